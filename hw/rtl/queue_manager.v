@@ -1,0 +1,378 @@
+// Queue manager: send-queue and completion-queue ring state, doorbells,
+// round-robin selection of the next send queue with work, CQ slot
+// allocation with owner/phase bits, CQ arming and MSI.
+//
+// Rings live in host memory; only their indices live here. Indices are
+// 16-bit free-running counters, so a ring of N entries (N a power of two up
+// to 32768) is full when pi - ci == N.
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module queue_manager #(
+    parameter NUM_Q = 16,
+    parameter QN_W = 4,
+    parameter WQE_SIZE_LOG = 6,      // 64-byte WQEs
+    parameter CQE_SIZE_LOG = 5       // 32-byte CQEs
+) (
+    input  wire             clk,
+    input  wire             rst,
+
+    // register interface (from the generated CSR block)
+    input  wire [15:0]      reg_q_sel,
+    input  wire [31:0]      reg_q_base_lo,
+    input  wire [31:0]      reg_q_base_hi,
+    input  wire [31:0]      reg_q_size,
+    input  wire [15:0]      reg_q_cqn,
+    input  wire [3:0]       reg_q_cmd,
+    input  wire             reg_q_cmd_valid,
+    input  wire [15:0]      reg_sq_db_qn,
+    input  wire [15:0]      reg_sq_db_pi,
+    input  wire             reg_sq_db_valid,
+    input  wire [15:0]      reg_cq_db_cqn,
+    input  wire [15:0]      reg_cq_db_ci,
+    input  wire             reg_cq_db_valid,
+    input  wire [15:0]      reg_cq_arm_cqn,
+    input  wire             reg_cq_arm_valid,
+
+    output wire [15:0]      sel_sq_pi,
+    output wire [15:0]      sel_sq_ci,
+    output wire [15:0]      sel_cq_pi,
+    output wire             sel_sq_en,
+    output wire             sel_cq_en,
+    output wire             sel_cq_armed,
+    output wire             sel_cq_phase,
+
+    // next work request for the executor
+    output wire             m_sq_valid,
+    output wire [QN_W-1:0]  m_sq_qn,
+    output wire [63:0]      m_sq_wqe_addr,
+    output wire [QN_W-1:0]  m_sq_cqn,
+    input  wire             m_sq_ready,
+
+    // executor: the work request of queue sq_done_qn is finished
+    input  wire             sq_done,
+    input  wire [QN_W-1:0]  sq_done_qn,
+
+    // executor: CQ slot allocation
+    input  wire [QN_W-1:0]  cq_alloc_cqn,
+    output wire             cq_alloc_ok,       // enabled and not full
+    output wire             cq_alloc_bad,      // disabled: the CQE cannot be written
+    output wire [63:0]      cq_alloc_addr,
+    output wire             cq_alloc_phase,
+    input  wire             cq_alloc_take,
+
+    // executor: a CQE of cq_notify_cqn has been issued; fire MSI if armed
+    input  wire             cq_notify,
+    input  wire [QN_W-1:0]  cq_notify_cqn,
+
+    output wire [4:0]       msi_vector,
+    output wire             msi_valid,
+    input  wire             msi_ready,
+
+    // errors seen here: 1 doorbell to a disabled or missing queue,
+    // 2 bad ring size or alignment, 6 bad CQ number, 7 doorbell beyond ring size
+    output wire             err_valid,
+    output wire [7:0]       err_code,
+    output wire [15:0]      err_qn
+);
+
+localparam [7:0]
+    ERR_DB_DISABLED = 8'd1,
+    ERR_BAD_RING = 8'd2,
+    ERR_BAD_CQN = 8'd6,
+    ERR_DB_OVERFLOW = 8'd7,
+    ERR_BAD_CMD = 8'd8;
+
+localparam [15:0] NUM_Q16 = NUM_Q[15:0];
+localparam [QN_W:0] NUM_QI = NUM_Q[QN_W:0];
+
+initial begin
+    if (NUM_Q < 1 || NUM_Q > (1 << QN_W)) begin
+        $error("queue_manager: NUM_Q must be 1..2^QN_W");
+        $finish;
+    end
+    if (QN_W > 16) begin
+        $error("queue_manager: QN_W must be at most 16");
+        $finish;
+    end
+end
+
+// ring state
+reg [63:0] sq_base [0:NUM_Q-1];
+reg [3:0] sq_log [0:NUM_Q-1];
+reg [15:0] sq_pi [0:NUM_Q-1];
+reg [15:0] sq_ci [0:NUM_Q-1];
+reg [QN_W-1:0] sq_cqn [0:NUM_Q-1];
+reg [NUM_Q-1:0] sq_en = {NUM_Q{1'b0}};
+
+reg [63:0] cq_base [0:NUM_Q-1];
+reg [3:0] cq_log [0:NUM_Q-1];
+reg [15:0] cq_pi [0:NUM_Q-1];
+reg [15:0] cq_ci [0:NUM_Q-1];
+reg [NUM_Q-1:0] cq_en = {NUM_Q{1'b0}};
+reg [NUM_Q-1:0] cq_armed = {NUM_Q{1'b0}};
+
+reg [NUM_Q-1:0] busy_reg = {NUM_Q{1'b0}};
+reg [QN_W-1:0] rr_reg = {QN_W{1'b0}};
+
+reg [4:0] msi_vector_reg = 5'd0;
+reg msi_valid_reg = 1'b0;
+reg [NUM_Q-1:0] msi_pending_reg = {NUM_Q{1'b0}};
+
+reg err_valid_reg = 1'b0;
+reg [7:0] err_code_reg = 8'd0;
+reg [15:0] err_qn_reg = 16'd0;
+
+integer i;
+
+initial begin
+    for (i = 0; i < NUM_Q; i = i + 1) begin
+        sq_base[i] = 64'd0;
+        sq_log[i] = 4'd0;
+        sq_pi[i] = 16'd0;
+        sq_ci[i] = 16'd0;
+        sq_cqn[i] = {QN_W{1'b0}};
+        cq_base[i] = 64'd0;
+        cq_log[i] = 4'd0;
+        cq_pi[i] = 16'd0;
+        cq_ci[i] = 16'd0;
+    end
+end
+
+// ring size check: a power of two from 2 to 32768
+reg size_ok;
+reg [3:0] size_log;
+always @* begin
+    size_ok = 1'b0;
+    size_log = 4'd0;
+    for (i = 1; i < 16; i = i + 1) begin
+        if (reg_q_size == (32'd1 << i)) begin
+            size_ok = 1'b1;
+            size_log = i[3:0];
+        end
+    end
+end
+
+wire [63:0] reg_base = {reg_q_base_hi, reg_q_base_lo};
+wire sel_ok = reg_q_sel < NUM_Q16;
+wire [QN_W-1:0] sel = reg_q_sel[QN_W-1:0];
+
+assign sel_sq_pi = sel_ok ? sq_pi[sel] : 16'd0;
+assign sel_sq_ci = sel_ok ? sq_ci[sel] : 16'd0;
+assign sel_cq_pi = sel_ok ? cq_pi[sel] : 16'd0;
+assign sel_sq_en = sel_ok ? sq_en[sel] : 1'b0;
+assign sel_cq_en = sel_ok ? cq_en[sel] : 1'b0;
+assign sel_cq_armed = sel_ok ? cq_armed[sel] : 1'b0;
+assign sel_cq_phase = sel_ok ? !cq_pi[sel][cq_log[sel]] : 1'b0;
+
+// round-robin pick of a send queue with posted work
+reg pick_valid;
+reg [QN_W-1:0] pick_qn;
+reg [QN_W:0] idx;
+always @* begin
+    pick_valid = 1'b0;
+    pick_qn = {QN_W{1'b0}};
+    for (i = NUM_Q; i > 0; i = i - 1) begin
+        idx = {1'b0, rr_reg} + i[QN_W:0];
+        if (idx >= NUM_QI) begin
+            idx = idx - NUM_QI;
+        end
+        if (sq_en[idx[QN_W-1:0]] && !busy_reg[idx[QN_W-1:0]]
+                && sq_pi[idx[QN_W-1:0]] != sq_ci[idx[QN_W-1:0]]) begin
+            pick_valid = 1'b1;
+            pick_qn = idx[QN_W-1:0];
+        end
+    end
+end
+
+wire [15:0] pick_mask = (16'd1 << sq_log[pick_qn]) - 16'd1;
+wire [15:0] pick_index = sq_ci[pick_qn] & pick_mask;
+
+assign m_sq_valid = pick_valid;
+assign m_sq_qn = pick_qn;
+assign m_sq_wqe_addr = sq_base[pick_qn] + ({48'd0, pick_index} << WQE_SIZE_LOG);
+assign m_sq_cqn = sq_cqn[pick_qn];
+
+wire [15:0] alloc_size = 16'd1 << cq_log[cq_alloc_cqn];
+wire [15:0] alloc_used = cq_pi[cq_alloc_cqn] - cq_ci[cq_alloc_cqn];
+wire [15:0] alloc_index = cq_pi[cq_alloc_cqn] & (alloc_size - 16'd1);
+
+assign cq_alloc_ok = cq_en[cq_alloc_cqn] && alloc_used != alloc_size;
+assign cq_alloc_bad = !cq_en[cq_alloc_cqn];
+assign cq_alloc_addr = cq_base[cq_alloc_cqn] + ({48'd0, alloc_index} << CQE_SIZE_LOG);
+assign cq_alloc_phase = !cq_pi[cq_alloc_cqn][cq_log[cq_alloc_cqn]];
+
+assign msi_vector = msi_vector_reg;
+assign msi_valid = msi_valid_reg;
+
+assign err_valid = err_valid_reg;
+assign err_code = err_code_reg;
+assign err_qn = err_qn_reg;
+
+wire [15:0] db_size = 16'd1 << sq_log[reg_sq_db_qn[QN_W-1:0]];
+wire [15:0] db_used = reg_sq_db_pi - sq_ci[reg_sq_db_qn[QN_W-1:0]];
+
+reg [QN_W-1:0] msi_pick;
+reg msi_pick_valid;
+// MSI vector = CQ number mod 32
+/* verilator lint_off UNUSEDSIGNAL */
+reg [15:0] msi_pick_ext;
+/* verilator lint_on UNUSEDSIGNAL */
+always @* begin
+    msi_pick_ext = 16'd0;
+    msi_pick_ext[QN_W-1:0] = msi_pick;
+end
+always @* begin
+    msi_pick_valid = 1'b0;
+    msi_pick = {QN_W{1'b0}};
+    for (i = NUM_Q - 1; i >= 0; i = i - 1) begin
+        if (msi_pending_reg[i]) begin
+            msi_pick_valid = 1'b1;
+            msi_pick = i[QN_W-1:0];
+        end
+    end
+end
+
+always @(posedge clk) begin
+    err_valid_reg <= 1'b0;
+
+    // register commands on the selected queue
+    if (reg_q_cmd_valid) begin
+        if (!sel_ok) begin
+            err_valid_reg <= 1'b1;
+            err_code_reg <= ERR_DB_DISABLED;
+            err_qn_reg <= reg_q_sel;
+        end else begin
+            case (reg_q_cmd)
+                4'd1: begin
+                    if (!size_ok || reg_base[WQE_SIZE_LOG-1:0] != 0) begin
+                        err_valid_reg <= 1'b1;
+                        err_code_reg <= ERR_BAD_RING;
+                        err_qn_reg <= reg_q_sel;
+                    end else if (reg_q_cqn >= NUM_Q16) begin
+                        err_valid_reg <= 1'b1;
+                        err_code_reg <= ERR_BAD_CQN;
+                        err_qn_reg <= reg_q_sel;
+                    end else begin
+                        sq_base[sel] <= reg_base;
+                        sq_log[sel] <= size_log;
+                        sq_pi[sel] <= 16'd0;
+                        sq_ci[sel] <= 16'd0;
+                        sq_cqn[sel] <= reg_q_cqn[QN_W-1:0];
+                        sq_en[sel] <= 1'b1;
+                    end
+                end
+                4'd2: sq_en[sel] <= 1'b0;
+                4'd3: begin
+                    if (!size_ok || reg_base[CQE_SIZE_LOG-1:0] != 0) begin
+                        err_valid_reg <= 1'b1;
+                        err_code_reg <= ERR_BAD_RING;
+                        err_qn_reg <= reg_q_sel;
+                    end else begin
+                        cq_base[sel] <= reg_base;
+                        cq_log[sel] <= size_log;
+                        cq_pi[sel] <= 16'd0;
+                        cq_ci[sel] <= 16'd0;
+                        cq_en[sel] <= 1'b1;
+                        cq_armed[sel] <= 1'b0;
+                    end
+                end
+                4'd4: begin
+                    cq_en[sel] <= 1'b0;
+                    cq_armed[sel] <= 1'b0;
+                end
+                default: begin
+                    err_valid_reg <= 1'b1;
+                    err_code_reg <= ERR_BAD_CMD;
+                    err_qn_reg <= reg_q_sel;
+                end
+            endcase
+        end
+    end
+
+    // send-queue doorbell
+    if (reg_sq_db_valid) begin
+        if (reg_sq_db_qn >= NUM_Q16 || !sq_en[reg_sq_db_qn[QN_W-1:0]]) begin
+            err_valid_reg <= 1'b1;
+            err_code_reg <= ERR_DB_DISABLED;
+            err_qn_reg <= reg_sq_db_qn;
+        end else if (db_used > db_size) begin
+            err_valid_reg <= 1'b1;
+            err_code_reg <= ERR_DB_OVERFLOW;
+            err_qn_reg <= reg_sq_db_qn;
+        end else begin
+            sq_pi[reg_sq_db_qn[QN_W-1:0]] <= reg_sq_db_pi;
+        end
+    end
+
+    // completion-queue doorbell (consumer index) and arming
+    if (reg_cq_db_valid) begin
+        if (reg_cq_db_cqn >= NUM_Q16 || !cq_en[reg_cq_db_cqn[QN_W-1:0]]) begin
+            err_valid_reg <= 1'b1;
+            err_code_reg <= ERR_DB_DISABLED;
+            err_qn_reg <= reg_cq_db_cqn;
+        end else begin
+            cq_ci[reg_cq_db_cqn[QN_W-1:0]] <= reg_cq_db_ci;
+        end
+    end
+    if (reg_cq_arm_valid) begin
+        if (reg_cq_arm_cqn >= NUM_Q16 || !cq_en[reg_cq_arm_cqn[QN_W-1:0]]) begin
+            err_valid_reg <= 1'b1;
+            err_code_reg <= ERR_DB_DISABLED;
+            err_qn_reg <= reg_cq_arm_cqn;
+        end else begin
+            cq_armed[reg_cq_arm_cqn[QN_W-1:0]] <= 1'b1;
+        end
+    end
+
+    // work dispatch and retirement
+    if (m_sq_valid && m_sq_ready) begin
+        busy_reg[pick_qn] <= 1'b1;
+        rr_reg <= pick_qn;
+    end
+    if (sq_done) begin
+        busy_reg[sq_done_qn] <= 1'b0;
+        sq_ci[sq_done_qn] <= sq_ci[sq_done_qn] + 16'd1;
+    end
+
+    if (cq_alloc_take) begin
+        cq_pi[cq_alloc_cqn] <= cq_pi[cq_alloc_cqn] + 16'd1;
+    end
+
+    // MSI: one pending bit per CQ, sent one at a time
+    if (cq_notify && cq_armed[cq_notify_cqn]) begin
+        cq_armed[cq_notify_cqn] <= 1'b0;
+        msi_pending_reg[cq_notify_cqn] <= 1'b1;
+    end
+    if (msi_valid_reg) begin
+        if (msi_ready) begin
+            msi_valid_reg <= 1'b0;
+        end
+    end else if (msi_pick_valid) begin
+        msi_valid_reg <= 1'b1;
+        msi_vector_reg <= msi_pick_ext[4:0];
+        msi_pending_reg[msi_pick] <= 1'b0;
+        if (cq_notify && cq_armed[cq_notify_cqn] && cq_notify_cqn == msi_pick) begin
+            msi_pending_reg[msi_pick] <= 1'b1;
+        end
+    end
+
+    if (rst) begin
+        sq_en <= {NUM_Q{1'b0}};
+        cq_en <= {NUM_Q{1'b0}};
+        cq_armed <= {NUM_Q{1'b0}};
+        busy_reg <= {NUM_Q{1'b0}};
+        rr_reg <= {QN_W{1'b0}};
+        msi_valid_reg <= 1'b0;
+        msi_pending_reg <= {NUM_Q{1'b0}};
+        err_valid_reg <= 1'b0;
+        err_code_reg <= 8'd0;
+        err_qn_reg <= 16'd0;
+    end
+end
+
+endmodule
+
+`resetall
