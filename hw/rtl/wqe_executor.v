@@ -77,11 +77,11 @@ module wqe_executor #(
 
     // staging RAM: the read engine's writes are watched to capture the WQE;
     // the executor writes CQEs through its own port (muxed in the top)
-    input  wire [RAM_ADDR_W-SEG_W-1:0] ram_snoop_addr,
+    input  wire [RAM_ADDR_W-$clog2(DATA_W/8)-1:0] ram_snoop_addr,
     input  wire [DATA_W-1:0]      ram_snoop_data,
     input  wire [DATA_W/8-1:0]    ram_snoop_strb,
     input  wire                   ram_snoop_en,
-    output wire [RAM_ADDR_W-SEG_W-1:0] m_ram_wr_addr,
+    output wire [RAM_ADDR_W-$clog2(DATA_W/8)-1:0] m_ram_wr_addr,
     output wire [DATA_W-1:0]      m_ram_wr_data,
     output wire [DATA_W/8-1:0]    m_ram_wr_strb,
     output wire                   m_ram_wr_en,
@@ -103,7 +103,7 @@ localparam [RAM_ADDR_W-1:0] WQE_RAM = CTRL_BASE;
 localparam [RAM_ADDR_W-1:0] CQE_RAM = CTRL_BASE + 64;
 localparam CQE_BEATS = 32 > BEAT_BYTES ? 32 / BEAT_BYTES : 1;
 localparam integer CQE_LAST_BEAT_I = CQE_BEATS - 1;
-localparam [$clog2(CQE_BEATS+1)-1:0] CQE_LAST_BEAT = CQE_LAST_BEAT_I[$clog2(CQE_BEATS+1)-1:0];
+localparam [2:0] CQE_LAST_BEAT = CQE_LAST_BEAT_I[2:0];
 localparam CQE_EXT_W = DATA_W > 256 ? DATA_W : 256;
 
 localparam [7:0] OP_LOCAL_DMA_COPY = 8'h80;
@@ -168,7 +168,7 @@ reg copy_err_reg = 1'b0;
 
 reg [63:0] cqe_addr_reg = 64'd0;
 reg cqe_phase_reg = 1'b0;
-reg [$clog2(CQE_BEATS+1)-1:0] cqe_beat_reg = 0;
+reg [2:0] cqe_beat_reg = 3'd0;
 
 reg err_valid_reg = 1'b0;
 reg [7:0] err_code_reg = 8'd0;
@@ -245,7 +245,7 @@ wire [CQE_EXT_W/8-1:0] cqe_strb_ext = {{(CQE_EXT_W/8-32){1'b0}}, 32'hffffffff};
 
 localparam integer CQE_BEAT0_I = (NUM_SLOTS * CHUNK + 64) / BEAT_BYTES;
 localparam [RAM_ADDR_W-SEG_W-1:0] CQE_BEAT0 = CQE_BEAT0_I[RAM_ADDR_W-SEG_W-1:0];
-assign m_ram_wr_addr = CQE_BEAT0 + {{(RAM_ADDR_W-SEG_W-$clog2(CQE_BEATS+1)){1'b0}}, cqe_beat_reg};
+assign m_ram_wr_addr = CQE_BEAT0 + {{(RAM_ADDR_W-SEG_W-3){1'b0}}, cqe_beat_reg};
 assign m_ram_wr_data = cqe_ext[cqe_beat_reg*DATA_W +: DATA_W];
 assign m_ram_wr_strb = cqe_strb_ext[cqe_beat_reg*BEAT_BYTES +: BEAT_BYTES];
 assign m_ram_wr_en = state_reg == ST_CQE_RAM;
@@ -345,7 +345,7 @@ always @(posedge clk) begin
         ST_CQE_ALLOC: begin
             cqe_addr_reg <= cq_alloc_addr;
             cqe_phase_reg <= cq_alloc_phase;
-            cqe_beat_reg <= 0;
+            cqe_beat_reg <= 3'd0;
             if (cq_alloc_bad) begin
                 // no CQ to report to: the work request still retires
                 err_valid_reg <= 1'b1;
@@ -360,7 +360,7 @@ always @(posedge clk) begin
                 if (cqe_beat_reg == CQE_LAST_BEAT) begin
                     state_reg <= ST_CQE_ISSUE;
                 end else begin
-                    cqe_beat_reg <= cqe_beat_reg + 1;
+                    cqe_beat_reg <= cqe_beat_reg + 3'd1;
                 end
             end
         end

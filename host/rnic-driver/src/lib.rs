@@ -194,7 +194,7 @@ impl<D: Device> Nic<D> {
     /// Debug switch: write CQEs with Relaxed Ordering so they may pass their
     /// payload. Breaks the ordering contract on purpose, for tests.
     pub fn set_break_cqe_ro(&self, on: bool) -> Result<()> {
-        self.io().csr().dma().debug().try_write(|r| r.set_cqe_ro(u8::from(on)))?;
+        self.io().csr().dma().debug().try_write(|r| r.set_cqe_ro(on))?;
         Ok(())
     }
 

@@ -1,0 +1,175 @@
+//! `rnic bench`: throughput in simulated cycles (deterministic), reported
+//! also in Gb/s at the simulated clock, with the simulator's own speed.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+use clap::{Args, Subcommand};
+use rnic_device::Device;
+use rnic_driver::{CopyWr, Cqe, WcStatus};
+use rnic_sim::{RootComplexConfig, SimConfig};
+use serde::Serialize;
+
+use crate::devices::{self, DeviceArgs};
+
+#[derive(Subcommand)]
+pub enum BenchCmd {
+    /// Local DMA copy throughput over message sizes.
+    Copy(CopyArgs),
+}
+
+#[derive(Args)]
+pub struct CopyArgs {
+    #[command(flatten)]
+    pub dev: DeviceArgs,
+    /// Message sizes in bytes.
+    #[arg(long, value_delimiter = ',', default_values_t = vec![64u32, 256, 1024, 4096, 16384, 65536, 262144, 1048576])]
+    pub sizes: Vec<u32>,
+    /// Bytes to move per size (at least one message).
+    #[arg(long, default_value_t = 4 << 20)]
+    pub bytes: u64,
+    /// Copies in flight.
+    #[arg(long, default_value_t = 8)]
+    pub window: u32,
+    /// PCIe max payload size code (0 = 128 B, 1 = 256 B, 2 = 512 B).
+    #[arg(long, default_value_t = 1)]
+    pub mps: u8,
+    /// PCIe max read request code (0 = 128 B ... 5 = 4096 B).
+    #[arg(long, default_value_t = 2)]
+    pub mrrs: u8,
+    /// One JSON object per row.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct Row {
+    test: &'static str,
+    transport: &'static str,
+    fabric: &'static str,
+    data_w: u32,
+    msg_size: u32,
+    messages: u64,
+    bytes: u64,
+    cycles: u64,
+    bits_per_cycle: f64,
+    efficiency: f64,
+    clock_mhz: f64,
+    gbps: f64,
+    rc_read_latency_cycles: u64,
+    sim_cycles_per_sec: f64,
+}
+
+pub fn run(cmd: &BenchCmd) -> Result<ExitCode> {
+    match cmd {
+        BenchCmd::Copy(a) => copy(a),
+    }
+}
+
+fn copy(a: &CopyArgs) -> Result<ExitCode> {
+    if a.sizes.is_empty() || a.sizes.contains(&0) {
+        bail!("--sizes needs positive sizes");
+    }
+    if a.mps > 2 || a.mrrs > 5 {
+        bail!("--mps must be 0..2 and --mrrs 0..5");
+    }
+    if a.window == 0 || a.window > 256 {
+        bail!("--window must be 1..256");
+    }
+    if !a.json {
+        println!(
+            "{:>9} {:>6} {:>12} {:>12} {:>9} {:>7} {:>9} {:>12}",
+            "size", "msgs", "bytes", "cycles", "bits/cyc", "eff", "Gb/s", "sim cyc/s"
+        );
+    }
+    for &size in &a.sizes {
+        let rc = RootComplexConfig::bench();
+        let latency = rc.read_latency;
+        let nic = devices::open(&a.dev, SimConfig { root_complex: rc, ..SimConfig::default() })?;
+        let dev = nic.device();
+        dev.set_max_payload(a.mps);
+        dev.set_max_read_req(a.mrrs);
+        let mut cq = nic.create_cq(512)?;
+        let mut sq = nic.create_sq(256, &mut cq)?;
+        let window = a.window as usize;
+        let stride = (size as usize + 4095) & !4095;
+        let src = dev.alloc_dma(stride * window)?;
+        let dst = dev.alloc_dma(stride * window)?;
+        let messages = (a.bytes / u64::from(size)).max(1);
+        let wall = Instant::now();
+        let c0 = dev.now();
+        let (mut posted, mut done) = (0u64, 0u64);
+        let mut cqes: Vec<Cqe> = Vec::new();
+        while done < messages {
+            let mut rung = false;
+            while posted < messages && posted - done < window as u64 {
+                let s = (posted % window as u64) as usize * stride;
+                nic.post_copy(
+                    &mut sq,
+                    &CopyWr {
+                        wr_id: posted,
+                        src: src.bus_addr() + s as u64,
+                        dst: dst.bus_addr() + s as u64,
+                        length: size,
+                    },
+                )?;
+                posted += 1;
+                rung = true;
+            }
+            if rung {
+                nic.ring_sq(&sq)?;
+            }
+            cqes.clear();
+            if nic.poll_cq(&mut cq, 64, &mut cqes)? == 0 {
+                dev.idle();
+            }
+            for c in &cqes {
+                if c.status != WcStatus::Success {
+                    bail!("copy {} failed: {:?}", c.wr_id, c.status);
+                }
+            }
+            done += cqes.len() as u64;
+        }
+        let cycles = dev.now() - c0;
+        let secs = wall.elapsed().as_secs_f64();
+        let bytes = messages * u64::from(size);
+        let bpc = bytes as f64 * 8.0 / cycles as f64;
+        let row = Row {
+            test: "copy",
+            transport: "local",
+            fabric: "none",
+            data_w: a.dev.data_w,
+            msg_size: size,
+            messages,
+            bytes,
+            cycles,
+            bits_per_cycle: bpc,
+            efficiency: bpc / f64::from(a.dev.data_w),
+            clock_mhz: dev.clock_mhz(),
+            gbps: bpc * dev.clock_mhz() / 1000.0,
+            rc_read_latency_cycles: latency,
+            sim_cycles_per_sec: cycles as f64 / secs.max(1e-9),
+        };
+        if a.json {
+            println!("{}", serde_json::to_string(&row)?);
+        } else {
+            println!(
+                "{:>9} {:>6} {:>12} {:>12} {:>9.2} {:>6.1}% {:>9.2} {:>12.0}",
+                row.msg_size,
+                row.messages,
+                row.bytes,
+                row.cycles,
+                row.bits_per_cycle,
+                row.efficiency * 100.0,
+                row.gbps,
+                row.sim_cycles_per_sec
+            );
+        }
+    }
+    if !a.json {
+        let dev_clock = SimConfig::default().clock_mhz;
+        println!("(DATA_W={}, clock {dev_clock} MHz, MPS {} B, MRRS {} B, {} copies in flight)", a.dev.data_w, 128 << a.mps, 128 << a.mrrs, a.window);
+    }
+    Ok(ExitCode::SUCCESS)
+}

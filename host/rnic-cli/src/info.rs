@@ -1,0 +1,98 @@
+//! `rnic info` and `rnic regs`.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Args;
+use rnic_device::Device;
+use rnic_sim::SimConfig;
+
+use crate::devices::{self, DeviceArgs};
+
+#[derive(Args)]
+pub struct InfoArgs {
+    #[command(flatten)]
+    pub dev: DeviceArgs,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn info(a: &InfoArgs) -> Result<ExitCode> {
+    let nic = devices::open(&a.dev, SimConfig::default())?;
+    let id = nic.id();
+    let blocks = rnic_regs::discover(nic.device())?;
+    let verbs: Vec<&str> = [(0, "local_dma_copy")].iter().filter(|(b, _)| id.verbs >> b & 1 == 1).map(|(_, n)| *n).collect();
+    let caps: Vec<&str> = [(0, "msi"), (1, "debug_cqe_ro")].iter().filter(|(b, _)| id.caps >> b & 1 == 1).map(|(_, n)| *n).collect();
+    let version = format!("{}.{}.{}", id.build_version >> 24, (id.build_version >> 16) & 0xff, id.build_version & 0xffff);
+    if a.json {
+        let v = serde_json::json!({
+            "device": nic.device().name(),
+            "build_version": version,
+            "git_hash": format!("{:08x}", id.git_hash),
+            "board_id": id.board_id,
+            "data_w": id.data_w,
+            "num_queues": id.num_queues,
+            "verbs": verbs,
+            "caps": caps,
+            "blocks": blocks.iter().map(|b| serde_json::json!({
+                "offset": b.offset, "type": format!("{:#010x}", b.block_type),
+                "name": b.name, "version": format!("{}.{}", b.version_major(), b.version_minor()),
+            })).collect::<Vec<_>>(),
+        });
+        println!("{v}");
+    } else {
+        println!("device        {}", nic.device().name());
+        println!("build         {version} (git {:08x})", id.git_hash);
+        println!("board         {}", if id.board_id == 0 { "sim".to_string() } else { format!("{:#x}", id.board_id) });
+        println!("data path     {} bits", id.data_w);
+        println!("queues        {}", id.num_queues);
+        println!("verbs         {}", verbs.join(", "));
+        println!("capabilities  {}", caps.join(", "));
+        println!("register blocks:");
+        for b in &blocks {
+            println!(
+                "  {:#06x}  type {:#010x}  v{}.{}  {}",
+                b.offset,
+                b.block_type,
+                b.version_major(),
+                b.version_minor(),
+                b.name.unwrap_or("(unknown, skipped)")
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
+pub struct RegsArgs {
+    #[command(flatten)]
+    pub dev: DeviceArgs,
+}
+
+pub fn regs(a: &RegsArgs) -> Result<ExitCode> {
+    let nic = devices::open(&a.dev, SimConfig::default())?;
+    let dev = nic.device();
+    for b in rnic_regs::discover(dev)? {
+        let Some(desc) = b.desc() else {
+            println!("block at {:#06x}: unknown type {:#010x}, skipped", b.offset, b.block_type);
+            continue;
+        };
+        println!("{} @ {:#06x} (v{}.{}): {}", desc.name, b.offset, b.version_major(), b.version_minor(), desc.desc);
+        for r in desc.regs {
+            let off = b.offset + r.block_offset;
+            let readable = r.fields.iter().any(|f| f.sw.readable());
+            if !readable {
+                println!("  {off:#06x} {:<14} (write-only)", r.name);
+                continue;
+            }
+            let v = dev.read32(off)?;
+            println!("  {off:#06x} {:<14} = {v:#010x}", r.name);
+            for f in r.fields {
+                if f.sw.readable() {
+                    println!("           {:<12} {:<8} = {:#x}", f.name, f.bits(), f.extract(u64::from(v)));
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

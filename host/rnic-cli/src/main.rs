@@ -1,0 +1,61 @@
+//! `rnic`: the command line of the rnic project.
+//!
+//! Exit status: 0 clean, 1 a check failed (ordering violation, corruption,
+//! lost or duplicate completion), 2 usage or setup error.
+
+mod bench;
+mod devices;
+mod info;
+mod torture;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "rnic", version, about = "Host tooling for the rnic open RDMA NIC (simulated or on a board)")]
+struct Cli {
+    /// Log filter (e.g. `info`, `rnic_sim=debug`); also read from RUST_LOG.
+    #[arg(long, global = true, default_value = "warn")]
+    log: String,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// List rnic devices: the simulator, and boards found in sysfs.
+    List(devices::ListArgs),
+    /// Show the ID block and capabilities of a device.
+    Info(info::InfoArgs),
+    /// Dump every register block with field names from the register map.
+    Regs(info::RegsArgs),
+    /// Data-before-completion torture test.
+    Torture(torture::TortureArgs),
+    /// Benchmarks in simulated cycles.
+    #[command(subcommand)]
+    Bench(bench::BenchCmd),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let filter = std::env::var("RUST_LOG").unwrap_or_else(|_| cli.log.clone());
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(std::io::stderr)
+        .init();
+    let result = match cli.cmd {
+        Cmd::List(a) => devices::list(&a),
+        Cmd::Info(a) => info::info(&a),
+        Cmd::Regs(a) => info::regs(&a),
+        Cmd::Torture(a) => torture::run(&a),
+        Cmd::Bench(b) => bench::run(&b),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("rnic: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Lint the RTL: `verilator --lint-only -Wall` over every hand-written module
+# (hw/rtl/*.v) and every generated one (hw/rtl/generated/*.sv), elaborated
+# from TOP, once per DATA_W. Any warning fails. Waivers live in
+# hw/lint/*.vlt and must stay narrow (one rule, one file, one signal).
+#
+# Usage: hw/lint.sh                     (from anywhere)
+# Env:   TOP      top module (default rnic_core; rnic_csr while
+#                 hw/rtl/rnic_core.v does not exist yet)
+#        DATA_WS  DATA_W values to elaborate (default "64 256"; ignored for
+#                 a top without a DATA_W parameter)
+#        VERILATOR  verilator binary (default verilator)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+VERILATOR="${VERILATOR:-verilator}"
+DATA_WS="${DATA_WS:-64 256}"
+if [ -z "${TOP:-}" ]; then
+    TOP=rnic_core
+    if [ ! -f hw/rtl/rnic_core.v ]; then
+        echo "lint.sh: hw/rtl/rnic_core.v does not exist yet; linting the generated rnic_csr alone"
+        TOP=rnic_csr
+    fi
+fi
+
+shopt -s nullglob
+SOURCES=(hw/rtl/*.v hw/rtl/generated/*.sv)
+WAIVERS=(hw/lint/*.vlt)
+shopt -u nullglob
+[ ${#SOURCES[@]} -gt 0 ] || { echo "lint.sh: no RTL sources found" >&2; exit 1; }
+
+# Lint with DATA_W only if the top module has such a parameter.
+top_file=""
+for f in "${SOURCES[@]}"; do
+    if grep -Eq "^[[:space:]]*module[[:space:]]+${TOP}\b" "$f"; then top_file="$f"; break; fi
+done
+[ -n "$top_file" ] || { echo "lint.sh: no module named $TOP in ${SOURCES[*]}" >&2; exit 1; }
+if grep -Eq "parameter[^;]*\bDATA_W\b" "$top_file"; then
+    read -r -a widths <<< "$DATA_WS"
+else
+    widths=("")
+fi
+
+status=0
+for w in "${widths[@]}"; do
+    label="$TOP${w:+ DATA_W=$w}"
+    args=(--lint-only -Wall --top-module "$TOP" -Ihw/rtl -Ihw/rtl/generated)
+    [ -n "$w" ] && args+=("-GDATA_W=$w")
+    log="$(mktemp)"
+    if "$VERILATOR" "${args[@]}" "${WAIVERS[@]}" "${SOURCES[@]}" >"$log" 2>&1 && ! grep -q '^%' "$log"; then
+        echo "lint.sh: $label: clean"
+    else
+        cat "$log"
+        echo "lint.sh: $label: FAILED ($(grep -c '^%Warning' "$log" || true) warnings)" >&2
+        status=1
+    fi
+    rm -f "$log"
+done
+exit "$status"
