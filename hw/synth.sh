@@ -53,7 +53,7 @@ for w in "${widths[@]}"; do
     name="$TOP${w:+_w$w}"
     script="$read_cmds"
     [ -n "$w" ] && script+="chparam -set DATA_W $w $TOP; "
-    script+="synth -top $TOP; tee -q -o $OUT/$name.txt stat"
+    script+="${SYNTH_CMD:-synth_ecp5} -top $TOP; tee -q -o $OUT/$name.txt stat"
     start=$SECONDS
     if "$YOSYS" -q -l "$OUT/$name.log" -p "$script" >/dev/null 2>&1; then
         warnings=$(grep -c '^Warning:' "$OUT/$name.log" || true)

@@ -17,14 +17,30 @@ fn read_outside_registered_memory_gives_error_cqe() {
         let mut sq = nic.create_sq(8, &mut cq).unwrap();
         let dst = nic.device().alloc_dma(8192).unwrap();
         guard_fill(&dst, 64, 1000);
-        nic.post_copy(&mut sq, &CopyWr { wr_id: 1, src: UNMAPPED, dst: dst.bus_addr() + 64, length: 1000 }).unwrap();
+        nic.post_copy(
+            &mut sq,
+            &CopyWr {
+                wr_id: 1,
+                src: UNMAPPED,
+                dst: dst.bus_addr() + 64,
+                length: 1000,
+            },
+        )
+        .unwrap();
         nic.ring_sq(&sq).unwrap();
         let mut out = Vec::new();
-        assert_eq!(nic.poll_cq_blocking(&mut cq, 1, 100_000, &mut out).unwrap(), 1);
+        assert_eq!(
+            nic.poll_cq_blocking(&mut cq, 1, 100_000, &mut out).unwrap(),
+            1
+        );
         assert_eq!(out[0].wr_id, 1);
         assert_eq!(out[0].status, WcStatus::LocProtErr);
         assert_eq!(guard_check(&dst, 64, 0), None);
-        assert_eq!(dst.to_vec(64, 1000), vec![0xEE; 1000], "nothing may be written after a failed read");
+        assert_eq!(
+            dst.to_vec(64, 1000),
+            vec![0xEE; 1000],
+            "nothing may be written after a failed read"
+        );
         let st = nic.error_status().unwrap();
         assert_eq!(st.code, 4);
         assert!(nic.device().stats().unsupported_requests > 0);
@@ -46,13 +62,37 @@ fn write_outside_registered_memory_is_an_iommu_fault() {
         fill_pattern(&src, 0, 3000, 9);
         // Runs off the end of dst into the unmapped guard gap.
         let start = dst.bus_addr() + 8192 - 1000;
-        nic.post_copy(&mut sq, &CopyWr { wr_id: 2, src: src.bus_addr(), dst: start, length: 3000 }).unwrap();
-        nic.post_copy(&mut sq, &CopyWr { wr_id: 3, src: src.bus_addr(), dst: UNMAPPED, length: 100 }).unwrap();
+        nic.post_copy(
+            &mut sq,
+            &CopyWr {
+                wr_id: 2,
+                src: src.bus_addr(),
+                dst: start,
+                length: 3000,
+            },
+        )
+        .unwrap();
+        nic.post_copy(
+            &mut sq,
+            &CopyWr {
+                wr_id: 3,
+                src: src.bus_addr(),
+                dst: UNMAPPED,
+                length: 100,
+            },
+        )
+        .unwrap();
         nic.ring_sq(&sq).unwrap();
         let mut out = Vec::new();
-        assert_eq!(nic.poll_cq_blocking(&mut cq, 2, 100_000, &mut out).unwrap(), 2);
+        assert_eq!(
+            nic.poll_cq_blocking(&mut cq, 2, 100_000, &mut out).unwrap(),
+            2
+        );
         let faults = nic.device().iommu_faults();
-        assert!(!faults.is_empty(), "writes outside every buffer must be recorded");
+        assert!(
+            !faults.is_empty(),
+            "writes outside every buffer must be recorded"
+        );
         for f in &faults {
             assert!(f.addr >= dst.bus_addr() + 8192 - 1000, "fault {f:?}");
         }
@@ -74,18 +114,27 @@ fn doorbell_to_missing_or_disabled_queue() {
         // queue 9 was never set up; queue 40000 does not exist
         for qn in [9u16, 40000] {
             let before = nic.error_status().unwrap().count;
-            q.sq_db().try_write(|r| {
-                r.set_qn(qn);
-                r.set_pi(1);
-            })
-            .unwrap();
+            q.sq_db()
+                .try_write(|r| {
+                    r.set_qn(qn);
+                    r.set_pi(1);
+                })
+                .unwrap();
             let st = nic.error_status().unwrap();
             assert_eq!(st.count, before + 1);
             assert_eq!((st.code, st.qn), (1, qn));
         }
         let src = nic.device().alloc_dma(4096).unwrap();
         let dst = nic.device().alloc_dma(4096).unwrap();
-        run_copies(&nic, &mut sq, &mut cq, &src, &dst, &slotted(&[(100, 0, 0), (200, 1, 2)], 1, 1024), 1);
+        run_copies(
+            &nic,
+            &mut sq,
+            &mut cq,
+            &src,
+            &dst,
+            &slotted(&[(100, 0, 0), (200, 1, 2)], 1, 1024),
+            1,
+        );
     }
 }
 
@@ -111,7 +160,15 @@ fn ring_size_not_power_of_two() {
         let mut sq = nic.create_sq(4, &mut cq).unwrap();
         let src = nic.device().alloc_dma(4096).unwrap();
         let dst = nic.device().alloc_dma(4096).unwrap();
-        run_copies(&nic, &mut sq, &mut cq, &src, &dst, &slotted(&[(10, 0, 0)], 1, 1024), 1);
+        run_copies(
+            &nic,
+            &mut sq,
+            &mut cq,
+            &src,
+            &dst,
+            &slotted(&[(10, 0, 0)], 1, 1024),
+            1,
+        );
     }
 }
 
@@ -125,20 +182,44 @@ fn unknown_opcode_completes_in_error_and_others_go_on() {
         let src = nic.device().alloc_dma(4096).unwrap();
         let dst = nic.device().alloc_dma(4096).unwrap();
         fill_pattern(&src, 0, 700, 5);
-        nic.post_raw(&mut bad_sq, 0x37, &CopyWr { wr_id: 70, src: src.bus_addr(), dst: dst.bus_addr(), length: 700 })
-            .unwrap();
-        nic.post_copy(&mut good_sq, &CopyWr { wr_id: 71, src: src.bus_addr(), dst: dst.bus_addr() + 1024, length: 700 })
-            .unwrap();
+        nic.post_raw(
+            &mut bad_sq,
+            0x37,
+            &CopyWr {
+                wr_id: 70,
+                src: src.bus_addr(),
+                dst: dst.bus_addr(),
+                length: 700,
+            },
+        )
+        .unwrap();
+        nic.post_copy(
+            &mut good_sq,
+            &CopyWr {
+                wr_id: 71,
+                src: src.bus_addr(),
+                dst: dst.bus_addr() + 1024,
+                length: 700,
+            },
+        )
+        .unwrap();
         nic.ring_sq(&bad_sq).unwrap();
         nic.ring_sq(&good_sq).unwrap();
         let mut out = Vec::new();
-        assert_eq!(nic.poll_cq_blocking(&mut cq, 2, 100_000, &mut out).unwrap(), 2);
+        assert_eq!(
+            nic.poll_cq_blocking(&mut cq, 2, 100_000, &mut out).unwrap(),
+            2
+        );
         let bad = out.iter().find(|c| c.wr_id == 70).unwrap();
         let good = out.iter().find(|c| c.wr_id == 71).unwrap();
         assert_eq!(bad.status, WcStatus::LocQpOpErr);
         assert_eq!(good.status, WcStatus::Success);
         assert_eq!(check_pattern(&dst, 1024, 700, 5), None);
-        assert_eq!(dst.to_vec(0, 700), vec![0; 700], "an unknown opcode must not move data");
+        assert_eq!(
+            dst.to_vec(0, 700),
+            vec![0; 700],
+            "an unknown opcode must not move data"
+        );
         let st = nic.error_status().unwrap();
         assert!(st.count >= 1);
     }

@@ -10,13 +10,23 @@ fn discovery_and_id_block() {
         let nic = sim(w, 20);
         let blocks = rnic_regs::discover(nic.device()).unwrap();
         let types: Vec<u32> = blocks.iter().map(|b| b.block_type).collect();
-        assert_eq!(types, vec![rnic_regs::BLOCK_TYPE_ID, rnic_regs::BLOCK_TYPE_QUEUE, rnic_regs::BLOCK_TYPE_DMA]);
+        assert_eq!(
+            types,
+            vec![
+                rnic_regs::BLOCK_TYPE_ID,
+                rnic_regs::BLOCK_TYPE_QUEUE,
+                rnic_regs::BLOCK_TYPE_DMA
+            ]
+        );
         let id = nic.id();
         assert_eq!(id.data_w, w);
         assert!(id.num_queues >= 2);
         assert_eq!(id.verbs & 1, 1);
         // Registers have no read side effects: reading twice is harmless.
-        assert_eq!(nic.device().read32(0x0C).unwrap(), nic.device().read32(0x0C).unwrap());
+        assert_eq!(
+            nic.device().read32(0x0C).unwrap(),
+            nic.device().read32(0x0C).unwrap()
+        );
     }
 }
 
@@ -28,7 +38,12 @@ fn msi_on_armed_cq_only() {
         let mut sq = nic.create_sq(8, &mut cq).unwrap();
         let src = nic.device().alloc_dma(4096).unwrap();
         let dst = nic.device().alloc_dma(4096).unwrap();
-        let wr = CopyWr { wr_id: 1, src: src.bus_addr(), dst: dst.bus_addr(), length: 64 };
+        let wr = CopyWr {
+            wr_id: 1,
+            src: src.bus_addr(),
+            dst: dst.bus_addr(),
+            length: 64,
+        };
         // Not armed: no interrupt.
         nic.post_copy(&mut sq, &wr).unwrap();
         nic.ring_sq(&sq).unwrap();
@@ -41,7 +56,11 @@ fn msi_on_armed_cq_only() {
         nic.ring_sq(&sq).unwrap();
         assert_eq!(nic.wait_cq_event(&cq, 200_000).unwrap(), IrqWait::Fired);
         out.clear();
-        assert_eq!(nic.poll_cq(&mut cq, 8, &mut out).unwrap(), 1, "MSI must not pass the CQE");
+        assert_eq!(
+            nic.poll_cq(&mut cq, 8, &mut out).unwrap(),
+            1,
+            "MSI must not pass the CQE"
+        );
         assert_eq!(out[0].wr_id, 2);
     }
 }

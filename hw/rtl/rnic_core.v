@@ -114,6 +114,19 @@ wire [15:0] reg_cq_arm_cqn;
 wire reg_cq_arm_valid;
 wire reg_debug_cqe_ro;
 
+// The generated block pulses *_swmod in the cycle of the write and shows the
+// new field value from the next cycle on: act on the value one cycle later.
+wire reg_q_cmd_valid_raw;
+wire reg_sq_db_valid_raw;
+wire reg_cq_db_valid_raw;
+wire reg_cq_arm_valid_raw;
+reg [3:0] swmod_dly_reg = 4'd0;
+assign {reg_q_cmd_valid, reg_sq_db_valid, reg_cq_db_valid, reg_cq_arm_valid} = swmod_dly_reg;
+always @(posedge clk) begin
+    swmod_dly_reg <= rst ? 4'd0
+        : {reg_q_cmd_valid_raw, reg_sq_db_valid_raw, reg_cq_db_valid_raw, reg_cq_arm_valid_raw};
+end
+
 wire [15:0] sel_sq_pi;
 wire [15:0] sel_sq_ci;
 wire [15:0] sel_cq_pi;
@@ -158,7 +171,7 @@ rnic_csr csr_inst (
     .hwif_out_queue_q_size_entries(reg_q_size),
     .hwif_out_queue_q_cqn_cqn(reg_q_cqn),
     .hwif_out_queue_q_cmd_op(reg_q_cmd),
-    .hwif_out_queue_q_cmd_op_swmod(reg_q_cmd_valid),
+    .hwif_out_queue_q_cmd_op_swmod(reg_q_cmd_valid_raw),
     .hwif_in_queue_q_sq_state_sq_pi(sel_sq_pi),
     .hwif_in_queue_q_sq_state_sq_ci(sel_sq_ci),
     .hwif_in_queue_q_cq_state_cq_pi(sel_cq_pi),
@@ -167,13 +180,13 @@ rnic_csr csr_inst (
     .hwif_in_queue_q_cq_state_cq_armed(sel_cq_armed),
     .hwif_in_queue_q_cq_state_cq_phase(sel_cq_phase),
     .hwif_out_queue_sq_db_pi(reg_sq_db_pi),
-    .hwif_out_queue_sq_db_pi_swmod(reg_sq_db_valid),
+    .hwif_out_queue_sq_db_pi_swmod(reg_sq_db_valid_raw),
     .hwif_out_queue_sq_db_qn(reg_sq_db_qn),
     .hwif_out_queue_cq_db_ci(reg_cq_db_ci),
-    .hwif_out_queue_cq_db_ci_swmod(reg_cq_db_valid),
+    .hwif_out_queue_cq_db_ci_swmod(reg_cq_db_valid_raw),
     .hwif_out_queue_cq_db_cqn(reg_cq_db_cqn),
     .hwif_out_queue_cq_arm_cqn(reg_cq_arm_cqn),
-    .hwif_out_queue_cq_arm_cqn_swmod(reg_cq_arm_valid),
+    .hwif_out_queue_cq_arm_cqn_swmod(reg_cq_arm_valid_raw),
     .hwif_in_queue_err_status_code(err_code_reg),
     .hwif_in_queue_err_status_qn(err_qn_reg),
     .hwif_in_queue_err_count_count(err_count_reg),

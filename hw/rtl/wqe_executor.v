@@ -98,7 +98,11 @@ module wqe_executor #(
 localparam BEAT_BYTES = DATA_W / 8;
 localparam SEG_W = $clog2(BEAT_BYTES);
 localparam CHUNK = 1 << CHUNK_LOG;
-localparam [RAM_ADDR_W-1:0] CTRL_BASE = NUM_SLOTS * CHUNK;
+localparam integer CTRL_BASE_I = NUM_SLOTS * CHUNK;
+localparam [RAM_ADDR_W-1:0] CTRL_BASE = CTRL_BASE_I[RAM_ADDR_W-1:0];
+localparam SLOT_W = $clog2(NUM_SLOTS);
+localparam integer LAST_SLOT_I = NUM_SLOTS - 1;
+localparam [SLOT_W-1:0] LAST_SLOT = LAST_SLOT_I[SLOT_W-1:0];
 localparam [RAM_ADDR_W-1:0] WQE_RAM = CTRL_BASE;
 localparam [RAM_ADDR_W-1:0] CQE_RAM = CTRL_BASE + 64;
 localparam CQE_BEATS = 32 > BEAT_BYTES ? 32 / BEAT_BYTES : 1;
@@ -162,8 +166,8 @@ reg [31:0] rd_issued_reg = 32'd0;
 reg [31:0] rd_done_reg = 32'd0;
 reg [31:0] wr_issued_reg = 32'd0;
 reg [31:0] wr_done_reg = 32'd0;
-reg [$clog2(NUM_SLOTS)-1:0] rd_slot_reg = 0;
-reg [$clog2(NUM_SLOTS)-1:0] wr_slot_reg = 0;
+reg [SLOT_W-1:0] rd_slot_reg = {SLOT_W{1'b0}};
+reg [SLOT_W-1:0] wr_slot_reg = {SLOT_W{1'b0}};
 reg copy_err_reg = 1'b0;
 
 reg [63:0] cqe_addr_reg = 64'd0;
@@ -187,7 +191,9 @@ generate
         localparam integer BEAT_I = WQE_BEAT0 + gb / BEAT_BYTES;
         localparam [RAM_ADDR_W-SEG_W-1:0] BEAT = BEAT_I[RAM_ADDR_W-SEG_W-1:0];
         always @(posedge clk) begin
-            if (ram_snoop_en && ram_snoop_addr == BEAT && ram_snoop_strb[gb % BEAT_BYTES]
+            if (state_reg == ST_IDLE) begin
+                wqe_reg[gb*8 +: 8] <= 8'd0;
+            end else if (ram_snoop_en && ram_snoop_addr == BEAT && ram_snoop_strb[gb % BEAT_BYTES]
                     && state_reg == ST_FETCH_WAIT) begin
                 wqe_reg[gb*8 +: 8] <= ram_snoop_data[(gb % BEAT_BYTES)*8 +: 8];
             end
@@ -208,14 +214,14 @@ wire can_issue_wr = state_reg == ST_COPY && !copy_err_reg && wr_issued_reg != rd
 
 // read descriptors: WQE fetch or copy chunk
 assign m_rd_desc_pcie_addr = state_reg == ST_FETCH ? wqe_addr_reg : wqe_src + {32'd0, rd_off_reg};
-assign m_rd_desc_ram_addr = state_reg == ST_FETCH ? WQE_RAM : ({{(RAM_ADDR_W-$clog2(NUM_SLOTS)){1'b0}}, rd_slot_reg} << CHUNK_LOG);
+assign m_rd_desc_ram_addr = state_reg == ST_FETCH ? WQE_RAM : ({{(RAM_ADDR_W-SLOT_W){1'b0}}, rd_slot_reg} << CHUNK_LOG);
 assign m_rd_desc_len = state_reg == ST_FETCH ? 64 : rd_chunk;
 assign m_rd_desc_id = {ID_W{1'b0}};
 assign m_rd_desc_valid = state_reg == ST_FETCH || can_issue_rd;
 
 // write descriptors: copy chunk or CQE
 assign m_wr_desc_pcie_addr = state_reg == ST_CQE_ISSUE ? cqe_addr_reg : wqe_dst + {32'd0, wr_off_reg};
-assign m_wr_desc_ram_addr = state_reg == ST_CQE_ISSUE ? CQE_RAM : ({{(RAM_ADDR_W-$clog2(NUM_SLOTS)){1'b0}}, wr_slot_reg} << CHUNK_LOG);
+assign m_wr_desc_ram_addr = state_reg == ST_CQE_ISSUE ? CQE_RAM : ({{(RAM_ADDR_W-SLOT_W){1'b0}}, wr_slot_reg} << CHUNK_LOG);
 assign m_wr_desc_len = state_reg == ST_CQE_ISSUE ? 32 : wr_chunk;
 assign m_wr_desc_ro = state_reg == ST_CQE_ISSUE ? cfg_cqe_ro : 1'b1;
 assign m_wr_desc_id = {ID_W{1'b0}};
@@ -264,7 +270,6 @@ always @(posedge clk) begin
                 qn_reg <= s_sq_qn;
                 cqn_reg <= s_sq_cqn;
                 wqe_addr_reg <= s_sq_wqe_addr;
-                wqe_reg <= 512'd0;
                 state_reg <= ST_FETCH;
             end
         end
@@ -296,8 +301,8 @@ always @(posedge clk) begin
             rd_done_reg <= 32'd0;
             wr_issued_reg <= 32'd0;
             wr_done_reg <= 32'd0;
-            rd_slot_reg <= 0;
-            wr_slot_reg <= 0;
+            rd_slot_reg <= {SLOT_W{1'b0}};
+            wr_slot_reg <= {SLOT_W{1'b0}};
             copy_err_reg <= 1'b0;
             if (wqe_opcode == OP_LOCAL_DMA_COPY) begin
                 wc_status_reg <= WC_SUCCESS;
@@ -314,7 +319,7 @@ always @(posedge clk) begin
             if (can_issue_rd && m_rd_desc_ready) begin
                 rd_off_reg <= rd_off_reg + {{(32-LEN_W){1'b0}}, rd_chunk};
                 rd_issued_reg <= rd_issued_reg + 32'd1;
-                rd_slot_reg <= rd_slot_reg == NUM_SLOTS - 1 ? 0 : rd_slot_reg + 1;
+                rd_slot_reg <= rd_slot_reg == LAST_SLOT ? {SLOT_W{1'b0}} : rd_slot_reg + 1'b1;
             end
             if (s_rd_status_valid) begin
                 if (s_rd_status_error != 0) begin
@@ -330,7 +335,7 @@ always @(posedge clk) begin
             if (can_issue_wr && m_wr_desc_ready) begin
                 wr_off_reg <= wr_off_reg + {{(32-LEN_W){1'b0}}, wr_chunk};
                 wr_issued_reg <= wr_issued_reg + 32'd1;
-                wr_slot_reg <= wr_slot_reg == NUM_SLOTS - 1 ? 0 : wr_slot_reg + 1;
+                wr_slot_reg <= wr_slot_reg == LAST_SLOT ? {SLOT_W{1'b0}} : wr_slot_reg + 1'b1;
             end
             if (s_wr_status_valid) begin
                 wr_done_reg <= wr_done_reg + 32'd1;

@@ -16,14 +16,20 @@ pub fn sim(data_w: u32, seed: u64) -> Nic<SimDevice> {
 }
 
 pub fn sim_with(data_w: u32, seed: u64, rc: RootComplexConfig) -> Nic<SimDevice> {
-    let dev = SimDevice::new(SimConfig { data_w, seed, root_complex: rc, ..SimConfig::default() })
-        .unwrap_or_else(|e| panic!("simulator: {e}"));
+    let dev = SimDevice::new(SimConfig {
+        data_w,
+        seed,
+        root_complex: rc,
+        ..SimConfig::default()
+    })
+    .unwrap_or_else(|e| panic!("simulator: {e}"));
     Nic::open(dev).unwrap_or_else(|e| panic!("open: {e}"))
 }
 
 /// Byte `i` of the pattern of message `tag`.
 pub fn pattern_byte(tag: u64, i: usize) -> u8 {
-    let x = (tag.wrapping_mul(0x9E37_79B9_7F4A_7C15)).wrapping_add(i as u64 * 0x2545_F491_4F6C_DD1D);
+    let x = (tag.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        .wrapping_add((i as u64).wrapping_mul(0x2545_F491_4F6C_DD1D));
     (x >> 56) as u8 ^ (i as u8)
 }
 
@@ -35,7 +41,9 @@ pub fn fill_pattern(buf: &DmaBuffer, off: usize, len: usize, tag: u64) {
 /// First byte index where `buf[off..off+len]` differs from pattern `tag`.
 pub fn check_pattern(buf: &DmaBuffer, off: usize, len: usize, tag: u64) -> Option<usize> {
     let v = buf.to_vec(off, len);
-    v.iter().enumerate().position(|(i, b)| *b != pattern_byte(tag, i))
+    v.iter()
+        .enumerate()
+        .position(|(i, b)| *b != pattern_byte(tag, i))
 }
 
 pub fn rng(seed: u64) -> ChaCha8Rng {
@@ -100,7 +108,12 @@ pub fn run_copies<D: Device>(
             continue;
         }
         for cqe in &cqes {
-            assert_eq!(cqe.status, WcStatus::Success, "copy {} failed: {cqe:?}", cqe.wr_id);
+            assert_eq!(
+                cqe.status,
+                WcStatus::Success,
+                "copy {} failed: {cqe:?}",
+                cqe.wr_id
+            );
             assert_eq!(cqe.wr_id, done as u64, "completions out of order");
             let c = copies[done];
             assert_eq!(cqe.byte_len as usize, c.len);
@@ -140,7 +153,9 @@ pub fn guard_fill(buf: &DmaBuffer, off: usize, len: usize) {
 pub fn guard_check(buf: &DmaBuffer, off: usize, len: usize) -> Option<usize> {
     let lo = off.saturating_sub(GUARD);
     let hi = (off + len + GUARD).min(buf.len());
-    (lo..off).chain(off + len..hi).find(|&i| buf.read_u8(i) != GUARD_BYTE)
+    (lo..off)
+        .chain(off + len..hi)
+        .find(|&i| buf.read_u8(i) != GUARD_BYTE)
 }
 
 /// Copies that each get their own slot of `stride` bytes in source and
@@ -151,7 +166,11 @@ pub fn slotted(lens_aligns: &[(usize, usize, usize)], window: usize, stride: usi
         .enumerate()
         .map(|(i, &(len, sa, da))| {
             let base = (i % window) * stride + 64;
-            Copy { src_off: base + sa, dst_off: base + da, len }
+            Copy {
+                src_off: base + sa,
+                dst_off: base + da,
+                len,
+            }
         })
         .collect()
 }

@@ -86,7 +86,13 @@ fn copy(a: &CopyArgs) -> Result<ExitCode> {
     for &size in &a.sizes {
         let rc = RootComplexConfig::bench();
         let latency = rc.read_latency;
-        let nic = devices::open(&a.dev, SimConfig { root_complex: rc, ..SimConfig::default() })?;
+        let nic = devices::open(
+            &a.dev,
+            SimConfig {
+                root_complex: rc,
+                ..SimConfig::default()
+            },
+        )?;
         let dev = nic.device();
         dev.set_max_payload(a.mps);
         dev.set_max_read_req(a.mrrs);
@@ -169,7 +175,13 @@ fn copy(a: &CopyArgs) -> Result<ExitCode> {
     }
     if !a.json {
         let dev_clock = SimConfig::default().clock_mhz;
-        println!("(DATA_W={}, clock {dev_clock} MHz, MPS {} B, MRRS {} B, {} copies in flight)", a.dev.data_w, 128 << a.mps, 128 << a.mrrs, a.window);
+        println!(
+            "(DATA_W={}, clock {dev_clock} MHz, MPS {} B, MRRS {} B, {} copies in flight)",
+            a.dev.data_w,
+            128 << a.mps,
+            128 << a.mrrs,
+            a.window
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

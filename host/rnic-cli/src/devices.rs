@@ -45,7 +45,12 @@ pub fn open(args: &DeviceArgs, cfg: SimConfig) -> Result<Nic<SimDevice>> {
         }
         bail!("no such device: {} (see `rnic list`)", args.device);
     }
-    let dev = SimDevice::new(SimConfig { data_w: args.data_w, seed: args.seed, ..cfg }).context("starting the simulator")?;
+    let dev = SimDevice::new(SimConfig {
+        data_w: args.data_w,
+        seed: args.seed,
+        ..cfg
+    })
+    .context("starting the simulator")?;
     Nic::open(dev).context("opening the simulated NIC")
 }
 
@@ -69,11 +74,17 @@ pub fn find_boards() -> Vec<Board> {
     };
     for e in rd.flatten() {
         let p = e.path();
-        let (Some(vendor), Some(device)) = (read_hex(&p.join("vendor")), read_hex(&p.join("device"))) else {
+        let (Some(vendor), Some(device)) =
+            (read_hex(&p.join("vendor")), read_hex(&p.join("device")))
+        else {
             continue;
         };
         if PCI_IDS.contains(&(vendor, device)) {
-            out.push(Board { address: e.file_name().to_string_lossy().into_owned(), vendor, device });
+            out.push(Board {
+                address: e.file_name().to_string_lossy().into_owned(),
+                vendor,
+                device,
+            });
         }
     }
     out.sort_by(|a, b| a.address.cmp(&b.address));
@@ -90,7 +101,10 @@ pub struct ListArgs {
 pub fn list(a: &ListArgs) -> Result<ExitCode> {
     let boards = find_boards();
     if a.json {
-        println!("{}", serde_json::json!({"device": "sim", "kind": "simulation", "data_w": [64, 256]}));
+        println!(
+            "{}",
+            serde_json::json!({"device": "sim", "kind": "simulation", "data_w": [64, 256]})
+        );
         for b in &boards {
             println!(
                 "{}",
@@ -100,7 +114,10 @@ pub fn list(a: &ListArgs) -> Result<ExitCode> {
     } else {
         println!("sim            Verilator model of the rnic RTL (--data-w 64 or 256)");
         for b in &boards {
-            println!("{:<14} rnic board, PCI {:04x}:{:04x}", b.address, b.vendor, b.device);
+            println!(
+                "{:<14} rnic board, PCI {:04x}:{:04x}",
+                b.address, b.vendor, b.device
+            );
         }
         if boards.is_empty() {
             println!("(no rnic boards found in /sys/bus/pci/devices)");

@@ -21,9 +21,22 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
     let nic = devices::open(&a.dev, SimConfig::default())?;
     let id = nic.id();
     let blocks = rnic_regs::discover(nic.device())?;
-    let verbs: Vec<&str> = [(0, "local_dma_copy")].iter().filter(|(b, _)| id.verbs >> b & 1 == 1).map(|(_, n)| *n).collect();
-    let caps: Vec<&str> = [(0, "msi"), (1, "debug_cqe_ro")].iter().filter(|(b, _)| id.caps >> b & 1 == 1).map(|(_, n)| *n).collect();
-    let version = format!("{}.{}.{}", id.build_version >> 24, (id.build_version >> 16) & 0xff, id.build_version & 0xffff);
+    let verbs: Vec<&str> = [(0, "local_dma_copy")]
+        .iter()
+        .filter(|(b, _)| id.verbs >> b & 1 == 1)
+        .map(|(_, n)| *n)
+        .collect();
+    let caps: Vec<&str> = [(0, "msi"), (1, "debug_cqe_ro")]
+        .iter()
+        .filter(|(b, _)| id.caps >> b & 1 == 1)
+        .map(|(_, n)| *n)
+        .collect();
+    let version = format!(
+        "{}.{}.{}",
+        id.build_version >> 24,
+        (id.build_version >> 16) & 0xff,
+        id.build_version & 0xffff
+    );
     if a.json {
         let v = serde_json::json!({
             "device": nic.device().name(),
@@ -43,7 +56,14 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
     } else {
         println!("device        {}", nic.device().name());
         println!("build         {version} (git {:08x})", id.git_hash);
-        println!("board         {}", if id.board_id == 0 { "sim".to_string() } else { format!("{:#x}", id.board_id) });
+        println!(
+            "board         {}",
+            if id.board_id == 0 {
+                "sim".to_string()
+            } else {
+                format!("{:#x}", id.board_id)
+            }
+        );
         println!("data path     {} bits", id.data_w);
         println!("queues        {}", id.num_queues);
         println!("verbs         {}", verbs.join(", "));
@@ -74,10 +94,20 @@ pub fn regs(a: &RegsArgs) -> Result<ExitCode> {
     let dev = nic.device();
     for b in rnic_regs::discover(dev)? {
         let Some(desc) = b.desc() else {
-            println!("block at {:#06x}: unknown type {:#010x}, skipped", b.offset, b.block_type);
+            println!(
+                "block at {:#06x}: unknown type {:#010x}, skipped",
+                b.offset, b.block_type
+            );
             continue;
         };
-        println!("{} @ {:#06x} (v{}.{}): {}", desc.name, b.offset, b.version_major(), b.version_minor(), desc.desc);
+        println!(
+            "{} @ {:#06x} (v{}.{}): {}",
+            desc.name,
+            b.offset,
+            b.version_major(),
+            b.version_minor(),
+            desc.desc
+        );
         for r in desc.regs {
             let off = b.offset + r.block_offset;
             let readable = r.fields.iter().any(|f| f.sw.readable());
@@ -89,7 +119,12 @@ pub fn regs(a: &RegsArgs) -> Result<ExitCode> {
             println!("  {off:#06x} {:<14} = {v:#010x}", r.name);
             for f in r.fields {
                 if f.sw.readable() {
-                    println!("           {:<12} {:<8} = {:#x}", f.name, f.bits(), f.extract(u64::from(v)));
+                    println!(
+                        "           {:<12} {:<8} = {:#x}",
+                        f.name,
+                        f.bits(),
+                        f.extract(u64::from(v))
+                    );
                 }
             }
         }

@@ -13,7 +13,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "rnic", version, about = "Host tooling for the rnic open RDMA NIC (simulated or on a board)")]
+#[command(
+    name = "rnic",
+    version,
+    about = "Host tooling for the rnic open RDMA NIC (simulated or on a board)"
+)]
 struct Cli {
     /// Log filter (e.g. `info`, `rnic_sim=debug`); also read from RUST_LOG.
     #[arg(long, global = true, default_value = "warn")]

@@ -123,7 +123,11 @@ pub fn validate(a: &TortureArgs) -> Result<()> {
         bail!("--min-size must be at least 1 byte");
     }
     if a.max_size < a.min_size {
-        bail!("--max-size ({}) is below --min-size ({})", a.max_size, a.min_size);
+        bail!(
+            "--max-size ({}) is below --min-size ({})",
+            a.max_size,
+            a.min_size
+        );
     }
     if a.max_size > 16 << 20 {
         bail!("--max-size is limited to 16 MiB");
@@ -148,10 +152,17 @@ fn repro(a: &TortureArgs) -> String {
 
 pub fn run(a: &TortureArgs) -> Result<ExitCode> {
     validate(a)?;
-    let cfg = SimConfig { wave: a.wave.clone(), ..SimConfig::default() };
+    let cfg = SimConfig {
+        wave: a.wave.clone(),
+        ..SimConfig::default()
+    };
     let nic = devices::open(&a.dev, cfg)?;
     if nic.id().num_queues < a.qps {
-        bail!("the NIC has {} queues; --qps {} is too many", nic.id().num_queues, a.qps);
+        bail!(
+            "the NIC has {} queues; --qps {} is too many",
+            nic.id().num_queues,
+            a.qps
+        );
     }
     let started = Instant::now();
     let report = torture(&nic, a)?;
@@ -204,8 +215,18 @@ fn torture(nic: &Nic<SimDevice>, a: &TortureArgs) -> Result<Report> {
         let mut cq = nic.create_cq(256)?;
         let sq = nic.create_sq(256, &mut cq)?;
         let src = dev.alloc_dma(stride * window).context("source buffers")?;
-        let dst = dev.alloc_dma(stride * window).context("destination buffers")?;
-        queues.push(Queue { sq, cq, src, dst, slots: (0..window).map(|_| None).collect(), posted: 0, completed: 0 });
+        let dst = dev
+            .alloc_dma(stride * window)
+            .context("destination buffers")?;
+        queues.push(Queue {
+            sq,
+            cq,
+            src,
+            dst,
+            slots: (0..window).map(|_| None).collect(),
+            posted: 0,
+            completed: 0,
+        });
     }
     let mut rep = Report {
         seed,
@@ -217,7 +238,10 @@ fn torture(nic: &Nic<SimDevice>, a: &TortureArgs) -> Result<Report> {
     };
     let bar = if !a.json && std::io::stderr().is_terminal() {
         let b = ProgressBar::new(a.messages);
-        b.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} msgs {per_sec} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()));
+        b.set_style(
+            ProgressStyle::with_template("{bar:40} {pos}/{len} msgs {per_sec} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
         b
     } else {
         ProgressBar::hidden()
@@ -275,24 +299,34 @@ fn torture(nic: &Nic<SimDevice>, a: &TortureArgs) -> Result<Report> {
                 let msg = c.wr_id >> 8;
                 let Some(slot) = q.slots.get_mut(s).and_then(Option::take) else {
                     rep.duplicate_completions += 1;
-                    rep.first_failure.get_or_insert(format!("queue {qi}: completion for an idle slot {s} (msg {msg})"));
+                    rep.first_failure.get_or_insert(format!(
+                        "queue {qi}: completion for an idle slot {s} (msg {msg})"
+                    ));
                     continue;
                 };
                 if slot.msg != msg {
                     rep.duplicate_completions += 1;
-                    rep.first_failure.get_or_insert(format!("queue {qi}: CQE names msg {msg}, slot holds msg {}", slot.msg));
+                    rep.first_failure.get_or_insert(format!(
+                        "queue {qi}: CQE names msg {msg}, slot holds msg {}",
+                        slot.msg
+                    ));
                 }
                 if msg != q.completed {
                     rep.out_of_order_completions += 1;
-                    rep.first_failure
-                        .get_or_insert(format!("queue {qi}: msg {msg} completed before msg {}", q.completed));
+                    rep.first_failure.get_or_insert(format!(
+                        "queue {qi}: msg {msg} completed before msg {}",
+                        q.completed
+                    ));
                 }
                 q.completed += 1;
                 done += 1;
                 bar.inc(1);
                 if c.status != WcStatus::Success {
                     rep.error_completions += 1;
-                    rep.first_failure.get_or_insert(format!("queue {qi}: msg {msg} completed with {:?}", c.status));
+                    rep.first_failure.get_or_insert(format!(
+                        "queue {qi}: msg {msg} completed with {:?}",
+                        c.status
+                    ));
                     continue;
                 }
                 rep.messages += 1;
@@ -314,7 +348,9 @@ fn torture(nic: &Nic<SimDevice>, a: &TortureArgs) -> Result<Report> {
                         ));
                     } else {
                         rep.corruptions += 1;
-                        rep.first_failure.get_or_insert(format!("queue {qi}: msg {msg} has wrong bytes from byte {i}"));
+                        rep.first_failure.get_or_insert(format!(
+                            "queue {qi}: msg {msg} has wrong bytes from byte {i}"
+                        ));
                     }
                 }
             }

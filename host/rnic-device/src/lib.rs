@@ -71,7 +71,12 @@ impl DmaBuffer {
         bus_addr: u64,
         owner: Arc<dyn Any + Send + Sync>,
     ) -> Self {
-        Self { ptr, len, bus_addr, _owner: owner }
+        Self {
+            ptr,
+            len,
+            bus_addr,
+            _owner: owner,
+        }
     }
 
     pub fn bus_addr(&self) -> u64 {

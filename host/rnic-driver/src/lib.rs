@@ -161,7 +161,12 @@ impl<D: Device> Nic<D> {
             }
         };
         let n = id.num_queues as usize;
-        Ok(Self { dev, id, sq_used: RefCell::new(vec![false; n]), cq_used: RefCell::new(vec![false; n]) })
+        Ok(Self {
+            dev,
+            id,
+            sq_used: RefCell::new(vec![false; n]),
+            cq_used: RefCell::new(vec![false; n]),
+        })
     }
 
     pub fn device(&self) -> &D {
@@ -183,7 +188,11 @@ impl<D: Device> Nic<D> {
         let q = io.csr().queue();
         let st = q.err_status().try_read()?;
         let count = q.err_count().try_read()?.count();
-        Ok(ErrorStatus { code: st.code(), qn: st.qn(), count })
+        Ok(ErrorStatus {
+            code: st.code(),
+            qn: st.qn(),
+            count,
+        })
     }
 
     /// Number of CQEs the NIC has written.
@@ -194,20 +203,32 @@ impl<D: Device> Nic<D> {
     /// Debug switch: write CQEs with Relaxed Ordering so they may pass their
     /// payload. Breaks the ordering contract on purpose, for tests.
     pub fn set_break_cqe_ro(&self, on: bool) -> Result<()> {
-        self.io().csr().dma().debug().try_write(|r| r.set_cqe_ro(on))?;
+        self.io()
+            .csr()
+            .dma()
+            .debug()
+            .try_write(|r| r.set_cqe_ro(on))?;
         Ok(())
     }
 
     /// Issues a queue command on queue `qn` with the given ring, and reports
     /// whether the NIC refused it. Low level: [`Nic::create_cq`] and
     /// [`Nic::create_sq`] validate their arguments first.
-    pub fn queue_command(&self, qn: u16, cmd: QueueCmd, base: u64, entries: u32, cqn: u16) -> Result<()> {
+    pub fn queue_command(
+        &self,
+        qn: u16,
+        cmd: QueueCmd,
+        base: u64,
+        entries: u32,
+        cqn: u16,
+    ) -> Result<()> {
         let io = self.io();
         let q = io.csr().queue();
         let before = q.err_count().try_read()?.count();
         q.q_sel().try_write(|r| r.set_qn(qn))?;
         q.q_base_lo().try_write(|r| r.set_addr(base as u32))?;
-        q.q_base_hi().try_write(|r| r.set_addr((base >> 32) as u32))?;
+        q.q_base_hi()
+            .try_write(|r| r.set_addr((base >> 32) as u32))?;
         q.q_size().try_write(|r| r.set_entries(entries))?;
         q.q_cqn().try_write(|r| r.set_cqn(cqn))?;
         q.q_cmd().try_write(|r| r.set_op(cmd as u8))?;
@@ -216,7 +237,10 @@ impl<D: Device> Nic<D> {
         let after = q.err_count().try_read()?.count();
         if after != before {
             let st = q.err_status().try_read()?;
-            return Err(DriverError::Refused { code: st.code(), qn: st.qn() });
+            return Err(DriverError::Refused {
+                code: st.code(),
+                qn: st.qn(),
+            });
         }
         Ok(())
     }
@@ -224,7 +248,10 @@ impl<D: Device> Nic<D> {
     fn alloc_qn(used: &RefCell<Vec<bool>>) -> Result<u16> {
         let mut u = used.borrow_mut();
         let n = u.len() as u32;
-        let i = u.iter().position(|x| !x).ok_or(DriverError::NoFreeQueue(n))?;
+        let i = u
+            .iter()
+            .position(|x| !x)
+            .ok_or(DriverError::NoFreeQueue(n))?;
         u[i] = true;
         Ok(i as u16)
     }
@@ -247,7 +274,13 @@ impl<D: Device> Nic<D> {
             self.cq_used.borrow_mut()[cqn as usize] = false;
             return Err(e);
         }
-        Ok(CompletionQueue { cqn, entries, ring, ci: 0, sqs: Vec::new() })
+        Ok(CompletionQueue {
+            cqn,
+            entries,
+            ring,
+            ci: 0,
+            sqs: Vec::new(),
+        })
     }
 
     /// Creates a send queue of `entries` WQEs completing to `cq`.
@@ -255,13 +288,20 @@ impl<D: Device> Nic<D> {
         Self::check_entries(entries)?;
         let qn = Self::alloc_qn(&self.sq_used)?;
         let ring = self.dev.alloc_dma(entries as usize * WQE_SIZE)?;
-        if let Err(e) = self.queue_command(qn, QueueCmd::EnableSq, ring.bus_addr(), entries, cq.cqn) {
+        if let Err(e) = self.queue_command(qn, QueueCmd::EnableSq, ring.bus_addr(), entries, cq.cqn)
+        {
             self.sq_used.borrow_mut()[qn as usize] = false;
             return Err(e);
         }
         let ci = Rc::new(Cell::new(0));
         cq.sqs.push((qn, ci.clone()));
-        Ok(SendQueue { qn, entries, ring, pi: 0, ci })
+        Ok(SendQueue {
+            qn,
+            entries,
+            ring,
+            pi: 0,
+            ci,
+        })
     }
 
     /// Writes a WQE with any opcode byte into the send queue (no doorbell).
@@ -294,11 +334,16 @@ impl<D: Device> Nic<D> {
 
     /// Polls up to `max` new CQEs into `out`; returns how many were found.
     /// The consumer index is returned to the NIC after every batch.
-    pub fn poll_cq(&self, cq: &mut CompletionQueue, max: usize, out: &mut Vec<Cqe>) -> Result<usize> {
+    pub fn poll_cq(
+        &self,
+        cq: &mut CompletionQueue,
+        max: usize,
+        out: &mut Vec<Cqe>,
+    ) -> Result<usize> {
         let mut n = 0;
         while n < max {
             let slot = (cq.ci % cq.entries) as usize * CQE_SIZE;
-            let expect = (cq.ci / cq.entries) % 2 == 0;
+            let expect = (cq.ci / cq.entries).is_multiple_of(2);
             if (cq.ring.read_u8(slot + CQE_SIZE - 1) & 1 != 0) != expect {
                 break;
             }
@@ -328,7 +373,11 @@ impl<D: Device> Nic<D> {
     /// Arms `cq`: the next CQE raises MSI vector `cqn % 32`.
     pub fn arm_cq(&self, cq: &CompletionQueue) -> Result<()> {
         let cqn = cq.cqn;
-        self.io().csr().queue().cq_arm().try_write(|r| r.set_cqn(cqn))?;
+        self.io()
+            .csr()
+            .queue()
+            .cq_arm()
+            .try_write(|r| r.set_cqn(cqn))?;
         Ok(())
     }
 

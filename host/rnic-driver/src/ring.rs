@@ -98,13 +98,27 @@ mod tests {
     fn wqe_layout() {
         let w = encode_wqe(
             0x80,
-            &CopyWr { wr_id: 0x1122_3344_5566_7788, src: 0x1_0000_0040, dst: 0x2_0000_0001, length: 300 },
+            &CopyWr {
+                wr_id: 0x1122_3344_5566_7788,
+                src: 0x1_0000_0040,
+                dst: 0x2_0000_0001,
+                length: 300,
+            },
         );
         assert_eq!(w[0], 0x80);
         assert_eq!(u32::from_le_bytes(w[4..8].try_into().unwrap()), 300);
-        assert_eq!(u64::from_le_bytes(w[8..16].try_into().unwrap()), 0x1122_3344_5566_7788);
-        assert_eq!(u64::from_le_bytes(w[16..24].try_into().unwrap()), 0x1_0000_0040);
-        assert_eq!(u64::from_le_bytes(w[24..32].try_into().unwrap()), 0x2_0000_0001);
+        assert_eq!(
+            u64::from_le_bytes(w[8..16].try_into().unwrap()),
+            0x1122_3344_5566_7788
+        );
+        assert_eq!(
+            u64::from_le_bytes(w[16..24].try_into().unwrap()),
+            0x1_0000_0040
+        );
+        assert_eq!(
+            u64::from_le_bytes(w[24..32].try_into().unwrap()),
+            0x2_0000_0001
+        );
     }
 
     #[test]

@@ -1,0 +1,327 @@
+//! Verilates `rnic_core` twice (DATA_W = 64 and 256) and links both models,
+//! the Verilator runtime and the C shim (csrc/shim.cpp) into this crate.
+//!
+//! Inputs: every `hw/rtl/*.v` and `hw/rtl/generated/*.sv` (or the directory
+//! named by `RNIC_SIM_RTL_DIR`, for harness development against another top).
+//! When `rnic_core.v` does not exist yet, the crate builds without models
+//! (`rnic_sim::RTL_AVAILABLE == false`) and says so with a cargo warning.
+//!
+//! Knobs (environment):
+//! - `VERILATOR`: the verilator binary (default: `verilator` on PATH)
+//! - `RNIC_SIM_RTL_DIR`: RTL directory (default: `<workspace>/hw/rtl`)
+//! - `RNIC_SIM_CXX_OPT`: optimisation level for the model's fast path
+//!   (default `2`; see the comment at `MODEL_OPT` for measurements)
+//!
+//! Compiled libraries are cached in OUT_DIR by a hash of their sources and
+//! flags, so re-running the build script after an unrelated change (for
+//! example of one of the two widths only) does not recompile everything.
+
+use std::collections::hash_map::DefaultHasher;
+use std::env;
+use std::fs;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Widths built. The shim exports `rnic_w<W>_*` for each.
+const WIDTHS: [u32; 2] = [64, 256];
+
+/// Default optimisation of the model's per-cycle code. Measured on the
+/// development machine (see README.md of this crate): -O2 gives the fastest
+/// simulation for a moderate compile time; -O1 compiles a little faster.
+const MODEL_OPT: &str = "2";
+
+fn main() {
+    println!("cargo:rustc-check-cfg=cfg(rnic_sim_rtl)");
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=csrc/shim.cpp");
+    println!("cargo:rerun-if-env-changed=VERILATOR");
+    println!("cargo:rerun-if-env-changed=VERILATOR_ROOT");
+    println!("cargo:rerun-if-env-changed=RNIC_SIM_RTL_DIR");
+    println!("cargo:rerun-if-env-changed=RNIC_SIM_CXX_OPT");
+
+    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
+    let out = PathBuf::from(env::var("OUT_DIR").unwrap());
+    let rtl_dir = match env::var_os("RNIC_SIM_RTL_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => manifest.join("../../hw/rtl"),
+    };
+    let generated = rtl_dir.join("generated");
+    // A directory: cargo rescans it (recursively) for any change.
+    println!("cargo:rerun-if-changed={}", rtl_dir.display());
+
+    let mut sources = list(&rtl_dir, "v");
+    sources.extend(list(&generated, "sv"));
+    sources.extend(list(&generated, "v"));
+    for s in &sources {
+        println!("cargo:rerun-if-changed={}", s.display());
+    }
+    if !rtl_dir.join("rnic_core.v").exists() {
+        println!(
+            "cargo:warning=rnic-sim: {} not found; building without the RTL model \
+             (SimDevice::new will fail, RTL tests are skipped)",
+            rtl_dir.join("rnic_core.v").display()
+        );
+        return;
+    }
+
+    let verilator = env::var("VERILATOR").unwrap_or_else(|_| "verilator".to_string());
+    let root = verilator_root(&verilator);
+    let include = root.join("include");
+    let opt = env::var("RNIC_SIM_CXX_OPT").unwrap_or_else(|_| MODEL_OPT.to_string());
+
+    // Verilator runtime, shared by both models.
+    let runtime: Vec<PathBuf> = [
+        "verilated.cpp",
+        "verilated_threads.cpp",
+        "verilated_fst_c.cpp",
+    ]
+    .iter()
+    .map(|f| include.join(f))
+    .collect();
+    compile_cached(&out, "rnic_vl_runtime", &runtime, &include, &[], "s", &[]);
+
+    for w in WIDTHS {
+        let prefix = format!("Vrnic_core_w{w}");
+        let mdir = out.join(format!("w{w}"));
+        verilate(&verilator, &rtl_dir, &sources, &mdir, &prefix, w);
+        let (fast, slow) = model_files(&mdir, &prefix);
+        let incs = [mdir.clone()];
+        compile_cached(
+            &out,
+            &format!("rnic_w{w}_fast"),
+            &fast,
+            &include,
+            &incs,
+            &opt,
+            &[],
+        );
+        compile_cached(
+            &out,
+            &format!("rnic_w{w}_slow"),
+            &slow,
+            &include,
+            &incs,
+            "0",
+            &[],
+        );
+
+        let wrapper = out.join(format!("shim_w{w}.cpp"));
+        let text = format!(
+            "#define RNIC_MODEL {prefix}\n#define RNIC_HEADER \"{prefix}.h\"\n\
+             #define RNIC_PFX(name) rnic_w{w}_##name\n#include \"{}\"\n",
+            manifest.join("csrc/shim.cpp").display()
+        );
+        write_if_changed(&wrapper, &text);
+        let shim_dep = manifest.join("csrc/shim.cpp");
+        compile_cached(
+            &out,
+            &format!("rnic_w{w}_shim"),
+            &[wrapper],
+            &include,
+            &incs,
+            &opt,
+            &[shim_dep, mdir.join(format!("{prefix}.h"))],
+        );
+    }
+
+    println!("cargo:rustc-link-lib=stdc++");
+    println!("cargo:rustc-link-lib=z");
+    println!("cargo:rustc-link-lib=pthread");
+    println!("cargo:rustc-link-lib=atomic");
+    println!("cargo:rustc-cfg=rnic_sim_rtl");
+}
+
+fn fail(msg: &str) -> ! {
+    eprintln!("\nerror: {msg}\n");
+    panic!("{msg}");
+}
+
+fn list(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = match fs::read_dir(dir) {
+        Ok(rd) => rd
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == ext))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    v.sort();
+    v
+}
+
+fn verilator_root(verilator: &str) -> PathBuf {
+    let out = Command::new(verilator)
+        .arg("--getenv")
+        .arg("VERILATOR_ROOT")
+        .output();
+    match out {
+        Ok(o) if o.status.success() => {
+            let s = String::from_utf8_lossy(&o.stdout).trim().to_string();
+            let p = PathBuf::from(s);
+            if p.join("include/verilated.cpp").exists() {
+                return p;
+            }
+            fail(&format!(
+                "Verilator's runtime sources were not found under {} \
+                 (is the verilator package complete?). Run the project setup: .ci/setup",
+                p.display()
+            ))
+        }
+        _ => fail(&format!(
+            "`{verilator}` was not found or does not run. rnic-sim needs Verilator 5.006 or \
+             newer (and zlib). Run the project setup first: .ci/setup"
+        )),
+    }
+}
+
+fn verilate(
+    verilator: &str,
+    rtl_dir: &Path,
+    sources: &[PathBuf],
+    mdir: &Path,
+    prefix: &str,
+    w: u32,
+) {
+    let _ = fs::remove_dir_all(mdir);
+    fs::create_dir_all(mdir).unwrap();
+    let mut cmd = Command::new(verilator);
+    cmd.args(["--cc", "-O3", "--x-assign", "fast", "--x-initial", "unique"])
+        .args(["--trace-fst", "--trace-structs"])
+        .args(["-Wno-fatal", "-Wno-lint", "-Wno-style"])
+        .args(["--top-module", "rnic_core"])
+        .arg("--prefix")
+        .arg(prefix)
+        .arg(format!("-GDATA_W={w}"))
+        .arg("--Mdir")
+        .arg(mdir)
+        .arg(format!("-I{}", rtl_dir.display()))
+        .arg(format!("-I{}", rtl_dir.join("generated").display()))
+        .args(sources);
+    let o = match cmd.output() {
+        Ok(o) => o,
+        Err(e) => fail(&format!(
+            "could not run {verilator}: {e}. Run the project setup: .ci/setup"
+        )),
+    };
+    if !o.status.success() {
+        fail(&format!(
+            "verilator failed on the RTL (DATA_W={w}):\n{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        ));
+    }
+}
+
+/// Fast and slow C++ files of a Verilated model, from `<prefix>_classes.mk`.
+fn model_files(mdir: &Path, prefix: &str) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mk = fs::read_to_string(mdir.join(format!("{prefix}_classes.mk"))).unwrap();
+    let (mut fast, mut slow) = (Vec::new(), Vec::new());
+    let mut cur: Option<bool> = None;
+    for line in mk.lines() {
+        let t = line.trim();
+        if let Some((var, _)) = t.split_once("+=") {
+            let var = var.trim();
+            cur = match var {
+                "VM_CLASSES_FAST" | "VM_SUPPORT_FAST" => Some(true),
+                "VM_CLASSES_SLOW" | "VM_SUPPORT_SLOW" => Some(false),
+                _ => None,
+            };
+            continue;
+        }
+        if t.is_empty() || t.starts_with('#') {
+            cur = None;
+            continue;
+        }
+        if let Some(fast_list) = cur {
+            let name = t.trim_end_matches('\\').trim();
+            if name.is_empty() {
+                continue;
+            }
+            let f = mdir.join(format!("{name}.cpp"));
+            if fast_list {
+                fast.push(f)
+            } else {
+                slow.push(f)
+            }
+        }
+    }
+    // Anything the .mk did not name (newer Verilator versions) goes to fast.
+    for f in list(mdir, "cpp") {
+        if !fast.contains(&f) && !slow.contains(&f) {
+            fast.push(f);
+        }
+    }
+    (fast, slow)
+}
+
+fn write_if_changed(p: &Path, text: &str) {
+    if fs::read_to_string(p).ok().as_deref() != Some(text) {
+        fs::write(p, text).unwrap();
+    }
+}
+
+/// Compile `files` into static library `name` unless an identical build
+/// (same sources, headers in the include dirs, flags) is already in OUT_DIR.
+fn compile_cached(
+    out: &Path,
+    name: &str,
+    files: &[PathBuf],
+    vl_include: &Path,
+    includes: &[PathBuf],
+    opt: &str,
+    extra_deps: &[PathBuf],
+) {
+    let mut h = DefaultHasher::new();
+    opt.hash(&mut h);
+    env::var("CXX").ok().hash(&mut h);
+    env::var("TARGET").ok().hash(&mut h);
+    for f in files.iter().chain(extra_deps) {
+        f.hash(&mut h);
+        fs::read(f).unwrap_or_default().hash(&mut h);
+    }
+    for d in includes {
+        for f in list(d, "h") {
+            f.hash(&mut h);
+            fs::read(&f).unwrap_or_default().hash(&mut h);
+        }
+    }
+    let key = format!("{:016x}", h.finish());
+    let lib = out.join(format!("lib{name}.a"));
+    let stamp = out.join(format!("{name}.key"));
+    if lib.exists() && fs::read_to_string(&stamp).ok().as_deref() == Some(key.as_str()) {
+        println!("cargo:rustc-link-search=native={}", out.display());
+        println!("cargo:rustc-link-lib=static={name}");
+        return;
+    }
+    let mut b = cc::Build::new();
+    b.cpp(true)
+        .std("c++17")
+        .out_dir(out)
+        .files(files)
+        .include(vl_include)
+        .include(vl_include.join("vltstd"))
+        .opt_level_str(opt)
+        .debug(false)
+        .warnings(false)
+        .extra_warnings(false)
+        .cpp_link_stdlib(None)
+        .define("VM_COVERAGE", "0")
+        .define("VM_SC", "0")
+        .define("VM_TRACE", "1")
+        .define("VM_TRACE_FST", "1")
+        .define("VM_TRACE_VCD", "0")
+        .flag("-faligned-new")
+        .flag("-fcf-protection=none")
+        .flag("-Wno-bool-operation")
+        .flag("-Wno-sign-compare")
+        .flag("-Wno-uninitialized")
+        .flag("-Wno-unused-but-set-variable")
+        .flag("-Wno-unused-parameter")
+        .flag("-Wno-unused-variable")
+        .flag("-Wno-shadow");
+    for i in includes {
+        b.include(i);
+    }
+    b.compile(name);
+    fs::write(&stamp, key).unwrap();
+}
