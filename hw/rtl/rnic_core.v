@@ -52,6 +52,20 @@ module rnic_core #(
     output wire                  msi_valid,
     input  wire                  msi_ready,
 
+    // Ethernet MAC side: AXI-Stream frames without FCS (tuser = bad frame)
+    output wire [DATA_W-1:0]     m_axis_tx_tdata,
+    output wire [DATA_W/8-1:0]   m_axis_tx_tkeep,
+    output wire                  m_axis_tx_tvalid,
+    output wire                  m_axis_tx_tlast,
+    output wire                  m_axis_tx_tuser,
+    input  wire                  m_axis_tx_tready,
+    input  wire [DATA_W-1:0]     s_axis_rx_tdata,
+    input  wire [DATA_W/8-1:0]   s_axis_rx_tkeep,
+    input  wire                  s_axis_rx_tvalid,
+    input  wire                  s_axis_rx_tlast,
+    input  wire                  s_axis_rx_tuser,
+    output wire                  s_axis_rx_tready,
+
     input  wire [2:0]            cfg_max_payload,
     input  wire [2:0]            cfg_max_read_req,
     input  wire [15:0]           cfg_requester_id
@@ -86,7 +100,7 @@ end
 // ---------------------------------------------------------------- registers
 wire csr_req;
 wire csr_req_is_wr;
-wire [9:0] csr_addr;
+wire [10:0] csr_addr;
 wire [31:0] csr_wr_data;
 wire [31:0] csr_wr_biten;
 wire csr_req_stall_wr;
@@ -134,6 +148,67 @@ wire sel_sq_en;
 wire sel_cq_en;
 wire sel_cq_armed;
 wire sel_cq_phase;
+
+// RoCE transport registers (the transport lands next; until then the port
+// only counts frames and drops every received one)
+/* verilator lint_off UNUSEDSIGNAL */
+wire reg_debug_early_cqe;
+wire reg_debug_bypass;
+wire reg_cqe_flush;
+wire [31:0] reg_mac_lo;
+wire [15:0] reg_mac_hi;
+wire [31:0] reg_ipv4;
+wire [15:0] reg_qp_sel;
+wire [2:0] reg_qp_state;
+wire [2:0] reg_qp_pmtu;
+wire reg_qp_remote_write;
+wire [23:0] reg_qp_dest_qpn;
+wire [23:0] reg_qp_sq_psn;
+wire [23:0] reg_qp_rq_psn;
+wire [31:0] reg_qp_dmac_lo;
+wire [15:0] reg_qp_dmac_hi;
+wire [15:0] reg_qp_udp_sport;
+wire [31:0] reg_qp_dip;
+wire [15:0] reg_qp_pd;
+wire [15:0] reg_qp_rcq;
+wire [31:0] reg_qp_rq_base_lo;
+wire [31:0] reg_qp_rq_base_hi;
+wire [31:0] reg_qp_rq_size;
+wire [3:0] reg_qp_cmd;
+wire reg_qp_cmd_valid_raw;
+wire [15:0] reg_rq_db_pi;
+wire reg_rq_db_valid_raw;
+wire [15:0] reg_rq_db_qpn;
+wire [15:0] reg_mr_sel;
+wire [31:0] reg_mr_key;
+wire [31:0] reg_mr_va_lo;
+wire [31:0] reg_mr_va_hi;
+wire [31:0] reg_mr_len;
+wire [31:0] reg_mr_bus_lo;
+wire [31:0] reg_mr_bus_hi;
+wire [15:0] reg_mr_pd;
+wire [3:0] reg_mr_access;
+wire [3:0] reg_mr_cmd;
+wire reg_mr_cmd_valid_raw;
+wire [DATA_W-1:0] unused_rx_tdata = s_axis_rx_tdata;
+wire [DATA_W/8-1:0] unused_rx_tkeep = s_axis_rx_tkeep;
+wire unused_rx_tuser = s_axis_rx_tuser;
+wire unused_tx_tready = m_axis_tx_tready;
+/* verilator lint_on UNUSEDSIGNAL */
+reg [31:0] tx_frames_reg = 32'd0;
+reg [31:0] rx_frames_reg = 32'd0;
+
+assign m_axis_tx_tdata = {DATA_W{1'b0}};
+assign m_axis_tx_tkeep = {DATA_W/8{1'b0}};
+assign m_axis_tx_tvalid = 1'b0;
+assign m_axis_tx_tlast = 1'b0;
+assign m_axis_tx_tuser = 1'b0;
+assign s_axis_rx_tready = 1'b1;
+
+always @(posedge clk) begin
+    rx_frames_reg <= rst ? 32'd0 : rx_frames_reg + {31'd0, s_axis_rx_tvalid && s_axis_rx_tlast};
+    tx_frames_reg <= 32'd0;
+end
 
 reg [7:0] err_code_reg = 8'd0;
 reg [15:0] err_qn_reg = 16'd0;
@@ -194,6 +269,56 @@ rnic_csr csr_inst (
     .hwif_in_dma_pcie_cfg_max_payload(cfg_max_payload),
     .hwif_in_dma_pcie_cfg_max_read_req(cfg_max_read_req),
     .hwif_out_dma_debug_cqe_ro(reg_debug_cqe_ro),
+    .hwif_out_dma_debug_early_cqe(reg_debug_early_cqe),
+    .hwif_out_dma_debug_bypass(reg_debug_bypass),
+    .hwif_out_dma_cqe_order_cqe_flush(reg_cqe_flush),
+    .hwif_out_port_mac_lo_addr(reg_mac_lo),
+    .hwif_out_port_mac_hi_addr(reg_mac_hi),
+    .hwif_out_port_ipv4_addr(reg_ipv4),
+    .hwif_in_port_tx_frames_value(tx_frames_reg),
+    .hwif_in_port_rx_frames_value(rx_frames_reg),
+    .hwif_in_port_rx_drop_icrc_value(32'd0),
+    .hwif_in_port_rx_drop_malformed_value(32'd0),
+    .hwif_in_port_rx_drop_nobuf_value(32'd0),
+    .hwif_in_port_rx_drop_qp_value(32'd0),
+    .hwif_in_port_rx_drop_psn_value(32'd0),
+    .hwif_in_port_rx_nak_value(32'd0),
+    .hwif_out_qp_qp_sel_qpn(reg_qp_sel),
+    .hwif_out_qp_qp_attr_state(reg_qp_state),
+    .hwif_out_qp_qp_attr_pmtu(reg_qp_pmtu),
+    .hwif_out_qp_qp_attr_remote_write(reg_qp_remote_write),
+    .hwif_out_qp_qp_dest_qpn(reg_qp_dest_qpn),
+    .hwif_out_qp_qp_sq_psn_psn(reg_qp_sq_psn),
+    .hwif_out_qp_qp_rq_psn_psn(reg_qp_rq_psn),
+    .hwif_out_qp_qp_dmac_lo_addr(reg_qp_dmac_lo),
+    .hwif_out_qp_qp_dmac_hi_addr(reg_qp_dmac_hi),
+    .hwif_out_qp_qp_dmac_hi_udp_sport(reg_qp_udp_sport),
+    .hwif_out_qp_qp_dip_addr(reg_qp_dip),
+    .hwif_out_qp_qp_pd_pd(reg_qp_pd),
+    .hwif_out_qp_qp_pd_rcq(reg_qp_rcq),
+    .hwif_out_qp_qp_rq_base_lo_addr(reg_qp_rq_base_lo),
+    .hwif_out_qp_qp_rq_base_hi_addr(reg_qp_rq_base_hi),
+    .hwif_out_qp_qp_rq_size_entries(reg_qp_rq_size),
+    .hwif_out_qp_qp_cmd_op(reg_qp_cmd),
+    .hwif_out_qp_qp_cmd_op_swmod(reg_qp_cmd_valid_raw),
+    .hwif_out_qp_rq_db_pi(reg_rq_db_pi),
+    .hwif_out_qp_rq_db_pi_swmod(reg_rq_db_valid_raw),
+    .hwif_out_qp_rq_db_qpn(reg_rq_db_qpn),
+    .hwif_in_qp_qp_status_state(3'd0),
+    .hwif_in_qp_qp_status_last_syndrome(8'd0),
+    .hwif_in_qp_qp_sq_psn_now_psn(24'd0),
+    .hwif_in_qp_qp_rq_psn_now_psn(24'd0),
+    .hwif_out_mr_mr_sel_index(reg_mr_sel),
+    .hwif_out_mr_mr_key_key(reg_mr_key),
+    .hwif_out_mr_mr_va_lo_addr(reg_mr_va_lo),
+    .hwif_out_mr_mr_va_hi_addr(reg_mr_va_hi),
+    .hwif_out_mr_mr_len_len(reg_mr_len),
+    .hwif_out_mr_mr_bus_lo_addr(reg_mr_bus_lo),
+    .hwif_out_mr_mr_bus_hi_addr(reg_mr_bus_hi),
+    .hwif_out_mr_mr_attr_pd(reg_mr_pd),
+    .hwif_out_mr_mr_attr_access(reg_mr_access),
+    .hwif_out_mr_mr_cmd_op(reg_mr_cmd),
+    .hwif_out_mr_mr_cmd_op_swmod(reg_mr_cmd_valid_raw),
     .hwif_in_dma_rd_req_count_count(rd_req_count_reg),
     .hwif_in_dma_wr_req_count_count(wr_req_count_reg),
     .hwif_in_dma_rd_err_count_count(rd_err_count_reg)
@@ -204,7 +329,7 @@ wire mmio_bad_req;
 pcie_mmio_bridge #(
     .DATA_W(DATA_W),
     .BAR_ADDR_W(16),
-    .CSR_ADDR_W(10)
+    .CSR_ADDR_W(11)
 ) mmio_inst (
     .clk(clk),
     .rst(rst),

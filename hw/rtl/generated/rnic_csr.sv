@@ -10,7 +10,7 @@ module rnic_csr (
 
         input wire s_cpuif_req,
         input wire s_cpuif_req_is_wr,
-        input wire [9:0] s_cpuif_addr,
+        input wire [10:0] s_cpuif_addr,
         input wire [31:0] s_cpuif_wr_data,
         input wire [31:0] s_cpuif_wr_biten,
         output wire s_cpuif_req_stall_wr,
@@ -57,9 +57,59 @@ module rnic_csr (
         input wire [2:0] hwif_in_dma_pcie_cfg_max_payload,
         input wire [2:0] hwif_in_dma_pcie_cfg_max_read_req,
         output logic hwif_out_dma_debug_cqe_ro,
+        output logic hwif_out_dma_debug_early_cqe,
+        output logic hwif_out_dma_debug_bypass,
+        output logic hwif_out_dma_cqe_order_cqe_flush,
         input wire [31:0] hwif_in_dma_rd_req_count_count,
         input wire [31:0] hwif_in_dma_wr_req_count_count,
-        input wire [31:0] hwif_in_dma_rd_err_count_count
+        input wire [31:0] hwif_in_dma_rd_err_count_count,
+        output logic [31:0] hwif_out_port_mac_lo_addr,
+        output logic [15:0] hwif_out_port_mac_hi_addr,
+        output logic [31:0] hwif_out_port_ipv4_addr,
+        input wire [31:0] hwif_in_port_tx_frames_value,
+        input wire [31:0] hwif_in_port_rx_frames_value,
+        input wire [31:0] hwif_in_port_rx_drop_icrc_value,
+        input wire [31:0] hwif_in_port_rx_drop_malformed_value,
+        input wire [31:0] hwif_in_port_rx_drop_nobuf_value,
+        input wire [31:0] hwif_in_port_rx_drop_qp_value,
+        input wire [31:0] hwif_in_port_rx_drop_psn_value,
+        input wire [31:0] hwif_in_port_rx_nak_value,
+        output logic [15:0] hwif_out_qp_qp_sel_qpn,
+        output logic [2:0] hwif_out_qp_qp_attr_state,
+        output logic [2:0] hwif_out_qp_qp_attr_pmtu,
+        output logic hwif_out_qp_qp_attr_remote_write,
+        output logic [23:0] hwif_out_qp_qp_dest_qpn,
+        output logic [23:0] hwif_out_qp_qp_sq_psn_psn,
+        output logic [23:0] hwif_out_qp_qp_rq_psn_psn,
+        output logic [31:0] hwif_out_qp_qp_dmac_lo_addr,
+        output logic [15:0] hwif_out_qp_qp_dmac_hi_addr,
+        output logic [15:0] hwif_out_qp_qp_dmac_hi_udp_sport,
+        output logic [31:0] hwif_out_qp_qp_dip_addr,
+        output logic [15:0] hwif_out_qp_qp_pd_pd,
+        output logic [15:0] hwif_out_qp_qp_pd_rcq,
+        output logic [31:0] hwif_out_qp_qp_rq_base_lo_addr,
+        output logic [31:0] hwif_out_qp_qp_rq_base_hi_addr,
+        output logic [31:0] hwif_out_qp_qp_rq_size_entries,
+        output logic [3:0] hwif_out_qp_qp_cmd_op,
+        output logic hwif_out_qp_qp_cmd_op_swmod,
+        output logic [15:0] hwif_out_qp_rq_db_pi,
+        output logic hwif_out_qp_rq_db_pi_swmod,
+        output logic [15:0] hwif_out_qp_rq_db_qpn,
+        input wire [2:0] hwif_in_qp_qp_status_state,
+        input wire [7:0] hwif_in_qp_qp_status_last_syndrome,
+        input wire [23:0] hwif_in_qp_qp_sq_psn_now_psn,
+        input wire [23:0] hwif_in_qp_qp_rq_psn_now_psn,
+        output logic [15:0] hwif_out_mr_mr_sel_index,
+        output logic [31:0] hwif_out_mr_mr_key_key,
+        output logic [31:0] hwif_out_mr_mr_va_lo_addr,
+        output logic [31:0] hwif_out_mr_mr_va_hi_addr,
+        output logic [31:0] hwif_out_mr_mr_len_len,
+        output logic [31:0] hwif_out_mr_mr_bus_lo_addr,
+        output logic [31:0] hwif_out_mr_mr_bus_hi_addr,
+        output logic [15:0] hwif_out_mr_mr_attr_pd,
+        output logic [3:0] hwif_out_mr_mr_attr_access,
+        output logic [3:0] hwif_out_mr_mr_cmd_op,
+        output logic hwif_out_mr_mr_cmd_op_swmod
     );
 
     //--------------------------------------------------------------------------
@@ -67,7 +117,7 @@ module rnic_csr (
     //--------------------------------------------------------------------------
     logic cpuif_req;
     logic cpuif_req_is_wr;
-    logic [9:0] cpuif_addr;
+    logic [10:0] cpuif_addr;
     logic [31:0] cpuif_wr_data;
     logic [31:0] cpuif_wr_biten;
     logic cpuif_req_stall_wr;
@@ -138,9 +188,56 @@ module rnic_csr (
     logic decoded_reg_strb_dma_blk_next;
     logic decoded_reg_strb_dma_pcie_cfg;
     logic decoded_reg_strb_dma_debug;
+    logic decoded_reg_strb_dma_cqe_order;
     logic decoded_reg_strb_dma_rd_req_count;
     logic decoded_reg_strb_dma_wr_req_count;
     logic decoded_reg_strb_dma_rd_err_count;
+    logic decoded_reg_strb_port_blk_type;
+    logic decoded_reg_strb_port_blk_version;
+    logic decoded_reg_strb_port_blk_next;
+    logic decoded_reg_strb_port_mac_lo;
+    logic decoded_reg_strb_port_mac_hi;
+    logic decoded_reg_strb_port_ipv4;
+    logic decoded_reg_strb_port_tx_frames;
+    logic decoded_reg_strb_port_rx_frames;
+    logic decoded_reg_strb_port_rx_drop_icrc;
+    logic decoded_reg_strb_port_rx_drop_malformed;
+    logic decoded_reg_strb_port_rx_drop_nobuf;
+    logic decoded_reg_strb_port_rx_drop_qp;
+    logic decoded_reg_strb_port_rx_drop_psn;
+    logic decoded_reg_strb_port_rx_nak;
+    logic decoded_reg_strb_qp_blk_type;
+    logic decoded_reg_strb_qp_blk_version;
+    logic decoded_reg_strb_qp_blk_next;
+    logic decoded_reg_strb_qp_qp_sel;
+    logic decoded_reg_strb_qp_qp_attr;
+    logic decoded_reg_strb_qp_qp_dest;
+    logic decoded_reg_strb_qp_qp_sq_psn;
+    logic decoded_reg_strb_qp_qp_rq_psn;
+    logic decoded_reg_strb_qp_qp_dmac_lo;
+    logic decoded_reg_strb_qp_qp_dmac_hi;
+    logic decoded_reg_strb_qp_qp_dip;
+    logic decoded_reg_strb_qp_qp_pd;
+    logic decoded_reg_strb_qp_qp_rq_base_lo;
+    logic decoded_reg_strb_qp_qp_rq_base_hi;
+    logic decoded_reg_strb_qp_qp_rq_size;
+    logic decoded_reg_strb_qp_qp_cmd;
+    logic decoded_reg_strb_qp_rq_db;
+    logic decoded_reg_strb_qp_qp_status;
+    logic decoded_reg_strb_qp_qp_sq_psn_now;
+    logic decoded_reg_strb_qp_qp_rq_psn_now;
+    logic decoded_reg_strb_mr_blk_type;
+    logic decoded_reg_strb_mr_blk_version;
+    logic decoded_reg_strb_mr_blk_next;
+    logic decoded_reg_strb_mr_mr_sel;
+    logic decoded_reg_strb_mr_mr_key;
+    logic decoded_reg_strb_mr_mr_va_lo;
+    logic decoded_reg_strb_mr_mr_va_hi;
+    logic decoded_reg_strb_mr_mr_len;
+    logic decoded_reg_strb_mr_mr_bus_lo;
+    logic decoded_reg_strb_mr_mr_bus_hi;
+    logic decoded_reg_strb_mr_mr_attr;
+    logic decoded_reg_strb_mr_mr_cmd;
     logic decoded_req;
     logic decoded_req_is_wr;
     /* verilator lint_off UNUSEDSIGNAL */
@@ -152,42 +249,89 @@ module rnic_csr (
         /* verilator lint_off UNUSEDSIGNAL */
         integer next_cpuif_addr;
         /* verilator lint_on UNUSEDSIGNAL */
-        decoded_reg_strb_id_blk_type = cpuif_req_masked & (cpuif_addr == 10'h0) & !cpuif_req_is_wr;
-        decoded_reg_strb_id_blk_version = cpuif_req_masked & (cpuif_addr == 10'h4) & !cpuif_req_is_wr;
-        decoded_reg_strb_id_blk_next = cpuif_req_masked & (cpuif_addr == 10'h8) & !cpuif_req_is_wr;
-        decoded_reg_strb_id_magic = cpuif_req_masked & (cpuif_addr == 10'hc) & !cpuif_req_is_wr;
-        decoded_reg_strb_id_build_version = cpuif_req_masked & (cpuif_addr == 10'h10) & !cpuif_req_is_wr;
-        decoded_reg_strb_id_git_hash = cpuif_req_masked & (cpuif_addr == 10'h14) & !cpuif_req_is_wr;
-        decoded_reg_strb_id_board_id = cpuif_req_masked & (cpuif_addr == 10'h18) & !cpuif_req_is_wr;
-        decoded_reg_strb_id_data_w = cpuif_req_masked & (cpuif_addr == 10'h1c) & !cpuif_req_is_wr;
-        decoded_reg_strb_id_num_queues = cpuif_req_masked & (cpuif_addr == 10'h20) & !cpuif_req_is_wr;
-        decoded_reg_strb_id_verbs = cpuif_req_masked & (cpuif_addr == 10'h24) & !cpuif_req_is_wr;
-        decoded_reg_strb_id_caps = cpuif_req_masked & (cpuif_addr == 10'h28) & !cpuif_req_is_wr;
-        decoded_reg_strb_queue_blk_type = cpuif_req_masked & (cpuif_addr == 10'h100) & !cpuif_req_is_wr;
-        decoded_reg_strb_queue_blk_version = cpuif_req_masked & (cpuif_addr == 10'h104) & !cpuif_req_is_wr;
-        decoded_reg_strb_queue_blk_next = cpuif_req_masked & (cpuif_addr == 10'h108) & !cpuif_req_is_wr;
-        decoded_reg_strb_queue_q_sel = cpuif_req_masked & (cpuif_addr == 10'h110);
-        decoded_reg_strb_queue_q_base_lo = cpuif_req_masked & (cpuif_addr == 10'h114);
-        decoded_reg_strb_queue_q_base_hi = cpuif_req_masked & (cpuif_addr == 10'h118);
-        decoded_reg_strb_queue_q_size = cpuif_req_masked & (cpuif_addr == 10'h11c);
-        decoded_reg_strb_queue_q_cqn = cpuif_req_masked & (cpuif_addr == 10'h120);
-        decoded_reg_strb_queue_q_cmd = cpuif_req_masked & (cpuif_addr == 10'h124) & cpuif_req_is_wr;
-        decoded_reg_strb_queue_q_sq_state = cpuif_req_masked & (cpuif_addr == 10'h128) & !cpuif_req_is_wr;
-        decoded_reg_strb_queue_q_cq_state = cpuif_req_masked & (cpuif_addr == 10'h12c) & !cpuif_req_is_wr;
-        decoded_reg_strb_queue_sq_db = cpuif_req_masked & (cpuif_addr == 10'h130) & cpuif_req_is_wr;
-        decoded_reg_strb_queue_cq_db = cpuif_req_masked & (cpuif_addr == 10'h134) & cpuif_req_is_wr;
-        decoded_reg_strb_queue_cq_arm = cpuif_req_masked & (cpuif_addr == 10'h138) & cpuif_req_is_wr;
-        decoded_reg_strb_queue_err_status = cpuif_req_masked & (cpuif_addr == 10'h140) & !cpuif_req_is_wr;
-        decoded_reg_strb_queue_err_count = cpuif_req_masked & (cpuif_addr == 10'h144) & !cpuif_req_is_wr;
-        decoded_reg_strb_queue_cqe_count = cpuif_req_masked & (cpuif_addr == 10'h148) & !cpuif_req_is_wr;
-        decoded_reg_strb_dma_blk_type = cpuif_req_masked & (cpuif_addr == 10'h200) & !cpuif_req_is_wr;
-        decoded_reg_strb_dma_blk_version = cpuif_req_masked & (cpuif_addr == 10'h204) & !cpuif_req_is_wr;
-        decoded_reg_strb_dma_blk_next = cpuif_req_masked & (cpuif_addr == 10'h208) & !cpuif_req_is_wr;
-        decoded_reg_strb_dma_pcie_cfg = cpuif_req_masked & (cpuif_addr == 10'h210) & !cpuif_req_is_wr;
-        decoded_reg_strb_dma_debug = cpuif_req_masked & (cpuif_addr == 10'h214);
-        decoded_reg_strb_dma_rd_req_count = cpuif_req_masked & (cpuif_addr == 10'h220) & !cpuif_req_is_wr;
-        decoded_reg_strb_dma_wr_req_count = cpuif_req_masked & (cpuif_addr == 10'h224) & !cpuif_req_is_wr;
-        decoded_reg_strb_dma_rd_err_count = cpuif_req_masked & (cpuif_addr == 10'h228) & !cpuif_req_is_wr;
+        decoded_reg_strb_id_blk_type = cpuif_req_masked & (cpuif_addr == 11'h0) & !cpuif_req_is_wr;
+        decoded_reg_strb_id_blk_version = cpuif_req_masked & (cpuif_addr == 11'h4) & !cpuif_req_is_wr;
+        decoded_reg_strb_id_blk_next = cpuif_req_masked & (cpuif_addr == 11'h8) & !cpuif_req_is_wr;
+        decoded_reg_strb_id_magic = cpuif_req_masked & (cpuif_addr == 11'hc) & !cpuif_req_is_wr;
+        decoded_reg_strb_id_build_version = cpuif_req_masked & (cpuif_addr == 11'h10) & !cpuif_req_is_wr;
+        decoded_reg_strb_id_git_hash = cpuif_req_masked & (cpuif_addr == 11'h14) & !cpuif_req_is_wr;
+        decoded_reg_strb_id_board_id = cpuif_req_masked & (cpuif_addr == 11'h18) & !cpuif_req_is_wr;
+        decoded_reg_strb_id_data_w = cpuif_req_masked & (cpuif_addr == 11'h1c) & !cpuif_req_is_wr;
+        decoded_reg_strb_id_num_queues = cpuif_req_masked & (cpuif_addr == 11'h20) & !cpuif_req_is_wr;
+        decoded_reg_strb_id_verbs = cpuif_req_masked & (cpuif_addr == 11'h24) & !cpuif_req_is_wr;
+        decoded_reg_strb_id_caps = cpuif_req_masked & (cpuif_addr == 11'h28) & !cpuif_req_is_wr;
+        decoded_reg_strb_queue_blk_type = cpuif_req_masked & (cpuif_addr == 11'h100) & !cpuif_req_is_wr;
+        decoded_reg_strb_queue_blk_version = cpuif_req_masked & (cpuif_addr == 11'h104) & !cpuif_req_is_wr;
+        decoded_reg_strb_queue_blk_next = cpuif_req_masked & (cpuif_addr == 11'h108) & !cpuif_req_is_wr;
+        decoded_reg_strb_queue_q_sel = cpuif_req_masked & (cpuif_addr == 11'h110);
+        decoded_reg_strb_queue_q_base_lo = cpuif_req_masked & (cpuif_addr == 11'h114);
+        decoded_reg_strb_queue_q_base_hi = cpuif_req_masked & (cpuif_addr == 11'h118);
+        decoded_reg_strb_queue_q_size = cpuif_req_masked & (cpuif_addr == 11'h11c);
+        decoded_reg_strb_queue_q_cqn = cpuif_req_masked & (cpuif_addr == 11'h120);
+        decoded_reg_strb_queue_q_cmd = cpuif_req_masked & (cpuif_addr == 11'h124) & cpuif_req_is_wr;
+        decoded_reg_strb_queue_q_sq_state = cpuif_req_masked & (cpuif_addr == 11'h128) & !cpuif_req_is_wr;
+        decoded_reg_strb_queue_q_cq_state = cpuif_req_masked & (cpuif_addr == 11'h12c) & !cpuif_req_is_wr;
+        decoded_reg_strb_queue_sq_db = cpuif_req_masked & (cpuif_addr == 11'h130) & cpuif_req_is_wr;
+        decoded_reg_strb_queue_cq_db = cpuif_req_masked & (cpuif_addr == 11'h134) & cpuif_req_is_wr;
+        decoded_reg_strb_queue_cq_arm = cpuif_req_masked & (cpuif_addr == 11'h138) & cpuif_req_is_wr;
+        decoded_reg_strb_queue_err_status = cpuif_req_masked & (cpuif_addr == 11'h140) & !cpuif_req_is_wr;
+        decoded_reg_strb_queue_err_count = cpuif_req_masked & (cpuif_addr == 11'h144) & !cpuif_req_is_wr;
+        decoded_reg_strb_queue_cqe_count = cpuif_req_masked & (cpuif_addr == 11'h148) & !cpuif_req_is_wr;
+        decoded_reg_strb_dma_blk_type = cpuif_req_masked & (cpuif_addr == 11'h200) & !cpuif_req_is_wr;
+        decoded_reg_strb_dma_blk_version = cpuif_req_masked & (cpuif_addr == 11'h204) & !cpuif_req_is_wr;
+        decoded_reg_strb_dma_blk_next = cpuif_req_masked & (cpuif_addr == 11'h208) & !cpuif_req_is_wr;
+        decoded_reg_strb_dma_pcie_cfg = cpuif_req_masked & (cpuif_addr == 11'h210) & !cpuif_req_is_wr;
+        decoded_reg_strb_dma_debug = cpuif_req_masked & (cpuif_addr == 11'h214);
+        decoded_reg_strb_dma_cqe_order = cpuif_req_masked & (cpuif_addr == 11'h218);
+        decoded_reg_strb_dma_rd_req_count = cpuif_req_masked & (cpuif_addr == 11'h220) & !cpuif_req_is_wr;
+        decoded_reg_strb_dma_wr_req_count = cpuif_req_masked & (cpuif_addr == 11'h224) & !cpuif_req_is_wr;
+        decoded_reg_strb_dma_rd_err_count = cpuif_req_masked & (cpuif_addr == 11'h228) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_blk_type = cpuif_req_masked & (cpuif_addr == 11'h300) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_blk_version = cpuif_req_masked & (cpuif_addr == 11'h304) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_blk_next = cpuif_req_masked & (cpuif_addr == 11'h308) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_mac_lo = cpuif_req_masked & (cpuif_addr == 11'h310);
+        decoded_reg_strb_port_mac_hi = cpuif_req_masked & (cpuif_addr == 11'h314);
+        decoded_reg_strb_port_ipv4 = cpuif_req_masked & (cpuif_addr == 11'h318);
+        decoded_reg_strb_port_tx_frames = cpuif_req_masked & (cpuif_addr == 11'h320) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_rx_frames = cpuif_req_masked & (cpuif_addr == 11'h324) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_rx_drop_icrc = cpuif_req_masked & (cpuif_addr == 11'h328) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_rx_drop_malformed = cpuif_req_masked & (cpuif_addr == 11'h32c) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_rx_drop_nobuf = cpuif_req_masked & (cpuif_addr == 11'h330) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_rx_drop_qp = cpuif_req_masked & (cpuif_addr == 11'h334) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_rx_drop_psn = cpuif_req_masked & (cpuif_addr == 11'h338) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_rx_nak = cpuif_req_masked & (cpuif_addr == 11'h33c) & !cpuif_req_is_wr;
+        decoded_reg_strb_qp_blk_type = cpuif_req_masked & (cpuif_addr == 11'h400) & !cpuif_req_is_wr;
+        decoded_reg_strb_qp_blk_version = cpuif_req_masked & (cpuif_addr == 11'h404) & !cpuif_req_is_wr;
+        decoded_reg_strb_qp_blk_next = cpuif_req_masked & (cpuif_addr == 11'h408) & !cpuif_req_is_wr;
+        decoded_reg_strb_qp_qp_sel = cpuif_req_masked & (cpuif_addr == 11'h410);
+        decoded_reg_strb_qp_qp_attr = cpuif_req_masked & (cpuif_addr == 11'h414);
+        decoded_reg_strb_qp_qp_dest = cpuif_req_masked & (cpuif_addr == 11'h418);
+        decoded_reg_strb_qp_qp_sq_psn = cpuif_req_masked & (cpuif_addr == 11'h41c);
+        decoded_reg_strb_qp_qp_rq_psn = cpuif_req_masked & (cpuif_addr == 11'h420);
+        decoded_reg_strb_qp_qp_dmac_lo = cpuif_req_masked & (cpuif_addr == 11'h424);
+        decoded_reg_strb_qp_qp_dmac_hi = cpuif_req_masked & (cpuif_addr == 11'h428);
+        decoded_reg_strb_qp_qp_dip = cpuif_req_masked & (cpuif_addr == 11'h42c);
+        decoded_reg_strb_qp_qp_pd = cpuif_req_masked & (cpuif_addr == 11'h430);
+        decoded_reg_strb_qp_qp_rq_base_lo = cpuif_req_masked & (cpuif_addr == 11'h434);
+        decoded_reg_strb_qp_qp_rq_base_hi = cpuif_req_masked & (cpuif_addr == 11'h438);
+        decoded_reg_strb_qp_qp_rq_size = cpuif_req_masked & (cpuif_addr == 11'h43c);
+        decoded_reg_strb_qp_qp_cmd = cpuif_req_masked & (cpuif_addr == 11'h440) & cpuif_req_is_wr;
+        decoded_reg_strb_qp_rq_db = cpuif_req_masked & (cpuif_addr == 11'h444) & cpuif_req_is_wr;
+        decoded_reg_strb_qp_qp_status = cpuif_req_masked & (cpuif_addr == 11'h448) & !cpuif_req_is_wr;
+        decoded_reg_strb_qp_qp_sq_psn_now = cpuif_req_masked & (cpuif_addr == 11'h44c) & !cpuif_req_is_wr;
+        decoded_reg_strb_qp_qp_rq_psn_now = cpuif_req_masked & (cpuif_addr == 11'h450) & !cpuif_req_is_wr;
+        decoded_reg_strb_mr_blk_type = cpuif_req_masked & (cpuif_addr == 11'h500) & !cpuif_req_is_wr;
+        decoded_reg_strb_mr_blk_version = cpuif_req_masked & (cpuif_addr == 11'h504) & !cpuif_req_is_wr;
+        decoded_reg_strb_mr_blk_next = cpuif_req_masked & (cpuif_addr == 11'h508) & !cpuif_req_is_wr;
+        decoded_reg_strb_mr_mr_sel = cpuif_req_masked & (cpuif_addr == 11'h510);
+        decoded_reg_strb_mr_mr_key = cpuif_req_masked & (cpuif_addr == 11'h514);
+        decoded_reg_strb_mr_mr_va_lo = cpuif_req_masked & (cpuif_addr == 11'h518);
+        decoded_reg_strb_mr_mr_va_hi = cpuif_req_masked & (cpuif_addr == 11'h51c);
+        decoded_reg_strb_mr_mr_len = cpuif_req_masked & (cpuif_addr == 11'h520);
+        decoded_reg_strb_mr_mr_bus_lo = cpuif_req_masked & (cpuif_addr == 11'h524);
+        decoded_reg_strb_mr_mr_bus_hi = cpuif_req_masked & (cpuif_addr == 11'h528);
+        decoded_reg_strb_mr_mr_attr = cpuif_req_masked & (cpuif_addr == 11'h52c);
+        decoded_reg_strb_mr_mr_cmd = cpuif_req_masked & (cpuif_addr == 11'h530) & cpuif_req_is_wr;
     end
 
     // Pass down signals to next stage
@@ -249,6 +393,146 @@ module rnic_csr (
     logic field_storage_dma_debug_cqe_ro_value;
     logic field_combo_dma_debug_cqe_ro_next;
     logic field_combo_dma_debug_cqe_ro_load_next;
+    // Field: rnic_csr.dma.debug.early_cqe
+    logic field_storage_dma_debug_early_cqe_value;
+    logic field_combo_dma_debug_early_cqe_next;
+    logic field_combo_dma_debug_early_cqe_load_next;
+    // Field: rnic_csr.dma.debug.bypass
+    logic field_storage_dma_debug_bypass_value;
+    logic field_combo_dma_debug_bypass_next;
+    logic field_combo_dma_debug_bypass_load_next;
+    // Field: rnic_csr.dma.cqe_order.cqe_flush
+    logic field_storage_dma_cqe_order_cqe_flush_value;
+    logic field_combo_dma_cqe_order_cqe_flush_next;
+    logic field_combo_dma_cqe_order_cqe_flush_load_next;
+    // Field: rnic_csr.port.mac_lo.addr
+    logic [31:0] field_storage_port_mac_lo_addr_value;
+    logic [31:0] field_combo_port_mac_lo_addr_next;
+    logic field_combo_port_mac_lo_addr_load_next;
+    // Field: rnic_csr.port.mac_hi.addr
+    logic [15:0] field_storage_port_mac_hi_addr_value;
+    logic [15:0] field_combo_port_mac_hi_addr_next;
+    logic field_combo_port_mac_hi_addr_load_next;
+    // Field: rnic_csr.port.ipv4.addr
+    logic [31:0] field_storage_port_ipv4_addr_value;
+    logic [31:0] field_combo_port_ipv4_addr_next;
+    logic field_combo_port_ipv4_addr_load_next;
+    // Field: rnic_csr.qp.qp_sel.qpn
+    logic [15:0] field_storage_qp_qp_sel_qpn_value;
+    logic [15:0] field_combo_qp_qp_sel_qpn_next;
+    logic field_combo_qp_qp_sel_qpn_load_next;
+    // Field: rnic_csr.qp.qp_attr.state
+    logic [2:0] field_storage_qp_qp_attr_state_value;
+    logic [2:0] field_combo_qp_qp_attr_state_next;
+    logic field_combo_qp_qp_attr_state_load_next;
+    // Field: rnic_csr.qp.qp_attr.pmtu
+    logic [2:0] field_storage_qp_qp_attr_pmtu_value;
+    logic [2:0] field_combo_qp_qp_attr_pmtu_next;
+    logic field_combo_qp_qp_attr_pmtu_load_next;
+    // Field: rnic_csr.qp.qp_attr.remote_write
+    logic field_storage_qp_qp_attr_remote_write_value;
+    logic field_combo_qp_qp_attr_remote_write_next;
+    logic field_combo_qp_qp_attr_remote_write_load_next;
+    // Field: rnic_csr.qp.qp_dest.qpn
+    logic [23:0] field_storage_qp_qp_dest_qpn_value;
+    logic [23:0] field_combo_qp_qp_dest_qpn_next;
+    logic field_combo_qp_qp_dest_qpn_load_next;
+    // Field: rnic_csr.qp.qp_sq_psn.psn
+    logic [23:0] field_storage_qp_qp_sq_psn_psn_value;
+    logic [23:0] field_combo_qp_qp_sq_psn_psn_next;
+    logic field_combo_qp_qp_sq_psn_psn_load_next;
+    // Field: rnic_csr.qp.qp_rq_psn.psn
+    logic [23:0] field_storage_qp_qp_rq_psn_psn_value;
+    logic [23:0] field_combo_qp_qp_rq_psn_psn_next;
+    logic field_combo_qp_qp_rq_psn_psn_load_next;
+    // Field: rnic_csr.qp.qp_dmac_lo.addr
+    logic [31:0] field_storage_qp_qp_dmac_lo_addr_value;
+    logic [31:0] field_combo_qp_qp_dmac_lo_addr_next;
+    logic field_combo_qp_qp_dmac_lo_addr_load_next;
+    // Field: rnic_csr.qp.qp_dmac_hi.addr
+    logic [15:0] field_storage_qp_qp_dmac_hi_addr_value;
+    logic [15:0] field_combo_qp_qp_dmac_hi_addr_next;
+    logic field_combo_qp_qp_dmac_hi_addr_load_next;
+    // Field: rnic_csr.qp.qp_dmac_hi.udp_sport
+    logic [15:0] field_storage_qp_qp_dmac_hi_udp_sport_value;
+    logic [15:0] field_combo_qp_qp_dmac_hi_udp_sport_next;
+    logic field_combo_qp_qp_dmac_hi_udp_sport_load_next;
+    // Field: rnic_csr.qp.qp_dip.addr
+    logic [31:0] field_storage_qp_qp_dip_addr_value;
+    logic [31:0] field_combo_qp_qp_dip_addr_next;
+    logic field_combo_qp_qp_dip_addr_load_next;
+    // Field: rnic_csr.qp.qp_pd.pd
+    logic [15:0] field_storage_qp_qp_pd_pd_value;
+    logic [15:0] field_combo_qp_qp_pd_pd_next;
+    logic field_combo_qp_qp_pd_pd_load_next;
+    // Field: rnic_csr.qp.qp_pd.rcq
+    logic [15:0] field_storage_qp_qp_pd_rcq_value;
+    logic [15:0] field_combo_qp_qp_pd_rcq_next;
+    logic field_combo_qp_qp_pd_rcq_load_next;
+    // Field: rnic_csr.qp.qp_rq_base_lo.addr
+    logic [31:0] field_storage_qp_qp_rq_base_lo_addr_value;
+    logic [31:0] field_combo_qp_qp_rq_base_lo_addr_next;
+    logic field_combo_qp_qp_rq_base_lo_addr_load_next;
+    // Field: rnic_csr.qp.qp_rq_base_hi.addr
+    logic [31:0] field_storage_qp_qp_rq_base_hi_addr_value;
+    logic [31:0] field_combo_qp_qp_rq_base_hi_addr_next;
+    logic field_combo_qp_qp_rq_base_hi_addr_load_next;
+    // Field: rnic_csr.qp.qp_rq_size.entries
+    logic [31:0] field_storage_qp_qp_rq_size_entries_value;
+    logic [31:0] field_combo_qp_qp_rq_size_entries_next;
+    logic field_combo_qp_qp_rq_size_entries_load_next;
+    // Field: rnic_csr.qp.qp_cmd.op
+    logic [3:0] field_storage_qp_qp_cmd_op_value;
+    logic [3:0] field_combo_qp_qp_cmd_op_next;
+    logic field_combo_qp_qp_cmd_op_load_next;
+    // Field: rnic_csr.qp.rq_db.pi
+    logic [15:0] field_storage_qp_rq_db_pi_value;
+    logic [15:0] field_combo_qp_rq_db_pi_next;
+    logic field_combo_qp_rq_db_pi_load_next;
+    // Field: rnic_csr.qp.rq_db.qpn
+    logic [15:0] field_storage_qp_rq_db_qpn_value;
+    logic [15:0] field_combo_qp_rq_db_qpn_next;
+    logic field_combo_qp_rq_db_qpn_load_next;
+    // Field: rnic_csr.mr.mr_sel.index
+    logic [15:0] field_storage_mr_mr_sel_index_value;
+    logic [15:0] field_combo_mr_mr_sel_index_next;
+    logic field_combo_mr_mr_sel_index_load_next;
+    // Field: rnic_csr.mr.mr_key.key
+    logic [31:0] field_storage_mr_mr_key_key_value;
+    logic [31:0] field_combo_mr_mr_key_key_next;
+    logic field_combo_mr_mr_key_key_load_next;
+    // Field: rnic_csr.mr.mr_va_lo.addr
+    logic [31:0] field_storage_mr_mr_va_lo_addr_value;
+    logic [31:0] field_combo_mr_mr_va_lo_addr_next;
+    logic field_combo_mr_mr_va_lo_addr_load_next;
+    // Field: rnic_csr.mr.mr_va_hi.addr
+    logic [31:0] field_storage_mr_mr_va_hi_addr_value;
+    logic [31:0] field_combo_mr_mr_va_hi_addr_next;
+    logic field_combo_mr_mr_va_hi_addr_load_next;
+    // Field: rnic_csr.mr.mr_len.len
+    logic [31:0] field_storage_mr_mr_len_len_value;
+    logic [31:0] field_combo_mr_mr_len_len_next;
+    logic field_combo_mr_mr_len_len_load_next;
+    // Field: rnic_csr.mr.mr_bus_lo.addr
+    logic [31:0] field_storage_mr_mr_bus_lo_addr_value;
+    logic [31:0] field_combo_mr_mr_bus_lo_addr_next;
+    logic field_combo_mr_mr_bus_lo_addr_load_next;
+    // Field: rnic_csr.mr.mr_bus_hi.addr
+    logic [31:0] field_storage_mr_mr_bus_hi_addr_value;
+    logic [31:0] field_combo_mr_mr_bus_hi_addr_next;
+    logic field_combo_mr_mr_bus_hi_addr_load_next;
+    // Field: rnic_csr.mr.mr_attr.pd
+    logic [15:0] field_storage_mr_mr_attr_pd_value;
+    logic [15:0] field_combo_mr_mr_attr_pd_next;
+    logic field_combo_mr_mr_attr_pd_load_next;
+    // Field: rnic_csr.mr.mr_attr.access
+    logic [3:0] field_storage_mr_mr_attr_access_value;
+    logic [3:0] field_combo_mr_mr_attr_access_next;
+    logic field_combo_mr_mr_attr_access_load_next;
+    // Field: rnic_csr.mr.mr_cmd.op
+    logic [3:0] field_storage_mr_mr_cmd_op_value;
+    logic [3:0] field_combo_mr_mr_cmd_op_next;
+    logic field_combo_mr_mr_cmd_op_load_next;
     //--------------------------------------------------------------------------
     // Field logic
     //--------------------------------------------------------------------------
@@ -496,6 +780,709 @@ module rnic_csr (
         end
     end
     assign hwif_out_dma_debug_cqe_ro = field_storage_dma_debug_cqe_ro_value;
+    always @(*) begin
+        logic next_c;
+        logic load_next_c;
+        next_c = field_storage_dma_debug_early_cqe_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_dma_debug && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_dma_debug_early_cqe_value & ~decoded_wr_biten[1:1]) | (decoded_wr_data[1:1] & decoded_wr_biten[1:1]);
+            load_next_c = '1;
+        end
+        field_combo_dma_debug_early_cqe_next = next_c;
+        field_combo_dma_debug_early_cqe_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_dma_debug_early_cqe_value <= 1'h0;
+        end else if(field_combo_dma_debug_early_cqe_load_next) begin
+            field_storage_dma_debug_early_cqe_value <= field_combo_dma_debug_early_cqe_next;
+        end
+    end
+    assign hwif_out_dma_debug_early_cqe = field_storage_dma_debug_early_cqe_value;
+    always @(*) begin
+        logic next_c;
+        logic load_next_c;
+        next_c = field_storage_dma_debug_bypass_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_dma_debug && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_dma_debug_bypass_value & ~decoded_wr_biten[2:2]) | (decoded_wr_data[2:2] & decoded_wr_biten[2:2]);
+            load_next_c = '1;
+        end
+        field_combo_dma_debug_bypass_next = next_c;
+        field_combo_dma_debug_bypass_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_dma_debug_bypass_value <= 1'h0;
+        end else if(field_combo_dma_debug_bypass_load_next) begin
+            field_storage_dma_debug_bypass_value <= field_combo_dma_debug_bypass_next;
+        end
+    end
+    assign hwif_out_dma_debug_bypass = field_storage_dma_debug_bypass_value;
+    always @(*) begin
+        logic next_c;
+        logic load_next_c;
+        next_c = field_storage_dma_cqe_order_cqe_flush_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_dma_cqe_order && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_dma_cqe_order_cqe_flush_value & ~decoded_wr_biten[0:0]) | (decoded_wr_data[0:0] & decoded_wr_biten[0:0]);
+            load_next_c = '1;
+        end
+        field_combo_dma_cqe_order_cqe_flush_next = next_c;
+        field_combo_dma_cqe_order_cqe_flush_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_dma_cqe_order_cqe_flush_value <= 1'h0;
+        end else if(field_combo_dma_cqe_order_cqe_flush_load_next) begin
+            field_storage_dma_cqe_order_cqe_flush_value <= field_combo_dma_cqe_order_cqe_flush_next;
+        end
+    end
+    assign hwif_out_dma_cqe_order_cqe_flush = field_storage_dma_cqe_order_cqe_flush_value;
+    always @(*) begin
+        logic [31:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_port_mac_lo_addr_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_port_mac_lo && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_port_mac_lo_addr_value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo_port_mac_lo_addr_next = next_c;
+        field_combo_port_mac_lo_addr_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_port_mac_lo_addr_value <= 32'h0;
+        end else if(field_combo_port_mac_lo_addr_load_next) begin
+            field_storage_port_mac_lo_addr_value <= field_combo_port_mac_lo_addr_next;
+        end
+    end
+    assign hwif_out_port_mac_lo_addr = field_storage_port_mac_lo_addr_value;
+    always @(*) begin
+        logic [15:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_port_mac_hi_addr_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_port_mac_hi && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_port_mac_hi_addr_value & ~decoded_wr_biten[15:0]) | (decoded_wr_data[15:0] & decoded_wr_biten[15:0]);
+            load_next_c = '1;
+        end
+        field_combo_port_mac_hi_addr_next = next_c;
+        field_combo_port_mac_hi_addr_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_port_mac_hi_addr_value <= 16'h0;
+        end else if(field_combo_port_mac_hi_addr_load_next) begin
+            field_storage_port_mac_hi_addr_value <= field_combo_port_mac_hi_addr_next;
+        end
+    end
+    assign hwif_out_port_mac_hi_addr = field_storage_port_mac_hi_addr_value;
+    always @(*) begin
+        logic [31:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_port_ipv4_addr_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_port_ipv4 && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_port_ipv4_addr_value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo_port_ipv4_addr_next = next_c;
+        field_combo_port_ipv4_addr_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_port_ipv4_addr_value <= 32'h0;
+        end else if(field_combo_port_ipv4_addr_load_next) begin
+            field_storage_port_ipv4_addr_value <= field_combo_port_ipv4_addr_next;
+        end
+    end
+    assign hwif_out_port_ipv4_addr = field_storage_port_ipv4_addr_value;
+    always @(*) begin
+        logic [15:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_sel_qpn_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_sel && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_sel_qpn_value & ~decoded_wr_biten[15:0]) | (decoded_wr_data[15:0] & decoded_wr_biten[15:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_sel_qpn_next = next_c;
+        field_combo_qp_qp_sel_qpn_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_sel_qpn_value <= 16'h0;
+        end else if(field_combo_qp_qp_sel_qpn_load_next) begin
+            field_storage_qp_qp_sel_qpn_value <= field_combo_qp_qp_sel_qpn_next;
+        end
+    end
+    assign hwif_out_qp_qp_sel_qpn = field_storage_qp_qp_sel_qpn_value;
+    always @(*) begin
+        logic [2:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_attr_state_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_attr && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_attr_state_value & ~decoded_wr_biten[2:0]) | (decoded_wr_data[2:0] & decoded_wr_biten[2:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_attr_state_next = next_c;
+        field_combo_qp_qp_attr_state_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_attr_state_value <= 3'h0;
+        end else if(field_combo_qp_qp_attr_state_load_next) begin
+            field_storage_qp_qp_attr_state_value <= field_combo_qp_qp_attr_state_next;
+        end
+    end
+    assign hwif_out_qp_qp_attr_state = field_storage_qp_qp_attr_state_value;
+    always @(*) begin
+        logic [2:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_attr_pmtu_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_attr && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_attr_pmtu_value & ~decoded_wr_biten[6:4]) | (decoded_wr_data[6:4] & decoded_wr_biten[6:4]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_attr_pmtu_next = next_c;
+        field_combo_qp_qp_attr_pmtu_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_attr_pmtu_value <= 3'h1;
+        end else if(field_combo_qp_qp_attr_pmtu_load_next) begin
+            field_storage_qp_qp_attr_pmtu_value <= field_combo_qp_qp_attr_pmtu_next;
+        end
+    end
+    assign hwif_out_qp_qp_attr_pmtu = field_storage_qp_qp_attr_pmtu_value;
+    always @(*) begin
+        logic next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_attr_remote_write_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_attr && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_attr_remote_write_value & ~decoded_wr_biten[8:8]) | (decoded_wr_data[8:8] & decoded_wr_biten[8:8]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_attr_remote_write_next = next_c;
+        field_combo_qp_qp_attr_remote_write_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_attr_remote_write_value <= 1'h0;
+        end else if(field_combo_qp_qp_attr_remote_write_load_next) begin
+            field_storage_qp_qp_attr_remote_write_value <= field_combo_qp_qp_attr_remote_write_next;
+        end
+    end
+    assign hwif_out_qp_qp_attr_remote_write = field_storage_qp_qp_attr_remote_write_value;
+    always @(*) begin
+        logic [23:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_dest_qpn_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_dest && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_dest_qpn_value & ~decoded_wr_biten[23:0]) | (decoded_wr_data[23:0] & decoded_wr_biten[23:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_dest_qpn_next = next_c;
+        field_combo_qp_qp_dest_qpn_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_dest_qpn_value <= 24'h0;
+        end else if(field_combo_qp_qp_dest_qpn_load_next) begin
+            field_storage_qp_qp_dest_qpn_value <= field_combo_qp_qp_dest_qpn_next;
+        end
+    end
+    assign hwif_out_qp_qp_dest_qpn = field_storage_qp_qp_dest_qpn_value;
+    always @(*) begin
+        logic [23:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_sq_psn_psn_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_sq_psn && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_sq_psn_psn_value & ~decoded_wr_biten[23:0]) | (decoded_wr_data[23:0] & decoded_wr_biten[23:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_sq_psn_psn_next = next_c;
+        field_combo_qp_qp_sq_psn_psn_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_sq_psn_psn_value <= 24'h0;
+        end else if(field_combo_qp_qp_sq_psn_psn_load_next) begin
+            field_storage_qp_qp_sq_psn_psn_value <= field_combo_qp_qp_sq_psn_psn_next;
+        end
+    end
+    assign hwif_out_qp_qp_sq_psn_psn = field_storage_qp_qp_sq_psn_psn_value;
+    always @(*) begin
+        logic [23:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_rq_psn_psn_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_rq_psn && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_rq_psn_psn_value & ~decoded_wr_biten[23:0]) | (decoded_wr_data[23:0] & decoded_wr_biten[23:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_rq_psn_psn_next = next_c;
+        field_combo_qp_qp_rq_psn_psn_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_rq_psn_psn_value <= 24'h0;
+        end else if(field_combo_qp_qp_rq_psn_psn_load_next) begin
+            field_storage_qp_qp_rq_psn_psn_value <= field_combo_qp_qp_rq_psn_psn_next;
+        end
+    end
+    assign hwif_out_qp_qp_rq_psn_psn = field_storage_qp_qp_rq_psn_psn_value;
+    always @(*) begin
+        logic [31:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_dmac_lo_addr_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_dmac_lo && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_dmac_lo_addr_value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_dmac_lo_addr_next = next_c;
+        field_combo_qp_qp_dmac_lo_addr_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_dmac_lo_addr_value <= 32'h0;
+        end else if(field_combo_qp_qp_dmac_lo_addr_load_next) begin
+            field_storage_qp_qp_dmac_lo_addr_value <= field_combo_qp_qp_dmac_lo_addr_next;
+        end
+    end
+    assign hwif_out_qp_qp_dmac_lo_addr = field_storage_qp_qp_dmac_lo_addr_value;
+    always @(*) begin
+        logic [15:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_dmac_hi_addr_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_dmac_hi && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_dmac_hi_addr_value & ~decoded_wr_biten[15:0]) | (decoded_wr_data[15:0] & decoded_wr_biten[15:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_dmac_hi_addr_next = next_c;
+        field_combo_qp_qp_dmac_hi_addr_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_dmac_hi_addr_value <= 16'h0;
+        end else if(field_combo_qp_qp_dmac_hi_addr_load_next) begin
+            field_storage_qp_qp_dmac_hi_addr_value <= field_combo_qp_qp_dmac_hi_addr_next;
+        end
+    end
+    assign hwif_out_qp_qp_dmac_hi_addr = field_storage_qp_qp_dmac_hi_addr_value;
+    always @(*) begin
+        logic [15:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_dmac_hi_udp_sport_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_dmac_hi && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_dmac_hi_udp_sport_value & ~decoded_wr_biten[31:16]) | (decoded_wr_data[31:16] & decoded_wr_biten[31:16]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_dmac_hi_udp_sport_next = next_c;
+        field_combo_qp_qp_dmac_hi_udp_sport_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_dmac_hi_udp_sport_value <= 16'hc000;
+        end else if(field_combo_qp_qp_dmac_hi_udp_sport_load_next) begin
+            field_storage_qp_qp_dmac_hi_udp_sport_value <= field_combo_qp_qp_dmac_hi_udp_sport_next;
+        end
+    end
+    assign hwif_out_qp_qp_dmac_hi_udp_sport = field_storage_qp_qp_dmac_hi_udp_sport_value;
+    always @(*) begin
+        logic [31:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_dip_addr_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_dip && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_dip_addr_value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_dip_addr_next = next_c;
+        field_combo_qp_qp_dip_addr_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_dip_addr_value <= 32'h0;
+        end else if(field_combo_qp_qp_dip_addr_load_next) begin
+            field_storage_qp_qp_dip_addr_value <= field_combo_qp_qp_dip_addr_next;
+        end
+    end
+    assign hwif_out_qp_qp_dip_addr = field_storage_qp_qp_dip_addr_value;
+    always @(*) begin
+        logic [15:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_pd_pd_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_pd && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_pd_pd_value & ~decoded_wr_biten[15:0]) | (decoded_wr_data[15:0] & decoded_wr_biten[15:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_pd_pd_next = next_c;
+        field_combo_qp_qp_pd_pd_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_pd_pd_value <= 16'h0;
+        end else if(field_combo_qp_qp_pd_pd_load_next) begin
+            field_storage_qp_qp_pd_pd_value <= field_combo_qp_qp_pd_pd_next;
+        end
+    end
+    assign hwif_out_qp_qp_pd_pd = field_storage_qp_qp_pd_pd_value;
+    always @(*) begin
+        logic [15:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_pd_rcq_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_pd && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_pd_rcq_value & ~decoded_wr_biten[31:16]) | (decoded_wr_data[31:16] & decoded_wr_biten[31:16]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_pd_rcq_next = next_c;
+        field_combo_qp_qp_pd_rcq_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_pd_rcq_value <= 16'h0;
+        end else if(field_combo_qp_qp_pd_rcq_load_next) begin
+            field_storage_qp_qp_pd_rcq_value <= field_combo_qp_qp_pd_rcq_next;
+        end
+    end
+    assign hwif_out_qp_qp_pd_rcq = field_storage_qp_qp_pd_rcq_value;
+    always @(*) begin
+        logic [31:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_rq_base_lo_addr_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_rq_base_lo && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_rq_base_lo_addr_value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_rq_base_lo_addr_next = next_c;
+        field_combo_qp_qp_rq_base_lo_addr_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_rq_base_lo_addr_value <= 32'h0;
+        end else if(field_combo_qp_qp_rq_base_lo_addr_load_next) begin
+            field_storage_qp_qp_rq_base_lo_addr_value <= field_combo_qp_qp_rq_base_lo_addr_next;
+        end
+    end
+    assign hwif_out_qp_qp_rq_base_lo_addr = field_storage_qp_qp_rq_base_lo_addr_value;
+    always @(*) begin
+        logic [31:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_rq_base_hi_addr_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_rq_base_hi && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_rq_base_hi_addr_value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_rq_base_hi_addr_next = next_c;
+        field_combo_qp_qp_rq_base_hi_addr_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_rq_base_hi_addr_value <= 32'h0;
+        end else if(field_combo_qp_qp_rq_base_hi_addr_load_next) begin
+            field_storage_qp_qp_rq_base_hi_addr_value <= field_combo_qp_qp_rq_base_hi_addr_next;
+        end
+    end
+    assign hwif_out_qp_qp_rq_base_hi_addr = field_storage_qp_qp_rq_base_hi_addr_value;
+    always @(*) begin
+        logic [31:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_rq_size_entries_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_rq_size && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_rq_size_entries_value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_rq_size_entries_next = next_c;
+        field_combo_qp_qp_rq_size_entries_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_rq_size_entries_value <= 32'h0;
+        end else if(field_combo_qp_qp_rq_size_entries_load_next) begin
+            field_storage_qp_qp_rq_size_entries_value <= field_combo_qp_qp_rq_size_entries_next;
+        end
+    end
+    assign hwif_out_qp_qp_rq_size_entries = field_storage_qp_qp_rq_size_entries_value;
+    always @(*) begin
+        logic [3:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_cmd_op_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_cmd && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_cmd_op_value & ~decoded_wr_biten[3:0]) | (decoded_wr_data[3:0] & decoded_wr_biten[3:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_cmd_op_next = next_c;
+        field_combo_qp_qp_cmd_op_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_cmd_op_value <= 4'h0;
+        end else if(field_combo_qp_qp_cmd_op_load_next) begin
+            field_storage_qp_qp_cmd_op_value <= field_combo_qp_qp_cmd_op_next;
+        end
+    end
+    assign hwif_out_qp_qp_cmd_op = field_storage_qp_qp_cmd_op_value;
+    assign hwif_out_qp_qp_cmd_op_swmod = decoded_reg_strb_qp_qp_cmd && decoded_req_is_wr && (|(decoded_wr_biten[3:0]));
+    always @(*) begin
+        logic [15:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_rq_db_pi_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_rq_db && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_rq_db_pi_value & ~decoded_wr_biten[15:0]) | (decoded_wr_data[15:0] & decoded_wr_biten[15:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_rq_db_pi_next = next_c;
+        field_combo_qp_rq_db_pi_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_rq_db_pi_value <= 16'h0;
+        end else if(field_combo_qp_rq_db_pi_load_next) begin
+            field_storage_qp_rq_db_pi_value <= field_combo_qp_rq_db_pi_next;
+        end
+    end
+    assign hwif_out_qp_rq_db_pi = field_storage_qp_rq_db_pi_value;
+    assign hwif_out_qp_rq_db_pi_swmod = decoded_reg_strb_qp_rq_db && decoded_req_is_wr && (|(decoded_wr_biten[15:0]));
+    always @(*) begin
+        logic [15:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_rq_db_qpn_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_rq_db && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_rq_db_qpn_value & ~decoded_wr_biten[31:16]) | (decoded_wr_data[31:16] & decoded_wr_biten[31:16]);
+            load_next_c = '1;
+        end
+        field_combo_qp_rq_db_qpn_next = next_c;
+        field_combo_qp_rq_db_qpn_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_rq_db_qpn_value <= 16'h0;
+        end else if(field_combo_qp_rq_db_qpn_load_next) begin
+            field_storage_qp_rq_db_qpn_value <= field_combo_qp_rq_db_qpn_next;
+        end
+    end
+    assign hwif_out_qp_rq_db_qpn = field_storage_qp_rq_db_qpn_value;
+    always @(*) begin
+        logic [15:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_mr_mr_sel_index_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_mr_mr_sel && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_mr_mr_sel_index_value & ~decoded_wr_biten[15:0]) | (decoded_wr_data[15:0] & decoded_wr_biten[15:0]);
+            load_next_c = '1;
+        end
+        field_combo_mr_mr_sel_index_next = next_c;
+        field_combo_mr_mr_sel_index_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_mr_mr_sel_index_value <= 16'h0;
+        end else if(field_combo_mr_mr_sel_index_load_next) begin
+            field_storage_mr_mr_sel_index_value <= field_combo_mr_mr_sel_index_next;
+        end
+    end
+    assign hwif_out_mr_mr_sel_index = field_storage_mr_mr_sel_index_value;
+    always @(*) begin
+        logic [31:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_mr_mr_key_key_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_mr_mr_key && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_mr_mr_key_key_value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo_mr_mr_key_key_next = next_c;
+        field_combo_mr_mr_key_key_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_mr_mr_key_key_value <= 32'h0;
+        end else if(field_combo_mr_mr_key_key_load_next) begin
+            field_storage_mr_mr_key_key_value <= field_combo_mr_mr_key_key_next;
+        end
+    end
+    assign hwif_out_mr_mr_key_key = field_storage_mr_mr_key_key_value;
+    always @(*) begin
+        logic [31:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_mr_mr_va_lo_addr_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_mr_mr_va_lo && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_mr_mr_va_lo_addr_value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo_mr_mr_va_lo_addr_next = next_c;
+        field_combo_mr_mr_va_lo_addr_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_mr_mr_va_lo_addr_value <= 32'h0;
+        end else if(field_combo_mr_mr_va_lo_addr_load_next) begin
+            field_storage_mr_mr_va_lo_addr_value <= field_combo_mr_mr_va_lo_addr_next;
+        end
+    end
+    assign hwif_out_mr_mr_va_lo_addr = field_storage_mr_mr_va_lo_addr_value;
+    always @(*) begin
+        logic [31:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_mr_mr_va_hi_addr_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_mr_mr_va_hi && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_mr_mr_va_hi_addr_value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo_mr_mr_va_hi_addr_next = next_c;
+        field_combo_mr_mr_va_hi_addr_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_mr_mr_va_hi_addr_value <= 32'h0;
+        end else if(field_combo_mr_mr_va_hi_addr_load_next) begin
+            field_storage_mr_mr_va_hi_addr_value <= field_combo_mr_mr_va_hi_addr_next;
+        end
+    end
+    assign hwif_out_mr_mr_va_hi_addr = field_storage_mr_mr_va_hi_addr_value;
+    always @(*) begin
+        logic [31:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_mr_mr_len_len_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_mr_mr_len && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_mr_mr_len_len_value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo_mr_mr_len_len_next = next_c;
+        field_combo_mr_mr_len_len_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_mr_mr_len_len_value <= 32'h0;
+        end else if(field_combo_mr_mr_len_len_load_next) begin
+            field_storage_mr_mr_len_len_value <= field_combo_mr_mr_len_len_next;
+        end
+    end
+    assign hwif_out_mr_mr_len_len = field_storage_mr_mr_len_len_value;
+    always @(*) begin
+        logic [31:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_mr_mr_bus_lo_addr_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_mr_mr_bus_lo && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_mr_mr_bus_lo_addr_value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo_mr_mr_bus_lo_addr_next = next_c;
+        field_combo_mr_mr_bus_lo_addr_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_mr_mr_bus_lo_addr_value <= 32'h0;
+        end else if(field_combo_mr_mr_bus_lo_addr_load_next) begin
+            field_storage_mr_mr_bus_lo_addr_value <= field_combo_mr_mr_bus_lo_addr_next;
+        end
+    end
+    assign hwif_out_mr_mr_bus_lo_addr = field_storage_mr_mr_bus_lo_addr_value;
+    always @(*) begin
+        logic [31:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_mr_mr_bus_hi_addr_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_mr_mr_bus_hi && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_mr_mr_bus_hi_addr_value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo_mr_mr_bus_hi_addr_next = next_c;
+        field_combo_mr_mr_bus_hi_addr_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_mr_mr_bus_hi_addr_value <= 32'h0;
+        end else if(field_combo_mr_mr_bus_hi_addr_load_next) begin
+            field_storage_mr_mr_bus_hi_addr_value <= field_combo_mr_mr_bus_hi_addr_next;
+        end
+    end
+    assign hwif_out_mr_mr_bus_hi_addr = field_storage_mr_mr_bus_hi_addr_value;
+    always @(*) begin
+        logic [15:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_mr_mr_attr_pd_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_mr_mr_attr && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_mr_mr_attr_pd_value & ~decoded_wr_biten[15:0]) | (decoded_wr_data[15:0] & decoded_wr_biten[15:0]);
+            load_next_c = '1;
+        end
+        field_combo_mr_mr_attr_pd_next = next_c;
+        field_combo_mr_mr_attr_pd_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_mr_mr_attr_pd_value <= 16'h0;
+        end else if(field_combo_mr_mr_attr_pd_load_next) begin
+            field_storage_mr_mr_attr_pd_value <= field_combo_mr_mr_attr_pd_next;
+        end
+    end
+    assign hwif_out_mr_mr_attr_pd = field_storage_mr_mr_attr_pd_value;
+    always @(*) begin
+        logic [3:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_mr_mr_attr_access_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_mr_mr_attr && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_mr_mr_attr_access_value & ~decoded_wr_biten[19:16]) | (decoded_wr_data[19:16] & decoded_wr_biten[19:16]);
+            load_next_c = '1;
+        end
+        field_combo_mr_mr_attr_access_next = next_c;
+        field_combo_mr_mr_attr_access_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_mr_mr_attr_access_value <= 4'h0;
+        end else if(field_combo_mr_mr_attr_access_load_next) begin
+            field_storage_mr_mr_attr_access_value <= field_combo_mr_mr_attr_access_next;
+        end
+    end
+    assign hwif_out_mr_mr_attr_access = field_storage_mr_mr_attr_access_value;
+    always @(*) begin
+        logic [3:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_mr_mr_cmd_op_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_mr_mr_cmd && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_mr_mr_cmd_op_value & ~decoded_wr_biten[3:0]) | (decoded_wr_data[3:0] & decoded_wr_biten[3:0]);
+            load_next_c = '1;
+        end
+        field_combo_mr_mr_cmd_op_next = next_c;
+        field_combo_mr_mr_cmd_op_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_mr_mr_cmd_op_value <= 4'h0;
+        end else if(field_combo_mr_mr_cmd_op_load_next) begin
+            field_storage_mr_mr_cmd_op_value <= field_combo_mr_mr_cmd_op_next;
+        end
+    end
+    assign hwif_out_mr_mr_cmd_op = field_storage_mr_mr_cmd_op_value;
+    assign hwif_out_mr_mr_cmd_op_swmod = decoded_reg_strb_mr_mr_cmd && decoded_req_is_wr && (|(decoded_wr_biten[3:0]));
 
     //--------------------------------------------------------------------------
     // Write response
@@ -516,7 +1503,7 @@ module rnic_csr (
     // Readback mux address
     // When external accesses are present, hold address stable so readback mux can
     // continue selecting the correct external data while waiting for rd_ack.
-    logic [9:0] rd_mux_addr;
+    logic [10:0] rd_mux_addr;
     assign rd_mux_addr = cpuif_addr;
 
     logic readback_err;
@@ -527,108 +1514,248 @@ always @(*) begin
         // A regular block-local temp is sufficient here since logic is purely combinational.
         logic [31:0] readback_data_var;
         readback_data_var = '0;
-        if(rd_mux_addr == 10'h0) begin
+        if(rd_mux_addr == 11'h0) begin
             readback_data_var[31:0] = 32'h52490001;
         end
-        if(rd_mux_addr == 10'h4) begin
+        if(rd_mux_addr == 11'h4) begin
             readback_data_var[31:0] = 32'h10000;
         end
-        if(rd_mux_addr == 10'h8) begin
+        if(rd_mux_addr == 11'h8) begin
             readback_data_var[31:0] = 32'h100;
         end
-        if(rd_mux_addr == 10'hc) begin
+        if(rd_mux_addr == 11'hc) begin
             readback_data_var[31:0] = 32'h524e4943;
         end
-        if(rd_mux_addr == 10'h10) begin
+        if(rd_mux_addr == 11'h10) begin
             readback_data_var[31:0] = hwif_in_id_build_version_value;
         end
-        if(rd_mux_addr == 10'h14) begin
+        if(rd_mux_addr == 11'h14) begin
             readback_data_var[31:0] = hwif_in_id_git_hash_value;
         end
-        if(rd_mux_addr == 10'h18) begin
+        if(rd_mux_addr == 11'h18) begin
             readback_data_var[31:0] = hwif_in_id_board_id_value;
         end
-        if(rd_mux_addr == 10'h1c) begin
+        if(rd_mux_addr == 11'h1c) begin
             readback_data_var[31:0] = hwif_in_id_data_w_value;
         end
-        if(rd_mux_addr == 10'h20) begin
+        if(rd_mux_addr == 11'h20) begin
             readback_data_var[31:0] = hwif_in_id_num_queues_value;
         end
-        if(rd_mux_addr == 10'h24) begin
+        if(rd_mux_addr == 11'h24) begin
             readback_data_var[31:0] = hwif_in_id_verbs_value;
         end
-        if(rd_mux_addr == 10'h28) begin
+        if(rd_mux_addr == 11'h28) begin
             readback_data_var[31:0] = hwif_in_id_caps_value;
         end
-        if(rd_mux_addr == 10'h100) begin
+        if(rd_mux_addr == 11'h100) begin
             readback_data_var[31:0] = 32'h52490002;
         end
-        if(rd_mux_addr == 10'h104) begin
+        if(rd_mux_addr == 11'h104) begin
             readback_data_var[31:0] = 32'h10000;
         end
-        if(rd_mux_addr == 10'h108) begin
+        if(rd_mux_addr == 11'h108) begin
             readback_data_var[31:0] = 32'h200;
         end
-        if(rd_mux_addr == 10'h110) begin
+        if(rd_mux_addr == 11'h110) begin
             readback_data_var[15:0] = field_storage_queue_q_sel_qn_value;
         end
-        if(rd_mux_addr == 10'h114) begin
+        if(rd_mux_addr == 11'h114) begin
             readback_data_var[31:0] = field_storage_queue_q_base_lo_addr_value;
         end
-        if(rd_mux_addr == 10'h118) begin
+        if(rd_mux_addr == 11'h118) begin
             readback_data_var[31:0] = field_storage_queue_q_base_hi_addr_value;
         end
-        if(rd_mux_addr == 10'h11c) begin
+        if(rd_mux_addr == 11'h11c) begin
             readback_data_var[31:0] = field_storage_queue_q_size_entries_value;
         end
-        if(rd_mux_addr == 10'h120) begin
+        if(rd_mux_addr == 11'h120) begin
             readback_data_var[15:0] = field_storage_queue_q_cqn_cqn_value;
         end
-        if(rd_mux_addr == 10'h128) begin
+        if(rd_mux_addr == 11'h128) begin
             readback_data_var[15:0] = hwif_in_queue_q_sq_state_sq_pi;
             readback_data_var[31:16] = hwif_in_queue_q_sq_state_sq_ci;
         end
-        if(rd_mux_addr == 10'h12c) begin
+        if(rd_mux_addr == 11'h12c) begin
             readback_data_var[15:0] = hwif_in_queue_q_cq_state_cq_pi;
             readback_data_var[16] = hwif_in_queue_q_cq_state_sq_en;
             readback_data_var[17] = hwif_in_queue_q_cq_state_cq_en;
             readback_data_var[18] = hwif_in_queue_q_cq_state_cq_armed;
             readback_data_var[19] = hwif_in_queue_q_cq_state_cq_phase;
         end
-        if(rd_mux_addr == 10'h140) begin
+        if(rd_mux_addr == 11'h140) begin
             readback_data_var[7:0] = hwif_in_queue_err_status_code;
             readback_data_var[31:16] = hwif_in_queue_err_status_qn;
         end
-        if(rd_mux_addr == 10'h144) begin
+        if(rd_mux_addr == 11'h144) begin
             readback_data_var[31:0] = hwif_in_queue_err_count_count;
         end
-        if(rd_mux_addr == 10'h148) begin
+        if(rd_mux_addr == 11'h148) begin
             readback_data_var[31:0] = hwif_in_queue_cqe_count_count;
         end
-        if(rd_mux_addr == 10'h200) begin
+        if(rd_mux_addr == 11'h200) begin
             readback_data_var[31:0] = 32'h52490003;
         end
-        if(rd_mux_addr == 10'h204) begin
+        if(rd_mux_addr == 11'h204) begin
             readback_data_var[31:0] = 32'h10000;
         end
-        if(rd_mux_addr == 10'h208) begin
-            readback_data_var[31:0] = 32'h0;
+        if(rd_mux_addr == 11'h208) begin
+            readback_data_var[31:0] = 32'h300;
         end
-        if(rd_mux_addr == 10'h210) begin
+        if(rd_mux_addr == 11'h210) begin
             readback_data_var[2:0] = hwif_in_dma_pcie_cfg_max_payload;
             readback_data_var[6:4] = hwif_in_dma_pcie_cfg_max_read_req;
         end
-        if(rd_mux_addr == 10'h214) begin
+        if(rd_mux_addr == 11'h214) begin
             readback_data_var[0] = field_storage_dma_debug_cqe_ro_value;
+            readback_data_var[1] = field_storage_dma_debug_early_cqe_value;
+            readback_data_var[2] = field_storage_dma_debug_bypass_value;
         end
-        if(rd_mux_addr == 10'h220) begin
+        if(rd_mux_addr == 11'h218) begin
+            readback_data_var[0] = field_storage_dma_cqe_order_cqe_flush_value;
+        end
+        if(rd_mux_addr == 11'h220) begin
             readback_data_var[31:0] = hwif_in_dma_rd_req_count_count;
         end
-        if(rd_mux_addr == 10'h224) begin
+        if(rd_mux_addr == 11'h224) begin
             readback_data_var[31:0] = hwif_in_dma_wr_req_count_count;
         end
-        if(rd_mux_addr == 10'h228) begin
+        if(rd_mux_addr == 11'h228) begin
             readback_data_var[31:0] = hwif_in_dma_rd_err_count_count;
+        end
+        if(rd_mux_addr == 11'h300) begin
+            readback_data_var[31:0] = 32'h52490004;
+        end
+        if(rd_mux_addr == 11'h304) begin
+            readback_data_var[31:0] = 32'h10000;
+        end
+        if(rd_mux_addr == 11'h308) begin
+            readback_data_var[31:0] = 32'h400;
+        end
+        if(rd_mux_addr == 11'h310) begin
+            readback_data_var[31:0] = field_storage_port_mac_lo_addr_value;
+        end
+        if(rd_mux_addr == 11'h314) begin
+            readback_data_var[15:0] = field_storage_port_mac_hi_addr_value;
+        end
+        if(rd_mux_addr == 11'h318) begin
+            readback_data_var[31:0] = field_storage_port_ipv4_addr_value;
+        end
+        if(rd_mux_addr == 11'h320) begin
+            readback_data_var[31:0] = hwif_in_port_tx_frames_value;
+        end
+        if(rd_mux_addr == 11'h324) begin
+            readback_data_var[31:0] = hwif_in_port_rx_frames_value;
+        end
+        if(rd_mux_addr == 11'h328) begin
+            readback_data_var[31:0] = hwif_in_port_rx_drop_icrc_value;
+        end
+        if(rd_mux_addr == 11'h32c) begin
+            readback_data_var[31:0] = hwif_in_port_rx_drop_malformed_value;
+        end
+        if(rd_mux_addr == 11'h330) begin
+            readback_data_var[31:0] = hwif_in_port_rx_drop_nobuf_value;
+        end
+        if(rd_mux_addr == 11'h334) begin
+            readback_data_var[31:0] = hwif_in_port_rx_drop_qp_value;
+        end
+        if(rd_mux_addr == 11'h338) begin
+            readback_data_var[31:0] = hwif_in_port_rx_drop_psn_value;
+        end
+        if(rd_mux_addr == 11'h33c) begin
+            readback_data_var[31:0] = hwif_in_port_rx_nak_value;
+        end
+        if(rd_mux_addr == 11'h400) begin
+            readback_data_var[31:0] = 32'h52490005;
+        end
+        if(rd_mux_addr == 11'h404) begin
+            readback_data_var[31:0] = 32'h10000;
+        end
+        if(rd_mux_addr == 11'h408) begin
+            readback_data_var[31:0] = 32'h500;
+        end
+        if(rd_mux_addr == 11'h410) begin
+            readback_data_var[15:0] = field_storage_qp_qp_sel_qpn_value;
+        end
+        if(rd_mux_addr == 11'h414) begin
+            readback_data_var[2:0] = field_storage_qp_qp_attr_state_value;
+            readback_data_var[6:4] = field_storage_qp_qp_attr_pmtu_value;
+            readback_data_var[8] = field_storage_qp_qp_attr_remote_write_value;
+        end
+        if(rd_mux_addr == 11'h418) begin
+            readback_data_var[23:0] = field_storage_qp_qp_dest_qpn_value;
+        end
+        if(rd_mux_addr == 11'h41c) begin
+            readback_data_var[23:0] = field_storage_qp_qp_sq_psn_psn_value;
+        end
+        if(rd_mux_addr == 11'h420) begin
+            readback_data_var[23:0] = field_storage_qp_qp_rq_psn_psn_value;
+        end
+        if(rd_mux_addr == 11'h424) begin
+            readback_data_var[31:0] = field_storage_qp_qp_dmac_lo_addr_value;
+        end
+        if(rd_mux_addr == 11'h428) begin
+            readback_data_var[15:0] = field_storage_qp_qp_dmac_hi_addr_value;
+            readback_data_var[31:16] = field_storage_qp_qp_dmac_hi_udp_sport_value;
+        end
+        if(rd_mux_addr == 11'h42c) begin
+            readback_data_var[31:0] = field_storage_qp_qp_dip_addr_value;
+        end
+        if(rd_mux_addr == 11'h430) begin
+            readback_data_var[15:0] = field_storage_qp_qp_pd_pd_value;
+            readback_data_var[31:16] = field_storage_qp_qp_pd_rcq_value;
+        end
+        if(rd_mux_addr == 11'h434) begin
+            readback_data_var[31:0] = field_storage_qp_qp_rq_base_lo_addr_value;
+        end
+        if(rd_mux_addr == 11'h438) begin
+            readback_data_var[31:0] = field_storage_qp_qp_rq_base_hi_addr_value;
+        end
+        if(rd_mux_addr == 11'h43c) begin
+            readback_data_var[31:0] = field_storage_qp_qp_rq_size_entries_value;
+        end
+        if(rd_mux_addr == 11'h448) begin
+            readback_data_var[2:0] = hwif_in_qp_qp_status_state;
+            readback_data_var[15:8] = hwif_in_qp_qp_status_last_syndrome;
+        end
+        if(rd_mux_addr == 11'h44c) begin
+            readback_data_var[23:0] = hwif_in_qp_qp_sq_psn_now_psn;
+        end
+        if(rd_mux_addr == 11'h450) begin
+            readback_data_var[23:0] = hwif_in_qp_qp_rq_psn_now_psn;
+        end
+        if(rd_mux_addr == 11'h500) begin
+            readback_data_var[31:0] = 32'h52490006;
+        end
+        if(rd_mux_addr == 11'h504) begin
+            readback_data_var[31:0] = 32'h10000;
+        end
+        if(rd_mux_addr == 11'h508) begin
+            readback_data_var[31:0] = 32'h0;
+        end
+        if(rd_mux_addr == 11'h510) begin
+            readback_data_var[15:0] = field_storage_mr_mr_sel_index_value;
+        end
+        if(rd_mux_addr == 11'h514) begin
+            readback_data_var[31:0] = field_storage_mr_mr_key_key_value;
+        end
+        if(rd_mux_addr == 11'h518) begin
+            readback_data_var[31:0] = field_storage_mr_mr_va_lo_addr_value;
+        end
+        if(rd_mux_addr == 11'h51c) begin
+            readback_data_var[31:0] = field_storage_mr_mr_va_hi_addr_value;
+        end
+        if(rd_mux_addr == 11'h520) begin
+            readback_data_var[31:0] = field_storage_mr_mr_len_len_value;
+        end
+        if(rd_mux_addr == 11'h524) begin
+            readback_data_var[31:0] = field_storage_mr_mr_bus_lo_addr_value;
+        end
+        if(rd_mux_addr == 11'h528) begin
+            readback_data_var[31:0] = field_storage_mr_mr_bus_hi_addr_value;
+        end
+        if(rd_mux_addr == 11'h52c) begin
+            readback_data_var[15:0] = field_storage_mr_mr_attr_pd_value;
+            readback_data_var[19:16] = field_storage_mr_mr_attr_access_value;
         end
         readback_data = readback_data_var;
         readback_done = decoded_req & ~decoded_req_is_wr;

@@ -5,6 +5,7 @@
 use super::_root; // alias to root module of generated code
 
 // Anonymous component instances
+pub mod cqe_order;
 pub mod debug;
 pub mod pcie_cfg;
 pub mod rd_err_count;
@@ -12,7 +13,7 @@ pub mod rd_req_count;
 pub mod wr_req_count;
 
 // Instances of named component types
-pub use _root::components::blk_next_r as blk_next;
+pub use _root::components::blk_next_r_next_300 as blk_next;
 pub use _root::components::blk_type_r_type_52490003 as blk_type;
 pub use _root::components::blk_version_r_ver_10000 as blk_version;
 
@@ -111,7 +112,7 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> DmaBlock<'io, IO> {
     /// Byte offset of the next register block in BAR0, 0 at the end of the list.
     #[inline(always)]
     #[must_use]
-    pub const fn blk_next(&self) -> peakrdl_rust::reg::Reg<'io, blk_next::BlkNextR, IO> {
+    pub const fn blk_next(&self) -> peakrdl_rust::reg::Reg<'io, blk_next::BlkNextR_NEXT_300, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x8).cast(), self.io)
         }
@@ -136,6 +137,17 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> DmaBlock<'io, IO> {
     pub const fn debug(&self) -> peakrdl_rust::reg::Reg<'io, debug::Debug, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x14).cast(), self.io)
+        }
+    }
+
+    /// cqe_order
+    ///
+    /// How a CQE is ordered behind the payload it completes.
+    #[inline(always)]
+    #[must_use]
+    pub const fn cqe_order(&self) -> peakrdl_rust::reg::Reg<'io, cqe_order::CqeOrder, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x18).cast(), self.io)
         }
     }
 

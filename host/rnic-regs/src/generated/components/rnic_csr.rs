@@ -7,6 +7,9 @@ use super::_root; // alias to root module of generated code
 // Instances of named component types
 pub use _root::components::dma_block as dma;
 pub use _root::components::id_block as id;
+pub use _root::components::mr_block as mr;
+pub use _root::components::port_block as port;
+pub use _root::components::qp_block as qp;
 pub use _root::components::queue_block as queue;
 
 /// rnic_csr
@@ -50,7 +53,7 @@ impl RnicCsr<'static> {
 
 impl<'io, IO> RnicCsr<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0x22C;
+    pub const SIZE: usize = 0x534;
 
     /// # Safety
     ///
@@ -100,5 +103,32 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> RnicCsr<'io, IO> {
     #[must_use]
     pub const fn dma(&self) -> dma::DmaBlock<'io, IO> {
         unsafe { dma::DmaBlock::from_ptr_with(self.ptr.wrapping_byte_add(0x200).cast(), self.io) }
+    }
+
+    /// port
+    ///
+    /// Ethernet port: addresses and frame counters.
+    #[inline(always)]
+    #[must_use]
+    pub const fn port(&self) -> port::PortBlock<'io, IO> {
+        unsafe { port::PortBlock::from_ptr_with(self.ptr.wrapping_byte_add(0x300).cast(), self.io) }
+    }
+
+    /// qp
+    ///
+    /// Queue pairs: context set through a window (select, stage, commit), receive-queue doorbell.
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp(&self) -> qp::QpBlock<'io, IO> {
+        unsafe { qp::QpBlock::from_ptr_with(self.ptr.wrapping_byte_add(0x400).cast(), self.io) }
+    }
+
+    /// mr
+    ///
+    /// Memory regions: key, bounds, access, bus address, set through a window.
+    #[inline(always)]
+    #[must_use]
+    pub const fn mr(&self) -> mr::MrBlock<'io, IO> {
+        unsafe { mr::MrBlock::from_ptr_with(self.ptr.wrapping_byte_add(0x500).cast(), self.io) }
     }
 }

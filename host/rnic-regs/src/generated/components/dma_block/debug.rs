@@ -43,7 +43,7 @@ impl Debug {
 
     /// cqe_ro
     ///
-    /// Write CQEs with Relaxed Ordering (RO=1), so they may pass the payload they complete.
+    /// Write CQEs with Relaxed Ordering (RO=1), so they may pass the payload they complete; in flush mode, also skip the flush read.
     #[inline(always)]
     #[allow(clippy::missing_panics_doc)]
     #[must_use]
@@ -54,12 +54,62 @@ impl Debug {
 
     /// cqe_ro
     ///
-    /// Write CQEs with Relaxed Ordering (RO=1), so they may pass the payload they complete.
+    /// Write CQEs with Relaxed Ordering (RO=1), so they may pass the payload they complete; in flush mode, also skip the flush read.
     #[inline(always)]
     pub fn set_cqe_ro(&mut self, val: bool) {
         let val = val as u32;
         self.0 = (self.0 & !(Self::CQE_RO_MASK << Self::CQE_RO_OFFSET))
             | ((val & Self::CQE_RO_MASK) << Self::CQE_RO_OFFSET);
+    }
+
+    pub const EARLY_CQE_OFFSET: usize = 1;
+    pub const EARLY_CQE_WIDTH: usize = 1;
+    pub const EARLY_CQE_MASK: u32 = 0x1;
+
+    /// early_cqe
+    ///
+    /// Responder: write the WRITE_WITH_IMM / SEND CQE as soon as its packet arrives, without waiting for the payload of earlier PSNs.
+    #[inline(always)]
+    #[allow(clippy::missing_panics_doc)]
+    #[must_use]
+    pub fn early_cqe(&self) -> bool {
+        let val = (self.0 >> Self::EARLY_CQE_OFFSET) & Self::EARLY_CQE_MASK;
+        val != 0
+    }
+
+    /// early_cqe
+    ///
+    /// Responder: write the WRITE_WITH_IMM / SEND CQE as soon as its packet arrives, without waiting for the payload of earlier PSNs.
+    #[inline(always)]
+    pub fn set_early_cqe(&mut self, val: bool) {
+        let val = val as u32;
+        self.0 = (self.0 & !(Self::EARLY_CQE_MASK << Self::EARLY_CQE_OFFSET))
+            | ((val & Self::EARLY_CQE_MASK) << Self::EARLY_CQE_OFFSET);
+    }
+
+    pub const BYPASS_OFFSET: usize = 2;
+    pub const BYPASS_WIDTH: usize = 1;
+    pub const BYPASS_MASK: u32 = 0x1;
+
+    /// bypass
+    ///
+    /// Responder: write CQEs through a path that bypasses the payload write queue.
+    #[inline(always)]
+    #[allow(clippy::missing_panics_doc)]
+    #[must_use]
+    pub fn bypass(&self) -> bool {
+        let val = (self.0 >> Self::BYPASS_OFFSET) & Self::BYPASS_MASK;
+        val != 0
+    }
+
+    /// bypass
+    ///
+    /// Responder: write CQEs through a path that bypasses the payload write queue.
+    #[inline(always)]
+    pub fn set_bypass(&mut self, val: bool) {
+        let val = val as u32;
+        self.0 = (self.0 & !(Self::BYPASS_MASK << Self::BYPASS_OFFSET))
+            | ((val & Self::BYPASS_MASK) << Self::BYPASS_OFFSET);
     }
 }
 
@@ -67,6 +117,8 @@ impl core::fmt::Debug for Debug {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Debug")
             .field("cqe_ro", &self.cqe_ro())
+            .field("early_cqe", &self.early_cqe())
+            .field("bypass", &self.bypass())
             .finish()
     }
 }
@@ -79,5 +131,7 @@ mod tests {
     fn test_default() {
         let reg = Debug::default();
         assert_eq!(reg.cqe_ro(), false);
+        assert_eq!(reg.early_cqe(), false);
+        assert_eq!(reg.bypass(), false);
     }
 }
