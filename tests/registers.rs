@@ -13,10 +13,17 @@ fn discovery_and_id_block() {
         assert_eq!(
             types,
             vec![
-                rnic_regs::BLOCK_TYPE_ID,
-                rnic_regs::BLOCK_TYPE_QUEUE,
-                rnic_regs::BLOCK_TYPE_DMA
+                0x5249_0001,
+                0x5249_0002,
+                0x5249_0003,
+                0x5249_0004,
+                0x5249_0005,
+                0x5249_0006
             ]
+        );
+        assert!(
+            blocks.iter().all(|b| b.name.is_some()),
+            "every block of this build is known: {blocks:?}"
         );
         let id = nic.id();
         assert_eq!(id.data_w, w);

@@ -1,22 +1,37 @@
-//! rnic queues over any [`Device`]: completion queues, send queues, work
-//! requests, doorbells and completion polling.
+//! rnic queues over any [`Device`]: completion queues, send queues, receive
+//! queues, work requests, doorbells and completion polling.
 //!
 //! Ring memory is DMA memory owned by the host; the NIC only keeps indices.
 //! CQEs carry an owner/phase bit that flips on every pass over the ring, so
 //! the host knows a CQE is new without any register read. Between seeing the
 //! phase bit and reading the CQE (and then the data it names), the host
 //! issues an acquire fence: the last layer of the ordering contract.
+//!
+//! Work-queue accounting: every CQE names the ring index of the WQE it
+//! completes (its *WQE counter*, free-running, 16 bits). Polling a CQE
+//! retires that WQE and every earlier one of the same ring, so send WQEs
+//! posted without SIGNALED (which complete silently) are freed by the next
+//! signaled completion of their queue. Receive completions (CQE flag bit 1)
+//! retire receive-queue WQEs the same way.
 
 pub mod ring;
 
 use std::cell::{Cell, RefCell};
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 use std::sync::atomic::{fence, Ordering};
 
 use rnic_device::{Device, DeviceError, DmaBuffer, IrqWait};
 use rnic_regs::DeviceIo;
 
-pub use ring::{CopyWr, Cqe, WcStatus, WrOpcode, CQE_SIZE, WQE_SIZE};
+pub use ring::{
+    CopyWr, Cqe, RecvWqe, SendWqe, WcStatus, WrOpcode, CQE_FLAG_RECV, CQE_FLAG_WITH_IMM,
+    CQE_OP_LOCAL_DMA_COPY, CQE_OP_RDMA_WRITE, CQE_OP_RECV, CQE_OP_RECV_RDMA_WITH_IMM, CQE_OP_SEND,
+    CQE_SIZE, WQE_FLAG_FENCE, WQE_FLAG_SIGNALED, WQE_FLAG_SOLICITED, WQE_SIZE,
+};
+
+/// Smallest and largest ring size the NIC accepts (`q_size`, `qp_rq_size`).
+pub const MIN_RING_ENTRIES: u32 = 2;
+pub const MAX_RING_ENTRIES: u32 = 32768;
 
 /// Errors of the queue layer.
 #[derive(Debug, thiserror::Error)]
@@ -31,6 +46,8 @@ pub enum DriverError {
     NoFreeQueue(u32),
     #[error("send queue {0} is full")]
     QueueFull(u16),
+    #[error("receive queue of QP {0} is full")]
+    RecvQueueFull(u16),
     #[error("the NIC refused the command on queue {qn}: error code {code} ({})", error_name(*code))]
     Refused { code: u8, qn: u16 },
 }
@@ -84,14 +101,72 @@ pub struct ErrorStatus {
     pub count: u32,
 }
 
+/// Producer and consumer index of a work queue (free-running, 32 bits on
+/// the host; the NIC sees the low 16 bits), shared between the queue and the
+/// completion queue that retires its WQEs.
+#[derive(Debug, Default)]
+struct WqState {
+    pi: Cell<u32>,
+    ci: Cell<u32>,
+}
+
+impl WqState {
+    fn outstanding(&self) -> u32 {
+        self.pi.get().wrapping_sub(self.ci.get())
+    }
+
+    /// Retires the WQE with 16-bit index `counter` and every earlier one.
+    /// Returns false (and retires nothing) when `counter` names no
+    /// outstanding WQE.
+    fn retire(&self, counter: u16) -> bool {
+        let ci = self.ci.get();
+        let delta = u32::from(counter.wrapping_sub(ci as u16));
+        if delta < self.outstanding() {
+            self.ci.set(ci.wrapping_add(delta + 1));
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Retires the oldest outstanding WQE, if any.
+    fn retire_one(&self) {
+        if self.outstanding() > 0 {
+            self.ci.set(self.ci.get().wrapping_add(1));
+        }
+    }
+
+    /// The ring index (low 16 bits) of the oldest outstanding WQE.
+    fn oldest(&self) -> u16 {
+        self.ci.get() as u16
+    }
+
+    fn reset(&self) {
+        self.pi.set(0);
+        self.ci.set(0);
+    }
+}
+
+/// A work queue whose WQEs a completion queue retires.
+struct WqLink {
+    qn: u16,
+    recv: bool,
+    state: Weak<WqState>,
+}
+
 /// A completion queue: a ring of CQEs in host memory.
 pub struct CompletionQueue {
     cqn: u16,
     entries: u32,
     ring: DmaBuffer,
     ci: u32,
-    /// Send queues reporting here, with their host-side consumer index.
-    sqs: Vec<(u16, Rc<Cell<u32>>)>,
+    /// Send and receive queues reporting here (weak: a destroyed queue
+    /// drops out).
+    links: Vec<WqLink>,
+    counter_mismatches: u64,
+    /// The NIC was seen completing without a valid WQE counter: retire one
+    /// WQE per CQE from then on.
+    counter_ignored: bool,
 }
 
 impl CompletionQueue {
@@ -104,30 +179,136 @@ impl CompletionQueue {
     pub fn ring(&self) -> &DmaBuffer {
         &self.ring
     }
+    /// CQEs consumed so far (free-running).
+    pub fn consumer_index(&self) -> u32 {
+        self.ci
+    }
+    /// CQEs whose WQE counter did not name the WQE the host expected:
+    /// stale CQEs (nothing outstanding), and CQEs of a NIC build that
+    /// leaves the counter at 0. Stays 0 with a NIC that fills it in.
+    pub fn counter_mismatches(&self) -> u64 {
+        self.counter_mismatches
+    }
+
+    /// True once a CQE named no outstanding WQE while some were
+    /// outstanding: the NIC does not fill in the WQE counter (builds before
+    /// it existed complete every WQE, in order), so from then on every CQE
+    /// of this CQ retires exactly one WQE. Unsignaled WQEs need a NIC that
+    /// fills in the counter.
+    pub fn counter_ignored(&self) -> bool {
+        self.counter_ignored
+    }
+
+    fn link(&mut self, qn: u16, recv: bool, state: &Rc<WqState>) {
+        self.links.retain(|l| l.state.strong_count() > 0);
+        self.links.push(WqLink {
+            qn,
+            recv,
+            state: Rc::downgrade(state),
+        });
+    }
+
+    /// Retires the WQEs a CQE completes (no-op for queues not linked here).
+    fn retire(&mut self, cqe: &Cqe) {
+        let recv = cqe.is_recv();
+        let state = self
+            .links
+            .iter()
+            .filter(|l| u32::from(l.qn) == cqe.qn && l.recv == recv)
+            .find_map(|l| l.state.upgrade());
+        let Some(st) = state else {
+            return;
+        };
+        if st.outstanding() == 0 {
+            // Stale: e.g. a CQE of a queue reset since.
+            self.counter_mismatches += 1;
+            return;
+        }
+        if self.counter_ignored {
+            if cqe.wqe_counter != st.oldest() {
+                self.counter_mismatches += 1;
+            }
+            st.retire_one();
+        } else if !st.retire(cqe.wqe_counter) {
+            self.counter_mismatches += 1;
+            self.counter_ignored = true;
+            st.retire_one();
+        }
+    }
 }
 
 /// A send queue: a ring of WQEs in host memory.
 pub struct SendQueue {
     qn: u16,
+    cqn: u16,
     entries: u32,
     ring: DmaBuffer,
-    pi: u32,
-    ci: Rc<Cell<u32>>,
+    state: Rc<WqState>,
 }
 
 impl SendQueue {
     pub fn qn(&self) -> u16 {
         self.qn
     }
+    /// The completion queue its CQEs go to.
+    pub fn cqn(&self) -> u16 {
+        self.cqn
+    }
     pub fn entries(&self) -> u32 {
         self.entries
     }
-    /// Work requests posted and not yet completed.
+    /// Work requests posted and not yet retired by a completion.
     pub fn outstanding(&self) -> u32 {
-        self.pi.wrapping_sub(self.ci.get())
+        self.state.outstanding()
+    }
+    /// WQEs that can be posted before the ring is full.
+    pub fn free_slots(&self) -> u32 {
+        self.entries.saturating_sub(self.outstanding())
+    }
+    /// Producer index (free-running): the ring index the next WQE gets.
+    pub fn producer_index(&self) -> u32 {
+        self.state.pi.get()
     }
     pub fn ring(&self) -> &DmaBuffer {
         &self.ring
+    }
+}
+
+/// A receive queue: a ring of receive WQEs in host memory. The NIC learns
+/// its base and size through the QP context (`qp_rq_*`), and its producer
+/// index through the `rq_db` doorbell.
+pub struct RecvQueue {
+    qpn: u16,
+    entries: u32,
+    ring: DmaBuffer,
+    state: Rc<WqState>,
+}
+
+impl RecvQueue {
+    pub fn qpn(&self) -> u16 {
+        self.qpn
+    }
+    pub fn entries(&self) -> u32 {
+        self.entries
+    }
+    /// Receive WQEs posted and not yet retired by a completion.
+    pub fn outstanding(&self) -> u32 {
+        self.state.outstanding()
+    }
+    /// WQEs that can be posted before the ring is full.
+    pub fn free_slots(&self) -> u32 {
+        self.entries.saturating_sub(self.outstanding())
+    }
+    /// Producer index (free-running): the ring index the next WQE gets.
+    pub fn producer_index(&self) -> u32 {
+        self.state.pi.get()
+    }
+    pub fn ring(&self) -> &DmaBuffer {
+        &self.ring
+    }
+    /// Bus address of the ring (for `qp_rq_base_*`).
+    pub fn bus_addr(&self) -> u64 {
+        self.ring.bus_addr()
     }
 }
 
@@ -257,7 +438,7 @@ impl<D: Device> Nic<D> {
     }
 
     fn check_entries(entries: u32) -> Result<()> {
-        if !entries.is_power_of_two() || !(2..=32768).contains(&entries) {
+        if !entries.is_power_of_two() || !(MIN_RING_ENTRIES..=MAX_RING_ENTRIES).contains(&entries) {
             return Err(DriverError::InvalidArg(format!(
                 "ring size {entries} must be a power of two from 2 to 32768"
             )));
@@ -279,8 +460,20 @@ impl<D: Device> Nic<D> {
             entries,
             ring,
             ci: 0,
-            sqs: Vec::new(),
+            links: Vec::new(),
+            counter_mismatches: 0,
+            counter_ignored: false,
         })
+    }
+
+    /// Disables a completion queue, returns its number to the pool and
+    /// unmaps its ring. Queues still reporting to it must be destroyed first
+    /// (their CQEs would be dropped by the NIC).
+    pub fn destroy_cq(&self, cq: CompletionQueue) -> Result<()> {
+        self.queue_command(cq.cqn, QueueCmd::DisableCq, 0, 0, 0)?;
+        Self::free_qn(&self.cq_used, cq.cqn);
+        self.dev.free_dma(&cq.ring)?;
+        Ok(())
     }
 
     /// Creates a send queue of `entries` WQEs completing to `cq`.
@@ -293,25 +486,125 @@ impl<D: Device> Nic<D> {
             self.sq_used.borrow_mut()[qn as usize] = false;
             return Err(e);
         }
-        let ci = Rc::new(Cell::new(0));
-        cq.sqs.push((qn, ci.clone()));
+        let state = Rc::new(WqState::default());
+        cq.link(qn, false, &state);
         Ok(SendQueue {
             qn,
+            cqn: cq.cqn,
             entries,
             ring,
-            pi: 0,
-            ci,
+            state,
         })
+    }
+
+    /// Disables a send queue, returns its number to the pool and unmaps its
+    /// ring.
+    pub fn destroy_sq(&self, sq: SendQueue) -> Result<()> {
+        self.queue_command(sq.qn, QueueCmd::DisableSq, 0, 0, 0)?;
+        Self::free_qn(&self.sq_used, sq.qn);
+        self.dev.free_dma(&sq.ring)?;
+        Ok(())
+    }
+
+    /// Empties a send queue: the NIC's and the host's indices go back to 0
+    /// (the queue is enabled again on the same ring) and WQEs not yet
+    /// executed are discarded without completions. Only safe while the NIC
+    /// is not working on the queue (its QP in RESET).
+    pub fn reset_sq(&self, sq: &mut SendQueue) -> Result<()> {
+        self.queue_command(
+            sq.qn,
+            QueueCmd::EnableSq,
+            sq.ring.bus_addr(),
+            sq.entries,
+            sq.cqn,
+        )?;
+        sq.ring.fill(0, sq.ring.len(), 0);
+        sq.state.reset();
+        Ok(())
+    }
+
+    fn free_qn(used: &RefCell<Vec<bool>>, qn: u16) {
+        if let Some(u) = used.borrow_mut().get_mut(usize::from(qn)) {
+            *u = false;
+        }
+    }
+
+    /// Allocates the receive ring of QP `qpn` (`entries` receive WQEs) and
+    /// lets `cq` retire its WQEs. The NIC learns the ring through the QP
+    /// context (`qp_rq_base_*`, `qp_rq_size`), which is the caller's job.
+    pub fn create_rq(&self, qpn: u16, entries: u32, cq: &mut CompletionQueue) -> Result<RecvQueue> {
+        Self::check_entries(entries)?;
+        let ring = self.dev.alloc_dma(entries as usize * WQE_SIZE)?;
+        let state = Rc::new(WqState::default());
+        cq.link(qpn, true, &state);
+        Ok(RecvQueue {
+            qpn,
+            entries,
+            ring,
+            state,
+        })
+    }
+
+    /// Unmaps a receive ring. The QP must no longer use it (QP in RESET).
+    pub fn destroy_rq(&self, rq: RecvQueue) -> Result<()> {
+        self.dev.free_dma(&rq.ring)?;
+        Ok(())
+    }
+
+    /// Empties a receive queue on the host side (indices back to 0, WQEs
+    /// discarded). The NIC's receive indices restart when the QP context is
+    /// loaded again (QP command with state RESET or INIT).
+    pub fn reset_rq(&self, rq: &mut RecvQueue) {
+        rq.ring.fill(0, rq.ring.len(), 0);
+        rq.state.reset();
+    }
+
+    /// Writes a raw 64-byte WQE into the send queue (no doorbell).
+    pub fn post_wqe(&self, sq: &mut SendQueue, wqe: &[u8; WQE_SIZE]) -> Result<()> {
+        if sq.outstanding() >= sq.entries {
+            return Err(DriverError::QueueFull(sq.qn));
+        }
+        let pi = sq.state.pi.get();
+        let slot = (pi % sq.entries) as usize * WQE_SIZE;
+        sq.ring.write(slot, wqe);
+        sq.state.pi.set(pi.wrapping_add(1));
+        Ok(())
+    }
+
+    /// Writes a send WQE into the send queue (no doorbell; see
+    /// [`Nic::ring_sq`]).
+    pub fn post_send_wqe(&self, sq: &mut SendQueue, wqe: &SendWqe) -> Result<()> {
+        self.post_wqe(sq, &wqe.encode())
     }
 
     /// Writes a WQE with any opcode byte into the send queue (no doorbell).
     pub fn post_raw(&self, sq: &mut SendQueue, opcode: u8, wr: &CopyWr) -> Result<()> {
-        if sq.outstanding() >= sq.entries {
-            return Err(DriverError::QueueFull(sq.qn));
+        self.post_wqe(sq, &ring::encode_wqe(opcode, wr))
+    }
+
+    /// Writes a receive WQE into the receive queue (no doorbell; see
+    /// [`Nic::ring_rq`]).
+    pub fn post_recv_wqe(&self, rq: &mut RecvQueue, wqe: &RecvWqe) -> Result<()> {
+        if rq.outstanding() >= rq.entries {
+            return Err(DriverError::RecvQueueFull(rq.qpn));
         }
-        let slot = (sq.pi % sq.entries) as usize * WQE_SIZE;
-        sq.ring.write(slot, &ring::encode_wqe(opcode, wr));
-        sq.pi = sq.pi.wrapping_add(1);
+        let pi = rq.state.pi.get();
+        let slot = (pi % rq.entries) as usize * WQE_SIZE;
+        rq.ring.write(slot, &wqe.encode());
+        rq.state.pi.set(pi.wrapping_add(1));
+        Ok(())
+    }
+
+    /// Tells the NIC about every receive WQE posted so far (`rq_db`).
+    pub fn ring_rq(&self, rq: &RecvQueue) -> Result<()> {
+        // WQE stores must be visible before the doorbell reaches the NIC.
+        fence(Ordering::Release);
+        let pi = (rq.state.pi.get() & 0xffff) as u16;
+        let qpn = rq.qpn;
+        self.io().csr().qp().rq_db().try_write(|r| {
+            r.set_qpn(qpn);
+            r.set_pi(pi);
+        })?;
         Ok(())
     }
 
@@ -324,7 +617,7 @@ impl<D: Device> Nic<D> {
     pub fn ring_sq(&self, sq: &SendQueue) -> Result<()> {
         // WQE stores must be visible before the doorbell reaches the NIC.
         fence(Ordering::Release);
-        let pi = (sq.pi & 0xffff) as u16;
+        let pi = (sq.state.pi.get() & 0xffff) as u16;
         self.io().csr().queue().sq_db().try_write(|r| {
             r.set_qn(sq.qn);
             r.set_pi(pi);
@@ -340,6 +633,18 @@ impl<D: Device> Nic<D> {
         max: usize,
         out: &mut Vec<Cqe>,
     ) -> Result<usize> {
+        self.poll_cq_with(cq, max, |c| out.push(c))
+    }
+
+    /// Polls up to `max` new CQEs, handing each to `f` in ring order, after
+    /// retiring the WQEs it completes. Returns how many were found; the
+    /// consumer index is returned to the NIC after the batch.
+    pub fn poll_cq_with(
+        &self,
+        cq: &mut CompletionQueue,
+        max: usize,
+        mut f: impl FnMut(Cqe),
+    ) -> Result<usize> {
         let mut n = 0;
         while n < max {
             let slot = (cq.ci % cq.entries) as usize * CQE_SIZE;
@@ -352,10 +657,8 @@ impl<D: Device> Nic<D> {
             let mut raw = [0u8; CQE_SIZE];
             cq.ring.read(slot, &mut raw);
             let cqe = Cqe::decode(&raw);
-            if let Some((_, ci)) = cq.sqs.iter().find(|(qn, _)| u32::from(*qn) == cqe.qn) {
-                ci.set(ci.get().wrapping_add(1));
-            }
-            out.push(cqe);
+            cq.retire(&cqe);
+            f(cqe);
             cq.ci = cq.ci.wrapping_add(1);
             n += 1;
         }
@@ -408,5 +711,109 @@ impl<D: Device> Nic<D> {
             }
         }
         Ok(got)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn posted(n: u32) -> WqState {
+        let s = WqState::default();
+        s.pi.set(n);
+        s
+    }
+
+    #[test]
+    fn retire_by_counter_frees_unsignaled_wqes() {
+        let s = posted(5);
+        // WQEs 0..=2 unsignaled, 3 signaled: its CQE retires 0, 1, 2, 3.
+        assert!(s.retire(3));
+        assert_eq!(s.ci.get(), 4);
+        assert_eq!(s.outstanding(), 1);
+        assert!(s.retire(4));
+        assert_eq!(s.outstanding(), 0);
+        // Nothing outstanding: nothing to retire.
+        assert!(!s.retire(5));
+        assert_eq!(s.ci.get(), 5);
+    }
+
+    #[test]
+    fn retire_wraps_the_16_bit_counter() {
+        let s = WqState::default();
+        s.ci.set(0x1_fffe);
+        s.pi.set(0x2_0003);
+        assert!(s.retire(0x0001)); // ring index 0x2_0001
+        assert_eq!(s.ci.get(), 0x2_0002);
+        assert_eq!(s.outstanding(), 1);
+        assert!(!s.retire(0x0003), "not posted yet");
+    }
+
+    fn cq_with(state: &Rc<WqState>) -> CompletionQueue {
+        let mem = Arc::new(rnic_device::HostMemory::new(64).unwrap());
+        // SAFETY: `mem` owns 64 bytes and lives as long as the buffer.
+        let ring = unsafe { DmaBuffer::from_raw(mem.as_ptr(), 64, 0, mem) };
+        let mut cq = CompletionQueue {
+            cqn: 0,
+            entries: 2,
+            ring,
+            ci: 0,
+            links: Vec::new(),
+            counter_mismatches: 0,
+            counter_ignored: false,
+        };
+        cq.link(5, false, state);
+        cq
+    }
+
+    fn cqe(qn: u32, counter: u16) -> Cqe {
+        Cqe {
+            qn,
+            wqe_counter: counter,
+            ..Cqe::default()
+        }
+    }
+
+    #[test]
+    fn cq_retires_by_counter_and_ignores_other_queues() {
+        let st = Rc::new(posted(6));
+        let mut cq = cq_with(&st);
+        cq.retire(&cqe(5, 2));
+        assert_eq!(st.outstanding(), 3);
+        cq.retire(&cqe(4, 5)); // another queue: not ours
+        cq.retire(&Cqe {
+            flags: CQE_FLAG_RECV,
+            ..cqe(5, 5)
+        }); // our QP's receive queue: not linked here
+        assert_eq!(st.outstanding(), 3);
+        cq.retire(&cqe(5, 5));
+        assert_eq!(st.outstanding(), 0);
+        assert_eq!((cq.counter_mismatches(), cq.counter_ignored()), (0, false));
+        // A stale CQE changes nothing.
+        cq.retire(&cqe(5, 5));
+        assert_eq!(st.ci.get(), 6);
+        assert_eq!((cq.counter_mismatches(), cq.counter_ignored()), (1, false));
+    }
+
+    #[test]
+    fn nic_leaving_the_counter_at_zero_retires_one_per_cqe() {
+        // Builds before the counter existed complete every WQE in order
+        // and write 0. Near the 16-bit wrap, 0 would look like a later
+        // WQE: the CQ must not retire more than one.
+        let st = Rc::new(WqState::default());
+        let mut cq = cq_with(&st);
+        st.pi.set(3);
+        cq.retire(&cqe(5, 0));
+        assert_eq!(st.ci.get(), 1);
+        assert!(!cq.counter_ignored());
+        cq.retire(&cqe(5, 0));
+        assert!(cq.counter_ignored());
+        assert_eq!(st.ci.get(), 2);
+        st.ci.set(0xfffe);
+        st.pi.set(0xfffe + 8);
+        cq.retire(&cqe(5, 0));
+        assert_eq!(st.ci.get(), 0xffff, "one, not three");
+        assert_eq!(st.outstanding(), 7);
     }
 }

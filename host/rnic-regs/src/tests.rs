@@ -117,8 +117,8 @@ fn typed_read_goes_to_the_right_offset() {
         csr.queue().blk_type().try_read().unwrap().id(),
         BLOCK_TYPE_QUEUE
     );
-    assert_eq!(csr.dma().blk_next().try_read().unwrap().next(), 0);
-    assert_eq!(dev.take_log(), vec![Op::Read(0x100), Op::Read(0x208)]);
+    assert_eq!(csr.mr().blk_next().try_read().unwrap().next(), 0);
+    assert_eq!(dev.take_log(), vec![Op::Read(0x100), Op::Read(0x508)]);
 }
 
 #[test]
@@ -290,11 +290,14 @@ fn discover_walks_the_map_as_generated() {
             (0x000, 0x5249_0001, Some("id")),
             (0x100, 0x5249_0002, Some("queue")),
             (0x200, 0x5249_0003, Some("dma")),
+            (0x300, 0x5249_0004, Some("port")),
+            (0x400, 0x5249_0005, Some("qp")),
+            (0x500, 0x5249_0006, Some("mr")),
         ]
     );
     assert_eq!(blocks[1].version_major(), 1);
     assert_eq!(blocks[1].version_minor(), 0);
-    assert_eq!(blocks[2].next, 0);
+    assert_eq!(blocks[5].next, 0);
     assert_eq!(blocks[1].desc().unwrap().name, "queue");
     // Through a trait object as well.
     let dyn_dev: &dyn Device = &dev;

@@ -1,0 +1,83 @@
+//! Work requests: what `post_send` and `post_recv` take.
+
+use bitflags::bitflags;
+
+/// A scatter/gather entry (`ibv_sge`): `length` bytes at virtual address
+/// `addr` of the memory region with local key `lkey`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Sge {
+    pub addr: u64,
+    pub length: u32,
+    pub lkey: u32,
+}
+
+/// Send work-request opcodes (`enum ibv_wr_opcode`, the values the NIC
+/// reads in WQE byte 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum WrOpcode {
+    RdmaWrite = 0,
+    RdmaWriteWithImm = 1,
+    Send = 2,
+    SendWithImm = 3,
+}
+
+impl WrOpcode {
+    /// The opcode carries immediate data.
+    pub fn has_imm(self) -> bool {
+        matches!(self, Self::RdmaWriteWithImm | Self::SendWithImm)
+    }
+
+    /// The opcode writes at a remote address (needs [`RdmaInfo`]).
+    pub fn is_rdma(self) -> bool {
+        matches!(self, Self::RdmaWrite | Self::RdmaWriteWithImm)
+    }
+}
+
+bitflags! {
+    /// `enum ibv_send_flags` (same bit values).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub struct SendFlags: u32 {
+        /// Wait for earlier RDMA READ / atomic responses before this WQE.
+        /// Not what orders WRITE before WRITE_WITH_IMM: that order is the
+        /// QP's own.
+        const FENCE = 1;
+        /// Write a CQE for this WQE. Without it the WQE completes silently,
+        /// and the next signaled completion of the QP retires it.
+        const SIGNALED = 2;
+        /// Set the BTH solicited-event bit (SEND / WRITE_WITH_IMM).
+        const SOLICITED = 4;
+    }
+}
+
+/// Remote address and key of an RDMA work request (`wr.rdma`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RdmaInfo {
+    pub remote_addr: u64,
+    pub rkey: u32,
+}
+
+/// A send work request (`ibv_send_wr`, without the list link: post several
+/// with [`QueuePair::post_send_list`](crate::QueuePair::post_send_list)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SendWr<'a> {
+    pub wr_id: u64,
+    pub opcode: WrOpcode,
+    pub send_flags: SendFlags,
+    /// 0 or 1 entries (the NIC takes one SGE per WQE).
+    pub sg_list: &'a [Sge],
+    /// Immediate data for the `*_WITH_IMM` opcodes, with libibverbs'
+    /// network-order semantics: the value's bytes in memory are the wire
+    /// bytes, so write `Some(x.to_be())` and read `u32::from_be(imm)`.
+    pub imm_data: Option<u32>,
+    /// Remote address and key for the RDMA opcodes; `None` for SEND.
+    pub rdma: Option<RdmaInfo>,
+}
+
+/// A receive work request (`ibv_recv_wr`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecvWr<'a> {
+    pub wr_id: u64,
+    /// 0 or 1 entries.
+    pub sg_list: &'a [Sge],
+}
