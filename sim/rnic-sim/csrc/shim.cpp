@@ -18,6 +18,7 @@
 // The falling edge of cycle n is merged with the input change of cycle n+1,
 // which is legal because the design only uses the rising edge.
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -29,6 +30,9 @@
 extern "C" {
 
 struct RnicPortsIn {
+    // Ethernet RX (fabric -> NIC): byte i of the beat = tdata bits [8i+7:8i],
+    // tkeep bit i = byte i valid (DATA_W/8 bits used).
+    uint64_t s_axis_rx_tkeep;
     uint32_t rx_req_hdr[4];  // [0] = DW0 (header bits 127:96) ... [3] = DW3
     uint32_t rx_req_data[16];
     uint32_t rx_cpl_hdr[4];
@@ -47,9 +51,16 @@ struct RnicPortsIn {
     uint8_t msi_ready;
     uint8_t cfg_max_payload;
     uint8_t cfg_max_read_req;
+    uint8_t s_axis_rx_tdata[64];
+    uint8_t s_axis_rx_tvalid;
+    uint8_t s_axis_rx_tlast;
+    uint8_t s_axis_rx_tuser;
+    uint8_t m_axis_tx_tready;
 };
 
 struct RnicPortsOut {
+    // Ethernet TX (NIC -> fabric), same byte layout as s_axis_rx.
+    uint64_t m_axis_tx_tkeep;
     uint32_t tx_cpl_hdr[4];
     uint32_t tx_cpl_data[16];
     uint32_t tx_rd_req_hdr[4];
@@ -66,6 +77,11 @@ struct RnicPortsOut {
     uint8_t tx_wr_req_last;
     uint8_t msi_valid;
     uint8_t msi_vector;
+    uint8_t m_axis_tx_tdata[64];
+    uint8_t m_axis_tx_tvalid;
+    uint8_t m_axis_tx_tlast;
+    uint8_t m_axis_tx_tuser;
+    uint8_t s_axis_rx_tready;
     // Not a port: bit 0 = the RTL executed $finish, bit 1 = $stop/$error/$fatal.
     uint8_t sim_flags;
 };
@@ -93,6 +109,37 @@ inline void get_data(const IData& d, uint32_t* s) { s[0] = d; }
 template <std::size_t N>
 inline void get_data(const VlWide<N>& d, uint32_t* s) {
     for (std::size_t i = 0; i < N; ++i) s[i] = d[i];
+}
+
+// Byte lanes (AXI-Stream): byte i of the array = bits [8i+7:8i] of the bus.
+inline void put_bytes(QData& d, const uint8_t* s) {
+    QData v = 0;
+    for (int i = 0; i < 8; ++i) v |= static_cast<QData>(s[i]) << (8 * i);
+    d = v;
+}
+inline void put_bytes(IData& d, const uint8_t* s) {
+    d = static_cast<IData>(s[0]) | (static_cast<IData>(s[1]) << 8) |
+        (static_cast<IData>(s[2]) << 16) | (static_cast<IData>(s[3]) << 24);
+}
+template <std::size_t N>
+inline void put_bytes(VlWide<N>& d, const uint8_t* s) {
+    for (std::size_t i = 0; i < N; ++i) {
+        const uint8_t* b = s + 4 * i;
+        d[i] = static_cast<EData>(b[0]) | (static_cast<EData>(b[1]) << 8) |
+               (static_cast<EData>(b[2]) << 16) | (static_cast<EData>(b[3]) << 24);
+    }
+}
+inline void get_bytes(const QData& d, uint8_t* s) {
+    for (int i = 0; i < 8; ++i) s[i] = static_cast<uint8_t>(d >> (8 * i));
+}
+inline void get_bytes(const IData& d, uint8_t* s) {
+    for (int i = 0; i < 4; ++i) s[i] = static_cast<uint8_t>(d >> (8 * i));
+}
+template <std::size_t N>
+inline void get_bytes(const VlWide<N>& d, uint8_t* s) {
+    for (std::size_t i = 0; i < N; ++i) {
+        for (int k = 0; k < 4; ++k) s[4 * i + k] = static_cast<uint8_t>(d[i] >> (8 * k));
+    }
 }
 
 // Header: array index = DW number; Verilator word 0 = bits 31:0 = DW3.
@@ -135,6 +182,16 @@ inline void set_inputs(RNIC_MODEL* t, const RnicPortsIn* in) {
     t->cfg_max_payload = in->cfg_max_payload;
     t->cfg_max_read_req = in->cfg_max_read_req;
     t->cfg_requester_id = in->cfg_requester_id;
+    // Data and keep only matter with valid (held otherwise: saves copies
+    // on idle cycles).
+    if (in->s_axis_rx_tvalid) {
+        put_bytes(t->s_axis_rx_tdata, in->s_axis_rx_tdata);
+        t->s_axis_rx_tkeep = in->s_axis_rx_tkeep;
+    }
+    t->s_axis_rx_tvalid = in->s_axis_rx_tvalid;
+    t->s_axis_rx_tlast = in->s_axis_rx_tlast;
+    t->s_axis_rx_tuser = in->s_axis_rx_tuser;
+    t->m_axis_tx_tready = in->m_axis_tx_tready;
 }
 
 inline void get_outputs(const RNIC_MODEL* t, RnicPortsOut* out) {
@@ -154,6 +211,15 @@ inline void get_outputs(const RNIC_MODEL* t, RnicPortsOut* out) {
     out->tx_wr_req_last = t->tx_wr_req_tlp_last;
     out->msi_valid = t->msi_valid;
     out->msi_vector = t->msi_vector;
+    // m_axis_tx data/keep are copied only with valid (stale otherwise).
+    out->m_axis_tx_tvalid = t->m_axis_tx_tvalid;
+    if (out->m_axis_tx_tvalid) {
+        get_bytes(t->m_axis_tx_tdata, out->m_axis_tx_tdata);
+        out->m_axis_tx_tkeep = t->m_axis_tx_tkeep;
+    }
+    out->m_axis_tx_tlast = t->m_axis_tx_tlast;
+    out->m_axis_tx_tuser = t->m_axis_tx_tuser;
+    out->s_axis_rx_tready = t->s_axis_rx_tready;
 }
 
 // Make this model's context the thread's one before running it: runtime
@@ -176,6 +242,29 @@ extern "C" {
 
 std::size_t RNIC_PFX(in_size)() { return sizeof(RnicPortsIn); }
 std::size_t RNIC_PFX(out_size)() { return sizeof(RnicPortsOut); }
+
+// Offsets of the fields Rust checks besides the sizes (same order as
+// `PORT_OFFSETS` in src/verilated.rs). Returns how many were written.
+std::size_t RNIC_PFX(port_offsets)(std::size_t* o, std::size_t n) {
+    const std::size_t v[] = {
+        offsetof(RnicPortsIn, s_axis_rx_tkeep),
+        offsetof(RnicPortsIn, rx_req_hdr),
+        offsetof(RnicPortsIn, cfg_requester_id),
+        offsetof(RnicPortsIn, cfg_max_read_req),
+        offsetof(RnicPortsIn, s_axis_rx_tdata),
+        offsetof(RnicPortsIn, m_axis_tx_tready),
+        offsetof(RnicPortsOut, m_axis_tx_tkeep),
+        offsetof(RnicPortsOut, tx_cpl_hdr),
+        offsetof(RnicPortsOut, msi_vector),
+        offsetof(RnicPortsOut, m_axis_tx_tdata),
+        offsetof(RnicPortsOut, s_axis_rx_tready),
+        offsetof(RnicPortsOut, sim_flags),
+    };
+    std::size_t k = sizeof(v) / sizeof(v[0]);
+    if (n < k) k = n;
+    for (std::size_t i = 0; i < k; ++i) o[i] = v[i];
+    return sizeof(v) / sizeof(v[0]);
+}
 
 // Create a model. `seed` seeds `--x-initial unique` (randReset(2)): the
 // initial value of every register comes from it. Returns null on failure.

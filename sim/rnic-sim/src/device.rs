@@ -1,17 +1,17 @@
 //! [`SimDevice`]: the Verilated `rnic_core` plus the root-complex model,
-//! behind the `rnic_device::Device` trait.
+//! behind the `rnic_device::Device` trait; one NIC of a [`SimWorld`].
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::rc::Rc;
 use std::sync::Arc;
 
-use rand::Rng;
 use rnic_device::{Device, DeviceError, DmaBuffer, HostMemory, IrqWait, Result as DevResult};
 
+use crate::mac::MacStats;
 use crate::ports::Model;
 use crate::root_complex::{IommuFault, ModelError, RootComplex, RootComplexConfig, Stats};
-use crate::verilated::VerilatedModel;
+use crate::world::{NicInfo, SimWorld, World, WorldConfig};
 use crate::SimError;
 
 /// How a simulated NIC is built.
@@ -50,130 +50,103 @@ impl Default for SimConfig {
     }
 }
 
-enum AnyModel {
-    Verilated(Box<VerilatedModel>),
-    Custom(Box<dyn Model>),
-}
-
-struct Inner {
-    model: AnyModel,
-    rc: RootComplex,
-}
-
-impl Inner {
-    #[inline]
-    fn run(&mut self, cycles: u64) {
-        match &mut self.model {
-            AnyModel::Verilated(m) => {
-                let m: &mut VerilatedModel = m;
-                for _ in 0..cycles {
-                    self.rc.cycle(m);
-                }
-            }
-            AnyModel::Custom(m) => {
-                for _ in 0..cycles {
-                    self.rc.cycle(&mut **m);
-                }
-            }
-        }
-    }
-
-    fn vl(&mut self) -> Option<&mut VerilatedModel> {
-        match &mut self.model {
-            AnyModel::Verilated(m) => Some(m),
-            AnyModel::Custom(_) => None,
-        }
-    }
-}
-
-static INSTANCES: AtomicU32 = AtomicU32::new(0);
-
 /// A simulated rnic: the Verilated RTL driven by the root-complex model.
 ///
-/// Single-threaded: every method runs simulation steps on the calling
-/// thread; host code reads DMA memory (through [`DmaBuffer`]) between them.
+/// A cheap cloneable handle to one NIC of a [`SimWorld`] (clones share
+/// it). Every call that advances time advances the whole world. Single
+/// threaded: every method runs simulation steps on the calling thread; host
+/// code reads DMA memory (through [`DmaBuffer`]) between them.
+#[derive(Clone)]
 pub struct SimDevice {
-    inner: RefCell<Inner>,
-    name: String,
-    cfg: SimConfig,
+    core: Rc<RefCell<World>>,
+    index: usize,
+    info: Rc<NicInfo>,
 }
 
 impl SimDevice {
-    /// Build the model (64 or 256 bits), open the waveform if asked, and run
-    /// the reset sequence.
+    /// A world of one NIC (64 or 256 bits): build the model, open the
+    /// waveform if asked, and run the reset sequence. Its MAC goes nowhere
+    /// (frames it sends are counted and dropped); for loopback or a fabric
+    /// use [`SimWorld::new`].
     pub fn new(cfg: SimConfig) -> Result<Self, SimError> {
-        let mut rc = RootComplex::new(cfg.root_complex.clone(), cfg.data_w, cfg.seed);
-        // The RTL's initial register values come from the same seed.
-        let x_seed: u32 = rc.rng().gen_range(1..=i32::MAX as u32);
-        let mut vl = Box::new(VerilatedModel::new(cfg.data_w, x_seed)?);
-        if let Some(p) = &cfg.wave {
-            vl.trace_open(p)?;
-        }
-        Self::with_model(cfg, AnyModel::Verilated(vl), rc)
+        Ok(SimWorld::new(WorldConfig::from(cfg))?.device(0))
     }
 
     /// A device around any [`Model`] (for tests with a stand-in NIC).
     pub fn with_custom_model(cfg: SimConfig, model: Box<dyn Model>) -> Result<Self, SimError> {
-        let rc = RootComplex::new(cfg.root_complex.clone(), model.data_w(), cfg.seed);
-        Self::with_model(cfg, AnyModel::Custom(model), rc)
+        Ok(SimWorld::with_models(WorldConfig::from(cfg), vec![model])?.device(0))
     }
 
-    fn with_model(cfg: SimConfig, model: AnyModel, rc: RootComplex) -> Result<Self, SimError> {
-        let mut inner = Inner { model, rc };
-        inner.rc.set_reset(true);
-        inner.run(cfg.reset_cycles.max(1));
-        inner.rc.set_reset(false);
-        let n = INSTANCES.fetch_add(1, Ordering::Relaxed);
-        Ok(Self {
-            inner: RefCell::new(inner),
-            name: format!("sim:{n}"),
-            cfg,
-        })
+    pub(crate) fn from_world(core: Rc<RefCell<World>>, index: usize, info: Rc<NicInfo>) -> Self {
+        Self { core, index, info }
     }
 
+    /// Index of this NIC in its world.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The world this NIC lives in.
+    pub fn world(&self) -> SimWorld {
+        SimWorld::from_core(self.core.clone())
+    }
+
+    /// Counters of this NIC's MAC.
+    pub fn mac_stats(&self) -> MacStats {
+        self.core.borrow().mac_stats(self.index)
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut RootComplex) -> T) -> T {
+        f(&mut self.core.borrow_mut().nics[self.index].rc)
+    }
+
+    /// This NIC's configuration (its seed and waveform file within the world).
     pub fn config(&self) -> &SimConfig {
-        &self.cfg
+        &self.info.cfg
     }
 
-    /// Advance `cycles` clock cycles.
+    /// Advance the world `cycles` clock cycles.
     pub fn run(&self, cycles: u64) {
-        self.inner.borrow_mut().run(cycles);
+        self.core.borrow_mut().run(cycles);
     }
 
-    /// Run until `cond` holds (checked between cycles) or `budget` cycles
-    /// pass; returns whether it held.
+    /// Run the world until `cond` (on this NIC's root complex) holds
+    /// (checked between cycles) or `budget` cycles pass; returns whether it
+    /// held.
     pub fn run_until(&self, budget: u64, mut cond: impl FnMut(&RootComplex) -> bool) -> bool {
-        let mut g = self.inner.borrow_mut();
+        let i = self.index;
+        let mut g = self.core.borrow_mut();
         for _ in 0..budget {
-            if cond(&g.rc) {
+            if cond(&g.nics[i].rc) {
                 return true;
             }
-            g.run(1);
+            g.step();
         }
-        cond(&g.rc)
+        cond(&g.nics[i].rc)
     }
 
-    /// Run until nothing is queued or in flight at the root complex (all
-    /// posted writes visible), at most `budget` cycles.
+    /// Run until nothing is queued or in flight at this NIC's root complex
+    /// (all posted writes visible), at most `budget` cycles.
     pub fn drain(&self, budget: u64) -> bool {
         self.run_until(budget, |rc| rc.quiescent())
     }
 
     pub fn iommu_faults(&self) -> Vec<IommuFault> {
-        self.inner.borrow().rc.iommu_faults().to_vec()
+        self.with(|rc| rc.iommu_faults().to_vec())
     }
 
+    /// Model errors of this NIC (PCIe side and MAC side).
     pub fn model_errors(&self) -> Vec<ModelError> {
-        self.inner.borrow().rc.model_errors().to_vec()
+        self.with(|rc| rc.model_errors().to_vec())
     }
 
     pub fn stats(&self) -> Stats {
-        self.inner.borrow().rc.stats()
+        self.with(|rc| rc.stats())
     }
 
-    /// Digest of all TLP traffic so far (equal for equal seeds).
+    /// Digest of all TLP traffic of this NIC so far (equal for equal seeds).
     pub fn digest(&self) -> u64 {
-        self.inner.borrow().rc.digest()
+        self.with(|rc| rc.digest())
     }
 
     /// Set `cfg_max_payload` (PCIe encoding: 0 = 128 B, 1 = 256 B, 2 = 512 B).
@@ -185,7 +158,7 @@ impl SimDevice {
             code <= 2,
             "max payload code {code}: supported are 0..=2 (128..512 B)"
         );
-        self.inner.borrow_mut().rc.set_max_payload(code);
+        self.with(|rc| rc.set_max_payload(code));
     }
 
     /// Set `cfg_max_read_req` (PCIe encoding: 0 = 128 B ... 5 = 4096 B).
@@ -197,7 +170,7 @@ impl SimDevice {
             code <= 5,
             "max read request code {code}: supported are 0..=5 (128..4096 B)"
         );
-        self.inner.borrow_mut().rc.set_max_read_req(code);
+        self.with(|rc| rc.set_max_read_req(code));
     }
 
     /// Allocate DMA memory with a bus address below 4 GiB (32-bit
@@ -210,10 +183,7 @@ impl SimDevice {
         let mem = Arc::new(HostMemory::new(len)?);
         let ptr = mem.as_ptr();
         let bus = self
-            .inner
-            .borrow_mut()
-            .rc
-            .map(mem.clone(), below_4g)
+            .with(|rc| rc.map(mem.clone(), below_4g))
             .ok_or(DeviceError::DmaAlloc(len))?;
         // SAFETY: `mem` is `len` bytes (at least), lives as long as the Arc,
         // and is only accessed through raw pointers.
@@ -222,8 +192,8 @@ impl SimDevice {
 
     /// Start (or restart) writing an FST waveform from the current cycle.
     pub fn start_wave(&self, path: &Path) -> Result<(), SimError> {
-        let mut g = self.inner.borrow_mut();
-        match g.vl() {
+        let mut g = self.core.borrow_mut();
+        match g.nics[self.index].vl() {
             Some(v) => v.trace_open(path),
             None => Err(SimError::NoRtl),
         }
@@ -231,44 +201,45 @@ impl SimDevice {
 
     /// Stop writing the waveform (flushes and closes the file).
     pub fn stop_wave(&self) {
-        if let Some(v) = self.inner.borrow_mut().vl() {
+        if let Some(v) = self.core.borrow_mut().nics[self.index].vl() {
             v.trace_close();
         }
     }
 
     /// Direct access to the root complex (for tests and harnesses).
     pub fn with_root_complex<T>(&self, f: impl FnOnce(&mut RootComplex) -> T) -> T {
-        f(&mut self.inner.borrow_mut().rc)
+        self.with(f)
     }
 }
 
 impl Device for SimDevice {
     fn name(&self) -> String {
-        self.name.clone()
+        self.info.name.clone()
     }
 
     fn bar_len(&self) -> u64 {
-        self.cfg.bar_len
+        self.info.cfg.bar_len
     }
 
     fn read32(&self, offset: u64) -> DevResult<u32> {
         self.check_offset(offset)?;
-        let mut g = self.inner.borrow_mut();
-        let tag = g.rc.mmio_read_start(offset);
-        let timeout = g.rc.config().mmio_timeout;
+        let i = self.index;
+        let mut g = self.core.borrow_mut();
+        let tag = g.nics[i].rc.mmio_read_start(offset);
+        let timeout = g.nics[i].rc.config().mmio_timeout;
         for _ in 0..timeout {
-            g.run(1);
-            if let Some(r) = g.rc.mmio_read_poll(tag) {
+            g.step();
+            if let Some(r) = g.nics[i].rc.mmio_read_poll(tag) {
                 return r;
             }
         }
-        g.rc.mmio_read_abandon(tag);
+        g.nics[i].rc.mmio_read_abandon(tag);
         Err(DeviceError::Timeout(timeout))
     }
 
     fn write32(&self, offset: u64, value: u32) -> DevResult<()> {
         self.check_offset(offset)?;
-        self.inner.borrow_mut().rc.mmio_write(offset, value);
+        self.with(|rc| rc.mmio_write(offset, value));
         Ok(())
     }
 
@@ -277,20 +248,21 @@ impl Device for SimDevice {
     }
 
     fn free_dma(&self, buf: &DmaBuffer) -> DevResult<()> {
-        let mut g = self.inner.borrow_mut();
-        let ok =
-            g.rc.iommu()
+        self.with(|rc| {
+            let ok = rc
+                .iommu()
                 .mappings()
                 .iter()
                 .any(|m| m.bus == buf.bus_addr() && m.memory().as_ptr() == buf.as_ptr());
-        if !ok {
-            return Err(DeviceError::Other(format!(
-                "DMA buffer at {:#x} is not mapped",
-                buf.bus_addr()
-            )));
-        }
-        g.rc.unmap(buf.bus_addr());
-        Ok(())
+            if !ok {
+                return Err(DeviceError::Other(format!(
+                    "DMA buffer at {:#x} is not mapped",
+                    buf.bus_addr()
+                )));
+            }
+            rc.unmap(buf.bus_addr());
+            Ok(())
+        })
     }
 
     fn wait_irq(&self, vector: u32, budget: u64) -> DevResult<IrqWait> {
@@ -299,35 +271,36 @@ impl Device for SimDevice {
                 "MSI vector {vector} out of range (0..32)"
             )));
         }
-        let mut g = self.inner.borrow_mut();
+        let i = self.index;
+        let mut g = self.core.borrow_mut();
         for _ in 0..=budget {
-            if g.rc.take_msi(vector) {
+            if g.nics[i].rc.take_msi(vector) {
                 return Ok(IrqWait::Fired);
             }
-            g.run(1);
+            g.step();
         }
         Ok(IrqWait::TimedOut)
     }
 
     fn idle(&self) {
-        self.inner.borrow_mut().run(self.cfg.idle_cycles);
+        self.core.borrow_mut().run(self.info.cfg.idle_cycles);
     }
 
     fn now(&self) -> u64 {
-        self.inner.borrow().rc.now()
+        self.core.borrow().now()
     }
 
     fn clock_mhz(&self) -> f64 {
-        self.cfg.clock_mhz
+        self.info.cfg.clock_mhz
     }
 }
 
 impl SimDevice {
     fn check_offset(&self, offset: u64) -> DevResult<()> {
-        if offset >= self.cfg.bar_len {
+        if offset >= self.info.cfg.bar_len {
             return Err(DeviceError::OutOfBar {
                 offset,
-                bar_len: self.cfg.bar_len,
+                bar_len: self.info.cfg.bar_len,
             });
         }
         if offset % 4 != 0 {

@@ -2,30 +2,47 @@
 //! cycle by cycle from Rust through a PCIe root-complex model, behind the
 //! `rnic_device::Device` trait.
 //!
-//! - [`SimDevice`] / [`SimConfig`]: the device (MMIO, DMA memory, MSI wait).
+//! - [`SimDevice`] / [`SimConfig`]: the device (MMIO, DMA memory, MSI wait),
+//!   a handle to one NIC of a [`SimWorld`].
+//! - [`SimWorld`] / [`WorldConfig`]: N NICs with separate hosts, stepping in
+//!   lockstep, their Ethernet ports joined by a [`Fabric`] (paths, delay,
+//!   loss, reorder; named profiles), with pcap capture of the wire.
 //! - [`RootComplex`] / [`RootComplexConfig`]: the host side of the TLP
 //!   channels: IOMMU, MMIO round trips, DMA read completions, the posted
 //!   write queue with PCIe ordering, error and fault records.
 //! - [`Model`]: a clocked `rnic_core` ([`VerilatedModel`], or a stand-in).
 //!
-//! One run = one seed: the root complex's choices and the RTL's
-//! `--x-initial unique` register values all derive from `SimConfig::seed`.
+//! One run = one seed: the root complexes' choices, the fabric's faults and
+//! the RTL's `--x-initial unique` register values all derive from the seed.
 
 pub mod device;
+pub mod fabric;
+pub mod frame;
 pub mod host_memory;
+pub mod mac;
+pub mod pcap;
 pub mod ports;
 pub mod posted_queue;
 pub mod read_completer;
 pub mod root_complex;
 pub mod tlp;
 pub mod verilated;
+pub mod world;
 
 pub use device::{SimConfig, SimDevice};
+pub use fabric::{
+    CopyFate, Delivery, Fabric, FabricConfig, FabricStats, PathConfig, PathHash, PathStats,
+    Routing, SendReport, PROFILE_NAMES,
+};
+pub use mac::{MacConfig, MacStats};
+pub use pcap::{CaptureFile, CaptureFormat, FrameRing, WireFrame};
 pub use ports::{Model, PortsIn, PortsOut};
 pub use root_complex::{
-    Channel, ChannelStats, IommuFault, ModelError, RootComplex, RootComplexConfig, Stats,
+    Channel, ChannelStats, IommuFault, ModelError, NoHook, PortHook, RootComplex,
+    RootComplexConfig, Stats,
 };
 pub use verilated::{VerilatedModel, MODEL_WIDTHS, RTL_AVAILABLE};
+pub use world::{SimWorld, World, WorldConfig};
 
 use std::path::PathBuf;
 
@@ -43,6 +60,12 @@ pub enum SimError {
     Wave(PathBuf),
     #[error("C++ shim mismatch: {0}")]
     Abi(String),
+    #[error("unknown fabric profile {name:?}; valid profiles: {valid}")]
+    UnknownProfile { name: String, valid: String },
+    #[error("bad simulation configuration: {0}")]
+    Config(String),
+    #[error("pcap: {0}")]
+    Pcap(String),
     #[error(transparent)]
     Device(#[from] rnic_device::DeviceError),
 }

@@ -6,11 +6,19 @@
 //! csrc/shim.cpp. Headers are `[u32; 4]` indexed by DW number (`[0]` = DW0 =
 //! bits 127:96); payload buses are `[u32; 16]` with word `i` = bits
 //! `32i+31:32i` (so 64..512-bit buses fit); keep has one bit per dword.
+//!
+//! The Ethernet AXI-Stream ports (`s_axis_rx_*` into the NIC, `m_axis_tx_*`
+//! out of it) are byte lanes: `tdata[i]` = bus bits `8i+7:8i` (byte `i` of
+//! the beat, the earlier byte on the wire first), `tkeep` bit `i` = byte `i`
+//! valid; up to 64 bytes (DATA_W 512). Frames carry no FCS; `tuser` on the
+//! last beat marks a bad frame. The Verilated model copies `tdata`/`tkeep`
+//! across only while `tvalid` is high (they are stale otherwise).
 
 /// Inputs of `rnic_core` (driven by the root complex).
 #[repr(C)]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PortsIn {
+    pub s_axis_rx_tkeep: u64,
     pub rx_req_hdr: [u32; 4],
     pub rx_req_data: [u32; 16],
     pub rx_cpl_hdr: [u32; 4],
@@ -29,12 +37,18 @@ pub struct PortsIn {
     pub msi_ready: u8,
     pub cfg_max_payload: u8,
     pub cfg_max_read_req: u8,
+    pub s_axis_rx_tdata: [u8; 64],
+    pub s_axis_rx_tvalid: u8,
+    pub s_axis_rx_tlast: u8,
+    pub s_axis_rx_tuser: u8,
+    pub m_axis_tx_tready: u8,
 }
 
 /// Outputs of `rnic_core` (sampled by the root complex).
 #[repr(C)]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PortsOut {
+    pub m_axis_tx_tkeep: u64,
     pub tx_cpl_hdr: [u32; 4],
     pub tx_cpl_data: [u32; 16],
     pub tx_rd_req_hdr: [u32; 4],
@@ -51,10 +65,48 @@ pub struct PortsOut {
     pub tx_wr_req_last: u8,
     pub msi_valid: u8,
     pub msi_vector: u8,
+    pub m_axis_tx_tdata: [u8; 64],
+    pub m_axis_tx_tvalid: u8,
+    pub m_axis_tx_tlast: u8,
+    pub m_axis_tx_tuser: u8,
+    pub s_axis_rx_tready: u8,
     /// Not a port: bit 0 = the RTL executed `$finish`, bit 1 = `$stop`,
     /// `$error` or `$fatal` (sticky; a stand-in model leaves it 0).
     pub sim_flags: u8,
 }
+
+// `Default` by hand: arrays of 64 bytes have no derived `Default`.
+impl Default for PortsIn {
+    fn default() -> Self {
+        // SAFETY: every field is an integer or an array of integers, for
+        // which all-zero bytes are a valid value.
+        unsafe { std::mem::zeroed() }
+    }
+}
+
+impl Default for PortsOut {
+    fn default() -> Self {
+        // SAFETY: as for `PortsIn`.
+        unsafe { std::mem::zeroed() }
+    }
+}
+
+/// Field offsets checked against the C++ shim (same order as
+/// `RNIC_PFX(port_offsets)` in csrc/shim.cpp).
+pub(crate) const PORT_OFFSETS: [usize; 12] = [
+    std::mem::offset_of!(PortsIn, s_axis_rx_tkeep),
+    std::mem::offset_of!(PortsIn, rx_req_hdr),
+    std::mem::offset_of!(PortsIn, cfg_requester_id),
+    std::mem::offset_of!(PortsIn, cfg_max_read_req),
+    std::mem::offset_of!(PortsIn, s_axis_rx_tdata),
+    std::mem::offset_of!(PortsIn, m_axis_tx_tready),
+    std::mem::offset_of!(PortsOut, m_axis_tx_tkeep),
+    std::mem::offset_of!(PortsOut, tx_cpl_hdr),
+    std::mem::offset_of!(PortsOut, msi_vector),
+    std::mem::offset_of!(PortsOut, m_axis_tx_tdata),
+    std::mem::offset_of!(PortsOut, s_axis_rx_tready),
+    std::mem::offset_of!(PortsOut, sim_flags),
+];
 
 /// A clocked `rnic_core`.
 ///

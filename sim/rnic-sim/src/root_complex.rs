@@ -41,6 +41,27 @@ use crate::tlp::{
     FMT_3DW_DATA, TYPE_CPL, TYPE_MEM,
 };
 
+/// Drives and samples the `rnic_core` ports that are not PCIe (the
+/// Ethernet side), in step with [`RootComplex::cycle_with`].
+pub trait PortHook {
+    /// Set the hook's inputs for cycle `cycle` (before the model steps).
+    /// `in_reset`: `rst` is high; hold valids and readies low.
+    fn drive(&mut self, cycle: u64, in_reset: bool, inp: &mut PortsIn);
+    /// Look at the handshakes of cycle `cycle` (after the model stepped;
+    /// not called during reset).
+    fn sample(&mut self, cycle: u64, inp: &PortsIn, out: &PortsOut);
+}
+
+/// A [`PortHook`] that does nothing.
+pub struct NoHook;
+
+impl PortHook for NoHook {
+    #[inline(always)]
+    fn drive(&mut self, _: u64, _: bool, _: &mut PortsIn) {}
+    #[inline(always)]
+    fn sample(&mut self, _: u64, _: &PortsIn, _: &PortsOut) {}
+}
+
 /// Knobs of the root-complex model. Every random choice comes from one
 /// ChaCha8 stream seeded by the simulation seed.
 #[derive(Debug, Clone, PartialEq)]
@@ -151,6 +172,9 @@ pub enum Channel {
     RxCpl,
     TxWrReq,
     Msi,
+    /// Ethernet frames out of the NIC (`m_axis_tx`): malformed frames and
+    /// AXI-Stream handshake violations.
+    MacTx,
     /// Not a channel: the simulation itself (e.g. the RTL ran `$stop`).
     Sim,
 }
@@ -548,16 +572,26 @@ impl RootComplex {
     // ------------------------------------------------------------------
     // The clock
 
-    /// Run one clock cycle of `m`.
+    /// Run one clock cycle of `m` (the non-PCIe ports stay idle: no RX
+    /// frames, TX not ready).
     #[inline]
     pub fn cycle<M: Model + ?Sized>(&mut self, m: &mut M) {
+        self.cycle_with(m, &mut NoHook);
+    }
+
+    /// Run one clock cycle of `m`, with `hook` driving and sampling the
+    /// ports the root complex does not own (the Ethernet MAC side).
+    #[inline]
+    pub fn cycle_with<M: Model + ?Sized, H: PortHook + ?Sized>(&mut self, m: &mut M, hook: &mut H) {
         self.drive();
+        hook.drive(self.cycle, self.in_reset, &mut self.inp);
         m.step(&self.inp, &mut self.out);
         if self.out.sim_flags != self.sim_flags {
             self.rtl_flags();
         }
         if !self.in_reset {
             self.sample();
+            hook.sample(self.cycle, &self.inp, &self.out);
         }
         if !self.posted.is_empty() {
             let now = self.cycle;
@@ -789,6 +823,19 @@ impl RootComplex {
             d = (d ^ w).wrapping_mul(0x0000_0100_0000_01b3);
         }
         self.digest = d;
+    }
+
+    /// Record a model error found by a port hook (e.g. a malformed frame
+    /// on the MAC side).
+    /// `cycle` is the cycle it happened in.
+    pub fn report_error(&mut self, cycle: u64, channel: Channel, message: impl Into<String>) {
+        self.stats.model_errors += 1;
+        self.errors.push(ModelError {
+            cycle,
+            channel,
+            hdr: [0; 4],
+            message: message.into(),
+        });
     }
 
     fn error(&mut self, channel: Channel, hdr: [u32; 4], message: impl Into<String>) {

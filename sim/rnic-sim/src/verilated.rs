@@ -4,7 +4,7 @@
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::path::Path;
 
-use crate::ports::{Model, PortsIn, PortsOut};
+use crate::ports::{Model, PortsIn, PortsOut, PORT_OFFSETS};
 use crate::SimError;
 
 /// Whether this build contains the Verilated RTL (false until
@@ -19,6 +19,7 @@ struct VlFns {
     data_w: u32,
     in_size: unsafe extern "C" fn() -> usize,
     out_size: unsafe extern "C" fn() -> usize,
+    port_offsets: unsafe extern "C" fn(*mut usize, usize) -> usize,
     create: unsafe extern "C" fn(u32) -> *mut c_void,
     destroy: unsafe extern "C" fn(*mut c_void),
     set_inputs: unsafe extern "C" fn(*mut c_void, *const PortsIn),
@@ -43,6 +44,8 @@ macro_rules! vl_model {
                 pub fn in_size() -> usize;
                 #[link_name = concat!("rnic_w", $w, "_out_size")]
                 pub fn out_size() -> usize;
+                #[link_name = concat!("rnic_w", $w, "_port_offsets")]
+                pub fn port_offsets(o: *mut usize, n: usize) -> usize;
                 #[link_name = concat!("rnic_w", $w, "_create")]
                 pub fn create(seed: u32) -> *mut c_void;
                 #[link_name = concat!("rnic_w", $w, "_destroy")]
@@ -72,6 +75,7 @@ macro_rules! vl_model {
                 data_w: $w,
                 in_size,
                 out_size,
+                port_offsets,
                 create,
                 destroy,
                 set_inputs,
@@ -130,6 +134,14 @@ impl VerilatedModel {
                 "port struct sizes differ: C++ {is}/{os}, Rust {}/{}",
                 std::mem::size_of::<PortsIn>(),
                 std::mem::size_of::<PortsOut>()
+            )));
+        }
+        let mut offs = [0usize; PORT_OFFSETS.len()];
+        // SAFETY: writes at most `offs.len()` entries.
+        let n = unsafe { (f.port_offsets)(offs.as_mut_ptr(), offs.len()) };
+        if n != PORT_OFFSETS.len() || offs != PORT_OFFSETS {
+            return Err(SimError::Abi(format!(
+                "port struct field offsets differ: C++ {offs:?} ({n} fields), Rust {PORT_OFFSETS:?}"
             )));
         }
         // SAFETY: returns an owned handle or null.

@@ -1,0 +1,567 @@
+//! [`SimWorld`]: N simulated NICs, each with its own root complex and host
+//! memory (separate hosts), stepping in lockstep on one clock, their MAC
+//! ports joined by the [`Fabric`].
+//!
+//! One world cycle: (1) frames the fabric delivers this cycle are queued at
+//! their destination MAC; (2) every NIC runs one clock cycle (root complex,
+//! MAC, RTL) in index order; (3) frames the NICs finished sending are
+//! captured (pcap, window) and handed to the fabric. A frame never arrives
+//! in the cycle it was sent, so the order NICs are stepped in does not
+//! matter.
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use rand::Rng;
+
+use crate::device::{SimConfig, SimDevice};
+use crate::fabric::{Fabric, FabricConfig, FabricStats, Routing};
+use crate::mac::{MacConfig, MacPort, MacStats};
+use crate::pcap::{CaptureFile, FrameRing, WireFrame};
+use crate::ports::Model;
+use crate::root_complex::{RootComplex, RootComplexConfig};
+use crate::verilated::VerilatedModel;
+use crate::SimError;
+
+/// How a world is built.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorldConfig {
+    /// Number of NICs (each with its own host).
+    pub nics: usize,
+    /// `DATA_W` of every NIC: 64 or 256.
+    pub data_w: u32,
+    /// The one seed every random choice derives from (root complexes, RTL
+    /// reset values, fabric, MACs).
+    pub seed: u64,
+    /// Root complex of every host.
+    pub root_complex: RootComplexConfig,
+    pub fabric: FabricConfig,
+    pub mac: MacConfig,
+    /// With one NIC: its frames come back to it through the fabric. Off:
+    /// they are counted (`FabricStats::unrouted`) and dropped.
+    pub loopback: bool,
+    /// Capture every frame on the wire here (`.pcapng`: with fates).
+    pub pcap: Option<PathBuf>,
+    /// Keep the last this many frames for [`SimWorld::dump_window`] (0: off).
+    pub pcap_window: usize,
+    /// FST waveform of each NIC; with several NICs `x.fst` becomes
+    /// `x.nic0.fst`, `x.nic1.fst`, ...
+    pub wave: Option<PathBuf>,
+    /// The clock cycles count, for Gb/s figures and pcap timestamps.
+    pub clock_mhz: f64,
+    /// Cycles `rst` is held high at the start.
+    pub reset_cycles: u64,
+    /// Size of BAR0.
+    pub bar_len: u64,
+    /// Cycles one `Device::idle` call advances.
+    pub idle_cycles: u64,
+}
+
+impl Default for WorldConfig {
+    fn default() -> Self {
+        let s = SimConfig::default();
+        Self {
+            nics: 2,
+            data_w: s.data_w,
+            seed: s.seed,
+            root_complex: s.root_complex,
+            fabric: FabricConfig::ideal(),
+            mac: MacConfig::default(),
+            loopback: false,
+            pcap: None,
+            pcap_window: 0,
+            wave: None,
+            clock_mhz: s.clock_mhz,
+            reset_cycles: s.reset_cycles,
+            bar_len: s.bar_len,
+            idle_cycles: s.idle_cycles,
+        }
+    }
+}
+
+impl From<SimConfig> for WorldConfig {
+    /// One NIC; its MAC goes nowhere (no loopback).
+    fn from(c: SimConfig) -> Self {
+        Self {
+            nics: 1,
+            data_w: c.data_w,
+            seed: c.seed,
+            root_complex: c.root_complex,
+            wave: c.wave,
+            clock_mhz: c.clock_mhz,
+            reset_cycles: c.reset_cycles,
+            bar_len: c.bar_len,
+            idle_cycles: c.idle_cycles,
+            ..Self::default()
+        }
+    }
+}
+
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+impl WorldConfig {
+    /// Seed of NIC `i`'s root complex (NIC 0 uses the world seed itself, so
+    /// a one-NIC world runs exactly like `SimDevice::new` with that seed).
+    pub fn nic_seed(&self, i: usize) -> u64 {
+        if i == 0 {
+            self.seed
+        } else {
+            splitmix(self.seed ^ (i as u64).wrapping_mul(0xA076_1D64_78BD_642F))
+        }
+    }
+
+    /// Waveform file of NIC `i`.
+    pub fn wave_path(&self, i: usize) -> Option<PathBuf> {
+        let w = self.wave.as_ref()?;
+        if self.nics <= 1 {
+            return Some(w.clone());
+        }
+        let stem = w.file_stem().map(|s| s.to_string_lossy().into_owned());
+        let name = match (stem, w.extension()) {
+            (Some(s), Some(e)) => format!("{s}.nic{i}.{}", e.to_string_lossy()),
+            (Some(s), None) => format!("{s}.nic{i}"),
+            _ => format!("nic{i}.fst"),
+        };
+        Some(w.with_file_name(name))
+    }
+
+    /// The [`SimConfig`] NIC `i` sees (its seed and waveform file).
+    pub fn nic_config(&self, i: usize) -> SimConfig {
+        SimConfig {
+            data_w: self.data_w,
+            seed: self.nic_seed(i),
+            root_complex: self.root_complex.clone(),
+            wave: self.wave_path(i),
+            clock_mhz: self.clock_mhz,
+            reset_cycles: self.reset_cycles,
+            bar_len: self.bar_len,
+            idle_cycles: self.idle_cycles,
+        }
+    }
+}
+
+pub(crate) enum AnyModel {
+    Verilated(Box<VerilatedModel>),
+    Custom(Box<dyn Model>),
+}
+
+pub(crate) struct NicInfo {
+    pub(crate) name: String,
+    pub(crate) cfg: SimConfig,
+}
+
+pub(crate) struct NicSlot {
+    model: AnyModel,
+    pub(crate) rc: RootComplex,
+    mac: MacPort,
+    info: Rc<NicInfo>,
+}
+
+impl NicSlot {
+    pub(crate) fn vl(&mut self) -> Option<&mut VerilatedModel> {
+        match &mut self.model {
+            AnyModel::Verilated(m) => Some(m),
+            AnyModel::Custom(_) => None,
+        }
+    }
+}
+
+static INSTANCES: AtomicU32 = AtomicU32::new(0);
+
+/// The state of a world: NICs, fabric, captures. Reached through
+/// [`SimWorld`] (and [`SimDevice`]) handles.
+pub struct World {
+    cfg: WorldConfig,
+    pub(crate) nics: Vec<NicSlot>,
+    fabric: Fabric,
+    cycle: u64,
+    capture: Option<CaptureFile>,
+    ring: FrameRing,
+    capture_error: Option<SimError>,
+}
+
+impl World {
+    /// Cycles run so far.
+    pub fn now(&self) -> u64 {
+        self.cycle
+    }
+
+    pub fn config(&self) -> &WorldConfig {
+        &self.cfg
+    }
+
+    /// Number of NICs.
+    pub fn nics(&self) -> usize {
+        self.nics.len()
+    }
+
+    /// NIC `i`'s root complex (its host).
+    pub fn root_complex(&self, i: usize) -> &RootComplex {
+        &self.nics[i].rc
+    }
+
+    pub fn root_complex_mut(&mut self, i: usize) -> &mut RootComplex {
+        &mut self.nics[i].rc
+    }
+
+    pub fn fabric(&self) -> &Fabric {
+        &self.fabric
+    }
+
+    pub fn fabric_mut(&mut self) -> &mut Fabric {
+        &mut self.fabric
+    }
+
+    pub fn mac_stats(&self, i: usize) -> MacStats {
+        self.nics[i].mac.stats()
+    }
+
+    /// Nothing in flight anywhere: fabric empty, MACs idle, every root
+    /// complex quiescent.
+    pub fn quiescent(&self) -> bool {
+        self.fabric.in_flight() == 0 && self.nics.iter().all(|n| n.mac.idle() && n.rc.quiescent())
+    }
+
+    /// One clock cycle of the whole world.
+    #[inline]
+    pub fn step(&mut self) {
+        let now = self.cycle;
+        if self.fabric.next_due() <= now {
+            self.deliver(now);
+        }
+        let mut events = false;
+        for n in &mut self.nics {
+            match &mut n.model {
+                AnyModel::Verilated(m) => n.rc.cycle_with(&mut **m, &mut n.mac),
+                AnyModel::Custom(m) => n.rc.cycle_with(&mut **m, &mut n.mac),
+            }
+            events |= n.mac.events;
+        }
+        if events {
+            self.collect();
+        }
+        self.cycle += 1;
+    }
+
+    /// Run `cycles` cycles.
+    pub fn run(&mut self, cycles: u64) {
+        for _ in 0..cycles {
+            self.step();
+        }
+    }
+
+    #[inline(never)]
+    fn deliver(&mut self, now: u64) {
+        while let Some(d) = self.fabric.pop_due(now) {
+            self.nics[d.dst].mac.rx_push(d.data, d.bad);
+        }
+    }
+
+    #[inline(never)]
+    fn collect(&mut self) {
+        for i in 0..self.nics.len() {
+            let n = &mut self.nics[i];
+            if !n.mac.events {
+                continue;
+            }
+            n.mac.events = false;
+            for b in n.mac.spent.drain(..) {
+                self.fabric.recycle(b);
+            }
+            for (cycle, ch, msg) in n.mac.errors.drain(..) {
+                n.rc.report_error(cycle, ch, msg);
+            }
+            let mut done = std::mem::take(&mut n.mac.tx_done);
+            for (cycle, data) in done.drain(..) {
+                self.transmit(i, cycle, data);
+            }
+            let mac = &mut self.nics[i].mac;
+            mac.tx_done = done;
+            while mac.free.len() < 2 {
+                mac.free.push(self.fabric.take_buf());
+            }
+        }
+    }
+
+    /// A frame leaves NIC `src` at `cycle`: capture it, hand it to the fabric.
+    fn transmit(&mut self, src: usize, cycle: u64, data: Vec<u8>) {
+        if self.capture.is_none() && !self.ring.enabled() {
+            self.fabric.send(cycle, src, data);
+            return;
+        }
+        let mut copy = self.fabric.take_buf();
+        copy.extend_from_slice(&data);
+        let rep = self.fabric.send(cycle, src, data);
+        self.ring.push(cycle, src, &copy, rep);
+        if let Some(c) = &mut self.capture {
+            if let Err(e) = c.write(cycle, src, &copy, Some(rep)) {
+                self.capture_error.get_or_insert(e);
+                self.capture = None;
+            }
+        }
+        self.fabric.recycle(copy);
+    }
+}
+
+/// A world of simulated NICs; a cheap, cloneable handle (all clones and the
+/// [`SimDevice`]s taken from it share one world). Single-threaded.
+#[derive(Clone)]
+pub struct SimWorld {
+    core: Rc<RefCell<World>>,
+}
+
+impl SimWorld {
+    /// Build `cfg.nics` Verilated NICs, open waveforms and the pcap if
+    /// asked, and run the reset sequence.
+    pub fn new(cfg: WorldConfig) -> Result<Self, SimError> {
+        Self::build(cfg, None)
+    }
+
+    /// A world around stand-in models (one per NIC; `cfg.nics` and
+    /// `cfg.data_w` are taken from them).
+    pub fn with_models(
+        mut cfg: WorldConfig,
+        models: Vec<Box<dyn Model>>,
+    ) -> Result<Self, SimError> {
+        let w = models
+            .first()
+            .map(|m| m.data_w())
+            .ok_or_else(|| SimError::Config("with_models needs at least one model".into()))?;
+        if models.iter().any(|m| m.data_w() != w) {
+            return Err(SimError::Config("models of different DATA_W".into()));
+        }
+        cfg.nics = models.len();
+        cfg.data_w = w;
+        Self::build(cfg, Some(models))
+    }
+
+    fn build(cfg: WorldConfig, custom: Option<Vec<Box<dyn Model>>>) -> Result<Self, SimError> {
+        let n = cfg.nics;
+        if n == 0 || n > 64 {
+            return Err(SimError::Config(format!("{n} NICs (1..=64 allowed)")));
+        }
+        if !(cfg.clock_mhz.is_finite() && cfg.clock_mhz > 0.0) {
+            return Err(SimError::Config(format!("clock {} MHz", cfg.clock_mhz)));
+        }
+        cfg.fabric.validate()?;
+        let mut custom = custom.map(|v| v.into_iter());
+        let mut nics = Vec::with_capacity(n);
+        for i in 0..n {
+            let scfg = cfg.nic_config(i);
+            let mut rc = RootComplex::new(scfg.root_complex.clone(), cfg.data_w, scfg.seed);
+            let model = match custom.as_mut() {
+                Some(it) => AnyModel::Custom(it.next().expect("one model per NIC")),
+                None => {
+                    // The RTL's initial register values come from the NIC's seed.
+                    let x_seed: u32 = rc.rng().gen_range(1..=i32::MAX as u32);
+                    let mut vl = Box::new(VerilatedModel::new(cfg.data_w, x_seed)?);
+                    if let Some(p) = &scfg.wave {
+                        vl.trace_open(p)?;
+                    }
+                    AnyModel::Verilated(vl)
+                }
+            };
+            let mac = MacPort::new(cfg.data_w, cfg.mac.clone(), splitmix(scfg.seed ^ 0x3AC));
+            let k = INSTANCES.fetch_add(1, Ordering::Relaxed);
+            nics.push(NicSlot {
+                model,
+                rc,
+                mac,
+                info: Rc::new(NicInfo {
+                    name: format!("sim:{k}"),
+                    cfg: scfg,
+                }),
+            });
+        }
+        let routing = match (n, cfg.loopback) {
+            (1, true) => Routing::Loopback,
+            (1, false) => Routing::Sink,
+            (2, _) => Routing::PointToPoint,
+            _ => Routing::Switch,
+        };
+        let fabric = Fabric::new(
+            &cfg.fabric,
+            n,
+            routing,
+            f64::from(cfg.data_w / 8),
+            splitmix(cfg.seed ^ 0xFAB1_1C00),
+        )?;
+        let capture = match &cfg.pcap {
+            Some(p) => Some(CaptureFile::create(p, cfg.clock_mhz, n)?),
+            None => None,
+        };
+        let mut world = World {
+            ring: FrameRing::new(cfg.pcap_window),
+            cfg,
+            nics,
+            fabric,
+            cycle: 0,
+            capture,
+            capture_error: None,
+        };
+        for nic in &mut world.nics {
+            nic.rc.set_reset(true);
+        }
+        world.run(world.cfg.reset_cycles.max(1));
+        for nic in &mut world.nics {
+            nic.rc.set_reset(false);
+        }
+        Ok(Self {
+            core: Rc::new(RefCell::new(world)),
+        })
+    }
+
+    pub(crate) fn from_core(core: Rc<RefCell<World>>) -> Self {
+        Self { core }
+    }
+
+    /// Number of NICs.
+    pub fn nics(&self) -> usize {
+        self.core.borrow().nics.len()
+    }
+
+    /// A handle to NIC `i`.
+    ///
+    /// # Panics
+    /// If `i` is not below [`SimWorld::nics`].
+    pub fn device(&self, i: usize) -> SimDevice {
+        let info = {
+            let g = self.core.borrow();
+            assert!(i < g.nics.len(), "NIC {i} of {}", g.nics.len());
+            g.nics[i].info.clone()
+        };
+        SimDevice::from_world(self.core.clone(), i, info)
+    }
+
+    /// Handles to all NICs, in index order.
+    pub fn devices(&self) -> Vec<SimDevice> {
+        (0..self.nics()).map(|i| self.device(i)).collect()
+    }
+
+    pub fn config(&self) -> WorldConfig {
+        self.core.borrow().cfg.clone()
+    }
+
+    /// Cycles run so far.
+    pub fn now(&self) -> u64 {
+        self.core.borrow().cycle
+    }
+
+    /// Advance every NIC `cycles` cycles.
+    pub fn run(&self, cycles: u64) {
+        self.core.borrow_mut().run(cycles);
+    }
+
+    /// Run until `cond` holds (checked between cycles) or `budget` cycles
+    /// pass; returns whether it held. `cond` must not use a handle of this
+    /// world (the world is borrowed while it runs).
+    pub fn run_until(&self, budget: u64, mut cond: impl FnMut(&World) -> bool) -> bool {
+        let mut g = self.core.borrow_mut();
+        for _ in 0..budget {
+            if cond(&g) {
+                return true;
+            }
+            g.step();
+        }
+        cond(&g)
+    }
+
+    /// Run until nothing is in flight anywhere (fabric, MACs, root
+    /// complexes), at most `budget` cycles.
+    pub fn drain(&self, budget: u64) -> bool {
+        self.run_until(budget, |w| w.quiescent())
+    }
+
+    /// Access the world directly (fabric, root complexes).
+    pub fn with_world<T>(&self, f: impl FnOnce(&mut World) -> T) -> T {
+        f(&mut self.core.borrow_mut())
+    }
+
+    pub fn fabric_stats(&self) -> FabricStats {
+        self.core.borrow().fabric.stats()
+    }
+
+    pub fn mac_stats(&self, nic: usize) -> MacStats {
+        self.core.borrow().mac_stats(nic)
+    }
+
+    /// Send `frame` as if NIC `from` had transmitted it now (captured, then
+    /// through the fabric).
+    pub fn send_frame(&self, from: usize, frame: &[u8]) {
+        let mut g = self.core.borrow_mut();
+        assert!(from < g.nics.len(), "NIC {from} out of range");
+        let mut v = g.fabric.take_buf();
+        v.extend_from_slice(frame);
+        let now = g.cycle;
+        g.transmit(from, now, v);
+    }
+
+    /// Queue `frame` straight into NIC `to`'s `s_axis_rx` (no fabric, not
+    /// captured); `bad` sets `tuser` on its last beat. False if the RX
+    /// queue is full (counted as an overflow drop).
+    pub fn inject_frame(&self, to: usize, frame: &[u8], bad: bool) -> bool {
+        let mut g = self.core.borrow_mut();
+        let mut v = g.fabric.take_buf();
+        v.extend_from_slice(frame);
+        g.nics[to].mac.rx_push(v, bad)
+    }
+
+    /// Keep the last `n` frames on the wire (0: none; shrinking drops the
+    /// oldest).
+    pub fn set_window(&self, n: usize) {
+        self.core.borrow_mut().ring.set_capacity(n);
+    }
+
+    /// The frames in the window, oldest first, with their fates.
+    pub fn window(&self) -> Vec<WireFrame> {
+        self.core.borrow().ring.frames().cloned().collect()
+    }
+
+    /// Write the window to `path` (`.pcapng`: with fate comments); returns
+    /// the number of frames written. The window is kept.
+    pub fn dump_window(&self, path: &Path) -> Result<usize, SimError> {
+        let g = self.core.borrow();
+        g.ring.dump(path, g.cfg.clock_mhz, g.nics.len())
+    }
+
+    pub fn clear_window(&self) {
+        self.core.borrow_mut().ring.clear();
+    }
+
+    /// Start (or restart) capturing every frame to `path`.
+    pub fn start_pcap(&self, path: &Path) -> Result<(), SimError> {
+        let mut g = self.core.borrow_mut();
+        let f = CaptureFile::create(path, g.cfg.clock_mhz, g.nics.len())?;
+        if let Some(mut old) = g.capture.replace(f) {
+            old.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Flush the capture file; reports a write error that stopped the
+    /// capture earlier.
+    pub fn flush_pcap(&self) -> Result<(), SimError> {
+        let mut g = self.core.borrow_mut();
+        if let Some(e) = g.capture_error.take() {
+            return Err(e);
+        }
+        match &mut g.capture {
+            Some(c) => c.flush(),
+            None => Ok(()),
+        }
+    }
+
+    /// Flush and close the capture file.
+    pub fn stop_pcap(&self) -> Result<(), SimError> {
+        let r = self.flush_pcap();
+        self.core.borrow_mut().capture = None;
+        r
+    }
+}
