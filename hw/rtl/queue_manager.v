@@ -48,12 +48,17 @@ module queue_manager #(
     output wire             m_sq_valid,
     output wire [QN_W-1:0]  m_sq_qn,
     output wire [63:0]      m_sq_wqe_addr,
+    output wire [15:0]      m_sq_index,        // free-running index of that WQE
     output wire [QN_W-1:0]  m_sq_cqn,
     input  wire             m_sq_ready,
 
     // executor: the work request of queue sq_done_qn is finished
     input  wire             sq_done,
     input  wire [QN_W-1:0]  sq_done_qn,
+
+    // the completion queue of a send queue
+    input  wire [QN_W-1:0]  lookup_qn,
+    output wire [QN_W-1:0]  lookup_cqn,
 
     // executor: CQ slot allocation
     input  wire [QN_W-1:0]  cq_alloc_cqn,
@@ -194,6 +199,8 @@ assign m_sq_valid = pick_valid;
 assign m_sq_qn = pick_qn;
 assign m_sq_wqe_addr = sq_base[pick_qn] + ({48'd0, pick_index} << WQE_SIZE_LOG);
 assign m_sq_cqn = sq_cqn[pick_qn];
+assign m_sq_index = sq_ci[pick_qn];
+assign lookup_cqn = sq_cqn[lookup_qn];
 
 wire [15:0] alloc_size = 16'd1 << cq_log[cq_alloc_cqn];
 wire [15:0] alloc_used = cq_pi[cq_alloc_cqn] - cq_ci[cq_alloc_cqn];

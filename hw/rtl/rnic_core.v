@@ -72,27 +72,49 @@ module rnic_core #(
 );
 
 localparam QN_W = NUM_Q > 1 ? $clog2(NUM_Q) : 1;
-localparam RAM_ADDR_W = $clog2(RAM_BYTES);
 localparam SEG_W = $clog2(DATA_W / 8);
 localparam LEN_W = 17;
 localparam ID_W = 8;
 localparam CHUNK_LOG = 12;
-localparam NUM_SLOTS = RAM_BYTES / (1 << CHUNK_LOG) - 1;
 
-localparam [31:0] VERBS = 32'h0000_0001;     // bit 0: local DMA copy
-localparam [31:0] CAPS = 32'h0000_0003;      // bit 0: MSI, bit 1: CQE RO debug switch
+// The DMA engines address one 128 KiB space of on-chip RAMs (byte addresses):
+//   0x00000 staging RAM (RAM_BYTES): copy slots, then the control area
+//   0x08000 TX RAM: NUM_TX_SLOTS packet payloads of 4 KiB (read engine -> roce_tx)
+//   0x10000 RX RAM: received frames (roce_rx -> write engine)
+localparam RAM_ADDR_W = 17;
+localparam STG_ADDR_W = $clog2(RAM_BYTES);
+localparam TXR_ADDR_W = 15;
+localparam RXR_ADDR_W = 15;
+localparam NUM_TX_SLOTS = 8;
+localparam RX_SLOTS = 4;
+localparam RX_SLOT_LOG = 13;
+localparam RX_SLOT_W = 2;
+localparam NUM_SLOTS = RAM_BYTES / (1 << CHUNK_LOG) - 1;   // the last chunk is the control area
+localparam integer CTRL_I = NUM_SLOTS * (1 << CHUNK_LOG);
+localparam [RAM_ADDR_W-1:0] CTRL = CTRL_I[RAM_ADDR_W-1:0];
+localparam [RAM_ADDR_W-1:0] WQE_RAM = CTRL;
+localparam [RAM_ADDR_W-1:0] RQWQE_RAM = CTRL + 17'h40;
+localparam [RAM_ADDR_W-1:0] CQE_RAM = CTRL + 17'h100;
+localparam [RAM_ADDR_W-1:0] TX_RAM_BASE = 17'h08000;
+localparam [RAM_ADDR_W-1:0] RX_RAM_BASE = 17'h10000;
+
+// descriptor ids tell the engines' clients apart (statuses come back in order)
+localparam [ID_W-1:0] ID_EXEC = 8'h00, ID_RESP = 8'h40, ID_CQE = 8'h80;
+
+localparam [31:0] VERBS = 32'h0000_001F;     // local DMA copy, RDMA_WRITE(+IMM), SEND(+IMM)
+localparam [31:0] CAPS = 32'h0000_001F;      // MSI, CQE RO switch, early-CQE switch, bypass switch, flush mode
 
 initial begin
     if (DATA_W != 64 && DATA_W != 128 && DATA_W != 256 && DATA_W != 512) begin
         $error("rnic_core: DATA_W must be 64, 128, 256 or 512 (got %0d)", DATA_W);
         $finish;
     end
-    if (NUM_Q < 1 || NUM_Q > 32768) begin
-        $error("rnic_core: NUM_Q must be 1..32768");
+    if (NUM_Q < 2 || NUM_Q > 256) begin
+        $error("rnic_core: NUM_Q must be 2..256");
         $finish;
     end
-    if ((RAM_BYTES & (RAM_BYTES - 1)) != 0 || RAM_BYTES < 3 * (1 << CHUNK_LOG)) begin
-        $error("rnic_core: RAM_BYTES must be a power of two of at least 3 chunks");
+    if (RAM_BYTES != 32768) begin
+        $error("rnic_core: RAM_BYTES must be 32768 (the RAM map above is fixed)");
         $finish;
     end
 end
@@ -117,41 +139,12 @@ wire [31:0] reg_q_base_hi;
 wire [31:0] reg_q_size;
 wire [15:0] reg_q_cqn;
 wire [3:0] reg_q_cmd;
-wire reg_q_cmd_valid;
 wire [15:0] reg_sq_db_pi;
-wire reg_sq_db_valid;
 wire [15:0] reg_sq_db_qn;
 wire [15:0] reg_cq_db_ci;
-wire reg_cq_db_valid;
 wire [15:0] reg_cq_db_cqn;
 wire [15:0] reg_cq_arm_cqn;
-wire reg_cq_arm_valid;
 wire reg_debug_cqe_ro;
-
-// The generated block pulses *_swmod in the cycle of the write and shows the
-// new field value from the next cycle on: act on the value one cycle later.
-wire reg_q_cmd_valid_raw;
-wire reg_sq_db_valid_raw;
-wire reg_cq_db_valid_raw;
-wire reg_cq_arm_valid_raw;
-reg [3:0] swmod_dly_reg = 4'd0;
-assign {reg_q_cmd_valid, reg_sq_db_valid, reg_cq_db_valid, reg_cq_arm_valid} = swmod_dly_reg;
-always @(posedge clk) begin
-    swmod_dly_reg <= rst ? 4'd0
-        : {reg_q_cmd_valid_raw, reg_sq_db_valid_raw, reg_cq_db_valid_raw, reg_cq_arm_valid_raw};
-end
-
-wire [15:0] sel_sq_pi;
-wire [15:0] sel_sq_ci;
-wire [15:0] sel_cq_pi;
-wire sel_sq_en;
-wire sel_cq_en;
-wire sel_cq_armed;
-wire sel_cq_phase;
-
-// RoCE transport registers (the transport lands next; until then the port
-// only counts frames and drops every received one)
-/* verilator lint_off UNUSEDSIGNAL */
 wire reg_debug_early_cqe;
 wire reg_debug_bypass;
 wire reg_cqe_flush;
@@ -175,9 +168,7 @@ wire [31:0] reg_qp_rq_base_lo;
 wire [31:0] reg_qp_rq_base_hi;
 wire [31:0] reg_qp_rq_size;
 wire [3:0] reg_qp_cmd;
-wire reg_qp_cmd_valid_raw;
 wire [15:0] reg_rq_db_pi;
-wire reg_rq_db_valid_raw;
 wire [15:0] reg_rq_db_qpn;
 wire [15:0] reg_mr_sel;
 wire [31:0] reg_mr_key;
@@ -189,25 +180,39 @@ wire [31:0] reg_mr_bus_hi;
 wire [15:0] reg_mr_pd;
 wire [3:0] reg_mr_access;
 wire [3:0] reg_mr_cmd;
+
+wire [15:0] sel_sq_pi;
+wire [15:0] sel_sq_ci;
+wire [15:0] sel_cq_pi;
+wire sel_sq_en;
+wire sel_cq_en;
+wire sel_cq_armed;
+wire sel_cq_phase;
+wire [2:0] sel_qp_state;
+wire [23:0] sel_sq_psn;
+wire [23:0] sel_epsn;
+
+// The generated block pulses *_swmod in the cycle of the write and shows the
+// new field value from the next cycle on: act on the value one cycle later.
+wire reg_q_cmd_valid_raw;
+wire reg_sq_db_valid_raw;
+wire reg_cq_db_valid_raw;
+wire reg_cq_arm_valid_raw;
+wire reg_qp_cmd_valid_raw;
+wire reg_rq_db_valid_raw;
 wire reg_mr_cmd_valid_raw;
-wire [DATA_W-1:0] unused_rx_tdata = s_axis_rx_tdata;
-wire [DATA_W/8-1:0] unused_rx_tkeep = s_axis_rx_tkeep;
-wire unused_rx_tuser = s_axis_rx_tuser;
-wire unused_tx_tready = m_axis_tx_tready;
-/* verilator lint_on UNUSEDSIGNAL */
-reg [31:0] tx_frames_reg = 32'd0;
-reg [31:0] rx_frames_reg = 32'd0;
-
-assign m_axis_tx_tdata = {DATA_W{1'b0}};
-assign m_axis_tx_tkeep = {DATA_W/8{1'b0}};
-assign m_axis_tx_tvalid = 1'b0;
-assign m_axis_tx_tlast = 1'b0;
-assign m_axis_tx_tuser = 1'b0;
-assign s_axis_rx_tready = 1'b1;
-
+reg [6:0] swmod_dly_reg = 7'd0;
+wire reg_q_cmd_valid = swmod_dly_reg[6];
+wire reg_sq_db_valid = swmod_dly_reg[5];
+wire reg_cq_db_valid = swmod_dly_reg[4];
+wire reg_cq_arm_valid = swmod_dly_reg[3];
+wire reg_qp_cmd_valid = swmod_dly_reg[2];
+wire reg_rq_db_valid = swmod_dly_reg[1];
+wire reg_mr_cmd_valid = swmod_dly_reg[0];
 always @(posedge clk) begin
-    rx_frames_reg <= rst ? 32'd0 : rx_frames_reg + {31'd0, s_axis_rx_tvalid && s_axis_rx_tlast};
-    tx_frames_reg <= 32'd0;
+    swmod_dly_reg <= rst ? 7'd0
+        : {reg_q_cmd_valid_raw, reg_sq_db_valid_raw, reg_cq_db_valid_raw, reg_cq_arm_valid_raw,
+           reg_qp_cmd_valid_raw, reg_rq_db_valid_raw, reg_mr_cmd_valid_raw};
 end
 
 reg [7:0] err_code_reg = 8'd0;
@@ -217,6 +222,14 @@ reg [31:0] cqe_count_reg = 32'd0;
 reg [31:0] rd_req_count_reg = 32'd0;
 reg [31:0] wr_req_count_reg = 32'd0;
 reg [31:0] rd_err_count_reg = 32'd0;
+reg [31:0] tx_frames_reg = 32'd0;
+reg [31:0] rx_frames_reg = 32'd0;
+reg [31:0] rx_drop_icrc_reg = 32'd0;
+reg [31:0] rx_drop_malformed_reg = 32'd0;
+reg [31:0] rx_drop_nobuf_reg = 32'd0;
+reg [31:0] rx_drop_qp_reg = 32'd0;
+reg [31:0] rx_drop_psn_reg = 32'd0;
+reg [31:0] rx_nak_reg = 32'd0;
 
 rnic_csr csr_inst (
     .clk(clk),
@@ -277,12 +290,12 @@ rnic_csr csr_inst (
     .hwif_out_port_ipv4_addr(reg_ipv4),
     .hwif_in_port_tx_frames_value(tx_frames_reg),
     .hwif_in_port_rx_frames_value(rx_frames_reg),
-    .hwif_in_port_rx_drop_icrc_value(32'd0),
-    .hwif_in_port_rx_drop_malformed_value(32'd0),
-    .hwif_in_port_rx_drop_nobuf_value(32'd0),
-    .hwif_in_port_rx_drop_qp_value(32'd0),
-    .hwif_in_port_rx_drop_psn_value(32'd0),
-    .hwif_in_port_rx_nak_value(32'd0),
+    .hwif_in_port_rx_drop_icrc_value(rx_drop_icrc_reg),
+    .hwif_in_port_rx_drop_malformed_value(rx_drop_malformed_reg),
+    .hwif_in_port_rx_drop_nobuf_value(rx_drop_nobuf_reg),
+    .hwif_in_port_rx_drop_qp_value(rx_drop_qp_reg),
+    .hwif_in_port_rx_drop_psn_value(rx_drop_psn_reg),
+    .hwif_in_port_rx_nak_value(rx_nak_reg),
     .hwif_out_qp_qp_sel_qpn(reg_qp_sel),
     .hwif_out_qp_qp_attr_state(reg_qp_state),
     .hwif_out_qp_qp_attr_pmtu(reg_qp_pmtu),
@@ -304,10 +317,10 @@ rnic_csr csr_inst (
     .hwif_out_qp_rq_db_pi(reg_rq_db_pi),
     .hwif_out_qp_rq_db_pi_swmod(reg_rq_db_valid_raw),
     .hwif_out_qp_rq_db_qpn(reg_rq_db_qpn),
-    .hwif_in_qp_qp_status_state(3'd0),
+    .hwif_in_qp_qp_status_state(sel_qp_state),
     .hwif_in_qp_qp_status_last_syndrome(8'd0),
-    .hwif_in_qp_qp_sq_psn_now_psn(24'd0),
-    .hwif_in_qp_qp_rq_psn_now_psn(24'd0),
+    .hwif_in_qp_qp_sq_psn_now_psn(sel_sq_psn),
+    .hwif_in_qp_qp_rq_psn_now_psn(sel_epsn),
     .hwif_out_mr_mr_sel_index(reg_mr_sel),
     .hwif_out_mr_mr_key_key(reg_mr_key),
     .hwif_out_mr_mr_va_lo_addr(reg_mr_va_lo),
@@ -323,7 +336,6 @@ rnic_csr csr_inst (
     .hwif_in_dma_wr_req_count_count(wr_req_count_reg),
     .hwif_in_dma_rd_err_count_count(rd_err_count_reg)
 );
-
 wire mmio_bad_req;
 
 pcie_mmio_bridge #(
@@ -361,14 +373,148 @@ pcie_mmio_bridge #(
     .stat_bad_req(mmio_bad_req)
 );
 
+// ---------------------------------------------------------------- QP and MR tables
+wire [QN_W-1:0] ex_ctx_qpn;
+wire [2:0] ex_ctx_state;
+wire [2:0] ex_ctx_pmtu;
+wire [23:0] ex_ctx_dest_qpn;
+wire [47:0] ex_ctx_dmac;
+wire [31:0] ex_ctx_dip;
+wire [15:0] ex_ctx_udp_sport;
+wire [15:0] ex_ctx_pd;
+wire [QN_W-1:0] rs_ctx_qpn;
+wire [2:0] rs_ctx_state;
+wire [2:0] rs_ctx_pmtu;
+wire rs_ctx_remote_write;
+wire [23:0] rs_ctx_dest_qpn;
+wire [47:0] rs_ctx_dmac;
+wire [31:0] rs_ctx_dip;
+wire [15:0] rs_ctx_udp_sport;
+wire [15:0] rs_ctx_pd;
+wire [QN_W-1:0] rs_ctx_rcq;
+wire [63:0] rs_ctx_rq_base;
+wire [3:0] rs_ctx_rq_log;
+wire load_rtr;
+wire load_rts;
+wire [QN_W-1:0] load_qpn;
+wire [23:0] load_psn;
+wire ex_set_err;
+wire [QN_W-1:0] ex_set_err_qpn;
+wire rs_set_err;
+wire [QN_W-1:0] rs_set_err_qpn;
+wire qp_reg_err;
+
+qp_context #(
+    .NUM_QP(NUM_Q),
+    .QN_W(QN_W)
+) qpc_inst (
+    .clk(clk),
+    .rst(rst),
+    .reg_sel(reg_qp_sel),
+    .reg_state(reg_qp_state),
+    .reg_pmtu(reg_qp_pmtu),
+    .reg_remote_write(reg_qp_remote_write),
+    .reg_dest_qpn(reg_qp_dest_qpn),
+    .reg_sq_psn(reg_qp_sq_psn),
+    .reg_rq_psn(reg_qp_rq_psn),
+    .reg_dmac({reg_qp_dmac_hi, reg_qp_dmac_lo}),
+    .reg_udp_sport(reg_qp_udp_sport),
+    .reg_dip(reg_qp_dip),
+    .reg_pd(reg_qp_pd),
+    .reg_rcq(reg_qp_rcq),
+    .reg_rq_base({reg_qp_rq_base_hi, reg_qp_rq_base_lo}),
+    .reg_rq_size(reg_qp_rq_size),
+    .reg_cmd(reg_qp_cmd),
+    .reg_cmd_valid(reg_qp_cmd_valid),
+    .reg_err(qp_reg_err),
+    .sel_state(sel_qp_state),
+    .set_err_a(ex_set_err),
+    .set_err_a_qpn(ex_set_err_qpn),
+    .set_err_b(rs_set_err),
+    .set_err_b_qpn(rs_set_err_qpn),
+    .load_rtr(load_rtr),
+    .load_rts(load_rts),
+    .load_qpn(load_qpn),
+    .load_psn(load_psn),
+    .a_qpn(ex_ctx_qpn),
+    .a_state(ex_ctx_state),
+    .a_pmtu(ex_ctx_pmtu),
+    .a_dest_qpn(ex_ctx_dest_qpn),
+    .a_dmac(ex_ctx_dmac),
+    .a_dip(ex_ctx_dip),
+    .a_udp_sport(ex_ctx_udp_sport),
+    .a_pd(ex_ctx_pd),
+    .b_qpn(rs_ctx_qpn),
+    .b_state(rs_ctx_state),
+    .b_pmtu(rs_ctx_pmtu),
+    .b_remote_write(rs_ctx_remote_write),
+    .b_dest_qpn(rs_ctx_dest_qpn),
+    .b_dmac(rs_ctx_dmac),
+    .b_dip(rs_ctx_dip),
+    .b_udp_sport(rs_ctx_udp_sport),
+    .b_pd(rs_ctx_pd),
+    .b_rcq(rs_ctx_rcq),
+    .b_rq_base(rs_ctx_rq_base),
+    .b_rq_log(rs_ctx_rq_log)
+);
+
+wire [31:0] ex_mr_key;
+wire [63:0] ex_mr_va;
+wire [31:0] ex_mr_len;
+wire [15:0] ex_mr_pd;
+wire ex_mr_ok;
+wire [63:0] ex_mr_bus;
+wire [31:0] rs_mr_key;
+wire [63:0] rs_mr_va;
+wire [31:0] rs_mr_len;
+wire [15:0] rs_mr_pd;
+wire [3:0] rs_mr_access;
+wire rs_mr_ok;
+wire [63:0] rs_mr_bus;
+wire mr_reg_err;
+
+mr_table #(
+    .NUM_MR(64)
+) mr_inst (
+    .clk(clk),
+    .rst(rst),
+    .reg_sel(reg_mr_sel),
+    .reg_key(reg_mr_key),
+    .reg_va({reg_mr_va_hi, reg_mr_va_lo}),
+    .reg_len(reg_mr_len),
+    .reg_bus({reg_mr_bus_hi, reg_mr_bus_lo}),
+    .reg_pd(reg_mr_pd),
+    .reg_access(reg_mr_access),
+    .reg_cmd(reg_mr_cmd),
+    .reg_cmd_valid(reg_mr_cmd_valid),
+    .reg_err(mr_reg_err),
+    .a_key(ex_mr_key),
+    .a_va(ex_mr_va),
+    .a_len(ex_mr_len),
+    .a_pd(ex_mr_pd),
+    .a_access(4'd0),
+    .a_ok(ex_mr_ok),
+    .a_bus(ex_mr_bus),
+    .b_key(rs_mr_key),
+    .b_va(rs_mr_va),
+    .b_len(rs_mr_len),
+    .b_pd(rs_mr_pd),
+    .b_access(rs_mr_access),
+    .b_ok(rs_mr_ok),
+    .b_bus(rs_mr_bus)
+);
+
 // ---------------------------------------------------------------- queues
 wire qm_sq_valid;
 wire [QN_W-1:0] qm_sq_qn;
 wire [63:0] qm_sq_wqe_addr;
+wire [15:0] qm_sq_index;
 wire [QN_W-1:0] qm_sq_cqn;
 wire qm_sq_ready;
 wire sq_done;
 wire [QN_W-1:0] sq_done_qn;
+wire [QN_W-1:0] acq_qpn;
+wire [QN_W-1:0] acq_cqn;
 wire [QN_W-1:0] cq_alloc_cqn;
 wire cq_alloc_ok;
 wire cq_alloc_bad;
@@ -412,10 +558,13 @@ queue_manager #(
     .m_sq_valid(qm_sq_valid),
     .m_sq_qn(qm_sq_qn),
     .m_sq_wqe_addr(qm_sq_wqe_addr),
+    .m_sq_index(qm_sq_index),
     .m_sq_cqn(qm_sq_cqn),
     .m_sq_ready(qm_sq_ready),
     .sq_done(sq_done),
     .sq_done_qn(sq_done_qn),
+    .lookup_qn(acq_qpn),
+    .lookup_cqn(acq_cqn),
     .cq_alloc_cqn(cq_alloc_cqn),
     .cq_alloc_ok(cq_alloc_ok),
     .cq_alloc_bad(cq_alloc_bad),
@@ -432,14 +581,15 @@ queue_manager #(
     .err_qn(qm_err_qn)
 );
 
-// ---------------------------------------------------------------- DMA
+// ---------------------------------------------------------------- DMA engines
 wire [63:0] rd_desc_pcie_addr;
 wire [RAM_ADDR_W-1:0] rd_desc_ram_addr;
 wire [LEN_W-1:0] rd_desc_len;
 wire [ID_W-1:0] rd_desc_id;
 wire rd_desc_valid;
 wire rd_desc_ready;
-wire [ID_W-1:0] rd_status_id;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [ID_W-1:0] rd_status_id;     // only the client bits [7:6] route statuses
 wire [3:0] rd_status_error;
 wire rd_status_valid;
 
@@ -451,21 +601,23 @@ wire [ID_W-1:0] wr_desc_id;
 wire wr_desc_valid;
 wire wr_desc_ready;
 wire [ID_W-1:0] wr_status_id;
+/* verilator lint_on UNUSEDSIGNAL */
 wire wr_status_valid;
 
 wire [RAM_ADDR_W-SEG_W-1:0] rd_ram_wr_addr;
 wire [DATA_W-1:0] rd_ram_wr_data;
 wire [DATA_W/8-1:0] rd_ram_wr_strb;
 wire rd_ram_wr_en;
+wire [RAM_ADDR_W-SEG_W-1:0] wr_ram_rd_addr;
+wire wr_ram_rd_en;
+wire [DATA_W-1:0] wr_ram_rd_data;
 
-wire [RAM_ADDR_W-SEG_W-1:0] ex_ram_wr_addr;
-wire [DATA_W-1:0] ex_ram_wr_data;
-wire [DATA_W/8-1:0] ex_ram_wr_strb;
-wire ex_ram_wr_en;
-
-wire [RAM_ADDR_W-SEG_W-1:0] ram_rd_addr;
-wire ram_rd_en;
-wire [DATA_W-1:0] ram_rd_data;
+wire eng_wr_tlp_valid;
+wire eng_wr_tlp_ready;
+wire [127:0] eng_wr_tlp_hdr;
+wire [DATA_W-1:0] eng_wr_tlp_data;
+wire [DATA_W/32-1:0] eng_wr_tlp_keep;
+wire eng_wr_tlp_last;
 
 wire stat_rd_req;
 wire stat_rd_err;
@@ -524,62 +676,647 @@ dma_wr_engine #(
     .s_desc_ready(wr_desc_ready),
     .m_status_id(wr_status_id),
     .m_status_valid(wr_status_valid),
-    .m_ram_rd_addr(ram_rd_addr),
-    .m_ram_rd_en(ram_rd_en),
-    .s_ram_rd_data(ram_rd_data),
-    .tx_wr_req_tlp_hdr(tx_wr_req_tlp_hdr),
-    .tx_wr_req_tlp_data(tx_wr_req_tlp_data),
-    .tx_wr_req_tlp_keep(tx_wr_req_tlp_keep),
-    .tx_wr_req_tlp_valid(tx_wr_req_tlp_valid),
-    .tx_wr_req_tlp_last(tx_wr_req_tlp_last),
-    .tx_wr_req_tlp_ready(tx_wr_req_tlp_ready),
+    .m_ram_rd_addr(wr_ram_rd_addr),
+    .m_ram_rd_en(wr_ram_rd_en),
+    .s_ram_rd_data(wr_ram_rd_data),
+    .tx_wr_req_tlp_hdr(eng_wr_tlp_hdr),
+    .tx_wr_req_tlp_data(eng_wr_tlp_data),
+    .tx_wr_req_tlp_keep(eng_wr_tlp_keep),
+    .tx_wr_req_tlp_valid(eng_wr_tlp_valid),
+    .tx_wr_req_tlp_last(eng_wr_tlp_last),
+    .tx_wr_req_tlp_ready(eng_wr_tlp_ready),
     .cfg_max_payload(cfg_max_payload),
     .cfg_requester_id(cfg_requester_id),
     .stat_tlp_issued(stat_wr_tlp)
 );
 
-// The read engine's completions never wait; the executor's CQE writes take
-// the RAM write port only when it is free.
-wire ex_ram_wr_ready = !rd_ram_wr_en;
+// read-descriptor arbiter: CQE flush reads, then receive WQEs, then the executor
+wire [63:0] ex_rd_pcie_addr;
+wire [RAM_ADDR_W-1:0] ex_rd_ram_addr;
+wire [LEN_W-1:0] ex_rd_len;
+wire [ID_W-1:0] ex_rd_id;
+wire ex_rd_valid;
+wire [63:0] rs_rd_pcie_addr;
+wire [RAM_ADDR_W-1:0] rs_rd_ram_addr;
+wire [LEN_W-1:0] rs_rd_len;
+wire [ID_W-1:0] rs_rd_id;
+wire rs_rd_valid;
+wire [63:0] cw_rd_pcie_addr;
+wire [LEN_W-1:0] cw_rd_len;
+wire [ID_W-1:0] cw_rd_id;
+wire cw_rd_valid;
+
+wire rd_gnt_cw = cw_rd_valid;
+wire rd_gnt_rs = rs_rd_valid && !cw_rd_valid;
+wire rd_gnt_ex = ex_rd_valid && !rs_rd_valid && !cw_rd_valid;
+assign rd_desc_valid = cw_rd_valid || rs_rd_valid || ex_rd_valid;
+assign rd_desc_pcie_addr = rd_gnt_cw ? cw_rd_pcie_addr : rd_gnt_rs ? rs_rd_pcie_addr : ex_rd_pcie_addr;
+assign rd_desc_ram_addr = rd_gnt_cw ? {RAM_ADDR_W{1'b0}} : rd_gnt_rs ? rs_rd_ram_addr : ex_rd_ram_addr;
+assign rd_desc_len = rd_gnt_cw ? cw_rd_len : rd_gnt_rs ? rs_rd_len : ex_rd_len;
+assign rd_desc_id = rd_gnt_cw ? cw_rd_id : rd_gnt_rs ? rs_rd_id : ex_rd_id;
+wire ex_rd_ready = rd_gnt_ex && rd_desc_ready;
+wire rs_rd_ready = rd_gnt_rs && rd_desc_ready;
+wire cw_rd_ready = rd_gnt_cw && rd_desc_ready;
+wire ex_rd_status = rd_status_valid && rd_status_id[7:6] == ID_EXEC[7:6];
+wire rs_rd_status = rd_status_valid && rd_status_id[7:6] == ID_RESP[7:6];
+wire cw_rd_status = rd_status_valid && rd_status_id[7:6] == ID_CQE[7:6];
+
+// write-descriptor arbiter: received payload, then CQEs, then copy chunks
+wire [63:0] ex_wr_pcie_addr;
+wire [RAM_ADDR_W-1:0] ex_wr_ram_addr;
+wire [LEN_W-1:0] ex_wr_len;
+wire [ID_W-1:0] ex_wr_id;
+wire ex_wr_valid;
+wire [63:0] rs_wr_pcie_addr;
+wire [RAM_ADDR_W-1:0] rs_wr_ram_addr;
+wire [LEN_W-1:0] rs_wr_len;
+wire [ID_W-1:0] rs_wr_id;
+wire rs_wr_valid;
+wire [63:0] cw_wr_pcie_addr;
+wire [RAM_ADDR_W-1:0] cw_wr_ram_addr;
+wire [LEN_W-1:0] cw_wr_len;
+wire cw_wr_ro;
+wire [ID_W-1:0] cw_wr_id;
+wire cw_wr_valid;
+
+wire wr_gnt_rs = rs_wr_valid;
+wire wr_gnt_cw = cw_wr_valid && !rs_wr_valid;
+wire wr_gnt_ex = ex_wr_valid && !rs_wr_valid && !cw_wr_valid;
+assign wr_desc_valid = rs_wr_valid || cw_wr_valid || ex_wr_valid;
+assign wr_desc_pcie_addr = wr_gnt_rs ? rs_wr_pcie_addr : wr_gnt_cw ? cw_wr_pcie_addr : ex_wr_pcie_addr;
+assign wr_desc_ram_addr = wr_gnt_rs ? rs_wr_ram_addr : wr_gnt_cw ? cw_wr_ram_addr : ex_wr_ram_addr;
+assign wr_desc_len = wr_gnt_rs ? rs_wr_len : wr_gnt_cw ? cw_wr_len : ex_wr_len;
+assign wr_desc_ro = wr_gnt_cw ? cw_wr_ro : 1'b1;   // payload always relaxed
+assign wr_desc_id = wr_gnt_rs ? rs_wr_id : wr_gnt_cw ? cw_wr_id : ex_wr_id;
+wire ex_wr_ready = wr_gnt_ex && wr_desc_ready;
+wire rs_wr_ready = wr_gnt_rs && wr_desc_ready;
+wire cw_wr_ready = wr_gnt_cw && wr_desc_ready;
+wire ex_wr_status = wr_status_valid && wr_status_id[7:6] == ID_EXEC[7:6];
+wire rs_wr_status = wr_status_valid && wr_status_id[7:6] == ID_RESP[7:6];
+wire cw_wr_status = wr_status_valid && wr_status_id[7:6] == ID_CQE[7:6];
+
+// write descriptors accepted but not yet issued (flush mode waits for zero)
+reg [7:0] wr_outstanding_reg = 8'd0;
+always @(posedge clk) begin
+    wr_outstanding_reg <= rst ? 8'd0
+        : wr_outstanding_reg + {7'd0, wr_desc_valid && wr_desc_ready} - {7'd0, wr_status_valid};
+end
+wire wr_engine_idle = wr_outstanding_reg == 8'd0;
+
+// tx_wr_req: the write engine's TLPs, and the CQE bypass path (debug switch)
+wire [127:0] byp_tlp_hdr;
+wire [DATA_W-1:0] byp_tlp_data;
+wire [DATA_W/32-1:0] byp_tlp_keep;
+wire byp_tlp_valid;
+wire byp_tlp_last;
+reg wr_mux_busy_reg = 1'b0;
+reg wr_mux_sel_reg = 1'b0;
+wire wr_mux_sel = wr_mux_busy_reg ? wr_mux_sel_reg : byp_tlp_valid;
+assign tx_wr_req_tlp_hdr = wr_mux_sel ? byp_tlp_hdr : eng_wr_tlp_hdr;
+assign tx_wr_req_tlp_data = wr_mux_sel ? byp_tlp_data : eng_wr_tlp_data;
+assign tx_wr_req_tlp_keep = wr_mux_sel ? byp_tlp_keep : eng_wr_tlp_keep;
+assign tx_wr_req_tlp_valid = wr_mux_sel ? byp_tlp_valid : eng_wr_tlp_valid;
+assign tx_wr_req_tlp_last = wr_mux_sel ? byp_tlp_last : eng_wr_tlp_last;
+assign eng_wr_tlp_ready = !wr_mux_sel && tx_wr_req_tlp_ready;
+wire byp_tlp_ready = wr_mux_sel && tx_wr_req_tlp_ready;
+always @(posedge clk) begin
+    if (tx_wr_req_tlp_valid && tx_wr_req_tlp_ready) begin
+        wr_mux_busy_reg <= !tx_wr_req_tlp_last;
+        wr_mux_sel_reg <= wr_mux_sel;
+    end
+    if (rst) begin
+        wr_mux_busy_reg <= 1'b0;
+    end
+end
+
+// ---------------------------------------------------------------- on-chip RAMs
+localparam RGN_HI = RAM_ADDR_W - SEG_W - 1;
+wire [1:0] rd_wr_rgn = rd_ram_wr_addr[RGN_HI:RGN_HI-1];
+
+/* verilator lint_off UNUSEDSIGNAL */
+wire [RAM_ADDR_W-SEG_W-1:0] cw_ram_wr_addr;   // always in the staging RAM
+/* verilator lint_on UNUSEDSIGNAL */
+wire [DATA_W-1:0] cw_ram_wr_data;
+wire [DATA_W/8-1:0] cw_ram_wr_strb;
+wire cw_ram_wr_en;
+wire stg_rd_wr = rd_ram_wr_en && rd_wr_rgn == 2'd0;
+wire cw_ram_wr_ready = !stg_rd_wr;
+
+wire [DATA_W-1:0] stg_rd_data;
+wire [DATA_W-1:0] rxr_rd_data;
+wire [1:0] wr_rd_rgn = wr_ram_rd_addr[RGN_HI:RGN_HI-1];
+reg [1:0] wr_rd_rgn_reg = 2'd0;
+always @(posedge clk) begin
+    if (wr_ram_rd_en) begin
+        wr_rd_rgn_reg <= wr_rd_rgn;
+    end
+end
+assign wr_ram_rd_data = wr_rd_rgn_reg == 2'd2 ? rxr_rd_data : stg_rd_data;
 
 dma_ram #(
     .DATA_W(DATA_W),
-    .ADDR_W(RAM_ADDR_W - SEG_W)
-) ram_inst (
+    .ADDR_W(STG_ADDR_W - SEG_W)
+) stg_ram_inst (
     .clk(clk),
-    .wr_addr(rd_ram_wr_en ? rd_ram_wr_addr : ex_ram_wr_addr),
-    .wr_data(rd_ram_wr_en ? rd_ram_wr_data : ex_ram_wr_data),
-    .wr_strb(rd_ram_wr_en ? rd_ram_wr_strb : ex_ram_wr_strb),
-    .wr_en(rd_ram_wr_en || ex_ram_wr_en),
-    .rd_addr(ram_rd_addr),
-    .rd_en(ram_rd_en),
-    .rd_data(ram_rd_data)
+    .wr_addr(stg_rd_wr ? rd_ram_wr_addr[STG_ADDR_W-SEG_W-1:0] : cw_ram_wr_addr[STG_ADDR_W-SEG_W-1:0]),
+    .wr_data(stg_rd_wr ? rd_ram_wr_data : cw_ram_wr_data),
+    .wr_strb(stg_rd_wr ? rd_ram_wr_strb : cw_ram_wr_strb),
+    .wr_en(stg_rd_wr || (cw_ram_wr_en && cw_ram_wr_ready)),
+    .rd_addr(wr_ram_rd_addr[STG_ADDR_W-SEG_W-1:0]),
+    .rd_en(wr_ram_rd_en && wr_rd_rgn == 2'd0),
+    .rd_data(stg_rd_data)
 );
 
-// ---------------------------------------------------------------- executor
+wire [TXR_ADDR_W-SEG_W-1:0] txr_rd_addr;
+wire txr_rd_en;
+wire [DATA_W-1:0] txr_rd_data;
+
+dma_ram #(
+    .DATA_W(DATA_W),
+    .ADDR_W(TXR_ADDR_W - SEG_W)
+) tx_ram_inst (
+    .clk(clk),
+    .wr_addr(rd_ram_wr_addr[TXR_ADDR_W-SEG_W-1:0]),
+    .wr_data(rd_ram_wr_data),
+    .wr_strb(rd_ram_wr_strb),
+    .wr_en(rd_ram_wr_en && rd_wr_rgn == 2'd1),
+    .rd_addr(txr_rd_addr),
+    .rd_en(txr_rd_en),
+    .rd_data(txr_rd_data)
+);
+
+wire [RXR_ADDR_W-SEG_W-1:0] rxr_wr_addr;
+wire [DATA_W-1:0] rxr_wr_data;
+wire [DATA_W/8-1:0] rxr_wr_strb;
+wire rxr_wr_en;
+
+dma_ram #(
+    .DATA_W(DATA_W),
+    .ADDR_W(RXR_ADDR_W - SEG_W)
+) rx_ram_inst (
+    .clk(clk),
+    .wr_addr(rxr_wr_addr),
+    .wr_data(rxr_wr_data),
+    .wr_strb(rxr_wr_strb),
+    .wr_en(rxr_wr_en),
+    .rd_addr(wr_ram_rd_addr[RXR_ADDR_W-SEG_W-1:0]),
+    .rd_en(wr_ram_rd_en && wr_rd_rgn == 2'd2),
+    .rd_data(rxr_rd_data)
+);
+
+// ---------------------------------------------------------------- executor (requester)
+wire [47:0] ex_pkt_dmac;
+wire [31:0] ex_pkt_dip;
+wire [15:0] ex_pkt_udp_sport;
+wire [7:0] ex_pkt_opcode;
+wire ex_pkt_se;
+wire ex_pkt_ack_req;
+wire [23:0] ex_pkt_dest_qp;
+wire [23:0] ex_pkt_psn;
+wire [63:0] ex_pkt_reth_va;
+wire [31:0] ex_pkt_reth_rkey;
+wire [31:0] ex_pkt_reth_len;
+wire [31:0] ex_pkt_imm;
+wire [RAM_ADDR_W-1:0] ex_pkt_payload_addr;
+wire [12:0] ex_pkt_payload_len;
+wire ex_pkt_valid;
+wire ex_pkt_ready;
+wire ex_pkt_done;
+
+wire rx_ack_valid;
+wire [QN_W-1:0] rx_ack_qpn;
+wire [23:0] rx_ack_psn;
+wire [7:0] rx_ack_syndrome;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [23:0] rx_ack_msn;
+/* verilator lint_on UNUSEDSIGNAL */
+
+wire [QN_W-1:0] ex_cqe_cqn;
+wire [247:0] ex_cqe_data;
+wire ex_cqe_valid;
+wire ex_cqe_ready;
+wire [QN_W-1:0] ac_cqe_cqn;
+wire [247:0] ac_cqe_data;
+wire ac_cqe_valid;
+wire ac_cqe_ready;
+
 wire ex_err_valid;
 wire [7:0] ex_err_code;
 wire [15:0] ex_err_qn;
-wire stat_cqe;
 
 wqe_executor #(
     .DATA_W(DATA_W),
     .RAM_ADDR_W(RAM_ADDR_W),
     .QN_W(QN_W),
+    .NUM_QP(NUM_Q),
     .LEN_W(LEN_W),
     .ID_W(ID_W),
     .CHUNK_LOG(CHUNK_LOG),
-    .NUM_SLOTS(NUM_SLOTS)
+    .NUM_SLOTS(NUM_SLOTS),
+    .WQE_RAM(WQE_RAM),
+    .TX_RAM_BASE(TX_RAM_BASE),
+    .NUM_TX_SLOTS(NUM_TX_SLOTS),
+    .ID_TAG(ID_EXEC)
 ) exec_inst (
     .clk(clk),
     .rst(rst),
     .s_sq_valid(qm_sq_valid),
     .s_sq_qn(qm_sq_qn),
     .s_sq_wqe_addr(qm_sq_wqe_addr),
+    .s_sq_index(qm_sq_index),
     .s_sq_cqn(qm_sq_cqn),
     .s_sq_ready(qm_sq_ready),
     .sq_done(sq_done),
     .sq_done_qn(sq_done_qn),
+    .ctx_qpn(ex_ctx_qpn),
+    .ctx_state(ex_ctx_state),
+    .ctx_pmtu(ex_ctx_pmtu),
+    .ctx_dest_qpn(ex_ctx_dest_qpn),
+    .ctx_dmac(ex_ctx_dmac),
+    .ctx_dip(ex_ctx_dip),
+    .ctx_udp_sport(ex_ctx_udp_sport),
+    .ctx_pd(ex_ctx_pd),
+    .load_rts(load_rts),
+    .load_qpn(load_qpn),
+    .load_psn(load_psn),
+    .set_err(ex_set_err),
+    .set_err_qpn(ex_set_err_qpn),
+    .mr_key(ex_mr_key),
+    .mr_va(ex_mr_va),
+    .mr_len(ex_mr_len),
+    .mr_pd(ex_mr_pd),
+    .mr_ok(ex_mr_ok),
+    .mr_bus(ex_mr_bus),
+    .m_rd_desc_pcie_addr(ex_rd_pcie_addr),
+    .m_rd_desc_ram_addr(ex_rd_ram_addr),
+    .m_rd_desc_len(ex_rd_len),
+    .m_rd_desc_id(ex_rd_id),
+    .m_rd_desc_valid(ex_rd_valid),
+    .m_rd_desc_ready(ex_rd_ready),
+    .s_rd_status_error(rd_status_error),
+    .s_rd_status_valid(ex_rd_status),
+    .m_wr_desc_pcie_addr(ex_wr_pcie_addr),
+    .m_wr_desc_ram_addr(ex_wr_ram_addr),
+    .m_wr_desc_len(ex_wr_len),
+    .m_wr_desc_id(ex_wr_id),
+    .m_wr_desc_valid(ex_wr_valid),
+    .m_wr_desc_ready(ex_wr_ready),
+    .s_wr_status_valid(ex_wr_status),
+    .ram_snoop_addr(rd_ram_wr_addr),
+    .ram_snoop_data(rd_ram_wr_data),
+    .ram_snoop_strb(rd_ram_wr_strb),
+    .ram_snoop_en(rd_ram_wr_en),
+    .m_pkt_dmac(ex_pkt_dmac),
+    .m_pkt_dip(ex_pkt_dip),
+    .m_pkt_udp_sport(ex_pkt_udp_sport),
+    .m_pkt_opcode(ex_pkt_opcode),
+    .m_pkt_se(ex_pkt_se),
+    .m_pkt_ack_req(ex_pkt_ack_req),
+    .m_pkt_dest_qp(ex_pkt_dest_qp),
+    .m_pkt_psn(ex_pkt_psn),
+    .m_pkt_reth_va(ex_pkt_reth_va),
+    .m_pkt_reth_rkey(ex_pkt_reth_rkey),
+    .m_pkt_reth_len(ex_pkt_reth_len),
+    .m_pkt_imm(ex_pkt_imm),
+    .m_pkt_payload_addr(ex_pkt_payload_addr),
+    .m_pkt_payload_len(ex_pkt_payload_len),
+    .m_pkt_valid(ex_pkt_valid),
+    .m_pkt_ready(ex_pkt_ready),
+    .pkt_done(ex_pkt_done),
+    .s_ack_valid(rx_ack_valid),
+    .s_ack_qpn(rx_ack_qpn),
+    .s_ack_psn(rx_ack_psn),
+    .s_ack_syndrome(rx_ack_syndrome),
+    .m_cqe_cqn(ex_cqe_cqn),
+    .m_cqe_data(ex_cqe_data),
+    .m_cqe_valid(ex_cqe_valid),
+    .m_cqe_ready(ex_cqe_ready),
+    .acq_qpn(acq_qpn),
+    .acq_cqn(acq_cqn),
+    .m_acq_cqn(ac_cqe_cqn),
+    .m_acq_data(ac_cqe_data),
+    .m_acq_valid(ac_cqe_valid),
+    .m_acq_ready(ac_cqe_ready),
+    .sel_qpn(reg_qp_sel[QN_W-1:0]),
+    .sel_sq_psn(sel_sq_psn),
+    .err_valid(ex_err_valid),
+    .err_code(ex_err_code),
+    .err_qn(ex_err_qn)
+);
+
+// ---------------------------------------------------------------- Ethernet / RoCE
+/* verilator lint_off UNUSEDSIGNAL */
+wire [47:0] rx_pkt_dmac;           // roce_rx only passes frames addressed to us
+/* verilator lint_on UNUSEDSIGNAL */
+wire [47:0] rx_pkt_smac;
+wire [31:0] rx_pkt_sip;
+wire [31:0] rx_pkt_dip;
+wire [15:0] rx_pkt_udp_sport;
+wire [7:0] rx_pkt_opcode;
+wire rx_pkt_se;
+wire rx_pkt_ack_req;
+wire [1:0] rx_pkt_pad_cnt;
+wire [23:0] rx_pkt_dest_qp;
+wire [23:0] rx_pkt_psn;
+wire [63:0] rx_pkt_reth_va;
+wire [31:0] rx_pkt_reth_rkey;
+wire [31:0] rx_pkt_reth_len;
+wire [31:0] rx_pkt_imm;
+wire [7:0] rx_pkt_aeth_syndrome;
+wire [23:0] rx_pkt_aeth_msn;
+wire [RXR_ADDR_W-1:0] rx_pkt_payload_addr;
+wire [12:0] rx_pkt_payload_len;
+wire [RX_SLOT_W-1:0] rx_pkt_slot;
+wire rx_pkt_valid;
+wire rx_pkt_ready;
+wire rx_free_valid;
+wire [RX_SLOT_W-1:0] rx_free_slot;
+wire stat_rx_frame;
+wire stat_drop_icrc;
+wire stat_drop_malformed;
+wire stat_drop_nobuf;
+
+wire [47:0] port_mac = {reg_mac_hi, reg_mac_lo};
+
+roce_rx #(
+    .DATA_W(DATA_W),
+    .RAM_ADDR_W(RXR_ADDR_W),
+    .NUM_SLOTS(RX_SLOTS),
+    .SLOT_LOG(RX_SLOT_LOG)
+) roce_rx_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_axis_rx_tdata(s_axis_rx_tdata),
+    .s_axis_rx_tkeep(s_axis_rx_tkeep),
+    .s_axis_rx_tvalid(s_axis_rx_tvalid),
+    .s_axis_rx_tlast(s_axis_rx_tlast),
+    .s_axis_rx_tuser(s_axis_rx_tuser),
+    .s_axis_rx_tready(s_axis_rx_tready),
+    .cfg_mac(port_mac),
+    .cfg_ip(reg_ipv4),
+    .m_ram_wr_addr(rxr_wr_addr),
+    .m_ram_wr_data(rxr_wr_data),
+    .m_ram_wr_strb(rxr_wr_strb),
+    .m_ram_wr_en(rxr_wr_en),
+    .m_pkt_dmac(rx_pkt_dmac),
+    .m_pkt_smac(rx_pkt_smac),
+    .m_pkt_sip(rx_pkt_sip),
+    .m_pkt_dip(rx_pkt_dip),
+    .m_pkt_udp_sport(rx_pkt_udp_sport),
+    .m_pkt_opcode(rx_pkt_opcode),
+    .m_pkt_se(rx_pkt_se),
+    .m_pkt_ack_req(rx_pkt_ack_req),
+    .m_pkt_pad_cnt(rx_pkt_pad_cnt),
+    .m_pkt_dest_qp(rx_pkt_dest_qp),
+    .m_pkt_psn(rx_pkt_psn),
+    .m_pkt_reth_va(rx_pkt_reth_va),
+    .m_pkt_reth_rkey(rx_pkt_reth_rkey),
+    .m_pkt_reth_len(rx_pkt_reth_len),
+    .m_pkt_imm(rx_pkt_imm),
+    .m_pkt_aeth_syndrome(rx_pkt_aeth_syndrome),
+    .m_pkt_aeth_msn(rx_pkt_aeth_msn),
+    .m_pkt_payload_addr(rx_pkt_payload_addr),
+    .m_pkt_payload_len(rx_pkt_payload_len),
+    .m_pkt_slot(rx_pkt_slot),
+    .m_pkt_valid(rx_pkt_valid),
+    .m_pkt_ready(rx_pkt_ready),
+    .s_free_valid(rx_free_valid),
+    .s_free_slot(rx_free_slot),
+    .stat_rx_frame(stat_rx_frame),
+    .stat_drop_icrc(stat_drop_icrc),
+    .stat_drop_malformed(stat_drop_malformed),
+    .stat_drop_nobuf(stat_drop_nobuf)
+);
+
+// ACK / NAK packets from the responder
+wire [47:0] ack_dmac;
+wire [31:0] ack_dip;
+wire [15:0] ack_udp_sport;
+wire [23:0] ack_dest_qp;
+wire [23:0] ack_psn;
+wire [7:0] ack_syndrome;
+wire [23:0] ack_msn;
+wire ack_valid;
+
+// TX arbiter: ACKs first; roce_tx reports each packet done in order, so a
+// small FIFO remembers whose packet it was
+wire tx_sel_ack = ack_valid;
+wire tx_pkt_valid = ack_valid || ex_pkt_valid;
+wire tx_pkt_ready;
+wire ack_ready = tx_sel_ack && tx_pkt_ready;
+assign ex_pkt_ready = !tx_sel_ack && tx_pkt_ready;
+wire tx_done;
+reg [15:0] tx_src_fifo_reg = 16'd0;
+reg [4:0] tx_src_wr_reg = 5'd0;
+reg [4:0] tx_src_rd_reg = 5'd0;
+assign ex_pkt_done = tx_done && tx_src_fifo_reg[tx_src_rd_reg[3:0]];
+wire stat_tx_frame = tx_pkt_valid && tx_pkt_ready;
+always @(posedge clk) begin
+    if (tx_pkt_valid && tx_pkt_ready) begin
+        tx_src_fifo_reg[tx_src_wr_reg[3:0]] <= !tx_sel_ack;
+        tx_src_wr_reg <= tx_src_wr_reg + 5'd1;
+    end
+    if (tx_done) begin
+        tx_src_rd_reg <= tx_src_rd_reg + 5'd1;
+    end
+    if (rst) begin
+        tx_src_wr_reg <= 5'd0;
+        tx_src_rd_reg <= 5'd0;
+    end
+end
+
+/* verilator lint_off UNUSEDSIGNAL */
+wire [RAM_ADDR_W-1:0] tx_payload_addr = tx_sel_ack ? {RAM_ADDR_W{1'b0}} : ex_pkt_payload_addr - TX_RAM_BASE;
+/* verilator lint_on UNUSEDSIGNAL */
+
+roce_tx #(
+    .DATA_W(DATA_W),
+    .RAM_ADDR_W(TXR_ADDR_W)
+) roce_tx_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_pkt_dmac(tx_sel_ack ? ack_dmac : ex_pkt_dmac),
+    .s_pkt_smac(port_mac),
+    .s_pkt_sip(reg_ipv4),
+    .s_pkt_dip(tx_sel_ack ? ack_dip : ex_pkt_dip),
+    .s_pkt_udp_sport(tx_sel_ack ? ack_udp_sport : ex_pkt_udp_sport),
+    .s_pkt_opcode(tx_sel_ack ? 8'h11 : ex_pkt_opcode),
+    .s_pkt_se(tx_sel_ack ? 1'b0 : ex_pkt_se),
+    .s_pkt_ack_req(tx_sel_ack ? 1'b0 : ex_pkt_ack_req),
+    .s_pkt_dest_qp(tx_sel_ack ? ack_dest_qp : ex_pkt_dest_qp),
+    .s_pkt_psn(tx_sel_ack ? ack_psn : ex_pkt_psn),
+    .s_pkt_reth_va(ex_pkt_reth_va),
+    .s_pkt_reth_rkey(ex_pkt_reth_rkey),
+    .s_pkt_reth_len(ex_pkt_reth_len),
+    .s_pkt_imm(ex_pkt_imm),
+    .s_pkt_aeth_syndrome(ack_syndrome),
+    .s_pkt_aeth_msn(ack_msn),
+    .s_pkt_payload_addr(tx_payload_addr[TXR_ADDR_W-1:0]),
+    .s_pkt_payload_len(tx_sel_ack ? 13'd0 : ex_pkt_payload_len),
+    .s_pkt_valid(tx_pkt_valid),
+    .s_pkt_ready(tx_pkt_ready),
+    .m_ram_rd_addr(txr_rd_addr),
+    .m_ram_rd_en(txr_rd_en),
+    .s_ram_rd_data(txr_rd_data),
+    .m_axis_tx_tdata(m_axis_tx_tdata),
+    .m_axis_tx_tkeep(m_axis_tx_tkeep),
+    .m_axis_tx_tvalid(m_axis_tx_tvalid),
+    .m_axis_tx_tlast(m_axis_tx_tlast),
+    .m_axis_tx_tuser(m_axis_tx_tuser),
+    .m_axis_tx_tready(m_axis_tx_tready),
+    .m_done(tx_done)
+);
+
+// ---------------------------------------------------------------- responder
+wire [QN_W-1:0] rs_cqe_cqn;
+wire [247:0] rs_cqe_data;
+wire rs_cqe_valid;
+wire rs_cqe_ready;
+wire stat_drop_qp;
+wire stat_drop_psn;
+wire stat_nak;
+
+rc_responder #(
+    .DATA_W(DATA_W),
+    .RAM_ADDR_W(RAM_ADDR_W),
+    .RX_ADDR_W(RXR_ADDR_W),
+    .RX_SLOT_W(RX_SLOT_W),
+    .NUM_QP(NUM_Q),
+    .QN_W(QN_W),
+    .LEN_W(LEN_W),
+    .ID_W(ID_W),
+    .RX_RAM_BASE(RX_RAM_BASE),
+    .RQWQE_RAM(RQWQE_RAM),
+    .ID_TAG(ID_RESP)
+) resp_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_pkt_smac(rx_pkt_smac),
+    .s_pkt_sip(rx_pkt_sip),
+    .s_pkt_dip(rx_pkt_dip),
+    .s_pkt_udp_sport(rx_pkt_udp_sport),
+    .s_pkt_se(rx_pkt_se),
+    .s_pkt_pad_cnt(rx_pkt_pad_cnt),
+    .s_pkt_opcode(rx_pkt_opcode),
+    .s_pkt_ack_req(rx_pkt_ack_req),
+    .s_pkt_dest_qp(rx_pkt_dest_qp),
+    .s_pkt_psn(rx_pkt_psn),
+    .s_pkt_reth_va(rx_pkt_reth_va),
+    .s_pkt_reth_rkey(rx_pkt_reth_rkey),
+    .s_pkt_reth_len(rx_pkt_reth_len),
+    .s_pkt_imm(rx_pkt_imm),
+    .s_pkt_aeth_syndrome(rx_pkt_aeth_syndrome),
+    .s_pkt_aeth_msn(rx_pkt_aeth_msn),
+    .s_pkt_payload_addr(rx_pkt_payload_addr),
+    .s_pkt_payload_len(rx_pkt_payload_len),
+    .s_pkt_slot(rx_pkt_slot),
+    .s_pkt_valid(rx_pkt_valid),
+    .s_pkt_ready(rx_pkt_ready),
+    .m_free_valid(rx_free_valid),
+    .m_free_slot(rx_free_slot),
+    .ctx_qpn(rs_ctx_qpn),
+    .ctx_state(rs_ctx_state),
+    .ctx_pmtu(rs_ctx_pmtu),
+    .ctx_remote_write(rs_ctx_remote_write),
+    .ctx_dest_qpn(rs_ctx_dest_qpn),
+    .ctx_dmac(rs_ctx_dmac),
+    .ctx_dip(rs_ctx_dip),
+    .ctx_udp_sport(rs_ctx_udp_sport),
+    .ctx_pd(rs_ctx_pd),
+    .ctx_rcq(rs_ctx_rcq),
+    .ctx_rq_base(rs_ctx_rq_base),
+    .ctx_rq_log(rs_ctx_rq_log),
+    .load_rtr(load_rtr),
+    .load_qpn(load_qpn),
+    .load_psn(load_psn),
+    .set_err(rs_set_err),
+    .set_err_qpn(rs_set_err_qpn),
+    .rq_db_valid(reg_rq_db_valid),
+    .rq_db_qpn(reg_rq_db_qpn),
+    .rq_db_pi(reg_rq_db_pi),
+    .mr_key(rs_mr_key),
+    .mr_va(rs_mr_va),
+    .mr_len(rs_mr_len),
+    .mr_pd(rs_mr_pd),
+    .mr_access(rs_mr_access),
+    .mr_ok(rs_mr_ok),
+    .mr_bus(rs_mr_bus),
+    .m_rd_desc_pcie_addr(rs_rd_pcie_addr),
+    .m_rd_desc_ram_addr(rs_rd_ram_addr),
+    .m_rd_desc_len(rs_rd_len),
+    .m_rd_desc_id(rs_rd_id),
+    .m_rd_desc_valid(rs_rd_valid),
+    .m_rd_desc_ready(rs_rd_ready),
+    .s_rd_status_valid(rs_rd_status),
+    .s_rd_status_error(rd_status_error),
+    .ram_snoop_addr(rd_ram_wr_addr),
+    .ram_snoop_data(rd_ram_wr_data),
+    .ram_snoop_strb(rd_ram_wr_strb),
+    .ram_snoop_en(rd_ram_wr_en),
+    .m_wr_desc_pcie_addr(rs_wr_pcie_addr),
+    .m_wr_desc_ram_addr(rs_wr_ram_addr),
+    .m_wr_desc_len(rs_wr_len),
+    .m_wr_desc_id(rs_wr_id),
+    .m_wr_desc_valid(rs_wr_valid),
+    .m_wr_desc_ready(rs_wr_ready),
+    .s_wr_status_valid(rs_wr_status),
+    .m_cqe_cqn(rs_cqe_cqn),
+    .m_cqe_data(rs_cqe_data),
+    .m_cqe_valid(rs_cqe_valid),
+    .m_cqe_ready(rs_cqe_ready),
+    .m_ack_dmac(ack_dmac),
+    .m_ack_dip(ack_dip),
+    .m_ack_udp_sport(ack_udp_sport),
+    .m_ack_dest_qp(ack_dest_qp),
+    .m_ack_psn(ack_psn),
+    .m_ack_syndrome(ack_syndrome),
+    .m_ack_msn(ack_msn),
+    .m_ack_valid(ack_valid),
+    .m_ack_ready(ack_ready),
+    .m_rx_ack_valid(rx_ack_valid),
+    .m_rx_ack_qpn(rx_ack_qpn),
+    .m_rx_ack_psn(rx_ack_psn),
+    .m_rx_ack_syndrome(rx_ack_syndrome),
+    .m_rx_ack_msn(rx_ack_msn),
+    .cfg_early_cqe(reg_debug_early_cqe),
+    .sel_qpn(reg_qp_sel[QN_W-1:0]),
+    .sel_epsn(sel_epsn),
+    .stat_drop_qp(stat_drop_qp),
+    .stat_drop_psn(stat_drop_psn),
+    .stat_nak(stat_nak)
+);
+
+// ---------------------------------------------------------------- completions
+// CQE requests: receive completions, then send completions, then local ones
+wire cq_gnt_rs = rs_cqe_valid;
+wire cq_gnt_ac = ac_cqe_valid && !rs_cqe_valid;
+wire cq_req_valid = rs_cqe_valid || ac_cqe_valid || ex_cqe_valid;
+wire cq_req_ready;
+wire [QN_W-1:0] cq_req_cqn = cq_gnt_rs ? rs_cqe_cqn : cq_gnt_ac ? ac_cqe_cqn : ex_cqe_cqn;
+wire [247:0] cq_req_data = cq_gnt_rs ? rs_cqe_data : cq_gnt_ac ? ac_cqe_data : ex_cqe_data;
+assign rs_cqe_ready = cq_gnt_rs && cq_req_ready;
+assign ac_cqe_ready = cq_gnt_ac && cq_req_ready;
+assign ex_cqe_ready = !cq_gnt_rs && !cq_gnt_ac && cq_req_ready;
+
+wire cw_err;
+wire [QN_W-1:0] cw_err_cqn;
+wire stat_cqe;
+
+cqe_writer #(
+    .DATA_W(DATA_W),
+    .RAM_ADDR_W(RAM_ADDR_W),
+    .QN_W(QN_W),
+    .LEN_W(LEN_W),
+    .ID_W(ID_W),
+    .SLOT_BASE(CQE_RAM),
+    .ID_TAG(ID_CQE)
+) cqe_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_req_valid(cq_req_valid),
+    .s_req_ready(cq_req_ready),
+    .s_req_cqn(cq_req_cqn),
+    .s_req_cqe(cq_req_data),
     .cq_alloc_cqn(cq_alloc_cqn),
     .cq_alloc_ok(cq_alloc_ok),
     .cq_alloc_bad(cq_alloc_bad),
@@ -588,41 +1325,44 @@ wqe_executor #(
     .cq_alloc_take(cq_alloc_take),
     .cq_notify(cq_notify),
     .cq_notify_cqn(cq_notify_cqn),
-    .m_rd_desc_pcie_addr(rd_desc_pcie_addr),
-    .m_rd_desc_ram_addr(rd_desc_ram_addr),
-    .m_rd_desc_len(rd_desc_len),
-    .m_rd_desc_id(rd_desc_id),
-    .m_rd_desc_valid(rd_desc_valid),
-    .m_rd_desc_ready(rd_desc_ready),
-    .s_rd_status_id(rd_status_id),
-    .s_rd_status_error(rd_status_error),
-    .s_rd_status_valid(rd_status_valid),
-    .m_wr_desc_pcie_addr(wr_desc_pcie_addr),
-    .m_wr_desc_ram_addr(wr_desc_ram_addr),
-    .m_wr_desc_len(wr_desc_len),
-    .m_wr_desc_ro(wr_desc_ro),
-    .m_wr_desc_id(wr_desc_id),
-    .m_wr_desc_valid(wr_desc_valid),
-    .m_wr_desc_ready(wr_desc_ready),
-    .s_wr_status_id(wr_status_id),
-    .s_wr_status_valid(wr_status_valid),
-    .ram_snoop_addr(rd_ram_wr_addr),
-    .ram_snoop_data(rd_ram_wr_data),
-    .ram_snoop_strb(rd_ram_wr_strb),
-    .ram_snoop_en(rd_ram_wr_en),
-    .m_ram_wr_addr(ex_ram_wr_addr),
-    .m_ram_wr_data(ex_ram_wr_data),
-    .m_ram_wr_strb(ex_ram_wr_strb),
-    .m_ram_wr_en(ex_ram_wr_en),
-    .m_ram_wr_ready(ex_ram_wr_ready),
+    .m_ram_wr_addr(cw_ram_wr_addr),
+    .m_ram_wr_data(cw_ram_wr_data),
+    .m_ram_wr_strb(cw_ram_wr_strb),
+    .m_ram_wr_en(cw_ram_wr_en),
+    .m_ram_wr_ready(cw_ram_wr_ready),
+    .m_wr_desc_pcie_addr(cw_wr_pcie_addr),
+    .m_wr_desc_ram_addr(cw_wr_ram_addr),
+    .m_wr_desc_len(cw_wr_len),
+    .m_wr_desc_ro(cw_wr_ro),
+    .m_wr_desc_id(cw_wr_id),
+    .m_wr_desc_valid(cw_wr_valid),
+    .m_wr_desc_ready(cw_wr_ready),
+    .s_wr_status_valid(cw_wr_status),
+    .m_rd_desc_pcie_addr(cw_rd_pcie_addr),
+    .m_rd_desc_len(cw_rd_len),
+    .m_rd_desc_id(cw_rd_id),
+    .m_rd_desc_valid(cw_rd_valid),
+    .m_rd_desc_ready(cw_rd_ready),
+    .s_rd_status_valid(cw_rd_status),
+    .wr_engine_idle(wr_engine_idle),
+    .m_byp_tlp_hdr(byp_tlp_hdr),
+    .m_byp_tlp_data(byp_tlp_data),
+    .m_byp_tlp_keep(byp_tlp_keep),
+    .m_byp_tlp_valid(byp_tlp_valid),
+    .m_byp_tlp_last(byp_tlp_last),
+    .m_byp_tlp_ready(byp_tlp_ready),
     .cfg_cqe_ro(reg_debug_cqe_ro),
-    .err_valid(ex_err_valid),
-    .err_code(ex_err_code),
-    .err_qn(ex_err_qn),
+    .cfg_cqe_flush(reg_cqe_flush),
+    .cfg_bypass(reg_debug_bypass),
+    .cfg_requester_id(cfg_requester_id),
+    .err_cq_disabled(cw_err),
+    .err_cqn(cw_err_cqn),
     .stat_cqe(stat_cqe)
 );
 
 // ---------------------------------------------------------------- status
+// error codes: 1..8 queue manager / executor (see rnic-driver), 9 MMIO,
+// 10 MR command refused, 11 QP command refused
 always @(posedge clk) begin
     if (ex_err_valid) begin
         err_code_reg <= ex_err_code;
@@ -630,16 +1370,33 @@ always @(posedge clk) begin
     end else if (qm_err_valid) begin
         err_code_reg <= qm_err_code;
         err_qn_reg <= qm_err_qn;
+    end else if (cw_err) begin
+        err_code_reg <= 8'd5;
+        err_qn_reg <= {{(16-QN_W){1'b0}}, cw_err_cqn};
+    end else if (mr_reg_err) begin
+        err_code_reg <= 8'd10;
+        err_qn_reg <= reg_mr_sel;
+    end else if (qp_reg_err) begin
+        err_code_reg <= 8'd11;
+        err_qn_reg <= reg_qp_sel;
     end else if (mmio_bad_req) begin
         err_code_reg <= 8'd9;
         err_qn_reg <= 16'hffff;
     end
     err_count_reg <= err_count_reg + {31'd0, ex_err_valid} + {31'd0, qm_err_valid}
-        + {31'd0, mmio_bad_req};
+        + {31'd0, mmio_bad_req} + {31'd0, cw_err} + {31'd0, mr_reg_err} + {31'd0, qp_reg_err};
     cqe_count_reg <= cqe_count_reg + {31'd0, stat_cqe};
     rd_req_count_reg <= rd_req_count_reg + {31'd0, stat_rd_req};
     wr_req_count_reg <= wr_req_count_reg + {31'd0, stat_wr_tlp};
     rd_err_count_reg <= rd_err_count_reg + {31'd0, stat_rd_err};
+    tx_frames_reg <= tx_frames_reg + {31'd0, stat_tx_frame};
+    rx_frames_reg <= rx_frames_reg + {31'd0, stat_rx_frame};
+    rx_drop_icrc_reg <= rx_drop_icrc_reg + {31'd0, stat_drop_icrc};
+    rx_drop_malformed_reg <= rx_drop_malformed_reg + {31'd0, stat_drop_malformed};
+    rx_drop_nobuf_reg <= rx_drop_nobuf_reg + {31'd0, stat_drop_nobuf};
+    rx_drop_qp_reg <= rx_drop_qp_reg + {31'd0, stat_drop_qp};
+    rx_drop_psn_reg <= rx_drop_psn_reg + {31'd0, stat_drop_psn};
+    rx_nak_reg <= rx_nak_reg + {31'd0, stat_nak};
 
     if (rst) begin
         err_code_reg <= 8'd0;
@@ -649,6 +1406,14 @@ always @(posedge clk) begin
         rd_req_count_reg <= 32'd0;
         wr_req_count_reg <= 32'd0;
         rd_err_count_reg <= 32'd0;
+        tx_frames_reg <= 32'd0;
+        rx_frames_reg <= 32'd0;
+        rx_drop_icrc_reg <= 32'd0;
+        rx_drop_malformed_reg <= 32'd0;
+        rx_drop_nobuf_reg <= 32'd0;
+        rx_drop_qp_reg <= 32'd0;
+        rx_drop_psn_reg <= 32'd0;
+        rx_nak_reg <= 32'd0;
     end
 end
 

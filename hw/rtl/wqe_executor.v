@@ -1,17 +1,21 @@
-// Work-request executor: fetches the next WQE of the queue the queue manager
-// picked, executes it, and writes its CQE.
+// Work-request executor and RC requester.
 //
-// Opcode 0x80 (LOCAL_DMA_COPY) needs no network: it reads the source into
-// staging-RAM slots and writes each slot out to the destination, pipelined
-// over NUM_SLOTS chunks. The CQE goes through the same DMA write engine as
-// the payload, behind it, with RO=0: PCIe then keeps it from becoming visible
-// before the payload (the completion barrier). The debug switch cqe_ro sets
-// RO=1 on CQEs to break that on purpose.
+// Fetches the next WQE of the send queue the queue manager picked and runs
+// it; work requests of one queue run strictly in posting order.
 //
-// WQE (64 B, little endian): [0] opcode, [1] flags, [4..7] length,
-// [8..15] wr_id, [16..23] source bus address, [24..31] destination address.
-// CQE (32 B): [0..7] wr_id, [8..11] byte_len, [12..15] imm, [16..19] qn,
-// [20] opcode, [21] status (ibv_wc_status numbering), [31] bit 0 owner/phase.
+// - LOCAL_DMA_COPY (0x80) needs no network: the source is read into staging
+//   slots and written out to the destination, pipelined over NUM_SLOTS
+//   chunks; its CQE is requested once every chunk write has been issued.
+// - RDMA_WRITE, RDMA_WRITE_WITH_IMM, SEND, SEND_WITH_IMM: the local buffer
+//   (lkey) is read PMTU by PMTU into TX slots and each chunk leaves as one
+//   packet (FIRST / MIDDLE / LAST / ONLY, RETH on the first, ImmDt on the
+//   last) with consecutive PSNs. The WQE then waits in the QP's outstanding
+//   ring until an ACK covers its last PSN (the ACK completer below), which
+//   requests its CQE. A NAK completes it in error, moves the QP to ERR and
+//   flushes what follows.
+//
+// Completions are requested from the CQE writer (m_cqe_* for local results,
+// m_acq_* from the ACK completer).
 
 `resetall
 `timescale 1ns / 1ps
@@ -19,12 +23,18 @@
 
 module wqe_executor #(
     parameter DATA_W = 64,
-    parameter RAM_ADDR_W = 15,       // staging RAM, byte address
+    parameter RAM_ADDR_W = 17,       // DMA engine RAM space, byte address
     parameter QN_W = 4,
+    parameter NUM_QP = 16,
     parameter LEN_W = 17,
     parameter ID_W = 8,
     parameter CHUNK_LOG = 12,
-    parameter NUM_SLOTS = 7          // RAM holds NUM_SLOTS + 1 chunks; the last one holds WQE and CQE
+    parameter NUM_SLOTS = 6,                        // copy slots in the staging RAM
+    parameter [RAM_ADDR_W-1:0] WQE_RAM = 0,         // 64-byte WQE slot
+    parameter [RAM_ADDR_W-1:0] TX_RAM_BASE = 0,     // TX RAM: NUM_TX_SLOTS slots of 4 KiB
+    parameter NUM_TX_SLOTS = 8,
+    parameter MAX_INFLIGHT = 256,                   // unacknowledged packets per QP
+    parameter [ID_W-1:0] ID_TAG = 0
 ) (
     input  wire                   clk,
     input  wire                   rst,
@@ -33,102 +43,134 @@ module wqe_executor #(
     input  wire                   s_sq_valid,
     input  wire [QN_W-1:0]        s_sq_qn,
     input  wire [63:0]            s_sq_wqe_addr,
+    input  wire [15:0]            s_sq_index,
     input  wire [QN_W-1:0]        s_sq_cqn,
     output wire                   s_sq_ready,
-
     output wire                   sq_done,
     output wire [QN_W-1:0]        sq_done_qn,
 
-    output wire [QN_W-1:0]        cq_alloc_cqn,
-    input  wire                   cq_alloc_ok,
-    input  wire                   cq_alloc_bad,
-    input  wire [63:0]            cq_alloc_addr,
-    input  wire                   cq_alloc_phase,
-    output wire                   cq_alloc_take,
+    // QP context (requester port) and MR lookup (lkey)
+    output wire [QN_W-1:0]        ctx_qpn,
+    input  wire [2:0]             ctx_state,
+    input  wire [2:0]             ctx_pmtu,
+    input  wire [23:0]            ctx_dest_qpn,
+    input  wire [47:0]            ctx_dmac,
+    input  wire [31:0]            ctx_dip,
+    input  wire [15:0]            ctx_udp_sport,
+    input  wire [15:0]            ctx_pd,
+    input  wire                   load_rts,
+    input  wire [QN_W-1:0]        load_qpn,
+    input  wire [23:0]            load_psn,
+    output wire                   set_err,
+    output wire [QN_W-1:0]        set_err_qpn,
+    output wire [31:0]            mr_key,
+    output wire [63:0]            mr_va,
+    output wire [31:0]            mr_len,
+    output wire [15:0]            mr_pd,
+    input  wire                   mr_ok,
+    input  wire [63:0]            mr_bus,
 
-    output wire                   cq_notify,
-    output wire [QN_W-1:0]        cq_notify_cqn,
-
-    // DMA read engine
+    // DMA read engine (statuses of this client only)
     output wire [63:0]            m_rd_desc_pcie_addr,
     output wire [RAM_ADDR_W-1:0]  m_rd_desc_ram_addr,
     output wire [LEN_W-1:0]       m_rd_desc_len,
     output wire [ID_W-1:0]        m_rd_desc_id,
     output wire                   m_rd_desc_valid,
     input  wire                   m_rd_desc_ready,
-    /* verilator lint_off UNUSEDSIGNAL */
-    input  wire [ID_W-1:0]        s_rd_status_id,
-    /* verilator lint_on UNUSEDSIGNAL */
     input  wire [3:0]             s_rd_status_error,
     input  wire                   s_rd_status_valid,
 
-    // DMA write engine
+    // DMA write engine (copy chunks; statuses of this client only)
     output wire [63:0]            m_wr_desc_pcie_addr,
     output wire [RAM_ADDR_W-1:0]  m_wr_desc_ram_addr,
     output wire [LEN_W-1:0]       m_wr_desc_len,
-    output wire                   m_wr_desc_ro,
     output wire [ID_W-1:0]        m_wr_desc_id,
     output wire                   m_wr_desc_valid,
     input  wire                   m_wr_desc_ready,
-    /* verilator lint_off UNUSEDSIGNAL */
-    input  wire [ID_W-1:0]        s_wr_status_id,
-    /* verilator lint_on UNUSEDSIGNAL */
     input  wire                   s_wr_status_valid,
 
-    // staging RAM: the read engine's writes are watched to capture the WQE;
-    // the executor writes CQEs through its own port (muxed in the top)
     input  wire [RAM_ADDR_W-$clog2(DATA_W/8)-1:0] ram_snoop_addr,
     input  wire [DATA_W-1:0]      ram_snoop_data,
     input  wire [DATA_W/8-1:0]    ram_snoop_strb,
     input  wire                   ram_snoop_en,
-    output wire [RAM_ADDR_W-$clog2(DATA_W/8)-1:0] m_ram_wr_addr,
-    output wire [DATA_W-1:0]      m_ram_wr_data,
-    output wire [DATA_W/8-1:0]    m_ram_wr_strb,
-    output wire                   m_ram_wr_en,
-    input  wire                   m_ram_wr_ready,
 
-    input  wire                   cfg_cqe_ro,
+    // packets to roce_tx
+    output wire [47:0]            m_pkt_dmac,
+    output wire [31:0]            m_pkt_dip,
+    output wire [15:0]            m_pkt_udp_sport,
+    output wire [7:0]             m_pkt_opcode,
+    output wire                   m_pkt_se,
+    output wire                   m_pkt_ack_req,
+    output wire [23:0]            m_pkt_dest_qp,
+    output wire [23:0]            m_pkt_psn,
+    output wire [63:0]            m_pkt_reth_va,
+    output wire [31:0]            m_pkt_reth_rkey,
+    output wire [31:0]            m_pkt_reth_len,
+    output wire [31:0]            m_pkt_imm,
+    output wire [RAM_ADDR_W-1:0]  m_pkt_payload_addr,
+    output wire [12:0]            m_pkt_payload_len,
+    output wire                   m_pkt_valid,
+    input  wire                   m_pkt_ready,
+    input  wire                   pkt_done,           // roce_tx finished one of our packets
+
+    // ACKs and NAKs received (from the responder's parser)
+    input  wire                   s_ack_valid,
+    input  wire [QN_W-1:0]        s_ack_qpn,
+    input  wire [23:0]            s_ack_psn,
+    input  wire [7:0]             s_ack_syndrome,
+
+    // completion requests
+    output wire [QN_W-1:0]        m_cqe_cqn,
+    output wire [247:0]           m_cqe_data,
+    output wire                   m_cqe_valid,
+    input  wire                   m_cqe_ready,
+    output wire [QN_W-1:0]        acq_qpn,            // send CQ of this QP ...
+    input  wire [QN_W-1:0]        acq_cqn,            // ... looked up in the queue manager
+    output wire [QN_W-1:0]        m_acq_cqn,
+    output wire [247:0]           m_acq_data,
+    output wire                   m_acq_valid,
+    input  wire                   m_acq_ready,
+
+    // requester state of a QP, for register read-back
+    input  wire [QN_W-1:0]        sel_qpn,
+    output wire [23:0]            sel_sq_psn,
 
     output wire                   err_valid,
     output wire [7:0]             err_code,
-    output wire [15:0]            err_qn,
-    output wire                   stat_cqe
+    output wire [15:0]            err_qn
 );
 
 localparam BEAT_BYTES = DATA_W / 8;
 localparam SEG_W = $clog2(BEAT_BYTES);
 localparam CHUNK = 1 << CHUNK_LOG;
-localparam integer CTRL_BASE_I = NUM_SLOTS * CHUNK;
-localparam [RAM_ADDR_W-1:0] CTRL_BASE = CTRL_BASE_I[RAM_ADDR_W-1:0];
 localparam SLOT_W = $clog2(NUM_SLOTS);
 localparam integer LAST_SLOT_I = NUM_SLOTS - 1;
 localparam [SLOT_W-1:0] LAST_SLOT = LAST_SLOT_I[SLOT_W-1:0];
-localparam [RAM_ADDR_W-1:0] WQE_RAM = CTRL_BASE;
-localparam [RAM_ADDR_W-1:0] CQE_RAM = CTRL_BASE + 64;
-localparam CQE_BEATS = 32 > BEAT_BYTES ? 32 / BEAT_BYTES : 1;
-localparam integer CQE_LAST_BEAT_I = CQE_BEATS - 1;
-localparam [2:0] CQE_LAST_BEAT = CQE_LAST_BEAT_I[2:0];
-localparam CQE_EXT_W = DATA_W > 256 ? DATA_W : 256;
+localparam TXS_W = $clog2(NUM_TX_SLOTS);
+localparam OST_DEPTH = 8;
+localparam [23:0] MAX_INFLIGHT_24 = MAX_INFLIGHT[23:0];                       // outstanding WQEs per QP
 
-localparam [7:0] OP_LOCAL_DMA_COPY = 8'h80;
-localparam [7:0] WC_SUCCESS = 8'd0, WC_LOC_QP_OP_ERR = 8'd2, WC_LOC_PROT_ERR = 8'd4;
-localparam [7:0] ERR_UNKNOWN_OPCODE = 8'd3, ERR_DMA_READ = 8'd4, ERR_CQ_DISABLED = 8'd5;
+// opcode 0 is RDMA_WRITE: the default case of every decision below
+localparam [7:0] OP_WRITE_IMM = 8'd1, OP_SEND = 8'd2, OP_SEND_IMM = 8'd3,
+    OP_LOCAL_DMA_COPY = 8'h80;
+localparam [7:0] WC_SEND = 8'd0, WC_RDMA_WRITE = 8'd1, WC_LOCAL_COPY = 8'h40;
+localparam [7:0] WC_SUCCESS = 8'd0, WC_LOC_QP_OP_ERR = 8'd2, WC_LOC_PROT_ERR = 8'd4,
+    WC_WR_FLUSH_ERR = 8'd5, WC_REM_INV_REQ_ERR = 8'd9, WC_REM_ACCESS_ERR = 8'd10,
+    WC_REM_OP_ERR = 8'd11, WC_RETRY_EXC_ERR = 8'd12, WC_RNR_RETRY_EXC_ERR = 8'd13;
+localparam [7:0] ERR_UNKNOWN_OPCODE = 8'd3, ERR_DMA_READ = 8'd4;
+localparam [2:0] QPS_RTS = 3'd3;
 
 initial begin
     if (DATA_W < 64 || DATA_W > 512 || (DATA_W & (DATA_W - 1)) != 0) begin
         $error("wqe_executor: DATA_W must be 64, 128, 256 or 512");
         $finish;
     end
-    if (NUM_SLOTS < 2 || (NUM_SLOTS + 1) * CHUNK > (1 << RAM_ADDR_W)) begin
-        $error("wqe_executor: need 2 <= NUM_SLOTS and (NUM_SLOTS+1) chunks in the RAM");
+    if (NUM_SLOTS < 2 || QN_W >= 16 || NUM_TX_SLOTS < 2 || (NUM_TX_SLOTS & (NUM_TX_SLOTS - 1)) != 0) begin
+        $error("wqe_executor: bad NUM_SLOTS, QN_W or NUM_TX_SLOTS");
         $finish;
     end
-    if (QN_W >= 16) begin
-        $error("wqe_executor: QN_W must be below 16");
-        $finish;
-    end
-    if (CHUNK_LOG >= LEN_W || CHUNK_LOG < 7) begin
-        $error("wqe_executor: chunk must fit a descriptor length and hold a WQE and CQE");
+    if (CHUNK_LOG >= LEN_W || CHUNK_LOG < 12) begin
+        $error("wqe_executor: chunks must hold a 4 KiB packet and fit a descriptor");
         $finish;
     end
 end
@@ -139,27 +181,42 @@ localparam [3:0]
     ST_FETCH_WAIT = 4'd2,
     ST_DECODE = 4'd3,
     ST_COPY = 4'd4,
-    ST_CQE_ALLOC = 4'd5,
-    ST_CQE_RAM = 4'd6,
-    ST_CQE_ISSUE = 4'd7,
-    ST_CQE_WAIT = 4'd8,
-    ST_DONE = 4'd9;
+    ST_SEND = 4'd5,
+    ST_RECORD = 4'd6,
+    ST_CQE = 4'd7,
+    ST_DONE = 4'd8;
 
 reg [3:0] state_reg = ST_IDLE;
 
 reg [QN_W-1:0] qn_reg = {QN_W{1'b0}};
 reg [QN_W-1:0] cqn_reg = {QN_W{1'b0}};
 reg [63:0] wqe_addr_reg = 64'd0;
-// bytes 1..3 (flags) and 32..63 are reserved for the RoCE work requests
+reg [15:0] wqe_index_reg = 16'd0;
+// bytes 2..3 and 44..63 are reserved
 /* verilator lint_off UNUSEDSIGNAL */
 reg [511:0] wqe_reg = 512'd0;
 /* verilator lint_on UNUSEDSIGNAL */
 
+wire [7:0] wqe_opcode = wqe_reg[7:0];
+wire wqe_signaled = wqe_reg[8];
+wire wqe_solicited = wqe_reg[9];
+wire [31:0] wqe_len = wqe_reg[63:32];
+wire [63:0] wqe_wr_id = wqe_reg[127:64];
+wire [63:0] wqe_laddr = wqe_reg[191:128];
+wire [63:0] wqe_raddr = wqe_reg[255:192];
+wire [31:0] wqe_rkey = wqe_reg[287:256];
+wire [31:0] wqe_imm = {wqe_reg[295:288], wqe_reg[303:296], wqe_reg[311:304], wqe_reg[319:312]};
+wire [31:0] wqe_lkey = wqe_reg[351:320];
+wire wqe_is_roce = wqe_opcode <= OP_SEND_IMM;
+wire wqe_is_send = wqe_opcode == OP_SEND || wqe_opcode == OP_SEND_IMM;
+wire wqe_has_imm = wqe_opcode == OP_WRITE_IMM || wqe_opcode == OP_SEND_IMM;
+
 reg [7:0] wc_status_reg = 8'd0;
 reg [7:0] wc_opcode_reg = 8'd0;
 reg [31:0] byte_len_reg = 32'd0;
+reg [63:0] src_reg = 64'd0;             // bus address of the source bytes
 
-// copy progress, in bytes and chunks
+// chunk pipeline (copy chunks and packets)
 reg [31:0] rd_off_reg = 32'd0;
 reg [31:0] wr_off_reg = 32'd0;
 reg [31:0] rd_issued_reg = 32'd0;
@@ -169,26 +226,43 @@ reg [31:0] wr_done_reg = 32'd0;
 reg [SLOT_W-1:0] rd_slot_reg = {SLOT_W{1'b0}};
 reg [SLOT_W-1:0] wr_slot_reg = {SLOT_W{1'b0}};
 reg copy_err_reg = 1'b0;
-
-reg [63:0] cqe_addr_reg = 64'd0;
-reg cqe_phase_reg = 1'b0;
-reg [2:0] cqe_beat_reg = 3'd0;
+reg [12:0] pmtu_bytes_reg = 13'd256;
+reg [23:0] psn0_reg = 24'd0;             // PSN of the first packet of this WQE
 
 reg err_valid_reg = 1'b0;
 reg [7:0] err_code_reg = 8'd0;
 
-wire [7:0] wqe_opcode = wqe_reg[7:0];
-wire [31:0] wqe_len = wqe_reg[63:32];
-wire [63:0] wqe_wr_id = wqe_reg[127:64];
-wire [63:0] wqe_src = wqe_reg[191:128];
-wire [63:0] wqe_dst = wqe_reg[255:192];
+// per-QP requester state
+reg [23:0] sq_psn_mem [0:NUM_QP-1];      // next PSN to send
+reg [23:0] una_mem [0:NUM_QP-1];         // oldest unacknowledged PSN
+reg [3:0] ost_head_mem [0:NUM_QP-1];
+reg [3:0] ost_tail_mem [0:NUM_QP-1];
+// outstanding WQEs: {byte_len 32, wr_id 64, index 16, last_psn 24, is_send 1, signaled 1}
+reg [137:0] ost_mem [0:NUM_QP*OST_DEPTH-1];
+
+integer i;
+initial begin
+    for (i = 0; i < NUM_QP; i = i + 1) begin
+        sq_psn_mem[i] = 24'd0;
+        una_mem[i] = 24'd0;
+        ost_head_mem[i] = 4'd0;
+        ost_tail_mem[i] = 4'd0;
+    end
+    for (i = 0; i < NUM_QP*OST_DEPTH; i = i + 1) begin
+        ost_mem[i] = 138'd0;
+    end
+end
+
+// TX slots in use (freed by roce_tx, in order)
+reg [TXS_W:0] tx_used_reg = {(TXS_W+1){1'b0}};
+reg [TXS_W-1:0] tx_slot_reg = {TXS_W{1'b0}};
 
 // capture the WQE as the read engine writes it into the RAM
-localparam integer WQE_BEAT0 = (NUM_SLOTS * CHUNK) / BEAT_BYTES;
+localparam integer WQE_BEAT0_I = {{(32-RAM_ADDR_W){1'b0}}, WQE_RAM} / BEAT_BYTES;
 genvar gb;
 generate
     for (gb = 0; gb < 64; gb = gb + 1) begin : wqe_capture
-        localparam integer BEAT_I = WQE_BEAT0 + gb / BEAT_BYTES;
+        localparam integer BEAT_I = WQE_BEAT0_I + gb / BEAT_BYTES;
         localparam [RAM_ADDR_W-SEG_W-1:0] BEAT = BEAT_I[RAM_ADDR_W-SEG_W-1:0];
         always @(posedge clk) begin
             if (state_reg == ST_IDLE) begin
@@ -201,75 +275,185 @@ generate
     end
 endgenerate
 
-// chunk lengths
+wire roce = wqe_is_roce;
+wire [31:0] chunk_bytes = roce ? {19'd0, pmtu_bytes_reg} : CHUNK;
 wire [31:0] rd_rem = wqe_len - rd_off_reg;
 wire [31:0] wr_rem = wqe_len - wr_off_reg;
-wire [LEN_W-1:0] rd_chunk = rd_rem >= CHUNK ? CHUNK[LEN_W-1:0] : rd_rem[LEN_W-1:0];
-wire [LEN_W-1:0] wr_chunk = wr_rem >= CHUNK ? CHUNK[LEN_W-1:0] : wr_rem[LEN_W-1:0];
+wire [LEN_W-1:0] rd_chunk = rd_rem >= chunk_bytes ? chunk_bytes[LEN_W-1:0] : rd_rem[LEN_W-1:0];
+wire [LEN_W-1:0] wr_chunk = wr_rem >= chunk_bytes ? chunk_bytes[LEN_W-1:0] : wr_rem[LEN_W-1:0];
 wire [31:0] in_flight = rd_issued_reg - wr_done_reg;
 
-wire can_issue_rd = state_reg == ST_COPY && !copy_err_reg && rd_off_reg != wqe_len
-    && in_flight < NUM_SLOTS;
-wire can_issue_wr = state_reg == ST_COPY && !copy_err_reg && wr_issued_reg != rd_done_reg;
+wire [23:0] cur_psn_rd = psn0_reg + rd_issued_reg[23:0];
+wire [23:0] unacked = cur_psn_rd - una_mem[qn_reg];
 
-// read descriptors: WQE fetch or copy chunk
-assign m_rd_desc_pcie_addr = state_reg == ST_FETCH ? wqe_addr_reg : wqe_src + {32'd0, rd_off_reg};
-assign m_rd_desc_ram_addr = state_reg == ST_FETCH ? WQE_RAM : ({{(RAM_ADDR_W-SLOT_W){1'b0}}, rd_slot_reg} << CHUNK_LOG);
+// copy: read a chunk when a slot is free; RoCE: read a packet's payload when
+// a TX slot is free and the QP's window of unacknowledged packets allows
+wire can_issue_rd_copy = state_reg == ST_COPY && !copy_err_reg && rd_off_reg != wqe_len
+    && in_flight < NUM_SLOTS;
+wire can_issue_rd_pkt = state_reg == ST_SEND && !copy_err_reg && rd_off_reg != wqe_len
+    && (rd_issued_reg - wr_issued_reg) + {{(31-TXS_W){1'b0}}, tx_used_reg} < NUM_TX_SLOTS
+    && unacked < MAX_INFLIGHT_24;
+wire can_issue_rd = can_issue_rd_copy || can_issue_rd_pkt;
+wire can_issue_wr = state_reg == ST_COPY && !copy_err_reg && wr_issued_reg != rd_done_reg;
+// a packet leaves once its payload is in the TX RAM (zero-length: at once)
+wire zero_len_pkt = state_reg == ST_SEND && wqe_len == 0 && wr_issued_reg == 0;
+wire can_push_pkt = state_reg == ST_SEND && !copy_err_reg
+    && (wr_issued_reg != rd_done_reg || zero_len_pkt)
+    && (zero_len_pkt ? (tx_used_reg < NUM_TX_SLOTS) : 1'b1);
+
+wire [RAM_ADDR_W-1:0] copy_slot_addr_rd = {{(RAM_ADDR_W-SLOT_W){1'b0}}, rd_slot_reg} << CHUNK_LOG;
+wire [RAM_ADDR_W-1:0] copy_slot_addr_wr = {{(RAM_ADDR_W-SLOT_W){1'b0}}, wr_slot_reg} << CHUNK_LOG;
+wire [TXS_W-1:0] tx_slot_rd = tx_slot_reg + rd_issued_reg[TXS_W-1:0] - wr_issued_reg[TXS_W-1:0];
+wire [RAM_ADDR_W-1:0] tx_addr_rd = TX_RAM_BASE + ({{(RAM_ADDR_W-TXS_W){1'b0}}, tx_slot_rd} << 12);
+wire [RAM_ADDR_W-1:0] tx_addr_wr = TX_RAM_BASE + ({{(RAM_ADDR_W-TXS_W){1'b0}}, tx_slot_reg} << 12);
+
+assign m_rd_desc_pcie_addr = state_reg == ST_FETCH ? wqe_addr_reg : src_reg + {32'd0, rd_off_reg};
+assign m_rd_desc_ram_addr = state_reg == ST_FETCH ? WQE_RAM : (roce ? tx_addr_rd : copy_slot_addr_rd);
 assign m_rd_desc_len = state_reg == ST_FETCH ? 64 : rd_chunk;
-assign m_rd_desc_id = {ID_W{1'b0}};
+assign m_rd_desc_id = ID_TAG;
 assign m_rd_desc_valid = state_reg == ST_FETCH || can_issue_rd;
 
-// write descriptors: copy chunk or CQE
-assign m_wr_desc_pcie_addr = state_reg == ST_CQE_ISSUE ? cqe_addr_reg : wqe_dst + {32'd0, wr_off_reg};
-assign m_wr_desc_ram_addr = state_reg == ST_CQE_ISSUE ? CQE_RAM : ({{(RAM_ADDR_W-SLOT_W){1'b0}}, wr_slot_reg} << CHUNK_LOG);
-assign m_wr_desc_len = state_reg == ST_CQE_ISSUE ? 32 : wr_chunk;
-assign m_wr_desc_ro = state_reg == ST_CQE_ISSUE ? cfg_cqe_ro : 1'b1;
-assign m_wr_desc_id = {ID_W{1'b0}};
-assign m_wr_desc_valid = (state_reg == ST_CQE_ISSUE) || can_issue_wr;
+assign m_wr_desc_pcie_addr = wqe_raddr + {32'd0, wr_off_reg};
+assign m_wr_desc_ram_addr = copy_slot_addr_wr;
+assign m_wr_desc_len = wr_chunk;
+assign m_wr_desc_id = ID_TAG;
+assign m_wr_desc_valid = can_issue_wr;
+
+// packet descriptor for the packet wr_issued_reg of this WQE
+wire pkt_first = wr_issued_reg == 0;
+wire pkt_last = wr_off_reg + {{(32-LEN_W){1'b0}}, wr_chunk} == wqe_len;
+wire [23:0] pkt_psn = psn0_reg + wr_issued_reg[23:0];
+reg [7:0] pkt_opcode;
+always @* begin
+    if (wqe_is_send) begin
+        pkt_opcode = pkt_first && pkt_last ? (wqe_has_imm ? 8'h05 : 8'h04)
+            : pkt_first ? 8'h00 : pkt_last ? (wqe_has_imm ? 8'h03 : 8'h02) : 8'h01;
+    end else begin
+        pkt_opcode = pkt_first && pkt_last ? (wqe_has_imm ? 8'h0B : 8'h0A)
+            : pkt_first ? 8'h06 : pkt_last ? (wqe_has_imm ? 8'h09 : 8'h08) : 8'h07;
+    end
+end
+
+assign m_pkt_dmac = ctx_dmac;
+assign m_pkt_dip = ctx_dip;
+assign m_pkt_udp_sport = ctx_udp_sport;
+assign m_pkt_opcode = pkt_opcode;
+assign m_pkt_se = pkt_last && wqe_solicited;
+assign m_pkt_ack_req = pkt_last || pkt_psn[4:0] == 5'd31;
+assign m_pkt_dest_qp = ctx_dest_qpn;
+assign m_pkt_psn = pkt_psn;
+assign m_pkt_reth_va = wqe_raddr;
+assign m_pkt_reth_rkey = wqe_rkey;
+assign m_pkt_reth_len = wqe_len;
+assign m_pkt_imm = wqe_imm;
+assign m_pkt_payload_addr = tx_addr_wr;
+assign m_pkt_payload_len = wr_chunk[12:0];
+assign m_pkt_valid = can_push_pkt;
 
 assign s_sq_ready = state_reg == ST_IDLE;
 assign sq_done = state_reg == ST_DONE;
 assign sq_done_qn = qn_reg;
 
-assign cq_alloc_cqn = cqn_reg;
-assign cq_alloc_take = state_reg == ST_CQE_ALLOC && cq_alloc_ok;
-assign cq_notify = state_reg == ST_CQE_WAIT && s_wr_status_valid;
-assign cq_notify_cqn = cqn_reg;
+assign ctx_qpn = qn_reg;
+assign mr_key = wqe_lkey;
+assign mr_va = wqe_laddr;
+assign mr_len = wqe_len;
+assign mr_pd = ctx_pd;
 
-// CQE image
-wire [255:0] cqe = {
-    7'd0, cqe_phase_reg,            // byte 31: owner/phase
-    72'd0,                          // bytes 22..30
+// local completion (copy, local errors, flushed WQEs)
+assign m_cqe_cqn = cqn_reg;
+assign m_cqe_data = {
+    8'd0, 8'd0, 8'd0,               // bytes 28..30
+    32'd0,                          // source QP
+    wqe_index_reg,                  // bytes 22..23
     wc_status_reg, wc_opcode_reg,   // bytes 21, 20
     {{(32-QN_W){1'b0}}, qn_reg},
     32'd0,
     byte_len_reg,
     wqe_wr_id
 };
-wire [CQE_EXT_W-1:0] cqe_ext = {{(CQE_EXT_W-256){1'b0}}, cqe};
-wire [CQE_EXT_W/8-1:0] cqe_strb_ext = {{(CQE_EXT_W/8-32){1'b0}}, 32'hffffffff};
-
-localparam integer CQE_BEAT0_I = (NUM_SLOTS * CHUNK + 64) / BEAT_BYTES;
-localparam [RAM_ADDR_W-SEG_W-1:0] CQE_BEAT0 = CQE_BEAT0_I[RAM_ADDR_W-SEG_W-1:0];
-assign m_ram_wr_addr = CQE_BEAT0 + {{(RAM_ADDR_W-SEG_W-3){1'b0}}, cqe_beat_reg};
-assign m_ram_wr_data = cqe_ext[cqe_beat_reg*DATA_W +: DATA_W];
-assign m_ram_wr_strb = cqe_strb_ext[cqe_beat_reg*BEAT_BYTES +: BEAT_BYTES];
-assign m_ram_wr_en = state_reg == ST_CQE_RAM;
+assign m_cqe_valid = state_reg == ST_CQE;
 
 assign err_valid = err_valid_reg;
 assign err_code = err_code_reg;
 assign err_qn = {{(16-QN_W){1'b0}}, qn_reg};
-assign stat_cqe = state_reg == ST_CQE_WAIT && s_wr_status_valid;
+
+assign sel_sq_psn = sq_psn_mem[sel_qpn];
+
+wire [3:0] ost_head = ost_head_mem[qn_reg];
+wire [3:0] ost_tail = ost_tail_mem[qn_reg];
+wire ost_full = (ost_tail - ost_head) == OST_DEPTH;
+wire [$clog2(NUM_QP*OST_DEPTH)-1:0] ost_wr_idx = {qn_reg, ost_tail[2:0]};
+
+// ---------------------------------------------------------------- ACK completer
+// ACK events queue here; each is applied to its QP's outstanding ring.
+reg [QN_W+24+8-1:0] ackq [0:3];
+reg [2:0] ackq_wr_reg = 3'd0;
+reg [2:0] ackq_rd_reg = 3'd0;
+initial begin
+    for (i = 0; i < 4; i = i + 1) begin
+        ackq[i] = {(QN_W+32){1'b0}};
+    end
+end
+wire ackq_empty = ackq_wr_reg == ackq_rd_reg;
+wire ackq_full = ackq_wr_reg - ackq_rd_reg == 3'd4;
+
+localparam [2:0] C_IDLE = 3'd0, C_EVAL = 3'd1, C_POP = 3'd2, C_ERR = 3'd3, C_CQE = 3'd4;
+reg [2:0] c_state_reg = C_IDLE;
+reg [2:0] c_next_reg = C_IDLE;
+reg [QN_W-1:0] c_qpn_reg = {QN_W{1'b0}};
+reg [23:0] c_psn_reg = 24'd0;
+reg [7:0] c_syn_reg = 8'd0;
+reg [23:0] c_limit_reg = 24'd0;
+reg c_error_reg = 1'b0;
+reg [7:0] c_err_status_reg = 8'd0;
+// the entry being completed (its PSN and signaled bit were used to pick it)
+/* verilator lint_off UNUSEDSIGNAL */
+reg [137:0] c_entry_reg = 138'd0;
+/* verilator lint_on UNUSEDSIGNAL */
+
+wire [3:0] c_head = ost_head_mem[c_qpn_reg];
+wire [3:0] c_tail = ost_tail_mem[c_qpn_reg];
+wire [137:0] c_entry = ost_mem[{c_qpn_reg, c_head[2:0]}];
+wire [23:0] c_entry_psn = c_entry[25:2];
+wire c_covered = (c_limit_reg - c_entry_psn) < 24'h800000;   // entry's last PSN <= limit
+
+assign acq_qpn = c_qpn_reg;
+assign m_acq_cqn = acq_cqn;
+assign m_acq_data = {
+    8'd0,
+    c_error_reg ? c_syn_reg : 8'd0,  // byte 29: NAK syndrome
+    8'd0,                            // byte 28: flags
+    32'd0,
+    c_entry_reg[41:26],              // WQE counter
+    c_error_reg ? c_err_status_reg : WC_SUCCESS,
+    c_entry_reg[1] ? WC_SEND : WC_RDMA_WRITE,
+    {{(32-QN_W){1'b0}}, c_qpn_reg},
+    32'd0,
+    c_entry_reg[137:106],
+    c_entry_reg[105:42]
+};
+assign m_acq_valid = c_state_reg == C_CQE;
+
+// the completer and the executor both move QPs to ERR
+reg c_set_err_reg = 1'b0;
+reg x_set_err_reg = 1'b0;
+assign set_err = c_set_err_reg || x_set_err_reg;
+assign set_err_qpn = c_set_err_reg ? c_qpn_reg : qn_reg;
 
 always @(posedge clk) begin
     err_valid_reg <= 1'b0;
+    x_set_err_reg <= 1'b0;
+    c_set_err_reg <= 1'b0;
 
+    // ---------------------------------------------------------- executor
     case (state_reg)
         ST_IDLE: begin
             if (s_sq_valid) begin
                 qn_reg <= s_sq_qn;
                 cqn_reg <= s_sq_cqn;
                 wqe_addr_reg <= s_sq_wqe_addr;
+                wqe_index_reg <= s_sq_index;
                 state_reg <= ST_FETCH;
             end
         end
@@ -280,21 +464,19 @@ always @(posedge clk) begin
         end
         ST_FETCH_WAIT: begin
             if (s_rd_status_valid) begin
-                wc_opcode_reg <= OP_LOCAL_DMA_COPY;
+                wc_opcode_reg <= WC_LOCAL_COPY;
                 byte_len_reg <= 32'd0;
                 if (s_rd_status_error != 0) begin
-                    // the WQE itself is unreadable
                     wc_status_reg <= WC_LOC_PROT_ERR;
                     err_valid_reg <= 1'b1;
                     err_code_reg <= ERR_DMA_READ;
-                    state_reg <= ST_CQE_ALLOC;
+                    state_reg <= ST_CQE;
                 end else begin
                     state_reg <= ST_DECODE;
                 end
             end
         end
         ST_DECODE: begin
-            wc_opcode_reg <= wqe_opcode;
             rd_off_reg <= 32'd0;
             wr_off_reg <= 32'd0;
             rd_issued_reg <= 32'd0;
@@ -304,15 +486,34 @@ always @(posedge clk) begin
             rd_slot_reg <= {SLOT_W{1'b0}};
             wr_slot_reg <= {SLOT_W{1'b0}};
             copy_err_reg <= 1'b0;
+            byte_len_reg <= wqe_len;
+            pmtu_bytes_reg <= 13'd128 << ctx_pmtu;
+            psn0_reg <= sq_psn_mem[qn_reg];
             if (wqe_opcode == OP_LOCAL_DMA_COPY) begin
+                wc_opcode_reg <= WC_LOCAL_COPY;
                 wc_status_reg <= WC_SUCCESS;
-                byte_len_reg <= wqe_len;
+                src_reg <= wqe_laddr;
                 state_reg <= ST_COPY;
+            end else if (wqe_is_roce) begin
+                wc_opcode_reg <= wqe_is_send ? WC_SEND : WC_RDMA_WRITE;
+                src_reg <= mr_bus;
+                if (ctx_state != QPS_RTS) begin
+                    // a QP in error (or not yet sending) flushes its work requests
+                    wc_status_reg <= WC_WR_FLUSH_ERR;
+                    state_reg <= ST_CQE;
+                end else if (wqe_len > 32'h8000_0000 || (wqe_len != 0 && !mr_ok)) begin
+                    wc_status_reg <= WC_LOC_PROT_ERR;
+                    x_set_err_reg <= 1'b1;
+                    state_reg <= ST_CQE;
+                end else if (!ost_full) begin
+                    wc_status_reg <= WC_SUCCESS;
+                    state_reg <= ST_SEND;
+                end
             end else begin
                 wc_status_reg <= WC_LOC_QP_OP_ERR;
                 err_valid_reg <= 1'b1;
                 err_code_reg <= ERR_UNKNOWN_OPCODE;
-                state_reg <= ST_CQE_ALLOC;
+                state_reg <= ST_CQE;
             end
         end
         ST_COPY: begin
@@ -340,42 +541,53 @@ always @(posedge clk) begin
             if (s_wr_status_valid) begin
                 wr_done_reg <= wr_done_reg + 32'd1;
             end
-            // finished: every issued read answered, every issued write out
             if (rd_done_reg == rd_issued_reg && wr_done_reg == wr_issued_reg
                     && !(can_issue_rd || can_issue_wr)
                     && !s_rd_status_valid && !s_wr_status_valid) begin
-                state_reg <= ST_CQE_ALLOC;
+                state_reg <= ST_CQE;
             end
         end
-        ST_CQE_ALLOC: begin
-            cqe_addr_reg <= cq_alloc_addr;
-            cqe_phase_reg <= cq_alloc_phase;
-            cqe_beat_reg <= 3'd0;
-            if (cq_alloc_bad) begin
-                // no CQ to report to: the work request still retires
-                err_valid_reg <= 1'b1;
-                err_code_reg <= ERR_CQ_DISABLED;
-                state_reg <= ST_DONE;
-            end else if (cq_alloc_ok) begin
-                state_reg <= ST_CQE_RAM;
+        ST_SEND: begin
+            if (can_issue_rd && m_rd_desc_ready) begin
+                rd_off_reg <= rd_off_reg + {{(32-LEN_W){1'b0}}, rd_chunk};
+                rd_issued_reg <= rd_issued_reg + 32'd1;
             end
-        end
-        ST_CQE_RAM: begin
-            if (m_ram_wr_ready) begin
-                if (cqe_beat_reg == CQE_LAST_BEAT) begin
-                    state_reg <= ST_CQE_ISSUE;
-                end else begin
-                    cqe_beat_reg <= cqe_beat_reg + 3'd1;
+            if (s_rd_status_valid) begin
+                if (s_rd_status_error != 0) begin
+                    // local buffer unreadable: stop sending, the QP goes to ERR
+                    if (!copy_err_reg) begin
+                        err_valid_reg <= 1'b1;
+                        err_code_reg <= ERR_DMA_READ;
+                    end
+                    copy_err_reg <= 1'b1;
+                    wc_status_reg <= WC_LOC_PROT_ERR;
                 end
+                rd_done_reg <= rd_done_reg + 32'd1;
+            end
+            if (m_pkt_valid && m_pkt_ready) begin
+                wr_off_reg <= wr_off_reg + {{(32-LEN_W){1'b0}}, wr_chunk};
+                wr_issued_reg <= wr_issued_reg + 32'd1;
+            end
+            if (copy_err_reg) begin
+                if (rd_done_reg == rd_issued_reg && !s_rd_status_valid) begin
+                    x_set_err_reg <= 1'b1;
+                    state_reg <= ST_CQE;
+                end
+            end else if ((wqe_len == 0 && m_pkt_valid && m_pkt_ready)
+                    || (wqe_len != 0 && m_pkt_valid && m_pkt_ready && pkt_last)) begin
+                state_reg <= ST_RECORD;
             end
         end
-        ST_CQE_ISSUE: begin
-            if (m_wr_desc_ready) begin
-                state_reg <= ST_CQE_WAIT;
-            end
+        ST_RECORD: begin
+            // every packet is out: the WQE waits for its ACK
+            ost_mem[ost_wr_idx] <= {byte_len_reg, wqe_wr_id, wqe_index_reg,
+                psn0_reg + wr_issued_reg[23:0] - 24'd1, wqe_is_send, wqe_signaled};
+            ost_tail_mem[qn_reg] <= ost_tail + 4'd1;
+            sq_psn_mem[qn_reg] <= psn0_reg + wr_issued_reg[23:0];
+            state_reg <= ST_DONE;
         end
-        ST_CQE_WAIT: begin
-            if (s_wr_status_valid) begin
+        ST_CQE: begin
+            if (m_cqe_ready) begin
                 state_reg <= ST_DONE;
             end
         end
@@ -385,9 +597,105 @@ always @(posedge clk) begin
         default: state_reg <= ST_IDLE;
     endcase
 
+    // TX slot accounting: taken when a packet with payload is handed over, freed
+    // when roce_tx is done with it
+    tx_used_reg <= tx_used_reg + {{TXS_W{1'b0}}, m_pkt_valid && m_pkt_ready} - {{TXS_W{1'b0}}, pkt_done};
+    if (m_pkt_valid && m_pkt_ready) begin
+        tx_slot_reg <= tx_slot_reg + 1'b1;
+    end
+
+    // ---------------------------------------------------------- ACK completer
+    if (s_ack_valid && !ackq_full) begin
+        ackq[ackq_wr_reg[1:0]] <= {s_ack_qpn, s_ack_psn, s_ack_syndrome};
+        ackq_wr_reg <= ackq_wr_reg + 3'd1;
+    end
+
+    case (c_state_reg)
+        C_IDLE: begin
+            if (!ackq_empty) begin
+                {c_qpn_reg, c_psn_reg, c_syn_reg} <= ackq[ackq_rd_reg[1:0]];
+                ackq_rd_reg <= ackq_rd_reg + 3'd1;
+                c_state_reg <= C_EVAL;
+            end
+        end
+        C_EVAL: begin
+            c_error_reg <= 1'b0;
+            if (c_syn_reg[6:5] == 2'b00) begin
+                // ACK: everything up to this PSN arrived
+                if ((c_psn_reg - una_mem[c_qpn_reg]) < 24'h800000) begin
+                    una_mem[c_qpn_reg] <= c_psn_reg + 24'd1;
+                end
+                c_limit_reg <= c_psn_reg;
+                c_state_reg <= C_POP;
+                c_next_reg <= C_IDLE;
+            end else begin
+                // NAK or RNR NAK: what precedes its PSN completed; the WQE
+                // holding it fails (go-back-N retransmission is not built yet)
+                c_limit_reg <= c_psn_reg - 24'd1;
+                c_state_reg <= C_POP;
+                c_next_reg <= C_ERR;
+                case ({c_syn_reg[6:5], c_syn_reg[4:0]})
+                    {2'b11, 5'd0}: c_err_status_reg <= WC_RETRY_EXC_ERR;
+                    {2'b11, 5'd1}: c_err_status_reg <= WC_REM_INV_REQ_ERR;
+                    {2'b11, 5'd2}: c_err_status_reg <= WC_REM_ACCESS_ERR;
+                    {2'b11, 5'd3}: c_err_status_reg <= WC_REM_OP_ERR;
+                    default: c_err_status_reg <= WC_RNR_RETRY_EXC_ERR;
+                endcase
+            end
+        end
+        C_POP: begin
+            if (c_head != c_tail && c_covered) begin
+                c_entry_reg <= c_entry;
+                ost_head_mem[c_qpn_reg] <= c_head + 4'd1;
+                if (c_entry[0]) begin
+                    c_state_reg <= C_CQE;
+                end
+            end else begin
+                c_state_reg <= c_next_reg;
+                if (c_next_reg == C_ERR) begin
+                    c_set_err_reg <= 1'b1;
+                end
+            end
+        end
+        C_ERR: begin
+            // the first remaining WQE gets the NAK's status, the rest are flushed
+            if (c_head != c_tail) begin
+                c_entry_reg <= c_entry;
+                ost_head_mem[c_qpn_reg] <= c_head + 4'd1;
+                c_error_reg <= 1'b1;
+                c_state_reg <= C_CQE;
+            end else begin
+                c_state_reg <= C_IDLE;
+            end
+        end
+        C_CQE: begin
+            if (m_acq_ready) begin
+                if (c_error_reg) begin
+                    c_err_status_reg <= WC_WR_FLUSH_ERR;
+                    c_state_reg <= C_ERR;
+                end else begin
+                    c_state_reg <= C_POP;
+                end
+            end
+        end
+        default: c_state_reg <= C_IDLE;
+    endcase
+
+    if (load_rts) begin
+        sq_psn_mem[load_qpn] <= load_psn;
+        una_mem[load_qpn] <= load_psn;
+        ost_head_mem[load_qpn] <= 4'd0;
+        ost_tail_mem[load_qpn] <= 4'd0;
+    end
+
     if (rst) begin
         state_reg <= ST_IDLE;
+        c_state_reg <= C_IDLE;
         err_valid_reg <= 1'b0;
+        tx_used_reg <= {(TXS_W+1){1'b0}};
+        tx_slot_reg <= {TXS_W{1'b0}};
+        ackq_wr_reg <= 3'd0;
+        ackq_rd_reg <= 3'd0;
     end
 end
 

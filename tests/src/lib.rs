@@ -174,3 +174,5 @@ pub fn slotted(lens_aligns: &[(usize, usize, usize)], window: usize, stride: usi
         })
         .collect()
 }
+
+pub mod roce;

@@ -1,0 +1,143 @@
+// Memory-region table: key, virtual range, bus address, protection domain
+// and access flags of every registered MR, set by the host through the MR
+// register window. Two lookup ports (requester lkey, responder rkey) check
+// key, PD, access and bounds and translate a virtual address to a bus
+// address. A region is contiguous in bus space.
+//
+// Keys carry the table index in bits 15:8; the low byte must match too, so a
+// stale key of a re-registered region misses.
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module mr_table #(
+    parameter NUM_MR = 64
+) (
+    input  wire        clk,
+    input  wire        rst,
+
+    // register window
+    input  wire [15:0] reg_sel,
+    input  wire [31:0] reg_key,
+    input  wire [63:0] reg_va,
+    input  wire [31:0] reg_len,
+    input  wire [63:0] reg_bus,
+    input  wire [15:0] reg_pd,
+    input  wire [3:0]  reg_access,
+    input  wire [3:0]  reg_cmd,
+    input  wire        reg_cmd_valid,
+    output wire        reg_err,          // pulse: command refused
+
+    // lookup port A
+    input  wire [31:0] a_key,
+    input  wire [63:0] a_va,
+    input  wire [31:0] a_len,
+    input  wire [15:0] a_pd,
+    input  wire [3:0]  a_access,         // every bit set here must be granted
+    output wire        a_ok,
+    output wire [63:0] a_bus,
+
+    // lookup port B
+    input  wire [31:0] b_key,
+    input  wire [63:0] b_va,
+    input  wire [31:0] b_len,
+    input  wire [15:0] b_pd,
+    input  wire [3:0]  b_access,
+    output wire        b_ok,
+    output wire [63:0] b_bus
+);
+
+localparam IDX_W = NUM_MR > 1 ? $clog2(NUM_MR) : 1;
+
+initial begin
+    if (NUM_MR < 1 || NUM_MR > 256) begin
+        $error("mr_table: NUM_MR must be 1..256 (the index lives in key bits 15:8)");
+        $finish;
+    end
+end
+
+reg [NUM_MR-1:0] valid_reg = {NUM_MR{1'b0}};
+reg [31:0] key_mem [0:NUM_MR-1];
+reg [63:0] va_mem [0:NUM_MR-1];
+reg [31:0] len_mem [0:NUM_MR-1];
+reg [63:0] bus_mem [0:NUM_MR-1];
+reg [15:0] pd_mem [0:NUM_MR-1];
+reg [3:0] access_mem [0:NUM_MR-1];
+reg err_reg = 1'b0;
+
+integer i;
+initial begin
+    for (i = 0; i < NUM_MR; i = i + 1) begin
+        key_mem[i] = 32'd0;
+        va_mem[i] = 64'd0;
+        len_mem[i] = 32'd0;
+        bus_mem[i] = 64'd0;
+        pd_mem[i] = 16'd0;
+        access_mem[i] = 4'd0;
+    end
+end
+
+localparam [15:0] NUM_MR16 = NUM_MR[15:0];
+
+assign reg_err = err_reg;
+
+always @(posedge clk) begin
+    err_reg <= 1'b0;
+    if (reg_cmd_valid) begin
+        if (reg_sel >= NUM_MR16 || (reg_cmd == 4'd1 && reg_key[15:8] != reg_sel[7:0])
+                || (reg_cmd != 4'd1 && reg_cmd != 4'd2)) begin
+            err_reg <= 1'b1;
+        end else if (reg_cmd == 4'd1) begin
+            valid_reg[reg_sel[IDX_W-1:0]] <= 1'b1;
+            key_mem[reg_sel[IDX_W-1:0]] <= reg_key;
+            va_mem[reg_sel[IDX_W-1:0]] <= reg_va;
+            len_mem[reg_sel[IDX_W-1:0]] <= reg_len;
+            bus_mem[reg_sel[IDX_W-1:0]] <= reg_bus;
+            pd_mem[reg_sel[IDX_W-1:0]] <= reg_pd;
+            access_mem[reg_sel[IDX_W-1:0]] <= reg_access;
+        end else begin
+            valid_reg[reg_sel[IDX_W-1:0]] <= 1'b0;
+        end
+    end
+    if (rst) begin
+        valid_reg <= {NUM_MR{1'b0}};
+        err_reg <= 1'b0;
+    end
+end
+
+// A lookup: the key selects the entry; everything else is checked against it.
+// Bounds: va - mr.va >= 0 and (va - mr.va) + len <= mr.len, in 65/66 bits so
+// nothing wraps.
+function [64:0] lookup;
+    input [31:0] key;
+    input [63:0] va;
+    input [31:0] len;
+    input [15:0] pd;
+    input [3:0] access;
+    reg [IDX_W-1:0] idx;
+    reg [64:0] off;
+    reg [65:0] end_off;
+    reg in_range;
+    begin
+        idx = key[IDX_W+7:8];
+        off = {1'b0, va} - {1'b0, va_mem[idx]};
+        end_off = {1'b0, off} + {34'd0, len};
+        in_range = !off[64] && end_off <= {34'd0, len_mem[idx]};
+        lookup[64] = ({24'd0, key[15:8]} < NUM_MR) && valid_reg[idx] && key_mem[idx] == key
+            && pd_mem[idx] == pd && (access_mem[idx] & access) == access && in_range;
+        lookup[63:0] = bus_mem[idx] + off[63:0];
+    end
+endfunction
+
+wire [64:0] a_res = lookup(a_key, a_va, a_len, a_pd, a_access);
+wire [64:0] b_res = lookup(b_key, b_va, b_len, b_pd, b_access);
+
+assign a_ok = a_res[64];
+assign a_bus = a_res[63:0];
+assign b_ok = b_res[64];
+assign b_bus = b_res[63:0];
+
+endmodule
+
+`resetall

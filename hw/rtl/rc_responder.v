@@ -1,0 +1,650 @@
+// RC responder: takes checked packets from roce_rx one at a time, in order,
+// and for each: finds the QP, checks the PSN against the expected PSN (24-bit
+// arithmetic; duplicates re-ACKed, never executed; a gap NAKed once), checks
+// the opcode sequence and lengths, checks the rkey (RETH) or consumes a
+// receive WQE (SEND, WRITE_WITH_IMM), places the payload by DMA write (RO=1),
+// and asks for the CQE only after that write has been accepted by the
+// in-order write engine (the completion barrier). ACKs are coalesced: one
+// waiting ACK per responder is overwritten by newer ones of the same QP.
+//
+// ACK packets (opcode 0x11) belong to the requester and are passed on.
+//
+// Debug switch cfg_early_cqe asks for the CQE before the payload write.
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module rc_responder #(
+    parameter DATA_W = 64,
+    parameter RAM_ADDR_W = 17,
+    parameter RX_ADDR_W = 15,
+    parameter RX_SLOT_W = 2,
+    parameter NUM_QP = 16,
+    parameter QN_W = 4,
+    parameter LEN_W = 17,
+    parameter ID_W = 8,
+    parameter [RAM_ADDR_W-1:0] RX_RAM_BASE = 0,   // RX RAM in the engines' address space
+    parameter [RAM_ADDR_W-1:0] RQWQE_RAM = 0,     // 64-byte slot for a receive WQE
+    parameter [ID_W-1:0] ID_TAG = 0
+) (
+    input  wire                   clk,
+    input  wire                   rst,
+
+    // packets from roce_rx
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  wire [47:0]            s_pkt_smac,
+    input  wire [31:0]            s_pkt_sip,
+    input  wire [31:0]            s_pkt_dip,
+    input  wire [15:0]            s_pkt_udp_sport,
+    input  wire                   s_pkt_se,
+    input  wire [1:0]             s_pkt_pad_cnt,
+    /* verilator lint_on UNUSEDSIGNAL */
+    input  wire [7:0]             s_pkt_opcode,
+    input  wire                   s_pkt_ack_req,
+    input  wire [23:0]            s_pkt_dest_qp,
+    input  wire [23:0]            s_pkt_psn,
+    input  wire [63:0]            s_pkt_reth_va,
+    input  wire [31:0]            s_pkt_reth_rkey,
+    input  wire [31:0]            s_pkt_reth_len,
+    input  wire [31:0]            s_pkt_imm,
+    input  wire [7:0]             s_pkt_aeth_syndrome,
+    input  wire [23:0]            s_pkt_aeth_msn,
+    input  wire [RX_ADDR_W-1:0]   s_pkt_payload_addr,
+    input  wire [12:0]            s_pkt_payload_len,
+    input  wire [RX_SLOT_W-1:0]   s_pkt_slot,
+    input  wire                   s_pkt_valid,
+    output wire                   s_pkt_ready,
+
+    output wire                   m_free_valid,
+    output wire [RX_SLOT_W-1:0]   m_free_slot,
+
+    // QP context
+    output wire [QN_W-1:0]        ctx_qpn,
+    input  wire [2:0]             ctx_state,
+    input  wire [2:0]             ctx_pmtu,
+    input  wire                   ctx_remote_write,
+    input  wire [23:0]            ctx_dest_qpn,
+    input  wire [47:0]            ctx_dmac,
+    input  wire [31:0]            ctx_dip,
+    input  wire [15:0]            ctx_udp_sport,
+    input  wire [15:0]            ctx_pd,
+    input  wire [QN_W-1:0]        ctx_rcq,
+    input  wire [63:0]            ctx_rq_base,
+    input  wire [3:0]             ctx_rq_log,
+    input  wire                   load_rtr,
+    input  wire [QN_W-1:0]        load_qpn,
+    input  wire [23:0]            load_psn,
+    output wire                   set_err,
+    output wire [QN_W-1:0]        set_err_qpn,
+
+    input  wire                   rq_db_valid,
+    input  wire [15:0]            rq_db_qpn,
+    input  wire [15:0]            rq_db_pi,
+
+    // MR lookup
+    output wire [31:0]            mr_key,
+    output wire [63:0]            mr_va,
+    output wire [31:0]            mr_len,
+    output wire [15:0]            mr_pd,
+    output wire [3:0]             mr_access,
+    input  wire                   mr_ok,
+    input  wire [63:0]            mr_bus,
+
+    // receive WQE fetch
+    output wire [63:0]            m_rd_desc_pcie_addr,
+    output wire [RAM_ADDR_W-1:0]  m_rd_desc_ram_addr,
+    output wire [LEN_W-1:0]       m_rd_desc_len,
+    output wire [ID_W-1:0]        m_rd_desc_id,
+    output wire                   m_rd_desc_valid,
+    input  wire                   m_rd_desc_ready,
+    input  wire                   s_rd_status_valid,
+    input  wire [3:0]             s_rd_status_error,
+    input  wire [RAM_ADDR_W-$clog2(DATA_W/8)-1:0] ram_snoop_addr,
+    input  wire [DATA_W-1:0]      ram_snoop_data,
+    input  wire [DATA_W/8-1:0]    ram_snoop_strb,
+    input  wire                   ram_snoop_en,
+
+    // payload writes
+    output wire [63:0]            m_wr_desc_pcie_addr,
+    output wire [RAM_ADDR_W-1:0]  m_wr_desc_ram_addr,
+    output wire [LEN_W-1:0]       m_wr_desc_len,
+    output wire [ID_W-1:0]        m_wr_desc_id,
+    output wire                   m_wr_desc_valid,
+    input  wire                   m_wr_desc_ready,
+    input  wire                   s_wr_status_valid,
+
+    // completions
+    output wire [QN_W-1:0]        m_cqe_cqn,
+    output wire [247:0]           m_cqe_data,
+    output wire                   m_cqe_valid,
+    input  wire                   m_cqe_ready,
+
+    // ACK / NAK packets to roce_tx
+    output wire [47:0]            m_ack_dmac,
+    output wire [31:0]            m_ack_dip,
+    output wire [15:0]            m_ack_udp_sport,
+    output wire [23:0]            m_ack_dest_qp,
+    output wire [23:0]            m_ack_psn,
+    output wire [7:0]             m_ack_syndrome,
+    output wire [23:0]            m_ack_msn,
+    output wire                   m_ack_valid,
+    input  wire                   m_ack_ready,
+
+    // ACKs received, for the requester
+    output wire                   m_rx_ack_valid,
+    output wire [QN_W-1:0]        m_rx_ack_qpn,
+    output wire [23:0]            m_rx_ack_psn,
+    output wire [7:0]             m_rx_ack_syndrome,
+    output wire [23:0]            m_rx_ack_msn,
+
+    input  wire                   cfg_early_cqe,
+
+    input  wire [QN_W-1:0]        sel_qpn,
+    output wire [23:0]            sel_epsn,
+
+    output wire                   stat_drop_qp,
+    output wire                   stat_drop_psn,
+    output wire                   stat_nak
+);
+
+localparam BEAT_BYTES = DATA_W / 8;
+localparam SEG_W = $clog2(BEAT_BYTES);
+localparam [15:0] NUM_QP16 = NUM_QP[15:0];
+
+localparam [2:0] QPS_RTR = 3'd2, QPS_RTS = 3'd3;
+
+localparam [7:0]
+    OP_SEND_FIRST = 8'h00, OP_SEND_MIDDLE = 8'h01, OP_SEND_LAST = 8'h02,
+    OP_SEND_LAST_IMM = 8'h03, OP_SEND_ONLY = 8'h04, OP_SEND_ONLY_IMM = 8'h05,
+    OP_WRITE_FIRST = 8'h06, OP_WRITE_MIDDLE = 8'h07, OP_WRITE_LAST = 8'h08,
+    OP_WRITE_LAST_IMM = 8'h09, OP_WRITE_ONLY = 8'h0A, OP_WRITE_ONLY_IMM = 8'h0B,
+    OP_ACK = 8'h11;
+
+localparam [7:0] NAK_PSN = 8'h60, NAK_INV_REQ = 8'h61, NAK_REM_ACCESS = 8'h62, NAK_REM_OP = 8'h63,
+    RNR_NAK = 8'h20 | 8'd14;   // RNR timer code 14: 1.28 ms
+localparam [7:0] ACK_SYNDROME = 8'h1F;     // ACK, credit count "invalid" (no end-to-end credits)
+
+localparam [1:0] MSG_IDLE = 2'd0, MSG_WRITE = 2'd1, MSG_SEND = 2'd2;
+
+localparam [7:0] WC_RECV = 8'd128, WC_RECV_RDMA_WITH_IMM = 8'd129;
+
+initial begin
+    if (QN_W > 15 || NUM_QP > (1 << QN_W)) begin
+        $error("rc_responder: bad NUM_QP / QN_W");
+        $finish;
+    end
+end
+
+// per-QP responder state
+reg [23:0] epsn_mem [0:NUM_QP-1];
+reg [23:0] msn_mem [0:NUM_QP-1];
+reg [1:0] inmsg_mem [0:NUM_QP-1];
+reg [63:0] cursor_mem [0:NUM_QP-1];
+reg [31:0] remain_mem [0:NUM_QP-1];
+reg [31:0] msglen_mem [0:NUM_QP-1];
+reg [63:0] wrid_mem [0:NUM_QP-1];
+reg [15:0] rqci_mem [0:NUM_QP-1];
+reg [15:0] rqpi_mem [0:NUM_QP-1];
+reg [NUM_QP-1:0] nak_sent_reg = {NUM_QP{1'b0}};
+
+integer i;
+initial begin
+    for (i = 0; i < NUM_QP; i = i + 1) begin
+        epsn_mem[i] = 24'd0;
+        msn_mem[i] = 24'd0;
+        inmsg_mem[i] = MSG_IDLE;
+        cursor_mem[i] = 64'd0;
+        remain_mem[i] = 32'd0;
+        msglen_mem[i] = 32'd0;
+        wrid_mem[i] = 64'd0;
+        rqci_mem[i] = 16'd0;
+        rqpi_mem[i] = 16'd0;
+    end
+end
+
+localparam [3:0]
+    ST_IDLE = 4'd0,
+    ST_CHECK = 4'd1,
+    ST_EXEC = 4'd2,
+    ST_RQ_FETCH = 4'd3,
+    ST_RQ_WAIT = 4'd4,
+    ST_RQ_USE = 4'd5,
+    ST_EARLY_CQE = 4'd6,
+    ST_PAYLOAD = 4'd7,
+    ST_CQE = 4'd8,
+    ST_FINISH = 4'd9,
+    ST_DROP = 4'd10;
+
+reg [3:0] state_reg = ST_IDLE;
+
+// the packet being processed
+reg [7:0] op_reg = 8'd0;
+reg ack_req_reg = 1'b0;
+reg [23:0] qp_field_reg = 24'd0;
+reg [23:0] psn_reg = 24'd0;
+reg [63:0] reth_va_reg = 64'd0;
+reg [31:0] reth_rkey_reg = 32'd0;
+reg [31:0] reth_len_reg = 32'd0;
+reg [31:0] imm_reg = 32'd0;
+reg [7:0] aeth_syn_reg = 8'd0;
+reg [23:0] aeth_msn_reg = 24'd0;
+reg [RX_ADDR_W-1:0] paddr_reg = {RX_ADDR_W{1'b0}};
+reg [12:0] plen_reg = 13'd0;
+reg [RX_SLOT_W-1:0] slot_reg = {RX_SLOT_W{1'b0}};
+
+wire [QN_W-1:0] qpn = qp_field_reg[QN_W-1:0];
+
+// working copies of the QP's state
+reg [63:0] cursor_reg = 64'd0;
+reg [31:0] remain_reg = 32'd0;
+reg [31:0] msglen_reg = 32'd0;
+reg [63:0] wrid_reg = 64'd0;
+reg [15:0] rqci_reg = 16'd0;
+reg completes_reg = 1'b0;
+reg early_done_reg = 1'b0;
+reg [7:0] nak_reg = 8'd0;
+
+// receive WQE capture (only length, wr_id, address and lkey are used)
+/* verilator lint_off UNUSEDSIGNAL */
+reg [511:0] rqwqe_reg = 512'd0;
+/* verilator lint_on UNUSEDSIGNAL */
+wire [31:0] rq_len = rqwqe_reg[63:32];
+wire [63:0] rq_wr_id = rqwqe_reg[127:64];
+wire [63:0] rq_va = rqwqe_reg[191:128];
+wire [31:0] rq_lkey = rqwqe_reg[351:320];
+
+localparam integer RQ_BEAT0_I = {{(32-RAM_ADDR_W){1'b0}}, RQWQE_RAM} / BEAT_BYTES;
+genvar gb;
+generate
+    for (gb = 0; gb < 64; gb = gb + 1) begin : rqwqe_capture
+        localparam integer BEAT_I = RQ_BEAT0_I + gb / BEAT_BYTES;
+        localparam [RAM_ADDR_W-SEG_W-1:0] BEAT = BEAT_I[RAM_ADDR_W-SEG_W-1:0];
+        always @(posedge clk) begin
+            if (state_reg == ST_RQ_FETCH) begin
+                rqwqe_reg[gb*8 +: 8] <= 8'd0;
+            end else if (ram_snoop_en && ram_snoop_addr == BEAT && ram_snoop_strb[gb % BEAT_BYTES]
+                    && state_reg == ST_RQ_WAIT) begin
+                rqwqe_reg[gb*8 +: 8] <= ram_snoop_data[(gb % BEAT_BYTES)*8 +: 8];
+            end
+        end
+    end
+endgenerate
+
+// opcode classes
+wire op_is_write = op_reg >= OP_WRITE_FIRST && op_reg <= OP_WRITE_ONLY_IMM;
+wire op_is_send = op_reg <= OP_SEND_ONLY_IMM;
+wire op_first = op_reg == OP_SEND_FIRST || op_reg == OP_WRITE_FIRST;
+wire op_middle = op_reg == OP_SEND_MIDDLE || op_reg == OP_WRITE_MIDDLE;
+wire op_last = op_reg == OP_SEND_LAST || op_reg == OP_SEND_LAST_IMM
+    || op_reg == OP_WRITE_LAST || op_reg == OP_WRITE_LAST_IMM;
+wire op_only = op_reg == OP_SEND_ONLY || op_reg == OP_SEND_ONLY_IMM
+    || op_reg == OP_WRITE_ONLY || op_reg == OP_WRITE_ONLY_IMM;
+wire op_imm = op_reg == OP_SEND_LAST_IMM || op_reg == OP_SEND_ONLY_IMM
+    || op_reg == OP_WRITE_LAST_IMM || op_reg == OP_WRITE_ONLY_IMM;
+wire op_has_reth = op_reg == OP_WRITE_FIRST || op_reg == OP_WRITE_ONLY || op_reg == OP_WRITE_ONLY_IMM;
+// a receive WQE is consumed by SEND (at its first packet) and WRITE_WITH_IMM (at its last)
+wire op_needs_rq = (op_is_send && (op_first || op_only)) || (op_is_write && op_imm);
+
+wire [12:0] pmtu_bytes = 13'd128 << ctx_pmtu;
+wire [23:0] psn_diff = psn_reg - epsn_mem[qpn];
+wire qp_ok = qp_field_reg < {8'd0, NUM_QP16} && (ctx_state == QPS_RTR || ctx_state == QPS_RTS);
+wire rq_empty = rqci_mem[qpn] == rqpi_mem[qpn];
+
+// ACK / NAK buffer (one entry; a newer ACK of the same QP replaces a waiting one)
+reg ack_valid_reg = 1'b0;
+reg [QN_W-1:0] ack_qpn_reg = {QN_W{1'b0}};
+reg [23:0] ack_psn_reg = 24'd0;
+reg [7:0] ack_syn_reg = 8'd0;
+reg [23:0] ack_msn_reg = 24'd0;
+reg [47:0] ack_dmac_reg = 48'd0;
+reg [31:0] ack_dip_reg = 32'd0;
+reg [15:0] ack_sport_reg = 16'd0;
+reg [23:0] ack_dqp_reg = 24'd0;
+
+wire ack_slot_free = !ack_valid_reg || m_ack_ready || (ack_qpn_reg == qpn && ack_syn_reg == ACK_SYNDROME);
+
+assign m_ack_dmac = ack_dmac_reg;
+assign m_ack_dip = ack_dip_reg;
+assign m_ack_udp_sport = ack_sport_reg;
+assign m_ack_dest_qp = ack_dqp_reg;
+assign m_ack_psn = ack_psn_reg;
+assign m_ack_syndrome = ack_syn_reg;
+assign m_ack_msn = ack_msn_reg;
+assign m_ack_valid = ack_valid_reg;
+
+// slot release: in order for slots whose payload went to the write engine,
+// directly for packets that placed nothing
+reg [RX_SLOT_W-1:0] free_fifo [0:7];
+reg [2:0] free_wr_reg = 3'd0;
+reg [2:0] free_rd_reg = 3'd0;
+reg drop_free_reg = 1'b0;
+reg [RX_SLOT_W-1:0] drop_free_slot_reg = {RX_SLOT_W{1'b0}};
+wire fifo_full = free_wr_reg + 3'd1 == free_rd_reg;
+
+assign m_free_valid = s_wr_status_valid || drop_free_reg;
+assign m_free_slot = s_wr_status_valid ? free_fifo[free_rd_reg] : drop_free_slot_reg;
+
+initial begin
+    for (i = 0; i < 8; i = i + 1) begin
+        free_fifo[i] = {RX_SLOT_W{1'b0}};
+    end
+end
+
+assign s_pkt_ready = state_reg == ST_IDLE && !drop_free_reg;
+
+assign ctx_qpn = qpn;
+assign sel_epsn = epsn_mem[sel_qpn];
+assign set_err = state_reg == ST_DROP && (nak_reg == NAK_INV_REQ || nak_reg == NAK_REM_ACCESS
+    || nak_reg == NAK_REM_OP);
+assign set_err_qpn = qpn;
+
+// MR checks: RETH (remote write) or receive buffer (local write)
+assign mr_key = op_has_reth ? reth_rkey_reg : rq_lkey;
+assign mr_va = op_has_reth ? reth_va_reg : rq_va;
+assign mr_len = op_has_reth ? reth_len_reg : rq_len;
+assign mr_pd = ctx_pd;
+assign mr_access = op_has_reth ? 4'b0010 : 4'b0001;
+
+assign m_rd_desc_pcie_addr = ctx_rq_base + ({48'd0, rqci_mem[qpn] & ((16'd1 << ctx_rq_log) - 16'd1)} << 6);
+assign m_rd_desc_ram_addr = RQWQE_RAM;
+assign m_rd_desc_len = 64;
+assign m_rd_desc_id = ID_TAG;
+assign m_rd_desc_valid = state_reg == ST_RQ_FETCH;
+
+assign m_wr_desc_pcie_addr = cursor_reg;
+assign m_wr_desc_ram_addr = RX_RAM_BASE + {{(RAM_ADDR_W-RX_ADDR_W){1'b0}}, paddr_reg};
+assign m_wr_desc_len = {{(LEN_W-13){1'b0}}, plen_reg};
+assign m_wr_desc_id = ID_TAG;
+assign m_wr_desc_valid = state_reg == ST_PAYLOAD && plen_reg != 0 && !fifo_full;
+
+// CQE of a receive completion
+wire [31:0] cqe_byte_len = msglen_reg + {19'd0, plen_reg};
+assign m_cqe_cqn = ctx_rcq;
+assign m_cqe_data = {
+    8'd0,                                           // byte 30
+    8'd0,                                           // byte 29: syndrome
+    6'd0, 1'b1, op_imm,                             // byte 28: flags
+    8'd0, ctx_dest_qpn,                             // bytes 24..27: source QP
+    rqci_reg,                                       // bytes 22..23: WQE counter
+    8'd0,                                           // byte 21: status success
+    (op_is_write ? WC_RECV_RDMA_WITH_IMM : WC_RECV),// byte 20
+    {{(32-QN_W){1'b0}}, qpn},                       // bytes 16..19
+    op_imm ? {imm_reg[7:0], imm_reg[15:8], imm_reg[23:16], imm_reg[31:24]} : 32'd0,
+    cqe_byte_len,
+    wrid_reg
+};
+assign m_cqe_valid = state_reg == ST_CQE || state_reg == ST_EARLY_CQE;
+
+assign m_rx_ack_valid = state_reg == ST_CHECK && op_reg == OP_ACK && qp_ok;
+assign m_rx_ack_qpn = qpn;
+assign m_rx_ack_psn = psn_reg;
+assign m_rx_ack_syndrome = aeth_syn_reg;
+assign m_rx_ack_msn = aeth_msn_reg;
+
+reg stat_drop_qp_reg = 1'b0;
+reg stat_drop_psn_reg = 1'b0;
+reg stat_nak_reg = 1'b0;
+assign stat_drop_qp = stat_drop_qp_reg;
+assign stat_drop_psn = stat_drop_psn_reg;
+assign stat_nak = stat_nak_reg;
+
+// queue an ACK or NAK for the current QP (caller checks ack_slot_free)
+task queue_ack;
+    input [23:0] psn;
+    input [7:0] syn;
+    input [23:0] msn;
+    begin
+        ack_valid_reg <= 1'b1;
+        ack_qpn_reg <= qpn;
+        ack_psn_reg <= psn;
+        ack_syn_reg <= syn;
+        ack_msn_reg <= msn;
+        ack_dmac_reg <= ctx_dmac;
+        ack_dip_reg <= ctx_dip;
+        ack_sport_reg <= ctx_udp_sport;
+        ack_dqp_reg <= ctx_dest_qpn;
+    end
+endtask
+
+always @(posedge clk) begin
+    stat_drop_qp_reg <= 1'b0;
+    stat_drop_psn_reg <= 1'b0;
+    stat_nak_reg <= 1'b0;
+    if (!s_wr_status_valid) begin
+        drop_free_reg <= 1'b0;      // else the write engine's release took the port this cycle
+    end
+
+    if (m_ack_valid && m_ack_ready) begin
+        ack_valid_reg <= 1'b0;
+    end
+
+    if (s_wr_status_valid) begin
+        free_rd_reg <= free_rd_reg + 3'd1;
+    end
+
+    if (rq_db_valid && rq_db_qpn < NUM_QP16) begin
+        rqpi_mem[rq_db_qpn[QN_W-1:0]] <= rq_db_pi;
+    end
+
+    if (load_rtr) begin
+        epsn_mem[load_qpn] <= load_psn;
+        msn_mem[load_qpn] <= 24'd0;
+        inmsg_mem[load_qpn] <= MSG_IDLE;
+        nak_sent_reg[load_qpn] <= 1'b0;
+        if (load_psn == 24'd0) begin
+            // RESET / INIT: the receive ring starts empty
+            rqci_mem[load_qpn] <= 16'd0;
+            rqpi_mem[load_qpn] <= 16'd0;
+        end
+    end
+
+    case (state_reg)
+        ST_IDLE: begin
+            if (s_pkt_valid && !drop_free_reg) begin
+                op_reg <= s_pkt_opcode;
+                ack_req_reg <= s_pkt_ack_req;
+                qp_field_reg <= s_pkt_dest_qp;
+                psn_reg <= s_pkt_psn;
+                reth_va_reg <= s_pkt_reth_va;
+                reth_rkey_reg <= s_pkt_reth_rkey;
+                reth_len_reg <= s_pkt_reth_len;
+                imm_reg <= s_pkt_imm;
+                aeth_syn_reg <= s_pkt_aeth_syndrome;
+                aeth_msn_reg <= s_pkt_aeth_msn;
+                paddr_reg <= s_pkt_payload_addr;
+                plen_reg <= s_pkt_payload_len;
+                slot_reg <= s_pkt_slot;
+                state_reg <= ST_CHECK;
+            end
+        end
+        ST_CHECK: begin
+            cursor_reg <= cursor_mem[qpn];
+            remain_reg <= remain_mem[qpn];
+            msglen_reg <= msglen_mem[qpn];
+            wrid_reg <= wrid_mem[qpn];
+            rqci_reg <= rqci_mem[qpn];
+            completes_reg <= 1'b0;
+            early_done_reg <= 1'b0;
+            nak_reg <= 8'd0;
+            if (!qp_ok) begin
+                stat_drop_qp_reg <= 1'b1;
+                state_reg <= ST_DROP;
+            end else if (op_reg == OP_ACK) begin
+                state_reg <= ST_DROP;        // handed to the requester this cycle
+            end else if (psn_diff == 24'd0) begin
+                state_reg <= ST_EXEC;
+            end else if (psn_diff[23]) begin
+                // duplicate: never executed again; ACK what we have
+                stat_drop_psn_reg <= 1'b1;
+                if (ack_req_reg && ack_slot_free) begin
+                    queue_ack(epsn_mem[qpn] - 24'd1, ACK_SYNDROME, msn_mem[qpn]);
+                end
+                state_reg <= ST_DROP;
+            end else begin
+                // a gap: NAK once per expected PSN, drop until it is filled
+                stat_drop_psn_reg <= 1'b1;
+                if (!nak_sent_reg[qpn] && ack_slot_free) begin
+                    nak_sent_reg[qpn] <= 1'b1;
+                    queue_ack(epsn_mem[qpn], NAK_PSN, msn_mem[qpn]);
+                    stat_nak_reg <= 1'b1;
+                end
+                state_reg <= ST_DROP;
+            end
+        end
+        ST_EXEC: begin
+            // opcode sequence and length checks
+            if (!(op_is_write || op_is_send)) begin
+                nak_reg <= NAK_INV_REQ;            // READ and the rest are not served
+            end else if ((op_first || op_only) && inmsg_mem[qpn] != MSG_IDLE) begin
+                nak_reg <= NAK_INV_REQ;
+            end else if ((op_middle || op_last)
+                    && inmsg_mem[qpn] != (op_is_write ? MSG_WRITE : MSG_SEND)) begin
+                nak_reg <= NAK_INV_REQ;
+            end else if ((op_first || op_middle) && plen_reg != pmtu_bytes) begin
+                nak_reg <= NAK_INV_REQ;
+            end else if (plen_reg > pmtu_bytes) begin
+                nak_reg <= NAK_INV_REQ;
+            end else if (op_has_reth && op_only && reth_len_reg != {19'd0, plen_reg}) begin
+                nak_reg <= NAK_INV_REQ;
+            end else if (op_has_reth && op_first && reth_len_reg <= {19'd0, plen_reg}) begin
+                nak_reg <= NAK_INV_REQ;
+            end else if (op_has_reth && reth_len_reg != 0 && !(mr_ok && ctx_remote_write)) begin
+                nak_reg <= NAK_REM_ACCESS;
+            end else if (op_is_write && !op_has_reth && {19'd0, plen_reg} > remain_mem[qpn]) begin
+                nak_reg <= NAK_INV_REQ;
+            end else if (op_is_write && op_last && {19'd0, plen_reg} != remain_mem[qpn]) begin
+                nak_reg <= NAK_INV_REQ;
+            end else if (op_is_send && (op_middle || op_last) && {19'd0, plen_reg} > remain_mem[qpn]) begin
+                nak_reg <= NAK_INV_REQ;
+            end
+
+            if (op_has_reth) begin
+                cursor_reg <= mr_bus;
+                remain_reg <= reth_len_reg;
+                msglen_reg <= 32'd0;
+            end
+            completes_reg <= (op_is_send && (op_last || op_only)) || (op_is_write && op_imm);
+
+            state_reg <= ST_RQ_FETCH;
+        end
+        ST_RQ_FETCH: begin
+            if (nak_reg != 8'd0) begin
+                state_reg <= ST_DROP;
+            end else if (!op_needs_rq) begin
+                state_reg <= cfg_early_cqe && completes_reg ? ST_EARLY_CQE : ST_PAYLOAD;
+            end else if (rq_empty) begin
+                nak_reg <= RNR_NAK;
+                state_reg <= ST_DROP;
+            end else if (m_rd_desc_ready) begin
+                state_reg <= ST_RQ_WAIT;
+            end
+        end
+        ST_RQ_WAIT: begin
+            if (s_rd_status_valid) begin
+                if (s_rd_status_error != 0) begin
+                    nak_reg <= NAK_REM_OP;
+                    state_reg <= ST_DROP;
+                end else begin
+                    state_reg <= ST_RQ_USE;
+                end
+            end
+        end
+        ST_RQ_USE: begin
+            wrid_reg <= rq_wr_id;
+            if (op_is_send) begin
+                // the receive buffer must be local-writable memory of this PD
+                if (!mr_ok && rq_len != 0) begin
+                    nak_reg <= NAK_REM_OP;
+                    state_reg <= ST_DROP;
+                end else if ({19'd0, plen_reg} > rq_len) begin
+                    nak_reg <= NAK_INV_REQ;
+                    state_reg <= ST_DROP;
+                end else begin
+                    cursor_reg <= mr_bus;
+                    remain_reg <= rq_len;
+                    msglen_reg <= 32'd0;
+                    state_reg <= cfg_early_cqe && completes_reg ? ST_EARLY_CQE : ST_PAYLOAD;
+                end
+            end else begin
+                state_reg <= cfg_early_cqe && completes_reg ? ST_EARLY_CQE : ST_PAYLOAD;
+            end
+        end
+        ST_EARLY_CQE: begin
+            // broken on purpose: the CQE goes first, the payload after it
+            if (m_cqe_ready) begin
+                early_done_reg <= 1'b1;
+                state_reg <= ST_PAYLOAD;
+            end
+        end
+        ST_PAYLOAD: begin
+            if (plen_reg == 0) begin
+                drop_free_reg <= 1'b1;
+                drop_free_slot_reg <= slot_reg;
+                state_reg <= completes_reg && !early_done_reg ? ST_CQE : ST_FINISH;
+            end else if (m_wr_desc_ready && !fifo_full) begin
+                free_fifo[free_wr_reg] <= slot_reg;
+                free_wr_reg <= free_wr_reg + 3'd1;
+                state_reg <= completes_reg && !early_done_reg ? ST_CQE : ST_FINISH;
+            end
+        end
+        ST_CQE: begin
+            // the payload write is in the engine's queue: the CQE may follow it
+            if (m_cqe_ready) begin
+                state_reg <= ST_FINISH;
+            end
+        end
+        ST_FINISH: begin
+            if (!ack_req_reg || ack_slot_free) begin
+                epsn_mem[qpn] <= psn_reg + 24'd1;
+                nak_sent_reg[qpn] <= 1'b0;
+                cursor_mem[qpn] <= cursor_reg + {51'd0, plen_reg};
+                remain_mem[qpn] <= remain_reg - {19'd0, plen_reg};
+                msglen_mem[qpn] <= msglen_reg + {19'd0, plen_reg};
+                wrid_mem[qpn] <= wrid_reg;
+                if (op_needs_rq) begin
+                    rqci_mem[qpn] <= rqci_reg + 16'd1;
+                end
+                if (op_last || op_only) begin
+                    inmsg_mem[qpn] <= MSG_IDLE;
+                    msn_mem[qpn] <= msn_mem[qpn] + 24'd1;
+                end else if (op_first) begin
+                    inmsg_mem[qpn] <= op_is_write ? MSG_WRITE : MSG_SEND;
+                end
+                if (ack_req_reg) begin
+                    queue_ack(psn_reg, ACK_SYNDROME,
+                        (op_last || op_only) ? msn_mem[qpn] + 24'd1 : msn_mem[qpn]);
+                end
+                state_reg <= ST_IDLE;
+            end
+        end
+        ST_DROP: begin
+            // error NAKs (invalid request, remote access, remote operational, RNR)
+            if (nak_reg != 8'd0 && !ack_slot_free) begin
+                state_reg <= ST_DROP;
+            end else begin
+                if (nak_reg != 8'd0) begin
+                    queue_ack(psn_reg, nak_reg, msn_mem[qpn]);
+                    stat_nak_reg <= 1'b1;
+                end
+                drop_free_reg <= 1'b1;
+                drop_free_slot_reg <= slot_reg;
+                state_reg <= ST_IDLE;
+            end
+        end
+        default: state_reg <= ST_IDLE;
+    endcase
+
+    if (rst) begin
+        state_reg <= ST_IDLE;
+        ack_valid_reg <= 1'b0;
+        free_wr_reg <= 3'd0;
+        free_rd_reg <= 3'd0;
+        drop_free_reg <= 1'b0;
+        nak_sent_reg <= {NUM_QP{1'b0}};
+    end
+end
+
+endmodule
+
+`resetall

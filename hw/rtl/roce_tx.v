@@ -1,0 +1,891 @@
+// RoCEv2 transmit framer: packet descriptor + payload in the TX RAM ->
+// Ethernet frame on AXI-Stream (no FCS; the MAC adds it and pads runts).
+//
+// Frame: Ethernet II (dmac, smac, type 0x0800), IPv4 (version 4, IHL 5,
+// DSCP/ECN 0, total length, ID 0, DF, TTL 64, protocol 17, header checksum,
+// sip, dip), UDP (sport from the descriptor, dport 4791, length, checksum 0),
+// BTH (opcode, SE, M 0, PadCnt, TVer 0, P_Key 0xFFFF, FECN/BECN 0, dest QP,
+// AckReq, PSN), then per opcode RETH (WRITE FIRST/ONLY/ONLY_IMM, READ
+// request), ImmDt (SEND/WRITE *_LAST_IMM/*_ONLY_IMM; after the RETH), AETH
+// (read response FIRST/LAST/ONLY, ACK), the payload, zero pad to a multiple
+// of 4 bytes, and the ICRC. Other opcodes get no extension header.
+//
+// ICRC as Linux rxe (drivers/infiniband/sw/rxe/rxe_icrc.c) and RDMA NICs
+// compute it: CRC-32 (zlib crc32) over 8 bytes of 0xFF, the IPv4 header
+// with TOS, TTL and header checksum set to ones, the UDP header with the
+// checksum set to ones, the BTH with its byte 4 (FECN, BECN, resv6) set to
+// ones, the extension headers, payload and pad; sent LSB first (rxe stores
+// ~crc32_le() as a little-endian u32). Checked against a RoCEv2 CNP captured
+// on a ConnectX-4 Lx (scapy test/contrib/roce.uts): ICRC bytes 82 fd 00 2a.
+// The CRC engine sees frame bytes 0..13 replaced by FF FF FF FF 00 x6
+// FF FF FF FF: from the initial all-ones state that leaves the CRC register
+// exactly where 8 bytes of 0xFF leave it, so the CRC simply runs from byte 0.
+//
+// Every header length (54 + 0/4/16/20) is 2 mod 4 and payload + pad is a
+// multiple of 4, so the ICRC always starts on a byte lane that is 2 mod 4:
+// lane x of any beat carries ICRC byte (x - 2) mod 4.
+//
+// Descriptor pipeline and data path:
+//
+//   s_pkt -> A (input register) -> B (lengths, checksum sum) -> C (frame
+//   being generated; IP checksum folded on B -> C)
+//   A -> B also pushes the payload geometry into the realigner command FIFO,
+//   so the payload of packet k+1 is fetched while packet k is generated.
+//
+//   realigner: RAM reader (credit based, one word per cycle) -> word buffer
+//   -> shifter (two-word window shifted to the payload's byte lane in the
+//   frame) -> aligned payload FIFO
+//
+//   generator: one beat per cycle from the header (C) and the aligned
+//   payload -> beat register -> beat FIFO -> output register (ICRC merged)
+//                                  \-> CRC engine -> CRC result FIFO
+//
+// The output starts a frame only when the generator is GAP beats ahead of it
+// (or the frame's ICRC is already known), so that the ICRC is ready by the
+// time the frame's last beat leaves: no bubbles inside a frame and none
+// between back-to-back frames while tready is high and the generator is not
+// starved. A beat carrying ICRC bytes never leaves before its CRC is known.
+//
+// m_done: one pulse per descriptor, in order, the cycle after the last RAM
+// read of its payload was performed (the RAM slot may then be reused); for a
+// zero-length payload when the reader passes the descriptor.
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module roce_tx #(
+    // data path width: 64, 128, 256 or 512
+    parameter DATA_W = 64,
+    // TX RAM byte address width
+    parameter RAM_ADDR_W = 16
+) (
+    input  wire                                   clk,
+    input  wire                                   rst,
+
+    // packet descriptor
+    input  wire [47:0]                            s_pkt_dmac,
+    input  wire [47:0]                            s_pkt_smac,
+    input  wire [31:0]                            s_pkt_sip,
+    input  wire [31:0]                            s_pkt_dip,
+    input  wire [15:0]                            s_pkt_udp_sport,
+    input  wire [7:0]                             s_pkt_opcode,
+    input  wire                                   s_pkt_se,
+    input  wire                                   s_pkt_ack_req,
+    input  wire [23:0]                            s_pkt_dest_qp,
+    input  wire [23:0]                            s_pkt_psn,
+    input  wire [63:0]                            s_pkt_reth_va,
+    input  wire [31:0]                            s_pkt_reth_rkey,
+    input  wire [31:0]                            s_pkt_reth_len,
+    input  wire [31:0]                            s_pkt_imm,
+    input  wire [7:0]                             s_pkt_aeth_syndrome,
+    input  wire [23:0]                            s_pkt_aeth_msn,
+    input  wire [RAM_ADDR_W-1:0]                  s_pkt_payload_addr,
+    input  wire [12:0]                            s_pkt_payload_len,
+    input  wire                                   s_pkt_valid,
+    output wire                                   s_pkt_ready,
+
+    // payload fully read from RAM: one pulse per descriptor, in order
+    output wire                                   m_done,
+
+    // TX RAM read port (beat address, data one cycle after rd_en)
+    output wire [RAM_ADDR_W-$clog2(DATA_W/8)-1:0] m_ram_rd_addr,
+    output wire                                   m_ram_rd_en,
+    input  wire [DATA_W-1:0]                      s_ram_rd_data,
+
+    // Ethernet frames to the MAC
+    output wire [DATA_W-1:0]                      m_axis_tx_tdata,
+    output wire [DATA_W/8-1:0]                    m_axis_tx_tkeep,
+    output wire                                   m_axis_tx_tvalid,
+    output wire                                   m_axis_tx_tlast,
+    output wire                                   m_axis_tx_tuser,
+    input  wire                                   m_axis_tx_tready
+);
+
+localparam BL = DATA_W / 8;
+localparam SEG_W = $clog2(BL);
+localparam WORD_ADDR_W = RAM_ADDR_W - SEG_W;
+
+// frame positions (bytes): up to 74 + 8191 + 3 + 4; remainders are signed
+localparam PW = 15;
+// RAM words / aligned words per packet
+localparam NW_W = 14;
+
+// header: at most 74 bytes, NHB beats, padded to a power of two of beats
+localparam HMAX = 74;
+localparam NHB = (HMAX + BL - 1) / BL;
+localparam HBI_W = $clog2(NHB);
+localparam NHBP = 1 << HBI_W;
+
+// CRC substitutions are all in frame bytes 0..47
+localparam NSUB = 48;
+localparam NSB = (NSUB + BL - 1) / BL;
+
+// CRC engine latency (icrc_crc32) and the output's lead
+localparam CRC_LAT = 3 + SEG_W;
+localparam GAP = CRC_LAT + 2;
+
+// FIFOs
+localparam GQ_AW = 2;
+localparam GQ_DEPTH = 1 << GQ_AW;
+localparam RF_AW = GQ_AW + 1;
+localparam RF_DEPTH = 1 << RF_AW;
+localparam WB_AW = 3;
+localparam WB_DEPTH = 1 << WB_AW;
+localparam AF_AW = 2;
+localparam AF_DEPTH = 1 << AF_AW;
+localparam BF_AW = 4;
+localparam BF_DEPTH = 1 << BF_AW;
+localparam CF_AW = BF_AW;
+localparam CF_DEPTH = 1 << CF_AW;
+
+localparam [SEG_W+3:0] DATA_W_SH = {1'b1, {SEG_W+3{1'b0}}};
+localparam [13:0] BL_M1_14 = {{14-SEG_W{1'b0}}, {SEG_W{1'b1}}};
+localparam [13:0] BL_14 = {{13-SEG_W{1'b0}}, 1'b1, {SEG_W{1'b0}}};
+localparam [6:0]  BL_7 = BL_14[6:0];
+localparam [PW-1:0] BL2_PW = {{PW-SEG_W-2{1'b0}}, 1'b1, {SEG_W+1{1'b0}}};
+localparam [PW-1:0] BL_PW = {{PW-SEG_W-1{1'b0}}, 1'b1, {SEG_W{1'b0}}};
+localparam [BF_AW:0] GAP_BF = GAP[BF_AW:0];
+
+// check configuration
+initial begin
+    if (DATA_W != 64 && DATA_W != 128 && DATA_W != 256 && DATA_W != 512) begin
+        $error("Error: DATA_W must be 64, 128, 256 or 512 (instance %m)");
+        $finish;
+    end
+    if (RAM_ADDR_W <= SEG_W || RAM_ADDR_W > 32) begin
+        $error("Error: RAM_ADDR_W must be larger than log2(DATA_W/8) and at most 32 (instance %m)");
+        $finish;
+    end
+    if (GAP >= BF_DEPTH - 1) begin
+        $error("Error: beat FIFO too shallow for the CRC latency (instance %m)");
+        $finish;
+    end
+end
+
+// bytes of frame positions 0..NSUB-1 the CRC sees replaced, and by what
+function is_sub(input integer f);
+    begin
+        is_sub = (f < 14) || f == 15 || f == 22 || f == 24 || f == 25 ||
+                 f == 40 || f == 41 || f == 46;
+    end
+endfunction
+
+function [NSB*BL-1:0] sub_mask(input integer n);
+    integer f;
+    begin
+        sub_mask = {NSB*BL{1'b0}};
+        for (f = 0; f < n; f = f + 1) begin
+            sub_mask[f] = is_sub(f);
+        end
+    end
+endfunction
+
+// ones everywhere substituted, except frame bytes 4..9 (zeros)
+function [NSB*BL*8-1:0] sub_value(input integer n);
+    integer f;
+    begin
+        sub_value = {NSB*BL*8{1'b0}};
+        for (f = 0; f < n; f = f + 1) begin
+            sub_value[f*8 +: 8] = (is_sub(f) && (f < 4 || f >= 10)) ? 8'hFF : 8'h00;
+        end
+    end
+endfunction
+
+localparam [NSB*BL-1:0]   SUB_M = sub_mask(NSUB);
+localparam [NSB*BL*8-1:0] SUB_V = sub_value(NSUB);
+
+// lanes below rem (signed): 0 if rem <= 0, all if rem >= BL
+function [BL-1:0] therm(input [PW-1:0] rem);
+    begin
+        if (rem[PW-1] || rem == {PW{1'b0}}) begin
+            therm = {BL{1'b0}};
+        end else if (rem[PW-2:SEG_W] != {PW-1-SEG_W{1'b0}}) begin
+            therm = {BL{1'b1}};
+        end else begin
+            therm = ~({BL{1'b1}} << rem[SEG_W-1:0]);
+        end
+    end
+endfunction
+
+// byte mask to bit mask
+function [DATA_W-1:0] bytes_to_bits(input [BL-1:0] m);
+    integer i;
+    begin
+        for (i = 0; i < BL; i = i + 1) begin
+            bytes_to_bits[i*8 +: 8] = {8{m[i]}};
+        end
+    end
+endfunction
+
+// ---------------------------------------------------------------------------
+// descriptor pipeline
+
+// raw descriptor fields carried A -> B -> C
+localparam DESC_W = 48 + 48 + 32 + 32 + 16 + 8 + 1 + 1 + 24 + 24 + 64 + 32 + 32 + 32 + 8 + 24;
+
+wire [DESC_W-1:0] in_desc = {
+    s_pkt_dmac, s_pkt_smac, s_pkt_sip, s_pkt_dip, s_pkt_udp_sport,
+    s_pkt_opcode, s_pkt_se, s_pkt_ack_req, s_pkt_dest_qp, s_pkt_psn,
+    s_pkt_reth_va, s_pkt_reth_rkey, s_pkt_reth_len, s_pkt_imm,
+    s_pkt_aeth_syndrome, s_pkt_aeth_msn
+};
+
+wire [7:0] op = s_pkt_opcode;
+wire in_reth = op == 8'h06 || op == 8'h0A || op == 8'h0B || op == 8'h0C;
+wire in_imm = op == 8'h03 || op == 8'h05 || op == 8'h09 || op == 8'h0B;
+wire in_aeth = op == 8'h0D || op == 8'h0F || op == 8'h10 || op == 8'h11;
+
+// stage A
+reg [DESC_W-1:0]     a_desc_reg = {DESC_W{1'b0}};
+reg                  a_reth_reg = 1'b0;
+reg                  a_imm_reg = 1'b0;
+reg                  a_aeth_reg = 1'b0;
+reg [RAM_ADDR_W-1:0] a_addr_reg = {RAM_ADDR_W{1'b0}};
+reg [12:0]           a_len_reg = 13'd0;
+reg [13:0]           a_lp_reg = 14'd0;      // payload + pad
+reg [17:0]           a_sum_reg = 18'd0;     // sip and dip 16-bit words
+reg                  a_valid_reg = 1'b0;
+
+// stage B
+reg [DESC_W-1:0]     b_desc_reg = {DESC_W{1'b0}};
+reg                  b_reth_reg = 1'b0;
+reg                  b_imm_reg = 1'b0;
+reg [1:0]            b_pad_reg = 2'd0;
+reg [15:0]           b_totlen_reg = 16'd0;
+reg [15:0]           b_udplen_reg = 16'd0;
+reg [19:0]           b_sum_reg = 20'd0;
+reg [6:0]            b_hlen_reg = 7'd0;
+reg [13:0]           b_pay_end_reg = 14'd0;
+reg [13:0]           b_dat_end_reg = 14'd0;
+reg [13:0]           b_frm_end_reg = 14'd0;
+reg                  b_has_pay_reg = 1'b0;
+reg                  b_need_pay0_reg = 1'b0;   // beat 0 carries payload
+reg                  b_last0_reg = 1'b0;       // the frame is one beat
+reg                  b_valid_reg = 1'b0;
+
+// descriptor queue between B and C: lets the realigner fetch the payload of
+// the next packets while the current one is generated
+localparam GQ_W = DESC_W + 2 + 2 + 16 + 16 + 16 + 7 + 14 + 14 + 14 + 3;
+
+reg [GQ_W-1:0] gq_mem [0:GQ_DEPTH-1];
+reg [GQ_AW:0]  gq_wr_ptr_reg = {GQ_AW+1{1'b0}};
+reg [GQ_AW:0]  gq_rd_ptr_reg = {GQ_AW+1{1'b0}};
+
+wire gq_full = gq_wr_ptr_reg == (gq_rd_ptr_reg ^ {1'b1, {GQ_AW{1'b0}}});
+wire gq_empty = gq_wr_ptr_reg == gq_rd_ptr_reg;
+
+// stage C: the frame being generated
+reg [DESC_W-1:0]     c_desc_reg = {DESC_W{1'b0}};
+reg                  c_reth_reg = 1'b0;
+reg                  c_imm_reg = 1'b0;
+reg [1:0]            c_pad_reg = 2'd0;
+reg [15:0]           c_totlen_reg = 16'd0;
+reg [15:0]           c_udplen_reg = 16'd0;
+reg [15:0]           c_csum_reg = 16'd0;
+reg                  c_has_pay_reg = 1'b0;
+reg                  c_valid_reg = 1'b0;
+
+// generator position: bytes from the current beat's start to the end of
+// the header, payload, data (payload + pad) and frame (signed, count down),
+// and the current beat's control flags (kept registered for timing)
+reg [PW-1:0]         hdr_rem_reg = {PW{1'b0}};
+reg [PW-1:0]         pay_rem_reg = {PW{1'b0}};
+reg [PW-1:0]         dat_rem_reg = {PW{1'b0}};
+reg [PW-1:0]         frm_rem_reg = {PW{1'b0}};
+reg                  g_need_pay_reg = 1'b0;
+reg                  g_last_reg = 1'b0;
+
+wire gen_pop;   // last beat of the frame in C generated
+wire rf_full;
+
+wire move_qc = !gq_empty && (!c_valid_reg || gen_pop);
+wire move_bq = b_valid_reg && !gq_full;
+wire move_ab = a_valid_reg && (!b_valid_reg || move_bq) && !rf_full;
+assign s_pkt_ready = !a_valid_reg || move_ab;
+wire accept = s_pkt_valid && s_pkt_ready;
+
+// A -> B: lengths and payload geometry
+wire [4:0]  a_ext = (a_reth_reg ? 5'd16 : 5'd0) + (a_imm_reg ? 5'd4 : 5'd0) + (a_aeth_reg ? 5'd4 : 5'd0);
+wire [6:0]  a_hlen = 7'd54 + {2'd0, a_ext};
+wire [15:0] a_totlen = 16'd44 + {11'd0, a_ext} + {2'd0, a_lp_reg};
+wire [19:0] a_sum = {2'd0, a_sum_reg} + {6'd0, a_lp_reg} + (20'h0C511 + 20'd44 + {15'd0, a_ext});
+wire [13:0] a_pay_end = {7'd0, a_hlen} + {1'b0, a_len_reg};
+wire [13:0] a_dat_end = {7'd0, a_hlen} + a_lp_reg;
+
+wire [SEG_W-1:0] a_alo = a_addr_reg[SEG_W-1:0];
+wire [SEG_W-1:0] a_hlo = a_hlen[SEG_W-1:0];
+wire             a_zero = a_len_reg == 13'd0;
+wire [13:0]      a_wspan = {{14-SEG_W{1'b0}}, a_alo} + {1'b0, a_len_reg} + BL_M1_14;
+wire [13:0]      a_bspan = {{14-SEG_W{1'b0}}, a_hlo} + {1'b0, a_len_reg} + BL_M1_14;
+wire [NW_W-1:0]  a_nwords = a_zero ? {NW_W{1'b0}} : a_wspan >> SEG_W;
+wire [NW_W-1:0]  a_nb = a_zero ? {NW_W{1'b0}} : a_bspan >> SEG_W;
+wire [SEG_W-1:0] a_delta = a_alo - a_hlo;
+wire             a_c = a_alo < a_hlo;
+wire             a_need1_last = (a_nwords + {{NW_W-1{1'b0}}, a_c}) > a_nb;
+
+// B -> queue: fold the one's complement sum
+wire [16:0] b_fold1 = {1'b0, b_sum_reg[15:0]} + {13'd0, b_sum_reg[19:16]};
+wire [15:0] b_fold2 = b_fold1[15:0] + {15'd0, b_fold1[16]};
+
+wire [GQ_W-1:0] gq_in = {
+    b_desc_reg, b_reth_reg, b_imm_reg, b_pad_reg, b_totlen_reg, b_udplen_reg,
+    ~b_fold2, b_hlen_reg, b_pay_end_reg, b_dat_end_reg, b_frm_end_reg,
+    b_has_pay_reg, b_need_pay0_reg, b_last0_reg
+};
+
+// queue head
+wire [DESC_W-1:0] q_desc;
+wire              q_reth, q_imm, q_has_pay, q_need_pay0, q_last0;
+wire [1:0]        q_pad;
+wire [15:0]       q_totlen, q_udplen, q_csum;
+wire [6:0]        q_hlen;
+wire [13:0]       q_pay_end, q_dat_end, q_frm_end;
+
+assign {q_desc, q_reth, q_imm, q_pad, q_totlen, q_udplen, q_csum, q_hlen,
+        q_pay_end, q_dat_end, q_frm_end, q_has_pay, q_need_pay0, q_last0} = gq_mem[gq_rd_ptr_reg[GQ_AW-1:0]];
+
+always @(posedge clk) begin
+    if (move_bq) begin
+        gq_mem[gq_wr_ptr_reg[GQ_AW-1:0]] <= gq_in;
+        gq_wr_ptr_reg <= gq_wr_ptr_reg + 1'b1;
+    end
+    if (move_qc) begin
+        gq_rd_ptr_reg <= gq_rd_ptr_reg + 1'b1;
+    end
+    if (rst) begin
+        gq_wr_ptr_reg <= {GQ_AW+1{1'b0}};
+        gq_rd_ptr_reg <= {GQ_AW+1{1'b0}};
+    end
+end
+
+always @(posedge clk) begin
+    if (gen_pop) begin
+        c_valid_reg <= 1'b0;
+    end
+    if (move_qc) begin
+        c_desc_reg <= q_desc;
+        c_reth_reg <= q_reth;
+        c_imm_reg <= q_imm;
+        c_pad_reg <= q_pad;
+        c_totlen_reg <= q_totlen;
+        c_udplen_reg <= q_udplen;
+        c_csum_reg <= q_csum;
+        c_has_pay_reg <= q_has_pay;
+        c_valid_reg <= 1'b1;
+    end
+
+    if (move_bq) begin
+        b_valid_reg <= 1'b0;
+    end
+    if (move_ab) begin
+        b_desc_reg <= a_desc_reg;
+        b_reth_reg <= a_reth_reg;
+        b_imm_reg <= a_imm_reg;
+        b_pad_reg <= a_lp_reg[1:0] - a_len_reg[1:0];
+        b_totlen_reg <= a_totlen;
+        b_udplen_reg <= a_totlen - 16'd20;
+        b_sum_reg <= a_sum;
+        b_hlen_reg <= a_hlen;
+        b_pay_end_reg <= a_pay_end;
+        b_dat_end_reg <= a_dat_end;
+        b_frm_end_reg <= a_dat_end + 14'd4;
+        b_has_pay_reg <= !a_zero;
+        b_need_pay0_reg <= !a_zero && a_hlen < BL_7;
+        b_last0_reg <= a_dat_end + 14'd4 <= BL_14;
+        b_valid_reg <= 1'b1;
+    end
+
+    if (move_ab) begin
+        a_valid_reg <= 1'b0;
+    end
+    if (accept) begin
+        a_desc_reg <= in_desc;
+        a_reth_reg <= in_reth;
+        a_imm_reg <= in_imm;
+        a_aeth_reg <= in_aeth;
+        a_addr_reg <= s_pkt_payload_addr;
+        a_len_reg <= s_pkt_payload_len;
+        a_lp_reg <= ({1'b0, s_pkt_payload_len} + 14'd3) & 14'h3FFC;
+        a_sum_reg <= ({2'd0, s_pkt_sip[31:16]} + {2'd0, s_pkt_sip[15:0]}) +
+                     ({2'd0, s_pkt_dip[31:16]} + {2'd0, s_pkt_dip[15:0]});
+        a_valid_reg <= 1'b1;
+    end
+
+    if (rst) begin
+        a_valid_reg <= 1'b0;
+        b_valid_reg <= 1'b0;
+        c_valid_reg <= 1'b0;
+    end
+end
+
+// ---------------------------------------------------------------------------
+// realigner command FIFO: one entry per packet, two readers (RAM reader,
+// shifter); the shifter never passes the reader
+
+reg [WORD_ADDR_W-1:0] rf_wa_mem [0:RF_DEPTH-1];
+reg [NW_W-1:0]        rf_nwords_mem [0:RF_DEPTH-1];
+reg [NW_W-1:0]        rf_nb_m1_mem [0:RF_DEPTH-1];
+reg                   rf_zero_mem [0:RF_DEPTH-1];
+reg [SEG_W-1:0]       rf_delta_mem [0:RF_DEPTH-1];
+reg                   rf_c_mem [0:RF_DEPTH-1];
+reg                   rf_need1_last_mem [0:RF_DEPTH-1];
+
+reg [RF_AW:0] rf_wr_ptr_reg = {RF_AW+1{1'b0}};
+reg [RF_AW:0] rf_rd_ptr_reg = {RF_AW+1{1'b0}};   // RAM reader
+reg [RF_AW:0] rf_sh_ptr_reg = {RF_AW+1{1'b0}};   // shifter
+
+assign rf_full = rf_wr_ptr_reg == (rf_sh_ptr_reg ^ {1'b1, {RF_AW{1'b0}}});
+wire rf_rd_empty = rf_wr_ptr_reg == rf_rd_ptr_reg;
+// the shifter only looks at packets the reader has started
+wire rf_sh_empty = rf_rd_ptr_reg == rf_sh_ptr_reg;
+
+wire [WORD_ADDR_W-1:0] rd_cmd_wa = rf_wa_mem[rf_rd_ptr_reg[RF_AW-1:0]];
+wire [NW_W-1:0]        rd_cmd_nwords = rf_nwords_mem[rf_rd_ptr_reg[RF_AW-1:0]];
+
+wire             sh_cmd_zero = rf_zero_mem[rf_sh_ptr_reg[RF_AW-1:0]];
+wire [NW_W-1:0]  sh_cmd_nb_m1 = rf_nb_m1_mem[rf_sh_ptr_reg[RF_AW-1:0]];
+wire [SEG_W-1:0] sh_cmd_delta = rf_delta_mem[rf_sh_ptr_reg[RF_AW-1:0]];
+wire             sh_cmd_c = rf_c_mem[rf_sh_ptr_reg[RF_AW-1:0]];
+wire             sh_cmd_need1_last = rf_need1_last_mem[rf_sh_ptr_reg[RF_AW-1:0]];
+
+wire rf_rd_pop;
+wire rf_sh_pop;
+
+always @(posedge clk) begin
+    if (move_ab) begin
+        rf_wa_mem[rf_wr_ptr_reg[RF_AW-1:0]] <= a_addr_reg[RAM_ADDR_W-1:SEG_W];
+        rf_nwords_mem[rf_wr_ptr_reg[RF_AW-1:0]] <= a_nwords;
+        rf_nb_m1_mem[rf_wr_ptr_reg[RF_AW-1:0]] <= a_nb - 1'b1;
+        rf_zero_mem[rf_wr_ptr_reg[RF_AW-1:0]] <= a_zero;
+        rf_delta_mem[rf_wr_ptr_reg[RF_AW-1:0]] <= a_delta;
+        rf_c_mem[rf_wr_ptr_reg[RF_AW-1:0]] <= a_c;
+        rf_need1_last_mem[rf_wr_ptr_reg[RF_AW-1:0]] <= a_need1_last;
+        rf_wr_ptr_reg <= rf_wr_ptr_reg + 1'b1;
+    end
+    if (rf_rd_pop) begin
+        rf_rd_ptr_reg <= rf_rd_ptr_reg + 1'b1;
+    end
+    if (rf_sh_pop) begin
+        rf_sh_ptr_reg <= rf_sh_ptr_reg + 1'b1;
+    end
+    if (rst) begin
+        rf_wr_ptr_reg <= {RF_AW+1{1'b0}};
+        rf_rd_ptr_reg <= {RF_AW+1{1'b0}};
+        rf_sh_ptr_reg <= {RF_AW+1{1'b0}};
+    end
+end
+
+// ---------------------------------------------------------------------------
+// RAM reader and word buffer
+
+reg [DATA_W-1:0] wb_mem [0:WB_DEPTH-1];
+reg [WB_AW-1:0]  wb_wr_ptr_reg = {WB_AW{1'b0}};
+reg [WB_AW-1:0]  wb_rd_ptr_reg = {WB_AW{1'b0}};
+reg [WB_AW:0]    wb_count_reg = {WB_AW+1{1'b0}};
+
+reg [WORD_ADDR_W-1:0] ram_rd_addr_reg = {WORD_ADDR_W{1'b0}};
+reg                   ram_rd_en_reg = 1'b0;
+reg                   ram_rd_data_valid_reg = 1'b0;
+
+reg [WORD_ADDR_W-1:0] rd_addr_reg = {WORD_ADDR_W{1'b0}};
+reg [NW_W-1:0]        rd_count_reg = {NW_W{1'b0}};
+reg                   rd_active_reg = 1'b0;
+
+reg done_p1_reg = 1'b0;
+reg done_p2_reg = 1'b0;
+
+assign m_ram_rd_addr = ram_rd_addr_reg;
+assign m_ram_rd_en = ram_rd_en_reg;
+assign m_done = done_p2_reg;
+
+// words taken by the shifter this cycle
+wire [1:0] sh_pop_n;
+
+wire [WB_AW:0]   wb_count_after = wb_count_reg + {{WB_AW{1'b0}}, ram_rd_data_valid_reg} - {{WB_AW-1{1'b0}}, sh_pop_n};
+// conservative credit from registers only (this cycle's pops are ignored)
+wire [WB_AW+1:0] wb_claimed = {1'b0, wb_count_reg} + {{WB_AW+1{1'b0}}, ram_rd_data_valid_reg} + {{WB_AW+1{1'b0}}, ram_rd_en_reg};
+wire rd_credit = wb_claimed < WB_DEPTH;
+
+wire rd_cmd_zero = rd_cmd_nwords == {NW_W{1'b0}};
+wire rd_issue_cur = rd_active_reg && rd_credit;
+wire rd_skip_new = !rd_active_reg && !rf_rd_empty && rd_cmd_zero;
+wire rd_issue_new = !rd_active_reg && !rf_rd_empty && !rd_cmd_zero && rd_credit;
+assign rf_rd_pop = rd_skip_new || rd_issue_new;
+
+always @(posedge clk) begin
+    ram_rd_en_reg <= 1'b0;
+    ram_rd_data_valid_reg <= ram_rd_en_reg;
+    done_p1_reg <= 1'b0;
+    done_p2_reg <= done_p1_reg;
+
+    if (rd_issue_cur) begin
+        ram_rd_addr_reg <= rd_addr_reg;
+        ram_rd_en_reg <= 1'b1;
+        rd_addr_reg <= rd_addr_reg + 1'b1;
+        rd_count_reg <= rd_count_reg - 1'b1;
+        if (rd_count_reg == {{NW_W-1{1'b0}}, 1'b1}) begin
+            rd_active_reg <= 1'b0;
+            done_p1_reg <= 1'b1;
+        end
+    end else if (rd_issue_new) begin
+        ram_rd_addr_reg <= rd_cmd_wa;
+        ram_rd_en_reg <= 1'b1;
+        rd_addr_reg <= rd_cmd_wa + 1'b1;
+        rd_count_reg <= rd_cmd_nwords - 1'b1;
+        rd_active_reg <= rd_cmd_nwords != {{NW_W-1{1'b0}}, 1'b1};
+        done_p1_reg <= rd_cmd_nwords == {{NW_W-1{1'b0}}, 1'b1};
+    end else if (rd_skip_new) begin
+        done_p1_reg <= 1'b1;
+    end
+
+    if (ram_rd_data_valid_reg) begin
+        wb_mem[wb_wr_ptr_reg] <= s_ram_rd_data;
+        wb_wr_ptr_reg <= wb_wr_ptr_reg + 1'b1;
+    end
+    wb_rd_ptr_reg <= wb_rd_ptr_reg + {{WB_AW-2{1'b0}}, sh_pop_n};
+    wb_count_reg <= wb_count_after;
+
+    if (rst) begin
+        ram_rd_en_reg <= 1'b0;
+        ram_rd_data_valid_reg <= 1'b0;
+        rd_active_reg <= 1'b0;
+        done_p1_reg <= 1'b0;
+        done_p2_reg <= 1'b0;
+        wb_wr_ptr_reg <= {WB_AW{1'b0}};
+        wb_rd_ptr_reg <= {WB_AW{1'b0}};
+        wb_count_reg <= {WB_AW+1{1'b0}};
+    end
+end
+
+// ---------------------------------------------------------------------------
+// shifter: aligned payload word j of a packet is the two-word window
+// {W[j-c+1], W[j-c]} >> 8 * delta, W = the packet's RAM words, W[-1] = 0
+
+reg [DATA_W-1:0] af_mem [0:AF_DEPTH-1];
+reg [AF_AW:0]    af_wr_ptr_reg = {AF_AW+1{1'b0}};
+reg [AF_AW:0]    af_rd_ptr_reg = {AF_AW+1{1'b0}};
+
+wire af_full = af_wr_ptr_reg == (af_rd_ptr_reg ^ {1'b1, {AF_AW{1'b0}}});
+wire af_empty = af_wr_ptr_reg == af_rd_ptr_reg;
+wire [DATA_W-1:0] af_head = af_mem[af_rd_ptr_reg[AF_AW-1:0]];
+wire af_pop;
+
+reg            sh_start_reg = 1'b1;            // next output is j = 0
+reg [NW_W-1:0] sh_left_reg = {NW_W{1'b0}};     // outputs after this one (j > 0)
+
+wire [NW_W-1:0] sh_left = sh_start_reg ? sh_cmd_nb_m1 : sh_left_reg;
+wire sh_zero = sh_cmd_zero;
+wire sh_last = sh_left == {NW_W{1'b0}};
+wire sh_virt0 = sh_start_reg && sh_cmd_c;
+wire sh_need0 = !sh_virt0;
+wire sh_need1 = sh_last ? sh_cmd_need1_last : (sh_cmd_delta != {SEG_W{1'b0}});
+wire [1:0] sh_need_n = {1'b0, sh_need0} + {1'b0, sh_need1};
+wire sh_have = wb_count_reg >= {{WB_AW-1{1'b0}}, sh_need_n};
+
+wire sh_skip = !rf_sh_empty && sh_zero;
+wire sh_fire = !rf_sh_empty && !sh_zero && sh_have && !af_full;
+assign rf_sh_pop = sh_skip || (sh_fire && sh_last);
+assign sh_pop_n = !sh_fire ? 2'd0 :
+                  sh_last ? ({1'b0, sh_need0} + {1'b0, sh_cmd_need1_last}) :
+                  {1'b0, sh_need0};
+
+wire [DATA_W-1:0] wb_w0 = wb_mem[wb_rd_ptr_reg];
+wire [DATA_W-1:0] wb_w1 = wb_mem[wb_rd_ptr_reg + 1'b1];
+wire [DATA_W-1:0] sh_win0 = sh_virt0 ? {DATA_W{1'b0}} : wb_w0;
+wire [DATA_W-1:0] sh_win1 = sh_virt0 ? wb_w0 : wb_w1;
+wire [SEG_W+3:0]  sh_rsh = {1'b0, sh_cmd_delta, 3'b000};
+wire [SEG_W+3:0]  sh_lsh = DATA_W_SH - sh_rsh;
+wire [DATA_W-1:0] sh_data = (sh_win0 >> sh_rsh) | (sh_win1 << sh_lsh);
+
+always @(posedge clk) begin
+    if (sh_fire) begin
+        af_mem[af_wr_ptr_reg[AF_AW-1:0]] <= sh_data;
+        af_wr_ptr_reg <= af_wr_ptr_reg + 1'b1;
+        sh_start_reg <= sh_last;
+        sh_left_reg <= sh_left - 1'b1;
+    end
+    if (af_pop) begin
+        af_rd_ptr_reg <= af_rd_ptr_reg + 1'b1;
+    end
+    if (rst) begin
+        af_wr_ptr_reg <= {AF_AW+1{1'b0}};
+        af_rd_ptr_reg <= {AF_AW+1{1'b0}};
+        sh_start_reg <= 1'b1;
+    end
+end
+
+// ---------------------------------------------------------------------------
+// generator
+
+// header of the frame in C, wire order (first byte in the top bits)
+wire [47:0] c_dmac, c_smac;
+wire [31:0] c_sip, c_dip;
+wire [15:0] c_sport;
+wire [7:0]  c_opcode;
+wire        c_se, c_ack_req;
+wire [23:0] c_dqp, c_psn;
+wire [63:0] c_va;
+wire [31:0] c_rkey, c_rlen, c_imm;
+wire [7:0]  c_syn;
+wire [23:0] c_msn;
+
+assign {c_dmac, c_smac, c_sip, c_dip, c_sport, c_opcode, c_se, c_ack_req,
+        c_dqp, c_psn, c_va, c_rkey, c_rlen, c_imm, c_syn, c_msn} = c_desc_reg;
+
+wire [31:0] c_ext0 = c_reth_reg ? c_va[63:32] : (c_imm_reg ? c_imm : {c_syn, c_msn});
+
+wire [HMAX*8-1:0] hdr_be = {
+    // Ethernet
+    c_dmac, c_smac, 16'h0800,
+    // IPv4
+    8'h45, 8'h00, c_totlen_reg, 16'h0000, 16'h4000, 8'h40, 8'h11, c_csum_reg, c_sip, c_dip,
+    // UDP
+    c_sport, 16'd4791, c_udplen_reg, 16'h0000,
+    // BTH
+    c_opcode, c_se, 1'b0, c_pad_reg, 4'h0, 16'hFFFF, 8'h00, c_dqp, c_ack_req, 7'd0, c_psn,
+    // RETH / ImmDt / AETH (bytes beyond the header length are never used)
+    c_ext0, c_va[31:0], c_rkey, c_rlen, c_imm
+};
+
+// little-endian byte order (frame byte f in bits [8f+7:8f]), padded
+reg [NHBP*DATA_W-1:0] hdr_le;
+integer hb;
+
+always @* begin
+    hdr_le = {NHBP*DATA_W{1'b0}};
+    for (hb = 0; hb < HMAX; hb = hb + 1) begin
+        hdr_le[hb*8 +: 8] = hdr_be[(HMAX-1-hb)*8 +: 8];
+    end
+end
+
+reg [PW-1:0] pos_reg = {PW{1'b0}};    // frame position of the current beat
+
+wire [PW-1:0] pos_beat = pos_reg >> SEG_W;
+wire [31:0]   pos_beat32 = {{32-PW{1'b0}}, pos_beat};
+
+wire [BL-1:0] g_hdr_m = therm(hdr_rem_reg);
+wire [BL-1:0] g_pay_m = therm(pay_rem_reg) & ~g_hdr_m;
+wire [BL-1:0] g_dat_m = therm(dat_rem_reg);
+wire [BL-1:0] g_keep = therm(frm_rem_reg);
+wire [BL-1:0] g_icrc_m = g_keep & ~g_dat_m;
+
+wire g_need_pay = g_need_pay_reg;
+wire g_first = pos_reg == {PW{1'b0}};
+wire g_last = g_last_reg;
+wire g_crc_valid = !dat_rem_reg[PW-1] && dat_rem_reg != {PW{1'b0}};
+wire g_crc_last = g_crc_valid && dat_rem_reg <= BL_PW;
+
+// flags of the next beat of the same frame (remainders drop by BL)
+wire g_need_pay_next = c_has_pay_reg && !pay_rem_reg[PW-1] && pay_rem_reg > BL_PW &&
+                       (hdr_rem_reg[PW-1] || hdr_rem_reg < BL2_PW);
+wire g_last_next = frm_rem_reg <= BL2_PW;
+
+wire [DATA_W-1:0] g_hdr_data = hdr_le[pos_beat[HBI_W-1:0]*DATA_W +: DATA_W];
+wire [DATA_W-1:0] g_data = (g_hdr_data & bytes_to_bits(g_hdr_m)) | (af_head & bytes_to_bits(g_pay_m));
+
+// what the CRC sees: substitutions in the first NSUB bytes
+reg [BL-1:0]     g_sub_m;
+reg [DATA_W-1:0] g_sub_v;
+integer sb;
+
+always @* begin
+    g_sub_m = {BL{1'b0}};
+    g_sub_v = {DATA_W{1'b0}};
+    for (sb = 0; sb < NSB; sb = sb + 1) begin
+        if (pos_beat32 == sb) begin
+            g_sub_m = SUB_M[sb*BL +: BL];
+            g_sub_v = SUB_V[sb*DATA_W +: DATA_W];
+        end
+    end
+end
+
+wire [DATA_W-1:0] g_crc_data = (g_data & ~bytes_to_bits(g_sub_m)) | g_sub_v;
+
+// beat register
+reg [DATA_W-1:0] gr_data_reg = {DATA_W{1'b0}};
+reg [DATA_W-1:0] gr_crc_data_reg = {DATA_W{1'b0}};
+reg [BL-1:0]     gr_keep_reg = {BL{1'b0}};
+reg [BL-1:0]     gr_icrc_m_reg = {BL{1'b0}};
+reg [BL-1:0]     gr_crc_keep_reg = {BL{1'b0}};
+reg              gr_first_reg = 1'b0;
+reg              gr_last_reg = 1'b0;
+reg              gr_crc_valid_reg = 1'b0;
+reg              gr_crc_last_reg = 1'b0;
+reg              gr_valid_reg = 1'b0;
+
+wire bf_full;
+wire bf_push = gr_valid_reg && !bf_full;
+wire gr_ready = !gr_valid_reg || bf_push;
+
+wire g_fire = c_valid_reg && gr_ready && (!g_need_pay || !af_empty);
+assign gen_pop = g_fire && g_last;
+assign af_pop = g_fire && g_need_pay;
+
+always @(posedge clk) begin
+    if (bf_push) begin
+        gr_valid_reg <= 1'b0;
+    end
+    if (g_fire) begin
+        gr_data_reg <= g_data;
+        gr_crc_data_reg <= g_crc_data;
+        gr_keep_reg <= g_keep;
+        gr_icrc_m_reg <= g_icrc_m;
+        gr_crc_keep_reg <= g_dat_m;
+        gr_first_reg <= g_first;
+        gr_last_reg <= g_last;
+        gr_crc_valid_reg <= g_crc_valid;
+        gr_crc_last_reg <= g_crc_last;
+        gr_valid_reg <= 1'b1;
+        pos_reg <= g_last ? {PW{1'b0}} : pos_reg + BL_PW;
+        hdr_rem_reg <= hdr_rem_reg - BL_PW;
+        pay_rem_reg <= pay_rem_reg - BL_PW;
+        dat_rem_reg <= dat_rem_reg - BL_PW;
+        frm_rem_reg <= frm_rem_reg - BL_PW;
+        g_need_pay_reg <= g_need_pay_next;
+        g_last_reg <= g_last_next;
+    end
+    // a new frame: its beat 0
+    if (move_qc) begin
+        hdr_rem_reg <= {{PW-7{1'b0}}, q_hlen};
+        pay_rem_reg <= {{PW-14{1'b0}}, q_pay_end};
+        dat_rem_reg <= {{PW-14{1'b0}}, q_dat_end};
+        frm_rem_reg <= {{PW-14{1'b0}}, q_frm_end};
+        g_need_pay_reg <= q_need_pay0;
+        g_last_reg <= q_last0;
+    end
+    if (rst) begin
+        gr_valid_reg <= 1'b0;
+        pos_reg <= {PW{1'b0}};
+    end
+end
+
+// ---------------------------------------------------------------------------
+// CRC engine and result FIFO
+
+wire [31:0] crc_out;
+wire        crc_out_valid;
+
+icrc_crc32 #(
+    .DATA_W(DATA_W)
+) crc_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_data(gr_crc_data_reg),
+    .s_keep(gr_crc_keep_reg),
+    .s_first(gr_first_reg),
+    .s_last(gr_crc_last_reg),
+    .s_valid(bf_push && gr_crc_valid_reg),
+    .m_crc(crc_out),
+    .m_crc_valid(crc_out_valid)
+);
+
+reg [31:0]    cf_mem [0:CF_DEPTH-1];
+reg [CF_AW:0] cf_wr_ptr_reg = {CF_AW+1{1'b0}};
+reg [CF_AW:0] cf_rd_ptr_reg = {CF_AW+1{1'b0}};
+
+wire cf_empty = cf_wr_ptr_reg == cf_rd_ptr_reg;
+wire [31:0] cf_head = cf_mem[cf_rd_ptr_reg[CF_AW-1:0]];
+wire cf_pop;
+
+// at most one result per frame whose last beat is in the beat FIFO: the
+// result FIFO, as deep as the beat FIFO, cannot overflow
+always @(posedge clk) begin
+    if (crc_out_valid) begin
+        cf_mem[cf_wr_ptr_reg[CF_AW-1:0]] <= crc_out;
+        cf_wr_ptr_reg <= cf_wr_ptr_reg + 1'b1;
+    end
+    if (cf_pop) begin
+        cf_rd_ptr_reg <= cf_rd_ptr_reg + 1'b1;
+    end
+    if (rst) begin
+        cf_wr_ptr_reg <= {CF_AW+1{1'b0}};
+        cf_rd_ptr_reg <= {CF_AW+1{1'b0}};
+    end
+end
+
+// ---------------------------------------------------------------------------
+// beat FIFO
+
+reg [DATA_W-1:0] bf_data_mem [0:BF_DEPTH-1];
+reg [BL-1:0]     bf_keep_mem [0:BF_DEPTH-1];
+reg [BL-1:0]     bf_icrc_m_mem [0:BF_DEPTH-1];
+reg              bf_first_mem [0:BF_DEPTH-1];
+reg              bf_last_mem [0:BF_DEPTH-1];
+
+reg [BF_AW:0] bf_wr_ptr_reg = {BF_AW+1{1'b0}};
+reg [BF_AW:0] bf_rd_ptr_reg = {BF_AW+1{1'b0}};
+
+assign bf_full = bf_wr_ptr_reg == (bf_rd_ptr_reg ^ {1'b1, {BF_AW{1'b0}}});
+wire bf_empty = bf_wr_ptr_reg == bf_rd_ptr_reg;
+wire [BF_AW:0] bf_count = bf_wr_ptr_reg - bf_rd_ptr_reg;
+
+wire [DATA_W-1:0] bf_data = bf_data_mem[bf_rd_ptr_reg[BF_AW-1:0]];
+wire [BL-1:0]     bf_keep = bf_keep_mem[bf_rd_ptr_reg[BF_AW-1:0]];
+wire [BL-1:0]     bf_icrc_m = bf_icrc_m_mem[bf_rd_ptr_reg[BF_AW-1:0]];
+wire              bf_first = bf_first_mem[bf_rd_ptr_reg[BF_AW-1:0]];
+wire              bf_last = bf_last_mem[bf_rd_ptr_reg[BF_AW-1:0]];
+
+wire bf_pop;
+
+always @(posedge clk) begin
+    if (bf_push) begin
+        bf_data_mem[bf_wr_ptr_reg[BF_AW-1:0]] <= gr_data_reg;
+        bf_keep_mem[bf_wr_ptr_reg[BF_AW-1:0]] <= gr_keep_reg;
+        bf_icrc_m_mem[bf_wr_ptr_reg[BF_AW-1:0]] <= gr_icrc_m_reg;
+        bf_first_mem[bf_wr_ptr_reg[BF_AW-1:0]] <= gr_first_reg;
+        bf_last_mem[bf_wr_ptr_reg[BF_AW-1:0]] <= gr_last_reg;
+        bf_wr_ptr_reg <= bf_wr_ptr_reg + 1'b1;
+    end
+    if (bf_pop) begin
+        bf_rd_ptr_reg <= bf_rd_ptr_reg + 1'b1;
+    end
+    if (rst) begin
+        bf_wr_ptr_reg <= {BF_AW+1{1'b0}};
+        bf_rd_ptr_reg <= {BF_AW+1{1'b0}};
+    end
+end
+
+// ---------------------------------------------------------------------------
+// output register: ICRC merged into its lanes
+
+reg [DATA_W-1:0] out_data_reg = {DATA_W{1'b0}};
+reg [BL-1:0]     out_keep_reg = {BL{1'b0}};
+reg              out_last_reg = 1'b0;
+reg              out_valid_reg = 1'b0;
+
+assign m_axis_tx_tdata = out_data_reg;
+assign m_axis_tx_tkeep = out_keep_reg;
+assign m_axis_tx_tvalid = out_valid_reg;
+assign m_axis_tx_tlast = out_last_reg;
+assign m_axis_tx_tuser = 1'b0;
+
+// ICRC byte i sits on lanes that are (i + 2) mod 4
+wire [31:0]       icrc_word = {cf_head[15:8], cf_head[7:0], cf_head[31:24], cf_head[23:16]};
+wire [DATA_W-1:0] icrc_rep = {BL/4{icrc_word}};
+
+wire out_free = !out_valid_reg || m_axis_tx_tready;
+wire out_crc_ok = bf_icrc_m == {BL{1'b0}} || !cf_empty;
+wire out_start_ok = !bf_first || !cf_empty || bf_count >= GAP_BF;
+assign bf_pop = out_free && !bf_empty && out_crc_ok && out_start_ok;
+assign cf_pop = bf_pop && bf_last;
+
+always @(posedge clk) begin
+    if (m_axis_tx_tready) begin
+        out_valid_reg <= 1'b0;
+    end
+    if (bf_pop) begin
+        out_data_reg <= bf_data | (icrc_rep & bytes_to_bits(bf_icrc_m));
+        out_keep_reg <= bf_keep;
+        out_last_reg <= bf_last;
+        out_valid_reg <= 1'b1;
+    end
+    if (rst) begin
+        out_valid_reg <= 1'b0;
+    end
+end
+
+endmodule
+
+`resetall
+`default_nettype wire

@@ -1,0 +1,203 @@
+//! Two simulated NICs joined by a fabric, with verbs contexts on each host,
+//! and connected RC queue pairs.
+
+use std::net::Ipv4Addr;
+
+use rnic_device::DmaBuffer;
+use rnic_sim::{FabricConfig, SimDevice, SimWorld, WorldConfig};
+use rnic_verbs::*;
+
+pub const MAC: [[u8; 6]; 2] = [[0x02, 0, 0, 0, 0, 0xA1], [0x02, 0, 0, 0, 0, 0xB2]];
+pub const IP: [Ipv4Addr; 2] = [Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2)];
+
+pub struct Pair {
+    pub world: SimWorld,
+    pub a: Context<SimDevice>,
+    pub b: Context<SimDevice>,
+}
+
+pub fn pair(data_w: u32, seed: u64, fabric: &str) -> Pair {
+    pair_with(WorldConfig {
+        nics: 2,
+        data_w,
+        seed,
+        fabric: FabricConfig::profile(fabric).expect("fabric profile"),
+        ..WorldConfig::default()
+    })
+}
+
+pub fn pair_with(cfg: WorldConfig) -> Pair {
+    let world = SimWorld::new(cfg).expect("world");
+    let a = Context::open(world.device(0)).expect("context a");
+    let b = Context::open(world.device(1)).expect("context b");
+    a.set_port_addr(MAC[0], IP[0]).unwrap();
+    b.set_port_addr(MAC[1], IP[1]).unwrap();
+    Pair { world, a, b }
+}
+
+/// One side of a connection: PD, CQ, QP and a registered buffer.
+pub struct End {
+    pub pd: ProtectionDomain<SimDevice>,
+    pub cq: CompletionQueue<SimDevice>,
+    pub qp: QueuePair<SimDevice>,
+    pub buf: DmaBuffer,
+    pub mr: MemoryRegion<SimDevice>,
+}
+
+/// Settings of a connection.
+#[derive(Clone, Copy)]
+pub struct ConnOpts {
+    pub mtu: Mtu,
+    pub psn_a: u32,
+    pub psn_b: u32,
+    pub buf_len: usize,
+    pub access: AccessFlags,
+    pub remote_write: bool,
+    pub sq_depth: u32,
+    pub rq_depth: u32,
+}
+
+impl Default for ConnOpts {
+    fn default() -> Self {
+        Self {
+            mtu: Mtu::Mtu1024,
+            psn_a: 0x100,
+            psn_b: 0x2000,
+            buf_len: 1 << 16,
+            access: AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
+            remote_write: true,
+            sq_depth: 64,
+            rq_depth: 64,
+        }
+    }
+}
+
+fn end(ctx: &Context<SimDevice>, o: &ConnOpts) -> End {
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_cq(256).unwrap();
+    let qp = ctx
+        .create_qp(
+            &pd,
+            &QpInitAttr {
+                send_cq: &cq,
+                recv_cq: &cq,
+                cap: QpCap {
+                    max_send_wr: o.sq_depth,
+                    max_recv_wr: o.rq_depth,
+                    max_send_sge: 1,
+                    max_recv_sge: 1,
+                },
+                qp_type: QpType::Rc,
+                sq_sig_all: false,
+            },
+        )
+        .unwrap();
+    let buf = ctx.alloc_dma(o.buf_len).unwrap();
+    let mr = ctx.reg_mr(&pd, &buf, 0, o.buf_len, o.access).unwrap();
+    End {
+        pd,
+        cq,
+        qp,
+        buf,
+        mr,
+    }
+}
+
+/// Moves `qp` through INIT, RTR and RTS towards the peer.
+pub fn bring_up(
+    qp: &mut QueuePair<SimDevice>,
+    o: &ConnOpts,
+    peer_qpn: u32,
+    peer: usize,
+    rq_psn: u32,
+    sq_psn: u32,
+) {
+    type M = QpAttrMask;
+    let access = if o.remote_write {
+        AccessFlags::REMOTE_WRITE
+    } else {
+        AccessFlags::empty()
+    };
+    qp.modify(
+        &QpAttr {
+            qp_state: QpState::Init,
+            pkey_index: 0,
+            port_num: 1,
+            qp_access_flags: access,
+            ..Default::default()
+        },
+        M::STATE | M::PKEY_INDEX | M::PORT | M::ACCESS_FLAGS,
+    )
+    .unwrap();
+    qp.modify(
+        &QpAttr {
+            qp_state: QpState::Rtr,
+            path_mtu: o.mtu,
+            dest_qp_num: peer_qpn,
+            rq_psn,
+            ah_attr: AhAttr {
+                dmac: MAC[peer],
+                dip: IP[peer],
+                udp_sport: 0xC000 | (peer_qpn as u16 & 0xff),
+            },
+            max_dest_rd_atomic: 0,
+            min_rnr_timer: 12,
+            ..Default::default()
+        },
+        M::STATE
+            | M::AV
+            | M::PATH_MTU
+            | M::DEST_QPN
+            | M::RQ_PSN
+            | M::MAX_DEST_RD_ATOMIC
+            | M::MIN_RNR_TIMER,
+    )
+    .unwrap();
+    qp.modify(
+        &QpAttr {
+            qp_state: QpState::Rts,
+            sq_psn,
+            timeout: 14,
+            retry_cnt: 7,
+            rnr_retry: 7,
+            max_rd_atomic: 0,
+            ..Default::default()
+        },
+        M::STATE | M::SQ_PSN | M::TIMEOUT | M::RETRY_CNT | M::RNR_RETRY | M::MAX_QP_RD_ATOMIC,
+    )
+    .unwrap();
+}
+
+/// A connected RC QP pair: `a` sends, `b` receives (both can do both).
+pub fn connect(p: &Pair, o: &ConnOpts) -> (End, End) {
+    let mut ea = end(&p.a, o);
+    let mut eb = end(&p.b, o);
+    let (qa, qb) = (ea.qp.qp_num(), eb.qp.qp_num());
+    bring_up(&mut ea.qp, o, qb, 1, o.psn_b, o.psn_a);
+    bring_up(&mut eb.qp, o, qa, 0, o.psn_a, o.psn_b);
+    (ea, eb)
+}
+
+/// Polls `cq` until `n` completions arrived (or the budget of idle polls runs out).
+pub fn wait_wc(
+    dev: &SimDevice,
+    cq: &CompletionQueue<SimDevice>,
+    n: usize,
+    budget: u64,
+) -> Vec<WorkCompletion> {
+    use rnic_device::Device;
+    let mut out = Vec::new();
+    let mut wc = [WorkCompletion::default(); 16];
+    let mut idle = 0;
+    while out.len() < n && idle < budget {
+        let k = cq.poll(&mut wc).unwrap();
+        if k == 0 {
+            idle += 1;
+            dev.idle();
+        } else {
+            idle = 0;
+            out.extend_from_slice(&wc[..k]);
+        }
+    }
+    out
+}
