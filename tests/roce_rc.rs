@@ -105,3 +105,40 @@ fn frames_really_cross_the_wire() {
     assert!(ca.tx_frames >= 5 && cb.rx_frames >= 5, "{ca:?} {cb:?}");
     assert!(cb.tx_frames >= 1 && ca.rx_frames >= 1);
 }
+
+/// How many messages a broken barrier may take to show.
+const BREAK_WITHIN: usize = 40;
+
+#[test]
+fn barrier_holds_and_each_switch_is_caught() {
+    for w in WIDTHS {
+        for (brk, flush) in [
+            (None, false),
+            (None, true),
+            (Some(Break::CqeRo), false),
+            (Some(Break::CqeRo), true),
+            (Some(Break::EarlyCqe), false),
+            (Some(Break::Bypass), false),
+        ] {
+            let p = pair(w, 40, "ideal");
+            let o = ConnOpts {
+                mtu: Mtu::Mtu1024,
+                buf_len: 1 << 15,
+                ..ConnOpts::default()
+            };
+            let (mut a, mut b) = connect(&p, &o);
+            set_break(&p.b, brk, flush);
+            let n = if brk.is_some() { BREAK_WITHIN } else { 40 };
+            let v = write_imm_messages(&p, &mut a, &mut b, n, 2, 3000, 40);
+            eprintln!("DATA_W={w} break={brk:?} flush={flush}: {v} violations in {n} messages");
+            if brk.is_some() {
+                assert!(
+                    v > 0,
+                    "DATA_W={w}: {brk:?} (flush={flush}) went unnoticed in {n} messages"
+                );
+            } else {
+                assert_eq!(v, 0, "DATA_W={w} flush={flush}: the barrier must hold");
+            }
+        }
+    }
+}

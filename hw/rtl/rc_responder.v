@@ -119,6 +119,7 @@ module rc_responder #(
     output wire [247:0]           m_cqe_data,
     output wire                   m_cqe_valid,
     input  wire                   m_cqe_ready,
+    input  wire                   cqe_writer_idle,   // the CQE writer has issued what it took
 
     // ACK / NAK packets to roce_tx
     output wire [47:0]            m_ack_dmac,
@@ -214,7 +215,8 @@ localparam [3:0]
     ST_PAYLOAD = 4'd7,
     ST_CQE = 4'd8,
     ST_FINISH = 4'd9,
-    ST_DROP = 4'd10;
+    ST_DROP = 4'd10,
+    ST_EARLY_WAIT = 4'd11;
 
 reg [3:0] state_reg = ST_IDLE;
 
@@ -574,6 +576,12 @@ always @(posedge clk) begin
             // broken on purpose: the CQE goes first, the payload after it
             if (m_cqe_ready) begin
                 early_done_reg <= 1'b1;
+                state_reg <= ST_EARLY_WAIT;
+            end
+        end
+        ST_EARLY_WAIT: begin
+            // the CQE's write is queued before this packet's payload
+            if (cqe_writer_idle) begin
                 state_reg <= ST_PAYLOAD;
             end
         end

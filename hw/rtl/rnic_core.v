@@ -1264,6 +1264,7 @@ rc_responder #(
     .m_cqe_data(rs_cqe_data),
     .m_cqe_valid(rs_cqe_valid),
     .m_cqe_ready(rs_cqe_ready),
+    .cqe_writer_idle(cq_req_ready),
     .m_ack_dmac(ack_dmac),
     .m_ack_dip(ack_dip),
     .m_ack_udp_sport(ack_udp_sport),

@@ -126,7 +126,7 @@ localparam CRC_LAT = 3 + SEG_W;
 localparam GAP = CRC_LAT + 2;
 
 // FIFOs
-localparam GQ_AW = 2;
+localparam GQ_AW = 3;
 localparam GQ_DEPTH = 1 << GQ_AW;
 localparam RF_AW = GQ_AW + 1;
 localparam RF_DEPTH = 1 << RF_AW;
@@ -236,43 +236,65 @@ wire in_reth = op == 8'h06 || op == 8'h0A || op == 8'h0B || op == 8'h0C;
 wire in_imm = op == 8'h03 || op == 8'h05 || op == 8'h09 || op == 8'h0B;
 wire in_aeth = op == 8'h0D || op == 8'h0F || op == 8'h10 || op == 8'h11;
 
+wire [6:0] in_hlen = in_reth ? (in_imm ? 7'd74 : 7'd70) : ((in_imm || in_aeth) ? 7'd58 : 7'd54);
+
+// The raw descriptor goes into the queue memory at once; the values derived
+// from it run through A, B, B2, B3 (one adder per stage, never stalling: a
+// queue entry is reserved at accept) and complete the queue entry at B3.
+
 // stage A
-reg [DESC_W-1:0]     a_desc_reg = {DESC_W{1'b0}};
 reg                  a_reth_reg = 1'b0;
 reg                  a_imm_reg = 1'b0;
-reg                  a_aeth_reg = 1'b0;
+reg [6:0]            a_hlen_reg = 7'd0;
 reg [RAM_ADDR_W-1:0] a_addr_reg = {RAM_ADDR_W{1'b0}};
 reg [12:0]           a_len_reg = 13'd0;
+reg [13:0]           a_lm1_reg = 14'd0;     // payload - 1
+reg [13:0]           a_lpb_reg = 14'd0;     // payload + BL - 1
 reg [13:0]           a_lp_reg = 14'd0;      // payload + pad
-reg [17:0]           a_sum_reg = 18'd0;     // sip and dip 16-bit words
+reg [16:0]           a_sip_reg = 17'd0;     // sum of the sip 16-bit words
+reg [16:0]           a_dip_reg = 17'd0;     // sum of the dip 16-bit words
 reg                  a_valid_reg = 1'b0;
 
 // stage B
-reg [DESC_W-1:0]     b_desc_reg = {DESC_W{1'b0}};
 reg                  b_reth_reg = 1'b0;
 reg                  b_imm_reg = 1'b0;
 reg [1:0]            b_pad_reg = 2'd0;
 reg [15:0]           b_totlen_reg = 16'd0;
 reg [15:0]           b_udplen_reg = 16'd0;
-reg [19:0]           b_sum_reg = 20'd0;
+reg [17:0]           b_q1_reg = 18'd0;
+reg [16:0]           b_q2_reg = 17'd0;
 reg [6:0]            b_hlen_reg = 7'd0;
 reg [13:0]           b_pay_end_reg = 14'd0;
 reg [13:0]           b_dat_end_reg = 14'd0;
 reg [13:0]           b_frm_end_reg = 14'd0;
 reg                  b_has_pay_reg = 1'b0;
 reg                  b_need_pay0_reg = 1'b0;   // beat 0 carries payload
-reg                  b_last0_reg = 1'b0;       // the frame is one beat
 reg                  b_valid_reg = 1'b0;
 
-// descriptor queue between B and C: lets the realigner fetch the payload of
-// the next packets while the current one is generated
-localparam GQ_W = DESC_W + 2 + 2 + 16 + 16 + 16 + 7 + 14 + 14 + 14 + 3;
+// stages B2, B3: the IP header checksum
+localparam GD_W = 2 + 2 + 16 + 16 + 7 + 14 + 14 + 14 + 2;   // carried B2 -> B3 -> queue
 
-reg [GQ_W-1:0] gq_mem [0:GQ_DEPTH-1];
-reg [GQ_AW:0]  gq_wr_ptr_reg = {GQ_AW+1{1'b0}};
-reg [GQ_AW:0]  gq_rd_ptr_reg = {GQ_AW+1{1'b0}};
+reg [GD_W-1:0]       b2_d_reg = {GD_W{1'b0}};
+reg                  b2_last0_reg = 1'b0;      // the frame is one beat
+reg [18:0]           b2_sum_reg = 19'd0;
+reg                  b2_valid_reg = 1'b0;
+reg [GD_W-1:0]       b3_d_reg = {GD_W{1'b0}};
+reg                  b3_last0_reg = 1'b0;
+reg [16:0]           b3_fold_reg = 17'd0;
+reg                  b3_valid_reg = 1'b0;
 
-wire gq_full = gq_wr_ptr_reg == (gq_rd_ptr_reg ^ {1'b1, {GQ_AW{1'b0}}});
+// descriptor queue between the pipeline and C: lets the realigner fetch the
+// payload of the next packets while the current one is generated
+localparam GQ_W = GD_W + 1 + 16;
+
+reg [DESC_W-1:0] gqd_mem [0:GQ_DEPTH-1];   // raw fields, written at accept
+reg [GQ_W-1:0]   gqf_mem [0:GQ_DEPTH-1];   // derived, written from B3
+reg [GQ_AW:0]    gqd_wr_ptr_reg = {GQ_AW+1{1'b0}};
+reg [GQ_AW:0]    gq_wr_ptr_reg = {GQ_AW+1{1'b0}};
+reg [GQ_AW:0]    gq_rd_ptr_reg = {GQ_AW+1{1'b0}};
+
+// entries reserved (accepted, not yet in C), entries complete
+wire [GQ_AW:0] gq_used = gqd_wr_ptr_reg - gq_rd_ptr_reg;
 wire gq_empty = gq_wr_ptr_reg == gq_rd_ptr_reg;
 
 // stage C: the frame being generated
@@ -297,67 +319,115 @@ reg                  g_need_pay_reg = 1'b0;
 reg                  g_last_reg = 1'b0;
 
 wire gen_pop;   // last beat of the frame in C generated
-wire rf_full;
+wire [RF_AW:0] rf_used;
 
 wire move_qc = !gq_empty && (!c_valid_reg || gen_pop);
-wire move_bq = b_valid_reg && !gq_full;
-wire move_ab = a_valid_reg && (!b_valid_reg || move_bq) && !rf_full;
-assign s_pkt_ready = !a_valid_reg || move_ab;
+// room in the queue and (counting the packet in A) in the realigner FIFO
+assign s_pkt_ready = gq_used < GQ_DEPTH && (rf_used + {{RF_AW{1'b0}}, a_valid_reg}) < RF_DEPTH;
 wire accept = s_pkt_valid && s_pkt_ready;
 
 // A -> B: lengths and payload geometry
-wire [4:0]  a_ext = (a_reth_reg ? 5'd16 : 5'd0) + (a_imm_reg ? 5'd4 : 5'd0) + (a_aeth_reg ? 5'd4 : 5'd0);
-wire [6:0]  a_hlen = 7'd54 + {2'd0, a_ext};
-wire [15:0] a_totlen = 16'd44 + {11'd0, a_ext} + {2'd0, a_lp_reg};
-wire [19:0] a_sum = {2'd0, a_sum_reg} + {6'd0, a_lp_reg} + (20'h0C511 + 20'd44 + {15'd0, a_ext});
-wire [13:0] a_pay_end = {7'd0, a_hlen} + {1'b0, a_len_reg};
-wire [13:0] a_dat_end = {7'd0, a_hlen} + a_lp_reg;
-
 wire [SEG_W-1:0] a_alo = a_addr_reg[SEG_W-1:0];
-wire [SEG_W-1:0] a_hlo = a_hlen[SEG_W-1:0];
+wire [SEG_W-1:0] a_hlo = a_hlen_reg[SEG_W-1:0];
 wire             a_zero = a_len_reg == 13'd0;
-wire [13:0]      a_wspan = {{14-SEG_W{1'b0}}, a_alo} + {1'b0, a_len_reg} + BL_M1_14;
-wire [13:0]      a_bspan = {{14-SEG_W{1'b0}}, a_hlo} + {1'b0, a_len_reg} + BL_M1_14;
+wire [13:0]      a_wspan = {{14-SEG_W{1'b0}}, a_alo} + a_lpb_reg;
+// frame lane of the last payload byte, and the output beats after the first
+wire [13:0]      a_bspan = {{14-SEG_W{1'b0}}, a_hlo} + a_lm1_reg;
 wire [NW_W-1:0]  a_nwords = a_zero ? {NW_W{1'b0}} : a_wspan >> SEG_W;
-wire [NW_W-1:0]  a_nb = a_zero ? {NW_W{1'b0}} : a_bspan >> SEG_W;
+wire [NW_W-1:0]  a_nb_m1 = a_bspan >> SEG_W;
 wire [SEG_W-1:0] a_delta = a_alo - a_hlo;
 wire             a_c = a_alo < a_hlo;
-wire             a_need1_last = (a_nwords + {{NW_W-1{1'b0}}, a_c}) > a_nb;
+// the last payload byte comes from the second word of the last window
+wire [SEG_W:0]   a_last_pos = {1'b0, a_delta} + {1'b0, a_bspan[SEG_W-1:0]};
+wire             a_need1_last = a_last_pos[SEG_W];
 
-// B -> queue: fold the one's complement sum
-wire [16:0] b_fold1 = {1'b0, b_sum_reg[15:0]} + {13'd0, b_sum_reg[19:16]};
-wire [15:0] b_fold2 = b_fold1[15:0] + {15'd0, b_fold1[16]};
+always @(posedge clk) begin
+    // queue
+    if (accept) begin
+        gqd_mem[gqd_wr_ptr_reg[GQ_AW-1:0]] <= in_desc;
+        gqd_wr_ptr_reg <= gqd_wr_ptr_reg + 1'b1;
+    end
+    if (b3_valid_reg) begin
+        gqf_mem[gq_wr_ptr_reg[GQ_AW-1:0]] <= {b3_d_reg, b3_last0_reg, ~(b3_fold_reg[15:0] + {15'd0, b3_fold_reg[16]})};
+        gq_wr_ptr_reg <= gq_wr_ptr_reg + 1'b1;
+    end
+    if (move_qc) begin
+        gq_rd_ptr_reg <= gq_rd_ptr_reg + 1'b1;
+    end
 
-wire [GQ_W-1:0] gq_in = {
-    b_desc_reg, b_reth_reg, b_imm_reg, b_pad_reg, b_totlen_reg, b_udplen_reg,
-    ~b_fold2, b_hlen_reg, b_pay_end_reg, b_dat_end_reg, b_frm_end_reg,
-    b_has_pay_reg, b_need_pay0_reg, b_last0_reg
-};
+    // A
+    a_valid_reg <= accept;
+    if (accept) begin
+        a_reth_reg <= in_reth;
+        a_imm_reg <= in_imm;
+        a_hlen_reg <= in_hlen;
+        a_addr_reg <= s_pkt_payload_addr;
+        a_len_reg <= s_pkt_payload_len;
+        a_lm1_reg <= {1'b0, s_pkt_payload_len} - 14'd1;
+        a_lpb_reg <= {1'b0, s_pkt_payload_len} + BL_M1_14;
+        a_lp_reg <= ({1'b0, s_pkt_payload_len} + 14'd3) & 14'h3FFC;
+        a_sip_reg <= {1'b0, s_pkt_sip[31:16]} + {1'b0, s_pkt_sip[15:0]};
+        a_dip_reg <= {1'b0, s_pkt_dip[31:16]} + {1'b0, s_pkt_dip[15:0]};
+    end
+
+    // B
+    b_valid_reg <= a_valid_reg;
+    if (a_valid_reg) begin
+        b_reth_reg <= a_reth_reg;
+        b_imm_reg <= a_imm_reg;
+        b_pad_reg <= a_lp_reg[1:0] - a_len_reg[1:0];
+        // IP total length: 20 + 8 + 12 + ext + payload + pad + 4 = hlen - 10 + lp
+        b_totlen_reg <= {2'd0, a_lp_reg} + ({9'd0, a_hlen_reg} - 16'd10);
+        b_udplen_reg <= {2'd0, a_lp_reg} + ({9'd0, a_hlen_reg} - 16'd30);
+        b_q1_reg <= {1'b0, a_sip_reg} + {1'b0, a_dip_reg};
+        // constant words 0x4500, 0x4000, 0x4011 and the total length
+        b_q2_reg <= {3'd0, a_lp_reg} + (17'h0C511 + {10'd0, a_hlen_reg} - 17'd10);
+        b_hlen_reg <= a_hlen_reg;
+        b_pay_end_reg <= {7'd0, a_hlen_reg} + {1'b0, a_len_reg};
+        b_dat_end_reg <= {7'd0, a_hlen_reg} + a_lp_reg;
+        b_frm_end_reg <= {7'd0, a_hlen_reg} + 14'd4 + a_lp_reg;
+        b_has_pay_reg <= !a_zero;
+        b_need_pay0_reg <= !a_zero && a_hlen_reg < BL_7;
+    end
+
+    // B2
+    b2_valid_reg <= b_valid_reg;
+    if (b_valid_reg) begin
+        b2_d_reg <= {b_reth_reg, b_imm_reg, b_pad_reg, b_totlen_reg, b_udplen_reg, b_hlen_reg,
+                     b_pay_end_reg, b_dat_end_reg, b_frm_end_reg, b_has_pay_reg, b_need_pay0_reg};
+        b2_last0_reg <= b_frm_end_reg <= BL_14;
+        b2_sum_reg <= {1'b0, b_q1_reg} + {2'd0, b_q2_reg};
+    end
+
+    // B3
+    b3_valid_reg <= b2_valid_reg;
+    if (b2_valid_reg) begin
+        b3_d_reg <= b2_d_reg;
+        b3_last0_reg <= b2_last0_reg;
+        b3_fold_reg <= {1'b0, b2_sum_reg[15:0]} + {14'd0, b2_sum_reg[18:16]};
+    end
+
+    if (rst) begin
+        gqd_wr_ptr_reg <= {GQ_AW+1{1'b0}};
+        gq_wr_ptr_reg <= {GQ_AW+1{1'b0}};
+        gq_rd_ptr_reg <= {GQ_AW+1{1'b0}};
+        a_valid_reg <= 1'b0;
+        b_valid_reg <= 1'b0;
+        b2_valid_reg <= 1'b0;
+        b3_valid_reg <= 1'b0;
+    end
+end
 
 // queue head
-wire [DESC_W-1:0] q_desc;
+wire [DESC_W-1:0] q_desc = gqd_mem[gq_rd_ptr_reg[GQ_AW-1:0]];
 wire              q_reth, q_imm, q_has_pay, q_need_pay0, q_last0;
 wire [1:0]        q_pad;
 wire [15:0]       q_totlen, q_udplen, q_csum;
 wire [6:0]        q_hlen;
 wire [13:0]       q_pay_end, q_dat_end, q_frm_end;
 
-assign {q_desc, q_reth, q_imm, q_pad, q_totlen, q_udplen, q_csum, q_hlen,
-        q_pay_end, q_dat_end, q_frm_end, q_has_pay, q_need_pay0, q_last0} = gq_mem[gq_rd_ptr_reg[GQ_AW-1:0]];
-
-always @(posedge clk) begin
-    if (move_bq) begin
-        gq_mem[gq_wr_ptr_reg[GQ_AW-1:0]] <= gq_in;
-        gq_wr_ptr_reg <= gq_wr_ptr_reg + 1'b1;
-    end
-    if (move_qc) begin
-        gq_rd_ptr_reg <= gq_rd_ptr_reg + 1'b1;
-    end
-    if (rst) begin
-        gq_wr_ptr_reg <= {GQ_AW+1{1'b0}};
-        gq_rd_ptr_reg <= {GQ_AW+1{1'b0}};
-    end
-end
+assign {q_reth, q_imm, q_pad, q_totlen, q_udplen, q_hlen, q_pay_end, q_dat_end, q_frm_end,
+        q_has_pay, q_need_pay0, q_last0, q_csum} = gqf_mem[gq_rd_ptr_reg[GQ_AW-1:0]];
 
 always @(posedge clk) begin
     if (gen_pop) begin
@@ -374,47 +444,7 @@ always @(posedge clk) begin
         c_has_pay_reg <= q_has_pay;
         c_valid_reg <= 1'b1;
     end
-
-    if (move_bq) begin
-        b_valid_reg <= 1'b0;
-    end
-    if (move_ab) begin
-        b_desc_reg <= a_desc_reg;
-        b_reth_reg <= a_reth_reg;
-        b_imm_reg <= a_imm_reg;
-        b_pad_reg <= a_lp_reg[1:0] - a_len_reg[1:0];
-        b_totlen_reg <= a_totlen;
-        b_udplen_reg <= a_totlen - 16'd20;
-        b_sum_reg <= a_sum;
-        b_hlen_reg <= a_hlen;
-        b_pay_end_reg <= a_pay_end;
-        b_dat_end_reg <= a_dat_end;
-        b_frm_end_reg <= a_dat_end + 14'd4;
-        b_has_pay_reg <= !a_zero;
-        b_need_pay0_reg <= !a_zero && a_hlen < BL_7;
-        b_last0_reg <= a_dat_end + 14'd4 <= BL_14;
-        b_valid_reg <= 1'b1;
-    end
-
-    if (move_ab) begin
-        a_valid_reg <= 1'b0;
-    end
-    if (accept) begin
-        a_desc_reg <= in_desc;
-        a_reth_reg <= in_reth;
-        a_imm_reg <= in_imm;
-        a_aeth_reg <= in_aeth;
-        a_addr_reg <= s_pkt_payload_addr;
-        a_len_reg <= s_pkt_payload_len;
-        a_lp_reg <= ({1'b0, s_pkt_payload_len} + 14'd3) & 14'h3FFC;
-        a_sum_reg <= ({2'd0, s_pkt_sip[31:16]} + {2'd0, s_pkt_sip[15:0]}) +
-                     ({2'd0, s_pkt_dip[31:16]} + {2'd0, s_pkt_dip[15:0]});
-        a_valid_reg <= 1'b1;
-    end
-
     if (rst) begin
-        a_valid_reg <= 1'b0;
-        b_valid_reg <= 1'b0;
         c_valid_reg <= 1'b0;
     end
 end
@@ -435,7 +465,7 @@ reg [RF_AW:0] rf_wr_ptr_reg = {RF_AW+1{1'b0}};
 reg [RF_AW:0] rf_rd_ptr_reg = {RF_AW+1{1'b0}};   // RAM reader
 reg [RF_AW:0] rf_sh_ptr_reg = {RF_AW+1{1'b0}};   // shifter
 
-assign rf_full = rf_wr_ptr_reg == (rf_sh_ptr_reg ^ {1'b1, {RF_AW{1'b0}}});
+assign rf_used = rf_wr_ptr_reg - rf_sh_ptr_reg;
 wire rf_rd_empty = rf_wr_ptr_reg == rf_rd_ptr_reg;
 // the shifter only looks at packets the reader has started
 wire rf_sh_empty = rf_rd_ptr_reg == rf_sh_ptr_reg;
@@ -453,10 +483,10 @@ wire rf_rd_pop;
 wire rf_sh_pop;
 
 always @(posedge clk) begin
-    if (move_ab) begin
+    if (a_valid_reg) begin
         rf_wa_mem[rf_wr_ptr_reg[RF_AW-1:0]] <= a_addr_reg[RAM_ADDR_W-1:SEG_W];
         rf_nwords_mem[rf_wr_ptr_reg[RF_AW-1:0]] <= a_nwords;
-        rf_nb_m1_mem[rf_wr_ptr_reg[RF_AW-1:0]] <= a_nb - 1'b1;
+        rf_nb_m1_mem[rf_wr_ptr_reg[RF_AW-1:0]] <= a_nb_m1;
         rf_zero_mem[rf_wr_ptr_reg[RF_AW-1:0]] <= a_zero;
         rf_delta_mem[rf_wr_ptr_reg[RF_AW-1:0]] <= a_delta;
         rf_c_mem[rf_wr_ptr_reg[RF_AW-1:0]] <= a_c;
