@@ -142,3 +142,214 @@ fn barrier_holds_and_each_switch_is_caught() {
         }
     }
 }
+
+/// One message of `len` bytes through `a`, checked at `b`'s CQE.
+fn one_write_imm(
+    p: &Pair,
+    a: &mut End,
+    b: &mut End,
+    len: usize,
+    src_off: usize,
+    dst_off: usize,
+    tag: u64,
+) -> WorkCompletion {
+    fill_pattern(&a.buf, src_off, len, tag);
+    b.buf.fill(dst_off, len, 0);
+    b.qp.post_recv(&RecvWr {
+        wr_id: tag,
+        sg_list: &[],
+    })
+    .unwrap();
+    let sge = [a.mr.sge(src_off, len as u32).unwrap()];
+    a.qp.post_send(&SendWr {
+        wr_id: tag,
+        opcode: WrOpcode::RdmaWriteWithImm,
+        send_flags: SendFlags::SIGNALED,
+        sg_list: &sge,
+        imm_data: Some((tag as u32).to_be()),
+        rdma: Some(b.mr.rdma_info(dst_off).unwrap()),
+    })
+    .unwrap();
+    let wcs = wait_wc(p.b.device(), &b.cq, 1, BUDGET);
+    if wcs.is_empty() {
+        eprintln!(
+            "a: {:?}\nb: {:?}\nsend side: {:?}",
+            p.a.query_port_counters(),
+            p.b.query_port_counters(),
+            wait_wc(p.a.device(), &a.cq, 1, 10)
+        );
+    }
+    assert_eq!(wcs.len(), 1, "len {len}: no receive completion");
+    assert_eq!(wcs[0].status, WcStatus::Success, "len {len}: {:?}", wcs[0]);
+    assert_eq!(wcs[0].byte_len as usize, len);
+    assert_eq!(wcs[0].imm_data.map(u32::from_be), Some(tag as u32));
+    assert_eq!(
+        check_pattern(&b.buf, dst_off, len, tag),
+        None,
+        "len {len}: data wrong at the CQE"
+    );
+    let swc = wait_wc(p.a.device(), &a.cq, 1, BUDGET);
+    assert_eq!(swc.len(), 1, "len {len}: no send completion");
+    assert_eq!(swc[0].status, WcStatus::Success, "len {len}: {:?}", swc[0]);
+    wcs[0]
+}
+
+#[test]
+fn psn_wraps_at_2_pow_24() {
+    for w in WIDTHS {
+        let p = pair(w, 3, "ideal");
+        let o = ConnOpts {
+            mtu: Mtu::Mtu256,
+            psn_a: (1 << 24) - 5,
+            psn_b: (1 << 24) - 2,
+            ..ConnOpts::default()
+        };
+        let (mut a, mut b) = connect(&p, &o);
+        // 10 packets each way across the wrap point, then more messages after it
+        for (i, len) in [2560usize, 100, 3000, 1].iter().enumerate() {
+            one_write_imm(&p, &mut a, &mut b, *len, 0, 64 + i, i as u64 + 1);
+        }
+        for (i, len) in [2560usize, 257].iter().enumerate() {
+            one_write_imm(&p, &mut b, &mut a, *len, 3, 5 + i, i as u64 + 10);
+        }
+        let st = a.qp.status().unwrap();
+        assert_eq!(st.state, QpState::Rts);
+    }
+}
+
+#[test]
+fn pmtu_boundaries_plus_minus_one() {
+    for w in WIDTHS {
+        for mtu in [
+            Mtu::Mtu256,
+            Mtu::Mtu512,
+            Mtu::Mtu1024,
+            Mtu::Mtu2048,
+            Mtu::Mtu4096,
+        ] {
+            let p = pair(w, 4, "ideal");
+            let o = ConnOpts {
+                mtu,
+                ..ConnOpts::default()
+            };
+            let (mut a, mut b) = connect(&p, &o);
+            let m = mtu.bytes() as usize;
+            for (i, len) in [m - 1, m, m + 1, 2 * m - 1, 2 * m, 2 * m + 1]
+                .iter()
+                .enumerate()
+            {
+                one_write_imm(&p, &mut a, &mut b, *len, 7, 3, (i + 1) as u64);
+            }
+        }
+    }
+}
+
+#[test]
+fn zero_length_write_with_imm() {
+    for w in WIDTHS {
+        let p = pair(w, 5, "ideal");
+        let (mut a, mut b) = connect(&p, &ConnOpts::default());
+        b.qp.post_recv(&RecvWr {
+            wr_id: 1,
+            sg_list: &[],
+        })
+        .unwrap();
+        a.qp.post_send(&SendWr {
+            wr_id: 2,
+            opcode: WrOpcode::RdmaWriteWithImm,
+            send_flags: SendFlags::SIGNALED,
+            sg_list: &[],
+            imm_data: Some(0x0102_0304u32.to_be()),
+            rdma: Some(b.mr.rdma_info(0).unwrap()),
+        })
+        .unwrap();
+        let wcs = wait_wc(p.b.device(), &b.cq, 1, BUDGET);
+        assert_eq!(wcs.len(), 1);
+        assert_eq!((wcs[0].status, wcs[0].byte_len), (WcStatus::Success, 0));
+        assert_eq!(wcs[0].imm_data.map(u32::from_be), Some(0x0102_0304));
+        assert_eq!(wait_wc(p.a.device(), &a.cq, 1, BUDGET).len(), 1);
+    }
+}
+
+#[test]
+fn messages_1b_to_1mib() {
+    for w in WIDTHS {
+        let p = pair(w, 6, "ideal");
+        let o = ConnOpts {
+            mtu: Mtu::Mtu4096,
+            buf_len: (1 << 20) + 8192,
+            ..ConnOpts::default()
+        };
+        let (mut a, mut b) = connect(&p, &o);
+        for (i, len) in [1usize, 2, 3, 63, 4095, 4097, 65536 + 7, 1 << 20]
+            .iter()
+            .enumerate()
+        {
+            one_write_imm(&p, &mut a, &mut b, *len, 5, 11, (i + 1) as u64);
+        }
+    }
+}
+
+#[test]
+fn send_and_recv() {
+    for w in WIDTHS {
+        let p = pair(w, 7, "ideal");
+        let o = ConnOpts {
+            mtu: Mtu::Mtu512,
+            ..ConnOpts::default()
+        };
+        let (mut a, mut b) = connect(&p, &o);
+        for (i, (len, imm)) in [
+            (1usize, None),
+            (512, Some(5u32)),
+            (513, None),
+            (5000, Some(9)),
+            (0, None),
+        ]
+        .iter()
+        .enumerate()
+        {
+            let tag = i as u64 + 1;
+            fill_pattern(&a.buf, 100, *len, tag);
+            b.buf.fill(3000, 8000, 0);
+            b.qp.post_recv(&RecvWr {
+                wr_id: tag,
+                sg_list: &[b.mr.sge(3000, 6000).unwrap()],
+            })
+            .unwrap();
+            let sge = [a.mr.sge(100, *len as u32).unwrap()];
+            a.qp.post_send(&SendWr {
+                wr_id: tag,
+                opcode: if imm.is_some() {
+                    WrOpcode::SendWithImm
+                } else {
+                    WrOpcode::Send
+                },
+                send_flags: SendFlags::SIGNALED,
+                sg_list: if *len == 0 { &[] } else { &sge },
+                imm_data: imm.map(u32::to_be),
+                rdma: None,
+            })
+            .unwrap();
+            let wcs = wait_wc(p.b.device(), &b.cq, 1, BUDGET);
+            assert_eq!(wcs.len(), 1, "SEND {len}: no receive completion");
+            let wc = wcs[0];
+            assert_eq!(wc.status, WcStatus::Success, "{wc:?}");
+            assert_eq!(wc.opcode, WcOpcode::Recv);
+            assert_eq!((wc.wr_id, wc.byte_len as usize), (tag, *len));
+            assert_eq!(wc.imm_data.map(u32::from_be), *imm);
+            assert_eq!(wc.src_qp, a.qp.qp_num());
+            assert_eq!(check_pattern(&b.buf, 3000, *len, tag), None);
+            assert!(
+                b.buf.to_vec(3000 + len, 100).iter().all(|x| *x == 0),
+                "SEND {len} overran its length"
+            );
+            let swc = wait_wc(p.a.device(), &a.cq, 1, BUDGET);
+            assert_eq!(swc.len(), 1);
+            assert_eq!(
+                (swc[0].status, swc[0].opcode),
+                (WcStatus::Success, WcOpcode::Send)
+            );
+        }
+    }
+}

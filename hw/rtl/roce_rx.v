@@ -54,7 +54,10 @@ module roce_rx #(
     // number of frame slots in the RX RAM
     parameter NUM_SLOTS = 4,
     // slot size: 2^SLOT_LOG bytes (13: 8 KiB, enough for 4096-byte payloads)
-    parameter SLOT_LOG = 13
+    parameter SLOT_LOG = 13,
+    // 1: a frame is only accepted when a slot is free for it (tready held
+    // low meanwhile, as a PFC pause would); 0: it is accepted and dropped
+    parameter LOSSLESS = 1
 ) (
     input  wire                                        clk,
     input  wire                                        rst,
@@ -124,6 +127,7 @@ localparam FL_W = SLOT_LOG + 1;
 localparam RW = (FL_W > 17 ? FL_W : 17) + 1;
 
 localparam HMAX = 74;
+localparam NHB = (HMAX + BL - 1) / BL;
 
 // the beat and lane of IPv4 total length (frame bytes 16, 17)
 localparam TL_BEAT = 16 / BL;
@@ -142,11 +146,12 @@ localparam OF_DEPTH = 1 << OF_AW;
 
 localparam [31:0] CRC_RESIDUE = 32'h2144DF1C;
 
-localparam [BC_W-1:0] TL_BEAT_BC = TL_BEAT[BC_W-1:0];
 localparam [RW-1:0]   BL_RW = {{RW-SEG_W-1{1'b0}}, 1'b1, {SEG_W{1'b0}}};
 localparam TL_OFF = 14 - TL_BEAT * BL;
 localparam [RW-1:0]   TL_OFF_RW = TL_OFF[RW-1:0];
 localparam TL_OFF_M_BL = TL_OFF - BL;
+localparam TL_END = (TL_BEAT + 1) * BL - 14;
+localparam [15:0]     TL_END_MAX = TL_END[15:0];
 localparam [RW-1:0]   TL_OFF_M_BL_RW = TL_OFF_M_BL[RW-1:0];
 localparam [PF_AW:0]  PF_STOP_C = PF_STOP[PF_AW:0];
 localparam [21:0]     FL14 = 22'd14;
@@ -280,27 +285,51 @@ reg              crc_on_reg = 1'b0;
 reg [RW-1:0]     crc_rem_reg = {RW{1'b0}};     // CRC bytes left from R0's beat
 reg [HMAX*8-1:0] hdr_reg = {HMAX*8{1'b0}};   // frame bytes 0..HMAX-1, byte f at [8f +: 8]
 
-wire             r_first = bc_reg == {BC_W{1'b0}};
+// one-hot beat index for the header beats (all zero past the header)
+reg [NHB-1:0]    beat_oh_reg = {{NHB-1{1'b0}}, 1'b1};
+reg              past_hdr_reg = 1'b0;
+
+wire             r_first = beat_oh_reg[0];
 wire [SLOT_W-1:0] r_slot = r_first ? alloc_slot : fr_slot_reg;
 wire             r_has_slot = r_first ? alloc_ok : fr_has_slot_reg;
 wire             r_in_slot = !bc_reg[BC_W-1];
 wire             r_claim = r0_valid_reg && r_first && alloc_ok;
 
-// CRC range: frame bytes 0 .. 14 + total length - 1
-wire             r_tl_here = bc_reg == TL_BEAT_BC;
-wire             r_tl_known;
-generate
-    if (TL_BEAT == 0) begin : g_tl0
-        assign r_tl_known = 1'b1;
-    end else begin : g_tl
-        assign r_tl_known = bc_reg >= TL_BEAT_BC;
+// lossless input: slots left for frames that have not started yet
+reg in_frame_reg = 1'b0;
+wire in_accept = s_axis_rx_tvalid && rx_ready_reg;
+wire in_frame_next = in_accept ? !s_axis_rx_tlast : in_frame_reg;
+reg [SLOT_W:0] free_count;
+integer fc;
+always @* begin
+    free_count = {(SLOT_W+1){1'b0}};
+    for (fc = 0; fc < NUM_SLOTS; fc = fc + 1) begin
+        free_count = free_count + {{SLOT_W{1'b0}}, free_map_reg[fc]};
     end
-endgenerate
+end
+wire [SLOT_W+1:0] free_used = {1'b0, {SLOT_W{1'b0}}, r_claim} + {1'b0, {SLOT_W{1'b0}}, in_accept && !in_frame_reg};
+wire [SLOT_W+1:0] free_after = {1'b0, free_count} > free_used ? {1'b0, free_count} - free_used : {(SLOT_W+2){1'b0}};
+always @(posedge clk) begin
+    if (in_accept) begin
+        in_frame_reg <= !s_axis_rx_tlast;
+    end
+    if (rst) begin
+        in_frame_reg <= 1'b0;
+    end
+end
+
+
+// CRC range: frame bytes 0 .. 14 + total length - 1
+wire             r_tl_here = beat_oh_reg[TL_BEAT];
+wire             r_tl_known = past_hdr_reg || beat_oh_reg[NHB-1:TL_BEAT] != {NHB-TL_BEAT{1'b0}};
 wire [15:0]      r_tl_data = {r0_data_reg[TL_LANE*8 +: 8], r0_data_reg[(TL_LANE+1)*8 +: 8]};
 wire [RW-1:0]    r_crc_rem = r_tl_here ? {{RW-16{1'b0}}, r_tl_data} + TL_OFF_RW : crc_rem_reg;
 wire             r_crc_on = r_first || crc_on_reg;
 wire [BL-1:0]    r_crc_keep = (r_tl_known ? therm(r_crc_rem) : {BL{1'b1}}) & r0_keep_reg;
-wire             r_crc_end = r_tl_known && (r_crc_rem[RW-1] || r_crc_rem <= BL_RW);
+// the CRC range ends in this beat (on the total length's beat: compare the
+// total length itself, 14 + tl - TL_BEAT * BL <= BL)
+wire             r_crc_end = r_tl_here ? (r_tl_data <= TL_END_MAX) :
+                             (r_tl_known && (crc_rem_reg[RW-1] || crc_rem_reg <= BL_RW));
 wire             r_crc_last = r0_last_reg || r_crc_end;
 
 // CRC substitutions
@@ -312,7 +341,7 @@ always @* begin
     r_sub_m = {BL{1'b0}};
     r_sub_v = {DATA_W{1'b0}};
     for (sb = 0; sb < NSB; sb = sb + 1) begin
-        if ({{32-BC_W{1'b0}}, bc_reg} == sb) begin
+        if (beat_oh_reg[sb]) begin
             r_sub_m = SUB_M[sb*BL +: BL];
             r_sub_v = SUB_V[sb*DATA_W +: DATA_W];
         end
@@ -383,7 +412,7 @@ always @(posedge clk) begin
 
         // header bytes: frame byte f arrives in beat f / BL, lane f % BL
         for (hb = 0; hb < HMAX; hb = hb + 1) begin
-            if ({{32-BC_W{1'b0}}, bc_reg} == hb / BL) begin
+            if (beat_oh_reg[hb / BL]) begin
                 hdr_reg[hb*8 +: 8] <= r0_data_reg[(hb % BL)*8 +: 8];
             end
         end
@@ -404,6 +433,8 @@ always @(posedge clk) begin
 
         if (r0_last_reg) begin
             bc_reg <= {BC_W{1'b0}};
+            beat_oh_reg <= {{NHB-1{1'b0}}, 1'b1};
+            past_hdr_reg <= 1'b0;
             e0_flen_reg <= r_flen;
             e0_oversize_reg <= !r_in_slot;
             e0_user_reg <= r0_user_reg;
@@ -411,8 +442,14 @@ always @(posedge clk) begin
             e0_slot_reg <= r_slot;
             e0_valid_reg <= 1'b1;
             stat_rx_frame_reg <= 1'b1;
-        end else if (bc_reg != {BC_W{1'b1}}) begin
-            bc_reg <= bc_reg + 1'b1;
+        end else begin
+            if (bc_reg != {BC_W{1'b1}}) begin
+                bc_reg <= bc_reg + 1'b1;
+            end
+            beat_oh_reg <= beat_oh_reg << 1;
+            if (beat_oh_reg[NHB-1]) begin
+                past_hdr_reg <= 1'b1;
+            end
         end
     end
 
@@ -422,6 +459,8 @@ always @(posedge clk) begin
         e0_valid_reg <= 1'b0;
         stat_rx_frame_reg <= 1'b0;
         bc_reg <= {BC_W{1'b0}};
+        beat_oh_reg <= {{NHB-1{1'b0}}, 1'b1};
+        past_hdr_reg <= 1'b0;
         crc_on_reg <= 1'b0;
     end
 end
@@ -712,8 +751,9 @@ always @(posedge clk) begin
     if (pf_pop) begin
         pf_rd_ptr_reg <= pf_rd_ptr_reg + 1'b1;
     end
-    // input throttle: only with back-to-back tiny frames
-    rx_ready_reg <= pf_count < PF_STOP_C;
+    // input throttle: back-to-back tiny frames, and (LOSSLESS) no slot for
+    // the next frame
+    rx_ready_reg <= pf_count < PF_STOP_C && (LOSSLESS == 0 || in_frame_next || free_after != 0);
     if (rst) begin
         pf_wr_ptr_reg <= {PF_AW+1{1'b0}};
         pf_rd_ptr_reg <= {PF_AW+1{1'b0}};

@@ -322,9 +322,12 @@ wire gen_pop;   // last beat of the frame in C generated
 wire [RF_AW:0] rf_used;
 
 wire move_qc = !gq_empty && (!c_valid_reg || gen_pop);
-// room in the queue and (counting the packet in A) in the realigner FIFO
-assign s_pkt_ready = gq_used < GQ_DEPTH && (rf_used + {{RF_AW{1'b0}}, a_valid_reg}) < RF_DEPTH;
-wire accept = s_pkt_valid && s_pkt_ready;
+// room in the queue and (counting the packet in A) in the realigner FIFO,
+// registered: assumes an accept in the current cycle
+reg  pkt_ready_reg = 1'b0;
+assign s_pkt_ready = pkt_ready_reg;
+wire accept = s_pkt_valid && pkt_ready_reg;
+wire [RF_AW:0] rf_used_a = rf_used + {{RF_AW{1'b0}}, a_valid_reg};
 
 // A -> B: lengths and payload geometry
 wire [SEG_W-1:0] a_alo = a_addr_reg[SEG_W-1:0];
@@ -354,6 +357,8 @@ always @(posedge clk) begin
     if (move_qc) begin
         gq_rd_ptr_reg <= gq_rd_ptr_reg + 1'b1;
     end
+
+    pkt_ready_reg <= gq_used < GQ_DEPTH - 1 && rf_used_a < RF_DEPTH - 1;
 
     // A
     a_valid_reg <= accept;
@@ -408,6 +413,7 @@ always @(posedge clk) begin
     end
 
     if (rst) begin
+        pkt_ready_reg <= 1'b0;
         gqd_wr_ptr_reg <= {GQ_AW+1{1'b0}};
         gq_wr_ptr_reg <= {GQ_AW+1{1'b0}};
         gq_rd_ptr_reg <= {GQ_AW+1{1'b0}};
@@ -840,6 +846,7 @@ end
 reg [DATA_W-1:0] bf_data_mem [0:BF_DEPTH-1];
 reg [BL-1:0]     bf_keep_mem [0:BF_DEPTH-1];
 reg [BL-1:0]     bf_icrc_m_mem [0:BF_DEPTH-1];
+reg              bf_has_icrc_mem [0:BF_DEPTH-1];
 reg              bf_first_mem [0:BF_DEPTH-1];
 reg              bf_last_mem [0:BF_DEPTH-1];
 
@@ -848,21 +855,26 @@ reg [BF_AW:0] bf_rd_ptr_reg = {BF_AW+1{1'b0}};
 
 assign bf_full = bf_wr_ptr_reg == (bf_rd_ptr_reg ^ {1'b1, {BF_AW{1'b0}}});
 wire bf_empty = bf_wr_ptr_reg == bf_rd_ptr_reg;
-wire [BF_AW:0] bf_count = bf_wr_ptr_reg - bf_rd_ptr_reg;
+// the output's lead: at least GAP beats in the FIFO (registered)
+reg            bf_gap_ok_reg = 1'b0;
+reg [BF_AW:0]  bf_count_reg = {BF_AW+1{1'b0}};
 
 wire [DATA_W-1:0] bf_data = bf_data_mem[bf_rd_ptr_reg[BF_AW-1:0]];
 wire [BL-1:0]     bf_keep = bf_keep_mem[bf_rd_ptr_reg[BF_AW-1:0]];
 wire [BL-1:0]     bf_icrc_m = bf_icrc_m_mem[bf_rd_ptr_reg[BF_AW-1:0]];
+wire              bf_has_icrc = bf_has_icrc_mem[bf_rd_ptr_reg[BF_AW-1:0]];
 wire              bf_first = bf_first_mem[bf_rd_ptr_reg[BF_AW-1:0]];
 wire              bf_last = bf_last_mem[bf_rd_ptr_reg[BF_AW-1:0]];
 
 wire bf_pop;
+wire [BF_AW:0] bf_count_next = bf_count_reg + {{BF_AW{1'b0}}, bf_push} - {{BF_AW{1'b0}}, bf_pop};
 
 always @(posedge clk) begin
     if (bf_push) begin
         bf_data_mem[bf_wr_ptr_reg[BF_AW-1:0]] <= gr_data_reg;
         bf_keep_mem[bf_wr_ptr_reg[BF_AW-1:0]] <= gr_keep_reg;
         bf_icrc_m_mem[bf_wr_ptr_reg[BF_AW-1:0]] <= gr_icrc_m_reg;
+        bf_has_icrc_mem[bf_wr_ptr_reg[BF_AW-1:0]] <= gr_icrc_m_reg != {BL{1'b0}};
         bf_first_mem[bf_wr_ptr_reg[BF_AW-1:0]] <= gr_first_reg;
         bf_last_mem[bf_wr_ptr_reg[BF_AW-1:0]] <= gr_last_reg;
         bf_wr_ptr_reg <= bf_wr_ptr_reg + 1'b1;
@@ -870,9 +882,13 @@ always @(posedge clk) begin
     if (bf_pop) begin
         bf_rd_ptr_reg <= bf_rd_ptr_reg + 1'b1;
     end
+    bf_count_reg <= bf_count_next;
+    bf_gap_ok_reg <= bf_count_next >= GAP_BF;
     if (rst) begin
         bf_wr_ptr_reg <= {BF_AW+1{1'b0}};
         bf_rd_ptr_reg <= {BF_AW+1{1'b0}};
+        bf_count_reg <= {BF_AW+1{1'b0}};
+        bf_gap_ok_reg <= 1'b0;
     end
 end
 
@@ -895,8 +911,8 @@ wire [31:0]       icrc_word = {cf_head[15:8], cf_head[7:0], cf_head[31:24], cf_h
 wire [DATA_W-1:0] icrc_rep = {BL/4{icrc_word}};
 
 wire out_free = !out_valid_reg || m_axis_tx_tready;
-wire out_crc_ok = bf_icrc_m == {BL{1'b0}} || !cf_empty;
-wire out_start_ok = !bf_first || !cf_empty || bf_count >= GAP_BF;
+wire out_crc_ok = !bf_has_icrc || !cf_empty;
+wire out_start_ok = !bf_first || !cf_empty || bf_gap_ok_reg;
 assign bf_pop = out_free && !bf_empty && out_crc_ok && out_start_ok;
 assign cf_pop = bf_pop && bf_last;
 
