@@ -353,3 +353,202 @@ fn send_and_recv() {
         }
     }
 }
+
+#[test]
+fn sixty_four_qps_interleaved() {
+    for w in WIDTHS {
+        let p = pair(w, 8, "ideal");
+        let o = ConnOpts {
+            mtu: Mtu::Mtu512,
+            buf_len: 8192,
+            sq_depth: 16,
+            rq_depth: 16,
+            ..ConnOpts::default()
+        };
+        let mut conns: Vec<(End, End)> = (0..64).map(|_| connect(&p, &o)).collect();
+        assert_eq!(conns.len(), 64);
+        // every QP has a 3-packet message in flight at once, posted round robin
+        for round in 0..3u64 {
+            for (i, (a, b)) in conns.iter_mut().enumerate() {
+                let tag = round * 1000 + i as u64 + 1;
+                fill_pattern(&a.buf, 0, 1300, tag);
+                b.buf.fill(100, 1300, 0);
+                b.qp.post_recv(&RecvWr {
+                    wr_id: tag,
+                    sg_list: &[],
+                })
+                .unwrap();
+                let sge = [a.mr.sge(0, 1300).unwrap()];
+                a.qp.post_send(&SendWr {
+                    wr_id: tag,
+                    opcode: WrOpcode::RdmaWriteWithImm,
+                    send_flags: SendFlags::SIGNALED,
+                    sg_list: &sge,
+                    imm_data: Some((tag as u32).to_be()),
+                    rdma: Some(b.mr.rdma_info(100).unwrap()),
+                })
+                .unwrap();
+            }
+            for (i, (a, b)) in conns.iter_mut().enumerate() {
+                let tag = round * 1000 + i as u64 + 1;
+                let wcs = wait_wc(p.b.device(), &b.cq, 1, BUDGET);
+                assert_eq!(wcs.len(), 1, "QP {i} round {round}");
+                assert_eq!(
+                    (wcs[0].status, wcs[0].wr_id),
+                    (WcStatus::Success, tag),
+                    "QP {i} round {round}: {:?}",
+                    wcs[0]
+                );
+                assert_eq!(wcs[0].qp_num, b.qp.qp_num());
+                assert_eq!(
+                    check_pattern(&b.buf, 100, 1300, tag),
+                    None,
+                    "QP {i} round {round}"
+                );
+                assert_eq!(wait_wc(p.a.device(), &a.cq, 1, BUDGET).len(), 1);
+            }
+        }
+    }
+}
+
+/// A WRITE the responder must refuse: it NAKs with the code, the requester
+/// completes in error and goes to ERR, and not one byte lands.
+fn refused_write(
+    w: u32,
+    seed: u64,
+    o: ConnOpts,
+    bad: impl Fn(&End) -> RdmaInfo,
+    want: WcStatus,
+    syndrome: u8,
+) {
+    let p = pair(w, seed, "ideal");
+    let (mut a, b) = connect(&p, &o);
+    b.buf.fill(0, o.buf_len, 0x5A);
+    fill_pattern(&a.buf, 0, 3000, 1);
+    let sge = [a.mr.sge(0, 3000).unwrap()];
+    a.qp.post_send(&SendWr {
+        wr_id: 1,
+        opcode: WrOpcode::RdmaWrite,
+        send_flags: SendFlags::SIGNALED,
+        sg_list: &sge,
+        imm_data: None,
+        rdma: Some(bad(&b)),
+    })
+    .unwrap();
+    let wcs = wait_wc(p.a.device(), &a.cq, 1, BUDGET);
+    assert_eq!(wcs.len(), 1, "no error completion");
+    assert_eq!(wcs[0].status, want, "{:?}", wcs[0]);
+    assert_eq!(wcs[0].vendor_err, u32::from(syndrome), "NAK syndrome");
+    assert_eq!(
+        a.qp.status().unwrap().state,
+        QpState::Err,
+        "requester QP must be in ERR"
+    );
+    // nothing was written at the responder, in its buffer or anywhere else
+    assert!(
+        b.buf.to_vec(0, o.buf_len).iter().all(|x| *x == 0x5A),
+        "bytes landed at the responder"
+    );
+    assert!(
+        p.b.device().iommu_faults().is_empty(),
+        "{:?}",
+        p.b.device().iommu_faults()
+    );
+    let c = p.b.query_port_counters().unwrap();
+    assert!(c.rx_nak >= 1, "{c:?}");
+    // later work requests on the broken QP are flushed
+    a.qp.modify(
+        &QpAttr {
+            qp_state: QpState::Err,
+            ..Default::default()
+        },
+        QpAttrMask::STATE,
+    )
+    .ok();
+}
+
+#[test]
+fn bad_rkey_is_a_remote_access_error() {
+    for w in WIDTHS {
+        refused_write(
+            w,
+            9,
+            ConnOpts::default(),
+            |b| RdmaInfo {
+                rkey: b.mr.rkey() ^ 0x01,
+                ..b.mr.rdma_info(0).unwrap()
+            },
+            WcStatus::RemAccessErr,
+            0x62,
+        );
+        refused_write(
+            w,
+            9,
+            ConnOpts::default(),
+            |b| RdmaInfo {
+                rkey: b.mr.rkey() + 0x100,
+                ..b.mr.rdma_info(0).unwrap()
+            },
+            WcStatus::RemAccessErr,
+            0x62,
+        );
+    }
+}
+
+#[test]
+fn out_of_bounds_write_is_a_remote_access_error() {
+    for w in WIDTHS {
+        // 3000 bytes starting 1000 bytes before the end of the 64 KiB region
+        refused_write(
+            w,
+            10,
+            ConnOpts::default(),
+            |b| b.mr.rdma_info((1 << 16) - 1000).unwrap(),
+            WcStatus::RemAccessErr,
+            0x62,
+        );
+        // below the region's start
+        refused_write(
+            w,
+            10,
+            ConnOpts::default(),
+            |b| RdmaInfo {
+                remote_addr: b.mr.addr() - 8,
+                rkey: b.mr.rkey(),
+            },
+            WcStatus::RemAccessErr,
+            0x62,
+        );
+    }
+}
+
+#[test]
+fn mr_without_remote_write_is_a_remote_access_error() {
+    for w in WIDTHS {
+        let o = ConnOpts {
+            access: AccessFlags::LOCAL_WRITE,
+            ..ConnOpts::default()
+        };
+        refused_write(
+            w,
+            11,
+            o,
+            |b| b.mr.rdma_info(0).unwrap(),
+            WcStatus::RemAccessErr,
+            0x62,
+        );
+        // the MR allows it but the QP was not given REMOTE_WRITE
+        let o = ConnOpts {
+            remote_write: false,
+            ..ConnOpts::default()
+        };
+        refused_write(
+            w,
+            11,
+            o,
+            |b| b.mr.rdma_info(0).unwrap(),
+            WcStatus::RemAccessErr,
+            0x62,
+        );
+    }
+}

@@ -45,6 +45,7 @@ module qp_context #(
 
     output wire             load_rtr,       // pulse: QP load_qpn entered RTR, epsn = load_psn
     output wire             load_rts,       // pulse: QP load_qpn entered RTS, sq_psn = load_psn
+    output wire             load_reset,     // pulse: QP load_qpn was reset: clear its transport state
     output wire [QN_W-1:0]  load_qpn,
     output wire [23:0]      load_psn,
 
@@ -98,6 +99,7 @@ reg [3:0] rql_mem [0:NUM_QP-1];
 reg err_reg = 1'b0;
 reg load_rtr_reg = 1'b0;
 reg load_rts_reg = 1'b0;
+reg load_reset_reg = 1'b0;
 reg [QN_W-1:0] load_qpn_reg = {QN_W{1'b0}};
 reg [23:0] load_psn_reg = 24'd0;
 
@@ -142,6 +144,7 @@ assign reg_err = err_reg;
 assign sel_state = sel_ok ? cur : QPS_RESET;
 assign load_rtr = load_rtr_reg;
 assign load_rts = load_rts_reg;
+assign load_reset = load_reset_reg;
 assign load_qpn = load_qpn_reg;
 assign load_psn = load_psn_reg;
 
@@ -169,6 +172,7 @@ always @(posedge clk) begin
     err_reg <= 1'b0;
     load_rtr_reg <= 1'b0;
     load_rts_reg <= 1'b0;
+    load_reset_reg <= 1'b0;
 
     if (set_err_a) begin
         state_mem[set_err_a_qpn] <= QPS_ERR;
@@ -206,10 +210,9 @@ always @(posedge clk) begin
                 load_rts_reg <= 1'b1;
                 load_psn_reg <= reg_sq_psn;
             end
-            // leaving RESET or going back to it clears the transport state
-            if (reg_state == QPS_RESET || reg_state == QPS_INIT) begin
-                load_rtr_reg <= 1'b1;
-                load_rts_reg <= 1'b1;
+            // going to RESET, or leaving it, clears the transport state
+            if (reg_state == QPS_RESET || (reg_state == QPS_INIT && cur == QPS_RESET)) begin
+                load_reset_reg <= 1'b1;
                 load_psn_reg <= 24'd0;
             end
         end
@@ -219,6 +222,7 @@ always @(posedge clk) begin
         err_reg <= 1'b0;
         load_rtr_reg <= 1'b0;
         load_rts_reg <= 1'b0;
+        load_reset_reg <= 1'b0;
         rw_reg <= {NUM_QP{1'b0}};
     end
 end

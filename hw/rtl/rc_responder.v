@@ -73,6 +73,7 @@ module rc_responder #(
     input  wire [63:0]            ctx_rq_base,
     input  wire [3:0]             ctx_rq_log,
     input  wire                   load_rtr,
+    input  wire                   load_reset,
     input  wire [QN_W-1:0]        load_qpn,
     input  wire [23:0]            load_psn,
     output wire                   set_err,
@@ -352,7 +353,7 @@ assign m_rd_desc_pcie_addr = ctx_rq_base + ({48'd0, rqci_mem[qpn] & ((16'd1 << c
 assign m_rd_desc_ram_addr = RQWQE_RAM;
 assign m_rd_desc_len = 64;
 assign m_rd_desc_id = ID_TAG;
-assign m_rd_desc_valid = state_reg == ST_RQ_FETCH;
+assign m_rd_desc_valid = state_reg == ST_RQ_FETCH && nak_reg == 8'd0 && op_needs_rq && !rq_empty;
 
 assign m_wr_desc_pcie_addr = cursor_reg;
 assign m_wr_desc_ram_addr = RX_RAM_BASE + {{(RAM_ADDR_W-RX_ADDR_W){1'b0}}, paddr_reg};
@@ -429,16 +430,16 @@ always @(posedge clk) begin
         rqpi_mem[rq_db_qpn[QN_W-1:0]] <= rq_db_pi;
     end
 
-    if (load_rtr) begin
+    if (load_rtr || load_reset) begin
         epsn_mem[load_qpn] <= load_psn;
         msn_mem[load_qpn] <= 24'd0;
         inmsg_mem[load_qpn] <= MSG_IDLE;
         nak_sent_reg[load_qpn] <= 1'b0;
-        if (load_psn == 24'd0) begin
-            // RESET / INIT: the receive ring starts empty
-            rqci_mem[load_qpn] <= 16'd0;
-            rqpi_mem[load_qpn] <= 16'd0;
-        end
+    end
+    if (load_reset) begin
+        // a QP coming out of RESET starts with an empty receive ring
+        rqci_mem[load_qpn] <= 16'd0;
+        rqpi_mem[load_qpn] <= 16'd0;
     end
 
     case (state_reg)

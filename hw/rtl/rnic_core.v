@@ -396,6 +396,7 @@ wire [63:0] rs_ctx_rq_base;
 wire [3:0] rs_ctx_rq_log;
 wire load_rtr;
 wire load_rts;
+wire load_reset;
 wire [QN_W-1:0] load_qpn;
 wire [23:0] load_psn;
 wire ex_set_err;
@@ -434,6 +435,7 @@ qp_context #(
     .set_err_b_qpn(rs_set_err_qpn),
     .load_rtr(load_rtr),
     .load_rts(load_rts),
+    .load_reset(load_reset),
     .load_qpn(load_qpn),
     .load_psn(load_psn),
     .a_qpn(ex_ctx_qpn),
@@ -937,6 +939,7 @@ wqe_executor #(
     .ctx_udp_sport(ex_ctx_udp_sport),
     .ctx_pd(ex_ctx_pd),
     .load_rts(load_rts),
+    .load_reset(load_reset),
     .load_qpn(load_qpn),
     .load_psn(load_psn),
     .set_err(ex_set_err),
@@ -1227,6 +1230,7 @@ rc_responder #(
     .ctx_rq_base(rs_ctx_rq_base),
     .ctx_rq_log(rs_ctx_rq_log),
     .load_rtr(load_rtr),
+    .load_reset(load_reset),
     .load_qpn(load_qpn),
     .load_psn(load_psn),
     .set_err(rs_set_err),

@@ -883,7 +883,9 @@ always @(posedge clk) begin
         bf_rd_ptr_reg <= bf_rd_ptr_reg + 1'b1;
     end
     bf_count_reg <= bf_count_next;
-    bf_gap_ok_reg <= bf_count_next >= GAP_BF;
+    bf_gap_ok_reg <= (bf_push && !bf_pop) ? bf_count_reg >= GAP_BF - 1'b1 :
+                     (!bf_push && bf_pop) ? bf_count_reg >= GAP_BF + 1'b1 :
+                     bf_count_reg >= GAP_BF;
     if (rst) begin
         bf_wr_ptr_reg <= {BF_AW+1{1'b0}};
         bf_rd_ptr_reg <= {BF_AW+1{1'b0}};

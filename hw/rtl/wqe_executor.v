@@ -59,6 +59,7 @@ module wqe_executor #(
     input  wire [15:0]            ctx_udp_sport,
     input  wire [15:0]            ctx_pd,
     input  wire                   load_rts,
+    input  wire                   load_reset,
     input  wire [QN_W-1:0]        load_qpn,
     input  wire [23:0]            load_psn,
     output wire                   set_err,
@@ -681,7 +682,7 @@ always @(posedge clk) begin
         default: c_state_reg <= C_IDLE;
     endcase
 
-    if (load_rts) begin
+    if (load_rts || load_reset) begin
         sq_psn_mem[load_qpn] <= load_psn;
         una_mem[load_qpn] <= load_psn;
         ost_head_mem[load_qpn] <= 4'd0;

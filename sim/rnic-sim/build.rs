@@ -192,6 +192,8 @@ fn verilate(
         .arg("--prefix")
         .arg(prefix)
         .arg(format!("-GDATA_W={w}"))
+        // the simulated NIC carries 64 queue pairs (the FPGA default is 16)
+        .arg("-GNUM_Q=64")
         .arg("--Mdir")
         .arg(mdir)
         .arg(format!("-I{}", rtl_dir.display()))
