@@ -266,7 +266,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 readable: true,
                 writable: false,
                 reset: None,
-                desc: "Supported work-request opcodes: bit 0 DMA copy.",
+                desc: "Supported work-request opcodes: bit 0 local DMA copy, 1 RDMA_WRITE, 2 RDMA_WRITE_WITH_IMM, 3 SEND, 4 SEND_WITH_IMM.",
                 fields: &[
                     FieldDesc {
                         name: "value",
@@ -290,7 +290,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 readable: true,
                 writable: false,
                 reset: None,
-                desc: "Capabilities: bit 0 MSI, bit 1 CQE Relaxed-Ordering debug switch.",
+                desc: "Capabilities: bit 0 MSI, 1 CQE Relaxed-Ordering debug switch, 2 early-CQE switch, 3 bypass switch, 4 CQE flush mode.",
                 fields: &[
                     FieldDesc {
                         name: "value",

@@ -11,10 +11,10 @@ pub mod magic;
 pub use _root::components::blk_next_r_next_100 as blk_next;
 pub use _root::components::blk_type_r_type_52490001 as blk_type;
 pub use _root::components::blk_version_r_ver_10000 as blk_version;
-pub use _root::components::ro_word_r_desc_3e6693cb as verbs;
+pub use _root::components::ro_word_r_desc_160582eb as caps;
+pub use _root::components::ro_word_r_desc_43197c13 as verbs;
 pub use _root::components::ro_word_r_desc_4f1885f2 as num_queues;
 pub use _root::components::ro_word_r_desc_4fb0ca81 as build_version;
-pub use _root::components::ro_word_r_desc_58519467 as caps;
 pub use _root::components::ro_word_r_desc_c8805c6d as board_id;
 pub use _root::components::ro_word_r_desc_e558afe9 as git_hash;
 pub use _root::components::ro_word_r_desc_fa9c7015 as data_w;
@@ -196,10 +196,10 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> IdBlock<'io, IO> {
 
     /// verbs
     ///
-    /// Supported work-request opcodes: bit 0 DMA copy.
+    /// Supported work-request opcodes: bit 0 local DMA copy, 1 RDMA_WRITE, 2 RDMA_WRITE_WITH_IMM, 3 SEND, 4 SEND_WITH_IMM.
     #[inline(always)]
     #[must_use]
-    pub const fn verbs(&self) -> peakrdl_rust::reg::Reg<'io, verbs::RoWordR_desc_3e6693cb, IO> {
+    pub const fn verbs(&self) -> peakrdl_rust::reg::Reg<'io, verbs::RoWordR_desc_43197c13, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x24).cast(), self.io)
         }
@@ -207,10 +207,10 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> IdBlock<'io, IO> {
 
     /// caps
     ///
-    /// Capabilities: bit 0 MSI, bit 1 CQE Relaxed-Ordering debug switch.
+    /// Capabilities: bit 0 MSI, 1 CQE Relaxed-Ordering debug switch, 2 early-CQE switch, 3 bypass switch, 4 CQE flush mode.
     #[inline(always)]
     #[must_use]
-    pub const fn caps(&self) -> peakrdl_rust::reg::Reg<'io, caps::RoWordR_desc_58519467, IO> {
+    pub const fn caps(&self) -> peakrdl_rust::reg::Reg<'io, caps::RoWordR_desc_160582eb, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x28).cast(), self.io)
         }
