@@ -903,6 +903,7 @@ wire ac_cqe_valid;
 wire ac_cqe_ready;
 
 wire ex_err_valid;
+wire stat_ack_drop;
 wire [7:0] ex_err_code;
 wire [15:0] ex_err_qn;
 
@@ -1004,7 +1005,8 @@ wqe_executor #(
     .sel_sq_psn(sel_sq_psn),
     .err_valid(ex_err_valid),
     .err_code(ex_err_code),
-    .err_qn(ex_err_qn)
+    .err_qn(ex_err_qn),
+    .stat_ack_drop(stat_ack_drop)
 );
 
 // ---------------------------------------------------------------- Ethernet / RoCE
@@ -1400,7 +1402,7 @@ always @(posedge clk) begin
     rx_drop_malformed_reg <= rx_drop_malformed_reg + {31'd0, stat_drop_malformed};
     rx_drop_nobuf_reg <= rx_drop_nobuf_reg + {31'd0, stat_drop_nobuf};
     rx_drop_qp_reg <= rx_drop_qp_reg + {31'd0, stat_drop_qp};
-    rx_drop_psn_reg <= rx_drop_psn_reg + {31'd0, stat_drop_psn};
+    rx_drop_psn_reg <= rx_drop_psn_reg + {31'd0, stat_drop_psn} + {31'd0, stat_ack_drop};
     rx_nak_reg <= rx_nak_reg + {31'd0, stat_nak};
 
     if (rst) begin

@@ -35,12 +35,18 @@
 // 0x2144DF1C.
 //
 // Pipeline: input register R0 (RAM write, header byte capture, CRC feed
-// register) -> E0..E2 (checks, after the last beat) -> pending FIFO; CRC
-// engine -> CRC result FIFO; both joined in order by the decision stage ->
-// descriptor FIFO -> output register. One beat per cycle, back to back
-// frames; s_axis_rx_tready only drops if the pending FIFO fills up, which
-// cannot happen at one beat per cycle with frames of at least 2 beats and
-// only briefly with back-to-back one-beat frames.
+// register) -> E0 (descriptor fields into the pending memory) .. E4 (checks,
+// one adder per stage) -> pending entry; CRC engine -> CRC result FIFO; both
+// joined in frame order by the decision stage -> descriptor FIFO (one entry
+// per slot) -> output register. The descriptor of a good frame is valid 11
+// cycles after its last beat at DATA_W = 64 (14 at 512) when m_pkt_ready is
+// high. One beat per cycle, back-to-back frames of any length:
+// s_axis_rx_tready is registered and only drops when 11 frames are pending,
+// which a stream of one-beat frames at one beat per cycle does not reach.
+//
+// A slot is held from a frame's first beat until the drop decision or the
+// consumer's release, so sustaining short frames at line rate needs
+// NUM_SLOTS >= (frame beats + ~12 + the consumer's hold time) / frame beats.
 
 `resetall
 `timescale 1ns / 1ps

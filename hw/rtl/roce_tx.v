@@ -27,10 +27,13 @@
 //
 // Descriptor pipeline and data path:
 //
-//   s_pkt -> A (input register) -> B (lengths, checksum sum) -> C (frame
-//   being generated; IP checksum folded on B -> C)
-//   A -> B also pushes the payload geometry into the realigner command FIFO,
-//   so the payload of packet k+1 is fetched while packet k is generated.
+//   s_pkt -> descriptor queue (raw fields, written at accept; s_pkt_ready is
+//   registered: room in the queue and the realigner command FIFO)
+//        \-> A -> B -> B2 -> B3: lengths, payload geometry, IP checksum (one
+//            adder per stage, never stalls) -> completes the queue entry
+//   A also pushes the payload geometry into the realigner command FIFO, so
+//   the payloads of the next packets are fetched while one is generated.
+//   queue head -> C: the frame being generated.
 //
 //   realigner: RAM reader (credit based, one word per cycle) -> word buffer
 //   -> shifter (two-word window shifted to the payload's byte lane in the
@@ -111,11 +114,9 @@ localparam PW = 15;
 // RAM words / aligned words per packet
 localparam NW_W = 14;
 
-// header: at most 74 bytes, NHB beats, padded to a power of two of beats
+// header: at most 74 bytes, NHB beats
 localparam HMAX = 74;
 localparam NHB = (HMAX + BL - 1) / BL;
-localparam HBI_W = $clog2(NHB);
-localparam NHBP = 1 << HBI_W;
 
 // CRC substitutions are all in frame bytes 0..47
 localparam NSUB = 48;
@@ -295,7 +296,7 @@ reg [GQ_AW:0]    gq_rd_ptr_reg = {GQ_AW+1{1'b0}};
 
 // entries reserved (accepted, not yet in C), entries complete
 wire [GQ_AW:0] gq_used = gqd_wr_ptr_reg - gq_rd_ptr_reg;
-wire gq_empty = gq_wr_ptr_reg == gq_rd_ptr_reg;
+reg  gq_ready_reg = 1'b0;     // a complete entry waits (registered)
 
 // stage C: the frame being generated
 reg [DESC_W-1:0]     c_desc_reg = {DESC_W{1'b0}};
@@ -321,7 +322,7 @@ reg                  g_last_reg = 1'b0;
 wire gen_pop;   // last beat of the frame in C generated
 wire [RF_AW:0] rf_used;
 
-wire move_qc = !gq_empty && (!c_valid_reg || gen_pop);
+wire move_qc = gq_ready_reg && (!c_valid_reg || gen_pop);
 // room in the queue and (counting the packet in A) in the realigner FIFO,
 // registered: assumes an accept in the current cycle
 reg  pkt_ready_reg = 1'b0;
@@ -357,6 +358,7 @@ always @(posedge clk) begin
     if (move_qc) begin
         gq_rd_ptr_reg <= gq_rd_ptr_reg + 1'b1;
     end
+    gq_ready_reg <= (gq_wr_ptr_reg + {{GQ_AW{1'b0}}, b3_valid_reg}) != (gq_rd_ptr_reg + {{GQ_AW{1'b0}}, move_qc});
 
     pkt_ready_reg <= gq_used < GQ_DEPTH - 1 && rf_used_a < RF_DEPTH - 1;
 
@@ -417,6 +419,7 @@ always @(posedge clk) begin
         gqd_wr_ptr_reg <= {GQ_AW+1{1'b0}};
         gq_wr_ptr_reg <= {GQ_AW+1{1'b0}};
         gq_rd_ptr_reg <= {GQ_AW+1{1'b0}};
+        gq_ready_reg <= 1'b0;
         a_valid_reg <= 1'b0;
         b_valid_reg <= 1'b0;
         b2_valid_reg <= 1'b0;
@@ -463,6 +466,8 @@ reg [WORD_ADDR_W-1:0] rf_wa_mem [0:RF_DEPTH-1];
 reg [NW_W-1:0]        rf_nwords_mem [0:RF_DEPTH-1];
 reg [NW_W-1:0]        rf_nb_m1_mem [0:RF_DEPTH-1];
 reg                   rf_zero_mem [0:RF_DEPTH-1];
+reg                   rf_one_mem [0:RF_DEPTH-1];     // one aligned word
+reg                   rf_dnz_mem [0:RF_DEPTH-1];     // delta != 0
 reg [SEG_W-1:0]       rf_delta_mem [0:RF_DEPTH-1];
 reg                   rf_c_mem [0:RF_DEPTH-1];
 reg                   rf_need1_last_mem [0:RF_DEPTH-1];
@@ -479,14 +484,21 @@ wire rf_sh_empty = rf_rd_ptr_reg == rf_sh_ptr_reg;
 wire [WORD_ADDR_W-1:0] rd_cmd_wa = rf_wa_mem[rf_rd_ptr_reg[RF_AW-1:0]];
 wire [NW_W-1:0]        rd_cmd_nwords = rf_nwords_mem[rf_rd_ptr_reg[RF_AW-1:0]];
 
-wire             sh_cmd_zero = rf_zero_mem[rf_sh_ptr_reg[RF_AW-1:0]];
-wire [NW_W-1:0]  sh_cmd_nb_m1 = rf_nb_m1_mem[rf_sh_ptr_reg[RF_AW-1:0]];
-wire [SEG_W-1:0] sh_cmd_delta = rf_delta_mem[rf_sh_ptr_reg[RF_AW-1:0]];
-wire             sh_cmd_c = rf_c_mem[rf_sh_ptr_reg[RF_AW-1:0]];
-wire             sh_cmd_need1_last = rf_need1_last_mem[rf_sh_ptr_reg[RF_AW-1:0]];
+// the shifter's command: a registered copy of the entry at its pointer,
+// refreshed every cycle (an entry is written at least two cycles before the
+// shifter may use it: the reader has to start it first)
+reg              sh_cmd_zero = 1'b0;
+reg [NW_W-1:0]   sh_cmd_nb_m1 = {NW_W{1'b0}};
+reg              sh_cmd_one = 1'b0;
+reg              sh_cmd_dnz = 1'b0;
+reg [SEG_W-1:0]  sh_cmd_delta = {SEG_W{1'b0}};
+reg              sh_cmd_c = 1'b0;
+reg              sh_cmd_need1_last = 1'b0;
+reg [RF_AW:0]    rf_sh_ptr1_reg = {{RF_AW{1'b0}}, 1'b1};   // rf_sh_ptr_reg + 1
 
 wire rf_rd_pop;
 wire rf_sh_pop;
+wire [RF_AW-1:0] sh_ptr_next = rf_sh_pop ? rf_sh_ptr1_reg[RF_AW-1:0] : rf_sh_ptr_reg[RF_AW-1:0];
 
 always @(posedge clk) begin
     if (a_valid_reg) begin
@@ -494,6 +506,8 @@ always @(posedge clk) begin
         rf_nwords_mem[rf_wr_ptr_reg[RF_AW-1:0]] <= a_nwords;
         rf_nb_m1_mem[rf_wr_ptr_reg[RF_AW-1:0]] <= a_nb_m1;
         rf_zero_mem[rf_wr_ptr_reg[RF_AW-1:0]] <= a_zero;
+        rf_one_mem[rf_wr_ptr_reg[RF_AW-1:0]] <= a_nb_m1 == {NW_W{1'b0}};
+        rf_dnz_mem[rf_wr_ptr_reg[RF_AW-1:0]] <= a_delta != {SEG_W{1'b0}};
         rf_delta_mem[rf_wr_ptr_reg[RF_AW-1:0]] <= a_delta;
         rf_c_mem[rf_wr_ptr_reg[RF_AW-1:0]] <= a_c;
         rf_need1_last_mem[rf_wr_ptr_reg[RF_AW-1:0]] <= a_need1_last;
@@ -503,12 +517,21 @@ always @(posedge clk) begin
         rf_rd_ptr_reg <= rf_rd_ptr_reg + 1'b1;
     end
     if (rf_sh_pop) begin
-        rf_sh_ptr_reg <= rf_sh_ptr_reg + 1'b1;
+        rf_sh_ptr_reg <= rf_sh_ptr1_reg;
+        rf_sh_ptr1_reg <= rf_sh_ptr1_reg + 1'b1;
     end
+    sh_cmd_zero <= rf_zero_mem[sh_ptr_next];
+    sh_cmd_nb_m1 <= rf_nb_m1_mem[sh_ptr_next];
+    sh_cmd_one <= rf_one_mem[sh_ptr_next];
+    sh_cmd_dnz <= rf_dnz_mem[sh_ptr_next];
+    sh_cmd_delta <= rf_delta_mem[sh_ptr_next];
+    sh_cmd_c <= rf_c_mem[sh_ptr_next];
+    sh_cmd_need1_last <= rf_need1_last_mem[sh_ptr_next];
     if (rst) begin
         rf_wr_ptr_reg <= {RF_AW+1{1'b0}};
         rf_rd_ptr_reg <= {RF_AW+1{1'b0}};
         rf_sh_ptr_reg <= {RF_AW+1{1'b0}};
+        rf_sh_ptr1_reg <= {{RF_AW{1'b0}}, 1'b1};
     end
 end
 
@@ -518,7 +541,10 @@ end
 reg [DATA_W-1:0] wb_mem [0:WB_DEPTH-1];
 reg [WB_AW-1:0]  wb_wr_ptr_reg = {WB_AW{1'b0}};
 reg [WB_AW-1:0]  wb_rd_ptr_reg = {WB_AW{1'b0}};
+reg [WB_AW-1:0]  wb_rd_ptr1_reg = {{WB_AW-1{1'b0}}, 1'b1};   // wb_rd_ptr_reg + 1
 reg [WB_AW:0]    wb_count_reg = {WB_AW+1{1'b0}};
+reg              wb_ge1_reg = 1'b0;     // at least one word
+reg              wb_ge2_reg = 1'b0;     // at least two words
 
 reg [WORD_ADDR_W-1:0] ram_rd_addr_reg = {WORD_ADDR_W{1'b0}};
 reg                   ram_rd_en_reg = 1'b0;
@@ -580,7 +606,10 @@ always @(posedge clk) begin
         wb_wr_ptr_reg <= wb_wr_ptr_reg + 1'b1;
     end
     wb_rd_ptr_reg <= wb_rd_ptr_reg + {{WB_AW-2{1'b0}}, sh_pop_n};
+    wb_rd_ptr1_reg <= wb_rd_ptr1_reg + {{WB_AW-2{1'b0}}, sh_pop_n};
     wb_count_reg <= wb_count_after;
+    wb_ge1_reg <= wb_count_after != {WB_AW+1{1'b0}};
+    wb_ge2_reg <= wb_count_after > {{WB_AW{1'b0}}, 1'b1};
 
     if (rst) begin
         ram_rd_en_reg <= 1'b0;
@@ -590,7 +619,10 @@ always @(posedge clk) begin
         done_p2_reg <= 1'b0;
         wb_wr_ptr_reg <= {WB_AW{1'b0}};
         wb_rd_ptr_reg <= {WB_AW{1'b0}};
+        wb_rd_ptr1_reg <= {{WB_AW-1{1'b0}}, 1'b1};
         wb_count_reg <= {WB_AW+1{1'b0}};
+        wb_ge1_reg <= 1'b0;
+        wb_ge2_reg <= 1'b0;
     end
 end
 
@@ -602,32 +634,43 @@ reg [DATA_W-1:0] af_mem [0:AF_DEPTH-1];
 reg [AF_AW:0]    af_wr_ptr_reg = {AF_AW+1{1'b0}};
 reg [AF_AW:0]    af_rd_ptr_reg = {AF_AW+1{1'b0}};
 
-wire af_full = af_wr_ptr_reg == (af_rd_ptr_reg ^ {1'b1, {AF_AW{1'b0}}});
-wire af_empty = af_wr_ptr_reg == af_rd_ptr_reg;
+// fill level (including the word in the shifter's output register) and
+// registered full / empty flags (timing); empty counts written words only
+reg  [AF_AW:0] af_count_reg = {AF_AW+1{1'b0}};
+reg  [AF_AW:0] af_wcount_reg = {AF_AW+1{1'b0}};
+reg            af_full_reg = 1'b0;
+reg            af_empty_reg = 1'b1;
+
+reg [DATA_W-1:0] sh_out_reg = {DATA_W{1'b0}};
+reg              sh_out_valid_reg = 1'b0;
+wire af_full = af_full_reg;
+wire af_empty = af_empty_reg;
 wire [DATA_W-1:0] af_head = af_mem[af_rd_ptr_reg[AF_AW-1:0]];
 wire af_pop;
+wire sh_fire;
+wire [AF_AW:0] af_count_next = af_count_reg + {{AF_AW{1'b0}}, sh_fire} - {{AF_AW{1'b0}}, af_pop};
 
 reg            sh_start_reg = 1'b1;            // next output is j = 0
 reg [NW_W-1:0] sh_left_reg = {NW_W{1'b0}};     // outputs after this one (j > 0)
+reg            sh_left_zero_reg = 1'b0;        // sh_left_reg == 0
 
 wire [NW_W-1:0] sh_left = sh_start_reg ? sh_cmd_nb_m1 : sh_left_reg;
 wire sh_zero = sh_cmd_zero;
-wire sh_last = sh_left == {NW_W{1'b0}};
+wire sh_last = sh_start_reg ? sh_cmd_one : sh_left_zero_reg;
 wire sh_virt0 = sh_start_reg && sh_cmd_c;
 wire sh_need0 = !sh_virt0;
-wire sh_need1 = sh_last ? sh_cmd_need1_last : (sh_cmd_delta != {SEG_W{1'b0}});
-wire [1:0] sh_need_n = {1'b0, sh_need0} + {1'b0, sh_need1};
-wire sh_have = wb_count_reg >= {{WB_AW-1{1'b0}}, sh_need_n};
+wire sh_need1 = sh_last ? sh_cmd_need1_last : sh_cmd_dnz;
+wire sh_have = (sh_need0 && sh_need1) ? wb_ge2_reg : ((sh_need0 || sh_need1) ? wb_ge1_reg : 1'b1);
 
 wire sh_skip = !rf_sh_empty && sh_zero;
-wire sh_fire = !rf_sh_empty && !sh_zero && sh_have && !af_full;
+assign sh_fire = !rf_sh_empty && !sh_zero && sh_have && !af_full;
 assign rf_sh_pop = sh_skip || (sh_fire && sh_last);
 assign sh_pop_n = !sh_fire ? 2'd0 :
                   sh_last ? ({1'b0, sh_need0} + {1'b0, sh_cmd_need1_last}) :
                   {1'b0, sh_need0};
 
 wire [DATA_W-1:0] wb_w0 = wb_mem[wb_rd_ptr_reg];
-wire [DATA_W-1:0] wb_w1 = wb_mem[wb_rd_ptr_reg + 1'b1];
+wire [DATA_W-1:0] wb_w1 = wb_mem[wb_rd_ptr1_reg];
 wire [DATA_W-1:0] sh_win0 = sh_virt0 ? {DATA_W{1'b0}} : wb_w0;
 wire [DATA_W-1:0] sh_win1 = sh_virt0 ? wb_w0 : wb_w1;
 wire [SEG_W+3:0]  sh_rsh = {1'b0, sh_cmd_delta, 3'b000};
@@ -635,18 +678,36 @@ wire [SEG_W+3:0]  sh_lsh = DATA_W_SH - sh_rsh;
 wire [DATA_W-1:0] sh_data = (sh_win0 >> sh_rsh) | (sh_win1 << sh_lsh);
 
 always @(posedge clk) begin
+    sh_out_valid_reg <= sh_fire;
     if (sh_fire) begin
-        af_mem[af_wr_ptr_reg[AF_AW-1:0]] <= sh_data;
+        sh_out_reg <= sh_data;
+    end
+    if (sh_out_valid_reg) begin
+        af_mem[af_wr_ptr_reg[AF_AW-1:0]] <= sh_out_reg;
         af_wr_ptr_reg <= af_wr_ptr_reg + 1'b1;
+    end
+    if (sh_fire) begin
         sh_start_reg <= sh_last;
         sh_left_reg <= sh_left - 1'b1;
+        sh_left_zero_reg <= sh_left == {{NW_W-1{1'b0}}, 1'b1};
     end
     if (af_pop) begin
         af_rd_ptr_reg <= af_rd_ptr_reg + 1'b1;
     end
+    af_count_reg <= af_count_next;
+    af_full_reg <= (sh_fire && !af_pop) ? af_count_reg == AF_DEPTH - 1 :
+                   (!sh_fire && af_pop) ? 1'b0 : af_full_reg;
+    af_wcount_reg <= af_wcount_reg + {{AF_AW{1'b0}}, sh_out_valid_reg} - {{AF_AW{1'b0}}, af_pop};
+    af_empty_reg <= (!sh_out_valid_reg && af_pop) ? af_wcount_reg == {{AF_AW{1'b0}}, 1'b1} :
+                    (sh_out_valid_reg && !af_pop) ? 1'b0 : af_empty_reg;
     if (rst) begin
         af_wr_ptr_reg <= {AF_AW+1{1'b0}};
         af_rd_ptr_reg <= {AF_AW+1{1'b0}};
+        af_count_reg <= {AF_AW+1{1'b0}};
+        af_wcount_reg <= {AF_AW+1{1'b0}};
+        sh_out_valid_reg <= 1'b0;
+        af_full_reg <= 1'b0;
+        af_empty_reg <= 1'b1;
         sh_start_reg <= 1'b1;
     end
 end
@@ -685,20 +746,19 @@ wire [HMAX*8-1:0] hdr_be = {
 };
 
 // little-endian byte order (frame byte f in bits [8f+7:8f]), padded
-reg [NHBP*DATA_W-1:0] hdr_le;
+reg [NHB*DATA_W-1:0] hdr_le;
 integer hb;
 
 always @* begin
-    hdr_le = {NHBP*DATA_W{1'b0}};
+    hdr_le = {NHB*DATA_W{1'b0}};
     for (hb = 0; hb < HMAX; hb = hb + 1) begin
         hdr_le[hb*8 +: 8] = hdr_be[(HMAX-1-hb)*8 +: 8];
     end
 end
 
-reg [PW-1:0] pos_reg = {PW{1'b0}};    // frame position of the current beat
-
-wire [PW-1:0] pos_beat = pos_reg >> SEG_W;
-wire [31:0]   pos_beat32 = {{32-PW{1'b0}}, pos_beat};
+// beat index of the current beat, one-hot while in the header (all zero
+// after it)
+reg [NHB-1:0] g_oh_reg = {{NHB-1{1'b0}}, 1'b1};
 
 wire [BL-1:0] g_hdr_m = therm(hdr_rem_reg);
 wire [BL-1:0] g_pay_m = therm(pay_rem_reg) & ~g_hdr_m;
@@ -707,7 +767,7 @@ wire [BL-1:0] g_keep = therm(frm_rem_reg);
 wire [BL-1:0] g_icrc_m = g_keep & ~g_dat_m;
 
 wire g_need_pay = g_need_pay_reg;
-wire g_first = pos_reg == {PW{1'b0}};
+wire g_first = g_oh_reg[0];
 wire g_last = g_last_reg;
 wire g_crc_valid = !dat_rem_reg[PW-1] && dat_rem_reg != {PW{1'b0}};
 wire g_crc_last = g_crc_valid && dat_rem_reg <= BL_PW;
@@ -717,7 +777,15 @@ wire g_need_pay_next = c_has_pay_reg && !pay_rem_reg[PW-1] && pay_rem_reg > BL_P
                        (hdr_rem_reg[PW-1] || hdr_rem_reg < BL2_PW);
 wire g_last_next = frm_rem_reg <= BL2_PW;
 
-wire [DATA_W-1:0] g_hdr_data = hdr_le[pos_beat[HBI_W-1:0]*DATA_W +: DATA_W];
+reg [DATA_W-1:0] g_hdr_data;
+integer ob;
+
+always @* begin
+    g_hdr_data = {DATA_W{1'b0}};
+    for (ob = 0; ob < NHB; ob = ob + 1) begin
+        g_hdr_data = g_hdr_data | (hdr_le[ob*DATA_W +: DATA_W] & {DATA_W{g_oh_reg[ob]}});
+    end
+end
 wire [DATA_W-1:0] g_data = (g_hdr_data & bytes_to_bits(g_hdr_m)) | (af_head & bytes_to_bits(g_pay_m));
 
 // what the CRC sees: substitutions in the first NSUB bytes
@@ -729,7 +797,7 @@ always @* begin
     g_sub_m = {BL{1'b0}};
     g_sub_v = {DATA_W{1'b0}};
     for (sb = 0; sb < NSB; sb = sb + 1) begin
-        if (pos_beat32 == sb) begin
+        if (g_oh_reg[sb]) begin
             g_sub_m = SUB_M[sb*BL +: BL];
             g_sub_v = SUB_V[sb*DATA_W +: DATA_W];
         end
@@ -773,7 +841,7 @@ always @(posedge clk) begin
         gr_crc_valid_reg <= g_crc_valid;
         gr_crc_last_reg <= g_crc_last;
         gr_valid_reg <= 1'b1;
-        pos_reg <= g_last ? {PW{1'b0}} : pos_reg + BL_PW;
+        g_oh_reg <= g_oh_reg << 1;
         hdr_rem_reg <= hdr_rem_reg - BL_PW;
         pay_rem_reg <= pay_rem_reg - BL_PW;
         dat_rem_reg <= dat_rem_reg - BL_PW;
@@ -789,10 +857,11 @@ always @(posedge clk) begin
         frm_rem_reg <= {{PW-14{1'b0}}, q_frm_end};
         g_need_pay_reg <= q_need_pay0;
         g_last_reg <= q_last0;
+        g_oh_reg <= {{NHB-1{1'b0}}, 1'b1};
     end
     if (rst) begin
         gr_valid_reg <= 1'b0;
-        pos_reg <= {PW{1'b0}};
+        g_oh_reg <= {{NHB-1{1'b0}}, 1'b1};
     end
 end
 
@@ -820,7 +889,9 @@ reg [31:0]    cf_mem [0:CF_DEPTH-1];
 reg [CF_AW:0] cf_wr_ptr_reg = {CF_AW+1{1'b0}};
 reg [CF_AW:0] cf_rd_ptr_reg = {CF_AW+1{1'b0}};
 
-wire cf_empty = cf_wr_ptr_reg == cf_rd_ptr_reg;
+reg  [CF_AW:0] cf_count_reg = {CF_AW+1{1'b0}};
+reg  cf_empty_reg = 1'b1;
+wire cf_empty = cf_empty_reg;
 wire [31:0] cf_head = cf_mem[cf_rd_ptr_reg[CF_AW-1:0]];
 wire cf_pop;
 
@@ -834,7 +905,12 @@ always @(posedge clk) begin
     if (cf_pop) begin
         cf_rd_ptr_reg <= cf_rd_ptr_reg + 1'b1;
     end
+    cf_count_reg <= cf_count_reg + {{CF_AW{1'b0}}, crc_out_valid} - {{CF_AW{1'b0}}, cf_pop};
+    cf_empty_reg <= (!crc_out_valid && cf_pop) ? cf_count_reg == {{CF_AW{1'b0}}, 1'b1} :
+                    (crc_out_valid && !cf_pop) ? 1'b0 : cf_empty_reg;
     if (rst) begin
+        cf_count_reg <= {CF_AW+1{1'b0}};
+        cf_empty_reg <= 1'b1;
         cf_wr_ptr_reg <= {CF_AW+1{1'b0}};
         cf_rd_ptr_reg <= {CF_AW+1{1'b0}};
     end
@@ -853,8 +929,10 @@ reg              bf_last_mem [0:BF_DEPTH-1];
 reg [BF_AW:0] bf_wr_ptr_reg = {BF_AW+1{1'b0}};
 reg [BF_AW:0] bf_rd_ptr_reg = {BF_AW+1{1'b0}};
 
-assign bf_full = bf_wr_ptr_reg == (bf_rd_ptr_reg ^ {1'b1, {BF_AW{1'b0}}});
-wire bf_empty = bf_wr_ptr_reg == bf_rd_ptr_reg;
+reg  bf_full_reg = 1'b0;
+reg  bf_empty_reg = 1'b1;
+assign bf_full = bf_full_reg;
+wire bf_empty = bf_empty_reg;
 // the output's lead: at least GAP beats in the FIFO (registered)
 reg            bf_gap_ok_reg = 1'b0;
 reg [BF_AW:0]  bf_count_reg = {BF_AW+1{1'b0}};
@@ -883,6 +961,10 @@ always @(posedge clk) begin
         bf_rd_ptr_reg <= bf_rd_ptr_reg + 1'b1;
     end
     bf_count_reg <= bf_count_next;
+    bf_full_reg <= (bf_push && !bf_pop) ? bf_count_reg == BF_DEPTH - 1 :
+                   (!bf_push && bf_pop) ? 1'b0 : bf_full_reg;
+    bf_empty_reg <= (!bf_push && bf_pop) ? bf_count_reg == {{BF_AW{1'b0}}, 1'b1} :
+                    (bf_push && !bf_pop) ? 1'b0 : bf_empty_reg;
     bf_gap_ok_reg <= (bf_push && !bf_pop) ? bf_count_reg >= GAP_BF - 1'b1 :
                      (!bf_push && bf_pop) ? bf_count_reg >= GAP_BF + 1'b1 :
                      bf_count_reg >= GAP_BF;
@@ -890,6 +972,8 @@ always @(posedge clk) begin
         bf_wr_ptr_reg <= {BF_AW+1{1'b0}};
         bf_rd_ptr_reg <= {BF_AW+1{1'b0}};
         bf_count_reg <= {BF_AW+1{1'b0}};
+        bf_full_reg <= 1'b0;
+        bf_empty_reg <= 1'b1;
         bf_gap_ok_reg <= 1'b0;
     end
 end

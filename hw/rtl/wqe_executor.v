@@ -138,7 +138,8 @@ module wqe_executor #(
 
     output wire                   err_valid,
     output wire [7:0]             err_code,
-    output wire [15:0]            err_qn
+    output wire [15:0]            err_qn,
+    output wire                   stat_ack_drop      // an ACK/NAK for PSNs never sent, ignored
 );
 
 localparam BEAT_BYTES = DATA_W / 8;
@@ -417,6 +418,14 @@ wire [3:0] c_head = ost_head_mem[c_qpn_reg];
 wire [3:0] c_tail = ost_tail_mem[c_qpn_reg];
 wire [137:0] c_entry = ost_mem[{c_qpn_reg, c_head[2:0]}];
 wire [23:0] c_entry_psn = c_entry[25:2];
+// an ACK may cover [una - 1, next - 1]; a NAK must name a PSN in [una, next)
+wire [23:0] c_outstanding = sq_psn_mem[c_qpn_reg] - una_mem[c_qpn_reg];
+wire [23:0] c_ack_off = c_psn_reg - una_mem[c_qpn_reg] + 24'd1;
+wire [23:0] c_nak_off = c_psn_reg - una_mem[c_qpn_reg];
+wire c_ack_ok = c_ack_off <= c_outstanding;
+wire c_nak_ok = c_nak_off < c_outstanding;
+reg c_drop_reg = 1'b0;
+assign stat_ack_drop = c_drop_reg;
 wire c_covered = (c_limit_reg - c_entry_psn) < 24'h800000;   // entry's last PSN <= limit
 
 assign acq_qpn = c_qpn_reg;
@@ -446,6 +455,7 @@ always @(posedge clk) begin
     err_valid_reg <= 1'b0;
     x_set_err_reg <= 1'b0;
     c_set_err_reg <= 1'b0;
+    c_drop_reg <= 1'b0;
 
     // ---------------------------------------------------------- executor
     case (state_reg)
@@ -621,7 +631,11 @@ always @(posedge clk) begin
         end
         C_EVAL: begin
             c_error_reg <= 1'b0;
-            if (c_syn_reg[6:5] == 2'b00) begin
+            if (c_syn_reg[6:5] == 2'b00 ? !c_ack_ok : !c_nak_ok) begin
+                // claims PSNs this QP never sent (or a stale NAK): ignored
+                c_drop_reg <= 1'b1;
+                c_state_reg <= C_IDLE;
+            end else if (c_syn_reg[6:5] == 2'b00) begin
                 // ACK: everything up to this PSN arrived
                 if ((c_psn_reg - una_mem[c_qpn_reg]) < 24'h800000) begin
                     una_mem[c_qpn_reg] <= c_psn_reg + 24'd1;

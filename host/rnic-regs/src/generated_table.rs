@@ -1391,7 +1391,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 readable: true,
                 writable: false,
                 reset: None,
-                desc: "Packets dropped by the transport: PSN out of sequence or duplicate (re-ACKed, not executed).",
+                desc: "Packets dropped by the transport: PSN out of sequence or duplicate (re-ACKed, not executed), and ACKs/NAKs naming PSNs never sent.",
                 fields: &[
                     FieldDesc {
                         name: "value",

@@ -15,12 +15,12 @@ pub use _root::components::blk_type_r_type_52490004 as blk_type;
 pub use _root::components::blk_version_r_ver_10000 as blk_version;
 pub use _root::components::ro_word_r_desc_07acaaee as rx_drop_qp;
 pub use _root::components::ro_word_r_desc_17d7fd68 as rx_drop_nobuf;
+pub use _root::components::ro_word_r_desc_8724ccef as rx_drop_psn;
 pub use _root::components::ro_word_r_desc_8ed008ae as rx_drop_icrc;
 pub use _root::components::ro_word_r_desc_9eeb7db7 as rx_drop_malformed;
 pub use _root::components::ro_word_r_desc_a0883e0c as rx_nak;
 pub use _root::components::ro_word_r_desc_a3aab092 as rx_frames;
 pub use _root::components::ro_word_r_desc_ae78065b as tx_frames;
-pub use _root::components::ro_word_r_desc_b3f7e3e9 as rx_drop_psn;
 
 /// port
 ///
@@ -236,12 +236,12 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> PortBlock<'io, IO> {
 
     /// rx_drop_psn
     ///
-    /// Packets dropped by the transport: PSN out of sequence or duplicate (re-ACKed, not executed).
+    /// Packets dropped by the transport: PSN out of sequence or duplicate (re-ACKed, not executed), and ACKs/NAKs naming PSNs never sent.
     #[inline(always)]
     #[must_use]
     pub const fn rx_drop_psn(
         &self,
-    ) -> peakrdl_rust::reg::Reg<'io, rx_drop_psn::RoWordR_desc_b3f7e3e9, IO> {
+    ) -> peakrdl_rust::reg::Reg<'io, rx_drop_psn::RoWordR_desc_8724ccef, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x38).cast(), self.io)
         }
