@@ -17,6 +17,10 @@ use crate::devices::{self, DeviceArgs};
 pub enum BenchCmd {
     /// Local DMA copy throughput over message sizes.
     Copy(CopyArgs),
+    /// RDMA WRITE bandwidth between two NICs over message sizes (ib_write_bw).
+    WriteBw(WriteBwArgs),
+    /// WRITE_WITH_IMM latency, doorbell to remote CQE (ib_write_lat, one way).
+    WriteLat(WriteLatArgs),
 }
 
 #[derive(Args)]
@@ -64,8 +68,12 @@ struct Row {
 pub fn run(cmd: &BenchCmd) -> Result<ExitCode> {
     match cmd {
         BenchCmd::Copy(a) => copy(a),
+        BenchCmd::WriteBw(a) => crate::bench_rdma::write_bw(a),
+        BenchCmd::WriteLat(a) => crate::bench_rdma::write_lat(a),
     }
 }
+
+pub use crate::bench_rdma::{WriteBwArgs, WriteLatArgs};
 
 fn copy(a: &CopyArgs) -> Result<ExitCode> {
     if a.sizes.is_empty() || a.sizes.contains(&0) {

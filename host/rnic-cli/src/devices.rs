@@ -33,8 +33,9 @@ fn parse_data_w(s: &str) -> std::result::Result<u32, String> {
     }
 }
 
-/// Opens the device named by `args` (the simulator for now).
-pub fn open(args: &DeviceArgs, cfg: SimConfig) -> Result<Nic<SimDevice>> {
+/// Checks that `args` names a device this build can drive (the simulator
+/// for now).
+pub fn require_sim(args: &DeviceArgs) -> Result<()> {
     if args.device != "sim" {
         let known = find_boards();
         if known.iter().any(|b| b.address == args.device) {
@@ -45,6 +46,12 @@ pub fn open(args: &DeviceArgs, cfg: SimConfig) -> Result<Nic<SimDevice>> {
         }
         bail!("no such device: {} (see `rnic list`)", args.device);
     }
+    Ok(())
+}
+
+/// Opens the device named by `args` (the simulator for now).
+pub fn open(args: &DeviceArgs, cfg: SimConfig) -> Result<Nic<SimDevice>> {
+    require_sim(args)?;
     let dev = SimDevice::new(SimConfig {
         data_w: args.data_w,
         seed: args.seed,

@@ -21,16 +21,28 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
     let nic = devices::open(&a.dev, SimConfig::default())?;
     let id = nic.id();
     let blocks = rnic_regs::discover(nic.device())?;
-    let verbs: Vec<&str> = [(0, "local_dma_copy")]
-        .iter()
-        .filter(|(b, _)| id.verbs >> b & 1 == 1)
-        .map(|(_, n)| *n)
-        .collect();
-    let caps: Vec<&str> = [(0, "msi"), (1, "debug_cqe_ro")]
-        .iter()
-        .filter(|(b, _)| id.caps >> b & 1 == 1)
-        .map(|(_, n)| *n)
-        .collect();
+    let verbs: Vec<&str> = [
+        (0, "local_dma_copy"),
+        (1, "rdma_write"),
+        (2, "rdma_write_with_imm"),
+        (3, "send"),
+        (4, "send_with_imm"),
+    ]
+    .iter()
+    .filter(|(b, _)| id.verbs >> b & 1 == 1)
+    .map(|(_, n)| *n)
+    .collect();
+    let caps: Vec<&str> = [
+        (0, "msi"),
+        (1, "debug_cqe_ro"),
+        (2, "debug_early_cqe"),
+        (3, "debug_bypass"),
+        (4, "cqe_flush"),
+    ]
+    .iter()
+    .filter(|(b, _)| id.caps >> b & 1 == 1)
+    .map(|(_, n)| *n)
+    .collect();
     let version = format!(
         "{}.{}.{}",
         id.build_version >> 24,

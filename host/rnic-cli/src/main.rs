@@ -4,8 +4,10 @@
 //! lost or duplicate completion), 2 usage or setup error.
 
 mod bench;
+mod bench_rdma;
 mod devices;
 mod info;
+mod local_copy;
 mod torture;
 
 use std::process::ExitCode;

@@ -1,383 +1,353 @@
-//! `rnic torture`: the data-before-completion torture test.
-//!
-//! Until the RoCE transport lands, the work requests are local DMA copies:
-//! each message copies a per-message pattern into a destination buffer and
-//! the host checks every byte of it at the instant it sees the CQE. The
-//! root-complex model reorders Relaxed-Ordering writes, so a CQE that could
-//! pass its data (`--break cqe-ro`) is caught.
+//! `rnic torture`: the data-before-completion torture test (DESIGN section
+//! 7) over RoCEv2 RC between two simulated NICs (the `rnic-torture`
+//! crate), or, with `--transport local-copy`, on local DMA copies of one NIC.
 
 use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-use rnic_device::{Device, DmaBuffer};
-use rnic_driver::{CompletionQueue, CopyWr, Cqe, Nic, SendQueue, WcStatus};
-use rnic_sim::{SimConfig, SimDevice};
-use serde::Serialize;
+use rnic_sim::RootComplexConfig;
+use rnic_torture::sim::{self, Evidence, SimOpts};
+use rnic_torture::{Break, Config, Report};
 
 use crate::devices::{self, DeviceArgs};
+use crate::local_copy;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Break {
-    /// CQEs carry Relaxed Ordering (RO=1) and may pass their payload.
-    CqeRo,
+pub enum Transport {
+    /// RoCEv2 Reliable Connection between two NICs over a fabric.
+    Rc,
+    /// Local DMA copies on one NIC (no network).
+    LocalCopy,
+}
+
+fn break_parser() -> impl TypedValueParser<Value = Break> {
+    PossibleValuesParser::new(["cqe-ro", "early-cqe", "bypass"])
+        .map(|s| s.parse::<Break>().expect("listed value"))
 }
 
 #[derive(Args)]
 pub struct TortureArgs {
     #[command(flatten)]
     pub dev: DeviceArgs,
-    /// Messages to send in all.
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, value_enum, default_value = "rc")]
+    pub transport: Transport,
+    /// Messages to send in all (each: --writes-per-imm WRITEs and one
+    /// WRITE_WITH_IMM).
+    #[arg(long, default_value_t = Config::default().messages)]
     pub messages: u64,
-    /// Queues used at once.
-    #[arg(long, default_value_t = 4)]
+    /// Queue pairs used at once.
+    #[arg(long, default_value_t = Config::default().qps)]
     pub qps: u32,
-    /// Smallest message in bytes.
-    #[arg(long, default_value_t = 1)]
+    /// Smallest buffer in bytes.
+    #[arg(long, default_value_t = Config::default().min_size)]
     pub min_size: u32,
-    /// Largest message in bytes.
-    #[arg(long, default_value_t = 16384)]
+    /// Largest buffer in bytes.
+    #[arg(long, default_value_t = Config::default().max_size)]
     pub max_size: u32,
-    /// Messages in flight per queue.
-    #[arg(long, default_value_t = 8)]
+    /// RDMA WRITEs before the WRITE_WITH_IMM of each message.
+    #[arg(long, default_value_t = Config::default().writes_per_imm)]
+    pub writes_per_imm: u32,
+    /// Messages in flight per QP.
+    #[arg(long, default_value_t = Config::default().window)]
     pub window: u32,
+    /// Path MTU in bytes (256, 512, 1024, 2048, 4096).
+    #[arg(long, default_value_t = Config::default().mtu.bytes())]
+    pub mtu: u32,
+    /// Fabric profile: ideal, lossy, reorder, hostile, spray-K.
+    #[arg(long, default_value = "ideal")]
+    pub fabric: String,
     /// Break one layer of the ordering contract on purpose.
-    #[arg(long, value_enum)]
-    pub r#break: Option<Break>,
-    /// Write an FST waveform of the whole run.
+    #[arg(long = "break", value_parser = break_parser())]
+    pub brk: Option<Break>,
+    /// Order CQEs behind their data by a flush read instead of RO=0.
     #[arg(long)]
-    pub wave: Option<std::path::PathBuf>,
-    /// Print one JSON object instead of a summary.
+    pub flush: bool,
+    /// Cycles without a completion after which a busy QP's completions
+    /// count as lost.
+    #[arg(long, default_value_t = Config::default().watchdog)]
+    pub watchdog: u64,
+    /// Write the frames on the wire before the first failure (the last
+    /// --pcap-window frames; at the end of a clean run) here; `.pcapng`
+    /// adds each frame's fate.
+    #[arg(long)]
+    pub pcap: Option<PathBuf>,
+    /// Frames kept for --pcap.
+    #[arg(long, default_value_t = 256)]
+    pub pcap_window: usize,
+    /// On a failure, replay the run and write FST waveforms (x.nic0.fst,
+    /// x.nic1.fst) of the --wave-window cycles before the first failure.
+    #[arg(long)]
+    pub wave: Option<PathBuf>,
+    /// Cycles of waveform before the first failure.
+    #[arg(long, default_value_t = 20_000)]
+    pub wave_window: u64,
+    /// Print every failure as it is counted (up to this many) on stderr.
+    #[arg(long, default_value_t = 0)]
+    pub show_failures: u64,
+    /// Print one JSON object (deterministic for a seed) instead of a summary.
     #[arg(long)]
     pub json: bool,
+    /// Add wall time and simulated cycles per second (to the JSON too).
+    #[arg(long)]
+    pub timing: bool,
 }
 
-#[derive(Serialize, Default, Debug)]
-pub struct Report {
-    pub seed: u64,
-    pub data_w: u32,
-    pub messages: u64,
-    pub bytes: u64,
-    pub violations: u64,
-    pub corruptions: u64,
-    pub lost_completions: u64,
-    pub duplicate_completions: u64,
-    pub out_of_order_completions: u64,
-    pub error_completions: u64,
-    pub cycles: u64,
-    pub transport: &'static str,
-    pub fabric: &'static str,
-    #[serde(rename = "break")]
-    pub broken: Option<&'static str>,
-    pub first_failure: Option<String>,
+/// Checks that `p` can be written by creating it now (a one-line error
+/// otherwise).
+fn check_writable(flag: &str, p: &Path) -> Result<()> {
+    std::fs::File::create(p)
+        .map(drop)
+        .map_err(|e| anyhow!("cannot write {flag} {}: {e}", p.display()))
 }
 
-impl Report {
-    fn failed(&self) -> bool {
-        self.violations
-            + self.corruptions
-            + self.lost_completions
-            + self.duplicate_completions
-            + self.out_of_order_completions
-            + self.error_completions
-            > 0
-    }
+fn config(a: &TortureArgs) -> Result<Config> {
+    let cfg = Config {
+        seed: a.dev.seed,
+        messages: a.messages,
+        qps: a.qps,
+        min_size: a.min_size,
+        max_size: a.max_size,
+        writes_per_imm: a.writes_per_imm,
+        window: a.window,
+        mtu: rnic_torture::mtu_from_bytes(a.mtu)?,
+        brk: a.brk,
+        flush: a.flush,
+        watchdog: a.watchdog,
+        ..Config::default()
+    };
+    cfg.validate()?;
+    Ok(cfg)
 }
 
-struct Slot {
-    msg: u64,
-    len: usize,
-    dst_off: usize,
-}
-
-struct Queue {
-    sq: SendQueue,
-    cq: CompletionQueue,
-    src: DmaBuffer,
-    dst: DmaBuffer,
-    slots: Vec<Option<Slot>>,
-    posted: u64,
-    completed: u64,
-}
-
-/// Byte `i` of message `msg` on queue `q` of run `seed`.
-fn pattern(seed: u64, q: u32, msg: u64, i: usize) -> u8 {
-    let mut x = seed ^ (u64::from(q) << 48) ^ msg.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    x = x.wrapping_add((i as u64 / 8).wrapping_mul(0xBF58_476D_1CE4_E5B9));
-    x ^= x >> 31;
-    x = x.wrapping_mul(0x94D0_49BB_1331_11EB);
-    (x >> ((i % 8) * 8)) as u8
-}
-
-pub fn validate(a: &TortureArgs) -> Result<()> {
-    if a.qps == 0 {
-        bail!("--qps must be at least 1");
-    }
-    if a.min_size == 0 {
-        bail!("--min-size must be at least 1 byte");
-    }
-    if a.max_size < a.min_size {
-        bail!(
-            "--max-size ({}) is below --min-size ({})",
-            a.max_size,
-            a.min_size
-        );
-    }
-    if a.max_size > 16 << 20 {
-        bail!("--max-size is limited to 16 MiB");
-    }
-    if a.window == 0 || a.window > 256 {
-        bail!("--window must be 1..256");
-    }
-    Ok(())
-}
-
-/// The command line that reproduces this run.
-fn repro(a: &TortureArgs) -> String {
+/// The command line that reproduces a run.
+pub fn repro(a: &TortureArgs) -> String {
     let mut s = format!(
-        "cargo run --release --bin rnic -- torture --seed {} --data-w {} --messages {} --qps {} --min-size {} --max-size {} --window {}",
-        a.dev.seed, a.dev.data_w, a.messages, a.qps, a.min_size, a.max_size, a.window
+        "cargo run --release --bin rnic -- torture --seed {} --data-w {} --fabric {} --messages {} --qps {} --min-size {} --max-size {} --writes-per-imm {} --window {} --mtu {} --watchdog {}",
+        a.dev.seed,
+        a.dev.data_w,
+        a.fabric,
+        a.messages,
+        a.qps,
+        a.min_size,
+        a.max_size,
+        a.writes_per_imm,
+        a.window,
+        a.mtu,
+        a.watchdog
     );
-    if let Some(Break::CqeRo) = a.r#break {
-        s.push_str(" --break cqe-ro");
+    if let Some(b) = a.brk {
+        s.push_str(&format!(" --break {b}"));
+    }
+    if a.flush {
+        s.push_str(" --flush");
     }
     s
 }
 
 pub fn run(a: &TortureArgs) -> Result<ExitCode> {
-    validate(a)?;
-    let cfg = SimConfig {
-        wave: a.wave.clone(),
-        ..SimConfig::default()
-    };
-    let nic = devices::open(&a.dev, cfg)?;
-    if nic.id().num_queues < a.qps {
-        bail!(
-            "the NIC has {} queues; --qps {} is too many",
-            nic.id().num_queues,
-            a.qps
-        );
+    devices::require_sim(&a.dev)?;
+    if a.transport == Transport::LocalCopy {
+        return run_local_copy(a);
     }
-    let started = Instant::now();
-    let report = torture(&nic, a)?;
-    let wall = started.elapsed().as_secs_f64();
-    if a.json {
-        println!("{}", serde_json::to_string(&report)?);
-    } else {
-        println!(
-            "torture: {} messages, {} bytes on {} queues, DATA_W={} seed={}",
-            report.messages, report.bytes, a.qps, report.data_w, report.seed
-        );
-        println!(
-            "  violations {}  corruptions {}  lost {}  duplicate {}  out-of-order {}  error CQEs {}",
-            report.violations,
-            report.corruptions,
-            report.lost_completions,
-            report.duplicate_completions,
-            report.out_of_order_completions,
-            report.error_completions
-        );
-        println!(
-            "  {} simulated cycles in {:.1} s ({:.0} cycles/s)",
-            report.cycles,
-            wall,
-            report.cycles as f64 / wall.max(1e-9)
-        );
-        println!("  {}", if report.failed() { "FAILED" } else { "clean" });
+    let cfg = config(a)?;
+    sim::fabric(&a.fabric)?;
+    if let Some(p) = &a.pcap {
+        check_writable("--pcap", p)?;
     }
-    if report.failed() {
-        if let Some(f) = &report.first_failure {
-            eprintln!("first failure: {f}");
+    if let Some(p) = &a.wave {
+        for i in 0..2 {
+            let f = sim::wave_path(p, i);
+            check_writable("--wave", &f)?;
+            let _ = std::fs::remove_file(&f);
         }
-        eprintln!("reproduce with: {}", repro(a));
-        return Ok(ExitCode::from(1));
     }
-    Ok(ExitCode::SUCCESS)
-}
-
-fn torture(nic: &Nic<SimDevice>, a: &TortureArgs) -> Result<Report> {
-    let dev = nic.device();
-    if let Some(Break::CqeRo) = a.r#break {
-        nic.set_break_cqe_ro(true)?;
-    }
-    let seed = a.dev.seed;
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x7074_6f72_7475_7265);
-    let stride = (a.max_size as usize + 64 + 4095) & !4095;
-    let window = a.window as usize;
-    let mut queues = Vec::new();
-    for _ in 0..a.qps {
-        let mut cq = nic.create_cq(256)?;
-        let sq = nic.create_sq(256, &mut cq)?;
-        let src = dev.alloc_dma(stride * window).context("source buffers")?;
-        let dst = dev
-            .alloc_dma(stride * window)
-            .context("destination buffers")?;
-        queues.push(Queue {
-            sq,
-            cq,
-            src,
-            dst,
-            slots: (0..window).map(|_| None).collect(),
-            posted: 0,
-            completed: 0,
-        });
-    }
-    let mut rep = Report {
-        seed,
+    let opts = SimOpts {
         data_w: a.dev.data_w,
-        transport: "local-copy",
-        fabric: "none",
-        broken: a.r#break.map(|_| "cqe-ro"),
-        ..Report::default()
+        seed: a.dev.seed,
+        fabric: a.fabric.clone(),
+        root_complex: RootComplexConfig::default(),
+        pcap_window: if a.pcap.is_some() { a.pcap_window } else { 0 },
+        ..SimOpts::default()
+    };
+    let ev = Evidence {
+        pcap: a.pcap.clone(),
+        wave: None,
+        stop_on_failure: false,
     };
     let bar = if !a.json && std::io::stderr().is_terminal() {
         let b = ProgressBar::new(a.messages);
         b.set_style(
-            ProgressStyle::with_template("{bar:40} {pos}/{len} msgs {per_sec} {msg}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} messages ({per_sec}, eta {eta}) {msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         b
     } else {
         ProgressBar::hidden()
     };
-    let start_cycle = dev.now();
-    let mut issued = 0u64;
-    let mut done = 0u64;
-    let mut cqes: Vec<Cqe> = Vec::new();
-    // A watchdog in simulated time: far above any healthy message latency.
-    let watchdog_cycles = 2_000_000u64 + 64 * u64::from(a.max_size);
-    let mut last_progress = dev.now();
-    while done < a.messages {
-        // Post: each queue fills its free slots.
-        for (qi, q) in queues.iter_mut().enumerate() {
-            let mut posted = false;
-            for s in 0..window {
-                if issued >= a.messages || q.slots[s].is_some() {
-                    continue;
-                }
-                let len = rng.gen_range(a.min_size..=a.max_size) as usize;
-                let src_off = s * stride + rng.gen_range(0..64);
-                let dst_off = s * stride + rng.gen_range(0..64);
-                let msg = q.posted;
-                let data: Vec<u8> = (0..len).map(|i| pattern(seed, qi as u32, msg, i)).collect();
-                q.src.write(src_off, &data);
-                // Old bytes in the destination must differ from the new ones.
-                let stale: Vec<u8> = data.iter().map(|b| !b).collect();
-                q.dst.write(dst_off, &stale);
-                nic.post_copy(
-                    &mut q.sq,
-                    &CopyWr {
-                        wr_id: (msg << 8) | s as u64,
-                        src: q.src.bus_addr() + src_off as u64,
-                        dst: q.dst.bus_addr() + dst_off as u64,
-                        length: len as u32,
-                    },
-                )?;
-                q.slots[s] = Some(Slot { msg, len, dst_off });
-                q.posted += 1;
-                issued += 1;
-                posted = true;
-            }
-            if posted {
-                nic.ring_sq(&q.sq)?;
-            }
+    let started = Instant::now();
+    let mut last = u64::MAX;
+    let mut progress = |now: u64, checked: u64| {
+        if checked != last {
+            last = checked;
+            bar.set_position(checked);
+            bar.set_message(format!("cycle {now}"));
         }
-        // Poll: check every byte at the moment the CQE is seen.
-        let mut any = false;
-        for (qi, q) in queues.iter_mut().enumerate() {
-            cqes.clear();
-            nic.poll_cq(&mut q.cq, 64, &mut cqes)?;
-            for c in &cqes {
-                any = true;
-                let s = (c.wr_id & 0xff) as usize;
-                let msg = c.wr_id >> 8;
-                let Some(slot) = q.slots.get_mut(s).and_then(Option::take) else {
-                    rep.duplicate_completions += 1;
-                    rep.first_failure.get_or_insert(format!(
-                        "queue {qi}: completion for an idle slot {s} (msg {msg})"
-                    ));
-                    continue;
-                };
-                if slot.msg != msg {
-                    rep.duplicate_completions += 1;
-                    rep.first_failure.get_or_insert(format!(
-                        "queue {qi}: CQE names msg {msg}, slot holds msg {}",
-                        slot.msg
-                    ));
-                }
-                if msg != q.completed {
-                    rep.out_of_order_completions += 1;
-                    rep.first_failure.get_or_insert(format!(
-                        "queue {qi}: msg {msg} completed before msg {}",
-                        q.completed
-                    ));
-                }
-                q.completed += 1;
-                done += 1;
-                bar.inc(1);
-                if c.status != WcStatus::Success {
-                    rep.error_completions += 1;
-                    rep.first_failure.get_or_insert(format!(
-                        "queue {qi}: msg {msg} completed with {:?}",
-                        c.status
-                    ));
-                    continue;
-                }
-                rep.messages += 1;
-                rep.bytes += slot.len as u64;
-                let got = q.dst.to_vec(slot.dst_off, slot.len);
-                let bad = (0..slot.len).find(|&i| got[i] != pattern(seed, qi as u32, msg, i));
-                if let Some(i) = bad {
-                    // Stale now; after the host side drains, is it right?
-                    for _ in 0..4096 {
-                        dev.idle();
-                    }
-                    let later = q.dst.to_vec(slot.dst_off, slot.len);
-                    if (0..slot.len).all(|j| later[j] == pattern(seed, qi as u32, msg, j)) {
-                        rep.violations += 1;
-                        rep.first_failure.get_or_insert(format!(
-                            "queue {qi}: CQE of msg {msg} ({} B) seen at cycle {} while byte {i} was still stale",
-                            slot.len,
-                            dev.now()
-                        ));
-                    } else {
-                        rep.corruptions += 1;
-                        rep.first_failure.get_or_insert(format!(
-                            "queue {qi}: msg {msg} has wrong bytes from byte {i}"
-                        ));
-                    }
-                }
-            }
+    };
+    let mut shown = 0;
+    let show = a.show_failures;
+    let bar2 = bar.clone();
+    let mut log = |f: &rnic_torture::Failure| {
+        if shown < show {
+            shown += 1;
+            bar2.suspend(|| {
+                eprintln!(
+                    "{} at cycle {} QP {} message {}: {}",
+                    f.kind, f.cycle, f.qp, f.msg, f.detail
+                )
+            });
         }
-        if any {
-            last_progress = dev.now();
-        } else {
-            dev.idle();
-            if dev.now() - last_progress > watchdog_cycles {
-                rep.lost_completions = issued - done;
-                rep.first_failure.get_or_insert(format!(
-                    "no completion for {watchdog_cycles} cycles with {} messages outstanding",
-                    issued - done
-                ));
-                break;
-            }
-        }
-    }
+    };
+    let out = sim::run_torture(&opts, &cfg, &ev, &mut progress, &mut log).context("torture run")?;
     bar.finish_and_clear();
-    rep.cycles = dev.now() - start_cycle;
-    if !dev.iommu_faults().is_empty() || !dev.model_errors().is_empty() {
-        rep.corruptions += (dev.iommu_faults().len() + dev.model_errors().len()) as u64;
-        rep.first_failure.get_or_insert(format!(
-            "root complex saw {} IOMMU faults and {} malformed TLPs",
-            dev.iommu_faults().len(),
-            dev.model_errors().len()
-        ));
+    let wall = started.elapsed().as_secs_f64();
+    let mut rep = out.report;
+    if a.timing {
+        rep.wall_seconds = Some(wall);
+        rep.cycles_per_second = Some(rep.cycles as f64 / wall.max(1e-9));
     }
-    Ok(rep)
+    if a.json {
+        println!("{}", serde_json::to_string(&rep)?);
+    } else {
+        print_summary(&rep, wall);
+    }
+    if let Some((n, at_failure)) = out.pcap_frames {
+        if let Some(p) = &a.pcap {
+            eprintln!(
+                "pcap: {n} frames {} written to {}",
+                if at_failure {
+                    "before the first failure"
+                } else {
+                    "at the end of the run (no failure)"
+                },
+                p.display()
+            );
+        }
+    }
+    if !rep.failed() {
+        if a.wave.is_some() {
+            eprintln!("wave: no failure, no waveform written");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(f) = &rep.first_failure {
+        eprintln!(
+            "first failure ({}) at cycle {} on QP {} (QPN {} -> {}), message {}, after {} messages: {}",
+            f.kind, f.cycle, f.qp, f.qpn_send, f.qpn_recv, f.msg, f.messages_before, f.detail
+        );
+    }
+    eprintln!("reproduce with: {}", repro(a));
+    if let (Some(w), Some(f)) = (&a.wave, &rep.first_failure) {
+        let from = f.cycle.saturating_sub(a.wave_window);
+        eprintln!(
+            "wave: replaying seed {} to trace cycles {from}..{} ...",
+            a.dev.seed, f.cycle
+        );
+        let ev = Evidence {
+            pcap: None,
+            wave: Some((w.clone(), from)),
+            stop_on_failure: true,
+        };
+        let replay =
+            sim::run_torture(&opts, &cfg, &ev, &mut |_, _| {}, &mut |_| {}).context("replay")?;
+        let same = replay
+            .report
+            .first_failure
+            .as_ref()
+            .map(|g| (g.cycle, g.qp, g.msg))
+            == Some((f.cycle, f.qp, f.msg));
+        for p in &replay.wave_files {
+            eprintln!("wave: {}", p.display());
+        }
+        if !same {
+            eprintln!(
+                "wave: WARNING: the replay's first failure differs ({:?}): the run is not deterministic",
+                replay.report.first_failure
+            );
+        }
+    }
+    Ok(ExitCode::from(1))
+}
+
+fn print_summary(r: &Report, wall: f64) {
+    println!(
+        "rnic torture: {} over fabric {}, DATA_W={}, seed {}{}{}",
+        r.transport,
+        r.fabric,
+        r.data_w,
+        r.seed,
+        r.brk
+            .as_ref()
+            .map(|b| format!(", BREAK {b}"))
+            .unwrap_or_default(),
+        if r.flush { ", flush mode" } else { "" }
+    );
+    println!(
+        "  {} QPs x {} messages in flight; message = {} WRITE + 1 WRITE_WITH_IMM of {}..{} B; PMTU {}",
+        r.qps, r.window, r.writes_per_imm, r.min_size, r.max_size, r.mtu
+    );
+    println!(
+        "  messages {} of {}   bytes {}",
+        r.messages, r.messages_requested, r.bytes
+    );
+    println!(
+        "  ordering violations {} ({} stale bytes)   corruptions {}   lost {}   duplicate {}   out-of-order {}   error CQEs {}{}",
+        r.violations,
+        r.stale_bytes,
+        r.corruptions,
+        r.lost_completions,
+        r.duplicate_completions,
+        r.out_of_order_completions,
+        r.error_completions,
+        if r.abandoned_messages > 0 {
+            format!("   abandoned {}", r.abandoned_messages)
+        } else {
+            String::new()
+        }
+    );
+    println!(
+        "  {} simulated cycles in {wall:.1} s ({:.0} cycles/s)",
+        r.cycles,
+        r.cycles as f64 / wall.max(1e-9)
+    );
+    println!("  {}", if r.failed() { "FAILED" } else { "clean" });
+}
+
+fn run_local_copy(a: &TortureArgs) -> Result<ExitCode> {
+    let brk = match a.brk {
+        None => None,
+        Some(Break::CqeRo) => Some(local_copy::Break::CqeRo),
+        Some(b) => bail!("--break {b} needs the network; --transport local-copy knows cqe-ro only"),
+    };
+    if a.fabric != "ideal" || a.flush || a.pcap.is_some() {
+        bail!("--transport local-copy takes no --fabric, --flush or --pcap");
+    }
+    local_copy::run(&local_copy::TortureArgs {
+        dev: a.dev.clone(),
+        messages: a.messages,
+        qps: a.qps,
+        min_size: a.min_size,
+        max_size: a.max_size,
+        window: a.window,
+        r#break: brk,
+        wave: a.wave.clone(),
+        json: a.json,
+    })
 }

@@ -1,0 +1,320 @@
+//! `rnic bench write-bw` and `rnic bench write-lat`: perftest-style
+//! (`ib_write_bw`, `ib_write_lat`) measurements between two simulated NICs,
+//! in simulated cycles (deterministic for a seed), with Gb/s at the
+//! simulated clock and the simulator's own speed.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use rnic_device::Device;
+use rnic_sim::RootComplexConfig;
+use rnic_torture::perf::{self, BwOpts, LatOpts};
+use rnic_torture::sim::{self, SimOpts, SimPair};
+use serde::Serialize;
+
+use crate::devices::{self, DeviceArgs};
+
+#[derive(Args)]
+pub struct WriteBwArgs {
+    #[command(flatten)]
+    pub dev: DeviceArgs,
+    /// Message sizes in bytes.
+    #[arg(long, value_delimiter = ',', default_values_t = vec![64u32, 256, 1024, 4096, 16384, 65536, 262144, 1048576])]
+    pub sizes: Vec<u32>,
+    /// Bytes to move per size (at least --min-iters messages).
+    #[arg(long, default_value_t = 2 << 20)]
+    pub bytes: u64,
+    /// Fewest messages per size.
+    #[arg(long, default_value_t = 32)]
+    pub min_iters: u64,
+    /// Queue pairs.
+    #[arg(long, default_value_t = 1)]
+    pub qps: u32,
+    /// WRITEs in flight per QP (perftest's --tx-depth).
+    #[arg(long, default_value_t = 16)]
+    pub window: u32,
+    /// Path MTU in bytes (256..4096).
+    #[arg(long, default_value_t = 4096)]
+    pub mtu: u32,
+    /// Fabric profile.
+    #[arg(long, default_value = "ideal")]
+    pub fabric: String,
+    /// One JSON object per row.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct WriteLatArgs {
+    #[command(flatten)]
+    pub dev: DeviceArgs,
+    /// Message sizes in bytes.
+    #[arg(long, value_delimiter = ',', default_values_t = vec![64u32, 1024, 4096])]
+    pub sizes: Vec<u32>,
+    /// Iterations per size.
+    #[arg(long, default_value_t = 200)]
+    pub iters: u32,
+    /// Path MTU in bytes (256..4096).
+    #[arg(long, default_value_t = 4096)]
+    pub mtu: u32,
+    /// Fabric profile.
+    #[arg(long, default_value = "ideal")]
+    pub fabric: String,
+    /// One JSON object per row.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct BwRow {
+    test: &'static str,
+    transport: &'static str,
+    fabric: String,
+    data_w: u32,
+    mtu: u32,
+    msg_size: u32,
+    qps: u32,
+    window: u32,
+    messages: u64,
+    bytes: u64,
+    cycles: u64,
+    clock_mhz: f64,
+    gbps: f64,
+    bits_per_cycle: f64,
+    /// Payload bits / (DATA_W x cycles).
+    efficiency: f64,
+    /// The most the framing allows: payload bits over the DATA_W beats of
+    /// the frames (no inter-frame gap in the simulated MAC).
+    wire_max_efficiency: f64,
+    /// `efficiency / wire_max_efficiency`.
+    of_wire_max: f64,
+    /// Frames and bytes NIC 0 sent (as its MAC counted them).
+    wire_frames: u64,
+    wire_bytes: u64,
+    sim_cycles_per_sec: f64,
+}
+
+#[derive(Serialize)]
+struct LatRow {
+    test: &'static str,
+    transport: &'static str,
+    fabric: String,
+    data_w: u32,
+    mtu: u32,
+    msg_size: u32,
+    iterations: u32,
+    bytes: u64,
+    cycles: u64,
+    clock_mhz: f64,
+    gbps: f64,
+    lat_min_cycles: u64,
+    lat_median_cycles: u64,
+    lat_max_cycles: u64,
+    lat_mean_cycles: f64,
+    lat_median_ns: f64,
+    sim_cycles_per_sec: f64,
+}
+
+fn pair(dev: &DeviceArgs, fabric: &str, idle_cycles: u64) -> Result<SimPair> {
+    devices::require_sim(dev)?;
+    sim::fabric(fabric)?;
+    SimPair::new(&SimOpts {
+        data_w: dev.data_w,
+        seed: dev.seed,
+        fabric: fabric.to_string(),
+        root_complex: RootComplexConfig::bench(),
+        pcap_window: 0,
+        idle_cycles,
+    })
+    .context("starting the simulated NIC pair")
+}
+
+fn check_sizes(sizes: &[u32]) -> Result<()> {
+    if sizes.is_empty() || sizes.contains(&0) {
+        bail!("--sizes needs positive sizes");
+    }
+    if sizes.iter().any(|&s| s > 64 << 20) {
+        bail!("--sizes: at most 64 MiB");
+    }
+    Ok(())
+}
+
+pub fn write_bw(a: &WriteBwArgs) -> Result<ExitCode> {
+    check_sizes(&a.sizes)?;
+    let mtu = rnic_torture::mtu_from_bytes(a.mtu)?;
+    if a.qps == 0 || a.window == 0 || a.window > 4096 {
+        bail!("--qps must be at least 1 and --window 1..=4096");
+    }
+    devices::require_sim(&a.dev)?;
+    sim::fabric(&a.fabric)?;
+    if !a.json {
+        println!(
+            "{:>9} {:>6} {:>11} {:>10} {:>8} {:>7} {:>8} {:>8} {:>8} {:>11}",
+            "size",
+            "msgs",
+            "bytes",
+            "cycles",
+            "Gb/s",
+            "b/cyc",
+            "eff",
+            "wire max",
+            "of max",
+            "sim cyc/s"
+        );
+    }
+    let mut clock = 0.0;
+    for &size in &a.sizes {
+        let p = pair(&a.dev, &a.fabric, 16)?;
+        let messages = (a.bytes / u64::from(size)).max(a.min_iters);
+        let mac0 = p.world.mac_stats(0);
+        let wall = Instant::now();
+        let r = perf::write_bw(
+            &p.a,
+            p.addrs[0],
+            &p.b,
+            p.addrs[1],
+            &BwOpts {
+                msg_size: size,
+                messages,
+                qps: a.qps,
+                window: a.window,
+                mtu,
+                watchdog: 5_000_000,
+            },
+        )
+        .with_context(|| format!("write_bw of {size} B"))?;
+        let secs = wall.elapsed().as_secs_f64();
+        let mac1 = p.world.mac_stats(0);
+        clock = p.a.device().clock_mhz();
+        let bpc = r.bytes as f64 * 8.0 / r.cycles as f64;
+        let eff = bpc / f64::from(a.dev.data_w);
+        let (wmax, _) = perf::wire_efficiency(u64::from(size), a.mtu, a.dev.data_w, 0);
+        let row = BwRow {
+            test: "write_bw",
+            transport: "rc",
+            fabric: a.fabric.clone(),
+            data_w: a.dev.data_w,
+            mtu: a.mtu,
+            msg_size: size,
+            qps: a.qps,
+            window: a.window,
+            messages: r.messages,
+            bytes: r.bytes,
+            cycles: r.cycles,
+            clock_mhz: clock,
+            gbps: bpc * clock / 1000.0,
+            bits_per_cycle: bpc,
+            efficiency: eff,
+            wire_max_efficiency: wmax,
+            of_wire_max: eff / wmax,
+            wire_frames: mac1.tx_frames - mac0.tx_frames,
+            wire_bytes: mac1.tx_bytes - mac0.tx_bytes,
+            sim_cycles_per_sec: r.cycles as f64 / secs.max(1e-9),
+        };
+        if a.json {
+            println!("{}", serde_json::to_string(&row)?);
+        } else {
+            println!(
+                "{:>9} {:>6} {:>11} {:>10} {:>8.2} {:>7.2} {:>7.1}% {:>7.1}% {:>7.1}% {:>11.0}",
+                row.msg_size,
+                row.messages,
+                row.bytes,
+                row.cycles,
+                row.gbps,
+                row.bits_per_cycle,
+                row.efficiency * 100.0,
+                row.wire_max_efficiency * 100.0,
+                row.of_wire_max * 100.0,
+                row.sim_cycles_per_sec
+            );
+        }
+    }
+    if !a.json {
+        println!(
+            "(DATA_W={}, clock {clock} MHz, PMTU {} B, {} QP(s) x {} WRITEs in flight, fabric {}; eff = payload bits / (DATA_W x cycles); wire max = payload share of the frames' DATA_W beats with Eth 14 + IPv4 20 + UDP 8 + BTH 12 + RETH 16 (first packet) + ICRC 4, no inter-frame gap)",
+            a.dev.data_w, a.mtu, a.qps, a.window, a.fabric
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn write_lat(a: &WriteLatArgs) -> Result<ExitCode> {
+    check_sizes(&a.sizes)?;
+    let mtu = rnic_torture::mtu_from_bytes(a.mtu)?;
+    if a.iters == 0 {
+        bail!("--iters must be at least 1");
+    }
+    devices::require_sim(&a.dev)?;
+    sim::fabric(&a.fabric)?;
+    if !a.json {
+        println!(
+            "{:>9} {:>6} {:>8} {:>8} {:>8} {:>9} {:>10} {:>11}",
+            "size", "iters", "min", "median", "max", "mean", "median ns", "sim cyc/s"
+        );
+    }
+    let mut clock = 0.0;
+    for &size in &a.sizes {
+        // Poll every cycle: the latency is exact to the cycle.
+        let p = pair(&a.dev, &a.fabric, 1)?;
+        let wall = Instant::now();
+        let r = perf::write_lat(
+            &p.a,
+            p.addrs[0],
+            &p.b,
+            p.addrs[1],
+            &LatOpts {
+                msg_size: size,
+                iterations: a.iters,
+                mtu,
+                watchdog: 5_000_000,
+            },
+        )
+        .with_context(|| format!("write_lat of {size} B"))?;
+        let secs = wall.elapsed().as_secs_f64();
+        clock = p.a.device().clock_mhz();
+        let bytes = u64::from(a.iters) * u64::from(size);
+        let row = LatRow {
+            test: "write_lat",
+            transport: "rc",
+            fabric: a.fabric.clone(),
+            data_w: a.dev.data_w,
+            mtu: a.mtu,
+            msg_size: size,
+            iterations: a.iters,
+            bytes,
+            cycles: r.cycles,
+            clock_mhz: clock,
+            gbps: bytes as f64 * 8.0 / r.cycles as f64 * clock / 1000.0,
+            lat_min_cycles: r.min,
+            lat_median_cycles: r.median,
+            lat_max_cycles: r.max,
+            lat_mean_cycles: r.mean,
+            lat_median_ns: r.median as f64 * 1000.0 / clock,
+            sim_cycles_per_sec: r.cycles as f64 / secs.max(1e-9),
+        };
+        if a.json {
+            println!("{}", serde_json::to_string(&row)?);
+        } else {
+            println!(
+                "{:>9} {:>6} {:>8} {:>8} {:>8} {:>9.1} {:>10.1} {:>11.0}",
+                row.msg_size,
+                row.iterations,
+                row.lat_min_cycles,
+                row.lat_median_cycles,
+                row.lat_max_cycles,
+                row.lat_mean_cycles,
+                row.lat_median_ns,
+                row.sim_cycles_per_sec
+            );
+        }
+    }
+    if !a.json {
+        println!(
+            "(cycles from the WRITE_WITH_IMM's doorbell to the receiver's poll seeing its CQE; DATA_W={}, clock {clock} MHz, PMTU {} B, fabric {} (one-way path delay included))",
+            a.dev.data_w, a.mtu, a.fabric
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,246 @@
+//! The `rnic` binary: exit statuses, one-line errors, reproducible JSON,
+//! caught break switches, and the evidence files of a failure.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn rnic(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rnic"))
+        .args(args)
+        .output()
+        .expect("run rnic")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rnic-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+/// Exit status 2 and exactly one line on stderr, mentioning `want`.
+fn usage_error(args: &[&str], want: &str) {
+    let o = rnic(args);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+    assert_eq!(
+        e.trim_end().lines().count(),
+        1,
+        "{args:?}: not one line: {e}"
+    );
+    assert!(e.contains(want), "{args:?}: {e}");
+    assert!(!e.contains("panicked"), "{e}");
+}
+
+#[test]
+fn bad_input_is_a_one_line_error_with_status_2() {
+    usage_error(
+        &["torture", "--min-size", "100", "--max-size", "10"],
+        "--max-size (10) is below --min-size (100)",
+    );
+    usage_error(&["torture", "--qps", "0"], "--qps must be at least 1");
+    usage_error(
+        &["torture", "--fabric", "bogus"],
+        "valid profiles: ideal, lossy, reorder, hostile, spray-K",
+    );
+    usage_error(
+        &["torture", "--pcap", "/nonexistent-dir/x/y.pcap"],
+        "cannot write --pcap /nonexistent-dir/x/y.pcap",
+    );
+    usage_error(
+        &["torture", "--wave", "/nonexistent-dir/x/y.fst"],
+        "cannot write --wave",
+    );
+    usage_error(
+        &["torture", "--device", "0000:99:00.0"],
+        "no such device: 0000:99:00.0",
+    );
+    usage_error(&["torture", "--mtu", "1000"], "--mtu 1000");
+    usage_error(
+        &["bench", "write-bw", "--fabric", "spray-0"],
+        "valid profiles",
+    );
+    usage_error(
+        &["bench", "write-lat", "--device", "nope"],
+        "no such device",
+    );
+    // clap's own errors: status 2 as well
+    let o = rnic(&["torture", "--break", "everything"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = rnic(&["torture", "--messages", "many"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn clean_run_exits_0_and_json_is_reproducible() {
+    let args = [
+        "torture",
+        "--messages",
+        "40",
+        "--qps",
+        "2",
+        "--seed",
+        "5",
+        "--json",
+    ];
+    let a = rnic(&args);
+    let b = rnic(&args);
+    assert_eq!(a.status.code(), Some(0), "{}", stderr(&a));
+    assert_eq!(b.status.code(), Some(0));
+    assert_eq!(a.stdout, b.stdout, "same seed, same JSON");
+    let out = String::from_utf8_lossy(&a.stdout);
+    assert_eq!(out.trim_end().lines().count(), 1, "one JSON object: {out}");
+    for key in [
+        "\"seed\":5",
+        "\"messages\":40",
+        "\"bytes\":",
+        "\"violations\":0",
+        "\"corruptions\":0",
+        "\"lost_completions\":0",
+        "\"duplicate_completions\":0",
+        "\"out_of_order_completions\":0",
+        "\"error_completions\":0",
+        "\"cycles\":",
+        "\"transport\":\"rc\"",
+        "\"fabric\":\"ideal\"",
+        "\"break\":null",
+    ] {
+        assert!(out.contains(key), "{key} missing in {out}");
+    }
+    assert!(!out.contains("wall"), "wall time only with --timing: {out}");
+}
+
+#[test]
+fn break_switch_fails_with_repro_and_evidence() {
+    let pcap = tmp("fail.pcapng");
+    let wave = tmp("fail.fst");
+    let o = rnic(&[
+        "torture",
+        "--messages",
+        "30",
+        "--break",
+        "early-cqe",
+        "--pcap",
+        pcap.to_str().unwrap(),
+        "--wave",
+        wave.to_str().unwrap(),
+        "--wave-window",
+        "2000",
+        "--json",
+    ]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("\"violations\":") && !out.contains("\"violations\":0"),
+        "{out}"
+    );
+    assert!(e.contains("first failure (violation)"), "{e}");
+    let repro = e
+        .lines()
+        .find_map(|l| l.strip_prefix("reproduce with: "))
+        .unwrap_or_else(|| panic!("no repro line: {e}"));
+    assert!(
+        repro.contains("--break early-cqe") && repro.contains("--seed 1"),
+        "{repro}"
+    );
+    assert!(e.contains("before the first failure"), "{e}");
+    assert!(
+        std::fs::metadata(&pcap).unwrap().len() > 100,
+        "pcap written"
+    );
+    assert!(
+        !e.contains("WARNING"),
+        "replay must reproduce the failure: {e}"
+    );
+    for i in 0..2 {
+        let f = rnic_torture::sim::wave_path(&wave, i);
+        assert!(
+            std::fs::metadata(&f).map(|m| m.len()).unwrap_or(0) > 1000,
+            "{} written",
+            f.display()
+        );
+    }
+    // The reproduction command (run through the binary) fails the same way.
+    let mut args: Vec<&str> = repro
+        .split_whitespace()
+        .skip_while(|w| *w != "--")
+        .skip(1)
+        .collect();
+    args.push("--json");
+    let again = rnic(&args);
+    assert_eq!(again.status.code(), Some(1));
+    assert_eq!(again.stdout, o.stdout);
+}
+
+#[test]
+fn local_copy_transport_still_works() {
+    let o = rnic(&[
+        "torture",
+        "--transport",
+        "local-copy",
+        "--messages",
+        "40",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = rnic(&[
+        "torture",
+        "--transport",
+        "local-copy",
+        "--messages",
+        "200",
+        "--break",
+        "cqe-ro",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+}
+
+#[test]
+fn bench_rows_are_json() {
+    let o = rnic(&[
+        "bench",
+        "write-bw",
+        "--sizes",
+        "4096",
+        "--bytes",
+        "65536",
+        "--min-iters",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    for key in [
+        "\"test\":\"write_bw\"",
+        "\"transport\":\"rc\"",
+        "\"fabric\":\"ideal\"",
+        "\"msg_size\":4096",
+        "\"bytes\":65536",
+        "\"cycles\":",
+        "\"clock_mhz\":",
+        "\"gbps\":",
+        "\"wire_max_efficiency\":",
+    ] {
+        assert!(out.contains(key), "{key} missing in {out}");
+    }
+    let o = rnic(&[
+        "bench",
+        "write-lat",
+        "--sizes",
+        "64",
+        "--iters",
+        "10",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("\"test\":\"write_lat\"") && out.contains("\"lat_median_cycles\":"),
+        "{out}"
+    );
+}

@@ -1,0 +1,201 @@
+//! Connecting RC queue pairs between two verbs contexts: what two hosts
+//! would exchange out of band (QPN, PSN, MAC, IP), done in one process.
+//!
+//! Generic over [`Device`]: the two contexts can be two NICs of one
+//! simulated world ([`crate::sim`]) or two boards cabled back to back.
+
+use std::net::Ipv4Addr;
+
+use rnic_device::Device;
+use rnic_verbs::{
+    AccessFlags, AhAttr, CompletionQueue, Context, Mtu, ProtectionDomain, QpAttr, QpAttrMask,
+    QpCap, QpInitAttr, QpState, QpType, QueuePair,
+};
+
+use crate::Result;
+
+/// A port's own addresses (set with [`Context::set_port_addr`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortAddr {
+    pub mac: [u8; 6],
+    pub ip: Ipv4Addr,
+}
+
+/// The addresses the simulated pair uses: NIC 0 (requester side) and NIC 1.
+pub const DEFAULT_ADDRS: [PortAddr; 2] = [
+    PortAddr {
+        mac: [0x02, 0, 0, 0, 0, 0xA1],
+        ip: Ipv4Addr::new(10, 0, 0, 1),
+    },
+    PortAddr {
+        mac: [0x02, 0, 0, 0, 0, 0xB2],
+        ip: Ipv4Addr::new(10, 0, 0, 2),
+    },
+];
+
+/// Settings of the connections.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnOpts {
+    pub mtu: Mtu,
+    /// Send work requests per QP (rounded up to a power of two).
+    pub sq_depth: u32,
+    /// Receive work requests per QP (0: no receive queue).
+    pub rq_depth: u32,
+}
+
+/// One end of a connection as the other end needs to know it.
+#[derive(Debug, Clone, Copy)]
+pub struct Remote {
+    pub qpn: u32,
+    pub psn: u32,
+    pub addr: PortAddr,
+}
+
+/// Moves `qp` RESET -> INIT -> RTR -> RTS towards `peer`; `sq_psn` is the
+/// first PSN this QP sends, `peer.psn` the first it expects.
+pub fn bring_up<D: Device>(
+    qp: &mut QueuePair<D>,
+    mtu: Mtu,
+    peer: &Remote,
+    sq_psn: u32,
+) -> Result<()> {
+    type M = QpAttrMask;
+    qp.modify(
+        &QpAttr {
+            qp_state: QpState::Init,
+            pkey_index: 0,
+            port_num: 1,
+            qp_access_flags: AccessFlags::REMOTE_WRITE,
+            ..Default::default()
+        },
+        M::STATE | M::PKEY_INDEX | M::PORT | M::ACCESS_FLAGS,
+    )?;
+    qp.modify(
+        &QpAttr {
+            qp_state: QpState::Rtr,
+            path_mtu: mtu,
+            dest_qp_num: peer.qpn,
+            rq_psn: peer.psn,
+            ah_attr: AhAttr {
+                dmac: peer.addr.mac,
+                dip: peer.addr.ip,
+                // RoCEv2 entropy: one UDP source port per flow, so a
+                // multipath fabric spreads QPs over its paths.
+                udp_sport: 0xC000 | (peer.qpn as u16 & 0x3fff),
+            },
+            max_dest_rd_atomic: 0,
+            min_rnr_timer: 12,
+            ..Default::default()
+        },
+        M::STATE
+            | M::AV
+            | M::PATH_MTU
+            | M::DEST_QPN
+            | M::RQ_PSN
+            | M::MAX_DEST_RD_ATOMIC
+            | M::MIN_RNR_TIMER,
+    )?;
+    qp.modify(
+        &QpAttr {
+            qp_state: QpState::Rts,
+            sq_psn,
+            timeout: 14,
+            retry_cnt: 7,
+            rnr_retry: 7,
+            max_rd_atomic: 0,
+            ..Default::default()
+        },
+        M::STATE | M::SQ_PSN | M::TIMEOUT | M::RETRY_CNT | M::RNR_RETRY | M::MAX_QP_RD_ATOMIC,
+    )?;
+    Ok(())
+}
+
+fn create_qp<D: Device>(
+    ctx: &Context<D>,
+    pd: &ProtectionDomain<D>,
+    send_cq: &CompletionQueue<D>,
+    recv_cq: &CompletionQueue<D>,
+    o: &ConnOpts,
+) -> Result<QueuePair<D>> {
+    Ok(ctx.create_qp(
+        pd,
+        &QpInitAttr {
+            send_cq,
+            recv_cq,
+            cap: QpCap {
+                max_send_wr: o.sq_depth,
+                max_recv_wr: o.rq_depth,
+                max_send_sge: 1,
+                max_recv_sge: 1,
+            },
+            qp_type: QpType::Rc,
+            sq_sig_all: false,
+        },
+    )?)
+}
+
+/// One RC connection: `send` lives on context A (the requester side of the
+/// workload), `recv` on context B.
+pub struct QpPair<D: Device> {
+    pub send: QueuePair<D>,
+    pub recv: QueuePair<D>,
+}
+
+/// The two sides of `n` connections: one PD and one CQ per side, shared by
+/// every QP of that side (A's CQ takes send completions, B's CQ receive
+/// completions).
+pub struct Connections<D: Device> {
+    pub pd_a: ProtectionDomain<D>,
+    pub pd_b: ProtectionDomain<D>,
+    pub cq_a: CompletionQueue<D>,
+    pub cq_b: CompletionQueue<D>,
+    pub pairs: Vec<QpPair<D>>,
+}
+
+/// Creates and connects `n` RC QP pairs from `a` to `b`. `psn_seed` picks
+/// the initial PSNs (deterministically), so runs start anywhere in the
+/// 24-bit PSN space, wrap-around included.
+#[allow(clippy::too_many_arguments)]
+pub fn connect<D: Device>(
+    a: &Context<D>,
+    addr_a: PortAddr,
+    b: &Context<D>,
+    addr_b: PortAddr,
+    n: u32,
+    o: &ConnOpts,
+    cq_entries: u32,
+    psn_seed: u64,
+) -> Result<Connections<D>> {
+    let pd_a = a.alloc_pd()?;
+    let pd_b = b.alloc_pd()?;
+    let cq_a = a.create_cq(cq_entries)?;
+    let cq_b = b.create_cq(cq_entries)?;
+    let mut pairs = Vec::with_capacity(n as usize);
+    let mut rng = crate::pattern::SplitMix::new(psn_seed ^ 0x5053_4e5f_5345_4544);
+    for _ in 0..n {
+        let mut send = create_qp(a, &pd_a, &cq_a, &cq_a, o)?;
+        let mut recv = create_qp(b, &pd_b, &cq_b, &cq_b, o)?;
+        let psn_a = (rng.next() & 0x00ff_ffff) as u32;
+        let psn_b = (rng.next() & 0x00ff_ffff) as u32;
+        let ra = Remote {
+            qpn: send.qp_num(),
+            psn: psn_a,
+            addr: addr_a,
+        };
+        let rb = Remote {
+            qpn: recv.qp_num(),
+            psn: psn_b,
+            addr: addr_b,
+        };
+        bring_up(&mut send, o.mtu, &rb, psn_a)?;
+        bring_up(&mut recv, o.mtu, &ra, psn_b)?;
+        pairs.push(QpPair { send, recv });
+    }
+    Ok(Connections {
+        pd_a,
+        pd_b,
+        cq_a,
+        cq_b,
+        pairs,
+    })
+}

@@ -1,0 +1,346 @@
+//! perftest-style benchmarks over one or more RC connections, measured in
+//! cycles of [`Device::now`] (simulated clock cycles on the simulator, so
+//! the figures are deterministic).
+//!
+//! - [`write_bw`] (`ib_write_bw`): RDMA WRITEs of one size back to back,
+//!   `window` in flight per QP, every one signaled; from the first doorbell
+//!   to the last send completion (which needs the ACK).
+//! - [`write_lat`] (`ib_write_lat`-like, one way): a WRITE_WITH_IMM's
+//!   doorbell to the moment the receiver polls its CQE.
+//!
+//! [`wire_efficiency`] gives the best payload share of the link the RoCEv2
+//! framing allows at a PMTU.
+
+use rnic_device::Device;
+use rnic_verbs::{
+    AccessFlags, Context, Mtu, RecvWr, SendFlags, SendWr, WcStatus, WorkCompletion, WrOpcode,
+};
+
+use crate::conn::{self, ConnOpts, PortAddr};
+use crate::{Error, Result};
+
+/// Ethernet II header.
+pub const ETH_HDR: u32 = 14;
+/// IPv4 header (no options).
+pub const IPV4_HDR: u32 = 20;
+pub const UDP_HDR: u32 = 8;
+pub const BTH: u32 = 12;
+/// RETH: on the first (or only) packet of a WRITE.
+pub const RETH: u32 = 16;
+pub const IMMDT: u32 = 4;
+pub const ICRC: u32 = 4;
+/// Smallest frame the MAC sends (without FCS): shorter ones are padded.
+pub const MIN_FRAME: u32 = 60;
+
+/// Frames of one WRITE (`imm`: WRITE_WITH_IMM) of `len` bytes at `pmtu`:
+/// the frame lengths as the NIC hands them to the MAC (no FCS, preamble or
+/// inter-frame gap; the simulated MAC and fabric add none).
+pub fn write_frames(len: u64, pmtu: u32, imm: bool) -> impl Iterator<Item = u32> {
+    let pmtu = u64::from(pmtu);
+    let n = len.div_ceil(pmtu).max(1);
+    (0..n).map(move |p| {
+        let payload = if p + 1 == n { len - p * pmtu } else { pmtu } as u32;
+        let mut f = ETH_HDR + IPV4_HDR + UDP_HDR + BTH + ICRC + payload;
+        if p == 0 {
+            f += RETH;
+        }
+        if imm && p + 1 == n {
+            f += IMMDT;
+        }
+        // BTH pad count: payload padded to 4 bytes
+        f += (4 - payload % 4) % 4;
+        f.max(MIN_FRAME)
+    })
+}
+
+/// The best payload efficiency a WRITE of `len` bytes can reach on a link
+/// of `data_w` bits per cycle: payload bits over the bits of the beats its
+/// frames occupy (each frame a whole number of `data_w` beats, plus
+/// `gap_beats` idle beats between frames). `(beat-exact, byte-exact)`.
+pub fn wire_efficiency(len: u64, pmtu: u32, data_w: u32, gap_beats: u32) -> (f64, f64) {
+    let w = u64::from(data_w / 8);
+    let (mut beats, mut bytes) = (0u64, 0u64);
+    for f in write_frames(len, pmtu, false) {
+        beats += u64::from(f).div_ceil(w) + u64::from(gap_beats);
+        bytes += u64::from(f);
+    }
+    (len as f64 / (beats * w) as f64, len as f64 / bytes as f64)
+}
+
+/// `write_bw` settings.
+#[derive(Debug, Clone)]
+pub struct BwOpts {
+    pub msg_size: u32,
+    /// WRITEs in all (spread over the QPs).
+    pub messages: u64,
+    pub qps: u32,
+    /// WRITEs in flight per QP.
+    pub window: u32,
+    pub mtu: Mtu,
+    /// Give up after this many cycles without a completion.
+    pub watchdog: u64,
+}
+
+/// `write_bw` outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BwResult {
+    pub messages: u64,
+    pub bytes: u64,
+    /// First doorbell to last completion.
+    pub cycles: u64,
+}
+
+/// `write_lat` settings.
+#[derive(Debug, Clone)]
+pub struct LatOpts {
+    pub msg_size: u32,
+    pub iterations: u32,
+    pub mtu: Mtu,
+    pub watchdog: u64,
+}
+
+/// `write_lat` outcome: doorbell to receive CQE, in cycles.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LatResult {
+    pub iterations: u32,
+    pub min: u64,
+    pub median: u64,
+    pub max: u64,
+    pub mean: f64,
+    /// The whole run (every iteration also waits for its send completion).
+    pub cycles: u64,
+}
+
+fn check_status(what: &str, wc: &WorkCompletion) -> Result<()> {
+    if wc.status != WcStatus::Success {
+        return Err(Error::Config(format!(
+            "{what}: completion {} failed with {:?} (NAK syndrome {:#x})",
+            wc.wr_id, wc.status, wc.vendor_err
+        )));
+    }
+    Ok(())
+}
+
+/// `ib_write_bw` between `a` (sender) and `b`.
+pub fn write_bw<D: Device>(
+    a: &Context<D>,
+    addr_a: PortAddr,
+    b: &Context<D>,
+    addr_b: PortAddr,
+    o: &BwOpts,
+) -> Result<BwResult> {
+    if o.msg_size == 0 || o.qps == 0 || o.window == 0 || o.messages == 0 {
+        return Err(Error::Config(
+            "write_bw needs a positive size, QP count, window and message count".into(),
+        ));
+    }
+    let conns = conn::connect(
+        a,
+        addr_a,
+        b,
+        addr_b,
+        o.qps,
+        &ConnOpts {
+            mtu: o.mtu,
+            sq_depth: o.window.next_power_of_two().max(2),
+            rq_depth: 0,
+        },
+        (o.qps * o.window + 16).next_power_of_two(),
+        1,
+    )?;
+    let len = o.msg_size as usize;
+    let mut mrs = Vec::new();
+    for _ in 0..o.qps {
+        let src = a.alloc_dma(len)?;
+        let dst = b.alloc_dma(len)?;
+        let sm = a.reg_mr(&conns.pd_a, &src, 0, len, AccessFlags::LOCAL_WRITE)?;
+        let dm = b.reg_mr(
+            &conns.pd_b,
+            &dst,
+            0,
+            len,
+            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
+        )?;
+        mrs.push((src, dst, sm, dm));
+    }
+    let mut pairs = conns.pairs;
+    let dev = a.device();
+    let start = dev.now();
+    let mut inflight = vec![0u32; o.qps as usize];
+    let (mut posted, mut done) = (0u64, 0u64);
+    let mut last = start;
+    let mut wcs = [WorkCompletion::default(); 64];
+    while done < o.messages {
+        for (i, p) in pairs.iter_mut().enumerate() {
+            let (_, _, sm, dm) = &mrs[i];
+            let sge = [sm.sge(0, o.msg_size)?];
+            let rdma = Some(dm.rdma_info(0)?);
+            let mut n = 0;
+            while posted + n < o.messages && inflight[i] + (n as u32) < o.window {
+                n += 1;
+            }
+            if n == 0 {
+                continue;
+            }
+            let wrs: Vec<SendWr> = (0..n)
+                .map(|x| SendWr {
+                    wr_id: posted + x,
+                    opcode: WrOpcode::RdmaWrite,
+                    send_flags: SendFlags::SIGNALED,
+                    sg_list: &sge,
+                    imm_data: None,
+                    rdma,
+                })
+                .collect();
+            p.send.post_send_list(&wrs)?;
+            posted += n;
+            inflight[i] += n as u32;
+        }
+        let n = conns.cq_a.poll(&mut wcs)?;
+        for wc in &wcs[..n] {
+            check_status("write_bw", wc)?;
+            let i = pairs
+                .iter()
+                .position(|p| p.send.qp_num() == wc.qp_num)
+                .ok_or_else(|| Error::Config(format!("completion of unknown QP {}", wc.qp_num)))?;
+            inflight[i] -= 1;
+            done += 1;
+        }
+        if n == 0 {
+            if dev.now() - last > o.watchdog {
+                return Err(Error::Config(format!(
+                    "write_bw: no completion for {} cycles ({done} of {} done)",
+                    o.watchdog, o.messages
+                )));
+            }
+            dev.idle();
+        } else {
+            last = dev.now();
+        }
+    }
+    Ok(BwResult {
+        messages: o.messages,
+        bytes: o.messages * u64::from(o.msg_size),
+        cycles: last - start,
+    })
+}
+
+/// One-way WRITE_WITH_IMM latency from `a` to `b`: the cycle of the doorbell
+/// to the cycle the receiver's poll sees the CQE. The resolution is one
+/// [`Device::idle`] step (make it 1 cycle on the simulator).
+pub fn write_lat<D: Device>(
+    a: &Context<D>,
+    addr_a: PortAddr,
+    b: &Context<D>,
+    addr_b: PortAddr,
+    o: &LatOpts,
+) -> Result<LatResult> {
+    if o.msg_size == 0 || o.iterations == 0 {
+        return Err(Error::Config(
+            "write_lat needs a positive size and iteration count".into(),
+        ));
+    }
+    let mut conns = conn::connect(
+        a,
+        addr_a,
+        b,
+        addr_b,
+        1,
+        &ConnOpts {
+            mtu: o.mtu,
+            sq_depth: 4,
+            rq_depth: 4,
+        },
+        16,
+        1,
+    )?;
+    let len = o.msg_size as usize;
+    let src = a.alloc_dma(len)?;
+    let dst = b.alloc_dma(len)?;
+    let sm = a.reg_mr(&conns.pd_a, &src, 0, len, AccessFlags::LOCAL_WRITE)?;
+    let dm = b.reg_mr(
+        &conns.pd_b,
+        &dst,
+        0,
+        len,
+        AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
+    )?;
+    let p = &mut conns.pairs[0];
+    for x in 0..2 {
+        p.recv.post_recv(&RecvWr {
+            wr_id: x,
+            sg_list: &[],
+        })?;
+    }
+    let sge = [sm.sge(0, o.msg_size)?];
+    let rdma = Some(dm.rdma_info(0)?);
+    let dev = a.device();
+    let start = dev.now();
+    let mut samples = Vec::with_capacity(o.iterations as usize);
+    let wait = |cq: &rnic_verbs::CompletionQueue<D>, what: &str| -> Result<WorkCompletion> {
+        let t = dev.now();
+        loop {
+            if let Some(wc) = cq.poll_one()? {
+                check_status(what, &wc)?;
+                return Ok(wc);
+            }
+            if dev.now() - t > o.watchdog {
+                return Err(Error::Config(format!(
+                    "write_lat: no {what} completion for {} cycles",
+                    o.watchdog
+                )));
+            }
+            dev.idle();
+        }
+    };
+    for it in 0..o.iterations {
+        let t0 = dev.now();
+        p.send.post_send(&SendWr {
+            wr_id: u64::from(it),
+            opcode: WrOpcode::RdmaWriteWithImm,
+            send_flags: SendFlags::SIGNALED,
+            sg_list: &sge,
+            imm_data: Some(it.to_be()),
+            rdma,
+        })?;
+        wait(&conns.cq_b, "receive")?;
+        samples.push(dev.now() - t0);
+        p.recv.post_recv(&RecvWr {
+            wr_id: u64::from(it) + 2,
+            sg_list: &[],
+        })?;
+        wait(&conns.cq_a, "send")?;
+    }
+    let cycles = dev.now() - start;
+    let mean = samples.iter().sum::<u64>() as f64 / samples.len() as f64;
+    samples.sort_unstable();
+    Ok(LatResult {
+        iterations: o.iterations,
+        min: samples[0],
+        median: samples[samples.len() / 2],
+        max: samples[samples.len() - 1],
+        mean,
+        cycles,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_of_a_write() {
+        // 64 KiB at 4096: 16 frames of 4096 + 58, the first with RETH.
+        let f: Vec<u32> = write_frames(65536, 4096, false).collect();
+        assert_eq!(f.len(), 16);
+        assert_eq!(f[0], 4096 + 58 + 16);
+        assert_eq!(f[1], 4096 + 58);
+        // a 1-byte write: one padded frame
+        let f: Vec<u32> = write_frames(1, 4096, false).collect();
+        assert_eq!(f, vec![14 + 20 + 8 + 12 + 16 + 4 + 4]);
+        let f: Vec<u32> = write_frames(4097, 4096, true).collect();
+        assert_eq!(f, vec![4096 + 74, 58 + 4 + 4]);
+        let (beat, byte) = wire_efficiency(65536, 4096, 64, 0);
+        assert!(beat < byte && byte < 1.0 && beat > 0.98, "{beat} {byte}");
+    }
+}

@@ -1,0 +1,298 @@
+//! Two simulated NICs joined by a named fabric, and the torture test on them
+//! with the simulator's extras: draining the world before telling stale
+//! bytes from corrupt ones, a pcap of the frames leading up to the first
+//! failure, and FST waveforms of a cycle window (for a deterministic replay
+//! that stops at the first failure).
+
+use std::path::{Path, PathBuf};
+
+use rnic_device::Device;
+use rnic_sim::{FabricConfig, RootComplexConfig, SimDevice, SimWorld, WorldConfig};
+use rnic_verbs::Context;
+
+use crate::conn::{PortAddr, DEFAULT_ADDRS};
+use crate::torture::{self, Config, Failure, Hooks, Report, RunInfo};
+use crate::{Error, Result};
+
+pub use rnic_sim::PROFILE_NAMES;
+
+/// How the simulated pair is built.
+#[derive(Debug, Clone)]
+pub struct SimOpts {
+    pub data_w: u32,
+    pub seed: u64,
+    /// Fabric profile name ([`FabricConfig::profile`]).
+    pub fabric: String,
+    pub root_complex: RootComplexConfig,
+    /// Frames kept for the failure window (0: none).
+    pub pcap_window: usize,
+    /// Cycles one `Device::idle` advances (polling granularity).
+    pub idle_cycles: u64,
+}
+
+impl Default for SimOpts {
+    fn default() -> Self {
+        Self {
+            data_w: 64,
+            seed: 1,
+            fabric: "ideal".into(),
+            root_complex: RootComplexConfig::default(),
+            pcap_window: 0,
+            idle_cycles: 16,
+        }
+    }
+}
+
+/// Checks a fabric profile name; the error lists the valid ones.
+pub fn fabric(name: &str) -> Result<FabricConfig> {
+    FabricConfig::profile(name).map_err(|e| Error::Config(e.to_string()))
+}
+
+/// Two NICs of one world, each with a verbs context and its port address
+/// set: `a` (NIC 0) sends, `b` (NIC 1) receives.
+pub struct SimPair {
+    pub world: SimWorld,
+    pub a: Context<SimDevice>,
+    pub b: Context<SimDevice>,
+    pub addrs: [PortAddr; 2],
+    pub fabric: String,
+    pub data_w: u32,
+}
+
+impl SimPair {
+    pub fn new(o: &SimOpts) -> Result<Self> {
+        if !rnic_sim::MODEL_WIDTHS.contains(&o.data_w) {
+            return Err(Error::Config(format!(
+                "--data-w {}: the simulator has models for {:?}",
+                o.data_w,
+                rnic_sim::MODEL_WIDTHS
+            )));
+        }
+        let world = SimWorld::new(WorldConfig {
+            nics: 2,
+            data_w: o.data_w,
+            seed: o.seed,
+            root_complex: o.root_complex.clone(),
+            fabric: fabric(&o.fabric)?,
+            pcap_window: o.pcap_window,
+            idle_cycles: o.idle_cycles.max(1),
+            ..WorldConfig::default()
+        })?;
+        let a = Context::open(world.device(0))?;
+        let b = Context::open(world.device(1))?;
+        a.set_port_addr(DEFAULT_ADDRS[0].mac, DEFAULT_ADDRS[0].ip)?;
+        b.set_port_addr(DEFAULT_ADDRS[1].mac, DEFAULT_ADDRS[1].ip)?;
+        Ok(Self {
+            world,
+            a,
+            b,
+            addrs: DEFAULT_ADDRS,
+            fabric: o.fabric.clone(),
+            data_w: o.data_w,
+        })
+    }
+
+    pub fn info(&self) -> RunInfo {
+        RunInfo {
+            fabric: self.fabric.clone(),
+            data_w: self.data_w,
+        }
+    }
+}
+
+/// Evidence a simulated torture run collects.
+#[derive(Debug, Clone, Default)]
+pub struct Evidence {
+    /// Write the frame window here at the first failure (or, on a clean
+    /// run, at the end).
+    pub pcap: Option<PathBuf>,
+    /// FST waveforms (`x.nic0.fst`, `x.nic1.fst` for `x.fst`) from this
+    /// cycle until the first failure (or the end).
+    pub wave: Option<(PathBuf, u64)>,
+    /// End the run at the first failure.
+    pub stop_on_failure: bool,
+}
+
+/// What a simulated torture run produced.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub report: Report,
+    /// Frames written to the pcap, and whether they are the failure window.
+    pub pcap_frames: Option<(usize, bool)>,
+    /// Waveform files written.
+    pub wave_files: Vec<PathBuf>,
+}
+
+/// Waveform file of NIC `i` for base path `p`.
+pub fn wave_path(p: &Path, i: usize) -> PathBuf {
+    WorldConfig {
+        wave: Some(p.to_path_buf()),
+        nics: 2,
+        ..WorldConfig::default()
+    }
+    .wave_path(i)
+    .unwrap_or_else(|| p.to_path_buf())
+}
+
+struct SimHooks<'a> {
+    world: SimWorld,
+    devs: Vec<SimDevice>,
+    ev: &'a Evidence,
+    progress: &'a mut dyn FnMut(u64, u64),
+    log: &'a mut dyn FnMut(&Failure),
+    pcap_frames: Option<(usize, bool)>,
+    wave_on: bool,
+    wave_files: Vec<PathBuf>,
+    error: Option<Error>,
+    drain_budget: u64,
+}
+
+impl SimHooks<'_> {
+    fn stop_wave(&mut self) {
+        if self.wave_on {
+            for d in &self.devs {
+                d.stop_wave();
+            }
+            self.wave_on = false;
+        }
+    }
+}
+
+impl Hooks for SimHooks<'_> {
+    fn tick(&mut self, now: u64, checked: u64) {
+        (self.progress)(now, checked);
+        if let Some((p, from)) = &self.ev.wave {
+            if !self.wave_on && self.wave_files.is_empty() && now >= *from {
+                for (i, d) in self.devs.iter().enumerate() {
+                    let f = wave_path(p, i);
+                    if let Err(e) = d.start_wave(&f) {
+                        self.error.get_or_insert(e.into());
+                    }
+                    self.wave_files.push(f);
+                }
+                self.wave_on = true;
+            }
+        }
+    }
+
+    fn settle(&mut self) -> bool {
+        // Everything in flight lands (fabric, MACs, posted writes).
+        self.world.drain(self.drain_budget);
+        true
+    }
+
+    fn snapshot(&mut self) {
+        if let Some(p) = &self.ev.pcap {
+            match self.world.dump_window(p) {
+                Ok(n) => self.pcap_frames = Some((n, true)),
+                Err(e) => {
+                    self.error.get_or_insert(e.into());
+                }
+            }
+        }
+    }
+
+    fn failure(&mut self, f: &Failure) {
+        (self.log)(f);
+    }
+
+    fn first_failure(&mut self, _f: &Failure) -> bool {
+        if self.ev.stop_on_failure {
+            self.stop_wave();
+        }
+        self.ev.stop_on_failure
+    }
+
+    fn finish(&mut self, rep: &mut Report) {
+        self.stop_wave();
+        if let (Some(p), None) = (&self.ev.pcap, self.pcap_frames) {
+            match self.world.dump_window(p) {
+                Ok(n) => self.pcap_frames = Some((n, false)),
+                Err(e) => {
+                    self.error.get_or_insert(e.into());
+                }
+            }
+        }
+        // What the root complexes saw: a DMA outside the mapped buffers or
+        // a malformed TLP is corruption too.
+        for (i, d) in self.devs.iter().enumerate() {
+            let faults = d.iommu_faults();
+            let errors = d.model_errors();
+            let n = (faults.len() + errors.len()) as u64;
+            if n == 0 {
+                continue;
+            }
+            rep.corruptions += n;
+            let f = Failure {
+                kind: "corruption".into(),
+                cycle: d.now(),
+                qp: 0,
+                qpn_send: 0,
+                qpn_recv: 0,
+                msg: 0,
+                messages_before: rep.messages,
+                detail: format!(
+                    "root complex of NIC {i}: {} IOMMU faults, {} model errors; first: {}",
+                    faults.len(),
+                    errors.len(),
+                    faults
+                        .first()
+                        .map(|f| format!("{f:?}"))
+                        .or_else(|| errors.first().map(|e| format!("{e:?}")))
+                        .unwrap_or_default()
+                ),
+            };
+            (self.log)(&f);
+            rep.first_failure.get_or_insert(f);
+        }
+    }
+}
+
+/// Runs the torture test on a fresh simulated pair. `progress` gets
+/// `(cycle, messages checked)` on every turn of the run loop, `log` every
+/// failure as it is counted.
+pub fn run_torture(
+    o: &SimOpts,
+    cfg: &Config,
+    ev: &Evidence,
+    progress: &mut dyn FnMut(u64, u64),
+    log: &mut dyn FnMut(&Failure),
+) -> Result<Outcome> {
+    cfg.validate()?;
+    let mut o = o.clone();
+    o.seed = cfg.seed;
+    if ev.pcap.is_some() && o.pcap_window == 0 {
+        o.pcap_window = 256;
+    }
+    let pair = SimPair::new(&o)?;
+    let mut hooks = SimHooks {
+        world: pair.world.clone(),
+        devs: pair.world.devices(),
+        ev,
+        progress,
+        log,
+        pcap_frames: None,
+        wave_on: false,
+        wave_files: Vec::new(),
+        error: None,
+        drain_budget: 10_000_000,
+    };
+    let report = torture::run(
+        &pair.a,
+        pair.addrs[0],
+        &pair.b,
+        pair.addrs[1],
+        cfg,
+        &pair.info(),
+        &mut hooks,
+    )?;
+    hooks.stop_wave();
+    if let Some(e) = hooks.error.take() {
+        return Err(e);
+    }
+    Ok(Outcome {
+        report,
+        pcap_frames: hooks.pcap_frames,
+        wave_files: hooks.wave_files,
+    })
+}

@@ -1,0 +1,1068 @@
+//! The data-before-CQE torture test (DESIGN section 7).
+//!
+//! On each of `qps` RC connections from context A to context B, message `n`
+//! is `k` RDMA WRITEs followed by one RDMA WRITE_WITH_IMM (immediate = `n`),
+//! each buffer of random size and random unaligned offsets, its bytes a
+//! pattern of `(seed, QP, n, buffer)`. Before the sender posts, the
+//! receiver fills the message's slot with the complement of the pattern
+//! (so every byte still holding its old value is noticed), framed by guard
+//! bytes. At the instant the receiver polls the WRITE_WITH_IMM's CQE it
+//! checks every byte of every buffer of the message:
+//!
+//! - bytes still holding their old value that turn right once everything in
+//!   flight has landed: an **ordering violation** (the CQE overtook data);
+//! - bytes that stay wrong, or guard bytes overwritten: **corruption**.
+//!
+//! It also counts lost completions (a QP with work outstanding and no
+//! completion for `watchdog` cycles), duplicate and out-of-order
+//! completions (per QP, on both sides) and error completions. A window of
+//! `window` messages per QP is in flight; a slot is reused once both its
+//! send completion and its checked receive completion were seen, so memory
+//! does not grow with the number of messages.
+
+use rnic_device::{Device, DmaBuffer};
+use rnic_verbs::{
+    AccessFlags, Context, MemoryRegion, Mtu, RecvWr, SendFlags, SendWr, WcOpcode, WcStatus,
+    WorkCompletion, WrOpcode, MAX_MR,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::conn::{self, ConnOpts, Connections, PortAddr};
+use crate::pattern::{self, SplitMix};
+use crate::{Break, Error, Result};
+
+/// Bytes of guard before and after every buffer of the receive slot.
+pub const GUARD: usize = 8;
+/// Buffers start up to this many bytes past their nominal place (unaligned
+/// offsets).
+const MAX_SKEW: u64 = 63;
+/// Most bytes of DMA memory a run may allocate (both sides together).
+pub const MAX_DMA_BYTES: u64 = 2 << 30;
+/// Most buffers per message (`writes_per_imm + 1`).
+pub const MAX_BUFFERS: u32 = 64;
+/// Cycles without a completion after which a QP that failed with an error
+/// completion is given up on.
+const DEAD_QP_WAIT: u64 = 100_000;
+/// Most messages in flight per QP.
+pub const MAX_WINDOW: u32 = 256;
+
+/// What a torture run does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub seed: u64,
+    /// Messages to post in all (spread over the QPs as slots free up).
+    pub messages: u64,
+    pub qps: u32,
+    /// Size of every buffer, uniform in `min_size..=max_size` (with extra
+    /// weight on the sizes around multiples of the PMTU).
+    pub min_size: u32,
+    pub max_size: u32,
+    /// RDMA WRITEs before the WRITE_WITH_IMM of every message.
+    pub writes_per_imm: u32,
+    /// Messages in flight per QP.
+    pub window: u32,
+    pub mtu: Mtu,
+    /// Break one layer of the ordering contract on purpose.
+    pub brk: Option<Break>,
+    /// CQE ordering by flush read instead of RO=0 (`dma.cqe_order.cqe_flush`).
+    pub flush: bool,
+    /// A QP with work outstanding and no completion for this many cycles
+    /// (of [`Device::now`]) has lost completions.
+    pub watchdog: u64,
+    /// Cycles to let in-flight writes land before telling a stale byte from
+    /// a corrupt one, when the hooks cannot drain the system themselves.
+    pub settle: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            seed: 1,
+            messages: 1000,
+            qps: 4,
+            min_size: 1,
+            max_size: 8192,
+            writes_per_imm: 3,
+            window: 4,
+            mtu: Mtu::Mtu1024,
+            brk: None,
+            flush: false,
+            watchdog: 2_000_000,
+            settle: 200_000,
+        }
+    }
+}
+
+impl Config {
+    /// Checks the parameters; the message is one line, for the user.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(Error::Config(m));
+        if self.qps == 0 {
+            return bad("--qps must be at least 1".into());
+        }
+        if self.min_size == 0 {
+            return bad("--min-size must be at least 1 byte".into());
+        }
+        if self.max_size < self.min_size {
+            return bad(format!(
+                "--max-size ({}) is below --min-size ({})",
+                self.max_size, self.min_size
+            ));
+        }
+        if self.max_size > 64 << 20 {
+            return bad(format!("--max-size ({}) is above 64 MiB", self.max_size));
+        }
+        if u64::from(self.writes_per_imm) + 1 > u64::from(MAX_BUFFERS) {
+            return bad(format!(
+                "--writes-per-imm ({}) is above {}",
+                self.writes_per_imm,
+                MAX_BUFFERS - 1
+            ));
+        }
+        if self.window == 0 || self.window > MAX_WINDOW {
+            return bad(format!("--window must be 1..={MAX_WINDOW}"));
+        }
+        if u64::from(self.qps) > u64::from(MAX_MR) {
+            return bad(format!(
+                "--qps {}: needs {} memory regions per side, the NIC has {MAX_MR}",
+                self.qps, self.qps
+            ));
+        }
+        let wqes = u64::from(self.window) * u64::from(self.writes_per_imm + 1);
+        if wqes > u64::from(MAX_RING) {
+            return bad(format!(
+                "--window x (--writes-per-imm + 1) = {wqes} work requests per QP, at most {MAX_RING}"
+            ));
+        }
+        if self.cq_entries() > u64::from(MAX_RING) {
+            return bad(format!(
+                "--qps x --window x (--writes-per-imm + 1) = {} completions, at most {MAX_RING}",
+                self.cq_entries()
+            ));
+        }
+        let dma = 2 * u64::from(self.qps) * u64::from(self.window) * self.slot_bytes() as u64;
+        if dma > MAX_DMA_BYTES {
+            return bad(format!(
+                "the buffers would take {} MiB of DMA memory (at most {} MiB): lower --max-size, --window, --qps or --writes-per-imm",
+                dma >> 20,
+                MAX_DMA_BYTES >> 20
+            ));
+        }
+        if self.watchdog == 0 {
+            return bad("--watchdog must be at least 1 cycle".into());
+        }
+        Ok(())
+    }
+
+    fn buffers(&self) -> usize {
+        self.writes_per_imm as usize + 1
+    }
+
+    /// Bytes of one slot (one message's buffers), page aligned.
+    fn slot_bytes(&self) -> usize {
+        let per = self.max_size as usize + 2 * GUARD + MAX_SKEW as usize + 1;
+        (self.buffers() * per + 4095) & !4095
+    }
+
+    /// Entries of each side's CQ: every WQE in flight may complete (in error,
+    /// flushed), plus room.
+    fn cq_entries(&self) -> u64 {
+        (u64::from(self.qps) * u64::from(self.window) * self.buffers() as u64 + 16)
+            .next_power_of_two()
+    }
+}
+
+/// Largest work or completion queue (`DeviceAttr::max_qp_wr`).
+const MAX_RING: u32 = 32768;
+
+/// Where a run happens (for the report).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunInfo {
+    pub fabric: String,
+    pub data_w: u32,
+}
+
+/// The first failure of a run, as it was seen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    /// `violation`, `corruption`, `lost`, `duplicate`, `out-of-order`,
+    /// `error`.
+    pub kind: String,
+    /// Cycle ([`Device::now`]) it was seen at.
+    pub cycle: u64,
+    /// QP index (0..qps) and the QP numbers on the two NICs.
+    pub qp: u32,
+    pub qpn_send: u32,
+    pub qpn_recv: u32,
+    pub msg: u64,
+    /// Messages checked before this one: how long it took to catch.
+    pub messages_before: u64,
+    pub detail: String,
+}
+
+/// The result of a run. Everything in it but `wall_seconds` and
+/// `cycles_per_second` (absent unless filled in) is a function of the
+/// configuration and the seed.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Report {
+    pub seed: u64,
+    pub transport: String,
+    pub fabric: String,
+    #[serde(rename = "break")]
+    pub brk: Option<String>,
+    pub flush: bool,
+    pub data_w: u32,
+    pub qps: u32,
+    pub writes_per_imm: u32,
+    pub min_size: u32,
+    pub max_size: u32,
+    pub window: u32,
+    pub mtu: u32,
+    /// Messages asked for.
+    pub messages_requested: u64,
+    /// Messages whose WRITE_WITH_IMM completion was seen and checked.
+    pub messages: u64,
+    /// Bytes of those messages (every buffer).
+    pub bytes: u64,
+    /// Messages with bytes still stale when their CQE was seen.
+    pub violations: u64,
+    /// Stale bytes over all violations.
+    pub stale_bytes: u64,
+    /// Messages with bytes that stayed wrong (or guards overwritten), and
+    /// malformed completions.
+    pub corruptions: u64,
+    pub lost_completions: u64,
+    pub duplicate_completions: u64,
+    pub out_of_order_completions: u64,
+    pub error_completions: u64,
+    /// Messages of QPs that had failed with an error completion and never
+    /// completed (not counted as lost).
+    pub abandoned_messages: u64,
+    /// Cycles the run took.
+    pub cycles: u64,
+    pub first_failure: Option<Failure>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_seconds: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycles_per_second: Option<f64>,
+}
+
+impl Report {
+    /// Anything counted that a correct NIC on a loss-free fabric never does.
+    pub fn failed(&self) -> bool {
+        self.violations
+            + self.corruptions
+            + self.lost_completions
+            + self.duplicate_completions
+            + self.out_of_order_completions
+            + self.error_completions
+            > 0
+    }
+}
+
+/// What the environment of a run can do besides the verbs: show progress,
+/// let the system drain, capture evidence of the first failure.
+pub trait Hooks {
+    /// Called on every turn of the run loop.
+    fn tick(&mut self, _now: u64, _checked: u64) {}
+    /// Let every write in flight land (the simulator drains its world).
+    /// False: not supported; the run idles `Config::settle` cycles instead.
+    fn settle(&mut self) -> bool {
+        false
+    }
+    /// A failure is being seen and none was before: capture evidence now
+    /// (before any settling changes the picture).
+    fn snapshot(&mut self) {}
+    /// Every failure, as it is counted.
+    fn failure(&mut self, _f: &Failure) {}
+    /// The first failure (after [`Hooks::snapshot`]). Return true to end the
+    /// run right away.
+    fn first_failure(&mut self, _f: &Failure) -> bool {
+        false
+    }
+    /// The run is over: add what only the environment knows (e.g. DMA
+    /// faults the simulated root complex recorded).
+    fn finish(&mut self, _report: &mut Report) {}
+}
+
+/// Hooks that do nothing.
+pub struct NoHooks;
+impl Hooks for NoHooks {}
+
+/// Sets the barrier debug switches and the CQE ordering mode on a NIC.
+pub fn set_switches<D: Device>(ctx: &Context<D>, brk: Option<Break>, flush: bool) -> Result<()> {
+    let io = ctx.nic().io();
+    let csr = io.csr();
+    csr.dma().debug().try_write(|r| {
+        r.set_cqe_ro(brk == Some(Break::CqeRo));
+        r.set_early_cqe(brk == Some(Break::EarlyCqe));
+        r.set_bypass(brk == Some(Break::Bypass));
+    })?;
+    csr.dma()
+        .cqe_order()
+        .try_write(|r| r.set_cqe_flush(flush))?;
+    // Read back: a NIC without the switch would silently test nothing.
+    let d = csr.dma().debug().try_read()?;
+    let o = csr.dma().cqe_order().try_read()?;
+    if d.cqe_ro() != (brk == Some(Break::CqeRo))
+        || d.early_cqe() != (brk == Some(Break::EarlyCqe))
+        || d.bypass() != (brk == Some(Break::Bypass))
+        || o.cqe_flush() != flush
+    {
+        return Err(Error::Config(
+            "the NIC did not take the debug switch / flush mode settings".into(),
+        ));
+    }
+    Ok(())
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Buf {
+    src_off: usize,
+    dst_off: usize,
+    len: usize,
+}
+
+#[derive(Debug, Default)]
+struct Slot {
+    msg: u64,
+    send_busy: bool,
+    recv_busy: bool,
+    bufs: Vec<Buf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum QpLife {
+    Live,
+    /// An error completion was seen: no more posts.
+    Dead,
+    /// Given up on (nothing more expected).
+    Retired,
+}
+
+struct QpRun<D: Device> {
+    src: DmaBuffer,
+    dst: DmaBuffer,
+    src_mr: MemoryRegion<D>,
+    dst_mr: MemoryRegion<D>,
+    /// Next message number to post.
+    next_msg: u64,
+    /// Oldest message whose send / receive completion is outstanding.
+    send_next: u64,
+    recv_next: u64,
+    slots: Vec<Slot>,
+    life: QpLife,
+    last_progress: u64,
+    recv_wr_id: u64,
+}
+
+impl<D: Device> QpRun<D> {
+    fn busy(&self) -> bool {
+        self.send_next < self.next_msg || self.recv_next < self.next_msg
+    }
+
+    fn slot_of(&self, msg: u64) -> usize {
+        (msg % self.slots.len() as u64) as usize
+    }
+
+    fn advance_send(&mut self) {
+        while self.send_next < self.next_msg {
+            let s = &self.slots[self.slot_of(self.send_next)];
+            if s.msg == self.send_next && s.send_busy {
+                break;
+            }
+            self.send_next += 1;
+        }
+    }
+
+    fn advance_recv(&mut self) {
+        while self.recv_next < self.next_msg {
+            let s = &self.slots[self.slot_of(self.recv_next)];
+            if s.msg == self.recv_next && s.recv_busy {
+                break;
+            }
+            self.recv_next += 1;
+        }
+    }
+}
+
+/// Outcome of checking one message's bytes.
+#[derive(Debug, Default)]
+struct Check {
+    wrong: u64,
+    guards: u64,
+    first: Option<(usize, usize, u8, u8)>,
+}
+
+impl Check {
+    fn clean(&self) -> bool {
+        self.wrong == 0 && self.guards == 0
+    }
+}
+
+/// Runs the torture test from `a` to `b`. Both contexts must have their
+/// port addresses set (`addr_a`, `addr_b`); the run creates its own PDs,
+/// CQs, QPs and memory regions and sets the debug switches on both NICs
+/// (and clears them again at the end).
+pub fn run<D: Device>(
+    a: &Context<D>,
+    addr_a: PortAddr,
+    b: &Context<D>,
+    addr_b: PortAddr,
+    cfg: &Config,
+    info: &RunInfo,
+    hooks: &mut dyn Hooks,
+) -> Result<Report> {
+    cfg.validate()?;
+    for ctx in [a, b] {
+        let max_qp = ctx.query_device()?.max_qp;
+        if cfg.qps > max_qp {
+            return Err(Error::Config(format!(
+                "--qps {}: the NIC has {max_qp} queue pairs",
+                cfg.qps
+            )));
+        }
+    }
+    set_switches(a, cfg.brk, cfg.flush)?;
+    set_switches(b, cfg.brk, cfg.flush)?;
+    let res = Runner::new(a, addr_a, b, addr_b, cfg, info).and_then(|mut r| r.run(hooks));
+    // Leave the NICs healthy for whoever uses them next.
+    let _ = set_switches(a, None, false);
+    let _ = set_switches(b, None, false);
+    res
+}
+
+struct Runner<'a, D: Device> {
+    b: &'a Context<D>,
+    cfg: &'a Config,
+    conns: Connections<D>,
+    qps: Vec<QpRun<D>>,
+    /// QP index by QP number, per side.
+    by_qpn_a: Vec<Option<u32>>,
+    by_qpn_b: Vec<Option<u32>>,
+    rep: Report,
+    snapshot_taken: bool,
+    issued: u64,
+    scratch: Vec<u8>,
+    scratch2: Vec<u8>,
+    pmtu: u64,
+}
+
+impl<'a, D: Device> Runner<'a, D> {
+    fn new(
+        a: &'a Context<D>,
+        addr_a: PortAddr,
+        b: &'a Context<D>,
+        addr_b: PortAddr,
+        cfg: &'a Config,
+        info: &RunInfo,
+    ) -> Result<Self> {
+        let k = cfg.buffers() as u32;
+        let rq_depth = cfg.window.next_power_of_two().max(2);
+        let opts = ConnOpts {
+            mtu: cfg.mtu,
+            sq_depth: (cfg.window * k).next_power_of_two().max(2),
+            rq_depth,
+        };
+        let conns = conn::connect(
+            a,
+            addr_a,
+            b,
+            addr_b,
+            cfg.qps,
+            &opts,
+            cfg.cq_entries() as u32,
+            cfg.seed,
+        )?;
+        let slot_bytes = cfg.slot_bytes();
+        let region = slot_bytes * cfg.window as usize;
+        let access = AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE;
+        let mut qps = Vec::with_capacity(cfg.qps as usize);
+        let mut by_qpn_a = Vec::new();
+        let mut by_qpn_b = Vec::new();
+        for (i, p) in conns.pairs.iter().enumerate() {
+            let src = a.alloc_dma(region)?;
+            let dst = b.alloc_dma(region)?;
+            let src_mr = a.reg_mr(&conns.pd_a, &src, 0, region, AccessFlags::LOCAL_WRITE)?;
+            let dst_mr = b.reg_mr(&conns.pd_b, &dst, 0, region, access)?;
+            for (v, qpn) in [
+                (&mut by_qpn_a, p.send.qp_num()),
+                (&mut by_qpn_b, p.recv.qp_num()),
+            ] {
+                let qpn = qpn as usize;
+                if v.len() <= qpn {
+                    v.resize(qpn + 1, None);
+                }
+                v[qpn] = Some(i as u32);
+            }
+            qps.push(QpRun {
+                src,
+                dst,
+                src_mr,
+                dst_mr,
+                next_msg: 0,
+                send_next: 0,
+                recv_next: 0,
+                slots: (0..cfg.window)
+                    .map(|_| Slot {
+                        bufs: Vec::with_capacity(k as usize),
+                        ..Slot::default()
+                    })
+                    .collect(),
+                life: QpLife::Live,
+                last_progress: 0,
+                recv_wr_id: 0,
+            });
+        }
+        let mut r = Self {
+            b,
+            cfg,
+            conns,
+            qps,
+            by_qpn_a,
+            by_qpn_b,
+            rep: Report {
+                seed: cfg.seed,
+                transport: "rc".into(),
+                fabric: info.fabric.clone(),
+                brk: cfg.brk.map(|b| b.name().to_string()),
+                flush: cfg.flush,
+                data_w: info.data_w,
+                qps: cfg.qps,
+                writes_per_imm: cfg.writes_per_imm,
+                min_size: cfg.min_size,
+                max_size: cfg.max_size,
+                window: cfg.window,
+                mtu: cfg.mtu.bytes(),
+                messages_requested: cfg.messages,
+                ..Report::default()
+            },
+            snapshot_taken: false,
+            issued: 0,
+            scratch: vec![0; cfg.max_size as usize + 2 * GUARD],
+            scratch2: vec![0; cfg.max_size as usize + 2 * GUARD],
+            pmtu: u64::from(cfg.mtu.bytes()),
+        };
+        // Keep receive WQEs posted: one per message in flight, at least.
+        for i in 0..r.qps.len() {
+            for _ in 0..rq_depth {
+                r.post_recv(i)?;
+            }
+        }
+        Ok(r)
+    }
+
+    fn now(&self) -> u64 {
+        self.b.device().now()
+    }
+
+    fn post_recv(&mut self, i: usize) -> Result<()> {
+        let q = &mut self.qps[i];
+        let wr_id = q.recv_wr_id;
+        q.recv_wr_id += 1;
+        self.conns.pairs[i].recv.post_recv(&RecvWr {
+            wr_id,
+            sg_list: &[],
+        })?;
+        Ok(())
+    }
+
+    /// Size of one buffer: uniform, or (one in four) right around a
+    /// multiple of the PMTU, or (one in sixteen) the smallest.
+    fn size(&self, r: &mut SplitMix) -> usize {
+        let (lo, hi) = (u64::from(self.cfg.min_size), u64::from(self.cfg.max_size));
+        let n = if r.one_in(16) {
+            lo
+        } else if hi >= self.pmtu && r.one_in(4) {
+            let m = r.range(1, hi / self.pmtu) * self.pmtu;
+            (m + r.range(0, 2)).saturating_sub(1).clamp(lo, hi)
+        } else {
+            r.range(lo, hi)
+        };
+        n as usize
+    }
+
+    /// Lays out, prepares and posts the next message of QP `i`.
+    fn post_message(&mut self, i: usize) -> Result<()> {
+        let cfg = self.cfg;
+        let k = cfg.buffers();
+        let seed = cfg.seed;
+        let msg = self.qps[i].next_msg;
+        let mut r = SplitMix::for_message(seed, i as u32, msg);
+        let si = self.qps[i].slot_of(msg);
+        let slot_base = si * cfg.slot_bytes();
+        let mut bufs = std::mem::take(&mut self.qps[i].slots[si].bufs);
+        bufs.clear();
+        let (mut src_cur, mut dst_cur) = (slot_base, slot_base);
+        for _ in 0..k {
+            let len = self.size(&mut r);
+            let src_off = src_cur + r.range(0, MAX_SKEW) as usize;
+            let dst_off = dst_cur + GUARD + r.range(0, MAX_SKEW) as usize;
+            src_cur = src_off + len;
+            dst_cur = dst_off + len + GUARD;
+            bufs.push(Buf {
+                src_off,
+                dst_off,
+                len,
+            });
+        }
+        let q = &self.qps[i];
+        for (j, bf) in bufs.iter().enumerate() {
+            let key = pattern::key(seed, i as u32, msg, j as u32);
+            // The sender's data.
+            let data = &mut self.scratch[..bf.len];
+            pattern::fill(key, data);
+            q.src.write(bf.src_off, data);
+            // The receiver's slot: guard, the complement of the data, guard.
+            let n = bf.len + 2 * GUARD;
+            let pre = &mut self.scratch2[..n];
+            pattern::fill(!key, &mut pre[..GUARD]);
+            for (d, s) in pre[GUARD..GUARD + bf.len].iter_mut().zip(data.iter()) {
+                *d = !*s;
+            }
+            pattern::fill(!key ^ 0x5a5a, &mut pre[GUARD + bf.len..]);
+            q.dst.write(bf.dst_off - GUARD, pre);
+        }
+        let sges: Vec<[rnic_verbs::Sge; 1]> = bufs
+            .iter()
+            .map(|bf| Ok([q.src_mr.sge(bf.src_off, bf.len as u32)?]))
+            .collect::<Result<_>>()?;
+        let mut wrs = Vec::with_capacity(k);
+        for (j, bf) in bufs.iter().enumerate() {
+            let last = j + 1 == k;
+            wrs.push(SendWr {
+                wr_id: (msg << 8) | j as u64,
+                opcode: if last {
+                    WrOpcode::RdmaWriteWithImm
+                } else {
+                    WrOpcode::RdmaWrite
+                },
+                send_flags: if last {
+                    SendFlags::SIGNALED
+                } else {
+                    SendFlags::empty()
+                },
+                sg_list: &sges[j],
+                imm_data: last.then(|| (msg as u32).to_be()),
+                rdma: Some(q.dst_mr.rdma_info(bf.dst_off)?),
+            });
+        }
+        let now = self.now();
+        let q = &mut self.qps[i];
+        if !q.busy() {
+            q.last_progress = now;
+        }
+        let s = q.slot_of(msg);
+        q.slots[s] = Slot {
+            msg,
+            send_busy: true,
+            recv_busy: true,
+            bufs,
+        };
+        q.next_msg += 1;
+        self.issued += 1;
+        self.conns.pairs[i].send.post_send_list(&wrs)?;
+        Ok(())
+    }
+
+    fn can_post(&self, i: usize) -> bool {
+        let q = &self.qps[i];
+        if q.life != QpLife::Live || self.issued >= self.cfg.messages {
+            return false;
+        }
+        let s = &q.slots[q.slot_of(q.next_msg)];
+        !(s.send_busy || s.recv_busy)
+    }
+
+    /// Records a failure seen at `cycle`; true to stop the run.
+    #[allow(clippy::too_many_arguments)]
+    fn fail_at(
+        &mut self,
+        hooks: &mut dyn Hooks,
+        kind: &str,
+        i: u32,
+        msg: u64,
+        cycle: u64,
+        messages_before: u64,
+        detail: String,
+    ) -> bool {
+        let p = &self.conns.pairs[i as usize];
+        let f = Failure {
+            kind: kind.into(),
+            cycle,
+            qp: i,
+            qpn_send: p.send.qp_num(),
+            qpn_recv: p.recv.qp_num(),
+            msg,
+            messages_before,
+            detail,
+        };
+        hooks.failure(&f);
+        if self.rep.first_failure.is_some() {
+            return false;
+        }
+        if !self.snapshot_taken {
+            self.snapshot_taken = true;
+            hooks.snapshot();
+        }
+        let stop = hooks.first_failure(&f);
+        self.rep.first_failure = Some(f);
+        stop
+    }
+
+    fn fail(
+        &mut self,
+        hooks: &mut dyn Hooks,
+        kind: &str,
+        i: u32,
+        msg: u64,
+        detail: String,
+    ) -> bool {
+        let (now, before) = (self.now(), self.rep.messages);
+        self.fail_at(hooks, kind, i, msg, now, before, detail)
+    }
+
+    /// Compares every byte of message slot `s` of QP `i` with what it must
+    /// hold.
+    fn check(&mut self, i: usize, s: usize) -> Check {
+        let seed = self.cfg.seed;
+        let q = &self.qps[i];
+        let slot = &q.slots[s];
+        let mut c = Check::default();
+        for (j, bf) in slot.bufs.iter().enumerate() {
+            let key = pattern::key(seed, i as u32, slot.msg, j as u32);
+            let n = bf.len + 2 * GUARD;
+            let want = &mut self.scratch[..n];
+            pattern::fill(!key, &mut want[..GUARD]);
+            pattern::fill(key, &mut want[GUARD..GUARD + bf.len]);
+            pattern::fill(!key ^ 0x5a5a, &mut want[GUARD + bf.len..]);
+            let got = &mut self.scratch2[..n];
+            q.dst.read(bf.dst_off - GUARD, got);
+            if want == got {
+                continue;
+            }
+            for (x, (w, g)) in want.iter().zip(got.iter()).enumerate() {
+                if w == g {
+                    continue;
+                }
+                if x < GUARD || x >= GUARD + bf.len {
+                    c.guards += 1;
+                } else {
+                    c.wrong += 1;
+                    if c.first.is_none() {
+                        c.first = Some((j, x - GUARD, *w, *g));
+                    }
+                }
+            }
+        }
+        c
+    }
+
+    fn settle(&mut self, hooks: &mut dyn Hooks) {
+        if hooks.settle() {
+            return;
+        }
+        let dev = self.b.device();
+        let until = dev.now() + self.cfg.settle;
+        while dev.now() < until {
+            dev.idle();
+        }
+    }
+
+    /// A receive completion (context B). Returns true to stop the run.
+    fn on_recv(&mut self, wc: &WorkCompletion, hooks: &mut dyn Hooks) -> Result<bool> {
+        let Some(i) = self.by_qpn_b.get(wc.qp_num as usize).copied().flatten() else {
+            self.rep.duplicate_completions += 1;
+            return Ok(self.fail(
+                hooks,
+                "duplicate",
+                0,
+                0,
+                format!("receive completion for unknown QP {}: {wc:?}", wc.qp_num),
+            ));
+        };
+        let iu = i as usize;
+        let now = self.now();
+        self.qps[iu].last_progress = now;
+        if wc.status != WcStatus::Success {
+            self.rep.error_completions += 1;
+            if self.qps[iu].life == QpLife::Live {
+                self.qps[iu].life = QpLife::Dead;
+            }
+            return Ok(self.fail(
+                hooks,
+                "error",
+                i,
+                self.qps[iu].recv_next,
+                format!("receive completion with status {:?}", wc.status),
+            ));
+        }
+        let Some(imm) = wc.imm_data.map(u32::from_be) else {
+            self.rep.corruptions += 1;
+            return Ok(self.fail(
+                hooks,
+                "corruption",
+                i,
+                self.qps[iu].recv_next,
+                format!("receive completion without immediate: {wc:?}"),
+            ));
+        };
+        let q = &self.qps[iu];
+        let msg = q.recv_next + u64::from(imm.wrapping_sub(q.recv_next as u32));
+        let s = q.slot_of(msg);
+        if msg >= q.next_msg || !(q.slots[s].msg == msg && q.slots[s].recv_busy) {
+            self.rep.duplicate_completions += 1;
+            return Ok(self.fail(
+                hooks,
+                "duplicate",
+                i,
+                msg,
+                format!("receive completion for message {msg} (immediate {imm:#x}), which is not in flight"),
+            ));
+        }
+        let mut stop = false;
+        if msg != q.recv_next {
+            self.rep.out_of_order_completions += 1;
+            let next = q.recv_next;
+            stop |= self.fail(
+                hooks,
+                "out-of-order",
+                i,
+                msg,
+                format!("receive completion of message {msg} before that of message {next}"),
+            );
+        }
+        let q = &self.qps[iu];
+        let last_len = q.slots[s].bufs.last().map_or(0, |b| b.len);
+        let total: usize = q.slots[s].bufs.iter().map(|b| b.len).sum();
+        if wc.opcode != WcOpcode::RecvRdmaWithImm || wc.byte_len as usize != last_len {
+            self.rep.corruptions += 1;
+            stop |= self.fail(
+                hooks,
+                "corruption",
+                i,
+                msg,
+                format!(
+                    "receive completion of message {msg}: opcode {:?} byte_len {} (expected RecvRdmaWithImm, {last_len})",
+                    wc.opcode, wc.byte_len
+                ),
+            );
+        }
+        // The moment of truth: every byte of every buffer, right now.
+        let c = self.check(iu, s);
+        let (seen_at, before) = (self.now(), self.rep.messages);
+        self.rep.messages += 1;
+        self.rep.bytes += total as u64;
+        if !c.clean() {
+            let (j, off, want, got) = c.first.unwrap_or((0, 0, 0, 0));
+            let bf = self.qps[iu].slots[s]
+                .bufs
+                .get(j)
+                .copied()
+                .unwrap_or_default();
+            let at_cqe = format!(
+                "{} of {total} bytes wrong when the CQE of message {msg} was seen (first: buffer {j} of {}, {} B at offset {:#x}, byte {off}: expected {want:#04x}, found {got:#04x}{}); {} guard bytes overwritten",
+                c.wrong,
+                self.cfg.buffers(),
+                bf.len,
+                bf.dst_off,
+                if got == !want { " = old value" } else { "" },
+                c.guards
+            );
+            // Stale or corrupt? Decided once everything in flight has
+            // landed; the evidence is taken before.
+            if !self.snapshot_taken {
+                self.snapshot_taken = true;
+                hooks.snapshot();
+            }
+            self.settle(hooks);
+            let later = self.check(iu, s);
+            if later.clean() {
+                self.rep.violations += 1;
+                self.rep.stale_bytes += c.wrong;
+                stop |= self.fail_at(hooks, "violation", i, msg, seen_at, before, at_cqe);
+            } else {
+                self.rep.corruptions += 1;
+                let (j, off, want, got) = later.first.unwrap_or((0, 0, 0, 0));
+                stop |= self.fail_at(
+                    hooks,
+                    "corruption",
+                    i,
+                    msg,
+                    seen_at,
+                    before,
+                    format!(
+                        "{at_cqe}; once everything landed still {} bytes wrong (first: buffer {j} byte {off}: expected {want:#04x}, found {got:#04x}), {} guard bytes",
+                        later.wrong, later.guards
+                    ),
+                );
+            }
+        }
+        let q = &mut self.qps[iu];
+        q.slots[s].recv_busy = false;
+        q.advance_recv();
+        if q.life == QpLife::Live {
+            self.post_recv(iu)?;
+        }
+        Ok(stop)
+    }
+
+    /// A send completion (context A). Returns true to stop the run.
+    fn on_send(&mut self, wc: &WorkCompletion, hooks: &mut dyn Hooks) -> bool {
+        let Some(i) = self.by_qpn_a.get(wc.qp_num as usize).copied().flatten() else {
+            self.rep.duplicate_completions += 1;
+            return self.fail(
+                hooks,
+                "duplicate",
+                0,
+                0,
+                format!("send completion for unknown QP {}: {wc:?}", wc.qp_num),
+            );
+        };
+        let iu = i as usize;
+        let now = self.now();
+        self.qps[iu].last_progress = now;
+        let msg = wc.wr_id >> 8;
+        let j = (wc.wr_id & 0xff) as usize;
+        if wc.status != WcStatus::Success {
+            self.rep.error_completions += 1;
+            if self.qps[iu].life == QpLife::Live {
+                self.qps[iu].life = QpLife::Dead;
+            }
+            return self.fail(
+                hooks,
+                "error",
+                i,
+                msg,
+                format!(
+                    "send completion of message {msg} buffer {j} with status {:?} (NAK syndrome {:#x})",
+                    wc.status, wc.vendor_err
+                ),
+            );
+        }
+        let q = &self.qps[iu];
+        let s = q.slot_of(msg);
+        if j + 1 != self.cfg.buffers()
+            || msg >= q.next_msg
+            || !(q.slots[s].msg == msg && q.slots[s].send_busy)
+        {
+            self.rep.duplicate_completions += 1;
+            return self.fail(
+                hooks,
+                "duplicate",
+                i,
+                msg,
+                format!("send completion of message {msg} buffer {j}, which is not in flight (or not signaled)"),
+            );
+        }
+        let mut stop = false;
+        if msg != q.send_next {
+            self.rep.out_of_order_completions += 1;
+            let next = q.send_next;
+            stop = self.fail(
+                hooks,
+                "out-of-order",
+                i,
+                msg,
+                format!("send completion of message {msg} before that of message {next}"),
+            );
+        }
+        let q = &mut self.qps[iu];
+        q.slots[s].send_busy = false;
+        q.advance_send();
+        stop
+    }
+
+    /// QPs with work outstanding and no completion for `watchdog` cycles.
+    fn watchdog(&mut self, hooks: &mut dyn Hooks) -> bool {
+        let now = self.now();
+        let mut stop = false;
+        for i in 0..self.qps.len() {
+            let q = &self.qps[i];
+            // A QP that failed with an error completion has nothing more
+            // coming once its flushes are in: give up on it sooner.
+            let limit = match q.life {
+                QpLife::Dead => self.cfg.watchdog.min(DEAD_QP_WAIT),
+                _ => self.cfg.watchdog,
+            };
+            if q.life == QpLife::Retired
+                || !q.busy()
+                || now.saturating_sub(q.last_progress) <= limit
+            {
+                continue;
+            }
+            let recv_missing = q
+                .slots
+                .iter()
+                .filter(|s| s.recv_busy && s.msg < q.next_msg)
+                .count() as u64;
+            let send_missing = q
+                .slots
+                .iter()
+                .filter(|s| s.send_busy && s.msg < q.next_msg)
+                .count() as u64;
+            let (oldest, life) = (q.recv_next.min(q.send_next), q.life);
+            if life == QpLife::Live {
+                self.rep.lost_completions += recv_missing + send_missing;
+                stop |= self.fail(
+                    hooks,
+                    "lost",
+                    i as u32,
+                    oldest,
+                    format!(
+                        "no completion for {} cycles: {recv_missing} receive and {send_missing} send completions missing (oldest message {oldest})",
+                        self.cfg.watchdog
+                    ),
+                );
+            } else {
+                self.rep.abandoned_messages += recv_missing;
+            }
+            self.qps[i].life = QpLife::Retired;
+        }
+        stop
+    }
+
+    fn finished(&self) -> bool {
+        let posting =
+            self.issued < self.cfg.messages && self.qps.iter().any(|q| q.life == QpLife::Live);
+        !posting
+            && self
+                .qps
+                .iter()
+                .all(|q| q.life == QpLife::Retired || !q.busy())
+    }
+
+    fn run(&mut self, hooks: &mut dyn Hooks) -> Result<Report> {
+        let dev = self.b.device();
+        let start = dev.now();
+        let mut wcs = [WorkCompletion::default(); 32];
+        let mut stop = false;
+        while !stop && !self.finished() {
+            hooks.tick(dev.now(), self.rep.messages);
+            for i in 0..self.qps.len() {
+                while self.can_post(i) {
+                    self.post_message(i)?;
+                }
+            }
+            let mut seen = 0;
+            let n = self.conns.cq_b.poll(&mut wcs)?;
+            seen += n;
+            for wc in &wcs[..n] {
+                stop |= self.on_recv(wc, hooks)?;
+            }
+            let n = self.conns.cq_a.poll(&mut wcs)?;
+            seen += n;
+            for wc in &wcs[..n] {
+                stop |= self.on_send(wc, hooks);
+            }
+            if seen == 0 {
+                stop |= self.watchdog(hooks);
+                dev.idle();
+            }
+        }
+        self.rep.cycles = dev.now() - start;
+        let mut rep = std::mem::take(&mut self.rep);
+        hooks.finish(&mut rep);
+        Ok(rep)
+    }
+}
