@@ -150,8 +150,6 @@ module rc_responder #(
     output wire                   stat_nak
 );
 
-localparam BEAT_BYTES = DATA_W / 8;
-localparam SEG_W = $clog2(BEAT_BYTES);
 localparam [15:0] NUM_QP16 = NUM_QP[15:0];
 
 localparam [2:0] QPS_RTR = 3'd2, QPS_RTS = 3'd3;
@@ -250,29 +248,27 @@ reg [7:0] nak_reg = 8'd0;
 
 // receive WQE capture (only length, wr_id, address and lkey are used)
 /* verilator lint_off UNUSEDSIGNAL */
-reg [511:0] rqwqe_reg = 512'd0;
+wire [511:0] rqwqe_reg;
 /* verilator lint_on UNUSEDSIGNAL */
 wire [31:0] rq_len = rqwqe_reg[63:32];
 wire [63:0] rq_wr_id = rqwqe_reg[127:64];
 wire [63:0] rq_va = rqwqe_reg[191:128];
 wire [31:0] rq_lkey = rqwqe_reg[351:320];
 
-localparam integer RQ_BEAT0_I = {{(32-RAM_ADDR_W){1'b0}}, RQWQE_RAM} / BEAT_BYTES;
-genvar gb;
-generate
-    for (gb = 0; gb < 64; gb = gb + 1) begin : rqwqe_capture
-        localparam integer BEAT_I = RQ_BEAT0_I + gb / BEAT_BYTES;
-        localparam [RAM_ADDR_W-SEG_W-1:0] BEAT = BEAT_I[RAM_ADDR_W-SEG_W-1:0];
-        always @(posedge clk) begin
-            if (state_reg == ST_RQ_FETCH) begin
-                rqwqe_reg[gb*8 +: 8] <= 8'd0;
-            end else if (ram_snoop_en && ram_snoop_addr == BEAT && ram_snoop_strb[gb % BEAT_BYTES]
-                    && state_reg == ST_RQ_WAIT) begin
-                rqwqe_reg[gb*8 +: 8] <= ram_snoop_data[(gb % BEAT_BYTES)*8 +: 8];
-            end
-        end
-    end
-endgenerate
+ram_snoop_capture #(
+    .DATA_W(DATA_W),
+    .RAM_ADDR_W(RAM_ADDR_W),
+    .BASE(RQWQE_RAM)
+) rqwqe_capture_inst (
+    .clk(clk),
+    .clear(state_reg == ST_RQ_FETCH),
+    .enable(state_reg == ST_RQ_WAIT),
+    .snoop_addr(ram_snoop_addr),
+    .snoop_data(ram_snoop_data),
+    .snoop_strb(ram_snoop_strb),
+    .snoop_en(ram_snoop_en),
+    .entry(rqwqe_reg)
+);
 
 // opcode classes
 wire op_is_write = op_reg >= OP_WRITE_FIRST && op_reg <= OP_WRITE_ONLY_IMM;

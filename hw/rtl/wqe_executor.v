@@ -142,8 +142,6 @@ module wqe_executor #(
     output wire                   stat_ack_drop      // an ACK/NAK for PSNs never sent, ignored
 );
 
-localparam BEAT_BYTES = DATA_W / 8;
-localparam SEG_W = $clog2(BEAT_BYTES);
 localparam CHUNK = 1 << CHUNK_LOG;
 localparam SLOT_W = $clog2(NUM_SLOTS);
 localparam integer LAST_SLOT_I = NUM_SLOTS - 1;
@@ -196,7 +194,7 @@ reg [63:0] wqe_addr_reg = 64'd0;
 reg [15:0] wqe_index_reg = 16'd0;
 // bytes 2..3 and 44..63 are reserved
 /* verilator lint_off UNUSEDSIGNAL */
-reg [511:0] wqe_reg = 512'd0;
+wire [511:0] wqe_reg;
 /* verilator lint_on UNUSEDSIGNAL */
 
 wire [7:0] wqe_opcode = wqe_reg[7:0];
@@ -260,22 +258,20 @@ reg [TXS_W:0] tx_used_reg = {(TXS_W+1){1'b0}};
 reg [TXS_W-1:0] tx_slot_reg = {TXS_W{1'b0}};
 
 // capture the WQE as the read engine writes it into the RAM
-localparam integer WQE_BEAT0_I = {{(32-RAM_ADDR_W){1'b0}}, WQE_RAM} / BEAT_BYTES;
-genvar gb;
-generate
-    for (gb = 0; gb < 64; gb = gb + 1) begin : wqe_capture
-        localparam integer BEAT_I = WQE_BEAT0_I + gb / BEAT_BYTES;
-        localparam [RAM_ADDR_W-SEG_W-1:0] BEAT = BEAT_I[RAM_ADDR_W-SEG_W-1:0];
-        always @(posedge clk) begin
-            if (state_reg == ST_IDLE) begin
-                wqe_reg[gb*8 +: 8] <= 8'd0;
-            end else if (ram_snoop_en && ram_snoop_addr == BEAT && ram_snoop_strb[gb % BEAT_BYTES]
-                    && state_reg == ST_FETCH_WAIT) begin
-                wqe_reg[gb*8 +: 8] <= ram_snoop_data[(gb % BEAT_BYTES)*8 +: 8];
-            end
-        end
-    end
-endgenerate
+ram_snoop_capture #(
+    .DATA_W(DATA_W),
+    .RAM_ADDR_W(RAM_ADDR_W),
+    .BASE(WQE_RAM)
+) wqe_capture_inst (
+    .clk(clk),
+    .clear(state_reg == ST_IDLE),
+    .enable(state_reg == ST_FETCH_WAIT),
+    .snoop_addr(ram_snoop_addr),
+    .snoop_data(ram_snoop_data),
+    .snoop_strb(ram_snoop_strb),
+    .snoop_en(ram_snoop_en),
+    .entry(wqe_reg)
+);
 
 wire roce = wqe_is_roce;
 wire [31:0] chunk_bytes = roce ? {19'd0, pmtu_bytes_reg} : CHUNK;
