@@ -5,7 +5,8 @@
 // along RESET -> INIT -> RTR -> RTS (ibv_qp_state numbering).
 //
 // Entering RTR tells the responder to load its expected PSN; entering RTS
-// tells the requester to load its send PSN.
+// tells the requester to load its send PSN and its retry settings; the host
+// moving a QP to ERR tells the requester to flush its outstanding WQEs.
 
 `resetall
 `timescale 1ns / 1ps
@@ -32,6 +33,10 @@ module qp_context #(
     input  wire [15:0]      reg_rcq,
     input  wire [63:0]      reg_rq_base,
     input  wire [31:0]      reg_rq_size,
+    input  wire [4:0]       reg_timeout,        // local ACK timeout exponent (0: none)
+    input  wire [2:0]       reg_retry_cnt,
+    input  wire [2:0]       reg_rnr_retry,      // 7: unlimited
+    input  wire [4:0]       reg_min_rnr_timer,  // RNR NAK timer code the responder sends
     input  wire [3:0]       reg_cmd,
     input  wire             reg_cmd_valid,
     output wire             reg_err,
@@ -48,6 +53,8 @@ module qp_context #(
     output wire             load_reset,     // pulse: QP load_qpn was reset: clear its transport state
     output wire [QN_W-1:0]  load_qpn,
     output wire [23:0]      load_psn,
+    output wire [10:0]      load_retry,     // {rnr_retry, retry_cnt, timeout}, with load_rts
+    output wire             load_err,       // pulse: the host moved QP load_qpn to ERR
 
     // requester read port
     input  wire [QN_W-1:0]  a_qpn,
@@ -71,7 +78,8 @@ module qp_context #(
     output wire [15:0]      b_pd,
     output wire [QN_W-1:0]  b_rcq,
     output wire [63:0]      b_rq_base,
-    output wire [3:0]       b_rq_log
+    output wire [3:0]       b_rq_log,
+    output wire [4:0]       b_min_rnr_timer
 );
 
 localparam [2:0] QPS_RESET = 3'd0, QPS_INIT = 3'd1, QPS_RTR = 3'd2, QPS_RTS = 3'd3, QPS_ERR = 3'd6;
@@ -95,11 +103,14 @@ reg [15:0] pd_mem [0:NUM_QP-1];
 reg [QN_W-1:0] rcq_mem [0:NUM_QP-1];
 reg [63:0] rqb_mem [0:NUM_QP-1];
 reg [3:0] rql_mem [0:NUM_QP-1];
+reg [4:0] rnrt_mem [0:NUM_QP-1];
 
 reg err_reg = 1'b0;
 reg load_rtr_reg = 1'b0;
 reg load_rts_reg = 1'b0;
 reg load_reset_reg = 1'b0;
+reg load_err_reg = 1'b0;
+reg [10:0] load_retry_reg = 11'd0;
 reg [QN_W-1:0] load_qpn_reg = {QN_W{1'b0}};
 reg [23:0] load_psn_reg = 24'd0;
 
@@ -116,6 +127,7 @@ initial begin
         rcq_mem[i] = {QN_W{1'b0}};
         rqb_mem[i] = 64'd0;
         rql_mem[i] = 4'd0;
+        rnrt_mem[i] = 5'd0;
     end
 end
 
@@ -147,6 +159,8 @@ assign load_rts = load_rts_reg;
 assign load_reset = load_reset_reg;
 assign load_qpn = load_qpn_reg;
 assign load_psn = load_psn_reg;
+assign load_retry = load_retry_reg;
+assign load_err = load_err_reg;
 
 assign a_state = state_mem[a_qpn];
 assign a_pmtu = pmtu_mem[a_qpn];
@@ -167,12 +181,14 @@ assign b_pd = pd_mem[b_qpn];
 assign b_rcq = rcq_mem[b_qpn];
 assign b_rq_base = rqb_mem[b_qpn];
 assign b_rq_log = rql_mem[b_qpn];
+assign b_min_rnr_timer = rnrt_mem[b_qpn];
 
 always @(posedge clk) begin
     err_reg <= 1'b0;
     load_rtr_reg <= 1'b0;
     load_rts_reg <= 1'b0;
     load_reset_reg <= 1'b0;
+    load_err_reg <= 1'b0;
 
     if (set_err_a) begin
         state_mem[set_err_a_qpn] <= QPS_ERR;
@@ -200,6 +216,7 @@ always @(posedge clk) begin
                 rcq_mem[sel] <= reg_rcq[QN_W-1:0];
                 rqb_mem[sel] <= reg_rq_base;
                 rql_mem[sel] <= rq_log;
+                rnrt_mem[sel] <= reg_min_rnr_timer;
             end
             load_qpn_reg <= sel;
             if (reg_state == QPS_RTR && cur != QPS_RTR) begin
@@ -209,6 +226,10 @@ always @(posedge clk) begin
             if (reg_state == QPS_RTS && cur != QPS_RTS) begin
                 load_rts_reg <= 1'b1;
                 load_psn_reg <= reg_sq_psn;
+                load_retry_reg <= {reg_rnr_retry, reg_retry_cnt, reg_timeout};
+            end
+            if (reg_state == QPS_ERR && cur != QPS_ERR) begin
+                load_err_reg <= 1'b1;
             end
             // going to RESET, or leaving it, clears the transport state
             if (reg_state == QPS_RESET || (reg_state == QPS_INIT && cur == QPS_RESET)) begin
@@ -223,6 +244,7 @@ always @(posedge clk) begin
         load_rtr_reg <= 1'b0;
         load_rts_reg <= 1'b0;
         load_reset_reg <= 1'b0;
+        load_err_reg <= 1'b0;
         rw_reg <= {NUM_QP{1'b0}};
     end
 end

@@ -51,6 +51,7 @@ module queue_manager #(
     output wire [15:0]      m_sq_index,        // free-running index of that WQE
     output wire [QN_W-1:0]  m_sq_cqn,
     input  wire             m_sq_ready,
+    input  wire [NUM_Q-1:0] sq_hold,           // queues whose next WQE must wait
 
     // executor: the work request of queue sq_done_qn is finished
     input  wire             sq_done,
@@ -184,7 +185,7 @@ always @* begin
         if (idx >= NUM_QI) begin
             idx = idx - NUM_QI;
         end
-        if (sq_en[idx[QN_W-1:0]] && !busy_reg[idx[QN_W-1:0]]
+        if (sq_en[idx[QN_W-1:0]] && !busy_reg[idx[QN_W-1:0]] && !sq_hold[idx[QN_W-1:0]]
                 && sq_pi[idx[QN_W-1:0]] != sq_ci[idx[QN_W-1:0]]) begin
             pick_valid = 1'b1;
             pick_qn = idx[QN_W-1:0];

@@ -72,6 +72,7 @@ module rc_responder #(
     input  wire [QN_W-1:0]        ctx_rcq,
     input  wire [63:0]            ctx_rq_base,
     input  wire [3:0]             ctx_rq_log,
+    input  wire [4:0]             ctx_min_rnr_timer,
     input  wire                   load_rtr,
     input  wire                   load_reset,
     input  wire [QN_W-1:0]        load_qpn,
@@ -162,7 +163,7 @@ localparam [7:0]
     OP_ACK = 8'h11;
 
 localparam [7:0] NAK_PSN = 8'h60, NAK_INV_REQ = 8'h61, NAK_REM_ACCESS = 8'h62, NAK_REM_OP = 8'h63,
-    RNR_NAK = 8'h20 | 8'd14;   // RNR timer code 14: 1.28 ms
+    RNR_NAK = 8'h20;           // | the QP's min_rnr_timer
 localparam [7:0] ACK_SYNDROME = 8'h1F;     // ACK, credit count "invalid" (no end-to-end credits)
 
 localparam [1:0] MSG_IDLE = 2'd0, MSG_WRITE = 2'd1, MSG_SEND = 2'd2;
@@ -533,7 +534,7 @@ always @(posedge clk) begin
             end else if (!op_needs_rq) begin
                 state_reg <= cfg_early_cqe && completes_reg ? ST_EARLY_CQE : ST_PAYLOAD;
             end else if (rq_empty) begin
-                nak_reg <= RNR_NAK;
+                nak_reg <= RNR_NAK | {3'd0, ctx_min_rnr_timer};
                 state_reg <= ST_DROP;
             end else if (m_rd_desc_ready) begin
                 state_reg <= ST_RQ_WAIT;

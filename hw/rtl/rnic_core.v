@@ -9,6 +9,7 @@ module rnic_core #(
     parameter DATA_W = 64,
     parameter NUM_Q = 16,
     parameter RAM_BYTES = 32768,
+    parameter CLK_MHZ = 250,         // core clock: sets the IB timer units (ACK timeout, RNR)
     parameter [31:0] BUILD_VERSION = 32'h0001_0000,
     parameter [31:0] GIT_HASH = 32'h0,
     parameter [31:0] BOARD_ID = 32'h0
@@ -230,6 +231,14 @@ reg [31:0] rx_drop_nobuf_reg = 32'd0;
 reg [31:0] rx_drop_qp_reg = 32'd0;
 reg [31:0] rx_drop_psn_reg = 32'd0;
 reg [31:0] rx_nak_reg = 32'd0;
+reg [31:0] tx_retransmits_reg = 32'd0;
+reg [31:0] rtx_timeouts_reg = 32'd0;
+reg [31:0] rx_nak_seq_reg = 32'd0;
+reg [31:0] rx_rnr_nak_reg = 32'd0;
+wire [4:0] reg_qp_timeout;
+wire [2:0] reg_qp_retry_cnt;
+wire [2:0] reg_qp_rnr_retry;
+wire [4:0] reg_qp_min_rnr_timer;
 
 rnic_csr csr_inst (
     .clk(clk),
@@ -296,6 +305,10 @@ rnic_csr csr_inst (
     .hwif_in_port_rx_drop_qp_value(rx_drop_qp_reg),
     .hwif_in_port_rx_drop_psn_value(rx_drop_psn_reg),
     .hwif_in_port_rx_nak_value(rx_nak_reg),
+    .hwif_in_port_tx_retransmits_value(tx_retransmits_reg),
+    .hwif_in_port_rtx_timeouts_value(rtx_timeouts_reg),
+    .hwif_in_port_rx_nak_seq_value(rx_nak_seq_reg),
+    .hwif_in_port_rx_rnr_nak_value(rx_rnr_nak_reg),
     .hwif_out_qp_qp_sel_qpn(reg_qp_sel),
     .hwif_out_qp_qp_attr_state(reg_qp_state),
     .hwif_out_qp_qp_attr_pmtu(reg_qp_pmtu),
@@ -312,6 +325,10 @@ rnic_csr csr_inst (
     .hwif_out_qp_qp_rq_base_lo_addr(reg_qp_rq_base_lo),
     .hwif_out_qp_qp_rq_base_hi_addr(reg_qp_rq_base_hi),
     .hwif_out_qp_qp_rq_size_entries(reg_qp_rq_size),
+    .hwif_out_qp_qp_retry_timeout(reg_qp_timeout),
+    .hwif_out_qp_qp_retry_retry_cnt(reg_qp_retry_cnt),
+    .hwif_out_qp_qp_retry_rnr_retry(reg_qp_rnr_retry),
+    .hwif_out_qp_qp_retry_min_rnr_timer(reg_qp_min_rnr_timer),
     .hwif_out_qp_qp_cmd_op(reg_qp_cmd),
     .hwif_out_qp_qp_cmd_op_swmod(reg_qp_cmd_valid_raw),
     .hwif_out_qp_rq_db_pi(reg_rq_db_pi),
@@ -399,6 +416,10 @@ wire load_rts;
 wire load_reset;
 wire [QN_W-1:0] load_qpn;
 wire [23:0] load_psn;
+wire [10:0] load_retry;
+wire load_err;
+wire [4:0] rs_ctx_min_rnr_timer;
+wire [NUM_Q-1:0] ex_sq_hold;
 wire ex_set_err;
 wire [QN_W-1:0] ex_set_err_qpn;
 wire rs_set_err;
@@ -425,6 +446,10 @@ qp_context #(
     .reg_rcq(reg_qp_rcq),
     .reg_rq_base({reg_qp_rq_base_hi, reg_qp_rq_base_lo}),
     .reg_rq_size(reg_qp_rq_size),
+    .reg_timeout(reg_qp_timeout),
+    .reg_retry_cnt(reg_qp_retry_cnt),
+    .reg_rnr_retry(reg_qp_rnr_retry),
+    .reg_min_rnr_timer(reg_qp_min_rnr_timer),
     .reg_cmd(reg_qp_cmd),
     .reg_cmd_valid(reg_qp_cmd_valid),
     .reg_err(qp_reg_err),
@@ -438,6 +463,8 @@ qp_context #(
     .load_reset(load_reset),
     .load_qpn(load_qpn),
     .load_psn(load_psn),
+    .load_retry(load_retry),
+    .load_err(load_err),
     .a_qpn(ex_ctx_qpn),
     .a_state(ex_ctx_state),
     .a_pmtu(ex_ctx_pmtu),
@@ -457,7 +484,8 @@ qp_context #(
     .b_pd(rs_ctx_pd),
     .b_rcq(rs_ctx_rcq),
     .b_rq_base(rs_ctx_rq_base),
-    .b_rq_log(rs_ctx_rq_log)
+    .b_rq_log(rs_ctx_rq_log),
+    .b_min_rnr_timer(rs_ctx_min_rnr_timer)
 );
 
 wire [31:0] ex_mr_key;
@@ -563,6 +591,7 @@ queue_manager #(
     .m_sq_index(qm_sq_index),
     .m_sq_cqn(qm_sq_cqn),
     .m_sq_ready(qm_sq_ready),
+    .sq_hold(ex_sq_hold),
     .sq_done(sq_done),
     .sq_done_qn(sq_done_qn),
     .lookup_qn(acq_qpn),
@@ -904,6 +933,10 @@ wire ac_cqe_ready;
 
 wire ex_err_valid;
 wire stat_ack_drop;
+wire stat_retransmit;
+wire stat_timeout;
+wire stat_nak_seq;
+wire stat_rnr;
 wire [7:0] ex_err_code;
 wire [15:0] ex_err_qn;
 
@@ -919,6 +952,7 @@ wqe_executor #(
     .WQE_RAM(WQE_RAM),
     .TX_RAM_BASE(TX_RAM_BASE),
     .NUM_TX_SLOTS(NUM_TX_SLOTS),
+    .CLK_MHZ(CLK_MHZ),
     .ID_TAG(ID_EXEC)
 ) exec_inst (
     .clk(clk),
@@ -931,6 +965,7 @@ wqe_executor #(
     .s_sq_ready(qm_sq_ready),
     .sq_done(sq_done),
     .sq_done_qn(sq_done_qn),
+    .sq_hold(ex_sq_hold),
     .ctx_qpn(ex_ctx_qpn),
     .ctx_state(ex_ctx_state),
     .ctx_pmtu(ex_ctx_pmtu),
@@ -943,6 +978,11 @@ wqe_executor #(
     .load_reset(load_reset),
     .load_qpn(load_qpn),
     .load_psn(load_psn),
+    .load_retry(load_retry),
+    .flush_a(rs_set_err),
+    .flush_a_qpn(rs_set_err_qpn),
+    .flush_b(load_err),
+    .flush_b_qpn(load_qpn),
     .set_err(ex_set_err),
     .set_err_qpn(ex_set_err_qpn),
     .mr_key(ex_mr_key),
@@ -1006,7 +1046,11 @@ wqe_executor #(
     .err_valid(ex_err_valid),
     .err_code(ex_err_code),
     .err_qn(ex_err_qn),
-    .stat_ack_drop(stat_ack_drop)
+    .stat_ack_drop(stat_ack_drop),
+    .stat_retransmit(stat_retransmit),
+    .stat_timeout(stat_timeout),
+    .stat_nak_seq(stat_nak_seq),
+    .stat_rnr(stat_rnr)
 );
 
 // ---------------------------------------------------------------- Ethernet / RoCE
@@ -1231,6 +1275,7 @@ rc_responder #(
     .ctx_rcq(rs_ctx_rcq),
     .ctx_rq_base(rs_ctx_rq_base),
     .ctx_rq_log(rs_ctx_rq_log),
+    .ctx_min_rnr_timer(rs_ctx_min_rnr_timer),
     .load_rtr(load_rtr),
     .load_reset(load_reset),
     .load_qpn(load_qpn),
@@ -1404,6 +1449,10 @@ always @(posedge clk) begin
     rx_drop_qp_reg <= rx_drop_qp_reg + {31'd0, stat_drop_qp};
     rx_drop_psn_reg <= rx_drop_psn_reg + {31'd0, stat_drop_psn} + {31'd0, stat_ack_drop};
     rx_nak_reg <= rx_nak_reg + {31'd0, stat_nak};
+    tx_retransmits_reg <= tx_retransmits_reg + {31'd0, stat_retransmit};
+    rtx_timeouts_reg <= rtx_timeouts_reg + {31'd0, stat_timeout};
+    rx_nak_seq_reg <= rx_nak_seq_reg + {31'd0, stat_nak_seq};
+    rx_rnr_nak_reg <= rx_rnr_nak_reg + {31'd0, stat_rnr};
 
     if (rst) begin
         err_code_reg <= 8'd0;
@@ -1421,6 +1470,10 @@ always @(posedge clk) begin
         rx_drop_qp_reg <= 32'd0;
         rx_drop_psn_reg <= 32'd0;
         rx_nak_reg <= 32'd0;
+        tx_retransmits_reg <= 32'd0;
+        rtx_timeouts_reg <= 32'd0;
+        rx_nak_seq_reg <= 32'd0;
+        rx_rnr_nak_reg <= 32'd0;
     end
 end
 

@@ -11,8 +11,18 @@
 //   packet (FIRST / MIDDLE / LAST / ONLY, RETH on the first, ImmDt on the
 //   last) with consecutive PSNs. The WQE then waits in the QP's outstanding
 //   ring until an ACK covers its last PSN (the ACK completer below), which
-//   requests its CQE. A NAK completes it in error, moves the QP to ERR and
-//   flushes what follows.
+//   requests its CQE.
+//
+// Reliability (go-back-N): a PSN-sequence NAK, an RNR NAK (after its timer)
+// or the retransmit timeout asks for a retransmission from a PSN. The
+// executor then walks the QP's outstanding ring from that PSN, fetching each
+// WQE again from the send ring (the host keeps a slot until its completion
+// retires it) and resending its packets with their original PSNs. While a
+// retransmission is pending the queue manager does not hand out new WQEs of
+// that QP. Timeouts and sequence NAKs without progress spend retry_cnt, RNR
+// NAKs spend rnr_retry (7: unlimited); progress restores both. When they run
+// out, or a NAK reports an error, the QP goes to ERR and every outstanding
+// WQE completes in order: the first with the error, the rest flushed.
 //
 // Completions are requested from the CQE writer (m_cqe_* for local results,
 // m_acq_* from the ACK completer).
@@ -34,6 +44,7 @@ module wqe_executor #(
     parameter [RAM_ADDR_W-1:0] TX_RAM_BASE = 0,     // TX RAM: NUM_TX_SLOTS slots of 4 KiB
     parameter NUM_TX_SLOTS = 8,
     parameter MAX_INFLIGHT = 256,                   // unacknowledged packets per QP
+    parameter CLK_MHZ = 250,                        // for the IB timer units
     parameter [ID_W-1:0] ID_TAG = 0
 ) (
     input  wire                   clk,
@@ -48,6 +59,7 @@ module wqe_executor #(
     output wire                   s_sq_ready,
     output wire                   sq_done,
     output wire [QN_W-1:0]        sq_done_qn,
+    output wire [NUM_QP-1:0]      sq_hold,            // QPs whose new WQEs must wait
 
     // QP context (requester port) and MR lookup (lkey)
     output wire [QN_W-1:0]        ctx_qpn,
@@ -62,6 +74,11 @@ module wqe_executor #(
     input  wire                   load_reset,
     input  wire [QN_W-1:0]        load_qpn,
     input  wire [23:0]            load_psn,
+    input  wire [10:0]            load_retry,         // {rnr_retry, retry_cnt, timeout}, with load_rts
+    input  wire                   flush_a,            // the QP went to ERR elsewhere:
+    input  wire [QN_W-1:0]        flush_a_qpn,        // flush its outstanding WQEs
+    input  wire                   flush_b,
+    input  wire [QN_W-1:0]        flush_b_qpn,
     output wire                   set_err,
     output wire [QN_W-1:0]        set_err_qpn,
     output wire [31:0]            mr_key,
@@ -139,7 +156,11 @@ module wqe_executor #(
     output wire                   err_valid,
     output wire [7:0]             err_code,
     output wire [15:0]            err_qn,
-    output wire                   stat_ack_drop      // an ACK/NAK for PSNs never sent, ignored
+    output wire                   stat_ack_drop,     // an ACK/NAK for PSNs never sent, ignored
+    output wire                   stat_retransmit,   // a packet sent again
+    output wire                   stat_timeout,      // a retransmit timeout expired
+    output wire                   stat_nak_seq,      // a PSN-sequence NAK received
+    output wire                   stat_rnr           // an RNR NAK received
 );
 
 localparam CHUNK = 1 << CHUNK_LOG;
@@ -148,7 +169,19 @@ localparam integer LAST_SLOT_I = NUM_SLOTS - 1;
 localparam [SLOT_W-1:0] LAST_SLOT = LAST_SLOT_I[SLOT_W-1:0];
 localparam TXS_W = $clog2(NUM_TX_SLOTS);
 localparam OST_DEPTH = 8;
+localparam [3:0] OST_DEPTH_4 = 4'd8;
 localparam [23:0] MAX_INFLIGHT_24 = MAX_INFLIGHT[23:0];                       // outstanding WQEs per QP
+
+// Timers count ticks of 2^TICK_LOG cycles. The local ACK timeout is
+// 4.096 us * 2^timeout (timeout 0: none); its exponent is clamped so that a
+// timeout fits the 24-bit tick arithmetic (2^23 ticks).
+localparam TICK_LOG = 6;
+localparam TMO_BASE = $clog2(4096 * CLK_MHZ / 1000) - TICK_LOG;
+localparam integer MAX_TMO_EXP_I = 23 - TMO_BASE;
+localparam [4:0] MAX_TMO_EXP = MAX_TMO_EXP_I[4:0];
+localparam integer CYC_10US = 10 * CLK_MHZ;
+localparam integer LAST_QP_I = NUM_QP - 1;
+localparam [QN_W-1:0] LAST_QP = LAST_QP_I[QN_W-1:0];
 
 // opcode 0 is RDMA_WRITE: the default case of every decision below
 localparam [7:0] OP_WRITE_IMM = 8'd1, OP_SEND = 8'd2, OP_SEND_IMM = 8'd3,
@@ -173,7 +206,46 @@ initial begin
         $error("wqe_executor: chunks must hold a 4 KiB packet and fit a descriptor");
         $finish;
     end
+    if (NUM_QP < 1 || NUM_QP > (1 << QN_W)) begin
+        $error("wqe_executor: NUM_QP must be 1..2^QN_W");
+        $finish;
+    end
+    if (CLK_MHZ < 16 || CLK_MHZ > 1000 || TMO_BASE < 0) begin
+        $error("wqe_executor: CLK_MHZ must be 16..1000");
+        $finish;
+    end
 end
+
+// RNR NAK timer (IB table of RNR timer codes) in ticks
+function [23:0] rnr_ticks(input [4:0] code);
+    reg [31:0] units;    // of 10 us
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg [31:0] cycles;
+    /* verilator lint_on UNUSEDSIGNAL */
+    begin
+        case (code)
+            5'd0: units = 65536;  5'd1: units = 1;      5'd2: units = 2;      5'd3: units = 3;
+            5'd4: units = 4;      5'd5: units = 6;      5'd6: units = 8;      5'd7: units = 12;
+            5'd8: units = 16;     5'd9: units = 24;     5'd10: units = 32;    5'd11: units = 48;
+            5'd12: units = 64;    5'd13: units = 96;    5'd14: units = 128;   5'd15: units = 192;
+            5'd16: units = 256;   5'd17: units = 384;   5'd18: units = 512;   5'd19: units = 768;
+            5'd20: units = 1024;  5'd21: units = 1536;  5'd22: units = 2048;  5'd23: units = 3072;
+            5'd24: units = 4096;  5'd25: units = 6144;  5'd26: units = 8192;  5'd27: units = 12288;
+            5'd28: units = 16384; 5'd29: units = 24576; 5'd30: units = 32768; default: units = 49152;
+        endcase
+        cycles = units * CYC_10US;
+        rnr_ticks = cycles[TICK_LOG+23:TICK_LOG];
+    end
+endfunction
+
+localparam [4:0] TMO_BASE5 = TMO_BASE[4:0];
+function [23:0] tmo_ticks(input [4:0] exp);
+    reg [4:0] e;
+    begin
+        e = exp > MAX_TMO_EXP ? MAX_TMO_EXP : exp;
+        tmo_ticks = 24'd1 << (TMO_BASE5 + e);
+    end
+endfunction
 
 localparam [3:0]
     ST_IDLE = 4'd0,
@@ -184,7 +256,8 @@ localparam [3:0]
     ST_SEND = 4'd5,
     ST_RECORD = 4'd6,
     ST_CQE = 4'd7,
-    ST_DONE = 4'd8;
+    ST_DONE = 4'd8,
+    ST_RTX_PICK = 4'd9;
 
 reg [3:0] state_reg = ST_IDLE;
 
@@ -226,32 +299,66 @@ reg [31:0] wr_done_reg = 32'd0;
 reg [SLOT_W-1:0] rd_slot_reg = {SLOT_W{1'b0}};
 reg [SLOT_W-1:0] wr_slot_reg = {SLOT_W{1'b0}};
 reg copy_err_reg = 1'b0;
+reg decode_err_reg = 1'b0;               // a local error waits for older WQEs to flush
 reg [12:0] pmtu_bytes_reg = 13'd256;
 reg [23:0] psn0_reg = 24'd0;             // PSN of the first packet of this WQE
+
+// retransmission walk over the outstanding ring
+reg rtx_mode_reg = 1'b0;
+reg [3:0] rtx_idx_reg = 4'd0;
+reg [23:0] rtx_from_reg = 24'd0;         // resend packets from this PSN on
+reg [23:0] rtx_psn0_reg = 24'd0;
+reg [23:0] rtx_skip_reg = 24'd0;         // packets of the entry before rtx_from
 
 reg err_valid_reg = 1'b0;
 reg [7:0] err_code_reg = 8'd0;
 
 // per-QP requester state
-reg [23:0] sq_psn_mem [0:NUM_QP-1];      // next PSN to send
+reg [23:0] sq_psn_mem [0:NUM_QP-1];      // next PSN to assign
+reg [23:0] sent_mem [0:NUM_QP-1];        // one past the highest PSN sent
 reg [23:0] una_mem [0:NUM_QP-1];         // oldest unacknowledged PSN
 reg [3:0] ost_head_mem [0:NUM_QP-1];
 reg [3:0] ost_tail_mem [0:NUM_QP-1];
-// outstanding WQEs: {byte_len 32, wr_id 64, index 16, last_psn 24, is_send 1, signaled 1}
-reg [137:0] ost_mem [0:NUM_QP*OST_DEPTH-1];
+reg [23:0] stamp_mem [0:NUM_QP-1];       // tick of the last progress (timeout base)
+reg [4:0] tmo_exp_mem [0:NUM_QP-1];
+reg [2:0] retry_init_mem [0:NUM_QP-1];
+reg [2:0] retry_left_mem [0:NUM_QP-1];
+reg [2:0] rnr_init_mem [0:NUM_QP-1];
+reg [2:0] rnr_left_mem [0:NUM_QP-1];
+reg [NUM_QP-1:0] rtx_req_reg = {NUM_QP{1'b0}};
+reg [23:0] rtx_psn_mem [0:NUM_QP-1];
+reg [23:0] rtx_due_mem [0:NUM_QP-1];     // tick at which it may start (RNR wait)
+reg [NUM_QP-1:0] flush_req_reg = {NUM_QP{1'b0}};
+// outstanding WQEs: {wqe_addr 64, first_psn 24, byte_len 32, wr_id 64, index 16,
+// last_psn 24, is_send 1, signaled 1}
+localparam OST_W = 226;
+reg [OST_W-1:0] ost_mem [0:NUM_QP*OST_DEPTH-1];
 
 integer i;
 initial begin
     for (i = 0; i < NUM_QP; i = i + 1) begin
         sq_psn_mem[i] = 24'd0;
+        sent_mem[i] = 24'd0;
         una_mem[i] = 24'd0;
         ost_head_mem[i] = 4'd0;
         ost_tail_mem[i] = 4'd0;
+        stamp_mem[i] = 24'd0;
+        tmo_exp_mem[i] = 5'd0;
+        retry_init_mem[i] = 3'd0;
+        retry_left_mem[i] = 3'd0;
+        rnr_init_mem[i] = 3'd0;
+        rnr_left_mem[i] = 3'd0;
+        rtx_psn_mem[i] = 24'd0;
+        rtx_due_mem[i] = 24'd0;
     end
     for (i = 0; i < NUM_QP*OST_DEPTH; i = i + 1) begin
-        ost_mem[i] = 138'd0;
+        ost_mem[i] = {OST_W{1'b0}};
     end
 end
+
+// timer ticks
+reg [TICK_LOG+23:0] cycle_reg = {(TICK_LOG+24){1'b0}};
+wire [23:0] now = cycle_reg[TICK_LOG+23:TICK_LOG];
 
 // TX slots in use (freed by roce_tx, in order)
 reg [TXS_W:0] tx_used_reg = {(TXS_W+1){1'b0}};
@@ -264,7 +371,7 @@ ram_snoop_capture #(
     .BASE(WQE_RAM)
 ) wqe_capture_inst (
     .clk(clk),
-    .clear(state_reg == ST_IDLE),
+    .clear(state_reg == ST_IDLE || state_reg == ST_RTX_PICK),
     .enable(state_reg == ST_FETCH_WAIT),
     .snoop_addr(ram_snoop_addr),
     .snoop_data(ram_snoop_data),
@@ -284,17 +391,21 @@ wire [31:0] in_flight = rd_issued_reg - wr_done_reg;
 wire [23:0] cur_psn_rd = psn0_reg + rd_issued_reg[23:0];
 wire [23:0] unacked = cur_psn_rd - una_mem[qn_reg];
 
+// a retransmission request for this QP, or its leaving RTS, stops sending
+// new packets; once the started ones are out the WQE is set aside
+wire stop_want = state_reg == ST_SEND && (rtx_req_reg[qn_reg] || ctx_state != QPS_RTS);
+
 // copy: read a chunk when a slot is free; RoCE: read a packet's payload when
 // a TX slot is free and the QP's window of unacknowledged packets allows
 wire can_issue_rd_copy = state_reg == ST_COPY && !copy_err_reg && rd_off_reg != wqe_len
     && in_flight < NUM_SLOTS;
-wire can_issue_rd_pkt = state_reg == ST_SEND && !copy_err_reg && rd_off_reg != wqe_len
+wire can_issue_rd_pkt = state_reg == ST_SEND && !copy_err_reg && !stop_want && rd_off_reg != wqe_len
     && (rd_issued_reg - wr_issued_reg) + {{(31-TXS_W){1'b0}}, tx_used_reg} < NUM_TX_SLOTS
-    && unacked < MAX_INFLIGHT_24;
+    && (unacked < MAX_INFLIGHT_24 || unacked[23]);    // resending PSNs acknowledged meanwhile
 wire can_issue_rd = can_issue_rd_copy || can_issue_rd_pkt;
 wire can_issue_wr = state_reg == ST_COPY && !copy_err_reg && wr_issued_reg != rd_done_reg;
 // a packet leaves once its payload is in the TX RAM (zero-length: at once)
-wire zero_len_pkt = state_reg == ST_SEND && wqe_len == 0 && wr_issued_reg == 0;
+wire zero_len_pkt = state_reg == ST_SEND && wqe_len == 0 && wr_issued_reg == 0 && !stop_want;
 wire can_push_pkt = state_reg == ST_SEND && !copy_err_reg
     && (wr_issued_reg != rd_done_reg || zero_len_pkt)
     && (zero_len_pkt ? (tx_used_reg < NUM_TX_SLOTS) : 1'b1);
@@ -332,6 +443,13 @@ always @* begin
     end
 end
 
+// packets of this WQE (a zero-length message is one packet)
+wire [4:0] pmtu_log = 5'd7 + {2'd0, ctx_pmtu};
+/* verilator lint_off UNUSEDSIGNAL */
+wire [31:0] wqe_npkts = wqe_len == 0 ? 32'd1 : ((wqe_len - 32'd1) >> pmtu_log) + 32'd1;
+/* verilator lint_on UNUSEDSIGNAL */
+wire pkt_push = m_pkt_valid && m_pkt_ready;
+
 assign m_pkt_dmac = ctx_dmac;
 assign m_pkt_dip = ctx_dip;
 assign m_pkt_udp_sport = ctx_udp_sport;
@@ -348,7 +466,6 @@ assign m_pkt_payload_addr = tx_addr_wr;
 assign m_pkt_payload_len = wr_chunk[12:0];
 assign m_pkt_valid = can_push_pkt;
 
-assign s_sq_ready = state_reg == ST_IDLE;
 assign sq_done = state_reg == ST_DONE;
 assign sq_done_qn = qn_reg;
 
@@ -380,8 +497,62 @@ assign sel_sq_psn = sq_psn_mem[sel_qpn];
 
 wire [3:0] ost_head = ost_head_mem[qn_reg];
 wire [3:0] ost_tail = ost_tail_mem[qn_reg];
-wire ost_full = (ost_tail - ost_head) == OST_DEPTH;
+wire ost_empty = ost_head == ost_tail;
+wire [3:0] ost_count = ost_tail - ost_head;     // 4-bit on purpose: the pointers wrap
+wire ost_full = ost_count == OST_DEPTH_4;
 wire [$clog2(NUM_QP*OST_DEPTH)-1:0] ost_wr_idx = {qn_reg, ost_tail[2:0]};
+
+// the entry the retransmission walk is looking at
+/* verilator lint_off UNUSEDSIGNAL */
+wire [OST_W-1:0] r_entry = ost_mem[{qn_reg, rtx_idx_reg[2:0]}];
+/* verilator lint_on UNUSEDSIGNAL */
+wire [63:0] r_addr = r_entry[225:162];
+wire [23:0] r_psn0 = r_entry[161:138];
+wire [15:0] r_index = r_entry[41:26];
+wire [23:0] r_last = r_entry[25:2];
+wire [3:0] r_out = ost_tail - ost_head;
+wire [3:0] r_off = rtx_idx_reg - ost_head;
+wire r_before = r_last - rtx_from_reg >= 24'h800000;      // entry ends before rtx_from
+wire r_inside = (rtx_from_reg - r_psn0) <= (r_last - r_psn0);
+
+// new WQEs of a QP wait while it retransmits, flushes, or has no ring space
+genvar g;
+generate
+    for (g = 0; g < NUM_QP; g = g + 1) begin : g_hold
+        wire [3:0] count = ost_tail_mem[g] - ost_head_mem[g];
+        assign sq_hold[g] = rtx_req_reg[g] || flush_req_reg[g] || count == OST_DEPTH_4;
+    end
+endgenerate
+
+// ---------------------------------------------------------------- scanner
+// One QP per cycle is examined for a due retransmission, an expired timer
+// or a pending flush (a few cycles of latency on a microsecond timer).
+reg [QN_W-1:0] scan_reg = {QN_W{1'b0}};
+wire [QN_W-1:0] scan_i = scan_reg;
+wire scan_out = ost_head_mem[scan_i] != ost_tail_mem[scan_i];
+wire scan_rtx = rtx_req_reg[scan_i] && (now - rtx_due_mem[scan_i]) < 24'h800000;
+wire scan_tmo = scan_out && !rtx_req_reg[scan_i] && !flush_req_reg[scan_i]
+    && tmo_exp_mem[scan_i] != 5'd0
+    && (now - stamp_mem[scan_i]) >= tmo_ticks(tmo_exp_mem[scan_i]);
+wire scan_flush = flush_req_reg[scan_i];
+
+// due retransmissions wait here for the executor (lowest QP first)
+reg [NUM_QP-1:0] rtx_go_reg = {NUM_QP{1'b0}};
+wire [NUM_QP-1:0] go_vec = rtx_go_reg & rtx_req_reg;
+reg go_valid;
+reg [QN_W-1:0] go_qpn;
+always @* begin
+    go_valid = 1'b0;
+    go_qpn = {QN_W{1'b0}};
+    for (i = NUM_QP - 1; i >= 0; i = i - 1) begin
+        if (go_vec[i]) begin
+            go_valid = 1'b1;
+            go_qpn = i[QN_W-1:0];
+        end
+    end
+end
+
+assign s_sq_ready = state_reg == ST_IDLE && !go_valid;
 
 // ---------------------------------------------------------------- ACK completer
 // ACK events queue here; each is applied to its QP's outstanding ring.
@@ -396,7 +567,8 @@ end
 wire ackq_empty = ackq_wr_reg == ackq_rd_reg;
 wire ackq_full = ackq_wr_reg - ackq_rd_reg == 3'd4;
 
-localparam [2:0] C_IDLE = 3'd0, C_EVAL = 3'd1, C_POP = 3'd2, C_ERR = 3'd3, C_CQE = 3'd4;
+localparam [2:0] C_IDLE = 3'd0, C_EVAL = 3'd1, C_POP = 3'd2, C_ERR = 3'd3, C_CQE = 3'd4,
+    C_SEQ = 3'd5, C_RNR = 3'd6, C_TMO = 3'd7;
 reg [2:0] c_state_reg = C_IDLE;
 reg [2:0] c_next_reg = C_IDLE;
 reg [QN_W-1:0] c_qpn_reg = {QN_W{1'b0}};
@@ -407,22 +579,32 @@ reg c_error_reg = 1'b0;
 reg [7:0] c_err_status_reg = 8'd0;
 // the entry being completed (its PSN and signaled bit were used to pick it)
 /* verilator lint_off UNUSEDSIGNAL */
-reg [137:0] c_entry_reg = 138'd0;
+reg [OST_W-1:0] c_entry_reg = {OST_W{1'b0}};
 /* verilator lint_on UNUSEDSIGNAL */
 
 wire [3:0] c_head = ost_head_mem[c_qpn_reg];
 wire [3:0] c_tail = ost_tail_mem[c_qpn_reg];
-wire [137:0] c_entry = ost_mem[{c_qpn_reg, c_head[2:0]}];
+wire [OST_W-1:0] c_entry = ost_mem[{c_qpn_reg, c_head[2:0]}];
 wire [23:0] c_entry_psn = c_entry[25:2];
-// an ACK may cover [una - 1, next - 1]; a NAK must name a PSN in [una, next)
-wire [23:0] c_outstanding = sq_psn_mem[c_qpn_reg] - una_mem[c_qpn_reg];
-wire [23:0] c_ack_off = c_psn_reg - una_mem[c_qpn_reg] + 24'd1;
-wire [23:0] c_nak_off = c_psn_reg - una_mem[c_qpn_reg];
+// an ACK may cover [una - 1, sent - 1]; a NAK must name a PSN in [una, sent)
+wire [23:0] c_una = una_mem[c_qpn_reg];
+wire [23:0] c_outstanding = sent_mem[c_qpn_reg] - c_una;
+wire [23:0] c_ack_off = c_psn_reg - c_una + 24'd1;
+wire [23:0] c_nak_off = c_psn_reg - c_una;
 wire c_ack_ok = c_ack_off <= c_outstanding;
 wire c_nak_ok = c_nak_off < c_outstanding;
 reg c_drop_reg = 1'b0;
 assign stat_ack_drop = c_drop_reg;
 wire c_covered = (c_limit_reg - c_entry_psn) < 24'h800000;   // entry's last PSN <= limit
+
+reg stat_retransmit_reg = 1'b0;
+reg stat_timeout_reg = 1'b0;
+reg stat_nak_seq_reg = 1'b0;
+reg stat_rnr_reg = 1'b0;
+assign stat_retransmit = stat_retransmit_reg;
+assign stat_timeout = stat_timeout_reg;
+assign stat_nak_seq = stat_nak_seq_reg;
+assign stat_rnr = stat_rnr_reg;
 
 assign acq_qpn = c_qpn_reg;
 assign m_acq_cqn = acq_cqn;
@@ -452,15 +634,66 @@ always @(posedge clk) begin
     x_set_err_reg <= 1'b0;
     c_set_err_reg <= 1'b0;
     c_drop_reg <= 1'b0;
+    stat_retransmit_reg <= 1'b0;
+    stat_timeout_reg <= 1'b0;
+    stat_nak_seq_reg <= 1'b0;
+    stat_rnr_reg <= 1'b0;
+    cycle_reg <= cycle_reg + 1'b1;
+    scan_reg <= scan_reg == LAST_QP ? {QN_W{1'b0}} : scan_reg + 1'b1;
+    rtx_go_reg <= rtx_go_reg & rtx_req_reg;
+    if (scan_rtx) begin
+        rtx_go_reg[scan_i] <= 1'b1;
+    end
 
     // ---------------------------------------------------------- executor
     case (state_reg)
         ST_IDLE: begin
-            if (s_sq_valid) begin
+            rtx_mode_reg <= 1'b0;
+            decode_err_reg <= 1'b0;
+            if (go_valid) begin
+                // a retransmission goes before any new work
+                qn_reg <= go_qpn;
+                rtx_mode_reg <= 1'b1;
+                rtx_from_reg <= rtx_psn_mem[go_qpn];
+                rtx_req_reg[go_qpn] <= 1'b0;
+                rtx_go_reg[go_qpn] <= 1'b0;
+                rtx_idx_reg <= ost_head_mem[go_qpn];
+                stamp_mem[go_qpn] <= now;
+                state_reg <= ST_RTX_PICK;
+            end else if (s_sq_valid) begin
                 qn_reg <= s_sq_qn;
                 cqn_reg <= s_sq_cqn;
                 wqe_addr_reg <= s_sq_wqe_addr;
                 wqe_index_reg <= s_sq_index;
+                state_reg <= ST_FETCH;
+            end
+        end
+        ST_RTX_PICK: begin
+            // the next outstanding entry holding PSNs from rtx_from on
+            if (ctx_state != QPS_RTS) begin
+                state_reg <= ST_IDLE;                 // the completer flushes them
+            end else if (rtx_req_reg[qn_reg]) begin
+                // asked again meanwhile: start over from the new PSN once due
+                if ((now - rtx_due_mem[qn_reg]) < 24'h800000) begin
+                    rtx_from_reg <= rtx_psn_mem[qn_reg];
+                    rtx_req_reg[qn_reg] <= 1'b0;
+                    rtx_go_reg[qn_reg] <= 1'b0;
+                    rtx_idx_reg <= ost_head;
+                    stamp_mem[qn_reg] <= now;
+                end else begin
+                    state_reg <= ST_IDLE;
+                end
+            end else if (r_off > r_out) begin
+                rtx_idx_reg <= ost_head;              // acknowledged meanwhile
+            end else if (r_off == r_out) begin
+                state_reg <= ST_IDLE;                 // everything resent
+            end else if (r_before) begin
+                rtx_idx_reg <= rtx_idx_reg + 4'd1;
+            end else begin
+                wqe_addr_reg <= r_addr;
+                wqe_index_reg <= r_index;
+                rtx_psn0_reg <= r_psn0;
+                rtx_skip_reg <= r_inside ? rtx_from_reg - r_psn0 : 24'd0;
                 state_reg <= ST_FETCH;
             end
         end
@@ -477,7 +710,14 @@ always @(posedge clk) begin
                     wc_status_reg <= WC_LOC_PROT_ERR;
                     err_valid_reg <= 1'b1;
                     err_code_reg <= ERR_DMA_READ;
-                    state_reg <= ST_CQE;
+                    if (rtx_mode_reg) begin
+                        // the send ring became unreadable: give up the QP
+                        x_set_err_reg <= 1'b1;
+                        flush_req_reg[qn_reg] <= 1'b1;
+                        state_reg <= ST_IDLE;
+                    end else begin
+                        state_reg <= ST_CQE;
+                    end
                 end else begin
                     state_reg <= ST_DECODE;
                 end
@@ -496,7 +736,25 @@ always @(posedge clk) begin
             byte_len_reg <= wqe_len;
             pmtu_bytes_reg <= 13'd128 << ctx_pmtu;
             psn0_reg <= sq_psn_mem[qn_reg];
-            if (wqe_opcode == OP_LOCAL_DMA_COPY) begin
+            if (rtx_mode_reg) begin
+                psn0_reg <= rtx_psn0_reg;
+                rd_off_reg <= {8'd0, rtx_skip_reg} << pmtu_log;
+                wr_off_reg <= {8'd0, rtx_skip_reg} << pmtu_log;
+                rd_issued_reg <= {8'd0, rtx_skip_reg};
+                rd_done_reg <= {8'd0, rtx_skip_reg};
+                wr_issued_reg <= {8'd0, rtx_skip_reg};
+                src_reg <= mr_bus;
+                if (ctx_state != QPS_RTS) begin
+                    state_reg <= ST_IDLE;
+                end else if (!wqe_is_roce || wqe_len > 32'h8000_0000 || (wqe_len != 0 && !mr_ok)) begin
+                    // the WQE or its buffer changed under us
+                    x_set_err_reg <= 1'b1;
+                    flush_req_reg[qn_reg] <= 1'b1;
+                    state_reg <= ST_IDLE;
+                end else begin
+                    state_reg <= ST_SEND;
+                end
+            end else if (wqe_opcode == OP_LOCAL_DMA_COPY) begin
                 wc_opcode_reg <= WC_LOCAL_COPY;
                 wc_status_reg <= WC_SUCCESS;
                 src_reg <= wqe_laddr;
@@ -504,14 +762,20 @@ always @(posedge clk) begin
             end else if (wqe_is_roce) begin
                 wc_opcode_reg <= wqe_is_send ? WC_SEND : WC_RDMA_WRITE;
                 src_reg <= mr_bus;
-                if (ctx_state != QPS_RTS) begin
-                    // a QP in error (or not yet sending) flushes its work requests
-                    wc_status_reg <= WC_WR_FLUSH_ERR;
-                    state_reg <= ST_CQE;
-                end else if (wqe_len > 32'h8000_0000 || (wqe_len != 0 && !mr_ok)) begin
-                    wc_status_reg <= WC_LOC_PROT_ERR;
-                    x_set_err_reg <= 1'b1;
-                    state_reg <= ST_CQE;
+                if (ctx_state != QPS_RTS || decode_err_reg
+                        || wqe_len > 32'h8000_0000 || (wqe_len != 0 && !mr_ok)) begin
+                    // errors complete in order: older WQEs are flushed first
+                    if (ctx_state == QPS_RTS) begin
+                        x_set_err_reg <= 1'b1;
+                        decode_err_reg <= 1'b1;
+                    end
+                    if (!ost_empty) begin
+                        flush_req_reg[qn_reg] <= 1'b1;
+                    end else begin
+                        wc_status_reg <= decode_err_reg || ctx_state == QPS_RTS
+                            ? WC_LOC_PROT_ERR : WC_WR_FLUSH_ERR;
+                        state_reg <= ST_CQE;
+                    end
                 end else if (!ost_full) begin
                     wc_status_reg <= WC_SUCCESS;
                     state_reg <= ST_SEND;
@@ -571,26 +835,47 @@ always @(posedge clk) begin
                 end
                 rd_done_reg <= rd_done_reg + 32'd1;
             end
-            if (m_pkt_valid && m_pkt_ready) begin
+            if (pkt_push) begin
                 wr_off_reg <= wr_off_reg + {{(32-LEN_W){1'b0}}, wr_chunk};
                 wr_issued_reg <= wr_issued_reg + 32'd1;
             end
             if (copy_err_reg) begin
                 if (rd_done_reg == rd_issued_reg && !s_rd_status_valid) begin
                     x_set_err_reg <= 1'b1;
-                    state_reg <= ST_CQE;
+                    if (rtx_mode_reg) begin
+                        flush_req_reg[qn_reg] <= 1'b1;
+                        state_reg <= ST_IDLE;
+                    end else begin
+                        state_reg <= ST_CQE;
+                    end
                 end
-            end else if ((wqe_len == 0 && m_pkt_valid && m_pkt_ready)
-                    || (wqe_len != 0 && m_pkt_valid && m_pkt_ready && pkt_last)) begin
-                state_reg <= ST_RECORD;
+            end else if ((wqe_len == 0 && pkt_push) || (wqe_len != 0 && pkt_push && pkt_last)) begin
+                if (rtx_mode_reg) begin
+                    rtx_from_reg <= pkt_psn + 24'd1;
+                    rtx_idx_reg <= rtx_idx_reg + 4'd1;
+                    state_reg <= ST_RTX_PICK;
+                end else begin
+                    state_reg <= ST_RECORD;
+                end
+            end else if (stop_want && !pkt_push && rd_issued_reg == wr_issued_reg
+                    && rd_done_reg == rd_issued_reg && !s_rd_status_valid) begin
+                // set aside: the retransmission (or the flush) takes it from here
+                state_reg <= rtx_mode_reg ? ST_RTX_PICK : ST_RECORD;
             end
         end
         ST_RECORD: begin
-            // every packet is out: the WQE waits for its ACK
-            ost_mem[ost_wr_idx] <= {byte_len_reg, wqe_wr_id, wqe_index_reg,
-                psn0_reg + wr_issued_reg[23:0] - 24'd1, wqe_is_send, wqe_signaled};
+            // the WQE waits for its ACK (its unsent packets, if it was set
+            // aside, go out with the retransmission)
+            ost_mem[ost_wr_idx] <= {wqe_addr_reg, psn0_reg, byte_len_reg, wqe_wr_id, wqe_index_reg,
+                psn0_reg + wqe_npkts[23:0] - 24'd1, wqe_is_send, wqe_signaled};
             ost_tail_mem[qn_reg] <= ost_tail + 4'd1;
-            sq_psn_mem[qn_reg] <= psn0_reg + wr_issued_reg[23:0];
+            sq_psn_mem[qn_reg] <= psn0_reg + wqe_npkts[23:0];
+            if (ost_empty) begin
+                stamp_mem[qn_reg] <= now;
+            end
+            if (ctx_state != QPS_RTS) begin
+                flush_req_reg[qn_reg] <= 1'b1;
+            end
             state_reg <= ST_DONE;
         end
         ST_CQE: begin
@@ -604,11 +889,25 @@ always @(posedge clk) begin
         default: state_reg <= ST_IDLE;
     endcase
 
+    if (pkt_push) begin
+        if ((pkt_psn - sent_mem[qn_reg]) < 24'h800000) begin
+            sent_mem[qn_reg] <= pkt_psn + 24'd1;
+        end
+        stat_retransmit_reg <= (pkt_psn - sent_mem[qn_reg]) >= 24'h800000;
+    end
+
     // TX slot accounting: taken when a packet with payload is handed over, freed
     // when roce_tx is done with it
-    tx_used_reg <= tx_used_reg + {{TXS_W{1'b0}}, m_pkt_valid && m_pkt_ready} - {{TXS_W{1'b0}}, pkt_done};
-    if (m_pkt_valid && m_pkt_ready) begin
+    tx_used_reg <= tx_used_reg + {{TXS_W{1'b0}}, pkt_push} - {{TXS_W{1'b0}}, pkt_done};
+    if (pkt_push) begin
         tx_slot_reg <= tx_slot_reg + 1'b1;
+    end
+
+    if (flush_a) begin
+        flush_req_reg[flush_a_qpn] <= 1'b1;
+    end
+    if (flush_b) begin
+        flush_req_reg[flush_b_qpn] <= 1'b1;
     end
 
     // ---------------------------------------------------------- ACK completer
@@ -619,38 +918,55 @@ always @(posedge clk) begin
 
     case (c_state_reg)
         C_IDLE: begin
-            if (!ackq_empty) begin
+            c_error_reg <= 1'b0;
+            if (scan_flush) begin
+                // the QP is in ERR: complete what it still holds, flushed
+                c_qpn_reg <= scan_reg;
+                c_syn_reg <= 8'd0;
+                c_err_status_reg <= WC_WR_FLUSH_ERR;
+                flush_req_reg[scan_i] <= 1'b0;
+                c_state_reg <= C_ERR;
+            end else if (scan_tmo) begin
+                c_qpn_reg <= scan_reg;
+                c_syn_reg <= 8'd0;
+                c_state_reg <= C_TMO;
+            end else if (!ackq_empty) begin
                 {c_qpn_reg, c_psn_reg, c_syn_reg} <= ackq[ackq_rd_reg[1:0]];
                 ackq_rd_reg <= ackq_rd_reg + 3'd1;
                 c_state_reg <= C_EVAL;
             end
         end
         C_EVAL: begin
-            c_error_reg <= 1'b0;
-            if (c_syn_reg[6:5] == 2'b00 ? !c_ack_ok : !c_nak_ok) begin
+            if (c_syn_reg[6:5] == 2'b10 || (c_syn_reg[6:5] == 2'b00 ? !c_ack_ok : !c_nak_ok)) begin
                 // claims PSNs this QP never sent (or a stale NAK): ignored
                 c_drop_reg <= 1'b1;
                 c_state_reg <= C_IDLE;
             end else if (c_syn_reg[6:5] == 2'b00) begin
                 // ACK: everything up to this PSN arrived
-                if ((c_psn_reg - una_mem[c_qpn_reg]) < 24'h800000) begin
+                if (c_ack_off != 24'd0) begin
                     una_mem[c_qpn_reg] <= c_psn_reg + 24'd1;
+                    stamp_mem[c_qpn_reg] <= now;
+                    retry_left_mem[c_qpn_reg] <= retry_init_mem[c_qpn_reg];
+                    rnr_left_mem[c_qpn_reg] <= rnr_init_mem[c_qpn_reg];
                 end
                 c_limit_reg <= c_psn_reg;
                 c_state_reg <= C_POP;
                 c_next_reg <= C_IDLE;
             end else begin
-                // NAK or RNR NAK: what precedes its PSN completed; the WQE
-                // holding it fails (go-back-N retransmission is not built yet)
+                // NAK: what precedes its PSN completed
                 c_limit_reg <= c_psn_reg - 24'd1;
                 c_state_reg <= C_POP;
-                c_next_reg <= C_ERR;
-                case ({c_syn_reg[6:5], c_syn_reg[4:0]})
-                    {2'b11, 5'd0}: c_err_status_reg <= WC_RETRY_EXC_ERR;
-                    {2'b11, 5'd1}: c_err_status_reg <= WC_REM_INV_REQ_ERR;
-                    {2'b11, 5'd2}: c_err_status_reg <= WC_REM_ACCESS_ERR;
-                    {2'b11, 5'd3}: c_err_status_reg <= WC_REM_OP_ERR;
-                    default: c_err_status_reg <= WC_RNR_RETRY_EXC_ERR;
+                if (c_syn_reg[6:5] == 2'b01) begin
+                    c_next_reg <= C_RNR;
+                end else if (c_syn_reg[4:0] == 5'd0) begin
+                    c_next_reg <= C_SEQ;
+                end else begin
+                    c_next_reg <= C_ERR;
+                end
+                case (c_syn_reg[4:0])
+                    5'd1: c_err_status_reg <= WC_REM_INV_REQ_ERR;
+                    5'd2: c_err_status_reg <= WC_REM_ACCESS_ERR;
+                    default: c_err_status_reg <= WC_REM_OP_ERR;
                 endcase
             end
         end
@@ -668,8 +984,71 @@ always @(posedge clk) begin
                 end
             end
         end
+        C_SEQ: begin
+            // PSN sequence error: go back to the PSN the responder expects
+            stat_nak_seq_reg <= 1'b1;
+            una_mem[c_qpn_reg] <= c_psn_reg;
+            stamp_mem[c_qpn_reg] <= now;
+            if (c_psn_reg == c_una && retry_left_mem[c_qpn_reg] == 3'd0) begin
+                c_err_status_reg <= WC_RETRY_EXC_ERR;
+                c_set_err_reg <= 1'b1;
+                c_state_reg <= C_ERR;
+            end else begin
+                retry_left_mem[c_qpn_reg] <= c_psn_reg == c_una
+                    ? retry_left_mem[c_qpn_reg] - 3'd1 : retry_init_mem[c_qpn_reg];
+                if (!(rtx_req_reg[c_qpn_reg] && rtx_psn_mem[c_qpn_reg] == c_psn_reg)) begin
+                    rtx_req_reg[c_qpn_reg] <= 1'b1;
+                    rtx_psn_mem[c_qpn_reg] <= c_psn_reg;
+                    rtx_due_mem[c_qpn_reg] <= now;
+                    rtx_go_reg[c_qpn_reg] <= 1'b0;
+                end
+                c_state_reg <= C_IDLE;
+            end
+        end
+        C_RNR: begin
+            // receiver not ready: resend from its PSN after the RNR timer
+            stat_rnr_reg <= 1'b1;
+            una_mem[c_qpn_reg] <= c_psn_reg;
+            stamp_mem[c_qpn_reg] <= now;
+            if (rnr_init_mem[c_qpn_reg] != 3'd7 && rnr_left_mem[c_qpn_reg] == 3'd0) begin
+                c_err_status_reg <= WC_RNR_RETRY_EXC_ERR;
+                c_set_err_reg <= 1'b1;
+                c_state_reg <= C_ERR;
+            end else begin
+                if (rnr_init_mem[c_qpn_reg] != 3'd7) begin
+                    rnr_left_mem[c_qpn_reg] <= rnr_left_mem[c_qpn_reg] - 3'd1;
+                end
+                rtx_req_reg[c_qpn_reg] <= 1'b1;
+                rtx_psn_mem[c_qpn_reg] <= c_psn_reg;
+                rtx_due_mem[c_qpn_reg] <= now + rnr_ticks(c_syn_reg[4:0]);
+                rtx_go_reg[c_qpn_reg] <= 1'b0;
+                c_state_reg <= C_IDLE;
+            end
+        end
+        C_TMO: begin
+            // no progress within the local ACK timeout: resend from una
+            if (c_head == c_tail || rtx_req_reg[c_qpn_reg]) begin
+                c_state_reg <= C_IDLE;
+            end else begin
+                stat_timeout_reg <= 1'b1;
+                stamp_mem[c_qpn_reg] <= now;
+                if (retry_left_mem[c_qpn_reg] == 3'd0) begin
+                    c_err_status_reg <= WC_RETRY_EXC_ERR;
+                    c_set_err_reg <= 1'b1;
+                    c_state_reg <= C_ERR;
+                end else begin
+                    retry_left_mem[c_qpn_reg] <= retry_left_mem[c_qpn_reg] - 3'd1;
+                    rtx_req_reg[c_qpn_reg] <= 1'b1;
+                    rtx_psn_mem[c_qpn_reg] <= c_una;
+                    rtx_due_mem[c_qpn_reg] <= now;
+                    rtx_go_reg[c_qpn_reg] <= 1'b0;
+                    c_state_reg <= C_IDLE;
+                end
+            end
+        end
         C_ERR: begin
-            // the first remaining WQE gets the NAK's status, the rest are flushed
+            // the first remaining WQE gets the error, the rest are flushed
+            rtx_req_reg[c_qpn_reg] <= 1'b0;
             if (c_head != c_tail) begin
                 c_entry_reg <= c_entry;
                 ost_head_mem[c_qpn_reg] <= c_head + 4'd1;
@@ -694,9 +1073,17 @@ always @(posedge clk) begin
 
     if (load_rts || load_reset) begin
         sq_psn_mem[load_qpn] <= load_psn;
+        sent_mem[load_qpn] <= load_psn;
         una_mem[load_qpn] <= load_psn;
         ost_head_mem[load_qpn] <= 4'd0;
         ost_tail_mem[load_qpn] <= 4'd0;
+        rtx_req_reg[load_qpn] <= 1'b0;
+        flush_req_reg[load_qpn] <= 1'b0;
+        tmo_exp_mem[load_qpn] <= load_retry[4:0];
+        retry_init_mem[load_qpn] <= load_retry[7:5];
+        retry_left_mem[load_qpn] <= load_retry[7:5];
+        rnr_init_mem[load_qpn] <= load_retry[10:8];
+        rnr_left_mem[load_qpn] <= load_retry[10:8];
     end
 
     if (rst) begin
@@ -707,6 +1094,11 @@ always @(posedge clk) begin
         tx_slot_reg <= {TXS_W{1'b0}};
         ackq_wr_reg <= 3'd0;
         ackq_rd_reg <= 3'd0;
+        rtx_mode_reg <= 1'b0;
+        rtx_req_reg <= {NUM_QP{1'b0}};
+        rtx_go_reg <= {NUM_QP{1'b0}};
+        flush_req_reg <= {NUM_QP{1'b0}};
+        scan_reg <= {QN_W{1'b0}};
     end
 end
 

@@ -55,6 +55,13 @@ pub struct ConnOpts {
     pub remote_write: bool,
     pub sq_depth: u32,
     pub rq_depth: u32,
+    /// Local ACK timeout exponent (4.096 us * 2^timeout; 0: never).
+    pub timeout: u8,
+    pub retry_cnt: u8,
+    /// 7: unlimited.
+    pub rnr_retry: u8,
+    /// RNR NAK timer code the responder sends.
+    pub min_rnr_timer: u8,
 }
 
 impl Default for ConnOpts {
@@ -68,6 +75,10 @@ impl Default for ConnOpts {
             remote_write: true,
             sq_depth: 64,
             rq_depth: 64,
+            timeout: 5,
+            retry_cnt: 7,
+            rnr_retry: 7,
+            min_rnr_timer: 1,
         }
     }
 }
@@ -141,7 +152,7 @@ pub fn bring_up(
                 udp_sport: 0xC000 | (peer_qpn as u16 & 0xff),
             },
             max_dest_rd_atomic: 0,
-            min_rnr_timer: 12,
+            min_rnr_timer: o.min_rnr_timer,
             ..Default::default()
         },
         M::STATE
@@ -157,9 +168,9 @@ pub fn bring_up(
         &QpAttr {
             qp_state: QpState::Rts,
             sq_psn,
-            timeout: 14,
-            retry_cnt: 7,
-            rnr_retry: 7,
+            timeout: o.timeout,
+            retry_cnt: o.retry_cnt,
+            rnr_retry: o.rnr_retry,
             max_rd_atomic: 0,
             ..Default::default()
         },

@@ -72,6 +72,14 @@ pub struct TortureArgs {
     /// count as lost.
     #[arg(long, default_value_t = Config::default().watchdog)]
     pub watchdog: u64,
+    /// Local ACK timeout exponent of the QPs (ibv_qp_attr.timeout):
+    /// 4.096 us * 2^N, 0 = never; retransmission after this long without
+    /// progress.
+    #[arg(long, default_value_t = Config::default().retry.timeout, value_parser = clap::value_parser!(u8).range(0..=31))]
+    pub timeout: u8,
+    /// Retransmissions without progress before the QP fails (ibv_qp_attr.retry_cnt).
+    #[arg(long, default_value_t = Config::default().retry.retry_cnt, value_parser = clap::value_parser!(u8).range(0..=7))]
+    pub retry_cnt: u8,
     /// Write the frames on the wire before the first failure (the last
     /// --pcap-window frames; at the end of a clean run) here; `.pcapng`
     /// adds each frame's fate.
@@ -119,6 +127,11 @@ fn config(a: &TortureArgs) -> Result<Config> {
         brk: a.brk,
         flush: a.flush,
         watchdog: a.watchdog,
+        retry: rnic_torture::conn::Retry {
+            timeout: a.timeout,
+            retry_cnt: a.retry_cnt,
+            ..Default::default()
+        },
         ..Config::default()
     };
     cfg.validate()?;
@@ -128,7 +141,7 @@ fn config(a: &TortureArgs) -> Result<Config> {
 /// The command line that reproduces a run.
 pub fn repro(a: &TortureArgs) -> String {
     let mut s = format!(
-        "cargo run --release --bin rnic -- torture --seed {} --data-w {} --fabric {} --messages {} --qps {} --min-size {} --max-size {} --writes-per-imm {} --window {} --mtu {} --watchdog {}",
+        "cargo run --release --bin rnic -- torture --seed {} --data-w {} --fabric {} --messages {} --qps {} --min-size {} --max-size {} --writes-per-imm {} --window {} --mtu {} --watchdog {} --timeout {} --retry-cnt {}",
         a.dev.seed,
         a.dev.data_w,
         a.fabric,
@@ -139,7 +152,9 @@ pub fn repro(a: &TortureArgs) -> String {
         a.writes_per_imm,
         a.window,
         a.mtu,
-        a.watchdog
+        a.watchdog,
+        a.timeout,
+        a.retry_cnt
     );
     if let Some(b) = a.brk {
         s.push_str(&format!(" --break {b}"));
@@ -322,6 +337,33 @@ fn print_summary(r: &Report, wall: f64) {
             String::new()
         }
     );
+    if !r.counters.is_empty() {
+        let c = |k: &str| r.counters.get(k).copied().unwrap_or(0);
+        println!(
+            "  fabric: {} frames, dropped {}, duplicated {}, corrupted {}, reordered {}",
+            c("fabric.sent"),
+            c("fabric.dropped"),
+            c("fabric.duplicated"),
+            c("fabric.corrupted"),
+            c("fabric.reordered")
+        );
+        for side in ["a", "b"] {
+            println!(
+                "  NIC {side}: tx {} (retransmitted {}), timeouts {}, NAKs rx seq {} rnr {}, tx {}; rx drops: icrc {} malformed {} nobuf {} qp {} psn/dup {}",
+                c(&format!("{side}.tx_frames")),
+                c(&format!("{side}.tx_retransmits")),
+                c(&format!("{side}.rtx_timeouts")),
+                c(&format!("{side}.rx_nak_seq")),
+                c(&format!("{side}.rx_rnr_nak")),
+                c(&format!("{side}.rx_nak")),
+                c(&format!("{side}.rx_drop_icrc")),
+                c(&format!("{side}.rx_drop_malformed")),
+                c(&format!("{side}.rx_drop_nobuf")),
+                c(&format!("{side}.rx_drop_qp")),
+                c(&format!("{side}.rx_drop_psn")),
+            );
+        }
+    }
     println!(
         "  {} simulated cycles in {wall:.1} s ({:.0} cycles/s)",
         r.cycles,

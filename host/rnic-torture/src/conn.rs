@@ -41,6 +41,34 @@ pub struct ConnOpts {
     pub sq_depth: u32,
     /// Receive work requests per QP (0: no receive queue).
     pub rq_depth: u32,
+    /// Reliability attributes of both sides.
+    pub retry: Retry,
+}
+
+/// The reliability attributes of `ibv_modify_qp` (RTR and RTS).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retry {
+    /// Local ACK timeout exponent: 4.096 us * 2^timeout (0: never).
+    pub timeout: u8,
+    pub retry_cnt: u8,
+    /// 7: unlimited.
+    pub rnr_retry: u8,
+    /// RNR NAK timer code this side's responder sends.
+    pub min_rnr_timer: u8,
+}
+
+impl Default for Retry {
+    /// Suited to the simulator (250 MHz, round trips of a few thousand
+    /// cycles): a timeout of 4.096 us * 2^5 = 131 us = 32,768 cycles, seven
+    /// retries, unlimited RNR retries after 0.01 ms.
+    fn default() -> Self {
+        Self {
+            timeout: 5,
+            retry_cnt: 7,
+            rnr_retry: 7,
+            min_rnr_timer: 1,
+        }
+    }
 }
 
 /// One end of a connection as the other end needs to know it.
@@ -56,6 +84,7 @@ pub struct Remote {
 pub fn bring_up<D: Device>(
     qp: &mut QueuePair<D>,
     mtu: Mtu,
+    retry: Retry,
     peer: &Remote,
     sq_psn: u32,
 ) -> Result<()> {
@@ -84,7 +113,7 @@ pub fn bring_up<D: Device>(
                 udp_sport: 0xC000 | (peer.qpn as u16 & 0x3fff),
             },
             max_dest_rd_atomic: 0,
-            min_rnr_timer: 12,
+            min_rnr_timer: retry.min_rnr_timer,
             ..Default::default()
         },
         M::STATE
@@ -99,9 +128,9 @@ pub fn bring_up<D: Device>(
         &QpAttr {
             qp_state: QpState::Rts,
             sq_psn,
-            timeout: 14,
-            retry_cnt: 7,
-            rnr_retry: 7,
+            timeout: retry.timeout,
+            retry_cnt: retry.retry_cnt,
+            rnr_retry: retry.rnr_retry,
             max_rd_atomic: 0,
             ..Default::default()
         },
@@ -187,8 +216,8 @@ pub fn connect<D: Device>(
             psn: psn_b,
             addr: addr_b,
         };
-        bring_up(&mut send, o.mtu, &rb, psn_a)?;
-        bring_up(&mut recv, o.mtu, &ra, psn_b)?;
+        bring_up(&mut send, o.mtu, o.retry, &rb, psn_a)?;
+        bring_up(&mut recv, o.mtu, o.retry, &ra, psn_b)?;
         pairs.push(QpPair { send, recv });
     }
     Ok(Connections {

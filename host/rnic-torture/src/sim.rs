@@ -213,6 +213,18 @@ impl Hooks for SimHooks<'_> {
                 }
             }
         }
+        let f = self.world.fabric_stats().total;
+        for (k, v) in [
+            ("sent", f.sent),
+            ("delivered", f.delivered),
+            ("dropped", f.dropped),
+            ("duplicated", f.duplicated),
+            ("corrupted", f.corrupted),
+            ("reordered", f.reordered),
+            ("bad_frames", f.bad_frames),
+        ] {
+            rep.counters.insert(format!("fabric.{k}"), v);
+        }
         // What the root complexes saw: a DMA outside the mapped buffers or
         // a malformed TLP is corruption too.
         for (i, d) in self.devs.iter().enumerate() {

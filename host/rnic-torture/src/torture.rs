@@ -25,6 +25,8 @@ use rnic_verbs::{
     AccessFlags, Context, MemoryRegion, Mtu, RecvWr, SendFlags, SendWr, WcOpcode, WcStatus,
     WorkCompletion, WrOpcode, MAX_MR,
 };
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::conn::{self, ConnOpts, Connections, PortAddr};
@@ -69,6 +71,8 @@ pub struct Config {
     /// A QP with work outstanding and no completion for this many cycles
     /// (of [`Device::now`]) has lost completions.
     pub watchdog: u64,
+    /// Reliability attributes of the QPs (local ACK timeout, retries).
+    pub retry: conn::Retry,
     /// Cycles to let in-flight writes land before telling a stale byte from
     /// a corrupt one, when the hooks cannot drain the system themselves.
     pub settle: u64,
@@ -88,6 +92,7 @@ impl Default for Config {
             brk: None,
             flush: false,
             watchdog: 2_000_000,
+            retry: conn::Retry::default(),
             settle: 200_000,
         }
     }
@@ -241,6 +246,11 @@ pub struct Report {
     /// Cycles the run took.
     pub cycles: u64,
     pub first_failure: Option<Failure>,
+    /// What the NICs (`a.*` sender side, `b.*` receiver side) and the
+    /// environment (`fabric.*`) counted: retransmissions, timeouts, NAKs,
+    /// drops by reason.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub counters: BTreeMap<String, u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wall_seconds: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -288,6 +298,32 @@ pub trait Hooks {
 /// Hooks that do nothing.
 pub struct NoHooks;
 impl Hooks for NoHooks {}
+
+/// Adds the port block's counters of `ctx` under `side.`.
+pub fn add_port_counters<D: Device>(
+    m: &mut BTreeMap<String, u64>,
+    side: &str,
+    ctx: &Context<D>,
+) -> Result<()> {
+    let c = ctx.query_port_counters()?;
+    for (k, v) in [
+        ("tx_frames", c.tx_frames),
+        ("rx_frames", c.rx_frames),
+        ("rx_drop_icrc", c.rx_drop_icrc),
+        ("rx_drop_malformed", c.rx_drop_malformed),
+        ("rx_drop_nobuf", c.rx_drop_nobuf),
+        ("rx_drop_qp", c.rx_drop_qp),
+        ("rx_drop_psn", c.rx_drop_psn),
+        ("rx_nak", c.rx_nak),
+        ("tx_retransmits", c.tx_retransmits),
+        ("rtx_timeouts", c.rtx_timeouts),
+        ("rx_nak_seq", c.rx_nak_seq),
+        ("rx_rnr_nak", c.rx_rnr_nak),
+    ] {
+        m.insert(format!("{side}.{k}"), u64::from(v));
+    }
+    Ok(())
+}
 
 /// Sets the barrier debug switches and the CQE ordering mode on a NIC.
 pub fn set_switches<D: Device>(ctx: &Context<D>, brk: Option<Break>, flush: bool) -> Result<()> {
@@ -425,7 +461,13 @@ pub fn run<D: Device>(
     }
     set_switches(a, cfg.brk, cfg.flush)?;
     set_switches(b, cfg.brk, cfg.flush)?;
-    let res = Runner::new(a, addr_a, b, addr_b, cfg, info).and_then(|mut r| r.run(hooks));
+    let res = Runner::new(a, addr_a, b, addr_b, cfg, info)
+        .and_then(|mut r| r.run(hooks))
+        .and_then(|mut rep| {
+            add_port_counters(&mut rep.counters, "a", a)?;
+            add_port_counters(&mut rep.counters, "b", b)?;
+            Ok(rep)
+        });
     // Leave the NICs healthy for whoever uses them next.
     let _ = set_switches(a, None, false);
     let _ = set_switches(b, None, false);
@@ -463,6 +505,7 @@ impl<'a, D: Device> Runner<'a, D> {
             mtu: cfg.mtu,
             sq_depth: (cfg.window * k).next_power_of_two().max(2),
             rq_depth,
+            retry: cfg.retry,
         };
         let conns = conn::connect(
             a,

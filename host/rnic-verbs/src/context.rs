@@ -136,6 +136,14 @@ pub struct PortCounters {
     pub rx_drop_qp: u32,
     pub rx_drop_psn: u32,
     pub rx_nak: u32,
+    /// Packets sent again by go-back-N.
+    pub tx_retransmits: u32,
+    /// Local ACK timeouts that expired.
+    pub rtx_timeouts: u32,
+    /// PSN-sequence NAKs received.
+    pub rx_nak_seq: u32,
+    /// RNR NAKs received.
+    pub rx_rnr_nak: u32,
 }
 
 /// `(hi, lo)` register words of a MAC address: bytes 0..1 in `hi` (byte 0
@@ -391,6 +399,10 @@ impl<D: Device> Context<D> {
             rx_drop_qp: p.rx_drop_qp().try_read()?.value(),
             rx_drop_psn: p.rx_drop_psn().try_read()?.value(),
             rx_nak: p.rx_nak().try_read()?.value(),
+            tx_retransmits: p.tx_retransmits().try_read()?.value(),
+            rtx_timeouts: p.rtx_timeouts().try_read()?.value(),
+            rx_nak_seq: p.rx_nak_seq().try_read()?.value(),
+            rx_rnr_nak: p.rx_rnr_nak().try_read()?.value(),
         })
     }
 

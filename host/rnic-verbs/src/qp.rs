@@ -666,6 +666,12 @@ impl<D: Device> QueuePair<D> {
                 qp.qp_rq_base_hi()
                     .try_write(|r| r.set_addr((rq_base >> 32) as u32))?;
                 qp.qp_rq_size().try_write(|r| r.set_entries(rq_size))?;
+                qp.qp_retry().try_write(|r| {
+                    r.set_timeout(a.timeout);
+                    r.set_retry_cnt(a.retry_cnt);
+                    r.set_rnr_retry(a.rnr_retry);
+                    r.set_min_rnr_timer(a.min_rnr_timer);
+                })?;
             }
             qp.qp_cmd().try_write(|r| r.set_op(cmd))
         })?;

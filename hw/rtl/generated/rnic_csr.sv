@@ -74,6 +74,10 @@ module rnic_csr (
         input wire [31:0] hwif_in_port_rx_drop_qp_value,
         input wire [31:0] hwif_in_port_rx_drop_psn_value,
         input wire [31:0] hwif_in_port_rx_nak_value,
+        input wire [31:0] hwif_in_port_tx_retransmits_value,
+        input wire [31:0] hwif_in_port_rtx_timeouts_value,
+        input wire [31:0] hwif_in_port_rx_nak_seq_value,
+        input wire [31:0] hwif_in_port_rx_rnr_nak_value,
         output logic [15:0] hwif_out_qp_qp_sel_qpn,
         output logic [2:0] hwif_out_qp_qp_attr_state,
         output logic [2:0] hwif_out_qp_qp_attr_pmtu,
@@ -99,6 +103,10 @@ module rnic_csr (
         input wire [7:0] hwif_in_qp_qp_status_last_syndrome,
         input wire [23:0] hwif_in_qp_qp_sq_psn_now_psn,
         input wire [23:0] hwif_in_qp_qp_rq_psn_now_psn,
+        output logic [4:0] hwif_out_qp_qp_retry_timeout,
+        output logic [2:0] hwif_out_qp_qp_retry_retry_cnt,
+        output logic [2:0] hwif_out_qp_qp_retry_rnr_retry,
+        output logic [4:0] hwif_out_qp_qp_retry_min_rnr_timer,
         output logic [15:0] hwif_out_mr_mr_sel_index,
         output logic [31:0] hwif_out_mr_mr_key_key,
         output logic [31:0] hwif_out_mr_mr_va_lo_addr,
@@ -206,6 +214,10 @@ module rnic_csr (
     logic decoded_reg_strb_port_rx_drop_qp;
     logic decoded_reg_strb_port_rx_drop_psn;
     logic decoded_reg_strb_port_rx_nak;
+    logic decoded_reg_strb_port_tx_retransmits;
+    logic decoded_reg_strb_port_rtx_timeouts;
+    logic decoded_reg_strb_port_rx_nak_seq;
+    logic decoded_reg_strb_port_rx_rnr_nak;
     logic decoded_reg_strb_qp_blk_type;
     logic decoded_reg_strb_qp_blk_version;
     logic decoded_reg_strb_qp_blk_next;
@@ -226,6 +238,7 @@ module rnic_csr (
     logic decoded_reg_strb_qp_qp_status;
     logic decoded_reg_strb_qp_qp_sq_psn_now;
     logic decoded_reg_strb_qp_qp_rq_psn_now;
+    logic decoded_reg_strb_qp_qp_retry;
     logic decoded_reg_strb_mr_blk_type;
     logic decoded_reg_strb_mr_blk_version;
     logic decoded_reg_strb_mr_blk_next;
@@ -300,6 +313,10 @@ module rnic_csr (
         decoded_reg_strb_port_rx_drop_qp = cpuif_req_masked & (cpuif_addr == 11'h334) & !cpuif_req_is_wr;
         decoded_reg_strb_port_rx_drop_psn = cpuif_req_masked & (cpuif_addr == 11'h338) & !cpuif_req_is_wr;
         decoded_reg_strb_port_rx_nak = cpuif_req_masked & (cpuif_addr == 11'h33c) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_tx_retransmits = cpuif_req_masked & (cpuif_addr == 11'h340) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_rtx_timeouts = cpuif_req_masked & (cpuif_addr == 11'h344) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_rx_nak_seq = cpuif_req_masked & (cpuif_addr == 11'h348) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_rx_rnr_nak = cpuif_req_masked & (cpuif_addr == 11'h34c) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_blk_type = cpuif_req_masked & (cpuif_addr == 11'h400) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_blk_version = cpuif_req_masked & (cpuif_addr == 11'h404) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_blk_next = cpuif_req_masked & (cpuif_addr == 11'h408) & !cpuif_req_is_wr;
@@ -320,6 +337,7 @@ module rnic_csr (
         decoded_reg_strb_qp_qp_status = cpuif_req_masked & (cpuif_addr == 11'h448) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_qp_sq_psn_now = cpuif_req_masked & (cpuif_addr == 11'h44c) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_qp_rq_psn_now = cpuif_req_masked & (cpuif_addr == 11'h450) & !cpuif_req_is_wr;
+        decoded_reg_strb_qp_qp_retry = cpuif_req_masked & (cpuif_addr == 11'h454);
         decoded_reg_strb_mr_blk_type = cpuif_req_masked & (cpuif_addr == 11'h500) & !cpuif_req_is_wr;
         decoded_reg_strb_mr_blk_version = cpuif_req_masked & (cpuif_addr == 11'h504) & !cpuif_req_is_wr;
         decoded_reg_strb_mr_blk_next = cpuif_req_masked & (cpuif_addr == 11'h508) & !cpuif_req_is_wr;
@@ -493,6 +511,22 @@ module rnic_csr (
     logic [15:0] field_storage_qp_rq_db_qpn_value;
     logic [15:0] field_combo_qp_rq_db_qpn_next;
     logic field_combo_qp_rq_db_qpn_load_next;
+    // Field: rnic_csr.qp.qp_retry.timeout
+    logic [4:0] field_storage_qp_qp_retry_timeout_value;
+    logic [4:0] field_combo_qp_qp_retry_timeout_next;
+    logic field_combo_qp_qp_retry_timeout_load_next;
+    // Field: rnic_csr.qp.qp_retry.retry_cnt
+    logic [2:0] field_storage_qp_qp_retry_retry_cnt_value;
+    logic [2:0] field_combo_qp_qp_retry_retry_cnt_next;
+    logic field_combo_qp_qp_retry_retry_cnt_load_next;
+    // Field: rnic_csr.qp.qp_retry.rnr_retry
+    logic [2:0] field_storage_qp_qp_retry_rnr_retry_value;
+    logic [2:0] field_combo_qp_qp_retry_rnr_retry_next;
+    logic field_combo_qp_qp_retry_rnr_retry_load_next;
+    // Field: rnic_csr.qp.qp_retry.min_rnr_timer
+    logic [4:0] field_storage_qp_qp_retry_min_rnr_timer_value;
+    logic [4:0] field_combo_qp_qp_retry_min_rnr_timer_next;
+    logic field_combo_qp_qp_retry_min_rnr_timer_load_next;
     // Field: rnic_csr.mr.mr_sel.index
     logic [15:0] field_storage_mr_mr_sel_index_value;
     logic [15:0] field_combo_mr_mr_sel_index_next;
@@ -1283,6 +1317,86 @@ module rnic_csr (
     end
     assign hwif_out_qp_rq_db_qpn = field_storage_qp_rq_db_qpn_value;
     always @(*) begin
+        logic [4:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_retry_timeout_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_retry && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_retry_timeout_value & ~decoded_wr_biten[4:0]) | (decoded_wr_data[4:0] & decoded_wr_biten[4:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_retry_timeout_next = next_c;
+        field_combo_qp_qp_retry_timeout_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_retry_timeout_value <= 5'he;
+        end else if(field_combo_qp_qp_retry_timeout_load_next) begin
+            field_storage_qp_qp_retry_timeout_value <= field_combo_qp_qp_retry_timeout_next;
+        end
+    end
+    assign hwif_out_qp_qp_retry_timeout = field_storage_qp_qp_retry_timeout_value;
+    always @(*) begin
+        logic [2:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_retry_retry_cnt_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_retry && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_retry_retry_cnt_value & ~decoded_wr_biten[10:8]) | (decoded_wr_data[10:8] & decoded_wr_biten[10:8]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_retry_retry_cnt_next = next_c;
+        field_combo_qp_qp_retry_retry_cnt_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_retry_retry_cnt_value <= 3'h7;
+        end else if(field_combo_qp_qp_retry_retry_cnt_load_next) begin
+            field_storage_qp_qp_retry_retry_cnt_value <= field_combo_qp_qp_retry_retry_cnt_next;
+        end
+    end
+    assign hwif_out_qp_qp_retry_retry_cnt = field_storage_qp_qp_retry_retry_cnt_value;
+    always @(*) begin
+        logic [2:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_retry_rnr_retry_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_retry && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_retry_rnr_retry_value & ~decoded_wr_biten[14:12]) | (decoded_wr_data[14:12] & decoded_wr_biten[14:12]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_retry_rnr_retry_next = next_c;
+        field_combo_qp_qp_retry_rnr_retry_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_retry_rnr_retry_value <= 3'h7;
+        end else if(field_combo_qp_qp_retry_rnr_retry_load_next) begin
+            field_storage_qp_qp_retry_rnr_retry_value <= field_combo_qp_qp_retry_rnr_retry_next;
+        end
+    end
+    assign hwif_out_qp_qp_retry_rnr_retry = field_storage_qp_qp_retry_rnr_retry_value;
+    always @(*) begin
+        logic [4:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_retry_min_rnr_timer_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_retry && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_retry_min_rnr_timer_value & ~decoded_wr_biten[20:16]) | (decoded_wr_data[20:16] & decoded_wr_biten[20:16]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_retry_min_rnr_timer_next = next_c;
+        field_combo_qp_qp_retry_min_rnr_timer_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_retry_min_rnr_timer_value <= 5'hc;
+        end else if(field_combo_qp_qp_retry_min_rnr_timer_load_next) begin
+            field_storage_qp_qp_retry_min_rnr_timer_value <= field_combo_qp_qp_retry_min_rnr_timer_next;
+        end
+    end
+    assign hwif_out_qp_qp_retry_min_rnr_timer = field_storage_qp_qp_retry_min_rnr_timer_value;
+    always @(*) begin
         logic [15:0] next_c;
         logic load_next_c;
         next_c = field_storage_mr_mr_sel_index_value;
@@ -1664,6 +1778,18 @@ always @(*) begin
         if(rd_mux_addr == 11'h33c) begin
             readback_data_var[31:0] = hwif_in_port_rx_nak_value;
         end
+        if(rd_mux_addr == 11'h340) begin
+            readback_data_var[31:0] = hwif_in_port_tx_retransmits_value;
+        end
+        if(rd_mux_addr == 11'h344) begin
+            readback_data_var[31:0] = hwif_in_port_rtx_timeouts_value;
+        end
+        if(rd_mux_addr == 11'h348) begin
+            readback_data_var[31:0] = hwif_in_port_rx_nak_seq_value;
+        end
+        if(rd_mux_addr == 11'h34c) begin
+            readback_data_var[31:0] = hwif_in_port_rx_rnr_nak_value;
+        end
         if(rd_mux_addr == 11'h400) begin
             readback_data_var[31:0] = 32'h52490005;
         end
@@ -1722,6 +1848,12 @@ always @(*) begin
         end
         if(rd_mux_addr == 11'h450) begin
             readback_data_var[23:0] = hwif_in_qp_qp_rq_psn_now_psn;
+        end
+        if(rd_mux_addr == 11'h454) begin
+            readback_data_var[4:0] = field_storage_qp_qp_retry_timeout_value;
+            readback_data_var[10:8] = field_storage_qp_qp_retry_retry_cnt_value;
+            readback_data_var[14:12] = field_storage_qp_qp_retry_rnr_retry_value;
+            readback_data_var[20:16] = field_storage_qp_qp_retry_min_rnr_timer_value;
         end
         if(rd_mux_addr == 11'h500) begin
             readback_data_var[31:0] = 32'h52490006;

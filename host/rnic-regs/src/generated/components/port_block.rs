@@ -15,11 +15,15 @@ pub use _root::components::blk_type_r_type_52490004 as blk_type;
 pub use _root::components::blk_version_r_ver_10000 as blk_version;
 pub use _root::components::ro_word_r_desc_07acaaee as rx_drop_qp;
 pub use _root::components::ro_word_r_desc_17d7fd68 as rx_drop_nobuf;
+pub use _root::components::ro_word_r_desc_4c4401fa as tx_retransmits;
+pub use _root::components::ro_word_r_desc_6e708bbe as rx_nak_seq;
 pub use _root::components::ro_word_r_desc_8724ccef as rx_drop_psn;
+pub use _root::components::ro_word_r_desc_8bf94f34 as rx_rnr_nak;
 pub use _root::components::ro_word_r_desc_8ed008ae as rx_drop_icrc;
 pub use _root::components::ro_word_r_desc_9eeb7db7 as rx_drop_malformed;
 pub use _root::components::ro_word_r_desc_a0883e0c as rx_nak;
 pub use _root::components::ro_word_r_desc_a3aab092 as rx_frames;
+pub use _root::components::ro_word_r_desc_a524a4e4 as rtx_timeouts;
 pub use _root::components::ro_word_r_desc_ae78065b as tx_frames;
 
 /// port
@@ -63,7 +67,7 @@ impl PortBlock<'static> {
 
 impl<'io, IO> PortBlock<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0x40;
+    pub const SIZE: usize = 0x50;
 
     /// # Safety
     ///
@@ -255,6 +259,58 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> PortBlock<'io, IO> {
     pub const fn rx_nak(&self) -> peakrdl_rust::reg::Reg<'io, rx_nak::RoWordR_desc_a0883e0c, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x3C).cast(), self.io)
+        }
+    }
+
+    /// tx_retransmits
+    ///
+    /// Packets sent again by go-back-N (after a NAK, an RNR NAK or a timeout).
+    #[inline(always)]
+    #[must_use]
+    pub const fn tx_retransmits(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, tx_retransmits::RoWordR_desc_4c4401fa, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x40).cast(), self.io)
+        }
+    }
+
+    /// rtx_timeouts
+    ///
+    /// Local ACK timeouts that expired (each one a retry, or the end of the retries).
+    #[inline(always)]
+    #[must_use]
+    pub const fn rtx_timeouts(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, rtx_timeouts::RoWordR_desc_a524a4e4, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x44).cast(), self.io)
+        }
+    }
+
+    /// rx_nak_seq
+    ///
+    /// PSN-sequence NAKs received.
+    #[inline(always)]
+    #[must_use]
+    pub const fn rx_nak_seq(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, rx_nak_seq::RoWordR_desc_6e708bbe, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x48).cast(), self.io)
+        }
+    }
+
+    /// rx_rnr_nak
+    ///
+    /// RNR NAKs received.
+    #[inline(always)]
+    #[must_use]
+    pub const fn rx_rnr_nak(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, rx_rnr_nak::RoWordR_desc_8bf94f34, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x4C).cast(), self.io)
         }
     }
 }

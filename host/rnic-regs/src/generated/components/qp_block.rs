@@ -12,6 +12,7 @@ pub mod qp_dip;
 pub mod qp_dmac_hi;
 pub mod qp_dmac_lo;
 pub mod qp_pd;
+pub mod qp_retry;
 pub mod qp_rq_base_hi;
 pub mod qp_rq_base_lo;
 pub mod qp_rq_psn;
@@ -69,7 +70,7 @@ impl QpBlock<'static> {
 
 impl<'io, IO> QpBlock<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0x54;
+    pub const SIZE: usize = 0x58;
 
     /// # Safety
     ///
@@ -321,6 +322,17 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> QpBlock<'io, IO> {
     ) -> peakrdl_rust::reg::Reg<'io, qp_rq_psn_now::QpRqPsnNow, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x50).cast(), self.io)
+        }
+    }
+
+    /// qp_retry
+    ///
+    /// Staged reliability settings (ibv_qp_attr): local ACK timeout exponent (4.096 us * 2^timeout, 0 = none; above 19 counts as 19), retry_cnt, rnr_retry (7 = unlimited), and the RNR NAK timer code the responder sends. Timeout and retries load on entering RTS.
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp_retry(&self) -> peakrdl_rust::reg::Reg<'io, qp_retry::QpRetry, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x54).cast(), self.io)
         }
     }
 }
