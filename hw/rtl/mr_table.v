@@ -2,7 +2,9 @@
 // and access flags of every registered MR, set by the host through the MR
 // register window. Two lookup ports (requester lkey, responder rkey) check
 // key, PD, access and bounds and translate a virtual address to a bus
-// address. A region is contiguous in bus space.
+// address. A region is contiguous in bus space. A third port re-checks a
+// finished DMA write descriptor (bus address and length) against the region
+// whose key authorized it, just before the write engine takes it.
 //
 // Keys carry the table index in bits 15:8; the low byte must match too, so a
 // stale key of a re-registered region misses.
@@ -45,7 +47,15 @@ module mr_table #(
     input  wire [15:0] b_pd,
     input  wire [3:0]  b_access,
     output wire        b_ok,
-    output wire [63:0] b_bus
+    output wire [63:0] b_bus,
+
+    // write guard: [c_bus, c_bus + c_len) inside region c_key, with c_access
+    input  wire [31:0] c_key,
+    input  wire [63:0] c_bus,
+    input  wire [31:0] c_len,
+    input  wire [15:0] c_pd,
+    input  wire [3:0]  c_access,
+    output wire        c_ok
 );
 
 localparam IDX_W = NUM_MR > 1 ? $clog2(NUM_MR) : 1;
@@ -129,6 +139,28 @@ function [64:0] lookup;
         lookup[63:0] = bus_mem[idx] + off[63:0];
     end
 endfunction
+
+// The write guard, in bus space: bus - mr.bus >= 0, (bus - mr.bus) + len <= mr.len.
+function guard;
+    input [31:0] key;
+    input [63:0] bus;
+    input [31:0] len;
+    input [15:0] pd;
+    input [3:0] access;
+    reg [IDX_W-1:0] idx;
+    reg [64:0] off;
+    reg [65:0] end_off;
+    begin
+        idx = key[IDX_W+7:8];
+        off = {1'b0, bus} - {1'b0, bus_mem[idx]};
+        end_off = {1'b0, off} + {34'd0, len};
+        guard = ({24'd0, key[15:8]} < NUM_MR) && valid_reg[idx] && key_mem[idx] == key
+            && pd_mem[idx] == pd && (access_mem[idx] & access) == access
+            && !off[64] && end_off <= {34'd0, len_mem[idx]};
+    end
+endfunction
+
+assign c_ok = guard(c_key, c_bus, c_len, c_pd, c_access);
 
 wire [64:0] a_res = lookup(a_key, a_va, a_len, a_pd, a_access);
 wire [64:0] b_res = lookup(b_key, b_va, b_len, b_pd, b_access);

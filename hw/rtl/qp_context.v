@@ -23,6 +23,7 @@ module qp_context #(
     input  wire [2:0]       reg_state,
     input  wire [2:0]       reg_pmtu,
     input  wire             reg_remote_write,
+    input  wire [2:0]       reg_spray_log,      // requester: 2^n UDP source ports per QP
     input  wire [23:0]      reg_dest_qpn,
     input  wire [23:0]      reg_sq_psn,
     input  wire [23:0]      reg_rq_psn,
@@ -64,6 +65,7 @@ module qp_context #(
     output wire [47:0]      a_dmac,
     output wire [31:0]      a_dip,
     output wire [15:0]      a_udp_sport,
+    output wire [2:0]       a_spray_log,
     output wire [15:0]      a_pd,
 
     // responder read port
@@ -104,6 +106,7 @@ reg [QN_W-1:0] rcq_mem [0:NUM_QP-1];
 reg [63:0] rqb_mem [0:NUM_QP-1];
 reg [3:0] rql_mem [0:NUM_QP-1];
 reg [4:0] rnrt_mem [0:NUM_QP-1];
+reg [2:0] spray_mem [0:NUM_QP-1];
 
 reg err_reg = 1'b0;
 reg load_rtr_reg = 1'b0;
@@ -128,6 +131,7 @@ initial begin
         rqb_mem[i] = 64'd0;
         rql_mem[i] = 4'd0;
         rnrt_mem[i] = 5'd0;
+        spray_mem[i] = 3'd0;
     end
 end
 
@@ -169,6 +173,7 @@ assign a_dmac = dmac_mem[a_qpn];
 assign a_dip = dip_mem[a_qpn];
 assign a_udp_sport = sport_mem[a_qpn];
 assign a_pd = pd_mem[a_qpn];
+assign a_spray_log = spray_mem[a_qpn];
 
 assign b_state = state_mem[b_qpn];
 assign b_pmtu = pmtu_mem[b_qpn];
@@ -200,7 +205,7 @@ always @(posedge clk) begin
     if (reg_cmd_valid) begin
         if (!sel_ok || !state_ok || (reg_cmd != 4'd1 && reg_cmd != 4'd2)) begin
             err_reg <= 1'b1;
-        end else if (reg_cmd == 4'd1 && (!pmtu_ok || !rq_size_ok || reg_rcq >= num_qp_cq
+        end else if (reg_cmd == 4'd1 && (!pmtu_ok || reg_spray_log > 3'd6 || !rq_size_ok || reg_rcq >= num_qp_cq
                 || reg_rq_base[5:0] != 6'd0)) begin
             err_reg <= 1'b1;
         end else begin
@@ -217,6 +222,7 @@ always @(posedge clk) begin
                 rqb_mem[sel] <= reg_rq_base;
                 rql_mem[sel] <= rq_log;
                 rnrt_mem[sel] <= reg_min_rnr_timer;
+                spray_mem[sel] <= reg_spray_log;
             end
             load_qpn_reg <= sel;
             if (reg_state == QPS_RTR && cur != QPS_RTR) begin

@@ -115,6 +115,10 @@ module rc_responder #(
     output wire                   m_wr_desc_valid,
     input  wire                   m_wr_desc_ready,
     input  wire                   s_wr_status_valid,
+    // the MR that authorized the write, for the guard's re-check
+    output wire [31:0]            m_wr_desc_key,
+    output wire [3:0]             m_wr_desc_access,
+    input  wire                   wr_guard_ok,
 
     // completions
     output wire [QN_W-1:0]        m_cqe_cqn,
@@ -148,7 +152,8 @@ module rc_responder #(
 
     output wire                   stat_drop_qp,
     output wire                   stat_drop_psn,
-    output wire                   stat_nak
+    output wire                   stat_nak,
+    output wire                   stat_guard        // a payload write the MR re-check refused
 );
 
 localparam [15:0] NUM_QP16 = NUM_QP[15:0];
@@ -187,6 +192,7 @@ reg [31:0] msglen_mem [0:NUM_QP-1];
 reg [63:0] wrid_mem [0:NUM_QP-1];
 reg [15:0] rqci_mem [0:NUM_QP-1];
 reg [15:0] rqpi_mem [0:NUM_QP-1];
+reg [31:0] key_mem [0:NUM_QP-1];         // key that authorized the current message
 reg [NUM_QP-1:0] nak_sent_reg = {NUM_QP{1'b0}};
 
 integer i;
@@ -201,6 +207,7 @@ initial begin
         wrid_mem[i] = 64'd0;
         rqci_mem[i] = 16'd0;
         rqpi_mem[i] = 16'd0;
+        key_mem[i] = 32'd0;
     end
 end
 
@@ -243,6 +250,7 @@ reg [31:0] remain_reg = 32'd0;
 reg [31:0] msglen_reg = 32'd0;
 reg [63:0] wrid_reg = 64'd0;
 reg [15:0] rqci_reg = 16'd0;
+reg [31:0] key_reg = 32'd0;
 reg completes_reg = 1'b0;
 reg early_done_reg = 1'b0;
 reg [7:0] nak_reg = 8'd0;
@@ -356,7 +364,9 @@ assign m_wr_desc_pcie_addr = cursor_reg;
 assign m_wr_desc_ram_addr = RX_RAM_BASE + {{(RAM_ADDR_W-RX_ADDR_W){1'b0}}, paddr_reg};
 assign m_wr_desc_len = {{(LEN_W-13){1'b0}}, plen_reg};
 assign m_wr_desc_id = ID_TAG;
-assign m_wr_desc_valid = state_reg == ST_PAYLOAD && plen_reg != 0 && !fifo_full;
+assign m_wr_desc_valid = state_reg == ST_PAYLOAD && plen_reg != 0 && !fifo_full && wr_guard_ok;
+assign m_wr_desc_key = key_reg;
+assign m_wr_desc_access = op_is_send ? 4'b0001 : 4'b0010;
 
 // CQE of a receive completion
 wire [31:0] cqe_byte_len = msglen_reg + {19'd0, plen_reg};
@@ -385,6 +395,8 @@ assign m_rx_ack_msn = aeth_msn_reg;
 reg stat_drop_qp_reg = 1'b0;
 reg stat_drop_psn_reg = 1'b0;
 reg stat_nak_reg = 1'b0;
+reg stat_guard_reg = 1'b0;
+assign stat_guard = stat_guard_reg;
 assign stat_drop_qp = stat_drop_qp_reg;
 assign stat_drop_psn = stat_drop_psn_reg;
 assign stat_nak = stat_nak_reg;
@@ -411,6 +423,7 @@ always @(posedge clk) begin
     stat_drop_qp_reg <= 1'b0;
     stat_drop_psn_reg <= 1'b0;
     stat_nak_reg <= 1'b0;
+    stat_guard_reg <= 1'b0;
     if (!s_wr_status_valid) begin
         drop_free_reg <= 1'b0;      // else the write engine's release took the port this cycle
     end
@@ -464,6 +477,7 @@ always @(posedge clk) begin
             msglen_reg <= msglen_mem[qpn];
             wrid_reg <= wrid_mem[qpn];
             rqci_reg <= rqci_mem[qpn];
+            key_reg <= key_mem[qpn];
             completes_reg <= 1'b0;
             early_done_reg <= 1'b0;
             nak_reg <= 8'd0;
@@ -520,6 +534,7 @@ always @(posedge clk) begin
             end
 
             if (op_has_reth) begin
+                key_reg <= reth_rkey_reg;
                 cursor_reg <= mr_bus;
                 remain_reg <= reth_len_reg;
                 msglen_reg <= 32'd0;
@@ -562,6 +577,7 @@ always @(posedge clk) begin
                     state_reg <= ST_DROP;
                 end else begin
                     cursor_reg <= mr_bus;
+                    key_reg <= rq_lkey;
                     remain_reg <= rq_len;
                     msglen_reg <= 32'd0;
                     state_reg <= cfg_early_cqe && completes_reg ? ST_EARLY_CQE : ST_PAYLOAD;
@@ -588,6 +604,12 @@ always @(posedge clk) begin
                 drop_free_reg <= 1'b1;
                 drop_free_slot_reg <= slot_reg;
                 state_reg <= completes_reg && !early_done_reg ? ST_CQE : ST_FINISH;
+            end else if (!wr_guard_ok) begin
+                // the address the transport computed is not inside the MR
+                // (or the MR is gone): nothing is written
+                stat_guard_reg <= 1'b1;
+                nak_reg <= NAK_REM_ACCESS;
+                state_reg <= ST_DROP;
             end else if (m_wr_desc_ready && !fifo_full) begin
                 free_fifo[free_wr_reg] <= slot_reg;
                 free_wr_reg <= free_wr_reg + 3'd1;
@@ -608,6 +630,7 @@ always @(posedge clk) begin
                 remain_mem[qpn] <= remain_reg - {19'd0, plen_reg};
                 msglen_mem[qpn] <= msglen_reg + {19'd0, plen_reg};
                 wrid_mem[qpn] <= wrid_reg;
+                key_mem[qpn] <= key_reg;
                 if (op_needs_rq) begin
                     rqci_mem[qpn] <= rqci_reg + 16'd1;
                 end

@@ -156,6 +156,12 @@ wire [15:0] reg_qp_sel;
 wire [2:0] reg_qp_state;
 wire [2:0] reg_qp_pmtu;
 wire reg_qp_remote_write;
+wire [2:0] reg_qp_spray_log;
+wire [31:0] rs_wr_key;
+wire [3:0] rs_wr_access;
+wire rs_wr_guard_ok;
+wire stat_guard;
+wire [2:0] ex_ctx_spray_log;
 wire [23:0] reg_qp_dest_qpn;
 wire [23:0] reg_qp_sq_psn;
 wire [23:0] reg_qp_rq_psn;
@@ -235,6 +241,7 @@ reg [31:0] tx_retransmits_reg = 32'd0;
 reg [31:0] rtx_timeouts_reg = 32'd0;
 reg [31:0] rx_nak_seq_reg = 32'd0;
 reg [31:0] rx_rnr_nak_reg = 32'd0;
+reg [31:0] rx_drop_guard_reg = 32'd0;
 wire [4:0] reg_qp_timeout;
 wire [2:0] reg_qp_retry_cnt;
 wire [2:0] reg_qp_rnr_retry;
@@ -309,10 +316,12 @@ rnic_csr csr_inst (
     .hwif_in_port_rtx_timeouts_value(rtx_timeouts_reg),
     .hwif_in_port_rx_nak_seq_value(rx_nak_seq_reg),
     .hwif_in_port_rx_rnr_nak_value(rx_rnr_nak_reg),
+    .hwif_in_port_rx_drop_guard_value(rx_drop_guard_reg),
     .hwif_out_qp_qp_sel_qpn(reg_qp_sel),
     .hwif_out_qp_qp_attr_state(reg_qp_state),
     .hwif_out_qp_qp_attr_pmtu(reg_qp_pmtu),
     .hwif_out_qp_qp_attr_remote_write(reg_qp_remote_write),
+    .hwif_out_qp_qp_attr_spray_log(reg_qp_spray_log),
     .hwif_out_qp_qp_dest_qpn(reg_qp_dest_qpn),
     .hwif_out_qp_qp_sq_psn_psn(reg_qp_sq_psn),
     .hwif_out_qp_qp_rq_psn_psn(reg_qp_rq_psn),
@@ -436,6 +445,7 @@ qp_context #(
     .reg_state(reg_qp_state),
     .reg_pmtu(reg_qp_pmtu),
     .reg_remote_write(reg_qp_remote_write),
+    .reg_spray_log(reg_qp_spray_log),
     .reg_dest_qpn(reg_qp_dest_qpn),
     .reg_sq_psn(reg_qp_sq_psn),
     .reg_rq_psn(reg_qp_rq_psn),
@@ -472,6 +482,7 @@ qp_context #(
     .a_dmac(ex_ctx_dmac),
     .a_dip(ex_ctx_dip),
     .a_udp_sport(ex_ctx_udp_sport),
+    .a_spray_log(ex_ctx_spray_log),
     .a_pd(ex_ctx_pd),
     .b_qpn(rs_ctx_qpn),
     .b_state(rs_ctx_state),
@@ -531,7 +542,13 @@ mr_table #(
     .b_pd(rs_mr_pd),
     .b_access(rs_mr_access),
     .b_ok(rs_mr_ok),
-    .b_bus(rs_mr_bus)
+    .b_bus(rs_mr_bus),
+    .c_key(rs_wr_key),
+    .c_bus(rs_wr_pcie_addr),
+    .c_len({{(32-LEN_W){1'b0}}, rs_wr_len}),
+    .c_pd(rs_mr_pd),
+    .c_access(rs_wr_access),
+    .c_ok(rs_wr_guard_ok)
 );
 
 // ---------------------------------------------------------------- queues
@@ -973,6 +990,7 @@ wqe_executor #(
     .ctx_dmac(ex_ctx_dmac),
     .ctx_dip(ex_ctx_dip),
     .ctx_udp_sport(ex_ctx_udp_sport),
+    .ctx_spray_log(ex_ctx_spray_log),
     .ctx_pd(ex_ctx_pd),
     .load_rts(load_rts),
     .load_reset(load_reset),
@@ -1309,6 +1327,9 @@ rc_responder #(
     .m_wr_desc_len(rs_wr_len),
     .m_wr_desc_id(rs_wr_id),
     .m_wr_desc_valid(rs_wr_valid),
+    .m_wr_desc_key(rs_wr_key),
+    .m_wr_desc_access(rs_wr_access),
+    .wr_guard_ok(rs_wr_guard_ok),
     .m_wr_desc_ready(rs_wr_ready),
     .s_wr_status_valid(rs_wr_status),
     .m_cqe_cqn(rs_cqe_cqn),
@@ -1335,7 +1356,8 @@ rc_responder #(
     .sel_epsn(sel_epsn),
     .stat_drop_qp(stat_drop_qp),
     .stat_drop_psn(stat_drop_psn),
-    .stat_nak(stat_nak)
+    .stat_nak(stat_nak),
+    .stat_guard(stat_guard)
 );
 
 // ---------------------------------------------------------------- completions
@@ -1453,6 +1475,7 @@ always @(posedge clk) begin
     rtx_timeouts_reg <= rtx_timeouts_reg + {31'd0, stat_timeout};
     rx_nak_seq_reg <= rx_nak_seq_reg + {31'd0, stat_nak_seq};
     rx_rnr_nak_reg <= rx_rnr_nak_reg + {31'd0, stat_rnr};
+    rx_drop_guard_reg <= rx_drop_guard_reg + {31'd0, stat_guard};
 
     if (rst) begin
         err_code_reg <= 8'd0;
@@ -1474,6 +1497,7 @@ always @(posedge clk) begin
         rtx_timeouts_reg <= 32'd0;
         rx_nak_seq_reg <= 32'd0;
         rx_rnr_nak_reg <= 32'd0;
+        rx_drop_guard_reg <= 32'd0;
     end
 end
 

@@ -69,6 +69,7 @@ module wqe_executor #(
     input  wire [47:0]            ctx_dmac,
     input  wire [31:0]            ctx_dip,
     input  wire [15:0]            ctx_udp_sport,
+    input  wire [2:0]             ctx_spray_log,      // spread packets over 2^n source ports
     input  wire [15:0]            ctx_pd,
     input  wire                   load_rts,
     input  wire                   load_reset,
@@ -452,7 +453,9 @@ wire pkt_push = m_pkt_valid && m_pkt_ready;
 
 assign m_pkt_dmac = ctx_dmac;
 assign m_pkt_dip = ctx_dip;
-assign m_pkt_udp_sport = ctx_udp_sport;
+// spraying: consecutive PSNs take consecutive source ports, so an ECMP
+// fabric spreads one QP's packets over its paths
+assign m_pkt_udp_sport = ctx_udp_sport + ({10'd0, pkt_psn[5:0]} & ((16'd1 << ctx_spray_log) - 16'd1));
 assign m_pkt_opcode = pkt_opcode;
 assign m_pkt_se = pkt_last && wqe_solicited;
 assign m_pkt_ack_req = pkt_last || pkt_psn[4:0] == 5'd31;

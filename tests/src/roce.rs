@@ -150,6 +150,7 @@ pub fn bring_up(
                 dmac: MAC[peer],
                 dip: IP[peer],
                 udp_sport: 0xC000 | (peer_qpn as u16 & 0xff),
+                spray_log: 0,
             },
             max_dest_rd_atomic: 0,
             min_rnr_timer: o.min_rnr_timer,

@@ -77,6 +77,11 @@ pub struct TortureArgs {
     /// progress.
     #[arg(long, default_value_t = Config::default().retry.timeout, value_parser = clap::value_parser!(u8).range(0..=31))]
     pub timeout: u8,
+    /// Spread each requester's packets over this many UDP source ports
+    /// (a power of two, 1..=64), so a multipath fabric sprays them; RC then
+    /// sees reordering and falls back on go-back-N.
+    #[arg(long, default_value_t = 1, value_parser = spray_parser)]
+    pub spray_ports: u32,
     /// Retransmissions without progress before the QP fails (ibv_qp_attr.retry_cnt).
     #[arg(long, default_value_t = Config::default().retry.retry_cnt, value_parser = clap::value_parser!(u8).range(0..=7))]
     pub retry_cnt: u8,
@@ -106,6 +111,15 @@ pub struct TortureArgs {
     pub timing: bool,
 }
 
+/// `--spray-ports`: a power of two, 1..=64.
+pub fn spray_parser(s: &str) -> std::result::Result<u32, String> {
+    let k: u32 = s.parse().map_err(|e| format!("{e}"))?;
+    if !(1..=64).contains(&k) || !k.is_power_of_two() {
+        return Err(format!("{k}: must be a power of two from 1 to 64"));
+    }
+    Ok(k)
+}
+
 /// Checks that `p` can be written by creating it now (a one-line error
 /// otherwise).
 fn check_writable(flag: &str, p: &Path) -> Result<()> {
@@ -127,6 +141,7 @@ fn config(a: &TortureArgs) -> Result<Config> {
         brk: a.brk,
         flush: a.flush,
         watchdog: a.watchdog,
+        spray_log: a.spray_ports.trailing_zeros() as u8,
         retry: rnic_torture::conn::Retry {
             timeout: a.timeout,
             retry_cnt: a.retry_cnt,
@@ -141,7 +156,7 @@ fn config(a: &TortureArgs) -> Result<Config> {
 /// The command line that reproduces a run.
 pub fn repro(a: &TortureArgs) -> String {
     let mut s = format!(
-        "cargo run --release --bin rnic -- torture --seed {} --data-w {} --fabric {} --messages {} --qps {} --min-size {} --max-size {} --writes-per-imm {} --window {} --mtu {} --watchdog {} --timeout {} --retry-cnt {}",
+        "cargo run --release --bin rnic -- torture --seed {} --data-w {} --fabric {} --messages {} --qps {} --min-size {} --max-size {} --writes-per-imm {} --window {} --mtu {} --watchdog {} --timeout {} --retry-cnt {} --spray-ports {}",
         a.dev.seed,
         a.dev.data_w,
         a.fabric,
@@ -154,7 +169,8 @@ pub fn repro(a: &TortureArgs) -> String {
         a.mtu,
         a.watchdog,
         a.timeout,
-        a.retry_cnt
+        a.retry_cnt,
+        a.spray_ports
     );
     if let Some(b) = a.brk {
         s.push_str(&format!(" --break {b}"));

@@ -43,6 +43,9 @@ pub struct ConnOpts {
     pub rq_depth: u32,
     /// Reliability attributes of both sides.
     pub retry: Retry,
+    /// Requesters spread their packets over 2^spray_log UDP source ports
+    /// (0: one flow per QP).
+    pub spray_log: u8,
 }
 
 /// The reliability attributes of `ibv_modify_qp` (RTR and RTS).
@@ -83,11 +86,11 @@ pub struct Remote {
 /// first PSN this QP sends, `peer.psn` the first it expects.
 pub fn bring_up<D: Device>(
     qp: &mut QueuePair<D>,
-    mtu: Mtu,
-    retry: Retry,
+    o: &ConnOpts,
     peer: &Remote,
     sq_psn: u32,
 ) -> Result<()> {
+    let (mtu, retry) = (o.mtu, o.retry);
     type M = QpAttrMask;
     qp.modify(
         &QpAttr {
@@ -110,7 +113,8 @@ pub fn bring_up<D: Device>(
                 dip: peer.addr.ip,
                 // RoCEv2 entropy: one UDP source port per flow, so a
                 // multipath fabric spreads QPs over its paths.
-                udp_sport: 0xC000 | (peer.qpn as u16 & 0x3fff),
+                udp_sport: 0xC000 | ((peer.qpn as u16 & 0xff) << 6),
+                spray_log: o.spray_log,
             },
             max_dest_rd_atomic: 0,
             min_rnr_timer: retry.min_rnr_timer,
@@ -216,8 +220,8 @@ pub fn connect<D: Device>(
             psn: psn_b,
             addr: addr_b,
         };
-        bring_up(&mut send, o.mtu, o.retry, &rb, psn_a)?;
-        bring_up(&mut recv, o.mtu, o.retry, &ra, psn_b)?;
+        bring_up(&mut send, o, &rb, psn_a)?;
+        bring_up(&mut recv, o, &ra, psn_b)?;
         pairs.push(QpPair { send, recv });
     }
     Ok(Connections {

@@ -73,6 +73,8 @@ pub struct Config {
     pub watchdog: u64,
     /// Reliability attributes of the QPs (local ACK timeout, retries).
     pub retry: conn::Retry,
+    /// Requesters spray over 2^spray_log UDP source ports (0: one flow).
+    pub spray_log: u8,
     /// Cycles to let in-flight writes land before telling a stale byte from
     /// a corrupt one, when the hooks cannot drain the system themselves.
     pub settle: u64,
@@ -93,6 +95,7 @@ impl Default for Config {
             flush: false,
             watchdog: 2_000_000,
             retry: conn::Retry::default(),
+            spray_log: 0,
             settle: 200_000,
         }
     }
@@ -506,6 +509,7 @@ impl<'a, D: Device> Runner<'a, D> {
             sq_depth: (cfg.window * k).next_power_of_two().max(2),
             rq_depth,
             retry: cfg.retry,
+            spray_log: cfg.spray_log,
         };
         let conns = conn::connect(
             a,

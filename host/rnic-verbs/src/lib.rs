@@ -71,7 +71,7 @@
 //!             path_mtu: Mtu::Mtu1024,
 //!             dest_qp_num: peer.qpn,
 //!             rq_psn: peer.psn,
-//!             ah_attr: AhAttr { dmac: peer.mac, dip: peer.ip, udp_sport: 0xC001 },
+//!             ah_attr: AhAttr { dmac: peer.mac, dip: peer.ip, udp_sport: 0xC001, ..Default::default() },
 //!             max_dest_rd_atomic: 0,
 //!             min_rnr_timer: 12,
 //!             ..Default::default()

@@ -94,6 +94,10 @@ pub struct AhAttr {
     pub dip: Ipv4Addr,
     /// UDP source port: the flow's ECMP entropy (RoCEv2 uses 0xC000..).
     pub udp_sport: u16,
+    /// rnic extension: spread the requester's packets over `2^spray_log`
+    /// source ports from `udp_sport` on (0..=6; 0: one flow, as RC does), so
+    /// an ECMP fabric sprays them over its paths.
+    pub spray_log: u8,
 }
 
 impl Default for AhAttr {
@@ -102,6 +106,7 @@ impl Default for AhAttr {
             dmac: [0; 6],
             dip: Ipv4Addr::UNSPECIFIED,
             udp_sport: 0xC000,
+            spray_log: 0,
         }
     }
 }
@@ -210,6 +215,8 @@ const UNSUPPORTED_ATTRS: QpAttrMask = QpAttrMask::ALT_PATH
     .union(QpAttrMask::EN_SQD_ASYNC_NOTIFY);
 
 const QP_CMD_MODIFY: u8 = 1;
+/// Most source ports a QP sprays over: 2^6.
+pub const MAX_SPRAY_LOG: u8 = 6;
 const QP_CMD_SET_STATE: u8 = 2;
 const PSN_MASK: u32 = 0x00ff_ffff;
 
@@ -578,6 +585,12 @@ impl<D: Device> QueuePair<D> {
                     format!("{} is not a unicast address", ah.dip),
                 ));
             }
+            if ah.spray_log > MAX_SPRAY_LOG {
+                return Err(bad(
+                    "ah_attr.spray_log",
+                    format!("{}: at most {MAX_SPRAY_LOG} (64 source ports)", ah.spray_log),
+                ));
+            }
             n.ah_attr = ah;
         }
         if mask.contains(M::MAX_DEST_RD_ATOMIC) {
@@ -646,6 +659,7 @@ impl<D: Device> QueuePair<D> {
                 r.set_state(state as u8);
                 r.set_pmtu(a.path_mtu as u8);
                 r.set_remote_write(remote_write);
+                r.set_spray_log(a.ah_attr.spray_log);
             })?;
             if cmd == QP_CMD_MODIFY {
                 qp.qp_dest().try_write(|r| r.set_qpn(a.dest_qp_num))?;

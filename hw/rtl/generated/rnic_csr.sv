@@ -78,10 +78,12 @@ module rnic_csr (
         input wire [31:0] hwif_in_port_rtx_timeouts_value,
         input wire [31:0] hwif_in_port_rx_nak_seq_value,
         input wire [31:0] hwif_in_port_rx_rnr_nak_value,
+        input wire [31:0] hwif_in_port_rx_drop_guard_value,
         output logic [15:0] hwif_out_qp_qp_sel_qpn,
         output logic [2:0] hwif_out_qp_qp_attr_state,
         output logic [2:0] hwif_out_qp_qp_attr_pmtu,
         output logic hwif_out_qp_qp_attr_remote_write,
+        output logic [2:0] hwif_out_qp_qp_attr_spray_log,
         output logic [23:0] hwif_out_qp_qp_dest_qpn,
         output logic [23:0] hwif_out_qp_qp_sq_psn_psn,
         output logic [23:0] hwif_out_qp_qp_rq_psn_psn,
@@ -218,6 +220,7 @@ module rnic_csr (
     logic decoded_reg_strb_port_rtx_timeouts;
     logic decoded_reg_strb_port_rx_nak_seq;
     logic decoded_reg_strb_port_rx_rnr_nak;
+    logic decoded_reg_strb_port_rx_drop_guard;
     logic decoded_reg_strb_qp_blk_type;
     logic decoded_reg_strb_qp_blk_version;
     logic decoded_reg_strb_qp_blk_next;
@@ -317,6 +320,7 @@ module rnic_csr (
         decoded_reg_strb_port_rtx_timeouts = cpuif_req_masked & (cpuif_addr == 11'h344) & !cpuif_req_is_wr;
         decoded_reg_strb_port_rx_nak_seq = cpuif_req_masked & (cpuif_addr == 11'h348) & !cpuif_req_is_wr;
         decoded_reg_strb_port_rx_rnr_nak = cpuif_req_masked & (cpuif_addr == 11'h34c) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_rx_drop_guard = cpuif_req_masked & (cpuif_addr == 11'h350) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_blk_type = cpuif_req_masked & (cpuif_addr == 11'h400) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_blk_version = cpuif_req_masked & (cpuif_addr == 11'h404) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_blk_next = cpuif_req_masked & (cpuif_addr == 11'h408) & !cpuif_req_is_wr;
@@ -451,6 +455,10 @@ module rnic_csr (
     logic field_storage_qp_qp_attr_remote_write_value;
     logic field_combo_qp_qp_attr_remote_write_next;
     logic field_combo_qp_qp_attr_remote_write_load_next;
+    // Field: rnic_csr.qp.qp_attr.spray_log
+    logic [2:0] field_storage_qp_qp_attr_spray_log_value;
+    logic [2:0] field_combo_qp_qp_attr_spray_log_next;
+    logic field_combo_qp_qp_attr_spray_log_load_next;
     // Field: rnic_csr.qp.qp_dest.qpn
     logic [23:0] field_storage_qp_qp_dest_qpn_value;
     logic [23:0] field_combo_qp_qp_dest_qpn_next;
@@ -1014,6 +1022,26 @@ module rnic_csr (
         end
     end
     assign hwif_out_qp_qp_attr_remote_write = field_storage_qp_qp_attr_remote_write_value;
+    always @(*) begin
+        logic [2:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_attr_spray_log_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_attr && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_attr_spray_log_value & ~decoded_wr_biten[18:16]) | (decoded_wr_data[18:16] & decoded_wr_biten[18:16]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_attr_spray_log_next = next_c;
+        field_combo_qp_qp_attr_spray_log_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_attr_spray_log_value <= 3'h0;
+        end else if(field_combo_qp_qp_attr_spray_log_load_next) begin
+            field_storage_qp_qp_attr_spray_log_value <= field_combo_qp_qp_attr_spray_log_next;
+        end
+    end
+    assign hwif_out_qp_qp_attr_spray_log = field_storage_qp_qp_attr_spray_log_value;
     always @(*) begin
         logic [23:0] next_c;
         logic load_next_c;
@@ -1790,6 +1818,9 @@ always @(*) begin
         if(rd_mux_addr == 11'h34c) begin
             readback_data_var[31:0] = hwif_in_port_rx_rnr_nak_value;
         end
+        if(rd_mux_addr == 11'h350) begin
+            readback_data_var[31:0] = hwif_in_port_rx_drop_guard_value;
+        end
         if(rd_mux_addr == 11'h400) begin
             readback_data_var[31:0] = 32'h52490005;
         end
@@ -1806,6 +1837,7 @@ always @(*) begin
             readback_data_var[2:0] = field_storage_qp_qp_attr_state_value;
             readback_data_var[6:4] = field_storage_qp_qp_attr_pmtu_value;
             readback_data_var[8] = field_storage_qp_qp_attr_remote_write_value;
+            readback_data_var[18:16] = field_storage_qp_qp_attr_spray_log_value;
         end
         if(rd_mux_addr == 11'h418) begin
             readback_data_var[23:0] = field_storage_qp_qp_dest_qpn_value;

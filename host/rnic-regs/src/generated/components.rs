@@ -25,6 +25,7 @@ pub mod qp_block;
 pub mod queue_block;
 pub mod rnic_csr;
 pub mod ro_word_r_desc_07acaaee;
+pub mod ro_word_r_desc_15de991c;
 pub mod ro_word_r_desc_160582eb;
 pub mod ro_word_r_desc_17d7fd68;
 pub mod ro_word_r_desc_43197c13;

@@ -14,6 +14,7 @@ pub use _root::components::blk_next_r_next_400 as blk_next;
 pub use _root::components::blk_type_r_type_52490004 as blk_type;
 pub use _root::components::blk_version_r_ver_10000 as blk_version;
 pub use _root::components::ro_word_r_desc_07acaaee as rx_drop_qp;
+pub use _root::components::ro_word_r_desc_15de991c as rx_drop_guard;
 pub use _root::components::ro_word_r_desc_17d7fd68 as rx_drop_nobuf;
 pub use _root::components::ro_word_r_desc_4c4401fa as tx_retransmits;
 pub use _root::components::ro_word_r_desc_6e708bbe as rx_nak_seq;
@@ -67,7 +68,7 @@ impl PortBlock<'static> {
 
 impl<'io, IO> PortBlock<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0x50;
+    pub const SIZE: usize = 0x54;
 
     /// # Safety
     ///
@@ -311,6 +312,19 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> PortBlock<'io, IO> {
     ) -> peakrdl_rust::reg::Reg<'io, rx_rnr_nak::RoWordR_desc_8bf94f34, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x4C).cast(), self.io)
+        }
+    }
+
+    /// rx_drop_guard
+    ///
+    /// Payload writes refused by the MR re-check in front of the DMA write engine (the bus range is not inside the region that authorized it, or the region is gone); each also NAKs with remote access error.
+    #[inline(always)]
+    #[must_use]
+    pub const fn rx_drop_guard(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, rx_drop_guard::RoWordR_desc_15de991c, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x50).cast(), self.io)
         }
     }
 }

@@ -6,7 +6,7 @@ use super::_root; // alias to root module of generated code
 
 /// qp_attr
 ///
-/// Staged QP state (ibv_qp_state: 0 RESET, 1 INIT, 2 RTR, 3 RTS, 6 ERR) and path MTU (ibv_mtu: 1 = 256 ... 5 = 4096).
+/// Staged QP state (ibv_qp_state: 0 RESET, 1 INIT, 2 RTR, 3 RTS, 6 ERR), path MTU (ibv_mtu: 1 = 256 ... 5 = 4096), remote write allowed, and spray_log: the requester spreads its packets over 2^spray_log UDP source ports (0..6; 0 = one flow, RC's default).
 #[repr(transparent)]
 #[derive(Copy, Clone, Eq, PartialEq)]
 pub struct QpAttr(u32);
@@ -99,6 +99,27 @@ impl QpAttr {
         self.0 = (self.0 & !(Self::REMOTE_WRITE_MASK << Self::REMOTE_WRITE_OFFSET))
             | ((val & Self::REMOTE_WRITE_MASK) << Self::REMOTE_WRITE_OFFSET);
     }
+
+    pub const SPRAY_LOG_OFFSET: usize = 16;
+    pub const SPRAY_LOG_WIDTH: usize = 3;
+    pub const SPRAY_LOG_MASK: u32 = 0x7;
+
+    /// spray_log
+    #[inline(always)]
+    #[allow(clippy::missing_panics_doc)]
+    #[must_use]
+    pub fn spray_log(&self) -> u8 {
+        let val = (self.0 >> Self::SPRAY_LOG_OFFSET) & Self::SPRAY_LOG_MASK;
+        val as u8
+    }
+
+    /// spray_log
+    #[inline(always)]
+    pub fn set_spray_log(&mut self, val: u8) {
+        let val = val as u32;
+        self.0 = (self.0 & !(Self::SPRAY_LOG_MASK << Self::SPRAY_LOG_OFFSET))
+            | ((val & Self::SPRAY_LOG_MASK) << Self::SPRAY_LOG_OFFSET);
+    }
 }
 
 impl core::fmt::Debug for QpAttr {
@@ -107,6 +128,7 @@ impl core::fmt::Debug for QpAttr {
             .field("state", &self.state())
             .field("pmtu", &self.pmtu())
             .field("remote_write", &self.remote_write())
+            .field("spray_log", &self.spray_log())
             .finish()
     }
 }
@@ -121,5 +143,6 @@ mod tests {
         assert_eq!(reg.state(), 0);
         assert_eq!(reg.pmtu(), 1);
         assert_eq!(reg.remote_write(), false);
+        assert_eq!(reg.spray_log(), 0);
     }
 }
