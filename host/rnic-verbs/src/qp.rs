@@ -588,7 +588,10 @@ impl<D: Device> QueuePair<D> {
             if ah.spray_log > MAX_SPRAY_LOG {
                 return Err(bad(
                     "ah_attr.spray_log",
-                    format!("{}: at most {MAX_SPRAY_LOG} (64 source ports)", ah.spray_log),
+                    format!(
+                        "{}: at most {MAX_SPRAY_LOG} (64 source ports)",
+                        ah.spray_log
+                    ),
                 ));
             }
             n.ah_attr = ah;

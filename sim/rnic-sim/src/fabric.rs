@@ -511,6 +511,27 @@ impl Fabric {
         })
     }
 
+    /// Changes the drop rate of one path (`Some(i)`) or of all paths
+    /// (`None`) from now on: 1.0 is a dead link, e.g. a peer that vanished.
+    pub fn set_drop_rate(&mut self, path: Option<usize>, rate: f64) -> Result<(), SimError> {
+        if !(0.0..=1.0).contains(&rate) {
+            return Err(SimError::Config(format!(
+                "drop rate {rate} is not in 0..=1"
+            )));
+        }
+        let k = self.cfg.paths.len();
+        match path {
+            Some(i) if i >= k => {
+                return Err(SimError::Config(format!(
+                    "path {i}: the fabric has {k} paths"
+                )))
+            }
+            Some(i) => self.cfg.paths[i].drop_rate = rate,
+            None => self.cfg.paths.iter_mut().for_each(|p| p.drop_rate = rate),
+        }
+        Ok(())
+    }
+
     pub fn config(&self) -> &FabricConfig {
         &self.cfg
     }

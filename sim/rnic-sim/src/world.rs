@@ -488,6 +488,11 @@ impl SimWorld {
         self.core.borrow().fabric.stats()
     }
 
+    /// See [`Fabric::set_drop_rate`].
+    pub fn set_drop_rate(&self, path: Option<usize>, rate: f64) -> Result<(), SimError> {
+        self.core.borrow_mut().fabric.set_drop_rate(path, rate)
+    }
+
     pub fn mac_stats(&self, nic: usize) -> MacStats {
         self.core.borrow().mac_stats(nic)
     }
