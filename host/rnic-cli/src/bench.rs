@@ -21,6 +21,8 @@ pub enum BenchCmd {
     WriteBw(WriteBwArgs),
     /// WRITE_WITH_IMM latency, doorbell to remote CQE (ib_write_lat, one way).
     WriteLat(WriteLatArgs),
+    /// RC goodput under each fabric profile, relative to `ideal`.
+    Goodput(GoodputArgs),
 }
 
 #[derive(Args)]
@@ -70,10 +72,11 @@ pub fn run(cmd: &BenchCmd) -> Result<ExitCode> {
         BenchCmd::Copy(a) => copy(a),
         BenchCmd::WriteBw(a) => crate::bench_rdma::write_bw(a),
         BenchCmd::WriteLat(a) => crate::bench_rdma::write_lat(a),
+        BenchCmd::Goodput(a) => crate::bench_rdma::goodput(a),
     }
 }
 
-pub use crate::bench_rdma::{WriteBwArgs, WriteLatArgs};
+pub use crate::bench_rdma::{GoodputArgs, WriteBwArgs, WriteLatArgs};
 
 fn copy(a: &CopyArgs) -> Result<ExitCode> {
     if a.sizes.is_empty() || a.sizes.contains(&0) {

@@ -117,6 +117,166 @@ struct LatRow {
     sim_cycles_per_sec: f64,
 }
 
+#[derive(Args)]
+pub struct GoodputArgs {
+    #[command(flatten)]
+    pub dev: DeviceArgs,
+    /// Runs, each `FABRIC` or `FABRIC/PORTS` (the requesters spray over
+    /// PORTS UDP source ports); the first is the reference.
+    #[arg(long, value_delimiter = ',', default_values_t = ["ideal".to_string(), "lossy".into(), "reorder".into(), "hostile".into(), "spray-8".into(), "spray-8/8".into()])]
+    pub runs: Vec<String>,
+    /// WRITE size in bytes.
+    #[arg(long, default_value_t = 16384)]
+    pub size: u32,
+    /// Bytes to move per run.
+    #[arg(long, default_value_t = 4 << 20)]
+    pub bytes: u64,
+    /// Queue pairs.
+    #[arg(long, default_value_t = 4)]
+    pub qps: u32,
+    /// WRITEs in flight per QP.
+    #[arg(long, default_value_t = 8)]
+    pub window: u32,
+    /// Path MTU in bytes (256..4096).
+    #[arg(long, default_value_t = 1024)]
+    pub mtu: u32,
+    /// One JSON object per row.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct GoodputRow {
+    test: &'static str,
+    transport: &'static str,
+    fabric: String,
+    spray_ports: u32,
+    data_w: u32,
+    mtu: u32,
+    msg_size: u32,
+    qps: u32,
+    window: u32,
+    bytes: u64,
+    cycles: u64,
+    clock_mhz: f64,
+    gbps: f64,
+    /// Goodput over the first run's.
+    of_reference: f64,
+    wire_frames: u64,
+    retransmits: u64,
+    timeouts: u64,
+    naks_seq: u64,
+    fabric_dropped: u64,
+}
+
+/// `rnic bench goodput`: the same WRITE workload under each run's fabric,
+/// goodput (payload bits per cycle delivered and acknowledged) against the
+/// first run's.
+pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
+    check_sizes(&[a.size])?;
+    let mtu = rnic_torture::mtu_from_bytes(a.mtu)?;
+    if a.qps == 0 || a.window == 0 || a.runs.is_empty() {
+        bail!("--qps, --window and --runs must not be empty or zero");
+    }
+    devices::require_sim(&a.dev)?;
+    let mut runs = Vec::new();
+    for r in &a.runs {
+        let (fabric, ports) = match r.split_once('/') {
+            Some((f, k)) => (
+                f,
+                crate::torture::spray_parser(k).map_err(anyhow::Error::msg)?,
+            ),
+            None => (r.as_str(), 1),
+        };
+        sim::fabric(fabric)?;
+        runs.push((fabric.to_string(), ports));
+    }
+    if !a.json {
+        println!(
+            "{:>10} {:>6} {:>10} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8}",
+            "fabric",
+            "ports",
+            "cycles",
+            "Gb/s",
+            "vs first",
+            "frames",
+            "resent",
+            "timeouts",
+            "dropped"
+        );
+    }
+    let mut reference = None;
+    for (fabric, ports) in runs {
+        let p = pair(&a.dev, &fabric, 16)?;
+        let mac0 = p.world.mac_stats(0);
+        let r = perf::write_bw(
+            &p.a,
+            p.addrs[0],
+            &p.b,
+            p.addrs[1],
+            &BwOpts {
+                msg_size: a.size,
+                messages: (a.bytes / u64::from(a.size)).max(1),
+                qps: a.qps,
+                window: a.window,
+                mtu,
+                watchdog: 20_000_000,
+                spray_log: ports.trailing_zeros() as u8,
+            },
+        )
+        .with_context(|| format!("write_bw over {fabric}"))?;
+        let mac1 = p.world.mac_stats(0);
+        let c = p.a.query_port_counters()?;
+        let clock = p.a.device().clock_mhz();
+        let bpc = r.bytes as f64 * 8.0 / r.cycles as f64;
+        let reference_bpc = *reference.get_or_insert(bpc);
+        let row = GoodputRow {
+            test: "goodput",
+            transport: "rc",
+            fabric: fabric.clone(),
+            spray_ports: ports,
+            data_w: a.dev.data_w,
+            mtu: a.mtu,
+            msg_size: a.size,
+            qps: a.qps,
+            window: a.window,
+            bytes: r.bytes,
+            cycles: r.cycles,
+            clock_mhz: clock,
+            gbps: bpc * clock / 1000.0,
+            of_reference: bpc / reference_bpc,
+            wire_frames: mac1.tx_frames - mac0.tx_frames,
+            retransmits: u64::from(c.tx_retransmits),
+            timeouts: u64::from(c.rtx_timeouts),
+            naks_seq: u64::from(c.rx_nak_seq),
+            fabric_dropped: p.world.fabric_stats().total.dropped,
+        };
+        if a.json {
+            println!("{}", serde_json::to_string(&row)?);
+        } else {
+            println!(
+                "{:>10} {:>6} {:>10} {:>8.2} {:>8.1}% {:>8} {:>8} {:>8} {:>8}",
+                row.fabric,
+                row.spray_ports,
+                row.cycles,
+                row.gbps,
+                row.of_reference * 100.0,
+                row.wire_frames,
+                row.retransmits,
+                row.timeouts,
+                row.fabric_dropped
+            );
+        }
+    }
+    if !a.json {
+        println!(
+            "(rc, {} QPs x {} WRITEs of {} B in flight, PMTU {} B, DATA_W={}, seed {}; goodput = acknowledged payload bits per cycle; ports > 1: each requester sprays its packets over that many UDP source ports)",
+            a.qps, a.window, a.size, a.mtu, a.dev.data_w, a.dev.seed
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn pair(dev: &DeviceArgs, fabric: &str, idle_cycles: u64) -> Result<SimPair> {
     devices::require_sim(dev)?;
     sim::fabric(fabric)?;
@@ -182,6 +342,7 @@ pub fn write_bw(a: &WriteBwArgs) -> Result<ExitCode> {
                 window: a.window,
                 mtu,
                 watchdog: 5_000_000,
+                spray_log: 0,
             },
         )
         .with_context(|| format!("write_bw of {size} B"))?;

@@ -79,6 +79,8 @@ pub struct BwOpts {
     pub mtu: Mtu,
     /// Give up after this many cycles without a completion.
     pub watchdog: u64,
+    /// Requesters spray over 2^spray_log UDP source ports (0: one flow).
+    pub spray_log: u8,
 }
 
 /// `write_bw` outcome.
@@ -145,7 +147,7 @@ pub fn write_bw<D: Device>(
             sq_depth: o.window.next_power_of_two().max(2),
             rq_depth: 0,
             retry: conn::Retry::default(),
-            spray_log: 0,
+            spray_log: o.spray_log,
         },
         (o.qps * o.window + 16).next_power_of_two(),
         1,
