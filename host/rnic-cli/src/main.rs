@@ -6,6 +6,7 @@
 mod bench;
 mod bench_rdma;
 mod devices;
+mod fuzz;
 mod info;
 mod local_copy;
 mod torture;
@@ -38,6 +39,9 @@ enum Cmd {
     Regs(info::RegsArgs),
     /// Data-before-completion torture test.
     Torture(torture::TortureArgs),
+    /// Responder fuzz campaign: random and mutated frames beside a
+    /// legitimate connection (simulator).
+    Fuzz(fuzz::FuzzArgs),
     /// Benchmarks in simulated cycles.
     #[command(subcommand)]
     Bench(bench::BenchCmd),
@@ -55,6 +59,7 @@ fn main() -> ExitCode {
         Cmd::Info(a) => info::info(&a),
         Cmd::Regs(a) => info::regs(&a),
         Cmd::Torture(a) => torture::run(&a),
+        Cmd::Fuzz(a) => fuzz::run(&a),
         Cmd::Bench(b) => bench::run(&b),
     };
     match result {

@@ -8,6 +8,7 @@
 //! - [`conn`]: connect RC queue pairs between two contexts;
 //! - [`torture`]: the torture test ([`torture::run`], [`Config`], [`Report`]);
 //! - [`perf`]: `write_bw` and `write_lat`, in cycles of [`Device::now`];
+//! - [`fuzz`] (feature `sim`): the responder fuzz campaign;
 //! - [`sim`] (feature `sim`, on by default): a 2-NIC
 //!   [`rnic_sim::SimWorld`] joined by a named fabric, with hooks that drain
 //!   the world, capture the wire around the first failure and write
@@ -16,6 +17,8 @@
 //! [`Device::now`]: rnic_device::Device::now
 
 pub mod conn;
+#[cfg(feature = "sim")]
+pub mod fuzz;
 pub mod pattern;
 pub mod perf;
 #[cfg(feature = "sim")]

@@ -322,6 +322,7 @@ pub fn add_port_counters<D: Device>(
         ("rtx_timeouts", c.rtx_timeouts),
         ("rx_nak_seq", c.rx_nak_seq),
         ("rx_rnr_nak", c.rx_rnr_nak),
+        ("rx_drop_guard", c.rx_drop_guard),
     ] {
         m.insert(format!("{side}.{k}"), u64::from(v));
     }

@@ -144,6 +144,8 @@ pub struct PortCounters {
     pub rx_nak_seq: u32,
     /// RNR NAKs received.
     pub rx_rnr_nak: u32,
+    /// Payload writes the MR re-check in front of the DMA write engine refused.
+    pub rx_drop_guard: u32,
 }
 
 /// `(hi, lo)` register words of a MAC address: bytes 0..1 in `hi` (byte 0
@@ -403,6 +405,7 @@ impl<D: Device> Context<D> {
             rtx_timeouts: p.rtx_timeouts().try_read()?.value(),
             rx_nak_seq: p.rx_nak_seq().try_read()?.value(),
             rx_rnr_nak: p.rx_rnr_nak().try_read()?.value(),
+            rx_drop_guard: p.rx_drop_guard().try_read()?.value(),
         })
     }
 
