@@ -120,7 +120,9 @@ reg [15:0] cq_ci [0:NUM_Q-1];
 reg [NUM_Q-1:0] cq_en = {NUM_Q{1'b0}};
 reg [NUM_Q-1:0] cq_armed = {NUM_Q{1'b0}};
 
-reg [NUM_Q-1:0] busy_reg = {NUM_Q{1'b0}};
+// WQEs handed to the executor and not yet finished, per queue: up to two,
+// so the executor can fetch the next one while the current one streams
+reg [2*NUM_Q-1:0] taken_reg = {(2*NUM_Q){1'b0}};
 reg [QN_W-1:0] rr_reg = {QN_W{1'b0}};
 
 reg [4:0] msi_vector_reg = 5'd0;
@@ -185,8 +187,8 @@ always @* begin
         if (idx >= NUM_QI) begin
             idx = idx - NUM_QI;
         end
-        if (sq_en[idx[QN_W-1:0]] && !busy_reg[idx[QN_W-1:0]] && !sq_hold[idx[QN_W-1:0]]
-                && sq_pi[idx[QN_W-1:0]] != sq_ci[idx[QN_W-1:0]]) begin
+        if (sq_en[idx[QN_W-1:0]] && taken_reg[2*idx[QN_W-1:0] +: 2] != 2'd2 && !sq_hold[idx[QN_W-1:0]]
+                && sq_pi[idx[QN_W-1:0]] != sq_ci[idx[QN_W-1:0]] + {14'd0, taken_reg[2*idx[QN_W-1:0] +: 2]}) begin
             pick_valid = 1'b1;
             pick_qn = idx[QN_W-1:0];
         end
@@ -194,13 +196,14 @@ always @* begin
 end
 
 wire [15:0] pick_mask = (16'd1 << sq_log[pick_qn]) - 16'd1;
-wire [15:0] pick_index = sq_ci[pick_qn] & pick_mask;
+wire [15:0] pick_ci = sq_ci[pick_qn] + {14'd0, taken_reg[2*pick_qn +: 2]};
+wire [15:0] pick_index = pick_ci & pick_mask;
 
 assign m_sq_valid = pick_valid;
 assign m_sq_qn = pick_qn;
 assign m_sq_wqe_addr = sq_base[pick_qn] + ({48'd0, pick_index} << WQE_SIZE_LOG);
 assign m_sq_cqn = sq_cqn[pick_qn];
-assign m_sq_index = sq_ci[pick_qn];
+assign m_sq_index = pick_ci;
 assign lookup_cqn = sq_cqn[lookup_qn];
 
 wire [15:0] alloc_size = 16'd1 << cq_log[cq_alloc_cqn];
@@ -337,11 +340,14 @@ always @(posedge clk) begin
 
     // work dispatch and retirement
     if (m_sq_valid && m_sq_ready) begin
-        busy_reg[pick_qn] <= 1'b1;
         rr_reg <= pick_qn;
     end
+    for (i = 0; i < NUM_Q; i = i + 1) begin
+        taken_reg[2*i +: 2] <= taken_reg[2*i +: 2]
+            + {1'b0, m_sq_valid && m_sq_ready && pick_qn == i[QN_W-1:0]}
+            - {1'b0, sq_done && sq_done_qn == i[QN_W-1:0]};
+    end
     if (sq_done) begin
-        busy_reg[sq_done_qn] <= 1'b0;
         sq_ci[sq_done_qn] <= sq_ci[sq_done_qn] + 16'd1;
     end
 
@@ -371,7 +377,7 @@ always @(posedge clk) begin
         sq_en <= {NUM_Q{1'b0}};
         cq_en <= {NUM_Q{1'b0}};
         cq_armed <= {NUM_Q{1'b0}};
-        busy_reg <= {NUM_Q{1'b0}};
+        taken_reg <= {(2*NUM_Q){1'b0}};
         rr_reg <= {QN_W{1'b0}};
         msi_valid_reg <= 1'b0;
         msi_pending_reg <= {NUM_Q{1'b0}};

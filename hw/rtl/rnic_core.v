@@ -1017,6 +1017,7 @@ wqe_executor #(
     .m_rd_desc_ready(ex_rd_ready),
     .s_rd_status_error(rd_status_error),
     .s_rd_status_valid(ex_rd_status),
+    .s_rd_status_id(rd_status_id),
     .m_wr_desc_pcie_addr(ex_wr_pcie_addr),
     .m_wr_desc_ram_addr(ex_wr_ram_addr),
     .m_wr_desc_len(ex_wr_len),

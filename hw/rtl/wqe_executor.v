@@ -24,6 +24,12 @@
 // out, or a NAK reports an error, the QP goes to ERR and every outstanding
 // WQE completes in order: the first with the error, the rest flushed.
 //
+// Prefetch: while a WQE streams (copy or send), the next WQE the queue
+// manager offers (of any queue, the same one included) is fetched into the
+// second WQE slot, so the next work request starts without a fetch round
+// trip. A queue with a prefetched WQE gets no further one until it is used,
+// so each queue's WQEs still run in posting order.
+//
 // Completions are requested from the CQE writer (m_cqe_* for local results,
 // m_acq_* from the ACK completer).
 
@@ -40,7 +46,7 @@ module wqe_executor #(
     parameter ID_W = 8,
     parameter CHUNK_LOG = 12,
     parameter NUM_SLOTS = 6,                        // copy slots in the staging RAM
-    parameter [RAM_ADDR_W-1:0] WQE_RAM = 0,         // 64-byte WQE slot
+    parameter [RAM_ADDR_W-1:0] WQE_RAM = 0,         // two 64-byte WQE slots (current, prefetched)
     parameter [RAM_ADDR_W-1:0] TX_RAM_BASE = 0,     // TX RAM: NUM_TX_SLOTS slots of 4 KiB
     parameter NUM_TX_SLOTS = 8,
     parameter MAX_INFLIGHT = 256,                   // unacknowledged packets per QP
@@ -98,6 +104,9 @@ module wqe_executor #(
     input  wire                   m_rd_desc_ready,
     input  wire [3:0]             s_rd_status_error,
     input  wire                   s_rd_status_valid,
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  wire [ID_W-1:0]        s_rd_status_id,     // bit 0 tells the prefetch read apart
+    /* verilator lint_on UNUSEDSIGNAL */
 
     // DMA write engine (copy chunks; statuses of this client only)
     output wire [63:0]            m_wr_desc_pcie_addr,
@@ -365,21 +374,58 @@ wire [23:0] now = cycle_reg[TICK_LOG+23:TICK_LOG];
 reg [TXS_W:0] tx_used_reg = {(TXS_W+1){1'b0}};
 reg [TXS_W-1:0] tx_slot_reg = {TXS_W{1'b0}};
 
-// capture the WQE as the read engine writes it into the RAM
+// the WQE slots: the read engine's writes into them are captured in flops
+reg cur_b_reg = 1'b0;                    // slot B holds the current WQE
+wire fetch_issue = state_reg == ST_FETCH && m_rd_desc_ready;
+wire pf_issue;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [511:0] entry_a;
+wire [511:0] entry_b;
+/* verilator lint_on UNUSEDSIGNAL */
+assign wqe_reg = cur_b_reg ? entry_b : entry_a;
+
 ram_snoop_capture #(
     .DATA_W(DATA_W),
     .RAM_ADDR_W(RAM_ADDR_W),
     .BASE(WQE_RAM)
-) wqe_capture_inst (
+) wqe_capture_a_inst (
     .clk(clk),
-    .clear(state_reg == ST_IDLE || state_reg == ST_RTX_PICK),
-    .enable(state_reg == ST_FETCH_WAIT),
+    .clear((fetch_issue && !cur_b_reg) || (pf_issue && cur_b_reg)),
+    .enable(1'b1),
     .snoop_addr(ram_snoop_addr),
     .snoop_data(ram_snoop_data),
     .snoop_strb(ram_snoop_strb),
     .snoop_en(ram_snoop_en),
-    .entry(wqe_reg)
+    .entry(entry_a)
 );
+
+ram_snoop_capture #(
+    .DATA_W(DATA_W),
+    .RAM_ADDR_W(RAM_ADDR_W),
+    .BASE(WQE_RAM + 17'h80)
+) wqe_capture_b_inst (
+    .clk(clk),
+    .clear((fetch_issue && cur_b_reg) || (pf_issue && !cur_b_reg)),
+    .enable(1'b1),
+    .snoop_addr(ram_snoop_addr),
+    .snoop_data(ram_snoop_data),
+    .snoop_strb(ram_snoop_strb),
+    .snoop_en(ram_snoop_en),
+    .entry(entry_b)
+);
+
+// prefetch slot: EMPTY, REQ (read not yet issued), WAIT (in flight), FULL
+localparam [1:0] PF_EMPTY = 2'd0, PF_REQ = 2'd1, PF_WAIT = 2'd2, PF_FULL = 2'd3;
+reg [1:0] pf_state_reg = PF_EMPTY;
+reg pf_err_reg = 1'b0;
+reg [QN_W-1:0] pf_qn_reg = {QN_W{1'b0}};
+reg [QN_W-1:0] pf_cqn_reg = {QN_W{1'b0}};
+reg [63:0] pf_addr_reg = 64'd0;
+reg [15:0] pf_index_reg = 16'd0;
+wire rd_st = s_rd_status_valid && !s_rd_status_id[0];   // fetch and payload reads
+wire pf_st = s_rd_status_valid && s_rd_status_id[0];    // the prefetch read
+wire [RAM_ADDR_W-1:0] cur_slot_addr = cur_b_reg ? WQE_RAM + 17'h80 : WQE_RAM;
+wire [RAM_ADDR_W-1:0] pf_slot_addr = cur_b_reg ? WQE_RAM : WQE_RAM + 17'h80;
 
 wire roce = wqe_is_roce;
 wire [31:0] chunk_bytes = roce ? {19'd0, pmtu_bytes_reg} : CHUNK;
@@ -417,11 +463,16 @@ wire [TXS_W-1:0] tx_slot_rd = tx_slot_reg + rd_issued_reg[TXS_W-1:0] - wr_issued
 wire [RAM_ADDR_W-1:0] tx_addr_rd = TX_RAM_BASE + ({{(RAM_ADDR_W-TXS_W){1'b0}}, tx_slot_rd} << 12);
 wire [RAM_ADDR_W-1:0] tx_addr_wr = TX_RAM_BASE + ({{(RAM_ADDR_W-TXS_W){1'b0}}, tx_slot_reg} << 12);
 
-assign m_rd_desc_pcie_addr = state_reg == ST_FETCH ? wqe_addr_reg : src_reg + {32'd0, rd_off_reg};
-assign m_rd_desc_ram_addr = state_reg == ST_FETCH ? WQE_RAM : (roce ? tx_addr_rd : copy_slot_addr_rd);
-assign m_rd_desc_len = state_reg == ST_FETCH ? 64 : rd_chunk;
-assign m_rd_desc_id = ID_TAG;
-assign m_rd_desc_valid = state_reg == ST_FETCH || can_issue_rd;
+// the prefetch read takes the port when no fetch or payload read wants it
+wire pf_want = pf_state_reg == PF_REQ && state_reg != ST_FETCH && !can_issue_rd;
+assign pf_issue = pf_want && m_rd_desc_ready;
+assign m_rd_desc_pcie_addr = state_reg == ST_FETCH ? wqe_addr_reg
+    : pf_want ? pf_addr_reg : src_reg + {32'd0, rd_off_reg};
+assign m_rd_desc_ram_addr = state_reg == ST_FETCH ? cur_slot_addr
+    : pf_want ? pf_slot_addr : (roce ? tx_addr_rd : copy_slot_addr_rd);
+assign m_rd_desc_len = state_reg == ST_FETCH || pf_want ? 64 : rd_chunk;
+assign m_rd_desc_id = pf_want ? ID_TAG | 1 : ID_TAG;
+assign m_rd_desc_valid = state_reg == ST_FETCH || can_issue_rd || pf_want;
 
 assign m_wr_desc_pcie_addr = wqe_raddr + {32'd0, wr_off_reg};
 assign m_wr_desc_ram_addr = copy_slot_addr_wr;
@@ -523,7 +574,8 @@ genvar g;
 generate
     for (g = 0; g < NUM_QP; g = g + 1) begin : g_hold
         wire [3:0] count = ost_tail_mem[g] - ost_head_mem[g];
-        assign sq_hold[g] = rtx_req_reg[g] || flush_req_reg[g] || count == OST_DEPTH_4;
+        assign sq_hold[g] = rtx_req_reg[g] || flush_req_reg[g] || count == OST_DEPTH_4
+            || (pf_state_reg != PF_EMPTY && pf_qn_reg == g);
     end
 endgenerate
 
@@ -555,7 +607,13 @@ always @* begin
     end
 end
 
-assign s_sq_ready = state_reg == ST_IDLE && !go_valid;
+// the pending prefetched WQE is used once its queue may go on
+wire [3:0] pf_ost_count = ost_tail_mem[pf_qn_reg] - ost_head_mem[pf_qn_reg];
+wire pf_use = state_reg == ST_IDLE && !go_valid && pf_state_reg == PF_FULL
+    && !rtx_req_reg[pf_qn_reg] && !flush_req_reg[pf_qn_reg] && pf_ost_count != OST_DEPTH_4;
+wire pf_accept = (state_reg == ST_SEND || state_reg == ST_COPY) && !rtx_mode_reg
+    && pf_state_reg == PF_EMPTY;
+assign s_sq_ready = (state_reg == ST_IDLE && !go_valid && !pf_use) || pf_accept;
 
 // ---------------------------------------------------------------- ACK completer
 // ACK events queue here; each is applied to its QP's outstanding ring.
@@ -663,6 +721,24 @@ always @(posedge clk) begin
                 rtx_idx_reg <= ost_head_mem[go_qpn];
                 stamp_mem[go_qpn] <= now;
                 state_reg <= ST_RTX_PICK;
+            end else if (pf_use) begin
+                // the prefetched WQE is already in the other slot
+                qn_reg <= pf_qn_reg;
+                cqn_reg <= pf_cqn_reg;
+                wqe_addr_reg <= pf_addr_reg;
+                wqe_index_reg <= pf_index_reg;
+                cur_b_reg <= !cur_b_reg;
+                pf_state_reg <= PF_EMPTY;
+                if (pf_err_reg) begin
+                    wc_opcode_reg <= WC_LOCAL_COPY;
+                    byte_len_reg <= 32'd0;
+                    wc_status_reg <= WC_LOC_PROT_ERR;
+                    err_valid_reg <= 1'b1;
+                    err_code_reg <= ERR_DMA_READ;
+                    state_reg <= ST_CQE;
+                end else begin
+                    state_reg <= ST_DECODE;
+                end
             end else if (s_sq_valid) begin
                 qn_reg <= s_sq_qn;
                 cqn_reg <= s_sq_cqn;
@@ -706,7 +782,7 @@ always @(posedge clk) begin
             end
         end
         ST_FETCH_WAIT: begin
-            if (s_rd_status_valid) begin
+            if (rd_st) begin
                 wc_opcode_reg <= WC_LOCAL_COPY;
                 byte_len_reg <= 32'd0;
                 if (s_rd_status_error != 0) begin
@@ -796,7 +872,7 @@ always @(posedge clk) begin
                 rd_issued_reg <= rd_issued_reg + 32'd1;
                 rd_slot_reg <= rd_slot_reg == LAST_SLOT ? {SLOT_W{1'b0}} : rd_slot_reg + 1'b1;
             end
-            if (s_rd_status_valid) begin
+            if (rd_st) begin
                 if (s_rd_status_error != 0) begin
                     if (!copy_err_reg) begin
                         err_valid_reg <= 1'b1;
@@ -817,7 +893,7 @@ always @(posedge clk) begin
             end
             if (rd_done_reg == rd_issued_reg && wr_done_reg == wr_issued_reg
                     && !(can_issue_rd || can_issue_wr)
-                    && !s_rd_status_valid && !s_wr_status_valid) begin
+                    && !rd_st && !s_wr_status_valid) begin
                 state_reg <= ST_CQE;
             end
         end
@@ -826,7 +902,7 @@ always @(posedge clk) begin
                 rd_off_reg <= rd_off_reg + {{(32-LEN_W){1'b0}}, rd_chunk};
                 rd_issued_reg <= rd_issued_reg + 32'd1;
             end
-            if (s_rd_status_valid) begin
+            if (rd_st) begin
                 if (s_rd_status_error != 0) begin
                     // local buffer unreadable: stop sending, the QP goes to ERR
                     if (!copy_err_reg) begin
@@ -843,7 +919,7 @@ always @(posedge clk) begin
                 wr_issued_reg <= wr_issued_reg + 32'd1;
             end
             if (copy_err_reg) begin
-                if (rd_done_reg == rd_issued_reg && !s_rd_status_valid) begin
+                if (rd_done_reg == rd_issued_reg && !rd_st) begin
                     x_set_err_reg <= 1'b1;
                     if (rtx_mode_reg) begin
                         flush_req_reg[qn_reg] <= 1'b1;
@@ -861,7 +937,7 @@ always @(posedge clk) begin
                     state_reg <= ST_RECORD;
                 end
             end else if (stop_want && !pkt_push && rd_issued_reg == wr_issued_reg
-                    && rd_done_reg == rd_issued_reg && !s_rd_status_valid) begin
+                    && rd_done_reg == rd_issued_reg && !rd_st) begin
                 // set aside: the retransmission (or the flush) takes it from here
                 state_reg <= rtx_mode_reg ? ST_RTX_PICK : ST_RECORD;
             end
@@ -904,6 +980,22 @@ always @(posedge clk) begin
     tx_used_reg <= tx_used_reg + {{TXS_W{1'b0}}, pkt_push} - {{TXS_W{1'b0}}, pkt_done};
     if (pkt_push) begin
         tx_slot_reg <= tx_slot_reg + 1'b1;
+    end
+
+    // the prefetch slot
+    if (pf_accept && s_sq_valid) begin
+        pf_qn_reg <= s_sq_qn;
+        pf_cqn_reg <= s_sq_cqn;
+        pf_addr_reg <= s_sq_wqe_addr;
+        pf_index_reg <= s_sq_index;
+        pf_state_reg <= PF_REQ;
+    end
+    if (pf_issue) begin
+        pf_state_reg <= PF_WAIT;
+    end
+    if (pf_st) begin
+        pf_state_reg <= PF_FULL;
+        pf_err_reg <= s_rd_status_error != 4'd0;
     end
 
     if (flush_a) begin
@@ -1098,6 +1190,7 @@ always @(posedge clk) begin
         ackq_wr_reg <= 3'd0;
         ackq_rd_reg <= 3'd0;
         rtx_mode_reg <= 1'b0;
+        pf_state_reg <= PF_EMPTY;
         rtx_req_reg <= {NUM_QP{1'b0}};
         rtx_go_reg <= {NUM_QP{1'b0}};
         flush_req_reg <= {NUM_QP{1'b0}};
