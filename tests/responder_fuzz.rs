@@ -42,10 +42,33 @@ fn fuzzed_responder_writes_nothing_it_must_not() {
     }
 }
 
-/// The checks can fail: a campaign whose watchdog is too short to let even
-/// the legitimate message through reports it.
+/// The checks can fail: with the responder's memory-region checks switched
+/// off (`dma.debug.no_mr_check`), the same campaign sees forged frames write
+/// outside the registered regions, or into the one without REMOTE_WRITE.
 #[test]
-fn the_fuzz_checks_can_fail() {
+fn a_responder_without_mr_checks_is_caught() {
+    let rep = fuzz::run(
+        &FuzzConfig {
+            frames: 1500,
+            break_mr_check: true,
+            ..FuzzConfig::default()
+        },
+        &mut |_| {},
+    )
+    .unwrap();
+    assert!(rep.failed(), "{rep:?}");
+    assert!(
+        rep.failures
+            .iter()
+            .any(|f| f.contains("outside the mapped buffers") || f.contains("without REMOTE_WRITE")),
+        "{:?}",
+        rep.failures
+    );
+}
+
+/// A watchdog too short for even the legitimate message is reported too.
+#[test]
+fn a_lost_legitimate_message_is_caught() {
     let rep = fuzz::run(
         &FuzzConfig {
             frames: 50,

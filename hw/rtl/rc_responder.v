@@ -9,7 +9,9 @@
 //
 // ACK packets (opcode 0x11) belong to the requester and are passed on.
 //
-// Debug switch cfg_early_cqe asks for the CQE before the payload write.
+// Debug switch cfg_early_cqe asks for the CQE before the payload write;
+// cfg_no_mr_check skips the memory-region checks (the fuzz campaign must
+// then see writes outside the registered regions).
 
 `resetall
 `timescale 1ns / 1ps
@@ -146,6 +148,7 @@ module rc_responder #(
     output wire [23:0]            m_rx_ack_msn,
 
     input  wire                   cfg_early_cqe,
+    input  wire                   cfg_no_mr_check,   // debug: skip the memory-region checks
 
     input  wire [QN_W-1:0]        sel_qpn,
     output wire [23:0]            sel_epsn,
@@ -523,7 +526,8 @@ always @(posedge clk) begin
                 nak_reg <= NAK_INV_REQ;
             end else if (op_has_reth && op_first && reth_len_reg <= {19'd0, plen_reg}) begin
                 nak_reg <= NAK_INV_REQ;
-            end else if (op_has_reth && reth_len_reg != 0 && !(mr_ok && ctx_remote_write)) begin
+            end else if (op_has_reth && reth_len_reg != 0 && !(mr_ok && ctx_remote_write)
+                    && !cfg_no_mr_check) begin
                 nak_reg <= NAK_REM_ACCESS;
             end else if (op_is_write && !op_has_reth && {19'd0, plen_reg} > remain_mem[qpn]) begin
                 nak_reg <= NAK_INV_REQ;
@@ -569,7 +573,7 @@ always @(posedge clk) begin
             wrid_reg <= rq_wr_id;
             if (op_is_send) begin
                 // the receive buffer must be local-writable memory of this PD
-                if (!mr_ok && rq_len != 0) begin
+                if (!mr_ok && rq_len != 0 && !cfg_no_mr_check) begin
                     nak_reg <= NAK_REM_OP;
                     state_reg <= ST_DROP;
                 end else if ({19'd0, plen_reg} > rq_len) begin

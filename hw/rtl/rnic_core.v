@@ -148,6 +148,7 @@ wire [15:0] reg_cq_arm_cqn;
 wire reg_debug_cqe_ro;
 wire reg_debug_early_cqe;
 wire reg_debug_bypass;
+wire reg_debug_no_mr_check;
 wire reg_cqe_flush;
 wire [31:0] reg_mac_lo;
 wire [15:0] reg_mac_hi;
@@ -300,6 +301,7 @@ rnic_csr csr_inst (
     .hwif_out_dma_debug_cqe_ro(reg_debug_cqe_ro),
     .hwif_out_dma_debug_early_cqe(reg_debug_early_cqe),
     .hwif_out_dma_debug_bypass(reg_debug_bypass),
+    .hwif_out_dma_debug_no_mr_check(reg_debug_no_mr_check),
     .hwif_out_dma_cqe_order_cqe_flush(reg_cqe_flush),
     .hwif_out_port_mac_lo_addr(reg_mac_lo),
     .hwif_out_port_mac_hi_addr(reg_mac_hi),
@@ -1330,7 +1332,7 @@ rc_responder #(
     .m_wr_desc_valid(rs_wr_valid),
     .m_wr_desc_key(rs_wr_key),
     .m_wr_desc_access(rs_wr_access),
-    .wr_guard_ok(rs_wr_guard_ok),
+    .wr_guard_ok(rs_wr_guard_ok || reg_debug_no_mr_check),
     .m_wr_desc_ready(rs_wr_ready),
     .s_wr_status_valid(rs_wr_status),
     .m_cqe_cqn(rs_cqe_cqn),
@@ -1353,6 +1355,7 @@ rc_responder #(
     .m_rx_ack_syndrome(rx_ack_syndrome),
     .m_rx_ack_msn(rx_ack_msn),
     .cfg_early_cqe(reg_debug_early_cqe),
+    .cfg_no_mr_check(reg_debug_no_mr_check),
     .sel_qpn(reg_qp_sel[QN_W-1:0]),
     .sel_epsn(sel_epsn),
     .stat_drop_qp(stat_drop_qp),

@@ -25,6 +25,10 @@ pub struct FuzzArgs {
     /// Cycles a legitimate message may take before it counts as lost.
     #[arg(long, default_value_t = FuzzConfig::default().watchdog)]
     pub watchdog: u64,
+    /// Debug: switch off the responder's memory-region checks
+    /// (`--break no-mr-check`); the campaign must then fail.
+    #[arg(long = "break", value_parser = ["no-mr-check"])]
+    pub brk: Option<String>,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -38,6 +42,7 @@ pub fn run(a: &FuzzArgs) -> Result<ExitCode> {
         data_w: a.dev.data_w,
         burst: a.burst,
         watchdog: a.watchdog,
+        break_mr_check: a.brk.is_some(),
     };
     let bar = if std::io::stderr().is_terminal() && !a.json {
         let b = ProgressBar::new(a.frames);
@@ -60,6 +65,15 @@ pub fn run(a: &FuzzArgs) -> Result<ExitCode> {
             rep.data_w, rep.seed, rep.frames, rep.bad_icrc_frames, rep.messages, rep.cycles
         );
         println!(
+            "  attack QP re-armed {} times after a NAK{}",
+            rep.attack_qp_rearms,
+            if cfg.break_mr_check {
+                "; BREAK no-mr-check"
+            } else {
+                ""
+            }
+        );
+        println!(
             "  NIC b: rx {} frames; dropped: icrc {} malformed {} nobuf {} qp {} psn/dup {}; NAKs sent {}; MR re-check refusals {}",
             c("b.rx_frames"),
             c("b.rx_drop_icrc"),
@@ -77,8 +91,13 @@ pub fn run(a: &FuzzArgs) -> Result<ExitCode> {
     }
     if rep.failed() {
         eprintln!(
-            "reproduce with: cargo run --release --bin rnic -- fuzz --seed {} --data-w {} --frames {} --burst {} --watchdog {}",
-            a.dev.seed, a.dev.data_w, a.frames, a.burst, a.watchdog
+            "reproduce with: cargo run --release --bin rnic -- fuzz --seed {} --data-w {} --frames {} --burst {} --watchdog {}{}",
+            a.dev.seed,
+            a.dev.data_w,
+            a.frames,
+            a.burst,
+            a.watchdog,
+            if cfg.break_mr_check { " --break no-mr-check" } else { "" }
         );
         return Ok(ExitCode::from(1));
     }

@@ -948,7 +948,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 readable: true,
                 writable: true,
                 reset: Some(0x0),
-                desc: "Debug switches that break the completion ordering on purpose. Never set in production.",
+                desc: "Debug switches that break the completion ordering or the memory protection on purpose. Never set in production.",
                 fields: &[
                     FieldDesc {
                         name: "cqe_ro",
@@ -985,6 +985,18 @@ pub static BLOCKS: &[BlockDesc] = &[
                         onwrite: None,
                         swmod: false,
                         desc: "Responder: write CQEs through a path that bypasses the payload write queue.",
+                    },
+                    FieldDesc {
+                        name: "no_mr_check",
+                        msb: 3,
+                        lsb: 3,
+                        sw: Access::Rw,
+                        hw: Access::R,
+                        reset: Some(0x0),
+                        onread: None,
+                        onwrite: None,
+                        swmod: false,
+                        desc: "Responder: skip every memory-region check (rkey, PD, access, bounds, and the re-check in front of the DMA write engine), so forged frames write wherever they point. Proves that the fuzz campaign's checks see it.",
                     },
                 ],
             },

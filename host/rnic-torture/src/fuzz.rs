@@ -1,13 +1,17 @@
 //! The responder fuzz campaign: random and mutated RoCEv2 frames sent into
 //! NIC b while a legitimate RC connection from NIC a keeps working.
 //!
-//! The mutations: bad ICRC, truncated frames, garbage after the Ethernet
-//! header, any opcode (impossible sequences, middles without a first),
-//! lengths that disagree with the RETH, PSNs outside the window (the
-//! legitimate QP only ever sees PSNs of its duplicate region: RoCE has no
-//! authentication, so a forged frame with the next PSN would be the peer's),
-//! unknown QPs, bad rkeys and addresses out of bounds, payloads beyond the
-//! PMTU, and PadCnt abuse with a recomputed ICRC.
+//! The frames go to three kinds of target: the legitimate QP, with PSNs of
+//! its duplicate region only (RoCE has no authentication, so a forged frame
+//! with its next PSN would simply be the peer's); an attack QP on NIC b whose
+//! expected PSN the attacker tracks, so its frames reach the opcode,
+//! length and memory-region checks (and re-armed RESET -> RTR whenever a NAK
+//! moved it to ERR); and unknown QPs. The mutations: bad ICRC, truncated
+//! frames, garbage after the Ethernet header, any opcode (impossible
+//! sequences, middles without a first), lengths that disagree with the
+//! RETH, PSNs outside the window, bad rkeys, the key of a region without
+//! REMOTE_WRITE, addresses out of bounds, payloads beyond the PMTU, and
+//! PadCnt abuse with a recomputed ICRC.
 //!
 //! What must hold, checked by [`run`] and reported as failures: no byte is
 //! written outside a registered region that allows remote writes (the root
@@ -44,6 +48,9 @@ pub struct FuzzConfig {
     pub burst: u32,
     /// Cycles a legitimate message may take before it counts as lost.
     pub watchdog: u64,
+    /// Debug switch: the responder skips its memory-region checks (the
+    /// campaign must then report writes outside the registered regions).
+    pub break_mr_check: bool,
 }
 
 impl Default for FuzzConfig {
@@ -54,6 +61,7 @@ impl Default for FuzzConfig {
             data_w: 64,
             burst: 50,
             watchdog: 20_000,
+            break_mr_check: false,
         }
     }
 }
@@ -69,6 +77,8 @@ pub struct FuzzReport {
     pub bad_icrc_frames: u64,
     /// Legitimate WRITE_WITH_IMM messages that completed and were checked.
     pub messages: u64,
+    /// Times the attack QP was found in ERR (a NAK) and re-armed.
+    pub attack_qp_rearms: u64,
     pub cycles: u64,
     /// NIC b's port counters (`rx_frames`, drops by reason, NAKs, ...).
     pub counters: BTreeMap<String, u64>,
@@ -83,14 +93,20 @@ impl FuzzReport {
 }
 
 /// A frame for NIC b, well formed or not; `true` if its ICRC was broken.
-fn attack(
-    r: &mut ChaCha8Rng,
-    addrs: &[PortAddr; 2],
-    qpn_b: u32,
-    rkey: u32,
-    va: u64,
-    epsn: u32,
-) -> (Vec<u8>, bool) {
+/// Where an attack frame goes and what it may name.
+struct Target {
+    /// The legitimate QP and its expected PSN (frames get older PSNs).
+    legit_qpn: u32,
+    legit_epsn: u32,
+    /// The attack QP and its expected PSN (frames mostly get that one).
+    attack_qpn: u32,
+    attack_epsn: u32,
+    /// Keys the attacker knows: a remote-writable playground region and a
+    /// region without REMOTE_WRITE, with their addresses.
+    keys: [(u32, u64); 2],
+}
+
+fn attack(r: &mut ChaCha8Rng, addrs: &[PortAddr; 2], t: &Target) -> (Vec<u8>, bool) {
     let op = match r.gen_range(0..10) {
         0 => r.gen(),
         1..=3 => opcode::RDMA_WRITE_ONLY,
@@ -108,23 +124,27 @@ fn attack(
     };
     let mut payload = vec![0u8; len];
     r.fill(&mut payload[..]);
-    let dest_qp = match r.gen_range(0..4) {
+    let dest_qp = match r.gen_range(0..6) {
         0 => r.gen::<u32>() & 0xff_ffff,
         1 => r.gen_range(0..64),
-        _ => qpn_b,
+        2 | 3 => t.legit_qpn,
+        _ => t.attack_qpn,
     };
-    let psn = if dest_qp == qpn_b {
-        epsn.wrapping_sub(r.gen_range(1..1000)) & 0xff_ffff
+    let psn = if dest_qp == t.legit_qpn {
+        t.legit_epsn.wrapping_sub(r.gen_range(1..1000)) & 0xff_ffff
+    } else if dest_qp == t.attack_qpn && r.gen_range(0..8) != 0 {
+        t.attack_epsn
     } else {
         r.gen::<u32>() & 0xff_ffff
     };
+    let (rkey, va) = t.keys[r.gen_range(0..2)];
     let reth = Reth {
         va: match r.gen_range(0..4) {
             0 => r.gen(),
             1 => va.wrapping_sub(r.gen_range(1..4096)),
             _ => va + r.gen_range(0..70_000),
         },
-        rkey: if r.gen_bool(0.5) {
+        rkey: if r.gen_bool(0.3) {
             rkey ^ r.gen_range(1..=0xffff)
         } else {
             rkey
@@ -201,6 +221,19 @@ fn poll_one<D: Device>(
     Ok(None)
 }
 
+/// Sets the `dma.debug.no_mr_check` switch (and checks that it took).
+fn set_no_mr_check<D: Device>(ctx: &rnic_verbs::Context<D>, on: bool) -> Result<()> {
+    let io = ctx.nic().io();
+    let debug = io.csr().dma().debug();
+    debug.try_modify(|r| r.set_no_mr_check(on))?;
+    if debug.try_read()?.no_mr_check() != on {
+        return Err(Error::Config(
+            "the NIC did not take the no_mr_check debug switch".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Runs a campaign on a fresh simulated pair; `progress` gets the attack
 /// frames sent so far. Stops early once the legitimate QP is broken.
 pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport> {
@@ -215,23 +248,23 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
         ..SimOpts::default()
     })?;
     let (a, b, world) = (&pair.a, &pair.b, &pair.world);
-    let conns = conn::connect(
-        a,
-        pair.addrs[0],
-        b,
-        pair.addrs[1],
-        1,
-        &ConnOpts {
-            mtu: Mtu::Mtu1024,
-            sq_depth: 4,
-            rq_depth: 4,
-            retry: conn::Retry::default(),
-            spray_log: 0,
-        },
-        16,
-        cfg.seed,
-    )?;
-    let mut qp = conns.pairs.into_iter().next().expect("one pair");
+    set_no_mr_check(b, cfg.break_mr_check)?;
+    let opts = ConnOpts {
+        mtu: Mtu::Mtu1024,
+        sq_depth: 4,
+        rq_depth: 4,
+        retry: conn::Retry::default(),
+        spray_log: 0,
+    };
+    let conns = conn::connect(a, pair.addrs[0], b, pair.addrs[1], 2, &opts, 16, cfg.seed)?;
+    let mut pairs = conns.pairs.into_iter();
+    let mut qp = pairs.next().expect("the legitimate pair");
+    let mut atk = pairs.next().expect("the attack pair");
+    let atk_peer = conn::Remote {
+        qpn: atk.send.qp_num(),
+        psn: 0,
+        addr: pair.addrs[0],
+    };
     const BUF: usize = 1 << 16;
     let src = a.alloc_dma(BUF)?;
     let src_mr = a.reg_mr(&conns.pd_a, &src, 0, BUF, AccessFlags::LOCAL_WRITE)?;
@@ -246,10 +279,28 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
     // a region without REMOTE_WRITE, filled with a canary
     let canary = b.alloc_dma(BUF)?;
     canary.fill(0, BUF, 0xC5);
-    let _canary_mr = b.reg_mr(&conns.pd_b, &canary, 0, BUF, AccessFlags::LOCAL_WRITE)?;
+    let canary_mr = b.reg_mr(&conns.pd_b, &canary, 0, BUF, AccessFlags::LOCAL_WRITE)?;
+    // where the attacker may legitimately write (RoCE cannot tell it apart)
+    let playground = b.alloc_dma(BUF)?;
+    let playground_mr = b.reg_mr(
+        &conns.pd_b,
+        &playground,
+        0,
+        BUF,
+        AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
+    )?;
 
     let mut r = ChaCha8Rng::seed_from_u64(cfg.seed);
-    let (qpn_b, rkey, va) = (qp.recv.qp_num(), dst_mr.rkey(), dst_mr.addr());
+    let mut t = Target {
+        legit_qpn: qp.recv.qp_num(),
+        legit_epsn: 0,
+        attack_qpn: atk.recv.qp_num(),
+        attack_epsn: 0,
+        keys: [
+            (playground_mr.rkey(), playground_mr.addr()),
+            (canary_mr.rkey(), canary_mr.addr()),
+        ],
+    };
     let mut rep = FuzzReport {
         seed: cfg.seed,
         data_w: cfg.data_w,
@@ -262,8 +313,26 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
             if rep.frames == cfg.frames {
                 break;
             }
-            let epsn = qp.recv.status()?.rq_psn_now;
-            let (f, bad) = attack(&mut r, &pair.addrs, qpn_b, rkey, va, epsn);
+            t.legit_epsn = qp.recv.status()?.rq_psn_now;
+            let st = atk.recv.status()?;
+            if st.state != QpState::Rtr && st.state != QpState::Rts {
+                // a NAK moved the attack QP to ERR: back to RTR
+                atk.recv.modify(
+                    &rnic_verbs::QpAttr {
+                        qp_state: QpState::Reset,
+                        ..Default::default()
+                    },
+                    rnic_verbs::QpAttrMask::STATE,
+                )?;
+                let peer = conn::Remote {
+                    psn: r.gen::<u32>() & 0xff_ffff,
+                    ..atk_peer
+                };
+                conn::bring_up(&mut atk.recv, &opts, &peer, 0)?;
+                rep.attack_qp_rearms += 1;
+            }
+            t.attack_epsn = atk.recv.status()?.rq_psn_now;
+            let (f, bad) = attack(&mut r, &pair.addrs, &t);
             while !world.inject_frame(1, &f, false) {
                 world.run(2000); // the MAC's queue is full: let the NIC drain
             }

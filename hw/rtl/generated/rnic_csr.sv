@@ -59,6 +59,7 @@ module rnic_csr (
         output logic hwif_out_dma_debug_cqe_ro,
         output logic hwif_out_dma_debug_early_cqe,
         output logic hwif_out_dma_debug_bypass,
+        output logic hwif_out_dma_debug_no_mr_check,
         output logic hwif_out_dma_cqe_order_cqe_flush,
         input wire [31:0] hwif_in_dma_rd_req_count_count,
         input wire [31:0] hwif_in_dma_wr_req_count_count,
@@ -423,6 +424,10 @@ module rnic_csr (
     logic field_storage_dma_debug_bypass_value;
     logic field_combo_dma_debug_bypass_next;
     logic field_combo_dma_debug_bypass_load_next;
+    // Field: rnic_csr.dma.debug.no_mr_check
+    logic field_storage_dma_debug_no_mr_check_value;
+    logic field_combo_dma_debug_no_mr_check_next;
+    logic field_combo_dma_debug_no_mr_check_load_next;
     // Field: rnic_csr.dma.cqe_order.cqe_flush
     logic field_storage_dma_cqe_order_cqe_flush_value;
     logic field_combo_dma_cqe_order_cqe_flush_next;
@@ -862,6 +867,26 @@ module rnic_csr (
         end
     end
     assign hwif_out_dma_debug_bypass = field_storage_dma_debug_bypass_value;
+    always @(*) begin
+        logic next_c;
+        logic load_next_c;
+        next_c = field_storage_dma_debug_no_mr_check_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_dma_debug && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_dma_debug_no_mr_check_value & ~decoded_wr_biten[3:3]) | (decoded_wr_data[3:3] & decoded_wr_biten[3:3]);
+            load_next_c = '1;
+        end
+        field_combo_dma_debug_no_mr_check_next = next_c;
+        field_combo_dma_debug_no_mr_check_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_dma_debug_no_mr_check_value <= 1'h0;
+        end else if(field_combo_dma_debug_no_mr_check_load_next) begin
+            field_storage_dma_debug_no_mr_check_value <= field_combo_dma_debug_no_mr_check_next;
+        end
+    end
+    assign hwif_out_dma_debug_no_mr_check = field_storage_dma_debug_no_mr_check_value;
     always @(*) begin
         logic next_c;
         logic load_next_c;
@@ -1751,6 +1776,7 @@ always @(*) begin
             readback_data_var[0] = field_storage_dma_debug_cqe_ro_value;
             readback_data_var[1] = field_storage_dma_debug_early_cqe_value;
             readback_data_var[2] = field_storage_dma_debug_bypass_value;
+            readback_data_var[3] = field_storage_dma_debug_no_mr_check_value;
         end
         if(rd_mux_addr == 11'h218) begin
             readback_data_var[0] = field_storage_dma_cqe_order_cqe_flush_value;

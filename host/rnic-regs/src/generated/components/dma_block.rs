@@ -131,7 +131,7 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> DmaBlock<'io, IO> {
 
     /// debug
     ///
-    /// Debug switches that break the completion ordering on purpose. Never set in production.
+    /// Debug switches that break the completion ordering or the memory protection on purpose. Never set in production.
     #[inline(always)]
     #[must_use]
     pub const fn debug(&self) -> peakrdl_rust::reg::Reg<'io, debug::Debug, IO> {

@@ -6,7 +6,7 @@ use super::_root; // alias to root module of generated code
 
 /// debug
 ///
-/// Debug switches that break the completion ordering on purpose. Never set in production.
+/// Debug switches that break the completion ordering or the memory protection on purpose. Never set in production.
 #[repr(transparent)]
 #[derive(Copy, Clone, Eq, PartialEq)]
 pub struct Debug(u32);
@@ -111,6 +111,31 @@ impl Debug {
         self.0 = (self.0 & !(Self::BYPASS_MASK << Self::BYPASS_OFFSET))
             | ((val & Self::BYPASS_MASK) << Self::BYPASS_OFFSET);
     }
+
+    pub const NO_MR_CHECK_OFFSET: usize = 3;
+    pub const NO_MR_CHECK_WIDTH: usize = 1;
+    pub const NO_MR_CHECK_MASK: u32 = 0x1;
+
+    /// no_mr_check
+    ///
+    /// Responder: skip every memory-region check (rkey, PD, access, bounds, and the re-check in front of the DMA write engine), so forged frames write wherever they point. Proves that the fuzz campaign's checks see it.
+    #[inline(always)]
+    #[allow(clippy::missing_panics_doc)]
+    #[must_use]
+    pub fn no_mr_check(&self) -> bool {
+        let val = (self.0 >> Self::NO_MR_CHECK_OFFSET) & Self::NO_MR_CHECK_MASK;
+        val != 0
+    }
+
+    /// no_mr_check
+    ///
+    /// Responder: skip every memory-region check (rkey, PD, access, bounds, and the re-check in front of the DMA write engine), so forged frames write wherever they point. Proves that the fuzz campaign's checks see it.
+    #[inline(always)]
+    pub fn set_no_mr_check(&mut self, val: bool) {
+        let val = val as u32;
+        self.0 = (self.0 & !(Self::NO_MR_CHECK_MASK << Self::NO_MR_CHECK_OFFSET))
+            | ((val & Self::NO_MR_CHECK_MASK) << Self::NO_MR_CHECK_OFFSET);
+    }
 }
 
 impl core::fmt::Debug for Debug {
@@ -119,6 +144,7 @@ impl core::fmt::Debug for Debug {
             .field("cqe_ro", &self.cqe_ro())
             .field("early_cqe", &self.early_cqe())
             .field("bypass", &self.bypass())
+            .field("no_mr_check", &self.no_mr_check())
             .finish()
     }
 }
@@ -133,5 +159,6 @@ mod tests {
         assert_eq!(reg.cqe_ro(), false);
         assert_eq!(reg.early_cqe(), false);
         assert_eq!(reg.bypass(), false);
+        assert_eq!(reg.no_mr_check(), false);
     }
 }
