@@ -271,3 +271,68 @@ fn duplicate_write_with_imm_is_acked_and_never_executed_twice() {
     );
     assert!(b.buf.to_vec(0, 200).iter().all(|&x| x == 0xEE));
 }
+
+/// Packets that do not ask for an ACK are acknowledged by the responder's
+/// ACK timer (coalescing: not at once, but within ACK_TIMER = 2048 cycles).
+#[test]
+fn the_ack_timer_acknowledges_packets_without_ackreq() {
+    use rnic_wire::{opcode, Bth, Eth, Ipv4, Reth, RoceFrame, Udp};
+    let p = pair(64, 51, "ideal");
+    let (a, b) = connect(&p, &ConnOpts::default());
+    let st = b.qp.status().unwrap();
+    let payload: Vec<u8> = (0..100u8).collect();
+    let frame = RoceFrame {
+        eth: Eth {
+            dst: MAC[1],
+            src: MAC[0],
+        },
+        ip: Ipv4 {
+            src: IP[0].octets(),
+            dst: IP[1].octets(),
+            ..Ipv4::default()
+        },
+        udp: Udp {
+            src_port: 0xC000,
+            checksum: 0,
+        },
+        bth: Bth {
+            opcode: opcode::RDMA_WRITE_ONLY,
+            dest_qp: b.qp.qp_num(),
+            psn: st.rq_psn_now,
+            ack_req: false,
+            ..Bth::default()
+        },
+        reth: Some(Reth {
+            va: b.mr.addr() + 64,
+            rkey: b.mr.rkey(),
+            dma_len: 100,
+        }),
+        immdt: None,
+        aeth: None,
+        payload: payload.clone(),
+    }
+    .encode();
+    let _ = &a;
+    let before = p.b.query_port_counters().unwrap().tx_frames;
+    p.world.send_frame(0, &frame);
+    let dev = p.b.device();
+    let t0 = dev.now();
+    let mut acked_at = None;
+    while dev.now() - t0 < 10_000 {
+        dev.idle();
+        if p.b.query_port_counters().unwrap().tx_frames > before {
+            acked_at = Some(dev.now() - t0);
+            break;
+        }
+    }
+    let took = acked_at.expect("no ACK within 10,000 cycles");
+    assert!(
+        (2048..2048 + 1000).contains(&took),
+        "ACK after {took} cycles"
+    );
+    assert_eq!(b.buf.to_vec(64, 100), payload);
+    assert_eq!(
+        b.qp.status().unwrap().rq_psn_now,
+        (st.rq_psn_now + 1) & 0xff_ffff
+    );
+}

@@ -5,7 +5,9 @@
 // receive WQE (SEND, WRITE_WITH_IMM), places the payload by DMA write (RO=1),
 // and asks for the CQE only after that write has been accepted by the
 // in-order write engine (the completion barrier). ACKs are coalesced: one
-// waiting ACK per responder is overwritten by newer ones of the same QP.
+// waiting ACK per responder is overwritten by newer ones of the same QP, and
+// packets that did not ask for an ACK are acknowledged by the ACK timer at
+// most ACK_TIMER cycles later unless an ACK covers them first.
 //
 // ACK packets (opcode 0x11) belong to the requester and are passed on.
 //
@@ -28,6 +30,7 @@ module rc_responder #(
     parameter ID_W = 8,
     parameter [RAM_ADDR_W-1:0] RX_RAM_BASE = 0,   // RX RAM in the engines' address space
     parameter [RAM_ADDR_W-1:0] RQWQE_RAM = 0,     // 64-byte slot for a receive WQE
+    parameter ACK_TIMER = 2048,                    // cycles an owed ACK may wait (ACK coalescing)
     parameter [ID_W-1:0] ID_TAG = 0
 ) (
     input  wire                   clk,
@@ -179,6 +182,10 @@ localparam [1:0] MSG_IDLE = 2'd0, MSG_WRITE = 2'd1, MSG_SEND = 2'd2;
 localparam [7:0] WC_RECV = 8'd128, WC_RECV_RDMA_WITH_IMM = 8'd129;
 
 initial begin
+    if (ACK_TIMER < 16 || ACK_TIMER > 32767) begin
+        $error("rc_responder: ACK_TIMER must be 16..32767 cycles");
+        $finish;
+    end
     if (QN_W > 15 || NUM_QP > (1 << QN_W)) begin
         $error("rc_responder: bad NUM_QP / QN_W");
         $finish;
@@ -197,6 +204,15 @@ reg [15:0] rqci_mem [0:NUM_QP-1];
 reg [15:0] rqpi_mem [0:NUM_QP-1];
 reg [31:0] key_mem [0:NUM_QP-1];         // key that authorized the current message
 reg [NUM_QP-1:0] nak_sent_reg = {NUM_QP{1'b0}};
+// ACK timer: QPs with accepted packets no ACK covers yet, since when
+reg [NUM_QP-1:0] ack_owed_reg = {NUM_QP{1'b0}};
+reg [15:0] owed_since_mem [0:NUM_QP-1];
+reg [15:0] now_reg = 16'd0;
+reg [QN_W-1:0] tscan_reg = {QN_W{1'b0}};
+localparam integer LAST_QP_I = NUM_QP - 1;
+localparam [QN_W-1:0] LAST_QP = LAST_QP_I[QN_W-1:0];
+localparam [15:0] ACK_TIMER16 = ACK_TIMER[15:0];
+wire tack_due = ack_owed_reg[tscan_reg] && (now_reg - owed_since_mem[tscan_reg]) >= ACK_TIMER16;
 
 integer i;
 initial begin
@@ -211,6 +227,7 @@ initial begin
         rqci_mem[i] = 16'd0;
         rqpi_mem[i] = 16'd0;
         key_mem[i] = 32'd0;
+        owed_since_mem[i] = 16'd0;
     end
 end
 
@@ -226,7 +243,8 @@ localparam [3:0]
     ST_CQE = 4'd8,
     ST_FINISH = 4'd9,
     ST_DROP = 4'd10,
-    ST_EARLY_WAIT = 4'd11;
+    ST_EARLY_WAIT = 4'd11,
+    ST_TACK = 4'd12;
 
 reg [3:0] state_reg = ST_IDLE;
 
@@ -443,7 +461,11 @@ always @(posedge clk) begin
         rqpi_mem[rq_db_qpn[QN_W-1:0]] <= rq_db_pi;
     end
 
+    now_reg <= now_reg + 16'd1;
+    tscan_reg <= tscan_reg == LAST_QP ? {QN_W{1'b0}} : tscan_reg + 1'b1;
+
     if (load_rtr || load_reset) begin
+        ack_owed_reg[load_qpn] <= 1'b0;
         epsn_mem[load_qpn] <= load_psn;
         msn_mem[load_qpn] <= 24'd0;
         inmsg_mem[load_qpn] <= MSG_IDLE;
@@ -472,6 +494,20 @@ always @(posedge clk) begin
                 plen_reg <= s_pkt_payload_len;
                 slot_reg <= s_pkt_slot;
                 state_reg <= ST_CHECK;
+            end else if (tack_due) begin
+                qp_field_reg <= {{(24-QN_W){1'b0}}, tscan_reg};
+                state_reg <= ST_TACK;
+            end
+        end
+        ST_TACK: begin
+            // the ACK timer: acknowledge what arrived without an AckReq
+            if (!qp_ok) begin
+                ack_owed_reg[qpn] <= 1'b0;
+                state_reg <= ST_IDLE;
+            end else if (ack_slot_free) begin
+                queue_ack(epsn_mem[qpn] - 24'd1, ACK_SYNDROME, msn_mem[qpn]);
+                ack_owed_reg[qpn] <= 1'b0;
+                state_reg <= ST_IDLE;
             end
         end
         ST_CHECK: begin
@@ -647,6 +683,10 @@ always @(posedge clk) begin
                 if (ack_req_reg) begin
                     queue_ack(psn_reg, ACK_SYNDROME,
                         (op_last || op_only) ? msn_mem[qpn] + 24'd1 : msn_mem[qpn]);
+                    ack_owed_reg[qpn] <= 1'b0;
+                end else if (!ack_owed_reg[qpn]) begin
+                    ack_owed_reg[qpn] <= 1'b1;
+                    owed_since_mem[qpn] <= now_reg;
                 end
                 state_reg <= ST_IDLE;
             end
@@ -675,6 +715,7 @@ always @(posedge clk) begin
         free_rd_reg <= 3'd0;
         drop_free_reg <= 1'b0;
         nak_sent_reg <= {NUM_QP{1'b0}};
+        ack_owed_reg <= {NUM_QP{1'b0}};
     end
 end
 
