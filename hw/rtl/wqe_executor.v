@@ -564,6 +564,8 @@ wire [63:0] r_addr = r_entry[225:162];
 wire [23:0] r_psn0 = r_entry[161:138];
 wire [15:0] r_index = r_entry[41:26];
 wire [23:0] r_last = r_entry[25:2];
+wire [31:0] r_byte_len = r_entry[137:106];
+wire [63:0] r_wr_id = r_entry[105:42];
 wire [3:0] r_out = ost_tail - ost_head;
 wire [3:0] r_off = rtx_idx_reg - ost_head;
 wire r_before = r_last - rtx_from_reg >= 24'h800000;      // entry ends before rtx_from
@@ -825,6 +827,12 @@ always @(posedge clk) begin
                 src_reg <= mr_bus;
                 if (ctx_state != QPS_RTS) begin
                     state_reg <= ST_IDLE;
+                end else if (r_off >= r_out || wqe_len != r_byte_len || wqe_wr_id != r_wr_id) begin
+                    // acknowledged while it was fetched: its completion may
+                    // have let the host reuse the ring slot, so what came
+                    // back is another WQE; nothing of this entry is owed
+                    rtx_idx_reg <= rtx_idx_reg + 4'd1;
+                    state_reg <= ST_RTX_PICK;
                 end else if (!wqe_is_roce || wqe_len > 32'h8000_0000 || (wqe_len != 0 && !mr_ok)) begin
                     // the WQE or its buffer changed under us
                     x_set_err_reg <= 1'b1;
