@@ -440,7 +440,9 @@ wire [23:0] unacked = cur_psn_rd - una_mem[qn_reg];
 
 // a retransmission request for this QP, or its leaving RTS, stops sending
 // new packets; once the started ones are out the WQE is set aside
-wire stop_want = state_reg == ST_SEND && (rtx_req_reg[qn_reg] || ctx_state != QPS_RTS);
+// (and a resent entry acknowledged meanwhile needs no more packets)
+wire rtx_gone;
+wire stop_want = state_reg == ST_SEND && (rtx_req_reg[qn_reg] || ctx_state != QPS_RTS || rtx_gone);
 
 // copy: read a chunk when a slot is free; RoCE: read a packet's payload when
 // a TX slot is free and the QP's window of unacknowledged packets allows
@@ -569,6 +571,7 @@ wire [63:0] r_wr_id = r_entry[105:42];
 wire [3:0] r_out = ost_tail - ost_head;
 wire [3:0] r_off = rtx_idx_reg - ost_head;
 wire r_before = r_last - rtx_from_reg >= 24'h800000;      // entry ends before rtx_from
+assign rtx_gone = rtx_mode_reg && r_off >= r_out;
 wire r_inside = (rtx_from_reg - r_psn0) <= (r_last - r_psn0);
 
 // new WQEs of a QP wait while it retransmits, flushes, or has no ring space
@@ -927,7 +930,10 @@ always @(posedge clk) begin
                 wr_issued_reg <= wr_issued_reg + 32'd1;
             end
             if (copy_err_reg) begin
-                if (rd_done_reg == rd_issued_reg && !rd_st) begin
+                if (rd_done_reg == rd_issued_reg && !rd_st && rtx_gone) begin
+                    // acknowledged meanwhile: the host may have freed its buffer
+                    state_reg <= ST_RTX_PICK;
+                end else if (rd_done_reg == rd_issued_reg && !rd_st) begin
                     x_set_err_reg <= 1'b1;
                     if (rtx_mode_reg) begin
                         flush_req_reg[qn_reg] <= 1'b1;
