@@ -10,8 +10,8 @@ use rnic_device::{Device, DeviceError, DmaBuffer, HostMemory, IrqWait, Result as
 
 use crate::mac::MacStats;
 use crate::ports::Model;
-use crate::spi_flash::{SpiFlash, SpiFlashConfig};
 use crate::root_complex::{IommuFault, ModelError, RootComplex, RootComplexConfig, Stats};
+use crate::spi_flash::{SpiFlash, SpiFlashConfig};
 use crate::world::{NicInfo, SimWorld, World, WorldConfig};
 use crate::SimError;
 

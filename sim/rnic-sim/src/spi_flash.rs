@@ -138,11 +138,15 @@ pub struct FlashStats {
 enum Data {
     None,
     /// Bytes out: memory from the address (wrapping at the end).
-    Read { quad: bool },
+    Read {
+        quad: bool,
+    },
     Status,
     Id,
     /// Bytes in, into the page buffer.
-    Program { quad: bool },
+    Program {
+        quad: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -427,7 +431,13 @@ impl SpiFlash {
                 self.addr = 0;
                 self.in_bits = 0;
                 self.prog_count = 0;
-                if matches!(self.cmd, Some(Cmd { data: Data::Program { .. }, .. })) {
+                if matches!(
+                    self.cmd,
+                    Some(Cmd {
+                        data: Data::Program { .. },
+                        ..
+                    })
+                ) {
                     self.prog_page.fill(0xFF);
                 }
             }
@@ -443,7 +453,11 @@ impl SpiFlash {
             return;
         }
         if let Data::Program { quad } = cmd.data {
-            let (bits, v, need) = if quad { (4, io & 0xF, 0xF) } else { (1, io & 1, 1) };
+            let (bits, v, need) = if quad {
+                (4, io & 0xF, 0xF)
+            } else {
+                (1, io & 1, 1)
+            };
             if oe & need != need {
                 self.err(cycle, "program data lines not driven".into());
             }
@@ -517,10 +531,17 @@ impl SpiFlash {
             0xE9 if e == 8 => self.addr4 = false,
             0x20 | 0x21 | 0xD8 | 0xDC if exact => {
                 if !self.wel {
-                    self.err(cycle, format!("erase {:#x} without WEL (ignored)", self.addr));
+                    self.err(
+                        cycle,
+                        format!("erase {:#x} without WEL (ignored)", self.addr),
+                    );
                     return;
                 }
-                let len: u64 = if matches!(cmd.opcode, 0x20 | 0x21) { 4096 } else { 65536 };
+                let len: u64 = if matches!(cmd.opcode, 0x20 | 0x21) {
+                    4096
+                } else {
+                    65536
+                };
                 let addr = (self.addr % size) & !(len - 1);
                 let t = if len == 4096 {
                     self.cfg.timing.sector_erase
@@ -536,7 +557,10 @@ impl SpiFlash {
                     return;
                 }
                 if !self.wel {
-                    self.err(cycle, format!("program {:#x} without WEL (ignored)", self.addr));
+                    self.err(
+                        cycle,
+                        format!("program {:#x} without WEL (ignored)", self.addr),
+                    );
                     return;
                 }
                 if self.prog_count == 0 {
