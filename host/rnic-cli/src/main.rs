@@ -6,6 +6,8 @@
 mod bench;
 mod bench_rdma;
 mod devices;
+mod flash;
+mod image;
 mod info;
 mod local_copy;
 mod torture;
@@ -41,6 +43,11 @@ enum Cmd {
     /// Benchmarks in simulated cycles.
     #[command(subcommand)]
     Bench(bench::BenchCmd),
+    /// Firmware images: pack, inspect, list boards.
+    #[command(subcommand)]
+    Image(image::ImageCmd),
+    /// The configuration flash: write, read, verify, info, boot, jtag.
+    Flash(flash::FlashArgs),
 }
 
 fn main() -> ExitCode {
@@ -56,12 +63,14 @@ fn main() -> ExitCode {
         Cmd::Regs(a) => info::regs(&a),
         Cmd::Torture(a) => torture::run(&a),
         Cmd::Bench(b) => bench::run(&b),
+        Cmd::Image(c) => image::run(&c),
+        Cmd::Flash(a) => flash::run(&a),
     };
     match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("rnic: error: {e:#}");
-            ExitCode::from(2)
+            ExitCode::from(if flash::is_failure(&e) { 1 } else { 2 })
         }
     }
 }
