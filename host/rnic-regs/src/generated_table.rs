@@ -2746,7 +2746,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -2755,7 +2755,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -2770,7 +2770,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -2779,7 +2779,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -2794,7 +2794,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -2803,7 +2803,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -2818,7 +2818,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -2827,7 +2827,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -2842,7 +2842,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -2851,7 +2851,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -2866,7 +2866,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -2875,7 +2875,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -2890,7 +2890,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -2899,7 +2899,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -2914,7 +2914,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -2923,7 +2923,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -2938,7 +2938,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -2947,7 +2947,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -2962,7 +2962,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -2971,7 +2971,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -2986,7 +2986,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -2995,7 +2995,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3010,7 +3010,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3019,7 +3019,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3034,7 +3034,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3043,7 +3043,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3058,7 +3058,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3067,7 +3067,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3082,7 +3082,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3091,7 +3091,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3106,7 +3106,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3115,7 +3115,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3130,7 +3130,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3139,7 +3139,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3154,7 +3154,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3163,7 +3163,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3178,7 +3178,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3187,7 +3187,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3202,7 +3202,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3211,7 +3211,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3226,7 +3226,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3235,7 +3235,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3250,7 +3250,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3259,7 +3259,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3274,7 +3274,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3283,7 +3283,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3298,7 +3298,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3307,7 +3307,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3322,7 +3322,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3331,7 +3331,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3346,7 +3346,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3355,7 +3355,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3370,7 +3370,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3379,7 +3379,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3394,7 +3394,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3403,7 +3403,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3418,7 +3418,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3427,7 +3427,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3442,7 +3442,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3451,7 +3451,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3466,7 +3466,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3475,7 +3475,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3490,7 +3490,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3499,7 +3499,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3514,7 +3514,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3523,7 +3523,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3538,7 +3538,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3547,7 +3547,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3562,7 +3562,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3571,7 +3571,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3586,7 +3586,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3595,7 +3595,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3610,7 +3610,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3619,7 +3619,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3634,7 +3634,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3643,7 +3643,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3658,7 +3658,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3667,7 +3667,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3682,7 +3682,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3691,7 +3691,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3706,7 +3706,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3715,7 +3715,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3730,7 +3730,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3739,7 +3739,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3754,7 +3754,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3763,7 +3763,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3778,7 +3778,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3787,7 +3787,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3802,7 +3802,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3811,7 +3811,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3826,7 +3826,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3835,7 +3835,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3850,7 +3850,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3859,7 +3859,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3874,7 +3874,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3883,7 +3883,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3898,7 +3898,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3907,7 +3907,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3922,7 +3922,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3931,7 +3931,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3946,7 +3946,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3955,7 +3955,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3970,7 +3970,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -3979,7 +3979,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -3994,7 +3994,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -4003,7 +4003,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -4018,7 +4018,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -4027,7 +4027,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -4042,7 +4042,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -4051,7 +4051,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -4066,7 +4066,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -4075,7 +4075,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -4090,7 +4090,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -4099,7 +4099,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -4114,7 +4114,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -4123,7 +4123,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -4138,7 +4138,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -4147,7 +4147,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -4162,7 +4162,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -4171,7 +4171,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -4186,7 +4186,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -4195,7 +4195,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -4210,7 +4210,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -4219,7 +4219,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -4234,7 +4234,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -4243,7 +4243,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
@@ -4258,7 +4258,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 width: 32,
                 readable: true,
                 writable: true,
-                reset: Some(0x0),
+                reset: None,
                 desc: "Command buffer, 64 words: data to program, or data read. Byte 0 of the data phase is bits 7:0 of word 0.",
                 fields: &[
                     FieldDesc {
@@ -4267,7 +4267,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                         lsb: 0,
                         sw: Access::Rw,
                         hw: Access::Rw,
-                        reset: Some(0x0),
+                        reset: None,
                         onread: None,
                         onwrite: None,
                         swmod: false,
