@@ -137,14 +137,14 @@ fn flash_block_matches_the_register_map() {
     for (i, r) in bufs.iter().enumerate() {
         dev.write32(
             blk.offset + r.block_offset,
-            0x0101_0101 * i as u32 ^ 0xDEAD_0000,
+            (0x0101_0101 * i as u32) ^ 0xDEAD_0000,
         )
         .unwrap();
     }
     for (i, r) in bufs.iter().enumerate() {
         assert_eq!(
             dev.read32(blk.offset + r.block_offset).unwrap(),
-            0x0101_0101 * i as u32 ^ 0xDEAD_0000
+            (0x0101_0101 * i as u32) ^ 0xDEAD_0000
         );
     }
     // A stray write to the reconfiguration register does nothing.
