@@ -263,6 +263,17 @@ fn pack_inspect_and_bad_images_are_refused_before_any_erase() {
         2,
         "unknown board",
     );
+    // A flash file that cannot be created, or is not a flash image.
+    fails(
+        &["flash", "--sim-flash", "/nonexistent-dir/f.bin", "info"],
+        2,
+        "cannot write flash file /nonexistent-dir/f.bin",
+    );
+    fails(
+        &["flash", "--sim-flash", s(&good), "info"],
+        2,
+        "the simulated flash is 33554432 bytes",
+    );
     // No confirmation without a terminal: nothing written.
     fails(
         &["flash", "--sim-flash", f, "write", s(&good)],
