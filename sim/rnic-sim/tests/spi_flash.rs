@@ -12,10 +12,12 @@ struct Master {
 
 impl Master {
     fn new(cfg: SpiFlashConfig) -> Self {
-        let mut out = PortsOut::default();
-        out.flash_cs_n = 1;
-        out.flash_io_oe = 0b1101;
-        out.flash_io_o = 0b1100;
+        let out = PortsOut {
+            flash_cs_n: 1,
+            flash_io_oe: 0b1101,
+            flash_io_o: 0b1100,
+            ..Default::default()
+        };
         Self {
             flash: SpiFlash::new(cfg).unwrap(),
             cycle: 0,
