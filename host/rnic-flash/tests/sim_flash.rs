@@ -6,11 +6,19 @@ use rnic_flash::{slot_state, write_slot, FlashError, SpiNor};
 use rnic_sim::{SimConfig, SimDevice, SpiFlashConfig, RTL_AVAILABLE};
 
 fn sim() -> Option<SimDevice> {
+    sim_w(64)
+}
+
+fn sim_w(data_w: u32) -> Option<SimDevice> {
     if !RTL_AVAILABLE {
         eprintln!("skipped: no RTL model");
         return None;
     }
-    let dev = SimDevice::new(SimConfig::default()).unwrap();
+    let dev = SimDevice::new(SimConfig {
+        data_w,
+        ..SimConfig::default()
+    })
+    .unwrap();
     dev.attach_flash(SpiFlashConfig::for_board("sim").unwrap())
         .unwrap();
     Some(dev)
@@ -59,7 +67,13 @@ fn id_erase_program_read_single_and_quad_above_16mib() {
 
 #[test]
 fn golden_is_protected_and_a_slot_write_round_trips() {
-    let Some(dev) = sim() else { return };
+    for w in [64, 256] {
+        golden_protected_and_round_trip(w);
+    }
+}
+
+fn golden_protected_and_round_trip(data_w: u32) {
+    let Some(dev) = sim_w(data_w) else { return };
     let b = board_by_name("sim").unwrap();
     let g = b.layout.golden;
     let nor = SpiNor::open(&dev, b.flash, Some(g.base..g.end())).unwrap();
