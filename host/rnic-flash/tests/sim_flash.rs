@@ -172,3 +172,39 @@ fn flash_block_matches_the_register_map() {
         "no reset happened"
     );
 }
+
+/// A byte that does not program: the read-back catches it, the slot stays
+/// invalid (no trailer), and a verify of the old contents reports it.
+#[test]
+fn read_back_catches_a_byte_that_did_not_program() {
+    if !RTL_AVAILABLE {
+        return;
+    }
+    let dev = SimDevice::new(SimConfig::default()).unwrap();
+    let b = board_by_name("sim").unwrap();
+    let mut cfg = SpiFlashConfig::for_board("sim").unwrap();
+    let bad = b.layout.update.base + 5000;
+    cfg.stuck_byte = Some(bad);
+    dev.attach_flash(cfg).unwrap();
+    let g = b.layout.golden;
+    let nor = SpiNor::open(&dev, b.flash, Some(g.base..g.end())).unwrap();
+    let mut bits = bytes(9000, 12);
+    bits[5000] = 0x00; // erased 0xFF cannot stay 0xFF when 0x00 is written
+    let img = Image::pack("sim", BuildInfo::default(), bits).unwrap();
+    let e = write_slot(&nor, b, SlotId::Update, &img, &mut |_| {}).unwrap_err();
+    match e {
+        FlashError::Verify {
+            addr,
+            expected,
+            found,
+            count,
+        } => {
+            assert_eq!((addr, expected, found, count), (bad, 0x00, 0xFF, 1));
+        }
+        e => panic!("{e}"),
+    }
+    let st = slot_state(&nor, b, SlotId::Update, false).unwrap();
+    assert!(st.header.is_err(), "the slot must not be committed");
+    let e = rnic_flash::verify_slot(&nor, b, SlotId::Update, &img, &mut |_| {}).unwrap_err();
+    assert!(matches!(e, FlashError::Verify { .. }), "{e}");
+}

@@ -85,6 +85,9 @@ pub struct SpiFlashConfig {
     pub seed: u64,
     /// The layout the configuration logic boots from.
     pub layout: Layout,
+    /// A worn cell: the byte at this address never programs (it keeps
+    /// its value), so read-back verification has something to catch.
+    pub stuck_byte: Option<u64>,
 }
 
 impl SpiFlashConfig {
@@ -100,6 +103,7 @@ impl SpiFlashConfig {
             power_cut_at: None,
             seed: 1,
             layout: b.layout,
+            stuck_byte: None,
         })
     }
 }
@@ -365,7 +369,9 @@ impl SpiFlash {
             FlashOpKind::Program => {
                 let base = (b.addr & !0xFF) as usize;
                 for (i, &v) in b.page.iter().enumerate() {
-                    self.mem[base + i] &= v;
+                    if self.cfg.stuck_byte != Some((base + i) as u64) {
+                        self.mem[base + i] &= v;
+                    }
                 }
             }
         }
