@@ -1,6 +1,7 @@
 //! The board table: every board rnic builds for, with its FPGA part, its
-//! configuration flash and where the slots live in it. The FPGA build flow
-//! and the flashing tools both read this one table.
+//! configuration flash and where the slots live in it. Names, ids
+//! (`board_id` in the ID block) and parts are those of the FPGA build
+//! flow's `boards/boards.json`; this table adds the flash and the slots.
 
 use serde::Serialize;
 
@@ -129,8 +130,8 @@ pub const BOARDS: &[Board] = &[
     },
     Board {
         name: "ecp5-85f",
-        id: 1,
-        part: "LFE5U-85F",
+        id: 2,
+        part: "LFE5U-85F-8BG381C",
         description: "a Lattice ECP5 LFE5U-85F board with 128 Mbit SPI flash",
         flash: FLASH_128MBIT,
         layout: Layout {
@@ -148,10 +149,11 @@ pub const BOARDS: &[Board] = &[
         openfpgaloader_part: None,
     },
     Board {
-        name: "xc7a100t-pcie",
-        id: 2,
-        part: "XC7A100T",
-        description: "an Artix-7 XC7A100T PCIe card with 256 Mbit quad-SPI flash",
+        name: "artix7-pcie",
+        id: 1,
+        part: "xc7a100tfgg484-2",
+        description:
+            "an Artix-7 XC7A100T M.2 PCIe card (LiteFury class), 256 Mbit quad-SPI flash assumed",
         flash: FLASH_256MBIT,
         layout: Layout {
             golden: Slot {
@@ -168,10 +170,11 @@ pub const BOARDS: &[Board] = &[
         openfpgaloader_part: Some("xc7a100tfgg484"),
     },
     Board {
-        name: "xc7a200t-pcie",
+        name: "artix7-pcie-200t",
         id: 3,
-        part: "XC7A200T",
-        description: "an Artix-7 XC7A200T PCIe card with 256 Mbit quad-SPI flash",
+        part: "xc7a200tfbg484-2",
+        description:
+            "an Artix-7 XC7A200T M.2 PCIe card (NiteFury class), 256 Mbit quad-SPI flash assumed",
         flash: FLASH_256MBIT,
         layout: Layout {
             golden: Slot {

@@ -575,8 +575,9 @@ mod tests {
             .check_for(sim, "update", 1 << 20, &img.bitstream)
             .unwrap_err();
         assert!(
-            e.to_string()
-                .contains("image is for board ecp5-85f (LFE5U-85F), this device is sim (sim)"),
+            e.to_string().contains(
+                "image is for board ecp5-85f (LFE5U-85F-8BG381C), this device is sim (sim)"
+            ),
             "{e}"
         );
         assert!(img

@@ -151,7 +151,7 @@ fn pack_inspect_and_bad_images_are_refused_before_any_erase() {
     let wrong_board = pack(&d, "ecp5", "ecp5-85f", &ecp5);
     // Wrong part: board sim, part of another board, header CRC correct.
     let bits = bytes(1000, 3);
-    let h = Header::for_bitstream("sim", "XC7A100T", BuildInfo::default(), &bits);
+    let h = Header::for_bitstream("sim", "xc7a100tfgg484-2", BuildInfo::default(), &bits);
     let mut wp = h.to_bytes().unwrap().to_vec();
     wp.extend(&bits);
     let wrong_part = put("wrong_part.rnic", &wp);
@@ -203,11 +203,11 @@ fn pack_inspect_and_bad_images_are_refused_before_any_erase() {
     for (p, want) in [
         (
             &wrong_board,
-            "image is for board ecp5-85f (LFE5U-85F), this device is sim (sim)",
+            "image is for board ecp5-85f (LFE5U-85F-8BG381C), this device is sim (sim)",
         ),
         (
             &wrong_part,
-            "image names part XC7A100T but board sim has part sim",
+            "image names part xc7a100tfgg484-2 but board sim has part sim",
         ),
         (&bad_crc, "bitstream CRC-32 mismatch"),
         (&bad_sha, "bitstream SHA-256 mismatch"),
@@ -374,7 +374,7 @@ fn power_cut_during_a_write_leaves_golden_booting_and_a_retry_succeeds() {
     let f = s(&flash);
     let g = pack(&d, "golden", "sim", &bytes(16_000, 20));
     let u1 = pack(&d, "u1", "sim", &bytes(24_000, 21));
-    let u2 = pack(&d, "u2", "sim", &bytes(40_000, 22));
+    let u2 = pack(&d, "u2", "sim", &bytes(28_000, 22));
     ok(&[
         "flash",
         "--sim-flash",
@@ -417,7 +417,7 @@ fn power_cut_during_a_write_leaves_golden_booting_and_a_retry_succeeds() {
     let (from, to) = (at("invalidate"), at("commit"));
 
     let mut rng = ChaCha8Rng::seed_from_u64(0x9C07);
-    for round in 0..4 {
+    for round in 0..3 {
         // A cut anywhere from the first erase to the commit (seeded).
         let cut = rng.gen_range(from..to);
         std::fs::write(&flash, &base).unwrap();
@@ -499,7 +499,7 @@ fn jtag_commands_and_missing_tool() {
     let mut x7 = vec![0xFFu8; 32];
     x7.extend([0xAA, 0x99, 0x55, 0x66]);
     x7.extend(bytes(500, 30));
-    let img = pack(&d, "x7", "xc7a100t-pcie", &x7);
+    let img = pack(&d, "x7", "artix7-pcie", &x7);
     let out = ok(&["flash", "jtag", s(&img), "--cable", "ft2232", "--dry-run"]);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 3, "{out}");
@@ -508,7 +508,7 @@ fn jtag_commands_and_missing_tool() {
         "{out}"
     );
     assert!(
-        lines[1].contains("-c ft2232")
+        lines[1].contains("-c ft2232 --fpga-part xc7a100tfgg484")
             && lines[1].contains("--offset 0x800000")
             && lines[1].contains("bitstream.bin"),
         "{out}"
