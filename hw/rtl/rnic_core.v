@@ -67,6 +67,17 @@ module rnic_core #(
     input  wire                  s_axis_rx_tuser,
     output wire                  s_axis_rx_tready,
 
+    // configuration flash (SPI NOR; board shim adds the tristate pads)
+    output wire                  flash_sck,
+    output wire                  flash_cs_n,
+    output wire [3:0]            flash_io_o,
+    output wire [3:0]            flash_io_oe,
+    input  wire [3:0]            flash_io_i,
+    // what the configuration logic booted, and the request to reboot
+    input  wire [1:0]            boot_slot,
+    input  wire                  boot_fallback,
+    output wire                  reconfig_req,
+
     input  wire [2:0]            cfg_max_payload,
     input  wire [2:0]            cfg_max_read_req,
     input  wire [15:0]           cfg_requester_id
@@ -248,6 +259,17 @@ wire [2:0] reg_qp_retry_cnt;
 wire [2:0] reg_qp_rnr_retry;
 wire [4:0] reg_qp_min_rnr_timer;
 
+// configuration flash block: external to the generated file, served by
+// spi_flash_ctrl below
+wire flash_s_req;
+wire [8:0] flash_s_addr;
+wire flash_s_req_is_wr;
+wire [31:0] flash_s_wr_data;
+wire [31:0] flash_s_wr_biten;
+wire flash_s_rd_ack;
+wire [31:0] flash_s_rd_data;
+wire flash_s_wr_ack;
+
 rnic_csr csr_inst (
     .clk(clk),
     .rst(rst),
@@ -270,6 +292,14 @@ rnic_csr csr_inst (
     .hwif_in_id_num_queues_value(NUM_Q),
     .hwif_in_id_verbs_value(VERBS),
     .hwif_in_id_caps_value(CAPS),
+    .hwif_out_flash_req(flash_s_req),
+    .hwif_out_flash_addr(flash_s_addr),
+    .hwif_out_flash_req_is_wr(flash_s_req_is_wr),
+    .hwif_out_flash_wr_data(flash_s_wr_data),
+    .hwif_out_flash_wr_biten(flash_s_wr_biten),
+    .hwif_in_flash_wr_ack(flash_s_wr_ack),
+    .hwif_in_flash_rd_data(flash_s_rd_data),
+    .hwif_in_flash_rd_ack(flash_s_rd_ack),
     .hwif_out_queue_q_sel_qn(reg_q_sel),
     .hwif_out_queue_q_base_lo_addr(reg_q_base_lo),
     .hwif_out_queue_q_base_hi_addr(reg_q_base_hi),
@@ -1504,6 +1534,31 @@ always @(posedge clk) begin
         rx_drop_guard_reg <= 32'd0;
     end
 end
+
+// ---------------------------------------------------------------- configuration flash
+spi_flash_ctrl #(
+    .BUF_BYTES(256),
+    .BLOCK_NEXT(32'h0)
+) flash_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_req(flash_s_req),
+    .s_addr(flash_s_addr),
+    .s_req_is_wr(flash_s_req_is_wr),
+    .s_wr_data(flash_s_wr_data),
+    .s_wr_biten(flash_s_wr_biten),
+    .s_rd_ack(flash_s_rd_ack),
+    .s_rd_data(flash_s_rd_data),
+    .s_wr_ack(flash_s_wr_ack),
+    .boot_slot(boot_slot),
+    .boot_fallback(boot_fallback),
+    .reconfig_req(reconfig_req),
+    .flash_sck(flash_sck),
+    .flash_cs_n(flash_cs_n),
+    .flash_io_o(flash_io_o),
+    .flash_io_oe(flash_io_oe),
+    .flash_io_i(flash_io_i)
+);
 
 endmodule
 

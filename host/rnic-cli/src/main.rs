@@ -6,7 +6,9 @@
 mod bench;
 mod bench_rdma;
 mod devices;
+mod flash;
 mod fuzz;
+mod image;
 mod info;
 mod local_copy;
 mod torture;
@@ -45,6 +47,11 @@ enum Cmd {
     /// Benchmarks in simulated cycles.
     #[command(subcommand)]
     Bench(bench::BenchCmd),
+    /// Firmware images: pack, inspect, list boards.
+    #[command(subcommand)]
+    Image(image::ImageCmd),
+    /// The configuration flash: write, read, verify, info, boot, jtag.
+    Flash(flash::FlashArgs),
 }
 
 fn main() -> ExitCode {
@@ -61,12 +68,14 @@ fn main() -> ExitCode {
         Cmd::Torture(a) => torture::run(&a),
         Cmd::Fuzz(a) => fuzz::run(&a),
         Cmd::Bench(b) => bench::run(&b),
+        Cmd::Image(c) => image::run(&c),
+        Cmd::Flash(a) => flash::run(&a),
     };
     match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("rnic: error: {e:#}");
-            ExitCode::from(2)
+            ExitCode::from(if flash::is_failure(&e) { 1 } else { 2 })
         }
     }
 }

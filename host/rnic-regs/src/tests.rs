@@ -117,7 +117,7 @@ fn typed_read_goes_to_the_right_offset() {
         csr.queue().blk_type().try_read().unwrap().id(),
         BLOCK_TYPE_QUEUE
     );
-    assert_eq!(csr.mr().blk_next().try_read().unwrap().next(), 0);
+    assert_eq!(csr.mr().blk_next().try_read().unwrap().next(), 0x600);
     assert_eq!(dev.take_log(), vec![Op::Read(0x100), Op::Read(0x508)]);
 }
 
@@ -293,11 +293,13 @@ fn discover_walks_the_map_as_generated() {
             (0x300, 0x5249_0004, Some("port")),
             (0x400, 0x5249_0005, Some("qp")),
             (0x500, 0x5249_0006, Some("mr")),
+            (0x600, 0x5249_0007, Some("flash")),
         ]
     );
     assert_eq!(blocks[1].version_major(), 1);
     assert_eq!(blocks[1].version_minor(), 0);
-    assert_eq!(blocks[5].next, 0);
+    assert_eq!(blocks[5].next, 0x600);
+    assert_eq!(blocks[6].next, 0);
     assert_eq!(blocks[1].desc().unwrap().name, "queue");
     // Through a trait object as well.
     let dyn_dev: &dyn Device = &dev;

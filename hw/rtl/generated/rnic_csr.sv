@@ -120,7 +120,15 @@ module rnic_csr (
         output logic [15:0] hwif_out_mr_mr_attr_pd,
         output logic [3:0] hwif_out_mr_mr_attr_access,
         output logic [3:0] hwif_out_mr_mr_cmd_op,
-        output logic hwif_out_mr_mr_cmd_op_swmod
+        output logic hwif_out_mr_mr_cmd_op_swmod,
+        output logic hwif_out_flash_req,
+        output logic [8:0] hwif_out_flash_addr,
+        output logic hwif_out_flash_req_is_wr,
+        output logic [31:0] hwif_out_flash_wr_data,
+        output logic [31:0] hwif_out_flash_wr_biten,
+        input wire hwif_in_flash_wr_ack,
+        input wire [31:0] hwif_in_flash_rd_data,
+        input wire hwif_in_flash_rd_ack
     );
 
     //--------------------------------------------------------------------------
@@ -155,10 +163,30 @@ module rnic_csr (
     assign s_cpuif_wr_err = cpuif_wr_err;
 
     logic cpuif_req_masked;
+    logic external_req;
+    logic external_pending;
+    logic external_wr_ack;
+    logic external_rd_ack;
+//     always_ff @(posedge clk) begin
+    always @(posedge clk) begin
+        if(rst) begin
+            external_pending <= '0;
+        end else begin
+            if(external_req & ~external_wr_ack & ~external_rd_ack) external_pending <= '1;
+            else if(external_wr_ack | external_rd_ack) external_pending <= '0;
+            `ifndef SYNTHESIS
+                assert_bad_ext_wr_ack: assert($isunknown(external_wr_ack) || !external_wr_ack || (external_pending | external_req))
+                    else $error("An external wr_ack strobe was asserted when no external request was active");
+                assert_bad_ext_rd_ack: assert($isunknown(external_rd_ack) || !external_rd_ack || (external_pending | external_req))
+                    else $error("An external rd_ack strobe was asserted when no external request was active");
+            `endif
+        end
+    end
 
     // Read & write latencies are balanced. Stalls not required
-    assign cpuif_req_stall_rd = '0;
-    assign cpuif_req_stall_wr = '0;
+    // except if external
+    assign cpuif_req_stall_rd = external_pending;
+    assign cpuif_req_stall_wr = external_pending;
     assign cpuif_req_masked = cpuif_req
                             & !(!cpuif_req_is_wr & cpuif_req_stall_rd)
                             & !(cpuif_req_is_wr & cpuif_req_stall_wr);
@@ -255,6 +283,11 @@ module rnic_csr (
     logic decoded_reg_strb_mr_mr_bus_hi;
     logic decoded_reg_strb_mr_mr_attr;
     logic decoded_reg_strb_mr_mr_cmd;
+    logic decoded_reg_strb_flash;
+    logic decoded_strb_is_external;
+
+    logic [10:0] decoded_addr;
+
     logic decoded_req;
     logic decoded_req_is_wr;
     /* verilator lint_off UNUSEDSIGNAL */
@@ -266,6 +299,8 @@ module rnic_csr (
         /* verilator lint_off UNUSEDSIGNAL */
         integer next_cpuif_addr;
         /* verilator lint_on UNUSEDSIGNAL */
+        logic is_external;
+        is_external = '0;
         decoded_reg_strb_id_blk_type = cpuif_req_masked & (cpuif_addr == 11'h0) & !cpuif_req_is_wr;
         decoded_reg_strb_id_blk_version = cpuif_req_masked & (cpuif_addr == 11'h4) & !cpuif_req_is_wr;
         decoded_reg_strb_id_blk_next = cpuif_req_masked & (cpuif_addr == 11'h8) & !cpuif_req_is_wr;
@@ -355,9 +390,15 @@ module rnic_csr (
         decoded_reg_strb_mr_mr_bus_hi = cpuif_req_masked & (cpuif_addr == 11'h528);
         decoded_reg_strb_mr_mr_attr = cpuif_req_masked & (cpuif_addr == 11'h52c);
         decoded_reg_strb_mr_mr_cmd = cpuif_req_masked & (cpuif_addr == 11'h530) & cpuif_req_is_wr;
+        decoded_reg_strb_flash = cpuif_req_masked & (cpuif_addr >= 11'h600) & (cpuif_addr <= 11'h600 + 11'h1ff);
+        is_external |= cpuif_req_masked & (cpuif_addr >= 11'h600) & (cpuif_addr <= 11'h600 + 11'h1ff);
+        decoded_strb_is_external = is_external;
+        external_req = is_external;
     end
 
     // Pass down signals to next stage
+    assign decoded_addr = cpuif_addr;
+
     assign decoded_req = cpuif_req_masked;
     assign decoded_req_is_wr = cpuif_req_is_wr;
     assign decoded_wr_data = cpuif_wr_data;
@@ -1651,10 +1692,22 @@ module rnic_csr (
     assign hwif_out_mr_mr_cmd_op = field_storage_mr_mr_cmd_op_value;
     assign hwif_out_mr_mr_cmd_op_swmod = decoded_reg_strb_mr_mr_cmd && decoded_req_is_wr && (|(decoded_wr_biten[3:0]));
 
+    assign hwif_out_flash_addr = decoded_addr[8:0];
+    assign hwif_out_flash_req = decoded_reg_strb_flash;
+    assign hwif_out_flash_req_is_wr = decoded_req_is_wr;
+    assign hwif_out_flash_wr_data = decoded_wr_data;
+    assign hwif_out_flash_wr_biten = decoded_wr_biten;
+
     //--------------------------------------------------------------------------
     // Write response
     //--------------------------------------------------------------------------
-    assign cpuif_wr_ack = decoded_req & decoded_req_is_wr;
+    always @(*) begin
+        logic wr_ack;
+        wr_ack = '0;
+        wr_ack |= hwif_in_flash_wr_ack;
+        external_wr_ack = wr_ack;
+    end
+    assign cpuif_wr_ack = external_wr_ack | (decoded_req & decoded_req_is_wr & ~decoded_strb_is_external);
     // Write error: decoded (bad addr/rw) or external mem wr_err from err_support
     assign cpuif_wr_err = '0;
 
@@ -1662,7 +1715,15 @@ module rnic_csr (
 // Readback
 //--------------------------------------------------------------------------
     logic readback_external_rd_ack;
-    assign readback_external_rd_ack = 0;
+    logic readback_external_rd_ack_c;
+    always @(*) begin
+        logic rd_ack;
+        rd_ack = '0;
+        rd_ack |= hwif_in_flash_rd_ack;
+        readback_external_rd_ack_c = rd_ack;
+    end
+
+    assign readback_external_rd_ack = readback_external_rd_ack_c;
 
     logic readback_external_rd_err;
     assign readback_external_rd_err = '0;
@@ -1671,7 +1732,15 @@ module rnic_csr (
     // When external accesses are present, hold address stable so readback mux can
     // continue selecting the correct external data while waiting for rd_ack.
     logic [10:0] rd_mux_addr;
-    assign rd_mux_addr = cpuif_addr;
+    logic [10:0] pending_rd_addr;
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            pending_rd_addr <= '0;
+        end else begin
+            if(decoded_req) pending_rd_addr <= cpuif_addr;
+        end
+    end
+    assign rd_mux_addr = decoded_req ? cpuif_addr : pending_rd_addr;
 
     logic readback_err;
     logic readback_done;
@@ -1920,7 +1989,7 @@ always @(*) begin
             readback_data_var[31:0] = 32'h10000;
         end
         if(rd_mux_addr == 11'h508) begin
-            readback_data_var[31:0] = 32'h0;
+            readback_data_var[31:0] = 32'h600;
         end
         if(rd_mux_addr == 11'h510) begin
             readback_data_var[15:0] = field_storage_mr_mr_sel_index_value;
@@ -1947,12 +2016,16 @@ always @(*) begin
             readback_data_var[15:0] = field_storage_mr_mr_attr_pd_value;
             readback_data_var[19:16] = field_storage_mr_mr_attr_access_value;
         end
+        if((rd_mux_addr >= 11'h600) && (rd_mux_addr <= 11'h600 + 11'h1ff)) begin
+            readback_data_var = hwif_in_flash_rd_data;
+        end
         readback_data = readback_data_var;
-        readback_done = decoded_req & ~decoded_req_is_wr;
+        readback_done = decoded_req & ~decoded_req_is_wr & ~decoded_strb_is_external;
         readback_err = '0;
     end
 
-    assign cpuif_rd_ack = readback_done;
+    assign external_rd_ack = readback_external_rd_ack;
+    assign cpuif_rd_ack = readback_done | readback_external_rd_ack;
     assign cpuif_rd_data = readback_data;
     assign cpuif_rd_err = readback_err | readback_external_rd_err;
 endmodule

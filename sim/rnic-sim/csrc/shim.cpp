@@ -56,6 +56,10 @@ struct RnicPortsIn {
     uint8_t s_axis_rx_tlast;
     uint8_t s_axis_rx_tuser;
     uint8_t m_axis_tx_tready;
+    // Configuration flash and boot status (board side).
+    uint8_t flash_io_i;       // bits 3:0 = IO3..IO0 as the pads see them
+    uint8_t boot_slot;
+    uint8_t boot_fallback;
 };
 
 struct RnicPortsOut {
@@ -84,6 +88,12 @@ struct RnicPortsOut {
     uint8_t s_axis_rx_tready;
     // Not a port: bit 0 = the RTL executed $finish, bit 1 = $stop/$error/$fatal.
     uint8_t sim_flags;
+    // Configuration flash pins and the reconfiguration request.
+    uint8_t flash_sck;
+    uint8_t flash_cs_n;
+    uint8_t flash_io_o;
+    uint8_t flash_io_oe;
+    uint8_t reconfig_req;
 };
 
 }  // extern "C"
@@ -192,6 +202,9 @@ inline void set_inputs(RNIC_MODEL* t, const RnicPortsIn* in) {
     t->s_axis_rx_tlast = in->s_axis_rx_tlast;
     t->s_axis_rx_tuser = in->s_axis_rx_tuser;
     t->m_axis_tx_tready = in->m_axis_tx_tready;
+    t->flash_io_i = in->flash_io_i;
+    t->boot_slot = in->boot_slot;
+    t->boot_fallback = in->boot_fallback;
 }
 
 inline void get_outputs(const RNIC_MODEL* t, RnicPortsOut* out) {
@@ -220,6 +233,11 @@ inline void get_outputs(const RNIC_MODEL* t, RnicPortsOut* out) {
     out->m_axis_tx_tlast = t->m_axis_tx_tlast;
     out->m_axis_tx_tuser = t->m_axis_tx_tuser;
     out->s_axis_rx_tready = t->s_axis_rx_tready;
+    out->flash_sck = t->flash_sck;
+    out->flash_cs_n = t->flash_cs_n;
+    out->flash_io_o = t->flash_io_o;
+    out->flash_io_oe = t->flash_io_oe;
+    out->reconfig_req = t->reconfig_req;
 }
 
 // Make this model's context the thread's one before running it: runtime
@@ -259,6 +277,9 @@ std::size_t RNIC_PFX(port_offsets)(std::size_t* o, std::size_t n) {
         offsetof(RnicPortsOut, m_axis_tx_tdata),
         offsetof(RnicPortsOut, s_axis_rx_tready),
         offsetof(RnicPortsOut, sim_flags),
+        offsetof(RnicPortsIn, flash_io_i),
+        offsetof(RnicPortsOut, flash_sck),
+        offsetof(RnicPortsOut, reconfig_req),
     };
     std::size_t k = sizeof(v) / sizeof(v[0]);
     if (n < k) k = n;

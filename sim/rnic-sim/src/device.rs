@@ -11,6 +11,7 @@ use rnic_device::{Device, DeviceError, DmaBuffer, HostMemory, IrqWait, Result as
 use crate::mac::MacStats;
 use crate::ports::Model;
 use crate::root_complex::{IommuFault, ModelError, RootComplex, RootComplexConfig, Stats};
+use crate::spi_flash::{SpiFlash, SpiFlashConfig};
 use crate::world::{NicInfo, SimWorld, World, WorldConfig};
 use crate::SimError;
 
@@ -204,6 +205,26 @@ impl SimDevice {
         if let Some(v) = self.core.borrow_mut().nics[self.index].vl() {
             v.trace_close();
         }
+    }
+
+    /// Put a configuration flash on this NIC's flash pins (contents from
+    /// `cfg.file` if it exists) and power the board on: the configuration
+    /// logic picks the slot to boot from the flash.
+    pub fn attach_flash(&self, cfg: SpiFlashConfig) -> Result<(), SimError> {
+        let f = SpiFlash::new(cfg)?;
+        self.core.borrow_mut().nics[self.index].flash = Some(Box::new(f));
+        Ok(())
+    }
+
+    /// Access the flash (None without one).
+    pub fn with_flash<T>(&self, f: impl FnOnce(&mut SpiFlash) -> T) -> Option<T> {
+        let mut g = self.core.borrow_mut();
+        g.nics[self.index].flash.as_mut().map(|x| f(x))
+    }
+
+    /// Write the flash contents to its file (no-op without flash or file).
+    pub fn save_flash(&self) -> Result<(), SimError> {
+        self.with_flash(|f| f.save()).unwrap_or(Ok(()))
     }
 
     /// Direct access to the root complex (for tests and harnesses).

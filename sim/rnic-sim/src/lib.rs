@@ -25,6 +25,7 @@ pub mod ports;
 pub mod posted_queue;
 pub mod read_completer;
 pub mod root_complex;
+pub mod spi_flash;
 pub mod tlp;
 pub mod verilated;
 pub mod world;
@@ -41,6 +42,7 @@ pub use root_complex::{
     Channel, ChannelStats, IommuFault, ModelError, NoHook, PortHook, RootComplex,
     RootComplexConfig, Stats,
 };
+pub use spi_flash::{FlashOp, FlashOpKind, FlashStats, FlashTiming, SpiFlash, SpiFlashConfig};
 pub use verilated::{VerilatedModel, MODEL_WIDTHS, RTL_AVAILABLE};
 pub use world::{SimWorld, World, WorldConfig};
 

@@ -42,6 +42,12 @@ pub struct PortsIn {
     pub s_axis_rx_tlast: u8,
     pub s_axis_rx_tuser: u8,
     pub m_axis_tx_tready: u8,
+    /// Configuration flash: IO3..IO0 as the pads see them (bits 3:0).
+    pub flash_io_i: u8,
+    /// Slot the configuration logic booted (0 golden, 1 update).
+    pub boot_slot: u8,
+    /// The selected slot was invalid and golden booted instead.
+    pub boot_fallback: u8,
 }
 
 /// Outputs of `rnic_core` (sampled by the root complex).
@@ -73,6 +79,14 @@ pub struct PortsOut {
     /// Not a port: bit 0 = the RTL executed `$finish`, bit 1 = `$stop`,
     /// `$error` or `$fatal` (sticky; a stand-in model leaves it 0).
     pub sim_flags: u8,
+    /// Configuration flash pins (IO bits 3:0 = IO3..IO0, `oe` 1 = driven
+    /// by the NIC).
+    pub flash_sck: u8,
+    pub flash_cs_n: u8,
+    pub flash_io_o: u8,
+    pub flash_io_oe: u8,
+    /// Pulse: reconfigure the FPGA from flash.
+    pub reconfig_req: u8,
 }
 
 // `Default` by hand: arrays of 64 bytes have no derived `Default`.
@@ -93,7 +107,7 @@ impl Default for PortsOut {
 
 /// Field offsets checked against the C++ shim (same order as
 /// `RNIC_PFX(port_offsets)` in csrc/shim.cpp).
-pub(crate) const PORT_OFFSETS: [usize; 12] = [
+pub(crate) const PORT_OFFSETS: [usize; 15] = [
     std::mem::offset_of!(PortsIn, s_axis_rx_tkeep),
     std::mem::offset_of!(PortsIn, rx_req_hdr),
     std::mem::offset_of!(PortsIn, cfg_requester_id),
@@ -106,6 +120,9 @@ pub(crate) const PORT_OFFSETS: [usize; 12] = [
     std::mem::offset_of!(PortsOut, m_axis_tx_tdata),
     std::mem::offset_of!(PortsOut, s_axis_rx_tready),
     std::mem::offset_of!(PortsOut, sim_flags),
+    std::mem::offset_of!(PortsIn, flash_io_i),
+    std::mem::offset_of!(PortsOut, flash_sck),
+    std::mem::offset_of!(PortsOut, reconfig_req),
 ];
 
 /// A clocked `rnic_core`.

@@ -20,8 +20,9 @@ use crate::device::{SimConfig, SimDevice};
 use crate::fabric::{Fabric, FabricConfig, FabricStats, Routing};
 use crate::mac::{MacConfig, MacPort, MacStats};
 use crate::pcap::{CaptureFile, FrameRing, WireFrame};
-use crate::ports::Model;
-use crate::root_complex::{RootComplex, RootComplexConfig};
+use crate::ports::{Model, PortsIn, PortsOut};
+use crate::root_complex::{PortHook, RootComplex, RootComplexConfig};
+use crate::spi_flash::SpiFlash;
 use crate::verilated::VerilatedModel;
 use crate::SimError;
 
@@ -162,9 +163,46 @@ pub(crate) struct NicSlot {
     pub(crate) rc: RootComplex,
     mac: MacPort,
     info: Rc<NicInfo>,
+    /// Configuration flash and boot logic, once attached.
+    pub(crate) flash: Option<Box<SpiFlash>>,
+    /// Cycles of reset left in a reconfiguration.
+    reconfig_left: u64,
+}
+
+/// Two hooks driven in turn (the MAC and the flash).
+struct Both<'a, A: PortHook, B: PortHook>(&'a mut A, &'a mut B);
+
+impl<A: PortHook, B: PortHook> PortHook for Both<'_, A, B> {
+    #[inline]
+    fn drive(&mut self, cycle: u64, in_reset: bool, inp: &mut PortsIn) {
+        self.0.drive(cycle, in_reset, inp);
+        self.1.drive(cycle, in_reset, inp);
+    }
+    #[inline]
+    fn sample(&mut self, cycle: u64, inp: &PortsIn, out: &PortsOut) {
+        self.0.sample(cycle, inp, out);
+        self.1.sample(cycle, inp, out);
+    }
 }
 
 impl NicSlot {
+    /// The board's reconfiguration: on a request from the NIC, hold it in
+    /// reset, then boot the slot the flash selects.
+    #[inline(never)]
+    fn reconfig_step(&mut self, reset_cycles: u64) {
+        let Some(f) = self.flash.as_mut() else { return };
+        if self.reconfig_left > 0 {
+            self.reconfig_left -= 1;
+            if self.reconfig_left == 0 {
+                f.select_boot();
+                self.rc.set_reset(false);
+            }
+        } else if f.take_reconfig() {
+            self.reconfig_left = reset_cycles;
+            self.rc.set_reset(true);
+        }
+    }
+
     pub(crate) fn vl(&mut self) -> Option<&mut VerilatedModel> {
         match &mut self.model {
             AnyModel::Verilated(m) => Some(m),
@@ -238,9 +276,18 @@ impl World {
         }
         let mut events = false;
         for n in &mut self.nics {
-            match &mut n.model {
-                AnyModel::Verilated(m) => n.rc.cycle_with(&mut **m, &mut n.mac),
-                AnyModel::Custom(m) => n.rc.cycle_with(&mut **m, &mut n.mac),
+            match (&mut n.model, &mut n.flash) {
+                (AnyModel::Verilated(m), None) => n.rc.cycle_with(&mut **m, &mut n.mac),
+                (AnyModel::Custom(m), None) => n.rc.cycle_with(&mut **m, &mut n.mac),
+                (AnyModel::Verilated(m), Some(f)) => {
+                    n.rc.cycle_with(&mut **m, &mut Both(&mut n.mac, &mut **f))
+                }
+                (AnyModel::Custom(m), Some(f)) => {
+                    n.rc.cycle_with(&mut **m, &mut Both(&mut n.mac, &mut **f))
+                }
+            }
+            if n.flash.is_some() {
+                n.reconfig_step(self.cfg.reset_cycles.max(1));
             }
             events |= n.mac.events;
         }
@@ -378,6 +425,8 @@ impl SimWorld {
                     name: format!("sim:{k}"),
                     cfg: scfg,
                 }),
+                flash: None,
+                reconfig_left: 0,
             });
         }
         let routing = match (n, cfg.loopback) {

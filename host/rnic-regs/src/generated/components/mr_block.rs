@@ -16,7 +16,7 @@ pub mod mr_va_hi;
 pub mod mr_va_lo;
 
 // Instances of named component types
-pub use _root::components::blk_next_r as blk_next;
+pub use _root::components::blk_next_r_next_600 as blk_next;
 pub use _root::components::blk_type_r_type_52490006 as blk_type;
 pub use _root::components::blk_version_r_ver_10000 as blk_version;
 
@@ -115,7 +115,7 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> MrBlock<'io, IO> {
     /// Byte offset of the next register block in BAR0, 0 at the end of the list.
     #[inline(always)]
     #[must_use]
-    pub const fn blk_next(&self) -> peakrdl_rust::reg::Reg<'io, blk_next::BlkNextR, IO> {
+    pub const fn blk_next(&self) -> peakrdl_rust::reg::Reg<'io, blk_next::BlkNextR_NEXT_600, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x8).cast(), self.io)
         }

@@ -6,6 +6,7 @@ use super::_root; // alias to root module of generated code
 
 // Instances of named component types
 pub use _root::components::dma_block as dma;
+pub use _root::components::flash_block as flash;
 pub use _root::components::id_block as id;
 pub use _root::components::mr_block as mr;
 pub use _root::components::port_block as port;
@@ -53,7 +54,7 @@ impl RnicCsr<'static> {
 
 impl<'io, IO> RnicCsr<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0x534;
+    pub const SIZE: usize = 0x800;
 
     /// # Safety
     ///
@@ -130,5 +131,16 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> RnicCsr<'io, IO> {
     #[must_use]
     pub const fn mr(&self) -> mr::MrBlock<'io, IO> {
         unsafe { mr::MrBlock::from_ptr_with(self.ptr.wrapping_byte_add(0x500).cast(), self.io) }
+    }
+
+    /// flash
+    ///
+    /// Configuration flash (an external block: the registers are served by hw/rtl/spi_flash_ctrl.v): a SPI NOR command engine (single or quad data lanes) with a 256-byte buffer, boot status and reconfiguration.
+    #[inline(always)]
+    #[must_use]
+    pub const fn flash(&self) -> flash::FlashBlock<'io, IO> {
+        unsafe {
+            flash::FlashBlock::from_ptr_with(self.ptr.wrapping_byte_add(0x600).cast(), self.io)
+        }
     }
 }

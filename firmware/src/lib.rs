@@ -1,0 +1,21 @@
+//! rnic firmware images, the board table and the flash layout.
+//!
+//! - [`image`]: the image file: a 512-byte header (magic, format version,
+//!   board and FPGA part, build version, git hash, build knobs, bitstream
+//!   length, CRC-32 and SHA-256, header CRC) followed by the bitstream.
+//! - [`board`]: the boards rnic knows (part, flash chip, slot layout); one
+//!   table, shared by the flashing tools and the FPGA build flow.
+//! - [`layout`]: where things live in the configuration flash: the golden
+//!   and update slots (bitstream at the slot start, image header in the
+//!   slot's last sector, written last) and the boot record.
+//!
+//! Nothing here touches a device; `rnic-flash` writes these to flash and
+//! the simulator's configuration loader reads them back.
+
+pub mod board;
+pub mod image;
+pub mod layout;
+
+pub use board::{board_by_id, board_by_name, BitstreamKind, Board, FlashChip, BOARDS};
+pub use image::{BuildInfo, Header, Image, ImageError, HEADER_LEN, MAGIC};
+pub use layout::{BootRecord, Layout, Slot, SlotId, BOOT_RECORD_LEN};
