@@ -123,6 +123,7 @@ reg [NUM_Q-1:0] cq_armed = {NUM_Q{1'b0}};
 // WQEs handed to the executor and not yet finished, per queue: up to two,
 // so the executor can fetch the next one while the current one streams
 reg [2*NUM_Q-1:0] taken_reg = {(2*NUM_Q){1'b0}};
+integer tq;
 reg [QN_W-1:0] rr_reg = {QN_W{1'b0}};
 
 reg [4:0] msi_vector_reg = 5'd0;
@@ -342,10 +343,10 @@ always @(posedge clk) begin
     if (m_sq_valid && m_sq_ready) begin
         rr_reg <= pick_qn;
     end
-    for (i = 0; i < NUM_Q; i = i + 1) begin
-        taken_reg[2*i +: 2] <= taken_reg[2*i +: 2]
-            + {1'b0, m_sq_valid && m_sq_ready && pick_qn == i[QN_W-1:0]}
-            - {1'b0, sq_done && sq_done_qn == i[QN_W-1:0]};
+    for (tq = 0; tq < NUM_Q; tq = tq + 1) begin
+        taken_reg[2*tq +: 2] <= taken_reg[2*tq +: 2]
+            + {1'b0, m_sq_valid && m_sq_ready && pick_qn == tq[QN_W-1:0]}
+            - {1'b0, sq_done && sq_done_qn == tq[QN_W-1:0]};
     end
     if (sq_done) begin
         sq_ci[sq_done_qn] <= sq_ci[sq_done_qn] + 16'd1;

@@ -601,13 +601,14 @@ reg [NUM_QP-1:0] rtx_go_reg = {NUM_QP{1'b0}};
 wire [NUM_QP-1:0] go_vec = rtx_go_reg & rtx_req_reg;
 reg go_valid;
 reg [QN_W-1:0] go_qpn;
+integer gq;     // its own loop variable: Yosys rejects one shared with the initial blocks
 always @* begin
     go_valid = 1'b0;
     go_qpn = {QN_W{1'b0}};
-    for (i = NUM_QP - 1; i >= 0; i = i - 1) begin
-        if (go_vec[i]) begin
+    for (gq = NUM_QP - 1; gq >= 0; gq = gq - 1) begin
+        if (go_vec[gq]) begin
             go_valid = 1'b1;
-            go_qpn = i[QN_W-1:0];
+            go_qpn = gq[QN_W-1:0];
         end
     end
 end
