@@ -5,6 +5,7 @@
 
 mod bench;
 mod bench_rdma;
+mod build;
 mod devices;
 mod info;
 mod local_copy;
@@ -41,6 +42,8 @@ enum Cmd {
     /// Benchmarks in simulated cycles.
     #[command(subcommand)]
     Bench(bench::BenchCmd),
+    /// Build the NIC for a board (synthesis, place and route, bitstream).
+    Build(build::BuildArgs),
 }
 
 fn main() -> ExitCode {
@@ -56,6 +59,7 @@ fn main() -> ExitCode {
         Cmd::Regs(a) => info::regs(&a),
         Cmd::Torture(a) => torture::run(&a),
         Cmd::Bench(b) => bench::run(&b),
+        Cmd::Build(a) => build::run(&a),
     };
     match result {
         Ok(code) => code,
