@@ -228,7 +228,10 @@ fn list(table: &BoardTable, json: bool) {
             b.name,
             b.board_id,
             b.part.as_deref().unwrap_or("-"),
-            format!("{:?}", b.flow).to_lowercase(),
+            serde_json::to_value(b.flow)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
             b.description
         );
     }
@@ -696,6 +699,19 @@ fn print_summary(s: &BuildSummary, json: bool) -> Result<()> {
     Ok(())
 }
 
+/// On-chip RAM bits a build instantiates: block RAMs at full capacity plus
+/// distributed RAM cells (ECP5 DP16KD 18 Kbit, TRELLIS_DPR16X4 64 bit;
+/// Xilinx RAMB36 36 Kbit with RAMB18 counted as half, RAM32M/64M cells as
+/// 64 bit each, a lower bound).
+fn ram_bits(s: &BuildSummary) -> u64 {
+    let bram_bits = if s.family == "ecp5" {
+        18_432.0
+    } else {
+        36_864.0
+    };
+    (s.brams * bram_bits) as u64 + 64 * s.lutram_cells
+}
+
 /// Synthesize each (DATA_W, NUM_Q) and print one table row per configuration.
 fn sweep(a: &BuildArgs, root: &Path, board: &Board) -> Result<ExitCode> {
     let widths = if a.sweep_data_w.is_empty() {
@@ -741,24 +757,38 @@ fn sweep(a: &BuildArgs, root: &Path, board: &Board) -> Result<ExitCode> {
         board.part.as_deref().unwrap_or("-"),
         yosys_tool()
     );
+    let lut = rows.first().map_or("LUT", |r| r.lut_kind.as_str());
     println!(
-        "| DATA_W | NUM_Q | {} | FF | BRAM | LUTRAM cells | {} % |",
-        rows.first().map_or("LUT", |r| r.lut_kind.as_str()),
-        rows.first().map_or("LUT", |r| r.lut_kind.as_str())
+        "| DATA_W | NUM_Q | {lut} | FF | BRAM | LUTRAM cells | RAM KiB | {lut} % | RAM bytes per added QP |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mut prev: Option<&BuildSummary> = None;
     for r in &rows {
+        let per_qp = match prev {
+            Some(p) if p.data_w == r.data_w && r.num_q > p.num_q => {
+                let d = ram_bits(r) as f64 - ram_bits(p) as f64;
+                format!("{:.0}", d / 8.0 / f64::from(r.num_q - p.num_q))
+            }
+            _ => "-".into(),
+        };
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {:.1} | {} | {} |",
             r.data_w,
             r.num_q,
             r.luts,
             r.ffs,
             r.brams,
             r.lutram_cells,
-            pct(r.luts as f64, r.luts_total)
+            ram_bits(r) as f64 / 8192.0,
+            pct(r.luts as f64, r.luts_total),
+            per_qp
         );
+        prev = Some(r);
     }
+    println!(
+        "(RAM: block RAM at full capacity plus distributed RAM; bytes per added QP: the RAM \
+         difference to the row above over the QPs added, block-granular)"
+    );
     Ok(ExitCode::SUCCESS)
 }
 
