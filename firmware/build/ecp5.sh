@@ -64,6 +64,17 @@ done
 
 shopt -s nullglob
 RTL_DIR="${RTL_DIR:-hw/rtl}"
+# YoWASP tools run in a WebAssembly sandbox that sees only the current
+# directory (the checkout): hand them paths relative to it.
+inside() {
+    local r
+    r=$(realpath -m --relative-to="$ROOT" "$1")
+    case "$r" in ..|../*) die "$2 $1 is outside the checkout $ROOT; the yowasp tools cannot reach it (keep it inside, e.g. under target/)";; esac
+    echo "$r"
+}
+OUT=$(inside "$OUT" --out)
+RTL_DIR=$(inside "$RTL_DIR" RTL_DIR)
+BOARD_DIR=$(inside "$BOARD_DIR" --board-dir)
 SOURCES=("$RTL_DIR"/*.v "$RTL_DIR"/generated/*.sv "$BOARD_DIR"/*.v)
 LPF=("$BOARD_DIR"/*.lpf)
 shopt -u nullglob

@@ -590,7 +590,13 @@ pub fn summarize(
                 s.lutram_cells = count(&cells, &["TRELLIS_DPR16X4"]);
             }
             _ => {
-                s.luts = count(&cells, &["LUT"]);
+                // Slice LUTs as Vivado counts them: logic LUTs plus the
+                // LUTs that distributed RAM cells occupy.
+                s.luts = count(&cells, &["LUT"])
+                    + 4 * count(&cells, &["RAM32M", "RAM64M", "RAM128X1D"])
+                    + 2 * count(&cells, &["RAM32X1D", "RAM64X1D", "RAM128X1S"])
+                    + count(&cells, &["RAM32X1S", "RAM64X1S"])
+                    + 8 * count(&cells, &["RAM256X1S"]);
                 s.ffs = count(&cells, &["FD"]);
                 s.brams =
                     count(&cells, &["RAMB36"]) as f64 + count(&cells, &["RAMB18"]) as f64 / 2.0;
