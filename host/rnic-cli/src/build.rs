@@ -679,7 +679,7 @@ fn print_summary(s: &BuildSummary, json: bool) -> Result<()> {
     }
     if let Some(p) = &s.critical_path {
         println!(
-            "  critical path {} -> {}: {:.2} ns ({:.2} ns cells, {:.2} ns routing, {} logic levels)",
+            "  critical path {} -> {}: {:.2} ns ({:.2} ns cells, {:.2} ns routing, {} cells passed)",
             p.from_clock, p.to_clock, p.delay_ns, p.logic_ns, p.routing_ns, p.logic_levels
         );
         println!("    from {}", p.from);

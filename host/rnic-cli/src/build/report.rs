@@ -64,7 +64,7 @@ pub struct CriticalPath {
     pub from: String,
     /// Cell and port where it ends (a flip-flop or RAM input).
     pub to: String,
-    /// Logic cells passed through (LUTs, carry chains, multipliers).
+    /// Logic cells passed through (LUTs, muxes, each carry-chain cell).
     pub logic_levels: usize,
     /// RTL source locations named along the path, in order, deduplicated.
     pub sources: Vec<String>,
