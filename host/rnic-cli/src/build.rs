@@ -758,12 +758,16 @@ fn sweep(a: &BuildArgs, root: &Path, board: &Board) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "{} ({}), synthesis only ({}):",
+        "{} ({}), Yosys mapped cells (synthesis only, no place and route):",
         board.name,
         board.part.as_deref().unwrap_or("-"),
-        yosys_tool()
     );
-    let lut = rows.first().map_or("LUT", |r| r.lut_kind.as_str());
+    // what the LUT column counts differs by family (see summarize)
+    let lut = if board.family == "ecp5" {
+        "LUT4 + carry"
+    } else {
+        "LUT + LUTRAM"
+    };
     println!(
         "| DATA_W | NUM_Q | {lut} | FF | BRAM | LUTRAM cells | RAM KiB | {lut} % | RAM bytes per added QP |"
     );
