@@ -144,36 +144,40 @@ impl PnrReport {
     }
 }
 
-/// Cell counts of the top module from Yosys `stat` (the last
-/// "Number of cells" block in the text, which is the top or the design
-/// total when the hierarchy is kept).
+/// Cell counts of the top module from Yosys `stat` (the last cell-count
+/// block in the text: the top, or the design total when the hierarchy is
+/// kept). Reads both layouts: Yosys 0.23 ("Number of cells: N", then
+/// "NAME COUNT" lines) and newer ones such as 0.70 ("N cells", then
+/// "COUNT NAME" lines).
 pub fn parse_yosys_stat(text: &str) -> Result<BTreeMap<String, u64>, BuildError> {
     let mut blocks: Vec<BTreeMap<String, u64>> = Vec::new();
     let mut cur: Option<BTreeMap<String, u64>> = None;
     for line in text.lines() {
         let t = line.trim();
-        if t.starts_with("Number of cells:") {
+        let words: Vec<&str> = t.split_whitespace().collect();
+        let starts = t.starts_with("Number of cells:")
+            || (words.len() == 2 && words[1] == "cells" && words[0].parse::<u64>().is_ok());
+        if starts {
             if let Some(b) = cur.take() {
                 blocks.push(b);
             }
             cur = Some(BTreeMap::new());
             continue;
         }
-        if let Some(b) = cur.as_mut() {
-            let mut it = t.split_whitespace();
-            match (it.next(), it.next(), it.next()) {
-                (Some(name), Some(n), None) if !name.ends_with(':') => match n.parse::<u64>() {
-                    Ok(n) => {
-                        b.insert(name.to_string(), n);
-                    }
-                    Err(_) => {
-                        blocks.push(cur.take().unwrap_or_default());
-                    }
-                },
-                _ => {
-                    blocks.push(cur.take().unwrap_or_default());
-                }
+        let Some(b) = cur.as_mut() else { continue };
+        let entry = match words.as_slice() {
+            [name, n] if !name.ends_with(':') => match (n.parse::<u64>(), name.parse::<u64>()) {
+                (Ok(n), Err(_)) => Some((name.to_string(), n)),
+                (Err(_), Ok(n)) => Some((words[1].to_string(), n)),
+                _ => None,
+            },
+            _ => None,
+        };
+        match entry {
+            Some((name, n)) => {
+                b.insert(name, n);
             }
+            None => blocks.push(cur.take().unwrap_or_default()),
         }
     }
     if let Some(b) = cur.take() {
@@ -293,6 +297,29 @@ mod tests {
         assert_eq!(c["TRELLIS_FF"], 17);
         assert_eq!(count(&c, &["LUT", "CCU2"]), 9);
         assert!(parse_yosys_stat("nothing here").is_err());
+    }
+
+    #[test]
+    fn yosys_stat_of_newer_yosys_has_the_count_first() {
+        let stat = "
+=== rnic_ecp5_top ===
+
+        +----------Local Count, excluding submodules.
+        | 
+    38088 wires
+        2 ports
+    52094 cells
+       20   $scopeinfo
+     2614   CCU2C
+       48   DP16KD
+    28541   LUT4
+    15842   TRELLIS_FF
+";
+        let c = parse_yosys_stat(stat).unwrap();
+        assert_eq!(c["LUT4"], 28541);
+        assert_eq!(c["CCU2C"], 2614);
+        assert_eq!(c["TRELLIS_FF"], 15842);
+        assert!(!c.contains_key("wires"));
     }
 
     #[test]
