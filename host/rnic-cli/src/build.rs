@@ -131,8 +131,8 @@ pub struct BuildSummary {
     pub clocks: Vec<ClockResult>,
     pub critical_path: Option<CriticalPath>,
     pub bitstream: Option<PathBuf>,
-    /// The firmware image packing the bitstream: not built yet (the image
-    /// format lands with the firmware-image work).
+    /// The firmware image (`rnic image` format) packing the bitstream,
+    /// ready for `rnic flash write`.
     pub image: Option<PathBuf>,
     pub out_dir: PathBuf,
     /// Wall seconds per stage of the run that produced the reports.
@@ -477,6 +477,42 @@ fn read_times(out: &Path) -> BTreeMap<String, u64> {
 }
 
 /// Read the reports in `out` into a summary.
+/// Packs the bitstream into a firmware image (`design.rnic` beside it) with
+/// the build's identity and knobs in its header.
+fn pack_image(
+    board: &Board,
+    data_w: u32,
+    num_q: u32,
+    ident: &Identity,
+    bit: &Path,
+    out: &Path,
+) -> Result<PathBuf> {
+    let bits = std::fs::read(bit).with_context(|| format!("reading {}", bit.display()))?;
+    // build_version is the ID block's word: major[31:24] minor[23:16] patch[15:0]
+    let word = u32::from_str_radix(&ident.build_version, 16)
+        .with_context(|| format!("build version {:?} is not a hex word", ident.build_version))?;
+    let version = ((word >> 24) as u8, (word >> 16) as u8, word as u16);
+    let mut knobs = vec![
+        ("DATA_W".into(), data_w.to_string()),
+        ("NUM_Q".into(), num_q.to_string()),
+    ];
+    if ident.git_dirty {
+        // the header's git field is a bare hash
+        knobs.push(("GIT_DIRTY".into(), "1".into()));
+    }
+    let info = rnic_firmware::BuildInfo {
+        version,
+        git_hash: ident.git_hash.to_ascii_lowercase(),
+        knobs,
+    };
+    let image = rnic_firmware::Image::pack(&board.name, info, bits)
+        .with_context(|| format!("packing {} into a firmware image", bit.display()))?;
+    let path = out.join("design.rnic");
+    std::fs::write(&path, image.to_bytes()?)
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(path)
+}
+
 pub fn summarize(
     board: &Board,
     data_w: u32,
@@ -571,7 +607,10 @@ pub fn summarize(
             .max_by(|a, b| a.delay_ns.total_cmp(&b.delay_ns))
             .cloned();
         let bit = out.join("design.bit");
-        s.bitstream = bit.is_file().then_some(bit);
+        if bit.is_file() {
+            s.image = Some(pack_image(board, data_w, num_q, &s.identity, &bit, out)?);
+            s.bitstream = Some(bit);
+        }
     } else {
         let stat_path = out.join("stat.txt");
         let text = std::fs::read_to_string(&stat_path).with_context(|| {
@@ -693,7 +732,14 @@ fn print_summary(s: &BuildSummary, json: bool) -> Result<()> {
         Some(b) => println!("  bitstream {}", b.display()),
         None => println!("  bitstream none ({} flow)", s.stage),
     }
-    println!("  image     none (firmware image packing is not built yet)");
+    match &s.image {
+        Some(i) => println!(
+            "  image     {} (rnic flash write {})",
+            i.display(),
+            i.display()
+        ),
+        None => println!("  image     none (no bitstream)"),
+    }
     if !s.times_s.is_empty() {
         let t: Vec<String> = s
             .times_s
@@ -805,6 +851,40 @@ fn sweep(a: &BuildArgs, root: &Path, board: &Board) -> Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bitstream_is_packed_into_a_checked_firmware_image() {
+        let t = BoardTable::embedded();
+        let ecp5 = t.get("ecp5-85f").unwrap();
+        let dir = std::env::temp_dir().join(format!("rnic-build-image-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ident = Identity {
+            board_id: 2,
+            git_hash: "0123abcd".into(),
+            git_dirty: true,
+            build_version: "00010002".into(),
+        };
+        // something that is not an ECP5 bitstream is refused
+        let bit = dir.join("design.bit");
+        std::fs::write(&bit, vec![0x55u8; 1000]).unwrap();
+        assert!(pack_image(ecp5, 64, 16, &ident, &bit, &dir).is_err());
+        // one with the ECP5 preamble becomes an image the flash tool accepts
+        let mut bits = vec![0xFFu8, 0x00, 0xFF, 0xFF, 0xBD, 0xB3];
+        bits.extend((0..5000u32).map(|i| i as u8));
+        std::fs::write(&bit, &bits).unwrap();
+        let p = pack_image(ecp5, 64, 16, &ident, &bit, &dir).unwrap();
+        let img = rnic_firmware::Image::parse(&std::fs::read(&p).unwrap()).unwrap();
+        assert_eq!(img.bitstream, bits);
+        assert_eq!(img.header.board, "ecp5-85f");
+        assert_eq!(img.header.build.version, (0, 1, 2));
+        assert_eq!(img.header.build.git_hash, "0123abcd");
+        assert!(img
+            .header
+            .build
+            .knobs
+            .contains(&("GIT_DIRTY".into(), "1".into())));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn knobs_are_checked_against_the_board() {
