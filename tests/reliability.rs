@@ -166,6 +166,19 @@ fn peer_that_vanishes_mid_message_ends_in_error_completions() {
         assert_eq!(a.qp.state().unwrap(), QpState::Err);
         let c = p.a.query_port_counters().unwrap();
         assert_eq!(c.rtx_timeouts, 4, "{c:?}");
+        // a work request posted now is taken and flushed (libibverbs semantics)
+        a.qp.post_send(&SendWr {
+            wr_id: 200,
+            opcode: WrOpcode::RdmaWrite,
+            send_flags: SendFlags::SIGNALED,
+            sg_list: &sges[1],
+            imm_data: None,
+            rdma: Some(b.mr.rdma_info(0).unwrap()),
+        })
+        .unwrap();
+        let wcs = wait_wc(dev, &a.cq, 1, BUDGET);
+        assert_eq!(wcs.len(), 1);
+        assert_eq!((wcs[0].wr_id, wcs[0].status), (200, WcStatus::WrFlushErr));
     }
 }
 

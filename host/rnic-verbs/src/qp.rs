@@ -776,12 +776,14 @@ impl<D: Device> QueuePair<D> {
     pub fn post_send_list(&mut self, wrs: &[SendWr<'_>]) -> Result<()> {
         let qpn = self.qp_num();
         let state = self.state.get();
-        if state != QpState::Rts {
+        // As in the IB spec (and rxe, mlx5): a QP in ERR still takes work
+        // requests; the NIC completes them with WR_FLUSH_ERR.
+        if state != QpState::Rts && state != QpState::Err {
             return Err(VerbsError::WrongState {
                 qpn,
                 state,
                 op: "post_send",
-                needed: "RTS",
+                needed: "RTS or ERR",
             });
         }
         let mut posted = 0;
