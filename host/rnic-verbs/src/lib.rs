@@ -20,8 +20,8 @@
 //!   errno libibverbs would return). Nothing panics on bad input.
 //! - The address vector of an RC QP is a destination MAC, IPv4 address and
 //!   UDP source port ([`AhAttr`]); there is no address resolution.
-//! - Posting needs RTS (send) or INIT/RTR/RTS (receive); libibverbs would
-//!   accept posts in ERR and flush them.
+//! - Posting needs RTS or ERR (send; in ERR the NIC flushes the work
+//!   request, as libibverbs providers do) or INIT/RTR/RTS (receive).
 //!
 //! # The ordering contract
 //!

@@ -758,10 +758,9 @@ impl<D: Device> QueuePair<D> {
     }
 
     /// `ibv_post_send` of one work request: writes its WQE and rings the
-    /// send doorbell. Only in RTS: the state checked is the one last seen
-    /// (no MMIO read per post), so after the NIC moved the QP to ERR posts
-    /// are accepted until [`QueuePair::state`] or [`QueuePair::query_qp`]
-    /// reads the new state.
+    /// send doorbell. In RTS, or in ERR (the NIC completes the work request
+    /// with `WR_FLUSH_ERR`); the state checked is the one last seen (no MMIO
+    /// read per post).
     ///
     /// The lkey and rkey are not checked here: the NIC checks them against
     /// its MR table and completes a bad WQE with an error status.
