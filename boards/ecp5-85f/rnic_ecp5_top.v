@@ -27,12 +27,14 @@ module rnic_ecp5_top #(
 
 localparam KEEP_W = DATA_W / 32;
 // core inputs fed by stimulus: two TLP input channels (hdr, data, keep,
-// valid, last), four ready inputs, the three config fields
+// valid, last), four ready inputs, the three config fields, the flash data
+// inputs and the boot-slot inputs
 localparam TLP_IN_W = 128 + DATA_W + KEEP_W + 2;
-localparam STIM_W = 2 * TLP_IN_W + 4 + 3 + 3 + 16;
+localparam STIM_W = 2 * TLP_IN_W + 4 + 3 + 3 + 16 + 4 + 3;
 // core outputs folded into obs_out: two TLP output channels, the read
-// request header channel, MSI, and the two ready outputs
-localparam OBS_W = 2 * TLP_IN_W + 129 + 6 + 2;
+// request header channel, MSI, the two ready outputs, the flash pins and
+// the reconfiguration request
+localparam OBS_W = 2 * TLP_IN_W + 129 + 6 + 2 + 11;
 localparam GRP = 16;                          // bits per first-level XOR
 localparam NGRP = (OBS_W + GRP - 1) / GRP;
 
@@ -82,6 +84,14 @@ wire                msi_ready           = stim[2 * TLP_IN_W + 3];
 wire [2:0]          cfg_max_payload     = stim[2 * TLP_IN_W + 4 +: 3];
 wire [2:0]          cfg_max_read_req    = stim[2 * TLP_IN_W + 7 +: 3];
 wire [15:0]         cfg_requester_id    = stim[2 * TLP_IN_W + 10 +: 16];
+wire [3:0]          flash_io_i          = stim[2 * TLP_IN_W + 26 +: 4];
+wire [1:0]          boot_slot           = stim[2 * TLP_IN_W + 30 +: 2];
+wire                boot_fallback       = stim[2 * TLP_IN_W + 32];
+wire                flash_sck;
+wire                flash_cs_n;
+wire [3:0]          flash_io_o;
+wire [3:0]          flash_io_oe;
+wire                reconfig_req;
 
 wire                rx_req_tlp_ready;
 wire [127:0]        tx_cpl_tlp_hdr;
@@ -180,7 +190,15 @@ rnic_core #(
     .s_axis_rx_tready(mac_rx_tready),
     .cfg_max_payload(cfg_max_payload),
     .cfg_max_read_req(cfg_max_read_req),
-    .cfg_requester_id(cfg_requester_id)
+    .cfg_requester_id(cfg_requester_id),
+    .flash_sck(flash_sck),
+    .flash_cs_n(flash_cs_n),
+    .flash_io_o(flash_io_o),
+    .flash_io_oe(flash_io_oe),
+    .flash_io_i(flash_io_i),
+    .boot_slot(boot_slot),
+    .boot_fallback(boot_fallback),
+    .reconfig_req(reconfig_req)
 );
 
 // Observation: register every output, XOR groups of GRP bits into one
@@ -191,7 +209,8 @@ wire [OBS_W-1:0] obs_comb = {
     tx_wr_req_tlp_hdr, tx_wr_req_tlp_data, tx_wr_req_tlp_keep, tx_wr_req_tlp_valid, tx_wr_req_tlp_last,
     tx_rd_req_tlp_hdr, tx_rd_req_tlp_valid,
     msi_vector, msi_valid,
-    rx_req_tlp_ready, rx_cpl_tlp_ready
+    rx_req_tlp_ready, rx_cpl_tlp_ready,
+    flash_sck, flash_cs_n, flash_io_o, flash_io_oe, reconfig_req
 };
 reg [OBS_W-1:0] obs_q = {OBS_W{1'b0}};
 reg [NGRP-1:0] obs_grp = {NGRP{1'b0}};

@@ -112,7 +112,13 @@ fn a_finished_build_is_reported_from_its_files() {
             "critical_paths": []}"#,
     )
     .unwrap();
-    std::fs::write(out.join("design.bit"), b"bits").unwrap();
+    // an ECP5 bitstream starts with its preamble; the build packs it into a
+    // firmware image
+    std::fs::write(
+        out.join("design.bit"),
+        [0xFF, 0x00, 0xFF, 0xFF, 0xBD, 0xB3, 1, 2, 3],
+    )
+    .unwrap();
     std::fs::write(out.join("times.txt"), "synth 100\npnr 900\npack 20\n").unwrap();
     let o = rnic(
         &[
@@ -141,7 +147,7 @@ fn a_finished_build_is_reported_from_its_files() {
     assert_eq!(v["clocks"][0]["met"], false);
     assert_eq!(v["times_s"]["pnr"], 900);
     assert!(v["bitstream"].as_str().unwrap().ends_with("design.bit"));
-    assert!(v["image"].is_null());
+    assert!(v["image"].as_str().unwrap().ends_with("design.rnic"));
     assert_eq!(v["identity"]["board_id"], 2);
 
     // the same build as text names the missed target
