@@ -11,6 +11,7 @@ mod flash;
 mod fuzz;
 mod image;
 mod info;
+mod interop;
 mod local_copy;
 mod torture;
 
@@ -55,6 +56,9 @@ enum Cmd {
     Flash(flash::FlashArgs),
     /// Build the NIC for a board (synthesis, place and route, bitstream).
     Build(build::BuildArgs),
+    /// Interoperate with Linux soft-RoCE (rdma_rxe) in a QEMU guest:
+    /// ibv_rc_pingpong, WRITE_WITH_IMM, ib_write_bw, ib_send_lat.
+    Interop(interop::InteropArgs),
 }
 
 fn main() -> ExitCode {
@@ -74,6 +78,7 @@ fn main() -> ExitCode {
         Cmd::Image(c) => image::run(&c),
         Cmd::Flash(a) => flash::run(&a),
         Cmd::Build(a) => build::run(&a),
+        Cmd::Interop(a) => interop::run(&a),
     };
     match result {
         Ok(code) => code,

@@ -90,6 +90,17 @@ pub fn bring_up<D: Device>(
     peer: &Remote,
     sq_psn: u32,
 ) -> Result<()> {
+    bring_up_with(qp, o, peer, sq_psn, AccessFlags::REMOTE_WRITE)
+}
+
+/// [`bring_up`] with the QP's remote access flags (`qp_access_flags`).
+pub fn bring_up_with<D: Device>(
+    qp: &mut QueuePair<D>,
+    o: &ConnOpts,
+    peer: &Remote,
+    sq_psn: u32,
+    access: AccessFlags,
+) -> Result<()> {
     let (mtu, retry) = (o.mtu, o.retry);
     type M = QpAttrMask;
     qp.modify(
@@ -97,7 +108,7 @@ pub fn bring_up<D: Device>(
             qp_state: QpState::Init,
             pkey_index: 0,
             port_num: 1,
-            qp_access_flags: AccessFlags::REMOTE_WRITE,
+            qp_access_flags: access,
             ..Default::default()
         },
         M::STATE | M::PKEY_INDEX | M::PORT | M::ACCESS_FLAGS,

@@ -26,6 +26,7 @@ pub mod posted_queue;
 pub mod read_completer;
 pub mod root_complex;
 pub mod spi_flash;
+pub mod stream_port;
 pub mod tlp;
 pub mod verilated;
 pub mod world;
@@ -43,6 +44,7 @@ pub use root_complex::{
     RootComplexConfig, Stats,
 };
 pub use spi_flash::{FlashOp, FlashOpKind, FlashStats, FlashTiming, SpiFlash, SpiFlashConfig};
+pub use stream_port::{StreamPort, StreamPortStats};
 pub use verilated::{VerilatedModel, MODEL_WIDTHS, RTL_AVAILABLE};
 pub use world::{SimWorld, World, WorldConfig};
 

@@ -23,6 +23,7 @@ use crate::pcap::{CaptureFile, FrameRing, WireFrame};
 use crate::ports::{Model, PortsIn, PortsOut};
 use crate::root_complex::{PortHook, RootComplex, RootComplexConfig};
 use crate::spi_flash::SpiFlash;
+use crate::stream_port::{StreamPort, StreamPortStats};
 use crate::verilated::VerilatedModel;
 use crate::SimError;
 
@@ -43,6 +44,10 @@ pub struct WorldConfig {
     /// With one NIC: its frames come back to it through the fabric. Off:
     /// they are counted (`FabricStats::unrouted`) and dropped.
     pub loopback: bool,
+    /// Fabric endpoints beyond the NICs that lead out of the simulation
+    /// (endpoint `nics + k` is external port `k`), connected with
+    /// [`SimWorld::connect_external`] to e.g. a QEMU guest's NIC.
+    pub external_ports: usize,
     /// Capture every frame on the wire here (`.pcapng`: with fates).
     pub pcap: Option<PathBuf>,
     /// Keep the last this many frames for [`SimWorld::dump_window`] (0: off).
@@ -71,6 +76,7 @@ impl Default for WorldConfig {
             fabric: FabricConfig::ideal(),
             mac: MacConfig::default(),
             loopback: false,
+            external_ports: 0,
             pcap: None,
             pcap_window: 0,
             wave: None,
@@ -223,7 +229,14 @@ pub struct World {
     capture: Option<CaptureFile>,
     ring: FrameRing,
     capture_error: Option<SimError>,
+    /// External ports (`None`: not connected yet).
+    externals: Vec<Option<StreamPort>>,
+    /// Frames for external ports that never had a peer.
+    external_unconnected: Vec<u64>,
 }
+
+/// Cycles between two polls of the external ports' sockets.
+const EXTERNAL_POLL: u64 = 256;
 
 impl World {
     /// Cycles run so far.
@@ -294,7 +307,33 @@ impl World {
         if events {
             self.collect();
         }
+        if !self.externals.is_empty() && now % EXTERNAL_POLL == 0 {
+            self.poll_externals(now);
+        }
         self.cycle += 1;
+    }
+
+    /// Frames from the external peers enter the fabric (captured like the
+    /// NICs' own); queued frames to them are written.
+    #[inline(never)]
+    fn poll_externals(&mut self, now: u64) {
+        let base = self.nics.len();
+        for k in 0..self.externals.len() {
+            let Some(mut port) = self.externals[k].take() else {
+                continue;
+            };
+            let mut frames = Vec::new();
+            port.poll_rx(|f| {
+                let mut v = self.fabric.take_buf();
+                v.extend_from_slice(f);
+                frames.push(v);
+            });
+            port.flush_tx();
+            self.externals[k] = Some(port);
+            for f in frames {
+                self.transmit(base + k, now, f);
+            }
+        }
     }
 
     /// Run `cycles` cycles.
@@ -307,7 +346,16 @@ impl World {
     #[inline(never)]
     fn deliver(&mut self, now: u64) {
         while let Some(d) = self.fabric.pop_due(now) {
-            self.nics[d.dst].mac.rx_push(d.data, d.bad);
+            if d.dst < self.nics.len() {
+                self.nics[d.dst].mac.rx_push(d.data, d.bad);
+                continue;
+            }
+            let k = d.dst - self.nics.len();
+            match &mut self.externals[k] {
+                Some(p) => p.push_tx(&d.data, d.bad),
+                None => self.external_unconnected[k] += 1,
+            }
+            self.fabric.recycle(d.data);
         }
     }
 
@@ -394,6 +442,13 @@ impl SimWorld {
         if n == 0 || n > 64 {
             return Err(SimError::Config(format!("{n} NICs (1..=64 allowed)")));
         }
+        if cfg.external_ports > 8 {
+            return Err(SimError::Config(format!(
+                "{} external ports (0..=8 allowed)",
+                cfg.external_ports
+            )));
+        }
+        let endpoints = n + cfg.external_ports;
         if !(cfg.clock_mhz.is_finite() && cfg.clock_mhz > 0.0) {
             return Err(SimError::Config(format!("clock {} MHz", cfg.clock_mhz)));
         }
@@ -429,7 +484,7 @@ impl SimWorld {
                 reconfig_left: 0,
             });
         }
-        let routing = match (n, cfg.loopback) {
+        let routing = match (endpoints, cfg.loopback) {
             (1, true) => Routing::Loopback,
             (1, false) => Routing::Sink,
             (2, _) => Routing::PointToPoint,
@@ -437,15 +492,16 @@ impl SimWorld {
         };
         let fabric = Fabric::new(
             &cfg.fabric,
-            n,
+            endpoints,
             routing,
             f64::from(cfg.data_w / 8),
             splitmix(cfg.seed ^ 0xFAB1_1C00),
         )?;
         let capture = match &cfg.pcap {
-            Some(p) => Some(CaptureFile::create(p, cfg.clock_mhz, n)?),
+            Some(p) => Some(CaptureFile::create(p, cfg.clock_mhz, endpoints)?),
             None => None,
         };
+        let cfg_ext = cfg.external_ports;
         let mut world = World {
             ring: FrameRing::new(cfg.pcap_window),
             cfg,
@@ -454,6 +510,8 @@ impl SimWorld {
             cycle: 0,
             capture,
             capture_error: None,
+            externals: (0..cfg_ext).map(|_| None).collect(),
+            external_unconnected: vec![0; cfg_ext],
         };
         for nic in &mut world.nics {
             nic.rc.set_reset(true);
@@ -546,6 +604,43 @@ impl SimWorld {
         self.core.borrow().mac_stats(nic)
     }
 
+    /// Attach a connected peer to external port `k` (endpoint `nics + k`
+    /// of the fabric); a peer attached before is replaced.
+    pub fn connect_external(&self, k: usize, port: StreamPort) -> Result<(), SimError> {
+        let mut g = self.core.borrow_mut();
+        let n = g.externals.len();
+        let slot = g
+            .externals
+            .get_mut(k)
+            .ok_or_else(|| SimError::Config(format!("external port {k}: the world has {n}")))?;
+        *slot = Some(port);
+        Ok(())
+    }
+
+    /// Detach external port `k`'s peer (to attach it to another world);
+    /// frames to the port are counted as unconnected from now on.
+    pub fn disconnect_external(&self, k: usize) -> Option<StreamPort> {
+        let mut g = self.core.borrow_mut();
+        g.externals.get_mut(k)?.take()
+    }
+
+    /// Counters of external port `k` (frames to it before it was connected
+    /// in `unconnected_out`); None if there is no such port.
+    pub fn external_stats(&self, k: usize) -> Option<StreamPortStats> {
+        let g = self.core.borrow();
+        let slot = g.externals.get(k)?;
+        let mut s = slot.as_ref().map(StreamPort::stats).unwrap_or_default();
+        s.unconnected_out += g.external_unconnected[k];
+        Some(s)
+    }
+
+    /// Why external port `k`'s peer is gone (None: connected and open, or
+    /// never connected).
+    pub fn external_closed(&self, k: usize) -> Option<String> {
+        let g = self.core.borrow();
+        g.externals.get(k)?.as_ref()?.closed().map(str::to_string)
+    }
+
     /// Send `frame` as if NIC `from` had transmitted it now (captured, then
     /// through the fabric).
     pub fn send_frame(&self, from: usize, frame: &[u8]) {
@@ -582,7 +677,8 @@ impl SimWorld {
     /// the number of frames written. The window is kept.
     pub fn dump_window(&self, path: &Path) -> Result<usize, SimError> {
         let g = self.core.borrow();
-        g.ring.dump(path, g.cfg.clock_mhz, g.nics.len())
+        g.ring
+            .dump(path, g.cfg.clock_mhz, g.nics.len() + g.externals.len())
     }
 
     pub fn clear_window(&self) {
@@ -592,7 +688,7 @@ impl SimWorld {
     /// Start (or restart) capturing every frame to `path`.
     pub fn start_pcap(&self, path: &Path) -> Result<(), SimError> {
         let mut g = self.core.borrow_mut();
-        let f = CaptureFile::create(path, g.cfg.clock_mhz, g.nics.len())?;
+        let f = CaptureFile::create(path, g.cfg.clock_mhz, g.nics.len() + g.externals.len())?;
         if let Some(mut old) = g.capture.replace(f) {
             old.flush()?;
         }

@@ -1,0 +1,235 @@
+//! `rnic interop`: the simulated NIC against Linux soft-RoCE (`rdma_rxe`) in
+//! a QEMU guest: ibv_rc_pingpong, WRITE_WITH_IMM (pyverbs), ib_write_bw and
+//! ib_send_lat, rnic as requester and as responder, over a fabric profile.
+//! Exit status 0 all passed, 1 a run failed, 2 setup error (no QEMU, no
+//! image, guest did not boot).
+
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _, Result};
+use clap::Args;
+use rnic_interop::suite::{self, RunSpec, Test};
+use rnic_interop::{Guest, GuestConfig, Role};
+
+#[derive(Args)]
+pub struct InteropArgs {
+    /// Guest image directory (vmlinuz, initrd.img, rootfs.ext4).
+    #[arg(long, env = "RNIC_GUEST_IMAGE", default_value_os_t = default_image())]
+    pub image: PathBuf,
+    /// Build the guest image first if it is missing or stale (root;
+    /// debootstrap from the Debian mirror apt uses; about 2 minutes).
+    #[arg(long)]
+    pub build_image: bool,
+    /// Tests to run: pingpong, write-imm, write-bw, send-lat.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "pingpong,write-imm,write-bw,send-lat"
+    )]
+    pub tests: Vec<String>,
+    /// rnic's roles: requester (rnic sends), responder (the guest sends).
+    #[arg(long, value_delimiter = ',', default_value = "requester,responder")]
+    pub roles: Vec<String>,
+    /// Fabric profiles between rnic and the guest (e.g. ideal,lossy).
+    #[arg(long, value_delimiter = ',', default_value = "ideal")]
+    pub fabric: Vec<String>,
+    /// Path MTUs (256..4096).
+    #[arg(long, value_delimiter = ',', default_value = "1024")]
+    pub mtu: Vec<u32>,
+    /// Messages (iterations) per run.
+    #[arg(long, default_value_t = 50)]
+    pub iters: u32,
+    /// Message size in bytes (write-imm: the size of each of its 4 WRITEs).
+    #[arg(long, default_value_t = 4096)]
+    pub size: u32,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[arg(long, default_value_t = 64)]
+    pub data_w: u32,
+    /// Write a pcap of every run here (`<test>-<role>-<fabric>-<mtu>.pcap`).
+    #[arg(long)]
+    pub pcap_dir: Option<PathBuf>,
+    /// Wall-clock limit of each run, in seconds.
+    #[arg(long, default_value_t = 300)]
+    pub limit: u64,
+    /// Seconds the guest may take to boot and bring rxe0 up.
+    #[arg(long, default_value_t = 240)]
+    pub boot_timeout: u64,
+    /// Sockets and the guest console log go here.
+    #[arg(long, default_value_os_t = std::env::temp_dir().join(format!("rnic-interop-{}", std::process::id())))]
+    pub run_dir: PathBuf,
+    /// One JSON object per run on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `target/rxe-guest` of this checkout.
+pub fn default_image() -> PathBuf {
+    repo_root().join("target/rxe-guest")
+}
+
+pub fn build_image(dir: &std::path::Path) -> Result<()> {
+    let script = repo_root().join("sim/rxe-guest/build-image.sh");
+    let st = Command::new("bash")
+        .arg(&script)
+        .arg(dir)
+        .status()
+        .with_context(|| format!("running {}", script.display()))?;
+    if !st.success() {
+        bail!("{} {} failed ({st})", script.display(), dir.display());
+    }
+    Ok(())
+}
+
+pub fn run(a: &InteropArgs) -> Result<ExitCode> {
+    let tests = a
+        .tests
+        .iter()
+        .map(|t| {
+            Test::from_name(t).with_context(|| {
+                format!(
+                    "unknown test {t:?}; valid: {}",
+                    Test::ALL.map(Test::name).join(", ")
+                )
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let roles = a
+        .roles
+        .iter()
+        .map(|r| match r.as_str() {
+            "requester" => Ok(Role::Requester),
+            "responder" => Ok(Role::Responder),
+            _ => bail!("unknown role {r:?}; valid: requester, responder"),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    for f in &a.fabric {
+        rnic_sim::FabricConfig::profile(f).map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
+    for &m in &a.mtu {
+        rnic_torture::mtu_from_bytes(m).map_err(|e| anyhow::anyhow!("--mtu: {e}"))?;
+    }
+    if a.build_image {
+        build_image(&a.image)?;
+    }
+    if let Some(d) = &a.pcap_dir {
+        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+    }
+    let mut gc = GuestConfig::new(&a.image, &a.run_dir);
+    gc.boot_timeout = Duration::from_secs(a.boot_timeout);
+    let t0 = Instant::now();
+    eprintln!(
+        "rnic interop: booting the rxe guest ({})",
+        a.image.display()
+    );
+    let mut guest = Guest::boot(&gc)?;
+    eprintln!(
+        "rnic interop: guest ready in {:.1} s: rxe0 GID {} active MTU {}",
+        guest.boot_time.as_secs_f64(),
+        std::net::Ipv6Addr::from(guest.gid),
+        guest.active_mtu
+    );
+    let mut failed = 0;
+    let mut n = 0;
+    for f in &a.fabric {
+        for &mtu in &a.mtu {
+            for &t in &tests {
+                for &role in &roles {
+                    n += 1;
+                    let mut spec = RunSpec::new(t, role);
+                    spec.fabric = f.clone();
+                    spec.mtu = mtu;
+                    spec.seed = a.seed;
+                    spec.data_w = a.data_w;
+                    spec.iters = a.iters;
+                    spec.size = a.size;
+                    spec.limit = Duration::from_secs(a.limit);
+                    spec.pcap = a.pcap_dir.as_ref().map(|d| {
+                        d.join(format!(
+                            "{}-{}-{f}-{mtu}.pcap",
+                            t.name(),
+                            match role {
+                                Role::Requester => "requester",
+                                Role::Responder => "responder",
+                            }
+                        ))
+                    });
+                    match suite::run_one(&mut guest, &spec) {
+                        Ok(r) => {
+                            if a.json {
+                                println!("{}", serde_json::to_string(&r)?);
+                            } else {
+                                println!(
+                                    "ok    {:<10} rnic {:<9} {:<7} mtu {:<4}: sent {} msgs / {} B, received {} msgs, {} B checked; frames {} to guest, {} from guest, {} dropped; rnic retransmits {} timeouts {}; {} cycles, {:.1} s",
+                                    t.name(),
+                                    format!("{role:?}").to_lowercase(),
+                                    f,
+                                    mtu,
+                                    r.messages_sent,
+                                    r.bytes_sent,
+                                    r.messages_received,
+                                    r.bytes_checked,
+                                    r.frames_to_guest,
+                                    r.frames_from_guest,
+                                    r.frames_dropped,
+                                    r.rnic_retransmits,
+                                    r.rnic_timeouts,
+                                    r.cycles,
+                                    r.wall_secs
+                                );
+                                if let Some(line) = guest_summary(&r.guest_output) {
+                                    println!("      guest: {line}");
+                                }
+                            }
+                        }
+                        Err(e) => {
+                            failed += 1;
+                            println!(
+                                "FAIL  {:<10} rnic {:<9} {:<7} mtu {:<4}: {e}",
+                                t.name(),
+                                format!("{role:?}").to_lowercase(),
+                                f,
+                                mtu
+                            );
+                            println!("      repeat: {}", spec.command());
+                            if matches!(e, rnic_interop::InteropError::Guest(_)) {
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    guest.shutdown();
+    eprintln!(
+        "rnic interop: {} of {n} runs passed in {:.0} s",
+        n - failed,
+        t0.elapsed().as_secs_f64()
+    );
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The line of a guest program's output worth showing (its result).
+fn guest_summary(out: &str) -> Option<String> {
+    out.lines()
+        .rev()
+        .find(|l| {
+            let l = l.trim();
+            l.starts_with('{')
+                || l.contains("Mbit/sec")
+                || l.contains("usec/iter")
+                || l.chars().next().is_some_and(|c| c.is_ascii_digit())
+        })
+        .map(|l| l.trim().to_string())
+}

@@ -1,0 +1,136 @@
+//! Interoperability with an independent RoCEv2 peer: Linux's soft-RoCE
+//! driver (`rdma_rxe`) with rdma-core and perftest, in a QEMU guest whose
+//! RoCE port is attached to the simulator's fabric.
+//!
+//! - [`guest`]: boot the guest (image from `sim/rxe-guest/build-image.sh`),
+//!   run commands in it.
+//! - [`rnic_side`]: the simulated NIC with one QP, the guest's NIC on the
+//!   other end of the fabric.
+//! - [`pingpong`] / [`pingpong_run`]: `ibv_rc_pingpong`'s exchange and data
+//!   phase, rnic in either role.
+//! - [`imm_run`]: WRITE and WRITE_WITH_IMM against a pyverbs script in the
+//!   guest, data checked at completion time on both sides.
+//! - [`perftest`]: perftest's TCP control channel, rnic in either role.
+
+use std::time::Duration;
+
+pub mod guest;
+pub mod imm_run;
+pub mod perftest;
+pub mod perftest_run;
+pub mod pingpong;
+pub mod pingpong_run;
+pub mod rnic_side;
+pub mod suite;
+
+pub use guest::{Guest, GuestConfig, GuestError};
+pub use rnic_side::{Rnic, RnicOpts};
+
+/// Everything that can end an interop run.
+#[derive(Debug, thiserror::Error)]
+pub enum InteropError {
+    #[error(transparent)]
+    Guest(#[from] GuestError),
+    #[error(transparent)]
+    PingPong(#[from] pingpong::PingPongError),
+    #[error(transparent)]
+    Perftest(#[from] perftest::PerftestError),
+    #[error(transparent)]
+    Setup(#[from] rnic_torture::Error),
+    #[error(transparent)]
+    Verbs(#[from] rnic_verbs::VerbsError),
+    #[error(transparent)]
+    Sim(#[from] rnic_sim::SimError),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// The run's finding: what went wrong, for the user.
+    #[error("{0}")]
+    Failed(String),
+}
+
+pub type Result<T, E = InteropError> = std::result::Result<T, E>;
+
+/// rnic's role in a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// rnic sends (the guest's program is the server / receiver).
+    Requester,
+    /// rnic receives (the guest's program is the client / sender).
+    Responder,
+}
+
+/// What one run did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Report {
+    pub test: String,
+    pub rnic_role: Role,
+    pub fabric: String,
+    pub mtu: u32,
+    /// Messages rnic sent and received.
+    pub messages_sent: u64,
+    pub messages_received: u64,
+    /// Payload bytes rnic sent, and bytes rnic received and checked.
+    pub bytes_sent: u64,
+    pub bytes_checked: u64,
+    /// Frames across the link (rnic to guest, guest to rnic), frames the
+    /// fabric dropped.
+    pub frames_to_guest: u64,
+    pub frames_from_guest: u64,
+    pub frames_dropped: u64,
+    /// rnic's requester recoveries and its drops of the guest's frames.
+    pub rnic_retransmits: u32,
+    pub rnic_timeouts: u32,
+    pub rnic_seq_naks_received: u32,
+    pub rnic_error_naks_sent: u32,
+    pub rnic_rx_dropped: u32,
+    pub cycles: u64,
+    pub wall_secs: f64,
+    /// The guest program's output.
+    pub guest_output: String,
+}
+
+impl Report {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn collect(
+        test: &str,
+        role: Role,
+        rnic: &Rnic,
+        mtu: u32,
+        sent: u64,
+        received: u64,
+        bytes_sent: u64,
+        bytes_checked: u64,
+        guest_output: String,
+        wall: Duration,
+    ) -> Self {
+        let c = rnic.counters().unwrap_or_default();
+        let l = rnic.link_stats();
+        let f = rnic.fabric_stats();
+        Self {
+            test: test.to_string(),
+            rnic_role: role,
+            fabric: rnic.opts.fabric.clone(),
+            mtu,
+            messages_sent: sent,
+            messages_received: received,
+            bytes_sent,
+            bytes_checked,
+            frames_to_guest: l.frames_out,
+            frames_from_guest: l.frames_in,
+            frames_dropped: f.total.dropped,
+            rnic_retransmits: c.tx_retransmits,
+            rnic_timeouts: c.rtx_timeouts,
+            rnic_seq_naks_received: c.rx_nak_seq,
+            rnic_error_naks_sent: c.rx_nak,
+            rnic_rx_dropped: c.rx_drop_icrc
+                + c.rx_drop_malformed
+                + c.rx_drop_nobuf
+                + c.rx_drop_qp
+                + c.rx_drop_psn,
+            cycles: rnic.world.now(),
+            wall_secs: wall.as_secs_f64(),
+            guest_output,
+        }
+    }
+}

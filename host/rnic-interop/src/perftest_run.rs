@@ -1,0 +1,308 @@
+//! perftest (`ib_write_bw`, `ib_send_lat`) against rnic, in both roles,
+//! over perftest's own TCP control channel ([`crate::perftest`]).
+//!
+//! The exchange before the data phase needs nothing from the simulation and
+//! runs on this thread; the part after it can wait for the guest's program,
+//! which in turn may wait for rnic's ACKs, so it runs on a helper thread
+//! while this one keeps the simulation going.
+
+use std::io::ErrorKind;
+use std::net::{TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+use rnic_torture::conn::PortAddr;
+use rnic_verbs::{WcOpcode, WrOpcode};
+
+use crate::guest::{gid_ipv4, Guest};
+use crate::perftest::{self, BwReport, Dest, Handshake, IbvMtu, Params, Stage, TestKind};
+use crate::suite::{RunSpec, Test};
+use crate::{InteropError, Report, Result, Rnic, Role};
+
+const RECV_DEPTH: u32 = 32;
+
+fn kind_of(t: Test) -> TestKind {
+    match t {
+        Test::WriteBw => TestKind::WriteBw,
+        _ => TestKind::SendLat,
+    }
+}
+
+pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report> {
+    let kind = kind_of(spec.test);
+    let t0 = Instant::now();
+    let mtu = IbvMtu::from_bytes(spec.mtu)
+        .ok_or_else(|| InteropError::Failed(format!("MTU {}", spec.mtu)))?;
+    let mut params = Params::new(kind);
+    params.size = u64::from(spec.size);
+    params.iters = u64::from(spec.iters);
+    params.mtu = mtu;
+    params.rx_depth = RECV_DEPTH;
+    let program = format!(
+        "{} -d rxe0 -i 1 -x 1 -F -s {} -n {} -m {}",
+        kind.program(),
+        spec.size,
+        spec.iters,
+        spec.mtu
+    );
+    let local = [Dest::new(
+        rnic.qpn(),
+        rnic.sq_psn,
+        rnic.mr.rkey(),
+        rnic.mr.addr(),
+        rnic.gid(),
+    )];
+    let stream = match spec.role {
+        Role::Requester => {
+            guest.start(&program)?;
+            connect_retry(guest, spec.limit)?
+        }
+        Role::Responder => {
+            let l = TcpListener::bind(("127.0.0.1", 18517))?;
+            guest.start(&format!("{program} -p 18517 10.0.2.2"))?;
+            let s = crate::pingpong_run::accept(&l, rnic, guest, spec.limit)?;
+            s.set_nodelay(true)?;
+            s
+        }
+    };
+    let peer_mac = guest.config().mac;
+    let guest_ip = guest.config().ip;
+    let size = spec.size;
+    // rnic's part of the exchange's two stops.
+    let mut hook = |st: Stage, hs: &Handshake| -> std::result::Result<(), perftest::HookError> {
+        match st {
+            Stage::Connect => {
+                if hs.region_len() > rnic.opts.buf_len as u64 {
+                    return Err(format!(
+                        "perftest's region is {} bytes, rnic's buffer {}",
+                        hs.region_len(),
+                        rnic.opts.buf_len
+                    )
+                    .into());
+                }
+                let r = &hs.remote[0];
+                let ip = gid_ipv4(&r.gid).ok_or("the guest's GID is not IPv4-mapped")?;
+                if ip != guest_ip {
+                    return Err(format!("the guest's GID names {ip}, not {guest_ip}").into());
+                }
+                rnic.connect(
+                    hs.negotiated.mtu.bytes(),
+                    PortAddr { mac: peer_mac, ip },
+                    r.qpn,
+                    r.psn,
+                )
+                .map_err(|e| e.to_string())?;
+            }
+            Stage::Arm => {
+                if kind == TestKind::SendLat {
+                    let half = rnic.opts.buf_len / 2;
+                    for _ in 0..RECV_DEPTH.min(spec.iters) {
+                        rnic.post_recv(0, half, size).map_err(|e| e.to_string())?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    };
+    let mut stream = stream;
+    let hs = match spec.role {
+        Role::Requester => {
+            perftest::client_handshake(&mut stream, kind, &params, &local, &mut hook)?
+        }
+        Role::Responder => {
+            perftest::server_handshake(&mut stream, kind, &params, &local, &mut hook)?
+        }
+    };
+    tracing::info!(?kind, role = ?spec.role, mtu = hs.negotiated.mtu.bytes(), peer = %hs.remote[0], "perftest connected");
+
+    let iters = u64::from(spec.iters);
+    let (mut sent, mut recvd, mut completed) = (0u64, 0u64, 0u64);
+    let mut guest_result = None;
+    let mut wcs = Vec::new();
+    let data_t0 = Instant::now();
+    let mut finisher: Option<std::thread::JoinHandle<perftest::Result<perftest::Finish>>> = None;
+    let mut finish = None;
+    let mut stream = Some(stream);
+    let half = rnic.opts.buf_len / 2;
+    let pattern: Vec<u8> = (0..size).map(|i| (i as u8) ^ 0xA5).collect();
+    rnic.buf.write(0, &pattern);
+    loop {
+        // Post what the role and the test allow now.
+        match (kind, spec.role) {
+            (TestKind::WriteBw, Role::Requester) => {
+                while sent < iters && sent - completed < 32 {
+                    let off = hs.msg_offset(sent);
+                    rnic.post_send(
+                        sent,
+                        WrOpcode::RdmaWrite,
+                        off as usize,
+                        size,
+                        Some((hs.remote[0].vaddr + off, hs.remote[0].rkey)),
+                        None,
+                    )?;
+                    sent += 1;
+                }
+            }
+            (TestKind::SendLat, role) => {
+                // Ping-pong: the client sends first; after that each side
+                // sends once it has received.
+                let may = if role == Role::Requester {
+                    sent == 0 || recvd >= sent
+                } else {
+                    recvd > sent
+                };
+                if sent < iters && may && completed == sent {
+                    rnic.post_send(sent, WrOpcode::Send, 0, size, None, None)?;
+                    sent += 1;
+                }
+            }
+            _ => {}
+        }
+        let data_done = match (kind, spec.role) {
+            (TestKind::WriteBw, Role::Requester) => completed == iters,
+            (TestKind::WriteBw, Role::Responder) => true,
+            _ => completed == iters && recvd == iters,
+        };
+        // After our data phase: perftest's closing exchange, on a thread.
+        if data_done && finisher.is_none() && finish.is_none() {
+            let ready = match spec.role {
+                Role::Requester => true,
+                // A server may only enter it once the client has: it reads
+                // first, and the client writes only after its data phase.
+                Role::Responder => readable(stream.as_ref().expect("stream"))?,
+            };
+            if ready {
+                let mut s = stream.take().expect("stream");
+                let hs2 = hs.clone();
+                let role = spec.role;
+                let report = (kind == TestKind::WriteBw && role == Role::Requester)
+                    .then(|| BwReport::from_run(u64::from(size), iters, data_t0.elapsed(), false));
+                let rep0 =
+                    (kind == TestKind::WriteBw && role == Role::Responder).then(BwReport::zero);
+                s.set_read_timeout(Some(Duration::from_secs(120)))?;
+                finisher = Some(std::thread::spawn(move || match role {
+                    Role::Requester => perftest::client_finish(&mut s, &hs2, report.as_ref()),
+                    Role::Responder => perftest::server_finish(&mut s, &hs2, rep0.as_ref()),
+                }));
+            }
+        }
+        if finisher.as_ref().is_some_and(|h| h.is_finished()) {
+            let r = finisher.take().expect("thread").join().map_err(|_| {
+                InteropError::Failed("the perftest closing exchange panicked".into())
+            })?;
+            finish = Some(r?);
+        }
+        if finish.is_some() && guest_result.is_some() {
+            break;
+        }
+        if let Some(r) = rnic.step(guest, 2_000, spec.limit)? {
+            if r.rc != 0 {
+                return Err(InteropError::Failed(format!(
+                    "the guest's `{program}` failed (exit {}) with rnic at {sent} sent, {recvd} received:\n{}",
+                    r.rc, r.output
+                )));
+            }
+            guest_result = Some(r);
+        }
+        wcs.clear();
+        rnic.poll(&mut wcs)?;
+        for wc in &wcs {
+            match wc.opcode {
+                WcOpcode::RdmaWrite | WcOpcode::Send => completed += 1,
+                WcOpcode::Recv => {
+                    if wc.byte_len != size {
+                        return Err(InteropError::Failed(format!(
+                            "SEND {recvd} from the guest: {} bytes, {size} expected",
+                            wc.byte_len
+                        )));
+                    }
+                    recvd += 1;
+                    if recvd + u64::from(RECV_DEPTH.min(spec.iters)) <= iters {
+                        rnic.post_recv(0, half, size)?;
+                    }
+                }
+                op => {
+                    return Err(InteropError::Failed(format!(
+                        "unexpected completion {op:?}"
+                    )))
+                }
+            }
+        }
+        if t0.elapsed() > spec.limit {
+            return Err(InteropError::Failed(format!(
+                "{} did not finish within {:?}: rnic sent {sent} (completed {completed}), received {recvd}; guest output:\n{}",
+                kind.program(),
+                spec.limit,
+                guest.output_so_far()
+            )));
+        }
+    }
+    let out = guest_result.map(|r| r.output).unwrap_or_default();
+    if let Some(f) = &finish {
+        if let Some(p) = &f.peer_report {
+            tracing::info!(?p, "perftest peer report");
+        }
+    }
+    Ok(Report::collect(
+        &format!("perftest {}", kind.program()),
+        spec.role,
+        rnic,
+        hs.negotiated.mtu.bytes(),
+        sent,
+        recvd,
+        sent * u64::from(size),
+        0,
+        out,
+        t0.elapsed(),
+    ))
+}
+
+/// Whether the peer has written something we have not read yet.
+fn readable(s: &TcpStream) -> Result<bool> {
+    s.set_nonblocking(true)?;
+    let mut b = [0u8; 1];
+    let r = match s.peek(&mut b) {
+        Ok(0) => Err(InteropError::Failed(
+            "the guest's perftest closed the control connection".into(),
+        )),
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == ErrorKind::WouldBlock => Ok(false),
+        Err(e) => Err(e.into()),
+    };
+    s.set_nonblocking(false)?;
+    r
+}
+
+/// Connect to the guest's perftest server through the forwarded port; it
+/// listens a moment after it starts.
+fn connect_retry(guest: &mut Guest, limit: Duration) -> Result<TcpStream> {
+    let t0 = Instant::now();
+    loop {
+        // QEMU's user network accepts at once and then closes if nothing
+        // listens in the guest: only a version message back proves a server.
+        if let Ok(s) = TcpStream::connect(("127.0.0.1", guest.control_port)) {
+            s.set_nodelay(true)?;
+            s.set_read_timeout(Some(Duration::from_secs(60)))?;
+            std::thread::sleep(Duration::from_secs(1));
+            s.set_nonblocking(true)?;
+            let mut b = [0u8; 1];
+            // A perftest server reads first: silence means it is there.
+            let alive = matches!(s.peek(&mut b), Err(ref e) if e.kind() == ErrorKind::WouldBlock);
+            s.set_nonblocking(false)?;
+            if alive {
+                return Ok(s);
+            }
+        }
+        if let Some(res) = guest.poll()? {
+            return Err(InteropError::Failed(format!(
+                "the guest's perftest server ended (exit {}) before the exchange: {}",
+                res.rc, res.output
+            )));
+        }
+        if t0.elapsed() > limit.min(Duration::from_secs(120)) {
+            return Err(InteropError::Failed(
+                "could not reach the guest's perftest server".into(),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}

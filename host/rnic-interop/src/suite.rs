@@ -1,0 +1,161 @@
+//! One guest, many runs: each run builds a fresh simulated NIC (its own
+//! world, fabric profile and seed), attaches the guest's link to it, runs one
+//! test in one role, and hands the link back.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::guest::Guest;
+use crate::imm_run::{self, ImmOpts};
+use crate::pingpong_run::{self, PingPongOpts};
+use crate::{perftest_run, InteropError, Report, Result, Rnic, RnicOpts, Role};
+
+/// The tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Test {
+    /// `ibv_rc_pingpong`: SEND/RECV, every byte checked by rnic.
+    PingPong,
+    /// WRITE + WRITE_WITH_IMM with `imm_peer.py`: data checked at
+    /// completion on the receiving side.
+    WriteImm,
+    /// perftest `ib_write_bw`.
+    WriteBw,
+    /// perftest `ib_send_lat`.
+    SendLat,
+}
+
+impl Test {
+    pub const ALL: [Test; 4] = [Test::PingPong, Test::WriteImm, Test::WriteBw, Test::SendLat];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Test::PingPong => "pingpong",
+            Test::WriteImm => "write-imm",
+            Test::WriteBw => "write-bw",
+            Test::SendLat => "send-lat",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.name() == s)
+    }
+}
+
+/// One run.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    pub test: Test,
+    pub role: Role,
+    pub fabric: String,
+    pub mtu: u32,
+    pub seed: u64,
+    pub data_w: u32,
+    /// Messages (iterations) of the run.
+    pub iters: u32,
+    /// Message size (pingpong, write-bw, send-lat) or chunk size (write-imm).
+    pub size: u32,
+    pub pcap: Option<PathBuf>,
+    pub limit: Duration,
+}
+
+impl RunSpec {
+    pub fn new(test: Test, role: Role) -> Self {
+        Self {
+            test,
+            role,
+            fabric: "ideal".into(),
+            mtu: 1024,
+            seed: 1,
+            data_w: 64,
+            iters: 50,
+            size: 4096,
+            pcap: None,
+            limit: Duration::from_secs(300),
+        }
+    }
+
+    /// The command that repeats this run.
+    pub fn command(&self) -> String {
+        format!(
+            "rnic interop --tests {} --roles {} --fabric {} --mtu {} --seed {} --data-w {} --iters {} --size {}",
+            self.test.name(),
+            match self.role {
+                Role::Requester => "requester",
+                Role::Responder => "responder",
+            },
+            self.fabric,
+            self.mtu,
+            self.seed,
+            self.data_w,
+            self.iters,
+            self.size
+        )
+    }
+}
+
+/// Run `spec` against `guest`.
+pub fn run_one(guest: &mut Guest, spec: &RunSpec) -> Result<Report> {
+    let mut port = guest
+        .take_roce_port()
+        .ok_or_else(|| InteropError::Failed("the guest's link is in use".into()))?;
+    port.reset_stats();
+    let msg = spec.size as usize;
+    let buf_len = match spec.test {
+        Test::WriteImm => (msg * 4 * spec.iters as usize).next_power_of_two(),
+        _ => (4 * msg).next_power_of_two(),
+    }
+    .max(1 << 16);
+    let o = RnicOpts {
+        data_w: spec.data_w,
+        seed: spec.seed,
+        fabric: spec.fabric.clone(),
+        pcap: spec.pcap.clone(),
+        buf_len,
+        addr: rnic_torture::conn::PortAddr {
+            mac: guest.config().peer_mac,
+            ip: guest.config().peer_ip,
+        },
+        ..RnicOpts::default()
+    };
+    let mut rnic = match Rnic::new(&o) {
+        Ok(r) => r,
+        Err(e) => {
+            guest.put_roce_port(port);
+            return Err(e);
+        }
+    };
+    rnic.world.connect_external(0, port)?;
+    let r = match spec.test {
+        Test::PingPong => pingpong_run::run(
+            &mut rnic,
+            guest,
+            spec.role,
+            &PingPongOpts {
+                size: msg,
+                iters: spec.iters,
+                mtu: spec.mtu,
+                limit: spec.limit,
+                ..PingPongOpts::default()
+            },
+        ),
+        Test::WriteImm => imm_run::run(
+            &mut rnic,
+            guest,
+            spec.role,
+            &ImmOpts {
+                count: spec.iters,
+                chunk: spec.size,
+                mtu: spec.mtu,
+                limit: spec.limit,
+                ..ImmOpts::default()
+            },
+        ),
+        Test::WriteBw | Test::SendLat => perftest_run::run(&mut rnic, guest, spec),
+    };
+    let _ = rnic.world.flush_pcap();
+    if let Some(p) = rnic.world.disconnect_external(0) {
+        guest.put_roce_port(p);
+    }
+    r
+}

@@ -1,0 +1,126 @@
+//! Interoperability with Linux soft-RoCE: the simulated NIC against
+//! `rdma_rxe` in a QEMU guest (image: `sim/rxe-guest/build-image.sh`, built
+//! by `.ci/run`; set RNIC_GUEST_IMAGE to use another directory).
+//!
+//! One guest serves every run (it takes tens of seconds to boot under TCG);
+//! each run is a fresh simulated NIC. Without QEMU or the image the test
+//! fails with the command that fixes it; `RNIC_INTEROP=skip` skips it
+//! explicitly (and says so).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use rnic_interop::suite::{run_one, RunSpec, Test};
+use rnic_interop::{Guest, GuestConfig, Role};
+
+fn image() -> PathBuf {
+    std::env::var_os("RNIC_GUEST_IMAGE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/rxe-guest"))
+}
+
+fn skip() -> bool {
+    if std::env::var("RNIC_INTEROP").as_deref() == Ok("skip") {
+        eprintln!("RNIC_INTEROP=skip: the rxe interop suite is SKIPPED");
+        return true;
+    }
+    false
+}
+
+fn boot() -> Guest {
+    let run_dir = std::env::temp_dir().join(format!("rnic-interop-test-{}", std::process::id()));
+    let cfg = GuestConfig::new(image(), run_dir);
+    match Guest::boot(&cfg) {
+        Ok(g) => g,
+        Err(e) => panic!(
+            "{e}\n(build the image with `sudo sim/rxe-guest/build-image.sh {}`, or set RNIC_INTEROP=skip to skip this suite)",
+            image().display()
+        ),
+    }
+}
+
+fn spec(test: Test, role: Role, fabric: &str, mtu: u32) -> RunSpec {
+    let mut s = RunSpec::new(test, role);
+    s.fabric = fabric.into();
+    s.mtu = mtu;
+    s.limit = Duration::from_secs(240);
+    s.iters = match test {
+        Test::PingPong | Test::SendLat => 40,
+        Test::WriteImm => 24,
+        Test::WriteBw => 100,
+    };
+    s.size = match test {
+        Test::WriteImm => 2048,
+        Test::WriteBw => 16384,
+        _ => 4096,
+    };
+    s
+}
+
+/// The short suite CI runs: every test in both roles at PMTU 1024 and
+/// 4096 on an ideal link, and the data-carrying tests on the lossy profile.
+#[test]
+fn rnic_interoperates_with_rxe_in_both_roles() {
+    if skip() {
+        return;
+    }
+    let mut guest = boot();
+    assert_eq!(guest.active_mtu, 4096, "rxe0's active MTU");
+    let mut plan = Vec::new();
+    for mtu in [1024, 4096] {
+        for t in Test::ALL {
+            for r in [Role::Requester, Role::Responder] {
+                plan.push(spec(t, r, "ideal", mtu));
+            }
+        }
+    }
+    for t in [Test::PingPong, Test::WriteImm] {
+        for r in [Role::Requester, Role::Responder] {
+            plan.push(spec(t, r, "lossy", 1024));
+        }
+    }
+    let mut failures = Vec::new();
+    for s in &plan {
+        match run_one(&mut guest, s) {
+            Ok(r) => {
+                eprintln!(
+                    "ok   {}: {} msgs sent, {} received, {} B checked, {} frames to / {} from the guest, {} dropped, {} retransmitted",
+                    s.command(),
+                    r.messages_sent,
+                    r.messages_received,
+                    r.bytes_checked,
+                    r.frames_to_guest,
+                    r.frames_from_guest,
+                    r.frames_dropped,
+                    r.rnic_retransmits
+                );
+                let moved = r.messages_sent + r.messages_received;
+                assert!(moved > 0, "{}: nothing moved", s.command());
+                if s.fabric == "lossy" {
+                    assert!(
+                        r.frames_dropped > 0,
+                        "{}: the lossy link dropped nothing",
+                        s.command()
+                    );
+                }
+                if matches!(s.test, Test::PingPong | Test::WriteImm) {
+                    assert!(r.bytes_checked > 0, "{}: nothing checked", s.command());
+                }
+            }
+            Err(e) => {
+                eprintln!("FAIL {}: {e}", s.command());
+                failures.push(format!("{}: {e}", s.command()));
+                if matches!(e, rnic_interop::InteropError::Guest(_)) {
+                    break;
+                }
+            }
+        }
+    }
+    guest.shutdown();
+    assert!(
+        failures.is_empty(),
+        "{} runs failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
