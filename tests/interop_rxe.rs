@@ -95,7 +95,36 @@ fn rnic_interoperates_with_rxe_in_both_roles() {
                     r.rnic_retransmits
                 );
                 let moved = r.messages_sent + r.messages_received;
+                assert!(
+                    r.frames_to_guest > 0 && r.frames_from_guest > 0,
+                    "{}",
+                    s.command()
+                );
                 assert!(moved > 0, "{}: nothing moved", s.command());
+                let rxe = |k: &str| r.rxe_counters.get(k).copied().unwrap_or(0);
+                // Every frame rxe sends passes rnic's checks, and on a clean
+                // link rnic never resends and rxe never sees a duplicate or
+                // a gap from rnic. (rxe itself resends now and then on a
+                // clean link: its retransmit timer is armed once and not
+                // pushed back by later sends, so it can fire a few ms after
+                // a new message; rnic drops those copies as duplicates.)
+                assert_eq!(
+                    (r.rnic_rx_drop_icrc, r.rnic_rx_drop_qp),
+                    (0, 0),
+                    "{}",
+                    s.command()
+                );
+                if s.fabric == "ideal" {
+                    assert_eq!(r.rnic_retransmits, 0, "{}", s.command());
+                    for k in [
+                        "duplicate_request",
+                        "out_of_seq_request",
+                        "retry_exceeded_err",
+                        "send_err",
+                    ] {
+                        assert_eq!(rxe(k), 0, "{}: rxe0 {k}", s.command());
+                    }
+                }
                 if s.fabric == "lossy" {
                     assert!(
                         r.frames_dropped > 0,
@@ -116,11 +145,61 @@ fn rnic_interoperates_with_rxe_in_both_roles() {
             }
         }
     }
-    guest.shutdown();
     assert!(
         failures.is_empty(),
         "{} runs failed:\n{}",
         failures.len(),
         failures.join("\n")
     );
+
+    // Nothing hangs: the guest vanishes (QEMU killed) in the middle of a
+    // long run; the run ends with an error naming the lost link, in bounded
+    // time.
+    let pid = guest.pid();
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(4));
+        std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .expect("kill");
+    });
+    let mut s = spec(Test::PingPong, Role::Requester, "ideal", 1024);
+    s.iters = 1_000_000;
+    let t0 = std::time::Instant::now();
+    let e = run_one(&mut guest, &s).expect_err("a run whose peer vanished must fail");
+    killer.join().unwrap();
+    let msg = e.to_string();
+    eprintln!("vanished guest: {msg} (after {:?})", t0.elapsed());
+    assert!(
+        msg.contains("link is gone") || msg.contains("QEMU exited"),
+        "unclear error: {msg}"
+    );
+    assert!(
+        t0.elapsed() < Duration::from_secs(60),
+        "took {:?}",
+        t0.elapsed()
+    );
+}
+
+/// A guest that cannot boot (here: a kernel file that is no kernel) ends in
+/// a clear error, not a hang.
+#[test]
+fn a_guest_that_cannot_boot_is_a_clear_error() {
+    if skip() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("rnic-bad-image-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("vmlinuz"), b"this is not a kernel").unwrap();
+    std::fs::write(dir.join("initrd.img"), b"").unwrap();
+    std::fs::write(dir.join("rootfs.ext4"), vec![0u8; 1 << 20]).unwrap();
+    let mut cfg = GuestConfig::new(&dir, dir.join("run"));
+    cfg.boot_timeout = Duration::from_secs(60);
+    let t0 = std::time::Instant::now();
+    let e = Guest::boot(&cfg)
+        .err()
+        .expect("a guest without a kernel must not boot");
+    eprintln!("bad image: {e}");
+    assert!(t0.elapsed() < Duration::from_secs(90));
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -357,3 +357,82 @@ fn the_ack_timer_acknowledges_packets_without_ackreq() {
         (st.rq_psn_now + 1) & 0xff_ffff
     );
 }
+
+/// Found against Linux rxe (`rnic interop`): rxe arms its retransmit timer
+/// once and does not push it back when it sends again, so on a clean link
+/// it resends a whole multi-packet SEND a few microseconds after the
+/// original, before rnic's ACK. The copy must be re-ACKed and dropped: one
+/// receive completion, the second receive still posted for the next
+/// message, its buffer untouched.
+#[test]
+fn a_send_resent_whole_before_its_ack_consumes_one_receive() {
+    for w in WIDTHS {
+        let p = pair_with(WorldConfig {
+            nics: 2,
+            data_w: w,
+            seed: 43,
+            fabric: FabricConfig::ideal(),
+            pcap_window: 64,
+            ..WorldConfig::default()
+        });
+        let (mut a, mut b) = connect(&p, &ConnOpts::default());
+        // 4 packets at PMTU 1024; receive 1 at 0, receive 2 at 8 KiB.
+        fill_pattern(&a.buf, 0, 4096, 7);
+        fill_pattern(&a.buf, 4096, 4096, 8);
+        for (id, off) in [(1u64, 0usize), (2, 8192)] {
+            let sge = [b.mr.sge(off, 4096).unwrap()];
+            b.qp.post_recv(&RecvWr {
+                wr_id: id,
+                sg_list: &sge,
+            })
+            .unwrap();
+        }
+        b.buf.fill(8192, 4096, 0xEE);
+        let send = |a: &mut End, off: usize, id: u64| {
+            let sge = [a.mr.sge(off, 4096).unwrap()];
+            a.qp.post_send(&SendWr {
+                wr_id: id,
+                opcode: WrOpcode::Send,
+                send_flags: SendFlags::SIGNALED,
+                sg_list: &sge,
+                imm_data: None,
+                rdma: None,
+            })
+            .unwrap();
+        };
+        send(&mut a, 0, 10);
+        let wcs = wait_wc(p.b.device(), &b.cq, 1, BUDGET);
+        assert_eq!((wcs.len(), wcs[0].wr_id, wcs[0].byte_len), (1, 1, 4096));
+        assert_eq!(wait_wc(p.a.device(), &a.cq, 1, BUDGET).len(), 1);
+        let copies: Vec<Vec<u8>> = p
+            .world
+            .window()
+            .into_iter()
+            .filter(|f| f.src == 0 && f.data.len() > 1000)
+            .map(|f| f.data)
+            .collect();
+        assert_eq!(copies.len(), 4, "the SEND's four packets on the wire");
+        let before = p.b.query_port_counters().unwrap();
+        for f in &copies {
+            assert!(p.world.inject_frame(1, f, false));
+        }
+        let more = wait_wc(p.b.device(), &b.cq, 1, 20_000);
+        assert!(more.is_empty(), "DATA_W={w}: the copy made a CQE: {more:?}");
+        let after = p.b.query_port_counters().unwrap();
+        assert_eq!(after.rx_drop_psn, before.rx_drop_psn + 4, "DATA_W={w}");
+        assert!(
+            after.tx_frames > before.tx_frames,
+            "DATA_W={w}: no ACK for the copy"
+        );
+        assert!(
+            b.buf.to_vec(8192, 4096).iter().all(|&x| x == 0xEE),
+            "DATA_W={w}: receive 2 written"
+        );
+        // The next real message lands in receive 2.
+        send(&mut a, 4096, 11);
+        let wcs = wait_wc(p.b.device(), &b.cq, 1, BUDGET);
+        assert_eq!((wcs.len(), wcs[0].wr_id), (1, 2), "DATA_W={w}");
+        assert_eq!(check_pattern(&b.buf, 8192, 4096, 8), None, "DATA_W={w}");
+        assert_eq!(check_pattern(&b.buf, 0, 4096, 7), None, "DATA_W={w}");
+    }
+}

@@ -126,14 +126,44 @@ cleanup() {
     if [ $rc -ne 0 ]; then rxe_log "build FAILED after $(elapsed) (rc $rc); $OUT left unchanged"; fi
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
+
+# Long steps run in their own session, in the background, so that a signal to
+# this script (kill, a runner's timeout) stops them at once instead of after
+# they finish, before the temp dir is removed.
+child=""
+# run_child LOG CMD...: output to LOG ("-" = ours)
+run_child() {
+    local rc=0 log=$1
+    shift
+    if [ "$log" = - ]; then setsid "$@" & else setsid "$@" >"$log" 2>&1 & fi
+    child=$!
+    wait "$child" || rc=$?
+    child=""
+    return "$rc"
+}
+on_signal() {
+    trap - INT TERM HUP
+    if [ -n "$child" ]; then
+        kill -TERM -- "-$child" 2>/dev/null || true
+        local i
+        for i in $(seq 50); do
+            pgrep -s "$child" >/dev/null 2>&1 || break
+            sleep 0.2
+        done
+        kill -KILL -- "-$child" 2>/dev/null || true
+        wait "$child" 2>/dev/null || true
+    fi
+    rxe_log "interrupted"
+    exit 130
+}
+trap on_signal INT TERM HUP
 
 phase "building $SUITE guest image in $OUT (mirror $MIRROR, temp $TMP)"
 
 # --- debootstrap -----------------------------------------------------------
 phase "debootstrap --variant=minbase $SUITE (log: $TMP/debootstrap.log)"
-if ! debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$ROOT" "$MIRROR" \
-    >"$TMP/debootstrap.log" 2>&1; then
+if ! run_child "$TMP/debootstrap.log" \
+    debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$ROOT" "$MIRROR"; then
     tail -n 30 "$TMP/debootstrap.log" >&2 || true
     [ -f "$ROOT/debootstrap/debootstrap.log" ] && tail -n 30 "$ROOT/debootstrap/debootstrap.log" >&2
     rxe_die "debootstrap failed (see above)"
@@ -168,7 +198,8 @@ printf 'MODULES=list\n' >"$ROOT/etc/initramfs-tools/conf.d/rnic.conf"
 printf '%s\n' virtio_pci virtio_blk ext4 >>"$ROOT/etc/initramfs-tools/modules"
 phase "update-initramfs (MODULES=list: virtio_pci virtio_blk ext4)"
 if [ -e "$ROOT/boot/initrd.img-$KVER" ]; then mode=-u; else mode=-c; fi
-in_root update-initramfs "$mode" -k "$KVER" >"$TMP/initramfs.log" 2>&1 ||
+run_child "$TMP/initramfs.log" chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8 \
+    update-initramfs "$mode" -k "$KVER" ||
     { cat "$TMP/initramfs.log" >&2; rxe_die "update-initramfs failed in the chroot"; }
 [ -s "$ROOT/boot/initrd.img-$KVER" ] || rxe_die "update-initramfs generated no $ROOT/boot/initrd.img-$KVER"
 initrd_has_virtio_blk || rxe_die "initrd $ROOT/boot/initrd.img-$KVER has no virtio_blk (and it is not built in)"
@@ -220,7 +251,7 @@ used_mb=$(du -sm "$ROOT" | cut -f1)
 size_mb=$((used_mb * 5 / 4 + 256))
 phase "mkfs.ext4 -d ($size_mb MB)"
 truncate -s "${size_mb}M" "$TMP/rootfs.ext4"
-mkfs.ext4 -q -F -b 4096 -d "$ROOT" -L rnicguest "$TMP/rootfs.ext4"
+run_child - mkfs.ext4 -q -F -b 4096 -d "$ROOT" -L rnicguest "$TMP/rootfs.ext4"
 echo "$KEY" >"$TMP/stamp"
 
 # --- publish: outputs first, stamp last ------------------------------------

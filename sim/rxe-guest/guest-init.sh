@@ -23,7 +23,8 @@
 # PID 1 must never exit: every failure prints why and powers off.
 
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
-export PATH
+HOME=/root
+export PATH HOME
 umask 022
 set -f # no globbing of words from the command line
 
@@ -218,13 +219,19 @@ fi
 RCFILE=/tmp/rnic-agent.rc
 CR=$(printf '\r')
 
-# Copy stdin to stdout line by line, adding a final newline if missing, so
-# that @@rnic-exit always starts a line. One write per line (streaming).
-lines() {
-    while IFS= read -r l || [ -n "$l" ]; do
-        printf '%s\n' "$l"
-    done
-}
+# Copy stdin to stdout as lines arrive (streaming), adding a final newline if
+# missing so that @@rnic-exit always starts a line. mawk -W interactive reads
+# and writes without block buffering and is ~10x faster than the sh loop
+# (which moves ~30 KB/s under TCG).
+if command -v mawk >/dev/null 2>&1; then
+    lines() { mawk -W interactive '{ print }'; }
+else
+    lines() {
+        while IFS= read -r l || [ -n "$l" ]; do
+            printf '%s\n' "$l"
+        done
+    }
+fi
 
 log "agent: waiting for the host on $PORT"
 printf '@@rnic-ready %s %s\n' "$gid" "$active_mtu" >&3

@@ -18,9 +18,12 @@
 #     -serial file:CONSOLE_LOG
 #
 # - eth0 in the guest = the first virtio-net (RoCE port, MAC ...:02) on the
-#   stream netdev: QEMU *connects* to FABRIC_SOCK, so a unix-socket listener
-#   must already be there (else QEMU exits at once: "Connection refused" /
-#   "No such file or directory"). Frames are 4-byte big-endian length +
+#   stream netdev: QEMU *connects* to FABRIC_SOCK (server=off), so the peer
+#   must be listening before QEMU starts. QEMU 10 does NOT fail without one:
+#   it boots, the guest sees carrier, rxe0 goes PORT_ACTIVE, and every frame
+#   is silently dropped; it never retries unless ",reconnect-ms=N" is added
+#   to the -netdev (then it connects when the listener appears, and again
+#   after the peer goes away). Frames are a 4-byte big-endian length + the
 #   Ethernet frame. Without a simulator, this script starts fabric-sink.py.
 # - eth1 = the second virtio-net (slirp, MAC ...:03): host 127.0.0.1:HOSTPORT
 #   -> guest 10.0.2.15:18515 (perftest's TCP port); the guest reaches the
@@ -86,4 +89,17 @@ cmd=(qemu-system-x86_64 -accel tcg -machine q35 -cpu max -m 1024 -smp 1
 
 echo "run-guest: agent socket $AGENT_SOCK, console $CONSOLE_LOG" >&2
 echo "run-guest: $(printf '%q ' "${cmd[@]}")" >&2
-"${cmd[@]}"
+if [ -z "$sink_pid" ]; then
+    trap - EXIT
+    exec "${cmd[@]}"
+fi
+# QEMU in the background so that the sink is stopped when it ends, and a
+# signal to this script reaches QEMU too.
+"${cmd[@]}" &
+qemu_pid=$!
+trap 'kill "$qemu_pid" 2>/dev/null' INT TERM HUP
+rc=0
+wait "$qemu_pid" || rc=$?
+# (a trapped signal interrupts wait: wait for QEMU itself to end)
+while kill -0 "$qemu_pid" 2>/dev/null; do wait "$qemu_pid" || rc=$?; done
+exit "$rc"

@@ -59,6 +59,11 @@ run 'ibv_rc_pingpong --help' >"$WORK/pingpong-help.txt" || true
 grep -q -- '--ib-dev' "$WORK/pingpong-help.txt" || fail "ibv_rc_pingpong --help output unexpected"
 run 'rdma link; ip -br addr; ip neigh show dev eth0; cat /sys/class/infiniband/rxe0/ports/1/gid_attrs/types/1' ||
     fail "agent: rdma link"
+# RoCEv2 frames out of eth0: one 4096-byte SEND to the (absent) NIC, retried once.
+probe=$(base64 -w0 "$HERE/roce-probe.py")
+run "echo $probe | base64 -d >/tmp/roce-probe.py && python3 /tmp/roce-probe.py --size 4096 --retry 1" |
+    tee "$WORK/probe.txt" || fail "roce-probe.py"
+grep -q RETRY_EXC_ERR "$WORK/probe.txt" || fail "roce-probe: expected RETRY_EXC_ERR (no peer)"
 run 'exit 3' && fail "rc 3 not reported" || [ $? = 3 ] || fail "rc 3 not reported"
 run 'printf "no newline"' | grep -qx 'no newline' || fail "partial last line"
 run poweroff || fail "poweroff"
@@ -71,4 +76,7 @@ kill "$sink_pid"; wait "$sink_pid" 2>/dev/null || true; sink_pid=""
 echo "smoke-test: QEMU exited after $t_total s"
 echo "smoke-test: frames on eth0: $(cat "$WORK/sink.err")"
 sed 's/^/  /' "$WORK/eth0-frames.txt"
+# SEND_ONLY (opcode 0x04) with 4096 bytes: 14 Eth + 20 IPv4 + 8 UDP + 12 BTH + 4096 + 4 ICRC = 4154
+grep -q '52:54:00:12:34:02 > 02:00:00:00:00:01 len 4154 IPv4 192.168.77.2 > 192.168.77.1 RoCEv2 opcode 0x04 dqp 0x000011' \
+    "$WORK/eth0-frames.txt" || fail "no 4154-byte RoCEv2 SEND_ONLY frame to the NIC's MAC on eth0"
 echo "smoke-test: OK (work dir $WORK)"

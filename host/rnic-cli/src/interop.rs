@@ -186,6 +186,19 @@ pub fn run(a: &InteropArgs) -> Result<ExitCode> {
                                 if let Some(line) = guest_summary(&r.guest_output) {
                                     println!("      guest: {line}");
                                 }
+                                println!(
+                                    "      rnic dropped {} of the guest's frames (icrc {}, malformed/not ours {}, qp {}, duplicate/psn {}); rxe0 counters: {}",
+                                    r.rnic_rx_dropped,
+                                    r.rnic_rx_drop_icrc,
+                                    r.rnic_rx_drop_malformed,
+                                    r.rnic_rx_drop_qp,
+                                    r.rnic_rx_drop_psn,
+                                    r.rxe_counters
+                                        .iter()
+                                        .map(|(k, v)| format!("{k} +{v}"))
+                                        .collect::<Vec<_>>()
+                                        .join(", ")
+                                );
                             }
                         }
                         Err(e) => {
@@ -198,8 +211,9 @@ pub fn run(a: &InteropArgs) -> Result<ExitCode> {
                                 mtu
                             );
                             println!("      repeat: {}", spec.command());
-                            if matches!(e, rnic_interop::InteropError::Guest(_)) {
-                                break;
+                            if guest.busy() {
+                                eprintln!("rnic interop: the guest's program is still running; rebooting the guest");
+                                guest = guest.reboot()?;
                             }
                         }
                     }

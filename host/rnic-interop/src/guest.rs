@@ -503,6 +503,46 @@ impl Guest {
         }
     }
 
+    /// A command is running (e.g. a run failed while the guest's program
+    /// was still waiting): the agent takes no other until it ends.
+    pub fn busy(&self) -> bool {
+        self.running.is_some()
+    }
+
+    /// Kill this guest and boot a fresh one with the same configuration.
+    pub fn reboot(self) -> Result<Self> {
+        let cfg = self.cfg.clone();
+        drop(self);
+        Self::boot(&cfg)
+    }
+
+    /// QEMU's process id (to make the guest vanish in tests).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// rxe0's port counters (`hw_counters` in sysfs: packets, sequence
+    /// errors, duplicates, RNR, retries ...).
+    pub fn rxe_counters(&mut self) -> Result<std::collections::BTreeMap<String, u64>> {
+        let r = self.run(
+            "cd /sys/class/infiniband/rxe0/ports/1/hw_counters && grep -H . *",
+            Duration::from_secs(30),
+        )?;
+        if r.rc != 0 {
+            return Err(GuestError::Agent(format!(
+                "reading rxe0's counters: {}",
+                r.output
+            )));
+        }
+        Ok(r.output
+            .lines()
+            .filter_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                Some((k.trim().to_string(), v.trim().parse().ok()?))
+            })
+            .collect())
+    }
+
     /// Ask the guest to power off; kill QEMU if it has not within 10 s.
     pub fn shutdown(mut self) {
         self.stop();

@@ -234,7 +234,7 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, role: Role, o: &ImmOpts) -> Resul
             match (role, wc.opcode) {
                 (Role::Requester, WcOpcode::RdmaWrite) => {
                     send_wcs += 1;
-                    if send_wcs % per_msg == 0 {
+                    if send_wcs.is_multiple_of(per_msg) {
                         done += 1;
                     }
                 }

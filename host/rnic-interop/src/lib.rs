@@ -60,6 +60,19 @@ pub enum Role {
     Responder,
 }
 
+/// rxe counters that mean trouble when they move on a clean link.
+pub const RXE_ERROR_COUNTERS: [&str; 9] = [
+    "duplicate_request",
+    "out_of_seq_request",
+    "rcvd_seq_err",
+    "rcvd_rnr_err",
+    "retry_exceeded_err",
+    "retry_rnr_exceeded_err",
+    "completer_retry_err",
+    "send_err",
+    "link_downed",
+];
+
 /// What one run did.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Report {
@@ -84,6 +97,15 @@ pub struct Report {
     pub rnic_seq_naks_received: u32,
     pub rnic_error_naks_sent: u32,
     pub rnic_rx_dropped: u32,
+    /// The same by reason: bad ICRC, malformed or not for rnic (the
+    /// guest's IPv6 neighbour discovery and the like land here), unknown
+    /// QP, PSN out of sequence or duplicate (re-ACKed, not executed).
+    pub rnic_rx_drop_icrc: u32,
+    pub rnic_rx_drop_malformed: u32,
+    pub rnic_rx_drop_qp: u32,
+    pub rnic_rx_drop_psn: u32,
+    /// What rxe0's counters moved by during the run (non-zero changes).
+    pub rxe_counters: std::collections::BTreeMap<String, u64>,
     pub cycles: u64,
     pub wall_secs: f64,
     /// The guest program's output.
@@ -128,6 +150,11 @@ impl Report {
                 + c.rx_drop_nobuf
                 + c.rx_drop_qp
                 + c.rx_drop_psn,
+            rxe_counters: Default::default(),
+            rnic_rx_drop_icrc: c.rx_drop_icrc,
+            rnic_rx_drop_malformed: c.rx_drop_malformed,
+            rnic_rx_drop_qp: c.rx_drop_qp,
+            rnic_rx_drop_psn: c.rx_drop_psn,
             cycles: rnic.world.now(),
             wall_secs: wall.as_secs_f64(),
             guest_output,

@@ -68,8 +68,8 @@
 //! | test | before the data phase | after the data phase |
 //! |---|---|---|
 //! | `ib_write_bw`, `ib_read_bw` | HS×N; **connect QPs**; HS×N; HS | client: HS, BW report, close. Server: right after its last pre-data HS it enters the same HS, so it blocks until the client has finished; then BW report, close |
-//! | `ib_write_lat` | HS×N; **connect QPs**; HS×N; HS | nothing: both sides exit (no close, no `"done"`) |
-//! | `ib_read_lat` | HS×N; **connect QPs**; HS×N; HS | close (the server closes at once and so waits in it for the client) |
+//! | `ib_write_lat` | HS; HS; **connect QPs**; HS; HS | nothing: both sides exit (no close, no `"done"`) |
+//! | `ib_read_lat` | HS; HS; **connect QPs**; HS; HS | close (the server closes at once and so waits in it for the client) |
 //! | `ib_send_bw`, `ib_send_lat` | HS×N; **connect QPs**; HS; HS×N; **post receives**; HS | close |
 //!
 //! "connect QPs" is perftest's `ctx_connect` (RTR and, except on a BW
@@ -78,7 +78,25 @@
 //! report" is `xchg_bw_reports`: five 8-byte exchanges. The client's report
 //! is what the `ib_*_bw` server prints as the result; the server sends an
 //! uninitialised one the client ignores. Every HS carries the same
-//! `pingpong_dest` per QP (for RC perftest never changes it).
+//! `pingpong_dest` per QP (for RC perftest never changes it). The latency
+//! tests allow only N = 1. So with one QP: 3 HS before the data phase for
+//! the BW write/read tests, 4 for all the others.
+//!
+//! A complete `ib_write_bw` run with one QP, as recorded between two real
+//! 6.06 binaries ("C→S 16" = the client sends 16 bytes):
+//!
+//! ```text
+//! C→S 16 "6.06\0…"   S→C 16 "6.06\0…"        versions
+//! C→S 4 00 00 10 00  S→C 4 00 00 10 00         cycle buffer 4096
+//! C→S 4 00 00 00 40  S→C 4 00 00 00 40         cache line 64
+//! C→S 2 "3\0"        S→C 2 "3\0"               MTU 1024
+//! C→S 108 key        S→C 108 key      ×3       before the data phase
+//!                    (data phase: RDMA WRITEs)
+//! C→S 108 key        S→C 108 key               end of the data phase
+//! C→S 8  S→C 8  ×5                             BW report
+//! C→S 108 key        S→C 108 key               ctx_close_connection
+//! S→C 5 "done\0"     C→S 5 "done\0"  (either order), both close
+//! ```
 //!
 //! [`Control`] exposes exactly these phases; [`client_handshake`] /
 //! [`server_handshake`] run them with a hook called at [`Stage::Connect`]
@@ -400,6 +418,23 @@ impl TestKind {
         matches!(self, TestKind::SendBw | TestKind::SendLat)
     }
 
+    /// `ib_write_lat` and `ib_read_lat` do one extra HS before the per-QP
+    /// loop of the first round (and allow only one QP).
+    fn is_rdma_lat(self) -> bool {
+        matches!(self, TestKind::WriteLat | TestKind::ReadLat)
+    }
+
+    /// QP indices of the key exchanges before `ctx_connect`, i.e. the ones
+    /// [`Control::exchange_dests`] does.
+    fn first_round(self, num_qps: usize) -> Vec<usize> {
+        let mut v = Vec::new();
+        if self.is_rdma_lat() {
+            v.push(0);
+        }
+        v.extend(0..num_qps);
+        v
+    }
+
     /// Key exchanges after [`Control::exchange_dests`] and before the final
     /// start sync, i.e. the ones [`Control::sync_connected`] does.
     fn connected_syncs(self, num_qps: usize) -> Vec<usize> {
@@ -413,7 +448,17 @@ impl TestKind {
 
     /// Number of key exchanges (HS) before the data phase.
     pub fn pre_data_exchanges(self, num_qps: usize) -> usize {
-        num_qps + self.connected_syncs(num_qps).len() + 1
+        self.first_round(num_qps).len() + self.connected_syncs(num_qps).len() + 1
+    }
+
+    /// perftest refuses more than one QP in the latency tests ("Multiple
+    /// QPs only available on bw tests").
+    pub fn max_qps(self) -> usize {
+        if self.is_bw() {
+            usize::MAX
+        } else {
+            1
+        }
     }
 
     /// Whether `xchg_bw_reports` runs after the data phase (non-duplex).
@@ -962,6 +1007,12 @@ pub struct Control<S> {
 impl<S: Read + Write> Control<S> {
     pub fn new(stream: S, role: Role, kind: TestKind, params: Params) -> Result<Self> {
         params.validate()?;
+        if params.num_qps > kind.max_qps() {
+            return Err(PerftestError::InvalidParams(format!(
+                "{} allows only one QP (perftest: \"Multiple QPs only available on bw tests\")",
+                kind.program()
+            )));
+        }
         Ok(Control {
             stream,
             role,
@@ -1082,10 +1133,10 @@ impl<S: Read + Write> Control<S> {
         Ok(n)
     }
 
-    /// The first key round, one HS per QP (`ctx_hand_shake` before
-    /// `ctx_connect`), then `ctx_check_gid_compatibility`. Returns the
-    /// peer's keys; connect the QPs with them before
-    /// [`sync_connected`](Self::sync_connected).
+    /// The key exchanges before `ctx_connect` (one HS per QP; for
+    /// `ib_write_lat`/`ib_read_lat` one more first), then
+    /// `ctx_check_gid_compatibility`. Returns the peer's keys; connect the
+    /// QPs with them before [`sync_connected`](Self::sync_connected).
     pub fn exchange_dests(&mut self, local: &[Dest]) -> Result<Vec<Dest>> {
         self.expect("exchange_dests", Phase::Negotiated)?;
         if local.len() != self.params.num_qps {
@@ -1099,9 +1150,20 @@ impl<S: Read + Write> Control<S> {
             d.encode(self.params.use_gid)?;
         }
         self.local = local.to_vec();
-        let mut remote = Vec::with_capacity(local.len());
-        for i in 0..local.len() {
-            remote.push(self.hand_shake("ctx_hand_shake (first key round)", i)?);
+        let mut remote: Vec<Dest> = Vec::with_capacity(local.len());
+        for i in self.kind.first_round(local.len()) {
+            let d = self.hand_shake("ctx_hand_shake (first key round)", i)?;
+            if i < remote.len() {
+                if d != remote[i] {
+                    return Err(PerftestError::DestChanged {
+                        index: i,
+                        first: Box::new(remote[i]),
+                        now: Box::new(d),
+                    });
+                }
+            } else {
+                remote.push(d);
+            }
         }
         if self.params.use_gid {
             let kind = |d: &Dest| {
@@ -1512,16 +1574,17 @@ mod tests {
 
     #[test]
     fn parses_a_real_key_message() {
-        // In the layout of perftest's KEY_PRINT_FMT_GID, with the values an
-        // rdma_rxe QP at GID index 1 of a QEMU guest has.
-        let msg = b"0000:0001:000011:e0b7c5:0000052d:000055c1d3e28000:00:00:00:00:00:00:00:00:00:00:ff:ff:0a:00:02:0f:00000000:\0";
+        // Sent by the Debian 6.06 ib_write_lat client (-x 1), recorded on
+        // the TCP connection; it ran on a fake verbs provider that hands out
+        // QPN 0x11, rkey 0x52d and GID ::ffff:10.0.2.15 at index 1.
+        let msg = b"0000:0001:000011:5e1ad5:0000052d:0000556257600000:00:00:00:00:00:00:00:00:00:00:ff:ff:0a:00:02:0f:00000000:\0";
         let d = Dest::parse(msg, true).unwrap();
         assert_eq!(d.lid, 0);
         assert_eq!(d.out_reads, 1);
         assert_eq!(d.qpn, 0x11);
-        assert_eq!(d.psn, 0xe0b7c5);
+        assert_eq!(d.psn, 0x5e1ad5);
         assert_eq!(d.rkey, 0x52d);
-        assert_eq!(d.vaddr, 0x0000_55c1_d3e2_8000);
+        assert_eq!(d.vaddr, 0x0000_5562_5760_0000);
         assert_eq!(d.gid, GID_GUEST);
         assert_eq!(d.srqn, 0);
         assert!(d.gid_is_ipv4_mapped());
@@ -1676,6 +1739,20 @@ mod tests {
         assert_eq!(f[1], [0, 0, 0, 0, 0, 0, 0x13, 0x88]);
         assert_eq!(f[2], [0x3f, 0xf8, 0, 0, 0, 0, 0, 0]);
         assert_eq!(BwReport::from_fields(&f), r);
+        // The five fields a real ib_write_bw 6.06 client sent (-n 100); its
+        // server printed 65536, 100, 649030.50, 454859.90, 7.277758.
+        let real: [[u8; 8]; 5] = [
+            *b"\x00\x00\x00\x00\x00\x01\x00\x00",
+            *b"\x00\x00\x00\x00\x00\x00\x00d",
+            *b"A#\xce\x8d\x00\x00\x00\x00",
+            *b"A\x1b\xc3/\x9d\xd3U_",
+            *b"@\x1d\x1cl\xb7\x1f\ts",
+        ];
+        let r = BwReport::from_fields(&real);
+        assert_eq!((r.size, r.iters), (65536, 100));
+        assert!((r.bw_peak - 649030.50).abs() < 0.005, "{r:?}");
+        assert!((r.bw_avg - 454859.90).abs() < 0.005, "{r:?}");
+        assert!((r.msg_rate - 7.277758).abs() < 1e-6, "{r:?}");
         let r = BwReport::from_run(1 << 20, 1024, Duration::from_secs(2), false);
         assert_eq!(r.bw_avg, 512.0);
         assert!((r.msg_rate - 0.000512).abs() < 1e-12);
@@ -1769,7 +1846,7 @@ mod tests {
 
     #[test]
     fn several_qps_and_no_gid_form() {
-        for kind in [TestKind::SendBw, TestKind::WriteLat] {
+        for kind in [TestKind::SendBw, TestKind::WriteBw] {
             let mut p = Params::new(kind);
             p.num_qps = 3;
             p.use_gid = false;
@@ -1944,7 +2021,7 @@ mod tests {
         let theirs = dest(0x44, GID_GUEST);
         let (om, tm) = (ours.encode(true).unwrap(), theirs.encode(true).unwrap());
         let mut script = prologue(Role::Server, b"3\0");
-        for _ in 0..3 {
+        for _ in 0..4 {
             script.push(Step::Read(om.clone()));
             script.push(Step::Write(tm.clone()));
         }
@@ -2131,9 +2208,22 @@ mod tests {
     #[test]
     fn exchange_counts() {
         assert_eq!(TestKind::WriteBw.pre_data_exchanges(1), 3);
-        assert_eq!(TestKind::WriteLat.pre_data_exchanges(1), 3);
-        assert_eq!(TestKind::ReadLat.pre_data_exchanges(2), 5);
+        assert_eq!(TestKind::ReadBw.pre_data_exchanges(2), 5);
+        assert_eq!(TestKind::WriteLat.pre_data_exchanges(1), 4);
+        assert_eq!(TestKind::ReadLat.pre_data_exchanges(1), 4);
         assert_eq!(TestKind::SendBw.pre_data_exchanges(1), 4);
-        assert_eq!(TestKind::SendLat.pre_data_exchanges(2), 6);
+        assert_eq!(TestKind::SendBw.pre_data_exchanges(2), 6);
+        assert_eq!(TestKind::SendLat.pre_data_exchanges(1), 4);
+        let mut p = Params::new(TestKind::SendLat);
+        p.num_qps = 2;
+        let e = Control::new(
+            UnixStream::pair().unwrap().0,
+            Role::Server,
+            TestKind::SendLat,
+            p,
+        )
+        .err()
+        .unwrap();
+        assert!(e.to_string().contains("only one QP"), "{e}");
     }
 }

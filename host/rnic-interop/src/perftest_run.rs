@@ -237,9 +237,12 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
         }
     }
     let out = guest_result.map(|r| r.output).unwrap_or_default();
-    if let Some(f) = &finish {
-        if let Some(p) = &f.peer_report {
-            tracing::info!(?p, "perftest peer report");
+    if let Some(p) = finish.as_ref().and_then(|f| f.peer_report.as_ref()) {
+        tracing::info!(?p, "perftest peer report");
+        // A passive ib_write_bw server sees no completion; the client's
+        // report says how many WRITEs it completed.
+        if kind == TestKind::WriteBw && spec.role == Role::Responder {
+            recvd = p.iters;
         }
     }
     Ok(Report::collect(

@@ -222,7 +222,7 @@ fn client_connect(
         let r = TcpStream::connect(("127.0.0.1", guest.control_port)).and_then(|mut s| {
             s.set_read_timeout(Some(Duration::from_secs(20)))?;
             pingpong::client_exchange(&mut s, local)
-                .map_err(|e| std::io::Error::new(ErrorKind::Other, e.to_string()))
+                .map_err(|e| std::io::Error::other(e.to_string()))
         });
         match r {
             Ok(d) => return Ok(d),

@@ -96,6 +96,7 @@ impl RunSpec {
 
 /// Run `spec` against `guest`.
 pub fn run_one(guest: &mut Guest, spec: &RunSpec) -> Result<Report> {
+    let before = guest.rxe_counters()?;
     let mut port = guest
         .take_roce_port()
         .ok_or_else(|| InteropError::Failed("the guest's link is in use".into()))?;
@@ -157,5 +158,14 @@ pub fn run_one(guest: &mut Guest, spec: &RunSpec) -> Result<Report> {
     if let Some(p) = rnic.world.disconnect_external(0) {
         guest.put_roce_port(p);
     }
-    r
+    let mut r = r?;
+    let after = guest.rxe_counters()?;
+    r.rxe_counters = after
+        .iter()
+        .filter_map(|(k, &v)| {
+            let d = v.saturating_sub(before.get(k).copied().unwrap_or(0));
+            (d > 0).then(|| (k.clone(), d))
+        })
+        .collect();
+    Ok(r)
 }

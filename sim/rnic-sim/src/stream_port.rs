@@ -293,7 +293,7 @@ mod tests {
         let mut wire = Vec::new();
         for (n, f) in [(62usize, 7u8), (10, 8), (1500, 9)] {
             wire.extend_from_slice(&(n as u32).to_be_bytes());
-            wire.extend(std::iter::repeat(f).take(n));
+            wire.extend(std::iter::repeat_n(f, n));
         }
         let mut seen = Vec::new();
         for chunk in wire.chunks(3) {
