@@ -79,8 +79,13 @@ fn rnic_interoperates_with_rxe_in_both_roles() {
             plan.push(spec(t, r, "lossy", 1024));
         }
     }
+    // The first run is captured: every frame across the link is in the pcap.
+    let pcap_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/interop-pcap");
+    std::fs::create_dir_all(&pcap_dir).unwrap();
+    let pcap = pcap_dir.join("pingpong-requester-ideal-1024.pcap");
+    plan[0].pcap = Some(pcap.clone());
     let mut failures = Vec::new();
-    for s in &plan {
+    for (i, s) in plan.iter().enumerate() {
         match run_one(&mut guest, s) {
             Ok(r) => {
                 eprintln!(
@@ -94,6 +99,16 @@ fn rnic_interoperates_with_rxe_in_both_roles() {
                     r.frames_dropped,
                     r.rnic_retransmits
                 );
+                if i == 0 {
+                    let f = std::fs::File::open(&pcap).unwrap();
+                    let mut rd = pcap_file::pcap::PcapReader::new(f).unwrap();
+                    let mut n = 0u64;
+                    while let Some(p) = rd.next_packet() {
+                        p.unwrap();
+                        n += 1;
+                    }
+                    assert_eq!(n, r.frames_to_guest + r.frames_from_guest, "frames in {}", pcap.display());
+                }
                 let moved = r.messages_sent + r.messages_received;
                 assert!(
                     r.frames_to_guest > 0 && r.frames_from_guest > 0,

@@ -145,8 +145,8 @@ on_signal() {
     trap - INT TERM HUP
     if [ -n "$child" ]; then
         kill -TERM -- "-$child" 2>/dev/null || true
-        local i
-        for i in $(seq 50); do
+        local _
+        for _ in $(seq 50); do
             pgrep -s "$child" >/dev/null 2>&1 || break
             sleep 0.2
         done

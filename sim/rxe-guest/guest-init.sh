@@ -201,7 +201,7 @@ while :; do
         [ -n "$gid" ] && [ "$gid" != $ZERO_GID ] && break
     fi
     if [ "$(now)" -ge "$deadline" ]; then
-        fail "rxe0 not PORT_ACTIVE with a GID at index 1 after ${RXE_TIMEOUT}s (eth0 carrier $(cat /sys/class/net/eth0/carrier 2>/dev/null); is the -netdev stream peer connected?)"
+        fail "rxe0 not PORT_ACTIVE with a GID at index 1 after ${RXE_TIMEOUT}s (eth0 carrier $(cat /sys/class/net/eth0/carrier 2>/dev/null))"
     fi
     sleep 0.2
 done
@@ -254,7 +254,11 @@ while :; do
             poweroff_now
             ;;
     esac
-    log "agent: \$ $line"
+    if [ ${#line} -gt 200 ]; then
+        log "agent: \$ $(printf '%.200s' "$line")... (${#line} chars)"
+    else
+        log "agent: \$ $line"
+    fi
     echo 255 >$RCFILE
     { sh -c "$line" </dev/null 2>&1; echo $? >$RCFILE; } 3>&- | lines >&3
     read -r rc <$RCFILE || rc=255

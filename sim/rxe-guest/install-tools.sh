@@ -19,8 +19,9 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$HERE/common.sh"
 
 rxe_require_root "$0"
-command -v dpkg-query >/dev/null && command -v apt-get >/dev/null ||
+if ! command -v dpkg-query >/dev/null || ! command -v apt-get >/dev/null; then
     rxe_die "this script needs a Debian system (dpkg-query/apt-get not found)"
+fi
 
 codename=""
 if [ -r /etc/os-release ]; then

@@ -95,7 +95,7 @@ if [ -z "$sink_pid" ]; then
 fi
 # QEMU in the background so that the sink is stopped when it ends, and a
 # signal to this script reaches QEMU too.
-"${cmd[@]}" &
+"${cmd[@]}" <&0 & # (explicit: a background job's stdin would be /dev/null)
 qemu_pid=$!
 trap 'kill "$qemu_pid" 2>/dev/null' INT TERM HUP
 rc=0
