@@ -107,7 +107,12 @@ fn rnic_interoperates_with_rxe_in_both_roles() {
                         p.unwrap();
                         n += 1;
                     }
-                    assert_eq!(n, r.frames_to_guest + r.frames_from_guest, "frames in {}", pcap.display());
+                    assert_eq!(
+                        n,
+                        r.frames_to_guest + r.frames_from_guest,
+                        "frames in {}",
+                        pcap.display()
+                    );
                 }
                 let moved = r.messages_sent + r.messages_received;
                 assert!(

@@ -172,6 +172,9 @@ def main():
     try:
         f.write(json.dumps({"done": ok}) + "\n")
         f.flush()
+        # Keep the QP until the host has all its completions: exiting
+        # destroys it, and an ACK lost just before would never be resent.
+        f.readline()
     except OSError:
         pass
     sys.exit(0 if ok else 1)

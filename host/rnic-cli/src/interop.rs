@@ -183,6 +183,9 @@ pub fn run(a: &InteropArgs) -> Result<ExitCode> {
                                     r.cycles,
                                     r.wall_secs
                                 );
+                                if let Some(n) = &r.note {
+                                    println!("      note: {n}");
+                                }
                                 if let Some(line) = guest_summary(&r.guest_output) {
                                     println!("      guest: {line}");
                                 }

@@ -276,17 +276,30 @@ impl Guest {
             }
         };
         // QEMU connects both sockets while it starts.
+        let mut gone = None;
         let roce = StreamPort::accept(&roce_l, Duration::from_secs(30), || {
             match exited(&mut child) {
-                Some(s) => Err(format!("QEMU exited ({s})")),
+                Some(s) => {
+                    gone = Some(s.clone());
+                    Err(format!("QEMU exited ({s})"))
+                }
                 None => Ok(()),
             }
         });
         let roce = match roce {
             Ok(p) => p,
             Err(e) => {
+                if let Some(st) = gone {
+                    return Err(GuestError::QemuExited {
+                        status: st,
+                        when: "while starting",
+                        console: tail(&console, 30),
+                    });
+                }
                 let _ = child.kill();
-                return Err(e.into());
+                return Err(GuestError::Agent(format!(
+                    "QEMU did not connect its RoCE port: {e}"
+                )));
             }
         };
         agent_l.set_nonblocking(true)?;

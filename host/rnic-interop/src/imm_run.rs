@@ -120,7 +120,7 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, role: Role, o: &ImmOpts) -> Resul
     };
     let rq = rnic.opts.rq_depth.min(o.count);
     let mut posted_recv = 0u32;
-    let (stream, peer) = match role {
+    let (mut stream, peer) = match role {
         Role::Requester => {
             guest.start(&format!("{script} --role responder --port 18515"))?;
             let t = Instant::now();
@@ -196,6 +196,7 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, role: Role, o: &ImmOpts) -> Resul
     let mut wcs = Vec::new();
     let mut guest_result = None;
     let mut send_wcs = 0u32;
+    let mut bye_sent = false;
     while done < o.count || guest_result.is_none() {
         if role == Role::Requester {
             while sent < o.count && sent - done < window {
@@ -266,6 +267,11 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, role: Role, o: &ImmOpts) -> Resul
                     )))
                 }
             }
+        }
+        if done == o.count && !bye_sent {
+            // The script keeps its QP until this line (see imm_peer.py).
+            writeln!(stream, "{{\"bye\": true}}")?;
+            bye_sent = true;
         }
         if t0.elapsed() > o.limit {
             return Err(InteropError::Failed(format!(

@@ -110,6 +110,8 @@ pub struct Report {
     pub wall_secs: f64,
     /// The guest program's output.
     pub guest_output: String,
+    /// Anything the run had to tolerate, said plainly.
+    pub note: Option<String>,
 }
 
 impl Report {
@@ -158,6 +160,7 @@ impl Report {
             cycles: rnic.world.now(),
             wall_secs: wall.as_secs_f64(),
             guest_output,
+            note: None,
         }
     }
 }

@@ -251,6 +251,9 @@ impl Rnic {
                 guest.console_tail(20)
             )));
         }
+        if !guest.busy() {
+            return Ok(None);
+        }
         guest.check_deadline(limit)?;
         Ok(guest.poll()?)
     }
