@@ -618,8 +618,9 @@ impl Dest {
     pub fn gid_is_ipv4_mapped(&self) -> bool {
         let g = &self.gid;
         let mapped_tail = g[4..10].iter().all(|&b| b == 0) && g[10] == 0xff && g[11] == 0xff;
-        (g[0..4].iter().all(|&b| b == 0) && mapped_tail)
-            || (g[0..4] == [0xff, 0x0e, 0, 0] && mapped_tail)
+        let plain = g[0..4].iter().all(|&b| b == 0);
+        let multicast = g[0..4] == [0xff, 0x0e, 0, 0];
+        mapped_tail && (plain || multicast)
     }
 
     /// The size of this key's message.
@@ -708,7 +709,7 @@ impl Dest {
         let widths: Vec<usize> = if with_gid {
             [4, 4, 6, 6, 8, 16]
                 .into_iter()
-                .chain(std::iter::repeat(2).take(16))
+                .chain(std::iter::repeat_n(2, 16))
                 .chain([8])
                 .collect()
         } else {

@@ -8,7 +8,10 @@
 //! `ib_*` binaries. They only check the TCP exchange, so the real program
 //! must be able to finish its data phase without a peer NIC: run it on a
 //! verbs provider that completes every work request at once, preloaded for
-//! the child only with `RNIC_PERFTEST_PRELOAD=/path/to/fake.so`.
+//! the child only with `RNIC_PERFTEST_PRELOAD=/path/to/fake.so`, built from
+//! `fake_verbs.c` beside this file (`apt-get install libibverbs-dev perftest`,
+//! `gcc -shared -fPIC -O2 -o /tmp/libfake.so fake_verbs.c`). The real data
+//! phase against rdma_rxe is covered by `tests/interop_rxe.rs`.
 //! `RNIC_PERFTEST_ARGS` replaces the default extra arguments
 //! (`-x 1 -F --use_old_post_send -n 100`). `ib_write_lat` cannot finish that
 //! way (it polls its buffer for the peer's WRITEs); its tests only check
