@@ -24,6 +24,7 @@ module qp_context #(
     input  wire [2:0]       reg_pmtu,
     input  wire             reg_remote_write,
     input  wire [2:0]       reg_spray_log,      // requester: 2^n UDP source ports per QP
+    input  wire             reg_mp,             // transport: 0 rc, 1 mp (multipath)
     input  wire [23:0]      reg_dest_qpn,
     input  wire [23:0]      reg_sq_psn,
     input  wire [23:0]      reg_rq_psn,
@@ -66,6 +67,7 @@ module qp_context #(
     output wire [31:0]      a_dip,
     output wire [15:0]      a_udp_sport,
     output wire [2:0]       a_spray_log,
+    output wire             a_mp,
     output wire [15:0]      a_pd,
 
     // responder read port
@@ -81,7 +83,8 @@ module qp_context #(
     output wire [QN_W-1:0]  b_rcq,
     output wire [63:0]      b_rq_base,
     output wire [3:0]       b_rq_log,
-    output wire [4:0]       b_min_rnr_timer
+    output wire [4:0]       b_min_rnr_timer,
+    output wire             b_mp
 );
 
 localparam [2:0] QPS_RESET = 3'd0, QPS_INIT = 3'd1, QPS_RTR = 3'd2, QPS_RTS = 3'd3, QPS_ERR = 3'd6;
@@ -97,6 +100,7 @@ end
 reg [2:0] state_mem [0:NUM_QP-1];
 reg [2:0] pmtu_mem [0:NUM_QP-1];
 reg [NUM_QP-1:0] rw_reg = {NUM_QP{1'b0}};
+reg [NUM_QP-1:0] mp_reg = {NUM_QP{1'b0}};
 reg [23:0] dest_mem [0:NUM_QP-1];
 reg [47:0] dmac_mem [0:NUM_QP-1];
 reg [31:0] dip_mem [0:NUM_QP-1];
@@ -174,6 +178,7 @@ assign a_dip = dip_mem[a_qpn];
 assign a_udp_sport = sport_mem[a_qpn];
 assign a_pd = pd_mem[a_qpn];
 assign a_spray_log = spray_mem[a_qpn];
+assign a_mp = mp_reg[a_qpn];
 
 assign b_state = state_mem[b_qpn];
 assign b_pmtu = pmtu_mem[b_qpn];
@@ -187,6 +192,7 @@ assign b_rcq = rcq_mem[b_qpn];
 assign b_rq_base = rqb_mem[b_qpn];
 assign b_rq_log = rql_mem[b_qpn];
 assign b_min_rnr_timer = rnrt_mem[b_qpn];
+assign b_mp = mp_reg[b_qpn];
 
 always @(posedge clk) begin
     err_reg <= 1'b0;
@@ -223,6 +229,7 @@ always @(posedge clk) begin
                 rql_mem[sel] <= rq_log;
                 rnrt_mem[sel] <= reg_min_rnr_timer;
                 spray_mem[sel] <= reg_spray_log;
+                mp_reg[sel] <= reg_mp;
             end
             load_qpn_reg <= sel;
             if (reg_state == QPS_RTR && cur != QPS_RTR) begin
@@ -252,6 +259,7 @@ always @(posedge clk) begin
         load_reset_reg <= 1'b0;
         load_err_reg <= 1'b0;
         rw_reg <= {NUM_QP{1'b0}};
+        mp_reg <= {NUM_QP{1'b0}};
     end
 end
 

@@ -11,6 +11,25 @@
 //
 // ACK packets (opcode 0x11) belong to the requester and are passed on.
 //
+// A QP with ctx_mp set uses the multipath transport instead: its requester
+// sprays packets over several paths and puts a RETH in every WRITE packet
+// (WRITE_FIRST for all but the last packet of a message, WRITE_ONLY or
+// WRITE_ONLY_WITH_IMM for the last; the RETH length is the whole message's),
+// so each packet is checked and placed on arrival, in any order, within a
+// window of MP_W PSNs from the cumulative point (the expected PSN). A bitmap
+// per QP records what was placed; the cumulative point advances over it;
+// duplicates (below the point or already in the bitmap) are re-ACKed and
+// dropped, PSNs beyond the window dropped (both counted as PSN drops). ACKs
+// are cumulative (PSN = point - 1), sent on AckReq and whenever the point
+// jumps over a filled hole; no sequence NAK (gaps are normal). Completions
+// keep requester order: a WRITE_WITH_IMM at the point completes at once; one
+// above it is placed and its completion deferred (one per QP; a second is
+// dropped unplaced, to be resent) until the point passes it; a deferred
+// completion that finds no receive WQE stays owed, and the QP accepts no
+// packet until a receive is posted. The CQE goes to the in-order write
+// engine after every payload write below its PSN, so the bitmap may run
+// ahead and the CQ never does. SEND is not carried by mp (invalid request).
+//
 // Debug switch cfg_early_cqe asks for the CQE before the payload write;
 // cfg_no_mr_check skips the memory-region checks (the fuzz campaign must
 // then see writes outside the registered regions).
@@ -31,6 +50,7 @@ module rc_responder #(
     parameter [RAM_ADDR_W-1:0] RX_RAM_BASE = 0,   // RX RAM in the engines' address space
     parameter [RAM_ADDR_W-1:0] RQWQE_RAM = 0,     // 64-byte slot for a receive WQE
     parameter ACK_TIMER = 2048,                    // cycles an owed ACK may wait (ACK coalescing)
+    parameter MP_W = 64,                           // mp receive window (bitmap) in PSNs
     parameter [ID_W-1:0] ID_TAG = 0
 ) (
     input  wire                   clk,
@@ -78,6 +98,7 @@ module rc_responder #(
     input  wire [63:0]            ctx_rq_base,
     input  wire [3:0]             ctx_rq_log,
     input  wire [4:0]             ctx_min_rnr_timer,
+    input  wire                   ctx_mp,             // the QP uses the multipath transport
     input  wire                   load_rtr,
     input  wire                   load_reset,
     input  wire [QN_W-1:0]        load_qpn,
@@ -190,6 +211,10 @@ initial begin
         $error("rc_responder: bad NUM_QP / QN_W");
         $finish;
     end
+    if (MP_W != 32 && MP_W != 64 && MP_W != 128) begin
+        $error("rc_responder: MP_W must be 32, 64 or 128");
+        $finish;
+    end
 end
 
 // per-QP responder state
@@ -204,6 +229,15 @@ reg [15:0] rqci_mem [0:NUM_QP-1];
 reg [15:0] rqpi_mem [0:NUM_QP-1];
 reg [31:0] key_mem [0:NUM_QP-1];         // key that authorized the current message
 reg [NUM_QP-1:0] nak_sent_reg = {NUM_QP{1'b0}};
+// mp: placed PSNs (bit i: point + i; bit 0 is the point, never set), and the
+// one deferred WRITE_WITH_IMM completion per QP
+localparam MP_LOG = $clog2(MP_W);
+reg [MP_W-1:0] bmp_mem [0:NUM_QP-1];
+reg [NUM_QP-1:0] pend_reg = {NUM_QP{1'b0}};
+reg [NUM_QP-1:0] owed_reg = {NUM_QP{1'b0}};      // deferred completion due, no receive WQE yet
+reg [23:0] pend_psn_mem [0:NUM_QP-1];
+reg [31:0] pend_imm_mem [0:NUM_QP-1];
+reg [31:0] pend_len_mem [0:NUM_QP-1];
 // ACK timer: QPs with accepted packets no ACK covers yet, since when
 reg [NUM_QP-1:0] ack_owed_reg = {NUM_QP{1'b0}};
 reg [15:0] owed_since_mem [0:NUM_QP-1];
@@ -228,6 +262,10 @@ initial begin
         rqpi_mem[i] = 16'd0;
         key_mem[i] = 32'd0;
         owed_since_mem[i] = 16'd0;
+        bmp_mem[i] = {MP_W{1'b0}};
+        pend_psn_mem[i] = 24'd0;
+        pend_imm_mem[i] = 32'd0;
+        pend_len_mem[i] = 32'd0;
     end
 end
 
@@ -244,7 +282,8 @@ localparam [3:0]
     ST_FINISH = 4'd9,
     ST_DROP = 4'd10,
     ST_EARLY_WAIT = 4'd11,
-    ST_TACK = 4'd12;
+    ST_TACK = 4'd12,
+    ST_MP_PEND = 4'd13;
 
 reg [3:0] state_reg = ST_IDLE;
 
@@ -275,6 +314,8 @@ reg [31:0] key_reg = 32'd0;
 reg completes_reg = 1'b0;
 reg early_done_reg = 1'b0;
 reg [7:0] nak_reg = 8'd0;
+reg mp_defer_reg = 1'b0;       // mp: this WRITE_WITH_IMM's completion waits for the point
+reg mp_pend_pass_reg = 1'b0;   // mp: completing a deferred WRITE_WITH_IMM (no packet, no slot)
 
 // receive WQE capture (only length, wr_id, address and lkey are used)
 /* verilator lint_off UNUSEDSIGNAL */
@@ -313,10 +354,26 @@ wire op_imm = op_reg == OP_SEND_LAST_IMM || op_reg == OP_SEND_ONLY_IMM
     || op_reg == OP_WRITE_LAST_IMM || op_reg == OP_WRITE_ONLY_IMM;
 wire op_has_reth = op_reg == OP_WRITE_FIRST || op_reg == OP_WRITE_ONLY || op_reg == OP_WRITE_ONLY_IMM;
 // a receive WQE is consumed by SEND (at its first packet) and WRITE_WITH_IMM (at its last)
-wire op_needs_rq = (op_is_send && (op_first || op_only)) || (op_is_write && op_imm);
+wire op_needs_rq = ((op_is_send && (op_first || op_only)) || (op_is_write && op_imm)) && !mp_defer_reg;
 
 wire [12:0] pmtu_bytes = 13'd128 << ctx_pmtu;
 wire [23:0] psn_diff = psn_reg - epsn_mem[qpn];
+// mp: the bitmap with this packet, and how far the point moves over it
+wire [MP_W-1:0] mp_bmp_new = bmp_mem[qpn] | ({{(MP_W-1){1'b0}}, 1'b1} << psn_diff[MP_LOG-1:0]);
+reg [MP_LOG:0] mp_adv;
+integer b;
+always @* begin
+    mp_adv = MP_W[MP_LOG:0];
+    for (b = MP_W - 1; b >= 0; b = b - 1) begin
+        if (!mp_bmp_new[b]) begin
+            mp_adv = b[MP_LOG:0];
+        end
+    end
+end
+wire [23:0] mp_point_new = epsn_mem[qpn] + {{(23-MP_LOG){1'b0}}, mp_adv};
+// the deferred completion is due once the point has passed its PSN
+wire [23:0] mp_pend_off = pend_psn_mem[qpn] - epsn_mem[qpn];
+wire mp_pend_due = pend_reg[qpn] && mp_pend_off < {{(23-MP_LOG){1'b0}}, mp_adv};
 wire qp_ok = qp_field_reg < {8'd0, NUM_QP16} && (ctx_state == QPS_RTR || ctx_state == QPS_RTS);
 wire rq_empty = rqci_mem[qpn] == rqpi_mem[qpn];
 
@@ -371,7 +428,7 @@ assign set_err_qpn = qpn;
 // MR checks: RETH (remote write) or receive buffer (local write)
 assign mr_key = op_has_reth ? reth_rkey_reg : rq_lkey;
 assign mr_va = op_has_reth ? reth_va_reg : rq_va;
-assign mr_len = op_has_reth ? reth_len_reg : rq_len;
+assign mr_len = op_has_reth ? (ctx_mp ? {19'd0, plen_reg} : reth_len_reg) : rq_len;
 assign mr_pd = ctx_pd;
 assign mr_access = op_has_reth ? 4'b0010 : 4'b0001;
 
@@ -470,6 +527,9 @@ always @(posedge clk) begin
         msn_mem[load_qpn] <= 24'd0;
         inmsg_mem[load_qpn] <= MSG_IDLE;
         nak_sent_reg[load_qpn] <= 1'b0;
+        bmp_mem[load_qpn] <= {MP_W{1'b0}};
+        pend_reg[load_qpn] <= 1'b0;
+        owed_reg[load_qpn] <= 1'b0;
     end
     if (load_reset) begin
         // a QP coming out of RESET starts with an empty receive ring
@@ -493,10 +553,15 @@ always @(posedge clk) begin
                 paddr_reg <= s_pkt_payload_addr;
                 plen_reg <= s_pkt_payload_len;
                 slot_reg <= s_pkt_slot;
+                mp_defer_reg <= 1'b0;
                 state_reg <= ST_CHECK;
             end else if (tack_due) begin
                 qp_field_reg <= {{(24-QN_W){1'b0}}, tscan_reg};
                 state_reg <= ST_TACK;
+            end else if (owed_reg[tscan_reg] && rqci_mem[tscan_reg] != rqpi_mem[tscan_reg]) begin
+                // a receive WQE arrived for an owed mp completion
+                qp_field_reg <= {{(24-QN_W){1'b0}}, tscan_reg};
+                state_reg <= ST_MP_PEND;
             end
         end
         ST_TACK: begin
@@ -525,6 +590,27 @@ always @(posedge clk) begin
                 state_reg <= ST_DROP;
             end else if (op_reg == OP_ACK) begin
                 state_reg <= ST_DROP;        // handed to the requester this cycle
+            end else if (ctx_mp) begin
+                mp_defer_reg <= 1'b0;
+                if (owed_reg[qpn]) begin
+                    // a completion waits for a receive WQE: nothing else
+                    // is taken (the requester resends it)
+                    stat_drop_psn_reg <= 1'b1;
+                    state_reg <= ST_DROP;
+                end else if (psn_diff[23] || (psn_diff < MP_W && bmp_mem[qpn][psn_diff[MP_LOG-1:0]])) begin
+                    // duplicate: never placed again; ACK the point
+                    stat_drop_psn_reg <= 1'b1;
+                    if (ack_req_reg && ack_slot_free) begin
+                        queue_ack(epsn_mem[qpn] - 24'd1, ACK_SYNDROME, msn_mem[qpn]);
+                    end
+                    state_reg <= ST_DROP;
+                end else if (psn_diff >= MP_W) begin
+                    // beyond the window: dropped, resent once the window moves
+                    stat_drop_psn_reg <= 1'b1;
+                    state_reg <= ST_DROP;
+                end else begin
+                    state_reg <= ST_EXEC;
+                end
             end else if (psn_diff == 24'd0) begin
                 state_reg <= ST_EXEC;
             end else if (psn_diff[23]) begin
@@ -547,7 +633,35 @@ always @(posedge clk) begin
         end
         ST_EXEC: begin
             // opcode sequence and length checks
-            if (!(op_is_write || op_is_send)) begin
+            if (ctx_mp) begin
+                // every packet stands alone: RETH in each, no sequence
+                if (!(op_reg == OP_WRITE_FIRST || op_reg == OP_WRITE_ONLY || op_reg == OP_WRITE_ONLY_IMM)) begin
+                    nak_reg <= NAK_INV_REQ;
+                end else if (op_reg == OP_WRITE_FIRST && plen_reg != pmtu_bytes) begin
+                    nak_reg <= NAK_INV_REQ;
+                end else if (plen_reg > pmtu_bytes || reth_len_reg < {19'd0, plen_reg}) begin
+                    nak_reg <= NAK_INV_REQ;
+                end else if (plen_reg != 0 && !(mr_ok && ctx_remote_write) && !cfg_no_mr_check) begin
+                    nak_reg <= NAK_REM_ACCESS;
+                end
+                key_reg <= reth_rkey_reg;
+                cursor_reg <= mr_bus;
+                msglen_reg <= reth_len_reg - {19'd0, plen_reg};
+                if (op_imm && psn_diff != 24'd0 && !cfg_early_cqe) begin
+                    // above the point: placed now, completed when the point passes
+                    mp_defer_reg <= 1'b1;
+                    completes_reg <= 1'b0;
+                    if (pend_reg[qpn]) begin
+                        nak_reg <= 8'd0;
+                        state_reg <= ST_DROP;    // one deferred per QP: drop unplaced, it is resent
+                    end else begin
+                        state_reg <= ST_RQ_FETCH;
+                    end
+                end else begin
+                    completes_reg <= op_imm;
+                    state_reg <= ST_RQ_FETCH;
+                end
+            end else if (!(op_is_write || op_is_send)) begin
                 nak_reg <= NAK_INV_REQ;            // READ and the rest are not served
             end else if ((op_first || op_only) && inmsg_mem[qpn] != MSG_IDLE) begin
                 nak_reg <= NAK_INV_REQ;
@@ -573,15 +687,40 @@ always @(posedge clk) begin
                 nak_reg <= NAK_INV_REQ;
             end
 
-            if (op_has_reth) begin
-                key_reg <= reth_rkey_reg;
-                cursor_reg <= mr_bus;
-                remain_reg <= reth_len_reg;
-                msglen_reg <= 32'd0;
+            if (!ctx_mp) begin
+                if (op_has_reth) begin
+                    key_reg <= reth_rkey_reg;
+                    cursor_reg <= mr_bus;
+                    remain_reg <= reth_len_reg;
+                    msglen_reg <= 32'd0;
+                end
+                completes_reg <= (op_is_send && (op_last || op_only)) || (op_is_write && op_imm);
+                state_reg <= ST_RQ_FETCH;
             end
-            completes_reg <= (op_is_send && (op_last || op_only)) || (op_is_write && op_imm);
-
-            state_reg <= ST_RQ_FETCH;
+        end
+        ST_MP_PEND: begin
+            // complete the deferred WRITE_WITH_IMM: a receive WQE, then its
+            // CQE (behind every payload write of the PSNs below it)
+            op_reg <= OP_WRITE_ONLY_IMM;
+            ack_req_reg <= 1'b0;
+            psn_reg <= pend_psn_mem[qpn];
+            imm_reg <= pend_imm_mem[qpn];
+            msglen_reg <= pend_len_mem[qpn];
+            plen_reg <= 13'd0;
+            rqci_reg <= rqci_mem[qpn];
+            completes_reg <= 1'b1;
+            early_done_reg <= 1'b0;
+            mp_defer_reg <= 1'b0;
+            mp_pend_pass_reg <= 1'b1;
+            nak_reg <= 8'd0;
+            if (rq_empty) begin
+                owed_reg[qpn] <= 1'b1;        // waits for a receive WQE
+                mp_pend_pass_reg <= 1'b0;
+                state_reg <= ST_IDLE;
+            end else begin
+                owed_reg[qpn] <= 1'b0;
+                state_reg <= ST_RQ_FETCH;
+            end
         end
         ST_RQ_FETCH: begin
             if (nak_reg != 8'd0) begin
@@ -641,7 +780,7 @@ always @(posedge clk) begin
         end
         ST_PAYLOAD: begin
             if (plen_reg == 0) begin
-                drop_free_reg <= 1'b1;
+                drop_free_reg <= !mp_pend_pass_reg;
                 drop_free_slot_reg <= slot_reg;
                 state_reg <= completes_reg && !early_done_reg ? ST_CQE : ST_FINISH;
             end else if (!wr_guard_ok) begin
@@ -663,7 +802,42 @@ always @(posedge clk) begin
             end
         end
         ST_FINISH: begin
-            if (!ack_req_reg || ack_slot_free) begin
+            if (mp_pend_pass_reg) begin
+                // the deferred completion is written
+                rqci_mem[qpn] <= rqci_reg + 16'd1;
+                wrid_mem[qpn] <= wrid_reg;
+                msn_mem[qpn] <= msn_mem[qpn] + 24'd1;
+                pend_reg[qpn] <= 1'b0;
+                mp_pend_pass_reg <= 1'b0;
+                state_reg <= ST_IDLE;
+            end else if (ctx_mp) begin
+                if (!(ack_req_reg || mp_adv > 1) || ack_slot_free) begin
+                    epsn_mem[qpn] <= mp_point_new;
+                    bmp_mem[qpn] <= mp_bmp_new >> mp_adv;
+                    wrid_mem[qpn] <= wrid_reg;
+                    if (op_needs_rq) begin
+                        rqci_mem[qpn] <= rqci_reg + 16'd1;
+                    end
+                    if (completes_reg) begin
+                        msn_mem[qpn] <= msn_mem[qpn] + 24'd1;
+                    end
+                    if (mp_defer_reg) begin
+                        pend_reg[qpn] <= 1'b1;
+                        pend_psn_mem[qpn] <= psn_reg;
+                        pend_imm_mem[qpn] <= imm_reg;
+                        pend_len_mem[qpn] <= reth_len_reg;
+                    end
+                    if (ack_req_reg || mp_adv > 1) begin
+                        // AckReq, or the point jumped over a filled hole
+                        queue_ack(mp_point_new - 24'd1, ACK_SYNDROME, msn_mem[qpn]);
+                        ack_owed_reg[qpn] <= 1'b0;
+                    end else if (!ack_owed_reg[qpn]) begin
+                        ack_owed_reg[qpn] <= 1'b1;
+                        owed_since_mem[qpn] <= now_reg;
+                    end
+                    state_reg <= mp_pend_due ? ST_MP_PEND : ST_IDLE;
+                end
+            end else if (!ack_req_reg || ack_slot_free) begin
                 epsn_mem[qpn] <= psn_reg + 24'd1;
                 nak_sent_reg[qpn] <= 1'b0;
                 cursor_mem[qpn] <= cursor_reg + {51'd0, plen_reg};
@@ -716,6 +890,9 @@ always @(posedge clk) begin
         drop_free_reg <= 1'b0;
         nak_sent_reg <= {NUM_QP{1'b0}};
         ack_owed_reg <= {NUM_QP{1'b0}};
+        pend_reg <= {NUM_QP{1'b0}};
+        owed_reg <= {NUM_QP{1'b0}};
+        mp_pend_pass_reg <= 1'b0;
     end
 end
 

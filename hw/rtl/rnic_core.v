@@ -10,6 +10,7 @@ module rnic_core #(
     parameter NUM_Q = 16,
     parameter RAM_BYTES = 32768,
     parameter CLK_MHZ = 250,         // core clock: sets the IB timer units (ACK timeout, RNR)
+    parameter MP_W = 64,             // mp transport: receive window (bitmap bits per QP): 32, 64, 128
     parameter [31:0] BUILD_VERSION = 32'h0001_0000,
     parameter [31:0] GIT_HASH = 32'h0,
     parameter [31:0] BOARD_ID = 32'h0
@@ -169,6 +170,9 @@ wire [2:0] reg_qp_state;
 wire [2:0] reg_qp_pmtu;
 wire reg_qp_remote_write;
 wire [2:0] reg_qp_spray_log;
+wire reg_qp_mp;
+wire ex_ctx_mp;
+wire rs_ctx_mp;
 wire [31:0] rs_wr_key;
 wire [3:0] rs_wr_access;
 wire rs_wr_guard_ok;
@@ -354,6 +358,7 @@ rnic_csr csr_inst (
     .hwif_out_qp_qp_attr_pmtu(reg_qp_pmtu),
     .hwif_out_qp_qp_attr_remote_write(reg_qp_remote_write),
     .hwif_out_qp_qp_attr_spray_log(reg_qp_spray_log),
+    .hwif_out_qp_qp_attr_mp(reg_qp_mp),
     .hwif_out_qp_qp_dest_qpn(reg_qp_dest_qpn),
     .hwif_out_qp_qp_sq_psn_psn(reg_qp_sq_psn),
     .hwif_out_qp_qp_rq_psn_psn(reg_qp_rq_psn),
@@ -478,6 +483,7 @@ qp_context #(
     .reg_pmtu(reg_qp_pmtu),
     .reg_remote_write(reg_qp_remote_write),
     .reg_spray_log(reg_qp_spray_log),
+    .reg_mp(reg_qp_mp),
     .reg_dest_qpn(reg_qp_dest_qpn),
     .reg_sq_psn(reg_qp_sq_psn),
     .reg_rq_psn(reg_qp_rq_psn),
@@ -515,6 +521,7 @@ qp_context #(
     .a_dip(ex_ctx_dip),
     .a_udp_sport(ex_ctx_udp_sport),
     .a_spray_log(ex_ctx_spray_log),
+    .a_mp(ex_ctx_mp),
     .a_pd(ex_ctx_pd),
     .b_qpn(rs_ctx_qpn),
     .b_state(rs_ctx_state),
@@ -528,7 +535,8 @@ qp_context #(
     .b_rcq(rs_ctx_rcq),
     .b_rq_base(rs_ctx_rq_base),
     .b_rq_log(rs_ctx_rq_log),
-    .b_min_rnr_timer(rs_ctx_min_rnr_timer)
+    .b_min_rnr_timer(rs_ctx_min_rnr_timer),
+    .b_mp(rs_ctx_mp)
 );
 
 wire [31:0] ex_mr_key;
@@ -1002,6 +1010,7 @@ wqe_executor #(
     .TX_RAM_BASE(TX_RAM_BASE),
     .NUM_TX_SLOTS(NUM_TX_SLOTS),
     .CLK_MHZ(CLK_MHZ),
+    .MP_W(MP_W),
     .ID_TAG(ID_EXEC)
 ) exec_inst (
     .clk(clk),
@@ -1023,6 +1032,7 @@ wqe_executor #(
     .ctx_dip(ex_ctx_dip),
     .ctx_udp_sport(ex_ctx_udp_sport),
     .ctx_spray_log(ex_ctx_spray_log),
+    .ctx_mp(ex_ctx_mp),
     .ctx_pd(ex_ctx_pd),
     .load_rts(load_rts),
     .load_reset(load_reset),
@@ -1287,6 +1297,7 @@ rc_responder #(
     .ID_W(ID_W),
     .RX_RAM_BASE(RX_RAM_BASE),
     .RQWQE_RAM(RQWQE_RAM),
+    .MP_W(MP_W),
     .ID_TAG(ID_RESP)
 ) resp_inst (
     .clk(clk),
@@ -1327,6 +1338,7 @@ rc_responder #(
     .ctx_rq_base(rs_ctx_rq_base),
     .ctx_rq_log(rs_ctx_rq_log),
     .ctx_min_rnr_timer(rs_ctx_min_rnr_timer),
+    .ctx_mp(rs_ctx_mp),
     .load_rtr(load_rtr),
     .load_reset(load_reset),
     .load_qpn(load_qpn),

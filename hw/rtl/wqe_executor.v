@@ -50,6 +50,7 @@ module wqe_executor #(
     parameter [RAM_ADDR_W-1:0] TX_RAM_BASE = 0,     // TX RAM: NUM_TX_SLOTS slots of 4 KiB
     parameter NUM_TX_SLOTS = 8,
     parameter MAX_INFLIGHT = 256,                   // unacknowledged packets per QP
+    parameter MP_W = 64,                            // mp: the responder's window (packets in flight)
     parameter CLK_MHZ = 250,                        // for the IB timer units
     parameter [ID_W-1:0] ID_TAG = 0
 ) (
@@ -76,6 +77,7 @@ module wqe_executor #(
     input  wire [31:0]            ctx_dip,
     input  wire [15:0]            ctx_udp_sport,
     input  wire [2:0]             ctx_spray_log,      // spread packets over 2^n source ports
+    input  wire                   ctx_mp,             // multipath: RETH in every WRITE packet
     input  wire [15:0]            ctx_pd,
     input  wire                   load_rts,
     input  wire                   load_reset,
@@ -180,7 +182,8 @@ localparam [SLOT_W-1:0] LAST_SLOT = LAST_SLOT_I[SLOT_W-1:0];
 localparam TXS_W = $clog2(NUM_TX_SLOTS);
 localparam OST_DEPTH = 8;
 localparam [3:0] OST_DEPTH_4 = 4'd8;
-localparam [23:0] MAX_INFLIGHT_24 = MAX_INFLIGHT[23:0];                       // outstanding WQEs per QP
+localparam [23:0] MAX_INFLIGHT_24 = MAX_INFLIGHT[23:0];
+localparam [23:0] MP_W_24 = MP_W[23:0];                       // outstanding WQEs per QP
 
 // Timers count ticks of 2^TICK_LOG cycles. The local ACK timeout is
 // 4.096 us * 2^timeout (timeout 0: none); its exponent is clamped so that a
@@ -331,6 +334,10 @@ reg [3:0] ost_head_mem [0:NUM_QP-1];
 reg [3:0] ost_tail_mem [0:NUM_QP-1];
 reg [23:0] stamp_mem [0:NUM_QP-1];       // tick of the last progress (timeout base)
 reg [4:0] tmo_exp_mem [0:NUM_QP-1];
+// spraying: the PSN -> source port mapping rotates by one after every
+// timeout, so a resent packet does not take the path that just lost it
+// (a dead path costs throughput, never the packets: they move on)
+reg [5:0] rot_mem [0:NUM_QP-1];
 reg [2:0] retry_init_mem [0:NUM_QP-1];
 reg [2:0] retry_left_mem [0:NUM_QP-1];
 reg [2:0] rnr_init_mem [0:NUM_QP-1];
@@ -354,6 +361,7 @@ initial begin
         ost_tail_mem[i] = 4'd0;
         stamp_mem[i] = 24'd0;
         tmo_exp_mem[i] = 5'd0;
+        rot_mem[i] = 6'd0;
         retry_init_mem[i] = 3'd0;
         retry_left_mem[i] = 3'd0;
         rnr_init_mem[i] = 3'd0;
@@ -450,7 +458,7 @@ wire can_issue_rd_copy = state_reg == ST_COPY && !copy_err_reg && rd_off_reg != 
     && in_flight < NUM_SLOTS;
 wire can_issue_rd_pkt = state_reg == ST_SEND && !copy_err_reg && !stop_want && rd_off_reg != wqe_len
     && (rd_issued_reg - wr_issued_reg) + {{(31-TXS_W){1'b0}}, tx_used_reg} < NUM_TX_SLOTS
-    && (unacked < MAX_INFLIGHT_24 || unacked[23]);    // resending PSNs acknowledged meanwhile
+    && (unacked < (ctx_mp ? MP_W_24 : MAX_INFLIGHT_24) || unacked[23]);    // resending PSNs acknowledged meanwhile
 wire can_issue_rd = can_issue_rd_copy || can_issue_rd_pkt;
 wire can_issue_wr = state_reg == ST_COPY && !copy_err_reg && wr_issued_reg != rd_done_reg;
 // a packet leaves once its payload is in the TX RAM (zero-length: at once)
@@ -491,6 +499,10 @@ always @* begin
     if (wqe_is_send) begin
         pkt_opcode = pkt_first && pkt_last ? (wqe_has_imm ? 8'h05 : 8'h04)
             : pkt_first ? 8'h00 : pkt_last ? (wqe_has_imm ? 8'h03 : 8'h02) : 8'h01;
+    end else if (ctx_mp) begin
+        // mp: every packet carries a RETH (this packet's address, the
+        // message's length); WRITE_ONLY(_WITH_IMM) marks the last
+        pkt_opcode = pkt_last ? (wqe_has_imm ? 8'h0B : 8'h0A) : 8'h06;
     end else begin
         pkt_opcode = pkt_first && pkt_last ? (wqe_has_imm ? 8'h0B : 8'h0A)
             : pkt_first ? 8'h06 : pkt_last ? (wqe_has_imm ? 8'h09 : 8'h08) : 8'h07;
@@ -508,13 +520,14 @@ assign m_pkt_dmac = ctx_dmac;
 assign m_pkt_dip = ctx_dip;
 // spraying: consecutive PSNs take consecutive source ports, so an ECMP
 // fabric spreads one QP's packets over its paths
-assign m_pkt_udp_sport = ctx_udp_sport + ({10'd0, pkt_psn[5:0]} & ((16'd1 << ctx_spray_log) - 16'd1));
+assign m_pkt_udp_sport = ctx_udp_sport
+    + ({10'd0, pkt_psn[5:0] + rot_mem[qn_reg]} & ((16'd1 << ctx_spray_log) - 16'd1));
 assign m_pkt_opcode = pkt_opcode;
 assign m_pkt_se = pkt_last && wqe_solicited;
 assign m_pkt_ack_req = pkt_last || pkt_psn[4:0] == 5'd31;
 assign m_pkt_dest_qp = ctx_dest_qpn;
 assign m_pkt_psn = pkt_psn;
-assign m_pkt_reth_va = wqe_raddr;
+assign m_pkt_reth_va = ctx_mp ? wqe_raddr + {32'd0, wr_off_reg} : wqe_raddr;
 assign m_pkt_reth_rkey = wqe_rkey;
 assign m_pkt_reth_len = wqe_len;
 assign m_pkt_imm = wqe_imm;
@@ -1148,6 +1161,7 @@ always @(posedge clk) begin
                     c_state_reg <= C_ERR;
                 end else begin
                     retry_left_mem[c_qpn_reg] <= retry_left_mem[c_qpn_reg] - 3'd1;
+                    rot_mem[c_qpn_reg] <= rot_mem[c_qpn_reg] + 6'd1;
                     rtx_req_reg[c_qpn_reg] <= 1'b1;
                     rtx_psn_mem[c_qpn_reg] <= c_una;
                     rtx_due_mem[c_qpn_reg] <= now;
@@ -1190,6 +1204,7 @@ always @(posedge clk) begin
         rtx_req_reg[load_qpn] <= 1'b0;
         flush_req_reg[load_qpn] <= 1'b0;
         tmo_exp_mem[load_qpn] <= load_retry[4:0];
+        rot_mem[load_qpn] <= 6'd0;
         retry_init_mem[load_qpn] <= load_retry[7:5];
         retry_left_mem[load_qpn] <= load_retry[7:5];
         rnr_init_mem[load_qpn] <= load_retry[10:8];

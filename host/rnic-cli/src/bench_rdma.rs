@@ -125,6 +125,10 @@ pub struct GoodputArgs {
     /// PORTS UDP source ports); the first is the reference.
     #[arg(long, value_delimiter = ',', default_values_t = ["ideal".to_string(), "lossy".into(), "reorder".into(), "hostile".into(), "spray-8".into(), "spray-8/8".into()])]
     pub runs: Vec<String>,
+    /// Transports to run each fabric with: rc, mp (each against its own
+    /// first run).
+    #[arg(long, value_delimiter = ',', default_value = "rc")]
+    pub transport: Vec<String>,
     /// WRITE size in bytes.
     #[arg(long, default_value_t = 16384)]
     pub size: u32,
@@ -179,6 +183,14 @@ pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
         bail!("--qps, --window and --runs must not be empty or zero");
     }
     devices::require_sim(&a.dev)?;
+    let mut transports = Vec::new();
+    for t in &a.transport {
+        transports.push(match t.as_str() {
+            "rc" => ("rc", rnic_verbs::QpType::Rc),
+            "mp" => ("mp", rnic_verbs::QpType::Mp),
+            _ => bail!("--transport {t:?}: rc or mp"),
+        });
+    }
     let mut runs = Vec::new();
     for r in &a.runs {
         let (fabric, ports) = match r.split_once('/') {
@@ -193,7 +205,8 @@ pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
     }
     if !a.json {
         println!(
-            "{:>10} {:>6} {:>10} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8}",
+            "{:>5} {:>10} {:>6} {:>10} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8}",
+            "trans",
             "fabric",
             "ports",
             "cycles",
@@ -205,8 +218,11 @@ pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
             "dropped"
         );
     }
-    let mut reference = None;
-    for (fabric, ports) in runs {
+    let mut reference = std::collections::HashMap::new();
+    for ((fabric, ports), (tname, qp_type)) in runs
+        .iter()
+        .flat_map(|r| transports.iter().map(move |t| (r.clone(), *t)))
+    {
         let p = pair(&a.dev, &fabric, 16)?;
         let mac0 = p.world.mac_stats(0);
         let r = perf::write_bw(
@@ -222,6 +238,7 @@ pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
                 mtu,
                 watchdog: 20_000_000,
                 spray_log: ports.trailing_zeros() as u8,
+                qp_type,
             },
         )
         .with_context(|| format!("write_bw over {fabric}"))?;
@@ -229,10 +246,10 @@ pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
         let c = p.a.query_port_counters()?;
         let clock = p.a.device().clock_mhz();
         let bpc = r.bytes as f64 * 8.0 / r.cycles as f64;
-        let reference_bpc = *reference.get_or_insert(bpc);
+        let reference_bpc = *reference.entry(tname).or_insert(bpc);
         let row = GoodputRow {
             test: "goodput",
-            transport: "rc",
+            transport: tname,
             fabric: fabric.clone(),
             spray_ports: ports,
             data_w: a.dev.data_w,
@@ -255,7 +272,8 @@ pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
             println!("{}", serde_json::to_string(&row)?);
         } else {
             println!(
-                "{:>10} {:>6} {:>10} {:>8.2} {:>8.1}% {:>8} {:>8} {:>8} {:>8}",
+                "{:>5} {:>10} {:>6} {:>10} {:>8.2} {:>8.1}% {:>8} {:>8} {:>8} {:>8}",
+                row.transport,
                 row.fabric,
                 row.spray_ports,
                 row.cycles,
@@ -270,7 +288,7 @@ pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
     }
     if !a.json {
         println!(
-            "(rc, {} QPs x {} WRITEs of {} B in flight, PMTU {} B, DATA_W={}, seed {}; goodput = acknowledged payload bits per cycle; ports > 1: each requester sprays its packets over that many UDP source ports)",
+            "({} QPs x {} WRITEs of {} B in flight, PMTU {} B, DATA_W={}, seed {}; goodput = acknowledged payload bits per cycle; ports > 1: each requester sprays its packets over that many UDP source ports)",
             a.qps, a.window, a.size, a.mtu, a.dev.data_w, a.dev.seed
         );
     }
@@ -343,6 +361,7 @@ pub fn write_bw(a: &WriteBwArgs) -> Result<ExitCode> {
                 mtu,
                 watchdog: 5_000_000,
                 spray_log: 0,
+                qp_type: rnic_verbs::QpType::Rc,
             },
         )
         .with_context(|| format!("write_bw of {size} B"))?;

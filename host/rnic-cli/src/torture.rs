@@ -22,6 +22,9 @@ use crate::local_copy;
 pub enum Transport {
     /// RoCEv2 Reliable Connection between two NICs over a fabric.
     Rc,
+    /// rnic's multipath transport between two NICs: packets sprayed over
+    /// --paths source ports, placed on arrival, completions in order.
+    Mp,
     /// Local DMA copies on one NIC (no network).
     LocalCopy,
 }
@@ -80,7 +83,7 @@ pub struct TortureArgs {
     /// Spread each requester's packets over this many UDP source ports
     /// (a power of two, 1..=64), so a multipath fabric sprays them; RC then
     /// sees reordering and falls back on go-back-N.
-    #[arg(long, default_value_t = 1, value_parser = spray_parser)]
+    #[arg(long, alias = "paths", default_value_t = 1, value_parser = spray_parser)]
     pub spray_ports: u32,
     /// Retransmissions without progress before the QP fails (ibv_qp_attr.retry_cnt).
     #[arg(long, default_value_t = Config::default().retry.retry_cnt, value_parser = clap::value_parser!(u8).range(0..=7))]
@@ -142,6 +145,7 @@ fn config(a: &TortureArgs) -> Result<Config> {
         flush: a.flush,
         watchdog: a.watchdog,
         spray_log: a.spray_ports.trailing_zeros() as u8,
+        mp: a.transport == Transport::Mp,
         retry: rnic_torture::conn::Retry {
             timeout: a.timeout,
             retry_cnt: a.retry_cnt,
@@ -156,7 +160,12 @@ fn config(a: &TortureArgs) -> Result<Config> {
 /// The command line that reproduces a run.
 pub fn repro(a: &TortureArgs) -> String {
     let mut s = format!(
-        "cargo run --release --bin rnic -- torture --seed {} --data-w {} --fabric {} --messages {} --qps {} --min-size {} --max-size {} --writes-per-imm {} --window {} --mtu {} --watchdog {} --timeout {} --retry-cnt {} --spray-ports {}",
+        "cargo run --release --bin rnic -- torture --transport {} --seed {} --data-w {} --fabric {} --messages {} --qps {} --min-size {} --max-size {} --writes-per-imm {} --window {} --mtu {} --watchdog {} --timeout {} --retry-cnt {} --spray-ports {}",
+        match a.transport {
+            Transport::Rc => "rc",
+            Transport::Mp => "mp",
+            Transport::LocalCopy => "local-copy",
+        },
         a.dev.seed,
         a.dev.data_w,
         a.fabric,

@@ -165,6 +165,7 @@ impl Rnic {
             rq_depth: self.opts.rq_depth,
             retry: self.opts.retry,
             spray_log: 0,
+            qp_type: rnic_verbs::QpType::Rc,
         };
         bring_up_with(
             &mut self.qp,

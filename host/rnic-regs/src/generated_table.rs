@@ -1731,6 +1731,18 @@ pub static BLOCKS: &[BlockDesc] = &[
                         swmod: false,
                         desc: "",
                     },
+                    FieldDesc {
+                        name: "mp",
+                        msb: 20,
+                        lsb: 20,
+                        sw: Access::Rw,
+                        hw: Access::R,
+                        reset: Some(0x0),
+                        onread: None,
+                        onwrite: None,
+                        swmod: false,
+                        desc: "Transport: 0 rc (IB Reliable Connection), 1 mp (multipath: RETH in every WRITE packet, placement on arrival, receive bitmap, completions in requester order; WRITE and WRITE_WITH_IMM only).",
+                    },
                 ],
             },
             RegDesc {

@@ -46,6 +46,8 @@ pub struct ConnOpts {
     /// Requesters spread their packets over 2^spray_log UDP source ports
     /// (0: one flow per QP).
     pub spray_log: u8,
+    /// RC, or rnic's multipath transport ([`QpType::Mp`]).
+    pub qp_type: QpType,
 }
 
 /// The reliability attributes of `ibv_modify_qp` (RTR and RTS).
@@ -172,7 +174,7 @@ fn create_qp<D: Device>(
                 max_send_sge: 1,
                 max_recv_sge: 1,
             },
-            qp_type: QpType::Rc,
+            qp_type: o.qp_type,
             sq_sig_all: false,
         },
     )?)

@@ -255,6 +255,7 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
         rq_depth: 4,
         retry: conn::Retry::default(),
         spray_log: 0,
+        qp_type: rnic_verbs::QpType::Rc,
     };
     let conns = conn::connect(a, pair.addrs[0], b, pair.addrs[1], 2, &opts, 16, cfg.seed)?;
     let mut pairs = conns.pairs.into_iter();

@@ -81,6 +81,8 @@ pub struct BwOpts {
     pub watchdog: u64,
     /// Requesters spray over 2^spray_log UDP source ports (0: one flow).
     pub spray_log: u8,
+    /// RC, or the multipath transport.
+    pub qp_type: rnic_verbs::QpType,
 }
 
 /// `write_bw` outcome.
@@ -148,6 +150,7 @@ pub fn write_bw<D: Device>(
             rq_depth: 0,
             retry: conn::Retry::default(),
             spray_log: o.spray_log,
+            qp_type: o.qp_type,
         },
         (o.qps * o.window + 16).next_power_of_two(),
         1,
@@ -256,6 +259,7 @@ pub fn write_lat<D: Device>(
             rq_depth: 4,
             retry: conn::Retry::default(),
             spray_log: 0,
+            qp_type: rnic_verbs::QpType::Rc,
         },
         16,
         1,

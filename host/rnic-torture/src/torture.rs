@@ -75,6 +75,8 @@ pub struct Config {
     pub retry: conn::Retry,
     /// Requesters spray over 2^spray_log UDP source ports (0: one flow).
     pub spray_log: u8,
+    /// The multipath transport instead of RC.
+    pub mp: bool,
     /// Cycles to let in-flight writes land before telling a stale byte from
     /// a corrupt one, when the hooks cannot drain the system themselves.
     pub settle: u64,
@@ -96,6 +98,7 @@ impl Default for Config {
             watchdog: 2_000_000,
             retry: conn::Retry::default(),
             spray_log: 0,
+            mp: false,
             settle: 200_000,
         }
     }
@@ -511,6 +514,11 @@ impl<'a, D: Device> Runner<'a, D> {
             rq_depth,
             retry: cfg.retry,
             spray_log: cfg.spray_log,
+            qp_type: if cfg.mp {
+                rnic_verbs::QpType::Mp
+            } else {
+                rnic_verbs::QpType::Rc
+            },
         };
         let conns = conn::connect(
             a,
@@ -571,7 +579,7 @@ impl<'a, D: Device> Runner<'a, D> {
             by_qpn_b,
             rep: Report {
                 seed: cfg.seed,
-                transport: "rc".into(),
+                transport: if cfg.mp { "mp" } else { "rc" }.into(),
                 fabric: info.fabric.clone(),
                 brk: cfg.brk.map(|b| b.name().to_string()),
                 flush: cfg.flush,

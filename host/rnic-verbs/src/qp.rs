@@ -56,6 +56,13 @@ pub enum QpType {
     Rc,
     Uc,
     Ud,
+    /// rnic extension: the multipath transport. Reliable and connected like
+    /// RC, brought up with the same attributes, but its packets are sprayed
+    /// over `2^ah_attr.spray_log` paths, each WRITE packet carries its own
+    /// RETH and is placed on arrival, and the responder keeps a receive
+    /// bitmap; completions still come in posting order. WRITE and
+    /// WRITE_WITH_IMM only (no SEND).
+    Mp,
 }
 
 /// Queue sizes (`ibv_qp_cap`). On creation the NIC rounds the work-request
@@ -234,6 +241,7 @@ pub struct QueuePair<D: Device> {
     rq: Option<RecvQueue>,
     cap: QpCap,
     sq_sig_all: bool,
+    qp_type: QpType,
     /// The state as last seen (the NIC may have moved on to ERR).
     state: Cell<QpState>,
     /// Every attribute set so far (what the staged registers get).
@@ -250,9 +258,9 @@ impl<D: Device> Context<D> {
         pd.check_ctx(self)?;
         init.send_cq.check_ctx(self)?;
         init.recv_cq.check_ctx(self)?;
-        if init.qp_type != QpType::Rc {
+        if !matches!(init.qp_type, QpType::Rc | QpType::Mp) {
             return Err(VerbsError::Unsupported(format!(
-                "QP type {:?} (only RC)",
+                "QP type {:?} (RC and the mp extension only)",
                 init.qp_type
             )));
         }
@@ -310,6 +318,7 @@ impl<D: Device> Context<D> {
                 max_recv_sge: if rq_entries > 0 { MAX_SGE } else { 0 },
             },
             sq_sig_all: init.sq_sig_all,
+            qp_type: init.qp_type,
             state: Cell::new(QpState::Reset),
             attr: QpAttr {
                 path_mtu: PORT_MAX_MTU,
@@ -342,6 +351,11 @@ impl<D: Device> QueuePair<D> {
 
     pub fn sq_sig_all(&self) -> bool {
         self.sq_sig_all
+    }
+
+    /// The transport: [`QpType::Rc`] or [`QpType::Mp`].
+    pub fn qp_type(&self) -> QpType {
+        self.qp_type
     }
 
     /// The CQ numbers of the send and the receive completions.
@@ -655,6 +669,7 @@ impl<D: Device> QueuePair<D> {
             .as_ref()
             .map_or((0, 0), |rq| (rq.bus_addr(), rq.entries()));
         let remote_write = a.qp_access_flags.contains(AccessFlags::REMOTE_WRITE);
+        let mp = self.qp_type == QpType::Mp;
         self.ctx.command(|io| {
             let qp = io.csr().qp();
             qp.qp_sel().try_write(|r| r.set_qpn(qpn))?;
@@ -663,6 +678,7 @@ impl<D: Device> QueuePair<D> {
                 r.set_pmtu(a.path_mtu as u8);
                 r.set_remote_write(remote_write);
                 r.set_spray_log(a.ah_attr.spray_log);
+                r.set_mp(mp);
             })?;
             if cmd == QP_CMD_MODIFY {
                 qp.qp_dest().try_write(|r| r.set_qpn(a.dest_qp_num))?;
@@ -705,6 +721,9 @@ impl<D: Device> QueuePair<D> {
                 given: wr.sg_list.len(),
                 max: MAX_SGE,
             });
+        }
+        if self.qp_type == QpType::Mp && !wr.opcode.is_rdma() {
+            return Err(invalid("an mp QP carries WRITE and WRITE_WITH_IMM only"));
         }
         let sge = wr.sg_list.first().copied().unwrap_or_default();
         if sge.length > MAX_MSG_SIZE {

@@ -151,14 +151,18 @@ impl FabricConfig {
     }
 
     /// A named profile: `ideal`, `lossy`, `reorder`, `hostile` or `spray-K`
-    /// (K paths, 1..=256). See the crate README for the parameters.
+    /// (K paths, 1..=256), optionally `spray-K-lossy` (1 % loss on every
+    /// path) or `spray-K-hostile` (the faults of `hostile` on every path).
+    /// See the crate README for the parameters.
     pub fn profile(name: &str) -> Result<Self, SimError> {
-        let unknown = || SimError::UnknownProfile {
+        let unknown = || {
+            SimError::UnknownProfile {
             name: name.to_string(),
             valid: format!(
-                "{} (spray-K with K = 1..={MAX_PATHS}, e.g. spray-8)",
+                "{} (spray-K with K = 1..={MAX_PATHS}, e.g. spray-8, and spray-K-lossy, spray-K-hostile)",
                 PROFILE_NAMES.join(", ")
             ),
+        }
         };
         let p = PathConfig::default();
         let cfg = match name {
@@ -199,8 +203,29 @@ impl FabricConfig {
                     .collect(),
             ),
             _ => {
-                let k: usize = name
-                    .strip_prefix("spray-")
+                let rest = name.strip_prefix("spray-").ok_or_else(unknown)?;
+                let (k, faults) = match rest.split_once('-') {
+                    Some((k, f)) => (k, Some(f)),
+                    None => (rest, None),
+                };
+                let faults = match faults {
+                    None => p.clone(),
+                    Some("lossy") => PathConfig {
+                        drop_rate: 0.01,
+                        ..p.clone()
+                    },
+                    Some("hostile") => PathConfig {
+                        jitter: 50,
+                        drop_rate: 0.01,
+                        dup_rate: 0.01,
+                        corrupt_rate: 0.001,
+                        reorder_rate: 0.05,
+                        reorder_delay: 1000,
+                        ..p.clone()
+                    },
+                    Some(_) => return Err(unknown()),
+                };
+                let k: usize = Some(k)
                     .and_then(|k| k.parse().ok())
                     .filter(|k| (1..=MAX_PATHS).contains(k))
                     .ok_or_else(unknown)?;
@@ -215,7 +240,7 @@ impl FabricConfig {
                             } else {
                                 100 + (300 * i as u64) / (k as u64 - 1)
                             },
-                            ..p.clone()
+                            ..faults.clone()
                         })
                         .collect(),
                 )

@@ -120,6 +120,31 @@ impl QpAttr {
         self.0 = (self.0 & !(Self::SPRAY_LOG_MASK << Self::SPRAY_LOG_OFFSET))
             | ((val & Self::SPRAY_LOG_MASK) << Self::SPRAY_LOG_OFFSET);
     }
+
+    pub const MP_OFFSET: usize = 20;
+    pub const MP_WIDTH: usize = 1;
+    pub const MP_MASK: u32 = 0x1;
+
+    /// mp
+    ///
+    /// Transport: 0 rc (IB Reliable Connection), 1 mp (multipath: RETH in every WRITE packet, placement on arrival, receive bitmap, completions in requester order; WRITE and WRITE_WITH_IMM only).
+    #[inline(always)]
+    #[allow(clippy::missing_panics_doc)]
+    #[must_use]
+    pub fn mp(&self) -> bool {
+        let val = (self.0 >> Self::MP_OFFSET) & Self::MP_MASK;
+        val != 0
+    }
+
+    /// mp
+    ///
+    /// Transport: 0 rc (IB Reliable Connection), 1 mp (multipath: RETH in every WRITE packet, placement on arrival, receive bitmap, completions in requester order; WRITE and WRITE_WITH_IMM only).
+    #[inline(always)]
+    pub fn set_mp(&mut self, val: bool) {
+        let val = val as u32;
+        self.0 = (self.0 & !(Self::MP_MASK << Self::MP_OFFSET))
+            | ((val & Self::MP_MASK) << Self::MP_OFFSET);
+    }
 }
 
 impl core::fmt::Debug for QpAttr {
@@ -129,6 +154,7 @@ impl core::fmt::Debug for QpAttr {
             .field("pmtu", &self.pmtu())
             .field("remote_write", &self.remote_write())
             .field("spray_log", &self.spray_log())
+            .field("mp", &self.mp())
             .finish()
     }
 }
@@ -144,5 +170,6 @@ mod tests {
         assert_eq!(reg.pmtu(), 1);
         assert_eq!(reg.remote_write(), false);
         assert_eq!(reg.spray_log(), 0);
+        assert_eq!(reg.mp(), false);
     }
 }
