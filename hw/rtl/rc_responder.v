@@ -21,7 +21,10 @@
 // duplicates (below the point or already in the bitmap) are re-ACKed and
 // dropped, PSNs beyond the window dropped (both counted as PSN drops). ACKs
 // are cumulative (PSN = point - 1), sent on AckReq and whenever the point
-// jumps over a filled hole; no sequence NAK (gaps are normal). Completions
+// jumps over a filled hole. A hole is normal (spraying reorders); it is
+// reported as lost, by a sequence NAK naming the point (once per point, as
+// rc does), only when a packet MP_NAK_GAP or more PSNs beyond it arrives;
+// the requester resends that one packet. Completions
 // keep requester order: a WRITE_WITH_IMM at the point completes at once; one
 // above it is placed and its completion deferred (one per QP; a second is
 // dropped unplaced, to be resent) until the point passes it; a deferred
@@ -51,6 +54,7 @@ module rc_responder #(
     parameter [RAM_ADDR_W-1:0] RQWQE_RAM = 0,     // 64-byte slot for a receive WQE
     parameter ACK_TIMER = 2048,                    // cycles an owed ACK may wait (ACK coalescing)
     parameter MP_W = 64,                           // mp receive window (bitmap) in PSNs
+    parameter MP_NAK_GAP = 16,                     // mp: a hole this far behind a placed PSN is a loss
     parameter [ID_W-1:0] ID_TAG = 0
 ) (
     input  wire                   clk,
@@ -374,6 +378,8 @@ wire [23:0] mp_point_new = epsn_mem[qpn] + {{(23-MP_LOG){1'b0}}, mp_adv};
 // the deferred completion is due once the point has passed its PSN
 wire [23:0] mp_pend_off = pend_psn_mem[qpn] - epsn_mem[qpn];
 wire mp_pend_due = pend_reg[qpn] && mp_pend_off < {{(23-MP_LOG){1'b0}}, mp_adv};
+localparam [23:0] MP_NAK_GAP24 = MP_NAK_GAP[23:0];
+wire mp_nak = mp_adv == 0 && psn_diff >= MP_NAK_GAP24 && !nak_sent_reg[qpn];
 wire qp_ok = qp_field_reg < {8'd0, NUM_QP16} && (ctx_state == QPS_RTR || ctx_state == QPS_RTS);
 wire rq_empty = rqci_mem[qpn] == rqpi_mem[qpn];
 
@@ -811,7 +817,7 @@ always @(posedge clk) begin
                 mp_pend_pass_reg <= 1'b0;
                 state_reg <= ST_IDLE;
             end else if (ctx_mp) begin
-                if (!(ack_req_reg || mp_adv > 1) || ack_slot_free) begin
+                if (!(ack_req_reg || mp_adv > 1 || mp_nak) || ack_slot_free) begin
                     epsn_mem[qpn] <= mp_point_new;
                     bmp_mem[qpn] <= mp_bmp_new >> mp_adv;
                     wrid_mem[qpn] <= wrid_reg;
@@ -827,7 +833,16 @@ always @(posedge clk) begin
                         pend_imm_mem[qpn] <= imm_reg;
                         pend_len_mem[qpn] <= reth_len_reg;
                     end
-                    if (ack_req_reg || mp_adv > 1) begin
+                    if (mp_adv != 0) begin
+                        nak_sent_reg[qpn] <= 1'b0;
+                    end
+                    if (mp_nak) begin
+                        // the point's packet is lost: ask for it alone
+                        nak_sent_reg[qpn] <= 1'b1;
+                        queue_ack(epsn_mem[qpn], NAK_PSN, msn_mem[qpn]);
+                        stat_nak_reg <= 1'b1;
+                        ack_owed_reg[qpn] <= 1'b0;
+                    end else if (ack_req_reg || mp_adv > 1) begin
                         // AckReq, or the point jumped over a filled hole
                         queue_ack(mp_point_new - 24'd1, ACK_SYNDROME, msn_mem[qpn]);
                         ack_owed_reg[qpn] <= 1'b0;

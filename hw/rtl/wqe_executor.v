@@ -338,6 +338,11 @@ reg [4:0] tmo_exp_mem [0:NUM_QP-1];
 // timeout, so a resent packet does not take the path that just lost it
 // (a dead path costs throughput, never the packets: they move on)
 reg [5:0] rot_mem [0:NUM_QP-1];
+// mp: a sequence NAK names one missing PSN (the responder's bitmap has the
+// rest): resend that packet alone, then whatever was never sent; a timeout
+// or an RNR NAK still resends everything from the PSN (go-back-N)
+reg [NUM_QP-1:0] rtx_one_reg = {NUM_QP{1'b0}};
+reg rtx_single_reg = 1'b0;
 reg [2:0] retry_init_mem [0:NUM_QP-1];
 reg [2:0] retry_left_mem [0:NUM_QP-1];
 reg [2:0] rnr_init_mem [0:NUM_QP-1];
@@ -450,6 +455,7 @@ wire [23:0] unacked = cur_psn_rd - una_mem[qn_reg];
 // new packets; once the started ones are out the WQE is set aside
 // (and a resent entry acknowledged meanwhile needs no more packets)
 wire rtx_gone;
+wire rtx_single = rtx_mode_reg && rtx_single_reg && ctx_mp;
 wire stop_want = state_reg == ST_SEND && (rtx_req_reg[qn_reg] || ctx_state != QPS_RTS || rtx_gone);
 
 // copy: read a chunk when a slot is free; RoCE: read a packet's payload when
@@ -458,7 +464,8 @@ wire can_issue_rd_copy = state_reg == ST_COPY && !copy_err_reg && rd_off_reg != 
     && in_flight < NUM_SLOTS;
 wire can_issue_rd_pkt = state_reg == ST_SEND && !copy_err_reg && !stop_want && rd_off_reg != wqe_len
     && (rd_issued_reg - wr_issued_reg) + {{(31-TXS_W){1'b0}}, tx_used_reg} < NUM_TX_SLOTS
-    && (unacked < (ctx_mp ? MP_W_24 : MAX_INFLIGHT_24) || unacked[23]);    // resending PSNs acknowledged meanwhile
+    && (unacked < (ctx_mp ? MP_W_24 : MAX_INFLIGHT_24) || unacked[23])    // resending PSNs acknowledged meanwhile
+    && !(rtx_single && rd_issued_reg != {8'd0, rtx_skip_reg});
 wire can_issue_rd = can_issue_rd_copy || can_issue_rd_pkt;
 wire can_issue_wr = state_reg == ST_COPY && !copy_err_reg && wr_issued_reg != rd_done_reg;
 // a packet leaves once its payload is in the TX RAM (zero-length: at once)
@@ -734,6 +741,7 @@ always @(posedge clk) begin
                 // a retransmission goes before any new work
                 qn_reg <= go_qpn;
                 rtx_mode_reg <= 1'b1;
+                rtx_single_reg <= rtx_one_reg[go_qpn];
                 rtx_from_reg <= rtx_psn_mem[go_qpn];
                 rtx_req_reg[go_qpn] <= 1'b0;
                 rtx_go_reg[go_qpn] <= 1'b0;
@@ -773,6 +781,7 @@ always @(posedge clk) begin
             end else if (rtx_req_reg[qn_reg]) begin
                 // asked again meanwhile: start over from the new PSN once due
                 if ((now - rtx_due_mem[qn_reg]) < 24'h800000) begin
+                    rtx_single_reg <= rtx_one_reg[qn_reg];
                     rtx_from_reg <= rtx_psn_mem[qn_reg];
                     rtx_req_reg[qn_reg] <= 1'b0;
                     rtx_go_reg[qn_reg] <= 1'b0;
@@ -956,6 +965,12 @@ always @(posedge clk) begin
                         state_reg <= ST_CQE;
                     end
                 end
+            end else if (rtx_single && pkt_push) begin
+                // the one missing packet is out: go on with what was never sent
+                rtx_single_reg <= 1'b0;
+                rtx_from_reg <= sent_mem[qn_reg];
+                rtx_idx_reg <= ost_head;
+                state_reg <= ST_RTX_PICK;
             end else if ((wqe_len == 0 && pkt_push) || (wqe_len != 0 && pkt_push && pkt_last)) begin
                 if (rtx_mode_reg) begin
                     rtx_from_reg <= pkt_psn + 24'd1;
@@ -1121,6 +1136,7 @@ always @(posedge clk) begin
                     ? retry_left_mem[c_qpn_reg] - 3'd1 : retry_init_mem[c_qpn_reg];
                 if (!(rtx_req_reg[c_qpn_reg] && rtx_psn_mem[c_qpn_reg] == c_psn_reg)) begin
                     rtx_req_reg[c_qpn_reg] <= 1'b1;
+                    rtx_one_reg[c_qpn_reg] <= 1'b1;
                     rtx_psn_mem[c_qpn_reg] <= c_psn_reg;
                     rtx_due_mem[c_qpn_reg] <= now;
                     rtx_go_reg[c_qpn_reg] <= 1'b0;
@@ -1141,6 +1157,7 @@ always @(posedge clk) begin
                 if (rnr_init_mem[c_qpn_reg] != 3'd7) begin
                     rnr_left_mem[c_qpn_reg] <= rnr_left_mem[c_qpn_reg] - 3'd1;
                 end
+                rtx_one_reg[c_qpn_reg] <= 1'b0;
                 rtx_req_reg[c_qpn_reg] <= 1'b1;
                 rtx_psn_mem[c_qpn_reg] <= c_psn_reg;
                 rtx_due_mem[c_qpn_reg] <= now + rnr_ticks(c_syn_reg[4:0]);
@@ -1162,6 +1179,7 @@ always @(posedge clk) begin
                 end else begin
                     retry_left_mem[c_qpn_reg] <= retry_left_mem[c_qpn_reg] - 3'd1;
                     rot_mem[c_qpn_reg] <= rot_mem[c_qpn_reg] + 6'd1;
+                    rtx_one_reg[c_qpn_reg] <= 1'b0;
                     rtx_req_reg[c_qpn_reg] <= 1'b1;
                     rtx_psn_mem[c_qpn_reg] <= c_una;
                     rtx_due_mem[c_qpn_reg] <= now;
