@@ -62,6 +62,10 @@ pub struct ConnOpts {
     pub rnr_retry: u8,
     /// RNR NAK timer code the responder sends.
     pub min_rnr_timer: u8,
+    /// RC or the multipath transport.
+    pub qp_type: QpType,
+    /// Requesters spray over 2^spray_log UDP source ports.
+    pub spray_log: u8,
 }
 
 impl Default for ConnOpts {
@@ -79,6 +83,8 @@ impl Default for ConnOpts {
             retry_cnt: 7,
             rnr_retry: 7,
             min_rnr_timer: 1,
+            qp_type: QpType::Rc,
+            spray_log: 0,
         }
     }
 }
@@ -98,7 +104,7 @@ fn end(ctx: &Context<SimDevice>, o: &ConnOpts) -> End {
                     max_send_sge: 1,
                     max_recv_sge: 1,
                 },
-                qp_type: QpType::Rc,
+                qp_type: o.qp_type,
                 sq_sig_all: false,
             },
         )
@@ -150,7 +156,7 @@ pub fn bring_up(
                 dmac: MAC[peer],
                 dip: IP[peer],
                 udp_sport: 0xC000 | (peer_qpn as u16 & 0xff),
-                spray_log: 0,
+                spray_log: o.spray_log,
             },
             max_dest_rd_atomic: 0,
             min_rnr_timer: o.min_rnr_timer,

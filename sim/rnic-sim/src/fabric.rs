@@ -152,14 +152,15 @@ impl FabricConfig {
 
     /// A named profile: `ideal`, `lossy`, `reorder`, `hostile` or `spray-K`
     /// (K paths, 1..=256), optionally `spray-K-lossy` (1 % loss on every
-    /// path) or `spray-K-hostile` (the faults of `hostile` on every path).
+    /// path), `spray-K-hostile` (the faults of `hostile` on every path) or
+    /// `spray-K-dead` (the slowest path drops everything).
     /// See the crate README for the parameters.
     pub fn profile(name: &str) -> Result<Self, SimError> {
         let unknown = || {
             SimError::UnknownProfile {
             name: name.to_string(),
             valid: format!(
-                "{} (spray-K with K = 1..={MAX_PATHS}, e.g. spray-8, and spray-K-lossy, spray-K-hostile)",
+                "{} (spray-K with K = 1..={MAX_PATHS}, e.g. spray-8, and spray-K-lossy, spray-K-hostile, spray-K-dead)",
                 PROFILE_NAMES.join(", ")
             ),
         }
@@ -208,8 +209,9 @@ impl FabricConfig {
                     Some((k, f)) => (k, Some(f)),
                     None => (rest, None),
                 };
+                let dead = faults == Some("dead");
                 let faults = match faults {
-                    None => p.clone(),
+                    None | Some("dead") => p.clone(),
                     Some("lossy") => PathConfig {
                         drop_rate: 0.01,
                         ..p.clone()
@@ -226,6 +228,7 @@ impl FabricConfig {
                     Some(_) => return Err(unknown()),
                 };
                 let k: usize = Some(k)
+                    .filter(|_| !dead || k != "1")
                     .and_then(|k| k.parse().ok())
                     .filter(|k| (1..=MAX_PATHS).contains(k))
                     .ok_or_else(unknown)?;
@@ -239,6 +242,11 @@ impl FabricConfig {
                                 100
                             } else {
                                 100 + (300 * i as u64) / (k as u64 - 1)
+                            },
+                            drop_rate: if dead && i == k - 1 {
+                                1.0
+                            } else {
+                                faults.drop_rate
                             },
                             ..faults.clone()
                         })
