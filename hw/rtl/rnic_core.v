@@ -115,7 +115,7 @@ localparam [RAM_ADDR_W-1:0] RX_RAM_BASE = 17'h10000;
 localparam [ID_W-1:0] ID_EXEC = 8'h00, ID_RESP = 8'h40, ID_CQE = 8'h80;
 
 localparam [31:0] VERBS = 32'h0000_001F;     // local DMA copy, RDMA_WRITE(+IMM), SEND(+IMM)
-localparam [31:0] CAPS = 32'h0000_001F;      // MSI, CQE RO switch, early-CQE switch, bypass switch, flush mode
+localparam [31:0] CAPS = 32'h0000_003F;      // MSI, CQE RO switch, early-CQE switch, bypass switch, flush mode, mp
 
 initial begin
     if (DATA_W != 64 && DATA_W != 128 && DATA_W != 256 && DATA_W != 512) begin
@@ -296,6 +296,7 @@ rnic_csr csr_inst (
     .hwif_in_id_num_queues_value(NUM_Q),
     .hwif_in_id_verbs_value(VERBS),
     .hwif_in_id_caps_value(CAPS),
+    .hwif_in_id_mp_window_value(MP_W),
     .hwif_out_flash_req(flash_s_req),
     .hwif_out_flash_addr(flash_s_addr),
     .hwif_out_flash_req_is_wr(flash_s_req_is_wr),

@@ -147,9 +147,21 @@ pub struct GoodputArgs {
     /// One JSON object per row.
     #[arg(long)]
     pub json: bool,
+    /// Sweep loss rates instead of --runs: for each K of --sweep-paths and
+    /// each rate, the fabric spray-K-lossRATE (K paths, delays skewed 4x)
+    /// with the requesters spraying over K ports.
+    #[arg(long, value_delimiter = ',')]
+    pub sweep_loss: Vec<f64>,
+    /// Path counts of the sweep.
+    #[arg(long, value_delimiter = ',', default_value = "8")]
+    pub sweep_paths: Vec<u32>,
+    /// Write a plot of the sweep's goodput (Gb/s against loss rate, one line
+    /// per transport and path count) here, as SVG.
+    #[arg(long)]
+    pub plot: Option<std::path::PathBuf>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Clone)]
 struct GoodputRow {
     test: &'static str,
     transport: &'static str,
@@ -192,7 +204,19 @@ pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
         });
     }
     let mut runs = Vec::new();
-    for r in &a.runs {
+    if a.plot.is_some() && a.sweep_loss.is_empty() {
+        bail!("--plot needs --sweep-loss");
+    }
+    for &k in &a.sweep_paths {
+        for &loss in &a.sweep_loss {
+            if !(0.0..=1.0).contains(&loss) {
+                bail!("--sweep-loss {loss}: a rate in 0..=1");
+            }
+            crate::torture::spray_parser(&k.to_string()).map_err(anyhow::Error::msg)?;
+            runs.push((format!("spray-{k}-loss{loss}"), k, Some(loss)));
+        }
+    }
+    for r in a.runs.iter().filter(|_| a.sweep_loss.is_empty()) {
         let (fabric, ports) = match r.split_once('/') {
             Some((f, k)) => (
                 f,
@@ -201,7 +225,7 @@ pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
             None => (r.as_str(), 1),
         };
         sim::fabric(fabric)?;
-        runs.push((fabric.to_string(), ports));
+        runs.push((fabric.to_string(), ports, None));
     }
     if !a.json {
         println!(
@@ -219,7 +243,8 @@ pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
         );
     }
     let mut reference = std::collections::HashMap::new();
-    for ((fabric, ports), (tname, qp_type)) in runs
+    let mut rows = Vec::new();
+    for ((fabric, ports, loss), (tname, qp_type)) in runs
         .iter()
         .flat_map(|r| transports.iter().map(move |t| (r.clone(), *t)))
     {
@@ -284,6 +309,13 @@ pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
                 row.timeouts,
                 row.fabric_dropped
             );
+        }
+        rows.push((row, loss));
+    }
+    if let Some(path) = &a.plot {
+        plot_goodput(path, &rows, a)?;
+        if !a.json {
+            println!("plot: {}", path.display());
         }
     }
     if !a.json {
@@ -497,4 +529,71 @@ pub fn write_lat(a: &WriteLatArgs) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Goodput against loss rate, one line per transport and path count.
+fn plot_goodput(
+    path: &std::path::Path,
+    rows: &[(GoodputRow, Option<f64>)],
+    a: &GoodputArgs,
+) -> Result<()> {
+    use plotters::prelude::*;
+    let mut series: std::collections::BTreeMap<(String, u32), Vec<(f64, f64)>> = Default::default();
+    for (r, loss) in rows {
+        if let Some(l) = loss {
+            series
+                .entry((r.transport.to_string(), r.spray_ports))
+                .or_default()
+                .push((l * 100.0, r.gbps));
+        }
+    }
+    let xmax = a.sweep_loss.iter().cloned().fold(0.0, f64::max) * 100.0;
+    let ymax = rows.iter().map(|(r, _)| r.gbps).fold(0.0, f64::max) * 1.1;
+    let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
+    root.fill(&WHITE)
+        .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!(
+                "rnic goodput, rc vs mp: {} QPs x {} x {} B WRITEs, PMTU {}, DATA_W {}, paths skewed 4x",
+                a.qps, a.window, a.size, a.mtu, a.dev.data_w
+            ),
+            ("sans-serif", 16),
+        )
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(55)
+        .build_cartesian_2d(0.0..xmax.max(0.1), 0.0..ymax.max(0.1))
+        .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+    chart
+        .configure_mesh()
+        .x_desc("loss rate per path (%)")
+        .y_desc("goodput (Gb/s at the core clock)")
+        .draw()
+        .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+    for (i, ((t, k), pts)) in series.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        let style = if t == "mp" {
+            color.stroke_width(3)
+        } else {
+            color.stroke_width(1)
+        };
+        chart
+            .draw_series(LineSeries::new(pts.clone(), style))
+            .map_err(|e| anyhow::anyhow!("plot: {e}"))?
+            .label(format!("{t}, {k} paths"))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+        chart
+            .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
+            .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+    root.present()
+        .map_err(|e| anyhow::anyhow!("plot {}: {e}", path.display()))?;
+    Ok(())
 }

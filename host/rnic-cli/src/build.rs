@@ -701,6 +701,10 @@ fn print_summary(s: &BuildSummary, json: bool) -> Result<()> {
         pct(s.dsps as f64, s.dsps_total)
     );
     println!("  LUTRAM {:>7} cells", s.lutram_cells);
+    // the core's default mp window (rnic_core MP_W)
+    if let Ok(b) = crate::state_budget::budget(s.num_q, 64) {
+        crate::state_budget::print(&b);
+    }
     for c in &s.clocks {
         match (c.fmax_mhz, c.met) {
             (Some(f), Some(met)) => println!(

@@ -38,11 +38,14 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
         (2, "debug_early_cqe"),
         (3, "debug_bypass"),
         (4, "cqe_flush"),
+        (5, "mp_transport"),
     ]
     .iter()
     .filter(|(b, _)| id.caps >> b & 1 == 1)
     .map(|(_, n)| *n)
     .collect();
+    let budget =
+        crate::state_budget::budget(id.num_queues, id.mp_window).map_err(anyhow::Error::msg)?;
     let version = format!(
         "{}.{}.{}",
         id.build_version >> 24,
@@ -60,6 +63,8 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
             "num_queues": id.num_queues,
             "verbs": verbs,
             "caps": caps,
+            "mp_window": id.mp_window,
+            "state_budget": budget,
             "blocks": blocks.iter().map(|b| serde_json::json!({
                 "offset": b.offset, "type": format!("{:#010x}", b.block_type),
                 "name": b.name, "version": format!("{}.{}", b.version_major(), b.version_minor()),
@@ -78,6 +83,7 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
         println!("queues        {}", id.num_queues);
         println!("verbs         {}", verbs.join(", "));
         println!("capabilities  {}", caps.join(", "));
+        crate::state_budget::print(&budget);
         println!("register blocks:");
         for b in &blocks {
             println!(

@@ -13,6 +13,7 @@ mod image;
 mod info;
 mod interop;
 mod local_copy;
+mod state_budget;
 mod torture;
 
 use std::process::ExitCode;

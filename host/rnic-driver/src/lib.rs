@@ -91,6 +91,8 @@ pub struct IdInfo {
     pub num_queues: u32,
     pub verbs: u32,
     pub caps: u32,
+    /// mp transport window W (PSNs per QP bitmap).
+    pub mp_window: u32,
 }
 
 /// The queue manager's error registers.
@@ -339,6 +341,7 @@ impl<D: Device> Nic<D> {
                 num_queues: idb.num_queues().try_read()?.value(),
                 verbs: idb.verbs().try_read()?.value(),
                 caps: idb.caps().try_read()?.value(),
+                mp_window: idb.mp_window().try_read()?.value(),
             }
         };
         let n = id.num_queues as usize;

@@ -28,6 +28,7 @@ module rnic_csr (
         input wire [31:0] hwif_in_id_num_queues_value,
         input wire [31:0] hwif_in_id_verbs_value,
         input wire [31:0] hwif_in_id_caps_value,
+        input wire [31:0] hwif_in_id_mp_window_value,
         output logic [15:0] hwif_out_queue_q_sel_qn,
         output logic [31:0] hwif_out_queue_q_base_lo_addr,
         output logic [31:0] hwif_out_queue_q_base_hi_addr,
@@ -206,6 +207,7 @@ module rnic_csr (
     logic decoded_reg_strb_id_num_queues;
     logic decoded_reg_strb_id_verbs;
     logic decoded_reg_strb_id_caps;
+    logic decoded_reg_strb_id_mp_window;
     logic decoded_reg_strb_queue_blk_type;
     logic decoded_reg_strb_queue_blk_version;
     logic decoded_reg_strb_queue_blk_next;
@@ -313,6 +315,7 @@ module rnic_csr (
         decoded_reg_strb_id_num_queues = cpuif_req_masked & (cpuif_addr == 11'h20) & !cpuif_req_is_wr;
         decoded_reg_strb_id_verbs = cpuif_req_masked & (cpuif_addr == 11'h24) & !cpuif_req_is_wr;
         decoded_reg_strb_id_caps = cpuif_req_masked & (cpuif_addr == 11'h28) & !cpuif_req_is_wr;
+        decoded_reg_strb_id_mp_window = cpuif_req_masked & (cpuif_addr == 11'h2c) & !cpuif_req_is_wr;
         decoded_reg_strb_queue_blk_type = cpuif_req_masked & (cpuif_addr == 11'h100) & !cpuif_req_is_wr;
         decoded_reg_strb_queue_blk_version = cpuif_req_masked & (cpuif_addr == 11'h104) & !cpuif_req_is_wr;
         decoded_reg_strb_queue_blk_next = cpuif_req_masked & (cpuif_addr == 11'h108) & !cpuif_req_is_wr;
@@ -1807,6 +1810,9 @@ always @(*) begin
         end
         if(rd_mux_addr == 11'h28) begin
             readback_data_var[31:0] = hwif_in_id_caps_value;
+        end
+        if(rd_mux_addr == 11'h2c) begin
+            readback_data_var[31:0] = hwif_in_id_mp_window_value;
         end
         if(rd_mux_addr == 11'h100) begin
             readback_data_var[31:0] = 32'h52490002;

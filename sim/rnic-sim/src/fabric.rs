@@ -153,14 +153,15 @@ impl FabricConfig {
     /// A named profile: `ideal`, `lossy`, `reorder`, `hostile` or `spray-K`
     /// (K paths, 1..=256), optionally `spray-K-lossy` (1 % loss on every
     /// path), `spray-K-hostile` (the faults of `hostile` on every path) or
-    /// `spray-K-dead` (the slowest path drops everything).
+    /// `spray-K-dead` (the slowest path drops everything) or `spray-K-lossP`
+    /// (loss rate P on every path, e.g. `spray-8-loss0.02`).
     /// See the crate README for the parameters.
     pub fn profile(name: &str) -> Result<Self, SimError> {
         let unknown = || {
             SimError::UnknownProfile {
             name: name.to_string(),
             valid: format!(
-                "{} (spray-K with K = 1..={MAX_PATHS}, e.g. spray-8, and spray-K-lossy, spray-K-hostile, spray-K-dead)",
+                "{} (spray-K with K = 1..={MAX_PATHS}, e.g. spray-8, and spray-K-lossy, spray-K-hostile, spray-K-dead, spray-K-lossP)",
                 PROFILE_NAMES.join(", ")
             ),
         }
@@ -225,7 +226,14 @@ impl FabricConfig {
                         reorder_delay: 1000,
                         ..p.clone()
                     },
-                    Some(_) => return Err(unknown()),
+                    Some(f) => match f.strip_prefix("loss").and_then(|r| r.parse::<f64>().ok()) {
+                        // spray-K-lossP: loss rate P (0..=1) on every path
+                        Some(r) if (0.0..=1.0).contains(&r) => PathConfig {
+                            drop_rate: r,
+                            ..p.clone()
+                        },
+                        _ => return Err(unknown()),
+                    },
                 };
                 let k: usize = Some(k)
                     .filter(|_| !dead || k != "1")

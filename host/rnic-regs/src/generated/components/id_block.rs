@@ -11,7 +11,8 @@ pub mod magic;
 pub use _root::components::blk_next_r_next_100 as blk_next;
 pub use _root::components::blk_type_r_type_52490001 as blk_type;
 pub use _root::components::blk_version_r_ver_10000 as blk_version;
-pub use _root::components::ro_word_r_desc_160582eb as caps;
+pub use _root::components::ro_word_r_desc_04db6ab7 as caps;
+pub use _root::components::ro_word_r_desc_21572c5c as mp_window;
 pub use _root::components::ro_word_r_desc_43197c13 as verbs;
 pub use _root::components::ro_word_r_desc_4f1885f2 as num_queues;
 pub use _root::components::ro_word_r_desc_4fb0ca81 as build_version;
@@ -60,7 +61,7 @@ impl IdBlock<'static> {
 
 impl<'io, IO> IdBlock<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0x2C;
+    pub const SIZE: usize = 0x30;
 
     /// # Safety
     ///
@@ -207,12 +208,25 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> IdBlock<'io, IO> {
 
     /// caps
     ///
-    /// Capabilities: bit 0 MSI, 1 CQE Relaxed-Ordering debug switch, 2 early-CQE switch, 3 bypass switch, 4 CQE flush mode.
+    /// Capabilities: bit 0 MSI, 1 CQE Relaxed-Ordering debug switch, 2 early-CQE switch, 3 bypass switch, 4 CQE flush mode, 5 mp (multipath) transport.
     #[inline(always)]
     #[must_use]
-    pub const fn caps(&self) -> peakrdl_rust::reg::Reg<'io, caps::RoWordR_desc_160582eb, IO> {
+    pub const fn caps(&self) -> peakrdl_rust::reg::Reg<'io, caps::RoWordR_desc_04db6ab7, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x28).cast(), self.io)
+        }
+    }
+
+    /// mp_window
+    ///
+    /// mp transport: the receive window W in PSNs (bitmap bits per QP; also the requester's packets in flight per mp QP).
+    #[inline(always)]
+    #[must_use]
+    pub const fn mp_window(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, mp_window::RoWordR_desc_21572c5c, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x2C).cast(), self.io)
         }
     }
 }
