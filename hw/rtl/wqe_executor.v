@@ -338,6 +338,10 @@ reg [4:0] tmo_exp_mem [0:NUM_QP-1];
 // timeout, so a resent packet does not take the path that just lost it
 // (a dead path costs throughput, never the packets: they move on)
 reg [5:0] rot_mem [0:NUM_QP-1];
+// ... and the path that last lost a packet (the one a selective NAK named)
+// is skipped: its packets take the next path until another loses one
+reg [NUM_QP-1:0] susp_v_reg = {NUM_QP{1'b0}};
+reg [5:0] susp_mem [0:NUM_QP-1];
 // mp: a sequence NAK names one missing PSN (the responder's bitmap has the
 // rest): resend that packet alone, then whatever was never sent; a timeout
 // or an RNR NAK still resends everything from the PSN (go-back-N)
@@ -367,6 +371,7 @@ initial begin
         stamp_mem[i] = 24'd0;
         tmo_exp_mem[i] = 5'd0;
         rot_mem[i] = 6'd0;
+        susp_mem[i] = 6'd0;
         retry_init_mem[i] = 3'd0;
         retry_left_mem[i] = 3'd0;
         rnr_init_mem[i] = 3'd0;
@@ -527,8 +532,11 @@ assign m_pkt_dmac = ctx_dmac;
 assign m_pkt_dip = ctx_dip;
 // spraying: consecutive PSNs take consecutive source ports, so an ECMP
 // fabric spreads one QP's packets over its paths
-assign m_pkt_udp_sport = ctx_udp_sport
-    + ({10'd0, pkt_psn[5:0] + rot_mem[qn_reg]} & ((16'd1 << ctx_spray_log) - 16'd1));
+wire [5:0] path_mask = 6'h3F >> (3'd6 - ctx_spray_log);
+wire [5:0] path_raw = (pkt_psn[5:0] + rot_mem[qn_reg]) & path_mask;
+wire [5:0] path_pick = susp_v_reg[qn_reg] && ctx_spray_log != 3'd0 && path_raw == (susp_mem[qn_reg] & path_mask)
+    ? (path_raw + 6'd1) & path_mask : path_raw;
+assign m_pkt_udp_sport = ctx_udp_sport + {10'd0, path_pick};
 assign m_pkt_opcode = pkt_opcode;
 assign m_pkt_se = pkt_last && wqe_solicited;
 assign m_pkt_ack_req = pkt_last || pkt_psn[4:0] == 5'd31;
@@ -1137,6 +1145,9 @@ always @(posedge clk) begin
                 if (!(rtx_req_reg[c_qpn_reg] && rtx_psn_mem[c_qpn_reg] == c_psn_reg)) begin
                     rtx_req_reg[c_qpn_reg] <= 1'b1;
                     rtx_one_reg[c_qpn_reg] <= 1'b1;
+                    // the path the lost packet took (as mapped now)
+                    susp_v_reg[c_qpn_reg] <= 1'b1;
+                    susp_mem[c_qpn_reg] <= c_psn_reg[5:0] + rot_mem[c_qpn_reg];
                     rtx_psn_mem[c_qpn_reg] <= c_psn_reg;
                     rtx_due_mem[c_qpn_reg] <= now;
                     rtx_go_reg[c_qpn_reg] <= 1'b0;
@@ -1223,6 +1234,7 @@ always @(posedge clk) begin
         flush_req_reg[load_qpn] <= 1'b0;
         tmo_exp_mem[load_qpn] <= load_retry[4:0];
         rot_mem[load_qpn] <= 6'd0;
+        susp_v_reg[load_qpn] <= 1'b0;
         retry_init_mem[load_qpn] <= load_retry[7:5];
         retry_left_mem[load_qpn] <= load_retry[7:5];
         rnr_init_mem[load_qpn] <= load_retry[10:8];

@@ -63,7 +63,7 @@ fn category(module: &str, name: &str) -> Option<Category> {
         ("qp_context", "spray_mem") => PerPath,
         ("qp_context", _) => Context,
         ("wqe_executor", "ost_mem") => OutstandingRing,
-        ("wqe_executor", "rot_mem") => PerPath,
+        ("wqe_executor", "rot_mem" | "susp_mem" | "susp_v_reg") => PerPath,
         ("wqe_executor", _) => PsnRetry,
         ("rc_responder", "bmp_mem") => Bitmap,
         (
