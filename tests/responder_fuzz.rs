@@ -15,19 +15,21 @@ fn fuzzed_responder_writes_nothing_it_must_not() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(3000);
-    for (w, seed) in [(64, 4242), (256, 4243)] {
+    // rc at both widths, and the mp responder (placement on arrival)
+    for (w, seed, mp) in [(64, 4242, false), (256, 4243, false), (64, 4244, true)] {
         let rep = fuzz::run(
             &FuzzConfig {
                 seed,
                 frames: if w == 64 { frames } else { frames / 3 },
                 data_w: w,
+                mp,
                 ..FuzzConfig::default()
             },
             &mut |_| {},
         )
         .unwrap();
-        eprintln!("DATA_W={w}: {rep:?}");
-        assert!(!rep.failed(), "DATA_W={w}: {:?}", rep.failures);
+        eprintln!("DATA_W={w} mp={mp}: {rep:?}");
+        assert!(!rep.failed(), "DATA_W={w} mp={mp}: {:?}", rep.failures);
         assert!(rep.messages > 0);
         let c = |k: &str| rep.counters[k];
         // the campaign really exercised the drop paths
@@ -47,23 +49,27 @@ fn fuzzed_responder_writes_nothing_it_must_not() {
 /// outside the registered regions, or into the one without REMOTE_WRITE.
 #[test]
 fn a_responder_without_mr_checks_is_caught() {
-    let rep = fuzz::run(
-        &FuzzConfig {
-            frames: 1500,
-            break_mr_check: true,
-            ..FuzzConfig::default()
-        },
-        &mut |_| {},
-    )
-    .unwrap();
-    assert!(rep.failed(), "{rep:?}");
-    assert!(
-        rep.failures
-            .iter()
-            .any(|f| f.contains("outside the mapped buffers") || f.contains("without REMOTE_WRITE")),
-        "{:?}",
-        rep.failures
-    );
+    for mp in [false, true] {
+        let rep = fuzz::run(
+            &FuzzConfig {
+                frames: 1500,
+                break_mr_check: true,
+                mp,
+                ..FuzzConfig::default()
+            },
+            &mut |_| {},
+        )
+        .unwrap();
+        assert!(rep.failed(), "mp={mp}: {rep:?}");
+        assert!(
+            rep.failures
+                .iter()
+                .any(|f| f.contains("outside the mapped buffers")
+                    || f.contains("without REMOTE_WRITE")),
+            "mp={mp}: {:?}",
+            rep.failures
+        );
+    }
 }
 
 /// A watchdog too short for even the legitimate message is reported too.

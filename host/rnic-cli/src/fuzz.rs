@@ -29,6 +29,9 @@ pub struct FuzzArgs {
     /// (`--break no-mr-check`); the campaign must then fail.
     #[arg(long = "break", value_parser = ["no-mr-check"])]
     pub brk: Option<String>,
+    /// Transport of the legitimate and the attacked QP: rc or mp.
+    #[arg(long, default_value = "rc", value_parser = ["rc", "mp"])]
+    pub transport: String,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -43,6 +46,7 @@ pub fn run(a: &FuzzArgs) -> Result<ExitCode> {
         burst: a.burst,
         watchdog: a.watchdog,
         break_mr_check: a.brk.is_some(),
+        mp: a.transport == "mp",
     };
     let bar = if std::io::stderr().is_terminal() && !a.json {
         let b = ProgressBar::new(a.frames);
@@ -61,8 +65,8 @@ pub fn run(a: &FuzzArgs) -> Result<ExitCode> {
     } else {
         let c = |k: &str| rep.counters.get(k).copied().unwrap_or(0);
         println!(
-            "rnic fuzz: DATA_W={}, seed {}: {} attack frames ({} with a bad ICRC), {} legitimate messages checked, {} cycles",
-            rep.data_w, rep.seed, rep.frames, rep.bad_icrc_frames, rep.messages, rep.cycles
+            "rnic fuzz: {}, DATA_W={}, seed {}: {} attack frames ({} with a bad ICRC), {} legitimate messages checked, {} cycles",
+            rep.transport, rep.data_w, rep.seed, rep.frames, rep.bad_icrc_frames, rep.messages, rep.cycles
         );
         println!(
             "  attack QP re-armed {} times after a NAK{}",
@@ -91,7 +95,8 @@ pub fn run(a: &FuzzArgs) -> Result<ExitCode> {
     }
     if rep.failed() {
         eprintln!(
-            "reproduce with: cargo run --release --bin rnic -- fuzz --seed {} --data-w {} --frames {} --burst {} --watchdog {}{}",
+            "reproduce with: cargo run --release --bin rnic -- fuzz --transport {} --seed {} --data-w {} --frames {} --burst {} --watchdog {}{}",
+            a.transport,
             a.dev.seed,
             a.dev.data_w,
             a.frames,

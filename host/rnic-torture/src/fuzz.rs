@@ -51,6 +51,10 @@ pub struct FuzzConfig {
     /// Debug switch: the responder skips its memory-region checks (the
     /// campaign must then report writes outside the registered regions).
     pub break_mr_check: bool,
+    /// Both QPs (the legitimate one and the attack target) use the
+    /// multipath transport: the attack meets the mp responder (placement
+    /// on arrival, bitmap window, per-packet RETH checks).
+    pub mp: bool,
 }
 
 impl Default for FuzzConfig {
@@ -62,6 +66,7 @@ impl Default for FuzzConfig {
             burst: 50,
             watchdog: 20_000,
             break_mr_check: false,
+            mp: false,
         }
     }
 }
@@ -71,6 +76,8 @@ impl Default for FuzzConfig {
 pub struct FuzzReport {
     pub seed: u64,
     pub data_w: u32,
+    /// "rc" or "mp".
+    pub transport: String,
     /// Attack frames sent.
     pub frames: u64,
     /// Of those, with an ICRC that no longer matches.
@@ -255,7 +262,11 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
         rq_depth: 4,
         retry: conn::Retry::default(),
         spray_log: 0,
-        qp_type: rnic_verbs::QpType::Rc,
+        qp_type: if cfg.mp {
+            rnic_verbs::QpType::Mp
+        } else {
+            rnic_verbs::QpType::Rc
+        },
     };
     let conns = conn::connect(a, pair.addrs[0], b, pair.addrs[1], 2, &opts, 16, cfg.seed)?;
     let mut pairs = conns.pairs.into_iter();
@@ -305,6 +316,7 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
     let mut rep = FuzzReport {
         seed: cfg.seed,
         data_w: cfg.data_w,
+        transport: if cfg.mp { "mp" } else { "rc" }.into(),
         ..FuzzReport::default()
     };
     let start = b.device().now();
