@@ -354,6 +354,12 @@ rnic_csr csr_inst (
     .hwif_in_port_rx_nak_seq_value(rx_nak_seq_reg),
     .hwif_in_port_rx_rnr_nak_value(rx_rnr_nak_reg),
     .hwif_in_port_rx_drop_guard_value(rx_drop_guard_reg),
+    .hwif_in_port_lb_dropped_value(lb_dropped_reg),
+    .hwif_in_port_lb_reordered_value(lb_reordered_reg),
+    .hwif_out_port_lb_ctrl_loopback(reg_lb_loopback),
+    .hwif_out_port_lb_drop_thr(reg_lb_drop_thr),
+    .hwif_out_port_lb_reorder_thr(reg_lb_reorder_thr),
+    .hwif_out_port_lb_seed_seed(reg_lb_seed),
     .hwif_out_qp_qp_sel_qpn(reg_qp_sel),
     .hwif_out_qp_qp_attr_state(reg_qp_state),
     .hwif_out_qp_qp_attr_pmtu(reg_qp_pmtu),
@@ -1149,6 +1155,72 @@ wire stat_drop_nobuf;
 
 wire [47:0] port_mac = {reg_mac_hi, reg_mac_lo};
 
+// ---------------------------------------------------------------- loopback and fault injection
+wire [DATA_W-1:0] core_tx_tdata;
+wire [DATA_W/8-1:0] core_tx_tkeep;
+wire core_tx_tvalid, core_tx_tlast, core_tx_tuser, core_tx_tready;
+wire [DATA_W-1:0] core_rx_tdata;
+wire [DATA_W/8-1:0] core_rx_tkeep;
+wire core_rx_tvalid, core_rx_tlast, core_rx_tuser, core_rx_tready;
+wire reg_lb_loopback;
+wire [15:0] reg_lb_drop_thr;
+wire [15:0] reg_lb_reorder_thr;
+wire [31:0] reg_lb_seed;
+reg [31:0] lb_seed_prev_reg = 32'd1;
+reg lb_seed_load_reg = 1'b0;
+wire stat_lb_dropped, stat_lb_reordered;
+reg [31:0] lb_dropped_reg = 32'd0;
+reg [31:0] lb_reordered_reg = 32'd0;
+
+always @(posedge clk) begin
+    lb_seed_prev_reg <= reg_lb_seed;
+    lb_seed_load_reg <= reg_lb_seed != lb_seed_prev_reg;
+    lb_dropped_reg <= lb_dropped_reg + {31'd0, stat_lb_dropped};
+    lb_reordered_reg <= lb_reordered_reg + {31'd0, stat_lb_reordered};
+    if (rst) begin
+        lb_dropped_reg <= 32'd0;
+        lb_reordered_reg <= 32'd0;
+    end
+end
+
+port_loopback_faults #(
+    .DATA_W(DATA_W)
+) lb_inst (
+    .clk(clk),
+    .rst(rst),
+    .cfg_loopback(reg_lb_loopback),
+    .cfg_drop_thr(reg_lb_drop_thr),
+    .cfg_reorder_thr(reg_lb_reorder_thr),
+    .cfg_seed(reg_lb_seed),
+    .cfg_seed_load(lb_seed_load_reg),
+    .s_tx_tdata(core_tx_tdata),
+    .s_tx_tkeep(core_tx_tkeep),
+    .s_tx_tvalid(core_tx_tvalid),
+    .s_tx_tlast(core_tx_tlast),
+    .s_tx_tuser(core_tx_tuser),
+    .s_tx_tready(core_tx_tready),
+    .m_port_tdata(m_axis_tx_tdata),
+    .m_port_tkeep(m_axis_tx_tkeep),
+    .m_port_tvalid(m_axis_tx_tvalid),
+    .m_port_tlast(m_axis_tx_tlast),
+    .m_port_tuser(m_axis_tx_tuser),
+    .m_port_tready(m_axis_tx_tready),
+    .s_port_tdata(s_axis_rx_tdata),
+    .s_port_tkeep(s_axis_rx_tkeep),
+    .s_port_tvalid(s_axis_rx_tvalid),
+    .s_port_tlast(s_axis_rx_tlast),
+    .s_port_tuser(s_axis_rx_tuser),
+    .s_port_tready(s_axis_rx_tready),
+    .m_rx_tdata(core_rx_tdata),
+    .m_rx_tkeep(core_rx_tkeep),
+    .m_rx_tvalid(core_rx_tvalid),
+    .m_rx_tlast(core_rx_tlast),
+    .m_rx_tuser(core_rx_tuser),
+    .m_rx_tready(core_rx_tready),
+    .stat_dropped(stat_lb_dropped),
+    .stat_reordered(stat_lb_reordered)
+);
+
 roce_rx #(
     .DATA_W(DATA_W),
     .RAM_ADDR_W(RXR_ADDR_W),
@@ -1157,12 +1229,12 @@ roce_rx #(
 ) roce_rx_inst (
     .clk(clk),
     .rst(rst),
-    .s_axis_rx_tdata(s_axis_rx_tdata),
-    .s_axis_rx_tkeep(s_axis_rx_tkeep),
-    .s_axis_rx_tvalid(s_axis_rx_tvalid),
-    .s_axis_rx_tlast(s_axis_rx_tlast),
-    .s_axis_rx_tuser(s_axis_rx_tuser),
-    .s_axis_rx_tready(s_axis_rx_tready),
+    .s_axis_rx_tdata(core_rx_tdata),
+    .s_axis_rx_tkeep(core_rx_tkeep),
+    .s_axis_rx_tvalid(core_rx_tvalid),
+    .s_axis_rx_tlast(core_rx_tlast),
+    .s_axis_rx_tuser(core_rx_tuser),
+    .s_axis_rx_tready(core_rx_tready),
     .cfg_mac(port_mac),
     .cfg_ip(reg_ipv4),
     .m_ram_wr_addr(rxr_wr_addr),
@@ -1269,12 +1341,12 @@ roce_tx #(
     .m_ram_rd_addr(txr_rd_addr),
     .m_ram_rd_en(txr_rd_en),
     .s_ram_rd_data(txr_rd_data),
-    .m_axis_tx_tdata(m_axis_tx_tdata),
-    .m_axis_tx_tkeep(m_axis_tx_tkeep),
-    .m_axis_tx_tvalid(m_axis_tx_tvalid),
-    .m_axis_tx_tlast(m_axis_tx_tlast),
-    .m_axis_tx_tuser(m_axis_tx_tuser),
-    .m_axis_tx_tready(m_axis_tx_tready),
+    .m_axis_tx_tdata(core_tx_tdata),
+    .m_axis_tx_tkeep(core_tx_tkeep),
+    .m_axis_tx_tvalid(core_tx_tvalid),
+    .m_axis_tx_tlast(core_tx_tlast),
+    .m_axis_tx_tuser(core_tx_tuser),
+    .m_axis_tx_tready(core_tx_tready),
     .m_done(tx_done)
 );
 

@@ -125,9 +125,35 @@ pub struct PortAttr {
     pub gid: Ipv6Addr,
 }
 
+/// The on-chip loopback and fault injection ([`Context::set_port_faults`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PortFaults {
+    pub loopback: bool,
+    /// Probability a transmitted frame is dropped (0..1).
+    pub drop_rate: f64,
+    /// Probability a transmitted frame is held back behind the next (0..1).
+    pub reorder_rate: f64,
+    /// Seed of the fault draw (a run repeats from it).
+    pub seed: u32,
+}
+
+impl Default for PortFaults {
+    fn default() -> Self {
+        Self {
+            loopback: false,
+            drop_rate: 0.0,
+            reorder_rate: 0.0,
+            seed: 1,
+        }
+    }
+}
+
 /// The port block's frame and drop counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PortCounters {
+    /// Frames the on-chip fault injection dropped / held back.
+    pub lb_dropped: u32,
+    pub lb_reordered: u32,
     pub tx_frames: u32,
     pub rx_frames: u32,
     pub rx_drop_icrc: u32,
@@ -388,6 +414,30 @@ impl<D: Device> Context<D> {
         Ok(())
     }
 
+    /// rnic extension: the on-chip loopback and fault injection between the
+    /// NIC and its Ethernet port (`port.lb_*`). With `loopback` every frame
+    /// this NIC sends comes back to its own receive side (QPs of this NIC
+    /// talk to each other; a board needs no cable or peer); the rates are
+    /// per transmitted frame (drop; hold back behind the next frame).
+    pub fn set_port_faults(&self, f: &PortFaults) -> Result<()> {
+        let thr = |name: &str, r: f64| -> Result<u16> {
+            if !(0.0..1.0).contains(&r) {
+                return Err(VerbsError::InvalidArgument(format!(
+                    "{name} rate {r}: must be in 0..1"
+                )));
+            }
+            Ok((r * 65536.0).round().min(65535.0) as u16)
+        };
+        let (drop, reorder) = (thr("drop", f.drop_rate)?, thr("reorder", f.reorder_rate)?);
+        let io = self.shared.nic.io();
+        let port = io.csr().port();
+        port.lb_seed().try_write(|r| r.set_seed(f.seed))?;
+        port.lb_drop().try_write(|r| r.set_thr(drop))?;
+        port.lb_reorder().try_write(|r| r.set_thr(reorder))?;
+        port.lb_ctrl().try_write(|r| r.set_loopback(f.loopback))?;
+        Ok(())
+    }
+
     /// The port block's frame and drop counters.
     pub fn query_port_counters(&self) -> Result<PortCounters> {
         let io = self.shared.nic.io();
@@ -406,6 +456,8 @@ impl<D: Device> Context<D> {
             rx_nak_seq: p.rx_nak_seq().try_read()?.value(),
             rx_rnr_nak: p.rx_rnr_nak().try_read()?.value(),
             rx_drop_guard: p.rx_drop_guard().try_read()?.value(),
+            lb_dropped: p.lb_dropped().try_read()?.value(),
+            lb_reordered: p.lb_reordered().try_read()?.value(),
         })
     }
 

@@ -161,7 +161,8 @@ mod wr;
 mod tests;
 
 pub use context::{
-    AtomicCap, Context, DeviceAttr, LinkLayer, Mtu, PortAttr, PortCounters, PortState, PORT_MAX_MTU,
+    AtomicCap, Context, DeviceAttr, LinkLayer, Mtu, PortAttr, PortCounters, PortFaults, PortState,
+    PORT_MAX_MTU,
 };
 pub use cq::{CompletionQueue, WcFlags, WcOpcode, WcStatus, WorkCompletion};
 pub use error::{errno, Result, VerbsError};

@@ -81,6 +81,12 @@ module rnic_csr (
         input wire [31:0] hwif_in_port_rx_nak_seq_value,
         input wire [31:0] hwif_in_port_rx_rnr_nak_value,
         input wire [31:0] hwif_in_port_rx_drop_guard_value,
+        output logic hwif_out_port_lb_ctrl_loopback,
+        output logic [15:0] hwif_out_port_lb_drop_thr,
+        output logic [15:0] hwif_out_port_lb_reorder_thr,
+        output logic [31:0] hwif_out_port_lb_seed_seed,
+        input wire [31:0] hwif_in_port_lb_dropped_value,
+        input wire [31:0] hwif_in_port_lb_reordered_value,
         output logic [15:0] hwif_out_qp_qp_sel_qpn,
         output logic [2:0] hwif_out_qp_qp_attr_state,
         output logic [2:0] hwif_out_qp_qp_attr_pmtu,
@@ -253,6 +259,12 @@ module rnic_csr (
     logic decoded_reg_strb_port_rx_nak_seq;
     logic decoded_reg_strb_port_rx_rnr_nak;
     logic decoded_reg_strb_port_rx_drop_guard;
+    logic decoded_reg_strb_port_lb_ctrl;
+    logic decoded_reg_strb_port_lb_drop;
+    logic decoded_reg_strb_port_lb_reorder;
+    logic decoded_reg_strb_port_lb_seed;
+    logic decoded_reg_strb_port_lb_dropped;
+    logic decoded_reg_strb_port_lb_reordered;
     logic decoded_reg_strb_qp_blk_type;
     logic decoded_reg_strb_qp_blk_version;
     logic decoded_reg_strb_qp_blk_next;
@@ -361,6 +373,12 @@ module rnic_csr (
         decoded_reg_strb_port_rx_nak_seq = cpuif_req_masked & (cpuif_addr == 11'h348) & !cpuif_req_is_wr;
         decoded_reg_strb_port_rx_rnr_nak = cpuif_req_masked & (cpuif_addr == 11'h34c) & !cpuif_req_is_wr;
         decoded_reg_strb_port_rx_drop_guard = cpuif_req_masked & (cpuif_addr == 11'h350) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_lb_ctrl = cpuif_req_masked & (cpuif_addr == 11'h360);
+        decoded_reg_strb_port_lb_drop = cpuif_req_masked & (cpuif_addr == 11'h364);
+        decoded_reg_strb_port_lb_reorder = cpuif_req_masked & (cpuif_addr == 11'h368);
+        decoded_reg_strb_port_lb_seed = cpuif_req_masked & (cpuif_addr == 11'h36c);
+        decoded_reg_strb_port_lb_dropped = cpuif_req_masked & (cpuif_addr == 11'h370) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_lb_reordered = cpuif_req_masked & (cpuif_addr == 11'h374) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_blk_type = cpuif_req_masked & (cpuif_addr == 11'h400) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_blk_version = cpuif_req_masked & (cpuif_addr == 11'h404) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_blk_next = cpuif_req_masked & (cpuif_addr == 11'h408) & !cpuif_req_is_wr;
@@ -489,6 +507,22 @@ module rnic_csr (
     logic [31:0] field_storage_port_ipv4_addr_value;
     logic [31:0] field_combo_port_ipv4_addr_next;
     logic field_combo_port_ipv4_addr_load_next;
+    // Field: rnic_csr.port.lb_ctrl.loopback
+    logic field_storage_port_lb_ctrl_loopback_value;
+    logic field_combo_port_lb_ctrl_loopback_next;
+    logic field_combo_port_lb_ctrl_loopback_load_next;
+    // Field: rnic_csr.port.lb_drop.thr
+    logic [15:0] field_storage_port_lb_drop_thr_value;
+    logic [15:0] field_combo_port_lb_drop_thr_next;
+    logic field_combo_port_lb_drop_thr_load_next;
+    // Field: rnic_csr.port.lb_reorder.thr
+    logic [15:0] field_storage_port_lb_reorder_thr_value;
+    logic [15:0] field_combo_port_lb_reorder_thr_next;
+    logic field_combo_port_lb_reorder_thr_load_next;
+    // Field: rnic_csr.port.lb_seed.seed
+    logic [31:0] field_storage_port_lb_seed_seed_value;
+    logic [31:0] field_combo_port_lb_seed_seed_next;
+    logic field_combo_port_lb_seed_seed_load_next;
     // Field: rnic_csr.qp.qp_sel.qpn
     logic [15:0] field_storage_qp_qp_sel_qpn_value;
     logic [15:0] field_combo_qp_qp_sel_qpn_next;
@@ -1016,6 +1050,86 @@ module rnic_csr (
         end
     end
     assign hwif_out_port_ipv4_addr = field_storage_port_ipv4_addr_value;
+    always @(*) begin
+        logic next_c;
+        logic load_next_c;
+        next_c = field_storage_port_lb_ctrl_loopback_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_port_lb_ctrl && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_port_lb_ctrl_loopback_value & ~decoded_wr_biten[0:0]) | (decoded_wr_data[0:0] & decoded_wr_biten[0:0]);
+            load_next_c = '1;
+        end
+        field_combo_port_lb_ctrl_loopback_next = next_c;
+        field_combo_port_lb_ctrl_loopback_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_port_lb_ctrl_loopback_value <= 1'h0;
+        end else if(field_combo_port_lb_ctrl_loopback_load_next) begin
+            field_storage_port_lb_ctrl_loopback_value <= field_combo_port_lb_ctrl_loopback_next;
+        end
+    end
+    assign hwif_out_port_lb_ctrl_loopback = field_storage_port_lb_ctrl_loopback_value;
+    always @(*) begin
+        logic [15:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_port_lb_drop_thr_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_port_lb_drop && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_port_lb_drop_thr_value & ~decoded_wr_biten[15:0]) | (decoded_wr_data[15:0] & decoded_wr_biten[15:0]);
+            load_next_c = '1;
+        end
+        field_combo_port_lb_drop_thr_next = next_c;
+        field_combo_port_lb_drop_thr_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_port_lb_drop_thr_value <= 16'h0;
+        end else if(field_combo_port_lb_drop_thr_load_next) begin
+            field_storage_port_lb_drop_thr_value <= field_combo_port_lb_drop_thr_next;
+        end
+    end
+    assign hwif_out_port_lb_drop_thr = field_storage_port_lb_drop_thr_value;
+    always @(*) begin
+        logic [15:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_port_lb_reorder_thr_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_port_lb_reorder && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_port_lb_reorder_thr_value & ~decoded_wr_biten[15:0]) | (decoded_wr_data[15:0] & decoded_wr_biten[15:0]);
+            load_next_c = '1;
+        end
+        field_combo_port_lb_reorder_thr_next = next_c;
+        field_combo_port_lb_reorder_thr_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_port_lb_reorder_thr_value <= 16'h0;
+        end else if(field_combo_port_lb_reorder_thr_load_next) begin
+            field_storage_port_lb_reorder_thr_value <= field_combo_port_lb_reorder_thr_next;
+        end
+    end
+    assign hwif_out_port_lb_reorder_thr = field_storage_port_lb_reorder_thr_value;
+    always @(*) begin
+        logic [31:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_port_lb_seed_seed_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_port_lb_seed && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_port_lb_seed_seed_value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo_port_lb_seed_seed_next = next_c;
+        field_combo_port_lb_seed_seed_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_port_lb_seed_seed_value <= 32'h1;
+        end else if(field_combo_port_lb_seed_seed_load_next) begin
+            field_storage_port_lb_seed_seed_value <= field_combo_port_lb_seed_seed_next;
+        end
+    end
+    assign hwif_out_port_lb_seed_seed = field_storage_port_lb_seed_seed_value;
     always @(*) begin
         logic [15:0] next_c;
         logic load_next_c;
@@ -1946,6 +2060,24 @@ always @(*) begin
         end
         if(rd_mux_addr == 11'h350) begin
             readback_data_var[31:0] = hwif_in_port_rx_drop_guard_value;
+        end
+        if(rd_mux_addr == 11'h360) begin
+            readback_data_var[0] = field_storage_port_lb_ctrl_loopback_value;
+        end
+        if(rd_mux_addr == 11'h364) begin
+            readback_data_var[15:0] = field_storage_port_lb_drop_thr_value;
+        end
+        if(rd_mux_addr == 11'h368) begin
+            readback_data_var[15:0] = field_storage_port_lb_reorder_thr_value;
+        end
+        if(rd_mux_addr == 11'h36c) begin
+            readback_data_var[31:0] = field_storage_port_lb_seed_seed_value;
+        end
+        if(rd_mux_addr == 11'h370) begin
+            readback_data_var[31:0] = hwif_in_port_lb_dropped_value;
+        end
+        if(rd_mux_addr == 11'h374) begin
+            readback_data_var[31:0] = hwif_in_port_lb_reordered_value;
         end
         if(rd_mux_addr == 11'h400) begin
             readback_data_var[31:0] = 32'h52490005;

@@ -46,5 +46,7 @@ pub mod ro_word_r_desc_a3aab092;
 pub mod ro_word_r_desc_a524a4e4;
 pub mod ro_word_r_desc_ae78065b;
 pub mod ro_word_r_desc_c8805c6d;
+pub mod ro_word_r_desc_cb2d96fa;
+pub mod ro_word_r_desc_def7fc0a;
 pub mod ro_word_r_desc_e558afe9;
 pub mod ro_word_r_desc_fa9c7015;

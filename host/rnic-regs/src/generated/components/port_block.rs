@@ -6,6 +6,10 @@ use super::_root; // alias to root module of generated code
 
 // Anonymous component instances
 pub mod ipv4;
+pub mod lb_ctrl;
+pub mod lb_drop;
+pub mod lb_reorder;
+pub mod lb_seed;
 pub mod mac_hi;
 pub mod mac_lo;
 
@@ -26,6 +30,8 @@ pub use _root::components::ro_word_r_desc_a0883e0c as rx_nak;
 pub use _root::components::ro_word_r_desc_a3aab092 as rx_frames;
 pub use _root::components::ro_word_r_desc_a524a4e4 as rtx_timeouts;
 pub use _root::components::ro_word_r_desc_ae78065b as tx_frames;
+pub use _root::components::ro_word_r_desc_cb2d96fa as lb_reordered;
+pub use _root::components::ro_word_r_desc_def7fc0a as lb_dropped;
 
 /// port
 ///
@@ -68,7 +74,7 @@ impl PortBlock<'static> {
 
 impl<'io, IO> PortBlock<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0x54;
+    pub const SIZE: usize = 0x78;
 
     /// # Safety
     ///
@@ -325,6 +331,76 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> PortBlock<'io, IO> {
     ) -> peakrdl_rust::reg::Reg<'io, rx_drop_guard::RoWordR_desc_15de991c, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x50).cast(), self.io)
+        }
+    }
+
+    /// lb_ctrl
+    ///
+    /// On-chip loopback and fault injection (between the NIC and the Ethernet port): loopback 1 sends every transmitted frame back to this NIC's own receive side instead of the port (frames from the port are discarded). Faults apply to every transmitted frame, looped back or not.
+    #[inline(always)]
+    #[must_use]
+    pub const fn lb_ctrl(&self) -> peakrdl_rust::reg::Reg<'io, lb_ctrl::LbCtrl, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x60).cast(), self.io)
+        }
+    }
+
+    /// lb_drop
+    ///
+    /// Fault injection: drop a transmitted frame with probability thr / 65536 (0: never).
+    #[inline(always)]
+    #[must_use]
+    pub const fn lb_drop(&self) -> peakrdl_rust::reg::Reg<'io, lb_drop::LbDrop, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x64).cast(), self.io)
+        }
+    }
+
+    /// lb_reorder
+    ///
+    /// Fault injection: hold a transmitted frame back behind the next one (reorder) with probability thr / 65536 (0: never); one frame held at a time, released after the next frame or 4096 idle cycles.
+    #[inline(always)]
+    #[must_use]
+    pub const fn lb_reorder(&self) -> peakrdl_rust::reg::Reg<'io, lb_reorder::LbReorder, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x68).cast(), self.io)
+        }
+    }
+
+    /// lb_seed
+    ///
+    /// Fault injection: the random draw's seed; writing a new value restarts the draw from it (a run is repeatable from its seed).
+    #[inline(always)]
+    #[must_use]
+    pub const fn lb_seed(&self) -> peakrdl_rust::reg::Reg<'io, lb_seed::LbSeed, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x6C).cast(), self.io)
+        }
+    }
+
+    /// lb_dropped
+    ///
+    /// Frames the fault injection dropped.
+    #[inline(always)]
+    #[must_use]
+    pub const fn lb_dropped(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, lb_dropped::RoWordR_desc_def7fc0a, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x70).cast(), self.io)
+        }
+    }
+
+    /// lb_reordered
+    ///
+    /// Frames the fault injection held back (reordered).
+    #[inline(always)]
+    #[must_use]
+    pub const fn lb_reordered(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, lb_reordered::RoWordR_desc_cb2d96fa, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x74).cast(), self.io)
         }
     }
 }
