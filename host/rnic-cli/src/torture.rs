@@ -112,6 +112,17 @@ pub struct TortureArgs {
     /// Add wall time and simulated cycles per second (to the JSON too).
     #[arg(long)]
     pub timing: bool,
+    /// One NIC, its QPs connected to each other through the NIC's on-chip
+    /// loopback (no peer, no fabric: how a lab with one board runs the
+    /// torture), with the on-chip fault injection below.
+    #[arg(long)]
+    pub onchip_loopback: bool,
+    /// On-chip fault injection: drop rate per transmitted frame (0..1).
+    #[arg(long, default_value_t = 0.0, requires = "onchip_loopback")]
+    pub onchip_drop: f64,
+    /// On-chip fault injection: reorder (hold-back) rate per frame (0..1).
+    #[arg(long, default_value_t = 0.0, requires = "onchip_loopback")]
+    pub onchip_reorder: f64,
 }
 
 /// `--spray-ports`: a power of two, 1..=64.
@@ -196,6 +207,9 @@ pub fn run(a: &TortureArgs) -> Result<ExitCode> {
         return run_local_copy(a);
     }
     let cfg = config(a)?;
+    if a.onchip_loopback {
+        return run_onchip(a, &cfg);
+    }
     sim::fabric(&a.fabric)?;
     if let Some(p) = &a.pcap {
         check_writable("--pcap", p)?;
@@ -324,6 +338,70 @@ pub fn run(a: &TortureArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::from(1))
+}
+
+/// `--onchip-loopback`: one NIC talking to itself through its on-chip
+/// loopback and fault injection.
+fn run_onchip(a: &TortureArgs, cfg: &Config) -> Result<ExitCode> {
+    if a.pcap.is_some() || a.wave.is_some() || a.fabric != "ideal" {
+        bail!("--onchip-loopback has no fabric: it takes no --fabric, --pcap or --wave");
+    }
+    let world = rnic_sim::SimWorld::new(rnic_sim::WorldConfig {
+        nics: 1,
+        data_w: a.dev.data_w,
+        seed: a.dev.seed,
+        ..rnic_sim::WorldConfig::default()
+    })?;
+    let ctx = rnic_verbs::Context::open(world.device(0))?;
+    let addr = rnic_torture::conn::DEFAULT_ADDRS[0];
+    ctx.set_port_addr(addr.mac, addr.ip)?;
+    ctx.set_port_faults(&rnic_verbs::PortFaults {
+        loopback: true,
+        drop_rate: a.onchip_drop,
+        reorder_rate: a.onchip_reorder,
+        seed: a.dev.seed as u32 | 1,
+    })?;
+    let info = rnic_torture::RunInfo {
+        fabric: format!(
+            "on-chip loopback (drop {}, reorder {})",
+            a.onchip_drop, a.onchip_reorder
+        ),
+        data_w: a.dev.data_w,
+    };
+    let started = Instant::now();
+    let mut rep = rnic_torture::torture::run(
+        &ctx,
+        addr,
+        &ctx,
+        addr,
+        cfg,
+        &info,
+        &mut rnic_torture::NoHooks,
+    )
+    .context("torture run")?;
+    rnic_torture::torture::add_port_counters(&mut rep.counters, "a", &ctx)?;
+    let wall = started.elapsed().as_secs_f64();
+    if a.json {
+        println!("{}", serde_json::to_string(&rep)?);
+    } else {
+        print_summary(&rep, wall);
+        let c = |k: &str| rep.counters.get(k).copied().unwrap_or(0);
+        println!(
+            "  on chip: {} frames dropped, {} reordered",
+            c("a.lb_dropped"),
+            c("a.lb_reordered")
+        );
+    }
+    if rep.failed() {
+        eprintln!(
+            "reproduce with: {} --onchip-loopback --onchip-drop {} --onchip-reorder {}",
+            repro(a),
+            a.onchip_drop,
+            a.onchip_reorder
+        );
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn print_summary(r: &Report, wall: f64) {
