@@ -249,3 +249,124 @@ fn an_mp_qp_refuses_send() {
         .unwrap_err();
     assert!(e.to_string().contains("mp QP"), "{e}");
 }
+
+/// The window is per QP (a power of two up to the build's): a QP with
+/// W = 16 drops a WRITE 20 PSNs ahead that a W = 64 QP would place, and
+/// still moves data; a window that is not a power of two, or larger than
+/// the build's, is refused.
+#[test]
+fn the_window_is_chosen_per_qp() {
+    let p = pair(64, 63, "ideal");
+    let o = ConnOpts {
+        mp_window: 16,
+        ..mp_opts()
+    };
+    let (mut a, mut b) = connect(&p, &o);
+    b.buf.fill(0, 4096, 0xEE);
+    let st_b = b.qp.status().unwrap();
+    let before = p.b.query_port_counters().unwrap();
+    let w = frame(
+        0,
+        Bth {
+            opcode: opcode::RDMA_WRITE_ONLY,
+            dest_qp: b.qp.qp_num(),
+            psn: (st_b.rq_psn_now + 20) & 0xff_ffff,
+            ack_req: true,
+            ..Bth::default()
+        },
+        Some(Reth {
+            va: b.mr.addr(),
+            rkey: b.mr.rkey(),
+            dma_len: 64,
+        }),
+        None,
+        vec![0x11; 64],
+    );
+    p.world.send_frame(0, &w);
+    for _ in 0..200 {
+        rnic_device::Device::idle(p.b.device());
+    }
+    let after = p.b.query_port_counters().unwrap();
+    assert_eq!(
+        after.rx_drop_psn,
+        before.rx_drop_psn + 1,
+        "20 PSNs ahead of a 16-PSN window"
+    );
+    assert!(b.buf.to_vec(0, 4096).iter().all(|&x| x == 0xEE));
+    // 64 KiB = 64 packets through a 16-packet window
+    rnic_tests::fill_pattern(&a.buf, 0, 65536, 9);
+    b.qp.post_recv(&RecvWr {
+        wr_id: 1,
+        sg_list: &[],
+    })
+    .unwrap();
+    let sge = [a.mr.sge(0, 65536).unwrap()];
+    a.qp.post_send(&SendWr {
+        wr_id: 2,
+        opcode: WrOpcode::RdmaWriteWithImm,
+        send_flags: SendFlags::SIGNALED,
+        sg_list: &sge,
+        imm_data: Some(1u32.to_be()),
+        rdma: Some(b.mr.rdma_info(0).unwrap()),
+    })
+    .unwrap();
+    assert_eq!(wait_wc(p.b.device(), &b.cq, 1, 400_000).len(), 1);
+    assert_eq!(rnic_tests::check_pattern(&b.buf, 0, 65536, 9), None);
+
+    let pd = p.a.alloc_pd().unwrap();
+    let cq = p.a.create_cq(16).unwrap();
+    let mut qp =
+        p.a.create_qp(
+            &pd,
+            &QpInitAttr {
+                send_cq: &cq,
+                recv_cq: &cq,
+                cap: QpCap {
+                    max_send_wr: 4,
+                    max_recv_wr: 4,
+                    max_send_sge: 1,
+                    max_recv_sge: 1,
+                },
+                qp_type: QpType::Mp,
+                sq_sig_all: false,
+            },
+        )
+        .unwrap();
+    type M = QpAttrMask;
+    qp.modify(
+        &QpAttr {
+            qp_state: QpState::Init,
+            port_num: 1,
+            qp_access_flags: AccessFlags::REMOTE_WRITE,
+            ..Default::default()
+        },
+        M::STATE | M::PKEY_INDEX | M::PORT | M::ACCESS_FLAGS,
+    )
+    .unwrap();
+    for bad in [12u32, 256, 4] {
+        let e = qp
+            .modify(
+                &QpAttr {
+                    qp_state: QpState::Rtr,
+                    path_mtu: Mtu::Mtu1024,
+                    dest_qp_num: 1,
+                    ah_attr: AhAttr {
+                        dmac: MAC[1],
+                        dip: IP[1],
+                        mp_window: bad,
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                },
+                M::STATE
+                    | M::AV
+                    | M::PATH_MTU
+                    | M::DEST_QPN
+                    | M::RQ_PSN
+                    | M::MAX_DEST_RD_ATOMIC
+                    | M::MIN_RNR_TIMER,
+            )
+            .unwrap_err();
+        assert!(e.to_string().contains("mp_window"), "window {bad}: {e}");
+    }
+}

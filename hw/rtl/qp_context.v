@@ -25,6 +25,7 @@ module qp_context #(
     input  wire             reg_remote_write,
     input  wire [2:0]       reg_spray_log,      // requester: 2^n UDP source ports per QP
     input  wire             reg_mp,             // transport: 0 rc, 1 mp (multipath)
+    input  wire [2:0]       reg_mp_wshift,      // mp window = MP_W >> shift
     input  wire [23:0]      reg_dest_qpn,
     input  wire [23:0]      reg_sq_psn,
     input  wire [23:0]      reg_rq_psn,
@@ -68,6 +69,7 @@ module qp_context #(
     output wire [15:0]      a_udp_sport,
     output wire [2:0]       a_spray_log,
     output wire             a_mp,
+    output wire [2:0]       a_mp_wshift,
     output wire [15:0]      a_pd,
 
     // responder read port
@@ -84,7 +86,8 @@ module qp_context #(
     output wire [63:0]      b_rq_base,
     output wire [3:0]       b_rq_log,
     output wire [4:0]       b_min_rnr_timer,
-    output wire             b_mp
+    output wire             b_mp,
+    output wire [2:0]       b_mp_wshift
 );
 
 localparam [2:0] QPS_RESET = 3'd0, QPS_INIT = 3'd1, QPS_RTR = 3'd2, QPS_RTS = 3'd3, QPS_ERR = 3'd6;
@@ -111,6 +114,7 @@ reg [63:0] rqb_mem [0:NUM_QP-1];
 reg [3:0] rql_mem [0:NUM_QP-1];
 reg [4:0] rnrt_mem [0:NUM_QP-1];
 reg [2:0] spray_mem [0:NUM_QP-1];
+reg [2:0] wshift_mem [0:NUM_QP-1];
 
 reg err_reg = 1'b0;
 reg load_rtr_reg = 1'b0;
@@ -136,6 +140,7 @@ initial begin
         rql_mem[i] = 4'd0;
         rnrt_mem[i] = 5'd0;
         spray_mem[i] = 3'd0;
+        wshift_mem[i] = 3'd0;
     end
 end
 
@@ -179,6 +184,7 @@ assign a_udp_sport = sport_mem[a_qpn];
 assign a_pd = pd_mem[a_qpn];
 assign a_spray_log = spray_mem[a_qpn];
 assign a_mp = mp_reg[a_qpn];
+assign a_mp_wshift = wshift_mem[a_qpn];
 
 assign b_state = state_mem[b_qpn];
 assign b_pmtu = pmtu_mem[b_qpn];
@@ -193,6 +199,7 @@ assign b_rq_base = rqb_mem[b_qpn];
 assign b_rq_log = rql_mem[b_qpn];
 assign b_min_rnr_timer = rnrt_mem[b_qpn];
 assign b_mp = mp_reg[b_qpn];
+assign b_mp_wshift = wshift_mem[b_qpn];
 
 always @(posedge clk) begin
     err_reg <= 1'b0;
@@ -230,6 +237,7 @@ always @(posedge clk) begin
                 rnrt_mem[sel] <= reg_min_rnr_timer;
                 spray_mem[sel] <= reg_spray_log;
                 mp_reg[sel] <= reg_mp;
+                wshift_mem[sel] <= reg_mp_wshift;
             end
             load_qpn_reg <= sel;
             if (reg_state == QPS_RTR && cur != QPS_RTR) begin

@@ -103,6 +103,7 @@ module rc_responder #(
     input  wire [3:0]             ctx_rq_log,
     input  wire [4:0]             ctx_min_rnr_timer,
     input  wire                   ctx_mp,             // the QP uses the multipath transport
+    input  wire [2:0]             ctx_mp_wshift,      // its window: MP_W >> shift
     input  wire                   load_rtr,
     input  wire                   load_reset,
     input  wire [QN_W-1:0]        load_qpn,
@@ -379,7 +380,11 @@ wire [23:0] mp_point_new = epsn_mem[qpn] + {{(23-MP_LOG){1'b0}}, mp_adv};
 wire [23:0] mp_pend_off = pend_psn_mem[qpn] - epsn_mem[qpn];
 wire mp_pend_due = pend_reg[qpn] && mp_pend_off < {{(23-MP_LOG){1'b0}}, mp_adv};
 localparam [23:0] MP_NAK_GAP24 = MP_NAK_GAP[23:0];
-wire mp_nak = mp_adv == 0 && psn_diff >= MP_NAK_GAP24 && !nak_sent_reg[qpn];
+localparam [23:0] MP_W24 = MP_W[23:0];
+wire [23:0] mp_win = MP_W24 >> ctx_mp_wshift;
+// a loss shows once a packet this far beyond the hole arrived (at most half the window)
+wire [23:0] mp_gap = MP_NAK_GAP24 < (mp_win >> 1) ? MP_NAK_GAP24 : (mp_win >> 1);
+wire mp_nak = mp_adv == 0 && psn_diff >= mp_gap && !nak_sent_reg[qpn];
 wire qp_ok = qp_field_reg < {8'd0, NUM_QP16} && (ctx_state == QPS_RTR || ctx_state == QPS_RTS);
 wire rq_empty = rqci_mem[qpn] == rqpi_mem[qpn];
 
@@ -610,7 +615,7 @@ always @(posedge clk) begin
                         queue_ack(epsn_mem[qpn] - 24'd1, ACK_SYNDROME, msn_mem[qpn]);
                     end
                     state_reg <= ST_DROP;
-                end else if (psn_diff >= MP_W) begin
+                end else if (psn_diff >= mp_win) begin
                     // beyond the window: dropped, resent once the window moves
                     stat_drop_psn_reg <= 1'b1;
                     state_reg <= ST_DROP;

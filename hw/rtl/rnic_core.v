@@ -173,6 +173,9 @@ wire [2:0] reg_qp_spray_log;
 wire reg_qp_mp;
 wire ex_ctx_mp;
 wire rs_ctx_mp;
+wire [2:0] reg_qp_mp_wshift;
+wire [2:0] ex_ctx_mp_wshift;
+wire [2:0] rs_ctx_mp_wshift;
 wire [31:0] rs_wr_key;
 wire [3:0] rs_wr_access;
 wire rs_wr_guard_ok;
@@ -366,6 +369,7 @@ rnic_csr csr_inst (
     .hwif_out_qp_qp_attr_remote_write(reg_qp_remote_write),
     .hwif_out_qp_qp_attr_spray_log(reg_qp_spray_log),
     .hwif_out_qp_qp_attr_mp(reg_qp_mp),
+    .hwif_out_qp_qp_attr_mp_window_shift(reg_qp_mp_wshift),
     .hwif_out_qp_qp_dest_qpn(reg_qp_dest_qpn),
     .hwif_out_qp_qp_sq_psn_psn(reg_qp_sq_psn),
     .hwif_out_qp_qp_rq_psn_psn(reg_qp_rq_psn),
@@ -491,6 +495,7 @@ qp_context #(
     .reg_remote_write(reg_qp_remote_write),
     .reg_spray_log(reg_qp_spray_log),
     .reg_mp(reg_qp_mp),
+    .reg_mp_wshift(reg_qp_mp_wshift),
     .reg_dest_qpn(reg_qp_dest_qpn),
     .reg_sq_psn(reg_qp_sq_psn),
     .reg_rq_psn(reg_qp_rq_psn),
@@ -529,6 +534,7 @@ qp_context #(
     .a_udp_sport(ex_ctx_udp_sport),
     .a_spray_log(ex_ctx_spray_log),
     .a_mp(ex_ctx_mp),
+    .a_mp_wshift(ex_ctx_mp_wshift),
     .a_pd(ex_ctx_pd),
     .b_qpn(rs_ctx_qpn),
     .b_state(rs_ctx_state),
@@ -543,7 +549,8 @@ qp_context #(
     .b_rq_base(rs_ctx_rq_base),
     .b_rq_log(rs_ctx_rq_log),
     .b_min_rnr_timer(rs_ctx_min_rnr_timer),
-    .b_mp(rs_ctx_mp)
+    .b_mp(rs_ctx_mp),
+    .b_mp_wshift(rs_ctx_mp_wshift)
 );
 
 wire [31:0] ex_mr_key;
@@ -1040,6 +1047,7 @@ wqe_executor #(
     .ctx_udp_sport(ex_ctx_udp_sport),
     .ctx_spray_log(ex_ctx_spray_log),
     .ctx_mp(ex_ctx_mp),
+    .ctx_mp_wshift(ex_ctx_mp_wshift),
     .ctx_pd(ex_ctx_pd),
     .load_rts(load_rts),
     .load_reset(load_reset),
@@ -1412,6 +1420,7 @@ rc_responder #(
     .ctx_rq_log(rs_ctx_rq_log),
     .ctx_min_rnr_timer(rs_ctx_min_rnr_timer),
     .ctx_mp(rs_ctx_mp),
+    .ctx_mp_wshift(rs_ctx_mp_wshift),
     .load_rtr(load_rtr),
     .load_reset(load_reset),
     .load_qpn(load_qpn),

@@ -78,6 +78,7 @@ module wqe_executor #(
     input  wire [15:0]            ctx_udp_sport,
     input  wire [2:0]             ctx_spray_log,      // spread packets over 2^n source ports
     input  wire                   ctx_mp,             // multipath: RETH in every WRITE packet
+    input  wire [2:0]             ctx_mp_wshift,      // mp: this QP's window = MP_W >> shift
     input  wire [15:0]            ctx_pd,
     input  wire                   load_rts,
     input  wire                   load_reset,
@@ -469,7 +470,7 @@ wire can_issue_rd_copy = state_reg == ST_COPY && !copy_err_reg && rd_off_reg != 
     && in_flight < NUM_SLOTS;
 wire can_issue_rd_pkt = state_reg == ST_SEND && !copy_err_reg && !stop_want && rd_off_reg != wqe_len
     && (rd_issued_reg - wr_issued_reg) + {{(31-TXS_W){1'b0}}, tx_used_reg} < NUM_TX_SLOTS
-    && (unacked < (ctx_mp ? MP_W_24 : MAX_INFLIGHT_24) || unacked[23])    // resending PSNs acknowledged meanwhile
+    && (unacked < (ctx_mp ? MP_W_24 >> ctx_mp_wshift : MAX_INFLIGHT_24) || unacked[23])    // resending PSNs acknowledged meanwhile
     && !(rtx_single && rd_issued_reg != {8'd0, rtx_skip_reg});
 wire can_issue_rd = can_issue_rd_copy || can_issue_rd_pkt;
 wire can_issue_wr = state_reg == ST_COPY && !copy_err_reg && wr_issued_reg != rd_done_reg;

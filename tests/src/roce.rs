@@ -66,6 +66,8 @@ pub struct ConnOpts {
     pub qp_type: QpType,
     /// Requesters spray over 2^spray_log UDP source ports.
     pub spray_log: u8,
+    /// mp window (0: the build's).
+    pub mp_window: u32,
 }
 
 impl Default for ConnOpts {
@@ -85,6 +87,7 @@ impl Default for ConnOpts {
             min_rnr_timer: 1,
             qp_type: QpType::Rc,
             spray_log: 0,
+            mp_window: 0,
         }
     }
 }
@@ -157,6 +160,7 @@ pub fn bring_up(
                 dip: IP[peer],
                 udp_sport: 0xC000 | (peer_qpn as u16 & 0xff),
                 spray_log: o.spray_log,
+                mp_window: o.mp_window,
             },
             max_dest_rd_atomic: 0,
             min_rnr_timer: o.min_rnr_timer,

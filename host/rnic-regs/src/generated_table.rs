@@ -1911,6 +1911,18 @@ pub static BLOCKS: &[BlockDesc] = &[
                         swmod: false,
                         desc: "Transport: 0 rc (IB Reliable Connection), 1 mp (multipath: RETH in every WRITE packet, placement on arrival, receive bitmap, completions in requester order; WRITE and WRITE_WITH_IMM only).",
                     },
+                    FieldDesc {
+                        name: "mp_window_shift",
+                        msb: 23,
+                        lsb: 21,
+                        sw: Access::Rw,
+                        hw: Access::R,
+                        reset: Some(0x0),
+                        onread: None,
+                        onwrite: None,
+                        swmod: false,
+                        desc: "mp: this QP's window W = id.mp_window >> mp_window_shift (PSNs in flight and bitmap span; 0 = the build's full window).",
+                    },
                 ],
             },
             RegDesc {

@@ -128,6 +128,7 @@ pub fn bring_up_with<D: Device>(
                 // multipath fabric spreads QPs over its paths.
                 udp_sport: 0xC000 | ((peer.qpn as u16 & 0xff) << 6),
                 spray_log: o.spray_log,
+                mp_window: 0,
             },
             max_dest_rd_atomic: 0,
             min_rnr_timer: retry.min_rnr_timer,

@@ -105,6 +105,10 @@ pub struct AhAttr {
     /// source ports from `udp_sport` on (0..=6; 0: one flow, as RC does), so
     /// an ECMP fabric sprays them over its paths.
     pub spray_log: u8,
+    /// rnic extension, mp QPs: the window W in PSNs (packets in flight and
+    /// the span of the receive bitmap), a power of two from 8 up to the
+    /// build's `mp_window`; 0: the build's full window.
+    pub mp_window: u32,
 }
 
 impl Default for AhAttr {
@@ -114,6 +118,7 @@ impl Default for AhAttr {
             dip: Ipv4Addr::UNSPECIFIED,
             udp_sport: 0xC000,
             spray_log: 0,
+            mp_window: 0,
         }
     }
 }
@@ -608,6 +613,22 @@ impl<D: Device> QueuePair<D> {
                     ),
                 ));
             }
+            if ah.mp_window != 0 {
+                let max = self.ctx.nic.id().mp_window;
+                let ok = ah.mp_window.is_power_of_two()
+                    && ah.mp_window >= 8
+                    && ah.mp_window <= max
+                    && max / ah.mp_window <= 128;
+                if !ok {
+                    return Err(bad(
+                        "ah_attr.mp_window",
+                        format!(
+                            "{}: a power of two from 8 to this build's window {max}",
+                            ah.mp_window
+                        ),
+                    ));
+                }
+            }
             n.ah_attr = ah;
         }
         if mask.contains(M::MAX_DEST_RD_ATOMIC) {
@@ -670,6 +691,10 @@ impl<D: Device> QueuePair<D> {
             .map_or((0, 0), |rq| (rq.bus_addr(), rq.entries()));
         let remote_write = a.qp_access_flags.contains(AccessFlags::REMOTE_WRITE);
         let mp = self.qp_type == QpType::Mp;
+        let mp_wshift = match a.ah_attr.mp_window {
+            0 => 0,
+            w => (self.ctx.nic.id().mp_window / w).trailing_zeros() as u8,
+        };
         self.ctx.command(|io| {
             let qp = io.csr().qp();
             qp.qp_sel().try_write(|r| r.set_qpn(qpn))?;
@@ -679,6 +704,7 @@ impl<D: Device> QueuePair<D> {
                 r.set_remote_write(remote_write);
                 r.set_spray_log(a.ah_attr.spray_log);
                 r.set_mp(mp);
+                r.set_mp_window_shift(mp_wshift);
             })?;
             if cmd == QP_CMD_MODIFY {
                 qp.qp_dest().try_write(|r| r.set_qpn(a.dest_qp_num))?;

@@ -93,6 +93,7 @@ module rnic_csr (
         output logic hwif_out_qp_qp_attr_remote_write,
         output logic [2:0] hwif_out_qp_qp_attr_spray_log,
         output logic hwif_out_qp_qp_attr_mp,
+        output logic [2:0] hwif_out_qp_qp_attr_mp_window_shift,
         output logic [23:0] hwif_out_qp_qp_dest_qpn,
         output logic [23:0] hwif_out_qp_qp_sq_psn_psn,
         output logic [23:0] hwif_out_qp_qp_rq_psn_psn,
@@ -547,6 +548,10 @@ module rnic_csr (
     logic field_storage_qp_qp_attr_mp_value;
     logic field_combo_qp_qp_attr_mp_next;
     logic field_combo_qp_qp_attr_mp_load_next;
+    // Field: rnic_csr.qp.qp_attr.mp_window_shift
+    logic [2:0] field_storage_qp_qp_attr_mp_window_shift_value;
+    logic [2:0] field_combo_qp_qp_attr_mp_window_shift_next;
+    logic field_combo_qp_qp_attr_mp_window_shift_load_next;
     // Field: rnic_csr.qp.qp_dest.qpn
     logic [23:0] field_storage_qp_qp_dest_qpn_value;
     logic [23:0] field_combo_qp_qp_dest_qpn_next;
@@ -1250,6 +1255,26 @@ module rnic_csr (
         end
     end
     assign hwif_out_qp_qp_attr_mp = field_storage_qp_qp_attr_mp_value;
+    always @(*) begin
+        logic [2:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_attr_mp_window_shift_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_attr && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_attr_mp_window_shift_value & ~decoded_wr_biten[23:21]) | (decoded_wr_data[23:21] & decoded_wr_biten[23:21]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_attr_mp_window_shift_next = next_c;
+        field_combo_qp_qp_attr_mp_window_shift_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_attr_mp_window_shift_value <= 3'h0;
+        end else if(field_combo_qp_qp_attr_mp_window_shift_load_next) begin
+            field_storage_qp_qp_attr_mp_window_shift_value <= field_combo_qp_qp_attr_mp_window_shift_next;
+        end
+    end
+    assign hwif_out_qp_qp_attr_mp_window_shift = field_storage_qp_qp_attr_mp_window_shift_value;
     always @(*) begin
         logic [23:0] next_c;
         logic load_next_c;
@@ -2097,6 +2122,7 @@ always @(*) begin
             readback_data_var[8] = field_storage_qp_qp_attr_remote_write_value;
             readback_data_var[18:16] = field_storage_qp_qp_attr_spray_log_value;
             readback_data_var[20] = field_storage_qp_qp_attr_mp_value;
+            readback_data_var[23:21] = field_storage_qp_qp_attr_mp_window_shift_value;
         end
         if(rd_mux_addr == 11'h418) begin
             readback_data_var[23:0] = field_storage_qp_qp_dest_qpn_value;

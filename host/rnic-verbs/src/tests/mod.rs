@@ -43,6 +43,7 @@ fn rtr_attr() -> (QpAttr, QpAttrMask) {
                 dip: Ipv4Addr::new(10, 0, 0, 2),
                 udp_sport: 0xC123,
                 spray_log: 0,
+                mp_window: 0,
             },
             max_dest_rd_atomic: 0,
             min_rnr_timer: 12,

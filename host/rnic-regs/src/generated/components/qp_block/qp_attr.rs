@@ -145,6 +145,31 @@ impl QpAttr {
         self.0 = (self.0 & !(Self::MP_MASK << Self::MP_OFFSET))
             | ((val & Self::MP_MASK) << Self::MP_OFFSET);
     }
+
+    pub const MP_WINDOW_SHIFT_OFFSET: usize = 21;
+    pub const MP_WINDOW_SHIFT_WIDTH: usize = 3;
+    pub const MP_WINDOW_SHIFT_MASK: u32 = 0x7;
+
+    /// mp_window_shift
+    ///
+    /// mp: this QP's window W = id.mp_window >> mp_window_shift (PSNs in flight and bitmap span; 0 = the build's full window).
+    #[inline(always)]
+    #[allow(clippy::missing_panics_doc)]
+    #[must_use]
+    pub fn mp_window_shift(&self) -> u8 {
+        let val = (self.0 >> Self::MP_WINDOW_SHIFT_OFFSET) & Self::MP_WINDOW_SHIFT_MASK;
+        val as u8
+    }
+
+    /// mp_window_shift
+    ///
+    /// mp: this QP's window W = id.mp_window >> mp_window_shift (PSNs in flight and bitmap span; 0 = the build's full window).
+    #[inline(always)]
+    pub fn set_mp_window_shift(&mut self, val: u8) {
+        let val = val as u32;
+        self.0 = (self.0 & !(Self::MP_WINDOW_SHIFT_MASK << Self::MP_WINDOW_SHIFT_OFFSET))
+            | ((val & Self::MP_WINDOW_SHIFT_MASK) << Self::MP_WINDOW_SHIFT_OFFSET);
+    }
 }
 
 impl core::fmt::Debug for QpAttr {
@@ -155,6 +180,7 @@ impl core::fmt::Debug for QpAttr {
             .field("remote_write", &self.remote_write())
             .field("spray_log", &self.spray_log())
             .field("mp", &self.mp())
+            .field("mp_window_shift", &self.mp_window_shift())
             .finish()
     }
 }
@@ -171,5 +197,6 @@ mod tests {
         assert_eq!(reg.remote_write(), false);
         assert_eq!(reg.spray_log(), 0);
         assert_eq!(reg.mp(), false);
+        assert_eq!(reg.mp_window_shift(), 0);
     }
 }
