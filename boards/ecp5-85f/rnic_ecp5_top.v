@@ -16,6 +16,7 @@
 module rnic_ecp5_top #(
     parameter DATA_W = 64,
     parameter NUM_Q = 16,
+    parameter MP_W = 64,
     parameter CLK_MHZ = 125,
     parameter [31:0] BUILD_VERSION = 32'h0001_0000,
     parameter [31:0] GIT_HASH = 32'h0,
@@ -139,6 +140,7 @@ end
 rnic_core #(
     .DATA_W(DATA_W),
     .NUM_Q(NUM_Q),
+    .MP_W(MP_W),
     .CLK_MHZ(CLK_MHZ),
     .BUILD_VERSION(BUILD_VERSION),
     .GIT_HASH(GIT_HASH),

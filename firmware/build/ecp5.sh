@@ -25,7 +25,7 @@ cd "$ROOT"
 die() { echo "ecp5.sh: $*" >&2; exit 2; }
 
 TOP="" BOARD_DIR="" DEVICE="" PACKAGE="" SPEED="" FREQ="" OUT=""
-DATA_W=64 NUM_Q=16 GIT_HASH=00000000 BOARD_ID=0 BUILD_VERSION=00010000 SEED=1 STAGE=all UNCONSTRAINED_IO=0
+DATA_W=64 NUM_Q=16 MP_W=64 GIT_HASH=00000000 BOARD_ID=0 BUILD_VERSION=00010000 SEED=1 STAGE=all UNCONSTRAINED_IO=0
 while [ $# -gt 0 ]; do
     [ $# -ge 2 ] || die "option $1 needs a value"
     case "$1" in
@@ -38,6 +38,7 @@ while [ $# -gt 0 ]; do
         --out) OUT="$2" ;;
         --data-w) DATA_W="$2" ;;
         --num-q) NUM_Q="$2" ;;
+        --mp-w) MP_W="$2" ;;
         --git-hash) GIT_HASH="$2" ;;
         --board-id) BOARD_ID="$2" ;;
         --build-version) BUILD_VERSION="$2" ;;
@@ -90,7 +91,7 @@ stage_time() {
 if [ "$STAGE" = synth ] || [ "$STAGE" = all ]; then
     script=""
     for f in "${SOURCES[@]}"; do script+="read_verilog -sv -I$RTL_DIR -I$RTL_DIR/generated $f; "; done
-    script+="chparam -set DATA_W $DATA_W -set NUM_Q $NUM_Q -set CLK_MHZ ${FREQ%.*}"
+    script+="chparam -set DATA_W $DATA_W -set NUM_Q $NUM_Q -set MP_W $MP_W -set CLK_MHZ ${FREQ%.*}"
     script+=" -set GIT_HASH 32'h$GIT_HASH -set BOARD_ID $BOARD_ID -set BUILD_VERSION 32'h$BUILD_VERSION $TOP; "
     script+="synth_ecp5 -top $TOP -json $OUT/netlist.json; tee -q -o $OUT/stat.txt stat"
     echo "ecp5.sh: synthesis ($YOSYS synth_ecp5, top $TOP, DATA_W=$DATA_W NUM_Q=$NUM_Q)"

@@ -19,7 +19,7 @@ cd "$ROOT"
 die() { echo "xilinx.sh: $*" >&2; exit 2; }
 
 TOP="" BOARD_DIR="" PART="" OUT=""
-DATA_W=64 NUM_Q=16 FREQ=125 GIT_HASH=00000000 BOARD_ID=0 BUILD_VERSION=00010000
+DATA_W=64 NUM_Q=16 MP_W=64 FREQ=125 GIT_HASH=00000000 BOARD_ID=0 BUILD_VERSION=00010000
 while [ $# -gt 0 ]; do
     [ $# -ge 2 ] || die "option $1 needs a value"
     case "$1" in
@@ -29,6 +29,7 @@ while [ $# -gt 0 ]; do
         --out) OUT="$2" ;;
         --data-w) DATA_W="$2" ;;
         --num-q) NUM_Q="$2" ;;
+        --mp-w) MP_W="$2" ;;
         --freq) FREQ="$2" ;;
         --git-hash) GIT_HASH="$2" ;;
         --board-id) BOARD_ID="$2" ;;
@@ -67,7 +68,7 @@ mkdir -p "$OUT"
 : > "$OUT/times.txt"
 script=""
 for f in "${SOURCES[@]}"; do script+="read_verilog -sv -I$RTL_DIR -I$RTL_DIR/generated $f; "; done
-script+="chparam -set DATA_W $DATA_W -set NUM_Q $NUM_Q -set CLK_MHZ ${FREQ%.*}"
+script+="chparam -set DATA_W $DATA_W -set NUM_Q $NUM_Q -set MP_W $MP_W -set CLK_MHZ ${FREQ%.*}"
 script+=" -set GIT_HASH 32'h$GIT_HASH -set BOARD_ID $BOARD_ID -set BUILD_VERSION 32'h$BUILD_VERSION $TOP; "
 script+="synth_xilinx -family xc7 -top $TOP; tee -q -o $OUT/stat.txt stat"
 echo "xilinx.sh: synthesis ($YOSYS synth_xilinx -family xc7, top $TOP, part $PART, DATA_W=$DATA_W NUM_Q=$NUM_Q)"

@@ -53,6 +53,9 @@ pub struct BuildArgs {
     /// Number of QPs (send queues = completion queues), 2..256.
     #[arg(long, default_value_t = 16)]
     pub num_q: u32,
+    /// mp transport window in PSNs (bitmap bits per QP): 32, 64 or 128.
+    #[arg(long, default_value_t = 64, value_parser = mp_w_parser)]
+    pub mp_w: u32,
     /// Check the board, knobs and tools and print the commands; run nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -92,6 +95,20 @@ pub struct Identity {
     pub git_hash: String,
     pub git_dirty: bool,
     pub build_version: String,
+    /// The mp window knob (rnic_core MP_W).
+    #[serde(default = "default_mp_w")]
+    pub mp_w: u32,
+}
+
+fn default_mp_w() -> u32 {
+    64
+}
+
+fn mp_w_parser(s: &str) -> std::result::Result<u32, String> {
+    match s.parse::<u32>() {
+        Ok(w @ (32 | 64 | 128)) => Ok(w),
+        _ => Err(format!("--mp-w {s}: the mp window is 32, 64 or 128 PSNs")),
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -173,7 +190,8 @@ pub fn run(a: &BuildArgs) -> Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| default_out(&root, board, data_w, a.num_q));
-    let ident = identity(&root, board);
+    let mut ident = identity(&root, board);
+    ident.mp_w = a.mp_w;
     let synth_only = a.synth_only || board.flow == Flow::XilinxEstimate;
     let cmd = flow_command(
         &root, board, data_w, a.num_q, &ident, a.seed, &out, synth_only,
@@ -326,6 +344,7 @@ fn identity(root: &Path, board: &Board) -> Identity {
             "{:08x}",
             (ma & 0xff) << 24 | (mi & 0xff) << 16 | (pa & 0xffff)
         ),
+        mp_w: default_mp_w(),
     }
 }
 
@@ -414,6 +433,8 @@ fn flow_command(
         .arg(data_w.to_string())
         .arg("--num-q")
         .arg(num_q.to_string())
+        .arg("--mp-w")
+        .arg(ident.mp_w.to_string())
         .arg("--git-hash")
         .arg(&ident.git_hash)
         .arg("--board-id")
@@ -495,6 +516,7 @@ fn pack_image(
     let mut knobs = vec![
         ("DATA_W".into(), data_w.to_string()),
         ("NUM_Q".into(), num_q.to_string()),
+        ("MP_W".into(), ident.mp_w.to_string()),
     ];
     if ident.git_dirty {
         // the header's git field is a bare hash
@@ -702,7 +724,7 @@ fn print_summary(s: &BuildSummary, json: bool) -> Result<()> {
     );
     println!("  LUTRAM {:>7} cells", s.lutram_cells);
     // the core's default mp window (rnic_core MP_W)
-    if let Ok(b) = crate::state_budget::budget(s.num_q, 64) {
+    if let Ok(b) = crate::state_budget::budget(s.num_q, s.identity.mp_w) {
         crate::state_budget::print(&b);
     }
     for c in &s.clocks {
@@ -782,7 +804,8 @@ fn sweep(a: &BuildArgs, root: &Path, board: &Board) -> Result<ExitCode> {
         }
     }
     check_tools(board, true)?;
-    let ident = identity(root, board);
+    let mut ident = identity(root, board);
+    ident.mp_w = a.mp_w;
     let mut rows = Vec::new();
     for (w, q) in configs {
         let out = root
@@ -819,9 +842,9 @@ fn sweep(a: &BuildArgs, root: &Path, board: &Board) -> Result<ExitCode> {
         "LUT + LUTRAM"
     };
     println!(
-        "| DATA_W | NUM_Q | {lut} | FF | BRAM | LUTRAM cells | RAM KiB | {lut} % | RAM bytes per added QP |"
+        "| DATA_W | NUM_Q | {lut} | FF | BRAM | LUTRAM cells | RAM KiB | {lut} % | RAM bytes per added QP | per-QP state from the RTL (B) |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut prev: Option<&BuildSummary> = None;
     for r in &rows {
         let per_qp = match prev {
@@ -831,8 +854,11 @@ fn sweep(a: &BuildArgs, root: &Path, board: &Board) -> Result<ExitCode> {
             }
             _ => "-".into(),
         };
+        let rtl = crate::state_budget::budget(r.num_q, a.mp_w)
+            .map(|b| format!("{:.0}", b.bytes_per_qp))
+            .unwrap_or_else(|_| "-".into());
         println!(
-            "| {} | {} | {} | {} | {} | {} | {:.1} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {:.1} | {} | {} | {} |",
             r.data_w,
             r.num_q,
             r.luts,
@@ -841,7 +867,8 @@ fn sweep(a: &BuildArgs, root: &Path, board: &Board) -> Result<ExitCode> {
             r.lutram_cells,
             ram_bits(r) as f64 / 8192.0,
             pct(r.luts as f64, r.luts_total),
-            per_qp
+            per_qp,
+            rtl
         );
         prev = Some(r);
     }
@@ -867,6 +894,7 @@ mod tests {
             git_hash: "0123abcd".into(),
             git_dirty: true,
             build_version: "00010002".into(),
+            mp_w: 64,
         };
         // something that is not an ECP5 bitstream is refused
         let bit = dir.join("design.bit");
