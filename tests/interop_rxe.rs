@@ -135,14 +135,16 @@ fn rnic_interoperates_with_rxe_in_both_roles() {
                     s.command()
                 );
                 if s.fabric == "ideal" {
-                    assert_eq!(r.rnic_retransmits, 0, "{}", s.command());
-                    for k in [
-                        "duplicate_request",
-                        "out_of_seq_request",
-                        "retry_exceeded_err",
-                        "send_err",
-                    ] {
+                    // rxe never sees a gap from rnic, and never has to NAK
+                    // it; rnic resends only after its own timeout, which a
+                    // guest stalled for seconds by a loaded host can cause
+                    assert_eq!(r.rnic_seq_naks_received, 0, "{}", s.command());
+                    for k in ["out_of_seq_request", "retry_exceeded_err", "send_err"] {
                         assert_eq!(rxe(k), 0, "{}: rxe0 {k}", s.command());
+                    }
+                    if r.rnic_timeouts == 0 {
+                        assert_eq!(r.rnic_retransmits, 0, "{}", s.command());
+                        assert_eq!(rxe("duplicate_request"), 0, "{}", s.command());
                     }
                 }
                 if s.fabric == "lossy" {
