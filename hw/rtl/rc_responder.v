@@ -602,7 +602,6 @@ always @(posedge clk) begin
             end else if (op_reg == OP_ACK) begin
                 state_reg <= ST_DROP;        // handed to the requester this cycle
             end else if (ctx_mp) begin
-                mp_defer_reg <= 1'b0;
                 if (owed_reg[qpn]) begin
                     // a completion waits for a receive WQE: nothing else
                     // is taken (the requester resends it)

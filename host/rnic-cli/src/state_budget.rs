@@ -135,14 +135,15 @@ pub fn items(mp_window: u32, qn_w: u32) -> Result<Vec<Item>, String> {
         vars.insert("QN_W", i64::from(qn_w));
         for line in src.lines() {
             let l = line.trim();
-            if let Some(rest) = l.strip_prefix("localparam ") {
-                if let Some((k, v)) = rest.trim_end_matches(';').split_once('=') {
-                    let k = k.trim().rsplit(' ').next().unwrap_or("");
-                    if let Ok(v) = v.trim().parse::<i64>() {
-                        if k == "OST_W" || k == "OST_DEPTH" {
-                            vars.insert(if k == "OST_W" { "OST_W" } else { "OST_DEPTH" }, v);
-                        }
-                    }
+            // the ring's entry width and depth are plain localparams
+            for k in ["OST_W", "OST_DEPTH"] {
+                let v = l
+                    .strip_prefix("localparam ")
+                    .and_then(|r| r.strip_prefix(k))
+                    .and_then(|r| r.trim_start().strip_prefix('='))
+                    .and_then(|r| r.trim().trim_end_matches(';').parse().ok());
+                if let Some(v) = v {
+                    vars.insert(k, v);
                 }
             }
             let Some(rest) = l.strip_prefix("reg [") else {

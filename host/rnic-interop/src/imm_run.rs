@@ -14,11 +14,12 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
+use base64::Engine as _;
 use rnic_torture::conn::PortAddr;
 use rnic_verbs::{WcOpcode, WrOpcode};
 use serde::{Deserialize, Serialize};
 
-use crate::guest::{gid_ipv4, Guest};
+use crate::guest::Guest;
 use crate::{InteropError, Report, Result, Rnic, Role};
 
 /// The guest-side program, sent to the guest when a run starts.
@@ -72,24 +73,6 @@ pub fn imm_pattern(m: u32, len: usize) -> Vec<u8> {
     (0..len).map(|i| block[i % 251]).collect()
 }
 
-fn b64(data: &[u8]) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut s = String::with_capacity(data.len().div_ceil(3) * 4);
-    for c in data.chunks(3) {
-        let n = (u32::from(c[0]) << 16)
-            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*c.get(2).unwrap_or(&0));
-        for k in 0..4 {
-            if k <= c.len() {
-                s.push(T[(n >> (18 - 6 * k) & 63) as usize] as char);
-            } else {
-                s.push('=');
-            }
-        }
-    }
-    s
-}
-
 /// Run it; `role` is rnic's.
 pub fn run(rnic: &mut Rnic, guest: &mut Guest, role: Role, o: &ImmOpts) -> Result<Report> {
     let msg_len = o.msg_len();
@@ -103,7 +86,7 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, role: Role, o: &ImmOpts) -> Resul
     let t0 = Instant::now();
     let script = format!(
         "echo {} | base64 -d > /tmp/imm_peer.py && python3 /tmp/imm_peer.py --mtu {} --count {} --writes {} --chunk {} --timeout {}",
-        b64(PEER_SCRIPT.as_bytes()),
+        base64::engine::general_purpose::STANDARD.encode(PEER_SCRIPT),
         o.mtu,
         o.count,
         o.writes,
@@ -321,31 +304,16 @@ fn parse_line(line: &str) -> Result<Line> {
 fn connect(rnic: &mut Rnic, guest: &Guest, peer: &Line, mtu: u32) -> Result<()> {
     let gid = crate::guest::parse_gid(&peer.gid)
         .ok_or_else(|| InteropError::Failed(format!("bad GID {:?}", peer.gid)))?;
-    let ip = gid_ipv4(&gid)
-        .ok_or_else(|| InteropError::Failed(format!("GID {:?} is not IPv4-mapped", peer.gid)))?;
-    rnic.connect(
-        mtu,
-        PortAddr {
-            mac: guest.config().mac,
-            ip,
-        },
-        peer.qpn,
-        peer.psn,
-    )
+    let addr = PortAddr {
+        mac: guest.config().mac,
+        ip: guest.config().ip,
+    };
+    rnic.connect_gid(mtu, addr, &gid, peer.qpn, peer.psn)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_matches_the_standard() {
-        assert_eq!(b64(b""), "");
-        assert_eq!(b64(b"f"), "Zg==");
-        assert_eq!(b64(b"fo"), "Zm8=");
-        assert_eq!(b64(b"foo"), "Zm9v");
-        assert_eq!(b64(b"foobar"), "Zm9vYmFy");
-    }
 
     #[test]
     fn pattern_matches_the_script() {

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use rnic_torture::conn::PortAddr;
 use rnic_verbs::{WcOpcode, WrOpcode};
 
-use crate::guest::{gid_ipv4, Guest};
+use crate::guest::Guest;
 use crate::perftest::{self, BwReport, Dest, Handshake, IbvMtu, Params, Stage, TestKind};
 use crate::suite::{RunSpec, Test};
 use crate::{InteropError, Report, Result, Rnic, Role};
@@ -80,17 +80,12 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
                     .into());
                 }
                 let r = &hs.remote[0];
-                let ip = gid_ipv4(&r.gid).ok_or("the guest's GID is not IPv4-mapped")?;
-                if ip != guest_ip {
-                    return Err(format!("the guest's GID names {ip}, not {guest_ip}").into());
-                }
-                rnic.connect(
-                    hs.negotiated.mtu.bytes(),
-                    PortAddr { mac: peer_mac, ip },
-                    r.qpn,
-                    r.psn,
-                )
-                .map_err(|e| e.to_string())?;
+                let peer = PortAddr {
+                    mac: peer_mac,
+                    ip: guest_ip,
+                };
+                rnic.connect_gid(hs.negotiated.mtu.bytes(), peer, &r.gid, r.qpn, r.psn)
+                    .map_err(|e| e.to_string())?;
             }
             Stage::Arm => {
                 if kind == TestKind::SendLat {

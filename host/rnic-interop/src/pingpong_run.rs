@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use rnic_torture::conn::PortAddr;
 use rnic_verbs::{WcOpcode, WrOpcode};
 
-use crate::guest::{gid_ipv4, Guest};
+use crate::guest::Guest;
 use crate::pingpong::{self, PpDest};
 use crate::rnic_side::Rnic;
 use crate::{InteropError, Report, Result, Role};
@@ -213,23 +213,11 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, role: Role, o: &PingPongOpts) -> 
 }
 
 fn connect_qp(rnic: &mut Rnic, guest: &Guest, remote: &PpDest, mtu: u32) -> Result<()> {
-    let ip = gid_ipv4(&remote.gid).ok_or_else(|| {
-        InteropError::Failed(format!(
-            "the guest's GID {:?} is not IPv4-mapped (use GID index 1)",
-            std::net::Ipv6Addr::from(remote.gid)
-        ))
-    })?;
-    if ip != guest.config().ip {
-        return Err(InteropError::Failed(format!(
-            "the guest's GID names {ip}, its RoCE address is {}",
-            guest.config().ip
-        )));
-    }
     let peer = PortAddr {
         mac: guest.config().mac,
-        ip,
+        ip: guest.config().ip,
     };
-    rnic.connect(mtu, peer, remote.qpn, remote.psn)
+    rnic.connect_gid(mtu, peer, &remote.gid, remote.qpn, remote.psn)
 }
 
 /// Connect to the guest's server (forwarded port), retrying while it is

@@ -133,7 +133,7 @@ impl Rnic {
             o.buf_len,
             AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
         )?;
-        let sq_psn = (splitmix(o.seed ^ 0x5053_4e00) & 0xff_ffff) as u32;
+        let sq_psn = (rnic_torture::pattern::mix(o.seed ^ 0x5053_4e00) & 0xff_ffff) as u32;
         Ok(Self {
             world,
             ctx,
@@ -183,6 +183,29 @@ impl Rnic {
 
     /// Post a receive of `len` bytes at `off` (0: no buffer, for
     /// WRITE_WITH_IMM).
+    /// Connect to the guest's QP named by its GID (which must be the
+    /// IPv4-mapped form of `peer.ip`; rxe's index-1 GID), QPN and first PSN.
+    pub fn connect_gid(
+        &mut self,
+        mtu: u32,
+        peer: PortAddr,
+        gid: &[u8; 16],
+        qpn: u32,
+        psn: u32,
+    ) -> Result<()> {
+        match crate::guest::gid_ipv4(gid) {
+            Some(ip) if ip == peer.ip => self.connect(mtu, peer, qpn, psn),
+            Some(ip) => Err(InteropError::Failed(format!(
+                "the guest's GID names {ip}, its RoCE address is {}",
+                peer.ip
+            ))),
+            None => Err(InteropError::Failed(format!(
+                "the guest's GID {} is not IPv4-mapped (use GID index 1)",
+                std::net::Ipv6Addr::from(*gid)
+            ))),
+        }
+    }
+
     pub fn post_recv(&mut self, wr_id: u64, off: usize, len: u32) -> Result<()> {
         let sge = if len == 0 {
             None
@@ -274,11 +297,4 @@ impl Rnic {
     pub fn elapsed(&self) -> Duration {
         self.started.elapsed()
     }
-}
-
-fn splitmix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
 }
