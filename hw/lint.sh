@@ -43,11 +43,22 @@ else
     widths=("")
 fi
 
+# Build knobs other than DATA_W, each linted once at the first width (a
+# parameter that removes logic can leave something unread or unused).
+KNOB_VARIANTS="${KNOB_VARIANTS:-SEND_EN=0 MP_W=32 MP_W=128}"
+runs=()
+for w in "${widths[@]}"; do runs+=("$w|"); done
+for k in $KNOB_VARIANTS; do
+    if grep -Eq "parameter[^;]*\b${k%%=*}\b" "$top_file"; then runs+=("${widths[0]}|$k"); fi
+done
+
 status=0
-for w in "${widths[@]}"; do
-    label="$TOP${w:+ DATA_W=$w}"
+for run in "${runs[@]}"; do
+    w="${run%%|*}" knob="${run#*|}"
+    label="$TOP${w:+ DATA_W=$w}${knob:+ $knob}"
     args=(--lint-only -Wall --top-module "$TOP" -Ihw/rtl -Ihw/rtl/generated)
     [ -n "$w" ] && args+=("-GDATA_W=$w")
+    [ -n "$knob" ] && args+=("-G$knob")
     log="$(mktemp)"
     if "$VERILATOR" "${args[@]}" "${WAIVERS[@]}" "${SOURCES[@]}" >"$log" 2>&1 && ! grep -q '^%' "$log"; then
         echo "lint.sh: $label: clean"

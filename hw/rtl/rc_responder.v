@@ -54,7 +54,8 @@ module rc_responder #(
     parameter [RAM_ADDR_W-1:0] RQWQE_RAM = 0,     // 64-byte slot for a receive WQE
     parameter ACK_TIMER = 2048,                    // cycles an owed ACK may wait (ACK coalescing)
     parameter MP_W = 64,                           // mp receive window (bitmap) in PSNs
-    parameter MP_NAK_GAP = 16,                     // mp: a hole this far behind a placed PSN is a loss
+    parameter MP_NAK_GAP = 16,
+    parameter SEND_EN = 1,                         // 0: SEND packets are invalid requests                     // mp: a hole this far behind a placed PSN is a loss
     parameter [ID_W-1:0] ID_TAG = 0
 ) (
     input  wire                   clk,
@@ -229,7 +230,7 @@ reg [1:0] inmsg_mem [0:NUM_QP-1];
 reg [63:0] cursor_mem [0:NUM_QP-1];
 reg [31:0] remain_mem [0:NUM_QP-1];
 reg [31:0] msglen_mem [0:NUM_QP-1];
-reg [63:0] wrid_mem [0:NUM_QP-1];
+reg [63:0] wrid_mem [0:NUM_QP-1];         // SEND's receive WQE across its packets (knob: SEND_EN)
 reg [15:0] rqci_mem [0:NUM_QP-1];
 reg [15:0] rqpi_mem [0:NUM_QP-1];
 reg [31:0] key_mem [0:NUM_QP-1];         // key that authorized the current message
@@ -348,7 +349,7 @@ ram_snoop_capture #(
 
 // opcode classes
 wire op_is_write = op_reg >= OP_WRITE_FIRST && op_reg <= OP_WRITE_ONLY_IMM;
-wire op_is_send = op_reg <= OP_SEND_ONLY_IMM;
+wire op_is_send = SEND_EN != 0 && op_reg <= OP_SEND_ONLY_IMM;
 wire op_first = op_reg == OP_SEND_FIRST || op_reg == OP_WRITE_FIRST;
 wire op_middle = op_reg == OP_SEND_MIDDLE || op_reg == OP_WRITE_MIDDLE;
 wire op_last = op_reg == OP_SEND_LAST || op_reg == OP_SEND_LAST_IMM
@@ -590,7 +591,7 @@ always @(posedge clk) begin
             cursor_reg <= cursor_mem[qpn];
             remain_reg <= remain_mem[qpn];
             msglen_reg <= msglen_mem[qpn];
-            wrid_reg <= wrid_mem[qpn];
+            wrid_reg <= SEND_EN != 0 ? wrid_mem[qpn] : 64'd0;
             rqci_reg <= rqci_mem[qpn];
             key_reg <= key_mem[qpn];
             completes_reg <= 1'b0;
@@ -607,7 +608,7 @@ always @(posedge clk) begin
                     // is taken (the requester resends it)
                     stat_drop_psn_reg <= 1'b1;
                     state_reg <= ST_DROP;
-                end else if (psn_diff[23] || (psn_diff < MP_W && bmp_mem[qpn][psn_diff[MP_LOG-1:0]])) begin
+                end else if (psn_diff[23] || (psn_diff < MP_W24 && bmp_mem[qpn][psn_diff[MP_LOG-1:0]])) begin
                     // duplicate: never placed again; ACK the point
                     stat_drop_psn_reg <= 1'b1;
                     if (ack_req_reg && ack_slot_free) begin

@@ -11,6 +11,7 @@ module rnic_core #(
     parameter RAM_BYTES = 32768,
     parameter CLK_MHZ = 250,         // core clock: sets the IB timer units (ACK timeout, RNR)
     parameter MP_W = 64,             // mp transport: receive window (bitmap bits per QP): 32, 64, 128
+    parameter SEND_EN = 1,           // verb set: 1 = SEND/RECV carried, 0 = RDMA WRITE(+IMM) only
     parameter [31:0] BUILD_VERSION = 32'h0001_0000,
     parameter [31:0] GIT_HASH = 32'h0,
     parameter [31:0] BOARD_ID = 32'h0
@@ -114,7 +115,8 @@ localparam [RAM_ADDR_W-1:0] RX_RAM_BASE = 17'h10000;
 // descriptor ids tell the engines' clients apart (statuses come back in order)
 localparam [ID_W-1:0] ID_EXEC = 8'h00, ID_RESP = 8'h40, ID_CQE = 8'h80;
 
-localparam [31:0] VERBS = 32'h0000_001F;     // local DMA copy, RDMA_WRITE(+IMM), SEND(+IMM)
+// local DMA copy, RDMA_WRITE(+IMM), and SEND(+IMM) when the build carries it
+localparam [31:0] VERBS = SEND_EN != 0 ? 32'h0000_001F : 32'h0000_0007;
 localparam [31:0] CAPS = 32'h0000_003F;      // MSI, CQE RO switch, early-CQE switch, bypass switch, flush mode, mp
 
 initial begin
@@ -124,6 +126,10 @@ initial begin
     end
     if (NUM_Q < 2 || NUM_Q > 256) begin
         $error("rnic_core: NUM_Q must be 2..256");
+        $finish;
+    end
+    if (SEND_EN != 0 && SEND_EN != 1) begin
+        $error("rnic_core: SEND_EN must be 0 or 1");
         $finish;
     end
     if (RAM_BYTES != 32768) begin
@@ -1025,6 +1031,7 @@ wqe_executor #(
     .NUM_TX_SLOTS(NUM_TX_SLOTS),
     .CLK_MHZ(CLK_MHZ),
     .MP_W(MP_W),
+    .SEND_EN(SEND_EN),
     .ID_TAG(ID_EXEC)
 ) exec_inst (
     .clk(clk),
@@ -1379,6 +1386,7 @@ rc_responder #(
     .RX_RAM_BASE(RX_RAM_BASE),
     .RQWQE_RAM(RQWQE_RAM),
     .MP_W(MP_W),
+    .SEND_EN(SEND_EN),
     .ID_TAG(ID_RESP)
 ) resp_inst (
     .clk(clk),

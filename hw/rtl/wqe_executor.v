@@ -51,6 +51,7 @@ module wqe_executor #(
     parameter NUM_TX_SLOTS = 8,
     parameter MAX_INFLIGHT = 256,                   // unacknowledged packets per QP
     parameter MP_W = 64,                            // mp: the responder's window (packets in flight)
+    parameter SEND_EN = 1,                          // 0: SEND(+IMM) WQEs are unknown opcodes
     parameter CLK_MHZ = 250,                        // for the IB timer units
     parameter [ID_W-1:0] ID_TAG = 0
 ) (
@@ -294,8 +295,8 @@ wire [63:0] wqe_raddr = wqe_reg[255:192];
 wire [31:0] wqe_rkey = wqe_reg[287:256];
 wire [31:0] wqe_imm = {wqe_reg[295:288], wqe_reg[303:296], wqe_reg[311:304], wqe_reg[319:312]};
 wire [31:0] wqe_lkey = wqe_reg[351:320];
-wire wqe_is_roce = wqe_opcode <= OP_SEND_IMM;
-wire wqe_is_send = wqe_opcode == OP_SEND || wqe_opcode == OP_SEND_IMM;
+wire wqe_is_send = SEND_EN != 0 && (wqe_opcode == OP_SEND || wqe_opcode == OP_SEND_IMM);
+wire wqe_is_roce = wqe_opcode == 8'd0 || wqe_opcode == OP_WRITE_IMM || wqe_is_send;
 wire wqe_has_imm = wqe_opcode == OP_WRITE_IMM || wqe_opcode == OP_SEND_IMM;
 
 reg [7:0] wc_status_reg = 8'd0;

@@ -56,6 +56,10 @@ pub struct BuildArgs {
     /// mp transport window in PSNs (bitmap bits per QP): 32, 64 or 128.
     #[arg(long, default_value_t = 64, value_parser = mp_w_parser)]
     pub mp_w: u32,
+    /// Verb set the core carries: `write` (RDMA WRITE and WRITE_WITH_IMM,
+    /// always) plus `send` (SEND/RECV); READ is not implemented.
+    #[arg(long, default_value = "write,send", value_parser = verb_set_parser)]
+    pub verbs: VerbSet,
     /// Check the board, knobs and tools and print the commands; run nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -75,6 +79,10 @@ pub struct BuildArgs {
     /// NUM_Q values for --sweep.
     #[arg(long, value_delimiter = ',', default_values_t = [4, 16, 64])]
     pub sweep_num_q: Vec<u32>,
+    /// Verb sets for --sweep, separated by `/` (e.g. `write,send/write`;
+    /// default: the --verbs value).
+    #[arg(long, value_delimiter = '/', value_parser = verb_set_parser)]
+    pub sweep_verbs: Vec<VerbSet>,
     /// nextpnr placement seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u32,
@@ -98,6 +106,56 @@ pub struct Identity {
     /// The mp window knob (rnic_core MP_W).
     #[serde(default = "default_mp_w")]
     pub mp_w: u32,
+    /// The verb-set knob (rnic_core SEND_EN).
+    #[serde(default)]
+    pub verbs: VerbSet,
+}
+
+/// The verb set a build carries (`--verbs`): RDMA WRITE and WRITE_WITH_IMM
+/// always, SEND/RECV when `send`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct VerbSet {
+    pub send: bool,
+}
+
+impl Default for VerbSet {
+    fn default() -> Self {
+        VerbSet { send: true }
+    }
+}
+
+impl std::fmt::Display for VerbSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.send { "write,send" } else { "write" })
+    }
+}
+
+fn verb_set_parser(s: &str) -> std::result::Result<VerbSet, String> {
+    let mut v = VerbSet { send: false };
+    let mut write = false;
+    for item in s.split(',').map(str::trim) {
+        match item {
+            "write" => write = true,
+            "send" => v.send = true,
+            "read" => {
+                return Err(format!(
+                    "--verbs {s}: READ is not implemented in this core (verb sets: write, write,send)"
+                ))
+            }
+            other => {
+                return Err(format!(
+                    "--verbs {s}: unknown verb group {other:?} (verb sets: write, write,send)"
+                ))
+            }
+        }
+    }
+    if !write {
+        return Err(format!(
+            "--verbs {s}: the core always carries RDMA WRITE (the ordering contract is about \
+             WRITE_WITH_IMM): name `write`, optionally with `send`"
+        ));
+    }
+    Ok(v)
 }
 
 fn default_mp_w() -> u32 {
@@ -186,12 +244,13 @@ pub fn run(a: &BuildArgs) -> Result<ExitCode> {
         return sweep(a, &root, board);
     }
     let data_w = check_knobs(board, a.data_w, a.num_q)?;
+    let mut ident = identity(&root, board);
+    ident.mp_w = a.mp_w;
+    ident.verbs = a.verbs;
     let out = a
         .out
         .clone()
-        .unwrap_or_else(|| default_out(&root, board, data_w, a.num_q));
-    let mut ident = identity(&root, board);
-    ident.mp_w = a.mp_w;
+        .unwrap_or_else(|| default_out(&root, board, data_w, a.num_q, &ident));
     let synth_only = a.synth_only || board.flow == Flow::XilinxEstimate;
     let cmd = flow_command(
         &root, board, data_w, a.num_q, &ident, a.seed, &out, synth_only,
@@ -306,9 +365,15 @@ pub fn check_knobs(board: &Board, data_w: Option<u32>, num_q: u32) -> Result<u32
     Ok(w)
 }
 
-fn default_out(root: &Path, board: &Board, data_w: u32, num_q: u32) -> PathBuf {
-    root.join("target/build")
-        .join(format!("{}-w{data_w}-q{num_q}", board.name))
+fn default_out(root: &Path, board: &Board, data_w: u32, num_q: u32, knobs: &Identity) -> PathBuf {
+    let mut name = format!("{}-w{data_w}-q{num_q}", board.name);
+    if knobs.mp_w != default_mp_w() {
+        name += &format!("-mp{}", knobs.mp_w);
+    }
+    if !knobs.verbs.send {
+        name += "-write";
+    }
+    root.join("target/build").join(name)
 }
 
 /// Board, git hash and version for the ID block. The hash is the first 8
@@ -345,6 +410,7 @@ fn identity(root: &Path, board: &Board) -> Identity {
             (ma & 0xff) << 24 | (mi & 0xff) << 16 | (pa & 0xffff)
         ),
         mp_w: default_mp_w(),
+        verbs: VerbSet::default(),
     }
 }
 
@@ -435,6 +501,8 @@ fn flow_command(
         .arg(num_q.to_string())
         .arg("--mp-w")
         .arg(ident.mp_w.to_string())
+        .arg("--send-en")
+        .arg(if ident.verbs.send { "1" } else { "0" })
         .arg("--git-hash")
         .arg(&ident.git_hash)
         .arg("--board-id")
@@ -517,6 +585,7 @@ fn pack_image(
         ("DATA_W".into(), data_w.to_string()),
         ("NUM_Q".into(), num_q.to_string()),
         ("MP_W".into(), ident.mp_w.to_string()),
+        ("SEND_EN".into(), u32::from(ident.verbs.send).to_string()),
     ];
     if ident.git_dirty {
         // the header's git field is a bare hash
@@ -724,7 +793,7 @@ fn print_summary(s: &BuildSummary, json: bool) -> Result<()> {
     );
     println!("  LUTRAM {:>7} cells", s.lutram_cells);
     // the core's default mp window (rnic_core MP_W)
-    if let Ok(b) = crate::state_budget::budget(s.num_q, s.identity.mp_w) {
+    if let Ok(b) = crate::state_budget::budget(s.num_q, s.identity.mp_w, s.identity.verbs.send) {
         crate::state_budget::print(&b);
     }
     for c in &s.clocks {
@@ -797,22 +866,36 @@ fn sweep(a: &BuildArgs, root: &Path, board: &Board) -> Result<ExitCode> {
     } else {
         a.sweep_data_w.clone()
     };
+    let verb_sets = if a.sweep_verbs.is_empty() {
+        vec![a.verbs]
+    } else {
+        a.sweep_verbs.clone()
+    };
     let mut configs = Vec::new();
     for &w in &widths {
-        for &q in &a.sweep_num_q {
-            configs.push((check_knobs(board, Some(w), q)?, q));
+        for &v in &verb_sets {
+            for &q in &a.sweep_num_q {
+                configs.push((check_knobs(board, Some(w), q)?, v, q));
+            }
         }
     }
     check_tools(board, true)?;
-    let mut ident = identity(root, board);
-    ident.mp_w = a.mp_w;
+    let base = identity(root, board);
     let mut rows = Vec::new();
-    for (w, q) in configs {
-        let out = root
-            .join("target/build/sweep")
-            .join(format!("{}-w{w}-q{q}", board.name));
+    for (w, v, q) in configs {
+        let mut ident = base.clone();
+        ident.mp_w = a.mp_w;
+        ident.verbs = v;
+        let out = root.join("target/build/sweep").join(
+            default_out(root, board, w, q, &ident)
+                .file_name()
+                .expect("a directory name"),
+        );
         if !a.report_only {
-            eprintln!("rnic build --sweep: {} DATA_W={w} NUM_Q={q}", board.name);
+            eprintln!(
+                "rnic build --sweep: {} DATA_W={w} NUM_Q={q} verbs {v}",
+                board.name
+            );
             let cmd = flow_command(root, board, w, q, &ident, a.seed, &out, true);
             if a.dry_run {
                 println!("would run: {cmd:?}");
@@ -842,24 +925,29 @@ fn sweep(a: &BuildArgs, root: &Path, board: &Board) -> Result<ExitCode> {
         "LUT + LUTRAM"
     };
     println!(
-        "| DATA_W | NUM_Q | {lut} | FF | BRAM | LUTRAM cells | RAM KiB | {lut} % | RAM bytes per added QP | per-QP state from the RTL (B) |"
+        "| DATA_W | verbs | NUM_Q | {lut} | FF | BRAM | LUTRAM cells | RAM KiB | {lut} % | RAM bytes per added QP | per-QP state from the RTL (B) |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut prev: Option<&BuildSummary> = None;
     for r in &rows {
         let per_qp = match prev {
-            Some(p) if p.data_w == r.data_w && r.num_q > p.num_q => {
+            Some(p)
+                if p.data_w == r.data_w
+                    && p.identity.verbs == r.identity.verbs
+                    && r.num_q > p.num_q =>
+            {
                 let d = ram_bits(r) as f64 - ram_bits(p) as f64;
                 format!("{:.0}", d / 8.0 / f64::from(r.num_q - p.num_q))
             }
             _ => "-".into(),
         };
-        let rtl = crate::state_budget::budget(r.num_q, a.mp_w)
+        let rtl = crate::state_budget::budget(r.num_q, a.mp_w, r.identity.verbs.send)
             .map(|b| format!("{:.0}", b.bytes_per_qp))
             .unwrap_or_else(|_| "-".into());
         println!(
-            "| {} | {} | {} | {} | {} | {} | {:.1} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} | {} |",
             r.data_w,
+            r.identity.verbs,
             r.num_q,
             r.luts,
             r.ffs,
@@ -895,6 +983,7 @@ mod tests {
             git_dirty: true,
             build_version: "00010002".into(),
             mp_w: 64,
+            verbs: VerbSet::default(),
         };
         // something that is not an ECP5 bitstream is refused
         let bit = dir.join("design.bit");

@@ -45,7 +45,7 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
     .map(|(_, n)| *n)
     .collect();
     let budget =
-        crate::state_budget::budget(id.num_queues, id.mp_window).map_err(anyhow::Error::msg)?;
+        crate::state_budget::budget(id.num_queues, id.mp_window, id.verbs & 0x18 != 0).map_err(anyhow::Error::msg)?;
     let version = format!(
         "{}.{}.{}",
         id.build_version >> 24,

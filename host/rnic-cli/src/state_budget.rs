@@ -126,8 +126,10 @@ fn eval(expr: &str, vars: &BTreeMap<&str, i64>) -> Option<i64> {
 }
 
 /// Find the per-QP declarations (`reg [H:L] name [0:NUM_QP-1]` and
-/// `reg [NUM_QP-1:0] name`, the ring `[0:NUM_QP*OST_DEPTH-1]`).
-pub fn items(mp_window: u32, qn_w: u32) -> Result<Vec<Item>, String> {
+/// `reg [NUM_QP-1:0] name`, the ring `[0:NUM_QP*OST_DEPTH-1]`). A
+/// declaration whose comment says `(knob: SEND_EN)` exists only in builds
+/// with SEND/RECV (`send_en`).
+pub fn items(mp_window: u32, qn_w: u32, send_en: bool) -> Result<Vec<Item>, String> {
     let mut out = Vec::new();
     for (module, src) in RTL {
         let mut vars: BTreeMap<&str, i64> = BTreeMap::new();
@@ -162,7 +164,7 @@ pub fn items(mp_window: u32, qn_w: u32) -> Result<Vec<Item>, String> {
             let per_qp_vec = hi.replace(' ', "") == "NUM_QP-1" && lo.trim() == "0";
             let array = after.starts_with("[0:NUM_QP-1]");
             let ring = after.starts_with("[0:NUM_QP*OST_DEPTH-1]");
-            if !(per_qp_vec || array || ring) {
+            if !(per_qp_vec || array || ring) || (!send_en && l.contains("(knob: SEND_EN)")) {
                 continue;
             }
             let width = if per_qp_vec {
@@ -192,10 +194,11 @@ pub fn items(mp_window: u32, qn_w: u32) -> Result<Vec<Item>, String> {
     Ok(out)
 }
 
-/// The budget of a build with `num_qp` QPs and window `mp_window`.
-pub fn budget(num_qp: u32, mp_window: u32) -> Result<Budget, String> {
+/// The budget of a build with `num_qp` QPs, window `mp_window` and the
+/// SEND/RECV knob `send_en`.
+pub fn budget(num_qp: u32, mp_window: u32, send_en: bool) -> Result<Budget, String> {
     let qn_w = (u32::BITS - num_qp.saturating_sub(1).leading_zeros()).max(1);
-    let items = items(mp_window, qn_w)?;
+    let items = items(mp_window, qn_w, send_en)?;
     let mut by_category = BTreeMap::new();
     for it in &items {
         *by_category.entry(it.category.name()).or_insert(0.0) += it.bits as f64 / 8.0;
@@ -241,7 +244,7 @@ mod tests {
 
     #[test]
     fn every_per_qp_structure_of_the_rtl_is_accounted() {
-        let b = budget(64, 64).unwrap();
+        let b = budget(64, 64, true).unwrap();
         assert!(b.items.len() > 40, "{:?}", b.items);
         for c in [
             Category::Context,
@@ -259,7 +262,7 @@ mod tests {
         let ring = b.items.iter().find(|i| i.name == "ost_mem").unwrap();
         assert_eq!(ring.bits, 226 * 8);
         assert_eq!(
-            budget(64, 128)
+            budget(64, 128, true)
                 .unwrap()
                 .items
                 .iter()
@@ -268,5 +271,9 @@ mod tests {
                 .bits,
             128
         );
+        // the SEND/RECV knob drops the SEND-only state
+        let no_send = budget(64, 64, false).unwrap();
+        assert!(no_send.items.iter().all(|i| i.name != "wrid_mem"));
+        assert!(no_send.bytes_per_qp < b.bytes_per_qp);
     }
 }

@@ -16,7 +16,7 @@ use crate::cq::{CompletionQueue, CqInner};
 use crate::error::{Result, VerbsError};
 use crate::mr::AccessFlags;
 use crate::pd::{PdInner, ProtectionDomain};
-use crate::wr::{RecvWr, SendFlags, SendWr};
+use crate::wr::{RecvWr, SendFlags, SendWr, WrOpcode};
 use crate::{MAX_MSG_SIZE, MAX_RD_ATOMIC, MAX_SGE};
 
 /// QP states (`enum ibv_qp_state`, the values of `qp_attr.state` and
@@ -750,6 +750,21 @@ impl<D: Device> QueuePair<D> {
         }
         if self.qp_type == QpType::Mp && !wr.opcode.is_rdma() {
             return Err(invalid("an mp QP carries WRITE and WRITE_WITH_IMM only"));
+        }
+        // the build's verb set (`rnic build --verbs`): bit 3 SEND, 4 SEND_WITH_IMM
+        let verb_bit = match wr.opcode {
+            WrOpcode::Send => Some(3),
+            WrOpcode::SendWithImm => Some(4),
+            _ => None,
+        };
+        if let Some(bit) = verb_bit {
+            let verbs = self.ctx.nic.id().verbs;
+            if verbs & (1 << bit) == 0 {
+                return Err(VerbsError::Unsupported(format!(
+                    "{:?}: this NIC was built without SEND/RECV (verbs register {verbs:#x}; rnic build --verbs write)",
+                    wr.opcode
+                )));
+            }
         }
         let sge = wr.sg_list.first().copied().unwrap_or_default();
         if sge.length > MAX_MSG_SIZE {
