@@ -1,0 +1,156 @@
+//! Verilates `boards/artix7-pcie/rnic_pcie7_shim.v` at DATA_W 64 and 128 and
+//! links both models, the Verilator runtime and the thin C ABI
+//! (csrc/shim.cpp) into this crate. The shim alone verilates and compiles in
+//! seconds, so it is not wrapped with rnic_core.
+//!
+//! Without Verilator (or without the shim source) the crate builds with no
+//! model: `pcie7_shim_sim::MODEL_AVAILABLE` is false, and the tests say they
+//! were skipped. Knobs: `VERILATOR` (binary, default `verilator` on PATH).
+
+use std::env;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const WIDTHS: [u32; 2] = [64, 128];
+
+fn main() {
+    println!("cargo:rustc-check-cfg=cfg(pcie7_model)");
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=csrc/shim.cpp");
+    println!("cargo:rerun-if-env-changed=VERILATOR");
+    println!("cargo:rerun-if-env-changed=VERILATOR_ROOT");
+
+    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
+    let out = PathBuf::from(env::var("OUT_DIR").unwrap());
+    let src = manifest.join("../../boards/artix7-pcie/rnic_pcie7_shim.v");
+    println!("cargo:rerun-if-changed={}", src.display());
+    if !src.exists() {
+        println!(
+            "cargo:warning=pcie7-shim-sim: {} not found; building without the model",
+            src.display()
+        );
+        return;
+    }
+    let verilator = env::var("VERILATOR").unwrap_or_else(|_| "verilator".to_string());
+    let Some(root) = verilator_root(&verilator) else {
+        println!(
+            "cargo:warning=pcie7-shim-sim: `{verilator}` not found or incomplete; building \
+             without the model (the tests report themselves skipped). Run .ci/setup."
+        );
+        return;
+    };
+    let include = root.join("include");
+
+    let runtime: Vec<PathBuf> = ["verilated.cpp", "verilated_threads.cpp"]
+        .iter()
+        .map(|f| include.join(f))
+        .collect();
+    compile(&out, "pcie7_vl_runtime", &runtime, &include, &[], &[]);
+
+    for w in WIDTHS {
+        let prefix = format!("Vpcie7_w{w}");
+        let mdir = out.join(format!("w{w}"));
+        let _ = fs::remove_dir_all(&mdir);
+        fs::create_dir_all(&mdir).unwrap();
+        let o = Command::new(&verilator)
+            .args(["--cc", "-O3", "--x-assign", "fast", "--x-initial", "unique"])
+            .args(["-Wall", "-Wno-fatal"])
+            .args(["--top-module", "rnic_pcie7_shim"])
+            .arg("--prefix")
+            .arg(&prefix)
+            .arg(format!("-GDATA_W={w}"))
+            .arg("--Mdir")
+            .arg(&mdir)
+            .arg(&src)
+            .output();
+        let o = match o {
+            Ok(o) => o,
+            Err(e) => panic!("could not run {verilator}: {e}"),
+        };
+        if !o.status.success() {
+            panic!(
+                "verilator failed on rnic_pcie7_shim.v (DATA_W={w}):\n{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        let mut files: Vec<PathBuf> = fs::read_dir(&mdir)
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "cpp"))
+            .collect();
+        files.sort();
+        let wrapper = out.join(format!("shim_w{w}.cpp"));
+        let text = format!(
+            "#define SHIM_MODEL {prefix}\n#define SHIM_HEADER \"{prefix}.h\"\n\
+             #define SHIM_PFX(name) pcie7_w{w}_##name\n#include \"{}\"\n",
+            manifest.join("csrc/shim.cpp").display()
+        );
+        fs::write(&wrapper, text).unwrap();
+        files.push(wrapper);
+        compile(
+            &out,
+            &format!("pcie7_w{w}"),
+            &files,
+            &include,
+            std::slice::from_ref(&mdir),
+            &[],
+        );
+    }
+    println!("cargo:rustc-link-lib=stdc++");
+    println!("cargo:rustc-link-lib=pthread");
+    println!("cargo:rustc-link-lib=atomic");
+    println!("cargo:rustc-cfg=pcie7_model");
+}
+
+fn verilator_root(verilator: &str) -> Option<PathBuf> {
+    let o = Command::new(verilator)
+        .arg("--getenv")
+        .arg("VERILATOR_ROOT")
+        .output()
+        .ok()?;
+    if !o.status.success() {
+        return None;
+    }
+    let p = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
+    p.join("include/verilated.cpp").exists().then_some(p)
+}
+
+fn compile(
+    out: &Path,
+    name: &str,
+    files: &[PathBuf],
+    vl_include: &Path,
+    includes: &[PathBuf],
+    defines: &[(&str, &str)],
+) {
+    let mut b = cc::Build::new();
+    b.cpp(true)
+        .std("c++17")
+        .out_dir(out)
+        .files(files)
+        .include(vl_include)
+        .include(vl_include.join("vltstd"))
+        .opt_level(2)
+        .debug(false)
+        .warnings(false)
+        .extra_warnings(false)
+        .cpp_link_stdlib(None)
+        .define("VM_COVERAGE", "0")
+        .define("VM_SC", "0")
+        .define("VM_TRACE", "0")
+        .flag("-faligned-new")
+        .flag("-Wno-bool-operation")
+        .flag("-Wno-sign-compare")
+        .flag("-Wno-unused-parameter")
+        .flag("-Wno-unused-variable")
+        .flag("-Wno-shadow");
+    for i in includes {
+        b.include(i);
+    }
+    for (k, v) in defines {
+        b.define(k, *v);
+    }
+    b.compile(name);
+}
