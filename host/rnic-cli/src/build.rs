@@ -1019,7 +1019,10 @@ mod tests {
         let e = check_knobs(ecp5, None, 1).unwrap_err().to_string();
         assert!(e.contains("2..256"), "{e}");
         let a7 = t.get("artix7-pcie-200t").unwrap();
-        assert_eq!(check_knobs(a7, Some(256), 64).unwrap(), 256);
+        assert_eq!(check_knobs(a7, Some(128), 64).unwrap(), 128);
+        // the board top's TRN interface is at most 128 bits wide
+        let e = check_knobs(a7, Some(256), 64).unwrap_err().to_string();
+        assert!(e.contains("not built for board artix7-pcie-200t"), "{e}");
     }
 
     #[test]
