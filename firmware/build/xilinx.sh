@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Xilinx 7-series resource estimate: Yosys synth_xilinx of a board top with
-# the PCIe hard block (PCIE_2_1) left a black box, as Yosys' own cell
-# library declares it. No place and route, no timing and no bitstream here:
+# the PCIe hard block (PCIE_2_1) and the other primitives the top
+# instantiates (IBUFDS_GTE2, MMCME2_BASE, BUFG/BUFGCTRL, STARTUPE2) left
+# black boxes, as Yosys' own cell library declares them; the sources are
+# hw/rtl and the board directory's *.v (its lint/ stubs are for Verilator
+# only and are not read). No place and route, no timing and no bitstream here:
 # those come from openXC7 (yosys + nextpnr-xilinx), which this machine
 # cannot install; boards/artix7-pcie/README.md has the recipe.
 # Normally run by `rnic build --board artix7-pcie`. Leaves in OUT:
