@@ -45,7 +45,7 @@ fi
 
 # Build knobs other than DATA_W, each linted once at the first width (a
 # parameter that removes logic can leave something unread or unused).
-KNOB_VARIANTS="${KNOB_VARIANTS:-SEND_EN=0 MP_W=32 MP_W=128}"
+KNOB_VARIANTS="${KNOB_VARIANTS:-SEND_EN=0 MP_W=32 MP_W=128 OST_RINGS=3 NUM_Q=2}"
 runs=()
 for w in "${widths[@]}"; do runs+=("$w|"); done
 for k in $KNOB_VARIANTS; do

@@ -56,6 +56,64 @@ fn torture_is_clean_under_lossy_reorder_and_hostile() {
     }
 }
 
+/// The outstanding-WQE rings are a shared pool (16 for 64 QPs). With the
+/// link cut, 20 QPs each post a WRITE: 16 take a ring and keep resending
+/// into the void, 4 wait for one (the counter of cycles with every ring
+/// busy runs). Once the link is back every WRITE completes, once, in order,
+/// with its bytes in place.
+#[test]
+fn more_qps_in_flight_than_outstanding_rings() {
+    const QPS: usize = 20;
+    let p = pair(64, 23, "ideal");
+    let o = ConnOpts {
+        timeout: 4, // 4.096 us * 16 = 16k cycles at 250 MHz
+        retry_cnt: 7,
+        buf_len: 4096,
+        ..ConnOpts::default()
+    };
+    let mut ends: Vec<(End, End)> = (0..QPS).map(|_| connect(&p, &o)).collect();
+    let dev = p.a.device();
+    let rings = p.a.nic().id().ost_rings as usize;
+    assert!(rings < QPS, "the build has {rings} rings");
+    p.world.set_drop_rate(None, 1.0).unwrap();
+    for (i, (a, b)) in ends.iter_mut().enumerate() {
+        fill_pattern(&a.buf, 0, 512, i as u64);
+        b.buf.fill(0, 512, 0);
+        let sge = [a.mr.sge(0, 512).unwrap()];
+        a.qp.post_send(&SendWr {
+            wr_id: i as u64,
+            opcode: WrOpcode::RdmaWrite,
+            send_flags: SendFlags::SIGNALED,
+            sg_list: &sge,
+            imm_data: None,
+            rdma: Some(b.mr.rdma_info(0).unwrap()),
+        })
+        .unwrap();
+    }
+    let t0 = dev.now();
+    while dev.now() - t0 < 20_000 {
+        dev.idle();
+    }
+    let busy = p.a.query_port_counters().unwrap().ring_busy_cycles;
+    assert!(busy > 10_000, "every ring busy for only {busy} cycles");
+    p.world.set_drop_rate(None, 0.0).unwrap();
+    for (i, (a, b)) in ends.iter().enumerate() {
+        let wcs = wait_wc(dev, &a.cq, 1, 10 * BUDGET);
+        assert_eq!(wcs.len(), 1, "QP {i}: no completion");
+        assert_eq!(wcs[0].wr_id, i as u64);
+        assert_eq!(wcs[0].status, WcStatus::Success, "QP {i}: {:?}", wcs[0]);
+        assert_eq!(
+            check_pattern(&b.buf, 0, 512, i as u64),
+            None,
+            "QP {i}: bytes differ"
+        );
+    }
+    // the pool is whole again: every ring came back
+    let before = p.a.query_port_counters().unwrap().ring_busy_cycles;
+    dev.idle();
+    assert_eq!(p.a.query_port_counters().unwrap().ring_busy_cycles, before);
+}
+
 /// A fabric that drops `rate` of the frames on one path.
 fn dropping(rate: f64) -> FabricConfig {
     FabricConfig::with_paths(

@@ -552,3 +552,104 @@ fn mr_without_remote_write_is_a_remote_access_error() {
         );
     }
 }
+
+/// Destination MACs live in a table of 16 entries the QPs share: QPs to
+/// one MAC take one entry, a QP in INIT takes none, the 17th distinct MAC
+/// is refused with an error that says why (and the QP stays in INIT), and
+/// an entry comes back when its last QP goes to RESET.
+#[test]
+fn qps_share_a_table_of_sixteen_destination_macs() {
+    let p = pair(64, 31, "ideal");
+    let o = ConnOpts::default();
+    let mac = |i: u8| [0x02, 0, 0, 0, 0x10, i];
+    type M = QpAttrMask;
+    let to_init = |qp: &mut QueuePair<_>| {
+        qp.modify(
+            &QpAttr {
+                qp_state: QpState::Init,
+                port_num: 1,
+                ..Default::default()
+            },
+            M::STATE | M::PKEY_INDEX | M::PORT | M::ACCESS_FLAGS,
+        )
+        .unwrap()
+    };
+    let to_rtr = |qp: &mut QueuePair<_>, dmac: [u8; 6]| {
+        qp.modify(
+            &QpAttr {
+                qp_state: QpState::Rtr,
+                path_mtu: Mtu::Mtu1024,
+                dest_qp_num: 5,
+                ah_attr: AhAttr {
+                    dmac,
+                    dip: IP[1],
+                    udp_sport: 0xC000,
+                    spray_log: 0,
+                    mp_window: 0,
+                },
+                ..Default::default()
+            },
+            M::STATE
+                | M::AV
+                | M::PATH_MTU
+                | M::DEST_QPN
+                | M::RQ_PSN
+                | M::MAX_DEST_RD_ATOMIC
+                | M::MIN_RNR_TIMER,
+        )
+    };
+    let to_rts = |qp: &mut QueuePair<_>| {
+        qp.modify(
+            &QpAttr {
+                qp_state: QpState::Rts,
+                timeout: 14,
+                retry_cnt: 7,
+                ..Default::default()
+            },
+            M::STATE
+                | M::SQ_PSN
+                | M::TIMEOUT
+                | M::RETRY_CNT
+                | M::RNR_RETRY
+                | M::MAX_QP_RD_ATOMIC,
+        )
+        .unwrap()
+    };
+    let to_reset = |qp: &mut QueuePair<_>| {
+        qp.modify(
+            &QpAttr {
+                qp_state: QpState::Reset,
+                ..Default::default()
+            },
+            M::STATE,
+        )
+        .unwrap()
+    };
+    let mut e: Vec<End> = (0..19).map(|_| end(&p.a, &o)).collect();
+    for (i, x) in e.iter_mut().enumerate().take(16) {
+        to_init(&mut x.qp);
+        to_rtr(&mut x.qp, mac(i as u8)).unwrap();
+    }
+    // RTR -> RTS keeps the entry it has (no second reference)
+    to_rts(&mut e[0].qp);
+    // INIT takes no entry; RTR with a 17th MAC is refused and says why
+    to_init(&mut e[16].qp);
+    let err = to_rtr(&mut e[16].qp, mac(16)).unwrap_err().to_string();
+    assert!(err.contains("destination-MAC table is full"), "{err}");
+    assert_eq!(e[16].qp.state().unwrap(), QpState::Init);
+    // a MAC already in the table is shared
+    to_rtr(&mut e[16].qp, mac(3)).unwrap();
+    // the last QP of a MAC gives its entry back when it goes to RESET
+    to_init(&mut e[17].qp);
+    assert!(to_rtr(&mut e[17].qp, mac(16)).is_err());
+    to_reset(&mut e[3].qp); // mac(3) is still held by QP 16
+    assert!(to_rtr(&mut e[17].qp, mac(16)).is_err());
+    to_reset(&mut e[5].qp);
+    to_rtr(&mut e[17].qp, mac(16)).unwrap();
+    // ... also from RTS
+    to_init(&mut e[18].qp);
+    assert!(to_rtr(&mut e[18].qp, mac(17)).is_err());
+    to_reset(&mut e[0].qp);
+    to_rtr(&mut e[18].qp, mac(17)).unwrap();
+    assert_eq!(e[18].qp.state().unwrap(), QpState::Rtr);
+}

@@ -4,6 +4,13 @@
 // responder. The transport moves a QP to ERR on its own; the host moves it
 // along RESET -> INIT -> RTR -> RTS (ibv_qp_state numbering).
 //
+// Destination MACs are kept once in a table of DMAC_N entries shared by the
+// QPs (the next hop of every remote peer behind one router is the same
+// MAC); a QP holds an index into it. Loading a context finds its MAC in the
+// table or takes a free entry; a QP that goes to RESET, or loads another
+// MAC, gives its reference back. A load into RTR or RTS that finds neither
+// its MAC nor a free entry is refused (reg_err_dmac).
+//
 // Entering RTR tells the responder to load its expected PSN; entering RTS
 // tells the requester to load its send PSN and its retry settings; the host
 // moving a QP to ERR tells the requester to flush its outstanding WQEs.
@@ -14,7 +21,8 @@
 
 module qp_context #(
     parameter NUM_QP = 16,
-    parameter QN_W = 4
+    parameter QN_W = 4,
+    parameter DMAC_N = 16               // destination MACs held at once
 ) (
     input  wire             clk,
     input  wire             rst,
@@ -43,6 +51,7 @@ module qp_context #(
     input  wire [3:0]       reg_cmd,
     input  wire             reg_cmd_valid,
     output wire             reg_err,
+    output wire             reg_err_dmac,       // with reg_err: the MAC table is full
     output wire [2:0]       sel_state,
 
     // the transport moves QPs to ERR
@@ -98,6 +107,10 @@ initial begin
         $error("qp_context: NUM_QP must be 1..2^QN_W, QN_W at most 15");
         $finish;
     end
+    if (DMAC_N < 2 || DMAC_N > NUM_QP) begin
+        $error("qp_context: DMAC_N must be 2..NUM_QP");
+        $finish;
+    end
 end
 
 reg [2:0] state_mem [0:NUM_QP-1];
@@ -105,18 +118,23 @@ reg [2:0] pmtu_mem [0:NUM_QP-1];
 reg [NUM_QP-1:0] rw_reg = {NUM_QP{1'b0}};
 reg [NUM_QP-1:0] mp_reg = {NUM_QP{1'b0}};
 reg [23:0] dest_mem [0:NUM_QP-1];
-reg [47:0] dmac_mem [0:NUM_QP-1];
+localparam MI_W = $clog2(DMAC_N);
+reg [MI_W-1:0] dmi_mem [0:NUM_QP-1];    // the QP's entry in the MAC table
+reg [NUM_QP-1:0] dmh_reg = {NUM_QP{1'b0}};   // ... while it holds one
+reg [47:0] mac_tbl [0:DMAC_N-1];
+reg [QN_W:0] mac_ref [0:DMAC_N-1];      // QPs holding each entry (0: free)
 reg [31:0] dip_mem [0:NUM_QP-1];
 reg [15:0] sport_mem [0:NUM_QP-1];
 reg [15:0] pd_mem [0:NUM_QP-1];
 reg [QN_W-1:0] rcq_mem [0:NUM_QP-1];
-reg [63:0] rqb_mem [0:NUM_QP-1];
+reg [63:12] rqb_mem [0:NUM_QP-1];        // 4 KiB aligned
 reg [3:0] rql_mem [0:NUM_QP-1];
 reg [4:0] rnrt_mem [0:NUM_QP-1];
 reg [2:0] spray_mem [0:NUM_QP-1];
 reg [2:0] wshift_mem [0:NUM_QP-1];
 
 reg err_reg = 1'b0;
+reg err_dmac_reg = 1'b0;
 reg load_rtr_reg = 1'b0;
 reg load_rts_reg = 1'b0;
 reg load_reset_reg = 1'b0;
@@ -131,16 +149,23 @@ initial begin
         state_mem[i] = QPS_RESET;
         pmtu_mem[i] = 3'd1;
         dest_mem[i] = 24'd0;
-        dmac_mem[i] = 48'd0;
+        dmi_mem[i] = {MI_W{1'b0}};
         dip_mem[i] = 32'd0;
         sport_mem[i] = 16'd0;
         pd_mem[i] = 16'd0;
         rcq_mem[i] = {QN_W{1'b0}};
-        rqb_mem[i] = 64'd0;
+        rqb_mem[i] = 52'd0;
         rql_mem[i] = 4'd0;
         rnrt_mem[i] = 5'd0;
         spray_mem[i] = 3'd0;
         wshift_mem[i] = 3'd0;
+    end
+end
+
+initial begin
+    for (i = 0; i < DMAC_N; i = i + 1) begin
+        mac_tbl[i] = 48'd0;
+        mac_ref[i] = {(QN_W+1){1'b0}};
     end
 end
 
@@ -165,7 +190,41 @@ wire pmtu_ok = reg_pmtu >= 3'd1 && reg_pmtu <= 3'd5;
 wire state_ok = reg_state <= QPS_RTS || reg_state == QPS_ERR;
 wire [15:0] num_qp_cq = NUM_QP16;
 
+// the MAC table entry a context load would use: the one holding its MAC,
+// else a free one (the QP's own, if only it holds it, counts as free)
+wire [MI_W-1:0] old_mi = dmi_mem[sel];
+wire old_held = dmh_reg[sel];
+localparam [QN_W:0] REF_ONE = {{QN_W{1'b0}}, 1'b1};
+wire [DMAC_N-1:0] mac_hits;
+wire [DMAC_N-1:0] mac_frees;
+genvar gm;
+generate
+    for (gm = 0; gm < DMAC_N; gm = gm + 1) begin : g_mac
+        assign mac_hits[gm] = mac_ref[gm] != 0 && mac_tbl[gm] == reg_dmac;
+        assign mac_frees[gm] = mac_ref[gm] == 0
+            || (old_held && old_mi == gm[MI_W-1:0] && mac_ref[gm] == REF_ONE);
+    end
+endgenerate
+wire mac_hit;
+wire mac_free;
+wire [MI_W-1:0] hit_mi;
+wire [MI_W-1:0] free_mi;
+priority_encoder #(.WIDTH(DMAC_N), .OUT_W(MI_W)) mac_hit_enc (
+    .in(mac_hits),
+    .valid(mac_hit),
+    .index(hit_mi)
+);
+priority_encoder #(.WIDTH(DMAC_N), .OUT_W(MI_W)) mac_free_enc (
+    .in(mac_frees),
+    .valid(mac_free),
+    .index(free_mi)
+);
+wire [MI_W-1:0] new_mi = mac_hit ? hit_mi : free_mi;
+// only RTR and RTS need a destination: a QP in INIT takes no entry
+wire mac_load = reg_cmd == 4'd1 && (reg_state == QPS_RTR || reg_state == QPS_RTS);
+
 assign reg_err = err_reg;
+assign reg_err_dmac = err_dmac_reg;
 assign sel_state = sel_ok ? cur : QPS_RESET;
 assign load_rtr = load_rtr_reg;
 assign load_rts = load_rts_reg;
@@ -178,7 +237,7 @@ assign load_err = load_err_reg;
 assign a_state = state_mem[a_qpn];
 assign a_pmtu = pmtu_mem[a_qpn];
 assign a_dest_qpn = dest_mem[a_qpn];
-assign a_dmac = dmac_mem[a_qpn];
+assign a_dmac = mac_tbl[dmi_mem[a_qpn]];
 assign a_dip = dip_mem[a_qpn];
 assign a_udp_sport = sport_mem[a_qpn];
 assign a_pd = pd_mem[a_qpn];
@@ -190,12 +249,12 @@ assign b_state = state_mem[b_qpn];
 assign b_pmtu = pmtu_mem[b_qpn];
 assign b_remote_write = rw_reg[b_qpn];
 assign b_dest_qpn = dest_mem[b_qpn];
-assign b_dmac = dmac_mem[b_qpn];
+assign b_dmac = mac_tbl[dmi_mem[b_qpn]];
 assign b_dip = dip_mem[b_qpn];
 assign b_udp_sport = sport_mem[b_qpn];
 assign b_pd = pd_mem[b_qpn];
 assign b_rcq = rcq_mem[b_qpn];
-assign b_rq_base = rqb_mem[b_qpn];
+assign b_rq_base = {rqb_mem[b_qpn], 12'd0};
 assign b_rq_log = rql_mem[b_qpn];
 assign b_min_rnr_timer = rnrt_mem[b_qpn];
 assign b_mp = mp_reg[b_qpn];
@@ -203,6 +262,7 @@ assign b_mp_wshift = wshift_mem[b_qpn];
 
 always @(posedge clk) begin
     err_reg <= 1'b0;
+    err_dmac_reg <= 1'b0;
     load_rtr_reg <= 1'b0;
     load_rts_reg <= 1'b0;
     load_reset_reg <= 1'b0;
@@ -219,25 +279,43 @@ always @(posedge clk) begin
         if (!sel_ok || !state_ok || (reg_cmd != 4'd1 && reg_cmd != 4'd2)) begin
             err_reg <= 1'b1;
         end else if (reg_cmd == 4'd1 && (!pmtu_ok || reg_spray_log > 3'd6 || !rq_size_ok || reg_rcq >= num_qp_cq
-                || reg_rq_base[5:0] != 6'd0)) begin
+                || reg_rq_base[11:0] != 12'd0)) begin
             err_reg <= 1'b1;
+        end else if (mac_load && !mac_hit && !mac_free) begin
+            err_reg <= 1'b1;
+            err_dmac_reg <= 1'b1;
         end else begin
             state_mem[sel] <= reg_state;
             if (reg_cmd == 4'd1) begin
                 pmtu_mem[sel] <= reg_pmtu;
                 rw_reg[sel] <= reg_remote_write;
                 dest_mem[sel] <= reg_dest_qpn;
-                dmac_mem[sel] <= reg_dmac;
                 dip_mem[sel] <= reg_dip;
                 sport_mem[sel] <= reg_udp_sport;
                 pd_mem[sel] <= reg_pd;
                 rcq_mem[sel] <= reg_rcq[QN_W-1:0];
-                rqb_mem[sel] <= reg_rq_base;
+                rqb_mem[sel] <= reg_rq_base[63:12];
                 rql_mem[sel] <= rq_log;
                 rnrt_mem[sel] <= reg_min_rnr_timer;
                 spray_mem[sel] <= reg_spray_log;
                 mp_reg[sel] <= reg_mp;
                 wshift_mem[sel] <= reg_mp_wshift;
+            end
+            if (mac_load) begin
+                if (!(old_held && old_mi == new_mi)) begin
+                    mac_ref[new_mi] <= mac_ref[new_mi] + REF_ONE;
+                    if (old_held) begin
+                        mac_ref[old_mi] <= mac_ref[old_mi] - REF_ONE;
+                    end
+                end
+                if (!mac_hit) begin
+                    mac_tbl[new_mi] <= reg_dmac;
+                end
+                dmi_mem[sel] <= new_mi;
+                dmh_reg[sel] <= 1'b1;
+            end else if (reg_state == QPS_RESET && old_held) begin
+                mac_ref[old_mi] <= mac_ref[old_mi] - REF_ONE;
+                dmh_reg[sel] <= 1'b0;
             end
             load_qpn_reg <= sel;
             if (reg_state == QPS_RTR && cur != QPS_RTR) begin
@@ -262,6 +340,7 @@ always @(posedge clk) begin
 
     if (rst) begin
         err_reg <= 1'b0;
+        err_dmac_reg <= 1'b0;
         load_rtr_reg <= 1'b0;
         load_rts_reg <= 1'b0;
         load_reset_reg <= 1'b0;

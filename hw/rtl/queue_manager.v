@@ -106,14 +106,14 @@ initial begin
 end
 
 // ring state
-reg [63:0] sq_base [0:NUM_Q-1];
+reg [63:12] sq_base [0:NUM_Q-1];        // rings are 4 KiB aligned: the low 12 bits are zero
 reg [3:0] sq_log [0:NUM_Q-1];
 reg [15:0] sq_pi [0:NUM_Q-1];
 reg [15:0] sq_ci [0:NUM_Q-1];
 reg [QN_W-1:0] sq_cqn [0:NUM_Q-1];
 reg [NUM_Q-1:0] sq_en = {NUM_Q{1'b0}};
 
-reg [63:0] cq_base [0:NUM_Q-1];
+reg [63:12] cq_base [0:NUM_Q-1];
 reg [3:0] cq_log [0:NUM_Q-1];
 reg [15:0] cq_pi [0:NUM_Q-1];
 reg [15:0] cq_ci [0:NUM_Q-1];
@@ -138,12 +138,12 @@ integer i;
 
 initial begin
     for (i = 0; i < NUM_Q; i = i + 1) begin
-        sq_base[i] = 64'd0;
+        sq_base[i] = 52'd0;
         sq_log[i] = 4'd0;
         sq_pi[i] = 16'd0;
         sq_ci[i] = 16'd0;
         sq_cqn[i] = {QN_W{1'b0}};
-        cq_base[i] = 64'd0;
+        cq_base[i] = 52'd0;
         cq_log[i] = 4'd0;
         cq_pi[i] = 16'd0;
         cq_ci[i] = 16'd0;
@@ -202,7 +202,7 @@ wire [15:0] pick_index = pick_ci & pick_mask;
 
 assign m_sq_valid = pick_valid;
 assign m_sq_qn = pick_qn;
-assign m_sq_wqe_addr = sq_base[pick_qn] + ({48'd0, pick_index} << WQE_SIZE_LOG);
+assign m_sq_wqe_addr = {sq_base[pick_qn], 12'd0} + ({48'd0, pick_index} << WQE_SIZE_LOG);
 assign m_sq_cqn = sq_cqn[pick_qn];
 assign m_sq_index = pick_ci;
 assign lookup_cqn = sq_cqn[lookup_qn];
@@ -213,7 +213,7 @@ wire [15:0] alloc_index = cq_pi[cq_alloc_cqn] & (alloc_size - 16'd1);
 
 assign cq_alloc_ok = cq_en[cq_alloc_cqn] && alloc_used != alloc_size;
 assign cq_alloc_bad = !cq_en[cq_alloc_cqn];
-assign cq_alloc_addr = cq_base[cq_alloc_cqn] + ({48'd0, alloc_index} << CQE_SIZE_LOG);
+assign cq_alloc_addr = {cq_base[cq_alloc_cqn], 12'd0} + ({48'd0, alloc_index} << CQE_SIZE_LOG);
 assign cq_alloc_phase = !cq_pi[cq_alloc_cqn][cq_log[cq_alloc_cqn]];
 
 assign msi_vector = msi_vector_reg;
@@ -259,7 +259,7 @@ always @(posedge clk) begin
         end else begin
             case (reg_q_cmd)
                 4'd1: begin
-                    if (!size_ok || reg_base[WQE_SIZE_LOG-1:0] != 0) begin
+                    if (!size_ok || reg_base[11:0] != 12'd0) begin
                         err_valid_reg <= 1'b1;
                         err_code_reg <= ERR_BAD_RING;
                         err_qn_reg <= reg_q_sel;
@@ -268,7 +268,7 @@ always @(posedge clk) begin
                         err_code_reg <= ERR_BAD_CQN;
                         err_qn_reg <= reg_q_sel;
                     end else begin
-                        sq_base[sel] <= reg_base;
+                        sq_base[sel] <= reg_base[63:12];
                         sq_log[sel] <= size_log;
                         sq_pi[sel] <= 16'd0;
                         sq_ci[sel] <= 16'd0;
@@ -278,12 +278,12 @@ always @(posedge clk) begin
                 end
                 4'd2: sq_en[sel] <= 1'b0;
                 4'd3: begin
-                    if (!size_ok || reg_base[CQE_SIZE_LOG-1:0] != 0) begin
+                    if (!size_ok || reg_base[11:0] != 12'd0) begin
                         err_valid_reg <= 1'b1;
                         err_code_reg <= ERR_BAD_RING;
                         err_qn_reg <= reg_q_sel;
                     end else begin
-                        cq_base[sel] <= reg_base;
+                        cq_base[sel] <= reg_base[63:12];
                         cq_log[sel] <= size_log;
                         cq_pi[sel] <= 16'd0;
                         cq_ci[sel] <= 16'd0;

@@ -54,8 +54,9 @@ module rc_responder #(
     parameter [RAM_ADDR_W-1:0] RQWQE_RAM = 0,     // 64-byte slot for a receive WQE
     parameter ACK_TIMER = 2048,                    // cycles an owed ACK may wait (ACK coalescing)
     parameter MP_W = 64,                           // mp receive window (bitmap) in PSNs
-    parameter MP_NAK_GAP = 16,
-    parameter SEND_EN = 1,                         // 0: SEND packets are invalid requests                     // mp: a hole this far behind a placed PSN is a loss
+    parameter MP_NAK_GAP = 16,                     // mp: a hole this far behind a placed PSN is a loss
+    parameter SEND_EN = 1,                         // 0: SEND packets are invalid requests
+    parameter MP_PEND = 8,                         // mp: deferred completions held at once (shared)
     parameter [ID_W-1:0] ID_TAG = 0
 ) (
     input  wire                   clk,
@@ -221,6 +222,10 @@ initial begin
         $error("rc_responder: MP_W must be 32, 64 or 128");
         $finish;
     end
+    if (MP_PEND < 2 || MP_PEND > NUM_QP) begin
+        $error("rc_responder: MP_PEND must be 2..NUM_QP");
+        $finish;
+    end
 end
 
 // per-QP responder state
@@ -235,24 +240,42 @@ reg [15:0] rqci_mem [0:NUM_QP-1];
 reg [15:0] rqpi_mem [0:NUM_QP-1];
 reg [31:0] key_mem [0:NUM_QP-1];         // key that authorized the current message
 reg [NUM_QP-1:0] nak_sent_reg = {NUM_QP{1'b0}};
-// mp: placed PSNs (bit i: point + i; bit 0 is the point, never set), and the
-// one deferred WRITE_WITH_IMM completion per QP
+// mp: placed PSNs (bit i: point + i; bit 0 is the point, never set), and
+// at most one deferred WRITE_WITH_IMM completion per QP, held in one of
+// MP_PEND slots shared by the QPs (a QP without one costs two bits and a
+// slot number; an early WRITE_WITH_IMM that finds no free slot is dropped
+// unplaced and resent, as a second one on the same QP is)
 localparam MP_LOG = $clog2(MP_W);
+localparam PS_W = $clog2(MP_PEND);
 reg [MP_W-1:0] bmp_mem [0:NUM_QP-1];
 reg [NUM_QP-1:0] pend_reg = {NUM_QP{1'b0}};
 reg [NUM_QP-1:0] owed_reg = {NUM_QP{1'b0}};      // deferred completion due, no receive WQE yet
-reg [23:0] pend_psn_mem [0:NUM_QP-1];
-reg [31:0] pend_imm_mem [0:NUM_QP-1];
-reg [31:0] pend_len_mem [0:NUM_QP-1];
-// ACK timer: QPs with accepted packets no ACK covers yet, since when
+reg [PS_W-1:0] pslot_mem [0:NUM_QP-1];          // the slot of a QP's deferred completion
+reg [MP_PEND-1:0] pslot_free_reg = {MP_PEND{1'b1}};
+reg [23:0] pend_psn_mem [0:MP_PEND-1];
+reg [31:0] pend_imm_mem [0:MP_PEND-1];
+reg [31:0] pend_len_mem [0:MP_PEND-1];
+wire [PS_W-1:0] pslot_pick;
+wire pslot_avail;
+priority_encoder #(.WIDTH(MP_PEND), .OUT_W(PS_W)) pslot_enc (
+    .in(pslot_free_reg),
+    .valid(pslot_avail),
+    .index(pslot_pick)
+);
+// ACK timer: QPs with accepted packets no ACK covers yet. Instead of a
+// time stamp per QP, two age bits: every ACK_TIMER/2 cycles an owed ACK
+// ages by one, and it is due once it has aged twice, so it waits between
+// ACK_TIMER/2 and ACK_TIMER cycles (2 bits per QP instead of 16).
 reg [NUM_QP-1:0] ack_owed_reg = {NUM_QP{1'b0}};
-reg [15:0] owed_since_mem [0:NUM_QP-1];
+reg [NUM_QP-1:0] ack_age1_reg = {NUM_QP{1'b0}};
+reg [NUM_QP-1:0] ack_age2_reg = {NUM_QP{1'b0}};
 reg [15:0] now_reg = 16'd0;
 reg [QN_W-1:0] tscan_reg = {QN_W{1'b0}};
 localparam integer LAST_QP_I = NUM_QP - 1;
 localparam [QN_W-1:0] LAST_QP = LAST_QP_I[QN_W-1:0];
-localparam [15:0] ACK_TIMER16 = ACK_TIMER[15:0];
-wire tack_due = ack_owed_reg[tscan_reg] && (now_reg - owed_since_mem[tscan_reg]) >= ACK_TIMER16;
+localparam integer ACK_EPOCH_I = ACK_TIMER / 2 - 1;
+localparam [15:0] ACK_EPOCH = ACK_EPOCH_I[15:0];
+wire tack_due = ack_owed_reg[tscan_reg] && ack_age2_reg[tscan_reg];
 
 integer i;
 initial begin
@@ -267,11 +290,8 @@ initial begin
         rqci_mem[i] = 16'd0;
         rqpi_mem[i] = 16'd0;
         key_mem[i] = 32'd0;
-        owed_since_mem[i] = 16'd0;
         bmp_mem[i] = {MP_W{1'b0}};
-        pend_psn_mem[i] = 24'd0;
-        pend_imm_mem[i] = 32'd0;
-        pend_len_mem[i] = 32'd0;
+        pslot_mem[i] = {PS_W{1'b0}};
     end
 end
 
@@ -378,7 +398,7 @@ always @* begin
 end
 wire [23:0] mp_point_new = epsn_mem[qpn] + {{(23-MP_LOG){1'b0}}, mp_adv};
 // the deferred completion is due once the point has passed its PSN
-wire [23:0] mp_pend_off = pend_psn_mem[qpn] - epsn_mem[qpn];
+wire [23:0] mp_pend_off = pend_psn_mem[pslot_mem[qpn]] - epsn_mem[qpn];
 wire mp_pend_due = pend_reg[qpn] && mp_pend_off < {{(23-MP_LOG){1'b0}}, mp_adv};
 localparam [23:0] MP_NAK_GAP24 = MP_NAK_GAP[23:0];
 localparam [23:0] MP_W24 = MP_W[23:0];
@@ -530,7 +550,11 @@ always @(posedge clk) begin
         rqpi_mem[rq_db_qpn[QN_W-1:0]] <= rq_db_pi;
     end
 
-    now_reg <= now_reg + 16'd1;
+    now_reg <= now_reg == ACK_EPOCH ? 16'd0 : now_reg + 16'd1;
+    if (now_reg == ACK_EPOCH) begin
+        ack_age2_reg <= ack_age1_reg & ack_owed_reg;
+        ack_age1_reg <= ack_owed_reg;
+    end
     tscan_reg <= tscan_reg == LAST_QP ? {QN_W{1'b0}} : tscan_reg + 1'b1;
 
     if (load_rtr || load_reset) begin
@@ -542,6 +566,9 @@ always @(posedge clk) begin
         bmp_mem[load_qpn] <= {MP_W{1'b0}};
         pend_reg[load_qpn] <= 1'b0;
         owed_reg[load_qpn] <= 1'b0;
+        if (pend_reg[load_qpn]) begin
+            pslot_free_reg[pslot_mem[load_qpn]] <= 1'b1;
+        end
     end
     if (load_reset) begin
         // a QP coming out of RESET starts with an empty receive ring
@@ -662,9 +689,9 @@ always @(posedge clk) begin
                     // above the point: placed now, completed when the point passes
                     mp_defer_reg <= 1'b1;
                     completes_reg <= 1'b0;
-                    if (pend_reg[qpn]) begin
+                    if (pend_reg[qpn] || !pslot_avail) begin
                         nak_reg <= 8'd0;
-                        state_reg <= ST_DROP;    // one deferred per QP: drop unplaced, it is resent
+                        state_reg <= ST_DROP;    // one deferred per QP, and a free slot: else drop unplaced, it is resent
                     end else begin
                         state_reg <= ST_RQ_FETCH;
                     end
@@ -714,9 +741,9 @@ always @(posedge clk) begin
             // CQE (behind every payload write of the PSNs below it)
             op_reg <= OP_WRITE_ONLY_IMM;
             ack_req_reg <= 1'b0;
-            psn_reg <= pend_psn_mem[qpn];
-            imm_reg <= pend_imm_mem[qpn];
-            msglen_reg <= pend_len_mem[qpn];
+            psn_reg <= pend_psn_mem[pslot_mem[qpn]];
+            imm_reg <= pend_imm_mem[pslot_mem[qpn]];
+            msglen_reg <= pend_len_mem[pslot_mem[qpn]];
             plen_reg <= 13'd0;
             rqci_reg <= rqci_mem[qpn];
             completes_reg <= 1'b1;
@@ -819,6 +846,7 @@ always @(posedge clk) begin
                 wrid_mem[qpn] <= wrid_reg;
                 msn_mem[qpn] <= msn_mem[qpn] + 24'd1;
                 pend_reg[qpn] <= 1'b0;
+                pslot_free_reg[pslot_mem[qpn]] <= 1'b1;
                 mp_pend_pass_reg <= 1'b0;
                 state_reg <= ST_IDLE;
             end else if (ctx_mp) begin
@@ -834,9 +862,11 @@ always @(posedge clk) begin
                     end
                     if (mp_defer_reg) begin
                         pend_reg[qpn] <= 1'b1;
-                        pend_psn_mem[qpn] <= psn_reg;
-                        pend_imm_mem[qpn] <= imm_reg;
-                        pend_len_mem[qpn] <= reth_len_reg;
+                        pslot_mem[qpn] <= pslot_pick;
+                        pslot_free_reg[pslot_pick] <= 1'b0;
+                        pend_psn_mem[pslot_pick] <= psn_reg;
+                        pend_imm_mem[pslot_pick] <= imm_reg;
+                        pend_len_mem[pslot_pick] <= reth_len_reg;
                     end
                     if (mp_adv != 0) begin
                         nak_sent_reg[qpn] <= 1'b0;
@@ -853,7 +883,8 @@ always @(posedge clk) begin
                         ack_owed_reg[qpn] <= 1'b0;
                     end else if (!ack_owed_reg[qpn]) begin
                         ack_owed_reg[qpn] <= 1'b1;
-                        owed_since_mem[qpn] <= now_reg;
+                        ack_age1_reg[qpn] <= 1'b0;
+                        ack_age2_reg[qpn] <= 1'b0;
                     end
                     state_reg <= mp_pend_due ? ST_MP_PEND : ST_IDLE;
                 end
@@ -880,7 +911,8 @@ always @(posedge clk) begin
                     ack_owed_reg[qpn] <= 1'b0;
                 end else if (!ack_owed_reg[qpn]) begin
                     ack_owed_reg[qpn] <= 1'b1;
-                    owed_since_mem[qpn] <= now_reg;
+                    ack_age1_reg[qpn] <= 1'b0;
+                    ack_age2_reg[qpn] <= 1'b0;
                 end
                 state_reg <= ST_IDLE;
             end
@@ -912,6 +944,7 @@ always @(posedge clk) begin
         ack_owed_reg <= {NUM_QP{1'b0}};
         pend_reg <= {NUM_QP{1'b0}};
         owed_reg <= {NUM_QP{1'b0}};
+        pslot_free_reg <= {MP_PEND{1'b1}};
         mp_pend_pass_reg <= 1'b0;
     end
 end

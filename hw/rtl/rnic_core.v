@@ -12,6 +12,7 @@ module rnic_core #(
     parameter CLK_MHZ = 250,         // core clock: sets the IB timer units (ACK timeout, RNR)
     parameter MP_W = 64,             // mp transport: receive window (bitmap bits per QP): 32, 64, 128
     parameter SEND_EN = 1,           // verb set: 1 = SEND/RECV carried, 0 = RDMA WRITE(+IMM) only
+    parameter OST_RINGS = 16,        // outstanding-WQE rings shared by the QPs (at most NUM_Q are used)
     parameter [31:0] BUILD_VERSION = 32'h0001_0000,
     parameter [31:0] GIT_HASH = 32'h0,
     parameter [31:0] BOARD_ID = 32'h0
@@ -117,6 +118,9 @@ localparam [ID_W-1:0] ID_EXEC = 8'h00, ID_RESP = 8'h40, ID_CQE = 8'h80;
 
 // local DMA copy, RDMA_WRITE(+IMM), and SEND(+IMM) when the build carries it
 localparam [31:0] VERBS = SEND_EN != 0 ? 32'h0000_001F : 32'h0000_0007;
+localparam OST_RINGS_Q = OST_RINGS < NUM_Q ? OST_RINGS : NUM_Q;
+localparam MP_PEND_Q = NUM_Q < 8 ? NUM_Q : 8;      // mp deferred completions held at once
+localparam DMAC_N_Q = NUM_Q < 16 ? NUM_Q : 16;     // destination MACs held at once
 localparam [31:0] CAPS = 32'h0000_003F;      // MSI, CQE RO switch, early-CQE switch, bypass switch, flush mode, mp
 
 initial begin
@@ -126,6 +130,10 @@ initial begin
     end
     if (NUM_Q < 2 || NUM_Q > 256) begin
         $error("rnic_core: NUM_Q must be 2..256");
+        $finish;
+    end
+    if (OST_RINGS < 2) begin
+        $error("rnic_core: OST_RINGS must be at least 2");
         $finish;
     end
     if (SEND_EN != 0 && SEND_EN != 1) begin
@@ -267,6 +275,7 @@ reg [31:0] rtx_timeouts_reg = 32'd0;
 reg [31:0] rx_nak_seq_reg = 32'd0;
 reg [31:0] rx_rnr_nak_reg = 32'd0;
 reg [31:0] rx_drop_guard_reg = 32'd0;
+reg [31:0] ring_busy_cycles_reg = 32'd0;
 wire [4:0] reg_qp_timeout;
 wire [2:0] reg_qp_retry_cnt;
 wire [2:0] reg_qp_rnr_retry;
@@ -306,6 +315,7 @@ rnic_csr csr_inst (
     .hwif_in_id_verbs_value(VERBS),
     .hwif_in_id_caps_value(CAPS),
     .hwif_in_id_mp_window_value(MP_W),
+    .hwif_in_id_ost_rings_value(OST_RINGS_Q),
     .hwif_out_flash_req(flash_s_req),
     .hwif_out_flash_addr(flash_s_addr),
     .hwif_out_flash_req_is_wr(flash_s_req_is_wr),
@@ -363,6 +373,7 @@ rnic_csr csr_inst (
     .hwif_in_port_rx_nak_seq_value(rx_nak_seq_reg),
     .hwif_in_port_rx_rnr_nak_value(rx_rnr_nak_reg),
     .hwif_in_port_rx_drop_guard_value(rx_drop_guard_reg),
+    .hwif_in_port_ring_busy_cycles_value(ring_busy_cycles_reg),
     .hwif_in_port_lb_dropped_value(lb_dropped_reg),
     .hwif_in_port_lb_reordered_value(lb_reordered_reg),
     .hwif_out_port_lb_ctrl_loopback(reg_lb_loopback),
@@ -488,10 +499,12 @@ wire [QN_W-1:0] ex_set_err_qpn;
 wire rs_set_err;
 wire [QN_W-1:0] rs_set_err_qpn;
 wire qp_reg_err;
+wire qp_reg_err_dmac;
 
 qp_context #(
     .NUM_QP(NUM_Q),
-    .QN_W(QN_W)
+    .QN_W(QN_W),
+    .DMAC_N(DMAC_N_Q)
 ) qpc_inst (
     .clk(clk),
     .rst(rst),
@@ -519,6 +532,7 @@ qp_context #(
     .reg_cmd(reg_qp_cmd),
     .reg_cmd_valid(reg_qp_cmd_valid),
     .reg_err(qp_reg_err),
+    .reg_err_dmac(qp_reg_err_dmac),
     .sel_state(sel_qp_state),
     .set_err_a(ex_set_err),
     .set_err_a_qpn(ex_set_err_qpn),
@@ -1014,6 +1028,7 @@ wire stat_retransmit;
 wire stat_timeout;
 wire stat_nak_seq;
 wire stat_rnr;
+wire stat_ring_busy;
 wire [7:0] ex_err_code;
 wire [15:0] ex_err_qn;
 
@@ -1032,6 +1047,7 @@ wqe_executor #(
     .CLK_MHZ(CLK_MHZ),
     .MP_W(MP_W),
     .SEND_EN(SEND_EN),
+    .OST_RINGS(OST_RINGS_Q),
     .ID_TAG(ID_EXEC)
 ) exec_inst (
     .clk(clk),
@@ -1133,7 +1149,8 @@ wqe_executor #(
     .stat_retransmit(stat_retransmit),
     .stat_timeout(stat_timeout),
     .stat_nak_seq(stat_nak_seq),
-    .stat_rnr(stat_rnr)
+    .stat_rnr(stat_rnr),
+    .stat_ring_busy(stat_ring_busy)
 );
 
 // ---------------------------------------------------------------- Ethernet / RoCE
@@ -1387,6 +1404,7 @@ rc_responder #(
     .RQWQE_RAM(RQWQE_RAM),
     .MP_W(MP_W),
     .SEND_EN(SEND_EN),
+    .MP_PEND(MP_PEND_Q),
     .ID_TAG(ID_RESP)
 ) resp_inst (
     .clk(clk),
@@ -1587,7 +1605,7 @@ always @(posedge clk) begin
         err_code_reg <= 8'd10;
         err_qn_reg <= reg_mr_sel;
     end else if (qp_reg_err) begin
-        err_code_reg <= 8'd11;
+        err_code_reg <= qp_reg_err_dmac ? 8'd12 : 8'd11;
         err_qn_reg <= reg_qp_sel;
     end else if (mmio_bad_req) begin
         err_code_reg <= 8'd9;
@@ -1612,6 +1630,7 @@ always @(posedge clk) begin
     rx_nak_seq_reg <= rx_nak_seq_reg + {31'd0, stat_nak_seq};
     rx_rnr_nak_reg <= rx_rnr_nak_reg + {31'd0, stat_rnr};
     rx_drop_guard_reg <= rx_drop_guard_reg + {31'd0, stat_guard};
+    ring_busy_cycles_reg <= ring_busy_cycles_reg + {31'd0, stat_ring_busy};
 
     if (rst) begin
         err_code_reg <= 8'd0;
@@ -1634,6 +1653,7 @@ always @(posedge clk) begin
         rx_nak_seq_reg <= 32'd0;
         rx_rnr_nak_reg <= 32'd0;
         rx_drop_guard_reg <= 32'd0;
+        ring_busy_cycles_reg <= 32'd0;
     end
 end
 

@@ -24,6 +24,14 @@
 // out, or a NAK reports an error, the QP goes to ERR and every outstanding
 // WQE completes in order: the first with the error, the rest flushed.
 //
+// Outstanding rings are a shared pool: OST_RINGS rings of OST_DEPTH entries.
+// A QP takes one when it records a WQE into an empty ring and gives it back
+// when the ring drains (or the QP is reset), so a QP with nothing in flight
+// costs its ring number and two counters, not a ring. When every ring is in
+// use, QPs with empty rings wait (the queue manager holds them); QPs that
+// hold a ring go on, and rings drain as ACKs and timeouts arrive, so the
+// wait is bounded.
+//
 // Prefetch: while a WQE streams (copy or send), the next WQE the queue
 // manager offers (of any queue, the same one included) is fetched into the
 // second WQE slot, so the next work request starts without a fetch round
@@ -52,6 +60,7 @@ module wqe_executor #(
     parameter MAX_INFLIGHT = 256,                   // unacknowledged packets per QP
     parameter MP_W = 64,                            // mp: the responder's window (packets in flight)
     parameter SEND_EN = 1,                          // 0: SEND(+IMM) WQEs are unknown opcodes
+    parameter OST_RINGS = 16,                       // outstanding rings shared by the QPs
     parameter CLK_MHZ = 250,                        // for the IB timer units
     parameter [ID_W-1:0] ID_TAG = 0
 ) (
@@ -174,7 +183,8 @@ module wqe_executor #(
     output wire                   stat_retransmit,   // a packet sent again
     output wire                   stat_timeout,      // a retransmit timeout expired
     output wire                   stat_nak_seq,      // a PSN-sequence NAK received
-    output wire                   stat_rnr           // an RNR NAK received
+    output wire                   stat_rnr,          // an RNR NAK received
+    output wire                   stat_ring_busy     // every outstanding ring is in use
 );
 
 localparam CHUNK = 1 << CHUNK_LOG;
@@ -223,6 +233,10 @@ initial begin
     end
     if (NUM_QP < 1 || NUM_QP > (1 << QN_W)) begin
         $error("wqe_executor: NUM_QP must be 1..2^QN_W");
+        $finish;
+    end
+    if (OST_RINGS < 2 || OST_RINGS > NUM_QP) begin
+        $error("wqe_executor: OST_RINGS must be 2..NUM_QP");
         $finish;
     end
     if (CLK_MHZ < 16 || CLK_MHZ > 1000 || TMO_BASE < 0) begin
@@ -334,7 +348,10 @@ reg [23:0] sent_mem [0:NUM_QP-1];        // one past the highest PSN sent
 reg [23:0] una_mem [0:NUM_QP-1];         // oldest unacknowledged PSN
 reg [3:0] ost_head_mem [0:NUM_QP-1];
 reg [3:0] ost_tail_mem [0:NUM_QP-1];
-reg [23:0] stamp_mem [0:NUM_QP-1];       // tick of the last progress (timeout base)
+// tick of the last progress (the timeout's base); while a retransmission
+// is requested, the tick at which it may start (the RNR wait): the timeout
+// is not checked then
+reg [23:0] stamp_mem [0:NUM_QP-1];
 reg [4:0] tmo_exp_mem [0:NUM_QP-1];
 // spraying: the PSN -> source port mapping rotates by one after every
 // timeout, so a resent packet does not take the path that just lost it
@@ -354,13 +371,17 @@ reg [2:0] retry_left_mem [0:NUM_QP-1];
 reg [2:0] rnr_init_mem [0:NUM_QP-1];
 reg [2:0] rnr_left_mem [0:NUM_QP-1];
 reg [NUM_QP-1:0] rtx_req_reg = {NUM_QP{1'b0}};
-reg [23:0] rtx_psn_mem [0:NUM_QP-1];
-reg [23:0] rtx_due_mem [0:NUM_QP-1];     // tick at which it may start (RNR wait)
+// a requested retransmission starts at una (every request names una: a
+// NAK's PSN or, after a timeout, the oldest unacknowledged one; ACKs that
+// arrive meanwhile only move it on)
 reg [NUM_QP-1:0] flush_req_reg = {NUM_QP{1'b0}};
 // outstanding WQEs: {wqe_addr 64, first_psn 24, byte_len 32, wr_id 64, index 16,
 // last_psn 24, is_send 1, signaled 1}
 localparam OST_W = 226;
-reg [OST_W-1:0] ost_mem [0:NUM_QP*OST_DEPTH-1];
+localparam RG_W = $clog2(OST_RINGS);
+reg [OST_W-1:0] ost_mem [0:OST_RINGS*OST_DEPTH-1];
+reg [RG_W-1:0] ring_mem [0:NUM_QP-1];        // the ring a QP holds while its ring is not empty
+reg [OST_RINGS-1:0] ring_free_reg = {OST_RINGS{1'b1}};
 
 integer i;
 initial begin
@@ -370,6 +391,7 @@ initial begin
         una_mem[i] = 24'd0;
         ost_head_mem[i] = 4'd0;
         ost_tail_mem[i] = 4'd0;
+        ring_mem[i] = {RG_W{1'b0}};
         stamp_mem[i] = 24'd0;
         tmo_exp_mem[i] = 5'd0;
         rot_mem[i] = 6'd0;
@@ -378,10 +400,8 @@ initial begin
         retry_left_mem[i] = 3'd0;
         rnr_init_mem[i] = 3'd0;
         rnr_left_mem[i] = 3'd0;
-        rtx_psn_mem[i] = 24'd0;
-        rtx_due_mem[i] = 24'd0;
     end
-    for (i = 0; i < NUM_QP*OST_DEPTH; i = i + 1) begin
+    for (i = 0; i < OST_RINGS*OST_DEPTH; i = i + 1) begin
         ost_mem[i] = {OST_W{1'b0}};
     end
 end
@@ -586,11 +606,24 @@ wire [3:0] ost_tail = ost_tail_mem[qn_reg];
 wire ost_empty = ost_head == ost_tail;
 wire [3:0] ost_count = ost_tail - ost_head;     // 4-bit on purpose: the pointers wrap
 wire ost_full = ost_count == OST_DEPTH_4;
-wire [$clog2(NUM_QP*OST_DEPTH)-1:0] ost_wr_idx = {qn_reg, ost_tail[2:0]};
+
+// the ring pool: the lowest free ring is the next one taken
+wire [RG_W-1:0] ring_pick;
+wire ring_avail;
+priority_encoder #(.WIDTH(OST_RINGS), .OUT_W(RG_W)) ring_enc (
+    .in(ring_free_reg),
+    .valid(ring_avail),
+    .index(ring_pick)
+);
+assign stat_ring_busy = !ring_avail;
+// a QP with an empty ring may start a network WQE only if a ring is free
+wire ost_room = ost_empty ? ring_avail : !ost_full;
+wire [RG_W-1:0] ost_ring = ost_empty ? ring_pick : ring_mem[qn_reg];
+wire [$clog2(OST_RINGS*OST_DEPTH)-1:0] ost_wr_idx = {ost_ring, ost_tail[2:0]};
 
 // the entry the retransmission walk is looking at
 /* verilator lint_off UNUSEDSIGNAL */
-wire [OST_W-1:0] r_entry = ost_mem[{qn_reg, rtx_idx_reg[2:0]}];
+wire [OST_W-1:0] r_entry = ost_mem[{ring_mem[qn_reg], rtx_idx_reg[2:0]}];
 /* verilator lint_on UNUSEDSIGNAL */
 wire [63:0] r_addr = r_entry[225:162];
 wire [23:0] r_psn0 = r_entry[161:138];
@@ -610,6 +643,7 @@ generate
     for (g = 0; g < NUM_QP; g = g + 1) begin : g_hold
         wire [3:0] count = ost_tail_mem[g] - ost_head_mem[g];
         assign sq_hold[g] = rtx_req_reg[g] || flush_req_reg[g] || count == OST_DEPTH_4
+            || (count == 4'd0 && !ring_avail)
             || (pf_state_reg != PF_EMPTY && pf_qn_reg == g);
     end
 endgenerate
@@ -620,7 +654,7 @@ endgenerate
 reg [QN_W-1:0] scan_reg = {QN_W{1'b0}};
 wire [QN_W-1:0] scan_i = scan_reg;
 wire scan_out = ost_head_mem[scan_i] != ost_tail_mem[scan_i];
-wire scan_rtx = rtx_req_reg[scan_i] && (now - rtx_due_mem[scan_i]) < 24'h800000;
+wire scan_rtx = rtx_req_reg[scan_i] && (now - stamp_mem[scan_i]) < 24'h800000;
 wire scan_tmo = scan_out && !rtx_req_reg[scan_i] && !flush_req_reg[scan_i]
     && tmo_exp_mem[scan_i] != 5'd0
     && (now - stamp_mem[scan_i]) >= tmo_ticks(tmo_exp_mem[scan_i]);
@@ -646,7 +680,8 @@ end
 // the pending prefetched WQE is used once its queue may go on
 wire [3:0] pf_ost_count = ost_tail_mem[pf_qn_reg] - ost_head_mem[pf_qn_reg];
 wire pf_use = state_reg == ST_IDLE && !go_valid && pf_state_reg == PF_FULL
-    && !rtx_req_reg[pf_qn_reg] && !flush_req_reg[pf_qn_reg] && pf_ost_count != OST_DEPTH_4;
+    && !rtx_req_reg[pf_qn_reg] && !flush_req_reg[pf_qn_reg] && pf_ost_count != OST_DEPTH_4
+    && (pf_ost_count != 4'd0 || ring_avail);
 wire pf_accept = (state_reg == ST_SEND || state_reg == ST_COPY) && !rtx_mode_reg
     && pf_state_reg == PF_EMPTY;
 assign s_sq_ready = (state_reg == ST_IDLE && !go_valid && !pf_use) || pf_accept;
@@ -681,7 +716,7 @@ reg [OST_W-1:0] c_entry_reg = {OST_W{1'b0}};
 
 wire [3:0] c_head = ost_head_mem[c_qpn_reg];
 wire [3:0] c_tail = ost_tail_mem[c_qpn_reg];
-wire [OST_W-1:0] c_entry = ost_mem[{c_qpn_reg, c_head[2:0]}];
+wire [OST_W-1:0] c_entry = ost_mem[{ring_mem[c_qpn_reg], c_head[2:0]}];
 wire [23:0] c_entry_psn = c_entry[25:2];
 // an ACK may cover [una - 1, sent - 1]; a NAK must name a PSN in [una, sent)
 wire [23:0] c_una = una_mem[c_qpn_reg];
@@ -693,6 +728,23 @@ wire c_nak_ok = c_nak_off < c_outstanding;
 reg c_drop_reg = 1'b0;
 assign stat_ack_drop = c_drop_reg;
 wire c_covered = (c_limit_reg - c_entry_psn) < 24'h800000;   // entry's last PSN <= limit
+
+// Rings change hands here. A ring is taken when a WQE is recorded into an
+// empty one; it is given back when the completer pops the last entry (unless
+// a WQE of the same QP is recorded that cycle) or when the QP is loaded
+// (reset or brought to RTS) with entries, or with one being recorded.
+localparam [OST_RINGS-1:0] RING_ONE = {{(OST_RINGS-1){1'b0}}, 1'b1};
+wire c_pop = (c_state_reg == C_POP && c_head != c_tail && c_covered)
+    || (c_state_reg == C_ERR && c_head != c_tail);
+wire rec_now = state_reg == ST_RECORD;
+wire c_drain = c_pop && c_head + 4'd1 == c_tail && !(rec_now && qn_reg == c_qpn_reg);
+wire l_any = load_rts || load_reset;
+wire l_held = ost_head_mem[load_qpn] != ost_tail_mem[load_qpn];
+wire l_new = rec_now && ost_empty && qn_reg == load_qpn;
+wire [OST_RINGS-1:0] ring_take = rec_now && ost_empty ? RING_ONE << ring_pick : {OST_RINGS{1'b0}};
+wire [OST_RINGS-1:0] ring_give = (c_drain ? RING_ONE << ring_mem[c_qpn_reg] : {OST_RINGS{1'b0}})
+    | (l_any && l_held ? RING_ONE << ring_mem[load_qpn] : {OST_RINGS{1'b0}})
+    | (l_any && l_new ? RING_ONE << ring_pick : {OST_RINGS{1'b0}});
 
 reg stat_retransmit_reg = 1'b0;
 reg stat_timeout_reg = 1'b0;
@@ -738,6 +790,7 @@ always @(posedge clk) begin
     cycle_reg <= cycle_reg + 1'b1;
     scan_reg <= scan_reg == LAST_QP ? {QN_W{1'b0}} : scan_reg + 1'b1;
     rtx_go_reg <= rtx_go_reg & rtx_req_reg;
+    ring_free_reg <= (ring_free_reg & ~ring_take) | ring_give;
     if (scan_rtx) begin
         rtx_go_reg[scan_i] <= 1'b1;
     end
@@ -752,7 +805,7 @@ always @(posedge clk) begin
                 qn_reg <= go_qpn;
                 rtx_mode_reg <= 1'b1;
                 rtx_single_reg <= rtx_one_reg[go_qpn];
-                rtx_from_reg <= rtx_psn_mem[go_qpn];
+                rtx_from_reg <= una_mem[go_qpn];
                 rtx_req_reg[go_qpn] <= 1'b0;
                 rtx_go_reg[go_qpn] <= 1'b0;
                 rtx_idx_reg <= ost_head_mem[go_qpn];
@@ -790,9 +843,9 @@ always @(posedge clk) begin
                 state_reg <= ST_IDLE;                 // the completer flushes them
             end else if (rtx_req_reg[qn_reg]) begin
                 // asked again meanwhile: start over from the new PSN once due
-                if ((now - rtx_due_mem[qn_reg]) < 24'h800000) begin
+                if ((now - stamp_mem[qn_reg]) < 24'h800000) begin
                     rtx_single_reg <= rtx_one_reg[qn_reg];
-                    rtx_from_reg <= rtx_psn_mem[qn_reg];
+                    rtx_from_reg <= una_mem[qn_reg];
                     rtx_req_reg[qn_reg] <= 1'b0;
                     rtx_go_reg[qn_reg] <= 1'b0;
                     rtx_idx_reg <= ost_head;
@@ -899,7 +952,7 @@ always @(posedge clk) begin
                             ? WC_LOC_PROT_ERR : WC_WR_FLUSH_ERR;
                         state_reg <= ST_CQE;
                     end
-                end else if (!ost_full) begin
+                end else if (ost_room) begin
                     wc_status_reg <= WC_SUCCESS;
                     state_reg <= ST_SEND;
                 end
@@ -1003,7 +1056,10 @@ always @(posedge clk) begin
             ost_tail_mem[qn_reg] <= ost_tail + 4'd1;
             sq_psn_mem[qn_reg] <= psn0_reg + wqe_npkts[23:0];
             if (ost_empty) begin
-                stamp_mem[qn_reg] <= now;
+                if (!rtx_req_reg[qn_reg]) begin
+                    stamp_mem[qn_reg] <= now;     // (else it holds the RNR wait)
+                end
+                ring_mem[qn_reg] <= ring_pick;
             end
             if (ctx_state != QPS_RTS) begin
                 flush_req_reg[qn_reg] <= 1'b1;
@@ -1144,14 +1200,12 @@ always @(posedge clk) begin
             end else begin
                 retry_left_mem[c_qpn_reg] <= c_psn_reg == c_una
                     ? retry_left_mem[c_qpn_reg] - 3'd1 : retry_init_mem[c_qpn_reg];
-                if (!(rtx_req_reg[c_qpn_reg] && rtx_psn_mem[c_qpn_reg] == c_psn_reg)) begin
+                if (!(rtx_req_reg[c_qpn_reg] && c_una == c_psn_reg)) begin
                     rtx_req_reg[c_qpn_reg] <= 1'b1;
                     rtx_one_reg[c_qpn_reg] <= 1'b1;
                     // the path the lost packet took (as mapped now)
                     susp_v_reg[c_qpn_reg] <= 1'b1;
                     susp_mem[c_qpn_reg] <= c_psn_reg[5:0] + rot_mem[c_qpn_reg];
-                    rtx_psn_mem[c_qpn_reg] <= c_psn_reg;
-                    rtx_due_mem[c_qpn_reg] <= now;
                     rtx_go_reg[c_qpn_reg] <= 1'b0;
                 end
                 c_state_reg <= C_IDLE;
@@ -1161,7 +1215,7 @@ always @(posedge clk) begin
             // receiver not ready: resend from its PSN after the RNR timer
             stat_rnr_reg <= 1'b1;
             una_mem[c_qpn_reg] <= c_psn_reg;
-            stamp_mem[c_qpn_reg] <= now;
+            stamp_mem[c_qpn_reg] <= now + rnr_ticks(c_syn_reg[4:0]);
             if (rnr_init_mem[c_qpn_reg] != 3'd7 && rnr_left_mem[c_qpn_reg] == 3'd0) begin
                 c_err_status_reg <= WC_RNR_RETRY_EXC_ERR;
                 c_set_err_reg <= 1'b1;
@@ -1172,8 +1226,6 @@ always @(posedge clk) begin
                 end
                 rtx_one_reg[c_qpn_reg] <= 1'b0;
                 rtx_req_reg[c_qpn_reg] <= 1'b1;
-                rtx_psn_mem[c_qpn_reg] <= c_psn_reg;
-                rtx_due_mem[c_qpn_reg] <= now + rnr_ticks(c_syn_reg[4:0]);
                 rtx_go_reg[c_qpn_reg] <= 1'b0;
                 c_state_reg <= C_IDLE;
             end
@@ -1194,8 +1246,6 @@ always @(posedge clk) begin
                     rot_mem[c_qpn_reg] <= rot_mem[c_qpn_reg] + 6'd1;
                     rtx_one_reg[c_qpn_reg] <= 1'b0;
                     rtx_req_reg[c_qpn_reg] <= 1'b1;
-                    rtx_psn_mem[c_qpn_reg] <= c_una;
-                    rtx_due_mem[c_qpn_reg] <= now;
                     rtx_go_reg[c_qpn_reg] <= 1'b0;
                     c_state_reg <= C_IDLE;
                 end

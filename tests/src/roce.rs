@@ -92,7 +92,8 @@ impl Default for ConnOpts {
     }
 }
 
-fn end(ctx: &Context<SimDevice>, o: &ConnOpts) -> End {
+/// One side: PD, CQ, QP (in RESET), a buffer and its MR.
+pub fn end(ctx: &Context<SimDevice>, o: &ConnOpts) -> End {
     let pd = ctx.alloc_pd().unwrap();
     let cq = ctx.create_cq(256).unwrap();
     let qp = ctx

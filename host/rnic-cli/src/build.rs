@@ -139,8 +139,8 @@ fn verb_set_parser(s: &str) -> std::result::Result<VerbSet, String> {
             "send" => v.send = true,
             "read" => {
                 return Err(format!(
-                    "--verbs {s}: READ is not implemented in this core (verb sets: write, write,send)"
-                ))
+                "--verbs {s}: READ is not implemented in this core (verb sets: write, write,send)"
+            ))
             }
             other => {
                 return Err(format!(
@@ -793,7 +793,9 @@ fn print_summary(s: &BuildSummary, json: bool) -> Result<()> {
     );
     println!("  LUTRAM {:>7} cells", s.lutram_cells);
     // the core's default mp window (rnic_core MP_W)
-    if let Ok(b) = crate::state_budget::budget(s.num_q, s.identity.mp_w, s.identity.verbs.send) {
+    if let Ok(b) =
+        crate::state_budget::budget(s.num_q, s.identity.mp_w, s.identity.verbs.send, None)
+    {
         crate::state_budget::print(&b);
     }
     for c in &s.clocks {
@@ -941,7 +943,7 @@ fn sweep(a: &BuildArgs, root: &Path, board: &Board) -> Result<ExitCode> {
             }
             _ => "-".into(),
         };
-        let rtl = crate::state_budget::budget(r.num_q, a.mp_w, r.identity.verbs.send)
+        let rtl = crate::state_budget::budget(r.num_q, a.mp_w, r.identity.verbs.send, None)
             .map(|b| format!("{:.0}", b.bytes_per_qp))
             .unwrap_or_else(|_| "-".into());
         println!(

@@ -44,8 +44,13 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
     .filter(|(b, _)| id.caps >> b & 1 == 1)
     .map(|(_, n)| *n)
     .collect();
-    let budget =
-        crate::state_budget::budget(id.num_queues, id.mp_window, id.verbs & 0x18 != 0).map_err(anyhow::Error::msg)?;
+    let budget = crate::state_budget::budget(
+        id.num_queues,
+        id.mp_window,
+        id.verbs & 0x18 != 0,
+        Some(id.ost_rings),
+    )
+    .map_err(anyhow::Error::msg)?;
     let version = format!(
         "{}.{}.{}",
         id.build_version >> 24,

@@ -1,18 +1,23 @@
 //! The on-chip state each QP costs, read off the RTL itself: every per-QP
-//! array (`reg [W-1:0] x [0:NUM_QP-1]`), per-QP bit vector
-//! (`reg [NUM_QP-1:0] x`) and the outstanding-WQE ring of the three
-//! modules that keep per-QP state, with their widths evaluated for the
-//! build's parameters (MP_W, QN_W), grouped by what they are for.
+//! array (`reg [W-1:0] x [0:NUM_QP-1]`, `[0:NUM_Q-1]` in the queue
+//! manager) and per-QP bit vector (`reg [NUM_QP-1:0] x`) of the modules
+//! that keep per-QP state, with their widths evaluated for the build's
+//! parameters (MP_W, QN_W, OST_RINGS), grouped by what they are for; and
+//! apart from it the state every QP shares (the pool of outstanding-WQE
+//! rings, `[0:OST_RINGS*OST_DEPTH-1]`).
 //!
-//! Every QP of a build carries all of it (the transport is chosen per QP
-//! at run time), so an mp QP's budget is the whole table; the rc-only
-//! message state and the outstanding ring are what a dedicated mp build
-//! could drop.
+//! Every QP of a build carries all of the per-QP state (the transport is
+//! chosen per QP at run time), so an mp QP's budget is the whole table; the
+//! rc-only message state is what a dedicated mp build could drop.
 
 use std::collections::BTreeMap;
 
-const RTL: [(&str, &str); 3] = [
+const RTL: [(&str, &str); 4] = [
     ("qp_context", include_str!("../../../hw/rtl/qp_context.v")),
+    (
+        "queue_manager",
+        include_str!("../../../hw/rtl/queue_manager.v"),
+    ),
     (
         "wqe_executor",
         include_str!("../../../hw/rtl/wqe_executor.v"),
@@ -29,9 +34,17 @@ const RTL: [(&str, &str); 3] = [
 pub enum Category {
     /// QP context: state, MTU, addresses, keys, receive ring.
     Context,
+    /// The send queue's ring in host memory: base, size, producer and
+    /// consumer indices (queue manager).
+    SendQueue,
+    /// The completion queue of the same number (one per QP slot in this
+    /// build; the host may point several QPs at one).
+    CompletionQueue,
     /// Requester and responder PSNs, ACK/retry timers and counters.
     PsnRetry,
-    /// The requester's outstanding-WQE ring (for completions and resends).
+    /// The requester's outstanding-WQE ring (for completions and resends):
+    /// per QP the ring it holds and two counters; the rings themselves are
+    /// shared.
     OutstandingRing,
     /// The responder's in-progress message (rc) and receive-queue indices.
     Message,
@@ -47,8 +60,10 @@ impl Category {
     pub fn name(self) -> &'static str {
         match self {
             Category::Context => "context",
+            Category::SendQueue => "send queue",
+            Category::CompletionQueue => "completion queue",
             Category::PsnRetry => "PSN/retry state",
-            Category::OutstandingRing => "outstanding WQE ring",
+            Category::OutstandingRing => "outstanding WQE ring (its number)",
             Category::Message => "responder message + receive queue",
             Category::Bitmap => "mp bitmap",
             Category::MpCompletion => "mp deferred completion",
@@ -62,17 +77,24 @@ fn category(module: &str, name: &str) -> Option<Category> {
     Some(match (module, name) {
         ("qp_context", "spray_mem") => PerPath,
         ("qp_context", _) => Context,
-        ("wqe_executor", "ost_mem") => OutstandingRing,
+        ("queue_manager", n) if n.starts_with("sq_") => SendQueue,
+        ("queue_manager", n) if n.starts_with("cq_") || n == "msi_pending_reg" => CompletionQueue,
+        (
+            "wqe_executor",
+            "ost_mem" | "ost_head_mem" | "ost_tail_mem" | "ring_mem" | "ring_free_reg",
+        ) => OutstandingRing,
         ("wqe_executor", "rot_mem" | "susp_mem" | "susp_v_reg") => PerPath,
         ("wqe_executor", _) => PsnRetry,
         ("rc_responder", "bmp_mem") => Bitmap,
         (
             "rc_responder",
-            "pend_reg" | "owed_reg" | "pend_psn_mem" | "pend_imm_mem" | "pend_len_mem",
+            "pend_reg" | "owed_reg" | "pslot_mem" | "pslot_free_reg" | "pend_psn_mem"
+            | "pend_imm_mem" | "pend_len_mem",
         ) => MpCompletion,
         (
             "rc_responder",
-            "epsn_mem" | "msn_mem" | "nak_sent_reg" | "ack_owed_reg" | "owed_since_mem",
+            "epsn_mem" | "msn_mem" | "nak_sent_reg" | "ack_owed_reg" | "ack_age1_reg"
+            | "ack_age2_reg",
         ) => PsnRetry,
         (
             "rc_responder",
@@ -98,6 +120,11 @@ pub struct Budget {
     pub num_qp: u32,
     pub mp_window: u32,
     pub items: Vec<Item>,
+    /// State shared by every QP (the outstanding-WQE rings).
+    pub shared: Vec<Item>,
+    pub shared_bytes: f64,
+    /// Outstanding-WQE rings: at most this many QPs have WQEs in flight.
+    pub rings: u32,
     /// Bytes per QP by category.
     pub by_category: BTreeMap<&'static str, f64>,
     pub bytes_per_qp: f64,
@@ -125,16 +152,62 @@ fn eval(expr: &str, vars: &BTreeMap<&str, i64>) -> Option<i64> {
     vars.get(e.as_str()).copied()
 }
 
+/// The rnic_core default of a parameter (`parameter NAME = value,`).
+fn core_param(name: &str) -> Option<i64> {
+    include_str!("../../../hw/rtl/rnic_core.v")
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("parameter "))
+        .filter_map(|r| r.strip_prefix(name))
+        .filter_map(|r| r.trim_start().strip_prefix('='))
+        .find_map(|r| {
+            r.split(|c: char| c == ',' || c == '/')
+                .next()?
+                .trim()
+                .parse()
+                .ok()
+        })
+}
+
+/// The outstanding-WQE rings of a build with `num_qp` QPs (rnic_core
+/// OST_RINGS, at most one per QP).
+pub fn rings(num_qp: u32) -> u32 {
+    let r = core_param("OST_RINGS").unwrap_or(16) as u32;
+    r.min(num_qp)
+}
+
 /// Find the per-QP declarations (`reg [H:L] name [0:NUM_QP-1]` and
-/// `reg [NUM_QP-1:0] name`, the ring `[0:NUM_QP*OST_DEPTH-1]`). A
-/// declaration whose comment says `(knob: SEND_EN)` exists only in builds
-/// with SEND/RECV (`send_en`).
-pub fn items(mp_window: u32, qn_w: u32, send_en: bool) -> Result<Vec<Item>, String> {
-    let mut out = Vec::new();
+/// `reg [NUM_QP-1:0] name`, NUM_Q in the queue manager) and the shared
+/// ones (`[0:OST_RINGS*OST_DEPTH-1]`, `reg [OST_RINGS-1:0]`); the first
+/// list is per QP, the second for the whole NIC. A declaration whose
+/// comment says `(knob: SEND_EN)` exists only in builds with SEND/RECV
+/// (`send_en`).
+pub fn items(
+    mp_window: u32,
+    qn_w: u32,
+    rings: u32,
+    pend: u32,
+    dmacs: u32,
+    send_en: bool,
+) -> Result<(Vec<Item>, Vec<Item>), String> {
+    let mut per_qp = Vec::new();
+    let mut shared = Vec::new();
     for (module, src) in RTL {
         let mut vars: BTreeMap<&str, i64> = BTreeMap::new();
         vars.insert("MP_W", i64::from(mp_window));
         vars.insert("QN_W", i64::from(qn_w));
+        vars.insert("OST_RINGS", i64::from(rings));
+        vars.insert(
+            "RG_W",
+            i64::from(rings.next_power_of_two().trailing_zeros()),
+        );
+        vars.insert("MP_PEND", i64::from(pend));
+        vars.insert("PS_W", i64::from(pend.next_power_of_two().trailing_zeros()));
+        let dmacs = i64::from(dmacs);
+        vars.insert("DMAC_N", dmacs);
+        vars.insert(
+            "MI_W",
+            i64::from((dmacs as u32).next_power_of_two().trailing_zeros()),
+        );
         for line in src.lines() {
             let l = line.trim();
             // the ring's entry width and depth are plain localparams
@@ -161,14 +234,25 @@ pub fn items(mp_window: u32, qn_w: u32, send_en: bool) -> Result<Vec<Item>, Stri
                 .collect();
             let after = tail[name.len()..].trim_start();
             let (hi, lo) = range.split_once(':').ok_or("range")?;
-            let per_qp_vec = hi.replace(' ', "") == "NUM_QP-1" && lo.trim() == "0";
-            let array = after.starts_with("[0:NUM_QP-1]");
-            let ring = after.starts_with("[0:NUM_QP*OST_DEPTH-1]");
-            if !(per_qp_vec || array || ring) || (!send_en && l.contains("(knob: SEND_EN)")) {
+            let hi_n = hi.replace(' ', "");
+            let per_qp_vec = (hi_n == "NUM_QP-1" || hi_n == "NUM_Q-1") && lo.trim() == "0";
+            let array = after.starts_with("[0:NUM_QP-1]") || after.starts_with("[0:NUM_Q-1]");
+            // shared: the outstanding rings, the mp deferred-completion slots
+            // and the destination-MAC table
+            let shared_vec = matches!(hi_n.as_str(), "OST_RINGS-1" | "MP_PEND-1" | "DMAC_N-1")
+                && lo.trim() == "0";
+            let ring = after.starts_with("[0:OST_RINGS*OST_DEPTH-1]");
+            let slots = after.starts_with("[0:MP_PEND-1]");
+            let macs = after.starts_with("[0:DMAC_N-1]");
+            if !(per_qp_vec || array || ring || slots || macs || shared_vec)
+                || (!send_en && l.contains("(knob: SEND_EN)"))
+            {
                 continue;
             }
             let width = if per_qp_vec {
                 1
+            } else if shared_vec {
+                eval(&hi_n, &vars).ok_or_else(|| format!("{module}: width of {name}: {hi}"))? + 1
             } else {
                 let h =
                     eval(hi, &vars).ok_or_else(|| format!("{module}: width of {name}: {hi}"))?;
@@ -177,41 +261,79 @@ pub fn items(mp_window: u32, qn_w: u32, send_en: bool) -> Result<Vec<Item>, Stri
                 h - l + 1
             };
             let depth = if ring {
-                *vars.get("OST_DEPTH").ok_or("OST_DEPTH")?
+                *vars.get("OST_DEPTH").ok_or("OST_DEPTH")? * i64::from(rings)
+            } else if slots {
+                i64::from(pend)
+            } else if macs {
+                dmacs
             } else {
                 1
             };
             let category = category(module, &name)
                 .ok_or_else(|| format!("{module}.{name}: per-QP state with no category"))?;
-            out.push(Item {
+            let item = Item {
                 module,
                 name,
                 bits: (width * depth) as u64,
                 category,
-            });
+            };
+            if ring || slots || macs || shared_vec {
+                shared.push(item);
+            } else {
+                per_qp.push(item);
+            }
         }
     }
-    Ok(out)
+    Ok((per_qp, shared))
 }
 
-/// The budget of a build with `num_qp` QPs, window `mp_window` and the
-/// SEND/RECV knob `send_en`.
-pub fn budget(num_qp: u32, mp_window: u32, send_en: bool) -> Result<Budget, String> {
+/// The budget of a build with `num_qp` QPs, window `mp_window`, the
+/// SEND/RECV knob `send_en` and `rings` outstanding-WQE rings (None: the
+/// RTL's default for `num_qp`).
+pub fn budget(
+    num_qp: u32,
+    mp_window: u32,
+    send_en: bool,
+    rings: Option<u32>,
+) -> Result<Budget, String> {
     let qn_w = (u32::BITS - num_qp.saturating_sub(1).leading_zeros()).max(1);
-    let items = items(mp_window, qn_w, send_en)?;
+    let rings = rings.unwrap_or_else(|| self::rings(num_qp));
+    // rnic_core MP_PEND_Q: 8 deferred-completion slots, at most one per QP
+    let pend = num_qp.min(8);
+    // rnic_core DMAC_N_Q: 16 destination MACs, at most one per QP
+    let dmacs = num_qp.min(16);
+    let (items, shared) = items(mp_window, qn_w, rings, pend, dmacs, send_en)?;
     let mut by_category = BTreeMap::new();
     for it in &items {
         *by_category.entry(it.category.name()).or_insert(0.0) += it.bits as f64 / 8.0;
     }
     let bytes_per_qp = items.iter().map(|i| i.bits).sum::<u64>() as f64 / 8.0;
+    let shared_bytes = shared.iter().map(|i| i.bits).sum::<u64>() as f64 / 8.0;
     Ok(Budget {
         num_qp,
         mp_window,
         items,
+        shared,
+        shared_bytes,
+        rings,
         by_category,
         bytes_per_qp,
         mp_target_bytes: 64.0 + f64::from(mp_window) / 8.0,
     })
+}
+
+/// Bytes per QP of what an mp QP needs: everything but the rc-only
+/// message state (an mp packet carries its own RETH) and the completion
+/// queue (which several QPs may share).
+pub fn mp_needs(b: &Budget) -> f64 {
+    b.items
+        .iter()
+        .filter(|i| {
+            !matches!(i.category, Category::Message | Category::CompletionQueue)
+                || matches!(i.name.as_str(), "rqci_mem" | "rqpi_mem")
+        })
+        .map(|i| i.bits as f64 / 8.0)
+        .sum()
 }
 
 /// Print the budget as `rnic info` and the build report show it.
@@ -226,15 +348,16 @@ pub fn print(b: &Budget) {
     for (k, v) in &b.by_category {
         println!("  {k:<36} {v:>7.1} B");
     }
-    let mp_needs: f64 = b
-        .items
-        .iter()
-        .filter(|i| !matches!(i.category, Category::OutstandingRing | Category::Message))
-        .map(|i| i.bits as f64 / 8.0)
-        .sum();
     println!(
-        "  mp target 64 B + W/8 = {:.0} B; without the rc message state and the outstanding ring (what an mp-only build would drop): {:.1} B",
-        b.mp_target_bytes, mp_needs
+        "  shared by all QPs: {:.1} KiB: {} outstanding-WQE rings of 8 (at most {} QPs have WQEs in flight at once) the mp deferred-completion slots and the destination-MAC table",
+        b.shared_bytes / 1024.0,
+        b.rings,
+        b.rings
+    );
+    println!(
+        "  mp target 64 B + W/8 = {:.0} B; what an mp QP needs (without the rc message state and the completion queue): {:.1} B",
+        b.mp_target_bytes,
+        mp_needs(b)
     );
 }
 
@@ -244,7 +367,7 @@ mod tests {
 
     #[test]
     fn every_per_qp_structure_of_the_rtl_is_accounted() {
-        let b = budget(64, 64, true).unwrap();
+        let b = budget(64, 64, true, None).unwrap();
         assert!(b.items.len() > 40, "{:?}", b.items);
         for c in [
             Category::Context,
@@ -259,10 +382,16 @@ mod tests {
         }
         let bmp = b.items.iter().find(|i| i.name == "bmp_mem").unwrap();
         assert_eq!(bmp.bits, 64);
-        let ring = b.items.iter().find(|i| i.name == "ost_mem").unwrap();
-        assert_eq!(ring.bits, 226 * 8);
+        // the rings are shared: 16 of them for 64 QPs, none per QP
+        assert!(b.items.iter().all(|i| i.name != "ost_mem"));
+        assert_eq!(b.rings, 16);
+        let ring = b.shared.iter().find(|i| i.name == "ost_mem").unwrap();
+        assert_eq!(ring.bits, 226 * 8 * 16);
+        let ring_no = b.items.iter().find(|i| i.name == "ring_mem").unwrap();
+        assert_eq!(ring_no.bits, 4);
+        assert!(b.items.iter().any(|i| i.name == "sq_base"));
         assert_eq!(
-            budget(64, 128, true)
+            budget(64, 128, true, None)
                 .unwrap()
                 .items
                 .iter()
@@ -272,7 +401,7 @@ mod tests {
             128
         );
         // the SEND/RECV knob drops the SEND-only state
-        let no_send = budget(64, 64, false).unwrap();
+        let no_send = budget(64, 64, false, None).unwrap();
         assert!(no_send.items.iter().all(|i| i.name != "wrid_mem"));
         assert!(no_send.bytes_per_qp < b.bytes_per_qp);
     }

@@ -67,6 +67,9 @@ pub fn error_name(code: u8) -> &'static str {
         7 => "doorbell beyond the ring size",
         8 => "unknown queue command",
         9 => "unsupported MMIO request",
+        10 => "memory-region command refused (bad key, range or slot)",
+        11 => "QP command refused (bad QP number, state, MTU, ring or CQ)",
+        12 => "QP command refused: the destination-MAC table is full (16 distinct MACs in use)",
         _ => "unknown",
     }
 }
@@ -93,6 +96,8 @@ pub struct IdInfo {
     pub caps: u32,
     /// mp transport window W (PSNs per QP bitmap).
     pub mp_window: u32,
+    /// Outstanding-WQE rings shared by the QPs.
+    pub ost_rings: u32,
 }
 
 /// The queue manager's error registers.
@@ -342,6 +347,7 @@ impl<D: Device> Nic<D> {
                 verbs: idb.verbs().try_read()?.value(),
                 caps: idb.caps().try_read()?.value(),
                 mp_window: idb.mp_window().try_read()?.value(),
+                ost_rings: idb.ost_rings().try_read()?.value(),
             }
         };
         let n = id.num_queues as usize;

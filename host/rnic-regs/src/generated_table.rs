@@ -40,7 +40,7 @@ pub static BLOCKS: &[BlockDesc] = &[
         name: "id",
         type_name: "id_block",
         offset: 0x0,
-        size: 0x30,
+        size: 0x34,
         block_type: Some(0x52490001),
         version: Some(0x10000),
         desc: "Identification block: what this build is.",
@@ -333,6 +333,30 @@ pub static BLOCKS: &[BlockDesc] = &[
                     },
                 ],
             },
+            RegDesc {
+                name: "ost_rings",
+                offset: 0x30,
+                block_offset: 0x30,
+                width: 32,
+                readable: true,
+                writable: false,
+                reset: None,
+                desc: "Outstanding-WQE rings (8 WQEs each) shared by the QPs: at most this many QPs have WQEs waiting for their ACK at once.",
+                fields: &[
+                    FieldDesc {
+                        name: "value",
+                        msb: 31,
+                        lsb: 0,
+                        sw: Access::R,
+                        hw: Access::W,
+                        reset: None,
+                        onread: None,
+                        onwrite: None,
+                        swmod: false,
+                        desc: "",
+                    },
+                ],
+            },
         ],
     },
     BlockDesc {
@@ -448,7 +472,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 readable: true,
                 writable: true,
                 reset: Some(0x0),
-                desc: "Ring base bus address, low 32 bits (must be 64-byte aligned).",
+                desc: "Ring base bus address, low 32 bits (must be 4 KiB aligned: the NIC keeps bits 63:12).",
                 fields: &[
                     FieldDesc {
                         name: "addr",
@@ -1591,6 +1615,30 @@ pub static BLOCKS: &[BlockDesc] = &[
                 ],
             },
             RegDesc {
+                name: "ring_busy_cycles",
+                offset: 0x354,
+                block_offset: 0x54,
+                width: 32,
+                readable: true,
+                writable: false,
+                reset: None,
+                desc: "Cycles during which every outstanding-WQE ring was in use (a QP with nothing in flight had to wait for one).",
+                fields: &[
+                    FieldDesc {
+                        name: "value",
+                        msb: 31,
+                        lsb: 0,
+                        sw: Access::R,
+                        hw: Access::W,
+                        reset: None,
+                        onread: None,
+                        onwrite: None,
+                        swmod: false,
+                        desc: "",
+                    },
+                ],
+            },
+            RegDesc {
                 name: "lb_ctrl",
                 offset: 0x360,
                 block_offset: 0x60,
@@ -2125,7 +2173,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 readable: true,
                 writable: true,
                 reset: Some(0x0),
-                desc: "Staged receive-queue ring base, low 32 bits (64-byte aligned).",
+                desc: "Staged receive-queue ring base, low 32 bits (4 KiB aligned: the NIC keeps bits 63:12).",
                 fields: &[
                     FieldDesc {
                         name: "addr",

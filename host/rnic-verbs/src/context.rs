@@ -172,6 +172,8 @@ pub struct PortCounters {
     pub rx_rnr_nak: u32,
     /// Payload writes the MR re-check in front of the DMA write engine refused.
     pub rx_drop_guard: u32,
+    /// Cycles during which every outstanding-WQE ring was in use.
+    pub ring_busy_cycles: u32,
 }
 
 /// `(hi, lo)` register words of a MAC address: bytes 0..1 in `hi` (byte 0
@@ -456,6 +458,7 @@ impl<D: Device> Context<D> {
             rx_nak_seq: p.rx_nak_seq().try_read()?.value(),
             rx_rnr_nak: p.rx_rnr_nak().try_read()?.value(),
             rx_drop_guard: p.rx_drop_guard().try_read()?.value(),
+            ring_busy_cycles: p.ring_busy_cycles().try_read()?.value(),
             lb_dropped: p.lb_dropped().try_read()?.value(),
             lb_reordered: p.lb_reordered().try_read()?.value(),
         })

@@ -29,6 +29,7 @@ module rnic_csr (
         input wire [31:0] hwif_in_id_verbs_value,
         input wire [31:0] hwif_in_id_caps_value,
         input wire [31:0] hwif_in_id_mp_window_value,
+        input wire [31:0] hwif_in_id_ost_rings_value,
         output logic [15:0] hwif_out_queue_q_sel_qn,
         output logic [31:0] hwif_out_queue_q_base_lo_addr,
         output logic [31:0] hwif_out_queue_q_base_hi_addr,
@@ -81,6 +82,7 @@ module rnic_csr (
         input wire [31:0] hwif_in_port_rx_nak_seq_value,
         input wire [31:0] hwif_in_port_rx_rnr_nak_value,
         input wire [31:0] hwif_in_port_rx_drop_guard_value,
+        input wire [31:0] hwif_in_port_ring_busy_cycles_value,
         output logic hwif_out_port_lb_ctrl_loopback,
         output logic [15:0] hwif_out_port_lb_drop_thr,
         output logic [15:0] hwif_out_port_lb_reorder_thr,
@@ -215,6 +217,7 @@ module rnic_csr (
     logic decoded_reg_strb_id_verbs;
     logic decoded_reg_strb_id_caps;
     logic decoded_reg_strb_id_mp_window;
+    logic decoded_reg_strb_id_ost_rings;
     logic decoded_reg_strb_queue_blk_type;
     logic decoded_reg_strb_queue_blk_version;
     logic decoded_reg_strb_queue_blk_next;
@@ -260,6 +263,7 @@ module rnic_csr (
     logic decoded_reg_strb_port_rx_nak_seq;
     logic decoded_reg_strb_port_rx_rnr_nak;
     logic decoded_reg_strb_port_rx_drop_guard;
+    logic decoded_reg_strb_port_ring_busy_cycles;
     logic decoded_reg_strb_port_lb_ctrl;
     logic decoded_reg_strb_port_lb_drop;
     logic decoded_reg_strb_port_lb_reorder;
@@ -329,6 +333,7 @@ module rnic_csr (
         decoded_reg_strb_id_verbs = cpuif_req_masked & (cpuif_addr == 11'h24) & !cpuif_req_is_wr;
         decoded_reg_strb_id_caps = cpuif_req_masked & (cpuif_addr == 11'h28) & !cpuif_req_is_wr;
         decoded_reg_strb_id_mp_window = cpuif_req_masked & (cpuif_addr == 11'h2c) & !cpuif_req_is_wr;
+        decoded_reg_strb_id_ost_rings = cpuif_req_masked & (cpuif_addr == 11'h30) & !cpuif_req_is_wr;
         decoded_reg_strb_queue_blk_type = cpuif_req_masked & (cpuif_addr == 11'h100) & !cpuif_req_is_wr;
         decoded_reg_strb_queue_blk_version = cpuif_req_masked & (cpuif_addr == 11'h104) & !cpuif_req_is_wr;
         decoded_reg_strb_queue_blk_next = cpuif_req_masked & (cpuif_addr == 11'h108) & !cpuif_req_is_wr;
@@ -374,6 +379,7 @@ module rnic_csr (
         decoded_reg_strb_port_rx_nak_seq = cpuif_req_masked & (cpuif_addr == 11'h348) & !cpuif_req_is_wr;
         decoded_reg_strb_port_rx_rnr_nak = cpuif_req_masked & (cpuif_addr == 11'h34c) & !cpuif_req_is_wr;
         decoded_reg_strb_port_rx_drop_guard = cpuif_req_masked & (cpuif_addr == 11'h350) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_ring_busy_cycles = cpuif_req_masked & (cpuif_addr == 11'h354) & !cpuif_req_is_wr;
         decoded_reg_strb_port_lb_ctrl = cpuif_req_masked & (cpuif_addr == 11'h360);
         decoded_reg_strb_port_lb_drop = cpuif_req_masked & (cpuif_addr == 11'h364);
         decoded_reg_strb_port_lb_reorder = cpuif_req_masked & (cpuif_addr == 11'h368);
@@ -1953,6 +1959,9 @@ always @(*) begin
         if(rd_mux_addr == 11'h2c) begin
             readback_data_var[31:0] = hwif_in_id_mp_window_value;
         end
+        if(rd_mux_addr == 11'h30) begin
+            readback_data_var[31:0] = hwif_in_id_ost_rings_value;
+        end
         if(rd_mux_addr == 11'h100) begin
             readback_data_var[31:0] = 32'h52490002;
         end
@@ -2085,6 +2094,9 @@ always @(*) begin
         end
         if(rd_mux_addr == 11'h350) begin
             readback_data_var[31:0] = hwif_in_port_rx_drop_guard_value;
+        end
+        if(rd_mux_addr == 11'h354) begin
+            readback_data_var[31:0] = hwif_in_port_ring_busy_cycles_value;
         end
         if(rd_mux_addr == 11'h360) begin
             readback_data_var[0] = field_storage_port_lb_ctrl_loopback_value;

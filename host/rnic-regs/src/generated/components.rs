@@ -37,6 +37,8 @@ pub mod ro_word_r_desc_4c4401fa;
 pub mod ro_word_r_desc_4f1885f2;
 pub mod ro_word_r_desc_4fb0ca81;
 pub mod ro_word_r_desc_6e708bbe;
+pub mod ro_word_r_desc_746cdb82;
+pub mod ro_word_r_desc_786cba57;
 pub mod ro_word_r_desc_8724ccef;
 pub mod ro_word_r_desc_8bf94f34;
 pub mod ro_word_r_desc_8ed008ae;

@@ -15,6 +15,7 @@ pub mod reg {
     pub const GIT_HASH: u64 = 0x014;
     pub const DATA_W: u64 = 0x01c;
     pub const NUM_QUEUES: u64 = 0x020;
+    pub const VERBS: u64 = 0x024;
     pub const Q_SIZE: u64 = 0x11c;
     pub const Q_CQN: u64 = 0x120;
     pub const Q_CMD: u64 = 0x124;
@@ -70,6 +71,8 @@ impl QpCommit {
 
 pub struct FakeDev {
     pub num_queues: u32,
+    /// The `id.verbs` register (the build's verb set).
+    pub verbs: Cell<u32>,
     regs: RefCell<HashMap<u64, u32>>,
     writes: RefCell<Vec<(u64, u32)>>,
     qp_state: RefCell<HashMap<u16, u8>>,
@@ -86,6 +89,7 @@ impl FakeDev {
     pub fn new(num_queues: u32) -> Self {
         Self {
             num_queues,
+            verbs: Cell::new(0x1F),
             regs: RefCell::new(HashMap::new()),
             writes: RefCell::new(Vec::new()),
             qp_state: RefCell::new(HashMap::new()),
@@ -178,6 +182,7 @@ impl Device for FakeDev {
             reg::GIT_HASH => 0xabcd_1234,
             reg::DATA_W => 64,
             reg::NUM_QUEUES => self.num_queues,
+            reg::VERBS => self.verbs.get(),
             reg::ERR_COUNT => self.err_count.get(),
             reg::QP_STATUS => {
                 let qpn = self.reg(reg::QP_SEL) as u16;

@@ -1212,6 +1212,39 @@ fn sq_sig_all_signals_every_wqe() {
     assert_eq!(sq_wqe(&qp, 0).flags, 1);
 }
 
+/// A build without SEND/RECV (`rnic build --verbs write`: the verbs
+/// register lacks bits 3 and 4) refuses SEND and SEND_WITH_IMM before
+/// anything reaches the NIC; RDMA WRITE still goes out.
+#[test]
+fn a_write_only_build_refuses_send() {
+    let dev = FakeDev::new(4);
+    dev.verbs.set(0x07);
+    let ctx = open(&dev);
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_cq(8).unwrap();
+    let mut qp = create_qp(&ctx, &pd, &cq, cap(4, 0), false);
+    to_rts(&mut qp);
+    dev.clear_log();
+    let one = [Sge::default()];
+    for opcode in [WrOpcode::Send, WrOpcode::SendWithImm] {
+        let wr = SendWr {
+            wr_id: 1,
+            opcode,
+            send_flags: SendFlags::empty(),
+            sg_list: &one,
+            imm_data: (opcode == WrOpcode::SendWithImm).then_some(1),
+            rdma: None,
+        };
+        let e = qp.post_send(&wr).unwrap_err();
+        assert!(matches!(e, VerbsError::Unsupported(_)), "{opcode:?}: {e}");
+        assert_eq!(e.errno(), errno::EOPNOTSUPP);
+    }
+    assert!(dev.writes().is_empty(), "no WQE, no doorbell");
+    qp.post_send(&write_wr(2, &one, SendFlags::empty()))
+        .unwrap();
+    assert!(!dev.writes().is_empty(), "the WRITE was posted");
+}
+
 #[test]
 fn bad_send_work_requests() {
     let dev = FakeDev::new(4);

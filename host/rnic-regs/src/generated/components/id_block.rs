@@ -16,6 +16,7 @@ pub use _root::components::ro_word_r_desc_21572c5c as mp_window;
 pub use _root::components::ro_word_r_desc_43197c13 as verbs;
 pub use _root::components::ro_word_r_desc_4f1885f2 as num_queues;
 pub use _root::components::ro_word_r_desc_4fb0ca81 as build_version;
+pub use _root::components::ro_word_r_desc_746cdb82 as ost_rings;
 pub use _root::components::ro_word_r_desc_c8805c6d as board_id;
 pub use _root::components::ro_word_r_desc_e558afe9 as git_hash;
 pub use _root::components::ro_word_r_desc_fa9c7015 as data_w;
@@ -61,7 +62,7 @@ impl IdBlock<'static> {
 
 impl<'io, IO> IdBlock<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0x30;
+    pub const SIZE: usize = 0x34;
 
     /// # Safety
     ///
@@ -227,6 +228,19 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> IdBlock<'io, IO> {
     ) -> peakrdl_rust::reg::Reg<'io, mp_window::RoWordR_desc_21572c5c, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x2C).cast(), self.io)
+        }
+    }
+
+    /// ost_rings
+    ///
+    /// Outstanding-WQE rings (8 WQEs each) shared by the QPs: at most this many QPs have WQEs waiting for their ACK at once.
+    #[inline(always)]
+    #[must_use]
+    pub const fn ost_rings(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, ost_rings::RoWordR_desc_746cdb82, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x30).cast(), self.io)
         }
     }
 }

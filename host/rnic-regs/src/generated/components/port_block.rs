@@ -22,6 +22,7 @@ pub use _root::components::ro_word_r_desc_15de991c as rx_drop_guard;
 pub use _root::components::ro_word_r_desc_17d7fd68 as rx_drop_nobuf;
 pub use _root::components::ro_word_r_desc_4c4401fa as tx_retransmits;
 pub use _root::components::ro_word_r_desc_6e708bbe as rx_nak_seq;
+pub use _root::components::ro_word_r_desc_786cba57 as ring_busy_cycles;
 pub use _root::components::ro_word_r_desc_8724ccef as rx_drop_psn;
 pub use _root::components::ro_word_r_desc_8bf94f34 as rx_rnr_nak;
 pub use _root::components::ro_word_r_desc_8ed008ae as rx_drop_icrc;
@@ -331,6 +332,19 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> PortBlock<'io, IO> {
     ) -> peakrdl_rust::reg::Reg<'io, rx_drop_guard::RoWordR_desc_15de991c, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x50).cast(), self.io)
+        }
+    }
+
+    /// ring_busy_cycles
+    ///
+    /// Cycles during which every outstanding-WQE ring was in use (a QP with nothing in flight had to wait for one).
+    #[inline(always)]
+    #[must_use]
+    pub const fn ring_busy_cycles(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, ring_busy_cycles::RoWordR_desc_786cba57, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x54).cast(), self.io)
         }
     }
 

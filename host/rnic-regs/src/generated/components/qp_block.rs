@@ -231,7 +231,7 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> QpBlock<'io, IO> {
 
     /// qp_rq_base_lo
     ///
-    /// Staged receive-queue ring base, low 32 bits (64-byte aligned).
+    /// Staged receive-queue ring base, low 32 bits (4 KiB aligned: the NIC keeps bits 63:12).
     #[inline(always)]
     #[must_use]
     pub const fn qp_rq_base_lo(

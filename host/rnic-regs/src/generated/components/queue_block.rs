@@ -139,7 +139,7 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> QueueBlock<'io, IO> {
 
     /// q_base_lo
     ///
-    /// Ring base bus address, low 32 bits (must be 64-byte aligned).
+    /// Ring base bus address, low 32 bits (must be 4 KiB aligned: the NIC keeps bits 63:12).
     #[inline(always)]
     #[must_use]
     pub const fn q_base_lo(&self) -> peakrdl_rust::reg::Reg<'io, q_base_lo::QBaseLo, IO> {

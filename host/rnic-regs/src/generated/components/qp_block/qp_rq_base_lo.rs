@@ -6,7 +6,7 @@ use super::_root; // alias to root module of generated code
 
 /// qp_rq_base_lo
 ///
-/// Staged receive-queue ring base, low 32 bits (64-byte aligned).
+/// Staged receive-queue ring base, low 32 bits (4 KiB aligned: the NIC keeps bits 63:12).
 #[repr(transparent)]
 #[derive(Copy, Clone, Eq, PartialEq)]
 pub struct QpRqBaseLo(u32);

@@ -6,7 +6,7 @@ use super::_root; // alias to root module of generated code
 
 /// q_base_lo
 ///
-/// Ring base bus address, low 32 bits (must be 64-byte aligned).
+/// Ring base bus address, low 32 bits (must be 4 KiB aligned: the NIC keeps bits 63:12).
 #[repr(transparent)]
 #[derive(Copy, Clone, Eq, PartialEq)]
 pub struct QBaseLo(u32);
