@@ -606,12 +606,7 @@ fn qps_share_a_table_of_sixteen_destination_macs() {
                 retry_cnt: 7,
                 ..Default::default()
             },
-            M::STATE
-                | M::SQ_PSN
-                | M::TIMEOUT
-                | M::RETRY_CNT
-                | M::RNR_RETRY
-                | M::MAX_QP_RD_ATOMIC,
+            M::STATE | M::SQ_PSN | M::TIMEOUT | M::RETRY_CNT | M::RNR_RETRY | M::MAX_QP_RD_ATOMIC,
         )
         .unwrap()
     };

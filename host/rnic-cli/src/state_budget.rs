@@ -159,13 +159,7 @@ fn core_param(name: &str) -> Option<i64> {
         .filter_map(|l| l.trim().strip_prefix("parameter "))
         .filter_map(|r| r.strip_prefix(name))
         .filter_map(|r| r.trim_start().strip_prefix('='))
-        .find_map(|r| {
-            r.split(|c: char| c == ',' || c == '/')
-                .next()?
-                .trim()
-                .parse()
-                .ok()
-        })
+        .find_map(|r| r.split([',', '/']).next()?.trim().parse().ok())
 }
 
 /// The outstanding-WQE rings of a build with `num_qp` QPs (rnic_core
