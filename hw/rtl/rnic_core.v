@@ -12,6 +12,7 @@ module rnic_core #(
     parameter CLK_MHZ = 250,         // core clock: sets the IB timer units (ACK timeout, RNR)
     parameter MP_W = 64,             // mp transport: receive window (bitmap bits per QP): 32, 64, 128
     parameter SEND_EN = 1,           // verb set: 1 = SEND/RECV carried, 0 = RDMA WRITE(+IMM) only
+    parameter RC_EN = 1,             // transports: 1 = rc and mp, 0 = mp only (needs SEND_EN = 0)
     parameter OST_RINGS = 16,        // outstanding-WQE rings shared by the QPs (at most NUM_Q are used)
     parameter [31:0] BUILD_VERSION = 32'h0001_0000,
     parameter [31:0] GIT_HASH = 32'h0,
@@ -121,7 +122,8 @@ localparam [31:0] VERBS = SEND_EN != 0 ? 32'h0000_001F : 32'h0000_0007;
 localparam OST_RINGS_Q = OST_RINGS < NUM_Q ? OST_RINGS : NUM_Q;
 localparam MP_PEND_Q = NUM_Q < 8 ? NUM_Q : 8;      // mp deferred completions held at once
 localparam DMAC_N_Q = NUM_Q < 16 ? NUM_Q : 16;     // destination MACs held at once
-localparam [31:0] CAPS = 32'h0000_003F;      // MSI, CQE RO switch, early-CQE switch, bypass switch, flush mode, mp
+// MSI, CQE RO switch, early-CQE switch, bypass switch, flush mode, mp, rc
+localparam [31:0] CAPS = RC_EN != 0 ? 32'h0000_007F : 32'h0000_003F;
 
 initial begin
     if (DATA_W != 64 && DATA_W != 128 && DATA_W != 256 && DATA_W != 512) begin
@@ -134,6 +136,14 @@ initial begin
     end
     if (OST_RINGS < 2) begin
         $error("rnic_core: OST_RINGS must be at least 2");
+        $finish;
+    end
+    if (RC_EN != 0 && RC_EN != 1) begin
+        $error("rnic_core: RC_EN must be 0 or 1");
+        $finish;
+    end
+    if (RC_EN == 0 && SEND_EN != 0) begin
+        $error("rnic_core: SEND/RECV needs the rc transport (SEND_EN = 1 with RC_EN = 0)");
         $finish;
     end
     if (SEND_EN != 0 && SEND_EN != 1) begin
@@ -504,7 +514,8 @@ wire qp_reg_err_dmac;
 qp_context #(
     .NUM_QP(NUM_Q),
     .QN_W(QN_W),
-    .DMAC_N(DMAC_N_Q)
+    .DMAC_N(DMAC_N_Q),
+    .RC_EN(RC_EN)
 ) qpc_inst (
     .clk(clk),
     .rst(rst),
@@ -1405,6 +1416,7 @@ rc_responder #(
     .MP_W(MP_W),
     .SEND_EN(SEND_EN),
     .MP_PEND(MP_PEND_Q),
+    .RC_EN(RC_EN),
     .ID_TAG(ID_RESP)
 ) resp_inst (
     .clk(clk),

@@ -60,6 +60,10 @@ pub struct BuildArgs {
     /// always) plus `send` (SEND/RECV); READ is not implemented.
     #[arg(long, default_value = "write,send", value_parser = verb_set_parser)]
     pub verbs: VerbSet,
+    /// Transports the core carries: `rc,mp` (each QP picks one) or `mp`
+    /// (every QP is mp: no rc message state; needs `--verbs write`).
+    #[arg(long, default_value = "rc,mp", value_parser = transports_parser)]
+    pub transports: Transports,
     /// Check the board, knobs and tools and print the commands; run nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -83,6 +87,11 @@ pub struct BuildArgs {
     /// default: the --verbs value).
     #[arg(long, value_delimiter = '/', value_parser = verb_set_parser)]
     pub sweep_verbs: Vec<VerbSet>,
+    /// Transport sets for --sweep, separated by `/` (e.g. `rc,mp/mp`;
+    /// default: the --transports value). Combinations a build cannot have
+    /// (SEND/RECV without rc) are left out.
+    #[arg(long, value_delimiter = '/', value_parser = transports_parser)]
+    pub sweep_transports: Vec<Transports>,
     /// nextpnr placement seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u32,
@@ -109,6 +118,60 @@ pub struct Identity {
     /// The verb-set knob (rnic_core SEND_EN).
     #[serde(default)]
     pub verbs: VerbSet,
+    /// The transport knob (rnic_core RC_EN).
+    #[serde(default)]
+    pub transports: Transports,
+}
+
+/// The transports a build carries (`--transports`): mp always, rc unless
+/// the build is mp-only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Transports {
+    pub rc: bool,
+}
+
+impl Default for Transports {
+    fn default() -> Self {
+        Transports { rc: true }
+    }
+}
+
+impl std::fmt::Display for Transports {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.rc { "rc,mp" } else { "mp" })
+    }
+}
+
+fn transports_parser(s: &str) -> std::result::Result<Transports, String> {
+    let (mut rc, mut mp) = (false, false);
+    for item in s.split(',').map(str::trim) {
+        match item {
+            "rc" => rc = true,
+            "mp" => mp = true,
+            other => {
+                return Err(format!(
+                    "--transports {s}: unknown transport {other:?} (transport sets: rc,mp or mp)"
+                ))
+            }
+        }
+    }
+    if !mp {
+        return Err(format!(
+            "--transports {s}: the mp transport is in every build (transport sets: rc,mp or mp)"
+        ));
+    }
+    Ok(Transports { rc })
+}
+
+/// Knob combinations no build can have, as a one-line error.
+fn check_combination(verbs: VerbSet, transports: Transports) -> Result<(), BuildError> {
+    if verbs.send && !transports.rc {
+        return Err(BuildError::Knob(format!(
+            "--verbs {verbs} with --transports {transports}: SEND/RECV needs the rc transport \
+             (an mp QP carries WRITE and WRITE_WITH_IMM only); use --verbs write"
+        )));
+    }
+    Ok(())
 }
 
 /// The verb set a build carries (`--verbs`): RDMA WRITE and WRITE_WITH_IMM
@@ -244,9 +307,11 @@ pub fn run(a: &BuildArgs) -> Result<ExitCode> {
         return sweep(a, &root, board);
     }
     let data_w = check_knobs(board, a.data_w, a.num_q)?;
+    check_combination(a.verbs, a.transports)?;
     let mut ident = identity(&root, board);
     ident.mp_w = a.mp_w;
     ident.verbs = a.verbs;
+    ident.transports = a.transports;
     let out = a
         .out
         .clone()
@@ -373,6 +438,9 @@ fn default_out(root: &Path, board: &Board, data_w: u32, num_q: u32, knobs: &Iden
     if !knobs.verbs.send {
         name += "-write";
     }
+    if !knobs.transports.rc {
+        name += "-mponly";
+    }
     root.join("target/build").join(name)
 }
 
@@ -411,6 +479,7 @@ fn identity(root: &Path, board: &Board) -> Identity {
         ),
         mp_w: default_mp_w(),
         verbs: VerbSet::default(),
+        transports: Transports::default(),
     }
 }
 
@@ -503,6 +572,8 @@ fn flow_command(
         .arg(ident.mp_w.to_string())
         .arg("--send-en")
         .arg(if ident.verbs.send { "1" } else { "0" })
+        .arg("--rc-en")
+        .arg(if ident.transports.rc { "1" } else { "0" })
         .arg("--git-hash")
         .arg(&ident.git_hash)
         .arg("--board-id")
@@ -586,6 +657,7 @@ fn pack_image(
         ("NUM_Q".into(), num_q.to_string()),
         ("MP_W".into(), ident.mp_w.to_string()),
         ("SEND_EN".into(), u32::from(ident.verbs.send).to_string()),
+        ("RC_EN".into(), u32::from(ident.transports.rc).to_string()),
     ];
     if ident.git_dirty {
         // the header's git field is a bare hash
@@ -793,9 +865,13 @@ fn print_summary(s: &BuildSummary, json: bool) -> Result<()> {
     );
     println!("  LUTRAM {:>7} cells", s.lutram_cells);
     // the core's default mp window (rnic_core MP_W)
-    if let Ok(b) =
-        crate::state_budget::budget(s.num_q, s.identity.mp_w, s.identity.verbs.send, None)
-    {
+    if let Ok(b) = crate::state_budget::budget(
+        s.num_q,
+        s.identity.mp_w,
+        s.identity.verbs.send,
+        s.identity.transports.rc,
+        None,
+    ) {
         crate::state_budget::print(&b);
     }
     for c in &s.clocks {
@@ -873,21 +949,38 @@ fn sweep(a: &BuildArgs, root: &Path, board: &Board) -> Result<ExitCode> {
     } else {
         a.sweep_verbs.clone()
     };
+    let transport_sets = if a.sweep_transports.is_empty() {
+        vec![a.transports]
+    } else {
+        a.sweep_transports.clone()
+    };
     let mut configs = Vec::new();
     for &w in &widths {
         for &v in &verb_sets {
-            for &q in &a.sweep_num_q {
-                configs.push((check_knobs(board, Some(w), q)?, v, q));
+            for &t in &transport_sets {
+                if check_combination(v, t).is_err() {
+                    continue;
+                }
+                for &q in &a.sweep_num_q {
+                    configs.push((check_knobs(board, Some(w), q)?, v, t, q));
+                }
             }
         }
+    }
+    if configs.is_empty() {
+        return Err(BuildError::Knob(
+            "--sweep: no configuration left (SEND/RECV needs the rc transport)".into(),
+        )
+        .into());
     }
     check_tools(board, true)?;
     let base = identity(root, board);
     let mut rows = Vec::new();
-    for (w, v, q) in configs {
+    for (w, v, t, q) in configs {
         let mut ident = base.clone();
         ident.mp_w = a.mp_w;
         ident.verbs = v;
+        ident.transports = t;
         let out = root.join("target/build/sweep").join(
             default_out(root, board, w, q, &ident)
                 .file_name()
@@ -895,7 +988,7 @@ fn sweep(a: &BuildArgs, root: &Path, board: &Board) -> Result<ExitCode> {
         );
         if !a.report_only {
             eprintln!(
-                "rnic build --sweep: {} DATA_W={w} NUM_Q={q} verbs {v}",
+                "rnic build --sweep: {} DATA_W={w} NUM_Q={q} verbs {v} transports {t}",
                 board.name
             );
             let cmd = flow_command(root, board, w, q, &ident, a.seed, &out, true);
@@ -927,15 +1020,16 @@ fn sweep(a: &BuildArgs, root: &Path, board: &Board) -> Result<ExitCode> {
         "LUT + LUTRAM"
     };
     println!(
-        "| DATA_W | verbs | NUM_Q | {lut} | FF | BRAM | LUTRAM cells | RAM KiB | {lut} % | RAM bytes per added QP | per-QP state from the RTL (B) |"
+        "| DATA_W | verbs | transports | NUM_Q | {lut} | FF | BRAM | LUTRAM cells | RAM KiB | {lut} % | RAM bytes per added QP | per-QP state from the RTL (B) |"
     );
-    println!("|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|:---|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut prev: Option<&BuildSummary> = None;
     for r in &rows {
         let per_qp = match prev {
             Some(p)
                 if p.data_w == r.data_w
                     && p.identity.verbs == r.identity.verbs
+                    && p.identity.transports == r.identity.transports
                     && r.num_q > p.num_q =>
             {
                 let d = ram_bits(r) as f64 - ram_bits(p) as f64;
@@ -943,13 +1037,20 @@ fn sweep(a: &BuildArgs, root: &Path, board: &Board) -> Result<ExitCode> {
             }
             _ => "-".into(),
         };
-        let rtl = crate::state_budget::budget(r.num_q, a.mp_w, r.identity.verbs.send, None)
-            .map(|b| format!("{:.0}", b.bytes_per_qp))
-            .unwrap_or_else(|_| "-".into());
+        let rtl = crate::state_budget::budget(
+            r.num_q,
+            a.mp_w,
+            r.identity.verbs.send,
+            r.identity.transports.rc,
+            None,
+        )
+        .map(|b| format!("{:.0}", b.bytes_per_qp))
+        .unwrap_or_else(|_| "-".into());
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} | {} |",
             r.data_w,
             r.identity.verbs,
+            r.identity.transports,
             r.num_q,
             r.luts,
             r.ffs,
@@ -986,6 +1087,7 @@ mod tests {
             build_version: "00010002".into(),
             mp_w: 64,
             verbs: VerbSet::default(),
+            transports: Transports::default(),
         };
         // something that is not an ECP5 bitstream is refused
         let bit = dir.join("design.bit");

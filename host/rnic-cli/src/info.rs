@@ -39,6 +39,7 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
         (3, "debug_bypass"),
         (4, "cqe_flush"),
         (5, "mp_transport"),
+        (6, "rc_transport"),
     ]
     .iter()
     .filter(|(b, _)| id.caps >> b & 1 == 1)
@@ -48,6 +49,7 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
         id.num_queues,
         id.mp_window,
         id.verbs & 0x18 != 0,
+        id.caps & (1 << 6) != 0,
         Some(id.ost_rings),
     )
     .map_err(anyhow::Error::msg)?;

@@ -182,6 +182,7 @@ pub fn items(
     pend: u32,
     dmacs: u32,
     send_en: bool,
+    rc_en: bool,
 ) -> Result<(Vec<Item>, Vec<Item>), String> {
     let mut per_qp = Vec::new();
     let mut shared = Vec::new();
@@ -240,6 +241,7 @@ pub fn items(
             let macs = after.starts_with("[0:DMAC_N-1]");
             if !(per_qp_vec || array || ring || slots || macs || shared_vec)
                 || (!send_en && l.contains("(knob: SEND_EN)"))
+                || (!rc_en && l.contains("(knob: RC_EN)"))
             {
                 continue;
             }
@@ -288,6 +290,7 @@ pub fn budget(
     num_qp: u32,
     mp_window: u32,
     send_en: bool,
+    rc_en: bool,
     rings: Option<u32>,
 ) -> Result<Budget, String> {
     let qn_w = (u32::BITS - num_qp.saturating_sub(1).leading_zeros()).max(1);
@@ -296,7 +299,7 @@ pub fn budget(
     let pend = num_qp.min(8);
     // rnic_core DMAC_N_Q: 16 destination MACs, at most one per QP
     let dmacs = num_qp.min(16);
-    let (items, shared) = items(mp_window, qn_w, rings, pend, dmacs, send_en)?;
+    let (items, shared) = items(mp_window, qn_w, rings, pend, dmacs, send_en, rc_en)?;
     let mut by_category = BTreeMap::new();
     for it in &items {
         *by_category.entry(it.category.name()).or_insert(0.0) += it.bits as f64 / 8.0;
@@ -361,7 +364,7 @@ mod tests {
 
     #[test]
     fn every_per_qp_structure_of_the_rtl_is_accounted() {
-        let b = budget(64, 64, true, None).unwrap();
+        let b = budget(64, 64, true, true, None).unwrap();
         assert!(b.items.len() > 40, "{:?}", b.items);
         for c in [
             Category::Context,
@@ -385,7 +388,7 @@ mod tests {
         assert_eq!(ring_no.bits, 4);
         assert!(b.items.iter().any(|i| i.name == "sq_base"));
         assert_eq!(
-            budget(64, 128, true, None)
+            budget(64, 128, true, true, None)
                 .unwrap()
                 .items
                 .iter()
@@ -394,8 +397,29 @@ mod tests {
                 .bits,
             128
         );
+        // an mp-only, write-only build carries what an mp QP needs, and
+        // that stays within the target of 64 B + W/8 (the completion queue
+        // apart: several QPs may share one)
+        for w in [32, 64, 128] {
+            let mp = budget(64, w, false, false, None).unwrap();
+            let cq: f64 = mp
+                .items
+                .iter()
+                .filter(|i| i.category == Category::CompletionQueue)
+                .map(|i| i.bits as f64 / 8.0)
+                .sum();
+            assert!(
+                mp.bytes_per_qp - cq <= mp.mp_target_bytes,
+                "W={w}: {} B > {} B: {:?}",
+                mp.bytes_per_qp - cq,
+                mp.mp_target_bytes,
+                mp.by_category
+            );
+            let full = budget(64, w, true, true, None).unwrap();
+            assert_eq!(mp.bytes_per_qp - cq, mp_needs(&full));
+        }
         // the SEND/RECV knob drops the SEND-only state
-        let no_send = budget(64, 64, false, None).unwrap();
+        let no_send = budget(64, 64, false, true, None).unwrap();
         assert!(no_send.items.iter().all(|i| i.name != "wrid_mem"));
         assert!(no_send.bytes_per_qp < b.bytes_per_qp);
     }

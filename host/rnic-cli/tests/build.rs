@@ -79,6 +79,25 @@ fn bad_boards_and_knobs_fail_before_any_tool_runs() {
         None,
         "board sim is the Verilator model",
     );
+    // a knob combination no build can have
+    usage_error(
+        &["build", "--board", "ecp5-85f", "--transports", "mp"],
+        None,
+        "SEND/RECV needs the rc transport",
+    );
+    // verb and transport sets the core does not have (clap's own message)
+    for (args, want) in [
+        (["--verbs", "read"], "READ is not implemented in this core"),
+        (["--verbs", "send"], "the core always carries RDMA WRITE"),
+        (["--transports", "rc"], "the mp transport is in every build"),
+    ] {
+        let mut a = vec!["build", "--board", "ecp5-85f", "--dry-run"];
+        a.extend(args);
+        let o = rnic(&a, None);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{a:?}: {e}");
+        assert!(e.contains(want), "{a:?}: {e}");
+    }
 }
 
 #[test]

@@ -293,7 +293,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 readable: true,
                 writable: false,
                 reset: None,
-                desc: "Capabilities: bit 0 MSI, 1 CQE Relaxed-Ordering debug switch, 2 early-CQE switch, 3 bypass switch, 4 CQE flush mode, 5 mp (multipath) transport.",
+                desc: "Capabilities: bit 0 MSI, 1 CQE Relaxed-Ordering debug switch, 2 early-CQE switch, 3 bypass switch, 4 CQE flush mode, 5 mp (multipath) transport, 6 rc transport (0: an mp-only build, every QP is mp).",
                 fields: &[
                     FieldDesc {
                         name: "value",

@@ -269,6 +269,22 @@ impl<D: Device> Context<D> {
                 init.qp_type
             )));
         }
+        // the build's transports (`id.caps` bit 5 mp, bit 6 rc)
+        let caps = self.shared.nic.id().caps;
+        match init.qp_type {
+            QpType::Rc if caps & (1 << 6) == 0 => {
+                return Err(VerbsError::Unsupported(
+                    "an RC QP: this NIC was built with the mp transport only (rnic build --transports mp)"
+                        .into(),
+                ))
+            }
+            QpType::Mp if caps & (1 << 5) == 0 => {
+                return Err(VerbsError::Unsupported(
+                    "an mp QP: this NIC has no mp transport".into(),
+                ))
+            }
+            _ => {}
+        }
         let c = init.cap;
         if c.max_send_sge > MAX_SGE || c.max_recv_sge > MAX_SGE {
             return Err(VerbsError::InvalidArgument(format!(

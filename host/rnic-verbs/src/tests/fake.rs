@@ -16,6 +16,7 @@ pub mod reg {
     pub const DATA_W: u64 = 0x01c;
     pub const NUM_QUEUES: u64 = 0x020;
     pub const VERBS: u64 = 0x024;
+    pub const CAPS: u64 = 0x028;
     pub const Q_SIZE: u64 = 0x11c;
     pub const Q_CQN: u64 = 0x120;
     pub const Q_CMD: u64 = 0x124;
@@ -73,6 +74,8 @@ pub struct FakeDev {
     pub num_queues: u32,
     /// The `id.verbs` register (the build's verb set).
     pub verbs: Cell<u32>,
+    /// The `id.caps` register (bit 5 mp, bit 6 rc).
+    pub caps: Cell<u32>,
     regs: RefCell<HashMap<u64, u32>>,
     writes: RefCell<Vec<(u64, u32)>>,
     qp_state: RefCell<HashMap<u16, u8>>,
@@ -90,6 +93,7 @@ impl FakeDev {
         Self {
             num_queues,
             verbs: Cell::new(0x1F),
+            caps: Cell::new(0x7F),
             regs: RefCell::new(HashMap::new()),
             writes: RefCell::new(Vec::new()),
             qp_state: RefCell::new(HashMap::new()),
@@ -183,6 +187,7 @@ impl Device for FakeDev {
             reg::DATA_W => 64,
             reg::NUM_QUEUES => self.num_queues,
             reg::VERBS => self.verbs.get(),
+            reg::CAPS => self.caps.get(),
             reg::ERR_COUNT => self.err_count.get(),
             reg::QP_STATUS => {
                 let qpn = self.reg(reg::QP_SEL) as u16;

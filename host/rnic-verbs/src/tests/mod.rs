@@ -1212,6 +1212,31 @@ fn sq_sig_all_signals_every_wqe() {
     assert_eq!(sq_wqe(&qp, 0).flags, 1);
 }
 
+/// An mp-only build (`rnic build --transports mp`: `id.caps` bit 6 clear)
+/// refuses RC QPs with a reason and still creates mp QPs.
+#[test]
+fn an_mp_only_build_refuses_rc_qps() {
+    let dev = FakeDev::new(4);
+    dev.caps.set(0x3F);
+    let ctx = open(&dev);
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_cq(8).unwrap();
+    let attr = |qp_type| QpInitAttr {
+        send_cq: &cq,
+        recv_cq: &cq,
+        cap: cap(4, 4),
+        qp_type,
+        sq_sig_all: false,
+    };
+    let e = ctx
+        .create_qp(&pd, &attr(QpType::Rc))
+        .err()
+        .expect("refused");
+    assert!(matches!(e, VerbsError::Unsupported(_)), "{e}");
+    assert!(e.to_string().contains("--transports mp"), "{e}");
+    ctx.create_qp(&pd, &attr(QpType::Mp)).unwrap();
+}
+
 /// A build without SEND/RECV (`rnic build --verbs write`: the verbs
 /// register lacks bits 3 and 4) refuses SEND and SEND_WITH_IMM before
 /// anything reaches the NIC; RDMA WRITE still goes out.

@@ -11,7 +11,6 @@ pub mod magic;
 pub use _root::components::blk_next_r_next_100 as blk_next;
 pub use _root::components::blk_type_r_type_52490001 as blk_type;
 pub use _root::components::blk_version_r_ver_10000 as blk_version;
-pub use _root::components::ro_word_r_desc_04db6ab7 as caps;
 pub use _root::components::ro_word_r_desc_21572c5c as mp_window;
 pub use _root::components::ro_word_r_desc_43197c13 as verbs;
 pub use _root::components::ro_word_r_desc_4f1885f2 as num_queues;
@@ -19,6 +18,7 @@ pub use _root::components::ro_word_r_desc_4fb0ca81 as build_version;
 pub use _root::components::ro_word_r_desc_746cdb82 as ost_rings;
 pub use _root::components::ro_word_r_desc_c8805c6d as board_id;
 pub use _root::components::ro_word_r_desc_e558afe9 as git_hash;
+pub use _root::components::ro_word_r_desc_e9d7ca9a as caps;
 pub use _root::components::ro_word_r_desc_fa9c7015 as data_w;
 
 /// id
@@ -209,10 +209,10 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> IdBlock<'io, IO> {
 
     /// caps
     ///
-    /// Capabilities: bit 0 MSI, 1 CQE Relaxed-Ordering debug switch, 2 early-CQE switch, 3 bypass switch, 4 CQE flush mode, 5 mp (multipath) transport.
+    /// Capabilities: bit 0 MSI, 1 CQE Relaxed-Ordering debug switch, 2 early-CQE switch, 3 bypass switch, 4 CQE flush mode, 5 mp (multipath) transport, 6 rc transport (0: an mp-only build, every QP is mp).
     #[inline(always)]
     #[must_use]
-    pub const fn caps(&self) -> peakrdl_rust::reg::Reg<'io, caps::RoWordR_desc_04db6ab7, IO> {
+    pub const fn caps(&self) -> peakrdl_rust::reg::Reg<'io, caps::RoWordR_desc_e9d7ca9a, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x28).cast(), self.io)
         }

@@ -6,21 +6,21 @@ use super::_root; // alias to root module of generated code
 
 /// caps
 ///
-/// Capabilities: bit 0 MSI, 1 CQE Relaxed-Ordering debug switch, 2 early-CQE switch, 3 bypass switch, 4 CQE flush mode, 5 mp (multipath) transport.
+/// Capabilities: bit 0 MSI, 1 CQE Relaxed-Ordering debug switch, 2 early-CQE switch, 3 bypass switch, 4 CQE flush mode, 5 mp (multipath) transport, 6 rc transport (0: an mp-only build, every QP is mp).
 #[repr(transparent)]
 #[derive(Copy, Clone, Eq, PartialEq)]
-pub struct RoWordR_desc_04db6ab7(u32);
+pub struct RoWordR_desc_e9d7ca9a(u32);
 
-unsafe impl Send for RoWordR_desc_04db6ab7 {}
-unsafe impl Sync for RoWordR_desc_04db6ab7 {}
+unsafe impl Send for RoWordR_desc_e9d7ca9a {}
+unsafe impl Sync for RoWordR_desc_e9d7ca9a {}
 
-impl core::default::Default for RoWordR_desc_04db6ab7 {
+impl core::default::Default for RoWordR_desc_e9d7ca9a {
     fn default() -> Self {
         Self(0x0)
     }
 }
 
-impl peakrdl_rust::reg::Register for RoWordR_desc_04db6ab7 {
+impl peakrdl_rust::reg::Register for RoWordR_desc_e9d7ca9a {
     type Regwidth = u32;
     type Accesswidth = u32;
     type Access = peakrdl_rust::access::R;
@@ -36,7 +36,7 @@ impl peakrdl_rust::reg::Register for RoWordR_desc_04db6ab7 {
     }
 }
 
-impl RoWordR_desc_04db6ab7 {
+impl RoWordR_desc_e9d7ca9a {
     pub const VALUE_OFFSET: usize = 0;
     pub const VALUE_WIDTH: usize = 32;
     pub const VALUE_MASK: u32 = 0xFFFF_FFFF;
@@ -51,9 +51,9 @@ impl RoWordR_desc_04db6ab7 {
     }
 }
 
-impl core::fmt::Debug for RoWordR_desc_04db6ab7 {
+impl core::fmt::Debug for RoWordR_desc_e9d7ca9a {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("RoWordR_desc_04db6ab7")
+        f.debug_struct("RoWordR_desc_e9d7ca9a")
             .field("value", &self.value())
             .finish()
     }
@@ -65,7 +65,7 @@ mod tests {
 
     #[test]
     fn test_default() {
-        let reg = RoWordR_desc_04db6ab7::default();
+        let reg = RoWordR_desc_e9d7ca9a::default();
         assert_eq!(reg.value(), 0);
     }
 }
