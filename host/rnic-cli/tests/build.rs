@@ -52,7 +52,13 @@ fn list_shows_every_board() {
         .collect();
     assert_eq!(
         names,
-        ["sim", "ecp5-85f", "artix7-pcie", "artix7-pcie-200t"]
+        [
+            "sim",
+            "ecp5-85f",
+            "artix7-pcie",
+            "artix7-pcie-200t",
+            "xc7a200t-core"
+        ]
     );
 }
 
@@ -61,7 +67,7 @@ fn bad_boards_and_knobs_fail_before_any_tool_runs() {
     usage_error(
         &["build", "--board", "ice40-hx8k"],
         None,
-        "unknown board ice40-hx8k (known boards: sim, ecp5-85f, artix7-pcie, artix7-pcie-200t)",
+        "unknown board ice40-hx8k (known boards: sim, ecp5-85f, artix7-pcie, artix7-pcie-200t, xc7a200t-core)",
     );
     usage_error(&["build"], None, "--board is required (known boards: sim,");
     usage_error(
