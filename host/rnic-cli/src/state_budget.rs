@@ -162,6 +162,16 @@ fn core_param(name: &str) -> Option<i64> {
         .find_map(|r| r.split([',', '/']).next()?.trim().parse().ok())
 }
 
+/// The cap N of an rnic_core pool size `localparam NAME = NUM_Q < N ? NUM_Q : N;`.
+fn core_cap(name: &str) -> Option<u32> {
+    include_str!("../../../hw/rtl/rnic_core.v")
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("localparam "))
+        .filter_map(|r| r.strip_prefix(name))
+        .filter_map(|r| r.trim_start().strip_prefix('='))
+        .find_map(|r| r.split([':', ';']).nth(1)?.trim().parse().ok())
+}
+
 /// The outstanding-WQE rings of a build with `num_qp` QPs (rnic_core
 /// OST_RINGS, at most one per QP).
 pub fn rings(num_qp: u32) -> u32 {
@@ -174,7 +184,7 @@ pub fn rings(num_qp: u32) -> u32 {
 /// ones (`[0:OST_RINGS*OST_DEPTH-1]`, `reg [OST_RINGS-1:0]`); the first
 /// list is per QP, the second for the whole NIC. A declaration whose
 /// comment says `(knob: SEND_EN)` exists only in builds with SEND/RECV
-/// (`send_en`).
+/// (`send_en`), one saying `(knob: RC_EN)` only in builds with rc (`rc_en`).
 pub fn items(
     mp_window: u32,
     qn_w: u32,
@@ -284,8 +294,8 @@ pub fn items(
 }
 
 /// The budget of a build with `num_qp` QPs, window `mp_window`, the
-/// SEND/RECV knob `send_en` and `rings` outstanding-WQE rings (None: the
-/// RTL's default for `num_qp`).
+/// SEND/RECV and rc knobs `send_en`, `rc_en`, and `rings` outstanding-WQE
+/// rings (None: the RTL's default for `num_qp`).
 pub fn budget(
     num_qp: u32,
     mp_window: u32,
@@ -295,10 +305,10 @@ pub fn budget(
 ) -> Result<Budget, String> {
     let qn_w = (u32::BITS - num_qp.saturating_sub(1).leading_zeros()).max(1);
     let rings = rings.unwrap_or_else(|| self::rings(num_qp));
-    // rnic_core MP_PEND_Q: 8 deferred-completion slots, at most one per QP
-    let pend = num_qp.min(8);
-    // rnic_core DMAC_N_Q: 16 destination MACs, at most one per QP
-    let dmacs = num_qp.min(16);
+    // the mp deferred-completion slots and the destination-MAC table, at
+    // most one per QP (rnic_core MP_PEND_Q, DMAC_N_Q)
+    let pend = num_qp.min(core_cap("MP_PEND_Q").ok_or("rnic_core.v: MP_PEND_Q")?);
+    let dmacs = num_qp.min(core_cap("DMAC_N_Q").ok_or("rnic_core.v: DMAC_N_Q")?);
     let (items, shared) = items(mp_window, qn_w, rings, pend, dmacs, send_en, rc_en)?;
     let mut by_category = BTreeMap::new();
     for it in &items {
