@@ -412,7 +412,8 @@ pub fn write_bw(a: &WriteBwArgs) -> Result<ExitCode> {
         clock = p.a.device().clock_mhz();
         let bpc = r.bytes as f64 * 8.0 / r.cycles as f64;
         let eff = bpc / f64::from(a.dev.data_w);
-        let (wmax, _) = perf::wire_efficiency(u64::from(size), a.mtu, a.dev.data_w, 0);
+        let (wmax, _) =
+            perf::wire_efficiency(u64::from(size), a.mtu, a.dev.data_w, 0, a.transport == "mp");
         let row = BwRow {
             test: "write_bw",
             transport: if a.transport == "mp" { "mp" } else { "rc" },
@@ -455,15 +456,9 @@ pub fn write_bw(a: &WriteBwArgs) -> Result<ExitCode> {
     }
     if !a.json {
         println!(
-            "(DATA_W={}, clock {clock} MHz, PMTU {} B, {} QP(s) x {} WRITEs in flight, fabric {}; eff = payload bits / (DATA_W x cycles); wire max = payload share of the frames' DATA_W beats with Eth 14 + IPv4 20 + UDP 8 + BTH 12 + RETH 16 (first packet) + ICRC 4, no inter-frame gap)",
+            "(DATA_W={}, clock {clock} MHz, PMTU {} B, {} QP(s) x {} WRITEs in flight, fabric {}; eff = payload bits / (DATA_W x cycles); wire max = payload share of the frames' DATA_W beats with Eth 14 + IPv4 20 + UDP 8 + BTH 12 + RETH 16 (first packet; every packet for mp) + ICRC 4, no inter-frame gap)",
             a.dev.data_w, a.mtu, a.qps, a.window, a.fabric
         );
-        if a.transport == "mp" {
-            println!(
-                "(mp over {} paths: every packet carries its own 16-byte RETH, so the wire max above, which counts it once per message, is a little high)",
-                a.paths
-            );
-        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -34,14 +34,15 @@ pub const MIN_FRAME: u32 = 60;
 
 /// Frames of one WRITE (`imm`: WRITE_WITH_IMM) of `len` bytes at `pmtu`:
 /// the frame lengths as the NIC hands them to the MAC (no FCS, preamble or
-/// inter-frame gap; the simulated MAC and fabric add none).
-pub fn write_frames(len: u64, pmtu: u32, imm: bool) -> impl Iterator<Item = u32> {
+/// inter-frame gap; the simulated MAC and fabric add none). RC puts a RETH
+/// in the first packet, mp (`mp`) in every packet.
+pub fn write_frames(len: u64, pmtu: u32, imm: bool, mp: bool) -> impl Iterator<Item = u32> {
     let pmtu = u64::from(pmtu);
     let n = len.div_ceil(pmtu).max(1);
     (0..n).map(move |p| {
         let payload = if p + 1 == n { len - p * pmtu } else { pmtu } as u32;
         let mut f = ETH_HDR + IPV4_HDR + UDP_HDR + BTH + ICRC + payload;
-        if p == 0 {
+        if p == 0 || mp {
             f += RETH;
         }
         if imm && p + 1 == n {
@@ -56,11 +57,12 @@ pub fn write_frames(len: u64, pmtu: u32, imm: bool) -> impl Iterator<Item = u32>
 /// The best payload efficiency a WRITE of `len` bytes can reach on a link
 /// of `data_w` bits per cycle: payload bits over the bits of the beats its
 /// frames occupy (each frame a whole number of `data_w` beats, plus
-/// `gap_beats` idle beats between frames). `(beat-exact, byte-exact)`.
-pub fn wire_efficiency(len: u64, pmtu: u32, data_w: u32, gap_beats: u32) -> (f64, f64) {
+/// `gap_beats` idle beats between frames; `mp`: a RETH in every packet).
+/// `(beat-exact, byte-exact)`.
+pub fn wire_efficiency(len: u64, pmtu: u32, data_w: u32, gap_beats: u32, mp: bool) -> (f64, f64) {
     let w = u64::from(data_w / 8);
     let (mut beats, mut bytes) = (0u64, 0u64);
-    for f in write_frames(len, pmtu, false) {
+    for f in write_frames(len, pmtu, false, mp) {
         beats += u64::from(f).div_ceil(w) + u64::from(gap_beats);
         bytes += u64::from(f);
     }
@@ -341,16 +343,20 @@ mod tests {
     #[test]
     fn frames_of_a_write() {
         // 64 KiB at 4096: 16 frames of 4096 + 58, the first with RETH.
-        let f: Vec<u32> = write_frames(65536, 4096, false).collect();
+        let f: Vec<u32> = write_frames(65536, 4096, false, false).collect();
         assert_eq!(f.len(), 16);
         assert_eq!(f[0], 4096 + 58 + 16);
         assert_eq!(f[1], 4096 + 58);
         // a 1-byte write: one padded frame
-        let f: Vec<u32> = write_frames(1, 4096, false).collect();
+        let f: Vec<u32> = write_frames(1, 4096, false, false).collect();
         assert_eq!(f, vec![14 + 20 + 8 + 12 + 16 + 4 + 4]);
-        let f: Vec<u32> = write_frames(4097, 4096, true).collect();
+        let f: Vec<u32> = write_frames(4097, 4096, true, false).collect();
         assert_eq!(f, vec![4096 + 74, 58 + 4 + 4]);
-        let (beat, byte) = wire_efficiency(65536, 4096, 64, 0);
+        let (beat, byte) = wire_efficiency(65536, 4096, 64, 0, false);
         assert!(beat < byte && byte < 1.0 && beat > 0.98, "{beat} {byte}");
+        // mp: a RETH in every packet
+        let f: Vec<u32> = write_frames(65536, 4096, false, true).collect();
+        assert!(f.iter().all(|&x| x == 4096 + 58 + 16), "{f:?}");
+        assert!(wire_efficiency(65536, 4096, 64, 0, true).0 < beat);
     }
 }
