@@ -35,6 +35,7 @@ fn main() {
     println!("cargo:rustc-check-cfg=cfg(rnic_sim_rtl)");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=csrc/shim.cpp");
+    println!("cargo:rerun-if-changed=../csrc/tlp_header.hpp");
     println!("cargo:rerun-if-env-changed=VERILATOR");
     println!("cargo:rerun-if-env-changed=VERILATOR_ROOT");
     println!("cargo:rerun-if-env-changed=RNIC_SIM_RTL_DIR");
@@ -121,7 +122,11 @@ fn main() {
             &include,
             &incs,
             &opt,
-            &[shim_dep, mdir.join(format!("{prefix}.h"))],
+            &[
+                shim_dep,
+                manifest.join("../csrc/tlp_header.hpp"),
+                mdir.join(format!("{prefix}.h")),
+            ],
         );
     }
 

@@ -18,6 +18,7 @@
 #include <memory>
 
 #include "verilated.h"
+#include "../../csrc/tlp_header.hpp"
 #include SHIM_HEADER
 
 extern "C" {
@@ -117,18 +118,6 @@ inline void get(const QData& d, uint32_t* s) {
 template <std::size_t N>
 inline void get(const VlWide<N>& d, uint32_t* s) {
     for (std::size_t i = 0; i < N; ++i) s[i] = d[i];
-}
-inline void put_hdr(VlWide<4>& d, const uint32_t* s) {
-    d[3] = s[0];
-    d[2] = s[1];
-    d[1] = s[2];
-    d[0] = s[3];
-}
-inline void get_hdr(const VlWide<4>& d, uint32_t* s) {
-    s[0] = d[3];
-    s[1] = d[2];
-    s[2] = d[1];
-    s[3] = d[0];
 }
 
 struct Sim {

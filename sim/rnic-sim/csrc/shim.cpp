@@ -25,6 +25,7 @@
 
 #include "verilated.h"
 #include "verilated_fst_c.h"
+#include "../../csrc/tlp_header.hpp"
 #include RNIC_HEADER
 
 extern "C" {
@@ -152,19 +153,6 @@ inline void get_bytes(const VlWide<N>& d, uint8_t* s) {
     }
 }
 
-// Header: array index = DW number; Verilator word 0 = bits 31:0 = DW3.
-inline void put_hdr(VlWide<4>& d, const uint32_t* s) {
-    d[3] = s[0];
-    d[2] = s[1];
-    d[1] = s[2];
-    d[0] = s[3];
-}
-inline void get_hdr(const VlWide<4>& d, uint32_t* s) {
-    s[0] = d[3];
-    s[1] = d[2];
-    s[2] = d[1];
-    s[3] = d[0];
-}
 
 struct Sim {
     std::unique_ptr<VerilatedContext> ctx;
