@@ -575,28 +575,8 @@ fn qps_share_a_table_of_sixteen_destination_macs() {
         .unwrap()
     };
     let to_rtr = |qp: &mut QueuePair<_>, dmac: [u8; 6]| {
-        qp.modify(
-            &QpAttr {
-                qp_state: QpState::Rtr,
-                path_mtu: Mtu::Mtu1024,
-                dest_qp_num: 5,
-                ah_attr: AhAttr {
-                    dmac,
-                    dip: IP[1],
-                    udp_sport: 0xC000,
-                    spray_log: 0,
-                    mp_window: 0,
-                },
-                ..Default::default()
-            },
-            M::STATE
-                | M::AV
-                | M::PATH_MTU
-                | M::DEST_QPN
-                | M::RQ_PSN
-                | M::MAX_DEST_RD_ATOMIC
-                | M::MIN_RNR_TIMER,
-        )
+        let (attr, mask) = rtr_attr(&o, 5, dmac, IP[1], 0);
+        qp.modify(&attr, mask)
     };
     let to_rts = |qp: &mut QueuePair<_>| {
         qp.modify(

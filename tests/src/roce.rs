@@ -124,6 +124,41 @@ pub fn end(ctx: &Context<SimDevice>, o: &ConnOpts) -> End {
     }
 }
 
+/// The INIT -> RTR attributes towards a peer QP at `dmac` / `dip`.
+pub fn rtr_attr(
+    o: &ConnOpts,
+    peer_qpn: u32,
+    dmac: [u8; 6],
+    dip: Ipv4Addr,
+    rq_psn: u32,
+) -> (QpAttr, QpAttrMask) {
+    type M = QpAttrMask;
+    let attr = QpAttr {
+        qp_state: QpState::Rtr,
+        path_mtu: o.mtu,
+        dest_qp_num: peer_qpn,
+        rq_psn,
+        ah_attr: AhAttr {
+            dmac,
+            dip,
+            udp_sport: 0xC000 | (peer_qpn as u16 & 0xff),
+            spray_log: o.spray_log,
+            mp_window: o.mp_window,
+        },
+        max_dest_rd_atomic: 0,
+        min_rnr_timer: o.min_rnr_timer,
+        ..Default::default()
+    };
+    let mask = M::STATE
+        | M::AV
+        | M::PATH_MTU
+        | M::DEST_QPN
+        | M::RQ_PSN
+        | M::MAX_DEST_RD_ATOMIC
+        | M::MIN_RNR_TIMER;
+    (attr, mask)
+}
+
 /// Moves `qp` through INIT, RTR and RTS towards the peer.
 pub fn bring_up(
     qp: &mut QueuePair<SimDevice>,
@@ -150,32 +185,8 @@ pub fn bring_up(
         M::STATE | M::PKEY_INDEX | M::PORT | M::ACCESS_FLAGS,
     )
     .unwrap();
-    qp.modify(
-        &QpAttr {
-            qp_state: QpState::Rtr,
-            path_mtu: o.mtu,
-            dest_qp_num: peer_qpn,
-            rq_psn,
-            ah_attr: AhAttr {
-                dmac: MAC[peer],
-                dip: IP[peer],
-                udp_sport: 0xC000 | (peer_qpn as u16 & 0xff),
-                spray_log: o.spray_log,
-                mp_window: o.mp_window,
-            },
-            max_dest_rd_atomic: 0,
-            min_rnr_timer: o.min_rnr_timer,
-            ..Default::default()
-        },
-        M::STATE
-            | M::AV
-            | M::PATH_MTU
-            | M::DEST_QPN
-            | M::RQ_PSN
-            | M::MAX_DEST_RD_ATOMIC
-            | M::MIN_RNR_TIMER,
-    )
-    .unwrap();
+    let (attr, mask) = rtr_attr(o, peer_qpn, MAC[peer], IP[peer], rq_psn);
+    qp.modify(&attr, mask).unwrap();
     qp.modify(
         &QpAttr {
             qp_state: QpState::Rts,
