@@ -124,24 +124,15 @@ fn frame(
     .encode()
 }
 
-/// Forged traffic against mp QPs: a WRITE beyond the receive window is
-/// dropped unplaced and counted; an ACK and a NAK naming PSNs the
-/// requester never sent are dropped and counted; the connection goes on.
-#[test]
-fn beyond_window_and_acks_for_unsent_psns_are_dropped_and_counted() {
-    let p = pair(64, 61, "ideal");
-    let (mut a, mut b) = connect(&p, &mp_opts());
-    assert_eq!(a.qp.qp_type(), QpType::Mp);
-    b.buf.fill(0, 4096, 0xEE);
-    let st_b = b.qp.status().unwrap();
-    let before_b = p.b.query_port_counters().unwrap();
-    // 100 PSNs ahead of the point: beyond the 64-PSN window
+/// A forged 64-byte WRITE_ONLY from NIC a into `b`'s region, `ahead` PSNs
+/// beyond `b`'s point `rq_psn`; then 200 idle steps for NIC b to take it.
+fn write_ahead(p: &Pair, b: &End, rq_psn: u32, ahead: u32) {
     let w = frame(
         0,
         Bth {
             opcode: opcode::RDMA_WRITE_ONLY,
             dest_qp: b.qp.qp_num(),
-            psn: (st_b.rq_psn_now + 100) & 0xff_ffff,
+            psn: (rq_psn + ahead) & 0xff_ffff,
             ack_req: true,
             ..Bth::default()
         },
@@ -154,10 +145,24 @@ fn beyond_window_and_acks_for_unsent_psns_are_dropped_and_counted() {
         vec![0x11; 64],
     );
     p.world.send_frame(0, &w);
-    let dev_b = p.b.device();
     for _ in 0..200 {
-        rnic_device::Device::idle(dev_b);
+        rnic_device::Device::idle(p.b.device());
     }
+}
+
+/// Forged traffic against mp QPs: a WRITE beyond the receive window is
+/// dropped unplaced and counted; an ACK and a NAK naming PSNs the
+/// requester never sent are dropped and counted; the connection goes on.
+#[test]
+fn beyond_window_and_acks_for_unsent_psns_are_dropped_and_counted() {
+    let p = pair(64, 61, "ideal");
+    let (mut a, mut b) = connect(&p, &mp_opts());
+    assert_eq!(a.qp.qp_type(), QpType::Mp);
+    b.buf.fill(0, 4096, 0xEE);
+    let st_b = b.qp.status().unwrap();
+    let before_b = p.b.query_port_counters().unwrap();
+    // 100 PSNs ahead of the point: beyond the 64-PSN window
+    write_ahead(&p, &b, st_b.rq_psn_now, 100);
     let after_b = p.b.query_port_counters().unwrap();
     assert_eq!(
         after_b.rx_drop_psn,
@@ -265,27 +270,7 @@ fn the_window_is_chosen_per_qp() {
     b.buf.fill(0, 4096, 0xEE);
     let st_b = b.qp.status().unwrap();
     let before = p.b.query_port_counters().unwrap();
-    let w = frame(
-        0,
-        Bth {
-            opcode: opcode::RDMA_WRITE_ONLY,
-            dest_qp: b.qp.qp_num(),
-            psn: (st_b.rq_psn_now + 20) & 0xff_ffff,
-            ack_req: true,
-            ..Bth::default()
-        },
-        Some(Reth {
-            va: b.mr.addr(),
-            rkey: b.mr.rkey(),
-            dma_len: 64,
-        }),
-        None,
-        vec![0x11; 64],
-    );
-    p.world.send_frame(0, &w);
-    for _ in 0..200 {
-        rnic_device::Device::idle(p.b.device());
-    }
+    write_ahead(&p, &b, st_b.rq_psn_now, 20);
     let after = p.b.query_port_counters().unwrap();
     assert_eq!(
         after.rx_drop_psn,
@@ -313,25 +298,8 @@ fn the_window_is_chosen_per_qp() {
     assert_eq!(wait_wc(p.b.device(), &b.cq, 1, 400_000).len(), 1);
     assert_eq!(rnic_tests::check_pattern(&b.buf, 0, 65536, 9), None);
 
-    let pd = p.a.alloc_pd().unwrap();
-    let cq = p.a.create_cq(16).unwrap();
-    let mut qp =
-        p.a.create_qp(
-            &pd,
-            &QpInitAttr {
-                send_cq: &cq,
-                recv_cq: &cq,
-                cap: QpCap {
-                    max_send_wr: 4,
-                    max_recv_wr: 4,
-                    max_send_sge: 1,
-                    max_recv_sge: 1,
-                },
-                qp_type: QpType::Mp,
-                sq_sig_all: false,
-            },
-        )
-        .unwrap();
+    let mut e = end(&p.a, &mp_opts());
+    let qp = &mut e.qp;
     type M = QpAttrMask;
     qp.modify(
         &QpAttr {
@@ -344,29 +312,12 @@ fn the_window_is_chosen_per_qp() {
     )
     .unwrap();
     for bad in [12u32, 256, 4] {
-        let e = qp
-            .modify(
-                &QpAttr {
-                    qp_state: QpState::Rtr,
-                    path_mtu: Mtu::Mtu1024,
-                    dest_qp_num: 1,
-                    ah_attr: AhAttr {
-                        dmac: MAC[1],
-                        dip: IP[1],
-                        mp_window: bad,
-                        ..Default::default()
-                    },
-                    ..Default::default()
-                },
-                M::STATE
-                    | M::AV
-                    | M::PATH_MTU
-                    | M::DEST_QPN
-                    | M::RQ_PSN
-                    | M::MAX_DEST_RD_ATOMIC
-                    | M::MIN_RNR_TIMER,
-            )
-            .unwrap_err();
+        let o = ConnOpts {
+            mp_window: bad,
+            ..mp_opts()
+        };
+        let (attr, mask) = rtr_attr(&o, 1, MAC[1], IP[1], 0);
+        let e = qp.modify(&attr, mask).unwrap_err();
         assert!(e.to_string().contains("mp_window"), "window {bad}: {e}");
     }
 }

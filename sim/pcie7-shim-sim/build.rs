@@ -18,7 +18,7 @@ fn main() {
     println!("cargo:rustc-check-cfg=cfg(pcie7_model)");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=csrc/shim.cpp");
-    println!("cargo:rerun-if-changed=../csrc/tlp_header.hpp");
+    println!("cargo:rerun-if-changed=../csrc/vl_shim_common.hpp");
     println!("cargo:rerun-if-env-changed=VERILATOR");
     println!("cargo:rerun-if-env-changed=VERILATOR_ROOT");
 

@@ -35,7 +35,7 @@ fn main() {
     println!("cargo:rustc-check-cfg=cfg(rnic_sim_rtl)");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=csrc/shim.cpp");
-    println!("cargo:rerun-if-changed=../csrc/tlp_header.hpp");
+    println!("cargo:rerun-if-changed=../csrc/vl_shim_common.hpp");
     println!("cargo:rerun-if-env-changed=VERILATOR");
     println!("cargo:rerun-if-env-changed=VERILATOR_ROOT");
     println!("cargo:rerun-if-env-changed=RNIC_SIM_RTL_DIR");
@@ -124,7 +124,7 @@ fn main() {
             &opt,
             &[
                 shim_dep,
-                manifest.join("../csrc/tlp_header.hpp"),
+                manifest.join("../csrc/vl_shim_common.hpp"),
                 mdir.join(format!("{prefix}.h")),
             ],
         );

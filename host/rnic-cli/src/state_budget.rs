@@ -239,51 +239,54 @@ pub fn items(
                 .collect();
             let after = tail[name.len()..].trim_start();
             let (hi, lo) = range.split_once(':').ok_or("range")?;
-            let hi_n = hi.replace(' ', "");
-            let per_qp_vec = (hi_n == "NUM_QP-1" || hi_n == "NUM_Q-1") && lo.trim() == "0";
-            let array = after.starts_with("[0:NUM_QP-1]") || after.starts_with("[0:NUM_Q-1]");
-            // shared: the outstanding rings, the mp deferred-completion slots
-            // and the destination-MAC table
-            let shared_vec = matches!(hi_n.as_str(), "OST_RINGS-1" | "MP_PEND-1" | "DMAC_N-1")
-                && lo.trim() == "0";
-            let ring = after.starts_with("[0:OST_RINGS*OST_DEPTH-1]");
-            let slots = after.starts_with("[0:MP_PEND-1]");
-            let macs = after.starts_with("[0:DMAC_N-1]");
-            if !(per_qp_vec || array || ring || slots || macs || shared_vec)
+            // a bit vector `[N-1:0]` (one bit per element) or an array
+            // `[H:L] name [0:N-1]`; N says whose state it is: NUM_QP/NUM_Q
+            // per QP, a pool size (the outstanding rings, the mp
+            // deferred-completion slots, the destination-MAC table) shared
+            let vec_n = (lo.trim() == "0")
+                .then(|| hi.replace(' ', "").strip_suffix("-1").map(str::to_owned))
+                .flatten();
+            let array_n = after
+                .strip_prefix("[0:")
+                .and_then(|r| r.split_once("-1]"))
+                .map(|(n, _)| n.replace(' ', ""));
+            let (count, elem_bits) = match (array_n, vec_n) {
+                (Some(n), _) => {
+                    let h = eval(hi, &vars)
+                        .ok_or_else(|| format!("{module}: width of {name}: {hi}"))?;
+                    let l = eval(lo, &vars)
+                        .ok_or_else(|| format!("{module}: width of {name}: {lo}"))?;
+                    (n, h - l + 1)
+                }
+                (None, Some(n)) => (n, 1),
+                (None, None) => continue,
+            };
+            let is_per_qp = count == "NUM_QP" || count == "NUM_Q";
+            let is_shared = matches!(
+                count.as_str(),
+                "OST_RINGS*OST_DEPTH" | "OST_RINGS" | "MP_PEND" | "DMAC_N"
+            );
+            if !(is_per_qp || is_shared)
                 || (!send_en && l.contains("(knob: SEND_EN)"))
                 || (!rc_en && l.contains("(knob: RC_EN)"))
             {
                 continue;
             }
-            let width = if per_qp_vec {
+            let depth = if is_per_qp {
                 1
-            } else if shared_vec {
-                eval(&hi_n, &vars).ok_or_else(|| format!("{module}: width of {name}: {hi}"))? + 1
             } else {
-                let h =
-                    eval(hi, &vars).ok_or_else(|| format!("{module}: width of {name}: {hi}"))?;
-                let l =
-                    eval(lo, &vars).ok_or_else(|| format!("{module}: width of {name}: {lo}"))?;
-                h - l + 1
+                eval(&count, &vars).ok_or_else(|| format!("{module}: size of {name}: {count}"))?
             };
-            let depth = if ring {
-                *vars.get("OST_DEPTH").ok_or("OST_DEPTH")? * i64::from(rings)
-            } else if slots {
-                i64::from(pend)
-            } else if macs {
-                dmacs
-            } else {
-                1
-            };
+            let bits = (elem_bits * depth) as u64;
             let category = category(module, &name)
                 .ok_or_else(|| format!("{module}.{name}: per-QP state with no category"))?;
             let item = Item {
                 module,
                 name,
-                bits: (width * depth) as u64,
+                bits,
                 category,
             };
-            if ring || slots || macs || shared_vec {
+            if is_shared {
                 shared.push(item);
             } else {
                 per_qp.push(item);
@@ -356,7 +359,7 @@ pub fn print(b: &Budget) {
         println!("  {k:<36} {v:>7.1} B");
     }
     println!(
-        "  shared by all QPs: {:.1} KiB: {} outstanding-WQE rings of 8 (at most {} QPs have WQEs in flight at once) the mp deferred-completion slots and the destination-MAC table",
+        "  shared by all QPs: {:.1} KiB: {} outstanding-WQE rings of 8 (at most {} QPs have WQEs in flight at once), the mp deferred-completion slots and the destination-MAC table",
         b.shared_bytes / 1024.0,
         b.rings,
         b.rings

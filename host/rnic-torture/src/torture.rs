@@ -475,7 +475,10 @@ pub fn run<D: Device>(
         .and_then(|mut r| r.run(hooks))
         .and_then(|mut rep| {
             add_port_counters(&mut rep.counters, "a", a)?;
-            add_port_counters(&mut rep.counters, "b", b)?;
+            // one NIC talking to itself (on-chip loopback) has one set
+            if !std::ptr::eq(a, b) {
+                add_port_counters(&mut rep.counters, "b", b)?;
+            }
             Ok(rep)
         });
     // Leave the NICs healthy for whoever uses them next.

@@ -18,7 +18,7 @@
 #include <memory>
 
 #include "verilated.h"
-#include "../../csrc/tlp_header.hpp"
+#include "../../csrc/vl_shim_common.hpp"
 #include SHIM_HEADER
 
 extern "C" {
@@ -210,11 +210,7 @@ std::size_t SHIM_PFX(out_size)() { return sizeof(ShimPortsOut); }
 
 void* SHIM_PFX(create)(uint32_t seed) {
     Sim* s = new Sim;
-    s->ctx.reset(new VerilatedContext);
-    s->ctx->randReset(2);
-    s->ctx->randSeed(seed == 0 ? 1 : static_cast<int>(seed));
-    s->ctx->fatalOnError(false);
-    Verilated::threadContextp(s->ctx.get());
+    s->ctx = new_context(seed, false);
     s->top.reset(new SHIM_MODEL(s->ctx.get(), "rnic_pcie7_shim"));
     s->top->clk = 0;
     return s;
@@ -242,7 +238,7 @@ void SHIM_PFX(step)(void* h, const ShimPortsIn* in, ShimPortsOut* out) {
     get_outputs(t, out);
     t->clk = 1;
     t->eval();
-    out->sim_flags = static_cast<uint8_t>((s->ctx->gotFinish() ? 1 : 0) | (s->ctx->gotError() ? 2 : 0));
+    out->sim_flags = sim_flags(*s->ctx);
 }
 
 }  // extern "C"

@@ -25,7 +25,7 @@
 
 #include "verilated.h"
 #include "verilated_fst_c.h"
-#include "../../csrc/tlp_header.hpp"
+#include "../../csrc/vl_shim_common.hpp"
 #include RNIC_HEADER
 
 extern "C" {
@@ -233,9 +233,6 @@ inline void get_outputs(const RNIC_MODEL* t, RnicPortsOut* out) {
 // another model may have been created (or destroyed) on this thread since.
 inline void enter(Sim* s) { Verilated::threadContextp(s->ctx.get()); }
 
-inline uint8_t sim_flags(const Sim* s) {
-    return static_cast<uint8_t>((s->ctx->gotFinish() ? 1 : 0) | (s->ctx->gotError() ? 2 : 0));
-}
 
 inline void eval_dump(Sim* s) {
     s->top->eval();
@@ -279,14 +276,7 @@ std::size_t RNIC_PFX(port_offsets)(std::size_t* o, std::size_t n) {
 // initial value of every register comes from it. Returns null on failure.
 void* RNIC_PFX(create)(uint32_t seed) {
     Sim* s = new Sim;
-    s->ctx.reset(new VerilatedContext);
-    s->ctx->randReset(2);
-    // randSeed 0 would mean "seed from the system clock": never pass it.
-    s->ctx->randSeed(seed == 0 ? 1 : static_cast<int>(seed));
-    s->ctx->traceEverOn(true);
-    s->ctx->fatalOnError(false);
-    // The model draws its reset values through the thread's context.
-    Verilated::threadContextp(s->ctx.get());
+    s->ctx = new_context(seed, true);
     s->top.reset(new RNIC_MODEL(s->ctx.get(), "rnic_core"));
     s->top->clk = 0;
     return s;
@@ -311,7 +301,7 @@ void RNIC_PFX(set_inputs)(void* h, const RnicPortsIn* in) {
 void RNIC_PFX(get_outputs)(void* h, RnicPortsOut* out) {
     Sim* s = static_cast<Sim*>(h);
     get_outputs(s->top.get(), out);
-    out->sim_flags = sim_flags(s);
+    out->sim_flags = sim_flags(*s->ctx);
 }
 
 void RNIC_PFX(eval)(void* h) {
@@ -345,7 +335,7 @@ void RNIC_PFX(step)(void* h, const RnicPortsIn* in, RnicPortsOut* out) {
     t->clk = 1;
     eval_dump(s);
     s->time++;
-    out->sim_flags = sim_flags(s);
+    out->sim_flags = sim_flags(*s->ctx);
 }
 
 // Open an FST waveform. Returns 0 on success.

@@ -167,6 +167,16 @@ impl FabricConfig {
         }
         };
         let p = PathConfig::default();
+        // the faults of `hostile`, on its own paths and on every sprayed one
+        let hostile = PathConfig {
+            jitter: 50,
+            drop_rate: 0.01,
+            dup_rate: 0.01,
+            corrupt_rate: 0.001,
+            reorder_rate: 0.05,
+            reorder_delay: 1000,
+            ..p.clone()
+        };
         let cfg = match name {
             "ideal" => Self::ideal(),
             "lossy" => Self::with_paths(
@@ -194,13 +204,7 @@ impl FabricConfig {
                     .iter()
                     .map(|&delay| PathConfig {
                         delay,
-                        jitter: 50,
-                        drop_rate: 0.01,
-                        dup_rate: 0.01,
-                        corrupt_rate: 0.001,
-                        reorder_rate: 0.05,
-                        reorder_delay: 1000,
-                        ..p.clone()
+                        ..hostile.clone()
                     })
                     .collect(),
             ),
@@ -217,15 +221,7 @@ impl FabricConfig {
                         drop_rate: 0.01,
                         ..p.clone()
                     },
-                    Some("hostile") => PathConfig {
-                        jitter: 50,
-                        drop_rate: 0.01,
-                        dup_rate: 0.01,
-                        corrupt_rate: 0.001,
-                        reorder_rate: 0.05,
-                        reorder_delay: 1000,
-                        ..p.clone()
-                    },
+                    Some("hostile") => hostile.clone(),
                     Some(f) => match f.strip_prefix("loss").and_then(|r| r.parse::<f64>().ok()) {
                         // spray-K-lossP: loss rate P (0..=1) on every path
                         Some(r) if (0.0..=1.0).contains(&r) => PathConfig {
