@@ -388,16 +388,16 @@ wire [12:0] pmtu_bytes = 13'd128 << ctx_pmtu;
 wire [23:0] psn_diff = psn_reg - epsn_mem[qpn];
 // mp: the bitmap with this packet, and how far the point moves over it
 wire [MP_W-1:0] mp_bmp_new = bmp_mem[qpn] | ({{(MP_W-1){1'b0}}, 1'b1} << psn_diff[MP_LOG-1:0]);
-reg [MP_LOG:0] mp_adv;
-integer b;
-always @* begin
-    mp_adv = MP_W[MP_LOG:0];
-    for (b = MP_W - 1; b >= 0; b = b - 1) begin
-        if (!mp_bmp_new[b]) begin
-            mp_adv = b[MP_LOG:0];
-        end
-    end
-end
+// (the first PSN still missing: MP_W if the whole window is placed)
+wire mp_hole;
+wire [MP_LOG-1:0] mp_hole_at;
+priority_encoder #(.WIDTH(MP_W), .OUT_W(MP_LOG)) mp_hole_enc (
+    .in(~mp_bmp_new),
+    .valid(mp_hole),
+    .index(mp_hole_at)
+);
+localparam [MP_LOG:0] MP_W_ADV = MP_W[MP_LOG:0];
+wire [MP_LOG:0] mp_adv = mp_hole ? {1'b0, mp_hole_at} : MP_W_ADV;
 wire [23:0] mp_point_new = epsn_mem[qpn] + {{(23-MP_LOG){1'b0}}, mp_adv};
 // the deferred completion is due once the point has passed its PSN
 wire [23:0] mp_pend_off = pend_psn_mem[pslot_mem[qpn]] - epsn_mem[qpn];
