@@ -8,18 +8,18 @@
 // CSR as on every target), and the configuration flash (quad SPI on the
 // dedicated configuration pins; its clock through STARTUPE2).
 //
-// DATA_W selects the TRN width and with it the link: 64 bits = Gen1 x4,
-// 128 bits = Gen2 x4; the user clock (USERCLK2, the core's clock) is
-// 125 MHz in both cases, so CLK_MHZ must be 125.
-//
-// NOT HERE (see README.md): the four GTPE2_CHANNEL and the GTPE2_COMMON of
-// the PCIe PHY and the PIPE adaptation logic between them and PCIE_2_1
-// (reset and rate-change sequencing, PIPE status mapping). Until they
-// exist the PIPE receive inputs of the block are tied to an idle lane and
-// the link cannot train: this top synthesizes (resource figures) but does
-// not bring a link up. PCIE_2_1 parameters other than the ones set below
-// are the primitive's defaults, not values checked against the vendor core
-// generator; the buffer credit and RAM-size values are unverified.
+// The PCIe PHY is rnic_gtp7_pipe: one GTPE2_COMMON and four GTPE2_CHANNEL
+// in PCIe mode, Gen1 (2.5 GT/s) only, so the block advertises and targets
+// 2.5 GT/s at both widths. DATA_W selects the TRN width: 64 bits (the
+// natural Gen1 x4 setting: USERCLK = USERCLK2 = 125 MHz) or 128 bits
+// (USERCLK 250 MHz, USERCLK2 125 MHz: the Gen2 x4 interface, kept for the
+// day the PHY does Gen2; at Gen1 it runs the link at half its capacity and
+// is not a combination PG054 lists, so treat DATA_W 128 as a resource
+// figure only). The user clock (USERCLK2, the core's clock) is 125 MHz in
+// both cases, so CLK_MHZ must be 125. PCIE_2_1 parameters other than the
+// ones set below are the primitive's defaults, not values checked against
+// the vendor core generator; the buffer credit and RAM-size values are
+// unverified. Nothing here has run on a card (README.md).
 
 `resetall
 `timescale 1ns / 1ps
@@ -41,6 +41,10 @@ module rnic_artix7_top #(
     input  wire       pcie_refclk_n,
     input  wire       pcie_perst_n,    // PERST# from the host
     output wire       pcie_clkreq_n,   // CLKREQ#: held low (reference clock wanted)
+    input  wire [3:0] pcie_rx_p,       // PCIe lanes 0..3 (GTP channels, see the XDC)
+    input  wire [3:0] pcie_rx_n,
+    output wire [3:0] pcie_tx_p,
+    output wire [3:0] pcie_tx_n,
     output wire       flash_cs_n,      // configuration flash (FCS_B)
     inout  wire [3:0] flash_dq,        // configuration flash D00..D03
     output wire [3:0] led_n            // user LEDs: 0 link up, 1 MSI enabled, 2 core out of reset, 3 heartbeat
@@ -51,7 +55,7 @@ localparam GEN2 = DATA_W == 128;
 
 initial begin
     if (DATA_W != 64 && DATA_W != 128) begin
-        $error("rnic_artix7_top: DATA_W must be 64 (Gen1 x4) or 128 (Gen2 x4), got %0d", DATA_W);
+        $error("rnic_artix7_top: DATA_W must be 64 or 128 (TRN width; the link is Gen1 x4 either way), got %0d", DATA_W);
         $finish;
     end
     if (CLK_MHZ != 125) begin
@@ -65,8 +69,8 @@ initial begin
 end
 
 // ---------------------------------------------------------------------------
-// Clocks: reference clock buffer (its O also feeds the GTP quad once the
-// PHY exists), an MMCM for 125 and 250 MHz, PIPE clock 125/250 by rate.
+// Clocks: reference clock buffer (its O feeds the GTP quad PLL and, through
+// a BUFG, an MMCM for 125 and 250 MHz); PIPE clock 125 MHz (Gen1 only).
 // ---------------------------------------------------------------------------
 
 wire refclk_gt;
@@ -108,31 +112,14 @@ wire clk250;
 BUFG clk125_bufg (.I(mmcm_125), .O(clk125));
 BUFG clk250_bufg (.I(mmcm_250), .O(clk250));
 
-// PIPE clock follows the link rate the block asks for (Gen2 only)
+// PIPE clock: 125 MHz (Gen1: 2 bytes per lane per cycle at 2.5 Gb/s). It is
+// also the GTP channels' TXUSRCLK/RXUSRCLK(2); the MMCM runs off the same
+// reference as the quad PLL, so it is frequency-locked to the line rate.
 wire pipe_tx_rate;
-reg [1:0] rate_sync = 2'b00;
-always @(posedge clk125) rate_sync <= {rate_sync[0], pipe_tx_rate};
-wire pipe_clk;
-generate
-    if (GEN2) begin : g_pclk_mux
-        BUFGCTRL pclk_mux (
-            .I0(clk125),
-            .I1(clk250),
-            .S0(!rate_sync[1]),
-            .S1(rate_sync[1]),
-            .CE0(1'b1),
-            .CE1(1'b1),
-            .IGNORE0(1'b0),
-            .IGNORE1(1'b0),
-            .O(pipe_clk)
-        );
-    end else begin : g_pclk_125
-        assign pipe_clk = clk125;
-    end
-endgenerate
+wire pipe_clk = clk125;
 
-// USERCLK: 250 MHz for the 128-bit Gen2 x4 block (USERCLK2 = USERCLK / 2),
-// 125 MHz for 64-bit Gen1 x4. USERCLK2 = 125 MHz = the core's clock.
+// USERCLK: 250 MHz with the 128-bit TRN (USERCLK2 = USERCLK / 2), 125 MHz
+// with 64 bits. USERCLK2 = 125 MHz = the core's clock.
 wire user_clk1 = GEN2 ? clk250 : clk125;
 wire clk = clk125;
 
@@ -221,18 +208,35 @@ always @(posedge user_clk1) begin
     mim_rx_q2 <= mim_rx_q1;
 end
 
-// the PIPE of lanes 0..3 (no PHY yet: idle, see the header) and the
-// unused lanes 4..7
-wire [1:0]  pipe_rx_charisk = 2'b00;
-wire [15:0] pipe_rx_data = 16'd0;
-wire [2:0]  pipe_rx_status = 3'd0;
+// PIPE of lanes 0..3 between the block and the GTP PHY (lane n in the
+// bits of lane n), and the idle inputs of the unused lanes 4..7
+wire [63:0] pipe_tx_data;
+wire [7:0]  pipe_tx_charisk;
+wire [3:0]  pipe_tx_elecidle;
+wire [3:0]  pipe_tx_compliance;
+wire [7:0]  pipe_tx_powerdown;
+wire        pipe_tx_rcvrdet;
+wire        pipe_tx_deemph;
+wire [2:0]  pipe_tx_margin;
+wire        pipe_tx_reset;
+wire [3:0]  pipe_rx_polarity;
+wire [63:0] pipe_rx_data;
+wire [7:0]  pipe_rx_charisk;
+wire [3:0]  pipe_rx_valid;
+wire [11:0] pipe_rx_status;
+wire [3:0]  pipe_rx_phystatus;
+wire [3:0]  pipe_rx_elecidle;
+wire [3:0]  pipe_rx_chanisaligned;
+wire [1:0]  pipe_idle_charisk = 2'b00;
+wire [15:0] pipe_idle_data = 16'd0;
+wire [2:0]  pipe_idle_status = 3'd0;
 
 PCIE_2_1 #(
     .PCIE_CAP_DEVICE_PORT_TYPE(4'h0),        // endpoint
     .UPSTREAM_FACING("TRUE"),
     .LINK_CAP_MAX_LINK_WIDTH(6'h04),
-    .LINK_CAP_MAX_LINK_SPEED(GEN2 ? 4'h2 : 4'h1),
-    .LINK_CTRL2_TARGET_LINK_SPEED(GEN2 ? 4'h2 : 4'h1),
+    .LINK_CAP_MAX_LINK_SPEED(4'h1),           // 2.5 GT/s: the GTP PHY is Gen1 only
+    .LINK_CTRL2_TARGET_LINK_SPEED(4'h1),
     .USER_CLK_FREQ(GEN2 ? 3 : 2),            // USERCLK 250 / 125 MHz
     .USER_CLK2_DIV2(GEN2 ? "TRUE" : "FALSE"),// USERCLK2 125 MHz either way
     .TRN_DW(GEN2 ? "TRUE" : "FALSE"),        // 128-bit TRN (unverified reading of TRN_DW)
@@ -407,24 +411,88 @@ PCIE_2_1 #(
     .MIMRXREN(mim_rx_ren),
     .MIMRXRADDR(mim_rx_raddr),
     .MIMRXRDATA(mim_rx_q2),
-    // PIPE (no PHY yet: every receive lane idle)
+    // PIPE: lanes 0..3 to the GTP PHY, lanes 4..7 idle
     .PIPETXRATE(pipe_tx_rate),
-    .PIPERX0CHARISK(pipe_rx_charisk), .PIPERX0DATA(pipe_rx_data), .PIPERX0VALID(1'b0),
-    .PIPERX0CHANISALIGNED(1'b0), .PIPERX0STATUS(pipe_rx_status), .PIPERX0PHYSTATUS(1'b0), .PIPERX0ELECIDLE(1'b1),
-    .PIPERX1CHARISK(pipe_rx_charisk), .PIPERX1DATA(pipe_rx_data), .PIPERX1VALID(1'b0),
-    .PIPERX1CHANISALIGNED(1'b0), .PIPERX1STATUS(pipe_rx_status), .PIPERX1PHYSTATUS(1'b0), .PIPERX1ELECIDLE(1'b1),
-    .PIPERX2CHARISK(pipe_rx_charisk), .PIPERX2DATA(pipe_rx_data), .PIPERX2VALID(1'b0),
-    .PIPERX2CHANISALIGNED(1'b0), .PIPERX2STATUS(pipe_rx_status), .PIPERX2PHYSTATUS(1'b0), .PIPERX2ELECIDLE(1'b1),
-    .PIPERX3CHARISK(pipe_rx_charisk), .PIPERX3DATA(pipe_rx_data), .PIPERX3VALID(1'b0),
-    .PIPERX3CHANISALIGNED(1'b0), .PIPERX3STATUS(pipe_rx_status), .PIPERX3PHYSTATUS(1'b0), .PIPERX3ELECIDLE(1'b1),
-    .PIPERX4CHARISK(pipe_rx_charisk), .PIPERX4DATA(pipe_rx_data), .PIPERX4VALID(1'b0),
-    .PIPERX4CHANISALIGNED(1'b0), .PIPERX4STATUS(pipe_rx_status), .PIPERX4PHYSTATUS(1'b0), .PIPERX4ELECIDLE(1'b1),
-    .PIPERX5CHARISK(pipe_rx_charisk), .PIPERX5DATA(pipe_rx_data), .PIPERX5VALID(1'b0),
-    .PIPERX5CHANISALIGNED(1'b0), .PIPERX5STATUS(pipe_rx_status), .PIPERX5PHYSTATUS(1'b0), .PIPERX5ELECIDLE(1'b1),
-    .PIPERX6CHARISK(pipe_rx_charisk), .PIPERX6DATA(pipe_rx_data), .PIPERX6VALID(1'b0),
-    .PIPERX6CHANISALIGNED(1'b0), .PIPERX6STATUS(pipe_rx_status), .PIPERX6PHYSTATUS(1'b0), .PIPERX6ELECIDLE(1'b1),
-    .PIPERX7CHARISK(pipe_rx_charisk), .PIPERX7DATA(pipe_rx_data), .PIPERX7VALID(1'b0),
-    .PIPERX7CHANISALIGNED(1'b0), .PIPERX7STATUS(pipe_rx_status), .PIPERX7PHYSTATUS(1'b0), .PIPERX7ELECIDLE(1'b1)
+    .PIPETXRCVRDET(pipe_tx_rcvrdet),
+    .PIPETXDEEMPH(pipe_tx_deemph),
+    .PIPETXMARGIN(pipe_tx_margin),
+    .PIPETXRESET(pipe_tx_reset),
+    .PIPETX0DATA(pipe_tx_data[15:0]), .PIPETX0CHARISK(pipe_tx_charisk[1:0]),
+    .PIPETX0ELECIDLE(pipe_tx_elecidle[0]), .PIPETX0COMPLIANCE(pipe_tx_compliance[0]),
+    .PIPETX0POWERDOWN(pipe_tx_powerdown[1:0]), .PIPERX0POLARITY(pipe_rx_polarity[0]),
+    .PIPERX0CHARISK(pipe_rx_charisk[1:0]), .PIPERX0DATA(pipe_rx_data[15:0]), .PIPERX0VALID(pipe_rx_valid[0]),
+    .PIPERX0CHANISALIGNED(pipe_rx_chanisaligned[0]), .PIPERX0STATUS(pipe_rx_status[2:0]),
+    .PIPERX0PHYSTATUS(pipe_rx_phystatus[0]), .PIPERX0ELECIDLE(pipe_rx_elecidle[0]),
+    .PIPETX1DATA(pipe_tx_data[31:16]), .PIPETX1CHARISK(pipe_tx_charisk[3:2]),
+    .PIPETX1ELECIDLE(pipe_tx_elecidle[1]), .PIPETX1COMPLIANCE(pipe_tx_compliance[1]),
+    .PIPETX1POWERDOWN(pipe_tx_powerdown[3:2]), .PIPERX1POLARITY(pipe_rx_polarity[1]),
+    .PIPERX1CHARISK(pipe_rx_charisk[3:2]), .PIPERX1DATA(pipe_rx_data[31:16]), .PIPERX1VALID(pipe_rx_valid[1]),
+    .PIPERX1CHANISALIGNED(pipe_rx_chanisaligned[1]), .PIPERX1STATUS(pipe_rx_status[5:3]),
+    .PIPERX1PHYSTATUS(pipe_rx_phystatus[1]), .PIPERX1ELECIDLE(pipe_rx_elecidle[1]),
+    .PIPETX2DATA(pipe_tx_data[47:32]), .PIPETX2CHARISK(pipe_tx_charisk[5:4]),
+    .PIPETX2ELECIDLE(pipe_tx_elecidle[2]), .PIPETX2COMPLIANCE(pipe_tx_compliance[2]),
+    .PIPETX2POWERDOWN(pipe_tx_powerdown[5:4]), .PIPERX2POLARITY(pipe_rx_polarity[2]),
+    .PIPERX2CHARISK(pipe_rx_charisk[5:4]), .PIPERX2DATA(pipe_rx_data[47:32]), .PIPERX2VALID(pipe_rx_valid[2]),
+    .PIPERX2CHANISALIGNED(pipe_rx_chanisaligned[2]), .PIPERX2STATUS(pipe_rx_status[8:6]),
+    .PIPERX2PHYSTATUS(pipe_rx_phystatus[2]), .PIPERX2ELECIDLE(pipe_rx_elecidle[2]),
+    .PIPETX3DATA(pipe_tx_data[63:48]), .PIPETX3CHARISK(pipe_tx_charisk[7:6]),
+    .PIPETX3ELECIDLE(pipe_tx_elecidle[3]), .PIPETX3COMPLIANCE(pipe_tx_compliance[3]),
+    .PIPETX3POWERDOWN(pipe_tx_powerdown[7:6]), .PIPERX3POLARITY(pipe_rx_polarity[3]),
+    .PIPERX3CHARISK(pipe_rx_charisk[7:6]), .PIPERX3DATA(pipe_rx_data[63:48]), .PIPERX3VALID(pipe_rx_valid[3]),
+    .PIPERX3CHANISALIGNED(pipe_rx_chanisaligned[3]), .PIPERX3STATUS(pipe_rx_status[11:9]),
+    .PIPERX3PHYSTATUS(pipe_rx_phystatus[3]), .PIPERX3ELECIDLE(pipe_rx_elecidle[3]),
+    .PIPERX4CHARISK(pipe_idle_charisk), .PIPERX4DATA(pipe_idle_data), .PIPERX4VALID(1'b0),
+    .PIPERX4CHANISALIGNED(1'b0), .PIPERX4STATUS(pipe_idle_status), .PIPERX4PHYSTATUS(1'b0), .PIPERX4ELECIDLE(1'b1),
+    .PIPERX5CHARISK(pipe_idle_charisk), .PIPERX5DATA(pipe_idle_data), .PIPERX5VALID(1'b0),
+    .PIPERX5CHANISALIGNED(1'b0), .PIPERX5STATUS(pipe_idle_status), .PIPERX5PHYSTATUS(1'b0), .PIPERX5ELECIDLE(1'b1),
+    .PIPERX6CHARISK(pipe_idle_charisk), .PIPERX6DATA(pipe_idle_data), .PIPERX6VALID(1'b0),
+    .PIPERX6CHANISALIGNED(1'b0), .PIPERX6STATUS(pipe_idle_status), .PIPERX6PHYSTATUS(1'b0), .PIPERX6ELECIDLE(1'b1),
+    .PIPERX7CHARISK(pipe_idle_charisk), .PIPERX7DATA(pipe_idle_data), .PIPERX7VALID(1'b0),
+    .PIPERX7CHANISALIGNED(1'b0), .PIPERX7STATUS(pipe_idle_status), .PIPERX7PHYSTATUS(1'b0), .PIPERX7ELECIDLE(1'b1)
+);
+
+// ---------------------------------------------------------------------------
+// GTP PHY (Gen1 x4)
+// ---------------------------------------------------------------------------
+
+wire       phy_ready;
+wire       phy_pll_lock;
+wire [2:0] phy_reset_state;
+wire [7:0] phy_reset_restarts;
+wire       phy_rate_error;
+
+rnic_gtp7_pipe #(
+    .LANES(4)
+) phy (
+    .clk(pipe_clk),
+    .rst(!sys_rst_n),
+    .gt_refclk(refclk_gt),
+    .rxp(pcie_rx_p),
+    .rxn(pcie_rx_n),
+    .txp(pcie_tx_p),
+    .txn(pcie_tx_n),
+    .pipe_tx_data(pipe_tx_data),
+    .pipe_tx_charisk(pipe_tx_charisk),
+    .pipe_tx_elecidle(pipe_tx_elecidle),
+    .pipe_tx_compliance(pipe_tx_compliance),
+    .pipe_tx_powerdown(pipe_tx_powerdown),
+    .pipe_tx_rcvrdet(pipe_tx_rcvrdet),
+    .pipe_tx_deemph(pipe_tx_deemph),
+    .pipe_tx_margin(pipe_tx_margin),
+    .pipe_tx_rate(pipe_tx_rate),
+    .pipe_rx_polarity(pipe_rx_polarity),
+    .pipe_rx_data(pipe_rx_data),
+    .pipe_rx_charisk(pipe_rx_charisk),
+    .pipe_rx_valid(pipe_rx_valid),
+    .pipe_rx_status(pipe_rx_status),
+    .pipe_rx_phystatus(pipe_rx_phystatus),
+    .pipe_rx_elecidle(pipe_rx_elecidle),
+    .pipe_rx_chanisaligned(pipe_rx_chanisaligned),
+    .phy_ready(phy_ready),
+    .pll_lock(phy_pll_lock),
+    .reset_state(phy_reset_state),
+    .reset_restarts(phy_reset_restarts),
+    .rate_error(phy_rate_error)
 );
 
 assign pcie_clkreq_n = 1'b0;
@@ -685,7 +753,8 @@ assign led_n = ~{heartbeat[25], !rst, cfg_interrupt_msienable, trn_lnk_up};
 wire [127:0] unused_trn_rd_hi = trn_rd_full;
 wire [3:0] unused_tdst = trn_tdst_rdy_bus;
 wire [51:0] unused_mim_addr = {mim_tx_waddr, mim_tx_raddr, mim_rx_waddr, mim_rx_raddr};  // above MIM_AW
-wire [1:0] unused_rate = rate_sync;  // used by the Gen2 clock mux only
+wire unused_phy = ^{phy_ready, phy_pll_lock, phy_reset_state, phy_reset_restarts, phy_rate_error,
+                    pipe_tx_reset};  // status for a future debug register; PIPETXRESET: the PHY resets on PERST#
 wire unused_misc = ^{trn_recrc_err, trn_terr_drop, cfg_interrupt_do, pl_ltssm_state, pl_phy_lnk_up_n,
                      stat_rx_dropped, stat_rx_malformed, stat_rx_discontinued, stat_msi_dropped,
                      reconfig_req, startup_cfgclk, startup_cfgmclk, startup_eos, startup_preq,

@@ -7,7 +7,9 @@
 # - The package pins of lane 2 (C11/D11, C5/D5) appear only in a third-party
 #   LiteFury constraints file, not in RHS Research's: UNVERIFIED.
 # None of this has been checked against the card's schematic or run through
-# nextpnr-xilinx by this project.
+# nextpnr-xilinx by this project; the hierarchical cell names below are
+# those of the Verilog (Yosys keeps them with -flatten as phy/lane[n].l/gtp;
+# check them in the netlist if a tool reports a missing cell).
 
 # ---------------------------------------------------------------------------
 # PCIe reference clock (100 MHz, HCSL, into MGTREFCLK0 of GTP quad 216)
@@ -30,37 +32,38 @@ set_property IOSTANDARD LVCMOS33 [get_ports pcie_clkreq_n]
 #   lane 2 -> GTPE2_CHANNEL_X0Y5   rx C11/D11        tx C5/D5   (pins UNVERIFIED)
 #   lane 3 -> GTPE2_CHANNEL_X0Y7   rx C9/D9          tx C7/D7
 #   quad PLL -> GTPE2_COMMON_X0Y1
-# The top has no GTPE2 instances yet (README.md), so there are no lane
-# ports or GTP cells to constrain; once the PHY exists, with lane ports
-# pcie_rx_p/n[3:0], pcie_tx_p/n[3:0] and channel cells named
-# phy/lane[n].gtp, the constraints are:
-#   set_property PACKAGE_PIN B10 [get_ports {pcie_rx_p[0]}]
-#   set_property PACKAGE_PIN A10 [get_ports {pcie_rx_n[0]}]
-#   set_property PACKAGE_PIN B6  [get_ports {pcie_tx_p[0]}]
-#   set_property PACKAGE_PIN A6  [get_ports {pcie_tx_n[0]}]
-#   set_property PACKAGE_PIN B8  [get_ports {pcie_rx_p[1]}]
-#   set_property PACKAGE_PIN A8  [get_ports {pcie_rx_n[1]}]
-#   set_property PACKAGE_PIN B4  [get_ports {pcie_tx_p[1]}]
-#   set_property PACKAGE_PIN A4  [get_ports {pcie_tx_n[1]}]
-#   set_property PACKAGE_PIN D11 [get_ports {pcie_rx_p[2]}]
-#   set_property PACKAGE_PIN C11 [get_ports {pcie_rx_n[2]}]
-#   set_property PACKAGE_PIN D5  [get_ports {pcie_tx_p[2]}]
-#   set_property PACKAGE_PIN C5  [get_ports {pcie_tx_n[2]}]
-#   set_property PACKAGE_PIN D9  [get_ports {pcie_rx_p[3]}]
-#   set_property PACKAGE_PIN C9  [get_ports {pcie_rx_n[3]}]
-#   set_property PACKAGE_PIN D7  [get_ports {pcie_tx_p[3]}]
-#   set_property PACKAGE_PIN C7  [get_ports {pcie_tx_n[3]}]
-#   set_property LOC GTPE2_CHANNEL_X0Y6 [get_cells {phy/lane[0].gtp}]
-#   set_property LOC GTPE2_CHANNEL_X0Y4 [get_cells {phy/lane[1].gtp}]
-#   set_property LOC GTPE2_CHANNEL_X0Y5 [get_cells {phy/lane[2].gtp}]
-#   set_property LOC GTPE2_CHANNEL_X0Y7 [get_cells {phy/lane[3].gtp}]
-#   set_property LOC GTPE2_COMMON_X0Y1 [get_cells {phy/common}]
+# The channel sites and the quad are from the card maker's PCIe IP
+# constraints; the pins follow from the sites (a GTP channel's pins are
+# fixed by its site) and are given for tools that place by pin. The serial
+# pins need no IOSTANDARD.
+set_property PACKAGE_PIN B10 [get_ports {pcie_rx_p[0]}]
+set_property PACKAGE_PIN A10 [get_ports {pcie_rx_n[0]}]
+set_property PACKAGE_PIN B6  [get_ports {pcie_tx_p[0]}]
+set_property PACKAGE_PIN A6  [get_ports {pcie_tx_n[0]}]
+set_property PACKAGE_PIN B8  [get_ports {pcie_rx_p[1]}]
+set_property PACKAGE_PIN A8  [get_ports {pcie_rx_n[1]}]
+set_property PACKAGE_PIN B4  [get_ports {pcie_tx_p[1]}]
+set_property PACKAGE_PIN A4  [get_ports {pcie_tx_n[1]}]
+set_property PACKAGE_PIN D11 [get_ports {pcie_rx_p[2]}]
+set_property PACKAGE_PIN C11 [get_ports {pcie_rx_n[2]}]
+set_property PACKAGE_PIN D5  [get_ports {pcie_tx_p[2]}]
+set_property PACKAGE_PIN C5  [get_ports {pcie_tx_n[2]}]
+set_property PACKAGE_PIN D9  [get_ports {pcie_rx_p[3]}]
+set_property PACKAGE_PIN C9  [get_ports {pcie_rx_n[3]}]
+set_property PACKAGE_PIN D7  [get_ports {pcie_tx_p[3]}]
+set_property PACKAGE_PIN C7  [get_ports {pcie_tx_n[3]}]
+set_property LOC GTPE2_CHANNEL_X0Y6 [get_cells {phy/lane[0].l/gtp}]
+set_property LOC GTPE2_CHANNEL_X0Y4 [get_cells {phy/lane[1].l/gtp}]
+set_property LOC GTPE2_CHANNEL_X0Y5 [get_cells {phy/lane[2].l/gtp}]
+set_property LOC GTPE2_CHANNEL_X0Y7 [get_cells {phy/lane[3].l/gtp}]
+set_property LOC GTPE2_COMMON_X0Y1 [get_cells {phy/common}]
 set_property LOC PCIE_X0Y0 [get_cells pcie_block]
 
 # ---------------------------------------------------------------------------
 # Clocks made inside: the MMCM's 125 and 250 MHz outputs (user clocks and
 # PIPE clock). Tools that derive generated clocks from the MMCM need only
-# the reference clock above; these name them for reports.
+# the reference clock above; these name them for reports. The PIPE
+# clock (clk_125) and the GTP user clocks are the same net.
 create_generated_clock -name clk_125 [get_pins mmcm/CLKOUT0]
 create_generated_clock -name clk_250 [get_pins mmcm/CLKOUT1]
 

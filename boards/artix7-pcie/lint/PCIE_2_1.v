@@ -47,6 +47,34 @@ module PCIE_2_1 #(
     output wire MIMTXREN,
     output wire MIMTXWEN,
     output wire PIPETXRATE,
+    output wire PIPETXRCVRDET,
+    output wire PIPETXDEEMPH,
+    output wire PIPETXRESET,
+    output wire [2:0] PIPETXMARGIN,
+    output wire [15:0] PIPETX0DATA,
+    output wire [1:0] PIPETX0CHARISK,
+    output wire PIPETX0ELECIDLE,
+    output wire PIPETX0COMPLIANCE,
+    output wire [1:0] PIPETX0POWERDOWN,
+    output wire PIPERX0POLARITY,
+    output wire [15:0] PIPETX1DATA,
+    output wire [1:0] PIPETX1CHARISK,
+    output wire PIPETX1ELECIDLE,
+    output wire PIPETX1COMPLIANCE,
+    output wire [1:0] PIPETX1POWERDOWN,
+    output wire PIPERX1POLARITY,
+    output wire [15:0] PIPETX2DATA,
+    output wire [1:0] PIPETX2CHARISK,
+    output wire PIPETX2ELECIDLE,
+    output wire PIPETX2COMPLIANCE,
+    output wire [1:0] PIPETX2POWERDOWN,
+    output wire PIPERX2POLARITY,
+    output wire [15:0] PIPETX3DATA,
+    output wire [1:0] PIPETX3CHARISK,
+    output wire PIPETX3ELECIDLE,
+    output wire PIPETX3COMPLIANCE,
+    output wire [1:0] PIPETX3POWERDOWN,
+    output wire PIPERX3POLARITY,
     output wire PLPHYLNKUPN,
     output wire TRNLNKUP,
     output wire TRNRECRCERR,
@@ -248,6 +276,34 @@ assign MIMRXWEN = '0;
 assign MIMTXREN = '0;
 assign MIMTXWEN = '0;
 assign PIPETXRATE = '0;
+assign PIPETXRCVRDET = '0;
+assign PIPETXDEEMPH = '0;
+assign PIPETXRESET = '0;
+assign PIPETXMARGIN = '0;
+assign PIPETX0DATA = '0;
+assign PIPETX0CHARISK = '0;
+assign PIPETX0ELECIDLE = '0;
+assign PIPETX0COMPLIANCE = '0;
+assign PIPETX0POWERDOWN = '0;
+assign PIPERX0POLARITY = '0;
+assign PIPETX1DATA = '0;
+assign PIPETX1CHARISK = '0;
+assign PIPETX1ELECIDLE = '0;
+assign PIPETX1COMPLIANCE = '0;
+assign PIPETX1POWERDOWN = '0;
+assign PIPERX1POLARITY = '0;
+assign PIPETX2DATA = '0;
+assign PIPETX2CHARISK = '0;
+assign PIPETX2ELECIDLE = '0;
+assign PIPETX2COMPLIANCE = '0;
+assign PIPETX2POWERDOWN = '0;
+assign PIPERX2POLARITY = '0;
+assign PIPETX3DATA = '0;
+assign PIPETX3CHARISK = '0;
+assign PIPETX3ELECIDLE = '0;
+assign PIPETX3COMPLIANCE = '0;
+assign PIPETX3POWERDOWN = '0;
+assign PIPERX3POLARITY = '0;
 assign PLPHYLNKUPN = '0;
 assign TRNLNKUP = '0;
 assign TRNRECRCERR = '0;
