@@ -58,8 +58,9 @@ struct GtpPortsOut {
     uint8_t viol_rxpd;
     uint8_t viol_detect_p0;
     uint8_t gt_txchardispmode0;
+    uint8_t gt_rxvalid;
     uint8_t flags;
-    uint8_t pad[3];
+    uint8_t pad[2];
 };
 
 struct GtpSim {
@@ -141,6 +142,7 @@ static void get(const GtpSim* s, GtpPortsOut* o) {
     o->viol_rxpd = t->obs_viol_rxpd;
     o->viol_detect_p0 = t->obs_viol_detect_p0;
     o->gt_txchardispmode0 = t->obs_gt_txchardispmode0;
+    o->gt_rxvalid = t->obs_gt_rxvalid;
     o->flags = sim_flags(*s->ctx);
 }
 

@@ -53,7 +53,8 @@ module tb_gtp7 #(
     output wire [3:0]  obs_viol_txbuf,
     output wire [3:0]  obs_viol_rxpd,
     output wire [3:0]  obs_viol_detect_p0,
-    output wire [3:0]  obs_gt_txchardispmode0
+    output wire [3:0]  obs_gt_txchardispmode0,
+    output wire [3:0]  obs_gt_rxvalid
 );
 
 `include "gtp_model_8b10b.vh"
@@ -112,6 +113,9 @@ assign obs_viol_detect_p0 = {phy.lane[3].l.gtp.viol_detect_in_p0, phy.lane[2].l.
                              phy.lane[1].l.gtp.viol_detect_in_p0, phy.lane[0].l.gtp.viol_detect_in_p0};
 assign obs_gt_txchardispmode0 = {phy.lane[3].l.gtp.TXCHARDISPMODE[0], phy.lane[2].l.gtp.TXCHARDISPMODE[0],
                                  phy.lane[1].l.gtp.TXCHARDISPMODE[0], phy.lane[0].l.gtp.TXCHARDISPMODE[0]};
+
+assign obs_gt_rxvalid = {phy.lane[3].l.gtp.RXVALID, phy.lane[2].l.gtp.RXVALID,
+                         phy.lane[1].l.gtp.RXVALID, phy.lane[0].l.gtp.RXVALID};
 
 // link partner: symbol generator and serializer on far_clk
 reg [7:0] far_sym_n = 8'd0;

@@ -92,9 +92,11 @@ pub struct PortsOut {
     pub viol_detect_p0: u8,
     /// TXCHARDISPMODE[0] of each channel.
     pub gt_txchardispmode0: u8,
+    /// RXVALID of each channel (before the PHY's filter).
+    pub gt_rxvalid: u8,
     /// Bit 0: $finish, bit 1: an error ($error / $stop) in the model.
     pub flags: u8,
-    pub pad: [u8; 3],
+    pub pad: [u8; 2],
 }
 
 #[cfg(gtp7_model)]

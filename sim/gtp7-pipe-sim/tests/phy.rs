@@ -361,6 +361,56 @@ fn loopback_8b10b_lane_by_lane() {
     }
 }
 
+/// RXVALID to the block only after the GT's RXVALID has been high for
+/// RXVALID_FILTER (4) cycles, and never while it is low (one register).
+fn check_valid_filter(hist: &[PortsOut]) -> usize {
+    let mut rises = 0;
+    for t in 1..hist.len() {
+        for l in 0..4 {
+            let v = |c: usize| hist[c].rx_valid >> l & 1 == 1;
+            let g = |c: usize| hist[c].gt_rxvalid >> l & 1 == 1;
+            if v(t) {
+                assert!(
+                    g(t - 1),
+                    "lane {l}: RXVALID at cycle {t} without the GT's RXVALID"
+                );
+                assert!(
+                    t >= 4 && (t - 4..t).all(g),
+                    "lane {l}: RXVALID at cycle {t} before the GT's RXVALID was stable for 4 cycles"
+                );
+                if !v(t - 1) {
+                    rises += 1;
+                }
+            }
+        }
+    }
+    rises
+}
+
+#[test]
+fn rxvalid_waits_for_a_stable_gt_rxvalid() {
+    if skip() {
+        return;
+    }
+    let mut b = Bench::new(9);
+    b.bring_up();
+    b.power_state(power::P0);
+    b.i.tx_elecidle = 0;
+    b.i.tx_data = [u16::from(K28_5) << 8 | u16::from(K28_5); 4];
+    b.i.tx_charisk = [3; 4];
+    let mut hist = Vec::new();
+    for c in 0..600 {
+        // lane 1 goes idle and comes back: RXVALID must be filtered again
+        b.i.tx_elecidle = if (250..300).contains(&c) { 0b0010 } else { 0 };
+        hist.push(b.tick().clone());
+    }
+    let rises = check_valid_filter(&hist);
+    assert_eq!(
+        rises, 5,
+        "RXVALID rises: once per lane, and once more on lane 1"
+    );
+}
+
 #[test]
 fn compliance_maps_onto_txchardispmode_of_byte_0() {
     if skip() {
