@@ -32,7 +32,7 @@ module rnic_gtp7_pipe #(
     parameter TIMEOUT_CYCLES = 1 << 20
 ) (
     input  wire                 clk,              // PIPE clock, 125 MHz
-    input  wire                 rst,              // synchronous to clk: PERST# or MMCM not locked
+    input  wire                 rst,              // PERST# or MMCM not locked (synchronized inside)
     input  wire                 gt_refclk,        // IBUFDS_GTE2 O (100 MHz)
     // lane pins
     input  wire [LANES-1:0]     rxp,
@@ -187,7 +187,7 @@ always @(posedge clk) oob_clk <= !oob_clk;
 
 always @(posedge clk) begin
     if (pipe_tx_rate) rate_error <= 1'b1;
-    if (rst) rate_error <= 1'b0;
+    if (!phy_ready) rate_error <= 1'b0;
 end
 
 // ---------------------------------------------------------------------------

@@ -33,7 +33,7 @@ module rnic_gtp7_reset #(
     parameter TIMEOUT_CYCLES = 1 << 20     // 8.4 ms at 125 MHz
 ) (
     input  wire             clk,
-    input  wire             rst,             // synchronous to clk, active high
+    input  wire             rst,             // active high; may be asynchronous (PERST#, MMCM lock): synchronized here
     input  wire             pll_lock,        // GTPE2_COMMON PLL0LOCK (asynchronous)
     input  wire [LANES-1:0] tx_resetdone,    // GTPE2_CHANNEL TXRESETDONE (asynchronous)
     input  wire [LANES-1:0] rx_resetdone,    // GTPE2_CHANNEL RXRESETDONE (asynchronous)
@@ -66,13 +66,15 @@ localparam [2:0] S_READY     = 3'd4;
 
 localparam CNT_W = $clog2(TIMEOUT_CYCLES + 1);
 
-// two-flop synchronizers for the GT's asynchronous status
+// two-flop synchronizers for the reset input and the GT's asynchronous status
+(* ASYNC_REG = "TRUE" *) reg [1:0] rst_sync = 2'b11;
 (* ASYNC_REG = "TRUE" *) reg [1:0] lock_sync = 2'b00;
 (* ASYNC_REG = "TRUE" *) reg [LANES-1:0] txdone_s1 = {LANES{1'b0}};
 (* ASYNC_REG = "TRUE" *) reg [LANES-1:0] txdone_s2 = {LANES{1'b0}};
 (* ASYNC_REG = "TRUE" *) reg [LANES-1:0] rxdone_s1 = {LANES{1'b0}};
 (* ASYNC_REG = "TRUE" *) reg [LANES-1:0] rxdone_s2 = {LANES{1'b0}};
 always @(posedge clk) begin
+    rst_sync <= {rst_sync[0], rst};
     lock_sync <= {lock_sync[0], pll_lock};
     txdone_s1 <= tx_resetdone;
     txdone_s2 <= txdone_s1;
@@ -81,6 +83,7 @@ always @(posedge clk) begin
 end
 wire locked = lock_sync[1];
 wire all_done = &txdone_s2 && &rxdone_s2;
+wire rst_s = rst_sync[1];
 
 reg [2:0]       state = S_PLL_RESET;
 reg [CNT_W-1:0] cnt = {CNT_W{1'b0}};     // cycles in this state
@@ -138,7 +141,7 @@ always @(posedge clk) begin
             end
         end
     endcase
-    if (rst) begin
+    if (rst_s) begin
         state <= S_PLL_RESET;
         cnt <= {CNT_W{1'b0}};
         restarts <= 8'd0;
@@ -153,7 +156,7 @@ always @(posedge clk) begin
     user_rdy <= state == S_GT_RESET || state == S_DONE_WAIT || state == S_READY;
     phy_ready <= state == S_READY;  // all_done was seen on the way in
     state_out <= state;
-    if (rst) begin
+    if (rst_s) begin
         pll_reset <= 1'b1;
         gt_txreset <= 1'b1;
         gt_rxreset <= 1'b1;
