@@ -235,20 +235,14 @@ reg [DT_W-1:0]       tag_slot_mem [0:NTAGS-1];
 reg                  tag_zero_mem [0:NTAGS-1];
 
 // lowest free tag
-reg [TAG_W-1:0] free_tag;
-reg             free_tag_valid;
-integer ti;
+wire [TAG_W-1:0] free_tag;
+wire             free_tag_valid;
 
-always @* begin
-    free_tag = {TAG_W{1'b0}};
-    free_tag_valid = 1'b0;
-    for (ti = NTAGS - 1; ti >= 0; ti = ti - 1) begin
-        if (!tag_active_reg[ti]) begin
-            free_tag = ti[TAG_W-1:0];
-            free_tag_valid = 1'b1;
-        end
-    end
-end
+priority_encoder #(.WIDTH(NTAGS), .OUT_W(TAG_W)) free_tag_enc (
+    .in(~tag_active_reg),
+    .valid(free_tag_valid),
+    .index(free_tag)
+);
 
 // ---------------------------------------------------------------------------
 // request issuer

@@ -163,10 +163,14 @@ initial begin
     end
 end
 
+// its own loop variable: Yosys takes the value a loop leaves in a variable
+// as that variable's initial value, and two initial loops of different
+// lengths over one variable conflict
+integer m;
 initial begin
-    for (i = 0; i < DMAC_N; i = i + 1) begin
-        mac_tbl[i] = 48'd0;
-        mac_ref[i] = {(QN_W+1){1'b0}};
+    for (m = 0; m < DMAC_N; m = m + 1) begin
+        mac_tbl[m] = 48'd0;
+        mac_ref[m] = {(QN_W+1){1'b0}};
     end
 end
 

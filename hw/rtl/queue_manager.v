@@ -92,7 +92,6 @@ localparam [7:0]
     ERR_BAD_CMD = 8'd8;
 
 localparam [15:0] NUM_Q16 = NUM_Q[15:0];
-localparam [QN_W:0] NUM_QI = NUM_Q[QN_W:0];
 
 initial begin
     if (NUM_Q < 1 || NUM_Q > (1 << QN_W)) begin
@@ -176,23 +175,55 @@ assign sel_cq_en = sel_ok ? cq_en[sel] : 1'b0;
 assign sel_cq_armed = sel_ok ? cq_armed[sel] : 1'b0;
 assign sel_cq_phase = sel_ok ? !cq_pi[sel][cq_log[sel]] : 1'b0;
 
-// round-robin pick of a send queue with posted work
-reg pick_valid;
-reg [QN_W-1:0] pick_qn;
-reg [QN_W:0] idx;
-always @* begin
-    pick_valid = 1'b0;
-    pick_qn = {QN_W{1'b0}};
-    for (i = NUM_Q; i > 0; i = i - 1) begin
-        idx = {1'b0, rr_reg} + i[QN_W:0];
-        if (idx >= NUM_QI) begin
-            idx = idx - NUM_QI;
-        end
-        if (sq_en[idx[QN_W-1:0]] && taken_reg[2*idx[QN_W-1:0] +: 2] != 2'd2 && !sq_hold[idx[QN_W-1:0]]
-                && sq_pi[idx[QN_W-1:0]] != sq_ci[idx[QN_W-1:0]] + {14'd0, taken_reg[2*idx[QN_W-1:0] +: 2]}) begin
-            pick_valid = 1'b1;
-            pick_qn = idx[QN_W-1:0];
-        end
+// round-robin pick of a send queue with posted work: a ready bit per queue
+// from its own registers, then the first ready queue after the last pick
+// (a per-queue vector and two priority scans instead of a scan that reads
+// every queue's counters through a rotating index: fewer LUTs, fewer levels).
+// Whether a queue has work beyond what the executor holds is registered
+// (pi != ci + taken, a 16-bit sum per queue, off the pick's path); a queue
+// whose counters moved last cycle other than by a retirement (which moves
+// ci and taken together) waits a cycle for its bit to catch up.
+reg [NUM_Q-1:0] sq_work_reg = {NUM_Q{1'b0}};
+reg [NUM_Q-1:0] sq_stale_reg = {NUM_Q{1'b1}};
+wire [NUM_Q-1:0] sq_ready_vec;
+genvar gq;
+generate
+    for (gq = 0; gq < NUM_Q; gq = gq + 1) begin : g_ready
+        assign sq_ready_vec[gq] = sq_en[gq] && taken_reg[2*gq +: 2] != 2'd2 && !sq_hold[gq]
+            && sq_work_reg[gq] && !sq_stale_reg[gq];
+    end
+endgenerate
+// the queues after the last pick: above rr_reg's bit
+localparam [NUM_Q-1:0] Q_ONE = 1;
+wire [NUM_Q-1:0] rr_bit = Q_ONE << rr_reg;
+wire [NUM_Q-1:0] rr_above = ~(rr_bit | (rr_bit - Q_ONE));
+wire pick_valid, pick_above;
+wire [QN_W-1:0] pick_first, pick_next;
+priority_encoder #(.WIDTH(NUM_Q), .OUT_W(QN_W)) pick_first_enc (
+    .in(sq_ready_vec),
+    .valid(pick_valid),
+    .index(pick_first)
+);
+priority_encoder #(.WIDTH(NUM_Q), .OUT_W(QN_W)) pick_next_enc (
+    .in(sq_ready_vec & rr_above),
+    .valid(pick_above),
+    .index(pick_next)
+);
+wire [QN_W-1:0] pick_qn = pick_above ? pick_next : pick_first;
+
+always @(posedge clk) begin
+    for (i = 0; i < NUM_Q; i = i + 1) begin
+        sq_work_reg[i] <= sq_pi[i] != sq_ci[i] + {14'd0, taken_reg[2*i +: 2]};
+    end
+    sq_stale_reg <= {NUM_Q{1'b0}};
+    if (m_sq_valid && m_sq_ready) begin
+        sq_stale_reg[pick_qn] <= 1'b1;
+    end
+    if (reg_sq_db_valid && reg_sq_db_qn < NUM_Q16) begin
+        sq_stale_reg[reg_sq_db_qn[QN_W-1:0]] <= 1'b1;
+    end
+    if (reg_q_cmd_valid || rst) begin
+        sq_stale_reg <= {NUM_Q{1'b1}};
     end
 end
 
@@ -226,8 +257,8 @@ assign err_qn = err_qn_reg;
 wire [15:0] db_size = 16'd1 << sq_log[reg_sq_db_qn[QN_W-1:0]];
 wire [15:0] db_used = reg_sq_db_pi - sq_ci[reg_sq_db_qn[QN_W-1:0]];
 
-reg [QN_W-1:0] msi_pick;
-reg msi_pick_valid;
+wire [QN_W-1:0] msi_pick;
+wire msi_pick_valid;
 // MSI vector = CQ number mod 32
 /* verilator lint_off UNUSEDSIGNAL */
 reg [15:0] msi_pick_ext;
@@ -236,16 +267,11 @@ always @* begin
     msi_pick_ext = 16'd0;
     msi_pick_ext[QN_W-1:0] = msi_pick;
 end
-always @* begin
-    msi_pick_valid = 1'b0;
-    msi_pick = {QN_W{1'b0}};
-    for (i = NUM_Q - 1; i >= 0; i = i - 1) begin
-        if (msi_pending_reg[i]) begin
-            msi_pick_valid = 1'b1;
-            msi_pick = i[QN_W-1:0];
-        end
-    end
-end
+priority_encoder #(.WIDTH(NUM_Q), .OUT_W(QN_W)) msi_pick_enc (
+    .in(msi_pending_reg),
+    .valid(msi_pick_valid),
+    .index(msi_pick)
+);
 
 always @(posedge clk) begin
     err_valid_reg <= 1'b0;

@@ -297,23 +297,26 @@ initial begin
     end
 end
 
-localparam [3:0]
-    ST_IDLE = 4'd0,
-    ST_CHECK = 4'd1,
-    ST_EXEC = 4'd2,
-    ST_RQ_FETCH = 4'd3,
-    ST_RQ_WAIT = 4'd4,
-    ST_RQ_USE = 4'd5,
-    ST_EARLY_CQE = 4'd6,
-    ST_PAYLOAD = 4'd7,
-    ST_CQE = 4'd8,
-    ST_FINISH = 4'd9,
-    ST_DROP = 4'd10,
-    ST_EARLY_WAIT = 4'd11,
-    ST_TACK = 4'd12,
-    ST_MP_PEND = 4'd13;
+localparam [4:0]
+    ST_IDLE = 5'd0,
+    ST_CHECK = 5'd1,
+    ST_EXEC = 5'd2,
+    ST_RQ_FETCH = 5'd3,
+    ST_RQ_WAIT = 5'd4,
+    ST_RQ_USE = 5'd5,
+    ST_EARLY_CQE = 5'd6,
+    ST_PAYLOAD = 5'd7,
+    ST_CQE = 5'd8,
+    ST_FINISH = 5'd9,
+    ST_DROP = 5'd10,
+    ST_EARLY_WAIT = 5'd11,
+    ST_TACK = 5'd12,
+    ST_MP_PEND = 5'd13,
+    ST_LOAD = 5'd14,
+    ST_MR = 5'd15,        // the MR lookup of the RETH, registered
+    ST_RQ_MR = 5'd16;     // the MR lookup of the receive buffer, registered
 
-reg [3:0] state_reg = ST_IDLE;
+reg [4:0] state_reg = ST_IDLE;
 
 // the packet being processed
 reg [7:0] op_reg = 8'd0;
@@ -344,6 +347,24 @@ reg early_done_reg = 1'b0;
 reg [7:0] nak_reg = 8'd0;
 reg mp_defer_reg = 1'b0;       // mp: this WRITE_WITH_IMM's completion waits for the point
 reg mp_pend_pass_reg = 1'b0;   // mp: completing a deferred WRITE_WITH_IMM (no packet, no slot)
+// the packet's PSN state, read once (ST_LOAD) and carried through registers
+// so no state is a per-QP read, a subtraction, a priority encoder and a
+// shifter deep in one cycle (timing)
+reg [23:0] epsn_reg = 24'd0;
+reg [23:0] psn_diff_reg = 24'd0;
+reg [MP_W-1:0] bmp_reg = {MP_W{1'b0}};
+reg [MP_W-1:0] bmp_new_reg = {MP_W{1'b0}};   // mp: the bitmap with this packet (ST_CHECK)
+reg [MP_LOG:0] mp_adv_reg = {(MP_LOG+1){1'b0}};  // how far the point moves (ST_EXEC)
+reg [23:0] mp_point_reg = 24'd0;             // the new point (ST_RQ_FETCH)
+reg [MP_W-1:0] bmp_next_reg = {MP_W{1'b0}};  // the bitmap from the new point (ST_RQ_FETCH)
+reg mp_nak_reg = 1'b0;
+// the MR table's answer for this packet, a cycle after its inputs settled
+reg mr_ok_reg = 1'b0;
+reg [63:0] mr_bus_reg = 64'd0;
+reg mp_pend_due_reg = 1'b0;
+// the QP was loaded (RTR or RESET) while its packet was in flight here:
+// nothing read before may be written back
+reg qp_stale_reg = 1'b0;
 
 // receive WQE capture (only length, wr_id, address and lkey are used)
 /* verilator lint_off UNUSEDSIGNAL */
@@ -385,29 +406,29 @@ wire op_has_reth = op_reg == OP_WRITE_FIRST || op_reg == OP_WRITE_ONLY || op_reg
 wire op_needs_rq = ((op_is_send && (op_first || op_only)) || (op_is_write && op_imm)) && !mp_defer_reg;
 
 wire [12:0] pmtu_bytes = 13'd128 << ctx_pmtu;
-wire [23:0] psn_diff = psn_reg - epsn_mem[qpn];
+wire [23:0] psn_diff = psn_diff_reg;
 // mp: the bitmap with this packet, and how far the point moves over it
-wire [MP_W-1:0] mp_bmp_new = bmp_mem[qpn] | ({{(MP_W-1){1'b0}}, 1'b1} << psn_diff[MP_LOG-1:0]);
+wire [MP_W-1:0] mp_bmp_new = bmp_reg | ({{(MP_W-1){1'b0}}, 1'b1} << psn_diff[MP_LOG-1:0]);
 // (the first PSN still missing: MP_W if the whole window is placed)
 wire mp_hole;
 wire [MP_LOG-1:0] mp_hole_at;
 priority_encoder #(.WIDTH(MP_W), .OUT_W(MP_LOG)) mp_hole_enc (
-    .in(~mp_bmp_new),
+    .in(~bmp_new_reg),
     .valid(mp_hole),
     .index(mp_hole_at)
 );
 localparam [MP_LOG:0] MP_W_ADV = MP_W[MP_LOG:0];
-wire [MP_LOG:0] mp_adv = mp_hole ? {1'b0, mp_hole_at} : MP_W_ADV;
-wire [23:0] mp_point_new = epsn_mem[qpn] + {{(23-MP_LOG){1'b0}}, mp_adv};
+wire [MP_LOG:0] mp_adv_next = mp_hole ? {1'b0, mp_hole_at} : MP_W_ADV;
+wire [MP_LOG:0] mp_adv = mp_adv_reg;
+wire [23:0] mp_point_new = mp_point_reg;
 // the deferred completion is due once the point has passed its PSN
-wire [23:0] mp_pend_off = pend_psn_mem[pslot_mem[qpn]] - epsn_mem[qpn];
-wire mp_pend_due = pend_reg[qpn] && mp_pend_off < {{(23-MP_LOG){1'b0}}, mp_adv};
+wire [23:0] mp_pend_off = pend_psn_mem[pslot_mem[qpn]] - epsn_reg;
 localparam [23:0] MP_NAK_GAP24 = MP_NAK_GAP[23:0];
 localparam [23:0] MP_W24 = MP_W[23:0];
 wire [23:0] mp_win = MP_W24 >> ctx_mp_wshift;
 // a loss shows once a packet this far beyond the hole arrived (at most half the window)
 wire [23:0] mp_gap = MP_NAK_GAP24 < (mp_win >> 1) ? MP_NAK_GAP24 : (mp_win >> 1);
-wire mp_nak = mp_adv == 0 && psn_diff >= mp_gap && !nak_sent_reg[qpn];
+wire mp_nak = mp_nak_reg;
 wire qp_ok = qp_field_reg < {8'd0, NUM_QP16} && (ctx_state == QPS_RTR || ctx_state == QPS_RTS);
 wire rq_empty = rqci_mem[qpn] == rqpi_mem[qpn];
 
@@ -578,8 +599,13 @@ always @(posedge clk) begin
         rqpi_mem[load_qpn] <= 16'd0;
     end
 
+    if ((load_rtr || load_reset) && load_qpn == qpn && state_reg != ST_IDLE) begin
+        qp_stale_reg <= 1'b1;
+    end
+
     case (state_reg)
         ST_IDLE: begin
+            qp_stale_reg <= 1'b0;
             if (s_pkt_valid && !drop_free_reg) begin
                 op_reg <= s_pkt_opcode;
                 ack_req_reg <= s_pkt_ack_req;
@@ -595,7 +621,7 @@ always @(posedge clk) begin
                 plen_reg <= s_pkt_payload_len;
                 slot_reg <= s_pkt_slot;
                 mp_defer_reg <= 1'b0;
-                state_reg <= ST_CHECK;
+                state_reg <= ST_LOAD;
             end else if (tack_due) begin
                 qp_field_reg <= {{(24-QN_W){1'b0}}, tscan_reg};
                 state_reg <= ST_TACK;
@@ -604,6 +630,12 @@ always @(posedge clk) begin
                 qp_field_reg <= {{(24-QN_W){1'b0}}, tscan_reg};
                 state_reg <= ST_MP_PEND;
             end
+        end
+        ST_LOAD: begin
+            epsn_reg <= epsn_mem[qpn];
+            psn_diff_reg <= psn_reg - epsn_mem[qpn];
+            bmp_reg <= bmp_mem[qpn];
+            state_reg <= ST_CHECK;
         end
         ST_TACK: begin
             // the ACK timer: acknowledge what arrived without an AckReq
@@ -626,7 +658,8 @@ always @(posedge clk) begin
             completes_reg <= 1'b0;
             early_done_reg <= 1'b0;
             nak_reg <= 8'd0;
-            if (!qp_ok) begin
+            bmp_new_reg <= mp_bmp_new;
+            if (!qp_ok || qp_stale_reg) begin
                 stat_drop_qp_reg <= 1'b1;
                 state_reg <= ST_DROP;
             end else if (op_reg == OP_ACK) begin
@@ -637,11 +670,11 @@ always @(posedge clk) begin
                     // is taken (the requester resends it)
                     stat_drop_psn_reg <= 1'b1;
                     state_reg <= ST_DROP;
-                end else if (psn_diff[23] || (psn_diff < MP_W24 && bmp_mem[qpn][psn_diff[MP_LOG-1:0]])) begin
+                end else if (psn_diff[23] || (psn_diff < MP_W24 && bmp_reg[psn_diff[MP_LOG-1:0]])) begin
                     // duplicate: never placed again; ACK the point
                     stat_drop_psn_reg <= 1'b1;
                     if (ack_req_reg && ack_slot_free) begin
-                        queue_ack(epsn_mem[qpn] - 24'd1, ACK_SYNDROME, msn_mem[qpn]);
+                        queue_ack(epsn_reg - 24'd1, ACK_SYNDROME, msn_mem[qpn]);
                     end
                     state_reg <= ST_DROP;
                 end else if (psn_diff >= mp_win) begin
@@ -649,15 +682,15 @@ always @(posedge clk) begin
                     stat_drop_psn_reg <= 1'b1;
                     state_reg <= ST_DROP;
                 end else begin
-                    state_reg <= ST_EXEC;
+                    state_reg <= ST_MR;
                 end
             end else if (psn_diff == 24'd0) begin
-                state_reg <= ST_EXEC;
+                state_reg <= ST_MR;
             end else if (psn_diff[23]) begin
                 // duplicate: never executed again; ACK what we have
                 stat_drop_psn_reg <= 1'b1;
                 if (ack_req_reg && ack_slot_free) begin
-                    queue_ack(epsn_mem[qpn] - 24'd1, ACK_SYNDROME, msn_mem[qpn]);
+                    queue_ack(epsn_reg - 24'd1, ACK_SYNDROME, msn_mem[qpn]);
                 end
                 state_reg <= ST_DROP;
             end else begin
@@ -665,13 +698,24 @@ always @(posedge clk) begin
                 stat_drop_psn_reg <= 1'b1;
                 if (!nak_sent_reg[qpn] && ack_slot_free) begin
                     nak_sent_reg[qpn] <= 1'b1;
-                    queue_ack(epsn_mem[qpn], NAK_PSN, msn_mem[qpn]);
+                    queue_ack(epsn_reg, NAK_PSN, msn_mem[qpn]);
                     stat_nak_reg <= 1'b1;
                 end
                 state_reg <= ST_DROP;
             end
         end
+        ST_MR: begin
+            mr_ok_reg <= mr_ok;
+            mr_bus_reg <= mr_bus;
+            state_reg <= ST_EXEC;
+        end
+        ST_RQ_MR: begin
+            mr_ok_reg <= mr_ok;
+            mr_bus_reg <= mr_bus;
+            state_reg <= ST_RQ_USE;
+        end
         ST_EXEC: begin
+            mp_adv_reg <= mp_adv_next;
             // opcode sequence and length checks
             if (ctx_mp) begin
                 // every packet stands alone: RETH in each, no sequence
@@ -681,11 +725,11 @@ always @(posedge clk) begin
                     nak_reg <= NAK_INV_REQ;
                 end else if (plen_reg > pmtu_bytes || reth_len_reg < {19'd0, plen_reg}) begin
                     nak_reg <= NAK_INV_REQ;
-                end else if (plen_reg != 0 && !(mr_ok && ctx_remote_write) && !cfg_no_mr_check) begin
+                end else if (plen_reg != 0 && !(mr_ok_reg && ctx_remote_write) && !cfg_no_mr_check) begin
                     nak_reg <= NAK_REM_ACCESS;
                 end
                 key_reg <= reth_rkey_reg;
-                cursor_reg <= mr_bus;
+                cursor_reg <= mr_bus_reg;
                 msglen_reg <= reth_len_reg - {19'd0, plen_reg};
                 if (op_imm && psn_diff != 24'd0 && !cfg_early_cqe) begin
                     // above the point: placed now, completed when the point passes
@@ -716,7 +760,7 @@ always @(posedge clk) begin
                 nak_reg <= NAK_INV_REQ;
             end else if (op_has_reth && op_first && reth_len_reg <= {19'd0, plen_reg}) begin
                 nak_reg <= NAK_INV_REQ;
-            end else if (op_has_reth && reth_len_reg != 0 && !(mr_ok && ctx_remote_write)
+            end else if (op_has_reth && reth_len_reg != 0 && !(mr_ok_reg && ctx_remote_write)
                     && !cfg_no_mr_check) begin
                 nak_reg <= NAK_REM_ACCESS;
             end else if (op_is_write && !op_has_reth && {19'd0, plen_reg} > remain_mem[qpn]) begin
@@ -730,7 +774,7 @@ always @(posedge clk) begin
             if (!ctx_mp) begin
                 if (op_has_reth) begin
                     key_reg <= reth_rkey_reg;
-                    cursor_reg <= mr_bus;
+                    cursor_reg <= mr_bus_reg;
                     remain_reg <= reth_len_reg;
                     msglen_reg <= 32'd0;
                 end
@@ -763,6 +807,11 @@ always @(posedge clk) begin
             end
         end
         ST_RQ_FETCH: begin
+            // mp: the point's move, from what ST_CHECK and ST_EXEC registered
+            mp_point_reg <= epsn_reg + {{(23-MP_LOG){1'b0}}, mp_adv};
+            bmp_next_reg <= bmp_new_reg >> mp_adv;
+            mp_nak_reg <= mp_adv == 0 && psn_diff >= mp_gap && !nak_sent_reg[qpn];
+            mp_pend_due_reg <= pend_reg[qpn] && mp_pend_off < {{(23-MP_LOG){1'b0}}, mp_adv};
             if (nak_reg != 8'd0) begin
                 state_reg <= ST_DROP;
             end else if (!op_needs_rq) begin
@@ -780,7 +829,7 @@ always @(posedge clk) begin
                     nak_reg <= NAK_REM_OP;
                     state_reg <= ST_DROP;
                 end else begin
-                    state_reg <= ST_RQ_USE;
+                    state_reg <= ST_RQ_MR;
                 end
             end
         end
@@ -788,14 +837,14 @@ always @(posedge clk) begin
             wrid_reg <= rq_wr_id;
             if (op_is_send) begin
                 // the receive buffer must be local-writable memory of this PD
-                if (!mr_ok && rq_len != 0 && !cfg_no_mr_check) begin
+                if (!mr_ok_reg && rq_len != 0 && !cfg_no_mr_check) begin
                     nak_reg <= NAK_REM_OP;
                     state_reg <= ST_DROP;
                 end else if ({19'd0, plen_reg} > rq_len) begin
                     nak_reg <= NAK_INV_REQ;
                     state_reg <= ST_DROP;
                 end else begin
-                    cursor_reg <= mr_bus;
+                    cursor_reg <= mr_bus_reg;
                     key_reg <= rq_lkey;
                     remain_reg <= rq_len;
                     msglen_reg <= 32'd0;
@@ -842,7 +891,11 @@ always @(posedge clk) begin
             end
         end
         ST_FINISH: begin
-            if (mp_pend_pass_reg) begin
+            if (qp_stale_reg) begin
+                // reloaded meanwhile: its new state stands
+                mp_pend_pass_reg <= 1'b0;
+                state_reg <= ST_IDLE;
+            end else if (mp_pend_pass_reg) begin
                 // the deferred completion is written
                 rqci_mem[qpn] <= rqci_reg + 16'd1;
                 wrid_mem[qpn] <= wrid_reg;
@@ -854,7 +907,7 @@ always @(posedge clk) begin
             end else if (ctx_mp) begin
                 if (!(ack_req_reg || mp_adv > 1 || mp_nak) || ack_slot_free) begin
                     epsn_mem[qpn] <= mp_point_new;
-                    bmp_mem[qpn] <= mp_bmp_new >> mp_adv;
+                    bmp_mem[qpn] <= bmp_next_reg;
                     wrid_mem[qpn] <= wrid_reg;
                     if (op_needs_rq) begin
                         rqci_mem[qpn] <= rqci_reg + 16'd1;
@@ -876,7 +929,7 @@ always @(posedge clk) begin
                     if (mp_nak) begin
                         // the point's packet is lost: ask for it alone
                         nak_sent_reg[qpn] <= 1'b1;
-                        queue_ack(epsn_mem[qpn], NAK_PSN, msn_mem[qpn]);
+                        queue_ack(epsn_reg, NAK_PSN, msn_mem[qpn]);
                         stat_nak_reg <= 1'b1;
                         ack_owed_reg[qpn] <= 1'b0;
                     end else if (ack_req_reg || mp_adv > 1) begin
@@ -888,7 +941,7 @@ always @(posedge clk) begin
                         ack_age1_reg[qpn] <= 1'b0;
                         ack_age2_reg[qpn] <= 1'b0;
                     end
-                    state_reg <= mp_pend_due ? ST_MP_PEND : ST_IDLE;
+                    state_reg <= mp_pend_due_reg ? ST_MP_PEND : ST_IDLE;
                 end
             end else if (!ack_req_reg || ack_slot_free) begin
                 epsn_mem[qpn] <= psn_reg + 24'd1;

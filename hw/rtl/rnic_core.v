@@ -13,7 +13,10 @@ module rnic_core #(
     parameter MP_W = 64,             // mp transport: receive window (bitmap bits per QP): 32, 64, 128
     parameter SEND_EN = 1,           // verb set: 1 = SEND/RECV carried, 0 = RDMA WRITE(+IMM) only
     parameter RC_EN = 1,             // transports: 1 = rc and mp, 0 = mp only (needs SEND_EN = 0)
-    parameter OST_RINGS = 16,        // outstanding-WQE rings shared by the QPs (at most NUM_Q are used)
+    // shared pools (0: sized from NUM_Q, see pool_size; at most NUM_Q are used)
+    parameter OST_RINGS = 0,         // outstanding-WQE rings
+    parameter MP_PEND = 0,           // mp deferred WRITE_WITH_IMM completions
+    parameter DMAC_N = 0,            // destination-MAC table entries
     parameter [31:0] BUILD_VERSION = 32'h0001_0000,
     parameter [31:0] GIT_HASH = 32'h0,
     parameter [31:0] BOARD_ID = 32'h0
@@ -119,9 +122,22 @@ localparam [ID_W-1:0] ID_EXEC = 8'h00, ID_RESP = 8'h40, ID_CQE = 8'h80;
 
 // local DMA copy, RDMA_WRITE(+IMM), and SEND(+IMM) when the build carries it
 localparam [31:0] VERBS = SEND_EN != 0 ? 32'h0000_001F : 32'h0000_0007;
-localparam OST_RINGS_Q = OST_RINGS < NUM_Q ? OST_RINGS : NUM_Q;
-localparam MP_PEND_Q = NUM_Q < 8 ? NUM_Q : 8;      // mp deferred completions held at once
-localparam DMAC_N_Q = NUM_Q < 16 ? NUM_Q : 16;     // destination MACs held at once
+// A pool's size: the knob if set, else one entry per `per` QPs within
+// [lo, hi]; never more than NUM_Q. Pools sized for the simulator's 64 QPs
+// (16 rings, 8 slots, 16 MACs) would be as large as the per-QP state they
+// replace at the FPGA's 16, so they scale with the QP count.
+function integer pool_size(input integer knob, input integer per, input integer lo, input integer hi);
+    integer n;
+    begin
+        n = NUM_Q / per;
+        n = n < lo ? lo : (n > hi ? hi : n);
+        n = knob != 0 ? knob : n;
+        pool_size = n < NUM_Q ? n : NUM_Q;
+    end
+endfunction
+localparam OST_RINGS_Q = pool_size(OST_RINGS, 4, 4, 16);   // QPs with WQEs in flight at once
+localparam MP_PEND_Q = pool_size(MP_PEND, 8, 2, 8);        // mp deferred completions held at once
+localparam DMAC_N_Q = pool_size(DMAC_N, 4, 4, 16);         // destination MACs held at once
 // MSI, CQE RO switch, early-CQE switch, bypass switch, flush mode, mp, rc
 localparam [31:0] CAPS = RC_EN != 0 ? 32'h0000_007F : 32'h0000_003F;
 
@@ -134,8 +150,8 @@ initial begin
         $error("rnic_core: NUM_Q must be 2..256");
         $finish;
     end
-    if (OST_RINGS < 2) begin
-        $error("rnic_core: OST_RINGS must be at least 2");
+    if ((OST_RINGS != 0 && OST_RINGS < 2) || (MP_PEND != 0 && MP_PEND < 2) || (DMAC_N != 0 && DMAC_N < 2)) begin
+        $error("rnic_core: OST_RINGS, MP_PEND and DMAC_N must be 0 (from NUM_Q) or at least 2");
         $finish;
     end
     if (RC_EN != 0 && RC_EN != 1) begin
@@ -326,6 +342,8 @@ rnic_csr csr_inst (
     .hwif_in_id_caps_value(CAPS),
     .hwif_in_id_mp_window_value(MP_W),
     .hwif_in_id_ost_rings_value(OST_RINGS_Q),
+    .hwif_in_id_mp_pend_value(MP_PEND_Q),
+    .hwif_in_id_dmacs_value(DMAC_N_Q),
     .hwif_out_flash_req(flash_s_req),
     .hwif_out_flash_addr(flash_s_addr),
     .hwif_out_flash_req_is_wr(flash_s_req_is_wr),

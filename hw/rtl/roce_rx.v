@@ -266,20 +266,14 @@ end
 
 reg [NUM_SLOTS-1:0] free_map_reg = {NUM_SLOTS{1'b1}};
 
-reg              alloc_ok;
-reg [SLOT_W-1:0] alloc_slot;
-integer as;
+wire              alloc_ok;
+wire [SLOT_W-1:0] alloc_slot;
 
-always @* begin
-    alloc_ok = 1'b0;
-    alloc_slot = {SLOT_W{1'b0}};
-    for (as = NUM_SLOTS - 1; as >= 0; as = as - 1) begin
-        if (free_map_reg[as]) begin
-            alloc_ok = 1'b1;
-            alloc_slot = as[SLOT_W-1:0];
-        end
-    end
-end
+priority_encoder #(.WIDTH(NUM_SLOTS), .OUT_W(SLOT_W)) alloc_enc (
+    .in(free_map_reg),
+    .valid(alloc_ok),
+    .index(alloc_slot)
+);
 
 // ---------------------------------------------------------------------------
 // per-beat processing of R0

@@ -663,19 +663,13 @@ wire scan_flush = flush_req_reg[scan_i];
 // due retransmissions wait here for the executor (lowest QP first)
 reg [NUM_QP-1:0] rtx_go_reg = {NUM_QP{1'b0}};
 wire [NUM_QP-1:0] go_vec = rtx_go_reg & rtx_req_reg;
-reg go_valid;
-reg [QN_W-1:0] go_qpn;
-integer gq;     // its own loop variable: Yosys rejects one shared with the initial blocks
-always @* begin
-    go_valid = 1'b0;
-    go_qpn = {QN_W{1'b0}};
-    for (gq = NUM_QP - 1; gq >= 0; gq = gq - 1) begin
-        if (go_vec[gq]) begin
-            go_valid = 1'b1;
-            go_qpn = gq[QN_W-1:0];
-        end
-    end
-end
+wire go_valid;
+wire [QN_W-1:0] go_qpn;
+priority_encoder #(.WIDTH(NUM_QP), .OUT_W(QN_W)) go_enc (
+    .in(go_vec),
+    .valid(go_valid),
+    .index(go_qpn)
+);
 
 // the pending prefetched WQE is used once its queue may go on
 wire [3:0] pf_ost_count = ost_tail_mem[pf_qn_reg] - ost_head_mem[pf_qn_reg];

@@ -64,6 +64,18 @@ pub struct BuildArgs {
     /// (every QP is mp: no rc message state; needs `--verbs write`).
     #[arg(long, default_value = "rc,mp", value_parser = transports_parser)]
     pub transports: Transports,
+    /// Outstanding-WQE rings shared by the QPs: at most this many QPs have
+    /// WQEs in flight at once (default: a quarter of the QPs, 4..16).
+    #[arg(long)]
+    pub ost_rings: Option<u32>,
+    /// mp deferred-completion slots shared by the QPs (default: an eighth
+    /// of the QPs, 2..8).
+    #[arg(long)]
+    pub mp_pend: Option<u32>,
+    /// Destination-MAC table entries shared by the QPs (default: a
+    /// quarter of the QPs, 4..16).
+    #[arg(long)]
+    pub macs: Option<u32>,
     /// Check the board, knobs and tools and print the commands; run nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -121,6 +133,22 @@ pub struct Identity {
     /// The transport knob (rnic_core RC_EN).
     #[serde(default)]
     pub transports: Transports,
+    /// The pool knobs (rnic_core OST_RINGS, MP_PEND, DMAC_N; 0: sized
+    /// from the QP count).
+    #[serde(default)]
+    pub ost_rings: u32,
+    #[serde(default)]
+    pub mp_pend: u32,
+    #[serde(default)]
+    pub dmacs: u32,
+}
+
+impl Identity {
+    /// The pool sizes this identity builds with `num_q` QPs.
+    pub fn pools(&self, num_q: u32) -> Result<crate::state_budget::Pools, BuildError> {
+        crate::state_budget::Pools::of(num_q, self.ost_rings, self.mp_pend, self.dmacs)
+            .map_err(BuildError::Report)
+    }
 }
 
 /// The transports a build carries (`--transports`): mp always, rc unless
@@ -312,6 +340,7 @@ pub fn run(a: &BuildArgs) -> Result<ExitCode> {
     ident.mp_w = a.mp_w;
     ident.verbs = a.verbs;
     ident.transports = a.transports;
+    set_pools(&mut ident, a, a.num_q)?;
     let out = a
         .out
         .clone()
@@ -430,6 +459,26 @@ pub fn check_knobs(board: &Board, data_w: Option<u32>, num_q: u32) -> Result<u32
     Ok(w)
 }
 
+/// The pool knobs of `a` into `ident`, each 2..=num_q (a pool larger than
+/// the QPs would never fill).
+fn set_pools(ident: &mut Identity, a: &BuildArgs, num_q: u32) -> Result<(), BuildError> {
+    for (flag, v, dst) in [
+        ("--ost-rings", a.ost_rings, &mut ident.ost_rings),
+        ("--mp-pend", a.mp_pend, &mut ident.mp_pend),
+        ("--macs", a.macs, &mut ident.dmacs),
+    ] {
+        if let Some(v) = v {
+            if !(2..=num_q).contains(&v) {
+                return Err(BuildError::Knob(format!(
+                    "{flag} {v}: a shared pool holds 2..=NUM_Q ({num_q}) entries"
+                )));
+            }
+            *dst = v;
+        }
+    }
+    Ok(())
+}
+
 fn default_out(root: &Path, board: &Board, data_w: u32, num_q: u32, knobs: &Identity) -> PathBuf {
     let mut name = format!("{}-w{data_w}-q{num_q}", board.name);
     if knobs.mp_w != default_mp_w() {
@@ -440,6 +489,15 @@ fn default_out(root: &Path, board: &Board, data_w: u32, num_q: u32, knobs: &Iden
     }
     if !knobs.transports.rc {
         name += "-mponly";
+    }
+    for (tag, v) in [
+        ("r", knobs.ost_rings),
+        ("p", knobs.mp_pend),
+        ("m", knobs.dmacs),
+    ] {
+        if v != 0 {
+            name += &format!("-{tag}{v}");
+        }
     }
     root.join("target/build").join(name)
 }
@@ -480,6 +538,9 @@ fn identity(root: &Path, board: &Board) -> Identity {
         mp_w: default_mp_w(),
         verbs: VerbSet::default(),
         transports: Transports::default(),
+        ost_rings: 0,
+        mp_pend: 0,
+        dmacs: 0,
     }
 }
 
@@ -574,6 +635,12 @@ fn flow_command(
         .arg(if ident.verbs.send { "1" } else { "0" })
         .arg("--rc-en")
         .arg(if ident.transports.rc { "1" } else { "0" })
+        .arg("--ost-rings")
+        .arg(ident.ost_rings.to_string())
+        .arg("--mp-pend")
+        .arg(ident.mp_pend.to_string())
+        .arg("--dmac-n")
+        .arg(ident.dmacs.to_string())
         .arg("--git-hash")
         .arg(&ident.git_hash)
         .arg("--board-id")
@@ -659,6 +726,11 @@ fn pack_image(
         ("SEND_EN".into(), u32::from(ident.verbs.send).to_string()),
         ("RC_EN".into(), u32::from(ident.transports.rc).to_string()),
     ];
+    // the pool sizes the build has (not the knobs: 0 means "from NUM_Q")
+    let pools = ident.pools(num_q)?;
+    knobs.push(("OST_RINGS".into(), pools.rings.to_string()));
+    knobs.push(("MP_PEND".into(), pools.mp_pend.to_string()));
+    knobs.push(("DMAC_N".into(), pools.dmacs.to_string()));
     if ident.git_dirty {
         // the header's git field is a bare hash
         knobs.push(("GIT_DIRTY".into(), "1".into()));
@@ -870,7 +942,7 @@ fn print_summary(s: &BuildSummary, json: bool) -> Result<()> {
         s.identity.mp_w,
         s.identity.verbs.send,
         s.identity.transports.rc,
-        None,
+        s.identity.pools(s.num_q).ok(),
     ) {
         crate::state_budget::print(&b);
     }
@@ -981,6 +1053,7 @@ fn sweep(a: &BuildArgs, root: &Path, board: &Board) -> Result<ExitCode> {
         ident.mp_w = a.mp_w;
         ident.verbs = v;
         ident.transports = t;
+        set_pools(&mut ident, a, q)?;
         let out = root.join("target/build/sweep").join(
             default_out(root, board, w, q, &ident)
                 .file_name()
@@ -1042,7 +1115,7 @@ fn sweep(a: &BuildArgs, root: &Path, board: &Board) -> Result<ExitCode> {
             a.mp_w,
             r.identity.verbs.send,
             r.identity.transports.rc,
-            None,
+            r.identity.pools(r.num_q).ok(),
         )
         .map(|b| format!("{:.0}", b.bytes_per_qp))
         .unwrap_or_else(|_| "-".into());
@@ -1088,6 +1161,9 @@ mod tests {
             mp_w: 64,
             verbs: VerbSet::default(),
             transports: Transports::default(),
+            ost_rings: 0,
+            mp_pend: 3,
+            dmacs: 0,
         };
         // something that is not an ECP5 bitstream is refused
         let bit = dir.join("design.bit");
@@ -1108,6 +1184,15 @@ mod tests {
             .build
             .knobs
             .contains(&("GIT_DIRTY".into(), "1".into())));
+        // the image names the pool sizes the build has: 16 QPs give 4
+        // rings and 4 MACs, the knob set 3 slots
+        for (k, v) in [("OST_RINGS", "4"), ("MP_PEND", "3"), ("DMAC_N", "4")] {
+            assert!(
+                img.header.build.knobs.contains(&(k.into(), v.into())),
+                "{k}: {:?}",
+                img.header.build.knobs
+            );
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -50,7 +50,7 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
         id.mp_window,
         id.verbs & 0x18 != 0,
         id.caps & (1 << 6) != 0,
-        Some(id.ost_rings),
+        Some(pools(&id)?),
     )
     .map_err(anyhow::Error::msg)?;
     let version = format!(
@@ -153,4 +153,18 @@ pub fn regs(a: &RegsArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The pools the running build reports (a build older than the mp_pend
+/// and dmacs registers reads 0 there: its sizes follow from the QP count).
+fn pools(id: &rnic_driver::IdInfo) -> anyhow::Result<crate::state_budget::Pools> {
+    let mut p = crate::state_budget::Pools::of(id.num_queues, id.ost_rings, 0, 0)
+        .map_err(anyhow::Error::msg)?;
+    if id.mp_pend != 0 {
+        p.mp_pend = id.mp_pend;
+    }
+    if id.dmacs != 0 {
+        p.dmacs = id.dmacs;
+    }
+    Ok(p)
 }

@@ -120,11 +120,12 @@ pub struct Budget {
     pub num_qp: u32,
     pub mp_window: u32,
     pub items: Vec<Item>,
-    /// State shared by every QP (the outstanding-WQE rings).
+    /// State shared by every QP (the pools).
     pub shared: Vec<Item>,
     pub shared_bytes: f64,
-    /// Outstanding-WQE rings: at most this many QPs have WQEs in flight.
-    pub rings: u32,
+    /// The pools: at most `rings` QPs have WQEs in flight, `mp_pend` mp
+    /// completions wait, `dmacs` distinct peer MACs.
+    pub pools: Pools,
     /// Bytes per QP by category.
     pub by_category: BTreeMap<&'static str, f64>,
     pub bytes_per_qp: f64,
@@ -152,31 +153,51 @@ fn eval(expr: &str, vars: &BTreeMap<&str, i64>) -> Option<i64> {
     vars.get(e.as_str()).copied()
 }
 
-/// The rnic_core default of a parameter (`parameter NAME = value,`).
-fn core_param(name: &str) -> Option<i64> {
-    include_str!("../../../hw/rtl/rnic_core.v")
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("parameter "))
-        .filter_map(|r| r.strip_prefix(name))
-        .filter_map(|r| r.trim_start().strip_prefix('='))
-        .find_map(|r| r.split([',', '/']).next()?.trim().parse().ok())
-}
-
-/// The cap N of an rnic_core pool size `localparam NAME = NUM_Q < N ? NUM_Q : N;`.
-fn core_cap(name: &str) -> Option<u32> {
-    include_str!("../../../hw/rtl/rnic_core.v")
+/// The arguments (per, lo, hi) of an rnic_core pool size
+/// `localparam NAME = pool_size(KNOB, per, lo, hi);`.
+fn pool_rule(name: &str) -> Option<[u32; 3]> {
+    let args = include_str!("../../../hw/rtl/rnic_core.v")
         .lines()
         .filter_map(|l| l.trim().strip_prefix("localparam "))
         .filter_map(|r| r.strip_prefix(name))
-        .filter_map(|r| r.trim_start().strip_prefix('='))
-        .find_map(|r| r.split([':', ';']).nth(1)?.trim().parse().ok())
+        .filter_map(|r| r.trim_start().strip_prefix("= pool_size("))
+        .find_map(|r| r.split(')').next())?;
+    let v: Vec<u32> = args
+        .split(',')
+        .skip(1)
+        .filter_map(|a| a.trim().parse().ok())
+        .collect();
+    v.try_into().ok()
 }
 
-/// The outstanding-WQE rings of a build with `num_qp` QPs (rnic_core
-/// OST_RINGS, at most one per QP).
-pub fn rings(num_qp: u32) -> u32 {
-    let r = core_param("OST_RINGS").unwrap_or(16) as u32;
-    r.min(num_qp)
+/// The shared pools of a build: outstanding-WQE rings, mp deferred
+/// completion slots, destination-MAC table entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Pools {
+    pub rings: u32,
+    pub mp_pend: u32,
+    pub dmacs: u32,
+}
+
+impl Pools {
+    /// The pools of a build with `num_qp` QPs and the knobs (0: sized
+    /// from the QP count), as rnic_core's `pool_size` computes them.
+    pub fn of(num_qp: u32, rings: u32, mp_pend: u32, dmacs: u32) -> Result<Pools, String> {
+        let size = |name: &str, knob: u32| -> Result<u32, String> {
+            let [per, lo, hi] = pool_rule(name).ok_or(format!("rnic_core.v: {name}"))?;
+            let n = if knob != 0 {
+                knob
+            } else {
+                (num_qp / per).clamp(lo, hi)
+            };
+            Ok(n.min(num_qp))
+        };
+        Ok(Pools {
+            rings: size("OST_RINGS_Q", rings)?,
+            mp_pend: size("MP_PEND_Q", mp_pend)?,
+            dmacs: size("DMAC_N_Q", dmacs)?,
+        })
+    }
 }
 
 /// Find the per-QP declarations (`reg [H:L] name [0:NUM_QP-1]` and
@@ -297,22 +318,29 @@ pub fn items(
 }
 
 /// The budget of a build with `num_qp` QPs, window `mp_window`, the
-/// SEND/RECV and rc knobs `send_en`, `rc_en`, and `rings` outstanding-WQE
-/// rings (None: the RTL's default for `num_qp`).
+/// SEND/RECV and rc knobs `send_en`, `rc_en`, and its shared `pools`
+/// (None: the RTL's default for `num_qp`).
 pub fn budget(
     num_qp: u32,
     mp_window: u32,
     send_en: bool,
     rc_en: bool,
-    rings: Option<u32>,
+    pools: Option<Pools>,
 ) -> Result<Budget, String> {
     let qn_w = (u32::BITS - num_qp.saturating_sub(1).leading_zeros()).max(1);
-    let rings = rings.unwrap_or_else(|| self::rings(num_qp));
-    // the mp deferred-completion slots and the destination-MAC table, at
-    // most one per QP (rnic_core MP_PEND_Q, DMAC_N_Q)
-    let pend = num_qp.min(core_cap("MP_PEND_Q").ok_or("rnic_core.v: MP_PEND_Q")?);
-    let dmacs = num_qp.min(core_cap("DMAC_N_Q").ok_or("rnic_core.v: DMAC_N_Q")?);
-    let (items, shared) = items(mp_window, qn_w, rings, pend, dmacs, send_en, rc_en)?;
+    let pools = match pools {
+        Some(p) => p,
+        None => Pools::of(num_qp, 0, 0, 0)?,
+    };
+    let (items, shared) = items(
+        mp_window,
+        qn_w,
+        pools.rings,
+        pools.mp_pend,
+        pools.dmacs,
+        send_en,
+        rc_en,
+    )?;
     let mut by_category = BTreeMap::new();
     for it in &items {
         *by_category.entry(it.category.name()).or_insert(0.0) += it.bits as f64 / 8.0;
@@ -325,7 +353,7 @@ pub fn budget(
         items,
         shared,
         shared_bytes,
-        rings,
+        pools,
         by_category,
         bytes_per_qp,
         mp_target_bytes: 64.0 + f64::from(mp_window) / 8.0,
@@ -359,10 +387,12 @@ pub fn print(b: &Budget) {
         println!("  {k:<36} {v:>7.1} B");
     }
     println!(
-        "  shared by all QPs: {:.1} KiB: {} outstanding-WQE rings of 8 (at most {} QPs have WQEs in flight at once), the mp deferred-completion slots and the destination-MAC table",
+        "  shared by all QPs: {:.1} KiB: {} outstanding-WQE rings of 8 (at most {} QPs have WQEs in flight at once), {} mp deferred-completion slots, {} destination MACs",
         b.shared_bytes / 1024.0,
-        b.rings,
-        b.rings
+        b.pools.rings,
+        b.pools.rings,
+        b.pools.mp_pend,
+        b.pools.dmacs
     );
     println!(
         "  mp target 64 B + W/8 = {:.0} B; what an mp QP needs (without the rc message state and the completion queue): {:.1} B",
@@ -394,7 +424,14 @@ mod tests {
         assert_eq!(bmp.bits, 64);
         // the rings are shared: 16 of them for 64 QPs, none per QP
         assert!(b.items.iter().all(|i| i.name != "ost_mem"));
-        assert_eq!(b.rings, 16);
+        assert_eq!(
+            b.pools,
+            Pools {
+                rings: 16,
+                mp_pend: 8,
+                dmacs: 16
+            }
+        );
         let ring = b.shared.iter().find(|i| i.name == "ost_mem").unwrap();
         assert_eq!(ring.bits, 226 * 8 * 16);
         let ring_no = b.items.iter().find(|i| i.name == "ring_mem").unwrap();
@@ -435,5 +472,23 @@ mod tests {
         let no_send = budget(64, 64, false, true, None).unwrap();
         assert!(no_send.items.iter().all(|i| i.name != "wrid_mem"));
         assert!(no_send.bytes_per_qp < b.bytes_per_qp);
+    }
+
+    #[test]
+    fn pools_scale_with_the_qp_count_unless_a_knob_sets_them() {
+        let p = |q, r, m, d| Pools::of(q, r, m, d).unwrap();
+        let v = |rings, mp_pend, dmacs| Pools {
+            rings,
+            mp_pend,
+            dmacs,
+        };
+        // the simulator's 64 QPs: 16 rings, 8 slots, 16 MACs
+        assert_eq!(p(64, 0, 0, 0), v(16, 8, 16));
+        // the FPGA's 16 QPs: a quarter (an eighth), within the bounds
+        assert_eq!(p(16, 0, 0, 0), v(4, 2, 4));
+        assert_eq!(p(256, 0, 0, 0), v(16, 8, 16));
+        // never more than the QPs
+        assert_eq!(p(2, 0, 0, 0), v(2, 2, 2));
+        assert_eq!(p(16, 8, 3, 32), v(8, 3, 16));
     }
 }

@@ -98,6 +98,11 @@ pub struct IdInfo {
     pub mp_window: u32,
     /// Outstanding-WQE rings shared by the QPs.
     pub ost_rings: u32,
+    /// mp deferred-completion slots shared by the QPs (0: a build older
+    /// than the register).
+    pub mp_pend: u32,
+    /// Destination-MAC table entries (0: a build older than the register).
+    pub dmacs: u32,
 }
 
 /// The queue manager's error registers.
@@ -348,6 +353,8 @@ impl<D: Device> Nic<D> {
                 caps: idb.caps().try_read()?.value(),
                 mp_window: idb.mp_window().try_read()?.value(),
                 ost_rings: idb.ost_rings().try_read()?.value(),
+                mp_pend: idb.mp_pend().try_read()?.value(),
+                dmacs: idb.dmacs().try_read()?.value(),
             }
         };
         let n = id.num_queues as usize;

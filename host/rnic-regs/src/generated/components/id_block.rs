@@ -12,9 +12,11 @@ pub use _root::components::blk_next_r_next_100 as blk_next;
 pub use _root::components::blk_type_r_type_52490001 as blk_type;
 pub use _root::components::blk_version_r_ver_10000 as blk_version;
 pub use _root::components::ro_word_r_desc_21572c5c as mp_window;
+pub use _root::components::ro_word_r_desc_21d79b72 as dmacs;
 pub use _root::components::ro_word_r_desc_43197c13 as verbs;
 pub use _root::components::ro_word_r_desc_4f1885f2 as num_queues;
 pub use _root::components::ro_word_r_desc_4fb0ca81 as build_version;
+pub use _root::components::ro_word_r_desc_667c2991 as mp_pend;
 pub use _root::components::ro_word_r_desc_746cdb82 as ost_rings;
 pub use _root::components::ro_word_r_desc_c8805c6d as board_id;
 pub use _root::components::ro_word_r_desc_e558afe9 as git_hash;
@@ -62,7 +64,7 @@ impl IdBlock<'static> {
 
 impl<'io, IO> IdBlock<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0x34;
+    pub const SIZE: usize = 0x3C;
 
     /// # Safety
     ///
@@ -241,6 +243,28 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> IdBlock<'io, IO> {
     ) -> peakrdl_rust::reg::Reg<'io, ost_rings::RoWordR_desc_746cdb82, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x30).cast(), self.io)
+        }
+    }
+
+    /// mp_pend
+    ///
+    /// mp deferred-completion slots shared by the QPs: at most this many mp WRITE_WITH_IMMs above their QP's point wait for their completion at once.
+    #[inline(always)]
+    #[must_use]
+    pub const fn mp_pend(&self) -> peakrdl_rust::reg::Reg<'io, mp_pend::RoWordR_desc_667c2991, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x34).cast(), self.io)
+        }
+    }
+
+    /// dmacs
+    ///
+    /// Entries of the destination-MAC table shared by the QPs: at most this many distinct peer MACs among the QPs in RTR or RTS.
+    #[inline(always)]
+    #[must_use]
+    pub const fn dmacs(&self) -> peakrdl_rust::reg::Reg<'io, dmacs::RoWordR_desc_21d79b72, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x38).cast(), self.io)
         }
     }
 }
