@@ -255,30 +255,39 @@ reg                  cur_valid_reg = 1'b0;
 
 wire req_ready_int;
 
+// The next request's size is computed from the current address and length
+// in one cycle and registered; the header is built from the registered
+// size in the next (timing: the MRRS split, the size, the byte enables and
+// the header were one 20-level path). A request issues only when the
+// registered size belongs to the current address and length, i.e. not in
+// the cycle after they changed: at most one request every two cycles, no
+// more than a 3-4 DW request takes on the link anyway.
 wire [2:0]  mrrs_sel = cfg_max_read_req > 3'd5 ? 3'd5 : cfg_max_read_req;
 wire [12:0] mrrs_bytes = 13'd128 << mrrs_sel;
 wire [12:0] rq_space = mrrs_bytes - ({1'b0, cur_pcie_addr_reg[11:0]} & (mrrs_bytes - 13'd1));
 wire [CW-1:0] rq_len_ext = {{CW-LEN_W{1'b0}}, cur_len_reg};
 wire [CW-1:0] rq_space_ext = {{CW-13{1'b0}}, rq_space};
-wire rq_last = rq_len_ext <= rq_space_ext;
-wire [12:0] rq_len = rq_last ? rq_len_ext[12:0] : rq_space;
-wire [63:0] rq_len_64 = {51'd0, rq_len};
-wire rq_zero = cur_len_reg == {LEN_W{1'b0}};
+wire rq_last_next = rq_len_ext <= rq_space_ext;
+reg rq_last_reg = 1'b0;
+reg [12:0] rq_len_reg = 13'd0;
+reg rq_zero_reg = 1'b0;
+reg rq_sized_reg = 1'b0;        // rq_len_reg, rq_last_reg, rq_zero_reg describe cur_*
+wire [63:0] rq_len_64 = {51'd0, rq_len_reg};
 
-wire rq_issue = cur_valid_reg && free_tag_valid && req_ready_int;
-wire rq_load = !df_empty && !dt_full && (!cur_valid_reg || (rq_issue && rq_last));
+wire rq_issue = cur_valid_reg && rq_sized_reg && free_tag_valid && req_ready_int;
+wire rq_load = !df_empty && !dt_full && (!cur_valid_reg || (rq_issue && rq_last_reg));
 assign df_pop = rq_load;
 
 // request header
 wire [1:0]  rq_a10 = cur_pcie_addr_reg[1:0];
-wire [12:0] rq_eff_len = rq_zero ? 13'd1 : rq_len;
+wire [12:0] rq_eff_len = rq_zero_reg ? 13'd1 : rq_len_reg;
 wire [12:0] rq_span = {11'd0, rq_a10} + rq_eff_len;
 wire [10:0] rq_dw = rq_span[12:2] + {10'd0, rq_span[1:0] != 2'd0};
 wire [3:0]  rq_first_mask = 4'b1111 << rq_a10;
 wire [3:0]  rq_last_mask = (rq_span[1:0] == 2'd0) ? 4'b1111 : ~(4'b1111 << rq_span[1:0]);
-wire [3:0]  rq_first_be = rq_zero ? 4'b0000 :
+wire [3:0]  rq_first_be = rq_zero_reg ? 4'b0000 :
                           (rq_dw == 11'd1) ? (rq_first_mask & rq_last_mask) : rq_first_mask;
-wire [3:0]  rq_last_be = (rq_zero || rq_dw == 11'd1) ? 4'b0000 : rq_last_mask;
+wire [3:0]  rq_last_be = (rq_zero_reg || rq_dw == 11'd1) ? 4'b0000 : rq_last_mask;
 wire        rq_4dw = cur_pcie_addr_reg[63:32] != 32'd0;
 
 wire [7:0] rq_tag8;
@@ -316,11 +325,16 @@ always @(posedge clk) begin
         cur_ram_addr_reg <= cur_ram_addr_reg + rq_len_64[RAM_ADDR_W-1:0];
         cur_len_reg <= cur_len_reg - rq_len_64[LEN_W-1:0];
         dt_issued_mem[cur_slot_reg] <= dt_issued_mem[cur_slot_reg] + 1'b1;
-        if (rq_last) begin
+        if (rq_last_reg) begin
             dt_all_issued_reg[cur_slot_reg] <= 1'b1;
             cur_valid_reg <= 1'b0;
         end
     end
+
+    rq_last_reg <= rq_last_next;
+    rq_len_reg <= rq_last_next ? rq_len_ext[12:0] : rq_space;
+    rq_zero_reg <= cur_len_reg == {LEN_W{1'b0}};
+    rq_sized_reg <= cur_valid_reg && !rq_issue && !rq_load;
 
     if (rq_load) begin
         cur_pcie_addr_reg <= df_pcie_addr;
@@ -336,6 +350,7 @@ always @(posedge clk) begin
 
     if (rst) begin
         cur_valid_reg <= 1'b0;
+        rq_sized_reg <= 1'b0;
         dt_wr_ptr_reg <= {DT_W+1{1'b0}};
     end
 end
@@ -709,7 +724,7 @@ always @(posedge clk) begin
         tag_len_mem[free_tag] <= rq_eff_len[11:0];
         tag_rem_mem[free_tag] <= rq_eff_len;
         tag_slot_mem[free_tag] <= cur_slot_reg;
-        tag_zero_mem[free_tag] <= rq_zero;
+        tag_zero_mem[free_tag] <= rq_zero_reg;
     end
     if (s1_load && s0_first) begin
         if (h_upd) begin

@@ -2,7 +2,8 @@
 // and access flags of every registered MR, set by the host through the MR
 // register window. Two lookup ports (requester lkey, responder rkey) check
 // key, PD, access and bounds and translate a virtual address to a bus
-// address. A region is contiguous in bus space. A third port re-checks a
+// address; they answer two cycles after their key settles (the entry is
+// read into registers first). A region is contiguous in bus space. A third port re-checks a
 // finished DMA write descriptor (bus address and length) against the region
 // whose key authorized it, just before the write engine takes it.
 //
@@ -118,27 +119,66 @@ end
 
 // A lookup: the key selects the entry; everything else is checked against it.
 // Bounds: va - mr.va >= 0 and (va - mr.va) + len <= mr.len, in 65/66 bits so
-// nothing wraps.
+// nothing wraps. Ports A and B read their entry into registers first
+// (timing: the 64-entry read and the bounds arithmetic were one 19-level
+// path), so an answer holds once the key has been stable for two cycles;
+// the executor and the responder wait that long in their MR states. An
+// entry being rewritten reads as invalid for that cycle. The write guard
+// (port C) stays combinational: whatever the lookups saw, no write leaves
+// the region as it is when the write is taken.
 function [64:0] lookup;
     input [31:0] key;
     input [63:0] va;
     input [31:0] len;
     input [15:0] pd;
     input [3:0] access;
-    reg [IDX_W-1:0] idx;
+    input ent_valid;
+    input [31:0] ent_key;
+    input [63:0] ent_va;
+    input [31:0] ent_len;
+    input [63:0] ent_bus;
+    input [15:0] ent_pd;
+    input [3:0] ent_access;
     reg [64:0] off;
     reg [65:0] end_off;
     reg in_range;
     begin
-        idx = key[IDX_W+7:8];
-        off = {1'b0, va} - {1'b0, va_mem[idx]};
+        off = {1'b0, va} - {1'b0, ent_va};
         end_off = {1'b0, off} + {34'd0, len};
-        in_range = !off[64] && end_off <= {34'd0, len_mem[idx]};
-        lookup[64] = ({24'd0, key[15:8]} < NUM_MR) && valid_reg[idx] && key_mem[idx] == key
-            && pd_mem[idx] == pd && (access_mem[idx] & access) == access && in_range;
-        lookup[63:0] = bus_mem[idx] + off[63:0];
+        in_range = !off[64] && end_off <= {34'd0, ent_len};
+        lookup[64] = ({24'd0, key[15:8]} < NUM_MR) && ent_valid && ent_key == key
+            && ent_pd == pd && (ent_access & access) == access && in_range;
+        lookup[63:0] = ent_bus + off[63:0];
     end
 endfunction
+
+wire [IDX_W-1:0] a_idx = a_key[IDX_W+7:8];
+wire [IDX_W-1:0] b_idx = b_key[IDX_W+7:8];
+wire rewrite = reg_cmd_valid && reg_sel < NUM_MR16;
+reg a_ent_valid_reg = 1'b0, b_ent_valid_reg = 1'b0;
+reg [31:0] a_ent_key_reg = 32'd0, b_ent_key_reg = 32'd0;
+reg [63:0] a_ent_va_reg = 64'd0, b_ent_va_reg = 64'd0;
+reg [31:0] a_ent_len_reg = 32'd0, b_ent_len_reg = 32'd0;
+reg [63:0] a_ent_bus_reg = 64'd0, b_ent_bus_reg = 64'd0;
+reg [15:0] a_ent_pd_reg = 16'd0, b_ent_pd_reg = 16'd0;
+reg [3:0] a_ent_access_reg = 4'd0, b_ent_access_reg = 4'd0;
+
+always @(posedge clk) begin
+    a_ent_valid_reg <= valid_reg[a_idx] && !(rewrite && reg_sel[IDX_W-1:0] == a_idx) && !rst;
+    a_ent_key_reg <= key_mem[a_idx];
+    a_ent_va_reg <= va_mem[a_idx];
+    a_ent_len_reg <= len_mem[a_idx];
+    a_ent_bus_reg <= bus_mem[a_idx];
+    a_ent_pd_reg <= pd_mem[a_idx];
+    a_ent_access_reg <= access_mem[a_idx];
+    b_ent_valid_reg <= valid_reg[b_idx] && !(rewrite && reg_sel[IDX_W-1:0] == b_idx) && !rst;
+    b_ent_key_reg <= key_mem[b_idx];
+    b_ent_va_reg <= va_mem[b_idx];
+    b_ent_len_reg <= len_mem[b_idx];
+    b_ent_bus_reg <= bus_mem[b_idx];
+    b_ent_pd_reg <= pd_mem[b_idx];
+    b_ent_access_reg <= access_mem[b_idx];
+end
 
 // The write guard, in bus space: bus - mr.bus >= 0, (bus - mr.bus) + len <= mr.len.
 function guard;
@@ -162,8 +202,10 @@ endfunction
 
 assign c_ok = guard(c_key, c_bus, c_len, c_pd, c_access);
 
-wire [64:0] a_res = lookup(a_key, a_va, a_len, a_pd, a_access);
-wire [64:0] b_res = lookup(b_key, b_va, b_len, b_pd, b_access);
+wire [64:0] a_res = lookup(a_key, a_va, a_len, a_pd, a_access, a_ent_valid_reg, a_ent_key_reg,
+    a_ent_va_reg, a_ent_len_reg, a_ent_bus_reg, a_ent_pd_reg, a_ent_access_reg);
+wire [64:0] b_res = lookup(b_key, b_va, b_len, b_pd, b_access, b_ent_valid_reg, b_ent_key_reg,
+    b_ent_va_reg, b_ent_len_reg, b_ent_bus_reg, b_ent_pd_reg, b_ent_access_reg);
 
 assign a_ok = a_res[64];
 assign a_bus = a_res[63:0];

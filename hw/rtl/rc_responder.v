@@ -360,6 +360,7 @@ reg [MP_W-1:0] bmp_next_reg = {MP_W{1'b0}};  // the bitmap from the new point (S
 reg mp_nak_reg = 1'b0;
 // the MR table's answer for this packet, a cycle after its inputs settled
 reg mr_ok_reg = 1'b0;
+reg mr_wait_reg = 1'b0;
 reg [63:0] mr_bus_reg = 64'd0;
 reg mp_pend_due_reg = 1'b0;
 // the QP was loaded (RTR or RESET) while its packet was in flight here:
@@ -705,14 +706,22 @@ always @(posedge clk) begin
             end
         end
         ST_MR: begin
+            // the MR table answers once the key has been stable two cycles
+            mr_wait_reg <= !mr_wait_reg;
             mr_ok_reg <= mr_ok;
             mr_bus_reg <= mr_bus;
-            state_reg <= ST_EXEC;
+            if (mr_wait_reg) begin
+                state_reg <= ST_EXEC;
+            end
         end
         ST_RQ_MR: begin
+            // the MR table answers once the key has been stable two cycles
+            mr_wait_reg <= !mr_wait_reg;
             mr_ok_reg <= mr_ok;
             mr_bus_reg <= mr_bus;
-            state_reg <= ST_RQ_USE;
+            if (mr_wait_reg) begin
+                state_reg <= ST_RQ_USE;
+            end
         end
         ST_EXEC: begin
             mp_adv_reg <= mp_adv_next;
@@ -990,6 +999,7 @@ always @(posedge clk) begin
     endcase
 
     if (rst) begin
+        mr_wait_reg <= 1'b0;
         state_reg <= ST_IDLE;
         ack_valid_reg <= 1'b0;
         free_wr_reg <= 3'd0;

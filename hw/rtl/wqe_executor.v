@@ -286,7 +286,8 @@ localparam [3:0]
     ST_RECORD = 4'd6,
     ST_CQE = 4'd7,
     ST_DONE = 4'd8,
-    ST_RTX_PICK = 4'd9;
+    ST_RTX_PICK = 4'd9,
+    ST_MR = 4'd10;        // the MR table's answer for the fetched WQE, registered
 
 reg [3:0] state_reg = ST_IDLE;
 
@@ -294,6 +295,10 @@ reg [QN_W-1:0] qn_reg = {QN_W{1'b0}};
 reg [QN_W-1:0] cqn_reg = {QN_W{1'b0}};
 reg [63:0] wqe_addr_reg = 64'd0;
 reg [15:0] wqe_index_reg = 16'd0;
+// the MR lookup of the WQE's local buffer, a cycle after the WQE settled
+reg mr_ok_reg = 1'b0;
+reg mr_wait_reg = 1'b0;
+reg [63:0] mr_bus_reg = 64'd0;
 // bytes 2..3 and 44..63 are reserved
 /* verilator lint_off UNUSEDSIGNAL */
 wire [511:0] wqe_reg;
@@ -821,7 +826,7 @@ always @(posedge clk) begin
                     err_code_reg <= ERR_DMA_READ;
                     state_reg <= ST_CQE;
                 end else begin
-                    state_reg <= ST_DECODE;
+                    state_reg <= ST_MR;
                 end
             end else if (s_sq_valid) begin
                 qn_reg <= s_sq_qn;
@@ -883,8 +888,17 @@ always @(posedge clk) begin
                         state_reg <= ST_CQE;
                     end
                 end else begin
-                    state_reg <= ST_DECODE;
+                    state_reg <= ST_MR;
                 end
+            end
+        end
+        ST_MR: begin
+            // the MR table answers once the key has been stable two cycles
+            mr_wait_reg <= !mr_wait_reg;
+            mr_ok_reg <= mr_ok;
+            mr_bus_reg <= mr_bus;
+            if (mr_wait_reg) begin
+                state_reg <= ST_DECODE;
             end
         end
         ST_DECODE: begin
@@ -907,7 +921,7 @@ always @(posedge clk) begin
                 rd_issued_reg <= {8'd0, rtx_skip_reg};
                 rd_done_reg <= {8'd0, rtx_skip_reg};
                 wr_issued_reg <= {8'd0, rtx_skip_reg};
-                src_reg <= mr_bus;
+                src_reg <= mr_bus_reg;
                 if (ctx_state != QPS_RTS) begin
                     state_reg <= ST_IDLE;
                 end else if (r_off >= r_out || wqe_len != r_byte_len || wqe_wr_id != r_wr_id) begin
@@ -916,7 +930,7 @@ always @(posedge clk) begin
                     // back is another WQE; nothing of this entry is owed
                     rtx_idx_reg <= rtx_idx_reg + 4'd1;
                     state_reg <= ST_RTX_PICK;
-                end else if (!wqe_is_roce || wqe_len > 32'h8000_0000 || (wqe_len != 0 && !mr_ok)) begin
+                end else if (!wqe_is_roce || wqe_len > 32'h8000_0000 || (wqe_len != 0 && !mr_ok_reg)) begin
                     // the WQE or its buffer changed under us
                     x_set_err_reg <= 1'b1;
                     flush_req_reg[qn_reg] <= 1'b1;
@@ -931,9 +945,9 @@ always @(posedge clk) begin
                 state_reg <= ST_COPY;
             end else if (wqe_is_roce) begin
                 wc_opcode_reg <= wqe_is_send ? WC_SEND : WC_RDMA_WRITE;
-                src_reg <= mr_bus;
+                src_reg <= mr_bus_reg;
                 if (ctx_state != QPS_RTS || decode_err_reg
-                        || wqe_len > 32'h8000_0000 || (wqe_len != 0 && !mr_ok)) begin
+                        || wqe_len > 32'h8000_0000 || (wqe_len != 0 && !mr_ok_reg)) begin
                     // errors complete in order: older WQEs are flushed first
                     if (ctx_state == QPS_RTS) begin
                         x_set_err_reg <= 1'b1;
@@ -1288,6 +1302,7 @@ always @(posedge clk) begin
     end
 
     if (rst) begin
+        mr_wait_reg <= 1'b0;
         state_reg <= ST_IDLE;
         c_state_reg <= C_IDLE;
         err_valid_reg <= 1'b0;
