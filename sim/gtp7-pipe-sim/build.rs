@@ -11,7 +11,7 @@
 
 use std::env;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 const PHY: [&str; 3] = ["rnic_gtp7_pipe.v", "rnic_gtp7_lane.v", "rnic_gtp7_reset.v"];
@@ -108,12 +108,15 @@ fn main() {
         sources.push(p);
     }
     let verilator = env::var("VERILATOR").unwrap_or_else(|_| "verilator".to_string());
-    let Some(root) = verilator_root(&verilator) else {
-        println!(
-            "cargo:warning=gtp7-pipe-sim: `{verilator}` not found or incomplete; building \
-             without the model (the tests report themselves skipped). Run .ci/setup."
-        );
-        return;
+    let root = match vl_build::verilator_root(&verilator) {
+        Ok(r) => r,
+        Err(e) => {
+            println!(
+                "cargo:warning=gtp7-pipe-sim: {e}; building without the model (the tests report \
+                 themselves skipped). Run .ci/setup."
+            );
+            return;
+        }
     };
     let include = root.join("include");
 
@@ -148,7 +151,9 @@ fn main() {
         .iter()
         .map(|f| include.join(f))
         .collect();
-    compile(&out, "gtp7_vl_runtime", &runtime, &include, &[]);
+    vl_build::cc_build(&out, &runtime, &include, &[], false)
+        .opt_level(2)
+        .compile("gtp7_vl_runtime");
 
     let mdir = out.join("vtb");
     let _ = fs::remove_dir_all(&mdir);
@@ -184,56 +189,9 @@ fn main() {
         .collect();
     files.sort();
     files.push(manifest.join("csrc/tb.cpp"));
-    compile(
-        &out,
-        "gtp7_tb",
-        &files,
-        &include,
-        std::slice::from_ref(&mdir),
-    );
-    println!("cargo:rustc-link-lib=stdc++");
-    println!("cargo:rustc-link-lib=pthread");
-    println!("cargo:rustc-link-lib=atomic");
-    println!("cargo:rustc-cfg=gtp7_model");
-}
-
-fn verilator_root(verilator: &str) -> Option<PathBuf> {
-    let o = Command::new(verilator)
-        .arg("--getenv")
-        .arg("VERILATOR_ROOT")
-        .output()
-        .ok()?;
-    if !o.status.success() {
-        return None;
-    }
-    let p = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
-    p.join("include/verilated.cpp").exists().then_some(p)
-}
-
-fn compile(out: &Path, name: &str, files: &[PathBuf], vl_include: &Path, includes: &[PathBuf]) {
-    let mut b = cc::Build::new();
-    b.cpp(true)
-        .std("c++17")
-        .out_dir(out)
-        .files(files)
-        .include(vl_include)
-        .include(vl_include.join("vltstd"))
+    vl_build::cc_build(&out, &files, &include, std::slice::from_ref(&mdir), false)
         .opt_level(2)
-        .debug(false)
-        .warnings(false)
-        .extra_warnings(false)
-        .cpp_link_stdlib(None)
-        .define("VM_COVERAGE", "0")
-        .define("VM_SC", "0")
-        .define("VM_TRACE", "0")
-        .flag("-faligned-new")
-        .flag("-Wno-bool-operation")
-        .flag("-Wno-sign-compare")
-        .flag("-Wno-unused-parameter")
-        .flag("-Wno-unused-variable")
-        .flag("-Wno-shadow");
-    for i in includes {
-        b.include(i);
-    }
-    b.compile(name);
+        .compile("gtp7_tb");
+    vl_build::link_runtime();
+    println!("cargo:rustc-cfg=gtp7_model");
 }

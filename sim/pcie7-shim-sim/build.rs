@@ -9,7 +9,7 @@
 
 use std::env;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 const WIDTHS: [u32; 2] = [64, 128];
@@ -34,12 +34,15 @@ fn main() {
         return;
     }
     let verilator = env::var("VERILATOR").unwrap_or_else(|_| "verilator".to_string());
-    let Some(root) = verilator_root(&verilator) else {
-        println!(
-            "cargo:warning=pcie7-shim-sim: `{verilator}` not found or incomplete; building \
-             without the model (the tests report themselves skipped). Run .ci/setup."
-        );
-        return;
+    let root = match vl_build::verilator_root(&verilator) {
+        Ok(r) => r,
+        Err(e) => {
+            println!(
+                "cargo:warning=pcie7-shim-sim: {e}; building without the model (the tests report \
+                 themselves skipped). Run .ci/setup."
+            );
+            return;
+        }
     };
     let include = root.join("include");
 
@@ -47,7 +50,9 @@ fn main() {
         .iter()
         .map(|f| include.join(f))
         .collect();
-    compile(&out, "pcie7_vl_runtime", &runtime, &include, &[], &[]);
+    vl_build::cc_build(&out, &runtime, &include, &[], false)
+        .opt_level(2)
+        .compile("pcie7_vl_runtime");
 
     for w in WIDTHS {
         let prefix = format!("Vpcie7_w{w}");
@@ -90,68 +95,10 @@ fn main() {
         );
         fs::write(&wrapper, text).unwrap();
         files.push(wrapper);
-        compile(
-            &out,
-            &format!("pcie7_w{w}"),
-            &files,
-            &include,
-            std::slice::from_ref(&mdir),
-            &[],
-        );
+        vl_build::cc_build(&out, &files, &include, std::slice::from_ref(&mdir), false)
+            .opt_level(2)
+            .compile(&format!("pcie7_w{w}"));
     }
-    println!("cargo:rustc-link-lib=stdc++");
-    println!("cargo:rustc-link-lib=pthread");
-    println!("cargo:rustc-link-lib=atomic");
+    vl_build::link_runtime();
     println!("cargo:rustc-cfg=pcie7_model");
-}
-
-fn verilator_root(verilator: &str) -> Option<PathBuf> {
-    let o = Command::new(verilator)
-        .arg("--getenv")
-        .arg("VERILATOR_ROOT")
-        .output()
-        .ok()?;
-    if !o.status.success() {
-        return None;
-    }
-    let p = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
-    p.join("include/verilated.cpp").exists().then_some(p)
-}
-
-fn compile(
-    out: &Path,
-    name: &str,
-    files: &[PathBuf],
-    vl_include: &Path,
-    includes: &[PathBuf],
-    defines: &[(&str, &str)],
-) {
-    let mut b = cc::Build::new();
-    b.cpp(true)
-        .std("c++17")
-        .out_dir(out)
-        .files(files)
-        .include(vl_include)
-        .include(vl_include.join("vltstd"))
-        .opt_level(2)
-        .debug(false)
-        .warnings(false)
-        .extra_warnings(false)
-        .cpp_link_stdlib(None)
-        .define("VM_COVERAGE", "0")
-        .define("VM_SC", "0")
-        .define("VM_TRACE", "0")
-        .flag("-faligned-new")
-        .flag("-Wno-bool-operation")
-        .flag("-Wno-sign-compare")
-        .flag("-Wno-unused-parameter")
-        .flag("-Wno-unused-variable")
-        .flag("-Wno-shadow");
-    for i in includes {
-        b.include(i);
-    }
-    for (k, v) in defines {
-        b.define(k, *v);
-    }
-    b.compile(name);
 }

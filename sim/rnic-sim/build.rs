@@ -130,10 +130,8 @@ fn main() {
         );
     }
 
-    println!("cargo:rustc-link-lib=stdc++");
-    println!("cargo:rustc-link-lib=z");
-    println!("cargo:rustc-link-lib=pthread");
-    println!("cargo:rustc-link-lib=atomic");
+    vl_build::link_runtime();
+    println!("cargo:rustc-link-lib=z"); // FST waves
     println!("cargo:rustc-cfg=rnic_sim_rtl");
 }
 
@@ -155,28 +153,12 @@ fn list(dir: &Path, ext: &str) -> Vec<PathBuf> {
 }
 
 fn verilator_root(verilator: &str) -> PathBuf {
-    let out = Command::new(verilator)
-        .arg("--getenv")
-        .arg("VERILATOR_ROOT")
-        .output();
-    match out {
-        Ok(o) if o.status.success() => {
-            let s = String::from_utf8_lossy(&o.stdout).trim().to_string();
-            let p = PathBuf::from(s);
-            if p.join("include/verilated.cpp").exists() {
-                return p;
-            }
-            fail(&format!(
-                "Verilator's runtime sources were not found under {} \
-                 (is the verilator package complete?). Run the project setup: .ci/setup",
-                p.display()
-            ))
-        }
-        _ => fail(&format!(
-            "`{verilator}` was not found or does not run. rnic-sim needs Verilator 5.006 or \
-             newer (and zlib). Run the project setup first: .ci/setup"
-        )),
-    }
+    vl_build::verilator_root(verilator).unwrap_or_else(|e| {
+        fail(&format!(
+            "{e}. rnic-sim needs Verilator 5.006 or newer (and zlib). Run the project setup \
+             first: .ci/setup"
+        ))
+    })
 }
 
 fn verilate(
@@ -300,35 +282,11 @@ fn compile_cached(
         println!("cargo:rustc-link-lib=static={name}");
         return;
     }
-    let mut b = cc::Build::new();
-    b.cpp(true)
-        .std("c++17")
-        .out_dir(out)
-        .files(files)
-        .include(vl_include)
-        .include(vl_include.join("vltstd"))
+    vl_build::cc_build(out, files, vl_include, includes, true)
         .opt_level_str(opt)
-        .debug(false)
-        .warnings(false)
-        .extra_warnings(false)
-        .cpp_link_stdlib(None)
-        .define("VM_COVERAGE", "0")
-        .define("VM_SC", "0")
-        .define("VM_TRACE", "1")
-        .define("VM_TRACE_FST", "1")
-        .define("VM_TRACE_VCD", "0")
-        .flag("-faligned-new")
         .flag("-fcf-protection=none")
-        .flag("-Wno-bool-operation")
-        .flag("-Wno-sign-compare")
         .flag("-Wno-uninitialized")
         .flag("-Wno-unused-but-set-variable")
-        .flag("-Wno-unused-parameter")
-        .flag("-Wno-unused-variable")
-        .flag("-Wno-shadow");
-    for i in includes {
-        b.include(i);
-    }
-    b.compile(name);
+        .compile(name);
     fs::write(&stamp, key).unwrap();
 }
