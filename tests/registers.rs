@@ -29,6 +29,10 @@ fn discovery_and_id_block() {
         let id = nic.id();
         assert_eq!(id.data_w, w);
         assert!(id.num_queues >= 2);
+        // the shared pools follow the QP count: 16 rings, 8 mp deferred
+        // completions, 16 MACs at the simulator's 64 QPs
+        assert_eq!(id.num_queues, 64);
+        assert_eq!((id.ost_rings, id.mp_pend, id.dmacs), (16, 8, 16));
         assert_eq!(id.verbs & 1, 1);
         // Registers have no read side effects: reading twice is harmless.
         assert_eq!(

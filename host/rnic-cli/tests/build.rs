@@ -85,6 +85,17 @@ fn bad_boards_and_knobs_fail_before_any_tool_runs() {
         None,
         "board sim is the Verilator model",
     );
+    // a shared pool smaller than two entries or larger than the QPs
+    usage_error(
+        &["build", "--board", "ecp5-85f", "--ost-rings", "1"],
+        None,
+        "--ost-rings 1: a shared pool holds 2..=NUM_Q (16) entries",
+    );
+    usage_error(
+        &["build", "--board", "ecp5-85f", "--num-q", "8", "--macs", "9"],
+        None,
+        "--macs 9: a shared pool holds 2..=NUM_Q (8) entries",
+    );
     // a knob combination no build can have
     usage_error(
         &["build", "--board", "ecp5-85f", "--transports", "mp"],
