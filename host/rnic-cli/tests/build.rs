@@ -92,7 +92,9 @@ fn bad_boards_and_knobs_fail_before_any_tool_runs() {
         "--ost-rings 1: a shared pool holds 2..=NUM_Q (16) entries",
     );
     usage_error(
-        &["build", "--board", "ecp5-85f", "--num-q", "8", "--macs", "9"],
+        &[
+            "build", "--board", "ecp5-85f", "--num-q", "8", "--macs", "9",
+        ],
         None,
         "--macs 9: a shared pool holds 2..=NUM_Q (8) entries",
     );
