@@ -495,6 +495,75 @@ fn bad_rkey_is_a_remote_access_error() {
     }
 }
 
+/// A region removed while a message is being written into it: the packets
+/// after the first carry no RETH (rc), so the MR check of the message is
+/// behind them and only the write guard in front of the DMA write engine
+/// stops them. Nothing lands after the guard saw the region gone; the
+/// requester's WRITE completes with a remote access error.
+#[test]
+fn a_region_removed_mid_message_stops_the_rest_at_the_write_guard() {
+    const LEN: usize = 48 * 1024;
+    for w in WIDTHS {
+        let p = pair(w, 22, "ideal");
+        let o = ConnOpts::default();
+        let (mut a, b) = connect(&p, &o);
+        let End {
+            pd: _b_pd,
+            cq: _b_cq,
+            qp: _b_qp,
+            buf: b_buf,
+            mr: b_mr,
+        } = b;
+        b_buf.fill(0, o.buf_len, 0x5A);
+        fill_pattern(&a.buf, 0, LEN, 3);
+        let sge = [a.mr.sge(0, LEN as u32).unwrap()];
+        a.qp.post_send(&SendWr {
+            wr_id: 1,
+            opcode: WrOpcode::RdmaWrite,
+            send_flags: SendFlags::SIGNALED,
+            sg_list: &sge,
+            imm_data: None,
+            rdma: Some(b_mr.rdma_info(0).unwrap()),
+        })
+        .unwrap();
+        // let the first 4 KiB land, then remove the region
+        let landed = |buf: &rnic_device::DmaBuffer| check_pattern(buf, 0, LEN, 3).unwrap_or(LEN);
+        let mut before = 0;
+        for _ in 0..1000 {
+            p.world.run(50);
+            before = landed(&b_buf);
+            if before >= 4096 {
+                break;
+            }
+        }
+        assert!(
+            (4096..LEN).contains(&before),
+            "{before} bytes landed before the removal"
+        );
+        p.b.dereg_mr(b_mr).unwrap();
+        let wcs = wait_wc(p.a.device(), &a.cq, 1, BUDGET);
+        assert_eq!(wcs.len(), 1, "no completion");
+        // the WQE was still being sent when the NAK came: it gets the
+        // NAK's status, not a flush
+        assert_eq!(wcs[0].status, WcStatus::RemAccessErr, "{:?}", wcs[0]);
+        assert_eq!(wcs[0].vendor_err, 0x62, "NAK syndrome");
+        let c = p.b.query_port_counters().unwrap();
+        assert!(c.rx_drop_guard >= 1, "the guard refused nothing: {c:?}");
+        // what the write engine had taken before the removal may still
+        // land; the rest of the message does not
+        let after = landed(&b_buf);
+        assert!(
+            after < LEN,
+            "the whole message landed after its region was removed"
+        );
+        assert!(
+            b_buf.to_vec(after, LEN - after).iter().all(|x| *x == 0x5A),
+            "bytes landed past the point the guard stopped at ({after})"
+        );
+        assert!(p.b.device().iommu_faults().is_empty());
+    }
+}
+
 #[test]
 fn out_of_bounds_write_is_a_remote_access_error() {
     for w in WIDTHS {

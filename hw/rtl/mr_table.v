@@ -3,7 +3,8 @@
 // register window. Two lookup ports (requester lkey, responder rkey) check
 // key, PD, access and bounds and translate a virtual address to a bus
 // address; they answer two cycles after their key settles (the entry is
-// read into registers first). A region is contiguous in bus space. A third port re-checks a
+// read into registers first). The write guard (port C) answers the same
+// way; its user re-checks when `change` pulses between check and write. A region is contiguous in bus space. A third port re-checks a
 // finished DMA write descriptor (bus address and length) against the region
 // whose key authorized it, just before the write engine takes it.
 //
@@ -56,7 +57,8 @@ module mr_table #(
     input  wire [31:0] c_len,
     input  wire [15:0] c_pd,
     input  wire [3:0]  c_access,
-    output wire        c_ok
+    output wire        c_ok,
+    output wire        change            // an entry is being set or removed this cycle
 );
 
 localparam IDX_W = NUM_MR > 1 ? $clog2(NUM_MR) : 1;
@@ -162,6 +164,13 @@ reg [31:0] a_ent_len_reg = 32'd0, b_ent_len_reg = 32'd0;
 reg [63:0] a_ent_bus_reg = 64'd0, b_ent_bus_reg = 64'd0;
 reg [15:0] a_ent_pd_reg = 16'd0, b_ent_pd_reg = 16'd0;
 reg [3:0] a_ent_access_reg = 4'd0, b_ent_access_reg = 4'd0;
+wire [IDX_W-1:0] c_idx = c_key[IDX_W+7:8];
+reg c_ent_valid_reg = 1'b0;
+reg [31:0] c_ent_key_reg = 32'd0;
+reg [31:0] c_ent_len_reg = 32'd0;
+reg [63:0] c_ent_bus_reg = 64'd0;
+reg [15:0] c_ent_pd_reg = 16'd0;
+reg [3:0] c_ent_access_reg = 4'd0;
 
 always @(posedge clk) begin
     a_ent_valid_reg <= valid_reg[a_idx] && !(rewrite && reg_sel[IDX_W-1:0] == a_idx) && !rst;
@@ -178,6 +187,12 @@ always @(posedge clk) begin
     b_ent_bus_reg <= bus_mem[b_idx];
     b_ent_pd_reg <= pd_mem[b_idx];
     b_ent_access_reg <= access_mem[b_idx];
+    c_ent_valid_reg <= valid_reg[c_idx] && !(rewrite && reg_sel[IDX_W-1:0] == c_idx) && !rst;
+    c_ent_key_reg <= key_mem[c_idx];
+    c_ent_len_reg <= len_mem[c_idx];
+    c_ent_bus_reg <= bus_mem[c_idx];
+    c_ent_pd_reg <= pd_mem[c_idx];
+    c_ent_access_reg <= access_mem[c_idx];
 end
 
 // The write guard, in bus space: bus - mr.bus >= 0, (bus - mr.bus) + len <= mr.len.
@@ -187,20 +202,26 @@ function guard;
     input [31:0] len;
     input [15:0] pd;
     input [3:0] access;
-    reg [IDX_W-1:0] idx;
+    input ent_valid;
+    input [31:0] ent_key;
+    input [31:0] ent_len;
+    input [63:0] ent_bus;
+    input [15:0] ent_pd;
+    input [3:0] ent_access;
     reg [64:0] off;
     reg [65:0] end_off;
     begin
-        idx = key[IDX_W+7:8];
-        off = {1'b0, bus} - {1'b0, bus_mem[idx]};
+        off = {1'b0, bus} - {1'b0, ent_bus};
         end_off = {1'b0, off} + {34'd0, len};
-        guard = ({24'd0, key[15:8]} < NUM_MR) && valid_reg[idx] && key_mem[idx] == key
-            && pd_mem[idx] == pd && (access_mem[idx] & access) == access
-            && !off[64] && end_off <= {34'd0, len_mem[idx]};
+        guard = ({24'd0, key[15:8]} < NUM_MR) && ent_valid && ent_key == key
+            && ent_pd == pd && (ent_access & access) == access
+            && !off[64] && end_off <= {34'd0, ent_len};
     end
 endfunction
 
-assign c_ok = guard(c_key, c_bus, c_len, c_pd, c_access);
+assign c_ok = guard(c_key, c_bus, c_len, c_pd, c_access, c_ent_valid_reg, c_ent_key_reg,
+    c_ent_len_reg, c_ent_bus_reg, c_ent_pd_reg, c_ent_access_reg);
+assign change = rewrite;
 
 wire [64:0] a_res = lookup(a_key, a_va, a_len, a_pd, a_access, a_ent_valid_reg, a_ent_key_reg,
     a_ent_va_reg, a_ent_len_reg, a_ent_bus_reg, a_ent_pd_reg, a_ent_access_reg);

@@ -152,7 +152,8 @@ module rc_responder #(
     // the MR that authorized the write, for the guard's re-check
     output wire [31:0]            m_wr_desc_key,
     output wire [3:0]             m_wr_desc_access,
-    input  wire                   wr_guard_ok,
+    input  wire                   wr_guard_ok,       // two cycles after the write's key settles
+    input  wire                   mr_change,         // the MR table changes this cycle
 
     // completions
     output wire [QN_W-1:0]        m_cqe_cqn,
@@ -314,7 +315,8 @@ localparam [4:0]
     ST_MP_PEND = 5'd13,
     ST_LOAD = 5'd14,
     ST_MR = 5'd15,        // the MR lookup of the RETH, registered
-    ST_RQ_MR = 5'd16;     // the MR lookup of the receive buffer, registered
+    ST_RQ_MR = 5'd16,     // the MR lookup of the receive buffer, registered
+    ST_GUARD = 5'd17;     // the write guard's answer, registered
 
 reg [4:0] state_reg = ST_IDLE;
 
@@ -361,6 +363,10 @@ reg mp_nak_reg = 1'b0;
 // the MR table's answer for this packet, a cycle after its inputs settled
 reg mr_ok_reg = 1'b0;
 reg mr_wait_reg = 1'b0;
+// the write guard's answer, and whether the MR table is still as it was
+// when the guard read it (a change voids the answer: checked again)
+reg guard_ok_reg = 1'b0;
+reg guard_fresh_reg = 1'b0;
 reg [63:0] mr_bus_reg = 64'd0;
 reg mp_pend_due_reg = 1'b0;
 // the QP was loaded (RTR or RESET) while its packet was in flight here:
@@ -498,7 +504,8 @@ assign m_wr_desc_pcie_addr = cursor_reg;
 assign m_wr_desc_ram_addr = RX_RAM_BASE + {{(RAM_ADDR_W-RX_ADDR_W){1'b0}}, paddr_reg};
 assign m_wr_desc_len = {{(LEN_W-13){1'b0}}, plen_reg};
 assign m_wr_desc_id = ID_TAG;
-assign m_wr_desc_valid = state_reg == ST_PAYLOAD && plen_reg != 0 && !fifo_full && wr_guard_ok;
+assign m_wr_desc_valid = state_reg == ST_PAYLOAD && plen_reg != 0 && !fifo_full && guard_ok_reg
+    && guard_fresh_reg;
 assign m_wr_desc_key = key_reg;
 assign m_wr_desc_access = op_is_send ? 4'b0001 : 4'b0010;
 
@@ -824,7 +831,7 @@ always @(posedge clk) begin
             if (nak_reg != 8'd0) begin
                 state_reg <= ST_DROP;
             end else if (!op_needs_rq) begin
-                state_reg <= cfg_early_cqe && completes_reg ? ST_EARLY_CQE : ST_PAYLOAD;
+                state_reg <= cfg_early_cqe && completes_reg ? ST_EARLY_CQE : ST_GUARD;
             end else if (rq_empty) begin
                 nak_reg <= RNR_NAK | {3'd0, ctx_min_rnr_timer};
                 state_reg <= ST_DROP;
@@ -857,10 +864,10 @@ always @(posedge clk) begin
                     key_reg <= rq_lkey;
                     remain_reg <= rq_len;
                     msglen_reg <= 32'd0;
-                    state_reg <= cfg_early_cqe && completes_reg ? ST_EARLY_CQE : ST_PAYLOAD;
+                    state_reg <= cfg_early_cqe && completes_reg ? ST_EARLY_CQE : ST_GUARD;
                 end
             end else begin
-                state_reg <= cfg_early_cqe && completes_reg ? ST_EARLY_CQE : ST_PAYLOAD;
+                state_reg <= cfg_early_cqe && completes_reg ? ST_EARLY_CQE : ST_GUARD;
             end
         end
         ST_EARLY_CQE: begin
@@ -873,15 +880,30 @@ always @(posedge clk) begin
         ST_EARLY_WAIT: begin
             // the CQE's write is queued before this packet's payload
             if (cqe_writer_idle) begin
+                state_reg <= ST_GUARD;
+            end
+        end
+        ST_GUARD: begin
+            // the guard reads the region in the first cycle and answers in
+            // the second; any MR change from the first cycle on voids it
+            mr_wait_reg <= !mr_wait_reg;
+            guard_ok_reg <= wr_guard_ok;
+            guard_fresh_reg <= (!mr_wait_reg || guard_fresh_reg) && !mr_change;
+            if (mr_wait_reg) begin
                 state_reg <= ST_PAYLOAD;
             end
         end
         ST_PAYLOAD: begin
+            if (!(m_wr_desc_valid && m_wr_desc_ready)) begin
+                guard_fresh_reg <= guard_fresh_reg && !mr_change;
+            end
             if (plen_reg == 0) begin
                 drop_free_reg <= !mp_pend_pass_reg;
                 drop_free_slot_reg <= slot_reg;
                 state_reg <= completes_reg && !early_done_reg ? ST_CQE : ST_FINISH;
-            end else if (!wr_guard_ok) begin
+            end else if (!guard_fresh_reg) begin
+                state_reg <= ST_GUARD;      // the MR table changed since the check
+            end else if (!guard_ok_reg) begin
                 // the address the transport computed is not inside the MR
                 // (or the MR is gone): nothing is written
                 stat_guard_reg <= 1'b1;

@@ -219,6 +219,7 @@ wire [2:0] rs_ctx_mp_wshift;
 wire [31:0] rs_wr_key;
 wire [3:0] rs_wr_access;
 wire rs_wr_guard_ok;
+wire mr_change;
 wire stat_guard;
 wire [2:0] ex_ctx_spray_log;
 wire [23:0] reg_qp_dest_qpn;
@@ -651,7 +652,8 @@ mr_table #(
     .c_len({{(32-LEN_W){1'b0}}, rs_wr_len}),
     .c_pd(rs_mr_pd),
     .c_access(rs_wr_access),
-    .c_ok(rs_wr_guard_ok)
+    .c_ok(rs_wr_guard_ok),
+    .change(mr_change)
 );
 
 // ---------------------------------------------------------------- queues
@@ -1513,6 +1515,7 @@ rc_responder #(
     .m_wr_desc_key(rs_wr_key),
     .m_wr_desc_access(rs_wr_access),
     .wr_guard_ok(rs_wr_guard_ok || reg_debug_no_mr_check),
+    .mr_change(mr_change),
     .m_wr_desc_ready(rs_wr_ready),
     .s_wr_status_valid(rs_wr_status),
     .m_cqe_cqn(rs_cqe_cqn),

@@ -773,6 +773,14 @@ assign m_acq_valid = c_state_reg == C_CQE;
 
 // the completer and the executor both move QPs to ERR
 reg c_set_err_reg = 1'b0;
+// An error NAK for a WQE still being sent (not yet in its ring) finds the
+// ring empty; its status waits here for that WQE, which the flush that
+// follows completes first (one such status for the whole NIC: a second
+// QP in the same situation meanwhile gets a flush status)
+reg perr_valid_reg = 1'b0;
+reg [QN_W-1:0] perr_qpn_reg = {QN_W{1'b0}};
+reg [7:0] perr_status_reg = 8'd0;
+reg [7:0] perr_syn_reg = 8'd0;
 reg x_set_err_reg = 1'b0;
 assign set_err = c_set_err_reg || x_set_err_reg;
 assign set_err_qpn = c_set_err_reg ? c_qpn_reg : qn_reg;
@@ -1133,9 +1141,15 @@ always @(posedge clk) begin
             c_error_reg <= 1'b0;
             if (scan_flush) begin
                 // the QP is in ERR: complete what it still holds, flushed
+                // (the first one with a waiting NAK status, if any)
                 c_qpn_reg <= scan_reg;
                 c_syn_reg <= 8'd0;
                 c_err_status_reg <= WC_WR_FLUSH_ERR;
+                if (perr_valid_reg && perr_qpn_reg == scan_reg) begin
+                    c_syn_reg <= perr_syn_reg;
+                    c_err_status_reg <= perr_status_reg;
+                    perr_valid_reg <= 1'b0;
+                end
                 flush_req_reg[scan_i] <= 1'b0;
                 c_state_reg <= C_ERR;
             end else if (scan_tmo) begin
@@ -1268,6 +1282,12 @@ always @(posedge clk) begin
                 c_error_reg <= 1'b1;
                 c_state_reg <= C_CQE;
             end else begin
+                if (!c_error_reg && c_err_status_reg != WC_WR_FLUSH_ERR && !perr_valid_reg) begin
+                    perr_valid_reg <= 1'b1;
+                    perr_qpn_reg <= c_qpn_reg;
+                    perr_status_reg <= c_err_status_reg;
+                    perr_syn_reg <= c_syn_reg;
+                end
                 c_state_reg <= C_IDLE;
             end
         end
@@ -1284,6 +1304,9 @@ always @(posedge clk) begin
         default: c_state_reg <= C_IDLE;
     endcase
 
+    if ((load_rts || load_reset) && load_qpn == perr_qpn_reg) begin
+        perr_valid_reg <= 1'b0;
+    end
     if (load_rts || load_reset) begin
         sq_psn_mem[load_qpn] <= load_psn;
         sent_mem[load_qpn] <= load_psn;
@@ -1302,6 +1325,7 @@ always @(posedge clk) begin
     end
 
     if (rst) begin
+        perr_valid_reg <= 1'b0;
         mr_wait_reg <= 1'b0;
         state_reg <= ST_IDLE;
         c_state_reg <= C_IDLE;
