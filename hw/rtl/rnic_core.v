@@ -932,9 +932,12 @@ assign tx_wr_req_tlp_valid = wr_mux_sel ? byp_tlp_valid : eng_wr_tlp_valid;
 assign tx_wr_req_tlp_last = wr_mux_sel ? byp_tlp_last : eng_wr_tlp_last;
 assign eng_wr_tlp_ready = !wr_mux_sel && tx_wr_req_tlp_ready;
 wire byp_tlp_ready = wr_mux_sel && tx_wr_req_tlp_ready;
+// the selection holds from the first beat offered until the TLP's last
+// beat is taken: a beat offered and not yet taken must not change
+// (AXI-Stream), so the bypass cannot cut in while the engine waits
 always @(posedge clk) begin
-    if (tx_wr_req_tlp_valid && tx_wr_req_tlp_ready) begin
-        wr_mux_busy_reg <= !tx_wr_req_tlp_last;
+    if (tx_wr_req_tlp_valid) begin
+        wr_mux_busy_reg <= !(tx_wr_req_tlp_ready && tx_wr_req_tlp_last);
         wr_mux_sel_reg <= wr_mux_sel;
     end
     if (rst) begin
