@@ -22,7 +22,7 @@ while IFS=$'\t' read -r top dir widths; do
     stubs=("$dir"/lint/*.v)
     for w in $widths; do
         log="$(mktemp)"
-        if "$VERILATOR" --lint-only -Wall --top-module "$top" -Ihw/rtl -Ihw/rtl/generated \
+        if "$VERILATOR" --lint-only -Wall --top-module "$top" -Ihw/rtl -Ihw/rtl/generated "-I$dir/lint" \
                 "-GDATA_W=$w" "${WAIVERS[@]}" "${CORE[@]}" "${files[@]}" "${stubs[@]}" >"$log" 2>&1 \
                 && ! grep -q '^%' "$log"; then
             echo "lint-boards.sh: $top DATA_W=$w: clean"

@@ -86,6 +86,7 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=csrc/tb.cpp");
     println!("cargo:rerun-if-changed=rtl");
+    println!("cargo:rerun-if-changed=../../boards/artix7-pcie/lint");
     println!("cargo:rerun-if-changed=../csrc/vl_shim_common.hpp");
     println!("cargo:rerun-if-env-changed=VERILATOR");
     println!("cargo:rerun-if-env-changed=VERILATOR_ROOT");
@@ -164,6 +165,8 @@ fn main() {
         .args(["-Wall", "-Wno-fatal", "-Wno-lint", "-Wno-style"])
         .args(["--top-module", "tb_gtp7", "--prefix", "Vtb_gtp7"])
         .arg(format!("-I{}", rtl.display()))
+        // the primitives' parameter and port lists, shared with the board's lint declarations
+        .arg(format!("-I{}", board.join("lint").display()))
         .arg("--Mdir")
         .arg(&mdir)
         .arg(rtl.join("tb_gtp7.v"))
