@@ -13,7 +13,9 @@ const BREAK_WITHIN: usize = 200;
 
 fn run(data_w: u32, seed: u64, break_ro: bool, n: usize) -> usize {
     let nic = sim(data_w, seed);
-    nic.set_break_cqe_ro(break_ro).unwrap();
+    nic.debug_switches()
+        .set(rnic_driver::Break::CqeRo, break_ro)
+        .unwrap();
     let mut cq = nic.create_cq(64).unwrap();
     let mut sq = nic.create_sq(64, &mut cq).unwrap();
     let src = nic.device().alloc_dma(16 * 4096).unwrap();

@@ -103,12 +103,12 @@ fn frame(
 ) -> Vec<u8> {
     RoceFrame {
         eth: Eth {
-            dst: MAC[1 - from],
-            src: MAC[from],
+            dst: DEFAULT_ADDRS[1 - from].mac,
+            src: DEFAULT_ADDRS[from].mac,
         },
         ip: Ipv4 {
-            src: IP[from].octets(),
-            dst: IP[1 - from].octets(),
+            src: DEFAULT_ADDRS[from].ip.octets(),
+            dst: DEFAULT_ADDRS[1 - from].ip.octets(),
             ..Ipv4::default()
         },
         udp: Udp {
@@ -316,7 +316,7 @@ fn the_window_is_chosen_per_qp() {
             mp_window: bad,
             ..mp_opts()
         };
-        let (attr, mask) = rtr_attr(&o, 1, MAC[1], IP[1], 0);
+        let (attr, mask) = rtr_attr(&o, &remote(1, 1, 0));
         let e = qp.modify(&attr, mask).unwrap_err();
         assert!(e.to_string().contains("mp_window"), "window {bad}: {e}");
     }

@@ -66,12 +66,18 @@ fn more_qps_in_flight_than_outstanding_rings() {
     const QPS: usize = 20;
     let p = pair(64, 23, "ideal");
     let o = ConnOpts {
-        timeout: 4, // 4.096 us * 16 = 16k cycles at 250 MHz
-        retry_cnt: 7,
-        buf_len: 4096,
+        retry: Retry {
+            timeout: 4, // 4.096 us * 16 = 16k cycles at 250 MHz
+            retry_cnt: 7,
+            ..Retry::default()
+        },
         ..ConnOpts::default()
     };
-    let mut ends: Vec<(End, End)> = (0..QPS).map(|_| connect(&p, &o)).collect();
+    let e = EndOpts {
+        buf_len: 4096,
+        ..EndOpts::default()
+    };
+    let mut ends: Vec<(End, End)> = (0..QPS).map(|_| connect_with(&p, &o, &e)).collect();
     let dev = p.a.device();
     let rings = p.a.nic().id().ost_rings as usize;
     assert!(rings < QPS, "the build has {rings} rings");
@@ -138,12 +144,15 @@ fn go_back_n_across_the_psn_wrap() {
             ..WorldConfig::default()
         });
         let o = ConnOpts {
-            psn_a: 0xFF_FFFB,
-            psn_b: 0xFF_FFFD,
             mtu: Mtu::Mtu256,
             ..ConnOpts::default()
         };
-        let (mut a, mut b) = connect(&p, &o);
+        let e = EndOpts {
+            psn_a: 0xFF_FFFB,
+            psn_b: 0xFF_FFFD,
+            ..EndOpts::default()
+        };
+        let (mut a, mut b) = connect_with(&p, &o, &e);
         let violations = write_imm_messages(&p, &mut a, &mut b, 30, 2, 900, 5);
         assert_eq!(violations, 0);
         let c = p.a.query_port_counters().unwrap();
@@ -167,12 +176,18 @@ fn peer_that_vanishes_mid_message_ends_in_error_completions() {
     for w in WIDTHS {
         let p = pair(w, 21, "ideal");
         let o = ConnOpts {
-            timeout: 2, // 4.096 us * 4 = 4096 cycles at 250 MHz
-            retry_cnt: 3,
-            buf_len: 1 << 17,
+            retry: Retry {
+                timeout: 2, // 4.096 us * 4 = 4096 cycles at 250 MHz
+                retry_cnt: 3,
+                ..Retry::default()
+            },
             ..ConnOpts::default()
         };
-        let (mut a, mut b) = connect(&p, &o);
+        let e = EndOpts {
+            buf_len: 1 << 17,
+            ..EndOpts::default()
+        };
+        let (mut a, mut b) = connect_with(&p, &o, &e);
         let sizes = [65536u32, 1000, 1000, 4096, 0];
         let sges: Vec<[Sge; 1]> = sizes.iter().map(|&l| [a.mr.sge(0, l).unwrap()]).collect();
         let wrs: Vec<SendWr> = sizes
@@ -248,8 +263,11 @@ fn rnr_nak_waits_and_retries() {
     for (rnr_retry, posts_late) in [(7u8, true), (0, false)] {
         let p = pair(64, 31, "ideal");
         let o = ConnOpts {
-            rnr_retry,
-            min_rnr_timer: 1, // 0.01 ms = 2500 cycles
+            retry: Retry {
+                rnr_retry,
+                min_rnr_timer: 1, // 0.01 ms = 2500 cycles
+                ..Retry::default()
+            },
             ..ConnOpts::default()
         };
         let (mut a, mut b) = connect(&p, &o);
@@ -362,12 +380,12 @@ fn the_ack_timer_acknowledges_packets_without_ackreq() {
     let payload: Vec<u8> = (0..100u8).collect();
     let frame = RoceFrame {
         eth: Eth {
-            dst: MAC[1],
-            src: MAC[0],
+            dst: DEFAULT_ADDRS[1].mac,
+            src: DEFAULT_ADDRS[0].mac,
         },
         ip: Ipv4 {
-            src: IP[0].octets(),
-            dst: IP[1].octets(),
+            src: DEFAULT_ADDRS[0].ip.octets(),
+            dst: DEFAULT_ADDRS[1].ip.octets(),
             ..Ipv4::default()
         },
         udp: Udp {

@@ -53,7 +53,7 @@ fn a_responder_without_mr_checks_is_caught() {
         let rep = fuzz::run(
             &FuzzConfig {
                 frames: 1500,
-                break_mr_check: true,
+                brk: Some(rnic_torture::Break::NoMrCheck),
                 mp,
                 ..FuzzConfig::default()
             },

@@ -123,10 +123,13 @@ fn barrier_holds_and_each_switch_is_caught() {
             let p = pair(w, 40, "ideal");
             let o = ConnOpts {
                 mtu: Mtu::Mtu1024,
-                buf_len: 1 << 15,
                 ..ConnOpts::default()
             };
-            let (mut a, mut b) = connect(&p, &o);
+            let e = EndOpts {
+                buf_len: 1 << 15,
+                ..EndOpts::default()
+            };
+            let (mut a, mut b) = connect_with(&p, &o, &e);
             set_break(&p.b, brk, flush);
             let n = if brk.is_some() { BREAK_WITHIN } else { 40 };
             let v = write_imm_messages(&p, &mut a, &mut b, n, 2, 3000, 40);
@@ -200,11 +203,14 @@ fn psn_wraps_at_2_pow_24() {
         let p = pair(w, 3, "ideal");
         let o = ConnOpts {
             mtu: Mtu::Mtu256,
-            psn_a: (1 << 24) - 5,
-            psn_b: (1 << 24) - 2,
             ..ConnOpts::default()
         };
-        let (mut a, mut b) = connect(&p, &o);
+        let e = EndOpts {
+            psn_a: (1 << 24) - 5,
+            psn_b: (1 << 24) - 2,
+            ..EndOpts::default()
+        };
+        let (mut a, mut b) = connect_with(&p, &o, &e);
         // 10 packets each way across the wrap point, then more messages after it
         for (i, len) in [2560usize, 100, 3000, 1].iter().enumerate() {
             one_write_imm(&p, &mut a, &mut b, *len, 0, 64 + i, i as u64 + 1);
@@ -277,10 +283,13 @@ fn messages_1b_to_1mib() {
         let p = pair(w, 6, "ideal");
         let o = ConnOpts {
             mtu: Mtu::Mtu4096,
-            buf_len: (1 << 20) + 8192,
             ..ConnOpts::default()
         };
-        let (mut a, mut b) = connect(&p, &o);
+        let e = EndOpts {
+            buf_len: (1 << 20) + 8192,
+            ..EndOpts::default()
+        };
+        let (mut a, mut b) = connect_with(&p, &o, &e);
         for (i, len) in [1usize, 2, 3, 63, 4095, 4097, 65536 + 7, 1 << 20]
             .iter()
             .enumerate()
@@ -360,12 +369,15 @@ fn sixty_four_qps_interleaved() {
         let p = pair(w, 8, "ideal");
         let o = ConnOpts {
             mtu: Mtu::Mtu512,
-            buf_len: 8192,
             sq_depth: 16,
             rq_depth: 16,
             ..ConnOpts::default()
         };
-        let mut conns: Vec<(End, End)> = (0..64).map(|_| connect(&p, &o)).collect();
+        let e = EndOpts {
+            buf_len: 8192,
+            ..EndOpts::default()
+        };
+        let mut conns: Vec<(End, End)> = (0..64).map(|_| connect_with(&p, &o, &e)).collect();
         assert_eq!(conns.len(), 64);
         // every QP has a 3-packet message in flight at once, posted round robin
         for round in 0..3u64 {
@@ -417,13 +429,14 @@ fn refused_write(
     w: u32,
     seed: u64,
     o: ConnOpts,
+    e: EndOpts,
     bad: impl Fn(&End) -> RdmaInfo,
     want: WcStatus,
     syndrome: u8,
 ) {
     let p = pair(w, seed, "ideal");
-    let (mut a, b) = connect(&p, &o);
-    b.buf.fill(0, o.buf_len, 0x5A);
+    let (mut a, b) = connect_with(&p, &o, &e);
+    b.buf.fill(0, e.buf_len, 0x5A);
     fill_pattern(&a.buf, 0, 3000, 1);
     let sge = [a.mr.sge(0, 3000).unwrap()];
     a.qp.post_send(&SendWr {
@@ -446,7 +459,7 @@ fn refused_write(
     );
     // nothing was written at the responder, in its buffer or anywhere else
     assert!(
-        b.buf.to_vec(0, o.buf_len).iter().all(|x| *x == 0x5A),
+        b.buf.to_vec(0, e.buf_len).iter().all(|x| *x == 0x5A),
         "bytes landed at the responder"
     );
     assert!(
@@ -474,6 +487,7 @@ fn bad_rkey_is_a_remote_access_error() {
             w,
             9,
             ConnOpts::default(),
+            EndOpts::default(),
             |b| RdmaInfo {
                 rkey: b.mr.rkey() ^ 0x01,
                 ..b.mr.rdma_info(0).unwrap()
@@ -485,6 +499,7 @@ fn bad_rkey_is_a_remote_access_error() {
             w,
             9,
             ConnOpts::default(),
+            EndOpts::default(),
             |b| RdmaInfo {
                 rkey: b.mr.rkey() + 0x100,
                 ..b.mr.rdma_info(0).unwrap()
@@ -505,8 +520,8 @@ fn a_region_removed_mid_message_stops_the_rest_at_the_write_guard() {
     const LEN: usize = 48 * 1024;
     for w in WIDTHS {
         let p = pair(w, 22, "ideal");
-        let o = ConnOpts::default();
-        let (mut a, b) = connect(&p, &o);
+        let e = EndOpts::default();
+        let (mut a, b) = connect_with(&p, &ConnOpts::default(), &e);
         let End {
             pd: _b_pd,
             cq: _b_cq,
@@ -514,7 +529,7 @@ fn a_region_removed_mid_message_stops_the_rest_at_the_write_guard() {
             buf: b_buf,
             mr: b_mr,
         } = b;
-        b_buf.fill(0, o.buf_len, 0x5A);
+        b_buf.fill(0, e.buf_len, 0x5A);
         fill_pattern(&a.buf, 0, LEN, 3);
         let sge = [a.mr.sge(0, LEN as u32).unwrap()];
         a.qp.post_send(&SendWr {
@@ -572,6 +587,7 @@ fn out_of_bounds_write_is_a_remote_access_error() {
             w,
             10,
             ConnOpts::default(),
+            EndOpts::default(),
             |b| b.mr.rdma_info((1 << 16) - 1000).unwrap(),
             WcStatus::RemAccessErr,
             0x62,
@@ -581,6 +597,7 @@ fn out_of_bounds_write_is_a_remote_access_error() {
             w,
             10,
             ConnOpts::default(),
+            EndOpts::default(),
             |b| RdmaInfo {
                 remote_addr: b.mr.addr() - 8,
                 rkey: b.mr.rkey(),
@@ -594,27 +611,29 @@ fn out_of_bounds_write_is_a_remote_access_error() {
 #[test]
 fn mr_without_remote_write_is_a_remote_access_error() {
     for w in WIDTHS {
-        let o = ConnOpts {
-            access: AccessFlags::LOCAL_WRITE,
-            ..ConnOpts::default()
+        let e = EndOpts {
+            mr_access: AccessFlags::LOCAL_WRITE,
+            ..EndOpts::default()
         };
         refused_write(
             w,
             11,
-            o,
+            ConnOpts::default(),
+            e,
             |b| b.mr.rdma_info(0).unwrap(),
             WcStatus::RemAccessErr,
             0x62,
         );
         // the MR allows it but the QP was not given REMOTE_WRITE
         let o = ConnOpts {
-            remote_write: false,
+            qp_access: AccessFlags::empty(),
             ..ConnOpts::default()
         };
         refused_write(
             w,
             11,
             o,
+            EndOpts::default(),
             |b| b.mr.rdma_info(0).unwrap(),
             WcStatus::RemAccessErr,
             0x62,
@@ -644,7 +663,15 @@ fn qps_share_a_table_of_sixteen_destination_macs() {
         .unwrap()
     };
     let to_rtr = |qp: &mut QueuePair<_>, dmac: [u8; 6]| {
-        let (attr, mask) = rtr_attr(&o, 5, dmac, IP[1], 0);
+        let peer = Remote {
+            qpn: 5,
+            psn: 0,
+            addr: PortAddr {
+                mac: dmac,
+                ip: DEFAULT_ADDRS[1].ip,
+            },
+        };
+        let (attr, mask) = rtr_attr(&o, &peer);
         qp.modify(&attr, mask)
     };
     let to_rts = |qp: &mut QueuePair<_>| {

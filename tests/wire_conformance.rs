@@ -54,10 +54,13 @@ fn capture(data_w: u32, path: &std::path::Path) -> (Vec<Vec<u8>>, u32, u32, u32,
     });
     let o = ConnOpts {
         mtu: Mtu::Mtu256,
-        psn_a: 0x00ab_cd00,
         ..ConnOpts::default()
     };
-    let (mut a, mut b) = connect(&p, &o);
+    let e = EndOpts {
+        psn_a: 0x00ab_cd00,
+        ..EndOpts::default()
+    };
+    let (mut a, mut b) = connect_with(&p, &o, &e);
     fill_pattern(&a.buf, 0, 4096, 1);
     let cases: [(WrOpcode, u32, Option<u32>); 8] = [
         (WrOpcode::RdmaWrite, 100, None),                   // WRITE ONLY
@@ -189,7 +192,7 @@ fn every_frame_decodes_and_matches() {
         assert_eq!(
             only_imm.payload,
             (0..3)
-                .map(|i| rnic_tests::pattern_byte(1, i))
+                .map(|i| rnic_harness::pattern::byte(1, i))
                 .collect::<Vec<_>>()
         );
         let acks: Vec<&RoceFrame> = decoded

@@ -1,11 +1,14 @@
-//! Shared helpers of the end-to-end tests: a simulated NIC per data-path
-//! width, deterministic byte patterns, and a copy runner that checks every
-//! byte at the moment its CQE is seen.
+//! What only the end-to-end tests need on top of the one harness
+//! (`rnic-harness`): a simulated NIC per data-path width, a copy runner
+//! that checks every byte at the moment its CQE is seen, and the harness's
+//! connection steps on a simulated pair, failing the test on any error
+//! (`roce`).
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rnic_device::{Device, DmaBuffer};
 use rnic_driver::{CompletionQueue, CopyWr, Cqe, Nic, SendQueue, WcStatus};
+use rnic_harness::pattern;
 use rnic_sim::{RootComplexConfig, SimConfig, SimDevice};
 
 /// Widths every end-to-end test runs at.
@@ -26,24 +29,14 @@ pub fn sim_with(data_w: u32, seed: u64, rc: RootComplexConfig) -> Nic<SimDevice>
     Nic::open(dev).unwrap_or_else(|e| panic!("open: {e}"))
 }
 
-/// Byte `i` of the pattern of message `tag`.
-pub fn pattern_byte(tag: u64, i: usize) -> u8 {
-    let x = (tag.wrapping_mul(0x9E37_79B9_7F4A_7C15))
-        .wrapping_add((i as u64).wrapping_mul(0x2545_F491_4F6C_DD1D));
-    (x >> 56) as u8 ^ (i as u8)
-}
-
+/// Writes the pattern of `tag` into `buf[off..off + len]`.
 pub fn fill_pattern(buf: &DmaBuffer, off: usize, len: usize, tag: u64) {
-    let v: Vec<u8> = (0..len).map(|i| pattern_byte(tag, i)).collect();
-    buf.write(off, &v);
+    pattern::fill_buf(buf, off, len, tag);
 }
 
 /// First byte index where `buf[off..off+len]` differs from pattern `tag`.
 pub fn check_pattern(buf: &DmaBuffer, off: usize, len: usize, tag: u64) -> Option<usize> {
-    let v = buf.to_vec(off, len);
-    v.iter()
-        .enumerate()
-        .position(|(i, b)| *b != pattern_byte(tag, i))
+    pattern::check_buf(buf, off, len, tag)
 }
 
 pub fn rng(seed: u64) -> ChaCha8Rng {

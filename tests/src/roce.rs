@@ -1,269 +1,78 @@
-//! Two simulated NICs joined by a fabric, with verbs contexts on each host,
-//! and connected RC queue pairs.
+//! RoCE between two simulated NICs: the harness's steps (`rnic-harness`),
+//! failing the test on any error, and a WRITE_WITH_IMM message runner.
 
-use std::net::Ipv4Addr;
-
-use rnic_device::DmaBuffer;
-use rnic_sim::{FabricConfig, SimDevice, SimWorld, WorldConfig};
+use rnic_harness::pattern;
+use rnic_sim::{SimDevice, WorldConfig};
 use rnic_verbs::*;
 
-pub const MAC: [[u8; 6]; 2] = [[0x02, 0, 0, 0, 0, 0xA1], [0x02, 0, 0, 0, 0, 0xB2]];
-pub const IP: [Ipv4Addr; 2] = [Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2)];
+pub use rnic_harness::conn::{
+    bring_up, rtr_attr, ConnOpts, EndOpts, PortAddr, Remote, Retry, DEFAULT_ADDRS,
+};
 
-pub struct Pair {
-    pub world: SimWorld,
-    pub a: Context<SimDevice>,
-    pub b: Context<SimDevice>,
-}
+/// One side of a connection on a simulated NIC.
+pub type End = rnic_harness::conn::End<SimDevice>;
+pub use rnic_driver::Break;
+pub use rnic_harness::sim::SimPair as Pair;
 
+/// Two NICs at `data_w` joined by the fabric profile `fabric`.
 pub fn pair(data_w: u32, seed: u64, fabric: &str) -> Pair {
-    pair_with(WorldConfig {
-        nics: 2,
-        data_w,
-        seed,
-        fabric: FabricConfig::profile(fabric).expect("fabric profile"),
-        ..WorldConfig::default()
-    })
+    Pair::new(data_w, seed, fabric).unwrap_or_else(|e| panic!("simulated pair: {e}"))
 }
 
+/// Two NICs of a world built from `cfg`.
 pub fn pair_with(cfg: WorldConfig) -> Pair {
-    let world = SimWorld::new(cfg).expect("world");
-    let a = Context::open(world.device(0)).expect("context a");
-    let b = Context::open(world.device(1)).expect("context b");
-    a.set_port_addr(MAC[0], IP[0]).unwrap();
-    b.set_port_addr(MAC[1], IP[1]).unwrap();
-    Pair { world, a, b }
+    Pair::with_world(cfg, "custom").unwrap_or_else(|e| panic!("simulated pair: {e}"))
 }
 
-/// One side of a connection: PD, CQ, QP and a registered buffer.
-pub struct End {
-    pub pd: ProtectionDomain<SimDevice>,
-    pub cq: CompletionQueue<SimDevice>,
-    pub qp: QueuePair<SimDevice>,
-    pub buf: DmaBuffer,
-    pub mr: MemoryRegion<SimDevice>,
-}
-
-/// Settings of a connection.
-#[derive(Clone, Copy)]
-pub struct ConnOpts {
-    pub mtu: Mtu,
-    pub psn_a: u32,
-    pub psn_b: u32,
-    pub buf_len: usize,
-    pub access: AccessFlags,
-    pub remote_write: bool,
-    pub sq_depth: u32,
-    pub rq_depth: u32,
-    /// Local ACK timeout exponent (4.096 us * 2^timeout; 0: never).
-    pub timeout: u8,
-    pub retry_cnt: u8,
-    /// 7: unlimited.
-    pub rnr_retry: u8,
-    /// RNR NAK timer code the responder sends.
-    pub min_rnr_timer: u8,
-    /// RC or the multipath transport.
-    pub qp_type: QpType,
-    /// Requesters spray over 2^spray_log UDP source ports.
-    pub spray_log: u8,
-    /// mp window (0: the build's).
-    pub mp_window: u32,
-}
-
-impl Default for ConnOpts {
-    fn default() -> Self {
-        Self {
-            mtu: Mtu::Mtu1024,
-            psn_a: 0x100,
-            psn_b: 0x2000,
-            buf_len: 1 << 16,
-            access: AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
-            remote_write: true,
-            sq_depth: 64,
-            rq_depth: 64,
-            timeout: 5,
-            retry_cnt: 7,
-            rnr_retry: 7,
-            min_rnr_timer: 1,
-            qp_type: QpType::Rc,
-            spray_log: 0,
-            mp_window: 0,
-        }
-    }
-}
-
-/// One side: PD, CQ, QP (in RESET), a buffer and its MR.
-pub fn end(ctx: &Context<SimDevice>, o: &ConnOpts) -> End {
-    let pd = ctx.alloc_pd().unwrap();
-    let cq = ctx.create_cq(256).unwrap();
-    let qp = ctx
-        .create_qp(
-            &pd,
-            &QpInitAttr {
-                send_cq: &cq,
-                recv_cq: &cq,
-                cap: QpCap {
-                    max_send_wr: o.sq_depth,
-                    max_recv_wr: o.rq_depth,
-                    max_send_sge: 1,
-                    max_recv_sge: 1,
-                },
-                qp_type: o.qp_type,
-                sq_sig_all: false,
-            },
-        )
-        .unwrap();
-    let buf = ctx.alloc_dma(o.buf_len).unwrap();
-    let mr = ctx.reg_mr(&pd, &buf, 0, o.buf_len, o.access).unwrap();
-    End {
-        pd,
-        cq,
-        qp,
-        buf,
-        mr,
-    }
-}
-
-/// The INIT -> RTR attributes towards a peer QP at `dmac` / `dip`.
-pub fn rtr_attr(
-    o: &ConnOpts,
-    peer_qpn: u32,
-    dmac: [u8; 6],
-    dip: Ipv4Addr,
-    rq_psn: u32,
-) -> (QpAttr, QpAttrMask) {
-    type M = QpAttrMask;
-    let attr = QpAttr {
-        qp_state: QpState::Rtr,
-        path_mtu: o.mtu,
-        dest_qp_num: peer_qpn,
-        rq_psn,
-        ah_attr: AhAttr {
-            dmac,
-            dip,
-            udp_sport: 0xC000 | (peer_qpn as u16 & 0xff),
-            spray_log: o.spray_log,
-            mp_window: o.mp_window,
-        },
-        max_dest_rd_atomic: 0,
-        min_rnr_timer: o.min_rnr_timer,
-        ..Default::default()
-    };
-    let mask = M::STATE
-        | M::AV
-        | M::PATH_MTU
-        | M::DEST_QPN
-        | M::RQ_PSN
-        | M::MAX_DEST_RD_ATOMIC
-        | M::MIN_RNR_TIMER;
-    (attr, mask)
-}
-
-/// Moves `qp` through INIT, RTR and RTS towards the peer.
-pub fn bring_up(
-    qp: &mut QueuePair<SimDevice>,
-    o: &ConnOpts,
-    peer_qpn: u32,
-    peer: usize,
-    rq_psn: u32,
-    sq_psn: u32,
-) {
-    type M = QpAttrMask;
-    let access = if o.remote_write {
-        AccessFlags::REMOTE_WRITE
-    } else {
-        AccessFlags::empty()
-    };
-    qp.modify(
-        &QpAttr {
-            qp_state: QpState::Init,
-            pkey_index: 0,
-            port_num: 1,
-            qp_access_flags: access,
-            ..Default::default()
-        },
-        M::STATE | M::PKEY_INDEX | M::PORT | M::ACCESS_FLAGS,
-    )
-    .unwrap();
-    let (attr, mask) = rtr_attr(o, peer_qpn, MAC[peer], IP[peer], rq_psn);
-    qp.modify(&attr, mask).unwrap();
-    qp.modify(
-        &QpAttr {
-            qp_state: QpState::Rts,
-            sq_psn,
-            timeout: o.timeout,
-            retry_cnt: o.retry_cnt,
-            rnr_retry: o.rnr_retry,
-            max_rd_atomic: 0,
-            ..Default::default()
-        },
-        M::STATE | M::SQ_PSN | M::TIMEOUT | M::RETRY_CNT | M::RNR_RETRY | M::MAX_QP_RD_ATOMIC,
-    )
-    .unwrap();
-}
-
-/// A connected RC QP pair: `a` sends, `b` receives (both can do both).
+/// A connection from `p.a` to `p.b` with the default buffers and PSNs.
 pub fn connect(p: &Pair, o: &ConnOpts) -> (End, End) {
-    let mut ea = end(&p.a, o);
-    let mut eb = end(&p.b, o);
-    let (qa, qb) = (ea.qp.qp_num(), eb.qp.qp_num());
-    bring_up(&mut ea.qp, o, qb, 1, o.psn_b, o.psn_a);
-    bring_up(&mut eb.qp, o, qa, 0, o.psn_a, o.psn_b);
-    (ea, eb)
+    connect_with(p, o, &EndOpts::default())
 }
 
-/// Polls `cq` until `n` completions arrived (or the budget of idle polls runs out).
+/// A connection from `p.a` to `p.b` with `e`'s buffers and PSNs.
+pub fn connect_with(p: &Pair, o: &ConnOpts, e: &EndOpts) -> (End, End) {
+    p.connect(o, e)
+        .unwrap_or_else(|err| panic!("connect: {err}"))
+}
+
+/// One side (its QP in RESET) on `ctx`.
+pub fn end(ctx: &Context<SimDevice>, o: &ConnOpts) -> End {
+    rnic_harness::conn::end(ctx, o, &EndOpts::default()).unwrap_or_else(|err| panic!("end: {err}"))
+}
+
+/// The peer `i` of a simulated pair as a QP's remote side.
+pub fn remote(i: usize, qpn: u32, psn: u32) -> Remote {
+    Remote {
+        qpn,
+        psn,
+        addr: DEFAULT_ADDRS[i],
+    }
+}
+
+/// Polls `cq` until `n` completions arrived (or `budget` idle polls in a
+/// row found none).
 pub fn wait_wc(
     dev: &SimDevice,
     cq: &CompletionQueue<SimDevice>,
     n: usize,
     budget: u64,
 ) -> Vec<WorkCompletion> {
-    use rnic_device::Device;
-    let mut out = Vec::new();
-    let mut wc = [WorkCompletion::default(); 16];
-    let mut idle = 0;
-    while out.len() < n && idle < budget {
-        let k = cq.poll(&mut wc).unwrap();
-        if k == 0 {
-            idle += 1;
-            dev.idle();
-        } else {
-            idle = 0;
-            out.extend_from_slice(&wc[..k]);
-        }
-    }
-    out
+    rnic_harness::poll::wait_wc(dev, cq, n, budget).unwrap_or_else(|e| panic!("poll: {e}"))
 }
 
-/// Breaks one layer of the ordering contract through the NIC's debug register.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Break {
-    CqeRo,
-    EarlyCqe,
-    Bypass,
-}
-
+/// Turns one switch on (or every ordering switch off) and sets the CQE
+/// ordering mode on `ctx`'s NIC.
 pub fn set_break(ctx: &Context<SimDevice>, b: Option<Break>, flush: bool) {
-    let io = rnic_regs::DeviceIo::new(ctx.device());
-    let csr = io.csr();
-    csr.dma()
-        .debug()
-        .try_write(|r| {
-            r.set_cqe_ro(b == Some(Break::CqeRo));
-            r.set_early_cqe(b == Some(Break::EarlyCqe));
-            r.set_bypass(b == Some(Break::Bypass));
-        })
-        .unwrap();
-    csr.dma()
-        .cqe_order()
-        .try_write(|r| r.set_cqe_flush(flush))
-        .unwrap();
+    let sw = ctx.nic().debug_switches();
+    for o in Break::ORDERING {
+        sw.set(o, b == Some(o)).expect("debug switch");
+    }
+    ctx.nic().set_cqe_flush(flush).expect("CQE flush mode");
 }
 
 /// `n` messages of `writes` RDMA WRITEs and one WRITE_WITH_IMM each, one
 /// message at a time; every byte is checked when the receiver sees the CQE.
-/// Returns (ordering violations, messages).
+/// Returns the number of ordering violations.
 pub fn write_imm_messages(
     p: &Pair,
     a: &mut End,
@@ -282,10 +91,9 @@ pub fn write_imm_messages(
         let src_off = r.gen_range(0..64);
         let dst_off = r.gen_range(0..64);
         let tag = seed * 1_000_003 + m as u64;
-        crate::fill_pattern(&a.buf, src_off, total, tag);
+        pattern::fill_buf(&a.buf, src_off, total, tag);
         // stale bytes: the complement of what is coming
-        let stale: Vec<u8> = (0..total).map(|i| !crate::pattern_byte(tag, i)).collect();
-        b.buf.write(dst_off, &stale);
+        pattern::fill_buf_stale(&b.buf, dst_off, total, tag);
         b.qp.post_recv(&RecvWr {
             wr_id: m as u64,
             sg_list: &[],
@@ -332,12 +140,12 @@ pub fn write_imm_messages(
             wcs[0]
         );
         assert_eq!(wcs[0].imm_data.map(u32::from_be), Some(m as u32));
-        if crate::check_pattern(&b.buf, dst_off, total, tag).is_some() {
+        if pattern::check_buf(&b.buf, dst_off, total, tag).is_some() {
             violations += 1;
             // once everything drained the data must be right: a late write, not a lost one
             p.world.run(20_000);
             assert_eq!(
-                crate::check_pattern(&b.buf, dst_off, total, tag),
+                pattern::check_buf(&b.buf, dst_off, total, tag),
                 None,
                 "message {m}: bytes lost"
             );

@@ -97,7 +97,7 @@ fn copy(a: &CopyArgs) -> Result<ExitCode> {
     for &size in &a.sizes {
         let rc = RootComplexConfig::bench();
         let latency = rc.read_latency;
-        let nic = devices::open(
+        let nic = devices::open_sim(
             &a.dev,
             SimConfig {
                 root_complex: rc,

@@ -196,7 +196,7 @@ struct GoodputRow {
 /// first run's.
 pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
     check_sizes(&[a.size])?;
-    let mtu = rnic_torture::mtu_from_bytes(a.mtu)?;
+    let mtu = rnic_harness::mtu_from_bytes(a.mtu)?;
     if a.qps == 0 || a.window == 0 || a.runs.is_empty() {
         bail!("--qps, --window and --runs must not be empty or zero");
     }
@@ -336,7 +336,7 @@ pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
 fn pair(dev: &DeviceArgs, fabric: &str, idle_cycles: u64) -> Result<SimPair> {
     devices::require_sim(dev)?;
     sim::fabric(fabric)?;
-    SimPair::new(&SimOpts {
+    sim::pair(&SimOpts {
         data_w: dev.data_w,
         seed: dev.seed,
         fabric: fabric.to_string(),
@@ -359,7 +359,7 @@ fn check_sizes(sizes: &[u32]) -> Result<()> {
 
 pub fn write_bw(a: &WriteBwArgs) -> Result<ExitCode> {
     check_sizes(&a.sizes)?;
-    let mtu = rnic_torture::mtu_from_bytes(a.mtu)?;
+    let mtu = rnic_harness::mtu_from_bytes(a.mtu)?;
     if a.qps == 0 || a.window == 0 || a.window > 4096 {
         bail!("--qps must be at least 1 and --window 1..=4096");
     }
@@ -465,7 +465,7 @@ pub fn write_bw(a: &WriteBwArgs) -> Result<ExitCode> {
 
 pub fn write_lat(a: &WriteLatArgs) -> Result<ExitCode> {
     check_sizes(&a.sizes)?;
-    let mtu = rnic_torture::mtu_from_bytes(a.mtu)?;
+    let mtu = rnic_harness::mtu_from_bytes(a.mtu)?;
     if a.iters == 0 {
         bail!("--iters must be at least 1");
     }

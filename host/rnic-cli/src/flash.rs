@@ -16,9 +16,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rnic_device::Device;
 use rnic_firmware::{board_by_id, Board, SlotId, HEADER_LEN};
 use rnic_flash::{FlashError, Phase, Progress, SpiNor};
+#[cfg(feature = "sim")]
 use rnic_sim::{FlashTiming, SimConfig, SimDevice, SpiFlashConfig};
 
-use crate::devices::{self, DeviceArgs};
+use crate::devices::{self, DeviceArgs, Target};
 use crate::image::{describe, load};
 
 #[derive(Args)]
@@ -181,24 +182,46 @@ pub fn is_failure(e: &anyhow::Error) -> bool {
 }
 
 struct Ctx {
-    dev: SimDevice,
+    dev: Box<dyn Device>,
+    /// The simulated NIC behind `dev` (`--device sim`), for what only the
+    /// flash model has: its timing, a power cut, its backing file.
+    #[cfg(feature = "sim")]
+    sim: Option<SimDevice>,
     board: &'static Board,
-    file: Option<PathBuf>,
 }
 
 impl Ctx {
     fn open(a: &FlashArgs) -> Result<Self> {
-        devices::require_sim(&a.dev)?;
+        let target = devices::parse_target(&a.dev.device)?;
+        #[cfg(feature = "sim")]
+        if target == Target::Sim {
+            return Self::open_sim(a);
+        }
+        if target == Target::Sim || a.sim.sim_flash.is_some() || a.sim.sim_power_cut.is_some() {
+            devices::require_sim(&a.dev)?;
+            bail!("--sim-flash and --sim-power-cut need --device sim");
+        }
+        let dev = devices::open_device(&a.dev)?;
+        let board = board_of(dev.as_ref())?;
+        Ok(Self {
+            dev,
+            #[cfg(feature = "sim")]
+            sim: None,
+            board,
+        })
+    }
+
+    /// The simulated NIC with the SPI NOR model of its board on its flash
+    /// pins.
+    #[cfg(feature = "sim")]
+    fn open_sim(a: &FlashArgs) -> Result<Self> {
         let dev = SimDevice::new(SimConfig {
             data_w: a.dev.data_w,
             seed: a.dev.seed,
             ..SimConfig::default()
         })
         .context("starting the simulator")?;
-        let board_id = dev.read32(0x18).context("reading the ID block")?;
-        let board = board_by_id(board_id).ok_or_else(|| {
-            anyhow!("this NIC reports board id {board_id}, which the board table does not know")
-        })?;
+        let board = board_of(&dev)?;
         let mut cfg = SpiFlashConfig::for_board(board.name)?;
         cfg.timing = match a.sim.sim_flash_timing {
             Timing::Fast => FlashTiming::fast(),
@@ -210,14 +233,14 @@ impl Ctx {
         dev.attach_flash(cfg)
             .context("attaching the simulated flash")?;
         Ok(Self {
-            dev,
+            dev: Box::new(dev.clone()),
+            sim: Some(dev),
             board,
-            file: a.sim.sim_flash.clone(),
         })
     }
 
     /// The flash with the golden slot protected (unless `allow_golden`).
-    fn nor(&self, allow_golden: bool) -> Result<SpiNor<'_, SimDevice>> {
+    fn nor(&self, allow_golden: bool) -> Result<SpiNor<'_, Box<dyn Device>>> {
         let g = self.board.layout.golden;
         let mut nor = SpiNor::open(&self.dev, self.board.flash, Some(g.base..g.end()))
             .context("opening the configuration flash")?;
@@ -225,23 +248,42 @@ impl Ctx {
             nor.unprotect();
         }
         // Several times the longest busy time, so a dead flash is noticed soon.
-        let t = self
-            .dev
-            .with_flash(|f| f.config().timing.block_erase)
-            .unwrap_or(0);
-        nor.timeout_cycles = (4 * t).max(1_000_000);
+        #[cfg(feature = "sim")]
+        if let Some(t) = self
+            .sim
+            .as_ref()
+            .and_then(|d| d.with_flash(|f| f.config().timing.block_erase))
+        {
+            nor.timeout_cycles = (4 * t).max(1_000_000);
+        }
         Ok(nor)
     }
 
     /// Explain a failure the simulator caused on purpose.
     fn power_note(&self) -> Option<String> {
-        let c = self.dev.with_flash(|f| f.power_cut()).flatten()?;
-        Some(format!("simulated power cut at cycle {c}"))
+        #[cfg(feature = "sim")]
+        if let Some(c) = self.sim.as_ref()?.with_flash(|f| f.power_cut()).flatten() {
+            return Some(format!("simulated power cut at cycle {c}"));
+        }
+        None
     }
 
+    /// Keep the simulated flash's contents (`--sim-flash`).
     fn save(&self) -> Result<()> {
-        self.dev.save_flash().context("saving the simulated flash")
+        #[cfg(feature = "sim")]
+        if let Some(d) = &self.sim {
+            d.save_flash().context("saving the simulated flash")?;
+        }
+        Ok(())
     }
+}
+
+/// The board table's entry for the board `dev` says it is.
+fn board_of(dev: &dyn Device) -> Result<&'static Board> {
+    let board_id = dev.read32(0x18).context("reading the ID block")?;
+    board_by_id(board_id).ok_or_else(|| {
+        anyhow!("this NIC reports board id {board_id}, which the board table does not know")
+    })
 }
 
 pub fn run(a: &FlashArgs) -> Result<ExitCode> {
@@ -262,7 +304,7 @@ pub fn run(a: &FlashArgs) -> Result<ExitCode> {
         (Err(e), Some(n)) => Err(failed(e.context(n))),
         (r, _) => r,
     };
-    if let (Ok(_), Some(f)) = (&r, &ctx.file) {
+    if let (Ok(_), Some(f)) = (&r, &a.sim.sim_flash) {
         tracing::info!(file = %f.display(), "flash contents saved");
     }
     saved?;
@@ -498,11 +540,14 @@ fn info(ctx: &Ctx, i: &InfoArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn do_boot(ctx: &Ctx, nor: &SpiNor<'_, SimDevice>, slot: SlotId) -> Result<ExitCode> {
+fn do_boot(ctx: &Ctx, nor: &SpiNor<'_, Box<dyn Device>>, slot: SlotId) -> Result<ExitCode> {
     let rec = rnic_flash::set_boot(nor, ctx.board, slot).map_err(failed)?;
     nor.reconfigure()?;
     // The board holds the NIC in reset while it reconfigures.
-    ctx.dev.run(1000);
+    let t0 = ctx.dev.now();
+    while ctx.dev.now() < t0 + 1000 {
+        ctx.dev.idle();
+    }
     let (code, fell_back) = nor.boot_status().map_err(failed)?;
     let booted = SlotId::from_code(code);
     if fell_back || booted != Some(slot) {

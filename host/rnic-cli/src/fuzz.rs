@@ -9,6 +9,7 @@ use anyhow::Result;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use rnic_torture::fuzz::{self, FuzzConfig};
+use rnic_torture::Break;
 
 use crate::devices::{self, DeviceArgs};
 
@@ -27,8 +28,8 @@ pub struct FuzzArgs {
     pub watchdog: u64,
     /// Debug: switch off the responder's memory-region checks
     /// (`--break no-mr-check`); the campaign must then fail.
-    #[arg(long = "break", value_parser = ["no-mr-check"])]
-    pub brk: Option<String>,
+    #[arg(long = "break", value_parser = crate::torture::break_parser())]
+    pub brk: Option<Break>,
     /// Transport of the legitimate and the attacked QP: rc or mp.
     #[arg(long, default_value = "rc", value_parser = ["rc", "mp"])]
     pub transport: String,
@@ -45,7 +46,7 @@ pub fn run(a: &FuzzArgs) -> Result<ExitCode> {
         data_w: a.dev.data_w,
         burst: a.burst,
         watchdog: a.watchdog,
-        break_mr_check: a.brk.is_some(),
+        brk: a.brk,
         mp: a.transport == "mp",
     };
     let bar = if std::io::stderr().is_terminal() && !a.json {
@@ -71,11 +72,7 @@ pub fn run(a: &FuzzArgs) -> Result<ExitCode> {
         println!(
             "  attack QP re-armed {} times after a NAK{}",
             rep.attack_qp_rearms,
-            if cfg.break_mr_check {
-                "; BREAK no-mr-check"
-            } else {
-                ""
-            }
+            a.brk.map(|b| format!("; BREAK {b}")).unwrap_or_default()
         );
         println!(
             "  NIC b: rx {} frames; dropped: icrc {} malformed {} nobuf {} qp {} psn/dup {}; NAKs sent {}; MR re-check refusals {}",
@@ -102,7 +99,7 @@ pub fn run(a: &FuzzArgs) -> Result<ExitCode> {
             a.frames,
             a.burst,
             a.watchdog,
-            if cfg.break_mr_check { " --break no-mr-check" } else { "" }
+            a.brk.map(|b| format!(" --break {b}")).unwrap_or_default()
         );
         return Ok(ExitCode::from(1));
     }

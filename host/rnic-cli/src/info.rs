@@ -5,7 +5,6 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 use rnic_device::Device;
-use rnic_sim::SimConfig;
 
 use crate::devices::{self, DeviceArgs};
 
@@ -18,7 +17,7 @@ pub struct InfoArgs {
 }
 
 pub fn info(a: &InfoArgs) -> Result<ExitCode> {
-    let nic = devices::open(&a.dev, SimConfig::default())?;
+    let nic = devices::open(&a.dev)?;
     let id = nic.id();
     let blocks = rnic_regs::discover(nic.device())?;
     let verbs: Vec<&str> = [
@@ -113,7 +112,7 @@ pub struct RegsArgs {
 }
 
 pub fn regs(a: &RegsArgs) -> Result<ExitCode> {
-    let nic = devices::open(&a.dev, SimConfig::default())?;
+    let nic = devices::open(&a.dev)?;
     let dev = nic.device();
     for b in rnic_regs::discover(dev)? {
         let Some(desc) = b.desc() else {

@@ -113,7 +113,7 @@ pub fn run(a: &InteropArgs) -> Result<ExitCode> {
         rnic_sim::FabricConfig::profile(f).map_err(|e| anyhow::anyhow!("{e}"))?;
     }
     for &m in &a.mtu {
-        rnic_torture::mtu_from_bytes(m).map_err(|e| anyhow::anyhow!("--mtu: {e}"))?;
+        rnic_harness::mtu_from_bytes(m).map_err(|e| anyhow::anyhow!("--mtu: {e}"))?;
     }
     if a.build_image {
         build_image(&a.image)?;

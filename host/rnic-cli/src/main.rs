@@ -3,16 +3,19 @@
 //! Exit status: 0 clean, 1 a check failed (ordering violation, corruption,
 //! lost or duplicate completion), 2 usage or setup error.
 
+#[cfg(feature = "sim")]
 mod bench;
+#[cfg(feature = "sim")]
 mod bench_rdma;
 mod build;
 mod devices;
 mod flash;
+#[cfg(feature = "sim")]
 mod fuzz;
 mod image;
 mod info;
+#[cfg(feature = "sim")]
 mod interop;
-mod local_copy;
 mod state_budget;
 mod torture;
 
@@ -46,10 +49,18 @@ enum Cmd {
     Torture(torture::TortureArgs),
     /// Responder fuzz campaign: random and mutated frames beside a
     /// legitimate connection (simulator).
+    #[cfg(feature = "sim")]
     Fuzz(fuzz::FuzzArgs),
+    /// Responder fuzz campaign (simulator; not in this build).
+    #[cfg(not(feature = "sim"))]
+    Fuzz(SimOnly),
     /// Benchmarks in simulated cycles.
+    #[cfg(feature = "sim")]
     #[command(subcommand)]
     Bench(bench::BenchCmd),
+    /// Benchmarks in simulated cycles (simulator; not in this build).
+    #[cfg(not(feature = "sim"))]
+    Bench(SimOnly),
     /// Firmware images: pack, inspect, list boards.
     #[command(subcommand)]
     Image(image::ImageCmd),
@@ -59,7 +70,20 @@ enum Cmd {
     Build(build::BuildArgs),
     /// Interoperate with Linux soft-RoCE (rdma_rxe) in a QEMU guest:
     /// ibv_rc_pingpong, WRITE_WITH_IMM, ib_write_bw, ib_send_lat.
+    #[cfg(feature = "sim")]
     Interop(interop::InteropArgs),
+    /// Interoperate with Linux soft-RoCE (simulator; not in this build).
+    #[cfg(not(feature = "sim"))]
+    Interop(SimOnly),
+}
+
+/// The arguments of a simulator-only command in a build without the
+/// simulator: whatever they are, the command says why it cannot run.
+#[cfg(not(feature = "sim"))]
+#[derive(clap::Args)]
+struct SimOnly {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    _args: Vec<String>,
 }
 
 fn main() -> ExitCode {
@@ -74,12 +98,21 @@ fn main() -> ExitCode {
         Cmd::Info(a) => info::info(&a),
         Cmd::Regs(a) => info::regs(&a),
         Cmd::Torture(a) => torture::run(&a),
+        #[cfg(feature = "sim")]
         Cmd::Fuzz(a) => fuzz::run(&a),
+        #[cfg(feature = "sim")]
         Cmd::Bench(b) => bench::run(&b),
+        #[cfg(not(feature = "sim"))]
+        Cmd::Fuzz(_) => Err(devices::no_sim("rnic fuzz")),
+        #[cfg(not(feature = "sim"))]
+        Cmd::Bench(_) => Err(devices::no_sim("rnic bench")),
         Cmd::Image(c) => image::run(&c),
         Cmd::Flash(a) => flash::run(&a),
         Cmd::Build(a) => build::run(&a),
+        #[cfg(feature = "sim")]
         Cmd::Interop(a) => interop::run(&a),
+        #[cfg(not(feature = "sim"))]
+        Cmd::Interop(_) => Err(devices::no_sim("rnic interop")),
     };
     match result {
         Ok(code) => code,

@@ -5,18 +5,14 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use rnic_sim::RootComplexConfig;
-use rnic_torture::sim::{self, Evidence, SimOpts};
-use rnic_torture::{Break, Config, Report};
+use rnic_torture::{local_copy, Break, Config, Report};
 
-use crate::devices::{self, DeviceArgs};
-use crate::local_copy;
+use crate::devices::{self, DeviceArgs, Target};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Transport {
@@ -29,8 +25,10 @@ pub enum Transport {
     LocalCopy,
 }
 
-fn break_parser() -> impl TypedValueParser<Value = Break> {
-    PossibleValuesParser::new(["cqe-ro", "early-cqe", "bypass"])
+/// `--break`: any debug switch by name; the run refuses, in one line, a
+/// switch it cannot catch and names the command that does.
+pub fn break_parser() -> impl TypedValueParser<Value = Break> {
+    PossibleValuesParser::new(Break::ALL.map(Break::name))
         .map(|s| s.parse::<Break>().expect("listed value"))
 }
 
@@ -65,7 +63,8 @@ pub struct TortureArgs {
     /// Fabric profile: ideal, lossy, reorder, hostile, spray-K.
     #[arg(long, default_value = "ideal")]
     pub fabric: String,
-    /// Break one layer of the ordering contract on purpose.
+    /// Break one layer of the ordering contract on purpose (cqe-ro,
+    /// early-cqe, bypass; no-mr-check is for `rnic fuzz`).
     #[arg(long = "break", value_parser = break_parser())]
     pub brk: Option<Break>,
     /// Order CQEs behind their data by a flush read instead of RO=0.
@@ -136,6 +135,8 @@ pub fn spray_parser(s: &str) -> std::result::Result<u32, String> {
 
 /// Checks that `p` can be written by creating it now (a one-line error
 /// otherwise).
+// Used by the runs (only the simulator's exist so far).
+#[cfg_attr(not(feature = "sim"), allow(dead_code))]
 fn check_writable(flag: &str, p: &Path) -> Result<()> {
     std::fs::File::create(p)
         .map(drop)
@@ -151,13 +152,13 @@ fn config(a: &TortureArgs) -> Result<Config> {
         max_size: a.max_size,
         writes_per_imm: a.writes_per_imm,
         window: a.window,
-        mtu: rnic_torture::mtu_from_bytes(a.mtu)?,
+        mtu: rnic_harness::mtu_from_bytes(a.mtu)?,
         brk: a.brk,
         flush: a.flush,
         watchdog: a.watchdog,
         spray_log: a.spray_ports.trailing_zeros() as u8,
         mp: a.transport == Transport::Mp,
-        retry: rnic_torture::conn::Retry {
+        retry: rnic_harness::Retry {
             timeout: a.timeout,
             retry_cnt: a.retry_cnt,
             ..Default::default()
@@ -169,6 +170,8 @@ fn config(a: &TortureArgs) -> Result<Config> {
 }
 
 /// The command line that reproduces a run.
+// Used by the runs (only the simulator's exist so far).
+#[cfg_attr(not(feature = "sim"), allow(dead_code))]
 pub fn repro(a: &TortureArgs) -> String {
     let mut s = format!(
         "cargo run --release --bin rnic -- torture --transport {} --seed {} --data-w {} --fabric {} --messages {} --qps {} --min-size {} --max-size {} --writes-per-imm {} --window {} --mtu {} --watchdog {} --timeout {} --retry-cnt {} --spray-ports {}",
@@ -202,207 +205,329 @@ pub fn repro(a: &TortureArgs) -> String {
 }
 
 pub fn run(a: &TortureArgs) -> Result<ExitCode> {
-    devices::require_sim(&a.dev)?;
+    let target = devices::parse_target(&a.dev.device)?;
     if a.transport == Transport::LocalCopy {
-        return run_local_copy(a);
+        let cfg = local_copy_config(a)?;
+        devices::require_sim(&a.dev)?;
+        return sim_runs::local_copy(a, &cfg);
     }
     let cfg = config(a)?;
+    if target != Target::Sim {
+        // Checks the name; refuses until a hardware backend exists.
+        devices::open(&a.dev)?;
+        bail!("--device {target}: torture on a board is not implemented yet");
+    }
+    devices::require_sim(&a.dev)?;
     if a.onchip_loopback {
-        return run_onchip(a, &cfg);
+        return sim_runs::onchip(a, &cfg);
     }
-    sim::fabric(&a.fabric)?;
-    if let Some(p) = &a.pcap {
-        check_writable("--pcap", p)?;
+    sim_runs::pair(a, &cfg)
+}
+
+/// A `--transport local-copy` run's settings.
+fn local_copy_config(a: &TortureArgs) -> Result<local_copy::Config> {
+    if a.fabric != "ideal" || a.flush || a.pcap.is_some() || a.onchip_loopback {
+        bail!("--transport local-copy takes no --fabric, --flush, --pcap or --onchip-loopback");
     }
-    if let Some(p) = &a.wave {
-        for i in 0..2 {
-            let f = sim::wave_path(p, i);
-            check_writable("--wave", &f)?;
-            let _ = std::fs::remove_file(&f);
-        }
-    }
-    let opts = SimOpts {
-        data_w: a.dev.data_w,
+    let cfg = local_copy::Config {
         seed: a.dev.seed,
-        fabric: a.fabric.clone(),
-        root_complex: RootComplexConfig::default(),
-        pcap_window: if a.pcap.is_some() { a.pcap_window } else { 0 },
-        ..SimOpts::default()
+        messages: a.messages,
+        qps: a.qps,
+        min_size: a.min_size,
+        max_size: a.max_size,
+        window: a.window,
+        brk: a.brk,
     };
-    let ev = Evidence {
-        pcap: a.pcap.clone(),
-        wave: None,
-        stop_on_failure: false,
-    };
-    let bar = if !a.json && std::io::stderr().is_terminal() {
-        let b = ProgressBar::new(a.messages);
-        b.set_style(
-            ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} messages ({per_sec}, eta {eta}) {msg}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        b
-    } else {
-        ProgressBar::hidden()
-    };
-    let started = Instant::now();
-    let mut last = u64::MAX;
-    let mut progress = |now: u64, checked: u64| {
-        if checked != last {
-            last = checked;
-            bar.set_position(checked);
-            bar.set_message(format!("cycle {now}"));
-        }
-    };
-    let mut shown = 0;
-    let show = a.show_failures;
-    let bar2 = bar.clone();
-    let mut log = |f: &rnic_torture::Failure| {
-        if shown < show {
-            shown += 1;
-            bar2.suspend(|| {
-                eprintln!(
-                    "{} at cycle {} QP {} message {}: {}",
-                    f.kind, f.cycle, f.qp, f.msg, f.detail
-                )
-            });
-        }
-    };
-    let out = sim::run_torture(&opts, &cfg, &ev, &mut progress, &mut log).context("torture run")?;
-    bar.finish_and_clear();
-    let wall = started.elapsed().as_secs_f64();
-    let mut rep = out.report;
-    if a.timing {
-        rep.wall_seconds = Some(wall);
-        rep.cycles_per_second = Some(rep.cycles as f64 / wall.max(1e-9));
+    cfg.validate()?;
+    Ok(cfg)
+}
+
+/// A progress bar on a terminal (hidden otherwise, and with `--json`).
+// Used by the runs (only the simulator's exist so far).
+#[cfg_attr(not(feature = "sim"), allow(dead_code))]
+fn progress_bar(a: &TortureArgs, template: &str) -> ProgressBar {
+    if a.json || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
     }
-    if a.json {
-        println!("{}", serde_json::to_string(&rep)?);
-    } else {
-        print_summary(&rep, wall);
-    }
-    if let Some((n, at_failure)) = out.pcap_frames {
+    let b = ProgressBar::new(a.messages);
+    b.set_style(
+        ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    b
+}
+
+/// The runs that need the simulator linked in.
+#[cfg(feature = "sim")]
+mod sim_runs {
+    use super::*;
+    use anyhow::Context;
+    use rnic_sim::RootComplexConfig;
+    use rnic_torture::sim::{self, Evidence, SimOpts};
+    use std::time::Instant;
+
+    /// Two simulated NICs joined by a fabric.
+    pub fn pair(a: &TortureArgs, cfg: &Config) -> Result<ExitCode> {
+        let cfg = cfg.clone();
+        sim::fabric(&a.fabric)?;
         if let Some(p) = &a.pcap {
+            check_writable("--pcap", p)?;
+        }
+        if let Some(p) = &a.wave {
+            for i in 0..2 {
+                let f = sim::wave_path(p, i);
+                check_writable("--wave", &f)?;
+                let _ = std::fs::remove_file(&f);
+            }
+        }
+        let opts = SimOpts {
+            data_w: a.dev.data_w,
+            seed: a.dev.seed,
+            fabric: a.fabric.clone(),
+            root_complex: RootComplexConfig::default(),
+            pcap_window: if a.pcap.is_some() { a.pcap_window } else { 0 },
+            ..SimOpts::default()
+        };
+        let ev = Evidence {
+            pcap: a.pcap.clone(),
+            wave: None,
+            stop_on_failure: false,
+        };
+        let bar = progress_bar(
+        a,
+        "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} messages ({per_sec}, eta {eta}) {msg}",
+    );
+        let started = Instant::now();
+        let mut last = u64::MAX;
+        let mut progress = |now: u64, checked: u64| {
+            if checked != last {
+                last = checked;
+                bar.set_position(checked);
+                bar.set_message(format!("cycle {now}"));
+            }
+        };
+        let mut shown = 0;
+        let show = a.show_failures;
+        let bar2 = bar.clone();
+        let mut log = |f: &rnic_torture::Failure| {
+            if shown < show {
+                shown += 1;
+                bar2.suspend(|| {
+                    eprintln!(
+                        "{} at cycle {} QP {} message {}: {}",
+                        f.kind, f.cycle, f.qp, f.msg, f.detail
+                    )
+                });
+            }
+        };
+        let out =
+            sim::run_torture(&opts, &cfg, &ev, &mut progress, &mut log).context("torture run")?;
+        bar.finish_and_clear();
+        let wall = started.elapsed().as_secs_f64();
+        let mut rep = out.report;
+        if a.timing {
+            rep.wall_seconds = Some(wall);
+            rep.cycles_per_second = Some(rep.cycles as f64 / wall.max(1e-9));
+        }
+        if a.json {
+            println!("{}", serde_json::to_string(&rep)?);
+        } else {
+            print_summary(&rep, wall);
+        }
+        if let Some((n, at_failure)) = out.pcap_frames {
+            if let Some(p) = &a.pcap {
+                eprintln!(
+                    "pcap: {n} frames {} written to {}",
+                    if at_failure {
+                        "before the first failure"
+                    } else {
+                        "at the end of the run (no failure)"
+                    },
+                    p.display()
+                );
+            }
+        }
+        if !rep.failed() {
+            if a.wave.is_some() {
+                eprintln!("wave: no failure, no waveform written");
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        if let Some(f) = &rep.first_failure {
             eprintln!(
-                "pcap: {n} frames {} written to {}",
-                if at_failure {
-                    "before the first failure"
-                } else {
-                    "at the end of the run (no failure)"
-                },
-                p.display()
-            );
-        }
-    }
-    if !rep.failed() {
-        if a.wave.is_some() {
-            eprintln!("wave: no failure, no waveform written");
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    if let Some(f) = &rep.first_failure {
-        eprintln!(
             "first failure ({}) at cycle {} on QP {} (QPN {} -> {}), message {}, after {} messages: {}",
             f.kind, f.cycle, f.qp, f.qpn_send, f.qpn_recv, f.msg, f.messages_before, f.detail
         );
-    }
-    eprintln!("reproduce with: {}", repro(a));
-    if let (Some(w), Some(f)) = (&a.wave, &rep.first_failure) {
-        let from = f.cycle.saturating_sub(a.wave_window);
-        eprintln!(
-            "wave: replaying seed {} to trace cycles {from}..{} ...",
-            a.dev.seed, f.cycle
-        );
-        let ev = Evidence {
-            pcap: None,
-            wave: Some((w.clone(), from)),
-            stop_on_failure: true,
-        };
-        let replay =
-            sim::run_torture(&opts, &cfg, &ev, &mut |_, _| {}, &mut |_| {}).context("replay")?;
-        let same = replay
-            .report
-            .first_failure
-            .as_ref()
-            .map(|g| (g.cycle, g.qp, g.msg))
-            == Some((f.cycle, f.qp, f.msg));
-        for p in &replay.wave_files {
-            eprintln!("wave: {}", p.display());
         }
-        if !same {
+        eprintln!("reproduce with: {}", repro(a));
+        if let (Some(w), Some(f)) = (&a.wave, &rep.first_failure) {
+            let from = f.cycle.saturating_sub(a.wave_window);
             eprintln!(
+                "wave: replaying seed {} to trace cycles {from}..{} ...",
+                a.dev.seed, f.cycle
+            );
+            let ev = Evidence {
+                pcap: None,
+                wave: Some((w.clone(), from)),
+                stop_on_failure: true,
+            };
+            let replay = sim::run_torture(&opts, &cfg, &ev, &mut |_, _| {}, &mut |_| {})
+                .context("replay")?;
+            let same = replay
+                .report
+                .first_failure
+                .as_ref()
+                .map(|g| (g.cycle, g.qp, g.msg))
+                == Some((f.cycle, f.qp, f.msg));
+            for p in &replay.wave_files {
+                eprintln!("wave: {}", p.display());
+            }
+            if !same {
+                eprintln!(
                 "wave: WARNING: the replay's first failure differs ({:?}): the run is not deterministic",
                 replay.report.first_failure
             );
+            }
         }
+        Ok(ExitCode::from(1))
     }
-    Ok(ExitCode::from(1))
+
+    /// `--onchip-loopback`: one NIC talking to itself through its on-chip
+    /// loopback and fault injection.
+    pub fn onchip(a: &TortureArgs, cfg: &Config) -> Result<ExitCode> {
+        if a.pcap.is_some() || a.wave.is_some() || a.fabric != "ideal" {
+            bail!("--onchip-loopback has no fabric: it takes no --fabric, --pcap or --wave");
+        }
+        let world = rnic_sim::SimWorld::new(rnic_sim::WorldConfig {
+            nics: 1,
+            data_w: a.dev.data_w,
+            seed: a.dev.seed,
+            ..rnic_sim::WorldConfig::default()
+        })?;
+        let ctx = rnic_verbs::Context::open(world.device(0))?;
+        let addr = rnic_harness::DEFAULT_ADDRS[0];
+        ctx.set_port_addr(addr.mac, addr.ip)?;
+        ctx.set_port_faults(&rnic_verbs::PortFaults {
+            loopback: true,
+            drop_rate: a.onchip_drop,
+            reorder_rate: a.onchip_reorder,
+            seed: a.dev.seed as u32 | 1,
+        })?;
+        let info = rnic_torture::RunInfo {
+            fabric: format!(
+                "on-chip loopback (drop {}, reorder {})",
+                a.onchip_drop, a.onchip_reorder
+            ),
+            data_w: a.dev.data_w,
+        };
+        let started = Instant::now();
+        let rep = rnic_torture::torture::run(
+            &ctx,
+            addr,
+            &ctx,
+            addr,
+            cfg,
+            &info,
+            &mut rnic_torture::NoHooks,
+        )
+        .context("torture run")?;
+        let wall = started.elapsed().as_secs_f64();
+        if a.json {
+            println!("{}", serde_json::to_string(&rep)?);
+        } else {
+            print_summary(&rep, wall);
+            let c = |k: &str| rep.counters.get(k).copied().unwrap_or(0);
+            println!(
+                "  on chip: {} frames dropped, {} reordered",
+                c("a.lb_dropped"),
+                c("a.lb_reordered")
+            );
+        }
+        if rep.failed() {
+            eprintln!(
+                "reproduce with: {} --onchip-loopback --onchip-drop {} --onchip-reorder {}",
+                repro(a),
+                a.onchip_drop,
+                a.onchip_reorder
+            );
+            return Ok(ExitCode::from(1));
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+
+    /// Local DMA copies on one simulated NIC.
+    pub fn local_copy(a: &TortureArgs, cfg: &local_copy::Config) -> Result<ExitCode> {
+        let bar = progress_bar(a, "{bar:40} {pos}/{len} msgs {per_sec} {msg}");
+        let started = Instant::now();
+        let report = sim::run_local_copy(a.dev.data_w, a.wave.clone(), cfg, &mut |n| {
+            bar.set_position(n)
+        })?;
+        bar.finish_and_clear();
+        super::print_local_copy(a, &report, started.elapsed().as_secs_f64())
+    }
 }
 
-/// `--onchip-loopback`: one NIC talking to itself through its on-chip
-/// loopback and fault injection.
-fn run_onchip(a: &TortureArgs, cfg: &Config) -> Result<ExitCode> {
-    if a.pcap.is_some() || a.wave.is_some() || a.fabric != "ideal" {
-        bail!("--onchip-loopback has no fabric: it takes no --fabric, --pcap or --wave");
+/// Without the simulator every run refuses (`require_sim` said why).
+#[cfg(not(feature = "sim"))]
+mod sim_runs {
+    use super::*;
+    pub fn pair(_: &TortureArgs, _: &Config) -> Result<ExitCode> {
+        unreachable!("require_sim refuses --device sim in this build")
     }
-    let world = rnic_sim::SimWorld::new(rnic_sim::WorldConfig {
-        nics: 1,
-        data_w: a.dev.data_w,
-        seed: a.dev.seed,
-        ..rnic_sim::WorldConfig::default()
-    })?;
-    let ctx = rnic_verbs::Context::open(world.device(0))?;
-    let addr = rnic_torture::conn::DEFAULT_ADDRS[0];
-    ctx.set_port_addr(addr.mac, addr.ip)?;
-    ctx.set_port_faults(&rnic_verbs::PortFaults {
-        loopback: true,
-        drop_rate: a.onchip_drop,
-        reorder_rate: a.onchip_reorder,
-        seed: a.dev.seed as u32 | 1,
-    })?;
-    let info = rnic_torture::RunInfo {
-        fabric: format!(
-            "on-chip loopback (drop {}, reorder {})",
-            a.onchip_drop, a.onchip_reorder
-        ),
-        data_w: a.dev.data_w,
-    };
-    let started = Instant::now();
-    let rep = rnic_torture::torture::run(
-        &ctx,
-        addr,
-        &ctx,
-        addr,
-        cfg,
-        &info,
-        &mut rnic_torture::NoHooks,
-    )
-    .context("torture run")?;
-    let wall = started.elapsed().as_secs_f64();
+    pub fn onchip(a: &TortureArgs, c: &Config) -> Result<ExitCode> {
+        pair(a, c)
+    }
+    pub fn local_copy(_: &TortureArgs, _: &local_copy::Config) -> Result<ExitCode> {
+        unreachable!("require_sim refuses --device sim in this build")
+    }
+}
+
+/// Prints a local-copy run (summary or JSON) and its exit status.
+// Used by the runs (only the simulator's exist so far).
+#[cfg_attr(not(feature = "sim"), allow(dead_code))]
+fn print_local_copy(a: &TortureArgs, r: &local_copy::Report, wall: f64) -> Result<ExitCode> {
     if a.json {
-        println!("{}", serde_json::to_string(&rep)?);
+        println!("{}", serde_json::to_string(r)?);
     } else {
-        print_summary(&rep, wall);
-        let c = |k: &str| rep.counters.get(k).copied().unwrap_or(0);
         println!(
-            "  on chip: {} frames dropped, {} reordered",
-            c("a.lb_dropped"),
-            c("a.lb_reordered")
+            "torture: {} messages, {} bytes on {} queues, DATA_W={} seed={}",
+            r.messages, r.bytes, a.qps, r.data_w, r.seed
         );
+        println!(
+            "  violations {}  corruptions {}  lost {}  duplicate {}  out-of-order {}  error CQEs {}",
+            r.violations,
+            r.corruptions,
+            r.lost_completions,
+            r.duplicate_completions,
+            r.out_of_order_completions,
+            r.error_completions
+        );
+        println!(
+            "  {} simulated cycles in {:.1} s ({:.0} cycles/s)",
+            r.cycles,
+            wall,
+            r.cycles as f64 / wall.max(1e-9)
+        );
+        println!("  {}", if r.failed() { "FAILED" } else { "clean" });
     }
-    if rep.failed() {
-        eprintln!(
-            "reproduce with: {} --onchip-loopback --onchip-drop {} --onchip-reorder {}",
-            repro(a),
-            a.onchip_drop,
-            a.onchip_reorder
+    if r.failed() {
+        if let Some(f) = &r.first_failure {
+            eprintln!("first failure: {f}");
+        }
+        let mut cmd = format!(
+            "cargo run --release --bin rnic -- torture --transport local-copy --seed {} --data-w {} --messages {} --qps {} --min-size {} --max-size {} --window {}",
+            a.dev.seed, a.dev.data_w, a.messages, a.qps, a.min_size, a.max_size, a.window
         );
+        if let Some(b) = a.brk {
+            cmd.push_str(&format!(" --break {b}"));
+        }
+        eprintln!("reproduce with: {cmd}");
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
 }
 
+// Used by the runs (only the simulator's exist so far).
+#[cfg_attr(not(feature = "sim"), allow(dead_code))]
 fn print_summary(r: &Report, wall: f64) {
     println!(
         "rnic torture: {} over fabric {}, DATA_W={}, seed {}{}{}",
@@ -478,26 +603,4 @@ fn print_summary(r: &Report, wall: f64) {
         r.cycles as f64 / wall.max(1e-9)
     );
     println!("  {}", if r.failed() { "FAILED" } else { "clean" });
-}
-
-fn run_local_copy(a: &TortureArgs) -> Result<ExitCode> {
-    let brk = match a.brk {
-        None => None,
-        Some(Break::CqeRo) => Some(local_copy::Break::CqeRo),
-        Some(b) => bail!("--break {b} needs the network; --transport local-copy knows cqe-ro only"),
-    };
-    if a.fabric != "ideal" || a.flush || a.pcap.is_some() {
-        bail!("--transport local-copy takes no --fabric, --flush or --pcap");
-    }
-    local_copy::run(&local_copy::TortureArgs {
-        dev: a.dev.clone(),
-        messages: a.messages,
-        qps: a.qps,
-        min_size: a.min_size,
-        max_size: a.max_size,
-        window: a.window,
-        r#break: brk,
-        wave: a.wave.clone(),
-        json: a.json,
-    })
 }

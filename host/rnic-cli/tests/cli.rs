@@ -65,7 +65,19 @@ fn bad_input_is_a_one_line_error_with_status_2() {
     );
     usage_error(
         &["bench", "write-lat", "--device", "nope"],
-        "no such device",
+        "--device nope: not a device name",
+    );
+    usage_error(
+        &["info", "--device", "vfio:0000:99:00.0"],
+        "no such device: vfio:0000:99:00.0",
+    );
+    usage_error(
+        &["torture", "--break", "no-mr-check"],
+        "the fuzz campaign (`rnic fuzz --break no-mr-check`) catches it",
+    );
+    usage_error(
+        &["fuzz", "--break", "cqe-ro"],
+        "the torture test (`rnic torture --break cqe-ro`) catches it",
     );
     // clap's own errors: status 2 as well
     let o = rnic(&["torture", "--break", "everything"]);

@@ -212,38 +212,46 @@ pub trait Device {
     fn clock_mhz(&self) -> f64;
 }
 
-impl<D: Device + ?Sized> Device for &D {
-    fn name(&self) -> String {
-        (**self).name()
-    }
-    fn bar_len(&self) -> u64 {
-        (**self).bar_len()
-    }
-    fn read32(&self, offset: u64) -> Result<u32> {
-        (**self).read32(offset)
-    }
-    fn write32(&self, offset: u64, value: u32) -> Result<()> {
-        (**self).write32(offset, value)
-    }
-    fn alloc_dma(&self, len: usize) -> Result<DmaBuffer> {
-        (**self).alloc_dma(len)
-    }
-    fn free_dma(&self, buf: &DmaBuffer) -> Result<()> {
-        (**self).free_dma(buf)
-    }
-    fn wait_irq(&self, vector: u32, budget: u64) -> Result<IrqWait> {
-        (**self).wait_irq(vector, budget)
-    }
-    fn idle(&self) {
-        (**self).idle()
-    }
-    fn now(&self) -> u64 {
-        (**self).now()
-    }
-    fn clock_mhz(&self) -> f64 {
-        (**self).clock_mhz()
-    }
+/// Forwards every method to the device behind a pointer: `&D` (a borrowed
+/// device), `Box<D>` (a device chosen at run time, e.g. by `--device`).
+macro_rules! forward_device {
+    ($($ptr:ty),*) => {$(
+        impl<D: Device + ?Sized> Device for $ptr {
+            fn name(&self) -> String {
+                (**self).name()
+            }
+            fn bar_len(&self) -> u64 {
+                (**self).bar_len()
+            }
+            fn read32(&self, offset: u64) -> Result<u32> {
+                (**self).read32(offset)
+            }
+            fn write32(&self, offset: u64, value: u32) -> Result<()> {
+                (**self).write32(offset, value)
+            }
+            fn alloc_dma(&self, len: usize) -> Result<DmaBuffer> {
+                (**self).alloc_dma(len)
+            }
+            fn free_dma(&self, buf: &DmaBuffer) -> Result<()> {
+                (**self).free_dma(buf)
+            }
+            fn wait_irq(&self, vector: u32, budget: u64) -> Result<IrqWait> {
+                (**self).wait_irq(vector, budget)
+            }
+            fn idle(&self) {
+                (**self).idle()
+            }
+            fn now(&self) -> u64 {
+                (**self).now()
+            }
+            fn clock_mhz(&self) -> f64 {
+                (**self).clock_mhz()
+            }
+        }
+    )*};
 }
+
+forward_device!(&D, Box<D>);
 
 /// Page-aligned, zeroed host memory, the backing store for DMA buffers of
 /// backends that own their memory (simulator, VFIO).

@@ -14,6 +14,7 @@
 //! signaled completion of their queue. Receive completions (CQE flag bit 1)
 //! retire receive-queue WQEs the same way.
 
+pub mod debug_switches;
 pub mod ring;
 
 use std::cell::{Cell, RefCell};
@@ -23,6 +24,7 @@ use std::sync::atomic::{fence, Ordering};
 use rnic_device::{Device, DeviceError, DmaBuffer, IrqWait};
 use rnic_regs::DeviceIo;
 
+pub use debug_switches::{Break, BreakSet, DebugSwitches, UnknownBreak};
 pub use ring::{
     CopyWr, Cqe, RecvWqe, SendWqe, WcStatus, WrOpcode, CQE_FLAG_RECV, CQE_FLAG_WITH_IMM,
     CQE_OP_LOCAL_DMA_COPY, CQE_OP_RDMA_WRITE, CQE_OP_RECV, CQE_OP_RECV_RDMA_WITH_IMM, CQE_OP_SEND,
@@ -397,14 +399,19 @@ impl<D: Device> Nic<D> {
         Ok(self.io().csr().queue().cqe_count().try_read()?.count())
     }
 
-    /// Debug switch: write CQEs with Relaxed Ordering so they may pass their
-    /// payload. Breaks the ordering contract on purpose, for tests.
-    pub fn set_break_cqe_ro(&self, on: bool) -> Result<()> {
-        self.io()
-            .csr()
-            .dma()
-            .debug()
-            .try_write(|r| r.set_cqe_ro(on))?;
+    /// How CQEs are ordered behind their payload: `false` by RO=0 on the
+    /// CQE write (posted writes do not pass each other), `true` by a
+    /// zero-length flush read after the payload (`dma.cqe_order`). Read
+    /// back, like the debug switches.
+    pub fn set_cqe_flush(&self, flush: bool) -> Result<()> {
+        let io = self.io();
+        let order = io.csr().dma().cqe_order();
+        order.try_write(|r| r.set_cqe_flush(flush))?;
+        if order.try_read()?.cqe_flush() != flush {
+            return Err(DriverError::InvalidArg(
+                "the NIC did not take the CQE flush mode".into(),
+            ));
+        }
         Ok(())
     }
 

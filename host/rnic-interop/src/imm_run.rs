@@ -15,7 +15,7 @@ use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
-use rnic_torture::conn::PortAddr;
+use rnic_harness::conn::PortAddr;
 use rnic_verbs::{WcOpcode, WrOpcode};
 use serde::{Deserialize, Serialize};
 

@@ -36,7 +36,7 @@ pub enum InteropError {
     #[error(transparent)]
     Perftest(#[from] perftest::PerftestError),
     #[error(transparent)]
-    Setup(#[from] rnic_torture::Error),
+    Setup(#[from] rnic_harness::Error),
     #[error(transparent)]
     Verbs(#[from] rnic_verbs::VerbsError),
     #[error(transparent)]

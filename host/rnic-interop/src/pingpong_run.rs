@@ -7,7 +7,7 @@ use std::io::ErrorKind;
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-use rnic_torture::conn::PortAddr;
+use rnic_harness::conn::PortAddr;
 use rnic_verbs::{WcOpcode, WrOpcode};
 
 use crate::guest::Guest;

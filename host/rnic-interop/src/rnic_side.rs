@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use rnic_device::DmaBuffer;
+use rnic_harness::conn::{bring_up, ConnOpts, PortAddr, Remote, Retry};
 use rnic_sim::{FabricStats, SimDevice, SimWorld, StreamPortStats, WorldConfig};
-use rnic_torture::conn::{bring_up_with, ConnOpts, PortAddr, Remote, Retry};
 use rnic_verbs::{
     AccessFlags, CompletionQueue, Context, MemoryRegion, PortCounters, ProtectionDomain, QpCap,
     QpInitAttr, QpType, QueuePair, RecvWr, SendFlags, SendWr, WorkCompletion, WrOpcode,
@@ -133,7 +133,7 @@ impl Rnic {
             o.buf_len,
             AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
         )?;
-        let sq_psn = (rnic_torture::pattern::mix(o.seed ^ 0x5053_4e00) & 0xff_ffff) as u32;
+        let sq_psn = (rnic_harness::pattern::mix(o.seed ^ 0x5053_4e00) & 0xff_ffff) as u32;
         Ok(Self {
             world,
             ctx,
@@ -160,14 +160,16 @@ impl Rnic {
     /// Connect the QP to the guest's QP `qpn` expecting `psn` first.
     pub fn connect(&mut self, mtu: u32, peer: PortAddr, qpn: u32, psn: u32) -> Result<()> {
         let o = ConnOpts {
-            mtu: rnic_torture::mtu_from_bytes(mtu)?,
+            mtu: rnic_harness::mtu_from_bytes(mtu)?,
             sq_depth: self.opts.sq_depth,
             rq_depth: self.opts.rq_depth,
             retry: self.opts.retry,
             spray_log: 0,
             qp_type: rnic_verbs::QpType::Rc,
+            mp_window: 0,
+            qp_access: AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
         };
-        bring_up_with(
+        bring_up(
             &mut self.qp,
             &o,
             &Remote {
@@ -176,7 +178,6 @@ impl Rnic {
                 addr: peer,
             },
             self.sq_psn,
-            AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
         )?;
         Ok(())
     }

@@ -113,7 +113,7 @@ pub fn run_one(guest: &mut Guest, spec: &RunSpec) -> Result<Report> {
         fabric: spec.fabric.clone(),
         pcap: spec.pcap.clone(),
         buf_len,
-        addr: rnic_torture::conn::PortAddr {
+        addr: rnic_harness::conn::PortAddr {
             mac: guest.config().peer_mac,
             ip: guest.config().peer_ip,
         },

@@ -32,10 +32,11 @@ use rnic_verbs::{
 use rnic_wire::{opcode, Aeth, Bth, Eth, Ipv4, Reth, RoceFrame, Udp};
 use serde::{Deserialize, Serialize};
 
-use crate::conn::{self, ConnOpts, PortAddr};
-use crate::pattern;
-use crate::sim::{SimOpts, SimPair};
-use crate::{Error, Result};
+use rnic_harness::conn::{self, ConnOpts, PortAddr};
+use rnic_harness::pattern;
+
+use crate::sim::{self, SimOpts};
+use crate::{Break, Error, Result};
 
 /// A campaign.
 #[derive(Debug, Clone)]
@@ -48,9 +49,10 @@ pub struct FuzzConfig {
     pub burst: u32,
     /// Cycles a legitimate message may take before it counts as lost.
     pub watchdog: u64,
-    /// Debug switch: the responder skips its memory-region checks (the
-    /// campaign must then report writes outside the registered regions).
-    pub break_mr_check: bool,
+    /// A debug switch on the target NIC: only `NoMrCheck` (the responder
+    /// skips its memory-region checks; the campaign must then report
+    /// writes outside the registered regions).
+    pub brk: Option<Break>,
     /// Both QPs (the legitimate one and the attack target) use the
     /// multipath transport: the attack meets the mp responder (placement
     /// on arrival, bitmap window, per-packet RETH checks).
@@ -65,7 +67,7 @@ impl Default for FuzzConfig {
             data_w: 64,
             burst: 50,
             watchdog: 20_000,
-            break_mr_check: false,
+            brk: None,
             mp: false,
         }
     }
@@ -228,19 +230,6 @@ fn poll_one<D: Device>(
     Ok(None)
 }
 
-/// Sets the `dma.debug.no_mr_check` switch (and checks that it took).
-fn set_no_mr_check<D: Device>(ctx: &rnic_verbs::Context<D>, on: bool) -> Result<()> {
-    let io = ctx.nic().io();
-    let debug = io.csr().dma().debug();
-    debug.try_modify(|r| r.set_no_mr_check(on))?;
-    if debug.try_read()?.no_mr_check() != on {
-        return Err(Error::Config(
-            "the NIC did not take the no_mr_check debug switch".into(),
-        ));
-    }
-    Ok(())
-}
-
 /// Runs a campaign on a fresh simulated pair; `progress` gets the attack
 /// frames sent so far. Stops early once the legitimate QP is broken.
 pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport> {
@@ -249,13 +238,20 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
             "--frames, the burst and the watchdog must be positive".into(),
         ));
     }
-    let pair = SimPair::new(&SimOpts {
+    if let Some(b) = cfg.brk.filter(|b| *b != Break::NoMrCheck) {
+        return Err(Error::Config(format!(
+            "--break {b} breaks the completion ordering, which the campaign does not check: the torture test (`rnic torture --break {b}`) catches it"
+        )));
+    }
+    let pair = sim::pair(&SimOpts {
         data_w: cfg.data_w,
         seed: cfg.seed,
         ..SimOpts::default()
     })?;
     let (a, b, world) = (&pair.a, &pair.b, &pair.world);
-    set_no_mr_check(b, cfg.break_mr_check)?;
+    if let Some(brk) = cfg.brk {
+        b.nic().debug_switches().set(brk, true)?;
+    }
     let opts = ConnOpts {
         mtu: Mtu::Mtu1024,
         sq_depth: 4,
@@ -267,6 +263,7 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
         } else {
             rnic_verbs::QpType::Rc
         },
+        ..ConnOpts::default()
     };
     let conns = conn::connect(a, pair.addrs[0], b, pair.addrs[1], 2, &opts, 16, cfg.seed)?;
     let mut pairs = conns.pairs.into_iter();

@@ -16,8 +16,8 @@ use rnic_verbs::{
     AccessFlags, Context, Mtu, RecvWr, SendFlags, SendWr, WcStatus, WorkCompletion, WrOpcode,
 };
 
-use crate::conn::{self, ConnOpts, PortAddr};
 use crate::{Error, Result};
+use rnic_harness::conn::{self, ConnOpts, PortAddr};
 
 /// Ethernet II header.
 pub const ETH_HDR: u32 = 14;
@@ -153,6 +153,7 @@ pub fn write_bw<D: Device>(
             retry: conn::Retry::default(),
             spray_log: o.spray_log,
             qp_type: o.qp_type,
+            ..ConnOpts::default()
         },
         (o.qps * o.window + 16).next_power_of_two(),
         1,
@@ -262,6 +263,7 @@ pub fn write_lat<D: Device>(
             retry: conn::Retry::default(),
             spray_log: 0,
             qp_type: rnic_verbs::QpType::Rc,
+            ..ConnOpts::default()
         },
         16,
         1,

@@ -7,14 +7,12 @@
 use std::path::{Path, PathBuf};
 
 use rnic_device::Device;
-use rnic_sim::{FabricConfig, RootComplexConfig, SimDevice, SimWorld, WorldConfig};
-use rnic_verbs::Context;
+use rnic_sim::{RootComplexConfig, SimDevice, SimWorld, WorldConfig};
 
-use crate::conn::{PortAddr, DEFAULT_ADDRS};
 use crate::torture::{self, Config, Failure, Hooks, Report, RunInfo};
 use crate::{Error, Result};
 
-pub use rnic_sim::PROFILE_NAMES;
+pub use rnic_harness::sim::{fabric, SimPair, PROFILE_NAMES};
 
 /// How the simulated pair is built.
 #[derive(Debug, Clone)]
@@ -43,32 +41,11 @@ impl Default for SimOpts {
     }
 }
 
-/// Checks a fabric profile name; the error lists the valid ones.
-pub fn fabric(name: &str) -> Result<FabricConfig> {
-    FabricConfig::profile(name).map_err(|e| Error::Config(e.to_string()))
-}
-
-/// Two NICs of one world, each with a verbs context and its port address
-/// set: `a` (NIC 0) sends, `b` (NIC 1) receives.
-pub struct SimPair {
-    pub world: SimWorld,
-    pub a: Context<SimDevice>,
-    pub b: Context<SimDevice>,
-    pub addrs: [PortAddr; 2],
-    pub fabric: String,
-    pub data_w: u32,
-}
-
-impl SimPair {
-    pub fn new(o: &SimOpts) -> Result<Self> {
-        if !rnic_sim::MODEL_WIDTHS.contains(&o.data_w) {
-            return Err(Error::Config(format!(
-                "--data-w {}: the simulator has models for {:?}",
-                o.data_w,
-                rnic_sim::MODEL_WIDTHS
-            )));
-        }
-        let world = SimWorld::new(WorldConfig {
+/// Two NICs of one world built from `o`, with their contexts and port
+/// addresses set.
+pub fn pair(o: &SimOpts) -> Result<SimPair> {
+    SimPair::with_world(
+        WorldConfig {
             nics: 2,
             data_w: o.data_w,
             seed: o.seed,
@@ -77,26 +54,16 @@ impl SimPair {
             pcap_window: o.pcap_window,
             idle_cycles: o.idle_cycles.max(1),
             ..WorldConfig::default()
-        })?;
-        let a = Context::open(world.device(0))?;
-        let b = Context::open(world.device(1))?;
-        a.set_port_addr(DEFAULT_ADDRS[0].mac, DEFAULT_ADDRS[0].ip)?;
-        b.set_port_addr(DEFAULT_ADDRS[1].mac, DEFAULT_ADDRS[1].ip)?;
-        Ok(Self {
-            world,
-            a,
-            b,
-            addrs: DEFAULT_ADDRS,
-            fabric: o.fabric.clone(),
-            data_w: o.data_w,
-        })
-    }
+        },
+        &o.fabric,
+    )
+}
 
-    pub fn info(&self) -> RunInfo {
-        RunInfo {
-            fabric: self.fabric.clone(),
-            data_w: self.data_w,
-        }
+/// What a report says of the pair it ran on.
+pub fn run_info(p: &SimPair) -> RunInfo {
+    RunInfo {
+        fabric: p.fabric.clone(),
+        data_w: p.data_w,
     }
 }
 
@@ -276,7 +243,7 @@ pub fn run_torture(
     if ev.pcap.is_some() && o.pcap_window == 0 {
         o.pcap_window = 256;
     }
-    let pair = SimPair::new(&o)?;
+    let pair = pair(&o)?;
     let mut hooks = SimHooks {
         world: pair.world.clone(),
         devs: pair.world.devices(),
@@ -295,7 +262,7 @@ pub fn run_torture(
         &pair.b,
         pair.addrs[1],
         cfg,
-        &pair.info(),
+        &run_info(&pair),
         &mut hooks,
     )?;
     hooks.stop_wave();
@@ -307,4 +274,32 @@ pub fn run_torture(
         pcap_frames: hooks.pcap_frames,
         wave_files: hooks.wave_files,
     })
+}
+
+/// Runs the local-copy check ([`crate::local_copy`]) on a fresh simulated
+/// NIC of `data_w` bits (FST waveforms of the whole run into `wave`), and
+/// counts what its root complex saw go wrong (IOMMU faults, malformed
+/// TLPs) as corruption.
+pub fn run_local_copy(
+    data_w: u32,
+    wave: Option<PathBuf>,
+    cfg: &crate::local_copy::Config,
+    progress: &mut dyn FnMut(u64),
+) -> Result<crate::local_copy::Report> {
+    cfg.validate()?;
+    let dev = SimDevice::new(rnic_sim::SimConfig {
+        data_w,
+        seed: cfg.seed,
+        wave,
+        ..rnic_sim::SimConfig::default()
+    })?;
+    let nic = rnic_driver::Nic::open(dev)?;
+    let mut rep = crate::local_copy::run(&nic, cfg, progress)?;
+    let dev = nic.device();
+    let (faults, errors) = (dev.iommu_faults().len(), dev.model_errors().len());
+    rep.add_dma_faults(
+        (faults + errors) as u64,
+        format!("root complex saw {faults} IOMMU faults and {errors} malformed TLPs"),
+    );
+    Ok(rep)
 }

@@ -29,8 +29,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::conn::{self, ConnOpts, Connections, PortAddr};
-use crate::pattern::{self, SplitMix};
+use rnic_harness::conn::{self, ConnOpts, Connections, PortAddr};
+use rnic_harness::pattern::{self, SplitMix};
+
 use crate::{Break, Error, Result};
 
 /// Bytes of guard before and after every buffer of the receive slot.
@@ -161,6 +162,11 @@ impl Config {
         }
         if self.watchdog == 0 {
             return bad("--watchdog must be at least 1 cycle".into());
+        }
+        if let Some(b) = self.brk.filter(|b| !b.is_ordering()) {
+            return bad(format!(
+                "--break {b} breaks memory protection, not the completion ordering: the fuzz campaign (`rnic fuzz --break {b}`) catches it"
+            ));
         }
         Ok(())
     }
@@ -335,30 +341,24 @@ pub fn add_port_counters<D: Device>(
     Ok(())
 }
 
-/// Sets the barrier debug switches and the CQE ordering mode on a NIC.
+/// Turns on the run's ordering switch (if any) and sets the CQE ordering
+/// mode on a NIC. Other switches are left as they are.
 pub fn set_switches<D: Device>(ctx: &Context<D>, brk: Option<Break>, flush: bool) -> Result<()> {
-    let io = ctx.nic().io();
-    let csr = io.csr();
-    csr.dma().debug().try_write(|r| {
-        r.set_cqe_ro(brk == Some(Break::CqeRo));
-        r.set_early_cqe(brk == Some(Break::EarlyCqe));
-        r.set_bypass(brk == Some(Break::Bypass));
-    })?;
-    csr.dma()
-        .cqe_order()
-        .try_write(|r| r.set_cqe_flush(flush))?;
-    // Read back: a NIC without the switch would silently test nothing.
-    let d = csr.dma().debug().try_read()?;
-    let o = csr.dma().cqe_order().try_read()?;
-    if d.cqe_ro() != (brk == Some(Break::CqeRo))
-        || d.early_cqe() != (brk == Some(Break::EarlyCqe))
-        || d.bypass() != (brk == Some(Break::Bypass))
-        || o.cqe_flush() != flush
-    {
-        return Err(Error::Config(
-            "the NIC did not take the debug switch / flush mode settings".into(),
-        ));
+    let nic = ctx.nic();
+    if let Some(b) = brk {
+        nic.debug_switches().set(b, true)?;
     }
+    nic.set_cqe_flush(flush)?;
+    Ok(())
+}
+
+/// Undoes [`set_switches`]: the run's switch off, RO=0 ordering.
+fn clear_switches<D: Device>(ctx: &Context<D>, brk: Option<Break>) -> Result<()> {
+    let nic = ctx.nic();
+    if let Some(b) = brk {
+        nic.debug_switches().set(b, false)?;
+    }
+    nic.set_cqe_flush(false)?;
     Ok(())
 }
 
@@ -481,9 +481,9 @@ pub fn run<D: Device>(
             }
             Ok(rep)
         });
-    // Leave the NICs healthy for whoever uses them next.
-    let _ = set_switches(a, None, false);
-    let _ = set_switches(b, None, false);
+    // Leave the NICs as the run found them.
+    let _ = clear_switches(a, cfg.brk);
+    let _ = clear_switches(b, cfg.brk);
     res
 }
 
@@ -525,6 +525,7 @@ impl<'a, D: Device> Runner<'a, D> {
             } else {
                 rnic_verbs::QpType::Rc
             },
+            ..ConnOpts::default()
         };
         let conns = conn::connect(
             a,

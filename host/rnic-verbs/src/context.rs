@@ -31,6 +31,18 @@ impl Mtu {
         128 << (self as u32)
     }
 
+    /// The MTU of `n` payload bytes per packet (256..4096, a power of two).
+    pub fn from_bytes(n: u32) -> Option<Self> {
+        Some(match n {
+            256 => Mtu::Mtu256,
+            512 => Mtu::Mtu512,
+            1024 => Mtu::Mtu1024,
+            2048 => Mtu::Mtu2048,
+            4096 => Mtu::Mtu4096,
+            _ => return None,
+        })
+    }
+
     pub fn from_raw(v: u8) -> Option<Self> {
         Some(match v {
             1 => Self::Mtu256,

@@ -1,5 +1,9 @@
 //! Deterministic randomness: a SplitMix64 generator and the per-message
-//! byte patterns.
+//! byte patterns. A buffer's pattern comes from a key (e.g. [`key`] of
+//! seed, QP, message and buffer), so a byte in the wrong place, a byte of
+//! another message and a stale byte all read differently.
+
+use rnic_device::DmaBuffer;
 
 /// SplitMix64 finalizer: a good 64-bit mix of `x`.
 #[inline]
@@ -78,6 +82,31 @@ pub fn fill(key: u64, out: &mut [u8]) {
 #[inline]
 pub fn byte(key: u64, i: usize) -> u8 {
     (mix(key.wrapping_add((i / 8) as u64)) >> ((i % 8) * 8)) as u8
+}
+
+/// Writes the pattern of `key` into `buf[off..off + len]`.
+pub fn fill_buf(buf: &DmaBuffer, off: usize, len: usize, key: u64) {
+    let mut v = vec![0u8; len];
+    fill(key, &mut v);
+    buf.write(off, &v);
+}
+
+/// Writes the complement of `key`'s pattern (bytes that differ from every
+/// byte the pattern will bring) into `buf[off..off + len]`.
+pub fn fill_buf_stale(buf: &DmaBuffer, off: usize, len: usize, key: u64) {
+    let mut v = vec![0u8; len];
+    fill(key, &mut v);
+    v.iter_mut().for_each(|b| *b = !*b);
+    buf.write(off, &v);
+}
+
+/// The first index in `buf[off..off + len]` that differs from `key`'s
+/// pattern.
+pub fn check_buf(buf: &DmaBuffer, off: usize, len: usize, key: u64) -> Option<usize> {
+    let got = buf.to_vec(off, len);
+    let mut want = vec![0u8; len];
+    fill(key, &mut want);
+    got.iter().zip(&want).position(|(g, w)| g != w)
 }
 
 #[cfg(test)]

@@ -1,15 +1,16 @@
-//! Connecting RC queue pairs between two verbs contexts: what two hosts
+//! Connecting queue pairs between two verbs contexts: what two hosts
 //! would exchange out of band (QPN, PSN, MAC, IP), done in one process.
 //!
 //! Generic over [`Device`]: the two contexts can be two NICs of one
-//! simulated world ([`crate::sim`]) or two boards cabled back to back.
+//! simulated world (`crate::sim`), two boards cabled back to back, or one
+//! NIC talking to itself through its on-chip loopback.
 
 use std::net::Ipv4Addr;
 
-use rnic_device::Device;
+use rnic_device::{Device, DmaBuffer};
 use rnic_verbs::{
-    AccessFlags, AhAttr, CompletionQueue, Context, Mtu, ProtectionDomain, QpAttr, QpAttrMask,
-    QpCap, QpInitAttr, QpState, QpType, QueuePair,
+    AccessFlags, AhAttr, CompletionQueue, Context, MemoryRegion, Mtu, ProtectionDomain, QpAttr,
+    QpAttrMask, QpCap, QpInitAttr, QpState, QpType, QueuePair,
 };
 
 use crate::Result;
@@ -48,6 +49,25 @@ pub struct ConnOpts {
     pub spray_log: u8,
     /// RC, or rnic's multipath transport ([`QpType::Mp`]).
     pub qp_type: QpType,
+    /// mp window in PSNs (0: the build's, `id.mp_window`).
+    pub mp_window: u32,
+    /// What the QP lets its peer do (`qp_access_flags`).
+    pub qp_access: AccessFlags,
+}
+
+impl Default for ConnOpts {
+    fn default() -> Self {
+        Self {
+            mtu: Mtu::Mtu1024,
+            sq_depth: 64,
+            rq_depth: 64,
+            retry: Retry::default(),
+            spray_log: 0,
+            qp_type: QpType::Rc,
+            mp_window: 0,
+            qp_access: AccessFlags::REMOTE_WRITE,
+        }
+    }
 }
 
 /// The reliability attributes of `ibv_modify_qp` (RTR and RTS).
@@ -84,6 +104,38 @@ pub struct Remote {
     pub addr: PortAddr,
 }
 
+/// The INIT -> RTR attributes towards `peer` (its QPN, first PSN and
+/// address).
+pub fn rtr_attr(o: &ConnOpts, peer: &Remote) -> (QpAttr, QpAttrMask) {
+    type M = QpAttrMask;
+    let attr = QpAttr {
+        qp_state: QpState::Rtr,
+        path_mtu: o.mtu,
+        dest_qp_num: peer.qpn,
+        rq_psn: peer.psn,
+        ah_attr: AhAttr {
+            dmac: peer.addr.mac,
+            dip: peer.addr.ip,
+            // RoCEv2 entropy: one UDP source port per flow, so a
+            // multipath fabric spreads QPs over its paths.
+            udp_sport: 0xC000 | ((peer.qpn as u16 & 0xff) << 6),
+            spray_log: o.spray_log,
+            mp_window: o.mp_window,
+        },
+        max_dest_rd_atomic: 0,
+        min_rnr_timer: o.retry.min_rnr_timer,
+        ..Default::default()
+    };
+    let mask = M::STATE
+        | M::AV
+        | M::PATH_MTU
+        | M::DEST_QPN
+        | M::RQ_PSN
+        | M::MAX_DEST_RD_ATOMIC
+        | M::MIN_RNR_TIMER;
+    (attr, mask)
+}
+
 /// Moves `qp` RESET -> INIT -> RTR -> RTS towards `peer`; `sq_psn` is the
 /// first PSN this QP sends, `peer.psn` the first it expects.
 pub fn bring_up<D: Device>(
@@ -92,56 +144,20 @@ pub fn bring_up<D: Device>(
     peer: &Remote,
     sq_psn: u32,
 ) -> Result<()> {
-    bring_up_with(qp, o, peer, sq_psn, AccessFlags::REMOTE_WRITE)
-}
-
-/// [`bring_up`] with the QP's remote access flags (`qp_access_flags`).
-pub fn bring_up_with<D: Device>(
-    qp: &mut QueuePair<D>,
-    o: &ConnOpts,
-    peer: &Remote,
-    sq_psn: u32,
-    access: AccessFlags,
-) -> Result<()> {
-    let (mtu, retry) = (o.mtu, o.retry);
     type M = QpAttrMask;
     qp.modify(
         &QpAttr {
             qp_state: QpState::Init,
             pkey_index: 0,
             port_num: 1,
-            qp_access_flags: access,
+            qp_access_flags: o.qp_access,
             ..Default::default()
         },
         M::STATE | M::PKEY_INDEX | M::PORT | M::ACCESS_FLAGS,
     )?;
-    qp.modify(
-        &QpAttr {
-            qp_state: QpState::Rtr,
-            path_mtu: mtu,
-            dest_qp_num: peer.qpn,
-            rq_psn: peer.psn,
-            ah_attr: AhAttr {
-                dmac: peer.addr.mac,
-                dip: peer.addr.ip,
-                // RoCEv2 entropy: one UDP source port per flow, so a
-                // multipath fabric spreads QPs over its paths.
-                udp_sport: 0xC000 | ((peer.qpn as u16 & 0xff) << 6),
-                spray_log: o.spray_log,
-                mp_window: 0,
-            },
-            max_dest_rd_atomic: 0,
-            min_rnr_timer: retry.min_rnr_timer,
-            ..Default::default()
-        },
-        M::STATE
-            | M::AV
-            | M::PATH_MTU
-            | M::DEST_QPN
-            | M::RQ_PSN
-            | M::MAX_DEST_RD_ATOMIC
-            | M::MIN_RNR_TIMER,
-    )?;
+    let (attr, mask) = rtr_attr(o, peer);
+    qp.modify(&attr, mask)?;
+    let retry = o.retry;
     qp.modify(
         &QpAttr {
             qp_state: QpState::Rts,
@@ -157,7 +173,8 @@ pub fn bring_up_with<D: Device>(
     Ok(())
 }
 
-fn create_qp<D: Device>(
+/// A QP (in RESET) with `o`'s queue depths and transport.
+pub fn create_qp<D: Device>(
     ctx: &Context<D>,
     pd: &ProtectionDomain<D>,
     send_cq: &CompletionQueue<D>,
@@ -245,4 +262,83 @@ pub fn connect<D: Device>(
         cq_b,
         pairs,
     })
+}
+
+/// One side of a test connection: its PD, CQ (send and receive), QP, and a
+/// registered buffer.
+pub struct End<D: Device> {
+    pub pd: ProtectionDomain<D>,
+    pub cq: CompletionQueue<D>,
+    pub qp: QueuePair<D>,
+    pub buf: DmaBuffer,
+    pub mr: MemoryRegion<D>,
+}
+
+/// The buffers and first PSNs of [`connect_ends`].
+#[derive(Debug, Clone, Copy)]
+pub struct EndOpts {
+    /// First PSN side A sends (and B expects), and the other way round.
+    pub psn_a: u32,
+    pub psn_b: u32,
+    /// Size of each side's buffer, registered whole.
+    pub buf_len: usize,
+    /// Access of each side's memory region.
+    pub mr_access: AccessFlags,
+    pub cq_entries: u32,
+}
+
+impl Default for EndOpts {
+    fn default() -> Self {
+        Self {
+            psn_a: 0x100,
+            psn_b: 0x2000,
+            buf_len: 1 << 16,
+            mr_access: AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
+            cq_entries: 256,
+        }
+    }
+}
+
+/// One side (QP in RESET): a PD, a CQ for both directions, the QP, and a
+/// buffer of `e.buf_len` bytes registered with `e.mr_access`.
+pub fn end<D: Device>(ctx: &Context<D>, o: &ConnOpts, e: &EndOpts) -> Result<End<D>> {
+    let pd = ctx.alloc_pd()?;
+    let cq = ctx.create_cq(e.cq_entries)?;
+    let qp = create_qp(ctx, &pd, &cq, &cq, o)?;
+    let buf = ctx.alloc_dma(e.buf_len)?;
+    let mr = ctx.reg_mr(&pd, &buf, 0, e.buf_len, e.mr_access)?;
+    Ok(End {
+        pd,
+        cq,
+        qp,
+        buf,
+        mr,
+    })
+}
+
+/// One connection with a buffer on each side: `a` on context A at
+/// `addr_a`, `b` on context B at `addr_b`, both in RTS.
+pub fn connect_ends<D: Device>(
+    a: &Context<D>,
+    addr_a: PortAddr,
+    b: &Context<D>,
+    addr_b: PortAddr,
+    o: &ConnOpts,
+    e: &EndOpts,
+) -> Result<(End<D>, End<D>)> {
+    let mut ea = end(a, o, e)?;
+    let mut eb = end(b, o, e)?;
+    let ra = Remote {
+        qpn: ea.qp.qp_num(),
+        psn: e.psn_a,
+        addr: addr_a,
+    };
+    let rb = Remote {
+        qpn: eb.qp.qp_num(),
+        psn: e.psn_b,
+        addr: addr_b,
+    };
+    bring_up(&mut ea.qp, o, &rb, e.psn_a)?;
+    bring_up(&mut eb.qp, o, &ra, e.psn_b)?;
+    Ok((ea, eb))
 }
