@@ -1,5 +1,5 @@
-//! `rnic torture`: the data-before-completion torture test (DESIGN section
-//! 7) over RoCEv2 RC between two simulated NICs (the `rnic-torture`
+//! `rnic torture`: the data-before-completion torture test (DESIGN.md
+//! section 9.1) over RoCEv2 RC between two simulated NICs (the `rnic-torture`
 //! crate), or, with `--transport local-copy`, on local DMA copies of one NIC.
 
 use std::io::IsTerminal;

@@ -1,4 +1,4 @@
-//! rnic-torture: the data-before-CQE torture test of DESIGN section 7 and
+//! rnic-torture: the data-before-CQE torture test of DESIGN.md section 9.1 and
 //! perftest-style benchmarks (`ib_write_bw`, `ib_write_lat`), over two
 //! verbs contexts.
 //!

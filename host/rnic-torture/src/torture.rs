@@ -1,4 +1,4 @@
-//! The data-before-CQE torture test (DESIGN section 7).
+//! The data-before-CQE torture test (DESIGN.md section 9.1).
 //!
 //! On each of `qps` RC connections from context A to context B, message `n`
 //! is `k` RDMA WRITEs followed by one RDMA WRITE_WITH_IMM (immediate = `n`),

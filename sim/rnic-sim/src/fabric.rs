@@ -1,4 +1,4 @@
-//! The network between simulated NICs (DESIGN section 6): endpoints joined
+//! The network between simulated NICs (DESIGN.md section 7.3): endpoints joined
 //! by `K` paths with delay, jitter, bandwidth and faults.
 //!
 //! Model, per frame handed to [`Fabric::send`] at cycle `now` by endpoint

@@ -1,7 +1,7 @@
 //! The root complex's posted-write queue: writes (and MSIs) the NIC has
 //! issued but that are not yet visible to the host.
 //!
-//! Rules (PCIe ordering for posted requests, DESIGN section 6):
+//! Rules (PCIe ordering for posted requests, DESIGN.md section 12.7):
 //! - every entry gets a visibility time when it arrives (arrival + a seeded
 //!   random delay) and is never applied before it;
 //! - an entry with Relaxed Ordering (RO=1) may be applied as soon as its time

@@ -1,5 +1,5 @@
 //! The PCIe root-complex model that drives the `rnic_core` ports every
-//! cycle (DESIGN section 6).
+//! cycle (DESIGN.md section 7.2).
 //!
 //! - MMIO: [`RootComplex::mmio_write`] queues a posted MemWr on `rx_req`;
 //!   [`RootComplex::mmio_read_start`] queues a MemRd behind earlier MMIO
