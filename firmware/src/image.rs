@@ -40,8 +40,8 @@ const OFF_SHA: usize = 0x80;
 const OFF_KNOBS_LEN: usize = 0xA0;
 const OFF_KNOBS: usize = 0xA2;
 const OFF_HCRC: usize = 0x1FC;
-const BOARD_MAX: usize = 16;
-const PART_MAX: usize = 32;
+pub(crate) const BOARD_MAX: usize = 16;
+pub(crate) const PART_MAX: usize = 32;
 const GIT_MAX: usize = 40;
 pub const KNOBS_MAX: usize = OFF_HCRC - OFF_KNOBS;
 
@@ -73,8 +73,10 @@ pub enum ImageError {
     BitstreamCrc { stored: u32, computed: u32 },
     #[error("bitstream SHA-256 mismatch: header says {stored}, bitstream has {computed}")]
     BitstreamSha { stored: String, computed: String },
-    #[error("unknown board {0:?} (known: {known})", known = crate::board::board_names())]
-    UnknownBoard(String),
+    #[error(transparent)]
+    UnknownBoard(#[from] crate::board::UnknownBoard),
+    #[error("board {0} is estimate-only (a resource estimate, no bitstream): it has no image and no flash")]
+    EstimateOnly(String),
     #[error("image is for board {image} ({image_part}), this device is {device} ({device_part})")]
     WrongBoard {
         image: String,
@@ -365,8 +367,7 @@ impl Header {
         slot_max: u64,
         bits: &[u8],
     ) -> Result<(), ImageError> {
-        let image_board = crate::board_by_name(&self.board)
-            .ok_or_else(|| ImageError::UnknownBoard(self.board.clone()))?;
+        let image_board = crate::board::board(&self.board)?;
         if image_board.part != self.part {
             return Err(ImageError::WrongPart {
                 image: self.part.clone(),
@@ -390,6 +391,7 @@ impl Header {
             });
         }
         board
+            .image_target()?
             .bitstream
             .check(bits)
             .map_err(|why| ImageError::BadBitstream {
@@ -439,10 +441,10 @@ pub struct Image {
 impl Image {
     /// Make an image for `board` (a known board name) from a bitstream.
     pub fn pack(board: &str, build: BuildInfo, bitstream: Vec<u8>) -> Result<Self, ImageError> {
-        let b = crate::board_by_name(board)
-            .ok_or_else(|| ImageError::UnknownBoard(board.to_string()))?;
-        let header = Header::for_bitstream(b.name, b.part, build, &bitstream);
-        header.check_for(b, "largest", b.max_bitstream(), &bitstream)?;
+        let b = crate::board::board(board)?;
+        let max = b.image_target()?.max_bitstream();
+        let header = Header::for_bitstream(&b.name, &b.part, build, &bitstream);
+        header.check_for(b, "largest", max, &bitstream)?;
         let bytes = header.to_bytes()?;
         Ok(Image {
             header: Header::parse(&bytes)?,
@@ -612,6 +614,14 @@ mod tests {
             Image::pack("nope", build(), vec![]),
             Err(ImageError::UnknownBoard(_))
         ));
+        // an estimate-only target has no bitstream to pack
+        assert_eq!(
+            Image::pack("xc7a200t-core", build(), bits(100, 6))
+                .unwrap_err()
+                .to_string(),
+            "board xc7a200t-core is estimate-only (a resource estimate, no bitstream): it has \
+             no image and no flash"
+        );
     }
 
     #[test]

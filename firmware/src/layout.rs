@@ -221,7 +221,7 @@ mod tests {
 
     #[test]
     fn boot_selection_falls_back_to_golden() {
-        let board = crate::board_by_name("sim").unwrap();
+        let board = crate::board_by_name("sim").unwrap().image_target().unwrap();
         let l = board.layout;
         let mut flash = vec![0xFFu8; board.flash.size as usize];
         let rd = |f: &Vec<u8>| {

@@ -1,11 +1,11 @@
-//! `rnic build`: build the NIC for a board from `boards/boards.json`.
+//! `rnic build`: build the NIC for a board of the board table
+//! (`boards/boards.json`, compiled into `rnic-firmware`).
 //!
 //! The tool runs live in scripts under `firmware/build/`; this command
 //! checks the board, the knobs and the tools first (so a mistake fails in
 //! a second, not after a long run), runs the script, and reads the
 //! reports the tools leave behind into one summary (text or `--json`).
 
-mod boards;
 mod report;
 
 use std::collections::BTreeMap;
@@ -17,21 +17,20 @@ use anyhow::{Context, Result};
 use clap::Args;
 use serde::Serialize;
 
-pub use boards::board_name;
-use boards::{Board, BoardTable, Flow};
 use report::{count, parse_yosys_stat, CriticalPath, PnrReport};
+use rnic_firmware::board::{Board, BoardTable, Flow, Kind};
 
 /// Errors the user can fix; each is one line naming what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
-    #[error("unknown board {name} (known boards: {known})")]
-    UnknownBoard { name: String, known: String },
+    #[error(transparent)]
+    UnknownBoard(#[from] rnic_firmware::UnknownBoard),
     #[error("{tool} not found on PATH; {hint}")]
     MissingTool { tool: String, hint: String },
     #[error("{0}")]
     Knob(String),
-    #[error("board table: {0}")]
-    BoardTable(String),
+    #[error(transparent)]
+    BoardTable(#[from] rnic_firmware::TableError),
     #[error("{0}")]
     Report(String),
 }
@@ -41,9 +40,14 @@ pub struct BuildArgs {
     /// Board to build (see --list).
     #[arg(long)]
     pub board: Option<String>,
-    /// List the boards of boards/boards.json and exit.
+    /// List the boards of the board table (boards/boards.json), one a line:
+    /// name, kind (sim, board, estimate-only), part, id, flow; and exit.
     #[arg(long)]
     pub list: bool,
+    /// With --list: only the names of the boards this command builds (not
+    /// sim), one a line.
+    #[arg(long, requires = "list", conflicts_with = "json")]
+    pub names: bool,
     /// One JSON object on stdout instead of the text report.
     #[arg(long)]
     pub json: bool,
@@ -273,7 +277,8 @@ pub struct ClockResult {
 #[derive(Debug, Clone, Serialize)]
 pub struct BuildSummary {
     pub board: String,
-    pub part: Option<String>,
+    pub kind: Kind,
+    pub part: String,
     pub family: String,
     pub flow: Flow,
     /// "place-and-route" when the figures are nextpnr's, "synthesis" when
@@ -306,23 +311,20 @@ pub struct BuildSummary {
 }
 
 pub fn run(a: &BuildArgs) -> Result<ExitCode> {
-    let root = find_root(a.root.as_deref())?;
-    let table_path = root.join("boards/boards.json");
-    let text = std::fs::read_to_string(&table_path)
-        .with_context(|| format!("cannot read {}", table_path.display()))?;
-    let table = BoardTable::parse(&text)?;
     if a.list {
-        list(&table, a.json);
+        list(rnic_firmware::boards(), a.json, a.names)?;
         return Ok(ExitCode::SUCCESS);
     }
+    let root = find_root(a.root.as_deref())?;
+    check_root_table(&root)?;
     let Some(name) = a.board.as_deref() else {
         return Err(BuildError::Knob(format!(
             "--board is required (known boards: {})",
-            table.names().join(", ")
+            rnic_firmware::board::board_names()
         ))
         .into());
     };
-    let board = table.get(name)?;
+    let board = rnic_firmware::board(name).map_err(BuildError::from)?;
     if board.flow == Flow::Sim {
         return Err(BuildError::Knob(
             "board sim is the Verilator model: cargo builds it (sim/rnic-sim, DATA_W 64 and 256); \
@@ -367,7 +369,7 @@ pub fn run(a: &BuildArgs) -> Result<ExitCode> {
             println!(
                 "rnic build: {} ({}), DATA_W={data_w} NUM_Q={}: board, knobs and tools ok",
                 board.name,
-                board.part.as_deref().unwrap_or("-"),
+                part_and_kind(&board.part, board.kind),
                 a.num_q
             );
             println!("would run: {shown}");
@@ -385,27 +387,56 @@ pub fn run(a: &BuildArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn list(table: &BoardTable, json: bool) {
+/// `--list`: one board a line, name first (`--names`: the names of the
+/// boards this command builds, for scripts such as `.ci/run`).
+fn list(boards: &[Board], json: bool, names: bool) -> Result<()> {
     if json {
-        println!(
-            "{}",
-            serde_json::to_string(&table.boards).expect("boards serialize")
-        );
-        return;
+        println!("{}", serde_json::to_string(boards)?);
+        return Ok(());
     }
-    for b in &table.boards {
+    for b in boards {
+        if names {
+            if b.flow != Flow::Sim {
+                println!("{}", b.name);
+            }
+            continue;
+        }
         println!(
-            "{:<18} id {:<3} {:<18} {:<16} {}",
+            "{:<18} {:<14} {:<18} id {:<3} flow {:<16} {}",
             b.name,
-            b.board_id,
-            b.part.as_deref().unwrap_or("-"),
-            serde_json::to_value(b.flow)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
+            b.kind.name(),
+            b.part,
+            b.id,
+            b.flow.name(),
             b.description
         );
     }
+    Ok(())
+}
+
+/// The part, and the kind when it limits what a build gives.
+fn part_and_kind(part: &str, kind: Kind) -> String {
+    match kind {
+        Kind::EstimateOnly => format!("{part}, estimate-only"),
+        Kind::Sim | Kind::Board => part.to_string(),
+    }
+}
+
+/// The checkout's board table must be the one rnic was built with: the
+/// ids and parts a build writes into the ID block and its image come from
+/// the compiled one.
+fn check_root_table(root: &Path) -> Result<()> {
+    let path = root.join("boards/boards.json");
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let table = BoardTable::parse(&text).with_context(|| path.display().to_string())?;
+    anyhow::ensure!(
+        &table == rnic_firmware::board::table(),
+        "{} differs from the board table this rnic was built with: rebuild rnic \
+         (cargo build --release -p rnic-cli), or pass --root the checkout it was built from",
+        path.display()
+    );
+    Ok(())
 }
 
 /// The checkout to build: --root, else the current directory or one of its
@@ -528,7 +559,7 @@ fn identity(root: &Path, board: &Board) -> Identity {
         parts.next().unwrap_or(0),
     );
     Identity {
-        board_id: board.board_id,
+        board_id: board.id,
         git_hash: format!("{:0>8}", &hash[..hash.len().min(8)]),
         git_dirty: dirty,
         build_version: format!(
@@ -669,7 +700,7 @@ fn flow_command(
             }
         }
         _ => {
-            c.arg("--part").arg(board.part.as_deref().unwrap_or(""));
+            c.arg("--part").arg(&board.part);
         }
     }
     c
@@ -756,12 +787,15 @@ pub fn summarize(
     out: &Path,
     synth_only: bool,
 ) -> Result<BuildSummary> {
-    let res = board
-        .resources
-        .clone()
-        .ok_or_else(|| BuildError::BoardTable(format!("board {} has no resources", board.name)))?;
+    let res = board.resources.clone().ok_or_else(|| {
+        BuildError::Report(format!(
+            "board {} has no device totals (resources) in the board table",
+            board.name
+        ))
+    })?;
     let mut s = BuildSummary {
         board: board.name.clone(),
+        kind: board.kind,
         part: board.part.clone(),
         family: board.family.clone(),
         flow: board.flow,
@@ -898,7 +932,7 @@ fn print_summary(s: &BuildSummary, json: bool) -> Result<()> {
     println!(
         "rnic build: {} ({}), DATA_W={} NUM_Q={}, git {}{}, board_id {} ({})",
         s.board,
-        s.part.as_deref().unwrap_or("-"),
+        part_and_kind(&s.part, s.kind),
         s.data_w,
         s.num_q,
         s.identity.git_hash,
@@ -982,6 +1016,10 @@ fn print_summary(s: &BuildSummary, json: bool) -> Result<()> {
             "  image     {} (rnic flash write {})",
             i.display(),
             i.display()
+        ),
+        None if s.kind == Kind::EstimateOnly => println!(
+            "  image     none ({} is estimate-only: no bitstream, no image, no flash)",
+            s.board
         ),
         None => println!("  image     none (no bitstream)"),
     }
@@ -1084,7 +1122,7 @@ fn sweep(a: &BuildArgs, root: &Path, board: &Board) -> Result<ExitCode> {
     println!(
         "{} ({}), Yosys mapped cells (synthesis only, no place and route):",
         board.name,
-        board.part.as_deref().unwrap_or("-"),
+        part_and_kind(&board.part, board.kind),
     );
     // what the LUT column counts differs by family (see summarize)
     let lut = if board.family == "ecp5" {
@@ -1149,8 +1187,7 @@ mod tests {
 
     #[test]
     fn a_bitstream_is_packed_into_a_checked_firmware_image() {
-        let t = BoardTable::embedded();
-        let ecp5 = t.get("ecp5-85f").unwrap();
+        let ecp5 = rnic_firmware::board("ecp5-85f").unwrap();
         let dir = std::env::temp_dir().join(format!("rnic-build-image-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let ident = Identity {
@@ -1198,8 +1235,7 @@ mod tests {
 
     #[test]
     fn knobs_are_checked_against_the_board() {
-        let t = BoardTable::embedded();
-        let ecp5 = t.get("ecp5-85f").unwrap();
+        let ecp5 = rnic_firmware::board("ecp5-85f").unwrap();
         assert_eq!(check_knobs(ecp5, None, 16).unwrap(), 64);
         let e = check_knobs(ecp5, Some(96), 16).unwrap_err().to_string();
         assert!(e.contains("64, 128, 256 or 512"), "{e}");
@@ -1207,7 +1243,7 @@ mod tests {
         assert!(e.contains("not built for board ecp5-85f"), "{e}");
         let e = check_knobs(ecp5, None, 1).unwrap_err().to_string();
         assert!(e.contains("2..256"), "{e}");
-        let a7 = t.get("artix7-pcie-200t").unwrap();
+        let a7 = rnic_firmware::board("artix7-pcie-200t").unwrap();
         assert_eq!(check_knobs(a7, Some(128), 64).unwrap(), 128);
         // the board top's TRN interface is at most 128 bits wide
         let e = check_knobs(a7, Some(256), 64).unwrap_err().to_string();

@@ -14,7 +14,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use rnic_device::Device;
-use rnic_firmware::{board_by_id, Board, SlotId, HEADER_LEN};
+use rnic_firmware::{board_by_id, Board, ImageTarget, SlotId, HEADER_LEN};
 use rnic_flash::{FlashError, Phase, Progress, SpiNor};
 #[cfg(feature = "sim")]
 use rnic_sim::{FlashTiming, SimConfig, SimDevice, SpiFlashConfig};
@@ -188,6 +188,8 @@ struct Ctx {
     #[cfg(feature = "sim")]
     sim: Option<SimDevice>,
     board: &'static Board,
+    /// The board's flash and slots.
+    target: &'static ImageTarget,
 }
 
 impl Ctx {
@@ -202,12 +204,13 @@ impl Ctx {
             bail!("--sim-flash and --sim-power-cut need --device sim");
         }
         let dev = devices::open_device(&a.dev)?;
-        let board = board_of(dev.as_ref())?;
+        let (board, target) = board_of(dev.as_ref())?;
         Ok(Self {
             dev,
             #[cfg(feature = "sim")]
             sim: None,
             board,
+            target,
         })
     }
 
@@ -221,8 +224,8 @@ impl Ctx {
             ..SimConfig::default()
         })
         .context("starting the simulator")?;
-        let board = board_of(&dev)?;
-        let mut cfg = SpiFlashConfig::for_board(board.name)?;
+        let (board, target) = board_of(&dev)?;
+        let mut cfg = SpiFlashConfig::for_board(&board.name)?;
         cfg.timing = match a.sim.sim_flash_timing {
             Timing::Fast => FlashTiming::fast(),
             Timing::Datasheet => FlashTiming::datasheet(dev.clock_mhz()),
@@ -236,13 +239,14 @@ impl Ctx {
             dev: Box::new(dev.clone()),
             sim: Some(dev),
             board,
+            target,
         })
     }
 
     /// The flash with the golden slot protected (unless `allow_golden`).
     fn nor(&self, allow_golden: bool) -> Result<SpiNor<'_, Box<dyn Device>>> {
-        let g = self.board.layout.golden;
-        let mut nor = SpiNor::open(&self.dev, self.board.flash, Some(g.base..g.end()))
+        let g = self.target.layout.golden;
+        let mut nor = SpiNor::open(&self.dev, self.target.flash, Some(g.base..g.end()))
             .context("opening the configuration flash")?;
         if allow_golden {
             nor.unprotect();
@@ -279,11 +283,15 @@ impl Ctx {
 }
 
 /// The board table's entry for the board `dev` says it is.
-fn board_of(dev: &dyn Device) -> Result<&'static Board> {
+fn board_of(dev: &dyn Device) -> Result<(&'static Board, &'static ImageTarget)> {
     let board_id = dev.read32(0x18).context("reading the ID block")?;
-    board_by_id(board_id).ok_or_else(|| {
+    let board = board_by_id(board_id).ok_or_else(|| {
         anyhow!("this NIC reports board id {board_id}, which the board table does not know")
-    })
+    })?;
+    let target = board
+        .image_target()
+        .with_context(|| format!("this NIC reports board id {board_id} ({})", board.name))?;
+    Ok((board, target))
 }
 
 pub fn run(a: &FlashArgs) -> Result<ExitCode> {
@@ -378,7 +386,7 @@ fn write(ctx: &Ctx, w: &WriteArgs) -> Result<ExitCode> {
     check_slot_allowed(w.slot, w.allow_golden)?;
     let img = load(&w.image)?;
     let b = ctx.board;
-    let s = b.layout.slot(w.slot);
+    let s = ctx.target.layout.slot(w.slot);
     img.header
         .check_for(b, w.slot.name(), s.max_bitstream(), &img.bitstream)
         .with_context(|| format!("refusing to write {}", w.image.display()))?;
@@ -487,7 +495,7 @@ fn info(ctx: &Ctx, i: &InfoArgs) -> Result<ExitCode> {
         println!(
             "{}",
             serde_json::json!({
-                "board": b.name, "part": b.part, "jedec_id": id, "flash_bytes": b.flash.size,
+                "board": b.name, "part": b.part, "jedec_id": id, "flash_bytes": ctx.target.flash.size,
                 "boot_record": match &rec { Ok(r) => serde_json::json!(r), Err(e) => serde_json::json!({"invalid": e}) },
                 "booted": booted, "fell_back": fell_back,
                 "slots": slots.iter().map(|s| serde_json::json!({
@@ -504,7 +512,7 @@ fn info(ctx: &Ctx, i: &InfoArgs) -> Result<ExitCode> {
         id[0],
         id[1],
         id[2],
-        b.flash.size >> 20,
+        ctx.target.flash.size >> 20,
         b.name,
         b.part
     );
@@ -589,20 +597,20 @@ fn boot(ctx: &Ctx, a: &BootArgs) -> Result<ExitCode> {
 /// order of an in-system write: an erased trailer (the slot reads invalid),
 /// the bitstream at the slot start, then (only if that worked) the trailer.
 fn jtag_commands(
-    board: &Board,
+    target: &ImageTarget,
     slot: SlotId,
     cable: Option<&str>,
     blank: &Path,
     bits: &Path,
     trailer: &Path,
 ) -> Vec<Vec<String>> {
-    let s = board.layout.slot(slot);
+    let s = target.layout.slot(slot);
     let base = |off: u64, file: &Path| {
         let mut v = vec!["openFPGALoader".to_string()];
         if let Some(c) = cable {
             v.extend(["-c".into(), c.into()]);
         }
-        if let Some(p) = board.openfpgaloader_part {
+        if let Some(p) = &target.openfpgaloader_part {
             v.extend(["--fpga-part".into(), p.into()]);
         }
         v.extend([
@@ -625,12 +633,12 @@ fn jtag_commands(
 fn jtag(a: &JtagArgs) -> Result<ExitCode> {
     check_slot_allowed(a.slot, a.allow_golden)?;
     let img = load(&a.image)?;
-    let board = rnic_firmware::board_by_name(&img.header.board)
-        .ok_or_else(|| anyhow!("unknown board {}", img.header.board))?;
-    if board.name == "sim" {
+    let board = rnic_firmware::board(&img.header.board)?;
+    if board.kind == rnic_firmware::Kind::Sim {
         bail!("{} is for the simulated board: use `rnic flash --sim-flash FILE write`, there is no JTAG", a.image.display());
     }
-    let s = board.layout.slot(a.slot);
+    let target = board.image_target()?;
+    let s = target.layout.slot(a.slot);
     img.header
         .check_for(board, a.slot.name(), s.max_bitstream(), &img.bitstream)?;
     let dir = std::env::temp_dir().join(format!("rnic-jtag-{}", std::process::id()));
@@ -644,7 +652,7 @@ fn jtag(a: &JtagArgs) -> Result<ExitCode> {
     debug_assert_eq!(t.len(), HEADER_LEN);
     t.resize(4096, 0xFF);
     std::fs::write(&trailer, &t)?;
-    let cmds = jtag_commands(board, a.slot, a.cable.as_deref(), &blank, &bits, &trailer);
+    let cmds = jtag_commands(target, a.slot, a.cable.as_deref(), &blank, &bits, &trailer);
     if a.dry_run {
         for c in &cmds {
             println!("{}", c.join(" "));

@@ -14,7 +14,7 @@ pub enum ImageCmd {
     Pack(PackArgs),
     /// Show an image's header and check it (CRC-32, SHA-256, length).
     Inspect(InspectArgs),
-    /// List the boards: FPGA part, flash, slot layout.
+    /// List the boards: kind, FPGA part, flash, slot layout.
     Boards(BoardsArgs),
 }
 
@@ -78,6 +78,8 @@ pub fn read_file(p: &Path, what: &str) -> Result<Vec<u8>> {
 }
 
 fn pack(a: &PackArgs) -> Result<ExitCode> {
+    // before reading anything: an estimate-only target never has a bitstream
+    rnic_firmware::board(&a.board)?.image_target()?;
     let bits = read_file(&a.bitstream, "bitstream")?;
     let version = BuildInfo::parse_version(&a.version).map_err(anyhow::Error::msg)?;
     let mut knobs = Vec::new();
@@ -158,26 +160,37 @@ fn inspect(a: &InspectArgs) -> Result<ExitCode> {
 }
 
 fn boards(a: &BoardsArgs) -> Result<ExitCode> {
-    for b in rnic_firmware::BOARDS {
+    for b in rnic_firmware::boards() {
         if a.json {
             println!("{}", serde_json::to_string(b)?);
             continue;
         }
-        let l = &b.layout;
+        let Some(t) = &b.image else {
+            println!(
+                "{:<16} id {}  part {:<17} estimate-only: no bitstream, no image, no flash",
+                b.name, b.id, b.part
+            );
+            println!("{:<16} {}", "", b.description);
+            continue;
+        };
+        let l = &t.layout;
         println!(
-            "{:<14} id {}  part {:<9} flash {} MiB (JEDEC {:02x?})  golden {:#09x}+{} MiB  update {:#09x}+{} MiB  boot record {:#09x}",
+            "{:<16} id {}  part {:<17} flash {} MiB (JEDEC {:02x?})  golden {:#09x}+{} MiB  update {:#09x}+{} MiB  boot record {:#09x}",
             b.name,
             b.id,
             b.part,
-            b.flash.size >> 20,
-            b.flash.jedec_id,
+            t.flash.size >> 20,
+            t.flash.jedec_id,
             l.golden.base,
             l.golden.size >> 20,
             l.update.base,
             l.update.size >> 20,
             l.boot_record
         );
-        println!("{:<14} {}", "", b.description);
+        println!("{:<16} {}", "", b.description);
+        if let Some(n) = &t.note {
+            println!("{:<16} flash: {n}", "");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

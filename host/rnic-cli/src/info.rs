@@ -64,7 +64,7 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
             "build_version": version,
             "git_hash": format!("{:08x}", id.git_hash),
             "board_id": id.board_id,
-            "board": crate::build::board_name(id.board_id),
+            "board": board_name(id.board_id),
             "data_w": id.data_w,
             "num_queues": id.num_queues,
             "verbs": verbs,
@@ -82,7 +82,7 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
         println!("build         {version} (git {:08x})", id.git_hash);
         println!(
             "board         {} (board_id {})",
-            crate::build::board_name(id.board_id),
+            board_name(id.board_id),
             id.board_id
         );
         println!("data path     {} bits", id.data_w);
@@ -109,6 +109,14 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
 pub struct RegsArgs {
     #[command(flatten)]
     pub dev: DeviceArgs,
+}
+
+/// Name of the board a running build reports in its ID block.
+fn board_name(board_id: u32) -> String {
+    match rnic_firmware::board_by_id(board_id) {
+        Some(b) => b.name.clone(),
+        None => format!("unknown ({board_id:#x})"),
+    }
 }
 
 pub fn regs(a: &RegsArgs) -> Result<ExitCode> {
@@ -166,4 +174,14 @@ fn pools(id: &rnic_driver::IdInfo) -> anyhow::Result<crate::state_budget::Pools>
         p.dmacs = id.dmacs;
     }
     Ok(p)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_board_id_is_named_from_the_board_table() {
+        assert_eq!(super::board_name(0), "sim");
+        assert_eq!(super::board_name(4), "xc7a200t-core");
+        assert_eq!(super::board_name(0xdead), "unknown (0xdead)");
+    }
 }

@@ -113,7 +113,12 @@ fn slot_valid(v: &serde_json::Value, slot: &str) -> bool {
 }
 
 fn golden_range() -> std::ops::Range<usize> {
-    let g = board_by_name("sim").unwrap().layout.golden;
+    let g = board_by_name("sim")
+        .unwrap()
+        .image_target()
+        .unwrap()
+        .layout
+        .golden;
     g.base as usize..g.end() as usize
 }
 
@@ -170,7 +175,13 @@ fn pack_inspect_and_bad_images_are_refused_before_any_erase() {
     let bad_sha = put("bad_sha.rnic", &bs);
     let truncated = put("truncated.rnic", &img[..img.len() - 1]);
     let short = put("short.rnic", &img[..300]);
-    let max = board_by_name("sim").unwrap().layout.update.max_bitstream() as usize;
+    let max = board_by_name("sim")
+        .unwrap()
+        .image_target()
+        .unwrap()
+        .layout
+        .update
+        .max_bitstream() as usize;
     // `image pack` will not make it; a header written by hand can claim it.
     let big = vec![0x5A; max + 1];
     let bigp = put("large.bit", &big);
@@ -263,6 +274,23 @@ fn pack_inspect_and_bad_images_are_refused_before_any_erase() {
         2,
         "unknown board",
     );
+    // an estimate-only target (the core alone) has no image, whatever the file
+    fails(
+        &[
+            "image",
+            "pack",
+            "--board",
+            "xc7a200t-core",
+            "--bitstream",
+            s(&not_image),
+            "-o",
+            s(&d.join("x")),
+        ],
+        2,
+        "board xc7a200t-core is estimate-only (a resource estimate, no bitstream): it has no \
+         image and no flash",
+    );
+    assert!(!d.join("x").exists(), "a refused pack wrote its output");
     // A flash file that cannot be created, or is not a flash image.
     fails(
         &["flash", "--sim-flash", "/nonexistent-dir/f.bin", "info"],

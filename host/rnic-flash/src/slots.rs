@@ -1,7 +1,9 @@
 //! Slots, images and the boot record on top of [`SpiNor`].
 
 use rnic_device::Device;
-use rnic_firmware::{Board, BootRecord, Header, Image, SlotId, BOOT_RECORD_LEN, HEADER_LEN};
+use rnic_firmware::{
+    Board, BootRecord, Header, Image, Layout, SlotId, BOOT_RECORD_LEN, HEADER_LEN,
+};
 use serde::Serialize;
 
 use crate::nor::{FlashError, SpiNor};
@@ -70,6 +72,11 @@ impl SlotState {
     }
 }
 
+/// The board's slots; an estimate-only target has none.
+fn layout(board: &Board) -> Result<&Layout, FlashError> {
+    Ok(&board.image_target()?.layout)
+}
+
 fn erased(b: &[u8]) -> bool {
     b.iter().all(|&x| x == 0xFF)
 }
@@ -81,7 +88,7 @@ pub fn slot_state<D: Device + ?Sized>(
     slot: SlotId,
     check_content: bool,
 ) -> Result<SlotState, FlashError> {
-    let s = board.layout.slot(slot);
+    let s = layout(board)?.slot(slot);
     let mut t = vec![0u8; HEADER_LEN];
     nor.read(s.trailer(), &mut t)?;
     let header = if erased(&t) {
@@ -126,7 +133,7 @@ pub fn read_slot_image<D: Device + ?Sized>(
     let st = slot_state(nor, board, slot, false)?;
     let h = st.header.map_err(FlashError::Arg)?;
     let mut b = vec![0u8; h.bitstream_len as usize];
-    nor.read(board.layout.slot(slot).base, &mut b)?;
+    nor.read(layout(board)?.slot(slot).base, &mut b)?;
     h.check_bitstream(&b)?;
     Ok(Image {
         header: h,
@@ -140,7 +147,7 @@ pub fn read_boot_record<D: Device + ?Sized>(
     board: &Board,
 ) -> Result<Result<BootRecord, String>, FlashError> {
     let mut b = [0u8; BOOT_RECORD_LEN];
-    nor.read(board.layout.boot_record, &mut b)?;
+    nor.read(layout(board)?.boot_record, &mut b)?;
     Ok(BootRecord::parse(&b))
 }
 
@@ -156,7 +163,7 @@ pub fn set_boot<D: Device + ?Sized>(
         Err(_) => 1,
     };
     let rec = BootRecord { slot, seq };
-    let a = board.layout.boot_record;
+    let a = layout(board)?.boot_record;
     nor.erase_sector(a)?;
     let bytes = rec.to_bytes();
     nor.program(a, &bytes, |_| {})?;
@@ -175,7 +182,7 @@ pub fn write_slot<D: Device + ?Sized>(
     image: &Image,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<WriteReport, FlashError> {
-    let s = board.layout.slot(slot);
+    let s = layout(board)?.slot(slot);
     image.header.check_bitstream(&image.bitstream)?;
     image
         .header
@@ -257,7 +264,7 @@ pub fn verify_slot<D: Device + ?Sized>(
     image: &Image,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(), FlashError> {
-    let s = board.layout.slot(slot);
+    let s = layout(board)?.slot(slot);
     let len = image.bitstream.len() as u64;
     nor.verify(s.trailer(), &image.header.to_bytes()?, |_| {})?;
     nor.verify(s.base, &image.bitstream, |d| {

@@ -40,7 +40,8 @@ fn no_model_errors(dev: &SimDevice) {
 fn id_erase_program_read_single_and_quad_above_16mib() {
     let Some(dev) = sim() else { return };
     let b = board_by_name("sim").unwrap();
-    let mut nor = SpiNor::open(&dev, b.flash, None).unwrap();
+    let t = b.image_target().unwrap();
+    let mut nor = SpiNor::open(&dev, t.flash, None).unwrap();
     for (quad, addr) in [
         (true, 0x0100_0F00u64),
         (false, 0x0000_2F80),
@@ -75,8 +76,9 @@ fn golden_is_protected_and_a_slot_write_round_trips() {
 fn golden_protected_and_round_trip(data_w: u32) {
     let Some(dev) = sim_w(data_w) else { return };
     let b = board_by_name("sim").unwrap();
-    let g = b.layout.golden;
-    let nor = SpiNor::open(&dev, b.flash, Some(g.base..g.end())).unwrap();
+    let t = b.image_target().unwrap();
+    let g = t.layout.golden;
+    let nor = SpiNor::open(&dev, t.flash, Some(g.base..g.end())).unwrap();
     let e = nor.erase_sector(0).unwrap_err();
     assert!(matches!(e, FlashError::Protected { .. }), "{e}");
     let img = Image::pack("sim", BuildInfo::default(), bytes(10_000, 9)).unwrap();
@@ -182,12 +184,13 @@ fn read_back_catches_a_byte_that_did_not_program() {
     }
     let dev = SimDevice::new(SimConfig::default()).unwrap();
     let b = board_by_name("sim").unwrap();
+    let t = b.image_target().unwrap();
     let mut cfg = SpiFlashConfig::for_board("sim").unwrap();
-    let bad = b.layout.update.base + 5000;
+    let bad = t.layout.update.base + 5000;
     cfg.stuck_byte = Some(bad);
     dev.attach_flash(cfg).unwrap();
-    let g = b.layout.golden;
-    let nor = SpiNor::open(&dev, b.flash, Some(g.base..g.end())).unwrap();
+    let g = t.layout.golden;
+    let nor = SpiNor::open(&dev, t.flash, Some(g.base..g.end())).unwrap();
     let mut bits = bytes(9000, 12);
     bits[5000] = 0x00; // erased 0xFF cannot stay 0xFF when 0x00 is written
     let img = Image::pack("sim", BuildInfo::default(), bits).unwrap();

@@ -93,8 +93,10 @@ pub struct SpiFlashConfig {
 impl SpiFlashConfig {
     /// The flash of board `name` from the board table.
     pub fn for_board(name: &str) -> Result<Self, SimError> {
-        let b = rnic_firmware::board_by_name(name)
-            .ok_or_else(|| SimError::Config(format!("unknown board {name}")))?;
+        let b = rnic_firmware::board(name)
+            .map_err(|e| SimError::Config(e.to_string()))?
+            .image_target()
+            .map_err(|e| SimError::Config(e.to_string()))?;
         Ok(Self {
             jedec_id: b.flash.jedec_id,
             size: b.flash.size as usize,
