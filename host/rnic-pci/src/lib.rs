@@ -49,6 +49,7 @@
 pub mod config;
 pub mod discover;
 pub mod error;
+pub mod fake;
 pub mod id;
 pub mod irq;
 pub mod mmio;

@@ -205,23 +205,21 @@ impl Device for SysfsDevice {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::discover::fake::FakeSysfs;
+    use crate::fake::FakeSysfs;
 
     const BDF: &str = "0000:03:00.0";
 
     fn rnic_tree() -> FakeSysfs {
         let f = FakeSysfs::new();
-        f.add(BDF, 0x1234, 0x4e49, 0x020000);
-        let mut img = vec![0u8; 0x10000];
-        for (off, v) in [
-            (0x00, rnic_regs::BLOCK_TYPE_ID),
-            (0x04, 0x0001_0000),
-            (0x0c, rnic_regs::MAGIC),
-            (0x20, 16),
-        ] {
-            img[off..off + 4].copy_from_slice(&u32::to_le_bytes(v));
-        }
-        fs::write(f.dev(BDF).join("resource0"), img).unwrap();
+        f.add(BDF, 0x1234, 0x4e49, 0x020000).bar0(
+            BDF,
+            &[
+                (0x00, rnic_regs::BLOCK_TYPE_ID),
+                (0x04, 0x0001_0000),
+                (0x0c, rnic_regs::MAGIC),
+                (0x20, 16),
+            ],
+        );
         f
     }
 

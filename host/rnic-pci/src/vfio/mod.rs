@@ -572,7 +572,7 @@ impl Device for VfioDevice {
 mod tests {
     use super::*;
     use crate::config::{MemConfig, COMMAND};
-    use crate::discover::fake::FakeSysfs;
+    use crate::fake::FakeSysfs;
     use crate::id::tests::rnic_bar;
     use crate::mmio::FakeBar;
 
