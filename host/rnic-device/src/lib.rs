@@ -2,8 +2,9 @@
 //! DMA memory with bus addresses, interrupt wait, and a hook that lets a
 //! simulator advance time while the host waits.
 //!
-//! Backends: the Verilator simulation (`rnic-sim`), and later Linux VFIO and
-//! sysfs `resourceN`. The trait only uses what all of them can provide.
+//! Backends: the Verilator simulation (`rnic-sim`), and Linux VFIO and sysfs
+//! `resource0` (`rnic-pci`). The trait only uses what all of them can
+//! provide.
 //!
 //! Soundness rule (as in rust-vmm's `vm-memory`): device-visible memory is
 //! never behind a Rust reference. Host code touches DMA memory through
@@ -195,8 +196,9 @@ pub trait Device {
     /// itself is released when the last clone of the buffer is dropped.
     fn free_dma(&self, buf: &DmaBuffer) -> Result<()>;
 
-    /// Wait until MSI `vector` fires, or `budget` units pass (cycles on a
-    /// simulator, microseconds on hardware).
+    /// Wait until MSI `vector` fires, or `budget` cycles of [`Device::now`]'s
+    /// clock pass (simulated cycles; on hardware, cycles of the backend's
+    /// nominal clock: `budget / clock_mhz()` microseconds).
     fn wait_irq(&self, vector: u32, budget: u64) -> Result<IrqWait>;
 
     /// Called by host code in every polling loop. A simulator advances
@@ -205,7 +207,9 @@ pub trait Device {
         std::hint::spin_loop();
     }
 
-    /// Time as the backend counts it (simulated cycles, or nanoseconds).
+    /// Time as the backend counts it: simulated cycles, or on hardware
+    /// cycles of a nominal clock of [`Device::clock_mhz`] derived from the
+    /// host's monotonic clock (`rnic-pci`: 250 MHz, the simulator's).
     fn now(&self) -> u64;
 
     /// Clock the `now` counter runs at, in MHz (for Gb/s figures).
@@ -254,7 +258,7 @@ macro_rules! forward_device {
 forward_device!(&D, Box<D>);
 
 /// Page-aligned, zeroed host memory, the backing store for DMA buffers of
-/// backends that own their memory (simulator, VFIO).
+/// backends that own their memory (simulator, VFIO with an IOMMU).
 pub struct HostMemory {
     ptr: *mut u8,
     layout: std::alloc::Layout,
