@@ -1,17 +1,12 @@
 //! Naming, finding and opening devices (`--device`).
 
 use std::fmt;
-use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
 use clap::Args;
 use rnic_device::Device;
 use rnic_driver::Nic;
-
-/// PCI vendor and device ID rnic boards enumerate with (set in the board's
-/// PCIe core configuration).
-pub const PCI_IDS: &[(u16, u16)] = &[(0x1234, 0x4e49)];
 
 /// Which device to use.
 #[derive(Args, Clone, Debug)]
@@ -64,27 +59,6 @@ impl fmt::Display for Target {
     }
 }
 
-/// A PCI address `DDDD:BB:DD.F` (domain optional, `0000` assumed), as
-/// sysfs spells it.
-fn parse_bdf(s: &str) -> Option<String> {
-    let full = if s.matches(':').count() == 1 {
-        format!("0000:{s}")
-    } else {
-        s.to_string()
-    };
-    let (dom, rest) = full.split_once(':')?;
-    let (bus, rest) = rest.split_once(':')?;
-    let (dev, func) = rest.split_once('.')?;
-    let hex = |t: &str, n: usize| t.len() == n && t.chars().all(|c| c.is_ascii_hexdigit());
-    let ok = hex(dom, 4)
-        && hex(bus, 2)
-        && hex(dev, 2)
-        && u8::from_str_radix(dev, 16).is_ok_and(|d| d < 32)
-        && func.len() == 1
-        && matches!(func.as_bytes()[0], b'0'..=b'7');
-    ok.then(|| full.to_ascii_lowercase())
-}
-
 /// Parses `--device`.
 pub fn parse_target(s: &str) -> Result<Target> {
     if s == "sim" {
@@ -95,7 +69,7 @@ pub fn parse_target(s: &str) -> Result<Target> {
         Some(("sysfs", a)) => (Backend::Sysfs, a),
         _ => (Backend::Auto, s),
     };
-    match parse_bdf(addr) {
+    match rnic_pci::parse_bdf(addr) {
         Some(addr) => Ok(Target::Pci { addr, backend }),
         None => bail!(
             "--device {s}: not a device name (sim, a PCI address such as 0000:03:00.0, vfio:BDF or sysfs:BDF)"
@@ -111,18 +85,10 @@ pub fn no_sim(what: &str) -> anyhow::Error {
     )
 }
 
-/// The error for a board: no hardware backend exists yet.
-fn no_backend(t: &Target) -> anyhow::Error {
-    let Target::Pci { addr, .. } = t else {
-        unreachable!("only PCI targets have backends")
-    };
-    if find_boards().iter().any(|b| &b.address == addr) {
-        anyhow::anyhow!(
-            "{t} is an rnic board, but the hardware backends (VFIO, sysfs) are not implemented yet; use --device sim"
-        )
-    } else {
-        anyhow::anyhow!("no such device: {t} (see `rnic list`)")
-    }
+/// The error for a PCI function given to a command that runs on the
+/// simulator only.
+fn sim_only(t: &Target) -> anyhow::Error {
+    anyhow::anyhow!("--device {t}: this command runs on the simulator only (--device sim)")
 }
 
 /// Checks that `args` names the simulator, for the commands that only run
@@ -133,7 +99,7 @@ pub fn require_sim(args: &DeviceArgs) -> Result<()> {
         Target::Sim => Ok(()),
         #[cfg(not(feature = "sim"))]
         Target::Sim => Err(no_sim("--device sim")),
-        t => Err(no_backend(&t)),
+        t => Err(sim_only(&t)),
     }
 }
 
@@ -151,8 +117,11 @@ pub fn open_sim(args: &DeviceArgs, cfg: rnic_sim::SimConfig) -> Result<Nic<rnic_
     Nic::open(dev).context("opening the simulated NIC")
 }
 
-/// The device `args` names, whatever its backend (nothing checked or
-/// written yet).
+/// The device `args` names, whatever its backend. A PCI function is
+/// opened by `rnic-pci`: `vfio:BDF` through VFIO, `sysfs:BDF` through
+/// sysfs `resource0`, a plain `BDF` through VFIO when it is bound to
+/// vfio-pci and through sysfs otherwise. Either backend refuses a function
+/// that is not an rnic (PCI IDs, then the ID block) before writing to it.
 pub fn open_device(args: &DeviceArgs) -> Result<Box<dyn Device>> {
     match parse_target(&args.device)? {
         #[cfg(feature = "sim")]
@@ -169,8 +138,33 @@ pub fn open_device(args: &DeviceArgs) -> Result<Box<dyn Device>> {
         }
         #[cfg(not(feature = "sim"))]
         Target::Sim => Err(no_sim("--device sim")),
-        t => Err(no_backend(&t)),
+        Target::Pci { addr, backend } => open_pci(&addr, backend),
     }
+}
+
+/// Opens a PCI function with the backend `backend` names.
+fn open_pci(addr: &str, backend: Backend) -> Result<Box<dyn Device>> {
+    let sysfs = rnic_pci::Sysfs::from_env();
+    let backend = match backend {
+        Backend::Auto => {
+            let f = sysfs.function(addr)?;
+            f.check_rnic()?;
+            if f.driver.as_deref() == Some("vfio-pci") {
+                Backend::Vfio
+            } else {
+                Backend::Sysfs
+            }
+        }
+        b => b,
+    };
+    Ok(match backend {
+        Backend::Vfio => Box::new(rnic_pci::VfioDevice::open_with(
+            &sysfs,
+            addr,
+            rnic_pci::vfio::Options::default(),
+        )?),
+        _ => Box::new(rnic_pci::SysfsDevice::open_in(&sysfs, addr)?),
+    })
 }
 
 /// The device `args` names, whatever its backend, opened as an rnic: its
@@ -182,41 +176,13 @@ pub fn open(args: &DeviceArgs) -> Result<Nic<Box<dyn Device>>> {
     Nic::open(dev).with_context(|| format!("opening {name}"))
 }
 
-/// A board found in sysfs.
-pub struct Board {
-    pub address: String,
-    pub vendor: u16,
-    pub device: u16,
-}
-
-fn read_hex(p: &Path) -> Option<u16> {
-    let s = std::fs::read_to_string(p).ok()?;
-    u16::from_str_radix(s.trim().trim_start_matches("0x"), 16).ok()
-}
-
-/// rnic boards under /sys/bus/pci/devices, by vendor and device ID.
-pub fn find_boards() -> Vec<Board> {
-    let mut out = Vec::new();
-    let Ok(rd) = std::fs::read_dir("/sys/bus/pci/devices") else {
-        return out;
-    };
-    for e in rd.flatten() {
-        let p = e.path();
-        let (Some(vendor), Some(device)) =
-            (read_hex(&p.join("vendor")), read_hex(&p.join("device")))
-        else {
-            continue;
-        };
-        if PCI_IDS.contains(&(vendor, device)) {
-            out.push(Board {
-                address: e.file_name().to_string_lossy().into_owned(),
-                vendor,
-                device,
-            });
-        }
-    }
-    out.sort_by(|a, b| a.address.cmp(&b.address));
-    out
+/// rnic functions under the sysfs root (`RNIC_SYSFS_ROOT` or `/sys`), by
+/// PCI vendor and device ID.
+pub fn find_boards() -> Vec<rnic_pci::Function> {
+    rnic_pci::discover(&rnic_pci::Sysfs::from_env())
+        .into_iter()
+        .filter(|f| f.is_rnic())
+        .collect()
 }
 
 #[derive(Args)]
@@ -237,9 +203,25 @@ pub fn list(a: &ListArgs) -> Result<ExitCode> {
             );
         }
         for b in &boards {
+            let plan = b.open_plan();
             println!(
                 "{}",
-                serde_json::json!({"device": b.address, "kind": "pci", "vendor": format!("{:04x}", b.vendor), "device_id": format!("{:04x}", b.device)})
+                serde_json::json!({
+                    "device": b.bdf,
+                    "kind": "pci",
+                    "vendor": format!("{:04x}", b.vendor),
+                    "device_id": format!("{:04x}", b.device),
+                    "driver": b.driver,
+                    "iommu_group": b.iommu_group,
+                    "iommu": b.iommu_on,
+                    "noiommu_mode": b.noiommu_mode,
+                    "bar0_len": b.bar0_len,
+                    "opens_with": plan.as_ref().ok(),
+                    "why_not": plan.as_ref().err(),
+                    "vfio": b.check_vfio().err().map(|e| e.to_string()),
+                    "bind_vfio": b.bind_commands(),
+                    "driverctl": b.driverctl_command(),
+                })
             );
         }
     } else {
@@ -249,13 +231,31 @@ pub fn list(a: &ListArgs) -> Result<ExitCode> {
             println!("(no simulator: this rnic was built without the `sim` feature)");
         }
         for b in &boards {
+            let group = b
+                .iommu_group
+                .map_or("no IOMMU group".to_string(), |g| format!("IOMMU group {g}"));
+            let driver = b.driver.as_deref().unwrap_or("no driver");
+            let open = match b.open_plan() {
+                Ok(via) => format!("opens with {via}:{}", b.bdf),
+                Err(why) => format!("cannot open: {why}"),
+            };
             println!(
-                "{:<14} rnic board, PCI {:04x}:{:04x}",
-                b.address, b.vendor, b.device
+                "{:<14} rnic PCI {:04x}:{:04x}, {driver}, {group}; {open}",
+                b.bdf, b.vendor, b.device
             );
+            if b.check_vfio().is_err() && b.is_rnic() {
+                println!("               to bind it to vfio-pci (as root):");
+                for c in b.bind_commands() {
+                    println!("                 {c}");
+                }
+                println!("               or: {}", b.driverctl_command());
+            }
         }
         if boards.is_empty() {
-            println!("(no rnic boards found in /sys/bus/pci/devices)");
+            println!(
+                "(no rnic functions in {})",
+                rnic_pci::Sysfs::from_env().devices_dir().display()
+            );
         }
     }
     Ok(ExitCode::SUCCESS)
