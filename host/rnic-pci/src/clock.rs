@@ -22,6 +22,40 @@ impl Clock {
     }
 }
 
+/// The [`Device`](rnic_device::Device) methods both hardware backends
+/// share, inside their `impl Device`: BAR0 through the `bar` field (a
+/// [`Bar32`](crate::mmio::Bar32)), time from the `clock` field at
+/// [`NOMINAL_CLOCK_MHZ`], and `idle` yielding the CPU.
+macro_rules! hardware_device_common {
+    () => {
+        fn bar_len(&self) -> u64 {
+            $crate::mmio::Bar32::size(&self.bar)
+        }
+
+        fn read32(&self, offset: u64) -> rnic_device::Result<u32> {
+            $crate::mmio::Bar32::read32(&self.bar, offset)
+        }
+
+        fn write32(&self, offset: u64, value: u32) -> rnic_device::Result<()> {
+            $crate::mmio::Bar32::write32(&self.bar, offset, value)
+        }
+
+        /// A polling loop gives the CPU away: the device runs on its own.
+        fn idle(&self) {
+            std::thread::yield_now();
+        }
+
+        fn now(&self) -> u64 {
+            self.clock.now()
+        }
+
+        fn clock_mhz(&self) -> f64 {
+            $crate::NOMINAL_CLOCK_MHZ
+        }
+    };
+}
+pub(crate) use hardware_device_common;
+
 /// Nominal cycles in `d`.
 pub(crate) fn cycles(d: Duration) -> u64 {
     (d.as_nanos() * (NOMINAL_CLOCK_MHZ as u128) / 1000) as u64

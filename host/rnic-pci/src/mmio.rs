@@ -18,6 +18,18 @@ pub trait Bar32 {
     fn write32(&self, offset: u64, value: u32) -> Result<()>;
 }
 
+impl<B: Bar32 + ?Sized> Bar32 for Box<B> {
+    fn size(&self) -> u64 {
+        (**self).size()
+    }
+    fn read32(&self, offset: u64) -> Result<u32> {
+        (**self).read32(offset)
+    }
+    fn write32(&self, offset: u64, value: u32) -> Result<()> {
+        (**self).write32(offset, value)
+    }
+}
+
 /// Checks a 32-bit access at `offset` of a BAR of `len` bytes.
 pub fn check_access(offset: u64, len: u64) -> Result<()> {
     if !offset.is_multiple_of(4) {

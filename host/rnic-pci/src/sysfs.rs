@@ -22,9 +22,8 @@ use crate::config::{update_command, FileConfig, CMD_BUS_MASTER, CMD_MEMORY};
 use crate::discover::{Function, Sysfs};
 use crate::error::{PciError, Result};
 use crate::id::{check_id_block, IdBlock};
-use crate::mmio::{Bar32, Mmio};
+use crate::mmio::Mmio;
 use crate::physmem::PhysPool;
-use crate::NOMINAL_CLOCK_MHZ;
 
 const ROOT_FIX: &str = "run as root (sysfs PCI resource and config files are root's)";
 
@@ -146,20 +145,10 @@ impl Drop for SysfsDevice {
 }
 
 impl Device for SysfsDevice {
+    crate::clock::hardware_device_common!();
+
     fn name(&self) -> String {
         format!("sysfs:{}", self.bdf)
-    }
-
-    fn bar_len(&self) -> u64 {
-        self.bar.size()
-    }
-
-    fn read32(&self, offset: u64) -> rnic_device::Result<u32> {
-        self.bar.read32(offset)
-    }
-
-    fn write32(&self, offset: u64, value: u32) -> rnic_device::Result<()> {
-        self.bar.write32(offset, value)
     }
 
     fn alloc_dma(&self, len: usize) -> rnic_device::Result<DmaBuffer> {
@@ -187,18 +176,6 @@ impl Device for SysfsDevice {
             "sysfs:{} has no interrupts (sysfs delivers no MSI); poll the completion queue, or use vfio:{}",
             self.bdf, self.bdf
         )))
-    }
-
-    fn idle(&self) {
-        std::thread::yield_now();
-    }
-
-    fn now(&self) -> u64 {
-        self.clock.now()
-    }
-
-    fn clock_mhz(&self) -> f64 {
-        NOMINAL_CLOCK_MHZ
     }
 }
 

@@ -60,7 +60,6 @@ use crate::id::{check_id_block, IdBlock};
 use crate::irq::EventFds;
 use crate::mmio::{check_access, Bar32, Mmio};
 use crate::physmem::PhysPool;
-use crate::NOMINAL_CLOCK_MHZ;
 
 pub use iova::IovaAllocator;
 
@@ -160,6 +159,26 @@ enum Dma {
     Phys(PhysPool),
 }
 
+/// What the two ways of opening (type-1 IOMMU, no-IOMMU) produce.
+struct Parts {
+    bar: Box<dyn Bar32>,
+    bar_map: Option<Box<dyn Any>>,
+    irqs: (Option<(u32, EventFds)>, String),
+    dma: Dma,
+    id: IdBlock,
+    handle: Handle,
+}
+
+/// MSI-X if the function has vectors of it, else MSI: (VFIO index,
+/// vectors).
+fn irq_index(msix: usize, msi: usize) -> (u32, usize) {
+    if msix > 0 {
+        (MSIX_INDEX, msix)
+    } else {
+        (MSI_INDEX, msi)
+    }
+}
+
 /// An rnic function bound to vfio-pci.
 pub struct VfioDevice {
     bdf: String,
@@ -191,15 +210,27 @@ impl VfioDevice {
             .vfio_group_node()
             .expect("check_vfio found an IOMMU group");
         check_node_access(&node)?;
-        if func.group == GroupKind::NoIommu {
-            Self::open_noiommu(func, &node, opts)
+        let p = if func.group == GroupKind::NoIommu {
+            Self::open_noiommu(&bdf, &node, opts)?
         } else {
             check_node_access("/dev/vfio/vfio")?;
-            Self::open_type1(sysfs, func, &node, opts)
-        }
+            Self::open_type1(sysfs, &func, &node, opts)?
+        };
+        Ok(Self {
+            bdf,
+            func,
+            bar: p.bar,
+            _bar_map: p.bar_map,
+            irqs: p.irqs.0,
+            irq_error: p.irqs.1,
+            dma: p.dma,
+            id: p.id,
+            clock: Clock::new(),
+            handle: p.handle,
+        })
     }
 
-    fn open_type1(sysfs: &Sysfs, func: Function, node: &str, opts: Options) -> Result<Self> {
+    fn open_type1(sysfs: &Sysfs, func: &Function, node: &str, opts: Options) -> Result<Parts> {
         let bdf = func.bdf.clone();
         let group = func.iommu_group.expect("checked");
         let container = VfioContainer::new(&[group]).map_err(|e| match e.raw_os_error() {
@@ -234,11 +265,7 @@ impl VfioDevice {
         let id = bring_up(&bdf, &mut reset, bar.as_ref(), &dev.config())?;
 
         let ints = dev.interrupts();
-        let (index, max) = if ints.msi_x().max() > 0 {
-            (MSIX_INDEX, ints.msi_x().max())
-        } else {
-            (MSI_INDEX, ints.msi().max())
-        };
+        let (index, max) = irq_index(ints.msi_x().max(), ints.msi().max());
         let (irqs, irq_error) = enable_irqs(max, |fds| {
             if index == MSIX_INDEX {
                 ints.msi_x().enable(fds)
@@ -260,30 +287,22 @@ impl VfioDevice {
             iova::ABOVE_4G
         };
         let iova = IovaAllocator::new(iommu.valid_iova_ranges(), window, align);
-        Ok(Self {
-            bdf,
-            func,
+        Ok(Parts {
             bar,
-            _bar_map: bar_map,
-            irqs: irqs.map(|f| (index, f)),
-            irq_error,
+            bar_map,
+            irqs: (irqs.map(|f| (index, f)), irq_error),
             dma: Dma::Iommu(Mutex::new(IommuDma {
                 iova,
                 maps: BTreeMap::new(),
             })),
             id,
-            clock: Clock::new(),
             handle: Handle::Type1(dev),
         })
     }
 
-    fn open_noiommu(func: Function, node: &str, opts: Options) -> Result<Self> {
-        let bdf = func.bdf.clone();
-        let raw = noiommu::RawVfio::open(node, &bdf)?;
-        let io_err = |what: &'static str| {
-            let bdf = bdf.clone();
-            move |e| PciError::io(format!("{bdf}: {what}"), e)
-        };
+    fn open_noiommu(bdf: &str, node: &str, opts: Options) -> Result<Parts> {
+        let raw = noiommu::RawVfio::open(node, bdf)?;
+        let io_err = |what: &'static str| move |e| PciError::io(format!("{bdf}: {what}"), e);
         let cfg_region = raw.region(7).map_err(io_err("config space region"))?;
         let cfg = FileConfig {
             file: raw.file().try_clone().map_err(io_err("device file"))?,
@@ -334,24 +353,18 @@ impl VfioDevice {
                 Ok(())
             }
         };
-        let id = bring_up(&bdf, &mut reset, bar.as_ref(), &cfg)?;
-        let msix = raw.irq_count(MSIX_INDEX).unwrap_or(0) as usize;
-        let (index, max) = if msix > 0 {
-            (MSIX_INDEX, msix)
-        } else {
-            (MSI_INDEX, raw.irq_count(MSI_INDEX).unwrap_or(0) as usize)
-        };
+        let id = bring_up(bdf, &mut reset, bar.as_ref(), &cfg)?;
+        let (index, max) = irq_index(
+            raw.irq_count(MSIX_INDEX).unwrap_or(0) as usize,
+            raw.irq_count(MSI_INDEX).unwrap_or(0) as usize,
+        );
         let (irqs, irq_error) = enable_irqs(max, |fds| raw.set_irqs(index, fds));
-        Ok(Self {
-            bdf,
-            func,
+        Ok(Parts {
             bar,
-            _bar_map: bar_map,
-            irqs: irqs.map(|f| (index, f)),
-            irq_error,
+            bar_map,
+            irqs: (irqs.map(|f| (index, f)), irq_error),
             dma: Dma::Phys(PhysPool::new()),
             id,
-            clock: Clock::new(),
             handle: Handle::NoIommu(raw),
         })
     }
@@ -457,20 +470,10 @@ impl Drop for VfioDevice {
 }
 
 impl Device for VfioDevice {
+    crate::clock::hardware_device_common!();
+
     fn name(&self) -> String {
         format!("vfio:{}", self.bdf)
-    }
-
-    fn bar_len(&self) -> u64 {
-        self.bar.size()
-    }
-
-    fn read32(&self, offset: u64) -> rnic_device::Result<u32> {
-        self.bar.read32(offset)
-    }
-
-    fn write32(&self, offset: u64, value: u32) -> rnic_device::Result<()> {
-        self.bar.write32(offset, value)
     }
 
     fn alloc_dma(&self, len: usize) -> rnic_device::Result<DmaBuffer> {
@@ -553,18 +556,6 @@ impl Device for VfioDevice {
             Ok(false) => Ok(IrqWait::TimedOut),
             Err(e) => Err(DeviceError::Other(format!("vfio:{}: {e}", self.bdf))),
         }
-    }
-
-    fn idle(&self) {
-        std::thread::yield_now();
-    }
-
-    fn now(&self) -> u64 {
-        self.clock.now()
-    }
-
-    fn clock_mhz(&self) -> f64 {
-        NOMINAL_CLOCK_MHZ
     }
 }
 
