@@ -52,7 +52,7 @@ struct Args {
     #[arg(long, default_value_t = 64)]
     data_w: u32,
     /// Cycles between two looks at the request queue.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 4)]
     poll_cycles: u64,
     /// Stop when every client that connected has disconnected.
     #[arg(long)]

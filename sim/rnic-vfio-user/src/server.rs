@@ -55,8 +55,9 @@ use rnic_sim::{Access, DmaMemory, SimWorld, StreamPort, WorldConfig};
 use vfio_bindings::bindings::vfio::{
     vfio_region_info, VFIO_IRQ_INFO_EVENTFD, VFIO_IRQ_SET_ACTION_TRIGGER,
     VFIO_IRQ_SET_DATA_EVENTFD, VFIO_IRQ_SET_DATA_NONE, VFIO_PCI_BAR0_REGION_INDEX,
-    VFIO_PCI_CONFIG_REGION_INDEX, VFIO_PCI_MSI_IRQ_INDEX, VFIO_PCI_NUM_IRQS, VFIO_PCI_NUM_REGIONS,
-    VFIO_REGION_INFO_FLAG_READ, VFIO_REGION_INFO_FLAG_WRITE,
+    VFIO_PCI_CONFIG_REGION_INDEX, VFIO_PCI_ERR_IRQ_INDEX, VFIO_PCI_MSI_IRQ_INDEX,
+    VFIO_PCI_NUM_IRQS, VFIO_PCI_NUM_REGIONS, VFIO_PCI_REQ_IRQ_INDEX, VFIO_REGION_INFO_FLAG_READ,
+    VFIO_REGION_INFO_FLAG_WRITE,
 };
 use vfio_user::{DmaMapFlags, DmaUnmapFlags, IrqInfo, ServerBackend, ServerRegion};
 
@@ -93,7 +94,7 @@ impl ServerConfig {
             world,
             sockets,
             externals: Vec::new(),
-            poll_cycles: 16,
+            poll_cycles: 4,
             exit_on_disconnect: false,
         }
     }
@@ -127,12 +128,16 @@ pub struct ServerStats {
     /// BAR0 reads that completed with an error or timed out (read as ones).
     pub mmio_read_errors: u64,
     pub dma_maps: u64,
+    /// DMA regions offered without a file descriptor (left unmapped).
+    pub dma_maps_without_fd: u64,
     pub dma_unmaps: u64,
     /// DMA regions and bytes mapped now, all NICs.
     pub mapped_regions: u64,
     pub mapped_bytes: u64,
     /// Files (guest RAM) mapped into the server.
     pub mapped_files: u64,
+    /// Per NIC: the IOMMU table now, (bus address, length) in address order.
+    pub mappings: Vec<Vec<(u64, u64)>>,
     pub msi_delivered: u64,
     /// MSIs with no eventfd to go to (MSI disabled by the client).
     pub msi_dropped: u64,
@@ -157,6 +162,7 @@ impl ServerStats {
             model_errors: vec![0; nics],
             dma_writes: vec![0; nics],
             dma_reads: vec![0; nics],
+            mappings: vec![Vec::new(); nics],
             ..Self::default()
         }
     }
@@ -327,6 +333,8 @@ enum Msg {
         nic: usize,
         on: bool,
     },
+    /// A DMA region the client offered without a file descriptor.
+    Unmappable,
     Connected {
         nic: usize,
     },
@@ -433,10 +441,11 @@ fn irqs() -> Vec<IrqInfo> {
         .map(|index| IrqInfo {
             index,
             flags: VFIO_IRQ_INFO_EVENTFD,
-            count: if index == VFIO_PCI_MSI_IRQ_INDEX {
-                MSI_VECTORS as u32
-            } else {
-                0
+            count: match index {
+                VFIO_PCI_MSI_IRQ_INDEX => MSI_VECTORS as u32,
+                // Error and request notification: accepted, never raised.
+                VFIO_PCI_ERR_IRQ_INDEX | VFIO_PCI_REQ_IRQ_INDEX => 1,
+                _ => 0,
             },
         })
         .collect()
@@ -583,17 +592,18 @@ impl ServerBackend for Backend {
         fd: Option<File>,
     ) -> io::Result<()> {
         let Some(fd) = fd else {
-            tracing::error!(
+            // QEMU offers its ROM and BIOS areas this way (not file backed);
+            // guest RAM without a descriptor means RAM is not a shared memfd.
+            // Such a region stays out of the IOMMU: DMA there is refused.
+            tracing::warn!(
                 nic = self.nic,
                 iova = format_args!("{address:#x}"),
                 size,
-                "DMA map without a file descriptor: the server needs guest RAM it can map \
-                 (QEMU: -object memory-backend-memfd,id=mem,share=on -machine memory-backend=mem)"
+                "DMA region without a file descriptor: not mapped, DMA there will be refused \
+                 (guest RAM must be -object memory-backend-memfd,share=on)"
             );
-            return Err(io::Error::new(
-                io::ErrorKind::Unsupported,
-                "DMA region without a file descriptor",
-            ));
+            self.send(Msg::Unmappable)?;
+            return Ok(());
         };
         let file = self.files.get(&fd)?;
         let access = Access {
@@ -657,8 +667,11 @@ impl ServerBackend for Backend {
     ) -> io::Result<()> {
         let nic = self.nic;
         let bad = |what: String| Err(io::Error::new(io::ErrorKind::InvalidInput, what));
+        if index == VFIO_PCI_ERR_IRQ_INDEX || index == VFIO_PCI_REQ_IRQ_INDEX {
+            return Ok(()); // the function never raises these
+        }
         if index != VFIO_PCI_MSI_IRQ_INDEX {
-            // INTx, MSI-X, error and request interrupts: none offered.
+            // INTx and MSI-X: none offered.
             if count == 0 || flags & VFIO_IRQ_SET_DATA_EVENTFD == 0 || fds.is_empty() {
                 return Ok(());
             }
@@ -949,6 +962,7 @@ impl Sim {
                     self.nics[nic].irq[start + k] = f;
                 }
             }
+            Msg::Unmappable => self.stats.dma_maps_without_fd += 1,
             Msg::BusMaster { nic, on } => {
                 self.world
                     .with_world(|w| w.root_complex_mut(nic).set_bus_master(on));
@@ -990,14 +1004,17 @@ impl Sim {
     }
 
     fn count_mappings(&mut self) {
-        let (regions, bytes) = self.world.with_world(|w| {
-            (0..w.nics()).fold((0u64, 0u64), |(r, b), i| {
-                let m = w.root_complex(i).iommu().mappings();
-                (r + m.len() as u64, b + m.iter().map(|m| m.len).sum::<u64>())
-            })
+        let maps: Vec<Vec<(u64, u64)>> = self.world.with_world(|w| {
+            (0..w.nics())
+                .map(|i| {
+                    let m = w.root_complex(i).iommu().mappings();
+                    m.iter().map(|m| (m.bus, m.len)).collect()
+                })
+                .collect()
         });
-        self.stats.mapped_regions = regions;
-        self.stats.mapped_bytes = bytes;
+        self.stats.mapped_regions = maps.iter().map(|m| m.len() as u64).sum();
+        self.stats.mapped_bytes = maps.iter().flatten().map(|m| m.1).sum();
+        self.stats.mappings = maps;
     }
 
     /// Run `cycles` cycles, finishing reads and delivering MSIs as they
