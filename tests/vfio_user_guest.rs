@@ -26,9 +26,7 @@ use rnic_sim::{WorldConfig, RTL_AVAILABLE};
 use rnic_vfio_user::{start, ServerConfig};
 
 fn image() -> PathBuf {
-    std::env::var_os("RNIC_GUEST_IMAGE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/rxe-guest"))
+    rnic_tests::guest_image()
 }
 
 fn skip() -> bool {

@@ -248,3 +248,68 @@ fn speed_probe() {
     eprintln!("read: {:?}", t0.elapsed() / 500);
     eprintln!("{}", h.stats());
 }
+
+/// `copies` local copies of `len` bytes, one at a time; returns the wall
+/// time they took.
+fn timed_copies<D: Device>(nic: &Nic<D>, len: usize, copies: u64) -> Duration {
+    let mut cq = nic.create_cq(16).unwrap();
+    let mut sq = nic.create_sq(16, &mut cq).unwrap();
+    let src = nic.device().alloc_dma(len).unwrap();
+    let dst = nic.device().alloc_dma(len).unwrap();
+    let t0 = Instant::now();
+    for k in 0..copies {
+        let wr = CopyWr {
+            wr_id: k,
+            src: src.bus_addr(),
+            dst: dst.bus_addr(),
+            length: len as u32,
+        };
+        nic.post_copy(&mut sq, &wr).unwrap();
+        nic.ring_sq(&sq).unwrap();
+        let mut out = Vec::new();
+        while out.is_empty() {
+            nic.poll_cq(&mut cq, 1, &mut out).unwrap();
+            nic.device().idle();
+        }
+    }
+    t0.elapsed()
+}
+
+/// DMA through the server against the same copies in-process, at the same
+/// moment on the same machine: simulated cycles per second and wall time
+/// per DMA TLP. `cargo test --release -p rnic-vfio-user --test server
+/// dma_speed_probe -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn dma_speed_probe() {
+    use rnic_sim::{SimConfig, SimDevice};
+    let (len, copies) = (1 << 20, 8);
+    let report = |who: &str, cycles: u64, tlps: u64, t: Duration| {
+        eprintln!(
+            "{who}: {:.0} kcycles/s, {tlps} DMA TLPs, {:.2} us per TLP",
+            cycles as f64 / t.as_secs_f64() / 1e3,
+            t.as_secs_f64() * 1e6 / tlps as f64
+        )
+    };
+    let dev = SimDevice::new(SimConfig {
+        root_complex: RootComplexConfig::bench(),
+        ..SimConfig::default()
+    })
+    .unwrap();
+    let (c0, s0) = (dev.now(), dev.stats());
+    let t = timed_copies(&Nic::open(dev.clone()).unwrap(), len, copies);
+    let s1 = dev.stats();
+    let tlps = |s: &rnic_sim::Stats| s.tx_wr_req.tlps + s.tx_rd_req.tlps;
+    report("in-process", dev.now() - c0, tlps(&s1) - tlps(&s0), t);
+    let Some(h) = server("dmaspeed", 1, RootComplexConfig::bench()) else {
+        return;
+    };
+    let nic = Nic::open(VfioUserDevice::connect(h.socket(0), 4 << 20).unwrap()).unwrap();
+    let s0 = wait_stats(&h, |_| true);
+    let t = timed_copies(&nic, len, copies);
+    let s1 = wait_stats(&h, |s| {
+        s.dma_writes[0] >= s0.dma_writes[0] + copies * len as u64 / 256
+    });
+    let tlps = |s: &rnic_vfio_user::ServerStats| s.dma_writes[0] + s.dma_reads[0];
+    report("server", s1.cycles - s0.cycles, tlps(&s1) - tlps(&s0), t);
+}
