@@ -14,9 +14,7 @@ use rnic_interop::suite::{run_one, RunSpec, Test};
 use rnic_interop::{Guest, GuestConfig, Role};
 
 fn image() -> PathBuf {
-    std::env::var_os("RNIC_GUEST_IMAGE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/rxe-guest"))
+    rnic_tests::guest_image()
 }
 
 fn skip() -> bool {

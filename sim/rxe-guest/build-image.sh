@@ -30,7 +30,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$HERE/common.sh"
 
 SUITE=bookworm
-PACKAGES=linux-image-amd64,rdma-core,ibverbs-utils,ibverbs-providers,perftest,iproute2,kmod,procps,rdmacm-utils,python3-pyverbs
+PACKAGES=linux-image-amd64,rdma-core,ibverbs-utils,ibverbs-providers,perftest,iproute2,kmod,procps,rdmacm-utils,python3-pyverbs,pciutils
 OUTPUTS=(rootfs.ext4 vmlinuz initrd.img versions.txt)
 
 if [ $# -ne 1 ] || [ -z "$1" ] || [ "${1#-}" != "$1" ]; then

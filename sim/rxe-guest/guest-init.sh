@@ -11,6 +11,11 @@
 #   rnic.ipv6=1          keep IPv6 on eth0 (default: disabled, so the guest
 #                        sends no ND/MLD frames into the RoCE fabric)
 #   rnic.shell=1         also start a root shell on the console (debugging)
+#   rnic.role=vfio       no network and no rxe: load VFIO (vfio-pci,
+#                        vfio_iommu_type1) for PCI functions served over
+#                        vfio-user (sim/vm/), report ready with "vfio -"
+#   rnic.share=TAG       mount the 9p share TAG (QEMU -virtfs ...,mount_tag=TAG)
+#                        read-only at /mnt/host
 # eth1 (QEMU user network) gets 10.0.2.15/24, default route via 10.0.2.2.
 #
 # Agent on the virtio-serial port named "rnic.agent":
@@ -113,6 +118,8 @@ MTU=4200
 NEIGHS=""
 IPV6=0
 SHELL_ON_CONSOLE=0
+ROLE=rxe
+SHARE=""
 for arg in $(cat /proc/cmdline); do
     case $arg in
         rnic.ip=*) IP=${arg#rnic.ip=} ;;
@@ -120,13 +127,22 @@ for arg in $(cat /proc/cmdline); do
         rnic.neigh=*) NEIGHS="$NEIGHS ${arg#rnic.neigh=}" ;;
         rnic.ipv6=*) IPV6=${arg#rnic.ipv6=} ;;
         rnic.shell=*) SHELL_ON_CONSOLE=${arg#rnic.shell=} ;;
+        rnic.role=*) ROLE=${arg#rnic.role=} ;;
+        rnic.share=*) SHARE=${arg#rnic.share=} ;;
     esac
 done
 case $MTU in '' | *[!0-9]*) fail "bad rnic.mtu=$MTU" ;; esac
 case $IP in */*) ;; *) IP=$IP/24 ;; esac
 
+case $ROLE in
+    rxe) MODULES="virtio_pci virtio_net virtio_console udp_tunnel ip6_udp_tunnel ib_core rdma_rxe ib_uverbs rdma_ucm" ;;
+    vfio) MODULES="virtio_pci virtio_console vfio vfio_iommu_type1 vfio_pci" ;;
+    *) fail "bad rnic.role=$ROLE (rxe or vfio)" ;;
+esac
+[ -z "$SHARE" ] || MODULES="$MODULES 9pnet_virtio 9p"
+
 # --- 3. modules -----------------------------------------------------------
-for m in virtio_pci virtio_net virtio_console udp_tunnel ip6_udp_tunnel ib_core rdma_rxe ib_uverbs rdma_ucm; do
+for m in $MODULES; do
     if ! modprobe "$m" 2>/tmp/modprobe.err; then
         # built in is fine; a missing module is not
         if ! grep -q "/$m\.ko" "/lib/modules/$(uname -r)/modules.builtin" 2>/dev/null; then
@@ -165,7 +181,22 @@ command exec 3<>"$PORT" || fail "cannot open $PORT"
 PORT_FD_OPEN=1
 log "agent port $PORT"
 
-# --- 5. network -------------------------------------------------------------
+# --- 5. shared folder ---------------------------------------------------------
+if [ -n "$SHARE" ]; then
+    mkdir -p /mnt/host
+    mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144 "$SHARE" /mnt/host 2>/tmp/mount.err ||
+        fail "mount 9p share $SHARE at /mnt/host: $(cat /tmp/mount.err)"
+    log "9p share $SHARE at /mnt/host"
+fi
+
+if [ "$ROLE" = vfio ]; then
+    log "role vfio: PCI functions:"
+    if command -v lspci >/dev/null 2>&1; then lspci -nn; fi
+    log "IOMMU groups: $(ls /sys/kernel/iommu_groups 2>/dev/null | wc -l)"
+    gid=vfio
+    active_mtu=-
+else
+# --- 6. network -------------------------------------------------------------
 deadline=$(($(now) + 15))
 while [ ! -e /sys/class/net/eth0 ] || [ ! -e /sys/class/net/eth1 ]; do
     [ "$(now)" -ge "$deadline" ] && fail "eth0/eth1 did not appear (have: $(ls /sys/class/net | tr '\n' ' '))"
@@ -189,7 +220,7 @@ ip addr add 10.0.2.15/24 dev eth1 || fail "eth1 address"
 ip link set eth1 up || fail "eth1 up"
 ip route add default via 10.0.2.2 dev eth1 || fail "default route via eth1"
 
-# --- 6. rxe -------------------------------------------------------------------
+# --- 7. rxe -------------------------------------------------------------------
 rdma link add rxe0 type rxe netdev eth0 2>/tmp/rdma.err ||
     fail "rdma link add rxe0 type rxe netdev eth0: $(cat /tmp/rdma.err)"
 GID_FILE=/sys/class/infiniband/rxe0/ports/1/gids/1
@@ -209,13 +240,14 @@ active_mtu=$(ibv_devinfo -d rxe0 | sed -n 's/.*active_mtu:[[:space:]]*\([0-9][0-
 [ -n "$active_mtu" ] || fail "cannot read active_mtu of rxe0"
 log "rxe0 PORT_ACTIVE, gid[1] $gid, active_mtu $active_mtu"
 diag
+fi
 
 if [ "$SHELL_ON_CONSOLE" = 1 ]; then
     log "rnic.shell=1: root shell on the console"
     setsid -c sh </dev/console >/dev/console 2>&1 3>&- &
 fi
 
-# --- 7. agent -----------------------------------------------------------------
+# --- 8. agent -----------------------------------------------------------------
 RCFILE=/tmp/rnic-agent.rc
 CR=$(printf '\r')
 

@@ -14,6 +14,16 @@ use rnic_sim::{RootComplexConfig, SimConfig, SimDevice};
 /// Widths every end-to-end test runs at.
 pub const WIDTHS: [u32; 2] = [64, 256];
 
+/// The QEMU guest image (`sim/rxe-guest/build-image.sh`, built by
+/// `.ci/run` into `target/rxe-guest`); RNIC_GUEST_IMAGE names another.
+pub fn guest_image() -> std::path::PathBuf {
+    std::env::var_os("RNIC_GUEST_IMAGE")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/rxe-guest")
+        })
+}
+
 pub fn sim(data_w: u32, seed: u64) -> Nic<SimDevice> {
     sim_with(data_w, seed, RootComplexConfig::default())
 }

@@ -9,9 +9,18 @@
 //! out-of-band TCP exchanges: the host reaches the guest's port 18515 at
 //! `127.0.0.1:control_port`, the guest reaches the host as 10.0.2.2.
 //!
+//! The same image and agent also serve a second role, [`GuestRole::Vfio`]:
+//! no network, the simulated NICs attached as PCI functions over vfio-user
+//! (QEMU's `vfio-user-pci`, from the QEMU that `sim/vm/install-qemu.sh`
+//! installs, see [`sid_qemu`]), guest RAM in a shared memfd so the server
+//! can DMA into it, optionally a virtual IOMMU (`intel-iommu`, so the guest
+//! kernel's VFIO gives `/dev/vfio/N`), and a host folder shared read-only
+//! at `/mnt/host` (9p) to run a freshly built `rnic` in the guest.
+//!
 //! Everything is bounded: a missing QEMU or image, a guest that does not
 //! boot, a command that does not end and a guest that dies all end in a
-//! [`GuestError`] naming the cause (with the tail of the guest's console).
+//! [`GuestError`] naming the cause (with the tail of the guest's console and
+//! of QEMU's own messages).
 
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, TcpListener};
@@ -51,6 +60,11 @@ pub enum GuestError {
         secs: u64,
         output: String,
     },
+    #[error(
+        "the vfio-user server of {device} went away (QEMU lost the socket); the guest's \
+         accesses to it now fail. QEMU's messages:\n{log}"
+    )]
+    DeviceLost { device: String, log: String },
     #[error(transparent)]
     Sim(#[from] rnic_sim::SimError),
     #[error("{0}")]
@@ -78,6 +92,38 @@ pub struct GuestConfig {
     /// eth0's MTU (4200: rxe's active MTU is then 4096).
     pub mtu: u32,
     pub boot_timeout: Duration,
+    /// What the guest is for.
+    pub role: GuestRole,
+    /// A host folder shared read-only at `/mnt/host` in the guest (9p).
+    pub share: Option<PathBuf>,
+}
+
+/// The guest's role: the soft-RoCE peer, or a host of vfio-user functions.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum GuestRole {
+    /// `rdma_rxe` on eth0, which is a stream socket into the simulator's
+    /// fabric; eth1 is the control port (QEMU user networking).
+    #[default]
+    Rxe,
+    /// No network. One `vfio-user-pci` function per socket (in order, so
+    /// the guest sees them at 00:02.0, 00:03.0, ...; after the IOMMU and
+    /// the serial port: see the console), guest RAM in a shared memfd, the
+    /// VFIO modules loaded. `iommu`: an `intel-iommu` (caching mode) and
+    /// `intel_iommu=on`, so binding a function to `vfio-pci` gives
+    /// `/dev/vfio/N` and every guest DMA mapping reaches the server; without
+    /// it QEMU maps all guest RAM at its physical address and the guest's
+    /// VFIO has no IOMMU group to offer (only sysfs access works).
+    Vfio { sockets: Vec<PathBuf>, iommu: bool },
+}
+
+/// The QEMU with `vfio-user-pci`: `$RNIC_QEMU_VFIO_USER`, else the wrapper
+/// `sim/vm/qemu.sh` of this source tree (which runs the QEMU that
+/// `sim/vm/install-qemu.sh` installed).
+pub fn sid_qemu() -> PathBuf {
+    match std::env::var_os("RNIC_QEMU_VFIO_USER") {
+        Some(p) => PathBuf::from(p),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sim/vm/qemu.sh"),
+    }
 }
 
 impl GuestConfig {
@@ -93,6 +139,24 @@ impl GuestConfig {
             peer_mac: [0x02, 0x00, 0x00, 0x00, 0x00, 0x01],
             mtu: 4200,
             boot_timeout: Duration::from_secs(240),
+            role: GuestRole::Rxe,
+            share: None,
+        }
+    }
+
+    /// A guest hosting the vfio-user functions behind `sockets` (the
+    /// server must listen on them before [`Guest::boot`]), booted by
+    /// [`sid_qemu`].
+    pub fn vfio(
+        image: impl Into<PathBuf>,
+        run_dir: impl Into<PathBuf>,
+        sockets: Vec<PathBuf>,
+        iommu: bool,
+    ) -> Self {
+        Self {
+            qemu: sid_qemu().display().to_string(),
+            role: GuestRole::Vfio { sockets, iommu },
+            ..Self::new(image, run_dir)
         }
     }
 }
@@ -120,6 +184,11 @@ pub struct Guest {
     pub active_mtu: u32,
     pub boot_time: Duration,
     console: PathBuf,
+    qemu_log: PathBuf,
+    /// Bytes of `qemu_log` looked at for a lost vfio-user server, and when
+    /// one was first seen (the message naming the device may follow).
+    qemu_log_seen: u64,
+    lost_since: Option<Instant>,
     cfg: GuestConfig,
 }
 
@@ -191,25 +260,87 @@ impl Guest {
         let roce_path = cfg.run_dir.join("roce.sock");
         let agent_path = cfg.run_dir.join("agent.sock");
         let console = cfg.run_dir.join("console.log");
+        let qemu_log = cfg.run_dir.join("qemu.log");
         let _ = std::fs::remove_file(&console);
-        let roce_l = StreamPort::listen(&roce_path)?;
+        let rxe = cfg.role == GuestRole::Rxe;
+        let roce_l = if rxe {
+            Some(StreamPort::listen(&roce_path)?)
+        } else {
+            None
+        };
         let _ = std::fs::remove_file(&agent_path);
         let agent_l = UnixListener::bind(&agent_path)?;
-        let control_port = free_tcp_port()?;
-        let append = format!(
-            "root=/dev/vda rw console=ttyS0 net.ifnames=0 init=/sbin/rnic-init panic=-1 \
-             rnic.ip={}/24 rnic.mtu={} rnic.neigh={},{}",
-            cfg.ip,
-            cfg.mtu,
-            cfg.peer_ip,
-            mac_str(&cfg.peer_mac)
-        );
+        let control_port = if rxe { free_tcp_port()? } else { 0 };
         let img = |f: &str| cfg.image.join(f).display().to_string();
-        let args: Vec<String> = vec![
+        let mut append =
+            "root=/dev/vda rw console=ttyS0 net.ifnames=0 init=/sbin/rnic-init panic=-1"
+                .to_string();
+        let mut machine = "q35".to_string();
+        let mut role_args: Vec<String> = Vec::new();
+        match &cfg.role {
+            GuestRole::Rxe => {
+                append += &format!(
+                    " rnic.ip={}/24 rnic.mtu={} rnic.neigh={},{}",
+                    cfg.ip,
+                    cfg.mtu,
+                    cfg.peer_ip,
+                    mac_str(&cfg.peer_mac)
+                );
+                role_args.extend([
+                    "-netdev".into(),
+                    format!(
+                        "stream,id=roce,server=off,addr.type=unix,addr.path={}",
+                        roce_path.display()
+                    ),
+                    "-device".into(),
+                    format!("virtio-net-pci,netdev=roce,mac={}", mac_str(&cfg.mac)),
+                    "-netdev".into(),
+                    format!("user,id=ctl,hostfwd=tcp:127.0.0.1:{control_port}-:18515"),
+                    "-device".into(),
+                    "virtio-net-pci,netdev=ctl,mac=52:54:00:12:34:03".into(),
+                ]);
+            }
+            GuestRole::Vfio { sockets, iommu } => {
+                append += " rnic.role=vfio";
+                // The server maps guest RAM from the descriptor QEMU passes
+                // with each DMA region: RAM must be a shared memfd.
+                machine += ",memory-backend=mem";
+                role_args.extend([
+                    "-object".into(),
+                    format!(
+                        "memory-backend-memfd,id=mem,size={}M,share=on",
+                        cfg.memory_mib
+                    ),
+                ]);
+                if *iommu {
+                    append += " intel_iommu=on";
+                    role_args.extend(["-device".into(), "intel-iommu,caching-mode=on".into()]);
+                }
+                for sock in sockets {
+                    let dev = serde_json::json!({
+                        "driver": "vfio-user-pci",
+                        "socket": { "path": sock.display().to_string(), "type": "unix" },
+                        "rombar": 0,
+                    });
+                    role_args.extend(["-device".into(), dev.to_string()]);
+                }
+            }
+        }
+        if let Some(dir) = &cfg.share {
+            append += " rnic.share=rnic";
+            role_args.extend([
+                "-virtfs".into(),
+                format!(
+                    "local,path={},mount_tag=rnic,security_model=none,readonly=on",
+                    dir.display()
+                ),
+            ]);
+        }
+        let mut args: Vec<String> = vec![
             "-accel".into(),
             "tcg".into(),
             "-machine".into(),
-            "q35".into(),
+            machine,
             "-cpu".into(),
             "max".into(),
             "-m".into(),
@@ -231,17 +362,9 @@ impl Guest {
                 "file={},if=virtio,format=raw,snapshot=on",
                 img("rootfs.ext4")
             ),
-            "-netdev".into(),
-            format!(
-                "stream,id=roce,server=off,addr.type=unix,addr.path={}",
-                roce_path.display()
-            ),
-            "-device".into(),
-            format!("virtio-net-pci,netdev=roce,mac={}", mac_str(&cfg.mac)),
-            "-netdev".into(),
-            format!("user,id=ctl,hostfwd=tcp:127.0.0.1:{control_port}-:18515"),
-            "-device".into(),
-            "virtio-net-pci,netdev=ctl,mac=52:54:00:12:34:03".into(),
+        ];
+        args.extend(role_args);
+        args.extend([
             "-device".into(),
             "virtio-serial-pci".into(),
             "-chardev".into(),
@@ -250,14 +373,14 @@ impl Guest {
             "virtserialport,chardev=agent,name=rnic.agent".into(),
             "-serial".into(),
             format!("file:{}", console.display()),
-        ];
-        tracing::info!(qemu = %cfg.qemu, args = %args.join(" "), "booting the rxe guest");
+        ]);
+        tracing::info!(qemu = %cfg.qemu, args = %args.join(" "), "booting the guest");
         let t0 = Instant::now();
         let mut child = Command::new(&cfg.qemu)
             .args(&args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
+            .stderr(std::fs::File::create(&qemu_log)?)
             .spawn()
             .map_err(|err| GuestError::Spawn {
                 what: cfg.qemu.clone(),
@@ -265,41 +388,40 @@ impl Guest {
             })?;
         let exited = |child: &mut Child| -> Option<String> {
             match child.try_wait() {
-                Ok(Some(st)) => {
-                    let mut e = String::new();
-                    if let Some(mut se) = child.stderr.take() {
-                        let _ = se.read_to_string(&mut e);
-                    }
-                    Some(format!("{st}: {}", e.trim()))
-                }
+                Ok(Some(st)) => Some(format!("{st}: {}", tail(&qemu_log, 20).trim())),
                 _ => None,
             }
         };
-        // QEMU connects both sockets while it starts.
-        let mut gone = None;
-        let roce = StreamPort::accept(&roce_l, Duration::from_secs(30), || {
-            match exited(&mut child) {
-                Some(s) => {
-                    gone = Some(s.clone());
-                    Err(format!("QEMU exited ({s})"))
+        // QEMU connects its sockets while it starts.
+        let roce = match roce_l {
+            None => None,
+            Some(roce_l) => {
+                let mut gone = None;
+                let roce = StreamPort::accept(&roce_l, Duration::from_secs(30), || {
+                    match exited(&mut child) {
+                        Some(s) => {
+                            gone = Some(s.clone());
+                            Err(format!("QEMU exited ({s})"))
+                        }
+                        None => Ok(()),
+                    }
+                });
+                match roce {
+                    Ok(p) => Some(p),
+                    Err(e) => {
+                        if let Some(st) = gone {
+                            return Err(GuestError::QemuExited {
+                                status: st,
+                                when: "while starting",
+                                console: tail(&console, 30),
+                            });
+                        }
+                        let _ = child.kill();
+                        return Err(GuestError::Agent(format!(
+                            "QEMU did not connect its RoCE port: {e}"
+                        )));
+                    }
                 }
-                None => Ok(()),
-            }
-        });
-        let roce = match roce {
-            Ok(p) => p,
-            Err(e) => {
-                if let Some(st) = gone {
-                    return Err(GuestError::QemuExited {
-                        status: st,
-                        when: "while starting",
-                        console: tail(&console, 30),
-                    });
-                }
-                let _ = child.kill();
-                return Err(GuestError::Agent(format!(
-                    "QEMU did not connect its RoCE port: {e}"
-                )));
             }
         };
         agent_l.set_nonblocking(true)?;
@@ -331,18 +453,24 @@ impl Guest {
             agent_buf: Vec::new(),
             output: String::new(),
             running: None,
-            roce: Some(roce),
+            roce,
             control_port,
             gid: [0; 16],
             active_mtu: 0,
             boot_time: Duration::ZERO,
             console,
+            qemu_log,
+            qemu_log_seen: 0,
+            lost_since: None,
             cfg: cfg.clone(),
         };
         let deadline = t0 + cfg.boot_timeout;
         loop {
             if let Some(line) = g.read_line()? {
                 if let Some(rest) = line.strip_prefix("@@rnic-ready") {
+                    if !rxe {
+                        break;
+                    }
                     let mut it = rest.split_whitespace();
                     let gid = it.next().and_then(parse_gid);
                     let mtu = it.next().and_then(|m| m.parse::<u32>().ok());
@@ -406,20 +534,98 @@ impl Guest {
         tail(&self.console, lines)
     }
 
+    /// QEMU's own messages (its standard error), e.g. a vfio-user device
+    /// that lost its server.
+    pub fn qemu_log_path(&self) -> &Path {
+        &self.qemu_log
+    }
+
+    pub fn qemu_log_tail(&self, lines: usize) -> String {
+        tail(&self.qemu_log, lines)
+    }
+
     /// Err if QEMU is gone.
     pub fn check_alive(&mut self, when: &'static str) -> Result<()> {
         if let Ok(Some(st)) = self.child.try_wait() {
-            let mut e = String::new();
-            if let Some(mut se) = self.child.stderr.take() {
-                let _ = se.read_to_string(&mut e);
-            }
             return Err(GuestError::QemuExited {
-                status: format!("{st} {}", e.trim()),
+                status: format!("{st}: {}", self.qemu_log_tail(20).trim()),
                 when,
                 console: self.console_tail(30),
             });
         }
         Ok(())
+    }
+
+    /// Err if a vfio-user function lost its server. QEMU keeps running when
+    /// a server's socket closes: it prints `failed to read header: EOF` or
+    /// `Unable to write to socket: Broken pipe`, then every access to the function fails (reads return all ones)
+    /// with a message naming it (`vfio-user:SOCKET`). A guest program that
+    /// waits on memory the device should write would wait for ever, so the
+    /// runner watches QEMU's messages and ends the command with the device
+    /// named.
+    pub fn check_devices(&mut self) -> Result<()> {
+        let GuestRole::Vfio { sockets, .. } = &self.cfg.role else {
+            return Ok(());
+        };
+        if self.lost_since.is_none() {
+            let Ok(mut f) = std::fs::File::open(&self.qemu_log) else {
+                return Ok(());
+            };
+            let mut new = String::new();
+            use std::io::Seek;
+            if f.seek(io::SeekFrom::Start(self.qemu_log_seen)).is_err()
+                || f.read_to_string(&mut new).is_err()
+            {
+                return Ok(());
+            }
+            // The first sign may be the reader's EOF or a writer's EPIPE.
+            let lost = ["failed to read header", "Unable to write to socket"]
+                .iter()
+                .filter_map(|m| new.find(m))
+                .min();
+            match lost {
+                Some(i) => {
+                    self.qemu_log_seen += i as u64;
+                    self.lost_since = Some(Instant::now());
+                }
+                None => {
+                    // Keep a partial last line for the next look.
+                    let done = new.rfind('\n').map_or(0, |i| i + 1);
+                    self.qemu_log_seen += done as u64;
+                    return Ok(());
+                }
+            }
+        }
+        let text = std::fs::read_to_string(&self.qemu_log).unwrap_or_default();
+        let after = text.get(self.qemu_log_seen as usize..).unwrap_or("");
+        let named: Vec<String> = sockets
+            .iter()
+            .map(|s| format!("vfio-user:{}", s.display()))
+            .filter(|d| after.contains(d.as_str()))
+            .collect();
+        let waited = self
+            .lost_since
+            .is_some_and(|t| t.elapsed() > Duration::from_secs(1));
+        let device = if sockets.len() == 1 {
+            format!("vfio-user:{}", sockets[0].display())
+        } else if !named.is_empty() {
+            named.join(", ")
+        } else if waited {
+            format!(
+                "one of {}",
+                sockets
+                    .iter()
+                    .map(|s| format!("vfio-user:{}", s.display()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        } else {
+            return Ok(());
+        };
+        Err(GuestError::DeviceLost {
+            device,
+            log: after.lines().take(10).collect::<Vec<_>>().join("\n"),
+        })
     }
 
     /// One complete line from the agent, if there is one now.
@@ -481,6 +687,7 @@ impl Guest {
             self.output.push('\n');
         }
         self.check_alive("while a command ran")?;
+        self.check_devices()?;
         Ok(None)
     }
 

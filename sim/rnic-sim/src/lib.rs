@@ -36,11 +36,12 @@ pub use fabric::{
     CopyFate, Delivery, Fabric, FabricConfig, FabricStats, PathConfig, PathHash, PathStats,
     Routing, SendReport, PROFILE_NAMES,
 };
+pub use host_memory::{Access, DmaMemory, Iommu, MapError, Mapping};
 pub use mac::{MacConfig, MacStats};
 pub use pcap::{CaptureFile, CaptureFormat, FrameRing, WireFrame};
 pub use ports::{Model, PortsIn, PortsOut};
 pub use root_complex::{
-    Channel, ChannelStats, IommuFault, ModelError, NoHook, PortHook, RootComplex,
+    Channel, ChannelStats, FaultReason, IommuFault, ModelError, NoHook, PortHook, RootComplex,
     RootComplexConfig, Stats,
 };
 pub use spi_flash::{FlashOp, FlashOpKind, FlashStats, FlashTiming, SpiFlash, SpiFlashConfig};

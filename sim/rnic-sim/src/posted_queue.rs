@@ -14,7 +14,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use rnic_device::HostMemory;
+use crate::host_memory::DmaMemory;
 
 /// A memory write ready to be applied.
 pub struct PostedWrite {
@@ -26,7 +26,7 @@ pub struct PostedWrite {
     pub first_be: u8,
     pub last_be: u8,
     /// Keeps the memory alive even if the buffer is unmapped meanwhile.
-    pub(crate) _owner: Option<Arc<HostMemory>>,
+    pub(crate) _owner: Option<Arc<dyn DmaMemory>>,
 }
 
 impl std::fmt::Debug for PostedWrite {

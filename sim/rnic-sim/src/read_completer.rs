@@ -6,8 +6,8 @@
 
 use std::sync::Arc;
 
+use crate::host_memory::DmaMemory;
 use rand::Rng;
-use rnic_device::HostMemory;
 
 /// One completion of a read: which bytes it carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,7 +118,7 @@ pub struct PendingRead {
     /// Zero-length read: one CplD of 1 DW, byte count 1, no data.
     pub zero_length: bool,
     /// Host pointer of `next_addr` (None for error / zero-length reads).
-    pub(crate) host: Option<(*mut u8, Arc<HostMemory>)>,
+    pub(crate) host: Option<(*mut u8, Arc<dyn DmaMemory>)>,
 }
 
 /// Requests in flight, in arrival order.

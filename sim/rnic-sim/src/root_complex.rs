@@ -32,7 +32,7 @@ use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rnic_device::{DeviceError, HostMemory};
 
-use crate::host_memory::{Iommu, Mapping};
+use crate::host_memory::{Access, DmaMemory, Iommu, MapError, Mapping};
 use crate::ports::{Model, PortsIn, PortsOut};
 use crate::posted_queue::{PostedKind, PostedQueue, PostedWrite};
 use crate::read_completer::{next_chunk_bytes, PendingRead, ReadCompleter};
@@ -216,7 +216,25 @@ pub struct IommuFault {
     pub write: bool,
     pub requester_id: u16,
     pub tag: u8,
+    pub reason: FaultReason,
 }
+
+/// Why a DMA access was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultReason {
+    /// Some byte lies outside every mapping.
+    Unmapped,
+    /// Mapped, but not for this direction (a write to a read-only
+    /// mapping, a read of a write-only one).
+    Access,
+    /// The host has bus mastering disabled (command register bit 2): the
+    /// function may issue no DMA and no MSI. An MSI refused this way is
+    /// recorded at `0xFEE0_0000 + 4 * vector` with the vector as tag.
+    BusMaster,
+}
+
+/// Where a refused MSI is recorded (the x86 MSI address window).
+pub const MSI_WINDOW: u64 = 0xFEE0_0000;
 
 /// TLPs and bytes seen on one channel.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -331,6 +349,9 @@ pub struct RootComplex {
     /// the outputs of that cycle: those must be held until the handshake.
     held: u8,
     held_out: PortsOut,
+    /// Bus mastering enabled (command register bit 2); DMA and MSI are
+    /// refused while it is off.
+    bus_master: bool,
 }
 
 fn prob_thr(p: f64) -> u32 {
@@ -381,6 +402,7 @@ impl RootComplex {
             sim_flags: 0,
             held: 0,
             held_out: PortsOut::default(),
+            bus_master: true,
             cfg: cfg.clone(),
         };
         rc.set_config(cfg);
@@ -422,6 +444,18 @@ impl RootComplex {
         self.inp.cfg_max_read_req = code;
     }
 
+    /// Bus mastering (command register bit 2; on from the start): while
+    /// off, every DMA request and MSI of the NIC is refused and recorded
+    /// as an [`IommuFault`] with [`FaultReason::BusMaster`], as a host
+    /// whose driver never enabled bus mastering would see nothing arrive.
+    pub fn set_bus_master(&mut self, on: bool) {
+        self.bus_master = on;
+    }
+
+    pub fn bus_master(&self) -> bool {
+        self.bus_master
+    }
+
     /// Hold `rst` high (and every valid/ready low) while `on`.
     pub fn set_reset(&mut self, on: bool) {
         self.in_reset = on;
@@ -451,18 +485,81 @@ impl RootComplex {
         self.iommu.unmap(bus)
     }
 
+    /// Register `len` bytes of `mem` from `offset` at bus address `bus`
+    /// (chosen by the caller, e.g. a guest's IOVA) with `access`. DMA
+    /// outside every mapping, or against its access, is refused and
+    /// recorded as an [`IommuFault`], as for the simulator's own buffers.
+    pub fn map_at(
+        &mut self,
+        bus: u64,
+        len: u64,
+        mem: Arc<dyn DmaMemory>,
+        offset: usize,
+        access: Access,
+    ) -> Result<(), MapError> {
+        self.iommu.map_at(bus, len, mem, offset, access)
+    }
+
+    /// Remove bus addresses `bus..bus+len` from the IOMMU (see
+    /// [`Iommu::unmap_range`]). Posted writes already accepted are made
+    /// visible first, so none lands after the caller has been told the
+    /// range is gone; read requests already translated keep the memory
+    /// alive until they complete. Returns the bytes that were mapped.
+    pub fn unmap_range(&mut self, bus: u64, len: u64) -> u64 {
+        self.flush_posted();
+        self.iommu.unmap_range(bus, len)
+    }
+
+    /// A function-level reset as the host's side of the link sees it:
+    /// posted writes the NIC issued become visible (they left the function
+    /// before the reset), DMA reads in flight and the NIC's unfinished TLPs
+    /// are dropped, queued MMIO requests are discarded, outstanding MMIO
+    /// reads end with [`DeviceError::Stopped`], pending MSIs are cleared,
+    /// and `rst` is raised. The caller releases it with
+    /// [`RootComplex::set_reset`]`(false)` after the reset time. The IOMMU
+    /// table (the host's) is kept.
+    pub fn function_reset(&mut self) {
+        self.flush_posted();
+        self.reads = ReadCompleter::default();
+        self.rx_cpl.active = false;
+        self.inp.rx_cpl_valid = 0;
+        self.tx_wr.active = false;
+        self.tx_cpl.active = false;
+        self.held = 0;
+        self.mmio_q.clear();
+        self.rx_req_active = false;
+        self.inp.rx_req_valid = 0;
+        self.mmio_reads.retain(|r| !r.abandoned);
+        for r in &mut self.mmio_reads {
+            if r.result.is_none() {
+                r.result = Some(Err(DeviceError::Stopped(
+                    "function-level reset while the MMIO read was outstanding".into(),
+                )));
+                r.writes_before = 0;
+            }
+        }
+        self.msi_pending = 0;
+        self.set_reset(true);
+    }
+
+    /// Queue a posted MMIO write of the bytes of `value` whose bits are set
+    /// in `byte_enable` (bit `i` = byte `i` of the dword at `offset`).
+    pub fn mmio_write_be(&mut self, offset: u64, value: u32, byte_enable: u8) {
+        let mut h = ReqHeader::mem(true, self.cfg.bar0_addr + offset, 1, byte_enable & 0xf, 0);
+        h.requester_id = self.cfg.host_id;
+        self.mmio_q.push_back(MmioOp {
+            hdr: h.encode(),
+            data: value,
+        });
+    }
+
     pub fn iommu(&self) -> &Iommu {
         &self.iommu
     }
 
     /// Queue a posted 32-bit MMIO write to BAR0 at `offset`.
     pub fn mmio_write(&mut self, offset: u64, value: u32) {
-        let mut h = ReqHeader::mem(true, self.cfg.bar0_addr + offset, 1, 0xf, 0);
-        h.requester_id = self.cfg.host_id;
-        self.mmio_q.push_back(MmioOp {
-            hdr: h.encode(),
-            data: value,
-        });
+        self.mmio_write_be(offset, value, 0xf);
     }
 
     /// Queue a 32-bit MMIO read of BAR0 at `offset` (behind earlier MMIO
@@ -594,21 +691,31 @@ impl RootComplex {
             hook.sample(self.cycle, &self.inp, &self.out);
         }
         if !self.posted.is_empty() {
-            let now = self.cycle;
-            let pending = &mut self.msi_pending;
-            let counts = &mut self.msi_count;
-            self.posted.service(now, |e| match &e.kind {
-                // SAFETY: accepted writes passed the IOMMU check; the
-                // entry keeps the memory alive.
-                PostedKind::Write(w) => unsafe { w.apply() },
-                PostedKind::Msi(v) => {
-                    *pending |= 1 << (v & 31);
-                    counts[usize::from(v & 31)] += 1;
-                }
-                PostedKind::Nop => {}
-            });
+            self.apply_posted(self.cycle);
         }
         self.cycle += 1;
+    }
+
+    /// Make visible every posted entry the ordering rules let go by `now`.
+    fn apply_posted(&mut self, now: u64) {
+        let pending = &mut self.msi_pending;
+        let counts = &mut self.msi_count;
+        self.posted.service(now, |e| match &e.kind {
+            // SAFETY: accepted writes passed the IOMMU check; the
+            // entry keeps the memory alive.
+            PostedKind::Write(w) => unsafe { w.apply() },
+            PostedKind::Msi(v) => {
+                *pending |= 1 << (v & 31);
+                counts[usize::from(v & 31)] += 1;
+            }
+            PostedKind::Nop => {}
+        });
+    }
+
+    /// Make every posted write and MSI the NIC has issued visible now, in
+    /// an order the rules allow (as if their delays had all run out).
+    pub fn flush_posted(&mut self) {
+        self.apply_posted(u64::MAX);
     }
 
     fn drive(&mut self) {
@@ -983,16 +1090,12 @@ impl RootComplex {
         let zero_len = h.dw0.length_dw == 1 && h.first_be == 0;
         let first = h.first_byte_addr();
         let bc = h.byte_count();
+        let allowed =
+            self.bus_master && self.iommu.lookup_for(first, u64::from(bc), true).is_some();
+        if !allowed {
+            return self.fault(first, u64::from(bc), true, h.requester_id, h.tag);
+        }
         let Some(m) = self.iommu.lookup(first, u64::from(bc)) else {
-            self.stats.iommu_faults += 1;
-            self.faults.push(IommuFault {
-                cycle: self.cycle,
-                addr: first,
-                len: u64::from(bc),
-                write: true,
-                requester_id: h.requester_id,
-                tag: h.tag,
-            });
             return;
         };
         let kind = if zero_len {
@@ -1019,10 +1122,41 @@ impl RootComplex {
         self.stats.max_posted_pending = self.stats.max_posted_pending.max(self.posted.len());
     }
 
+    /// Record a refused DMA access (and why it was refused).
+    fn fault(&mut self, addr: u64, len: u64, write: bool, requester_id: u16, tag: u8) {
+        let reason = if !self.bus_master {
+            FaultReason::BusMaster
+        } else if self.iommu.lookup(addr, len).is_some() {
+            FaultReason::Access
+        } else {
+            FaultReason::Unmapped
+        };
+        self.stats.iommu_faults += 1;
+        self.faults.push(IommuFault {
+            cycle: self.cycle,
+            addr,
+            len,
+            write,
+            requester_id,
+            tag,
+            reason,
+        });
+    }
+
     fn msi(&mut self) {
         let v = self.out.msi_vector & 31;
         self.note(Channel::Msi, &[u32::from(v), 0, 0, 0]);
         self.stats.msi += 1;
+        if !self.bus_master {
+            // An MSI is a memory write: not sent without bus mastering.
+            return self.fault(
+                MSI_WINDOW | u64::from(v) << 2,
+                4,
+                true,
+                self.inp.cfg_requester_id,
+                v,
+            );
+        }
         let due = self.cycle + self.delay();
         self.posted.push(PostedKind::Msi(v), false, self.cycle, due);
         self.stats.max_posted_pending = self.stats.max_posted_pending.max(self.posted.len());
@@ -1092,20 +1226,16 @@ impl RootComplex {
         if let Some(m) = malformed {
             self.error(ch, hdr, format!("{m}; answered with UR"));
             error_status = Some(CPL_UR);
-        } else if let Some(m) = self.iommu.lookup(first, u64::from(bc)) {
+        } else if let Some(m) = self
+            .iommu
+            .lookup_for(first, u64::from(bc), false)
+            .filter(|_| self.bus_master)
+        {
             if !zero_length {
                 host = Some((m.host_ptr(first), m.memory().clone()));
             }
         } else {
-            self.stats.iommu_faults += 1;
-            self.faults.push(IommuFault {
-                cycle: self.cycle,
-                addr: first,
-                len: u64::from(bc),
-                write: false,
-                requester_id: h.requester_id,
-                tag: h.tag,
-            });
+            self.fault(first, u64::from(bc), false, h.requester_id, h.tag);
             error_status = Some(CPL_UR);
         }
         if error_status.is_none() {

@@ -173,6 +173,8 @@ pub(crate) struct NicSlot {
     pub(crate) flash: Option<Box<SpiFlash>>,
     /// Cycles of reset left in a reconfiguration.
     reconfig_left: u64,
+    /// Cycles of reset left in a function-level reset.
+    flr_left: u64,
 }
 
 /// Two hooks driven in turn (the MAC and the flash).
@@ -302,6 +304,12 @@ impl World {
             if n.flash.is_some() {
                 n.reconfig_step(self.cfg.reset_cycles.max(1));
             }
+            if n.flr_left > 0 {
+                n.flr_left -= 1;
+                if n.flr_left == 0 {
+                    n.rc.set_reset(false);
+                }
+            }
             events |= n.mac.events;
         }
         if events {
@@ -334,6 +342,21 @@ impl World {
                 self.transmit(base + k, now, f);
             }
         }
+    }
+
+    /// Start a function-level reset of NIC `i` (`VFIO_DEVICE_RESET`):
+    /// [`RootComplex::function_reset`], then `rst` stays high for the
+    /// world's `reset_cycles` while the other NICs and the fabric run on.
+    /// [`World::in_reset`] tells when it is over.
+    pub fn reset_nic(&mut self, i: usize) {
+        let n = &mut self.nics[i];
+        n.rc.function_reset();
+        n.flr_left = self.cfg.reset_cycles.max(1);
+    }
+
+    /// NIC `i` is held in reset (function-level reset or reconfiguration).
+    pub fn in_reset(&self, i: usize) -> bool {
+        self.nics[i].flr_left > 0 || self.nics[i].reconfig_left > 0
     }
 
     /// Run `cycles` cycles.
@@ -482,6 +505,7 @@ impl SimWorld {
                 }),
                 flash: None,
                 reconfig_left: 0,
+                flr_left: 0,
             });
         }
         let routing = match (endpoints, cfg.loopback) {
