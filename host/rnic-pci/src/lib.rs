@@ -45,6 +45,10 @@
 //! [`NOMINAL_CLOCK_MHZ`] (250 MHz, the simulator's clock) clock derived from
 //! [`std::time::Instant`], so watchdogs written in cycles mean the same time
 //! on both; `wait_irq`'s budget is in the same cycles (budget / 250 µs).
+//! `RNIC_PCI_CLOCK_MHZ` ([`clock::CLOCK_ENV`]) sets another rate: a
+//! simulated NIC served to a QEMU guest over vfio-user (`rnic vm`) runs at
+//! some 0.05-2 MHz of wall time, and its watchdogs must wait that much
+//! longer.
 
 pub mod config;
 pub mod discover;
@@ -57,7 +61,7 @@ pub mod physmem;
 pub mod sysfs;
 pub mod vfio;
 
-mod clock;
+pub mod clock;
 
 pub use discover::{discover, Function, Sysfs};
 pub use error::{PciError, Result};

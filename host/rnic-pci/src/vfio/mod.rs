@@ -52,7 +52,7 @@ use pci_driver::device::PciDevice;
 use pci_driver::regions::{OwningPciRegion, PciRegion, Permissions};
 use rnic_device::{Device, DeviceError, DmaBuffer, HostMemory, IrqWait};
 
-use crate::clock::{self, Clock};
+use crate::clock::Clock;
 use crate::config::{update_command, ConfigSpace, FileConfig, CMD_BUS_MASTER, CMD_MEMORY};
 use crate::discover::{Function, GroupKind, Sysfs};
 use crate::error::{PciError, Result};
@@ -543,7 +543,8 @@ impl Device for VfioDevice {
         Ok(())
     }
 
-    /// `budget` is in cycles of the nominal clock (budget / 250 µs).
+    /// `budget` is in cycles of the backend's clock (budget / 250 µs at
+    /// the nominal 250 MHz).
     fn wait_irq(&self, vector: u32, budget: u64) -> rnic_device::Result<IrqWait> {
         let Some((_, fds)) = &self.irqs else {
             return Err(DeviceError::Other(format!(
@@ -551,7 +552,7 @@ impl Device for VfioDevice {
                 self.bdf, self.irq_error
             )));
         };
-        match fds.wait(vector as usize, clock::duration(budget)) {
+        match fds.wait(vector as usize, self.clock.duration(budget)) {
             Ok(true) => Ok(IrqWait::Fired),
             Ok(false) => Ok(IrqWait::TimedOut),
             Err(e) => Err(DeviceError::Other(format!("vfio:{}: {e}", self.bdf))),
