@@ -60,6 +60,26 @@ struct Args {
     /// Print the counters every this many seconds (0: only at the end).
     #[arg(long, default_value_t = 0)]
     stats_every: u64,
+    /// No SPI NOR flash on the NICs (by default each has the `sim` board's).
+    #[arg(long)]
+    no_flash: bool,
+    /// Keep NIC i's flash in DIR/nicI.flash (loaded if present, written
+    /// when the server stops).
+    #[arg(long, conflicts_with = "no_flash")]
+    flash_dir: Option<PathBuf>,
+    /// Advertise a BAR0 of this many bytes (a power of two, e.g. 0x400)
+    /// for every NIC: a function smaller than the register map, which
+    /// rnic must refuse.
+    #[arg(long, value_parser = parse_size)]
+    bar0_size: Option<u64>,
+}
+
+fn parse_size(s: &str) -> Result<u64, String> {
+    let r = match s.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => s.parse(),
+    };
+    r.map_err(|e| format!("{s}: {e}"))
 }
 
 fn main() -> ExitCode {
@@ -117,6 +137,9 @@ fn run(a: Args) -> anyhow::Result<()> {
     cfg.externals = a.external.clone();
     cfg.poll_cycles = a.poll_cycles;
     cfg.exit_on_disconnect = a.exit_on_disconnect;
+    cfg.flash = !a.no_flash;
+    cfg.flash_dir = a.flash_dir.clone();
+    cfg.bar0_sizes = vec![a.bar0_size; nics];
     let h = start(cfg)?;
     for s in h.sockets() {
         println!("listening {}", s.display());

@@ -38,6 +38,10 @@
 //!   DMA and MSI while it is off.
 //! - Disconnect: the NIC is reset, its IOMMU table cleared and its eventfds
 //!   closed; another client may connect to the same socket.
+//! - Flash: every NIC has the SPI NOR model of the `sim` board on its flash
+//!   pins ([`ServerConfig::flash`]), so `rnic flash` works through BAR0 as
+//!   on a card, golden slot protected; with [`ServerConfig::flash_dir`] its
+//!   contents persist in `nicN.flash` (saved when the server stops).
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -82,6 +86,16 @@ pub struct ServerConfig {
     pub poll_cycles: u64,
     /// Stop once every NIC that had a client has lost it.
     pub exit_on_disconnect: bool,
+    /// Attach the `sim` board's SPI NOR flash model to every NIC.
+    pub flash: bool,
+    /// Keep each NIC's flash in `DIR/nicN.flash` (loaded if it exists,
+    /// written when the server stops); None: in memory only.
+    pub flash_dir: Option<PathBuf>,
+    /// Per NIC (by index; missing or None: the model's BAR0): advertise a
+    /// BAR0 of this many bytes (a power of two, at least 16), e.g. a
+    /// function whose BAR0 is smaller than the register map, for testing
+    /// the host's refusal. Accesses past it are refused as past any BAR.
+    pub bar0_sizes: Vec<Option<u64>>,
 }
 
 impl ServerConfig {
@@ -96,6 +110,9 @@ impl ServerConfig {
             externals: Vec::new(),
             poll_cycles: 4,
             exit_on_disconnect: false,
+            flash: true,
+            flash_dir: None,
+            bar0_sizes: Vec::new(),
         }
     }
 }
@@ -385,6 +402,14 @@ pub fn start(mut cfg: ServerConfig) -> Result<ServerHandle, ServerError> {
             .spawn(move || sim_thread(cfg, rx, ext_listeners, stop, stats, ready_tx))
             .map_err(|e| ServerError::Sim(e.to_string()))?
     };
+    for b in cfg.bar0_sizes.iter().flatten().copied() {
+        if b < 16 || !b.is_power_of_two() || b > cfg.world.bar_len {
+            return Err(ServerError::Config(format!(
+                "BAR0 size {b:#x}: a power of two from 16 to {:#x}",
+                cfg.world.bar_len
+            )));
+        }
+    }
     let bar_len = match ready_rx.recv() {
         Ok(Ok(b)) => b,
         Ok(Err(e)) => return Err(ServerError::Sim(e)),
@@ -393,6 +418,12 @@ pub fn start(mut cfg: ServerConfig) -> Result<ServerHandle, ServerError> {
     let mut fds = Vec::new();
     for (nic, l) in listeners.into_iter().enumerate() {
         fds.push(l.as_raw_fd());
+        let bar_len = cfg
+            .bar0_sizes
+            .get(nic)
+            .copied()
+            .flatten()
+            .unwrap_or(bar_len);
         let (tx, stop) = (tx.clone(), stop.clone());
         std::thread::Builder::new()
             .name(format!("rnic-vfio-user-{nic}"))
@@ -595,13 +626,24 @@ impl ServerBackend for Backend {
             // QEMU offers its ROM and BIOS areas this way (not file backed);
             // guest RAM without a descriptor means RAM is not a shared memfd.
             // Such a region stays out of the IOMMU: DMA there is refused.
-            tracing::warn!(
-                nic = self.nic,
-                iova = format_args!("{address:#x}"),
-                size,
-                "DMA region without a file descriptor: not mapped, DMA there will be refused \
-                 (guest RAM must be -object memory-backend-memfd,share=on)"
-            );
+            // ROM and BIOS areas are small; a large one is guest RAM that
+            // QEMU could not share, which the user must hear about.
+            if size > 1 << 20 {
+                tracing::warn!(
+                    nic = self.nic,
+                    iova = format_args!("{address:#x}"),
+                    size,
+                    "DMA region without a file descriptor: not mapped, DMA there will be refused \
+                     (guest RAM must be -object memory-backend-memfd,share=on)"
+                );
+            } else {
+                tracing::debug!(
+                    nic = self.nic,
+                    iova = format_args!("{address:#x}"),
+                    size,
+                    "DMA region without a file descriptor (ROM or BIOS): not mapped"
+                );
+            }
             self.send(Msg::Unmappable)?;
             return Ok(());
         };
@@ -746,7 +788,10 @@ fn sim_thread(
     stats: Arc<Mutex<ServerStats>>,
     ready: SyncSender<Result<u64, String>>,
 ) {
-    let world = match SimWorld::new(cfg.world.clone()) {
+    let world = match SimWorld::new(cfg.world.clone()).and_then(|w| {
+        attach_flash(&w, &cfg)?;
+        Ok(w)
+    }) {
         Ok(w) => w,
         Err(e) => {
             let _ = ready.send(Err(e.to_string()));
@@ -771,9 +816,38 @@ fn sim_thread(
     };
     let why = sim.run(&cfg, &rx, &stop);
     sim.check_reports();
+    save_flash(&sim.world);
     sim.stats.stopped = Some(why.clone());
     sim.publish();
     tracing::info!(%why, "simulation stopped");
+}
+
+/// The `sim` board's SPI NOR on every NIC ([`ServerConfig::flash`]).
+fn attach_flash(w: &SimWorld, cfg: &ServerConfig) -> Result<(), rnic_sim::SimError> {
+    if !cfg.flash {
+        return Ok(());
+    }
+    for i in 0..w.nics() {
+        let mut f = rnic_sim::SpiFlashConfig::for_board("sim")?;
+        f.seed = cfg.world.seed + i as u64;
+        if let Some(d) = &cfg.flash_dir {
+            std::fs::create_dir_all(d).map_err(|e| {
+                rnic_sim::SimError::Config(format!("flash directory {}: {e}", d.display()))
+            })?;
+            f.file = Some(d.join(format!("nic{i}.flash")));
+        }
+        w.device(i).attach_flash(f)?;
+    }
+    Ok(())
+}
+
+/// Write every file-backed flash back (see [`ServerConfig::flash_dir`]).
+fn save_flash(w: &SimWorld) {
+    for i in 0..w.nics() {
+        if let Some(Err(e)) = w.device(i).with_flash(|f| f.save()) {
+            tracing::warn!(nic = i, "saving the flash: {e}");
+        }
+    }
 }
 
 struct Sim {
