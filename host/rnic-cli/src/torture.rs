@@ -1,6 +1,13 @@
 //! `rnic torture`: the data-before-completion torture test (DESIGN.md
 //! section 9.1) over RoCEv2 RC between two simulated NICs (the `rnic-torture`
 //! crate), or, with `--transport local-copy`, on local DMA copies of one NIC.
+//!
+//! On PCI functions (`--device A --peer B`, or `--device A
+//! --onchip-loopback`) the same `rnic_torture::torture::run` drives two
+//! `Context<Box<dyn Device>>` (or one, looped back on chip) with no
+//! simulator hooks: telling a stale byte from a corrupt one waits
+//! `--settle` cycles of `Device::now`, and the `--break` switches are set
+//! through `DebugSwitches` on both NICs.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -36,6 +43,11 @@ pub fn break_parser() -> impl TypedValueParser<Value = Break> {
 pub struct TortureArgs {
     #[command(flatten)]
     pub dev: DeviceArgs,
+    /// The second NIC, for a run between two PCI functions (`BDF`,
+    /// `vfio:BDF`, `sysfs:BDF`) whose ports are joined by a network; A
+    /// sends, B receives.
+    #[arg(long)]
+    pub peer: Option<String>,
     #[arg(long, value_enum, default_value = "rc")]
     pub transport: Transport,
     /// Messages to send in all (each: --writes-per-imm WRITEs and one
@@ -74,6 +86,11 @@ pub struct TortureArgs {
     /// count as lost.
     #[arg(long, default_value_t = Config::default().watchdog)]
     pub watchdog: u64,
+    /// Cycles to wait for writes in flight to land before telling a stale
+    /// byte from a corrupt one (PCI functions; the simulator drains its
+    /// world instead).
+    #[arg(long, default_value_t = Config::default().settle)]
+    pub settle: u64,
     /// Local ACK timeout exponent of the QPs (ibv_qp_attr.timeout):
     /// 4.096 us * 2^N, 0 = never; retransmission after this long without
     /// progress.
@@ -135,7 +152,7 @@ pub fn spray_parser(s: &str) -> std::result::Result<u32, String> {
 
 /// Checks that `p` can be written by creating it now (a one-line error
 /// otherwise).
-// Used by the runs (only the simulator's exist so far).
+// Used by the simulator's runs only.
 #[cfg_attr(not(feature = "sim"), allow(dead_code))]
 fn check_writable(flag: &str, p: &Path) -> Result<()> {
     std::fs::File::create(p)
@@ -156,6 +173,7 @@ fn config(a: &TortureArgs) -> Result<Config> {
         brk: a.brk,
         flush: a.flush,
         watchdog: a.watchdog,
+        settle: a.settle,
         spray_log: a.spray_ports.trailing_zeros() as u8,
         mp: a.transport == Transport::Mp,
         retry: rnic_harness::Retry {
@@ -163,26 +181,35 @@ fn config(a: &TortureArgs) -> Result<Config> {
             retry_cnt: a.retry_cnt,
             ..Default::default()
         },
-        ..Config::default()
     };
     cfg.validate()?;
     Ok(cfg)
 }
 
-/// The command line that reproduces a run.
-// Used by the runs (only the simulator's exist so far).
-#[cfg_attr(not(feature = "sim"), allow(dead_code))]
+/// The command line that reproduces a run: on the simulator through cargo,
+/// on PCI functions the `rnic` a lab runs, with the same devices.
 pub fn repro(a: &TortureArgs) -> String {
+    let pci = devices::parse_target(&a.dev.device).is_ok_and(|t| t != Target::Sim);
+    let head = if pci {
+        let mut h = format!("rnic torture --device {}", a.dev.device);
+        if let Some(p) = &a.peer {
+            h.push_str(&format!(" --peer {p}"));
+        }
+        h
+    } else {
+        format!(
+            "cargo run --release --bin rnic -- torture --data-w {} --fabric {}",
+            a.dev.data_w, a.fabric
+        )
+    };
     let mut s = format!(
-        "cargo run --release --bin rnic -- torture --transport {} --seed {} --data-w {} --fabric {} --messages {} --qps {} --min-size {} --max-size {} --writes-per-imm {} --window {} --mtu {} --watchdog {} --timeout {} --retry-cnt {} --spray-ports {}",
+        "{head} --transport {} --seed {} --messages {} --qps {} --min-size {} --max-size {} --writes-per-imm {} --window {} --mtu {} --watchdog {} --timeout {} --retry-cnt {} --spray-ports {}",
         match a.transport {
             Transport::Rc => "rc",
             Transport::Mp => "mp",
             Transport::LocalCopy => "local-copy",
         },
         a.dev.seed,
-        a.dev.data_w,
-        a.fabric,
         a.messages,
         a.qps,
         a.min_size,
@@ -201,6 +228,9 @@ pub fn repro(a: &TortureArgs) -> String {
     if a.flush {
         s.push_str(" --flush");
     }
+    if pci && a.settle != Config::default().settle {
+        s.push_str(&format!(" --settle {}", a.settle));
+    }
     s
 }
 
@@ -213,9 +243,10 @@ pub fn run(a: &TortureArgs) -> Result<ExitCode> {
     }
     let cfg = config(a)?;
     if target != Target::Sim {
-        // Checks the name; refuses until a hardware backend exists.
-        devices::open(&a.dev)?;
-        bail!("--device {target}: torture on a board is not implemented yet");
+        return pci_runs::run(a, &cfg, &target);
+    }
+    if let Some(p) = &a.peer {
+        bail!("--peer {p} is for PCI functions: --device sim simulates both NICs");
     }
     devices::require_sim(&a.dev)?;
     if a.onchip_loopback {
@@ -243,7 +274,7 @@ fn local_copy_config(a: &TortureArgs) -> Result<local_copy::Config> {
 }
 
 /// A progress bar on a terminal (hidden otherwise, and with `--json`).
-// Used by the runs (only the simulator's exist so far).
+// Used by the simulator's runs only.
 #[cfg_attr(not(feature = "sim"), allow(dead_code))]
 fn progress_bar(a: &TortureArgs, template: &str) -> ProgressBar {
     if a.json || !std::io::stderr().is_terminal() {
@@ -352,12 +383,7 @@ mod sim_runs {
             }
             return Ok(ExitCode::SUCCESS);
         }
-        if let Some(f) = &rep.first_failure {
-            eprintln!(
-            "first failure ({}) at cycle {} on QP {} (QPN {} -> {}), message {}, after {} messages: {}",
-            f.kind, f.cycle, f.qp, f.qpn_send, f.qpn_recv, f.msg, f.messages_before, f.detail
-        );
-        }
+        super::print_first_failure(&rep);
         eprintln!("reproduce with: {}", repro(a));
         if let (Some(w), Some(f)) = (&a.wave, &rep.first_failure) {
             let from = f.cycle.saturating_sub(a.wave_window);
@@ -391,8 +417,8 @@ mod sim_runs {
         Ok(ExitCode::from(1))
     }
 
-    /// `--onchip-loopback`: one NIC talking to itself through its on-chip
-    /// loopback and fault injection.
+    /// `--onchip-loopback`: one simulated NIC talking to itself through
+    /// its on-chip loopback and fault injection.
     pub fn onchip(a: &TortureArgs, cfg: &Config) -> Result<ExitCode> {
         if a.pcap.is_some() || a.wave.is_some() || a.fabric != "ideal" {
             bail!("--onchip-loopback has no fabric: it takes no --fabric, --pcap or --wave");
@@ -404,54 +430,7 @@ mod sim_runs {
             ..rnic_sim::WorldConfig::default()
         })?;
         let ctx = rnic_verbs::Context::open(world.device(0))?;
-        let addr = rnic_harness::DEFAULT_ADDRS[0];
-        ctx.set_port_addr(addr.mac, addr.ip)?;
-        ctx.set_port_faults(&rnic_verbs::PortFaults {
-            loopback: true,
-            drop_rate: a.onchip_drop,
-            reorder_rate: a.onchip_reorder,
-            seed: a.dev.seed as u32 | 1,
-        })?;
-        let info = rnic_torture::RunInfo {
-            fabric: format!(
-                "on-chip loopback (drop {}, reorder {})",
-                a.onchip_drop, a.onchip_reorder
-            ),
-            data_w: a.dev.data_w,
-        };
-        let started = Instant::now();
-        let rep = rnic_torture::torture::run(
-            &ctx,
-            addr,
-            &ctx,
-            addr,
-            cfg,
-            &info,
-            &mut rnic_torture::NoHooks,
-        )
-        .context("torture run")?;
-        let wall = started.elapsed().as_secs_f64();
-        if a.json {
-            println!("{}", serde_json::to_string(&rep)?);
-        } else {
-            print_summary(&rep, wall);
-            let c = |k: &str| rep.counters.get(k).copied().unwrap_or(0);
-            println!(
-                "  on chip: {} frames dropped, {} reordered",
-                c("a.lb_dropped"),
-                c("a.lb_reordered")
-            );
-        }
-        if rep.failed() {
-            eprintln!(
-                "reproduce with: {} --onchip-loopback --onchip-drop {} --onchip-reorder {}",
-                repro(a),
-                a.onchip_drop,
-                a.onchip_reorder
-            );
-            return Ok(ExitCode::from(1));
-        }
-        Ok(ExitCode::SUCCESS)
+        super::onchip_on(a, cfg, &ctx, a.dev.data_w)
     }
 
     /// Local DMA copies on one simulated NIC.
@@ -463,6 +442,173 @@ mod sim_runs {
         })?;
         bar.finish_and_clear();
         super::print_local_copy(a, &report, started.elapsed().as_secs_f64())
+    }
+}
+
+/// `--onchip-loopback` on one NIC, simulated or a PCI function: its QPs
+/// connected to each other through the on-chip loopback, with its fault
+/// injection.
+fn onchip_on<D: rnic_device::Device>(
+    a: &TortureArgs,
+    cfg: &Config,
+    ctx: &rnic_verbs::Context<D>,
+    data_w: u32,
+) -> Result<ExitCode> {
+    use anyhow::Context as _;
+    let addr = rnic_harness::DEFAULT_ADDRS[0];
+    ctx.set_port_addr(addr.mac, addr.ip)?;
+    ctx.set_port_faults(&rnic_verbs::PortFaults {
+        loopback: true,
+        drop_rate: a.onchip_drop,
+        reorder_rate: a.onchip_reorder,
+        seed: a.dev.seed as u32 | 1,
+    })?;
+    let info = rnic_torture::RunInfo {
+        fabric: format!(
+            "on-chip loopback (drop {}, reorder {})",
+            a.onchip_drop, a.onchip_reorder
+        ),
+        data_w,
+    };
+    let started = std::time::Instant::now();
+    let res =
+        rnic_torture::torture::run(ctx, addr, ctx, addr, cfg, &info, &mut rnic_torture::NoHooks);
+    // The port as a lab expects to find it: loopback and faults off.
+    let _ = ctx.set_port_faults(&rnic_verbs::PortFaults::default());
+    let mut rep = res.context("torture run")?;
+    let wall = started.elapsed().as_secs_f64();
+    if a.timing {
+        rep.wall_seconds = Some(wall);
+        rep.cycles_per_second = Some(rep.cycles as f64 / wall.max(1e-9));
+    }
+    if a.json {
+        println!("{}", serde_json::to_string(&rep)?);
+    } else {
+        print_summary(&rep, wall);
+        let c = |k: &str| rep.counters.get(k).copied().unwrap_or(0);
+        println!(
+            "  on chip: {} frames dropped, {} reordered",
+            c("a.lb_dropped"),
+            c("a.lb_reordered")
+        );
+    }
+    if rep.failed() {
+        print_first_failure(&rep);
+        eprintln!(
+            "reproduce with: {} --onchip-loopback --onchip-drop {} --onchip-reorder {}",
+            repro(a),
+            a.onchip_drop,
+            a.onchip_reorder
+        );
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The first failure of a run, on stderr.
+fn print_first_failure(rep: &Report) {
+    if let Some(f) = &rep.first_failure {
+        eprintln!(
+            "first failure ({}) at cycle {} on QP {} (QPN {} -> {}), message {}, after {} messages: {}",
+            f.kind, f.cycle, f.qp, f.qpn_send, f.qpn_recv, f.msg, f.messages_before, f.detail
+        );
+    }
+}
+
+/// Torture on PCI functions: `--device A --peer B` (A sends to B over
+/// the network joining their ports) or `--device A --onchip-loopback`.
+/// The real run of `rnic_torture::torture::run`, with no simulator
+/// hooks; the hot path reads no register (doorbells are writes,
+/// completions are polled in host memory).
+mod pci_runs {
+    use super::*;
+    use anyhow::Context as _;
+    use rnic_device::Device;
+    use rnic_verbs::Context;
+
+    fn open(args: &DeviceArgs) -> Result<Context<Box<dyn Device>>> {
+        let dev = devices::open_device(args)?;
+        let name = dev.name();
+        Context::open(dev).with_context(|| format!("opening {name}"))
+    }
+
+    pub fn run(a: &TortureArgs, cfg: &Config, target: &Target) -> Result<ExitCode> {
+        if a.pcap.is_some() || a.wave.is_some() {
+            bail!("--device {target}: --pcap and --wave record the simulator's wire and signals (--device sim)");
+        }
+        if a.fabric != "ideal" {
+            bail!(
+                "--device {target}: --fabric picks the simulator's fabric; between PCI functions the network joining their ports is the fabric (`rnic vm --fabric P` simulates one)"
+            );
+        }
+        // An absent or foreign function is named before anything else.
+        for t in std::iter::once(target.clone())
+            .chain(a.peer.iter().flat_map(|p| devices::parse_target(p)))
+        {
+            if let Target::Pci { addr, .. } = t {
+                rnic_pci::Sysfs::from_env().function(&addr)?.check_rnic()?;
+            }
+        }
+        let peer = match (&a.peer, a.onchip_loopback) {
+            (Some(p), true) => bail!("--peer {p} and --onchip-loopback: a run has a peer or loops back on chip, not both"),
+            (None, false) => bail!(
+                "--device {target}: give the second NIC (--peer BDF, its port joined to this one's) or loop back on chip (--onchip-loopback)"
+            ),
+            (Some(p), false) => {
+                let t = devices::parse_target(p)?;
+                if t == Target::Sim {
+                    bail!("--peer sim: a PCI function's peer is another PCI function");
+                }
+                if t == *target {
+                    bail!("--peer {p} is --device itself: use --onchip-loopback for one NIC");
+                }
+                Some(DeviceArgs {
+                    device: p.clone(),
+                    ..a.dev.clone()
+                })
+            }
+            (None, true) => None,
+        };
+        let ctx_a = open(&a.dev)?;
+        let data_w = ctx_a.query_device()?.data_w;
+        let Some(peer) = peer else {
+            return onchip_on(a, cfg, &ctx_a, data_w);
+        };
+        let ctx_b = open(&peer)?;
+        let [addr_a, addr_b] = rnic_harness::DEFAULT_ADDRS;
+        ctx_a.set_port_addr(addr_a.mac, addr_a.ip)?;
+        ctx_b.set_port_addr(addr_b.mac, addr_b.ip)?;
+        let info = rnic_torture::RunInfo {
+            fabric: "network".into(),
+            data_w,
+        };
+        let started = std::time::Instant::now();
+        let mut rep = rnic_torture::torture::run(
+            &ctx_a,
+            addr_a,
+            &ctx_b,
+            addr_b,
+            cfg,
+            &info,
+            &mut rnic_torture::NoHooks,
+        )
+        .context("torture run")?;
+        let wall = started.elapsed().as_secs_f64();
+        if a.timing {
+            rep.wall_seconds = Some(wall);
+            rep.cycles_per_second = Some(rep.cycles as f64 / wall.max(1e-9));
+        }
+        if a.json {
+            println!("{}", serde_json::to_string(&rep)?);
+        } else {
+            print_summary(&rep, wall);
+        }
+        if rep.failed() {
+            print_first_failure(&rep);
+            eprintln!("reproduce with: {}", repro(a));
+            return Ok(ExitCode::from(1));
+        }
+        Ok(ExitCode::SUCCESS)
     }
 }
 
@@ -482,7 +628,7 @@ mod sim_runs {
 }
 
 /// Prints a local-copy run (summary or JSON) and its exit status.
-// Used by the runs (only the simulator's exist so far).
+// Used by the simulator's runs only.
 #[cfg_attr(not(feature = "sim"), allow(dead_code))]
 fn print_local_copy(a: &TortureArgs, r: &local_copy::Report, wall: f64) -> Result<ExitCode> {
     if a.json {
@@ -526,8 +672,6 @@ fn print_local_copy(a: &TortureArgs, r: &local_copy::Report, wall: f64) -> Resul
     Ok(ExitCode::SUCCESS)
 }
 
-// Used by the runs (only the simulator's exist so far).
-#[cfg_attr(not(feature = "sim"), allow(dead_code))]
 fn print_summary(r: &Report, wall: f64) {
     println!(
         "rnic torture: {} over fabric {}, DATA_W={}, seed {}{}{}",
