@@ -18,6 +18,8 @@ mod info;
 mod interop;
 mod state_budget;
 mod torture;
+#[cfg(feature = "sim")]
+mod vm;
 
 use std::process::ExitCode;
 
@@ -75,6 +77,14 @@ enum Cmd {
     /// Interoperate with Linux soft-RoCE (simulator; not in this build).
     #[cfg(not(feature = "sim"))]
     Interop(SimOnly),
+    /// Full system: run an `rnic` command in a QEMU guest whose PCI
+    /// functions are simulated NICs (vfio-user), e.g.
+    /// `rnic vm -- torture --messages 200`.
+    #[cfg(feature = "sim")]
+    Vm(vm::VmArgs),
+    /// Full-system simulation (simulator; not in this build).
+    #[cfg(not(feature = "sim"))]
+    Vm(SimOnly),
 }
 
 /// The arguments of a simulator-only command in a build without the
@@ -113,6 +123,10 @@ fn main() -> ExitCode {
         Cmd::Interop(a) => interop::run(&a),
         #[cfg(not(feature = "sim"))]
         Cmd::Interop(_) => Err(devices::no_sim("rnic interop")),
+        #[cfg(feature = "sim")]
+        Cmd::Vm(a) => vm::run(&a),
+        #[cfg(not(feature = "sim"))]
+        Cmd::Vm(_) => Err(devices::no_sim("rnic vm")),
     };
     match result {
         Ok(code) => code,

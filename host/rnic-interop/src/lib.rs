@@ -11,6 +11,8 @@
 //! - [`imm_run`]: WRITE and WRITE_WITH_IMM against a pyverbs script in the
 //!   guest, data checked at completion time on both sides.
 //! - [`perftest`]: perftest's TCP control channel, rnic in either role.
+//! - [`vm`]: the full system: simulated NICs as the guest's PCI functions
+//!   (vfio-user) and `rnic` run inside the guest (`rnic vm`).
 
 use std::time::Duration;
 
@@ -22,6 +24,7 @@ pub mod pingpong;
 pub mod pingpong_run;
 pub mod rnic_side;
 pub mod suite;
+pub mod vm;
 
 pub use guest::{Guest, GuestConfig, GuestError};
 pub use rnic_side::{Rnic, RnicOpts};
