@@ -10,14 +10,14 @@
 //! 2. container and group: with an IOMMU, `pci-driver`'s `VfioContainer`
 //!    (type-1 v2 IOMMU) and `VfioPciDevice`; in VFIO's no-IOMMU mode,
 //!    [`noiommu::RawVfio`] (raw ioctls).
-//! 3. `VFIO_DEVICE_RESET`, so a function left running by a process that
-//!    was killed starts from reset (a function without a reset method is
-//!    used as it is, with a warning).
-//! 4. BAR0 mapped (`mmap` of the device file; 32-bit `pread`/`pwrite` if
+//! 3. BAR0 mapped (`mmap` of the device file; 32-bit `pread`/`pwrite` if
 //!    VFIO does not allow mapping it), and the ID block checked
 //!    ([`crate::id::check_id_block`]): a BAR0 smaller than the register map,
 //!    a wrong magic, a wrong first block or another major version of the
 //!    register map is refused before anything is written to the function.
+//! 4. `VFIO_DEVICE_RESET`, so a function left running by a process that
+//!    was killed starts from reset (a function without a reset method is
+//!    used as it is, with a warning).
 //! 5. memory decoding and bus mastering on (the command register).
 //! 6. interrupts: every MSI-X vector the function has (up to 32), else
 //!    every MSI vector, each on an eventfd. A function whose vectors cannot
@@ -88,19 +88,21 @@ impl Default for Options {
     }
 }
 
-/// The steps of opening that touch the function, in order: reset, the ID
-/// check (reads only), then memory decoding and bus mastering on. Kept
-/// apart from the ioctls so that the order is tested against a BAR image.
+/// The steps of opening that touch the function, in order: the ID check
+/// (reads only), reset, then memory decoding and bus mastering on. A
+/// function that is not an rnic (or is too small) is refused before the
+/// reset, which is a write to it. Kept apart from the ioctls so that the
+/// order is tested against a BAR image.
 pub fn bring_up(
     bdf: &str,
     reset: &mut dyn FnMut() -> io::Result<()>,
     bar: &dyn Bar32,
     cfg: &dyn ConfigSpace,
 ) -> Result<IdBlock> {
+    let id = check_id_block(bdf, bar)?;
     if let Err(e) = reset() {
         tracing::warn!("{bdf}: function reset failed ({e}); using it unreset");
     }
-    let id = check_id_block(bdf, bar)?;
     update_command(cfg, CMD_MEMORY | CMD_BUS_MASTER, 0)
         .map_err(|e| PciError::io(format!("{bdf}: enabling bus mastering"), e))?;
     Ok(id)
@@ -605,7 +607,18 @@ mod tests {
             b
         }] {
             let cfg = MemConfig::new();
-            assert!(bring_up("b", &mut || Ok(()), &bar, &cfg).is_err());
+            let mut resets = 0;
+            let r = bring_up(
+                "b",
+                &mut || {
+                    resets += 1;
+                    Ok(())
+                },
+                &bar,
+                &cfg,
+            );
+            assert!(r.is_err());
+            assert_eq!(resets, 0, "no reset of a refused function");
             assert_eq!(bar.writes(), 0);
             assert!(
                 cfg.writes.borrow().is_empty(),
