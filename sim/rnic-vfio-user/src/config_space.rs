@@ -3,7 +3,10 @@
 //! (`boards/artix7-pcie/rnic_artix7_top.v`): vendor 1234, device 4e49,
 //! class 020000 (Ethernet controller), one 32-bit non-prefetchable memory
 //! BAR0, no INTx, an MSI capability with 64-bit addresses and up to 32
-//! vectors, no MSI-X.
+//! vectors, no MSI-X, and a PCI Express capability (endpoint, 256-byte
+//! MPS supported, 512-byte MRRS) that offers a function-level reset, so a
+//! guest kernel has a reset method for the function (vfio-pci's
+//! `VFIO_DEVICE_RESET` needs one).
 //!
 //! QEMU's vfio-user client emulates the BARs and the MSI capability itself
 //! (it sizes BAR0 from the region info and hands MSI over as eventfds), so
@@ -22,6 +25,10 @@ pub const CLASS_CODE: u32 = 0x02_00_00;
 pub const SIZE: usize = 256;
 /// Where the MSI capability sits.
 pub const MSI_CAP: usize = 0x40;
+/// Where the PCI Express capability sits.
+pub const PCIE_CAP: usize = 0x60;
+/// Device Control's "initiate function-level reset" bit.
+pub const DEVCTL_FLR: u16 = 1 << 15;
 
 /// Command register bits.
 pub const CMD_MEMORY: u16 = 1 << 1;
@@ -60,9 +67,10 @@ impl ConfigSpace {
         c.bytes[0x34] = MSI_CAP as u8;
         c.writable[0x3C] = 0xff; // interrupt line
         c.bytes[0x3D] = 0; // no INTx pin
-                           // MSI: ID 5, end of list; control: 64-bit, 32 vectors capable.
+                           // MSI: ID 5, next the PCIe capability; control: 64-bit, 32
+                           // vectors capable.
         c.bytes[MSI_CAP] = 0x05;
-        c.bytes[MSI_CAP + 1] = 0x00;
+        c.bytes[MSI_CAP + 1] = PCIE_CAP as u8;
         c.put16(MSI_CAP + 2, (1 << 7) | (5 << 1));
         c.writable[MSI_CAP + 2] = 0x71; // enable, multiple message enable
         for i in 4..8 {
@@ -73,7 +81,25 @@ impl ConfigSpace {
         }
         c.writable[MSI_CAP + 12] = 0xff; // data
         c.writable[MSI_CAP + 13] = 0xff;
+        // PCI Express: ID 0x10, end of list; version 2, endpoint.
+        c.bytes[PCIE_CAP] = 0x10;
+        c.put16(PCIE_CAP + 2, 0x0002);
+        // Device Capabilities: MPS 256 B supported, role-based error
+        // reporting, function-level reset.
+        c.put32(PCIE_CAP + 4, 1 | (1 << 15) | (1 << 28));
+        // Device Control: MPS 128 B, MRRS 512 B (the model's are fixed;
+        // the fields take what the guest writes); FLR self-clears.
+        c.put16(PCIE_CAP + 8, 2 << 12);
+        c.writable[PCIE_CAP + 8] = 0xff;
+        c.writable[PCIE_CAP + 9] = 0x7f;
+        // Link: 2.5 GT/s x1, trained.
+        c.put32(PCIE_CAP + 0x0c, 0x11);
+        c.put16(PCIE_CAP + 0x12, 0x11);
         c
+    }
+
+    fn put32(&mut self, off: usize, v: u32) {
+        self.bytes[off..off + 4].copy_from_slice(&v.to_le_bytes());
     }
 
     fn put16(&mut self, off: usize, v: u16) {
@@ -92,18 +118,25 @@ impl ConfigSpace {
         }
     }
 
-    /// Write `data` at `offset` (only the writable bits change).
-    pub fn write(&mut self, offset: u64, data: &[u8]) {
+    /// Write `data` at `offset` (only the writable bits change). True if
+    /// the write initiates a function-level reset (Device Control bit 15),
+    /// which the caller carries out.
+    pub fn write(&mut self, offset: u64, data: &[u8]) -> bool {
+        let mut flr = false;
         for (i, &b) in data.iter().enumerate() {
             let Some(o) = usize::try_from(offset).ok().and_then(|o| o.checked_add(i)) else {
-                return;
+                break;
             };
             if o >= SIZE {
-                return;
+                break;
+            }
+            if o == PCIE_CAP + 9 && b & (DEVCTL_FLR >> 8) as u8 != 0 {
+                flr = true;
             }
             let w = self.writable[o];
             self.bytes[o] = (self.bytes[o] & !w) | (b & w);
         }
+        flr
     }
 
     pub fn command(&self) -> u16 {
@@ -140,6 +173,11 @@ mod tests {
         assert_eq!(u32::from_le_bytes(b) >> 8, CLASS_CODE);
         assert_eq!(c.bytes()[0x34], 0x40);
         assert_eq!(c.bytes()[0x40], 0x05, "MSI capability");
+        assert_eq!(c.bytes()[0x41] as usize, PCIE_CAP, "then PCI Express");
+        assert_eq!(c.bytes()[PCIE_CAP], 0x10);
+        assert_eq!(c.bytes()[PCIE_CAP + 1], 0, "end of the list");
+        c.read(PCIE_CAP as u64 + 4, &mut b);
+        assert_ne!(u32::from_le_bytes(b) & (1 << 28), 0, "FLR offered");
         assert_eq!(c.bytes()[0x06] & 0x10, 0x10, "capability list bit");
         let mut far = [0xaa; 4];
         c.read(254, &mut far);
@@ -161,6 +199,10 @@ mod tests {
         assert!(!c.bus_master());
         c.write(0x42, &[0xff, 0xff]);
         assert_eq!(c.bytes()[0x42], 0x8a | 0x71, "enable + MME, MMC kept");
+        // Initiating an FLR is reported, and the bit reads back 0.
+        assert!(!c.write(PCIE_CAP as u64 + 8, &[0x20, 0x20]));
+        assert!(c.write(PCIE_CAP as u64 + 8, &[0x20, 0xa0]));
+        assert_eq!(c.bytes()[PCIE_CAP + 9], 0x20);
         c.reset();
         assert_eq!(c.command(), 0);
     }

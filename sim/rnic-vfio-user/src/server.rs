@@ -36,6 +36,9 @@
 //!   eventfds, as a function limited by Multiple Message Enable would).
 //! - Command register: bus mastering follows bit 2; the root complex refuses
 //!   DMA and MSI while it is off.
+//! - Function-level reset through the PCI Express capability (what a guest
+//!   kernel uses for its own `VFIO_DEVICE_RESET`): the same reset as above,
+//!   configuration space back to its power-on values.
 //! - Disconnect: the NIC is reset, its IOMMU table cleared and its eventfds
 //!   closed; another client may connect to the same socket.
 //! - Flash: every NIC has the SPI NOR model of the `sim` board on its flash
@@ -595,7 +598,13 @@ impl ServerBackend for Backend {
         match region {
             VFIO_PCI_CONFIG_REGION_INDEX => {
                 let before = self.config.bus_master();
-                self.config.write(offset, data);
+                if self.config.write(offset, data) {
+                    // A function-level reset from the guest's kernel (its
+                    // reset method for VFIO_DEVICE_RESET): done before the
+                    // write completes.
+                    tracing::info!(nic = self.nic, "function-level reset from the client");
+                    return self.reset();
+                }
                 let on = self.config.bus_master();
                 if on != before {
                     self.send(Msg::BusMaster { nic: self.nic, on })?;
