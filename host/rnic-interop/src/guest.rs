@@ -562,7 +562,8 @@ impl Guest {
     /// with a message naming it (`vfio-user:SOCKET`). A guest program that
     /// waits on memory the device should write would wait for ever, so the
     /// runner watches QEMU's messages and ends the command with the device
-    /// named.
+    /// named: the sockets that no longer take a connection, else those
+    /// QEMU's messages name.
     pub fn check_devices(&mut self) -> Result<()> {
         let GuestRole::Vfio { sockets, .. } = &self.cfg.role else {
             return Ok(());
@@ -606,7 +607,18 @@ impl Guest {
         let waited = self
             .lost_since
             .is_some_and(|t| t.elapsed() > Duration::from_secs(1));
-        let device = if sockets.len() == 1 {
+        // A server that died no longer listens: its sockets refuse a
+        // connection (a live one queues it), which names the lost devices
+        // even when the guest command only polls memory and QEMU says
+        // nothing more.
+        let dead: Vec<String> = sockets
+            .iter()
+            .filter(|s| UnixStream::connect(s).is_err())
+            .map(|s| format!("vfio-user:{}", s.display()))
+            .collect();
+        let device = if !dead.is_empty() {
+            dead.join(", ")
+        } else if sockets.len() == 1 {
             format!("vfio-user:{}", sockets[0].display())
         } else if !named.is_empty() {
             named.join(", ")
