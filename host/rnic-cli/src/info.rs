@@ -14,6 +14,93 @@ pub struct InfoArgs {
     pub dev: DeviceArgs,
     #[arg(long)]
     pub json: bool,
+    /// Also measure, N times each: a BAR0 read's round trip, and a
+    /// doorbell's way to its CQE (a 64-byte local DMA copy), in wall time
+    /// and in cycles of the device's clock (`Device::now`).
+    #[arg(long, value_name = "N")]
+    pub latency: Option<u32>,
+}
+
+/// Mean and smallest of some samples.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+struct Stat {
+    mean: f64,
+    min: f64,
+}
+
+fn stat(v: &[f64]) -> Stat {
+    Stat {
+        mean: v.iter().sum::<f64>() / v.len().max(1) as f64,
+        min: v.iter().copied().fold(f64::INFINITY, f64::min),
+    }
+}
+
+/// What `--latency` measured: wall microseconds and device cycles.
+#[derive(Debug, serde::Serialize)]
+struct Latency {
+    samples: u32,
+    mmio_read_us: Stat,
+    mmio_read_cycles: Stat,
+    doorbell_to_cqe_us: Stat,
+    doorbell_to_cqe_cycles: Stat,
+    clock_mhz: f64,
+}
+
+/// `n` BAR0 reads (the ID block's magic) and `n` local DMA copies of 64
+/// bytes, one at a time: doorbell (a write) to CQE seen in host memory.
+fn latency<D: Device>(nic: &rnic_driver::Nic<D>, n: u32) -> Result<Latency> {
+    use std::time::Instant;
+    let dev = nic.device();
+    let n = n.max(1);
+    let (mut rd_us, mut rd_cy) = (Vec::new(), Vec::new());
+    for _ in 0..n {
+        let (t, c) = (Instant::now(), dev.now());
+        let v = dev.read32(0x0c)?;
+        rd_cy.push(dev.now().saturating_sub(c) as f64);
+        rd_us.push(t.elapsed().as_secs_f64() * 1e6);
+        anyhow::ensure!(v == rnic_regs::MAGIC, "BAR0 magic read {v:#010x}");
+    }
+    let mut cq = nic.create_cq(16)?;
+    let mut sq = nic.create_sq(16, &mut cq)?;
+    let src = dev.alloc_dma(4096)?;
+    let dst = dev.alloc_dma(4096)?;
+    let (mut db_us, mut db_cy) = (Vec::new(), Vec::new());
+    let mut cqes = Vec::new();
+    // A budget far above any healthy copy (in cycles of Device::now).
+    let budget = 20_000_000u64;
+    for i in 0..n {
+        let wr = rnic_driver::CopyWr {
+            wr_id: u64::from(i),
+            src: src.bus_addr(),
+            dst: dst.bus_addr() + 64,
+            length: 64,
+        };
+        nic.post_copy(&mut sq, &wr)?;
+        let (t, c) = (Instant::now(), dev.now());
+        nic.ring_sq(&sq)?;
+        cqes.clear();
+        while nic.poll_cq(&mut cq, 1, &mut cqes)? == 0 {
+            anyhow::ensure!(
+                dev.now().saturating_sub(c) < budget,
+                "no CQE for local copy {i} within {budget} cycles"
+            );
+            dev.idle();
+        }
+        db_cy.push(dev.now().saturating_sub(c) as f64);
+        db_us.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    nic.destroy_sq(sq)?;
+    nic.destroy_cq(cq)?;
+    dev.free_dma(&src)?;
+    dev.free_dma(&dst)?;
+    Ok(Latency {
+        samples: n,
+        mmio_read_us: stat(&rd_us),
+        mmio_read_cycles: stat(&rd_cy),
+        doorbell_to_cqe_us: stat(&db_us),
+        doorbell_to_cqe_cycles: stat(&db_cy),
+        clock_mhz: dev.clock_mhz(),
+    })
 }
 
 pub fn info(a: &InfoArgs) -> Result<ExitCode> {
@@ -58,8 +145,9 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
         (id.build_version >> 16) & 0xff,
         id.build_version & 0xffff
     );
+    let lat = a.latency.map(|n| latency(&nic, n)).transpose()?;
     if a.json {
-        let v = serde_json::json!({
+        let mut v = serde_json::json!({
             "device": nic.device().name(),
             "build_version": version,
             "git_hash": format!("{:08x}", id.git_hash),
@@ -76,6 +164,9 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
                 "name": b.name, "version": format!("{}.{}", b.version_major(), b.version_minor()),
             })).collect::<Vec<_>>(),
         });
+        if let Some(l) = &lat {
+            v["latency"] = serde_json::to_value(l)?;
+        }
         println!("{v}");
     } else {
         println!("device        {}", nic.device().name());
@@ -99,6 +190,26 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
                 b.version_major(),
                 b.version_minor(),
                 b.name.unwrap_or("(unknown, skipped)")
+            );
+        }
+        if let Some(l) = &lat {
+            println!(
+                "latency over {} samples (mean, min; cycles of a {} MHz clock):",
+                l.samples, l.clock_mhz
+            );
+            println!(
+                "  BAR0 read          {:>10.1} us {:>10.1} us {:>12.0} cycles {:>12.0} cycles",
+                l.mmio_read_us.mean,
+                l.mmio_read_us.min,
+                l.mmio_read_cycles.mean,
+                l.mmio_read_cycles.min
+            );
+            println!(
+                "  doorbell to CQE    {:>10.1} us {:>10.1} us {:>12.0} cycles {:>12.0} cycles",
+                l.doorbell_to_cqe_us.mean,
+                l.doorbell_to_cqe_us.min,
+                l.doorbell_to_cqe_cycles.mean,
+                l.doorbell_to_cqe_cycles.min
             );
         }
     }
