@@ -1,0 +1,390 @@
+//! The full system, in one boot per test: the simulated NICs as PCI
+//! functions of a QEMU guest (`rnic-vfio-user`), and the hardware-only
+//! `rnic` (built without the simulator, as a lab has it) run inside the
+//! guest against them, as `rnic vm` does (`rnic_interop::vm`).
+//!
+//! The CI slice: with the virtual IOMMU, `rnic list`, `info`, the torture
+//! test through VFIO (100 messages clean, `--break early-cqe` caught),
+//! `flash write` and `verify` through BAR0; the bad cases (exit 2, one
+//! line, nothing written to BAR0): a function not bound to vfio-pci asked
+//! for as `vfio:`, an absent or malformed address, a function that is not
+//! an rnic (the guest's virtio device), permission denied (a non-root
+//! user), a BAR0 smaller than the register map. Without the IOMMU, sysfs:
+//! the on-chip loopback torture by physical address. A server that dies
+//! under a running torture ends the guest command with an error naming the
+//! device, and the next run starts clean.
+//!
+//! Longer runs (other fabrics, mp, every `--break`) are `rnic vm`'s, from
+//! the command line (README, "Full-system simulation").
+//!
+//! `RNIC_VFIO_USER=skip` skips these tests (and says so).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rnic_interop::vm::{hardware_rnic, make_share, Outcome, Vm, VmConfig};
+use rnic_interop::{Guest, GuestError};
+use rnic_sim::RTL_AVAILABLE;
+
+fn skip() -> bool {
+    if std::env::var("RNIC_VFIO_USER").as_deref() == Ok("skip") {
+        eprintln!("RNIC_VFIO_USER=skip: the rnic-in-the-guest tests are SKIPPED");
+        return true;
+    }
+    if !RTL_AVAILABLE {
+        eprintln!("skipped: rnic-sim was built without the RTL");
+        return true;
+    }
+    false
+}
+
+fn work_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rnic-vm-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The share: the hardware-only rnic (built on first use into
+/// target/no-sim, as `rnic vm` does).
+fn share(dir: &Path) -> PathBuf {
+    let rnic = hardware_rnic(None).expect("the hardware-only rnic");
+    let s = dir.join("share");
+    make_share(&s, &rnic, &[]).unwrap();
+    s
+}
+
+fn words(s: &str) -> Vec<String> {
+    s.split_whitespace().map(str::to_string).collect()
+}
+
+fn rnic(vm: &mut Vm, args: &str, user: Option<&str>) -> Outcome {
+    let t0 = Instant::now();
+    let o = vm
+        .rnic(&words(args), user, Duration::from_secs(900), &mut |_| {})
+        .unwrap_or_else(|e| panic!("rnic {args}: {e:#}"));
+    eprintln!(
+        "rnic {args}{}: exit {} in {:.1} s\n{}{}",
+        user.map(|u| format!(" (as {u})")).unwrap_or_default(),
+        o.rc,
+        t0.elapsed().as_secs_f64(),
+        o.stdout_text(),
+        o.stderr
+    );
+    o
+}
+
+/// A refusal: exit 2, one line on stderr containing `why`, and no BAR0
+/// access of any kind reached the server (nothing written, nothing read).
+fn refused(vm: &mut Vm, args: &str, user: Option<&str>, why: &str) {
+    let before = vm.server.as_ref().map(|s| s.stats());
+    let o = rnic(vm, args, user);
+    assert_eq!(o.rc, 2, "rnic {args}: {}", o.stderr);
+    let lines: Vec<&str> = o.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "one line: {:?}", o.stderr);
+    assert!(
+        lines[0].contains(why),
+        "rnic {args}: expected {why:?} in {:?}",
+        lines[0]
+    );
+    if let (Some(b), Some(s)) = (before, vm.server.as_ref()) {
+        let a = s.stats();
+        assert_eq!(
+            (a.mmio_writes, a.mmio_reads),
+            (b.mmio_writes, b.mmio_reads),
+            "rnic {args} touched BAR0"
+        );
+    }
+}
+
+fn boot(c: &VmConfig, share: &Path) -> Vm {
+    let t0 = Instant::now();
+    let vm = Vm::start(c, share).unwrap_or_else(|e| {
+        panic!(
+            "{e:#}\n(the guest needs `sudo sim/vm/install-qemu.sh` and `sudo sim/rxe-guest/build-image.sh {}`, \
+             both run by .ci/setup and .ci/run; RNIC_VFIO_USER=skip skips these tests)",
+            c.image.display()
+        )
+    });
+    eprintln!(
+        "guest ready after {:.1} s (boot {:.1} s), functions {:?}",
+        t0.elapsed().as_secs_f64(),
+        vm.guest.boot_time.as_secs_f64(),
+        vm.bdfs
+    );
+    vm
+}
+
+fn json_field(out: &str, k: &str) -> String {
+    let key = format!("\"{k}\":");
+    let i = out.find(&key).unwrap_or_else(|| panic!("{k} in {out}")) + key.len();
+    out[i..]
+        .split([',', '}'])
+        .next()
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn rnic_in_the_guest_through_vfio() {
+    if skip() {
+        return;
+    }
+    let dir = work_dir("vfio");
+    let share = share(&dir);
+    // NIC 2 advertises a BAR0 smaller than the register map.
+    let mut c = VmConfig::new(3, "ideal", &dir);
+    c.bar0_sizes = vec![None, None, Some(0x400)];
+    let mut vm = boot(&c, &share);
+    let (a, b, small) = (vm.bdfs[0].clone(), vm.bdfs[1].clone(), vm.bdfs[2].clone());
+
+    let o = rnic(&mut vm, "list", None);
+    assert_eq!(o.rc, 0);
+    let list = o.stdout_text();
+    for f in [&a, &b] {
+        assert!(
+            list.lines()
+                .any(|l| l.starts_with(f.as_str()) && l.contains("vfio-pci")),
+            "{f} bound to vfio-pci in:\n{list}"
+        );
+    }
+    let o = rnic(&mut vm, &format!("info --device vfio:{a}"), None);
+    assert_eq!(o.rc, 0, "{}", o.stderr);
+
+    // The torture test through VFIO: A -> B over the simulated fabric.
+    let o = rnic(
+        &mut vm,
+        &format!("torture --device {a} --peer {b} --messages 100 --seed 7 --json"),
+        None,
+    );
+    let out = o.stdout_text();
+    assert_eq!(o.rc, 0, "{out}{}", o.stderr);
+    assert_eq!(json_field(&out, "messages"), "100", "{out}");
+    assert_eq!(json_field(&out, "violations"), "0", "{out}");
+    // ... and a broken layer is caught, with the command that reproduces it.
+    let o = rnic(
+        &mut vm,
+        &format!("torture --device {a} --peer {b} --messages 60 --seed 3 --break early-cqe"),
+        None,
+    );
+    assert_eq!(o.rc, 1, "early-cqe caught: {}{}", o.stdout_text(), o.stderr);
+    assert!(o.stdout_text().contains("FAILED"), "{}", o.stdout_text());
+    assert!(
+        o.stderr.contains(&format!(
+            "reproduce with: rnic torture --device {a} --peer {b}"
+        )),
+        "{}",
+        o.stderr
+    );
+
+    // Flash through BAR0: an image written and verified, golden refused.
+    let r = vm
+        .sh(
+            "cd /tmp/rnic-vm && head -c 20000 /dev/urandom > bits.bin && \
+             /mnt/host/rnic image pack --board sim --bitstream bits.bin -o img.rnic",
+        )
+        .unwrap();
+    assert_eq!(r.rc, 0, "{}", r.output);
+    let o = rnic(
+        &mut vm,
+        &format!("flash --device {a} write img.rnic -y"),
+        None,
+    );
+    assert_eq!(o.rc, 0, "{}{}", o.stdout_text(), o.stderr);
+    let o = rnic(
+        &mut vm,
+        &format!("flash --device {a} verify img.rnic"),
+        None,
+    );
+    assert_eq!(o.rc, 0, "{}{}", o.stdout_text(), o.stderr);
+    let o = rnic(
+        &mut vm,
+        &format!("flash --device {a} write img.rnic --slot golden -y"),
+        None,
+    );
+    assert_eq!(o.rc, 2, "golden refused: {}", o.stderr);
+
+    // Bad cases.
+    let virtio = vm
+        .sh("lspci -D -n -d 1af4: | head -1 | cut -d' ' -f1")
+        .unwrap()
+        .output
+        .trim()
+        .to_string();
+    assert!(!virtio.is_empty(), "the guest has a virtio function");
+    refused(
+        &mut vm,
+        &format!("info --device {virtio}"),
+        None,
+        "not an rnic",
+    );
+    refused(
+        &mut vm,
+        "info --device vfio:0000:00:1f.6",
+        None,
+        "0000:00:1f.6",
+    );
+    refused(
+        &mut vm,
+        "info --device vfio:00:03",
+        None,
+        "not a device name",
+    );
+    refused(
+        &mut vm,
+        &format!("info --device vfio:{a}"),
+        Some("nobody"),
+        "permission denied",
+    );
+    refused(
+        &mut vm,
+        &format!("info --device {small}"),
+        None,
+        "the register map needs 0x800",
+    );
+    // B unbound from vfio-pci, then asked for through VFIO.
+    let r = vm
+        .sh(&format!(
+            "echo > /sys/bus/pci/devices/{b}/driver_override && echo {b} > /sys/bus/pci/devices/{b}/driver/unbind"
+        ))
+        .unwrap();
+    assert_eq!(r.rc, 0, "{}", r.output);
+    refused(
+        &mut vm,
+        &format!("info --device vfio:{b}"),
+        None,
+        "not bound to vfio-pci",
+    );
+
+    let st = vm.stop().unwrap();
+    eprintln!("server: {st}");
+    assert_eq!(st.model_errors, vec![0, 0, 0], "{st}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn rnic_in_the_guest_without_iommu_through_sysfs() {
+    if skip() {
+        return;
+    }
+    let dir = work_dir("sysfs");
+    let share = share(&dir);
+    let mut c = VmConfig::new(1, "ideal", &dir);
+    c.iommu = false;
+    let mut vm = boot(&c, &share);
+    let a = vm.bdfs[0].clone();
+    let o = rnic(&mut vm, &format!("info --device {a}"), None);
+    assert_eq!(o.rc, 0, "{}", o.stderr);
+    let o = rnic(
+        &mut vm,
+        &format!("torture --device sysfs:{a} --onchip-loopback --messages 40 --json"),
+        None,
+    );
+    let out = o.stdout_text();
+    assert_eq!(o.rc, 0, "{out}{}", o.stderr);
+    assert_eq!(json_field(&out, "messages"), "40", "{out}");
+    let st = vm.stop().unwrap();
+    eprintln!("server: {st}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+struct ServerProcess(std::process::Child);
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The server binary next to this test's (target/release).
+fn server_binary() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let p = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("rnic-vfio-user");
+    assert!(
+        p.is_file(),
+        "{} missing (cargo build --release -p rnic-vfio-user)",
+        p.display()
+    );
+    p
+}
+
+/// A server process (so that it can die) and a guest on it.
+fn vm_on_process(dir: &Path, share: &Path) -> (Vm, ServerProcess, Vec<PathBuf>) {
+    let socks = vec![dir.join("nic0.sock"), dir.join("nic1.sock")];
+    let child = Command::new(server_binary())
+        .args(["--socket", socks[0].to_str().unwrap()])
+        .args(["--socket", socks[1].to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(dir.join("server.log")).unwrap())
+        .spawn()
+        .unwrap();
+    let mut child = ServerProcess(child);
+    use std::io::BufRead;
+    let mut r = std::io::BufReader::new(child.0.stdout.take().unwrap());
+    for _ in 0..2 {
+        let mut line = String::new();
+        r.read_line(&mut line).unwrap();
+        assert!(line.starts_with("listening"), "{line}");
+    }
+    let c = VmConfig::new(2, "ideal", dir);
+    let guest = Guest::boot(&c.guest(socks.clone(), share)).expect("guest");
+    (Vm::setup(guest, None, &c).unwrap(), child, socks)
+}
+
+#[test]
+fn a_dying_server_ends_the_guest_command_and_the_next_run_is_clean() {
+    if skip() {
+        return;
+    }
+    let dir = work_dir("death");
+    let share = share(&dir);
+    let (mut vm, mut server, socks) = vm_on_process(&dir, &share);
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(15));
+        let _ = server.0.kill();
+        let _ = server.0.wait();
+        Instant::now()
+    });
+    let args = words("torture --messages 100000 --seed 5");
+    let r = vm.rnic(&args, None, Duration::from_secs(300), &mut |_| {});
+    let killed = killer.join().unwrap();
+    let err = match r {
+        Ok(o) => panic!(
+            "the command ended by itself (exit {}): {}{}",
+            o.rc,
+            o.stdout_text(),
+            o.stderr
+        ),
+        Err(e) => e,
+    };
+    eprintln!(
+        "{:.1} s after the kill: {err:#}",
+        killed.elapsed().as_secs_f64()
+    );
+    match err.downcast_ref::<GuestError>() {
+        Some(GuestError::DeviceLost { device, .. }) => {
+            // Both NICs were that process's: both are named.
+            for s in &socks {
+                assert!(device.contains(s.to_str().unwrap()), "{device}");
+            }
+            assert!(!device.contains("one of"), "{device}");
+        }
+        _ => panic!("expected DeviceLost, got {err:#}"),
+    }
+    drop(vm);
+
+    // The next run: a fresh server and guest, clean.
+    let (mut vm, _server, _) = vm_on_process(&dir, &share);
+    let o = rnic(&mut vm, "torture --messages 30 --seed 5 --json", None);
+    assert_eq!(o.rc, 0, "{}{}", o.stdout_text(), o.stderr);
+    vm.guest.shutdown();
+    let _ = std::fs::remove_dir_all(&dir);
+}
