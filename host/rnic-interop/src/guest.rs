@@ -544,9 +544,22 @@ impl Guest {
         tail(&self.qemu_log, lines)
     }
 
-    /// Err if QEMU is gone.
+    /// Err if QEMU is gone. QEMU 11 sometimes aborts (an assertion in
+    /// its error path) instead of carrying on when a vfio-user server dies
+    /// under it; that is reported as the device lost, naming the sockets
+    /// that no longer listen.
     pub fn check_alive(&mut self, when: &'static str) -> Result<()> {
         if let Ok(Some(st)) = self.child.try_wait() {
+            let dead = self.dead_sockets();
+            if !dead.is_empty() {
+                return Err(GuestError::DeviceLost {
+                    device: dead.join(", "),
+                    log: format!(
+                        "QEMU exited ({st}) {when}: {}",
+                        self.qemu_log_tail(10).trim()
+                    ),
+                });
+            }
             return Err(GuestError::QemuExited {
                 status: format!("{st}: {}", self.qemu_log_tail(20).trim()),
                 when,
@@ -611,11 +624,7 @@ impl Guest {
         // connection (a live one queues it), which names the lost devices
         // even when the guest command only polls memory and QEMU says
         // nothing more.
-        let dead: Vec<String> = sockets
-            .iter()
-            .filter(|s| UnixStream::connect(s).is_err())
-            .map(|s| format!("vfio-user:{}", s.display()))
-            .collect();
+        let dead = self.dead_sockets();
         let device = if !dead.is_empty() {
             dead.join(", ")
         } else if sockets.len() == 1 {
@@ -638,6 +647,19 @@ impl Guest {
             device,
             log: after.lines().take(10).collect::<Vec<_>>().join("\n"),
         })
+    }
+
+    /// The vfio-user sockets whose server no longer listens (it refuses a
+    /// connection; a live one queues it), as QEMU names them.
+    fn dead_sockets(&self) -> Vec<String> {
+        let GuestRole::Vfio { sockets, .. } = &self.cfg.role else {
+            return Vec::new();
+        };
+        sockets
+            .iter()
+            .filter(|s| UnixStream::connect(s).is_err())
+            .map(|s| format!("vfio-user:{}", s.display()))
+            .collect()
     }
 
     /// One complete line from the agent, if there is one now.
