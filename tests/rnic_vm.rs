@@ -9,7 +9,9 @@
 //! line, nothing written to BAR0): a function not bound to vfio-pci asked
 //! for as `vfio:`, an absent or malformed address, a function that is not
 //! an rnic (the guest's virtio device), permission denied (a non-root
-//! user), a BAR0 smaller than the register map. Without the IOMMU, sysfs:
+//! user), a BAR0 smaller than the register map, an IOMMU group shared with
+//! a device VFIO does not own (the function behind a PCIe-to-PCI bridge
+//! with a virtio-rng device). Without the IOMMU, sysfs:
 //! the on-chip loopback torture by physical address. A server that dies
 //! under a running torture ends the guest command with an error naming the
 //! device, and the next run starts clean.
@@ -134,11 +136,15 @@ fn rnic_in_the_guest_through_vfio() {
     }
     let dir = work_dir("vfio");
     let share = share(&dir);
-    // NIC 2 advertises a BAR0 smaller than the register map.
-    let mut c = VmConfig::new(3, "ideal", &dir);
+    // NIC 2 advertises a BAR0 smaller than the register map; NIC 3 sits
+    // behind a PCIe-to-PCI bridge with a virtio-rng device, in one IOMMU
+    // group with it.
+    let mut c = VmConfig::new(4, "ideal", &dir);
     c.bar0_sizes = vec![None, None, Some(0x400)];
+    c.shared_group = Some(3);
     let mut vm = boot(&c, &share);
     let (a, b, small) = (vm.bdfs[0].clone(), vm.bdfs[1].clone(), vm.bdfs[2].clone());
+    let shared = vm.bdfs[3].clone();
 
     let o = rnic(&mut vm, "list", None);
     assert_eq!(o.rc, 0);
@@ -244,6 +250,12 @@ fn rnic_in_the_guest_through_vfio() {
         None,
         "the register map needs 0x800",
     );
+    refused(
+        &mut vm,
+        &format!("info --device vfio:{shared}"),
+        None,
+        "is shared with",
+    );
     // B unbound from vfio-pci, then asked for through VFIO.
     let r = vm
         .sh(&format!(
@@ -255,12 +267,12 @@ fn rnic_in_the_guest_through_vfio() {
         &mut vm,
         &format!("info --device vfio:{b}"),
         None,
-        "not bound to vfio-pci",
+        "is bound to no driver, not to vfio-pci; bind it: ",
     );
 
     let st = vm.stop().unwrap();
     eprintln!("server: {st}");
-    assert_eq!(st.model_errors, vec![0, 0, 0], "{st}");
+    assert_eq!(st.model_errors, vec![0, 0, 0, 0], "{st}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -148,6 +148,7 @@ pub fn run(a: &VmArgs) -> Result<ExitCode> {
         clock_mhz: a.clock_mhz,
         flash_dir: a.flash_dir.clone(),
         bar0_sizes: vec![a.bar0_size; a.nics as usize],
+        shared_group: None,
         boot_timeout: Duration::from_secs(a.boot_timeout),
     };
     let mut vm = Vm::start(&cfg, &share)?;

@@ -96,6 +96,11 @@ pub struct GuestConfig {
     pub role: GuestRole,
     /// A host folder shared read-only at `/mnt/host` in the guest (9p).
     pub share: Option<PathBuf>,
+    /// Vfio role: put the function of this socket (by index) behind a
+    /// PCIe-to-PCI bridge together with a virtio-rng device, so that its
+    /// IOMMU group is shared with a function VFIO does not own (for testing
+    /// the refusal of such a group).
+    pub shared_group: Option<usize>,
 }
 
 /// The guest's role: the soft-RoCE peer, or a host of vfio-user functions.
@@ -141,6 +146,7 @@ impl GuestConfig {
             boot_timeout: Duration::from_secs(240),
             role: GuestRole::Rxe,
             share: None,
+            shared_group: None,
         }
     }
 
@@ -316,12 +322,26 @@ impl Guest {
                     append += " intel_iommu=on";
                     role_args.extend(["-device".into(), "intel-iommu,caching-mode=on".into()]);
                 }
-                for sock in sockets {
-                    let dev = serde_json::json!({
+                if cfg.shared_group.is_some() {
+                    // A PCIe-to-PCI bridge: the IOMMU sees every function
+                    // behind it as the bridge, so they share one group.
+                    role_args.extend([
+                        "-device".into(),
+                        "pcie-pci-bridge,id=rnicbr,bus=pcie.0".into(),
+                        "-device".into(),
+                        "virtio-rng-pci,bus=rnicbr,addr=2".into(),
+                    ]);
+                }
+                for (i, sock) in sockets.iter().enumerate() {
+                    let mut dev = serde_json::json!({
                         "driver": "vfio-user-pci",
                         "socket": { "path": sock.display().to_string(), "type": "unix" },
                         "rombar": 0,
                     });
+                    if cfg.shared_group == Some(i) {
+                        dev["bus"] = "rnicbr".into();
+                        dev["addr"] = "1".into();
+                    }
                     role_args.extend(["-device".into(), dev.to_string()]);
                 }
             }

@@ -212,6 +212,9 @@ pub struct VmConfig {
     /// Per NIC: advertise a BAR0 of this size (see
     /// `rnic_vfio_user::ServerConfig::bar0_sizes`).
     pub bar0_sizes: Vec<Option<u64>>,
+    /// Put this NIC behind a PCIe-to-PCI bridge with a virtio device, so
+    /// its IOMMU group is shared ([`GuestConfig::shared_group`]).
+    pub shared_group: Option<usize>,
     pub boot_timeout: Duration,
 }
 
@@ -230,6 +233,7 @@ impl VmConfig {
             clock_mhz: DEFAULT_CLOCK_MHZ,
             flash_dir: None,
             bar0_sizes: Vec::new(),
+            shared_group: None,
             boot_timeout: Duration::from_secs(240),
         }
     }
@@ -240,6 +244,7 @@ impl VmConfig {
             GuestConfig::vfio(&self.image, self.run_dir.join("guest"), sockets, self.iommu);
         gc.share = Some(share.to_path_buf());
         gc.boot_timeout = self.boot_timeout;
+        gc.shared_group = self.shared_group;
         gc
     }
 }
