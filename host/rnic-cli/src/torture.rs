@@ -355,15 +355,7 @@ mod sim_runs {
         bar.finish_and_clear();
         let wall = started.elapsed().as_secs_f64();
         let mut rep = out.report;
-        if a.timing {
-            rep.wall_seconds = Some(wall);
-            rep.cycles_per_second = Some(rep.cycles as f64 / wall.max(1e-9));
-        }
-        if a.json {
-            println!("{}", serde_json::to_string(&rep)?);
-        } else {
-            print_summary(&rep, wall);
-        }
+        super::print_report(a, &mut rep, wall)?;
         if let Some((n, at_failure)) = out.pcap_frames {
             if let Some(p) = &a.pcap {
                 eprintln!(
@@ -476,15 +468,8 @@ fn onchip_on<D: rnic_device::Device>(
     // The port as a lab expects to find it: loopback and faults off.
     let _ = ctx.set_port_faults(&rnic_verbs::PortFaults::default());
     let mut rep = res.context("torture run")?;
-    let wall = started.elapsed().as_secs_f64();
-    if a.timing {
-        rep.wall_seconds = Some(wall);
-        rep.cycles_per_second = Some(rep.cycles as f64 / wall.max(1e-9));
-    }
-    if a.json {
-        println!("{}", serde_json::to_string(&rep)?);
-    } else {
-        print_summary(&rep, wall);
+    print_report(a, &mut rep, started.elapsed().as_secs_f64())?;
+    if !a.json {
         let c = |k: &str| rep.counters.get(k).copied().unwrap_or(0);
         println!(
             "  on chip: {} frames dropped, {} reordered",
@@ -503,6 +488,21 @@ fn onchip_on<D: rnic_device::Device>(
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A finished run's report on stdout: with `--timing` its wall time and
+/// cycles per second added, then the JSON (`--json`) or the summary.
+fn print_report(a: &TortureArgs, rep: &mut Report, wall: f64) -> Result<()> {
+    if a.timing {
+        rep.wall_seconds = Some(wall);
+        rep.cycles_per_second = Some(rep.cycles as f64 / wall.max(1e-9));
+    }
+    if a.json {
+        println!("{}", serde_json::to_string(rep)?);
+    } else {
+        print_summary(rep, wall);
+    }
+    Ok(())
 }
 
 /// The first failure of a run, on stderr.
@@ -593,16 +593,7 @@ mod pci_runs {
             &mut rnic_torture::NoHooks,
         )
         .context("torture run")?;
-        let wall = started.elapsed().as_secs_f64();
-        if a.timing {
-            rep.wall_seconds = Some(wall);
-            rep.cycles_per_second = Some(rep.cycles as f64 / wall.max(1e-9));
-        }
-        if a.json {
-            println!("{}", serde_json::to_string(&rep)?);
-        } else {
-            print_summary(&rep, wall);
-        }
+        print_report(a, &mut rep, started.elapsed().as_secs_f64())?;
         if rep.failed() {
             print_first_failure(&rep);
             eprintln!("reproduce with: {}", repro(a));
