@@ -27,18 +27,9 @@ use std::time::{Duration, Instant};
 
 use rnic_interop::vm::{hardware_rnic, make_share, Outcome, Vm, VmConfig};
 use rnic_interop::{Guest, GuestError};
-use rnic_sim::RTL_AVAILABLE;
 
 fn skip() -> bool {
-    if std::env::var("RNIC_VFIO_USER").as_deref() == Ok("skip") {
-        eprintln!("RNIC_VFIO_USER=skip: the rnic-in-the-guest tests are SKIPPED");
-        return true;
-    }
-    if !RTL_AVAILABLE {
-        eprintln!("skipped: rnic-sim was built without the RTL");
-        return true;
-    }
-    false
+    rnic_tests::skip_vfio_user_guest("the rnic-in-the-guest tests")
 }
 
 fn work_dir(name: &str) -> PathBuf {

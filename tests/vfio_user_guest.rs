@@ -22,7 +22,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rnic_interop::{Guest, GuestConfig, GuestError};
-use rnic_sim::{WorldConfig, RTL_AVAILABLE};
+use rnic_sim::WorldConfig;
 use rnic_vfio_user::{start, ServerConfig};
 
 fn image() -> PathBuf {
@@ -30,15 +30,7 @@ fn image() -> PathBuf {
 }
 
 fn skip() -> bool {
-    if std::env::var("RNIC_VFIO_USER").as_deref() == Ok("skip") {
-        eprintln!("RNIC_VFIO_USER=skip: the vfio-user guest tests are SKIPPED");
-        return true;
-    }
-    if !RTL_AVAILABLE {
-        eprintln!("skipped: rnic-sim was built without the RTL");
-        return true;
-    }
-    false
+    rnic_tests::skip_vfio_user_guest("the vfio-user guest tests")
 }
 
 fn work_dir(name: &str) -> PathBuf {

@@ -24,6 +24,21 @@ pub fn guest_image() -> std::path::PathBuf {
         })
 }
 
+/// Whether the tests that boot the vfio-user guest (`what`) are to be
+/// skipped: `RNIC_VFIO_USER=skip`, or a simulator built without the RTL.
+/// Says so on stderr.
+pub fn skip_vfio_user_guest(what: &str) -> bool {
+    if std::env::var("RNIC_VFIO_USER").as_deref() == Ok("skip") {
+        eprintln!("RNIC_VFIO_USER=skip: {what} are SKIPPED");
+        return true;
+    }
+    if !rnic_sim::RTL_AVAILABLE {
+        eprintln!("skipped: rnic-sim was built without the RTL");
+        return true;
+    }
+    false
+}
+
 pub fn sim(data_w: u32, seed: u64) -> Nic<SimDevice> {
     sim_with(data_w, seed, RootComplexConfig::default())
 }

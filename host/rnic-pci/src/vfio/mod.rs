@@ -570,21 +570,27 @@ mod tests {
     use crate::id::tests::rnic_bar;
     use crate::mmio::FakeBar;
 
-    #[test]
-    fn bring_up_resets_checks_then_enables() {
-        let bar = rnic_bar(0x1000);
-        let cfg = MemConfig::new();
+    /// `bring_up` with a reset that counts; the result and the resets.
+    fn bring_up_counting(bar: &FakeBar, cfg: &MemConfig) -> (Result<IdBlock>, u32) {
         let mut resets = 0;
-        let id = bring_up(
+        let r = bring_up(
             "0000:03:00.0",
             &mut || {
                 resets += 1;
                 Ok(())
             },
-            &bar,
-            &cfg,
-        )
-        .unwrap();
+            bar,
+            cfg,
+        );
+        (r, resets)
+    }
+
+    #[test]
+    fn bring_up_checks_resets_then_enables() {
+        let bar = rnic_bar(0x1000);
+        let cfg = MemConfig::new();
+        let (id, resets) = bring_up_counting(&bar, &cfg);
+        let id = id.unwrap();
         assert_eq!(id.magic, rnic_regs::MAGIC);
         assert_eq!(resets, 1);
         assert_eq!(bar.writes(), 0, "bring-up writes nothing to BAR0");
@@ -607,16 +613,7 @@ mod tests {
             b
         }] {
             let cfg = MemConfig::new();
-            let mut resets = 0;
-            let r = bring_up(
-                "b",
-                &mut || {
-                    resets += 1;
-                    Ok(())
-                },
-                &bar,
-                &cfg,
-            );
+            let (r, resets) = bring_up_counting(&bar, &cfg);
             assert!(r.is_err());
             assert_eq!(resets, 0, "no reset of a refused function");
             assert_eq!(bar.writes(), 0);
