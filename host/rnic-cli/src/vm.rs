@@ -19,13 +19,20 @@
 //! through sysfs (huge pages are reserved for DMA by physical address).
 //! (`rnic_interop::vm` does the work.)
 //!
-//! Every run boots a fresh guest and server, so a run never inherits a
-//! dead server or a half-programmed NIC from the one before.
+//! A run boots a guest and server and shuts them down afterwards, unless
+//! one is kept: `--keep` leaves them running in a background process (the
+//! *holder*, `rnic vm --serve`, listening on a unix socket in
+//! `$TMPDIR/rnic-vm-kept`), and every later `rnic vm` with the same
+//! settings reuses it (a fresh copy of the hardware-only `rnic` and the
+//! `--file`s are put in its share each time). `rnic vm --stop` ends it; so
+//! does an hour without a command. A holder whose guest lost its device or
+//! died exits, so the next run starts clean.
 
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::ExitCode;
-use std::time::Duration;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
@@ -101,8 +108,22 @@ pub struct VmArgs {
     /// and the guest's boot time on stderr at the end.
     #[arg(long)]
     pub stats: bool,
+    /// Keep the guest and server running after this command, for the
+    /// next `rnic vm` with the same settings (which reuses a kept guest
+    /// with or without --keep).
+    #[arg(long)]
+    pub keep: bool,
+    /// Stop the kept guest and server, and run nothing.
+    #[arg(long, conflicts_with = "keep")]
+    pub stop: bool,
+    /// A kept guest stops after this many seconds without a command.
+    #[arg(long, default_value_t = 3600)]
+    pub keep_idle: u64,
+    /// Internal: be the process that keeps the guest (see --keep).
+    #[arg(long, hide = true)]
+    pub serve: bool,
     /// The `rnic` command line to run in the guest (after `--`).
-    #[arg(last = true, required = true, value_name = "RNIC ARGS")]
+    #[arg(last = true, value_name = "RNIC ARGS")]
     pub args: Vec<String>,
 }
 
@@ -118,6 +139,42 @@ fn say(m: impl std::fmt::Display) {
     eprintln!("rnic vm: {m}");
 }
 
+/// The folder of the kept guest (`--keep`): its control socket, settings,
+/// share, console and QEMU log, the holder's log.
+fn kept_dir() -> PathBuf {
+    std::env::temp_dir().join("rnic-vm-kept")
+}
+
+/// The settings that make a guest what it is; a kept guest is reused only
+/// for the same ones.
+fn settings(a: &VmArgs) -> String {
+    serde_json::json!({
+        "nics": a.nics, "fabric": a.fabric, "iommu": !a.no_iommu, "bind": !a.no_bind,
+        "image": a.image, "seed": a.sim_seed, "data_w": a.sim_data_w,
+        "clock_mhz": a.clock_mhz, "flash_dir": a.flash_dir, "bar0_size": a.bar0_size,
+    })
+    .to_string()
+}
+
+/// The guest's configuration from the command line, in `run_dir`.
+fn vm_config(a: &VmArgs, run_dir: &Path) -> VmConfig {
+    VmConfig {
+        nics: a.nics as usize,
+        fabric: a.fabric.clone(),
+        iommu: !a.no_iommu,
+        bind: !a.no_bind,
+        image: a.image.clone(),
+        run_dir: run_dir.to_path_buf(),
+        seed: a.sim_seed,
+        data_w: a.sim_data_w,
+        clock_mhz: a.clock_mhz,
+        flash_dir: a.flash_dir.clone(),
+        bar0_sizes: vec![a.bar0_size; a.nics as usize],
+        shared_group: None,
+        boot_timeout: Duration::from_secs(a.boot_timeout),
+    }
+}
+
 pub fn run(a: &VmArgs) -> Result<ExitCode> {
     rnic_sim::FabricConfig::profile(&a.fabric).map_err(|e| anyhow!("--fabric: {e}"))?;
     if a.sim_data_w != 64 && a.sim_data_w != 256 {
@@ -126,7 +183,29 @@ pub fn run(a: &VmArgs) -> Result<ExitCode> {
     if !(a.clock_mhz.is_finite() && a.clock_mhz > 0.0) {
         bail!("--clock-mhz must be above 0");
     }
+    if a.serve {
+        return serve(a);
+    }
+    if a.stop {
+        return stop_kept();
+    }
+    if a.args.is_empty() {
+        bail!("give the rnic command to run in the guest after `--`, e.g. rnic vm -- list");
+    }
     let rnic = hardware_rnic(a.rnic.as_deref())?;
+    if let Some(conn) = connect_kept(&settings(a))? {
+        return run_kept(a, conn, &rnic);
+    }
+    if a.keep {
+        start_holder(a)?;
+        let conn = connect_kept(&settings(a))?.ok_or_else(|| {
+            anyhow!(
+                "the kept guest did not come up (see {})",
+                kept_dir().join("holder.log").display()
+            )
+        })?;
+        return run_kept(a, conn, &rnic);
+    }
     let (run_dir, temporary) = match &a.run_dir {
         Some(d) => (d.clone(), false),
         None => (
@@ -136,21 +215,7 @@ pub fn run(a: &VmArgs) -> Result<ExitCode> {
     };
     let share = run_dir.join("share");
     make_share(&share, &rnic, &a.files)?;
-    let cfg = VmConfig {
-        nics: a.nics as usize,
-        fabric: a.fabric.clone(),
-        iommu: !a.no_iommu,
-        bind: !a.no_bind,
-        image: a.image.clone(),
-        run_dir: run_dir.clone(),
-        seed: a.sim_seed,
-        data_w: a.sim_data_w,
-        clock_mhz: a.clock_mhz,
-        flash_dir: a.flash_dir.clone(),
-        bar0_sizes: vec![a.bar0_size; a.nics as usize],
-        shared_group: None,
-        boot_timeout: Duration::from_secs(a.boot_timeout),
-    };
+    let cfg = vm_config(a, &run_dir);
     let mut vm = Vm::start(&cfg, &share)?;
     let args = supply_devices(&a.args, &vm.bdfs);
     if args != a.args {
@@ -203,4 +268,240 @@ pub fn run(a: &VmArgs) -> Result<ExitCode> {
         let _ = std::fs::remove_dir_all(&run_dir);
     }
     Ok(ExitCode::from(out.rc.clamp(0, 255) as u8))
+}
+
+/// A request to the holder, one JSON line.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Request {
+    args: Vec<String>,
+    user: Option<String>,
+    timeout: u64,
+    stop: bool,
+}
+
+/// One line of the holder's answer.
+#[derive(serde::Serialize, serde::Deserialize)]
+enum Reply {
+    /// What `rnic vm` itself says (devices supplied).
+    Note(String),
+    Stderr(String),
+    /// The command ended: its exit status and standard output.
+    Done {
+        rc: i32,
+        stdout: Vec<u8>,
+    },
+    Error(String),
+}
+
+fn send(w: &mut impl Write, r: &Reply) -> std::io::Result<()> {
+    let mut line = serde_json::to_string(r).map_err(std::io::Error::other)?;
+    line.push('\n');
+    w.write_all(line.as_bytes())
+}
+
+/// A connection to the kept guest if there is one with these settings.
+fn connect_kept(settings: &str) -> Result<Option<UnixStream>> {
+    let dir = kept_dir();
+    let Ok(s) = UnixStream::connect(dir.join("control.sock")) else {
+        return Ok(None);
+    };
+    let kept = std::fs::read_to_string(dir.join("settings.json")).unwrap_or_default();
+    if kept.trim() != settings {
+        say(format!(
+            "a kept guest with other settings is running ({}); this run boots its own (rnic vm --stop ends the kept one)",
+            kept.trim()
+        ));
+        return Ok(None);
+    }
+    Ok(Some(s))
+}
+
+/// Runs the command in the kept guest.
+fn run_kept(a: &VmArgs, mut conn: UnixStream, rnic: &Path) -> Result<ExitCode> {
+    make_share(&kept_dir().join("share"), rnic, &a.files)?;
+    let req = Request {
+        args: a.args.clone(),
+        user: a.user.clone(),
+        timeout: a.timeout,
+        stop: false,
+    };
+    conn.write_all(format!("{}\n", serde_json::to_string(&req)?).as_bytes())?;
+    for line in BufReader::new(conn).lines() {
+        match serde_json::from_str::<Reply>(&line?)? {
+            Reply::Note(m) => say(m),
+            Reply::Stderr(t) => eprint!("{t}"),
+            Reply::Done { rc, stdout } => {
+                std::io::stdout().write_all(&stdout)?;
+                std::io::stdout().flush()?;
+                return Ok(ExitCode::from(rc.clamp(0, 255) as u8));
+            }
+            Reply::Error(e) => bail!("{e}"),
+        }
+    }
+    bail!(
+        "the kept guest's holder went away (see {})",
+        kept_dir().join("holder.log").display()
+    )
+}
+
+/// `rnic vm --stop`.
+fn stop_kept() -> Result<ExitCode> {
+    let dir = kept_dir();
+    let Ok(mut s) = UnixStream::connect(dir.join("control.sock")) else {
+        say("no kept guest");
+        return Ok(ExitCode::SUCCESS);
+    };
+    let req = Request {
+        args: Vec::new(),
+        user: None,
+        timeout: 0,
+        stop: true,
+    };
+    s.write_all(format!("{}\n", serde_json::to_string(&req)?).as_bytes())?;
+    let mut ack = String::new();
+    let _ = BufReader::new(s).read_line(&mut ack);
+    say("kept guest stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Starts the holder in the background with this command's settings and
+/// waits until its guest is up.
+fn start_holder(a: &VmArgs) -> Result<()> {
+    let dir = kept_dir();
+    std::fs::create_dir_all(&dir)?;
+    let mut cmd = Command::new(std::env::current_exe()?);
+    cmd.args([
+        "vm",
+        "--serve",
+        "--nics",
+        &a.nics.to_string(),
+        "--fabric",
+        &a.fabric,
+    ]);
+    cmd.args(["--sim-seed", &a.sim_seed.to_string()]);
+    cmd.args(["--sim-data-w", &a.sim_data_w.to_string()]);
+    cmd.args(["--clock-mhz", &a.clock_mhz.to_string()]);
+    cmd.args(["--boot-timeout", &a.boot_timeout.to_string()]);
+    cmd.args(["--keep-idle", &a.keep_idle.to_string()]);
+    cmd.arg("--image").arg(&a.image);
+    if a.no_iommu {
+        cmd.arg("--no-iommu");
+    }
+    if a.no_bind {
+        cmd.arg("--no-bind");
+    }
+    if let Some(d) = &a.flash_dir {
+        cmd.arg("--flash-dir").arg(d);
+    }
+    if let Some(b) = a.bar0_size {
+        cmd.args(["--bar0-size", &b.to_string()]);
+    }
+    use std::os::unix::process::CommandExt;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(dir.join("holder.log"))?)
+        .process_group(0)
+        .spawn()?;
+    say(format!("booting a guest to keep (log {})", dir.display()));
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("piped")).read_line(&mut line)?;
+    if line.trim() != "ready" {
+        let _ = child.wait();
+        let log = std::fs::read_to_string(dir.join("holder.log")).unwrap_or_default();
+        bail!(
+            "the guest to keep did not come up: {}",
+            log.lines().rev().take(5).collect::<Vec<_>>().join(" | ")
+        );
+    }
+    Ok(())
+}
+
+/// `rnic vm --serve`: the holder. Boots the guest, then runs the commands
+/// of `rnic vm` clients one at a time until told to stop, idle for
+/// `--keep-idle` seconds, or its guest is no longer usable.
+fn serve(a: &VmArgs) -> Result<ExitCode> {
+    let dir = kept_dir();
+    std::fs::create_dir_all(&dir)?;
+    let sock = dir.join("control.sock");
+    if UnixStream::connect(&sock).is_ok() {
+        bail!("a kept guest is already running ({})", sock.display());
+    }
+    let _ = std::fs::remove_file(&sock);
+    let share = dir.join("share");
+    std::fs::create_dir_all(share.join("files"))?;
+    let mut vm = Vm::start(&vm_config(a, &dir), &share)?;
+    std::fs::write(dir.join("settings.json"), settings(a))?;
+    let listener = UnixListener::bind(&sock)?;
+    listener.set_nonblocking(true)?;
+    println!("ready");
+    std::io::stdout().flush()?;
+    let mut idle_since = Instant::now();
+    let why = loop {
+        let mut conn = match listener.accept() {
+            Ok((c, _)) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if idle_since.elapsed() > Duration::from_secs(a.keep_idle) {
+                    break "idle".to_string();
+                }
+                if let Err(e) = vm.guest.check_alive("while kept") {
+                    break e.to_string();
+                }
+                std::thread::sleep(Duration::from_millis(100));
+                continue;
+            }
+            Err(e) => break e.to_string(),
+        };
+        conn.set_nonblocking(false)?;
+        let mut line = String::new();
+        BufReader::new(conn.try_clone()?).read_line(&mut line)?;
+        let Ok(req) = serde_json::from_str::<Request>(&line) else {
+            continue;
+        };
+        if req.stop {
+            let _ = send(&mut conn, &Reply::Note("stopping".into()));
+            break "stopped".into();
+        }
+        let args = supply_devices(&req.args, &vm.bdfs);
+        if args != req.args {
+            let _ = send(
+                &mut conn,
+                &Reply::Note(format!("kept guest: rnic {}", args.join(" "))),
+            );
+        }
+        let mut w = conn.try_clone()?;
+        let res = vm.rnic(
+            &args,
+            req.user.as_deref(),
+            Duration::from_secs(req.timeout),
+            &mut |t| {
+                let _ = send(&mut w, &Reply::Stderr(t.to_string()));
+            },
+        );
+        idle_since = Instant::now();
+        match res {
+            Ok(o) => {
+                let _ = send(
+                    &mut conn,
+                    &Reply::Done {
+                        rc: o.rc,
+                        stdout: o.stdout,
+                    },
+                );
+            }
+            Err(e) => {
+                // A guest that lost its device or ran into trouble is not
+                // kept: the next run starts clean.
+                let _ = send(&mut conn, &Reply::Error(format!("{e:#}")));
+                break format!("{e:#}");
+            }
+        }
+    };
+    eprintln!("rnic vm --serve: ending ({why})");
+    let _ = std::fs::remove_file(&sock);
+    let _ = std::fs::remove_file(dir.join("settings.json"));
+    if let Some(st) = vm.stop() {
+        eprintln!("rnic vm --serve: server: {st}");
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -119,10 +119,12 @@ fn unhex(s: &str) -> Result<Vec<u8>> {
         .collect()
 }
 
-/// Lays out a share folder afresh: `rnic` at its top, `files` under
-/// `files/` (the guest command's working directory gets a copy of them).
+/// Lays out a share folder: `rnic` at its top, `files` (and nothing
+/// else) under `files/` (the guest command's working directory gets a
+/// copy of them). The folder itself stays, so a guest that has it mounted
+/// sees the new contents.
 pub fn make_share(share: &Path, rnic: &Path, files: &[PathBuf]) -> Result<()> {
-    let _ = std::fs::remove_dir_all(share);
+    let _ = std::fs::remove_dir_all(share.join("files"));
     std::fs::create_dir_all(share.join("files"))?;
     put(rnic, share, "rnic")?;
     for f in files {
