@@ -163,7 +163,7 @@ fn rnic_in_the_guest_through_vfio() {
     // ... and a broken layer is caught, with the command that reproduces it.
     let o = rnic(
         &mut vm,
-        &format!("torture --device {a} --peer {b} --messages 60 --seed 3 --break early-cqe"),
+        &format!("torture --device {a} --peer {b} --messages 300 --seed 3 --break early-cqe --stop-on-failure"),
         None,
     );
     assert_eq!(o.rc, 1, "early-cqe caught: {}{}", o.stdout_text(), o.stderr);

@@ -119,6 +119,10 @@ pub struct TortureArgs {
     /// Cycles of waveform before the first failure.
     #[arg(long, default_value_t = 20_000)]
     pub wave_window: u64,
+    /// End the run at its first failure (exit status 1 all the same): a
+    /// --break run is caught sooner.
+    #[arg(long)]
+    pub stop_on_failure: bool,
     /// Print every failure as it is counted (up to this many) on stderr.
     #[arg(long, default_value_t = 0)]
     pub show_failures: u64,
@@ -321,7 +325,7 @@ mod sim_runs {
         let ev = Evidence {
             pcap: a.pcap.clone(),
             wave: None,
-            stop_on_failure: false,
+            stop_on_failure: a.stop_on_failure,
         };
         let bar = progress_bar(
         a,
@@ -463,8 +467,15 @@ fn onchip_on<D: rnic_device::Device>(
         data_w,
     };
     let started = std::time::Instant::now();
-    let res =
-        rnic_torture::torture::run(ctx, addr, ctx, addr, cfg, &info, &mut rnic_torture::NoHooks);
+    let res = rnic_torture::torture::run(
+        ctx,
+        addr,
+        ctx,
+        addr,
+        cfg,
+        &info,
+        &mut Stop(a.stop_on_failure),
+    );
     // The port as a lab expects to find it: loopback and faults off.
     let _ = ctx.set_port_faults(&rnic_verbs::PortFaults::default());
     let mut rep = res.context("torture run")?;
@@ -488,6 +499,16 @@ fn onchip_on<D: rnic_device::Device>(
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The hooks of a run without the simulator: nothing but, with
+/// `--stop-on-failure`, ending at the first failure.
+struct Stop(bool);
+
+impl rnic_torture::torture::Hooks for Stop {
+    fn first_failure(&mut self, _: &rnic_torture::Failure) -> bool {
+        self.0
+    }
 }
 
 /// A finished run's report on stdout: with `--timing` its wall time and
@@ -590,7 +611,7 @@ mod pci_runs {
             addr_b,
             cfg,
             &info,
-            &mut rnic_torture::NoHooks,
+            &mut Stop(a.stop_on_failure),
         )
         .context("torture run")?;
         print_report(a, &mut rep, started.elapsed().as_secs_f64())?;
