@@ -9,6 +9,9 @@
 #                 hw/rtl/rnic_core.v does not exist yet)
 #        DATA_WS  DATA_W values to elaborate (default "64 256"; ignored for
 #                 a top without a DATA_W parameter)
+#        BLOCKS   small blocks linted on their own, TOP:P=V,P2=V2 each
+#                 (default: the reusable blocks rnic_core does not
+#                 instantiate yet, or not at every parameter; "" for none)
 #        VERILATOR  verilator binary (default verilator)
 set -euo pipefail
 
@@ -48,16 +51,24 @@ fi
 # NAME=V,NAME2=V2 sets several at once.
 KNOB_VARIANTS="${KNOB_VARIANTS:-SEND_EN=0 SEND_EN=0,RC_EN=0 MP_W=32 MP_W=128 OST_RINGS=3,MP_PEND=3,DMAC_N=5 NUM_Q=2 NUM_Q=64}"
 runs=()
-for w in "${widths[@]}"; do runs+=("$w|"); done
+for w in "${widths[@]}"; do runs+=("$TOP|$w|"); done
 for k in $KNOB_VARIANTS; do
-    if grep -Eq "parameter[^;]*\b${k%%=*}\b" "$top_file"; then runs+=("${widths[0]}|$k"); fi
+    if grep -Eq "parameter[^;]*\b${k%%=*}\b" "$top_file"; then runs+=("$TOP|${widths[0]}|$k"); fi
 done
+
+# Reusable blocks, each at a few parameter sets (rnic_core elaborates only
+# the parameters it uses, and nothing of a block it does not instantiate).
+BLOCKS="${BLOCKS-axis_register:WIDTH=1 axis_arb_mux:PORTS=1 axis_arb_mux:PORTS=2 axis_arb_mux:PORTS=3,ROUND_ROBIN=1 axis_arb_mux:PORTS=5,WIDTH=72,OUT_REG=1 axis_arb_mux:PORTS=4,ROUND_ROBIN=1,OUT_REG=1 icrc_subst:DATA_W=512,OH_W=1}"
+if [ "$TOP" = rnic_core ]; then
+    for b in $BLOCKS; do runs+=("${b%%:*}||${b#*:}"); done
+fi
 
 status=0
 for run in "${runs[@]}"; do
-    w="${run%%|*}" knob="${run#*|}"
-    label="$TOP${w:+ DATA_W=$w}${knob:+ $knob}"
-    args=(--lint-only -Wall --top-module "$TOP" -Ihw/rtl -Ihw/rtl/generated)
+    top="${run%%|*}" rest="${run#*|}"
+    w="${rest%%|*}" knob="${rest#*|}"
+    label="$top${w:+ DATA_W=$w}${knob:+ $knob}"
+    args=(--lint-only -Wall --top-module "$top" -Ihw/rtl -Ihw/rtl/generated)
     [ -n "$w" ] && args+=("-GDATA_W=$w")
     if [ -n "$knob" ]; then
         IFS=, read -r -a kv <<< "$knob"

@@ -8,6 +8,10 @@
 # Env:   TOP             top module (default rnic_core; rnic_csr while
 #                        hw/rtl/rnic_core.v does not exist yet)
 #        SYNTH_DATA_WS   DATA_W values (default "64"; e.g. "64 256")
+#        SYNTH_BLOCKS    reusable blocks synthesized on their own as well,
+#                        TOP:P=V,P2=V2 each (default: the arbiter mux, fixed
+#                        and round robin; "" for none); report
+#                        target/synth/<block>_<params>.txt
 #        YOSYS           yosys binary (default yosys)
 set -euo pipefail
 
@@ -48,12 +52,32 @@ for f in "${SOURCES[@]}"; do
     read_cmds+="read_verilog -sv -Ihw/rtl -Ihw/rtl/generated $f; "
 done
 
+runs=()
+for w in "${widths[@]}"; do runs+=("$TOP|${w:+DATA_W=$w}"); done
+# Blocks rnic_core does not instantiate yet (or not with these parameters).
+SYNTH_BLOCKS="${SYNTH_BLOCKS-axis_arb_mux:PORTS=3,WIDTH=64 axis_arb_mux:PORTS=4,WIDTH=64,ROUND_ROBIN=1,OUT_REG=1}"
+if [ "$TOP" = rnic_core ]; then
+    for b in $SYNTH_BLOCKS; do runs+=("${b%%:*}|${b#*:}"); done
+fi
+
 status=0
-for w in "${widths[@]}"; do
-    name="$TOP${w:+_w$w}"
+for run in "${runs[@]}"; do
+    top="${run%%|*}" params="${run#*|}"
+    name="$top"
     script="$read_cmds"
-    [ -n "$w" ] && script+="chparam -set DATA_W $w $TOP; "
-    script+="${SYNTH_CMD:-synth_ecp5} -top $TOP; tee -q -o $OUT/$name.txt stat"
+    if [ -n "$params" ]; then
+        IFS=, read -r -a kv <<< "$params"
+        for k in "${kv[@]}"; do
+            script+="chparam -set ${k%%=*} ${k#*=} $top; "
+            key="${k%%=*}"
+            if [ "$top" = "$TOP" ] && [ "$key" = DATA_W ]; then
+                name+="_w${k#*=}"
+            else
+                name+="_${key,,}${k#*=}"
+            fi
+        done
+    fi
+    script+="${SYNTH_CMD:-synth_ecp5} -top $top; tee -q -o $OUT/$name.txt stat"
     start=$SECONDS
     if "$YOSYS" -q -l "$OUT/$name.log" -p "$script" >/dev/null 2>&1; then
         warnings=$(grep -c '^Warning:' "$OUT/$name.log" || true)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerate everything that comes from the register map hw/regs/rnic_csr.rdl:
+# Regenerate everything that comes from the register map hw/regs/rnic_csr.rdl,
+# then (hw/formats/generate.sh) from the entry formats hw/formats/rnic_formats.rdl:
 #
 #   hw/rtl/generated/rnic_csr.sv         RTL register block   (peakrdl etana)
 #   host/rnic-regs/src/generated/        Rust register API    (peakrdl rust)
@@ -99,5 +100,8 @@ peakrdl markdown "$RDL" --top "$TOP" -o "$TMP/rnic_csr.md" >/dev/null
     echo
     cat "$TMP/rnic_csr.md"
 } > hw/regs/rnic_csr.md
+
+# --- entry formats (hw/formats/rnic_formats.rdl), same pinned compiler ----------
+PYTHON="$PYTHON" RUSTFMT="$RUSTFMT" hw/formats/generate.sh
 
 echo "generate.sh: done"

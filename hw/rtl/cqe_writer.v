@@ -21,7 +21,7 @@ module cqe_writer #(
     parameter QN_W = 4,
     parameter LEN_W = 17,
     parameter ID_W = 8,
-    parameter [RAM_ADDR_W-1:0] SLOT_BASE = 0,   // 8 CQE slots of 32 bytes here
+    parameter [RAM_ADDR_W-1:0] SLOT_BASE = 0,   // 8 CQE slots here
     parameter [ID_W-1:0] ID_TAG = 0             // id of this client's descriptors
 ) (
     input  wire                   clk,
@@ -30,7 +30,7 @@ module cqe_writer #(
     input  wire                   s_req_valid,
     output wire                   s_req_ready,
     input  wire [QN_W-1:0]        s_req_cqn,
-    input  wire [247:0]           s_req_cqe,      // bytes 0..30; byte 31 is the owner byte
+    input  wire [247:0]           s_req_cqe,      // the bytes below the owner byte, which is added here
 
     output wire [QN_W-1:0]        cq_alloc_cqn,
     input  wire                   cq_alloc_ok,
@@ -84,10 +84,16 @@ module cqe_writer #(
     output wire                   stat_cqe
 );
 
+// the ring entry formats: hw/formats/rnic_formats.rdl
+`include "rnic_formats.vh"
+
 localparam BEAT_BYTES = DATA_W / 8;
 localparam SEG_W = $clog2(BEAT_BYTES);
-localparam CQE_BEATS = BEAT_BYTES >= 32 ? 1 : 32 / BEAT_BYTES;
-localparam CQE_EXT_W = DATA_W > 256 ? DATA_W : 256;
+localparam CQE_LOG = $clog2(CQE_BYTES);
+localparam CQE_BEATS = BEAT_BYTES >= CQE_BYTES ? 1 : CQE_BYTES / BEAT_BYTES;
+localparam CQE_EXT_W = DATA_W > 8 * CQE_BYTES ? DATA_W : 8 * CQE_BYTES;
+localparam integer CQE_DW_I = CQE_BYTES / 4;
+localparam [9:0] CQE_DW = CQE_DW_I[9:0];          // TLP length of a CQE
 localparam integer LAST_BEAT_I = CQE_BEATS - 1;
 localparam [2:0] LAST_BEAT = LAST_BEAT_I[2:0];
 
@@ -96,8 +102,13 @@ initial begin
         $error("cqe_writer: DATA_W must be 64..512");
         $finish;
     end
-    if (SLOT_BASE % 256 != 0) begin
-        $error("cqe_writer: SLOT_BASE must be 256-byte aligned");
+    if (SLOT_BASE % (8 * CQE_BYTES) != 0) begin
+        $error("cqe_writer: SLOT_BASE must be aligned to its 8 CQE slots");
+        $finish;
+    end
+    // clients hand over the bytes below the owner byte
+    if (CQE_OWNER_LSB + CQE_OWNER_W != 8 * CQE_BYTES) begin
+        $error("cqe_writer: the owner byte must be the CQE's last");
         $finish;
     end
 end
@@ -114,7 +125,7 @@ localparam [2:0]
 
 reg [2:0] state_reg = ST_IDLE;
 reg [QN_W-1:0] cqn_reg = {QN_W{1'b0}};
-reg [247:0] cqe_reg = 248'd0;
+reg [CQE_OWNER_LSB-1:0] cqe_reg = {CQE_OWNER_LSB{1'b0}};
 reg [63:0] addr_reg = 64'd0;
 reg phase_reg = 1'b0;
 reg [2:0] beat_reg = 3'd0;
@@ -126,11 +137,15 @@ reg [2:0] notify_rd_reg = 3'd0;
 reg flush_ro_reg = 1'b0;
 reg err_reg = 1'b0;
 
-wire [255:0] cqe_full = {7'd0, phase_reg, cqe_reg};
-wire [CQE_EXT_W-1:0] cqe_ext = {{(CQE_EXT_W-256){1'b0}}, cqe_full};
-wire [CQE_EXT_W/8-1:0] strb_ext = {{(CQE_EXT_W/8-32){1'b0}}, 32'hffffffff};
+reg [8*CQE_BYTES-1:0] cqe_full;
+always @* begin
+    cqe_full = {{(8*CQE_BYTES-CQE_OWNER_LSB){1'b0}}, cqe_reg};
+    cqe_full[CQE_OWNER_PHASE_LSB] = phase_reg;
+end
+wire [CQE_EXT_W-1:0] cqe_ext = {{(CQE_EXT_W-8*CQE_BYTES){1'b0}}, cqe_full};
+wire [CQE_EXT_W/8-1:0] strb_ext = {{(CQE_EXT_W/8-CQE_BYTES){1'b0}}, {CQE_BYTES{1'b1}}};
 
-wire [RAM_ADDR_W-1:0] slot_addr = SLOT_BASE + {{(RAM_ADDR_W-8){1'b0}}, slot_reg, 5'd0};
+wire [RAM_ADDR_W-1:0] slot_addr = SLOT_BASE + {{(RAM_ADDR_W-3-CQE_LOG){1'b0}}, slot_reg, {CQE_LOG{1'b0}}};
 
 assign s_req_ready = state_reg == ST_IDLE;
 
@@ -144,7 +159,7 @@ assign m_ram_wr_en = state_reg == ST_RAM;
 
 assign m_wr_desc_pcie_addr = addr_reg;
 assign m_wr_desc_ram_addr = slot_addr;
-assign m_wr_desc_len = 32;
+assign m_wr_desc_len = CQE_BYTES;
 assign m_wr_desc_ro = cfg_cqe_ro || flush_ro_reg;
 assign m_wr_desc_id = ID_TAG;
 assign m_wr_desc_valid = state_reg == ST_ISSUE;
@@ -154,17 +169,17 @@ assign m_rd_desc_len = 0;
 assign m_rd_desc_id = ID_TAG;
 assign m_rd_desc_valid = state_reg == ST_FLUSH_RD;
 
-// bypass TLP: 8 dwords of CQE
+// bypass TLP: the CQE's dwords
 wire [2:0] byp_fmt = addr_reg[63:32] != 0 ? 3'b011 : 3'b010;
 wire [127:0] byp_hdr = {
-    byp_fmt, 5'b00000, 1'b0, 3'd0, 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, 2'b00, 2'b00, 10'd8,
+    byp_fmt, 5'b00000, 1'b0, 3'd0, 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, 1'b0, 2'b00, 2'b00, CQE_DW,
     cfg_requester_id, 8'd0, 4'hf, 4'hf,
     addr_reg[63:32] != 0 ? addr_reg[63:32] : {addr_reg[31:2], 2'b00},
     addr_reg[63:32] != 0 ? {addr_reg[31:2], 2'b00} : 32'd0
 };
 assign m_byp_tlp_hdr = byp_hdr;
 assign m_byp_tlp_data = cqe_ext[beat_reg*DATA_W +: DATA_W];
-assign m_byp_tlp_keep = {DATA_W/32{1'b1}} >> (DATA_W/32 - (DATA_W >= 256 ? 8 : DATA_W/32));
+assign m_byp_tlp_keep = {DATA_W/32{1'b1}} >> (DATA_W/32 - (DATA_W >= 8 * CQE_BYTES ? CQE_DW_I : DATA_W/32));
 assign m_byp_tlp_valid = state_reg == ST_BYPASS;
 assign m_byp_tlp_last = beat_reg == LAST_BEAT;
 

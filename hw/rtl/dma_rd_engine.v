@@ -357,65 +357,24 @@ end
 
 // request output register with skid buffer
 
-reg         req_ready_int_reg = 1'b0;
-reg [127:0] req_hdr_reg = 128'd0;
-reg         req_valid_reg = 1'b0, req_valid_next;
-reg [127:0] req_tmp_hdr_reg = 128'd0;
-reg         req_tmp_valid_reg = 1'b0, req_tmp_valid_next;
-reg         req_store_int_to_out;
-reg         req_store_int_to_tmp;
-reg         req_store_tmp_to_out;
 reg         stat_rd_req_reg = 1'b0;
 
-assign req_ready_int = req_ready_int_reg;
-assign tx_rd_req_tlp_hdr = req_hdr_reg;
-assign tx_rd_req_tlp_valid = req_valid_reg;
+axis_register #(.WIDTH(128)) req_reg (
+    .clk(clk),
+    .rst(rst),
+    .s_data(rq_hdr),
+    .s_valid(rq_issue),
+    .s_ready(req_ready_int),
+    .m_data(tx_rd_req_tlp_hdr),
+    .m_valid(tx_rd_req_tlp_valid),
+    .m_ready(tx_rd_req_tlp_ready)
+);
+
 assign stat_rd_req = stat_rd_req_reg;
 
-wire req_ready_int_early = tx_rd_req_tlp_ready || (!req_tmp_valid_reg && (!req_valid_reg || !rq_issue));
-
-always @* begin
-    req_valid_next = req_valid_reg;
-    req_tmp_valid_next = req_tmp_valid_reg;
-    req_store_int_to_out = 1'b0;
-    req_store_int_to_tmp = 1'b0;
-    req_store_tmp_to_out = 1'b0;
-
-    if (req_ready_int_reg) begin
-        if (tx_rd_req_tlp_ready || !req_valid_reg) begin
-            req_valid_next = rq_issue;
-            req_store_int_to_out = 1'b1;
-        end else begin
-            req_tmp_valid_next = rq_issue;
-            req_store_int_to_tmp = 1'b1;
-        end
-    end else if (tx_rd_req_tlp_ready) begin
-        req_valid_next = req_tmp_valid_reg;
-        req_tmp_valid_next = 1'b0;
-        req_store_tmp_to_out = 1'b1;
-    end
-end
-
 always @(posedge clk) begin
-    req_valid_reg <= req_valid_next;
-    req_ready_int_reg <= req_ready_int_early;
-    req_tmp_valid_reg <= req_tmp_valid_next;
-
-    if (req_store_int_to_out) begin
-        req_hdr_reg <= rq_hdr;
-    end else if (req_store_tmp_to_out) begin
-        req_hdr_reg <= req_tmp_hdr_reg;
-    end
-    if (req_store_int_to_tmp) begin
-        req_tmp_hdr_reg <= rq_hdr;
-    end
-
-    stat_rd_req_reg <= req_valid_reg && tx_rd_req_tlp_ready;
-
+    stat_rd_req_reg <= tx_rd_req_tlp_valid && tx_rd_req_tlp_ready;
     if (rst) begin
-        req_valid_reg <= 1'b0;
-        req_ready_int_reg <= 1'b0;
-        req_tmp_valid_reg <= 1'b0;
         stat_rd_req_reg <= 1'b0;
     end
 end
@@ -425,97 +384,43 @@ end
 
 wire s1_ready;
 
-reg               rx_ready_reg = 1'b0;
-reg [127:0]       s0_hdr_reg = 128'd0;
-reg [DATA_W-1:0]  s0_data_reg = {DATA_W{1'b0}};
-reg [DWL-1:0]     s0_keep_reg = {DWL{1'b0}};
-reg               s0_last_reg = 1'b0;
-reg               s0_valid_reg = 1'b0, s0_valid_next;
-reg [127:0]       s0_tmp_hdr_reg = 128'd0;
-reg [DATA_W-1:0]  s0_tmp_data_reg = {DATA_W{1'b0}};
-reg [DWL-1:0]     s0_tmp_keep_reg = {DWL{1'b0}};
-reg               s0_tmp_last_reg = 1'b0;
-reg               s0_tmp_valid_reg = 1'b0, s0_tmp_valid_next;
-reg               s0_store_in_to_out;
-reg               s0_store_in_to_tmp;
-reg               s0_store_tmp_to_out;
+wire [127:0]      s0_hdr;
+wire [DATA_W-1:0] s0_data;
+wire [DWL-1:0]    s0_keep;
+wire              s0_last;
+wire              s0_valid;
 
-assign rx_cpl_tlp_ready = rx_ready_reg;
-
-wire rx_ready_early = s1_ready || (!s0_tmp_valid_reg && (!s0_valid_reg || !rx_cpl_tlp_valid));
-
-always @* begin
-    s0_valid_next = s0_valid_reg;
-    s0_tmp_valid_next = s0_tmp_valid_reg;
-    s0_store_in_to_out = 1'b0;
-    s0_store_in_to_tmp = 1'b0;
-    s0_store_tmp_to_out = 1'b0;
-
-    if (rx_ready_reg) begin
-        if (s1_ready || !s0_valid_reg) begin
-            s0_valid_next = rx_cpl_tlp_valid;
-            s0_store_in_to_out = 1'b1;
-        end else begin
-            s0_tmp_valid_next = rx_cpl_tlp_valid;
-            s0_store_in_to_tmp = 1'b1;
-        end
-    end else if (s1_ready) begin
-        s0_valid_next = s0_tmp_valid_reg;
-        s0_tmp_valid_next = 1'b0;
-        s0_store_tmp_to_out = 1'b1;
-    end
-end
-
-always @(posedge clk) begin
-    s0_valid_reg <= s0_valid_next;
-    rx_ready_reg <= rx_ready_early;
-    s0_tmp_valid_reg <= s0_tmp_valid_next;
-
-    if (s0_store_in_to_out) begin
-        s0_hdr_reg <= rx_cpl_tlp_hdr;
-        s0_data_reg <= rx_cpl_tlp_data;
-        s0_keep_reg <= rx_cpl_tlp_keep;
-        s0_last_reg <= rx_cpl_tlp_last;
-    end else if (s0_store_tmp_to_out) begin
-        s0_hdr_reg <= s0_tmp_hdr_reg;
-        s0_data_reg <= s0_tmp_data_reg;
-        s0_keep_reg <= s0_tmp_keep_reg;
-        s0_last_reg <= s0_tmp_last_reg;
-    end
-    if (s0_store_in_to_tmp) begin
-        s0_tmp_hdr_reg <= rx_cpl_tlp_hdr;
-        s0_tmp_data_reg <= rx_cpl_tlp_data;
-        s0_tmp_keep_reg <= rx_cpl_tlp_keep;
-        s0_tmp_last_reg <= rx_cpl_tlp_last;
-    end
-
-    if (rst) begin
-        s0_valid_reg <= 1'b0;
-        rx_ready_reg <= 1'b0;
-        s0_tmp_valid_reg <= 1'b0;
-    end
-end
+axis_register #(.WIDTH(128 + DATA_W + DWL + 1)) cpl_reg (
+    .clk(clk),
+    .rst(rst),
+    .s_data({rx_cpl_tlp_hdr, rx_cpl_tlp_data, rx_cpl_tlp_keep, rx_cpl_tlp_last}),
+    .s_valid(rx_cpl_tlp_valid),
+    .s_ready(rx_cpl_tlp_ready),
+    .m_data({s0_hdr, s0_data, s0_keep, s0_last}),
+    .m_valid(s0_valid),
+    .m_ready(s1_ready)
+);
 
 // ---------------------------------------------------------------------------
 // completion header decode and tag lookup (first beat of a TLP)
 
 reg s0_in_tlp_reg = 1'b0;
 wire s0_first = !s0_in_tlp_reg;
-wire s1_load = s0_valid_reg && s1_ready;
+wire s1_load = s0_valid && s1_ready;
 
-wire [2:0]  h_fmt = s0_hdr_reg[127:125];
-wire [4:0]  h_type = s0_hdr_reg[124:120];
-wire [9:0]  h_len10 = s0_hdr_reg[105:96];
-wire [2:0]  h_status = s0_hdr_reg[79:77];
-wire [11:0] h_bc12 = s0_hdr_reg[75:64];
-wire [7:0]  h_tag8 = s0_hdr_reg[47:40];
-wire [6:0]  h_la = s0_hdr_reg[38:32];
-wire        h_ep = s0_hdr_reg[110];
+wire [2:0]  h_fmt = s0_hdr[127:125];
+wire [4:0]  h_type = s0_hdr[124:120];
+wire [9:0]  h_len10 = s0_hdr[105:96];
+wire [2:0]  h_status = s0_hdr[79:77];
+wire [11:0] h_bc12 = s0_hdr[75:64];
+wire [7:0]  h_tag8 = s0_hdr[47:40];
+wire [6:0]  h_la = s0_hdr[38:32];
+wire        h_ep = s0_hdr[110];
 
 // header fields not checked: TC, attributes, TD, AT, completer ID, BCM,
 // requester ID (the endpoint routes completions by ID), DW3
-wire unused_hdr_bits = ^{s0_hdr_reg[119:111], s0_hdr_reg[109:106], s0_hdr_reg[95:80],
-                         s0_hdr_reg[76], s0_hdr_reg[63:48], s0_hdr_reg[39], s0_hdr_reg[31:0]};
+wire unused_hdr_bits = ^{s0_hdr[119:111], s0_hdr[109:106], s0_hdr[95:80],
+                         s0_hdr[76], s0_hdr[63:48], s0_hdr[39], s0_hdr[31:0]};
 
 wire h_is_cpl = (h_type == 5'b01010) && (h_fmt == 3'b000 || h_fmt == 3'b010);
 wire h_has_data = h_fmt == 3'b010;
@@ -639,7 +544,7 @@ wire [BL-1:0] b_mask = b_drop ? {BL{1'b0}} : (b_mask_lo & b_mask_hi);
 
 wire          b_idx_last = b_idx == b_beats - 1'b1;
 wire [DWL-1:0] b_exp_keep = b_idx_last ? b_last_keep : {DWL{1'b1}};
-wire          b_bad = b_bad_prev || (b_idx >= b_beats) || (s0_keep_reg != b_exp_keep);
+wire          b_bad = b_bad_prev || (b_idx >= b_beats) || (s0_keep != b_exp_keep);
 // at the last beat: malformed if any beat was bad or the TLP ended early
 wire          b_malformed = !b_drop && (b_bad || !b_idx_last);
 wire [3:0]    b_ev_err = (b_err_hdr != 4'd0) ? b_err_hdr : (b_malformed ? 4'd3 : 4'd0);
@@ -673,24 +578,24 @@ always @(posedge clk) begin
     end
 
     if (s1_load) begin
-        s0_in_tlp_reg <= !s0_last_reg;
+        s0_in_tlp_reg <= !s0_last;
 
         s1_valid_reg <= 1'b1;
-        s1_data_reg <= s0_data_reg;
+        s1_data_reg <= s0_data;
         s1_mask_reg <= b_mask;
         s1_word_reg <= b_word;
         s1_shift_reg <= b_shift;
-        s1_ev_valid_reg <= s0_last_reg && b_known;
+        s1_ev_valid_reg <= s0_last && b_known;
         s1_ev_fin_reg <= b_fin;
         s1_ev_err_reg <= b_ev_err;
         s1_ev_slot_reg <= b_slot;
         s1_first_reg <= s0_first;
-        s1_last_reg <= s0_last_reg;
+        s1_last_reg <= s0_last;
         s1_known_reg <= b_known;
         s1_drop_reg <= b_drop;
         s1_tag_reg <= b_tag;
 
-        stat_rd_err_reg <= s0_last_reg && (!b_known || b_ev_err != 4'd0);
+        stat_rd_err_reg <= s0_last && (!b_known || b_ev_err != 4'd0);
 
         ctx_known_reg <= b_known;
         ctx_drop_reg <= b_drop;

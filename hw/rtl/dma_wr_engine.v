@@ -510,118 +510,37 @@ end
 // ---------------------------------------------------------------------------
 // output register with skid buffer (registered ready towards the assembler)
 
-wire [127:0]      out_int_hdr = tc_hdr;
-wire [DATA_W-1:0] out_int_data = asm_data;
-wire [DWL-1:0]    out_int_keep = asm_last_beat ? tc_last_keep : {DWL{1'b1}};
-wire              out_int_last = asm_last_beat;
-wire              out_int_desc_last = asm_last_beat && tc_desc_last;
-wire [ID_W-1:0]   out_int_id = tc_id;
-wire              out_int_valid = asm_fire;
+wire            out_desc_last;
+wire [ID_W-1:0] out_id;
 
-reg               out_ready_int_reg = 1'b0;
-
-reg [127:0]       out_hdr_reg = 128'd0;
-reg [DATA_W-1:0]  out_data_reg = {DATA_W{1'b0}};
-reg [DWL-1:0]     out_keep_reg = {DWL{1'b0}};
-reg               out_last_reg = 1'b0;
-reg               out_desc_last_reg = 1'b0;
-reg [ID_W-1:0]    out_id_reg = {ID_W{1'b0}};
-reg               out_valid_reg = 1'b0, out_valid_next;
-
-reg [127:0]       tmp_hdr_reg = 128'd0;
-reg [DATA_W-1:0]  tmp_data_reg = {DATA_W{1'b0}};
-reg [DWL-1:0]     tmp_keep_reg = {DWL{1'b0}};
-reg               tmp_last_reg = 1'b0;
-reg               tmp_desc_last_reg = 1'b0;
-reg [ID_W-1:0]    tmp_id_reg = {ID_W{1'b0}};
-reg               tmp_valid_reg = 1'b0, tmp_valid_next;
-
-reg store_int_to_out;
-reg store_int_to_tmp;
-reg store_tmp_to_out;
+axis_register #(.WIDTH(128 + DATA_W + DWL + 2 + ID_W)) out_reg (
+    .clk(clk),
+    .rst(rst),
+    .s_data({tc_hdr, asm_data, asm_last_beat ? tc_last_keep : {DWL{1'b1}},
+             asm_last_beat, asm_last_beat && tc_desc_last, tc_id}),
+    .s_valid(asm_fire),
+    .s_ready(out_ready_int),
+    .m_data({tx_wr_req_tlp_hdr, tx_wr_req_tlp_data, tx_wr_req_tlp_keep,
+             tx_wr_req_tlp_last, out_desc_last, out_id}),
+    .m_valid(tx_wr_req_tlp_valid),
+    .m_ready(tx_wr_req_tlp_ready)
+);
 
 reg [ID_W-1:0] status_id_reg = {ID_W{1'b0}};
 reg            status_valid_reg = 1'b0;
 reg            stat_tlp_issued_reg = 1'b0;
 
-assign out_ready_int = out_ready_int_reg;
-
-assign tx_wr_req_tlp_hdr = out_hdr_reg;
-assign tx_wr_req_tlp_data = out_data_reg;
-assign tx_wr_req_tlp_keep = out_keep_reg;
-assign tx_wr_req_tlp_valid = out_valid_reg;
-assign tx_wr_req_tlp_last = out_last_reg;
-
 assign m_status_id = status_id_reg;
 assign m_status_valid = status_valid_reg;
 assign stat_tlp_issued = stat_tlp_issued_reg;
 
-// accept from the assembler next cycle if the output is ready now or the
-// temporary register will not be filled
-wire out_ready_int_early = tx_wr_req_tlp_ready || (!tmp_valid_reg && (!out_valid_reg || !out_int_valid));
-
-always @* begin
-    out_valid_next = out_valid_reg;
-    tmp_valid_next = tmp_valid_reg;
-
-    store_int_to_out = 1'b0;
-    store_int_to_tmp = 1'b0;
-    store_tmp_to_out = 1'b0;
-
-    if (out_ready_int_reg) begin
-        if (tx_wr_req_tlp_ready || !out_valid_reg) begin
-            out_valid_next = out_int_valid;
-            store_int_to_out = 1'b1;
-        end else begin
-            tmp_valid_next = out_int_valid;
-            store_int_to_tmp = 1'b1;
-        end
-    end else if (tx_wr_req_tlp_ready) begin
-        out_valid_next = tmp_valid_reg;
-        tmp_valid_next = 1'b0;
-        store_tmp_to_out = 1'b1;
-    end
-end
-
+// status and statistics, one cycle after the handshake
 always @(posedge clk) begin
-    out_valid_reg <= out_valid_next;
-    out_ready_int_reg <= out_ready_int_early;
-    tmp_valid_reg <= tmp_valid_next;
-
-    if (store_int_to_out) begin
-        out_hdr_reg <= out_int_hdr;
-        out_data_reg <= out_int_data;
-        out_keep_reg <= out_int_keep;
-        out_last_reg <= out_int_last;
-        out_desc_last_reg <= out_int_desc_last;
-        out_id_reg <= out_int_id;
-    end else if (store_tmp_to_out) begin
-        out_hdr_reg <= tmp_hdr_reg;
-        out_data_reg <= tmp_data_reg;
-        out_keep_reg <= tmp_keep_reg;
-        out_last_reg <= tmp_last_reg;
-        out_desc_last_reg <= tmp_desc_last_reg;
-        out_id_reg <= tmp_id_reg;
-    end
-
-    if (store_int_to_tmp) begin
-        tmp_hdr_reg <= out_int_hdr;
-        tmp_data_reg <= out_int_data;
-        tmp_keep_reg <= out_int_keep;
-        tmp_last_reg <= out_int_last;
-        tmp_desc_last_reg <= out_int_desc_last;
-        tmp_id_reg <= out_int_id;
-    end
-
-    // status and statistics, one cycle after the handshake
-    status_valid_reg <= out_valid_reg && tx_wr_req_tlp_ready && out_last_reg && out_desc_last_reg;
-    status_id_reg <= out_id_reg;
-    stat_tlp_issued_reg <= out_valid_reg && tx_wr_req_tlp_ready && out_last_reg;
+    status_valid_reg <= tx_wr_req_tlp_valid && tx_wr_req_tlp_ready && tx_wr_req_tlp_last && out_desc_last;
+    status_id_reg <= out_id;
+    stat_tlp_issued_reg <= tx_wr_req_tlp_valid && tx_wr_req_tlp_ready && tx_wr_req_tlp_last;
 
     if (rst) begin
-        out_valid_reg <= 1'b0;
-        out_ready_int_reg <= 1'b0;
-        tmp_valid_reg <= 1'b0;
         status_valid_reg <= 1'b0;
         stat_tlp_issued_reg <= 1'b0;
     end

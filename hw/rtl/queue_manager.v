@@ -12,9 +12,7 @@
 
 module queue_manager #(
     parameter NUM_Q = 16,
-    parameter QN_W = 4,
-    parameter WQE_SIZE_LOG = 6,      // 64-byte WQEs
-    parameter CQE_SIZE_LOG = 5       // 32-byte CQEs
+    parameter QN_W = 4
 ) (
     input  wire             clk,
     input  wire             rst,
@@ -83,6 +81,12 @@ module queue_manager #(
     output wire [7:0]       err_code,
     output wire [15:0]      err_qn
 );
+
+// the ring entry formats: hw/formats/rnic_formats.rdl
+`include "rnic_formats.vh"
+
+localparam WQE_SIZE_LOG = $clog2(SEND_WQE_BYTES);
+localparam CQE_SIZE_LOG = $clog2(CQE_BYTES);
 
 localparam [7:0]
     ERR_DB_DISABLED = 8'd1,

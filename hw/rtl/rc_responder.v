@@ -192,6 +192,9 @@ module rc_responder #(
     output wire                   stat_guard        // a payload write the MR re-check refused
 );
 
+// the ring entry formats: hw/formats/rnic_formats.rdl
+`include "rnic_formats.vh"
+
 localparam [15:0] NUM_QP16 = NUM_QP[15:0];
 
 localparam [2:0] QPS_RTR = 3'd2, QPS_RTS = 3'd3;
@@ -208,8 +211,6 @@ localparam [7:0] NAK_PSN = 8'h60, NAK_INV_REQ = 8'h61, NAK_REM_ACCESS = 8'h62, N
 localparam [7:0] ACK_SYNDROME = 8'h1F;     // ACK, credit count "invalid" (no end-to-end credits)
 
 localparam [1:0] MSG_IDLE = 2'd0, MSG_WRITE = 2'd1, MSG_SEND = 2'd2;
-
-localparam [7:0] WC_RECV = 8'd128, WC_RECV_RDMA_WITH_IMM = 8'd129;
 
 initial begin
     if (ACK_TIMER < 16 || ACK_TIMER > 32767) begin
@@ -373,14 +374,14 @@ reg mp_pend_due_reg = 1'b0;
 // nothing read before may be written back
 reg qp_stale_reg = 1'b0;
 
-// receive WQE capture (only length, wr_id, address and lkey are used)
+// receive WQE capture (its reserved bytes are not read)
 /* verilator lint_off UNUSEDSIGNAL */
-wire [511:0] rqwqe_reg;
+wire [8*RECV_WQE_BYTES-1:0] rqwqe_reg;
 /* verilator lint_on UNUSEDSIGNAL */
-wire [31:0] rq_len = rqwqe_reg[63:32];
-wire [63:0] rq_wr_id = rqwqe_reg[127:64];
-wire [63:0] rq_va = rqwqe_reg[191:128];
-wire [31:0] rq_lkey = rqwqe_reg[351:320];
+wire [RECV_WQE_LENGTH_W-1:0] rq_len = rqwqe_reg[RECV_WQE_LENGTH_LSB +: RECV_WQE_LENGTH_W];
+wire [RECV_WQE_WR_ID_W-1:0] rq_wr_id = rqwqe_reg[RECV_WQE_WR_ID_LSB +: RECV_WQE_WR_ID_W];
+wire [RECV_WQE_ADDR_W-1:0] rq_va = rqwqe_reg[RECV_WQE_ADDR_LSB +: RECV_WQE_ADDR_W];
+wire [RECV_WQE_LKEY_W-1:0] rq_lkey = rqwqe_reg[RECV_WQE_LKEY_LSB +: RECV_WQE_LKEY_W];
 
 ram_snoop_capture #(
     .DATA_W(DATA_W),
@@ -494,9 +495,10 @@ assign mr_len = op_has_reth ? (ctx_mp ? {19'd0, plen_reg} : reth_len_reg) : rq_l
 assign mr_pd = ctx_pd;
 assign mr_access = op_has_reth ? 4'b0010 : 4'b0001;
 
-assign m_rd_desc_pcie_addr = ctx_rq_base + ({48'd0, rqci_mem[qpn] & ((16'd1 << ctx_rq_log) - 16'd1)} << 6);
+assign m_rd_desc_pcie_addr = ctx_rq_base
+    + ({48'd0, rqci_mem[qpn] & ((16'd1 << ctx_rq_log) - 16'd1)} << $clog2(RECV_WQE_BYTES));
 assign m_rd_desc_ram_addr = RQWQE_RAM;
-assign m_rd_desc_len = 64;
+assign m_rd_desc_len = RECV_WQE_BYTES;
 assign m_rd_desc_id = ID_TAG;
 assign m_rd_desc_valid = state_reg == ST_RQ_FETCH && nak_reg == 8'd0 && op_needs_rq && !rq_empty;
 
@@ -509,22 +511,27 @@ assign m_wr_desc_valid = state_reg == ST_PAYLOAD && plen_reg != 0 && !fifo_full 
 assign m_wr_desc_key = key_reg;
 assign m_wr_desc_access = op_is_send ? 4'b0001 : 4'b0010;
 
-// CQE of a receive completion
+// CQE of a receive completion: the bytes below the owner byte, which the
+// CQE writer adds
 wire [31:0] cqe_byte_len = msglen_reg + {19'd0, plen_reg};
+reg [CQE_OWNER_LSB-1:0] recv_cqe;
+always @* begin
+    recv_cqe = {CQE_OWNER_LSB{1'b0}};
+    recv_cqe[CQE_WR_ID_LSB +: CQE_WR_ID_W] = wrid_reg;
+    recv_cqe[CQE_BYTE_LEN_LSB +: CQE_BYTE_LEN_W] = cqe_byte_len;
+    // the entry holds the immediate in wire order: the most significant byte first
+    recv_cqe[CQE_IMM_LSB +: CQE_IMM_W] = op_imm
+        ? {imm_reg[7:0], imm_reg[15:8], imm_reg[23:16], imm_reg[31:24]} : 32'd0;
+    recv_cqe[CQE_QN_LSB +: CQE_QN_W] = {{(CQE_QN_W-QN_W){1'b0}}, qpn};
+    recv_cqe[CQE_OPCODE_LSB +: CQE_OPCODE_W] = op_is_write ? WC_OPCODE_RECV_RDMA_WITH_IMM : WC_OPCODE_RECV;
+    recv_cqe[CQE_STATUS_LSB +: CQE_STATUS_W] = WC_STATUS_SUCCESS;
+    recv_cqe[CQE_WQE_COUNTER_LSB +: CQE_WQE_COUNTER_W] = rqci_reg;
+    recv_cqe[CQE_SRC_QP_LSB +: CQE_SRC_QP_W] = {{(CQE_SRC_QP_W-24){1'b0}}, ctx_dest_qpn};
+    recv_cqe[CQE_FLAGS_WITH_IMM_LSB] = op_imm;
+    recv_cqe[CQE_FLAGS_RECV_LSB] = 1'b1;
+end
 assign m_cqe_cqn = ctx_rcq;
-assign m_cqe_data = {
-    8'd0,                                           // byte 30
-    8'd0,                                           // byte 29: syndrome
-    6'd0, 1'b1, op_imm,                             // byte 28: flags
-    8'd0, ctx_dest_qpn,                             // bytes 24..27: source QP
-    rqci_reg,                                       // bytes 22..23: WQE counter
-    8'd0,                                           // byte 21: status success
-    (op_is_write ? WC_RECV_RDMA_WITH_IMM : WC_RECV),// byte 20
-    {{(32-QN_W){1'b0}}, qpn},                       // bytes 16..19
-    op_imm ? {imm_reg[7:0], imm_reg[15:8], imm_reg[23:16], imm_reg[31:24]} : 32'd0,
-    cqe_byte_len,
-    wrid_reg
-};
+assign m_cqe_data = recv_cqe;
 assign m_cqe_valid = state_reg == ST_CQE || state_reg == ST_EARLY_CQE;
 
 assign m_rx_ack_valid = state_reg == ST_CHECK && op_reg == OP_ACK && qp_ok;

@@ -90,6 +90,9 @@ module rnic_core #(
     input  wire [15:0]           cfg_requester_id
 );
 
+// the ring entry formats: hw/formats/rnic_formats.rdl
+`include "rnic_formats.vh"
+
 localparam QN_W = NUM_Q > 1 ? $clog2(NUM_Q) : 1;
 localparam SEG_W = $clog2(DATA_W / 8);
 localparam LEN_W = 17;
@@ -1047,12 +1050,13 @@ wire [7:0] rx_ack_syndrome;
 wire [23:0] rx_ack_msn;
 /* verilator lint_on UNUSEDSIGNAL */
 
+// CQE requests carry the bytes below the owner byte (the CQE writer adds it)
 wire [QN_W-1:0] ex_cqe_cqn;
-wire [247:0] ex_cqe_data;
+wire [CQE_OWNER_LSB-1:0] ex_cqe_data;
 wire ex_cqe_valid;
 wire ex_cqe_ready;
 wire [QN_W-1:0] ac_cqe_cqn;
-wire [247:0] ac_cqe_data;
+wire [CQE_OWNER_LSB-1:0] ac_cqe_data;
 wire ac_cqe_valid;
 wire ac_cqe_ready;
 
@@ -1418,7 +1422,7 @@ roce_tx #(
 
 // ---------------------------------------------------------------- responder
 wire [QN_W-1:0] rs_cqe_cqn;
-wire [247:0] rs_cqe_data;
+wire [CQE_OWNER_LSB-1:0] rs_cqe_data;
 wire rs_cqe_valid;
 wire rs_cqe_ready;
 wire stat_drop_qp;
@@ -1557,7 +1561,7 @@ wire cq_gnt_ac = ac_cqe_valid && !rs_cqe_valid;
 wire cq_req_valid = rs_cqe_valid || ac_cqe_valid || ex_cqe_valid;
 wire cq_req_ready;
 wire [QN_W-1:0] cq_req_cqn = cq_gnt_rs ? rs_cqe_cqn : cq_gnt_ac ? ac_cqe_cqn : ex_cqe_cqn;
-wire [247:0] cq_req_data = cq_gnt_rs ? rs_cqe_data : cq_gnt_ac ? ac_cqe_data : ex_cqe_data;
+wire [CQE_OWNER_LSB-1:0] cq_req_data = cq_gnt_rs ? rs_cqe_data : cq_gnt_ac ? ac_cqe_data : ex_cqe_data;
 assign rs_cqe_ready = cq_gnt_rs && cq_req_ready;
 assign ac_cqe_ready = cq_gnt_ac && cq_req_ready;
 assign ex_cqe_ready = !cq_gnt_rs && !cq_gnt_ac && cq_req_ready;

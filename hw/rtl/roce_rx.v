@@ -28,11 +28,11 @@
 //
 // ICRC: the CRC engine (icrc_crc32) runs over frame bytes 0 .. 14 + total
 // length - 1, i.e. including the received ICRC, with the invariant-CRC
-// substitutions (bytes 0..13 -> FF FF FF FF 00 x6 FF FF FF FF, which leaves
-// the register as 8 bytes of 0xFF would; TOS, TTL, IP checksum, UDP
-// checksum, BTH byte 4 -> 0xFF; see roce_tx.v for the sources). A correct
-// ICRC (sent LSB first, as rxe and RDMA NICs do) gives the CRC-32 residue
-// 0x2144DF1C.
+// substitutions of icrc_subst.v (bytes 0..13 -> FF FF FF FF 00 x6 FF FF FF
+// FF, which leaves the register as 8 bytes of 0xFF would; TOS, TTL, IP
+// checksum, UDP checksum, BTH byte 4 -> 0xFF; see roce_tx.v for the
+// sources). A correct ICRC (sent LSB first, as rxe and RDMA NICs do) gives
+// the CRC-32 residue 0x2144DF1C.
 //
 // Pipeline: input register R0 (RAM write, header byte capture, CRC feed
 // register) -> E0 (descriptor fields into the pending memory) .. E4 (checks,
@@ -139,9 +139,6 @@ localparam NHB = (HMAX + BL - 1) / BL;
 localparam TL_BEAT = 16 / BL;
 localparam TL_LANE = 16 % BL;
 
-localparam NSUB = 48;
-localparam NSB = (NSUB + BL - 1) / BL;
-
 localparam PF_AW = 4;
 localparam PF_DEPTH = 1 << PF_AW;
 localparam PF_STOP = PF_DEPTH - 5;
@@ -182,37 +179,6 @@ initial begin
     end
 end
 
-function is_sub(input integer f);
-    begin
-        is_sub = (f < 14) || f == 15 || f == 22 || f == 24 || f == 25 ||
-                 f == 40 || f == 41 || f == 46;
-    end
-endfunction
-
-function [NSB*BL-1:0] sub_mask(input integer n);
-    integer f;
-    begin
-        sub_mask = {NSB*BL{1'b0}};
-        for (f = 0; f < n; f = f + 1) begin
-            sub_mask[f] = is_sub(f);
-        end
-    end
-endfunction
-
-// ones everywhere substituted, except frame bytes 4..9 (zeros)
-function [NSB*BL*8-1:0] sub_value(input integer n);
-    integer f;
-    begin
-        sub_value = {NSB*BL*8{1'b0}};
-        for (f = 0; f < n; f = f + 1) begin
-            sub_value[f*8 +: 8] = (is_sub(f) && (f < 4 || f >= 10)) ? 8'hFF : 8'h00;
-        end
-    end
-endfunction
-
-localparam [NSB*BL-1:0]   SUB_M = sub_mask(NSUB);
-localparam [NSB*BL*8-1:0] SUB_V = sub_value(NSUB);
-
 // lanes below rem (signed): 0 if rem <= 0, all if rem >= BL
 function [BL-1:0] therm(input [RW-1:0] rem);
     begin
@@ -222,15 +188,6 @@ function [BL-1:0] therm(input [RW-1:0] rem);
             therm = {BL{1'b1}};
         end else begin
             therm = ~({BL{1'b1}} << rem[SEG_W-1:0]);
-        end
-    end
-endfunction
-
-function [DATA_W-1:0] bytes_to_bits(input [BL-1:0] m);
-    integer i;
-    begin
-        for (i = 0; i < BL; i = i + 1) begin
-            bytes_to_bits[i*8 +: 8] = {8{m[i]}};
         end
     end
 endfunction
@@ -332,21 +289,14 @@ wire             r_crc_end = r_tl_here ? (r_tl_data <= TL_END_MAX) :
                              (r_tl_known && (crc_rem_reg[RW-1] || crc_rem_reg <= BL_RW));
 wire             r_crc_last = r0_last_reg || r_crc_end;
 
-// CRC substitutions
-reg [BL-1:0]     r_sub_m;
-reg [DATA_W-1:0] r_sub_v;
-integer sb;
+// what the CRC sees of this beat: the ICRC field substitutions
+wire [DATA_W-1:0] r_crc_data;
 
-always @* begin
-    r_sub_m = {BL{1'b0}};
-    r_sub_v = {DATA_W{1'b0}};
-    for (sb = 0; sb < NSB; sb = sb + 1) begin
-        if (beat_oh_reg[sb]) begin
-            r_sub_m = SUB_M[sb*BL +: BL];
-            r_sub_v = SUB_V[sb*DATA_W +: DATA_W];
-        end
-    end
-end
+icrc_subst #(.DATA_W(DATA_W), .OH_W(NHB)) crc_subst (
+    .beat_oh(beat_oh_reg),
+    .in_data(r0_data_reg),
+    .out_data(r_crc_data)
+);
 
 // bytes in the last beat
 reg [SEG_W:0] r_nbytes;
@@ -419,7 +369,7 @@ always @(posedge clk) begin
 
         // CRC feed
         cr_valid_reg <= r_crc_on;
-        cr_data_reg <= (r0_data_reg & ~bytes_to_bits(r_sub_m)) | r_sub_v;
+        cr_data_reg <= r_crc_data;
         cr_keep_reg <= r_crc_keep;
         cr_first_reg <= r_first;
         cr_last_reg <= r_crc_last;

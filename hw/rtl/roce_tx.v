@@ -18,8 +18,9 @@
 // ~crc32_le() as a little-endian u32). Checked against a RoCEv2 CNP captured
 // on a ConnectX-4 Lx (scapy test/contrib/roce.uts): ICRC bytes 82 fd 00 2a.
 // The CRC engine sees frame bytes 0..13 replaced by FF FF FF FF 00 x6
-// FF FF FF FF: from the initial all-ones state that leaves the CRC register
-// exactly where 8 bytes of 0xFF leave it, so the CRC simply runs from byte 0.
+// FF FF FF FF and the masked fields by ones (icrc_subst.v): from the
+// initial all-ones state that leaves the CRC register exactly where 8 bytes
+// of 0xFF leave it, so the CRC simply runs from byte 0.
 //
 // Every header length (54 + 0/4/16/20) is 2 mod 4 and payload + pad is a
 // multiple of 4, so the ICRC always starts on a byte lane that is 2 mod 4:
@@ -118,10 +119,6 @@ localparam NW_W = 14;
 localparam HMAX = 74;
 localparam NHB = (HMAX + BL - 1) / BL;
 
-// CRC substitutions are all in frame bytes 0..47
-localparam NSUB = 48;
-localparam NSB = (NSUB + BL - 1) / BL;
-
 // CRC engine latency (icrc_crc32) and the output's lead
 localparam CRC_LAT = 3 + SEG_W;
 localparam GAP = CRC_LAT + 2;
@@ -163,38 +160,6 @@ initial begin
         $finish;
     end
 end
-
-// bytes of frame positions 0..NSUB-1 the CRC sees replaced, and by what
-function is_sub(input integer f);
-    begin
-        is_sub = (f < 14) || f == 15 || f == 22 || f == 24 || f == 25 ||
-                 f == 40 || f == 41 || f == 46;
-    end
-endfunction
-
-function [NSB*BL-1:0] sub_mask(input integer n);
-    integer f;
-    begin
-        sub_mask = {NSB*BL{1'b0}};
-        for (f = 0; f < n; f = f + 1) begin
-            sub_mask[f] = is_sub(f);
-        end
-    end
-endfunction
-
-// ones everywhere substituted, except frame bytes 4..9 (zeros)
-function [NSB*BL*8-1:0] sub_value(input integer n);
-    integer f;
-    begin
-        sub_value = {NSB*BL*8{1'b0}};
-        for (f = 0; f < n; f = f + 1) begin
-            sub_value[f*8 +: 8] = (is_sub(f) && (f < 4 || f >= 10)) ? 8'hFF : 8'h00;
-        end
-    end
-endfunction
-
-localparam [NSB*BL-1:0]   SUB_M = sub_mask(NSUB);
-localparam [NSB*BL*8-1:0] SUB_V = sub_value(NSUB);
 
 // lanes below rem (signed): 0 if rem <= 0, all if rem >= BL
 function [BL-1:0] therm(input [PW-1:0] rem);
@@ -788,23 +753,14 @@ always @* begin
 end
 wire [DATA_W-1:0] g_data = (g_hdr_data & bytes_to_bits(g_hdr_m)) | (af_head & bytes_to_bits(g_pay_m));
 
-// what the CRC sees: substitutions in the first NSUB bytes
-reg [BL-1:0]     g_sub_m;
-reg [DATA_W-1:0] g_sub_v;
-integer sb;
+// what the CRC sees of this beat: the ICRC field substitutions
+wire [DATA_W-1:0] g_crc_data;
 
-always @* begin
-    g_sub_m = {BL{1'b0}};
-    g_sub_v = {DATA_W{1'b0}};
-    for (sb = 0; sb < NSB; sb = sb + 1) begin
-        if (g_oh_reg[sb]) begin
-            g_sub_m = SUB_M[sb*BL +: BL];
-            g_sub_v = SUB_V[sb*DATA_W +: DATA_W];
-        end
-    end
-end
-
-wire [DATA_W-1:0] g_crc_data = (g_data & ~bytes_to_bits(g_sub_m)) | g_sub_v;
+icrc_subst #(.DATA_W(DATA_W), .OH_W(NHB)) crc_subst (
+    .beat_oh(g_oh_reg),
+    .in_data(g_data),
+    .out_data(g_crc_data)
+);
 
 // beat register
 reg [DATA_W-1:0] gr_data_reg = {DATA_W{1'b0}};

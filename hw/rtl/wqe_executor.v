@@ -187,6 +187,9 @@ module wqe_executor #(
     output wire                   stat_ring_busy     // every outstanding ring is in use
 );
 
+// the ring entry formats: hw/formats/rnic_formats.rdl
+`include "rnic_formats.vh"
+
 localparam CHUNK = 1 << CHUNK_LOG;
 localparam SLOT_W = $clog2(NUM_SLOTS);
 localparam integer LAST_SLOT_I = NUM_SLOTS - 1;
@@ -208,13 +211,6 @@ localparam integer CYC_10US = 10 * CLK_MHZ;
 localparam integer LAST_QP_I = NUM_QP - 1;
 localparam [QN_W-1:0] LAST_QP = LAST_QP_I[QN_W-1:0];
 
-// opcode 0 is RDMA_WRITE: the default case of every decision below
-localparam [7:0] OP_WRITE_IMM = 8'd1, OP_SEND = 8'd2, OP_SEND_IMM = 8'd3,
-    OP_LOCAL_DMA_COPY = 8'h80;
-localparam [7:0] WC_SEND = 8'd0, WC_RDMA_WRITE = 8'd1, WC_LOCAL_COPY = 8'h40;
-localparam [7:0] WC_SUCCESS = 8'd0, WC_LOC_QP_OP_ERR = 8'd2, WC_LOC_PROT_ERR = 8'd4,
-    WC_WR_FLUSH_ERR = 8'd5, WC_REM_INV_REQ_ERR = 8'd9, WC_REM_ACCESS_ERR = 8'd10,
-    WC_REM_OP_ERR = 8'd11, WC_RETRY_EXC_ERR = 8'd12, WC_RNR_RETRY_EXC_ERR = 8'd13;
 localparam [7:0] ERR_UNKNOWN_OPCODE = 8'd3, ERR_DMA_READ = 8'd4;
 localparam [2:0] QPS_RTS = 3'd3;
 
@@ -299,27 +295,32 @@ reg [15:0] wqe_index_reg = 16'd0;
 reg mr_ok_reg = 1'b0;
 reg mr_wait_reg = 1'b0;
 reg [63:0] mr_bus_reg = 64'd0;
-// bytes 2..3 and 44..63 are reserved
+// the reserved bytes and the fence flag are not read
 /* verilator lint_off UNUSEDSIGNAL */
-wire [511:0] wqe_reg;
+wire [8*SEND_WQE_BYTES-1:0] wqe_reg;
 /* verilator lint_on UNUSEDSIGNAL */
 
-wire [7:0] wqe_opcode = wqe_reg[7:0];
-wire wqe_signaled = wqe_reg[8];
-wire wqe_solicited = wqe_reg[9];
-wire [31:0] wqe_len = wqe_reg[63:32];
-wire [63:0] wqe_wr_id = wqe_reg[127:64];
-wire [63:0] wqe_laddr = wqe_reg[191:128];
-wire [63:0] wqe_raddr = wqe_reg[255:192];
-wire [31:0] wqe_rkey = wqe_reg[287:256];
-wire [31:0] wqe_imm = {wqe_reg[295:288], wqe_reg[303:296], wqe_reg[311:304], wqe_reg[319:312]};
-wire [31:0] wqe_lkey = wqe_reg[351:320];
-wire wqe_is_send = SEND_EN != 0 && (wqe_opcode == OP_SEND || wqe_opcode == OP_SEND_IMM);
-wire wqe_is_roce = wqe_opcode == 8'd0 || wqe_opcode == OP_WRITE_IMM || wqe_is_send;
-wire wqe_has_imm = wqe_opcode == OP_WRITE_IMM || wqe_opcode == OP_SEND_IMM;
+wire [SEND_WQE_OPCODE_W-1:0] wqe_opcode = wqe_reg[SEND_WQE_OPCODE_LSB +: SEND_WQE_OPCODE_W];
+wire wqe_signaled = wqe_reg[SEND_WQE_FLAGS_SIGNALED_LSB];
+wire wqe_solicited = wqe_reg[SEND_WQE_FLAGS_SOLICITED_LSB];
+wire [SEND_WQE_LENGTH_W-1:0] wqe_len = wqe_reg[SEND_WQE_LENGTH_LSB +: SEND_WQE_LENGTH_W];
+wire [SEND_WQE_WR_ID_W-1:0] wqe_wr_id = wqe_reg[SEND_WQE_WR_ID_LSB +: SEND_WQE_WR_ID_W];
+wire [SEND_WQE_LOCAL_ADDR_W-1:0] wqe_laddr = wqe_reg[SEND_WQE_LOCAL_ADDR_LSB +: SEND_WQE_LOCAL_ADDR_W];
+wire [SEND_WQE_REMOTE_ADDR_W-1:0] wqe_raddr = wqe_reg[SEND_WQE_REMOTE_ADDR_LSB +: SEND_WQE_REMOTE_ADDR_W];
+wire [SEND_WQE_RKEY_W-1:0] wqe_rkey = wqe_reg[SEND_WQE_RKEY_LSB +: SEND_WQE_RKEY_W];
+wire [SEND_WQE_IMM_W-1:0] wqe_imm_mem = wqe_reg[SEND_WQE_IMM_LSB +: SEND_WQE_IMM_W];
+// the entry holds the immediate in wire order: its first byte is the most significant
+wire [31:0] wqe_imm = {wqe_imm_mem[7:0], wqe_imm_mem[15:8], wqe_imm_mem[23:16], wqe_imm_mem[31:24]};
+wire [SEND_WQE_LKEY_W-1:0] wqe_lkey = wqe_reg[SEND_WQE_LKEY_LSB +: SEND_WQE_LKEY_W];
+// RDMA_WRITE is the default case of every decision below
+wire wqe_is_send = SEND_EN != 0
+    && (wqe_opcode == WR_OPCODE_SEND || wqe_opcode == WR_OPCODE_SEND_WITH_IMM);
+wire wqe_is_roce = wqe_opcode == WR_OPCODE_RDMA_WRITE || wqe_opcode == WR_OPCODE_RDMA_WRITE_WITH_IMM
+    || wqe_is_send;
+wire wqe_has_imm = wqe_opcode == WR_OPCODE_RDMA_WRITE_WITH_IMM || wqe_opcode == WR_OPCODE_SEND_WITH_IMM;
 
-reg [7:0] wc_status_reg = 8'd0;
-reg [7:0] wc_opcode_reg = 8'd0;
+reg [CQE_STATUS_W-1:0] wc_status_reg = {CQE_STATUS_W{1'b0}};
+reg [CQE_OPCODE_W-1:0] wc_opcode_reg = {CQE_OPCODE_W{1'b0}};
 reg [31:0] byte_len_reg = 32'd0;
 reg [63:0] src_reg = 64'd0;             // bus address of the source bytes
 
@@ -424,8 +425,8 @@ reg cur_b_reg = 1'b0;                    // slot B holds the current WQE
 wire fetch_issue = state_reg == ST_FETCH && m_rd_desc_ready;
 wire pf_issue;
 /* verilator lint_off UNUSEDSIGNAL */
-wire [511:0] entry_a;
-wire [511:0] entry_b;
+wire [8*SEND_WQE_BYTES-1:0] entry_a;
+wire [8*SEND_WQE_BYTES-1:0] entry_b;
 /* verilator lint_on UNUSEDSIGNAL */
 assign wqe_reg = cur_b_reg ? entry_b : entry_a;
 
@@ -519,7 +520,7 @@ assign m_rd_desc_pcie_addr = state_reg == ST_FETCH ? wqe_addr_reg
     : pf_want ? pf_addr_reg : src_reg + {32'd0, rd_off_reg};
 assign m_rd_desc_ram_addr = state_reg == ST_FETCH ? cur_slot_addr
     : pf_want ? pf_slot_addr : (roce ? tx_addr_rd : copy_slot_addr_rd);
-assign m_rd_desc_len = state_reg == ST_FETCH || pf_want ? 64 : rd_chunk;
+assign m_rd_desc_len = state_reg == ST_FETCH || pf_want ? SEND_WQE_BYTES : rd_chunk;
 assign m_rd_desc_id = pf_want ? ID_TAG | 1 : ID_TAG;
 assign m_rd_desc_valid = state_reg == ST_FETCH || can_issue_rd || pf_want;
 
@@ -586,18 +587,20 @@ assign mr_va = wqe_laddr;
 assign mr_len = wqe_len;
 assign mr_pd = ctx_pd;
 
-// local completion (copy, local errors, flushed WQEs)
+// local completion (copy, local errors, flushed WQEs); a CQE client hands
+// over the bytes below the owner byte, the CQE writer adds that
+reg [CQE_OWNER_LSB-1:0] local_cqe;
+always @* begin
+    local_cqe = {CQE_OWNER_LSB{1'b0}};
+    local_cqe[CQE_WR_ID_LSB +: CQE_WR_ID_W] = wqe_wr_id;
+    local_cqe[CQE_BYTE_LEN_LSB +: CQE_BYTE_LEN_W] = byte_len_reg;
+    local_cqe[CQE_QN_LSB +: CQE_QN_W] = {{(CQE_QN_W-QN_W){1'b0}}, qn_reg};
+    local_cqe[CQE_OPCODE_LSB +: CQE_OPCODE_W] = wc_opcode_reg;
+    local_cqe[CQE_STATUS_LSB +: CQE_STATUS_W] = wc_status_reg;
+    local_cqe[CQE_WQE_COUNTER_LSB +: CQE_WQE_COUNTER_W] = wqe_index_reg;
+end
 assign m_cqe_cqn = cqn_reg;
-assign m_cqe_data = {
-    8'd0, 8'd0, 8'd0,               // bytes 28..30
-    32'd0,                          // source QP
-    wqe_index_reg,                  // bytes 22..23
-    wc_status_reg, wc_opcode_reg,   // bytes 21, 20
-    {{(32-QN_W){1'b0}}, qn_reg},
-    32'd0,
-    byte_len_reg,
-    wqe_wr_id
-};
+assign m_cqe_data = local_cqe;
 assign m_cqe_valid = state_reg == ST_CQE;
 
 assign err_valid = err_valid_reg;
@@ -707,7 +710,7 @@ reg [23:0] c_psn_reg = 24'd0;
 reg [7:0] c_syn_reg = 8'd0;
 reg [23:0] c_limit_reg = 24'd0;
 reg c_error_reg = 1'b0;
-reg [7:0] c_err_status_reg = 8'd0;
+reg [CQE_STATUS_W-1:0] c_err_status_reg = {CQE_STATUS_W{1'b0}};
 // the entry being completed (its PSN and signaled bit were used to pick it)
 /* verilator lint_off UNUSEDSIGNAL */
 reg [OST_W-1:0] c_entry_reg = {OST_W{1'b0}};
@@ -756,19 +759,18 @@ assign stat_rnr = stat_rnr_reg;
 
 assign acq_qpn = c_qpn_reg;
 assign m_acq_cqn = acq_cqn;
-assign m_acq_data = {
-    8'd0,
-    c_error_reg ? c_syn_reg : 8'd0,  // byte 29: NAK syndrome
-    8'd0,                            // byte 28: flags
-    32'd0,
-    c_entry_reg[41:26],              // WQE counter
-    c_error_reg ? c_err_status_reg : WC_SUCCESS,
-    c_entry_reg[1] ? WC_SEND : WC_RDMA_WRITE,
-    {{(32-QN_W){1'b0}}, c_qpn_reg},
-    32'd0,
-    c_entry_reg[137:106],
-    c_entry_reg[105:42]
-};
+reg [CQE_OWNER_LSB-1:0] ack_cqe;
+always @* begin
+    ack_cqe = {CQE_OWNER_LSB{1'b0}};
+    ack_cqe[CQE_WR_ID_LSB +: CQE_WR_ID_W] = c_entry_reg[105:42];
+    ack_cqe[CQE_BYTE_LEN_LSB +: CQE_BYTE_LEN_W] = c_entry_reg[137:106];
+    ack_cqe[CQE_QN_LSB +: CQE_QN_W] = {{(CQE_QN_W-QN_W){1'b0}}, c_qpn_reg};
+    ack_cqe[CQE_OPCODE_LSB +: CQE_OPCODE_W] = c_entry_reg[1] ? WC_OPCODE_SEND : WC_OPCODE_RDMA_WRITE;
+    ack_cqe[CQE_STATUS_LSB +: CQE_STATUS_W] = c_error_reg ? c_err_status_reg : WC_STATUS_SUCCESS;
+    ack_cqe[CQE_WQE_COUNTER_LSB +: CQE_WQE_COUNTER_W] = c_entry_reg[41:26];
+    ack_cqe[CQE_SYNDROME_LSB +: CQE_SYNDROME_W] = c_error_reg ? c_syn_reg : 8'd0;
+end
+assign m_acq_data = ack_cqe;
 assign m_acq_valid = c_state_reg == C_CQE;
 
 // the completer and the executor both move QPs to ERR
@@ -779,7 +781,7 @@ reg c_set_err_reg = 1'b0;
 // QP in the same situation meanwhile gets a flush status)
 reg perr_valid_reg = 1'b0;
 reg [QN_W-1:0] perr_qpn_reg = {QN_W{1'b0}};
-reg [7:0] perr_status_reg = 8'd0;
+reg [CQE_STATUS_W-1:0] perr_status_reg = {CQE_STATUS_W{1'b0}};
 reg [7:0] perr_syn_reg = 8'd0;
 reg x_set_err_reg = 1'b0;
 assign set_err = c_set_err_reg || x_set_err_reg;
@@ -827,9 +829,9 @@ always @(posedge clk) begin
                 cur_b_reg <= !cur_b_reg;
                 pf_state_reg <= PF_EMPTY;
                 if (pf_err_reg) begin
-                    wc_opcode_reg <= WC_LOCAL_COPY;
+                    wc_opcode_reg <= WC_OPCODE_LOCAL_DMA_COPY;
                     byte_len_reg <= 32'd0;
-                    wc_status_reg <= WC_LOC_PROT_ERR;
+                    wc_status_reg <= WC_STATUS_LOC_PROT_ERR;
                     err_valid_reg <= 1'b1;
                     err_code_reg <= ERR_DMA_READ;
                     state_reg <= ST_CQE;
@@ -881,10 +883,10 @@ always @(posedge clk) begin
         end
         ST_FETCH_WAIT: begin
             if (rd_st) begin
-                wc_opcode_reg <= WC_LOCAL_COPY;
+                wc_opcode_reg <= WC_OPCODE_LOCAL_DMA_COPY;
                 byte_len_reg <= 32'd0;
                 if (s_rd_status_error != 0) begin
-                    wc_status_reg <= WC_LOC_PROT_ERR;
+                    wc_status_reg <= WC_STATUS_LOC_PROT_ERR;
                     err_valid_reg <= 1'b1;
                     err_code_reg <= ERR_DMA_READ;
                     if (rtx_mode_reg) begin
@@ -946,13 +948,13 @@ always @(posedge clk) begin
                 end else begin
                     state_reg <= ST_SEND;
                 end
-            end else if (wqe_opcode == OP_LOCAL_DMA_COPY) begin
-                wc_opcode_reg <= WC_LOCAL_COPY;
-                wc_status_reg <= WC_SUCCESS;
+            end else if (wqe_opcode == WR_OPCODE_LOCAL_DMA_COPY) begin
+                wc_opcode_reg <= WC_OPCODE_LOCAL_DMA_COPY;
+                wc_status_reg <= WC_STATUS_SUCCESS;
                 src_reg <= wqe_laddr;
                 state_reg <= ST_COPY;
             end else if (wqe_is_roce) begin
-                wc_opcode_reg <= wqe_is_send ? WC_SEND : WC_RDMA_WRITE;
+                wc_opcode_reg <= wqe_is_send ? WC_OPCODE_SEND : WC_OPCODE_RDMA_WRITE;
                 src_reg <= mr_bus_reg;
                 if (ctx_state != QPS_RTS || decode_err_reg
                         || wqe_len > 32'h8000_0000 || (wqe_len != 0 && !mr_ok_reg)) begin
@@ -965,15 +967,15 @@ always @(posedge clk) begin
                         flush_req_reg[qn_reg] <= 1'b1;
                     end else begin
                         wc_status_reg <= decode_err_reg || ctx_state == QPS_RTS
-                            ? WC_LOC_PROT_ERR : WC_WR_FLUSH_ERR;
+                            ? WC_STATUS_LOC_PROT_ERR : WC_STATUS_WR_FLUSH_ERR;
                         state_reg <= ST_CQE;
                     end
                 end else if (ost_room) begin
-                    wc_status_reg <= WC_SUCCESS;
+                    wc_status_reg <= WC_STATUS_SUCCESS;
                     state_reg <= ST_SEND;
                 end
             end else begin
-                wc_status_reg <= WC_LOC_QP_OP_ERR;
+                wc_status_reg <= WC_STATUS_LOC_QP_OP_ERR;
                 err_valid_reg <= 1'b1;
                 err_code_reg <= ERR_UNKNOWN_OPCODE;
                 state_reg <= ST_CQE;
@@ -992,7 +994,7 @@ always @(posedge clk) begin
                         err_code_reg <= ERR_DMA_READ;
                     end
                     copy_err_reg <= 1'b1;
-                    wc_status_reg <= WC_LOC_PROT_ERR;
+                    wc_status_reg <= WC_STATUS_LOC_PROT_ERR;
                 end
                 rd_done_reg <= rd_done_reg + 32'd1;
             end
@@ -1023,7 +1025,7 @@ always @(posedge clk) begin
                         err_code_reg <= ERR_DMA_READ;
                     end
                     copy_err_reg <= 1'b1;
-                    wc_status_reg <= WC_LOC_PROT_ERR;
+                    wc_status_reg <= WC_STATUS_LOC_PROT_ERR;
                 end
                 rd_done_reg <= rd_done_reg + 32'd1;
             end
@@ -1144,7 +1146,7 @@ always @(posedge clk) begin
                 // (the first one with a waiting NAK status, if any)
                 c_qpn_reg <= scan_reg;
                 c_syn_reg <= 8'd0;
-                c_err_status_reg <= WC_WR_FLUSH_ERR;
+                c_err_status_reg <= WC_STATUS_WR_FLUSH_ERR;
                 if (perr_valid_reg && perr_qpn_reg == scan_reg) begin
                     c_syn_reg <= perr_syn_reg;
                     c_err_status_reg <= perr_status_reg;
@@ -1190,9 +1192,9 @@ always @(posedge clk) begin
                     c_next_reg <= C_ERR;
                 end
                 case (c_syn_reg[4:0])
-                    5'd1: c_err_status_reg <= WC_REM_INV_REQ_ERR;
-                    5'd2: c_err_status_reg <= WC_REM_ACCESS_ERR;
-                    default: c_err_status_reg <= WC_REM_OP_ERR;
+                    5'd1: c_err_status_reg <= WC_STATUS_REM_INV_REQ_ERR;
+                    5'd2: c_err_status_reg <= WC_STATUS_REM_ACCESS_ERR;
+                    default: c_err_status_reg <= WC_STATUS_REM_OP_ERR;
                 endcase
             end
         end
@@ -1216,7 +1218,7 @@ always @(posedge clk) begin
             una_mem[c_qpn_reg] <= c_psn_reg;
             stamp_mem[c_qpn_reg] <= now;
             if (c_psn_reg == c_una && retry_left_mem[c_qpn_reg] == 3'd0) begin
-                c_err_status_reg <= WC_RETRY_EXC_ERR;
+                c_err_status_reg <= WC_STATUS_RETRY_EXC_ERR;
                 c_set_err_reg <= 1'b1;
                 c_state_reg <= C_ERR;
             end else begin
@@ -1239,7 +1241,7 @@ always @(posedge clk) begin
             una_mem[c_qpn_reg] <= c_psn_reg;
             stamp_mem[c_qpn_reg] <= now + rnr_ticks(c_syn_reg[4:0]);
             if (rnr_init_mem[c_qpn_reg] != 3'd7 && rnr_left_mem[c_qpn_reg] == 3'd0) begin
-                c_err_status_reg <= WC_RNR_RETRY_EXC_ERR;
+                c_err_status_reg <= WC_STATUS_RNR_RETRY_EXC_ERR;
                 c_set_err_reg <= 1'b1;
                 c_state_reg <= C_ERR;
             end else begin
@@ -1260,7 +1262,7 @@ always @(posedge clk) begin
                 stat_timeout_reg <= 1'b1;
                 stamp_mem[c_qpn_reg] <= now;
                 if (retry_left_mem[c_qpn_reg] == 3'd0) begin
-                    c_err_status_reg <= WC_RETRY_EXC_ERR;
+                    c_err_status_reg <= WC_STATUS_RETRY_EXC_ERR;
                     c_set_err_reg <= 1'b1;
                     c_state_reg <= C_ERR;
                 end else begin
@@ -1282,7 +1284,7 @@ always @(posedge clk) begin
                 c_error_reg <= 1'b1;
                 c_state_reg <= C_CQE;
             end else begin
-                if (!c_error_reg && c_err_status_reg != WC_WR_FLUSH_ERR && !perr_valid_reg) begin
+                if (!c_error_reg && c_err_status_reg != WC_STATUS_WR_FLUSH_ERR && !perr_valid_reg) begin
                     perr_valid_reg <= 1'b1;
                     perr_qpn_reg <= c_qpn_reg;
                     perr_status_reg <= c_err_status_reg;
@@ -1294,7 +1296,7 @@ always @(posedge clk) begin
         C_CQE: begin
             if (m_acq_ready) begin
                 if (c_error_reg) begin
-                    c_err_status_reg <= WC_WR_FLUSH_ERR;
+                    c_err_status_reg <= WC_STATUS_WR_FLUSH_ERR;
                     c_state_reg <= C_ERR;
                 end else begin
                     c_state_reg <= C_POP;

@@ -56,7 +56,7 @@ fn bad_input_is_a_one_line_error_with_status_2() {
     );
     usage_error(
         &["torture", "--device", "0000:99:00.0"],
-        "no PCI function 0000:99:00.0",
+        "no PCI function 0000:99:00.0 in /sys/bus/pci/devices",
     );
     usage_error(&["torture", "--mtu", "1000"], "--mtu 1000");
     usage_error(
@@ -69,7 +69,7 @@ fn bad_input_is_a_one_line_error_with_status_2() {
     );
     usage_error(
         &["info", "--device", "vfio:0000:99:00.0"],
-        "no PCI function 0000:99:00.0",
+        "no PCI function 0000:99:00.0 in /sys/bus/pci/devices",
     );
     usage_error(
         &["torture", "--break", "no-mr-check"],

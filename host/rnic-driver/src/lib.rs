@@ -11,10 +11,14 @@
 //! completes (its *WQE counter*, free-running, 16 bits). Polling a CQE
 //! retires that WQE and every earlier one of the same ring, so send WQEs
 //! posted without SIGNALED (which complete silently) are freed by the next
-//! signaled completion of their queue. Receive completions (CQE flag bit 1)
+//! signaled completion of their queue. Receive completions (CQE flag `recv`)
 //! retire receive-queue WQEs the same way.
 
 pub mod debug_switches;
+/// The entry formats, generated from `hw/formats/rnic_formats.rdl` by
+/// `hw/formats/generate.sh`.
+#[path = "generated_formats.rs"]
+pub mod formats;
 pub mod ring;
 
 use std::cell::{Cell, RefCell};
@@ -26,7 +30,7 @@ use rnic_regs::DeviceIo;
 
 pub use debug_switches::{Break, BreakSet, DebugSwitches, UnknownBreak};
 pub use ring::{
-    CopyWr, Cqe, RecvWqe, SendWqe, WcStatus, WrOpcode, CQE_FLAG_RECV, CQE_FLAG_WITH_IMM,
+    CopyWr, Cqe, RecvWqe, SendWqe, WcOpcode, WcStatus, WrOpcode, CQE_FLAG_RECV, CQE_FLAG_WITH_IMM,
     CQE_OP_LOCAL_DMA_COPY, CQE_OP_RDMA_WRITE, CQE_OP_RECV, CQE_OP_RECV_RDMA_WITH_IMM, CQE_OP_SEND,
     CQE_SIZE, WQE_FLAG_FENCE, WQE_FLAG_SIGNALED, WQE_FLAG_SOLICITED, WQE_SIZE,
 };
@@ -672,7 +676,8 @@ impl<D: Device> Nic<D> {
         while n < max {
             let slot = (cq.ci % cq.entries) as usize * CQE_SIZE;
             let expect = (cq.ci / cq.entries).is_multiple_of(2);
-            if (cq.ring.read_u8(slot + CQE_SIZE - 1) & 1 != 0) != expect {
+            let owner = cq.ring.read_u8(slot + formats::cqe::OWNER_OFFSET);
+            if (owner & formats::cqe::OWNER_PHASE != 0) != expect {
                 break;
             }
             // Owner bit seen: only now may the CQE (and its data) be read.

@@ -1,158 +1,46 @@
 //! Ring entry formats shared with the RTL: send WQE, receive WQE and CQE as
-//! `hw/README.md` ("Work-queue and completion entry formats") defines them.
-//! Everything is little endian except the immediate data, which is kept in
-//! wire order (the first byte on the wire at the lowest address).
+//! `hw/formats/rnic_formats.rdl` declares them (table:
+//! `hw/formats/rnic_formats.md`). Positions, opcodes and statuses come from
+//! [`crate::formats`], generated from that declaration; this module adds the
+//! host's view of an entry. Everything is little endian except the immediate
+//! data, which is kept in wire order (the first byte on the wire at the
+//! lowest address).
+
+use crate::formats::{cqe, recv_wqe, send_wqe};
+pub use crate::formats::{WcOpcode, WcStatus, WrOpcode};
 
 /// Size of a send-queue or receive-queue entry in bytes.
-pub const WQE_SIZE: usize = 64;
+pub const WQE_SIZE: usize = send_wqe::SIZE;
 /// Size of a completion-queue entry in bytes.
-pub const CQE_SIZE: usize = 32;
+pub const CQE_SIZE: usize = cqe::SIZE;
+// Both rings of a QP use one slot size.
+const _: () = assert!(recv_wqe::SIZE == WQE_SIZE);
 
-/// Send WQE flags (byte 1).
-pub const WQE_FLAG_SIGNALED: u8 = 1 << 0;
-pub const WQE_FLAG_SOLICITED: u8 = 1 << 1;
-pub const WQE_FLAG_FENCE: u8 = 1 << 2;
+/// Send WQE flags (the `flags` byte).
+pub const WQE_FLAG_SIGNALED: u8 = send_wqe::FLAGS_SIGNALED;
+pub const WQE_FLAG_SOLICITED: u8 = send_wqe::FLAGS_SOLICITED;
+pub const WQE_FLAG_FENCE: u8 = send_wqe::FLAGS_FENCE;
 
-/// CQE flags (byte 28).
-pub const CQE_FLAG_WITH_IMM: u8 = 1 << 0;
-pub const CQE_FLAG_RECV: u8 = 1 << 1;
+/// CQE flags (the `flags` byte).
+pub const CQE_FLAG_WITH_IMM: u8 = cqe::FLAGS_WITH_IMM;
+pub const CQE_FLAG_RECV: u8 = cqe::FLAGS_RECV;
 
-/// CQE opcodes (byte 20): `ibv_wc_opcode` numbering plus LOCAL_DMA_COPY.
-pub const CQE_OP_SEND: u8 = 0;
-pub const CQE_OP_RDMA_WRITE: u8 = 1;
-pub const CQE_OP_LOCAL_DMA_COPY: u8 = 0x40;
-pub const CQE_OP_RECV: u8 = 128;
-pub const CQE_OP_RECV_RDMA_WITH_IMM: u8 = 129;
+/// CQE opcodes: the raw [`WcOpcode`] values the NIC writes.
+pub const CQE_OP_SEND: u8 = WcOpcode::Send.to_raw();
+pub const CQE_OP_RDMA_WRITE: u8 = WcOpcode::RdmaWrite.to_raw();
+pub const CQE_OP_LOCAL_DMA_COPY: u8 = WcOpcode::LocalDmaCopy.to_raw();
+pub const CQE_OP_RECV: u8 = WcOpcode::Recv.to_raw();
+pub const CQE_OP_RECV_RDMA_WITH_IMM: u8 = WcOpcode::RecvRdmaWithImm.to_raw();
 
-/// Work-request opcodes understood by the NIC (send WQE byte 0), numbered
-/// as libibverbs' `enum ibv_wr_opcode` plus the local DMA copy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum WrOpcode {
-    RdmaWrite = 0,
-    RdmaWriteWithImm = 1,
-    Send = 2,
-    SendWithImm = 3,
-    /// Read `length` bytes at `src`, write them at `dst`, then complete.
-    /// Needs no network: it proves the DMA engines and the CQE ordering.
-    LocalDmaCopy = 0x80,
-}
-
-/// Completion status, numbered as libibverbs' `enum ibv_wc_status`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum WcStatus {
-    #[default]
-    Success,
-    LocLenErr,
-    LocQpOpErr,
-    LocEecOpErr,
-    LocProtErr,
-    WrFlushErr,
-    MwBindErr,
-    BadRespErr,
-    LocAccessErr,
-    RemInvReqErr,
-    RemAccessErr,
-    RemOpErr,
-    RetryExcErr,
-    RnrRetryExcErr,
-    LocRddViolErr,
-    RemInvRdReqErr,
-    RemAbortErr,
-    InvEecnErr,
-    InvEecStateErr,
-    FatalErr,
-    RespTimeoutErr,
-    GeneralErr,
-    /// A value libibverbs does not define (kept, never dropped).
-    Other(u8),
-}
-
-impl WcStatus {
-    pub fn from_raw(v: u8) -> Self {
-        match v {
-            0 => Self::Success,
-            1 => Self::LocLenErr,
-            2 => Self::LocQpOpErr,
-            3 => Self::LocEecOpErr,
-            4 => Self::LocProtErr,
-            5 => Self::WrFlushErr,
-            6 => Self::MwBindErr,
-            7 => Self::BadRespErr,
-            8 => Self::LocAccessErr,
-            9 => Self::RemInvReqErr,
-            10 => Self::RemAccessErr,
-            11 => Self::RemOpErr,
-            12 => Self::RetryExcErr,
-            13 => Self::RnrRetryExcErr,
-            14 => Self::LocRddViolErr,
-            15 => Self::RemInvRdReqErr,
-            16 => Self::RemAbortErr,
-            17 => Self::InvEecnErr,
-            18 => Self::InvEecStateErr,
-            19 => Self::FatalErr,
-            20 => Self::RespTimeoutErr,
-            21 => Self::GeneralErr,
-            x => Self::Other(x),
-        }
+impl WrOpcode {
+    /// The opcode carries immediate data.
+    pub fn has_imm(self) -> bool {
+        matches!(self, Self::RdmaWriteWithImm | Self::SendWithImm)
     }
 
-    /// The `ibv_wc_status` value.
-    pub fn to_raw(self) -> u8 {
-        match self {
-            Self::Success => 0,
-            Self::LocLenErr => 1,
-            Self::LocQpOpErr => 2,
-            Self::LocEecOpErr => 3,
-            Self::LocProtErr => 4,
-            Self::WrFlushErr => 5,
-            Self::MwBindErr => 6,
-            Self::BadRespErr => 7,
-            Self::LocAccessErr => 8,
-            Self::RemInvReqErr => 9,
-            Self::RemAccessErr => 10,
-            Self::RemOpErr => 11,
-            Self::RetryExcErr => 12,
-            Self::RnrRetryExcErr => 13,
-            Self::LocRddViolErr => 14,
-            Self::RemInvRdReqErr => 15,
-            Self::RemAbortErr => 16,
-            Self::InvEecnErr => 17,
-            Self::InvEecStateErr => 18,
-            Self::FatalErr => 19,
-            Self::RespTimeoutErr => 20,
-            Self::GeneralErr => 21,
-            Self::Other(x) => x,
-        }
-    }
-
-    /// `ibv_wc_status_str`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Success => "success",
-            Self::LocLenErr => "local length error",
-            Self::LocQpOpErr => "local QP operation error",
-            Self::LocEecOpErr => "local EE context operation error",
-            Self::LocProtErr => "local protection error",
-            Self::WrFlushErr => "Work Request Flushed Error",
-            Self::MwBindErr => "memory management operation error",
-            Self::BadRespErr => "bad response error",
-            Self::LocAccessErr => "local access error",
-            Self::RemInvReqErr => "remote invalid request error",
-            Self::RemAccessErr => "remote access error",
-            Self::RemOpErr => "remote operation error",
-            Self::RetryExcErr => "transport retry counter exceeded",
-            Self::RnrRetryExcErr => "RNR retry counter exceeded",
-            Self::LocRddViolErr => "local RDD violation error",
-            Self::RemInvRdReqErr => "remote invalid RD request",
-            Self::RemAbortErr => "aborted error",
-            Self::InvEecnErr => "invalid EE context number",
-            Self::InvEecStateErr => "invalid EE context state",
-            Self::FatalErr => "fatal error",
-            Self::RespTimeoutErr => "response timeout error",
-            Self::GeneralErr => "general error",
-            Self::Other(_) => "unknown",
-        }
+    /// The opcode writes at a remote address (needs a remote address and rkey).
+    pub fn is_rdma(self) -> bool {
+        matches!(self, Self::RdmaWrite | Self::RdmaWriteWithImm)
     }
 }
 
@@ -174,90 +62,83 @@ pub struct CopyWr {
     pub length: u32,
 }
 
-/// A send WQE, field by field (64 bytes on the ring).
+/// A send WQE, field by field; where each lies: [`send_wqe`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SendWqe {
-    /// Byte 0: [`WrOpcode`] value (any byte, so tests can send bad ones).
+    /// A [`WrOpcode`] value (any byte, so tests can send bad ones).
     pub opcode: u8,
-    /// Byte 1: `WQE_FLAG_*`.
+    /// `WQE_FLAG_*`.
     pub flags: u8,
-    /// Bytes 4..7.
     pub length: u32,
-    /// Bytes 8..15.
     pub wr_id: u64,
-    /// Bytes 16..23: virtual address in the `lkey` MR (bus address of the
-    /// source for LOCAL_DMA_COPY).
-    pub local_addr: u64,
-    /// Bytes 24..31: remote virtual address (destination bus address for
+    /// Virtual address in the `lkey` MR (bus address of the source for
     /// LOCAL_DMA_COPY).
+    pub local_addr: u64,
+    /// Remote virtual address (destination bus address for LOCAL_DMA_COPY).
     pub remote_addr: u64,
-    /// Bytes 32..35.
     pub rkey: u32,
-    /// Bytes 36..39, wire order: `imm[0]` is the first byte on the wire.
+    /// Wire order: `imm[0]` is the first byte on the wire.
     pub imm: [u8; 4],
-    /// Bytes 40..43.
     pub lkey: u32,
 }
 
 impl SendWqe {
     pub fn encode(&self) -> [u8; WQE_SIZE] {
         let mut w = [0u8; WQE_SIZE];
-        w[0] = self.opcode;
-        w[1] = self.flags;
-        w[4..8].copy_from_slice(&self.length.to_le_bytes());
-        w[8..16].copy_from_slice(&self.wr_id.to_le_bytes());
-        w[16..24].copy_from_slice(&self.local_addr.to_le_bytes());
-        w[24..32].copy_from_slice(&self.remote_addr.to_le_bytes());
-        w[32..36].copy_from_slice(&self.rkey.to_le_bytes());
-        w[36..40].copy_from_slice(&self.imm);
-        w[40..44].copy_from_slice(&self.lkey.to_le_bytes());
+        send_wqe::set_opcode(&mut w, self.opcode);
+        send_wqe::set_flags(&mut w, self.flags);
+        send_wqe::set_length(&mut w, self.length);
+        send_wqe::set_wr_id(&mut w, self.wr_id);
+        send_wqe::set_local_addr(&mut w, self.local_addr);
+        send_wqe::set_remote_addr(&mut w, self.remote_addr);
+        send_wqe::set_rkey(&mut w, self.rkey);
+        // little endian: the bytes land in memory as they are, in wire order
+        send_wqe::set_imm(&mut w, u32::from_le_bytes(self.imm));
+        send_wqe::set_lkey(&mut w, self.lkey);
         w
     }
 
     pub fn decode(w: &[u8; WQE_SIZE]) -> Self {
         Self {
-            opcode: w[0],
-            flags: w[1],
-            length: le32(w, 4),
-            wr_id: le64(w, 8),
-            local_addr: le64(w, 16),
-            remote_addr: le64(w, 24),
-            rkey: le32(w, 32),
-            imm: [w[36], w[37], w[38], w[39]],
-            lkey: le32(w, 40),
+            opcode: send_wqe::opcode(w),
+            flags: send_wqe::flags(w),
+            length: send_wqe::length(w),
+            wr_id: send_wqe::wr_id(w),
+            local_addr: send_wqe::local_addr(w),
+            remote_addr: send_wqe::remote_addr(w),
+            rkey: send_wqe::rkey(w),
+            imm: send_wqe::imm(w).to_le_bytes(),
+            lkey: send_wqe::lkey(w),
         }
     }
 }
 
-/// A receive WQE (64 bytes on the ring).
+/// A receive WQE; where each field lies: [`recv_wqe`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RecvWqe {
-    /// Bytes 4..7.
     pub length: u32,
-    /// Bytes 8..15.
     pub wr_id: u64,
-    /// Bytes 16..23: virtual address in the `lkey` MR.
+    /// Virtual address in the `lkey` MR.
     pub addr: u64,
-    /// Bytes 40..43.
     pub lkey: u32,
 }
 
 impl RecvWqe {
     pub fn encode(&self) -> [u8; WQE_SIZE] {
         let mut w = [0u8; WQE_SIZE];
-        w[4..8].copy_from_slice(&self.length.to_le_bytes());
-        w[8..16].copy_from_slice(&self.wr_id.to_le_bytes());
-        w[16..24].copy_from_slice(&self.addr.to_le_bytes());
-        w[40..44].copy_from_slice(&self.lkey.to_le_bytes());
+        recv_wqe::set_length(&mut w, self.length);
+        recv_wqe::set_wr_id(&mut w, self.wr_id);
+        recv_wqe::set_addr(&mut w, self.addr);
+        recv_wqe::set_lkey(&mut w, self.lkey);
         w
     }
 
     pub fn decode(w: &[u8; WQE_SIZE]) -> Self {
         Self {
-            length: le32(w, 4),
-            wr_id: le64(w, 8),
-            addr: le64(w, 16),
-            lkey: le32(w, 40),
+            length: recv_wqe::length(w),
+            wr_id: recv_wqe::wr_id(w),
+            addr: recv_wqe::addr(w),
+            lkey: recv_wqe::lkey(w),
         }
     }
 }
@@ -277,77 +158,66 @@ pub fn encode_wqe(opcode: u8, wr: &CopyWr) -> [u8; WQE_SIZE] {
     .encode()
 }
 
-fn le32(b: &[u8], o: usize) -> u32 {
-    u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
-}
-
-fn le64(b: &[u8], o: usize) -> u64 {
-    u64::from(le32(b, o)) | (u64::from(le32(b, o + 4)) << 32)
-}
-
-/// A completion as the host reads it.
+/// A completion as the host reads it; where each field lies: [`cqe`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Cqe {
-    /// Bytes 0..7.
     pub wr_id: u64,
-    /// Bytes 8..11.
     pub byte_len: u32,
-    /// Bytes 12..15 read as a little-endian u32; [`Cqe::imm_bytes`] gives
-    /// them in wire order.
+    /// The immediate bytes read as a little-endian u32; [`Cqe::imm_bytes`]
+    /// gives them in wire order.
     pub imm: u32,
-    /// Bytes 16..19: local QP number (queue number for LOCAL_DMA_COPY).
+    /// Local QP number (queue number for LOCAL_DMA_COPY).
     pub qn: u32,
-    /// Byte 20: `CQE_OP_*`.
+    /// `CQE_OP_*` (a raw [`WcOpcode`] value).
     pub opcode: u8,
-    /// Byte 21.
     pub status: WcStatus,
-    /// Bytes 22..23: free-running 16-bit index of the completed WQE in its
-    /// ring (send ring, or receive ring when [`Cqe::is_recv`]).
+    /// Free-running 16-bit index of the completed WQE in its ring (send
+    /// ring, or receive ring when [`Cqe::is_recv`]).
     pub wqe_counter: u16,
-    /// Bytes 24..27: source QP (receive completions).
+    /// Source QP (receive completions).
     pub src_qp: u32,
-    /// Byte 28: `CQE_FLAG_*`.
+    /// `CQE_FLAG_*`.
     pub flags: u8,
-    /// Byte 29: NAK syndrome from the responder (remote errors).
+    /// NAK syndrome from the responder (remote errors).
     pub syndrome: u8,
 }
 
 impl Cqe {
     pub fn decode(b: &[u8; CQE_SIZE]) -> Self {
         Self {
-            wr_id: le64(b, 0),
-            byte_len: le32(b, 8),
-            imm: le32(b, 12),
-            qn: le32(b, 16),
-            opcode: b[20],
-            status: WcStatus::from_raw(b[21]),
-            wqe_counter: u16::from_le_bytes([b[22], b[23]]),
-            src_qp: le32(b, 24),
-            flags: b[28],
-            syndrome: b[29],
+            wr_id: cqe::wr_id(b),
+            byte_len: cqe::byte_len(b),
+            imm: cqe::imm(b),
+            qn: cqe::qn(b),
+            opcode: cqe::opcode(b),
+            status: WcStatus::from_raw(cqe::status(b)),
+            wqe_counter: cqe::wqe_counter(b),
+            src_qp: cqe::src_qp(b),
+            flags: cqe::flags(b),
+            syndrome: cqe::syndrome(b),
         }
     }
 
     /// The CQE image with owner/phase bit `phase` (tests and models).
     pub fn encode(&self, phase: bool) -> [u8; CQE_SIZE] {
         let mut b = [0u8; CQE_SIZE];
-        b[0..8].copy_from_slice(&self.wr_id.to_le_bytes());
-        b[8..12].copy_from_slice(&self.byte_len.to_le_bytes());
-        b[12..16].copy_from_slice(&self.imm.to_le_bytes());
-        b[16..20].copy_from_slice(&self.qn.to_le_bytes());
-        b[20] = self.opcode;
-        b[21] = self.status.to_raw();
-        b[22..24].copy_from_slice(&self.wqe_counter.to_le_bytes());
-        b[24..28].copy_from_slice(&self.src_qp.to_le_bytes());
-        b[28] = self.flags;
-        b[29] = self.syndrome;
-        b[31] = u8::from(phase);
+        cqe::set_wr_id(&mut b, self.wr_id);
+        cqe::set_byte_len(&mut b, self.byte_len);
+        cqe::set_imm(&mut b, self.imm);
+        cqe::set_qn(&mut b, self.qn);
+        cqe::set_opcode(&mut b, self.opcode);
+        cqe::set_status(&mut b, self.status.to_raw());
+        cqe::set_wqe_counter(&mut b, self.wqe_counter);
+        cqe::set_src_qp(&mut b, self.src_qp);
+        cqe::set_flags(&mut b, self.flags);
+        cqe::set_syndrome(&mut b, self.syndrome);
+        cqe::set_owner_phase(&mut b, phase);
         b
     }
 
     /// Owner/phase bit of a raw CQE.
     pub fn phase(b: &[u8; CQE_SIZE]) -> bool {
-        b[31] & 1 != 0
+        cqe::owner_phase(b)
     }
 
     /// Immediate data in wire order (byte 0 first on the wire).
@@ -469,6 +339,34 @@ mod tests {
         assert_eq!(c.syndrome, 0x62);
         assert!(Cqe::phase(&b));
         assert_eq!(c.encode(true), b);
+    }
+
+    #[test]
+    fn bit_accessors_match_a_bit_by_bit_model() {
+        use crate::formats::{get_bits, set_bits};
+        let bit = |e: &[u8], i: usize| u64::from(e[i / 8] >> (i % 8) & 1);
+        let mut e = [0u8; 16];
+        for (i, b) in e.iter_mut().enumerate() {
+            *b = (i as u8).wrapping_mul(0x9d) ^ 0x5a;
+        }
+        for lsb in 0..40 {
+            for width in [1, 3, 8, 13, 16, 32, 57, 64] {
+                let want = (0..width).fold(0u64, |v, i| v | bit(&e, lsb + i) << i);
+                assert_eq!(get_bits(&e, lsb, width), want, "lsb {lsb} width {width}");
+                let mut f = e;
+                let v = 0xa5c3_0f96_1e2d_3c4bu64;
+                set_bits(&mut f, lsb, width, v);
+                for i in 0..128 {
+                    let inside = (lsb..lsb + width).contains(&i);
+                    let w = if inside {
+                        v >> (i - lsb) & 1
+                    } else {
+                        bit(&e, i)
+                    };
+                    assert_eq!(bit(&f, i), w, "lsb {lsb} width {width} bit {i}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -5,49 +5,17 @@ use std::rc::Rc;
 
 use bitflags::bitflags;
 use rnic_device::{Device, IrqWait};
-use rnic_driver::{Cqe, CQE_OP_LOCAL_DMA_COPY, MAX_RING_ENTRIES, MIN_RING_ENTRIES};
+use rnic_driver::{Cqe, MAX_RING_ENTRIES, MIN_RING_ENTRIES};
 
 use crate::context::{Context, Shared};
 use crate::error::{Result, VerbsError};
 
 pub use rnic_driver::WcStatus;
 
-/// Completion opcodes (`enum ibv_wc_opcode`, the values of CQE byte 20).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum WcOpcode {
-    #[default]
-    Send,
-    RdmaWrite,
-    RdmaRead,
-    CompSwap,
-    FetchAdd,
-    BindMw,
-    LocalInv,
-    Recv,
-    RecvRdmaWithImm,
-    /// rnic's local DMA copy (not a libibverbs opcode).
-    LocalDmaCopy,
-    /// A value neither libibverbs nor rnic defines (kept, never dropped).
-    Other(u8),
-}
-
-impl WcOpcode {
-    pub fn from_raw(v: u8) -> Self {
-        match v {
-            0 => Self::Send,
-            1 => Self::RdmaWrite,
-            2 => Self::RdmaRead,
-            3 => Self::CompSwap,
-            4 => Self::FetchAdd,
-            5 => Self::BindMw,
-            6 => Self::LocalInv,
-            128 => Self::Recv,
-            129 => Self::RecvRdmaWithImm,
-            CQE_OP_LOCAL_DMA_COPY => Self::LocalDmaCopy,
-            x => Self::Other(x),
-        }
-    }
-}
+/// Completion opcodes (`enum ibv_wc_opcode`, plus rnic's `LocalDmaCopy`;
+/// an unknown value is kept in `Other`): the driver's, generated from the
+/// CQE format.
+pub use rnic_driver::WcOpcode;
 
 bitflags! {
     /// `enum ibv_wc_flags` (same bit values).

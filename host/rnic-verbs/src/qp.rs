@@ -764,6 +764,10 @@ impl<D: Device> QueuePair<D> {
                 max: MAX_SGE,
             });
         }
+        // one opcode enum with the driver: its local copy is no verbs work request
+        if wr.opcode == WrOpcode::LocalDmaCopy {
+            return Err(invalid("LOCAL_DMA_COPY is not a verbs opcode"));
+        }
         if self.qp_type == QpType::Mp && !wr.opcode.is_rdma() {
             return Err(invalid("an mp QP carries WRITE and WRITE_WITH_IMM only"));
         }

@@ -11,28 +11,10 @@ pub struct Sge {
     pub lkey: u32,
 }
 
-/// Send work-request opcodes (`enum ibv_wr_opcode`, the values the NIC
-/// reads in WQE byte 0).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum WrOpcode {
-    RdmaWrite = 0,
-    RdmaWriteWithImm = 1,
-    Send = 2,
-    SendWithImm = 3,
-}
-
-impl WrOpcode {
-    /// The opcode carries immediate data.
-    pub fn has_imm(self) -> bool {
-        matches!(self, Self::RdmaWriteWithImm | Self::SendWithImm)
-    }
-
-    /// The opcode writes at a remote address (needs [`RdmaInfo`]).
-    pub fn is_rdma(self) -> bool {
-        matches!(self, Self::RdmaWrite | Self::RdmaWriteWithImm)
-    }
-}
+/// Send work-request opcodes (`enum ibv_wr_opcode`): the driver's, generated
+/// from the WQE format. `post_send` refuses `LocalDmaCopy`, which is not a
+/// verbs opcode (the driver posts copies itself).
+pub use rnic_driver::WrOpcode;
 
 bitflags! {
     /// `enum ibv_send_flags` (same bit values).

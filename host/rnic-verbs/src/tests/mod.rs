@@ -1317,6 +1317,10 @@ fn bad_send_work_requests() {
             ..write_wr(1, &one, SendFlags::empty())
         },
         SendWr {
+            opcode: WrOpcode::LocalDmaCopy,
+            ..write_wr(1, &one, SendFlags::empty())
+        },
+        SendWr {
             rdma: Some(RdmaInfo {
                 remote_addr: u64::MAX - 1,
                 rkey: 1,

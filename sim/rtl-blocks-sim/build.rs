@@ -1,0 +1,362 @@
+//! Verilates the small reusable blocks of hw/rtl (axis_register,
+//! axis_arb_mux with arbiter, icrc_subst) once per configuration of
+//! src/configs.rs and links every model, the Verilator runtime and the thin
+//! C ABI (csrc/blocks.cpp) into this crate. Seconds; a model whose sources
+//! and parameters did not change is taken from OUT_DIR, so switching
+//! between planted bugs rebuilds only the models a bug touches.
+//!
+//! Without Verilator the crate builds with no models:
+//! `rtl_blocks_sim::MODEL_AVAILABLE` is false and the tests say they were
+//! skipped. Knobs: `VERILATOR` (binary, default `verilator` on PATH);
+//! `RTL_BLOCKS_MUTATION=<name>` builds the blocks with a planted bug (see
+//! MUTATIONS below and README.md): some test must then fail.
+
+use std::collections::hash_map::DefaultHasher;
+use std::env;
+use std::fs;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+include!("src/configs.rs");
+
+/// Planted bugs: (name, file, text, replacement). Each must make at least
+/// one test fail (README.md has the table).
+const MUTATIONS: &[(&str, &str, &str, &str)] = &[
+    // axis_register
+    (
+        "skid_drops_beat_on_stall",
+        "axis_register.v",
+        "skid_valid_next = s_valid;",
+        "skid_valid_next = 1'b0;",
+    ),
+    (
+        "skid_keeps_beat_after_use",
+        "axis_register.v",
+        "        skid_valid_next = 1'b0;\n        store_skid_to_out = 1'b1;",
+        "        store_skid_to_out = 1'b1;",
+    ),
+    (
+        "skid_ready_ignores_full_skid",
+        "axis_register.v",
+        "wire s_ready_early = m_ready || (!skid_valid_reg && (!out_valid_reg || !s_valid));",
+        "wire s_ready_early = m_ready || !out_valid_reg || !s_valid;",
+    ),
+    (
+        "skid_half_rate",
+        "axis_register.v",
+        "wire s_ready_early = m_ready || (!skid_valid_reg && (!out_valid_reg || !s_valid));",
+        "wire s_ready_early = !skid_valid_reg && (!out_valid_reg || !s_valid);",
+    ),
+    (
+        "skid_ready_not_registered",
+        "axis_register.v",
+        "assign s_ready = s_ready_reg;",
+        "assign s_ready = s_ready_reg && (m_ready || !out_valid_reg);",
+    ),
+    // arbiter / axis_arb_mux
+    (
+        "arb_never_holds",
+        "arbiter.v",
+        "locked_reg <= !(take && last);",
+        "locked_reg <= 1'b0;",
+    ),
+    (
+        "arb_holds_only_once_taken",
+        "arbiter.v",
+        "    if (grant_valid) begin\n        locked_reg",
+        "    if (grant_valid && take) begin\n        locked_reg",
+    ),
+    (
+        "rr_does_not_rotate",
+        "arbiter.v",
+        "after_reg <= ({PORTS{1'b1}} << pick_index) << 1;",
+        "after_reg <= {PORTS{1'b0}};",
+    ),
+    (
+        "rr_last_choice_stays_first",
+        "arbiter.v",
+        "after_reg <= ({PORTS{1'b1}} << pick_index) << 1;",
+        "after_reg <= {PORTS{1'b1}} << pick_index;",
+    ),
+    (
+        "fixed_priority_wrong",
+        "arbiter.v",
+        ".in(request),\n            .valid(pick_valid),",
+        ".in(request & ~(request >> 1)),\n            .valid(pick_valid),",
+    ),
+    (
+        "mux_last_from_any_port",
+        "axis_arb_mux.v",
+        "mux_last = mux_last | (s_last[i] & grant[i]);",
+        "mux_last = mux_last | (s_last[i] & s_valid[i]);",
+    ),
+    (
+        "mux_out_reg_ignored",
+        "axis_arb_mux.v",
+        "if (OUT_REG != 0) begin : g_reg",
+        "if (OUT_REG > 1) begin : g_reg",
+    ),
+    // icrc_subst
+    (
+        "icrc_forgets_ttl",
+        "icrc_subst.v",
+        "f == 15 || f == 22 || f == 24",
+        "f == 15 || f == 24",
+    ),
+    (
+        "icrc_forgets_bth_byte4",
+        "icrc_subst.v",
+        "f == 40 || f == 41 || f == 46;",
+        "f == 40 || f == 41;",
+    ),
+    (
+        "icrc_lrh_pattern_all_ones",
+        "icrc_subst.v",
+        "(is_sub(f) && (f < 4 || f >= 10)) ? 8'hFF : 8'h00;",
+        "is_sub(f) ? 8'hFF : 8'h00;",
+    ),
+];
+
+/// The RTL files each kind of block needs.
+fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
+    match kind {
+        Kind::Register => ("axis_register", &["axis_register.v"]),
+        Kind::ArbMux => (
+            "axis_arb_mux",
+            &[
+                "axis_arb_mux.v",
+                "arbiter.v",
+                "axis_register.v",
+                "priority_encoder.v",
+            ],
+        ),
+        Kind::IcrcSubst => ("icrc_subst", &["icrc_subst.v"]),
+    }
+}
+
+fn kind_code(kind: Kind) -> u32 {
+    match kind {
+        Kind::Register => 1,
+        Kind::ArbMux => 2,
+        Kind::IcrcSubst => 3,
+    }
+}
+
+fn main() {
+    println!("cargo:rustc-check-cfg=cfg(blocks_model)");
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=src/configs.rs");
+    println!("cargo:rerun-if-changed=csrc/blocks.cpp");
+    println!("cargo:rerun-if-changed=../csrc/vl_shim_common.hpp");
+    println!("cargo:rerun-if-env-changed=VERILATOR");
+    println!("cargo:rerun-if-env-changed=VERILATOR_ROOT");
+    println!("cargo:rerun-if-env-changed=RTL_BLOCKS_MUTATION");
+
+    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
+    let out = PathBuf::from(env::var("OUT_DIR").unwrap());
+    let rtl = manifest.join("../../hw/rtl");
+
+    // the sources, read once; a planted bug patches its file's text
+    let mut text = Vec::new();
+    for c in CONFIGS {
+        for f in sources(c.kind).1 {
+            if text.iter().any(|(n, _): &(&str, String)| n == f) {
+                continue;
+            }
+            let p = rtl.join(f);
+            println!("cargo:rerun-if-changed={}", p.display());
+            match fs::read_to_string(&p) {
+                Ok(t) => text.push((*f, t)),
+                Err(_) => {
+                    println!(
+                        "cargo:warning=rtl-blocks-sim: {} not found; building without the models",
+                        p.display()
+                    );
+                    write_ffi(&out, &[]);
+                    return;
+                }
+            }
+        }
+    }
+    let mutation = env::var("RTL_BLOCKS_MUTATION").unwrap_or_default();
+    if !mutation.is_empty() {
+        let Some(&(_, file, from, to)) = MUTATIONS.iter().find(|m| m.0 == mutation) else {
+            let names: Vec<&str> = MUTATIONS.iter().map(|m| m.0).collect();
+            panic!("RTL_BLOCKS_MUTATION={mutation}: unknown; known: {names:?}");
+        };
+        let t = &mut text.iter_mut().find(|(n, _)| *n == file).unwrap().1;
+        assert_eq!(
+            t.matches(from).count(),
+            1,
+            "mutation {mutation}: text not found once in {file}"
+        );
+        *t = t.replace(from, to);
+        println!("cargo:warning=rtl-blocks-sim: built with the planted bug {mutation}");
+    }
+
+    let verilator = env::var("VERILATOR").unwrap_or_else(|_| "verilator".to_string());
+    let root = match vl_build::verilator_root(&verilator) {
+        Ok(r) => r,
+        Err(e) => {
+            println!(
+                "cargo:warning=rtl-blocks-sim: {e}; building without the models (the tests \
+                 report themselves skipped). Run .ci/setup."
+            );
+            write_ffi(&out, &[]);
+            return;
+        }
+    };
+    let include = root.join("include");
+
+    let runtime_lib = "blocks_vl_runtime";
+    if !out.join(format!("lib{runtime_lib}.a")).exists() {
+        let runtime: Vec<PathBuf> = ["verilated.cpp", "verilated_threads.cpp"]
+            .iter()
+            .map(|f| include.join(f))
+            .collect();
+        vl_build::cc_build(&out, &runtime, &include, &[], false)
+            .opt_level(2)
+            .cargo_metadata(false)
+            .compile(runtime_lib);
+    }
+
+    let shim = fs::read_to_string(manifest.join("csrc/blocks.cpp")).unwrap();
+    let common = fs::read_to_string(manifest.join("../csrc/vl_shim_common.hpp")).unwrap();
+    let mut libs = Vec::new();
+    for c in CONFIGS {
+        let (top, files) = sources(c.kind);
+        // the model's library is named by a hash of everything it is built from
+        let mut h = DefaultHasher::new();
+        (c.name, top, c.params, &shim, &common, &include).hash(&mut h);
+        for f in files {
+            text.iter().find(|(n, _)| n == f).unwrap().hash(&mut h);
+        }
+        let lib = format!("blk_{}_{:016x}", c.name, h.finish());
+        if !out.join(format!("lib{lib}.a")).exists() {
+            let tools = Tools {
+                verilator: &verilator,
+                out: &out,
+                include: &include,
+                manifest: &manifest,
+            };
+            build_model(&tools, c, top, files, &text, &lib);
+        }
+        libs.push(lib);
+    }
+    println!("cargo:rustc-link-search=native={}", out.display());
+    for l in &libs {
+        println!("cargo:rustc-link-lib=static={l}");
+    }
+    println!("cargo:rustc-link-lib=static={runtime_lib}");
+    vl_build::link_runtime();
+    write_ffi(&out, CONFIGS);
+    println!("cargo:rustc-cfg=blocks_model");
+}
+
+/// Where things are: the verilator binary, OUT_DIR, Verilator's include
+/// directory, this crate.
+struct Tools<'a> {
+    verilator: &'a str,
+    out: &'a Path,
+    include: &'a Path,
+    manifest: &'a Path,
+}
+
+/// Verilates configuration `c` from the (possibly patched) `text` of its
+/// `files` and compiles model and C ABI into the static library `lib`.
+fn build_model(
+    t: &Tools,
+    c: &Config,
+    top: &str,
+    files: &[&str],
+    text: &[(&str, String)],
+    lib: &str,
+) {
+    let (verilator, out, include, manifest) = (t.verilator, t.out, t.include, t.manifest);
+    let mdir = out.join(c.name);
+    let _ = fs::remove_dir_all(&mdir);
+    fs::create_dir_all(mdir.join("rtl")).unwrap();
+    let mut srcs = Vec::new();
+    for f in files {
+        let p = mdir.join("rtl").join(f);
+        fs::write(&p, &text.iter().find(|(n, _)| n == f).unwrap().1).unwrap();
+        srcs.push(p);
+    }
+    let prefix = format!("V{}", c.name);
+    let mut cmd = Command::new(verilator);
+    cmd.args(["--cc", "-O3", "--x-assign", "fast", "--x-initial", "unique"])
+        .args(["-Wall", "-Wno-fatal"])
+        .args(["--top-module", top])
+        .arg("--prefix")
+        .arg(&prefix)
+        .arg("--Mdir")
+        .arg(&mdir);
+    for (p, v) in c.params {
+        cmd.arg(format!("-G{p}={v}"));
+    }
+    cmd.args(&srcs);
+    let o = match cmd.output() {
+        Ok(o) => o,
+        Err(e) => panic!("could not run {verilator}: {e}"),
+    };
+    if !o.status.success() {
+        panic!(
+            "verilator failed on {top} ({}):\n{}{}",
+            c.name,
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let mut cpp: Vec<PathBuf> = fs::read_dir(&mdir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "cpp"))
+        .collect();
+    cpp.sort();
+    let wrapper = mdir.join(format!("{}_shim.cpp", c.name));
+    fs::write(
+        &wrapper,
+        format!(
+            "#define BLK_MODEL {prefix}\n#define BLK_HEADER \"{prefix}.h\"\n\
+             #define BLK_PFX(name) {}_##name\n#define BLK_KIND {}\n#include \"{}\"\n",
+            c.name,
+            kind_code(c.kind),
+            manifest.join("csrc/blocks.cpp").display()
+        ),
+    )
+    .unwrap();
+    cpp.push(wrapper);
+    vl_build::cc_build(out, &cpp, include, std::slice::from_ref(&mdir), false)
+        .opt_level(1)
+        .cargo_metadata(false)
+        .compile(lib);
+}
+
+/// src/lib.rs includes this: the C ABI of every model built, by name.
+fn write_ffi(out: &Path, built: &[Config]) {
+    let mut s = String::from("// generated by build.rs\n");
+    for c in built {
+        let n = c.name;
+        s += &format!(
+            "mod ffi_{n} {{\n    use super::{{PortsIn, PortsOut}};\n    use std::ffi::c_void;\n    \
+             extern \"C\" {{\n        pub fn {n}_in_size() -> usize;\n        \
+             pub fn {n}_out_size() -> usize;\n        pub fn {n}_create(seed: u32) -> *mut c_void;\n        \
+             pub fn {n}_destroy(h: *mut c_void);\n        \
+             pub fn {n}_step(h: *mut c_void, i: *const PortsIn, o: *mut PortsOut);\n        \
+             pub fn {n}_peek(h: *mut c_void, i: *const PortsIn, o: *mut PortsOut);\n    }}\n}}\n"
+        );
+    }
+    s += "fn model_fns(name: &str) -> Option<Fns> {\n    match name {\n";
+    for c in built {
+        let n = c.name;
+        s += &format!(
+            "        \"{n}\" => Some(Fns {{\n            in_size: ffi_{n}::{n}_in_size,\n            \
+             out_size: ffi_{n}::{n}_out_size,\n            create: ffi_{n}::{n}_create,\n            \
+             destroy: ffi_{n}::{n}_destroy,\n            step: ffi_{n}::{n}_step,\n            \
+             peek: ffi_{n}::{n}_peek,\n        }}),\n"
+        );
+    }
+    s += "        _ => {\n            let _ = name;\n            None\n        }\n    }\n}\n";
+    fs::write(out.join("ffi.rs"), s).unwrap();
+}

@@ -1,0 +1,168 @@
+// Thin C ABI over one Verilated block (axis_register, axis_arb_mux or
+// icrc_subst): copy a flat input struct onto the ports, evaluate, copy the
+// ports back. No test logic lives here; the stimulus and the checks are
+// Rust (src/).
+//
+// build.rs compiles this file once per configuration with
+//   BLK_MODEL      the Verilated class (V<name>)
+//   BLK_HEADER     its header
+//   BLK_PFX(name)  exported symbol (<name>_##name)
+//   BLK_KIND       1 axis_register, 2 axis_arb_mux, 3 icrc_subst
+//
+// The structs mirror `PortsIn` / `PortsOut` in src/lib.rs (sizes checked).
+// Buses: word i of an array = bits [32i+31:32i]. The Rust side masks every
+// input to its port width (Verilator expects the unused top bits clear).
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "verilated.h"
+#include "../../csrc/vl_shim_common.hpp"
+#include BLK_HEADER
+
+extern "C" {
+
+struct BlkPortsIn {
+    uint32_t s_data[16];  // icrc_subst: in_data
+    uint32_t s_valid;     // icrc_subst: beat_oh
+    uint32_t s_last;
+    uint8_t rst;
+    uint8_t m_ready;
+    uint8_t pad[2];
+};
+
+struct BlkPortsOut {
+    uint32_t m_data[16];  // icrc_subst: out_data
+    uint32_t s_ready;
+    uint8_t m_valid;
+    uint8_t m_last;
+    uint8_t m_sel;
+    uint8_t sim_flags;  // bit 0: $finish, bit 1: $error/$stop
+};
+
+}  // extern "C"
+
+namespace {
+
+inline void put(CData& d, const uint32_t* s) { d = static_cast<CData>(s[0]); }
+inline void put(SData& d, const uint32_t* s) { d = static_cast<SData>(s[0]); }
+inline void put(IData& d, const uint32_t* s) { d = s[0]; }
+inline void put(QData& d, const uint32_t* s) {
+    d = static_cast<QData>(s[0]) | (static_cast<QData>(s[1]) << 32);
+}
+template <std::size_t N>
+inline void put(VlWide<N>& d, const uint32_t* s) {
+    for (std::size_t i = 0; i < N; ++i) d[i] = s[i];
+}
+inline void get(const CData& d, uint32_t* s) { s[0] = d; }
+inline void get(const SData& d, uint32_t* s) { s[0] = d; }
+inline void get(const IData& d, uint32_t* s) { s[0] = d; }
+inline void get(const QData& d, uint32_t* s) {
+    s[0] = static_cast<uint32_t>(d);
+    s[1] = static_cast<uint32_t>(d >> 32);
+}
+template <std::size_t N>
+inline void get(const VlWide<N>& d, uint32_t* s) {
+    for (std::size_t i = 0; i < N; ++i) s[i] = d[i];
+}
+
+struct Sim {
+    std::unique_ptr<VerilatedContext> ctx;
+    std::unique_ptr<BLK_MODEL> top;
+};
+
+inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
+#if BLK_KIND == 1
+    t->rst = in->rst;
+    put(t->s_data, in->s_data);
+    t->s_valid = in->s_valid & 1;
+    t->m_ready = in->m_ready;
+#elif BLK_KIND == 2
+    t->rst = in->rst;
+    put(t->s_data, in->s_data);
+    t->s_valid = in->s_valid;
+    t->s_last = in->s_last;
+    t->m_ready = in->m_ready;
+#else
+    put(t->in_data, in->s_data);
+    t->beat_oh = in->s_valid;
+#endif
+}
+
+inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
+#if BLK_KIND == 1
+    get(t->m_data, o->m_data);
+    o->s_ready = t->s_ready;
+    o->m_valid = t->m_valid;
+#elif BLK_KIND == 2
+    get(t->m_data, o->m_data);
+    o->s_ready = t->s_ready;
+    o->m_valid = t->m_valid;
+    o->m_last = t->m_last;
+    o->m_sel = t->m_sel;
+#else
+    get(t->out_data, o->m_data);
+#endif
+}
+
+inline void set_clk(BLK_MODEL* t, int v) {
+#if BLK_KIND != 3
+    t->clk = v;
+#else
+    (void)t;
+    (void)v;
+#endif
+}
+
+}  // namespace
+
+extern "C" {
+
+std::size_t BLK_PFX(in_size)() { return sizeof(BlkPortsIn); }
+std::size_t BLK_PFX(out_size)() { return sizeof(BlkPortsOut); }
+
+void* BLK_PFX(create)(uint32_t seed) {
+    Sim* s = new Sim;
+    s->ctx = new_context(seed, false);
+    s->top.reset(new BLK_MODEL(s->ctx.get(), "blk"));
+    set_clk(s->top.get(), 0);
+    return s;
+}
+
+void BLK_PFX(destroy)(void* h) {
+    Sim* s = static_cast<Sim*>(h);
+    if (!s) return;
+    Verilated::threadContextp(s->ctx.get());
+    s->top->final();
+    s->top.reset();
+    s->ctx.reset();
+    delete s;
+}
+
+// The outputs for these inputs with the clock held low: no edge, no state
+// change. Two peeks with inputs that differ in one port show whether an
+// output depends on that port combinationally.
+void BLK_PFX(peek)(void* h, const BlkPortsIn* in, BlkPortsOut* out) {
+    Sim* s = static_cast<Sim*>(h);
+    Verilated::threadContextp(s->ctx.get());
+    BLK_MODEL* t = s->top.get();
+    set_inputs(t, in);
+    set_clk(t, 0);
+    t->eval();
+    get_outputs(t, out);
+    out->sim_flags = sim_flags(*s->ctx);
+}
+
+// One clock cycle: the peek (inputs applied with clk low, the outputs the
+// rising edge samples), then the rising edge. For icrc_subst (no clock)
+// just the evaluation.
+void BLK_PFX(step)(void* h, const BlkPortsIn* in, BlkPortsOut* out) {
+    BLK_PFX(peek)(h, in, out);
+    Sim* s = static_cast<Sim*>(h);
+    set_clk(s->top.get(), 1);
+    s->top->eval();
+    out->sim_flags = sim_flags(*s->ctx);
+}
+
+}  // extern "C"

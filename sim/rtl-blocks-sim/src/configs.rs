@@ -1,0 +1,111 @@
+// The Verilated configurations of the blocks: one model per entry, built by
+// build.rs (which `include!`s this file) and looked up by name from Rust.
+
+/// Which block a configuration elaborates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(dead_code)] // build.rs reads only some of it
+pub enum Kind {
+    /// `axis_register`: WIDTH
+    Register,
+    /// `axis_arb_mux` (with `arbiter`): PORTS, WIDTH, ROUND_ROBIN, OUT_REG
+    ArbMux,
+    /// `icrc_subst`: DATA_W, OH_W
+    IcrcSubst,
+}
+
+/// One configuration: a model name and the parameters it is verilated with.
+#[derive(Debug, Clone, Copy)]
+#[allow(dead_code)]
+pub struct Config {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub params: &'static [(&'static str, u32)],
+}
+
+#[allow(dead_code)]
+impl Config {
+    /// A parameter's value (0 if the configuration does not set it).
+    pub fn param(&self, name: &str) -> u32 {
+        self.params
+            .iter()
+            .find(|p| p.0 == name)
+            .map(|p| p.1)
+            .unwrap_or(0)
+    }
+}
+
+/// Every configuration built. Widths beyond 64 bits exercise Verilator's
+/// wide words; the icrc_subst ones use the OH_W roce_tx/roce_rx pass
+/// (header beats of a 74-byte header).
+pub const CONFIGS: &[Config] = &[
+    Config {
+        name: "reg_w8",
+        kind: Kind::Register,
+        params: &[("WIDTH", 8)],
+    },
+    Config {
+        name: "reg_w72",
+        kind: Kind::Register,
+        params: &[("WIDTH", 72)],
+    },
+    Config {
+        name: "arb_p2_fixed",
+        kind: Kind::ArbMux,
+        params: &[
+            ("PORTS", 2),
+            ("WIDTH", 16),
+            ("ROUND_ROBIN", 0),
+            ("OUT_REG", 0),
+        ],
+    },
+    Config {
+        name: "arb_p3_rr",
+        kind: Kind::ArbMux,
+        params: &[
+            ("PORTS", 3),
+            ("WIDTH", 40),
+            ("ROUND_ROBIN", 1),
+            ("OUT_REG", 0),
+        ],
+    },
+    Config {
+        name: "arb_p4_fixed_reg",
+        kind: Kind::ArbMux,
+        params: &[
+            ("PORTS", 4),
+            ("WIDTH", 16),
+            ("ROUND_ROBIN", 0),
+            ("OUT_REG", 1),
+        ],
+    },
+    Config {
+        name: "arb_p5_rr_reg",
+        kind: Kind::ArbMux,
+        params: &[
+            ("PORTS", 5),
+            ("WIDTH", 72),
+            ("ROUND_ROBIN", 1),
+            ("OUT_REG", 1),
+        ],
+    },
+    Config {
+        name: "subst_w64",
+        kind: Kind::IcrcSubst,
+        params: &[("DATA_W", 64), ("OH_W", 10)],
+    },
+    Config {
+        name: "subst_w128",
+        kind: Kind::IcrcSubst,
+        params: &[("DATA_W", 128), ("OH_W", 5)],
+    },
+    Config {
+        name: "subst_w256",
+        kind: Kind::IcrcSubst,
+        params: &[("DATA_W", 256), ("OH_W", 3)],
+    },
+    Config {
+        name: "subst_w512",
+        kind: Kind::IcrcSubst,
+        params: &[("DATA_W", 512), ("OH_W", 2)],
+    },
+];

@@ -1,0 +1,188 @@
+//! Verilator models of the small reusable RTL blocks of `hw/rtl`, driven
+//! from Rust, and the benches that test them:
+//!
+//! - [`skid`]: `axis_register`, the skid buffer / output register;
+//! - [`arb`]: `axis_arb_mux` with its `arbiter` core, fixed priority and
+//!   round robin, with and without the output register;
+//! - [`icrc`]: `icrc_subst`, the ICRC field substitution of roce_tx and
+//!   roce_rx.
+//!
+//! Every configuration of [`CONFIGS`] is one model, looked up by name.
+//! Stimulus is seeded ([`rand_chacha`]), so a failing run repeats exactly.
+//! `RTL_BLOCKS_MUTATION=<name>` at build time plants a bug in the blocks
+//! (see build.rs and README.md); the tests must then fail. Without
+//! Verilator the crate builds with no models ([`MODEL_AVAILABLE`] is false)
+//! and [`Model::new`] fails; the tests then report themselves skipped.
+
+pub mod arb;
+pub mod icrc;
+pub mod skid;
+
+mod configs;
+
+pub use configs::{Config, Kind, CONFIGS};
+
+use std::ffi::c_void;
+
+/// True when build.rs found Verilator and linked the models.
+pub const MODEL_AVAILABLE: bool = cfg!(blocks_model);
+
+/// Inputs of a block for one clock cycle. Mirrors `BlkPortsIn` in
+/// csrc/blocks.cpp. Buses: word i = bits [32i+31:32i]; every field must
+/// be masked to its port's width. icrc_subst: `s_data` is `in_data`,
+/// `s_valid` is `beat_oh`.
+#[repr(C)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct PortsIn {
+    pub s_data: [u32; 16],
+    pub s_valid: u32,
+    pub s_last: u32,
+    pub rst: u8,
+    pub m_ready: u8,
+    pub pad: [u8; 2],
+}
+
+/// Outputs of a block, sampled before the rising edge. Mirrors
+/// `BlkPortsOut` in csrc/blocks.cpp. icrc_subst: `m_data` is `out_data`.
+#[repr(C)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct PortsOut {
+    pub m_data: [u32; 16],
+    pub s_ready: u32,
+    pub m_valid: u8,
+    pub m_last: u8,
+    pub m_sel: u8,
+    /// bit 0: $finish reached, bit 1: an error ($error, assertion)
+    pub sim_flags: u8,
+}
+
+#[derive(Clone, Copy)]
+#[allow(dead_code)] // without models nothing reads the table
+struct Fns {
+    in_size: unsafe extern "C" fn() -> usize,
+    out_size: unsafe extern "C" fn() -> usize,
+    create: unsafe extern "C" fn(u32) -> *mut c_void,
+    destroy: unsafe extern "C" fn(*mut c_void),
+    step: unsafe extern "C" fn(*mut c_void, *const PortsIn, *mut PortsOut),
+    peek: unsafe extern "C" fn(*mut c_void, *const PortsIn, *mut PortsOut),
+}
+
+include!(concat!(env!("OUT_DIR"), "/ffi.rs"));
+
+/// One Verilated block configuration.
+pub struct Model {
+    h: *mut c_void,
+    fns: Fns,
+    cfg: Config,
+}
+
+impl Model {
+    /// The model of configuration `name` (see [`CONFIGS`]); `seed` picks the
+    /// random initial values of registers without one (`--x-initial
+    /// unique`).
+    pub fn new(name: &str, seed: u32) -> Result<Self, String> {
+        if !MODEL_AVAILABLE {
+            return Err("rtl-blocks-sim was built without Verilator: no models".into());
+        }
+        let cfg = *CONFIGS
+            .iter()
+            .find(|c| c.name == name)
+            .ok_or_else(|| format!("no configuration named {name}"))?;
+        let fns = model_fns(name).ok_or_else(|| format!("no model for {name}"))?;
+        // SAFETY: plain functions of the linked model.
+        unsafe {
+            if (fns.in_size)() != std::mem::size_of::<PortsIn>()
+                || (fns.out_size)() != std::mem::size_of::<PortsOut>()
+            {
+                return Err("port struct layout differs between Rust and csrc/blocks.cpp".into());
+            }
+            let h = (fns.create)(seed);
+            if h.is_null() {
+                return Err("model creation failed".into());
+            }
+            Ok(Self { h, fns, cfg })
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// One clock cycle: apply `i`, return the outputs the rising edge sees,
+    /// then clock.
+    pub fn step(&mut self, i: &PortsIn) -> PortsOut {
+        let mut o = PortsOut::default();
+        // SAFETY: `h` is a live model; both structs match the C layout
+        // (checked in `new`).
+        unsafe { (self.fns.step)(self.h, i, &mut o) };
+        o
+    }
+
+    /// The outputs `i` gives before the edge, without clocking: comparing
+    /// two peeks shows what an output depends on combinationally.
+    pub fn peek(&mut self, i: &PortsIn) -> PortsOut {
+        let mut o = PortsOut::default();
+        // SAFETY: as in `step`.
+        unsafe { (self.fns.peek)(self.h, i, &mut o) };
+        o
+    }
+}
+
+impl Drop for Model {
+    fn drop(&mut self) {
+        // SAFETY: `h` came from `create` and is destroyed once.
+        unsafe { (self.fns.destroy)(self.h) }
+    }
+}
+
+/// A failed check: what went wrong, with the cycle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fail(pub String);
+
+impl std::fmt::Display for Fail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// `Err(Fail)` with a formatted message.
+#[macro_export]
+macro_rules! fail {
+    ($($t:tt)*) => {
+        return Err($crate::Fail(format!($($t)*)))
+    };
+}
+
+/// The low `width` bits of `v` (width <= 128).
+pub fn mask(v: u128, width: u32) -> u128 {
+    if width >= 128 {
+        v
+    } else {
+        v & ((1u128 << width) - 1)
+    }
+}
+
+/// A value of up to 128 bits into bus words.
+pub fn to_words(v: u128, words: &mut [u32]) {
+    for (i, w) in words.iter_mut().enumerate().take(4) {
+        *w = (v >> (32 * i)) as u32;
+    }
+}
+
+/// Bus words (up to 4) into a value.
+pub fn from_words(words: &[u32]) -> u128 {
+    words
+        .iter()
+        .take(4)
+        .enumerate()
+        .fold(0u128, |a, (i, &w)| a | (u128::from(w) << (32 * i)))
+}
+
+/// Shared by the tests: skip (with a note) when there are no models.
+pub fn skip() -> bool {
+    if !MODEL_AVAILABLE {
+        eprintln!("SKIPPED: rtl-blocks-sim was built without Verilator (no models)");
+        return true;
+    }
+    false
+}
