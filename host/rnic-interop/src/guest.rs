@@ -278,8 +278,13 @@ impl Guest {
         let agent_l = UnixListener::bind(&agent_path)?;
         let control_port = if rxe { free_tcp_port()? } else { 0 };
         let img = |f: &str| cfg.image.join(f).display().to_string();
+        // no_timer_check: under TCG on a loaded host the kernel's early
+        // check of the timer interrupt can fail, and with interrupt
+        // remapping (the vIOMMU) it then panics ("timer doesn't work
+        // through Interrupt-remapped IO-APIC") instead of falling back.
         let mut append =
-            "root=/dev/vda rw console=ttyS0 net.ifnames=0 init=/sbin/rnic-init panic=-1"
+            "root=/dev/vda rw console=ttyS0 net.ifnames=0 init=/sbin/rnic-init panic=-1 \
+                          no_timer_check"
                 .to_string();
         let mut machine = "q35".to_string();
         let mut role_args: Vec<String> = Vec::new();
@@ -693,8 +698,18 @@ impl Guest {
             let mut buf = [0u8; 4096];
             match self.agent.read(&mut buf) {
                 Ok(0) => {
-                    self.check_alive("(agent closed)")?;
-                    return Err(GuestError::Agent("the agent channel closed".into()));
+                    // The agent's end closes as QEMU goes (a guest that
+                    // panicked, a QEMU that aborted): give it a moment, so
+                    // the error says why, with the console.
+                    let t0 = Instant::now();
+                    while t0.elapsed() < Duration::from_secs(3) {
+                        self.check_alive("(agent closed)")?;
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                    return Err(GuestError::Agent(format!(
+                        "the agent channel closed; console tail:\n{}",
+                        self.console_tail(20)
+                    )));
                 }
                 Ok(n) => self.agent_buf.extend_from_slice(&buf[..n]),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
