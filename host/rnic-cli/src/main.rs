@@ -8,6 +8,7 @@ mod bench;
 #[cfg(feature = "sim")]
 mod bench_rdma;
 mod build;
+mod campaign;
 mod devices;
 mod flash;
 #[cfg(feature = "sim")]
@@ -49,6 +50,10 @@ enum Cmd {
     Regs(info::RegsArgs),
     /// Data-before-completion torture test.
     Torture(torture::TortureArgs),
+    /// Torture campaigns: many seeds over this machine's cores or a Slurm
+    /// job array, merged into one summary.
+    #[command(subcommand)]
+    Campaign(campaign::CampaignCmd),
     /// Responder fuzz campaign: random and mutated frames beside a
     /// legitimate connection (simulator).
     #[cfg(feature = "sim")]
@@ -108,6 +113,7 @@ fn main() -> ExitCode {
         Cmd::Info(a) => info::info(&a),
         Cmd::Regs(a) => info::regs(&a),
         Cmd::Torture(a) => torture::run(&a),
+        Cmd::Campaign(c) => campaign::run(&c),
         #[cfg(feature = "sim")]
         Cmd::Fuzz(a) => fuzz::run(&a),
         #[cfg(feature = "sim")]
