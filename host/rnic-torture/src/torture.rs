@@ -260,7 +260,7 @@ pub struct RunInfo {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Failure {
     /// `violation`, `corruption`, `lost`, `duplicate`, `out-of-order`,
-    /// `error`.
+    /// `error`, `missed-interrupt`.
     pub kind: String,
     /// Cycle ([`Device::now`]) it was seen at.
     pub cycle: u64,
