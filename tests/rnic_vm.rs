@@ -4,7 +4,10 @@
 //! guest against them, as `rnic vm` does (`rnic_interop::vm`).
 //!
 //! The CI slice: with the virtual IOMMU, `rnic list`, `info`, the torture
-//! test through VFIO (100 messages clean, `--break early-cqe` caught),
+//! test through VFIO (100 messages clean, polled and again waiting for
+//! the CQs' MSIs with `--completions event`; `--break early-cqe` caught; a
+//! torture killed with SIGKILL mid-run, then a fresh run that resets the
+//! functions on open and is clean),
 //! `flash write` and `verify` through BAR0; the bad cases (exit 2, one
 //! line, nothing written to BAR0): a function not bound to vfio-pci asked
 //! for as `vfio:`, an absent or malformed address, a function that is not
@@ -147,8 +150,21 @@ fn rnic_in_the_guest_through_vfio() {
             "{f} bound to vfio-pci in:\n{list}"
         );
     }
-    let o = rnic(&mut vm, &format!("info --device vfio:{a}"), None);
+    // With the latency probe: a doorbell's way to its CQE polled, and by
+    // the armed CQ's interrupt.
+    let o = rnic(
+        &mut vm,
+        &format!("info --device vfio:{a} --latency 20"),
+        None,
+    );
     assert_eq!(o.rc, 0, "{}", o.stderr);
+    let irq_line = o
+        .stdout_text()
+        .lines()
+        .find(|l| l.contains("... by interrupt"))
+        .map(str::to_string)
+        .unwrap_or_default();
+    assert!(irq_line.contains("(20 interrupts)"), "{}", o.stdout_text());
 
     // The torture test through VFIO: A -> B over the simulated fabric.
     let o = rnic(
@@ -160,6 +176,142 @@ fn rnic_in_the_guest_through_vfio() {
     assert_eq!(o.rc, 0, "{out}{}", o.stderr);
     assert_eq!(json_field(&out, "messages"), "100", "{out}");
     assert_eq!(json_field(&out, "violations"), "0", "{out}");
+    // The same torture waiting for the CQs' interrupts: each MSI goes from
+    // the server's eventfd through QEMU's MSI emulation and the guest's
+    // vfio-pci to the eventfd rnic sleeps on.
+    let msi0 = vm.server.as_ref().unwrap().stats().msi_delivered;
+    let t0 = Instant::now();
+    let o = rnic(
+        &mut vm,
+        &format!(
+            "torture --device {a} --peer {b} --messages 100 --seed 7 --completions event --json"
+        ),
+        None,
+    );
+    let event_s = t0.elapsed().as_secs_f64();
+    let out = o.stdout_text();
+    assert_eq!(o.rc, 0, "{out}{}", o.stderr);
+    assert_eq!(json_field(&out, "messages"), "100", "{out}");
+    assert_eq!(json_field(&out, "violations"), "0", "{out}");
+    assert_eq!(json_field(&out, "missed_interrupts"), "0", "{out}");
+    let taken: u64 = json_field(&out, "interrupts").parse().unwrap();
+    let msis = vm.server.as_ref().unwrap().stats().msi_delivered - msi0;
+    eprintln!(
+        "event mode: {taken} interrupts taken, {msis} MSIs delivered by the server, {event_s:.1} s"
+    );
+    // Most messages' completions were waited for by interrupt, and every
+    // interrupt taken is an MSI the server raised.
+    assert!(taken >= 50, "{out}");
+    assert!(msis >= taken, "{msis} MSIs for {taken} interrupts");
+
+    // ... and a broken interrupt path is caught: the server loses the next
+    // two MSIs; each leaves a completion in its CQ with no interrupt for it
+    // (a missed interrupt, exit 1).
+    let lost0 = vm.server.as_ref().unwrap().stats().msi_lost;
+    vm.server.as_ref().unwrap().lose_msis(2);
+    let o = rnic(
+        &mut vm,
+        &format!("torture --device {a} --peer {b} --messages 30 --seed 7 --completions event --irq-budget 25000 --json"),
+        None,
+    );
+    let out = o.stdout_text();
+    assert_eq!(o.rc, 1, "lost MSIs caught: {out}{}", o.stderr);
+    assert_eq!(vm.server.as_ref().unwrap().stats().msi_lost - lost0, 2);
+    let missed: u64 = json_field(&out, "missed_interrupts").parse().unwrap();
+    assert!((1..=2).contains(&missed), "{out}");
+    assert!(out.contains("\"kind\":\"missed-interrupt\""), "{out}");
+    assert_eq!(json_field(&out, "messages"), "30", "{out}");
+    assert_eq!(json_field(&out, "violations"), "0", "{out}");
+
+    // A torture killed (SIGKILL) mid-run leaves its functions to the next
+    // process: the fresh run resets them on open, and is clean. (The
+    // guest's vfio-pci turns bus mastering off and resets them when the
+    // killed process's descriptors close: DMA the NICs had under way is
+    // refused, counted as IOMMU faults, written nowhere.)
+    let before = vm.server.as_ref().unwrap().stats();
+    let t0 = Instant::now();
+    let r = vm
+        .sh(&format!(
+            "cd /tmp/rnic-vm || exit; RNIC_PCI_CLOCK_MHZ={} /mnt/host/rnic torture --device {a} --peer {b} \
+             --messages 100000 --seed 11 --completions event > killed.log 2>&1 & p=$!; \
+             sleep 12; kill -0 $p && kill -9 $p; wait $p; echo exit=$?; cat killed.log",
+            vm.clock_mhz
+        ))
+        .unwrap();
+    let t_kill = Instant::now();
+    // The killed functions go quiet: no DMA, refused or not, once the
+    // guest's vfio-pci has closed them (the server publishes its counts
+    // every 100 ms: wait until two readings 500 ms apart agree).
+    let quiet = |s: &rnic_vfio_user::ServerStats| {
+        (
+            s.dma_writes.clone(),
+            s.dma_reads.clone(),
+            s.iommu_faults.clone(),
+        )
+    };
+    let mut killed = vm.server.as_ref().unwrap().stats();
+    loop {
+        std::thread::sleep(Duration::from_millis(500));
+        let now = vm.server.as_ref().unwrap().stats();
+        if quiet(&now) == quiet(&killed) {
+            break;
+        }
+        assert!(
+            t_kill.elapsed() < Duration::from_secs(10),
+            "DMA still under way 10 s after the kill: {now}"
+        );
+        killed = now;
+    }
+    eprintln!(
+        "quiet {:.1} s after the kill returned",
+        t_kill.elapsed().as_secs_f64()
+    );
+    eprintln!("{}", r.output);
+    assert!(
+        r.output.contains("exit=137"),
+        "killed by SIGKILL: {}",
+        r.output
+    );
+    assert!(
+        killed.dma_writes.iter().sum::<u64>() > before.dma_writes.iter().sum::<u64>() + 100,
+        "the killed torture was moving data: {killed}"
+    );
+    let o = rnic(
+        &mut vm,
+        &format!(
+            "torture --device {a} --peer {b} --messages 100 --seed 12 --completions event --json"
+        ),
+        None,
+    );
+    let after = vm.server.as_ref().unwrap().stats();
+    let out = o.stdout_text();
+    assert_eq!(o.rc, 0, "the run after the kill: {out}{}", o.stderr);
+    assert_eq!(json_field(&out, "messages"), "100", "{out}");
+    assert_eq!(json_field(&out, "violations"), "0", "{out}");
+    assert_eq!(json_field(&out, "missed_interrupts"), "0", "{out}");
+    // Not asserted: refused DMA during the rerun. Started within about
+    // 1 s of the kill, 2 of the 3 reruns whose counts were read here saw 3
+    // refused DMAs on NIC A, and reruns saw 1-2 ACK timeouts (recovered:
+    // every run stayed clean); started 2 s later, none in 2. Why is not
+    // known yet; the counts are printed.
+    assert!(
+        after.resets >= killed.resets + 2,
+        "both functions reset on open: {} -> {}",
+        killed.resets,
+        after.resets
+    );
+    eprintln!(
+        "kill and clean rerun: {:.1} s; resets {} before the kill, {} after it, {} after the rerun; \
+         IOMMU faults {:?} before the kill, {:?} after it, {:?} after the rerun",
+        t0.elapsed().as_secs_f64(),
+        before.resets,
+        killed.resets,
+        after.resets,
+        before.iommu_faults,
+        killed.iommu_faults,
+        after.iommu_faults
+    );
+
     // ... and a broken layer is caught, with the command that reproduces it.
     let o = rnic(
         &mut vm,

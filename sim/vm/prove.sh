@@ -10,6 +10,7 @@
 #
 # Runs, each a fresh guest and server (rnic vm --stats):
 #   rc on ideal and hostile, mp --paths 8 on spray-8-hostile (exit 0),
+#   rc on ideal waiting for the CQs' MSIs (--completions event; exit 0),
 #   --break cqe-ro, early-cqe, bypass on ideal (exit 1: caught),
 #   rc without the IOMMU (sysfs, DMA by physical address; exit 0),
 #   rnic info --latency in the guest and in-process, and the in-process
@@ -53,6 +54,7 @@ run rc-ideal 0 $RNIC vm --rnic $HW --stats -- $T --messages "$MESSAGES"
 run rc-hostile 0 $RNIC vm --rnic $HW --stats --fabric hostile -- $T --messages "$MESSAGES"
 run mp-spray-8-hostile 0 $RNIC vm --rnic $HW --stats --fabric spray-8-hostile -- \
     $T --messages "$MESSAGES" --transport mp --paths 8
+run rc-ideal-event 0 $RNIC vm --rnic $HW --stats -- $T --messages "$MESSAGES" --completions event
 for b in cqe-ro early-cqe bypass; do
     run "break-$b" 1 $RNIC vm --rnic $HW --stats -- torture --seed 7 --messages "$BREAK_MESSAGES" --break "$b"
 done
@@ -63,14 +65,16 @@ run rc-ideal-inprocess 0 $RNIC $T --messages "$MESSAGES"
 
 note ""
 note "messages/s (wall) of the clean runs:"
-for n in rc-ideal rc-hostile mp-spray-8-hostile rc-ideal-no-iommu rc-ideal-inprocess; do
+for n in rc-ideal rc-hostile mp-spray-8-hostile rc-ideal-event rc-ideal-no-iommu rc-ideal-inprocess; do
     python3 - "$OUT/$n.out" "$n" <<'EOF' | tee -a "$OUT/summary.txt"
 import json, sys
 try:
     r = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
     w = r.get("wall_seconds") or 0
     print(f"  {sys.argv[2]:<22} {r['messages']} messages in {w:.1f} s = {r['messages'] / max(w, 1e-9):.1f}/s;"
-          f" violations {r['violations']} corruptions {r['corruptions']} lost {r['lost_completions']}")
+          f" violations {r['violations']} corruptions {r['corruptions']} lost {r['lost_completions']}"
+          + (f"; interrupts {r['events']['interrupts']} in {r['events']['waits']} waits, missed {r['events']['missed_interrupts']}"
+             if r.get('events') else ""))
 except Exception as e:
     print(f"  {sys.argv[2]:<22} (no report: {e})")
 EOF

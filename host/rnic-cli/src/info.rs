@@ -15,8 +15,10 @@ pub struct InfoArgs {
     #[arg(long)]
     pub json: bool,
     /// Also measure, N times each: a BAR0 read's round trip, and a
-    /// doorbell's way to its CQE (a 64-byte local DMA copy), in wall time
-    /// and in cycles of the device's clock (`Device::now`).
+    /// doorbell's way to its CQE (a 64-byte local DMA copy), polled and
+    /// waited for by interrupt (the CQ armed; not on sysfs, which has no
+    /// interrupts), in wall time and in cycles of the device's clock
+    /// (`Device::now`).
     #[arg(long, value_name = "N")]
     pub latency: Option<u32>,
 }
@@ -43,6 +45,16 @@ struct Latency {
     mmio_read_cycles: Stat,
     doorbell_to_cqe_us: Stat,
     doorbell_to_cqe_cycles: Stat,
+    /// The same, the CQ armed and its interrupt waited for before the
+    /// poll (absent when the device has no interrupts: `irq_error`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    doorbell_to_cqe_irq_us: Option<Stat>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    doorbell_to_cqe_irq_cycles: Option<Stat>,
+    /// Interrupts taken by those samples.
+    interrupts: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    irq_error: Option<String>,
     clock_mhz: f64,
 }
 
@@ -89,6 +101,53 @@ fn latency<D: Device>(nic: &rnic_driver::Nic<D>, n: u32) -> Result<Latency> {
         db_cy.push(dev.now().saturating_sub(c) as f64);
         db_us.push(t.elapsed().as_secs_f64() * 1e6);
     }
+    // By interrupt: armed before the doorbell (the arm's register read is
+    // not timed), the wake-up, then the poll, which must find the CQE (the
+    // MSI is a posted write behind it).
+    let (mut irq_us, mut irq_cy) = (Vec::new(), Vec::new());
+    let mut irq_error = None;
+    for i in 0..n {
+        let wr = rnic_driver::CopyWr {
+            wr_id: u64::from(n + i),
+            src: src.bus_addr(),
+            dst: dst.bus_addr() + 128,
+            length: 64,
+        };
+        nic.post_copy(&mut sq, &wr)?;
+        nic.arm_cq(&cq)?;
+        let (t, c) = (Instant::now(), dev.now());
+        nic.ring_sq(&sq)?;
+        match nic.wait_cq_event(&cq, budget) {
+            Ok(rnic_device::IrqWait::Fired) => {}
+            Ok(rnic_device::IrqWait::TimedOut) => {
+                anyhow::bail!(
+                    "no interrupt for local copy {} within {budget} cycles",
+                    n + i
+                )
+            }
+            Err(e) => {
+                // No interrupts here (sysfs): the copy is polled off.
+                irq_error = Some(e.to_string());
+                while nic.poll_cq(&mut cq, 1, &mut cqes)? == 0 {
+                    anyhow::ensure!(
+                        dev.now().saturating_sub(c) < budget,
+                        "no CQE for local copy {} within {budget} cycles",
+                        n + i
+                    );
+                    dev.idle();
+                }
+                break;
+            }
+        }
+        cqes.clear();
+        anyhow::ensure!(
+            nic.poll_cq(&mut cq, 1, &mut cqes)? == 1,
+            "the interrupt of local copy {} came before its CQE",
+            n + i
+        );
+        irq_cy.push(dev.now().saturating_sub(c) as f64);
+        irq_us.push(t.elapsed().as_secs_f64() * 1e6);
+    }
     nic.destroy_sq(sq)?;
     nic.destroy_cq(cq)?;
     dev.free_dma(&src)?;
@@ -99,6 +158,10 @@ fn latency<D: Device>(nic: &rnic_driver::Nic<D>, n: u32) -> Result<Latency> {
         mmio_read_cycles: stat(&rd_cy),
         doorbell_to_cqe_us: stat(&db_us),
         doorbell_to_cqe_cycles: stat(&db_cy),
+        doorbell_to_cqe_irq_us: (!irq_us.is_empty()).then(|| stat(&irq_us)),
+        doorbell_to_cqe_irq_cycles: (!irq_cy.is_empty()).then(|| stat(&irq_cy)),
+        interrupts: irq_us.len() as u32,
+        irq_error,
         clock_mhz: dev.clock_mhz(),
     })
 }
@@ -211,6 +274,16 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
                 l.doorbell_to_cqe_cycles.mean,
                 l.doorbell_to_cqe_cycles.min
             );
+            match (&l.doorbell_to_cqe_irq_us, &l.doorbell_to_cqe_irq_cycles) {
+                (Some(us), Some(cy)) => println!(
+                    "  ... by interrupt   {:>10.1} us {:>10.1} us {:>12.0} cycles {:>12.0} cycles ({} interrupts)",
+                    us.mean, us.min, cy.mean, cy.min, l.interrupts
+                ),
+                _ => println!(
+                    "  ... by interrupt   not measured: {}",
+                    l.irq_error.as_deref().unwrap_or("no samples")
+                ),
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -17,7 +17,7 @@ use anyhow::{anyhow, bail, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use rnic_torture::{local_copy, Break, Config, Report};
+use rnic_torture::{local_copy, Break, Completions, Config, Report};
 
 use crate::devices::{self, DeviceArgs, Target};
 
@@ -37,6 +37,25 @@ pub enum Transport {
 pub fn break_parser() -> impl TypedValueParser<Value = Break> {
     PossibleValuesParser::new(Break::ALL.map(Break::name))
         .map(|s| s.parse::<Break>().expect("listed value"))
+}
+
+/// `--completions`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CompletionMode {
+    /// Poll the completion queues.
+    Poll,
+    /// A side with nothing to poll arms its CQ, polls once more, and waits
+    /// for the CQ's interrupt (MSI).
+    Event,
+}
+
+impl From<CompletionMode> for Completions {
+    fn from(m: CompletionMode) -> Self {
+        match m {
+            CompletionMode::Poll => Completions::Poll,
+            CompletionMode::Event => Completions::Event,
+        }
+    }
 }
 
 #[derive(Args)]
@@ -91,6 +110,17 @@ pub struct TortureArgs {
     /// world instead).
     #[arg(long, default_value_t = Config::default().settle)]
     pub settle: u64,
+    /// How completions are learnt of: `poll` the CQs, or `event`: a side
+    /// with nothing to poll arms its CQ, polls once more and waits for the
+    /// CQ's interrupt (the simulator, or VFIO; sysfs has no interrupts).
+    /// An interrupt that does not come while a completion waits is counted
+    /// as missed, a failure.
+    #[arg(long, value_enum, default_value = "poll")]
+    pub completions: CompletionMode,
+    /// With --completions event: cycles to wait for an interrupt before
+    /// polling anyway.
+    #[arg(long, default_value_t = Config::default().irq_budget)]
+    pub irq_budget: u64,
     /// Local ACK timeout exponent of the QPs (ibv_qp_attr.timeout):
     /// 4.096 us * 2^N, 0 = never; retransmission after this long without
     /// progress.
@@ -178,6 +208,8 @@ fn config(a: &TortureArgs) -> Result<Config> {
         flush: a.flush,
         watchdog: a.watchdog,
         settle: a.settle,
+        completions: a.completions.into(),
+        irq_budget: a.irq_budget,
         spray_log: a.spray_ports.trailing_zeros() as u8,
         mp: a.transport == Transport::Mp,
         retry: rnic_harness::Retry {
@@ -232,6 +264,12 @@ pub fn repro(a: &TortureArgs) -> String {
     if a.flush {
         s.push_str(" --flush");
     }
+    if a.completions == CompletionMode::Event {
+        s.push_str(&format!(
+            " --completions event --irq-budget {}",
+            a.irq_budget
+        ));
+    }
     if pci && a.settle != Config::default().settle {
         s.push_str(&format!(" --settle {}", a.settle));
     }
@@ -261,8 +299,13 @@ pub fn run(a: &TortureArgs) -> Result<ExitCode> {
 
 /// A `--transport local-copy` run's settings.
 fn local_copy_config(a: &TortureArgs) -> Result<local_copy::Config> {
-    if a.fabric != "ideal" || a.flush || a.pcap.is_some() || a.onchip_loopback {
-        bail!("--transport local-copy takes no --fabric, --flush, --pcap or --onchip-loopback");
+    if a.fabric != "ideal"
+        || a.flush
+        || a.pcap.is_some()
+        || a.onchip_loopback
+        || a.completions != CompletionMode::Poll
+    {
+        bail!("--transport local-copy takes no --fabric, --flush, --pcap, --onchip-loopback or --completions event");
     }
     let cfg = local_copy::Config {
         seed: a.dev.seed,
@@ -547,9 +590,16 @@ mod pci_runs {
     use rnic_device::Device;
     use rnic_verbs::Context;
 
-    fn open(args: &DeviceArgs) -> Result<Context<Box<dyn Device>>> {
+    fn open(args: &DeviceArgs, cfg: &Config) -> Result<Context<Box<dyn Device>>> {
         let dev = devices::open_device(args)?;
         let name = dev.name();
+        if cfg.completions == Completions::Event {
+            // A function without interrupts (sysfs, or vectors VFIO could
+            // not enable) is refused before anything is written to it.
+            if let Err(e) = dev.wait_irq(0, 0) {
+                bail!("--completions event waits for interrupts: {e}");
+            }
+        }
         Context::open(dev).with_context(|| format!("opening {name}"))
     }
 
@@ -590,12 +640,12 @@ mod pci_runs {
             }
             (None, true) => None,
         };
-        let ctx_a = open(&a.dev)?;
+        let ctx_a = open(&a.dev, cfg)?;
         let data_w = ctx_a.query_device()?.data_w;
         let Some(peer) = peer else {
             return onchip_on(a, cfg, &ctx_a, data_w);
         };
-        let ctx_b = open(&peer)?;
+        let ctx_b = open(&peer, cfg)?;
         let [addr_a, addr_b] = rnic_harness::DEFAULT_ADDRS;
         ctx_a.set_port_addr(addr_a.mac, addr_a.ip)?;
         ctx_b.set_port_addr(addr_b.mac, addr_b.ip)?;
@@ -752,6 +802,19 @@ fn print_summary(r: &Report, wall: f64) {
                 c(&format!("{side}.rx_drop_psn")),
             );
         }
+    }
+    if let Some(e) = &r.events {
+        println!(
+            "  completions by interrupt: {} interrupts taken in {} waits ({} spurious, {} late), {} budgets out with nothing to poll; {} of {} arms found completions at once; missed interrupts {}",
+            e.interrupts,
+            e.waits,
+            e.spurious,
+            e.late_interrupts,
+            e.timeouts,
+            e.found_after_arm,
+            e.arms,
+            e.missed_interrupts
+        );
     }
     println!(
         "  {} simulated cycles in {wall:.1} s ({:.0} cycles/s)",

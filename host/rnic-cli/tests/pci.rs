@@ -160,3 +160,42 @@ fn refusals_are_one_line_and_write_nothing() {
     );
     refused(&f, RNIC, "register map version 2.0, this rnic speaks 1.x");
 }
+
+/// `torture --completions event` waits for interrupts, which sysfs has
+/// none of: refused in one line, before anything is written to BAR0 (the
+/// same run polled gets past that point).
+#[test]
+fn event_completions_are_refused_on_sysfs() {
+    let f = tree();
+    let bar = std::fs::read(f.dev(RNIC).join("resource0")).unwrap();
+    let o = rnic(
+        &f,
+        &[
+            "torture",
+            "--device",
+            "sysfs:03:00.0",
+            "--onchip-loopback",
+            "--completions",
+            "event",
+        ],
+    );
+    let e = text(&o.stderr);
+    eprintln!("{e}");
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "not one line: {e}");
+    assert!(
+        e.contains("--completions event waits for interrupts: ") && e.contains("no interrupts"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read(f.dev(RNIC).join("resource0")).unwrap(), bar);
+    let o = rnic(
+        &f,
+        &["torture", "--device", "sysfs:03:00.0", "--onchip-loopback"],
+    );
+    eprintln!("polled: {}", text(&o.stderr));
+    assert!(
+        !text(&o.stderr).contains("--completions event"),
+        "{}",
+        text(&o.stderr)
+    );
+}

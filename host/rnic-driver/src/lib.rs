@@ -702,17 +702,26 @@ impl<D: Device> Nic<D> {
     }
 
     /// Arms `cq`: the next CQE raises MSI vector `cqn % 32`.
+    ///
+    /// The arm is a posted write; a register read follows it, so that when
+    /// this returns the arm is in effect and every CQE the NIC issued
+    /// before it is in host memory (the read does not pass the write, and
+    /// its completion does not pass the NIC's earlier posted writes). A
+    /// poll after this therefore finds every CQE that will raise no
+    /// interrupt: without the read, a CQE issued while the arm was on its
+    /// way, and not yet visible to that poll, would raise none and be
+    /// missed until the next one.
     pub fn arm_cq(&self, cq: &CompletionQueue) -> Result<()> {
         let cqn = cq.cqn;
-        self.io()
-            .csr()
-            .queue()
-            .cq_arm()
-            .try_write(|r| r.set_cqn(cqn))?;
+        let io = self.io();
+        let csr = io.csr();
+        csr.queue().cq_arm().try_write(|r| r.set_cqn(cqn))?;
+        csr.id().magic().try_read()?;
         Ok(())
     }
 
-    /// Waits for the MSI of an armed CQ.
+    /// Waits for the MSI of an armed CQ, for at most `budget` cycles of
+    /// [`Device::now`].
     pub fn wait_cq_event(&self, cq: &CompletionQueue, budget: u64) -> Result<IrqWait> {
         Ok(self.dev.wait_irq(u32::from(cq.cqn) % 32, budget)?)
     }

@@ -44,7 +44,7 @@
 //! [`Device::now`](rnic_device::Device::now) in cycles of a nominal
 //! [`NOMINAL_CLOCK_MHZ`] (250 MHz, the simulator's clock) clock derived from
 //! [`std::time::Instant`], so watchdogs written in cycles mean the same time
-//! on both; `wait_irq`'s budget is in the same cycles (budget / 250 µs).
+//! on both; `wait_irq`'s budget is in the same cycles (`budget / clock_mhz()` µs).
 //! `RNIC_PCI_CLOCK_MHZ` ([`clock::CLOCK_ENV`]) sets another rate: a
 //! simulated NIC served to a QEMU guest over vfio-user (`rnic vm`) runs at
 //! some 0.05-2 MHz of wall time, and its watchdogs must wait that much

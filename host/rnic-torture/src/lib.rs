@@ -28,4 +28,4 @@ pub mod torture;
 
 pub use rnic_driver::Break;
 pub use rnic_harness::{Error, PortAddr, Result};
-pub use torture::{Config, Failure, Hooks, NoHooks, Report, RunInfo};
+pub use torture::{Completions, Config, EventStats, Failure, Hooks, NoHooks, Report, RunInfo};

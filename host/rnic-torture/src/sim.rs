@@ -192,6 +192,14 @@ impl Hooks for SimHooks<'_> {
         ] {
             rep.counters.insert(format!("fabric.{k}"), v);
         }
+        // Interrupts: the MSIs each host received (its root complex set
+        // a pending bit), for a run that waited for them.
+        if rep.events.is_some() {
+            for (side, d) in ["a", "b"].iter().zip(&self.devs) {
+                let n = d.with_root_complex(|rc| rc.msi_counts().iter().sum());
+                rep.counters.insert(format!("{side}.msi"), n);
+            }
+        }
         // What the root complexes saw: a DMA outside the mapped buffers or
         // a malformed TLP is corruption too.
         for (i, d) in self.devs.iter().enumerate() {

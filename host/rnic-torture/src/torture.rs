@@ -19,11 +19,20 @@
 //! `window` messages per QP is in flight; a slot is reused once both its
 //! send completion and its checked receive completion were seen, so memory
 //! does not grow with the number of messages.
+//!
+//! Completions are polled ([`Completions::Poll`]), or waited for by
+//! interrupt ([`Completions::Event`]): a side with nothing to poll arms its
+//! CQ, polls it once more (a CQE that arrived before the arm raises no
+//! interrupt), then waits for the CQ's MSI for at most
+//! [`Config::irq_budget`] cycles and polls again. A CQE found when the
+//! budget ran out, whose interrupt does not come within another budget
+//! either, is a **missed interrupt** ([`EventStats::missed_interrupts`]),
+//! a failure like a lost completion.
 
-use rnic_device::{Device, DmaBuffer};
+use rnic_device::{Device, DmaBuffer, IrqWait};
 use rnic_verbs::{
-    AccessFlags, Context, MemoryRegion, Mtu, RecvWr, SendFlags, SendWr, WcOpcode, WcStatus,
-    WorkCompletion, WrOpcode, MAX_MR,
+    AccessFlags, CompletionQueue, Context, MemoryRegion, Mtu, RecvWr, SendFlags, SendWr, WcOpcode,
+    WcStatus, WorkCompletion, WrOpcode, MAX_MR,
 };
 use std::collections::BTreeMap;
 
@@ -48,6 +57,44 @@ pub const MAX_BUFFERS: u32 = 64;
 const DEAD_QP_WAIT: u64 = 100_000;
 /// Most messages in flight per QP.
 pub const MAX_WINDOW: u32 = 256;
+
+/// How the run learns of completions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Completions {
+    /// Poll both CQs on every turn (idling the device between turns).
+    #[default]
+    Poll,
+    /// Poll; a side with nothing to poll arms its CQ and waits for the
+    /// CQ's interrupt ([`CompletionQueue::req_notify`],
+    /// [`CompletionQueue::wait_event`]).
+    Event,
+}
+
+impl Completions {
+    pub fn name(self) -> &'static str {
+        match self {
+            Completions::Poll => "poll",
+            Completions::Event => "event",
+        }
+    }
+}
+
+impl std::fmt::Display for Completions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Completions {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "poll" => Ok(Completions::Poll),
+            "event" => Ok(Completions::Event),
+            _ => Err(format!("{s}: completions are `poll` or `event`")),
+        }
+    }
+}
 
 /// What a torture run does.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,6 +128,11 @@ pub struct Config {
     /// Cycles to let in-flight writes land before telling a stale byte from
     /// a corrupt one, when the hooks cannot drain the system themselves.
     pub settle: u64,
+    /// Polling, or waiting for interrupts.
+    pub completions: Completions,
+    /// [`Completions::Event`]: cycles (of [`Device::now`]) to wait for a
+    /// CQ's interrupt before polling it anyway.
+    pub irq_budget: u64,
 }
 
 impl Default for Config {
@@ -101,6 +153,8 @@ impl Default for Config {
             spray_log: 0,
             mp: false,
             settle: 200_000,
+            completions: Completions::Poll,
+            irq_budget: 100_000,
         }
     }
 }
@@ -163,6 +217,9 @@ impl Config {
         if self.watchdog == 0 {
             return bad("--watchdog must be at least 1 cycle".into());
         }
+        if self.irq_budget == 0 {
+            return bad("--irq-budget must be at least 1 cycle".into());
+        }
         if let Some(b) = self.brk.filter(|b| !b.is_ordering()) {
             return bad(format!(
                 "--break {b} breaks memory protection, not the completion ordering: the fuzz campaign (`rnic fuzz --break {b}`) catches it"
@@ -203,7 +260,7 @@ pub struct RunInfo {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Failure {
     /// `violation`, `corruption`, `lost`, `duplicate`, `out-of-order`,
-    /// `error`.
+    /// `error`, `missed-interrupt`.
     pub kind: String,
     /// Cycle ([`Device::now`]) it was seen at.
     pub cycle: u64,
@@ -257,6 +314,10 @@ pub struct Report {
     pub abandoned_messages: u64,
     /// Cycles the run took.
     pub cycles: u64,
+    /// How completions were waited for, with `--completions event` (absent:
+    /// polled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<EventStats>,
     pub first_failure: Option<Failure>,
     /// What the NICs (`a.*` sender side, `b.*` receiver side) and the
     /// environment (`fabric.*`) counted: retransmissions, timeouts, NAKs,
@@ -269,6 +330,32 @@ pub struct Report {
     pub cycles_per_second: Option<f64>,
 }
 
+/// What a run with [`Completions::Event`] counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct EventStats {
+    /// CQs armed (`req_notify`).
+    pub arms: u64,
+    /// Arms after which the poll found completions (they arrived before
+    /// the arm: no wait).
+    pub found_after_arm: u64,
+    /// Waits for an interrupt.
+    pub waits: u64,
+    /// Waits ended by the CQ's interrupt.
+    pub interrupts: u64,
+    /// Interrupts after which the CQ held nothing (left pending by an arm
+    /// whose poll found completions).
+    pub spurious: u64,
+    /// Waits whose budget ran out with nothing in the CQ (completions
+    /// slower than the budget: not a failure).
+    pub timeouts: u64,
+    /// Budgets that ran out with a completion in the CQ whose interrupt
+    /// then came within another budget.
+    pub late_interrupts: u64,
+    /// Budgets that ran out with a completion in the CQ whose interrupt
+    /// never came (within another budget): lost interrupts.
+    pub missed_interrupts: u64,
+}
+
 impl Report {
     /// Anything counted that a correct NIC on a loss-free fabric never does.
     pub fn failed(&self) -> bool {
@@ -278,6 +365,7 @@ impl Report {
             + self.duplicate_completions
             + self.out_of_order_completions
             + self.error_completions
+            + self.events.map_or(0, |e| e.missed_interrupts)
             > 0
     }
 }
@@ -598,6 +686,7 @@ impl<'a, D: Device> Runner<'a, D> {
                 window: cfg.window,
                 mtu: cfg.mtu.bytes(),
                 messages_requested: cfg.messages,
+                events: (cfg.completions == Completions::Event).then(EventStats::default),
                 ..Report::default()
             },
             snapshot_taken: false,
@@ -1095,6 +1184,115 @@ impl<'a, D: Device> Runner<'a, D> {
                 .all(|q| q.life == QpLife::Retired || !q.busy())
     }
 
+    fn cq(&self, side: Side) -> &CompletionQueue<D> {
+        match side {
+            Side::A => &self.conns.cq_a,
+            Side::B => &self.conns.cq_b,
+        }
+    }
+
+    /// Polls `side`'s CQ once and handles what it held: (completions, stop).
+    fn take(
+        &mut self,
+        side: Side,
+        wcs: &mut [WorkCompletion],
+        hooks: &mut dyn Hooks,
+    ) -> Result<(usize, bool)> {
+        let n = self.cq(side).poll(wcs)?;
+        let mut stop = false;
+        for wc in &wcs[..n] {
+            stop |= match side {
+                Side::B => self.on_recv(wc, hooks)?,
+                Side::A => self.on_send(wc, hooks),
+            };
+        }
+        Ok((n, stop))
+    }
+
+    /// Completions outstanding on `side` (of QPs not given up on).
+    fn outstanding(&self, side: Side) -> bool {
+        self.qps.iter().any(|q| {
+            q.life != QpLife::Retired
+                && match side {
+                    Side::A => q.send_next < q.next_msg,
+                    Side::B => q.recv_next < q.next_msg,
+                }
+        })
+    }
+
+    /// [`Completions::Event`], nothing polled on either side: arms the CQ
+    /// of a side with completions outstanding (the receiver's first: a
+    /// message's receive completion comes before its send completion),
+    /// polls it once more (a CQE that arrived before the arm raises no
+    /// interrupt), and if it is still empty waits for its interrupt for
+    /// at most `irq_budget` cycles, then polls it again. Returns true to
+    /// stop the run.
+    fn wait_event(&mut self, wcs: &mut [WorkCompletion], hooks: &mut dyn Hooks) -> Result<bool> {
+        let side = if self.outstanding(Side::B) {
+            Side::B
+        } else if self.outstanding(Side::A) {
+            Side::A
+        } else {
+            self.b.device().idle();
+            return Ok(false);
+        };
+        let budget = self.cfg.irq_budget;
+        let mut ev = self.rep.events.unwrap_or_default();
+        self.cq(side).req_notify(false)?;
+        ev.arms += 1;
+        let (n, mut stop) = self.take(side, wcs, hooks)?;
+        if n > 0 {
+            ev.found_after_arm += 1;
+        } else {
+            ev.waits += 1;
+            let fired = self.cq(side).wait_event(budget)? == IrqWait::Fired;
+            let (n, s) = self.take(side, wcs, hooks)?;
+            stop |= s;
+            match (fired, n > 0) {
+                (true, got) => {
+                    ev.interrupts += 1;
+                    ev.spurious += u64::from(!got);
+                }
+                (false, false) => ev.timeouts += 1,
+                // A completion is there and its interrupt is not: give
+                // the interrupt (a posted write behind the CQE) one more
+                // budget before calling it lost.
+                (false, true) => {
+                    if self.cq(side).wait_event(budget)? == IrqWait::Fired {
+                        ev.late_interrupts += 1;
+                    } else {
+                        ev.missed_interrupts += 1;
+                        let cq = self.cq(side).cq_num();
+                        let i = wcs[..n]
+                            .iter()
+                            .find_map(|wc| {
+                                let by = match side {
+                                    Side::A => &self.by_qpn_a,
+                                    Side::B => &self.by_qpn_b,
+                                };
+                                by.get(wc.qp_num as usize).copied().flatten()
+                            })
+                            .unwrap_or(0);
+                        self.rep.events = Some(ev);
+                        stop |= self.fail(
+                            hooks,
+                            "missed-interrupt",
+                            i,
+                            0,
+                            format!(
+                                "CQ {cq} of NIC {} (MSI vector {}) held {n} completion(s) after an armed wait of {budget} cycles, and no interrupt came in {budget} cycles more",
+                                side.name(),
+                                cq % 32
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+        self.rep.events = Some(ev);
+        Ok(stop)
+    }
+
     fn run(&mut self, hooks: &mut dyn Hooks) -> Result<Report> {
         let dev = self.b.device();
         let start = dev.now();
@@ -1107,25 +1305,39 @@ impl<'a, D: Device> Runner<'a, D> {
                     self.post_message(i)?;
                 }
             }
-            let mut seen = 0;
-            let n = self.conns.cq_b.poll(&mut wcs)?;
-            seen += n;
-            for wc in &wcs[..n] {
-                stop |= self.on_recv(wc, hooks)?;
-            }
-            let n = self.conns.cq_a.poll(&mut wcs)?;
-            seen += n;
-            for wc in &wcs[..n] {
-                stop |= self.on_send(wc, hooks);
-            }
-            if seen == 0 {
+            let (nb, sb) = self.take(Side::B, &mut wcs, hooks)?;
+            let (na, sa) = self.take(Side::A, &mut wcs, hooks)?;
+            stop |= sb | sa;
+            if nb + na == 0 {
                 stop |= self.watchdog(hooks);
-                dev.idle();
+                match self.cfg.completions {
+                    Completions::Poll => dev.idle(),
+                    Completions::Event if !stop && !self.finished() => {
+                        stop |= self.wait_event(&mut wcs, hooks)?
+                    }
+                    Completions::Event => {}
+                }
             }
         }
         self.rep.cycles = dev.now() - start;
         let mut rep = std::mem::take(&mut self.rep);
         hooks.finish(&mut rep);
         Ok(rep)
+    }
+}
+
+/// The two ends of the run: A sends, B receives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    A,
+    B,
+}
+
+impl Side {
+    fn name(self) -> &'static str {
+        match self {
+            Side::A => "a",
+            Side::B => "b",
+        }
     }
 }

@@ -174,7 +174,10 @@ impl<D: Device> CompletionQueue<D> {
     /// spurious wake-up that libibverbs callers handle by polling anyway).
     ///
     /// Arm, then poll once more before waiting: a CQE that arrived before
-    /// the arm raises no interrupt.
+    /// the arm raises no interrupt. When this returns the arm is in effect
+    /// and every CQE issued before it is in host memory
+    /// ([`rnic_driver::Nic::arm_cq`] reads a register after the arm), so
+    /// that poll misses nothing.
     pub fn req_notify(&self, solicited_only: bool) -> Result<()> {
         let _ = solicited_only;
         let nic = &self.inner.ctx.nic;
@@ -182,8 +185,9 @@ impl<D: Device> CompletionQueue<D> {
     }
 
     /// Waits for the interrupt of an armed CQ (`ibv_get_cq_event`), for at
-    /// most `budget` units of the backend (cycles on the simulator,
-    /// microseconds on hardware).
+    /// most `budget` cycles of [`Device::now`] on every backend (simulated
+    /// cycles; on a PCI function, cycles of the backend's nominal clock,
+    /// `budget / clock_mhz()` microseconds).
     pub fn wait_event(&self, budget: u64) -> Result<IrqWait> {
         let nic = &self.inner.ctx.nic;
         self.inner.with(|cq| Ok(nic.wait_cq_event(cq, budget)?))

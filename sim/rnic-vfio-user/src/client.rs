@@ -6,8 +6,9 @@
 //! eventfds. It lets host code run against the server without a guest (the
 //! server's own tests use it) and measures the protocol's cost.
 //!
-//! Time on this backend is wall time (`now` in nanoseconds, `wait_irq`
-//! budgets in microseconds), as on hardware.
+//! Time on this backend is wall time: `now` counts nanoseconds (a 1000 MHz
+//! clock), and `wait_irq` budgets are in the same units, as the `Device`
+//! trait asks of every backend.
 
 use std::cell::RefCell;
 use std::fs::File;
@@ -218,7 +219,7 @@ impl Device for VfioUserDevice {
         self.dma_unmap_raw(buf.bus_addr(), span)
     }
 
-    /// Wait up to `budget` microseconds for MSI `vector`.
+    /// Wait up to `budget` cycles of `now` (nanoseconds) for MSI `vector`.
     fn wait_irq(&self, vector: u32, budget: u64) -> DevResult<IrqWait> {
         let f = self
             .irq
@@ -234,7 +235,7 @@ impl Device for VfioUserDevice {
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
                 Err(e) => return Err(err("eventfd read", e)),
             }
-            if t0.elapsed() >= Duration::from_micros(budget) {
+            if t0.elapsed() >= Duration::from_nanos(budget) {
                 return Ok(IrqWait::TimedOut);
             }
             std::thread::sleep(Duration::from_micros(50));

@@ -52,7 +52,7 @@ use std::io::{self, Write};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -161,6 +161,8 @@ pub struct ServerStats {
     pub msi_delivered: u64,
     /// MSIs with no eventfd to go to (MSI disabled by the client).
     pub msi_dropped: u64,
+    /// MSIs lost on purpose ([`ServerHandle::lose_msis`]).
+    pub msi_lost: u64,
     pub resets: u64,
     /// Per NIC: a client is connected now.
     pub connected: Vec<bool>,
@@ -225,7 +227,7 @@ impl std::fmt::Display for ServerStats {
         write!(
             f,
             "; DMA maps {} unmaps {} (now {} regions, {} KiB, {} files); DMA TLPs w {:?} r {:?}; \
-             MSI {} (dropped {}); resets {}; IOMMU faults {:?}; model errors {:?}",
+             MSI {} (dropped {}, lost on purpose {}); resets {}; IOMMU faults {:?}; model errors {:?}",
             self.dma_maps,
             self.dma_unmaps,
             self.mapped_regions,
@@ -235,6 +237,7 @@ impl std::fmt::Display for ServerStats {
             self.dma_reads,
             self.msi_delivered,
             self.msi_dropped,
+            self.msi_lost,
             self.resets,
             self.iommu_faults,
             self.model_errors
@@ -246,6 +249,7 @@ impl std::fmt::Display for ServerStats {
 /// [`ServerHandle::stop`]).
 pub struct ServerHandle {
     stop: Arc<AtomicBool>,
+    lose_msis: Arc<AtomicU64>,
     sim: Option<JoinHandle<()>>,
     stats: Arc<Mutex<ServerStats>>,
     sockets: Vec<PathBuf>,
@@ -265,6 +269,13 @@ impl ServerHandle {
 
     pub fn stats(&self) -> ServerStats {
         self.stats.lock().unwrap().clone()
+    }
+
+    /// Loses the next `n` MSIs of any NIC (each counted in
+    /// [`ServerStats::msi_lost`], none reaching its eventfd): a broken
+    /// interrupt path, for proving that a client catches it.
+    pub fn lose_msis(&self, n: u64) {
+        self.lose_msis.store(n, Ordering::SeqCst);
     }
 
     /// The simulation thread has stopped (exit on disconnect, or a failure:
@@ -395,14 +406,16 @@ pub fn start(mut cfg: ServerConfig) -> Result<ServerHandle, ServerError> {
             .map_err(|e| ServerError::Config(e.to_string()))?;
     }
     let stop = Arc::new(AtomicBool::new(false));
+    let lose_msis = Arc::new(AtomicU64::new(0));
     let stats = Arc::new(Mutex::new(ServerStats::new(cfg.world.nics)));
     let (tx, rx) = mpsc::channel::<Msg>();
     let (ready_tx, ready_rx) = mpsc::sync_channel::<Result<u64, String>>(1);
     let sim = {
         let (stop, stats, cfg) = (stop.clone(), stats.clone(), cfg.clone());
+        let lose = lose_msis.clone();
         std::thread::Builder::new()
             .name("rnic-vfio-user-sim".into())
-            .spawn(move || sim_thread(cfg, rx, ext_listeners, stop, stats, ready_tx))
+            .spawn(move || sim_thread(cfg, rx, ext_listeners, stop, lose, stats, ready_tx))
             .map_err(|e| ServerError::Sim(e.to_string()))?
     };
     for b in cfg.bar0_sizes.iter().flatten().copied() {
@@ -435,6 +448,7 @@ pub fn start(mut cfg: ServerConfig) -> Result<ServerHandle, ServerError> {
     }
     Ok(ServerHandle {
         stop,
+        lose_msis,
         sim: Some(sim),
         stats,
         sockets: cfg.sockets,
@@ -794,6 +808,7 @@ fn sim_thread(
     rx: Receiver<Msg>,
     ext_listeners: Vec<UnixListener>,
     stop: Arc<AtomicBool>,
+    lose_msis: Arc<AtomicU64>,
     stats: Arc<Mutex<ServerStats>>,
     ready: SyncSender<Result<u64, String>>,
 ) {
@@ -818,6 +833,7 @@ fn sim_thread(
         world,
         stats: ServerStats::new(cfg.world.nics),
         shared: stats,
+        lose_msis,
         mmio_timeout: cfg.world.root_complex.mmio_timeout,
         running: false,
         run_start: None,
@@ -864,6 +880,8 @@ struct Sim {
     nics: Vec<NicState>,
     stats: ServerStats,
     shared: Arc<Mutex<ServerStats>>,
+    /// MSIs still to lose ([`ServerHandle::lose_msis`]).
+    lose_msis: Arc<AtomicU64>,
     mmio_timeout: u64,
     /// The clock runs (a client has touched BAR0).
     running: bool,
@@ -1105,6 +1123,7 @@ impl Sim {
     fn step(&mut self, cycles: u64) {
         let nics = &mut self.nics;
         let stats = &mut self.stats;
+        let lose = &*self.lose_msis;
         let timeout = self.mmio_timeout;
         self.world.with_world(|w| {
             for _ in 0..cycles {
@@ -1119,7 +1138,16 @@ impl Sim {
                     if pending != 0 {
                         for v in 0..MSI_VECTORS as u32 {
                             if pending & (1 << v) != 0 && rc.take_msi(v) {
-                                Self::deliver_msi(n, v as usize, stats);
+                                if lose
+                                    .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |k| {
+                                        k.checked_sub(1)
+                                    })
+                                    .is_ok()
+                                {
+                                    stats.msi_lost += 1;
+                                } else {
+                                    Self::deliver_msi(n, v as usize, stats);
+                                }
                             }
                         }
                     }

@@ -73,7 +73,8 @@ fn copy(nic: &Nic<VfioUserDevice>, len: usize, seed: u8, irq: bool) -> (Vec<Cqe>
     )
     .unwrap();
     nic.ring_sq(&sq).unwrap();
-    let fired = irq && nic.wait_cq_event(&cq, 20_000_000).unwrap() == IrqWait::Fired;
+    // 20 s (the budget is in nanoseconds, this backend's `now`).
+    let fired = irq && nic.wait_cq_event(&cq, 20_000_000_000).unwrap() == IrqWait::Fired;
     let mut out = Vec::new();
     let t0 = Instant::now();
     while out.is_empty() && t0.elapsed() < Duration::from_secs(60) {
@@ -111,6 +112,17 @@ fn id_block_config_space_dma_and_msi_through_the_socket() {
         dev.read32(0x0C).unwrap();
     }
     let per_read = t0.elapsed() / n;
+    // A wait's budget is in cycles of `now` (nanoseconds here, a 1000 MHz
+    // clock), as on every backend: 30 ms of them, with no interrupt
+    // armed, time out after about 30 ms of `now` (not 30 s).
+    assert_eq!(dev.clock_mhz(), 1000.0);
+    let (t0, c0) = (Instant::now(), dev.now());
+    assert_eq!(dev.wait_irq(0, 30_000_000).unwrap(), IrqWait::TimedOut);
+    let (waited, cycles) = (t0.elapsed(), dev.now() - c0);
+    assert!(
+        cycles >= 30_000_000 && waited < Duration::from_secs(2),
+        "{cycles} cycles, {waited:?}"
+    );
     let nic = Nic::open(dev).unwrap();
     let (cqes, fired) = copy(&nic, 256 * 1024, 3, true);
     assert_eq!(cqes[0].status, WcStatus::Success, "{:?}", cqes[0]);

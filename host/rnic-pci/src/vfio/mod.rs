@@ -545,8 +545,9 @@ impl Device for VfioDevice {
         Ok(())
     }
 
-    /// `budget` is in cycles of the backend's clock (budget / 250 µs at
-    /// the nominal 250 MHz).
+    /// `budget` is in cycles of the backend's clock, [`Device::now`]'s:
+    /// `budget / clock_mhz()` µs (budget / 250 µs at the nominal 250 MHz,
+    /// or at the `RNIC_PCI_CLOCK_MHZ` that `rnic vm` sets in a guest).
     fn wait_irq(&self, vector: u32, budget: u64) -> rnic_device::Result<IrqWait> {
         let Some((_, fds)) = &self.irqs else {
             return Err(DeviceError::Other(format!(
