@@ -40,13 +40,16 @@ mkdir -p "$OUT"
 
 RTL=(hw/rtl/priority_encoder.v hw/rtl/arbiter.v hw/rtl/axis_register.v hw/rtl/axis_arb_mux.v
     hw/rtl/ram_snoop_capture.v hw/rtl/rc_responder.v hw/rtl/cqe_writer.v hw/rtl/dma_wr_engine.v)
-HARNESS=(hw/formal/formal_responder.v hw/formal/formal_order.v)
+HARNESS=(hw/formal/formal_responder.v hw/formal/formal_order.v hw/formal/formal_cqe_writer.v)
 
 # name|top|defines|kind|depth|expect. For break jobs, expect names the
 # assertions (their trailing // tag in the source, alternatives a|b) one of
 # which must be the one that fails. Depths: as deep as fits the CI budget
 # (the README has the measured times per job).
 JOBS_ALL=(
+    "cw_induct|formal_cqe_writer||induct|4"
+    "cw_cqe_ro|formal_cqe_writer|BREAK_CQE_RO|break|20|f_ro_flushed|f_ro_inv"
+    "cw_bypass|formal_cqe_writer|BREAK_BYPASS|break|20|f_no_bypass"
     "resp_rc|formal_responder||prove|40"
     "resp_rc_reach|formal_responder|COVER_CHECK|cover|40"
     "resp_rc_early_cqe|formal_responder|BREAK_EARLY_CQE|break|40|f_barrier"
@@ -120,11 +123,13 @@ replay() {
         --dump-vcd "$OUT/$tag.vcd" "$OUT/$tag.smt2" >"$OUT/$tag.replay.log" 2>&1 || true
     where=$(sed -n 's/.*Assert failed in [^:]*: \(.*\) (.*/\1/p' "$OUT/$tag.replay.log" | head -1)
     [ -n "$where" ] || { tail -5 "$OUT/$tag.replay.log" >&2; return 1; }
-    # the innermost source location: last "file:line.col-line.col" of the path
+    # the innermost source location, last "file:line.col-line.col" of the
+    # path; its end line is the assertion's (the start may be the end of
+    # the statement before)
     local loc file line
     loc=$(tr '|' '\n' <<<"$where" | tail -1)
     file=${loc%%:*}
-    line=${loc#*:}
+    line=${loc##*-}
     line=${line%%.*}
     echo "$file:$line: $(sed -n "${line}p" "$file" | sed 's/^ *//')"
 }
@@ -158,6 +163,23 @@ run_job() {
             what=$(replay "$name") || what="(replay failed)"
             log "$name: FAILED at cycle $res: $what (trace $OUT/$name.vcd)" >&2
             return 1
+            ;;
+        induct)
+            # k-induction by yosys-smtbmc: base case (no failure in the
+            # first DEPTH cycles) and induction step (DEPTH good cycles
+            # are always followed by a good one): every reachable state
+            if ! "$YOSYS_SMTBMC" -s "$SOLVER" -t "$depth" --dump-vcd "$OUT/$name.vcd" "$OUT/$name.smt2" \
+                >"$OUT/$name.base.log" 2>&1; then
+                grep 'Assert failed' "$OUT/$name.base.log" >&2 || tail -5 "$OUT/$name.base.log" >&2
+                log "$name: FAILED in the base case (trace $OUT/$name.vcd)" >&2
+                return 1
+            fi
+            if ! "$YOSYS_SMTBMC" -s "$SOLVER" -i -t "$depth" "$OUT/$name.smt2" >"$OUT/$name.smtbmc.log" 2>&1; then
+                tail -3 "$OUT/$name.smtbmc.log" >&2
+                log "$name: induction did not succeed at k=$depth" >&2
+                return 1
+            fi
+            log "$name: PROVEN for all depths by k-induction, k=$depth (yosys-smtbmc -i; $((SECONDS - t0)) s)"
             ;;
         cover)
             res=$(bmc "$name" "$depth")
