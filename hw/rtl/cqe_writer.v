@@ -311,6 +311,9 @@ always @(posedge clk) begin
     if (state_reg == ST_FLUSH_WAIT_RD && s_rd_status_valid) f_flushed <= 1'b1;
 end
 
+// (formal_order builds with CQE_WRITER_ASSERTS_OFF, so that its own
+// end-to-end assertions, not these, must catch the break switches there)
+`ifndef CQE_WRITER_ASSERTS_OFF
 always @* begin
     if (!rst) begin
         // a CQE written relaxed (RO=1) only once a flush read issued behind
@@ -326,6 +329,7 @@ always @* begin
         assert(flush_ro_reg == f_flushed);                                   // f_ro_inv
     end
 end
+`endif
 `endif
 
 endmodule
