@@ -289,6 +289,49 @@ always @(posedge clk) begin
     end
 end
 
+`ifdef FORMAL
+// ---------------------------------------------------------------- formal
+// Layer 4 inside the CQE writer, as assertions for hw/formal (yosys
+// read_verilog -formal defines FORMAL; Verilator and synthesis never see
+// this). They hold with every input; cfg_cqe_ro and cfg_bypass must make
+// them fail (hw/formal/run.sh requires it). f_ro_flushed and f_no_bypass
+// are proven by k-induction (hw/formal/README.md).
+
+// the flush read of the CQE in hand has completed (cleared when the
+// next request is taken, as flush_ro_reg is)
+reg f_flushed = 1'b0;
+// ... and it went out with the write engine idle
+reg f_idle_seen = 1'b0;
+always @(posedge clk) begin
+    if (state_reg == ST_IDLE && s_req_valid) begin
+        f_flushed <= 1'b0;
+        f_idle_seen <= 1'b0;
+    end
+    if (state_reg == ST_FLUSH_WAIT_WR && wr_engine_idle) f_idle_seen <= 1'b1;
+    if (state_reg == ST_FLUSH_WAIT_RD && s_rd_status_valid) f_flushed <= 1'b1;
+end
+
+// (formal_order builds with CQE_WRITER_ASSERTS_OFF, so that its own
+// end-to-end assertions, not these, must catch the break switches there)
+`ifndef CQE_WRITER_ASSERTS_OFF
+always @* begin
+    if (!rst) begin
+        // a CQE written relaxed (RO=1) only once a flush read issued behind
+        // every earlier write has completed; otherwise RO=0
+        if (m_wr_desc_valid && m_wr_desc_ro) assert(f_flushed);              // f_ro_flushed
+        // the flush read goes out only once the engine has issued
+        // everything accepted before it
+        if (m_rd_desc_valid) assert(f_idle_seen);                            // f_flush_idle
+        // a CQE leaves only through the in-order write engine
+        assert(!m_byp_tlp_valid);                                            // f_no_bypass
+        // (the invariant the induction needs: the relaxed flag and the
+        // completed flush read go together)
+        assert(flush_ro_reg == f_flushed);                                   // f_ro_inv
+    end
+end
+`endif
+`endif
+
 endmodule
 
 `resetall

@@ -1043,6 +1043,56 @@ always @(posedge clk) begin
     end
 end
 
+`ifdef FORMAL
+// ---------------------------------------------------------------- formal
+// The completion barrier (layer 3 of DESIGN.md section 2.2), as assertions
+// for hw/formal (yosys-smtbmc; `FORMAL` is defined by read_verilog -formal
+// only, so Verilator and synthesis never see this block). They hold with
+// every input, whatever the debug switches say: cfg_early_cqe must make
+// f_barrier fail (hw/formal/run.sh requires it).
+
+// this packet's payload descriptor has been accepted by the write engine
+reg f_paid = 1'b0;
+always @(posedge clk) begin
+    if (state_reg == ST_IDLE) f_paid <= 1'b0;
+    if (m_wr_desc_valid && m_wr_desc_ready) f_paid <= 1'b1;
+end
+// the point (first unplaced PSN) of the packet's QP, now
+wire [23:0] f_point = epsn_mem[qpn];
+// the completion's PSN is at or below the point: every PSN below it placed
+wire [23:0] f_below = f_point - psn_reg;
+// a QP's completions in requester (PSN) order
+reg [23:0] f_cq_psn [0:NUM_QP-1];
+reg [NUM_QP-1:0] f_cq_seen = {NUM_QP{1'b0}};
+wire [23:0] f_step = psn_reg - f_cq_psn[qpn];
+always @(posedge clk) begin
+    if (m_cqe_valid && m_cqe_ready) begin
+        f_cq_psn[qpn] <= psn_reg;
+        f_cq_seen[qpn] <= 1'b1;
+    end
+    if (load_rtr || load_reset) f_cq_seen[load_qpn] <= 1'b0;   // a new PSN space
+    if (rst) f_cq_seen <= {NUM_QP{1'b0}};
+end
+
+always @* begin
+    if (!rst) begin
+        // property 1 (rc) and 3, this packet: its CQE is asked for only
+        // once its own payload is in the in-order write engine's queue;
+        // every earlier packet of the QP went through ST_FINISH, which
+        // f_executed covers
+        if (m_cqe_valid) assert(plen_reg == 13'd0 || f_paid);                 // f_barrier
+        // no packet is executed (its PSN state written back) with its
+        // payload still outside the write engine
+        if (state_reg == ST_FINISH) assert(plen_reg == 13'd0 || f_paid);     // f_executed
+        // property 3 (mp): a completion is asked for only when no PSN
+        // below it on the QP is unplaced (the point is at or beyond it)
+        if (m_cqe_valid && ctx_mp) assert(!f_below[23]);                     // f_mp_point
+        // property 3 (and rc): the CQEs of a QP in requester order
+        if (m_cqe_valid && f_cq_seen[qpn]) assert(f_step != 24'd0 && !f_step[23]); // f_order
+    end
+end
+`endif
+
 endmodule
 
 `resetall

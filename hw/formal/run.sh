@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# Bounded model checking of rnic's completion ordering (issue 21, part 1).
+# See hw/formal/README.md for what is proven, under which assumptions and
+# to which depth.
+#
+# Each job builds a harness (hw/formal/formal_*.v around the real RTL) with
+# yosys into an AIGER model and an SMT-LIB2 model of the same netlist, and:
+#   prove   ABC's bmc3 (yosys-abc, shipped with yosys) unrolls it DEPTH
+#           cycles from reset: no assertion fails in any of them
+#   induct  yosys-smtbmc k-induction with k=DEPTH (base case and step):
+#           the assertions hold in every reachable state
+#   cover   the harness's reachability target (built with COVER_CHECK,
+#           where it is an assertion that must fail) is reached within
+#           DEPTH: the bound covers the two complete messages it claims
+#   break   with a debug break switch forced on, an assertion MUST fail
+#           within DEPTH. A check that passes with a break switch on is
+#           broken, so that fails the run.
+# Every counterexample ABC finds is replayed by yosys-smtbmc (Yices 2) on
+# the SMT-LIB2 model, which must report the same assertion failing, and
+# written as target/formal/<job>.vcd. ENGINE=smtbmc runs prove jobs with
+# yosys-smtbmc alone instead (slower: see the README's figures).
+#
+# Usage: hw/formal/run.sh [JOB...]     (from anywhere; default: every job)
+# Env:   ENGINE   abc (default) or smtbmc, for prove jobs
+#        SOLVER   yosys-smtbmc solver (default yices; z3 works, slower)
+#        BUILD_ONLY   set: only build the models
+#        YOSYS, YOSYS_ABC, YOSYS_SMTBMC   binaries (default from PATH)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+
+ENGINE="${ENGINE:-abc}"
+SOLVER="${SOLVER:-yices}"
+YOSYS="${YOSYS:-yosys}"
+YOSYS_ABC="${YOSYS_ABC:-yosys-abc}"
+YOSYS_SMTBMC="${YOSYS_SMTBMC:-yosys-smtbmc}"
+OUT=target/formal
+mkdir -p "$OUT"
+
+RTL=(hw/rtl/priority_encoder.v hw/rtl/arbiter.v hw/rtl/axis_register.v hw/rtl/axis_arb_mux.v
+    hw/rtl/ram_snoop_capture.v hw/rtl/rc_responder.v hw/rtl/cqe_writer.v hw/rtl/dma_wr_engine.v)
+HARNESS=(hw/formal/formal_responder.v hw/formal/formal_order.v hw/formal/formal_cqe_writer.v)
+
+# name|top|defines|kind|depth|expect. For break jobs, expect names the
+# assertions (their trailing // tag in the source, alternatives a|b) one of
+# which must be the one that fails. Depths: as deep as fits the CI budget
+# (the README has the measured times per job).
+JOBS_ALL=(
+    "cw_induct|formal_cqe_writer||induct|4"
+    "cw_cqe_ro|formal_cqe_writer|BREAK_CQE_RO|break|20|f_ro_flushed|f_ro_inv"
+    "cw_bypass|formal_cqe_writer|BREAK_BYPASS|break|20|f_no_bypass"
+    "resp_rc|formal_responder||prove|40"
+    "resp_rc_reach|formal_responder|COVER_CHECK|cover|40"
+    "resp_rc_early_cqe|formal_responder|BREAK_EARLY_CQE|break|40|f_barrier"
+    "resp_mp|formal_responder|MP_ONLY|prove|36"
+    "resp_mp_reach|formal_responder|MP_ONLY COVER_CHECK|cover|36"
+    "resp_mp_early_cqe|formal_responder|MP_ONLY BREAK_EARLY_CQE|break|36|f_barrier|f_mp_point"
+    "back|formal_order|RESP_ENV CQE_WRITER_ASSERTS_OFF|prove|16"
+    "back_cqe_ro|formal_order|RESP_ENV CQE_WRITER_ASSERTS_OFF BREAK_CQE_RO|break|16|A[23]"
+    "back_bypass|formal_order|RESP_ENV CQE_WRITER_ASSERTS_OFF BREAK_BYPASS|break|16|A1"
+    "e2e|formal_order|CQE_WRITER_ASSERTS_OFF|prove|28"
+    "e2e_early_cqe|formal_order|CQE_WRITER_ASSERTS_OFF BREAK_EARLY_CQE|break|28|A1|f_barrier"
+    "e2e_bypass|formal_order|CQE_WRITER_ASSERTS_OFF BREAK_BYPASS|break|28|A1"
+    "e2e_cqe_ro|formal_order|CQE_WRITER_ASSERTS_OFF BREAK_CQE_RO|break|28|A[23]"
+)
+
+log() { echo "formal: $*"; }
+
+# build TAG TOP DEFINES: $OUT/TAG.{aig,aim,smt2}
+build() {
+    local tag="$1" top="$2" defs="$3" d dflags=""
+    for d in $defs; do dflags+=" -D$d"; done
+    "$YOSYS" -q -l "$OUT/$tag.yosys.log" -p "
+        read_verilog -formal -sv$dflags -Ihw/rtl/generated ${RTL[*]} ${HARNESS[*]}
+        prep -top $top
+        flatten
+        memory_nordff
+        memory_map
+        async2sync
+        chformal -cover -remove
+        setundef -undriven -anyseq
+        opt -keepdc
+        setattr -unset keep
+        delete -output
+        opt -full
+        techmap
+        opt -fast
+        dffunmap
+        abc -g AND -fast
+        opt_clean
+        check -assert
+        write_aiger -I -B -zinit -map $OUT/$tag.aim $OUT/$tag.aig
+        write_smt2 -wires $OUT/$tag.smt2" >/dev/null || { tail -20 "$OUT/$tag.yosys.log" >&2; return 1; }
+    if grep -q '^Warning:' "$OUT/$tag.yosys.log"; then
+        grep '^Warning:' "$OUT/$tag.yosys.log" | sort -u >&2
+        log "$tag: yosys warnings (a harness must build clean)" >&2
+        return 1
+    fi
+}
+
+# bmc TAG DEPTH: ABC bmc3; prints "pass" or the failing frame
+bmc() {
+    local tag="$1" depth="$2" out
+    rm -f "$OUT/$tag.aiw"
+    out=$("$YOSYS_ABC" -c "read_aiger $OUT/$tag.aig; fold; strash; bmc3 -F $depth; write_cex -a $OUT/$tag.aiw" 2>&1)
+    echo "$out" >"$OUT/$tag.abc.log"
+    if grep -q "was asserted in frame" <<<"$out"; then
+        sed -n 's/.*was asserted in frame \([0-9]*\).*/\1/p' <<<"$out" | head -1
+    elif grep -q "No output asserted in $depth frames" <<<"$out"; then
+        echo pass
+    else
+        echo "$out" >&2
+        echo error
+    fi
+}
+
+# replay TAG: the ABC counterexample through yosys-smtbmc, VCD in $OUT/TAG.vcd;
+# prints the failing assertion's source text (file:line and the line)
+replay() {
+    local tag="$1" where
+    "$YOSYS_SMTBMC" -s "$SOLVER" --aig-noheader --aig "$OUT/$tag.aim:$OUT/$tag.aiw" \
+        --dump-vcd "$OUT/$tag.vcd" "$OUT/$tag.smt2" >"$OUT/$tag.replay.log" 2>&1 || true
+    where=$(sed -n 's/.*Assert failed in [^:]*: \(.*\) (.*/\1/p' "$OUT/$tag.replay.log" | head -1)
+    [ -n "$where" ] || { tail -5 "$OUT/$tag.replay.log" >&2; return 1; }
+    # the innermost source location, last "file:line.col-line.col" of the
+    # path; its end line is the assertion's (the start may be the end of
+    # the statement before)
+    local loc file line
+    loc=$(tr '|' '\n' <<<"$where" | tail -1)
+    file=${loc%%:*}
+    line=${loc##*-}
+    line=${line%%.*}
+    echo "$file:$line: $(sed -n "${line}p" "$file" | sed 's/^ *//')"
+}
+
+run_job() {
+    local spec="$1" name top defs kind depth expect t0 res what
+    IFS='|' read -r name top defs kind depth expect <<<"$spec"
+    # (expect may hold several alternatives, a|b: the rest of the line)
+    expect=$(cut -d'|' -f6- <<<"$spec")
+    t0=$SECONDS
+    build "$name" "$top" "$defs" || return 1
+    [ -z "${BUILD_ONLY:-}" ] || { log "$name: built ($OUT/$name.aig)"; return 0; }
+    case "$kind" in
+        prove)
+            if [ "$ENGINE" = smtbmc ]; then
+                if "$YOSYS_SMTBMC" -s "$SOLVER" -t "$depth" --dump-vcd "$OUT/$name.vcd" "$OUT/$name.smt2" \
+                    >"$OUT/$name.smtbmc.log" 2>&1; then
+                    log "$name: PROVEN to depth $depth by yosys-smtbmc ($((SECONDS - t0)) s)"
+                    return 0
+                fi
+                grep 'Assert failed' "$OUT/$name.smtbmc.log" >&2 || tail -5 "$OUT/$name.smtbmc.log" >&2
+                log "$name: FAILED (yosys-smtbmc; trace $OUT/$name.vcd)" >&2
+                return 1
+            fi
+            res=$(bmc "$name" "$depth")
+            if [ "$res" = pass ]; then
+                log "$name: PROVEN to depth $depth (no assertion fails in $depth cycles from reset; $((SECONDS - t0)) s)"
+                return 0
+            fi
+            [ "$res" = error ] && { log "$name: ABC error" >&2; return 1; }
+            what=$(replay "$name") || what="(replay failed)"
+            log "$name: FAILED at cycle $res: $what (trace $OUT/$name.vcd)" >&2
+            return 1
+            ;;
+        induct)
+            # k-induction by yosys-smtbmc: base case (no failure in the
+            # first DEPTH cycles) and induction step (DEPTH good cycles
+            # are always followed by a good one): every reachable state
+            if ! "$YOSYS_SMTBMC" -s "$SOLVER" -t "$depth" --dump-vcd "$OUT/$name.vcd" "$OUT/$name.smt2" \
+                >"$OUT/$name.base.log" 2>&1; then
+                grep 'Assert failed' "$OUT/$name.base.log" >&2 || tail -5 "$OUT/$name.base.log" >&2
+                log "$name: FAILED in the base case (trace $OUT/$name.vcd)" >&2
+                return 1
+            fi
+            if ! "$YOSYS_SMTBMC" -s "$SOLVER" -i -t "$depth" "$OUT/$name.smt2" >"$OUT/$name.smtbmc.log" 2>&1; then
+                tail -3 "$OUT/$name.smtbmc.log" >&2
+                log "$name: induction did not succeed at k=$depth" >&2
+                return 1
+            fi
+            log "$name: PROVEN for all depths by k-induction, k=$depth (yosys-smtbmc -i; $((SECONDS - t0)) s)"
+            ;;
+        cover)
+            res=$(bmc "$name" "$depth")
+            case "$res" in
+                pass | error)
+                    log "$name: target NOT reached within $depth cycles: the bound is too short" >&2
+                    return 1 ;;
+            esac
+            what=$(replay "$name") || { log "$name: replay failed" >&2; return 1; }
+            if ! grep -q 'f_reach' <<<"$what"; then
+                log "$name: an assertion failed on the way: $what (trace $OUT/$name.vcd)" >&2
+                return 1
+            fi
+            log "$name: two complete messages reached at cycle $res of $depth ($((SECONDS - t0)) s; trace $OUT/$name.vcd)"
+            ;;
+        break)
+            res=$(bmc "$name" "$depth")
+            case "$res" in
+                pass)
+                    log "$name: NO counterexample within $depth cycles with the switch on: the check is broken" >&2
+                    return 1 ;;
+                error) return 1 ;;
+            esac
+            what=$(replay "$name") || { log "$name: counterexample not confirmed by yosys-smtbmc" >&2; return 1; }
+            if [ -n "$expect" ] && ! grep -Eq -- "// ($expect)\$" <<<"$what"; then
+                log "$name: failed, but not on $expect: $what" >&2
+                return 1
+            fi
+            log "$name: counterexample at cycle $res, as required: $what ($((SECONDS - t0)) s; trace $OUT/$name.vcd)"
+            ;;
+        *) log "unknown job kind $kind" >&2; return 1 ;;
+    esac
+}
+
+want=("$@")
+status=0
+start=$SECONDS
+for spec in "${JOBS_ALL[@]}"; do
+    name=${spec%%|*}
+    if [ ${#want[@]} -gt 0 ] && ! printf '%s\n' "${want[@]}" | grep -qx "$name"; then continue; fi
+    run_job "$spec" || status=1
+done
+log "done in $((SECONDS - start)) s"
+exit "$status"
