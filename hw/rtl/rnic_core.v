@@ -862,17 +862,32 @@ wire [LEN_W-1:0] cw_rd_len;
 wire [ID_W-1:0] cw_rd_id;
 wire cw_rd_valid;
 
-wire rd_gnt_cw = cw_rd_valid;
-wire rd_gnt_rs = rs_rd_valid && !cw_rd_valid;
-wire rd_gnt_ex = ex_rd_valid && !rs_rd_valid && !cw_rd_valid;
-assign rd_desc_valid = cw_rd_valid || rs_rd_valid || ex_rd_valid;
-assign rd_desc_pcie_addr = rd_gnt_cw ? cw_rd_pcie_addr : rd_gnt_rs ? rs_rd_pcie_addr : ex_rd_pcie_addr;
-assign rd_desc_ram_addr = rd_gnt_cw ? {RAM_ADDR_W{1'b0}} : rd_gnt_rs ? rs_rd_ram_addr : ex_rd_ram_addr;
-assign rd_desc_len = rd_gnt_cw ? cw_rd_len : rd_gnt_rs ? rs_rd_len : ex_rd_len;
-assign rd_desc_id = rd_gnt_cw ? cw_rd_id : rd_gnt_rs ? rs_rd_id : ex_rd_id;
-wire ex_rd_ready = rd_gnt_ex && rd_desc_ready;
-wire rs_rd_ready = rd_gnt_rs && rd_desc_ready;
-wire cw_rd_ready = rd_gnt_cw && rd_desc_ready;
+wire ex_rd_ready;
+wire rs_rd_ready;
+wire cw_rd_ready;
+/* verilator lint_off UNUSEDSIGNAL */
+wire rd_arb_last;                     // descriptors are one beat
+wire [1:0] rd_arb_sel;                // statuses are routed by id
+/* verilator lint_on UNUSEDSIGNAL */
+
+axis_arb_mux #(
+    .PORTS(3),
+    .WIDTH(64 + RAM_ADDR_W + LEN_W + ID_W)
+) rd_arb_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_data({ex_rd_pcie_addr, ex_rd_ram_addr, ex_rd_len, ex_rd_id,
+             rs_rd_pcie_addr, rs_rd_ram_addr, rs_rd_len, rs_rd_id,
+             cw_rd_pcie_addr, {RAM_ADDR_W{1'b0}}, cw_rd_len, cw_rd_id}),
+    .s_valid({ex_rd_valid, rs_rd_valid, cw_rd_valid}),
+    .s_last(3'b111),
+    .s_ready({ex_rd_ready, rs_rd_ready, cw_rd_ready}),
+    .m_data({rd_desc_pcie_addr, rd_desc_ram_addr, rd_desc_len, rd_desc_id}),
+    .m_valid(rd_desc_valid),
+    .m_last(rd_arb_last),
+    .m_sel(rd_arb_sel),
+    .m_ready(rd_desc_ready)
+);
 wire ex_rd_status = rd_status_valid && rd_status_id[7:6] == ID_EXEC[7:6];
 wire rs_rd_status = rd_status_valid && rd_status_id[7:6] == ID_RESP[7:6];
 wire cw_rd_status = rd_status_valid && rd_status_id[7:6] == ID_CQE[7:6];
@@ -895,18 +910,33 @@ wire cw_wr_ro;
 wire [ID_W-1:0] cw_wr_id;
 wire cw_wr_valid;
 
-wire wr_gnt_rs = rs_wr_valid;
-wire wr_gnt_cw = cw_wr_valid && !rs_wr_valid;
-wire wr_gnt_ex = ex_wr_valid && !rs_wr_valid && !cw_wr_valid;
-assign wr_desc_valid = rs_wr_valid || cw_wr_valid || ex_wr_valid;
-assign wr_desc_pcie_addr = wr_gnt_rs ? rs_wr_pcie_addr : wr_gnt_cw ? cw_wr_pcie_addr : ex_wr_pcie_addr;
-assign wr_desc_ram_addr = wr_gnt_rs ? rs_wr_ram_addr : wr_gnt_cw ? cw_wr_ram_addr : ex_wr_ram_addr;
-assign wr_desc_len = wr_gnt_rs ? rs_wr_len : wr_gnt_cw ? cw_wr_len : ex_wr_len;
-assign wr_desc_ro = wr_gnt_cw ? cw_wr_ro : 1'b1;   // payload always relaxed
-assign wr_desc_id = wr_gnt_rs ? rs_wr_id : wr_gnt_cw ? cw_wr_id : ex_wr_id;
-wire ex_wr_ready = wr_gnt_ex && wr_desc_ready;
-wire rs_wr_ready = wr_gnt_rs && wr_desc_ready;
-wire cw_wr_ready = wr_gnt_cw && wr_desc_ready;
+wire ex_wr_ready;
+wire rs_wr_ready;
+wire cw_wr_ready;
+/* verilator lint_off UNUSEDSIGNAL */
+wire wr_arb_last;                     // descriptors are one beat
+wire [1:0] wr_arb_sel;                // statuses are routed by id
+/* verilator lint_on UNUSEDSIGNAL */
+
+// payload always relaxed (RO), CQEs as the cqe_ro switch says
+axis_arb_mux #(
+    .PORTS(3),
+    .WIDTH(64 + RAM_ADDR_W + LEN_W + 1 + ID_W)
+) wr_arb_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_data({ex_wr_pcie_addr, ex_wr_ram_addr, ex_wr_len, 1'b1, ex_wr_id,
+             cw_wr_pcie_addr, cw_wr_ram_addr, cw_wr_len, cw_wr_ro, cw_wr_id,
+             rs_wr_pcie_addr, rs_wr_ram_addr, rs_wr_len, 1'b1, rs_wr_id}),
+    .s_valid({ex_wr_valid, cw_wr_valid, rs_wr_valid}),
+    .s_last(3'b111),
+    .s_ready({ex_wr_ready, cw_wr_ready, rs_wr_ready}),
+    .m_data({wr_desc_pcie_addr, wr_desc_ram_addr, wr_desc_len, wr_desc_ro, wr_desc_id}),
+    .m_valid(wr_desc_valid),
+    .m_last(wr_arb_last),
+    .m_sel(wr_arb_sel),
+    .m_ready(wr_desc_ready)
+);
 wire ex_wr_status = wr_status_valid && wr_status_id[7:6] == ID_EXEC[7:6];
 wire rs_wr_status = wr_status_valid && wr_status_id[7:6] == ID_RESP[7:6];
 wire cw_wr_status = wr_status_valid && wr_status_id[7:6] == ID_CQE[7:6];
@@ -925,28 +955,30 @@ wire [DATA_W-1:0] byp_tlp_data;
 wire [DATA_W/32-1:0] byp_tlp_keep;
 wire byp_tlp_valid;
 wire byp_tlp_last;
-reg wr_mux_busy_reg = 1'b0;
-reg wr_mux_sel_reg = 1'b0;
-wire wr_mux_sel = wr_mux_busy_reg ? wr_mux_sel_reg : byp_tlp_valid;
-assign tx_wr_req_tlp_hdr = wr_mux_sel ? byp_tlp_hdr : eng_wr_tlp_hdr;
-assign tx_wr_req_tlp_data = wr_mux_sel ? byp_tlp_data : eng_wr_tlp_data;
-assign tx_wr_req_tlp_keep = wr_mux_sel ? byp_tlp_keep : eng_wr_tlp_keep;
-assign tx_wr_req_tlp_valid = wr_mux_sel ? byp_tlp_valid : eng_wr_tlp_valid;
-assign tx_wr_req_tlp_last = wr_mux_sel ? byp_tlp_last : eng_wr_tlp_last;
-assign eng_wr_tlp_ready = !wr_mux_sel && tx_wr_req_tlp_ready;
-wire byp_tlp_ready = wr_mux_sel && tx_wr_req_tlp_ready;
-// the selection holds from the first beat offered until the TLP's last
-// beat is taken: a beat offered and not yet taken must not change
-// (AXI-Stream), so the bypass cannot cut in while the engine waits
-always @(posedge clk) begin
-    if (tx_wr_req_tlp_valid) begin
-        wr_mux_busy_reg <= !(tx_wr_req_tlp_ready && tx_wr_req_tlp_last);
-        wr_mux_sel_reg <= wr_mux_sel;
-    end
-    if (rst) begin
-        wr_mux_busy_reg <= 1'b0;
-    end
-end
+wire byp_tlp_ready;
+/* verilator lint_off UNUSEDSIGNAL */
+wire tlp_arb_sel;
+/* verilator lint_on UNUSEDSIGNAL */
+
+// the bypass first; a TLP once offered goes out whole before the other
+// side's (the arbiter's hold rule)
+axis_arb_mux #(
+    .PORTS(2),
+    .WIDTH(128 + DATA_W + DATA_W/32)
+) tlp_arb_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_data({eng_wr_tlp_hdr, eng_wr_tlp_data, eng_wr_tlp_keep,
+             byp_tlp_hdr, byp_tlp_data, byp_tlp_keep}),
+    .s_valid({eng_wr_tlp_valid, byp_tlp_valid}),
+    .s_last({eng_wr_tlp_last, byp_tlp_last}),
+    .s_ready({eng_wr_tlp_ready, byp_tlp_ready}),
+    .m_data({tx_wr_req_tlp_hdr, tx_wr_req_tlp_data, tx_wr_req_tlp_keep}),
+    .m_valid(tx_wr_req_tlp_valid),
+    .m_last(tx_wr_req_tlp_last),
+    .m_sel(tlp_arb_sel),
+    .m_ready(tx_wr_req_tlp_ready)
+);
 
 // ---------------------------------------------------------------- on-chip RAMs
 localparam RGN_HI = RAM_ADDR_W - SEG_W - 1;
@@ -1353,11 +1385,48 @@ wire ack_valid;
 
 // TX arbiter: ACKs first; roce_tx reports each packet done in order, so a
 // small FIFO remembers whose packet it was
-wire tx_sel_ack = ack_valid;
-wire tx_pkt_valid = ack_valid || ex_pkt_valid;
+wire [47:0] tx_pkt_dmac;
+wire [31:0] tx_pkt_dip;
+wire [15:0] tx_pkt_udp_sport;
+wire [7:0] tx_pkt_opcode;
+wire tx_pkt_se;
+wire tx_pkt_ack_req;
+wire [23:0] tx_pkt_dest_qp;
+wire [23:0] tx_pkt_psn;
+wire [TXR_ADDR_W-1:0] tx_pkt_payload_addr;
+wire [12:0] tx_pkt_payload_len;
+wire tx_pkt_valid;
 wire tx_pkt_ready;
-wire ack_ready = tx_sel_ack && tx_pkt_ready;
-assign ex_pkt_ready = !tx_sel_ack && tx_pkt_ready;
+wire tx_pkt_from_ex;
+wire ack_ready;
+/* verilator lint_off UNUSEDSIGNAL */
+wire tx_arb_last;                     // packet descriptors are one beat
+wire [RAM_ADDR_W-1:0] ex_pkt_txr_addr = ex_pkt_payload_addr - TX_RAM_BASE;
+/* verilator lint_on UNUSEDSIGNAL */
+
+// an ACK: opcode ACKNOWLEDGE, no payload; RETH and ImmDt come from the
+// executor, AETH from the responder, whichever opcode uses them
+axis_arb_mux #(
+    .PORTS(2),
+    .WIDTH(48 + 32 + 16 + 8 + 1 + 1 + 24 + 24 + TXR_ADDR_W + 13)
+) tx_arb_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_data({ex_pkt_dmac, ex_pkt_dip, ex_pkt_udp_sport, ex_pkt_opcode, ex_pkt_se, ex_pkt_ack_req,
+             ex_pkt_dest_qp, ex_pkt_psn, ex_pkt_txr_addr[TXR_ADDR_W-1:0], ex_pkt_payload_len,
+             ack_dmac, ack_dip, ack_udp_sport, 8'h11, 1'b0, 1'b0,
+             ack_dest_qp, ack_psn, {TXR_ADDR_W{1'b0}}, 13'd0}),
+    .s_valid({ex_pkt_valid, ack_valid}),
+    .s_last(2'b11),
+    .s_ready({ex_pkt_ready, ack_ready}),
+    .m_data({tx_pkt_dmac, tx_pkt_dip, tx_pkt_udp_sport, tx_pkt_opcode, tx_pkt_se, tx_pkt_ack_req,
+             tx_pkt_dest_qp, tx_pkt_psn, tx_pkt_payload_addr, tx_pkt_payload_len}),
+    .m_valid(tx_pkt_valid),
+    .m_last(tx_arb_last),
+    .m_sel(tx_pkt_from_ex),
+    .m_ready(tx_pkt_ready)
+);
+
 wire tx_done;
 reg [15:0] tx_src_fifo_reg = 16'd0;
 reg [4:0] tx_src_wr_reg = 5'd0;
@@ -1366,7 +1435,7 @@ assign ex_pkt_done = tx_done && tx_src_fifo_reg[tx_src_rd_reg[3:0]];
 wire stat_tx_frame = tx_pkt_valid && tx_pkt_ready;
 always @(posedge clk) begin
     if (tx_pkt_valid && tx_pkt_ready) begin
-        tx_src_fifo_reg[tx_src_wr_reg[3:0]] <= !tx_sel_ack;
+        tx_src_fifo_reg[tx_src_wr_reg[3:0]] <= tx_pkt_from_ex;
         tx_src_wr_reg <= tx_src_wr_reg + 5'd1;
     end
     if (tx_done) begin
@@ -1378,34 +1447,30 @@ always @(posedge clk) begin
     end
 end
 
-/* verilator lint_off UNUSEDSIGNAL */
-wire [RAM_ADDR_W-1:0] tx_payload_addr = tx_sel_ack ? {RAM_ADDR_W{1'b0}} : ex_pkt_payload_addr - TX_RAM_BASE;
-/* verilator lint_on UNUSEDSIGNAL */
-
 roce_tx #(
     .DATA_W(DATA_W),
     .RAM_ADDR_W(TXR_ADDR_W)
 ) roce_tx_inst (
     .clk(clk),
     .rst(rst),
-    .s_pkt_dmac(tx_sel_ack ? ack_dmac : ex_pkt_dmac),
+    .s_pkt_dmac(tx_pkt_dmac),
     .s_pkt_smac(port_mac),
     .s_pkt_sip(reg_ipv4),
-    .s_pkt_dip(tx_sel_ack ? ack_dip : ex_pkt_dip),
-    .s_pkt_udp_sport(tx_sel_ack ? ack_udp_sport : ex_pkt_udp_sport),
-    .s_pkt_opcode(tx_sel_ack ? 8'h11 : ex_pkt_opcode),
-    .s_pkt_se(tx_sel_ack ? 1'b0 : ex_pkt_se),
-    .s_pkt_ack_req(tx_sel_ack ? 1'b0 : ex_pkt_ack_req),
-    .s_pkt_dest_qp(tx_sel_ack ? ack_dest_qp : ex_pkt_dest_qp),
-    .s_pkt_psn(tx_sel_ack ? ack_psn : ex_pkt_psn),
+    .s_pkt_dip(tx_pkt_dip),
+    .s_pkt_udp_sport(tx_pkt_udp_sport),
+    .s_pkt_opcode(tx_pkt_opcode),
+    .s_pkt_se(tx_pkt_se),
+    .s_pkt_ack_req(tx_pkt_ack_req),
+    .s_pkt_dest_qp(tx_pkt_dest_qp),
+    .s_pkt_psn(tx_pkt_psn),
     .s_pkt_reth_va(ex_pkt_reth_va),
     .s_pkt_reth_rkey(ex_pkt_reth_rkey),
     .s_pkt_reth_len(ex_pkt_reth_len),
     .s_pkt_imm(ex_pkt_imm),
     .s_pkt_aeth_syndrome(ack_syndrome),
     .s_pkt_aeth_msn(ack_msn),
-    .s_pkt_payload_addr(tx_payload_addr[TXR_ADDR_W-1:0]),
-    .s_pkt_payload_len(tx_sel_ack ? 13'd0 : ex_pkt_payload_len),
+    .s_pkt_payload_addr(tx_pkt_payload_addr),
+    .s_pkt_payload_len(tx_pkt_payload_len),
     .s_pkt_valid(tx_pkt_valid),
     .s_pkt_ready(tx_pkt_ready),
     .m_ram_rd_addr(txr_rd_addr),
@@ -1556,15 +1621,31 @@ rc_responder #(
 
 // ---------------------------------------------------------------- completions
 // CQE requests: receive completions, then send completions, then local ones
-wire cq_gnt_rs = rs_cqe_valid;
-wire cq_gnt_ac = ac_cqe_valid && !rs_cqe_valid;
-wire cq_req_valid = rs_cqe_valid || ac_cqe_valid || ex_cqe_valid;
+wire cq_req_valid;
 wire cq_req_ready;
-wire [QN_W-1:0] cq_req_cqn = cq_gnt_rs ? rs_cqe_cqn : cq_gnt_ac ? ac_cqe_cqn : ex_cqe_cqn;
-wire [CQE_OWNER_LSB-1:0] cq_req_data = cq_gnt_rs ? rs_cqe_data : cq_gnt_ac ? ac_cqe_data : ex_cqe_data;
-assign rs_cqe_ready = cq_gnt_rs && cq_req_ready;
-assign ac_cqe_ready = cq_gnt_ac && cq_req_ready;
-assign ex_cqe_ready = !cq_gnt_rs && !cq_gnt_ac && cq_req_ready;
+wire [QN_W-1:0] cq_req_cqn;
+wire [CQE_OWNER_LSB-1:0] cq_req_data;
+/* verilator lint_off UNUSEDSIGNAL */
+wire cq_arb_last;                     // CQE requests are one beat
+wire [1:0] cq_arb_sel;
+/* verilator lint_on UNUSEDSIGNAL */
+
+axis_arb_mux #(
+    .PORTS(3),
+    .WIDTH(QN_W + CQE_OWNER_LSB)
+) cq_arb_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_data({ex_cqe_cqn, ex_cqe_data, ac_cqe_cqn, ac_cqe_data, rs_cqe_cqn, rs_cqe_data}),
+    .s_valid({ex_cqe_valid, ac_cqe_valid, rs_cqe_valid}),
+    .s_last(3'b111),
+    .s_ready({ex_cqe_ready, ac_cqe_ready, rs_cqe_ready}),
+    .m_data({cq_req_cqn, cq_req_data}),
+    .m_valid(cq_req_valid),
+    .m_last(cq_arb_last),
+    .m_sel(cq_arb_sel),
+    .m_ready(cq_req_ready)
+);
 
 wire cw_err;
 wire [QN_W-1:0] cw_err_cqn;
