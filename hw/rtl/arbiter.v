@@ -18,9 +18,14 @@
 //
 // The grant depends on `request` and registers only; `take` (in which the
 // downstream ready takes part) only moves the registers, so there is no
-// combinational path from ready to the grant. A requester must hold its
-// request until its transfer ends (AXI-Stream valid rule); if it drops it
-// anyway, grant_valid falls and the choice still holds.
+// combinational path from ready to the grant. A requester holds its
+// request until its transfer ends (AXI-Stream valid rule); between beats
+// of a transfer it may pause (request low): grant_valid falls and the
+// choice still holds. A requester that withdraws an offer before any beat
+// of it was taken (a descriptor source that changes its mind, such as the
+// responder's payload write when the MR table changes under it) gives the
+// choice up: grant_valid falls in that cycle and the next cycle picks
+// again, so a withdrawn offer cannot keep the others waiting.
 //
 // The picks are priority encoders (a tree, see priority_encoder.v): one for
 // fixed priority, two for round robin (ports after the last choice, then
@@ -70,6 +75,8 @@ end
 
 // a choice offered and not finished: hold it
 reg             locked_reg = 1'b0;
+// a beat of the held transfer was taken (a pause, not a withdrawal)
+reg             started_reg = 1'b0;
 reg [SEL_W-1:0] index_reg = {SEL_W{1'b0}};
 
 // the pick of this cycle, when nothing is held
@@ -131,9 +138,16 @@ always @(posedge clk) begin
     if (grant_valid) begin
         locked_reg <= !(take && last);
         index_reg <= grant_index;
+        if (take) begin
+            started_reg <= !last;
+        end
+    end else if (!started_reg) begin
+        // nothing offered, or the held offer withdrawn before its first beat
+        locked_reg <= 1'b0;
     end
     if (rst) begin
         locked_reg <= 1'b0;
+        started_reg <= 1'b0;
         index_reg <= {SEL_W{1'b0}};
     end
 end

@@ -17,21 +17,21 @@
 // longer depends on m_ready, one cycle more latency, still one beat per
 // cycle.
 //
-// Meant to replace the inline muxes of rnic_core.v (not done yet):
+// Used by rnic_core for every multiplexer in front of a shared engine:
 //   - tx_wr_req (CQE bypass vs. write engine): PORTS 2, fixed priority,
 //     port 0 the bypass, port 1 the engine, payload {hdr, data, keep};
-//     cycle for cycle what the inline mux with its busy/sel registers does.
+//     cycle for cycle what the inline mux with its busy/sel registers did.
 //   - read descriptors (CQE flush reads, receive WQEs, executor) and write
 //     descriptors (payload, CQEs, copy chunks): PORTS 3, fixed priority in
 //     that order, s_last all ones, payload {pcie_addr, ram_addr, len, (ro,)
-//     id}. Unlike the inline muxes, a descriptor offered and not yet taken
-//     is not pre-empted by a more urgent one that arrives later.
+//     id}. Unlike the inline muxes they replaced, a descriptor offered and
+//     not yet taken is not pre-empted by a more urgent one that arrives
+//     later.
 //   - CQE requests (receive, send, local completions): PORTS 3, fixed
 //     priority, payload {cqn, data}, s_last all ones.
 //   - TX packet descriptors (ACK/NAK before requests): PORTS 2, fixed
 //     priority, the descriptor fields as payload, s_last high; m_sel is
 //     what the source FIFO behind roce_tx records.
-//   Descriptors carry the same pre-emption difference as above.
 
 `resetall
 `timescale 1ns / 1ps
@@ -100,14 +100,21 @@ arbiter #(
     .grant_index(grant_index)
 );
 
-// one-hot AND-OR select (zero without a grant)
+// the granted port's beat, found by index: a chain of compares. Yosys
+// maps it to about what a hand-written priority mux costs (one LUT level
+// per bit and pair of ports); a one-hot AND-OR that also zeroes the output
+// without a grant lets it fold the arbiter's state into every bit, about
+// twice the size. Without a grant the output is some port's beat, and
+// m_valid is low.
 integer i;
 always @* begin
-    mux_data = {WIDTH{1'b0}};
-    mux_last = 1'b0;
-    for (i = 0; i < PORTS; i = i + 1) begin
-        mux_data = mux_data | (s_data[i*WIDTH +: WIDTH] & {WIDTH{grant[i]}});
-        mux_last = mux_last | (s_last[i] & grant[i]);
+    mux_data = s_data[0 +: WIDTH];
+    mux_last = s_last[0];
+    for (i = 1; i < PORTS; i = i + 1) begin
+        if (grant_index == i[SEL_W-1:0]) begin
+            mux_data = s_data[i*WIDTH +: WIDTH];
+            mux_last = s_last[i];
+        end
     end
 end
 

@@ -1,5 +1,9 @@
-// rnic core: everything between the generic PCIe TLP interface and (later)
-// the Ethernet MAC. See hw/README.md for the interface contract.
+// rnic core: everything between the generic PCIe TLP interface and the
+// Ethernet MAC. See hw/README.md for the interface contract and the
+// subsystems: rnic_dma (DMA engines, RAMs, descriptor and TLP muxes) and
+// rnic_port (RoCE framing, loopback, TX arbiter) are modules of their own;
+// the register block, tables, queues, executor, responder and CQE writer
+// are still wired here.
 
 `resetall
 `timescale 1ns / 1ps
@@ -307,6 +311,12 @@ reg [31:0] rx_rnr_nak_reg = 32'd0;
 reg [31:0] rx_drop_guard_reg = 32'd0;
 reg [31:0] ring_busy_cycles_reg = 32'd0;
 wire [4:0] reg_qp_timeout;
+wire reg_lb_loopback;
+wire [15:0] reg_lb_drop_thr;
+wire [15:0] reg_lb_reorder_thr;
+wire [31:0] reg_lb_seed;
+wire [31:0] lb_dropped;
+wire [31:0] lb_reordered;
 wire [2:0] reg_qp_retry_cnt;
 wire [2:0] reg_qp_rnr_retry;
 wire [4:0] reg_qp_min_rnr_timer;
@@ -406,8 +416,8 @@ rnic_csr csr_inst (
     .hwif_in_port_rx_rnr_nak_value(rx_rnr_nak_reg),
     .hwif_in_port_rx_drop_guard_value(rx_drop_guard_reg),
     .hwif_in_port_ring_busy_cycles_value(ring_busy_cycles_reg),
-    .hwif_in_port_lb_dropped_value(lb_dropped_reg),
-    .hwif_in_port_lb_reordered_value(lb_reordered_reg),
+    .hwif_in_port_lb_dropped_value(lb_dropped),
+    .hwif_in_port_lb_reordered_value(lb_reordered),
     .hwif_out_port_lb_ctrl_loopback(reg_lb_loopback),
     .hwif_out_port_lb_drop_thr(reg_lb_drop_thr),
     .hwif_out_port_lb_reorder_thr(reg_lb_reorder_thr),
@@ -737,65 +747,82 @@ queue_manager #(
     .err_qn(qm_err_qn)
 );
 
-// ---------------------------------------------------------------- DMA engines
-wire [63:0] rd_desc_pcie_addr;
-wire [RAM_ADDR_W-1:0] rd_desc_ram_addr;
-wire [LEN_W-1:0] rd_desc_len;
-wire [ID_W-1:0] rd_desc_id;
-wire rd_desc_valid;
-wire rd_desc_ready;
-/* verilator lint_off UNUSEDSIGNAL */
-wire [ID_W-1:0] rd_status_id;     // only the client bits [7:6] route statuses
+// ---------------------------------------------------------------- DMA (rnic_dma)
+// read descriptors: CQE flush reads, then receive WQEs, then the executor
+wire [63:0] ex_rd_pcie_addr;
+wire [RAM_ADDR_W-1:0] ex_rd_ram_addr;
+wire [LEN_W-1:0] ex_rd_len;
+wire [ID_W-1:0] ex_rd_id;
+wire ex_rd_valid, ex_rd_ready;
+wire [63:0] rs_rd_pcie_addr;
+wire [RAM_ADDR_W-1:0] rs_rd_ram_addr;
+wire [LEN_W-1:0] rs_rd_len;
+wire [ID_W-1:0] rs_rd_id;
+wire rs_rd_valid, rs_rd_ready;
+wire [63:0] cw_rd_pcie_addr;
+wire [LEN_W-1:0] cw_rd_len;
+wire [ID_W-1:0] cw_rd_id;
+wire cw_rd_valid, cw_rd_ready;
+wire [ID_W-1:0] rd_status_id;
 wire [3:0] rd_status_error;
-wire rd_status_valid;
+wire ex_rd_status, rs_rd_status, cw_rd_status;
 
-wire [63:0] wr_desc_pcie_addr;
-wire [RAM_ADDR_W-1:0] wr_desc_ram_addr;
-wire [LEN_W-1:0] wr_desc_len;
-wire wr_desc_ro;
-wire [ID_W-1:0] wr_desc_id;
-wire wr_desc_valid;
-wire wr_desc_ready;
-wire [ID_W-1:0] wr_status_id;
-/* verilator lint_on UNUSEDSIGNAL */
-wire wr_status_valid;
+// write descriptors: received payload, then CQEs, then copy chunks
+wire [63:0] ex_wr_pcie_addr;
+wire [RAM_ADDR_W-1:0] ex_wr_ram_addr;
+wire [LEN_W-1:0] ex_wr_len;
+wire [ID_W-1:0] ex_wr_id;
+wire ex_wr_valid, ex_wr_ready;
+wire [63:0] rs_wr_pcie_addr;
+wire [RAM_ADDR_W-1:0] rs_wr_ram_addr;
+wire [LEN_W-1:0] rs_wr_len;
+wire [ID_W-1:0] rs_wr_id;
+wire rs_wr_valid, rs_wr_ready;
+wire [63:0] cw_wr_pcie_addr;
+wire [RAM_ADDR_W-1:0] cw_wr_ram_addr;
+wire [LEN_W-1:0] cw_wr_len;
+wire cw_wr_ro;
+wire [ID_W-1:0] cw_wr_id;
+wire cw_wr_valid, cw_wr_ready;
+wire ex_wr_status, rs_wr_status, cw_wr_status;
+wire wr_engine_idle;
 
+// the CQE bypass TLPs (debug switch), the RAM ports of the other subsystems
+wire [127:0] byp_tlp_hdr;
+wire [DATA_W-1:0] byp_tlp_data;
+wire [DATA_W/32-1:0] byp_tlp_keep;
+wire byp_tlp_valid, byp_tlp_last, byp_tlp_ready;
 wire [RAM_ADDR_W-SEG_W-1:0] rd_ram_wr_addr;
 wire [DATA_W-1:0] rd_ram_wr_data;
 wire [DATA_W/8-1:0] rd_ram_wr_strb;
 wire rd_ram_wr_en;
-wire [RAM_ADDR_W-SEG_W-1:0] wr_ram_rd_addr;
-wire wr_ram_rd_en;
-wire [DATA_W-1:0] wr_ram_rd_data;
+wire [RAM_ADDR_W-SEG_W-1:0] cw_ram_wr_addr;
+wire [DATA_W-1:0] cw_ram_wr_data;
+wire [DATA_W/8-1:0] cw_ram_wr_strb;
+wire cw_ram_wr_en, cw_ram_wr_ready;
+wire [TXR_ADDR_W-SEG_W-1:0] txr_rd_addr;
+wire txr_rd_en;
+wire [DATA_W-1:0] txr_rd_data;
+wire [RXR_ADDR_W-SEG_W-1:0] rxr_wr_addr;
+wire [DATA_W-1:0] rxr_wr_data;
+wire [DATA_W/8-1:0] rxr_wr_strb;
+wire rxr_wr_en;
+wire stat_rd_req, stat_rd_err, stat_wr_tlp;
 
-wire eng_wr_tlp_valid;
-wire eng_wr_tlp_ready;
-wire [127:0] eng_wr_tlp_hdr;
-wire [DATA_W-1:0] eng_wr_tlp_data;
-wire [DATA_W/32-1:0] eng_wr_tlp_keep;
-wire eng_wr_tlp_last;
-
-wire stat_rd_req;
-wire stat_rd_err;
-wire stat_wr_tlp;
-
-dma_rd_engine #(
+rnic_dma #(
     .DATA_W(DATA_W),
     .RAM_ADDR_W(RAM_ADDR_W),
+    .STG_ADDR_W(STG_ADDR_W),
+    .TXR_ADDR_W(TXR_ADDR_W),
+    .RXR_ADDR_W(RXR_ADDR_W),
     .LEN_W(LEN_W),
-    .ID_W(ID_W)
-) rd_inst (
+    .ID_W(ID_W),
+    .ID_EXEC(ID_EXEC),
+    .ID_RESP(ID_RESP),
+    .ID_CQE(ID_CQE)
+) dma_inst (
     .clk(clk),
     .rst(rst),
-    .s_desc_pcie_addr(rd_desc_pcie_addr),
-    .s_desc_ram_addr(rd_desc_ram_addr),
-    .s_desc_len(rd_desc_len),
-    .s_desc_id(rd_desc_id),
-    .s_desc_valid(rd_desc_valid),
-    .s_desc_ready(rd_desc_ready),
-    .m_status_id(rd_status_id),
-    .m_status_error(rd_status_error),
-    .m_status_valid(rd_status_valid),
     .tx_rd_req_tlp_hdr(tx_rd_req_tlp_hdr),
     .tx_rd_req_tlp_valid(tx_rd_req_tlp_valid),
     .tx_rd_req_tlp_ready(tx_rd_req_tlp_ready),
@@ -805,222 +832,85 @@ dma_rd_engine #(
     .rx_cpl_tlp_valid(rx_cpl_tlp_valid),
     .rx_cpl_tlp_last(rx_cpl_tlp_last),
     .rx_cpl_tlp_ready(rx_cpl_tlp_ready),
-    .m_ram_wr_addr(rd_ram_wr_addr),
-    .m_ram_wr_data(rd_ram_wr_data),
-    .m_ram_wr_strb(rd_ram_wr_strb),
-    .m_ram_wr_en(rd_ram_wr_en),
+    .tx_wr_req_tlp_hdr(tx_wr_req_tlp_hdr),
+    .tx_wr_req_tlp_data(tx_wr_req_tlp_data),
+    .tx_wr_req_tlp_keep(tx_wr_req_tlp_keep),
+    .tx_wr_req_tlp_valid(tx_wr_req_tlp_valid),
+    .tx_wr_req_tlp_last(tx_wr_req_tlp_last),
+    .tx_wr_req_tlp_ready(tx_wr_req_tlp_ready),
+    .cfg_max_payload(cfg_max_payload),
     .cfg_max_read_req(cfg_max_read_req),
     .cfg_requester_id(cfg_requester_id),
+    .s_ex_rd_pcie_addr(ex_rd_pcie_addr),
+    .s_ex_rd_ram_addr(ex_rd_ram_addr),
+    .s_ex_rd_len(ex_rd_len),
+    .s_ex_rd_id(ex_rd_id),
+    .s_ex_rd_valid(ex_rd_valid),
+    .s_ex_rd_ready(ex_rd_ready),
+    .s_rs_rd_pcie_addr(rs_rd_pcie_addr),
+    .s_rs_rd_ram_addr(rs_rd_ram_addr),
+    .s_rs_rd_len(rs_rd_len),
+    .s_rs_rd_id(rs_rd_id),
+    .s_rs_rd_valid(rs_rd_valid),
+    .s_rs_rd_ready(rs_rd_ready),
+    .s_cw_rd_pcie_addr(cw_rd_pcie_addr),
+    .s_cw_rd_len(cw_rd_len),
+    .s_cw_rd_id(cw_rd_id),
+    .s_cw_rd_valid(cw_rd_valid),
+    .s_cw_rd_ready(cw_rd_ready),
+    .rd_status_id(rd_status_id),
+    .rd_status_error(rd_status_error),
+    .ex_rd_status(ex_rd_status),
+    .rs_rd_status(rs_rd_status),
+    .cw_rd_status(cw_rd_status),
+    .s_ex_wr_pcie_addr(ex_wr_pcie_addr),
+    .s_ex_wr_ram_addr(ex_wr_ram_addr),
+    .s_ex_wr_len(ex_wr_len),
+    .s_ex_wr_id(ex_wr_id),
+    .s_ex_wr_valid(ex_wr_valid),
+    .s_ex_wr_ready(ex_wr_ready),
+    .s_rs_wr_pcie_addr(rs_wr_pcie_addr),
+    .s_rs_wr_ram_addr(rs_wr_ram_addr),
+    .s_rs_wr_len(rs_wr_len),
+    .s_rs_wr_id(rs_wr_id),
+    .s_rs_wr_valid(rs_wr_valid),
+    .s_rs_wr_ready(rs_wr_ready),
+    .s_cw_wr_pcie_addr(cw_wr_pcie_addr),
+    .s_cw_wr_ram_addr(cw_wr_ram_addr),
+    .s_cw_wr_len(cw_wr_len),
+    .s_cw_wr_ro(cw_wr_ro),
+    .s_cw_wr_id(cw_wr_id),
+    .s_cw_wr_valid(cw_wr_valid),
+    .s_cw_wr_ready(cw_wr_ready),
+    .ex_wr_status(ex_wr_status),
+    .rs_wr_status(rs_wr_status),
+    .cw_wr_status(cw_wr_status),
+    .wr_engine_idle(wr_engine_idle),
+    .s_byp_tlp_hdr(byp_tlp_hdr),
+    .s_byp_tlp_data(byp_tlp_data),
+    .s_byp_tlp_keep(byp_tlp_keep),
+    .s_byp_tlp_valid(byp_tlp_valid),
+    .s_byp_tlp_last(byp_tlp_last),
+    .s_byp_tlp_ready(byp_tlp_ready),
+    .ram_snoop_addr(rd_ram_wr_addr),
+    .ram_snoop_data(rd_ram_wr_data),
+    .ram_snoop_strb(rd_ram_wr_strb),
+    .ram_snoop_en(rd_ram_wr_en),
+    .s_cw_ram_wr_addr(cw_ram_wr_addr),
+    .s_cw_ram_wr_data(cw_ram_wr_data),
+    .s_cw_ram_wr_strb(cw_ram_wr_strb),
+    .s_cw_ram_wr_en(cw_ram_wr_en),
+    .s_cw_ram_wr_ready(cw_ram_wr_ready),
+    .s_txr_rd_addr(txr_rd_addr),
+    .s_txr_rd_en(txr_rd_en),
+    .s_txr_rd_data(txr_rd_data),
+    .s_rxr_wr_addr(rxr_wr_addr),
+    .s_rxr_wr_data(rxr_wr_data),
+    .s_rxr_wr_strb(rxr_wr_strb),
+    .s_rxr_wr_en(rxr_wr_en),
     .stat_rd_req(stat_rd_req),
-    .stat_rd_err(stat_rd_err)
-);
-
-dma_wr_engine #(
-    .DATA_W(DATA_W),
-    .RAM_ADDR_W(RAM_ADDR_W),
-    .LEN_W(LEN_W),
-    .ID_W(ID_W)
-) wr_inst (
-    .clk(clk),
-    .rst(rst),
-    .s_desc_pcie_addr(wr_desc_pcie_addr),
-    .s_desc_ram_addr(wr_desc_ram_addr),
-    .s_desc_len(wr_desc_len),
-    .s_desc_ro(wr_desc_ro),
-    .s_desc_id(wr_desc_id),
-    .s_desc_valid(wr_desc_valid),
-    .s_desc_ready(wr_desc_ready),
-    .m_status_id(wr_status_id),
-    .m_status_valid(wr_status_valid),
-    .m_ram_rd_addr(wr_ram_rd_addr),
-    .m_ram_rd_en(wr_ram_rd_en),
-    .s_ram_rd_data(wr_ram_rd_data),
-    .tx_wr_req_tlp_hdr(eng_wr_tlp_hdr),
-    .tx_wr_req_tlp_data(eng_wr_tlp_data),
-    .tx_wr_req_tlp_keep(eng_wr_tlp_keep),
-    .tx_wr_req_tlp_valid(eng_wr_tlp_valid),
-    .tx_wr_req_tlp_last(eng_wr_tlp_last),
-    .tx_wr_req_tlp_ready(eng_wr_tlp_ready),
-    .cfg_max_payload(cfg_max_payload),
-    .cfg_requester_id(cfg_requester_id),
-    .stat_tlp_issued(stat_wr_tlp)
-);
-
-// read-descriptor arbiter: CQE flush reads, then receive WQEs, then the executor
-wire [63:0] ex_rd_pcie_addr;
-wire [RAM_ADDR_W-1:0] ex_rd_ram_addr;
-wire [LEN_W-1:0] ex_rd_len;
-wire [ID_W-1:0] ex_rd_id;
-wire ex_rd_valid;
-wire [63:0] rs_rd_pcie_addr;
-wire [RAM_ADDR_W-1:0] rs_rd_ram_addr;
-wire [LEN_W-1:0] rs_rd_len;
-wire [ID_W-1:0] rs_rd_id;
-wire rs_rd_valid;
-wire [63:0] cw_rd_pcie_addr;
-wire [LEN_W-1:0] cw_rd_len;
-wire [ID_W-1:0] cw_rd_id;
-wire cw_rd_valid;
-
-wire rd_gnt_cw = cw_rd_valid;
-wire rd_gnt_rs = rs_rd_valid && !cw_rd_valid;
-wire rd_gnt_ex = ex_rd_valid && !rs_rd_valid && !cw_rd_valid;
-assign rd_desc_valid = cw_rd_valid || rs_rd_valid || ex_rd_valid;
-assign rd_desc_pcie_addr = rd_gnt_cw ? cw_rd_pcie_addr : rd_gnt_rs ? rs_rd_pcie_addr : ex_rd_pcie_addr;
-assign rd_desc_ram_addr = rd_gnt_cw ? {RAM_ADDR_W{1'b0}} : rd_gnt_rs ? rs_rd_ram_addr : ex_rd_ram_addr;
-assign rd_desc_len = rd_gnt_cw ? cw_rd_len : rd_gnt_rs ? rs_rd_len : ex_rd_len;
-assign rd_desc_id = rd_gnt_cw ? cw_rd_id : rd_gnt_rs ? rs_rd_id : ex_rd_id;
-wire ex_rd_ready = rd_gnt_ex && rd_desc_ready;
-wire rs_rd_ready = rd_gnt_rs && rd_desc_ready;
-wire cw_rd_ready = rd_gnt_cw && rd_desc_ready;
-wire ex_rd_status = rd_status_valid && rd_status_id[7:6] == ID_EXEC[7:6];
-wire rs_rd_status = rd_status_valid && rd_status_id[7:6] == ID_RESP[7:6];
-wire cw_rd_status = rd_status_valid && rd_status_id[7:6] == ID_CQE[7:6];
-
-// write-descriptor arbiter: received payload, then CQEs, then copy chunks
-wire [63:0] ex_wr_pcie_addr;
-wire [RAM_ADDR_W-1:0] ex_wr_ram_addr;
-wire [LEN_W-1:0] ex_wr_len;
-wire [ID_W-1:0] ex_wr_id;
-wire ex_wr_valid;
-wire [63:0] rs_wr_pcie_addr;
-wire [RAM_ADDR_W-1:0] rs_wr_ram_addr;
-wire [LEN_W-1:0] rs_wr_len;
-wire [ID_W-1:0] rs_wr_id;
-wire rs_wr_valid;
-wire [63:0] cw_wr_pcie_addr;
-wire [RAM_ADDR_W-1:0] cw_wr_ram_addr;
-wire [LEN_W-1:0] cw_wr_len;
-wire cw_wr_ro;
-wire [ID_W-1:0] cw_wr_id;
-wire cw_wr_valid;
-
-wire wr_gnt_rs = rs_wr_valid;
-wire wr_gnt_cw = cw_wr_valid && !rs_wr_valid;
-wire wr_gnt_ex = ex_wr_valid && !rs_wr_valid && !cw_wr_valid;
-assign wr_desc_valid = rs_wr_valid || cw_wr_valid || ex_wr_valid;
-assign wr_desc_pcie_addr = wr_gnt_rs ? rs_wr_pcie_addr : wr_gnt_cw ? cw_wr_pcie_addr : ex_wr_pcie_addr;
-assign wr_desc_ram_addr = wr_gnt_rs ? rs_wr_ram_addr : wr_gnt_cw ? cw_wr_ram_addr : ex_wr_ram_addr;
-assign wr_desc_len = wr_gnt_rs ? rs_wr_len : wr_gnt_cw ? cw_wr_len : ex_wr_len;
-assign wr_desc_ro = wr_gnt_cw ? cw_wr_ro : 1'b1;   // payload always relaxed
-assign wr_desc_id = wr_gnt_rs ? rs_wr_id : wr_gnt_cw ? cw_wr_id : ex_wr_id;
-wire ex_wr_ready = wr_gnt_ex && wr_desc_ready;
-wire rs_wr_ready = wr_gnt_rs && wr_desc_ready;
-wire cw_wr_ready = wr_gnt_cw && wr_desc_ready;
-wire ex_wr_status = wr_status_valid && wr_status_id[7:6] == ID_EXEC[7:6];
-wire rs_wr_status = wr_status_valid && wr_status_id[7:6] == ID_RESP[7:6];
-wire cw_wr_status = wr_status_valid && wr_status_id[7:6] == ID_CQE[7:6];
-
-// write descriptors accepted but not yet issued (flush mode waits for zero)
-reg [7:0] wr_outstanding_reg = 8'd0;
-always @(posedge clk) begin
-    wr_outstanding_reg <= rst ? 8'd0
-        : wr_outstanding_reg + {7'd0, wr_desc_valid && wr_desc_ready} - {7'd0, wr_status_valid};
-end
-wire wr_engine_idle = wr_outstanding_reg == 8'd0;
-
-// tx_wr_req: the write engine's TLPs, and the CQE bypass path (debug switch)
-wire [127:0] byp_tlp_hdr;
-wire [DATA_W-1:0] byp_tlp_data;
-wire [DATA_W/32-1:0] byp_tlp_keep;
-wire byp_tlp_valid;
-wire byp_tlp_last;
-reg wr_mux_busy_reg = 1'b0;
-reg wr_mux_sel_reg = 1'b0;
-wire wr_mux_sel = wr_mux_busy_reg ? wr_mux_sel_reg : byp_tlp_valid;
-assign tx_wr_req_tlp_hdr = wr_mux_sel ? byp_tlp_hdr : eng_wr_tlp_hdr;
-assign tx_wr_req_tlp_data = wr_mux_sel ? byp_tlp_data : eng_wr_tlp_data;
-assign tx_wr_req_tlp_keep = wr_mux_sel ? byp_tlp_keep : eng_wr_tlp_keep;
-assign tx_wr_req_tlp_valid = wr_mux_sel ? byp_tlp_valid : eng_wr_tlp_valid;
-assign tx_wr_req_tlp_last = wr_mux_sel ? byp_tlp_last : eng_wr_tlp_last;
-assign eng_wr_tlp_ready = !wr_mux_sel && tx_wr_req_tlp_ready;
-wire byp_tlp_ready = wr_mux_sel && tx_wr_req_tlp_ready;
-// the selection holds from the first beat offered until the TLP's last
-// beat is taken: a beat offered and not yet taken must not change
-// (AXI-Stream), so the bypass cannot cut in while the engine waits
-always @(posedge clk) begin
-    if (tx_wr_req_tlp_valid) begin
-        wr_mux_busy_reg <= !(tx_wr_req_tlp_ready && tx_wr_req_tlp_last);
-        wr_mux_sel_reg <= wr_mux_sel;
-    end
-    if (rst) begin
-        wr_mux_busy_reg <= 1'b0;
-    end
-end
-
-// ---------------------------------------------------------------- on-chip RAMs
-localparam RGN_HI = RAM_ADDR_W - SEG_W - 1;
-wire [1:0] rd_wr_rgn = rd_ram_wr_addr[RGN_HI:RGN_HI-1];
-
-/* verilator lint_off UNUSEDSIGNAL */
-wire [RAM_ADDR_W-SEG_W-1:0] cw_ram_wr_addr;   // always in the staging RAM
-/* verilator lint_on UNUSEDSIGNAL */
-wire [DATA_W-1:0] cw_ram_wr_data;
-wire [DATA_W/8-1:0] cw_ram_wr_strb;
-wire cw_ram_wr_en;
-wire stg_rd_wr = rd_ram_wr_en && rd_wr_rgn == 2'd0;
-wire cw_ram_wr_ready = !stg_rd_wr;
-
-wire [DATA_W-1:0] stg_rd_data;
-wire [DATA_W-1:0] rxr_rd_data;
-wire [1:0] wr_rd_rgn = wr_ram_rd_addr[RGN_HI:RGN_HI-1];
-reg [1:0] wr_rd_rgn_reg = 2'd0;
-always @(posedge clk) begin
-    if (wr_ram_rd_en) begin
-        wr_rd_rgn_reg <= wr_rd_rgn;
-    end
-end
-assign wr_ram_rd_data = wr_rd_rgn_reg == 2'd2 ? rxr_rd_data : stg_rd_data;
-
-dma_ram #(
-    .DATA_W(DATA_W),
-    .ADDR_W(STG_ADDR_W - SEG_W)
-) stg_ram_inst (
-    .clk(clk),
-    .wr_addr(stg_rd_wr ? rd_ram_wr_addr[STG_ADDR_W-SEG_W-1:0] : cw_ram_wr_addr[STG_ADDR_W-SEG_W-1:0]),
-    .wr_data(stg_rd_wr ? rd_ram_wr_data : cw_ram_wr_data),
-    .wr_strb(stg_rd_wr ? rd_ram_wr_strb : cw_ram_wr_strb),
-    .wr_en(stg_rd_wr || (cw_ram_wr_en && cw_ram_wr_ready)),
-    .rd_addr(wr_ram_rd_addr[STG_ADDR_W-SEG_W-1:0]),
-    .rd_en(wr_ram_rd_en && wr_rd_rgn == 2'd0),
-    .rd_data(stg_rd_data)
-);
-
-wire [TXR_ADDR_W-SEG_W-1:0] txr_rd_addr;
-wire txr_rd_en;
-wire [DATA_W-1:0] txr_rd_data;
-
-dma_ram #(
-    .DATA_W(DATA_W),
-    .ADDR_W(TXR_ADDR_W - SEG_W)
-) tx_ram_inst (
-    .clk(clk),
-    .wr_addr(rd_ram_wr_addr[TXR_ADDR_W-SEG_W-1:0]),
-    .wr_data(rd_ram_wr_data),
-    .wr_strb(rd_ram_wr_strb),
-    .wr_en(rd_ram_wr_en && rd_wr_rgn == 2'd1),
-    .rd_addr(txr_rd_addr),
-    .rd_en(txr_rd_en),
-    .rd_data(txr_rd_data)
-);
-
-wire [RXR_ADDR_W-SEG_W-1:0] rxr_wr_addr;
-wire [DATA_W-1:0] rxr_wr_data;
-wire [DATA_W/8-1:0] rxr_wr_strb;
-wire rxr_wr_en;
-
-dma_ram #(
-    .DATA_W(DATA_W),
-    .ADDR_W(RXR_ADDR_W - SEG_W)
-) rx_ram_inst (
-    .clk(clk),
-    .wr_addr(rxr_wr_addr),
-    .wr_data(rxr_wr_data),
-    .wr_strb(rxr_wr_strb),
-    .wr_en(rxr_wr_en),
-    .rd_addr(wr_ram_rd_addr[RXR_ADDR_W-SEG_W-1:0]),
-    .rd_en(wr_ram_rd_en && wr_rd_rgn == 2'd2),
-    .rd_data(rxr_rd_data)
+    .stat_rd_err(stat_rd_err),
+    .stat_wr_tlp(stat_wr_tlp)
 );
 
 // ---------------------------------------------------------------- executor (requester)
@@ -1191,10 +1081,7 @@ wqe_executor #(
     .stat_ring_busy(stat_ring_busy)
 );
 
-// ---------------------------------------------------------------- Ethernet / RoCE
-/* verilator lint_off UNUSEDSIGNAL */
-wire [47:0] rx_pkt_dmac;           // roce_rx only passes frames addressed to us
-/* verilator lint_on UNUSEDSIGNAL */
+// ---------------------------------------------------------------- Ethernet port (rnic_port)
 wire [47:0] rx_pkt_smac;
 wire [31:0] rx_pkt_sip;
 wire [31:0] rx_pkt_dip;
@@ -1218,128 +1105,6 @@ wire rx_pkt_valid;
 wire rx_pkt_ready;
 wire rx_free_valid;
 wire [RX_SLOT_W-1:0] rx_free_slot;
-wire stat_rx_frame;
-wire stat_drop_icrc;
-wire stat_drop_malformed;
-wire stat_drop_nobuf;
-
-wire [47:0] port_mac = {reg_mac_hi, reg_mac_lo};
-
-// ---------------------------------------------------------------- loopback and fault injection
-wire [DATA_W-1:0] core_tx_tdata;
-wire [DATA_W/8-1:0] core_tx_tkeep;
-wire core_tx_tvalid, core_tx_tlast, core_tx_tuser, core_tx_tready;
-wire [DATA_W-1:0] core_rx_tdata;
-wire [DATA_W/8-1:0] core_rx_tkeep;
-wire core_rx_tvalid, core_rx_tlast, core_rx_tuser, core_rx_tready;
-wire reg_lb_loopback;
-wire [15:0] reg_lb_drop_thr;
-wire [15:0] reg_lb_reorder_thr;
-wire [31:0] reg_lb_seed;
-reg [31:0] lb_seed_prev_reg = 32'd1;
-reg lb_seed_load_reg = 1'b0;
-wire stat_lb_dropped, stat_lb_reordered;
-reg [31:0] lb_dropped_reg = 32'd0;
-reg [31:0] lb_reordered_reg = 32'd0;
-
-always @(posedge clk) begin
-    lb_seed_prev_reg <= reg_lb_seed;
-    lb_seed_load_reg <= reg_lb_seed != lb_seed_prev_reg;
-    lb_dropped_reg <= lb_dropped_reg + {31'd0, stat_lb_dropped};
-    lb_reordered_reg <= lb_reordered_reg + {31'd0, stat_lb_reordered};
-    if (rst) begin
-        lb_dropped_reg <= 32'd0;
-        lb_reordered_reg <= 32'd0;
-    end
-end
-
-port_loopback_faults #(
-    .DATA_W(DATA_W)
-) lb_inst (
-    .clk(clk),
-    .rst(rst),
-    .cfg_loopback(reg_lb_loopback),
-    .cfg_drop_thr(reg_lb_drop_thr),
-    .cfg_reorder_thr(reg_lb_reorder_thr),
-    .cfg_seed(reg_lb_seed),
-    .cfg_seed_load(lb_seed_load_reg),
-    .s_tx_tdata(core_tx_tdata),
-    .s_tx_tkeep(core_tx_tkeep),
-    .s_tx_tvalid(core_tx_tvalid),
-    .s_tx_tlast(core_tx_tlast),
-    .s_tx_tuser(core_tx_tuser),
-    .s_tx_tready(core_tx_tready),
-    .m_port_tdata(m_axis_tx_tdata),
-    .m_port_tkeep(m_axis_tx_tkeep),
-    .m_port_tvalid(m_axis_tx_tvalid),
-    .m_port_tlast(m_axis_tx_tlast),
-    .m_port_tuser(m_axis_tx_tuser),
-    .m_port_tready(m_axis_tx_tready),
-    .s_port_tdata(s_axis_rx_tdata),
-    .s_port_tkeep(s_axis_rx_tkeep),
-    .s_port_tvalid(s_axis_rx_tvalid),
-    .s_port_tlast(s_axis_rx_tlast),
-    .s_port_tuser(s_axis_rx_tuser),
-    .s_port_tready(s_axis_rx_tready),
-    .m_rx_tdata(core_rx_tdata),
-    .m_rx_tkeep(core_rx_tkeep),
-    .m_rx_tvalid(core_rx_tvalid),
-    .m_rx_tlast(core_rx_tlast),
-    .m_rx_tuser(core_rx_tuser),
-    .m_rx_tready(core_rx_tready),
-    .stat_dropped(stat_lb_dropped),
-    .stat_reordered(stat_lb_reordered)
-);
-
-roce_rx #(
-    .DATA_W(DATA_W),
-    .RAM_ADDR_W(RXR_ADDR_W),
-    .NUM_SLOTS(RX_SLOTS),
-    .SLOT_LOG(RX_SLOT_LOG)
-) roce_rx_inst (
-    .clk(clk),
-    .rst(rst),
-    .s_axis_rx_tdata(core_rx_tdata),
-    .s_axis_rx_tkeep(core_rx_tkeep),
-    .s_axis_rx_tvalid(core_rx_tvalid),
-    .s_axis_rx_tlast(core_rx_tlast),
-    .s_axis_rx_tuser(core_rx_tuser),
-    .s_axis_rx_tready(core_rx_tready),
-    .cfg_mac(port_mac),
-    .cfg_ip(reg_ipv4),
-    .m_ram_wr_addr(rxr_wr_addr),
-    .m_ram_wr_data(rxr_wr_data),
-    .m_ram_wr_strb(rxr_wr_strb),
-    .m_ram_wr_en(rxr_wr_en),
-    .m_pkt_dmac(rx_pkt_dmac),
-    .m_pkt_smac(rx_pkt_smac),
-    .m_pkt_sip(rx_pkt_sip),
-    .m_pkt_dip(rx_pkt_dip),
-    .m_pkt_udp_sport(rx_pkt_udp_sport),
-    .m_pkt_opcode(rx_pkt_opcode),
-    .m_pkt_se(rx_pkt_se),
-    .m_pkt_ack_req(rx_pkt_ack_req),
-    .m_pkt_pad_cnt(rx_pkt_pad_cnt),
-    .m_pkt_dest_qp(rx_pkt_dest_qp),
-    .m_pkt_psn(rx_pkt_psn),
-    .m_pkt_reth_va(rx_pkt_reth_va),
-    .m_pkt_reth_rkey(rx_pkt_reth_rkey),
-    .m_pkt_reth_len(rx_pkt_reth_len),
-    .m_pkt_imm(rx_pkt_imm),
-    .m_pkt_aeth_syndrome(rx_pkt_aeth_syndrome),
-    .m_pkt_aeth_msn(rx_pkt_aeth_msn),
-    .m_pkt_payload_addr(rx_pkt_payload_addr),
-    .m_pkt_payload_len(rx_pkt_payload_len),
-    .m_pkt_slot(rx_pkt_slot),
-    .m_pkt_valid(rx_pkt_valid),
-    .m_pkt_ready(rx_pkt_ready),
-    .s_free_valid(rx_free_valid),
-    .s_free_slot(rx_free_slot),
-    .stat_rx_frame(stat_rx_frame),
-    .stat_drop_icrc(stat_drop_icrc),
-    .stat_drop_malformed(stat_drop_malformed),
-    .stat_drop_nobuf(stat_drop_nobuf)
-);
 
 // ACK / NAK packets from the responder
 wire [47:0] ack_dmac;
@@ -1350,74 +1115,104 @@ wire [23:0] ack_psn;
 wire [7:0] ack_syndrome;
 wire [23:0] ack_msn;
 wire ack_valid;
+wire ack_ready;
 
-// TX arbiter: ACKs first; roce_tx reports each packet done in order, so a
-// small FIFO remembers whose packet it was
-wire tx_sel_ack = ack_valid;
-wire tx_pkt_valid = ack_valid || ex_pkt_valid;
-wire tx_pkt_ready;
-wire ack_ready = tx_sel_ack && tx_pkt_ready;
-assign ex_pkt_ready = !tx_sel_ack && tx_pkt_ready;
-wire tx_done;
-reg [15:0] tx_src_fifo_reg = 16'd0;
-reg [4:0] tx_src_wr_reg = 5'd0;
-reg [4:0] tx_src_rd_reg = 5'd0;
-assign ex_pkt_done = tx_done && tx_src_fifo_reg[tx_src_rd_reg[3:0]];
-wire stat_tx_frame = tx_pkt_valid && tx_pkt_ready;
-always @(posedge clk) begin
-    if (tx_pkt_valid && tx_pkt_ready) begin
-        tx_src_fifo_reg[tx_src_wr_reg[3:0]] <= !tx_sel_ack;
-        tx_src_wr_reg <= tx_src_wr_reg + 5'd1;
-    end
-    if (tx_done) begin
-        tx_src_rd_reg <= tx_src_rd_reg + 5'd1;
-    end
-    if (rst) begin
-        tx_src_wr_reg <= 5'd0;
-        tx_src_rd_reg <= 5'd0;
-    end
-end
+wire [47:0] port_mac = {reg_mac_hi, reg_mac_lo};
+wire stat_tx_frame, stat_rx_frame, stat_drop_icrc, stat_drop_malformed, stat_drop_nobuf;
 
-/* verilator lint_off UNUSEDSIGNAL */
-wire [RAM_ADDR_W-1:0] tx_payload_addr = tx_sel_ack ? {RAM_ADDR_W{1'b0}} : ex_pkt_payload_addr - TX_RAM_BASE;
-/* verilator lint_on UNUSEDSIGNAL */
-
-roce_tx #(
+rnic_port #(
     .DATA_W(DATA_W),
-    .RAM_ADDR_W(TXR_ADDR_W)
-) roce_tx_inst (
+    .RAM_ADDR_W(RAM_ADDR_W),
+    .TXR_ADDR_W(TXR_ADDR_W),
+    .RXR_ADDR_W(RXR_ADDR_W),
+    .TX_RAM_BASE(TX_RAM_BASE),
+    .RX_SLOTS(RX_SLOTS),
+    .RX_SLOT_LOG(RX_SLOT_LOG),
+    .RX_SLOT_W(RX_SLOT_W)
+) port_inst (
     .clk(clk),
     .rst(rst),
-    .s_pkt_dmac(tx_sel_ack ? ack_dmac : ex_pkt_dmac),
-    .s_pkt_smac(port_mac),
-    .s_pkt_sip(reg_ipv4),
-    .s_pkt_dip(tx_sel_ack ? ack_dip : ex_pkt_dip),
-    .s_pkt_udp_sport(tx_sel_ack ? ack_udp_sport : ex_pkt_udp_sport),
-    .s_pkt_opcode(tx_sel_ack ? 8'h11 : ex_pkt_opcode),
-    .s_pkt_se(tx_sel_ack ? 1'b0 : ex_pkt_se),
-    .s_pkt_ack_req(tx_sel_ack ? 1'b0 : ex_pkt_ack_req),
-    .s_pkt_dest_qp(tx_sel_ack ? ack_dest_qp : ex_pkt_dest_qp),
-    .s_pkt_psn(tx_sel_ack ? ack_psn : ex_pkt_psn),
-    .s_pkt_reth_va(ex_pkt_reth_va),
-    .s_pkt_reth_rkey(ex_pkt_reth_rkey),
-    .s_pkt_reth_len(ex_pkt_reth_len),
-    .s_pkt_imm(ex_pkt_imm),
-    .s_pkt_aeth_syndrome(ack_syndrome),
-    .s_pkt_aeth_msn(ack_msn),
-    .s_pkt_payload_addr(tx_payload_addr[TXR_ADDR_W-1:0]),
-    .s_pkt_payload_len(tx_sel_ack ? 13'd0 : ex_pkt_payload_len),
-    .s_pkt_valid(tx_pkt_valid),
-    .s_pkt_ready(tx_pkt_ready),
-    .m_ram_rd_addr(txr_rd_addr),
-    .m_ram_rd_en(txr_rd_en),
-    .s_ram_rd_data(txr_rd_data),
-    .m_axis_tx_tdata(core_tx_tdata),
-    .m_axis_tx_tkeep(core_tx_tkeep),
-    .m_axis_tx_tvalid(core_tx_tvalid),
-    .m_axis_tx_tlast(core_tx_tlast),
-    .m_axis_tx_tuser(core_tx_tuser),
-    .m_axis_tx_tready(core_tx_tready),
-    .m_done(tx_done)
+    .m_axis_tx_tdata(m_axis_tx_tdata),
+    .m_axis_tx_tkeep(m_axis_tx_tkeep),
+    .m_axis_tx_tvalid(m_axis_tx_tvalid),
+    .m_axis_tx_tlast(m_axis_tx_tlast),
+    .m_axis_tx_tuser(m_axis_tx_tuser),
+    .m_axis_tx_tready(m_axis_tx_tready),
+    .s_axis_rx_tdata(s_axis_rx_tdata),
+    .s_axis_rx_tkeep(s_axis_rx_tkeep),
+    .s_axis_rx_tvalid(s_axis_rx_tvalid),
+    .s_axis_rx_tlast(s_axis_rx_tlast),
+    .s_axis_rx_tuser(s_axis_rx_tuser),
+    .s_axis_rx_tready(s_axis_rx_tready),
+    .cfg_mac(port_mac),
+    .cfg_ip(reg_ipv4),
+    .cfg_lb_loopback(reg_lb_loopback),
+    .cfg_lb_drop_thr(reg_lb_drop_thr),
+    .cfg_lb_reorder_thr(reg_lb_reorder_thr),
+    .cfg_lb_seed(reg_lb_seed),
+    .lb_dropped(lb_dropped),
+    .lb_reordered(lb_reordered),
+    .s_ex_pkt_dmac(ex_pkt_dmac),
+    .s_ex_pkt_dip(ex_pkt_dip),
+    .s_ex_pkt_udp_sport(ex_pkt_udp_sport),
+    .s_ex_pkt_opcode(ex_pkt_opcode),
+    .s_ex_pkt_se(ex_pkt_se),
+    .s_ex_pkt_ack_req(ex_pkt_ack_req),
+    .s_ex_pkt_dest_qp(ex_pkt_dest_qp),
+    .s_ex_pkt_psn(ex_pkt_psn),
+    .s_ex_pkt_reth_va(ex_pkt_reth_va),
+    .s_ex_pkt_reth_rkey(ex_pkt_reth_rkey),
+    .s_ex_pkt_reth_len(ex_pkt_reth_len),
+    .s_ex_pkt_imm(ex_pkt_imm),
+    .s_ex_pkt_payload_addr(ex_pkt_payload_addr),
+    .s_ex_pkt_payload_len(ex_pkt_payload_len),
+    .s_ex_pkt_valid(ex_pkt_valid),
+    .s_ex_pkt_ready(ex_pkt_ready),
+    .ex_pkt_done(ex_pkt_done),
+    .s_ack_dmac(ack_dmac),
+    .s_ack_dip(ack_dip),
+    .s_ack_udp_sport(ack_udp_sport),
+    .s_ack_dest_qp(ack_dest_qp),
+    .s_ack_psn(ack_psn),
+    .s_ack_syndrome(ack_syndrome),
+    .s_ack_msn(ack_msn),
+    .s_ack_valid(ack_valid),
+    .s_ack_ready(ack_ready),
+    .m_rx_pkt_smac(rx_pkt_smac),
+    .m_rx_pkt_sip(rx_pkt_sip),
+    .m_rx_pkt_dip(rx_pkt_dip),
+    .m_rx_pkt_udp_sport(rx_pkt_udp_sport),
+    .m_rx_pkt_opcode(rx_pkt_opcode),
+    .m_rx_pkt_se(rx_pkt_se),
+    .m_rx_pkt_ack_req(rx_pkt_ack_req),
+    .m_rx_pkt_pad_cnt(rx_pkt_pad_cnt),
+    .m_rx_pkt_dest_qp(rx_pkt_dest_qp),
+    .m_rx_pkt_psn(rx_pkt_psn),
+    .m_rx_pkt_reth_va(rx_pkt_reth_va),
+    .m_rx_pkt_reth_rkey(rx_pkt_reth_rkey),
+    .m_rx_pkt_reth_len(rx_pkt_reth_len),
+    .m_rx_pkt_imm(rx_pkt_imm),
+    .m_rx_pkt_aeth_syndrome(rx_pkt_aeth_syndrome),
+    .m_rx_pkt_aeth_msn(rx_pkt_aeth_msn),
+    .m_rx_pkt_payload_addr(rx_pkt_payload_addr),
+    .m_rx_pkt_payload_len(rx_pkt_payload_len),
+    .m_rx_pkt_slot(rx_pkt_slot),
+    .m_rx_pkt_valid(rx_pkt_valid),
+    .m_rx_pkt_ready(rx_pkt_ready),
+    .s_rx_free_valid(rx_free_valid),
+    .s_rx_free_slot(rx_free_slot),
+    .m_txr_rd_addr(txr_rd_addr),
+    .m_txr_rd_en(txr_rd_en),
+    .m_txr_rd_data(txr_rd_data),
+    .m_rxr_wr_addr(rxr_wr_addr),
+    .m_rxr_wr_data(rxr_wr_data),
+    .m_rxr_wr_strb(rxr_wr_strb),
+    .m_rxr_wr_en(rxr_wr_en),
+    .stat_tx_frame(stat_tx_frame),
+    .stat_rx_frame(stat_rx_frame),
+    .stat_drop_icrc(stat_drop_icrc),
+    .stat_drop_malformed(stat_drop_malformed),
+    .stat_drop_nobuf(stat_drop_nobuf)
 );
 
 // ---------------------------------------------------------------- responder
@@ -1556,15 +1351,31 @@ rc_responder #(
 
 // ---------------------------------------------------------------- completions
 // CQE requests: receive completions, then send completions, then local ones
-wire cq_gnt_rs = rs_cqe_valid;
-wire cq_gnt_ac = ac_cqe_valid && !rs_cqe_valid;
-wire cq_req_valid = rs_cqe_valid || ac_cqe_valid || ex_cqe_valid;
+wire cq_req_valid;
 wire cq_req_ready;
-wire [QN_W-1:0] cq_req_cqn = cq_gnt_rs ? rs_cqe_cqn : cq_gnt_ac ? ac_cqe_cqn : ex_cqe_cqn;
-wire [CQE_OWNER_LSB-1:0] cq_req_data = cq_gnt_rs ? rs_cqe_data : cq_gnt_ac ? ac_cqe_data : ex_cqe_data;
-assign rs_cqe_ready = cq_gnt_rs && cq_req_ready;
-assign ac_cqe_ready = cq_gnt_ac && cq_req_ready;
-assign ex_cqe_ready = !cq_gnt_rs && !cq_gnt_ac && cq_req_ready;
+wire [QN_W-1:0] cq_req_cqn;
+wire [CQE_OWNER_LSB-1:0] cq_req_data;
+/* verilator lint_off UNUSEDSIGNAL */
+wire cq_arb_last;                     // CQE requests are one beat
+wire [1:0] cq_arb_sel;
+/* verilator lint_on UNUSEDSIGNAL */
+
+axis_arb_mux #(
+    .PORTS(3),
+    .WIDTH(QN_W + CQE_OWNER_LSB)
+) cq_arb_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_data({ex_cqe_cqn, ex_cqe_data, ac_cqe_cqn, ac_cqe_data, rs_cqe_cqn, rs_cqe_data}),
+    .s_valid({ex_cqe_valid, ac_cqe_valid, rs_cqe_valid}),
+    .s_last(3'b111),
+    .s_ready({ex_cqe_ready, ac_cqe_ready, rs_cqe_ready}),
+    .m_data({cq_req_cqn, cq_req_data}),
+    .m_valid(cq_req_valid),
+    .m_last(cq_arb_last),
+    .m_sel(cq_arb_sel),
+    .m_ready(cq_req_ready)
+);
 
 wire cw_err;
 wire [QN_W-1:0] cw_err_cqn;

@@ -68,6 +68,18 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "    if (grant_valid && take) begin\n        locked_reg",
     ),
     (
+        "arb_keeps_withdrawn_offer",
+        "arbiter.v",
+        "end else if (!started_reg) begin",
+        "end else if (1'b0) begin",
+    ),
+    (
+        "arb_releases_mid_packet",
+        "arbiter.v",
+        "end else if (!started_reg) begin",
+        "end else begin",
+    ),
+    (
         "rr_does_not_rotate",
         "arbiter.v",
         "after_reg <= ({PORTS{1'b1}} << pick_index) << 1;",
@@ -88,8 +100,8 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
     (
         "mux_last_from_any_port",
         "axis_arb_mux.v",
-        "mux_last = mux_last | (s_last[i] & grant[i]);",
-        "mux_last = mux_last | (s_last[i] & s_valid[i]);",
+        "mux_last = s_last[i];",
+        "mux_last = |(s_last & s_valid);",
     ),
     (
         "mux_out_reg_ignored",

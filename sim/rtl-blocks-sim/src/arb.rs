@@ -1,7 +1,8 @@
 //! Bench of `axis_arb_mux` (and so of `arbiter`): PORTS seeded random
 //! sources of packets (1..=max_len beats, random gaps before and inside
-//! packets, each beat held until taken), a seeded random sink, and
-//! per-cycle checks:
+//! packets, each beat held until taken, or with `p_withdraw` a first beat
+//! sometimes withdrawn before it is taken and offered again later), a
+//! seeded random sink, and per-cycle checks:
 //!
 //! - per port, the beats out (told apart by m_sel) are the beats taken in,
 //!   in order, with their `last` (no loss, duplicate or reordering), and at
@@ -13,7 +14,9 @@
 //!   the choice is made from the ports offering in that cycle (fixed: the
 //!   lowest; round robin: the first after the last choice, wrapping), and
 //!   from then until that port's last beat is taken no other port sees
-//!   s_ready (s_ready only ever goes to a port that offers a beat);
+//!   s_ready (s_ready only ever goes to a port that offers a beat); a
+//!   port that withdraws its first beat gives the choice up after that
+//!   cycle, a pause between beats of a packet does not;
 //! - without the output register the output is that port's beat in the
 //!   same cycle and s_ready follows m_ready;
 //! - no output depends combinationally on m_ready, and with the output
@@ -45,6 +48,9 @@ pub struct ArbCfg {
     pub p_ready: f64,
     /// every port always offers (p_start, p_beat ignored): full rate
     pub saturate: bool,
+    /// chance per cycle that a port offering the first beat of a packet,
+    /// not taken yet, withdraws it (it offers the packet again later)
+    pub p_withdraw: f64,
 }
 
 impl ArbCfg {
@@ -58,6 +64,7 @@ impl ArbCfg {
             p_beat: 0.8,
             p_ready: 0.7,
             saturate: false,
+            p_withdraw: 0.0,
         }
     }
 }
@@ -73,6 +80,8 @@ pub struct ArbReport {
     pub max_wait: u32,
     /// cycles with the sink ready and nothing offered
     pub bubbles: u64,
+    /// offers withdrawn by the port holding the choice
+    pub released: usize,
 }
 
 struct Port {
@@ -163,8 +172,17 @@ pub fn run(cfg: &ArbCfg) -> Result<ArbReport, Fail> {
         }
         // sources
         let mut i = PortsIn::default();
+        let mut withdrew = 0u32;
         for (n, p) in port.iter_mut().enumerate() {
-            if !p.offering {
+            if p.offering
+                && p.cur.as_ref().is_some_and(|c| c.1 == 0)
+                && cfg.p_withdraw > 0.0
+                && rng.gen_bool(cfg.p_withdraw)
+            {
+                p.offering = false;
+                p.wait = 0; // its next offer is a new one: the turns start again
+                withdrew |= 1 << n;
+            } else if !p.offering {
                 let go = if p.cur.is_none() {
                     !p.todo.is_empty() && (cfg.saturate || rng.gen_bool(cfg.p_start))
                 } else {
@@ -295,6 +313,13 @@ pub fn run(cfg: &ArbCfg) -> Result<ArbReport, Fail> {
         } else if !out_reg && o.m_valid != 0 {
             fail!("cycle {cyc}: m_valid with no port offering");
         }
+        // a withdrawn first beat gives the choice up after this cycle
+        if let Some(h) = hold {
+            if withdrew >> h & 1 != 0 {
+                hold = None;
+                rep.released += 1;
+            }
+        }
         // handshake in
         for (n, p) in port.iter_mut().enumerate() {
             if p.offering && o.s_ready >> n & 1 != 0 {
@@ -314,7 +339,9 @@ pub fn run(cfg: &ArbCfg) -> Result<ArbReport, Fail> {
 
         // output: stability, packets whole, every beat in order
         if let Some((p, pr)) = &prev {
-            if p.m_valid != 0 && !pr && !same_out(p, &o) {
+            // without the output register a withdrawn offer leaves the output
+            let gone = !out_reg && withdrew >> p.m_sel & 1 != 0;
+            if p.m_valid != 0 && !pr && !gone && !same_out(p, &o) {
                 fail!(
                     "cycle {cyc}: the beat offered last cycle and not taken changed \
                      (sel {} -> {}, valid {})",

@@ -173,6 +173,29 @@ fn arb_round_robin_takes_turns_and_fixed_priority_serves_in_order() {
     }
 }
 
+/// Sources that sometimes withdraw a first beat before it is taken (the
+/// responder's payload write does when the MR table changes under it): the
+/// choice is given up and made again, nobody waits for the withdrawn offer;
+/// pauses inside packets still hold it.
+#[test]
+fn arb_withdrawn_offer_gives_the_choice_up() {
+    if skip() {
+        return;
+    }
+    for m in ARBS {
+        for (seed, max_len, pw) in [(61, 1, 0.3), (62, 6, 0.2)] {
+            let mut c = ArbCfg::new(m, seed);
+            c.max_len = max_len;
+            c.p_withdraw = pw;
+            c.p_start = 0.5;
+            c.p_ready = 0.4;
+            c.packets = 200;
+            let r = arb_go(&c);
+            assert!(r.released > 10, "{m}: only {} withdrawn choices", r.released);
+        }
+    }
+}
+
 #[test]
 fn icrc_subst_at_every_width() {
     if skip() {

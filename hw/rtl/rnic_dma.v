@@ -1,0 +1,441 @@
+// rnic DMA subsystem: the PCIe read and write engines, the three on-chip
+// RAMs they move data through, and the multiplexers in front of the
+// engines. Its clients are the executor (ex), the responder (rs) and the
+// CQE writer (cw); each offers read and write descriptors and gets its
+// statuses back by the client bits [7:6] of the descriptor id (the engines
+// return statuses in order, so no other bookkeeping is needed).
+//
+// One 128 KiB byte address space of RAMs (RAM_ADDR_W = 17; bits [16:15]
+// pick the region):
+//   0x00000 staging RAM (2^STG_ADDR_W bytes): copy slots, CQE slots, WQEs
+//   0x08000 TX RAM: packet payloads, read engine -> roce_tx
+//   0x10000 RX RAM: received frames, roce_rx -> write engine
+//
+// Priorities (fixed, axis_arb_mux: a choice holds from the first beat
+// offered until its last beat is taken):
+//   - read descriptors: CQE flush reads, then receive-WQE fetches, then the
+//     executor (WQE fetches and payload reads);
+//   - write descriptors: received payload, then CQEs, then copy chunks;
+//     payload is written with relaxed ordering, a CQE as cw says (RO=0
+//     unless the cqe_ro debug switch is set), so a CQE cannot pass the
+//     payload written before it;
+//   - tx_wr_req TLPs: the CQE bypass (debug switch) first, a TLP once
+//     offered goes out whole.
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module rnic_dma #(
+    parameter DATA_W = 64,
+    parameter RAM_ADDR_W = 17,
+    parameter STG_ADDR_W = 15,       // staging RAM bytes, log2
+    parameter TXR_ADDR_W = 15,       // TX RAM bytes, log2
+    parameter RXR_ADDR_W = 15,       // RX RAM bytes, log2
+    parameter LEN_W = 17,
+    parameter ID_W = 8,
+    // descriptor id client tags (bits [7:6])
+    parameter [ID_W-1:0] ID_EXEC = 8'h00,
+    parameter [ID_W-1:0] ID_RESP = 8'h40,
+    parameter [ID_W-1:0] ID_CQE = 8'h80,
+    parameter SEG_W = $clog2(DATA_W / 8)
+) (
+    input  wire                         clk,
+    input  wire                         rst,
+
+    // PCIe: memory read requests, their completions, memory writes
+    output wire [127:0]                 tx_rd_req_tlp_hdr,
+    output wire                         tx_rd_req_tlp_valid,
+    input  wire                         tx_rd_req_tlp_ready,
+    input  wire [127:0]                 rx_cpl_tlp_hdr,
+    input  wire [DATA_W-1:0]            rx_cpl_tlp_data,
+    input  wire [DATA_W/32-1:0]         rx_cpl_tlp_keep,
+    input  wire                         rx_cpl_tlp_valid,
+    input  wire                         rx_cpl_tlp_last,
+    output wire                         rx_cpl_tlp_ready,
+    output wire [127:0]                 tx_wr_req_tlp_hdr,
+    output wire [DATA_W-1:0]            tx_wr_req_tlp_data,
+    output wire [DATA_W/32-1:0]         tx_wr_req_tlp_keep,
+    output wire                         tx_wr_req_tlp_valid,
+    output wire                         tx_wr_req_tlp_last,
+    input  wire                         tx_wr_req_tlp_ready,
+    input  wire [2:0]                   cfg_max_payload,
+    input  wire [2:0]                   cfg_max_read_req,
+    input  wire [15:0]                  cfg_requester_id,
+
+    // read descriptors (host -> RAM)
+    input  wire [63:0]                  s_ex_rd_pcie_addr,
+    input  wire [RAM_ADDR_W-1:0]        s_ex_rd_ram_addr,
+    input  wire [LEN_W-1:0]             s_ex_rd_len,
+    input  wire [ID_W-1:0]              s_ex_rd_id,
+    input  wire                         s_ex_rd_valid,
+    output wire                         s_ex_rd_ready,
+    input  wire [63:0]                  s_rs_rd_pcie_addr,
+    input  wire [RAM_ADDR_W-1:0]        s_rs_rd_ram_addr,
+    input  wire [LEN_W-1:0]             s_rs_rd_len,
+    input  wire [ID_W-1:0]              s_rs_rd_id,
+    input  wire                         s_rs_rd_valid,
+    output wire                         s_rs_rd_ready,
+    // the CQE writer's reads are zero-length flush reads: no RAM address
+    input  wire [63:0]                  s_cw_rd_pcie_addr,
+    input  wire [LEN_W-1:0]             s_cw_rd_len,
+    input  wire [ID_W-1:0]              s_cw_rd_id,
+    input  wire                         s_cw_rd_valid,
+    output wire                         s_cw_rd_ready,
+    // read statuses: id and error shared, valid per client
+    output wire [ID_W-1:0]              rd_status_id,
+    output wire [3:0]                   rd_status_error,
+    output wire                         ex_rd_status,
+    output wire                         rs_rd_status,
+    output wire                         cw_rd_status,
+
+    // write descriptors (RAM -> host)
+    input  wire [63:0]                  s_ex_wr_pcie_addr,
+    input  wire [RAM_ADDR_W-1:0]        s_ex_wr_ram_addr,
+    input  wire [LEN_W-1:0]             s_ex_wr_len,
+    input  wire [ID_W-1:0]              s_ex_wr_id,
+    input  wire                         s_ex_wr_valid,
+    output wire                         s_ex_wr_ready,
+    input  wire [63:0]                  s_rs_wr_pcie_addr,
+    input  wire [RAM_ADDR_W-1:0]        s_rs_wr_ram_addr,
+    input  wire [LEN_W-1:0]             s_rs_wr_len,
+    input  wire [ID_W-1:0]              s_rs_wr_id,
+    input  wire                         s_rs_wr_valid,
+    output wire                         s_rs_wr_ready,
+    input  wire [63:0]                  s_cw_wr_pcie_addr,
+    input  wire [RAM_ADDR_W-1:0]        s_cw_wr_ram_addr,
+    input  wire [LEN_W-1:0]             s_cw_wr_len,
+    input  wire                         s_cw_wr_ro,
+    input  wire [ID_W-1:0]              s_cw_wr_id,
+    input  wire                         s_cw_wr_valid,
+    output wire                         s_cw_wr_ready,
+    output wire                         ex_wr_status,
+    output wire                         rs_wr_status,
+    output wire                         cw_wr_status,
+    // no write descriptor accepted and not yet issued (CQE flush mode)
+    output wire                         wr_engine_idle,
+
+    // the CQE writer's TLP bypass (debug switch)
+    input  wire [127:0]                 s_byp_tlp_hdr,
+    input  wire [DATA_W-1:0]            s_byp_tlp_data,
+    input  wire [DATA_W/32-1:0]         s_byp_tlp_keep,
+    input  wire                         s_byp_tlp_valid,
+    input  wire                         s_byp_tlp_last,
+    output wire                         s_byp_tlp_ready,
+
+    // the read engine's RAM writes, for the clients that snoop WQEs
+    output wire [RAM_ADDR_W-SEG_W-1:0]  ram_snoop_addr,
+    output wire [DATA_W-1:0]            ram_snoop_data,
+    output wire [DATA_W/8-1:0]          ram_snoop_strb,
+    output wire                         ram_snoop_en,
+
+    // the CQE writer's staging RAM writes (the read engine goes first)
+    input  wire [RAM_ADDR_W-SEG_W-1:0]  s_cw_ram_wr_addr,
+    input  wire [DATA_W-1:0]            s_cw_ram_wr_data,
+    input  wire [DATA_W/8-1:0]          s_cw_ram_wr_strb,
+    input  wire                         s_cw_ram_wr_en,
+    output wire                         s_cw_ram_wr_ready,
+
+    // TX RAM read port (roce_tx)
+    input  wire [TXR_ADDR_W-SEG_W-1:0]  s_txr_rd_addr,
+    input  wire                         s_txr_rd_en,
+    output wire [DATA_W-1:0]            s_txr_rd_data,
+
+    // RX RAM write port (roce_rx)
+    input  wire [RXR_ADDR_W-SEG_W-1:0]  s_rxr_wr_addr,
+    input  wire [DATA_W-1:0]            s_rxr_wr_data,
+    input  wire [DATA_W/8-1:0]          s_rxr_wr_strb,
+    input  wire                         s_rxr_wr_en,
+
+    output wire                         stat_rd_req,
+    output wire                         stat_rd_err,
+    output wire                         stat_wr_tlp
+);
+
+initial begin
+    if (RAM_ADDR_W != 17) begin
+        $error("rnic_dma: RAM_ADDR_W must be 17 (three 32 KiB regions, picked by bits [16:15])");
+        $finish;
+    end
+    if (STG_ADDR_W > 15 || TXR_ADDR_W > 15 || RXR_ADDR_W > 15) begin
+        $error("rnic_dma: each RAM must fit its 32 KiB region");
+        $finish;
+    end
+    if (SEG_W != $clog2(DATA_W / 8)) begin
+        $error("rnic_dma: SEG_W must be log2(DATA_W/8)");
+        $finish;
+    end
+    if (ID_W < 2 || ID_EXEC[ID_W-1 -: 2] == ID_RESP[ID_W-1 -: 2] || ID_EXEC[ID_W-1 -: 2] == ID_CQE[ID_W-1 -: 2]
+            || ID_RESP[ID_W-1 -: 2] == ID_CQE[ID_W-1 -: 2]) begin
+        $error("rnic_dma: the client tags must differ in the top two id bits");
+        $finish;
+    end
+end
+
+// ---------------------------------------------------------------- engines
+wire [63:0] rd_desc_pcie_addr;
+wire [RAM_ADDR_W-1:0] rd_desc_ram_addr;
+wire [LEN_W-1:0] rd_desc_len;
+wire [ID_W-1:0] rd_desc_id;
+wire rd_desc_valid;
+wire rd_desc_ready;
+wire rd_status_valid;
+
+wire [63:0] wr_desc_pcie_addr;
+wire [RAM_ADDR_W-1:0] wr_desc_ram_addr;
+wire [LEN_W-1:0] wr_desc_len;
+wire wr_desc_ro;
+wire [ID_W-1:0] wr_desc_id;
+wire wr_desc_valid;
+wire wr_desc_ready;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [ID_W-1:0] wr_status_id;     // only the client bits route statuses
+/* verilator lint_on UNUSEDSIGNAL */
+wire wr_status_valid;
+
+wire [RAM_ADDR_W-SEG_W-1:0] rd_ram_wr_addr;
+wire [DATA_W-1:0] rd_ram_wr_data;
+wire [DATA_W/8-1:0] rd_ram_wr_strb;
+wire rd_ram_wr_en;
+wire [RAM_ADDR_W-SEG_W-1:0] wr_ram_rd_addr;
+wire wr_ram_rd_en;
+wire [DATA_W-1:0] wr_ram_rd_data;
+
+wire eng_wr_tlp_valid;
+wire eng_wr_tlp_ready;
+wire [127:0] eng_wr_tlp_hdr;
+wire [DATA_W-1:0] eng_wr_tlp_data;
+wire [DATA_W/32-1:0] eng_wr_tlp_keep;
+wire eng_wr_tlp_last;
+
+assign ram_snoop_addr = rd_ram_wr_addr;
+assign ram_snoop_data = rd_ram_wr_data;
+assign ram_snoop_strb = rd_ram_wr_strb;
+assign ram_snoop_en = rd_ram_wr_en;
+
+dma_rd_engine #(
+    .DATA_W(DATA_W),
+    .RAM_ADDR_W(RAM_ADDR_W),
+    .LEN_W(LEN_W),
+    .ID_W(ID_W)
+) rd_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_desc_pcie_addr(rd_desc_pcie_addr),
+    .s_desc_ram_addr(rd_desc_ram_addr),
+    .s_desc_len(rd_desc_len),
+    .s_desc_id(rd_desc_id),
+    .s_desc_valid(rd_desc_valid),
+    .s_desc_ready(rd_desc_ready),
+    .m_status_id(rd_status_id),
+    .m_status_error(rd_status_error),
+    .m_status_valid(rd_status_valid),
+    .tx_rd_req_tlp_hdr(tx_rd_req_tlp_hdr),
+    .tx_rd_req_tlp_valid(tx_rd_req_tlp_valid),
+    .tx_rd_req_tlp_ready(tx_rd_req_tlp_ready),
+    .rx_cpl_tlp_hdr(rx_cpl_tlp_hdr),
+    .rx_cpl_tlp_data(rx_cpl_tlp_data),
+    .rx_cpl_tlp_keep(rx_cpl_tlp_keep),
+    .rx_cpl_tlp_valid(rx_cpl_tlp_valid),
+    .rx_cpl_tlp_last(rx_cpl_tlp_last),
+    .rx_cpl_tlp_ready(rx_cpl_tlp_ready),
+    .m_ram_wr_addr(rd_ram_wr_addr),
+    .m_ram_wr_data(rd_ram_wr_data),
+    .m_ram_wr_strb(rd_ram_wr_strb),
+    .m_ram_wr_en(rd_ram_wr_en),
+    .cfg_max_read_req(cfg_max_read_req),
+    .cfg_requester_id(cfg_requester_id),
+    .stat_rd_req(stat_rd_req),
+    .stat_rd_err(stat_rd_err)
+);
+
+dma_wr_engine #(
+    .DATA_W(DATA_W),
+    .RAM_ADDR_W(RAM_ADDR_W),
+    .LEN_W(LEN_W),
+    .ID_W(ID_W)
+) wr_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_desc_pcie_addr(wr_desc_pcie_addr),
+    .s_desc_ram_addr(wr_desc_ram_addr),
+    .s_desc_len(wr_desc_len),
+    .s_desc_ro(wr_desc_ro),
+    .s_desc_id(wr_desc_id),
+    .s_desc_valid(wr_desc_valid),
+    .s_desc_ready(wr_desc_ready),
+    .m_status_id(wr_status_id),
+    .m_status_valid(wr_status_valid),
+    .m_ram_rd_addr(wr_ram_rd_addr),
+    .m_ram_rd_en(wr_ram_rd_en),
+    .s_ram_rd_data(wr_ram_rd_data),
+    .tx_wr_req_tlp_hdr(eng_wr_tlp_hdr),
+    .tx_wr_req_tlp_data(eng_wr_tlp_data),
+    .tx_wr_req_tlp_keep(eng_wr_tlp_keep),
+    .tx_wr_req_tlp_valid(eng_wr_tlp_valid),
+    .tx_wr_req_tlp_last(eng_wr_tlp_last),
+    .tx_wr_req_tlp_ready(eng_wr_tlp_ready),
+    .cfg_max_payload(cfg_max_payload),
+    .cfg_requester_id(cfg_requester_id),
+    .stat_tlp_issued(stat_wr_tlp)
+);
+
+// ---------------------------------------------------------------- read descriptors
+/* verilator lint_off UNUSEDSIGNAL */
+wire rd_arb_last;                     // descriptors are one beat
+wire [1:0] rd_arb_sel;                // statuses are routed by id
+/* verilator lint_on UNUSEDSIGNAL */
+
+// port 0 first: CQE flush reads, receive WQEs, the executor
+axis_arb_mux #(
+    .PORTS(3),
+    .WIDTH(64 + RAM_ADDR_W + LEN_W + ID_W)
+) rd_arb_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_data({s_ex_rd_pcie_addr, s_ex_rd_ram_addr, s_ex_rd_len, s_ex_rd_id,
+             s_rs_rd_pcie_addr, s_rs_rd_ram_addr, s_rs_rd_len, s_rs_rd_id,
+             s_cw_rd_pcie_addr, {RAM_ADDR_W{1'b0}}, s_cw_rd_len, s_cw_rd_id}),
+    .s_valid({s_ex_rd_valid, s_rs_rd_valid, s_cw_rd_valid}),
+    .s_last(3'b111),
+    .s_ready({s_ex_rd_ready, s_rs_rd_ready, s_cw_rd_ready}),
+    .m_data({rd_desc_pcie_addr, rd_desc_ram_addr, rd_desc_len, rd_desc_id}),
+    .m_valid(rd_desc_valid),
+    .m_last(rd_arb_last),
+    .m_sel(rd_arb_sel),
+    .m_ready(rd_desc_ready)
+);
+assign ex_rd_status = rd_status_valid && rd_status_id[ID_W-1 -: 2] == ID_EXEC[ID_W-1 -: 2];
+assign rs_rd_status = rd_status_valid && rd_status_id[ID_W-1 -: 2] == ID_RESP[ID_W-1 -: 2];
+assign cw_rd_status = rd_status_valid && rd_status_id[ID_W-1 -: 2] == ID_CQE[ID_W-1 -: 2];
+
+// ---------------------------------------------------------------- write descriptors
+/* verilator lint_off UNUSEDSIGNAL */
+wire wr_arb_last;                     // descriptors are one beat
+wire [1:0] wr_arb_sel;                // statuses are routed by id
+/* verilator lint_on UNUSEDSIGNAL */
+
+// port 0 first: received payload, CQEs, copy chunks; payload always
+// relaxed (RO), CQEs as the cqe_ro switch says
+axis_arb_mux #(
+    .PORTS(3),
+    .WIDTH(64 + RAM_ADDR_W + LEN_W + 1 + ID_W)
+) wr_arb_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_data({s_ex_wr_pcie_addr, s_ex_wr_ram_addr, s_ex_wr_len, 1'b1, s_ex_wr_id,
+             s_cw_wr_pcie_addr, s_cw_wr_ram_addr, s_cw_wr_len, s_cw_wr_ro, s_cw_wr_id,
+             s_rs_wr_pcie_addr, s_rs_wr_ram_addr, s_rs_wr_len, 1'b1, s_rs_wr_id}),
+    .s_valid({s_ex_wr_valid, s_cw_wr_valid, s_rs_wr_valid}),
+    .s_last(3'b111),
+    .s_ready({s_ex_wr_ready, s_cw_wr_ready, s_rs_wr_ready}),
+    .m_data({wr_desc_pcie_addr, wr_desc_ram_addr, wr_desc_len, wr_desc_ro, wr_desc_id}),
+    .m_valid(wr_desc_valid),
+    .m_last(wr_arb_last),
+    .m_sel(wr_arb_sel),
+    .m_ready(wr_desc_ready)
+);
+assign ex_wr_status = wr_status_valid && wr_status_id[ID_W-1 -: 2] == ID_EXEC[ID_W-1 -: 2];
+assign rs_wr_status = wr_status_valid && wr_status_id[ID_W-1 -: 2] == ID_RESP[ID_W-1 -: 2];
+assign cw_wr_status = wr_status_valid && wr_status_id[ID_W-1 -: 2] == ID_CQE[ID_W-1 -: 2];
+
+// write descriptors accepted but not yet issued (flush mode waits for zero)
+reg [7:0] wr_outstanding_reg = 8'd0;
+always @(posedge clk) begin
+    wr_outstanding_reg <= rst ? 8'd0
+        : wr_outstanding_reg + {7'd0, wr_desc_valid && wr_desc_ready} - {7'd0, wr_status_valid};
+end
+assign wr_engine_idle = wr_outstanding_reg == 8'd0;
+
+// ---------------------------------------------------------------- tx_wr_req
+/* verilator lint_off UNUSEDSIGNAL */
+wire tlp_arb_sel;
+/* verilator lint_on UNUSEDSIGNAL */
+
+// port 0 (the bypass) first; a TLP once offered goes out whole before the
+// other side's (the arbiter's hold rule)
+axis_arb_mux #(
+    .PORTS(2),
+    .WIDTH(128 + DATA_W + DATA_W/32)
+) tlp_arb_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_data({eng_wr_tlp_hdr, eng_wr_tlp_data, eng_wr_tlp_keep,
+             s_byp_tlp_hdr, s_byp_tlp_data, s_byp_tlp_keep}),
+    .s_valid({eng_wr_tlp_valid, s_byp_tlp_valid}),
+    .s_last({eng_wr_tlp_last, s_byp_tlp_last}),
+    .s_ready({eng_wr_tlp_ready, s_byp_tlp_ready}),
+    .m_data({tx_wr_req_tlp_hdr, tx_wr_req_tlp_data, tx_wr_req_tlp_keep}),
+    .m_valid(tx_wr_req_tlp_valid),
+    .m_last(tx_wr_req_tlp_last),
+    .m_sel(tlp_arb_sel),
+    .m_ready(tx_wr_req_tlp_ready)
+);
+
+// ---------------------------------------------------------------- on-chip RAMs
+localparam RGN_HI = RAM_ADDR_W - SEG_W - 1;
+wire [1:0] rd_wr_rgn = rd_ram_wr_addr[RGN_HI:RGN_HI-1];
+
+wire stg_rd_wr = rd_ram_wr_en && rd_wr_rgn == 2'd0;
+assign s_cw_ram_wr_ready = !stg_rd_wr;
+
+wire [DATA_W-1:0] stg_rd_data;
+wire [DATA_W-1:0] rxr_rd_data;
+wire [1:0] wr_rd_rgn = wr_ram_rd_addr[RGN_HI:RGN_HI-1];
+reg [1:0] wr_rd_rgn_reg = 2'd0;
+always @(posedge clk) begin
+    if (wr_ram_rd_en) begin
+        wr_rd_rgn_reg <= wr_rd_rgn;
+    end
+end
+assign wr_ram_rd_data = wr_rd_rgn_reg == 2'd2 ? rxr_rd_data : stg_rd_data;
+
+/* verilator lint_off UNUSEDSIGNAL */
+wire [RAM_ADDR_W-SEG_W-1:0] cw_ram_wr_addr = s_cw_ram_wr_addr;   // always in the staging RAM
+/* verilator lint_on UNUSEDSIGNAL */
+
+dma_ram #(
+    .DATA_W(DATA_W),
+    .ADDR_W(STG_ADDR_W - SEG_W)
+) stg_ram_inst (
+    .clk(clk),
+    .wr_addr(stg_rd_wr ? rd_ram_wr_addr[STG_ADDR_W-SEG_W-1:0] : cw_ram_wr_addr[STG_ADDR_W-SEG_W-1:0]),
+    .wr_data(stg_rd_wr ? rd_ram_wr_data : s_cw_ram_wr_data),
+    .wr_strb(stg_rd_wr ? rd_ram_wr_strb : s_cw_ram_wr_strb),
+    .wr_en(stg_rd_wr || (s_cw_ram_wr_en && s_cw_ram_wr_ready)),
+    .rd_addr(wr_ram_rd_addr[STG_ADDR_W-SEG_W-1:0]),
+    .rd_en(wr_ram_rd_en && wr_rd_rgn == 2'd0),
+    .rd_data(stg_rd_data)
+);
+
+dma_ram #(
+    .DATA_W(DATA_W),
+    .ADDR_W(TXR_ADDR_W - SEG_W)
+) tx_ram_inst (
+    .clk(clk),
+    .wr_addr(rd_ram_wr_addr[TXR_ADDR_W-SEG_W-1:0]),
+    .wr_data(rd_ram_wr_data),
+    .wr_strb(rd_ram_wr_strb),
+    .wr_en(rd_ram_wr_en && rd_wr_rgn == 2'd1),
+    .rd_addr(s_txr_rd_addr),
+    .rd_en(s_txr_rd_en),
+    .rd_data(s_txr_rd_data)
+);
+
+dma_ram #(
+    .DATA_W(DATA_W),
+    .ADDR_W(RXR_ADDR_W - SEG_W)
+) rx_ram_inst (
+    .clk(clk),
+    .wr_addr(s_rxr_wr_addr),
+    .wr_data(s_rxr_wr_data),
+    .wr_strb(s_rxr_wr_strb),
+    .wr_en(s_rxr_wr_en),
+    .rd_addr(wr_ram_rd_addr[RXR_ADDR_W-SEG_W-1:0]),
+    .rd_en(wr_ram_rd_en && wr_rd_rgn == 2'd2),
+    .rd_data(rxr_rd_data)
+);
+
+endmodule
+
+`resetall
