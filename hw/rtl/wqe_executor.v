@@ -527,7 +527,8 @@ reg pkt_last_reg = 1'b0;
 reg [7:0] pkt_opcode_reg = 8'd0;
 reg [15:0] pkt_sport_reg = 16'd0;
 reg pkt_new_reg = 1'b0;                  // the packet's PSN was never sent before
-reg [23:0] rec_last_psn_reg = 24'd0;     // the WQE's last PSN, for ST_RECORD
+reg [23:0] npkts_m1_reg = 24'd0;         // the WQE's packets less one
+reg [23:0] rec_last_psn_reg = 24'd0;     // the WQE's last PSN, for ST_RECORD (second stage)
 reg [23:0] rec_next_psn_reg = 24'd0;
 
 wire [31:0] rd_rem = wqe_len - rd_off_reg;
@@ -596,7 +597,7 @@ end
 // packets of this WQE (a zero-length message is one packet)
 wire [4:0] pmtu_log = 5'd7 + {2'd0, q_pmtu_reg};
 /* verilator lint_off UNUSEDSIGNAL */
-wire [31:0] wqe_npkts = wqe_len == 0 ? 32'd1 : ((wqe_len - 32'd1) >> pmtu_log) + 32'd1;
+wire [31:0] wqe_npkts_m1 = wqe_len == 0 ? 32'd0 : (wqe_len - 32'd1) >> pmtu_log;
 /* verilator lint_on UNUSEDSIGNAL */
 wire pkt_push = m_pkt_valid && m_pkt_ready;
 wire rd_issue = can_issue_rd && m_rd_desc_ready;
@@ -648,8 +649,9 @@ always @(posedge clk) begin
     pkt_opcode_reg <= pkt_opcode;
     pkt_sport_reg <= q_udp_sport_reg + {10'd0, path_pick};
     pkt_new_reg <= (pkt_psn_reg - q_sent_reg) < 24'h800000;
-    rec_last_psn_reg <= psn0_reg + wqe_npkts[23:0] - 24'd1;
-    rec_next_psn_reg <= psn0_reg + wqe_npkts[23:0];
+    npkts_m1_reg <= wqe_npkts_m1[23:0];
+    rec_last_psn_reg <= psn0_reg + npkts_m1_reg;
+    rec_next_psn_reg <= psn0_reg + npkts_m1_reg + 24'd1;
 
     if (rst) begin
         rd_quiet_reg <= 1'b0;
@@ -763,17 +765,28 @@ wire scan_tmo = scan_out && !rtx_req_reg[scan_i] && !flush_req_reg[scan_i]
     && tmo_exp_mem[scan_i] != 5'd0
     && (now - stamp_mem[scan_i]) >= tmo_ticks(tmo_exp_mem[scan_i]);
 wire scan_flush = flush_req_reg[scan_i];
+// ... registered: they act a cycle after the QP was looked at (a request
+// withdrawn meanwhile is caught where they act: rtx_go_reg is masked by
+// rtx_req_reg, C_TMO looks again, a flush of an emptied ring finds nothing)
+reg [QN_W-1:0] scan_q_reg = {QN_W{1'b0}};
+reg scan_rtx_reg = 1'b0;
+reg scan_tmo_reg = 1'b0;
+reg scan_flush_reg = 1'b0;
 
-// due retransmissions wait here for the executor (lowest QP first)
+// due retransmissions wait here for the executor (lowest QP first); the
+// pick is registered and used if that QP's request still stands
 reg [NUM_QP-1:0] rtx_go_reg = {NUM_QP{1'b0}};
 wire [NUM_QP-1:0] go_vec = rtx_go_reg & rtx_req_reg;
-wire go_valid;
-wire [QN_W-1:0] go_qpn;
+wire go_any;
+wire [QN_W-1:0] go_pick;
 priority_encoder #(.WIDTH(NUM_QP), .OUT_W(QN_W)) go_enc (
     .in(go_vec),
-    .valid(go_valid),
-    .index(go_qpn)
+    .valid(go_any),
+    .index(go_pick)
 );
+reg go_any_reg = 1'b0;
+reg [QN_W-1:0] go_qpn = {QN_W{1'b0}};
+wire go_valid = go_any_reg && go_vec[go_qpn];
 
 // the pending prefetched WQE is used once its queue may go on
 wire [3:0] pf_ost_count = ost_tail_mem[pf_qn_reg] - ost_head_mem[pf_qn_reg];
@@ -797,10 +810,10 @@ end
 wire ackq_empty = ackq_wr_reg == ackq_rd_reg;
 wire ackq_full = ackq_wr_reg - ackq_rd_reg == 3'd4;
 
-localparam [2:0] C_IDLE = 3'd0, C_EVAL = 3'd1, C_POP = 3'd2, C_ERR = 3'd3, C_CQE = 3'd4,
-    C_SEQ = 3'd5, C_RNR = 3'd6, C_TMO = 3'd7;
-reg [2:0] c_state_reg = C_IDLE;
-reg [2:0] c_next_reg = C_IDLE;
+localparam [3:0] C_IDLE = 4'd0, C_EVAL = 4'd1, C_POP = 4'd2, C_ERR = 4'd3, C_CQE = 4'd4,
+    C_SEQ = 4'd5, C_RNR = 4'd6, C_TMO = 4'd7, C_LOAD = 4'd8;
+reg [3:0] c_state_reg = C_IDLE;
+reg [3:0] c_next_reg = C_IDLE;
 reg [QN_W-1:0] c_qpn_reg = {QN_W{1'b0}};
 reg [23:0] c_psn_reg = 24'd0;
 reg [7:0] c_syn_reg = 8'd0;
@@ -817,8 +830,13 @@ wire [3:0] c_tail = ost_tail_mem[c_qpn_reg];
 wire [OST_W-1:0] c_entry = ost_mem[{ring_mem[c_qpn_reg], c_head[2:0]}];
 wire [23:0] c_entry_psn = c_entry[25:2];
 // an ACK may cover [una - 1, sent - 1]; a NAK must name a PSN in [una, sent)
-wire [23:0] c_una = una_mem[c_qpn_reg];
-wire [23:0] c_outstanding = sent_mem[c_qpn_reg] - c_una;
+// the QP's una and PSNs in flight, read in C_LOAD (only the completer moves
+// una; sent grows as packets leave, and an ACK for a packet sent in the
+// last cycle cannot have arrived)
+reg [23:0] c_una_reg = 24'd0;
+reg [23:0] c_outstanding_reg = 24'd0;
+wire [23:0] c_una = c_una_reg;
+wire [23:0] c_outstanding = c_outstanding_reg;
 wire [23:0] c_ack_off = c_psn_reg - c_una + 24'd1;
 wire [23:0] c_nak_off = c_psn_reg - c_una;
 wire c_ack_ok = c_ack_off <= c_outstanding;
@@ -894,10 +912,16 @@ always @(posedge clk) begin
     stat_rnr_reg <= 1'b0;
     cycle_reg <= cycle_reg + 1'b1;
     scan_reg <= scan_reg == LAST_QP ? {QN_W{1'b0}} : scan_reg + 1'b1;
+    scan_q_reg <= scan_reg;
+    scan_rtx_reg <= scan_rtx;
+    scan_tmo_reg <= scan_tmo;
+    scan_flush_reg <= scan_flush;
+    go_any_reg <= go_any;
+    go_qpn <= go_pick;
     rtx_go_reg <= rtx_go_reg & rtx_req_reg;
     ring_free_reg <= (ring_free_reg & ~ring_take) | ring_give;
-    if (scan_rtx) begin
-        rtx_go_reg[scan_i] <= 1'b1;
+    if (scan_rtx_reg) begin
+        rtx_go_reg[scan_q_reg] <= 1'b1;
     end
 
     // ---------------------------------------------------------- executor
@@ -1243,28 +1267,33 @@ always @(posedge clk) begin
     case (c_state_reg)
         C_IDLE: begin
             c_error_reg <= 1'b0;
-            if (scan_flush) begin
+            if (scan_flush_reg) begin
                 // the QP is in ERR: complete what it still holds, flushed
                 // (the first one with a waiting NAK status, if any)
-                c_qpn_reg <= scan_reg;
+                c_qpn_reg <= scan_q_reg;
                 c_syn_reg <= 8'd0;
                 c_err_status_reg <= WC_STATUS_WR_FLUSH_ERR;
-                if (perr_valid_reg && perr_qpn_reg == scan_reg) begin
+                if (perr_valid_reg && perr_qpn_reg == scan_q_reg) begin
                     c_syn_reg <= perr_syn_reg;
                     c_err_status_reg <= perr_status_reg;
                     perr_valid_reg <= 1'b0;
                 end
-                flush_req_reg[scan_i] <= 1'b0;
+                flush_req_reg[scan_q_reg] <= 1'b0;
                 c_state_reg <= C_ERR;
-            end else if (scan_tmo) begin
-                c_qpn_reg <= scan_reg;
+            end else if (scan_tmo_reg) begin
+                c_qpn_reg <= scan_q_reg;
                 c_syn_reg <= 8'd0;
                 c_state_reg <= C_TMO;
             end else if (!ackq_empty) begin
                 {c_qpn_reg, c_psn_reg, c_syn_reg} <= ackq[ackq_rd_reg[1:0]];
                 ackq_rd_reg <= ackq_rd_reg + 3'd1;
-                c_state_reg <= C_EVAL;
+                c_state_reg <= C_LOAD;
             end
+        end
+        C_LOAD: begin
+            c_una_reg <= una_mem[c_qpn_reg];
+            c_outstanding_reg <= sent_mem[c_qpn_reg] - una_mem[c_qpn_reg];
+            c_state_reg <= C_EVAL;
         end
         C_EVAL: begin
             if (c_syn_reg[6:5] == 2'b10 || (c_syn_reg[6:5] == 2'b00 ? !c_ack_ok : !c_nak_ok)) begin
@@ -1444,6 +1473,10 @@ always @(posedge clk) begin
         rtx_go_reg <= {NUM_QP{1'b0}};
         flush_req_reg <= {NUM_QP{1'b0}};
         scan_reg <= {QN_W{1'b0}};
+        scan_rtx_reg <= 1'b0;
+        scan_tmo_reg <= 1'b0;
+        scan_flush_reg <= 1'b0;
+        go_any_reg <= 1'b0;
     end
 end
 
