@@ -4,6 +4,14 @@
 # `synth -top`, `stat`. Any Yosys error fails. The `stat` report goes to
 # target/synth/<top>_w<DATA_W>.txt (the full log beside it, .log).
 #
+# Timing gate: the DATA_W 64 netlist of rnic_core (synth_ecp5, Debian's
+# Yosys unless YOSYS says otherwise) is also written as JSON
+# (target/synth/rnic_core_w64.json) and firmware/build/logic_depth.py ranks
+# its register inputs by LUT levels; the run fails when one is deeper than
+# SYNTH_MAX_LEVELS (report: target/synth/rnic_core_w64.depth.txt). A few
+# seconds on top of the synthesis; no place and route. hw/README.md ("Where
+# the core registers for timing") says how the number was chosen.
+#
 # Usage: hw/synth.sh                   (from anywhere)
 # Env:   TOP             top module (default rnic_core; rnic_csr while
 #                        hw/rtl/rnic_core.v does not exist yet)
@@ -13,6 +21,12 @@
 #                        and round robin; "" for none); report
 #                        target/synth/<block>_<params>.txt
 #        YOSYS           yosys binary (default yosys)
+#        SYNTH_MAX_LEVELS  the timing gate's limit in LUT levels (default
+#                        below; "" turns the gate off)
+#        SYNTH_DEPTH_PLANT 1: synthesize a copy of the RTL (target/synth/plant/)
+#                        whose rnic_core has a planted chain of 16 adders
+#                        between two registers (about 23 levels): the gate
+#                        must then fail. Shows that it can.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,6 +34,11 @@ cd "$ROOT"
 
 YOSYS="${YOSYS:-yosys}"
 SYNTH_DATA_WS="${SYNTH_DATA_WS:-64}"
+# Just above the measured deepest register input (17.7 levels with Debian's
+# Yosys 0.23: the queue manager's pick into sq_stale_reg), so a change that
+# deepens any path past it fails; lower it with each timing fix.
+SYNTH_MAX_LEVELS="${SYNTH_MAX_LEVELS-18}"
+SYNTH_DEPTH_PLANT="${SYNTH_DEPTH_PLANT:-0}"
 if [ -z "${TOP:-}" ]; then
     TOP=rnic_core
     if [ ! -f hw/rtl/rnic_core.v ]; then
@@ -47,9 +66,74 @@ fi
 OUT=target/synth
 mkdir -p "$OUT"
 
+# The planted regression: 16 adders in a row between two registers (about
+# 23 LUT levels), kept although nothing reads them.
+plant_text() {
+    cat <<'PLANT'
+// planted by hw/synth.sh (SYNTH_DEPTH_PLANT=1 or the gate's self-test): 16 adders in a row
+(* keep *) reg [31:0] depth_plant_a = 32'd1;
+(* keep *) reg [31:0] depth_plant_q = 32'd0;
+reg [31:0] depth_plant_s;
+integer depth_plant_i;
+always @* begin
+    depth_plant_s = depth_plant_a;
+    for (depth_plant_i = 0; depth_plant_i < 16; depth_plant_i = depth_plant_i + 1)
+        depth_plant_s = depth_plant_s + (depth_plant_s >> (depth_plant_i % 7 + 1));
+end
+always @(posedge clk) begin
+    depth_plant_a <= depth_plant_a + 32'd1;
+    depth_plant_q <= depth_plant_s;
+end
+PLANT
+}
+
+# The gate's self-test (a few seconds): a small module passes it, the same
+# module with the planted chain fails it.
+gate_self_test() {
+    local d="$OUT/gate-self-test" plant rc
+    mkdir -p "$d"
+    for plant in 0 1; do
+        {
+            echo "module depth_gate_probe (input wire clk, input wire [7:0] a, output reg [7:0] q);"
+            echo "always @(posedge clk) q <= a + 8'd1;"
+            [ "$plant" = 0 ] || plant_text
+            echo "endmodule"
+        } > "$d/probe$plant.v"
+        "$YOSYS" -q -l "$d/probe$plant.log" -p "read_verilog $d/probe$plant.v; synth_ecp5 -top depth_gate_probe -json $d/probe$plant.json" \
+            >/dev/null 2>&1 || { echo "synth.sh: gate self-test: synthesis failed ($d/probe$plant.log)" >&2; return 1; }
+        rc=0
+        python3 firmware/build/logic_depth.py "$d/probe$plant.json" --max-levels "$SYNTH_MAX_LEVELS" > "$d/probe$plant.txt" 2>&1 || rc=$?
+        if [ "$rc" -ne "$plant" ]; then
+            echo "synth.sh: gate self-test: logic_depth.py --max-levels $SYNTH_MAX_LEVELS exited $rc on the probe" \
+                "$([ "$plant" = 1 ] && echo with || echo without) the planted chain (want $plant; $d/probe$plant.txt)" >&2
+            return 1
+        fi
+    done
+    echo "synth.sh: gate self-test: ok (a planted chain of 16 adders fails --max-levels $SYNTH_MAX_LEVELS, the probe without it passes)"
+}
+
+RTL=hw/rtl
+if [ "$SYNTH_DEPTH_PLANT" = 1 ]; then
+    # a copy of the RTL whose rnic_core ends with the planted chain
+    [ "$TOP" = rnic_core ] || { echo "synth.sh: SYNTH_DEPTH_PLANT needs TOP=rnic_core" >&2; exit 1; }
+    RTL="$OUT/plant"
+    rm -rf "$RTL"
+    mkdir -p "$RTL"
+    cp -r hw/rtl/. "$RTL/"
+    plant_text > "$OUT/plant.txt"
+    awk -v n="$(grep -c '^endmodule' hw/rtl/rnic_core.v)" -v f="$OUT/plant.txt" '
+        /^endmodule/ && ++seen == n { while ((getline l < f) > 0) print l }
+        { print }' hw/rtl/rnic_core.v > "$RTL/rnic_core.v"
+    grep -q depth_plant_q "$RTL/rnic_core.v" || { echo "synth.sh: could not plant the chain" >&2; exit 1; }
+    echo "synth.sh: SYNTH_DEPTH_PLANT=1: rnic_core from $RTL with a planted chain of 16 adders; the timing gate must fail"
+    shopt -s nullglob
+    SOURCES=("$RTL"/*.v "$RTL"/generated/*.sv)
+    shopt -u nullglob
+fi
+
 read_cmds=""
 for f in "${SOURCES[@]}"; do
-    read_cmds+="read_verilog -sv -Ihw/rtl -Ihw/rtl/generated $f; "
+    read_cmds+="read_verilog -sv -I$RTL -I$RTL/generated $f; "
 done
 
 runs=()
@@ -61,6 +145,9 @@ if [ "$TOP" = rnic_core ]; then
 fi
 
 status=0
+if [ "$TOP" = rnic_core ] && [ -z "${SYNTH_CMD:-}" ] && [ -n "$SYNTH_MAX_LEVELS" ]; then
+    gate_self_test || status=1
+fi
 for run in "${runs[@]}"; do
     top="${run%%|*}" params="${run#*|}"
     name="$top"
@@ -77,13 +164,30 @@ for run in "${runs[@]}"; do
             fi
         done
     fi
-    script+="${SYNTH_CMD:-synth_ecp5} -top $top; tee -q -o $OUT/$name.txt stat"
+    # the timing gate reads the DATA_W 64 netlist of the core
+    gate=""
+    if [ "$top" = rnic_core ] && [ "$name" = rnic_core_w64 ] && [ -z "${SYNTH_CMD:-}" ] && [ -n "$SYNTH_MAX_LEVELS" ]; then
+        gate="$OUT/$name.json"
+    fi
+    script+="${SYNTH_CMD:-synth_ecp5} -top $top${gate:+ -json $gate}; tee -q -o $OUT/$name.txt stat"
     start=$SECONDS
     if "$YOSYS" -q -l "$OUT/$name.log" -p "$script" >/dev/null 2>&1; then
         warnings=$(grep -c '^Warning:' "$OUT/$name.log" || true)
         cells=$(grep -E '^[[:space:]]+Number of cells:' "$OUT/$name.txt" | tail -1 | awk '{print $4}')
         echo "synth.sh: $name: ok in $((SECONDS - start)) s, ${cells:-?} cells, $warnings Yosys warnings (report: $OUT/$name.txt)"
         if [ "$warnings" -gt 0 ]; then grep '^Warning:' "$OUT/$name.log" | sort | uniq -c | sed 's/^/    /'; fi
+        if [ -n "$gate" ]; then
+            rc=0
+            python3 firmware/build/logic_depth.py "$gate" --top 12 --paths 3 --max-levels "$SYNTH_MAX_LEVELS" \
+                > "$OUT/$name.depth.txt" 2>&1 || rc=$?
+            grep -E '^(deepest|logic_depth.py)' "$OUT/$name.depth.txt" | sed "s/^/synth.sh: $name: /"
+            if [ "$rc" -ne 0 ]; then
+                sed -n '1,16p' "$OUT/$name.depth.txt" | sed 's/^/    /'
+                echo "synth.sh: $name: timing gate FAILED: register inputs deeper than $SYNTH_MAX_LEVELS LUT levels" \
+                    "(report: $OUT/$name.depth.txt; hw/README.md, \"Where the core registers for timing\")" >&2
+                status=1
+            fi
+        fi
     else
         grep -E '^(ERROR|Warning):' "$OUT/$name.log" >&2 || tail -20 "$OUT/$name.log" >&2
         echo "synth.sh: $name: FAILED (full log: $OUT/$name.log)" >&2

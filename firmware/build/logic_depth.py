@@ -11,6 +11,12 @@ nanoseconds (routing is about half of an ECP5 path). Rule of thumb on the
 -6/-8 grades: 125 MHz wants about 8 levels or fewer.
 
 Usage: firmware/build/logic_depth.py NETLIST.json [--top N] [--paths K]
+         [--count-at 12,16] [--max-levels L]
+
+--max-levels makes it a gate: exit status 1 when any register input is
+deeper than L levels (hw/synth.sh runs it so on every synthesis of the
+core; see hw/README.md, "Where the core registers for timing"). Exit
+status 2: the netlist cannot be read.
 """
 import argparse
 import json
@@ -41,14 +47,25 @@ def main():
     ap.add_argument("netlist")
     ap.add_argument("--top", type=int, default=30, help="distinct registers to list")
     ap.add_argument("--paths", type=int, default=5, help="of which this many with their nets")
+    ap.add_argument("--count-at", default="12,16", help="report how many register inputs are this deep or deeper")
+    ap.add_argument("--max-levels", type=float, help="fail (exit 1) when a register input is deeper")
     a = ap.parse_args()
+    try:
+        count_at = [float(x) for x in a.count_at.split(",") if x]
+    except ValueError:
+        ap.error("--count-at takes numbers separated by commas")
+
+    def fail(msg):
+        print(f"logic_depth.py: {msg}", file=sys.stderr)
+        sys.exit(2)
+
     try:
         d = json.load(open(a.netlist))
     except (OSError, ValueError) as e:
-        sys.exit(f"logic_depth.py: cannot read {a.netlist}: {e}")
+        fail(f"cannot read {a.netlist}: {e}")
     mods = d.get("modules", {})
     if not mods:
-        sys.exit(f"logic_depth.py: {a.netlist} holds no module")
+        fail(f"{a.netlist} holds no module")
     mod = max(mods.values(), key=lambda m: len(m.get("cells", {})))
     cells = mod["cells"]
 
@@ -166,6 +183,17 @@ def main():
     for lv, *_ in ends:
         hist[int(lv)] += 1
     print("register inputs by depth (levels: count): " + ", ".join(f"{k}: {v}" for k, v in sorted(hist.items(), reverse=True)[:16]))
+    deepest = ends[0][0] if ends else 0.0
+    counts = ", ".join(f">= {c:g}: {sum(1 for e in ends if e[0] >= c)}" for c in count_at)
+    print(f"deepest {deepest:.1f} levels; register inputs {len(ends)} ({counts})")
+    if a.max_levels is not None:
+        over = [e for e in ends if e[0] > a.max_levels]
+        if over:
+            names = sorted({reg_name(e[1]) for e in over})
+            print(f"logic_depth.py: FAILED: {len(over)} register inputs deeper than {a.max_levels:g} levels"
+                  f" (deepest {deepest:.1f}): {', '.join(names[:8])}{' ...' if len(names) > 8 else ''}", file=sys.stderr)
+            sys.exit(1)
+        print(f"logic_depth.py: ok: no register input deeper than {a.max_levels:g} levels")
 
 
 if __name__ == "__main__":

@@ -335,7 +335,6 @@ reg [SLOT_W-1:0] rd_slot_reg = {SLOT_W{1'b0}};
 reg [SLOT_W-1:0] wr_slot_reg = {SLOT_W{1'b0}};
 reg copy_err_reg = 1'b0;
 reg decode_err_reg = 1'b0;               // a local error waits for older WQEs to flush
-reg [12:0] pmtu_bytes_reg = 13'd256;
 reg [23:0] psn0_reg = 24'd0;             // PSN of the first packet of this WQE
 
 // retransmission walk over the outstanding ring
@@ -473,73 +472,119 @@ wire pf_st = s_rd_status_valid && s_rd_status_id[0];    // the prefetch read
 wire [RAM_ADDR_W-1:0] cur_slot_addr = cur_b_reg ? WQE_RAM + 17'h80 : WQE_RAM;
 wire [RAM_ADDR_W-1:0] pf_slot_addr = cur_b_reg ? WQE_RAM : WQE_RAM + 17'h80;
 
-wire roce = wqe_is_roce;
-wire [31:0] chunk_bytes = roce ? {19'd0, pmtu_bytes_reg} : CHUNK;
+// ---------------------------------------------------------------- registered context
+// The current QP's context and per-QP requester state, read through qn_reg
+// into registers every cycle: one cycle behind qn_reg. qn_reg changes only
+// in ST_IDLE, and none of these is used before ST_DECODE (ST_MR's two
+// cycles come first) or ST_SEND, so they always hold the current QP's.
+// Values the completer or the host change meanwhile (una, a retransmission
+// request, the state) are seen a cycle late, as if they had changed a cycle
+// later; una only grows and a stale window is the smaller one.
+reg [47:0] q_dmac_reg = 48'd0;
+reg [31:0] q_dip_reg = 32'd0;
+reg [23:0] q_dest_qpn_reg = 24'd0;
+reg [15:0] q_udp_sport_reg = 16'd0;
+reg [2:0] q_spray_log_reg = 3'd0;
+reg q_mp_reg = 1'b0;
+reg [23:0] q_window_reg = 24'd0;         // packets in flight allowed
+reg [2:0] q_pmtu_reg = 3'd0;
+reg [5:0] q_rot_reg = 6'd0;
+reg q_susp_v_reg = 1'b0;
+reg [5:0] q_susp_reg = 6'd0;
+reg [23:0] q_una_reg = 24'd0;
+reg [23:0] q_sent_reg = 24'd0;
+reg q_stop_reg = 1'b0;                   // stop sending: see stop_want
+wire rtx_gone;
+
+// ---------------------------------------------------------------- chunk arithmetic
+// The lengths, offsets, addresses and PSNs of the next read and of the next
+// packet (or copy-chunk write) are derived into registers every cycle from
+// the chunk pipeline's counters. A derived value is good once the counters
+// it comes from have not moved for a cycle: a read is issued only after a
+// cycle without one (rd_quiet_reg), a packet or copy write only after two
+// cycles without one (wr_quiet2_reg: the source port takes a second stage).
+// The counters the other side moves (reads done, writes done, TX slots
+// freed, una) only make a stale value more cautious. One read per two
+// cycles and one packet per three are far above what a packet's frame or a
+// 4 KiB chunk takes to move.
+reg [31:0] chunk_reg = 32'd256;          // bytes per read: the PMTU, or CHUNK for a copy
+reg roce_reg = 1'b0;                     // the WQE goes to the network (TX slots)
+reg rd_quiet_reg = 1'b0;
+reg wr_quiet_reg = 1'b0;
+reg wr_quiet2_reg = 1'b0;
+reg [LEN_W-1:0] rd_chunk_reg = {LEN_W{1'b0}};
+reg rd_more_reg = 1'b0;                  // bytes left to read
+reg rd_pkt_ok_reg = 1'b0;                // TX slot free, window open
+reg rd_copy_ok_reg = 1'b0;               // staging slot free
+reg [63:0] rd_addr_reg = 64'd0;
+reg [RAM_ADDR_W-1:0] tx_addr_rd_reg = {RAM_ADDR_W{1'b0}};
+reg [LEN_W-1:0] wr_chunk_reg = {LEN_W{1'b0}};
+reg wr_have_reg = 1'b0;                  // a chunk read and not yet written or sent
+reg zero_len_reg = 1'b0;                 // the one packet of a zero-length message is due
+reg [63:0] wr_va_reg = 64'd0;
+reg [23:0] pkt_psn_reg = 24'd0;
+reg pkt_last_reg = 1'b0;
+reg [7:0] pkt_opcode_reg = 8'd0;
+reg [15:0] pkt_sport_reg = 16'd0;
+reg pkt_new_reg = 1'b0;                  // the packet's PSN was never sent before
+reg [23:0] npkts_m1_reg = 24'd0;         // the WQE's packets less one
+reg [23:0] rec_last_psn_reg = 24'd0;     // the WQE's last PSN, for ST_RECORD (second stage)
+reg [23:0] rec_next_psn_reg = 24'd0;
+
 wire [31:0] rd_rem = wqe_len - rd_off_reg;
 wire [31:0] wr_rem = wqe_len - wr_off_reg;
-wire [LEN_W-1:0] rd_chunk = rd_rem >= chunk_bytes ? chunk_bytes[LEN_W-1:0] : rd_rem[LEN_W-1:0];
-wire [LEN_W-1:0] wr_chunk = wr_rem >= chunk_bytes ? chunk_bytes[LEN_W-1:0] : wr_rem[LEN_W-1:0];
-wire [31:0] in_flight = rd_issued_reg - wr_done_reg;
-
 wire [23:0] cur_psn_rd = psn0_reg + rd_issued_reg[23:0];
-wire [23:0] unacked = cur_psn_rd - una_mem[qn_reg];
+wire [23:0] unacked = cur_psn_rd - q_una_reg;
+wire [23:0] pkt_psn = psn0_reg + wr_issued_reg[23:0];
+wire pkt_first = wr_issued_reg == 0;
+wire pkt_last = wr_rem <= chunk_reg;
 
 // a retransmission request for this QP, or its leaving RTS, stops sending
 // new packets; once the started ones are out the WQE is set aside
 // (and a resent entry acknowledged meanwhile needs no more packets)
-wire rtx_gone;
-wire rtx_single = rtx_mode_reg && rtx_single_reg && ctx_mp;
-wire stop_want = state_reg == ST_SEND && (rtx_req_reg[qn_reg] || ctx_state != QPS_RTS || rtx_gone);
+wire rtx_single = rtx_mode_reg && rtx_single_reg && q_mp_reg;
+wire stop_want = state_reg == ST_SEND && q_stop_reg;
 
 // copy: read a chunk when a slot is free; RoCE: read a packet's payload when
 // a TX slot is free and the QP's window of unacknowledged packets allows
-wire can_issue_rd_copy = state_reg == ST_COPY && !copy_err_reg && rd_off_reg != wqe_len
-    && in_flight < NUM_SLOTS;
-wire can_issue_rd_pkt = state_reg == ST_SEND && !copy_err_reg && !stop_want && rd_off_reg != wqe_len
-    && (rd_issued_reg - wr_issued_reg) + {{(31-TXS_W){1'b0}}, tx_used_reg} < NUM_TX_SLOTS
-    && (unacked < (ctx_mp ? MP_W_24 >> ctx_mp_wshift : MAX_INFLIGHT_24) || unacked[23])    // resending PSNs acknowledged meanwhile
-    && !(rtx_single && rd_issued_reg != {8'd0, rtx_skip_reg});
+wire can_issue_rd_copy = state_reg == ST_COPY && !copy_err_reg && rd_quiet_reg && rd_more_reg && rd_copy_ok_reg;
+wire can_issue_rd_pkt = state_reg == ST_SEND && !copy_err_reg && !stop_want && rd_quiet_reg && rd_more_reg
+    && rd_pkt_ok_reg;
 wire can_issue_rd = can_issue_rd_copy || can_issue_rd_pkt;
-wire can_issue_wr = state_reg == ST_COPY && !copy_err_reg && wr_issued_reg != rd_done_reg;
+wire can_issue_wr = state_reg == ST_COPY && !copy_err_reg && wr_quiet_reg && wr_have_reg;
 // a packet leaves once its payload is in the TX RAM (zero-length: at once)
-wire zero_len_pkt = state_reg == ST_SEND && wqe_len == 0 && wr_issued_reg == 0 && !stop_want;
-wire can_push_pkt = state_reg == ST_SEND && !copy_err_reg
-    && (wr_issued_reg != rd_done_reg || zero_len_pkt)
-    && (zero_len_pkt ? (tx_used_reg < NUM_TX_SLOTS) : 1'b1);
+wire can_push_pkt = state_reg == ST_SEND && !copy_err_reg && wr_quiet2_reg
+    && (wr_have_reg || (zero_len_reg && !stop_want));
 
 wire [RAM_ADDR_W-1:0] copy_slot_addr_rd = {{(RAM_ADDR_W-SLOT_W){1'b0}}, rd_slot_reg} << CHUNK_LOG;
 wire [RAM_ADDR_W-1:0] copy_slot_addr_wr = {{(RAM_ADDR_W-SLOT_W){1'b0}}, wr_slot_reg} << CHUNK_LOG;
 wire [TXS_W-1:0] tx_slot_rd = tx_slot_reg + rd_issued_reg[TXS_W-1:0] - wr_issued_reg[TXS_W-1:0];
-wire [RAM_ADDR_W-1:0] tx_addr_rd = TX_RAM_BASE + ({{(RAM_ADDR_W-TXS_W){1'b0}}, tx_slot_rd} << 12);
 wire [RAM_ADDR_W-1:0] tx_addr_wr = TX_RAM_BASE + ({{(RAM_ADDR_W-TXS_W){1'b0}}, tx_slot_reg} << 12);
 
 // the prefetch read takes the port when no fetch or payload read wants it
 wire pf_want = pf_state_reg == PF_REQ && state_reg != ST_FETCH && !can_issue_rd;
 assign pf_issue = pf_want && m_rd_desc_ready;
 assign m_rd_desc_pcie_addr = state_reg == ST_FETCH ? wqe_addr_reg
-    : pf_want ? pf_addr_reg : src_reg + {32'd0, rd_off_reg};
+    : pf_want ? pf_addr_reg : rd_addr_reg;
 assign m_rd_desc_ram_addr = state_reg == ST_FETCH ? cur_slot_addr
-    : pf_want ? pf_slot_addr : (roce ? tx_addr_rd : copy_slot_addr_rd);
-assign m_rd_desc_len = state_reg == ST_FETCH || pf_want ? SEND_WQE_BYTES : rd_chunk;
+    : pf_want ? pf_slot_addr : (roce_reg ? tx_addr_rd_reg : copy_slot_addr_rd);
+assign m_rd_desc_len = state_reg == ST_FETCH || pf_want ? SEND_WQE_BYTES : rd_chunk_reg;
 assign m_rd_desc_id = pf_want ? ID_TAG | 1 : ID_TAG;
 assign m_rd_desc_valid = state_reg == ST_FETCH || can_issue_rd || pf_want;
 
-assign m_wr_desc_pcie_addr = wqe_raddr + {32'd0, wr_off_reg};
+assign m_wr_desc_pcie_addr = wr_va_reg;
 assign m_wr_desc_ram_addr = copy_slot_addr_wr;
-assign m_wr_desc_len = wr_chunk;
+assign m_wr_desc_len = wr_chunk_reg;
 assign m_wr_desc_id = ID_TAG;
 assign m_wr_desc_valid = can_issue_wr;
 
 // packet descriptor for the packet wr_issued_reg of this WQE
-wire pkt_first = wr_issued_reg == 0;
-wire pkt_last = wr_off_reg + {{(32-LEN_W){1'b0}}, wr_chunk} == wqe_len;
-wire [23:0] pkt_psn = psn0_reg + wr_issued_reg[23:0];
 reg [7:0] pkt_opcode;
 always @* begin
     if (wqe_is_send) begin
         pkt_opcode = pkt_first && pkt_last ? (wqe_has_imm ? 8'h05 : 8'h04)
             : pkt_first ? 8'h00 : pkt_last ? (wqe_has_imm ? 8'h03 : 8'h02) : 8'h01;
-    end else if (ctx_mp) begin
+    end else if (q_mp_reg) begin
         // mp: every packet carries a RETH (this packet's address, the
         // message's length); WRITE_ONLY(_WITH_IMM) marks the last
         pkt_opcode = pkt_last ? (wqe_has_imm ? 8'h0B : 8'h0A) : 8'h06;
@@ -550,32 +595,85 @@ always @* begin
 end
 
 // packets of this WQE (a zero-length message is one packet)
-wire [4:0] pmtu_log = 5'd7 + {2'd0, ctx_pmtu};
+wire [4:0] pmtu_log = 5'd7 + {2'd0, q_pmtu_reg};
 /* verilator lint_off UNUSEDSIGNAL */
-wire [31:0] wqe_npkts = wqe_len == 0 ? 32'd1 : ((wqe_len - 32'd1) >> pmtu_log) + 32'd1;
+wire [31:0] wqe_npkts_m1 = wqe_len == 0 ? 32'd0 : (wqe_len - 32'd1) >> pmtu_log;
 /* verilator lint_on UNUSEDSIGNAL */
 wire pkt_push = m_pkt_valid && m_pkt_ready;
+wire rd_issue = can_issue_rd && m_rd_desc_ready;
+wire wr_issue = can_issue_wr && m_wr_desc_ready;
 
-assign m_pkt_dmac = ctx_dmac;
-assign m_pkt_dip = ctx_dip;
 // spraying: consecutive PSNs take consecutive source ports, so an ECMP
-// fabric spreads one QP's packets over its paths
-wire [5:0] path_mask = 6'h3F >> (3'd6 - ctx_spray_log);
-wire [5:0] path_raw = (pkt_psn[5:0] + rot_mem[qn_reg]) & path_mask;
-wire [5:0] path_pick = susp_v_reg[qn_reg] && ctx_spray_log != 3'd0 && path_raw == (susp_mem[qn_reg] & path_mask)
+// fabric spreads one QP's packets over its paths (from the registered PSN:
+// the second stage of the packet's fields)
+wire [5:0] path_mask = 6'h3F >> (3'd6 - q_spray_log_reg);
+wire [5:0] path_raw = (pkt_psn_reg[5:0] + q_rot_reg) & path_mask;
+wire [5:0] path_pick = q_susp_v_reg && q_spray_log_reg != 3'd0 && path_raw == (q_susp_reg & path_mask)
     ? (path_raw + 6'd1) & path_mask : path_raw;
-assign m_pkt_udp_sport = ctx_udp_sport + {10'd0, path_pick};
-assign m_pkt_opcode = pkt_opcode;
-assign m_pkt_se = pkt_last && wqe_solicited;
-assign m_pkt_ack_req = pkt_last || pkt_psn[4:0] == 5'd31;
-assign m_pkt_dest_qp = ctx_dest_qpn;
-assign m_pkt_psn = pkt_psn;
-assign m_pkt_reth_va = ctx_mp ? wqe_raddr + {32'd0, wr_off_reg} : wqe_raddr;
+
+always @(posedge clk) begin
+    q_dmac_reg <= ctx_dmac;
+    q_dip_reg <= ctx_dip;
+    q_dest_qpn_reg <= ctx_dest_qpn;
+    q_udp_sport_reg <= ctx_udp_sport;
+    q_spray_log_reg <= ctx_spray_log;
+    q_mp_reg <= ctx_mp;
+    q_window_reg <= ctx_mp ? MP_W_24 >> ctx_mp_wshift : MAX_INFLIGHT_24;
+    q_pmtu_reg <= ctx_pmtu;
+    q_rot_reg <= rot_mem[qn_reg];
+    q_susp_v_reg <= susp_v_reg[qn_reg];
+    q_susp_reg <= susp_mem[qn_reg];
+    q_una_reg <= una_mem[qn_reg];
+    q_sent_reg <= sent_mem[qn_reg];
+    q_stop_reg <= rtx_req_reg[qn_reg] || ctx_state != QPS_RTS || rtx_gone;
+
+    rd_quiet_reg <= (state_reg == ST_SEND || state_reg == ST_COPY) && !rd_issue;
+    wr_quiet_reg <= (state_reg == ST_SEND || state_reg == ST_COPY) && !wr_issue && !pkt_push;
+    wr_quiet2_reg <= wr_quiet_reg && (state_reg == ST_SEND || state_reg == ST_COPY) && !wr_issue && !pkt_push;
+
+    rd_chunk_reg <= rd_rem >= chunk_reg ? chunk_reg[LEN_W-1:0] : rd_rem[LEN_W-1:0];
+    rd_more_reg <= rd_off_reg != wqe_len;
+    rd_pkt_ok_reg <= (rd_issued_reg - wr_issued_reg) + {{(31-TXS_W){1'b0}}, tx_used_reg} < NUM_TX_SLOTS
+        && (unacked < q_window_reg || unacked[23])    // resending PSNs acknowledged meanwhile
+        && !(rtx_single && rd_issued_reg != {8'd0, rtx_skip_reg});
+    rd_copy_ok_reg <= rd_issued_reg - wr_done_reg < NUM_SLOTS;
+    rd_addr_reg <= src_reg + {32'd0, rd_off_reg};
+    tx_addr_rd_reg <= TX_RAM_BASE + ({{(RAM_ADDR_W-TXS_W){1'b0}}, tx_slot_rd} << 12);
+
+    wr_chunk_reg <= wr_rem >= chunk_reg ? chunk_reg[LEN_W-1:0] : wr_rem[LEN_W-1:0];
+    wr_have_reg <= wr_issued_reg != rd_done_reg;
+    zero_len_reg <= wqe_len == 0 && wr_issued_reg == 0 && tx_used_reg < NUM_TX_SLOTS;
+    wr_va_reg <= wqe_raddr + {32'd0, wr_off_reg};
+    pkt_psn_reg <= pkt_psn;
+    pkt_last_reg <= pkt_last;
+    pkt_opcode_reg <= pkt_opcode;
+    pkt_sport_reg <= q_udp_sport_reg + {10'd0, path_pick};
+    pkt_new_reg <= (pkt_psn_reg - q_sent_reg) < 24'h800000;
+    npkts_m1_reg <= wqe_npkts_m1[23:0];
+    rec_last_psn_reg <= psn0_reg + npkts_m1_reg;
+    rec_next_psn_reg <= psn0_reg + npkts_m1_reg + 24'd1;
+
+    if (rst) begin
+        rd_quiet_reg <= 1'b0;
+        wr_quiet_reg <= 1'b0;
+        wr_quiet2_reg <= 1'b0;
+    end
+end
+
+assign m_pkt_dmac = q_dmac_reg;
+assign m_pkt_dip = q_dip_reg;
+assign m_pkt_udp_sport = pkt_sport_reg;
+assign m_pkt_opcode = pkt_opcode_reg;
+assign m_pkt_se = pkt_last_reg && wqe_solicited;
+assign m_pkt_ack_req = pkt_last_reg || pkt_psn_reg[4:0] == 5'd31;
+assign m_pkt_dest_qp = q_dest_qpn_reg;
+assign m_pkt_psn = pkt_psn_reg;
+assign m_pkt_reth_va = q_mp_reg ? wr_va_reg : wqe_raddr;
 assign m_pkt_reth_rkey = wqe_rkey;
 assign m_pkt_reth_len = wqe_len;
 assign m_pkt_imm = wqe_imm;
 assign m_pkt_payload_addr = tx_addr_wr;
-assign m_pkt_payload_len = wr_chunk[12:0];
+assign m_pkt_payload_len = wr_chunk_reg[12:0];
 assign m_pkt_valid = can_push_pkt;
 
 assign sq_done = state_reg == ST_DONE;
@@ -667,17 +765,28 @@ wire scan_tmo = scan_out && !rtx_req_reg[scan_i] && !flush_req_reg[scan_i]
     && tmo_exp_mem[scan_i] != 5'd0
     && (now - stamp_mem[scan_i]) >= tmo_ticks(tmo_exp_mem[scan_i]);
 wire scan_flush = flush_req_reg[scan_i];
+// ... registered: they act a cycle after the QP was looked at (a request
+// withdrawn meanwhile is caught where they act: rtx_go_reg is masked by
+// rtx_req_reg, C_TMO looks again, a flush of an emptied ring finds nothing)
+reg [QN_W-1:0] scan_q_reg = {QN_W{1'b0}};
+reg scan_rtx_reg = 1'b0;
+reg scan_tmo_reg = 1'b0;
+reg scan_flush_reg = 1'b0;
 
-// due retransmissions wait here for the executor (lowest QP first)
+// due retransmissions wait here for the executor (lowest QP first); the
+// pick is registered and used if that QP's request still stands
 reg [NUM_QP-1:0] rtx_go_reg = {NUM_QP{1'b0}};
 wire [NUM_QP-1:0] go_vec = rtx_go_reg & rtx_req_reg;
-wire go_valid;
-wire [QN_W-1:0] go_qpn;
+wire go_any;
+wire [QN_W-1:0] go_pick;
 priority_encoder #(.WIDTH(NUM_QP), .OUT_W(QN_W)) go_enc (
     .in(go_vec),
-    .valid(go_valid),
-    .index(go_qpn)
+    .valid(go_any),
+    .index(go_pick)
 );
+reg go_any_reg = 1'b0;
+reg [QN_W-1:0] go_qpn = {QN_W{1'b0}};
+wire go_valid = go_any_reg && go_vec[go_qpn];
 
 // the pending prefetched WQE is used once its queue may go on
 wire [3:0] pf_ost_count = ost_tail_mem[pf_qn_reg] - ost_head_mem[pf_qn_reg];
@@ -701,10 +810,10 @@ end
 wire ackq_empty = ackq_wr_reg == ackq_rd_reg;
 wire ackq_full = ackq_wr_reg - ackq_rd_reg == 3'd4;
 
-localparam [2:0] C_IDLE = 3'd0, C_EVAL = 3'd1, C_POP = 3'd2, C_ERR = 3'd3, C_CQE = 3'd4,
-    C_SEQ = 3'd5, C_RNR = 3'd6, C_TMO = 3'd7;
-reg [2:0] c_state_reg = C_IDLE;
-reg [2:0] c_next_reg = C_IDLE;
+localparam [3:0] C_IDLE = 4'd0, C_EVAL = 4'd1, C_POP = 4'd2, C_ERR = 4'd3, C_CQE = 4'd4,
+    C_SEQ = 4'd5, C_RNR = 4'd6, C_TMO = 4'd7, C_LOAD = 4'd8;
+reg [3:0] c_state_reg = C_IDLE;
+reg [3:0] c_next_reg = C_IDLE;
 reg [QN_W-1:0] c_qpn_reg = {QN_W{1'b0}};
 reg [23:0] c_psn_reg = 24'd0;
 reg [7:0] c_syn_reg = 8'd0;
@@ -721,8 +830,13 @@ wire [3:0] c_tail = ost_tail_mem[c_qpn_reg];
 wire [OST_W-1:0] c_entry = ost_mem[{ring_mem[c_qpn_reg], c_head[2:0]}];
 wire [23:0] c_entry_psn = c_entry[25:2];
 // an ACK may cover [una - 1, sent - 1]; a NAK must name a PSN in [una, sent)
-wire [23:0] c_una = una_mem[c_qpn_reg];
-wire [23:0] c_outstanding = sent_mem[c_qpn_reg] - c_una;
+// the QP's una and PSNs in flight, read in C_LOAD (only the completer moves
+// una; sent grows as packets leave, and an ACK for a packet sent in the
+// last cycle cannot have arrived)
+reg [23:0] c_una_reg = 24'd0;
+reg [23:0] c_outstanding_reg = 24'd0;
+wire [23:0] c_una = c_una_reg;
+wire [23:0] c_outstanding = c_outstanding_reg;
 wire [23:0] c_ack_off = c_psn_reg - c_una + 24'd1;
 wire [23:0] c_nak_off = c_psn_reg - c_una;
 wire c_ack_ok = c_ack_off <= c_outstanding;
@@ -798,10 +912,16 @@ always @(posedge clk) begin
     stat_rnr_reg <= 1'b0;
     cycle_reg <= cycle_reg + 1'b1;
     scan_reg <= scan_reg == LAST_QP ? {QN_W{1'b0}} : scan_reg + 1'b1;
+    scan_q_reg <= scan_reg;
+    scan_rtx_reg <= scan_rtx;
+    scan_tmo_reg <= scan_tmo;
+    scan_flush_reg <= scan_flush;
+    go_any_reg <= go_any;
+    go_qpn <= go_pick;
     rtx_go_reg <= rtx_go_reg & rtx_req_reg;
     ring_free_reg <= (ring_free_reg & ~ring_take) | ring_give;
-    if (scan_rtx) begin
-        rtx_go_reg[scan_i] <= 1'b1;
+    if (scan_rtx_reg) begin
+        rtx_go_reg[scan_q_reg] <= 1'b1;
     end
 
     // ---------------------------------------------------------- executor
@@ -922,7 +1042,8 @@ always @(posedge clk) begin
             wr_slot_reg <= {SLOT_W{1'b0}};
             copy_err_reg <= 1'b0;
             byte_len_reg <= wqe_len;
-            pmtu_bytes_reg <= 13'd128 << ctx_pmtu;
+            chunk_reg <= wqe_is_roce ? {19'd0, 13'd128 << q_pmtu_reg} : CHUNK;
+            roce_reg <= wqe_is_roce;
             psn0_reg <= sq_psn_mem[qn_reg];
             if (rtx_mode_reg) begin
                 psn0_reg <= rtx_psn0_reg;
@@ -982,8 +1103,8 @@ always @(posedge clk) begin
             end
         end
         ST_COPY: begin
-            if (can_issue_rd && m_rd_desc_ready) begin
-                rd_off_reg <= rd_off_reg + {{(32-LEN_W){1'b0}}, rd_chunk};
+            if (rd_issue) begin
+                rd_off_reg <= rd_off_reg + {{(32-LEN_W){1'b0}}, rd_chunk_reg};
                 rd_issued_reg <= rd_issued_reg + 32'd1;
                 rd_slot_reg <= rd_slot_reg == LAST_SLOT ? {SLOT_W{1'b0}} : rd_slot_reg + 1'b1;
             end
@@ -998,23 +1119,28 @@ always @(posedge clk) begin
                 end
                 rd_done_reg <= rd_done_reg + 32'd1;
             end
-            if (can_issue_wr && m_wr_desc_ready) begin
-                wr_off_reg <= wr_off_reg + {{(32-LEN_W){1'b0}}, wr_chunk};
+            if (wr_issue) begin
+                wr_off_reg <= wr_off_reg + {{(32-LEN_W){1'b0}}, wr_chunk_reg};
                 wr_issued_reg <= wr_issued_reg + 32'd1;
                 wr_slot_reg <= wr_slot_reg == LAST_SLOT ? {SLOT_W{1'b0}} : wr_slot_reg + 1'b1;
             end
             if (s_wr_status_valid) begin
                 wr_done_reg <= wr_done_reg + 32'd1;
             end
+            // done: every chunk read (or a read failed) and written; the
+            // derived rd_more_reg is good after a cycle without a read, and
+            // what is left to write is compared here, not derived, since
+            // reads complete at any time
             if (rd_done_reg == rd_issued_reg && wr_done_reg == wr_issued_reg
-                    && !(can_issue_rd || can_issue_wr)
+                    && rd_quiet_reg && wr_quiet_reg
+                    && (copy_err_reg || (!rd_more_reg && wr_issued_reg == rd_done_reg))
                     && !rd_st && !s_wr_status_valid) begin
                 state_reg <= ST_CQE;
             end
         end
         ST_SEND: begin
-            if (can_issue_rd && m_rd_desc_ready) begin
-                rd_off_reg <= rd_off_reg + {{(32-LEN_W){1'b0}}, rd_chunk};
+            if (rd_issue) begin
+                rd_off_reg <= rd_off_reg + {{(32-LEN_W){1'b0}}, rd_chunk_reg};
                 rd_issued_reg <= rd_issued_reg + 32'd1;
             end
             if (rd_st) begin
@@ -1030,7 +1156,7 @@ always @(posedge clk) begin
                 rd_done_reg <= rd_done_reg + 32'd1;
             end
             if (pkt_push) begin
-                wr_off_reg <= wr_off_reg + {{(32-LEN_W){1'b0}}, wr_chunk};
+                wr_off_reg <= wr_off_reg + {{(32-LEN_W){1'b0}}, wr_chunk_reg};
                 wr_issued_reg <= wr_issued_reg + 32'd1;
             end
             if (copy_err_reg) begin
@@ -1052,9 +1178,9 @@ always @(posedge clk) begin
                 rtx_from_reg <= sent_mem[qn_reg];
                 rtx_idx_reg <= ost_head;
                 state_reg <= ST_RTX_PICK;
-            end else if ((wqe_len == 0 && pkt_push) || (wqe_len != 0 && pkt_push && pkt_last)) begin
+            end else if (pkt_push && pkt_last_reg) begin
                 if (rtx_mode_reg) begin
-                    rtx_from_reg <= pkt_psn + 24'd1;
+                    rtx_from_reg <= pkt_psn_reg + 24'd1;
                     rtx_idx_reg <= rtx_idx_reg + 4'd1;
                     state_reg <= ST_RTX_PICK;
                 end else begin
@@ -1070,9 +1196,9 @@ always @(posedge clk) begin
             // the WQE waits for its ACK (its unsent packets, if it was set
             // aside, go out with the retransmission)
             ost_mem[ost_wr_idx] <= {wqe_addr_reg, psn0_reg, byte_len_reg, wqe_wr_id, wqe_index_reg,
-                psn0_reg + wqe_npkts[23:0] - 24'd1, wqe_is_send, wqe_signaled};
+                rec_last_psn_reg, wqe_is_send, wqe_signaled};
             ost_tail_mem[qn_reg] <= ost_tail + 4'd1;
-            sq_psn_mem[qn_reg] <= psn0_reg + wqe_npkts[23:0];
+            sq_psn_mem[qn_reg] <= rec_next_psn_reg;
             if (ost_empty) begin
                 if (!rtx_req_reg[qn_reg]) begin
                     stamp_mem[qn_reg] <= now;     // (else it holds the RNR wait)
@@ -1096,10 +1222,10 @@ always @(posedge clk) begin
     endcase
 
     if (pkt_push) begin
-        if ((pkt_psn - sent_mem[qn_reg]) < 24'h800000) begin
-            sent_mem[qn_reg] <= pkt_psn + 24'd1;
+        if (pkt_new_reg) begin
+            sent_mem[qn_reg] <= pkt_psn_reg + 24'd1;
         end
-        stat_retransmit_reg <= (pkt_psn - sent_mem[qn_reg]) >= 24'h800000;
+        stat_retransmit_reg <= !pkt_new_reg;
     end
 
     // TX slot accounting: taken when a packet with payload is handed over, freed
@@ -1141,28 +1267,33 @@ always @(posedge clk) begin
     case (c_state_reg)
         C_IDLE: begin
             c_error_reg <= 1'b0;
-            if (scan_flush) begin
+            if (scan_flush_reg) begin
                 // the QP is in ERR: complete what it still holds, flushed
                 // (the first one with a waiting NAK status, if any)
-                c_qpn_reg <= scan_reg;
+                c_qpn_reg <= scan_q_reg;
                 c_syn_reg <= 8'd0;
                 c_err_status_reg <= WC_STATUS_WR_FLUSH_ERR;
-                if (perr_valid_reg && perr_qpn_reg == scan_reg) begin
+                if (perr_valid_reg && perr_qpn_reg == scan_q_reg) begin
                     c_syn_reg <= perr_syn_reg;
                     c_err_status_reg <= perr_status_reg;
                     perr_valid_reg <= 1'b0;
                 end
-                flush_req_reg[scan_i] <= 1'b0;
+                flush_req_reg[scan_q_reg] <= 1'b0;
                 c_state_reg <= C_ERR;
-            end else if (scan_tmo) begin
-                c_qpn_reg <= scan_reg;
+            end else if (scan_tmo_reg) begin
+                c_qpn_reg <= scan_q_reg;
                 c_syn_reg <= 8'd0;
                 c_state_reg <= C_TMO;
             end else if (!ackq_empty) begin
                 {c_qpn_reg, c_psn_reg, c_syn_reg} <= ackq[ackq_rd_reg[1:0]];
                 ackq_rd_reg <= ackq_rd_reg + 3'd1;
-                c_state_reg <= C_EVAL;
+                c_state_reg <= C_LOAD;
             end
+        end
+        C_LOAD: begin
+            c_una_reg <= una_mem[c_qpn_reg];
+            c_outstanding_reg <= sent_mem[c_qpn_reg] - una_mem[c_qpn_reg];
+            c_state_reg <= C_EVAL;
         end
         C_EVAL: begin
             if (c_syn_reg[6:5] == 2'b10 || (c_syn_reg[6:5] == 2'b00 ? !c_ack_ok : !c_nak_ok)) begin
@@ -1342,6 +1473,10 @@ always @(posedge clk) begin
         rtx_go_reg <= {NUM_QP{1'b0}};
         flush_req_reg <= {NUM_QP{1'b0}};
         scan_reg <= {QN_W{1'b0}};
+        scan_rtx_reg <= 1'b0;
+        scan_tmo_reg <= 1'b0;
+        scan_flush_reg <= 1'b0;
+        go_any_reg <= 1'b0;
     end
 end
 
