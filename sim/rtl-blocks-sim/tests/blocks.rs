@@ -191,7 +191,11 @@ fn arb_withdrawn_offer_gives_the_choice_up() {
             c.p_ready = 0.4;
             c.packets = 200;
             let r = arb_go(&c);
-            assert!(r.released > 10, "{m}: only {} withdrawn choices", r.released);
+            assert!(
+                r.released > 10,
+                "{m}: only {} withdrawn choices",
+                r.released
+            );
         }
     }
 }
