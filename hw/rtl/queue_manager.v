@@ -186,14 +186,44 @@ assign sel_cq_phase = sel_ok ? !cq_pi[sel][cq_log[sel]] : 1'b0;
 // Whether a queue has work beyond what the executor holds is registered
 // (pi != ci + taken, a 16-bit sum per queue, off the pick's path); a queue
 // whose counters moved last cycle other than by a retirement (which moves
-// ci and taken together) waits a cycle for its bit to catch up.
+// ci and taken together) waits a cycle for its bit to catch up. The
+// executor's hold is registered too: a queue it holds is seen a cycle late
+// (below).
+//
+// The pick reaches the executor through two registers (an output register
+// of one entry, in two steps): the picked queue (sel_*), then its WQE's
+// address, index and CQ (out_*), which the executor is offered. The entry
+// is not counted in taken_reg until the executor takes it, so nothing is
+// picked while one is on its way. An entry whose queue the executor holds
+// meanwhile (a retransmission or flush pending, its outstanding ring full,
+// a prefetched WQE of it waiting) is dropped, and so is every entry when a
+// ring command arrives: the queue is picked again once it may go on. The
+// offer itself is gated by the current hold (one bit of sq_hold muxed by a
+// register: shallow), because the registered hold is a cycle late: a queue
+// with no outstanding ring whose entry the executor took in that cycle
+// would park the executor in ST_DECODE waiting for a ring, while the rings
+// it waits for are freed only by retransmissions the executor starts from
+// ST_IDLE (a deadlock). The executor's ready does not look at the hold, so
+// an entry counts as taken only when it was offered (sq_take): counting a
+// held entry the executor never saw would leave its WQE in taken_reg for
+// good and the queue would never complete it (a hang; reliability's
+// more_qps_in_flight_than_outstanding_rings runs every ring out and
+// exercises both).
 reg [NUM_Q-1:0] sq_work_reg = {NUM_Q{1'b0}};
 reg [NUM_Q-1:0] sq_stale_reg = {NUM_Q{1'b1}};
+reg [NUM_Q-1:0] sq_hold_reg = {NUM_Q{1'b0}};
+reg sel_valid_reg = 1'b0;
+reg [QN_W-1:0] sel_qn_reg = {QN_W{1'b0}};
+reg out_valid_reg = 1'b0;
+reg [QN_W-1:0] out_qn_reg = {QN_W{1'b0}};
+reg [63:0] out_addr_reg = 64'd0;
+reg [15:0] out_index_reg = 16'd0;
+reg [QN_W-1:0] out_cqn_reg = {QN_W{1'b0}};
 wire [NUM_Q-1:0] sq_ready_vec;
 genvar gq;
 generate
     for (gq = 0; gq < NUM_Q; gq = gq + 1) begin : g_ready
-        assign sq_ready_vec[gq] = sq_en[gq] && taken_reg[2*gq +: 2] != 2'd2 && !sq_hold[gq]
+        assign sq_ready_vec[gq] = sq_en[gq] && taken_reg[2*gq +: 2] != 2'd2 && !sq_hold_reg[gq]
             && sq_work_reg[gq] && !sq_stale_reg[gq];
     end
 endgenerate
@@ -214,14 +244,46 @@ priority_encoder #(.WIDTH(NUM_Q), .OUT_W(QN_W)) pick_next_enc (
     .index(pick_next)
 );
 wire [QN_W-1:0] pick_qn = pick_above ? pick_next : pick_first;
+// a new pick while nothing is on its way to the executor
+wire pick_load = pick_valid && !sel_valid_reg && !out_valid_reg;
+// taken only as offered (above)
+wire sq_take = m_sq_valid && m_sq_ready;
+
+// the WQE of the selected queue: the next one after those the executor holds
+wire [15:0] sel_mask = (16'd1 << sq_log[sel_qn_reg]) - 16'd1;
+wire [15:0] sel_ci = sq_ci[sel_qn_reg] + {14'd0, taken_reg[2*sel_qn_reg +: 2]};
+wire [15:0] sel_index = sel_ci & sel_mask;
+
+always @(posedge clk) begin
+    sq_hold_reg <= sq_hold;
+    if (pick_load) begin
+        sel_valid_reg <= 1'b1;
+        sel_qn_reg <= pick_qn;
+    end
+    if (sel_valid_reg) begin
+        sel_valid_reg <= 1'b0;
+        out_valid_reg <= 1'b1;
+        out_qn_reg <= sel_qn_reg;
+        out_addr_reg <= {sq_base[sel_qn_reg], 12'd0} + ({48'd0, sel_index} << WQE_SIZE_LOG);
+        out_index_reg <= sel_ci;
+        out_cqn_reg <= sq_cqn[sel_qn_reg];
+    end
+    if (sq_take || (out_valid_reg && sq_hold_reg[out_qn_reg])) begin
+        out_valid_reg <= 1'b0;
+    end
+    if (reg_q_cmd_valid || rst) begin
+        sel_valid_reg <= 1'b0;
+        out_valid_reg <= 1'b0;
+    end
+end
 
 always @(posedge clk) begin
     for (i = 0; i < NUM_Q; i = i + 1) begin
         sq_work_reg[i] <= sq_pi[i] != sq_ci[i] + {14'd0, taken_reg[2*i +: 2]};
     end
     sq_stale_reg <= {NUM_Q{1'b0}};
-    if (m_sq_valid && m_sq_ready) begin
-        sq_stale_reg[pick_qn] <= 1'b1;
+    if (sq_take) begin
+        sq_stale_reg[out_qn_reg] <= 1'b1;
     end
     if (reg_sq_db_valid && reg_sq_db_qn < NUM_Q16) begin
         sq_stale_reg[reg_sq_db_qn[QN_W-1:0]] <= 1'b1;
@@ -231,15 +293,11 @@ always @(posedge clk) begin
     end
 end
 
-wire [15:0] pick_mask = (16'd1 << sq_log[pick_qn]) - 16'd1;
-wire [15:0] pick_ci = sq_ci[pick_qn] + {14'd0, taken_reg[2*pick_qn +: 2]};
-wire [15:0] pick_index = pick_ci & pick_mask;
-
-assign m_sq_valid = pick_valid;
-assign m_sq_qn = pick_qn;
-assign m_sq_wqe_addr = {sq_base[pick_qn], 12'd0} + ({48'd0, pick_index} << WQE_SIZE_LOG);
-assign m_sq_cqn = sq_cqn[pick_qn];
-assign m_sq_index = pick_ci;
+assign m_sq_valid = out_valid_reg && !sq_hold[out_qn_reg];
+assign m_sq_qn = out_qn_reg;
+assign m_sq_wqe_addr = out_addr_reg;
+assign m_sq_cqn = out_cqn_reg;
+assign m_sq_index = out_index_reg;
 assign lookup_cqn = sq_cqn[lookup_qn];
 
 wire [15:0] alloc_size = 16'd1 << cq_log[cq_alloc_cqn];
@@ -370,12 +428,12 @@ always @(posedge clk) begin
     end
 
     // work dispatch and retirement
-    if (m_sq_valid && m_sq_ready) begin
+    if (pick_load) begin
         rr_reg <= pick_qn;
     end
     for (tq = 0; tq < NUM_Q; tq = tq + 1) begin
         taken_reg[2*tq +: 2] <= taken_reg[2*tq +: 2]
-            + {1'b0, m_sq_valid && m_sq_ready && pick_qn == tq[QN_W-1:0]}
+            + {1'b0, sq_take && out_qn_reg == tq[QN_W-1:0]}
             - {1'b0, sq_done && sq_done_qn == tq[QN_W-1:0]};
     end
     if (sq_done) begin
