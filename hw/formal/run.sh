@@ -11,7 +11,8 @@
 #           the assertions hold in every reachable state
 #   cover   the harness's reachability target (built with COVER_CHECK,
 #           where it is an assertion that must fail) is reached within
-#           DEPTH: the bound covers the two complete messages it claims
+#           DEPTH: the bound covers the complete messages it claims (two
+#           for the responder, one send WQE with its ACK for the requester)
 #   break   with a debug break switch forced on, an assertion MUST fail
 #           within DEPTH. A check that passes with a break switch on is
 #           broken, so that fails the run.
@@ -39,8 +40,10 @@ OUT=target/formal
 mkdir -p "$OUT"
 
 RTL=(hw/rtl/priority_encoder.v hw/rtl/arbiter.v hw/rtl/axis_register.v hw/rtl/axis_arb_mux.v
-    hw/rtl/ram_snoop_capture.v hw/rtl/rc_responder.v hw/rtl/cqe_writer.v hw/rtl/dma_wr_engine.v)
-HARNESS=(hw/formal/formal_responder.v hw/formal/formal_order.v hw/formal/formal_cqe_writer.v)
+    hw/rtl/ram_snoop_capture.v hw/rtl/rc_responder.v hw/rtl/cqe_writer.v hw/rtl/dma_wr_engine.v
+    hw/rtl/dma_rd_engine.v hw/rtl/dma_ram.v hw/rtl/rnic_dma.v hw/rtl/wqe_executor.v)
+HARNESS=(hw/formal/formal_responder.v hw/formal/formal_order.v hw/formal/formal_cqe_writer.v
+    hw/formal/formal_requester.v)
 
 # name|top|defines|kind|depth|expect. For break jobs, expect names the
 # assertions (their trailing // tag in the source, alternatives a|b) one of
@@ -63,6 +66,9 @@ JOBS_ALL=(
     "e2e_early_cqe|formal_order|CQE_WRITER_ASSERTS_OFF BREAK_EARLY_CQE|break|28|A1|f_barrier"
     "e2e_bypass|formal_order|CQE_WRITER_ASSERTS_OFF BREAK_BYPASS|break|28|A1"
     "e2e_cqe_ro|formal_order|CQE_WRITER_ASSERTS_OFF BREAK_CQE_RO|break|28|A[23]"
+    "req|formal_requester||prove|21"
+    "req_reach|formal_requester|COVER_CHECK|cover|21"
+    "req_early_send_cqe|formal_requester|FORMAL_BREAK_EARLY_SEND_CQE|break|21|f_send_acked"
 )
 
 log() { echo "formal: $*"; }
@@ -193,7 +199,7 @@ run_job() {
                 log "$name: an assertion failed on the way: $what (trace $OUT/$name.vcd)" >&2
                 return 1
             fi
-            log "$name: two complete messages reached at cycle $res of $depth ($((SECONDS - t0)) s; trace $OUT/$name.vcd)"
+            log "$name: reachability target reached at cycle $res of $depth ($((SECONDS - t0)) s; trace $OUT/$name.vcd)"
             ;;
         break)
             res=$(bmc "$name" "$depth")

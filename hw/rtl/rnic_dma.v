@@ -34,6 +34,10 @@ module rnic_dma #(
     parameter RXR_ADDR_W = 15,       // RX RAM bytes, log2
     parameter LEN_W = 17,
     parameter ID_W = 8,
+    // read engine tags (up to 2**RD_TAG_W reads outstanding) and write
+    // engine descriptor FIFO depth (small values for hw/formal)
+    parameter RD_TAG_W = 5,
+    parameter WR_DESC_FIFO_DEPTH = 8,
     // descriptor id client tags (bits [7:6])
     parameter [ID_W-1:0] ID_EXEC = 8'h00,
     parameter [ID_W-1:0] ID_RESP = 8'h40,
@@ -217,7 +221,8 @@ dma_rd_engine #(
     .DATA_W(DATA_W),
     .RAM_ADDR_W(RAM_ADDR_W),
     .LEN_W(LEN_W),
-    .ID_W(ID_W)
+    .ID_W(ID_W),
+    .TAG_W(RD_TAG_W)
 ) rd_inst (
     .clk(clk),
     .rst(rst),
@@ -253,7 +258,8 @@ dma_wr_engine #(
     .DATA_W(DATA_W),
     .RAM_ADDR_W(RAM_ADDR_W),
     .LEN_W(LEN_W),
-    .ID_W(ID_W)
+    .ID_W(ID_W),
+    .DESC_FIFO_DEPTH(WR_DESC_FIFO_DEPTH)
 ) wr_inst (
     .clk(clk),
     .rst(rst),

@@ -843,7 +843,13 @@ wire c_ack_ok = c_ack_off <= c_outstanding;
 wire c_nak_ok = c_nak_off < c_outstanding;
 reg c_drop_reg = 1'b0;
 assign stat_ack_drop = c_drop_reg;
+`ifdef FORMAL_BREAK_EARLY_SEND_CQE
+// a planted bug for hw/formal only (never defined elsewhere): the entry
+// counts as covered one PSN early; formal_requester must catch it
+wire c_covered = (c_limit_reg + 24'd1 - c_entry_psn) < 24'h800000;
+`else
 wire c_covered = (c_limit_reg - c_entry_psn) < 24'h800000;   // entry's last PSN <= limit
+`endif
 
 // Rings change hands here. A ring is taken when a WQE is recorded into an
 // empty one; it is given back when the completer pops the last entry (unless
@@ -1479,6 +1485,48 @@ always @(posedge clk) begin
         go_any_reg <= 1'b0;
     end
 end
+
+`ifdef FORMAL
+// ---------------------------------------------------------------- formal
+// Property 4 (issue 21) for hw/formal/formal_requester.v (yosys
+// read_verilog -formal defines FORMAL; Verilator and synthesis never see
+// this): the successful send CQE of a WRITE/SEND(+IMM) WQE is requested
+// only after an ACK covering its last PSN was received. The watched WQE
+// is the solver's: QP f_qp, WQE index f_idx (the harness gives every WQE
+// a distinct index). Its last PSN is taken from the packets, not from the
+// ring entry: the PSN of its packet with a LAST or ONLY opcode (a resent
+// one has the same PSN). An ACK for PSN p covers p; a NAK for p covers
+// p - 1 (everything before it arrived). An ACK counts when it enters the
+// ACK queue (an ACK arriving with the queue full is lost, as on the wire).
+// The harness assumes ACKs are legal: they name PSNs already sent.
+(* anyconst *) reg [QN_W-1:0] f_qp;
+(* anyconst *) reg [15:0] f_idx;
+reg f_last_v = 1'b0;                     // its last packet has left
+reg [23:0] f_last_psn = 24'd0;           // ... with this PSN
+reg f_acked = 1'b0;                      // an ACK covering that PSN was received
+wire f_opc_last = m_pkt_opcode == 8'h02 || m_pkt_opcode == 8'h03 || m_pkt_opcode == 8'h04
+    || m_pkt_opcode == 8'h05 || m_pkt_opcode == 8'h08 || m_pkt_opcode == 8'h09
+    || m_pkt_opcode == 8'h0A || m_pkt_opcode == 8'h0B;
+wire f_is_w = qn_reg == f_qp && wqe_index_reg == f_idx;
+wire [23:0] f_ack_cov = s_ack_syndrome[6:5] == 2'b00 ? s_ack_psn : s_ack_psn - 24'd1;
+always @(posedge clk) begin
+    if (pkt_push && f_opc_last && f_is_w) begin
+        f_last_v <= 1'b1;
+        f_last_psn <= m_pkt_psn;
+    end
+    if (s_ack_valid && !ackq_full && s_ack_qpn == f_qp && s_ack_syndrome[6:5] != 2'b10
+            && f_last_v && (f_ack_cov - f_last_psn) < 24'h800000) begin
+        f_acked <= 1'b1;
+    end
+end
+// the CQE data's WQE counter is the entry's index
+always @* begin
+    if (!rst && m_acq_valid && m_acq_ready && !c_error_reg && c_qpn_reg == f_qp
+            && c_entry_reg[41:26] == f_idx) begin
+        assert(f_acked);                                                 // f_send_acked
+    end
+end
+`endif
 
 endmodule
 
