@@ -234,8 +234,23 @@ pub fn items(
             "MI_W",
             i64::from((dmacs as u32).next_power_of_two().trailing_zeros()),
         );
+        // `ifdef FORMAL` blocks hold the proofs' own bookkeeping (hw/formal),
+        // which synthesis never sees: not state of the NIC
+        let mut formal_depth = 0u32;
         for line in src.lines() {
             let l = line.trim();
+            if formal_depth > 0 {
+                if l.starts_with("`ifdef") || l.starts_with("`ifndef") {
+                    formal_depth += 1;
+                } else if l.starts_with("`endif") {
+                    formal_depth -= 1;
+                }
+                continue;
+            }
+            if l.split_whitespace().collect::<Vec<_>>()[..] == ["`ifdef", "FORMAL"] {
+                formal_depth = 1;
+                continue;
+            }
             // the ring's entry width and depth are plain localparams
             for k in ["OST_W", "OST_DEPTH"] {
                 let v = l
