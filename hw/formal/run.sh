@@ -25,6 +25,7 @@
 # Env:   ENGINE   abc (default) or smtbmc, for prove jobs
 #        SOLVER   yosys-smtbmc solver (default yices; z3 works, slower)
 #        BUILD_ONLY   set: only build the models
+#        FORMAL_JOBS  jobs at once (default: every core)
 #        YOSYS, YOSYS_ABC, YOSYS_SMTBMC   binaries (default from PATH)
 set -euo pipefail
 
@@ -207,7 +208,7 @@ run_job() {
                 pass)
                     log "$name: NO counterexample within $depth cycles with the switch on: the check is broken" >&2
                     return 1 ;;
-                error) return 1 ;;
+                error) log "$name: ABC error (log: $OUT/$name.abc.log)" >&2; return 1 ;;
             esac
             what=$(replay "$name") || { log "$name: counterexample not confirmed by yosys-smtbmc" >&2; return 1; }
             if [ -n "$expect" ] && ! grep -Eq -- "// ($expect)\$" <<<"$what"; then
@@ -223,10 +224,23 @@ run_job() {
 want=("$@")
 status=0
 start=$SECONDS
+# The jobs are independent single-threaded solver runs: FORMAL_JOBS of them
+# at once (default: every core), their lines printed in the table's order.
+jobs_max="${FORMAL_JOBS:-$(nproc)}"
+ran=()
 for spec in "${JOBS_ALL[@]}"; do
     name=${spec%%|*}
     if [ ${#want[@]} -gt 0 ] && ! printf '%s\n' "${want[@]}" | grep -qx "$name"; then continue; fi
-    run_job "$spec" || status=1
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+    rm -f "$OUT/$name.rc"
+    ( rc=0; run_job "$spec" >"$OUT/$name.run" 2>&1 || rc=$?; echo "$rc" >"$OUT/$name.rc" ) &
+    ran+=("$name")
 done
-log "done in $((SECONDS - start)) s"
+wait
+for name in "${ran[@]}"; do
+    cat "$OUT/$name.run"
+    [ "$(cat "$OUT/$name.rc" 2>/dev/null)" = 0 ] || status=1
+done
+[ ${#ran[@]} -gt 0 ] || { log "no job named ${want[*]}" >&2; status=1; }
+log "done in $((SECONDS - start)) s ($jobs_max at once)"
 exit "$status"
