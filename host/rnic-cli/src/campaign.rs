@@ -275,6 +275,7 @@ fn run_one(
         std::fs::create_dir_all(dir.join("pcap"))?;
         cmd.arg("--pcap").arg(dir.join(&pcap_rel));
     }
+    die_with_parent(&mut cmd);
     cmd.stdin(Stdio::null())
         .stdout(
             std::fs::File::create(&out_p)
@@ -343,6 +344,31 @@ fn run_one(
         pcap,
         error,
     })
+}
+
+/// A run must not outlive its campaign: a campaign killed by a signal it
+/// cannot catch (SIGKILL, the OOM killer, a `kill` of its PID alone) would
+/// otherwise leave its tortures running, their records never written. The
+/// kernel sends the child SIGKILL when the thread that spawned it ends;
+/// that thread waits for the child, so this happens only when the campaign
+/// dies.
+fn die_with_parent(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: between fork and exec only async-signal-safe calls: prctl,
+    // getppid and _exit.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // the campaign died before the prctl took effect
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
 }
 
 /// Runs `keys` of `plan`, `jobs` at once, each record appended to the

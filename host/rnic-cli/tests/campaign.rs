@@ -1,7 +1,8 @@
 //! `rnic campaign` on this machine: a plan with a clean leg and a leg with
 //! a break switch, run on two cores, merged; a second run skips every
 //! finished run; a writer killed mid-line loses only that run; bad plans
-//! are one-line errors. (The Slurm array is tests/slurm/campaign_test.sh.)
+//! are one-line errors; a campaign killed with SIGKILL leaves no run
+//! behind. (The Slurm array is tests/slurm/campaign_test.sh.)
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -171,4 +172,82 @@ fn bad_plans_are_one_line_errors() {
     );
     let o = rnic(&["campaign", "task", "/nonexistent-campaign"]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// Children of `pid` (every thread's), from /proc.
+fn children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return out;
+    };
+    for t in tasks.flatten() {
+        if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
+            out.extend(s.split_whitespace().filter_map(|c| c.parse::<u32>().ok()));
+        }
+    }
+    out
+}
+
+/// Whether `pid` still runs (a zombie has ended: only its parent's wait is
+/// missing).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit(") ").next().map(|r| !r.starts_with('Z')))
+        .unwrap_or(false)
+}
+
+#[test]
+fn a_killed_campaign_takes_its_runs_with_it() {
+    let d = dir("kill");
+    let ds = d.to_str().unwrap();
+    // runs long enough to be killed in the middle
+    let o = rnic(&[
+        "campaign",
+        "plan",
+        ds,
+        "--seeds",
+        "1..3",
+        "--",
+        "--messages",
+        "1000000",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rnic"))
+        .args(["campaign", "run", ds, "--jobs", "2"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run rnic campaign");
+    let t0 = std::time::Instant::now();
+    let kids = loop {
+        let k = children(c.id());
+        if k.len() == 2 {
+            break k;
+        }
+        assert!(
+            t0.elapsed().as_secs() < 60,
+            "no two runs started within 60 s: {k:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    // SIGKILL: the campaign cannot clean up after itself
+    c.kill().unwrap();
+    c.wait().unwrap();
+    let t0 = std::time::Instant::now();
+    while kids.iter().any(|&k| alive(k)) {
+        assert!(
+            t0.elapsed().as_secs() < 10,
+            "runs {kids:?} outlived their killed campaign"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // nothing was recorded for the killed runs: a rerun would run them
+    let o = rnic(&["campaign", "merge", ds]);
+    assert!(
+        text(&o.stdout).contains("not finished: 2 runs"),
+        "{}",
+        text(&o.stdout)
+    );
+    std::fs::remove_dir_all(&d).unwrap();
 }
