@@ -1,6 +1,7 @@
-// What the C shims of the Verilator models (sim/rnic-sim, sim/pcie7-shim-sim)
-// share: how a model's context is set up, how its end is reported to Rust,
-// and the word order of the generic TLP interface's 128-bit header.
+// What the C shims of the Verilator models (sim/rnic-sim, sim/pcie7-shim-sim,
+// sim/rtl-blocks-sim) share: a model with its own context, how it is made
+// and ended, how its end is reported to Rust, and the word order of the
+// generic TLP interface's 128-bit header.
 
 #pragma once
 
@@ -21,6 +22,37 @@ inline std::unique_ptr<VerilatedContext> new_context(uint32_t seed, bool trace) 
     ctx->fatalOnError(false);
     Verilated::threadContextp(ctx.get());
     return ctx;
+}
+
+// A model and the context it lives in. Each call into a model makes its
+// context the thread's current one first (enter): Rust may drive several
+// models, on any thread.
+template <class Model>
+struct VlSim {
+    std::unique_ptr<VerilatedContext> ctx;
+    std::unique_ptr<Model> top;
+
+    void enter() const { Verilated::threadContextp(ctx.get()); }
+};
+
+// A new model named `name`, its registers drawn from `seed`, clock low.
+template <class Sim, class Model = typename decltype(Sim::top)::element_type>
+Sim* vl_sim_create(uint32_t seed, bool trace, const char* name) {
+    Sim* s = new Sim;
+    s->ctx = new_context(seed, trace);
+    s->top.reset(new Model(s->ctx.get(), name));
+    return s;
+}
+
+// Runs the model's final blocks and frees it (null: nothing to do).
+template <class Sim>
+void vl_sim_destroy(Sim* s) {
+    if (!s) return;
+    s->enter();
+    s->top->final();
+    s->top.reset();
+    s->ctx.reset();
+    delete s;
 }
 
 // Bit 0: $finish reached, bit 1: an error ($error, assertion).

@@ -120,10 +120,7 @@ inline void get(const VlWide<N>& d, uint32_t* s) {
     for (std::size_t i = 0; i < N; ++i) s[i] = d[i];
 }
 
-struct Sim {
-    std::unique_ptr<VerilatedContext> ctx;
-    std::unique_ptr<SHIM_MODEL> top;
-};
+using Sim = VlSim<SHIM_MODEL>;
 
 inline void set_inputs(SHIM_MODEL* t, const ShimPortsIn* in) {
     t->rst = in->rst;
@@ -209,28 +206,18 @@ std::size_t SHIM_PFX(in_size)() { return sizeof(ShimPortsIn); }
 std::size_t SHIM_PFX(out_size)() { return sizeof(ShimPortsOut); }
 
 void* SHIM_PFX(create)(uint32_t seed) {
-    Sim* s = new Sim;
-    s->ctx = new_context(seed, false);
-    s->top.reset(new SHIM_MODEL(s->ctx.get(), "rnic_pcie7_shim"));
+    Sim* s = vl_sim_create<Sim>(seed, false, "rnic_pcie7_shim");
     s->top->clk = 0;
     return s;
 }
 
-void SHIM_PFX(destroy)(void* h) {
-    Sim* s = static_cast<Sim*>(h);
-    if (!s) return;
-    Verilated::threadContextp(s->ctx.get());
-    s->top->final();
-    s->top.reset();
-    s->ctx.reset();
-    delete s;
-}
+void SHIM_PFX(destroy)(void* h) { vl_sim_destroy(static_cast<Sim*>(h)); }
 
 // One clock cycle: inputs applied with clk low, outputs read (the values the
 // rising edge samples), then the rising edge.
 void SHIM_PFX(step)(void* h, const ShimPortsIn* in, ShimPortsOut* out) {
     Sim* s = static_cast<Sim*>(h);
-    Verilated::threadContextp(s->ctx.get());
+    s->enter();
     SHIM_MODEL* t = s->top.get();
     set_inputs(t, in);
     t->clk = 0;

@@ -154,9 +154,7 @@ inline void get_bytes(const VlWide<N>& d, uint8_t* s) {
 }
 
 
-struct Sim {
-    std::unique_ptr<VerilatedContext> ctx;
-    std::unique_ptr<RNIC_MODEL> top;
+struct Sim : VlSim<RNIC_MODEL> {
     std::unique_ptr<VerilatedFstC> fst;
     uint64_t time = 0;
 };
@@ -231,7 +229,6 @@ inline void get_outputs(const RNIC_MODEL* t, RnicPortsOut* out) {
 // Make this model's context the thread's one before running it: runtime
 // services ($stop, $error, $display, ...) go through the thread context, and
 // another model may have been created (or destroyed) on this thread since.
-inline void enter(Sim* s) { Verilated::threadContextp(s->ctx.get()); }
 
 
 inline void eval_dump(Sim* s) {
@@ -275,23 +272,19 @@ std::size_t RNIC_PFX(port_offsets)(std::size_t* o, std::size_t n) {
 // Create a model. `seed` seeds `--x-initial unique` (randReset(2)): the
 // initial value of every register comes from it. Returns null on failure.
 void* RNIC_PFX(create)(uint32_t seed) {
-    Sim* s = new Sim;
-    s->ctx = new_context(seed, true);
-    s->top.reset(new RNIC_MODEL(s->ctx.get(), "rnic_core"));
+    Sim* s = vl_sim_create<Sim>(seed, true, "rnic_core");
     s->top->clk = 0;
     return s;
 }
 
 void RNIC_PFX(destroy)(void* h) {
     Sim* s = static_cast<Sim*>(h);
-    if (!s) return;
-    enter(s);
-    if (s->fst) s->fst->close();
-    s->fst.reset();
-    s->top->final();
-    s->top.reset();
-    s->ctx.reset();
-    delete s;
+    if (s && s->fst) {
+        s->enter();
+        s->fst->close();
+        s->fst.reset();
+    }
+    vl_sim_destroy(s);
 }
 
 void RNIC_PFX(set_inputs)(void* h, const RnicPortsIn* in) {
@@ -306,14 +299,14 @@ void RNIC_PFX(get_outputs)(void* h, RnicPortsOut* out) {
 
 void RNIC_PFX(eval)(void* h) {
     Sim* s = static_cast<Sim*>(h);
-    enter(s);
+    s->enter();
     s->top->eval();
 }
 
 // One full clock cycle with the current inputs: clk 0->1 (eval), 1->0 (eval).
 void RNIC_PFX(tick)(void* h) {
     Sim* s = static_cast<Sim*>(h);
-    enter(s);
+    s->enter();
     s->top->clk = 1;
     eval_dump(s);
     s->time++;
@@ -325,7 +318,7 @@ void RNIC_PFX(tick)(void* h) {
 // One clock cycle, see the comment at the top of the file.
 void RNIC_PFX(step)(void* h, const RnicPortsIn* in, RnicPortsOut* out) {
     Sim* s = static_cast<Sim*>(h);
-    enter(s);
+    s->enter();
     RNIC_MODEL* t = s->top.get();
     set_inputs(t, in);
     t->clk = 0;
@@ -341,7 +334,7 @@ void RNIC_PFX(step)(void* h, const RnicPortsIn* in, RnicPortsOut* out) {
 // Open an FST waveform. Returns 0 on success.
 int RNIC_PFX(trace_open)(void* h, const char* path) {
     Sim* s = static_cast<Sim*>(h);
-    enter(s);
+    s->enter();
     if (s->fst) {
         s->fst->close();
         s->fst.reset();

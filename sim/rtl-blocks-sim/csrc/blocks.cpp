@@ -67,10 +67,7 @@ inline void get(const VlWide<N>& d, uint32_t* s) {
     for (std::size_t i = 0; i < N; ++i) s[i] = d[i];
 }
 
-struct Sim {
-    std::unique_ptr<VerilatedContext> ctx;
-    std::unique_ptr<BLK_MODEL> top;
-};
+using Sim = VlSim<BLK_MODEL>;
 
 inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
 #if BLK_KIND == 1
@@ -123,29 +120,19 @@ std::size_t BLK_PFX(in_size)() { return sizeof(BlkPortsIn); }
 std::size_t BLK_PFX(out_size)() { return sizeof(BlkPortsOut); }
 
 void* BLK_PFX(create)(uint32_t seed) {
-    Sim* s = new Sim;
-    s->ctx = new_context(seed, false);
-    s->top.reset(new BLK_MODEL(s->ctx.get(), "blk"));
+    Sim* s = vl_sim_create<Sim>(seed, false, "blk");
     set_clk(s->top.get(), 0);
     return s;
 }
 
-void BLK_PFX(destroy)(void* h) {
-    Sim* s = static_cast<Sim*>(h);
-    if (!s) return;
-    Verilated::threadContextp(s->ctx.get());
-    s->top->final();
-    s->top.reset();
-    s->ctx.reset();
-    delete s;
-}
+void BLK_PFX(destroy)(void* h) { vl_sim_destroy(static_cast<Sim*>(h)); }
 
 // The outputs for these inputs with the clock held low: no edge, no state
 // change. Two peeks with inputs that differ in one port show whether an
 // output depends on that port combinationally.
 void BLK_PFX(peek)(void* h, const BlkPortsIn* in, BlkPortsOut* out) {
     Sim* s = static_cast<Sim*>(h);
-    Verilated::threadContextp(s->ctx.get());
+    s->enter();
     BLK_MODEL* t = s->top.get();
     set_inputs(t, in);
     set_clk(t, 0);
