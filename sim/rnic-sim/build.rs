@@ -1,5 +1,7 @@
-//! Verilates `rnic_core` twice (DATA_W = 64 and 256) and links both models,
-//! the Verilator runtime and the C shim (csrc/shim.cpp) into this crate.
+//! Verilates `rnic_core` four times (DATA_W = 64 and 256 with the default
+//! knobs; the write-only and the mp-only builds at DATA_W 64) and links the
+//! models, the Verilator runtime and the C shim (csrc/shim.cpp) into this
+//! crate.
 //!
 //! Inputs: every `hw/rtl/*.v` and `hw/rtl/generated/*.sv` (or the directory
 //! named by `RNIC_SIM_RTL_DIR`, for harness development against another top).
@@ -23,8 +25,17 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Widths built. The shim exports `rnic_w<W>_*` for each.
-const WIDTHS: [u32; 2] = [64, 256];
+/// Models built: tag, DATA_W, knob parameters. The shim exports
+/// `rnic_<tag>_*` for each; src/verilated.rs lists the same models. The knob
+/// builds are the ones `rnic build --verbs write` and `--transports mp
+/// --verbs write` make for an FPGA, simulated so that they are run and not
+/// only linted.
+const MODELS: [(&str, u32, &[&str]); 4] = [
+    ("w64", 64, &[]),
+    ("w256", 256, &[]),
+    ("w64_write", 64, &["SEND_EN=0"]),
+    ("w64_mp", 64, &["RC_EN=0", "SEND_EN=0"]),
+];
 
 /// Default optimisation of the model's per-cycle code. Measured on the
 /// development machine (see README.md of this crate): -O2 gives the fastest
@@ -82,15 +93,15 @@ fn main() {
     .collect();
     compile_cached(&out, "rnic_vl_runtime", &runtime, &include, &[], "s", &[]);
 
-    for w in WIDTHS {
-        let prefix = format!("Vrnic_core_w{w}");
-        let mdir = out.join(format!("w{w}"));
-        verilate(&verilator, &rtl_dir, &sources, &mdir, &prefix, w);
+    for (tag, w, knobs) in MODELS {
+        let prefix = format!("Vrnic_core_{tag}");
+        let mdir = out.join(tag);
+        verilate(&verilator, &rtl_dir, &sources, &mdir, &prefix, w, knobs);
         let (fast, slow) = model_files(&mdir, &prefix);
         let incs = [mdir.clone()];
         compile_cached(
             &out,
-            &format!("rnic_w{w}_fast"),
+            &format!("rnic_{tag}_fast"),
             &fast,
             &include,
             &incs,
@@ -99,7 +110,7 @@ fn main() {
         );
         compile_cached(
             &out,
-            &format!("rnic_w{w}_slow"),
+            &format!("rnic_{tag}_slow"),
             &slow,
             &include,
             &incs,
@@ -107,17 +118,17 @@ fn main() {
             &[],
         );
 
-        let wrapper = out.join(format!("shim_w{w}.cpp"));
+        let wrapper = out.join(format!("shim_{tag}.cpp"));
         let text = format!(
             "#define RNIC_MODEL {prefix}\n#define RNIC_HEADER \"{prefix}.h\"\n\
-             #define RNIC_PFX(name) rnic_w{w}_##name\n#include \"{}\"\n",
+             #define RNIC_PFX(name) rnic_{tag}_##name\n#include \"{}\"\n",
             manifest.join("csrc/shim.cpp").display()
         );
         write_if_changed(&wrapper, &text);
         let shim_dep = manifest.join("csrc/shim.cpp");
         compile_cached(
             &out,
-            &format!("rnic_w{w}_shim"),
+            &format!("rnic_{tag}_shim"),
             &[wrapper],
             &include,
             &incs,
@@ -168,6 +179,7 @@ fn verilate(
     mdir: &Path,
     prefix: &str,
     w: u32,
+    knobs: &[&str],
 ) {
     let _ = fs::remove_dir_all(mdir);
     fs::create_dir_all(mdir).unwrap();
@@ -181,6 +193,7 @@ fn verilate(
         .arg(format!("-GDATA_W={w}"))
         // the simulated NIC carries 64 queue pairs (the FPGA default is 16)
         .arg("-GNUM_Q=64")
+        .args(knobs.iter().map(|k| format!("-G{k}")))
         .arg("--Mdir")
         .arg(mdir)
         .arg(format!("-I{}", rtl_dir.display()))
@@ -194,7 +207,7 @@ fn verilate(
     };
     if !o.status.success() {
         fail(&format!(
-            "verilator failed on the RTL (DATA_W={w}):\n{}{}",
+            "verilator failed on the RTL (DATA_W={w} {knobs:?}):\n{}{}",
             String::from_utf8_lossy(&o.stdout),
             String::from_utf8_lossy(&o.stderr)
         ));

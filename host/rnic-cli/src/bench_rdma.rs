@@ -338,6 +338,7 @@ fn pair(dev: &DeviceArgs, fabric: &str, idle_cycles: u64) -> Result<SimPair> {
     sim::fabric(fabric)?;
     sim::pair(&SimOpts {
         data_w: dev.data_w,
+        knobs: dev.sim_model.into(),
         seed: dev.seed,
         fabric: fabric.to_string(),
         root_complex: RootComplexConfig::bench(),

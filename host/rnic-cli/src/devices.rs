@@ -21,6 +21,47 @@ pub struct DeviceArgs {
     /// Seed of every random choice in the simulator.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Which build of the simulated core: `full` (every verb, both
+    /// transports), `write-only` (`rnic build --verbs write`) or `mp-only`
+    /// (`--transports mp --verbs write`); the last two at DATA_W 64.
+    #[arg(long, default_value = "full")]
+    pub sim_model: SimModel,
+}
+
+/// `--sim-model`: rnic_sim's knob sets, named without needing the simulator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SimModel {
+    Full,
+    WriteOnly,
+    MpOnly,
+}
+
+impl DeviceArgs {
+    /// ` --sim-model M` when it is not the default, for the reproducing
+    /// command of a simulated run (empty otherwise).
+    pub fn sim_model_flag(&self) -> String {
+        use clap::ValueEnum;
+        match self.sim_model {
+            SimModel::Full => String::new(),
+            m => format!(
+                " --sim-model {}",
+                m.to_possible_value()
+                    .expect("no skipped variant")
+                    .get_name()
+            ),
+        }
+    }
+}
+
+#[cfg(feature = "sim")]
+impl From<SimModel> for rnic_sim::ModelKnobs {
+    fn from(m: SimModel) -> Self {
+        match m {
+            SimModel::Full => Self::Full,
+            SimModel::WriteOnly => Self::WriteOnly,
+            SimModel::MpOnly => Self::MpOnly,
+        }
+    }
 }
 
 fn parse_data_w(s: &str) -> std::result::Result<u32, String> {
@@ -110,6 +151,7 @@ pub fn open_sim(args: &DeviceArgs, cfg: rnic_sim::SimConfig) -> Result<Nic<rnic_
     require_sim(args)?;
     let dev = rnic_sim::SimDevice::new(rnic_sim::SimConfig {
         data_w: args.data_w,
+        knobs: args.sim_model.into(),
         seed: args.seed,
         ..cfg
     })
@@ -130,6 +172,7 @@ pub fn open_device(args: &DeviceArgs) -> Result<Box<dyn Device>> {
             Ok(Box::new(
                 rnic_sim::SimDevice::new(rnic_sim::SimConfig {
                     data_w: args.data_w,
+                    knobs: args.sim_model.into(),
                     seed: args.seed,
                     ..rnic_sim::SimConfig::default()
                 })

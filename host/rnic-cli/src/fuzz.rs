@@ -44,6 +44,7 @@ pub fn run(a: &FuzzArgs) -> Result<ExitCode> {
         seed: a.dev.seed,
         frames: a.frames,
         data_w: a.dev.data_w,
+        knobs: a.dev.sim_model.into(),
         burst: a.burst,
         watchdog: a.watchdog,
         brk: a.brk,
@@ -92,10 +93,11 @@ pub fn run(a: &FuzzArgs) -> Result<ExitCode> {
     }
     if rep.failed() {
         eprintln!(
-            "reproduce with: cargo run --release --bin rnic -- fuzz --transport {} --seed {} --data-w {} --frames {} --burst {} --watchdog {}{}",
+            "reproduce with: cargo run --release --bin rnic -- fuzz --transport {} --seed {} --data-w {}{} --frames {} --burst {} --watchdog {}{}",
             a.transport,
             a.dev.seed,
             a.dev.data_w,
+            a.dev.sim_model_flag(),
             a.frames,
             a.burst,
             a.watchdog,

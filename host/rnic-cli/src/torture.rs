@@ -234,8 +234,10 @@ pub fn repro(a: &TortureArgs) -> String {
         h
     } else {
         format!(
-            "cargo run --release --bin rnic -- torture --data-w {} --fabric {}",
-            a.dev.data_w, a.fabric
+            "cargo run --release --bin rnic -- torture --data-w {}{} --fabric {}",
+            a.dev.data_w,
+            a.dev.sim_model_flag(),
+            a.fabric
         )
     };
     let mut s = format!(
@@ -359,6 +361,7 @@ mod sim_runs {
         }
         let opts = SimOpts {
             data_w: a.dev.data_w,
+            knobs: a.dev.sim_model.into(),
             seed: a.dev.seed,
             fabric: a.fabric.clone(),
             root_complex: RootComplexConfig::default(),
@@ -465,6 +468,7 @@ mod sim_runs {
         let world = rnic_sim::SimWorld::new(rnic_sim::WorldConfig {
             nics: 1,
             data_w: a.dev.data_w,
+            knobs: a.dev.sim_model.into(),
             seed: a.dev.seed,
             ..rnic_sim::WorldConfig::default()
         })?;
@@ -476,9 +480,13 @@ mod sim_runs {
     pub fn local_copy(a: &TortureArgs, cfg: &local_copy::Config) -> Result<ExitCode> {
         let bar = progress_bar(a, "{bar:40} {pos}/{len} msgs {per_sec} {msg}");
         let started = Instant::now();
-        let report = sim::run_local_copy(a.dev.data_w, a.wave.clone(), cfg, &mut |n| {
-            bar.set_position(n)
-        })?;
+        let report = sim::run_local_copy(
+            a.dev.data_w,
+            a.dev.sim_model.into(),
+            a.wave.clone(),
+            cfg,
+            &mut |n| bar.set_position(n),
+        )?;
         bar.finish_and_clear();
         super::print_local_copy(a, &report, started.elapsed().as_secs_f64())
     }
@@ -722,8 +730,8 @@ fn print_local_copy(a: &TortureArgs, r: &local_copy::Report, wall: f64) -> Resul
             eprintln!("first failure: {f}");
         }
         let mut cmd = format!(
-            "cargo run --release --bin rnic -- torture --transport local-copy --seed {} --data-w {} --messages {} --qps {} --min-size {} --max-size {} --window {}",
-            a.dev.seed, a.dev.data_w, a.messages, a.qps, a.min_size, a.max_size, a.window
+            "cargo run --release --bin rnic -- torture --transport local-copy --seed {} --data-w {}{} --messages {} --qps {} --min-size {} --max-size {} --window {}",
+            a.dev.seed, a.dev.data_w, a.dev.sim_model_flag(), a.messages, a.qps, a.min_size, a.max_size, a.window
         );
         if let Some(b) = a.brk {
             cmd.push_str(&format!(" --break {b}"));

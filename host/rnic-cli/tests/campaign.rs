@@ -6,18 +6,10 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn rnic(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rnic"))
-        .args(args)
-        .output()
-        .expect("run rnic")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+mod common;
+use common::{rnic, text};
 
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("rnic-campaign-test-{name}-{}", std::process::id()));

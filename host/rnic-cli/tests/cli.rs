@@ -2,14 +2,10 @@
 //! caught break switches, and the evidence files of a failure.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn rnic(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rnic"))
-        .args(args)
-        .output()
-        .expect("run rnic")
-}
+mod common;
+use common::rnic;
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

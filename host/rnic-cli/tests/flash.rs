@@ -4,22 +4,13 @@
 //! protected, power cuts during a write, retry, boot and fallback.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rnic_firmware::{board_by_name, BuildInfo, Header, Image, HEADER_LEN};
 
-fn rnic(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rnic"))
-        .args(args)
-        .output()
-        .expect("run rnic")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+mod common;
+use common::{rnic, text};
 
 fn ok(args: &[&str]) -> String {
     let o = rnic(args);

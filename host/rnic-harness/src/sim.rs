@@ -45,11 +45,12 @@ impl SimPair {
     /// Two NICs of a world built from `cfg` (`cfg.nics` is set to 2);
     /// `fabric_name` names `cfg.fabric` in reports.
     pub fn with_world(cfg: WorldConfig, fabric_name: &str) -> Result<Self> {
-        if !rnic_sim::MODEL_WIDTHS.contains(&cfg.data_w) {
+        if !cfg.knobs.widths().contains(&cfg.data_w) {
             return Err(Error::Config(format!(
-                "--data-w {}: the simulator has models for {:?}",
+                "--data-w {}: the simulator's {} model is built at {:?}",
                 cfg.data_w,
-                rnic_sim::MODEL_WIDTHS
+                cfg.knobs,
+                cfg.knobs.widths()
             )));
         }
         let data_w = cfg.data_w;

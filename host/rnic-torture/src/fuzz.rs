@@ -45,6 +45,8 @@ pub struct FuzzConfig {
     /// Attack frames in all.
     pub frames: u64,
     pub data_w: u32,
+    /// Which build of the core both NICs are.
+    pub knobs: rnic_sim::ModelKnobs,
     /// Attack frames between two legitimate messages.
     pub burst: u32,
     /// Cycles a legitimate message may take before it counts as lost.
@@ -65,6 +67,7 @@ impl Default for FuzzConfig {
             seed: 4242,
             frames: 3000,
             data_w: 64,
+            knobs: rnic_sim::ModelKnobs::Full,
             burst: 50,
             watchdog: 20_000,
             brk: None,
@@ -245,6 +248,7 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
     }
     let pair = sim::pair(&SimOpts {
         data_w: cfg.data_w,
+        knobs: cfg.knobs,
         seed: cfg.seed,
         ..SimOpts::default()
     })?;

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use rnic_device::Device;
-use rnic_sim::{RootComplexConfig, SimDevice, SimWorld, WorldConfig};
+use rnic_sim::{ModelKnobs, RootComplexConfig, SimDevice, SimWorld, WorldConfig};
 
 use crate::torture::{self, Config, Failure, Hooks, Report, RunInfo};
 use crate::{Error, Result};
@@ -18,6 +18,8 @@ pub use rnic_harness::sim::{fabric, SimPair, PROFILE_NAMES};
 #[derive(Debug, Clone)]
 pub struct SimOpts {
     pub data_w: u32,
+    /// Which build of the core (knobs) both NICs are.
+    pub knobs: ModelKnobs,
     pub seed: u64,
     /// Fabric profile name ([`FabricConfig::profile`]).
     pub fabric: String,
@@ -32,6 +34,7 @@ impl Default for SimOpts {
     fn default() -> Self {
         Self {
             data_w: 64,
+            knobs: ModelKnobs::Full,
             seed: 1,
             fabric: "ideal".into(),
             root_complex: RootComplexConfig::default(),
@@ -48,6 +51,7 @@ pub fn pair(o: &SimOpts) -> Result<SimPair> {
         WorldConfig {
             nics: 2,
             data_w: o.data_w,
+            knobs: o.knobs,
             seed: o.seed,
             root_complex: o.root_complex.clone(),
             fabric: fabric(&o.fabric)?,
@@ -290,6 +294,7 @@ pub fn run_torture(
 /// TLPs) as corruption.
 pub fn run_local_copy(
     data_w: u32,
+    knobs: ModelKnobs,
     wave: Option<PathBuf>,
     cfg: &crate::local_copy::Config,
     progress: &mut dyn FnMut(u64),
@@ -297,6 +302,7 @@ pub fn run_local_copy(
     cfg.validate()?;
     let dev = SimDevice::new(rnic_sim::SimConfig {
         data_w,
+        knobs,
         seed: cfg.seed,
         wave,
         ..rnic_sim::SimConfig::default()

@@ -12,6 +12,7 @@ use crate::mac::MacStats;
 use crate::ports::Model;
 use crate::root_complex::{IommuFault, ModelError, RootComplex, RootComplexConfig, Stats};
 use crate::spi_flash::{SpiFlash, SpiFlashConfig};
+use crate::verilated::ModelKnobs;
 use crate::world::{NicInfo, SimWorld, World, WorldConfig};
 use crate::SimError;
 
@@ -20,6 +21,9 @@ use crate::SimError;
 pub struct SimConfig {
     /// `DATA_W` of the model: 64 or 256.
     pub data_w: u32,
+    /// Which build of the core: its knobs (default: every verb, both
+    /// transports).
+    pub knobs: ModelKnobs,
     /// The one seed every random choice derives from (root complex and the
     /// RTL's `--x-initial unique` register values).
     pub seed: u64,
@@ -40,6 +44,7 @@ impl Default for SimConfig {
     fn default() -> Self {
         Self {
             data_w: 64,
+            knobs: ModelKnobs::Full,
             seed: 1,
             root_complex: RootComplexConfig::default(),
             wave: None,

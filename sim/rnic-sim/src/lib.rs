@@ -46,7 +46,7 @@ pub use root_complex::{
 };
 pub use spi_flash::{FlashOp, FlashOpKind, FlashStats, FlashTiming, SpiFlash, SpiFlashConfig};
 pub use stream_port::{StreamPort, StreamPortStats};
-pub use verilated::{VerilatedModel, MODEL_WIDTHS, RTL_AVAILABLE};
+pub use verilated::{ModelKnobs, VerilatedModel, MODEL_WIDTHS, RTL_AVAILABLE};
 pub use world::{SimWorld, World, WorldConfig};
 
 use std::path::PathBuf;
@@ -59,8 +59,8 @@ pub enum SimError {
          (add it and rebuild)"
     )]
     NoRtl,
-    #[error("no model for DATA_W = {0} (built: 64, 256)")]
-    DataWidth(u32),
+    #[error("no {knobs} model for DATA_W = {data_w} (built: {})", knobs.widths().iter().map(|w| w.to_string()).collect::<Vec<_>>().join(", "))]
+    NoModel { data_w: u32, knobs: ModelKnobs },
     #[error("could not open waveform file {0}")]
     Wave(PathBuf),
     #[error("C++ shim mismatch: {0}")]

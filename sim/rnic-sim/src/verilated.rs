@@ -1,5 +1,6 @@
-//! The Verilated `rnic_core` models (DATA_W = 64 and 256) behind the C shim
-//! in csrc/shim.cpp.
+//! The Verilated `rnic_core` models behind the C shim in csrc/shim.cpp:
+//! DATA_W 64 and 256 with the default knobs, and the write-only and mp-only
+//! builds at DATA_W 64 (build.rs lists the same models).
 
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::path::Path;
@@ -11,8 +12,68 @@ use crate::SimError;
 /// `hw/rtl/rnic_core.v` exists when the crate is built).
 pub const RTL_AVAILABLE: bool = cfg!(rnic_sim_rtl);
 
-/// Data widths this build has models for.
+/// Data widths this build has models for (of the default knobs).
 pub const MODEL_WIDTHS: &[u32] = &[64, 256];
+
+/// Which build of `rnic_core` a simulated NIC is: its knobs, as
+/// `rnic build` sets them for an FPGA.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum ModelKnobs {
+    /// Every verb and both transports (`SEND_EN=1 RC_EN=1`).
+    #[default]
+    Full,
+    /// RDMA WRITE and WRITE_WITH_IMM only (`rnic build --verbs write`:
+    /// `SEND_EN=0`).
+    WriteOnly,
+    /// The mp transport only, WRITE and WRITE_WITH_IMM (`rnic build
+    /// --transports mp --verbs write`: `RC_EN=0 SEND_EN=0`).
+    MpOnly,
+}
+
+impl ModelKnobs {
+    pub const ALL: [ModelKnobs; 3] = [Self::Full, Self::WriteOnly, Self::MpOnly];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Full => "full",
+            Self::WriteOnly => "write-only",
+            Self::MpOnly => "mp-only",
+        }
+    }
+
+    /// The rnic_core parameters this build sets.
+    pub fn params(self) -> &'static str {
+        match self {
+            Self::Full => "SEND_EN=1 RC_EN=1",
+            Self::WriteOnly => "SEND_EN=0 RC_EN=1",
+            Self::MpOnly => "SEND_EN=0 RC_EN=0",
+        }
+    }
+
+    /// The widths built with these knobs.
+    pub fn widths(self) -> &'static [u32] {
+        match self {
+            Self::Full => MODEL_WIDTHS,
+            Self::WriteOnly | Self::MpOnly => &[64],
+        }
+    }
+}
+
+impl std::fmt::Display for ModelKnobs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for ModelKnobs {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| format!("unknown model {s:?}: full, write-only or mp-only"))
+    }
+}
 
 #[allow(dead_code)]
 struct VlFns {
@@ -36,39 +97,39 @@ struct VlFns {
 
 #[cfg(rnic_sim_rtl)]
 macro_rules! vl_model {
-    ($m:ident, $w:literal) => {
+    ($m:ident, $tag:literal, $w:literal) => {
         mod $m {
             use super::*;
             extern "C" {
-                #[link_name = concat!("rnic_w", $w, "_in_size")]
+                #[link_name = concat!("rnic_", $tag, "_in_size")]
                 pub fn in_size() -> usize;
-                #[link_name = concat!("rnic_w", $w, "_out_size")]
+                #[link_name = concat!("rnic_", $tag, "_out_size")]
                 pub fn out_size() -> usize;
-                #[link_name = concat!("rnic_w", $w, "_port_offsets")]
+                #[link_name = concat!("rnic_", $tag, "_port_offsets")]
                 pub fn port_offsets(o: *mut usize, n: usize) -> usize;
-                #[link_name = concat!("rnic_w", $w, "_create")]
+                #[link_name = concat!("rnic_", $tag, "_create")]
                 pub fn create(seed: u32) -> *mut c_void;
-                #[link_name = concat!("rnic_w", $w, "_destroy")]
+                #[link_name = concat!("rnic_", $tag, "_destroy")]
                 pub fn destroy(h: *mut c_void);
-                #[link_name = concat!("rnic_w", $w, "_set_inputs")]
+                #[link_name = concat!("rnic_", $tag, "_set_inputs")]
                 pub fn set_inputs(h: *mut c_void, i: *const PortsIn);
-                #[link_name = concat!("rnic_w", $w, "_get_outputs")]
+                #[link_name = concat!("rnic_", $tag, "_get_outputs")]
                 pub fn get_outputs(h: *mut c_void, o: *mut PortsOut);
-                #[link_name = concat!("rnic_w", $w, "_eval")]
+                #[link_name = concat!("rnic_", $tag, "_eval")]
                 pub fn eval(h: *mut c_void);
-                #[link_name = concat!("rnic_w", $w, "_tick")]
+                #[link_name = concat!("rnic_", $tag, "_tick")]
                 pub fn tick(h: *mut c_void);
-                #[link_name = concat!("rnic_w", $w, "_step")]
+                #[link_name = concat!("rnic_", $tag, "_step")]
                 pub fn step(h: *mut c_void, i: *const PortsIn, o: *mut PortsOut);
-                #[link_name = concat!("rnic_w", $w, "_trace_open")]
+                #[link_name = concat!("rnic_", $tag, "_trace_open")]
                 pub fn trace_open(h: *mut c_void, path: *const c_char) -> c_int;
-                #[link_name = concat!("rnic_w", $w, "_trace_close")]
+                #[link_name = concat!("rnic_", $tag, "_trace_close")]
                 pub fn trace_close(h: *mut c_void);
-                #[link_name = concat!("rnic_w", $w, "_trace_flush")]
+                #[link_name = concat!("rnic_", $tag, "_trace_flush")]
                 pub fn trace_flush(h: *mut c_void);
-                #[link_name = concat!("rnic_w", $w, "_trace_dump")]
+                #[link_name = concat!("rnic_", $tag, "_trace_dump")]
                 pub fn trace_dump(h: *mut c_void, time: u64);
-                #[link_name = concat!("rnic_w", $w, "_time")]
+                #[link_name = concat!("rnic_", $tag, "_time")]
                 pub fn time(h: *mut c_void) -> u64;
             }
             pub static FNS: VlFns = VlFns {
@@ -94,21 +155,27 @@ macro_rules! vl_model {
 }
 
 #[cfg(rnic_sim_rtl)]
-vl_model!(w64, 64);
+vl_model!(w64, "w64", 64);
 #[cfg(rnic_sim_rtl)]
-vl_model!(w256, 256);
+vl_model!(w256, "w256", 256);
+#[cfg(rnic_sim_rtl)]
+vl_model!(w64_write, "w64_write", 64);
+#[cfg(rnic_sim_rtl)]
+vl_model!(w64_mp, "w64_mp", 64);
 
 #[cfg(rnic_sim_rtl)]
-fn fns_for(data_w: u32) -> Option<&'static VlFns> {
-    match data_w {
-        64 => Some(&w64::FNS),
-        256 => Some(&w256::FNS),
+fn fns_for(data_w: u32, knobs: ModelKnobs) -> Option<&'static VlFns> {
+    match (data_w, knobs) {
+        (64, ModelKnobs::Full) => Some(&w64::FNS),
+        (256, ModelKnobs::Full) => Some(&w256::FNS),
+        (64, ModelKnobs::WriteOnly) => Some(&w64_write::FNS),
+        (64, ModelKnobs::MpOnly) => Some(&w64_mp::FNS),
         _ => None,
     }
 }
 
 #[cfg(not(rnic_sim_rtl))]
-fn fns_for(_data_w: u32) -> Option<&'static VlFns> {
+fn fns_for(_data_w: u32, _knobs: ModelKnobs) -> Option<&'static VlFns> {
     None
 }
 
@@ -120,13 +187,18 @@ pub struct VerilatedModel {
 }
 
 impl VerilatedModel {
-    /// Build a model of width `data_w`; `seed` seeds the `--x-initial unique`
-    /// reset values of every register.
+    /// Build a model of width `data_w` with the default knobs; `seed` seeds
+    /// the `--x-initial unique` reset values of every register.
     pub fn new(data_w: u32, seed: u32) -> Result<Self, SimError> {
+        Self::with_knobs(data_w, ModelKnobs::Full, seed)
+    }
+
+    /// Build the model of width `data_w` and build `knobs`.
+    pub fn with_knobs(data_w: u32, knobs: ModelKnobs, seed: u32) -> Result<Self, SimError> {
         if !RTL_AVAILABLE {
             return Err(SimError::NoRtl);
         }
-        let f = fns_for(data_w).ok_or(SimError::DataWidth(data_w))?;
+        let f = fns_for(data_w, knobs).ok_or(SimError::NoModel { data_w, knobs })?;
         // SAFETY: plain C functions without preconditions.
         let (is, os) = unsafe { ((f.in_size)(), (f.out_size)()) };
         if is != std::mem::size_of::<PortsIn>() || os != std::mem::size_of::<PortsOut>() {

@@ -24,7 +24,7 @@ use crate::ports::{Model, PortsIn, PortsOut};
 use crate::root_complex::{PortHook, RootComplex, RootComplexConfig};
 use crate::spi_flash::SpiFlash;
 use crate::stream_port::{StreamPort, StreamPortStats};
-use crate::verilated::VerilatedModel;
+use crate::verilated::{ModelKnobs, VerilatedModel};
 use crate::SimError;
 
 /// How a world is built.
@@ -34,6 +34,9 @@ pub struct WorldConfig {
     pub nics: usize,
     /// `DATA_W` of every NIC: 64 or 256.
     pub data_w: u32,
+    /// The build of every NIC (its knobs); not every width is built with
+    /// every knob set ([`ModelKnobs::widths`]).
+    pub knobs: ModelKnobs,
     /// The one seed every random choice derives from (root complexes, RTL
     /// reset values, fabric, MACs).
     pub seed: u64,
@@ -71,6 +74,7 @@ impl Default for WorldConfig {
         Self {
             nics: 2,
             data_w: s.data_w,
+            knobs: s.knobs,
             seed: s.seed,
             root_complex: s.root_complex,
             fabric: FabricConfig::ideal(),
@@ -94,6 +98,7 @@ impl From<SimConfig> for WorldConfig {
         Self {
             nics: 1,
             data_w: c.data_w,
+            knobs: c.knobs,
             seed: c.seed,
             root_complex: c.root_complex,
             wave: c.wave,
@@ -143,6 +148,7 @@ impl WorldConfig {
     pub fn nic_config(&self, i: usize) -> SimConfig {
         SimConfig {
             data_w: self.data_w,
+            knobs: self.knobs,
             seed: self.nic_seed(i),
             root_complex: self.root_complex.clone(),
             wave: self.wave_path(i),
@@ -486,7 +492,8 @@ impl SimWorld {
                 None => {
                     // The RTL's initial register values come from the NIC's seed.
                     let x_seed: u32 = rc.rng().gen_range(1..=i32::MAX as u32);
-                    let mut vl = Box::new(VerilatedModel::new(cfg.data_w, x_seed)?);
+                    let mut vl =
+                        Box::new(VerilatedModel::with_knobs(cfg.data_w, cfg.knobs, x_seed)?);
                     if let Some(p) = &scfg.wave {
                         vl.trace_open(p)?;
                     }

@@ -1,0 +1,161 @@
+//! The knob builds of the core, simulated and not only linted: the
+//! write-only build (`rnic build --verbs write`, SEND_EN=0) and the mp-only
+//! build (`--transports mp --verbs write`, RC_EN=0 SEND_EN=0), selected with
+//! `--sim-model`. Each runs a short torture on a hostile fabric clean,
+//! catches a break switch (and names itself in the reproducing command),
+//! reports what it carries, holds the fuzz campaign, and refuses what it
+//! does not carry in one line.
+
+mod common;
+use common::{rnic, text};
+
+/// (model, torture flags of its transport)
+const MODELS: [(&str, &[&str]); 2] = [
+    ("write-only", &["--fabric", "hostile"]),
+    (
+        "mp-only",
+        &[
+            "--transport",
+            "mp",
+            "--spray-ports",
+            "8",
+            "--fabric",
+            "spray-8-hostile",
+        ],
+    ),
+];
+
+#[test]
+fn knob_builds_run_the_torture_clean_and_catch_a_break_switch() {
+    for (model, flags) in MODELS {
+        let mut a = vec!["torture", "--sim-model", model, "--messages", "300"];
+        a.extend_from_slice(flags);
+        let o = rnic(&a);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{model}: {}{}",
+            text(&o.stdout),
+            text(&o.stderr)
+        );
+        assert!(text(&o.stdout).contains("clean"), "{}", text(&o.stdout));
+
+        // the break every transport's barrier must catch
+        a.extend_from_slice(&["--break", "early-cqe", "--stop-on-failure"]);
+        let o = rnic(&a);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{model}: {err}");
+        let repro = err
+            .lines()
+            .find_map(|l| l.strip_prefix("reproduce with: "))
+            .unwrap_or_else(|| panic!("{model}: no reproducing command: {err}"));
+        assert!(
+            repro.contains(&format!("--sim-model {model}")),
+            "{model}: the reproducing command must name the build: {repro}"
+        );
+    }
+}
+
+#[test]
+fn knob_builds_report_what_they_carry() {
+    for (model, send, rc) in [
+        ("full", true, true),
+        ("write-only", false, true),
+        ("mp-only", false, false),
+    ] {
+        let o = rnic(&["info", "--sim-model", model]);
+        assert_eq!(o.status.code(), Some(0), "{model}: {}", text(&o.stderr));
+        let out = text(&o.stdout);
+        let line = |k: &str| {
+            out.lines()
+                .find(|l| l.starts_with(k))
+                .unwrap_or_else(|| panic!("{model}: no `{k}` line: {out}"))
+                .to_string()
+        };
+        assert_eq!(line("verbs").contains("send"), send, "{model}: {out}");
+        assert_eq!(
+            line("capabilities").contains("rc_transport"),
+            rc,
+            "{model}: {out}"
+        );
+        assert!(line("capabilities").contains("mp_transport"), "{out}");
+    }
+}
+
+#[test]
+fn knob_builds_hold_the_fuzz_campaign() {
+    for (model, transport) in [("write-only", "rc"), ("mp-only", "mp")] {
+        let o = rnic(&[
+            "fuzz",
+            "--sim-model",
+            model,
+            "--transport",
+            transport,
+            "--frames",
+            "2000",
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{model}: {}{}",
+            text(&o.stdout),
+            text(&o.stderr)
+        );
+        // the detector still sees writes outside the regions on this build
+        let o = rnic(&[
+            "fuzz",
+            "--sim-model",
+            model,
+            "--transport",
+            transport,
+            "--frames",
+            "2000",
+            "--break",
+            "no-mr-check",
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{model}: {}", text(&o.stdout));
+        assert!(
+            text(&o.stdout).contains("outside the mapped buffers"),
+            "{model}: {}",
+            text(&o.stdout)
+        );
+    }
+}
+
+#[test]
+fn knob_builds_refuse_what_they_do_not_carry_in_one_line() {
+    for (args, want) in [
+        (
+            vec!["torture", "--sim-model", "mp-only", "--messages", "20"],
+            "built with the mp transport only",
+        ),
+        (
+            vec![
+                "torture",
+                "--sim-model",
+                "mp-only",
+                "--data-w",
+                "256",
+                "--transport",
+                "mp",
+            ],
+            "mp-only model is built at [64]",
+        ),
+        (
+            vec!["info", "--sim-model", "write-only", "--data-w", "256"],
+            "no write-only model for DATA_W = 256",
+        ),
+        (
+            vec!["info", "--sim-model", "tiny"],
+            "invalid value 'tiny' for '--sim-model",
+        ),
+    ] {
+        let o = rnic(&args);
+        let e = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(
+            e.lines().next().unwrap_or_default().contains(want),
+            "{args:?}: {e}"
+        );
+    }
+}
