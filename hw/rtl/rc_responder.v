@@ -35,7 +35,8 @@
 // completion that finds no receive WQE stays owed, and the QP accepts no
 // packet until a receive is posted. The CQE goes to the in-order write
 // engine after every payload write below its PSN, so the bitmap may run
-// ahead and the CQ never does. SEND is not carried by mp (invalid request).
+// ahead and the CQ never does. SEND is not carried by mp (an RC opcode: a
+// transport drop, below).
 //
 // The transports never mix: an mp opcode for an rc QP, or an RC opcode
 // (data or ACK) for an mp QP, is dropped and counted (stat_drop_xport)
