@@ -9,7 +9,8 @@
 // packets that did not ask for an ACK are acknowledged by the ACK timer at
 // most ACK_TIMER cycles later unless an ACK covers them first.
 //
-// ACK packets (opcode 0x11) belong to the requester and are passed on.
+// ACK packets (opcode 0x11; an mp QP's: MP ACKNOWLEDGE) belong to the
+// requester and are passed on.
 //
 // A QP with ctx_mp set uses the multipath transport instead: its requester
 // sprays packets over several paths with rnic's own opcodes (MP_OPCODE_* of
