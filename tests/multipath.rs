@@ -1,13 +1,15 @@
 //! The multipath (mp) transport between two simulated NICs: sprayed packets
 //! placed on arrival, selective retransmission, completions in requester
 //! order; the early-CQE break caught; a dead path survived; packets beyond
-//! the window and ACKs/NAKs for PSNs never sent dropped and counted.
+//! the window and ACKs/NAKs for PSNs never sent dropped and counted; mp
+//! packets sent to an rc QP, and rc packets sent to an mp QP, dropped,
+//! counted and never placed.
 
 use rnic_tests::roce::*;
 use rnic_torture::sim::{run_torture, Evidence, SimOpts};
 use rnic_torture::Break;
 use rnic_verbs::*;
-use rnic_wire::{opcode, Aeth, Bth, Eth, Ipv4, Reth, RoceFrame, Udp};
+use rnic_wire::{opcode, Aeth, Bth, Eth, Ipv4, Mceth, Mpeth, Reth, RoceFrame, Udp};
 
 fn torture(
     fabric: &str,
@@ -94,13 +96,8 @@ fn mp_opts() -> ConnOpts {
     }
 }
 
-fn frame(
-    from: usize,
-    bth: Bth,
-    reth: Option<Reth>,
-    aeth: Option<Aeth>,
-    payload: Vec<u8>,
-) -> Vec<u8> {
+/// `f` (BTH, extension headers, payload) from NIC `from` to the other.
+fn frame(from: usize, f: RoceFrame) -> Vec<u8> {
     RoceFrame {
         eth: Eth {
             dst: DEFAULT_ADDRS[1 - from].mac,
@@ -115,34 +112,32 @@ fn frame(
             src_port: 0xC000,
             checksum: 0,
         },
-        bth,
-        reth,
-        immdt: None,
-        aeth,
-        payload,
+        ..f
     }
     .encode()
 }
 
-/// A forged 64-byte WRITE_ONLY from NIC a into `b`'s region, `ahead` PSNs
-/// beyond `b`'s point `rq_psn`; then 200 idle steps for NIC b to take it.
+/// A forged 64-byte MP WRITE LAST from NIC a into `b`'s region, `ahead`
+/// PSNs beyond `b`'s point `rq_psn`; then 200 idle steps for NIC b to take it.
 fn write_ahead(p: &Pair, b: &End, rq_psn: u32, ahead: u32) {
     let w = frame(
         0,
-        Bth {
-            opcode: opcode::RDMA_WRITE_ONLY,
-            dest_qp: b.qp.qp_num(),
-            psn: (rq_psn + ahead) & 0xff_ffff,
-            ack_req: true,
-            ..Bth::default()
+        RoceFrame {
+            bth: Bth {
+                opcode: opcode::MP_WRITE_LAST,
+                dest_qp: b.qp.qp_num(),
+                psn: (rq_psn + ahead) & 0xff_ffff,
+                ack_req: true,
+                ..Bth::default()
+            },
+            mpeth: Some(Mpeth {
+                va: b.mr.addr(),
+                rkey: b.mr.rkey(),
+                len: 64,
+            }),
+            payload: vec![0x11; 64],
+            ..RoceFrame::default()
         },
-        Some(Reth {
-            va: b.mr.addr(),
-            rkey: b.mr.rkey(),
-            dma_len: 64,
-        }),
-        None,
-        vec![0x11; 64],
     );
     p.world.send_frame(0, &w);
     for _ in 0..200 {
@@ -180,18 +175,19 @@ fn beyond_window_and_acks_for_unsent_psns_are_dropped_and_counted() {
     for syn in [0x1F, 0x60] {
         let ack = frame(
             1,
-            Bth {
-                opcode: opcode::ACKNOWLEDGE,
-                dest_qp: a.qp.qp_num(),
-                psn: (st_a.sq_psn_now + 500) & 0xff_ffff,
-                ..Bth::default()
+            RoceFrame {
+                bth: Bth {
+                    opcode: opcode::MP_ACKNOWLEDGE,
+                    dest_qp: a.qp.qp_num(),
+                    psn: (st_a.sq_psn_now + 500) & 0xff_ffff,
+                    ..Bth::default()
+                },
+                aeth: Some(Aeth {
+                    syndrome: syn,
+                    msn: 0,
+                }),
+                ..RoceFrame::default()
             },
-            None,
-            Some(Aeth {
-                syndrome: syn,
-                msn: 0,
-            }),
-            vec![],
         );
         p.world.send_frame(1, &ack);
     }
@@ -320,4 +316,173 @@ fn the_window_is_chosen_per_qp() {
         let e = qp.modify(&attr, mask).unwrap_err();
         assert!(e.to_string().contains("mp_window"), "window {bad}: {e}");
     }
+}
+
+/// What NIC b's QP `b` must look like after frames of the other transport:
+/// each one counted in `rx_drop_transport`, nothing placed (the buffer
+/// still 0xEE), no completion, no ACK or NAK sent, the QP still RTS.
+fn assert_dropped_untouched(p: &Pair, b: &End, sent: u32, before: &PortCounters) {
+    for _ in 0..400 {
+        rnic_device::Device::idle(p.b.device());
+    }
+    let after = p.b.query_port_counters().unwrap();
+    assert_eq!(
+        after.rx_drop_transport,
+        before.rx_drop_transport + sent,
+        "{after:?}"
+    );
+    assert_eq!(after.rx_frames, before.rx_frames + sent, "{after:?}");
+    assert_eq!(after.tx_frames, before.tx_frames, "answered: {after:?}");
+    assert_eq!(after.rx_nak, before.rx_nak, "{after:?}");
+    assert_eq!(after.rx_drop_malformed, before.rx_drop_malformed);
+    assert_eq!(after.rx_drop_icrc, before.rx_drop_icrc);
+    assert!(
+        b.buf.to_vec(0, 8192).iter().all(|&x| x == 0xEE),
+        "a byte was placed"
+    );
+    assert!(
+        wait_wc(p.b.device(), &b.cq, 1, 2_000).is_empty(),
+        "a completion"
+    );
+    assert_eq!(b.qp.state().unwrap(), QpState::Rts);
+}
+
+/// Then the QPs still carry a WRITE_WITH_IMM of 3000 bytes, which lands.
+fn assert_still_works(p: &Pair, a: &mut End, b: &mut End, seed: u64) {
+    rnic_tests::fill_pattern(&a.buf, 0, 3000, seed);
+    b.qp.post_recv(&RecvWr {
+        wr_id: 11,
+        sg_list: &[],
+    })
+    .unwrap();
+    let sge = [a.mr.sge(0, 3000).unwrap()];
+    a.qp.post_send(&SendWr {
+        wr_id: 12,
+        opcode: WrOpcode::RdmaWriteWithImm,
+        send_flags: SendFlags::SIGNALED,
+        sg_list: &sge,
+        imm_data: Some(3u32.to_be()),
+        rdma: Some(b.mr.rdma_info(0).unwrap()),
+    })
+    .unwrap();
+    let wcs = wait_wc(p.b.device(), &b.cq, 1, 400_000);
+    assert_eq!(wcs.len(), 1);
+    assert_eq!((wcs[0].byte_len, wcs[0].status), (3000, WcStatus::Success));
+    assert_eq!(rnic_tests::check_pattern(&b.buf, 0, 3000, seed), None);
+}
+
+/// An rc QP that receives mp packets (every mp opcode, each with a valid
+/// rkey and address of its region, at its expected PSN, a receive WQE
+/// posted for the immediate) drops and counts every one and places nothing.
+#[test]
+fn an_rc_qp_drops_and_counts_mp_packets() {
+    for w in [64u32, 256] {
+        let p = pair(w, 64, "ideal");
+        let (mut a, mut b) = connect(&p, &ConnOpts::default());
+        assert_eq!(b.qp.qp_type(), QpType::Rc);
+        b.buf.fill(0, 8192, 0xEE);
+        b.qp.post_recv(&RecvWr {
+            wr_id: 1,
+            sg_list: &[],
+        })
+        .unwrap();
+        let st = b.qp.status().unwrap();
+        let before = p.b.query_port_counters().unwrap();
+        let mtu = 1024u32;
+        let mut sent = 0;
+        for (i, op) in [
+            opcode::MP_WRITE,
+            opcode::MP_WRITE_LAST,
+            opcode::MP_WRITE_LAST_WITH_IMMEDIATE,
+            opcode::MP_ACKNOWLEDGE,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let len = if op == opcode::MP_WRITE {
+                mtu
+            } else if op == opcode::MP_ACKNOWLEDGE {
+                0
+            } else {
+                100
+            };
+            let f = frame(
+                0,
+                RoceFrame {
+                    bth: Bth {
+                        opcode: op,
+                        dest_qp: b.qp.qp_num(),
+                        psn: (st.rq_psn_now + i as u32) & 0xff_ffff,
+                        ack_req: true,
+                        ..Bth::default()
+                    },
+                    mpeth: Some(Mpeth {
+                        va: b.mr.addr() + u64::from(i as u32 * mtu),
+                        rkey: b.mr.rkey(),
+                        len,
+                    }),
+                    immdt: Some(0x0102_0304),
+                    mceth: Some(Mceth { msg_len: len }),
+                    aeth: Some(Aeth {
+                        syndrome: 0x1F,
+                        msn: 0,
+                    }),
+                    payload: vec![0x5A; len as usize],
+                    ..RoceFrame::default()
+                },
+            );
+            p.world.send_frame(0, &f);
+            sent += 1;
+        }
+        assert_dropped_untouched(&p, &b, sent, &before);
+        // the receive WQE posted above is still there for the real message
+        assert_still_works(&p, &mut a, &mut b, 21);
+    }
+}
+
+/// The reverse: an mp QP drops and counts RC packets (a WRITE ONLY, a
+/// WRITE ONLY WITH IMMEDIATE, a WRITE FIRST at the expected PSN, and an
+/// ACK), places nothing and answers nothing.
+#[test]
+fn an_mp_qp_drops_and_counts_rc_packets() {
+    let p = pair(64, 65, "ideal");
+    let (mut a, mut b) = connect(&p, &mp_opts());
+    b.buf.fill(0, 8192, 0xEE);
+    let st = b.qp.status().unwrap();
+    let before = p.b.query_port_counters().unwrap();
+    let ops = [
+        (opcode::RDMA_WRITE_ONLY, 100u32),
+        (opcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE, 100),
+        (opcode::RDMA_WRITE_FIRST, 1024),
+        (opcode::ACKNOWLEDGE, 0),
+    ];
+    for (i, (op, len)) in ops.into_iter().enumerate() {
+        let f = frame(
+            0,
+            RoceFrame {
+                bth: Bth {
+                    opcode: op,
+                    dest_qp: b.qp.qp_num(),
+                    psn: (st.rq_psn_now + i as u32) & 0xff_ffff,
+                    ack_req: true,
+                    ..Bth::default()
+                },
+                reth: Some(Reth {
+                    va: b.mr.addr(),
+                    rkey: b.mr.rkey(),
+                    dma_len: len,
+                }),
+                immdt: Some(9),
+                aeth: Some(Aeth {
+                    syndrome: 0x1F,
+                    msn: 0,
+                }),
+                payload: vec![0x5A; len as usize],
+                ..RoceFrame::default()
+            },
+        );
+        p.world.send_frame(0, &f);
+    }
+    assert_dropped_untouched(&p, &b, ops.len() as u32, &before);
+    assert_still_works(&p, &mut a, &mut b, 22);
 }

@@ -407,6 +407,7 @@ fn the_ack_timer_acknowledges_packets_without_ackreq() {
         immdt: None,
         aeth: None,
         payload: payload.clone(),
+        ..RoceFrame::default()
     }
     .encode();
     let _ = &a;

@@ -218,6 +218,7 @@ rc_responder #(
     .m_ack_psn(),
     .m_ack_syndrome(),
     .m_ack_msn(),
+    .m_ack_mp(),
     .m_ack_valid(ack_valid),
     .m_ack_ready(ack_ready),
     .m_rx_ack_valid(),
@@ -231,6 +232,7 @@ rc_responder #(
     .sel_epsn(),
     .stat_drop_qp(),
     .stat_drop_psn(),
+    .stat_drop_xport(),
     .stat_nak(),
     .stat_guard()
 );

@@ -9,13 +9,18 @@
 // packets that did not ask for an ACK are acknowledged by the ACK timer at
 // most ACK_TIMER cycles later unless an ACK covers them first.
 //
-// ACK packets (opcode 0x11) belong to the requester and are passed on.
+// ACK packets (opcode 0x11; an mp QP's: MP ACKNOWLEDGE) belong to the
+// requester and are passed on.
 //
 // A QP with ctx_mp set uses the multipath transport instead: its requester
-// sprays packets over several paths and puts a RETH in every WRITE packet
-// (WRITE_FIRST for all but the last packet of a message, WRITE_ONLY or
-// WRITE_ONLY_WITH_IMM for the last; the RETH length is the whole message's),
-// so each packet is checked and placed on arrival, in any order, within a
+// sprays packets over several paths with rnic's own opcodes (MP_OPCODE_* of
+// rnic_formats.vh): every data packet carries an MPETH, a placement header
+// with this packet's address, R_Key and payload length (MP WRITE for all but
+// the last packet of a message, MP WRITE LAST or MP WRITE LAST WITH
+// IMMEDIATE for the last; the latter adds ImmDt and an MCETH with the
+// message length, which roce_rx passes in the AETH fields), and ACKs and
+// NAKs are MP ACKNOWLEDGE; so each packet is checked and placed on arrival,
+// in any order, within a
 // window of MP_W PSNs from the cumulative point (the expected PSN). A bitmap
 // per QP records what was placed; the cumulative point advances over it;
 // duplicates (below the point or already in the bitmap) are re-ACKed and
@@ -31,7 +36,12 @@
 // completion that finds no receive WQE stays owed, and the QP accepts no
 // packet until a receive is posted. The CQE goes to the in-order write
 // engine after every payload write below its PSN, so the bitmap may run
-// ahead and the CQ never does. SEND is not carried by mp (invalid request).
+// ahead and the CQ never does. SEND is not carried by mp (an RC opcode: a
+// transport drop, below).
+//
+// The transports never mix: an mp opcode for an rc QP, or an RC opcode
+// (data or ACK) for an mp QP, is dropped and counted (stat_drop_xport)
+// before anything else looks at it: nothing placed, completed, ACKed or NAKed.
 //
 // Debug switch cfg_early_cqe asks for the CQE before the payload write;
 // cfg_no_mr_check skips the memory-region checks (the fuzz campaign must
@@ -170,6 +180,7 @@ module rc_responder #(
     output wire [23:0]            m_ack_psn,
     output wire [7:0]             m_ack_syndrome,
     output wire [23:0]            m_ack_msn,
+    output wire                   m_ack_mp,           // the ACK is an mp QP's: MP ACKNOWLEDGE
     output wire                   m_ack_valid,
     input  wire                   m_ack_ready,
 
@@ -188,6 +199,7 @@ module rc_responder #(
 
     output wire                   stat_drop_qp,
     output wire                   stat_drop_psn,
+    output wire                   stat_drop_xport,    // the other transport's opcode for this QP
     output wire                   stat_nak,
     output wire                   stat_guard        // a payload write the MR re-check refused
 );
@@ -398,8 +410,14 @@ ram_snoop_capture #(
     .entry(rqwqe_reg)
 );
 
-// opcode classes
-wire op_is_write = op_reg >= OP_WRITE_FIRST && op_reg <= OP_WRITE_ONLY_IMM;
+// opcode classes (mp: its own opcodes, 0xC0-0xC3; roce_rx lets through no
+// other value with the top bits set)
+wire op_mp = op_reg[7:6] == 2'b11;
+wire op_mp_write = op_reg == MP_OPCODE_WRITE || op_reg == MP_OPCODE_WRITE_LAST
+    || op_reg == MP_OPCODE_WRITE_LAST_IMM;
+// an ACK of this QP's transport (an ACK of the other is a transport drop)
+wire op_ack = ctx_mp ? op_reg == MP_OPCODE_ACK : op_reg == OP_ACK;
+wire op_is_write = (op_reg >= OP_WRITE_FIRST && op_reg <= OP_WRITE_ONLY_IMM) || op_mp_write;
 wire op_is_send = SEND_EN != 0 && op_reg <= OP_SEND_ONLY_IMM;
 wire op_first = op_reg == OP_SEND_FIRST || op_reg == OP_WRITE_FIRST;
 wire op_middle = op_reg == OP_SEND_MIDDLE || op_reg == OP_WRITE_MIDDLE;
@@ -408,8 +426,12 @@ wire op_last = op_reg == OP_SEND_LAST || op_reg == OP_SEND_LAST_IMM
 wire op_only = op_reg == OP_SEND_ONLY || op_reg == OP_SEND_ONLY_IMM
     || op_reg == OP_WRITE_ONLY || op_reg == OP_WRITE_ONLY_IMM;
 wire op_imm = op_reg == OP_SEND_LAST_IMM || op_reg == OP_SEND_ONLY_IMM
-    || op_reg == OP_WRITE_LAST_IMM || op_reg == OP_WRITE_ONLY_IMM;
-wire op_has_reth = op_reg == OP_WRITE_FIRST || op_reg == OP_WRITE_ONLY || op_reg == OP_WRITE_ONLY_IMM;
+    || op_reg == OP_WRITE_LAST_IMM || op_reg == OP_WRITE_ONLY_IMM || op_reg == MP_OPCODE_WRITE_LAST_IMM;
+// a RETH, or an mp data packet's MPETH (the same layout: address, key, length)
+wire op_has_reth = op_reg == OP_WRITE_FIRST || op_reg == OP_WRITE_ONLY || op_reg == OP_WRITE_ONLY_IMM
+    || op_mp_write;
+// mp: MP WRITE LAST WITH IMMEDIATE's MCETH (the message length), from the AETH fields
+wire [31:0] mceth_len = {aeth_syn_reg, aeth_msn_reg};
 // a receive WQE is consumed by SEND (at its first packet) and WRITE_WITH_IMM (at its last)
 wire op_needs_rq = ((op_is_send && (op_first || op_only)) || (op_is_write && op_imm)) && !mp_defer_reg;
 
@@ -450,6 +472,7 @@ reg [47:0] ack_dmac_reg = 48'd0;
 reg [31:0] ack_dip_reg = 32'd0;
 reg [15:0] ack_sport_reg = 16'd0;
 reg [23:0] ack_dqp_reg = 24'd0;
+reg ack_mp_reg = 1'b0;
 
 wire ack_slot_free = !ack_valid_reg || m_ack_ready || (ack_qpn_reg == qpn && ack_syn_reg == ACK_SYNDROME);
 
@@ -460,6 +483,7 @@ assign m_ack_dest_qp = ack_dqp_reg;
 assign m_ack_psn = ack_psn_reg;
 assign m_ack_syndrome = ack_syn_reg;
 assign m_ack_msn = ack_msn_reg;
+assign m_ack_mp = ack_mp_reg;
 assign m_ack_valid = ack_valid_reg;
 
 // slot release: in order for slots whose payload went to the write engine,
@@ -534,7 +558,7 @@ assign m_cqe_cqn = ctx_rcq;
 assign m_cqe_data = recv_cqe;
 assign m_cqe_valid = state_reg == ST_CQE || state_reg == ST_EARLY_CQE;
 
-assign m_rx_ack_valid = state_reg == ST_CHECK && op_reg == OP_ACK && qp_ok;
+assign m_rx_ack_valid = state_reg == ST_CHECK && op_ack && qp_ok;
 assign m_rx_ack_qpn = qpn;
 assign m_rx_ack_psn = psn_reg;
 assign m_rx_ack_syndrome = aeth_syn_reg;
@@ -542,11 +566,13 @@ assign m_rx_ack_msn = aeth_msn_reg;
 
 reg stat_drop_qp_reg = 1'b0;
 reg stat_drop_psn_reg = 1'b0;
+reg stat_drop_xport_reg = 1'b0;
 reg stat_nak_reg = 1'b0;
 reg stat_guard_reg = 1'b0;
 assign stat_guard = stat_guard_reg;
 assign stat_drop_qp = stat_drop_qp_reg;
 assign stat_drop_psn = stat_drop_psn_reg;
+assign stat_drop_xport = stat_drop_xport_reg;
 assign stat_nak = stat_nak_reg;
 
 // queue an ACK or NAK for the current QP (caller checks ack_slot_free)
@@ -564,12 +590,14 @@ task queue_ack;
         ack_dip_reg <= ctx_dip;
         ack_sport_reg <= ctx_udp_sport;
         ack_dqp_reg <= ctx_dest_qpn;
+        ack_mp_reg <= ctx_mp;
     end
 endtask
 
 always @(posedge clk) begin
     stat_drop_qp_reg <= 1'b0;
     stat_drop_psn_reg <= 1'b0;
+    stat_drop_xport_reg <= 1'b0;
     stat_nak_reg <= 1'b0;
     stat_guard_reg <= 1'b0;
     if (!s_wr_status_valid) begin
@@ -677,7 +705,11 @@ always @(posedge clk) begin
             if (!qp_ok || qp_stale_reg) begin
                 stat_drop_qp_reg <= 1'b1;
                 state_reg <= ST_DROP;
-            end else if (op_reg == OP_ACK) begin
+            end else if (op_mp != ctx_mp) begin
+                // the other transport's opcode: never placed, ACKed or NAKed
+                stat_drop_xport_reg <= 1'b1;
+                state_reg <= ST_DROP;
+            end else if (op_ack) begin
                 state_reg <= ST_DROP;        // handed to the requester this cycle
             end else if (ctx_mp) begin
                 if (owed_reg[qpn]) begin
@@ -741,19 +773,22 @@ always @(posedge clk) begin
             mp_adv_reg <= mp_adv_next;
             // opcode sequence and length checks
             if (ctx_mp) begin
-                // every packet stands alone: RETH in each, no sequence
-                if (!(op_reg == OP_WRITE_FIRST || op_reg == OP_WRITE_ONLY || op_reg == OP_WRITE_ONLY_IMM)) begin
+                // every packet stands alone: an MPETH in each, no sequence;
+                // its length is this packet's payload, and MP WRITE LAST
+                // WITH IMMEDIATE's message (MCETH) holds at least the packet
+                if (!op_mp_write) begin
                     nak_reg <= NAK_INV_REQ;
-                end else if (op_reg == OP_WRITE_FIRST && plen_reg != pmtu_bytes) begin
+                end else if (op_reg == MP_OPCODE_WRITE && plen_reg != pmtu_bytes) begin
                     nak_reg <= NAK_INV_REQ;
-                end else if (plen_reg > pmtu_bytes || reth_len_reg < {19'd0, plen_reg}) begin
+                end else if (plen_reg > pmtu_bytes || reth_len_reg != {19'd0, plen_reg}
+                        || (op_imm && mceth_len < {19'd0, plen_reg})) begin
                     nak_reg <= NAK_INV_REQ;
                 end else if (plen_reg != 0 && !(mr_ok_reg && ctx_remote_write) && !cfg_no_mr_check) begin
                     nak_reg <= NAK_REM_ACCESS;
                 end
                 key_reg <= reth_rkey_reg;
                 cursor_reg <= mr_bus_reg;
-                msglen_reg <= reth_len_reg - {19'd0, plen_reg};
+                msglen_reg <= mceth_len - {19'd0, plen_reg};
                 if (op_imm && psn_diff != 24'd0 && !cfg_early_cqe) begin
                     // above the point: placed now, completed when the point passes
                     mp_defer_reg <= 1'b1;
@@ -808,7 +843,7 @@ always @(posedge clk) begin
         ST_MP_PEND: begin
             // complete the deferred WRITE_WITH_IMM: a receive WQE, then its
             // CQE (behind every payload write of the PSNs below it)
-            op_reg <= OP_WRITE_ONLY_IMM;
+            op_reg <= MP_OPCODE_WRITE_LAST_IMM;
             ack_req_reg <= 1'b0;
             psn_reg <= pend_psn_mem[pslot_mem[qpn]];
             imm_reg <= pend_imm_mem[pslot_mem[qpn]];
@@ -959,7 +994,7 @@ always @(posedge clk) begin
                         pslot_free_reg[pslot_pick] <= 1'b0;
                         pend_psn_mem[pslot_pick] <= psn_reg;
                         pend_imm_mem[pslot_pick] <= imm_reg;
-                        pend_len_mem[pslot_pick] <= reth_len_reg;
+                        pend_len_mem[pslot_pick] <= mceth_len;
                     end
                     if (mp_adv != 0) begin
                         nak_sent_reg[qpn] <= 1'b0;

@@ -309,6 +309,7 @@ reg [31:0] rtx_timeouts_reg = 32'd0;
 reg [31:0] rx_nak_seq_reg = 32'd0;
 reg [31:0] rx_rnr_nak_reg = 32'd0;
 reg [31:0] rx_drop_guard_reg = 32'd0;
+reg [31:0] rx_drop_transport_reg = 32'd0;
 reg [31:0] ring_busy_cycles_reg = 32'd0;
 wire [4:0] reg_qp_timeout;
 wire reg_lb_loopback;
@@ -415,6 +416,7 @@ rnic_csr csr_inst (
     .hwif_in_port_rx_nak_seq_value(rx_nak_seq_reg),
     .hwif_in_port_rx_rnr_nak_value(rx_rnr_nak_reg),
     .hwif_in_port_rx_drop_guard_value(rx_drop_guard_reg),
+    .hwif_in_port_rx_drop_transport_value(rx_drop_transport_reg),
     .hwif_in_port_ring_busy_cycles_value(ring_busy_cycles_reg),
     .hwif_in_port_lb_dropped_value(lb_dropped),
     .hwif_in_port_lb_reordered_value(lb_reordered),
@@ -1114,6 +1116,7 @@ wire [23:0] ack_dest_qp;
 wire [23:0] ack_psn;
 wire [7:0] ack_syndrome;
 wire [23:0] ack_msn;
+wire ack_mp;
 wire ack_valid;
 wire ack_ready;
 
@@ -1176,6 +1179,7 @@ rnic_port #(
     .s_ack_psn(ack_psn),
     .s_ack_syndrome(ack_syndrome),
     .s_ack_msn(ack_msn),
+    .s_ack_mp(ack_mp),
     .s_ack_valid(ack_valid),
     .s_ack_ready(ack_ready),
     .m_rx_pkt_smac(rx_pkt_smac),
@@ -1222,6 +1226,7 @@ wire rs_cqe_valid;
 wire rs_cqe_ready;
 wire stat_drop_qp;
 wire stat_drop_psn;
+wire stat_drop_xport;
 wire stat_nak;
 
 rc_responder #(
@@ -1332,6 +1337,7 @@ rc_responder #(
     .m_ack_psn(ack_psn),
     .m_ack_syndrome(ack_syndrome),
     .m_ack_msn(ack_msn),
+    .m_ack_mp(ack_mp),
     .m_ack_valid(ack_valid),
     .m_ack_ready(ack_ready),
     .m_rx_ack_valid(rx_ack_valid),
@@ -1345,6 +1351,7 @@ rc_responder #(
     .sel_epsn(sel_epsn),
     .stat_drop_qp(stat_drop_qp),
     .stat_drop_psn(stat_drop_psn),
+    .stat_drop_xport(stat_drop_xport),
     .stat_nak(stat_nak),
     .stat_guard(stat_guard)
 );
@@ -1481,6 +1488,7 @@ always @(posedge clk) begin
     rx_nak_seq_reg <= rx_nak_seq_reg + {31'd0, stat_nak_seq};
     rx_rnr_nak_reg <= rx_rnr_nak_reg + {31'd0, stat_rnr};
     rx_drop_guard_reg <= rx_drop_guard_reg + {31'd0, stat_guard};
+    rx_drop_transport_reg <= rx_drop_transport_reg + {31'd0, stat_drop_xport};
     ring_busy_cycles_reg <= ring_busy_cycles_reg + {31'd0, stat_ring_busy};
 
     if (rst) begin
@@ -1504,6 +1512,7 @@ always @(posedge clk) begin
         rx_nak_seq_reg <= 32'd0;
         rx_rnr_nak_reg <= 32'd0;
         rx_drop_guard_reg <= 32'd0;
+        rx_drop_transport_reg <= 32'd0;
         ring_busy_cycles_reg <= 32'd0;
     end
 end

@@ -80,6 +80,7 @@ module rnic_port #(
     input  wire [23:0]                  s_ack_psn,
     input  wire [7:0]                   s_ack_syndrome,
     input  wire [23:0]                  s_ack_msn,
+    input  wire                         s_ack_mp,           // the ACK is an mp QP's (MP ACKNOWLEDGE)
     input  wire                         s_ack_valid,
     output wire                         s_ack_ready,
 
@@ -123,6 +124,8 @@ module rnic_port #(
     output wire                         stat_drop_malformed,
     output wire                         stat_drop_nobuf
 );
+
+`include "rnic_formats.vh"
 
 initial begin
     if (TXR_ADDR_W > RAM_ADDR_W || RXR_ADDR_W > RAM_ADDR_W) begin
@@ -278,9 +281,9 @@ wire tx_arb_last;                     // packet descriptors are one beat
 wire [RAM_ADDR_W-1:0] ex_pkt_txr_addr = s_ex_pkt_payload_addr - TX_RAM_BASE;
 /* verilator lint_on UNUSEDSIGNAL */
 
-// port 0 (ACKs) first. An ACK: opcode ACKNOWLEDGE, no payload; RETH and
-// ImmDt come from the executor, AETH from the responder, whichever opcode
-// uses them
+// port 0 (ACKs) first. An ACK: opcode ACKNOWLEDGE (an mp QP's: MP
+// ACKNOWLEDGE), no payload; RETH/MPETH, ImmDt and MCETH come from the
+// executor, AETH from the responder, whichever opcode uses them
 axis_arb_mux #(
     .PORTS(2),
     .WIDTH(48 + 32 + 16 + 8 + 1 + 1 + 24 + 24 + TXR_ADDR_W + 13)
@@ -290,7 +293,7 @@ axis_arb_mux #(
     .s_data({s_ex_pkt_dmac, s_ex_pkt_dip, s_ex_pkt_udp_sport, s_ex_pkt_opcode, s_ex_pkt_se,
              s_ex_pkt_ack_req, s_ex_pkt_dest_qp, s_ex_pkt_psn, ex_pkt_txr_addr[TXR_ADDR_W-1:0],
              s_ex_pkt_payload_len,
-             s_ack_dmac, s_ack_dip, s_ack_udp_sport, 8'h11, 1'b0, 1'b0,
+             s_ack_dmac, s_ack_dip, s_ack_udp_sport, s_ack_mp ? MP_OPCODE_ACK : 8'h11, 1'b0, 1'b0,
              s_ack_dest_qp, s_ack_psn, {TXR_ADDR_W{1'b0}}, 13'd0}),
     .s_valid({s_ex_pkt_valid, s_ack_valid}),
     .s_last(2'b11),

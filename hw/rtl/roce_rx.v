@@ -22,7 +22,9 @@
 // IPv4 version 4, IHL 5, MF 0 and fragment offset 0, header checksum,
 // protocol 17, destination IP == cfg_ip, 14 + total length <= frame length
 // (trailing Ethernet padding allowed); UDP destination port 4791, UDP length
-// == total length - 20; BTH TVer 0, opcode an RC opcode 0x00-0x11, total
+// == total length - 20; BTH TVer 0, opcode an RC opcode 0x00-0x11 or an mp
+// opcode (MP_OPCODE_*, 0xC0-0xC3: which transport may take it is the
+// responder's decision, per QP), total
 // length >= 20 + 8 + 12 + extension headers + 4 (ICRC), PadCnt <= payload
 // bytes, payload without pad <= 4096; the ICRC.
 //
@@ -121,6 +123,8 @@ module roce_rx #(
     output wire                                        stat_drop_nobuf
 );
 
+`include "rnic_formats.vh"
+
 localparam BL = DATA_W / 8;
 localparam SEG_W = $clog2(BL);
 localparam SLOT_W = NUM_SLOTS > 1 ? $clog2(NUM_SLOTS) : 1;
@@ -132,7 +136,7 @@ localparam FL_W = SLOT_LOG + 1;
 // signed remainder of the CRC range relative to a beat
 localparam RW = (FL_W > 17 ? FL_W : 17) + 1;
 
-localparam HMAX = 74;
+localparam HMAX = 78;
 localparam NHB = (HMAX + BL - 1) / BL;
 
 // the beat and lane of IPv4 total length (frame bytes 16, 17)
@@ -487,9 +491,14 @@ wire [1:0] h_pad = hdr_reg[43*8+4 +: 2];
 wire [3:0] h_tver = hdr_reg[43*8 +: 4];
 wire       h_ack_req = hdr_reg[50*8+7];
 wire [5:0] h_frag = hdr_reg[20*8 +: 6];   // MF, fragment offset high bits
-wire h_reth = h_op == 8'h06 || h_op == 8'h0A || h_op == 8'h0B || h_op == 8'h0C;
-wire h_imm = h_op == 8'h03 || h_op == 8'h05 || h_op == 8'h09 || h_op == 8'h0B;
-wire h_aeth = h_op == 8'h0D || h_op == 8'h0F || h_op == 8'h10 || h_op == 8'h11;
+// mp: MPETH (laid out as a RETH) in every data packet; ImmDt and MCETH in
+// MP WRITE LAST WITH IMMEDIATE; AETH in MP ACKNOWLEDGE
+wire h_mceth = h_op == MP_OPCODE_WRITE_LAST_IMM;
+wire h_mp = h_op == MP_OPCODE_WRITE || h_op == MP_OPCODE_WRITE_LAST || h_mceth || h_op == MP_OPCODE_ACK;
+wire h_reth = h_op == 8'h06 || h_op == 8'h0A || h_op == 8'h0B || h_op == 8'h0C
+    || h_op == MP_OPCODE_WRITE || h_op == MP_OPCODE_WRITE_LAST || h_mceth;
+wire h_imm = h_op == 8'h03 || h_op == 8'h05 || h_op == 8'h09 || h_op == 8'h0B || h_mceth;
+wire h_aeth = h_op == 8'h0D || h_op == 8'h0F || h_op == 8'h10 || h_op == 8'h11 || h_op == MP_OPCODE_ACK;
 
 wire h_ok = hb16(hdr_reg, 12) == 16'h0800 &&
             {hb16(hdr_reg, 0), hb16(hdr_reg, 2), hb16(hdr_reg, 4)} == cfg_mac &&
@@ -499,11 +508,11 @@ wire h_ok = hb16(hdr_reg, 12) == 16'h0800 &&
             {hb16(hdr_reg, 30), hb16(hdr_reg, 32)} == cfg_ip &&
             hb16(hdr_reg, 36) == 16'd4791 &&
             h_tver == 4'd0 &&
-            h_op <= 8'h11;
+            (h_op <= 8'h11 || h_mp);
 
 // header length (payload offset) and the IP total length of a packet with
 // no payload: 20 + 8 + 12 + extension headers + 4
-wire [6:0]  h_hlen = h_reth ? (h_imm ? 7'd74 : 7'd70) : ((h_imm || h_aeth) ? 7'd58 : 7'd54);
+wire [6:0]  h_hlen = h_reth ? (h_mceth ? 7'd78 : h_imm ? 7'd74 : 7'd70) : ((h_imm || h_aeth) ? 7'd58 : 7'd54);
 wire [15:0] h_min_tot = {9'd0, h_hlen} - 16'd10;
 wire [15:0] h_tot = hb16(hdr_reg, 16);
 
@@ -514,9 +523,12 @@ wire [16:0] h_pair2 = {1'b0, hb16(hdr_reg, 22)} + {1'b0, hb16(hdr_reg, 24)};
 wire [16:0] h_pair3 = {1'b0, hb16(hdr_reg, 26)} + {1'b0, hb16(hdr_reg, 28)};
 wire [16:0] h_pair4 = {1'b0, hb16(hdr_reg, 30)} + {1'b0, hb16(hdr_reg, 32)};
 
-// descriptor fields; ext = the 16 bytes after the BTH (RETH, or AETH in the
-// first 4), ImmDt after the RETH if both
-localparam DF_W = 48 + 48 + 32 + 32 + 16 + 8 + 1 + 1 + 2 + 24 + 24 + 32 + 128;
+// descriptor fields; ext = the 16 bytes after the BTH (RETH or MPETH), ImmDt
+// after the RETH if both; aw = the AETH (the first 4 bytes after the BTH),
+// or an MP WRITE LAST WITH IMMEDIATE's MCETH (after its ImmDt)
+localparam DF_W = 48 + 48 + 32 + 32 + 16 + 8 + 1 + 1 + 2 + 24 + 24 + 32 + 128 + 32;
+
+wire [31:0] h_aw = h_mceth ? {hb16(hdr_reg, 74), hb16(hdr_reg, 76)} : {hb16(hdr_reg, 54), hb16(hdr_reg, 56)};
 
 wire [31:0] h_immdt = h_reth ? {hb16(hdr_reg, 70), hb16(hdr_reg, 72)} : {hb16(hdr_reg, 54), hb16(hdr_reg, 56)};
 
@@ -534,7 +546,8 @@ wire [DF_W-1:0] h_fields = {
     hb8(hdr_reg, 51), hb16(hdr_reg, 52),                       // PSN
     h_immdt,                                                   // ImmDt
     hb16(hdr_reg, 54), hb16(hdr_reg, 56), hb16(hdr_reg, 58), hb16(hdr_reg, 60),
-    hb16(hdr_reg, 62), hb16(hdr_reg, 64), hb16(hdr_reg, 66), hb16(hdr_reg, 68)
+    hb16(hdr_reg, 62), hb16(hdr_reg, 64), hb16(hdr_reg, 66), hb16(hdr_reg, 68),
+    h_aw                                                       // AETH or MCETH
 };
 
 // payload address: slot base + header length
@@ -816,17 +829,18 @@ always @(posedge clk) begin
 end
 
 wire [127:0] o_ext;
+wire [31:0] o_aw;
 
 assign {m_pkt_slot, m_pkt_payload_addr, m_pkt_payload_len,
         m_pkt_dmac, m_pkt_smac, m_pkt_sip, m_pkt_dip, m_pkt_udp_sport,
         m_pkt_opcode, m_pkt_se, m_pkt_ack_req, m_pkt_pad_cnt, m_pkt_dest_qp,
-        m_pkt_psn, m_pkt_imm, o_ext} = out_reg;
+        m_pkt_psn, m_pkt_imm, o_ext, o_aw} = out_reg;
 
 assign m_pkt_reth_va = o_ext[127:64];
 assign m_pkt_reth_rkey = o_ext[63:32];
 assign m_pkt_reth_len = o_ext[31:0];
-assign m_pkt_aeth_syndrome = o_ext[127:120];
-assign m_pkt_aeth_msn = o_ext[119:96];
+assign m_pkt_aeth_syndrome = o_aw[31:24];   // an mp data packet: its MCETH
+assign m_pkt_aeth_msn = o_aw[23:0];
 assign m_pkt_valid = out_valid_reg;
 
 endmodule

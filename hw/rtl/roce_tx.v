@@ -10,6 +10,14 @@
 // (read response FIRST/LAST/ONLY, ACK), the payload, zero pad to a multiple
 // of 4 bytes, and the ICRC. Other opcodes get no extension header.
 //
+// The mp opcodes (rnic's own, MP_OPCODE_* of rnic_formats.vh): MP WRITE and
+// MP WRITE LAST carry an MPETH (virtual address, R_Key, and this packet's
+// payload length, which roce_tx fills in from the descriptor's payload
+// length), MP WRITE LAST WITH IMMEDIATE an MPETH, ImmDt and MCETH (the
+// message length: the descriptor's RETH length), MP ACKNOWLEDGE an AETH.
+// An mp data packet has no AETH, so its MCETH travels in the AETH fields of
+// the descriptor queue.
+//
 // ICRC as Linux rxe (drivers/infiniband/sw/rxe/rxe_icrc.c) and RDMA NICs
 // compute it: CRC-32 (zlib crc32) over 8 bytes of 0xFF, the IPv4 header
 // with TOS, TTL and header checksum set to ones, the UDP header with the
@@ -22,7 +30,7 @@
 // initial all-ones state that leaves the CRC register exactly where 8 bytes
 // of 0xFF leave it, so the CRC simply runs from byte 0.
 //
-// Every header length (54 + 0/4/16/20) is 2 mod 4 and payload + pad is a
+// Every header length (54 + 0/4/16/20/24) is 2 mod 4 and payload + pad is a
 // multiple of 4, so the ICRC always starts on a byte lane that is 2 mod 4:
 // lane x of any beat carries ICRC byte (x - 2) mod 4.
 //
@@ -106,17 +114,19 @@ module roce_tx #(
     input  wire                                   m_axis_tx_tready
 );
 
+`include "rnic_formats.vh"
+
 localparam BL = DATA_W / 8;
 localparam SEG_W = $clog2(BL);
 localparam WORD_ADDR_W = RAM_ADDR_W - SEG_W;
 
-// frame positions (bytes): up to 74 + 8191 + 3 + 4; remainders are signed
+// frame positions (bytes): up to 78 + 8191 + 3 + 4; remainders are signed
 localparam PW = 15;
 // RAM words / aligned words per packet
 localparam NW_W = 14;
 
-// header: at most 74 bytes, NHB beats
-localparam HMAX = 74;
+// header: at most 78 bytes, NHB beats
+localparam HMAX = 78;
 localparam NHB = (HMAX + BL - 1) / BL;
 
 // CRC engine latency (icrc_crc32) and the output's lead
@@ -190,19 +200,23 @@ endfunction
 // raw descriptor fields carried A -> B -> C
 localparam DESC_W = 48 + 48 + 32 + 32 + 16 + 8 + 1 + 1 + 24 + 24 + 64 + 32 + 32 + 32 + 8 + 24;
 
+wire [7:0] op = s_pkt_opcode;
+// mp data packets: MPETH (its length = this packet's payload), and MCETH
+// (the message length) in the AETH fields
+wire in_mp_data = op == MP_OPCODE_WRITE || op == MP_OPCODE_WRITE_LAST || op == MP_OPCODE_WRITE_LAST_IMM;
+wire in_reth = op == 8'h06 || op == 8'h0A || op == 8'h0B || op == 8'h0C || in_mp_data;
+wire in_imm = op == 8'h03 || op == 8'h05 || op == 8'h09 || op == 8'h0B || op == MP_OPCODE_WRITE_LAST_IMM;
+wire in_aeth = op == 8'h0D || op == 8'h0F || op == 8'h10 || op == 8'h11 || op == MP_OPCODE_ACK;
+wire in_mceth = op == MP_OPCODE_WRITE_LAST_IMM;
+
 wire [DESC_W-1:0] in_desc = {
     s_pkt_dmac, s_pkt_smac, s_pkt_sip, s_pkt_dip, s_pkt_udp_sport,
     s_pkt_opcode, s_pkt_se, s_pkt_ack_req, s_pkt_dest_qp, s_pkt_psn,
-    s_pkt_reth_va, s_pkt_reth_rkey, s_pkt_reth_len, s_pkt_imm,
-    s_pkt_aeth_syndrome, s_pkt_aeth_msn
+    s_pkt_reth_va, s_pkt_reth_rkey, in_mp_data ? {19'd0, s_pkt_payload_len} : s_pkt_reth_len, s_pkt_imm,
+    in_mp_data ? s_pkt_reth_len : {s_pkt_aeth_syndrome, s_pkt_aeth_msn}
 };
 
-wire [7:0] op = s_pkt_opcode;
-wire in_reth = op == 8'h06 || op == 8'h0A || op == 8'h0B || op == 8'h0C;
-wire in_imm = op == 8'h03 || op == 8'h05 || op == 8'h09 || op == 8'h0B;
-wire in_aeth = op == 8'h0D || op == 8'h0F || op == 8'h10 || op == 8'h11;
-
-wire [6:0] in_hlen = in_reth ? (in_imm ? 7'd74 : 7'd70) : ((in_imm || in_aeth) ? 7'd58 : 7'd54);
+wire [6:0] in_hlen = in_reth ? (in_mceth ? 7'd78 : in_imm ? 7'd74 : 7'd70) : ((in_imm || in_aeth) ? 7'd58 : 7'd54);
 
 // The raw descriptor goes into the queue memory at once; the values derived
 // from it run through A, B, B2, B3 (one adder per stage, never stalling: a
@@ -706,8 +720,9 @@ wire [HMAX*8-1:0] hdr_be = {
     c_sport, 16'd4791, c_udplen_reg, 16'h0000,
     // BTH
     c_opcode, c_se, 1'b0, c_pad_reg, 4'h0, 16'hFFFF, 8'h00, c_dqp, c_ack_req, 7'd0, c_psn,
-    // RETH / ImmDt / AETH (bytes beyond the header length are never used)
-    c_ext0, c_va[31:0], c_rkey, c_rlen, c_imm
+    // RETH or MPETH / ImmDt / MCETH, or AETH (bytes beyond the header length
+    // are never used)
+    c_ext0, c_va[31:0], c_rkey, c_rlen, c_imm, c_syn, c_msn
 };
 
 // little-endian byte order (frame byte f in bits [8f+7:8f]), padded. A

@@ -585,9 +585,12 @@ always @* begin
         pkt_opcode = pkt_first && pkt_last ? (wqe_has_imm ? 8'h05 : 8'h04)
             : pkt_first ? 8'h00 : pkt_last ? (wqe_has_imm ? 8'h03 : 8'h02) : 8'h01;
     end else if (q_mp_reg) begin
-        // mp: every packet carries a RETH (this packet's address, the
-        // message's length); WRITE_ONLY(_WITH_IMM) marks the last
-        pkt_opcode = pkt_last ? (wqe_has_imm ? 8'h0B : 8'h0A) : 8'h06;
+        // mp: its own opcodes, each packet an MPETH placement (this
+        // packet's address and length: roce_tx fills the length in); MP
+        // WRITE LAST (WITH IMMEDIATE, then also the message length from the
+        // RETH length field) marks the last
+        pkt_opcode = pkt_last ? (wqe_has_imm ? MP_OPCODE_WRITE_LAST_IMM : MP_OPCODE_WRITE_LAST)
+            : MP_OPCODE_WRITE;
     end else begin
         pkt_opcode = pkt_first && pkt_last ? (wqe_has_imm ? 8'h0B : 8'h0A)
             : pkt_first ? 8'h06 : pkt_last ? (wqe_has_imm ? 8'h09 : 8'h08) : 8'h07;
@@ -1506,7 +1509,8 @@ reg [23:0] f_last_psn = 24'd0;           // ... with this PSN
 reg f_acked = 1'b0;                      // an ACK covering that PSN was received
 wire f_opc_last = m_pkt_opcode == 8'h02 || m_pkt_opcode == 8'h03 || m_pkt_opcode == 8'h04
     || m_pkt_opcode == 8'h05 || m_pkt_opcode == 8'h08 || m_pkt_opcode == 8'h09
-    || m_pkt_opcode == 8'h0A || m_pkt_opcode == 8'h0B;
+    || m_pkt_opcode == 8'h0A || m_pkt_opcode == 8'h0B
+    || m_pkt_opcode == MP_OPCODE_WRITE_LAST || m_pkt_opcode == MP_OPCODE_WRITE_LAST_IMM;
 wire f_is_w = qn_reg == f_qp && wqe_index_reg == f_idx;
 wire [23:0] f_ack_cov = s_ack_syndrome[6:5] == 2'b00 ? s_ack_psn : s_ack_psn - 24'd1;
 always @(posedge clk) begin

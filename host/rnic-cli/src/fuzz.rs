@@ -76,13 +76,14 @@ pub fn run(a: &FuzzArgs) -> Result<ExitCode> {
             a.brk.map(|b| format!("; BREAK {b}")).unwrap_or_default()
         );
         println!(
-            "  NIC b: rx {} frames; dropped: icrc {} malformed {} nobuf {} qp {} psn/dup {}; NAKs sent {}; MR re-check refusals {}",
+            "  NIC b: rx {} frames; dropped: icrc {} malformed {} nobuf {} qp {} psn/dup {} transport {}; NAKs sent {}; MR re-check refusals {}",
             c("b.rx_frames"),
             c("b.rx_drop_icrc"),
             c("b.rx_drop_malformed"),
             c("b.rx_drop_nobuf"),
             c("b.rx_drop_qp"),
             c("b.rx_drop_psn"),
+            c("b.rx_drop_transport"),
             c("b.rx_nak"),
             c("b.rx_drop_guard")
         );

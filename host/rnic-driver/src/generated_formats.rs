@@ -440,6 +440,28 @@ pub mod cqe {
     }
 }
 
+/// BTH opcode (wire), 1 bytes, written by the NIC. Byte 0 of the Base Transport Header of a
+/// RoCEv2 packet (big-endian wire header, not a ring entry): only the opcode byte is declared
+/// here, for the values of rnic's own mp transport; the RC values are the IBTA's.
+pub mod bth {
+    /// Bytes of an entry.
+    pub const SIZE: usize = 1;
+
+    /// Byte 0: opcode. BTH opcode (bits 7:5 the transport, 4:0 the operation); the mp values
+    /// below, any other value an IBTA opcode.
+    pub const OPCODE_OFFSET: usize = 0;
+    pub const OPCODE_LSB: usize = 0;
+    pub const OPCODE_WIDTH: usize = 8;
+    #[inline]
+    pub fn opcode(e: &[u8; SIZE]) -> u8 {
+        super::get_bits(e, OPCODE_LSB, OPCODE_WIDTH) as u8
+    }
+    #[inline]
+    pub fn set_opcode(e: &mut [u8; SIZE], v: u8) {
+        super::set_bits(e, OPCODE_LSB, OPCODE_WIDTH, u64::from(v));
+    }
+}
+
 /// Values of `send_wqe.opcode` (`wr_opcode` in the RDL). Converted with `as` or
 /// [`Self::to_raw`]; [`Self::from_raw`] refuses unknown values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -758,6 +780,68 @@ impl WcStatus {
             Self::FatalErr => "fatal error",
             Self::RespTimeoutErr => "response timeout error",
             Self::GeneralErr => "general error",
+            Self::Other(_) => "unknown",
+        }
+    }
+}
+
+/// Values of `bth.opcode` (`mp_opcode` in the RDL). The NIC writes these, so an unknown value
+/// is kept in `Other`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MpOpcode {
+    /// A packet of an mp RDMA WRITE (with or without immediate) that is not its last: BTH,
+    /// MPETH (this packet's virtual address, R_Key, and its payload length, which is the path
+    /// MTU), payload.
+    Write,
+    /// The last packet of an mp RDMA WRITE (the only one of a message of at most one MTU; a
+    /// zero-length WRITE is one with length 0): BTH, MPETH, payload.
+    WriteLast,
+    /// The last packet of an mp RDMA WRITE_WITH_IMM: BTH, MPETH, ImmDt, MCETH (the message's
+    /// length, the receive completion's byte count), payload. It completes the message once
+    /// every packet below its PSN is placed.
+    WriteLastImm,
+    /// mp acknowledgement: BTH, AETH. An ACK acknowledges every PSN up to the BTH PSN
+    /// (cumulative, as RC); a PSN-sequence NAK names one missing PSN and asks for that packet
+    /// alone (selective; RC means go back N from it). The MSN counts completed WRITE_WITH_IMM
+    /// messages.
+    Ack,
+    /// A value the format does not define (kept, never dropped).
+    Other(u8),
+}
+
+impl MpOpcode {
+    /// Every defined value, in declaration order.
+    pub const ALL: [Self; 4] = [Self::Write, Self::WriteLast, Self::WriteLastImm, Self::Ack];
+
+    /// The value read from an entry.
+    pub const fn from_raw(v: u8) -> Self {
+        match v {
+            0xc0 => Self::Write,
+            0xc1 => Self::WriteLast,
+            0xc2 => Self::WriteLastImm,
+            0xc3 => Self::Ack,
+            x => Self::Other(x),
+        }
+    }
+
+    /// The value in the entry.
+    pub const fn to_raw(self) -> u8 {
+        match self {
+            Self::Write => 0xc0,
+            Self::WriteLast => 0xc1,
+            Self::WriteLastImm => 0xc2,
+            Self::Ack => 0xc3,
+            Self::Other(x) => x,
+        }
+    }
+
+    /// The value's name (its `name` in the RDL, else the member's).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Write => "MP WRITE",
+            Self::WriteLast => "MP WRITE LAST",
+            Self::WriteLastImm => "MP WRITE LAST WITH IMMEDIATE",
+            Self::Ack => "MP ACKNOWLEDGE",
             Self::Other(_) => "unknown",
         }
     }

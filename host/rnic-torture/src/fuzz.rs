@@ -29,7 +29,7 @@ use rnic_device::Device;
 use rnic_verbs::{
     AccessFlags, Mtu, QpState, RecvWr, SendFlags, SendWr, WcStatus, WorkCompletion, WrOpcode,
 };
-use rnic_wire::{opcode, Aeth, Bth, Eth, Ipv4, Reth, RoceFrame, Udp};
+use rnic_wire::{opcode, Aeth, Bth, Eth, Ipv4, Mceth, Mpeth, Reth, RoceFrame, Udp};
 use serde::{Deserialize, Serialize};
 
 use rnic_harness::conn::{self, ConnOpts, PortAddr};
@@ -116,17 +116,29 @@ struct Target {
     /// Keys the attacker knows: a remote-writable playground region and a
     /// region without REMOTE_WRITE, with their addresses.
     keys: [(u32, u64); 2],
+    /// Both QPs are mp: most frames carry mp opcodes (the others, RC ones,
+    /// must be dropped as the other transport's); else the reverse.
+    mp: bool,
 }
 
 fn attack(r: &mut ChaCha8Rng, addrs: &[PortAddr; 2], t: &Target) -> (Vec<u8>, bool) {
-    let op = match r.gen_range(0..10) {
-        0 => r.gen(),
-        1..=3 => opcode::RDMA_WRITE_ONLY,
-        4 => opcode::RDMA_WRITE_FIRST,
-        5 => opcode::RDMA_WRITE_MIDDLE,
-        6 => opcode::SEND_ONLY,
-        7 => opcode::ACKNOWLEDGE,
-        _ => r.gen_range(0..=0x11),
+    let op = match (t.mp, r.gen_range(0..10)) {
+        (_, 0) => r.gen(),
+        (false, 1..=3) => opcode::RDMA_WRITE_ONLY,
+        (false, 4) => opcode::RDMA_WRITE_FIRST,
+        (false, 5) => opcode::RDMA_WRITE_MIDDLE,
+        (false, 6) => opcode::SEND_ONLY,
+        (false, 7) => opcode::ACKNOWLEDGE,
+        (true, 1..=3) => opcode::MP_WRITE_LAST,
+        (true, 4) => opcode::MP_WRITE,
+        (true, 5) => opcode::MP_WRITE_LAST_WITH_IMMEDIATE,
+        (true, 6) => opcode::MP_ACKNOWLEDGE,
+        (true, 7) => r.gen_range(0..=0x11),
+        (false, 8) => r.gen_range(0..=0x11),
+        (true, 8) => r.gen_range(opcode::MP_WRITE..=opcode::MP_ACKNOWLEDGE),
+        // the other transport's opcodes: dropped, never placed
+        (false, _) => r.gen_range(opcode::MP_WRITE..=opcode::MP_ACKNOWLEDGE),
+        (true, _) => r.gen_range(0..=0x11),
     };
     let len = match r.gen_range(0..4) {
         0 => 0,
@@ -185,7 +197,13 @@ fn attack(r: &mut ChaCha8Rng, addrs: &[PortAddr; 2], t: &Target) -> (Vec<u8>, bo
             ..Bth::default()
         },
         reth: Some(reth),
+        mpeth: Some(Mpeth {
+            va: reth.va,
+            rkey: reth.rkey,
+            len: reth.dma_len,
+        }),
         immdt: Some(r.gen()),
+        mceth: Some(Mceth { msg_len: r.gen() }),
         aeth: Some(Aeth {
             syndrome: r.gen(),
             msn: r.gen::<u32>() & 0xff_ffff,
@@ -313,6 +331,7 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
             (playground_mr.rkey(), playground_mr.addr()),
             (canary_mr.rkey(), canary_mr.addr()),
         ],
+        mp: cfg.mp,
     };
     let mut rep = FuzzReport {
         seed: cfg.seed,

@@ -184,6 +184,9 @@ pub struct PortCounters {
     pub rx_rnr_nak: u32,
     /// Payload writes the MR re-check in front of the DMA write engine refused.
     pub rx_drop_guard: u32,
+    /// Packets of the other transport dropped: an mp opcode for an rc QP,
+    /// or an RC opcode for an mp QP (never placed).
+    pub rx_drop_transport: u32,
     /// Cycles during which every outstanding-WQE ring was in use.
     pub ring_busy_cycles: u32,
 }
@@ -470,6 +473,7 @@ impl<D: Device> Context<D> {
             rx_nak_seq: p.rx_nak_seq().try_read()?.value(),
             rx_rnr_nak: p.rx_rnr_nak().try_read()?.value(),
             rx_drop_guard: p.rx_drop_guard().try_read()?.value(),
+            rx_drop_transport: p.rx_drop_transport().try_read()?.value(),
             ring_busy_cycles: p.ring_busy_cycles().try_read()?.value(),
             lb_dropped: p.lb_dropped().try_read()?.value(),
             lb_reordered: p.lb_reordered().try_read()?.value(),

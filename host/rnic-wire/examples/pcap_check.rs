@@ -1,6 +1,7 @@
 //! Decode every frame of a pcap with rnic-wire and report what it finds:
 //! a quick independent check of a capture of the wire (from the simulator,
-//! an RTL test bench or a real NIC). Exits 1 if any frame fails to decode.
+//! an RTL test bench or a real NIC). Exits 1 if any frame fails to decode,
+//! or is an mp frame whose MPETH length is not its payload's.
 //!
 //! Usage: cargo run -p rnic-wire --example pcap_check -- FILE.pcap [-v]
 
@@ -41,13 +42,29 @@ fn main() -> ExitCode {
             }
         };
         match rnic_wire::decode(&pkt.data) {
+            Ok(fr) if fr.mpeth.is_some_and(|m| m.len as usize != fr.payload.len()) => {
+                bad += 1;
+                println!(
+                    "#{index}: MPETH length {} but {} payload bytes",
+                    fr.mpeth.unwrap().len,
+                    fr.payload.len()
+                );
+            }
             Ok(fr) => {
                 ok += 1;
                 bytes += fr.payload.len();
                 *by_opcode.entry(fr.bth.opcode).or_default() += 1;
                 if verbose {
+                    let mut extra = String::new();
+                    if let Some(m) = fr.mpeth {
+                        extra += &format!(" va {:#x} len {}", m.va, m.len);
+                    }
+                    if let Some(c) = fr.mceth {
+                        extra += &format!(" msg_len {}", c.msg_len);
+                    }
                     println!(
-                        "#{index}: opcode {:#04x} qp {:#08x} psn {} payload {} B",
+                        "#{index}: {} ({:#04x}) qp {:#08x} psn {} payload {} B{extra}",
+                        rnic_wire::opcode_name(fr.bth.opcode),
                         fr.bth.opcode,
                         fr.bth.dest_qp,
                         fr.bth.psn,
@@ -62,7 +79,14 @@ fn main() -> ExitCode {
         }
         index += 1;
     }
-    println!("{path}: {ok} frames decoded ({bytes} payload bytes), {bad} rejected; by opcode: {by_opcode:?}");
+    let by_name: Vec<String> = by_opcode
+        .iter()
+        .map(|(op, n)| format!("{} {n}", rnic_wire::opcode_name(*op)))
+        .collect();
+    println!(
+        "{path}: {ok} frames decoded ({bytes} payload bytes), {bad} rejected; by opcode: {}",
+        by_name.join(", ")
+    );
     if bad == 0 {
         ExitCode::SUCCESS
     } else {

@@ -7,6 +7,17 @@
 //! headers the opcode calls for (RETH, then ImmDt; or AETH), the payload,
 //! 0..3 pad bytes to a multiple of 4, and the 4-byte invariant CRC (ICRC).
 //!
+//! # The mp transport's opcodes
+//!
+//! rnic's multipath transport has opcodes of its own in the IB
+//! manufacturer-specific range (BTH opcode bits 7:5 = 110), so that no mp
+//! packet reads as an RC packet ([`opcode::MP_WRITE`] ..
+//! [`opcode::MP_ACKNOWLEDGE`]), with two headers of its own: the [`Mpeth`]
+//! (a per-packet placement: address, R_Key, this packet's payload length)
+//! and the [`Mceth`] (the message length, for the receive completion).
+//! The table is DESIGN.md section 5.2's; `hw/formats/rnic_formats.rdl`
+//! declares the same values for the RTL (a test compares them).
+//!
 //! # ICRC
 //!
 //! As the RoCEv2 annex defines it and Linux rxe computes it
@@ -43,10 +54,15 @@ pub const IMMDT_LEN: usize = 4;
 pub const AETH_LEN: usize = 4;
 /// ICRC bytes.
 pub const ICRC_LEN: usize = 4;
+/// MPETH bytes (mp placement header).
+pub const MPETH_LEN: usize = 16;
+/// MCETH bytes (mp completion header).
+pub const MCETH_LEN: usize = 4;
 /// Offset of the BTH in a frame.
 pub const BTH_OFFSET: usize = ETH_LEN + IPV4_LEN + UDP_LEN;
 
-/// BTH opcodes: Reliable Connection (0x00-0x11) and the RoCEv2 CNP.
+/// BTH opcodes: Reliable Connection (0x00-0x11), the RoCEv2 CNP, and
+/// rnic's mp transport (0xC0-0xC3, manufacturer-specific range).
 pub mod opcode {
     pub const SEND_FIRST: u8 = 0x00;
     pub const SEND_MIDDLE: u8 = 0x01;
@@ -69,6 +85,49 @@ pub mod opcode {
     /// Congestion Notification Packet (RoCEv2 annex): 16 reserved bytes
     /// follow the BTH.
     pub const CNP: u8 = 0x81;
+    /// mp: a packet of an RDMA WRITE (with or without immediate) that is
+    /// not its last. BTH, MPETH, payload (one path MTU).
+    pub const MP_WRITE: u8 = 0xC0;
+    /// mp: the last packet of an RDMA WRITE. BTH, MPETH, payload.
+    pub const MP_WRITE_LAST: u8 = 0xC1;
+    /// mp: the last packet of an RDMA WRITE with immediate. BTH, MPETH,
+    /// ImmDt, MCETH, payload.
+    pub const MP_WRITE_LAST_WITH_IMMEDIATE: u8 = 0xC2;
+    /// mp: ACK (cumulative) or NAK (a PSN-sequence NAK names one missing
+    /// PSN, resent alone). BTH, AETH.
+    pub const MP_ACKNOWLEDGE: u8 = 0xC3;
+}
+
+/// The opcode's name (the IBTA's for RC and CNP, rnic's for mp), as the
+/// Wireshark dissectors print it; "unknown" for any other.
+pub fn opcode_name(op: u8) -> &'static str {
+    use opcode::*;
+    match op {
+        SEND_FIRST => "SEND FIRST",
+        SEND_MIDDLE => "SEND MIDDLE",
+        SEND_LAST => "SEND LAST",
+        SEND_LAST_WITH_IMMEDIATE => "SEND LAST WITH IMMEDIATE",
+        SEND_ONLY => "SEND ONLY",
+        SEND_ONLY_WITH_IMMEDIATE => "SEND ONLY WITH IMMEDIATE",
+        RDMA_WRITE_FIRST => "RDMA WRITE FIRST",
+        RDMA_WRITE_MIDDLE => "RDMA WRITE MIDDLE",
+        RDMA_WRITE_LAST => "RDMA WRITE LAST",
+        RDMA_WRITE_LAST_WITH_IMMEDIATE => "RDMA WRITE LAST WITH IMMEDIATE",
+        RDMA_WRITE_ONLY => "RDMA WRITE ONLY",
+        RDMA_WRITE_ONLY_WITH_IMMEDIATE => "RDMA WRITE ONLY WITH IMMEDIATE",
+        RDMA_READ_REQUEST => "RDMA READ REQUEST",
+        RDMA_READ_RESPONSE_FIRST => "RDMA READ RESPONSE FIRST",
+        RDMA_READ_RESPONSE_MIDDLE => "RDMA READ RESPONSE MIDDLE",
+        RDMA_READ_RESPONSE_LAST => "RDMA READ RESPONSE LAST",
+        RDMA_READ_RESPONSE_ONLY => "RDMA READ RESPONSE ONLY",
+        ACKNOWLEDGE => "ACKNOWLEDGE",
+        CNP => "CNP",
+        MP_WRITE => "MP WRITE",
+        MP_WRITE_LAST => "MP WRITE LAST",
+        MP_WRITE_LAST_WITH_IMMEDIATE => "MP WRITE LAST WITH IMMEDIATE",
+        MP_ACKNOWLEDGE => "MP ACKNOWLEDGE",
+        _ => "unknown",
+    }
 }
 
 /// The opcode is one of the RC opcodes 0x00-0x11.
@@ -76,9 +135,25 @@ pub fn is_rc(op: u8) -> bool {
     op <= opcode::ACKNOWLEDGE
 }
 
-/// The opcode is one this codec decodes (RC or CNP).
+/// The opcode is one of the mp transport's, 0xC0-0xC3.
+pub fn is_mp(op: u8) -> bool {
+    (opcode::MP_WRITE..=opcode::MP_ACKNOWLEDGE).contains(&op)
+}
+
+/// The opcode is one this codec decodes (RC, CNP or mp).
 pub fn is_known(op: u8) -> bool {
-    is_rc(op) || op == opcode::CNP
+    is_rc(op) || op == opcode::CNP || is_mp(op)
+}
+
+/// An MPETH follows the BTH: the mp data opcodes.
+pub fn has_mpeth(op: u8) -> bool {
+    use opcode::*;
+    matches!(op, MP_WRITE | MP_WRITE_LAST | MP_WRITE_LAST_WITH_IMMEDIATE)
+}
+
+/// An MCETH follows the ImmDt: MP WRITE LAST WITH IMMEDIATE.
+pub fn has_mceth(op: u8) -> bool {
+    op == opcode::MP_WRITE_LAST_WITH_IMMEDIATE
 }
 
 /// A RETH follows the BTH: RDMA WRITE FIRST / ONLY / ONLY with immediate,
@@ -91,8 +166,8 @@ pub fn has_reth(op: u8) -> bool {
     )
 }
 
-/// An ImmDt follows (after the RETH if both): SEND / RDMA WRITE LAST and
-/// ONLY with immediate.
+/// An ImmDt follows (after the RETH or MPETH if both): SEND / RDMA WRITE
+/// LAST and ONLY with immediate, MP WRITE LAST WITH IMMEDIATE.
 pub fn has_immdt(op: u8) -> bool {
     use opcode::*;
     matches!(
@@ -101,22 +176,29 @@ pub fn has_immdt(op: u8) -> bool {
             | SEND_ONLY_WITH_IMMEDIATE
             | RDMA_WRITE_LAST_WITH_IMMEDIATE
             | RDMA_WRITE_ONLY_WITH_IMMEDIATE
+            | MP_WRITE_LAST_WITH_IMMEDIATE
     )
 }
 
-/// An AETH follows: RDMA READ response FIRST / LAST / ONLY, ACK.
+/// An AETH follows: RDMA READ response FIRST / LAST / ONLY, ACK, MP ACK.
 pub fn has_aeth(op: u8) -> bool {
     use opcode::*;
     matches!(
         op,
-        RDMA_READ_RESPONSE_FIRST | RDMA_READ_RESPONSE_LAST | RDMA_READ_RESPONSE_ONLY | ACKNOWLEDGE
+        RDMA_READ_RESPONSE_FIRST
+            | RDMA_READ_RESPONSE_LAST
+            | RDMA_READ_RESPONSE_ONLY
+            | ACKNOWLEDGE
+            | MP_ACKNOWLEDGE
     )
 }
 
 /// Bytes of extension headers after the BTH for this opcode.
 pub fn ext_len(op: u8) -> usize {
     (if has_reth(op) { RETH_LEN } else { 0 })
+        + (if has_mpeth(op) { MPETH_LEN } else { 0 })
         + (if has_immdt(op) { IMMDT_LEN } else { 0 })
+        + (if has_mceth(op) { MCETH_LEN } else { 0 })
         + (if has_aeth(op) { AETH_LEN } else { 0 })
 }
 
@@ -224,6 +306,25 @@ pub struct Reth {
     pub dma_len: u32,
 }
 
+/// mp Placement Extended Transport Header (rnic's, after the BTH of the mp
+/// data opcodes): where this packet's payload goes, on its own.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Mpeth {
+    /// Virtual address of this packet's first payload byte.
+    pub va: u64,
+    pub rkey: u32,
+    /// This packet's payload bytes (without pad).
+    pub len: u32,
+}
+
+/// mp Completion Extended Transport Header (rnic's, after the ImmDt of MP
+/// WRITE LAST WITH IMMEDIATE).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Mceth {
+    /// Bytes of the whole message (the receive completion's byte count).
+    pub msg_len: u32,
+}
+
 /// ACK Extended Transport Header.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Aeth {
@@ -242,9 +343,13 @@ pub struct RoceFrame {
     pub udp: Udp,
     pub bth: Bth,
     pub reth: Option<Reth>,
+    /// mp placement header (mp data opcodes).
+    pub mpeth: Option<Mpeth>,
     /// Immediate data as a big-endian number: the first wire byte is the
     /// most significant.
     pub immdt: Option<u32>,
+    /// mp completion header (MP WRITE LAST WITH IMMEDIATE).
+    pub mceth: Option<Mceth>,
     pub aeth: Option<Aeth>,
     /// Payload without pad.
     pub payload: Vec<u8>,
@@ -377,8 +482,17 @@ impl RoceFrame {
             f.extend_from_slice(&r.rkey.to_be_bytes());
             f.extend_from_slice(&r.dma_len.to_be_bytes());
         }
+        if has_mpeth(op) {
+            let m = self.mpeth.unwrap_or_default();
+            f.extend_from_slice(&m.va.to_be_bytes());
+            f.extend_from_slice(&m.rkey.to_be_bytes());
+            f.extend_from_slice(&m.len.to_be_bytes());
+        }
         if has_immdt(op) {
             f.extend_from_slice(&self.immdt.unwrap_or(0).to_be_bytes());
+        }
+        if has_mceth(op) {
+            f.extend_from_slice(&self.mceth.unwrap_or_default().msg_len.to_be_bytes());
         }
         if has_aeth(op) {
             let a = self.aeth.unwrap_or_default();
@@ -508,10 +622,26 @@ pub fn decode(f: &[u8]) -> Result<RoceFrame, WireError> {
         o += RETH_LEN;
         r
     });
+    let mpeth = has_mpeth(op).then(|| {
+        let m = Mpeth {
+            va: u64::from(be32(f, o)) << 32 | u64::from(be32(f, o + 4)),
+            rkey: be32(f, o + 8),
+            len: be32(f, o + 12),
+        };
+        o += MPETH_LEN;
+        m
+    });
     let immdt = has_immdt(op).then(|| {
         let v = be32(f, o);
         o += IMMDT_LEN;
         v
+    });
+    let mceth = has_mceth(op).then(|| {
+        let m = Mceth {
+            msg_len: be32(f, o),
+        };
+        o += MCETH_LEN;
+        m
     });
     let aeth = has_aeth(op).then(|| {
         let a = Aeth {
@@ -554,7 +684,9 @@ pub fn decode(f: &[u8]) -> Result<RoceFrame, WireError> {
             psn: be24(b, 9),
         },
         reth,
+        mpeth,
         immdt,
+        mceth,
         aeth,
         payload: f[hlen..end - ICRC_LEN - usize::from(pad)].to_vec(),
     })
@@ -632,5 +764,18 @@ mod tests {
         }
         assert_eq!(ext_len(CNP), 0);
         assert_eq!(header_len(RDMA_WRITE_ONLY_WITH_IMMEDIATE), 74);
+        assert_eq!(ext_len(MP_WRITE), 16);
+        assert_eq!(ext_len(MP_WRITE_LAST), 16);
+        assert_eq!(ext_len(MP_WRITE_LAST_WITH_IMMEDIATE), 24);
+        assert_eq!(ext_len(MP_ACKNOWLEDGE), 4);
+        assert_eq!(header_len(MP_WRITE_LAST_WITH_IMMEDIATE), 78);
+        for op in 0..=255u8 {
+            assert_eq!(
+                is_mp(op),
+                op >> 5 == 0b110 && op <= MP_ACKNOWLEDGE,
+                "{op:#x}"
+            );
+            assert!(!(is_mp(op) && (is_rc(op) || has_reth(op))), "{op:#x}");
+        }
     }
 }

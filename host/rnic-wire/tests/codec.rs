@@ -1,4 +1,4 @@
-//! Round trips over every RC opcode and payload length class, and one test
+//! Round trips over every RC and mp opcode and payload length class, and one test
 //! per decode error.
 
 use rand::{Rng, SeedableRng};
@@ -43,7 +43,13 @@ fn random_frame(rng: &mut ChaCha8Rng, op: u8, len: usize) -> RoceFrame {
             rkey: rng.gen(),
             dma_len: rng.gen(),
         }),
+        mpeth: has_mpeth(op).then(|| Mpeth {
+            va: rng.gen(),
+            rkey: rng.gen(),
+            len: len as u32,
+        }),
         immdt: has_immdt(op).then(|| rng.gen()),
+        mceth: has_mceth(op).then(|| Mceth { msg_len: rng.gen() }),
         aeth: has_aeth(op).then(|| Aeth {
             syndrome: rng.gen(),
             msn: rng.gen::<u32>() & 0xFF_FFFF,
@@ -76,7 +82,8 @@ fn fix_icrc(f: &mut [u8]) {
 #[test]
 fn round_trip_all_opcodes_and_lengths() {
     let mut rng = ChaCha8Rng::seed_from_u64(1);
-    for op in 0..=opcode::ACKNOWLEDGE {
+    let mp = opcode::MP_WRITE..=opcode::MP_ACKNOWLEDGE;
+    for op in (0..=opcode::ACKNOWLEDGE).chain(mp) {
         for len in (0..70).chain([255, 256, 1023, 1024, 4093, 4094, 4095, 4096]) {
             let fr = random_frame(&mut rng, op, len);
             let bytes = fr.encode();

@@ -85,6 +85,7 @@ module rnic_csr (
         input wire [31:0] hwif_in_port_rx_rnr_nak_value,
         input wire [31:0] hwif_in_port_rx_drop_guard_value,
         input wire [31:0] hwif_in_port_ring_busy_cycles_value,
+        input wire [31:0] hwif_in_port_rx_drop_transport_value,
         output logic hwif_out_port_lb_ctrl_loopback,
         output logic [15:0] hwif_out_port_lb_drop_thr,
         output logic [15:0] hwif_out_port_lb_reorder_thr,
@@ -277,6 +278,7 @@ module rnic_csr (
     logic decoded_reg_strb_port_rx_rnr_nak;
     logic decoded_reg_strb_port_rx_drop_guard;
     logic decoded_reg_strb_port_ring_busy_cycles;
+    logic decoded_reg_strb_port_rx_drop_transport;
     logic decoded_reg_strb_port_lb_ctrl;
     logic decoded_reg_strb_port_lb_drop;
     logic decoded_reg_strb_port_lb_reorder;
@@ -395,6 +397,7 @@ module rnic_csr (
         decoded_reg_strb_port_rx_rnr_nak = cpuif_req_masked & (cpuif_addr == 11'h34c) & !cpuif_req_is_wr;
         decoded_reg_strb_port_rx_drop_guard = cpuif_req_masked & (cpuif_addr == 11'h350) & !cpuif_req_is_wr;
         decoded_reg_strb_port_ring_busy_cycles = cpuif_req_masked & (cpuif_addr == 11'h354) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_rx_drop_transport = cpuif_req_masked & (cpuif_addr == 11'h358) & !cpuif_req_is_wr;
         decoded_reg_strb_port_lb_ctrl = cpuif_req_masked & (cpuif_addr == 11'h360);
         decoded_reg_strb_port_lb_drop = cpuif_req_masked & (cpuif_addr == 11'h364);
         decoded_reg_strb_port_lb_reorder = cpuif_req_masked & (cpuif_addr == 11'h368);
@@ -2118,6 +2121,9 @@ always @(*) begin
         end
         if(rd_mux_addr == 11'h354) begin
             readback_data_var[31:0] = hwif_in_port_ring_busy_cycles_value;
+        end
+        if(rd_mux_addr == 11'h358) begin
+            readback_data_var[31:0] = hwif_in_port_rx_drop_transport_value;
         end
         if(rd_mux_addr == 11'h360) begin
             readback_data_var[0] = field_storage_port_lb_ctrl_loopback_value;

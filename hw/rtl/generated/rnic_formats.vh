@@ -84,6 +84,15 @@ localparam CQE_SYNDROME_LSB = 232, CQE_SYNDROME_W = 8;
 localparam CQE_OWNER_LSB = 248, CQE_OWNER_W = 8;
 localparam CQE_OWNER_PHASE_LSB = 248, CQE_OWNER_PHASE_W = 1;  // Owner/phase: 1 on the NIC's first pass over the ring, flipped on every pass; a CQE whose phase is the current pass's is new.
 
+// BTH opcode (wire), 1 bytes, written by the NIC. Byte 0 of the Base Transport
+// Header of a RoCEv2 packet (big-endian wire header, not a ring entry): only
+// the opcode byte is declared here, for the values of rnic's own mp transport;
+// the RC values are the IBTA's.
+localparam BTH_BYTES = 1;
+// byte 0: opcode. BTH opcode (bits 7:5 the transport, 4:0 the operation); the
+// mp values below, any other value an IBTA opcode.
+localparam BTH_OPCODE_LSB = 0, BTH_OPCODE_W = 8;
+
 // wr_opcode values (send_wqe.opcode)
 localparam [7:0] WR_OPCODE_RDMA_WRITE = 8'h00;
 localparam [7:0] WR_OPCODE_RDMA_WRITE_WITH_IMM = 8'h01;
@@ -126,4 +135,10 @@ localparam [7:0] WC_STATUS_INV_EEC_STATE_ERR = 8'h12;
 localparam [7:0] WC_STATUS_FATAL_ERR = 8'h13;
 localparam [7:0] WC_STATUS_RESP_TIMEOUT_ERR = 8'h14;
 localparam [7:0] WC_STATUS_GENERAL_ERR = 8'h15;
+
+// mp_opcode values (bth.opcode)
+localparam [7:0] MP_OPCODE_WRITE = 8'hc0;
+localparam [7:0] MP_OPCODE_WRITE_LAST = 8'hc1;
+localparam [7:0] MP_OPCODE_WRITE_LAST_IMM = 8'hc2;
+localparam [7:0] MP_OPCODE_ACK = 8'hc3;
 // verilator lint_on UNUSEDPARAM

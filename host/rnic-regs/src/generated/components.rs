@@ -32,6 +32,7 @@ pub mod ro_word_r_desc_15de991c;
 pub mod ro_word_r_desc_17d7fd68;
 pub mod ro_word_r_desc_21572c5c;
 pub mod ro_word_r_desc_21d79b72;
+pub mod ro_word_r_desc_2435a77e;
 pub mod ro_word_r_desc_43197c13;
 pub mod ro_word_r_desc_4c4401fa;
 pub mod ro_word_r_desc_4f1885f2;

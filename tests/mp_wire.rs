@@ -1,0 +1,385 @@
+//! The mp transport's wire format on captures of the simulated wire (an mp
+//! torture run on 8 sprayed paths, as `rnic torture --transport mp
+//! --spray-ports 8 --fabric spray-8 --pcap f.pcap` makes):
+//!
+//! - every frame decodes with `rnic-wire` (ICRC included) and carries an mp
+//!   opcode, never an RC one, and its headers mean what they carry: the
+//!   MPETH length is the packet's payload, a message's packets are
+//!   contiguous and its MCETH length is their sum; Wireshark's own
+//!   InfiniBand dissector finds no RETH in it (nothing reads as RC);
+//! - the Lua dissector `host/rnic-wire/wireshark/rnic_mp.lua` under tshark
+//!   decodes every field of every frame as `rnic-wire` does, and finds
+//!   every ICRC good; a copy of it with one field offset wrong fails the
+//!   same comparison (the check can fail);
+//! - the opcode values of `hw/formats/rnic_formats.rdl` (the RTL's) are
+//!   `rnic-wire`'s.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use pcap_file::pcap::PcapReader;
+use rnic_driver::formats::MpOpcode;
+use rnic_torture::sim::{run_torture, Evidence, SimOpts};
+use rnic_wire::{decode, has_mpeth, is_mp, is_rc, opcode, opcode_name, RoceFrame};
+
+const DISSECTOR: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../host/rnic-wire/wireshark/rnic_mp.lua"
+);
+
+/// An mp torture run on `spray-8` with every frame captured; returns the
+/// frames.
+fn capture(data_w: u32, seed: u64, messages: u64, path: &Path) -> Vec<Vec<u8>> {
+    let cfg = rnic_torture::Config {
+        seed,
+        messages,
+        max_size: 8192,
+        mp: true,
+        spray_log: 3,
+        ..Default::default()
+    };
+    let o = SimOpts {
+        data_w,
+        seed,
+        fabric: "spray-8".into(),
+        pcap_window: 1 << 20,
+        ..Default::default()
+    };
+    let ev = Evidence {
+        pcap: Some(path.to_path_buf()),
+        ..Default::default()
+    };
+    let out = run_torture(&o, &cfg, &ev, &mut |_, _| {}, &mut |_| {}).unwrap();
+    assert!(!out.report.failed(), "{:?}", out.report);
+    let mut frames = Vec::new();
+    let mut r = PcapReader::new(std::fs::File::open(path).unwrap()).unwrap();
+    while let Some(pkt) = r.next_packet() {
+        frames.push(pkt.unwrap().data.into_owned());
+    }
+    assert_eq!(
+        out.pcap_frames.map(|(n, _)| n),
+        Some(frames.len()),
+        "the whole run must be in the capture"
+    );
+    frames
+}
+
+fn tmp(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("rnic-mp-wire-{}-{name}", std::process::id()))
+}
+
+/// The checks of an mp capture that need no Wireshark.
+fn check_frames(frames: &[Vec<u8>], mtu: usize) -> Vec<RoceFrame> {
+    let decoded: Vec<RoceFrame> = frames
+        .iter()
+        .enumerate()
+        .map(|(i, f)| decode(f).unwrap_or_else(|e| panic!("frame {i}: {e}")))
+        .collect();
+    let mut seen: BTreeMap<u8, usize> = BTreeMap::new();
+    // requests by (destination QP, PSN); a resent packet is the same packet
+    let mut reqs: BTreeMap<(u32, u32), &RoceFrame> = BTreeMap::new();
+    for (i, f) in decoded.iter().enumerate() {
+        let op = f.bth.opcode;
+        *seen.entry(op).or_default() += 1;
+        assert!(
+            is_mp(op) && !is_rc(op),
+            "frame {i}: opcode {op:#04x} ({}) is not an mp opcode",
+            opcode_name(op)
+        );
+        assert!(f.reth.is_none(), "frame {i}: a RETH");
+        if has_mpeth(op) {
+            let m = f.mpeth.unwrap();
+            assert_eq!(m.len as usize, f.payload.len(), "frame {i}: MPETH length");
+            if op == opcode::MP_WRITE {
+                assert_eq!(f.payload.len(), mtu, "frame {i}: MP WRITE not one MTU");
+            }
+            if let Some(old) = reqs.insert((f.bth.dest_qp, f.bth.psn), f) {
+                assert_eq!(
+                    (
+                        old.bth.opcode,
+                        old.mpeth,
+                        old.immdt,
+                        old.mceth,
+                        &old.payload
+                    ),
+                    (f.bth.opcode, f.mpeth, f.immdt, f.mceth, &f.payload),
+                    "frame {i}: a resend differs from the first send"
+                );
+            }
+        } else {
+            assert!(f.aeth.is_some() && f.payload.is_empty(), "frame {i}");
+        }
+    }
+    for op in [
+        opcode::MP_WRITE,
+        opcode::MP_WRITE_LAST,
+        opcode::MP_WRITE_LAST_WITH_IMMEDIATE,
+        opcode::MP_ACKNOWLEDGE,
+    ] {
+        assert!(seen.contains_key(&op), "no {}: {seen:?}", opcode_name(op));
+    }
+    // messages: runs of consecutive PSNs of one QP ending with a LAST;
+    // their packets are contiguous and the MCETH length is their sum
+    let mut messages = 0;
+    let mut run: Vec<&RoceFrame> = Vec::new();
+    let mut prev: Option<(u32, u32)> = None;
+    for (&(qp, psn), &f) in &reqs {
+        if prev.is_some_and(|(q, p)| q != qp || (p + 1) & 0xff_ffff != psn) {
+            run.clear(); // a gap: the capture starts or ends mid-message
+        }
+        prev = Some((qp, psn));
+        if let Some(last) = run.last() {
+            let m = last.mpeth.unwrap();
+            assert_eq!(
+                f.mpeth.unwrap().va,
+                m.va + u64::from(m.len),
+                "QP {qp:#x} PSN {psn}: not contiguous"
+            );
+            assert_eq!(f.mpeth.unwrap().rkey, m.rkey);
+        }
+        run.push(f);
+        if f.bth.opcode != opcode::MP_WRITE {
+            let total: usize = run.iter().map(|g| g.payload.len()).sum();
+            if let Some(c) = f.mceth {
+                assert_eq!(c.msg_len as usize, total, "QP {qp:#x} PSN {psn}: MCETH");
+            }
+            messages += 1;
+            run.clear();
+        }
+    }
+    assert!(messages > 0);
+    decoded
+}
+
+/// tshark's fields for every frame, `|`-separated, with the given Lua
+/// script (or none).
+fn tshark(pcap: &Path, script: Option<&Path>, fields: &[&str]) -> Vec<Vec<String>> {
+    let mut cmd = Command::new("tshark");
+    if let Some(s) = script {
+        cmd.arg("-X").arg(format!("lua_script:{}", s.display()));
+    }
+    cmd.arg("-r")
+        .arg(pcap)
+        .args(["-T", "fields", "-E", "separator=|", "-E", "occurrence=a"]);
+    for f in fields {
+        cmd.args(["-e", f]);
+    }
+    let out = cmd.output().expect("run tshark");
+    assert!(
+        out.status.success(),
+        "tshark failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !err.contains("Lua: Error") && !err.contains("lua_script"),
+        "tshark: {err}"
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.split('|').map(str::to_string).collect())
+        .collect()
+}
+
+fn tshark_present() -> bool {
+    if Command::new("tshark").arg("--version").output().is_ok() {
+        return true;
+    }
+    eprintln!("NOTICE: tshark not installed; the Wireshark checks are skipped");
+    false
+}
+
+const MP_FIELDS: [&str; 24] = [
+    "rnic_mp.bth.opcode",
+    "rnic_mp.bth.se",
+    "rnic_mp.bth.m",
+    "rnic_mp.bth.padcnt",
+    "rnic_mp.bth.tver",
+    "rnic_mp.bth.p_key",
+    "rnic_mp.bth.fecn",
+    "rnic_mp.bth.becn",
+    "rnic_mp.bth.destqp",
+    "rnic_mp.bth.a",
+    "rnic_mp.bth.psn",
+    "rnic_mp.mpeth.va",
+    "rnic_mp.mpeth.r_key",
+    "rnic_mp.mpeth.len",
+    "rnic_mp.immdt",
+    "rnic_mp.mceth.msg_len",
+    "rnic_mp.aeth.syndrome",
+    "rnic_mp.aeth.kind",
+    "rnic_mp.aeth.value",
+    "rnic_mp.aeth.msn",
+    "rnic_mp.payload_len",
+    "rnic_mp.icrc",
+    "rnic_mp.icrc.status",
+    "rnic_mp.payload",
+];
+
+/// A tshark value: decimal, 0x-hex, True/False, or `-` for an absent one.
+fn num(s: &str) -> Result<Option<u64>, String> {
+    let s = s.trim();
+    Ok(Some(match s {
+        "" => return Ok(None),
+        "True" => 1,
+        "False" => 0,
+        _ => match s.strip_prefix("0x") {
+            Some(h) => u64::from_str_radix(h, 16).map_err(|e| format!("{s:?}: {e}"))?,
+            None => s.parse().map_err(|e| format!("{s:?}: {e}"))?,
+        },
+    }))
+}
+
+/// The dissector's fields of every frame against rnic-wire's decoding:
+/// `Err` at the first difference.
+fn compare(lines: &[Vec<String>], frames: &[RoceFrame], raw: &[Vec<u8>]) -> Result<(), String> {
+    if lines.len() != frames.len() {
+        return Err(format!("{} lines for {} frames", lines.len(), frames.len()));
+    }
+    for (i, ((v, f), bytes)) in lines.iter().zip(frames).zip(raw).enumerate() {
+        if v.len() != MP_FIELDS.len() {
+            return Err(format!("frame {i}: {} fields: {v:?}", v.len()));
+        }
+        let b = &f.bth;
+        let end = 14 + usize::from(u16::from_be_bytes([bytes[16], bytes[17]]));
+        let icrc = u32::from_be_bytes(bytes[end - 4..end].try_into().unwrap());
+        let m = f.mpeth;
+        let a = f.aeth;
+        let want: [Option<u64>; 23] = [
+            Some(b.opcode.into()),
+            Some(b.se.into()),
+            Some(b.m.into()),
+            Some(b.pad_cnt.into()),
+            Some(b.tver.into()),
+            Some(b.pkey.into()),
+            Some(b.fecn.into()),
+            Some(b.becn.into()),
+            Some(b.dest_qp.into()),
+            Some(b.ack_req.into()),
+            Some(b.psn.into()),
+            m.map(|m| m.va),
+            m.map(|m| m.rkey.into()),
+            m.map(|m| m.len.into()),
+            f.immdt.map(u64::from),
+            f.mceth.map(|c| c.msg_len.into()),
+            a.map(|a| a.syndrome.into()),
+            a.map(|a| ((a.syndrome >> 5) & 3).into()),
+            a.map(|a| (a.syndrome & 0x1f).into()),
+            a.map(|a| a.msn.into()),
+            Some(f.payload.len() as u64),
+            Some(icrc.into()),
+            Some(1), // good
+        ];
+        for (k, w) in want.iter().enumerate() {
+            let got = num(&v[k]).map_err(|e| format!("frame {i} {}: {e}", MP_FIELDS[k]))?;
+            if got != *w {
+                return Err(format!(
+                    "frame {i} ({}): {} is {got:?}, rnic-wire says {w:?}",
+                    opcode_name(b.opcode),
+                    MP_FIELDS[k]
+                ));
+            }
+        }
+        let payload = v[23].replace(':', "");
+        let hex: String = f.payload.iter().map(|x| format!("{x:02x}")).collect();
+        if payload != hex {
+            return Err(format!("frame {i}: payload differs"));
+        }
+    }
+    Ok(())
+}
+
+/// Test (a): an mp capture carries only mp opcodes, with headers that mean
+/// what they carry, at both data-path widths; Wireshark's InfiniBand
+/// dissector reads no RETH (no RC WRITE) in it.
+#[test]
+fn an_mp_capture_has_no_rc_packet() {
+    for (w, seed) in [(64u32, 3u64), (256, 4)] {
+        let path = tmp(&format!("a-{w}.pcap"));
+        let frames = capture(w, seed, 40, &path);
+        let decoded = check_frames(&frames, 1024);
+        if tshark_present() {
+            let lines = tshark(
+                &path,
+                None,
+                &["infiniband.bth.opcode", "infiniband.reth.dmalen"],
+            );
+            assert_eq!(lines.len(), decoded.len());
+            for (i, l) in lines.iter().enumerate() {
+                assert!(l[1].is_empty(), "frame {i}: Wireshark reads a RETH: {l:?}");
+                let op = num(&l[0]).unwrap();
+                assert!(
+                    op.is_none_or(|op| !is_rc(op as u8)),
+                    "frame {i}: Wireshark reads an RC opcode: {l:?}"
+                );
+            }
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+}
+
+/// The dissector decodes every field of every frame of an mp capture as
+/// rnic-wire does, and its ICRC check finds every one good; the same
+/// dissector with the MPETH length read 4 bytes early, or the MCETH read
+/// at the ImmDt, is caught.
+#[test]
+fn the_wireshark_dissector_decodes_every_mp_field() {
+    if !tshark_present() {
+        return;
+    }
+    let path = tmp("dissector.pcap");
+    let raw = capture(64, 5, 40, &path);
+    let decoded = check_frames(&raw, 1024);
+    let lines = tshark(&path, Some(Path::new(DISSECTOR)), &MP_FIELDS);
+    compare(&lines, &decoded, &raw).unwrap();
+
+    let src = std::fs::read_to_string(DISSECTOR).unwrap();
+    for (from, to) in [
+        (
+            "h:add(f.mpeth_len, tvb(o + 12, 4))",
+            "h:add(f.mpeth_len, tvb(o + 8, 4))",
+        ),
+        (
+            "h:add(f.mceth_len, tvb(o, 4))",
+            "h:add(f.mceth_len, tvb(o - 4, 4))",
+        ),
+    ] {
+        assert_eq!(src.matches(from).count(), 1, "{from}");
+        let bad = tmp("broken.lua");
+        std::fs::write(&bad, src.replace(from, to)).unwrap();
+        let lines = tshark(&path, Some(&bad), &MP_FIELDS);
+        let _ = std::fs::remove_file(&bad);
+        let e = compare(&lines, &decoded, &raw).expect_err("a broken dissector passed");
+        eprintln!("broken dissector caught: {e}");
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
+/// The mp opcodes of the RTL (hw/formats/rnic_formats.rdl, generated into
+/// rnic_formats.vh and rnic_driver::formats) are rnic-wire's, with the
+/// same names, and no other value of the manufacturer range is one.
+#[test]
+fn the_rdl_opcodes_are_rnic_wires() {
+    let want = [
+        (opcode::MP_WRITE, MpOpcode::Write),
+        (opcode::MP_WRITE_LAST, MpOpcode::WriteLast),
+        (opcode::MP_WRITE_LAST_WITH_IMMEDIATE, MpOpcode::WriteLastImm),
+        (opcode::MP_ACKNOWLEDGE, MpOpcode::Ack),
+    ];
+    assert_eq!(MpOpcode::ALL.len(), want.len());
+    for (v, o) in want {
+        assert_eq!(o.to_raw(), v);
+        assert_eq!(MpOpcode::from_raw(v), o);
+        assert_eq!(o.as_str(), opcode_name(v));
+        assert_eq!(v >> 5, 0b110, "{v:#x}: manufacturer-specific range");
+    }
+    for v in 0..=255u8 {
+        assert_eq!(
+            is_mp(v),
+            !matches!(MpOpcode::from_raw(v), MpOpcode::Other(_)),
+            "{v:#x}"
+        );
+    }
+}
