@@ -727,7 +727,7 @@ wire [HMAX*8-1:0] hdr_be = {
 
 // little-endian byte order (frame byte f in bits [8f+7:8f]), padded. A
 // generate loop of wires, not a procedural loop: Verilator rebuilt the
-// whole of hdr_be in every iteration of one, 74 times a cycle (a fifth of
+// whole of hdr_be in every iteration of one, HMAX times a cycle (a fifth of
 // the simulator's time; see sim/README.md)
 wire [NHB*DATA_W-1:0] hdr_le;
 genvar hb;
