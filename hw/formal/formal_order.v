@@ -145,6 +145,9 @@ wire        cw_ram_en;
 // ------------------------------------------------------------ QP context
 // every QP in RTS, rc, PMTU 128 bytes (the smallest); QP n completes on CQ n
 wire [QN_W-1:0] ctx_qpn;
+// the QP context answers a cycle after the QP number, as qp_context does
+reg [QN_W-1:0] ctx_qpn_q = {QN_W{1'b0}};
+always @(posedge clk) ctx_qpn_q <= ctx_qpn;
 wire [QN_W-1:0] cq_alloc_cqn;
 
 // The address map is how the harness tells TLPs apart at tx_wr_req:
@@ -260,7 +263,7 @@ rc_responder #(
     .ctx_dip(32'd0),
     .ctx_udp_sport(16'd0),
     .ctx_pd(16'd1),
-    .ctx_rcq(ctx_qpn),
+    .ctx_rcq(ctx_qpn_q),
     .ctx_rq_base(64'h1000),
     .ctx_rq_log(4'd3),
     .ctx_min_rnr_timer(5'd0),

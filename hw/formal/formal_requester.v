@@ -71,6 +71,9 @@ always @(posedge clk) cyc <= cyc + 16'd1;
 (* anyseq *) reg [QN_W-1:0] acq_cqn;
 
 wire [QN_W-1:0] ctx_qpn;
+// the QP context answers a cycle after the QP number, as qp_context does
+reg [QN_W-1:0] ctx_qpn_q = {QN_W{1'b0}};
+always @(posedge clk) ctx_qpn_q <= ctx_qpn;
 wire s_sq_ready;
 wire rd_valid, wr_valid;
 wire [RAM_ADDR_W-1:0] rd_ram_addr;
@@ -114,7 +117,7 @@ wqe_executor #(
     .ctx_qpn(ctx_qpn),
     .ctx_state(3'd3),                         // RTS
     .ctx_pmtu(3'd0),                          // 128 bytes
-    .ctx_dest_qpn({{(24-QN_W){1'b0}}, ctx_qpn}),   // tells the QPs' packets apart
+    .ctx_dest_qpn({{(24-QN_W){1'b0}}, ctx_qpn_q}),   // tells the QPs' packets apart
     .ctx_dmac(48'd0),
     .ctx_dip(32'd0),
     .ctx_udp_sport(16'd0),

@@ -81,6 +81,9 @@ wire [NUM_QP-1:0] mp_cfg = {NUM_QP{1'b0}};
 
 wire [63:0] mr_bus = {48'd0, mr_bus_lo};
 wire [QN_W-1:0] ctx_qpn;
+// the QP context answers a cycle after the QP number, as qp_context does
+reg [QN_W-1:0] ctx_qpn_q = {QN_W{1'b0}};
+always @(posedge clk) ctx_qpn_q <= ctx_qpn;
 wire s_pkt_ready;
 wire [QN_W-1:0] rs_cqe_cqn;
 wire [247:0] rs_cqe_data;
@@ -161,11 +164,11 @@ rc_responder #(
     .ctx_dip(32'd0),
     .ctx_udp_sport(16'd0),
     .ctx_pd(16'd1),
-    .ctx_rcq(ctx_qpn),
+    .ctx_rcq(ctx_qpn_q),
     .ctx_rq_base(64'h1000),
     .ctx_rq_log(4'd3),
     .ctx_min_rnr_timer(5'd0),
-    .ctx_mp(mp_cfg[ctx_qpn]),
+    .ctx_mp(mp_cfg[ctx_qpn_q]),
     .ctx_mp_wshift(3'd0),
     .load_rtr(1'b0),
     .load_reset(1'b0),
@@ -243,7 +246,7 @@ rc_responder #(
 reg [7:0] f_cqes [0:NUM_QP-1];
 integer k;
 initial for (k = 0; k < NUM_QP; k = k + 1) f_cqes[k] = 8'd0;
-always @(posedge clk) if (rs_cqe_valid && cqe_ready) f_cqes[ctx_qpn] <= f_cqes[ctx_qpn] + 8'd1;
+always @(posedge clk) if (rs_cqe_valid && cqe_ready) f_cqes[ctx_qpn_q] <= f_cqes[ctx_qpn_q] + 8'd1;
 wire f_reach = f_cqes[0] == 8'd2 || f_cqes[1] == 8'd2;
 `ifdef COVER_CHECK
 always @* assert(!f_reach);    // run.sh expects this to fail: the depth is reached

@@ -14,6 +14,23 @@
 // Entering RTR tells the responder to load its expected PSN; entering RTS
 // tells the requester to load its send PSN and its retry settings; the host
 // moving a QP to ERR tells the requester to flush its outstanding WQEs.
+//
+// Storage: the fields the host loads (cmd 1) form one record per QP,
+// declared once below (QPC_*_LSB/_W), held in block RAM (ram_sdp), one
+// copy per read port: port a holds the low QPC_A_W bits (the requester's
+// fields), port b the whole record. Every load writes the whole record to
+// both copies. The reads are registered: a consumer presents the QP number
+// (a_qpn, b_qpn) one cycle ahead, i.e. the value its QP register takes at
+// the next edge, and sees that QP's record in the next cycle; a load at
+// cycle t is seen from t+1 (the RAMs forward a write to a read of the same
+// QP in the same cycle), as with the combinational read before.
+//
+// Kept in flops, read through the registered QP number: the state (three
+// bits, written by the host and by set_err_a and set_err_b in one cycle),
+// remote_write and mp (cleared by rst, which block RAM cannot be), and the
+// MAC table's bookkeeping (the shared table, its reference counts, and per
+// QP whether and which entry it holds: the host path reads these by
+// reg_sel in the cycle of the command).
 
 `resetall
 `timescale 1ns / 1ps
@@ -102,6 +119,40 @@ module qp_context #(
 
 localparam [2:0] QPS_RESET = 3'd0, QPS_INIT = 3'd1, QPS_RTR = 3'd2, QPS_RTS = 3'd3, QPS_ERR = 3'd6;
 localparam [15:0] NUM_QP16 = NUM_QP[15:0];
+localparam MI_W = $clog2(DMAC_N);
+
+// ---------------------------------------------------------------- the record
+// One QP's loaded context. The requester's fields come first: port a's copy
+// holds bits [QPC_A_W-1:0] only.
+localparam QPC_PMTU_W = 3;
+localparam QPC_SPRAY_W = 3;
+localparam QPC_WSHIFT_W = 3;
+localparam QPC_DEST_W = 24;
+localparam QPC_DMI_W = MI_W;
+localparam QPC_DIP_W = 32;
+localparam QPC_SPORT_W = 16;
+localparam QPC_PD_W = 16;
+localparam QPC_RCQ_W = QN_W;
+localparam QPC_RQB_W = 52;
+localparam QPC_RQL_W = 4;
+localparam QPC_RNRT_W = 5;
+
+localparam QPC_PMTU_LSB = 0;
+localparam QPC_SPRAY_LSB = QPC_PMTU_LSB + QPC_PMTU_W;
+localparam QPC_WSHIFT_LSB = QPC_SPRAY_LSB + QPC_SPRAY_W;
+localparam QPC_DEST_LSB = QPC_WSHIFT_LSB + QPC_WSHIFT_W;
+localparam QPC_DMI_LSB = QPC_DEST_LSB + QPC_DEST_W;
+localparam QPC_DIP_LSB = QPC_DMI_LSB + QPC_DMI_W;
+localparam QPC_SPORT_LSB = QPC_DIP_LSB + QPC_DIP_W;
+localparam QPC_PD_LSB = QPC_SPORT_LSB + QPC_SPORT_W;
+localparam QPC_A_W = QPC_PD_LSB + QPC_PD_W;
+localparam QPC_RCQ_LSB = QPC_A_W;
+localparam QPC_RQB_LSB = QPC_RCQ_LSB + QPC_RCQ_W;
+localparam QPC_RQL_LSB = QPC_RQB_LSB + QPC_RQB_W;
+localparam QPC_RNRT_LSB = QPC_RQL_LSB + QPC_RQL_W;
+localparam QPC_W = QPC_RNRT_LSB + QPC_RNRT_W;
+// a record as it leaves reset: PMTU 256 (code 1), all else 0
+localparam [QPC_W-1:0] QPC_INIT = {{(QPC_W-1){1'b0}}, 1'b1} << QPC_PMTU_LSB;
 
 initial begin
     if (NUM_QP < 1 || NUM_QP > (1 << QN_W) || QN_W > 15) begin
@@ -115,24 +166,14 @@ initial begin
 end
 
 reg [2:0] state_mem [0:NUM_QP-1];
-reg [2:0] pmtu_mem [0:NUM_QP-1];
 reg [NUM_QP-1:0] rw_reg = {NUM_QP{1'b0}};
 reg [NUM_QP-1:0] mp_reg = {NUM_QP{1'b0}};
-reg [23:0] dest_mem [0:NUM_QP-1];
-localparam MI_W = $clog2(DMAC_N);
-reg [MI_W-1:0] dmi_mem [0:NUM_QP-1];    // the QP's entry in the MAC table
+reg [MI_W-1:0] dmi_mem [0:NUM_QP-1];    // the QP's entry in the MAC table, for the host path (copy)
 reg [NUM_QP-1:0] dmh_reg = {NUM_QP{1'b0}};   // ... while it holds one
 reg [47:0] mac_tbl [0:DMAC_N-1];
 reg [QN_W:0] mac_ref [0:DMAC_N-1];      // QPs holding each entry (0: free)
-reg [31:0] dip_mem [0:NUM_QP-1];
-reg [15:0] sport_mem [0:NUM_QP-1];
-reg [15:0] pd_mem [0:NUM_QP-1];
-reg [QN_W-1:0] rcq_mem [0:NUM_QP-1];
-reg [63:12] rqb_mem [0:NUM_QP-1];        // 4 KiB aligned
-reg [3:0] rql_mem [0:NUM_QP-1];
-reg [4:0] rnrt_mem [0:NUM_QP-1];
-reg [2:0] spray_mem [0:NUM_QP-1];
-reg [2:0] wshift_mem [0:NUM_QP-1];
+reg [QN_W-1:0] a_qpn_reg = {QN_W{1'b0}};
+reg [QN_W-1:0] b_qpn_reg = {QN_W{1'b0}};
 
 reg err_reg = 1'b0;
 reg err_dmac_reg = 1'b0;
@@ -148,18 +189,7 @@ integer i;
 initial begin
     for (i = 0; i < NUM_QP; i = i + 1) begin
         state_mem[i] = QPS_RESET;
-        pmtu_mem[i] = 3'd1;
-        dest_mem[i] = 24'd0;
         dmi_mem[i] = {MI_W{1'b0}};
-        dip_mem[i] = 32'd0;
-        sport_mem[i] = 16'd0;
-        pd_mem[i] = 16'd0;
-        rcq_mem[i] = {QN_W{1'b0}};
-        rqb_mem[i] = 52'd0;
-        rql_mem[i] = 4'd0;
-        rnrt_mem[i] = 5'd0;
-        spray_mem[i] = 3'd0;
-        wshift_mem[i] = 3'd0;
     end
 end
 
@@ -239,31 +269,96 @@ assign load_psn = load_psn_reg;
 assign load_retry = load_retry_reg;
 assign load_err = load_err_reg;
 
-assign a_state = state_mem[a_qpn];
-assign a_pmtu = pmtu_mem[a_qpn];
-assign a_dest_qpn = dest_mem[a_qpn];
-assign a_dmac = mac_tbl[dmi_mem[a_qpn]];
-assign a_dip = dip_mem[a_qpn];
-assign a_udp_sport = sport_mem[a_qpn];
-assign a_pd = pd_mem[a_qpn];
-assign a_spray_log = spray_mem[a_qpn];
-assign a_mp = RC_EN == 0 || mp_reg[a_qpn];
-assign a_mp_wshift = wshift_mem[a_qpn];
+// a load writes the whole record (a QP keeps its MAC entry unless the load
+// takes one)
+wire cmd_bad = !sel_ok || !state_ok || (reg_cmd != 4'd1 && reg_cmd != 4'd2);
+wire load_bad = reg_cmd == 4'd1 && (!pmtu_ok || reg_spray_log > 3'd6 || !rq_size_ok || reg_rcq >= num_qp_cq
+    || reg_rq_base[11:0] != 12'd0);
+wire rc_bad = reg_cmd == 4'd1 && RC_EN == 0 && !reg_mp;     // this build has no rc transport
+wire dmac_bad = mac_load && !mac_hit && !mac_free;
+wire cmd_ok = !cmd_bad && !load_bad && !rc_bad && !dmac_bad;
+wire rec_wr = reg_cmd_valid && cmd_ok && reg_cmd == 4'd1;
+reg [QPC_W-1:0] rec_in;
+always @* begin
+    rec_in = {QPC_W{1'b0}};
+    rec_in[QPC_PMTU_LSB +: QPC_PMTU_W] = reg_pmtu;
+    rec_in[QPC_SPRAY_LSB +: QPC_SPRAY_W] = reg_spray_log;
+    rec_in[QPC_WSHIFT_LSB +: QPC_WSHIFT_W] = reg_mp_wshift;
+    rec_in[QPC_DEST_LSB +: QPC_DEST_W] = reg_dest_qpn;
+    rec_in[QPC_DMI_LSB +: QPC_DMI_W] = mac_load ? new_mi : old_mi;
+    rec_in[QPC_DIP_LSB +: QPC_DIP_W] = reg_dip;
+    rec_in[QPC_SPORT_LSB +: QPC_SPORT_W] = reg_udp_sport;
+    rec_in[QPC_PD_LSB +: QPC_PD_W] = reg_pd;
+    rec_in[QPC_RCQ_LSB +: QPC_RCQ_W] = reg_rcq[QN_W-1:0];
+    rec_in[QPC_RQB_LSB +: QPC_RQB_W] = reg_rq_base[63:12];
+    rec_in[QPC_RQL_LSB +: QPC_RQL_W] = rq_log;
+    rec_in[QPC_RNRT_LSB +: QPC_RNRT_W] = reg_min_rnr_timer;
+end
 
-assign b_state = state_mem[b_qpn];
-assign b_pmtu = pmtu_mem[b_qpn];
-assign b_remote_write = rw_reg[b_qpn];
-assign b_dest_qpn = dest_mem[b_qpn];
-assign b_dmac = mac_tbl[dmi_mem[b_qpn]];
-assign b_dip = dip_mem[b_qpn];
-assign b_udp_sport = sport_mem[b_qpn];
-assign b_pd = pd_mem[b_qpn];
-assign b_rcq = rcq_mem[b_qpn];
-assign b_rq_base = {rqb_mem[b_qpn], 12'd0};
-assign b_rq_log = rql_mem[b_qpn];
-assign b_min_rnr_timer = rnrt_mem[b_qpn];
-assign b_mp = RC_EN == 0 || mp_reg[b_qpn];
-assign b_mp_wshift = wshift_mem[b_qpn];
+wire [QPC_A_W-1:0] a_rec;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [QPC_W-1:0] b_rec;     // (its spray field is the requester's)
+/* verilator lint_on UNUSEDSIGNAL */
+
+ram_sdp #(
+    .DATA_W(QPC_A_W),
+    .ADDR_W(QN_W),
+    .DEPTH(NUM_QP),
+    .INIT(QPC_INIT[QPC_A_W-1:0])
+) rec_a_inst (
+    .clk(clk),
+    .wr_en(rec_wr),
+    .wr_addr(sel),
+    .wr_data(rec_in[QPC_A_W-1:0]),
+    .rd_addr(a_qpn),
+    .rd_data(a_rec)
+);
+
+ram_sdp #(
+    .DATA_W(QPC_W),
+    .ADDR_W(QN_W),
+    .DEPTH(NUM_QP),
+    .INIT(QPC_INIT)
+) rec_b_inst (
+    .clk(clk),
+    .wr_en(rec_wr),
+    .wr_addr(sel),
+    .wr_data(rec_in),
+    .rd_addr(b_qpn),
+    .rd_data(b_rec)
+);
+
+// the flops are read through the registered QP numbers, in step with the RAMs
+always @(posedge clk) begin
+    a_qpn_reg <= a_qpn;
+    b_qpn_reg <= b_qpn;
+end
+
+assign a_state = state_mem[a_qpn_reg];
+assign a_pmtu = a_rec[QPC_PMTU_LSB +: QPC_PMTU_W];
+assign a_dest_qpn = a_rec[QPC_DEST_LSB +: QPC_DEST_W];
+assign a_dmac = mac_tbl[a_rec[QPC_DMI_LSB +: QPC_DMI_W]];
+assign a_dip = a_rec[QPC_DIP_LSB +: QPC_DIP_W];
+assign a_udp_sport = a_rec[QPC_SPORT_LSB +: QPC_SPORT_W];
+assign a_pd = a_rec[QPC_PD_LSB +: QPC_PD_W];
+assign a_spray_log = a_rec[QPC_SPRAY_LSB +: QPC_SPRAY_W];
+assign a_mp = RC_EN == 0 || mp_reg[a_qpn_reg];
+assign a_mp_wshift = a_rec[QPC_WSHIFT_LSB +: QPC_WSHIFT_W];
+
+assign b_state = state_mem[b_qpn_reg];
+assign b_pmtu = b_rec[QPC_PMTU_LSB +: QPC_PMTU_W];
+assign b_remote_write = rw_reg[b_qpn_reg];
+assign b_dest_qpn = b_rec[QPC_DEST_LSB +: QPC_DEST_W];
+assign b_dmac = mac_tbl[b_rec[QPC_DMI_LSB +: QPC_DMI_W]];
+assign b_dip = b_rec[QPC_DIP_LSB +: QPC_DIP_W];
+assign b_udp_sport = b_rec[QPC_SPORT_LSB +: QPC_SPORT_W];
+assign b_pd = b_rec[QPC_PD_LSB +: QPC_PD_W];
+assign b_rcq = b_rec[QPC_RCQ_LSB +: QPC_RCQ_W];
+assign b_rq_base = {b_rec[QPC_RQB_LSB +: QPC_RQB_W], 12'd0};
+assign b_rq_log = b_rec[QPC_RQL_LSB +: QPC_RQL_W];
+assign b_min_rnr_timer = b_rec[QPC_RNRT_LSB +: QPC_RNRT_W];
+assign b_mp = RC_EN == 0 || mp_reg[b_qpn_reg];
+assign b_mp_wshift = b_rec[QPC_WSHIFT_LSB +: QPC_WSHIFT_W];
 
 always @(posedge clk) begin
     err_reg <= 1'b0;
@@ -281,32 +376,15 @@ always @(posedge clk) begin
     end
 
     if (reg_cmd_valid) begin
-        if (!sel_ok || !state_ok || (reg_cmd != 4'd1 && reg_cmd != 4'd2)) begin
+        if (!cmd_ok) begin
             err_reg <= 1'b1;
-        end else if (reg_cmd == 4'd1 && (!pmtu_ok || reg_spray_log > 3'd6 || !rq_size_ok || reg_rcq >= num_qp_cq
-                || reg_rq_base[11:0] != 12'd0)) begin
-            err_reg <= 1'b1;
-        end else if (reg_cmd == 4'd1 && RC_EN == 0 && !reg_mp) begin
-            err_reg <= 1'b1;                // this build has no rc transport
-        end else if (mac_load && !mac_hit && !mac_free) begin
-            err_reg <= 1'b1;
-            err_dmac_reg <= 1'b1;
+            err_dmac_reg <= !cmd_bad && !load_bad && !rc_bad;   // only the MAC table was full
         end else begin
             state_mem[sel] <= reg_state;
             if (reg_cmd == 4'd1) begin
-                pmtu_mem[sel] <= reg_pmtu;
+                // (the record goes to the RAMs: rec_wr)
                 rw_reg[sel] <= reg_remote_write;
-                dest_mem[sel] <= reg_dest_qpn;
-                dip_mem[sel] <= reg_dip;
-                sport_mem[sel] <= reg_udp_sport;
-                pd_mem[sel] <= reg_pd;
-                rcq_mem[sel] <= reg_rcq[QN_W-1:0];
-                rqb_mem[sel] <= reg_rq_base[63:12];
-                rql_mem[sel] <= rq_log;
-                rnrt_mem[sel] <= reg_min_rnr_timer;
-                spray_mem[sel] <= reg_spray_log;
                 mp_reg[sel] <= reg_mp;
-                wshift_mem[sel] <= reg_mp_wshift;
             end
             if (mac_load) begin
                 if (!(old_held && old_mi == new_mi)) begin

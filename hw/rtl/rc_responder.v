@@ -101,7 +101,7 @@ module rc_responder #(
     output wire                   m_free_valid,
     output wire [RX_SLOT_W-1:0]   m_free_slot,
 
-    // QP context
+    // QP context (ctx_* are the context of the ctx_qpn of the cycle before)
     output wire [QN_W-1:0]        ctx_qpn,
     input  wire [2:0]             ctx_state,
     input  wire [2:0]             ctx_pmtu,
@@ -506,7 +506,12 @@ end
 
 assign s_pkt_ready = state_reg == ST_IDLE && !drop_free_reg;
 
-assign ctx_qpn = qpn;
+// the QP context is read a cycle ahead: in ST_IDLE the QP the next state
+// would work on (the packet's, else the scan's: qp_field_reg takes one of
+// them when ST_IDLE is left, and nothing reads ctx_* in ST_IDLE), else the
+// current one; so ctx_* hold qpn's context in every other state
+assign ctx_qpn = state_reg != ST_IDLE ? qpn
+    : s_pkt_valid && !drop_free_reg ? s_pkt_dest_qp[QN_W-1:0] : tscan_reg;
 assign sel_epsn = epsn_mem[sel_qpn];
 assign set_err = state_reg == ST_DROP && (nak_reg == NAK_INV_REQ || nak_reg == NAK_REM_ACCESS
     || nak_reg == NAK_REM_OP);

@@ -78,7 +78,8 @@ module wqe_executor #(
     output wire [QN_W-1:0]        sq_done_qn,
     output wire [NUM_QP-1:0]      sq_hold,            // QPs whose new WQEs must wait
 
-    // QP context (requester port) and MR lookup (lkey)
+    // QP context (requester port; ctx_* are the context of the ctx_qpn of
+    // the cycle before) and MR lookup (lkey)
     output wire [QN_W-1:0]        ctx_qpn,
     input  wire [2:0]             ctx_state,
     input  wire [2:0]             ctx_pmtu,
@@ -682,7 +683,6 @@ assign m_pkt_valid = can_push_pkt;
 assign sq_done = state_reg == ST_DONE;
 assign sq_done_qn = qn_reg;
 
-assign ctx_qpn = qn_reg;
 assign mr_key = wqe_lkey;
 assign mr_va = wqe_laddr;
 assign mr_len = wqe_len;
@@ -796,6 +796,24 @@ wire [3:0] pf_ost_count = ost_tail_mem[pf_qn_reg] - ost_head_mem[pf_qn_reg];
 wire pf_use = state_reg == ST_IDLE && !go_valid && pf_state_reg == PF_FULL
     && !rtx_req_reg[pf_qn_reg] && !flush_req_reg[pf_qn_reg] && pf_ost_count != OST_DEPTH_4
     && (pf_ost_count != 4'd0 || ring_avail);
+
+// the QP context is read a cycle ahead: the QP number qn_reg takes next
+// (ST_IDLE's choice below), so ctx_* hold qn_reg's context from the first
+// cycle it holds the QP
+reg [QN_W-1:0] qn_next;
+always @* begin
+    qn_next = qn_reg;
+    if (state_reg == ST_IDLE) begin
+        if (go_valid) begin
+            qn_next = go_qpn;
+        end else if (pf_use) begin
+            qn_next = pf_qn_reg;
+        end else if (s_sq_valid) begin
+            qn_next = s_sq_qn;
+        end
+    end
+end
+assign ctx_qpn = qn_next;
 wire pf_accept = (state_reg == ST_SEND || state_reg == ST_COPY) && !rtx_mode_reg
     && pf_state_reg == PF_EMPTY;
 assign s_sq_ready = (state_reg == ST_IDLE && !go_valid && !pf_use) || pf_accept;
@@ -934,13 +952,13 @@ always @(posedge clk) begin
     end
 
     // ---------------------------------------------------------- executor
+    qn_reg <= qn_next;
     case (state_reg)
         ST_IDLE: begin
             rtx_mode_reg <= 1'b0;
             decode_err_reg <= 1'b0;
             if (go_valid) begin
                 // a retransmission goes before any new work
-                qn_reg <= go_qpn;
                 rtx_mode_reg <= 1'b1;
                 rtx_single_reg <= rtx_one_reg[go_qpn];
                 rtx_from_reg <= una_mem[go_qpn];
@@ -951,7 +969,6 @@ always @(posedge clk) begin
                 state_reg <= ST_RTX_PICK;
             end else if (pf_use) begin
                 // the prefetched WQE is already in the other slot
-                qn_reg <= pf_qn_reg;
                 cqn_reg <= pf_cqn_reg;
                 wqe_addr_reg <= pf_addr_reg;
                 wqe_index_reg <= pf_index_reg;
@@ -968,7 +985,6 @@ always @(posedge clk) begin
                     state_reg <= ST_MR;
                 end
             end else if (s_sq_valid) begin
-                qn_reg <= s_sq_qn;
                 cqn_reg <= s_sq_cqn;
                 wqe_addr_reg <= s_sq_wqe_addr;
                 wqe_index_reg <= s_sq_index;

@@ -1,5 +1,5 @@
 //! Verilates the small reusable blocks of hw/rtl (axis_register,
-//! axis_arb_mux with arbiter, icrc_subst) once per configuration of
+//! axis_arb_mux with arbiter, icrc_subst, ram_sdp) once per configuration of
 //! src/configs.rs and links every model, the Verilator runtime and the thin
 //! C ABI (csrc/blocks.cpp) into this crate. Seconds; a model whose sources
 //! and parameters did not change is taken from OUT_DIR, so switching
@@ -128,6 +128,25 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "(is_sub(f) && (f < 4 || f >= 10)) ? 8'hFF : 8'h00;",
         "is_sub(f) ? 8'hFF : 8'h00;",
     ),
+    // ram_sdp
+    (
+        "ram_read_first",
+        "ram_sdp.v",
+        "rd_data_reg <= wr_en && wr_addr == rd_addr ? wr_data : mem[rd_addr];",
+        "rd_data_reg <= mem[rd_addr];",
+    ),
+    (
+        "ram_forwards_without_write",
+        "ram_sdp.v",
+        "rd_data_reg <= wr_en && wr_addr == rd_addr ? wr_data : mem[rd_addr];",
+        "rd_data_reg <= wr_addr == rd_addr ? wr_data : mem[rd_addr];",
+    ),
+    (
+        "ram_read_not_registered",
+        "ram_sdp.v",
+        "assign rd_data = rd_data_reg;",
+        "assign rd_data = mem[rd_addr];",
+    ),
 ];
 
 /// The RTL files each kind of block needs.
@@ -144,6 +163,7 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
             ],
         ),
         Kind::IcrcSubst => ("icrc_subst", &["icrc_subst.v"]),
+        Kind::Ram => ("ram_sdp", &["ram_sdp.v"]),
     }
 }
 
@@ -152,6 +172,7 @@ fn kind_code(kind: Kind) -> u32 {
         Kind::Register => 1,
         Kind::ArbMux => 2,
         Kind::IcrcSubst => 3,
+        Kind::Ram => 4,
     }
 }
 

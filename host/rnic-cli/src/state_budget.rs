@@ -1,7 +1,10 @@
 //! The on-chip state each QP costs, read off the RTL itself: every per-QP
 //! array (`reg [W-1:0] x [0:NUM_QP-1]`, `[0:NUM_Q-1]` in the queue
 //! manager) and per-QP bit vector (`reg [NUM_QP-1:0] x`) of the modules
-//! that keep per-QP state, with their widths evaluated for the build's
+//! that keep per-QP state, and the fields of qp_context's record in block
+//! RAM (`localparam QPC_<FIELD>_W`, counted once however many read-port
+//! copies hold it; a flop copy marked `(copy)` is not counted again),
+//! with their widths evaluated for the build's
 //! parameters (MP_W, QN_W, OST_RINGS), grouped by what they are for; and
 //! apart from it the state every QP shares (the pool of outstanding-WQE
 //! rings, `[0:OST_RINGS*OST_DEPTH-1]`).
@@ -75,7 +78,7 @@ impl Category {
 fn category(module: &str, name: &str) -> Option<Category> {
     use Category::*;
     Some(match (module, name) {
-        ("qp_context", "spray_mem") => PerPath,
+        ("qp_context", "qpc_spray") => PerPath,
         ("qp_context", _) => Context,
         ("queue_manager", n) if n.starts_with("sq_") => SendQueue,
         ("queue_manager", n) if n.starts_with("cq_") || n == "msi_pending_reg" => CompletionQueue,
@@ -262,6 +265,27 @@ pub fn items(
                     vars.insert(k, v);
                 }
             }
+            // qp_context's record (block RAM): `localparam QPC_<FIELD>_W = w;`
+            // one field each (QPC_A_W is port a's share of the record)
+            if let Some((field, w)) = l
+                .strip_prefix("localparam QPC_")
+                .and_then(|r| r.split_once("_W ="))
+                .filter(|(f, _)| *f != "A" && !f.is_empty())
+            {
+                let w = w.trim().trim_end_matches(';');
+                let bits =
+                    eval(w, &vars).ok_or_else(|| format!("{module}: width of {field}: {w}"))?;
+                let name = format!("qpc_{}", field.to_lowercase());
+                let category = category(module, &name)
+                    .ok_or_else(|| format!("{module}.{name}: per-QP state with no category"))?;
+                per_qp.push(Item {
+                    module,
+                    name,
+                    bits: bits as u64,
+                    category,
+                });
+                continue;
+            }
             let Some(rest) = l.strip_prefix("reg [") else {
                 continue;
             };
@@ -303,6 +327,7 @@ pub fn items(
                 "OST_RINGS*OST_DEPTH" | "OST_RINGS" | "MP_PEND" | "DMAC_N"
             );
             if !(is_per_qp || is_shared)
+                || l.contains("(copy)")
                 || (!send_en && l.contains("(knob: SEND_EN)"))
                 || (!rc_en && l.contains("(knob: RC_EN)"))
             {
@@ -435,6 +460,16 @@ mod tests {
         ] {
             assert!(b.items.iter().any(|i| i.category == c), "{c:?} missing");
         }
+        // the QP context: 171 bits at 64 QPs (QN_W 6, 16 MACs), the
+        // record's fields (block RAM) and the flops (state, remote_write,
+        // mp, whether the QP holds a MAC entry)
+        assert_eq!(b.by_category["context"], 171.0 / 8.0, "{:?}", b.items);
+        assert!(b.items.iter().any(|i| i.name == "qpc_rqb"));
+        assert!(b
+            .items
+            .iter()
+            .any(|i| i.name == "qpc_spray" && i.category == Category::PerPath));
+        assert!(b.items.iter().all(|i| i.name != "dmi_mem"));
         let bmp = b.items.iter().find(|i| i.name == "bmp_mem").unwrap();
         assert_eq!(bmp.bits, 64);
         // the rings are shared: 16 of them for 64 QPs, none per QP

@@ -1,5 +1,5 @@
-// Thin C ABI over one Verilated block (axis_register, axis_arb_mux or
-// icrc_subst): copy a flat input struct onto the ports, evaluate, copy the
+// Thin C ABI over one Verilated block (axis_register, axis_arb_mux,
+// icrc_subst or ram_sdp): copy a flat input struct onto the ports, evaluate, copy the
 // ports back. No test logic lives here; the stimulus and the checks are
 // Rust (src/).
 //
@@ -7,7 +7,7 @@
 //   BLK_MODEL      the Verilated class (V<name>)
 //   BLK_HEADER     its header
 //   BLK_PFX(name)  exported symbol (<name>_##name)
-//   BLK_KIND       1 axis_register, 2 axis_arb_mux, 3 icrc_subst
+//   BLK_KIND       1 axis_register, 2 axis_arb_mux, 3 icrc_subst, 4 ram_sdp
 //
 // The structs mirror `PortsIn` / `PortsOut` in src/lib.rs (sizes checked).
 // Buses: word i of an array = bits [32i+31:32i]. The Rust side masks every
@@ -24,16 +24,16 @@
 extern "C" {
 
 struct BlkPortsIn {
-    uint32_t s_data[16];  // icrc_subst: in_data
-    uint32_t s_valid;     // icrc_subst: beat_oh
-    uint32_t s_last;
+    uint32_t s_data[16];  // icrc_subst: in_data; ram_sdp: wr_data
+    uint32_t s_valid;     // icrc_subst: beat_oh; ram_sdp: wr_en (bit 0)
+    uint32_t s_last;      // ram_sdp: wr_addr (bits 15:0), rd_addr (31:16)
     uint8_t rst;
     uint8_t m_ready;
     uint8_t pad[2];
 };
 
 struct BlkPortsOut {
-    uint32_t m_data[16];  // icrc_subst: out_data
+    uint32_t m_data[16];  // icrc_subst: out_data; ram_sdp: rd_data
     uint32_t s_ready;
     uint8_t m_valid;
     uint8_t m_last;
@@ -81,6 +81,11 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->s_valid = in->s_valid;
     t->s_last = in->s_last;
     t->m_ready = in->m_ready;
+#elif BLK_KIND == 4
+    t->wr_en = in->s_valid & 1;
+    t->wr_addr = in->s_last & 0xffff;
+    t->rd_addr = in->s_last >> 16;
+    put(t->wr_data, in->s_data);
 #else
     put(t->in_data, in->s_data);
     t->beat_oh = in->s_valid;
@@ -98,6 +103,8 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
     o->m_valid = t->m_valid;
     o->m_last = t->m_last;
     o->m_sel = t->m_sel;
+#elif BLK_KIND == 4
+    get(t->rd_data, o->m_data);
 #else
     get(t->out_data, o->m_data);
 #endif

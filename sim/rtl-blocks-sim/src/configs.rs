@@ -11,6 +11,9 @@ pub enum Kind {
     ArbMux,
     /// `icrc_subst`: DATA_W, OH_W
     IcrcSubst,
+    /// `ram_sdp` (block RAM, registered transparent read): DATA_W, ADDR_W,
+    /// DEPTH
+    Ram,
 }
 
 /// One configuration: a model name and the parameters it is verilated with.
@@ -107,5 +110,20 @@ pub const CONFIGS: &[Config] = &[
         name: "subst_w512",
         kind: Kind::IcrcSubst,
         params: &[("DATA_W", 512), ("OH_W", 2)],
+    },
+    Config {
+        name: "ram_w8_d16",
+        kind: Kind::Ram,
+        params: &[("DATA_W", 8), ("ADDR_W", 4), ("DEPTH", 16)],
+    },
+    Config {
+        name: "ram_w72_d200",
+        kind: Kind::Ram,
+        params: &[("DATA_W", 72), ("ADDR_W", 8), ("DEPTH", 200)],
+    },
+    Config {
+        name: "ram_w170_d256",
+        kind: Kind::Ram,
+        params: &[("DATA_W", 170), ("ADDR_W", 8), ("DEPTH", 256)],
     },
 ];

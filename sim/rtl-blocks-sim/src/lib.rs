@@ -5,7 +5,9 @@
 //! - [`arb`]: `axis_arb_mux` with its `arbiter` core, fixed priority and
 //!   round robin, with and without the output register;
 //! - [`icrc`]: `icrc_subst`, the ICRC field substitution of roce_tx and
-//!   roce_rx.
+//!   roce_rx;
+//! - [`ram`]: `ram_sdp`, the block RAM with a registered, transparent read
+//!   (the QP context's records).
 //!
 //! Every configuration of [`CONFIGS`] is one model, looked up by name.
 //! Stimulus is seeded ([`rand_chacha`]), so a failing run repeats exactly.
@@ -16,6 +18,7 @@
 
 pub mod arb;
 pub mod icrc;
+pub mod ram;
 pub mod skid;
 
 mod configs;
@@ -30,7 +33,8 @@ pub const MODEL_AVAILABLE: bool = cfg!(blocks_model);
 /// Inputs of a block for one clock cycle. Mirrors `BlkPortsIn` in
 /// csrc/blocks.cpp. Buses: word i = bits [32i+31:32i]; every field must
 /// be masked to its port's width. icrc_subst: `s_data` is `in_data`,
-/// `s_valid` is `beat_oh`.
+/// `s_valid` is `beat_oh`. ram_sdp: `s_data` is `wr_data`, `s_valid` bit 0
+/// `wr_en`, `s_last` `{rd_addr, wr_addr}` (16 bits each).
 #[repr(C)]
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct PortsIn {
@@ -43,7 +47,8 @@ pub struct PortsIn {
 }
 
 /// Outputs of a block, sampled before the rising edge. Mirrors
-/// `BlkPortsOut` in csrc/blocks.cpp. icrc_subst: `m_data` is `out_data`.
+/// `BlkPortsOut` in csrc/blocks.cpp. icrc_subst: `m_data` is `out_data`;
+/// ram_sdp: `m_data` is `rd_data`.
 #[repr(C)]
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct PortsOut {

@@ -1,5 +1,5 @@
 //! The blocks against their benches (src/skid.rs, src/arb.rs,
-//! src/icrc.rs): every run checks every beat in and out; the tests choose
+//! src/icrc.rs, src/ram.rs): every run checks every beat in and out; the tests choose
 //! configurations, seeds and traffic and add what is specific to them.
 //! `RTL_BLOCKS_MUTATION=<name> cargo test --release -p rtl-blocks-sim`
 //! builds the blocks with a planted bug: some test here must then fail
@@ -7,6 +7,7 @@
 
 use rtl_blocks_sim::arb::{self, ArbCfg, ArbReport};
 use rtl_blocks_sim::icrc;
+use rtl_blocks_sim::ram::{self, RamCfg};
 use rtl_blocks_sim::skid::{self, SkidCfg, SkidReport};
 use rtl_blocks_sim::skip;
 
@@ -225,5 +226,25 @@ fn icrc_reference_is_the_definition() {
             icrc::crc32(!0, &icrc::reference(&f)),
             icrc::icrc_by_definition(&f)
         );
+    }
+}
+
+#[test]
+fn ram_reads_a_cycle_later_and_forwards_a_write_of_the_same_address() {
+    if skip() {
+        return;
+    }
+    for m in ["ram_w8_d16", "ram_w72_d200", "ram_w170_d256"] {
+        for (seed, pw, ps) in [(1, 0.5, 0.25), (2, 0.9, 0.5), (3, 0.1, 0.05)] {
+            let mut c = RamCfg::new(m, seed);
+            c.p_write = pw;
+            c.p_same = ps;
+            let r = ram::run(&c).unwrap_or_else(|e| panic!("{m} seed {seed}: {e}"));
+            assert_eq!(r.cycles, c.cycles);
+            assert!(
+                r.same_cycle > 10,
+                "{m} seed {seed}: too few same-cycle reads: {r:?}"
+            );
+        }
     }
 }
