@@ -21,12 +21,8 @@ use std::process::Command;
 use pcap_file::pcap::PcapReader;
 use rnic_driver::formats::MpOpcode;
 use rnic_torture::sim::{run_torture, Evidence, SimOpts};
+use rnic_wire::wireshark::{mp_expected, tshark_value, MP_DISSECTOR, MP_FIELDS};
 use rnic_wire::{decode, has_mpeth, is_mp, is_rc, opcode, opcode_name, RoceFrame};
-
-const DISSECTOR: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../host/rnic-wire/wireshark/rnic_mp.lua"
-);
 
 /// An mp torture run on `spray-8` with every frame captured; returns the
 /// frames.
@@ -191,45 +187,11 @@ fn tshark_present() -> bool {
     false
 }
 
-const MP_FIELDS: [&str; 24] = [
-    "rnic_mp.bth.opcode",
-    "rnic_mp.bth.se",
-    "rnic_mp.bth.m",
-    "rnic_mp.bth.padcnt",
-    "rnic_mp.bth.tver",
-    "rnic_mp.bth.p_key",
-    "rnic_mp.bth.fecn",
-    "rnic_mp.bth.becn",
-    "rnic_mp.bth.destqp",
-    "rnic_mp.bth.a",
-    "rnic_mp.bth.psn",
-    "rnic_mp.mpeth.va",
-    "rnic_mp.mpeth.r_key",
-    "rnic_mp.mpeth.len",
-    "rnic_mp.immdt",
-    "rnic_mp.mceth.msg_len",
-    "rnic_mp.aeth.syndrome",
-    "rnic_mp.aeth.kind",
-    "rnic_mp.aeth.value",
-    "rnic_mp.aeth.msn",
-    "rnic_mp.payload_len",
-    "rnic_mp.icrc",
-    "rnic_mp.icrc.status",
-    "rnic_mp.payload",
-];
-
-/// A tshark value: decimal, 0x-hex, True/False, or `-` for an absent one.
-fn num(s: &str) -> Result<Option<u64>, String> {
-    let s = s.trim();
-    Ok(Some(match s {
-        "" => return Ok(None),
-        "True" => 1,
-        "False" => 0,
-        _ => match s.strip_prefix("0x") {
-            Some(h) => u64::from_str_radix(h, 16).map_err(|e| format!("{s:?}: {e}"))?,
-            None => s.parse().map_err(|e| format!("{s:?}: {e}"))?,
-        },
-    }))
+/// The dissector's fields, and its payload last.
+fn fields() -> Vec<&'static str> {
+    let mut f = MP_FIELDS.to_vec();
+    f.push("rnic_mp.payload");
+    f
 }
 
 /// The dissector's fields of every frame against rnic-wire's decoding:
@@ -239,41 +201,14 @@ fn compare(lines: &[Vec<String>], frames: &[RoceFrame], raw: &[Vec<u8>]) -> Resu
         return Err(format!("{} lines for {} frames", lines.len(), frames.len()));
     }
     for (i, ((v, f), bytes)) in lines.iter().zip(frames).zip(raw).enumerate() {
-        if v.len() != MP_FIELDS.len() {
+        if v.len() != MP_FIELDS.len() + 1 {
             return Err(format!("frame {i}: {} fields: {v:?}", v.len()));
         }
         let b = &f.bth;
-        let end = 14 + usize::from(u16::from_be_bytes([bytes[16], bytes[17]]));
-        let icrc = u32::from_be_bytes(bytes[end - 4..end].try_into().unwrap());
-        let m = f.mpeth;
-        let a = f.aeth;
-        let want: [Option<u64>; 23] = [
-            Some(b.opcode.into()),
-            Some(b.se.into()),
-            Some(b.m.into()),
-            Some(b.pad_cnt.into()),
-            Some(b.tver.into()),
-            Some(b.pkey.into()),
-            Some(b.fecn.into()),
-            Some(b.becn.into()),
-            Some(b.dest_qp.into()),
-            Some(b.ack_req.into()),
-            Some(b.psn.into()),
-            m.map(|m| m.va),
-            m.map(|m| m.rkey.into()),
-            m.map(|m| m.len.into()),
-            f.immdt.map(u64::from),
-            f.mceth.map(|c| c.msg_len.into()),
-            a.map(|a| a.syndrome.into()),
-            a.map(|a| ((a.syndrome >> 5) & 3).into()),
-            a.map(|a| (a.syndrome & 0x1f).into()),
-            a.map(|a| a.msn.into()),
-            Some(f.payload.len() as u64),
-            Some(icrc.into()),
-            Some(1), // good
-        ];
+        let want = mp_expected(f, bytes, true);
         for (k, w) in want.iter().enumerate() {
-            let got = num(&v[k]).map_err(|e| format!("frame {i} {}: {e}", MP_FIELDS[k]))?;
+            let got =
+                tshark_value(&v[k]).map_err(|e| format!("frame {i} {}: {e}", MP_FIELDS[k]))?;
             if got != *w {
                 return Err(format!(
                     "frame {i} ({}): {} is {got:?}, rnic-wire says {w:?}",
@@ -282,7 +217,7 @@ fn compare(lines: &[Vec<String>], frames: &[RoceFrame], raw: &[Vec<u8>]) -> Resu
                 ));
             }
         }
-        let payload = v[23].replace(':', "");
+        let payload = v[MP_FIELDS.len()].replace(':', "");
         let hex: String = f.payload.iter().map(|x| format!("{x:02x}")).collect();
         if payload != hex {
             return Err(format!("frame {i}: payload differs"));
@@ -309,7 +244,7 @@ fn an_mp_capture_has_no_rc_packet() {
             assert_eq!(lines.len(), decoded.len());
             for (i, l) in lines.iter().enumerate() {
                 assert!(l[1].is_empty(), "frame {i}: Wireshark reads a RETH: {l:?}");
-                let op = num(&l[0]).unwrap();
+                let op = tshark_value(&l[0]).unwrap();
                 assert!(
                     op.is_none_or(|op| !is_rc(op as u8)),
                     "frame {i}: Wireshark reads an RC opcode: {l:?}"
@@ -332,10 +267,10 @@ fn the_wireshark_dissector_decodes_every_mp_field() {
     let path = tmp("dissector.pcap");
     let raw = capture(64, 5, 40, &path);
     let decoded = check_frames(&raw, 1024);
-    let lines = tshark(&path, Some(Path::new(DISSECTOR)), &MP_FIELDS);
+    let lines = tshark(&path, Some(Path::new(MP_DISSECTOR)), &fields());
     compare(&lines, &decoded, &raw).unwrap();
 
-    let src = std::fs::read_to_string(DISSECTOR).unwrap();
+    let src = std::fs::read_to_string(MP_DISSECTOR).unwrap();
     for (from, to) in [
         (
             "h:add(f.mpeth_len, tvb(o + 12, 4))",
@@ -349,7 +284,7 @@ fn the_wireshark_dissector_decodes_every_mp_field() {
         assert_eq!(src.matches(from).count(), 1, "{from}");
         let bad = tmp("broken.lua");
         std::fs::write(&bad, src.replace(from, to)).unwrap();
-        let lines = tshark(&path, Some(&bad), &MP_FIELDS);
+        let lines = tshark(&path, Some(&bad), &fields());
         let _ = std::fs::remove_file(&bad);
         let e = compare(&lines, &decoded, &raw).expect_err("a broken dissector passed");
         eprintln!("broken dissector caught: {e}");

@@ -33,6 +33,8 @@
 
 use thiserror::Error;
 
+pub mod wireshark;
+
 /// RoCEv2 UDP destination port.
 pub const ROCEV2_UDP_PORT: u16 = 4791;
 /// Ethernet type of IPv4.
