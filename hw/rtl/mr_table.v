@@ -72,9 +72,15 @@ end
 
 reg [NUM_MR-1:0] valid_reg = {NUM_MR{1'b0}};
 reg [31:0] key_mem [0:NUM_MR-1];
+// The region is stored in the form the checks want, so each answer is one
+// carry chain after the block RAM (timing): its first and one-past-last
+// virtual address, the distance from virtual to bus address, and its first
+// and one-past-last bus address (the write guard's view).
 reg [63:0] va_mem [0:NUM_MR-1];
-reg [31:0] len_mem [0:NUM_MR-1];
+reg [64:0] va_end_mem [0:NUM_MR-1];
+reg [63:0] delta_mem [0:NUM_MR-1];
 reg [63:0] bus_mem [0:NUM_MR-1];
+reg [64:0] bus_end_mem [0:NUM_MR-1];
 reg [15:0] pd_mem [0:NUM_MR-1];
 reg [3:0] access_mem [0:NUM_MR-1];
 reg err_reg = 1'b0;
@@ -84,8 +90,10 @@ initial begin
     for (i = 0; i < NUM_MR; i = i + 1) begin
         key_mem[i] = 32'd0;
         va_mem[i] = 64'd0;
-        len_mem[i] = 32'd0;
+        va_end_mem[i] = 65'd0;
+        delta_mem[i] = 64'd0;
         bus_mem[i] = 64'd0;
+        bus_end_mem[i] = 65'd0;
         pd_mem[i] = 16'd0;
         access_mem[i] = 4'd0;
     end
@@ -105,8 +113,10 @@ always @(posedge clk) begin
             valid_reg[reg_sel[IDX_W-1:0]] <= 1'b1;
             key_mem[reg_sel[IDX_W-1:0]] <= reg_key;
             va_mem[reg_sel[IDX_W-1:0]] <= reg_va;
-            len_mem[reg_sel[IDX_W-1:0]] <= reg_len;
+            va_end_mem[reg_sel[IDX_W-1:0]] <= {1'b0, reg_va} + {33'd0, reg_len};
+            delta_mem[reg_sel[IDX_W-1:0]] <= reg_bus - reg_va;
             bus_mem[reg_sel[IDX_W-1:0]] <= reg_bus;
+            bus_end_mem[reg_sel[IDX_W-1:0]] <= {1'b0, reg_bus} + {33'd0, reg_len};
             pd_mem[reg_sel[IDX_W-1:0]] <= reg_pd;
             access_mem[reg_sel[IDX_W-1:0]] <= reg_access;
         end else begin
@@ -120,118 +130,87 @@ always @(posedge clk) begin
 end
 
 // A lookup: the key selects the entry; everything else is checked against it.
-// Bounds: va - mr.va >= 0 and (va - mr.va) + len <= mr.len, in 65/66 bits so
-// nothing wraps. Ports A and B read their entry into registers first
-// (timing: the 64-entry read and the bounds arithmetic were one 19-level
-// path), so an answer holds once the key has been stable for two cycles;
-// the executor and the responder wait that long in their MR states. An
-// entry being rewritten reads as invalid for that cycle. The write guard
-// (port C) stays combinational: whatever the lookups saw, no write leaves
-// the region as it is when the write is taken.
-function [64:0] lookup;
+// Bounds: mr.va <= va and va + len <= mr.va + mr.len, in 65 bits so nothing
+// wraps; the bus address is va + (mr.bus - mr.va). The table holds mr.va +
+// mr.len and mr.bus - mr.va, computed when the region is set, and va + len
+// is registered beside the entry's read, so each check is one carry chain
+// after registers (timing: the subtract, add and compare in series behind
+// the block RAM were the critical path, 52 MHz). Ports A and B read their
+// entry into registers first, so an answer holds once the key, va and len
+// have been stable for two cycles; the executor and the responder hold
+// them that long in their MR states. An entry being rewritten reads as
+// invalid for that cycle. The write guard (port C) reads its entry the same
+// way and answers from that cycle's descriptor: whatever the lookups saw,
+// no write leaves the region as it is when the write is taken.
+function entry_ok;
     input [31:0] key;
-    input [63:0] va;
-    input [31:0] len;
     input [15:0] pd;
     input [3:0] access;
     input ent_valid;
     input [31:0] ent_key;
-    input [63:0] ent_va;
-    input [31:0] ent_len;
-    input [63:0] ent_bus;
     input [15:0] ent_pd;
     input [3:0] ent_access;
-    reg [64:0] off;
-    reg [65:0] end_off;
-    reg in_range;
     begin
-        off = {1'b0, va} - {1'b0, ent_va};
-        end_off = {1'b0, off} + {34'd0, len};
-        in_range = !off[64] && end_off <= {34'd0, ent_len};
-        lookup[64] = ({24'd0, key[15:8]} < NUM_MR) && ent_valid && ent_key == key
-            && ent_pd == pd && (ent_access & access) == access && in_range;
-        lookup[63:0] = ent_bus + off[63:0];
+        entry_ok = ({24'd0, key[15:8]} < NUM_MR) && ent_valid && ent_key == key
+            && ent_pd == pd && (ent_access & access) == access;
     end
 endfunction
 
 wire [IDX_W-1:0] a_idx = a_key[IDX_W+7:8];
 wire [IDX_W-1:0] b_idx = b_key[IDX_W+7:8];
-wire rewrite = reg_cmd_valid && reg_sel < NUM_MR16;
-reg a_ent_valid_reg = 1'b0, b_ent_valid_reg = 1'b0;
-reg [31:0] a_ent_key_reg = 32'd0, b_ent_key_reg = 32'd0;
-reg [63:0] a_ent_va_reg = 64'd0, b_ent_va_reg = 64'd0;
-reg [31:0] a_ent_len_reg = 32'd0, b_ent_len_reg = 32'd0;
-reg [63:0] a_ent_bus_reg = 64'd0, b_ent_bus_reg = 64'd0;
-reg [15:0] a_ent_pd_reg = 16'd0, b_ent_pd_reg = 16'd0;
-reg [3:0] a_ent_access_reg = 4'd0, b_ent_access_reg = 4'd0;
 wire [IDX_W-1:0] c_idx = c_key[IDX_W+7:8];
-reg c_ent_valid_reg = 1'b0;
-reg [31:0] c_ent_key_reg = 32'd0;
-reg [31:0] c_ent_len_reg = 32'd0;
+wire rewrite = reg_cmd_valid && reg_sel < NUM_MR16;
+reg a_ent_valid_reg = 1'b0, b_ent_valid_reg = 1'b0, c_ent_valid_reg = 1'b0;
+reg [31:0] a_ent_key_reg = 32'd0, b_ent_key_reg = 32'd0, c_ent_key_reg = 32'd0;
+reg [15:0] a_ent_pd_reg = 16'd0, b_ent_pd_reg = 16'd0, c_ent_pd_reg = 16'd0;
+reg [3:0] a_ent_access_reg = 4'd0, b_ent_access_reg = 4'd0, c_ent_access_reg = 4'd0;
+reg [63:0] a_ent_va_reg = 64'd0, b_ent_va_reg = 64'd0;
+reg [64:0] a_ent_va_end_reg = 65'd0, b_ent_va_end_reg = 65'd0;
+reg [63:0] a_ent_delta_reg = 64'd0, b_ent_delta_reg = 64'd0;
 reg [63:0] c_ent_bus_reg = 64'd0;
-reg [15:0] c_ent_pd_reg = 16'd0;
-reg [3:0] c_ent_access_reg = 4'd0;
+reg [64:0] c_ent_bus_end_reg = 65'd0;
+reg [64:0] a_end_reg = 65'd0, b_end_reg = 65'd0;
 
 always @(posedge clk) begin
     a_ent_valid_reg <= valid_reg[a_idx] && !(rewrite && reg_sel[IDX_W-1:0] == a_idx) && !rst;
     a_ent_key_reg <= key_mem[a_idx];
-    a_ent_va_reg <= va_mem[a_idx];
-    a_ent_len_reg <= len_mem[a_idx];
-    a_ent_bus_reg <= bus_mem[a_idx];
     a_ent_pd_reg <= pd_mem[a_idx];
     a_ent_access_reg <= access_mem[a_idx];
+    a_ent_va_reg <= va_mem[a_idx];
+    a_ent_va_end_reg <= va_end_mem[a_idx];
+    a_ent_delta_reg <= delta_mem[a_idx];
     b_ent_valid_reg <= valid_reg[b_idx] && !(rewrite && reg_sel[IDX_W-1:0] == b_idx) && !rst;
     b_ent_key_reg <= key_mem[b_idx];
-    b_ent_va_reg <= va_mem[b_idx];
-    b_ent_len_reg <= len_mem[b_idx];
-    b_ent_bus_reg <= bus_mem[b_idx];
     b_ent_pd_reg <= pd_mem[b_idx];
     b_ent_access_reg <= access_mem[b_idx];
+    b_ent_va_reg <= va_mem[b_idx];
+    b_ent_va_end_reg <= va_end_mem[b_idx];
+    b_ent_delta_reg <= delta_mem[b_idx];
     c_ent_valid_reg <= valid_reg[c_idx] && !(rewrite && reg_sel[IDX_W-1:0] == c_idx) && !rst;
     c_ent_key_reg <= key_mem[c_idx];
-    c_ent_len_reg <= len_mem[c_idx];
-    c_ent_bus_reg <= bus_mem[c_idx];
     c_ent_pd_reg <= pd_mem[c_idx];
     c_ent_access_reg <= access_mem[c_idx];
+    c_ent_bus_reg <= bus_mem[c_idx];
+    c_ent_bus_end_reg <= bus_end_mem[c_idx];
+    a_end_reg <= {1'b0, a_va} + {33'd0, a_len};
+    b_end_reg <= {1'b0, b_va} + {33'd0, b_len};
 end
 
-// The write guard, in bus space: bus - mr.bus >= 0, (bus - mr.bus) + len <= mr.len.
-function guard;
-    input [31:0] key;
-    input [63:0] bus;
-    input [31:0] len;
-    input [15:0] pd;
-    input [3:0] access;
-    input ent_valid;
-    input [31:0] ent_key;
-    input [31:0] ent_len;
-    input [63:0] ent_bus;
-    input [15:0] ent_pd;
-    input [3:0] ent_access;
-    reg [64:0] off;
-    reg [65:0] end_off;
-    begin
-        off = {1'b0, bus} - {1'b0, ent_bus};
-        end_off = {1'b0, off} + {34'd0, len};
-        guard = ({24'd0, key[15:8]} < NUM_MR) && ent_valid && ent_key == key
-            && ent_pd == pd && (ent_access & access) == access
-            && !off[64] && end_off <= {34'd0, ent_len};
-    end
-endfunction
+wire [64:0] c_end = {1'b0, c_bus} + {33'd0, c_len};
 
-assign c_ok = guard(c_key, c_bus, c_len, c_pd, c_access, c_ent_valid_reg, c_ent_key_reg,
-    c_ent_len_reg, c_ent_bus_reg, c_ent_pd_reg, c_ent_access_reg);
+assign a_ok = entry_ok(a_key, a_pd, a_access, a_ent_valid_reg, a_ent_key_reg, a_ent_pd_reg,
+        a_ent_access_reg)
+    && a_va >= a_ent_va_reg && a_end_reg <= a_ent_va_end_reg;
+assign a_bus = a_va + a_ent_delta_reg;
+assign b_ok = entry_ok(b_key, b_pd, b_access, b_ent_valid_reg, b_ent_key_reg, b_ent_pd_reg,
+        b_ent_access_reg)
+    && b_va >= b_ent_va_reg && b_end_reg <= b_ent_va_end_reg;
+assign b_bus = b_va + b_ent_delta_reg;
+// the write guard, in bus space
+assign c_ok = entry_ok(c_key, c_pd, c_access, c_ent_valid_reg, c_ent_key_reg, c_ent_pd_reg,
+        c_ent_access_reg)
+    && c_bus >= c_ent_bus_reg && c_end <= c_ent_bus_end_reg;
 assign change = rewrite;
-
-wire [64:0] a_res = lookup(a_key, a_va, a_len, a_pd, a_access, a_ent_valid_reg, a_ent_key_reg,
-    a_ent_va_reg, a_ent_len_reg, a_ent_bus_reg, a_ent_pd_reg, a_ent_access_reg);
-wire [64:0] b_res = lookup(b_key, b_va, b_len, b_pd, b_access, b_ent_valid_reg, b_ent_key_reg,
-    b_ent_va_reg, b_ent_len_reg, b_ent_bus_reg, b_ent_pd_reg, b_ent_access_reg);
-
-assign a_ok = a_res[64];
-assign a_bus = a_res[63:0];
-assign b_ok = b_res[64];
-assign b_bus = b_res[63:0];
 
 endmodule
 

@@ -147,6 +147,67 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "assign rd_data = rd_data_reg;",
         "assign rd_data = mem[rd_addr];",
     ),
+    // mr_table
+    (
+        "mr_end_not_checked",
+        "mr_table.v",
+        "&& a_va >= a_ent_va_reg && a_end_reg <= a_ent_va_end_reg;",
+        "&& a_va >= a_ent_va_reg;",
+    ),
+    (
+        "mr_start_not_checked",
+        "mr_table.v",
+        "&& b_va >= b_ent_va_reg && b_end_reg <= b_ent_va_end_reg;",
+        "&& b_end_reg <= b_ent_va_end_reg;",
+    ),
+    (
+        "mr_end_exclusive",
+        "mr_table.v",
+        "&& a_va >= a_ent_va_reg && a_end_reg <= a_ent_va_end_reg;",
+        "&& a_va >= a_ent_va_reg && a_end_reg < a_ent_va_end_reg;",
+    ),
+    (
+        "mr_end_wraps_at_64_bits",
+        "mr_table.v",
+        "a_end_reg <= {1'b0, a_va} + {33'd0, a_len};",
+        "a_end_reg <= {1'b0, a_va + {32'd0, a_len}};",
+    ),
+    (
+        "mr_region_end_wraps_at_64_bits",
+        "mr_table.v",
+        "va_end_mem[reg_sel[IDX_W-1:0]] <= {1'b0, reg_va} + {33'd0, reg_len};",
+        "va_end_mem[reg_sel[IDX_W-1:0]] <= {1'b0, reg_va + {32'd0, reg_len}};",
+    ),
+    (
+        "mr_guard_ignores_len",
+        "mr_table.v",
+        "&& c_bus >= c_ent_bus_reg && c_end <= c_ent_bus_end_reg;",
+        "&& c_bus >= c_ent_bus_reg && {1'b0, c_bus} < c_ent_bus_end_reg;",
+    ),
+    (
+        "mr_bus_delta_reversed",
+        "mr_table.v",
+        "delta_mem[reg_sel[IDX_W-1:0]] <= reg_bus - reg_va;",
+        "delta_mem[reg_sel[IDX_W-1:0]] <= reg_va - reg_bus;",
+    ),
+    (
+        "mr_low_key_byte_ignored",
+        "mr_table.v",
+        "&& ent_valid && ent_key == key",
+        "&& ent_valid && ent_key[31:8] == key[31:8]",
+    ),
+    (
+        "mr_rewrite_reads_valid",
+        "mr_table.v",
+        "a_ent_valid_reg <= valid_reg[a_idx] && !(rewrite && reg_sel[IDX_W-1:0] == a_idx) && !rst;",
+        "a_ent_valid_reg <= valid_reg[a_idx] && !rst;",
+    ),
+    (
+        "mr_access_any_bit",
+        "mr_table.v",
+        "&& ent_pd == pd && (ent_access & access) == access;",
+        "&& ent_pd == pd && ((ent_access & access) != 0 || access == 0);",
+    ),
 ];
 
 /// The RTL files each kind of block needs.
@@ -164,6 +225,7 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
         ),
         Kind::IcrcSubst => ("icrc_subst", &["icrc_subst.v"]),
         Kind::Ram => ("ram_sdp", &["ram_sdp.v"]),
+        Kind::Mr => ("mr_table", &["mr_table.v"]),
     }
 }
 
@@ -173,6 +235,7 @@ fn kind_code(kind: Kind) -> u32 {
         Kind::ArbMux => 2,
         Kind::IcrcSubst => 3,
         Kind::Ram => 4,
+        Kind::Mr => 5,
     }
 }
 

@@ -1,5 +1,5 @@
 // Thin C ABI over one Verilated block (axis_register, axis_arb_mux,
-// icrc_subst or ram_sdp): copy a flat input struct onto the ports, evaluate, copy the
+// icrc_subst, ram_sdp or mr_table): copy a flat input struct onto the ports, evaluate, copy the
 // ports back. No test logic lives here; the stimulus and the checks are
 // Rust (src/).
 //
@@ -7,7 +7,8 @@
 //   BLK_MODEL      the Verilated class (V<name>)
 //   BLK_HEADER     its header
 //   BLK_PFX(name)  exported symbol (<name>_##name)
-//   BLK_KIND       1 axis_register, 2 axis_arb_mux, 3 icrc_subst, 4 ram_sdp
+//   BLK_KIND       1 axis_register, 2 axis_arb_mux, 3 icrc_subst, 4 ram_sdp,
+//                  5 mr_table
 //
 // The structs mirror `PortsIn` / `PortsOut` in src/lib.rs (sizes checked).
 // Buses: word i of an array = bits [32i+31:32i]. The Rust side masks every
@@ -24,7 +25,7 @@
 extern "C" {
 
 struct BlkPortsIn {
-    uint32_t s_data[16];  // icrc_subst: in_data; ram_sdp: wr_data
+    uint32_t s_data[24];  // icrc_subst: in_data; ram_sdp: wr_data; mr_table: all (src/mr.rs)
     uint32_t s_valid;     // icrc_subst: beat_oh; ram_sdp: wr_en (bit 0)
     uint32_t s_last;      // ram_sdp: wr_addr (bits 15:0), rd_addr (31:16)
     uint8_t rst;
@@ -33,9 +34,9 @@ struct BlkPortsIn {
 };
 
 struct BlkPortsOut {
-    uint32_t m_data[16];  // icrc_subst: out_data; ram_sdp: rd_data
+    uint32_t m_data[16];  // icrc_subst: out_data; ram_sdp: rd_data; mr_table: {b_bus, a_bus}
     uint32_t s_ready;
-    uint8_t m_valid;
+    uint8_t m_valid;      // mr_table: {change, reg_err, c_ok, b_ok, a_ok}
     uint8_t m_last;
     uint8_t m_sel;
     uint8_t sim_flags;  // bit 0: $finish, bit 1: $error/$stop
@@ -81,6 +82,33 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->s_valid = in->s_valid;
     t->s_last = in->s_last;
     t->m_ready = in->m_ready;
+#elif BLK_KIND == 5
+    const uint32_t* w = in->s_data;
+    t->rst = in->rst;
+    t->reg_key = w[0];
+    put(t->reg_va, w + 1);
+    t->reg_len = w[3];
+    put(t->reg_bus, w + 4);
+    t->reg_sel = w[6] & 0xffff;
+    t->reg_pd = w[6] >> 16;
+    t->reg_access = w[7] & 0xf;
+    t->reg_cmd = (w[7] >> 4) & 0xf;
+    t->reg_cmd_valid = (w[7] >> 8) & 1;
+    t->a_key = w[8];
+    put(t->a_va, w + 9);
+    t->a_len = w[11];
+    t->a_pd = w[12] & 0xffff;
+    t->a_access = (w[12] >> 16) & 0xf;
+    t->b_key = w[13];
+    put(t->b_va, w + 14);
+    t->b_len = w[16];
+    t->b_pd = w[17] & 0xffff;
+    t->b_access = (w[17] >> 16) & 0xf;
+    t->c_key = w[18];
+    put(t->c_bus, w + 19);
+    t->c_len = w[21];
+    t->c_pd = w[22] & 0xffff;
+    t->c_access = (w[22] >> 16) & 0xf;
 #elif BLK_KIND == 4
     t->wr_en = in->s_valid & 1;
     t->wr_addr = in->s_last & 0xffff;
@@ -105,6 +133,11 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
     o->m_sel = t->m_sel;
 #elif BLK_KIND == 4
     get(t->rd_data, o->m_data);
+#elif BLK_KIND == 5
+    get(t->a_bus, o->m_data);
+    get(t->b_bus, o->m_data + 2);
+    o->m_valid = static_cast<uint8_t>(t->a_ok | (t->b_ok << 1) | (t->c_ok << 2)
+                                      | (t->reg_err << 3) | (t->change << 4));
 #else
     get(t->out_data, o->m_data);
 #endif

@@ -14,6 +14,8 @@ pub enum Kind {
     /// `ram_sdp` (block RAM, registered transparent read): DATA_W, ADDR_W,
     /// DEPTH
     Ram,
+    /// `mr_table` (memory-region keys, bounds and translation): NUM_MR
+    Mr,
 }
 
 /// One configuration: a model name and the parameters it is verilated with.
@@ -125,5 +127,15 @@ pub const CONFIGS: &[Config] = &[
         name: "ram_w170_d256",
         kind: Kind::Ram,
         params: &[("DATA_W", 170), ("ADDR_W", 8), ("DEPTH", 256)],
+    },
+    Config {
+        name: "mr_n8",
+        kind: Kind::Mr,
+        params: &[("NUM_MR", 8)],
+    },
+    Config {
+        name: "mr_n64",
+        kind: Kind::Mr,
+        params: &[("NUM_MR", 64)],
     },
 ];

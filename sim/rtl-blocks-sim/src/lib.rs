@@ -7,7 +7,10 @@
 //! - [`icrc`]: `icrc_subst`, the ICRC field substitution of roce_tx and
 //!   roce_rx;
 //! - [`ram`]: `ram_sdp`, the block RAM with a registered, transparent read
-//!   (the QP context's records).
+//!   (the QP context's records);
+//! - [`mr`]: `mr_table`, the memory-region table: keys, protection domain,
+//!   access, bounds and address translation, against a model written in
+//!   the plain arithmetic of the checks.
 //!
 //! Every configuration of [`CONFIGS`] is one model, looked up by name.
 //! Stimulus is seeded ([`rand_chacha`]), so a failing run repeats exactly.
@@ -18,6 +21,7 @@
 
 pub mod arb;
 pub mod icrc;
+pub mod mr;
 pub mod ram;
 pub mod skid;
 
@@ -34,11 +38,12 @@ pub const MODEL_AVAILABLE: bool = cfg!(blocks_model);
 /// csrc/blocks.cpp. Buses: word i = bits [32i+31:32i]; every field must
 /// be masked to its port's width. icrc_subst: `s_data` is `in_data`,
 /// `s_valid` is `beat_oh`. ram_sdp: `s_data` is `wr_data`, `s_valid` bit 0
-/// `wr_en`, `s_last` `{rd_addr, wr_addr}` (16 bits each).
+/// `wr_en`, `s_last` `{rd_addr, wr_addr}` (16 bits each). mr_table: every
+/// input packed into `s_data` (see [`mr`]).
 #[repr(C)]
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct PortsIn {
-    pub s_data: [u32; 16],
+    pub s_data: [u32; 24],
     pub s_valid: u32,
     pub s_last: u32,
     pub rst: u8,
@@ -48,7 +53,8 @@ pub struct PortsIn {
 
 /// Outputs of a block, sampled before the rising edge. Mirrors
 /// `BlkPortsOut` in csrc/blocks.cpp. icrc_subst: `m_data` is `out_data`;
-/// ram_sdp: `m_data` is `rd_data`.
+/// ram_sdp: `m_data` is `rd_data`; mr_table: `m_data` `{b_bus, a_bus}`,
+/// `m_valid` `{change, reg_err, c_ok, b_ok, a_ok}`.
 #[repr(C)]
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct PortsOut {

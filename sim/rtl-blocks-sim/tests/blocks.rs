@@ -1,5 +1,5 @@
 //! The blocks against their benches (src/skid.rs, src/arb.rs,
-//! src/icrc.rs, src/ram.rs): every run checks every beat in and out; the tests choose
+//! src/icrc.rs, src/ram.rs, src/mr.rs): every run checks every beat in and out; the tests choose
 //! configurations, seeds and traffic and add what is specific to them.
 //! `RTL_BLOCKS_MUTATION=<name> cargo test --release -p rtl-blocks-sim`
 //! builds the blocks with a planted bug: some test here must then fail
@@ -7,6 +7,7 @@
 
 use rtl_blocks_sim::arb::{self, ArbCfg, ArbReport};
 use rtl_blocks_sim::icrc;
+use rtl_blocks_sim::mr::{self, MrCfg};
 use rtl_blocks_sim::ram::{self, RamCfg};
 use rtl_blocks_sim::skid::{self, SkidCfg, SkidReport};
 use rtl_blocks_sim::skip;
@@ -244,6 +245,30 @@ fn ram_reads_a_cycle_later_and_forwards_a_write_of_the_same_address() {
             assert!(
                 r.same_cycle > 10,
                 "{m} seed {seed}: too few same-cycle reads: {r:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn mr_table_grants_exactly_the_registered_ranges() {
+    if skip() {
+        return;
+    }
+    for m in ["mr_n8", "mr_n64"] {
+        for (seed, pc) in [(1, 0.15), (2, 0.5), (3, 0.02)] {
+            let mut c = MrCfg::new(m, seed);
+            c.p_cmd = pc;
+            let r = mr::run(&c).unwrap_or_else(|e| panic!("{m} seed {seed}: {e}"));
+            assert_eq!(r.cycles, c.cycles);
+            // the stimulus reached the edges it is written for
+            assert!(
+                r.granted > 1000
+                    && r.refused_on_bounds > 1000
+                    && r.exact_fit > 100
+                    && r.past_2_64 > 1000
+                    && r.cmd_errors > 10,
+                "{m} seed {seed}: the stimulus missed the edges: {r:?}"
             );
         }
     }
