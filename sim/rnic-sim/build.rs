@@ -1,7 +1,7 @@
-//! Verilates `rnic_core` four times (DATA_W = 64 and 256 with the default
-//! knobs; the write-only and the mp-only builds at DATA_W 64) and links the
-//! models, the Verilator runtime and the C shim (csrc/shim.cpp) into this
-//! crate.
+//! Verilates `rnic_core` once per entry of `MODELS` in src/model_table.rs
+//! (DATA_W = 64 and 256 with the default knobs; the write-only and the
+//! mp-only builds at DATA_W 64) and links the models, the Verilator runtime
+//! and the C shim (csrc/shim.cpp) into this crate.
 //!
 //! Inputs: every `hw/rtl/*.v` and `hw/rtl/generated/*.sv` (or the directory
 //! named by `RNIC_SIM_RTL_DIR`, for harness development against another top).
@@ -27,17 +27,14 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Models built: tag, DATA_W, knob parameters. The shim exports
-/// `rnic_<tag>_*` for each; src/verilated.rs lists the same models. The knob
-/// builds are the ones `rnic build --verbs write` and `--transports mp
-/// --verbs write` make for an FPGA, simulated so that they are run and not
-/// only linted.
-const MODELS: [(&str, u32, &[&str]); 4] = [
-    ("w64", 64, &[]),
-    ("w256", 256, &[]),
-    ("w64_write", 64, &["SEND_EN=0"]),
-    ("w64_mp", 64, &["RC_EN=0", "SEND_EN=0"]),
-];
+// MODELS (tag, DATA_W, knobs), ModelKnobs: the table src/verilated.rs
+// binds. The shim exports `rnic_<tag>_*` for each; OUT_DIR/models.rs,
+// written below, declares them to Rust.
+#[allow(dead_code)] // the library uses the rest
+mod model_table {
+    include!("src/model_table.rs");
+}
+use model_table::MODELS;
 
 /// Default optimisation of the model's per-cycle code. Measured on the
 /// development machine (see README.md of this crate): -O2 gives the fastest
@@ -48,6 +45,7 @@ fn main() {
     println!("cargo:rustc-check-cfg=cfg(rnic_sim_rtl)");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=csrc/shim.cpp");
+    println!("cargo:rerun-if-changed=src/model_table.rs");
     println!("cargo:rerun-if-changed=../csrc/vl_shim_common.hpp");
     println!("cargo:rerun-if-env-changed=VERILATOR");
     println!("cargo:rerun-if-env-changed=VERILATOR_ROOT");
@@ -95,7 +93,10 @@ fn main() {
     .collect();
     compile_cached(&out, "rnic_vl_runtime", &runtime, &include, &[], "s", &[]);
 
-    for (tag, w, knobs) in MODELS {
+    for m in MODELS {
+        let (tag, w) = (m.tag, m.data_w);
+        let knobs: Vec<&str> = m.knobs.params().split_whitespace().collect();
+        let knobs = &knobs[..];
         let prefix = format!("Vrnic_core_{tag}");
         let mdir = out.join(tag);
         verilate(&verilator, &rtl_dir, &sources, &mdir, &prefix, w, knobs);
@@ -143,9 +144,29 @@ fn main() {
         );
     }
 
+    write_if_changed(&out.join("models.rs"), &models_rs());
     vl_build::link_runtime();
     println!("cargo:rustc-link-lib=z"); // FST waves
     println!("cargo:rustc-cfg=rnic_sim_rtl");
+}
+
+/// The Rust side of MODELS: one `vl_model!` each (src/verilated.rs) and
+/// the lookup by width and knobs.
+fn models_rs() -> String {
+    let mut t = String::from("// Written by build.rs from src/model_table.rs.\n");
+    for m in MODELS {
+        t += &format!("vl_model!({0}, \"{0}\", {1});\n", m.tag, m.data_w);
+    }
+    t += "fn fns_for(data_w: u32, knobs: ModelKnobs) -> Option<&'static VlFns> {\n";
+    t += "    match (data_w, knobs) {\n";
+    for m in MODELS {
+        t += &format!(
+            "        ({}, ModelKnobs::{:?}) => Some(&{}::FNS),\n",
+            m.data_w, m.knobs, m.tag
+        );
+    }
+    t += "        _ => None,\n    }\n}\n";
+    t
 }
 
 fn fail(msg: &str) -> ! {

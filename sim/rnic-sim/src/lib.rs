@@ -20,6 +20,7 @@ pub mod fabric;
 pub mod frame;
 pub mod host_memory;
 pub mod mac;
+mod model_table;
 pub mod pcap;
 pub mod ports;
 pub mod posted_queue;

@@ -1,6 +1,7 @@
-//! The Verilated `rnic_core` models behind the C shim in csrc/shim.cpp:
-//! DATA_W 64 and 256 with the default knobs, and the write-only and mp-only
-//! builds at DATA_W 64 (build.rs lists the same models).
+//! The Verilated `rnic_core` models behind the C shim in csrc/shim.cpp,
+//! one per entry of [`MODELS`] (src/model_table.rs, which build.rs reads
+//! too): DATA_W 64 and 256 with the default knobs, and the write-only and
+//! mp-only builds at DATA_W 64.
 
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::path::Path;
@@ -12,68 +13,7 @@ use crate::SimError;
 /// `hw/rtl/rnic_core.v` exists when the crate is built).
 pub const RTL_AVAILABLE: bool = cfg!(rnic_sim_rtl);
 
-/// Data widths this build has models for (of the default knobs).
-pub const MODEL_WIDTHS: &[u32] = &[64, 256];
-
-/// Which build of `rnic_core` a simulated NIC is: its knobs, as
-/// `rnic build` sets them for an FPGA.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub enum ModelKnobs {
-    /// Every verb and both transports (`SEND_EN=1 RC_EN=1`).
-    #[default]
-    Full,
-    /// RDMA WRITE and WRITE_WITH_IMM only (`rnic build --verbs write`:
-    /// `SEND_EN=0`).
-    WriteOnly,
-    /// The mp transport only, WRITE and WRITE_WITH_IMM (`rnic build
-    /// --transports mp --verbs write`: `RC_EN=0 SEND_EN=0`).
-    MpOnly,
-}
-
-impl ModelKnobs {
-    pub const ALL: [ModelKnobs; 3] = [Self::Full, Self::WriteOnly, Self::MpOnly];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Full => "full",
-            Self::WriteOnly => "write-only",
-            Self::MpOnly => "mp-only",
-        }
-    }
-
-    /// The rnic_core parameters this build sets.
-    pub fn params(self) -> &'static str {
-        match self {
-            Self::Full => "SEND_EN=1 RC_EN=1",
-            Self::WriteOnly => "SEND_EN=0 RC_EN=1",
-            Self::MpOnly => "SEND_EN=0 RC_EN=0",
-        }
-    }
-
-    /// The widths built with these knobs.
-    pub fn widths(self) -> &'static [u32] {
-        match self {
-            Self::Full => MODEL_WIDTHS,
-            Self::WriteOnly | Self::MpOnly => &[64],
-        }
-    }
-}
-
-impl std::fmt::Display for ModelKnobs {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for ModelKnobs {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Self::ALL
-            .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| format!("unknown model {s:?}: full, write-only or mp-only"))
-    }
-}
+pub use crate::model_table::{ModelKnobs, MODELS, MODEL_WIDTHS};
 
 #[allow(dead_code)]
 struct VlFns {
@@ -154,25 +94,10 @@ macro_rules! vl_model {
     };
 }
 
+// One `vl_model!` per entry of `MODELS` and `fns_for`, written by build.rs
+// from the same table.
 #[cfg(rnic_sim_rtl)]
-vl_model!(w64, "w64", 64);
-#[cfg(rnic_sim_rtl)]
-vl_model!(w256, "w256", 256);
-#[cfg(rnic_sim_rtl)]
-vl_model!(w64_write, "w64_write", 64);
-#[cfg(rnic_sim_rtl)]
-vl_model!(w64_mp, "w64_mp", 64);
-
-#[cfg(rnic_sim_rtl)]
-fn fns_for(data_w: u32, knobs: ModelKnobs) -> Option<&'static VlFns> {
-    match (data_w, knobs) {
-        (64, ModelKnobs::Full) => Some(&w64::FNS),
-        (256, ModelKnobs::Full) => Some(&w256::FNS),
-        (64, ModelKnobs::WriteOnly) => Some(&w64_write::FNS),
-        (64, ModelKnobs::MpOnly) => Some(&w64_mp::FNS),
-        _ => None,
-    }
-}
+include!(concat!(env!("OUT_DIR"), "/models.rs"));
 
 #[cfg(not(rnic_sim_rtl))]
 fn fns_for(_data_w: u32, _knobs: ModelKnobs) -> Option<&'static VlFns> {
