@@ -371,118 +371,93 @@ fn assert_still_works(p: &Pair, a: &mut End, b: &mut End, seed: u64) {
     assert_eq!(rnic_tests::check_pattern(&b.buf, 0, 3000, seed), None);
 }
 
-/// An rc QP that receives mp packets (every mp opcode, each with a valid
-/// rkey and address of its region, at its expected PSN, a receive WQE
-/// posted for the immediate) drops and counts every one and places nothing.
-#[test]
-fn an_rc_qp_drops_and_counts_mp_packets() {
-    for w in [64u32, 256] {
-        let p = pair(w, 64, "ideal");
-        let (mut a, mut b) = connect(&p, &ConnOpts::default());
-        assert_eq!(b.qp.qp_type(), QpType::Rc);
-        b.buf.fill(0, 8192, 0xEE);
-        b.qp.post_recv(&RecvWr {
-            wr_id: 1,
-            sg_list: &[],
-        })
-        .unwrap();
-        let st = b.qp.status().unwrap();
-        let before = p.b.query_port_counters().unwrap();
-        let mtu = 1024u32;
-        let mut sent = 0;
-        for (i, op) in [
-            opcode::MP_WRITE,
-            opcode::MP_WRITE_LAST,
-            opcode::MP_WRITE_LAST_WITH_IMMEDIATE,
-            opcode::MP_ACKNOWLEDGE,
+/// Frames of the other transport for NIC b's QP `b`, each at its expected
+/// PSN with a valid rkey and address of its region: to an rc QP every mp
+/// opcode; to an mp QP a WRITE ONLY, a WRITE ONLY WITH IMMEDIATE, a WRITE
+/// FIRST and an ACK.
+fn foreign_frames(b: &End, rq_psn: u32, to_mp: bool) -> Vec<RoceFrame> {
+    let ops: [(u8, u32); 4] = if to_mp {
+        [
+            (opcode::RDMA_WRITE_ONLY, 100),
+            (opcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE, 100),
+            (opcode::RDMA_WRITE_FIRST, 1024),
+            (opcode::ACKNOWLEDGE, 0),
         ]
-        .into_iter()
+    } else {
+        [
+            (opcode::MP_WRITE, 1024),
+            (opcode::MP_WRITE_LAST, 100),
+            (opcode::MP_WRITE_LAST_WITH_IMMEDIATE, 100),
+            (opcode::MP_ACKNOWLEDGE, 0),
+        ]
+    };
+    ops.into_iter()
         .enumerate()
-        {
-            let len = if op == opcode::MP_WRITE {
-                mtu
-            } else if op == opcode::MP_ACKNOWLEDGE {
-                0
-            } else {
-                100
-            };
-            let f = frame(
-                0,
-                RoceFrame {
-                    bth: Bth {
-                        opcode: op,
-                        dest_qp: b.qp.qp_num(),
-                        psn: (st.rq_psn_now + i as u32) & 0xff_ffff,
-                        ack_req: true,
-                        ..Bth::default()
-                    },
-                    mpeth: Some(Mpeth {
-                        va: b.mr.addr() + u64::from(i as u32 * mtu),
-                        rkey: b.mr.rkey(),
-                        len,
-                    }),
-                    immdt: Some(0x0102_0304),
-                    mceth: Some(Mceth { msg_len: len }),
-                    aeth: Some(Aeth {
-                        syndrome: 0x1F,
-                        msn: 0,
-                    }),
-                    payload: vec![0x5A; len as usize],
-                    ..RoceFrame::default()
-                },
-            );
-            p.world.send_frame(0, &f);
-            sent += 1;
-        }
-        assert_dropped_untouched(&p, &b, sent, &before);
-        // the receive WQE posted above is still there for the real message
-        assert_still_works(&p, &mut a, &mut b, 21);
-    }
-}
-
-/// The reverse: an mp QP drops and counts RC packets (a WRITE ONLY, a
-/// WRITE ONLY WITH IMMEDIATE, a WRITE FIRST at the expected PSN, and an
-/// ACK), places nothing and answers nothing.
-#[test]
-fn an_mp_qp_drops_and_counts_rc_packets() {
-    let p = pair(64, 65, "ideal");
-    let (mut a, mut b) = connect(&p, &mp_opts());
-    b.buf.fill(0, 8192, 0xEE);
-    let st = b.qp.status().unwrap();
-    let before = p.b.query_port_counters().unwrap();
-    let ops = [
-        (opcode::RDMA_WRITE_ONLY, 100u32),
-        (opcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE, 100),
-        (opcode::RDMA_WRITE_FIRST, 1024),
-        (opcode::ACKNOWLEDGE, 0),
-    ];
-    for (i, (op, len)) in ops.into_iter().enumerate() {
-        let f = frame(
-            0,
+        .map(|(i, (op, len))| {
+            let va = b.mr.addr() + if to_mp { 0 } else { u64::from(i as u32 * 1024) };
             RoceFrame {
                 bth: Bth {
                     opcode: op,
                     dest_qp: b.qp.qp_num(),
-                    psn: (st.rq_psn_now + i as u32) & 0xff_ffff,
+                    psn: (rq_psn + i as u32) & 0xff_ffff,
                     ack_req: true,
                     ..Bth::default()
                 },
-                reth: Some(Reth {
-                    va: b.mr.addr(),
+                reth: to_mp.then_some(Reth {
+                    va,
                     rkey: b.mr.rkey(),
                     dma_len: len,
                 }),
-                immdt: Some(9),
+                mpeth: (!to_mp).then_some(Mpeth {
+                    va,
+                    rkey: b.mr.rkey(),
+                    len,
+                }),
+                immdt: Some(0x0102_0304),
+                mceth: (!to_mp).then_some(Mceth { msg_len: len }),
                 aeth: Some(Aeth {
                     syndrome: 0x1F,
                     msn: 0,
                 }),
                 payload: vec![0x5A; len as usize],
                 ..RoceFrame::default()
+            }
+        })
+        .collect()
+}
+
+/// A QP drops and counts every packet of the other transport and places
+/// nothing: an rc QP receiving mp packets (with a receive WQE posted for
+/// the immediate, still there for the real message afterwards) at both
+/// widths, and an mp QP receiving RC packets.
+#[test]
+fn a_qp_drops_and_counts_the_other_transports_packets() {
+    for (w, to_mp, seed) in [(64u32, false, 21u64), (256, false, 23), (64, true, 22)] {
+        let p = pair(w, 64 + u64::from(to_mp), "ideal");
+        let (mut a, mut b) = connect(
+            &p,
+            &if to_mp {
+                mp_opts()
+            } else {
+                ConnOpts::default()
             },
         );
-        p.world.send_frame(0, &f);
+        if !to_mp {
+            assert_eq!(b.qp.qp_type(), QpType::Rc);
+            b.qp.post_recv(&RecvWr {
+                wr_id: 1,
+                sg_list: &[],
+            })
+            .unwrap();
+        }
+        b.buf.fill(0, 8192, 0xEE);
+        let st = b.qp.status().unwrap();
+        let before = p.b.query_port_counters().unwrap();
+        let frames = foreign_frames(&b, st.rq_psn_now, to_mp);
+        for f in &frames {
+            p.world.send_frame(0, &frame(0, f.clone()));
+        }
+        assert_dropped_untouched(&p, &b, frames.len() as u32, &before);
+        assert_still_works(&p, &mut a, &mut b, seed);
     }
-    assert_dropped_untouched(&p, &b, ops.len() as u32, &before);
-    assert_still_works(&p, &mut a, &mut b, 22);
 }
