@@ -226,10 +226,16 @@ wire [DESC_TABLE_SIZE*4-1:0]     dt_err_flat;
 // ---------------------------------------------------------------------------
 // tag table
 
+// Per tag, where the next completion of the request must start, kept in the
+// form the header check wants (timing: deriving it from the request's start
+// and length in the header cycle put two carry chains in series there):
+// its RAM byte address, its byte offset inside the request (modulo 4096)
+// and its expected Lower Address (bits 6:0 of its bus address); each moves
+// on by the bytes a completion delivers.
 reg [NTAGS-1:0]      tag_active_reg = {NTAGS{1'b0}};
 reg [RAM_ADDR_W-1:0] tag_ram_mem [0:NTAGS-1];
-reg [6:0]            tag_pcie_lo_mem [0:NTAGS-1];
-reg [11:0]           tag_len_mem [0:NTAGS-1];   // modulo 4096
+reg [11:0]           tag_off_mem [0:NTAGS-1];
+reg [6:0]            tag_exp_la_mem [0:NTAGS-1];
 reg [12:0]           tag_rem_mem [0:NTAGS-1];
 reg [DT_W-1:0]       tag_slot_mem [0:NTAGS-1];
 reg                  tag_zero_mem [0:NTAGS-1];
@@ -428,23 +434,13 @@ wire [TAG_W-1:0] h_tag = h_tag8[TAG_W-1:0];
 wire h_known = h_is_cpl && ((h_tag8 >> TAG_W) == 8'd0) && tag_active_reg[h_tag];
 
 wire [RAM_ADDR_W-1:0] t_ram = tag_ram_mem[h_tag];
-wire [6:0]            t_pcie_lo = tag_pcie_lo_mem[h_tag];
-wire [11:0]           t_len = tag_len_mem[h_tag];
 wire [12:0]           t_rem = tag_rem_mem[h_tag];
 wire [DT_W-1:0]       t_slot = tag_slot_mem[h_tag];
 wire                  t_zero = tag_zero_mem[h_tag];
 
 // byte offset of this completion's first byte inside the request (< 4096)
-wire [11:0] h_off = t_len - t_rem[11:0];
-wire [RAM_ADDR_W-1:0] h_off_ram;
-generate
-    if (RAM_ADDR_W > 12) begin : g_off_ext
-        assign h_off_ram = {{RAM_ADDR_W-12{1'b0}}, h_off};
-    end else begin : g_off_trunc
-        assign h_off_ram = h_off[RAM_ADDR_W-1:0];
-    end
-endgenerate
-wire [6:0]  h_exp_la = t_pcie_lo + h_off[6:0];
+wire [11:0] h_off = tag_off_mem[h_tag];
+wire [6:0]  h_exp_la = tag_exp_la_mem[h_tag];
 wire [12:0] h_bc = {h_bc12 == 12'd0, h_bc12};
 wire [10:0] h_len_dw = {h_len10 == 10'd0, h_len10};
 // payload bytes from the lower address to the end of the payload
@@ -456,7 +452,15 @@ wire [10:0] h_dw_need = h_span[12:2] + {10'd0, h_span[1:0] != 2'd0};
 wire h_ok = h_has_data && (h_bc == t_rem) && (h_la == h_exp_la) && (!h_final || h_len_dw == h_dw_need);
 
 // RAM byte address of payload byte 0 (the start of the first dword)
-wire [RAM_ADDR_W-1:0] h_ram_base = t_ram + h_off_ram - {{RAM_ADDR_W-2{1'b0}}, h_la[1:0]};
+wire [RAM_ADDR_W-1:0] h_ram_base = t_ram - {{RAM_ADDR_W-2{1'b0}}, h_la[1:0]};
+wire [RAM_ADDR_W-1:0] h_this_ram;
+generate
+    if (RAM_ADDR_W > 13) begin : g_this_ext
+        assign h_this_ram = {{RAM_ADDR_W-13{1'b0}}, h_this};
+    end else begin : g_this_trunc
+        assign h_this_ram = h_this[RAM_ADDR_W-1:0];
+    end
+endgenerate
 // valid payload bytes: [lo, hi)
 wire [12:0] h_hi = {11'd0, h_la[1:0]} + h_this;
 
@@ -625,8 +629,8 @@ always @(posedge clk) begin
     if (rq_issue) begin
         tag_active_reg[free_tag] <= 1'b1;
         tag_ram_mem[free_tag] <= cur_ram_addr_reg;
-        tag_pcie_lo_mem[free_tag] <= cur_pcie_addr_reg[6:0];
-        tag_len_mem[free_tag] <= rq_eff_len[11:0];
+        tag_off_mem[free_tag] <= 12'd0;
+        tag_exp_la_mem[free_tag] <= cur_pcie_addr_reg[6:0];
         tag_rem_mem[free_tag] <= rq_eff_len;
         tag_slot_mem[free_tag] <= cur_slot_reg;
         tag_zero_mem[free_tag] <= rq_zero_reg;
@@ -634,6 +638,9 @@ always @(posedge clk) begin
     if (s1_load && s0_first) begin
         if (h_upd) begin
             tag_rem_mem[h_tag] <= t_rem - h_this;
+            tag_ram_mem[h_tag] <= t_ram + h_this_ram;
+            tag_off_mem[h_tag] <= h_off + h_this[11:0];
+            tag_exp_la_mem[h_tag] <= h_exp_la + h_this[6:0];
         end
         if (h_free) begin
             tag_active_reg[h_tag] <= 1'b0;

@@ -349,7 +349,7 @@ wire [1:0] tr_adv = (tr_last_reg ? tr_end_words_ceil : tr_end_words_floor) - tr_
 
 reg [127:0]      tf_hdr_mem [0:TF_DEPTH-1];
 reg [SEG_W-1:0]  tf_shift_mem [0:TF_DEPTH-1];
-reg [NB_W-1:0]   tf_beats_mem [0:TF_DEPTH-1];
+reg [NB_W-1:0]   tf_last_beat_mem [0:TF_DEPTH-1];   // beats - 1 (timing: no subtract after the read)
 reg [DWL-1:0]    tf_last_keep_mem [0:TF_DEPTH-1];
 reg              tf_need1_last_mem [0:TF_DEPTH-1];
 reg [1:0]        tf_adv_mem [0:TF_DEPTH-1];
@@ -364,7 +364,7 @@ wire tf_empty = tf_wr_ptr_reg == tf_rd_ptr_reg;
 
 wire [127:0]     tc_hdr = tf_hdr_mem[tf_rd_ptr_reg[TF_AW-1:0]];
 wire [SEG_W-1:0] tc_shift = tf_shift_mem[tf_rd_ptr_reg[TF_AW-1:0]];
-wire [NB_W-1:0]  tc_beats = tf_beats_mem[tf_rd_ptr_reg[TF_AW-1:0]];
+wire [NB_W-1:0]  tc_last_beat = tf_last_beat_mem[tf_rd_ptr_reg[TF_AW-1:0]];
 wire [DWL-1:0]   tc_last_keep = tf_last_keep_mem[tf_rd_ptr_reg[TF_AW-1:0]];
 wire             tc_need1_last = tf_need1_last_mem[tf_rd_ptr_reg[TF_AW-1:0]];
 wire [1:0]       tc_adv_last = tf_adv_mem[tf_rd_ptr_reg[TF_AW-1:0]];
@@ -377,7 +377,7 @@ always @(posedge clk) begin
     if (tr_pop) begin
         tf_hdr_mem[tf_wr_ptr_reg[TF_AW-1:0]] <= tr_hdr;
         tf_shift_mem[tf_wr_ptr_reg[TF_AW-1:0]] <= tr_shift;
-        tf_beats_mem[tf_wr_ptr_reg[TF_AW-1:0]] <= tr_beats;
+        tf_last_beat_mem[tf_wr_ptr_reg[TF_AW-1:0]] <= tr_beats - 1'b1;
         tf_last_keep_mem[tf_wr_ptr_reg[TF_AW-1:0]] <= tr_last_keep;
         tf_need1_last_mem[tf_wr_ptr_reg[TF_AW-1:0]] <= tr_need1_last;
         tf_adv_mem[tf_wr_ptr_reg[TF_AW-1:0]] <= tr_adv;
@@ -484,7 +484,7 @@ wire out_ready_int;
 wire [DATA_W-1:0] win0 = wb_mem[wb_rd_ptr_reg];
 wire [DATA_W-1:0] win1 = wb_mem[wb_rd_ptr_reg + 1'b1];
 
-wire asm_last_beat = asm_beat_reg == tc_beats - 1'b1;
+wire asm_last_beat = asm_beat_reg == tc_last_beat;
 wire asm_need1 = asm_last_beat ? tc_need1_last : (tc_shift != {SEG_W{1'b0}});
 wire asm_have0 = wb_count_reg != {WB_AW+1{1'b0}};
 wire asm_have1 = wb_count_reg > {{WB_AW{1'b0}}, 1'b1};
