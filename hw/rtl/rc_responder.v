@@ -1195,8 +1195,28 @@ always @(posedge clk) begin
     if (rst) f_cq_seen <= {NUM_QP{1'b0}};
 end
 
+// the record's MSN and bitmap as the flop arrays held them before they
+// moved to block RAM: what the write-back stores, cleared by a load in
+// that cycle; the block RAM's read (a cycle ahead, forwarded, the clear
+// bit) must give them in every state that reads them (all but ST_IDLE)
+localparam F_W = RSP_MSN_W + RSP_BMP_W;
+reg [F_W-1:0] f_rec [0:NUM_QP-1];
+integer f_i;
+initial begin
+    for (f_i = 0; f_i < NUM_QP; f_i = f_i + 1) begin
+        f_rec[f_i] = {F_W{1'b0}};
+    end
+end
+always @(posedge clk) begin
+    if (rec_wr) f_rec[qpn] <= {rec_in[RSP_MSN_LSB +: RSP_MSN_W], rec_in[RSP_BMP_LSB +: RSP_BMP_W]};
+    if (load_rtr || load_reset) f_rec[load_qpn] <= {F_W{1'b0}};
+end
+wire [F_W-1:0] f_rec_now = f_rec[qpn];
+
 always @* begin
     if (!rst) begin
+        // the record's MSN and bitmap read from block RAM: the last written
+        if (state_reg != ST_IDLE) assert({rd_msn, rd_bmp} == f_rec_now);   // f_record
         // property 1 (rc) and 3, this packet: its CQE is asked for only
         // once its own payload is in the in-order write engine's queue;
         // every earlier packet of the QP went through ST_FINISH, which
