@@ -244,26 +244,61 @@ initial begin
 end
 
 // per-QP responder state
+//
+// Storage: the wide fields form one record per QP, declared once below
+// (RSP_*_LSB/_W), held in block RAM (ram_sdp): the ACK's MSN, the mp
+// bitmap, and the fields that only mean something within a message (the
+// rc message's key, cursor, remaining and placed lengths, and SEND's
+// receive WQE id). The read is registered: the record's QP number is
+// ctx_qpn, the value qpn takes at the next edge (as for the QP context),
+// so the record of qpn is there in every state but ST_IDLE, as the
+// combinational read of a flop array was. The record is written in one
+// place, the write-back in ST_FINISH (every field: the new value or the
+// one read); the next packet's read is issued in ST_IDLE, at least a
+// cycle later, and a write-back followed by ST_MP_PEND on the same QP
+// meets its read in the same cycle, which the RAM forwards.
+//
+// Kept in flops: the expected PSN (also read by sel_qpn for the host and
+// set by a QP load), the rc message's opcode sequence (two bits, reset by
+// a load), the receive ring's indices (the doorbell writes the producer
+// index, the timeout scan reads both for tscan_reg), the deferred
+// completion's slot, and one bit per QP that a load sets: the record's MSN
+// and bitmap read as zero until its next write-back (block RAM has a
+// single write port and no reset; this bit stands for the load's clear).
 reg [23:0] epsn_mem [0:NUM_QP-1];
-reg [23:0] msn_mem [0:NUM_QP-1];
 // an rc message in progress (an mp packet carries its own RETH)
 reg [1:0] inmsg_mem [0:NUM_QP-1];        // (knob: RC_EN)
-reg [63:0] cursor_mem [0:NUM_QP-1];      // (knob: RC_EN)
-reg [31:0] remain_mem [0:NUM_QP-1];      // (knob: RC_EN)
-reg [31:0] msglen_mem [0:NUM_QP-1];      // (knob: RC_EN)
-reg [63:0] wrid_mem [0:NUM_QP-1];         // SEND's receive WQE across its packets (knob: SEND_EN)
 reg [15:0] rqci_mem [0:NUM_QP-1];
 reg [15:0] rqpi_mem [0:NUM_QP-1];
-reg [31:0] key_mem [0:NUM_QP-1];         // key that authorized the current message (knob: RC_EN)
+reg [NUM_QP-1:0] rsp_clr_reg = {NUM_QP{1'b0}};   // loaded since the record's last write
+// the record (its fields in the knobs' builds only: RSP_W shrinks)
+localparam RSP_BMP_LSB = 0;
+localparam RSP_BMP_W = MP_W;             // mp: placed PSNs (at pend_reg below)
+localparam RSP_MSN_LSB = RSP_BMP_LSB + RSP_BMP_W;
+localparam RSP_MSN_W = 24;
+localparam RSP_WRID_LSB = RSP_MSN_LSB + RSP_MSN_W;
+localparam RSP_WRID_W = 64;              // SEND's receive WQE across its packets (knob: SEND_EN)
+localparam RSP_KEY_LSB = RSP_WRID_LSB + (SEND_EN != 0 ? RSP_WRID_W : 0);
+localparam RSP_KEY_W = 32;               // key that authorized the current message (knob: RC_EN)
+localparam RSP_CURSOR_LSB = RSP_KEY_LSB + RSP_KEY_W;
+localparam RSP_CURSOR_W = 64;            // (knob: RC_EN)
+localparam RSP_REMAIN_LSB = RSP_CURSOR_LSB + RSP_CURSOR_W;
+localparam RSP_REMAIN_W = 32;            // (knob: RC_EN)
+localparam RSP_MSGLEN_LSB = RSP_REMAIN_LSB + RSP_REMAIN_W;
+localparam RSP_MSGLEN_W = 32;            // (knob: RC_EN)
+localparam RSP_W = RC_EN != 0 ? RSP_MSGLEN_LSB + RSP_MSGLEN_W : RSP_KEY_LSB;
+// the logic's view of a record: every field, those of a knob that is off
+// read as zero and never stored
+localparam RSP_VIEW_BITS = RSP_MSGLEN_LSB + RSP_MSGLEN_W;
 reg [NUM_QP-1:0] nak_sent_reg = {NUM_QP{1'b0}};
-// mp: placed PSNs (bit i: point + i; bit 0 is the point, never set), and
+// mp: placed PSNs (the record's bitmap, RSP_BMP; bit i: point + i; bit 0 is
+// the point, never set), and
 // at most one deferred WRITE_WITH_IMM completion per QP, held in one of
 // MP_PEND slots shared by the QPs (a QP without one costs two bits and a
 // slot number; an early WRITE_WITH_IMM that finds no free slot is dropped
 // unplaced and resent, as a second one on the same QP is)
 localparam MP_LOG = $clog2(MP_W);
 localparam PS_W = $clog2(MP_PEND);
-reg [MP_W-1:0] bmp_mem [0:NUM_QP-1];
 reg [NUM_QP-1:0] pend_reg = {NUM_QP{1'b0}};
 reg [NUM_QP-1:0] owed_reg = {NUM_QP{1'b0}};      // deferred completion due, no receive WQE yet
 reg [PS_W-1:0] pslot_mem [0:NUM_QP-1];          // the slot of a QP's deferred completion
@@ -297,16 +332,9 @@ integer i;
 initial begin
     for (i = 0; i < NUM_QP; i = i + 1) begin
         epsn_mem[i] = 24'd0;
-        msn_mem[i] = 24'd0;
         inmsg_mem[i] = MSG_IDLE;
-        cursor_mem[i] = 64'd0;
-        remain_mem[i] = 32'd0;
-        msglen_mem[i] = 32'd0;
-        wrid_mem[i] = 64'd0;
         rqci_mem[i] = 16'd0;
         rqpi_mem[i] = 16'd0;
-        key_mem[i] = 32'd0;
-        bmp_mem[i] = {MP_W{1'b0}};
         pslot_mem[i] = {PS_W{1'b0}};
     end
 end
@@ -385,6 +413,9 @@ reg mp_pend_due_reg = 1'b0;
 // the QP was loaded (RTR or RESET) while its packet was in flight here:
 // nothing read before may be written back
 reg qp_stale_reg = 1'b0;
+// or is loaded in this cycle: the write-back of ST_FINISH gives way to the
+// load as well (nothing of the packet is written over the loaded state)
+wire qp_stale = qp_stale_reg || ((load_rtr || load_reset) && load_qpn == qpn);
 
 // receive WQE capture (its reserved bytes are not read)
 /* verilator lint_off UNUSEDSIGNAL */
@@ -513,6 +544,66 @@ assign s_pkt_ready = state_reg == ST_IDLE && !drop_free_reg;
 assign ctx_qpn = state_reg != ST_IDLE ? qpn
     : s_pkt_valid && !drop_free_reg ? s_pkt_dest_qp[QN_W-1:0] : tscan_reg;
 assign sel_epsn = epsn_mem[sel_qpn];
+
+// the record: read at ctx_qpn (so it is qpn's in every state but ST_IDLE),
+// written back in ST_FINISH, in the cycle the FSM's write-back takes place
+wire fin_mp_go = !(ack_req_reg || mp_adv > 1 || mp_nak) || ack_slot_free;
+wire fin_rc_go = !ack_req_reg || ack_slot_free;
+wire rec_wr = state_reg == ST_FINISH && !qp_stale
+    && (mp_pend_pass_reg || (ctx_mp ? fin_mp_go : fin_rc_go));
+wire [RSP_W-1:0] rec_q;
+reg [RSP_VIEW_BITS-1:0] rec_rd;
+always @* begin
+    rec_rd = {RSP_VIEW_BITS{1'b0}};
+    rec_rd[RSP_W-1:0] = rec_q;
+    if (rsp_clr_reg[qpn]) begin
+        // loaded since the last write-back: no message, nothing placed
+        rec_rd[RSP_BMP_LSB +: RSP_BMP_W] = {RSP_BMP_W{1'b0}};
+        rec_rd[RSP_MSN_LSB +: RSP_MSN_W] = {RSP_MSN_W{1'b0}};
+    end
+end
+wire [MP_W-1:0] rd_bmp = rec_rd[RSP_BMP_LSB +: RSP_BMP_W];
+wire [23:0] rd_msn = rec_rd[RSP_MSN_LSB +: RSP_MSN_W];
+wire [63:0] rd_wrid = SEND_EN != 0 ? rec_rd[RSP_WRID_LSB +: RSP_WRID_W] : 64'd0;
+wire [31:0] rd_key = RC_EN != 0 ? rec_rd[RSP_KEY_LSB +: RSP_KEY_W] : 32'd0;
+wire [63:0] rd_cursor = RC_EN != 0 ? rec_rd[RSP_CURSOR_LSB +: RSP_CURSOR_W] : 64'd0;
+wire [31:0] rd_remain = RC_EN != 0 ? rec_rd[RSP_REMAIN_LSB +: RSP_REMAIN_W] : 32'd0;
+wire [31:0] rd_msglen = RC_EN != 0 ? rec_rd[RSP_MSGLEN_LSB +: RSP_MSGLEN_W] : 32'd0;
+// the write-back: what ST_FINISH's branch changes, the rest as read
+/* verilator lint_off UNUSEDSIGNAL */
+reg [RSP_VIEW_BITS-1:0] rec_in;     // (the fields of a knob that is off are not stored)
+/* verilator lint_on UNUSEDSIGNAL */
+always @* begin
+    rec_in = rec_rd;
+    if (SEND_EN != 0) begin
+        rec_in[RSP_WRID_LSB +: RSP_WRID_W] = wrid_reg;
+    end
+    if (mp_pend_pass_reg) begin
+        rec_in[RSP_MSN_LSB +: RSP_MSN_W] = rd_msn + 24'd1;
+    end else if (ctx_mp) begin
+        rec_in[RSP_BMP_LSB +: RSP_BMP_W] = bmp_next_reg;
+        rec_in[RSP_MSN_LSB +: RSP_MSN_W] = rd_msn + {23'd0, completes_reg};
+    end else begin
+        rec_in[RSP_MSN_LSB +: RSP_MSN_W] = rd_msn + {23'd0, op_last || op_only};
+        rec_in[RSP_KEY_LSB +: RSP_KEY_W] = key_reg;
+        rec_in[RSP_CURSOR_LSB +: RSP_CURSOR_W] = cursor_reg + {51'd0, plen_reg};
+        rec_in[RSP_REMAIN_LSB +: RSP_REMAIN_W] = remain_reg - {19'd0, plen_reg};
+        rec_in[RSP_MSGLEN_LSB +: RSP_MSGLEN_W] = msglen_reg + {19'd0, plen_reg};
+    end
+end
+
+ram_sdp #(
+    .DATA_W(RSP_W),
+    .ADDR_W(QN_W),
+    .DEPTH(NUM_QP)
+) rec_inst (
+    .clk(clk),
+    .wr_en(rec_wr),
+    .wr_addr(qpn),
+    .wr_data(rec_in[RSP_W-1:0]),
+    .rd_addr(ctx_qpn),
+    .rd_data(rec_q)
+);
 assign set_err = state_reg == ST_DROP && (nak_reg == NAK_INV_REQ || nak_reg == NAK_REM_ACCESS
     || nak_reg == NAK_REM_OP);
 assign set_err_qpn = qpn;
@@ -631,10 +722,9 @@ always @(posedge clk) begin
     if (load_rtr || load_reset) begin
         ack_owed_reg[load_qpn] <= 1'b0;
         epsn_mem[load_qpn] <= load_psn;
-        msn_mem[load_qpn] <= 24'd0;
         inmsg_mem[load_qpn] <= MSG_IDLE;
         nak_sent_reg[load_qpn] <= 1'b0;
-        bmp_mem[load_qpn] <= {MP_W{1'b0}};
+        rsp_clr_reg[load_qpn] <= 1'b1;      // its MSN and bitmap: zero
         pend_reg[load_qpn] <= 1'b0;
         owed_reg[load_qpn] <= 1'b0;
         if (pend_reg[load_qpn]) begin
@@ -682,7 +772,7 @@ always @(posedge clk) begin
         ST_LOAD: begin
             epsn_reg <= epsn_mem[qpn];
             psn_diff_reg <= psn_reg - epsn_mem[qpn];
-            bmp_reg <= bmp_mem[qpn];
+            bmp_reg <= rd_bmp;
             state_reg <= ST_CHECK;
         end
         ST_TACK: begin
@@ -691,18 +781,18 @@ always @(posedge clk) begin
                 ack_owed_reg[qpn] <= 1'b0;
                 state_reg <= ST_IDLE;
             end else if (ack_slot_free) begin
-                queue_ack(epsn_mem[qpn] - 24'd1, ACK_SYNDROME, msn_mem[qpn]);
+                queue_ack(epsn_mem[qpn] - 24'd1, ACK_SYNDROME, rd_msn);
                 ack_owed_reg[qpn] <= 1'b0;
                 state_reg <= ST_IDLE;
             end
         end
         ST_CHECK: begin
-            cursor_reg <= RC_EN != 0 ? cursor_mem[qpn] : 64'd0;
-            remain_reg <= RC_EN != 0 ? remain_mem[qpn] : 32'd0;
-            msglen_reg <= RC_EN != 0 ? msglen_mem[qpn] : 32'd0;
-            wrid_reg <= SEND_EN != 0 ? wrid_mem[qpn] : 64'd0;
+            cursor_reg <= rd_cursor;
+            remain_reg <= rd_remain;
+            msglen_reg <= rd_msglen;
+            wrid_reg <= rd_wrid;
             rqci_reg <= rqci_mem[qpn];
-            key_reg <= RC_EN != 0 ? key_mem[qpn] : 32'd0;
+            key_reg <= rd_key;
             completes_reg <= 1'b0;
             early_done_reg <= 1'b0;
             nak_reg <= 8'd0;
@@ -726,7 +816,7 @@ always @(posedge clk) begin
                     // duplicate: never placed again; ACK the point
                     stat_drop_psn_reg <= 1'b1;
                     if (ack_req_reg && ack_slot_free) begin
-                        queue_ack(epsn_reg - 24'd1, ACK_SYNDROME, msn_mem[qpn]);
+                        queue_ack(epsn_reg - 24'd1, ACK_SYNDROME, rd_msn);
                     end
                     state_reg <= ST_DROP;
                 end else if (psn_diff >= mp_win) begin
@@ -742,7 +832,7 @@ always @(posedge clk) begin
                 // duplicate: never executed again; ACK what we have
                 stat_drop_psn_reg <= 1'b1;
                 if (ack_req_reg && ack_slot_free) begin
-                    queue_ack(epsn_reg - 24'd1, ACK_SYNDROME, msn_mem[qpn]);
+                    queue_ack(epsn_reg - 24'd1, ACK_SYNDROME, rd_msn);
                 end
                 state_reg <= ST_DROP;
             end else begin
@@ -750,7 +840,7 @@ always @(posedge clk) begin
                 stat_drop_psn_reg <= 1'b1;
                 if (!nak_sent_reg[qpn] && ack_slot_free) begin
                     nak_sent_reg[qpn] <= 1'b1;
-                    queue_ack(epsn_reg, NAK_PSN, msn_mem[qpn]);
+                    queue_ack(epsn_reg, NAK_PSN, rd_msn);
                     stat_nak_reg <= 1'b1;
                 end
                 state_reg <= ST_DROP;
@@ -826,11 +916,11 @@ always @(posedge clk) begin
             end else if (op_has_reth && reth_len_reg != 0 && !(mr_ok_reg && ctx_remote_write)
                     && !cfg_no_mr_check) begin
                 nak_reg <= NAK_REM_ACCESS;
-            end else if (op_is_write && !op_has_reth && {19'd0, plen_reg} > remain_mem[qpn]) begin
+            end else if (op_is_write && !op_has_reth && {19'd0, plen_reg} > rd_remain) begin
                 nak_reg <= NAK_INV_REQ;
-            end else if (op_is_write && op_last && {19'd0, plen_reg} != remain_mem[qpn]) begin
+            end else if (op_is_write && op_last && {19'd0, plen_reg} != rd_remain) begin
                 nak_reg <= NAK_INV_REQ;
-            end else if (op_is_send && (op_middle || op_last) && {19'd0, plen_reg} > remain_mem[qpn]) begin
+            end else if (op_is_send && (op_middle || op_last) && {19'd0, plen_reg} > rd_remain) begin
                 nak_reg <= NAK_INV_REQ;
             end
 
@@ -969,29 +1059,24 @@ always @(posedge clk) begin
             end
         end
         ST_FINISH: begin
-            if (qp_stale_reg) begin
+            if (qp_stale) begin
                 // reloaded meanwhile: its new state stands
                 mp_pend_pass_reg <= 1'b0;
                 state_reg <= ST_IDLE;
             end else if (mp_pend_pass_reg) begin
                 // the deferred completion is written
                 rqci_mem[qpn] <= rqci_reg + 16'd1;
-                wrid_mem[qpn] <= wrid_reg;
-                msn_mem[qpn] <= msn_mem[qpn] + 24'd1;
+                rsp_clr_reg[qpn] <= 1'b0;         // the record (rec_in): wrid, MSN + 1
                 pend_reg[qpn] <= 1'b0;
                 pslot_free_reg[pslot_mem[qpn]] <= 1'b1;
                 mp_pend_pass_reg <= 1'b0;
                 state_reg <= ST_IDLE;
             end else if (ctx_mp) begin
-                if (!(ack_req_reg || mp_adv > 1 || mp_nak) || ack_slot_free) begin
+                if (fin_mp_go) begin
                     epsn_mem[qpn] <= mp_point_new;
-                    bmp_mem[qpn] <= bmp_next_reg;
-                    wrid_mem[qpn] <= wrid_reg;
+                    rsp_clr_reg[qpn] <= 1'b0;     // the record (rec_in): bitmap, wrid, MSN
                     if (op_needs_rq) begin
                         rqci_mem[qpn] <= rqci_reg + 16'd1;
-                    end
-                    if (completes_reg) begin
-                        msn_mem[qpn] <= msn_mem[qpn] + 24'd1;
                     end
                     if (mp_defer_reg) begin
                         pend_reg[qpn] <= 1'b1;
@@ -1007,12 +1092,12 @@ always @(posedge clk) begin
                     if (mp_nak) begin
                         // the point's packet is lost: ask for it alone
                         nak_sent_reg[qpn] <= 1'b1;
-                        queue_ack(epsn_reg, NAK_PSN, msn_mem[qpn]);
+                        queue_ack(epsn_reg, NAK_PSN, rd_msn);
                         stat_nak_reg <= 1'b1;
                         ack_owed_reg[qpn] <= 1'b0;
                     end else if (ack_req_reg || mp_adv > 1) begin
                         // AckReq, or the point jumped over a filled hole
-                        queue_ack(mp_point_new - 24'd1, ACK_SYNDROME, msn_mem[qpn]);
+                        queue_ack(mp_point_new - 24'd1, ACK_SYNDROME, rd_msn);
                         ack_owed_reg[qpn] <= 1'b0;
                     end else if (!ack_owed_reg[qpn]) begin
                         ack_owed_reg[qpn] <= 1'b1;
@@ -1021,26 +1106,22 @@ always @(posedge clk) begin
                     end
                     state_reg <= mp_pend_due_reg ? ST_MP_PEND : ST_IDLE;
                 end
-            end else if (!ack_req_reg || ack_slot_free) begin
+            end else if (fin_rc_go) begin
                 epsn_mem[qpn] <= psn_reg + 24'd1;
                 nak_sent_reg[qpn] <= 1'b0;
-                cursor_mem[qpn] <= cursor_reg + {51'd0, plen_reg};
-                remain_mem[qpn] <= remain_reg - {19'd0, plen_reg};
-                msglen_mem[qpn] <= msglen_reg + {19'd0, plen_reg};
-                wrid_mem[qpn] <= wrid_reg;
-                key_mem[qpn] <= key_reg;
+                // the record (rec_in): the message's cursor, lengths, key, wrid, MSN
+                rsp_clr_reg[qpn] <= 1'b0;
                 if (op_needs_rq) begin
                     rqci_mem[qpn] <= rqci_reg + 16'd1;
                 end
                 if (op_last || op_only) begin
                     inmsg_mem[qpn] <= MSG_IDLE;
-                    msn_mem[qpn] <= msn_mem[qpn] + 24'd1;
                 end else if (op_first) begin
                     inmsg_mem[qpn] <= op_is_write ? MSG_WRITE : MSG_SEND;
                 end
                 if (ack_req_reg) begin
                     queue_ack(psn_reg, ACK_SYNDROME,
-                        (op_last || op_only) ? msn_mem[qpn] + 24'd1 : msn_mem[qpn]);
+                        (op_last || op_only) ? rd_msn + 24'd1 : rd_msn);
                     ack_owed_reg[qpn] <= 1'b0;
                 end else if (!ack_owed_reg[qpn]) begin
                     ack_owed_reg[qpn] <= 1'b1;
@@ -1056,7 +1137,7 @@ always @(posedge clk) begin
                 state_reg <= ST_DROP;
             end else begin
                 if (nak_reg != 8'd0) begin
-                    queue_ack(psn_reg, nak_reg, msn_mem[qpn]);
+                    queue_ack(psn_reg, nak_reg, rd_msn);
                     stat_nak_reg <= 1'b1;
                 end
                 drop_free_reg <= 1'b1;
@@ -1114,8 +1195,28 @@ always @(posedge clk) begin
     if (rst) f_cq_seen <= {NUM_QP{1'b0}};
 end
 
+// the record's MSN and bitmap as the flop arrays held them before they
+// moved to block RAM: what the write-back stores, cleared by a load in
+// that cycle; the block RAM's read (a cycle ahead, forwarded, the clear
+// bit) must give them in every state that reads them (all but ST_IDLE)
+localparam F_W = RSP_MSN_W + RSP_BMP_W;
+reg [F_W-1:0] f_rec [0:NUM_QP-1];
+integer f_i;
+initial begin
+    for (f_i = 0; f_i < NUM_QP; f_i = f_i + 1) begin
+        f_rec[f_i] = {F_W{1'b0}};
+    end
+end
+always @(posedge clk) begin
+    if (rec_wr) f_rec[qpn] <= {rec_in[RSP_MSN_LSB +: RSP_MSN_W], rec_in[RSP_BMP_LSB +: RSP_BMP_W]};
+    if (load_rtr || load_reset) f_rec[load_qpn] <= {F_W{1'b0}};
+end
+wire [F_W-1:0] f_rec_now = f_rec[qpn];
+
 always @* begin
     if (!rst) begin
+        // the record's MSN and bitmap read from block RAM: the last written
+        if (state_reg != ST_IDLE) assert({rd_msn, rd_bmp} == f_rec_now);   // f_record
         // property 1 (rc) and 3, this packet: its CQE is asked for only
         // once its own payload is in the in-order write engine's queue;
         // every earlier packet of the QP went through ST_FINISH, which

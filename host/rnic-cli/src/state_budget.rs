@@ -1,9 +1,10 @@
 //! The on-chip state each QP costs, read off the RTL itself: every per-QP
 //! array (`reg [W-1:0] x [0:NUM_QP-1]`, `[0:NUM_Q-1]` in the queue
 //! manager) and per-QP bit vector (`reg [NUM_QP-1:0] x`) of the modules
-//! that keep per-QP state, and the fields of qp_context's record in block
-//! RAM (`localparam QPC_<FIELD>_W`, counted once however many read-port
-//! copies hold it; a flop copy marked `(copy)` is not counted again),
+//! that keep per-QP state, and the fields of the records in block RAM
+//! (qp_context's `localparam QPC_<FIELD>_W`, rc_responder's
+//! `localparam RSP_<FIELD>_W`, counted once however many read-port copies
+//! hold them; a flop copy marked `(copy)` is not counted again),
 //! with their widths evaluated for the build's
 //! parameters (MP_W, QN_W, OST_RINGS), grouped by what they are for; and
 //! apart from it the state every QP shares (the pool of outstanding-WQE
@@ -88,7 +89,7 @@ fn category(module: &str, name: &str) -> Option<Category> {
         ) => OutstandingRing,
         ("wqe_executor", "rot_mem" | "susp_mem" | "susp_v_reg") => PerPath,
         ("wqe_executor", _) => PsnRetry,
-        ("rc_responder", "bmp_mem") => Bitmap,
+        ("rc_responder", "rsp_bmp" | "rsp_clr_reg") => Bitmap,
         (
             "rc_responder",
             "pend_reg" | "owed_reg" | "pslot_mem" | "pslot_free_reg" | "pend_psn_mem"
@@ -96,13 +97,13 @@ fn category(module: &str, name: &str) -> Option<Category> {
         ) => MpCompletion,
         (
             "rc_responder",
-            "epsn_mem" | "msn_mem" | "nak_sent_reg" | "ack_owed_reg" | "ack_age1_reg"
+            "epsn_mem" | "rsp_msn" | "nak_sent_reg" | "ack_owed_reg" | "ack_age1_reg"
             | "ack_age2_reg",
         ) => PsnRetry,
         (
             "rc_responder",
-            "inmsg_mem" | "cursor_mem" | "remain_mem" | "msglen_mem" | "wrid_mem" | "rqci_mem"
-            | "rqpi_mem" | "key_mem",
+            "inmsg_mem" | "rsp_cursor" | "rsp_remain" | "rsp_msglen" | "rsp_wrid" | "rqci_mem"
+            | "rqpi_mem" | "rsp_key",
         ) => Message,
         _ => return None,
     })
@@ -265,17 +266,37 @@ pub fn items(
                     vars.insert(k, v);
                 }
             }
-            // qp_context's record (block RAM): `localparam QPC_<FIELD>_W = w;`
-            // one field each (QPC_A_W is port a's share of the record)
-            if let Some((field, w)) = l
-                .strip_prefix("localparam QPC_")
-                .and_then(|r| r.split_once("_W ="))
-                .filter(|(f, _)| *f != "A" && !f.is_empty())
-            {
+            // the records in block RAM, `localparam <P>_<FIELD>_W = w;` one
+            // field each: qp_context's (QPC_A_W is port a's share of the
+            // record, not a field) and rc_responder's (RSP_); a knob comment
+            // as for the arrays below
+            let record = [("qp_context", "QPC"), ("rc_responder", "RSP")]
+                .iter()
+                .find(|(m, _)| *m == module)
+                .map(|(_, p)| *p);
+            if let Some((prefix, (field, w))) = record.and_then(|p| {
+                l.strip_prefix("localparam ")
+                    .and_then(|r| r.strip_prefix(p))
+                    .and_then(|r| r.strip_prefix('_'))
+                    .and_then(|r| r.split_once("_W ="))
+                    .filter(|(f, _)| {
+                        *f != "A"
+                            && !f.is_empty()
+                            && f.chars()
+                                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+                    })
+                    .map(|fw| (p, fw))
+            }) {
+                if (!send_en && l.contains("(knob: SEND_EN)"))
+                    || (!rc_en && l.contains("(knob: RC_EN)"))
+                {
+                    continue;
+                }
+                let w = w.split("//").next().unwrap_or(w);
                 let w = w.trim().trim_end_matches(';');
                 let bits =
                     eval(w, &vars).ok_or_else(|| format!("{module}: width of {field}: {w}"))?;
-                let name = format!("qpc_{}", field.to_lowercase());
+                let name = format!("{}_{}", prefix.to_lowercase(), field.to_lowercase());
                 let category = category(module, &name)
                     .ok_or_else(|| format!("{module}.{name}: per-QP state with no category"))?;
                 per_qp.push(Item {
@@ -470,8 +491,33 @@ mod tests {
             .iter()
             .any(|i| i.name == "qpc_spray" && i.category == Category::PerPath));
         assert!(b.items.iter().all(|i| i.name != "dmi_mem"));
-        let bmp = b.items.iter().find(|i| i.name == "bmp_mem").unwrap();
+        let bmp = b.items.iter().find(|i| i.name == "rsp_bmp").unwrap();
         assert_eq!(bmp.bits, 64);
+        // the responder's record (block RAM): its fields, not the flop
+        // arrays they replaced; the message fields only with rc
+        for f in [
+            "rsp_msn",
+            "rsp_wrid",
+            "rsp_key",
+            "rsp_cursor",
+            "rsp_remain",
+            "rsp_msglen",
+        ] {
+            assert!(b.items.iter().any(|i| i.name == f), "{f} missing");
+        }
+        assert!(b
+            .items
+            .iter()
+            .all(|i| !["bmp_mem", "msn_mem", "cursor_mem", "wrid_mem"].contains(&i.name.as_str())));
+        let mp_only = budget(64, 64, false, false, None).unwrap();
+        assert!(mp_only.items.iter().all(|i| ![
+            "rsp_wrid",
+            "rsp_key",
+            "rsp_cursor",
+            "rsp_remain",
+            "rsp_msglen"
+        ]
+        .contains(&i.name.as_str())));
         // the rings are shared: 16 of them for 64 QPs, none per QP
         assert!(b.items.iter().all(|i| i.name != "ost_mem"));
         assert_eq!(
@@ -492,7 +538,7 @@ mod tests {
                 .unwrap()
                 .items
                 .iter()
-                .find(|i| i.name == "bmp_mem")
+                .find(|i| i.name == "rsp_bmp")
                 .unwrap()
                 .bits,
             128
@@ -520,7 +566,7 @@ mod tests {
         }
         // the SEND/RECV knob drops the SEND-only state
         let no_send = budget(64, 64, false, true, None).unwrap();
-        assert!(no_send.items.iter().all(|i| i.name != "wrid_mem"));
+        assert!(no_send.items.iter().all(|i| i.name != "rsp_wrid"));
         assert!(no_send.bytes_per_qp < b.bytes_per_qp);
     }
 
