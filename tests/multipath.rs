@@ -461,3 +461,48 @@ fn a_qp_drops_and_counts_the_other_transports_packets() {
         assert_still_works(&p, &mut a, &mut b, seed);
     }
 }
+
+/// A QP number used again starts afresh: its MSN counts from 0 again (rc
+/// and mp), and the mp bitmap its old QP left behind (a packet that
+/// arrived ahead of the point) marks none of the new QP's PSNs received.
+/// The responder keeps MSN and bitmap in block RAM, which a QP load cannot
+/// clear; a bit per QP makes them read as zero until written.
+#[test]
+fn a_reused_qp_number_starts_with_a_clear_msn_and_bitmap() {
+    for mp in [true, false] {
+        let p = pair(64, 66 + u64::from(mp), "ideal");
+        let o = if mp { mp_opts() } else { ConnOpts::default() };
+        let qpn = {
+            let (mut a, mut b) = connect(&p, &o);
+            assert_eq!(write_imm_messages(&p, &mut a, &mut b, 3, 1, 3000, 5), 0);
+            if mp {
+                let st = b.qp.status().unwrap();
+                write_ahead(&p, &b, st.rq_psn_now, 5);
+            }
+            b.qp.qp_num()
+        };
+        // the old QPs are gone; the new ones get the same numbers and PSNs
+        let (mut a, mut b) = connect(&p, &o);
+        assert_eq!(b.qp.qp_num(), qpn, "the QP number was not used again");
+        p.world.set_window(4096);
+        assert_eq!(write_imm_messages(&p, &mut a, &mut b, 3, 2, 3000, 6), 0);
+        let msns: Vec<u32> = p
+            .world
+            .window()
+            .iter()
+            .filter(|f| f.src == 1)
+            .filter_map(|f| rnic_wire::decode(&f.data).ok())
+            .filter_map(|f| f.aeth.map(|a| a.msn))
+            .collect();
+        assert!(!msns.is_empty(), "no ACK captured");
+        // rc: every WRITE is a message, 3 x (2 WRITEs + 1 WRITE_WITH_IMM);
+        // mp: a message completes with its WRITE_WITH_IMM. The old QP's
+        // messages (6 rc, 3 mp) must not count on.
+        let ok = if mp {
+            msns[0] == 0 && msns.iter().all(|&m| m <= 3)
+        } else {
+            msns.iter().all(|&m| m <= 9) && msns.last() == Some(&9)
+        };
+        assert!(ok, "mp {mp}: MSNs of the new QP's ACKs: {msns:?}");
+    }
+}
