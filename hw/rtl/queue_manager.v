@@ -109,7 +109,23 @@ initial begin
 end
 
 // ring state
-reg [63:12] sq_base [0:NUM_Q-1];        // rings are 4 KiB aligned: the low 12 bits are zero
+//
+// SQC: a send queue's configuration that only the WQE address reads, in
+// block RAM (ram_sdp): the ring's base (rings are 4 KiB aligned: the low 12
+// bits are zero). Written by the host's ring command (cmd 1) only, read
+// through the picked queue: the read port is given the queue sel_qn_reg
+// takes at the next edge, so the word is there when sel_valid_reg is (a
+// command at cycle t is seen from t+1, as with a flop array).
+//
+// Kept in flops: the indices (pi, ci: the doorbells and the executor move
+// them, the ready vector reads every queue's each cycle), the size (also
+// read by the doorbell check at the doorbell's queue), the send queue's CQ
+// (also read by the ACK completer's lookup at lookup_qn), the enables, and
+// the whole completion queue (its slot is allocated at cq_alloc_cqn, in
+// the cycle that number is presented).
+localparam SQC_BASE_W = 52;
+localparam SQC_BASE_LSB = 0;
+localparam SQC_W = SQC_BASE_LSB + SQC_BASE_W;
 reg [3:0] sq_log [0:NUM_Q-1];
 reg [15:0] sq_pi [0:NUM_Q-1];
 reg [15:0] sq_ci [0:NUM_Q-1];
@@ -141,7 +157,6 @@ integer i;
 
 initial begin
     for (i = 0; i < NUM_Q; i = i + 1) begin
-        sq_base[i] = 52'd0;
         sq_log[i] = 4'd0;
         sq_pi[i] = 16'd0;
         sq_ci[i] = 16'd0;
@@ -246,8 +261,33 @@ priority_encoder #(.WIDTH(NUM_Q), .OUT_W(QN_W)) pick_next_enc (
 wire [QN_W-1:0] pick_qn = pick_above ? pick_next : pick_first;
 // a new pick while nothing is on its way to the executor
 wire pick_load = pick_valid && !sel_valid_reg && !out_valid_reg;
+// (the queue sel_qn_reg takes at the next edge: the SQC read port's)
+wire [QN_W-1:0] sel_qn_next = pick_load ? pick_qn : sel_qn_reg;
 // taken only as offered (above)
 wire sq_take = m_sq_valid && m_sq_ready;
+
+// the SQC record: written by an accepted ring command (cmd 1, below),
+// read at sel_qn_reg
+wire sqc_we = reg_q_cmd_valid && sel_ok && reg_q_cmd == 4'd1 && size_ok && reg_base[11:0] == 12'd0
+    && reg_q_cqn < NUM_Q16;
+reg [SQC_W-1:0] sqc_wd;
+always @* begin
+    sqc_wd = {SQC_W{1'b0}};
+    sqc_wd[SQC_BASE_LSB +: SQC_BASE_W] = reg_base[63:12];
+end
+wire [SQC_W-1:0] sqc_sel;
+ram_sdp #(
+    .DATA_W(SQC_W),
+    .ADDR_W(QN_W),
+    .DEPTH(NUM_Q)
+) sqc_inst (
+    .clk(clk),
+    .wr_en(sqc_we),
+    .wr_addr(sel),
+    .wr_data(sqc_wd),
+    .rd_addr(sel_qn_next),
+    .rd_data(sqc_sel)
+);
 
 // the WQE of the selected queue: the next one after those the executor holds
 wire [15:0] sel_mask = (16'd1 << sq_log[sel_qn_reg]) - 16'd1;
@@ -264,7 +304,7 @@ always @(posedge clk) begin
         sel_valid_reg <= 1'b0;
         out_valid_reg <= 1'b1;
         out_qn_reg <= sel_qn_reg;
-        out_addr_reg <= {sq_base[sel_qn_reg], 12'd0} + ({48'd0, sel_index} << WQE_SIZE_LOG);
+        out_addr_reg <= {sqc_sel[SQC_BASE_LSB +: SQC_BASE_W], 12'd0} + ({48'd0, sel_index} << WQE_SIZE_LOG);
         out_index_reg <= sel_ci;
         out_cqn_reg <= sq_cqn[sel_qn_reg];
     end
@@ -356,7 +396,7 @@ always @(posedge clk) begin
                         err_code_reg <= ERR_BAD_CQN;
                         err_qn_reg <= reg_q_sel;
                     end else begin
-                        sq_base[sel] <= reg_base[63:12];
+                        // (and the base: sqc_we)
                         sq_log[sel] <= size_log;
                         sq_pi[sel] <= 16'd0;
                         sq_ci[sel] <= 16'd0;

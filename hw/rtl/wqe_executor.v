@@ -348,34 +348,87 @@ reg [23:0] rtx_skip_reg = 24'd0;         // packets of the entry before rtx_from
 reg err_valid_reg = 1'b0;
 reg [7:0] err_code_reg = 8'd0;
 
-// per-QP requester state
+// ---------------------------------------------------------------- per-QP requester state
+// Three records in block RAM (ram_sdp), each with one writer, declared once
+// below (RQL_*, REQ_*, SNT_*_LSB/_W), one copy per read port. A read port
+// presents the QP number one cycle ahead (the value its QP register takes
+// at the next edge) and its copy's output is then that QP's word, as a
+// combinational read of a flop array through the register was; the RAMs
+// forward a write to a read of the same QP in the same cycle.
+//
+// RQL: the retry settings a load (RESET or RTS) sets. Written by the load
+// only. TMO: the local ACK timeout exponent (0: none); RETRY: retry_cnt;
+// RNR: rnr_retry (7: unlimited)
+localparam RQL_TMO_W = 5;
+localparam RQL_RETRY_W = 3;
+localparam RQL_RNR_W = 3;
+localparam RQL_TMO_LSB = 0;
+localparam RQL_RETRY_LSB = RQL_TMO_LSB + RQL_TMO_W;
+localparam RQL_RNR_LSB = RQL_RETRY_LSB + RQL_RETRY_W;
+localparam RQL_W = RQL_RNR_LSB + RQL_RNR_W;
+// REQ: what the ACK completer moves. Written by the completer (at
+// c_qpn_reg); a load clears the QP's req_v_reg bit instead, and while it is
+// clear the record reads as loaded: una the loaded PSN (sq_psn, which only
+// a load and ST_RECORD move), the retry counters full, no rotation, no
+// suspect path. ST_RECORD, which moves sq_psn, writes the record as it
+// reads if the bit is clear (the completer's write goes first: ST_RECORD
+// then waits a cycle, unless the completer writes this very QP).
+// UNA: the oldest unacknowledged PSN; RLEFT: retries left (timeouts,
+// sequence NAKs); NLEFT: RNR retries left
+localparam REQ_UNA_W = 24;
+localparam REQ_RLEFT_W = 3;
+localparam REQ_NLEFT_W = 3;
+// spraying: the PSN -> source port mapping rotates by one after every
+// timeout, so a resent packet does not take the path that just lost it
+// (a dead path costs throughput, never the packets: they move on) ...
+localparam REQ_ROT_W = 6;
+// ... and the path that last lost a packet (the one a selective NAK named)
+// is skipped (while SUSPV is set): its packets take the next path until
+// another loses one
+localparam REQ_SUSP_W = 6;
+localparam REQ_SUSPV_W = 1;
+localparam REQ_UNA_LSB = 0;
+localparam REQ_RLEFT_LSB = REQ_UNA_LSB + REQ_UNA_W;
+localparam REQ_NLEFT_LSB = REQ_RLEFT_LSB + REQ_RLEFT_W;
+localparam REQ_ROT_LSB = REQ_NLEFT_LSB + REQ_NLEFT_W;
+localparam REQ_SUSP_LSB = REQ_ROT_LSB + REQ_ROT_W;
+localparam REQ_SUSPV_LSB = REQ_SUSP_LSB + REQ_SUSP_W;
+localparam REQ_W = REQ_SUSPV_LSB + REQ_SUSPV_W;
+// SNT: one past the highest PSN sent. Written by the executor (at qn_reg,
+// as packets leave, and by ST_RECORD as for REQ); a load clears snt_v_reg
+// (then: the loaded PSN, sq_psn).
+localparam SNT_PSN_W = 24;
+localparam SNT_PSN_LSB = 0;
+localparam SNT_W = SNT_PSN_LSB + SNT_PSN_W;
+reg [NUM_QP-1:0] req_v_reg = {NUM_QP{1'b0}};   // REQ written since the QP's load
+reg [NUM_QP-1:0] snt_v_reg = {NUM_QP{1'b0}};   // SNT written since the QP's load
+// the words of the QPs the read ports look at (the RAMs are below, with
+// the completer): qn_reg's, scan_reg's
+wire [23:0] qn_una;
+wire [23:0] qn_sent;
+wire [5:0] qn_rot;
+wire [5:0] qn_susp;
+wire qn_suspv;
+wire [4:0] scan_tmo_exp;
+
+// Kept in flops: the fields with more than one writer or read at a QP
+// number not known a cycle ahead: sq_psn (written by ST_RECORD and the load,
+// read back by the host through sel_qpn; the loaded PSN of REQ and SNT), the outstanding ring's pointers
+// and ring number (the hold vector reads every QP's each cycle, a load
+// reads them at load_qpn), the timer stamp (written by the executor and the
+// completer), and the request bits (read for every QP each cycle).
 reg [23:0] sq_psn_mem [0:NUM_QP-1];      // next PSN to assign
-reg [23:0] sent_mem [0:NUM_QP-1];        // one past the highest PSN sent
-reg [23:0] una_mem [0:NUM_QP-1];         // oldest unacknowledged PSN
 reg [3:0] ost_head_mem [0:NUM_QP-1];
 reg [3:0] ost_tail_mem [0:NUM_QP-1];
 // tick of the last progress (the timeout's base); while a retransmission
 // is requested, the tick at which it may start (the RNR wait): the timeout
 // is not checked then
 reg [23:0] stamp_mem [0:NUM_QP-1];
-reg [4:0] tmo_exp_mem [0:NUM_QP-1];
-// spraying: the PSN -> source port mapping rotates by one after every
-// timeout, so a resent packet does not take the path that just lost it
-// (a dead path costs throughput, never the packets: they move on)
-reg [5:0] rot_mem [0:NUM_QP-1];
-// ... and the path that last lost a packet (the one a selective NAK named)
-// is skipped: its packets take the next path until another loses one
-reg [NUM_QP-1:0] susp_v_reg = {NUM_QP{1'b0}};
-reg [5:0] susp_mem [0:NUM_QP-1];
 // mp: a sequence NAK names one missing PSN (the responder's bitmap has the
 // rest): resend that packet alone, then whatever was never sent; a timeout
 // or an RNR NAK still resends everything from the PSN (go-back-N)
 reg [NUM_QP-1:0] rtx_one_reg = {NUM_QP{1'b0}};
 reg rtx_single_reg = 1'b0;
-reg [2:0] retry_init_mem [0:NUM_QP-1];
-reg [2:0] retry_left_mem [0:NUM_QP-1];
-reg [2:0] rnr_init_mem [0:NUM_QP-1];
-reg [2:0] rnr_left_mem [0:NUM_QP-1];
 reg [NUM_QP-1:0] rtx_req_reg = {NUM_QP{1'b0}};
 // a requested retransmission starts at una (every request names una: a
 // NAK's PSN or, after a timeout, the oldest unacknowledged one; ACKs that
@@ -393,19 +446,10 @@ integer i;
 initial begin
     for (i = 0; i < NUM_QP; i = i + 1) begin
         sq_psn_mem[i] = 24'd0;
-        sent_mem[i] = 24'd0;
-        una_mem[i] = 24'd0;
         ost_head_mem[i] = 4'd0;
         ost_tail_mem[i] = 4'd0;
         ring_mem[i] = {RG_W{1'b0}};
         stamp_mem[i] = 24'd0;
-        tmo_exp_mem[i] = 5'd0;
-        rot_mem[i] = 6'd0;
-        susp_mem[i] = 6'd0;
-        retry_init_mem[i] = 3'd0;
-        retry_left_mem[i] = 3'd0;
-        rnr_init_mem[i] = 3'd0;
-        rnr_left_mem[i] = 3'd0;
     end
     for (i = 0; i < OST_RINGS*OST_DEPTH; i = i + 1) begin
         ost_mem[i] = {OST_W{1'b0}};
@@ -624,11 +668,11 @@ always @(posedge clk) begin
     q_mp_reg <= ctx_mp;
     q_window_reg <= ctx_mp ? MP_W_24 >> ctx_mp_wshift : MAX_INFLIGHT_24;
     q_pmtu_reg <= ctx_pmtu;
-    q_rot_reg <= rot_mem[qn_reg];
-    q_susp_v_reg <= susp_v_reg[qn_reg];
-    q_susp_reg <= susp_mem[qn_reg];
-    q_una_reg <= una_mem[qn_reg];
-    q_sent_reg <= sent_mem[qn_reg];
+    q_rot_reg <= qn_rot;
+    q_susp_v_reg <= qn_suspv;
+    q_susp_reg <= qn_susp;
+    q_una_reg <= qn_una;
+    q_sent_reg <= qn_sent;
     q_stop_reg <= rtx_req_reg[qn_reg] || ctx_state != QPS_RTS || rtx_gone;
 
     rd_quiet_reg <= (state_reg == ST_SEND || state_reg == ST_COPY) && !rd_issue;
@@ -761,12 +805,13 @@ endgenerate
 // One QP per cycle is examined for a due retransmission, an expired timer
 // or a pending flush (a few cycles of latency on a microsecond timer).
 reg [QN_W-1:0] scan_reg = {QN_W{1'b0}};
+wire [QN_W-1:0] scan_next = rst || scan_reg == LAST_QP ? {QN_W{1'b0}} : scan_reg + 1'b1;
 wire [QN_W-1:0] scan_i = scan_reg;
 wire scan_out = ost_head_mem[scan_i] != ost_tail_mem[scan_i];
 wire scan_rtx = rtx_req_reg[scan_i] && (now - stamp_mem[scan_i]) < 24'h800000;
 wire scan_tmo = scan_out && !rtx_req_reg[scan_i] && !flush_req_reg[scan_i]
-    && tmo_exp_mem[scan_i] != 5'd0
-    && (now - stamp_mem[scan_i]) >= tmo_ticks(tmo_exp_mem[scan_i]);
+    && scan_tmo_exp != 5'd0
+    && (now - stamp_mem[scan_i]) >= tmo_ticks(scan_tmo_exp);
 wire scan_flush = flush_req_reg[scan_i];
 // ... registered: they act a cycle after the QP was looked at (a request
 // withdrawn meanwhile is caught where they act: rtx_go_reg is masked by
@@ -846,6 +891,112 @@ reg [CQE_STATUS_W-1:0] c_err_status_reg = {CQE_STATUS_W{1'b0}};
 reg [OST_W-1:0] c_entry_reg = {OST_W{1'b0}};
 /* verilator lint_on UNUSEDSIGNAL */
 
+// the QP the completer takes up next (C_IDLE's choice below)
+wire [QN_W+24+8-1:0] ackq_head = ackq[ackq_rd_reg[1:0]];
+reg [QN_W-1:0] c_qpn_next;
+always @* begin
+    c_qpn_next = c_qpn_reg;
+    if (c_state_reg == C_IDLE) begin
+        if (scan_flush_reg || scan_tmo_reg) begin
+            c_qpn_next = scan_q_reg;
+        end else if (!ackq_empty) begin
+            c_qpn_next = ackq_head[QN_W+32-1:32];
+        end
+    end
+end
+
+// ---------------------------------------------------------------- the records in block RAM
+// Read ports: qn (qn_next ahead of qn_reg: the executor's QP), go (go_pick
+// ahead of go_qpn: a due retransmission's una), c (c_qpn_next ahead of
+// c_qpn_reg: the completer's QP), scan (scan_next ahead of scan_reg: the
+// timeout). RQL has a copy for qn, c and scan, REQ for qn, go and c, SNT
+// for qn and c; the go and scan copies hold only the field they read (a
+// copy of the whole record with most of its read bits unused is left as
+// an asynchronous read by Yosys 0.23, which no block RAM maps).
+wire rql_we = load_rts || load_reset;
+reg [RQL_W-1:0] rql_wd;
+always @* begin
+    rql_wd = {RQL_W{1'b0}};
+    rql_wd[RQL_TMO_LSB +: RQL_TMO_W] = load_retry[4:0];
+    rql_wd[RQL_RETRY_LSB +: RQL_RETRY_W] = load_retry[7:5];
+    rql_wd[RQL_RNR_LSB +: RQL_RNR_W] = load_retry[10:8];
+end
+wire req_we;
+wire [QN_W-1:0] req_wa;
+wire [REQ_W-1:0] req_wd;
+// ST_RECORD moves sq_psn: a record that reads as loaded is written as it reads
+wire rec_state = state_reg == ST_RECORD;
+wire snt_we = (pkt_push && pkt_new_reg) || (rec_state && !snt_v_reg[qn_reg]);
+wire [SNT_W-1:0] snt_wd = pkt_push ? pkt_psn_reg + 24'd1 : qn_sent;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [RQL_W-1:0] rql_qn, rql_c;   // each port uses some fields
+wire [REQ_W-1:0] req_qn_raw, req_c_raw;
+/* verilator lint_on UNUSEDSIGNAL */
+wire [SNT_W-1:0] snt_qn_raw, snt_c_raw;
+wire [REQ_UNA_W-1:0] req_go_una_raw;
+
+ram_sdp #(.DATA_W(RQL_W), .ADDR_W(QN_W), .DEPTH(NUM_QP)) rql_qn_inst (
+    .clk(clk), .wr_en(rql_we), .wr_addr(load_qpn), .wr_data(rql_wd),
+    .rd_addr(qn_next), .rd_data(rql_qn));
+ram_sdp #(.DATA_W(RQL_W), .ADDR_W(QN_W), .DEPTH(NUM_QP)) rql_c_inst (
+    .clk(clk), .wr_en(rql_we), .wr_addr(load_qpn), .wr_data(rql_wd),
+    .rd_addr(c_qpn_next), .rd_data(rql_c));
+// (scan reads the timeout only: its copy holds that field alone)
+ram_sdp #(.DATA_W(RQL_TMO_W), .ADDR_W(QN_W), .DEPTH(NUM_QP)) rql_scan_inst (
+    .clk(clk), .wr_en(rql_we), .wr_addr(load_qpn), .wr_data(rql_wd[RQL_TMO_LSB +: RQL_TMO_W]),
+    .rd_addr(scan_next), .rd_data(scan_tmo_exp));
+ram_sdp #(.DATA_W(REQ_W), .ADDR_W(QN_W), .DEPTH(NUM_QP)) req_qn_inst (
+    .clk(clk), .wr_en(req_we), .wr_addr(req_wa), .wr_data(req_wd),
+    .rd_addr(qn_next), .rd_data(req_qn_raw));
+// (go reads una only: its copy holds that field alone)
+ram_sdp #(.DATA_W(REQ_UNA_W), .ADDR_W(QN_W), .DEPTH(NUM_QP)) req_go_inst (
+    .clk(clk), .wr_en(req_we), .wr_addr(req_wa), .wr_data(req_wd[REQ_UNA_LSB +: REQ_UNA_W]),
+    .rd_addr(go_pick), .rd_data(req_go_una_raw));
+ram_sdp #(.DATA_W(REQ_W), .ADDR_W(QN_W), .DEPTH(NUM_QP)) req_c_inst (
+    .clk(clk), .wr_en(req_we), .wr_addr(req_wa), .wr_data(req_wd),
+    .rd_addr(c_qpn_next), .rd_data(req_c_raw));
+ram_sdp #(.DATA_W(SNT_W), .ADDR_W(QN_W), .DEPTH(NUM_QP)) snt_qn_inst (
+    .clk(clk), .wr_en(snt_we), .wr_addr(qn_reg), .wr_data(snt_wd),
+    .rd_addr(qn_next), .rd_data(snt_qn_raw));
+ram_sdp #(.DATA_W(SNT_W), .ADDR_W(QN_W), .DEPTH(NUM_QP)) snt_c_inst (
+    .clk(clk), .wr_en(snt_we), .wr_addr(qn_reg), .wr_data(snt_wd),
+    .rd_addr(c_qpn_next), .rd_data(snt_c_raw));
+
+// a QP's REQ record as it reads: the RAM's word once written since the load
+// (the timeout exponent of rql is not read here)
+/* verilator lint_off UNUSEDSIGNAL */
+function [REQ_W-1:0] req_eff(input v, input [REQ_W-1:0] raw, input [23:0] psn, input [RQL_W-1:0] rql);
+    begin
+        req_eff = {REQ_W{1'b0}};
+        req_eff[REQ_UNA_LSB +: REQ_UNA_W] = psn;
+        req_eff[REQ_RLEFT_LSB +: REQ_RLEFT_W] = rql[RQL_RETRY_LSB +: RQL_RETRY_W];
+        req_eff[REQ_NLEFT_LSB +: REQ_NLEFT_W] = rql[RQL_RNR_LSB +: RQL_RNR_W];
+        if (v) begin
+            req_eff = raw;
+        end
+    end
+endfunction
+/* verilator lint_on UNUSEDSIGNAL */
+
+/* verilator lint_off UNUSEDSIGNAL */
+wire [REQ_W-1:0] req_qn = req_eff(req_v_reg[qn_reg], req_qn_raw, sq_psn_mem[qn_reg], rql_qn);
+/* verilator lint_on UNUSEDSIGNAL */
+wire [REQ_W-1:0] req_c = req_eff(req_v_reg[c_qpn_reg], req_c_raw, sq_psn_mem[c_qpn_reg], rql_c);
+assign qn_una = req_qn[REQ_UNA_LSB +: REQ_UNA_W];
+assign qn_rot = req_qn[REQ_ROT_LSB +: REQ_ROT_W];
+assign qn_susp = req_qn[REQ_SUSP_LSB +: REQ_SUSP_W];
+assign qn_suspv = req_qn[REQ_SUSPV_LSB];
+assign qn_sent = snt_v_reg[qn_reg] ? snt_qn_raw[SNT_PSN_LSB +: SNT_PSN_W] : sq_psn_mem[qn_reg];
+wire [23:0] go_una = req_v_reg[go_qpn] ? req_go_una_raw : sq_psn_mem[go_qpn];
+wire [23:0] c_una_now = req_c[REQ_UNA_LSB +: REQ_UNA_W];
+wire [23:0] c_sent_now = snt_v_reg[c_qpn_reg] ? snt_c_raw[SNT_PSN_LSB +: SNT_PSN_W]
+    : sq_psn_mem[c_qpn_reg];
+wire [2:0] c_rleft = req_c[REQ_RLEFT_LSB +: REQ_RLEFT_W];
+wire [2:0] c_nleft = req_c[REQ_NLEFT_LSB +: REQ_NLEFT_W];
+wire [5:0] c_rot = req_c[REQ_ROT_LSB +: REQ_ROT_W];
+wire [2:0] c_retry_init = rql_c[RQL_RETRY_LSB +: RQL_RETRY_W];
+wire [2:0] c_rnr_init = rql_c[RQL_RNR_LSB +: RQL_RNR_W];
+
 wire [3:0] c_head = ost_head_mem[c_qpn_reg];
 wire [3:0] c_tail = ost_tail_mem[c_qpn_reg];
 wire [OST_W-1:0] c_entry = ost_mem[{ring_mem[c_qpn_reg], c_head[2:0]}];
@@ -872,6 +1023,59 @@ wire c_covered = (c_limit_reg + 24'd1 - c_entry_psn) < 24'h800000;
 wire c_covered = (c_limit_reg - c_entry_psn) < 24'h800000;   // entry's last PSN <= limit
 `endif
 
+// the completer's write of its QP's REQ record (the cases below)
+reg [REQ_W-1:0] req_wd_c;
+always @* begin
+    req_wd_c = req_c;
+    case (c_state_reg)
+        C_EVAL: begin
+            // an ACK that moves una: the retry counters are full again
+            if (c_syn_reg[6:5] == 2'b00 && c_ack_ok && c_ack_off != 24'd0) begin
+                req_wd_c[REQ_UNA_LSB +: REQ_UNA_W] = c_psn_reg + 24'd1;
+                req_wd_c[REQ_RLEFT_LSB +: REQ_RLEFT_W] = c_retry_init;
+                req_wd_c[REQ_NLEFT_LSB +: REQ_NLEFT_W] = c_rnr_init;
+            end
+        end
+        C_SEQ: begin
+            req_wd_c[REQ_UNA_LSB +: REQ_UNA_W] = c_psn_reg;
+            if (!(c_psn_reg == c_una && c_rleft == 3'd0)) begin
+                req_wd_c[REQ_RLEFT_LSB +: REQ_RLEFT_W] = c_psn_reg == c_una ? c_rleft - 3'd1 : c_retry_init;
+                if (!(rtx_req_reg[c_qpn_reg] && c_una == c_psn_reg)) begin
+                    req_wd_c[REQ_SUSPV_LSB] = 1'b1;
+                    req_wd_c[REQ_SUSP_LSB +: REQ_SUSP_W] = c_psn_reg[5:0] + c_rot;
+                end
+            end
+        end
+        C_RNR: begin
+            req_wd_c[REQ_UNA_LSB +: REQ_UNA_W] = c_psn_reg;
+            if (c_rnr_init != 3'd7 && c_nleft != 3'd0) begin
+                req_wd_c[REQ_NLEFT_LSB +: REQ_NLEFT_W] = c_nleft - 3'd1;
+            end
+        end
+        C_TMO: begin
+            if (!(c_head == c_tail || rtx_req_reg[c_qpn_reg]) && c_rleft != 3'd0) begin
+                req_wd_c[REQ_RLEFT_LSB +: REQ_RLEFT_W] = c_rleft - 3'd1;
+                req_wd_c[REQ_ROT_LSB +: REQ_ROT_W] = c_rot + 6'd1;
+            end
+        end
+        default: begin
+        end
+    endcase
+end
+// In the states that may change it the completer writes its QP's record
+// every cycle (as it reads, if nothing changes: the enable and the address
+// then do not wait for the ACK checks). ST_RECORD writes a record that
+// reads as loaded (req_v_reg clear); the completer's write goes first:
+// ST_RECORD waits a cycle for it unless it is this QP's (which then sets
+// the bit).
+wire c_wr_state = c_state_reg == C_EVAL || c_state_reg == C_SEQ || c_state_reg == C_RNR
+    || c_state_reg == C_TMO;
+wire rec_req = rec_state && !req_v_reg[qn_reg];
+wire rec_stall = rec_req && c_wr_state && c_qpn_reg != qn_reg;
+assign req_we = c_wr_state || rec_req;
+assign req_wa = c_wr_state ? c_qpn_reg : qn_reg;
+assign req_wd = c_wr_state ? req_wd_c : req_qn;
+
 // Rings change hands here. A ring is taken when a WQE is recorded into an
 // empty one; it is given back when the completer pops the last entry (unless
 // a WQE of the same QP is recorded that cycle) or when the QP is loaded
@@ -879,7 +1083,7 @@ wire c_covered = (c_limit_reg - c_entry_psn) < 24'h800000;   // entry's last PSN
 localparam [OST_RINGS-1:0] RING_ONE = {{(OST_RINGS-1){1'b0}}, 1'b1};
 wire c_pop = (c_state_reg == C_POP && c_head != c_tail && c_covered)
     || (c_state_reg == C_ERR && c_head != c_tail);
-wire rec_now = state_reg == ST_RECORD;
+wire rec_now = state_reg == ST_RECORD && !rec_stall;
 wire c_drain = c_pop && c_head + 4'd1 == c_tail && !(rec_now && qn_reg == c_qpn_reg);
 wire l_any = load_rts || load_reset;
 wire l_held = ost_head_mem[load_qpn] != ost_tail_mem[load_qpn];
@@ -938,7 +1142,7 @@ always @(posedge clk) begin
     stat_nak_seq_reg <= 1'b0;
     stat_rnr_reg <= 1'b0;
     cycle_reg <= cycle_reg + 1'b1;
-    scan_reg <= scan_reg == LAST_QP ? {QN_W{1'b0}} : scan_reg + 1'b1;
+    scan_reg <= scan_next;
     scan_q_reg <= scan_reg;
     scan_rtx_reg <= scan_rtx;
     scan_tmo_reg <= scan_tmo;
@@ -961,7 +1165,7 @@ always @(posedge clk) begin
                 // a retransmission goes before any new work
                 rtx_mode_reg <= 1'b1;
                 rtx_single_reg <= rtx_one_reg[go_qpn];
-                rtx_from_reg <= una_mem[go_qpn];
+                rtx_from_reg <= go_una;
                 rtx_req_reg[go_qpn] <= 1'b0;
                 rtx_go_reg[go_qpn] <= 1'b0;
                 rtx_idx_reg <= ost_head_mem[go_qpn];
@@ -999,7 +1203,7 @@ always @(posedge clk) begin
                 // asked again meanwhile: start over from the new PSN once due
                 if ((now - stamp_mem[qn_reg]) < 24'h800000) begin
                     rtx_single_reg <= rtx_one_reg[qn_reg];
-                    rtx_from_reg <= una_mem[qn_reg];
+                    rtx_from_reg <= qn_una;
                     rtx_req_reg[qn_reg] <= 1'b0;
                     rtx_go_reg[qn_reg] <= 1'b0;
                     rtx_idx_reg <= ost_head;
@@ -1200,7 +1404,7 @@ always @(posedge clk) begin
             end else if (rtx_single && pkt_push) begin
                 // the one missing packet is out: go on with what was never sent
                 rtx_single_reg <= 1'b0;
-                rtx_from_reg <= sent_mem[qn_reg];
+                rtx_from_reg <= qn_sent;
                 rtx_idx_reg <= ost_head;
                 state_reg <= ST_RTX_PICK;
             end else if (pkt_push && pkt_last_reg) begin
@@ -1219,21 +1423,24 @@ always @(posedge clk) begin
         end
         ST_RECORD: begin
             // the WQE waits for its ACK (its unsent packets, if it was set
-            // aside, go out with the retransmission)
-            ost_mem[ost_wr_idx] <= {wqe_addr_reg, psn0_reg, byte_len_reg, wqe_wr_id, wqe_index_reg,
-                rec_last_psn_reg, wqe_is_send, wqe_signaled};
-            ost_tail_mem[qn_reg] <= ost_tail + 4'd1;
-            sq_psn_mem[qn_reg] <= rec_next_psn_reg;
-            if (ost_empty) begin
-                if (!rtx_req_reg[qn_reg]) begin
-                    stamp_mem[qn_reg] <= now;     // (else it holds the RNR wait)
+            // aside, go out with the retransmission); a cycle later if the
+            // REQ record's write port is the completer's (rec_stall)
+            if (!rec_stall) begin
+                ost_mem[ost_wr_idx] <= {wqe_addr_reg, psn0_reg, byte_len_reg, wqe_wr_id, wqe_index_reg,
+                    rec_last_psn_reg, wqe_is_send, wqe_signaled};
+                ost_tail_mem[qn_reg] <= ost_tail + 4'd1;
+                sq_psn_mem[qn_reg] <= rec_next_psn_reg;
+                if (ost_empty) begin
+                    if (!rtx_req_reg[qn_reg]) begin
+                        stamp_mem[qn_reg] <= now;     // (else it holds the RNR wait)
+                    end
+                    ring_mem[qn_reg] <= ring_pick;
                 end
-                ring_mem[qn_reg] <= ring_pick;
+                if (ctx_state != QPS_RTS) begin
+                    flush_req_reg[qn_reg] <= 1'b1;
+                end
+                state_reg <= ST_DONE;
             end
-            if (ctx_state != QPS_RTS) begin
-                flush_req_reg[qn_reg] <= 1'b1;
-            end
-            state_reg <= ST_DONE;
         end
         ST_CQE: begin
             if (m_cqe_ready) begin
@@ -1246,10 +1453,10 @@ always @(posedge clk) begin
         default: state_reg <= ST_IDLE;
     endcase
 
+    if (snt_we) begin
+        snt_v_reg[qn_reg] <= 1'b1;
+    end
     if (pkt_push) begin
-        if (pkt_new_reg) begin
-            sent_mem[qn_reg] <= pkt_psn_reg + 24'd1;
-        end
         stat_retransmit_reg <= !pkt_new_reg;
     end
 
@@ -1289,13 +1496,16 @@ always @(posedge clk) begin
         ackq_wr_reg <= ackq_wr_reg + 3'd1;
     end
 
+    c_qpn_reg <= c_qpn_next;
+    if (req_we) begin
+        req_v_reg[req_wa] <= 1'b1;
+    end
     case (c_state_reg)
         C_IDLE: begin
             c_error_reg <= 1'b0;
             if (scan_flush_reg) begin
                 // the QP is in ERR: complete what it still holds, flushed
                 // (the first one with a waiting NAK status, if any)
-                c_qpn_reg <= scan_q_reg;
                 c_syn_reg <= 8'd0;
                 c_err_status_reg <= WC_STATUS_WR_FLUSH_ERR;
                 if (perr_valid_reg && perr_qpn_reg == scan_q_reg) begin
@@ -1306,18 +1516,17 @@ always @(posedge clk) begin
                 flush_req_reg[scan_q_reg] <= 1'b0;
                 c_state_reg <= C_ERR;
             end else if (scan_tmo_reg) begin
-                c_qpn_reg <= scan_q_reg;
                 c_syn_reg <= 8'd0;
                 c_state_reg <= C_TMO;
             end else if (!ackq_empty) begin
-                {c_qpn_reg, c_psn_reg, c_syn_reg} <= ackq[ackq_rd_reg[1:0]];
+                {c_psn_reg, c_syn_reg} <= ackq_head[31:0];
                 ackq_rd_reg <= ackq_rd_reg + 3'd1;
                 c_state_reg <= C_LOAD;
             end
         end
         C_LOAD: begin
-            c_una_reg <= una_mem[c_qpn_reg];
-            c_outstanding_reg <= sent_mem[c_qpn_reg] - una_mem[c_qpn_reg];
+            c_una_reg <= c_una_now;
+            c_outstanding_reg <= c_sent_now - c_una_now;
             c_state_reg <= C_EVAL;
         end
         C_EVAL: begin
@@ -1328,10 +1537,8 @@ always @(posedge clk) begin
             end else if (c_syn_reg[6:5] == 2'b00) begin
                 // ACK: everything up to this PSN arrived
                 if (c_ack_off != 24'd0) begin
-                    una_mem[c_qpn_reg] <= c_psn_reg + 24'd1;
+                    // (una and the retry counters: req_wd_c)
                     stamp_mem[c_qpn_reg] <= now;
-                    retry_left_mem[c_qpn_reg] <= retry_init_mem[c_qpn_reg];
-                    rnr_left_mem[c_qpn_reg] <= rnr_init_mem[c_qpn_reg];
                 end
                 c_limit_reg <= c_psn_reg;
                 c_state_reg <= C_POP;
@@ -1370,22 +1577,19 @@ always @(posedge clk) begin
         end
         C_SEQ: begin
             // PSN sequence error: go back to the PSN the responder expects
+            // (una, the retry counter and the suspect path: req_wd_c)
             stat_nak_seq_reg <= 1'b1;
-            una_mem[c_qpn_reg] <= c_psn_reg;
             stamp_mem[c_qpn_reg] <= now;
-            if (c_psn_reg == c_una && retry_left_mem[c_qpn_reg] == 3'd0) begin
+            if (c_psn_reg == c_una && c_rleft == 3'd0) begin
                 c_err_status_reg <= WC_STATUS_RETRY_EXC_ERR;
                 c_set_err_reg <= 1'b1;
                 c_state_reg <= C_ERR;
             end else begin
-                retry_left_mem[c_qpn_reg] <= c_psn_reg == c_una
-                    ? retry_left_mem[c_qpn_reg] - 3'd1 : retry_init_mem[c_qpn_reg];
                 if (!(rtx_req_reg[c_qpn_reg] && c_una == c_psn_reg)) begin
+                    // (and the path the lost packet took, as mapped now,
+                    // becomes the suspect one)
                     rtx_req_reg[c_qpn_reg] <= 1'b1;
                     rtx_one_reg[c_qpn_reg] <= 1'b1;
-                    // the path the lost packet took (as mapped now)
-                    susp_v_reg[c_qpn_reg] <= 1'b1;
-                    susp_mem[c_qpn_reg] <= c_psn_reg[5:0] + rot_mem[c_qpn_reg];
                     rtx_go_reg[c_qpn_reg] <= 1'b0;
                 end
                 c_state_reg <= C_IDLE;
@@ -1393,17 +1597,14 @@ always @(posedge clk) begin
         end
         C_RNR: begin
             // receiver not ready: resend from its PSN after the RNR timer
+            // (una and the RNR retry counter: req_wd_c)
             stat_rnr_reg <= 1'b1;
-            una_mem[c_qpn_reg] <= c_psn_reg;
             stamp_mem[c_qpn_reg] <= now + rnr_ticks(c_syn_reg[4:0]);
-            if (rnr_init_mem[c_qpn_reg] != 3'd7 && rnr_left_mem[c_qpn_reg] == 3'd0) begin
+            if (c_rnr_init != 3'd7 && c_nleft == 3'd0) begin
                 c_err_status_reg <= WC_STATUS_RNR_RETRY_EXC_ERR;
                 c_set_err_reg <= 1'b1;
                 c_state_reg <= C_ERR;
             end else begin
-                if (rnr_init_mem[c_qpn_reg] != 3'd7) begin
-                    rnr_left_mem[c_qpn_reg] <= rnr_left_mem[c_qpn_reg] - 3'd1;
-                end
                 rtx_one_reg[c_qpn_reg] <= 1'b0;
                 rtx_req_reg[c_qpn_reg] <= 1'b1;
                 rtx_go_reg[c_qpn_reg] <= 1'b0;
@@ -1417,13 +1618,12 @@ always @(posedge clk) begin
             end else begin
                 stat_timeout_reg <= 1'b1;
                 stamp_mem[c_qpn_reg] <= now;
-                if (retry_left_mem[c_qpn_reg] == 3'd0) begin
+                if (c_rleft == 3'd0) begin
                     c_err_status_reg <= WC_STATUS_RETRY_EXC_ERR;
                     c_set_err_reg <= 1'b1;
                     c_state_reg <= C_ERR;
                 end else begin
-                    retry_left_mem[c_qpn_reg] <= retry_left_mem[c_qpn_reg] - 3'd1;
-                    rot_mem[c_qpn_reg] <= rot_mem[c_qpn_reg] + 6'd1;
+                    // (the retry counter and the rotation: req_wd_c)
                     rtx_one_reg[c_qpn_reg] <= 1'b0;
                     rtx_req_reg[c_qpn_reg] <= 1'b1;
                     rtx_go_reg[c_qpn_reg] <= 1'b0;
@@ -1466,20 +1666,15 @@ always @(posedge clk) begin
         perr_valid_reg <= 1'b0;
     end
     if (load_rts || load_reset) begin
+        // (the PSN and the retry settings go to RQL: rql_wd; REQ and SNT
+        // read as loaded until written again)
         sq_psn_mem[load_qpn] <= load_psn;
-        sent_mem[load_qpn] <= load_psn;
-        una_mem[load_qpn] <= load_psn;
         ost_head_mem[load_qpn] <= 4'd0;
         ost_tail_mem[load_qpn] <= 4'd0;
         rtx_req_reg[load_qpn] <= 1'b0;
         flush_req_reg[load_qpn] <= 1'b0;
-        tmo_exp_mem[load_qpn] <= load_retry[4:0];
-        rot_mem[load_qpn] <= 6'd0;
-        susp_v_reg[load_qpn] <= 1'b0;
-        retry_init_mem[load_qpn] <= load_retry[7:5];
-        retry_left_mem[load_qpn] <= load_retry[7:5];
-        rnr_init_mem[load_qpn] <= load_retry[10:8];
-        rnr_left_mem[load_qpn] <= load_retry[10:8];
+        req_v_reg[load_qpn] <= 1'b0;
+        snt_v_reg[load_qpn] <= 1'b0;
     end
 
     if (rst) begin

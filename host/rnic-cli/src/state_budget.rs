@@ -2,9 +2,10 @@
 //! array (`reg [W-1:0] x [0:NUM_QP-1]`, `[0:NUM_Q-1]` in the queue
 //! manager) and per-QP bit vector (`reg [NUM_QP-1:0] x`) of the modules
 //! that keep per-QP state, and the fields of the records in block RAM
-//! (qp_context's `localparam QPC_<FIELD>_W`, rc_responder's
-//! `localparam RSP_<FIELD>_W`, counted once however many read-port copies
-//! hold them; a flop copy marked `(copy)` is not counted again),
+//! (`localparam <PREFIX>_<FIELD>_W`, prefixes in RECORDS: qp_context's
+//! QPC_, the requester's RQL_, REQ_, SNT_, rc_responder's RSP_, the queue
+//! manager's SQC_; counted once however many read-port copies hold it; a
+//! flop copy marked `(copy)` is not counted again),
 //! with their widths evaluated for the build's
 //! parameters (MP_W, QN_W, OST_RINGS), grouped by what they are for; and
 //! apart from it the state every QP shares (the pool of outstanding-WQE
@@ -30,6 +31,18 @@ const RTL: [(&str, &str); 4] = [
         "rc_responder",
         include_str!("../../../hw/rtl/rc_responder.v"),
     ),
+];
+
+/// The records in block RAM: (module, prefix of their `localparam
+/// <PREFIX>_<FIELD>_W` lines); an item is named `<prefix>_<field>`, lower
+/// case.
+const RECORDS: [(&str, &str); 6] = [
+    ("qp_context", "QPC_"),
+    ("wqe_executor", "RQL_"),
+    ("wqe_executor", "REQ_"),
+    ("wqe_executor", "SNT_"),
+    ("rc_responder", "RSP_"),
+    ("queue_manager", "SQC_"),
 ];
 
 /// What a per-QP structure is for.
@@ -81,13 +94,13 @@ fn category(module: &str, name: &str) -> Option<Category> {
     Some(match (module, name) {
         ("qp_context", "qpc_spray") => PerPath,
         ("qp_context", _) => Context,
-        ("queue_manager", n) if n.starts_with("sq_") => SendQueue,
+        ("queue_manager", n) if n.starts_with("sq_") || n.starts_with("sqc_") => SendQueue,
         ("queue_manager", n) if n.starts_with("cq_") || n == "msi_pending_reg" => CompletionQueue,
         (
             "wqe_executor",
             "ost_mem" | "ost_head_mem" | "ost_tail_mem" | "ring_mem" | "ring_free_reg",
         ) => OutstandingRing,
-        ("wqe_executor", "rot_mem" | "susp_mem" | "susp_v_reg") => PerPath,
+        ("wqe_executor", "req_rot" | "req_susp" | "req_suspv") => PerPath,
         ("wqe_executor", _) => PsnRetry,
         ("rc_responder", "rsp_bmp" | "rsp_clr_reg") => Bitmap,
         (
@@ -266,27 +279,25 @@ pub fn items(
                     vars.insert(k, v);
                 }
             }
-            // the records in block RAM, `localparam <P>_<FIELD>_W = w;` one
-            // field each: qp_context's (QPC_A_W is port a's share of the
-            // record, not a field) and rc_responder's (RSP_); a knob comment
-            // as for the arrays below
-            let record = [("qp_context", "QPC"), ("rc_responder", "RSP")]
+            // a record's field (block RAM): `localparam <P>_<FIELD>_W = w;`
+            // one field each (QPC_A_W is port a's share of the record, not a
+            // field); a knob comment as for the arrays below
+            if let Some((prefix, (field, w))) = RECORDS
                 .iter()
-                .find(|(m, _)| *m == module)
-                .map(|(_, p)| *p);
-            if let Some((prefix, (field, w))) = record.and_then(|p| {
-                l.strip_prefix("localparam ")
-                    .and_then(|r| r.strip_prefix(p))
-                    .and_then(|r| r.strip_prefix('_'))
-                    .and_then(|r| r.split_once("_W ="))
-                    .filter(|(f, _)| {
-                        *f != "A"
-                            && !f.is_empty()
-                            && f.chars()
-                                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
-                    })
-                    .map(|fw| (p, fw))
-            }) {
+                .filter(|(m, _)| *m == module)
+                .find_map(|(_, p)| {
+                    l.strip_prefix("localparam ")
+                        .and_then(|r| r.strip_prefix(p))
+                        .and_then(|r| r.split_once("_W ="))
+                        .map(|fw| (p, fw))
+                })
+                .filter(|(p, (f, _))| {
+                    !f.is_empty()
+                        && (**p != "QPC_" || *f != "A")
+                        && f.chars()
+                            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+                })
+            {
                 if (!send_en && l.contains("(knob: SEND_EN)"))
                     || (!rc_en && l.contains("(knob: RC_EN)"))
                 {
@@ -296,7 +307,7 @@ pub fn items(
                 let w = w.trim().trim_end_matches(';');
                 let bits =
                     eval(w, &vars).ok_or_else(|| format!("{module}: width of {field}: {w}"))?;
-                let name = format!("{}_{}", prefix.to_lowercase(), field.to_lowercase());
+                let name = format!("{}{}", prefix.to_lowercase(), field.to_lowercase());
                 let category = category(module, &name)
                     .ok_or_else(|| format!("{module}.{name}: per-QP state with no category"))?;
                 per_qp.push(Item {
@@ -532,7 +543,29 @@ mod tests {
         assert_eq!(ring.bits, 226 * 8 * 16);
         let ring_no = b.items.iter().find(|i| i.name == "ring_mem").unwrap();
         assert_eq!(ring_no.bits, 4);
-        assert!(b.items.iter().any(|i| i.name == "sq_base"));
+        assert!(b
+            .items
+            .iter()
+            .any(|i| i.name == "sqc_base" && i.bits == 52 && i.category == Category::SendQueue));
+        assert!(b.items.iter().all(|i| i.name != "sq_base"));
+        // the requester's records: counted once, not per RAM copy; the
+        // flop arrays they replace are gone
+        for (name, bits, c) in [
+            ("rql_tmo", 5, Category::PsnRetry),
+            ("req_una", 24, Category::PsnRetry),
+            ("snt_psn", 24, Category::PsnRetry),
+            ("req_rot", 6, Category::PerPath),
+            ("req_suspv", 1, Category::PerPath),
+        ] {
+            let n = b.items.iter().filter(|i| i.name == name).count();
+            assert_eq!(n, 1, "{name}: {:?}", b.items);
+            let it = b.items.iter().find(|i| i.name == name).unwrap();
+            assert_eq!((it.bits, it.category), (bits, c), "{name}");
+        }
+        assert!(b.items.iter().all(|i| !matches!(
+            i.name.as_str(),
+            "una_mem" | "sent_mem" | "rot_mem" | "req_w"
+        )));
         assert_eq!(
             budget(64, 128, true, true, None)
                 .unwrap()
