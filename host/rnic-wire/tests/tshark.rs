@@ -14,19 +14,13 @@ use rnic_wire::*;
 use std::process::Command;
 use std::time::Duration;
 
+/// A present tshark value (see `tshark_value`); panics with `ctx` on an
+/// empty or unreadable one.
 fn num(s: &str, ctx: &str) -> u64 {
-    let s = s.trim();
-    match s {
-        "True" => 1,
-        "False" => 0,
-        _ => match s.strip_prefix("0x") {
-            Some(h) => {
-                u64::from_str_radix(h, 16).unwrap_or_else(|_| panic!("bad hex {s:?}: {ctx}"))
-            }
-            None => s
-                .parse()
-                .unwrap_or_else(|_| panic!("bad number {s:?}: {ctx}")),
-        },
+    match tshark_value(s) {
+        Ok(Some(v)) => v,
+        Ok(None) => panic!("empty field: {ctx}"),
+        Err(e) => panic!("bad number {e}: {ctx}"),
     }
 }
 
