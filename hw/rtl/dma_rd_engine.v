@@ -851,16 +851,19 @@ generate
         localparam [DT_W-1:0] IDX = gi;
         reg [CNT_W-1:0] done_reg = {CNT_W{1'b0}};
         reg [3:0]       err_reg = 4'd0;
-        wire hit_a = ev_a_valid && ev_a_slot == IDX;
-        wire hit_b = ev_b_valid && ev_b_slot == IDX;
 
+        // under the events' valid: the simulator skips the slot's logic on
+        // idle cycles (the hardware is the same)
         always @(posedge clk) begin
-            done_reg <= done_reg + {{CNT_W-1{1'b0}}, hit_a && ev_a_fin} + {{CNT_W-1{1'b0}}, hit_b && ev_b_fin};
-            if (err_reg == 4'd0) begin
-                if (hit_a && ev_a_err != 4'd0) begin
-                    err_reg <= ev_a_err;
-                end else if (hit_b && ev_b_err != 4'd0) begin
-                    err_reg <= ev_b_err;
+            if (ev_a_valid || ev_b_valid) begin
+                done_reg <= done_reg + {{CNT_W-1{1'b0}}, ev_a_valid && ev_a_slot == IDX && ev_a_fin}
+                    + {{CNT_W-1{1'b0}}, ev_b_valid && ev_b_slot == IDX && ev_b_fin};
+                if (err_reg == 4'd0) begin
+                    if (ev_a_valid && ev_a_slot == IDX && ev_a_err != 4'd0) begin
+                        err_reg <= ev_a_err;
+                    end else if (ev_b_valid && ev_b_slot == IDX && ev_b_err != 4'd0) begin
+                        err_reg <= ev_b_err;
+                    end
                 end
             end
             if (dt_head_done && dt_head == IDX) begin

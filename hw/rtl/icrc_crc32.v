@@ -119,7 +119,60 @@ function [31:0] unstep_row(input [32*32-1:0] cols, input integer r);
     end
 endfunction
 
-localparam [32*DATA_W-1:0] DCOLS = data_cols(DATA_W);
+// a column table as rows: row r (which inputs feed state bit r) at [W*r +: W]
+function [32*DATA_W-1:0] data_rows(input [32*DATA_W-1:0] cols);
+    integer r;
+    begin
+        for (r = 0; r < 32; r = r + 1) begin
+            data_rows[DATA_W*r +: DATA_W] = data_row(cols, r);
+        end
+    end
+endfunction
+
+function [32*32-1:0] unstep_rows(input [32*32-1:0] cols);
+    integer r;
+    begin
+        for (r = 0; r < 32; r = r + 1) begin
+            unstep_rows[32*r +: 32] = unstep_row(cols, r);
+        end
+    end
+endfunction
+
+localparam [32*DATA_W-1:0] DROWS = data_rows(data_cols(DATA_W));
+
+// The matrix products are functions called in the clocked blocks, under the
+// stage's valid, rather than wires: the logic is the same, but the simulator
+// evaluates every wire each cycle, and the CRC of two idle ports was a
+// tenth of its idle cost.
+
+// data contribution of a beat: bit r is the parity of the data under row r
+function [31:0] mul_data(input [DATA_W-1:0] v);
+    integer r;
+    begin
+        for (r = 0; r < 32; r = r + 1) begin
+            mul_data[r] = ^(v & DROWS[DATA_W*r +: DATA_W]);
+        end
+    end
+endfunction
+
+// the state's own contribution over one beat: the first 32 columns
+function [31:0] mul_state(input [31:0] v);
+    integer r;
+    begin
+        for (r = 0; r < 32; r = r + 1) begin
+            mul_state[r] = ^(v & DROWS[DATA_W*r +: 32]);
+        end
+    end
+endfunction
+
+function [31:0] mul_unstep(input [31:0] v, input [32*32-1:0] rows);
+    integer r;
+    begin
+        for (r = 0; r < 32; r = r + 1) begin
+            mul_unstep[r] = ^(v & rows[32*r +: 32]);
+        end
+    end
+endfunction
 
 // ---------------------------------------------------------------------------
 // S1: mask and count
@@ -168,27 +221,17 @@ reg             s2_first_reg = 1'b0;
 reg             s2_last_reg = 1'b0;
 reg             s2_valid_reg = 1'b0;
 
-wire [31:0] q_next;
 wire [31:0] state_cur;
-wire [31:0] state_next;
 
 reg [31:0] state_reg = 32'hFFFFFFFF;
 
 assign state_cur = s2_first_reg ? 32'hFFFFFFFF : state_reg;
 
-genvar r;
-generate
-    for (r = 0; r < 32; r = r + 1) begin : g_mat
-        localparam [DATA_W-1:0] DROW = data_row(DCOLS, r);
-        assign q_next[r] = ^(s1_data_reg & DROW);
-        assign state_next[r] = ^(state_cur & DROW[31:0]) ^ s2_q_reg[r];
-    end
-endgenerate
 
 always @(posedge clk) begin
     s2_valid_reg <= s1_valid_reg;
     if (s1_valid_reg) begin
-        s2_q_reg <= q_next;
+        s2_q_reg <= mul_data(s1_data_reg);
         s2_miss_reg <= s1_miss_reg;
         s2_empty_reg <= s1_empty_reg;
         s2_first_reg <= s1_first_reg;
@@ -209,8 +252,8 @@ reg             t0_valid_reg = 1'b0;
 always @(posedge clk) begin
     t0_valid_reg <= s2_valid_reg && s2_last_reg;
     if (s2_valid_reg) begin
-        state_reg <= state_next;
-        t0_state_reg <= s2_empty_reg ? state_cur : state_next;
+        state_reg <= mul_state(state_cur) ^ s2_q_reg;
+        t0_state_reg <= s2_empty_reg ? state_cur : mul_state(state_cur) ^ s2_q_reg;
         t0_miss_reg <= s2_empty_reg ? {SEG_W{1'b0}} : s2_miss_reg;
     end
     if (rst) begin
@@ -233,23 +276,16 @@ assign t_valid[0] = t0_valid_reg;
 genvar s;
 generate
     for (s = 0; s < SEG_W; s = s + 1) begin : g_tail
-        localparam [32*32-1:0] UCOLS = unstep_cols(1 << s);
-
-        wire [31:0] back;
+        localparam [32*32-1:0] UROWS = unstep_rows(unstep_cols(1 << s));
 
         reg [31:0]      state_reg_s = 32'd0;
         reg [SEG_W-1:0] miss_reg_s = {SEG_W{1'b0}};
         reg             valid_reg_s = 1'b0;
 
-        for (r = 0; r < 32; r = r + 1) begin : g_row
-            localparam [31:0] UROW = unstep_row(UCOLS, r);
-            assign back[r] = ^(t_state[s] & UROW);
-        end
-
         always @(posedge clk) begin
             valid_reg_s <= t_valid[s];
             if (t_valid[s]) begin
-                state_reg_s <= t_miss[s][s] ? back : t_state[s];
+                state_reg_s <= t_miss[s][s] ? mul_unstep(t_state[s], UROWS) : t_state[s];
                 miss_reg_s <= t_miss[s];
             end
             if (rst) begin

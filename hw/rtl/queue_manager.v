@@ -317,9 +317,17 @@ always @(posedge clk) begin
     end
 end
 
+// A QP's work bit can only change after a write to a ring index or a take
+// count, so the compares run only in the cycle after one: the simulator then
+// skips NUM_Q compares on most cycles (in the FPGA it is a clock enable).
+reg work_dirty_reg = 1'b1;
+
 always @(posedge clk) begin
-    for (i = 0; i < NUM_Q; i = i + 1) begin
-        sq_work_reg[i] <= sq_pi[i] != sq_ci[i] + {14'd0, taken_reg[2*i +: 2]};
+    work_dirty_reg <= sq_take || sq_done || reg_sq_db_valid || reg_q_cmd_valid || rst;
+    if (work_dirty_reg) begin
+        for (i = 0; i < NUM_Q; i = i + 1) begin
+            sq_work_reg[i] <= sq_pi[i] != sq_ci[i] + {14'd0, taken_reg[2*i +: 2]};
+        end
     end
     sq_stale_reg <= {NUM_Q{1'b0}};
     if (sq_take) begin
@@ -471,10 +479,12 @@ always @(posedge clk) begin
     if (pick_load) begin
         rr_reg <= pick_qn;
     end
-    for (tq = 0; tq < NUM_Q; tq = tq + 1) begin
-        taken_reg[2*tq +: 2] <= taken_reg[2*tq +: 2]
-            + {1'b0, sq_take && out_qn_reg == tq[QN_W-1:0]}
-            - {1'b0, sq_done && sq_done_qn == tq[QN_W-1:0]};
+    if (sq_take || sq_done) begin
+        for (tq = 0; tq < NUM_Q; tq = tq + 1) begin
+            taken_reg[2*tq +: 2] <= taken_reg[2*tq +: 2]
+                + {1'b0, sq_take && out_qn_reg == tq[QN_W-1:0]}
+                - {1'b0, sq_done && sq_done_qn == tq[QN_W-1:0]};
+        end
     end
     if (sq_done) begin
         sq_ci[sq_done_qn] <= sq_ci[sq_done_qn] + 16'd1;

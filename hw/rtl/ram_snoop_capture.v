@@ -38,31 +38,46 @@ initial begin
     end
 end
 
+localparam NBEATS = 64 / BEAT_BYTES;                 // beats of one entry
+localparam WPB = BEAT_BYTES / 4;                      // dwords per beat
+localparam [RAM_ADDR_W-SEG_W-1:0] BEAT0 = BEAT0_I[RAM_ADDR_W-SEG_W-1:0];
+
 reg [511:0] entry_reg = 512'd0;
 reg [15:0] valid_reg = 16'd0;
 
-genvar gb, gw;
-generate
-    for (gb = 0; gb < 64; gb = gb + 1) begin : capture
-        localparam integer BEAT_I = BEAT0_I + gb / BEAT_BYTES;
-        localparam [RAM_ADDR_W-SEG_W-1:0] BEAT = BEAT_I[RAM_ADDR_W-SEG_W-1:0];
-        always @(posedge clk) begin
-            if (enable && snoop_en && snoop_addr == BEAT && snoop_strb[gb % BEAT_BYTES]) begin
-                entry_reg[gb*8 +: 8] <= snoop_data[(gb % BEAT_BYTES)*8 +: 8];
+// One block, guarded by the write enable, rather than one per byte: the
+// hardware is the same decoder, but the simulator evaluates each always
+// block every cycle, and 80 of them per capture were its largest idle cost.
+wire [RAM_ADDR_W-SEG_W-1:0] beat_rel = snoop_addr - BEAT0;
+localparam [RAM_ADDR_W-SEG_W-1:0] NBEATS_A = NBEATS[RAM_ADDR_W-SEG_W-1:0];
+wire hit = enable && snoop_en && beat_rel < NBEATS_A;
+wire [31:0] beat_i = {{(32-RAM_ADDR_W+SEG_W){1'b0}}, beat_rel};
+
+integer b, w;
+always @(posedge clk) begin
+    if (hit) begin
+        // constant indices: a variable part-select as the target costs
+        // synthesis a shifter per byte
+        for (b = 0; b < 64; b = b + 1) begin
+            if (beat_i == b / BEAT_BYTES && snoop_strb[b % BEAT_BYTES]) begin
+                entry_reg[b*8 +: 8] <= snoop_data[(b % BEAT_BYTES)*8 +: 8];
             end
         end
     end
-    for (gw = 0; gw < 16; gw = gw + 1) begin : words
-        localparam integer BEAT_I = BEAT0_I + (gw * 4) / BEAT_BYTES;
-        localparam [RAM_ADDR_W-SEG_W-1:0] BEAT = BEAT_I[RAM_ADDR_W-SEG_W-1:0];
-        localparam integer LANE = (gw * 4) % BEAT_BYTES;
-        always @(posedge clk) begin
-            if (clear) begin
-                valid_reg[gw] <= 1'b0;
-            end else if (enable && snoop_en && snoop_addr == BEAT && snoop_strb[LANE +: 4] != 4'd0) begin
-                valid_reg[gw] <= 1'b1;
+    if (clear) begin
+        valid_reg <= 16'd0;
+    end else if (hit) begin
+        for (w = 0; w < 16; w = w + 1) begin
+            if (beat_i == w / WPB && snoop_strb[(w % WPB)*4 +: 4] != 4'd0) begin
+                valid_reg[w] <= 1'b1;
             end
         end
+    end
+end
+
+genvar gw;
+generate
+    for (gw = 0; gw < 16; gw = gw + 1) begin : words
         assign entry[gw*32 +: 32] = valid_reg[gw] ? entry_reg[gw*32 +: 32] : 32'd0;
     end
 endgenerate

@@ -244,7 +244,10 @@ reg [SLOT_W-1:0] fr_slot_reg = {SLOT_W{1'b0}};
 reg              fr_has_slot_reg = 1'b0;
 reg              crc_on_reg = 1'b0;
 reg [RW-1:0]     crc_rem_reg = {RW{1'b0}};     // CRC bytes left from R0's beat
+// (the P_Key, MigReq and reserved BTH bits are captured but not read)
+/* verilator lint_off UNUSEDSIGNAL */
 reg [HMAX*8-1:0] hdr_reg = {HMAX*8{1'b0}};   // frame bytes 0..HMAX-1, byte f at [8f +: 8]
+/* verilator lint_on UNUSEDSIGNAL */
 
 // one-hot beat index for the header beats (all zero past the header)
 reg [NHB-1:0]    beat_oh_reg = {{NHB-1{1'b0}}, 1'b1};
@@ -472,20 +475,13 @@ end
 // and their result is pushed, in the same frame order, into the pending
 // flag memory. A pending entry is complete once its flags are pushed.
 
-// header byte f, and the big-endian 16-bit word at f
-function [7:0] hb8(input [HMAX*8-1:0] v, input integer f);
-    begin
-        hb8 = v[f*8 +: 8];
-    end
-endfunction
+// header byte f, and the big-endian 16-bit word at f: macros rather than
+// functions, because the simulator copied the whole header into each of the
+// 60 calls on every cycle
+`define HB8(f) hdr_reg[(f)*8 +: 8]
+`define HB16(f) {hdr_reg[(f)*8 +: 8], hdr_reg[((f)+1)*8 +: 8]}
 
-function [15:0] hb16(input [HMAX*8-1:0] v, input integer f);
-    begin
-        hb16 = {v[f*8 +: 8], v[(f+1)*8 +: 8]};
-    end
-endfunction
-
-wire [7:0] h_op = hb8(hdr_reg, 42);
+wire [7:0] h_op = `HB8(42);
 wire       h_se = hdr_reg[43*8+7];
 wire [1:0] h_pad = hdr_reg[43*8+4 +: 2];
 wire [3:0] h_tver = hdr_reg[43*8 +: 4];
@@ -500,13 +496,13 @@ wire h_reth = h_op == 8'h06 || h_op == 8'h0A || h_op == 8'h0B || h_op == 8'h0C
 wire h_imm = h_op == 8'h03 || h_op == 8'h05 || h_op == 8'h09 || h_op == 8'h0B || h_mceth;
 wire h_aeth = h_op == 8'h0D || h_op == 8'h0F || h_op == 8'h10 || h_op == 8'h11 || h_op == MP_OPCODE_ACK;
 
-wire h_ok = hb16(hdr_reg, 12) == 16'h0800 &&
-            {hb16(hdr_reg, 0), hb16(hdr_reg, 2), hb16(hdr_reg, 4)} == cfg_mac &&
-            hb8(hdr_reg, 14) == 8'h45 &&
-            h_frag == 6'd0 && hb8(hdr_reg, 21) == 8'h00 &&
-            hb8(hdr_reg, 23) == 8'd17 &&
-            {hb16(hdr_reg, 30), hb16(hdr_reg, 32)} == cfg_ip &&
-            hb16(hdr_reg, 36) == 16'd4791 &&
+wire h_ok = `HB16(12) == 16'h0800 &&
+            {`HB16(0), `HB16(2), `HB16(4)} == cfg_mac &&
+            `HB8(14) == 8'h45 &&
+            h_frag == 6'd0 && `HB8(21) == 8'h00 &&
+            `HB8(23) == 8'd17 &&
+            {`HB16(30), `HB16(32)} == cfg_ip &&
+            `HB16(36) == 16'd4791 &&
             h_tver == 4'd0 &&
             (h_op <= 8'h11 || h_mp);
 
@@ -514,39 +510,39 @@ wire h_ok = hb16(hdr_reg, 12) == 16'h0800 &&
 // no payload: 20 + 8 + 12 + extension headers + 4
 wire [6:0]  h_hlen = h_reth ? (h_mceth ? 7'd78 : h_imm ? 7'd74 : 7'd70) : ((h_imm || h_aeth) ? 7'd58 : 7'd54);
 wire [15:0] h_min_tot = {9'd0, h_hlen} - 16'd10;
-wire [15:0] h_tot = hb16(hdr_reg, 16);
+wire [15:0] h_tot = `HB16(16);
 
 // IPv4 header checksum: the ten 16-bit words, summed in pairs
-wire [16:0] h_pair0 = {1'b0, hb16(hdr_reg, 14)} + {1'b0, hb16(hdr_reg, 16)};
-wire [16:0] h_pair1 = {1'b0, hb16(hdr_reg, 18)} + {1'b0, hb16(hdr_reg, 20)};
-wire [16:0] h_pair2 = {1'b0, hb16(hdr_reg, 22)} + {1'b0, hb16(hdr_reg, 24)};
-wire [16:0] h_pair3 = {1'b0, hb16(hdr_reg, 26)} + {1'b0, hb16(hdr_reg, 28)};
-wire [16:0] h_pair4 = {1'b0, hb16(hdr_reg, 30)} + {1'b0, hb16(hdr_reg, 32)};
+wire [16:0] h_pair0 = {1'b0, `HB16(14)} + {1'b0, `HB16(16)};
+wire [16:0] h_pair1 = {1'b0, `HB16(18)} + {1'b0, `HB16(20)};
+wire [16:0] h_pair2 = {1'b0, `HB16(22)} + {1'b0, `HB16(24)};
+wire [16:0] h_pair3 = {1'b0, `HB16(26)} + {1'b0, `HB16(28)};
+wire [16:0] h_pair4 = {1'b0, `HB16(30)} + {1'b0, `HB16(32)};
 
 // descriptor fields; ext = the 16 bytes after the BTH (RETH or MPETH), ImmDt
 // after the RETH if both; aw = the AETH (the first 4 bytes after the BTH),
 // or an MP WRITE LAST WITH IMMEDIATE's MCETH (after its ImmDt)
 localparam DF_W = 48 + 48 + 32 + 32 + 16 + 8 + 1 + 1 + 2 + 24 + 24 + 32 + 128 + 32;
 
-wire [31:0] h_aw = h_mceth ? {hb16(hdr_reg, 74), hb16(hdr_reg, 76)} : {hb16(hdr_reg, 54), hb16(hdr_reg, 56)};
+wire [31:0] h_aw = h_mceth ? {`HB16(74), `HB16(76)} : {`HB16(54), `HB16(56)};
 
-wire [31:0] h_immdt = h_reth ? {hb16(hdr_reg, 70), hb16(hdr_reg, 72)} : {hb16(hdr_reg, 54), hb16(hdr_reg, 56)};
+wire [31:0] h_immdt = h_reth ? {`HB16(70), `HB16(72)} : {`HB16(54), `HB16(56)};
 
 wire [DF_W-1:0] h_fields = {
-    hb16(hdr_reg, 0), hb16(hdr_reg, 2), hb16(hdr_reg, 4),      // dmac
-    hb16(hdr_reg, 6), hb16(hdr_reg, 8), hb16(hdr_reg, 10),     // smac
-    hb16(hdr_reg, 26), hb16(hdr_reg, 28),                      // sip
-    hb16(hdr_reg, 30), hb16(hdr_reg, 32),                      // dip
-    hb16(hdr_reg, 34),                                         // UDP source port
+    `HB16(0), `HB16(2), `HB16(4),      // dmac
+    `HB16(6), `HB16(8), `HB16(10),     // smac
+    `HB16(26), `HB16(28),                      // sip
+    `HB16(30), `HB16(32),                      // dip
+    `HB16(34),                                         // UDP source port
     h_op,                                                      // opcode
     h_se,                                                      // SE
     h_ack_req,                                                 // AckReq
     h_pad,                                                     // PadCnt
-    hb8(hdr_reg, 47), hb16(hdr_reg, 48),                       // dest QP
-    hb8(hdr_reg, 51), hb16(hdr_reg, 52),                       // PSN
+    `HB8(47), `HB16(48),                       // dest QP
+    `HB8(51), `HB16(52),                       // PSN
     h_immdt,                                                   // ImmDt
-    hb16(hdr_reg, 54), hb16(hdr_reg, 56), hb16(hdr_reg, 58), hb16(hdr_reg, 60),
-    hb16(hdr_reg, 62), hb16(hdr_reg, 64), hb16(hdr_reg, 66), hb16(hdr_reg, 68),
+    `HB16(54), `HB16(56), `HB16(58), `HB16(60),
+    `HB16(62), `HB16(64), `HB16(66), `HB16(68),
     h_aw                                                       // AETH or MCETH
 };
 
@@ -595,7 +591,7 @@ always @(posedge clk) begin
         e1_has_slot_reg <= e0_has_slot_reg;
         e1_tot_reg <= h_tot;
         e1_min_tot_reg <= h_min_tot;
-        e1_udp_reg <= hb16(hdr_reg, 38);
+        e1_udp_reg <= `HB16(38);
         e1_tot_m20_reg <= h_tot - 16'd20;
         e1_flen_m14_reg <= {{22-FL_W{1'b0}}, e0_flen_reg} - FL14;
         e1_pad_reg <= h_pad;
@@ -842,6 +838,9 @@ assign m_pkt_reth_len = o_ext[31:0];
 assign m_pkt_aeth_syndrome = o_aw[31:24];   // an mp data packet: its MCETH
 assign m_pkt_aeth_msn = o_aw[23:0];
 assign m_pkt_valid = out_valid_reg;
+
+`undef HB8
+`undef HB16
 
 endmodule
 
