@@ -12,34 +12,10 @@
 //! - rd_data is a register: other inputs before the edge (a peek) give the
 //!   same rd_data.
 
+use crate::ram::{step_registered, RamCfg};
 use crate::{fail, from_words, mask, to_words, Fail, Kind, Model, PortsIn};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-/// One run.
-#[derive(Debug, Clone)]
-pub struct CopiesCfg {
-    /// configuration name (a `Kind::RamCopies` one)
-    pub model: &'static str,
-    pub seed: u64,
-    pub cycles: usize,
-    /// chance per cycle of a write
-    pub p_write: f64,
-    /// chance per cycle and port that the port reads the address written
-    pub p_same: f64,
-}
-
-impl CopiesCfg {
-    pub fn new(model: &'static str, seed: u64) -> Self {
-        Self {
-            model,
-            seed,
-            cycles: 4000,
-            p_write: 0.5,
-            p_same: 0.25,
-        }
-    }
-}
 
 /// What a run measured.
 #[derive(Debug, Clone, Default)]
@@ -58,7 +34,9 @@ struct Port {
     off: u32,
 }
 
-pub fn run(c: &CopiesCfg) -> Result<CopiesReport, Fail> {
+/// One run of `c.model` (a `Kind::RamCopies` configuration); `c.p_same`
+/// is per port: the chance that the port reads the address written.
+pub fn run(c: &RamCfg) -> Result<CopiesReport, Fail> {
     let mut m = Model::new(c.model, c.seed as u32).map_err(Fail)?;
     let cfg = *m.config();
     assert_eq!(
@@ -144,17 +122,7 @@ pub fn run(c: &CopiesCfg) -> Result<CopiesReport, Fail> {
             mask(rng.gen::<u128>(), width),
             &mut other.s_data[..in_words],
         );
-        let alt = m.peek(&other);
-        let o = m.step(&i);
-        if o.sim_flags != 0 {
-            fail!(
-                "cycle {cyc}: the model stopped or reported an error ({:#x})",
-                o.sim_flags
-            );
-        }
-        if alt.m_data[..out_words] != o.m_data[..out_words] {
-            fail!("cycle {cyc}: rd_data depends on this cycle's inputs: not a register");
-        }
+        let o = step_registered(&mut m, &i, &other, out_words, cyc)?;
         let got = from_words(&o.m_data[..out_words]);
         if got != expect {
             let bad: Vec<usize> = ports

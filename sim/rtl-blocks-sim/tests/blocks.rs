@@ -6,7 +6,7 @@
 //! (README.md has which).
 
 use rtl_blocks_sim::arb::{self, ArbCfg, ArbReport};
-use rtl_blocks_sim::copies::{self, CopiesCfg};
+use rtl_blocks_sim::copies;
 use rtl_blocks_sim::icrc;
 use rtl_blocks_sim::mr::{self, MrCfg};
 use rtl_blocks_sim::ram::{self, RamCfg};
@@ -231,21 +231,32 @@ fn icrc_reference_is_the_definition() {
     }
 }
 
+/// The ram_sdp and ram_sdp_copies runs of model `m`: three mixes of writes
+/// and same-cycle reads.
+fn ram_mixes(m: &'static str) -> impl Iterator<Item = RamCfg> {
+    [(1, 0.5, 0.25), (2, 0.9, 0.5), (3, 0.1, 0.05)]
+        .into_iter()
+        .map(move |(seed, pw, ps)| {
+            let mut c = RamCfg::new(m, seed);
+            c.p_write = pw;
+            c.p_same = ps;
+            c
+        })
+}
+
 #[test]
 fn ram_reads_a_cycle_later_and_forwards_a_write_of_the_same_address() {
     if skip() {
         return;
     }
     for m in ["ram_w8_d16", "ram_w72_d200", "ram_w170_d256"] {
-        for (seed, pw, ps) in [(1, 0.5, 0.25), (2, 0.9, 0.5), (3, 0.1, 0.05)] {
-            let mut c = RamCfg::new(m, seed);
-            c.p_write = pw;
-            c.p_same = ps;
-            let r = ram::run(&c).unwrap_or_else(|e| panic!("{m} seed {seed}: {e}"));
+        for c in ram_mixes(m) {
+            let r = ram::run(&c).unwrap_or_else(|e| panic!("{m} seed {}: {e}", c.seed));
             assert_eq!(r.cycles, c.cycles);
             assert!(
                 r.same_cycle > 10,
-                "{m} seed {seed}: too few same-cycle reads: {r:?}"
+                "{m} seed {}: too few same-cycle reads: {r:?}",
+                c.seed
             );
         }
     }
@@ -257,15 +268,13 @@ fn ram_copies_read_their_slices_a_cycle_later_and_forward_writes() {
         return;
     }
     for m in ["copies_w64_d16", "copies_w43_d200"] {
-        for (seed, pw, ps) in [(1, 0.5, 0.25), (2, 0.9, 0.5), (3, 0.1, 0.05)] {
-            let mut c = CopiesCfg::new(m, seed);
-            c.p_write = pw;
-            c.p_same = ps;
-            let r = copies::run(&c).unwrap_or_else(|e| panic!("{m} seed {seed}: {e}"));
+        for c in ram_mixes(m) {
+            let r = copies::run(&c).unwrap_or_else(|e| panic!("{m} seed {}: {e}", c.seed));
             assert_eq!(r.cycles, c.cycles);
             assert!(
                 r.same_cycle.iter().all(|&n| n > 10),
-                "{m} seed {seed}: too few same-cycle reads on some port: {r:?}"
+                "{m} seed {}: too few same-cycle reads on some port: {r:?}",
+                c.seed
             );
         }
     }
