@@ -16,8 +16,8 @@
 // moving a QP to ERR tells the requester to flush its outstanding WQEs.
 //
 // Storage: the fields the host loads (cmd 1) form one record per QP,
-// declared once below (QPC_*_LSB/_W), held in block RAM (ram_sdp), one
-// copy per read port: port a holds the low QPC_A_W bits (the requester's
+// declared once below (QPC_*_LSB/_W), held in block RAM (ram_sdp_copies),
+// one copy per read port: port a holds the low QPC_A_W bits (the requester's
 // fields), port b the whole record. Every load writes the whole record to
 // both copies. The reads are registered: a consumer presents the QP number
 // (a_qpn, b_qpn) one cycle ahead, i.e. the value its QP register takes at
@@ -300,32 +300,22 @@ wire [QPC_A_W-1:0] a_rec;
 wire [QPC_W-1:0] b_rec;     // (its spray field is the requester's)
 /* verilator lint_on UNUSEDSIGNAL */
 
-ram_sdp #(
-    .DATA_W(QPC_A_W),
-    .ADDR_W(QN_W),
-    .DEPTH(NUM_QP),
-    .INIT(QPC_INIT[QPC_A_W-1:0])
-) rec_a_inst (
-    .clk(clk),
-    .wr_en(rec_wr),
-    .wr_addr(sel),
-    .wr_data(rec_in[QPC_A_W-1:0]),
-    .rd_addr(a_qpn),
-    .rd_data(a_rec)
-);
-
-ram_sdp #(
+// port a: the low QPC_A_W bits; port b: the whole record
+ram_sdp_copies #(
     .DATA_W(QPC_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
-    .INIT(QPC_INIT)
-) rec_b_inst (
+    .INIT(QPC_INIT),
+    .N_RD(2),
+    .RD_LSB({32'd0, 32'd0}),
+    .RD_W({32'd0 + QPC_W, 32'd0 + QPC_A_W})
+) rec_inst (
     .clk(clk),
     .wr_en(rec_wr),
     .wr_addr(sel),
     .wr_data(rec_in),
-    .rd_addr(b_qpn),
-    .rd_data(b_rec)
+    .rd_addr({b_qpn, a_qpn}),
+    .rd_data({b_rec, a_rec})
 );
 
 // the flops are read through the registered QP numbers, in step with the RAMs

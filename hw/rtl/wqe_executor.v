@@ -349,12 +349,12 @@ reg err_valid_reg = 1'b0;
 reg [7:0] err_code_reg = 8'd0;
 
 // ---------------------------------------------------------------- per-QP requester state
-// Three records in block RAM (ram_sdp), each with one writer, declared once
-// below (RQL_*, REQ_*, SNT_*_LSB/_W), one copy per read port. A read port
-// presents the QP number one cycle ahead (the value its QP register takes
-// at the next edge) and its copy's output is then that QP's word, as a
-// combinational read of a flop array through the register was; the RAMs
-// forward a write to a read of the same QP in the same cycle.
+// Three records in block RAM (ram_sdp_copies), each with one writer,
+// declared once below (RQL_*, REQ_*, SNT_*_LSB/_W), one copy per read
+// port. A read port presents the QP number one cycle ahead (the value its
+// QP register takes at the next edge) and its copy's output is then that
+// QP's word, as a combinational read of a flop array through the register
+// was; the RAMs forward a write to a read of the same QP in the same cycle.
 //
 // RQL: the retry settings a load (RESET or RTS) sets. Written by the load
 // only. TMO: the local ACK timeout exponent (0: none); RETRY: retry_cnt;
@@ -910,9 +910,10 @@ end
 // ahead of go_qpn: a due retransmission's una), c (c_qpn_next ahead of
 // c_qpn_reg: the completer's QP), scan (scan_next ahead of scan_reg: the
 // timeout). RQL has a copy for qn, c and scan, REQ for qn, go and c, SNT
-// for qn and c; the go and scan copies hold only the field they read (a
-// copy of the whole record with most of its read bits unused is left as
-// an asynchronous read by Yosys 0.23, which no block RAM maps).
+// for qn and c (ram_sdp_copies: one ram_sdp per read port); the go and
+// scan copies hold only the field they read (a copy of the whole record
+// with most of its read bits unused is left as an asynchronous read by
+// Yosys 0.23, which no block RAM maps).
 wire rql_we = load_rts || load_reset;
 reg [RQL_W-1:0] rql_wd;
 always @* begin
@@ -935,32 +936,54 @@ wire [REQ_W-1:0] req_qn_raw, req_c_raw;
 wire [SNT_W-1:0] snt_qn_raw, snt_c_raw;
 wire [REQ_UNA_W-1:0] req_go_una_raw;
 
-ram_sdp #(.DATA_W(RQL_W), .ADDR_W(QN_W), .DEPTH(NUM_QP)) rql_qn_inst (
-    .clk(clk), .wr_en(rql_we), .wr_addr(load_qpn), .wr_data(rql_wd),
-    .rd_addr(qn_next), .rd_data(rql_qn));
-ram_sdp #(.DATA_W(RQL_W), .ADDR_W(QN_W), .DEPTH(NUM_QP)) rql_c_inst (
-    .clk(clk), .wr_en(rql_we), .wr_addr(load_qpn), .wr_data(rql_wd),
-    .rd_addr(c_qpn_next), .rd_data(rql_c));
-// (scan reads the timeout only: its copy holds that field alone)
-ram_sdp #(.DATA_W(RQL_TMO_W), .ADDR_W(QN_W), .DEPTH(NUM_QP)) rql_scan_inst (
-    .clk(clk), .wr_en(rql_we), .wr_addr(load_qpn), .wr_data(rql_wd[RQL_TMO_LSB +: RQL_TMO_W]),
-    .rd_addr(scan_next), .rd_data(scan_tmo_exp));
-ram_sdp #(.DATA_W(REQ_W), .ADDR_W(QN_W), .DEPTH(NUM_QP)) req_qn_inst (
-    .clk(clk), .wr_en(req_we), .wr_addr(req_wa), .wr_data(req_wd),
-    .rd_addr(qn_next), .rd_data(req_qn_raw));
-// (go reads una only: its copy holds that field alone)
-ram_sdp #(.DATA_W(REQ_UNA_W), .ADDR_W(QN_W), .DEPTH(NUM_QP)) req_go_inst (
-    .clk(clk), .wr_en(req_we), .wr_addr(req_wa), .wr_data(req_wd[REQ_UNA_LSB +: REQ_UNA_W]),
-    .rd_addr(go_pick), .rd_data(req_go_una_raw));
-ram_sdp #(.DATA_W(REQ_W), .ADDR_W(QN_W), .DEPTH(NUM_QP)) req_c_inst (
-    .clk(clk), .wr_en(req_we), .wr_addr(req_wa), .wr_data(req_wd),
-    .rd_addr(c_qpn_next), .rd_data(req_c_raw));
-ram_sdp #(.DATA_W(SNT_W), .ADDR_W(QN_W), .DEPTH(NUM_QP)) snt_qn_inst (
-    .clk(clk), .wr_en(snt_we), .wr_addr(qn_reg), .wr_data(snt_wd),
-    .rd_addr(qn_next), .rd_data(snt_qn_raw));
-ram_sdp #(.DATA_W(SNT_W), .ADDR_W(QN_W), .DEPTH(NUM_QP)) snt_c_inst (
-    .clk(clk), .wr_en(snt_we), .wr_addr(qn_reg), .wr_data(snt_wd),
-    .rd_addr(c_qpn_next), .rd_data(snt_c_raw));
+// (ports in the order qn, c, then scan or go)
+ram_sdp_copies #(
+    .DATA_W(RQL_W),
+    .ADDR_W(QN_W),
+    .DEPTH(NUM_QP),
+    .N_RD(3),
+    .RD_LSB({32'd0 + RQL_TMO_LSB, 32'd0, 32'd0}),
+    .RD_W({32'd0 + RQL_TMO_W, 32'd0 + RQL_W, 32'd0 + RQL_W})
+) rql_inst (
+    .clk(clk),
+    .wr_en(rql_we),
+    .wr_addr(load_qpn),
+    .wr_data(rql_wd),
+    .rd_addr({scan_next, c_qpn_next, qn_next}),
+    .rd_data({scan_tmo_exp, rql_c, rql_qn})
+);
+
+ram_sdp_copies #(
+    .DATA_W(REQ_W),
+    .ADDR_W(QN_W),
+    .DEPTH(NUM_QP),
+    .N_RD(3),
+    .RD_LSB({32'd0 + REQ_UNA_LSB, 32'd0, 32'd0}),
+    .RD_W({32'd0 + REQ_UNA_W, 32'd0 + REQ_W, 32'd0 + REQ_W})
+) req_inst (
+    .clk(clk),
+    .wr_en(req_we),
+    .wr_addr(req_wa),
+    .wr_data(req_wd),
+    .rd_addr({go_pick, c_qpn_next, qn_next}),
+    .rd_data({req_go_una_raw, req_c_raw, req_qn_raw})
+);
+
+ram_sdp_copies #(
+    .DATA_W(SNT_W),
+    .ADDR_W(QN_W),
+    .DEPTH(NUM_QP),
+    .N_RD(2),
+    .RD_LSB({32'd0, 32'd0}),
+    .RD_W({32'd0 + SNT_W, 32'd0 + SNT_W})
+) snt_inst (
+    .clk(clk),
+    .wr_en(snt_we),
+    .wr_addr(qn_reg),
+    .wr_data(snt_wd),
+    .rd_addr({c_qpn_next, qn_next}),
+    .rd_data({snt_c_raw, snt_qn_raw})
+);
 
 // a QP's REQ record as it reads: the RAM's word once written since the load
 // (the timeout exponent of rql is not read here)

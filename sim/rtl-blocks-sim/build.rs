@@ -1,9 +1,10 @@
 //! Verilates the small reusable blocks of hw/rtl (axis_register,
-//! axis_arb_mux with arbiter, icrc_subst, ram_sdp) once per configuration of
-//! src/configs.rs and links every model, the Verilator runtime and the thin
-//! C ABI (csrc/blocks.cpp) into this crate. Seconds; a model whose sources
-//! and parameters did not change is taken from OUT_DIR, so switching
-//! between planted bugs rebuilds only the models a bug touches.
+//! axis_arb_mux with arbiter, icrc_subst, ram_sdp, ram_sdp_copies,
+//! mr_table) once per configuration of src/configs.rs and links every
+//! model, the Verilator runtime and the thin C ABI (csrc/blocks.cpp) into
+//! this crate. Seconds; a model whose sources and parameters did not change
+//! is taken from OUT_DIR, so switching between planted bugs rebuilds only
+//! the models a bug touches.
 //!
 //! Without Verilator the crate builds with no models:
 //! `rtl_blocks_sim::MODEL_AVAILABLE` is false and the tests say they were
@@ -147,6 +148,31 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "assign rd_data = rd_data_reg;",
         "assign rd_data = mem[rd_addr];",
     ),
+    // ram_sdp_copies
+    (
+        "copies_slice_from_bit_0",
+        "ram_sdp_copies.v",
+        ".wr_data(wr_data[LSB +: W]),",
+        ".wr_data(wr_data[W-1:0]),",
+    ),
+    (
+        "copies_init_not_sliced",
+        "ram_sdp_copies.v",
+        ".INIT(INIT[LSB +: W])",
+        ".INIT(INIT[W-1:0])",
+    ),
+    (
+        "copies_read_port_0_address",
+        "ram_sdp_copies.v",
+        ".rd_addr(rd_addr[p*ADDR_W +: ADDR_W]),",
+        ".rd_addr(rd_addr[ADDR_W-1:0]),",
+    ),
+    (
+        "copies_last_port_not_written",
+        "ram_sdp_copies.v",
+        ".wr_en(wr_en),",
+        ".wr_en(wr_en && p + 1 < N_RD),",
+    ),
     // mr_table
     (
         "mr_end_not_checked",
@@ -225,6 +251,7 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
         ),
         Kind::IcrcSubst => ("icrc_subst", &["icrc_subst.v"]),
         Kind::Ram => ("ram_sdp", &["ram_sdp.v"]),
+        Kind::RamCopies => ("ram_sdp_copies", &["ram_sdp_copies.v", "ram_sdp.v"]),
         Kind::Mr => ("mr_table", &["mr_table.v"]),
     }
 }
@@ -236,6 +263,7 @@ fn kind_code(kind: Kind) -> u32 {
         Kind::IcrcSubst => 3,
         Kind::Ram => 4,
         Kind::Mr => 5,
+        Kind::RamCopies => 6,
     }
 }
 
@@ -388,8 +416,8 @@ fn build_model(
         .arg(&prefix)
         .arg("--Mdir")
         .arg(&mdir);
-    for (p, v) in c.params {
-        cmd.arg(format!("-G{p}={v}"));
+    for g in g_args(c.params) {
+        cmd.arg(g);
     }
     cmd.args(&srcs);
     let o = match cmd.output() {
@@ -427,6 +455,40 @@ fn build_model(
         .opt_level(1)
         .cargo_metadata(false)
         .compile(lib);
+}
+
+/// Verilator's `-G` arguments for `params`: a plain one as its number; the
+/// entries `NAME[i]` of a packed one (src/configs.rs) as one vector of
+/// 32-bit entries, entry i at bits 32i+31:32i (entries not given are 0).
+fn g_args(params: &[(&str, u32)]) -> Vec<String> {
+    let mut plain = Vec::new();
+    let mut packed: Vec<(&str, Vec<u32>)> = Vec::new();
+    for &(p, v) in params {
+        let Some((name, idx)) = p.strip_suffix(']').and_then(|q| q.split_once('[')) else {
+            plain.push(format!("-G{p}={v}"));
+            continue;
+        };
+        let i: usize = idx
+            .parse()
+            .unwrap_or_else(|_| panic!("parameter {p}: bad index"));
+        let pos = match packed.iter().position(|e| e.0 == name) {
+            Some(pos) => pos,
+            None => {
+                packed.push((name, Vec::new()));
+                packed.len() - 1
+            }
+        };
+        let e = &mut packed[pos].1;
+        if e.len() <= i {
+            e.resize(i + 1, 0);
+        }
+        e[i] = v;
+    }
+    for (name, e) in packed {
+        let hex: String = e.iter().rev().map(|v| format!("{v:08x}")).collect();
+        plain.push(format!("-G{name}={}'h{hex}", 32 * e.len()));
+    }
+    plain
 }
 
 /// src/lib.rs includes this: the C ABI of every model built, by name.

@@ -1,6 +1,6 @@
 // Thin C ABI over one Verilated block (axis_register, axis_arb_mux,
-// icrc_subst, ram_sdp or mr_table): copy a flat input struct onto the ports, evaluate, copy the
-// ports back. No test logic lives here; the stimulus and the checks are
+// icrc_subst, ram_sdp, mr_table or ram_sdp_copies): copy a flat input struct onto the ports,
+// evaluate, copy the ports back. No test logic lives here; the stimulus and the checks are
 // Rust (src/).
 //
 // build.rs compiles this file once per configuration with
@@ -8,7 +8,7 @@
 //   BLK_HEADER     its header
 //   BLK_PFX(name)  exported symbol (<name>_##name)
 //   BLK_KIND       1 axis_register, 2 axis_arb_mux, 3 icrc_subst, 4 ram_sdp,
-//                  5 mr_table
+//                  5 mr_table, 6 ram_sdp_copies
 //
 // The structs mirror `PortsIn` / `PortsOut` in src/lib.rs (sizes checked).
 // Buses: word i of an array = bits [32i+31:32i]. The Rust side masks every
@@ -26,15 +26,15 @@ extern "C" {
 
 struct BlkPortsIn {
     uint32_t s_data[24];  // icrc_subst: in_data; ram_sdp: wr_data; mr_table: all (src/mr.rs)
-    uint32_t s_valid;     // icrc_subst: beat_oh; ram_sdp: wr_en (bit 0)
-    uint32_t s_last;      // ram_sdp: wr_addr (bits 15:0), rd_addr (31:16)
+    uint32_t s_valid;     // icrc_subst: beat_oh; ram_sdp: wr_en (bit 0); copies: also wr_addr (31:16)
+    uint32_t s_last;      // ram_sdp: wr_addr (bits 15:0), rd_addr (31:16); copies: rd_addr (packed)
     uint8_t rst;
     uint8_t m_ready;
     uint8_t pad[2];
 };
 
 struct BlkPortsOut {
-    uint32_t m_data[16];  // icrc_subst: out_data; ram_sdp: rd_data; mr_table: {b_bus, a_bus}
+    uint32_t m_data[16];  // icrc_subst: out_data; ram_sdp(_copies): rd_data; mr_table: {b_bus, a_bus}
     uint32_t s_ready;
     uint8_t m_valid;      // mr_table: {change, reg_err, c_ok, b_ok, a_ok}
     uint8_t m_last;
@@ -114,6 +114,11 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->wr_addr = in->s_last & 0xffff;
     t->rd_addr = in->s_last >> 16;
     put(t->wr_data, in->s_data);
+#elif BLK_KIND == 6
+    t->wr_en = in->s_valid & 1;
+    t->wr_addr = in->s_valid >> 16;
+    t->rd_addr = in->s_last;
+    put(t->wr_data, in->s_data);
 #else
     put(t->in_data, in->s_data);
     t->beat_oh = in->s_valid;
@@ -131,7 +136,7 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
     o->m_valid = t->m_valid;
     o->m_last = t->m_last;
     o->m_sel = t->m_sel;
-#elif BLK_KIND == 4
+#elif BLK_KIND == 4 || BLK_KIND == 6
     get(t->rd_data, o->m_data);
 #elif BLK_KIND == 5
     get(t->a_bus, o->m_data);

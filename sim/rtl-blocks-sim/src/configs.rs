@@ -14,11 +14,17 @@ pub enum Kind {
     /// `ram_sdp` (block RAM, registered transparent read): DATA_W, ADDR_W,
     /// DEPTH
     Ram,
+    /// `ram_sdp_copies` (a record with N_RD read ports, each a ram_sdp of
+    /// its slice): DATA_W, ADDR_W, DEPTH, N_RD, and per port p `RD_LSB[p]`,
+    /// `RD_W[p]`; `INIT[i]` is bits 32i+31:32i of INIT
+    RamCopies,
     /// `mr_table` (memory-region keys, bounds and translation): NUM_MR
     Mr,
 }
 
 /// One configuration: a model name and the parameters it is verilated with.
+/// A parameter named `NAME[i]` is entry i (bits 32i+31:32i) of the packed
+/// parameter NAME, passed to Verilator as one vector of 32-bit entries.
 #[derive(Debug, Clone, Copy)]
 #[allow(dead_code)]
 pub struct Config {
@@ -29,7 +35,8 @@ pub struct Config {
 
 #[allow(dead_code)]
 impl Config {
-    /// A parameter's value (0 if the configuration does not set it).
+    /// A parameter's value (0 if the configuration does not set it); entry
+    /// i of a packed one is `NAME[i]`.
     pub fn param(&self, name: &str) -> u32 {
         self.params
             .iter()
@@ -127,6 +134,44 @@ pub const CONFIGS: &[Config] = &[
         name: "ram_w170_d256",
         kind: Kind::Ram,
         params: &[("DATA_W", 170), ("ADDR_W", 8), ("DEPTH", 256)],
+    },
+    // a record of 64 bits with an INIT: the whole record, a slice across a
+    // word boundary and the top bits
+    Config {
+        name: "copies_w64_d16",
+        kind: Kind::RamCopies,
+        params: &[
+            ("DATA_W", 64),
+            ("ADDR_W", 4),
+            ("DEPTH", 16),
+            ("N_RD", 3),
+            ("RD_LSB[0]", 0),
+            ("RD_W[0]", 64),
+            ("RD_LSB[1]", 20),
+            ("RD_W[1]", 17),
+            ("RD_LSB[2]", 59),
+            ("RD_W[2]", 5),
+            ("INIT[0]", 0x89ab_cdef),
+            ("INIT[1]", 0x0123_4567),
+        ],
+    },
+    // the requester's REQ record (43 bits): una alone, the whole record, one
+    // bit at the top; 200 QPs
+    Config {
+        name: "copies_w43_d200",
+        kind: Kind::RamCopies,
+        params: &[
+            ("DATA_W", 43),
+            ("ADDR_W", 8),
+            ("DEPTH", 200),
+            ("N_RD", 3),
+            ("RD_LSB[0]", 0),
+            ("RD_W[0]", 24),
+            ("RD_LSB[1]", 0),
+            ("RD_W[1]", 43),
+            ("RD_LSB[2]", 42),
+            ("RD_W[2]", 1),
+        ],
     },
     Config {
         name: "mr_n8",

@@ -8,6 +8,9 @@
 //!   roce_rx;
 //! - [`ram`]: `ram_sdp`, the block RAM with a registered, transparent read
 //!   (the QP context's records);
+//! - [`copies`]: `ram_sdp_copies`, a record in block RAM with several read
+//!   ports, each a `ram_sdp` of the slice it reads (the requester's and
+//!   the QP context's records);
 //! - [`mr`]: `mr_table`, the memory-region table: keys, protection domain,
 //!   access, bounds and address translation, against a model written in
 //!   the plain arithmetic of the checks.
@@ -20,6 +23,7 @@
 //! and [`Model::new`] fails; the tests then report themselves skipped.
 
 pub mod arb;
+pub mod copies;
 pub mod icrc;
 pub mod mr;
 pub mod ram;
@@ -38,7 +42,9 @@ pub const MODEL_AVAILABLE: bool = cfg!(blocks_model);
 /// csrc/blocks.cpp. Buses: word i = bits [32i+31:32i]; every field must
 /// be masked to its port's width. icrc_subst: `s_data` is `in_data`,
 /// `s_valid` is `beat_oh`. ram_sdp: `s_data` is `wr_data`, `s_valid` bit 0
-/// `wr_en`, `s_last` `{rd_addr, wr_addr}` (16 bits each). mr_table: every
+/// `wr_en`, `s_last` `{rd_addr, wr_addr}` (16 bits each). ram_sdp_copies:
+/// `s_data` is `wr_data`, `s_valid` `{wr_addr, 15'b0, wr_en}`, `s_last`
+/// the packed `rd_addr` (N_RD * ADDR_W bits). mr_table: every
 /// input packed into `s_data` (see [`mr`]).
 #[repr(C)]
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -53,8 +59,8 @@ pub struct PortsIn {
 
 /// Outputs of a block, sampled before the rising edge. Mirrors
 /// `BlkPortsOut` in csrc/blocks.cpp. icrc_subst: `m_data` is `out_data`;
-/// ram_sdp: `m_data` is `rd_data`; mr_table: `m_data` `{b_bus, a_bus}`,
-/// `m_valid` `{change, reg_err, c_ok, b_ok, a_ok}`.
+/// ram_sdp, ram_sdp_copies: `m_data` is `rd_data`; mr_table: `m_data`
+/// `{b_bus, a_bus}`, `m_valid` `{change, reg_err, c_ok, b_ok, a_ok}`.
 #[repr(C)]
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct PortsOut {

@@ -9,14 +9,15 @@
 //! - rd_data is a register: other inputs before the edge (a peek) give the
 //!   same rd_data.
 
-use crate::{fail, Fail, Kind, Model, PortsIn};
+use crate::{fail, Fail, Kind, Model, PortsIn, PortsOut};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-/// One run.
+/// One run (of this bench, or of [`crate::copies`]).
 #[derive(Debug, Clone)]
 pub struct RamCfg {
-    /// configuration name (a `Kind::Ram` one)
+    /// configuration name (a `Kind::Ram` one; `Kind::RamCopies` for
+    /// [`crate::copies`])
     pub model: &'static str,
     pub seed: u64,
     pub cycles: usize,
@@ -57,6 +58,31 @@ fn random_word(rng: &mut ChaCha8Rng, width: usize) -> Vec<u32> {
     v
 }
 
+/// One cycle of a RAM block (here and in [`crate::copies`]): `i` clocked
+/// in, after a peek with the `other` inputs; fails if the model stopped or
+/// reported an error, or if the first `words` of rd_data differ between
+/// the two (rd_data must be a register).
+pub(crate) fn step_registered(
+    m: &mut Model,
+    i: &PortsIn,
+    other: &PortsIn,
+    words: usize,
+    cyc: usize,
+) -> Result<PortsOut, Fail> {
+    let alt = m.peek(other);
+    let o = m.step(i);
+    if o.sim_flags != 0 {
+        fail!(
+            "cycle {cyc}: the model stopped or reported an error ({:#x})",
+            o.sim_flags
+        );
+    }
+    if alt.m_data[..words] != o.m_data[..words] {
+        fail!("cycle {cyc}: rd_data depends on this cycle's inputs: not a register");
+    }
+    Ok(o)
+}
+
 pub fn run(c: &RamCfg) -> Result<RamReport, Fail> {
     let mut m = Model::new(c.model, c.seed as u32).map_err(Fail)?;
     let cfg = *m.config();
@@ -92,17 +118,7 @@ pub fn run(c: &RamCfg) -> Result<RamReport, Fail> {
             ..Default::default()
         };
         other.s_data[..words].copy_from_slice(&random_word(&mut rng, width));
-        let alt = m.peek(&other);
-        let o = m.step(&i);
-        if o.sim_flags != 0 {
-            fail!(
-                "cycle {cyc}: the model stopped or reported an error ({:#x})",
-                o.sim_flags
-            );
-        }
-        if alt.m_data[..words] != o.m_data[..words] {
-            fail!("cycle {cyc}: rd_data depends on this cycle's inputs: not a register");
-        }
+        let o = step_registered(&mut m, &i, &other, words, cyc)?;
         if o.m_data[..words] != expect[..] {
             fail!(
                 "cycle {cyc}: rd_data {:x?}, expected {:x?} (the word read in the cycle before)",

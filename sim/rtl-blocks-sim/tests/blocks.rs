@@ -1,11 +1,12 @@
 //! The blocks against their benches (src/skid.rs, src/arb.rs,
-//! src/icrc.rs, src/ram.rs, src/mr.rs): every run checks every beat in and out; the tests choose
+//! src/icrc.rs, src/ram.rs, src/copies.rs, src/mr.rs): every run checks every beat in and out; the tests choose
 //! configurations, seeds and traffic and add what is specific to them.
 //! `RTL_BLOCKS_MUTATION=<name> cargo test --release -p rtl-blocks-sim`
 //! builds the blocks with a planted bug: some test here must then fail
 //! (README.md has which).
 
 use rtl_blocks_sim::arb::{self, ArbCfg, ArbReport};
+use rtl_blocks_sim::copies;
 use rtl_blocks_sim::icrc;
 use rtl_blocks_sim::mr::{self, MrCfg};
 use rtl_blocks_sim::ram::{self, RamCfg};
@@ -230,21 +231,50 @@ fn icrc_reference_is_the_definition() {
     }
 }
 
+/// The ram_sdp and ram_sdp_copies runs of model `m`: three mixes of writes
+/// and same-cycle reads.
+fn ram_mixes(m: &'static str) -> impl Iterator<Item = RamCfg> {
+    [(1, 0.5, 0.25), (2, 0.9, 0.5), (3, 0.1, 0.05)]
+        .into_iter()
+        .map(move |(seed, pw, ps)| {
+            let mut c = RamCfg::new(m, seed);
+            c.p_write = pw;
+            c.p_same = ps;
+            c
+        })
+}
+
 #[test]
 fn ram_reads_a_cycle_later_and_forwards_a_write_of_the_same_address() {
     if skip() {
         return;
     }
     for m in ["ram_w8_d16", "ram_w72_d200", "ram_w170_d256"] {
-        for (seed, pw, ps) in [(1, 0.5, 0.25), (2, 0.9, 0.5), (3, 0.1, 0.05)] {
-            let mut c = RamCfg::new(m, seed);
-            c.p_write = pw;
-            c.p_same = ps;
-            let r = ram::run(&c).unwrap_or_else(|e| panic!("{m} seed {seed}: {e}"));
+        for c in ram_mixes(m) {
+            let r = ram::run(&c).unwrap_or_else(|e| panic!("{m} seed {}: {e}", c.seed));
             assert_eq!(r.cycles, c.cycles);
             assert!(
                 r.same_cycle > 10,
-                "{m} seed {seed}: too few same-cycle reads: {r:?}"
+                "{m} seed {}: too few same-cycle reads: {r:?}",
+                c.seed
+            );
+        }
+    }
+}
+
+#[test]
+fn ram_copies_read_their_slices_a_cycle_later_and_forward_writes() {
+    if skip() {
+        return;
+    }
+    for m in ["copies_w64_d16", "copies_w43_d200"] {
+        for c in ram_mixes(m) {
+            let r = copies::run(&c).unwrap_or_else(|e| panic!("{m} seed {}: {e}", c.seed));
+            assert_eq!(r.cycles, c.cycles);
+            assert!(
+                r.same_cycle.iter().all(|&n| n > 10),
+                "{m} seed {}: too few same-cycle reads on some port: {r:?}",
+                c.seed
             );
         }
     }
