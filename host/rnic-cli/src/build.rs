@@ -971,14 +971,15 @@ fn print_summary(s: &BuildSummary, json: bool) -> Result<()> {
     );
     println!("  LUTRAM {:>7} cells", s.lutram_cells);
     // the core's default mp window (rnic_core MP_W)
-    if let Ok(b) = crate::state_budget::budget(
+    match crate::state_budget::budget(
         s.num_q,
         s.identity.mp_w,
         s.identity.verbs.send,
         s.identity.transports.rc,
         s.identity.pools(s.num_q).ok(),
     ) {
-        crate::state_budget::print(&b);
+        Ok(b) => crate::state_budget::print(&b),
+        Err(e) => println!("per-QP state  not known: {e}"),
     }
     for c in &s.clocks {
         match (c.fmax_mhz, c.met) {
