@@ -33,6 +33,9 @@ knob; the declaration stays).
 
 Usage: hw/state/manifest.py [--check]   (from anywhere; --check: compare
 with the committed file instead of writing it)
+       hw/state/manifest.py --config NUM_Q=32,MP_W=64,SEND_EN=1,RC_EN=1
+       (one configuration, others as in CONFIGS: its entry as JSON on
+       stdout; `rnic build` runs this for a build CONFIGS lacks)
 Env:   VERILATOR (default verilator), YOSYS (default yosys), JOBS
        (configurations elaborated at once; default: the CPUs)
 Runtime: three elaborations per configuration, about 1.5 s each; the 27
@@ -335,7 +338,19 @@ def render(manifest):
 
 
 def main():
-    check = "--check" in sys.argv[1:]
+    args = sys.argv[1:]
+    if args[:1] == ["--config"] and len(args) == 2:
+        # one configuration, its entry to stdout (the file untouched): for
+        # a build CONFIGS lacks (rnic build runs this)
+        cfg = {**CONFIGS[0], **{k: 0 for k in ("OST_RINGS", "MP_PEND", "DMAC_N")}}
+        for kv in args[1].split(","):
+            k, v = kv.split("=")
+            if k not in cfg:
+                die(f"--config: {k} is not one of {sorted(cfg)}")
+            cfg[k] = int(v)
+        print(json.dumps(one_in_tmp(cfg, attributes())))
+        return
+    check = "--check" in args
     attrs = attributes()
     jobs = int(os.environ.get("JOBS", "0")) or os.cpu_count() or 1
     with ProcessPoolExecutor(max_workers=jobs) as pool:

@@ -225,17 +225,16 @@ impl Pools {
     }
 }
 
-/// The per-QP and the shared items of a build, from the manifest's entry
-/// for it: `num_qp` QPs, window `mp_window`, the SEND/RECV and rc knobs,
-/// the pools.
-pub fn items(
+/// The manifest's entry for a build: `num_qp` QPs, window `mp_window`,
+/// the SEND/RECV and rc knobs, the pools.
+fn entry(
     num_qp: u32,
     mp_window: u32,
     send_en: bool,
     rc_en: bool,
     pools: Pools,
-) -> Result<(Vec<Item>, Vec<Item>), String> {
-    let c = manifest()
+) -> Result<&'static Config, String> {
+    manifest()
         .configs
         .iter()
         .find(|c| {
@@ -252,25 +251,12 @@ pub fn items(
                 u32::from(send_en),
                 u32::from(rc_en)
             )
-        })?;
-    let item = |e: &Entry| -> Result<Item, String> {
-        Ok(Item {
-            module: e.module.clone(),
-            name: e.name.clone(),
-            bits: e.bits,
-            category: category(&e.module, &e.name)
-                .ok_or_else(|| format!("{}.{}: per-QP state with no category", e.module, e.name))?,
         })
-    };
-    Ok((
-        c.per_qp.iter().map(item).collect::<Result<_, _>>()?,
-        c.shared.iter().map(item).collect::<Result<_, _>>()?,
-    ))
 }
 
 /// The budget of a build with `num_qp` QPs, window `mp_window`, the
 /// SEND/RECV and rc knobs `send_en`, `rc_en`, and its shared `pools`
-/// (None: the RTL's default for `num_qp`).
+/// (None: the RTL's default for `num_qp`), from the manifest.
 pub fn budget(
     num_qp: u32,
     mp_window: u32,
@@ -282,20 +268,73 @@ pub fn budget(
         Some(p) => p,
         None => Pools::of(num_qp, 0, 0, 0)?,
     };
-    let (items, shared) = items(num_qp, mp_window, send_en, rc_en, pools)?;
+    of_config(entry(num_qp, mp_window, send_en, rc_en, pools)?)
+}
+
+/// The budget of a build the manifest may lack, elaborated for its exact
+/// parameters by the generator of the repository at `root`
+/// (`hw/state/manifest.py --config`: Python, Verilator, Yosys; a few
+/// seconds). The pools are given as the knobs that make them.
+pub fn elaborate(
+    root: &std::path::Path,
+    num_qp: u32,
+    mp_window: u32,
+    send_en: bool,
+    rc_en: bool,
+    pools: Pools,
+) -> Result<Budget, String> {
+    let cfg = format!(
+        "NUM_Q={num_qp},MP_W={mp_window},SEND_EN={},RC_EN={},OST_RINGS={},MP_PEND={},DMAC_N={}",
+        u32::from(send_en),
+        u32::from(rc_en),
+        pools.rings,
+        pools.mp_pend,
+        pools.dmacs
+    );
+    let o = std::process::Command::new("python3")
+        .arg(root.join(GENERATOR))
+        .args(["--config", &cfg])
+        .output()
+        .map_err(|e| format!("{GENERATOR} --config {cfg}: python3: {e}"))?;
+    if !o.status.success() {
+        return Err(format!(
+            "{GENERATOR} --config {cfg}: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        ));
+    }
+    let c: Config = serde_json::from_slice(&o.stdout)
+        .map_err(|e| format!("{GENERATOR} --config {cfg}: {e}"))?;
+    of_config(&c)
+}
+
+/// The budget of a manifest entry, its items grouped by the category
+/// table.
+fn of_config(c: &Config) -> Result<Budget, String> {
+    let item = |e: &Entry| -> Result<Item, String> {
+        Ok(Item {
+            module: e.module.clone(),
+            name: e.name.clone(),
+            bits: e.bits,
+            category: category(&e.module, &e.name)
+                .ok_or_else(|| format!("{}.{}: per-QP state with no category", e.module, e.name))?,
+        })
+    };
+    let items: Vec<Item> = c.per_qp.iter().map(item).collect::<Result<_, _>>()?;
+    let shared: Vec<Item> = c.shared.iter().map(item).collect::<Result<_, _>>()?;
     let mut by_category = BTreeMap::new();
     for it in &items {
         *by_category.entry(it.category.name()).or_insert(0.0) += it.bits as f64 / 8.0;
     }
     let bytes_per_qp = items.iter().map(|i| i.bits).sum::<u64>() as f64 / 8.0;
     let shared_bytes = shared.iter().map(|i| i.bits).sum::<u64>() as f64 / 8.0;
+    let mp_window = c.params.mp_w;
     Ok(Budget {
-        num_qp,
+        num_qp: c.params.num_q,
         mp_window,
         items,
         shared,
         shared_bytes,
-        pools,
+        pools: c.pools,
         by_category,
         bytes_per_qp,
         mp_target_bytes: 64.0 + f64::from(mp_window) / 8.0,
@@ -588,6 +627,21 @@ mod tests {
             }
         }
         assert!(seen > 60, "{seen}");
+    }
+
+    /// The generator run for one build (as `rnic build` does for a build
+    /// the manifest lacks) gives what the manifest holds: Verilator, Yosys
+    /// and Python on PATH, as for hw/lint.sh and the simulator.
+    #[test]
+    fn an_elaborated_build_matches_the_manifest() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let p = Pools::of(16, 0, 0, 0).unwrap();
+        let e = elaborate(&root, 16, 64, false, true, p).unwrap();
+        let m = budget(16, 64, false, true, None).unwrap();
+        assert_eq!(
+            serde_json::to_string(&e).unwrap(),
+            serde_json::to_string(&m).unwrap()
+        );
     }
 
     #[test]
