@@ -11,7 +11,9 @@ block RAM. What makes it per-QP or shared is measured, not read from the
 text: each configuration is elaborated again with NUM_Q doubled (the pools
 held) and with the pools changed (NUM_Q held); an array with one element
 per QP (or a vector with one bit per QP) is per-QP state, one whose size
-follows the pools alone is shared.
+follows the pools alone is shared. State that grows with NUM_Q in another
+way (two bits per queue in one vector, say) is listed under "other" and
+not counted: the budget's categories are per-QP elements.
 
 Records in block RAM are declared once per module as localparams
 `<R>_W` (the word) and `<R>_<F>_LSB`, `<R>_<F>_W` (its fields); a field is
@@ -34,8 +36,9 @@ knob; the declaration stays).
 Usage: hw/state/manifest.py [--check]   (from anywhere; --check: compare
 with the committed file instead of writing it)
        hw/state/manifest.py --config NUM_Q=32,MP_W=64,SEND_EN=1,RC_EN=1
-       (one configuration, others as in CONFIGS: its entry as JSON on
-       stdout; `rnic build` runs this for a build CONFIGS lacks)
+       (one configuration, the parameters not given at rnic_core's
+       defaults: its entry as JSON on stdout; `rnic build` runs this for a
+       build CONFIGS lacks)
 Env:   VERILATOR (default verilator), YOSYS (default yosys), JOBS
        (configurations elaborated at once; default: the CPUs)
 Runtime: three elaborations per configuration, about 1.5 s each; the 27
@@ -253,7 +256,7 @@ def one(cfg, attrs, tmp):
     more_q, _ = elaborate({**cfg, **pinned, "NUM_Q": 2 * n}, tmp)
     other = {knob: v - 1 if v > 2 else v + 1 for knob, v in pinned.items()}
     more_p, _ = elaborate({**cfg, **other}, tmp)
-    per_qp, shared, copies, rams = [], [], [], []
+    per_qp, shared, copies, other, rams = [], [], [], [], []
     for m in STATE_MODULES:
         mod = base[m]
         for name, (line, w, depth) in mod["state"].items():
@@ -267,13 +270,20 @@ def one(cfg, attrs, tmp):
                 kind, bits = "pool", w * depth
             elif depth is None and w_q == w and w_p != w:
                 kind, bits = "pool", w
+            elif w_q * (d_q or 1) >= 2 * w * (depth or 1):
+                # grows with NUM_Q, but not one element per QP (two bits
+                # per queue, say): listed, not in the budget
+                kind, bits = "other", w * (depth or 1)
             else:
                 continue
             a = attrs.get((m, name), {"copy": False, "knob": None})
             if a["knob"] and mod["params"][a["knob"]][0] == 0:
                 continue
             item = {"module": m, "name": name, "bits": bits, "line": line}
-            (copies if a["copy"] else shared if kind == "pool" else per_qp).append(item)
+            if a["copy"]:
+                copies.append(item)
+            else:
+                {"pool": shared, "other": other}.get(kind, per_qp).append(item)
         recs = records(mod)
         used = {}
         stored = set()
@@ -304,12 +314,12 @@ def one(cfg, attrs, tmp):
                 if (r, f) in stored:
                     per_qp.append({"module": m, "name": f"{r}_{f}".lower(), "bits": fw, "line": line,
                                    "record": r})
-    for items in (per_qp, shared, copies):
+    for items in (per_qp, shared, copies, other):
         items.sort(key=lambda i: (STATE_MODULES.index(i["module"]), i["line"]))
         for i in items:
             del i["line"]
     return {"params": cfg, "pools": pools, "per_qp": per_qp, "shared": shared, "copies": copies,
-            "block_ram": rams}
+            "other": other, "block_ram": rams}
 
 
 def one_in_tmp(cfg, attrs):
@@ -324,7 +334,7 @@ def render(manifest):
         out.append("    {")
         out.append(f'      "params": {json.dumps(c["params"])},')
         out.append(f'      "pools": {json.dumps(c["pools"])},')
-        keys = ["per_qp", "shared", "copies", "block_ram"]
+        keys = ["per_qp", "shared", "copies", "other", "block_ram"]
         for ki, k in enumerate(keys):
             rows = [f"        {json.dumps(i)}" for i in c[k]]
             tail = "," if ki + 1 < len(keys) else ""
@@ -342,7 +352,8 @@ def main():
     if args[:1] == ["--config"] and len(args) == 2:
         # one configuration, its entry to stdout (the file untouched): for
         # a build CONFIGS lacks (rnic build runs this)
-        cfg = {**CONFIGS[0], **{k: 0 for k in ("OST_RINGS", "MP_PEND", "DMAC_N")}}
+        cfg = {"NUM_Q": 16, "MP_W": 64, "SEND_EN": 1, "RC_EN": 1, "OST_RINGS": 0, "MP_PEND": 0,
+               "DMAC_N": 0}
         for kv in args[1].split(","):
             k, v = kv.split("=")
             if k not in cfg:
