@@ -41,8 +41,9 @@ with the committed file instead of writing it)
        build CONFIGS lacks)
 Env:   VERILATOR (default verilator), YOSYS (default yosys), JOBS
        (configurations elaborated at once; default: the CPUs)
-Runtime: three elaborations per configuration, about 1.5 s each; the 27
-of CONFIGS take 2.5 min on one core (JOBS=1), about half on two.
+Runtime: three elaborations per configuration, about 1-2 s each; the 27
+of CONFIGS took 2.5 min with JOBS=1 and 1.7-1.9 min with two jobs on a
+2-core machine shared with a place and route; --config about 3-5 s.
 """
 
 import json
