@@ -255,12 +255,14 @@ def one(cfg, attrs, tmp):
     pools = {key: core[local] for _, local, key in POOLS}
     pinned = {knob: core[local] for knob, local, _ in POOLS}
     more_q, _ = elaborate({**cfg, **pinned, "NUM_Q": 2 * n}, tmp)
-    other = {knob: v - 1 if v > 2 else v + 1 for knob, v in pinned.items()}
-    more_p, _ = elaborate({**cfg, **other}, tmp)
+    changed = {knob: v - 1 if v > 2 else v + 1 for knob, v in pinned.items()}
+    more_p, _ = elaborate({**cfg, **changed}, tmp)
     per_qp, shared, copies, other, rams = [], [], [], [], []
     for m in STATE_MODULES:
         mod = base[m]
         for name, (line, w, depth) in mod["state"].items():
+            if name not in more_q[m]["state"] or name not in more_p[m]["state"]:
+                die(f"{m}.{name}: gone when NUM_Q or the pools change; cannot tell what it scales with")
             _, w_q, d_q = more_q[m]["state"][name]
             _, w_p, d_p = more_p[m]["state"][name]
             if depth == n and d_q == 2 * n:
@@ -278,6 +280,8 @@ def one(cfg, attrs, tmp):
             else:
                 continue
             a = attrs.get((m, name), {"copy": False, "knob": None})
+            if a["knob"] and a["knob"] not in mod["params"]:
+                die(f"{m}.{name}: rnic_knob {a['knob']} is not a parameter of {m}")
             if a["knob"] and mod["params"][a["knob"]][0] == 0:
                 continue
             item = {"module": m, "name": name, "bits": bits, "line": line}
