@@ -168,6 +168,7 @@ end
 reg [2:0] state_mem [0:NUM_QP-1];
 reg [NUM_QP-1:0] rw_reg = {NUM_QP{1'b0}};
 reg [NUM_QP-1:0] mp_reg = {NUM_QP{1'b0}};
+(* rnic_copy *)  // (a copy of the record's DMI field: not counted again, hw/state)
 reg [MI_W-1:0] dmi_mem [0:NUM_QP-1];    // the QP's entry in the MAC table, for the host path (copy)
 reg [NUM_QP-1:0] dmh_reg = {NUM_QP{1'b0}};   // ... while it holds one
 reg [47:0] mac_tbl [0:DMAC_N-1];

@@ -267,6 +267,7 @@ end
 // single write port and no reset; this bit stands for the load's clear).
 reg [23:0] epsn_mem [0:NUM_QP-1];
 // an rc message in progress (an mp packet carries its own RETH)
+(* rnic_knob = "RC_EN" *)  // (rc builds only: hw/state)
 reg [1:0] inmsg_mem [0:NUM_QP-1];        // (knob: RC_EN)
 reg [15:0] rqci_mem [0:NUM_QP-1];
 reg [15:0] rqpi_mem [0:NUM_QP-1];

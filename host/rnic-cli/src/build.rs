@@ -353,7 +353,7 @@ pub fn run(a: &BuildArgs) -> Result<ExitCode> {
     );
     if a.report_only {
         let s = summarize(board, data_w, a.num_q, &ident, &out, synth_only)?;
-        print_summary(&s, a.json)?;
+        print_summary(&s, &root, a.json)?;
         return Ok(ExitCode::SUCCESS);
     }
     check_tools(board, synth_only)?;
@@ -380,7 +380,7 @@ pub fn run(a: &BuildArgs) -> Result<ExitCode> {
     write_identity(&out, &ident)?;
     run_flow(cmd, a.json)?;
     let s = summarize(board, data_w, a.num_q, &ident, &out, synth_only)?;
-    print_summary(&s, a.json)?;
+    print_summary(&s, &root, a.json)?;
     if !a.json {
         println!("  wall time {:.0} s", t0.elapsed().as_secs_f64());
     }
@@ -924,7 +924,21 @@ fn pct(a: f64, b: u64) -> String {
     }
 }
 
-fn print_summary(s: &BuildSummary, json: bool) -> Result<()> {
+/// The per-QP state budget of a build (window `mp_w`): from the state
+/// manifest, or for a build it lacks an elaboration of the build's own
+/// parameters (`hw/state/manifest.py --config`).
+fn budget_of(
+    root: &Path,
+    s: &BuildSummary,
+    mp_w: u32,
+) -> Result<crate::state_budget::Budget, String> {
+    let (send, rc) = (s.identity.verbs.send, s.identity.transports.rc);
+    let p = s.identity.pools(s.num_q).map_err(|e| e.to_string())?;
+    crate::state_budget::budget(s.num_q, mp_w, send, rc, Some(p))
+        .or_else(|_| crate::state_budget::elaborate(root, s.num_q, mp_w, send, rc, p))
+}
+
+fn print_summary(s: &BuildSummary, root: &Path, json: bool) -> Result<()> {
     if json {
         println!("{}", serde_json::to_string(s)?);
         return Ok(());
@@ -971,14 +985,9 @@ fn print_summary(s: &BuildSummary, json: bool) -> Result<()> {
     );
     println!("  LUTRAM {:>7} cells", s.lutram_cells);
     // the core's default mp window (rnic_core MP_W)
-    if let Ok(b) = crate::state_budget::budget(
-        s.num_q,
-        s.identity.mp_w,
-        s.identity.verbs.send,
-        s.identity.transports.rc,
-        s.identity.pools(s.num_q).ok(),
-    ) {
-        crate::state_budget::print(&b);
+    match budget_of(root, s, s.identity.mp_w) {
+        Ok(b) => crate::state_budget::print(&b),
+        Err(e) => println!("per-QP state  not known: {e}"),
     }
     for c in &s.clocks {
         match (c.fmax_mhz, c.met) {
@@ -1148,15 +1157,9 @@ fn sweep(a: &BuildArgs, root: &Path, board: &Board) -> Result<ExitCode> {
             }
             _ => "-".into(),
         };
-        let rtl = crate::state_budget::budget(
-            r.num_q,
-            a.mp_w,
-            r.identity.verbs.send,
-            r.identity.transports.rc,
-            r.identity.pools(r.num_q).ok(),
-        )
-        .map(|b| format!("{:.0}", b.bytes_per_qp))
-        .unwrap_or_else(|_| "-".into());
+        let rtl = budget_of(root, r, a.mp_w)
+            .map(|b| format!("{:.0}", b.bytes_per_qp))
+            .unwrap_or_else(|_| "-".into());
         println!(
             "| {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} | {} |",
             r.data_w,

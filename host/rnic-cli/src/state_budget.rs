@@ -1,49 +1,90 @@
-//! The on-chip state each QP costs, read off the RTL itself: every per-QP
-//! array (`reg [W-1:0] x [0:NUM_QP-1]`, `[0:NUM_Q-1]` in the queue
-//! manager) and per-QP bit vector (`reg [NUM_QP-1:0] x`) of the modules
-//! that keep per-QP state, and the fields of the records in block RAM
-//! (`localparam <PREFIX>_<FIELD>_W`, prefixes in RECORDS: qp_context's
-//! QPC_, the requester's RQL_, REQ_, SNT_, rc_responder's RSP_, the queue
-//! manager's SQC_; counted once however many read-port copies hold it; a
-//! flop copy marked `(copy)` is not counted again),
-//! with their widths evaluated for the build's
-//! parameters (MP_W, QN_W, OST_RINGS), grouped by what they are for; and
-//! apart from it the state every QP shares (the pool of outstanding-WQE
-//! rings, `[0:OST_RINGS*OST_DEPTH-1]`).
+//! The on-chip state each QP costs, from the state manifest
+//! (hw/state/state_manifest.json) that hw/state/manifest.py writes from an
+//! elaboration of rnic_core by Verilator, one entry per build
+//! configuration: every flop and memory of the modules that keep per-QP
+//! state with one element per QP (per QP) or sized by a pool (shared: the
+//! outstanding-WQE rings, the mp deferred-completion slots, the
+//! destination-MAC table), and the fields of the records in block RAM
+//! (declared once as `localparam <R>_<FIELD>_LSB/_W`; counted once however
+//! many read-port copies hold them), with their elaborated widths; grouped
+//! here by what they are for (the category table below: a per-QP item it
+//! does not know is an error). CI regenerates the manifest and fails when
+//! it differs from the committed one.
 //!
 //! Every QP of a build carries all of the per-QP state (the transport is
 //! chosen per QP at run time), so an mp QP's budget is the whole table; the
 //! rc-only message state is what a dedicated mp build could drop.
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
-const RTL: [(&str, &str); 4] = [
-    ("qp_context", include_str!("../../../hw/rtl/qp_context.v")),
-    (
-        "queue_manager",
-        include_str!("../../../hw/rtl/queue_manager.v"),
-    ),
-    (
-        "wqe_executor",
-        include_str!("../../../hw/rtl/wqe_executor.v"),
-    ),
-    (
-        "rc_responder",
-        include_str!("../../../hw/rtl/rc_responder.v"),
-    ),
-];
+/// Where the manifest is and what writes it (for the errors).
+const MANIFEST_PATH: &str = "hw/state/state_manifest.json";
+const GENERATOR: &str = "hw/state/manifest.py";
 
-/// The records in block RAM: (module, prefix of their `localparam
-/// <PREFIX>_<FIELD>_W` lines); an item is named `<prefix>_<field>`, lower
-/// case.
-const RECORDS: [(&str, &str); 6] = [
-    ("qp_context", "QPC_"),
-    ("wqe_executor", "RQL_"),
-    ("wqe_executor", "REQ_"),
-    ("wqe_executor", "SNT_"),
-    ("rc_responder", "RSP_"),
-    ("queue_manager", "SQC_"),
-];
+/// The manifest: the per-QP and shared state of each configuration.
+#[derive(Debug, serde::Deserialize)]
+struct Manifest {
+    configs: Vec<Config>,
+}
+
+/// One elaborated configuration (rnic_core parameters).
+#[derive(Debug, serde::Deserialize)]
+struct Config {
+    params: Params,
+    pools: Pools,
+    per_qp: Vec<Entry>,
+    shared: Vec<Entry>,
+    /// Flop copies of state counted elsewhere (`(* rnic_copy *)`).
+    #[allow(dead_code)]
+    copies: Vec<Entry>,
+    /// The block-RAM words and the record fields each holds.
+    #[allow(dead_code)]
+    block_ram: Vec<Word>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+struct Params {
+    num_q: u32,
+    mp_w: u32,
+    send_en: u32,
+    rc_en: u32,
+    ost_rings: u32,
+    mp_pend: u32,
+    dmac_n: u32,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct Entry {
+    module: String,
+    name: String,
+    bits: u64,
+    /// The record a block-RAM field belongs to.
+    #[serde(default)]
+    #[allow(dead_code)]
+    record: Option<String>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[allow(dead_code)]
+struct Word {
+    module: String,
+    instance: String,
+    record: String,
+    lsb: u32,
+    width: u32,
+    depth: u32,
+    fields: Vec<String>,
+}
+
+fn manifest() -> &'static Manifest {
+    static M: OnceLock<Manifest> = OnceLock::new();
+    M.get_or_init(|| {
+        serde_json::from_str(include_str!("../../../hw/state/state_manifest.json"))
+            .expect("hw/state/state_manifest.json")
+    })
+}
 
 /// What a per-QP structure is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -125,7 +166,7 @@ fn category(module: &str, name: &str) -> Option<Category> {
 /// One per-QP structure.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Item {
-    pub module: &'static str,
+    pub module: String,
     pub name: String,
     pub bits: u64,
     pub category: Category,
@@ -150,248 +191,72 @@ pub struct Budget {
     pub mp_target_bytes: f64,
 }
 
-/// Evaluate a width expression of the RTL: a number, a parameter, or
-/// `P-1`-style forms over MP_W, QN_W, OST_W, OST_DEPTH.
-fn eval(expr: &str, vars: &BTreeMap<&str, i64>) -> Option<i64> {
-    let e = expr.replace(' ', "");
-    if let Ok(v) = e.parse() {
-        return Some(v);
-    }
-    for op in ['*', '-', '+'] {
-        if let Some((a, b)) = e.rsplit_once(op) {
-            let (a, b) = (eval(a, vars)?, eval(b, vars)?);
-            return Some(match op {
-                '*' => a * b,
-                '-' => a - b,
-                _ => a + b,
-            });
-        }
-    }
-    vars.get(e.as_str()).copied()
-}
-
-/// The arguments (per, lo, hi) of an rnic_core pool size
-/// `localparam NAME = pool_size(KNOB, per, lo, hi);`.
-fn pool_rule(name: &str) -> Option<[u32; 3]> {
-    let args = include_str!("../../../hw/rtl/rnic_core.v")
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("localparam "))
-        .filter_map(|r| r.strip_prefix(name))
-        .filter_map(|r| r.trim_start().strip_prefix("= pool_size("))
-        .find_map(|r| r.split(')').next())?;
-    let v: Vec<u32> = args
-        .split(',')
-        .skip(1)
-        .filter_map(|a| a.trim().parse().ok())
-        .collect();
-    v.try_into().ok()
-}
-
 /// The shared pools of a build: outstanding-WQE rings, mp deferred
 /// completion slots, destination-MAC table entries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Pools {
     pub rings: u32,
     pub mp_pend: u32,
     pub dmacs: u32,
 }
 
+/// rnic_core's `pool_size(KNOB, per, lo, hi)` arguments of the pools
+/// (OST_RINGS_Q, MP_PEND_Q, DMAC_N_Q); a test holds them to the sizes the
+/// manifest's elaborations found.
+const POOL_RULES: [[u32; 3]; 3] = [[4, 4, 16], [8, 2, 8], [4, 4, 16]];
+
 impl Pools {
     /// The pools of a build with `num_qp` QPs and the knobs (0: sized
     /// from the QP count), as rnic_core's `pool_size` computes them.
     pub fn of(num_qp: u32, rings: u32, mp_pend: u32, dmacs: u32) -> Result<Pools, String> {
-        let size = |name: &str, knob: u32| -> Result<u32, String> {
-            let [per, lo, hi] = pool_rule(name).ok_or(format!("rnic_core.v: {name}"))?;
+        let size = |[per, lo, hi]: [u32; 3], knob: u32| {
             let n = if knob != 0 {
                 knob
             } else {
                 (num_qp / per).clamp(lo, hi)
             };
-            Ok(n.min(num_qp))
+            n.min(num_qp)
         };
         Ok(Pools {
-            rings: size("OST_RINGS_Q", rings)?,
-            mp_pend: size("MP_PEND_Q", mp_pend)?,
-            dmacs: size("DMAC_N_Q", dmacs)?,
+            rings: size(POOL_RULES[0], rings),
+            mp_pend: size(POOL_RULES[1], mp_pend),
+            dmacs: size(POOL_RULES[2], dmacs),
         })
     }
 }
 
-/// Find the per-QP declarations (`reg [H:L] name [0:NUM_QP-1]` and
-/// `reg [NUM_QP-1:0] name`, NUM_Q in the queue manager) and the shared
-/// ones (`[0:OST_RINGS*OST_DEPTH-1]`, `reg [OST_RINGS-1:0]`); the first
-/// list is per QP, the second for the whole NIC. A declaration whose
-/// comment says `(knob: SEND_EN)` exists only in builds with SEND/RECV
-/// (`send_en`), one saying `(knob: RC_EN)` only in builds with rc (`rc_en`).
-pub fn items(
+/// The manifest's entry for a build: `num_qp` QPs, window `mp_window`,
+/// the SEND/RECV and rc knobs, the pools.
+fn entry(
+    num_qp: u32,
     mp_window: u32,
-    qn_w: u32,
-    rings: u32,
-    pend: u32,
-    dmacs: u32,
     send_en: bool,
     rc_en: bool,
-) -> Result<(Vec<Item>, Vec<Item>), String> {
-    let mut per_qp = Vec::new();
-    let mut shared = Vec::new();
-    for (module, src) in RTL {
-        let mut vars: BTreeMap<&str, i64> = BTreeMap::new();
-        vars.insert("MP_W", i64::from(mp_window));
-        vars.insert("QN_W", i64::from(qn_w));
-        vars.insert("OST_RINGS", i64::from(rings));
-        vars.insert(
-            "RG_W",
-            i64::from(rings.next_power_of_two().trailing_zeros()),
-        );
-        vars.insert("MP_PEND", i64::from(pend));
-        vars.insert("PS_W", i64::from(pend.next_power_of_two().trailing_zeros()));
-        let dmacs = i64::from(dmacs);
-        vars.insert("DMAC_N", dmacs);
-        vars.insert(
-            "MI_W",
-            i64::from((dmacs as u32).next_power_of_two().trailing_zeros()),
-        );
-        // `ifdef FORMAL` blocks hold the proofs' own bookkeeping (hw/formal),
-        // which synthesis never sees: not state of the NIC
-        let mut formal_depth = 0u32;
-        for line in src.lines() {
-            let l = line.trim();
-            if formal_depth > 0 {
-                if l.starts_with("`ifdef") || l.starts_with("`ifndef") {
-                    formal_depth += 1;
-                } else if l.starts_with("`endif") {
-                    formal_depth -= 1;
-                }
-                continue;
-            }
-            if l.split_whitespace().collect::<Vec<_>>()[..] == ["`ifdef", "FORMAL"] {
-                formal_depth = 1;
-                continue;
-            }
-            // the ring's entry width and depth are plain localparams
-            for k in ["OST_W", "OST_DEPTH"] {
-                let v = l
-                    .strip_prefix("localparam ")
-                    .and_then(|r| r.strip_prefix(k))
-                    .and_then(|r| r.trim_start().strip_prefix('='))
-                    .and_then(|r| r.trim().trim_end_matches(';').parse().ok());
-                if let Some(v) = v {
-                    vars.insert(k, v);
-                }
-            }
-            // a record's field (block RAM): `localparam <P>_<FIELD>_W = w;`
-            // one field each (QPC_A_W is port a's share of the record, not a
-            // field); a knob comment as for the arrays below
-            if let Some((prefix, (field, w))) = RECORDS
-                .iter()
-                .filter(|(m, _)| *m == module)
-                .find_map(|(_, p)| {
-                    l.strip_prefix("localparam ")
-                        .and_then(|r| r.strip_prefix(p))
-                        .and_then(|r| r.split_once("_W ="))
-                        .map(|fw| (p, fw))
-                })
-                .filter(|(p, (f, _))| {
-                    !f.is_empty()
-                        && (**p != "QPC_" || *f != "A")
-                        && f.chars()
-                            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
-                })
-            {
-                if (!send_en && l.contains("(knob: SEND_EN)"))
-                    || (!rc_en && l.contains("(knob: RC_EN)"))
-                {
-                    continue;
-                }
-                let w = w.split("//").next().unwrap_or(w);
-                let w = w.trim().trim_end_matches(';');
-                let bits =
-                    eval(w, &vars).ok_or_else(|| format!("{module}: width of {field}: {w}"))?;
-                let name = format!("{}{}", prefix.to_lowercase(), field.to_lowercase());
-                let category = category(module, &name)
-                    .ok_or_else(|| format!("{module}.{name}: per-QP state with no category"))?;
-                per_qp.push(Item {
-                    module,
-                    name,
-                    bits: bits as u64,
-                    category,
-                });
-                continue;
-            }
-            let Some(rest) = l.strip_prefix("reg [") else {
-                continue;
-            };
-            let Some((range, tail)) = rest.split_once(']') else {
-                continue;
-            };
-            let tail = tail.trim();
-            let name: String = tail
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            let after = tail[name.len()..].trim_start();
-            let (hi, lo) = range.split_once(':').ok_or("range")?;
-            // a bit vector `[N-1:0]` (one bit per element) or an array
-            // `[H:L] name [0:N-1]`; N says whose state it is: NUM_QP/NUM_Q
-            // per QP, a pool size (the outstanding rings, the mp
-            // deferred-completion slots, the destination-MAC table) shared
-            let vec_n = (lo.trim() == "0")
-                .then(|| hi.replace(' ', "").strip_suffix("-1").map(str::to_owned))
-                .flatten();
-            let array_n = after
-                .strip_prefix("[0:")
-                .and_then(|r| r.split_once("-1]"))
-                .map(|(n, _)| n.replace(' ', ""));
-            let (count, elem_bits) = match (array_n, vec_n) {
-                (Some(n), _) => {
-                    let h = eval(hi, &vars)
-                        .ok_or_else(|| format!("{module}: width of {name}: {hi}"))?;
-                    let l = eval(lo, &vars)
-                        .ok_or_else(|| format!("{module}: width of {name}: {lo}"))?;
-                    (n, h - l + 1)
-                }
-                (None, Some(n)) => (n, 1),
-                (None, None) => continue,
-            };
-            let is_per_qp = count == "NUM_QP" || count == "NUM_Q";
-            let is_shared = matches!(
-                count.as_str(),
-                "OST_RINGS*OST_DEPTH" | "OST_RINGS" | "MP_PEND" | "DMAC_N"
-            );
-            if !(is_per_qp || is_shared)
-                || l.contains("(copy)")
-                || (!send_en && l.contains("(knob: SEND_EN)"))
-                || (!rc_en && l.contains("(knob: RC_EN)"))
-            {
-                continue;
-            }
-            let depth = if is_per_qp {
-                1
-            } else {
-                eval(&count, &vars).ok_or_else(|| format!("{module}: size of {name}: {count}"))?
-            };
-            let bits = (elem_bits * depth) as u64;
-            let category = category(module, &name)
-                .ok_or_else(|| format!("{module}.{name}: per-QP state with no category"))?;
-            let item = Item {
-                module,
-                name,
-                bits,
-                category,
-            };
-            if is_shared {
-                shared.push(item);
-            } else {
-                per_qp.push(item);
-            }
-        }
-    }
-    Ok((per_qp, shared))
+    pools: Pools,
+) -> Result<&'static Config, String> {
+    manifest()
+        .configs
+        .iter()
+        .find(|c| {
+            let p = c.params;
+            (p.num_q, p.mp_w, p.send_en, p.rc_en)
+                == (num_qp, mp_window, send_en.into(), rc_en.into())
+                && c.pools == pools
+        })
+        .ok_or_else(|| {
+            format!(
+                "{MANIFEST_PATH} has no build with NUM_Q={num_qp} MP_W={mp_window} SEND_EN={} \
+                 RC_EN={} and pools {pools:?}: add it to CONFIGS in {GENERATOR} and run \
+                 {GENERATOR}",
+                u32::from(send_en),
+                u32::from(rc_en)
+            )
+        })
 }
 
 /// The budget of a build with `num_qp` QPs, window `mp_window`, the
 /// SEND/RECV and rc knobs `send_en`, `rc_en`, and its shared `pools`
-/// (None: the RTL's default for `num_qp`).
+/// (None: the RTL's default for `num_qp`), from the manifest.
 pub fn budget(
     num_qp: u32,
     mp_window: u32,
@@ -399,33 +264,77 @@ pub fn budget(
     rc_en: bool,
     pools: Option<Pools>,
 ) -> Result<Budget, String> {
-    let qn_w = (u32::BITS - num_qp.saturating_sub(1).leading_zeros()).max(1);
     let pools = match pools {
         Some(p) => p,
         None => Pools::of(num_qp, 0, 0, 0)?,
     };
-    let (items, shared) = items(
-        mp_window,
-        qn_w,
+    of_config(entry(num_qp, mp_window, send_en, rc_en, pools)?)
+}
+
+/// The budget of a build the manifest may lack, elaborated for its exact
+/// parameters by the generator of the repository at `root`
+/// (`hw/state/manifest.py --config`: Python, Verilator, Yosys; a few
+/// seconds). The pools are given as the knobs that make them.
+pub fn elaborate(
+    root: &std::path::Path,
+    num_qp: u32,
+    mp_window: u32,
+    send_en: bool,
+    rc_en: bool,
+    pools: Pools,
+) -> Result<Budget, String> {
+    let cfg = format!(
+        "NUM_Q={num_qp},MP_W={mp_window},SEND_EN={},RC_EN={},OST_RINGS={},MP_PEND={},DMAC_N={}",
+        u32::from(send_en),
+        u32::from(rc_en),
         pools.rings,
         pools.mp_pend,
-        pools.dmacs,
-        send_en,
-        rc_en,
-    )?;
+        pools.dmacs
+    );
+    let o = std::process::Command::new("python3")
+        .arg(root.join(GENERATOR))
+        .args(["--config", &cfg])
+        .output()
+        .map_err(|e| format!("{GENERATOR} --config {cfg}: python3: {e}"))?;
+    if !o.status.success() {
+        return Err(format!(
+            "{GENERATOR} --config {cfg}: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        ));
+    }
+    let c: Config = serde_json::from_slice(&o.stdout)
+        .map_err(|e| format!("{GENERATOR} --config {cfg}: {e}"))?;
+    of_config(&c)
+}
+
+/// The budget of a manifest entry, its items grouped by the category
+/// table.
+fn of_config(c: &Config) -> Result<Budget, String> {
+    let item = |e: &Entry| -> Result<Item, String> {
+        Ok(Item {
+            module: e.module.clone(),
+            name: e.name.clone(),
+            bits: e.bits,
+            category: category(&e.module, &e.name)
+                .ok_or_else(|| format!("{}.{}: per-QP state with no category", e.module, e.name))?,
+        })
+    };
+    let items: Vec<Item> = c.per_qp.iter().map(item).collect::<Result<_, _>>()?;
+    let shared: Vec<Item> = c.shared.iter().map(item).collect::<Result<_, _>>()?;
     let mut by_category = BTreeMap::new();
     for it in &items {
         *by_category.entry(it.category.name()).or_insert(0.0) += it.bits as f64 / 8.0;
     }
     let bytes_per_qp = items.iter().map(|i| i.bits).sum::<u64>() as f64 / 8.0;
     let shared_bytes = shared.iter().map(|i| i.bits).sum::<u64>() as f64 / 8.0;
+    let mp_window = c.params.mp_w;
     Ok(Budget {
-        num_qp,
+        num_qp: c.params.num_q,
         mp_window,
         items,
         shared,
         shared_bytes,
-        pools,
+        pools: c.pools,
         by_category,
         bytes_per_qp,
         mp_target_bytes: 64.0 + f64::from(mp_window) / 8.0,
@@ -601,6 +510,138 @@ mod tests {
         let no_send = budget(64, 64, false, true, None).unwrap();
         assert!(no_send.items.iter().all(|i| i.name != "rsp_wrid"));
         assert!(no_send.bytes_per_qp < b.bytes_per_qp);
+    }
+
+    #[test]
+    fn every_manifest_entry_is_classified_and_consistent() {
+        for c in &manifest().configs {
+            let p = c.params;
+            let what = format!("{p:?}");
+            // the pool rule above is rnic_core's: the elaboration agrees
+            assert_eq!(
+                Pools::of(p.num_q, p.ost_rings, p.mp_pend, p.dmac_n).unwrap(),
+                c.pools,
+                "{what}"
+            );
+            let b = budget(p.num_q, p.mp_w, p.send_en != 0, p.rc_en != 0, None).unwrap();
+            assert_eq!(b.items.len(), c.per_qp.len(), "{what}");
+            // each record field is held by a block-RAM word of its record
+            for e in c.per_qp.iter().filter(|e| e.record.is_some()) {
+                let r = e.record.as_deref().unwrap();
+                let f = e.name[r.len() + 1..].to_uppercase();
+                assert!(
+                    c.block_ram
+                        .iter()
+                        .any(|w| w.record == r && w.depth == p.num_q && w.fields.contains(&f)),
+                    "{what}: {} in no block RAM",
+                    e.name
+                );
+            }
+            let mut names: Vec<_> = c.per_qp.iter().map(|e| (&e.module, &e.name)).collect();
+            names.sort();
+            names.dedup();
+            assert_eq!(names.len(), c.per_qp.len(), "{what}: an item twice");
+        }
+        // a configuration the manifest lacks is an error naming its generator
+        let e = budget(64, 48, true, true, None).unwrap_err();
+        assert!(e.contains("hw/state/manifest.py"), "{e}");
+    }
+
+    /// A cross-check of the manifest against the RTL text (not a source of
+    /// figures): every per-QP array or bit vector declared in the modules
+    /// (outside `ifdef FORMAL`) and every field of a block-RAM record is in
+    /// the manifest, so a manifest not regenerated after such an RTL change
+    /// fails here as well as in CI's drift check.
+    #[test]
+    fn the_manifest_lacks_no_per_qp_declaration_of_the_rtl() {
+        let rtl = [
+            ("qp_context", include_str!("../../../hw/rtl/qp_context.v")),
+            (
+                "queue_manager",
+                include_str!("../../../hw/rtl/queue_manager.v"),
+            ),
+            (
+                "wqe_executor",
+                include_str!("../../../hw/rtl/wqe_executor.v"),
+            ),
+            (
+                "rc_responder",
+                include_str!("../../../hw/rtl/rc_responder.v"),
+            ),
+        ];
+        let c = manifest()
+            .configs
+            .iter()
+            .find(|c| (c.params.num_q, c.params.send_en, c.params.rc_en) == (64, 1, 1))
+            .unwrap();
+        let known = |m: &str, n: &str| {
+            c.per_qp
+                .iter()
+                .chain(&c.copies)
+                .any(|e| e.module == m && e.name == n)
+        };
+        let records: Vec<&str> = c.block_ram.iter().map(|w| w.record.as_str()).collect();
+        let mut seen = 0;
+        for (module, src) in rtl {
+            let mut formal = 0u32;
+            for l in src.lines().map(str::trim) {
+                if formal > 0 {
+                    if l.starts_with("`ifdef") || l.starts_with("`ifndef") {
+                        formal += 1;
+                    } else if l.starts_with("`endif") {
+                        formal -= 1;
+                    }
+                    continue;
+                }
+                if l.split_whitespace().collect::<Vec<_>>()[..] == ["`ifdef", "FORMAL"] {
+                    formal = 1;
+                    continue;
+                }
+                let decl = l.strip_prefix("reg [").and_then(|r| {
+                    let (range, tail) = r.split_once(']')?;
+                    let name: String = tail
+                        .trim()
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect();
+                    let per_qp = ["NUM_QP-1:0", "NUM_Q-1:0"].contains(&range)
+                        || ["[0:NUM_QP-1]", "[0:NUM_Q-1]"]
+                            .iter()
+                            .any(|d| tail.trim()[name.len()..].trim_start().starts_with(d));
+                    per_qp.then_some(name)
+                });
+                let field = l
+                    .strip_prefix("localparam ")
+                    .and_then(|r| r.split_whitespace().next())
+                    .and_then(|n| n.strip_suffix("_LSB"))
+                    .and_then(|n| n.split_once('_'))
+                    .filter(|(r, _)| records.contains(r))
+                    .map(|(r, f)| format!("{r}_{f}").to_lowercase());
+                if let Some(name) = decl.or(field) {
+                    seen += 1;
+                    assert!(
+                        known(module, &name),
+                        "{module}.{name}: not in {MANIFEST_PATH}"
+                    );
+                }
+            }
+        }
+        assert!(seen > 60, "{seen}");
+    }
+
+    /// The generator run for one build (as `rnic build` does for a build
+    /// the manifest lacks) gives what the manifest holds: Verilator, Yosys
+    /// and Python on PATH, as for hw/lint.sh and the simulator.
+    #[test]
+    fn an_elaborated_build_matches_the_manifest() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let p = Pools::of(16, 0, 0, 0).unwrap();
+        let e = elaborate(&root, 16, 64, false, true, p).unwrap();
+        let m = budget(16, 64, false, true, None).unwrap();
+        assert_eq!(
+            serde_json::to_string(&e).unwrap(),
+            serde_json::to_string(&m).unwrap()
+        );
     }
 
     #[test]

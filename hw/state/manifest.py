@@ -1,0 +1,386 @@
+#!/usr/bin/env python3
+"""Write hw/state/state_manifest.json: the on-chip state each QP costs, read
+off an elaboration of rnic_core by Verilator (`--xml-only`: every variable
+with its elaborated type, every localparam with its value, the instance
+tree) for each build configuration in CONFIGS.
+
+What counts as state: a variable of one of STATE_MODULES that a clocked
+process writes (a nonblocking assignment; lint's BLKSEQ keeps clocked
+writes nonblocking), i.e. flops and memories, or a field of a record in
+block RAM. What makes it per-QP or shared is measured, not read from the
+text: each configuration is elaborated again with NUM_Q doubled (the pools
+held) and with the pools changed (NUM_Q held); an array with one element
+per QP (or a vector with one bit per QP) is per-QP state, one whose size
+follows the pools alone is shared. State that grows with NUM_Q in another
+way (two bits per queue in one vector, say) is listed under "other" and
+not counted: the budget's categories are per-QP elements.
+
+Records in block RAM are declared once per module as localparams
+`<R>_W` (the word) and `<R>_<F>_LSB`, `<R>_<F>_W` (its fields); a field is
+in the word when it lies inside `<R>_W` and the next field (declaration
+order) starts after it (a knob that drops a field gives it no room: its
+successor starts where it starts, or the word ends before it); the fields
+kept must tile the word exactly, else this script fails. Every ram_sdp
+instance of the module with one word per QP is a copy of (part of) a
+record: the bits of the record it is written (wr_data: the record's write
+vector, or a part select of it), listed with the fields they hold; a field
+is counted once however many copies hold it.
+
+Two things the elaboration cannot tell are said by Verilog attributes on
+the declaration, which Yosys reads (Verilator drops attributes):
+`(* rnic_copy *)` marks a flop copy of state counted elsewhere (listed
+under "copies", not counted), `(* rnic_knob = "RC_EN" *)` a structure only
+builds with that knob on carry (the logic that uses it is gated by the
+knob; the declaration stays).
+
+Usage: hw/state/manifest.py [--check]   (from anywhere; --check: compare
+with the committed file instead of writing it)
+       hw/state/manifest.py --config NUM_Q=32,MP_W=64,SEND_EN=1,RC_EN=1
+       (one configuration, the parameters not given at rnic_core's
+       defaults: its entry as JSON on stdout; `rnic build` runs this for a
+       build CONFIGS lacks)
+Env:   VERILATOR (default verilator), YOSYS (default yosys), JOBS
+       (configurations elaborated at once; default: the CPUs)
+Runtime: three elaborations per configuration, about 1-2 s each; the 27
+of CONFIGS took 2.5 min with JOBS=1 and 1.7-1.9 min with two jobs on a
+2-core machine shared with a place and route; --config about 3-5 s.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from concurrent.futures import ProcessPoolExecutor
+from itertools import product
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+OUT = "hw/state/state_manifest.json"
+TOP = "rnic_core"
+# The modules that keep per-QP state, in the order the budget lists them.
+STATE_MODULES = ["qp_context", "queue_manager", "wqe_executor", "rc_responder"]
+# Knobs an `rnic_knob` attribute may name (parameters of the module).
+KNOBS = ["SEND_EN", "RC_EN"]
+# The configurations: the simulator's models and the boards' QP counts,
+# every mp window, every verb/transport set (RC_EN = 0 needs SEND_EN = 0);
+# the pools sized from NUM_Q (knobs 0).
+CONFIGS = [
+    {"NUM_Q": q, "MP_W": w, "SEND_EN": s, "RC_EN": r, "OST_RINGS": 0, "MP_PEND": 0, "DMAC_N": 0}
+    for q, w, (s, r) in product([16, 64, 256], [32, 64, 128], [(1, 1), (0, 1), (0, 0)])
+]
+POOLS = [("OST_RINGS", "OST_RINGS_Q", "rings"), ("MP_PEND", "MP_PEND_Q", "mp_pend"),
+         ("DMAC_N", "DMAC_N_Q", "dmacs")]
+
+
+def die(msg):
+    sys.exit(f"manifest.py: {msg}")
+
+
+def const(s):
+    """The value of a Verilator constant name (`32'sh3f`, `8'h40`)."""
+    _, v = s.split("'")
+    v = v.lstrip("s")
+    base = {"h": 16, "d": 10, "b": 2, "o": 8}[v[0]]
+    return int(v[1:].replace("_", ""), base)
+
+
+def sources():
+    rtl = sorted(f"hw/rtl/{f}" for f in os.listdir(os.path.join(ROOT, "hw/rtl")) if f.endswith(".v"))
+    gen = sorted(f"hw/rtl/generated/{f}" for f in os.listdir(os.path.join(ROOT, "hw/rtl/generated"))
+                 if f.endswith(".sv"))
+    lint = sorted(f"hw/lint/{f}" for f in os.listdir(os.path.join(ROOT, "hw/lint")) if f.endswith(".vlt"))
+    return lint + rtl + gen
+
+
+def elaborate(params, tmp):
+    """Elaborate rnic_core with `params`; per STATE_MODULES module: its
+    parameters and localparams, its state variables {name: (line, width,
+    depth or None)}, its ram_sdp instances."""
+    xml = os.path.join(tmp, "core.xml")
+    cmd = [os.environ.get("VERILATOR", "verilator"), "--xml-only", "--xml-output", xml,
+           "--top-module", TOP, "-Ihw/rtl", "-Ihw/rtl/generated"]
+    cmd += [f"-G{k}={v}" for k, v in params.items()]
+    r = subprocess.run(cmd + sources(), cwd=ROOT, capture_output=True, text=True)
+    if r.returncode != 0:
+        die(f"verilator {params}:\n{r.stdout}{r.stderr}")
+    root = ET.parse(xml).getroot()
+    types = {}
+    for t in root.iter("typetable"):
+        for d in t:
+            types[d.get("id")] = d
+
+    def shape(dtype_id):
+        """(packed width, unpacked depth or None) of a type."""
+        d = types[dtype_id]
+        depth = None
+        if d.tag == "unpackarraydtype":
+            lo, hi = (const(c.get("name")) for c in d.find("range"))
+            depth = abs(hi - lo) + 1
+            d = types[d.get("sub_dtype_id")]
+        if d.tag != "basicdtype":
+            die(f"unexpected type {d.tag} {d.attrib}")
+        if d.get("left") is None:
+            return 1, depth
+        return abs(int(d.get("left")) - int(d.get("right"))) + 1, depth
+
+    def lhs_var(e):
+        while e.tag != "varref":
+            e = e[0]
+        return e.get("name")
+
+    mods = {}
+    core_params = {}
+    for m in root.iter("module"):
+        orig = m.get("origName")
+        if orig == TOP:
+            for v in m.iter("var"):
+                if v.get("param") or v.get("localparam"):
+                    c = v.find("const")
+                    if c is not None:
+                        core_params[v.get("name")] = const(c.get("name"))
+        if orig not in STATE_MODULES:
+            continue
+        if orig in mods:
+            die(f"{orig} elaborated twice: one instance per module expected")
+        params, local, vars_ = {}, {}, {}
+        own_file = m.get("loc").split(",")[0]
+        for v in m.findall("var"):
+            name = v.get("name")
+            file, line = v.get("loc").split(",")[:2]
+            line = int(line)
+            if v.get("localparam") and file != own_file:
+                continue    # an included file's (the entry formats)
+            if v.get("param") or v.get("localparam"):
+                c = v.find("const")
+                if c is not None:
+                    (params if v.get("param") else local)[name] = (const(c.get("name")), line)
+            elif v.get("dir") is None:
+                vars_[name] = (line,) + shape(v.get("dtype_id"))
+        written = {lhs_var(a[1]) for a in m.iter("assigndly")}
+        state = {n: s for n, s in vars_.items() if n in written}
+        rams = []
+        for inst in m.iter("instance"):
+            sub = next(x for x in root.iter("module") if x.get("name") == inst.get("defName"))
+            if sub.get("origName") != "ram_sdp":
+                continue
+            sp = {v.get("name"): const(v.find("const").get("name"))
+                  for v in sub.findall("var") if v.get("param")}
+            port = next(p for p in inst.findall("port") if p.get("name") == "wr_data")[0]
+            if port.tag == "varref":
+                src, lsb = port.get("name"), 0
+            elif port.tag == "sel" and port[0].tag == "varref" and port[1].tag == "const":
+                src, lsb = port[0].get("name"), const(port[1].get("name"))
+            else:
+                die(f"{orig}.{inst.get('name')}: wr_data is neither a vector nor a part select of one")
+            rams.append({"instance": inst.get("name"), "width": sp["DATA_W"], "depth": sp["DEPTH"],
+                         "src": src, "src_width": vars_[src][1], "lsb": lsb})
+        mods[orig] = {"params": params, "local": local, "state": state, "rams": rams}
+    for m in STATE_MODULES:
+        if m not in mods:
+            die(f"{m} is not in the elaboration of {TOP}")
+    return mods, core_params
+
+
+def records(mod):
+    """The record candidates of a module: {R: (width, [(field, lsb, width,
+    line)])}, fields in declaration order: a localparam `<R>_W` with
+    `<R>_<F>_LSB`, `<R>_<F>_W` pairs (the included entry formats have them
+    too, not counted: the module's own file only, and a record is one a
+    per-QP block RAM is written from)."""
+    local = mod["local"]
+    out = {}
+    for name, (w, _) in local.items():
+        if not name.endswith("_W"):
+            continue
+        r = name[:-2]
+        fields = []
+        for n, (lsb, line) in local.items():
+            if n.startswith(r + "_") and n.endswith("_LSB"):
+                f = n[len(r) + 1:-4]
+                if f"{r}_{f}_W" in local:
+                    fields.append((f, lsb, local[f"{r}_{f}_W"][0], local[f"{r}_{f}_W"][1]))
+        if fields:
+            out[r] = (w, sorted(fields, key=lambda x: x[3]))
+    return out
+
+
+def held(r, w, fields):
+    """The fields the word of record `r` (`w` bits) holds."""
+    out = []
+    for i, (f, lsb, fw, line) in enumerate(fields):
+        nxt = fields[i + 1][1] if i + 1 < len(fields) else None
+        if lsb + fw <= w and (nxt is None or nxt >= lsb + fw):
+            out.append((f, lsb, fw, line))
+    pos = 0
+    for f, lsb, fw, _ in sorted(out, key=lambda x: x[1]):
+        if lsb != pos:
+            die(f"record {r}: field {f} at bit {lsb}, {pos} expected (the kept fields must tile {r}_W)")
+        pos += fw
+    if pos != w:
+        die(f"record {r}: its fields cover {pos} of {r}_W = {w} bits")
+    return out
+
+
+def attributes():
+    """{(module, name): {"copy": bool, "knob": KNOB or None}} from Yosys."""
+    files = [f"hw/rtl/{m}.v" for m in STATE_MODULES]
+    sels = ["a:rnic_copy", "a:rnic_knob"] + [f"a:rnic_knob={k}" for k in KNOBS]
+    script = "; ".join([f"read_verilog -sv -Ihw/rtl -Ihw/rtl/generated {' '.join(files)}"]
+                       + [f"tee -q -o {{out}}/{i}.txt select -list {s}" for i, s in enumerate(sels)])
+    with tempfile.TemporaryDirectory() as tmp:
+        r = subprocess.run([os.environ.get("YOSYS", "yosys"), "-q", "-p", script.format(out=tmp)],
+                           cwd=ROOT, capture_output=True, text=True)
+        if r.returncode != 0:
+            die(f"yosys:\n{r.stdout}{r.stderr}")
+        lists = []
+        for i in range(len(sels)):
+            with open(os.path.join(tmp, f"{i}.txt")) as f:
+                lists.append({tuple(x.strip().split("/", 1)) for x in f if "/" in x})
+    attrs = {}
+    for k in lists[0]:
+        attrs.setdefault(k, {"copy": False, "knob": None})["copy"] = True
+    for knob, found in zip(KNOBS, lists[2:]):
+        for k in found:
+            attrs.setdefault(k, {"copy": False, "knob": None})["knob"] = knob
+    unknown = lists[1] - set().union(*lists[2:])
+    if unknown:
+        die(f"rnic_knob names a knob not in {KNOBS}: {sorted(unknown)}")
+    return attrs
+
+
+def one(cfg, attrs, tmp):
+    base, core = elaborate(cfg, tmp)
+    n = cfg["NUM_Q"]
+    pools = {key: core[local] for _, local, key in POOLS}
+    pinned = {knob: core[local] for knob, local, _ in POOLS}
+    more_q, _ = elaborate({**cfg, **pinned, "NUM_Q": 2 * n}, tmp)
+    changed = {knob: v - 1 if v > 2 else v + 1 for knob, v in pinned.items()}
+    more_p, _ = elaborate({**cfg, **changed}, tmp)
+    per_qp, shared, copies, other, rams = [], [], [], [], []
+    for m in STATE_MODULES:
+        mod = base[m]
+        for name, (line, w, depth) in mod["state"].items():
+            if name not in more_q[m]["state"] or name not in more_p[m]["state"]:
+                die(f"{m}.{name}: gone when NUM_Q or the pools change; cannot tell what it scales with")
+            _, w_q, d_q = more_q[m]["state"][name]
+            _, w_p, d_p = more_p[m]["state"][name]
+            if depth == n and d_q == 2 * n:
+                kind, bits = "array", w
+            elif depth is None and w == n and w_q == 2 * n:
+                kind, bits = "bits", 1
+            elif depth is not None and d_q == depth and d_p != depth:
+                kind, bits = "pool", w * depth
+            elif depth is None and w_q == w and w_p != w:
+                kind, bits = "pool", w
+            elif w_q * (d_q or 1) >= 2 * w * (depth or 1):
+                # grows with NUM_Q, but not one element per QP (two bits
+                # per queue, say): listed, not in the budget
+                kind, bits = "other", w * (depth or 1)
+            else:
+                continue
+            a = attrs.get((m, name), {"copy": False, "knob": None})
+            if a["knob"] and a["knob"] not in mod["params"]:
+                die(f"{m}.{name}: rnic_knob {a['knob']} is not a parameter of {m}")
+            if a["knob"] and mod["params"][a["knob"]][0] == 0:
+                continue
+            item = {"module": m, "name": name, "bits": bits, "line": line}
+            if a["copy"]:
+                copies.append(item)
+            else:
+                {"pool": shared, "other": other}.get(kind, per_qp).append(item)
+        recs = records(mod)
+        used = {}
+        stored = set()
+        for ram in mod["rams"]:
+            if ram["depth"] != n:
+                continue
+            # the record whose write vector it is (its word, or the logic's
+            # view of it with the fields of knobs that are off), else the
+            # one of the RAM's width
+            owner = [r for r, (w, _) in recs.items() if w == ram["src_width"]] \
+                or [r for r, (w, _) in recs.items() if w == ram["width"]]
+            if len(owner) > 1:
+                owner = [r for r in owner if ram["src"].startswith(r.lower() + "_")]
+            if len(owner) != 1:
+                die(f"{m}.{ram['instance']}: which record it holds ({ram['src']}: {owner})")
+            r = owner[0]
+            if r not in used:
+                used[r] = held(r, *recs[r])
+            lo, hi = ram["lsb"], ram["lsb"] + ram["width"]
+            fields = [f for f, lsb, fw, _ in used[r] if lsb >= lo and lsb + fw <= hi]
+            if sum(fw for f, lsb, fw, _ in used[r] if f in fields) != ram["width"]:
+                die(f"{m}.{ram['instance']}: bits {lo}..{hi - 1} of {r} are not whole fields")
+            stored.update((r, f) for f in fields)
+            rams.append({"module": m, "instance": ram["instance"], "record": r, "lsb": lo,
+                         "width": ram["width"], "depth": ram["depth"], "fields": fields})
+        for r, fields in used.items():
+            for f, lsb, fw, line in fields:
+                if (r, f) in stored:
+                    per_qp.append({"module": m, "name": f"{r}_{f}".lower(), "bits": fw, "line": line,
+                                   "record": r})
+    for items in (per_qp, shared, copies, other):
+        items.sort(key=lambda i: (STATE_MODULES.index(i["module"]), i["line"]))
+        for i in items:
+            del i["line"]
+    return {"params": cfg, "pools": pools, "per_qp": per_qp, "shared": shared, "copies": copies,
+            "other": other, "block_ram": rams}
+
+
+def one_in_tmp(cfg, attrs):
+    with tempfile.TemporaryDirectory() as tmp:
+        return one(cfg, attrs, tmp)
+
+
+def render(manifest):
+    """JSON with one item per line: a small diff when the RTL changes."""
+    out = ['{', f'  "generator": {json.dumps(manifest["generator"])},', '  "configs": [']
+    for ci, c in enumerate(manifest["configs"]):
+        out.append("    {")
+        out.append(f'      "params": {json.dumps(c["params"])},')
+        out.append(f'      "pools": {json.dumps(c["pools"])},')
+        keys = ["per_qp", "shared", "copies", "other", "block_ram"]
+        for ki, k in enumerate(keys):
+            rows = [f"        {json.dumps(i)}" for i in c[k]]
+            tail = "," if ki + 1 < len(keys) else ""
+            if rows:
+                out.append(f'      "{k}": [\n' + ",\n".join(rows) + f"\n      ]{tail}")
+            else:
+                out.append(f'      "{k}": []{tail}')
+        out.append("    }" + ("," if ci + 1 < len(manifest["configs"]) else ""))
+    out += ["  ]", "}"]
+    return "\n".join(out) + "\n"
+
+
+def main():
+    args = sys.argv[1:]
+    if args[:1] == ["--config"] and len(args) == 2:
+        # one configuration, its entry to stdout (the file untouched): for
+        # a build CONFIGS lacks (rnic build runs this)
+        cfg = {"NUM_Q": 16, "MP_W": 64, "SEND_EN": 1, "RC_EN": 1, "OST_RINGS": 0, "MP_PEND": 0,
+               "DMAC_N": 0}
+        for kv in args[1].split(","):
+            k, v = kv.split("=")
+            if k not in cfg:
+                die(f"--config: {k} is not one of {sorted(cfg)}")
+            cfg[k] = int(v)
+        print(json.dumps(one_in_tmp(cfg, attributes())))
+        return
+    check = "--check" in args
+    attrs = attributes()
+    jobs = int(os.environ.get("JOBS", "0")) or os.cpu_count() or 1
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        configs = list(pool.map(one_in_tmp, CONFIGS, [attrs] * len(CONFIGS)))
+    text = render({"generator": "hw/state/manifest.py (do not edit; run it)", "configs": configs})
+    path = os.path.join(ROOT, OUT)
+    if check:
+        with open(path) as f:
+            if f.read() != text:
+                die(f"{OUT} differs from the RTL: run hw/state/manifest.py")
+        return
+    with open(path, "w") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    main()
