@@ -162,7 +162,7 @@ def elaborate(params, tmp):
         rams = []
         for inst in m.iter("instance"):
             sub = next(x for x in root.iter("module") if x.get("name") == inst.get("defName"))
-            if sub.get("origName") != "ram_sdp":
+            if sub.get("origName") not in ("ram_sdp", "ram_sdp_copies"):
                 continue
             sp = {v.get("name"): const(v.find("const").get("name"))
                   for v in sub.findall("var") if v.get("param")}
@@ -173,8 +173,16 @@ def elaborate(params, tmp):
                 src, lsb = port[0].get("name"), const(port[1].get("name"))
             else:
                 die(f"{orig}.{inst.get('name')}: wr_data is neither a vector nor a part select of one")
-            rams.append({"instance": inst.get("name"), "width": sp["DATA_W"], "depth": sp["DEPTH"],
-                         "src": src, "src_width": vars_[src][1], "lsb": lsb})
+            if sub.get("origName") == "ram_sdp":
+                copies = [(inst.get("name"), 0, sp["DATA_W"])]
+            else:
+                # one ram_sdp per read port, holding that port's slice
+                field = lambda v, p: (v >> (32 * p)) & 0xFFFFFFFF
+                copies = [(f"{inst.get('name')}.g_port[{p}]", field(sp["RD_LSB"], p), field(sp["RD_W"], p))
+                          for p in range(sp["N_RD"])]
+            for name, off, width in copies:
+                rams.append({"instance": name, "width": width, "depth": sp["DEPTH"],
+                             "src": src, "src_width": vars_[src][1], "lsb": lsb + off})
         mods[orig] = {"params": params, "local": local, "state": state, "rams": rams}
     for m in STATE_MODULES:
         if m not in mods:
