@@ -320,6 +320,7 @@ end
 // A QP's work bit can only change after a write to a ring index or a take
 // count, so the compares run only in the cycle after one: the simulator then
 // skips NUM_Q compares on most cycles (in the FPGA it is a clock enable).
+// Every write of sq_pi, sq_ci or taken_reg must be among its terms.
 reg work_dirty_reg = 1'b1;
 
 always @(posedge clk) begin
