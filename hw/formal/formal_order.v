@@ -660,7 +660,7 @@ assign rs_wr_status = wr_status_valid && wr_status_id == ID_RESP;
 assign cw_wr_status = wr_status_valid && wr_status_id == ID_CQE;
 
 // write descriptors accepted but not yet issued: flush mode waits for zero
-// (rnic_core's wr_outstanding_reg, the one line of glue that is not a module)
+// (rnic_dma's wr_outstanding_reg, the one line of glue that is not a module)
 reg [7:0] wr_outstanding_reg = 8'd0;
 always @(posedge clk) begin
     wr_outstanding_reg <= rst ? 8'd0

@@ -1,9 +1,12 @@
 // rnic core: everything between the generic PCIe TLP interface and the
 // Ethernet MAC. See hw/README.md for the interface contract and the
-// subsystems: rnic_dma (DMA engines, RAMs, descriptor and TLP muxes) and
-// rnic_port (RoCE framing, loopback, TX arbiter) are modules of their own;
-// the register block, tables, queues, executor, responder and CQE writer
-// are still wired here.
+// subsystems: rnic_transport (QP and MR tables, queue manager, executor,
+// responder, CQE writer), rnic_dma (DMA engines, RAMs, descriptor and TLP
+// muxes) and rnic_port (RoCE framing, loopback, TX arbiter). What is left
+// here: the register block (rnic_csr) and its MMIO bridge, the status and
+// error counters, the configuration flash controller, the wires between
+// the subsystems, and the build's sizes (the RAM map, the pool sizes that
+// hw/state/manifest.py reads from this module's elaboration).
 
 `resetall
 `timescale 1ns / 1ps
@@ -218,17 +221,8 @@ wire [2:0] reg_qp_pmtu;
 wire reg_qp_remote_write;
 wire [2:0] reg_qp_spray_log;
 wire reg_qp_mp;
-wire ex_ctx_mp;
-wire rs_ctx_mp;
 wire [2:0] reg_qp_mp_wshift;
-wire [2:0] ex_ctx_mp_wshift;
-wire [2:0] rs_ctx_mp_wshift;
-wire [31:0] rs_wr_key;
-wire [3:0] rs_wr_access;
-wire rs_wr_guard_ok;
-wire mr_change;
 wire stat_guard;
-wire [2:0] ex_ctx_spray_log;
 wire [23:0] reg_qp_dest_qpn;
 wire [23:0] reg_qp_sq_psn;
 wire [23:0] reg_qp_rq_psn;
@@ -508,247 +502,6 @@ pcie_mmio_bridge #(
     .stat_bad_req(mmio_bad_req)
 );
 
-// ---------------------------------------------------------------- QP and MR tables
-wire [QN_W-1:0] ex_ctx_qpn;
-wire [2:0] ex_ctx_state;
-wire [2:0] ex_ctx_pmtu;
-wire [23:0] ex_ctx_dest_qpn;
-wire [47:0] ex_ctx_dmac;
-wire [31:0] ex_ctx_dip;
-wire [15:0] ex_ctx_udp_sport;
-wire [15:0] ex_ctx_pd;
-wire [QN_W-1:0] rs_ctx_qpn;
-wire [2:0] rs_ctx_state;
-wire [2:0] rs_ctx_pmtu;
-wire rs_ctx_remote_write;
-wire [23:0] rs_ctx_dest_qpn;
-wire [47:0] rs_ctx_dmac;
-wire [31:0] rs_ctx_dip;
-wire [15:0] rs_ctx_udp_sport;
-wire [15:0] rs_ctx_pd;
-wire [QN_W-1:0] rs_ctx_rcq;
-wire [63:0] rs_ctx_rq_base;
-wire [3:0] rs_ctx_rq_log;
-wire load_rtr;
-wire load_rts;
-wire load_reset;
-wire [QN_W-1:0] load_qpn;
-wire [23:0] load_psn;
-wire [10:0] load_retry;
-wire load_err;
-wire [4:0] rs_ctx_min_rnr_timer;
-wire [NUM_Q-1:0] ex_sq_hold;
-wire ex_set_err;
-wire [QN_W-1:0] ex_set_err_qpn;
-wire rs_set_err;
-wire [QN_W-1:0] rs_set_err_qpn;
-wire qp_reg_err;
-wire qp_reg_err_dmac;
-
-qp_context #(
-    .NUM_QP(NUM_Q),
-    .QN_W(QN_W),
-    .DMAC_N(DMAC_N_Q),
-    .RC_EN(RC_EN)
-) qpc_inst (
-    .clk(clk),
-    .rst(rst),
-    .reg_sel(reg_qp_sel),
-    .reg_state(reg_qp_state),
-    .reg_pmtu(reg_qp_pmtu),
-    .reg_remote_write(reg_qp_remote_write),
-    .reg_spray_log(reg_qp_spray_log),
-    .reg_mp(reg_qp_mp),
-    .reg_mp_wshift(reg_qp_mp_wshift),
-    .reg_dest_qpn(reg_qp_dest_qpn),
-    .reg_sq_psn(reg_qp_sq_psn),
-    .reg_rq_psn(reg_qp_rq_psn),
-    .reg_dmac({reg_qp_dmac_hi, reg_qp_dmac_lo}),
-    .reg_udp_sport(reg_qp_udp_sport),
-    .reg_dip(reg_qp_dip),
-    .reg_pd(reg_qp_pd),
-    .reg_rcq(reg_qp_rcq),
-    .reg_rq_base({reg_qp_rq_base_hi, reg_qp_rq_base_lo}),
-    .reg_rq_size(reg_qp_rq_size),
-    .reg_timeout(reg_qp_timeout),
-    .reg_retry_cnt(reg_qp_retry_cnt),
-    .reg_rnr_retry(reg_qp_rnr_retry),
-    .reg_min_rnr_timer(reg_qp_min_rnr_timer),
-    .reg_cmd(reg_qp_cmd),
-    .reg_cmd_valid(reg_qp_cmd_valid),
-    .reg_err(qp_reg_err),
-    .reg_err_dmac(qp_reg_err_dmac),
-    .sel_state(sel_qp_state),
-    .set_err_a(ex_set_err),
-    .set_err_a_qpn(ex_set_err_qpn),
-    .set_err_b(rs_set_err),
-    .set_err_b_qpn(rs_set_err_qpn),
-    .load_rtr(load_rtr),
-    .load_rts(load_rts),
-    .load_reset(load_reset),
-    .load_qpn(load_qpn),
-    .load_psn(load_psn),
-    .load_retry(load_retry),
-    .load_err(load_err),
-    .a_qpn(ex_ctx_qpn),
-    .a_state(ex_ctx_state),
-    .a_pmtu(ex_ctx_pmtu),
-    .a_dest_qpn(ex_ctx_dest_qpn),
-    .a_dmac(ex_ctx_dmac),
-    .a_dip(ex_ctx_dip),
-    .a_udp_sport(ex_ctx_udp_sport),
-    .a_spray_log(ex_ctx_spray_log),
-    .a_mp(ex_ctx_mp),
-    .a_mp_wshift(ex_ctx_mp_wshift),
-    .a_pd(ex_ctx_pd),
-    .b_qpn(rs_ctx_qpn),
-    .b_state(rs_ctx_state),
-    .b_pmtu(rs_ctx_pmtu),
-    .b_remote_write(rs_ctx_remote_write),
-    .b_dest_qpn(rs_ctx_dest_qpn),
-    .b_dmac(rs_ctx_dmac),
-    .b_dip(rs_ctx_dip),
-    .b_udp_sport(rs_ctx_udp_sport),
-    .b_pd(rs_ctx_pd),
-    .b_rcq(rs_ctx_rcq),
-    .b_rq_base(rs_ctx_rq_base),
-    .b_rq_log(rs_ctx_rq_log),
-    .b_min_rnr_timer(rs_ctx_min_rnr_timer),
-    .b_mp(rs_ctx_mp),
-    .b_mp_wshift(rs_ctx_mp_wshift)
-);
-
-wire [31:0] ex_mr_key;
-wire [63:0] ex_mr_va;
-wire [31:0] ex_mr_len;
-wire [15:0] ex_mr_pd;
-wire ex_mr_ok;
-wire [63:0] ex_mr_bus;
-wire [31:0] rs_mr_key;
-wire [63:0] rs_mr_va;
-wire [31:0] rs_mr_len;
-wire [15:0] rs_mr_pd;
-wire [3:0] rs_mr_access;
-wire rs_mr_ok;
-wire [63:0] rs_mr_bus;
-wire mr_reg_err;
-
-mr_table #(
-    .NUM_MR(64)
-) mr_inst (
-    .clk(clk),
-    .rst(rst),
-    .reg_sel(reg_mr_sel),
-    .reg_key(reg_mr_key),
-    .reg_va({reg_mr_va_hi, reg_mr_va_lo}),
-    .reg_len(reg_mr_len),
-    .reg_bus({reg_mr_bus_hi, reg_mr_bus_lo}),
-    .reg_pd(reg_mr_pd),
-    .reg_access(reg_mr_access),
-    .reg_cmd(reg_mr_cmd),
-    .reg_cmd_valid(reg_mr_cmd_valid),
-    .reg_err(mr_reg_err),
-    .a_key(ex_mr_key),
-    .a_va(ex_mr_va),
-    .a_len(ex_mr_len),
-    .a_pd(ex_mr_pd),
-    .a_access(4'd0),
-    .a_ok(ex_mr_ok),
-    .a_bus(ex_mr_bus),
-    .b_key(rs_mr_key),
-    .b_va(rs_mr_va),
-    .b_len(rs_mr_len),
-    .b_pd(rs_mr_pd),
-    .b_access(rs_mr_access),
-    .b_ok(rs_mr_ok),
-    .b_bus(rs_mr_bus),
-    .c_key(rs_wr_key),
-    .c_bus(rs_wr_pcie_addr),
-    .c_len({{(32-LEN_W){1'b0}}, rs_wr_len}),
-    .c_pd(rs_mr_pd),
-    .c_access(rs_wr_access),
-    .c_ok(rs_wr_guard_ok),
-    .change(mr_change)
-);
-
-// ---------------------------------------------------------------- queues
-wire qm_sq_valid;
-wire [QN_W-1:0] qm_sq_qn;
-wire [63:0] qm_sq_wqe_addr;
-wire [15:0] qm_sq_index;
-wire [QN_W-1:0] qm_sq_cqn;
-wire qm_sq_ready;
-wire sq_done;
-wire [QN_W-1:0] sq_done_qn;
-wire [QN_W-1:0] acq_qpn;
-wire [QN_W-1:0] acq_cqn;
-wire [QN_W-1:0] cq_alloc_cqn;
-wire cq_alloc_ok;
-wire cq_alloc_bad;
-wire [63:0] cq_alloc_addr;
-wire cq_alloc_phase;
-wire cq_alloc_take;
-wire cq_notify;
-wire [QN_W-1:0] cq_notify_cqn;
-wire qm_err_valid;
-wire [7:0] qm_err_code;
-wire [15:0] qm_err_qn;
-
-queue_manager #(
-    .NUM_Q(NUM_Q),
-    .QN_W(QN_W)
-) qm_inst (
-    .clk(clk),
-    .rst(rst),
-    .reg_q_sel(reg_q_sel),
-    .reg_q_base_lo(reg_q_base_lo),
-    .reg_q_base_hi(reg_q_base_hi),
-    .reg_q_size(reg_q_size),
-    .reg_q_cqn(reg_q_cqn),
-    .reg_q_cmd(reg_q_cmd),
-    .reg_q_cmd_valid(reg_q_cmd_valid),
-    .reg_sq_db_qn(reg_sq_db_qn),
-    .reg_sq_db_pi(reg_sq_db_pi),
-    .reg_sq_db_valid(reg_sq_db_valid),
-    .reg_cq_db_cqn(reg_cq_db_cqn),
-    .reg_cq_db_ci(reg_cq_db_ci),
-    .reg_cq_db_valid(reg_cq_db_valid),
-    .reg_cq_arm_cqn(reg_cq_arm_cqn),
-    .reg_cq_arm_valid(reg_cq_arm_valid),
-    .sel_sq_pi(sel_sq_pi),
-    .sel_sq_ci(sel_sq_ci),
-    .sel_cq_pi(sel_cq_pi),
-    .sel_sq_en(sel_sq_en),
-    .sel_cq_en(sel_cq_en),
-    .sel_cq_armed(sel_cq_armed),
-    .sel_cq_phase(sel_cq_phase),
-    .m_sq_valid(qm_sq_valid),
-    .m_sq_qn(qm_sq_qn),
-    .m_sq_wqe_addr(qm_sq_wqe_addr),
-    .m_sq_index(qm_sq_index),
-    .m_sq_cqn(qm_sq_cqn),
-    .m_sq_ready(qm_sq_ready),
-    .sq_hold(ex_sq_hold),
-    .sq_done(sq_done),
-    .sq_done_qn(sq_done_qn),
-    .lookup_qn(acq_qpn),
-    .lookup_cqn(acq_cqn),
-    .cq_alloc_cqn(cq_alloc_cqn),
-    .cq_alloc_ok(cq_alloc_ok),
-    .cq_alloc_bad(cq_alloc_bad),
-    .cq_alloc_addr(cq_alloc_addr),
-    .cq_alloc_phase(cq_alloc_phase),
-    .cq_alloc_take(cq_alloc_take),
-    .cq_notify(cq_notify),
-    .cq_notify_cqn(cq_notify_cqn),
-    .msi_vector(msi_vector),
-    .msi_valid(msi_valid),
-    .msi_ready(msi_ready),
-    .err_valid(qm_err_valid),
-    .err_code(qm_err_code),
-    .err_qn(qm_err_qn)
-);
-
 // ---------------------------------------------------------------- DMA (rnic_dma)
 // read descriptors: CQE flush reads, then receive WQEs, then the executor
 wire [63:0] ex_rd_pcie_addr;
@@ -915,7 +668,7 @@ rnic_dma #(
     .stat_wr_tlp(stat_wr_tlp)
 );
 
-// ---------------------------------------------------------------- executor (requester)
+// ---------------------------------------------------------------- Ethernet port (rnic_port)
 wire [47:0] ex_pkt_dmac;
 wire [31:0] ex_pkt_dip;
 wire [15:0] ex_pkt_udp_sport;
@@ -933,157 +686,6 @@ wire [12:0] ex_pkt_payload_len;
 wire ex_pkt_valid;
 wire ex_pkt_ready;
 wire ex_pkt_done;
-
-wire rx_ack_valid;
-wire [QN_W-1:0] rx_ack_qpn;
-wire [23:0] rx_ack_psn;
-wire [7:0] rx_ack_syndrome;
-/* verilator lint_off UNUSEDSIGNAL */
-wire [23:0] rx_ack_msn;
-/* verilator lint_on UNUSEDSIGNAL */
-
-// CQE requests carry the bytes below the owner byte (the CQE writer adds it)
-wire [QN_W-1:0] ex_cqe_cqn;
-wire [CQE_OWNER_LSB-1:0] ex_cqe_data;
-wire ex_cqe_valid;
-wire ex_cqe_ready;
-wire [QN_W-1:0] ac_cqe_cqn;
-wire [CQE_OWNER_LSB-1:0] ac_cqe_data;
-wire ac_cqe_valid;
-wire ac_cqe_ready;
-
-wire ex_err_valid;
-wire stat_ack_drop;
-wire stat_retransmit;
-wire stat_timeout;
-wire stat_nak_seq;
-wire stat_rnr;
-wire stat_ring_busy;
-wire [7:0] ex_err_code;
-wire [15:0] ex_err_qn;
-
-wqe_executor #(
-    .DATA_W(DATA_W),
-    .RAM_ADDR_W(RAM_ADDR_W),
-    .QN_W(QN_W),
-    .NUM_QP(NUM_Q),
-    .LEN_W(LEN_W),
-    .ID_W(ID_W),
-    .CHUNK_LOG(CHUNK_LOG),
-    .NUM_SLOTS(NUM_SLOTS),
-    .WQE_RAM(WQE_RAM),
-    .TX_RAM_BASE(TX_RAM_BASE),
-    .NUM_TX_SLOTS(NUM_TX_SLOTS),
-    .CLK_MHZ(CLK_MHZ),
-    .MP_W(MP_W),
-    .SEND_EN(SEND_EN),
-    .OST_RINGS(OST_RINGS_Q),
-    .ID_TAG(ID_EXEC)
-) exec_inst (
-    .clk(clk),
-    .rst(rst),
-    .s_sq_valid(qm_sq_valid),
-    .s_sq_qn(qm_sq_qn),
-    .s_sq_wqe_addr(qm_sq_wqe_addr),
-    .s_sq_index(qm_sq_index),
-    .s_sq_cqn(qm_sq_cqn),
-    .s_sq_ready(qm_sq_ready),
-    .sq_done(sq_done),
-    .sq_done_qn(sq_done_qn),
-    .sq_hold(ex_sq_hold),
-    .ctx_qpn(ex_ctx_qpn),
-    .ctx_state(ex_ctx_state),
-    .ctx_pmtu(ex_ctx_pmtu),
-    .ctx_dest_qpn(ex_ctx_dest_qpn),
-    .ctx_dmac(ex_ctx_dmac),
-    .ctx_dip(ex_ctx_dip),
-    .ctx_udp_sport(ex_ctx_udp_sport),
-    .ctx_spray_log(ex_ctx_spray_log),
-    .ctx_mp(ex_ctx_mp),
-    .ctx_mp_wshift(ex_ctx_mp_wshift),
-    .ctx_pd(ex_ctx_pd),
-    .load_rts(load_rts),
-    .load_reset(load_reset),
-    .load_qpn(load_qpn),
-    .load_psn(load_psn),
-    .load_retry(load_retry),
-    .flush_a(rs_set_err),
-    .flush_a_qpn(rs_set_err_qpn),
-    .flush_b(load_err),
-    .flush_b_qpn(load_qpn),
-    .set_err(ex_set_err),
-    .set_err_qpn(ex_set_err_qpn),
-    .mr_key(ex_mr_key),
-    .mr_va(ex_mr_va),
-    .mr_len(ex_mr_len),
-    .mr_pd(ex_mr_pd),
-    .mr_ok(ex_mr_ok),
-    .mr_bus(ex_mr_bus),
-    .m_rd_desc_pcie_addr(ex_rd_pcie_addr),
-    .m_rd_desc_ram_addr(ex_rd_ram_addr),
-    .m_rd_desc_len(ex_rd_len),
-    .m_rd_desc_id(ex_rd_id),
-    .m_rd_desc_valid(ex_rd_valid),
-    .m_rd_desc_ready(ex_rd_ready),
-    .s_rd_status_error(rd_status_error),
-    .s_rd_status_valid(ex_rd_status),
-    .s_rd_status_id(rd_status_id),
-    .m_wr_desc_pcie_addr(ex_wr_pcie_addr),
-    .m_wr_desc_ram_addr(ex_wr_ram_addr),
-    .m_wr_desc_len(ex_wr_len),
-    .m_wr_desc_id(ex_wr_id),
-    .m_wr_desc_valid(ex_wr_valid),
-    .m_wr_desc_ready(ex_wr_ready),
-    .s_wr_status_valid(ex_wr_status),
-    .ram_snoop_addr(rd_ram_wr_addr),
-    .ram_snoop_data(rd_ram_wr_data),
-    .ram_snoop_strb(rd_ram_wr_strb),
-    .ram_snoop_en(rd_ram_wr_en),
-    .m_pkt_dmac(ex_pkt_dmac),
-    .m_pkt_dip(ex_pkt_dip),
-    .m_pkt_udp_sport(ex_pkt_udp_sport),
-    .m_pkt_opcode(ex_pkt_opcode),
-    .m_pkt_se(ex_pkt_se),
-    .m_pkt_ack_req(ex_pkt_ack_req),
-    .m_pkt_dest_qp(ex_pkt_dest_qp),
-    .m_pkt_psn(ex_pkt_psn),
-    .m_pkt_reth_va(ex_pkt_reth_va),
-    .m_pkt_reth_rkey(ex_pkt_reth_rkey),
-    .m_pkt_reth_len(ex_pkt_reth_len),
-    .m_pkt_imm(ex_pkt_imm),
-    .m_pkt_payload_addr(ex_pkt_payload_addr),
-    .m_pkt_payload_len(ex_pkt_payload_len),
-    .m_pkt_valid(ex_pkt_valid),
-    .m_pkt_ready(ex_pkt_ready),
-    .pkt_done(ex_pkt_done),
-    .s_ack_valid(rx_ack_valid),
-    .s_ack_qpn(rx_ack_qpn),
-    .s_ack_psn(rx_ack_psn),
-    .s_ack_syndrome(rx_ack_syndrome),
-    .m_cqe_cqn(ex_cqe_cqn),
-    .m_cqe_data(ex_cqe_data),
-    .m_cqe_valid(ex_cqe_valid),
-    .m_cqe_ready(ex_cqe_ready),
-    .acq_qpn(acq_qpn),
-    .acq_cqn(acq_cqn),
-    .m_acq_cqn(ac_cqe_cqn),
-    .m_acq_data(ac_cqe_data),
-    .m_acq_valid(ac_cqe_valid),
-    .m_acq_ready(ac_cqe_ready),
-    .sel_qpn(reg_qp_sel[QN_W-1:0]),
-    .sel_sq_psn(sel_sq_psn),
-    .err_valid(ex_err_valid),
-    .err_code(ex_err_code),
-    .err_qn(ex_err_qn),
-    .stat_ack_drop(stat_ack_drop),
-    .stat_retransmit(stat_retransmit),
-    .stat_timeout(stat_timeout),
-    .stat_nak_seq(stat_nak_seq),
-    .stat_rnr(stat_rnr),
-    .stat_ring_busy(stat_ring_busy)
-);
-
-// ---------------------------------------------------------------- Ethernet port (rnic_port)
 wire [47:0] rx_pkt_smac;
 wire [31:0] rx_pkt_sip;
 wire [31:0] rx_pkt_dip;
@@ -1219,117 +821,233 @@ rnic_port #(
     .stat_drop_nobuf(stat_drop_nobuf)
 );
 
-// ---------------------------------------------------------------- responder
-wire [QN_W-1:0] rs_cqe_cqn;
-wire [CQE_OWNER_LSB-1:0] rs_cqe_data;
-wire rs_cqe_valid;
-wire rs_cqe_ready;
+// ---------------------------------------------------------------- transport (rnic_transport)
+// errors and event pulses for the status block below
+wire qp_reg_err;
+wire qp_reg_err_dmac;
+wire mr_reg_err;
+wire qm_err_valid;
+wire [7:0] qm_err_code;
+wire [15:0] qm_err_qn;
+wire ex_err_valid;
+wire stat_ack_drop;
+wire stat_retransmit;
+wire stat_timeout;
+wire stat_nak_seq;
+wire stat_rnr;
+wire stat_ring_busy;
+wire [7:0] ex_err_code;
+wire [15:0] ex_err_qn;
 wire stat_drop_qp;
 wire stat_drop_psn;
 wire stat_drop_xport;
 wire stat_nak;
+wire cw_err;
+wire [QN_W-1:0] cw_err_cqn;
+wire stat_cqe;
 
-rc_responder #(
+rnic_transport #(
     .DATA_W(DATA_W),
-    .RAM_ADDR_W(RAM_ADDR_W),
-    .RX_ADDR_W(RXR_ADDR_W),
-    .RX_SLOT_W(RX_SLOT_W),
-    .NUM_QP(NUM_Q),
-    .QN_W(QN_W),
-    .LEN_W(LEN_W),
-    .ID_W(ID_W),
-    .RX_RAM_BASE(RX_RAM_BASE),
-    .RQWQE_RAM(RQWQE_RAM),
+    .NUM_Q(NUM_Q),
+    .CLK_MHZ(CLK_MHZ),
     .MP_W(MP_W),
     .SEND_EN(SEND_EN),
-    .MP_PEND(MP_PEND_Q),
     .RC_EN(RC_EN),
-    .ID_TAG(ID_RESP)
-) resp_inst (
+    .OST_RINGS(OST_RINGS_Q),
+    .MP_PEND(MP_PEND_Q),
+    .DMAC_N(DMAC_N_Q),
+    .RAM_ADDR_W(RAM_ADDR_W),
+    .RXR_ADDR_W(RXR_ADDR_W),
+    .RX_SLOT_W(RX_SLOT_W),
+    .LEN_W(LEN_W),
+    .ID_W(ID_W),
+    .CHUNK_LOG(CHUNK_LOG),
+    .NUM_SLOTS(NUM_SLOTS),
+    .NUM_TX_SLOTS(NUM_TX_SLOTS),
+    .WQE_RAM(WQE_RAM),
+    .RQWQE_RAM(RQWQE_RAM),
+    .CQE_RAM(CQE_RAM),
+    .TX_RAM_BASE(TX_RAM_BASE),
+    .RX_RAM_BASE(RX_RAM_BASE),
+    .ID_EXEC(ID_EXEC),
+    .ID_RESP(ID_RESP),
+    .ID_CQE(ID_CQE)
+) transport_inst (
     .clk(clk),
     .rst(rst),
-    .s_pkt_smac(rx_pkt_smac),
-    .s_pkt_sip(rx_pkt_sip),
-    .s_pkt_dip(rx_pkt_dip),
-    .s_pkt_udp_sport(rx_pkt_udp_sport),
-    .s_pkt_se(rx_pkt_se),
-    .s_pkt_pad_cnt(rx_pkt_pad_cnt),
-    .s_pkt_opcode(rx_pkt_opcode),
-    .s_pkt_ack_req(rx_pkt_ack_req),
-    .s_pkt_dest_qp(rx_pkt_dest_qp),
-    .s_pkt_psn(rx_pkt_psn),
-    .s_pkt_reth_va(rx_pkt_reth_va),
-    .s_pkt_reth_rkey(rx_pkt_reth_rkey),
-    .s_pkt_reth_len(rx_pkt_reth_len),
-    .s_pkt_imm(rx_pkt_imm),
-    .s_pkt_aeth_syndrome(rx_pkt_aeth_syndrome),
-    .s_pkt_aeth_msn(rx_pkt_aeth_msn),
-    .s_pkt_payload_addr(rx_pkt_payload_addr),
-    .s_pkt_payload_len(rx_pkt_payload_len),
-    .s_pkt_slot(rx_pkt_slot),
-    .s_pkt_valid(rx_pkt_valid),
-    .s_pkt_ready(rx_pkt_ready),
-    .m_free_valid(rx_free_valid),
-    .m_free_slot(rx_free_slot),
-    .ctx_qpn(rs_ctx_qpn),
-    .ctx_state(rs_ctx_state),
-    .ctx_pmtu(rs_ctx_pmtu),
-    .ctx_remote_write(rs_ctx_remote_write),
-    .ctx_dest_qpn(rs_ctx_dest_qpn),
-    .ctx_dmac(rs_ctx_dmac),
-    .ctx_dip(rs_ctx_dip),
-    .ctx_udp_sport(rs_ctx_udp_sport),
-    .ctx_pd(rs_ctx_pd),
-    .ctx_rcq(rs_ctx_rcq),
-    .ctx_rq_base(rs_ctx_rq_base),
-    .ctx_rq_log(rs_ctx_rq_log),
-    .ctx_min_rnr_timer(rs_ctx_min_rnr_timer),
-    .ctx_mp(rs_ctx_mp),
-    .ctx_mp_wshift(rs_ctx_mp_wshift),
-    .load_rtr(load_rtr),
-    .load_reset(load_reset),
-    .load_qpn(load_qpn),
-    .load_psn(load_psn),
-    .set_err(rs_set_err),
-    .set_err_qpn(rs_set_err_qpn),
-    .rq_db_valid(reg_rq_db_valid),
-    .rq_db_qpn(reg_rq_db_qpn),
-    .rq_db_pi(reg_rq_db_pi),
-    .mr_key(rs_mr_key),
-    .mr_va(rs_mr_va),
-    .mr_len(rs_mr_len),
-    .mr_pd(rs_mr_pd),
-    .mr_access(rs_mr_access),
-    .mr_ok(rs_mr_ok),
-    .mr_bus(rs_mr_bus),
-    .m_rd_desc_pcie_addr(rs_rd_pcie_addr),
-    .m_rd_desc_ram_addr(rs_rd_ram_addr),
-    .m_rd_desc_len(rs_rd_len),
-    .m_rd_desc_id(rs_rd_id),
-    .m_rd_desc_valid(rs_rd_valid),
-    .m_rd_desc_ready(rs_rd_ready),
-    .s_rd_status_valid(rs_rd_status),
-    .s_rd_status_error(rd_status_error),
+    .reg_q_sel(reg_q_sel),
+    .reg_q_base_lo(reg_q_base_lo),
+    .reg_q_base_hi(reg_q_base_hi),
+    .reg_q_size(reg_q_size),
+    .reg_q_cqn(reg_q_cqn),
+    .reg_q_cmd(reg_q_cmd),
+    .reg_q_cmd_valid(reg_q_cmd_valid),
+    .reg_sq_db_qn(reg_sq_db_qn),
+    .reg_sq_db_pi(reg_sq_db_pi),
+    .reg_sq_db_valid(reg_sq_db_valid),
+    .reg_cq_db_cqn(reg_cq_db_cqn),
+    .reg_cq_db_ci(reg_cq_db_ci),
+    .reg_cq_db_valid(reg_cq_db_valid),
+    .reg_cq_arm_cqn(reg_cq_arm_cqn),
+    .reg_cq_arm_valid(reg_cq_arm_valid),
+    .sel_sq_pi(sel_sq_pi),
+    .sel_sq_ci(sel_sq_ci),
+    .sel_cq_pi(sel_cq_pi),
+    .sel_sq_en(sel_sq_en),
+    .sel_cq_en(sel_cq_en),
+    .sel_cq_armed(sel_cq_armed),
+    .sel_cq_phase(sel_cq_phase),
+    .reg_qp_sel(reg_qp_sel),
+    .reg_qp_state(reg_qp_state),
+    .reg_qp_pmtu(reg_qp_pmtu),
+    .reg_qp_remote_write(reg_qp_remote_write),
+    .reg_qp_spray_log(reg_qp_spray_log),
+    .reg_qp_mp(reg_qp_mp),
+    .reg_qp_mp_wshift(reg_qp_mp_wshift),
+    .reg_qp_dest_qpn(reg_qp_dest_qpn),
+    .reg_qp_sq_psn(reg_qp_sq_psn),
+    .reg_qp_rq_psn(reg_qp_rq_psn),
+    .reg_qp_dmac_lo(reg_qp_dmac_lo),
+    .reg_qp_dmac_hi(reg_qp_dmac_hi),
+    .reg_qp_udp_sport(reg_qp_udp_sport),
+    .reg_qp_dip(reg_qp_dip),
+    .reg_qp_pd(reg_qp_pd),
+    .reg_qp_rcq(reg_qp_rcq),
+    .reg_qp_rq_base_lo(reg_qp_rq_base_lo),
+    .reg_qp_rq_base_hi(reg_qp_rq_base_hi),
+    .reg_qp_rq_size(reg_qp_rq_size),
+    .reg_qp_timeout(reg_qp_timeout),
+    .reg_qp_retry_cnt(reg_qp_retry_cnt),
+    .reg_qp_rnr_retry(reg_qp_rnr_retry),
+    .reg_qp_min_rnr_timer(reg_qp_min_rnr_timer),
+    .reg_qp_cmd(reg_qp_cmd),
+    .reg_qp_cmd_valid(reg_qp_cmd_valid),
+    .reg_rq_db_qpn(reg_rq_db_qpn),
+    .reg_rq_db_pi(reg_rq_db_pi),
+    .reg_rq_db_valid(reg_rq_db_valid),
+    .sel_qp_state(sel_qp_state),
+    .sel_sq_psn(sel_sq_psn),
+    .sel_epsn(sel_epsn),
+    .reg_mr_sel(reg_mr_sel),
+    .reg_mr_key(reg_mr_key),
+    .reg_mr_va_lo(reg_mr_va_lo),
+    .reg_mr_va_hi(reg_mr_va_hi),
+    .reg_mr_len(reg_mr_len),
+    .reg_mr_bus_lo(reg_mr_bus_lo),
+    .reg_mr_bus_hi(reg_mr_bus_hi),
+    .reg_mr_pd(reg_mr_pd),
+    .reg_mr_access(reg_mr_access),
+    .reg_mr_cmd(reg_mr_cmd),
+    .reg_mr_cmd_valid(reg_mr_cmd_valid),
+    .reg_debug_cqe_ro(reg_debug_cqe_ro),
+    .reg_debug_early_cqe(reg_debug_early_cqe),
+    .reg_debug_bypass(reg_debug_bypass),
+    .reg_debug_no_mr_check(reg_debug_no_mr_check),
+    .reg_cqe_flush(reg_cqe_flush),
+    .cfg_requester_id(cfg_requester_id),
+    .msi_vector(msi_vector),
+    .msi_valid(msi_valid),
+    .msi_ready(msi_ready),
+    .qp_reg_err(qp_reg_err),
+    .qp_reg_err_dmac(qp_reg_err_dmac),
+    .mr_reg_err(mr_reg_err),
+    .qm_err_valid(qm_err_valid),
+    .qm_err_code(qm_err_code),
+    .qm_err_qn(qm_err_qn),
+    .ex_err_valid(ex_err_valid),
+    .ex_err_code(ex_err_code),
+    .ex_err_qn(ex_err_qn),
+    .cw_err(cw_err),
+    .cw_err_cqn(cw_err_cqn),
+    .stat_ack_drop(stat_ack_drop),
+    .stat_retransmit(stat_retransmit),
+    .stat_timeout(stat_timeout),
+    .stat_nak_seq(stat_nak_seq),
+    .stat_rnr(stat_rnr),
+    .stat_ring_busy(stat_ring_busy),
+    .stat_drop_qp(stat_drop_qp),
+    .stat_drop_psn(stat_drop_psn),
+    .stat_drop_xport(stat_drop_xport),
+    .stat_nak(stat_nak),
+    .stat_guard(stat_guard),
+    .stat_cqe(stat_cqe),
+    .m_ex_rd_pcie_addr(ex_rd_pcie_addr),
+    .m_ex_rd_ram_addr(ex_rd_ram_addr),
+    .m_ex_rd_len(ex_rd_len),
+    .m_ex_rd_id(ex_rd_id),
+    .m_ex_rd_valid(ex_rd_valid),
+    .m_ex_rd_ready(ex_rd_ready),
+    .m_rs_rd_pcie_addr(rs_rd_pcie_addr),
+    .m_rs_rd_ram_addr(rs_rd_ram_addr),
+    .m_rs_rd_len(rs_rd_len),
+    .m_rs_rd_id(rs_rd_id),
+    .m_rs_rd_valid(rs_rd_valid),
+    .m_rs_rd_ready(rs_rd_ready),
+    .m_cw_rd_pcie_addr(cw_rd_pcie_addr),
+    .m_cw_rd_len(cw_rd_len),
+    .m_cw_rd_id(cw_rd_id),
+    .m_cw_rd_valid(cw_rd_valid),
+    .m_cw_rd_ready(cw_rd_ready),
+    .rd_status_id(rd_status_id),
+    .rd_status_error(rd_status_error),
+    .ex_rd_status(ex_rd_status),
+    .rs_rd_status(rs_rd_status),
+    .cw_rd_status(cw_rd_status),
+    .m_ex_wr_pcie_addr(ex_wr_pcie_addr),
+    .m_ex_wr_ram_addr(ex_wr_ram_addr),
+    .m_ex_wr_len(ex_wr_len),
+    .m_ex_wr_id(ex_wr_id),
+    .m_ex_wr_valid(ex_wr_valid),
+    .m_ex_wr_ready(ex_wr_ready),
+    .m_rs_wr_pcie_addr(rs_wr_pcie_addr),
+    .m_rs_wr_ram_addr(rs_wr_ram_addr),
+    .m_rs_wr_len(rs_wr_len),
+    .m_rs_wr_id(rs_wr_id),
+    .m_rs_wr_valid(rs_wr_valid),
+    .m_rs_wr_ready(rs_wr_ready),
+    .m_cw_wr_pcie_addr(cw_wr_pcie_addr),
+    .m_cw_wr_ram_addr(cw_wr_ram_addr),
+    .m_cw_wr_len(cw_wr_len),
+    .m_cw_wr_ro(cw_wr_ro),
+    .m_cw_wr_id(cw_wr_id),
+    .m_cw_wr_valid(cw_wr_valid),
+    .m_cw_wr_ready(cw_wr_ready),
+    .ex_wr_status(ex_wr_status),
+    .rs_wr_status(rs_wr_status),
+    .cw_wr_status(cw_wr_status),
+    .wr_engine_idle(wr_engine_idle),
+    .m_byp_tlp_hdr(byp_tlp_hdr),
+    .m_byp_tlp_data(byp_tlp_data),
+    .m_byp_tlp_keep(byp_tlp_keep),
+    .m_byp_tlp_valid(byp_tlp_valid),
+    .m_byp_tlp_last(byp_tlp_last),
+    .m_byp_tlp_ready(byp_tlp_ready),
     .ram_snoop_addr(rd_ram_wr_addr),
     .ram_snoop_data(rd_ram_wr_data),
     .ram_snoop_strb(rd_ram_wr_strb),
     .ram_snoop_en(rd_ram_wr_en),
-    .m_wr_desc_pcie_addr(rs_wr_pcie_addr),
-    .m_wr_desc_ram_addr(rs_wr_ram_addr),
-    .m_wr_desc_len(rs_wr_len),
-    .m_wr_desc_id(rs_wr_id),
-    .m_wr_desc_valid(rs_wr_valid),
-    .m_wr_desc_key(rs_wr_key),
-    .m_wr_desc_access(rs_wr_access),
-    .wr_guard_ok(rs_wr_guard_ok || reg_debug_no_mr_check),
-    .mr_change(mr_change),
-    .m_wr_desc_ready(rs_wr_ready),
-    .s_wr_status_valid(rs_wr_status),
-    .m_cqe_cqn(rs_cqe_cqn),
-    .m_cqe_data(rs_cqe_data),
-    .m_cqe_valid(rs_cqe_valid),
-    .m_cqe_ready(rs_cqe_ready),
-    .cqe_writer_idle(cq_req_ready),
+    .m_cw_ram_wr_addr(cw_ram_wr_addr),
+    .m_cw_ram_wr_data(cw_ram_wr_data),
+    .m_cw_ram_wr_strb(cw_ram_wr_strb),
+    .m_cw_ram_wr_en(cw_ram_wr_en),
+    .m_cw_ram_wr_ready(cw_ram_wr_ready),
+    .m_ex_pkt_dmac(ex_pkt_dmac),
+    .m_ex_pkt_dip(ex_pkt_dip),
+    .m_ex_pkt_udp_sport(ex_pkt_udp_sport),
+    .m_ex_pkt_opcode(ex_pkt_opcode),
+    .m_ex_pkt_se(ex_pkt_se),
+    .m_ex_pkt_ack_req(ex_pkt_ack_req),
+    .m_ex_pkt_dest_qp(ex_pkt_dest_qp),
+    .m_ex_pkt_psn(ex_pkt_psn),
+    .m_ex_pkt_reth_va(ex_pkt_reth_va),
+    .m_ex_pkt_reth_rkey(ex_pkt_reth_rkey),
+    .m_ex_pkt_reth_len(ex_pkt_reth_len),
+    .m_ex_pkt_imm(ex_pkt_imm),
+    .m_ex_pkt_payload_addr(ex_pkt_payload_addr),
+    .m_ex_pkt_payload_len(ex_pkt_payload_len),
+    .m_ex_pkt_valid(ex_pkt_valid),
+    .m_ex_pkt_ready(ex_pkt_ready),
+    .ex_pkt_done(ex_pkt_done),
     .m_ack_dmac(ack_dmac),
     .m_ack_dip(ack_dip),
     .m_ack_udp_sport(ack_udp_sport),
@@ -1340,110 +1058,29 @@ rc_responder #(
     .m_ack_mp(ack_mp),
     .m_ack_valid(ack_valid),
     .m_ack_ready(ack_ready),
-    .m_rx_ack_valid(rx_ack_valid),
-    .m_rx_ack_qpn(rx_ack_qpn),
-    .m_rx_ack_psn(rx_ack_psn),
-    .m_rx_ack_syndrome(rx_ack_syndrome),
-    .m_rx_ack_msn(rx_ack_msn),
-    .cfg_early_cqe(reg_debug_early_cqe),
-    .cfg_no_mr_check(reg_debug_no_mr_check),
-    .sel_qpn(reg_qp_sel[QN_W-1:0]),
-    .sel_epsn(sel_epsn),
-    .stat_drop_qp(stat_drop_qp),
-    .stat_drop_psn(stat_drop_psn),
-    .stat_drop_xport(stat_drop_xport),
-    .stat_nak(stat_nak),
-    .stat_guard(stat_guard)
-);
-
-// ---------------------------------------------------------------- completions
-// CQE requests: receive completions, then send completions, then local ones
-wire cq_req_valid;
-wire cq_req_ready;
-wire [QN_W-1:0] cq_req_cqn;
-wire [CQE_OWNER_LSB-1:0] cq_req_data;
-/* verilator lint_off UNUSEDSIGNAL */
-wire cq_arb_last;                     // CQE requests are one beat
-wire [1:0] cq_arb_sel;
-/* verilator lint_on UNUSEDSIGNAL */
-
-axis_arb_mux #(
-    .PORTS(3),
-    .WIDTH(QN_W + CQE_OWNER_LSB)
-) cq_arb_inst (
-    .clk(clk),
-    .rst(rst),
-    .s_data({ex_cqe_cqn, ex_cqe_data, ac_cqe_cqn, ac_cqe_data, rs_cqe_cqn, rs_cqe_data}),
-    .s_valid({ex_cqe_valid, ac_cqe_valid, rs_cqe_valid}),
-    .s_last(3'b111),
-    .s_ready({ex_cqe_ready, ac_cqe_ready, rs_cqe_ready}),
-    .m_data({cq_req_cqn, cq_req_data}),
-    .m_valid(cq_req_valid),
-    .m_last(cq_arb_last),
-    .m_sel(cq_arb_sel),
-    .m_ready(cq_req_ready)
-);
-
-wire cw_err;
-wire [QN_W-1:0] cw_err_cqn;
-wire stat_cqe;
-
-cqe_writer #(
-    .DATA_W(DATA_W),
-    .RAM_ADDR_W(RAM_ADDR_W),
-    .QN_W(QN_W),
-    .LEN_W(LEN_W),
-    .ID_W(ID_W),
-    .SLOT_BASE(CQE_RAM),
-    .ID_TAG(ID_CQE)
-) cqe_inst (
-    .clk(clk),
-    .rst(rst),
-    .s_req_valid(cq_req_valid),
-    .s_req_ready(cq_req_ready),
-    .s_req_cqn(cq_req_cqn),
-    .s_req_cqe(cq_req_data),
-    .cq_alloc_cqn(cq_alloc_cqn),
-    .cq_alloc_ok(cq_alloc_ok),
-    .cq_alloc_bad(cq_alloc_bad),
-    .cq_alloc_addr(cq_alloc_addr),
-    .cq_alloc_phase(cq_alloc_phase),
-    .cq_alloc_take(cq_alloc_take),
-    .cq_notify(cq_notify),
-    .cq_notify_cqn(cq_notify_cqn),
-    .m_ram_wr_addr(cw_ram_wr_addr),
-    .m_ram_wr_data(cw_ram_wr_data),
-    .m_ram_wr_strb(cw_ram_wr_strb),
-    .m_ram_wr_en(cw_ram_wr_en),
-    .m_ram_wr_ready(cw_ram_wr_ready),
-    .m_wr_desc_pcie_addr(cw_wr_pcie_addr),
-    .m_wr_desc_ram_addr(cw_wr_ram_addr),
-    .m_wr_desc_len(cw_wr_len),
-    .m_wr_desc_ro(cw_wr_ro),
-    .m_wr_desc_id(cw_wr_id),
-    .m_wr_desc_valid(cw_wr_valid),
-    .m_wr_desc_ready(cw_wr_ready),
-    .s_wr_status_valid(cw_wr_status),
-    .m_rd_desc_pcie_addr(cw_rd_pcie_addr),
-    .m_rd_desc_len(cw_rd_len),
-    .m_rd_desc_id(cw_rd_id),
-    .m_rd_desc_valid(cw_rd_valid),
-    .m_rd_desc_ready(cw_rd_ready),
-    .s_rd_status_valid(cw_rd_status),
-    .wr_engine_idle(wr_engine_idle),
-    .m_byp_tlp_hdr(byp_tlp_hdr),
-    .m_byp_tlp_data(byp_tlp_data),
-    .m_byp_tlp_keep(byp_tlp_keep),
-    .m_byp_tlp_valid(byp_tlp_valid),
-    .m_byp_tlp_last(byp_tlp_last),
-    .m_byp_tlp_ready(byp_tlp_ready),
-    .cfg_cqe_ro(reg_debug_cqe_ro),
-    .cfg_cqe_flush(reg_cqe_flush),
-    .cfg_bypass(reg_debug_bypass),
-    .cfg_requester_id(cfg_requester_id),
-    .err_cq_disabled(cw_err),
-    .err_cqn(cw_err_cqn),
-    .stat_cqe(stat_cqe)
+    .s_rx_pkt_smac(rx_pkt_smac),
+    .s_rx_pkt_sip(rx_pkt_sip),
+    .s_rx_pkt_dip(rx_pkt_dip),
+    .s_rx_pkt_udp_sport(rx_pkt_udp_sport),
+    .s_rx_pkt_opcode(rx_pkt_opcode),
+    .s_rx_pkt_se(rx_pkt_se),
+    .s_rx_pkt_ack_req(rx_pkt_ack_req),
+    .s_rx_pkt_pad_cnt(rx_pkt_pad_cnt),
+    .s_rx_pkt_dest_qp(rx_pkt_dest_qp),
+    .s_rx_pkt_psn(rx_pkt_psn),
+    .s_rx_pkt_reth_va(rx_pkt_reth_va),
+    .s_rx_pkt_reth_rkey(rx_pkt_reth_rkey),
+    .s_rx_pkt_reth_len(rx_pkt_reth_len),
+    .s_rx_pkt_imm(rx_pkt_imm),
+    .s_rx_pkt_aeth_syndrome(rx_pkt_aeth_syndrome),
+    .s_rx_pkt_aeth_msn(rx_pkt_aeth_msn),
+    .s_rx_pkt_payload_addr(rx_pkt_payload_addr),
+    .s_rx_pkt_payload_len(rx_pkt_payload_len),
+    .s_rx_pkt_slot(rx_pkt_slot),
+    .s_rx_pkt_valid(rx_pkt_valid),
+    .s_rx_pkt_ready(rx_pkt_ready),
+    .m_rx_free_valid(rx_free_valid),
+    .m_rx_free_slot(rx_free_slot)
 );
 
 // ---------------------------------------------------------------- status

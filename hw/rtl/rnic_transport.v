@@ -1,0 +1,915 @@
+// rnic transport subsystem: the per-QP state and the engines that act on
+// it. The QP context and MR tables, the queue manager (SQ/CQ rings,
+// doorbells, MSI), the WQE executor (requester: SQ WQEs to packets, ACKs
+// and retransmission), the rc/mp responder (received packets to payload
+// writes, receive completions and ACK/NAK), and the completion path: the
+// arbiter in front of the CQE writer and the CQE writer.
+//
+// Why the boundary is here: the tables, the queue manager and the two
+// engines are wired to each other by ~150 signals (the context and MR
+// lookup ports, the SQ hand-off, flushes and error moves, the ACK path
+// from the responder to the executor); the CQE writer takes its CQ slot
+// from the queue manager in the cycle it asks (cq_alloc_*, cq_notify) and
+// the responder waits on it for early CQEs (cqe_writer_idle), so it stays
+// with them. What crosses the boundary is what the neighbours already
+// speak: register fields from rnic_csr, the three DMA clients ex, rs and
+// cw to rnic_dma (descriptors, in-order statuses, the RAM snoop, the CQE
+// slot writes and bypass TLPs), packets to and from rnic_port, and errors
+// and event pulses to the core's status counters. Putting the CQE writer
+// in rnic_dma instead would cut fewer wires but would make the DMA
+// subsystem know the CQ rings and the CQE format.
+//
+// The pool sizes (OST_RINGS, MP_PEND, DMAC_N) come resolved from rnic_core
+// (its OST_RINGS_Q, MP_PEND_Q, DMAC_N_Q, which hw/state/manifest.py reads);
+// here they are never 0.
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module rnic_transport #(
+    parameter DATA_W = 64,
+    parameter NUM_Q = 16,
+    parameter CLK_MHZ = 250,         // core clock: sets the IB timer units (ACK timeout, RNR)
+    parameter MP_W = 64,             // mp transport: receive window (bitmap bits per QP)
+    parameter SEND_EN = 1,           // 1 = SEND/RECV carried, 0 = RDMA WRITE(+IMM) only
+    parameter RC_EN = 1,             // 1 = rc and mp, 0 = mp only
+    // shared pools, sized by rnic_core
+    parameter OST_RINGS = 4,         // outstanding-WQE rings
+    parameter MP_PEND = 2,           // mp deferred WRITE_WITH_IMM completions
+    parameter DMAC_N = 4,            // destination-MAC table entries
+    // the RAM map (see rnic_core)
+    parameter RAM_ADDR_W = 17,
+    parameter RXR_ADDR_W = 15,
+    parameter RX_SLOT_W = 2,
+    parameter LEN_W = 17,
+    parameter ID_W = 8,
+    parameter CHUNK_LOG = 12,
+    parameter NUM_SLOTS = 7,
+    parameter NUM_TX_SLOTS = 8,
+    parameter [RAM_ADDR_W-1:0] WQE_RAM = 17'h07000,
+    parameter [RAM_ADDR_W-1:0] RQWQE_RAM = 17'h07040,
+    parameter [RAM_ADDR_W-1:0] CQE_RAM = 17'h07100,
+    parameter [RAM_ADDR_W-1:0] TX_RAM_BASE = 17'h08000,
+    parameter [RAM_ADDR_W-1:0] RX_RAM_BASE = 17'h10000,
+    // descriptor id client tags (bits [7:6])
+    parameter [ID_W-1:0] ID_EXEC = 8'h00,
+    parameter [ID_W-1:0] ID_RESP = 8'h40,
+    parameter [ID_W-1:0] ID_CQE = 8'h80,
+    parameter QN_W = NUM_Q > 1 ? $clog2(NUM_Q) : 1,
+    parameter SEG_W = $clog2(DATA_W / 8)
+) (
+    input  wire                              clk,
+    input  wire                              rst,
+
+    // registers: queues (the *_valid strobes one cycle after the write)
+    input  wire [15:0]                       reg_q_sel,
+    input  wire [31:0]                       reg_q_base_lo,
+    input  wire [31:0]                       reg_q_base_hi,
+    input  wire [31:0]                       reg_q_size,
+    input  wire [15:0]                       reg_q_cqn,
+    input  wire [3:0]                        reg_q_cmd,
+    input  wire                              reg_q_cmd_valid,
+    input  wire [15:0]                       reg_sq_db_qn,
+    input  wire [15:0]                       reg_sq_db_pi,
+    input  wire                              reg_sq_db_valid,
+    input  wire [15:0]                       reg_cq_db_cqn,
+    input  wire [15:0]                       reg_cq_db_ci,
+    input  wire                              reg_cq_db_valid,
+    input  wire [15:0]                       reg_cq_arm_cqn,
+    input  wire                              reg_cq_arm_valid,
+    output wire [15:0]                       sel_sq_pi,
+    output wire [15:0]                       sel_sq_ci,
+    output wire [15:0]                       sel_cq_pi,
+    output wire                              sel_sq_en,
+    output wire                              sel_cq_en,
+    output wire                              sel_cq_armed,
+    output wire                              sel_cq_phase,
+
+    // registers: QPs and receive doorbells
+    input  wire [15:0]                       reg_qp_sel,
+    input  wire [2:0]                        reg_qp_state,
+    input  wire [2:0]                        reg_qp_pmtu,
+    input  wire                              reg_qp_remote_write,
+    input  wire [2:0]                        reg_qp_spray_log,
+    input  wire                              reg_qp_mp,
+    input  wire [2:0]                        reg_qp_mp_wshift,
+    input  wire [23:0]                       reg_qp_dest_qpn,
+    input  wire [23:0]                       reg_qp_sq_psn,
+    input  wire [23:0]                       reg_qp_rq_psn,
+    input  wire [31:0]                       reg_qp_dmac_lo,
+    input  wire [15:0]                       reg_qp_dmac_hi,
+    input  wire [15:0]                       reg_qp_udp_sport,
+    input  wire [31:0]                       reg_qp_dip,
+    input  wire [15:0]                       reg_qp_pd,
+    input  wire [15:0]                       reg_qp_rcq,
+    input  wire [31:0]                       reg_qp_rq_base_lo,
+    input  wire [31:0]                       reg_qp_rq_base_hi,
+    input  wire [31:0]                       reg_qp_rq_size,
+    input  wire [4:0]                        reg_qp_timeout,
+    input  wire [2:0]                        reg_qp_retry_cnt,
+    input  wire [2:0]                        reg_qp_rnr_retry,
+    input  wire [4:0]                        reg_qp_min_rnr_timer,
+    input  wire [3:0]                        reg_qp_cmd,
+    input  wire                              reg_qp_cmd_valid,
+    input  wire [15:0]                       reg_rq_db_qpn,
+    input  wire [15:0]                       reg_rq_db_pi,
+    input  wire                              reg_rq_db_valid,
+    output wire [2:0]                        sel_qp_state,
+    output wire [23:0]                       sel_sq_psn,
+    output wire [23:0]                       sel_epsn,
+
+    // registers: MRs
+    input  wire [15:0]                       reg_mr_sel,
+    input  wire [31:0]                       reg_mr_key,
+    input  wire [31:0]                       reg_mr_va_lo,
+    input  wire [31:0]                       reg_mr_va_hi,
+    input  wire [31:0]                       reg_mr_len,
+    input  wire [31:0]                       reg_mr_bus_lo,
+    input  wire [31:0]                       reg_mr_bus_hi,
+    input  wire [15:0]                       reg_mr_pd,
+    input  wire [3:0]                        reg_mr_access,
+    input  wire [3:0]                        reg_mr_cmd,
+    input  wire                              reg_mr_cmd_valid,
+
+    // debug and ordering switches; the completer id for bypass TLPs
+    input  wire                              reg_debug_cqe_ro,
+    input  wire                              reg_debug_early_cqe,
+    input  wire                              reg_debug_bypass,
+    input  wire                              reg_debug_no_mr_check,
+    input  wire                              reg_cqe_flush,
+    input  wire [15:0]                       cfg_requester_id,
+
+    // interrupts
+    output wire [4:0]                        msi_vector,
+    output wire                              msi_valid,
+    input  wire                              msi_ready,
+
+    // errors (the core keeps the error register) and event counts
+    output wire                              qp_reg_err,
+    output wire                              qp_reg_err_dmac,
+    output wire                              mr_reg_err,
+    output wire                              qm_err_valid,
+    output wire [7:0]                        qm_err_code,
+    output wire [15:0]                       qm_err_qn,
+    output wire                              ex_err_valid,
+    output wire [7:0]                        ex_err_code,
+    output wire [15:0]                       ex_err_qn,
+    output wire                              cw_err,
+    output wire [QN_W-1:0]                   cw_err_cqn,
+    output wire                              stat_ack_drop,
+    output wire                              stat_retransmit,
+    output wire                              stat_timeout,
+    output wire                              stat_nak_seq,
+    output wire                              stat_rnr,
+    output wire                              stat_ring_busy,
+    output wire                              stat_drop_qp,
+    output wire                              stat_drop_psn,
+    output wire                              stat_drop_xport,
+    output wire                              stat_nak,
+    output wire                              stat_guard,
+    output wire                              stat_cqe,
+
+    // rnic_dma: read descriptors (ex: WQEs and payload, rs: receive WQEs, cw: CQE flush reads)
+    output wire [63:0]                       m_ex_rd_pcie_addr,
+    output wire [RAM_ADDR_W-1:0]             m_ex_rd_ram_addr,
+    output wire [LEN_W-1:0]                  m_ex_rd_len,
+    output wire [ID_W-1:0]                   m_ex_rd_id,
+    output wire                              m_ex_rd_valid,
+    input  wire                              m_ex_rd_ready,
+    output wire [63:0]                       m_rs_rd_pcie_addr,
+    output wire [RAM_ADDR_W-1:0]             m_rs_rd_ram_addr,
+    output wire [LEN_W-1:0]                  m_rs_rd_len,
+    output wire [ID_W-1:0]                   m_rs_rd_id,
+    output wire                              m_rs_rd_valid,
+    input  wire                              m_rs_rd_ready,
+    output wire [63:0]                       m_cw_rd_pcie_addr,
+    output wire [LEN_W-1:0]                  m_cw_rd_len,
+    output wire [ID_W-1:0]                   m_cw_rd_id,
+    output wire                              m_cw_rd_valid,
+    input  wire                              m_cw_rd_ready,
+
+    // rnic_dma: read statuses (in order; ex/rs/cw by the id client bits)
+    input  wire [ID_W-1:0]                   rd_status_id,
+    input  wire [3:0]                        rd_status_error,
+    input  wire                              ex_rd_status,
+    input  wire                              rs_rd_status,
+    input  wire                              cw_rd_status,
+
+    // rnic_dma: write descriptors (ex: copy chunks, rs: received payload, cw: CQEs)
+    output wire [63:0]                       m_ex_wr_pcie_addr,
+    output wire [RAM_ADDR_W-1:0]             m_ex_wr_ram_addr,
+    output wire [LEN_W-1:0]                  m_ex_wr_len,
+    output wire [ID_W-1:0]                   m_ex_wr_id,
+    output wire                              m_ex_wr_valid,
+    input  wire                              m_ex_wr_ready,
+    output wire [63:0]                       m_rs_wr_pcie_addr,
+    output wire [RAM_ADDR_W-1:0]             m_rs_wr_ram_addr,
+    output wire [LEN_W-1:0]                  m_rs_wr_len,
+    output wire [ID_W-1:0]                   m_rs_wr_id,
+    output wire                              m_rs_wr_valid,
+    input  wire                              m_rs_wr_ready,
+    output wire [63:0]                       m_cw_wr_pcie_addr,
+    output wire [RAM_ADDR_W-1:0]             m_cw_wr_ram_addr,
+    output wire [LEN_W-1:0]                  m_cw_wr_len,
+    output wire                              m_cw_wr_ro,
+    output wire [ID_W-1:0]                   m_cw_wr_id,
+    output wire                              m_cw_wr_valid,
+    input  wire                              m_cw_wr_ready,
+
+    // rnic_dma: write statuses
+    input  wire                              ex_wr_status,
+    input  wire                              rs_wr_status,
+    input  wire                              cw_wr_status,
+    input  wire                              wr_engine_idle,
+
+    // rnic_dma: the CQE bypass TLPs (debug switch)
+    output wire [127:0]                      m_byp_tlp_hdr,
+    output wire [DATA_W-1:0]                 m_byp_tlp_data,
+    output wire [DATA_W/32-1:0]              m_byp_tlp_keep,
+    output wire                              m_byp_tlp_valid,
+    output wire                              m_byp_tlp_last,
+    input  wire                              m_byp_tlp_ready,
+
+    // rnic_dma: the read engine's RAM writes (WQE snoop) and the CQE slot writes
+    input  wire [RAM_ADDR_W-SEG_W-1:0]       ram_snoop_addr,
+    input  wire [DATA_W-1:0]                 ram_snoop_data,
+    input  wire [DATA_W/8-1:0]               ram_snoop_strb,
+    input  wire                              ram_snoop_en,
+    output wire [RAM_ADDR_W-SEG_W-1:0]       m_cw_ram_wr_addr,
+    output wire [DATA_W-1:0]                 m_cw_ram_wr_data,
+    output wire [DATA_W/8-1:0]               m_cw_ram_wr_strb,
+    output wire                              m_cw_ram_wr_en,
+    input  wire                              m_cw_ram_wr_ready,
+
+    // rnic_port: the executor's packets
+    output wire [47:0]                       m_ex_pkt_dmac,
+    output wire [31:0]                       m_ex_pkt_dip,
+    output wire [15:0]                       m_ex_pkt_udp_sport,
+    output wire [7:0]                        m_ex_pkt_opcode,
+    output wire                              m_ex_pkt_se,
+    output wire                              m_ex_pkt_ack_req,
+    output wire [23:0]                       m_ex_pkt_dest_qp,
+    output wire [23:0]                       m_ex_pkt_psn,
+    output wire [63:0]                       m_ex_pkt_reth_va,
+    output wire [31:0]                       m_ex_pkt_reth_rkey,
+    output wire [31:0]                       m_ex_pkt_reth_len,
+    output wire [31:0]                       m_ex_pkt_imm,
+    output wire [RAM_ADDR_W-1:0]             m_ex_pkt_payload_addr,
+    output wire [12:0]                       m_ex_pkt_payload_len,
+    output wire                              m_ex_pkt_valid,
+    input  wire                              m_ex_pkt_ready,
+    input  wire                              ex_pkt_done,
+
+    // rnic_port: the responder's ACK/NAK packets
+    output wire [47:0]                       m_ack_dmac,
+    output wire [31:0]                       m_ack_dip,
+    output wire [15:0]                       m_ack_udp_sport,
+    output wire [23:0]                       m_ack_dest_qp,
+    output wire [23:0]                       m_ack_psn,
+    output wire [7:0]                        m_ack_syndrome,
+    output wire [23:0]                       m_ack_msn,
+    output wire                              m_ack_mp,
+    output wire                              m_ack_valid,
+    input  wire                              m_ack_ready,
+
+    // rnic_port: received packets and their freed RX slots
+    input  wire [47:0]                       s_rx_pkt_smac,
+    input  wire [31:0]                       s_rx_pkt_sip,
+    input  wire [31:0]                       s_rx_pkt_dip,
+    input  wire [15:0]                       s_rx_pkt_udp_sport,
+    input  wire [7:0]                        s_rx_pkt_opcode,
+    input  wire                              s_rx_pkt_se,
+    input  wire                              s_rx_pkt_ack_req,
+    input  wire [1:0]                        s_rx_pkt_pad_cnt,
+    input  wire [23:0]                       s_rx_pkt_dest_qp,
+    input  wire [23:0]                       s_rx_pkt_psn,
+    input  wire [63:0]                       s_rx_pkt_reth_va,
+    input  wire [31:0]                       s_rx_pkt_reth_rkey,
+    input  wire [31:0]                       s_rx_pkt_reth_len,
+    input  wire [31:0]                       s_rx_pkt_imm,
+    input  wire [7:0]                        s_rx_pkt_aeth_syndrome,
+    input  wire [23:0]                       s_rx_pkt_aeth_msn,
+    input  wire [RXR_ADDR_W-1:0]             s_rx_pkt_payload_addr,
+    input  wire [12:0]                       s_rx_pkt_payload_len,
+    input  wire [RX_SLOT_W-1:0]              s_rx_pkt_slot,
+    input  wire                              s_rx_pkt_valid,
+    output wire                              s_rx_pkt_ready,
+    output wire                              m_rx_free_valid,
+    output wire [RX_SLOT_W-1:0]              m_rx_free_slot
+);
+
+// the ring entry formats: hw/formats/rnic_formats.rdl
+`include "rnic_formats.vh"
+
+// context and MR-guard signals the sections below share
+wire ex_ctx_mp;
+wire rs_ctx_mp;
+wire [2:0] ex_ctx_mp_wshift;
+wire [2:0] rs_ctx_mp_wshift;
+wire [31:0] rs_wr_key;
+wire [3:0] rs_wr_access;
+wire rs_wr_guard_ok;
+wire mr_change;
+wire [2:0] ex_ctx_spray_log;
+
+// ---------------------------------------------------------------- QP and MR tables
+wire [QN_W-1:0] ex_ctx_qpn;
+wire [2:0] ex_ctx_state;
+wire [2:0] ex_ctx_pmtu;
+wire [23:0] ex_ctx_dest_qpn;
+wire [47:0] ex_ctx_dmac;
+wire [31:0] ex_ctx_dip;
+wire [15:0] ex_ctx_udp_sport;
+wire [15:0] ex_ctx_pd;
+wire [QN_W-1:0] rs_ctx_qpn;
+wire [2:0] rs_ctx_state;
+wire [2:0] rs_ctx_pmtu;
+wire rs_ctx_remote_write;
+wire [23:0] rs_ctx_dest_qpn;
+wire [47:0] rs_ctx_dmac;
+wire [31:0] rs_ctx_dip;
+wire [15:0] rs_ctx_udp_sport;
+wire [15:0] rs_ctx_pd;
+wire [QN_W-1:0] rs_ctx_rcq;
+wire [63:0] rs_ctx_rq_base;
+wire [3:0] rs_ctx_rq_log;
+wire load_rtr;
+wire load_rts;
+wire load_reset;
+wire [QN_W-1:0] load_qpn;
+wire [23:0] load_psn;
+wire [10:0] load_retry;
+wire load_err;
+wire [4:0] rs_ctx_min_rnr_timer;
+wire [NUM_Q-1:0] ex_sq_hold;
+wire ex_set_err;
+wire [QN_W-1:0] ex_set_err_qpn;
+wire rs_set_err;
+wire [QN_W-1:0] rs_set_err_qpn;
+
+qp_context #(
+    .NUM_QP(NUM_Q),
+    .QN_W(QN_W),
+    .DMAC_N(DMAC_N),
+    .RC_EN(RC_EN)
+) qpc_inst (
+    .clk(clk),
+    .rst(rst),
+    .reg_sel(reg_qp_sel),
+    .reg_state(reg_qp_state),
+    .reg_pmtu(reg_qp_pmtu),
+    .reg_remote_write(reg_qp_remote_write),
+    .reg_spray_log(reg_qp_spray_log),
+    .reg_mp(reg_qp_mp),
+    .reg_mp_wshift(reg_qp_mp_wshift),
+    .reg_dest_qpn(reg_qp_dest_qpn),
+    .reg_sq_psn(reg_qp_sq_psn),
+    .reg_rq_psn(reg_qp_rq_psn),
+    .reg_dmac({reg_qp_dmac_hi, reg_qp_dmac_lo}),
+    .reg_udp_sport(reg_qp_udp_sport),
+    .reg_dip(reg_qp_dip),
+    .reg_pd(reg_qp_pd),
+    .reg_rcq(reg_qp_rcq),
+    .reg_rq_base({reg_qp_rq_base_hi, reg_qp_rq_base_lo}),
+    .reg_rq_size(reg_qp_rq_size),
+    .reg_timeout(reg_qp_timeout),
+    .reg_retry_cnt(reg_qp_retry_cnt),
+    .reg_rnr_retry(reg_qp_rnr_retry),
+    .reg_min_rnr_timer(reg_qp_min_rnr_timer),
+    .reg_cmd(reg_qp_cmd),
+    .reg_cmd_valid(reg_qp_cmd_valid),
+    .reg_err(qp_reg_err),
+    .reg_err_dmac(qp_reg_err_dmac),
+    .sel_state(sel_qp_state),
+    .set_err_a(ex_set_err),
+    .set_err_a_qpn(ex_set_err_qpn),
+    .set_err_b(rs_set_err),
+    .set_err_b_qpn(rs_set_err_qpn),
+    .load_rtr(load_rtr),
+    .load_rts(load_rts),
+    .load_reset(load_reset),
+    .load_qpn(load_qpn),
+    .load_psn(load_psn),
+    .load_retry(load_retry),
+    .load_err(load_err),
+    .a_qpn(ex_ctx_qpn),
+    .a_state(ex_ctx_state),
+    .a_pmtu(ex_ctx_pmtu),
+    .a_dest_qpn(ex_ctx_dest_qpn),
+    .a_dmac(ex_ctx_dmac),
+    .a_dip(ex_ctx_dip),
+    .a_udp_sport(ex_ctx_udp_sport),
+    .a_spray_log(ex_ctx_spray_log),
+    .a_mp(ex_ctx_mp),
+    .a_mp_wshift(ex_ctx_mp_wshift),
+    .a_pd(ex_ctx_pd),
+    .b_qpn(rs_ctx_qpn),
+    .b_state(rs_ctx_state),
+    .b_pmtu(rs_ctx_pmtu),
+    .b_remote_write(rs_ctx_remote_write),
+    .b_dest_qpn(rs_ctx_dest_qpn),
+    .b_dmac(rs_ctx_dmac),
+    .b_dip(rs_ctx_dip),
+    .b_udp_sport(rs_ctx_udp_sport),
+    .b_pd(rs_ctx_pd),
+    .b_rcq(rs_ctx_rcq),
+    .b_rq_base(rs_ctx_rq_base),
+    .b_rq_log(rs_ctx_rq_log),
+    .b_min_rnr_timer(rs_ctx_min_rnr_timer),
+    .b_mp(rs_ctx_mp),
+    .b_mp_wshift(rs_ctx_mp_wshift)
+);
+
+wire [31:0] ex_mr_key;
+wire [63:0] ex_mr_va;
+wire [31:0] ex_mr_len;
+wire [15:0] ex_mr_pd;
+wire ex_mr_ok;
+wire [63:0] ex_mr_bus;
+wire [31:0] rs_mr_key;
+wire [63:0] rs_mr_va;
+wire [31:0] rs_mr_len;
+wire [15:0] rs_mr_pd;
+wire [3:0] rs_mr_access;
+wire rs_mr_ok;
+wire [63:0] rs_mr_bus;
+
+mr_table #(
+    .NUM_MR(64)
+) mr_inst (
+    .clk(clk),
+    .rst(rst),
+    .reg_sel(reg_mr_sel),
+    .reg_key(reg_mr_key),
+    .reg_va({reg_mr_va_hi, reg_mr_va_lo}),
+    .reg_len(reg_mr_len),
+    .reg_bus({reg_mr_bus_hi, reg_mr_bus_lo}),
+    .reg_pd(reg_mr_pd),
+    .reg_access(reg_mr_access),
+    .reg_cmd(reg_mr_cmd),
+    .reg_cmd_valid(reg_mr_cmd_valid),
+    .reg_err(mr_reg_err),
+    .a_key(ex_mr_key),
+    .a_va(ex_mr_va),
+    .a_len(ex_mr_len),
+    .a_pd(ex_mr_pd),
+    .a_access(4'd0),
+    .a_ok(ex_mr_ok),
+    .a_bus(ex_mr_bus),
+    .b_key(rs_mr_key),
+    .b_va(rs_mr_va),
+    .b_len(rs_mr_len),
+    .b_pd(rs_mr_pd),
+    .b_access(rs_mr_access),
+    .b_ok(rs_mr_ok),
+    .b_bus(rs_mr_bus),
+    .c_key(rs_wr_key),
+    .c_bus(m_rs_wr_pcie_addr),
+    .c_len({{(32-LEN_W){1'b0}}, m_rs_wr_len}),
+    .c_pd(rs_mr_pd),
+    .c_access(rs_wr_access),
+    .c_ok(rs_wr_guard_ok),
+    .change(mr_change)
+);
+
+// ---------------------------------------------------------------- queues
+wire qm_sq_valid;
+wire [QN_W-1:0] qm_sq_qn;
+wire [63:0] qm_sq_wqe_addr;
+wire [15:0] qm_sq_index;
+wire [QN_W-1:0] qm_sq_cqn;
+wire qm_sq_ready;
+wire sq_done;
+wire [QN_W-1:0] sq_done_qn;
+wire [QN_W-1:0] acq_qpn;
+wire [QN_W-1:0] acq_cqn;
+wire [QN_W-1:0] cq_alloc_cqn;
+wire cq_alloc_ok;
+wire cq_alloc_bad;
+wire [63:0] cq_alloc_addr;
+wire cq_alloc_phase;
+wire cq_alloc_take;
+wire cq_notify;
+wire [QN_W-1:0] cq_notify_cqn;
+
+queue_manager #(
+    .NUM_Q(NUM_Q),
+    .QN_W(QN_W)
+) qm_inst (
+    .clk(clk),
+    .rst(rst),
+    .reg_q_sel(reg_q_sel),
+    .reg_q_base_lo(reg_q_base_lo),
+    .reg_q_base_hi(reg_q_base_hi),
+    .reg_q_size(reg_q_size),
+    .reg_q_cqn(reg_q_cqn),
+    .reg_q_cmd(reg_q_cmd),
+    .reg_q_cmd_valid(reg_q_cmd_valid),
+    .reg_sq_db_qn(reg_sq_db_qn),
+    .reg_sq_db_pi(reg_sq_db_pi),
+    .reg_sq_db_valid(reg_sq_db_valid),
+    .reg_cq_db_cqn(reg_cq_db_cqn),
+    .reg_cq_db_ci(reg_cq_db_ci),
+    .reg_cq_db_valid(reg_cq_db_valid),
+    .reg_cq_arm_cqn(reg_cq_arm_cqn),
+    .reg_cq_arm_valid(reg_cq_arm_valid),
+    .sel_sq_pi(sel_sq_pi),
+    .sel_sq_ci(sel_sq_ci),
+    .sel_cq_pi(sel_cq_pi),
+    .sel_sq_en(sel_sq_en),
+    .sel_cq_en(sel_cq_en),
+    .sel_cq_armed(sel_cq_armed),
+    .sel_cq_phase(sel_cq_phase),
+    .m_sq_valid(qm_sq_valid),
+    .m_sq_qn(qm_sq_qn),
+    .m_sq_wqe_addr(qm_sq_wqe_addr),
+    .m_sq_index(qm_sq_index),
+    .m_sq_cqn(qm_sq_cqn),
+    .m_sq_ready(qm_sq_ready),
+    .sq_hold(ex_sq_hold),
+    .sq_done(sq_done),
+    .sq_done_qn(sq_done_qn),
+    .lookup_qn(acq_qpn),
+    .lookup_cqn(acq_cqn),
+    .cq_alloc_cqn(cq_alloc_cqn),
+    .cq_alloc_ok(cq_alloc_ok),
+    .cq_alloc_bad(cq_alloc_bad),
+    .cq_alloc_addr(cq_alloc_addr),
+    .cq_alloc_phase(cq_alloc_phase),
+    .cq_alloc_take(cq_alloc_take),
+    .cq_notify(cq_notify),
+    .cq_notify_cqn(cq_notify_cqn),
+    .msi_vector(msi_vector),
+    .msi_valid(msi_valid),
+    .msi_ready(msi_ready),
+    .err_valid(qm_err_valid),
+    .err_code(qm_err_code),
+    .err_qn(qm_err_qn)
+);
+
+// ---------------------------------------------------------------- executor (requester)
+
+wire rx_ack_valid;
+wire [QN_W-1:0] rx_ack_qpn;
+wire [23:0] rx_ack_psn;
+wire [7:0] rx_ack_syndrome;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [23:0] rx_ack_msn;
+/* verilator lint_on UNUSEDSIGNAL */
+
+// CQE requests carry the bytes below the owner byte (the CQE writer adds it)
+wire [QN_W-1:0] ex_cqe_cqn;
+wire [CQE_OWNER_LSB-1:0] ex_cqe_data;
+wire ex_cqe_valid;
+wire ex_cqe_ready;
+wire [QN_W-1:0] ac_cqe_cqn;
+wire [CQE_OWNER_LSB-1:0] ac_cqe_data;
+wire ac_cqe_valid;
+wire ac_cqe_ready;
+
+
+wqe_executor #(
+    .DATA_W(DATA_W),
+    .RAM_ADDR_W(RAM_ADDR_W),
+    .QN_W(QN_W),
+    .NUM_QP(NUM_Q),
+    .LEN_W(LEN_W),
+    .ID_W(ID_W),
+    .CHUNK_LOG(CHUNK_LOG),
+    .NUM_SLOTS(NUM_SLOTS),
+    .WQE_RAM(WQE_RAM),
+    .TX_RAM_BASE(TX_RAM_BASE),
+    .NUM_TX_SLOTS(NUM_TX_SLOTS),
+    .CLK_MHZ(CLK_MHZ),
+    .MP_W(MP_W),
+    .SEND_EN(SEND_EN),
+    .OST_RINGS(OST_RINGS),
+    .ID_TAG(ID_EXEC)
+) exec_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_sq_valid(qm_sq_valid),
+    .s_sq_qn(qm_sq_qn),
+    .s_sq_wqe_addr(qm_sq_wqe_addr),
+    .s_sq_index(qm_sq_index),
+    .s_sq_cqn(qm_sq_cqn),
+    .s_sq_ready(qm_sq_ready),
+    .sq_done(sq_done),
+    .sq_done_qn(sq_done_qn),
+    .sq_hold(ex_sq_hold),
+    .ctx_qpn(ex_ctx_qpn),
+    .ctx_state(ex_ctx_state),
+    .ctx_pmtu(ex_ctx_pmtu),
+    .ctx_dest_qpn(ex_ctx_dest_qpn),
+    .ctx_dmac(ex_ctx_dmac),
+    .ctx_dip(ex_ctx_dip),
+    .ctx_udp_sport(ex_ctx_udp_sport),
+    .ctx_spray_log(ex_ctx_spray_log),
+    .ctx_mp(ex_ctx_mp),
+    .ctx_mp_wshift(ex_ctx_mp_wshift),
+    .ctx_pd(ex_ctx_pd),
+    .load_rts(load_rts),
+    .load_reset(load_reset),
+    .load_qpn(load_qpn),
+    .load_psn(load_psn),
+    .load_retry(load_retry),
+    .flush_a(rs_set_err),
+    .flush_a_qpn(rs_set_err_qpn),
+    .flush_b(load_err),
+    .flush_b_qpn(load_qpn),
+    .set_err(ex_set_err),
+    .set_err_qpn(ex_set_err_qpn),
+    .mr_key(ex_mr_key),
+    .mr_va(ex_mr_va),
+    .mr_len(ex_mr_len),
+    .mr_pd(ex_mr_pd),
+    .mr_ok(ex_mr_ok),
+    .mr_bus(ex_mr_bus),
+    .m_rd_desc_pcie_addr(m_ex_rd_pcie_addr),
+    .m_rd_desc_ram_addr(m_ex_rd_ram_addr),
+    .m_rd_desc_len(m_ex_rd_len),
+    .m_rd_desc_id(m_ex_rd_id),
+    .m_rd_desc_valid(m_ex_rd_valid),
+    .m_rd_desc_ready(m_ex_rd_ready),
+    .s_rd_status_error(rd_status_error),
+    .s_rd_status_valid(ex_rd_status),
+    .s_rd_status_id(rd_status_id),
+    .m_wr_desc_pcie_addr(m_ex_wr_pcie_addr),
+    .m_wr_desc_ram_addr(m_ex_wr_ram_addr),
+    .m_wr_desc_len(m_ex_wr_len),
+    .m_wr_desc_id(m_ex_wr_id),
+    .m_wr_desc_valid(m_ex_wr_valid),
+    .m_wr_desc_ready(m_ex_wr_ready),
+    .s_wr_status_valid(ex_wr_status),
+    .ram_snoop_addr(ram_snoop_addr),
+    .ram_snoop_data(ram_snoop_data),
+    .ram_snoop_strb(ram_snoop_strb),
+    .ram_snoop_en(ram_snoop_en),
+    .m_pkt_dmac(m_ex_pkt_dmac),
+    .m_pkt_dip(m_ex_pkt_dip),
+    .m_pkt_udp_sport(m_ex_pkt_udp_sport),
+    .m_pkt_opcode(m_ex_pkt_opcode),
+    .m_pkt_se(m_ex_pkt_se),
+    .m_pkt_ack_req(m_ex_pkt_ack_req),
+    .m_pkt_dest_qp(m_ex_pkt_dest_qp),
+    .m_pkt_psn(m_ex_pkt_psn),
+    .m_pkt_reth_va(m_ex_pkt_reth_va),
+    .m_pkt_reth_rkey(m_ex_pkt_reth_rkey),
+    .m_pkt_reth_len(m_ex_pkt_reth_len),
+    .m_pkt_imm(m_ex_pkt_imm),
+    .m_pkt_payload_addr(m_ex_pkt_payload_addr),
+    .m_pkt_payload_len(m_ex_pkt_payload_len),
+    .m_pkt_valid(m_ex_pkt_valid),
+    .m_pkt_ready(m_ex_pkt_ready),
+    .pkt_done(ex_pkt_done),
+    .s_ack_valid(rx_ack_valid),
+    .s_ack_qpn(rx_ack_qpn),
+    .s_ack_psn(rx_ack_psn),
+    .s_ack_syndrome(rx_ack_syndrome),
+    .m_cqe_cqn(ex_cqe_cqn),
+    .m_cqe_data(ex_cqe_data),
+    .m_cqe_valid(ex_cqe_valid),
+    .m_cqe_ready(ex_cqe_ready),
+    .acq_qpn(acq_qpn),
+    .acq_cqn(acq_cqn),
+    .m_acq_cqn(ac_cqe_cqn),
+    .m_acq_data(ac_cqe_data),
+    .m_acq_valid(ac_cqe_valid),
+    .m_acq_ready(ac_cqe_ready),
+    .sel_qpn(reg_qp_sel[QN_W-1:0]),
+    .sel_sq_psn(sel_sq_psn),
+    .err_valid(ex_err_valid),
+    .err_code(ex_err_code),
+    .err_qn(ex_err_qn),
+    .stat_ack_drop(stat_ack_drop),
+    .stat_retransmit(stat_retransmit),
+    .stat_timeout(stat_timeout),
+    .stat_nak_seq(stat_nak_seq),
+    .stat_rnr(stat_rnr),
+    .stat_ring_busy(stat_ring_busy)
+);
+
+// ---------------------------------------------------------------- responder
+wire [QN_W-1:0] rs_cqe_cqn;
+wire [CQE_OWNER_LSB-1:0] rs_cqe_data;
+wire rs_cqe_valid;
+wire rs_cqe_ready;
+
+rc_responder #(
+    .DATA_W(DATA_W),
+    .RAM_ADDR_W(RAM_ADDR_W),
+    .RX_ADDR_W(RXR_ADDR_W),
+    .RX_SLOT_W(RX_SLOT_W),
+    .NUM_QP(NUM_Q),
+    .QN_W(QN_W),
+    .LEN_W(LEN_W),
+    .ID_W(ID_W),
+    .RX_RAM_BASE(RX_RAM_BASE),
+    .RQWQE_RAM(RQWQE_RAM),
+    .MP_W(MP_W),
+    .SEND_EN(SEND_EN),
+    .MP_PEND(MP_PEND),
+    .RC_EN(RC_EN),
+    .ID_TAG(ID_RESP)
+) resp_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_pkt_smac(s_rx_pkt_smac),
+    .s_pkt_sip(s_rx_pkt_sip),
+    .s_pkt_dip(s_rx_pkt_dip),
+    .s_pkt_udp_sport(s_rx_pkt_udp_sport),
+    .s_pkt_se(s_rx_pkt_se),
+    .s_pkt_pad_cnt(s_rx_pkt_pad_cnt),
+    .s_pkt_opcode(s_rx_pkt_opcode),
+    .s_pkt_ack_req(s_rx_pkt_ack_req),
+    .s_pkt_dest_qp(s_rx_pkt_dest_qp),
+    .s_pkt_psn(s_rx_pkt_psn),
+    .s_pkt_reth_va(s_rx_pkt_reth_va),
+    .s_pkt_reth_rkey(s_rx_pkt_reth_rkey),
+    .s_pkt_reth_len(s_rx_pkt_reth_len),
+    .s_pkt_imm(s_rx_pkt_imm),
+    .s_pkt_aeth_syndrome(s_rx_pkt_aeth_syndrome),
+    .s_pkt_aeth_msn(s_rx_pkt_aeth_msn),
+    .s_pkt_payload_addr(s_rx_pkt_payload_addr),
+    .s_pkt_payload_len(s_rx_pkt_payload_len),
+    .s_pkt_slot(s_rx_pkt_slot),
+    .s_pkt_valid(s_rx_pkt_valid),
+    .s_pkt_ready(s_rx_pkt_ready),
+    .m_free_valid(m_rx_free_valid),
+    .m_free_slot(m_rx_free_slot),
+    .ctx_qpn(rs_ctx_qpn),
+    .ctx_state(rs_ctx_state),
+    .ctx_pmtu(rs_ctx_pmtu),
+    .ctx_remote_write(rs_ctx_remote_write),
+    .ctx_dest_qpn(rs_ctx_dest_qpn),
+    .ctx_dmac(rs_ctx_dmac),
+    .ctx_dip(rs_ctx_dip),
+    .ctx_udp_sport(rs_ctx_udp_sport),
+    .ctx_pd(rs_ctx_pd),
+    .ctx_rcq(rs_ctx_rcq),
+    .ctx_rq_base(rs_ctx_rq_base),
+    .ctx_rq_log(rs_ctx_rq_log),
+    .ctx_min_rnr_timer(rs_ctx_min_rnr_timer),
+    .ctx_mp(rs_ctx_mp),
+    .ctx_mp_wshift(rs_ctx_mp_wshift),
+    .load_rtr(load_rtr),
+    .load_reset(load_reset),
+    .load_qpn(load_qpn),
+    .load_psn(load_psn),
+    .set_err(rs_set_err),
+    .set_err_qpn(rs_set_err_qpn),
+    .rq_db_valid(reg_rq_db_valid),
+    .rq_db_qpn(reg_rq_db_qpn),
+    .rq_db_pi(reg_rq_db_pi),
+    .mr_key(rs_mr_key),
+    .mr_va(rs_mr_va),
+    .mr_len(rs_mr_len),
+    .mr_pd(rs_mr_pd),
+    .mr_access(rs_mr_access),
+    .mr_ok(rs_mr_ok),
+    .mr_bus(rs_mr_bus),
+    .m_rd_desc_pcie_addr(m_rs_rd_pcie_addr),
+    .m_rd_desc_ram_addr(m_rs_rd_ram_addr),
+    .m_rd_desc_len(m_rs_rd_len),
+    .m_rd_desc_id(m_rs_rd_id),
+    .m_rd_desc_valid(m_rs_rd_valid),
+    .m_rd_desc_ready(m_rs_rd_ready),
+    .s_rd_status_valid(rs_rd_status),
+    .s_rd_status_error(rd_status_error),
+    .ram_snoop_addr(ram_snoop_addr),
+    .ram_snoop_data(ram_snoop_data),
+    .ram_snoop_strb(ram_snoop_strb),
+    .ram_snoop_en(ram_snoop_en),
+    .m_wr_desc_pcie_addr(m_rs_wr_pcie_addr),
+    .m_wr_desc_ram_addr(m_rs_wr_ram_addr),
+    .m_wr_desc_len(m_rs_wr_len),
+    .m_wr_desc_id(m_rs_wr_id),
+    .m_wr_desc_valid(m_rs_wr_valid),
+    .m_wr_desc_key(rs_wr_key),
+    .m_wr_desc_access(rs_wr_access),
+    .wr_guard_ok(rs_wr_guard_ok || reg_debug_no_mr_check),
+    .mr_change(mr_change),
+    .m_wr_desc_ready(m_rs_wr_ready),
+    .s_wr_status_valid(rs_wr_status),
+    .m_cqe_cqn(rs_cqe_cqn),
+    .m_cqe_data(rs_cqe_data),
+    .m_cqe_valid(rs_cqe_valid),
+    .m_cqe_ready(rs_cqe_ready),
+    .cqe_writer_idle(cq_req_ready),
+    .m_ack_dmac(m_ack_dmac),
+    .m_ack_dip(m_ack_dip),
+    .m_ack_udp_sport(m_ack_udp_sport),
+    .m_ack_dest_qp(m_ack_dest_qp),
+    .m_ack_psn(m_ack_psn),
+    .m_ack_syndrome(m_ack_syndrome),
+    .m_ack_msn(m_ack_msn),
+    .m_ack_mp(m_ack_mp),
+    .m_ack_valid(m_ack_valid),
+    .m_ack_ready(m_ack_ready),
+    .m_rx_ack_valid(rx_ack_valid),
+    .m_rx_ack_qpn(rx_ack_qpn),
+    .m_rx_ack_psn(rx_ack_psn),
+    .m_rx_ack_syndrome(rx_ack_syndrome),
+    .m_rx_ack_msn(rx_ack_msn),
+    .cfg_early_cqe(reg_debug_early_cqe),
+    .cfg_no_mr_check(reg_debug_no_mr_check),
+    .sel_qpn(reg_qp_sel[QN_W-1:0]),
+    .sel_epsn(sel_epsn),
+    .stat_drop_qp(stat_drop_qp),
+    .stat_drop_psn(stat_drop_psn),
+    .stat_drop_xport(stat_drop_xport),
+    .stat_nak(stat_nak),
+    .stat_guard(stat_guard)
+);
+
+// ---------------------------------------------------------------- completions
+// CQE requests: receive completions, then send completions, then local ones
+wire cq_req_valid;
+wire cq_req_ready;
+wire [QN_W-1:0] cq_req_cqn;
+wire [CQE_OWNER_LSB-1:0] cq_req_data;
+/* verilator lint_off UNUSEDSIGNAL */
+wire cq_arb_last;                     // CQE requests are one beat
+wire [1:0] cq_arb_sel;
+/* verilator lint_on UNUSEDSIGNAL */
+
+axis_arb_mux #(
+    .PORTS(3),
+    .WIDTH(QN_W + CQE_OWNER_LSB)
+) cq_arb_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_data({ex_cqe_cqn, ex_cqe_data, ac_cqe_cqn, ac_cqe_data, rs_cqe_cqn, rs_cqe_data}),
+    .s_valid({ex_cqe_valid, ac_cqe_valid, rs_cqe_valid}),
+    .s_last(3'b111),
+    .s_ready({ex_cqe_ready, ac_cqe_ready, rs_cqe_ready}),
+    .m_data({cq_req_cqn, cq_req_data}),
+    .m_valid(cq_req_valid),
+    .m_last(cq_arb_last),
+    .m_sel(cq_arb_sel),
+    .m_ready(cq_req_ready)
+);
+
+
+cqe_writer #(
+    .DATA_W(DATA_W),
+    .RAM_ADDR_W(RAM_ADDR_W),
+    .QN_W(QN_W),
+    .LEN_W(LEN_W),
+    .ID_W(ID_W),
+    .SLOT_BASE(CQE_RAM),
+    .ID_TAG(ID_CQE)
+) cqe_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_req_valid(cq_req_valid),
+    .s_req_ready(cq_req_ready),
+    .s_req_cqn(cq_req_cqn),
+    .s_req_cqe(cq_req_data),
+    .cq_alloc_cqn(cq_alloc_cqn),
+    .cq_alloc_ok(cq_alloc_ok),
+    .cq_alloc_bad(cq_alloc_bad),
+    .cq_alloc_addr(cq_alloc_addr),
+    .cq_alloc_phase(cq_alloc_phase),
+    .cq_alloc_take(cq_alloc_take),
+    .cq_notify(cq_notify),
+    .cq_notify_cqn(cq_notify_cqn),
+    .m_ram_wr_addr(m_cw_ram_wr_addr),
+    .m_ram_wr_data(m_cw_ram_wr_data),
+    .m_ram_wr_strb(m_cw_ram_wr_strb),
+    .m_ram_wr_en(m_cw_ram_wr_en),
+    .m_ram_wr_ready(m_cw_ram_wr_ready),
+    .m_wr_desc_pcie_addr(m_cw_wr_pcie_addr),
+    .m_wr_desc_ram_addr(m_cw_wr_ram_addr),
+    .m_wr_desc_len(m_cw_wr_len),
+    .m_wr_desc_ro(m_cw_wr_ro),
+    .m_wr_desc_id(m_cw_wr_id),
+    .m_wr_desc_valid(m_cw_wr_valid),
+    .m_wr_desc_ready(m_cw_wr_ready),
+    .s_wr_status_valid(cw_wr_status),
+    .m_rd_desc_pcie_addr(m_cw_rd_pcie_addr),
+    .m_rd_desc_len(m_cw_rd_len),
+    .m_rd_desc_id(m_cw_rd_id),
+    .m_rd_desc_valid(m_cw_rd_valid),
+    .m_rd_desc_ready(m_cw_rd_ready),
+    .s_rd_status_valid(cw_rd_status),
+    .wr_engine_idle(wr_engine_idle),
+    .m_byp_tlp_hdr(m_byp_tlp_hdr),
+    .m_byp_tlp_data(m_byp_tlp_data),
+    .m_byp_tlp_keep(m_byp_tlp_keep),
+    .m_byp_tlp_valid(m_byp_tlp_valid),
+    .m_byp_tlp_last(m_byp_tlp_last),
+    .m_byp_tlp_ready(m_byp_tlp_ready),
+    .cfg_cqe_ro(reg_debug_cqe_ro),
+    .cfg_cqe_flush(reg_cqe_flush),
+    .cfg_bypass(reg_debug_bypass),
+    .cfg_requester_id(cfg_requester_id),
+    .err_cq_disabled(cw_err),
+    .err_cqn(cw_err_cqn),
+    .stat_cqe(stat_cqe)
+);
+
+endmodule
+
+`resetall
