@@ -31,6 +31,7 @@ always @(posedge clk) rst <= 1'b0;
 (* anyconst *) reg cfg_cqe_flush;
 (* anyseq *) reg req_valid;
 (* anyseq *) reg [0:0] req_cqn;
+(* anyseq *) reg alloc_done;
 (* anyseq *) reg alloc_ok;
 (* anyseq *) reg alloc_bad;
 (* anyseq *) reg [63:0] alloc_addr;
@@ -59,12 +60,13 @@ cqe_writer #(
     .s_req_ready(),
     .s_req_cqn(req_cqn),
     .s_req_cqe(248'd0),
+    .cq_alloc_valid(),
     .cq_alloc_cqn(),
+    .cq_alloc_done(alloc_done),
     .cq_alloc_ok(alloc_ok),
     .cq_alloc_bad(alloc_bad),
     .cq_alloc_addr(alloc_addr),
     .cq_alloc_phase(alloc_phase),
-    .cq_alloc_take(),
     .cq_notify(),
     .cq_notify_cqn(),
     .m_ram_wr_addr(),

@@ -134,6 +134,7 @@ wire [DATA_W/8-1:0] cw_ram_strb;
 wire        cw_ram_en;
 
 // CQ slot allocator, staging RAM, ACK path, host side of tx_wr_req
+(* anyseq *) reg        cq_alloc_done;
 (* anyseq *) reg        cq_alloc_ok;
 (* anyseq *) reg        cq_alloc_phase;
 (* anyseq *) reg [8:0]  cq_slot_lo;
@@ -373,12 +374,13 @@ cqe_writer #(
     .s_req_ready(cq_req_ready),
     .s_req_cqn(rs_cqe_cqn),
     .s_req_cqe(rs_cqe_data),
+    .cq_alloc_valid(),
     .cq_alloc_cqn(cq_alloc_cqn),
+    .cq_alloc_done(cq_alloc_done),
     .cq_alloc_ok(cq_alloc_ok),
     .cq_alloc_bad(1'b0),
     .cq_alloc_addr(cq_alloc_addr),
     .cq_alloc_phase(cq_alloc_phase),
-    .cq_alloc_take(),
     .cq_notify(),
     .cq_notify_cqn(),
     .m_ram_wr_addr(cw_ram_addr),

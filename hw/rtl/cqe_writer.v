@@ -32,12 +32,14 @@ module cqe_writer #(
     input  wire [QN_W-1:0]        s_req_cqn,
     input  wire [247:0]           s_req_cqe,      // the bytes below the owner byte, which is added here
 
+    // a slot of the CQ: valid and cqn held until done (cq_manager)
+    output wire                   cq_alloc_valid,
     output wire [QN_W-1:0]        cq_alloc_cqn,
+    input  wire                   cq_alloc_done,
     input  wire                   cq_alloc_ok,
     input  wire                   cq_alloc_bad,
     input  wire [63:0]            cq_alloc_addr,
     input  wire                   cq_alloc_phase,
-    output wire                   cq_alloc_take,
 
     output wire                   cq_notify,
     output wire [QN_W-1:0]        cq_notify_cqn,
@@ -149,8 +151,10 @@ wire [RAM_ADDR_W-1:0] slot_addr = SLOT_BASE + {{(RAM_ADDR_W-3-CQE_LOG){1'b0}}, s
 
 assign s_req_ready = state_reg == ST_IDLE;
 
+// (a CQE slot of the RAM must be free: inflight_reg only falls meanwhile,
+// so the request holds until done)
+assign cq_alloc_valid = state_reg == ST_ALLOC && inflight_reg != 4'd8;
 assign cq_alloc_cqn = cqn_reg;
-assign cq_alloc_take = state_reg == ST_ALLOC && cq_alloc_ok && inflight_reg != 4'd8;
 
 assign m_ram_wr_addr = slot_addr[RAM_ADDR_W-1:SEG_W] + {{(RAM_ADDR_W-SEG_W-3){1'b0}}, beat_reg};
 assign m_ram_wr_data = cqe_ext[beat_reg*DATA_W +: DATA_W];
@@ -213,10 +217,13 @@ always @(posedge clk) begin
         ST_ALLOC: begin
             addr_reg <= cq_alloc_addr;
             phase_reg <= cq_alloc_phase;
-            if (cq_alloc_bad) begin
+            // (done without either: full, ask again)
+            if (!cq_alloc_valid || !cq_alloc_done) begin
+                state_reg <= ST_ALLOC;
+            end else if (cq_alloc_bad) begin
                 err_reg <= 1'b1;
                 state_reg <= ST_IDLE;
-            end else if (cq_alloc_ok && inflight_reg != 4'd8) begin
+            end else if (cq_alloc_ok) begin
                 if (cfg_bypass) begin
                     state_reg <= ST_BYPASS;
                 end else if (cfg_cqe_flush && !cfg_cqe_ro) begin

@@ -1,6 +1,7 @@
-// Queue manager: send-queue and completion-queue ring state, doorbells,
-// round-robin selection of the next send queue with work, CQ slot
-// allocation with owner/phase bits, CQ arming and MSI.
+// Queue manager: send-queue ring state, doorbells, round-robin selection
+// of the next send queue with work, and the ring commands; the completion
+// queues (their state in block RAM, CQ slot allocation, arming, MSI) are
+// its cq_manager.
 //
 // Rings live in host memory; only their indices live here. Indices are
 // 16-bit free-running counters, so a ring of N entries (N a power of two up
@@ -59,13 +60,15 @@ module queue_manager #(
     input  wire [QN_W-1:0]  lookup_qn,
     output wire [QN_W-1:0]  lookup_cqn,
 
-    // executor: CQ slot allocation
+    // CQE writer: CQ slot allocation (valid and cqn held until done;
+    // cq_manager)
+    input  wire             cq_alloc_valid,
     input  wire [QN_W-1:0]  cq_alloc_cqn,
-    output wire             cq_alloc_ok,       // enabled and not full
+    output wire             cq_alloc_done,
+    output wire             cq_alloc_ok,       // a slot: enabled and not full
     output wire             cq_alloc_bad,      // disabled: the CQE cannot be written
     output wire [63:0]      cq_alloc_addr,
     output wire             cq_alloc_phase,
-    input  wire             cq_alloc_take,
 
     // executor: a CQE of cq_notify_cqn has been issued; fire MSI if armed
     input  wire             cq_notify,
@@ -86,7 +89,6 @@ module queue_manager #(
 `include "rnic_formats.vh"
 
 localparam WQE_SIZE_LOG = $clog2(SEND_WQE_BYTES);
-localparam CQE_SIZE_LOG = $clog2(CQE_BYTES);
 
 localparam [7:0]
     ERR_DB_DISABLED = 8'd1,
@@ -120,9 +122,7 @@ end
 // Kept in flops: the indices (pi, ci: the doorbells and the executor move
 // them, the ready vector reads every queue's each cycle), the size (also
 // read by the doorbell check at the doorbell's queue), the send queue's CQ
-// (also read by the ACK completer's lookup at lookup_qn), the enables, and
-// the whole completion queue (its slot is allocated at cq_alloc_cqn, in
-// the cycle that number is presented).
+// (also read by the ACK completer's lookup at lookup_qn) and the enables.
 localparam SQC_BASE_W = 52;
 localparam SQC_BASE_LSB = 0;
 localparam SQC_W = SQC_BASE_LSB + SQC_BASE_W;
@@ -132,22 +132,11 @@ reg [15:0] sq_ci [0:NUM_Q-1];
 reg [QN_W-1:0] sq_cqn [0:NUM_Q-1];
 reg [NUM_Q-1:0] sq_en = {NUM_Q{1'b0}};
 
-reg [63:12] cq_base [0:NUM_Q-1];
-reg [3:0] cq_log [0:NUM_Q-1];
-reg [15:0] cq_pi [0:NUM_Q-1];
-reg [15:0] cq_ci [0:NUM_Q-1];
-reg [NUM_Q-1:0] cq_en = {NUM_Q{1'b0}};
-reg [NUM_Q-1:0] cq_armed = {NUM_Q{1'b0}};
-
 // WQEs handed to the executor and not yet finished, per queue: up to two,
 // so the executor can fetch the next one while the current one streams
 reg [2*NUM_Q-1:0] taken_reg = {(2*NUM_Q){1'b0}};
 integer tq;
 reg [QN_W-1:0] rr_reg = {QN_W{1'b0}};
-
-reg [4:0] msi_vector_reg = 5'd0;
-reg msi_valid_reg = 1'b0;
-reg [NUM_Q-1:0] msi_pending_reg = {NUM_Q{1'b0}};
 
 reg err_valid_reg = 1'b0;
 reg [7:0] err_code_reg = 8'd0;
@@ -161,10 +150,6 @@ initial begin
         sq_pi[i] = 16'd0;
         sq_ci[i] = 16'd0;
         sq_cqn[i] = {QN_W{1'b0}};
-        cq_base[i] = 52'd0;
-        cq_log[i] = 4'd0;
-        cq_pi[i] = 16'd0;
-        cq_ci[i] = 16'd0;
     end
 end
 
@@ -188,11 +173,59 @@ wire [QN_W-1:0] sel = reg_q_sel[QN_W-1:0];
 
 assign sel_sq_pi = sel_ok ? sq_pi[sel] : 16'd0;
 assign sel_sq_ci = sel_ok ? sq_ci[sel] : 16'd0;
-assign sel_cq_pi = sel_ok ? cq_pi[sel] : 16'd0;
 assign sel_sq_en = sel_ok ? sq_en[sel] : 1'b0;
-assign sel_cq_en = sel_ok ? cq_en[sel] : 1'b0;
-assign sel_cq_armed = sel_ok ? cq_armed[sel] : 1'b0;
-assign sel_cq_phase = sel_ok ? !cq_pi[sel][cq_log[sel]] : 1'b0;
+
+// the completion queues
+wire cq_create = reg_q_cmd_valid && sel_ok && reg_q_cmd == 4'd3 && size_ok && reg_base[11:0] == 12'd0;
+wire cq_destroy = reg_q_cmd_valid && sel_ok && reg_q_cmd == 4'd4;
+wire [15:0] cqm_sel_pi;
+wire cqm_sel_en, cqm_sel_armed, cqm_sel_phase;
+wire cqm_err_valid;
+wire [7:0] cqm_err_code;
+wire [15:0] cqm_err_qn;
+
+cq_manager #(
+    .NUM_Q(NUM_Q),
+    .QN_W(QN_W)
+) cq_inst (
+    .clk(clk),
+    .rst(rst),
+    .cmd_create(cq_create),
+    .cmd_destroy(cq_destroy),
+    .cmd_qn(sel),
+    .cmd_base(reg_base[63:12]),
+    .cmd_log(size_log),
+    .db_cqn(reg_cq_db_cqn),
+    .db_ci(reg_cq_db_ci),
+    .db_valid(reg_cq_db_valid),
+    .arm_cqn(reg_cq_arm_cqn),
+    .arm_valid(reg_cq_arm_valid),
+    .sel_qn(sel),
+    .sel_pi(cqm_sel_pi),
+    .sel_en(cqm_sel_en),
+    .sel_armed(cqm_sel_armed),
+    .sel_phase(cqm_sel_phase),
+    .alloc_valid(cq_alloc_valid),
+    .alloc_cqn(cq_alloc_cqn),
+    .alloc_done(cq_alloc_done),
+    .alloc_ok(cq_alloc_ok),
+    .alloc_bad(cq_alloc_bad),
+    .alloc_addr(cq_alloc_addr),
+    .alloc_phase(cq_alloc_phase),
+    .notify(cq_notify),
+    .notify_cqn(cq_notify_cqn),
+    .msi_vector(msi_vector),
+    .msi_valid(msi_valid),
+    .msi_ready(msi_ready),
+    .err_valid(cqm_err_valid),
+    .err_code(cqm_err_code),
+    .err_qn(cqm_err_qn)
+);
+
+assign sel_cq_pi = sel_ok ? cqm_sel_pi : 16'd0;
+assign sel_cq_en = sel_ok && cqm_sel_en;
+assign sel_cq_armed = sel_ok && cqm_sel_armed;
+assign sel_cq_phase = sel_ok && cqm_sel_phase;
 
 // round-robin pick of a send queue with posted work: a ready bit per queue
 // from its own registers, then the first ready queue after the last pick
@@ -349,40 +382,13 @@ assign m_sq_cqn = out_cqn_reg;
 assign m_sq_index = out_index_reg;
 assign lookup_cqn = sq_cqn[lookup_qn];
 
-wire [15:0] alloc_size = 16'd1 << cq_log[cq_alloc_cqn];
-wire [15:0] alloc_used = cq_pi[cq_alloc_cqn] - cq_ci[cq_alloc_cqn];
-wire [15:0] alloc_index = cq_pi[cq_alloc_cqn] & (alloc_size - 16'd1);
-
-assign cq_alloc_ok = cq_en[cq_alloc_cqn] && alloc_used != alloc_size;
-assign cq_alloc_bad = !cq_en[cq_alloc_cqn];
-assign cq_alloc_addr = {cq_base[cq_alloc_cqn], 12'd0} + ({48'd0, alloc_index} << CQE_SIZE_LOG);
-assign cq_alloc_phase = !cq_pi[cq_alloc_cqn][cq_log[cq_alloc_cqn]];
-
-assign msi_vector = msi_vector_reg;
-assign msi_valid = msi_valid_reg;
-
-assign err_valid = err_valid_reg;
-assign err_code = err_code_reg;
-assign err_qn = err_qn_reg;
+// (the two report errors of different register writes, never in one cycle)
+assign err_valid = err_valid_reg || cqm_err_valid;
+assign err_code = err_valid_reg ? err_code_reg : cqm_err_code;
+assign err_qn = err_valid_reg ? err_qn_reg : cqm_err_qn;
 
 wire [15:0] db_size = 16'd1 << sq_log[reg_sq_db_qn[QN_W-1:0]];
 wire [15:0] db_used = reg_sq_db_pi - sq_ci[reg_sq_db_qn[QN_W-1:0]];
-
-wire [QN_W-1:0] msi_pick;
-wire msi_pick_valid;
-// MSI vector = CQ number mod 32
-/* verilator lint_off UNUSEDSIGNAL */
-reg [15:0] msi_pick_ext;
-/* verilator lint_on UNUSEDSIGNAL */
-always @* begin
-    msi_pick_ext = 16'd0;
-    msi_pick_ext[QN_W-1:0] = msi_pick;
-end
-priority_encoder #(.WIDTH(NUM_Q), .OUT_W(QN_W)) msi_pick_enc (
-    .in(msi_pending_reg),
-    .valid(msi_pick_valid),
-    .index(msi_pick)
-);
 
 always @(posedge clk) begin
     err_valid_reg <= 1'b0;
@@ -419,18 +425,11 @@ always @(posedge clk) begin
                         err_valid_reg <= 1'b1;
                         err_code_reg <= ERR_BAD_RING;
                         err_qn_reg <= reg_q_sel;
-                    end else begin
-                        cq_base[sel] <= reg_base[63:12];
-                        cq_log[sel] <= size_log;
-                        cq_pi[sel] <= 16'd0;
-                        cq_ci[sel] <= 16'd0;
-                        cq_en[sel] <= 1'b1;
-                        cq_armed[sel] <= 1'b0;
                     end
+                    // (else cq_create)
                 end
                 4'd4: begin
-                    cq_en[sel] <= 1'b0;
-                    cq_armed[sel] <= 1'b0;
+                    // cq_destroy
                 end
                 default: begin
                     err_valid_reg <= 1'b1;
@@ -456,26 +455,6 @@ always @(posedge clk) begin
         end
     end
 
-    // completion-queue doorbell (consumer index) and arming
-    if (reg_cq_db_valid) begin
-        if (reg_cq_db_cqn >= NUM_Q16 || !cq_en[reg_cq_db_cqn[QN_W-1:0]]) begin
-            err_valid_reg <= 1'b1;
-            err_code_reg <= ERR_DB_DISABLED;
-            err_qn_reg <= reg_cq_db_cqn;
-        end else begin
-            cq_ci[reg_cq_db_cqn[QN_W-1:0]] <= reg_cq_db_ci;
-        end
-    end
-    if (reg_cq_arm_valid) begin
-        if (reg_cq_arm_cqn >= NUM_Q16 || !cq_en[reg_cq_arm_cqn[QN_W-1:0]]) begin
-            err_valid_reg <= 1'b1;
-            err_code_reg <= ERR_DB_DISABLED;
-            err_qn_reg <= reg_cq_arm_cqn;
-        end else begin
-            cq_armed[reg_cq_arm_cqn[QN_W-1:0]] <= 1'b1;
-        end
-    end
-
     // work dispatch and retirement
     if (pick_load) begin
         rr_reg <= pick_qn;
@@ -491,36 +470,10 @@ always @(posedge clk) begin
         sq_ci[sq_done_qn] <= sq_ci[sq_done_qn] + 16'd1;
     end
 
-    if (cq_alloc_take) begin
-        cq_pi[cq_alloc_cqn] <= cq_pi[cq_alloc_cqn] + 16'd1;
-    end
-
-    // MSI: one pending bit per CQ, sent one at a time
-    if (cq_notify && cq_armed[cq_notify_cqn]) begin
-        cq_armed[cq_notify_cqn] <= 1'b0;
-        msi_pending_reg[cq_notify_cqn] <= 1'b1;
-    end
-    if (msi_valid_reg) begin
-        if (msi_ready) begin
-            msi_valid_reg <= 1'b0;
-        end
-    end else if (msi_pick_valid) begin
-        msi_valid_reg <= 1'b1;
-        msi_vector_reg <= msi_pick_ext[4:0];
-        msi_pending_reg[msi_pick] <= 1'b0;
-        if (cq_notify && cq_armed[cq_notify_cqn] && cq_notify_cqn == msi_pick) begin
-            msi_pending_reg[msi_pick] <= 1'b1;
-        end
-    end
-
     if (rst) begin
         sq_en <= {NUM_Q{1'b0}};
-        cq_en <= {NUM_Q{1'b0}};
-        cq_armed <= {NUM_Q{1'b0}};
         taken_reg <= {(2*NUM_Q){1'b0}};
         rr_reg <= {QN_W{1'b0}};
-        msi_valid_reg <= 1'b0;
-        msi_pending_reg <= {NUM_Q{1'b0}};
         err_valid_reg <= 1'b0;
         err_code_reg <= 8'd0;
         err_qn_reg <= 16'd0;

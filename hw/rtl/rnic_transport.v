@@ -9,9 +9,9 @@
 // engines are wired to each other by ~150 signals (the context and MR
 // lookup ports, the SQ hand-off, flushes and error moves, the ACK path
 // from the responder to the executor); the CQE writer takes its CQ slot
-// from the queue manager in the cycle it asks (cq_alloc_*, cq_notify) and
-// the responder waits on it for early CQEs (cqe_writer_idle), so it stays
-// with them. What crosses the boundary is what the neighbours already
+// from the queue manager (cq_alloc_*: a request answered a few cycles
+// later; cq_notify) and the responder waits on it for early CQEs
+// (cqe_writer_idle), so it stays with them. What crosses the boundary is what the neighbours already
 // speak: register fields from rnic_csr, the three DMA clients ex, rs and
 // cw to rnic_dma (descriptors, in-order statuses, the RAM snoop, the CQE
 // slot writes and bypass TLPs), packets to and from rnic_port, and errors
@@ -484,12 +484,13 @@ wire sq_done;
 wire [QN_W-1:0] sq_done_qn;
 wire [QN_W-1:0] acq_qpn;
 wire [QN_W-1:0] acq_cqn;
+wire cq_alloc_valid;
 wire [QN_W-1:0] cq_alloc_cqn;
+wire cq_alloc_done;
 wire cq_alloc_ok;
 wire cq_alloc_bad;
 wire [63:0] cq_alloc_addr;
 wire cq_alloc_phase;
-wire cq_alloc_take;
 wire cq_notify;
 wire [QN_W-1:0] cq_notify_cqn;
 
@@ -532,12 +533,13 @@ queue_manager #(
     .sq_done_qn(sq_done_qn),
     .lookup_qn(acq_qpn),
     .lookup_cqn(acq_cqn),
+    .cq_alloc_valid(cq_alloc_valid),
     .cq_alloc_cqn(cq_alloc_cqn),
+    .cq_alloc_done(cq_alloc_done),
     .cq_alloc_ok(cq_alloc_ok),
     .cq_alloc_bad(cq_alloc_bad),
     .cq_alloc_addr(cq_alloc_addr),
     .cq_alloc_phase(cq_alloc_phase),
-    .cq_alloc_take(cq_alloc_take),
     .cq_notify(cq_notify),
     .cq_notify_cqn(cq_notify_cqn),
     .msi_vector(msi_vector),
@@ -867,12 +869,13 @@ cqe_writer #(
     .s_req_ready(cq_req_ready),
     .s_req_cqn(cq_req_cqn),
     .s_req_cqe(cq_req_data),
+    .cq_alloc_valid(cq_alloc_valid),
     .cq_alloc_cqn(cq_alloc_cqn),
+    .cq_alloc_done(cq_alloc_done),
     .cq_alloc_ok(cq_alloc_ok),
     .cq_alloc_bad(cq_alloc_bad),
     .cq_alloc_addr(cq_alloc_addr),
     .cq_alloc_phase(cq_alloc_phase),
-    .cq_alloc_take(cq_alloc_take),
     .cq_notify(cq_notify),
     .cq_notify_cqn(cq_notify_cqn),
     .m_ram_wr_addr(m_cw_ram_wr_addr),

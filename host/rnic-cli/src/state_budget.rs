@@ -136,7 +136,7 @@ fn category(module: &str, name: &str) -> Option<Category> {
         ("qp_context", "qpc_spray") => PerPath,
         ("qp_context", _) => Context,
         ("queue_manager", n) if n.starts_with("sq_") || n.starts_with("sqc_") => SendQueue,
-        ("queue_manager", n) if n.starts_with("cq_") || n == "msi_pending_reg" => CompletionQueue,
+        ("cq_manager", _) => CompletionQueue,
         (
             "wqe_executor",
             "ost_mem" | "ost_head_mem" | "ost_tail_mem" | "ring_mem" | "ring_free_reg",
@@ -560,6 +560,7 @@ mod tests {
                 "queue_manager",
                 include_str!("../../../hw/rtl/queue_manager.v"),
             ),
+            ("cq_manager", include_str!("../../../hw/rtl/cq_manager.v")),
             (
                 "wqe_executor",
                 include_str!("../../../hw/rtl/wqe_executor.v"),

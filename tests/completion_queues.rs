@@ -1,0 +1,154 @@
+//! Completion queues under pressure: a full CQ holds the NIC's completions
+//! back until the host polls (none lost, none overwritten, in order), and
+//! MSI fires once per arm on each of many CQs; at DATA_W 64 and 256.
+
+use rnic_device::Device;
+use rnic_driver::{CopyWr, Cqe, WcStatus, CQE_SIZE};
+use rnic_tests::*;
+
+/// The producer index the NIC reports for CQ `cqn` (queue.q_cq_state).
+fn cq_pi(nic: &rnic_driver::Nic<rnic_sim::SimDevice>, cqn: u16) -> u16 {
+    let io = nic.io();
+    let q = io.csr().queue();
+    q.q_sel().try_write(|r| r.set_qn(cqn)).unwrap();
+    q.q_cq_state().try_read().unwrap().cq_pi()
+}
+
+#[test]
+fn a_full_cq_holds_completions_until_polled() {
+    const CQ: u32 = 4;
+    const COPIES: usize = 13;
+    for w in WIDTHS {
+        let nic = sim(w, 31);
+        let mut cq = nic.create_cq(CQ).unwrap();
+        let mut sq = nic.create_sq(16, &mut cq).unwrap();
+        let src = nic.device().alloc_dma(COPIES * 256).unwrap();
+        let dst = nic.device().alloc_dma(COPIES * 256).unwrap();
+        for i in 0..COPIES {
+            fill_pattern(&src, i * 256, 200, i as u64 + 1);
+            nic.post_copy(
+                &mut sq,
+                &CopyWr {
+                    wr_id: i as u64,
+                    src: src.bus_addr() + (i * 256) as u64,
+                    dst: dst.bus_addr() + (i * 256) as u64,
+                    length: 200,
+                },
+            )
+            .unwrap();
+        }
+        nic.ring_sq(&sq).unwrap();
+        // Long enough for every copy; the CQ takes 4 CQEs and then the NIC
+        // must wait.
+        nic.device().run(200_000);
+        assert_eq!(
+            cq_pi(&nic, cq.cqn()),
+            CQ as u16,
+            "DATA_W {w}: the NIC filled more than the ring"
+        );
+        assert_eq!(nic.cqe_count().unwrap(), CQ, "DATA_W {w}: CQEs written");
+        // The ring still holds the first four, untouched.
+        for slot in 0..CQ as usize {
+            let mut raw = [0u8; CQE_SIZE];
+            cq.ring().read(slot * CQE_SIZE, &mut raw);
+            assert_eq!(
+                Cqe::decode(&raw).wr_id,
+                slot as u64,
+                "DATA_W {w}: slot {slot} overwritten"
+            );
+        }
+        let mut seen = Vec::new();
+        let mut budget = 2_000_000u64;
+        while seen.len() < COPIES && budget > 0 {
+            let mut out = Vec::new();
+            // at most the ring's worth per poll, as the hardware allows
+            if nic.poll_cq(&mut cq, CQ as usize, &mut out).unwrap() == 0 {
+                nic.device().idle();
+                budget -= 1;
+            }
+            seen.extend(out);
+        }
+        assert_eq!(seen.len(), COPIES, "DATA_W {w}: completions lost");
+        for (i, c) in seen.iter().enumerate() {
+            assert_eq!(
+                (c.wr_id, c.status),
+                (i as u64, WcStatus::Success),
+                "DATA_W {w}: {c:?}"
+            );
+            assert_eq!(
+                check_pattern(&dst, i * 256, 200, i as u64 + 1),
+                None,
+                "DATA_W {w}: copy {i}"
+            );
+        }
+        nic.device().run(20_000);
+        assert_eq!(
+            nic.cqe_count().unwrap(),
+            COPIES as u32,
+            "DATA_W {w}: extra CQEs"
+        );
+    }
+}
+
+#[test]
+fn msi_once_per_arm_on_many_cqs() {
+    const N: usize = 8;
+    for w in WIDTHS {
+        let nic = sim(w, 32);
+        let mut cqs: Vec<_> = (0..N).map(|_| nic.create_cq(8).unwrap()).collect();
+        let mut sqs: Vec<_> = cqs
+            .iter_mut()
+            .map(|cq| nic.create_sq(8, cq).unwrap())
+            .collect();
+        let src = nic.device().alloc_dma(4096).unwrap();
+        let dst = nic.device().alloc_dma(4096).unwrap();
+        let msis = || nic.device().with_root_complex(|rc| *rc.msi_counts());
+        // post `per` copies on every queue, ring them all, take every CQE
+        let round = |cqs: &mut Vec<rnic_driver::CompletionQueue>,
+                     sqs: &mut Vec<rnic_driver::SendQueue>,
+                     per: usize| {
+            for (q, sq) in sqs.iter_mut().enumerate() {
+                for k in 0..per {
+                    let wr = CopyWr {
+                        wr_id: (q * 16 + k) as u64,
+                        src: src.bus_addr() + (q * 64) as u64,
+                        dst: dst.bus_addr() + (q * 64) as u64,
+                        length: 64,
+                    };
+                    nic.post_copy(sq, &wr).unwrap();
+                }
+            }
+            for sq in sqs.iter() {
+                nic.ring_sq(sq).unwrap();
+            }
+            for cq in cqs.iter_mut() {
+                let mut out = Vec::new();
+                assert_eq!(
+                    nic.poll_cq_blocking(cq, per, 100_000, &mut out).unwrap(),
+                    per
+                );
+            }
+            nic.device().run(5_000);
+        };
+        for cq in &cqs {
+            nic.arm_cq(cq).unwrap();
+        }
+        round(&mut cqs, &mut sqs, 3);
+        let after_one = msis();
+        for (v, &n) in after_one.iter().enumerate() {
+            assert_eq!(
+                n,
+                u64::from(v < N),
+                "DATA_W {w}: vector {v}: one MSI per armed CQ, however many CQEs"
+            );
+        }
+        // Not re-armed: no more; then only the re-armed CQ fires.
+        round(&mut cqs, &mut sqs, 2);
+        assert_eq!(msis(), after_one, "DATA_W {w}: an MSI without an arm");
+        nic.arm_cq(&cqs[5]).unwrap();
+        round(&mut cqs, &mut sqs, 1);
+        let mut want = after_one;
+        want[5] += 1;
+        assert_eq!(msis(), want, "DATA_W {w}");
+    }
+}
