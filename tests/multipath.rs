@@ -506,3 +506,80 @@ fn a_reused_qp_number_starts_with_a_clear_msn_and_bitmap() {
         assert!(ok, "mp {mp}: MSNs of the new QP's ACKs: {msns:?}");
     }
 }
+
+/// A deferred WRITE_WITH_IMM completion that becomes due while the receive
+/// queue is empty waits for a receive WQE (the responder's scan of owed
+/// completions, which reads the receive ring's indices at the scanned QP),
+/// and completes once one is posted. Forged: the message with the
+/// immediate arrives one PSN ahead of the point, then the message at the
+/// point; no receive WQE is posted until both are placed.
+#[test]
+fn an_owed_completion_waits_for_a_receive_wqe() {
+    for w in rnic_tests::WIDTHS {
+        let p = pair(w, 63, "ideal");
+        let (_a, mut b) = connect(&p, &mp_opts());
+        b.buf.fill(0, 4096, 0xEE);
+        let point = b.qp.status().unwrap().rq_psn_now;
+        let packet = |psn: u32, op: u8, off: u64, fill: u8| {
+            frame(
+                0,
+                RoceFrame {
+                    bth: Bth {
+                        opcode: op,
+                        dest_qp: b.qp.qp_num(),
+                        psn: psn & 0xff_ffff,
+                        ..Bth::default()
+                    },
+                    mpeth: Some(Mpeth {
+                        va: b.mr.addr() + off,
+                        rkey: b.mr.rkey(),
+                        len: 64,
+                    }),
+                    immdt: (op == opcode::MP_WRITE_LAST_WITH_IMMEDIATE).then_some(0xABCD),
+                    mceth: (op == opcode::MP_WRITE_LAST_WITH_IMMEDIATE)
+                        .then_some(Mceth { msg_len: 64 }),
+                    payload: vec![fill; 64],
+                    ..RoceFrame::default()
+                },
+            )
+        };
+        let idle = |n: u32| {
+            for _ in 0..n {
+                rnic_device::Device::idle(p.b.device());
+            }
+        };
+        p.world.send_frame(
+            0,
+            &packet(point + 1, opcode::MP_WRITE_LAST_WITH_IMMEDIATE, 64, 0x22),
+        );
+        idle(200);
+        p.world
+            .send_frame(0, &packet(point, opcode::MP_WRITE_LAST, 0, 0x11));
+        idle(2_000);
+        // both placed, the point past both, the completion owed
+        assert_eq!(b.qp.status().unwrap().rq_psn_now, (point + 2) & 0xff_ffff);
+        assert_eq!(b.buf.to_vec(0, 128), [[0x11; 64], [0x22; 64]].concat());
+        let mut wc = [WorkCompletion::default(); 2];
+        assert_eq!(
+            b.cq.poll(&mut wc).unwrap(),
+            0,
+            "DATA_W {w}: completed without a receive WQE"
+        );
+        b.qp.post_recv(&RecvWr {
+            wr_id: 9,
+            sg_list: &[],
+        })
+        .unwrap();
+        let wcs = wait_wc(p.b.device(), &b.cq, 1, 100_000);
+        assert_eq!(wcs.len(), 1, "DATA_W {w}: the owed completion never came");
+        assert_eq!(
+            (
+                wcs[0].wr_id,
+                wcs[0].byte_len,
+                wcs[0].imm_data.map(u32::from_be)
+            ),
+            (9, 64, Some(0xABCD)),
+            "DATA_W {w}"
+        );
+    }
+}

@@ -258,19 +258,34 @@ end
 // cycle later, and a write-back followed by ST_MP_PEND on the same QP
 // meets its read in the same cycle, which the RAM forwards.
 //
+// The receive ring's indices are two more records in block RAM, each with
+// one writer: RQP (the producer index, written by the host's RQ doorbell)
+// and RQC (the consumer index, written back in ST_FINISH as RSP is). Each
+// has two registered read ports: at ctx_qpn (qpn's in every state but
+// ST_IDLE, as for RSP) and at tscan_next (the scan's QP in ST_IDLE, whose
+// owed deferred completion waits for a receive WQE). A QP's load out of
+// RESET empties its ring by a clear bit per record and QP (rqp_clr_reg,
+// rqc_clr_reg: the index reads as zero until its next write), not by a
+// second write port.
+//
 // Kept in flops: the expected PSN (also read by sel_qpn for the host and
 // set by a QP load), the rc message's opcode sequence (two bits, reset by
-// a load), the receive ring's indices (the doorbell writes the producer
-// index, the timeout scan reads both for tscan_reg), the deferred
-// completion's slot, and one bit per QP that a load sets: the record's MSN
-// and bitmap read as zero until its next write-back (block RAM has a
-// single write port and no reset; this bit stands for the load's clear).
+// a load), the deferred completion's slot, and one bit per QP that a load
+// sets: the record's MSN and bitmap read as zero until its next write-back
+// (block RAM has a single write port and no reset; this bit stands for
+// the load's clear).
 reg [23:0] epsn_mem [0:NUM_QP-1];
 // an rc message in progress (an mp packet carries its own RETH)
 (* rnic_knob = "RC_EN" *)  // (rc builds only: hw/state)
 reg [1:0] inmsg_mem [0:NUM_QP-1];        // (knob: RC_EN)
-reg [15:0] rqci_mem [0:NUM_QP-1];
-reg [15:0] rqpi_mem [0:NUM_QP-1];
+localparam RQP_PI_LSB = 0;
+localparam RQP_PI_W = 16;
+localparam RQP_W = 16;
+localparam RQC_CI_LSB = 0;
+localparam RQC_CI_W = 16;
+localparam RQC_W = 16;
+reg [NUM_QP-1:0] rqp_clr_reg = {NUM_QP{1'b0}};   // loaded out of RESET since the last write
+reg [NUM_QP-1:0] rqc_clr_reg = {NUM_QP{1'b0}};
 reg [NUM_QP-1:0] rsp_clr_reg = {NUM_QP{1'b0}};   // loaded since the record's last write
 // the record (its fields in the knobs' builds only: RSP_W shrinks)
 localparam RSP_BMP_LSB = 0;
@@ -334,8 +349,6 @@ initial begin
     for (i = 0; i < NUM_QP; i = i + 1) begin
         epsn_mem[i] = 24'd0;
         inmsg_mem[i] = MSG_IDLE;
-        rqci_mem[i] = 16'd0;
-        rqpi_mem[i] = 16'd0;
         pslot_mem[i] = {PS_W{1'b0}};
     end
 end
@@ -492,7 +505,10 @@ wire [23:0] mp_win = MP_W24 >> ctx_mp_wshift;
 wire [23:0] mp_gap = MP_NAK_GAP24 < (mp_win >> 1) ? MP_NAK_GAP24 : (mp_win >> 1);
 wire mp_nak = mp_nak_reg;
 wire qp_ok = qp_field_reg < {8'd0, NUM_QP16} && (ctx_state == QPS_RTR || ctx_state == QPS_RTS);
-wire rq_empty = rqci_mem[qpn] == rqpi_mem[qpn];
+// (rq_pi, rq_ci: below)
+wire [15:0] rq_pi;
+wire [15:0] rq_ci;
+wire rq_empty = rq_ci == rq_pi;
 
 // ACK / NAK buffer (one entry; a newer ACK of the same QP replaces a waiting one)
 reg ack_valid_reg = 1'b0;
@@ -546,12 +562,60 @@ assign ctx_qpn = state_reg != ST_IDLE ? qpn
     : s_pkt_valid && !drop_free_reg ? s_pkt_dest_qp[QN_W-1:0] : tscan_reg;
 assign sel_epsn = epsn_mem[sel_qpn];
 
+// the receive ring's indices (RQP, RQC above)
+wire [QN_W-1:0] tscan_next = tscan_reg == LAST_QP ? {QN_W{1'b0}} : tscan_reg + 1'b1;
+wire rqp_we = rq_db_valid && rq_db_qpn < NUM_QP16;
+wire [RQP_W-1:0] rqp_wd = rq_db_pi;
+wire [RQP_W-1:0] rqp_q;
+wire [RQP_W-1:0] rqp_scan_q;
+ram_sdp_copies #(
+    .DATA_W(RQP_W),
+    .ADDR_W(QN_W),
+    .DEPTH(NUM_QP),
+    .N_RD(2),
+    .RD_LSB({32'd0, 32'd0}),
+    .RD_W({32'd0 + RQP_W, 32'd0 + RQP_W})
+) rqp_inst (
+    .clk(clk),
+    .wr_en(rqp_we),
+    .wr_addr(rq_db_qpn[QN_W-1:0]),
+    .wr_data(rqp_wd),
+    .rd_addr({tscan_next, ctx_qpn}),
+    .rd_data({rqp_scan_q, rqp_q})
+);
+// written back with the record, by the message that took a receive WQE
+// (or the deferred completion that did)
+wire rqc_we;
+wire [RQC_W-1:0] rqc_wd = rqci_reg + 16'd1;
+wire [RQC_W-1:0] rqc_q;
+wire [RQC_W-1:0] rqc_scan_q;
+ram_sdp_copies #(
+    .DATA_W(RQC_W),
+    .ADDR_W(QN_W),
+    .DEPTH(NUM_QP),
+    .N_RD(2),
+    .RD_LSB({32'd0, 32'd0}),
+    .RD_W({32'd0 + RQC_W, 32'd0 + RQC_W})
+) rqc_inst (
+    .clk(clk),
+    .wr_en(rqc_we),
+    .wr_addr(qpn),
+    .wr_data(rqc_wd),
+    .rd_addr({tscan_next, ctx_qpn}),
+    .rd_data({rqc_scan_q, rqc_q})
+);
+assign rq_pi = rqp_clr_reg[qpn] ? 16'd0 : rqp_q[RQP_PI_LSB +: RQP_PI_W];
+assign rq_ci = rqc_clr_reg[qpn] ? 16'd0 : rqc_q[RQC_CI_LSB +: RQC_CI_W];
+wire [15:0] scan_pi = rqp_clr_reg[tscan_reg] ? 16'd0 : rqp_scan_q[RQP_PI_LSB +: RQP_PI_W];
+wire [15:0] scan_ci = rqc_clr_reg[tscan_reg] ? 16'd0 : rqc_scan_q[RQC_CI_LSB +: RQC_CI_W];
+
 // the record: read at ctx_qpn (so it is qpn's in every state but ST_IDLE),
 // written back in ST_FINISH, in the cycle the FSM's write-back takes place
 wire fin_mp_go = !(ack_req_reg || mp_adv > 1 || mp_nak) || ack_slot_free;
 wire fin_rc_go = !ack_req_reg || ack_slot_free;
 wire rec_wr = state_reg == ST_FINISH && !qp_stale
     && (mp_pend_pass_reg || (ctx_mp ? fin_mp_go : fin_rc_go));
+assign rqc_we = rec_wr && (mp_pend_pass_reg || op_needs_rq);
 wire [RSP_W-1:0] rec_q;
 reg [RSP_VIEW_BITS-1:0] rec_rd;
 always @* begin
@@ -617,7 +681,7 @@ assign mr_pd = ctx_pd;
 assign mr_access = op_has_reth ? 4'b0010 : 4'b0001;
 
 assign m_rd_desc_pcie_addr = ctx_rq_base
-    + ({48'd0, rqci_mem[qpn] & ((16'd1 << ctx_rq_log) - 16'd1)} << $clog2(RECV_WQE_BYTES));
+    + ({48'd0, rq_ci & ((16'd1 << ctx_rq_log) - 16'd1)} << $clog2(RECV_WQE_BYTES));
 assign m_rd_desc_ram_addr = RQWQE_RAM;
 assign m_rd_desc_len = RECV_WQE_BYTES;
 assign m_rd_desc_id = ID_TAG;
@@ -710,7 +774,7 @@ always @(posedge clk) begin
     end
 
     if (rq_db_valid && rq_db_qpn < NUM_QP16) begin
-        rqpi_mem[rq_db_qpn[QN_W-1:0]] <= rq_db_pi;
+        rqp_clr_reg[rq_db_qpn[QN_W-1:0]] <= 1'b0;     // (and the RAM: rqp_we)
     end
 
     now_reg <= now_reg == ACK_EPOCH ? 16'd0 : now_reg + 16'd1;
@@ -734,8 +798,8 @@ always @(posedge clk) begin
     end
     if (load_reset) begin
         // a QP coming out of RESET starts with an empty receive ring
-        rqci_mem[load_qpn] <= 16'd0;
-        rqpi_mem[load_qpn] <= 16'd0;
+        rqc_clr_reg[load_qpn] <= 1'b1;
+        rqp_clr_reg[load_qpn] <= 1'b1;
     end
 
     if ((load_rtr || load_reset) && load_qpn == qpn && state_reg != ST_IDLE) begin
@@ -764,7 +828,7 @@ always @(posedge clk) begin
             end else if (tack_due) begin
                 qp_field_reg <= {{(24-QN_W){1'b0}}, tscan_reg};
                 state_reg <= ST_TACK;
-            end else if (owed_reg[tscan_reg] && rqci_mem[tscan_reg] != rqpi_mem[tscan_reg]) begin
+            end else if (owed_reg[tscan_reg] && scan_ci != scan_pi) begin
                 // a receive WQE arrived for an owed mp completion
                 qp_field_reg <= {{(24-QN_W){1'b0}}, tscan_reg};
                 state_reg <= ST_MP_PEND;
@@ -792,7 +856,7 @@ always @(posedge clk) begin
             remain_reg <= rd_remain;
             msglen_reg <= rd_msglen;
             wrid_reg <= rd_wrid;
-            rqci_reg <= rqci_mem[qpn];
+            rqci_reg <= rq_ci;
             key_reg <= rd_key;
             completes_reg <= 1'b0;
             early_done_reg <= 1'b0;
@@ -945,7 +1009,7 @@ always @(posedge clk) begin
             imm_reg <= pend_imm_mem[pslot_mem[qpn]];
             msglen_reg <= pend_len_mem[pslot_mem[qpn]];
             plen_reg <= 13'd0;
-            rqci_reg <= rqci_mem[qpn];
+            rqci_reg <= rq_ci;
             completes_reg <= 1'b1;
             early_done_reg <= 1'b0;
             mp_defer_reg <= 1'b0;
@@ -1066,7 +1130,7 @@ always @(posedge clk) begin
                 state_reg <= ST_IDLE;
             end else if (mp_pend_pass_reg) begin
                 // the deferred completion is written
-                rqci_mem[qpn] <= rqci_reg + 16'd1;
+                rqc_clr_reg[qpn] <= 1'b0;         // (and the RAM: rqc_we)
                 rsp_clr_reg[qpn] <= 1'b0;         // the record (rec_in): wrid, MSN + 1
                 pend_reg[qpn] <= 1'b0;
                 pslot_free_reg[pslot_mem[qpn]] <= 1'b1;
@@ -1077,7 +1141,7 @@ always @(posedge clk) begin
                     epsn_mem[qpn] <= mp_point_new;
                     rsp_clr_reg[qpn] <= 1'b0;     // the record (rec_in): bitmap, wrid, MSN
                     if (op_needs_rq) begin
-                        rqci_mem[qpn] <= rqci_reg + 16'd1;
+                        rqc_clr_reg[qpn] <= 1'b0;
                     end
                     if (mp_defer_reg) begin
                         pend_reg[qpn] <= 1'b1;
@@ -1113,7 +1177,7 @@ always @(posedge clk) begin
                 // the record (rec_in): the message's cursor, lengths, key, wrid, MSN
                 rsp_clr_reg[qpn] <= 1'b0;
                 if (op_needs_rq) begin
-                    rqci_mem[qpn] <= rqci_reg + 16'd1;
+                    rqc_clr_reg[qpn] <= 1'b0;
                 end
                 if (op_last || op_only) begin
                     inmsg_mem[qpn] <= MSG_IDLE;

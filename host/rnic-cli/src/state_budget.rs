@@ -156,8 +156,8 @@ fn category(module: &str, name: &str) -> Option<Category> {
         ) => PsnRetry,
         (
             "rc_responder",
-            "inmsg_mem" | "rsp_cursor" | "rsp_remain" | "rsp_msglen" | "rsp_wrid" | "rqci_mem"
-            | "rqpi_mem" | "rsp_key",
+            "inmsg_mem" | "rsp_cursor" | "rsp_remain" | "rsp_msglen" | "rsp_wrid" | "rqc_ci"
+            | "rqp_pi" | "rqc_clr_reg" | "rqp_clr_reg" | "rsp_key",
         ) => Message,
         _ => return None,
     })
@@ -349,7 +349,10 @@ pub fn mp_needs(b: &Budget) -> f64 {
         .iter()
         .filter(|i| {
             !matches!(i.category, Category::Message | Category::CompletionQueue)
-                || matches!(i.name.as_str(), "rqci_mem" | "rqpi_mem")
+                || matches!(
+                    i.name.as_str(),
+                    "rqc_ci" | "rqp_pi" | "rqc_clr_reg" | "rqp_clr_reg"
+                )
         })
         .map(|i| i.bits as f64 / 8.0)
         .sum()
