@@ -790,16 +790,21 @@ wire r_before = r_last - rtx_from_reg >= 24'h800000;      // entry ends before r
 assign rtx_gone = rtx_mode_reg && r_off >= r_out;
 wire r_inside = (rtx_from_reg - r_psn0) <= (r_last - r_psn0);
 
-// new WQEs of a QP wait while it retransmits, flushes, or has no ring space
-genvar g;
-generate
-    for (g = 0; g < NUM_QP; g = g + 1) begin : g_hold
-        wire [3:0] count = ost_tail_mem[g] - ost_head_mem[g];
-        assign sq_hold[g] = rtx_req_reg[g] || flush_req_reg[g] || count == OST_DEPTH_4
-            || (count == 4'd0 && !ring_avail)
-            || (pf_state_reg != PF_EMPTY && pf_qn_reg == g);
-    end
-endgenerate
+// New WQEs of a QP wait while it retransmits, flushes, or has no ring
+// space (its ring full, or none held and none free), or while a prefetched
+// WQE of it waits. Whether a QP's ring is full or empty is kept as a bit
+// per QP, moved where its pointers move (below), so the hold is a few
+// vector operations: not a subtract and two compares per QP in every
+// cycle (the simulator's most expensive lines; two flops per QP instead
+// of NUM_QP subtracters in the FPGA).
+localparam [NUM_QP-1:0] QP_ONE = {{(NUM_QP-1){1'b0}}, 1'b1};
+(* rnic_copy *)  // (the pointers' difference: not counted again, hw/state)
+reg [NUM_QP-1:0] ost_full_reg = {NUM_QP{1'b0}};
+(* rnic_copy *)
+reg [NUM_QP-1:0] ost_empty_reg = {NUM_QP{1'b1}};
+assign sq_hold = rtx_req_reg | flush_req_reg | ost_full_reg
+    | (ring_avail ? {NUM_QP{1'b0}} : ost_empty_reg)
+    | (pf_state_reg != PF_EMPTY ? QP_ONE << pf_qn_reg : {NUM_QP{1'b0}});
 
 // ---------------------------------------------------------------- scanner
 // One QP per cycle is examined for a due retransmission, an expired timer
@@ -1112,6 +1117,27 @@ wire l_any = load_rts || load_reset;
 wire l_held = ost_head_mem[load_qpn] != ost_tail_mem[load_qpn];
 wire l_new = rec_now && ost_empty && qn_reg == load_qpn;
 wire [OST_RINGS-1:0] ring_take = rec_now && ost_empty ? RING_ONE << ring_pick : {OST_RINGS{1'b0}};
+
+// the full and empty bits (above) move with the pointers: rec_now moves the
+// tail of qn_reg, c_pop the head of c_qpn_reg (both in one cycle when they
+// are one QP), a load sets both to 0 and goes last, as in the pointers'
+// own writes
+wire [3:0] push_count = ost_tail + 4'd1 - ost_head - {3'd0, c_pop && c_qpn_reg == qn_reg};
+wire [3:0] pop_count = c_tail + {3'd0, rec_now && qn_reg == c_qpn_reg} - c_head - 4'd1;
+always @(posedge clk) begin
+    if (rec_now) begin
+        ost_full_reg[qn_reg] <= push_count == OST_DEPTH_4;
+        ost_empty_reg[qn_reg] <= push_count == 4'd0;
+    end
+    if (c_pop) begin
+        ost_full_reg[c_qpn_reg] <= pop_count == OST_DEPTH_4;
+        ost_empty_reg[c_qpn_reg] <= pop_count == 4'd0;
+    end
+    if (l_any) begin
+        ost_full_reg[load_qpn] <= 1'b0;
+        ost_empty_reg[load_qpn] <= 1'b1;
+    end
+end
 wire [OST_RINGS-1:0] ring_give = (c_drain ? RING_ONE << ring_mem[c_qpn_reg] : {OST_RINGS{1'b0}})
     | (l_any && l_held ? RING_ONE << ring_mem[load_qpn] : {OST_RINGS{1'b0}})
     | (l_any && l_new ? RING_ONE << ring_pick : {OST_RINGS{1'b0}});
@@ -1746,6 +1772,14 @@ wire f_opc_last = m_pkt_opcode == 8'h02 || m_pkt_opcode == 8'h03 || m_pkt_opcode
     || m_pkt_opcode == 8'h0A || m_pkt_opcode == 8'h0B
     || m_pkt_opcode == MP_OPCODE_WRITE_LAST || m_pkt_opcode == MP_OPCODE_WRITE_LAST_IMM;
 wire f_is_w = qn_reg == f_qp && wqe_index_reg == f_idx;
+// the hold's full and empty bits say what the pointers say
+integer f_q;
+always @* begin
+    for (f_q = 0; f_q < NUM_QP; f_q = f_q + 1) begin
+        assert(ost_full_reg[f_q] == (ost_tail_mem[f_q] - ost_head_mem[f_q] == OST_DEPTH_4));  // f_ost_full
+        assert(ost_empty_reg[f_q] == (ost_tail_mem[f_q] == ost_head_mem[f_q]));               // f_ost_empty
+    end
+end
 wire [23:0] f_ack_cov = s_ack_syndrome[6:5] == 2'b00 ? s_ack_psn : s_ack_psn - 24'd1;
 always @(posedge clk) begin
     if (pkt_push && f_opc_last && f_is_w) begin
