@@ -156,8 +156,8 @@ initial begin
         $error("rnic_core: DATA_W must be 64, 128, 256 or 512 (got %0d)", DATA_W);
         $finish;
     end
-    if (NUM_Q < 2 || NUM_Q > 256) begin
-        $error("rnic_core: NUM_Q must be 2..256");
+    if (NUM_Q < 2 || NUM_Q > 1024) begin
+        $error("rnic_core: NUM_Q must be 2..1024");
         $finish;
     end
     if ((OST_RINGS != 0 && OST_RINGS < 2) || (MP_PEND != 0 && MP_PEND < 2) || (DMAC_N != 0 && DMAC_N < 2)) begin

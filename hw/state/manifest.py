@@ -41,8 +41,8 @@ with the committed file instead of writing it)
        build CONFIGS lacks)
 Env:   VERILATOR (default verilator), YOSYS (default yosys), JOBS
        (configurations elaborated at once; default: the CPUs)
-Runtime: three elaborations per configuration, about 1-2 s each; the 15
-of CONFIGS take about 25 s with two jobs on a 2-core machine (the earlier
+Runtime: three elaborations per configuration, about 1-2 s each (3-5 s at
+1,024 QPs); the 16 of CONFIGS take about 20-30 s with two jobs on a 2-core machine (the earlier
 27 took 1.0-1.9 min); --config about 3-5 s.
 """
 
@@ -73,6 +73,8 @@ CONFIGS = [
     {"NUM_Q": q, "MP_W": w, "SEND_EN": s, "RC_EN": r, "OST_RINGS": 0, "MP_PEND": 0, "DMAC_N": 0}
     for q, w, (s, r) in list(product([16, 64, 256], [64], [(1, 1), (0, 1), (0, 0)]))
     + [(q, w, k) for q, k in [(16, (1, 1)), (64, (1, 1)), (64, (0, 0))] for w in [32, 128]]
+    # the simulator's many-QP model (and `rnic build --num-q 1024`)
+    + [(1024, 64, (1, 1))]
 ]
 POOLS = [("OST_RINGS", "OST_RINGS_Q", "rings"), ("MP_PEND", "MP_PEND_Q", "mp_pend"),
          ("DMAC_N", "DMAC_N_Q", "dmacs")]

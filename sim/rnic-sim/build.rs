@@ -94,12 +94,10 @@ fn main() {
     compile_cached(&out, "rnic_vl_runtime", &runtime, &include, &[], "s", &[]);
 
     for m in MODELS {
-        let (tag, w) = (m.tag, m.data_w);
-        let knobs: Vec<&str> = m.knobs.params().split_whitespace().collect();
-        let knobs = &knobs[..];
+        let tag = m.tag;
         let prefix = format!("Vrnic_core_{tag}");
         let mdir = out.join(tag);
-        verilate(&verilator, &rtl_dir, &sources, &mdir, &prefix, w, knobs);
+        verilate(&verilator, &rtl_dir, &sources, &mdir, &prefix, m);
         let (fast, slow) = model_files(&mdir, &prefix);
         let incs = [mdir.clone()];
         compile_cached(
@@ -201,9 +199,10 @@ fn verilate(
     sources: &[PathBuf],
     mdir: &Path,
     prefix: &str,
-    w: u32,
-    knobs: &[&str],
+    m: model_table::ModelSpec,
 ) {
+    let (w, num_q) = (m.data_w, m.knobs.num_q());
+    let knobs: Vec<&str> = m.knobs.params().split_whitespace().collect();
     let _ = fs::remove_dir_all(mdir);
     fs::create_dir_all(mdir).unwrap();
     let mut cmd = Command::new(verilator);
@@ -214,8 +213,9 @@ fn verilate(
         .arg("--prefix")
         .arg(prefix)
         .arg(format!("-GDATA_W={w}"))
-        // the simulated NIC carries 64 queue pairs (the FPGA default is 16)
-        .arg("-GNUM_Q=64")
+        // the simulated NIC carries 64 queue pairs (the FPGA default is
+        // 16), the many-QP model 1,024
+        .arg(format!("-GNUM_Q={num_q}"))
         .args(knobs.iter().map(|k| format!("-G{k}")))
         .arg("--Mdir")
         .arg(mdir)
@@ -230,7 +230,7 @@ fn verilate(
     };
     if !o.status.success() {
         fail(&format!(
-            "verilator failed on the RTL (DATA_W={w} {knobs:?}):\n{}{}",
+            "verilator failed on the RTL (DATA_W={w} NUM_Q={num_q} {knobs:?}):\n{}{}",
             String::from_utf8_lossy(&o.stdout),
             String::from_utf8_lossy(&o.stderr)
         ));

@@ -54,7 +54,7 @@ pub struct BuildArgs {
     /// Data path width (default: the board's first allowed width).
     #[arg(long)]
     pub data_w: Option<u32>,
-    /// Number of QPs (send queues = completion queues), 2..256.
+    /// Number of QPs (send queues = completion queues), 2..1024.
     #[arg(long, default_value_t = 16)]
     pub num_q: u32,
     /// mp transport window in PSNs (bitmap bits per QP): 32, 64 or 128.
@@ -482,9 +482,9 @@ pub fn check_knobs(board: &Board, data_w: Option<u32>, num_q: u32) -> Result<u32
             allowed.join(", ")
         )));
     }
-    if !(2..=256).contains(&num_q) {
+    if !(2..=1024).contains(&num_q) {
         return Err(BuildError::Knob(format!(
-            "--num-q {num_q}: the core supports 2..256 QPs"
+            "--num-q {num_q}: the core supports 2..1024 QPs"
         )));
     }
     Ok(w)
@@ -1245,7 +1245,7 @@ mod tests {
         let e = check_knobs(ecp5, Some(512), 16).unwrap_err().to_string();
         assert!(e.contains("not built for board ecp5-85f"), "{e}");
         let e = check_knobs(ecp5, None, 1).unwrap_err().to_string();
-        assert!(e.contains("2..256"), "{e}");
+        assert!(e.contains("2..1024"), "{e}");
         let a7 = rnic_firmware::board("artix7-pcie-200t").unwrap();
         assert_eq!(check_knobs(a7, Some(128), 64).unwrap(), 128);
         // the board top's TRN interface is at most 128 bits wide

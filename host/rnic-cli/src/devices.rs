@@ -23,7 +23,8 @@ pub struct DeviceArgs {
     pub seed: u64,
     /// Which build of the simulated core: `full` (every verb, both
     /// transports), `write-only` (`rnic build --verbs write`) or `mp-only`
-    /// (`--transports mp --verbs write`); the last two at DATA_W 64.
+    /// (`--transports mp --verbs write`), each with 64 QPs, or `many-qps`
+    /// (`full` with 1,024 QPs); all but `full` at DATA_W 64.
     #[arg(long, default_value = "full")]
     pub sim_model: SimModel,
 }
@@ -34,6 +35,7 @@ pub enum SimModel {
     Full,
     WriteOnly,
     MpOnly,
+    ManyQps,
 }
 
 impl DeviceArgs {
@@ -60,6 +62,7 @@ impl From<SimModel> for rnic_sim::ModelKnobs {
             SimModel::Full => Self::Full,
             SimModel::WriteOnly => Self::WriteOnly,
             SimModel::MpOnly => Self::MpOnly,
+            SimModel::ManyQps => Self::ManyQps,
         }
     }
 }

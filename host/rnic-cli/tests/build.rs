@@ -167,9 +167,9 @@ fn bad_boards_and_knobs_fail_before_any_tool_runs() {
         "--data-w 512 is not built for board ecp5-85f (allowed: 64, 128)",
     );
     usage_error(
-        &["build", "--board", "ecp5-85f", "--num-q", "300"],
+        &["build", "--board", "ecp5-85f", "--num-q", "1025"],
         None,
-        "--num-q 300: the core supports 2..256 QPs",
+        "--num-q 1025: the core supports 2..1024 QPs",
     );
     usage_error(
         &["build", "--board", "sim"],

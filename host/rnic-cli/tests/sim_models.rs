@@ -82,6 +82,61 @@ fn knob_builds_report_what_they_carry() {
     }
 }
 
+/// The many-QP build (`--sim-model many-qps`: 1,024 QPs) reports them and
+/// runs a torture of 600 QPs (more than its 64 memory regions: QPs share
+/// them in slices) clean on rc over `hostile` and of 520 on mp over
+/// `spray-8-hostile`, one message per QP (the 10,000-message runs are in
+/// README.md, "FPGA builds").
+#[test]
+fn the_many_qp_build_runs_hundreds_of_qps_clean() {
+    let o = rnic(&["info", "--sim-model", "many-qps"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout)
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["queues", "1024"]),
+        "{}",
+        text(&o.stdout)
+    );
+    for (qps, flags) in [
+        ("600", &["--fabric", "hostile"][..]),
+        (
+            "520",
+            &[
+                "--transport",
+                "mp",
+                "--spray-ports",
+                "8",
+                "--fabric",
+                "spray-8-hostile",
+            ][..],
+        ),
+    ] {
+        let mut a = vec![
+            "torture",
+            "--sim-model",
+            "many-qps",
+            "--qps",
+            qps,
+            "--messages",
+            qps,
+            "--max-size",
+            "2048",
+        ];
+        a.extend_from_slice(flags);
+        let o = rnic(&a);
+        let out = text(&o.stdout);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{qps} QPs: {out}{}",
+            text(&o.stderr)
+        );
+        assert!(out.contains(&format!("{qps} QPs x")), "{out}");
+        assert!(out.contains("clean"), "{out}");
+    }
+}
+
 #[test]
 fn knob_builds_hold_the_fuzz_campaign() {
     for (model, transport) in [("write-only", "rc"), ("mp-only", "mp")] {

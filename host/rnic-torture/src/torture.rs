@@ -32,9 +32,10 @@
 use rnic_device::{Device, DmaBuffer, IrqWait};
 use rnic_verbs::{
     AccessFlags, CompletionQueue, Context, MemoryRegion, Mtu, RecvWr, SendFlags, SendWr, WcOpcode,
-    WcStatus, WorkCompletion, WrOpcode, MAX_MR,
+    WcStatus, WorkCompletion, WrOpcode,
 };
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
@@ -50,6 +51,12 @@ pub const GUARD: usize = 8;
 const MAX_SKEW: u64 = 63;
 /// Most bytes of DMA memory a run may allocate (both sides together).
 pub const MAX_DMA_BYTES: u64 = 2 << 30;
+
+/// Memory regions the run registers per side at most (the NIC's MR table,
+/// `mr_table` NUM_MR in hw/rtl/rnic_transport.v). With more QPs, QP `i`
+/// takes region `i % NIC_MRS`, and QPs share a region in slices of their
+/// own (a region is `ceil(qps / NIC_MRS)` QPs' buffers).
+pub const NIC_MRS: u32 = 64;
 /// Most buffers per message (`writes_per_imm + 1`).
 pub const MAX_BUFFERS: u32 = 64;
 /// Cycles without a completion after which a QP that failed with an error
@@ -187,12 +194,6 @@ impl Config {
         }
         if self.window == 0 || self.window > MAX_WINDOW {
             return bad(format!("--window must be 1..={MAX_WINDOW}"));
-        }
-        if u64::from(self.qps) > u64::from(MAX_MR) {
-            return bad(format!(
-                "--qps {}: needs {} memory regions per side, the NIC has {MAX_MR}",
-                self.qps, self.qps
-            ));
         }
         let wqes = u64::from(self.window) * u64::from(self.writes_per_imm + 1);
         if wqes > u64::from(MAX_RING) {
@@ -478,8 +479,10 @@ enum QpLife {
 struct QpRun<D: Device> {
     src: DmaBuffer,
     dst: DmaBuffer,
-    src_mr: MemoryRegion<D>,
-    dst_mr: MemoryRegion<D>,
+    src_mr: Rc<MemoryRegion<D>>,
+    dst_mr: Rc<MemoryRegion<D>>,
+    /// Where this QP's slots start in its (maybe shared) region.
+    base: usize,
     /// Next message number to post.
     next_msg: u64,
     /// Oldest message whose send / receive completion is outstanding.
@@ -632,11 +635,22 @@ impl<'a, D: Device> Runner<'a, D> {
         let mut qps = Vec::with_capacity(cfg.qps as usize);
         let mut by_qpn_a = Vec::new();
         let mut by_qpn_b = Vec::new();
+        // one region per QP, or NIC_MRS regions shared in slices
+        let mrs = cfg.qps.min(NIC_MRS) as usize;
+        let shared = region * (cfg.qps as usize).div_ceil(mrs);
+        let mut regions = Vec::with_capacity(mrs);
+        for _ in 0..mrs {
+            let src = a.alloc_dma(shared)?;
+            let dst = b.alloc_dma(shared)?;
+            let src_mr = a.reg_mr(&conns.pd_a, &src, 0, shared, AccessFlags::LOCAL_WRITE)?;
+            let dst_mr = b.reg_mr(&conns.pd_b, &dst, 0, shared, access)?;
+            regions.push((src, dst, Rc::new(src_mr), Rc::new(dst_mr)));
+        }
         for (i, p) in conns.pairs.iter().enumerate() {
-            let src = a.alloc_dma(region)?;
-            let dst = b.alloc_dma(region)?;
-            let src_mr = a.reg_mr(&conns.pd_a, &src, 0, region, AccessFlags::LOCAL_WRITE)?;
-            let dst_mr = b.reg_mr(&conns.pd_b, &dst, 0, region, access)?;
+            let (src, dst, src_mr, dst_mr) = &regions[i % mrs];
+            let (src, dst) = (src.clone(), dst.clone());
+            let (src_mr, dst_mr) = (Rc::clone(src_mr), Rc::clone(dst_mr));
+            let base = (i / mrs) * region;
             for (v, qpn) in [
                 (&mut by_qpn_a, p.send.qp_num()),
                 (&mut by_qpn_b, p.recv.qp_num()),
@@ -652,6 +666,7 @@ impl<'a, D: Device> Runner<'a, D> {
                 dst,
                 src_mr,
                 dst_mr,
+                base,
                 next_msg: 0,
                 send_next: 0,
                 recv_next: 0,
@@ -743,7 +758,7 @@ impl<'a, D: Device> Runner<'a, D> {
         let msg = self.qps[i].next_msg;
         let mut r = SplitMix::for_message(seed, i as u32, msg);
         let si = self.qps[i].slot_of(msg);
-        let slot_base = si * cfg.slot_bytes();
+        let slot_base = self.qps[i].base + si * cfg.slot_bytes();
         let mut bufs = std::mem::take(&mut self.qps[i].slots[si].bufs);
         bufs.clear();
         let (mut src_cur, mut dst_cur) = (slot_base, slot_base);

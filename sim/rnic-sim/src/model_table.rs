@@ -14,7 +14,7 @@ pub struct ModelSpec {
 /// Every model built. The knob builds are the ones `rnic build --verbs
 /// write` and `--transports mp --verbs write` make for an FPGA, simulated
 /// so that they are run and not only linted.
-pub const MODELS: [ModelSpec; 4] = [
+pub const MODELS: [ModelSpec; 5] = [
     ModelSpec {
         tag: "w64",
         data_w: 64,
@@ -35,6 +35,11 @@ pub const MODELS: [ModelSpec; 4] = [
         data_w: 64,
         knobs: ModelKnobs::MpOnly,
     },
+    ModelSpec {
+        tag: "w64_q1024",
+        data_w: 64,
+        knobs: ModelKnobs::ManyQps,
+    },
 ];
 
 /// Data widths this build has models for (of the default knobs).
@@ -53,16 +58,21 @@ pub enum ModelKnobs {
     /// The mp transport only, WRITE and WRITE_WITH_IMM (`rnic build
     /// --transports mp --verbs write`: `RC_EN=0 SEND_EN=0`).
     MpOnly,
+    /// Every verb and both transports with 1,024 QPs (`rnic build
+    /// --num-q 1024`; the other models have 64), for tortures with many
+    /// hundreds of QPs.
+    ManyQps,
 }
 
 impl ModelKnobs {
-    pub const ALL: [ModelKnobs; 3] = [Self::Full, Self::WriteOnly, Self::MpOnly];
+    pub const ALL: [ModelKnobs; 4] = [Self::Full, Self::WriteOnly, Self::MpOnly, Self::ManyQps];
 
     pub fn name(self) -> &'static str {
         match self {
             Self::Full => "full",
             Self::WriteOnly => "write-only",
             Self::MpOnly => "mp-only",
+            Self::ManyQps => "many-qps",
         }
     }
 
@@ -72,6 +82,15 @@ impl ModelKnobs {
             Self::Full => "SEND_EN=1 RC_EN=1",
             Self::WriteOnly => "SEND_EN=0 RC_EN=1",
             Self::MpOnly => "SEND_EN=0 RC_EN=0",
+            Self::ManyQps => "SEND_EN=1 RC_EN=1",
+        }
+    }
+
+    /// The QPs (send queues = completion queues) this build has.
+    pub fn num_q(self) -> u32 {
+        match self {
+            Self::ManyQps => 1024,
+            _ => 64,
         }
     }
 
@@ -97,7 +116,7 @@ impl std::str::FromStr for ModelKnobs {
         Self::ALL
             .into_iter()
             .find(|k| k.name() == s)
-            .ok_or_else(|| format!("unknown model {s:?}: full, write-only or mp-only"))
+            .ok_or_else(|| format!("unknown model {s:?}: full, write-only, mp-only or many-qps"))
     }
 }
 
