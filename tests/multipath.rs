@@ -583,3 +583,51 @@ fn an_owed_completion_waits_for_a_receive_wqe() {
         );
     }
 }
+
+/// The responder's expected PSN has one write port, which a QP load (a
+/// modify to RESET or RTR of any QP) takes first: a packet's write-back
+/// in that very cycle waits a cycle (`fin_wait`), it is not lost. Forged
+/// rc WRITEs to one QP, each followed after 0..400 cycles (the frame's
+/// path delay and the MMIO write's own latency included) by a modify to
+/// RESET of another QP of the same NIC, so that some load meets some
+/// write-back; every WRITE must move the expected PSN on by one.
+#[test]
+fn a_load_of_another_qp_does_not_lose_a_write_back() {
+    let p = pair(64, 64, "ideal");
+    let (_a, b) = connect(&p, &ConnOpts::default());
+    let (_a2, mut b2) = connect(&p, &ConnOpts::default());
+    let reset = QpAttr {
+        qp_state: QpState::Reset,
+        ..Default::default()
+    };
+    for d in 0..400u64 {
+        let psn = b.qp.status().unwrap().rq_psn_now;
+        let w = frame(
+            0,
+            RoceFrame {
+                bth: Bth {
+                    opcode: opcode::RDMA_WRITE_ONLY,
+                    dest_qp: b.qp.qp_num(),
+                    psn,
+                    ..Bth::default()
+                },
+                reth: Some(Reth {
+                    va: b.mr.addr(),
+                    rkey: b.mr.rkey(),
+                    dma_len: 8,
+                }),
+                payload: vec![d as u8; 8],
+                ..RoceFrame::default()
+            },
+        );
+        p.world.send_frame(0, &w);
+        p.b.device().run(d);
+        b2.qp.modify(&reset, QpAttrMask::STATE).unwrap();
+        p.b.device().run(400);
+        assert_eq!(
+            b.qp.status().unwrap().rq_psn_now,
+            (psn + 1) & 0xff_ffff,
+            "the WRITE {d} cycles before the load was lost"
+        );
+    }
+}

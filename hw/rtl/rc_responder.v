@@ -268,13 +268,20 @@ end
 // rqc_clr_reg: the index reads as zero until its next write), not by a
 // second write port.
 //
-// Kept in flops: the expected PSN (also read by sel_qpn for the host and
-// set by a QP load), the rc message's opcode sequence (two bits, reset by
+// The expected PSN is a record too (EPS), written by a QP load or the
+// write-back in ST_FINISH and read at ctx_qpn and at sel_qpn (the host's
+// view). One write port: a load goes first, and ST_FINISH waits a cycle
+// when a load of another QP comes in its cycle (of its own QP it is stale
+// and writes nothing).
+//
+// Kept in flops: the rc message's opcode sequence (two bits, reset by
 // a load), the deferred completion's slot, and one bit per QP that a load
 // sets: the record's MSN and bitmap read as zero until its next write-back
 // (block RAM has a single write port and no reset; this bit stands for
 // the load's clear).
-reg [23:0] epsn_mem [0:NUM_QP-1];
+localparam EPS_PSN_LSB = 0;
+localparam EPS_PSN_W = 24;
+localparam EPS_W = 24;
 // an rc message in progress (an mp packet carries its own RETH)
 (* rnic_knob = "RC_EN" *)  // (rc builds only: hw/state)
 reg [1:0] inmsg_mem [0:NUM_QP-1];        // (knob: RC_EN)
@@ -347,7 +354,6 @@ wire tack_due = ack_owed_reg[tscan_reg] && ack_age2_reg[tscan_reg];
 integer i;
 initial begin
     for (i = 0; i < NUM_QP; i = i + 1) begin
-        epsn_mem[i] = 24'd0;
         inmsg_mem[i] = MSG_IDLE;
         pslot_mem[i] = {PS_W{1'b0}};
     end
@@ -560,7 +566,40 @@ assign s_pkt_ready = state_reg == ST_IDLE && !drop_free_reg;
 // current one; so ctx_* hold qpn's context in every other state
 assign ctx_qpn = state_reg != ST_IDLE ? qpn
     : s_pkt_valid && !drop_free_reg ? s_pkt_dest_qp[QN_W-1:0] : tscan_reg;
-assign sel_epsn = epsn_mem[sel_qpn];
+
+// the expected PSN (EPS above): written by a load, else by ST_FINISH's
+// write-back (which waits while a load is on the port: fin_wait)
+wire load_any = load_rtr || load_reset;
+wire fin_wait = state_reg == ST_FINISH && !qp_stale && load_any;
+wire eps_fsm_we;
+wire [23:0] eps_fsm_psn;
+wire eps_we = load_any || eps_fsm_we;
+wire [QN_W-1:0] eps_wa = load_any ? load_qpn : qpn;
+reg [EPS_W-1:0] eps_wd;
+always @* begin
+    eps_wd = {EPS_W{1'b0}};
+    eps_wd[EPS_PSN_LSB +: EPS_PSN_W] = load_any ? load_psn : eps_fsm_psn;
+end
+wire [EPS_W-1:0] eps_q;
+wire [EPS_W-1:0] eps_sel_q;
+ram_sdp_copies #(
+    .DATA_W(EPS_W),
+    .ADDR_W(QN_W),
+    .DEPTH(NUM_QP),
+    .N_RD(2),
+    .RD_LSB({32'd0, 32'd0}),
+    .RD_W({32'd0 + EPS_W, 32'd0 + EPS_W})
+) eps_inst (
+    .clk(clk),
+    .wr_en(eps_we),
+    .wr_addr(eps_wa),
+    .wr_data(eps_wd),
+    .rd_addr({sel_qpn, ctx_qpn}),
+    .rd_data({eps_sel_q, eps_q})
+);
+// qpn's expected PSN in every state but ST_IDLE
+wire [23:0] epsn_q = eps_q[EPS_PSN_LSB +: EPS_PSN_W];
+assign sel_epsn = eps_sel_q[EPS_PSN_LSB +: EPS_PSN_W];
 
 // the receive ring's indices (RQP, RQC above)
 wire [QN_W-1:0] tscan_next = tscan_reg == LAST_QP ? {QN_W{1'b0}} : tscan_reg + 1'b1;
@@ -613,8 +652,10 @@ wire [15:0] scan_ci = rqc_clr_reg[tscan_reg] ? 16'd0 : rqc_scan_q[RQC_CI_LSB +: 
 // written back in ST_FINISH, in the cycle the FSM's write-back takes place
 wire fin_mp_go = !(ack_req_reg || mp_adv > 1 || mp_nak) || ack_slot_free;
 wire fin_rc_go = !ack_req_reg || ack_slot_free;
-wire rec_wr = state_reg == ST_FINISH && !qp_stale
+wire rec_wr = state_reg == ST_FINISH && !qp_stale && !fin_wait
     && (mp_pend_pass_reg || (ctx_mp ? fin_mp_go : fin_rc_go));
+assign eps_fsm_we = rec_wr && !mp_pend_pass_reg;
+assign eps_fsm_psn = ctx_mp ? mp_point_new : psn_reg + 24'd1;
 assign rqc_we = rec_wr && (mp_pend_pass_reg || op_needs_rq);
 wire [RSP_W-1:0] rec_q;
 reg [RSP_VIEW_BITS-1:0] rec_rd;
@@ -786,7 +827,7 @@ always @(posedge clk) begin
 
     if (load_rtr || load_reset) begin
         ack_owed_reg[load_qpn] <= 1'b0;
-        epsn_mem[load_qpn] <= load_psn;
+        // (and the EPS record: eps_we)
         inmsg_mem[load_qpn] <= MSG_IDLE;
         nak_sent_reg[load_qpn] <= 1'b0;
         rsp_clr_reg[load_qpn] <= 1'b1;      // its MSN and bitmap: zero
@@ -835,8 +876,8 @@ always @(posedge clk) begin
             end
         end
         ST_LOAD: begin
-            epsn_reg <= epsn_mem[qpn];
-            psn_diff_reg <= psn_reg - epsn_mem[qpn];
+            epsn_reg <= epsn_q;
+            psn_diff_reg <= psn_reg - epsn_q;
             bmp_reg <= rd_bmp;
             state_reg <= ST_CHECK;
         end
@@ -846,7 +887,7 @@ always @(posedge clk) begin
                 ack_owed_reg[qpn] <= 1'b0;
                 state_reg <= ST_IDLE;
             end else if (ack_slot_free) begin
-                queue_ack(epsn_mem[qpn] - 24'd1, ACK_SYNDROME, rd_msn);
+                queue_ack(epsn_q - 24'd1, ACK_SYNDROME, rd_msn);
                 ack_owed_reg[qpn] <= 1'b0;
                 state_reg <= ST_IDLE;
             end
@@ -1128,6 +1169,9 @@ always @(posedge clk) begin
                 // reloaded meanwhile: its new state stands
                 mp_pend_pass_reg <= 1'b0;
                 state_reg <= ST_IDLE;
+            end else if (fin_wait) begin
+                // a load of another QP has the EPS write port: a cycle later
+                state_reg <= ST_FINISH;
             end else if (mp_pend_pass_reg) begin
                 // the deferred completion is written
                 rqc_clr_reg[qpn] <= 1'b0;         // (and the RAM: rqc_we)
@@ -1138,7 +1182,7 @@ always @(posedge clk) begin
                 state_reg <= ST_IDLE;
             end else if (ctx_mp) begin
                 if (fin_mp_go) begin
-                    epsn_mem[qpn] <= mp_point_new;
+                    // (the point: eps_fsm_we)
                     rsp_clr_reg[qpn] <= 1'b0;     // the record (rec_in): bitmap, wrid, MSN
                     if (op_needs_rq) begin
                         rqc_clr_reg[qpn] <= 1'b0;
@@ -1172,7 +1216,7 @@ always @(posedge clk) begin
                     state_reg <= mp_pend_due_reg ? ST_MP_PEND : ST_IDLE;
                 end
             end else if (fin_rc_go) begin
-                epsn_mem[qpn] <= psn_reg + 24'd1;
+                // (the expected PSN: eps_fsm_we)
                 nak_sent_reg[qpn] <= 1'b0;
                 // the record (rec_in): the message's cursor, lengths, key, wrid, MSN
                 rsp_clr_reg[qpn] <= 1'b0;
@@ -1244,7 +1288,7 @@ always @(posedge clk) begin
     if (m_wr_desc_valid && m_wr_desc_ready) f_paid <= 1'b1;
 end
 // the point (first unplaced PSN) of the packet's QP, now
-wire [23:0] f_point = epsn_mem[qpn];
+wire [23:0] f_point = epsn_q;
 // the completion's PSN is at or below the point: every PSN below it placed
 wire [23:0] f_below = f_point - psn_reg;
 // a QP's completions in requester (PSN) order

@@ -151,7 +151,7 @@ fn category(module: &str, name: &str) -> Option<Category> {
         ) => MpCompletion,
         (
             "rc_responder",
-            "epsn_mem" | "rsp_msn" | "nak_sent_reg" | "ack_owed_reg" | "ack_age1_reg"
+            "eps_psn" | "rsp_msn" | "nak_sent_reg" | "ack_owed_reg" | "ack_age1_reg"
             | "ack_age2_reg",
         ) => PsnRetry,
         (
