@@ -435,7 +435,9 @@ reg mp_pend_due_reg = 1'b0;
 reg qp_stale_reg = 1'b0;
 // or is loaded in this cycle: the write-back of ST_FINISH gives way to the
 // load as well (nothing of the packet is written over the loaded state)
-wire qp_stale = qp_stale_reg || ((load_rtr || load_reset) && load_qpn == qpn);
+// a QP load of any kind (RTR or RESET)
+wire load_any = load_rtr || load_reset;
+wire qp_stale = qp_stale_reg || (load_any && load_qpn == qpn);
 
 // receive WQE capture (its reserved bytes are not read)
 /* verilator lint_off UNUSEDSIGNAL */
@@ -569,7 +571,6 @@ assign ctx_qpn = state_reg != ST_IDLE ? qpn
 
 // the expected PSN (EPS above): written by a load, else by ST_FINISH's
 // write-back (which waits while a load is on the port: fin_wait)
-wire load_any = load_rtr || load_reset;
 wire fin_wait = state_reg == ST_FINISH && !qp_stale && load_any;
 wire eps_fsm_we;
 wire [23:0] eps_fsm_psn;
@@ -825,7 +826,7 @@ always @(posedge clk) begin
     end
     tscan_reg <= tscan_reg == LAST_QP ? {QN_W{1'b0}} : tscan_reg + 1'b1;
 
-    if (load_rtr || load_reset) begin
+    if (load_any) begin
         ack_owed_reg[load_qpn] <= 1'b0;
         // (and the EPS record: eps_we)
         inmsg_mem[load_qpn] <= MSG_IDLE;
@@ -843,7 +844,7 @@ always @(posedge clk) begin
         rqp_clr_reg[load_qpn] <= 1'b1;
     end
 
-    if ((load_rtr || load_reset) && load_qpn == qpn && state_reg != ST_IDLE) begin
+    if (load_any && load_qpn == qpn && state_reg != ST_IDLE) begin
         qp_stale_reg <= 1'b1;
     end
 
@@ -1300,7 +1301,7 @@ always @(posedge clk) begin
         f_cq_psn[qpn] <= psn_reg;
         f_cq_seen[qpn] <= 1'b1;
     end
-    if (load_rtr || load_reset) f_cq_seen[load_qpn] <= 1'b0;   // a new PSN space
+    if (load_any) f_cq_seen[load_qpn] <= 1'b0;   // a new PSN space
     if (rst) f_cq_seen <= {NUM_QP{1'b0}};
 end
 
@@ -1318,7 +1319,7 @@ initial begin
 end
 always @(posedge clk) begin
     if (rec_wr) f_rec[qpn] <= {rec_in[RSP_MSN_LSB +: RSP_MSN_W], rec_in[RSP_BMP_LSB +: RSP_BMP_W]};
-    if (load_rtr || load_reset) f_rec[load_qpn] <= {F_W{1'b0}};
+    if (load_any) f_rec[load_qpn] <= {F_W{1'b0}};
 end
 wire [F_W-1:0] f_rec_now = f_rec[qpn];
 
