@@ -403,7 +403,7 @@ localparam SNT_W = SNT_PSN_LSB + SNT_PSN_W;
 reg [NUM_QP-1:0] req_v_reg = {NUM_QP{1'b0}};   // REQ written since the QP's load
 reg [NUM_QP-1:0] snt_v_reg = {NUM_QP{1'b0}};   // SNT written since the QP's load
 // the words of the QPs the read ports look at (the RAMs are below, with
-// the completer): qn_reg's, scan_reg's
+// the completer): qn_reg's, and scan_rd's (the QP after scan_next)
 wire [23:0] qn_una;
 wire [23:0] qn_sent;
 wire [5:0] qn_rot;
@@ -813,10 +813,23 @@ reg [QN_W-1:0] scan_reg = {QN_W{1'b0}};
 wire [QN_W-1:0] scan_next = rst || scan_reg == LAST_QP ? {QN_W{1'b0}} : scan_reg + 1'b1;
 wire [QN_W-1:0] scan_i = scan_reg;
 wire scan_out = ost_head_mem[scan_i] != ost_tail_mem[scan_i];
-wire scan_rtx = rtx_req_reg[scan_i] && (now - stamp_mem[scan_i]) < 24'h800000;
+// The timeout exponent is read two QPs ahead (scan_rd) and its threshold
+// registered, so the compare starts at a flop and not at the block RAM's
+// slow output. The exponent is written only by a load, which also empties
+// the QP's ring, so the one cycle of staleness this allows finds no WQE to
+// time out.
+wire [QN_W-1:0] scan_rd = scan_next == LAST_QP ? {QN_W{1'b0}} : scan_next + 1'b1;
+reg scan_tmo_on_reg = 1'b0;                // the QP has a timeout (exponent != 0)
+reg [23:0] scan_tmo_thr_reg = 24'd0;       // its bits at or above the timeout: ~(ticks - 1)
+always @(posedge clk) begin
+    scan_tmo_on_reg <= scan_tmo_exp != 5'd0;
+    scan_tmo_thr_reg <= ~(tmo_ticks(scan_tmo_exp) - 24'd1);
+end
+wire [23:0] scan_age = now - stamp_mem[scan_i];
+wire scan_rtx = rtx_req_reg[scan_i] && !scan_age[23];
+// (age >= ticks, ticks a power of two)
 wire scan_tmo = scan_out && !rtx_req_reg[scan_i] && !flush_req_reg[scan_i]
-    && scan_tmo_exp != 5'd0
-    && (now - stamp_mem[scan_i]) >= tmo_ticks(scan_tmo_exp);
+    && scan_tmo_on_reg && (scan_age & scan_tmo_thr_reg) != 24'd0;
 wire scan_flush = flush_req_reg[scan_i];
 // ... registered: they act a cycle after the QP was looked at (a request
 // withdrawn meanwhile is caught where they act: rtx_go_reg is masked by
@@ -913,8 +926,8 @@ end
 // ---------------------------------------------------------------- the records in block RAM
 // Read ports: qn (qn_next ahead of qn_reg: the executor's QP), go (go_pick
 // ahead of go_qpn: a due retransmission's una), c (c_qpn_next ahead of
-// c_qpn_reg: the completer's QP), scan (scan_next ahead of scan_reg: the
-// timeout). RQL has a copy for qn, c and scan, REQ for qn, go and c, SNT
+// c_qpn_reg: the completer's QP), scan (scan_rd, two ahead of scan_reg: the
+// timeout, registered once more). RQL has a copy for qn, c and scan, REQ for qn, go and c, SNT
 // for qn and c (ram_sdp_copies: one ram_sdp per read port); the go and
 // scan copies hold only the field they read (a copy of the whole record
 // with most of its read bits unused is left as an asynchronous read by
@@ -954,7 +967,7 @@ ram_sdp_copies #(
     .wr_en(rql_we),
     .wr_addr(load_qpn),
     .wr_data(rql_wd),
-    .rd_addr({scan_next, c_qpn_next, qn_next}),
+    .rd_addr({scan_rd, c_qpn_next, qn_next}),
     .rd_data({scan_tmo_exp, rql_c, rql_qn})
 );
 
