@@ -37,7 +37,7 @@ SYNTH_DATA_WS="${SYNTH_DATA_WS:-64}"
 # Just above the measured deepest register input (16.1 levels with Debian's
 # Yosys 0.23: dma_rd_engine's tag bookkeeping into tag_active_reg), so a
 # change that deepens any path past it fails; lower it with each timing fix.
-SYNTH_MAX_LEVELS="${SYNTH_MAX_LEVELS-17}"
+SYNTH_MAX_LEVELS="${SYNTH_MAX_LEVELS-16.5}"
 SYNTH_DEPTH_PLANT="${SYNTH_DEPTH_PLANT:-0}"
 if [ -z "${TOP:-}" ]; then
     TOP=rnic_core
