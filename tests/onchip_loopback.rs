@@ -78,3 +78,12 @@ fn bad_fault_rates_are_refused() {
         assert!(e.to_string().contains("rate"), "{e}");
     }
 }
+
+/// One NIC talking to itself holds both sides' memory regions in its one
+/// MR table (`id.mrs`): the torture registers half of it per side.
+#[test]
+fn both_sides_on_one_nic_share_its_mr_table() {
+    let (_w, ctx, _a) = one_nic(64, 4);
+    assert_eq!(ctx.nic().id().mrs, 64);
+    assert_eq!(torture::regions_per_side(&ctx, &ctx), 32);
+}

@@ -3,6 +3,7 @@
 use rnic_device::{Device, IrqWait};
 use rnic_driver::CopyWr;
 use rnic_tests::*;
+use rnic_verbs::{AccessFlags, Context, VerbsError};
 
 #[test]
 fn discovery_and_id_block() {
@@ -33,6 +34,8 @@ fn discovery_and_id_block() {
         // completions, 16 MACs at the simulator's 64 QPs
         assert_eq!(id.num_queues, 64);
         assert_eq!((id.ost_rings, id.mp_pend, id.dmacs), (16, 8, 16));
+        // the MR table (rnic_core NUM_MR_Q)
+        assert_eq!(id.mrs, 64);
         assert_eq!(id.verbs & 1, 1);
         // Registers have no read side effects: reading twice is harmless.
         assert_eq!(
@@ -40,6 +43,42 @@ fn discovery_and_id_block() {
             nic.device().read32(0x0C).unwrap()
         );
     }
+}
+
+/// The MR table's size comes from the ID block (`id.mrs`): the verbs layer
+/// reports it as `max_mr`, and refuses one registration more itself with
+/// `MrTableFull` (the NIC sees no command), where it used to try the
+/// command and have the NIC refuse it (`DriverError::Refused`).
+#[test]
+fn a_registration_beyond_the_mr_table_is_refused_by_verbs() {
+    let ctx = Context::from_nic(sim(64, 22));
+    let n = ctx.nic().id().mrs;
+    assert_eq!(n, 64);
+    assert_eq!(ctx.query_device().unwrap().max_mr, n);
+    let pd = ctx.alloc_pd().unwrap();
+    let buf = ctx.alloc_dma(4096).unwrap();
+    let mrs: Vec<_> = (0..n)
+        .map(|i| {
+            ctx.reg_mr(&pd, &buf, 0, 4096, AccessFlags::LOCAL_WRITE)
+                .unwrap_or_else(|e| panic!("MR {i} of {n}: {e}"))
+        })
+        .collect();
+    assert_eq!(mrs.last().unwrap().lkey() >> 8, n - 1, "the last index");
+    let errors = ctx.nic().error_status().unwrap().count;
+    let e = ctx
+        .reg_mr(&pd, &buf, 0, 4096, AccessFlags::LOCAL_WRITE)
+        .unwrap_err();
+    assert!(matches!(e, VerbsError::MrTableFull(64)), "{e}");
+    assert_eq!(
+        ctx.nic().error_status().unwrap().count,
+        errors,
+        "the NIC saw no refused command"
+    );
+    // a freed entry is the NIC's again
+    drop(mrs);
+    assert_eq!(ctx.mr_count(), 0);
+    ctx.reg_mr(&pd, &buf, 0, 4096, AccessFlags::LOCAL_WRITE)
+        .unwrap();
 }
 
 #[test]

@@ -148,6 +148,9 @@ endfunction
 localparam OST_RINGS_Q = pool_size(OST_RINGS, 4, 4, 16);   // QPs with WQEs in flight at once
 localparam MP_PEND_Q = pool_size(MP_PEND, 8, 2, 8);        // mp deferred completions held at once
 localparam DMAC_N_Q = pool_size(DMAC_N, 4, 4, 16);         // destination MACs held at once
+// Entries of the MR table (mr_table, 1..256: a key's index is bits 15:8);
+// the ID block reports it (id.mrs) and the host refuses keys beyond it.
+localparam NUM_MR_Q = 64;
 // MSI, CQE RO switch, early-CQE switch, bypass switch, flush mode, mp, rc
 localparam [31:0] CAPS = RC_EN != 0 ? 32'h0000_007F : 32'h0000_003F;
 
@@ -353,6 +356,7 @@ rnic_csr csr_inst (
     .hwif_in_id_ost_rings_value(OST_RINGS_Q),
     .hwif_in_id_mp_pend_value(MP_PEND_Q),
     .hwif_in_id_dmacs_value(DMAC_N_Q),
+    .hwif_in_id_mrs_value(NUM_MR_Q),
     .hwif_out_flash_req(flash_s_req),
     .hwif_out_flash_addr(flash_s_addr),
     .hwif_out_flash_req_is_wr(flash_s_req_is_wr),
@@ -856,6 +860,7 @@ rnic_transport #(
     .OST_RINGS(OST_RINGS_Q),
     .MP_PEND(MP_PEND_Q),
     .DMAC_N(DMAC_N_Q),
+    .NUM_MR(NUM_MR_Q),
     .RAM_ADDR_W(RAM_ADDR_W),
     .RXR_ADDR_W(RXR_ADDR_W),
     .RX_SLOT_W(RX_SLOT_W),

@@ -38,6 +38,7 @@ module rnic_transport #(
     parameter OST_RINGS = 4,         // outstanding-WQE rings
     parameter MP_PEND = 2,           // mp deferred WRITE_WITH_IMM completions
     parameter DMAC_N = 4,            // destination-MAC table entries
+    parameter NUM_MR = 64,           // MR table entries (1..256)
     // the RAM map (see rnic_core)
     parameter RAM_ADDR_W = 17,
     parameter RXR_ADDR_W = 15,
@@ -436,7 +437,7 @@ wire rs_mr_ok;
 wire [63:0] rs_mr_bus;
 
 mr_table #(
-    .NUM_MR(64)
+    .NUM_MR(NUM_MR)
 ) mr_inst (
     .clk(clk),
     .rst(rst),

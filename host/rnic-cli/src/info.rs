@@ -219,6 +219,8 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
             "board": board_name(id.board_id),
             "data_w": id.data_w,
             "num_queues": id.num_queues,
+            // null: a build older than the register (it held 64)
+            "mrs": (id.mrs != 0).then_some(id.mrs),
             "verbs": verbs,
             "caps": caps,
             "mp_window": id.mp_window,
@@ -245,6 +247,11 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
         );
         println!("data path     {} bits", id.data_w);
         println!("queues        {}", id.num_queues);
+        if id.mrs != 0 {
+            println!("MR table      {} memory regions", id.mrs);
+        } else {
+            println!("MR table      not reported (a build older than id.mrs: 64 memory regions)");
+        }
         println!("verbs         {}", verbs.join(", "));
         println!("capabilities  {}", caps.join(", "));
         match &budget {

@@ -22,30 +22,31 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// The ID block of the rnic's BAR0.
+const ID_WORDS: &[(usize, u32)] = &[
+    (0x00, rnic_regs::BLOCK_TYPE_ID),
+    (0x04, 0x0001_0000),
+    (0x0c, rnic_regs::MAGIC),
+    (0x10, 0x0001_0002),
+    (0x14, 0x1234_abcd),
+    (0x1c, 64),
+    (0x20, 16),
+    (0x24, 0x1f),
+    (0x28, 0x61),
+    (0x2c, 64),
+    (0x30, 8),
+    (0x34, 8),
+    (0x38, 16),
+    (0x3c, 64),
+];
+
 /// An rnic (no driver, IOMMU group 4 translated) with an ID block in
 /// BAR0, and a virtio NIC bound to virtio-pci.
 fn tree() -> FakeSysfs {
     let f = FakeSysfs::new();
     f.add(RNIC, 0x1234, 0x4e49, 0x020000)
         .group(RNIC, 4, "DMA-FQ")
-        .bar0(
-            RNIC,
-            &[
-                (0x00, rnic_regs::BLOCK_TYPE_ID),
-                (0x04, 0x0001_0000),
-                (0x0c, rnic_regs::MAGIC),
-                (0x10, 0x0001_0002),
-                (0x14, 0x1234_abcd),
-                (0x1c, 64),
-                (0x20, 16),
-                (0x24, 0x1f),
-                (0x28, 0x61),
-                (0x2c, 64),
-                (0x30, 8),
-                (0x34, 8),
-                (0x38, 16),
-            ],
-        )
+        .bar0(RNIC, ID_WORDS)
         .add(VIRTIO, 0x1af4, 0x1041, 0x020000)
         .bind(VIRTIO, "virtio-pci");
     f
@@ -97,8 +98,32 @@ fn info_and_regs_through_sysfs() {
         let v: serde_json::Value = serde_json::from_str(&text(&o.stdout)).unwrap();
         assert_eq!(v["device"], format!("sysfs:{RNIC}"));
         assert_eq!(v["num_queues"], 16);
+        assert_eq!(v["mrs"], 64);
         assert_eq!(v["git_hash"], "1234abcd");
     }
+    let o = rnic(&f, &["info", "--device", RNIC]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout)
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                == ["MR", "table", "64", "memory", "regions"]),
+        "{}",
+        text(&o.stdout)
+    );
+    // a build older than id.mrs reads 0 there: not reported
+    let old: Vec<_> = ID_WORDS.iter().copied().filter(|w| w.0 != 0x3c).collect();
+    f.bar0(RNIC, &old);
+    let o = rnic(&f, &["info", "--device", RNIC, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&text(&o.stdout)).unwrap();
+    assert_eq!(v["mrs"], serde_json::Value::Null);
+    let o = rnic(&f, &["info", "--device", RNIC]);
+    assert!(
+        text(&o.stdout).contains("MR table      not reported"),
+        "{}",
+        text(&o.stdout)
+    );
+    f.bar0(RNIC, ID_WORDS);
     let o = rnic(&f, &["regs", "--device", RNIC]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(

@@ -109,6 +109,10 @@ pub struct IdInfo {
     pub mp_pend: u32,
     /// Destination-MAC table entries (0: a build older than the register).
     pub dmacs: u32,
+    /// Memory regions the MR table holds: keys whose index (bits 15:8) is
+    /// at or above this are refused (0: a build older than the register;
+    /// every such build held 64).
+    pub mrs: u32,
 }
 
 /// The queue manager's error registers.
@@ -361,6 +365,7 @@ impl<D: Device> Nic<D> {
                 ost_rings: idb.ost_rings().try_read()?.value(),
                 mp_pend: idb.mp_pend().try_read()?.value(),
                 dmacs: idb.dmacs().try_read()?.value(),
+                mrs: idb.mrs().try_read()?.value(),
             }
         };
         let n = id.num_queues as usize;

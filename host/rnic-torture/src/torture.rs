@@ -52,11 +52,9 @@ const MAX_SKEW: u64 = 63;
 /// Most bytes of DMA memory a run may allocate (both sides together).
 pub const MAX_DMA_BYTES: u64 = 2 << 30;
 
-/// Memory regions the run registers per side at most (the NIC's MR table,
-/// `mr_table` NUM_MR in hw/rtl/rnic_transport.v). With more QPs, QP `i`
-/// takes region `i % NIC_MRS`, and QPs share a region in slices of their
-/// own (a region is `ceil(qps / NIC_MRS)` QPs' buffers).
-pub const NIC_MRS: u32 = 64;
+/// The MR table of a build older than the ID block's `mrs` register (it
+/// reads 0 there): every such build held 64 regions.
+pub const LEGACY_NIC_MRS: u32 = 64;
 /// Most buffers per message (`writes_per_imm + 1`).
 pub const MAX_BUFFERS: u32 = 64;
 /// Cycles without a completion after which a QP that failed with an error
@@ -579,6 +577,24 @@ pub fn run<D: Device>(
     res
 }
 
+/// Memory regions the run registers per side at most: what the NIC's MR
+/// table holds (`id.mrs`; [`LEGACY_NIC_MRS`] for a build that reads 0
+/// there), the smaller of the two NICs, half of it when both sides are one
+/// NIC (on-chip loopback: both sides' regions are in its table). With more
+/// QPs, QP `i` takes region `i % regions`, and QPs share a region in
+/// slices of their own (a region is `ceil(qps / regions)` QPs' buffers).
+pub fn regions_per_side<D: Device>(a: &Context<D>, b: &Context<D>) -> u32 {
+    let held = |c: &Context<D>| match c.nic().id().mrs {
+        0 => LEGACY_NIC_MRS,
+        n => n.min(rnic_verbs::MAX_MR),
+    };
+    if std::ptr::eq(a, b) {
+        (held(a) / 2).max(1)
+    } else {
+        held(a).min(held(b))
+    }
+}
+
 struct Runner<'a, D: Device> {
     b: &'a Context<D>,
     cfg: &'a Config,
@@ -635,8 +651,8 @@ impl<'a, D: Device> Runner<'a, D> {
         let mut qps = Vec::with_capacity(cfg.qps as usize);
         let mut by_qpn_a = Vec::new();
         let mut by_qpn_b = Vec::new();
-        // one region per QP, or NIC_MRS regions shared in slices
-        let mrs = cfg.qps.min(NIC_MRS) as usize;
+        // one region per QP, or as many as the NICs hold shared in slices
+        let mrs = cfg.qps.min(regions_per_side(a, b)) as usize;
         let shared = region * (cfg.qps as usize).div_ceil(mrs);
         let mut regions = Vec::with_capacity(mrs);
         for _ in 0..mrs {

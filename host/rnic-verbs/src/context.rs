@@ -102,6 +102,8 @@ pub struct DeviceAttr {
     pub max_sge_rd: u32,
     pub max_cq: u32,
     pub max_cqe: u32,
+    /// Memory regions registered at once: the NIC's MR table (`id.mrs`),
+    /// at most [`MAX_MR`]; [`MAX_MR`] on a build older than `id.mrs`.
     pub max_mr: u32,
     pub max_pd: u32,
     pub max_qp_rd_atom: u32,
@@ -226,6 +228,20 @@ impl PdAlloc {
     }
 }
 
+/// MR table entries the host may use on a NIC whose ID block reports
+/// `nic_mrs` (`id.mrs`): that many, at most [`MAX_MR`]. A build older than
+/// the register reads 0 there (an unused BAR0 word reads 0): its size is
+/// unknown, so the host tries all [`MAX_MR`] as before, and that build
+/// refuses an index beyond its table at the register command
+/// ([`DriverError::Refused`]).
+pub(crate) fn mr_entries(nic_mrs: u32) -> u32 {
+    if nic_mrs == 0 {
+        MAX_MR
+    } else {
+        nic_mrs.min(MAX_MR)
+    }
+}
+
 /// The host's view of the NIC's MR table: which indices are in use and the
 /// generation (key bits 7:0) each index handed out last.
 pub(crate) struct MrTable {
@@ -234,11 +250,16 @@ pub(crate) struct MrTable {
 }
 
 impl MrTable {
-    fn new() -> Self {
+    fn new(entries: u32) -> Self {
         Self {
-            used: vec![false; MAX_MR as usize],
-            generation: vec![0; MAX_MR as usize],
+            used: vec![false; entries as usize],
+            generation: vec![0; entries as usize],
         }
+    }
+
+    /// Entries the table has (what a registration beyond is refused at).
+    pub(crate) fn entries(&self) -> u32 {
+        self.used.len() as u32
     }
 
     /// Lowest free index and its new key (`index << 8 | generation`, the
@@ -314,6 +335,7 @@ impl<D: Device> Context<D> {
 
     /// A context over an already opened queue layer.
     pub fn from_nic(nic: Nic<D>) -> Self {
+        let mrs = MrTable::new(mr_entries(nic.id().mrs));
         Self {
             shared: Rc::new(Shared {
                 nic,
@@ -321,7 +343,7 @@ impl<D: Device> Context<D> {
                     next: 1,
                     live: BTreeSet::new(),
                 }),
-                mrs: RefCell::new(MrTable::new()),
+                mrs: RefCell::new(mrs),
             }),
         }
     }
@@ -372,7 +394,7 @@ impl<D: Device> Context<D> {
             max_sge_rd: 0,
             max_cq: id.num_queues,
             max_cqe: MAX_RING_ENTRIES,
-            max_mr: MAX_MR,
+            max_mr: self.shared.mrs.borrow().entries(),
             max_pd: MAX_PD,
             max_qp_rd_atom: u32::from(MAX_RD_ATOMIC),
             max_qp_init_rd_atom: u32::from(MAX_RD_ATOMIC),
@@ -541,7 +563,7 @@ mod tests {
 
     #[test]
     fn mr_keys_carry_index_and_generation() {
-        let mut t = MrTable::new();
+        let mut t = MrTable::new(MAX_MR);
         assert_eq!(t.alloc(), Some((0, 0x0001)));
         assert_eq!(t.alloc(), Some((1, 0x0101)));
         t.free(0);
@@ -551,5 +573,23 @@ mod tests {
         assert_eq!(t.alloc(), Some((2, 0x0201)));
         while t.alloc().is_some() {}
         assert_eq!(t.in_use(), MAX_MR as usize);
+    }
+
+    #[test]
+    fn mr_entries_follow_the_nic_and_0_means_unknown() {
+        assert_eq!(mr_entries(64), 64);
+        assert_eq!(mr_entries(1), 1);
+        assert_eq!(mr_entries(256), 256);
+        assert_eq!(
+            mr_entries(1000),
+            MAX_MR,
+            "never beyond the key's index field"
+        );
+        assert_eq!(mr_entries(0), MAX_MR, "a build older than id.mrs");
+        let mut t = MrTable::new(mr_entries(2));
+        assert_eq!(t.entries(), 2);
+        assert_eq!(t.alloc(), Some((0, 0x0001)));
+        assert_eq!(t.alloc(), Some((1, 0x0101)));
+        assert_eq!(t.alloc(), None);
     }
 }

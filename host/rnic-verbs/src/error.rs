@@ -56,7 +56,7 @@ pub enum VerbsError {
     #[error("memory region of {0} bytes is larger than the NIC's 4 GiB - 1 limit")]
     TooLong(usize),
 
-    #[error("the MR table is full ({0} entries)")]
+    #[error("the MR table is full: the NIC holds {0} memory regions")]
     MrTableFull(u32),
 
     // ---- queue pairs ----

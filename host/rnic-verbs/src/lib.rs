@@ -175,9 +175,13 @@ pub use qp::{
 pub use rnic_device::{DmaBuffer, IrqWait};
 pub use wr::{RdmaInfo, RecvWr, SendFlags, SendWr, Sge, WrOpcode};
 
-/// Entries of the NIC's MR table the host manages: the key's index field
-/// (bits 15:8) is 8 bits wide, so 256 at most. A build with a smaller table
-/// refuses registrations beyond it ([`rnic_driver::DriverError::Refused`]).
+/// Most entries of the NIC's MR table the host manages: the key's index
+/// field (bits 15:8) is 8 bits wide, so 256 at most. A build reports its
+/// table size in the ID block (`id.mrs`); the verbs layer uses the smaller
+/// of the two ([`DeviceAttr::max_mr`]) and refuses a registration beyond it
+/// with [`VerbsError::MrTableFull`]. A build older than that register
+/// reads 0 there: then all `MAX_MR` are tried and such a build refuses an
+/// index beyond its table itself ([`rnic_driver::DriverError::Refused`]).
 pub const MAX_MR: u32 = 256;
 
 /// Protection-domain numbers (16-bit `pd` fields, 0 never used).

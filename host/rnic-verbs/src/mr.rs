@@ -9,7 +9,6 @@ use crate::context::{Context, Shared};
 use crate::error::{Result, VerbsError};
 use crate::pd::{PdInner, ProtectionDomain};
 use crate::wr::{RdmaInfo, Sge};
-use crate::MAX_MR;
 
 bitflags! {
     /// Access rights of a memory region or of a QP's remote requests, as
@@ -93,12 +92,13 @@ impl<D: Device> Context<D> {
         let len32 = u32::try_from(len).map_err(|_| VerbsError::TooLong(len))?;
         let addr = (buf.as_ptr() as u64).wrapping_add(offset as u64);
         let bus = buf.bus_addr().wrapping_add(offset as u64);
-        let (index, key) = self
-            .shared
-            .mrs
-            .borrow_mut()
-            .alloc()
-            .ok_or(VerbsError::MrTableFull(MAX_MR))?;
+        // Refused here, before any register write, beyond the NIC's table
+        // (`DeviceAttr::max_mr`).
+        let (index, key) = {
+            let mut t = self.shared.mrs.borrow_mut();
+            let entries = t.entries();
+            t.alloc().ok_or(VerbsError::MrTableFull(entries))?
+        };
         let pdn = pd.pd_num();
         let res = self.shared.command(|io| {
             let mr = io.csr().mr();

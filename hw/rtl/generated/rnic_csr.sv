@@ -32,6 +32,7 @@ module rnic_csr (
         input wire [31:0] hwif_in_id_ost_rings_value,
         input wire [31:0] hwif_in_id_mp_pend_value,
         input wire [31:0] hwif_in_id_dmacs_value,
+        input wire [31:0] hwif_in_id_mrs_value,
         output logic [15:0] hwif_out_queue_q_sel_qn,
         output logic [31:0] hwif_out_queue_q_base_lo_addr,
         output logic [31:0] hwif_out_queue_q_base_hi_addr,
@@ -232,6 +233,7 @@ module rnic_csr (
     logic decoded_reg_strb_id_ost_rings;
     logic decoded_reg_strb_id_mp_pend;
     logic decoded_reg_strb_id_dmacs;
+    logic decoded_reg_strb_id_mrs;
     logic decoded_reg_strb_queue_blk_type;
     logic decoded_reg_strb_queue_blk_version;
     logic decoded_reg_strb_queue_blk_next;
@@ -351,6 +353,7 @@ module rnic_csr (
         decoded_reg_strb_id_ost_rings = cpuif_req_masked & (cpuif_addr == 11'h30) & !cpuif_req_is_wr;
         decoded_reg_strb_id_mp_pend = cpuif_req_masked & (cpuif_addr == 11'h34) & !cpuif_req_is_wr;
         decoded_reg_strb_id_dmacs = cpuif_req_masked & (cpuif_addr == 11'h38) & !cpuif_req_is_wr;
+        decoded_reg_strb_id_mrs = cpuif_req_masked & (cpuif_addr == 11'h3c) & !cpuif_req_is_wr;
         decoded_reg_strb_queue_blk_type = cpuif_req_masked & (cpuif_addr == 11'h100) & !cpuif_req_is_wr;
         decoded_reg_strb_queue_blk_version = cpuif_req_masked & (cpuif_addr == 11'h104) & !cpuif_req_is_wr;
         decoded_reg_strb_queue_blk_next = cpuif_req_masked & (cpuif_addr == 11'h108) & !cpuif_req_is_wr;
@@ -1985,6 +1988,9 @@ always @(*) begin
         end
         if(rd_mux_addr == 11'h38) begin
             readback_data_var[31:0] = hwif_in_id_dmacs_value;
+        end
+        if(rd_mux_addr == 11'h3c) begin
+            readback_data_var[31:0] = hwif_in_id_mrs_value;
         end
         if(rd_mux_addr == 11'h100) begin
             readback_data_var[31:0] = 32'h52490002;

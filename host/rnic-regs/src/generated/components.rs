@@ -37,6 +37,7 @@ pub mod ro_word_r_desc_43197c13;
 pub mod ro_word_r_desc_4c4401fa;
 pub mod ro_word_r_desc_4f1885f2;
 pub mod ro_word_r_desc_4fb0ca81;
+pub mod ro_word_r_desc_5a6c769e;
 pub mod ro_word_r_desc_667c2991;
 pub mod ro_word_r_desc_6e708bbe;
 pub mod ro_word_r_desc_746cdb82;

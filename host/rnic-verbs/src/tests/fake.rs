@@ -17,6 +17,7 @@ pub mod reg {
     pub const NUM_QUEUES: u64 = 0x020;
     pub const VERBS: u64 = 0x024;
     pub const CAPS: u64 = 0x028;
+    pub const MRS: u64 = 0x03c;
     pub const Q_SIZE: u64 = 0x11c;
     pub const Q_CQN: u64 = 0x120;
     pub const Q_CMD: u64 = 0x124;
@@ -76,6 +77,9 @@ pub struct FakeDev {
     pub verbs: Cell<u32>,
     /// The `id.caps` register (bit 5 mp, bit 6 rc).
     pub caps: Cell<u32>,
+    /// The `id.mrs` register (MR table entries; 0, the default, as a build
+    /// older than the register reads). Read when a context opens.
+    pub mrs: Cell<u32>,
     regs: RefCell<HashMap<u64, u32>>,
     writes: RefCell<Vec<(u64, u32)>>,
     qp_state: RefCell<HashMap<u16, u8>>,
@@ -94,6 +98,7 @@ impl FakeDev {
             num_queues,
             verbs: Cell::new(0x1F),
             caps: Cell::new(0x7F),
+            mrs: Cell::new(0),
             regs: RefCell::new(HashMap::new()),
             writes: RefCell::new(Vec::new()),
             qp_state: RefCell::new(HashMap::new()),
@@ -188,6 +193,7 @@ impl Device for FakeDev {
             reg::NUM_QUEUES => self.num_queues,
             reg::VERBS => self.verbs.get(),
             reg::CAPS => self.caps.get(),
+            reg::MRS => self.mrs.get(),
             reg::ERR_COUNT => self.err_count.get(),
             reg::QP_STATUS => {
                 let qpn = self.reg(reg::QP_SEL) as u16;

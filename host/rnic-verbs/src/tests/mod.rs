@@ -187,6 +187,7 @@ fn query_device_reports_limits() {
     let a = ctx.query_device().unwrap();
     assert_eq!(a.max_qp, 8);
     assert_eq!(a.max_cq, 8);
+    // the fake reads 0 at id.mrs, as a build older than the register
     assert_eq!(a.max_mr, MAX_MR);
     assert_eq!(a.max_mr, 256);
     assert_eq!(a.max_qp_wr, 32768);
@@ -421,7 +422,8 @@ fn mr_table_full_and_refused_registration() {
     let pd = ctx.alloc_pd().unwrap();
     let buf = ctx.alloc_dma(4096).unwrap();
 
-    // A build with a smaller table refuses the entry: the index is freed.
+    // A build that does not report its table (id.mrs reads 0) and has a
+    // smaller one refuses the entry: the index is freed.
     dev.refuse_next(reg::MR_CMD);
     let e = ctx
         .reg_mr(&pd, &buf, 0, 1, AccessFlags::empty())
@@ -441,6 +443,44 @@ fn mr_table_full_and_refused_registration() {
         .unwrap_err();
     assert!(matches!(e, VerbsError::MrTableFull(256)), "{e}");
     assert_eq!(e.errno(), errno::ENOMEM);
+}
+
+/// A build that reports its MR table (`id.mrs`): `max_mr` is its size, and
+/// one registration more is refused by the verbs layer, before any
+/// register write; a freed entry can be registered again.
+#[test]
+fn mr_table_of_the_size_the_nic_reports() {
+    for (reported, entries) in [(64, 64), (1, 1), (256, 256), (1000, MAX_MR)] {
+        let dev = FakeDev::new(4);
+        dev.mrs.set(reported);
+        let ctx = open(&dev);
+        assert_eq!(ctx.query_device().unwrap().max_mr, entries, "{reported}");
+        let pd = ctx.alloc_pd().unwrap();
+        let buf = ctx.alloc_dma(4096).unwrap();
+        let mut mrs: Vec<_> = (0..entries)
+            .map(|_| ctx.reg_mr(&pd, &buf, 0, 1, AccessFlags::empty()).unwrap())
+            .collect();
+        assert_eq!(mrs.last().unwrap().lkey() >> 8, entries - 1);
+        dev.clear_log();
+        let e = ctx
+            .reg_mr(&pd, &buf, 0, 1, AccessFlags::empty())
+            .unwrap_err();
+        assert!(
+            matches!(e, VerbsError::MrTableFull(n) if n == entries),
+            "{reported}: {e}"
+        );
+        assert_eq!(e.errno(), errno::ENOMEM);
+        assert!(
+            e.to_string()
+                .contains(&format!("holds {entries} memory regions")),
+            "{e}"
+        );
+        assert!(dev.writes().is_empty(), "refused before any register write");
+        assert_eq!(ctx.mr_count(), entries as usize);
+        mrs.pop();
+        let again = ctx.reg_mr(&pd, &buf, 0, 1, AccessFlags::empty()).unwrap();
+        assert_eq!(again.lkey() >> 8, entries - 1);
+    }
 }
 
 // ---------------------------------------------------------------- CQ

@@ -16,6 +16,7 @@ pub use _root::components::ro_word_r_desc_21d79b72 as dmacs;
 pub use _root::components::ro_word_r_desc_43197c13 as verbs;
 pub use _root::components::ro_word_r_desc_4f1885f2 as num_queues;
 pub use _root::components::ro_word_r_desc_4fb0ca81 as build_version;
+pub use _root::components::ro_word_r_desc_5a6c769e as mrs;
 pub use _root::components::ro_word_r_desc_667c2991 as mp_pend;
 pub use _root::components::ro_word_r_desc_746cdb82 as ost_rings;
 pub use _root::components::ro_word_r_desc_c8805c6d as board_id;
@@ -64,7 +65,7 @@ impl IdBlock<'static> {
 
 impl<'io, IO> IdBlock<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0x3C;
+    pub const SIZE: usize = 0x40;
 
     /// # Safety
     ///
@@ -265,6 +266,17 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> IdBlock<'io, IO> {
     pub const fn dmacs(&self) -> peakrdl_rust::reg::Reg<'io, dmacs::RoWordR_desc_21d79b72, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x38).cast(), self.io)
+        }
+    }
+
+    /// mrs
+    ///
+    /// Memory regions the MR table holds: keys with an index (bits 15:8) at or above this are refused. 0 in builds older than this register (they hold 64).
+    #[inline(always)]
+    #[must_use]
+    pub const fn mrs(&self) -> peakrdl_rust::reg::Reg<'io, mrs::RoWordR_desc_5a6c769e, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x3C).cast(), self.io)
         }
     }
 }
