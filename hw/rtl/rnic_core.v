@@ -1,12 +1,12 @@
 // rnic core: everything between the generic PCIe TLP interface and the
 // Ethernet MAC. See hw/README.md for the interface contract and the
-// subsystems: rnic_transport (QP and MR tables, queue manager, executor,
-// responder, CQE writer), rnic_dma (DMA engines, RAMs, descriptor and TLP
-// muxes) and rnic_port (RoCE framing, loopback, TX arbiter). What is left
-// here: the register block (rnic_csr) and its MMIO bridge, the status and
-// error counters, the configuration flash controller, the wires between
-// the subsystems, and the build's sizes (the RAM map, the pool sizes that
-// hw/state/manifest.py reads from this module's elaboration).
+// subsystems: rnic_control (the register block behind its MMIO bridge,
+// the error and event counters, the configuration flash), rnic_transport
+// (QP and MR tables, queue manager, executor, responder, CQE writer),
+// rnic_dma (DMA engines, RAMs, descriptor and TLP muxes) and rnic_port
+// (RoCE framing, loopback, TX arbiter). What is left here: the wires
+// between the subsystems and the build's sizes (the RAM map, the pool
+// sizes that hw/state/manifest.py reads from this module's elaboration).
 
 `resetall
 `timescale 1ns / 1ps
@@ -185,20 +185,8 @@ initial begin
     end
 end
 
-// ---------------------------------------------------------------- registers
-wire csr_req;
-wire csr_req_is_wr;
-wire [10:0] csr_addr;
-wire [31:0] csr_wr_data;
-wire [31:0] csr_wr_biten;
-wire csr_req_stall_wr;
-wire csr_req_stall_rd;
-wire csr_rd_ack;
-wire csr_rd_err;
-wire [31:0] csr_rd_data;
-wire csr_wr_ack;
-wire csr_wr_err;
-
+// ---------------------------------------------------------------- register fields
+// from rnic_control (instantiated last, below), and what they read back
 wire [15:0] reg_q_sel;
 wire [31:0] reg_q_base_lo;
 wire [31:0] reg_q_base_hi;
@@ -225,7 +213,6 @@ wire reg_qp_remote_write;
 wire [2:0] reg_qp_spray_log;
 wire reg_qp_mp;
 wire [2:0] reg_qp_mp_wshift;
-wire stat_guard;
 wire [23:0] reg_qp_dest_qpn;
 wire [23:0] reg_qp_sq_psn;
 wire [23:0] reg_qp_rq_psn;
@@ -251,7 +238,21 @@ wire [31:0] reg_mr_bus_hi;
 wire [15:0] reg_mr_pd;
 wire [3:0] reg_mr_access;
 wire [3:0] reg_mr_cmd;
-
+wire [4:0] reg_qp_timeout;
+wire reg_lb_loopback;
+wire [15:0] reg_lb_drop_thr;
+wire [15:0] reg_lb_reorder_thr;
+wire [31:0] reg_lb_seed;
+wire [2:0] reg_qp_retry_cnt;
+wire [2:0] reg_qp_rnr_retry;
+wire [4:0] reg_qp_min_rnr_timer;
+wire reg_q_cmd_valid;
+wire reg_sq_db_valid;
+wire reg_cq_db_valid;
+wire reg_cq_arm_valid;
+wire reg_qp_cmd_valid;
+wire reg_rq_db_valid;
+wire reg_mr_cmd_valid;
 wire [15:0] sel_sq_pi;
 wire [15:0] sel_sq_ci;
 wire [15:0] sel_cq_pi;
@@ -262,249 +263,9 @@ wire sel_cq_phase;
 wire [2:0] sel_qp_state;
 wire [23:0] sel_sq_psn;
 wire [23:0] sel_epsn;
-
-// The generated block pulses *_swmod in the cycle of the write and shows the
-// new field value from the next cycle on: act on the value one cycle later.
-wire reg_q_cmd_valid_raw;
-wire reg_sq_db_valid_raw;
-wire reg_cq_db_valid_raw;
-wire reg_cq_arm_valid_raw;
-wire reg_qp_cmd_valid_raw;
-wire reg_rq_db_valid_raw;
-wire reg_mr_cmd_valid_raw;
-reg [6:0] swmod_dly_reg = 7'd0;
-wire reg_q_cmd_valid = swmod_dly_reg[6];
-wire reg_sq_db_valid = swmod_dly_reg[5];
-wire reg_cq_db_valid = swmod_dly_reg[4];
-wire reg_cq_arm_valid = swmod_dly_reg[3];
-wire reg_qp_cmd_valid = swmod_dly_reg[2];
-wire reg_rq_db_valid = swmod_dly_reg[1];
-wire reg_mr_cmd_valid = swmod_dly_reg[0];
-always @(posedge clk) begin
-    swmod_dly_reg <= rst ? 7'd0
-        : {reg_q_cmd_valid_raw, reg_sq_db_valid_raw, reg_cq_db_valid_raw, reg_cq_arm_valid_raw,
-           reg_qp_cmd_valid_raw, reg_rq_db_valid_raw, reg_mr_cmd_valid_raw};
-end
-
-reg [7:0] err_code_reg = 8'd0;
-reg [15:0] err_qn_reg = 16'd0;
-reg [31:0] err_count_reg = 32'd0;
-reg [31:0] cqe_count_reg = 32'd0;
-reg [31:0] rd_req_count_reg = 32'd0;
-reg [31:0] wr_req_count_reg = 32'd0;
-reg [31:0] rd_err_count_reg = 32'd0;
-reg [31:0] tx_frames_reg = 32'd0;
-reg [31:0] rx_frames_reg = 32'd0;
-reg [31:0] rx_drop_icrc_reg = 32'd0;
-reg [31:0] rx_drop_malformed_reg = 32'd0;
-reg [31:0] rx_drop_nobuf_reg = 32'd0;
-reg [31:0] rx_drop_qp_reg = 32'd0;
-reg [31:0] rx_drop_psn_reg = 32'd0;
-reg [31:0] rx_nak_reg = 32'd0;
-reg [31:0] tx_retransmits_reg = 32'd0;
-reg [31:0] rtx_timeouts_reg = 32'd0;
-reg [31:0] rx_nak_seq_reg = 32'd0;
-reg [31:0] rx_rnr_nak_reg = 32'd0;
-reg [31:0] rx_drop_guard_reg = 32'd0;
-reg [31:0] rx_drop_transport_reg = 32'd0;
-reg [31:0] ring_busy_cycles_reg = 32'd0;
-wire [4:0] reg_qp_timeout;
-wire reg_lb_loopback;
-wire [15:0] reg_lb_drop_thr;
-wire [15:0] reg_lb_reorder_thr;
-wire [31:0] reg_lb_seed;
+wire stat_guard;
 wire [31:0] lb_dropped;
 wire [31:0] lb_reordered;
-wire [2:0] reg_qp_retry_cnt;
-wire [2:0] reg_qp_rnr_retry;
-wire [4:0] reg_qp_min_rnr_timer;
-
-// configuration flash block: external to the generated file, served by
-// spi_flash_ctrl below
-wire flash_s_req;
-wire [8:0] flash_s_addr;
-wire flash_s_req_is_wr;
-wire [31:0] flash_s_wr_data;
-wire [31:0] flash_s_wr_biten;
-wire flash_s_rd_ack;
-wire [31:0] flash_s_rd_data;
-wire flash_s_wr_ack;
-
-rnic_csr csr_inst (
-    .clk(clk),
-    .rst(rst),
-    .s_cpuif_req(csr_req),
-    .s_cpuif_req_is_wr(csr_req_is_wr),
-    .s_cpuif_addr(csr_addr),
-    .s_cpuif_wr_data(csr_wr_data),
-    .s_cpuif_wr_biten(csr_wr_biten),
-    .s_cpuif_req_stall_wr(csr_req_stall_wr),
-    .s_cpuif_req_stall_rd(csr_req_stall_rd),
-    .s_cpuif_rd_ack(csr_rd_ack),
-    .s_cpuif_rd_err(csr_rd_err),
-    .s_cpuif_rd_data(csr_rd_data),
-    .s_cpuif_wr_ack(csr_wr_ack),
-    .s_cpuif_wr_err(csr_wr_err),
-    .hwif_in_id_build_version_value(BUILD_VERSION),
-    .hwif_in_id_git_hash_value(GIT_HASH),
-    .hwif_in_id_board_id_value(BOARD_ID),
-    .hwif_in_id_data_w_value(DATA_W),
-    .hwif_in_id_num_queues_value(NUM_Q),
-    .hwif_in_id_verbs_value(VERBS),
-    .hwif_in_id_caps_value(CAPS),
-    .hwif_in_id_mp_window_value(MP_W),
-    .hwif_in_id_ost_rings_value(OST_RINGS_Q),
-    .hwif_in_id_mp_pend_value(MP_PEND_Q),
-    .hwif_in_id_dmacs_value(DMAC_N_Q),
-    .hwif_in_id_mrs_value(NUM_MR_Q),
-    .hwif_out_flash_req(flash_s_req),
-    .hwif_out_flash_addr(flash_s_addr),
-    .hwif_out_flash_req_is_wr(flash_s_req_is_wr),
-    .hwif_out_flash_wr_data(flash_s_wr_data),
-    .hwif_out_flash_wr_biten(flash_s_wr_biten),
-    .hwif_in_flash_wr_ack(flash_s_wr_ack),
-    .hwif_in_flash_rd_data(flash_s_rd_data),
-    .hwif_in_flash_rd_ack(flash_s_rd_ack),
-    .hwif_out_queue_q_sel_qn(reg_q_sel),
-    .hwif_out_queue_q_base_lo_addr(reg_q_base_lo),
-    .hwif_out_queue_q_base_hi_addr(reg_q_base_hi),
-    .hwif_out_queue_q_size_entries(reg_q_size),
-    .hwif_out_queue_q_cqn_cqn(reg_q_cqn),
-    .hwif_out_queue_q_cmd_op(reg_q_cmd),
-    .hwif_out_queue_q_cmd_op_swmod(reg_q_cmd_valid_raw),
-    .hwif_in_queue_q_sq_state_sq_pi(sel_sq_pi),
-    .hwif_in_queue_q_sq_state_sq_ci(sel_sq_ci),
-    .hwif_in_queue_q_cq_state_cq_pi(sel_cq_pi),
-    .hwif_in_queue_q_cq_state_sq_en(sel_sq_en),
-    .hwif_in_queue_q_cq_state_cq_en(sel_cq_en),
-    .hwif_in_queue_q_cq_state_cq_armed(sel_cq_armed),
-    .hwif_in_queue_q_cq_state_cq_phase(sel_cq_phase),
-    .hwif_out_queue_sq_db_pi(reg_sq_db_pi),
-    .hwif_out_queue_sq_db_pi_swmod(reg_sq_db_valid_raw),
-    .hwif_out_queue_sq_db_qn(reg_sq_db_qn),
-    .hwif_out_queue_cq_db_ci(reg_cq_db_ci),
-    .hwif_out_queue_cq_db_ci_swmod(reg_cq_db_valid_raw),
-    .hwif_out_queue_cq_db_cqn(reg_cq_db_cqn),
-    .hwif_out_queue_cq_arm_cqn(reg_cq_arm_cqn),
-    .hwif_out_queue_cq_arm_cqn_swmod(reg_cq_arm_valid_raw),
-    .hwif_in_queue_err_status_code(err_code_reg),
-    .hwif_in_queue_err_status_qn(err_qn_reg),
-    .hwif_in_queue_err_count_count(err_count_reg),
-    .hwif_in_queue_cqe_count_count(cqe_count_reg),
-    .hwif_in_dma_pcie_cfg_max_payload(cfg_max_payload),
-    .hwif_in_dma_pcie_cfg_max_read_req(cfg_max_read_req),
-    .hwif_out_dma_debug_cqe_ro(reg_debug_cqe_ro),
-    .hwif_out_dma_debug_early_cqe(reg_debug_early_cqe),
-    .hwif_out_dma_debug_bypass(reg_debug_bypass),
-    .hwif_out_dma_debug_no_mr_check(reg_debug_no_mr_check),
-    .hwif_out_dma_cqe_order_cqe_flush(reg_cqe_flush),
-    .hwif_out_port_mac_lo_addr(reg_mac_lo),
-    .hwif_out_port_mac_hi_addr(reg_mac_hi),
-    .hwif_out_port_ipv4_addr(reg_ipv4),
-    .hwif_in_port_tx_frames_value(tx_frames_reg),
-    .hwif_in_port_rx_frames_value(rx_frames_reg),
-    .hwif_in_port_rx_drop_icrc_value(rx_drop_icrc_reg),
-    .hwif_in_port_rx_drop_malformed_value(rx_drop_malformed_reg),
-    .hwif_in_port_rx_drop_nobuf_value(rx_drop_nobuf_reg),
-    .hwif_in_port_rx_drop_qp_value(rx_drop_qp_reg),
-    .hwif_in_port_rx_drop_psn_value(rx_drop_psn_reg),
-    .hwif_in_port_rx_nak_value(rx_nak_reg),
-    .hwif_in_port_tx_retransmits_value(tx_retransmits_reg),
-    .hwif_in_port_rtx_timeouts_value(rtx_timeouts_reg),
-    .hwif_in_port_rx_nak_seq_value(rx_nak_seq_reg),
-    .hwif_in_port_rx_rnr_nak_value(rx_rnr_nak_reg),
-    .hwif_in_port_rx_drop_guard_value(rx_drop_guard_reg),
-    .hwif_in_port_rx_drop_transport_value(rx_drop_transport_reg),
-    .hwif_in_port_ring_busy_cycles_value(ring_busy_cycles_reg),
-    .hwif_in_port_lb_dropped_value(lb_dropped),
-    .hwif_in_port_lb_reordered_value(lb_reordered),
-    .hwif_out_port_lb_ctrl_loopback(reg_lb_loopback),
-    .hwif_out_port_lb_drop_thr(reg_lb_drop_thr),
-    .hwif_out_port_lb_reorder_thr(reg_lb_reorder_thr),
-    .hwif_out_port_lb_seed_seed(reg_lb_seed),
-    .hwif_out_qp_qp_sel_qpn(reg_qp_sel),
-    .hwif_out_qp_qp_attr_state(reg_qp_state),
-    .hwif_out_qp_qp_attr_pmtu(reg_qp_pmtu),
-    .hwif_out_qp_qp_attr_remote_write(reg_qp_remote_write),
-    .hwif_out_qp_qp_attr_spray_log(reg_qp_spray_log),
-    .hwif_out_qp_qp_attr_mp(reg_qp_mp),
-    .hwif_out_qp_qp_attr_mp_window_shift(reg_qp_mp_wshift),
-    .hwif_out_qp_qp_dest_qpn(reg_qp_dest_qpn),
-    .hwif_out_qp_qp_sq_psn_psn(reg_qp_sq_psn),
-    .hwif_out_qp_qp_rq_psn_psn(reg_qp_rq_psn),
-    .hwif_out_qp_qp_dmac_lo_addr(reg_qp_dmac_lo),
-    .hwif_out_qp_qp_dmac_hi_addr(reg_qp_dmac_hi),
-    .hwif_out_qp_qp_dmac_hi_udp_sport(reg_qp_udp_sport),
-    .hwif_out_qp_qp_dip_addr(reg_qp_dip),
-    .hwif_out_qp_qp_pd_pd(reg_qp_pd),
-    .hwif_out_qp_qp_pd_rcq(reg_qp_rcq),
-    .hwif_out_qp_qp_rq_base_lo_addr(reg_qp_rq_base_lo),
-    .hwif_out_qp_qp_rq_base_hi_addr(reg_qp_rq_base_hi),
-    .hwif_out_qp_qp_rq_size_entries(reg_qp_rq_size),
-    .hwif_out_qp_qp_retry_timeout(reg_qp_timeout),
-    .hwif_out_qp_qp_retry_retry_cnt(reg_qp_retry_cnt),
-    .hwif_out_qp_qp_retry_rnr_retry(reg_qp_rnr_retry),
-    .hwif_out_qp_qp_retry_min_rnr_timer(reg_qp_min_rnr_timer),
-    .hwif_out_qp_qp_cmd_op(reg_qp_cmd),
-    .hwif_out_qp_qp_cmd_op_swmod(reg_qp_cmd_valid_raw),
-    .hwif_out_qp_rq_db_pi(reg_rq_db_pi),
-    .hwif_out_qp_rq_db_pi_swmod(reg_rq_db_valid_raw),
-    .hwif_out_qp_rq_db_qpn(reg_rq_db_qpn),
-    .hwif_in_qp_qp_status_state(sel_qp_state),
-    .hwif_in_qp_qp_status_last_syndrome(8'd0),
-    .hwif_in_qp_qp_sq_psn_now_psn(sel_sq_psn),
-    .hwif_in_qp_qp_rq_psn_now_psn(sel_epsn),
-    .hwif_out_mr_mr_sel_index(reg_mr_sel),
-    .hwif_out_mr_mr_key_key(reg_mr_key),
-    .hwif_out_mr_mr_va_lo_addr(reg_mr_va_lo),
-    .hwif_out_mr_mr_va_hi_addr(reg_mr_va_hi),
-    .hwif_out_mr_mr_len_len(reg_mr_len),
-    .hwif_out_mr_mr_bus_lo_addr(reg_mr_bus_lo),
-    .hwif_out_mr_mr_bus_hi_addr(reg_mr_bus_hi),
-    .hwif_out_mr_mr_attr_pd(reg_mr_pd),
-    .hwif_out_mr_mr_attr_access(reg_mr_access),
-    .hwif_out_mr_mr_cmd_op(reg_mr_cmd),
-    .hwif_out_mr_mr_cmd_op_swmod(reg_mr_cmd_valid_raw),
-    .hwif_in_dma_rd_req_count_count(rd_req_count_reg),
-    .hwif_in_dma_wr_req_count_count(wr_req_count_reg),
-    .hwif_in_dma_rd_err_count_count(rd_err_count_reg)
-);
-wire mmio_bad_req;
-
-pcie_mmio_bridge #(
-    .DATA_W(DATA_W),
-    .BAR_ADDR_W(16),
-    .CSR_ADDR_W(11)
-) mmio_inst (
-    .clk(clk),
-    .rst(rst),
-    .rx_req_tlp_hdr(rx_req_tlp_hdr),
-    .rx_req_tlp_data(rx_req_tlp_data),
-    .rx_req_tlp_keep(rx_req_tlp_keep),
-    .rx_req_tlp_valid(rx_req_tlp_valid),
-    .rx_req_tlp_last(rx_req_tlp_last),
-    .rx_req_tlp_ready(rx_req_tlp_ready),
-    .tx_cpl_tlp_hdr(tx_cpl_tlp_hdr),
-    .tx_cpl_tlp_data(tx_cpl_tlp_data),
-    .tx_cpl_tlp_keep(tx_cpl_tlp_keep),
-    .tx_cpl_tlp_valid(tx_cpl_tlp_valid),
-    .tx_cpl_tlp_last(tx_cpl_tlp_last),
-    .tx_cpl_tlp_ready(tx_cpl_tlp_ready),
-    .csr_req(csr_req),
-    .csr_req_is_wr(csr_req_is_wr),
-    .csr_addr(csr_addr),
-    .csr_wr_data(csr_wr_data),
-    .csr_wr_biten(csr_wr_biten),
-    .csr_req_stall_wr(csr_req_stall_wr),
-    .csr_req_stall_rd(csr_req_stall_rd),
-    .csr_rd_ack(csr_rd_ack),
-    .csr_rd_err(csr_rd_err),
-    .csr_rd_data(csr_rd_data),
-    .csr_wr_ack(csr_wr_ack),
-    .csr_wr_err(csr_wr_err),
-    .cfg_completer_id(cfg_requester_id),
-    .stat_bad_req(mmio_bad_req)
-);
 
 // ---------------------------------------------------------------- DMA (rnic_dma)
 // read descriptors: CQE flush reads, then receive WQEs, then the executor
@@ -1088,100 +849,157 @@ rnic_transport #(
     .m_rx_free_slot(rx_free_slot)
 );
 
-// ---------------------------------------------------------------- status
-// error codes: 1..8 queue manager / executor (see rnic-driver), 9 MMIO,
-// 10 MR command refused, 11 QP command refused
-always @(posedge clk) begin
-    if (ex_err_valid) begin
-        err_code_reg <= ex_err_code;
-        err_qn_reg <= ex_err_qn;
-    end else if (qm_err_valid) begin
-        err_code_reg <= qm_err_code;
-        err_qn_reg <= qm_err_qn;
-    end else if (cw_err) begin
-        err_code_reg <= 8'd5;
-        err_qn_reg <= {{(16-QN_W){1'b0}}, cw_err_cqn};
-    end else if (mr_reg_err) begin
-        err_code_reg <= 8'd10;
-        err_qn_reg <= reg_mr_sel;
-    end else if (qp_reg_err) begin
-        err_code_reg <= qp_reg_err_dmac ? 8'd12 : 8'd11;
-        err_qn_reg <= reg_qp_sel;
-    end else if (mmio_bad_req) begin
-        err_code_reg <= 8'd9;
-        err_qn_reg <= 16'hffff;
-    end
-    err_count_reg <= err_count_reg + {31'd0, ex_err_valid} + {31'd0, qm_err_valid}
-        + {31'd0, mmio_bad_req} + {31'd0, cw_err} + {31'd0, mr_reg_err} + {31'd0, qp_reg_err};
-    cqe_count_reg <= cqe_count_reg + {31'd0, stat_cqe};
-    rd_req_count_reg <= rd_req_count_reg + {31'd0, stat_rd_req};
-    wr_req_count_reg <= wr_req_count_reg + {31'd0, stat_wr_tlp};
-    rd_err_count_reg <= rd_err_count_reg + {31'd0, stat_rd_err};
-    tx_frames_reg <= tx_frames_reg + {31'd0, stat_tx_frame};
-    rx_frames_reg <= rx_frames_reg + {31'd0, stat_rx_frame};
-    rx_drop_icrc_reg <= rx_drop_icrc_reg + {31'd0, stat_drop_icrc};
-    rx_drop_malformed_reg <= rx_drop_malformed_reg + {31'd0, stat_drop_malformed};
-    rx_drop_nobuf_reg <= rx_drop_nobuf_reg + {31'd0, stat_drop_nobuf};
-    rx_drop_qp_reg <= rx_drop_qp_reg + {31'd0, stat_drop_qp};
-    rx_drop_psn_reg <= rx_drop_psn_reg + {31'd0, stat_drop_psn} + {31'd0, stat_ack_drop};
-    rx_nak_reg <= rx_nak_reg + {31'd0, stat_nak};
-    tx_retransmits_reg <= tx_retransmits_reg + {31'd0, stat_retransmit};
-    rtx_timeouts_reg <= rtx_timeouts_reg + {31'd0, stat_timeout};
-    rx_nak_seq_reg <= rx_nak_seq_reg + {31'd0, stat_nak_seq};
-    rx_rnr_nak_reg <= rx_rnr_nak_reg + {31'd0, stat_rnr};
-    rx_drop_guard_reg <= rx_drop_guard_reg + {31'd0, stat_guard};
-    rx_drop_transport_reg <= rx_drop_transport_reg + {31'd0, stat_drop_xport};
-    ring_busy_cycles_reg <= ring_busy_cycles_reg + {31'd0, stat_ring_busy};
-
-    if (rst) begin
-        err_code_reg <= 8'd0;
-        err_qn_reg <= 16'd0;
-        err_count_reg <= 32'd0;
-        cqe_count_reg <= 32'd0;
-        rd_req_count_reg <= 32'd0;
-        wr_req_count_reg <= 32'd0;
-        rd_err_count_reg <= 32'd0;
-        tx_frames_reg <= 32'd0;
-        rx_frames_reg <= 32'd0;
-        rx_drop_icrc_reg <= 32'd0;
-        rx_drop_malformed_reg <= 32'd0;
-        rx_drop_nobuf_reg <= 32'd0;
-        rx_drop_qp_reg <= 32'd0;
-        rx_drop_psn_reg <= 32'd0;
-        rx_nak_reg <= 32'd0;
-        tx_retransmits_reg <= 32'd0;
-        rtx_timeouts_reg <= 32'd0;
-        rx_nak_seq_reg <= 32'd0;
-        rx_rnr_nak_reg <= 32'd0;
-        rx_drop_guard_reg <= 32'd0;
-        rx_drop_transport_reg <= 32'd0;
-        ring_busy_cycles_reg <= 32'd0;
-    end
-end
-
-// ---------------------------------------------------------------- configuration flash
-spi_flash_ctrl #(
-    .BUF_BYTES(256),
-    .BLOCK_NEXT(32'h0)
-) flash_inst (
+// ---------------------------------------------------------------- control plane
+// (declared first, above: its fields feed the subsystems)
+rnic_control #(
+    .DATA_W(DATA_W),
+    .QN_W(QN_W),
+    .BUILD_VERSION(BUILD_VERSION),
+    .GIT_HASH(GIT_HASH),
+    .BOARD_ID(BOARD_ID),
+    .ID_NUM_Q(NUM_Q),
+    .ID_VERBS(VERBS),
+    .ID_CAPS(CAPS),
+    .ID_MP_W(MP_W),
+    .ID_OST_RINGS(OST_RINGS_Q),
+    .ID_MP_PEND(MP_PEND_Q),
+    .ID_DMACS(DMAC_N_Q),
+    .ID_MRS(NUM_MR_Q)
+) control_inst (
     .clk(clk),
     .rst(rst),
-    .s_req(flash_s_req),
-    .s_addr(flash_s_addr),
-    .s_req_is_wr(flash_s_req_is_wr),
-    .s_wr_data(flash_s_wr_data),
-    .s_wr_biten(flash_s_wr_biten),
-    .s_rd_ack(flash_s_rd_ack),
-    .s_rd_data(flash_s_rd_data),
-    .s_wr_ack(flash_s_wr_ack),
-    .boot_slot(boot_slot),
-    .boot_fallback(boot_fallback),
-    .reconfig_req(reconfig_req),
+    .rx_req_tlp_hdr(rx_req_tlp_hdr),
+    .rx_req_tlp_data(rx_req_tlp_data),
+    .rx_req_tlp_keep(rx_req_tlp_keep),
+    .rx_req_tlp_valid(rx_req_tlp_valid),
+    .rx_req_tlp_last(rx_req_tlp_last),
+    .rx_req_tlp_ready(rx_req_tlp_ready),
+    .tx_cpl_tlp_hdr(tx_cpl_tlp_hdr),
+    .tx_cpl_tlp_data(tx_cpl_tlp_data),
+    .tx_cpl_tlp_keep(tx_cpl_tlp_keep),
+    .tx_cpl_tlp_valid(tx_cpl_tlp_valid),
+    .tx_cpl_tlp_last(tx_cpl_tlp_last),
+    .tx_cpl_tlp_ready(tx_cpl_tlp_ready),
+    .cfg_max_payload(cfg_max_payload),
+    .cfg_max_read_req(cfg_max_read_req),
+    .cfg_requester_id(cfg_requester_id),
     .flash_sck(flash_sck),
     .flash_cs_n(flash_cs_n),
     .flash_io_o(flash_io_o),
     .flash_io_oe(flash_io_oe),
-    .flash_io_i(flash_io_i)
+    .flash_io_i(flash_io_i),
+    .boot_slot(boot_slot),
+    .boot_fallback(boot_fallback),
+    .reconfig_req(reconfig_req),
+    .reg_q_sel(reg_q_sel),
+    .reg_q_base_lo(reg_q_base_lo),
+    .reg_q_base_hi(reg_q_base_hi),
+    .reg_q_size(reg_q_size),
+    .reg_q_cqn(reg_q_cqn),
+    .reg_q_cmd(reg_q_cmd),
+    .reg_sq_db_pi(reg_sq_db_pi),
+    .reg_sq_db_qn(reg_sq_db_qn),
+    .reg_cq_db_ci(reg_cq_db_ci),
+    .reg_cq_db_cqn(reg_cq_db_cqn),
+    .reg_cq_arm_cqn(reg_cq_arm_cqn),
+    .reg_debug_cqe_ro(reg_debug_cqe_ro),
+    .reg_debug_early_cqe(reg_debug_early_cqe),
+    .reg_debug_bypass(reg_debug_bypass),
+    .reg_debug_no_mr_check(reg_debug_no_mr_check),
+    .reg_cqe_flush(reg_cqe_flush),
+    .reg_mac_lo(reg_mac_lo),
+    .reg_mac_hi(reg_mac_hi),
+    .reg_ipv4(reg_ipv4),
+    .reg_qp_sel(reg_qp_sel),
+    .reg_qp_state(reg_qp_state),
+    .reg_qp_pmtu(reg_qp_pmtu),
+    .reg_qp_remote_write(reg_qp_remote_write),
+    .reg_qp_spray_log(reg_qp_spray_log),
+    .reg_qp_mp(reg_qp_mp),
+    .reg_qp_mp_wshift(reg_qp_mp_wshift),
+    .reg_qp_dest_qpn(reg_qp_dest_qpn),
+    .reg_qp_sq_psn(reg_qp_sq_psn),
+    .reg_qp_rq_psn(reg_qp_rq_psn),
+    .reg_qp_dmac_lo(reg_qp_dmac_lo),
+    .reg_qp_dmac_hi(reg_qp_dmac_hi),
+    .reg_qp_udp_sport(reg_qp_udp_sport),
+    .reg_qp_dip(reg_qp_dip),
+    .reg_qp_pd(reg_qp_pd),
+    .reg_qp_rcq(reg_qp_rcq),
+    .reg_qp_rq_base_lo(reg_qp_rq_base_lo),
+    .reg_qp_rq_base_hi(reg_qp_rq_base_hi),
+    .reg_qp_rq_size(reg_qp_rq_size),
+    .reg_qp_cmd(reg_qp_cmd),
+    .reg_rq_db_pi(reg_rq_db_pi),
+    .reg_rq_db_qpn(reg_rq_db_qpn),
+    .reg_mr_sel(reg_mr_sel),
+    .reg_mr_key(reg_mr_key),
+    .reg_mr_va_lo(reg_mr_va_lo),
+    .reg_mr_va_hi(reg_mr_va_hi),
+    .reg_mr_len(reg_mr_len),
+    .reg_mr_bus_lo(reg_mr_bus_lo),
+    .reg_mr_bus_hi(reg_mr_bus_hi),
+    .reg_mr_pd(reg_mr_pd),
+    .reg_mr_access(reg_mr_access),
+    .reg_mr_cmd(reg_mr_cmd),
+    .reg_qp_timeout(reg_qp_timeout),
+    .reg_lb_loopback(reg_lb_loopback),
+    .reg_lb_drop_thr(reg_lb_drop_thr),
+    .reg_lb_reorder_thr(reg_lb_reorder_thr),
+    .reg_lb_seed(reg_lb_seed),
+    .reg_qp_retry_cnt(reg_qp_retry_cnt),
+    .reg_qp_rnr_retry(reg_qp_rnr_retry),
+    .reg_qp_min_rnr_timer(reg_qp_min_rnr_timer),
+    .reg_q_cmd_valid(reg_q_cmd_valid),
+    .reg_sq_db_valid(reg_sq_db_valid),
+    .reg_cq_db_valid(reg_cq_db_valid),
+    .reg_cq_arm_valid(reg_cq_arm_valid),
+    .reg_qp_cmd_valid(reg_qp_cmd_valid),
+    .reg_rq_db_valid(reg_rq_db_valid),
+    .reg_mr_cmd_valid(reg_mr_cmd_valid),
+    .sel_sq_pi(sel_sq_pi),
+    .sel_sq_ci(sel_sq_ci),
+    .sel_cq_pi(sel_cq_pi),
+    .sel_sq_en(sel_sq_en),
+    .sel_cq_en(sel_cq_en),
+    .sel_cq_armed(sel_cq_armed),
+    .sel_cq_phase(sel_cq_phase),
+    .sel_qp_state(sel_qp_state),
+    .sel_sq_psn(sel_sq_psn),
+    .sel_epsn(sel_epsn),
+    .ex_err_valid(ex_err_valid),
+    .ex_err_code(ex_err_code),
+    .ex_err_qn(ex_err_qn),
+    .qm_err_valid(qm_err_valid),
+    .qm_err_code(qm_err_code),
+    .qm_err_qn(qm_err_qn),
+    .cw_err(cw_err),
+    .cw_err_cqn(cw_err_cqn),
+    .mr_reg_err(mr_reg_err),
+    .qp_reg_err(qp_reg_err),
+    .qp_reg_err_dmac(qp_reg_err_dmac),
+    .stat_cqe(stat_cqe),
+    .stat_rd_req(stat_rd_req),
+    .stat_wr_tlp(stat_wr_tlp),
+    .stat_rd_err(stat_rd_err),
+    .stat_tx_frame(stat_tx_frame),
+    .stat_rx_frame(stat_rx_frame),
+    .stat_drop_icrc(stat_drop_icrc),
+    .stat_drop_malformed(stat_drop_malformed),
+    .stat_drop_nobuf(stat_drop_nobuf),
+    .stat_drop_qp(stat_drop_qp),
+    .stat_drop_psn(stat_drop_psn),
+    .stat_ack_drop(stat_ack_drop),
+    .stat_nak(stat_nak),
+    .stat_retransmit(stat_retransmit),
+    .stat_timeout(stat_timeout),
+    .stat_nak_seq(stat_nak_seq),
+    .stat_rnr(stat_rnr),
+    .stat_guard(stat_guard),
+    .stat_drop_xport(stat_drop_xport),
+    .stat_ring_busy(stat_ring_busy),
+    .lb_dropped(lb_dropped),
+    .lb_reordered(lb_reordered)
 );
 
 endmodule
