@@ -271,7 +271,14 @@ wire [QN_W-1:0] mq_cqn = msiq_head[MSIQ_CQN_LSB +: MSIQ_CQN_W];
 // read a cycle after head moves
 wire mq_pop = !msi_valid_reg && mq_count_reg != 0;
 wire notify_armed = notify && cq_armed[notify_cqn];
-wire mq_push = notify_armed && (!msi_pending_reg[notify_cqn] || (mq_pop && mq_cqn == notify_cqn));
+// The popped CQ's pending bit is cleared a cycle after the pop, from a
+// register (the FIFO's word comes from block RAM, too slow to decode into
+// NUM_Q flops); meanwhile its bit still reads set, so the push looks at
+// the pop of this cycle and of the cycle before.
+reg pclr_valid_reg = 1'b0;
+reg [QN_W-1:0] pclr_cqn_reg = {QN_W{1'b0}};
+wire mq_push = notify_armed && (!msi_pending_reg[notify_cqn] || (mq_pop && mq_cqn == notify_cqn)
+    || (pclr_valid_reg && pclr_cqn_reg == notify_cqn));
 wire [MSIQ_W-1:0] msiq_wd = notify_cqn;
 localparam integer LAST_Q_I = NUM_Q - 1;
 localparam [QN_W-1:0] LAST_Q = LAST_Q_I[QN_W-1:0];
@@ -328,10 +335,15 @@ always @(posedge clk) begin
     if (msi_valid_reg && msi_ready) begin
         msi_valid_reg <= 1'b0;
     end
+    // (not when the popped CQ is pushed again in the cycle of its pop)
+    pclr_valid_reg <= mq_pop && !(notify_armed && mq_cqn == notify_cqn);
+    pclr_cqn_reg <= mq_cqn;
+    if (pclr_valid_reg) begin
+        msi_pending_reg[pclr_cqn_reg] <= 1'b0;
+    end
     if (mq_pop) begin
         msi_valid_reg <= 1'b1;
         msi_vector_reg <= mq_cqn_ext[4:0];
-        msi_pending_reg[mq_cqn] <= 1'b0;
         mq_head_reg <= mq_head_reg == LAST_Q ? {QN_W{1'b0}} : mq_head_reg + 1'b1;
     end
     if (notify_armed) begin
@@ -351,6 +363,7 @@ always @(posedge clk) begin
         mq_tail_reg <= {QN_W{1'b0}};
         mq_count_reg <= {(QN_W+1){1'b0}};
         msi_valid_reg <= 1'b0;
+        pclr_valid_reg <= 1'b0;
         err_valid_reg <= 1'b0;
     end
 end
