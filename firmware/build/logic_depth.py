@@ -162,7 +162,9 @@ def main():
             for b in port_bits(c, p)[:1]:
                 if b in netname:
                     return re.sub(r"(_[A-Z0-9]+_[A-Z0-9]+.*|\[\d+\])$", "", netname[b])
-        return c["type"]
+        # no named output (hw/synth.sh leaves out `autoname`): a block RAM
+        # cell still carries its memory's name
+        return c["type"] if cname.startswith("$") else f"{cname} ({c['type']})"
 
     ends = []
     for name, c in cells.items():
