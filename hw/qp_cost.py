@@ -30,9 +30,10 @@ def load(path: str) -> dict:
         row = out.setdefault(name, dict.fromkeys(CELLS, 0))
         for c in CELLS:
             m = re.search(rf"^\s+{c}\s+(\d+)$", body, re.M)
-            # the hierarchy report counts each module once per
-            # parameterisation; a module built twice with other parameters
-            # sums its builds
+            # a module's own cells (its submodules are rows of their own),
+            # once per parameterisation: a module built with other
+            # parameters sums its builds, but one instantiated N times with
+            # the same ones counts once (the total row counts every instance)
             row[c] += int(m.group(1)) if m else 0
     return out
 
