@@ -148,13 +148,8 @@ fn main() {
         println!("cargo:warning=gtp7-pipe-sim: built with the planted bug {mutation}");
     }
 
-    let runtime: Vec<PathBuf> = ["verilated.cpp", "verilated_threads.cpp"]
-        .iter()
-        .map(|f| include.join(f))
-        .collect();
-    vl_build::cc_build(&out, &runtime, &include, &[], false)
-        .opt_level(2)
-        .compile("gtp7_vl_runtime");
+    // the same library as pcie7-shim-sim's: compiled once (vl_build's cache)
+    vl_build::runtime(&out, &include, false, "2", "vl_runtime_o2");
 
     let mdir = out.join("vtb");
     let _ = fs::remove_dir_all(&mdir);
@@ -191,10 +186,19 @@ fn main() {
         .filter(|p| p.extension().is_some_and(|e| e == "cpp"))
         .collect();
     files.sort();
-    files.push(manifest.join("csrc/tb.cpp"));
-    vl_build::cc_build(&out, &files, &include, std::slice::from_ref(&mdir), false)
-        .opt_level(2)
-        .compile("gtp7_tb");
+    let tb = manifest.join("csrc/tb.cpp");
+    let unit = vl_build::unity_source(
+        &out.join("gtp7_tb_all.cpp"),
+        &files,
+        &format!("#include \"{}\"\n", tb.display()),
+    );
+    let deps = [tb, manifest.join("../csrc/vl_shim_common.hpp")];
+    let key = vl_build::cache_key("2", &files, &deps, std::slice::from_ref(&mdir));
+    vl_build::compile_cached(&out, "gtp7_tb", &key, || {
+        let mut b = vl_build::cc_build(&out, &[unit], &include, std::slice::from_ref(&mdir), false);
+        b.opt_level(2);
+        b
+    });
     vl_build::link_runtime();
     println!("cargo:rustc-cfg=gtp7_model");
 }

@@ -46,13 +46,8 @@ fn main() {
     };
     let include = root.join("include");
 
-    let runtime: Vec<PathBuf> = ["verilated.cpp", "verilated_threads.cpp"]
-        .iter()
-        .map(|f| include.join(f))
-        .collect();
-    vl_build::cc_build(&out, &runtime, &include, &[], false)
-        .opt_level(2)
-        .compile("pcie7_vl_runtime");
+    // the same library as gtp7-pipe-sim's: compiled once (vl_build's cache)
+    vl_build::runtime(&out, &include, false, "2", "vl_runtime_o2");
 
     for w in WIDTHS {
         let prefix = format!("Vpcie7_w{w}");
@@ -87,17 +82,23 @@ fn main() {
             .filter(|p| p.extension().is_some_and(|e| e == "cpp"))
             .collect();
         files.sort();
-        let wrapper = out.join(format!("shim_w{w}.cpp"));
-        let text = format!(
+        let tail = format!(
             "#define SHIM_MODEL {prefix}\n#define SHIM_HEADER \"{prefix}.h\"\n\
              #define SHIM_PFX(name) pcie7_w{w}_##name\n#include \"{}\"\n",
             manifest.join("csrc/shim.cpp").display()
         );
-        fs::write(&wrapper, text).unwrap();
-        files.push(wrapper);
-        vl_build::cc_build(&out, &files, &include, std::slice::from_ref(&mdir), false)
-            .opt_level(2)
-            .compile(&format!("pcie7_w{w}"));
+        let unit = vl_build::unity_source(&out.join(format!("pcie7_w{w}_all.cpp")), &files, &tail);
+        let deps = [
+            manifest.join("csrc/shim.cpp"),
+            manifest.join("../csrc/vl_shim_common.hpp"),
+        ];
+        let key = vl_build::cache_key("2", &files, &deps, std::slice::from_ref(&mdir));
+        vl_build::compile_cached(&out, &format!("pcie7_w{w}"), &key, || {
+            let mut b =
+                vl_build::cc_build(&out, &[unit], &include, std::slice::from_ref(&mdir), false);
+            b.opt_level(2);
+            b
+        });
     }
     vl_build::link_runtime();
     println!("cargo:rustc-cfg=pcie7_model");

@@ -20,10 +20,8 @@
 //! and in `target/<profile>/vl-cache`, so that `cargo clippy` and `cargo
 //! build`, which run this script in two OUT_DIRs, compile each model once.
 
-use std::collections::hash_map::DefaultHasher;
 use std::env;
 use std::fs;
-use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -85,16 +83,8 @@ fn main() {
     let include = root.join("include");
     let opt = env::var("RNIC_SIM_CXX_OPT").unwrap_or_else(|_| MODEL_OPT.to_string());
 
-    // Verilator runtime, shared by both models.
-    let runtime: Vec<PathBuf> = [
-        "verilated.cpp",
-        "verilated_threads.cpp",
-        "verilated_fst_c.cpp",
-    ]
-    .iter()
-    .map(|f| include.join(f))
-    .collect();
-    compile_cached(&out, "rnic_vl_runtime", &runtime, &include, &[], "s", &[]);
+    // Verilator's runtime, shared by the models.
+    vl_build::runtime(&out, &include, true, "s", "rnic_vl_runtime");
 
     for m in MODELS {
         let tag = m.tag;
@@ -305,8 +295,9 @@ fn write_if_changed(p: &Path, text: &str) {
     }
 }
 
-/// Compile `files` into static library `name` unless an identical build
-/// (same sources, headers in the include dirs, flags) is already in OUT_DIR.
+/// Compile `files` into static library `name` through vl_build's cache
+/// (OUT_DIR, then `target/<profile>/vl-cache`), keyed by the sources, the
+/// headers in the include dirs and the flags.
 fn compile_cached(
     out: &Path,
     name: &str,
@@ -316,75 +307,13 @@ fn compile_cached(
     opt: &str,
     extra_deps: &[PathBuf],
 ) {
-    // The key names files by their names and contents, not their paths:
-    // `cargo clippy` and `cargo build` run this script in two OUT_DIRs, and
-    // the models it compiles are the same.
-    let mut h = DefaultHasher::new();
-    opt.hash(&mut h);
-    env::var("CXX").ok().hash(&mut h);
-    env::var("TARGET").ok().hash(&mut h);
-    for f in files.iter().chain(extra_deps) {
-        f.file_name().hash(&mut h);
-        fs::read(f).unwrap_or_default().hash(&mut h);
-    }
-    for d in includes {
-        for f in list(d, "h") {
-            f.file_name().hash(&mut h);
-            fs::read(&f).unwrap_or_default().hash(&mut h);
-        }
-    }
-    let key = format!("{:016x}", h.finish());
-    let lib = out.join(format!("lib{name}.a"));
-    let stamp = out.join(format!("{name}.key"));
-    let link = || {
-        println!("cargo:rustc-link-search=native={}", out.display());
-        println!("cargo:rustc-link-lib=static={name}");
-    };
-    if lib.exists() && fs::read_to_string(&stamp).ok().as_deref() == Some(key.as_str()) {
-        link();
-        return;
-    }
-    // shared by every OUT_DIR of this profile (target/<profile>/vl-cache)
-    let shared = out
-        .ancestors()
-        .nth(3)
-        .map(|p| p.join("vl-cache"))
-        .filter(|p| fs::create_dir_all(p).is_ok());
-    let cached = shared
-        .as_ref()
-        .map(|d| d.join(format!("lib{name}-{key}.a")));
-    if let Some(c) = cached.as_ref().filter(|c| c.exists()) {
-        if fs::copy(c, &lib).is_ok() {
-            fs::write(&stamp, &key).unwrap();
-            link();
-            return;
-        }
-    }
-    vl_build::cc_build(out, files, vl_include, includes, true)
-        .opt_level_str(opt)
-        .flag("-fcf-protection=none")
-        .flag("-Wno-uninitialized")
-        .flag("-Wno-unused-but-set-variable")
-        .compile(name);
-    fs::write(&stamp, &key).unwrap();
-    if let Some(c) = cached {
-        // written under a temporary name, then renamed: a build running
-        // beside this one never links half a library
-        let tmp = c.with_extension(format!("tmp{}", std::process::id()));
-        if fs::copy(&lib, &tmp).is_ok() {
-            let _ = fs::rename(&tmp, &c);
-        }
-        // only the newest key of each library is kept
-        let prefix = format!("lib{name}-");
-        for old in fs::read_dir(c.parent().unwrap())
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            let n = old.file_name().to_string_lossy().into_owned();
-            if n.starts_with(&prefix) && n.ends_with(".a") && old.path() != c {
-                let _ = fs::remove_file(old.path());
-            }
-        }
-    }
+    let key = vl_build::cache_key(opt, files, extra_deps, includes);
+    vl_build::compile_cached(out, name, &key, || {
+        let mut b = vl_build::cc_build(out, files, vl_include, includes, true);
+        b.opt_level_str(opt)
+            .flag("-fcf-protection=none")
+            .flag("-Wno-uninitialized")
+            .flag("-Wno-unused-but-set-variable");
+        b
+    });
 }

@@ -78,3 +78,136 @@ pub fn link_runtime() {
     println!("cargo:rustc-link-lib=pthread");
     println!("cargo:rustc-link-lib=atomic");
 }
+
+/// A key for [`compile_cached`]: the optimisation level, the compiler, the
+/// target, and the names and contents of `files`, of `deps` and of every
+/// header in `header_dirs`. Names, not paths: `cargo clippy` and `cargo
+/// build` run a build script in two OUT_DIRs, and what they compile is the
+/// same.
+pub fn cache_key(
+    opt: &str,
+    files: &[PathBuf],
+    deps: &[PathBuf],
+    header_dirs: &[PathBuf],
+) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    opt.hash(&mut h);
+    std::env::var("CXX").ok().hash(&mut h);
+    std::env::var("TARGET").ok().hash(&mut h);
+    for f in files.iter().chain(deps) {
+        f.file_name().hash(&mut h);
+        std::fs::read(f).unwrap_or_default().hash(&mut h);
+    }
+    for d in header_dirs {
+        let mut hs: Vec<PathBuf> = std::fs::read_dir(d)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "h"))
+            .collect();
+        hs.sort();
+        for f in hs {
+            f.file_name().hash(&mut h);
+            std::fs::read(&f).unwrap_or_default().hash(&mut h);
+        }
+    }
+    format!("{:016x}", h.finish())
+}
+
+/// Compiles static library `name` into `out` with `build` unless an
+/// identical one (same `key`, from [`cache_key`]) is in `out` already or in
+/// `target/<profile>/vl-cache`, which every OUT_DIR of the profile shares:
+/// so `cargo clippy` and `cargo build`, and the crates that link the same
+/// Verilator runtime, compile each library once. Emits the link lines.
+pub fn compile_cached(out: &Path, name: &str, key: &str, build: impl FnOnce() -> cc::Build) {
+    let lib = out.join(format!("lib{name}.a"));
+    let stamp = out.join(format!("{name}.key"));
+    let link = || {
+        println!("cargo:rustc-link-search=native={}", out.display());
+        println!("cargo:rustc-link-lib=static={name}");
+    };
+    if lib.exists() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(key) {
+        link();
+        return;
+    }
+    let shared = out
+        .ancestors()
+        .nth(3)
+        .map(|p| p.join("vl-cache"))
+        .filter(|p| std::fs::create_dir_all(p).is_ok());
+    let cached = shared
+        .as_ref()
+        .map(|d| d.join(format!("lib{name}-{key}.a")));
+    if let Some(c) = cached.as_ref().filter(|c| c.exists()) {
+        if std::fs::copy(c, &lib).is_ok() {
+            std::fs::write(&stamp, key).unwrap();
+            link();
+            return;
+        }
+    }
+    build().out_dir(out).cargo_metadata(false).compile(name);
+    link();
+    std::fs::write(&stamp, key).unwrap();
+    if let Some(c) = cached {
+        // written under a temporary name, then renamed: a build running
+        // beside this one never links half a library
+        let tmp = c.with_extension(format!("tmp{}", std::process::id()));
+        if std::fs::copy(&lib, &tmp).is_ok() {
+            let _ = std::fs::rename(&tmp, &c);
+        }
+        // only the newest key of each library is kept
+        let prefix = format!("lib{name}-");
+        for old in std::fs::read_dir(c.parent().unwrap())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let n = old.file_name().to_string_lossy().into_owned();
+            if n.starts_with(&prefix) && n.ends_with(".a") && old.path() != c {
+                let _ = std::fs::remove_file(old.path());
+            }
+        }
+    }
+}
+
+/// Verilator's runtime (`verilated.cpp`, `verilated_threads.cpp`, and
+/// with `fst_trace` `verilated_fst_c.cpp`) as static library `name`, at
+/// optimisation `opt`, through [`compile_cached`].
+pub fn runtime(out: &Path, vl_include: &Path, fst_trace: bool, opt: &str, name: &str) {
+    let mut files = vec![
+        vl_include.join("verilated.cpp"),
+        vl_include.join("verilated_threads.cpp"),
+    ];
+    if fst_trace {
+        files.push(vl_include.join("verilated_fst_c.cpp"));
+    }
+    let key = cache_key(
+        &format!("{opt} fst={fst_trace}"),
+        &files,
+        &[],
+        &[vl_include.to_path_buf()],
+    );
+    compile_cached(out, name, &key, || {
+        let mut b = cc_build(out, &files, vl_include, &[], fst_trace);
+        b.opt_level_str(opt);
+        b
+    });
+}
+
+/// One translation unit that includes every file of `files`, as
+/// Verilator's own makefile builds with VM_PARALLEL_BUILDS=0 (its
+/// `__ALL.cpp`), followed by `tail`; written to `path`. A small model is a
+/// few small files, and compiled apart each parses verilated.h again.
+pub fn unity_source(path: &Path, files: &[PathBuf], tail: &str) -> PathBuf {
+    let mut unit = String::new();
+    for f in files {
+        unit += &format!("#include \"{}\"\n", f.display());
+    }
+    unit += tail;
+    if std::fs::read_to_string(path).ok().as_deref() != Some(unit.as_str()) {
+        std::fs::write(path, unit).unwrap();
+    }
+    path.to_path_buf()
+}
