@@ -447,7 +447,7 @@ fn build_model(
     // One translation unit per model, as Verilator's own makefile builds
     // with VM_PARALLEL_BUILDS=0 (its __ALL.cpp): a block's model is a few
     // small files, and compiling each apart parsed verilated.h nine times
-    // per model (164 s of CPU for the 19 models, against 34 s so).
+    // per model (164 s of CPU for the 17 models, against 34 s so).
     let tail = format!(
         "#define BLK_MODEL {prefix}\n#define BLK_HEADER \"{prefix}.h\"\n\
          #define BLK_PFX(name) {}_##name\n#define BLK_KIND {}\n#include \"{}\"\n",
