@@ -339,46 +339,36 @@ fn main() {
 
     let shim = fs::read_to_string(manifest.join("csrc/blocks.cpp")).unwrap();
     let common = fs::read_to_string(manifest.join("../csrc/vl_shim_common.hpp")).unwrap();
-    // the model's library is named by a hash of everything it is built from
-    let libs: Vec<String> = CONFIGS
-        .iter()
-        .map(|c| {
-            let (top, files) = sources(c.kind);
-            let mut h = DefaultHasher::new();
-            (c.name, top, c.params, &shim, &common, &include).hash(&mut h);
-            for f in files {
-                text.iter().find(|(n, _)| n == f).unwrap().hash(&mut h);
-            }
-            format!("blk_{}_{:016x}", c.name, h.finish())
-        })
-        .collect();
-    let todo: Vec<usize> = (0..CONFIGS.len())
-        .filter(|&i| !out.join(format!("lib{}.a", libs[i])).exists())
-        .collect();
-    // the models are independent: one at a time per core
+    // A model's key is a hash of everything it is built from, so that it
+    // is verilated only when that changed: vl_build's cache (OUT_DIR, then
+    // target/<profile>/vl-cache, which clippy and the build share).
+    // The models are independent: one at a time per core.
     let next = std::sync::atomic::AtomicUsize::new(0);
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     std::thread::scope(|s| {
-        for _ in 0..workers.min(todo.len()) {
+        for _ in 0..workers.min(CONFIGS.len()) {
             s.spawn(|| loop {
                 let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&i) = todo.get(k) else { break };
-                let c = &CONFIGS[i];
+                let Some(c) = CONFIGS.get(k) else { break };
                 let (top, files) = sources(c.kind);
+                let mut h = DefaultHasher::new();
+                (c.name, top, c.params, &shim, &common, &include, "unity -O1").hash(&mut h);
+                for f in files {
+                    text.iter().find(|(n, _)| n == f).unwrap().hash(&mut h);
+                }
+                let key = format!("{:016x}", h.finish());
                 let tools = Tools {
                     verilator: &verilator,
                     out: &out,
                     include: &include,
                     manifest: &manifest,
                 };
-                build_model(&tools, c, top, files, &text, &libs[i]);
+                vl_build::compile_cached(&out, &format!("blk_{}", c.name), &key, || {
+                    build_model(&tools, c, top, files, &text)
+                });
             });
         }
     });
-    println!("cargo:rustc-link-search=native={}", out.display());
-    for l in &libs {
-        println!("cargo:rustc-link-lib=static={l}");
-    }
     vl_build::link_runtime();
     write_ffi(&out, CONFIGS);
     println!("cargo:rustc-cfg=blocks_model");
@@ -394,15 +384,14 @@ struct Tools<'a> {
 }
 
 /// Verilates configuration `c` from the (possibly patched) `text` of its
-/// `files` and compiles model and C ABI into the static library `lib`.
+/// `files`; returns the build of model and C ABI as one unit.
 fn build_model(
     t: &Tools,
     c: &Config,
     top: &str,
     files: &[&str],
     text: &[(&str, String)],
-    lib: &str,
-) {
+) -> vl_build::cc::Build {
     let (verilator, out, include, manifest) = (t.verilator, t.out, t.include, t.manifest);
     let mdir = out.join(c.name);
     let _ = fs::remove_dir_all(&mdir);
@@ -456,10 +445,9 @@ fn build_model(
         manifest.join("csrc/blocks.cpp").display()
     );
     let wrapper = vl_build::unity_source(&mdir.join(format!("{}_all.cpp", c.name)), &cpp, &tail);
-    vl_build::cc_build(out, &[wrapper], include, std::slice::from_ref(&mdir), false)
-        .opt_level(1)
-        .cargo_metadata(false)
-        .compile(lib);
+    let mut b = vl_build::cc_build(out, &[wrapper], include, std::slice::from_ref(&mdir), false);
+    b.opt_level(1);
+    b
 }
 
 /// Verilator's `-G` arguments for `params`: a plain one as its number; the

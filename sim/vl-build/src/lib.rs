@@ -3,6 +3,7 @@
 //! its runtime, the one set of compiler flags verilated C++ is built with,
 //! and the libraries it links against. Used as a build-dependency.
 
+pub use cc;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
