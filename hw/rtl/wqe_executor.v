@@ -411,19 +411,39 @@ wire [5:0] qn_susp;
 wire qn_suspv;
 wire [4:0] scan_tmo_exp;
 
-// Kept in flops: the fields with more than one writer or read at a QP
-// number not known a cycle ahead: sq_psn (written by ST_RECORD and the load,
-// read back by the host through sel_qpn; the loaded PSN of REQ and SNT), the outstanding ring's pointers
-// and ring number (the hold vector reads every QP's each cycle, a load
-// reads them at load_qpn), the timer stamp (written by the executor and the
-// completer), and the request bits (read for every QP each cycle).
-reg [23:0] sq_psn_mem [0:NUM_QP-1];      // next PSN to assign
-reg [3:0] ost_head_mem [0:NUM_QP-1];
-reg [3:0] ost_tail_mem [0:NUM_QP-1];
-// tick of the last progress (the timeout's base); while a retransmission
-// is requested, the tick at which it may start (the RNR wait): the timeout
-// is not checked then
-reg [23:0] stamp_mem [0:NUM_QP-1];
+// SQP: what ST_RECORD moves: the next PSN to assign (and the loaded PSN
+// of REQ and SNT, above) and the outstanding ring's tail. Written by a
+// load and by ST_RECORD: one write port, the load's first (ST_RECORD waits
+// a cycle for a load of another QP; a load of its own QP wins). Read at qn
+// and c, the PSN also at go (as REQ is) and by the host at sel_qpn (a
+// cycle late, as the responder's).
+localparam SQP_PSN_W = 24;
+localparam SQP_TAIL_W = 4;
+localparam SQP_PSN_LSB = 0;
+localparam SQP_TAIL_LSB = SQP_PSN_LSB + SQP_PSN_W;
+localparam SQP_W = SQP_TAIL_LSB + SQP_TAIL_W;
+// OSTH: the outstanding ring's head, which the completer moves as it pops.
+// Written by a load and by the completer: one write port, the load's first
+// (the completer waits a cycle for a load of another QP in C_POP and
+// C_ERR; a load of its own QP wins). Read at qn, c and go. Readers that
+// need only whether a ring is empty or full, at a QP number not known a
+// cycle ahead (the scanner's, the prefetch's, a load's), use the hold's
+// full and empty bits instead.
+localparam OSTH_HEAD_W = 4;
+localparam OSTH_HEAD_LSB = 0;
+localparam OSTH_W = OSTH_HEAD_LSB + OSTH_HEAD_W;
+// STAMP: the timer's base: the tick of the last progress (the timeout's
+// base) or, while a retransmission is requested, the tick at which it may
+// start (the RNR wait). Written by the completer and by the executor: one
+// write port, the completer's first (the executor waits a cycle for a
+// write of another QP; when both write one QP the completer's stands, as
+// it always has). Read at scan (the scanner's timeout) and at qn
+// (ST_RTX_PICK's wait).
+localparam STAMP_TICK_W = 24;
+localparam STAMP_TICK_LSB = 0;
+localparam STAMP_W = STAMP_TICK_LSB + STAMP_TICK_W;
+// Kept in flops: the request bits and the hold's full and empty bits (read
+// for every QP each cycle, or at a QP number not known a cycle ahead).
 // mp: a sequence NAK names one missing PSN (the responder's bitmap has the
 // rest): resend that packet alone, then whatever was never sent; a timeout
 // or an RNR NAK still resends everything from the PSN (go-back-N)
@@ -439,17 +459,17 @@ reg [NUM_QP-1:0] flush_req_reg = {NUM_QP{1'b0}};
 localparam OST_W = 226;
 localparam RG_W = $clog2(OST_RINGS);
 reg [OST_W-1:0] ost_mem [0:OST_RINGS*OST_DEPTH-1];
-reg [RG_W-1:0] ring_mem [0:NUM_QP-1];        // the ring a QP holds while its ring is not empty
+// RING: the ring a QP holds while its ring is not empty. Written by
+// ST_RECORD alone (when it takes a ring); read at qn, c and at a load's
+// QP (which gives the ring back a cycle after the load: l_give_reg).
+localparam RING_NUM_W = RG_W;
+localparam RING_NUM_LSB = 0;
+localparam RING_W = RING_NUM_LSB + RING_NUM_W;
 reg [OST_RINGS-1:0] ring_free_reg = {OST_RINGS{1'b1}};
 
 integer i;
 initial begin
     for (i = 0; i < NUM_QP; i = i + 1) begin
-        sq_psn_mem[i] = 24'd0;
-        ost_head_mem[i] = 4'd0;
-        ost_tail_mem[i] = 4'd0;
-        ring_mem[i] = {RG_W{1'b0}};
-        stamp_mem[i] = 24'd0;
     end
     for (i = 0; i < OST_RINGS*OST_DEPTH; i = i + 1) begin
         ost_mem[i] = {OST_W{1'b0}};
@@ -752,10 +772,12 @@ assign err_valid = err_valid_reg;
 assign err_code = err_code_reg;
 assign err_qn = {{(16-QN_W){1'b0}}, qn_reg};
 
-assign sel_sq_psn = sq_psn_mem[sel_qpn];
 
-wire [3:0] ost_head = ost_head_mem[qn_reg];
-wire [3:0] ost_tail = ost_tail_mem[qn_reg];
+// (the SQP and OSTH words at qn_reg and c_qpn_reg; the RAMs are below)
+wire [SQP_W-1:0] sqp_qn, sqp_c;
+wire [OSTH_W-1:0] osth_qn, osth_c;
+wire [3:0] ost_head = osth_qn[OSTH_HEAD_LSB +: OSTH_HEAD_W];
+wire [3:0] ost_tail = sqp_qn[SQP_TAIL_LSB +: SQP_TAIL_W];
 wire ost_empty = ost_head == ost_tail;
 wire [3:0] ost_count = ost_tail - ost_head;     // 4-bit on purpose: the pointers wrap
 wire ost_full = ost_count == OST_DEPTH_4;
@@ -771,12 +793,13 @@ priority_encoder #(.WIDTH(OST_RINGS), .OUT_W(RG_W)) ring_enc (
 assign stat_ring_busy = !ring_avail;
 // a QP with an empty ring may start a network WQE only if a ring is free
 wire ost_room = ost_empty ? ring_avail : !ost_full;
-wire [RG_W-1:0] ost_ring = ost_empty ? ring_pick : ring_mem[qn_reg];
+wire [RING_W-1:0] ring_qn, ring_c, ring_ld;   // (the RAM is below, with the ring's hand-over)
+wire [RG_W-1:0] ost_ring = ost_empty ? ring_pick : ring_qn[RING_NUM_LSB +: RING_NUM_W];
 wire [$clog2(OST_RINGS*OST_DEPTH)-1:0] ost_wr_idx = {ost_ring, ost_tail[2:0]};
 
 // the entry the retransmission walk is looking at
 /* verilator lint_off UNUSEDSIGNAL */
-wire [OST_W-1:0] r_entry = ost_mem[{ring_mem[qn_reg], rtx_idx_reg[2:0]}];
+wire [OST_W-1:0] r_entry = ost_mem[{ring_qn[RING_NUM_LSB +: RING_NUM_W], rtx_idx_reg[2:0]}];
 /* verilator lint_on UNUSEDSIGNAL */
 wire [63:0] r_addr = r_entry[225:162];
 wire [23:0] r_psn0 = r_entry[161:138];
@@ -812,7 +835,7 @@ assign sq_hold = rtx_req_reg | flush_req_reg | ost_full_reg
 reg [QN_W-1:0] scan_reg = {QN_W{1'b0}};
 wire [QN_W-1:0] scan_next = rst || scan_reg == LAST_QP ? {QN_W{1'b0}} : scan_reg + 1'b1;
 wire [QN_W-1:0] scan_i = scan_reg;
-wire scan_out = ost_head_mem[scan_i] != ost_tail_mem[scan_i];
+wire scan_out = !ost_empty_reg[scan_i];
 // The timeout exponent is read two QPs ahead (scan_rd) and its threshold
 // registered, so the compare starts at a flop and not at the block RAM's
 // slow output. The exponent is written only by a load, which also empties
@@ -825,7 +848,8 @@ always @(posedge clk) begin
     scan_tmo_on_reg <= scan_tmo_exp != 5'd0;
     scan_tmo_thr_reg <= ~(tmo_ticks(scan_tmo_exp) - 24'd1);
 end
-wire [23:0] scan_age = now - stamp_mem[scan_i];
+wire [23:0] stamp_scan;       // (the stamp RAMs are below, with the completer)
+wire [23:0] scan_age = now - stamp_scan;
 wire scan_rtx = rtx_req_reg[scan_i] && !scan_age[23];
 // (age >= ticks, ticks a power of two)
 wire scan_tmo = scan_out && !rtx_req_reg[scan_i] && !flush_req_reg[scan_i]
@@ -855,10 +879,9 @@ reg [QN_W-1:0] go_qpn = {QN_W{1'b0}};
 wire go_valid = go_any_reg && go_vec[go_qpn];
 
 // the pending prefetched WQE is used once its queue may go on
-wire [3:0] pf_ost_count = ost_tail_mem[pf_qn_reg] - ost_head_mem[pf_qn_reg];
 wire pf_use = state_reg == ST_IDLE && !go_valid && pf_state_reg == PF_FULL
-    && !rtx_req_reg[pf_qn_reg] && !flush_req_reg[pf_qn_reg] && pf_ost_count != OST_DEPTH_4
-    && (pf_ost_count != 4'd0 || ring_avail);
+    && !rtx_req_reg[pf_qn_reg] && !flush_req_reg[pf_qn_reg] && !ost_full_reg[pf_qn_reg]
+    && (!ost_empty_reg[pf_qn_reg] || ring_avail);
 
 // the QP context is read a cycle ahead: the QP number qn_reg takes next
 // (ST_IDLE's choice below), so ctx_* hold qn_reg's context from the first
@@ -953,6 +976,14 @@ wire [REQ_W-1:0] req_qn_raw, req_c_raw;
 /* verilator lint_on UNUSEDSIGNAL */
 wire [SNT_W-1:0] snt_qn_raw, snt_c_raw;
 wire [REQ_UNA_W-1:0] req_go_una_raw;
+wire sqp_we;
+wire [QN_W-1:0] sqp_wa;
+wire [SQP_W-1:0] sqp_wd;
+wire [SQP_PSN_W-1:0] sqp_go;
+wire osth_we;
+wire [QN_W-1:0] osth_wa;
+wire [OSTH_W-1:0] osth_wd;
+wire [OSTH_HEAD_W-1:0] osth_go;
 
 // (ports in the order qn, c, then scan or go)
 ram_sdp_copies #(
@@ -1003,6 +1034,40 @@ ram_sdp_copies #(
     .rd_data({snt_c_raw, snt_qn_raw})
 );
 
+// (ports in the order qn, c, go, sel)
+ram_sdp_copies #(
+    .DATA_W(SQP_W),
+    .ADDR_W(QN_W),
+    .DEPTH(NUM_QP),
+    .N_RD(4),
+    .RD_LSB({32'd0 + SQP_PSN_LSB, 32'd0 + SQP_PSN_LSB, 32'd0, 32'd0}),
+    .RD_W({32'd0 + SQP_PSN_W, 32'd0 + SQP_PSN_W, 32'd0 + SQP_W, 32'd0 + SQP_W})
+) sqp_inst (
+    .clk(clk),
+    .wr_en(sqp_we),
+    .wr_addr(sqp_wa),
+    .wr_data(sqp_wd),
+    .rd_addr({sel_qpn, go_pick, c_qpn_next, qn_next}),
+    .rd_data({sel_sq_psn, sqp_go, sqp_c, sqp_qn})
+);
+
+// (ports in the order qn, c, go)
+ram_sdp_copies #(
+    .DATA_W(OSTH_W),
+    .ADDR_W(QN_W),
+    .DEPTH(NUM_QP),
+    .N_RD(3),
+    .RD_LSB({32'd0 + OSTH_HEAD_LSB, 32'd0, 32'd0}),
+    .RD_W({32'd0 + OSTH_HEAD_W, 32'd0 + OSTH_W, 32'd0 + OSTH_W})
+) osth_inst (
+    .clk(clk),
+    .wr_en(osth_we),
+    .wr_addr(osth_wa),
+    .wr_data(osth_wd),
+    .rd_addr({go_pick, c_qpn_next, qn_next}),
+    .rd_data({osth_go, osth_c, osth_qn})
+);
+
 // a QP's REQ record as it reads: the RAM's word once written since the load
 // (the timeout exponent of rql is not read here)
 /* verilator lint_off UNUSEDSIGNAL */
@@ -1020,27 +1085,27 @@ endfunction
 /* verilator lint_on UNUSEDSIGNAL */
 
 /* verilator lint_off UNUSEDSIGNAL */
-wire [REQ_W-1:0] req_qn = req_eff(req_v_reg[qn_reg], req_qn_raw, sq_psn_mem[qn_reg], rql_qn);
+wire [REQ_W-1:0] req_qn = req_eff(req_v_reg[qn_reg], req_qn_raw, sqp_qn[SQP_PSN_LSB +: SQP_PSN_W], rql_qn);
 /* verilator lint_on UNUSEDSIGNAL */
-wire [REQ_W-1:0] req_c = req_eff(req_v_reg[c_qpn_reg], req_c_raw, sq_psn_mem[c_qpn_reg], rql_c);
+wire [REQ_W-1:0] req_c = req_eff(req_v_reg[c_qpn_reg], req_c_raw, sqp_c[SQP_PSN_LSB +: SQP_PSN_W], rql_c);
 assign qn_una = req_qn[REQ_UNA_LSB +: REQ_UNA_W];
 assign qn_rot = req_qn[REQ_ROT_LSB +: REQ_ROT_W];
 assign qn_susp = req_qn[REQ_SUSP_LSB +: REQ_SUSP_W];
 assign qn_suspv = req_qn[REQ_SUSPV_LSB];
-assign qn_sent = snt_v_reg[qn_reg] ? snt_qn_raw[SNT_PSN_LSB +: SNT_PSN_W] : sq_psn_mem[qn_reg];
-wire [23:0] go_una = req_v_reg[go_qpn] ? req_go_una_raw : sq_psn_mem[go_qpn];
+assign qn_sent = snt_v_reg[qn_reg] ? snt_qn_raw[SNT_PSN_LSB +: SNT_PSN_W] : sqp_qn[SQP_PSN_LSB +: SQP_PSN_W];
+wire [23:0] go_una = req_v_reg[go_qpn] ? req_go_una_raw : sqp_go;
 wire [23:0] c_una_now = req_c[REQ_UNA_LSB +: REQ_UNA_W];
 wire [23:0] c_sent_now = snt_v_reg[c_qpn_reg] ? snt_c_raw[SNT_PSN_LSB +: SNT_PSN_W]
-    : sq_psn_mem[c_qpn_reg];
+    : sqp_c[SQP_PSN_LSB +: SQP_PSN_W];
 wire [2:0] c_rleft = req_c[REQ_RLEFT_LSB +: REQ_RLEFT_W];
 wire [2:0] c_nleft = req_c[REQ_NLEFT_LSB +: REQ_NLEFT_W];
 wire [5:0] c_rot = req_c[REQ_ROT_LSB +: REQ_ROT_W];
 wire [2:0] c_retry_init = rql_c[RQL_RETRY_LSB +: RQL_RETRY_W];
 wire [2:0] c_rnr_init = rql_c[RQL_RNR_LSB +: RQL_RNR_W];
 
-wire [3:0] c_head = ost_head_mem[c_qpn_reg];
-wire [3:0] c_tail = ost_tail_mem[c_qpn_reg];
-wire [OST_W-1:0] c_entry = ost_mem[{ring_mem[c_qpn_reg], c_head[2:0]}];
+wire [3:0] c_head = osth_c[OSTH_HEAD_LSB +: OSTH_HEAD_W];
+wire [3:0] c_tail = sqp_c[SQP_TAIL_LSB +: SQP_TAIL_W];
+wire [OST_W-1:0] c_entry = ost_mem[{ring_c[RING_NUM_LSB +: RING_NUM_W], c_head[2:0]}];
 wire [23:0] c_entry_psn = c_entry[25:2];
 // an ACK may cover [una - 1, sent - 1]; a NAK must name a PSN in [una, sent)
 // the QP's una and PSNs in flight, read in C_LOAD (only the completer moves
@@ -1108,11 +1173,22 @@ end
 // then do not wait for the ACK checks). ST_RECORD writes a record that
 // reads as loaded (req_v_reg clear); the completer's write goes first:
 // ST_RECORD waits a cycle for it unless it is this QP's (which then sets
-// the bit).
+// the bit). It waits a cycle for a load of another QP too (SQP's write
+// port is the load's then), and for the completer's write of another QP's
+// stamp if it would write the stamp (ex_st_stall).
+wire l_any = load_rts || load_reset;
+// (the stamp's writers: the completer's, and the executor's QP; below)
+wire stc_we = (c_state_reg == C_EVAL && c_syn_reg[6:5] == 2'b00 && c_ack_ok && c_ack_off != 24'd0)
+    || c_state_reg == C_SEQ || c_state_reg == C_RNR
+    || (c_state_reg == C_TMO && c_head != c_tail && !rtx_req_reg[c_qpn_reg]);
+wire [QN_W-1:0] ste_wa = state_reg == ST_IDLE ? go_qpn : qn_reg;
+wire ex_st_stall = stc_we && c_qpn_reg != ste_wa;
 wire c_wr_state = c_state_reg == C_EVAL || c_state_reg == C_SEQ || c_state_reg == C_RNR
     || c_state_reg == C_TMO;
 wire rec_req = rec_state && !req_v_reg[qn_reg];
-wire rec_stall = rec_req && c_wr_state && c_qpn_reg != qn_reg;
+wire rec_stall = (rec_req && c_wr_state && c_qpn_reg != qn_reg)
+    || (rec_state && l_any && load_qpn != qn_reg)
+    || (rec_state && ost_empty && !rtx_req_reg[qn_reg] && ex_st_stall);
 assign req_we = c_wr_state || rec_req;
 assign req_wa = c_wr_state ? c_qpn_reg : qn_reg;
 assign req_wd = c_wr_state ? req_wd_c : req_qn;
@@ -1122,14 +1198,56 @@ assign req_wd = c_wr_state ? req_wd_c : req_qn;
 // a WQE of the same QP is recorded that cycle) or when the QP is loaded
 // (reset or brought to RTS) with entries, or with one being recorded.
 localparam [OST_RINGS-1:0] RING_ONE = {{(OST_RINGS-1){1'b0}}, 1'b1};
-wire c_pop = (c_state_reg == C_POP && c_head != c_tail && c_covered)
-    || (c_state_reg == C_ERR && c_head != c_tail);
+// (C_POP and C_ERR wait a cycle for a load of another QP: OSTH's write
+// port is the load's then)
+wire c_lstall = l_any && load_qpn != c_qpn_reg && (c_state_reg == C_POP || c_state_reg == C_ERR);
+wire c_pop = !c_lstall && ((c_state_reg == C_POP && c_head != c_tail && c_covered)
+    || (c_state_reg == C_ERR && c_head != c_tail));
 wire rec_now = state_reg == ST_RECORD && !rec_stall;
+assign sqp_we = l_any || rec_now;
+assign sqp_wa = l_any ? load_qpn : qn_reg;
+assign sqp_wd = l_any ? {{SQP_TAIL_W{1'b0}}, load_psn} : {ost_tail + 4'd1, rec_next_psn_reg};
+assign osth_we = l_any || c_pop;
+assign osth_wa = l_any ? load_qpn : c_qpn_reg;
+assign osth_wd = l_any ? {OSTH_W{1'b0}} : c_head + 4'd1;
 wire c_drain = c_pop && c_head + 4'd1 == c_tail && !(rec_now && qn_reg == c_qpn_reg);
-wire l_any = load_rts || load_reset;
-wire l_held = ost_head_mem[load_qpn] != ost_tail_mem[load_qpn];
+wire l_held = !ost_empty_reg[load_qpn];
 wire l_new = rec_now && ost_empty && qn_reg == load_qpn;
 wire [OST_RINGS-1:0] ring_take = rec_now && ost_empty ? RING_ONE << ring_pick : {OST_RINGS{1'b0}};
+
+// The stamp's writes: the completer's when an ACK moves una, on a
+// sequence NAK, on an RNR NAK (the wait's end) and on a timeout; the
+// executor's when a retransmission starts (the go pick, or ST_RTX_PICK
+// starting over) and when a WQE is recorded into an empty ring (unless it
+// holds the RNR wait). The executor's waits while the completer writes
+// another QP (ex_st_stall: ST_IDLE's go pick, ST_RTX_PICK's start over and
+// ST_RECORD wait a cycle).
+wire [23:0] stamp_qn;
+wire rtx_due = (now - stamp_qn) < 24'h800000;
+wire ste_we = (state_reg == ST_IDLE && go_valid)
+    || (state_reg == ST_RTX_PICK && ctx_state == QPS_RTS && rtx_req_reg[qn_reg] && rtx_due)
+    || (rec_now && ost_empty && !rtx_req_reg[qn_reg]);
+wire stamp_we = stc_we || ste_we;
+wire [QN_W-1:0] stamp_wa = stc_we ? c_qpn_reg : ste_wa;
+wire [STAMP_W-1:0] stamp_wd = stc_we && c_state_reg == C_RNR ? now + rnr_ticks(c_syn_reg[4:0]) : now;
+wire [STAMP_W-1:0] stamp_scan_raw, stamp_qn_raw;
+
+// (ports in the order qn, scan)
+ram_sdp_copies #(
+    .DATA_W(STAMP_W),
+    .ADDR_W(QN_W),
+    .DEPTH(NUM_QP),
+    .N_RD(2)
+) stamp_inst (
+    .clk(clk),
+    .wr_en(stamp_we),
+    .wr_addr(stamp_wa),
+    .wr_data(stamp_wd),
+    .rd_addr({scan_next, qn_next}),
+    .rd_data({stamp_scan_raw, stamp_qn_raw})
+);
+assign stamp_scan = stamp_scan_raw[STAMP_TICK_LSB +: STAMP_TICK_W];
+assign stamp_qn = stamp_qn_raw[STAMP_TICK_LSB +: STAMP_TICK_W];
 
 // the full and empty bits (above) move with the pointers: rec_now moves the
 // tail of qn_reg, c_pop the head of c_qpn_reg (both in one cycle when they
@@ -1151,8 +1269,33 @@ always @(posedge clk) begin
         ost_empty_reg[load_qpn] <= 1'b1;
     end
 end
-wire [OST_RINGS-1:0] ring_give = (c_drain ? RING_ONE << ring_mem[c_qpn_reg] : {OST_RINGS{1'b0}})
-    | (l_any && l_held ? RING_ONE << ring_mem[load_qpn] : {OST_RINGS{1'b0}})
+// A load's QP number is not known a cycle ahead, so the ring it frees is
+// read in the load's cycle and given back in the next (it stays taken a
+// cycle longer; not if the completer gives it back in the load's cycle)
+wire ring_we = rec_now && ost_empty;
+wire [RING_W-1:0] ring_wd = ring_pick;
+reg l_give_reg = 1'b0;
+always @(posedge clk) begin
+    l_give_reg <= l_any && l_held && !(c_drain && c_qpn_reg == load_qpn);
+end
+
+// (ports in the order qn, c, load)
+ram_sdp_copies #(
+    .DATA_W(RING_W),
+    .ADDR_W(QN_W),
+    .DEPTH(NUM_QP),
+    .N_RD(3)
+) ring_inst (
+    .clk(clk),
+    .wr_en(ring_we),
+    .wr_addr(qn_reg),
+    .wr_data(ring_wd),
+    .rd_addr({load_qpn, c_qpn_next, qn_next}),
+    .rd_data({ring_ld, ring_c, ring_qn})
+);
+
+wire [OST_RINGS-1:0] ring_give = (c_drain ? RING_ONE << ring_c[RING_NUM_LSB +: RING_NUM_W] : {OST_RINGS{1'b0}})
+    | (l_give_reg ? RING_ONE << ring_ld[RING_NUM_LSB +: RING_NUM_W] : {OST_RINGS{1'b0}})
     | (l_any && l_new ? RING_ONE << ring_pick : {OST_RINGS{1'b0}});
 
 reg stat_retransmit_reg = 1'b0;
@@ -1224,15 +1367,17 @@ always @(posedge clk) begin
             rtx_mode_reg <= 1'b0;
             decode_err_reg <= 1'b0;
             if (go_valid) begin
-                // a retransmission goes before any new work
-                rtx_mode_reg <= 1'b1;
-                rtx_single_reg <= rtx_one_reg[go_qpn];
-                rtx_from_reg <= go_una;
-                rtx_req_reg[go_qpn] <= 1'b0;
-                rtx_go_reg[go_qpn] <= 1'b0;
-                rtx_idx_reg <= ost_head_mem[go_qpn];
-                stamp_mem[go_qpn] <= now;
-                state_reg <= ST_RTX_PICK;
+                // a retransmission goes before any new work (a cycle
+                // later if the stamp's write port is the completer's)
+                if (!ex_st_stall) begin
+                    rtx_mode_reg <= 1'b1;
+                    rtx_single_reg <= rtx_one_reg[go_qpn];
+                    rtx_from_reg <= go_una;
+                    rtx_req_reg[go_qpn] <= 1'b0;
+                    rtx_go_reg[go_qpn] <= 1'b0;
+                    rtx_idx_reg <= osth_go;
+                    state_reg <= ST_RTX_PICK;
+                end
             end else if (pf_use) begin
                 // the prefetched WQE is already in the other slot
                 cqn_reg <= pf_cqn_reg;
@@ -1263,13 +1408,16 @@ always @(posedge clk) begin
                 state_reg <= ST_IDLE;                 // the completer flushes them
             end else if (rtx_req_reg[qn_reg]) begin
                 // asked again meanwhile: start over from the new PSN once due
-                if ((now - stamp_mem[qn_reg]) < 24'h800000) begin
-                    rtx_single_reg <= rtx_one_reg[qn_reg];
-                    rtx_from_reg <= qn_una;
-                    rtx_req_reg[qn_reg] <= 1'b0;
-                    rtx_go_reg[qn_reg] <= 1'b0;
-                    rtx_idx_reg <= ost_head;
-                    stamp_mem[qn_reg] <= now;
+                if (rtx_due) begin
+                    // (a cycle later if the stamp's write port is the
+                    // completer's)
+                    if (!ex_st_stall) begin
+                        rtx_single_reg <= rtx_one_reg[qn_reg];
+                        rtx_from_reg <= qn_una;
+                        rtx_req_reg[qn_reg] <= 1'b0;
+                        rtx_go_reg[qn_reg] <= 1'b0;
+                        rtx_idx_reg <= ost_head;
+                    end
                 end else begin
                     state_reg <= ST_IDLE;
                 end
@@ -1335,7 +1483,7 @@ always @(posedge clk) begin
             byte_len_reg <= wqe_len;
             chunk_reg <= wqe_is_roce ? {19'd0, 13'd128 << q_pmtu_reg} : CHUNK;
             roce_reg <= wqe_is_roce;
-            psn0_reg <= sq_psn_mem[qn_reg];
+            psn0_reg <= sqp_qn[SQP_PSN_LSB +: SQP_PSN_W];
             if (rtx_mode_reg) begin
                 psn0_reg <= rtx_psn0_reg;
                 rd_off_reg <= {8'd0, rtx_skip_reg} << pmtu_log;
@@ -1490,13 +1638,9 @@ always @(posedge clk) begin
             if (!rec_stall) begin
                 ost_mem[ost_wr_idx] <= {wqe_addr_reg, psn0_reg, byte_len_reg, wqe_wr_id, wqe_index_reg,
                     rec_last_psn_reg, wqe_is_send, wqe_signaled};
-                ost_tail_mem[qn_reg] <= ost_tail + 4'd1;
-                sq_psn_mem[qn_reg] <= rec_next_psn_reg;
                 if (ost_empty) begin
-                    if (!rtx_req_reg[qn_reg]) begin
-                        stamp_mem[qn_reg] <= now;     // (else it holds the RNR wait)
-                    end
-                    ring_mem[qn_reg] <= ring_pick;
+                    // (and the stamp, unless it holds the RNR wait: ste_we;
+                    // the ring it takes: ring_we)
                 end
                 if (ctx_state != QPS_RTS) begin
                     flush_req_reg[qn_reg] <= 1'b1;
@@ -1598,10 +1742,8 @@ always @(posedge clk) begin
                 c_state_reg <= C_IDLE;
             end else if (c_syn_reg[6:5] == 2'b00) begin
                 // ACK: everything up to this PSN arrived
-                if (c_ack_off != 24'd0) begin
-                    // (una and the retry counters: req_wd_c)
-                    stamp_mem[c_qpn_reg] <= now;
-                end
+                // (una and the retry counters: req_wd_c; the stamp, if
+                // it moves una: stc_we)
                 c_limit_reg <= c_psn_reg;
                 c_state_reg <= C_POP;
                 c_next_reg <= C_IDLE;
@@ -1623,10 +1765,9 @@ always @(posedge clk) begin
                 endcase
             end
         end
-        C_POP: begin
+        C_POP: if (!c_lstall) begin
             if (c_head != c_tail && c_covered) begin
                 c_entry_reg <= c_entry;
-                ost_head_mem[c_qpn_reg] <= c_head + 4'd1;
                 if (c_entry[0]) begin
                     c_state_reg <= C_CQE;
                 end
@@ -1640,8 +1781,7 @@ always @(posedge clk) begin
         C_SEQ: begin
             // PSN sequence error: go back to the PSN the responder expects
             // (una, the retry counter and the suspect path: req_wd_c)
-            stat_nak_seq_reg <= 1'b1;
-            stamp_mem[c_qpn_reg] <= now;
+            stat_nak_seq_reg <= 1'b1;               // (the stamp: stc_we)
             if (c_psn_reg == c_una && c_rleft == 3'd0) begin
                 c_err_status_reg <= WC_STATUS_RETRY_EXC_ERR;
                 c_set_err_reg <= 1'b1;
@@ -1661,7 +1801,7 @@ always @(posedge clk) begin
             // receiver not ready: resend from its PSN after the RNR timer
             // (una and the RNR retry counter: req_wd_c)
             stat_rnr_reg <= 1'b1;
-            stamp_mem[c_qpn_reg] <= now + rnr_ticks(c_syn_reg[4:0]);
+            // (the stamp: stc_we)
             if (c_rnr_init != 3'd7 && c_nleft == 3'd0) begin
                 c_err_status_reg <= WC_STATUS_RNR_RETRY_EXC_ERR;
                 c_set_err_reg <= 1'b1;
@@ -1678,8 +1818,7 @@ always @(posedge clk) begin
             if (c_head == c_tail || rtx_req_reg[c_qpn_reg]) begin
                 c_state_reg <= C_IDLE;
             end else begin
-                stat_timeout_reg <= 1'b1;
-                stamp_mem[c_qpn_reg] <= now;
+                stat_timeout_reg <= 1'b1;               // (the stamp: stc_we)
                 if (c_rleft == 3'd0) begin
                     c_err_status_reg <= WC_STATUS_RETRY_EXC_ERR;
                     c_set_err_reg <= 1'b1;
@@ -1693,12 +1832,11 @@ always @(posedge clk) begin
                 end
             end
         end
-        C_ERR: begin
+        C_ERR: if (!c_lstall) begin
             // the first remaining WQE gets the error, the rest are flushed
             rtx_req_reg[c_qpn_reg] <= 1'b0;
             if (c_head != c_tail) begin
                 c_entry_reg <= c_entry;
-                ost_head_mem[c_qpn_reg] <= c_head + 4'd1;
                 c_error_reg <= 1'b1;
                 c_state_reg <= C_CQE;
             end else begin
@@ -1730,9 +1868,6 @@ always @(posedge clk) begin
     if (load_rts || load_reset) begin
         // (the PSN and the retry settings go to RQL: rql_wd; REQ and SNT
         // read as loaded until written again)
-        sq_psn_mem[load_qpn] <= load_psn;
-        ost_head_mem[load_qpn] <= 4'd0;
-        ost_tail_mem[load_qpn] <= 4'd0;
         rtx_req_reg[load_qpn] <= 1'b0;
         flush_req_reg[load_qpn] <= 1'b0;
         req_v_reg[load_qpn] <= 1'b0;
@@ -1785,12 +1920,39 @@ wire f_opc_last = m_pkt_opcode == 8'h02 || m_pkt_opcode == 8'h03 || m_pkt_opcode
     || m_pkt_opcode == 8'h0A || m_pkt_opcode == 8'h0B
     || m_pkt_opcode == MP_OPCODE_WRITE_LAST || m_pkt_opcode == MP_OPCODE_WRITE_LAST_IMM;
 wire f_is_w = qn_reg == f_qp && wqe_index_reg == f_idx;
-// the hold's full and empty bits say what the pointers say
+// the ring's pointers, kept here as the RAMs' write ports write them: the
+// RAMs read them back at qn_reg and c_qpn_reg, and the hold's full and
+// empty bits say what they say
+// (and the timer stamp, read back at scan_i and qn_reg)
+reg [3:0] f_head [0:NUM_QP-1];
+reg [3:0] f_tail [0:NUM_QP-1];
+reg [23:0] f_stamp [0:NUM_QP-1];
 integer f_q;
-always @* begin
+initial begin
     for (f_q = 0; f_q < NUM_QP; f_q = f_q + 1) begin
-        assert(ost_full_reg[f_q] == (ost_tail_mem[f_q] - ost_head_mem[f_q] == OST_DEPTH_4));  // f_ost_full
-        assert(ost_empty_reg[f_q] == (ost_tail_mem[f_q] == ost_head_mem[f_q]));               // f_ost_empty
+        f_head[f_q] = 4'd0;
+        f_tail[f_q] = 4'd0;
+        f_stamp[f_q] = 24'd0;
+    end
+end
+always @(posedge clk) begin
+    if (osth_we) begin
+        f_head[osth_wa] <= osth_wd[OSTH_HEAD_LSB +: OSTH_HEAD_W];
+    end
+    if (sqp_we) begin
+        f_tail[sqp_wa] <= sqp_wd[SQP_TAIL_LSB +: SQP_TAIL_W];
+    end
+    if (stamp_we) begin
+        f_stamp[stamp_wa] <= stamp_wd;
+    end
+end
+always @* begin
+    assert(ost_head == f_head[qn_reg] && ost_tail == f_tail[qn_reg]);      // f_ost_read
+    assert(c_head == f_head[c_qpn_reg] && c_tail == f_tail[c_qpn_reg]);    // f_ost_read
+    assert(stamp_qn == f_stamp[qn_reg] && stamp_scan == f_stamp[scan_i]);  // f_stamp_read
+    for (f_q = 0; f_q < NUM_QP; f_q = f_q + 1) begin
+        assert(ost_full_reg[f_q] == (f_tail[f_q] - f_head[f_q] == OST_DEPTH_4));  // f_ost_full
+        assert(ost_empty_reg[f_q] == (f_tail[f_q] == f_head[f_q]));               // f_ost_empty
     end
 end
 wire [23:0] f_ack_cov = s_ack_syndrome[6:5] == 2'b00 ? s_ack_psn : s_ack_psn - 24'd1;

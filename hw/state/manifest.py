@@ -316,7 +316,12 @@ def one(cfg, attrs, tmp):
             owner = [r for r, (w, _) in recs.items() if w == ram["src_width"]] \
                 or [r for r, (w, _) in recs.items() if w == ram["width"]]
             if len(owner) > 1:
-                owner = [r for r in owner if ram["src"].startswith(r.lower() + "_")]
+                # named by its write vector (<r>_...), or, where the
+                # elaboration shows another name for that vector (a
+                # plain alias), by its instance (<r>_inst)
+                inst = ram["instance"].split(".")[0]
+                owner = [r for r in owner if ram["src"].startswith(r.lower() + "_")] \
+                    or [r for r in owner if inst.startswith(r.lower() + "_")]
             if len(owner) != 1:
                 die(f"{m}.{ram['instance']}: which record it holds ({ram['src']}: {owner})")
             r = owner[0]

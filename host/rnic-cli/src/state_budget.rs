@@ -137,10 +137,9 @@ fn category(module: &str, name: &str) -> Option<Category> {
         ("qp_context", _) => Context,
         ("queue_manager", n) if n.starts_with("sq_") || n.starts_with("sqc_") => SendQueue,
         ("cq_manager", _) => CompletionQueue,
-        (
-            "wqe_executor",
-            "ost_mem" | "ost_head_mem" | "ost_tail_mem" | "ring_mem" | "ring_free_reg",
-        ) => OutstandingRing,
+        ("wqe_executor", "ost_mem" | "osth_head" | "sqp_tail" | "ring_num" | "ring_free_reg") => {
+            OutstandingRing
+        }
         ("wqe_executor", "req_rot" | "req_susp" | "req_suspv") => PerPath,
         ("wqe_executor", _) => PsnRetry,
         ("rc_responder", "rsp_bmp" | "rsp_clr_reg") => Bitmap,
@@ -453,8 +452,24 @@ mod tests {
         );
         let ring = b.shared.iter().find(|i| i.name == "ost_mem").unwrap();
         assert_eq!(ring.bits, 226 * 8 * 16);
-        let ring_no = b.items.iter().find(|i| i.name == "ring_mem").unwrap();
-        assert_eq!(ring_no.bits, 4);
+        // per QP: the ring's number and its two pointers, records in block
+        // RAM now, not the flop arrays they replaced
+        for (name, bits) in [("ring_num", 4), ("osth_head", 4), ("sqp_tail", 4)] {
+            let it = b.items.iter().find(|i| i.name == name).unwrap();
+            assert_eq!(
+                (it.bits, it.category),
+                (bits, Category::OutstandingRing),
+                "{name}"
+            );
+        }
+        assert!(b.items.iter().all(|i| ![
+            "ring_mem",
+            "ost_head_mem",
+            "ost_tail_mem",
+            "sq_psn_mem",
+            "stamp_mem"
+        ]
+        .contains(&i.name.as_str())));
         assert!(b
             .items
             .iter()
@@ -466,6 +481,8 @@ mod tests {
             ("rql_tmo", 5, Category::PsnRetry),
             ("req_una", 24, Category::PsnRetry),
             ("snt_psn", 24, Category::PsnRetry),
+            ("sqp_psn", 24, Category::PsnRetry),
+            ("stamp_tick", 24, Category::PsnRetry),
             ("req_rot", 6, Category::PerPath),
             ("req_suspv", 1, Category::PerPath),
         ] {
