@@ -460,8 +460,9 @@ localparam OST_W = 226;
 localparam RG_W = $clog2(OST_RINGS);
 reg [OST_W-1:0] ost_mem [0:OST_RINGS*OST_DEPTH-1];
 // RING: the ring a QP holds while its ring is not empty. Written by
-// ST_RECORD alone (when it takes a ring); read at qn, c and at a load's
-// QP (which gives the ring back a cycle after the load: l_give_reg).
+// ST_RECORD alone (when it takes a ring); read at qn, c, go (kept for the
+// retransmission's walk: rtx_ring_reg) and at a load's QP (which gives the
+// ring back a cycle after the load: l_give_reg).
 localparam RING_NUM_W = RG_W;
 localparam RING_NUM_LSB = 0;
 localparam RING_W = RING_NUM_LSB + RING_NUM_W;
@@ -793,13 +794,17 @@ priority_encoder #(.WIDTH(OST_RINGS), .OUT_W(RG_W)) ring_enc (
 assign stat_ring_busy = !ring_avail;
 // a QP with an empty ring may start a network WQE only if a ring is free
 wire ost_room = ost_empty ? ring_avail : !ost_full;
-wire [RING_W-1:0] ring_qn, ring_c, ring_ld;   // (the RAM is below, with the ring's hand-over)
+wire [RING_W-1:0] ring_qn, ring_c, ring_go, ring_ld;   // (the RAM is below, with the ring's hand-over)
 wire [RG_W-1:0] ost_ring = ost_empty ? ring_pick : ring_qn[RING_NUM_LSB +: RING_NUM_W];
 wire [$clog2(OST_RINGS*OST_DEPTH)-1:0] ost_wr_idx = {ost_ring, ost_tail[2:0]};
 
-// the entry the retransmission walk is looking at
+// the entry the retransmission walk is looking at, in the ring the QP held
+// when the retransmission started (it cannot take another before the walk
+// ends: only ST_RECORD takes rings), registered then so that the entry's
+// address starts at flops, not at the block RAM's output
+reg [RG_W-1:0] rtx_ring_reg = {RG_W{1'b0}};
 /* verilator lint_off UNUSEDSIGNAL */
-wire [OST_W-1:0] r_entry = ost_mem[{ring_qn[RING_NUM_LSB +: RING_NUM_W], rtx_idx_reg[2:0]}];
+wire [OST_W-1:0] r_entry = ost_mem[{rtx_ring_reg, rtx_idx_reg[2:0]}];
 /* verilator lint_on UNUSEDSIGNAL */
 wire [63:0] r_addr = r_entry[225:162];
 wire [23:0] r_psn0 = r_entry[161:138];
@@ -1279,19 +1284,19 @@ always @(posedge clk) begin
     l_give_reg <= l_any && l_held && !(c_drain && c_qpn_reg == load_qpn);
 end
 
-// (ports in the order qn, c, load)
+// (ports in the order qn, c, go, load)
 ram_sdp_copies #(
     .DATA_W(RING_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
-    .N_RD(3)
+    .N_RD(4)
 ) ring_inst (
     .clk(clk),
     .wr_en(ring_we),
     .wr_addr(qn_reg),
     .wr_data(ring_wd),
-    .rd_addr({load_qpn, c_qpn_next, qn_next}),
-    .rd_data({ring_ld, ring_c, ring_qn})
+    .rd_addr({load_qpn, go_pick, c_qpn_next, qn_next}),
+    .rd_data({ring_ld, ring_go, ring_c, ring_qn})
 );
 
 wire [OST_RINGS-1:0] ring_give = (c_drain ? RING_ONE << ring_c[RING_NUM_LSB +: RING_NUM_W] : {OST_RINGS{1'b0}})
@@ -1376,6 +1381,7 @@ always @(posedge clk) begin
                     rtx_req_reg[go_qpn] <= 1'b0;
                     rtx_go_reg[go_qpn] <= 1'b0;
                     rtx_idx_reg <= osth_go;
+                    rtx_ring_reg <= ring_go[RING_NUM_LSB +: RING_NUM_W];
                     state_reg <= ST_RTX_PICK;
                 end
             end else if (pf_use) begin
@@ -1927,12 +1933,14 @@ wire f_is_w = qn_reg == f_qp && wqe_index_reg == f_idx;
 reg [3:0] f_head [0:NUM_QP-1];
 reg [3:0] f_tail [0:NUM_QP-1];
 reg [23:0] f_stamp [0:NUM_QP-1];
+reg [RG_W-1:0] f_ring [0:NUM_QP-1];
 integer f_q;
 initial begin
     for (f_q = 0; f_q < NUM_QP; f_q = f_q + 1) begin
         f_head[f_q] = 4'd0;
         f_tail[f_q] = 4'd0;
         f_stamp[f_q] = 24'd0;
+        f_ring[f_q] = {RG_W{1'b0}};
     end
 end
 always @(posedge clk) begin
@@ -1945,11 +1953,20 @@ always @(posedge clk) begin
     if (stamp_we) begin
         f_stamp[stamp_wa] <= stamp_wd;
     end
+    if (ring_we) begin
+        f_ring[qn_reg] <= ring_wd[RING_NUM_LSB +: RING_NUM_W];
+    end
 end
 always @* begin
     assert(ost_head == f_head[qn_reg] && ost_tail == f_tail[qn_reg]);      // f_ost_read
     assert(c_head == f_head[c_qpn_reg] && c_tail == f_tail[c_qpn_reg]);    // f_ost_read
     assert(stamp_qn == f_stamp[qn_reg] && stamp_scan == f_stamp[scan_i]);  // f_stamp_read
+    // a retransmission walks the ring its QP holds (not reached within
+    // hw/formal's 21 cycles: the harness's first retransmission comes later;
+    // the torture's retransmissions check it, every resent byte compared)
+    if (!rst && state_reg != ST_IDLE && rtx_mode_reg && !ost_empty) begin
+        assert(rtx_ring_reg == f_ring[qn_reg]);                           // f_rtx_ring
+    end
     for (f_q = 0; f_q < NUM_QP; f_q = f_q + 1) begin
         assert(ost_full_reg[f_q] == (f_tail[f_q] - f_head[f_q] == OST_DEPTH_4));  // f_ost_full
         assert(ost_empty_reg[f_q] == (f_tail[f_q] == f_head[f_q]));               // f_ost_empty
