@@ -113,6 +113,7 @@ wqe_executor #(
     .s_sq_ready(s_sq_ready),
     .sq_done(),
     .sq_done_qn(),
+    .sq_done_ready(1'b1),
     .sq_hold(),
     .ctx_qpn(ctx_qpn),
     .ctx_state(3'd3),                         // RTS

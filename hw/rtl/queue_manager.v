@@ -5,7 +5,8 @@
 //
 // Rings live in host memory; only their indices live here. Indices are
 // 16-bit free-running counters, so a ring of N entries (N a power of two up
-// to 32768) is full when pi - ci == N.
+// to 32768) is full when pi - ci == N. Errors are reported two cycles after
+// the register write that caused them.
 
 `resetall
 `timescale 1ns / 1ps
@@ -52,11 +53,14 @@ module queue_manager #(
     input  wire             m_sq_ready,
     input  wire [NUM_Q-1:0] sq_hold,           // queues whose next WQE must wait
 
-    // executor: the work request of queue sq_done_qn is finished
+    // executor: the work request of queue sq_done_qn is finished (held
+    // until sq_done_ready)
     input  wire             sq_done,
     input  wire [QN_W-1:0]  sq_done_qn,
+    output wire             sq_done_ready,
 
-    // the completion queue of a send queue
+    // the completion queue of a send queue: lookup_cqn is the CQ of the
+    // lookup_qn of the cycle before (a block RAM read)
     input  wire [QN_W-1:0]  lookup_qn,
     output wire [QN_W-1:0]  lookup_cqn,
 
@@ -82,7 +86,10 @@ module queue_manager #(
     // 2 bad ring size or alignment, 6 bad CQ number, 7 doorbell beyond ring size
     output wire             err_valid,
     output wire [7:0]       err_code,
-    output wire [15:0]      err_qn
+    output wire [15:0]      err_qn,
+    // a register write's effects (its record write, its error) are still
+    // on their way: a register read waits, so it sees them
+    output wire             busy
 );
 
 // the ring entry formats: hw/formats/rnic_formats.rdl
@@ -112,46 +119,52 @@ end
 
 // ring state
 //
-// SQC: a send queue's configuration that only the WQE address reads, in
-// block RAM (ram_sdp): the ring's base (rings are 4 KiB aligned: the low 12
-// bits are zero). Written by the host's ring command (cmd 1) only, read
-// through the picked queue: the read port is given the queue sel_qn_reg
-// takes at the next edge, so the word is there when sel_valid_reg is (a
-// command at cycle t is seen from t+1, as with a flop array).
+// Every send queue's state is a record in block RAM, read a cycle ahead by
+// queue number and written by one read-modify-write pipeline (below), so
+// the logic does not grow with the number of queues; only a live bit per
+// queue stays in flops, because a block RAM has no reset.
 //
-// Kept in flops: the indices (pi, ci: the doorbells and the executor move
-// them, the ready vector reads every queue's each cycle), the size (also
-// read by the doorbell check at the doorbell's queue), the send queue's CQ
-// (also read by the ACK completer's lookup at lookup_qn) and the enables.
+// SQC: what the ring command (cmd 1) alone writes: the ring's base (rings
+// are 4 KiB aligned: the low 12 bits are zero) and the send queue's CQ.
+// Read by the pipeline's pick (the base, for the WQE's address, and the
+// CQ) and by the ACK completer's lookup (the CQ).
 localparam SQC_BASE_W = 52;
 localparam SQC_BASE_LSB = 0;
-localparam SQC_W = SQC_BASE_LSB + SQC_BASE_W;
-reg [3:0] sq_log [0:NUM_Q-1];
-reg [15:0] sq_pi [0:NUM_Q-1];
-reg [15:0] sq_ci [0:NUM_Q-1];
-reg [QN_W-1:0] sq_cqn [0:NUM_Q-1];
-reg [NUM_Q-1:0] sq_en = {NUM_Q{1'b0}};
-
-// WQEs handed to the executor and not yet finished, per queue: up to two,
-// so the executor can fetch the next one while the current one streams
-reg [2*NUM_Q-1:0] taken_reg = {(2*NUM_Q){1'b0}};
-integer tq;
-reg [QN_W-1:0] rr_reg = {QN_W{1'b0}};
+localparam SQC_CQN_W = QN_W;
+localparam SQC_CQN_LSB = SQC_BASE_LSB + SQC_BASE_W;
+localparam SQC_W = SQC_CQN_LSB + SQC_CQN_W;
+// SQS: the ring's state: its size (log2; 0: the queue is disabled, a ring
+// has 2 entries or more), the producer index the doorbell wrote, the
+// consumer index (WQEs finished), the WQEs handed to the executor and not
+// yet finished (up to two, so the executor can fetch the next one while
+// the current one streams), and whether the queue is scheduled (in the
+// list of queues to look at, parked, or in the pipeline). Indices are
+// free-running, so the next WQE to hand over is ci + taken, and the queue
+// has work while pi != ci + taken.
+localparam SQS_LOG_W = 4;
+localparam SQS_LOG_LSB = 0;
+localparam SQS_PI_W = 16;
+localparam SQS_PI_LSB = SQS_LOG_LSB + SQS_LOG_W;
+localparam SQS_CI_W = 16;
+localparam SQS_CI_LSB = SQS_PI_LSB + SQS_PI_W;
+localparam SQS_TAKEN_W = 2;
+localparam SQS_TAKEN_LSB = SQS_CI_LSB + SQS_CI_W;
+localparam SQS_SCHED_W = 1;
+localparam SQS_SCHED_LSB = SQS_TAKEN_LSB + SQS_TAKEN_W;
+localparam SQS_W = SQS_SCHED_LSB + SQS_SCHED_W;
+// SQF: the list of scheduled queues, a FIFO of queue numbers: each queue
+// is in it at most once (its sched bit), so it never holds more than
+// NUM_Q; sized a power of two for the free-running pointers.
+localparam SQF_QN_W = QN_W;
+localparam SQF_QN_LSB = 0;
+localparam SQF_W = SQF_QN_LSB + SQF_QN_W;
+localparam SQF_DEPTH = 1 << QN_W;
 
 reg err_valid_reg = 1'b0;
 reg [7:0] err_code_reg = 8'd0;
 reg [15:0] err_qn_reg = 16'd0;
 
 integer i;
-
-initial begin
-    for (i = 0; i < NUM_Q; i = i + 1) begin
-        sq_log[i] = 4'd0;
-        sq_pi[i] = 16'd0;
-        sq_ci[i] = 16'd0;
-        sq_cqn[i] = {QN_W{1'b0}};
-    end
-end
 
 // ring size check: a power of two from 2 to 32768
 reg size_ok;
@@ -170,10 +183,6 @@ end
 wire [63:0] reg_base = {reg_q_base_hi, reg_q_base_lo};
 wire sel_ok = reg_q_sel < NUM_Q16;
 wire [QN_W-1:0] sel = reg_q_sel[QN_W-1:0];
-
-assign sel_sq_pi = sel_ok ? sq_pi[sel] : 16'd0;
-assign sel_sq_ci = sel_ok ? sq_ci[sel] : 16'd0;
-assign sel_sq_en = sel_ok ? sq_en[sel] : 1'b0;
 
 // the completion queues
 wire cq_create = reg_q_cmd_valid && sel_ok && reg_q_cmd == 4'd3 && size_ok && reg_base[11:0] == 12'd0;
@@ -227,258 +236,392 @@ assign sel_cq_en = sel_ok && cqm_sel_en;
 assign sel_cq_armed = sel_ok && cqm_sel_armed;
 assign sel_cq_phase = sel_ok && cqm_sel_phase;
 
-// round-robin pick of a send queue with posted work: a ready bit per queue
-// from its own registers, then the first ready queue after the last pick
-// (a per-queue vector and two priority scans instead of a scan that reads
-// every queue's counters through a rotating index: fewer LUTs, fewer levels).
-// Whether a queue has work beyond what the executor holds is registered
-// (pi != ci + taken, a 16-bit sum per queue, off the pick's path); a queue
-// whose counters moved last cycle other than by a retirement (which moves
-// ci and taken together) waits a cycle for its bit to catch up. The
-// executor's hold is registered too: a queue it holds is seen a cycle late
-// (below).
+// ---------------------------------------------------------------- the pipeline
+// One operation per cycle reads a queue's SQS record (S0: the RAM's read
+// address) and writes it back a cycle later (S1). The RAM's read is
+// transparent, so an operation reads what the one before it writes, also
+// for the same queue in back-to-back cycles: no other forwarding. The
+// operations, in priority order at S0:
+//   host: a ring command (create, destroy) or a doorbell: register writes,
+//         which cannot wait (at most one per cycle);
+//   done: the executor finished a WQE of the queue (sq_done_ready: it
+//         waits while the host has the slot);
+//   take: the executor took the offered WQE (not offered while the host
+//         or a done has the slot);
+//   pick: the next queue of the list (the parked one first).
+// Round robin is the list's order, as in Corundum's tx_scheduler_rr: a
+// doorbell or a done that finds its queue unscheduled puts it at the tail,
+// and a pick puts a queue with work back at the tail, so every queue with
+// work gets its turn after each other one's. A pick finds:
+//   - no work (disabled, pi == ci + taken, or two WQEs taken): the queue
+//     leaves the list (its sched bit clears) until a doorbell or a done;
+//   - work, but the executor holds the queue (a retransmission or flush
+//     pending, its outstanding ring full, a prefetched WQE of it waiting):
+//     back to the tail, nothing offered;
+//   - work, and the output register free: the WQE's address, index and CQ
+//     go to the output register, offered to the executor, and the queue
+//     back to the tail;
+//   - work, but the output register taken by the pick just before, or a
+//     ring command in this cycle: the queue is parked and is the next
+//     pick, so it keeps its place in the round.
+// Picks start back to back while the output register is empty, so a list
+// of held queues is walked at one queue per cycle.
 //
-// The pick reaches the executor through two registers (an output register
-// of one entry, in two steps): the picked queue (sel_*), then its WQE's
-// address, index and CQ (out_*), which the executor is offered. The entry
-// is not counted in taken_reg until the executor takes it, so nothing is
-// picked while one is on its way. An entry whose queue the executor holds
-// meanwhile (a retransmission or flush pending, its outstanding ring full,
-// a prefetched WQE of it waiting) is dropped, and so is every entry when a
-// ring command arrives: the queue is picked again once it may go on. The
-// offer itself is gated by the current hold (one bit of sq_hold muxed by a
-// register: shallow), because the registered hold is a cycle late: a queue
-// with no outstanding ring whose entry the executor took in that cycle
-// would park the executor in ST_DECODE waiting for a ring, while the rings
-// it waits for are freed only by retransmissions the executor starts from
-// ST_IDLE (a deadlock). The executor's ready does not look at the hold, so
-// an entry counts as taken only when it was offered (sq_take): counting a
-// held entry the executor never saw would leave its WQE in taken_reg for
-// good and the queue would never complete it (a hang; reliability's
-// more_qps_in_flight_than_outstanding_rings runs every ring out and
-// exercises both).
-reg [NUM_Q-1:0] sq_work_reg = {NUM_Q{1'b0}};
-reg [NUM_Q-1:0] sq_stale_reg = {NUM_Q{1'b1}};
-reg [NUM_Q-1:0] sq_hold_reg = {NUM_Q{1'b0}};
-reg sel_valid_reg = 1'b0;
-reg [QN_W-1:0] sel_qn_reg = {QN_W{1'b0}};
+// The output entry is not counted in taken until the executor takes it;
+// nothing is picked while it waits, and the take's write is read by the
+// next pick. The entry is dropped when the executor holds its queue (the
+// queue is in the list, and is picked again once it may go on) and when a
+// ring command arrives. The offer is gated by the current hold, because a
+// queue with no outstanding ring whose entry the executor took would park
+// the executor in ST_DECODE waiting for a ring, while the rings it waits
+// for are freed only by retransmissions the executor starts from ST_IDLE
+// (a deadlock); an entry counts as taken only when it was offered (sq_take):
+// counting one the executor never saw would keep its WQE in taken for good
+// (reliability's more_qps_in_flight_than_outstanding_rings runs every ring
+// out and exercises both).
+localparam [2:0]
+    OP_NONE = 3'd0,
+    OP_CREATE = 3'd1,
+    OP_DESTROY = 3'd2,
+    OP_DB = 3'd3,
+    OP_DONE = 3'd4,
+    OP_TAKE = 3'd5,
+    OP_PICK = 3'd6;
+
+// a queue's record reads as all zero (disabled, unscheduled) until the
+// pipeline first writes it after a reset
+reg [NUM_Q-1:0] sq_live_reg = {NUM_Q{1'b0}};
+
+reg [2:0] s1_op_reg = OP_NONE;
+reg [QN_W-1:0] s1_qn_reg = {QN_W{1'b0}};
+reg [15:0] s1_arg_reg = 16'd0;     // a doorbell's pi, a ring's size log
+reg s1_live_reg = 1'b0;
+
+// the list (SQF), its head read a cycle ahead; the parked queue
+reg [QN_W:0] sqf_head_reg = {(QN_W+1){1'b0}};
+reg [QN_W:0] sqf_tail_reg = {(QN_W+1){1'b0}};
+reg park_valid_reg = 1'b0;
+reg [QN_W-1:0] park_qn_reg = {QN_W{1'b0}};
+
 reg out_valid_reg = 1'b0;
 reg [QN_W-1:0] out_qn_reg = {QN_W{1'b0}};
 reg [63:0] out_addr_reg = 64'd0;
 reg [15:0] out_index_reg = 16'd0;
 reg [QN_W-1:0] out_cqn_reg = {QN_W{1'b0}};
-wire [NUM_Q-1:0] sq_ready_vec;
-genvar gq;
-generate
-    for (gq = 0; gq < NUM_Q; gq = gq + 1) begin : g_ready
-        assign sq_ready_vec[gq] = sq_en[gq] && taken_reg[2*gq +: 2] != 2'd2 && !sq_hold_reg[gq]
-            && sq_work_reg[gq] && !sq_stale_reg[gq];
-    end
-endgenerate
-// the queues after the last pick: above rr_reg's bit
-localparam [NUM_Q-1:0] Q_ONE = 1;
-wire [NUM_Q-1:0] rr_bit = Q_ONE << rr_reg;
-wire [NUM_Q-1:0] rr_above = ~(rr_bit | (rr_bit - Q_ONE));
-wire pick_valid, pick_above;
-wire [QN_W-1:0] pick_first, pick_next;
-priority_encoder #(.WIDTH(NUM_Q), .OUT_W(QN_W)) pick_first_enc (
-    .in(sq_ready_vec),
-    .valid(pick_valid),
-    .index(pick_first)
-);
-priority_encoder #(.WIDTH(NUM_Q), .OUT_W(QN_W)) pick_next_enc (
-    .in(sq_ready_vec & rr_above),
-    .valid(pick_above),
-    .index(pick_next)
-);
-wire [QN_W-1:0] pick_qn = pick_above ? pick_next : pick_first;
-// a new pick while nothing is on its way to the executor
-wire pick_load = pick_valid && !sel_valid_reg && !out_valid_reg;
-// (the queue sel_qn_reg takes at the next edge: the SQC read port's)
-wire [QN_W-1:0] sel_qn_next = pick_load ? pick_qn : sel_qn_reg;
-// taken only as offered (above)
-wire sq_take = m_sq_valid && m_sq_ready;
 
-// the SQC record: written by an accepted ring command (cmd 1, below),
-// read at sel_qn_reg
+// S0: the operation of this cycle
+wire host_busy = reg_q_cmd_valid || reg_sq_db_valid;
 wire sqc_we = reg_q_cmd_valid && sel_ok && reg_q_cmd == 4'd1 && size_ok && reg_base[11:0] == 12'd0
     && reg_q_cqn < NUM_Q16;
+wire op_destroy = reg_q_cmd_valid && sel_ok && reg_q_cmd == 4'd2;
+wire op_db = reg_sq_db_valid && reg_sq_db_qn < NUM_Q16;
+assign sq_done_ready = !host_busy;
+assign m_sq_valid = out_valid_reg && !sq_hold[out_qn_reg] && !host_busy && !sq_done;
+wire sq_take = m_sq_valid && m_sq_ready;
+wire [SQF_W-1:0] sqf_rd;
+wire op_pick = (park_valid_reg || sqf_head_reg != sqf_tail_reg) && !out_valid_reg && !host_busy
+    && !sq_done;
+
+reg [2:0] op_next;
+reg [QN_W-1:0] op_qn_next;
+reg [15:0] op_arg_next;
+always @* begin
+    op_next = OP_NONE;
+    op_qn_next = out_qn_reg;
+    op_arg_next = reg_sq_db_pi;
+    if (sqc_we) begin
+        op_next = OP_CREATE;
+        op_qn_next = sel;
+        op_arg_next = {12'd0, size_log};
+    end else if (op_destroy) begin
+        op_next = OP_DESTROY;
+        op_qn_next = sel;
+    end else if (op_db) begin
+        op_next = OP_DB;
+        op_qn_next = reg_sq_db_qn[QN_W-1:0];
+    end else if (sq_done) begin
+        op_next = OP_DONE;
+        op_qn_next = sq_done_qn;
+    end else if (sq_take) begin
+        op_next = OP_TAKE;
+    end else if (op_pick) begin
+        op_next = OP_PICK;
+        op_qn_next = park_valid_reg ? park_qn_reg : sqf_rd[SQF_QN_LSB +: SQF_QN_W];
+    end
+end
+wire sqf_pop = op_next == OP_PICK && !park_valid_reg;
+wire [QN_W:0] sqf_head_next = sqf_head_reg + {{QN_W{1'b0}}, sqf_pop};
+
+// S1: the record as read (all zero before its first write)
+wire [SQS_W-1:0] sqs_rd;
+wire [SQS_W-1:0] rec = s1_live_reg ? sqs_rd : {SQS_W{1'b0}};
+wire [3:0] r_log = rec[SQS_LOG_LSB +: SQS_LOG_W];
+wire r_en = r_log != 4'd0;
+wire [15:0] r_pi = rec[SQS_PI_LSB +: SQS_PI_W];
+wire [15:0] r_ci = rec[SQS_CI_LSB +: SQS_CI_W];
+wire [1:0] r_taken = rec[SQS_TAKEN_LSB +: SQS_TAKEN_W];
+wire r_sched = rec[SQS_SCHED_LSB];
+// the next WQE to hand over, and whether there is one the executor may have
+wire [15:0] r_next = r_ci + {14'd0, r_taken};
+wire r_work = r_en && r_pi != r_next && r_taken != 2'd2;
+// a doorbell's check: the ring may not hold more than its size
+wire [15:0] db_size = 16'd1 << r_log;
+wire [15:0] db_used = s1_arg_reg - r_ci;
+wire db_ok = r_en && db_used <= db_size;
+
+reg [SQS_W-1:0] sqs_wd;
+reg sqs_we;
+reg sqf_push;
+reg park;
+reg go;
+always @* begin
+    sqs_wd = rec;
+    sqs_we = 1'b0;
+    sqf_push = 1'b0;
+    park = 1'b0;
+    go = 1'b0;
+    case (s1_op_reg)
+        OP_CREATE: begin
+            // (taken and sched stay: WQEs of the old ring may still finish,
+            // and the queue may be in the list)
+            sqs_we = 1'b1;
+            sqs_wd[SQS_LOG_LSB +: SQS_LOG_W] = s1_arg_reg[3:0];
+            sqs_wd[SQS_PI_LSB +: SQS_PI_W] = 16'd0;
+            sqs_wd[SQS_CI_LSB +: SQS_CI_W] = 16'd0;
+        end
+        OP_DESTROY: begin
+            sqs_we = 1'b1;
+            sqs_wd[SQS_LOG_LSB +: SQS_LOG_W] = 4'd0;
+        end
+        OP_DB: begin
+            if (db_ok) begin
+                sqs_we = 1'b1;
+                sqs_wd[SQS_PI_LSB +: SQS_PI_W] = s1_arg_reg;
+                sqs_wd[SQS_SCHED_LSB] = 1'b1;
+                sqf_push = !r_sched;
+            end
+        end
+        OP_DONE: begin
+            sqs_we = 1'b1;
+            sqs_wd[SQS_CI_LSB +: SQS_CI_W] = r_ci + 16'd1;
+            sqs_wd[SQS_TAKEN_LSB +: SQS_TAKEN_W] = r_taken - 2'd1;
+            sqs_wd[SQS_SCHED_LSB] = 1'b1;
+            sqf_push = !r_sched;
+        end
+        OP_TAKE: begin
+            sqs_we = 1'b1;
+            sqs_wd[SQS_TAKEN_LSB +: SQS_TAKEN_W] = r_taken + 2'd1;
+        end
+        OP_PICK: begin
+            if (out_valid_reg || reg_q_cmd_valid) begin
+                park = 1'b1;
+            end else if (!r_work) begin
+                sqs_we = 1'b1;
+                sqs_wd[SQS_SCHED_LSB] = 1'b0;
+            end else begin
+                sqf_push = 1'b1;
+                go = !sq_hold[s1_qn_reg];
+            end
+        end
+        default: begin
+        end
+    endcase
+end
+
+// the records: SQS (port 0 the pipeline's, port 1 the host's view: log,
+// pi, ci), SQC (port 0 the pick's, port 1 the lookup's CQ), SQF
+wire [SQS_CI_LSB+SQS_CI_W-1:0] sqs_sel;
+ram_sdp_copies #(
+    .DATA_W(SQS_W),
+    .ADDR_W(QN_W),
+    .DEPTH(NUM_Q),
+    .N_RD(2),
+    .RD_LSB({32'd0, 32'd0}),
+    .RD_W({32'd0 + SQS_CI_LSB + SQS_CI_W, 32'd0 + SQS_W})
+) sqs_inst (
+    .clk(clk),
+    .wr_en(sqs_we),
+    .wr_addr(s1_qn_reg),
+    .wr_data(sqs_wd),
+    .rd_addr({sel, op_qn_next}),
+    .rd_data({sqs_sel, sqs_rd})
+);
+
 reg [SQC_W-1:0] sqc_wd;
 always @* begin
     sqc_wd = {SQC_W{1'b0}};
     sqc_wd[SQC_BASE_LSB +: SQC_BASE_W] = reg_base[63:12];
+    sqc_wd[SQC_CQN_LSB +: SQC_CQN_W] = reg_q_cqn[QN_W-1:0];
 end
-wire [SQC_W-1:0] sqc_sel;
-ram_sdp #(
+wire [SQC_W-1:0] sqc_pick;
+wire [SQC_CQN_W-1:0] sqc_lookup;
+ram_sdp_copies #(
     .DATA_W(SQC_W),
     .ADDR_W(QN_W),
-    .DEPTH(NUM_Q)
+    .DEPTH(NUM_Q),
+    .N_RD(2),
+    .RD_LSB({32'd0 + SQC_CQN_LSB, 32'd0}),
+    .RD_W({32'd0 + SQC_CQN_W, 32'd0 + SQC_W})
 ) sqc_inst (
     .clk(clk),
     .wr_en(sqc_we),
     .wr_addr(sel),
     .wr_data(sqc_wd),
-    .rd_addr(sel_qn_next),
-    .rd_data(sqc_sel)
+    .rd_addr({lookup_qn, op_qn_next}),
+    .rd_data({sqc_lookup, sqc_pick})
+);
+assign lookup_cqn = sqc_lookup;
+
+wire [SQF_W-1:0] sqf_wd = s1_qn_reg;
+ram_sdp #(
+    .DATA_W(SQF_W),
+    .ADDR_W(QN_W),
+    .DEPTH(SQF_DEPTH)
+) sqf_inst (
+    .clk(clk),
+    .wr_en(sqf_push),
+    .wr_addr(sqf_tail_reg[QN_W-1:0]),
+    .wr_data(sqf_wd),
+    .rd_addr(sqf_head_next[QN_W-1:0]),
+    .rd_data(sqf_rd)
 );
 
-// the WQE of the selected queue: the next one after those the executor holds
-wire [15:0] sel_mask = (16'd1 << sq_log[sel_qn_reg]) - 16'd1;
-wire [15:0] sel_ci = sq_ci[sel_qn_reg] + {14'd0, taken_reg[2*sel_qn_reg +: 2]};
-wire [15:0] sel_index = sel_ci & sel_mask;
+// the host's view, a cycle behind reg_q_sel (as the CQs' and the
+// responder's): a register read comes many cycles after the select
+reg sel_live_reg = 1'b0;
+assign sel_sq_pi = sel_ok && sel_live_reg ? sqs_sel[SQS_PI_LSB +: SQS_PI_W] : 16'd0;
+assign sel_sq_ci = sel_ok && sel_live_reg ? sqs_sel[SQS_CI_LSB +: SQS_CI_W] : 16'd0;
+assign sel_sq_en = sel_ok && sel_live_reg && sqs_sel[SQS_LOG_LSB +: SQS_LOG_W] != 4'd0;
+
+wire [15:0] r_mask = (16'd1 << r_log) - 16'd1;
+reg [15:0] s1_qn16;
+always @* begin
+    s1_qn16 = 16'd0;
+    s1_qn16[QN_W-1:0] = s1_qn_reg;
+end
 
 always @(posedge clk) begin
-    sq_hold_reg <= sq_hold;
-    if (pick_load) begin
-        sel_valid_reg <= 1'b1;
-        sel_qn_reg <= pick_qn;
+    s1_op_reg <= op_next;
+    s1_qn_reg <= op_qn_next;
+    s1_arg_reg <= op_arg_next;
+    // (the live bit as the RAM reads: a write in this cycle included)
+    s1_live_reg <= sq_live_reg[op_qn_next] || (sqs_we && s1_qn_reg == op_qn_next);
+    sel_live_reg <= sq_live_reg[sel] || (sqs_we && s1_qn_reg == sel);
+    if (sqs_we) begin
+        sq_live_reg[s1_qn_reg] <= 1'b1;
     end
-    if (sel_valid_reg) begin
-        sel_valid_reg <= 1'b0;
+
+    sqf_head_reg <= sqf_head_next;
+    sqf_tail_reg <= sqf_tail_reg + {{QN_W{1'b0}}, sqf_push};
+    if (op_next == OP_PICK && park_valid_reg) begin
+        park_valid_reg <= 1'b0;
+    end
+    if (park) begin
+        park_valid_reg <= 1'b1;
+        park_qn_reg <= s1_qn_reg;
+    end
+
+    if (sq_take || (out_valid_reg && sq_hold[out_qn_reg])) begin
+        out_valid_reg <= 1'b0;
+    end
+    if (go) begin
         out_valid_reg <= 1'b1;
-        out_qn_reg <= sel_qn_reg;
-        out_addr_reg <= {sqc_sel[SQC_BASE_LSB +: SQC_BASE_W], 12'd0} + ({48'd0, sel_index} << WQE_SIZE_LOG);
-        out_index_reg <= sel_ci;
-        out_cqn_reg <= sq_cqn[sel_qn_reg];
+        out_qn_reg <= s1_qn_reg;
+        out_addr_reg <= {sqc_pick[SQC_BASE_LSB +: SQC_BASE_W], 12'd0}
+            + ({48'd0, r_next & r_mask} << WQE_SIZE_LOG);
+        out_index_reg <= r_next;
+        out_cqn_reg <= sqc_pick[SQC_CQN_LSB +: SQC_CQN_W];
     end
-    if (sq_take || (out_valid_reg && sq_hold_reg[out_qn_reg])) begin
+    if (reg_q_cmd_valid) begin
         out_valid_reg <= 1'b0;
     end
-    if (reg_q_cmd_valid || rst) begin
-        sel_valid_reg <= 1'b0;
+
+    if (rst) begin
+        sq_live_reg <= {NUM_Q{1'b0}};
+        s1_op_reg <= OP_NONE;
+        sqf_head_reg <= {(QN_W+1){1'b0}};
+        sqf_tail_reg <= {(QN_W+1){1'b0}};
+        park_valid_reg <= 1'b0;
         out_valid_reg <= 1'b0;
     end
 end
 
-// A QP's work bit can only change after a write to a ring index or a take
-// count, so the compares run only in the cycle after one: the simulator then
-// skips NUM_Q compares on most cycles (in the FPGA it is a clock enable).
-// Every write of sq_pi, sq_ci or taken_reg must be among its terms.
-reg work_dirty_reg = 1'b1;
-
-always @(posedge clk) begin
-    work_dirty_reg <= sq_take || sq_done || reg_sq_db_valid || reg_q_cmd_valid || rst;
-    if (work_dirty_reg) begin
-        for (i = 0; i < NUM_Q; i = i + 1) begin
-            sq_work_reg[i] <= sq_pi[i] != sq_ci[i] + {14'd0, taken_reg[2*i +: 2]};
-        end
-    end
-    sq_stale_reg <= {NUM_Q{1'b0}};
-    if (sq_take) begin
-        sq_stale_reg[out_qn_reg] <= 1'b1;
-    end
-    if (reg_sq_db_valid && reg_sq_db_qn < NUM_Q16) begin
-        sq_stale_reg[reg_sq_db_qn[QN_W-1:0]] <= 1'b1;
-    end
-    if (reg_q_cmd_valid || rst) begin
-        sq_stale_reg <= {NUM_Q{1'b1}};
-    end
-end
-
-assign m_sq_valid = out_valid_reg && !sq_hold[out_qn_reg];
 assign m_sq_qn = out_qn_reg;
 assign m_sq_wqe_addr = out_addr_reg;
 assign m_sq_cqn = out_cqn_reg;
 assign m_sq_index = out_index_reg;
-assign lookup_cqn = sq_cqn[lookup_qn];
 
-// (the two report errors of different register writes, never in one cycle)
-assign err_valid = err_valid_reg || cqm_err_valid;
-assign err_code = err_valid_reg ? err_code_reg : cqm_err_code;
-assign err_qn = err_valid_reg ? err_qn_reg : cqm_err_qn;
-
-wire [15:0] db_size = 16'd1 << sq_log[reg_sq_db_qn[QN_W-1:0]];
-wire [15:0] db_used = reg_sq_db_pi - sq_ci[reg_sq_db_qn[QN_W-1:0]];
+// ---------------------------------------------------------------- errors
+// Reported two cycles after the register write: a ring command's at once
+// (registered twice), the CQs' a cycle later, a doorbell's from its check
+// at S1; register writes come one per cycle, so two never meet.
+reg e1_valid_reg = 1'b0;
+reg [7:0] e1_code_reg = 8'd0;
+reg [15:0] e1_qn_reg = 16'd0;
 
 always @(posedge clk) begin
-    err_valid_reg <= 1'b0;
+    e1_valid_reg <= 1'b0;
 
     // register commands on the selected queue
     if (reg_q_cmd_valid) begin
         if (!sel_ok) begin
-            err_valid_reg <= 1'b1;
-            err_code_reg <= ERR_DB_DISABLED;
-            err_qn_reg <= reg_q_sel;
+            e1_valid_reg <= 1'b1;
+            e1_code_reg <= ERR_DB_DISABLED;
+            e1_qn_reg <= reg_q_sel;
         end else begin
             case (reg_q_cmd)
-                4'd1: begin
+                4'd1, 4'd3: begin
                     if (!size_ok || reg_base[11:0] != 12'd0) begin
-                        err_valid_reg <= 1'b1;
-                        err_code_reg <= ERR_BAD_RING;
-                        err_qn_reg <= reg_q_sel;
-                    end else if (reg_q_cqn >= NUM_Q16) begin
-                        err_valid_reg <= 1'b1;
-                        err_code_reg <= ERR_BAD_CQN;
-                        err_qn_reg <= reg_q_sel;
-                    end else begin
-                        // (and the base: sqc_we)
-                        sq_log[sel] <= size_log;
-                        sq_pi[sel] <= 16'd0;
-                        sq_ci[sel] <= 16'd0;
-                        sq_cqn[sel] <= reg_q_cqn[QN_W-1:0];
-                        sq_en[sel] <= 1'b1;
+                        e1_valid_reg <= 1'b1;
+                        e1_code_reg <= ERR_BAD_RING;
+                        e1_qn_reg <= reg_q_sel;
+                    end else if (reg_q_cmd == 4'd1 && reg_q_cqn >= NUM_Q16) begin
+                        e1_valid_reg <= 1'b1;
+                        e1_code_reg <= ERR_BAD_CQN;
+                        e1_qn_reg <= reg_q_sel;
                     end
+                    // (else sqc_we, cq_create)
                 end
-                4'd2: sq_en[sel] <= 1'b0;
-                4'd3: begin
-                    if (!size_ok || reg_base[11:0] != 12'd0) begin
-                        err_valid_reg <= 1'b1;
-                        err_code_reg <= ERR_BAD_RING;
-                        err_qn_reg <= reg_q_sel;
-                    end
-                    // (else cq_create)
-                end
-                4'd4: begin
-                    // cq_destroy
+                4'd2, 4'd4: begin
+                    // (op_destroy, cq_destroy)
                 end
                 default: begin
-                    err_valid_reg <= 1'b1;
-                    err_code_reg <= ERR_BAD_CMD;
-                    err_qn_reg <= reg_q_sel;
+                    e1_valid_reg <= 1'b1;
+                    e1_code_reg <= ERR_BAD_CMD;
+                    e1_qn_reg <= reg_q_sel;
                 end
             endcase
         end
     end
-
-    // send-queue doorbell
-    if (reg_sq_db_valid) begin
-        if (reg_sq_db_qn >= NUM_Q16 || !sq_en[reg_sq_db_qn[QN_W-1:0]]) begin
-            err_valid_reg <= 1'b1;
-            err_code_reg <= ERR_DB_DISABLED;
-            err_qn_reg <= reg_sq_db_qn;
-        end else if (db_used > db_size) begin
-            err_valid_reg <= 1'b1;
-            err_code_reg <= ERR_DB_OVERFLOW;
-            err_qn_reg <= reg_sq_db_qn;
-        end else begin
-            sq_pi[reg_sq_db_qn[QN_W-1:0]] <= reg_sq_db_pi;
-        end
+    if (reg_sq_db_valid && !op_db) begin
+        e1_valid_reg <= 1'b1;
+        e1_code_reg <= ERR_DB_DISABLED;
+        e1_qn_reg <= reg_sq_db_qn;
     end
 
-    // work dispatch and retirement
-    if (pick_load) begin
-        rr_reg <= pick_qn;
-    end
-    if (sq_take || sq_done) begin
-        for (tq = 0; tq < NUM_Q; tq = tq + 1) begin
-            taken_reg[2*tq +: 2] <= taken_reg[2*tq +: 2]
-                + {1'b0, sq_take && out_qn_reg == tq[QN_W-1:0]}
-                - {1'b0, sq_done && sq_done_qn == tq[QN_W-1:0]};
-        end
-    end
-    if (sq_done) begin
-        sq_ci[sq_done_qn] <= sq_ci[sq_done_qn] + 16'd1;
+    err_valid_reg <= e1_valid_reg || cqm_err_valid;
+    err_code_reg <= e1_valid_reg ? e1_code_reg : cqm_err_code;
+    err_qn_reg <= e1_valid_reg ? e1_qn_reg : cqm_err_qn;
+    if (s1_op_reg == OP_DB && !db_ok) begin
+        err_valid_reg <= 1'b1;
+        err_code_reg <= r_en ? ERR_DB_OVERFLOW : ERR_DB_DISABLED;
+        err_qn_reg <= s1_qn16;
     end
 
     if (rst) begin
-        sq_en <= {NUM_Q{1'b0}};
-        taken_reg <= {(2*NUM_Q){1'b0}};
-        rr_reg <= {QN_W{1'b0}};
+        e1_valid_reg <= 1'b0;
         err_valid_reg <= 1'b0;
         err_code_reg <= 8'd0;
         err_qn_reg <= 16'd0;
     end
 end
+
+assign err_valid = err_valid_reg;
+// (the error reaches the status register a cycle after err_valid)
+assign busy = s1_op_reg == OP_CREATE || s1_op_reg == OP_DESTROY || s1_op_reg == OP_DB
+    || e1_valid_reg || err_valid_reg;
+assign err_code = err_code_reg;
+assign err_qn = err_qn_reg;
 
 endmodule
 

@@ -139,6 +139,7 @@ module rnic_control #(
     input  wire [7:0]            ex_err_code,
     input  wire [15:0]           ex_err_qn,
     input  wire                  qm_err_valid,
+    input  wire                  qm_busy,            // a read waits (read after write)
     input  wire [7:0]            qm_err_code,
     input  wire [15:0]           qm_err_qn,
     input  wire                  cw_err,
@@ -407,7 +408,7 @@ pcie_mmio_bridge #(
     .csr_wr_data(csr_wr_data),
     .csr_wr_biten(csr_wr_biten),
     .csr_req_stall_wr(csr_req_stall_wr),
-    .csr_req_stall_rd(csr_req_stall_rd),
+    .csr_req_stall_rd(csr_req_stall_rd || qm_busy),
     .csr_rd_ack(csr_rd_ack),
     .csr_rd_err(csr_rd_err),
     .csr_rd_data(csr_rd_data),

@@ -151,6 +151,7 @@ module rnic_transport #(
     output wire                              qp_reg_err_dmac,
     output wire                              mr_reg_err,
     output wire                              qm_err_valid,
+    output wire                              qm_busy,
     output wire [7:0]                        qm_err_code,
     output wire [15:0]                       qm_err_qn,
     output wire                              ex_err_valid,
@@ -483,6 +484,7 @@ wire [QN_W-1:0] qm_sq_cqn;
 wire qm_sq_ready;
 wire sq_done;
 wire [QN_W-1:0] sq_done_qn;
+wire sq_done_ready;
 wire [QN_W-1:0] acq_qpn;
 wire [QN_W-1:0] acq_cqn;
 wire cq_alloc_valid;
@@ -532,6 +534,7 @@ queue_manager #(
     .sq_hold(ex_sq_hold),
     .sq_done(sq_done),
     .sq_done_qn(sq_done_qn),
+    .sq_done_ready(sq_done_ready),
     .lookup_qn(acq_qpn),
     .lookup_cqn(acq_cqn),
     .cq_alloc_valid(cq_alloc_valid),
@@ -548,7 +551,8 @@ queue_manager #(
     .msi_ready(msi_ready),
     .err_valid(qm_err_valid),
     .err_code(qm_err_code),
-    .err_qn(qm_err_qn)
+    .err_qn(qm_err_qn),
+    .busy(qm_busy)
 );
 
 // ---------------------------------------------------------------- executor (requester)
@@ -600,6 +604,7 @@ wqe_executor #(
     .s_sq_ready(qm_sq_ready),
     .sq_done(sq_done),
     .sq_done_qn(sq_done_qn),
+    .sq_done_ready(sq_done_ready),
     .sq_hold(ex_sq_hold),
     .ctx_qpn(ex_ctx_qpn),
     .ctx_state(ex_ctx_state),

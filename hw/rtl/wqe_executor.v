@@ -76,6 +76,7 @@ module wqe_executor #(
     output wire                   s_sq_ready,
     output wire                   sq_done,
     output wire [QN_W-1:0]        sq_done_qn,
+    input  wire                   sq_done_ready,
     output wire [NUM_QP-1:0]      sq_hold,            // QPs whose new WQEs must wait
 
     // QP context (requester port; ctx_* are the context of the ctx_qpn of
@@ -166,7 +167,7 @@ module wqe_executor #(
     output wire [247:0]           m_cqe_data,
     output wire                   m_cqe_valid,
     input  wire                   m_cqe_ready,
-    output wire [QN_W-1:0]        acq_qpn,            // send CQ of this QP ...
+    output wire [QN_W-1:0]        acq_qpn,            // send CQ of this QP (a cycle ahead) ...
     input  wire [QN_W-1:0]        acq_cqn,            // ... looked up in the queue manager
     output wire [QN_W-1:0]        m_acq_cqn,
     output wire [247:0]           m_acq_data,
@@ -1312,7 +1313,7 @@ assign stat_timeout = stat_timeout_reg;
 assign stat_nak_seq = stat_nak_seq_reg;
 assign stat_rnr = stat_rnr_reg;
 
-assign acq_qpn = c_qpn_reg;
+assign acq_qpn = c_qpn_next;
 assign m_acq_cqn = acq_cqn;
 reg [CQE_OWNER_LSB-1:0] ack_cqe;
 always @* begin
@@ -1660,7 +1661,9 @@ always @(posedge clk) begin
             end
         end
         ST_DONE: begin
-            state_reg <= ST_IDLE;
+            if (sq_done_ready) begin
+                state_reg <= ST_IDLE;
+            end
         end
         default: state_reg <= ST_IDLE;
     endcase

