@@ -132,10 +132,12 @@ localparam QPC_DMI_W = MI_W;
 localparam QPC_DIP_W = 32;
 localparam QPC_SPORT_W = 16;
 localparam QPC_PD_W = 16;
+localparam QPC_MP_W = 1;        // an mp QP (rc when 0)
 localparam QPC_RCQ_W = QN_W;
 localparam QPC_RQB_W = 52;
 localparam QPC_RQL_W = 4;
 localparam QPC_RNRT_W = 5;
+localparam QPC_RW_W = 1;        // remote WRITE allowed
 
 localparam QPC_PMTU_LSB = 0;
 localparam QPC_SPRAY_LSB = QPC_PMTU_LSB + QPC_PMTU_W;
@@ -145,12 +147,14 @@ localparam QPC_DMI_LSB = QPC_DEST_LSB + QPC_DEST_W;
 localparam QPC_DIP_LSB = QPC_DMI_LSB + QPC_DMI_W;
 localparam QPC_SPORT_LSB = QPC_DIP_LSB + QPC_DIP_W;
 localparam QPC_PD_LSB = QPC_SPORT_LSB + QPC_SPORT_W;
-localparam QPC_A_W = QPC_PD_LSB + QPC_PD_W;
+localparam QPC_MP_LSB = QPC_PD_LSB + QPC_PD_W;
+localparam QPC_A_W = QPC_MP_LSB + QPC_MP_W;
 localparam QPC_RCQ_LSB = QPC_A_W;
 localparam QPC_RQB_LSB = QPC_RCQ_LSB + QPC_RCQ_W;
 localparam QPC_RQL_LSB = QPC_RQB_LSB + QPC_RQB_W;
 localparam QPC_RNRT_LSB = QPC_RQL_LSB + QPC_RQL_W;
-localparam QPC_W = QPC_RNRT_LSB + QPC_RNRT_W;
+localparam QPC_RW_LSB = QPC_RNRT_LSB + QPC_RNRT_W;
+localparam QPC_W = QPC_RW_LSB + QPC_RW_W;
 // a record as it leaves reset: PMTU 256 (code 1), all else 0
 localparam [QPC_W-1:0] QPC_INIT = {{(QPC_W-1){1'b0}}, 1'b1} << QPC_PMTU_LSB;
 
@@ -166,8 +170,6 @@ initial begin
 end
 
 reg [2:0] state_mem [0:NUM_QP-1];
-reg [NUM_QP-1:0] rw_reg = {NUM_QP{1'b0}};
-reg [NUM_QP-1:0] mp_reg = {NUM_QP{1'b0}};
 (* rnic_copy *)  // (a copy of the record's DMI field: not counted again, hw/state)
 reg [MI_W-1:0] dmi_mem [0:NUM_QP-1];    // the QP's entry in the MAC table, for the host path (copy)
 reg [NUM_QP-1:0] dmh_reg = {NUM_QP{1'b0}};   // ... while it holds one
@@ -290,10 +292,12 @@ always @* begin
     rec_in[QPC_DIP_LSB +: QPC_DIP_W] = reg_dip;
     rec_in[QPC_SPORT_LSB +: QPC_SPORT_W] = reg_udp_sport;
     rec_in[QPC_PD_LSB +: QPC_PD_W] = reg_pd;
+    rec_in[QPC_MP_LSB] = reg_mp;
     rec_in[QPC_RCQ_LSB +: QPC_RCQ_W] = reg_rcq[QN_W-1:0];
     rec_in[QPC_RQB_LSB +: QPC_RQB_W] = reg_rq_base[63:12];
     rec_in[QPC_RQL_LSB +: QPC_RQL_W] = rq_log;
     rec_in[QPC_RNRT_LSB +: QPC_RNRT_W] = reg_min_rnr_timer;
+    rec_in[QPC_RW_LSB] = reg_remote_write;
 end
 
 wire [QPC_A_W-1:0] a_rec;
@@ -333,12 +337,12 @@ assign a_dip = a_rec[QPC_DIP_LSB +: QPC_DIP_W];
 assign a_udp_sport = a_rec[QPC_SPORT_LSB +: QPC_SPORT_W];
 assign a_pd = a_rec[QPC_PD_LSB +: QPC_PD_W];
 assign a_spray_log = a_rec[QPC_SPRAY_LSB +: QPC_SPRAY_W];
-assign a_mp = RC_EN == 0 || mp_reg[a_qpn_reg];
+assign a_mp = RC_EN == 0 || a_rec[QPC_MP_LSB];
 assign a_mp_wshift = a_rec[QPC_WSHIFT_LSB +: QPC_WSHIFT_W];
 
 assign b_state = state_mem[b_qpn_reg];
 assign b_pmtu = b_rec[QPC_PMTU_LSB +: QPC_PMTU_W];
-assign b_remote_write = rw_reg[b_qpn_reg];
+assign b_remote_write = b_rec[QPC_RW_LSB];
 assign b_dest_qpn = b_rec[QPC_DEST_LSB +: QPC_DEST_W];
 assign b_dmac = mac_tbl[b_rec[QPC_DMI_LSB +: QPC_DMI_W]];
 assign b_dip = b_rec[QPC_DIP_LSB +: QPC_DIP_W];
@@ -348,7 +352,7 @@ assign b_rcq = b_rec[QPC_RCQ_LSB +: QPC_RCQ_W];
 assign b_rq_base = {b_rec[QPC_RQB_LSB +: QPC_RQB_W], 12'd0};
 assign b_rq_log = b_rec[QPC_RQL_LSB +: QPC_RQL_W];
 assign b_min_rnr_timer = b_rec[QPC_RNRT_LSB +: QPC_RNRT_W];
-assign b_mp = RC_EN == 0 || mp_reg[b_qpn_reg];
+assign b_mp = RC_EN == 0 || b_rec[QPC_MP_LSB];
 assign b_mp_wshift = b_rec[QPC_WSHIFT_LSB +: QPC_WSHIFT_W];
 
 always @(posedge clk) begin
@@ -372,11 +376,7 @@ always @(posedge clk) begin
             err_dmac_reg <= !cmd_bad && !load_bad && !rc_bad;   // only the MAC table was full
         end else begin
             state_mem[sel] <= reg_state;
-            if (reg_cmd == 4'd1) begin
-                // (the record goes to the RAMs: rec_wr)
-                rw_reg[sel] <= reg_remote_write;
-                mp_reg[sel] <= reg_mp;
-            end
+            // (a load's record goes to the RAMs: rec_wr)
             if (mac_load) begin
                 if (!(old_held && old_mi == new_mi)) begin
                     mac_ref[new_mi] <= mac_ref[new_mi] + REF_ONE;
@@ -421,8 +421,6 @@ always @(posedge clk) begin
         load_rts_reg <= 1'b0;
         load_reset_reg <= 1'b0;
         load_err_reg <= 1'b0;
-        rw_reg <= {NUM_QP{1'b0}};
-        mp_reg <= {NUM_QP{1'b0}};
     end
 end
 

@@ -369,14 +369,16 @@ wire [15:0] db_size = 16'd1 << r_log;
 wire [15:0] db_used = s1_arg_reg - r_ci;
 wire db_ok = r_en && db_used <= db_size;
 
+// Every operation writes the record back (unchanged where it changes
+// nothing), so the write enable and the live bits do not wait for the
+// record's checks.
+wire sqs_we = s1_op_reg != OP_NONE;
 reg [SQS_W-1:0] sqs_wd;
-reg sqs_we;
 reg sqf_push;
 reg park;
 reg go;
 always @* begin
     sqs_wd = rec;
-    sqs_we = 1'b0;
     sqf_push = 1'b0;
     park = 1'b0;
     go = 1'b0;
@@ -384,40 +386,34 @@ always @* begin
         OP_CREATE: begin
             // (taken and sched stay: WQEs of the old ring may still finish,
             // and the queue may be in the list)
-            sqs_we = 1'b1;
             sqs_wd[SQS_LOG_LSB +: SQS_LOG_W] = s1_arg_reg[3:0];
             sqs_wd[SQS_PI_LSB +: SQS_PI_W] = 16'd0;
             sqs_wd[SQS_CI_LSB +: SQS_CI_W] = 16'd0;
         end
         OP_DESTROY: begin
-            sqs_we = 1'b1;
             sqs_wd[SQS_LOG_LSB +: SQS_LOG_W] = 4'd0;
         end
         OP_DB: begin
             if (db_ok) begin
-                sqs_we = 1'b1;
-                sqs_wd[SQS_PI_LSB +: SQS_PI_W] = s1_arg_reg;
+                    sqs_wd[SQS_PI_LSB +: SQS_PI_W] = s1_arg_reg;
                 sqs_wd[SQS_SCHED_LSB] = 1'b1;
                 sqf_push = !r_sched;
             end
         end
         OP_DONE: begin
-            sqs_we = 1'b1;
             sqs_wd[SQS_CI_LSB +: SQS_CI_W] = r_ci + 16'd1;
             sqs_wd[SQS_TAKEN_LSB +: SQS_TAKEN_W] = r_taken - 2'd1;
             sqs_wd[SQS_SCHED_LSB] = 1'b1;
             sqf_push = !r_sched;
         end
         OP_TAKE: begin
-            sqs_we = 1'b1;
             sqs_wd[SQS_TAKEN_LSB +: SQS_TAKEN_W] = r_taken + 2'd1;
         end
         OP_PICK: begin
             if (out_valid_reg || reg_q_cmd_valid) begin
                 park = 1'b1;
             end else if (!r_work) begin
-                sqs_we = 1'b1;
-                sqs_wd[SQS_SCHED_LSB] = 1'b0;
+                    sqs_wd[SQS_SCHED_LSB] = 1'b0;
             end else begin
                 sqf_push = 1'b1;
                 go = !sq_hold[s1_qn_reg];
