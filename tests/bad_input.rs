@@ -138,6 +138,61 @@ fn doorbell_to_missing_or_disabled_queue() {
     }
 }
 
+/// A doorbell that moves the producer index back (withdrawing posted WQEs,
+/// which the NIC may already hold) is refused with code 7, and the WQEs
+/// stay posted: every one completes with its bytes.
+#[test]
+fn doorbell_behind_the_producer_index() {
+    for w in WIDTHS {
+        let nic = sim(w, 14);
+        let mut cq = nic.create_cq(8).unwrap();
+        let mut sq = nic.create_sq(8, &mut cq).unwrap();
+        let src = nic.device().alloc_dma(4096).unwrap();
+        let dst = nic.device().alloc_dma(4096).unwrap();
+        for i in 0..3u64 {
+            let off = i as usize * 1024;
+            fill_pattern(&src, off, 1000, i + 1);
+            nic.post_copy(
+                &mut sq,
+                &CopyWr {
+                    wr_id: i,
+                    src: src.bus_addr() + off as u64,
+                    dst: dst.bus_addr() + off as u64,
+                    length: 1000,
+                },
+            )
+            .unwrap();
+        }
+        nic.ring_sq(&sq).unwrap();
+        let before = nic.error_status().unwrap().count;
+        let io = nic.io();
+        io.csr()
+            .queue()
+            .sq_db()
+            .try_write(|r| {
+                r.set_qn(sq.qn());
+                r.set_pi(1);
+            })
+            .unwrap();
+        let st = nic.error_status().unwrap();
+        assert_eq!(st.count, before + 1);
+        assert_eq!((st.code, st.qn), (7, sq.qn()));
+        let mut got = Vec::new();
+        while got.len() < 3 {
+            let mut cqes = Vec::new();
+            if nic.poll_cq(&mut cq, 8, &mut cqes).unwrap() == 0 {
+                nic.device().idle();
+                continue;
+            }
+            got.extend(cqes);
+        }
+        for (i, c) in got.iter().enumerate() {
+            assert_eq!((c.status, c.wr_id), (WcStatus::Success, i as u64), "{c:?}");
+            assert_eq!(check_pattern(&dst, i * 1024, 1000, i as u64 + 1), None);
+        }
+    }
+}
+
 #[test]
 fn ring_size_not_power_of_two() {
     for w in WIDTHS {

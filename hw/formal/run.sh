@@ -42,9 +42,10 @@ mkdir -p "$OUT"
 
 RTL=(hw/rtl/priority_encoder.v hw/rtl/arbiter.v hw/rtl/axis_register.v hw/rtl/axis_arb_mux.v
     hw/rtl/ram_snoop_capture.v hw/rtl/ram_sdp.v hw/rtl/ram_sdp_copies.v hw/rtl/rc_responder.v hw/rtl/cqe_writer.v hw/rtl/dma_wr_engine.v
-    hw/rtl/dma_rd_engine.v hw/rtl/dma_ram.v hw/rtl/rnic_dma.v hw/rtl/wqe_executor.v)
+    hw/rtl/dma_rd_engine.v hw/rtl/dma_ram.v hw/rtl/rnic_dma.v hw/rtl/wqe_executor.v
+    hw/rtl/cq_manager.v hw/rtl/queue_manager.v)
 HARNESS=(hw/formal/formal_responder.v hw/formal/formal_order.v hw/formal/formal_cqe_writer.v
-    hw/formal/formal_requester.v)
+    hw/formal/formal_requester.v hw/formal/formal_queue_manager.v)
 
 # name|top|defines|kind|depth|expect. For break jobs, expect names the
 # assertions (their trailing // tag in the source, alternatives a|b) one of
@@ -70,6 +71,8 @@ JOBS_ALL=(
     "req|formal_requester||prove|21"
     "req_reach|formal_requester|COVER_CHECK|cover|21"
     "req_early_send_cqe|formal_requester|FORMAL_BREAK_EARLY_SEND_CQE|break|21|f_send_acked"
+    "qm|formal_queue_manager||prove|18"
+    "qm_list_twice|formal_queue_manager|FORMAL_BREAK_LIST|break|18|f_list"
 )
 
 log() { echo "formal: $*"; }

@@ -84,6 +84,7 @@ module queue_manager #(
 
     // errors seen here: 1 doorbell to a disabled or missing queue,
     // 2 bad ring size or alignment, 6 bad CQ number, 7 doorbell beyond ring size
+    // or behind the producer index (posted WQEs cannot be withdrawn)
     output wire             err_valid,
     output wire [7:0]       err_code,
     output wire [15:0]      err_qn,
@@ -339,7 +340,8 @@ always @* begin
     end else if (op_db) begin
         op_next = OP_DB;
         op_qn_next = reg_sq_db_qn[QN_W-1:0];
-    end else if (sq_done) begin
+    end else if (sq_done && !host_busy) begin
+        // (a refused register write also holds the done: sq_done_ready)
         op_next = OP_DONE;
         op_qn_next = sq_done_qn;
     end else if (sq_take) begin
@@ -364,10 +366,12 @@ wire r_sched = rec[SQS_SCHED_LSB];
 // the next WQE to hand over, and whether there is one the executor may have
 wire [15:0] r_next = r_ci + {14'd0, r_taken};
 wire r_work = r_en && r_pi != r_next && r_taken != 2'd2;
-// a doorbell's check: the ring may not hold more than its size
+// a doorbell's check: the ring may not hold more than its size, and the
+// producer index may not move back (a WQE once posted may already be
+// offered or taken: refused, it stays posted)
 wire [15:0] db_size = 16'd1 << r_log;
 wire [15:0] db_used = s1_arg_reg - r_ci;
-wire db_ok = r_en && db_used <= db_size;
+wire db_ok = r_en && db_used <= db_size && db_used >= r_pi - r_ci;
 
 // Every operation writes the record back (unchanged where it changes
 // nothing), so the write enable and the live bits do not wait for the
@@ -398,6 +402,9 @@ always @* begin
                     sqs_wd[SQS_PI_LSB +: SQS_PI_W] = s1_arg_reg;
                 sqs_wd[SQS_SCHED_LSB] = 1'b1;
                 sqf_push = !r_sched;
+`ifdef FORMAL_BREAK_LIST
+                sqf_push = 1'b1;
+`endif
             end
         end
         OP_DONE: begin
@@ -618,6 +625,81 @@ assign busy = s1_op_reg == OP_CREATE || s1_op_reg == OP_DESTROY || s1_op_reg == 
     || e1_valid_reg || err_valid_reg;
 assign err_code = err_code_reg;
 assign err_qn = err_qn_reg;
+
+`ifdef FORMAL
+// ---------------------------------------------------------------- formal
+// For hw/formal/formal_queue_manager.v (yosys read_verilog -formal defines
+// FORMAL; Verilator and synthesis never see this). The pipeline and the
+// list, against shadows kept from the write ports:
+//   f_rmw    an operation reads its queue's record as last written (the
+//            transparent read and the live bits are the forwarding);
+//   f_list   the list never holds more than NUM_Q entries, and a queue is
+//            in it (or parked, or being picked) exactly when its record
+//            says scheduled, never twice;
+//   f_work   a queue with work is scheduled, unless an operation on it is
+//            in the pipeline (no queue is forgotten: a hang);
+//   f_offer  the offered WQE is its queue's next one by the current
+//            record (ci + taken), and the queue has work.
+// FORMAL_BREAK_LIST (run.sh's qm_list_twice) puts a queue in the list on
+// every doorbell, scheduled or not; f_list must fail.
+reg [SQS_W-1:0] f_rec [0:NUM_Q-1];
+// times each queue is in the FIFO, a field per queue
+localparam F_IN_W = QN_W + 1;
+reg [NUM_Q*F_IN_W-1:0] f_in = {(NUM_Q*F_IN_W){1'b0}};
+integer f_q;
+initial begin
+    for (f_q = 0; f_q < NUM_Q; f_q = f_q + 1) begin
+        f_rec[f_q] = {SQS_W{1'b0}};
+    end
+end
+always @(posedge clk) begin
+    if (sqs_we) begin
+        f_rec[s1_qn_reg] <= sqs_wd;
+    end
+end
+genvar f_g;
+generate
+    for (f_g = 0; f_g < NUM_Q; f_g = f_g + 1) begin : g_f_in
+        always @(posedge clk) begin
+            f_in[f_g*F_IN_W +: F_IN_W] <= rst ? {F_IN_W{1'b0}} : f_in[f_g*F_IN_W +: F_IN_W]
+                + {{QN_W{1'b0}}, sqf_push && s1_qn_reg == f_g}
+                - {{QN_W{1'b0}}, sqf_pop && sqf_rd == f_g};
+        end
+    end
+endgenerate
+function f_has_work(input [SQS_W-1:0] r);
+    begin
+        f_has_work = r[SQS_LOG_LSB +: SQS_LOG_W] != 4'd0
+            && r[SQS_PI_LSB +: SQS_PI_W] != r[SQS_CI_LSB +: SQS_CI_W] + {14'd0, r[SQS_TAKEN_LSB +: SQS_TAKEN_W]}
+            && r[SQS_TAKEN_LSB +: SQS_TAKEN_W] != 2'd2;
+    end
+endfunction
+reg f_started = 1'b0;
+always @(posedge clk) f_started <= f_started || rst;
+reg [QN_W+1:0] f_n;
+wire [QN_W:0] f_count = sqf_tail_reg - sqf_head_reg;
+always @* begin
+    if (f_started && !rst) begin
+        if (s1_op_reg != OP_NONE) begin
+            assert(rec == f_rec[s1_qn_reg]);                                  // f_rmw
+        end
+        assert(f_count <= NUM_Q);                                              // f_list
+        for (f_q = 0; f_q < NUM_Q; f_q = f_q + 1) begin
+            f_n = {1'b0, f_in[f_q*F_IN_W +: F_IN_W]} + {{(QN_W+1){1'b0}}, park_valid_reg && park_qn_reg == f_q[QN_W-1:0]}
+                + {{(QN_W+1){1'b0}}, s1_op_reg == OP_PICK && s1_qn_reg == f_q[QN_W-1:0]};
+            assert(f_n == {{(QN_W+1){1'b0}}, f_rec[f_q][SQS_SCHED_LSB]});    // f_list
+            if (f_has_work(f_rec[f_q]) && !(s1_op_reg != OP_NONE && s1_qn_reg == f_q[QN_W-1:0])) begin
+                assert(f_rec[f_q][SQS_SCHED_LSB]);                             // f_work
+            end
+        end
+        if (out_valid_reg) begin
+            assert(f_has_work(f_rec[out_qn_reg]));                             // f_offer
+            assert(out_index_reg == f_rec[out_qn_reg][SQS_CI_LSB +: SQS_CI_W]
+                + {14'd0, f_rec[out_qn_reg][SQS_TAKEN_LSB +: SQS_TAKEN_W]});   // f_offer
+        end
+    end
+end
+`endif
 
 endmodule
 

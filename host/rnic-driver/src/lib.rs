@@ -70,7 +70,7 @@ pub fn error_name(code: u8) -> &'static str {
         4 => "DMA read error (unsupported request or completer abort)",
         5 => "completion queue disabled, CQE dropped",
         6 => "bad completion queue number",
-        7 => "doorbell beyond the ring size",
+        7 => "doorbell beyond the ring size, or behind the last one (posted WQEs cannot be withdrawn)",
         8 => "unknown queue command",
         9 => "unsupported MMIO request",
         10 => "memory-region command refused (bad key, range or slot)",
