@@ -1111,7 +1111,17 @@ wire [2:0] c_rnr_init = rql_c[RQL_RNR_LSB +: RQL_RNR_W];
 
 wire [3:0] c_head = osth_c[OSTH_HEAD_LSB +: OSTH_HEAD_W];
 wire [3:0] c_tail = sqp_c[SQP_TAIL_LSB +: SQP_TAIL_W];
-wire [OST_W-1:0] c_entry = ost_mem[{ring_c[RING_NUM_LSB +: RING_NUM_W], c_head[2:0]}];
+// C_POP and C_ERR take their QP's ring, head and tail from flops, which follow
+// the block RAMs' words for the completer's QP (with this cycle's writes),
+// so that the ring entry's read starts at a register, not at a block RAM's
+// output. They hold what the RAMs read only when the QP was the same a
+// cycle before: C_ERR straight from C_IDLE (a flush) waits a cycle
+// (c_new_reg); C_POP always follows C_EVAL or C_CQE of the same QP.
+reg [3:0] c_head_reg = 4'd0;
+reg [3:0] c_tail_reg = 4'd0;
+reg [RING_NUM_W-1:0] c_ring_reg = {RING_NUM_W{1'b0}};
+reg c_new_reg = 1'b0;
+wire [OST_W-1:0] c_entry = ost_mem[{c_ring_reg, c_head_reg[2:0]}];
 wire [23:0] c_entry_psn = c_entry[25:2];
 // an ACK may cover [una - 1, sent - 1]; a NAK must name a PSN in [una, sent)
 // the QP's una and PSNs in flight, read in C_LOAD (only the completer moves
@@ -1206,17 +1216,19 @@ assign req_wd = c_wr_state ? req_wd_c : req_qn;
 localparam [OST_RINGS-1:0] RING_ONE = {{(OST_RINGS-1){1'b0}}, 1'b1};
 // (C_POP and C_ERR wait a cycle for a load of another QP: OSTH's write
 // port is the load's then)
-wire c_lstall = l_any && load_qpn != c_qpn_reg && (c_state_reg == C_POP || c_state_reg == C_ERR);
-wire c_pop = !c_lstall && ((c_state_reg == C_POP && c_head != c_tail && c_covered)
-    || (c_state_reg == C_ERR && c_head != c_tail));
+// (and C_ERR for c_new_reg, above)
+wire c_lstall = (l_any && load_qpn != c_qpn_reg && (c_state_reg == C_POP || c_state_reg == C_ERR))
+    || c_new_reg;
+wire c_pop = !c_lstall && ((c_state_reg == C_POP && c_head_reg != c_tail_reg && c_covered)
+    || (c_state_reg == C_ERR && c_head_reg != c_tail_reg));
 wire rec_now = state_reg == ST_RECORD && !rec_stall;
 assign sqp_we = l_any || rec_now;
 assign sqp_wa = l_any ? load_qpn : qn_reg;
 assign sqp_wd = l_any ? {{SQP_TAIL_W{1'b0}}, load_psn} : {ost_tail + 4'd1, rec_next_psn_reg};
 assign osth_we = l_any || c_pop;
 assign osth_wa = l_any ? load_qpn : c_qpn_reg;
-assign osth_wd = l_any ? {OSTH_W{1'b0}} : c_head + 4'd1;
-wire c_drain = c_pop && c_head + 4'd1 == c_tail && !(rec_now && qn_reg == c_qpn_reg);
+assign osth_wd = l_any ? {OSTH_W{1'b0}} : c_head_reg + 4'd1;
+wire c_drain = c_pop && c_head_reg + 4'd1 == c_tail_reg && !(rec_now && qn_reg == c_qpn_reg);
 wire l_held = !ost_empty_reg[load_qpn];
 wire l_new = rec_now && ost_empty && qn_reg == load_qpn;
 wire [OST_RINGS-1:0] ring_take = rec_now && ost_empty ? RING_ONE << ring_pick : {OST_RINGS{1'b0}};
@@ -1260,7 +1272,7 @@ assign stamp_qn = stamp_qn_raw[STAMP_TICK_LSB +: STAMP_TICK_W];
 // are one QP), a load sets both to 0 and goes last, as in the pointers'
 // own writes
 wire [3:0] push_count = ost_tail + 4'd1 - ost_head - {3'd0, c_pop && c_qpn_reg == qn_reg};
-wire [3:0] pop_count = c_tail + {3'd0, rec_now && qn_reg == c_qpn_reg} - c_head - 4'd1;
+wire [3:0] pop_count = c_tail_reg + {3'd0, rec_now && qn_reg == c_qpn_reg} - c_head_reg - 4'd1;
 always @(posedge clk) begin
     if (rec_now) begin
         ost_full_reg[qn_reg] <= push_count == OST_DEPTH_4;
@@ -1300,7 +1312,7 @@ ram_sdp_copies #(
     .rd_data({ring_ld, ring_go, ring_c, ring_qn})
 );
 
-wire [OST_RINGS-1:0] ring_give = (c_drain ? RING_ONE << ring_c[RING_NUM_LSB +: RING_NUM_W] : {OST_RINGS{1'b0}})
+wire [OST_RINGS-1:0] ring_give = (c_drain ? RING_ONE << c_ring_reg : {OST_RINGS{1'b0}})
     | (l_give_reg ? RING_ONE << ring_ld[RING_NUM_LSB +: RING_NUM_W] : {OST_RINGS{1'b0}})
     | (l_any && l_new ? RING_ONE << ring_pick : {OST_RINGS{1'b0}});
 
@@ -1712,6 +1724,11 @@ always @(posedge clk) begin
     end
 
     c_qpn_reg <= c_qpn_next;
+    c_new_reg <= c_qpn_next != c_qpn_reg;
+    c_head_reg <= osth_we && osth_wa == c_qpn_reg ? osth_wd[OSTH_HEAD_LSB +: OSTH_HEAD_W] : c_head;
+    c_tail_reg <= sqp_we && sqp_wa == c_qpn_reg ? sqp_wd[SQP_TAIL_LSB +: SQP_TAIL_W] : c_tail;
+    c_ring_reg <= ring_we && qn_reg == c_qpn_reg ? ring_wd[RING_NUM_LSB +: RING_NUM_W]
+        : ring_c[RING_NUM_LSB +: RING_NUM_W];
     if (req_we) begin
         req_v_reg[req_wa] <= 1'b1;
     end
@@ -1775,7 +1792,7 @@ always @(posedge clk) begin
             end
         end
         C_POP: if (!c_lstall) begin
-            if (c_head != c_tail && c_covered) begin
+            if (c_head_reg != c_tail_reg && c_covered) begin
                 c_entry_reg <= c_entry;
                 if (c_entry[0]) begin
                     c_state_reg <= C_CQE;
@@ -1844,7 +1861,7 @@ always @(posedge clk) begin
         C_ERR: if (!c_lstall) begin
             // the first remaining WQE gets the error, the rest are flushed
             rtx_req_reg[c_qpn_reg] <= 1'b0;
-            if (c_head != c_tail) begin
+            if (c_head_reg != c_tail_reg) begin
                 c_entry_reg <= c_entry;
                 c_error_reg <= 1'b1;
                 c_state_reg <= C_CQE;
@@ -1963,6 +1980,10 @@ end
 always @* begin
     assert(ost_head == f_head[qn_reg] && ost_tail == f_tail[qn_reg]);      // f_ost_read
     assert(c_head == f_head[c_qpn_reg] && c_tail == f_tail[c_qpn_reg]);    // f_ost_read
+    if (!c_new_reg && (c_state_reg == C_POP || c_state_reg == C_ERR)) begin
+        assert(c_head_reg == f_head[c_qpn_reg] && c_tail_reg == f_tail[c_qpn_reg]
+            && c_ring_reg == f_ring[c_qpn_reg]);                             // f_c_copy
+    end
     assert(stamp_qn == f_stamp[qn_reg] && stamp_scan == f_stamp[scan_i]);  // f_stamp_read
     // a retransmission walks the ring its QP holds (not reached within
     // hw/formal's 21 cycles: the harness's first retransmission comes later;
