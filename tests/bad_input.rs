@@ -178,14 +178,11 @@ fn doorbell_behind_the_producer_index() {
         assert_eq!(st.count, before + 1);
         assert_eq!((st.code, st.qn), (7, sq.qn()));
         let mut got = Vec::new();
-        while got.len() < 3 {
-            let mut cqes = Vec::new();
-            if nic.poll_cq(&mut cq, 8, &mut cqes).unwrap() == 0 {
-                nic.device().idle();
-                continue;
-            }
-            got.extend(cqes);
-        }
+        assert_eq!(
+            nic.poll_cq_blocking(&mut cq, 3, 100_000, &mut got).unwrap(),
+            3,
+            "{got:?}"
+        );
         for (i, c) in got.iter().enumerate() {
             assert_eq!((c.status, c.wr_id), (WcStatus::Success, i as u64), "{c:?}");
             assert_eq!(check_pattern(&dst, i * 1024, 1000, i as u64 + 1), None);

@@ -36,29 +36,20 @@ fn round(w: u32, seed: u64, queues: usize, per_queue: usize, len: usize) -> Vec<
         nic.ring_sq(sq).unwrap();
     }
     let qn_of: Vec<u32> = sqs.iter().map(|s| u32::from(s.qn())).collect();
-    let mut order = Vec::new();
+    let total = queues * per_queue;
     let mut cqes: Vec<Cqe> = Vec::new();
-    let mut idle = 0;
-    while order.len() < queues * per_queue {
-        cqes.clear();
-        if nic.poll_cq(&mut cq, 64, &mut cqes).unwrap() == 0 {
-            idle += 1;
-            assert!(
-                idle < 2_000_000,
-                "hung after {} completions: {order:?}",
-                order.len()
-            );
-            nic.device().idle();
-            continue;
-        }
-        for c in &cqes {
-            assert_eq!(c.status, WcStatus::Success, "{c:?}");
-            let q = qn_of
-                .iter()
-                .position(|&n| n == c.qn)
-                .expect("a queue of this test");
-            order.push((q, c.wr_id));
-        }
+    let got = nic
+        .poll_cq_blocking(&mut cq, total, 2_000_000, &mut cqes)
+        .unwrap();
+    assert_eq!(got, total, "hung after {got} completions: {cqes:?}");
+    let mut order = Vec::new();
+    for c in &cqes {
+        assert_eq!(c.status, WcStatus::Success, "{c:?}");
+        let q = qn_of
+            .iter()
+            .position(|&n| n == c.qn)
+            .expect("a queue of this test");
+        order.push((q, c.wr_id));
     }
     for q in 0..queues {
         let ids: Vec<u64> = order.iter().filter(|o| o.0 == q).map(|o| o.1).collect();
