@@ -307,28 +307,40 @@ end
 reg err_valid_reg = 1'b0;
 reg [15:0] err_qn_reg = 16'd0;
 
+// the bits' writes, each at one CQ number, decoded once
+// (onehot_decoder: a write `vec[cqn] <= ...` costs a compare per bit)
+wire arm_ok = arm_valid && arm_cqn < NUM_Q16 && cq_en[arm_cqn[QN_W-1:0]];
+wire [NUM_Q-1:0] cmd_oh, arm_oh, ntf_oh, pclr_oh;
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_Q)) cmd_dec (
+    .en(cmd_any), .in(cmd_qn), .out(cmd_oh));
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_Q)) arm_dec (
+    .en(arm_ok), .in(arm_cqn[QN_W-1:0]), .out(arm_oh));
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_Q)) ntf_dec (
+    .en(notify_armed), .in(notify_cqn), .out(ntf_oh));
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_Q)) pclr_dec (
+    .en(pclr_valid_reg), .in(pclr_cqn_reg), .out(pclr_oh));
+// a create enables, a destroy disables; either disarms, then an arm
+// arms, then a notification disarms (a push is a notification's)
+wire [NUM_Q-1:0] cq_en_next = (cq_en & ~cmd_oh) | (cmd_create ? cmd_oh : {NUM_Q{1'b0}});
+wire [NUM_Q-1:0] cq_armed_next = ((cq_armed & ~cmd_oh) | arm_oh) & ~ntf_oh;
+wire [NUM_Q-1:0] msi_pending_next = (msi_pending_reg & ~pclr_oh)
+    | (mq_push ? ntf_oh : {NUM_Q{1'b0}});
+
 always @(posedge clk) begin
     err_valid_reg <= 1'b0;
 
-    if (cmd_create) begin
-        cq_en[cmd_qn] <= 1'b1;
-        cq_armed[cmd_qn] <= 1'b0;
-    end
-    if (cmd_destroy) begin
-        cq_en[cmd_qn] <= 1'b0;
-        cq_armed[cmd_qn] <= 1'b0;
-    end
+    cq_en <= cq_en_next;
+    cq_armed <= cq_armed_next;
+    msi_pending_reg <= msi_pending_next;
 
     if (db_valid && !db_ok) begin
         err_valid_reg <= 1'b1;
         err_qn_reg <= db_cqn;
     end
     if (arm_valid) begin
-        if (arm_cqn >= NUM_Q16 || !cq_en[arm_cqn[QN_W-1:0]]) begin
+        if (!arm_ok) begin
             err_valid_reg <= 1'b1;
             err_qn_reg <= arm_cqn;
-        end else begin
-            cq_armed[arm_cqn[QN_W-1:0]] <= 1'b1;
         end
     end
 
@@ -338,19 +350,12 @@ always @(posedge clk) begin
     // (not when the popped CQ is pushed again in the cycle of its pop)
     pclr_valid_reg <= mq_pop && !(notify_armed && mq_cqn == notify_cqn);
     pclr_cqn_reg <= mq_cqn;
-    if (pclr_valid_reg) begin
-        msi_pending_reg[pclr_cqn_reg] <= 1'b0;
-    end
     if (mq_pop) begin
         msi_valid_reg <= 1'b1;
         msi_vector_reg <= mq_cqn_ext[4:0];
         mq_head_reg <= mq_head_reg == LAST_Q ? {QN_W{1'b0}} : mq_head_reg + 1'b1;
     end
-    if (notify_armed) begin
-        cq_armed[notify_cqn] <= 1'b0;
-    end
     if (mq_push) begin
-        msi_pending_reg[notify_cqn] <= 1'b1;
         mq_tail_reg <= mq_tail_reg == LAST_Q ? {QN_W{1'b0}} : mq_tail_reg + 1'b1;
     end
     mq_count_reg <= mq_count_reg + {{QN_W{1'b0}}, mq_push} - {{QN_W{1'b0}}, mq_pop};

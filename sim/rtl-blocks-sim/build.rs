@@ -1,6 +1,6 @@
 //! Verilates the small reusable blocks of hw/rtl (axis_register,
 //! axis_arb_mux with arbiter, icrc_subst, ram_sdp, ram_sdp_copies,
-//! mr_table) once per configuration of src/configs.rs and links every
+//! mr_table, onehot_decoder) once per configuration of src/configs.rs and links every
 //! model, the Verilator runtime and the thin C ABI (csrc/blocks.cpp) into
 //! this crate. Seconds; a model whose sources and parameters did not change
 //! is taken from OUT_DIR, so switching between planted bugs rebuilds only
@@ -24,6 +24,19 @@ include!("src/configs.rs");
 /// Planted bugs: (name, file, text, replacement). Each must make at least
 /// one test fail (README.md has the table).
 const MUTATIONS: &[(&str, &str, &str, &str)] = &[
+    // onehot_decoder
+    (
+        "onehot_ignores_enable",
+        "onehot_decoder.v",
+        "assign hi_line[k] = en && in[IN_W-1:LO_W] == k[HI_W-1:0];",
+        "assign hi_line[k] = in[IN_W-1:LO_W] == k[HI_W-1:0];",
+    ),
+    (
+        "onehot_low_line_off_by_one",
+        "onehot_decoder.v",
+        "assign out[k] = hi_line[k >> LO_W] && lo_line[k & ((1 << LO_W) - 1)];",
+        "assign out[k] = hi_line[k >> LO_W] && lo_line[(k + 1) & ((1 << LO_W) - 1)];",
+    ),
     // axis_register
     (
         "skid_drops_beat_on_stall",
@@ -253,6 +266,7 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
         Kind::Ram => ("ram_sdp", &["ram_sdp.v"]),
         Kind::RamCopies => ("ram_sdp_copies", &["ram_sdp_copies.v", "ram_sdp.v"]),
         Kind::Mr => ("mr_table", &["mr_table.v"]),
+        Kind::Onehot => ("onehot_decoder", &["onehot_decoder.v"]),
     }
 }
 
@@ -264,6 +278,7 @@ fn kind_code(kind: Kind) -> u32 {
         Kind::Ram => 4,
         Kind::Mr => 5,
         Kind::RamCopies => 6,
+        Kind::Onehot => 7,
     }
 }
 

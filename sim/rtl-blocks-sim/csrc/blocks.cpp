@@ -1,5 +1,5 @@
 // Thin C ABI over one Verilated block (axis_register, axis_arb_mux,
-// icrc_subst, ram_sdp, mr_table or ram_sdp_copies): copy a flat input struct onto the ports,
+// icrc_subst, ram_sdp, mr_table, ram_sdp_copies or onehot_decoder): copy a flat input struct onto the ports,
 // evaluate, copy the ports back. No test logic lives here; the stimulus and the checks are
 // Rust (src/).
 //
@@ -8,7 +8,7 @@
 //   BLK_HEADER     its header
 //   BLK_PFX(name)  exported symbol (<name>_##name)
 //   BLK_KIND       1 axis_register, 2 axis_arb_mux, 3 icrc_subst, 4 ram_sdp,
-//                  5 mr_table, 6 ram_sdp_copies
+//                  5 mr_table, 6 ram_sdp_copies, 7 onehot_decoder
 //
 // The structs mirror `PortsIn` / `PortsOut` in src/lib.rs (sizes checked).
 // Buses: word i of an array = bits [32i+31:32i]. The Rust side masks every
@@ -119,6 +119,9 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->wr_addr = in->s_valid >> 16;
     t->rd_addr = in->s_last;
     put(t->wr_data, in->s_data);
+#elif BLK_KIND == 7
+    t->en = in->s_valid & 1;
+    t->in = in->s_last;
 #else
     put(t->in_data, in->s_data);
     t->beat_oh = in->s_valid;
@@ -143,13 +146,15 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
     get(t->b_bus, o->m_data + 2);
     o->m_valid = static_cast<uint8_t>(t->a_ok | (t->b_ok << 1) | (t->c_ok << 2)
                                       | (t->reg_err << 3) | (t->change << 4));
+#elif BLK_KIND == 7
+    get(t->out, o->m_data);
 #else
     get(t->out_data, o->m_data);
 #endif
 }
 
 inline void set_clk(BLK_MODEL* t, int v) {
-#if BLK_KIND != 3
+#if BLK_KIND != 3 && BLK_KIND != 7
     t->clk = v;
 #else
     (void)t;
@@ -187,7 +192,7 @@ void BLK_PFX(peek)(void* h, const BlkPortsIn* in, BlkPortsOut* out) {
 }
 
 // One clock cycle: the peek (inputs applied with clk low, the outputs the
-// rising edge samples), then the rising edge. For icrc_subst (no clock)
+// rising edge samples), then the rising edge. For icrc_subst and onehot_decoder (no clock)
 // just the evaluation.
 void BLK_PFX(step)(void* h, const BlkPortsIn* in, BlkPortsOut* out) {
     BLK_PFX(peek)(h, in, out);

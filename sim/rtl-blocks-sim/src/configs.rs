@@ -20,6 +20,8 @@ pub enum Kind {
     RamCopies,
     /// `mr_table` (memory-region keys, bounds and translation): NUM_MR
     Mr,
+    /// `onehot_decoder` (binary to one-hot, combinational): IN_W, OUT_N
+    Onehot,
 }
 
 /// One configuration: a model name and the parameters it is verilated with.
@@ -182,5 +184,22 @@ pub const CONFIGS: &[Config] = &[
         name: "mr_n64",
         kind: Kind::Mr,
         params: &[("NUM_MR", 64)],
+    },
+    // the core's sizes: 16 QPs; an odd index width with fewer outputs
+    // than it can name; 256 QPs (eight 32-bit words out)
+    Config {
+        name: "onehot_in4",
+        kind: Kind::Onehot,
+        params: &[("IN_W", 4), ("OUT_N", 16)],
+    },
+    Config {
+        name: "onehot_in5_n20",
+        kind: Kind::Onehot,
+        params: &[("IN_W", 5), ("OUT_N", 20)],
+    },
+    Config {
+        name: "onehot_in8",
+        kind: Kind::Onehot,
+        params: &[("IN_W", 8), ("OUT_N", 256)],
     },
 ];

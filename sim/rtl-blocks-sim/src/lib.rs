@@ -13,7 +13,9 @@
 //!   the QP context's records);
 //! - [`mr`]: `mr_table`, the memory-region table: keys, protection domain,
 //!   access, bounds and address translation, against a model written in
-//!   the plain arithmetic of the checks.
+//!   the plain arithmetic of the checks;
+//! - [`onehot`]: `onehot_decoder`, binary to one-hot (the per-QP bit
+//!   vectors' write decoders), every index.
 //!
 //! Every configuration of [`CONFIGS`] is one model, looked up by name.
 //! Stimulus is seeded ([`rand_chacha`]), so a failing run repeats exactly.
@@ -26,6 +28,7 @@ pub mod arb;
 pub mod copies;
 pub mod icrc;
 pub mod mr;
+pub mod onehot;
 pub mod ram;
 pub mod skid;
 

@@ -1,5 +1,5 @@
 //! The blocks against their benches (src/skid.rs, src/arb.rs,
-//! src/icrc.rs, src/ram.rs, src/copies.rs, src/mr.rs): every run checks every beat in and out; the tests choose
+//! src/icrc.rs, src/ram.rs, src/copies.rs, src/mr.rs, src/onehot.rs): every run checks every beat in and out; the tests choose
 //! configurations, seeds and traffic and add what is specific to them.
 //! `RTL_BLOCKS_MUTATION=<name> cargo test --release -p rtl-blocks-sim`
 //! builds the blocks with a planted bug: some test here must then fail
@@ -9,6 +9,7 @@ use rtl_blocks_sim::arb::{self, ArbCfg, ArbReport};
 use rtl_blocks_sim::copies;
 use rtl_blocks_sim::icrc;
 use rtl_blocks_sim::mr::{self, MrCfg};
+use rtl_blocks_sim::onehot;
 use rtl_blocks_sim::ram::{self, RamCfg};
 use rtl_blocks_sim::skid::{self, SkidCfg, SkidReport};
 use rtl_blocks_sim::skip;
@@ -301,5 +302,20 @@ fn mr_table_grants_exactly_the_registered_ranges() {
                 "{m} seed {seed}: the stimulus missed the edges: {r:?}"
             );
         }
+    }
+}
+
+#[test]
+fn onehot_every_index() {
+    if skip() {
+        return;
+    }
+    for (m, n) in [
+        ("onehot_in4", 16),
+        ("onehot_in5_n20", 20),
+        ("onehot_in8", 256),
+    ] {
+        let r = onehot::run(m).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.hot, n, "{m}: every output line once");
     }
 }
