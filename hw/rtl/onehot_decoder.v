@@ -29,24 +29,32 @@ end
 localparam LO_W = IN_W / 2;
 localparam HI_W = IN_W - LO_W;
 
-wire [(1 << HI_W)-1:0] hi_line;
+localparam LO_N = 1 << LO_W;
+localparam HI_N = 1 << HI_W;
+
+// Each group of LO_N outputs is the low half's lines when the high half
+// names the group: a slice per group (not a bit per output), so that a
+// simulator evaluates HI_N words, not 2^IN_W bits.
+wire [HI_N-1:0] hi_line;
+wire [LO_N-1:0] lo_line;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [HI_N*LO_N-1:0] all_lines;       // (the lines from OUT_N on name no output)
+/* verilator lint_on UNUSEDSIGNAL */
 genvar k;
 generate
-    for (k = 0; k < (1 << HI_W); k = k + 1) begin : g_hi
+    for (k = 0; k < HI_N; k = k + 1) begin : g_hi
         assign hi_line[k] = en && in[IN_W-1:LO_W] == k[HI_W-1:0];
+        assign all_lines[k*LO_N +: LO_N] = hi_line[k] ? lo_line : {LO_N{1'b0}};
     end
     if (LO_W == 0) begin : g_one
-        assign out = hi_line[OUT_N-1:0];
+        assign lo_line = 1'b1;
     end else begin : g_two
-        wire [(1 << LO_W)-1:0] lo_line;
-        for (k = 0; k < (1 << LO_W); k = k + 1) begin : g_lo
+        for (k = 0; k < LO_N; k = k + 1) begin : g_lo
             assign lo_line[k] = in[LO_W-1:0] == k[LO_W-1:0];
-        end
-        for (k = 0; k < OUT_N; k = k + 1) begin : g_out
-            assign out[k] = hi_line[k >> LO_W] && lo_line[k & ((1 << LO_W) - 1)];
         end
     end
 endgenerate
+assign out = all_lines[OUT_N-1:0];
 
 endmodule
 

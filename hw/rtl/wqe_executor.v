@@ -455,6 +455,11 @@ reg [NUM_QP-1:0] rtx_req_reg = {NUM_QP{1'b0}};
 // NAK's PSN or, after a timeout, the oldest unacknowledged one; ACKs that
 // arrive meanwhile only move it on)
 reg [NUM_QP-1:0] flush_req_reg = {NUM_QP{1'b0}};
+// the executor's requests (all for qn_reg) are set a cycle later, from
+// these (the decode of a write deep in its state machine would be on the
+// path); flush_req below reads them in meanwhile
+reg x_flush_reg = 1'b0;
+reg [QN_W-1:0] x_flush_qn_reg = {QN_W{1'b0}};
 // outstanding WQEs: {wqe_addr 64, first_psn 24, byte_len 32, wr_id 64, index 16,
 // last_psn 24, is_send 1, signaled 1}
 localparam OST_W = 226;
@@ -826,14 +831,19 @@ wire r_inside = (rtx_from_reg - r_psn0) <= (r_last - r_psn0);
 // vector operations: not a subtract and two compares per QP in every
 // cycle (the simulator's most expensive lines; two flops per QP instead
 // of NUM_QP subtracters in the FPGA).
-localparam [NUM_QP-1:0] QP_ONE = {{(NUM_QP-1){1'b0}}, 1'b1};
 (* rnic_copy *)  // (the pointers' difference: not counted again, hw/state)
 reg [NUM_QP-1:0] ost_full_reg = {NUM_QP{1'b0}};
 (* rnic_copy *)
 reg [NUM_QP-1:0] ost_empty_reg = {NUM_QP{1'b1}};
-assign sq_hold = rtx_req_reg | flush_req_reg | ost_full_reg
+wire [NUM_QP-1:0] pf_oh;
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) pf_dec (.en(pf_state_reg != PF_EMPTY), .in(pf_qn_reg), .out(pf_oh));
+// a flush request: set, or the executor's on its way (x_flush_reg)
+wire [NUM_QP-1:0] xf_oh;
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) xf_dec (.en(x_flush_reg), .in(x_flush_qn_reg), .out(xf_oh));
+wire [NUM_QP-1:0] flush_req = flush_req_reg | xf_oh;
+assign sq_hold = rtx_req_reg | flush_req | ost_full_reg
     | (ring_avail ? {NUM_QP{1'b0}} : ost_empty_reg)
-    | (pf_state_reg != PF_EMPTY ? QP_ONE << pf_qn_reg : {NUM_QP{1'b0}});
+    | pf_oh;
 
 // ---------------------------------------------------------------- scanner
 // One QP per cycle is examined for a due retransmission, an expired timer
@@ -858,9 +868,9 @@ wire [23:0] stamp_scan;       // (the stamp RAMs are below, with the completer)
 wire [23:0] scan_age = now - stamp_scan;
 wire scan_rtx = rtx_req_reg[scan_i] && !scan_age[23];
 // (age >= ticks, ticks a power of two)
-wire scan_tmo = scan_out && !rtx_req_reg[scan_i] && !flush_req_reg[scan_i]
+wire scan_tmo = scan_out && !rtx_req_reg[scan_i] && !flush_req[scan_i]
     && scan_tmo_on_reg && (scan_age & scan_tmo_thr_reg) != 24'd0;
-wire scan_flush = flush_req_reg[scan_i];
+wire scan_flush = flush_req[scan_i];
 // ... registered: they act a cycle after the QP was looked at (a request
 // withdrawn meanwhile is caught where they act: rtx_go_reg is masked by
 // rtx_req_reg, C_TMO looks again, a flush of an emptied ring finds nothing)
@@ -886,7 +896,7 @@ wire go_valid = go_any_reg && go_vec[go_qpn];
 
 // the pending prefetched WQE is used once its queue may go on
 wire pf_use = state_reg == ST_IDLE && !go_valid && pf_state_reg == PF_FULL
-    && !rtx_req_reg[pf_qn_reg] && !flush_req_reg[pf_qn_reg] && !ost_full_reg[pf_qn_reg]
+    && !rtx_req_reg[pf_qn_reg] && !flush_req[pf_qn_reg] && !ost_full_reg[pf_qn_reg]
     && (!ost_empty_reg[pf_qn_reg] || ring_avail);
 
 // the QP context is read a cycle ahead: the QP number qn_reg takes next
@@ -1273,19 +1283,15 @@ assign stamp_qn = stamp_qn_raw[STAMP_TICK_LSB +: STAMP_TICK_W];
 // own writes
 wire [3:0] push_count = ost_tail + 4'd1 - ost_head - {3'd0, c_pop && c_qpn_reg == qn_reg};
 wire [3:0] pop_count = c_tail_reg + {3'd0, rec_now && qn_reg == c_qpn_reg} - c_head_reg - 4'd1;
+wire [NUM_QP-1:0] rec_oh, pop_oh, load_oh;
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) rec_dec (.en(rec_now), .in(qn_reg), .out(rec_oh));
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) pop_dec (.en(c_pop), .in(c_qpn_reg), .out(pop_oh));
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) load_dec (.en(l_any), .in(load_qpn), .out(load_oh));
+wire [NUM_QP-1:0] ost_full_rec = (ost_full_reg & ~rec_oh) | (push_count == OST_DEPTH_4 ? rec_oh : {NUM_QP{1'b0}});
+wire [NUM_QP-1:0] ost_empty_rec = (ost_empty_reg & ~rec_oh) | (push_count == 4'd0 ? rec_oh : {NUM_QP{1'b0}});
 always @(posedge clk) begin
-    if (rec_now) begin
-        ost_full_reg[qn_reg] <= push_count == OST_DEPTH_4;
-        ost_empty_reg[qn_reg] <= push_count == 4'd0;
-    end
-    if (c_pop) begin
-        ost_full_reg[c_qpn_reg] <= pop_count == OST_DEPTH_4;
-        ost_empty_reg[c_qpn_reg] <= pop_count == 4'd0;
-    end
-    if (l_any) begin
-        ost_full_reg[load_qpn] <= 1'b0;
-        ost_empty_reg[load_qpn] <= 1'b1;
-    end
+    ost_full_reg <= ((ost_full_rec & ~pop_oh) | (pop_count == OST_DEPTH_4 ? pop_oh : {NUM_QP{1'b0}})) & ~load_oh;
+    ost_empty_reg <= (ost_empty_rec & ~pop_oh) | (pop_count == 4'd0 ? pop_oh : {NUM_QP{1'b0}}) | load_oh;
 end
 // A load's QP number is not known a cycle ahead, so the ring it frees is
 // read in the load's cycle and given back in the next (it stays taken a
@@ -1355,9 +1361,52 @@ reg x_set_err_reg = 1'b0;
 assign set_err = c_set_err_reg || x_set_err_reg;
 assign set_err_qpn = c_set_err_reg ? c_qpn_reg : qn_reg;
 
+// ---------------------------------------------------------------- the bit vectors
+// Each write is decoded once from its QP number (onehot_decoder: a write
+// `vec[qn] <= ...` costs a compare per bit) and the next value follows
+// from the writes in their order (a later one wins), as the writes to
+// one bit in one cycle used to. Loads go last, then the reset.
+// The executor takes a retransmission request when it starts on it (the
+// go pick in ST_IDLE, or ST_RTX_PICK starting over), at ste_wa.
+wire ex_rtx_take = !ex_st_stall && ((state_reg == ST_IDLE && go_valid)
+    || (state_reg == ST_RTX_PICK && ctx_state == QPS_RTS && rtx_req_reg[qn_reg] && rtx_due));
+// The completer requests one on a sequence NAK (unless one from this PSN
+// stands; resend that packet alone on mp: rtx_one), an RNR NAK and a
+// timeout, when their retry counters allow; C_ERR withdraws it.
+wire c_seq_rtx = c_state_reg == C_SEQ && !(c_psn_reg == c_una && c_rleft == 3'd0)
+    && !(rtx_req_reg[c_qpn_reg] && c_una == c_psn_reg);
+wire c_rnr_rtx = c_state_reg == C_RNR && !(c_rnr_init != 3'd7 && c_nleft == 3'd0);
+wire c_tmo_rtx = c_state_reg == C_TMO && !(c_head == c_tail || rtx_req_reg[c_qpn_reg])
+    && c_rleft != 3'd0;
+wire c_rtx_set = c_seq_rtx || c_rnr_rtx || c_tmo_rtx;
+wire c_rtx_clr = c_state_reg == C_ERR && !c_lstall;
+// C_IDLE takes up a QP's flush and withdraws its request
+wire c_flush_take = c_state_reg == C_IDLE && scan_flush_reg;
+wire [NUM_QP-1:0] ex_rtx_oh, cset_oh, cclr_oh, scan_go_oh, scan_clr_oh, fa_oh, fb_oh, req_oh, snt_oh;
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) ex_rtx_dec (.en(ex_rtx_take), .in(ste_wa), .out(ex_rtx_oh));
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) cset_dec (.en(c_rtx_set), .in(c_qpn_reg), .out(cset_oh));
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) cclr_dec (.en(c_rtx_clr), .in(c_qpn_reg), .out(cclr_oh));
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) scan_go_dec (.en(scan_rtx_reg), .in(scan_q_reg), .out(scan_go_oh));
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) scan_clr_dec (.en(c_flush_take), .in(scan_q_reg), .out(scan_clr_oh));
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) fa_dec (.en(flush_a), .in(flush_a_qpn), .out(fa_oh));
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) fb_dec (.en(flush_b), .in(flush_b_qpn), .out(fb_oh));
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) req_dec (.en(req_we), .in(req_wa), .out(req_oh));
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) snt_dec (.en(snt_we), .in(qn_reg), .out(snt_oh));
+// a due request waits for the executor (masked once withdrawn); taking
+// it or asking again clears it
+wire [NUM_QP-1:0] rtx_go_next = ((rtx_go_reg & rtx_req_reg) | scan_go_oh) & ~ex_rtx_oh & ~cset_oh;
+wire [NUM_QP-1:0] rtx_req_next = (((rtx_req_reg & ~ex_rtx_oh) | cset_oh) & ~cclr_oh) & ~load_oh;
+wire [NUM_QP-1:0] rtx_one_next = (rtx_one_reg & ~cset_oh) | (c_seq_rtx ? cset_oh : {NUM_QP{1'b0}});
+wire [NUM_QP-1:0] flush_next = ((flush_req | fa_oh | fb_oh) & ~scan_clr_oh) & ~load_oh;
+// REQ and SNT read as loaded until written after the load
+wire [NUM_QP-1:0] req_v_next = (req_v_reg | req_oh) & ~load_oh;
+wire [NUM_QP-1:0] snt_v_next = (snt_v_reg | snt_oh) & ~load_oh;
+
 always @(posedge clk) begin
     err_valid_reg <= 1'b0;
     x_set_err_reg <= 1'b0;
+    x_flush_reg <= 1'b0;
+    x_flush_qn_reg <= qn_reg;
     c_set_err_reg <= 1'b0;
     c_drop_reg <= 1'b0;
     stat_retransmit_reg <= 1'b0;
@@ -1372,11 +1421,7 @@ always @(posedge clk) begin
     scan_flush_reg <= scan_flush;
     go_any_reg <= go_any;
     go_qpn <= go_pick;
-    rtx_go_reg <= rtx_go_reg & rtx_req_reg;
     ring_free_reg <= (ring_free_reg & ~ring_take) | ring_give;
-    if (scan_rtx_reg) begin
-        rtx_go_reg[scan_q_reg] <= 1'b1;
-    end
 
     // ---------------------------------------------------------- executor
     qn_reg <= qn_next;
@@ -1391,8 +1436,7 @@ always @(posedge clk) begin
                     rtx_mode_reg <= 1'b1;
                     rtx_single_reg <= rtx_one_reg[go_qpn];
                     rtx_from_reg <= go_una;
-                    rtx_req_reg[go_qpn] <= 1'b0;
-                    rtx_go_reg[go_qpn] <= 1'b0;
+                    // (the request is taken: ex_rtx_take)
                     rtx_idx_reg <= osth_go;
                     rtx_ring_reg <= ring_go[RING_NUM_LSB +: RING_NUM_W];
                     state_reg <= ST_RTX_PICK;
@@ -1433,8 +1477,7 @@ always @(posedge clk) begin
                     if (!ex_st_stall) begin
                         rtx_single_reg <= rtx_one_reg[qn_reg];
                         rtx_from_reg <= qn_una;
-                        rtx_req_reg[qn_reg] <= 1'b0;
-                        rtx_go_reg[qn_reg] <= 1'b0;
+                        // (the request is taken: ex_rtx_take)
                         rtx_idx_reg <= ost_head;
                     end
                 end else begin
@@ -1470,7 +1513,7 @@ always @(posedge clk) begin
                     if (rtx_mode_reg) begin
                         // the send ring became unreadable: give up the QP
                         x_set_err_reg <= 1'b1;
-                        flush_req_reg[qn_reg] <= 1'b1;
+                        x_flush_reg <= 1'b1;
                         state_reg <= ST_IDLE;
                     end else begin
                         state_reg <= ST_CQE;
@@ -1522,7 +1565,7 @@ always @(posedge clk) begin
                 end else if (!wqe_is_roce || wqe_len > 32'h8000_0000 || (wqe_len != 0 && !mr_ok_reg)) begin
                     // the WQE or its buffer changed under us
                     x_set_err_reg <= 1'b1;
-                    flush_req_reg[qn_reg] <= 1'b1;
+                    x_flush_reg <= 1'b1;
                     state_reg <= ST_IDLE;
                 end else begin
                     state_reg <= ST_SEND;
@@ -1543,7 +1586,7 @@ always @(posedge clk) begin
                         decode_err_reg <= 1'b1;
                     end
                     if (!ost_empty) begin
-                        flush_req_reg[qn_reg] <= 1'b1;
+                        x_flush_reg <= 1'b1;
                     end else begin
                         wc_status_reg <= decode_err_reg || ctx_state == QPS_RTS
                             ? WC_STATUS_LOC_PROT_ERR : WC_STATUS_WR_FLUSH_ERR;
@@ -1624,7 +1667,7 @@ always @(posedge clk) begin
                 end else if (rd_done_reg == rd_issued_reg && !rd_st) begin
                     x_set_err_reg <= 1'b1;
                     if (rtx_mode_reg) begin
-                        flush_req_reg[qn_reg] <= 1'b1;
+                        x_flush_reg <= 1'b1;
                         state_reg <= ST_IDLE;
                     end else begin
                         state_reg <= ST_CQE;
@@ -1662,7 +1705,7 @@ always @(posedge clk) begin
                     // the ring it takes: ring_we)
                 end
                 if (ctx_state != QPS_RTS) begin
-                    flush_req_reg[qn_reg] <= 1'b1;
+                    x_flush_reg <= 1'b1;
                 end
                 state_reg <= ST_DONE;
             end
@@ -1680,9 +1723,6 @@ always @(posedge clk) begin
         default: state_reg <= ST_IDLE;
     endcase
 
-    if (snt_we) begin
-        snt_v_reg[qn_reg] <= 1'b1;
-    end
     if (pkt_push) begin
         stat_retransmit_reg <= !pkt_new_reg;
     end
@@ -1710,12 +1750,6 @@ always @(posedge clk) begin
         pf_err_reg <= s_rd_status_error != 4'd0;
     end
 
-    if (flush_a) begin
-        flush_req_reg[flush_a_qpn] <= 1'b1;
-    end
-    if (flush_b) begin
-        flush_req_reg[flush_b_qpn] <= 1'b1;
-    end
 
     // ---------------------------------------------------------- ACK completer
     if (s_ack_valid && !ackq_full) begin
@@ -1729,9 +1763,6 @@ always @(posedge clk) begin
     c_tail_reg <= sqp_we && sqp_wa == c_qpn_reg ? sqp_wd[SQP_TAIL_LSB +: SQP_TAIL_W] : c_tail;
     c_ring_reg <= ring_we && qn_reg == c_qpn_reg ? ring_wd[RING_NUM_LSB +: RING_NUM_W]
         : ring_c[RING_NUM_LSB +: RING_NUM_W];
-    if (req_we) begin
-        req_v_reg[req_wa] <= 1'b1;
-    end
     case (c_state_reg)
         C_IDLE: begin
             c_error_reg <= 1'b0;
@@ -1745,8 +1776,7 @@ always @(posedge clk) begin
                     c_err_status_reg <= perr_status_reg;
                     perr_valid_reg <= 1'b0;
                 end
-                flush_req_reg[scan_q_reg] <= 1'b0;
-                c_state_reg <= C_ERR;
+                c_state_reg <= C_ERR;                   // (flush_next)
             end else if (scan_tmo_reg) begin
                 c_syn_reg <= 8'd0;
                 c_state_reg <= C_TMO;
@@ -1813,13 +1843,9 @@ always @(posedge clk) begin
                 c_set_err_reg <= 1'b1;
                 c_state_reg <= C_ERR;
             end else begin
-                if (!(rtx_req_reg[c_qpn_reg] && c_una == c_psn_reg)) begin
-                    // (and the path the lost packet took, as mapped now,
-                    // becomes the suspect one)
-                    rtx_req_reg[c_qpn_reg] <= 1'b1;
-                    rtx_one_reg[c_qpn_reg] <= 1'b1;
-                    rtx_go_reg[c_qpn_reg] <= 1'b0;
-                end
+                // (the request, unless one from this PSN stands: c_rtx_set;
+                // the path the lost packet took, as mapped now, becomes
+                // the suspect one: req_wd_c)
                 c_state_reg <= C_IDLE;
             end
         end
@@ -1833,10 +1859,7 @@ always @(posedge clk) begin
                 c_set_err_reg <= 1'b1;
                 c_state_reg <= C_ERR;
             end else begin
-                rtx_one_reg[c_qpn_reg] <= 1'b0;
-                rtx_req_reg[c_qpn_reg] <= 1'b1;
-                rtx_go_reg[c_qpn_reg] <= 1'b0;
-                c_state_reg <= C_IDLE;
+                c_state_reg <= C_IDLE;                 // (the request: c_rtx_set)
             end
         end
         C_TMO: begin
@@ -1850,17 +1873,15 @@ always @(posedge clk) begin
                     c_set_err_reg <= 1'b1;
                     c_state_reg <= C_ERR;
                 end else begin
-                    // (the retry counter and the rotation: req_wd_c)
-                    rtx_one_reg[c_qpn_reg] <= 1'b0;
-                    rtx_req_reg[c_qpn_reg] <= 1'b1;
-                    rtx_go_reg[c_qpn_reg] <= 1'b0;
+                    // (the retry counter and the rotation: req_wd_c; the
+                    // request: c_rtx_set)
                     c_state_reg <= C_IDLE;
                 end
             end
         end
         C_ERR: if (!c_lstall) begin
             // the first remaining WQE gets the error, the rest are flushed
-            rtx_req_reg[c_qpn_reg] <= 1'b0;
+            // (and a retransmission request is withdrawn: c_rtx_clr)
             if (c_head_reg != c_tail_reg) begin
                 c_entry_reg <= c_entry;
                 c_error_reg <= 1'b1;
@@ -1894,10 +1915,19 @@ always @(posedge clk) begin
     if (load_rts || load_reset) begin
         // (the PSN and the retry settings go to RQL: rql_wd; REQ and SNT
         // read as loaded until written again)
-        rtx_req_reg[load_qpn] <= 1'b0;
-        flush_req_reg[load_qpn] <= 1'b0;
-        req_v_reg[load_qpn] <= 1'b0;
-        snt_v_reg[load_qpn] <= 1'b0;
+    end
+    // the bit vectors (their writes, in order: below the completer)
+    rtx_req_reg <= rtx_req_next;
+    rtx_one_reg <= rtx_one_next;
+    rtx_go_reg <= rtx_go_next;
+    flush_req_reg <= flush_next;
+    req_v_reg <= req_v_next;
+    snt_v_reg <= snt_v_next;
+    // an executor's flush request is applied a cycle later (x_flush_reg:
+    // read through flush_req meanwhile); what clears the bit in its own
+    // cycle cancels it, as it would have overwritten it
+    if ((l_any && load_qpn == qn_reg) || (c_state_reg == C_IDLE && scan_flush_reg && scan_q_reg == qn_reg)) begin
+        x_flush_reg <= 1'b0;
     end
 
     if (rst) begin
@@ -1915,6 +1945,7 @@ always @(posedge clk) begin
         rtx_req_reg <= {NUM_QP{1'b0}};
         rtx_go_reg <= {NUM_QP{1'b0}};
         flush_req_reg <= {NUM_QP{1'b0}};
+        x_flush_reg <= 1'b0;
         scan_reg <= {QN_W{1'b0}};
         scan_rtx_reg <= 1'b0;
         scan_tmo_reg <= 1'b0;

@@ -34,8 +34,8 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
     (
         "onehot_low_line_off_by_one",
         "onehot_decoder.v",
-        "assign out[k] = hi_line[k >> LO_W] && lo_line[k & ((1 << LO_W) - 1)];",
-        "assign out[k] = hi_line[k >> LO_W] && lo_line[(k + 1) & ((1 << LO_W) - 1)];",
+        "assign lo_line[k] = in[LO_W-1:0] == k[LO_W-1:0];",
+        "assign lo_line[k] = in[LO_W-1:0] + 1'b1 == k[LO_W-1:0];",
     ),
     // axis_register
     (
