@@ -343,13 +343,56 @@ priority_encoder #(.WIDTH(MP_PEND), .OUT_W(PS_W)) pslot_enc (
 reg [NUM_QP-1:0] ack_owed_reg = {NUM_QP{1'b0}};
 reg [NUM_QP-1:0] ack_age1_reg = {NUM_QP{1'b0}};
 reg [NUM_QP-1:0] ack_age2_reg = {NUM_QP{1'b0}};
+// The state machine's writes of these bits are all at its QP (qpn): each
+// is held a cycle in a pending bit and value (*_pw_reg, *_pv_reg) and
+// applied from there, so that no bit of the vector decodes qpn at the
+// end of a long path; the bits are read through the pending write
+// (*_eff). The other writes (a load's, a receive doorbell's, the ACK
+// timer's aging) are vector operations on what the bits read as, in the
+// old statement order, and the pending writes land after them, as the
+// state machine's writes came after them.
+reg [QN_W-1:0] pq_qn_reg = {QN_W{1'b0}};
+wire [NUM_QP-1:0] pq_oh;
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) pq_dec (.en(1'b1), .in(pq_qn_reg), .out(pq_oh));
+reg nak_sent_pw_reg = 1'b0;
+reg nak_sent_pv_reg = 1'b0;
+wire [NUM_QP-1:0] nak_sent_eff = !nak_sent_pw_reg ? nak_sent_reg
+    : nak_sent_pv_reg ? nak_sent_reg | pq_oh : nak_sent_reg & ~pq_oh;
+reg pend_pw_reg = 1'b0;
+reg pend_pv_reg = 1'b0;
+wire [NUM_QP-1:0] pend_eff = !pend_pw_reg ? pend_reg
+    : pend_pv_reg ? pend_reg | pq_oh : pend_reg & ~pq_oh;
+reg owed_pw_reg = 1'b0;
+reg owed_pv_reg = 1'b0;
+wire [NUM_QP-1:0] owed_eff = !owed_pw_reg ? owed_reg
+    : owed_pv_reg ? owed_reg | pq_oh : owed_reg & ~pq_oh;
+reg ack_owed_pw_reg = 1'b0;
+reg ack_owed_pv_reg = 1'b0;
+wire [NUM_QP-1:0] ack_owed_eff = !ack_owed_pw_reg ? ack_owed_reg
+    : ack_owed_pv_reg ? ack_owed_reg | pq_oh : ack_owed_reg & ~pq_oh;
+reg ack_age1_pw_reg = 1'b0;
+reg ack_age1_pv_reg = 1'b0;
+wire [NUM_QP-1:0] ack_age1_eff = !ack_age1_pw_reg ? ack_age1_reg
+    : ack_age1_pv_reg ? ack_age1_reg | pq_oh : ack_age1_reg & ~pq_oh;
+reg ack_age2_pw_reg = 1'b0;
+reg ack_age2_pv_reg = 1'b0;
+wire [NUM_QP-1:0] ack_age2_eff = !ack_age2_pw_reg ? ack_age2_reg
+    : ack_age2_pv_reg ? ack_age2_reg | pq_oh : ack_age2_reg & ~pq_oh;
+reg rsp_clr_pw_reg = 1'b0;
+reg rsp_clr_pv_reg = 1'b0;
+wire [NUM_QP-1:0] rsp_clr_eff = !rsp_clr_pw_reg ? rsp_clr_reg
+    : rsp_clr_pv_reg ? rsp_clr_reg | pq_oh : rsp_clr_reg & ~pq_oh;
+reg rqc_clr_pw_reg = 1'b0;
+reg rqc_clr_pv_reg = 1'b0;
+wire [NUM_QP-1:0] rqc_clr_eff = !rqc_clr_pw_reg ? rqc_clr_reg
+    : rqc_clr_pv_reg ? rqc_clr_reg | pq_oh : rqc_clr_reg & ~pq_oh;
 reg [15:0] now_reg = 16'd0;
 reg [QN_W-1:0] tscan_reg = {QN_W{1'b0}};
 localparam integer LAST_QP_I = NUM_QP - 1;
 localparam [QN_W-1:0] LAST_QP = LAST_QP_I[QN_W-1:0];
 localparam integer ACK_EPOCH_I = ACK_TIMER / 2 - 1;
 localparam [15:0] ACK_EPOCH = ACK_EPOCH_I[15:0];
-wire tack_due = ack_owed_reg[tscan_reg] && ack_age2_reg[tscan_reg];
+wire tack_due = ack_owed_eff[tscan_reg] && ack_age2_eff[tscan_reg];
 
 integer i;
 initial begin
@@ -437,6 +480,11 @@ reg qp_stale_reg = 1'b0;
 // load as well (nothing of the packet is written over the loaded state)
 // a QP load of any kind (RTR or RESET)
 wire load_any = load_rtr || load_reset;
+wire [NUM_QP-1:0] load_oh, load_reset_oh, db_oh;
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) load_dec (.en(load_any), .in(load_qpn), .out(load_oh));
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) load_reset_dec (.en(load_reset), .in(load_qpn), .out(load_reset_oh));
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) db_dec (.en(rq_db_valid && rq_db_qpn < NUM_QP16),
+    .in(rq_db_qpn[QN_W-1:0]), .out(db_oh));
 wire qp_stale = qp_stale_reg || (load_any && load_qpn == qpn);
 
 // receive WQE capture (its reserved bytes are not read)
@@ -645,9 +693,9 @@ ram_sdp_copies #(
     .rd_data({rqc_scan_q, rqc_q})
 );
 assign rq_pi = rqp_clr_reg[qpn] ? 16'd0 : rqp_q[RQP_PI_LSB +: RQP_PI_W];
-assign rq_ci = rqc_clr_reg[qpn] ? 16'd0 : rqc_q[RQC_CI_LSB +: RQC_CI_W];
+assign rq_ci = rqc_clr_eff[qpn] ? 16'd0 : rqc_q[RQC_CI_LSB +: RQC_CI_W];
 wire [15:0] scan_pi = rqp_clr_reg[tscan_reg] ? 16'd0 : rqp_scan_q[RQP_PI_LSB +: RQP_PI_W];
-wire [15:0] scan_ci = rqc_clr_reg[tscan_reg] ? 16'd0 : rqc_scan_q[RQC_CI_LSB +: RQC_CI_W];
+wire [15:0] scan_ci = rqc_clr_eff[tscan_reg] ? 16'd0 : rqc_scan_q[RQC_CI_LSB +: RQC_CI_W];
 
 // the record: read at ctx_qpn (so it is qpn's in every state but ST_IDLE),
 // written back in ST_FINISH, in the cycle the FSM's write-back takes place
@@ -663,7 +711,7 @@ reg [RSP_VIEW_BITS-1:0] rec_rd;
 always @* begin
     rec_rd = {RSP_VIEW_BITS{1'b0}};
     rec_rd[RSP_W-1:0] = rec_q;
-    if (rsp_clr_reg[qpn]) begin
+    if (rsp_clr_eff[qpn]) begin
         // loaded since the last write-back: no message, nothing placed
         rec_rd[RSP_BMP_LSB +: RSP_BMP_W] = {RSP_BMP_W{1'b0}};
         rec_rd[RSP_MSN_LSB +: RSP_MSN_W] = {RSP_MSN_W{1'b0}};
@@ -798,6 +846,15 @@ task queue_ack;
 endtask
 
 always @(posedge clk) begin
+    pq_qn_reg <= qpn;
+    nak_sent_pw_reg <= 1'b0;
+    pend_pw_reg <= 1'b0;
+    owed_pw_reg <= 1'b0;
+    ack_owed_pw_reg <= 1'b0;
+    ack_age1_pw_reg <= 1'b0;
+    ack_age2_pw_reg <= 1'b0;
+    rsp_clr_pw_reg <= 1'b0;
+    rqc_clr_pw_reg <= 1'b0;
     stat_drop_qp_reg <= 1'b0;
     stat_drop_psn_reg <= 1'b0;
     stat_drop_xport_reg <= 1'b0;
@@ -815,33 +872,17 @@ always @(posedge clk) begin
         free_rd_reg <= free_rd_reg + 3'd1;
     end
 
-    if (rq_db_valid && rq_db_qpn < NUM_QP16) begin
-        rqp_clr_reg[rq_db_qpn[QN_W-1:0]] <= 1'b0;     // (and the RAM: rqp_we)
-    end
+    // (the bit vectors: below, after the state machine)
 
     now_reg <= now_reg == ACK_EPOCH ? 16'd0 : now_reg + 16'd1;
-    if (now_reg == ACK_EPOCH) begin
-        ack_age2_reg <= ack_age1_reg & ack_owed_reg;
-        ack_age1_reg <= ack_owed_reg;
-    end
     tscan_reg <= tscan_reg == LAST_QP ? {QN_W{1'b0}} : tscan_reg + 1'b1;
 
     if (load_any) begin
-        ack_owed_reg[load_qpn] <= 1'b0;
-        // (and the EPS record: eps_we)
+        // (the bits: load_oh below; the EPS record: eps_we)
         inmsg_mem[load_qpn] <= MSG_IDLE;
-        nak_sent_reg[load_qpn] <= 1'b0;
-        rsp_clr_reg[load_qpn] <= 1'b1;      // its MSN and bitmap: zero
-        pend_reg[load_qpn] <= 1'b0;
-        owed_reg[load_qpn] <= 1'b0;
-        if (pend_reg[load_qpn]) begin
+        if (pend_eff[load_qpn]) begin
             pslot_free_reg[pslot_mem[load_qpn]] <= 1'b1;
         end
-    end
-    if (load_reset) begin
-        // a QP coming out of RESET starts with an empty receive ring
-        rqc_clr_reg[load_qpn] <= 1'b1;
-        rqp_clr_reg[load_qpn] <= 1'b1;
     end
 
     if (load_any && load_qpn == qpn && state_reg != ST_IDLE) begin
@@ -870,7 +911,7 @@ always @(posedge clk) begin
             end else if (tack_due) begin
                 qp_field_reg <= {{(24-QN_W){1'b0}}, tscan_reg};
                 state_reg <= ST_TACK;
-            end else if (owed_reg[tscan_reg] && scan_ci != scan_pi) begin
+            end else if (owed_eff[tscan_reg] && scan_ci != scan_pi) begin
                 // a receive WQE arrived for an owed mp completion
                 qp_field_reg <= {{(24-QN_W){1'b0}}, tscan_reg};
                 state_reg <= ST_MP_PEND;
@@ -885,11 +926,11 @@ always @(posedge clk) begin
         ST_TACK: begin
             // the ACK timer: acknowledge what arrived without an AckReq
             if (!qp_ok) begin
-                ack_owed_reg[qpn] <= 1'b0;
+                ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b0;
                 state_reg <= ST_IDLE;
             end else if (ack_slot_free) begin
                 queue_ack(epsn_q - 24'd1, ACK_SYNDROME, rd_msn);
-                ack_owed_reg[qpn] <= 1'b0;
+                ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b0;
                 state_reg <= ST_IDLE;
             end
         end
@@ -914,7 +955,7 @@ always @(posedge clk) begin
             end else if (op_ack) begin
                 state_reg <= ST_DROP;        // handed to the requester this cycle
             end else if (ctx_mp) begin
-                if (owed_reg[qpn]) begin
+                if (owed_eff[qpn]) begin
                     // a completion waits for a receive WQE: nothing else
                     // is taken (the requester resends it)
                     stat_drop_psn_reg <= 1'b1;
@@ -945,8 +986,8 @@ always @(posedge clk) begin
             end else begin
                 // a gap: NAK once per expected PSN, drop until it is filled
                 stat_drop_psn_reg <= 1'b1;
-                if (!nak_sent_reg[qpn] && ack_slot_free) begin
-                    nak_sent_reg[qpn] <= 1'b1;
+                if (!nak_sent_eff[qpn] && ack_slot_free) begin
+                    nak_sent_pw_reg <= 1'b1; nak_sent_pv_reg <= 1'b1;
                     queue_ack(epsn_reg, NAK_PSN, rd_msn);
                     stat_nak_reg <= 1'b1;
                 end
@@ -995,7 +1036,7 @@ always @(posedge clk) begin
                     // above the point: placed now, completed when the point passes
                     mp_defer_reg <= 1'b1;
                     completes_reg <= 1'b0;
-                    if (pend_reg[qpn] || !pslot_avail) begin
+                    if (pend_eff[qpn] || !pslot_avail) begin
                         nak_reg <= 8'd0;
                         state_reg <= ST_DROP;    // one deferred per QP, and a free slot: else drop unplaced, it is resent
                     end else begin
@@ -1058,11 +1099,11 @@ always @(posedge clk) begin
             mp_pend_pass_reg <= 1'b1;
             nak_reg <= 8'd0;
             if (rq_empty) begin
-                owed_reg[qpn] <= 1'b1;        // waits for a receive WQE
+                owed_pw_reg <= 1'b1; owed_pv_reg <= 1'b1;        // waits for a receive WQE
                 mp_pend_pass_reg <= 1'b0;
                 state_reg <= ST_IDLE;
             end else begin
-                owed_reg[qpn] <= 1'b0;
+                owed_pw_reg <= 1'b1; owed_pv_reg <= 1'b0;
                 state_reg <= ST_RQ_FETCH;
             end
         end
@@ -1070,8 +1111,8 @@ always @(posedge clk) begin
             // mp: the point's move, from what ST_CHECK and ST_EXEC registered
             mp_point_reg <= epsn_reg + {{(23-MP_LOG){1'b0}}, mp_adv};
             bmp_next_reg <= bmp_new_reg >> mp_adv;
-            mp_nak_reg <= mp_adv == 0 && psn_diff >= mp_gap && !nak_sent_reg[qpn];
-            mp_pend_due_reg <= pend_reg[qpn] && mp_pend_off < {{(23-MP_LOG){1'b0}}, mp_adv};
+            mp_nak_reg <= mp_adv == 0 && psn_diff >= mp_gap && !nak_sent_eff[qpn];
+            mp_pend_due_reg <= pend_eff[qpn] && mp_pend_off < {{(23-MP_LOG){1'b0}}, mp_adv};
             if (nak_reg != 8'd0) begin
                 state_reg <= ST_DROP;
             end else if (!op_needs_rq) begin
@@ -1175,21 +1216,21 @@ always @(posedge clk) begin
                 state_reg <= ST_FINISH;
             end else if (mp_pend_pass_reg) begin
                 // the deferred completion is written
-                rqc_clr_reg[qpn] <= 1'b0;         // (and the RAM: rqc_we)
-                rsp_clr_reg[qpn] <= 1'b0;         // the record (rec_in): wrid, MSN + 1
-                pend_reg[qpn] <= 1'b0;
+                rqc_clr_pw_reg <= 1'b1; rqc_clr_pv_reg <= 1'b0;         // (and the RAM: rqc_we)
+                rsp_clr_pw_reg <= 1'b1; rsp_clr_pv_reg <= 1'b0;         // the record (rec_in): wrid, MSN + 1
+                pend_pw_reg <= 1'b1; pend_pv_reg <= 1'b0;
                 pslot_free_reg[pslot_mem[qpn]] <= 1'b1;
                 mp_pend_pass_reg <= 1'b0;
                 state_reg <= ST_IDLE;
             end else if (ctx_mp) begin
                 if (fin_mp_go) begin
                     // (the point: eps_fsm_we)
-                    rsp_clr_reg[qpn] <= 1'b0;     // the record (rec_in): bitmap, wrid, MSN
+                    rsp_clr_pw_reg <= 1'b1; rsp_clr_pv_reg <= 1'b0;     // the record (rec_in): bitmap, wrid, MSN
                     if (op_needs_rq) begin
-                        rqc_clr_reg[qpn] <= 1'b0;
+                        rqc_clr_pw_reg <= 1'b1; rqc_clr_pv_reg <= 1'b0;
                     end
                     if (mp_defer_reg) begin
-                        pend_reg[qpn] <= 1'b1;
+                        pend_pw_reg <= 1'b1; pend_pv_reg <= 1'b1;
                         pslot_mem[qpn] <= pslot_pick;
                         pslot_free_reg[pslot_pick] <= 1'b0;
                         pend_psn_mem[pslot_pick] <= psn_reg;
@@ -1197,32 +1238,32 @@ always @(posedge clk) begin
                         pend_len_mem[pslot_pick] <= mceth_len;
                     end
                     if (mp_adv != 0) begin
-                        nak_sent_reg[qpn] <= 1'b0;
+                        nak_sent_pw_reg <= 1'b1; nak_sent_pv_reg <= 1'b0;
                     end
                     if (mp_nak) begin
                         // the point's packet is lost: ask for it alone
-                        nak_sent_reg[qpn] <= 1'b1;
+                        nak_sent_pw_reg <= 1'b1; nak_sent_pv_reg <= 1'b1;
                         queue_ack(epsn_reg, NAK_PSN, rd_msn);
                         stat_nak_reg <= 1'b1;
-                        ack_owed_reg[qpn] <= 1'b0;
+                        ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b0;
                     end else if (ack_req_reg || mp_adv > 1) begin
                         // AckReq, or the point jumped over a filled hole
                         queue_ack(mp_point_new - 24'd1, ACK_SYNDROME, rd_msn);
-                        ack_owed_reg[qpn] <= 1'b0;
-                    end else if (!ack_owed_reg[qpn]) begin
-                        ack_owed_reg[qpn] <= 1'b1;
-                        ack_age1_reg[qpn] <= 1'b0;
-                        ack_age2_reg[qpn] <= 1'b0;
+                        ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b0;
+                    end else if (!ack_owed_eff[qpn]) begin
+                        ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b1;
+                        ack_age1_pw_reg <= 1'b1; ack_age1_pv_reg <= 1'b0;
+                        ack_age2_pw_reg <= 1'b1; ack_age2_pv_reg <= 1'b0;
                     end
                     state_reg <= mp_pend_due_reg ? ST_MP_PEND : ST_IDLE;
                 end
             end else if (fin_rc_go) begin
                 // (the expected PSN: eps_fsm_we)
-                nak_sent_reg[qpn] <= 1'b0;
+                nak_sent_pw_reg <= 1'b1; nak_sent_pv_reg <= 1'b0;
                 // the record (rec_in): the message's cursor, lengths, key, wrid, MSN
-                rsp_clr_reg[qpn] <= 1'b0;
+                rsp_clr_pw_reg <= 1'b1; rsp_clr_pv_reg <= 1'b0;
                 if (op_needs_rq) begin
-                    rqc_clr_reg[qpn] <= 1'b0;
+                    rqc_clr_pw_reg <= 1'b1; rqc_clr_pv_reg <= 1'b0;
                 end
                 if (op_last || op_only) begin
                     inmsg_mem[qpn] <= MSG_IDLE;
@@ -1232,11 +1273,11 @@ always @(posedge clk) begin
                 if (ack_req_reg) begin
                     queue_ack(psn_reg, ACK_SYNDROME,
                         (op_last || op_only) ? rd_msn + 24'd1 : rd_msn);
-                    ack_owed_reg[qpn] <= 1'b0;
-                end else if (!ack_owed_reg[qpn]) begin
-                    ack_owed_reg[qpn] <= 1'b1;
-                    ack_age1_reg[qpn] <= 1'b0;
-                    ack_age2_reg[qpn] <= 1'b0;
+                    ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b0;
+                end else if (!ack_owed_eff[qpn]) begin
+                    ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b1;
+                    ack_age1_pw_reg <= 1'b1; ack_age1_pv_reg <= 1'b0;
+                    ack_age2_pw_reg <= 1'b1; ack_age2_pv_reg <= 1'b0;
                 end
                 state_reg <= ST_IDLE;
             end
@@ -1258,6 +1299,16 @@ always @(posedge clk) begin
         default: state_reg <= ST_IDLE;
     endcase
 
+    nak_sent_reg <= nak_sent_eff & ~load_oh;
+    pend_reg <= pend_eff & ~load_oh;
+    owed_reg <= owed_eff & ~load_oh;
+    ack_owed_reg <= ack_owed_eff & ~load_oh;
+    ack_age1_reg <= now_reg == ACK_EPOCH ? ack_owed_eff : ack_age1_eff;
+    ack_age2_reg <= now_reg == ACK_EPOCH ? ack_age1_eff & ack_owed_eff : ack_age2_eff;
+    rsp_clr_reg <= rsp_clr_eff | load_oh;
+    rqc_clr_reg <= rqc_clr_eff | load_reset_oh;
+    rqp_clr_reg <= (rqp_clr_reg & ~db_oh) | load_reset_oh;
+
     if (rst) begin
         mr_wait_reg <= 1'b0;
         state_reg <= ST_IDLE;
@@ -1269,6 +1320,10 @@ always @(posedge clk) begin
         ack_owed_reg <= {NUM_QP{1'b0}};
         pend_reg <= {NUM_QP{1'b0}};
         owed_reg <= {NUM_QP{1'b0}};
+        nak_sent_pw_reg <= 1'b0;
+        ack_owed_pw_reg <= 1'b0;
+        pend_pw_reg <= 1'b0;
+        owed_pw_reg <= 1'b0;
         pslot_free_reg <= {MP_PEND{1'b1}};
         mp_pend_pass_reg <= 1'b0;
     end
