@@ -169,7 +169,12 @@ initial begin
     end
 end
 
-reg [2:0] state_mem [0:NUM_QP-1];
+// the QP states: a bit vector per bit of the state (QPS_RESET is 0), each
+// write decoded once (onehot_decoder), not a 3-bit array with three write
+// ports that Yosys builds as a compare per QP and port
+reg [NUM_QP-1:0] state_b0_reg = {NUM_QP{1'b0}};
+reg [NUM_QP-1:0] state_b1_reg = {NUM_QP{1'b0}};
+reg [NUM_QP-1:0] state_b2_reg = {NUM_QP{1'b0}};
 (* rnic_copy *)  // (a copy of the record's DMI field: not counted again, hw/state)
 reg [MI_W-1:0] dmi_mem [0:NUM_QP-1];    // the QP's entry in the MAC table, for the host path (copy)
 reg [NUM_QP-1:0] dmh_reg = {NUM_QP{1'b0}};   // ... while it holds one
@@ -191,7 +196,6 @@ reg [23:0] load_psn_reg = 24'd0;
 integer i;
 initial begin
     for (i = 0; i < NUM_QP; i = i + 1) begin
-        state_mem[i] = QPS_RESET;
         dmi_mem[i] = {MI_W{1'b0}};
     end
 end
@@ -223,7 +227,7 @@ end
 
 wire [QN_W-1:0] sel = reg_sel[QN_W-1:0];
 wire sel_ok = reg_sel < NUM_QP16;
-wire [2:0] cur = state_mem[sel];
+wire [2:0] cur = {state_b2_reg[sel], state_b1_reg[sel], state_b0_reg[sel]};
 wire pmtu_ok = reg_pmtu >= 3'd1 && reg_pmtu <= 3'd5;
 wire state_ok = reg_state <= QPS_RTS || reg_state == QPS_ERR;
 wire [15:0] num_qp_cq = NUM_QP16;
@@ -329,7 +333,7 @@ always @(posedge clk) begin
     b_qpn_reg <= b_qpn;
 end
 
-assign a_state = state_mem[a_qpn_reg];
+assign a_state = {state_b2_reg[a_qpn_reg], state_b1_reg[a_qpn_reg], state_b0_reg[a_qpn_reg]};
 assign a_pmtu = a_rec[QPC_PMTU_LSB +: QPC_PMTU_W];
 assign a_dest_qpn = a_rec[QPC_DEST_LSB +: QPC_DEST_W];
 assign a_dmac = mac_tbl[a_rec[QPC_DMI_LSB +: QPC_DMI_W]];
@@ -340,7 +344,7 @@ assign a_spray_log = a_rec[QPC_SPRAY_LSB +: QPC_SPRAY_W];
 assign a_mp = RC_EN == 0 || a_rec[QPC_MP_LSB];
 assign a_mp_wshift = a_rec[QPC_WSHIFT_LSB +: QPC_WSHIFT_W];
 
-assign b_state = state_mem[b_qpn_reg];
+assign b_state = {state_b2_reg[b_qpn_reg], state_b1_reg[b_qpn_reg], state_b0_reg[b_qpn_reg]};
 assign b_pmtu = b_rec[QPC_PMTU_LSB +: QPC_PMTU_W];
 assign b_remote_write = b_rec[QPC_RW_LSB];
 assign b_dest_qpn = b_rec[QPC_DEST_LSB +: QPC_DEST_W];
@@ -355,6 +359,27 @@ assign b_min_rnr_timer = b_rec[QPC_RNRT_LSB +: QPC_RNRT_W];
 assign b_mp = RC_EN == 0 || b_rec[QPC_MP_LSB];
 assign b_mp_wshift = b_rec[QPC_WSHIFT_LSB +: QPC_WSHIFT_W];
 
+// the error moves (the requester's and the responder's), then the host's
+// write, which goes last as it always has
+wire host_wr = reg_cmd_valid && cmd_ok;
+wire dmh_set = host_wr && mac_load;
+wire dmh_clr = host_wr && !mac_load && reg_state == QPS_RESET && old_held;
+wire [NUM_QP-1:0] erra_oh, errb_oh, host_oh;
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) erra_dec (.en(set_err_a), .in(set_err_a_qpn), .out(erra_oh));
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) errb_dec (.en(set_err_b), .in(set_err_b_qpn), .out(errb_oh));
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) host_dec (.en(host_wr), .in(sel), .out(host_oh));
+wire [NUM_QP-1:0] err_oh = (erra_oh | errb_oh) & ~host_oh;
+wire [NUM_QP-1:0] keep_oh = ~(err_oh | host_oh);
+always @(posedge clk) begin
+    state_b0_reg <= (state_b0_reg & keep_oh) | (QPS_ERR[0] ? err_oh : {NUM_QP{1'b0}})
+        | (reg_state[0] ? host_oh : {NUM_QP{1'b0}});
+    state_b1_reg <= (state_b1_reg & keep_oh) | (QPS_ERR[1] ? err_oh : {NUM_QP{1'b0}})
+        | (reg_state[1] ? host_oh : {NUM_QP{1'b0}});
+    state_b2_reg <= (state_b2_reg & keep_oh) | (QPS_ERR[2] ? err_oh : {NUM_QP{1'b0}})
+        | (reg_state[2] ? host_oh : {NUM_QP{1'b0}});
+    dmh_reg <= (dmh_reg & ~(dmh_clr ? host_oh : {NUM_QP{1'b0}})) | (dmh_set ? host_oh : {NUM_QP{1'b0}});
+end
+
 always @(posedge clk) begin
     err_reg <= 1'b0;
     err_dmac_reg <= 1'b0;
@@ -363,19 +388,13 @@ always @(posedge clk) begin
     load_reset_reg <= 1'b0;
     load_err_reg <= 1'b0;
 
-    if (set_err_a) begin
-        state_mem[set_err_a_qpn] <= QPS_ERR;
-    end
-    if (set_err_b) begin
-        state_mem[set_err_b_qpn] <= QPS_ERR;
-    end
+    // (the states and the MAC-held bits: below)
 
     if (reg_cmd_valid) begin
         if (!cmd_ok) begin
             err_reg <= 1'b1;
             err_dmac_reg <= !cmd_bad && !load_bad && !rc_bad;   // only the MAC table was full
         end else begin
-            state_mem[sel] <= reg_state;
             // (a load's record goes to the RAMs: rec_wr)
             if (mac_load) begin
                 if (!(old_held && old_mi == new_mi)) begin
@@ -387,11 +406,9 @@ always @(posedge clk) begin
                 if (!mac_hit) begin
                     mac_tbl[new_mi] <= reg_dmac;
                 end
-                dmi_mem[sel] <= new_mi;
-                dmh_reg[sel] <= 1'b1;
+                dmi_mem[sel] <= new_mi;     // (and dmh_set)
             end else if (reg_state == QPS_RESET && old_held) begin
-                mac_ref[old_mi] <= mac_ref[old_mi] - REF_ONE;
-                dmh_reg[sel] <= 1'b0;
+                mac_ref[old_mi] <= mac_ref[old_mi] - REF_ONE;   // (and dmh_clr)
             end
             load_qpn_reg <= sel;
             if (reg_state == QPS_RTR && cur != QPS_RTR) begin
