@@ -354,38 +354,39 @@ reg [NUM_QP-1:0] ack_age2_reg = {NUM_QP{1'b0}};
 reg [QN_W-1:0] pq_qn_reg = {QN_W{1'b0}};
 wire [NUM_QP-1:0] pq_oh;
 onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) pq_dec (.en(1'b1), .in(pq_qn_reg), .out(pq_oh));
+// a vector as it reads with its pending write (w: one is pending; val: the
+// value it writes at pq_qn_reg)
+function [NUM_QP-1:0] through_pending;
+    input [NUM_QP-1:0] v;
+    input w;
+    input val;
+    input [NUM_QP-1:0] oh;
+    through_pending = !w ? v : val ? v | oh : v & ~oh;
+endfunction
 reg nak_sent_pw_reg = 1'b0;
 reg nak_sent_pv_reg = 1'b0;
-wire [NUM_QP-1:0] nak_sent_eff = !nak_sent_pw_reg ? nak_sent_reg
-    : nak_sent_pv_reg ? nak_sent_reg | pq_oh : nak_sent_reg & ~pq_oh;
+wire [NUM_QP-1:0] nak_sent_eff = through_pending(nak_sent_reg, nak_sent_pw_reg, nak_sent_pv_reg, pq_oh);
 reg pend_pw_reg = 1'b0;
 reg pend_pv_reg = 1'b0;
-wire [NUM_QP-1:0] pend_eff = !pend_pw_reg ? pend_reg
-    : pend_pv_reg ? pend_reg | pq_oh : pend_reg & ~pq_oh;
+wire [NUM_QP-1:0] pend_eff = through_pending(pend_reg, pend_pw_reg, pend_pv_reg, pq_oh);
 reg owed_pw_reg = 1'b0;
 reg owed_pv_reg = 1'b0;
-wire [NUM_QP-1:0] owed_eff = !owed_pw_reg ? owed_reg
-    : owed_pv_reg ? owed_reg | pq_oh : owed_reg & ~pq_oh;
+wire [NUM_QP-1:0] owed_eff = through_pending(owed_reg, owed_pw_reg, owed_pv_reg, pq_oh);
 reg ack_owed_pw_reg = 1'b0;
 reg ack_owed_pv_reg = 1'b0;
-wire [NUM_QP-1:0] ack_owed_eff = !ack_owed_pw_reg ? ack_owed_reg
-    : ack_owed_pv_reg ? ack_owed_reg | pq_oh : ack_owed_reg & ~pq_oh;
+wire [NUM_QP-1:0] ack_owed_eff = through_pending(ack_owed_reg, ack_owed_pw_reg, ack_owed_pv_reg, pq_oh);
 reg ack_age1_pw_reg = 1'b0;
 reg ack_age1_pv_reg = 1'b0;
-wire [NUM_QP-1:0] ack_age1_eff = !ack_age1_pw_reg ? ack_age1_reg
-    : ack_age1_pv_reg ? ack_age1_reg | pq_oh : ack_age1_reg & ~pq_oh;
+wire [NUM_QP-1:0] ack_age1_eff = through_pending(ack_age1_reg, ack_age1_pw_reg, ack_age1_pv_reg, pq_oh);
 reg ack_age2_pw_reg = 1'b0;
 reg ack_age2_pv_reg = 1'b0;
-wire [NUM_QP-1:0] ack_age2_eff = !ack_age2_pw_reg ? ack_age2_reg
-    : ack_age2_pv_reg ? ack_age2_reg | pq_oh : ack_age2_reg & ~pq_oh;
+wire [NUM_QP-1:0] ack_age2_eff = through_pending(ack_age2_reg, ack_age2_pw_reg, ack_age2_pv_reg, pq_oh);
 reg rsp_clr_pw_reg = 1'b0;
 reg rsp_clr_pv_reg = 1'b0;
-wire [NUM_QP-1:0] rsp_clr_eff = !rsp_clr_pw_reg ? rsp_clr_reg
-    : rsp_clr_pv_reg ? rsp_clr_reg | pq_oh : rsp_clr_reg & ~pq_oh;
+wire [NUM_QP-1:0] rsp_clr_eff = through_pending(rsp_clr_reg, rsp_clr_pw_reg, rsp_clr_pv_reg, pq_oh);
 reg rqc_clr_pw_reg = 1'b0;
 reg rqc_clr_pv_reg = 1'b0;
-wire [NUM_QP-1:0] rqc_clr_eff = !rqc_clr_pw_reg ? rqc_clr_reg
-    : rqc_clr_pv_reg ? rqc_clr_reg | pq_oh : rqc_clr_reg & ~pq_oh;
+wire [NUM_QP-1:0] rqc_clr_eff = through_pending(rqc_clr_reg, rqc_clr_pw_reg, rqc_clr_pv_reg, pq_oh);
 reg [15:0] now_reg = 16'd0;
 reg [QN_W-1:0] tscan_reg = {QN_W{1'b0}};
 localparam integer LAST_QP_I = NUM_QP - 1;
