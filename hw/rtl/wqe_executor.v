@@ -460,11 +460,31 @@ reg [NUM_QP-1:0] flush_req_reg = {NUM_QP{1'b0}};
 // path); flush_req below reads them in meanwhile
 reg x_flush_reg = 1'b0;
 reg [QN_W-1:0] x_flush_qn_reg = {QN_W{1'b0}};
-// outstanding WQEs: {wqe_addr 64, first_psn 24, byte_len 32, wr_id 64, index 16,
-// last_psn 24, is_send 1, signaled 1}
-localparam OST_W = 226;
+// OST: an outstanding WQE, one entry of a ring (the pool's block RAM is
+// below, with the completer). Written by ST_RECORD; read by the completer
+// (the fields up to the byte length: c_entry) and by the retransmission
+// walk (all but the flags: r_entry).
+localparam OST_SIG_W = 1;            // signaled
+localparam OST_SEND_W = 1;           // a SEND (else a WRITE)
+localparam OST_LAST_W = 24;          // the WQE's last PSN
+localparam OST_INDEX_W = 16;         // its index in the send ring
+localparam OST_WRID_W = 64;
+localparam OST_LEN_W = 32;           // byte length
+localparam OST_PSN0_W = 24;          // its first PSN
+localparam OST_ADDR_W = 64;          // the WQE's host address
+localparam OST_SIG_LSB = 0;
+localparam OST_SEND_LSB = OST_SIG_LSB + OST_SIG_W;
+localparam OST_LAST_LSB = OST_SEND_LSB + OST_SEND_W;
+localparam OST_INDEX_LSB = OST_LAST_LSB + OST_LAST_W;
+localparam OST_WRID_LSB = OST_INDEX_LSB + OST_INDEX_W;
+localparam OST_LEN_LSB = OST_WRID_LSB + OST_WRID_W;
+localparam OST_PSN0_LSB = OST_LEN_LSB + OST_LEN_W;
+localparam OST_ADDR_LSB = OST_PSN0_LSB + OST_PSN0_W;
+localparam OST_W = OST_ADDR_LSB + OST_ADDR_W;
+localparam OST_C_W = OST_PSN0_LSB;                   // the completer's part
+localparam OST_R_W = OST_W - OST_LAST_LSB;           // the walk's part
 localparam RG_W = $clog2(OST_RINGS);
-reg [OST_W-1:0] ost_mem [0:OST_RINGS*OST_DEPTH-1];
+localparam OST_AW = $clog2(OST_RINGS*OST_DEPTH);
 // RING: the ring a QP holds while its ring is not empty. Written by
 // ST_RECORD alone (when it takes a ring); read at qn, c, go (kept for the
 // retransmission's walk: rtx_ring_reg) and at a load's QP (which gives the
@@ -477,9 +497,6 @@ reg [OST_RINGS-1:0] ring_free_reg = {OST_RINGS{1'b1}};
 integer i;
 initial begin
     for (i = 0; i < NUM_QP; i = i + 1) begin
-    end
-    for (i = 0; i < OST_RINGS*OST_DEPTH; i = i + 1) begin
-        ost_mem[i] = {OST_W{1'b0}};
     end
 end
 
@@ -802,22 +819,27 @@ assign stat_ring_busy = !ring_avail;
 wire ost_room = ost_empty ? ring_avail : !ost_full;
 wire [RING_W-1:0] ring_qn, ring_c, ring_go, ring_ld;   // (the RAM is below, with the ring's hand-over)
 wire [RG_W-1:0] ost_ring = ost_empty ? ring_pick : ring_qn[RING_NUM_LSB +: RING_NUM_W];
-wire [$clog2(OST_RINGS*OST_DEPTH)-1:0] ost_wr_idx = {ost_ring, ost_tail[2:0]};
+wire [OST_AW-1:0] ost_wr_idx = {ost_ring, ost_tail[2:0]};
 
 // the entry the retransmission walk is looking at, in the ring the QP held
 // when the retransmission started (it cannot take another before the walk
 // ends: only ST_RECORD takes rings), registered then so that the entry's
-// address starts at flops, not at the block RAM's output
+// address starts at flops, not at the block RAM's output. The block RAM
+// reads the entry at the address of the cycle before: ST_RTX_PICK waits a
+// cycle for it after the walk moves (r_valid; a retransmission is rare, a
+// cycle per entry is cheap, and the walk's next address is not known a
+// cycle ahead without a second copy of its state machine).
 reg [RG_W-1:0] rtx_ring_reg = {RG_W{1'b0}};
-/* verilator lint_off UNUSEDSIGNAL */
-wire [OST_W-1:0] r_entry = ost_mem[{rtx_ring_reg, rtx_idx_reg[2:0]}];
-/* verilator lint_on UNUSEDSIGNAL */
-wire [63:0] r_addr = r_entry[225:162];
-wire [23:0] r_psn0 = r_entry[161:138];
-wire [15:0] r_index = r_entry[41:26];
-wire [23:0] r_last = r_entry[25:2];
-wire [31:0] r_byte_len = r_entry[137:106];
-wire [63:0] r_wr_id = r_entry[105:42];
+wire [OST_AW-1:0] r_rd_addr = {rtx_ring_reg, rtx_idx_reg[2:0]};
+reg [OST_AW-1:0] r_rd_addr_reg = {OST_AW{1'b0}};
+wire r_valid = r_rd_addr_reg == r_rd_addr;
+wire [OST_R_W-1:0] r_entry;
+wire [63:0] r_addr = r_entry[OST_ADDR_LSB-OST_LAST_LSB +: OST_ADDR_W];
+wire [23:0] r_psn0 = r_entry[OST_PSN0_LSB-OST_LAST_LSB +: OST_PSN0_W];
+wire [15:0] r_index = r_entry[OST_INDEX_LSB-OST_LAST_LSB +: OST_INDEX_W];
+wire [23:0] r_last = r_entry[OST_LAST_LSB-OST_LAST_LSB +: OST_LAST_W];
+wire [31:0] r_byte_len = r_entry[OST_LEN_LSB-OST_LAST_LSB +: OST_LEN_W];
+wire [63:0] r_wr_id = r_entry[OST_WRID_LSB-OST_LAST_LSB +: OST_WRID_W];
 wire [3:0] r_out = ost_tail - ost_head;
 wire [3:0] r_off = rtx_idx_reg - ost_head;
 wire r_before = r_last - rtx_from_reg >= 24'h800000;      // entry ends before rtx_from
@@ -945,7 +967,7 @@ reg c_error_reg = 1'b0;
 reg [CQE_STATUS_W-1:0] c_err_status_reg = {CQE_STATUS_W{1'b0}};
 // the entry being completed (its PSN and signaled bit were used to pick it)
 /* verilator lint_off UNUSEDSIGNAL */
-reg [OST_W-1:0] c_entry_reg = {OST_W{1'b0}};
+reg [OST_C_W-1:0] c_entry_reg = {OST_C_W{1'b0}};
 /* verilator lint_on UNUSEDSIGNAL */
 
 // the QP the completer takes up next (C_IDLE's choice below)
@@ -1131,8 +1153,8 @@ reg [3:0] c_head_reg = 4'd0;
 reg [3:0] c_tail_reg = 4'd0;
 reg [RING_NUM_W-1:0] c_ring_reg = {RING_NUM_W{1'b0}};
 reg c_new_reg = 1'b0;
-wire [OST_W-1:0] c_entry = ost_mem[{c_ring_reg, c_head_reg[2:0]}];
-wire [23:0] c_entry_psn = c_entry[25:2];
+wire [OST_C_W-1:0] c_entry;
+wire [23:0] c_entry_psn = c_entry[OST_LAST_LSB +: OST_LAST_W];
 // an ACK may cover [una - 1, sent - 1]; a NAK must name a PSN in [una, sent)
 // the QP's una and PSNs in flight, read in C_LOAD (only the completer moves
 // una; sent grows as packets leave, and an ACK for a packet sent in the
@@ -1318,6 +1340,32 @@ ram_sdp_copies #(
     .rd_data({ring_ld, ring_go, ring_c, ring_qn})
 );
 
+// the outstanding rings' entries (OST), in block RAM: the completer's
+// port reads at its registers' next values (c_ring_next, c_head_next), so
+// c_entry is the entry at c_ring_reg/c_head_reg; the walk's port reads at
+// r_rd_addr (r_valid, above)
+wire [3:0] c_head_next = osth_we && osth_wa == c_qpn_reg ? osth_wd[OSTH_HEAD_LSB +: OSTH_HEAD_W] : c_head;
+wire [RING_NUM_W-1:0] c_ring_next = ring_we && qn_reg == c_qpn_reg ? ring_wd[RING_NUM_LSB +: RING_NUM_W]
+    : ring_c[RING_NUM_LSB +: RING_NUM_W];
+wire [OST_W-1:0] ost_wd = {wqe_addr_reg, psn0_reg, byte_len_reg, wqe_wr_id, wqe_index_reg,
+    rec_last_psn_reg, wqe_is_send, wqe_signaled};
+// (ports in the order c, walk)
+ram_sdp_copies #(
+    .DATA_W(OST_W),
+    .ADDR_W(OST_AW),
+    .DEPTH(OST_RINGS*OST_DEPTH),
+    .N_RD(2),
+    .RD_LSB({32'd0 + OST_LAST_LSB, 32'd0}),
+    .RD_W({32'd0 + OST_R_W, 32'd0 + OST_C_W})
+) ost_inst (
+    .clk(clk),
+    .wr_en(rec_now),
+    .wr_addr(ost_wr_idx),
+    .wr_data(ost_wd),
+    .rd_addr({r_rd_addr, c_ring_next, c_head_next[2:0]}),
+    .rd_data({r_entry, c_entry})
+);
+
 wire [OST_RINGS-1:0] ring_give = (c_drain ? RING_ONE << c_ring_reg : {OST_RINGS{1'b0}})
     | (l_give_reg ? RING_ONE << ring_ld[RING_NUM_LSB +: RING_NUM_W] : {OST_RINGS{1'b0}})
     | (l_any && l_new ? RING_ONE << ring_pick : {OST_RINGS{1'b0}});
@@ -1336,12 +1384,12 @@ assign m_acq_cqn = acq_cqn;
 reg [CQE_OWNER_LSB-1:0] ack_cqe;
 always @* begin
     ack_cqe = {CQE_OWNER_LSB{1'b0}};
-    ack_cqe[CQE_WR_ID_LSB +: CQE_WR_ID_W] = c_entry_reg[105:42];
-    ack_cqe[CQE_BYTE_LEN_LSB +: CQE_BYTE_LEN_W] = c_entry_reg[137:106];
+    ack_cqe[CQE_WR_ID_LSB +: CQE_WR_ID_W] = c_entry_reg[OST_WRID_LSB +: OST_WRID_W];
+    ack_cqe[CQE_BYTE_LEN_LSB +: CQE_BYTE_LEN_W] = c_entry_reg[OST_LEN_LSB +: OST_LEN_W];
     ack_cqe[CQE_QN_LSB +: CQE_QN_W] = {{(CQE_QN_W-QN_W){1'b0}}, c_qpn_reg};
-    ack_cqe[CQE_OPCODE_LSB +: CQE_OPCODE_W] = c_entry_reg[1] ? WC_OPCODE_SEND : WC_OPCODE_RDMA_WRITE;
+    ack_cqe[CQE_OPCODE_LSB +: CQE_OPCODE_W] = c_entry_reg[OST_SEND_LSB] ? WC_OPCODE_SEND : WC_OPCODE_RDMA_WRITE;
     ack_cqe[CQE_STATUS_LSB +: CQE_STATUS_W] = c_error_reg ? c_err_status_reg : WC_STATUS_SUCCESS;
-    ack_cqe[CQE_WQE_COUNTER_LSB +: CQE_WQE_COUNTER_W] = c_entry_reg[41:26];
+    ack_cqe[CQE_WQE_COUNTER_LSB +: CQE_WQE_COUNTER_W] = c_entry_reg[OST_INDEX_LSB +: OST_INDEX_W];
     ack_cqe[CQE_SYNDROME_LSB +: CQE_SYNDROME_W] = c_error_reg ? c_syn_reg : 8'd0;
 end
 assign m_acq_data = ack_cqe;
@@ -1487,6 +1535,8 @@ always @(posedge clk) begin
                 rtx_idx_reg <= ost_head;              // acknowledged meanwhile
             end else if (r_off == r_out) begin
                 state_reg <= ST_IDLE;                 // everything resent
+            end else if (!r_valid) begin
+                // the entry's block RAM read is a cycle behind the walk
             end else if (r_before) begin
                 rtx_idx_reg <= rtx_idx_reg + 4'd1;
             end else begin
@@ -1698,8 +1748,6 @@ always @(posedge clk) begin
             // aside, go out with the retransmission); a cycle later if the
             // REQ record's write port is the completer's (rec_stall)
             if (!rec_stall) begin
-                ost_mem[ost_wr_idx] <= {wqe_addr_reg, psn0_reg, byte_len_reg, wqe_wr_id, wqe_index_reg,
-                    rec_last_psn_reg, wqe_is_send, wqe_signaled};
                 if (ost_empty) begin
                     // (and the stamp, unless it holds the RNR wait: ste_we;
                     // the ring it takes: ring_we)
@@ -1759,10 +1807,10 @@ always @(posedge clk) begin
 
     c_qpn_reg <= c_qpn_next;
     c_new_reg <= c_qpn_next != c_qpn_reg;
-    c_head_reg <= osth_we && osth_wa == c_qpn_reg ? osth_wd[OSTH_HEAD_LSB +: OSTH_HEAD_W] : c_head;
+    c_head_reg <= c_head_next;
     c_tail_reg <= sqp_we && sqp_wa == c_qpn_reg ? sqp_wd[SQP_TAIL_LSB +: SQP_TAIL_W] : c_tail;
-    c_ring_reg <= ring_we && qn_reg == c_qpn_reg ? ring_wd[RING_NUM_LSB +: RING_NUM_W]
-        : ring_c[RING_NUM_LSB +: RING_NUM_W];
+    c_ring_reg <= c_ring_next;
+    r_rd_addr_reg <= r_rd_addr;
     case (c_state_reg)
         C_IDLE: begin
             c_error_reg <= 1'b0;
@@ -1824,7 +1872,7 @@ always @(posedge clk) begin
         C_POP: if (!c_lstall) begin
             if (c_head_reg != c_tail_reg && c_covered) begin
                 c_entry_reg <= c_entry;
-                if (c_entry[0]) begin
+                if (c_entry[OST_SIG_LSB]) begin
                     c_state_reg <= C_CQE;
                 end
             end else begin
@@ -2022,6 +2070,11 @@ always @* begin
     if (!rst && state_reg != ST_IDLE && rtx_mode_reg && !ost_empty) begin
         assert(rtx_ring_reg == f_ring[qn_reg]);                           // f_rtx_ring
     end
+    // the walk's entry is read before ST_DECODE compares it with the
+    // WQE fetched again (the walk waits for it in ST_RTX_PICK only)
+    if (!rst && state_reg == ST_DECODE && rtx_mode_reg) begin
+        assert(r_valid);                                                  // f_rtx_entry
+    end
     for (f_q = 0; f_q < NUM_QP; f_q = f_q + 1) begin
         assert(ost_full_reg[f_q] == (f_tail[f_q] - f_head[f_q] == OST_DEPTH_4));  // f_ost_full
         assert(ost_empty_reg[f_q] == (f_tail[f_q] == f_head[f_q]));               // f_ost_empty
@@ -2041,7 +2094,7 @@ end
 // the CQE data's WQE counter is the entry's index
 always @* begin
     if (!rst && m_acq_valid && m_acq_ready && !c_error_reg && c_qpn_reg == f_qp
-            && c_entry_reg[41:26] == f_idx) begin
+            && c_entry_reg[OST_INDEX_LSB +: OST_INDEX_W] == f_idx) begin
         assert(f_acked);                                                 // f_send_acked
     end
 end

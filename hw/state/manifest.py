@@ -189,7 +189,8 @@ def elaborate(params, tmp):
                           for p in range(sp["N_RD"])]
             for name, off, width in copies:
                 rams.append({"instance": name, "width": width, "depth": sp["DEPTH"],
-                             "src": src, "src_width": vars_[src][1], "lsb": lsb + off})
+                             "src": src, "src_width": vars_[src][1], "lsb": lsb + off,
+                             "line": vars_[src][0]})
         mods[orig] = {"params": params, "local": local, "state": state, "rams": rams}
     for m in STATE_MODULES:
         if m not in mods:
@@ -307,8 +308,19 @@ def one(cfg, attrs, tmp):
         recs = records(mod)
         used = {}
         stored = set()
+        pool_rams = set()
         for ram in mod["rams"]:
             if ram["depth"] != n:
+                # a block RAM of a pool (its depth follows the pools, not
+                # NUM_Q): its write vector once, however many copies
+                inst = ram["instance"].split(".")[0]
+                grown = [r for r in more_p[m]["rams"] if r["instance"] == ram["instance"]]
+                if not grown or grown[0]["depth"] == ram["depth"]:
+                    die(f"{m}.{ram['instance']}: neither one word per QP nor per pool entry")
+                if inst not in pool_rams:
+                    pool_rams.add(inst)
+                    shared.append({"module": m, "name": inst.removesuffix("_inst"),
+                                   "bits": ram["src_width"] * ram["depth"], "line": ram["line"]})
                 continue
             # the record whose write vector it is (its word, or the logic's
             # view of it with the fields of knobs that are off), else the
