@@ -863,9 +863,11 @@ onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) pf_dec (.en(pf_state_reg != PF_EMP
 wire [NUM_QP-1:0] xf_oh;
 onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) xf_dec (.en(x_flush_reg), .in(x_flush_qn_reg), .out(xf_oh));
 wire [NUM_QP-1:0] flush_req = flush_req_reg | xf_oh;
-assign sq_hold = rtx_req_reg | flush_req | ost_full_reg
-    | (ring_avail ? {NUM_QP{1'b0}} : ost_empty_reg)
-    | pf_oh;
+// (the prefetched WQE's own test reads the hold without it: one mux by
+// QP number, not four)
+wire [NUM_QP-1:0] hold_own = rtx_req_reg | flush_req | ost_full_reg
+    | (ring_avail ? {NUM_QP{1'b0}} : ost_empty_reg);
+assign sq_hold = hold_own | pf_oh;
 
 // ---------------------------------------------------------------- scanner
 // One QP per cycle is examined for a due retransmission, an expired timer
@@ -918,8 +920,7 @@ wire go_valid = go_any_reg && go_vec[go_qpn];
 
 // the pending prefetched WQE is used once its queue may go on
 wire pf_use = state_reg == ST_IDLE && !go_valid && pf_state_reg == PF_FULL
-    && !rtx_req_reg[pf_qn_reg] && !flush_req[pf_qn_reg] && !ost_full_reg[pf_qn_reg]
-    && (!ost_empty_reg[pf_qn_reg] || ring_avail);
+    && !hold_own[pf_qn_reg];
 
 // the QP context is read a cycle ahead: the QP number qn_reg takes next
 // (ST_IDLE's choice below), so ctx_* hold qn_reg's context from the first
