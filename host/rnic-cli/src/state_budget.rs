@@ -137,7 +137,7 @@ fn category(module: &str, name: &str) -> Option<Category> {
         ("qp_context", _) => Context,
         ("queue_manager", n) if n.starts_with("sq") => SendQueue,
         ("cq_manager", _) => CompletionQueue,
-        ("wqe_executor", "ost_mem" | "osth_head" | "sqp_tail" | "ring_num" | "ring_free_reg") => {
+        ("wqe_executor", "ost" | "osth_head" | "sqp_tail" | "ring_num" | "ring_free_reg") => {
             OutstandingRing
         }
         ("wqe_executor", "req_rot" | "req_susp" | "req_suspv") => PerPath,
@@ -453,7 +453,7 @@ mod tests {
         ]
         .contains(&i.name.as_str())));
         // the rings are shared: 16 of them for 64 QPs, none per QP
-        assert!(b.items.iter().all(|i| i.name != "ost_mem"));
+        assert!(b.items.iter().all(|i| i.name != "ost"));
         assert_eq!(
             b.pools,
             Pools {
@@ -462,7 +462,7 @@ mod tests {
                 dmacs: 16
             }
         );
-        let ring = b.shared.iter().find(|i| i.name == "ost_mem").unwrap();
+        let ring = b.shared.iter().find(|i| i.name == "ost").unwrap();
         assert_eq!(ring.bits, 226 * 8 * 16);
         // per QP: the ring's number and its two pointers, records in block
         // RAM now, not the flop arrays they replaced
