@@ -14,7 +14,7 @@ CELLS = ("LUT4", "CCU2C", "TRELLIS_FF", "TRELLIS_DPR16X4")
 
 
 def module_name(header: str) -> str:
-    # "$paramod$<hash>\wqe_executor", "$paramod\mr_table\NUM_MR=...", "rnic_csr"
+    # "$paramod$<hash>\requester", "$paramod\mr_table\NUM_MR=...", "rnic_csr"
     m = re.match(r"\$paramod\$[0-9a-f]+\\(\w+)", header) or re.match(r"\$paramod\\(\w+)", header)
     return m.group(1) if m else header
 

@@ -2,7 +2,7 @@
 // bounded model checking (yosys-smtbmc). See hw/formal/README.md.
 //
 // The real modules that decide when a receive CQE may leave the core are
-// instantiated as built: rc_responder (completion barrier, layer 3),
+// instantiated as built: responder (completion barrier, layer 3),
 // cqe_writer (RO=0 write or flush read first, layer 4), dma_wr_engine (in
 // order descriptors, layer 4), and the arbitration between them with the
 // project's reusable blocks (axis_arb_mux / arbiter): the write-descriptor
@@ -213,7 +213,7 @@ wire unused_env = &{1'b0, rs_wr_status, rs_rd_ready, rs_rd_status, pkt_opcode, p
     pkt_valid, mr_ok, mr_bus, wr_guard_ok, mr_change, rq_db_valid, rq_db_qpn, rq_db_pi,
     rd_error, snoop_addr, snoop_data, snoop_strb, snoop_en, ack_ready};
 `else
-rc_responder #(
+responder #(
     .DATA_W(DATA_W),
     .RAM_ADDR_W(RAM_ADDR_W),
     .RX_ADDR_W(RX_ADDR_W),

@@ -1,6 +1,6 @@
-// Formal harness: property 4 (issue 21), the requester side. wqe_executor
+// Formal harness: property 4 (issue 21), the requester side. requester
 // alone, as built, with 2 QPs; its assertion f_send_acked (in
-// hw/rtl/wqe_executor.v, under `ifdef FORMAL) says a successful send CQE
+// hw/rtl/requester.v, under `ifdef FORMAL) says a successful send CQE
 // of a WRITE/SEND(+IMM) WQE is requested only after an ACK covering its
 // last PSN was received. See hw/formal/README.md.
 //
@@ -14,7 +14,7 @@
 // Every QP is in RTS from reset with PSN 0 and is never reloaded or
 // flushed from outside (load_*, flush_* low), PMTU 128 bytes.
 //
-// FORMAL_BREAK_EARLY_SEND_CQE (a define wqe_executor.v reads) plants a
+// FORMAL_BREAK_EARLY_SEND_CQE (a define requester.v reads) plants a
 // bug that completes a WQE one PSN early; run.sh requires a counterexample.
 
 `resetall
@@ -84,7 +84,7 @@ wire [247:0] acq_data;
 wire acq_valid;
 
 /* verilator lint_off PINCONNECTEMPTY */
-wqe_executor #(
+requester #(
     .DATA_W(DATA_W),
     .RAM_ADDR_W(RAM_ADDR_W),
     .QN_W(QN_W),

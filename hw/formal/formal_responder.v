@@ -1,5 +1,5 @@
-// Formal harness: rc_responder alone, both transports, for the completion
-// barrier assertions inside hw/rtl/rc_responder.v (its `ifdef FORMAL
+// Formal harness: responder alone, both transports, for the completion
+// barrier assertions inside hw/rtl/responder.v (its `ifdef FORMAL
 // block): f_barrier and f_executed (property 1, layer 3), f_mp_point and
 // f_order (property 3). See hw/formal/README.md.
 //
@@ -113,7 +113,7 @@ always @(posedge clk) begin
 end
 
 /* verilator lint_off PINCONNECTEMPTY */
-rc_responder #(
+responder #(
     .DATA_W(DATA_W),
     .RAM_ADDR_W(RAM_ADDR_W),
     .RX_ADDR_W(RX_ADDR_W),

@@ -576,7 +576,7 @@ wire ac_cqe_valid;
 wire ac_cqe_ready;
 
 
-wqe_executor #(
+requester #(
     .DATA_W(DATA_W),
     .RAM_ADDR_W(RAM_ADDR_W),
     .QN_W(QN_W),
@@ -593,7 +593,7 @@ wqe_executor #(
     .SEND_EN(SEND_EN),
     .OST_RINGS(OST_RINGS),
     .ID_TAG(ID_EXEC)
-) exec_inst (
+) req_inst (
     .clk(clk),
     .rst(rst),
     .s_sq_valid(qm_sq_valid),
@@ -704,7 +704,7 @@ wire [CQE_OWNER_LSB-1:0] rs_cqe_data;
 wire rs_cqe_valid;
 wire rs_cqe_ready;
 
-rc_responder #(
+responder #(
     .DATA_W(DATA_W),
     .RAM_ADDR_W(RAM_ADDR_W),
     .RX_ADDR_W(RXR_ADDR_W),

@@ -59,7 +59,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OUT = "hw/state/state_manifest.json"
 TOP = "rnic_core"
 # The modules that keep per-QP state, in the order the budget lists them.
-STATE_MODULES = ["qp_context", "queue_manager", "cq_manager", "wqe_executor", "rc_responder"]
+STATE_MODULES = ["qp_context", "queue_manager", "cq_manager", "requester", "responder"]
 # Knobs an `rnic_knob` attribute may name (parameters of the module).
 KNOBS = ["SEND_EN", "RC_EN"]
 # The configurations: the simulator's models and the boards' QP counts with

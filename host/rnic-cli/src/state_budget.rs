@@ -137,24 +137,24 @@ fn category(module: &str, name: &str) -> Option<Category> {
         ("qp_context", _) => Context,
         ("queue_manager", n) if n.starts_with("sq") => SendQueue,
         ("cq_manager", _) => CompletionQueue,
-        ("wqe_executor", "ost" | "osth_head" | "sqp_tail" | "ring_num" | "ring_free_reg") => {
+        ("requester", "ost" | "osth_head" | "sqp_tail" | "ring_num" | "ring_free_reg") => {
             OutstandingRing
         }
-        ("wqe_executor", "req_rot" | "req_susp" | "req_suspv") => PerPath,
-        ("wqe_executor", _) => PsnRetry,
-        ("rc_responder", "rsp_bmp" | "rsp_clr_reg") => Bitmap,
+        ("requester", "req_rot" | "req_susp" | "req_suspv") => PerPath,
+        ("requester", _) => PsnRetry,
+        ("responder", "rsp_bmp" | "rsp_clr_reg") => Bitmap,
         (
-            "rc_responder",
+            "responder",
             "pend_reg" | "owed_reg" | "pslot_mem" | "pslot_free_reg" | "pend_psn_mem"
             | "pend_imm_mem" | "pend_len_mem",
         ) => MpCompletion,
         (
-            "rc_responder",
+            "responder",
             "eps_psn" | "rsp_msn" | "nak_sent_reg" | "ack_owed_reg" | "ack_age1_reg"
             | "ack_age2_reg",
         ) => PsnRetry,
         (
-            "rc_responder",
+            "responder",
             "inmsg_mem" | "rsp_cursor" | "rsp_remain" | "rsp_msglen" | "rsp_wrid" | "rqc_ci"
             | "rqp_pi" | "rqc_clr_reg" | "rqp_clr_reg" | "rsp_key",
         ) => Message,
@@ -593,14 +593,8 @@ mod tests {
                 include_str!("../../../hw/rtl/queue_manager.v"),
             ),
             ("cq_manager", include_str!("../../../hw/rtl/cq_manager.v")),
-            (
-                "wqe_executor",
-                include_str!("../../../hw/rtl/wqe_executor.v"),
-            ),
-            (
-                "rc_responder",
-                include_str!("../../../hw/rtl/rc_responder.v"),
-            ),
+            ("requester", include_str!("../../../hw/rtl/requester.v")),
+            ("responder", include_str!("../../../hw/rtl/responder.v")),
         ];
         let c = manifest()
             .configs

@@ -1,4 +1,5 @@
-// RC responder: takes checked packets from roce_rx one at a time, in order,
+// Responder (as in Linux rxe: the side that executes requests): takes
+// checked packets from roce_rx one at a time, in order,
 // and for each: finds the QP, checks the PSN against the expected PSN (24-bit
 // arithmetic; duplicates re-ACKed, never executed; a gap NAKed once), checks
 // the opcode sequence and lengths, checks the rkey (RETH) or consumes a
@@ -51,7 +52,7 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
-module rc_responder #(
+module responder #(
     parameter DATA_W = 64,
     parameter RAM_ADDR_W = 17,
     parameter RX_ADDR_W = 15,
@@ -226,19 +227,19 @@ localparam [1:0] MSG_IDLE = 2'd0, MSG_WRITE = 2'd1, MSG_SEND = 2'd2;
 
 initial begin
     if (ACK_TIMER < 16 || ACK_TIMER > 32767) begin
-        $error("rc_responder: ACK_TIMER must be 16..32767 cycles");
+        $error("responder: ACK_TIMER must be 16..32767 cycles");
         $finish;
     end
     if (QN_W > 15 || NUM_QP > (1 << QN_W)) begin
-        $error("rc_responder: bad NUM_QP / QN_W");
+        $error("responder: bad NUM_QP / QN_W");
         $finish;
     end
     if (MP_W != 32 && MP_W != 64 && MP_W != 128) begin
-        $error("rc_responder: MP_W must be 32, 64 or 128");
+        $error("responder: MP_W must be 32, 64 or 128");
         $finish;
     end
     if (MP_PEND < 2 || MP_PEND > NUM_QP) begin
-        $error("rc_responder: MP_PEND must be 2..NUM_QP");
+        $error("responder: MP_PEND must be 2..NUM_QP");
         $finish;
     end
 end

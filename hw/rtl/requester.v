@@ -1,4 +1,5 @@
-// Work-request executor and RC requester.
+// Requester (as in Linux rxe: the side that sends work requests): runs the
+// send queues, and completes them from the ACKs (the completer).
 //
 // Fetches the next WQE of the send queue the queue manager picked and runs
 // it; work requests of one queue run strictly in posting order.
@@ -45,7 +46,7 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
-module wqe_executor #(
+module requester #(
     parameter DATA_W = 64,
     parameter RAM_ADDR_W = 17,       // DMA engine RAM space, byte address
     parameter QN_W = 4,
@@ -218,27 +219,27 @@ localparam [2:0] QPS_RTS = 3'd3;
 
 initial begin
     if (DATA_W < 64 || DATA_W > 512 || (DATA_W & (DATA_W - 1)) != 0) begin
-        $error("wqe_executor: DATA_W must be 64, 128, 256 or 512");
+        $error("requester: DATA_W must be 64, 128, 256 or 512");
         $finish;
     end
     if (NUM_SLOTS < 2 || QN_W >= 16 || NUM_TX_SLOTS < 2 || (NUM_TX_SLOTS & (NUM_TX_SLOTS - 1)) != 0) begin
-        $error("wqe_executor: bad NUM_SLOTS, QN_W or NUM_TX_SLOTS");
+        $error("requester: bad NUM_SLOTS, QN_W or NUM_TX_SLOTS");
         $finish;
     end
     if (CHUNK_LOG >= LEN_W || CHUNK_LOG < 12) begin
-        $error("wqe_executor: chunks must hold a 4 KiB packet and fit a descriptor");
+        $error("requester: chunks must hold a 4 KiB packet and fit a descriptor");
         $finish;
     end
     if (NUM_QP < 1 || NUM_QP > (1 << QN_W)) begin
-        $error("wqe_executor: NUM_QP must be 1..2^QN_W");
+        $error("requester: NUM_QP must be 1..2^QN_W");
         $finish;
     end
     if (OST_RINGS < 2 || OST_RINGS > NUM_QP) begin
-        $error("wqe_executor: OST_RINGS must be 2..NUM_QP");
+        $error("requester: OST_RINGS must be 2..NUM_QP");
         $finish;
     end
     if (CLK_MHZ < 16 || CLK_MHZ > 1000 || TMO_BASE < 0) begin
-        $error("wqe_executor: CLK_MHZ must be 16..1000");
+        $error("requester: CLK_MHZ must be 16..1000");
         $finish;
     end
 end
