@@ -493,7 +493,6 @@ localparam OST_AW = $clog2(OST_RINGS*OST_DEPTH);
 localparam RING_NUM_W = RG_W;
 localparam RING_NUM_LSB = 0;
 localparam RING_W = RING_NUM_LSB + RING_NUM_W;
-reg [OST_RINGS-1:0] ring_free_reg = {OST_RINGS{1'b1}};
 
 integer i;
 initial begin
@@ -807,14 +806,9 @@ wire ost_empty = ost_head == ost_tail;
 wire [3:0] ost_count = ost_tail - ost_head;     // 4-bit on purpose: the pointers wrap
 wire ost_full = ost_count == OST_DEPTH_4;
 
-// the ring pool: the lowest free ring is the next one taken
+// the ring pool (ring_pool_inst below): the lowest free ring is the next one taken
 wire [RG_W-1:0] ring_pick;
 wire ring_avail;
-priority_encoder #(.WIDTH(OST_RINGS), .OUT_W(RG_W)) ring_enc (
-    .in(ring_free_reg),
-    .valid(ring_avail),
-    .index(ring_pick)
-);
 assign stat_ring_busy = !ring_avail;
 // a QP with an empty ring may start a network WQE only if a ring is free
 wire ost_room = ost_empty ? ring_avail : !ost_full;
@@ -1265,7 +1259,6 @@ assign osth_wd = l_any ? {OSTH_W{1'b0}} : c_head_reg + 4'd1;
 wire c_drain = c_pop && c_head_reg + 4'd1 == c_tail_reg && !(rec_now && qn_reg == c_qpn_reg);
 wire l_held = !ost_empty_reg[load_qpn];
 wire l_new = rec_now && ost_empty && qn_reg == load_qpn;
-wire [OST_RINGS-1:0] ring_take = rec_now && ost_empty ? RING_ONE << ring_pick : {OST_RINGS{1'b0}};
 
 // The stamp's writes: the completer's when an ACK moves una, on a
 // sequence NAK, on an RNR NAK (the wait's end) and on a timeout; the
@@ -1372,6 +1365,20 @@ wire [OST_RINGS-1:0] ring_give = (c_drain ? RING_ONE << c_ring_reg : {OST_RINGS{
     | (l_give_reg ? RING_ONE << ring_ld[RING_NUM_LSB +: RING_NUM_W] : {OST_RINGS{1'b0}})
     | (l_any && l_new ? RING_ONE << ring_pick : {OST_RINGS{1'b0}});
 
+// (rst ties low: a QP's ring number and ring pointers survive rst, so the
+// rings they hold must stay taken)
+/* verilator lint_off PINCONNECTEMPTY */
+slot_allocator #(.SLOTS(OST_RINGS), .IDX_W(RG_W)) ring_pool_inst (
+    .clk(clk),
+    .rst(1'b0),
+    .take(rec_now && ost_empty),
+    .give(ring_give),
+    .avail(ring_avail),
+    .pick(ring_pick),
+    .free()
+);
+/* verilator lint_on PINCONNECTEMPTY */
+
 reg stat_retransmit_reg = 1'b0;
 reg stat_timeout_reg = 1'b0;
 reg stat_nak_seq_reg = 1'b0;
@@ -1471,7 +1478,6 @@ always @(posedge clk) begin
     scan_flush_reg <= scan_flush;
     go_any_reg <= go_any;
     go_qpn <= go_pick;
-    ring_free_reg <= (ring_free_reg & ~ring_take) | ring_give;
 
     // ---------------------------------------------------------- executor
     qn_reg <= qn_next;

@@ -326,17 +326,26 @@ localparam PS_W = $clog2(MP_PEND);
 reg [NUM_QP-1:0] pend_reg = {NUM_QP{1'b0}};
 reg [NUM_QP-1:0] owed_reg = {NUM_QP{1'b0}};      // deferred completion due, no receive WQE yet
 reg [PS_W-1:0] pslot_mem [0:NUM_QP-1];          // the slot of a QP's deferred completion
-reg [MP_PEND-1:0] pslot_free_reg = {MP_PEND{1'b1}};
 reg [23:0] pend_psn_mem [0:MP_PEND-1];
 reg [31:0] pend_imm_mem [0:MP_PEND-1];
 reg [31:0] pend_len_mem [0:MP_PEND-1];
 wire [PS_W-1:0] pslot_pick;
 wire pslot_avail;
-priority_encoder #(.WIDTH(MP_PEND), .OUT_W(PS_W)) pslot_enc (
-    .in(pslot_free_reg),
-    .valid(pslot_avail),
-    .index(pslot_pick)
+// the slots' writes: taken in ST_FINISH (pslot_take), given back when the
+// deferred completion is written (ST_FINISH) and when its QP is loaded
+wire pslot_take;
+wire [MP_PEND-1:0] pslot_give;
+/* verilator lint_off PINCONNECTEMPTY */
+slot_allocator #(.SLOTS(MP_PEND), .IDX_W(PS_W)) pslot_pool_inst (
+    .clk(clk),
+    .rst(rst),
+    .take(pslot_take),
+    .give(pslot_give),
+    .avail(pslot_avail),
+    .pick(pslot_pick),
+    .free()
 );
+/* verilator lint_on PINCONNECTEMPTY */
 // ACK timer: QPs with accepted packets no ACK covers yet. Instead of a
 // time stamp per QP, two age bits: every ACK_TIMER/2 cycles an owed ACK
 // ages by one, and it is due once it has aged twice, so it waits between
@@ -706,6 +715,13 @@ wire fin_rc_go = !ack_req_reg || ack_slot_free;
 wire rec_wr = state_reg == ST_FINISH && !qp_stale && !fin_wait
     && (mp_pend_pass_reg || (ctx_mp ? fin_mp_go : fin_rc_go));
 assign eps_fsm_we = rec_wr && !mp_pend_pass_reg;
+// the deferred-completion slots: ST_FINISH takes one for a deferred
+// WRITE_WITH_IMM and gives it back once that completion is written; a load
+// gives back its QP's
+localparam [MP_PEND-1:0] PSLOT_ONE = 1;
+assign pslot_take = rec_wr && !mp_pend_pass_reg && ctx_mp && mp_defer_reg;
+assign pslot_give = (rec_wr && mp_pend_pass_reg ? PSLOT_ONE << pslot_mem[qpn] : {MP_PEND{1'b0}})
+    | (load_any && pend_eff[load_qpn] ? PSLOT_ONE << pslot_mem[load_qpn] : {MP_PEND{1'b0}});
 assign eps_fsm_psn = ctx_mp ? mp_point_new : psn_reg + 24'd1;
 assign rqc_we = rec_wr && (mp_pend_pass_reg || op_needs_rq);
 wire [RSP_W-1:0] rec_q;
@@ -882,9 +898,6 @@ always @(posedge clk) begin
     if (load_any) begin
         // (the bits: load_oh below; the EPS record: eps_we)
         inmsg_mem[load_qpn] <= MSG_IDLE;
-        if (pend_eff[load_qpn]) begin
-            pslot_free_reg[pslot_mem[load_qpn]] <= 1'b1;
-        end
     end
 
     if (load_any && load_qpn == qpn && state_reg != ST_IDLE) begin
@@ -1221,7 +1234,6 @@ always @(posedge clk) begin
                 rqc_clr_pw_reg <= 1'b1; rqc_clr_pv_reg <= 1'b0;         // (and the RAM: rqc_we)
                 rsp_clr_pw_reg <= 1'b1; rsp_clr_pv_reg <= 1'b0;         // the record (rec_in): wrid, MSN + 1
                 pend_pw_reg <= 1'b1; pend_pv_reg <= 1'b0;
-                pslot_free_reg[pslot_mem[qpn]] <= 1'b1;
                 mp_pend_pass_reg <= 1'b0;
                 state_reg <= ST_IDLE;
             end else if (ctx_mp) begin
@@ -1234,7 +1246,6 @@ always @(posedge clk) begin
                     if (mp_defer_reg) begin
                         pend_pw_reg <= 1'b1; pend_pv_reg <= 1'b1;
                         pslot_mem[qpn] <= pslot_pick;
-                        pslot_free_reg[pslot_pick] <= 1'b0;
                         pend_psn_mem[pslot_pick] <= psn_reg;
                         pend_imm_mem[pslot_pick] <= imm_reg;
                         pend_len_mem[pslot_pick] <= mceth_len;
@@ -1326,7 +1337,6 @@ always @(posedge clk) begin
         ack_owed_pw_reg <= 1'b0;
         pend_pw_reg <= 1'b0;
         owed_pw_reg <= 1'b0;
-        pslot_free_reg <= {MP_PEND{1'b1}};
         mp_pend_pass_reg <= 1'b0;
     end
 end

@@ -20,7 +20,9 @@ Records in block RAM are declared once per module as localparams
 in the word when it lies inside `<R>_W` and the next field (declaration
 order) starts after it (a knob that drops a field gives it no room: its
 successor starts where it starts, or the word ends before it); the fields
-kept must tile the word exactly, else this script fails. Every ram_sdp
+kept must tile the word exactly, else this script fails. A
+slot_allocator instance (a pool's free bits) is shared state of SLOTS
+bits, named after its instance. Every ram_sdp
 instance of the module with one word per QP is a copy of (part of) a
 record: the bits of the record it is written (wr_data: the record's write
 vector, or a part select of it), listed with the fields they hold; a field
@@ -166,9 +168,16 @@ def elaborate(params, tmp):
                 vars_[name] = (line,) + shape(v.get("dtype_id"))
         written = {lhs_var(a[1]) for a in m.iter("assigndly")}
         state = {n: s for n, s in vars_.items() if n in written}
-        rams = []
+        rams, allocs = [], []
         for inst in m.iter("instance"):
             sub = next(x for x in root.iter("module") if x.get("name") == inst.get("defName"))
+            if sub.get("origName") == "slot_allocator":
+                # a pool's free bits, kept in the block: one per slot
+                slots = next(const(v.find("const").get("name")) for v in sub.findall("var")
+                             if v.get("param") and v.get("name") == "SLOTS")
+                allocs.append({"instance": inst.get("name"), "bits": slots,
+                               "line": int(inst.get("loc").split(",")[1])})
+                continue
             if sub.get("origName") not in ("ram_sdp", "ram_sdp_copies"):
                 continue
             sp = {v.get("name"): const(v.find("const").get("name"))
@@ -191,7 +200,8 @@ def elaborate(params, tmp):
                 rams.append({"instance": name, "width": width, "depth": sp["DEPTH"],
                              "src": src, "src_width": vars_[src][1], "lsb": lsb + off,
                              "line": vars_[src][0]})
-        mods[orig] = {"params": params, "local": local, "state": state, "rams": rams}
+        mods[orig] = {"params": params, "local": local, "state": state, "rams": rams,
+                      "allocs": allocs}
     for m in STATE_MODULES:
         if m not in mods:
             die(f"{m} is not in the elaboration of {TOP}")
@@ -305,6 +315,12 @@ def one(cfg, attrs, tmp):
                 copies.append(item)
             else:
                 {"pool": shared, "other": other}.get(kind, per_qp).append(item)
+        for al in mod["allocs"]:
+            grown = [a for a in more_p[m]["allocs"] if a["instance"] == al["instance"]]
+            if not grown or grown[0]["bits"] == al["bits"]:
+                die(f"{m}.{al['instance']}: a slot_allocator whose size does not follow the pools")
+            shared.append({"module": m, "name": al["instance"].removesuffix("_inst"),
+                           "bits": al["bits"], "line": al["line"]})
         recs = records(mod)
         used = {}
         stored = set()

@@ -1,6 +1,6 @@
 //! Verilates the small reusable blocks of hw/rtl (axis_register,
 //! axis_arb_mux with arbiter, icrc_subst, ram_sdp, ram_sdp_copies,
-//! mr_table, onehot_decoder) once per configuration of src/configs.rs and links every
+//! mr_table, onehot_decoder, slot_allocator) once per configuration of src/configs.rs and links every
 //! model, the Verilator runtime and the thin C ABI (csrc/blocks.cpp) into
 //! this crate. Seconds; a model whose sources and parameters did not change
 //! is taken from OUT_DIR, so switching between planted bugs rebuilds only
@@ -36,6 +36,31 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "onehot_decoder.v",
         "assign lo_line[k] = in[LO_W-1:0] == k[LO_W-1:0];",
         "assign lo_line[k] = in[LO_W-1:0] + 1'b1 == k[LO_W-1:0];",
+    ),
+    // slot_allocator
+    (
+        "alloc_take_ignored",
+        "slot_allocator.v",
+        "free_reg <= (free_reg & ~take_oh) | give;",
+        "free_reg <= free_reg | give;",
+    ),
+    (
+        "alloc_take_beats_give",
+        "slot_allocator.v",
+        "free_reg <= (free_reg & ~take_oh) | give;",
+        "free_reg <= (free_reg | give) & ~take_oh;",
+    ),
+    (
+        "alloc_rst_ignored",
+        "slot_allocator.v",
+        "        free_reg <= {SLOTS{1'b1}};",
+        "        free_reg <= free_reg;",
+    ),
+    (
+        "prienc_high_half_first",
+        "priority_encoder.v",
+        "assign index = valid_lo ? index_lo : LO_SPAN | index_hi;",
+        "assign index = valid_hi ? LO_SPAN | index_hi : index_lo;",
     ),
     // axis_register
     (
@@ -267,6 +292,10 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
         Kind::RamCopies => ("ram_sdp_copies", &["ram_sdp_copies.v", "ram_sdp.v"]),
         Kind::Mr => ("mr_table", &["mr_table.v"]),
         Kind::Onehot => ("onehot_decoder", &["onehot_decoder.v"]),
+        Kind::Alloc => (
+            "slot_allocator",
+            &["slot_allocator.v", "priority_encoder.v"],
+        ),
     }
 }
 
@@ -279,6 +308,7 @@ fn kind_code(kind: Kind) -> u32 {
         Kind::Mr => 5,
         Kind::RamCopies => 6,
         Kind::Onehot => 7,
+        Kind::Alloc => 8,
     }
 }
 

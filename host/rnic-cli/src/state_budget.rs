@@ -137,7 +137,7 @@ fn category(module: &str, name: &str) -> Option<Category> {
         ("qp_context", _) => Context,
         ("queue_manager", n) if n.starts_with("sq") => SendQueue,
         ("cq_manager", _) => CompletionQueue,
-        ("requester", "ost" | "osth_head" | "sqp_tail" | "ring_num" | "ring_free_reg") => {
+        ("requester", "ost" | "osth_head" | "sqp_tail" | "ring_num" | "ring_pool") => {
             OutstandingRing
         }
         ("requester", "req_rot" | "req_susp" | "req_suspv") => PerPath,
@@ -145,8 +145,8 @@ fn category(module: &str, name: &str) -> Option<Category> {
         ("responder", "rsp_bmp" | "rsp_clr_reg") => Bitmap,
         (
             "responder",
-            "pend_reg" | "owed_reg" | "pslot_mem" | "pslot_free_reg" | "pend_psn_mem"
-            | "pend_imm_mem" | "pend_len_mem",
+            "pend_reg" | "owed_reg" | "pslot_mem" | "pslot_pool" | "pend_psn_mem" | "pend_imm_mem"
+            | "pend_len_mem",
         ) => MpCompletion,
         (
             "responder",

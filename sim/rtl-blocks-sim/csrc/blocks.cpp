@@ -1,5 +1,5 @@
 // Thin C ABI over one Verilated block (axis_register, axis_arb_mux,
-// icrc_subst, ram_sdp, mr_table, ram_sdp_copies or onehot_decoder): copy a flat input struct onto the ports,
+// icrc_subst, ram_sdp, mr_table, ram_sdp_copies, onehot_decoder or slot_allocator): copy a flat input struct onto the ports,
 // evaluate, copy the ports back. No test logic lives here; the stimulus and the checks are
 // Rust (src/).
 //
@@ -8,7 +8,7 @@
 //   BLK_HEADER     its header
 //   BLK_PFX(name)  exported symbol (<name>_##name)
 //   BLK_KIND       1 axis_register, 2 axis_arb_mux, 3 icrc_subst, 4 ram_sdp,
-//                  5 mr_table, 6 ram_sdp_copies, 7 onehot_decoder
+//                  5 mr_table, 6 ram_sdp_copies, 7 onehot_decoder, 8 slot_allocator
 //
 // The structs mirror `PortsIn` / `PortsOut` in src/lib.rs (sizes checked).
 // Buses: word i of an array = bits [32i+31:32i]. The Rust side masks every
@@ -122,6 +122,10 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
 #elif BLK_KIND == 7
     t->en = in->s_valid & 1;
     t->in = in->s_last;
+#elif BLK_KIND == 8
+    t->rst = in->rst;
+    t->take = in->s_valid & 1;
+    put(t->give, in->s_data);
 #else
     put(t->in_data, in->s_data);
     t->beat_oh = in->s_valid;
@@ -148,6 +152,10 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
                                       | (t->reg_err << 3) | (t->change << 4));
 #elif BLK_KIND == 7
     get(t->out, o->m_data);
+#elif BLK_KIND == 8
+    get(t->free, o->m_data);
+    o->m_valid = t->avail;
+    o->m_sel = static_cast<uint8_t>(t->pick);
 #else
     get(t->out_data, o->m_data);
 #endif

@@ -22,6 +22,9 @@ pub enum Kind {
     Mr,
     /// `onehot_decoder` (binary to one-hot, combinational): IN_W, OUT_N
     Onehot,
+    /// `slot_allocator` (a shared pool's free bits, lowest free first):
+    /// SLOTS
+    Alloc,
 }
 
 /// One configuration: a model name and the parameters it is verilated with.
@@ -201,5 +204,33 @@ pub const CONFIGS: &[Config] = &[
         name: "onehot_in8",
         kind: Kind::Onehot,
         params: &[("IN_W", 8), ("OUT_N", 256)],
+    },
+    // a pool of one; an odd size; the responder's MP_PEND and the
+    // requester's OST_RINGS at 256 QPs (8, 16); 32: the widest the port
+    // struct carries
+    Config {
+        name: "alloc_s1",
+        kind: Kind::Alloc,
+        params: &[("SLOTS", 1)],
+    },
+    Config {
+        name: "alloc_s3",
+        kind: Kind::Alloc,
+        params: &[("SLOTS", 3)],
+    },
+    Config {
+        name: "alloc_s8",
+        kind: Kind::Alloc,
+        params: &[("SLOTS", 8)],
+    },
+    Config {
+        name: "alloc_s16",
+        kind: Kind::Alloc,
+        params: &[("SLOTS", 16)],
+    },
+    Config {
+        name: "alloc_s32",
+        kind: Kind::Alloc,
+        params: &[("SLOTS", 32)],
     },
 ];

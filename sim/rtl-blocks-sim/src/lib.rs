@@ -15,7 +15,10 @@
 //!   access, bounds and address translation, against a model written in
 //!   the plain arithmetic of the checks;
 //! - [`onehot`]: `onehot_decoder`, binary to one-hot (the per-QP bit
-//!   vectors' write decoders), every index.
+//!   vectors' write decoders), every index;
+//! - [`alloc`]: `slot_allocator`, a shared pool's free bits (the
+//!   requester's outstanding rings, the mp responder's deferred
+//!   completions), against a model of the pool.
 //!
 //! Every configuration of [`CONFIGS`] is one model, looked up by name.
 //! Stimulus is seeded ([`rand_chacha`]), so a failing run repeats exactly.
@@ -24,6 +27,7 @@
 //! Verilator the crate builds with no models ([`MODEL_AVAILABLE`] is false)
 //! and [`Model::new`] fails; the tests then report themselves skipped.
 
+pub mod alloc;
 pub mod arb;
 pub mod copies;
 pub mod icrc;

@@ -1,10 +1,12 @@
 //! The blocks against their benches (src/skid.rs, src/arb.rs,
-//! src/icrc.rs, src/ram.rs, src/copies.rs, src/mr.rs, src/onehot.rs): every run checks every beat in and out; the tests choose
+//! src/icrc.rs, src/ram.rs, src/copies.rs, src/mr.rs, src/onehot.rs,
+//! src/alloc.rs): every run checks every beat in and out; the tests choose
 //! configurations, seeds and traffic and add what is specific to them.
 //! `RTL_BLOCKS_MUTATION=<name> cargo test --release -p rtl-blocks-sim`
 //! builds the blocks with a planted bug: some test here must then fail
 //! (README.md has which).
 
+use rtl_blocks_sim::alloc::{self, AllocCfg};
 use rtl_blocks_sim::arb::{self, ArbCfg, ArbReport};
 use rtl_blocks_sim::copies;
 use rtl_blocks_sim::icrc;
@@ -317,5 +319,32 @@ fn onehot_every_index() {
     ] {
         let r = onehot::run(m).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(r.hot, n, "{m}: every output line once");
+    }
+}
+
+#[test]
+fn alloc_hands_out_the_lowest_free_slot() {
+    if skip() {
+        return;
+    }
+    for (m, n) in [
+        ("alloc_s1", 1),
+        ("alloc_s3", 3),
+        ("alloc_s8", 8),
+        ("alloc_s16", 16),
+        ("alloc_s32", 32),
+    ] {
+        for seed in 1..=3 {
+            let mut c = AllocCfg::new(m, seed);
+            // gives about as often as takes once most slots are out, so
+            // the pool both empties and refills
+            c.p_give = 0.5 / f64::from(n);
+            let r = alloc::run(&c).unwrap_or_else(|e| panic!("{e}"));
+            // the run reached what the checks are for
+            assert!(r.takes > 100, "{m} seed {seed}: {r:?}");
+            assert!(r.exhausted > 0, "{m} seed {seed}: never empty: {r:?}");
+            assert!(r.take_and_give > 0, "{m} seed {seed}: {r:?}");
+            assert!(r.resets > 0, "{m} seed {seed}: {r:?}");
+        }
     }
 }
