@@ -469,12 +469,13 @@ reg mp_pend_pass_reg = 1'b0;   // mp: completing a deferred WRITE_WITH_IMM (no p
 // shifter deep in one cycle (timing)
 reg [23:0] epsn_reg = 24'd0;
 reg [23:0] psn_diff_reg = 24'd0;
-reg [MP_W-1:0] bmp_reg = {MP_W{1'b0}};
-reg [MP_W-1:0] bmp_new_reg = {MP_W{1'b0}};   // mp: the bitmap with this packet (ST_CHECK)
-reg [MP_LOG:0] mp_adv_reg = {(MP_LOG+1){1'b0}};  // how far the point moves (ST_EXEC)
-reg [23:0] mp_point_reg = 24'd0;             // the new point (ST_RQ_FETCH)
-reg [MP_W-1:0] bmp_next_reg = {MP_W{1'b0}};  // the bitmap from the new point (ST_RQ_FETCH)
-reg mp_nak_reg = 1'b0;
+// mp: the window's stages (mp_window_inst below)
+wire mp_dup, mp_beyond;
+wire [MP_LOG:0] mp_adv;           // how far the point moves (ST_EXEC)
+wire [23:0] mp_point_new;         // the new point (ST_RQ_FETCH)
+wire [MP_W-1:0] bmp_next;         // the bitmap from the new point (ST_RQ_FETCH)
+wire mp_nak;                      // a loss: NAK the point (ST_RQ_FETCH)
+wire mp_pend_due;                 // the deferred completion is due (ST_RQ_FETCH)
 // the MR table's answer for this packet, a cycle after its inputs settled
 reg mr_ok_reg = 1'b0;
 reg mr_wait_reg = 1'b0;
@@ -483,7 +484,6 @@ reg mr_wait_reg = 1'b0;
 reg guard_ok_reg = 1'b0;
 reg guard_fresh_reg = 1'b0;
 reg [63:0] mr_bus_reg = 64'd0;
-reg mp_pend_due_reg = 1'b0;
 // the QP was loaded (RTR or RESET) while its packet was in flight here:
 // nothing read before may be written back
 reg qp_stale_reg = 1'b0;
@@ -549,28 +549,6 @@ wire op_needs_rq = ((op_is_send && (op_first || op_only)) || (op_is_write && op_
 
 wire [12:0] pmtu_bytes = 13'd128 << ctx_pmtu;
 wire [23:0] psn_diff = psn_diff_reg;
-// mp: the bitmap with this packet, and how far the point moves over it
-wire [MP_W-1:0] mp_bmp_new = bmp_reg | ({{(MP_W-1){1'b0}}, 1'b1} << psn_diff[MP_LOG-1:0]);
-// (the first PSN still missing: MP_W if the whole window is placed)
-wire mp_hole;
-wire [MP_LOG-1:0] mp_hole_at;
-priority_encoder #(.WIDTH(MP_W), .OUT_W(MP_LOG)) mp_hole_enc (
-    .in(~bmp_new_reg),
-    .valid(mp_hole),
-    .index(mp_hole_at)
-);
-localparam [MP_LOG:0] MP_W_ADV = MP_W[MP_LOG:0];
-wire [MP_LOG:0] mp_adv_next = mp_hole ? {1'b0, mp_hole_at} : MP_W_ADV;
-wire [MP_LOG:0] mp_adv = mp_adv_reg;
-wire [23:0] mp_point_new = mp_point_reg;
-// the deferred completion is due once the point has passed its PSN
-wire [23:0] mp_pend_off = pend_psn_mem[pslot_mem[qpn]] - epsn_reg;
-localparam [23:0] MP_NAK_GAP24 = MP_NAK_GAP[23:0];
-localparam [23:0] MP_W24 = MP_W[23:0];
-wire [23:0] mp_win = MP_W24 >> ctx_mp_wshift;
-// a loss shows once a packet this far beyond the hole arrived (at most half the window)
-wire [23:0] mp_gap = MP_NAK_GAP24 < (mp_win >> 1) ? MP_NAK_GAP24 : (mp_win >> 1);
-wire mp_nak = mp_nak_reg;
 wire qp_ok = qp_field_reg < {8'd0, NUM_QP16} && (ctx_state == QPS_RTR || ctx_state == QPS_RTS);
 // (rq_pi, rq_ci: below)
 wire [15:0] rq_pi;
@@ -736,6 +714,30 @@ always @* begin
     end
 end
 wire [MP_W-1:0] rd_bmp = rec_rd[RSP_BMP_LSB +: RSP_BMP_W];
+
+// mp: the packet against the point and the bitmap, stage by stage (the
+// stages' registers are the window's; rc QPs pass through them unused)
+mp_window #(.MP_W(MP_W), .MP_NAK_GAP(MP_NAK_GAP)) mp_window_inst (
+    .clk(clk),
+    .load(state_reg == ST_LOAD),
+    .load_bmp(rd_bmp),
+    .psn_diff(psn_diff),
+    .point(epsn_reg),
+    .wshift(ctx_mp_wshift),
+    .dup(mp_dup),
+    .beyond(mp_beyond),
+    .check(state_reg == ST_CHECK),
+    .exec(state_reg == ST_EXEC),
+    .fetch(state_reg == ST_RQ_FETCH),
+    .nak_sent(nak_sent_eff[qpn]),
+    .pend_v(pend_eff[qpn]),
+    .pend_psn(pend_psn_mem[pslot_mem[qpn]]),
+    .adv(mp_adv),
+    .point_new(mp_point_new),
+    .bmp_next(bmp_next),
+    .nak(mp_nak),
+    .pend_due(mp_pend_due)
+);
 wire [23:0] rd_msn = rec_rd[RSP_MSN_LSB +: RSP_MSN_W];
 wire [63:0] rd_wrid = SEND_EN != 0 ? rec_rd[RSP_WRID_LSB +: RSP_WRID_W] : 64'd0;
 wire [31:0] rd_key = RC_EN != 0 ? rec_rd[RSP_KEY_LSB +: RSP_KEY_W] : 32'd0;
@@ -754,7 +756,7 @@ always @* begin
     if (mp_pend_pass_reg) begin
         rec_in[RSP_MSN_LSB +: RSP_MSN_W] = rd_msn + 24'd1;
     end else if (ctx_mp) begin
-        rec_in[RSP_BMP_LSB +: RSP_BMP_W] = bmp_next_reg;
+        rec_in[RSP_BMP_LSB +: RSP_BMP_W] = bmp_next;
         rec_in[RSP_MSN_LSB +: RSP_MSN_W] = rd_msn + {23'd0, completes_reg};
     end else begin
         rec_in[RSP_MSN_LSB +: RSP_MSN_W] = rd_msn + {23'd0, op_last || op_only};
@@ -935,7 +937,6 @@ always @(posedge clk) begin
         ST_LOAD: begin
             epsn_reg <= epsn_q;
             psn_diff_reg <= psn_reg - epsn_q;
-            bmp_reg <= rd_bmp;
             state_reg <= ST_CHECK;
         end
         ST_TACK: begin
@@ -959,7 +960,6 @@ always @(posedge clk) begin
             completes_reg <= 1'b0;
             early_done_reg <= 1'b0;
             nak_reg <= 8'd0;
-            bmp_new_reg <= mp_bmp_new;
             if (!qp_ok || qp_stale_reg) begin
                 stat_drop_qp_reg <= 1'b1;
                 state_reg <= ST_DROP;
@@ -975,14 +975,14 @@ always @(posedge clk) begin
                     // is taken (the requester resends it)
                     stat_drop_psn_reg <= 1'b1;
                     state_reg <= ST_DROP;
-                end else if (psn_diff[23] || (psn_diff < MP_W24 && bmp_reg[psn_diff[MP_LOG-1:0]])) begin
+                end else if (mp_dup) begin
                     // duplicate: never placed again; ACK the point
                     stat_drop_psn_reg <= 1'b1;
                     if (ack_req_reg && ack_slot_free) begin
                         queue_ack(epsn_reg - 24'd1, ACK_SYNDROME, rd_msn);
                     end
                     state_reg <= ST_DROP;
-                end else if (psn_diff >= mp_win) begin
+                end else if (mp_beyond) begin
                     // beyond the window: dropped, resent once the window moves
                     stat_drop_psn_reg <= 1'b1;
                     state_reg <= ST_DROP;
@@ -1028,7 +1028,6 @@ always @(posedge clk) begin
             end
         end
         ST_EXEC: begin
-            mp_adv_reg <= mp_adv_next;
             // opcode sequence and length checks
             if (ctx_mp) begin
                 // every packet stands alone: an MPETH in each, no sequence;
@@ -1123,11 +1122,7 @@ always @(posedge clk) begin
             end
         end
         ST_RQ_FETCH: begin
-            // mp: the point's move, from what ST_CHECK and ST_EXEC registered
-            mp_point_reg <= epsn_reg + {{(23-MP_LOG){1'b0}}, mp_adv};
-            bmp_next_reg <= bmp_new_reg >> mp_adv;
-            mp_nak_reg <= mp_adv == 0 && psn_diff >= mp_gap && !nak_sent_eff[qpn];
-            mp_pend_due_reg <= pend_eff[qpn] && mp_pend_off < {{(23-MP_LOG){1'b0}}, mp_adv};
+            // (mp: the window registers the point's move)
             if (nak_reg != 8'd0) begin
                 state_reg <= ST_DROP;
             end else if (!op_needs_rq) begin
@@ -1268,7 +1263,7 @@ always @(posedge clk) begin
                         ack_age1_pw_reg <= 1'b1; ack_age1_pv_reg <= 1'b0;
                         ack_age2_pw_reg <= 1'b1; ack_age2_pv_reg <= 1'b0;
                     end
-                    state_reg <= mp_pend_due_reg ? ST_MP_PEND : ST_IDLE;
+                    state_reg <= mp_pend_due ? ST_MP_PEND : ST_IDLE;
                 end
             end else if (fin_rc_go) begin
                 // (the expected PSN: eps_fsm_we)

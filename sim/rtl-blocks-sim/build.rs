@@ -1,6 +1,6 @@
 //! Verilates the small reusable blocks of hw/rtl (axis_register,
 //! axis_arb_mux with arbiter, icrc_subst, ram_sdp, ram_sdp_copies,
-//! mr_table, onehot_decoder, slot_allocator) once per configuration of src/configs.rs and links every
+//! mr_table, onehot_decoder, slot_allocator, mp_window) once per configuration of src/configs.rs and links every
 //! model, the Verilator runtime and the thin C ABI (csrc/blocks.cpp) into
 //! this crate. Seconds; a model whose sources and parameters did not change
 //! is taken from OUT_DIR, so switching between planted bugs rebuilds only
@@ -61,6 +61,31 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "priority_encoder.v",
         "assign index = valid_lo ? index_lo : LO_SPAN | index_hi;",
         "assign index = valid_hi ? LO_SPAN | index_hi : index_lo;",
+    ),
+    // mp_window
+    (
+        "mpw_dup_ignores_bitmap",
+        "mp_window.v",
+        "assign dup = psn_diff[23] || (psn_diff < MP_W24 && bmp_reg[psn_diff[MP_LOG-1:0]]);",
+        "assign dup = psn_diff[23];",
+    ),
+    (
+        "mpw_point_past_the_hole",
+        "mp_window.v",
+        "adv_reg <= hole ? {1'b0, hole_at} : ADV_ALL;",
+        "adv_reg <= hole ? {1'b0, hole_at} + 1'b1 : ADV_ALL;",
+    ),
+    (
+        "mpw_gap_not_capped",
+        "mp_window.v",
+        "wire [23:0] gap = GAP24 < (win >> 1) ? GAP24 : (win >> 1);",
+        "wire [23:0] gap = GAP24;",
+    ),
+    (
+        "mpw_due_at_the_point",
+        "mp_window.v",
+        "due_reg <= pend_v && pend_off < adv24;",
+        "due_reg <= pend_v && pend_off <= adv24;",
     ),
     // axis_register
     (
@@ -296,6 +321,7 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
             "slot_allocator",
             &["slot_allocator.v", "priority_encoder.v"],
         ),
+        Kind::MpWindow => ("mp_window", &["mp_window.v", "priority_encoder.v"]),
     }
 }
 
@@ -309,6 +335,7 @@ fn kind_code(kind: Kind) -> u32 {
         Kind::RamCopies => 6,
         Kind::Onehot => 7,
         Kind::Alloc => 8,
+        Kind::MpWindow => 9,
     }
 }
 

@@ -1,5 +1,5 @@
 // Thin C ABI over one Verilated block (axis_register, axis_arb_mux,
-// icrc_subst, ram_sdp, mr_table, ram_sdp_copies, onehot_decoder or slot_allocator): copy a flat input struct onto the ports,
+// icrc_subst, ram_sdp, mr_table, ram_sdp_copies, onehot_decoder, slot_allocator or mp_window): copy a flat input struct onto the ports,
 // evaluate, copy the ports back. No test logic lives here; the stimulus and the checks are
 // Rust (src/).
 //
@@ -8,7 +8,8 @@
 //   BLK_HEADER     its header
 //   BLK_PFX(name)  exported symbol (<name>_##name)
 //   BLK_KIND       1 axis_register, 2 axis_arb_mux, 3 icrc_subst, 4 ram_sdp,
-//                  5 mr_table, 6 ram_sdp_copies, 7 onehot_decoder, 8 slot_allocator
+//                  5 mr_table, 6 ram_sdp_copies, 7 onehot_decoder, 8 slot_allocator,
+//                  9 mp_window
 //
 // The structs mirror `PortsIn` / `PortsOut` in src/lib.rs (sizes checked).
 // Buses: word i of an array = bits [32i+31:32i]. The Rust side masks every
@@ -126,6 +127,18 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->rst = in->rst;
     t->take = in->s_valid & 1;
     put(t->give, in->s_data);
+#elif BLK_KIND == 9
+    put(t->load_bmp, in->s_data);
+    t->psn_diff = in->s_data[4] & 0xffffff;
+    t->point = in->s_data[5] & 0xffffff;
+    t->pend_psn = in->s_data[6] & 0xffffff;
+    t->load = in->s_valid & 1;
+    t->check = (in->s_valid >> 1) & 1;
+    t->exec = (in->s_valid >> 2) & 1;
+    t->fetch = (in->s_valid >> 3) & 1;
+    t->nak_sent = (in->s_valid >> 4) & 1;
+    t->pend_v = (in->s_valid >> 5) & 1;
+    t->wshift = (in->s_valid >> 8) & 7;
 #else
     put(t->in_data, in->s_data);
     t->beat_oh = in->s_valid;
@@ -156,6 +169,12 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
     get(t->free, o->m_data);
     o->m_valid = t->avail;
     o->m_sel = static_cast<uint8_t>(t->pick);
+#elif BLK_KIND == 9
+    get(t->bmp_next, o->m_data);
+    o->m_data[4] = t->point_new;
+    o->m_data[5] = t->adv;
+    o->m_valid = static_cast<uint8_t>(t->dup | (t->beyond << 1) | (t->nak << 2)
+                                      | (t->pend_due << 3));
 #else
     get(t->out_data, o->m_data);
 #endif

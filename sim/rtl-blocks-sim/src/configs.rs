@@ -25,6 +25,9 @@ pub enum Kind {
     /// `slot_allocator` (a shared pool's free bits, lowest free first):
     /// SLOTS
     Alloc,
+    /// `mp_window` (the mp responder's receive window, stage by stage):
+    /// MP_W, MP_NAK_GAP
+    MpWindow,
 }
 
 /// One configuration: a model name and the parameters it is verilated with.
@@ -232,5 +235,22 @@ pub const CONFIGS: &[Config] = &[
         name: "alloc_s32",
         kind: Kind::Alloc,
         params: &[("SLOTS", 32)],
+    },
+    // every window the core builds (MP_W 32, 64, 128), the build's NAK gap
+    // (16) and one above half the window
+    Config {
+        name: "mpw_w32",
+        kind: Kind::MpWindow,
+        params: &[("MP_W", 32), ("MP_NAK_GAP", 16)],
+    },
+    Config {
+        name: "mpw_w64",
+        kind: Kind::MpWindow,
+        params: &[("MP_W", 64), ("MP_NAK_GAP", 16)],
+    },
+    Config {
+        name: "mpw_w128_gap40",
+        kind: Kind::MpWindow,
+        params: &[("MP_W", 128), ("MP_NAK_GAP", 40)],
     },
 ];

@@ -18,7 +18,10 @@
 //!   vectors' write decoders), every index;
 //! - [`alloc`]: `slot_allocator`, a shared pool's free bits (the
 //!   requester's outstanding rings, the mp responder's deferred
-//!   completions), against a model of the pool.
+//!   completions), against a model of the pool;
+//! - [`mpwin`]: `mp_window`, the mp responder's receive window (duplicates,
+//!   the window, the point's move, loss NAKs, deferred completions due),
+//!   stage by stage, against a model of the transport's rules.
 //!
 //! Every configuration of [`CONFIGS`] is one model, looked up by name.
 //! Stimulus is seeded ([`rand_chacha`]), so a failing run repeats exactly.
@@ -31,6 +34,7 @@ pub mod alloc;
 pub mod arb;
 pub mod copies;
 pub mod icrc;
+pub mod mpwin;
 pub mod mr;
 pub mod onehot;
 pub mod ram;

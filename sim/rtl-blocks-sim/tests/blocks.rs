@@ -1,6 +1,6 @@
 //! The blocks against their benches (src/skid.rs, src/arb.rs,
 //! src/icrc.rs, src/ram.rs, src/copies.rs, src/mr.rs, src/onehot.rs,
-//! src/alloc.rs): every run checks every beat in and out; the tests choose
+//! src/alloc.rs, src/mpwin.rs): every run checks every beat in and out; the tests choose
 //! configurations, seeds and traffic and add what is specific to them.
 //! `RTL_BLOCKS_MUTATION=<name> cargo test --release -p rtl-blocks-sim`
 //! builds the blocks with a planted bug: some test here must then fail
@@ -10,6 +10,7 @@ use rtl_blocks_sim::alloc::{self, AllocCfg};
 use rtl_blocks_sim::arb::{self, ArbCfg, ArbReport};
 use rtl_blocks_sim::copies;
 use rtl_blocks_sim::icrc;
+use rtl_blocks_sim::mpwin::{self, MpwCfg};
 use rtl_blocks_sim::mr::{self, MrCfg};
 use rtl_blocks_sim::onehot;
 use rtl_blocks_sim::ram::{self, RamCfg};
@@ -345,6 +346,29 @@ fn alloc_hands_out_the_lowest_free_slot() {
             assert!(r.exhausted > 0, "{m} seed {seed}: never empty: {r:?}");
             assert!(r.take_and_give > 0, "{m} seed {seed}: {r:?}");
             assert!(r.resets > 0, "{m} seed {seed}: {r:?}");
+        }
+    }
+}
+
+#[test]
+fn mp_window_follows_the_transport_rules() {
+    if skip() {
+        return;
+    }
+    for m in ["mpw_w32", "mpw_w64", "mpw_w128_gap40"] {
+        for seed in 1..=2 {
+            let r = mpwin::run(&MpwCfg::new(m, seed)).unwrap_or_else(|e| panic!("{e}"));
+            // the run reached every outcome the checks are for
+            for (what, n) in [
+                ("dup", r.dup),
+                ("beyond", r.beyond),
+                ("nak", r.nak),
+                ("due", r.due),
+                ("far", r.far),
+                ("whole", r.whole),
+            ] {
+                assert!(n > 20, "{m} seed {seed}: {what} {n}: {r:?}");
+            }
         }
     }
 }
