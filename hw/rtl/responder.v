@@ -223,7 +223,6 @@ localparam [7:0] NAK_PSN = 8'h60, NAK_INV_REQ = 8'h61, NAK_REM_ACCESS = 8'h62, N
     RNR_NAK = 8'h20;           // | the QP's min_rnr_timer
 localparam [7:0] ACK_SYNDROME = 8'h1F;     // ACK, credit count "invalid" (no end-to-end credits)
 
-localparam [1:0] MSG_IDLE = 2'd0, MSG_WRITE = 2'd1, MSG_SEND = 2'd2;
 
 initial begin
     if (ACK_TIMER < 16 || ACK_TIMER > 32767) begin
@@ -283,9 +282,8 @@ end
 localparam EPS_PSN_LSB = 0;
 localparam EPS_PSN_W = 24;
 localparam EPS_W = 24;
-// an rc message in progress (an mp packet carries its own RETH)
-(* rnic_knob = "RC_EN" *)  // (rc builds only: hw/state)
-reg [1:0] inmsg_mem [0:NUM_QP-1];        // (knob: RC_EN)
+// an rc message in progress: rc_message_inst below (rc builds only; an
+// mp packet carries its own RETH)
 localparam RQP_PI_LSB = 0;
 localparam RQP_PI_W = 16;
 localparam RQP_W = 16;
@@ -408,7 +406,6 @@ wire tack_due = ack_owed_eff[tscan_reg] && ack_age2_eff[tscan_reg];
 integer i;
 initial begin
     for (i = 0; i < NUM_QP; i = i + 1) begin
-        inmsg_mem[i] = MSG_IDLE;
         pslot_mem[i] = {PS_W{1'b0}};
     end
 end
@@ -744,6 +741,42 @@ wire [31:0] rd_key = RC_EN != 0 ? rec_rd[RSP_KEY_LSB +: RSP_KEY_W] : 32'd0;
 wire [63:0] rd_cursor = RC_EN != 0 ? rec_rd[RSP_CURSOR_LSB +: RSP_CURSOR_W] : 64'd0;
 wire [31:0] rd_remain = RC_EN != 0 ? rec_rd[RSP_REMAIN_LSB +: RSP_REMAIN_W] : 32'd0;
 wire [31:0] rd_msglen = RC_EN != 0 ? rec_rd[RSP_MSGLEN_LSB +: RSP_MSGLEN_W] : 32'd0;
+
+// rc: the message a QP is in and the packet's checks against it (ST_EXEC);
+// ST_FINISH's write-back of an rc packet moves the message on. An mp-only
+// build has no rc QP (qp_context makes every QP mp) and no message state.
+wire rc_inv_req, rc_rem_access;
+generate
+    if (RC_EN != 0) begin : g_rc
+        rc_message #(.NUM_QP(NUM_QP), .QN_W(QN_W)) rc_message_inst (
+            .clk(clk),
+            .load(load_any),
+            .load_qpn(load_qpn),
+            .qpn(qpn),
+            .op_is_write(op_is_write),
+            .op_is_send(op_is_send),
+            .op_first(op_first),
+            .op_middle(op_middle),
+            .op_last(op_last),
+            .op_only(op_only),
+            .op_has_reth(op_has_reth),
+            .plen(plen_reg),
+            .pmtu_bytes(pmtu_bytes),
+            .reth_len(reth_len_reg),
+            .remain(rd_remain),
+            .access_ok((mr_ok_reg && ctx_remote_write) || cfg_no_mr_check),
+            .inv_req(rc_inv_req),
+            .rem_access(rc_rem_access),
+            .done(rec_wr && !mp_pend_pass_reg && !ctx_mp)
+        );
+    end else begin : g_no_rc
+        assign rc_inv_req = 1'b0;
+        assign rc_rem_access = 1'b0;
+        /* verilator lint_off UNUSEDSIGNAL */
+        wire rc_only = op_middle;          // only the rc checks read it
+        /* verilator lint_on UNUSEDSIGNAL */
+    end
+endgenerate
 // the write-back: what ST_FINISH's branch changes, the rest as read
 /* verilator lint_off UNUSEDSIGNAL */
 reg [RSP_VIEW_BITS-1:0] rec_in;     // (the fields of a knob that is off are not stored)
@@ -896,11 +929,6 @@ always @(posedge clk) begin
 
     now_reg <= now_reg == ACK_EPOCH ? 16'd0 : now_reg + 16'd1;
     tscan_reg <= tscan_reg == LAST_QP ? {QN_W{1'b0}} : tscan_reg + 1'b1;
-
-    if (load_any) begin
-        // (the bits: load_oh below; the EPS record: eps_we)
-        inmsg_mem[load_qpn] <= MSG_IDLE;
-    end
 
     if (load_any && load_qpn == qpn && state_reg != ST_IDLE) begin
         qp_stale_reg <= 1'b1;
@@ -1060,30 +1088,10 @@ always @(posedge clk) begin
                     completes_reg <= op_imm;
                     state_reg <= ST_RQ_FETCH;
                 end
-            end else if (!(op_is_write || op_is_send)) begin
-                nak_reg <= NAK_INV_REQ;            // READ and the rest are not served
-            end else if ((op_first || op_only) && inmsg_mem[qpn] != MSG_IDLE) begin
-                nak_reg <= NAK_INV_REQ;
-            end else if ((op_middle || op_last)
-                    && inmsg_mem[qpn] != (op_is_write ? MSG_WRITE : MSG_SEND)) begin
-                nak_reg <= NAK_INV_REQ;
-            end else if ((op_first || op_middle) && plen_reg != pmtu_bytes) begin
-                nak_reg <= NAK_INV_REQ;
-            end else if (plen_reg > pmtu_bytes) begin
-                nak_reg <= NAK_INV_REQ;
-            end else if (op_has_reth && op_only && reth_len_reg != {19'd0, plen_reg}) begin
-                nak_reg <= NAK_INV_REQ;
-            end else if (op_has_reth && op_first && reth_len_reg <= {19'd0, plen_reg}) begin
-                nak_reg <= NAK_INV_REQ;
-            end else if (op_has_reth && reth_len_reg != 0 && !(mr_ok_reg && ctx_remote_write)
-                    && !cfg_no_mr_check) begin
+            end else if (rc_inv_req) begin
+                nak_reg <= NAK_INV_REQ;            // opcode sequence, lengths (rc_message)
+            end else if (rc_rem_access) begin
                 nak_reg <= NAK_REM_ACCESS;
-            end else if (op_is_write && !op_has_reth && {19'd0, plen_reg} > rd_remain) begin
-                nak_reg <= NAK_INV_REQ;
-            end else if (op_is_write && op_last && {19'd0, plen_reg} != rd_remain) begin
-                nak_reg <= NAK_INV_REQ;
-            end else if (op_is_send && (op_middle || op_last) && {19'd0, plen_reg} > rd_remain) begin
-                nak_reg <= NAK_INV_REQ;
             end
 
             if (!ctx_mp) begin
@@ -1273,11 +1281,7 @@ always @(posedge clk) begin
                 if (op_needs_rq) begin
                     rqc_clr_pw_reg <= 1'b1; rqc_clr_pv_reg <= 1'b0;
                 end
-                if (op_last || op_only) begin
-                    inmsg_mem[qpn] <= MSG_IDLE;
-                end else if (op_first) begin
-                    inmsg_mem[qpn] <= op_is_write ? MSG_WRITE : MSG_SEND;
-                end
+                // (the message moves on: rc_message's done)
                 if (ack_req_reg) begin
                     queue_ack(psn_reg, ACK_SYNDROME,
                         (op_last || op_only) ? rd_msn + 24'd1 : rd_msn);

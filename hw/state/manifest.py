@@ -20,7 +20,8 @@ Records in block RAM are declared once per module as localparams
 in the word when it lies inside `<R>_W` and the next field (declaration
 order) starts after it (a knob that drops a field gives it no room: its
 successor starts where it starts, or the word ends before it); the fields
-kept must tile the word exactly, else this script fails. A
+kept must tile the word exactly, else this script fails. The state of a
+block in PARTS (rc_message) is counted as its owner's. A
 slot_allocator instance (a pool's free bits) is shared state of SLOTS
 bits, named after its instance. Every ram_sdp
 instance of the module with one word per QP is a copy of (part of) a
@@ -62,6 +63,9 @@ OUT = "hw/state/state_manifest.json"
 TOP = "rnic_core"
 # The modules that keep per-QP state, in the order the budget lists them.
 STATE_MODULES = ["qp_context", "queue_manager", "cq_manager", "requester", "responder"]
+# Blocks that keep per-QP state for one of them, counted as that module's
+# (a knob may leave a block out of a build: then it has none of that state).
+PARTS = {"rc_message": "responder"}
 # Knobs an `rnic_knob` attribute may name (parameters of the module).
 KNOBS = ["SEND_EN", "RC_EN"]
 # The configurations: the simulator's models and the boards' QP counts with
@@ -139,6 +143,7 @@ def elaborate(params, tmp):
         return e.get("name")
 
     mods = {}
+    parts = {}
     core_params = {}
     for m in root.iter("module"):
         orig = m.get("origName")
@@ -148,9 +153,9 @@ def elaborate(params, tmp):
                     c = v.find("const")
                     if c is not None:
                         core_params[v.get("name")] = const(c.get("name"))
-        if orig not in STATE_MODULES:
+        if orig not in STATE_MODULES and orig not in PARTS:
             continue
-        if orig in mods:
+        if orig in mods or orig in parts:
             die(f"{orig} elaborated twice: one instance per module expected")
         params, local, vars_ = {}, {}, {}
         own_file = m.get("loc").split(",")[0]
@@ -168,6 +173,9 @@ def elaborate(params, tmp):
                 vars_[name] = (line,) + shape(v.get("dtype_id"))
         written = {lhs_var(a[1]) for a in m.iter("assigndly")}
         state = {n: s for n, s in vars_.items() if n in written}
+        if orig in PARTS:
+            parts[orig] = state
+            continue
         rams, allocs = [], []
         for inst in m.iter("instance"):
             sub = next(x for x in root.iter("module") if x.get("name") == inst.get("defName"))
@@ -205,6 +213,12 @@ def elaborate(params, tmp):
     for m in STATE_MODULES:
         if m not in mods:
             die(f"{m} is not in the elaboration of {TOP}")
+    for part, state in parts.items():
+        owner = mods[PARTS[part]]["state"]
+        for name, st in state.items():
+            if name in owner:
+                die(f"{part}.{name}: {PARTS[part]} has state of that name too")
+            owner[name] = st
     return mods, core_params
 
 

@@ -1,6 +1,6 @@
 //! Verilates the small reusable blocks of hw/rtl (axis_register,
 //! axis_arb_mux with arbiter, icrc_subst, ram_sdp, ram_sdp_copies,
-//! mr_table, onehot_decoder, slot_allocator, mp_window) once per configuration of src/configs.rs and links every
+//! mr_table, onehot_decoder, slot_allocator, mp_window, rc_message) once per configuration of src/configs.rs and links every
 //! model, the Verilator runtime and the thin C ABI (csrc/blocks.cpp) into
 //! this crate. Seconds; a model whose sources and parameters did not change
 //! is taken from OUT_DIR, so switching between planted bugs rebuilds only
@@ -86,6 +86,31 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "mp_window.v",
         "due_reg <= pend_v && pend_off < adv24;",
         "due_reg <= pend_v && pend_off <= adv24;",
+    ),
+    // rc_message
+    (
+        "rcm_load_keeps_message",
+        "rc_message.v",
+        "        inmsg_mem[load_qpn] <= MSG_IDLE;",
+        "        inmsg_mem[load_qpn] <= inmsg_mem[load_qpn];",
+    ),
+    (
+        "rcm_middle_of_any_kind",
+        "rc_message.v",
+        "|| ((op_middle || op_last) && msg != (op_is_write ? MSG_WRITE : MSG_SEND))",
+        "|| ((op_middle || op_last) && msg == MSG_IDLE)",
+    ),
+    (
+        "rcm_access_before_sequence",
+        "rc_message.v",
+        "assign rem_access = !inv_before && access_bad;",
+        "assign rem_access = access_bad;",
+    ),
+    (
+        "rcm_write_last_short",
+        "rc_message.v",
+        "|| (op_is_write && op_last && plen32 != remain)",
+        "|| (op_is_write && op_last && plen32 > remain)",
     ),
     // axis_register
     (
@@ -322,6 +347,7 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
             &["slot_allocator.v", "priority_encoder.v"],
         ),
         Kind::MpWindow => ("mp_window", &["mp_window.v", "priority_encoder.v"]),
+        Kind::RcMessage => ("rc_message", &["rc_message.v"]),
     }
 }
 
@@ -336,6 +362,7 @@ fn kind_code(kind: Kind) -> u32 {
         Kind::Onehot => 7,
         Kind::Alloc => 8,
         Kind::MpWindow => 9,
+        Kind::RcMessage => 10,
     }
 }
 

@@ -1,5 +1,5 @@
 // Thin C ABI over one Verilated block (axis_register, axis_arb_mux,
-// icrc_subst, ram_sdp, mr_table, ram_sdp_copies, onehot_decoder, slot_allocator or mp_window): copy a flat input struct onto the ports,
+// icrc_subst, ram_sdp, mr_table, ram_sdp_copies, onehot_decoder, slot_allocator, mp_window or rc_message): copy a flat input struct onto the ports,
 // evaluate, copy the ports back. No test logic lives here; the stimulus and the checks are
 // Rust (src/).
 //
@@ -9,7 +9,7 @@
 //   BLK_PFX(name)  exported symbol (<name>_##name)
 //   BLK_KIND       1 axis_register, 2 axis_arb_mux, 3 icrc_subst, 4 ram_sdp,
 //                  5 mr_table, 6 ram_sdp_copies, 7 onehot_decoder, 8 slot_allocator,
-//                  9 mp_window
+//                  9 mp_window, 10 rc_message
 //
 // The structs mirror `PortsIn` / `PortsOut` in src/lib.rs (sizes checked).
 // Buses: word i of an array = bits [32i+31:32i]. The Rust side masks every
@@ -139,6 +139,24 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->nak_sent = (in->s_valid >> 4) & 1;
     t->pend_v = (in->s_valid >> 5) & 1;
     t->wshift = (in->s_valid >> 8) & 7;
+#elif BLK_KIND == 10
+    const uint32_t v = in->s_valid;
+    t->load = v & 1;
+    t->done = (v >> 1) & 1;
+    t->op_is_write = (v >> 2) & 1;
+    t->op_is_send = (v >> 3) & 1;
+    t->op_first = (v >> 4) & 1;
+    t->op_middle = (v >> 5) & 1;
+    t->op_last = (v >> 6) & 1;
+    t->op_only = (v >> 7) & 1;
+    t->op_has_reth = (v >> 8) & 1;
+    t->access_ok = (v >> 9) & 1;
+    t->qpn = in->s_last & 0xffff;
+    t->load_qpn = in->s_last >> 16;
+    t->plen = in->s_data[0] & 0x1fff;
+    t->pmtu_bytes = in->s_data[1] & 0x1fff;
+    t->reth_len = in->s_data[2];
+    t->remain = in->s_data[3];
 #else
     put(t->in_data, in->s_data);
     t->beat_oh = in->s_valid;
@@ -175,6 +193,8 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
     o->m_data[5] = t->adv;
     o->m_valid = static_cast<uint8_t>(t->dup | (t->beyond << 1) | (t->nak << 2)
                                       | (t->pend_due << 3));
+#elif BLK_KIND == 10
+    o->m_valid = static_cast<uint8_t>(t->inv_req | (t->rem_access << 1));
 #else
     get(t->out_data, o->m_data);
 #endif

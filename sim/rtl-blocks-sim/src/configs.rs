@@ -28,6 +28,9 @@ pub enum Kind {
     /// `mp_window` (the mp responder's receive window, stage by stage):
     /// MP_W, MP_NAK_GAP
     MpWindow,
+    /// `rc_message` (the rc responder's message state and packet checks):
+    /// NUM_QP, QN_W
+    RcMessage,
 }
 
 /// One configuration: a model name and the parameters it is verilated with.
@@ -252,5 +255,16 @@ pub const CONFIGS: &[Config] = &[
         name: "mpw_w128_gap40",
         kind: Kind::MpWindow,
         params: &[("MP_W", 128), ("MP_NAK_GAP", 40)],
+    },
+    // a few QPs (messages meet often); an odd count below 2^QN_W
+    Config {
+        name: "rcm_q4",
+        kind: Kind::RcMessage,
+        params: &[("NUM_QP", 4), ("QN_W", 2)],
+    },
+    Config {
+        name: "rcm_q20",
+        kind: Kind::RcMessage,
+        params: &[("NUM_QP", 20), ("QN_W", 5)],
     },
 ];

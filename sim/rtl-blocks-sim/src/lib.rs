@@ -21,7 +21,10 @@
 //!   completions), against a model of the pool;
 //! - [`mpwin`]: `mp_window`, the mp responder's receive window (duplicates,
 //!   the window, the point's move, loss NAKs, deferred completions due),
-//!   stage by stage, against a model of the transport's rules.
+//!   stage by stage, against a model of the transport's rules;
+//! - [`rcmsg`]: `rc_message`, the rc responder's message state and its
+//!   opcode-sequence, length and access checks, against a model of the
+//!   rules.
 //!
 //! Every configuration of [`CONFIGS`] is one model, looked up by name.
 //! Stimulus is seeded ([`rand_chacha`]), so a failing run repeats exactly.
@@ -38,6 +41,7 @@ pub mod mpwin;
 pub mod mr;
 pub mod onehot;
 pub mod ram;
+pub mod rcmsg;
 pub mod skid;
 
 mod configs;
@@ -160,6 +164,27 @@ impl Drop for Model {
     fn drop(&mut self) {
         // SAFETY: `h` came from `create` and is destroyed once.
         unsafe { (self.fns.destroy)(self.h) }
+    }
+}
+
+/// A bench run that needs only its model, its seed and its length (the
+/// benches of [`mpwin`] and [`rcmsg`]).
+#[derive(Debug, Clone)]
+pub struct RunCfg {
+    /// configuration name
+    pub model: &'static str,
+    pub seed: u64,
+    pub cycles: usize,
+}
+
+impl RunCfg {
+    /// 20,000 cycles of `model` from `seed`.
+    pub fn new(model: &'static str, seed: u64) -> Self {
+        Self {
+            model,
+            seed,
+            cycles: 20_000,
+        }
     }
 }
 

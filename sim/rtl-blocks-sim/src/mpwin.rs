@@ -24,24 +24,8 @@ use crate::{fail, from_words, mask, to_words, Fail, Kind, Model, PortsIn};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-/// One run.
-#[derive(Debug, Clone)]
-pub struct MpwCfg {
-    /// configuration name (a `Kind::MpWindow` one)
-    pub model: &'static str,
-    pub seed: u64,
-    pub cycles: usize,
-}
-
-impl MpwCfg {
-    pub fn new(model: &'static str, seed: u64) -> Self {
-        Self {
-            model,
-            seed,
-            cycles: 20_000,
-        }
-    }
-}
+/// One run (a `Kind::MpWindow` configuration).
+pub type MpwCfg = crate::RunCfg;
 
 /// What a run reached.
 #[derive(Debug, Clone, Default)]

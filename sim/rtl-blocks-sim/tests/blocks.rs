@@ -1,6 +1,6 @@
 //! The blocks against their benches (src/skid.rs, src/arb.rs,
 //! src/icrc.rs, src/ram.rs, src/copies.rs, src/mr.rs, src/onehot.rs,
-//! src/alloc.rs, src/mpwin.rs): every run checks every beat in and out; the tests choose
+//! src/alloc.rs, src/mpwin.rs, src/rcmsg.rs): every run checks every beat in and out; the tests choose
 //! configurations, seeds and traffic and add what is specific to them.
 //! `RTL_BLOCKS_MUTATION=<name> cargo test --release -p rtl-blocks-sim`
 //! builds the blocks with a planted bug: some test here must then fail
@@ -14,6 +14,7 @@ use rtl_blocks_sim::mpwin::{self, MpwCfg};
 use rtl_blocks_sim::mr::{self, MrCfg};
 use rtl_blocks_sim::onehot;
 use rtl_blocks_sim::ram::{self, RamCfg};
+use rtl_blocks_sim::rcmsg::{self, RcmCfg};
 use rtl_blocks_sim::skid::{self, SkidCfg, SkidReport};
 use rtl_blocks_sim::skip;
 
@@ -366,6 +367,29 @@ fn mp_window_follows_the_transport_rules() {
                 ("due", r.due),
                 ("far", r.far),
                 ("whole", r.whole),
+            ] {
+                assert!(n > 20, "{m} seed {seed}: {what} {n}: {r:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn rc_message_follows_the_opcode_and_length_rules() {
+    if skip() {
+        return;
+    }
+    for m in ["rcm_q4", "rcm_q20"] {
+        for seed in 1..=2 {
+            let r = rcmsg::run(&RcmCfg::new(m, seed)).unwrap_or_else(|e| panic!("{e}"));
+            for (what, n) in [
+                ("executed", r.executed),
+                ("started", r.started),
+                ("ended", r.ended),
+                ("sequence", r.inv_sequence),
+                ("length", r.inv_length),
+                ("access", r.rem_access),
+                ("loads in a message", r.loads_in_message),
             ] {
                 assert!(n > 20, "{m} seed {seed}: {what} {n}: {r:?}");
             }
