@@ -320,30 +320,12 @@ reg [NUM_QP-1:0] nak_sent_reg = {NUM_QP{1'b0}};
 // slot number; an early WRITE_WITH_IMM that finds no free slot is dropped
 // unplaced and resent, as a second one on the same QP is)
 localparam MP_LOG = $clog2(MP_W);
-localparam PS_W = $clog2(MP_PEND);
 reg [NUM_QP-1:0] pend_reg = {NUM_QP{1'b0}};
 reg [NUM_QP-1:0] owed_reg = {NUM_QP{1'b0}};      // deferred completion due, no receive WQE yet
-reg [PS_W-1:0] pslot_mem [0:NUM_QP-1];          // the slot of a QP's deferred completion
-reg [23:0] pend_psn_mem [0:MP_PEND-1];
-reg [31:0] pend_imm_mem [0:MP_PEND-1];
-reg [31:0] pend_len_mem [0:MP_PEND-1];
-wire [PS_W-1:0] pslot_pick;
+// the slots and the completions in them: mp_deferred_inst below
 wire pslot_avail;
-// the slots' writes: taken in ST_FINISH (pslot_take), given back when the
-// deferred completion is written (ST_FINISH) and when its QP is loaded
-wire pslot_take;
-wire [MP_PEND-1:0] pslot_give;
-/* verilator lint_off PINCONNECTEMPTY */
-slot_allocator #(.SLOTS(MP_PEND), .IDX_W(PS_W)) pslot_pool_inst (
-    .clk(clk),
-    .rst(rst),
-    .take(pslot_take),
-    .give(pslot_give),
-    .avail(pslot_avail),
-    .pick(pslot_pick),
-    .free()
-);
-/* verilator lint_on PINCONNECTEMPTY */
+wire [23:0] pend_psn;
+wire [31:0] pend_imm, pend_len;
 // ACK timer: QPs with accepted packets no ACK covers yet. Instead of a
 // time stamp per QP, two age bits: every ACK_TIMER/2 cycles an owed ACK
 // ages by one, and it is due once it has aged twice, so it waits between
@@ -406,7 +388,6 @@ wire tack_due = ack_owed_eff[tscan_reg] && ack_age2_eff[tscan_reg];
 integer i;
 initial begin
     for (i = 0; i < NUM_QP; i = i + 1) begin
-        pslot_mem[i] = {PS_W{1'b0}};
     end
 end
 
@@ -690,13 +671,25 @@ wire fin_rc_go = !ack_req_reg || ack_slot_free;
 wire rec_wr = state_reg == ST_FINISH && !qp_stale && !fin_wait
     && (mp_pend_pass_reg || (ctx_mp ? fin_mp_go : fin_rc_go));
 assign eps_fsm_we = rec_wr && !mp_pend_pass_reg;
-// the deferred-completion slots: ST_FINISH takes one for a deferred
-// WRITE_WITH_IMM and gives it back once that completion is written; a load
-// gives back its QP's
-localparam [MP_PEND-1:0] PSLOT_ONE = 1;
-assign pslot_take = rec_wr && !mp_pend_pass_reg && ctx_mp && mp_defer_reg;
-assign pslot_give = (rec_wr && mp_pend_pass_reg ? PSLOT_ONE << pslot_mem[qpn] : {MP_PEND{1'b0}})
-    | (load_any && pend_eff[load_qpn] ? PSLOT_ONE << pslot_mem[load_qpn] : {MP_PEND{1'b0}});
+// the deferred completions: ST_FINISH parks one for a WRITE_WITH_IMM above
+// the point and frees it once that completion is written; a load frees
+// its QP's
+mp_deferred #(.NUM_QP(NUM_QP), .QN_W(QN_W), .MP_PEND(MP_PEND)) mp_deferred_inst (
+    .clk(clk),
+    .rst(rst),
+    .avail(pslot_avail),
+    .qpn(qpn),
+    .park(rec_wr && !mp_pend_pass_reg && ctx_mp && mp_defer_reg),
+    .park_psn(psn_reg),
+    .park_imm(imm_reg),
+    .park_len(mceth_len),
+    .done(rec_wr && mp_pend_pass_reg),
+    .drop(load_any && pend_eff[load_qpn]),
+    .drop_qpn(load_qpn),
+    .psn(pend_psn),
+    .imm(pend_imm),
+    .len(pend_len)
+);
 assign eps_fsm_psn = ctx_mp ? mp_point_new : psn_reg + 24'd1;
 assign rqc_we = rec_wr && (mp_pend_pass_reg || op_needs_rq);
 wire [RSP_W-1:0] rec_q;
@@ -728,7 +721,7 @@ mp_window #(.MP_W(MP_W), .MP_NAK_GAP(MP_NAK_GAP)) mp_window_inst (
     .fetch(state_reg == ST_RQ_FETCH),
     .nak_sent(nak_sent_eff[qpn]),
     .pend_v(pend_eff[qpn]),
-    .pend_psn(pend_psn_mem[pslot_mem[qpn]]),
+    .pend_psn(pend_psn),
     .adv(mp_adv),
     .point_new(mp_point_new),
     .bmp_next(bmp_next),
@@ -1110,9 +1103,9 @@ always @(posedge clk) begin
             // CQE (behind every payload write of the PSNs below it)
             op_reg <= MP_OPCODE_WRITE_LAST_IMM;
             ack_req_reg <= 1'b0;
-            psn_reg <= pend_psn_mem[pslot_mem[qpn]];
-            imm_reg <= pend_imm_mem[pslot_mem[qpn]];
-            msglen_reg <= pend_len_mem[pslot_mem[qpn]];
+            psn_reg <= pend_psn;
+            imm_reg <= pend_imm;
+            msglen_reg <= pend_len;
             plen_reg <= 13'd0;
             rqci_reg <= rq_ci;
             completes_reg <= 1'b1;
@@ -1248,10 +1241,7 @@ always @(posedge clk) begin
                     end
                     if (mp_defer_reg) begin
                         pend_pw_reg <= 1'b1; pend_pv_reg <= 1'b1;
-                        pslot_mem[qpn] <= pslot_pick;
-                        pend_psn_mem[pslot_pick] <= psn_reg;
-                        pend_imm_mem[pslot_pick] <= imm_reg;
-                        pend_len_mem[pslot_pick] <= mceth_len;
+                        // (the slot: mp_deferred's park)
                     end
                     if (mp_adv != 0) begin
                         nak_sent_pw_reg <= 1'b1; nak_sent_pv_reg <= 1'b0;

@@ -21,7 +21,7 @@ in the word when it lies inside `<R>_W` and the next field (declaration
 order) starts after it (a knob that drops a field gives it no room: its
 successor starts where it starts, or the word ends before it); the fields
 kept must tile the word exactly, else this script fails. The state of a
-block in PARTS (rc_message) is counted as its owner's. A
+block in PARTS (rc_message, mp_deferred) is counted as its owner's. A
 slot_allocator instance (a pool's free bits) is shared state of SLOTS
 bits, named after its instance. Every ram_sdp
 instance of the module with one word per QP is a copy of (part of) a
@@ -65,7 +65,7 @@ TOP = "rnic_core"
 STATE_MODULES = ["qp_context", "queue_manager", "cq_manager", "requester", "responder"]
 # Blocks that keep per-QP state for one of them, counted as that module's
 # (a knob may leave a block out of a build: then it has none of that state).
-PARTS = {"rc_message": "responder"}
+PARTS = {"rc_message": "responder", "mp_deferred": "responder"}
 # Knobs an `rnic_knob` attribute may name (parameters of the module).
 KNOBS = ["SEND_EN", "RC_EN"]
 # The configurations: the simulator's models and the boards' QP counts with
@@ -173,9 +173,6 @@ def elaborate(params, tmp):
                 vars_[name] = (line,) + shape(v.get("dtype_id"))
         written = {lhs_var(a[1]) for a in m.iter("assigndly")}
         state = {n: s for n, s in vars_.items() if n in written}
-        if orig in PARTS:
-            parts[orig] = state
-            continue
         rams, allocs = [], []
         for inst in m.iter("instance"):
             sub = next(x for x in root.iter("module") if x.get("name") == inst.get("defName"))
@@ -208,17 +205,23 @@ def elaborate(params, tmp):
                 rams.append({"instance": name, "width": width, "depth": sp["DEPTH"],
                              "src": src, "src_width": vars_[src][1], "lsb": lsb + off,
                              "line": vars_[src][0]})
+        if orig in PARTS:
+            if rams:
+                die(f"{orig}: a block RAM in a part of {PARTS[orig]} (not counted)")
+            parts[orig] = (state, allocs)
+            continue
         mods[orig] = {"params": params, "local": local, "state": state, "rams": rams,
                       "allocs": allocs}
     for m in STATE_MODULES:
         if m not in mods:
             die(f"{m} is not in the elaboration of {TOP}")
-    for part, state in parts.items():
-        owner = mods[PARTS[part]]["state"]
+    for part, (state, allocs) in parts.items():
+        owner = mods[PARTS[part]]
         for name, st in state.items():
-            if name in owner:
+            if name in owner["state"]:
                 die(f"{part}.{name}: {PARTS[part]} has state of that name too")
-            owner[name] = st
+            owner["state"][name] = st
+        owner["allocs"] += allocs
     return mods, core_params
 
 

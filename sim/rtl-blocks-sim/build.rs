@@ -1,6 +1,7 @@
 //! Verilates the small reusable blocks of hw/rtl (axis_register,
 //! axis_arb_mux with arbiter, icrc_subst, ram_sdp, ram_sdp_copies,
-//! mr_table, onehot_decoder, slot_allocator, mp_window, rc_message) once per configuration of src/configs.rs and links every
+//! mr_table, onehot_decoder, slot_allocator, mp_window, rc_message,
+//! mp_deferred) once per configuration of src/configs.rs and links every
 //! model, the Verilator runtime and the thin C ABI (csrc/blocks.cpp) into
 //! this crate. Seconds; a model whose sources and parameters did not change
 //! is taken from OUT_DIR, so switching between planted bugs rebuilds only
@@ -111,6 +112,25 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "rc_message.v",
         "|| (op_is_write && op_last && plen32 != remain)",
         "|| (op_is_write && op_last && plen32 > remain)",
+    ),
+    // mp_deferred
+    (
+        "mpd_reads_the_pick",
+        "mp_deferred.v",
+        "wire [PS_W-1:0] slot = pslot_mem[qpn];",
+        "wire [PS_W-1:0] slot = pick;",
+    ),
+    (
+        "mpd_drop_frees_asked_qp",
+        "mp_deferred.v",
+        "| (drop ? ONE << pslot_mem[drop_qpn] : {MP_PEND{1'b0}});",
+        "| (drop ? ONE << slot : {MP_PEND{1'b0}});",
+    ),
+    (
+        "mpd_done_keeps_slot",
+        "mp_deferred.v",
+        "wire [MP_PEND-1:0] give = (done ? ONE << slot : {MP_PEND{1'b0}})",
+        "wire [MP_PEND-1:0] give = {MP_PEND{1'b0}}",
     ),
     // axis_register
     (
@@ -348,6 +368,10 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
         ),
         Kind::MpWindow => ("mp_window", &["mp_window.v", "priority_encoder.v"]),
         Kind::RcMessage => ("rc_message", &["rc_message.v"]),
+        Kind::MpDeferred => (
+            "mp_deferred",
+            &["mp_deferred.v", "slot_allocator.v", "priority_encoder.v"],
+        ),
     }
 }
 
@@ -363,6 +387,7 @@ fn kind_code(kind: Kind) -> u32 {
         Kind::Alloc => 8,
         Kind::MpWindow => 9,
         Kind::RcMessage => 10,
+        Kind::MpDeferred => 11,
     }
 }
 

@@ -1,5 +1,5 @@
 // Thin C ABI over one Verilated block (axis_register, axis_arb_mux,
-// icrc_subst, ram_sdp, mr_table, ram_sdp_copies, onehot_decoder, slot_allocator, mp_window or rc_message): copy a flat input struct onto the ports,
+// icrc_subst, ram_sdp, mr_table, ram_sdp_copies, onehot_decoder, slot_allocator, mp_window, rc_message or mp_deferred): copy a flat input struct onto the ports,
 // evaluate, copy the ports back. No test logic lives here; the stimulus and the checks are
 // Rust (src/).
 //
@@ -9,7 +9,7 @@
 //   BLK_PFX(name)  exported symbol (<name>_##name)
 //   BLK_KIND       1 axis_register, 2 axis_arb_mux, 3 icrc_subst, 4 ram_sdp,
 //                  5 mr_table, 6 ram_sdp_copies, 7 onehot_decoder, 8 slot_allocator,
-//                  9 mp_window, 10 rc_message
+//                  9 mp_window, 10 rc_message, 11 mp_deferred
 //
 // The structs mirror `PortsIn` / `PortsOut` in src/lib.rs (sizes checked).
 // Buses: word i of an array = bits [32i+31:32i]. The Rust side masks every
@@ -157,6 +157,16 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->pmtu_bytes = in->s_data[1] & 0x1fff;
     t->reth_len = in->s_data[2];
     t->remain = in->s_data[3];
+#elif BLK_KIND == 11
+    t->rst = in->rst;
+    t->park = in->s_valid & 1;
+    t->done = (in->s_valid >> 1) & 1;
+    t->drop = (in->s_valid >> 2) & 1;
+    t->qpn = in->s_last & 0xffff;
+    t->drop_qpn = in->s_last >> 16;
+    t->park_psn = in->s_data[0] & 0xffffff;
+    t->park_imm = in->s_data[1];
+    t->park_len = in->s_data[2];
 #else
     put(t->in_data, in->s_data);
     t->beat_oh = in->s_valid;
@@ -195,6 +205,11 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
                                       | (t->pend_due << 3));
 #elif BLK_KIND == 10
     o->m_valid = static_cast<uint8_t>(t->inv_req | (t->rem_access << 1));
+#elif BLK_KIND == 11
+    o->m_valid = t->avail;
+    o->m_data[0] = t->psn;
+    o->m_data[1] = t->imm;
+    o->m_data[2] = t->len;
 #else
     get(t->out_data, o->m_data);
 #endif

@@ -31,6 +31,9 @@ pub enum Kind {
     /// `rc_message` (the rc responder's message state and packet checks):
     /// NUM_QP, QN_W
     RcMessage,
+    /// `mp_deferred` (the mp responder's parked completions and their
+    /// slot pool): NUM_QP, QN_W, MP_PEND
+    MpDeferred,
 }
 
 /// One configuration: a model name and the parameters it is verilated with.
@@ -266,5 +269,21 @@ pub const CONFIGS: &[Config] = &[
         name: "rcm_q20",
         kind: Kind::RcMessage,
         params: &[("NUM_QP", 20), ("QN_W", 5)],
+    },
+    // the smallest pool; an odd one; the build's (MP_PEND 8) over 20 QPs
+    Config {
+        name: "mpd_q4_p2",
+        kind: Kind::MpDeferred,
+        params: &[("NUM_QP", 4), ("QN_W", 2), ("MP_PEND", 2)],
+    },
+    Config {
+        name: "mpd_q16_p3",
+        kind: Kind::MpDeferred,
+        params: &[("NUM_QP", 16), ("QN_W", 4), ("MP_PEND", 3)],
+    },
+    Config {
+        name: "mpd_q20_p8",
+        kind: Kind::MpDeferred,
+        params: &[("NUM_QP", 20), ("QN_W", 5), ("MP_PEND", 8)],
     },
 ];

@@ -24,7 +24,9 @@
 //!   stage by stage, against a model of the transport's rules;
 //! - [`rcmsg`]: `rc_message`, the rc responder's message state and its
 //!   opcode-sequence, length and access checks, against a model of the
-//!   rules.
+//!   rules;
+//! - [`mpdef`]: `mp_deferred`, the mp responder's parked completions and
+//!   their slots, against a model of what each QP has parked.
 //!
 //! Every configuration of [`CONFIGS`] is one model, looked up by name.
 //! Stimulus is seeded ([`rand_chacha`]), so a failing run repeats exactly.
@@ -37,6 +39,7 @@ pub mod alloc;
 pub mod arb;
 pub mod copies;
 pub mod icrc;
+pub mod mpdef;
 pub mod mpwin;
 pub mod mr;
 pub mod onehot;
@@ -168,7 +171,7 @@ impl Drop for Model {
 }
 
 /// A bench run that needs only its model, its seed and its length (the
-/// benches of [`mpwin`] and [`rcmsg`]).
+/// benches of [`mpwin`], [`rcmsg`] and [`mpdef`]).
 #[derive(Debug, Clone)]
 pub struct RunCfg {
     /// configuration name

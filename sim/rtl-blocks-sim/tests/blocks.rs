@@ -1,6 +1,6 @@
 //! The blocks against their benches (src/skid.rs, src/arb.rs,
 //! src/icrc.rs, src/ram.rs, src/copies.rs, src/mr.rs, src/onehot.rs,
-//! src/alloc.rs, src/mpwin.rs, src/rcmsg.rs): every run checks every beat in and out; the tests choose
+//! src/alloc.rs, src/mpwin.rs, src/rcmsg.rs, src/mpdef.rs): every run checks every beat in and out; the tests choose
 //! configurations, seeds and traffic and add what is specific to them.
 //! `RTL_BLOCKS_MUTATION=<name> cargo test --release -p rtl-blocks-sim`
 //! builds the blocks with a planted bug: some test here must then fail
@@ -10,6 +10,7 @@ use rtl_blocks_sim::alloc::{self, AllocCfg};
 use rtl_blocks_sim::arb::{self, ArbCfg, ArbReport};
 use rtl_blocks_sim::copies;
 use rtl_blocks_sim::icrc;
+use rtl_blocks_sim::mpdef::{self, MpdCfg};
 use rtl_blocks_sim::mpwin::{self, MpwCfg};
 use rtl_blocks_sim::mr::{self, MrCfg};
 use rtl_blocks_sim::onehot;
@@ -390,6 +391,27 @@ fn rc_message_follows_the_opcode_and_length_rules() {
                 ("length", r.inv_length),
                 ("access", r.rem_access),
                 ("loads in a message", r.loads_in_message),
+            ] {
+                assert!(n > 20, "{m} seed {seed}: {what} {n}: {r:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn mp_deferred_keeps_each_parked_completion_until_freed() {
+    if skip() {
+        return;
+    }
+    for m in ["mpd_q4_p2", "mpd_q16_p3", "mpd_q20_p8"] {
+        for seed in 1..=2 {
+            let r = mpdef::run(&MpdCfg::new(m, seed)).unwrap_or_else(|e| panic!("{e}"));
+            for (what, n) in [
+                ("parks", r.parks),
+                ("dones", r.dones),
+                ("drops", r.drops),
+                ("full", r.full),
+                ("park and free", r.park_and_free),
             ] {
                 assert!(n > 20, "{m} seed {seed}: {what} {n}: {r:?}");
             }
