@@ -1258,7 +1258,6 @@ assign osth_wa = l_any ? load_qpn : c_qpn_reg;
 assign osth_wd = l_any ? {OSTH_W{1'b0}} : c_head_reg + 4'd1;
 wire c_drain = c_pop && c_head_reg + 4'd1 == c_tail_reg && !(rec_now && qn_reg == c_qpn_reg);
 wire l_held = !ost_empty_reg[load_qpn];
-wire l_new = rec_now && ost_empty && qn_reg == load_qpn;
 
 // The stamp's writes: the completer's when an ACK moves una, on a
 // sequence NAK, on an RNR NAK (the wait's end) and on a timeout; the
@@ -1362,8 +1361,7 @@ ram_sdp_copies #(
 );
 
 wire [OST_RINGS-1:0] ring_give = (c_drain ? RING_ONE << c_ring_reg : {OST_RINGS{1'b0}})
-    | (l_give_reg ? RING_ONE << ring_ld[RING_NUM_LSB +: RING_NUM_W] : {OST_RINGS{1'b0}})
-    | (l_any && l_new ? RING_ONE << ring_pick : {OST_RINGS{1'b0}});
+    | (l_give_reg ? RING_ONE << ring_ld[RING_NUM_LSB +: RING_NUM_W] : {OST_RINGS{1'b0}});
 
 // (rst ties low: a QP's ring number and ring pointers survive rst, so the
 // rings they hold must stay taken)
@@ -1371,7 +1369,8 @@ wire [OST_RINGS-1:0] ring_give = (c_drain ? RING_ONE << c_ring_reg : {OST_RINGS{
 slot_allocator #(.SLOTS(OST_RINGS), .IDX_W(RG_W)) ring_pool_inst (
     .clk(clk),
     .rst(1'b0),
-    .take(rec_now && ost_empty),
+    // (a load of the recording QP in this cycle empties its ring: no take)
+    .take(rec_now && ost_empty && !(l_any && qn_reg == load_qpn)),
     .give(ring_give),
     .avail(ring_avail),
     .pick(ring_pick),

@@ -274,8 +274,8 @@ end
 // when a load of another QP comes in its cycle (of its own QP it is stale
 // and writes nothing).
 //
-// Kept in flops: the rc message's opcode sequence (two bits, reset by
-// a load), the deferred completion's slot, and one bit per QP that a load
+// Kept in flops: the rc message's opcode sequence (rc_message), the
+// deferred completion's slot (mp_deferred), and one bit per QP that a load
 // sets: the record's MSN and bitmap read as zero until its next write-back
 // (block RAM has a single write port and no reset; this bit stands for
 // the load's clear).
@@ -316,9 +316,10 @@ reg [NUM_QP-1:0] nak_sent_reg = {NUM_QP{1'b0}};
 // mp: placed PSNs (the record's bitmap, RSP_BMP; bit i: point + i; bit 0 is
 // the point, never set), and
 // at most one deferred WRITE_WITH_IMM completion per QP, held in one of
-// MP_PEND slots shared by the QPs (a QP without one costs two bits and a
-// slot number; an early WRITE_WITH_IMM that finds no free slot is dropped
-// unplaced and resent, as a second one on the same QP is)
+// MP_PEND slots shared by the QPs (mp_deferred; a QP without one costs two
+// bits here and a slot number there; an early WRITE_WITH_IMM that finds no
+// free slot is dropped unplaced and resent, as a second one on the same QP
+// is)
 localparam MP_LOG = $clog2(MP_W);
 reg [NUM_QP-1:0] pend_reg = {NUM_QP{1'b0}};
 reg [NUM_QP-1:0] owed_reg = {NUM_QP{1'b0}};      // deferred completion due, no receive WQE yet

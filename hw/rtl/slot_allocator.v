@@ -1,8 +1,7 @@
 // Slot allocator: a pool of SLOTS slots shared by the QPs, a free bit each.
 // `pick` is the lowest free slot (`avail`: there is one); `take` hands it
 // out at the clock edge, and `give` returns any slots at once. A slot given
-// back in the cycle it is taken stays free (the requester gives back the
-// ring it takes when a load of the same QP cancels the take). The pools of
+// back in the cycle it is taken stays free (give wins). The pools of
 // the core use it: the requester's outstanding rings (OST_RINGS) and the mp
 // responder's deferred-completion slots (MP_PEND).
 //
