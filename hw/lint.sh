@@ -58,7 +58,7 @@ done
 
 # Reusable blocks, each at a few parameter sets (rnic_core elaborates only
 # the parameters it uses, and nothing of a block it does not instantiate).
-BLOCKS="${BLOCKS-axis_register:WIDTH=1 axis_arb_mux:PORTS=1 axis_arb_mux:PORTS=2 axis_arb_mux:PORTS=3,ROUND_ROBIN=1 axis_arb_mux:PORTS=5,WIDTH=72,OUT_REG=1 axis_arb_mux:PORTS=4,ROUND_ROBIN=1,OUT_REG=1 icrc_subst:DATA_W=512,OH_W=1 onehot_decoder:IN_W=1,OUT_N=2 onehot_decoder:IN_W=5,OUT_N=20 onehot_decoder:IN_W=10,OUT_N=1024 slot_allocator:SLOTS=1 slot_allocator:SLOTS=3 slot_allocator:SLOTS=16 mp_window:MP_W=32 mp_window:MP_W=128,MP_NAK_GAP=40 rc_message:NUM_QP=1,QN_W=1 rc_message:NUM_QP=20,QN_W=5 mp_deferred:NUM_QP=2,QN_W=1,MP_PEND=2 mp_deferred:NUM_QP=20,QN_W=5,MP_PEND=3}"
+BLOCKS="${BLOCKS-axis_register:WIDTH=1 axis_arb_mux:PORTS=1 axis_arb_mux:PORTS=2 axis_arb_mux:PORTS=3,ROUND_ROBIN=1 axis_arb_mux:PORTS=5,WIDTH=72,OUT_REG=1 axis_arb_mux:PORTS=4,ROUND_ROBIN=1,OUT_REG=1 icrc_subst:DATA_W=512,OH_W=1 onehot_decoder:IN_W=1,OUT_N=2 onehot_decoder:IN_W=5,OUT_N=20 onehot_decoder:IN_W=10,OUT_N=1024 slot_allocator:SLOTS=1 slot_allocator:SLOTS=3 slot_allocator:SLOTS=16 mp_window:MP_W=32 mp_window:MP_W=128,MP_NAK_GAP=40 rc_message:NUM_QP=1,QN_W=1 rc_message:NUM_QP=20,QN_W=5 mp_deferred:NUM_QP=2,QN_W=1,MP_PEND=2 mp_deferred:NUM_QP=20,QN_W=5,MP_PEND=3 axis_async_fifo:WIDTH=1,ADDR_W=1 axis_async_fifo:WIDTH=72,ADDR_W=5 tlp_upsize:IN_W=32 tlp_downsize:OUT_W=256 pcie_clock_crossing:PCIE_W=64,CORE_W=64 pcie_clock_crossing:PCIE_W=64,CORE_W=128 pcie_clock_crossing:PCIE_W=128,CORE_W=256}"
 if [ "$TOP" = rnic_core ]; then
     for b in $BLOCKS; do runs+=("${b%%:*}||${b#*:}"); done
 fi

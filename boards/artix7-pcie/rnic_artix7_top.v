@@ -16,7 +16,15 @@
 // day the PHY does Gen2; at Gen1 it runs the link at half its capacity and
 // is not a combination PG054 lists, so treat DATA_W 128 as a resource
 // figure only). The user clock (USERCLK2, the core's clock) is 125 MHz in
-// both cases, so CLK_MHZ must be 125. PCIE_2_1 parameters other than the
+// both cases.
+//
+// CLK_MHZ is the core's clock. 62 (the default): the core runs at 62.5 MHz
+// from the MMCM, at twice the TRN width, behind pcie_clock_crossing (TLP
+// FIFOs between the clocks, streams widened and narrowed on the user-clock
+// side), so it carries the link's full rate while its timing has to meet
+// only half the PCIe block's clock (the core does not close at 125 MHz:
+// hw/README.md). 125: the core runs on the user clock itself at the TRN
+// width, as before the crossing existed. PCIE_2_1 parameters other than the
 // ones set below are the primitive's defaults, not values checked against
 // the vendor core generator; the buffer credit and RAM-size values are
 // unverified. Nothing here has run on a card (README.md).
@@ -34,7 +42,7 @@ module rnic_artix7_top #(
     parameter OST_RINGS = 0,         // shared pools (0: sized from NUM_Q)
     parameter MP_PEND = 0,
     parameter DMAC_N = 0,
-    parameter CLK_MHZ = 125,
+    parameter CLK_MHZ = 62,          // the core's clock: 62 (62.5 MHz, crossing) or 125 (user clock)
     parameter [31:0] BUILD_VERSION = 32'h0001_0000,
     parameter [31:0] GIT_HASH = 32'h0,
     parameter [31:0] BOARD_ID = 32'h0,
@@ -50,19 +58,24 @@ module rnic_artix7_top #(
     output wire [3:0] pcie_tx_n,
     output wire       flash_cs_n,      // configuration flash (FCS_B)
     inout  wire [3:0] flash_dq,        // configuration flash D00..D03
-    output wire [3:0] led_n            // user LEDs: 0 link up, 1 MSI enabled, 2 core out of reset, 3 heartbeat
+    output wire [3:0] led_n            // user LEDs: 0 link up, 1 MSI enabled, 2 core out of reset, 3 heartbeat (core clock)
 );
 
 localparam KEEP_W = DATA_W / 32;
 localparam GEN2 = DATA_W == 128;
+// the core on its own clock (62.5 MHz) at twice the TRN width, or on the
+// user clock at the TRN width
+localparam CROSS = CLK_MHZ != 125;
+localparam CORE_W = CROSS ? 2 * DATA_W : DATA_W;
+localparam CORE_KEEP_W = CORE_W / 32;
 
 initial begin
     if (DATA_W != 64 && DATA_W != 128) begin
         $error("rnic_artix7_top: DATA_W must be 64 or 128 (TRN width; the link is Gen1 x4 either way), got %0d", DATA_W);
         $finish;
     end
-    if (CLK_MHZ != 125) begin
-        $error("rnic_artix7_top: the PCIe user clock is 125 MHz; CLK_MHZ must be 125 (got %0d)", CLK_MHZ);
+    if (CLK_MHZ != 125 && CLK_MHZ != 62) begin
+        $error("rnic_artix7_top: CLK_MHZ is the core's clock: 62 (62.5 MHz behind the clock crossing) or 125 (the PCIe user clock), got %0d", CLK_MHZ);
         $finish;
     end
     if (MIM_AW < 9 || MIM_AW > 13) begin
@@ -73,7 +86,8 @@ end
 
 // ---------------------------------------------------------------------------
 // Clocks: reference clock buffer (its O feeds the GTP quad PLL and, through
-// a BUFG, an MMCM for 125 and 250 MHz); PIPE clock 125 MHz (Gen1 only).
+// a BUFG, an MMCM for 125, 250 and 62.5 MHz); PIPE clock 125 MHz (Gen1
+// only); the core's clock 62.5 MHz (CLK_MHZ 62) or the user clock.
 // ---------------------------------------------------------------------------
 
 wire refclk_gt;
@@ -92,19 +106,22 @@ BUFG refclk_bufg_i (.I(refclk_gt), .O(refclk_bufg));
 wire mmcm_fb;
 wire mmcm_125;
 wire mmcm_250;
+wire mmcm_62;
 wire mmcm_locked;
 MMCME2_BASE #(
     .CLKIN1_PERIOD(10.0),
     .DIVCLK_DIVIDE(1),
     .CLKFBOUT_MULT_F(10.0),          // VCO 1000 MHz
     .CLKOUT0_DIVIDE_F(8.0),          // 125 MHz
-    .CLKOUT1_DIVIDE(4)               // 250 MHz
+    .CLKOUT1_DIVIDE(4),              // 250 MHz
+    .CLKOUT2_DIVIDE(16)              // 62.5 MHz: the core (CLK_MHZ 62)
 ) mmcm (
     .CLKIN1(refclk_bufg),
     .CLKFBIN(mmcm_fb),
     .CLKFBOUT(mmcm_fb),
     .CLKOUT0(mmcm_125),
     .CLKOUT1(mmcm_250),
+    .CLKOUT2(mmcm_62),
     .LOCKED(mmcm_locked),
     .PWRDWN(1'b0),
     .RST(1'b0)
@@ -114,6 +131,8 @@ wire clk125;
 wire clk250;
 BUFG clk125_bufg (.I(mmcm_125), .O(clk125));
 BUFG clk250_bufg (.I(mmcm_250), .O(clk250));
+wire clk62;
+BUFG clk62_bufg (.I(mmcm_62), .O(clk62));
 
 // PIPE clock: 125 MHz (Gen1: 2 bytes per lane per cycle at 2.5 Gb/s). It is
 // also the GTP channels' TXUSRCLK/RXUSRCLK(2); the MMCM runs off the same
@@ -125,6 +144,8 @@ wire pipe_clk = clk125;
 // with 64 bits. USERCLK2 = 125 MHz = the core's clock.
 wire user_clk1 = GEN2 ? clk250 : clk125;
 wire clk = clk125;
+// the core's clock
+wire core_clk = CROSS ? clk62 : clk125;
 
 // ---------------------------------------------------------------------------
 // Resets
@@ -138,6 +159,11 @@ wire user_rst_n;                     // the block's user reset (USERRSTN)
 reg [1:0] rst_sync = 2'b11;
 always @(posedge clk) rst_sync <= {rst_sync[0], !user_rst_n || !mmcm_locked};
 wire rst = rst_sync[1];
+// the core's reset: the same source, through the core clock's flops (both
+// sides of every crossing FIFO are reset from it: pcie_clock_crossing)
+(* ASYNC_REG = "TRUE" *) reg [1:0] core_rst_sync = 2'b11;
+always @(posedge core_clk) core_rst_sync <= {core_rst_sync[0], !user_rst_n || !mmcm_locked};
+wire core_rst = CROSS ? core_rst_sync[1] : rst;
 
 // ---------------------------------------------------------------------------
 // PCIE_2_1 and its buffer RAMs
@@ -618,21 +644,172 @@ rnic_pcie7_shim #(
     .stat_msi_dropped(stat_msi_dropped)
 );
 
-// MAC loopback: one register stage between TX and RX (as in the ECP5 top)
-wire [DATA_W-1:0]   mac_tx_tdata;
-wire [DATA_W/8-1:0] mac_tx_tkeep;
+
+// the core's side of the PCIe streams (core_clk, CORE_W)
+wire [127:0]        c_rx_req_tlp_hdr;
+wire [CORE_W-1:0]   c_rx_req_tlp_data;
+wire [CORE_KEEP_W-1:0] c_rx_req_tlp_keep;
+wire                c_rx_req_tlp_valid;
+wire                c_rx_req_tlp_last;
+wire                c_rx_req_tlp_ready;
+wire [127:0]        c_tx_cpl_tlp_hdr;
+wire [CORE_W-1:0]   c_tx_cpl_tlp_data;
+wire [CORE_KEEP_W-1:0] c_tx_cpl_tlp_keep;
+wire                c_tx_cpl_tlp_valid;
+wire                c_tx_cpl_tlp_last;
+wire                c_tx_cpl_tlp_ready;
+wire [127:0]        c_rx_cpl_tlp_hdr;
+wire [CORE_W-1:0]   c_rx_cpl_tlp_data;
+wire [CORE_KEEP_W-1:0] c_rx_cpl_tlp_keep;
+wire                c_rx_cpl_tlp_valid;
+wire                c_rx_cpl_tlp_last;
+wire                c_rx_cpl_tlp_ready;
+wire [127:0]        c_tx_wr_req_tlp_hdr;
+wire [CORE_W-1:0]   c_tx_wr_req_tlp_data;
+wire [CORE_KEEP_W-1:0] c_tx_wr_req_tlp_keep;
+wire                c_tx_wr_req_tlp_valid;
+wire                c_tx_wr_req_tlp_last;
+wire                c_tx_wr_req_tlp_ready;
+wire [127:0]        c_tx_rd_req_tlp_hdr;
+wire                c_tx_rd_req_tlp_valid;
+wire                c_tx_rd_req_tlp_ready;
+wire [4:0]          c_msi_vector;
+wire                c_msi_valid;
+wire                c_msi_ready;
+wire [2:0]          c_cfg_max_payload;
+wire [2:0]          c_cfg_max_read_req;
+wire [15:0]         c_cfg_requester_id;
+
+generate
+    if (CROSS) begin : g_cross
+        pcie_clock_crossing #(
+            .PCIE_W(DATA_W),
+            .CORE_W(CORE_W)
+        ) crossing (
+            .pcie_clk(clk),
+            .pcie_rst(rst),
+            .core_clk(core_clk),
+            .core_rst(core_rst),
+            .p_rx_req_tlp_hdr(rx_req_tlp_hdr),
+            .p_rx_req_tlp_data(rx_req_tlp_data),
+            .p_rx_req_tlp_keep(rx_req_tlp_keep),
+            .p_rx_req_tlp_valid(rx_req_tlp_valid),
+            .p_rx_req_tlp_last(rx_req_tlp_last),
+            .p_rx_req_tlp_ready(rx_req_tlp_ready),
+            .p_tx_cpl_tlp_hdr(tx_cpl_tlp_hdr),
+            .p_tx_cpl_tlp_data(tx_cpl_tlp_data),
+            .p_tx_cpl_tlp_keep(tx_cpl_tlp_keep),
+            .p_tx_cpl_tlp_valid(tx_cpl_tlp_valid),
+            .p_tx_cpl_tlp_last(tx_cpl_tlp_last),
+            .p_tx_cpl_tlp_ready(tx_cpl_tlp_ready),
+            .p_tx_rd_req_tlp_hdr(tx_rd_req_tlp_hdr),
+            .p_tx_rd_req_tlp_valid(tx_rd_req_tlp_valid),
+            .p_tx_rd_req_tlp_ready(tx_rd_req_tlp_ready),
+            .p_rx_cpl_tlp_hdr(rx_cpl_tlp_hdr),
+            .p_rx_cpl_tlp_data(rx_cpl_tlp_data),
+            .p_rx_cpl_tlp_keep(rx_cpl_tlp_keep),
+            .p_rx_cpl_tlp_valid(rx_cpl_tlp_valid),
+            .p_rx_cpl_tlp_last(rx_cpl_tlp_last),
+            .p_rx_cpl_tlp_ready(rx_cpl_tlp_ready),
+            .p_tx_wr_req_tlp_hdr(tx_wr_req_tlp_hdr),
+            .p_tx_wr_req_tlp_data(tx_wr_req_tlp_data),
+            .p_tx_wr_req_tlp_keep(tx_wr_req_tlp_keep),
+            .p_tx_wr_req_tlp_valid(tx_wr_req_tlp_valid),
+            .p_tx_wr_req_tlp_last(tx_wr_req_tlp_last),
+            .p_tx_wr_req_tlp_ready(tx_wr_req_tlp_ready),
+            .p_msi_vector(msi_vector),
+            .p_msi_valid(msi_valid),
+            .p_msi_ready(msi_ready),
+            .p_cfg_max_payload(cfg_max_payload),
+            .p_cfg_max_read_req(cfg_max_read_req),
+            .p_cfg_requester_id(cfg_requester_id),
+            .c_rx_req_tlp_hdr(c_rx_req_tlp_hdr),
+            .c_rx_req_tlp_data(c_rx_req_tlp_data),
+            .c_rx_req_tlp_keep(c_rx_req_tlp_keep),
+            .c_rx_req_tlp_valid(c_rx_req_tlp_valid),
+            .c_rx_req_tlp_last(c_rx_req_tlp_last),
+            .c_rx_req_tlp_ready(c_rx_req_tlp_ready),
+            .c_tx_cpl_tlp_hdr(c_tx_cpl_tlp_hdr),
+            .c_tx_cpl_tlp_data(c_tx_cpl_tlp_data),
+            .c_tx_cpl_tlp_keep(c_tx_cpl_tlp_keep),
+            .c_tx_cpl_tlp_valid(c_tx_cpl_tlp_valid),
+            .c_tx_cpl_tlp_last(c_tx_cpl_tlp_last),
+            .c_tx_cpl_tlp_ready(c_tx_cpl_tlp_ready),
+            .c_tx_rd_req_tlp_hdr(c_tx_rd_req_tlp_hdr),
+            .c_tx_rd_req_tlp_valid(c_tx_rd_req_tlp_valid),
+            .c_tx_rd_req_tlp_ready(c_tx_rd_req_tlp_ready),
+            .c_rx_cpl_tlp_hdr(c_rx_cpl_tlp_hdr),
+            .c_rx_cpl_tlp_data(c_rx_cpl_tlp_data),
+            .c_rx_cpl_tlp_keep(c_rx_cpl_tlp_keep),
+            .c_rx_cpl_tlp_valid(c_rx_cpl_tlp_valid),
+            .c_rx_cpl_tlp_last(c_rx_cpl_tlp_last),
+            .c_rx_cpl_tlp_ready(c_rx_cpl_tlp_ready),
+            .c_tx_wr_req_tlp_hdr(c_tx_wr_req_tlp_hdr),
+            .c_tx_wr_req_tlp_data(c_tx_wr_req_tlp_data),
+            .c_tx_wr_req_tlp_keep(c_tx_wr_req_tlp_keep),
+            .c_tx_wr_req_tlp_valid(c_tx_wr_req_tlp_valid),
+            .c_tx_wr_req_tlp_last(c_tx_wr_req_tlp_last),
+            .c_tx_wr_req_tlp_ready(c_tx_wr_req_tlp_ready),
+            .c_msi_vector(c_msi_vector),
+            .c_msi_valid(c_msi_valid),
+            .c_msi_ready(c_msi_ready),
+            .c_cfg_max_payload(c_cfg_max_payload),
+            .c_cfg_max_read_req(c_cfg_max_read_req),
+            .c_cfg_requester_id(c_cfg_requester_id)
+        );
+    end else begin : g_direct
+        assign c_rx_req_tlp_hdr = rx_req_tlp_hdr;
+        assign c_rx_req_tlp_data = rx_req_tlp_data;
+        assign c_rx_req_tlp_keep = rx_req_tlp_keep;
+        assign c_rx_req_tlp_valid = rx_req_tlp_valid;
+        assign c_rx_req_tlp_last = rx_req_tlp_last;
+        assign rx_req_tlp_ready = c_rx_req_tlp_ready;
+        assign tx_cpl_tlp_hdr = c_tx_cpl_tlp_hdr;
+        assign tx_cpl_tlp_data = c_tx_cpl_tlp_data;
+        assign tx_cpl_tlp_keep = c_tx_cpl_tlp_keep;
+        assign tx_cpl_tlp_valid = c_tx_cpl_tlp_valid;
+        assign tx_cpl_tlp_last = c_tx_cpl_tlp_last;
+        assign c_tx_cpl_tlp_ready = tx_cpl_tlp_ready;
+        assign tx_rd_req_tlp_hdr = c_tx_rd_req_tlp_hdr;
+        assign tx_rd_req_tlp_valid = c_tx_rd_req_tlp_valid;
+        assign c_tx_rd_req_tlp_ready = tx_rd_req_tlp_ready;
+        assign c_rx_cpl_tlp_hdr = rx_cpl_tlp_hdr;
+        assign c_rx_cpl_tlp_data = rx_cpl_tlp_data;
+        assign c_rx_cpl_tlp_keep = rx_cpl_tlp_keep;
+        assign c_rx_cpl_tlp_valid = rx_cpl_tlp_valid;
+        assign c_rx_cpl_tlp_last = rx_cpl_tlp_last;
+        assign rx_cpl_tlp_ready = c_rx_cpl_tlp_ready;
+        assign tx_wr_req_tlp_hdr = c_tx_wr_req_tlp_hdr;
+        assign tx_wr_req_tlp_data = c_tx_wr_req_tlp_data;
+        assign tx_wr_req_tlp_keep = c_tx_wr_req_tlp_keep;
+        assign tx_wr_req_tlp_valid = c_tx_wr_req_tlp_valid;
+        assign tx_wr_req_tlp_last = c_tx_wr_req_tlp_last;
+        assign c_tx_wr_req_tlp_ready = tx_wr_req_tlp_ready;
+        assign msi_vector = c_msi_vector;
+        assign msi_valid = c_msi_valid;
+        assign c_msi_ready = msi_ready;
+        assign c_cfg_max_payload = cfg_max_payload;
+        assign c_cfg_max_read_req = cfg_max_read_req;
+        assign c_cfg_requester_id = cfg_requester_id;
+    end
+endgenerate
+
+// MAC loopback: one register stage between TX and RX (as in the ECP5 top),
+// in the core's clock
+wire [CORE_W-1:0]   mac_tx_tdata;
+wire [CORE_W/8-1:0] mac_tx_tkeep;
 wire                mac_tx_tvalid;
 wire                mac_tx_tlast;
 wire                mac_tx_tuser;
 wire                mac_tx_tready;
 wire                mac_rx_tready;
-reg  [DATA_W-1:0]   lb_tdata = {DATA_W{1'b0}};
-reg  [DATA_W/8-1:0] lb_tkeep = {DATA_W/8{1'b0}};
+reg  [CORE_W-1:0]   lb_tdata = {CORE_W{1'b0}};
+reg  [CORE_W/8-1:0] lb_tkeep = {CORE_W/8{1'b0}};
 reg                 lb_tvalid = 1'b0;
 reg                 lb_tlast = 1'b0;
 reg                 lb_tuser = 1'b0;
 assign mac_tx_tready = !lb_tvalid || mac_rx_tready;
-always @(posedge clk) begin
+always @(posedge core_clk) begin
     if (mac_tx_tready) begin
         lb_tdata <= mac_tx_tdata;
         lb_tkeep <= mac_tx_tkeep;
@@ -640,7 +817,7 @@ always @(posedge clk) begin
         lb_tlast <= mac_tx_tlast;
         lb_tuser <= mac_tx_tuser;
     end
-    if (rst) lb_tvalid <= 1'b0;
+    if (core_rst) lb_tvalid <= 1'b0;
 end
 
 // configuration flash: data pins tristated here, clock through STARTUPE2
@@ -678,7 +855,7 @@ STARTUPE2 startup (
 );
 
 rnic_core #(
-    .DATA_W(DATA_W),
+    .DATA_W(CORE_W),
     .NUM_Q(NUM_Q),
     .MP_W(MP_W),
     .SEND_EN(SEND_EN),
@@ -691,38 +868,38 @@ rnic_core #(
     .GIT_HASH(GIT_HASH),
     .BOARD_ID(BOARD_ID)
 ) core (
-    .clk(clk),
-    .rst(rst),
-    .rx_req_tlp_hdr(rx_req_tlp_hdr),
-    .rx_req_tlp_data(rx_req_tlp_data),
-    .rx_req_tlp_keep(rx_req_tlp_keep),
-    .rx_req_tlp_valid(rx_req_tlp_valid),
-    .rx_req_tlp_last(rx_req_tlp_last),
-    .rx_req_tlp_ready(rx_req_tlp_ready),
-    .tx_cpl_tlp_hdr(tx_cpl_tlp_hdr),
-    .tx_cpl_tlp_data(tx_cpl_tlp_data),
-    .tx_cpl_tlp_keep(tx_cpl_tlp_keep),
-    .tx_cpl_tlp_valid(tx_cpl_tlp_valid),
-    .tx_cpl_tlp_last(tx_cpl_tlp_last),
-    .tx_cpl_tlp_ready(tx_cpl_tlp_ready),
-    .tx_rd_req_tlp_hdr(tx_rd_req_tlp_hdr),
-    .tx_rd_req_tlp_valid(tx_rd_req_tlp_valid),
-    .tx_rd_req_tlp_ready(tx_rd_req_tlp_ready),
-    .rx_cpl_tlp_hdr(rx_cpl_tlp_hdr),
-    .rx_cpl_tlp_data(rx_cpl_tlp_data),
-    .rx_cpl_tlp_keep(rx_cpl_tlp_keep),
-    .rx_cpl_tlp_valid(rx_cpl_tlp_valid),
-    .rx_cpl_tlp_last(rx_cpl_tlp_last),
-    .rx_cpl_tlp_ready(rx_cpl_tlp_ready),
-    .tx_wr_req_tlp_hdr(tx_wr_req_tlp_hdr),
-    .tx_wr_req_tlp_data(tx_wr_req_tlp_data),
-    .tx_wr_req_tlp_keep(tx_wr_req_tlp_keep),
-    .tx_wr_req_tlp_valid(tx_wr_req_tlp_valid),
-    .tx_wr_req_tlp_last(tx_wr_req_tlp_last),
-    .tx_wr_req_tlp_ready(tx_wr_req_tlp_ready),
-    .msi_vector(msi_vector),
-    .msi_valid(msi_valid),
-    .msi_ready(msi_ready),
+    .clk(core_clk),
+    .rst(core_rst),
+    .rx_req_tlp_hdr(c_rx_req_tlp_hdr),
+    .rx_req_tlp_data(c_rx_req_tlp_data),
+    .rx_req_tlp_keep(c_rx_req_tlp_keep),
+    .rx_req_tlp_valid(c_rx_req_tlp_valid),
+    .rx_req_tlp_last(c_rx_req_tlp_last),
+    .rx_req_tlp_ready(c_rx_req_tlp_ready),
+    .tx_cpl_tlp_hdr(c_tx_cpl_tlp_hdr),
+    .tx_cpl_tlp_data(c_tx_cpl_tlp_data),
+    .tx_cpl_tlp_keep(c_tx_cpl_tlp_keep),
+    .tx_cpl_tlp_valid(c_tx_cpl_tlp_valid),
+    .tx_cpl_tlp_last(c_tx_cpl_tlp_last),
+    .tx_cpl_tlp_ready(c_tx_cpl_tlp_ready),
+    .tx_rd_req_tlp_hdr(c_tx_rd_req_tlp_hdr),
+    .tx_rd_req_tlp_valid(c_tx_rd_req_tlp_valid),
+    .tx_rd_req_tlp_ready(c_tx_rd_req_tlp_ready),
+    .rx_cpl_tlp_hdr(c_rx_cpl_tlp_hdr),
+    .rx_cpl_tlp_data(c_rx_cpl_tlp_data),
+    .rx_cpl_tlp_keep(c_rx_cpl_tlp_keep),
+    .rx_cpl_tlp_valid(c_rx_cpl_tlp_valid),
+    .rx_cpl_tlp_last(c_rx_cpl_tlp_last),
+    .rx_cpl_tlp_ready(c_rx_cpl_tlp_ready),
+    .tx_wr_req_tlp_hdr(c_tx_wr_req_tlp_hdr),
+    .tx_wr_req_tlp_data(c_tx_wr_req_tlp_data),
+    .tx_wr_req_tlp_keep(c_tx_wr_req_tlp_keep),
+    .tx_wr_req_tlp_valid(c_tx_wr_req_tlp_valid),
+    .tx_wr_req_tlp_last(c_tx_wr_req_tlp_last),
+    .tx_wr_req_tlp_ready(c_tx_wr_req_tlp_ready),
+    .msi_vector(c_msi_vector),
+    .msi_valid(c_msi_valid),
+    .msi_ready(c_msi_ready),
     .m_axis_tx_tdata(mac_tx_tdata),
     .m_axis_tx_tkeep(mac_tx_tkeep),
     .m_axis_tx_tvalid(mac_tx_tvalid),
@@ -735,9 +912,9 @@ rnic_core #(
     .s_axis_rx_tlast(lb_tlast),
     .s_axis_rx_tuser(lb_tuser),
     .s_axis_rx_tready(mac_rx_tready),
-    .cfg_max_payload(cfg_max_payload),
-    .cfg_max_read_req(cfg_max_read_req),
-    .cfg_requester_id(cfg_requester_id),
+    .cfg_max_payload(c_cfg_max_payload),
+    .cfg_max_read_req(c_cfg_max_read_req),
+    .cfg_requester_id(c_cfg_requester_id),
     .flash_sck(flash_sck),
     .flash_cs_n(flash_cs_n),
     .flash_io_o(flash_io_o),
@@ -750,8 +927,8 @@ rnic_core #(
 
 // LEDs (active low, as assumed from the card's pull-ups)
 reg [25:0] heartbeat = 26'd0;
-always @(posedge clk) heartbeat <= heartbeat + 26'd1;
-assign led_n = ~{heartbeat[25], !rst, cfg_interrupt_msienable, trn_lnk_up};
+always @(posedge core_clk) heartbeat <= heartbeat + 26'd1;
+assign led_n = ~{heartbeat[25], !core_rst, cfg_interrupt_msienable, trn_lnk_up};
 
 // Outputs not used yet: status for a future debug register, the rebooting
 // request (needs an ICAPE2 IPROG sequence), the block's debug signals.

@@ -60,12 +60,25 @@ set_property LOC GTPE2_COMMON_X0Y1 [get_cells {phy/common}]
 set_property LOC PCIE_X0Y0 [get_cells pcie_block]
 
 # ---------------------------------------------------------------------------
-# Clocks made inside: the MMCM's 125 and 250 MHz outputs (user clocks and
-# PIPE clock). Tools that derive generated clocks from the MMCM need only
+# Clocks made inside: the MMCM's 125, 250 and 62.5 MHz outputs (user clocks,
+# PIPE clock, the core's clock). Tools that derive generated clocks from the MMCM need only
 # the reference clock above; these name them for reports. The PIPE
 # clock (clk_125) and the GTP user clocks are the same net.
 create_generated_clock -name clk_125 [get_pins mmcm/CLKOUT0]
 create_generated_clock -name clk_250 [get_pins mmcm/CLKOUT1]
+create_generated_clock -name clk_core [get_pins mmcm/CLKOUT2]
+
+# The core's clock (62.5 MHz, CLK_MHZ 62) meets the user clock only in
+# pcie_clock_crossing's FIFOs (axis_async_fifo): the Gray pointers and the
+# resets cross through two ASYNC_REG flops, and the FIFO memory, written in
+# one clock, is read in the other only after its pointer has crossed. The
+# clocks come from one MMCM, so a tool would time these paths as
+# synchronous; they are held instead to one period of the faster clock,
+# so a Gray pointer never arrives more than one step skewed (set_max_delay,
+# not set_clock_groups, which would override it).
+set_max_delay -datapath_only 8.000 -from [get_cells -hierarchical -filter {NAME =~ *crossing/*fifo_inst/*_gray_reg*}] -to [get_cells -hierarchical -filter {NAME =~ *crossing/*fifo_inst/*_gray_*1_reg*}]
+set_max_delay -datapath_only 8.000 -from [get_cells -hierarchical -filter {NAME =~ *crossing/*fifo_inst/mem*}] -to [get_cells -hierarchical -filter {NAME =~ *crossing/*fifo_inst/out_data_reg*}]
+set_max_delay -datapath_only 8.000 -to [get_cells -hierarchical -filter {NAME =~ *crossing/*fifo_inst/*_rst_at_*_reg*}]
 
 # ---------------------------------------------------------------------------
 # Configuration flash (dedicated dual-purpose configuration pins, bank 14):

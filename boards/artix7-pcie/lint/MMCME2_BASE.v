@@ -13,11 +13,13 @@ module MMCME2_BASE #(
     parameter real CLKIN1_PERIOD = 0.000,
     parameter real CLKOUT0_DIVIDE_F = 1.000,
     parameter integer CLKOUT1_DIVIDE = 1,
+    parameter integer CLKOUT2_DIVIDE = 1,
     parameter integer DIVCLK_DIVIDE = 1
 ) (
     output wire CLKFBOUT,
     output wire CLKOUT0,
     output wire CLKOUT1,
+    output wire CLKOUT2,
     output wire LOCKED,
     input wire CLKFBIN,
     input wire CLKIN1,
@@ -27,5 +29,6 @@ module MMCME2_BASE #(
 assign CLKFBOUT = '0;
 assign CLKOUT0 = '0;
 assign CLKOUT1 = '0;
+assign CLKOUT2 = '0;
 assign LOCKED = '0;
 endmodule
