@@ -15,10 +15,11 @@
 // Reset: either side's reset empties the whole FIFO. Each reset reaches the
 // other side through two of that side's flops and holds it in reset while
 // it lasts there, so after a reset neither side runs on a pointer the other
-// has cleared. Drive both resets from one source (each through its own
-// domain's synchronizer) and hold it for at least three edges of the
-// slower clock: a side then never comes out of reset before the other
-// has gone into it.
+// has cleared. Hold a reset for at least four periods of the slower clock
+// (one side's reset alone must last three periods of the other side's
+// clock and one of its own), so that a side never comes out of reset
+// before the other has gone into it; pcie_clock_crossing drives both from
+// one source.
 
 `resetall
 `timescale 1ns / 1ps

@@ -1,7 +1,8 @@
 //! Verilates the small reusable blocks of hw/rtl (axis_register,
 //! axis_arb_mux with arbiter, icrc_subst, ram_sdp, ram_sdp_copies,
 //! mr_table, onehot_decoder, slot_allocator, mp_window, rc_message,
-//! mp_deferred) once per configuration of src/configs.rs and links every
+//! mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize) once per
+//! configuration of src/configs.rs and links every
 //! model, the Verilator runtime and the thin C ABI (csrc/blocks.cpp) into
 //! this crate. Seconds; a model whose sources and parameters did not change
 //! is taken from OUT_DIR, so switching between planted bugs rebuilds only
@@ -342,6 +343,69 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "&& ent_pd == pd && (ent_access & access) == access;",
         "&& ent_pd == pd && ((ent_access & access) != 0 || access == 0);",
     ),
+    // axis_async_fifo
+    (
+        "afifo_full_one_late",
+        "axis_async_fifo.v",
+        "wire [PW-1:0] rd_bin_s = gray2bin(rd_gray_s2_reg);",
+        "wire [PW-1:0] rd_bin_s = gray2bin(rd_gray_s2_reg) + 1'b1;",
+    ),
+    (
+        "afifo_empty_ignores_sync",
+        "axis_async_fifo.v",
+        "wire empty = rd_gray_reg == wr_gray_m2_reg;",
+        "wire empty = rd_gray_reg == wr_gray_m1_reg;",
+    ),
+    (
+        "afifo_full_ignores_sync",
+        "axis_async_fifo.v",
+        "wire [PW-1:0] rd_bin_s = gray2bin(rd_gray_s2_reg);",
+        "wire [PW-1:0] rd_bin_s = gray2bin(rd_gray_s1_reg);",
+    ),
+    (
+        "afifo_rd_gray_of_old_pointer",
+        "axis_async_fifo.v",
+        "rd_gray_reg <= bin2gray(rd_bin_inc);",
+        "rd_gray_reg <= bin2gray(rd_bin_reg);",
+    ),
+    (
+        "afifo_read_ignores_write_reset",
+        "axis_async_fifo.v",
+        "wire m_clear = m_rst || s_rst_at_m[1];",
+        "wire m_clear = m_rst;",
+    ),
+    (
+        "afifo_write_ignores_read_reset",
+        "axis_async_fifo.v",
+        "wire s_clear = s_rst || m_rst_at_s[1];",
+        "wire s_clear = s_rst;",
+    ),
+    // tlp_upsize
+    (
+        "tlpup_last_low_keeps_high",
+        "tlp_upsize.v",
+        "out_keep_reg <= {{KW{1'b0}}, s_keep};",
+        "out_keep_reg <= {out_keep_reg[2*KW-1:KW], s_keep};",
+    ),
+    (
+        "tlpup_hdr_of_second_beat",
+        "tlp_upsize.v",
+        "wire [127:0] hdr_now = in_tlp_reg ? tlp_hdr_reg : s_hdr;",
+        "wire [127:0] hdr_now = s_hdr;",
+    ),
+    // tlp_downsize
+    (
+        "tlpdown_skips_high_half",
+        "tlp_downsize.v",
+        "wire final_half = high_reg || !hi_kept;",
+        "wire final_half = 1'b1;",
+    ),
+    (
+        "tlpdown_last_on_low_half",
+        "tlp_downsize.v",
+        "assign m_last = last_reg && final_half;",
+        "assign m_last = last_reg;",
+    ),
 ];
 
 /// The RTL files each kind of block needs.
@@ -372,6 +436,9 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
             "mp_deferred",
             &["mp_deferred.v", "slot_allocator.v", "priority_encoder.v"],
         ),
+        Kind::AsyncFifo => ("axis_async_fifo", &["axis_async_fifo.v"]),
+        Kind::TlpUpsize => ("tlp_upsize", &["tlp_upsize.v"]),
+        Kind::TlpDownsize => ("tlp_downsize", &["tlp_downsize.v"]),
     }
 }
 
@@ -388,6 +455,9 @@ fn kind_code(kind: Kind) -> u32 {
         Kind::MpWindow => 9,
         Kind::RcMessage => 10,
         Kind::MpDeferred => 11,
+        Kind::AsyncFifo => 12,
+        Kind::TlpUpsize => 13,
+        Kind::TlpDownsize => 14,
     }
 }
 

@@ -1,7 +1,8 @@
 // Thin C ABI over one Verilated block (axis_register, axis_arb_mux,
-// icrc_subst, ram_sdp, mr_table, ram_sdp_copies, onehot_decoder, slot_allocator, mp_window, rc_message or mp_deferred): copy a flat input struct onto the ports,
-// evaluate, copy the ports back. No test logic lives here; the stimulus and the checks are
-// Rust (src/).
+// icrc_subst, ram_sdp, mr_table, ram_sdp_copies, onehot_decoder, slot_allocator, mp_window,
+// rc_message, mp_deferred, axis_async_fifo, tlp_upsize or tlp_downsize): copy a flat input
+// struct onto the ports, evaluate, copy the ports back. No test logic lives here; the stimulus
+// and the checks are Rust (src/).
 //
 // build.rs compiles this file once per configuration with
 //   BLK_MODEL      the Verilated class (V<name>)
@@ -9,11 +10,20 @@
 //   BLK_PFX(name)  exported symbol (<name>_##name)
 //   BLK_KIND       1 axis_register, 2 axis_arb_mux, 3 icrc_subst, 4 ram_sdp,
 //                  5 mr_table, 6 ram_sdp_copies, 7 onehot_decoder, 8 slot_allocator,
-//                  9 mp_window, 10 rc_message, 11 mp_deferred
+//                  9 mp_window, 10 rc_message, 11 mp_deferred, 12 axis_async_fifo,
+//                  13 tlp_upsize, 14 tlp_downsize
 //
 // The structs mirror `PortsIn` / `PortsOut` in src/lib.rs (sizes checked).
 // Buses: word i of an array = bits [32i+31:32i]. The Rust side masks every
 // input to its port width (Verilator expects the unused top bits clear).
+//
+// axis_async_fifo has two clocks: pad[0] is the step's edge mask (bit 0:
+// s_clk rises, bit 1: m_clk rises; both when the edges coincide), rst bit 0
+// is s_rst and bit 1 m_rst; a peek holds both clocks low. Every other kind
+// ignores pad[0] and raises its one clk in each step.
+// tlp_upsize / tlp_downsize: s_data words 0..3 s_hdr, 4..11 s_data, 12
+// s_keep; s_valid bit 0, s_last bit 0; m_data words 0..3 m_hdr, 4..11
+// m_data, 12 m_keep.
 
 #include <cstddef>
 #include <cstdint>
@@ -29,9 +39,9 @@ struct BlkPortsIn {
     uint32_t s_data[24];  // icrc_subst: in_data; ram_sdp: wr_data; mr_table: all (src/mr.rs)
     uint32_t s_valid;     // icrc_subst: beat_oh; ram_sdp: wr_en (bit 0); copies: also wr_addr (31:16)
     uint32_t s_last;      // ram_sdp: wr_addr (bits 15:0), rd_addr (31:16); copies: rd_addr (packed)
-    uint8_t rst;
+    uint8_t rst;          // axis_async_fifo: bit 0 s_rst, bit 1 m_rst
     uint8_t m_ready;
-    uint8_t pad[2];
+    uint8_t pad[2];       // axis_async_fifo: pad[0] the step's edge mask (bit 0 s_clk, 1 m_clk)
 };
 
 struct BlkPortsOut {
@@ -167,6 +177,20 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->park_psn = in->s_data[0] & 0xffffff;
     t->park_imm = in->s_data[1];
     t->park_len = in->s_data[2];
+#elif BLK_KIND == 12
+    t->s_rst = in->rst & 1;
+    t->m_rst = (in->rst >> 1) & 1;
+    put(t->s_data, in->s_data);
+    t->s_valid = in->s_valid & 1;
+    t->m_ready = in->m_ready & 1;
+#elif BLK_KIND == 13 || BLK_KIND == 14
+    t->rst = in->rst;
+    put(t->s_hdr, in->s_data);
+    put(t->s_data, in->s_data + 4);
+    put(t->s_keep, in->s_data + 12);
+    t->s_valid = in->s_valid & 1;
+    t->s_last = in->s_last & 1;
+    t->m_ready = in->m_ready;
 #else
     put(t->in_data, in->s_data);
     t->beat_oh = in->s_valid;
@@ -210,17 +234,43 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
     o->m_data[0] = t->psn;
     o->m_data[1] = t->imm;
     o->m_data[2] = t->len;
+#elif BLK_KIND == 12
+    get(t->m_data, o->m_data);
+    o->s_ready = t->s_ready;
+    o->m_valid = t->m_valid;
+#elif BLK_KIND == 13 || BLK_KIND == 14
+    get(t->m_hdr, o->m_data);
+    get(t->m_data, o->m_data + 4);
+    get(t->m_keep, o->m_data + 12);
+    o->s_ready = t->s_ready;
+    o->m_valid = t->m_valid;
+    o->m_last = t->m_last;
 #else
     get(t->out_data, o->m_data);
 #endif
 }
 
 inline void set_clk(BLK_MODEL* t, int v) {
-#if BLK_KIND != 3 && BLK_KIND != 7
+#if BLK_KIND == 12
+    t->s_clk = v;
+    t->m_clk = v;
+#elif BLK_KIND != 3 && BLK_KIND != 7
     t->clk = v;
 #else
     (void)t;
     (void)v;
+#endif
+}
+
+// The step's rising edge: the one clock, or for axis_async_fifo the clocks
+// of the edge mask pad[0].
+inline void rise(BLK_MODEL* t, const BlkPortsIn* in) {
+#if BLK_KIND == 12
+    t->s_clk = in->pad[0] & 1;
+    t->m_clk = (in->pad[0] >> 1) & 1;
+#else
+    (void)in;
+    set_clk(t, 1);
 #endif
 }
 
@@ -255,11 +305,11 @@ void BLK_PFX(peek)(void* h, const BlkPortsIn* in, BlkPortsOut* out) {
 
 // One clock cycle: the peek (inputs applied with clk low, the outputs the
 // rising edge samples), then the rising edge. For icrc_subst and onehot_decoder (no clock)
-// just the evaluation.
+// just the evaluation; for axis_async_fifo the edges of the mask in pad[0].
 void BLK_PFX(step)(void* h, const BlkPortsIn* in, BlkPortsOut* out) {
     BLK_PFX(peek)(h, in, out);
     Sim* s = static_cast<Sim*>(h);
-    set_clk(s->top.get(), 1);
+    rise(s->top.get(), in);
     s->top->eval();
     out->sim_flags = sim_flags(*s->ctx);
 }

@@ -34,6 +34,16 @@ pub enum Kind {
     /// `mp_deferred` (the mp responder's parked completions and their
     /// slot pool): NUM_QP, QN_W, MP_PEND
     MpDeferred,
+    /// `axis_async_fifo` (a stream from one clock to another, Gray
+    /// pointers through two flops, an output register): WIDTH, ADDR_W.
+    /// Two clocks: `PortsIn::pad[0]` says which rise in a step
+    AsyncFifo,
+    /// `tlp_upsize` (two TLP-stream beats into one of twice the width):
+    /// IN_W
+    TlpUpsize,
+    /// `tlp_downsize` (one TLP-stream beat into two of half the width):
+    /// OUT_W
+    TlpDownsize,
 }
 
 /// One configuration: a model name and the parameters it is verilated with.
@@ -285,5 +295,44 @@ pub const CONFIGS: &[Config] = &[
         name: "mpd_q20_p8",
         kind: Kind::MpDeferred,
         params: &[("NUM_QP", 20), ("QN_W", 5), ("MP_PEND", 8)],
+    },
+    // the smallest FIFO (two entries: the round trip of the pointers
+    // limits its rate), a deeper one, and pcie_clock_crossing's depth at
+    // a width past 64 bits
+    Config {
+        name: "afifo_w40_a1",
+        kind: Kind::AsyncFifo,
+        params: &[("WIDTH", 40), ("ADDR_W", 1)],
+    },
+    Config {
+        name: "afifo_w40_a3",
+        kind: Kind::AsyncFifo,
+        params: &[("WIDTH", 40), ("ADDR_W", 3)],
+    },
+    Config {
+        name: "afifo_w72_a4",
+        kind: Kind::AsyncFifo,
+        params: &[("WIDTH", 72), ("ADDR_W", 4)],
+    },
+    // the core's TLP widths: 64 into 128, 128 into 256, and back
+    Config {
+        name: "tlpup_w64",
+        kind: Kind::TlpUpsize,
+        params: &[("IN_W", 64)],
+    },
+    Config {
+        name: "tlpup_w128",
+        kind: Kind::TlpUpsize,
+        params: &[("IN_W", 128)],
+    },
+    Config {
+        name: "tlpdown_w64",
+        kind: Kind::TlpDownsize,
+        params: &[("OUT_W", 64)],
+    },
+    Config {
+        name: "tlpdown_w128",
+        kind: Kind::TlpDownsize,
+        params: &[("OUT_W", 128)],
     },
 ];

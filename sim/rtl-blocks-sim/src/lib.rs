@@ -26,7 +26,14 @@
 //!   opcode-sequence, length and access checks, against a model of the
 //!   rules;
 //! - [`mpdef`]: `mp_deferred`, the mp responder's parked completions and
-//!   their slots, against a model of what each QP has parked.
+//!   their slots, against a model of what each QP has parked;
+//! - [`async_fifo`]: `axis_async_fifo`, a stream from one clock to another
+//!   (two clocks of their own periods and phases, in picoseconds): every
+//!   beat once and in order, never more inside than the memory and the
+//!   output register, the pointers' two-flop crossings, resets, the rate;
+//! - [`tlp_size`]: `tlp_upsize` and `tlp_downsize`, a TLP stream to twice
+//!   and to half its width: TLPs reassembled from the output against those
+//!   sent, the header of every beat, the keep, the full rate.
 //!
 //! Every configuration of [`CONFIGS`] is one model, looked up by name.
 //! Stimulus is seeded ([`rand_chacha`]), so a failing run repeats exactly.
@@ -37,6 +44,7 @@
 
 pub mod alloc;
 pub mod arb;
+pub mod async_fifo;
 pub mod copies;
 pub mod icrc;
 pub mod mpdef;
@@ -46,6 +54,7 @@ pub mod onehot;
 pub mod ram;
 pub mod rcmsg;
 pub mod skid;
+pub mod tlp_size;
 
 mod configs;
 
@@ -63,22 +72,34 @@ pub const MODEL_AVAILABLE: bool = cfg!(blocks_model);
 /// `wr_en`, `s_last` `{rd_addr, wr_addr}` (16 bits each). ram_sdp_copies:
 /// `s_data` is `wr_data`, `s_valid` `{wr_addr, 15'b0, wr_en}`, `s_last`
 /// the packed `rd_addr` (N_RD * ADDR_W bits). mr_table: every
-/// input packed into `s_data` (see [`mr`]).
+/// input packed into `s_data` (see [`mr`]). tlp_upsize, tlp_downsize:
+/// `s_data` words 0..3 `s_hdr`, 4..11 `s_data`, 12 `s_keep`.
+///
+/// axis_async_fifo has two clocks: `pad[0]` is the step's edge mask (bit
+/// 0: s_clk rises, bit 1: m_clk rises; both when the edges coincide; a
+/// step with neither only evaluates), `rst` bit 0 is s_rst and bit 1
+/// m_rst; [`Model::peek`] holds both clocks low. Every other kind ignores
+/// `pad` and raises its one clock in each [`Model::step`].
 #[repr(C)]
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct PortsIn {
     pub s_data: [u32; 24],
     pub s_valid: u32,
     pub s_last: u32,
+    /// axis_async_fifo: bit 0 s_rst, bit 1 m_rst
     pub rst: u8,
     pub m_ready: u8,
+    /// axis_async_fifo: `pad[0]` the step's edge mask (bit 0 s_clk, bit 1
+    /// m_clk)
     pub pad: [u8; 2],
 }
 
 /// Outputs of a block, sampled before the rising edge. Mirrors
 /// `BlkPortsOut` in csrc/blocks.cpp. icrc_subst: `m_data` is `out_data`;
 /// ram_sdp, ram_sdp_copies: `m_data` is `rd_data`; mr_table: `m_data`
-/// `{b_bus, a_bus}`, `m_valid` `{change, reg_err, c_ok, b_ok, a_ok}`.
+/// `{b_bus, a_bus}`, `m_valid` `{change, reg_err, c_ok, b_ok, a_ok}`;
+/// tlp_upsize, tlp_downsize: `m_data` words 0..3 `m_hdr`, 4..11 `m_data`,
+/// 12 `m_keep`.
 #[repr(C)]
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct PortsOut {
@@ -144,7 +165,7 @@ impl Model {
     }
 
     /// One clock cycle: apply `i`, return the outputs the rising edge sees,
-    /// then clock.
+    /// then clock (axis_async_fifo: the clocks of the edge mask `i.pad[0]`).
     pub fn step(&mut self, i: &PortsIn) -> PortsOut {
         let mut o = PortsOut::default();
         // SAFETY: `h` is a live model; both structs match the C layout

@@ -1,6 +1,7 @@
 //! The blocks against their benches (src/skid.rs, src/arb.rs,
 //! src/icrc.rs, src/ram.rs, src/copies.rs, src/mr.rs, src/onehot.rs,
-//! src/alloc.rs, src/mpwin.rs, src/rcmsg.rs, src/mpdef.rs): every run checks every beat in and out; the tests choose
+//! src/alloc.rs, src/mpwin.rs, src/rcmsg.rs, src/mpdef.rs,
+//! src/async_fifo.rs, src/tlp_size.rs): every run checks every beat in and out; the tests choose
 //! configurations, seeds and traffic and add what is specific to them.
 //! `RTL_BLOCKS_MUTATION=<name> cargo test --release -p rtl-blocks-sim`
 //! builds the blocks with a planted bug: some test here must then fail
@@ -8,6 +9,7 @@
 
 use rtl_blocks_sim::alloc::{self, AllocCfg};
 use rtl_blocks_sim::arb::{self, ArbCfg, ArbReport};
+use rtl_blocks_sim::async_fifo::{self, AfifoCfg, AfifoReport, ResetSide, CLOCKS};
 use rtl_blocks_sim::copies;
 use rtl_blocks_sim::icrc;
 use rtl_blocks_sim::mpdef::{self, MpdCfg};
@@ -18,6 +20,7 @@ use rtl_blocks_sim::ram::{self, RamCfg};
 use rtl_blocks_sim::rcmsg::{self, RcmCfg};
 use rtl_blocks_sim::skid::{self, SkidCfg, SkidReport};
 use rtl_blocks_sim::skip;
+use rtl_blocks_sim::tlp_size::{self, TlpCfg, TlpReport};
 
 const REGS: [&str; 2] = ["reg_w8", "reg_w72"];
 const ARBS: [&str; 4] = [
@@ -416,5 +419,176 @@ fn mp_deferred_keeps_each_parked_completion_until_freed() {
                 assert!(n > 20, "{m} seed {seed}: {what} {n}: {r:?}");
             }
         }
+    }
+}
+
+const AFIFOS: [&str; 3] = ["afifo_w40_a1", "afifo_w40_a3", "afifo_w72_a4"];
+
+fn afifo_go(c: &AfifoCfg) -> AfifoReport {
+    async_fifo::run(c).unwrap_or_else(|e| panic!("{} seed {}: {e}", c.model, c.seed))
+}
+
+/// Random offers and stalls at every clock pair: every beat once, in
+/// order; the memory never overrun; the pointers' two flops.
+#[test]
+fn afifo_random_traffic_at_every_clock_ratio() {
+    if skip() {
+        return;
+    }
+    for (n, m) in AFIFOS.iter().enumerate() {
+        let depth = [2, 8, 16][n];
+        for (k, clocks) in CLOCKS.into_iter().enumerate() {
+            for (seed, pv, pr) in [(1, 0.7, 0.7), (2, 0.9, 0.2), (3, 0.3, 0.95)] {
+                let mut c = AfifoCfg::new(m, seed + 10 * k as u64, clocks);
+                c.p_valid = pv;
+                c.p_ready = pr;
+                let r = afifo_go(&c);
+                assert_eq!(r.beats, c.beats, "{m} {}", clocks.name);
+                assert!(r.min_read_edges >= 3 && r.min_write_edges >= 2);
+                if pr < 0.5 {
+                    // a slow sink fills the memory and the output register
+                    assert_eq!(r.max_inside, depth + 1, "{m} {}: never full", clocks.name);
+                }
+            }
+        }
+    }
+}
+
+/// A source that always has a beat into a sink always ready: close to one
+/// beat per edge of the slower clock.
+#[test]
+fn afifo_full_rate() {
+    if skip() {
+        return;
+    }
+    for (n, m) in AFIFOS.iter().enumerate() {
+        let depth = [2.0, 8.0, 16.0][n];
+        for (k, clocks) in CLOCKS.into_iter().enumerate() {
+            let mut c = AfifoCfg::new(m, 40 + k as u64, clocks);
+            c.saturate = true;
+            c.p_ready = 1.0;
+            let r = afifo_go(&c);
+            let rate = r.rate_beats as f64 / r.rate_slow_edges as f64;
+            // An entry is busy from its write until the read pointer that
+            // frees it has crossed back: three read-clock edges to the
+            // load (two sync flops, then the output register), then two
+            // write-clock flops and the write edge; at most 4 periods of
+            // each clock with the edges' misalignment. So DEPTH entries
+            // carry at least DEPTH beats per 4 (Ts + Tm), and no more than
+            // one per slower edge: at ADDR_W 3 and 4 every clock pair here
+            // allows the full rate (4 (Ts + Tm) <= 8 slow periods); the
+            // two-entry FIFO is bound by its round trip. 80 % of that
+            // bound leaves a margin for the ends of the window.
+            let round_trip = 4.0 * (clocks.s_period + clocks.m_period) as f64;
+            let bound = (depth * clocks.slow() as f64 / round_trip).min(1.0);
+            assert!(
+                rate >= 0.8 * bound,
+                "{m} {}: {} beats in {} slow edges ({rate:.3}), want at least 0.8 x {bound:.3}",
+                clocks.name,
+                r.rate_beats,
+                r.rate_slow_edges
+            );
+        }
+    }
+}
+
+/// Resets in the middle of the stream, driving both resets (held three to
+/// six edges of the slower clock, as the block's header asks) or one
+/// side's (held four to seven): afterwards the FIFO is empty (no beat
+/// written before ever comes out) and a fresh stream passes.
+#[test]
+fn afifo_reset_mid_stream_empties_it() {
+    if skip() {
+        return;
+    }
+    for m in AFIFOS {
+        for (k, clocks) in CLOCKS.into_iter().enumerate() {
+            for (j, side) in [ResetSide::Both, ResetSide::Write, ResetSide::Read]
+                .into_iter()
+                .enumerate()
+            {
+                let mut c = AfifoCfg::new(m, 60 + 10 * k as u64 + j as u64, clocks);
+                c.p_ready = 0.4;
+                c.beats = 1500;
+                c.resets = 5;
+                c.reset_side = side;
+                if side != ResetSide::Both {
+                    // one side alone: the other learns of it through two
+                    // of its flops and clears at its third edge, all
+                    // before the side reset directly comes out: 3 periods
+                    // of the other clock and one of its own
+                    c.hold = (4, 7);
+                }
+                let r = afifo_go(&c);
+                assert_eq!(r.resets, 5, "{m} {} {side:?}: {r:?}", clocks.name);
+                assert!(
+                    r.resets_not_empty >= 3 && r.lost > 0,
+                    "{m} {} {side:?}: the resets found the FIFO empty: {r:?}",
+                    clocks.name
+                );
+                assert!(
+                    r.beats + r.lost == c.beats,
+                    "{m} {} {side:?}: {r:?}",
+                    clocks.name
+                );
+            }
+        }
+    }
+}
+
+const TLPUPS: [&str; 2] = ["tlpup_w64", "tlpup_w128"];
+const TLPDOWNS: [&str; 2] = ["tlpdown_w64", "tlpdown_w128"];
+
+fn tlp_go(c: &TlpCfg) -> TlpReport {
+    tlp_size::run(c).unwrap_or_else(|e| panic!("{} seed {}: {e}", c.model, c.seed))
+}
+
+/// Random TLPs, gaps and stalls through both sizers: the TLPs, their
+/// headers on every beat, the keep.
+#[test]
+fn tlp_upsize_and_downsize_random_traffic() {
+    if skip() {
+        return;
+    }
+    for m in TLPUPS.into_iter().chain(TLPDOWNS) {
+        for (seed, pv, pr) in [(1, 0.7, 0.7), (2, 0.95, 0.3), (3, 0.3, 0.95), (4, 1.0, 1.0)] {
+            let mut c = TlpCfg::new(m, seed);
+            c.p_valid = pv;
+            c.p_ready = pr;
+            let r = tlp_go(&c);
+            assert_eq!(r.tlps, c.tlps);
+            assert!(
+                r.low_only > 20 && r.junk_headers > 20,
+                "{m} seed {seed}: {r:?}"
+            );
+        }
+    }
+}
+
+/// A source that always has a beat into a sink always ready: tlp_upsize
+/// takes an input beat every cycle, tlp_downsize sends an output beat
+/// every cycle.
+#[test]
+fn tlp_upsize_and_downsize_full_rate() {
+    if skip() {
+        return;
+    }
+    for m in TLPUPS.into_iter().chain(TLPDOWNS) {
+        let mut c = TlpCfg::new(m, 11);
+        c.saturate = true;
+        c.p_ready = 1.0;
+        let r = tlp_go(&c);
+        if m.starts_with("tlpup") {
+            assert_eq!(r.refused, 0, "{m}: {r:?}");
+            assert!(r.cycles <= r.in_beats + 3, "{m}: {r:?}");
+        } else {
+            assert_eq!(r.bubbles, 0, "{m}: {r:?}");
+            assert!(r.cycles <= r.out_beats + 3, "{m}: {r:?}");
+        }
+        // a stalling sink: still every TLP, intact
+        let mut c = TlpCfg::new(m, 12);
+        c.saturate = true;
+        c.p_ready = 0.5;
+        tlp_go(&c);
     }
 }
