@@ -119,7 +119,8 @@ always @* begin
         4'b???1: be_lo = 2'd0;
         4'b??10: be_lo = 2'd1;
         4'b?100: be_lo = 2'd2;
-        default: be_lo = 2'd3;
+        4'b1000: be_lo = 2'd3;
+        default: be_lo = 2'd0;      // 0000: a zero-length read (PCIe: 00b)
     endcase
     casez (first_be_reg)
         4'b1??1: be_cnt = 3'd4;

@@ -3,21 +3,38 @@
 //! (csrc/shim.cpp) into this crate. The shim alone verilates and compiles in
 //! seconds, so it is not wrapped with rnic_core.
 //!
+//! It also verilates the card datapath (rtl/card_datapath.v: the shim at
+//! DATA_W 64, hw/rtl/pcie_clock_crossing.v and rnic_core at DATA_W 128 with
+//! NUM_Q from src/card_params.rs) into a second model, `Vcard`, with its C
+//! ABI csrc/card.cpp. That one takes longer (verilating a few seconds,
+//! compiling its one translation unit at -O2 about 20 s), and is cached
+//! like the others (vl_build: OUT_DIR, then `target/<profile>/vl-cache`).
+//!
 //! Without Verilator (or without the shim source) the crate builds with no
 //! model: `pcie7_shim_sim::MODEL_AVAILABLE` is false, and the tests say they
-//! were skipped. Knobs: `VERILATOR` (binary, default `verilator` on PATH).
+//! were skipped; without hw/rtl/rnic_core.v it builds without the card model
+//! (`card::CARD_MODEL_AVAILABLE` false). Knobs: `VERILATOR` (binary,
+//! default `verilator` on PATH).
 
 use std::env;
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+
+mod card_params {
+    include!("src/card_params.rs");
+}
 
 const WIDTHS: [u32; 2] = [64, 128];
 
 fn main() {
     println!("cargo:rustc-check-cfg=cfg(pcie7_model)");
+    println!("cargo:rustc-check-cfg=cfg(pcie7_card_model)");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=csrc/shim.cpp");
+    println!("cargo:rerun-if-changed=csrc/card.cpp");
+    println!("cargo:rerun-if-changed=rtl/card_datapath.v");
+    println!("cargo:rerun-if-changed=src/card_params.rs");
     println!("cargo:rerun-if-changed=../csrc/vl_shim_common.hpp");
     println!("cargo:rerun-if-env-changed=VERILATOR");
     println!("cargo:rerun-if-env-changed=VERILATOR_ROOT");
@@ -100,6 +117,86 @@ fn main() {
             b
         });
     }
+    if card(&verilator, &manifest, &out, &include, &src) {
+        println!("cargo:rustc-cfg=pcie7_card_model");
+    }
     vl_build::link_runtime();
     println!("cargo:rustc-cfg=pcie7_model");
+}
+
+/// Verilates and compiles the card datapath (rtl/card_datapath.v over
+/// hw/rtl); false (with a warning) when the core's sources are missing.
+fn card(verilator: &str, manifest: &Path, out: &Path, include: &Path, shim: &Path) -> bool {
+    let rtl = manifest.join("../../hw/rtl");
+    let generated = rtl.join("generated");
+    // directories: cargo rescans them for any change
+    println!("cargo:rerun-if-changed={}", rtl.display());
+    println!("cargo:rerun-if-changed={}", generated.display());
+    if !rtl.join("rnic_core.v").exists() {
+        println!(
+            "cargo:warning=pcie7-shim-sim: {} not found; building without the card datapath model",
+            rtl.join("rnic_core.v").display()
+        );
+        return false;
+    }
+    let mut sources = vec![manifest.join("rtl/card_datapath.v"), shim.to_path_buf()];
+    sources.extend(list(&rtl, "v"));
+    sources.extend(list(&generated, "sv"));
+    let prefix = "Vcard";
+    let mdir = out.join("card");
+    let _ = fs::remove_dir_all(&mdir);
+    fs::create_dir_all(&mdir).unwrap();
+    let o = Command::new(verilator)
+        .args(["--cc", "-O3", "--x-assign", "fast", "--x-initial", "unique"])
+        .args(["-Wno-fatal", "-Wno-lint", "-Wno-style"])
+        .args(["--top-module", "card_datapath"])
+        .arg("--prefix")
+        .arg(prefix)
+        .arg(format!("-GNUM_Q={}", card_params::CARD_NUM_Q))
+        .arg("--Mdir")
+        .arg(&mdir)
+        .arg(format!("-I{}", rtl.display()))
+        .arg(format!("-I{}", generated.display()))
+        .args(&sources)
+        .output();
+    let o = match o {
+        Ok(o) => o,
+        Err(e) => panic!("could not run {verilator}: {e}"),
+    };
+    if !o.status.success() {
+        panic!(
+            "verilator failed on rtl/card_datapath.v:\n{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let files = list(&mdir, "cpp");
+    let tail = format!(
+        "#define CARD_MODEL {prefix}\n#define CARD_HEADER \"{prefix}.h\"\n#include \"{}\"\n",
+        manifest.join("csrc/card.cpp").display()
+    );
+    let unit = vl_build::unity_source(&out.join("card_all.cpp"), &files, &tail);
+    let deps = [
+        manifest.join("csrc/card.cpp"),
+        manifest.join("../csrc/vl_shim_common.hpp"),
+    ];
+    let key = vl_build::cache_key("2", &files, &deps, std::slice::from_ref(&mdir));
+    vl_build::compile_cached(out, "pcie7_card", &key, || {
+        let mut b = vl_build::cc_build(out, &[unit], include, std::slice::from_ref(&mdir), false);
+        b.opt_level(2).flag("-Wno-uninitialized");
+        b
+    });
+    true
+}
+
+fn list(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = match fs::read_dir(dir) {
+        Ok(rd) => rd
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == ext))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    v.sort();
+    v
 }

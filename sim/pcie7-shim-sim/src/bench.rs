@@ -267,14 +267,14 @@ macro_rules! check {
 // block side, receive
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct RxBeat {
-    rd: [u32; 4],
-    rem: u8,
-    sof: bool,
-    eof: bool,
-    bar: u8,
-    errfwd: bool,
-    dsc: bool,
+pub(crate) struct RxBeat {
+    pub(crate) rd: [u32; 4],
+    pub(crate) rem: u8,
+    pub(crate) sof: bool,
+    pub(crate) eof: bool,
+    pub(crate) bar: u8,
+    pub(crate) errfwd: bool,
+    pub(crate) dsc: bool,
 }
 
 struct RxCur {
@@ -284,12 +284,15 @@ struct RxCur {
     beats: usize,
 }
 
-struct BlockRx {
+/// The block's receive side: builds the TRN beats of a list of TLPs (also
+/// used by the card bench, src/card.rs).
+pub(crate) struct BlockRx {
     w: usize,
     items: Vec<RxItem>,
     next: usize,
     cur: Option<RxCur>,
-    held: Option<RxBeat>,
+    /// The beat presented and not yet taken.
+    pub(crate) held: Option<RxBeat>,
     /// (m, n) per item cut: dwords before the cut beat, dwords sent in all.
     cut_info: Vec<Option<(usize, usize)>>,
     /// SOF slot of each TLP as sent.
@@ -298,12 +301,45 @@ struct BlockRx {
     stray_done: bool,
 }
 
-fn slot_word(w: usize, k: usize) -> usize {
+pub(crate) fn slot_word(w: usize, k: usize) -> usize {
     w - 1 - k
 }
 
 impl BlockRx {
-    fn build(&mut self, rng: &mut ChaCha8Rng, cfg: &Config) -> Option<RxBeat> {
+    /// An empty sender for a TRN of `w` dwords.
+    pub(crate) fn new(w: usize) -> Self {
+        BlockRx {
+            w,
+            items: Vec::new(),
+            next: 0,
+            cur: None,
+            held: None,
+            cut_info: Vec::new(),
+            sof_slots: Vec::new(),
+            strays_sent: 0,
+            stray_done: false,
+        }
+    }
+
+    /// Queue one more TLP behind the ones given so far.
+    pub(crate) fn push(&mut self, item: RxItem) {
+        self.items.push(item);
+        self.cut_info.push(None);
+        self.sof_slots.push(0);
+    }
+
+    /// Every TLP queued has been presented and taken.
+    pub(crate) fn idle(&self) -> bool {
+        self.next >= self.items.len() && self.cur.is_none() && self.held.is_none()
+    }
+
+    /// TLPs taken whole (the last beat of each accepted).
+    pub(crate) fn taken(&self) -> usize {
+        self.next - usize::from(self.cur.is_some() || self.held.is_some())
+    }
+
+    /// The next beat to present (None: nothing to send).
+    pub(crate) fn build(&mut self, rng: &mut ChaCha8Rng, cfg: &Config) -> Option<RxBeat> {
         let w = self.w;
         let mut slots: Vec<Option<u32>> = vec![None; w];
         let mut sof_slot = None;

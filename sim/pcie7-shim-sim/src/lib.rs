@@ -7,8 +7,31 @@
 //! Both TRN widths are built: DATA_W 64 and 128. Without Verilator the crate
 //! builds with no model ([`MODEL_AVAILABLE`] is false) and [`Model::new`]
 //! fails; the tests then report themselves skipped.
+//!
+//! # The card datapath model
+//!
+//! A second model, [`card`], is the Artix-7 card's datapath without the
+//! PCIE_2_1 hard block: rtl/card_datapath.v (simulation only) instantiates,
+//! as boards/artix7-pcie/rnic_artix7_top.v does, `rnic_pcie7_shim` (64-bit
+//! TRN, 125 MHz `pcie_clk`) -> `pcie_clock_crossing` (PCIE_W 64, CORE_W
+//! 128) -> `rnic_core` (DATA_W 128, NUM_Q 16, CLK_MHZ 62, 62.5 MHz
+//! `core_clk`), with the MAC TX looped to RX through one register stage,
+//! the flash pins idle and boot slot 0; one reset source synchronised into
+//! each clock. Its ports are only the TRN side, the configuration and MSI
+//! signals, the two clocks and the reset. [`card::Card`] steps it at every
+//! rising edge of either clock (an edge mask, both at once when edges
+//! coincide; the core clock's phase is a knob), drives TRN with the
+//! bench's receive beat builder and a transmit collector with stalls, and
+//! plays the host: BAR0 MMIO requests with completion checks
+//! ([`card::check_cpl`]) and a host memory that answers the core's DMA
+//! ([`card::HostMem`]). tests/card_datapath.rs: ID block reads, write/read
+//! back of plain registers under random TRN timing, LOCAL_DMA_COPY work
+//! requests end to end. Without hw/rtl/rnic_core.v the crate builds
+//! without it ([`card::CARD_MODEL_AVAILABLE`] false; those tests skip).
 
 pub mod bench;
+pub mod card;
+mod card_params;
 
 use std::ffi::c_void;
 

@@ -1,0 +1,433 @@
+// Simulation only: the Artix-7 card's datapath without the PCIE_2_1 hard
+// block, for sim/pcie7-shim-sim (tests/card_datapath.rs). Wired as
+// boards/artix7-pcie/rnic_artix7_top.v wires it with DATA_W 64 and CLK_MHZ
+// 62: rnic_pcie7_shim (64-bit TRN, pcie_clk 125 MHz) -> pcie_clock_crossing
+// (PCIE_W 64, CORE_W 128) -> rnic_core (DATA_W 128, core_clk 62.5 MHz), the
+// core's MAC TX looped to its RX through one register stage (core_clk), the
+// flash data pins idle high, boot slot 0.
+//
+// The ports are the block's side of the shim (TRN, the configuration
+// inputs, the MSI handshake), the two clocks and one reset source, `rst`
+// (in the top: the block's user reset or the MMCM out of lock), which is
+// synchronised into each clock through two flops as in the top. The shim's
+// statistics and the core's flash and reconfiguration outputs stay inside.
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module card_datapath #(
+    parameter NUM_Q = 16,
+    parameter CLK_MHZ = 62,
+    parameter [31:0] BUILD_VERSION = 32'h0001_0000,
+    parameter [31:0] GIT_HASH = 32'h0,
+    parameter [31:0] BOARD_ID = 32'h0
+) (
+    input  wire        pcie_clk,       // USERCLK2: 125 MHz
+    input  wire        core_clk,       // the core's clock: 62.5 MHz
+    input  wire        rst,            // reset source (either clock or none)
+
+    // TRN receive
+    input  wire [63:0] trn_rd,
+    input  wire [1:0]  trn_rrem,
+    input  wire        trn_rsof,
+    input  wire        trn_reof,
+    input  wire        trn_rsrc_rdy,
+    output wire        trn_rdst_rdy,
+    input  wire [7:0]  trn_rbar_hit,
+    input  wire        trn_rerrfwd,
+    input  wire        trn_rsrc_dsc,
+    // TRN transmit
+    output wire [63:0] trn_td,
+    output wire [1:0]  trn_trem,
+    output wire        trn_tsof,
+    output wire        trn_teof,
+    output wire        trn_tsrc_rdy,
+    input  wire        trn_tdst_rdy,
+    input  wire [5:0]  trn_tbuf_av,
+    output wire        trn_tsrc_dsc,
+    output wire        trn_tstr,
+    output wire        trn_terrfwd,
+    output wire        trn_tecrc_gen,
+    input  wire        trn_tcfg_req,
+    output wire        trn_tcfg_gnt,
+    input  wire        trn_lnk_up,
+    // configuration and MSI
+    output wire        cfg_interrupt,
+    input  wire        cfg_interrupt_rdy,
+    output wire [7:0]  cfg_interrupt_di,
+    input  wire        cfg_interrupt_msienable,
+    input  wire [2:0]  cfg_interrupt_mmenable,
+    input  wire [2:0]  cfg_dev_control_max_payload,
+    input  wire [2:0]  cfg_dev_control_max_read_req,
+    input  wire [15:0] cfg_msg_data,
+    input  wire        cfg_msg_received
+);
+
+localparam DATA_W = 64;
+localparam KEEP_W = DATA_W / 32;
+localparam CORE_W = 2 * DATA_W;
+localparam CORE_KEEP_W = CORE_W / 32;
+
+// ---------------------------------------------------------------------------
+// Resets: one source through each clock's flops (as the top)
+// ---------------------------------------------------------------------------
+
+reg [1:0] rst_sync = 2'b11;
+always @(posedge pcie_clk) rst_sync <= {rst_sync[0], rst};
+wire p_rst = rst_sync[1];
+(* ASYNC_REG = "TRUE" *) reg [1:0] core_rst_sync = 2'b11;
+always @(posedge core_clk) core_rst_sync <= {core_rst_sync[0], rst};
+wire core_rst = core_rst_sync[1];
+
+// ---------------------------------------------------------------------------
+// Shim (pcie_clk, DATA_W)
+// ---------------------------------------------------------------------------
+
+wire [127:0]        rx_req_tlp_hdr;
+wire [DATA_W-1:0]   rx_req_tlp_data;
+wire [KEEP_W-1:0]   rx_req_tlp_keep;
+wire                rx_req_tlp_valid;
+wire                rx_req_tlp_last;
+wire                rx_req_tlp_ready;
+wire [127:0]        tx_cpl_tlp_hdr;
+wire [DATA_W-1:0]   tx_cpl_tlp_data;
+wire [KEEP_W-1:0]   tx_cpl_tlp_keep;
+wire                tx_cpl_tlp_valid;
+wire                tx_cpl_tlp_last;
+wire                tx_cpl_tlp_ready;
+wire [127:0]        tx_rd_req_tlp_hdr;
+wire                tx_rd_req_tlp_valid;
+wire                tx_rd_req_tlp_ready;
+wire [127:0]        rx_cpl_tlp_hdr;
+wire [DATA_W-1:0]   rx_cpl_tlp_data;
+wire [KEEP_W-1:0]   rx_cpl_tlp_keep;
+wire                rx_cpl_tlp_valid;
+wire                rx_cpl_tlp_last;
+wire                rx_cpl_tlp_ready;
+wire [127:0]        tx_wr_req_tlp_hdr;
+wire [DATA_W-1:0]   tx_wr_req_tlp_data;
+wire [KEEP_W-1:0]   tx_wr_req_tlp_keep;
+wire                tx_wr_req_tlp_valid;
+wire                tx_wr_req_tlp_last;
+wire                tx_wr_req_tlp_ready;
+wire [4:0]          msi_vector;
+wire                msi_valid;
+wire                msi_ready;
+wire [2:0]          cfg_max_payload;
+wire [2:0]          cfg_max_read_req;
+wire [15:0]         cfg_requester_id;
+wire [15:0]         stat_rx_dropped;
+wire [15:0]         stat_rx_malformed;
+wire [15:0]         stat_rx_discontinued;
+wire [15:0]         stat_msi_dropped;
+
+rnic_pcie7_shim #(
+    .DATA_W(DATA_W)
+) shim (
+    .clk(pcie_clk),
+    .rst(p_rst),
+    .trn_rd(trn_rd),
+    .trn_rrem(trn_rrem),
+    .trn_rsof(trn_rsof),
+    .trn_reof(trn_reof),
+    .trn_rsrc_rdy(trn_rsrc_rdy),
+    .trn_rdst_rdy(trn_rdst_rdy),
+    .trn_rbar_hit(trn_rbar_hit),
+    .trn_rerrfwd(trn_rerrfwd),
+    .trn_rsrc_dsc(trn_rsrc_dsc),
+    .trn_td(trn_td),
+    .trn_trem(trn_trem),
+    .trn_tsof(trn_tsof),
+    .trn_teof(trn_teof),
+    .trn_tsrc_rdy(trn_tsrc_rdy),
+    .trn_tdst_rdy(trn_tdst_rdy),
+    .trn_tbuf_av(trn_tbuf_av),
+    .trn_tsrc_dsc(trn_tsrc_dsc),
+    .trn_tstr(trn_tstr),
+    .trn_terrfwd(trn_terrfwd),
+    .trn_tecrc_gen(trn_tecrc_gen),
+    .trn_tcfg_req(trn_tcfg_req),
+    .trn_tcfg_gnt(trn_tcfg_gnt),
+    .trn_lnk_up(trn_lnk_up),
+    .cfg_interrupt(cfg_interrupt),
+    .cfg_interrupt_rdy(cfg_interrupt_rdy),
+    .cfg_interrupt_di(cfg_interrupt_di),
+    .cfg_interrupt_msienable(cfg_interrupt_msienable),
+    .cfg_interrupt_mmenable(cfg_interrupt_mmenable),
+    .cfg_dev_control_max_payload(cfg_dev_control_max_payload),
+    .cfg_dev_control_max_read_req(cfg_dev_control_max_read_req),
+    .cfg_msg_data(cfg_msg_data),
+    .cfg_msg_received(cfg_msg_received),
+    .rx_req_tlp_hdr(rx_req_tlp_hdr),
+    .rx_req_tlp_data(rx_req_tlp_data),
+    .rx_req_tlp_keep(rx_req_tlp_keep),
+    .rx_req_tlp_valid(rx_req_tlp_valid),
+    .rx_req_tlp_last(rx_req_tlp_last),
+    .rx_req_tlp_ready(rx_req_tlp_ready),
+    .tx_cpl_tlp_hdr(tx_cpl_tlp_hdr),
+    .tx_cpl_tlp_data(tx_cpl_tlp_data),
+    .tx_cpl_tlp_keep(tx_cpl_tlp_keep),
+    .tx_cpl_tlp_valid(tx_cpl_tlp_valid),
+    .tx_cpl_tlp_last(tx_cpl_tlp_last),
+    .tx_cpl_tlp_ready(tx_cpl_tlp_ready),
+    .tx_rd_req_tlp_hdr(tx_rd_req_tlp_hdr),
+    .tx_rd_req_tlp_valid(tx_rd_req_tlp_valid),
+    .tx_rd_req_tlp_ready(tx_rd_req_tlp_ready),
+    .rx_cpl_tlp_hdr(rx_cpl_tlp_hdr),
+    .rx_cpl_tlp_data(rx_cpl_tlp_data),
+    .rx_cpl_tlp_keep(rx_cpl_tlp_keep),
+    .rx_cpl_tlp_valid(rx_cpl_tlp_valid),
+    .rx_cpl_tlp_last(rx_cpl_tlp_last),
+    .rx_cpl_tlp_ready(rx_cpl_tlp_ready),
+    .tx_wr_req_tlp_hdr(tx_wr_req_tlp_hdr),
+    .tx_wr_req_tlp_data(tx_wr_req_tlp_data),
+    .tx_wr_req_tlp_keep(tx_wr_req_tlp_keep),
+    .tx_wr_req_tlp_valid(tx_wr_req_tlp_valid),
+    .tx_wr_req_tlp_last(tx_wr_req_tlp_last),
+    .tx_wr_req_tlp_ready(tx_wr_req_tlp_ready),
+    .msi_vector(msi_vector),
+    .msi_valid(msi_valid),
+    .msi_ready(msi_ready),
+    .cfg_max_payload(cfg_max_payload),
+    .cfg_max_read_req(cfg_max_read_req),
+    .cfg_requester_id(cfg_requester_id),
+    .stat_rx_dropped(stat_rx_dropped),
+    .stat_rx_malformed(stat_rx_malformed),
+    .stat_rx_discontinued(stat_rx_discontinued),
+    .stat_msi_dropped(stat_msi_dropped)
+);
+
+// ---------------------------------------------------------------------------
+// Clock crossing: pcie_clk at DATA_W <-> core_clk at CORE_W
+// ---------------------------------------------------------------------------
+
+wire [127:0]        c_rx_req_tlp_hdr;
+wire [CORE_W-1:0]   c_rx_req_tlp_data;
+wire [CORE_KEEP_W-1:0] c_rx_req_tlp_keep;
+wire                c_rx_req_tlp_valid;
+wire                c_rx_req_tlp_last;
+wire                c_rx_req_tlp_ready;
+wire [127:0]        c_tx_cpl_tlp_hdr;
+wire [CORE_W-1:0]   c_tx_cpl_tlp_data;
+wire [CORE_KEEP_W-1:0] c_tx_cpl_tlp_keep;
+wire                c_tx_cpl_tlp_valid;
+wire                c_tx_cpl_tlp_last;
+wire                c_tx_cpl_tlp_ready;
+wire [127:0]        c_rx_cpl_tlp_hdr;
+wire [CORE_W-1:0]   c_rx_cpl_tlp_data;
+wire [CORE_KEEP_W-1:0] c_rx_cpl_tlp_keep;
+wire                c_rx_cpl_tlp_valid;
+wire                c_rx_cpl_tlp_last;
+wire                c_rx_cpl_tlp_ready;
+wire [127:0]        c_tx_wr_req_tlp_hdr;
+wire [CORE_W-1:0]   c_tx_wr_req_tlp_data;
+wire [CORE_KEEP_W-1:0] c_tx_wr_req_tlp_keep;
+wire                c_tx_wr_req_tlp_valid;
+wire                c_tx_wr_req_tlp_last;
+wire                c_tx_wr_req_tlp_ready;
+wire [127:0]        c_tx_rd_req_tlp_hdr;
+wire                c_tx_rd_req_tlp_valid;
+wire                c_tx_rd_req_tlp_ready;
+wire [4:0]          c_msi_vector;
+wire                c_msi_valid;
+wire                c_msi_ready;
+wire [2:0]          c_cfg_max_payload;
+wire [2:0]          c_cfg_max_read_req;
+wire [15:0]         c_cfg_requester_id;
+
+pcie_clock_crossing #(
+    .PCIE_W(DATA_W),
+    .CORE_W(CORE_W)
+) crossing (
+    .pcie_clk(pcie_clk),
+    .pcie_rst(p_rst),
+    .core_clk(core_clk),
+    .core_rst(core_rst),
+    .p_rx_req_tlp_hdr(rx_req_tlp_hdr),
+    .p_rx_req_tlp_data(rx_req_tlp_data),
+    .p_rx_req_tlp_keep(rx_req_tlp_keep),
+    .p_rx_req_tlp_valid(rx_req_tlp_valid),
+    .p_rx_req_tlp_last(rx_req_tlp_last),
+    .p_rx_req_tlp_ready(rx_req_tlp_ready),
+    .p_tx_cpl_tlp_hdr(tx_cpl_tlp_hdr),
+    .p_tx_cpl_tlp_data(tx_cpl_tlp_data),
+    .p_tx_cpl_tlp_keep(tx_cpl_tlp_keep),
+    .p_tx_cpl_tlp_valid(tx_cpl_tlp_valid),
+    .p_tx_cpl_tlp_last(tx_cpl_tlp_last),
+    .p_tx_cpl_tlp_ready(tx_cpl_tlp_ready),
+    .p_tx_rd_req_tlp_hdr(tx_rd_req_tlp_hdr),
+    .p_tx_rd_req_tlp_valid(tx_rd_req_tlp_valid),
+    .p_tx_rd_req_tlp_ready(tx_rd_req_tlp_ready),
+    .p_rx_cpl_tlp_hdr(rx_cpl_tlp_hdr),
+    .p_rx_cpl_tlp_data(rx_cpl_tlp_data),
+    .p_rx_cpl_tlp_keep(rx_cpl_tlp_keep),
+    .p_rx_cpl_tlp_valid(rx_cpl_tlp_valid),
+    .p_rx_cpl_tlp_last(rx_cpl_tlp_last),
+    .p_rx_cpl_tlp_ready(rx_cpl_tlp_ready),
+    .p_tx_wr_req_tlp_hdr(tx_wr_req_tlp_hdr),
+    .p_tx_wr_req_tlp_data(tx_wr_req_tlp_data),
+    .p_tx_wr_req_tlp_keep(tx_wr_req_tlp_keep),
+    .p_tx_wr_req_tlp_valid(tx_wr_req_tlp_valid),
+    .p_tx_wr_req_tlp_last(tx_wr_req_tlp_last),
+    .p_tx_wr_req_tlp_ready(tx_wr_req_tlp_ready),
+    .p_msi_vector(msi_vector),
+    .p_msi_valid(msi_valid),
+    .p_msi_ready(msi_ready),
+    .p_cfg_max_payload(cfg_max_payload),
+    .p_cfg_max_read_req(cfg_max_read_req),
+    .p_cfg_requester_id(cfg_requester_id),
+    .c_rx_req_tlp_hdr(c_rx_req_tlp_hdr),
+    .c_rx_req_tlp_data(c_rx_req_tlp_data),
+    .c_rx_req_tlp_keep(c_rx_req_tlp_keep),
+    .c_rx_req_tlp_valid(c_rx_req_tlp_valid),
+    .c_rx_req_tlp_last(c_rx_req_tlp_last),
+    .c_rx_req_tlp_ready(c_rx_req_tlp_ready),
+    .c_tx_cpl_tlp_hdr(c_tx_cpl_tlp_hdr),
+    .c_tx_cpl_tlp_data(c_tx_cpl_tlp_data),
+    .c_tx_cpl_tlp_keep(c_tx_cpl_tlp_keep),
+    .c_tx_cpl_tlp_valid(c_tx_cpl_tlp_valid),
+    .c_tx_cpl_tlp_last(c_tx_cpl_tlp_last),
+    .c_tx_cpl_tlp_ready(c_tx_cpl_tlp_ready),
+    .c_tx_rd_req_tlp_hdr(c_tx_rd_req_tlp_hdr),
+    .c_tx_rd_req_tlp_valid(c_tx_rd_req_tlp_valid),
+    .c_tx_rd_req_tlp_ready(c_tx_rd_req_tlp_ready),
+    .c_rx_cpl_tlp_hdr(c_rx_cpl_tlp_hdr),
+    .c_rx_cpl_tlp_data(c_rx_cpl_tlp_data),
+    .c_rx_cpl_tlp_keep(c_rx_cpl_tlp_keep),
+    .c_rx_cpl_tlp_valid(c_rx_cpl_tlp_valid),
+    .c_rx_cpl_tlp_last(c_rx_cpl_tlp_last),
+    .c_rx_cpl_tlp_ready(c_rx_cpl_tlp_ready),
+    .c_tx_wr_req_tlp_hdr(c_tx_wr_req_tlp_hdr),
+    .c_tx_wr_req_tlp_data(c_tx_wr_req_tlp_data),
+    .c_tx_wr_req_tlp_keep(c_tx_wr_req_tlp_keep),
+    .c_tx_wr_req_tlp_valid(c_tx_wr_req_tlp_valid),
+    .c_tx_wr_req_tlp_last(c_tx_wr_req_tlp_last),
+    .c_tx_wr_req_tlp_ready(c_tx_wr_req_tlp_ready),
+    .c_msi_vector(c_msi_vector),
+    .c_msi_valid(c_msi_valid),
+    .c_msi_ready(c_msi_ready),
+    .c_cfg_max_payload(c_cfg_max_payload),
+    .c_cfg_max_read_req(c_cfg_max_read_req),
+    .c_cfg_requester_id(c_cfg_requester_id)
+);
+
+// ---------------------------------------------------------------------------
+// MAC loopback: one register stage between TX and RX in the core's clock
+// ---------------------------------------------------------------------------
+
+wire [CORE_W-1:0]   mac_tx_tdata;
+wire [CORE_W/8-1:0] mac_tx_tkeep;
+wire                mac_tx_tvalid;
+wire                mac_tx_tlast;
+wire                mac_tx_tuser;
+wire                mac_tx_tready;
+wire                mac_rx_tready;
+reg  [CORE_W-1:0]   lb_tdata = {CORE_W{1'b0}};
+reg  [CORE_W/8-1:0] lb_tkeep = {CORE_W/8{1'b0}};
+reg                 lb_tvalid = 1'b0;
+reg                 lb_tlast = 1'b0;
+reg                 lb_tuser = 1'b0;
+assign mac_tx_tready = !lb_tvalid || mac_rx_tready;
+always @(posedge core_clk) begin
+    if (mac_tx_tready) begin
+        lb_tdata <= mac_tx_tdata;
+        lb_tkeep <= mac_tx_tkeep;
+        lb_tvalid <= mac_tx_tvalid;
+        lb_tlast <= mac_tx_tlast;
+        lb_tuser <= mac_tx_tuser;
+    end
+    if (core_rst) lb_tvalid <= 1'b0;
+end
+
+// ---------------------------------------------------------------------------
+// The core (core_clk, CORE_W)
+// ---------------------------------------------------------------------------
+
+wire       flash_sck;
+wire       flash_cs_n;
+wire [3:0] flash_io_o;
+wire [3:0] flash_io_oe;
+wire       reconfig_req;
+
+rnic_core #(
+    .DATA_W(CORE_W),
+    .NUM_Q(NUM_Q),
+    .MP_W(64),
+    .SEND_EN(1),
+    .RC_EN(1),
+    .OST_RINGS(0),
+    .MP_PEND(0),
+    .DMAC_N(0),
+    .CLK_MHZ(CLK_MHZ),
+    .BUILD_VERSION(BUILD_VERSION),
+    .GIT_HASH(GIT_HASH),
+    .BOARD_ID(BOARD_ID)
+) core (
+    .clk(core_clk),
+    .rst(core_rst),
+    .rx_req_tlp_hdr(c_rx_req_tlp_hdr),
+    .rx_req_tlp_data(c_rx_req_tlp_data),
+    .rx_req_tlp_keep(c_rx_req_tlp_keep),
+    .rx_req_tlp_valid(c_rx_req_tlp_valid),
+    .rx_req_tlp_last(c_rx_req_tlp_last),
+    .rx_req_tlp_ready(c_rx_req_tlp_ready),
+    .tx_cpl_tlp_hdr(c_tx_cpl_tlp_hdr),
+    .tx_cpl_tlp_data(c_tx_cpl_tlp_data),
+    .tx_cpl_tlp_keep(c_tx_cpl_tlp_keep),
+    .tx_cpl_tlp_valid(c_tx_cpl_tlp_valid),
+    .tx_cpl_tlp_last(c_tx_cpl_tlp_last),
+    .tx_cpl_tlp_ready(c_tx_cpl_tlp_ready),
+    .tx_rd_req_tlp_hdr(c_tx_rd_req_tlp_hdr),
+    .tx_rd_req_tlp_valid(c_tx_rd_req_tlp_valid),
+    .tx_rd_req_tlp_ready(c_tx_rd_req_tlp_ready),
+    .rx_cpl_tlp_hdr(c_rx_cpl_tlp_hdr),
+    .rx_cpl_tlp_data(c_rx_cpl_tlp_data),
+    .rx_cpl_tlp_keep(c_rx_cpl_tlp_keep),
+    .rx_cpl_tlp_valid(c_rx_cpl_tlp_valid),
+    .rx_cpl_tlp_last(c_rx_cpl_tlp_last),
+    .rx_cpl_tlp_ready(c_rx_cpl_tlp_ready),
+    .tx_wr_req_tlp_hdr(c_tx_wr_req_tlp_hdr),
+    .tx_wr_req_tlp_data(c_tx_wr_req_tlp_data),
+    .tx_wr_req_tlp_keep(c_tx_wr_req_tlp_keep),
+    .tx_wr_req_tlp_valid(c_tx_wr_req_tlp_valid),
+    .tx_wr_req_tlp_last(c_tx_wr_req_tlp_last),
+    .tx_wr_req_tlp_ready(c_tx_wr_req_tlp_ready),
+    .msi_vector(c_msi_vector),
+    .msi_valid(c_msi_valid),
+    .msi_ready(c_msi_ready),
+    .m_axis_tx_tdata(mac_tx_tdata),
+    .m_axis_tx_tkeep(mac_tx_tkeep),
+    .m_axis_tx_tvalid(mac_tx_tvalid),
+    .m_axis_tx_tlast(mac_tx_tlast),
+    .m_axis_tx_tuser(mac_tx_tuser),
+    .m_axis_tx_tready(mac_tx_tready),
+    .s_axis_rx_tdata(lb_tdata),
+    .s_axis_rx_tkeep(lb_tkeep),
+    .s_axis_rx_tvalid(lb_tvalid),
+    .s_axis_rx_tlast(lb_tlast),
+    .s_axis_rx_tuser(lb_tuser),
+    .s_axis_rx_tready(mac_rx_tready),
+    .cfg_max_payload(c_cfg_max_payload),
+    .cfg_max_read_req(c_cfg_max_read_req),
+    .cfg_requester_id(c_cfg_requester_id),
+    .flash_sck(flash_sck),
+    .flash_cs_n(flash_cs_n),
+    .flash_io_o(flash_io_o),
+    .flash_io_oe(flash_io_oe),
+    .flash_io_i(4'hf),               // idle: the data pins' pull-ups
+    .boot_slot(2'd0),
+    .boot_fallback(1'b0),
+    .reconfig_req(reconfig_req)
+);
+
+// Outputs with nothing behind them here (the card's flash and ICAP, the
+// shim's statistics).
+/* verilator lint_off UNUSEDSIGNAL */
+wire unused_misc = ^{flash_sck, flash_cs_n, flash_io_o, flash_io_oe, reconfig_req,
+                     stat_rx_dropped, stat_rx_malformed, stat_rx_discontinued, stat_msi_dropped};
+/* verilator lint_on UNUSEDSIGNAL */
+
+endmodule
+
+`resetall
