@@ -4,10 +4,12 @@
 //! seconds, so it is not wrapped with rnic_core.
 //!
 //! It also verilates the card datapath (rtl/card_datapath.v: the shim at
-//! DATA_W 64, hw/rtl/pcie_clock_crossing.v and rnic_core at DATA_W 128 with
-//! NUM_Q from src/card_params.rs) into a second model, `Vcard`, with its C
-//! ABI csrc/card.cpp. That one takes longer (verilating a few seconds,
-//! compiling its one translation unit at -O2 about 20 s), and is cached
+//! DATA_W 64, then either hw/rtl/pcie_clock_crossing.v and rnic_core at
+//! DATA_W 128, or rnic_core at DATA_W 64 wired straight to the shim; NUM_Q
+//! from src/card_params.rs) into two more models, `Vcard_x` (CLK_MHZ 62)
+//! and `Vcard_d` (CLK_MHZ 125), each with the C ABI of csrc/card.cpp. Those
+//! take longer (verilating a few seconds, compiling each one translation
+//! unit at -O2 about 20 s; the two are built on two threads), and are cached
 //! like the others (vl_build: OUT_DIR, then `target/<profile>/vl-cache`).
 //!
 //! Without Verilator (or without the shim source) the crate builds with no
@@ -26,6 +28,10 @@ mod card_params {
 }
 
 const WIDTHS: [u32; 2] = [64, 128];
+
+/// The card datapath's variants: (symbol tag, CLK_MHZ). "x": the crossing
+/// (the card's default), "d": the core at 64 bits on the user clock.
+const CARD_VARIANTS: [(&str, u32); 2] = [("x", 62), ("d", 125)];
 
 fn main() {
     println!("cargo:rustc-check-cfg=cfg(pcie7_model)");
@@ -142,22 +148,55 @@ fn card(verilator: &str, manifest: &Path, out: &Path, include: &Path, shim: &Pat
     let mut sources = vec![manifest.join("rtl/card_datapath.v"), shim.to_path_buf()];
     sources.extend(list(&rtl, "v"));
     sources.extend(list(&generated, "sv"));
-    let prefix = "Vcard";
-    let mdir = out.join("card");
+    // both variants at once: each is one translation unit for one core
+    std::thread::scope(|sc| {
+        let jobs: Vec<_> = CARD_VARIANTS
+            .iter()
+            .map(|&(tag, clk_mhz)| {
+                let sources = &sources;
+                sc.spawn(move || {
+                    card_variant(verilator, manifest, out, include, sources, tag, clk_mhz)
+                })
+            })
+            .collect();
+        for j in jobs {
+            j.join().expect("card model build panicked");
+        }
+    });
+    true
+}
+
+/// One variant of the card datapath: `Vcard_{tag}` verilated with
+/// `-GCLK_MHZ={clk_mhz}` into `card_{tag}/`, its C ABI exported as
+/// `card_{tag}_*`, compiled into library `pcie7_card_{tag}`.
+fn card_variant(
+    verilator: &str,
+    manifest: &Path,
+    out: &Path,
+    include: &Path,
+    sources: &[PathBuf],
+    tag: &str,
+    clk_mhz: u32,
+) {
+    let prefix = format!("Vcard_{tag}");
+    let mdir = out.join(format!("card_{tag}"));
     let _ = fs::remove_dir_all(&mdir);
     fs::create_dir_all(&mdir).unwrap();
+    let rtl = manifest.join("../../hw/rtl");
+    let generated = rtl.join("generated");
     let o = Command::new(verilator)
         .args(["--cc", "-O3", "--x-assign", "fast", "--x-initial", "unique"])
         .args(["-Wno-fatal", "-Wno-lint", "-Wno-style"])
         .args(["--top-module", "card_datapath"])
         .arg("--prefix")
-        .arg(prefix)
+        .arg(&prefix)
         .arg(format!("-GNUM_Q={}", card_params::CARD_NUM_Q))
+        .arg(format!("-GCLK_MHZ={clk_mhz}"))
         .arg("--Mdir")
         .arg(&mdir)
         .arg(format!("-I{}", rtl.display()))
         .arg(format!("-I{}", generated.display()))
-        .args(&sources)
+        .args(sources)
         .output();
     let o = match o {
         Ok(o) => o,
@@ -165,28 +204,28 @@ fn card(verilator: &str, manifest: &Path, out: &Path, include: &Path, shim: &Pat
     };
     if !o.status.success() {
         panic!(
-            "verilator failed on rtl/card_datapath.v:\n{}{}",
+            "verilator failed on rtl/card_datapath.v (CLK_MHZ={clk_mhz}):\n{}{}",
             String::from_utf8_lossy(&o.stdout),
             String::from_utf8_lossy(&o.stderr)
         );
     }
     let files = list(&mdir, "cpp");
     let tail = format!(
-        "#define CARD_MODEL {prefix}\n#define CARD_HEADER \"{prefix}.h\"\n#include \"{}\"\n",
+        "#define CARD_MODEL {prefix}\n#define CARD_HEADER \"{prefix}.h\"\n\
+         #define CARD_PFX(name) card_{tag}_##name\n#include \"{}\"\n",
         manifest.join("csrc/card.cpp").display()
     );
-    let unit = vl_build::unity_source(&out.join("card_all.cpp"), &files, &tail);
+    let unit = vl_build::unity_source(&out.join(format!("card_{tag}_all.cpp")), &files, &tail);
     let deps = [
         manifest.join("csrc/card.cpp"),
         manifest.join("../csrc/vl_shim_common.hpp"),
     ];
     let key = vl_build::cache_key("2", &files, &deps, std::slice::from_ref(&mdir));
-    vl_build::compile_cached(out, "pcie7_card", &key, || {
+    vl_build::compile_cached(out, &format!("pcie7_card_{tag}"), &key, || {
         let mut b = vl_build::cc_build(out, &[unit], include, std::slice::from_ref(&mdir), false);
         b.opt_level(2).flag("-Wno-uninitialized");
         b
     });
-    true
 }
 
 fn list(dir: &Path, ext: &str) -> Vec<PathBuf> {

@@ -6,8 +6,10 @@
 // logic lives here: the TRN block model and the checks are Rust
 // (src/card.rs, tests/card_datapath.rs).
 //
-// build.rs compiles this file with CARD_MODEL / CARD_HEADER set to the
-// Verilated class and its header. The structs mirror `CardIn` / `CardOut`
+// build.rs compiles this file once per variant of the datapath (CLK_MHZ 62:
+// the crossing, CLK_MHZ 125: direct) with CARD_MODEL / CARD_HEADER set to
+// the Verilated class and its header and CARD_PFX(name) to the exported
+// symbol (card_x_##name, card_d_##name). The structs mirror `CardIn` / `CardOut`
 // in src/card.rs (sizes checked). trn_rd / trn_td: word i = bits
 // [32i+31:32i].
 
@@ -111,21 +113,21 @@ inline void get_outputs(const CARD_MODEL* t, CardOut* o) {
 
 extern "C" {
 
-std::size_t card_in_size() { return sizeof(CardIn); }
-std::size_t card_out_size() { return sizeof(CardOut); }
+std::size_t CARD_PFX(in_size)() { return sizeof(CardIn); }
+std::size_t CARD_PFX(out_size)() { return sizeof(CardOut); }
 
-void* card_create(uint32_t seed) {
+void* CARD_PFX(create)(uint32_t seed) {
     Sim* s = vl_sim_create<Sim>(seed, false, "card_datapath");
     s->top->pcie_clk = 0;
     s->top->core_clk = 0;
     return s;
 }
 
-void card_destroy(void* h) { vl_sim_destroy(static_cast<Sim*>(h)); }
+void CARD_PFX(destroy)(void* h) { vl_sim_destroy(static_cast<Sim*>(h)); }
 
 // One step: inputs applied with both clocks low, outputs read (the values
 // the coming edges sample), then the rising edges of the mask together.
-void card_step(void* h, const CardIn* in, CardOut* out) {
+void CARD_PFX(step)(void* h, const CardIn* in, CardOut* out) {
     Sim* s = static_cast<Sim*>(h);
     s->enter();
     CARD_MODEL* t = s->top.get();

@@ -1,10 +1,15 @@
 // Simulation only: the Artix-7 card's datapath without the PCIE_2_1 hard
 // block, for sim/pcie7-shim-sim (tests/card_datapath.rs). Wired as
-// boards/artix7-pcie/rnic_artix7_top.v wires it with DATA_W 64 and CLK_MHZ
-// 62: rnic_pcie7_shim (64-bit TRN, pcie_clk 125 MHz) -> pcie_clock_crossing
-// (PCIE_W 64, CORE_W 128) -> rnic_core (DATA_W 128, core_clk 62.5 MHz), the
-// core's MAC TX looped to its RX through one register stage (core_clk), the
-// flash data pins idle high, boot slot 0.
+// boards/artix7-pcie/rnic_artix7_top.v wires it with DATA_W 64, in either of
+// the top's modes:
+// - CLK_MHZ 62 (the default, the top's g_cross): rnic_pcie7_shim (64-bit
+//   TRN, pcie_clk 125 MHz) -> pcie_clock_crossing (PCIE_W 64, CORE_W 128)
+//   -> rnic_core (DATA_W 128, core_clk 62.5 MHz);
+// - CLK_MHZ 125 (the top's g_direct): the shim's ports wired straight to
+//   rnic_core at DATA_W 64 on pcie_clk, its reset the shim's; the core_clk
+//   port is then unused.
+// The core's MAC TX is looped to its RX through one register stage (the
+// core's clock), the flash data pins idle high, boot slot 0.
 //
 // The ports are the block's side of the shim (TRN, the configuration
 // inputs, the MSI handshake), the two clocks and one reset source, `rst`
@@ -24,7 +29,7 @@ module card_datapath #(
     parameter [31:0] BOARD_ID = 32'h0
 ) (
     input  wire        pcie_clk,       // USERCLK2: 125 MHz
-    input  wire        core_clk,       // the core's clock: 62.5 MHz
+    input  wire        core_clk,       // the core's clock: 62.5 MHz (CLK_MHZ 62 only)
     input  wire        rst,            // reset source (either clock or none)
 
     // TRN receive
@@ -66,19 +71,29 @@ module card_datapath #(
 
 localparam DATA_W = 64;
 localparam KEEP_W = DATA_W / 32;
-localparam CORE_W = 2 * DATA_W;
+localparam CROSS = CLK_MHZ != 125;
+localparam CORE_W = CROSS ? 2 * DATA_W : DATA_W;
 localparam CORE_KEEP_W = CORE_W / 32;
 
 // ---------------------------------------------------------------------------
 // Resets: one source through each clock's flops (as the top)
 // ---------------------------------------------------------------------------
 
+initial begin
+    if (CLK_MHZ != 125 && CLK_MHZ != 62) begin
+        $error("card_datapath: CLK_MHZ 62 (crossing) or 125 (direct), got %0d", CLK_MHZ);
+    end
+end
+
+// the core's clock: core_clk behind the crossing, else the user clock
+wire c_clk = CROSS ? core_clk : pcie_clk;
+
 reg [1:0] rst_sync = 2'b11;
 always @(posedge pcie_clk) rst_sync <= {rst_sync[0], rst};
 wire p_rst = rst_sync[1];
 (* ASYNC_REG = "TRUE" *) reg [1:0] core_rst_sync = 2'b11;
-always @(posedge core_clk) core_rst_sync <= {core_rst_sync[0], rst};
-wire core_rst = core_rst_sync[1];
+always @(posedge c_clk) core_rst_sync <= {core_rst_sync[0], rst};
+wire core_rst = CROSS ? core_rst_sync[1] : p_rst;
 
 // ---------------------------------------------------------------------------
 // Shim (pcie_clk, DATA_W)
@@ -199,7 +214,8 @@ rnic_pcie7_shim #(
 );
 
 // ---------------------------------------------------------------------------
-// Clock crossing: pcie_clk at DATA_W <-> core_clk at CORE_W
+// Clock crossing: pcie_clk at DATA_W <-> core_clk at CORE_W (CLK_MHZ 62);
+// straight wires (CLK_MHZ 125)
 // ---------------------------------------------------------------------------
 
 wire [127:0]        c_rx_req_tlp_hdr;
@@ -236,81 +252,119 @@ wire [2:0]          c_cfg_max_payload;
 wire [2:0]          c_cfg_max_read_req;
 wire [15:0]         c_cfg_requester_id;
 
-pcie_clock_crossing #(
-    .PCIE_W(DATA_W),
-    .CORE_W(CORE_W)
-) crossing (
-    .pcie_clk(pcie_clk),
-    .pcie_rst(p_rst),
-    .core_clk(core_clk),
-    .core_rst(core_rst),
-    .p_rx_req_tlp_hdr(rx_req_tlp_hdr),
-    .p_rx_req_tlp_data(rx_req_tlp_data),
-    .p_rx_req_tlp_keep(rx_req_tlp_keep),
-    .p_rx_req_tlp_valid(rx_req_tlp_valid),
-    .p_rx_req_tlp_last(rx_req_tlp_last),
-    .p_rx_req_tlp_ready(rx_req_tlp_ready),
-    .p_tx_cpl_tlp_hdr(tx_cpl_tlp_hdr),
-    .p_tx_cpl_tlp_data(tx_cpl_tlp_data),
-    .p_tx_cpl_tlp_keep(tx_cpl_tlp_keep),
-    .p_tx_cpl_tlp_valid(tx_cpl_tlp_valid),
-    .p_tx_cpl_tlp_last(tx_cpl_tlp_last),
-    .p_tx_cpl_tlp_ready(tx_cpl_tlp_ready),
-    .p_tx_rd_req_tlp_hdr(tx_rd_req_tlp_hdr),
-    .p_tx_rd_req_tlp_valid(tx_rd_req_tlp_valid),
-    .p_tx_rd_req_tlp_ready(tx_rd_req_tlp_ready),
-    .p_rx_cpl_tlp_hdr(rx_cpl_tlp_hdr),
-    .p_rx_cpl_tlp_data(rx_cpl_tlp_data),
-    .p_rx_cpl_tlp_keep(rx_cpl_tlp_keep),
-    .p_rx_cpl_tlp_valid(rx_cpl_tlp_valid),
-    .p_rx_cpl_tlp_last(rx_cpl_tlp_last),
-    .p_rx_cpl_tlp_ready(rx_cpl_tlp_ready),
-    .p_tx_wr_req_tlp_hdr(tx_wr_req_tlp_hdr),
-    .p_tx_wr_req_tlp_data(tx_wr_req_tlp_data),
-    .p_tx_wr_req_tlp_keep(tx_wr_req_tlp_keep),
-    .p_tx_wr_req_tlp_valid(tx_wr_req_tlp_valid),
-    .p_tx_wr_req_tlp_last(tx_wr_req_tlp_last),
-    .p_tx_wr_req_tlp_ready(tx_wr_req_tlp_ready),
-    .p_msi_vector(msi_vector),
-    .p_msi_valid(msi_valid),
-    .p_msi_ready(msi_ready),
-    .p_cfg_max_payload(cfg_max_payload),
-    .p_cfg_max_read_req(cfg_max_read_req),
-    .p_cfg_requester_id(cfg_requester_id),
-    .c_rx_req_tlp_hdr(c_rx_req_tlp_hdr),
-    .c_rx_req_tlp_data(c_rx_req_tlp_data),
-    .c_rx_req_tlp_keep(c_rx_req_tlp_keep),
-    .c_rx_req_tlp_valid(c_rx_req_tlp_valid),
-    .c_rx_req_tlp_last(c_rx_req_tlp_last),
-    .c_rx_req_tlp_ready(c_rx_req_tlp_ready),
-    .c_tx_cpl_tlp_hdr(c_tx_cpl_tlp_hdr),
-    .c_tx_cpl_tlp_data(c_tx_cpl_tlp_data),
-    .c_tx_cpl_tlp_keep(c_tx_cpl_tlp_keep),
-    .c_tx_cpl_tlp_valid(c_tx_cpl_tlp_valid),
-    .c_tx_cpl_tlp_last(c_tx_cpl_tlp_last),
-    .c_tx_cpl_tlp_ready(c_tx_cpl_tlp_ready),
-    .c_tx_rd_req_tlp_hdr(c_tx_rd_req_tlp_hdr),
-    .c_tx_rd_req_tlp_valid(c_tx_rd_req_tlp_valid),
-    .c_tx_rd_req_tlp_ready(c_tx_rd_req_tlp_ready),
-    .c_rx_cpl_tlp_hdr(c_rx_cpl_tlp_hdr),
-    .c_rx_cpl_tlp_data(c_rx_cpl_tlp_data),
-    .c_rx_cpl_tlp_keep(c_rx_cpl_tlp_keep),
-    .c_rx_cpl_tlp_valid(c_rx_cpl_tlp_valid),
-    .c_rx_cpl_tlp_last(c_rx_cpl_tlp_last),
-    .c_rx_cpl_tlp_ready(c_rx_cpl_tlp_ready),
-    .c_tx_wr_req_tlp_hdr(c_tx_wr_req_tlp_hdr),
-    .c_tx_wr_req_tlp_data(c_tx_wr_req_tlp_data),
-    .c_tx_wr_req_tlp_keep(c_tx_wr_req_tlp_keep),
-    .c_tx_wr_req_tlp_valid(c_tx_wr_req_tlp_valid),
-    .c_tx_wr_req_tlp_last(c_tx_wr_req_tlp_last),
-    .c_tx_wr_req_tlp_ready(c_tx_wr_req_tlp_ready),
-    .c_msi_vector(c_msi_vector),
-    .c_msi_valid(c_msi_valid),
-    .c_msi_ready(c_msi_ready),
-    .c_cfg_max_payload(c_cfg_max_payload),
-    .c_cfg_max_read_req(c_cfg_max_read_req),
-    .c_cfg_requester_id(c_cfg_requester_id)
-);
+generate
+    if (CROSS) begin : g_cross
+        pcie_clock_crossing #(
+            .PCIE_W(DATA_W),
+            .CORE_W(CORE_W)
+        ) crossing (
+            .pcie_clk(pcie_clk),
+            .pcie_rst(p_rst),
+            .core_clk(core_clk),
+            .core_rst(core_rst),
+            .p_rx_req_tlp_hdr(rx_req_tlp_hdr),
+            .p_rx_req_tlp_data(rx_req_tlp_data),
+            .p_rx_req_tlp_keep(rx_req_tlp_keep),
+            .p_rx_req_tlp_valid(rx_req_tlp_valid),
+            .p_rx_req_tlp_last(rx_req_tlp_last),
+            .p_rx_req_tlp_ready(rx_req_tlp_ready),
+            .p_tx_cpl_tlp_hdr(tx_cpl_tlp_hdr),
+            .p_tx_cpl_tlp_data(tx_cpl_tlp_data),
+            .p_tx_cpl_tlp_keep(tx_cpl_tlp_keep),
+            .p_tx_cpl_tlp_valid(tx_cpl_tlp_valid),
+            .p_tx_cpl_tlp_last(tx_cpl_tlp_last),
+            .p_tx_cpl_tlp_ready(tx_cpl_tlp_ready),
+            .p_tx_rd_req_tlp_hdr(tx_rd_req_tlp_hdr),
+            .p_tx_rd_req_tlp_valid(tx_rd_req_tlp_valid),
+            .p_tx_rd_req_tlp_ready(tx_rd_req_tlp_ready),
+            .p_rx_cpl_tlp_hdr(rx_cpl_tlp_hdr),
+            .p_rx_cpl_tlp_data(rx_cpl_tlp_data),
+            .p_rx_cpl_tlp_keep(rx_cpl_tlp_keep),
+            .p_rx_cpl_tlp_valid(rx_cpl_tlp_valid),
+            .p_rx_cpl_tlp_last(rx_cpl_tlp_last),
+            .p_rx_cpl_tlp_ready(rx_cpl_tlp_ready),
+            .p_tx_wr_req_tlp_hdr(tx_wr_req_tlp_hdr),
+            .p_tx_wr_req_tlp_data(tx_wr_req_tlp_data),
+            .p_tx_wr_req_tlp_keep(tx_wr_req_tlp_keep),
+            .p_tx_wr_req_tlp_valid(tx_wr_req_tlp_valid),
+            .p_tx_wr_req_tlp_last(tx_wr_req_tlp_last),
+            .p_tx_wr_req_tlp_ready(tx_wr_req_tlp_ready),
+            .p_msi_vector(msi_vector),
+            .p_msi_valid(msi_valid),
+            .p_msi_ready(msi_ready),
+            .p_cfg_max_payload(cfg_max_payload),
+            .p_cfg_max_read_req(cfg_max_read_req),
+            .p_cfg_requester_id(cfg_requester_id),
+            .c_rx_req_tlp_hdr(c_rx_req_tlp_hdr),
+            .c_rx_req_tlp_data(c_rx_req_tlp_data),
+            .c_rx_req_tlp_keep(c_rx_req_tlp_keep),
+            .c_rx_req_tlp_valid(c_rx_req_tlp_valid),
+            .c_rx_req_tlp_last(c_rx_req_tlp_last),
+            .c_rx_req_tlp_ready(c_rx_req_tlp_ready),
+            .c_tx_cpl_tlp_hdr(c_tx_cpl_tlp_hdr),
+            .c_tx_cpl_tlp_data(c_tx_cpl_tlp_data),
+            .c_tx_cpl_tlp_keep(c_tx_cpl_tlp_keep),
+            .c_tx_cpl_tlp_valid(c_tx_cpl_tlp_valid),
+            .c_tx_cpl_tlp_last(c_tx_cpl_tlp_last),
+            .c_tx_cpl_tlp_ready(c_tx_cpl_tlp_ready),
+            .c_tx_rd_req_tlp_hdr(c_tx_rd_req_tlp_hdr),
+            .c_tx_rd_req_tlp_valid(c_tx_rd_req_tlp_valid),
+            .c_tx_rd_req_tlp_ready(c_tx_rd_req_tlp_ready),
+            .c_rx_cpl_tlp_hdr(c_rx_cpl_tlp_hdr),
+            .c_rx_cpl_tlp_data(c_rx_cpl_tlp_data),
+            .c_rx_cpl_tlp_keep(c_rx_cpl_tlp_keep),
+            .c_rx_cpl_tlp_valid(c_rx_cpl_tlp_valid),
+            .c_rx_cpl_tlp_last(c_rx_cpl_tlp_last),
+            .c_rx_cpl_tlp_ready(c_rx_cpl_tlp_ready),
+            .c_tx_wr_req_tlp_hdr(c_tx_wr_req_tlp_hdr),
+            .c_tx_wr_req_tlp_data(c_tx_wr_req_tlp_data),
+            .c_tx_wr_req_tlp_keep(c_tx_wr_req_tlp_keep),
+            .c_tx_wr_req_tlp_valid(c_tx_wr_req_tlp_valid),
+            .c_tx_wr_req_tlp_last(c_tx_wr_req_tlp_last),
+            .c_tx_wr_req_tlp_ready(c_tx_wr_req_tlp_ready),
+            .c_msi_vector(c_msi_vector),
+            .c_msi_valid(c_msi_valid),
+            .c_msi_ready(c_msi_ready),
+            .c_cfg_max_payload(c_cfg_max_payload),
+            .c_cfg_max_read_req(c_cfg_max_read_req),
+            .c_cfg_requester_id(c_cfg_requester_id)
+        );
+    end else begin : g_direct
+        assign c_rx_req_tlp_hdr = rx_req_tlp_hdr;
+        assign c_rx_req_tlp_data = rx_req_tlp_data;
+        assign c_rx_req_tlp_keep = rx_req_tlp_keep;
+        assign c_rx_req_tlp_valid = rx_req_tlp_valid;
+        assign c_rx_req_tlp_last = rx_req_tlp_last;
+        assign rx_req_tlp_ready = c_rx_req_tlp_ready;
+        assign tx_cpl_tlp_hdr = c_tx_cpl_tlp_hdr;
+        assign tx_cpl_tlp_data = c_tx_cpl_tlp_data;
+        assign tx_cpl_tlp_keep = c_tx_cpl_tlp_keep;
+        assign tx_cpl_tlp_valid = c_tx_cpl_tlp_valid;
+        assign tx_cpl_tlp_last = c_tx_cpl_tlp_last;
+        assign c_tx_cpl_tlp_ready = tx_cpl_tlp_ready;
+        assign tx_rd_req_tlp_hdr = c_tx_rd_req_tlp_hdr;
+        assign tx_rd_req_tlp_valid = c_tx_rd_req_tlp_valid;
+        assign c_tx_rd_req_tlp_ready = tx_rd_req_tlp_ready;
+        assign c_rx_cpl_tlp_hdr = rx_cpl_tlp_hdr;
+        assign c_rx_cpl_tlp_data = rx_cpl_tlp_data;
+        assign c_rx_cpl_tlp_keep = rx_cpl_tlp_keep;
+        assign c_rx_cpl_tlp_valid = rx_cpl_tlp_valid;
+        assign c_rx_cpl_tlp_last = rx_cpl_tlp_last;
+        assign rx_cpl_tlp_ready = c_rx_cpl_tlp_ready;
+        assign tx_wr_req_tlp_hdr = c_tx_wr_req_tlp_hdr;
+        assign tx_wr_req_tlp_data = c_tx_wr_req_tlp_data;
+        assign tx_wr_req_tlp_keep = c_tx_wr_req_tlp_keep;
+        assign tx_wr_req_tlp_valid = c_tx_wr_req_tlp_valid;
+        assign tx_wr_req_tlp_last = c_tx_wr_req_tlp_last;
+        assign c_tx_wr_req_tlp_ready = tx_wr_req_tlp_ready;
+        assign msi_vector = c_msi_vector;
+        assign msi_valid = c_msi_valid;
+        assign c_msi_ready = msi_ready;
+        assign c_cfg_max_payload = cfg_max_payload;
+        assign c_cfg_max_read_req = cfg_max_read_req;
+        assign c_cfg_requester_id = cfg_requester_id;
+    end
+endgenerate
 
 // ---------------------------------------------------------------------------
 // MAC loopback: one register stage between TX and RX in the core's clock
@@ -329,7 +383,7 @@ reg                 lb_tvalid = 1'b0;
 reg                 lb_tlast = 1'b0;
 reg                 lb_tuser = 1'b0;
 assign mac_tx_tready = !lb_tvalid || mac_rx_tready;
-always @(posedge core_clk) begin
+always @(posedge c_clk) begin
     if (mac_tx_tready) begin
         lb_tdata <= mac_tx_tdata;
         lb_tkeep <= mac_tx_tkeep;
@@ -341,7 +395,7 @@ always @(posedge core_clk) begin
 end
 
 // ---------------------------------------------------------------------------
-// The core (core_clk, CORE_W)
+// The core (c_clk, CORE_W)
 // ---------------------------------------------------------------------------
 
 wire       flash_sck;
@@ -364,7 +418,7 @@ rnic_core #(
     .GIT_HASH(GIT_HASH),
     .BOARD_ID(BOARD_ID)
 ) core (
-    .clk(core_clk),
+    .clk(c_clk),
     .rst(core_rst),
     .rx_req_tlp_hdr(c_rx_req_tlp_hdr),
     .rx_req_tlp_data(c_rx_req_tlp_data),

@@ -338,6 +338,11 @@ impl BlockRx {
         self.next - usize::from(self.cur.is_some() || self.held.is_some())
     }
 
+    /// TLPs whose first beat (SOF) was accepted.
+    pub(crate) fn started(&self) -> usize {
+        self.next - usize::from(self.held.as_ref().is_some_and(|b| b.sof))
+    }
+
     /// The next beat to present (None: nothing to send).
     pub(crate) fn build(&mut self, rng: &mut ChaCha8Rng, cfg: &Config) -> Option<RxBeat> {
         let w = self.w;

@@ -3,7 +3,9 @@
 //! (PCIE_W 64, CORE_W 128) -> `rnic_core` (DATA_W 128, NUM_Q
 //! [`CARD_NUM_Q`], CLK_MHZ 62, `core_clk`) as the Artix-7 card top does,
 //! with the MAC loopback register stage, the flash pins idle and boot slot
-//! 0. Its ports are the PCIE_2_1 block's side of the shim only.
+//! 0. Its ports are the PCIE_2_1 block's side of the shim only. A second
+//! build of it, [`Variant::Direct`], is the top's CLK_MHZ 125 mode: no
+//! crossing, `rnic_core` at DATA_W 64 on `pcie_clk`.
 //!
 //! [`Card`] plays the block and the host: it steps the model at every
 //! rising edge of two clocks, `pcie_clk` 125 MHz (8 ns) and `core_clk`
@@ -35,6 +37,52 @@ pub const PCIE_PS: u64 = 8_000;
 pub const CORE_PS: u64 = 16_000;
 /// rnic_core's data width in the card (twice the TRN width).
 pub const CORE_W: u32 = 128;
+
+/// Which build of rtl/card_datapath.v (the card top's two modes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// CLK_MHZ 62, the card's default: the crossing, rnic_core at 128 bits
+    /// on `core_clk` (62.5 MHz).
+    Cross,
+    /// CLK_MHZ 125: no crossing, rnic_core at 64 bits on `pcie_clk`; the
+    /// model's `core_clk` input is unused and never toggled.
+    Direct,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 2] = [Variant::Cross, Variant::Direct];
+
+    /// rnic_core's DATA_W.
+    pub fn core_w(self) -> u32 {
+        match self {
+            Variant::Cross => CORE_W,
+            Variant::Direct => 64,
+        }
+    }
+
+    /// The core's clock period, picoseconds.
+    pub fn core_ps(self) -> u64 {
+        match self {
+            Variant::Cross => CORE_PS,
+            Variant::Direct => PCIE_PS,
+        }
+    }
+
+    /// The card top's CLK_MHZ for this mode.
+    pub fn clk_mhz(self) -> u32 {
+        match self {
+            Variant::Cross => 62,
+            Variant::Direct => 125,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Cross => "crossing (CLK_MHZ 62, core 128b @ 62.5 MHz)",
+            Variant::Direct => "direct (CLK_MHZ 125, core 64b @ 125 MHz)",
+        }
+    }
+}
 
 /// Inputs of the card model for one step. Mirrors `CardIn` in
 /// csrc/card.cpp. `trn_rd`: word i = bits [32i+31:32i].
@@ -86,73 +134,101 @@ pub struct CardOut {
     pub sim_flags: u8,
 }
 
+#[derive(Clone, Copy)]
+#[allow(dead_code)] // without a model nothing reads the table
+struct Fns {
+    in_size: unsafe extern "C" fn() -> usize,
+    out_size: unsafe extern "C" fn() -> usize,
+    create: unsafe extern "C" fn(u32) -> *mut c_void,
+    destroy: unsafe extern "C" fn(*mut c_void),
+    step: unsafe extern "C" fn(*mut c_void, *const CardIn, *mut CardOut),
+}
+
 #[cfg(pcie7_card_model)]
 mod ffi {
     use super::*;
-    extern "C" {
-        pub fn card_in_size() -> usize;
-        pub fn card_out_size() -> usize;
-        pub fn card_create(seed: u32) -> *mut c_void;
-        pub fn card_destroy(h: *mut c_void);
-        pub fn card_step(h: *mut c_void, i: *const CardIn, o: *mut CardOut);
+    macro_rules! model_fns {
+        ($t:literal) => {{
+            extern "C" {
+                #[link_name = concat!("card_", $t, "_in_size")]
+                fn in_size() -> usize;
+                #[link_name = concat!("card_", $t, "_out_size")]
+                fn out_size() -> usize;
+                #[link_name = concat!("card_", $t, "_create")]
+                fn create(seed: u32) -> *mut c_void;
+                #[link_name = concat!("card_", $t, "_destroy")]
+                fn destroy(h: *mut c_void);
+                #[link_name = concat!("card_", $t, "_step")]
+                fn step(h: *mut c_void, i: *const CardIn, o: *mut CardOut);
+            }
+            Fns {
+                in_size,
+                out_size,
+                create,
+                destroy,
+                step,
+            }
+        }};
+    }
+    pub(super) fn fns(v: Variant) -> Option<Fns> {
+        Some(match v {
+            Variant::Cross => model_fns!("x"),
+            Variant::Direct => model_fns!("d"),
+        })
+    }
+}
+
+#[cfg(not(pcie7_card_model))]
+mod ffi {
+    use super::*;
+    pub(super) fn fns(_: Variant) -> Option<Fns> {
+        None
     }
 }
 
 /// One Verilated card datapath.
 pub struct CardModel {
-    #[cfg_attr(not(pcie7_card_model), allow(dead_code))]
     h: *mut c_void,
+    fns: Fns,
 }
 
 impl CardModel {
-    /// A model whose registers start from `seed` (`--x-initial unique`).
-    #[cfg(pcie7_card_model)]
-    pub fn new(seed: u32) -> Result<Self, String> {
+    /// A model of variant `v` whose registers start from `seed`
+    /// (`--x-initial unique`).
+    pub fn new(v: Variant, seed: u32) -> Result<Self, String> {
+        let fns = ffi::fns(v).ok_or_else(|| {
+            "pcie7-shim-sim was built without the card datapath model".to_string()
+        })?;
         // SAFETY: plain functions of the linked model.
         unsafe {
-            if ffi::card_in_size() != std::mem::size_of::<CardIn>()
-                || ffi::card_out_size() != std::mem::size_of::<CardOut>()
+            if (fns.in_size)() != std::mem::size_of::<CardIn>()
+                || (fns.out_size)() != std::mem::size_of::<CardOut>()
             {
                 return Err("port struct layout differs between Rust and csrc/card.cpp".into());
             }
-            let h = ffi::card_create(seed);
+            let h = (fns.create)(seed);
             if h.is_null() {
                 return Err("model creation failed".into());
             }
-            Ok(Self { h })
+            Ok(Self { h, fns })
         }
-    }
-
-    /// Without the model: always an error.
-    #[cfg(not(pcie7_card_model))]
-    pub fn new(_seed: u32) -> Result<Self, String> {
-        Err("pcie7-shim-sim was built without the card datapath model".into())
     }
 
     /// One step: apply `i` with both clocks low, return the outputs, then
     /// the rising edges of `i.edges`.
     pub fn step(&mut self, i: &CardIn) -> CardOut {
-        #[allow(unused_mut)]
         let mut o = CardOut::default();
-        #[cfg(pcie7_card_model)]
-        // SAFETY: `h` is a live model; the structs match the C layout
-        // (checked in `new`).
-        unsafe {
-            ffi::card_step(self.h, i, &mut o)
-        };
-        #[cfg(not(pcie7_card_model))]
-        let _ = i;
+        // SAFETY: `h` is a live model of these functions; the structs match
+        // the C layout (checked in `new`).
+        unsafe { (self.fns.step)(self.h, i, &mut o) };
         o
     }
 }
 
 impl Drop for CardModel {
     fn drop(&mut self) {
-        #[cfg(pcie7_card_model)]
-        // SAFETY: `h` came from `card_create` and is destroyed once.
-        unsafe {
-            ffi::card_destroy(self.h)
-        }
+        // SAFETY: `h` came from this table's `create` and is destroyed once.
+        unsafe { (self.fns.destroy)(self.h) }
     }
 }
 
@@ -160,8 +236,11 @@ impl Drop for CardModel {
 #[derive(Clone, Debug)]
 pub struct CardConfig {
     pub seed: u64,
+    /// Which build of the datapath (the crossing unless set).
+    pub variant: Variant,
     /// Time of `core_clk`'s first rising edge (0: every other `pcie_clk`
-    /// edge coincides with one, as from the card's MMCM).
+    /// edge coincides with one, as from the card's MMCM). Unused by
+    /// [`Variant::Direct`].
     pub core_phase_ps: u64,
     /// Probability that the block inserts an idle cycle on receive.
     pub rx_gap: f64,
@@ -187,6 +266,7 @@ impl CardConfig {
     pub fn new(seed: u64) -> Self {
         CardConfig {
             seed,
+            variant: Variant::Cross,
             core_phase_ps: 0,
             rx_gap: 0.2,
             tx_stall: 0.25,
@@ -212,7 +292,8 @@ pub struct Card {
     inputs: CardIn,
     t_pcie: u64,
     t_core: u64,
-    /// `pcie_clk` / `core_clk` edges so far.
+    /// `pcie_clk` edges so far, and the core clock's (in
+    /// [`Variant::Direct`], `pcie_clk`'s again).
     pub cycle: u64,
     pub core_cycles: u64,
     // block transmit side
@@ -229,6 +310,12 @@ pub struct Card {
     int_seen: Option<(u8, u64, u32)>,
     /// MSIs the block took (CFGINTERRUPTDI).
     pub msi: Vec<u8>,
+    /// TRN beat counts since the start (`pcie_clk` cycles out of reset):
+    /// receive beats the shim took, receive beats offered but refused
+    /// (TRNRDSTRDY low), transmit beats the block took.
+    pub rx_beats: u64,
+    pub rx_refused: u64,
+    pub tx_beats: u64,
 }
 
 /// 2-dword TRN.
@@ -236,10 +323,14 @@ const W: usize = 2;
 
 impl Card {
     pub fn new(cfg: CardConfig) -> Result<Self, Fail> {
-        let model = CardModel::new(cfg.seed as u32 | 1).map_err(Fail)?;
+        let model = CardModel::new(cfg.variant, cfg.seed as u32 | 1).map_err(Fail)?;
         let rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x5eed_ca4d);
         let rx_cfg = Config::new(64, cfg.seed);
-        let t_core = cfg.core_phase_ps;
+        // direct: the model's core_clk is unused, never an edge of its own
+        let t_core = match cfg.variant {
+            Variant::Cross => cfg.core_phase_ps,
+            Variant::Direct => u64::MAX,
+        };
         let tbuf = cfg.tbuf_max;
         Ok(Card {
             model,
@@ -260,6 +351,9 @@ impl Card {
             rx_sent: 0,
             int_seen: None,
             msi: Vec::new(),
+            rx_beats: 0,
+            rx_refused: 0,
+            tx_beats: 0,
         })
     }
 
@@ -282,6 +376,11 @@ impl Card {
     /// How many of the TLPs queued the shim has taken whole.
     pub fn rx_taken(&self) -> usize {
         self.rx.taken()
+    }
+
+    /// How many of the TLPs queued the shim has taken the first beat of.
+    pub fn rx_started(&self) -> usize {
+        self.rx.started()
     }
 
     fn in_reset(&self) -> bool {
@@ -344,6 +443,9 @@ impl Card {
         let err = |m: String| Err(Fail(format!("pcie cycle {cycle}: {m}")));
         if i.trn_rsrc_rdy != 0 && o.trn_rdst_rdy != 0 {
             self.rx.held = None;
+            self.rx_beats += 1;
+        } else if i.trn_rsrc_rdy != 0 {
+            self.rx_refused += 1;
         }
         if o.trn_tsrc_dsc != 0 || o.trn_tstr != 0 || o.trn_terrfwd != 0 || o.trn_tecrc_gen != 0 {
             return err("TRNTSRCDSC/TSTR/TERRFWD/TECRCGEN must stay low".into());
@@ -366,6 +468,7 @@ impl Card {
             return err("a TLP started with TRNTBUFAV 0".into());
         }
         if o.trn_tsrc_rdy != 0 && i.trn_tdst_rdy != 0 {
+            self.tx_beats += 1;
             if beat.2 {
                 if self.tx_in_tlp {
                     return err("SOF inside a TLP".into());
@@ -449,6 +552,9 @@ impl Card {
         if ce {
             self.core_cycles += 1;
             self.t_core += CORE_PS;
+        } else if pe && self.cfg.variant == Variant::Direct {
+            // the core runs on pcie_clk
+            self.core_cycles += 1;
         }
         Ok(())
     }
@@ -606,10 +712,19 @@ pub struct HostMem {
     /// Completer ID of the root complex.
     pub completer_id: u16,
     /// Outstanding read tags: tag -> how many TLPs the card must have
-    /// taken for the last completion of its read to be delivered.
+    /// started taking for the last completion of its read to have begun
+    /// (see `serve`).
     tags: std::collections::HashMap<u8, usize>,
     /// Requests served: (read, address, bytes).
     pub log: Vec<(bool, u64, usize)>,
+    /// Read-completion boundaries per completion: `None` a random 1 to 4
+    /// (the tests), `Some(k)` always `k` (the first one up to the k-th
+    /// boundary; `Some(1)`: every completion ends at the next RCB, as many
+    /// root complexes split).
+    pub cpl_rcbs: Option<u64>,
+    /// Completions sent and their payload bytes.
+    pub cpls: u64,
+    pub cpl_bytes: u64,
 }
 
 impl HostMem {
@@ -621,6 +736,9 @@ impl HostMem {
             completer_id: 0x0000,
             tags: std::collections::HashMap::new(),
             log: Vec::new(),
+            cpl_rcbs: None,
+            cpls: 0,
+            cpl_bytes: 0,
         }
     }
 
@@ -721,8 +839,15 @@ impl HostMem {
             return Ok(());
         }
         let tag = (t.hdr[1] >> 8) as u8;
-        let taken = card.rx_taken();
-        self.tags.retain(|_, upto| *upto > taken);
+        // A tag is free again once the card can know its read is done: when
+        // the shim has taken the header beat of the read's last completion
+        // (the root complex sent every completion of it by then; the hard
+        // block has the whole TLP). dma_rd_engine frees a tag at the header
+        // of the completion that ends its byte count, before that TLP's
+        // data beats are in, so waiting for the TLP whole would be too
+        // strict (it trips with 128-byte completions on the direct build).
+        let started = card.rx_started();
+        self.tags.retain(|_, upto| *upto > started);
         if self.tags.contains_key(&tag) {
             return fail(format!("tag {tag} reused while its read is outstanding"));
         }
@@ -736,11 +861,16 @@ impl HostMem {
         while at < addr + bytes {
             let room = ((at / self.rcb + 1) * self.rcb - at) / 4;
             let left = (addr + bytes - at) / 4;
-            let chunks = self.rng.gen_range(1..=4u64);
+            let chunks = match self.cpl_rcbs {
+                Some(k) => k.max(1),
+                None => self.rng.gen_range(1..=4u64),
+            };
             let n = (room + (chunks - 1) * self.rcb / 4).min(left);
             let first_byte = if at == addr { start } else { at };
             let count = if at == addr { total } else { end - first_byte };
             let data = self.read(at, n as usize * 4);
+            self.cpls += 1;
+            self.cpl_bytes += n * 4;
             card.send(Tlp {
                 hdr: [
                     Tlp::dw0(0b010, crate::bench::TYPE_CPL, n as usize),
@@ -752,6 +882,7 @@ impl HostMem {
             });
             at += n * 4;
         }
+        // index of the last completion + 1
         self.tags.insert(tag, card.rx_sent);
         Ok(())
     }

@@ -18,7 +18,10 @@
 //! `core_clk`), with the MAC TX looped to RX through one register stage,
 //! the flash pins idle and boot slot 0; one reset source synchronised into
 //! each clock. Its ports are only the TRN side, the configuration and MSI
-//! signals, the two clocks and the reset. [`card::Card`] steps it at every
+//! signals, the two clocks and the reset. It is built a second time as the
+//! top's CLK_MHZ 125 mode ([`card::Variant::Direct`]: no crossing,
+//! `rnic_core` at DATA_W 64 on `pcie_clk`); examples/card_dma_rate.rs
+//! measures LOCAL_DMA_COPY rates on both. [`card::Card`] steps it at every
 //! rising edge of either clock (an edge mask, both at once when edges
 //! coincide; the core clock's phase is a knob), drives TRN with the
 //! bench's receive beat builder and a transmit collector with stalls, and

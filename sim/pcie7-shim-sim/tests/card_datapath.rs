@@ -1,7 +1,8 @@
 //! The card's datapath without the hard block (rtl/card_datapath.v: shim ->
-//! clock crossing -> rnic_core at 128 bits on its own 62.5 MHz clock),
-//! driven on the TRN side by src/card.rs: BAR0 MMIO through the whole path,
-//! checked at the completions that come back on TRN.
+//! clock crossing -> rnic_core at 128 bits on its own 62.5 MHz clock; the
+//! ID block reads also on the direct build, rnic_core at 64 bits on the
+//! user clock), driven on the TRN side by src/card.rs: BAR0 MMIO through
+//! the whole path, checked at the completions that come back on TRN.
 
 use pcie7_shim_sim::bench::{Fail, Tlp, TYPE_CPL};
 use pcie7_shim_sim::card::*;
@@ -54,8 +55,8 @@ const ID_MP_WINDOW: u32 = 0x2c;
 const ID_MRS: u32 = 0x3c;
 
 /// (offset, value) of the ID registers whose values are fixed for the
-/// card's build.
-fn id_expect() -> Vec<(u32, u32)> {
+/// card's build (`v`: the core's DATA_W).
+fn id_expect(v: Variant) -> Vec<(u32, u32)> {
     vec![
         (ID_BLK_TYPE, 0x5249_0001),
         (ID_BLK_VERSION, 0x0001_0000),
@@ -64,7 +65,7 @@ fn id_expect() -> Vec<(u32, u32)> {
         (ID_BUILD_VERSION, 0x0001_0000),
         (ID_GIT_HASH, 0),
         (ID_BOARD_ID, 0),
-        (ID_DATA_W, CORE_W),
+        (ID_DATA_W, v.core_w()),
         (ID_NUM_QUEUES, CARD_NUM_Q),
         (ID_VERBS, 0x1f),
         (ID_CAPS, 0x7f),
@@ -99,24 +100,32 @@ fn no_stray_tx(c: &Card) -> Result<(), Fail> {
     Ok(())
 }
 
+/// Both builds: the crossing (seeds 1..=3) and the direct one (the core at
+/// 64 bits on the user clock; seeds 4..=5).
 #[test]
 fn mmio_reads_of_the_id_block() {
     if skip() {
         return;
     }
-    for seed in 1..=3u64 {
+    for seed in 1..=5u64 {
+        let variant = if seed <= 3 {
+            Variant::Cross
+        } else {
+            Variant::Direct
+        };
         let mut cfg = CardConfig::new(seed);
+        cfg.variant = variant;
         if seed == 2 {
             // core edges between the PCIe clock's (no coinciding edges)
             cfg.core_phase_ps = 3_000;
         }
-        if seed == 3 {
+        if seed == 3 || seed == 5 {
             cfg.rx_gap = 0.0;
             cfg.tx_stall = 0.0;
         }
         with_card(cfg, |c| {
             // one at a time, full header checks in read32
-            for (off, v) in id_expect() {
+            for (off, v) in id_expect(variant) {
                 let got = c.read32(off)?;
                 ensure!(
                     got == v,
@@ -152,7 +161,7 @@ fn mmio_reads_of_the_id_block() {
             // back, random tags, requester IDs and first byte enables
             let mut rng = ChaCha8Rng::seed_from_u64(seed * 1000 + 7);
             let mut want = HashMap::new();
-            let exp = id_expect();
+            let exp = id_expect(variant);
             for (k, &(off, v)) in exp.iter().enumerate() {
                 let fbe = if rng.gen_bool(0.5) {
                     0xf
@@ -248,7 +257,7 @@ fn mmio_write_then_read_back() {
                 );
                 regs.insert(off, reset);
             }
-            let ids = id_expect();
+            let ids = id_expect(Variant::Cross);
             let mut reads = 0usize;
             let mut writes = 0usize;
             for batch in 0..400 {
