@@ -215,13 +215,16 @@ reg [DT_W:0] dt_rd_ptr_reg = {DT_W+1{1'b0}};
 wire dt_full = dt_wr_ptr_reg == (dt_rd_ptr_reg ^ {1'b1, {DT_W{1'b0}}});
 wire dt_empty = dt_wr_ptr_reg == dt_rd_ptr_reg;
 
-// written by the request issuer
+// written by the request issuer (its requests counted per slot, below)
 reg [ID_W-1:0]  dt_id_mem [0:DESC_TABLE_SIZE-1];
-reg [CNT_W-1:0] dt_issued_mem [0:DESC_TABLE_SIZE-1];
-reg [DESC_TABLE_SIZE-1:0] dt_all_issued_reg = {DESC_TABLE_SIZE{1'b0}};
-// written by the completion side (per-entry registers, see below)
-wire [DESC_TABLE_SIZE*CNT_W-1:0] dt_done_flat;
-wire [DESC_TABLE_SIZE*4-1:0]     dt_err_flat;
+// per slot (registers, see below): every request issued and finished
+wire [DESC_TABLE_SIZE-1:0]   dt_complete;
+wire [DESC_TABLE_SIZE*4-1:0] dt_err_flat;
+// the head as one-hot beside the pointer, so that whether it is complete
+// is an AND-OR of registers and not a wide mux behind the pointer (the
+// retire loop, pointer -> head done -> pointer, was the routed critical
+// path of the 128-bit build)
+reg [DESC_TABLE_SIZE-1:0] dt_head_oh_reg = {{DESC_TABLE_SIZE-1{1'b0}}, 1'b1};
 
 // ---------------------------------------------------------------------------
 // tag table
@@ -330,9 +333,7 @@ always @(posedge clk) begin
         cur_pcie_addr_reg <= cur_pcie_addr_reg + rq_len_64;
         cur_ram_addr_reg <= cur_ram_addr_reg + rq_len_64[RAM_ADDR_W-1:0];
         cur_len_reg <= cur_len_reg - rq_len_64[LEN_W-1:0];
-        dt_issued_mem[cur_slot_reg] <= dt_issued_mem[cur_slot_reg] + 1'b1;
         if (rq_last_reg) begin
-            dt_all_issued_reg[cur_slot_reg] <= 1'b1;
             cur_valid_reg <= 1'b0;
         end
     end
@@ -349,8 +350,6 @@ always @(posedge clk) begin
         cur_slot_reg <= dt_wr_ptr_reg[DT_W-1:0];
         cur_valid_reg <= 1'b1;
         dt_id_mem[dt_wr_ptr_reg[DT_W-1:0]] <= df_id;
-        dt_issued_mem[dt_wr_ptr_reg[DT_W-1:0]] <= {CNT_W{1'b0}};
-        dt_all_issued_reg[dt_wr_ptr_reg[DT_W-1:0]] <= 1'b0;
         dt_wr_ptr_reg <= dt_wr_ptr_reg + 1'b1;
     end
 
@@ -623,11 +622,16 @@ always @(posedge clk) begin
     end
 end
 
+// the free tag the encoder picks (the lowest), as one-hot: the allocation
+// sets it without decoding free_tag again (the loop tag_active -> encoder
+// -> decoder -> tag_active was the deepest of the 128-bit build)
+wire [NTAGS-1:0] free_oh = ~tag_active_reg & (tag_active_reg + 1'b1);
+
 // tag table writes: allocation by the issuer, byte count update / free by
 // the completion header (never the same tag in one cycle)
 always @(posedge clk) begin
     if (rq_issue) begin
-        tag_active_reg[free_tag] <= 1'b1;
+        tag_active_reg <= tag_active_reg | free_oh;
         tag_ram_mem[free_tag] <= cur_ram_addr_reg;
         tag_off_mem[free_tag] <= 12'd0;
         tag_exp_la_mem[free_tag] <= cur_pcie_addr_reg[6:0];
@@ -840,17 +844,35 @@ end
 // descriptor completion accounting and in-order status
 
 wire [DT_W-1:0] dt_head = dt_rd_ptr_reg[DT_W-1:0];
-wire dt_head_done = !dt_empty && dt_all_issued_reg[dt_head] &&
-                    (dt_issued_mem[dt_head] == dt_done_flat[dt_head*CNT_W +: CNT_W]);
+wire dt_head_done = !dt_empty && (dt_complete & dt_head_oh_reg) != {DESC_TABLE_SIZE{1'b0}};
 
-// per descriptor: requests finished and first error; up to two events per
-// cycle, cleared when the descriptor retires
+// per descriptor: requests issued (the issuer works on one slot at a time,
+// cur_slot_reg; a load starts the next at zero), whether the last one was,
+// requests finished and first error (up to two events per cycle, cleared
+// when the descriptor retires)
 genvar gi;
 generate
     for (gi = 0; gi < DESC_TABLE_SIZE; gi = gi + 1) begin : g_dt
         localparam [DT_W-1:0] IDX = gi;
+        reg [CNT_W-1:0] issued_reg = {CNT_W{1'b0}};
+        reg             all_issued_reg = 1'b0;
         reg [CNT_W-1:0] done_reg = {CNT_W{1'b0}};
         reg [3:0]       err_reg = 4'd0;
+
+        always @(posedge clk) begin
+            if (rq_issue || rq_load) begin
+                if (rq_issue && cur_slot_reg == IDX) begin
+                    issued_reg <= issued_reg + 1'b1;
+                    if (rq_last_reg) begin
+                        all_issued_reg <= 1'b1;
+                    end
+                end
+                if (rq_load && dt_wr_ptr_reg[DT_W-1:0] == IDX) begin
+                    issued_reg <= {CNT_W{1'b0}};
+                    all_issued_reg <= 1'b0;
+                end
+            end
+        end
 
         // under the events' valid: the simulator skips the slot's logic on
         // idle cycles (the hardware is the same)
@@ -866,7 +888,7 @@ generate
                     end
                 end
             end
-            if (dt_head_done && dt_head == IDX) begin
+            if (dt_head_done && dt_head_oh_reg[IDX]) begin
                 done_reg <= {CNT_W{1'b0}};
                 err_reg <= 4'd0;
             end
@@ -876,7 +898,7 @@ generate
             end
         end
 
-        assign dt_done_flat[gi*CNT_W +: CNT_W] = done_reg;
+        assign dt_complete[gi] = all_issued_reg && issued_reg == done_reg;
         assign dt_err_flat[gi*4 +: 4] = err_reg;
     end
 endgenerate
@@ -897,11 +919,13 @@ always @(posedge clk) begin
         status_id_reg <= dt_id_mem[dt_head];
         status_err_reg <= dt_err_flat[dt_head*4 +: 4];
         dt_rd_ptr_reg <= dt_rd_ptr_reg + 1'b1;
+        dt_head_oh_reg <= {dt_head_oh_reg[DESC_TABLE_SIZE-2:0], dt_head_oh_reg[DESC_TABLE_SIZE-1]};
     end
 
     if (rst) begin
         status_valid_reg <= 1'b0;
         dt_rd_ptr_reg <= {DT_W+1{1'b0}};
+        dt_head_oh_reg <= {{DESC_TABLE_SIZE-1{1'b0}}, 1'b1};
     end
 end
 
