@@ -1,11 +1,12 @@
 // Artix-7 M.2 PCIe card top (LiteFury XC7A100T / NiteFury XC7A200T class):
 // the 7-series integrated PCIe block PCIE_2_1 (endpoint, x4), its transmit
 // and receive buffer RAMs, the reference clock buffer and the clocking for
-// the block's user and PIPE clocks, rnic_pcie7_shim between the block's TRN
-// interface and rnic_core, a MAC-side loopback (the card has no Ethernet
-// port: transmitted frames come back as received frames through one
-// register stage; the core's own on-chip loopback block is reachable by
-// CSR as on every target), and the configuration flash (quad SPI on the
+// the block's user and PIPE clocks, the datapath behind the block's TRN
+// interface (rnic_artix7_datapath: rnic_pcie7_shim, the clock crossing,
+// rnic_core and a MAC-side loopback; the card has no Ethernet port:
+// transmitted frames come back as received frames through one register
+// stage; the core's own on-chip loopback block is reachable by CSR as on
+// every target), and the configuration flash (quad SPI on the
 // dedicated configuration pins; its clock through STARTUPE2).
 //
 // The PCIe PHY is rnic_gtp7_pipe: one GTPE2_COMMON and four GTPE2_CHANNEL
@@ -61,13 +62,10 @@ module rnic_artix7_top #(
     output wire [3:0] led_n            // user LEDs: 0 link up, 1 MSI enabled, 2 core out of reset, 3 heartbeat (core clock)
 );
 
-localparam KEEP_W = DATA_W / 32;
 localparam GEN2 = DATA_W == 128;
 // the core on its own clock (62.5 MHz) at twice the TRN width, or on the
 // user clock at the TRN width
 localparam CROSS = CLK_MHZ != 125;
-localparam CORE_W = CROSS ? 2 * DATA_W : DATA_W;
-localparam CORE_KEEP_W = CORE_W / 32;
 
 initial begin
     if (DATA_W != 64 && DATA_W != 128) begin
@@ -155,15 +153,9 @@ reg [2:0] perst_sync = 3'b000;
 always @(posedge clk125) perst_sync <= {perst_sync[1:0], pcie_perst_n};
 wire sys_rst_n = perst_sync[2] && mmcm_locked;
 
-wire user_rst_n;                     // the block's user reset (USERRSTN)
-reg [1:0] rst_sync = 2'b11;
-always @(posedge clk) rst_sync <= {rst_sync[0], !user_rst_n || !mmcm_locked};
-wire rst = rst_sync[1];
-// the core's reset: the same source, through the core clock's flops (both
-// sides of every crossing FIFO are reset from it: pcie_clock_crossing)
-(* ASYNC_REG = "TRUE" *) reg [1:0] core_rst_sync = 2'b11;
-always @(posedge core_clk) core_rst_sync <= {core_rst_sync[0], !user_rst_n || !mmcm_locked};
-wire core_rst = CROSS ? core_rst_sync[1] : rst;
+// the datapath's reset source: the block's user reset (USERRSTN) or the
+// MMCM out of lock, synchronised into each clock in rnic_artix7_datapath
+wire user_rst_n;
 
 // ---------------------------------------------------------------------------
 // PCIE_2_1 and its buffer RAMs
@@ -526,300 +518,6 @@ rnic_gtp7_pipe #(
 
 assign pcie_clkreq_n = 1'b0;
 
-// ---------------------------------------------------------------------------
-// Shim and core
-// ---------------------------------------------------------------------------
-
-wire [127:0]        rx_req_tlp_hdr;
-wire [DATA_W-1:0]   rx_req_tlp_data;
-wire [KEEP_W-1:0]   rx_req_tlp_keep;
-wire                rx_req_tlp_valid;
-wire                rx_req_tlp_last;
-wire                rx_req_tlp_ready;
-wire [127:0]        tx_cpl_tlp_hdr;
-wire [DATA_W-1:0]   tx_cpl_tlp_data;
-wire [KEEP_W-1:0]   tx_cpl_tlp_keep;
-wire                tx_cpl_tlp_valid;
-wire                tx_cpl_tlp_last;
-wire                tx_cpl_tlp_ready;
-wire [127:0]        tx_rd_req_tlp_hdr;
-wire                tx_rd_req_tlp_valid;
-wire                tx_rd_req_tlp_ready;
-wire [127:0]        rx_cpl_tlp_hdr;
-wire [DATA_W-1:0]   rx_cpl_tlp_data;
-wire [KEEP_W-1:0]   rx_cpl_tlp_keep;
-wire                rx_cpl_tlp_valid;
-wire                rx_cpl_tlp_last;
-wire                rx_cpl_tlp_ready;
-wire [127:0]        tx_wr_req_tlp_hdr;
-wire [DATA_W-1:0]   tx_wr_req_tlp_data;
-wire [KEEP_W-1:0]   tx_wr_req_tlp_keep;
-wire                tx_wr_req_tlp_valid;
-wire                tx_wr_req_tlp_last;
-wire                tx_wr_req_tlp_ready;
-wire [4:0]          msi_vector;
-wire                msi_valid;
-wire                msi_ready;
-wire [2:0]          cfg_max_payload;
-wire [2:0]          cfg_max_read_req;
-wire [15:0]         cfg_requester_id;
-wire [15:0]         stat_rx_dropped;
-wire [15:0]         stat_rx_malformed;
-wire [15:0]         stat_rx_discontinued;
-wire [15:0]         stat_msi_dropped;
-
-rnic_pcie7_shim #(
-    .DATA_W(DATA_W)
-) shim (
-    .clk(clk),
-    .rst(rst),
-    .trn_rd(trn_rd_full[DATA_W-1:0]),
-    .trn_rrem(trn_rrem),
-    .trn_rsof(trn_rsof),
-    .trn_reof(trn_reof),
-    .trn_rsrc_rdy(trn_rsrc_rdy),
-    .trn_rdst_rdy(trn_rdst_rdy),
-    .trn_rbar_hit(trn_rbar_hit),
-    .trn_rerrfwd(trn_rerrfwd),
-    .trn_rsrc_dsc(trn_rsrc_dsc),
-    .trn_td(trn_td),
-    .trn_trem(trn_trem),
-    .trn_tsof(trn_tsof),
-    .trn_teof(trn_teof),
-    .trn_tsrc_rdy(trn_tsrc_rdy),
-    .trn_tdst_rdy(trn_tdst_rdy_bus[0]),
-    .trn_tbuf_av(trn_tbuf_av),
-    .trn_tsrc_dsc(trn_tsrc_dsc),
-    .trn_tstr(trn_tstr),
-    .trn_terrfwd(trn_terrfwd),
-    .trn_tecrc_gen(trn_tecrc_gen),
-    .trn_tcfg_req(trn_tcfg_req),
-    .trn_tcfg_gnt(trn_tcfg_gnt),
-    .trn_lnk_up(trn_lnk_up),
-    .cfg_interrupt(cfg_interrupt),
-    .cfg_interrupt_rdy(!cfg_interrupt_rdy_n),
-    .cfg_interrupt_di(cfg_interrupt_di),
-    .cfg_interrupt_msienable(cfg_interrupt_msienable),
-    .cfg_interrupt_mmenable(cfg_interrupt_mmenable),
-    .cfg_dev_control_max_payload(cfg_dev_control_max_payload),
-    .cfg_dev_control_max_read_req(cfg_dev_control_max_read_req),
-    .cfg_msg_data(cfg_msg_data),
-    .cfg_msg_received(cfg_msg_received),
-    .rx_req_tlp_hdr(rx_req_tlp_hdr),
-    .rx_req_tlp_data(rx_req_tlp_data),
-    .rx_req_tlp_keep(rx_req_tlp_keep),
-    .rx_req_tlp_valid(rx_req_tlp_valid),
-    .rx_req_tlp_last(rx_req_tlp_last),
-    .rx_req_tlp_ready(rx_req_tlp_ready),
-    .tx_cpl_tlp_hdr(tx_cpl_tlp_hdr),
-    .tx_cpl_tlp_data(tx_cpl_tlp_data),
-    .tx_cpl_tlp_keep(tx_cpl_tlp_keep),
-    .tx_cpl_tlp_valid(tx_cpl_tlp_valid),
-    .tx_cpl_tlp_last(tx_cpl_tlp_last),
-    .tx_cpl_tlp_ready(tx_cpl_tlp_ready),
-    .tx_rd_req_tlp_hdr(tx_rd_req_tlp_hdr),
-    .tx_rd_req_tlp_valid(tx_rd_req_tlp_valid),
-    .tx_rd_req_tlp_ready(tx_rd_req_tlp_ready),
-    .rx_cpl_tlp_hdr(rx_cpl_tlp_hdr),
-    .rx_cpl_tlp_data(rx_cpl_tlp_data),
-    .rx_cpl_tlp_keep(rx_cpl_tlp_keep),
-    .rx_cpl_tlp_valid(rx_cpl_tlp_valid),
-    .rx_cpl_tlp_last(rx_cpl_tlp_last),
-    .rx_cpl_tlp_ready(rx_cpl_tlp_ready),
-    .tx_wr_req_tlp_hdr(tx_wr_req_tlp_hdr),
-    .tx_wr_req_tlp_data(tx_wr_req_tlp_data),
-    .tx_wr_req_tlp_keep(tx_wr_req_tlp_keep),
-    .tx_wr_req_tlp_valid(tx_wr_req_tlp_valid),
-    .tx_wr_req_tlp_last(tx_wr_req_tlp_last),
-    .tx_wr_req_tlp_ready(tx_wr_req_tlp_ready),
-    .msi_vector(msi_vector),
-    .msi_valid(msi_valid),
-    .msi_ready(msi_ready),
-    .cfg_max_payload(cfg_max_payload),
-    .cfg_max_read_req(cfg_max_read_req),
-    .cfg_requester_id(cfg_requester_id),
-    .stat_rx_dropped(stat_rx_dropped),
-    .stat_rx_malformed(stat_rx_malformed),
-    .stat_rx_discontinued(stat_rx_discontinued),
-    .stat_msi_dropped(stat_msi_dropped)
-);
-
-
-// the core's side of the PCIe streams (core_clk, CORE_W)
-wire [127:0]        c_rx_req_tlp_hdr;
-wire [CORE_W-1:0]   c_rx_req_tlp_data;
-wire [CORE_KEEP_W-1:0] c_rx_req_tlp_keep;
-wire                c_rx_req_tlp_valid;
-wire                c_rx_req_tlp_last;
-wire                c_rx_req_tlp_ready;
-wire [127:0]        c_tx_cpl_tlp_hdr;
-wire [CORE_W-1:0]   c_tx_cpl_tlp_data;
-wire [CORE_KEEP_W-1:0] c_tx_cpl_tlp_keep;
-wire                c_tx_cpl_tlp_valid;
-wire                c_tx_cpl_tlp_last;
-wire                c_tx_cpl_tlp_ready;
-wire [127:0]        c_rx_cpl_tlp_hdr;
-wire [CORE_W-1:0]   c_rx_cpl_tlp_data;
-wire [CORE_KEEP_W-1:0] c_rx_cpl_tlp_keep;
-wire                c_rx_cpl_tlp_valid;
-wire                c_rx_cpl_tlp_last;
-wire                c_rx_cpl_tlp_ready;
-wire [127:0]        c_tx_wr_req_tlp_hdr;
-wire [CORE_W-1:0]   c_tx_wr_req_tlp_data;
-wire [CORE_KEEP_W-1:0] c_tx_wr_req_tlp_keep;
-wire                c_tx_wr_req_tlp_valid;
-wire                c_tx_wr_req_tlp_last;
-wire                c_tx_wr_req_tlp_ready;
-wire [127:0]        c_tx_rd_req_tlp_hdr;
-wire                c_tx_rd_req_tlp_valid;
-wire                c_tx_rd_req_tlp_ready;
-wire [4:0]          c_msi_vector;
-wire                c_msi_valid;
-wire                c_msi_ready;
-wire [2:0]          c_cfg_max_payload;
-wire [2:0]          c_cfg_max_read_req;
-wire [15:0]         c_cfg_requester_id;
-
-generate
-    if (CROSS) begin : g_cross
-        pcie_clock_crossing #(
-            .PCIE_W(DATA_W),
-            .CORE_W(CORE_W)
-        ) crossing (
-            .pcie_clk(clk),
-            .pcie_rst(rst),
-            .core_clk(core_clk),
-            .core_rst(core_rst),
-            .p_rx_req_tlp_hdr(rx_req_tlp_hdr),
-            .p_rx_req_tlp_data(rx_req_tlp_data),
-            .p_rx_req_tlp_keep(rx_req_tlp_keep),
-            .p_rx_req_tlp_valid(rx_req_tlp_valid),
-            .p_rx_req_tlp_last(rx_req_tlp_last),
-            .p_rx_req_tlp_ready(rx_req_tlp_ready),
-            .p_tx_cpl_tlp_hdr(tx_cpl_tlp_hdr),
-            .p_tx_cpl_tlp_data(tx_cpl_tlp_data),
-            .p_tx_cpl_tlp_keep(tx_cpl_tlp_keep),
-            .p_tx_cpl_tlp_valid(tx_cpl_tlp_valid),
-            .p_tx_cpl_tlp_last(tx_cpl_tlp_last),
-            .p_tx_cpl_tlp_ready(tx_cpl_tlp_ready),
-            .p_tx_rd_req_tlp_hdr(tx_rd_req_tlp_hdr),
-            .p_tx_rd_req_tlp_valid(tx_rd_req_tlp_valid),
-            .p_tx_rd_req_tlp_ready(tx_rd_req_tlp_ready),
-            .p_rx_cpl_tlp_hdr(rx_cpl_tlp_hdr),
-            .p_rx_cpl_tlp_data(rx_cpl_tlp_data),
-            .p_rx_cpl_tlp_keep(rx_cpl_tlp_keep),
-            .p_rx_cpl_tlp_valid(rx_cpl_tlp_valid),
-            .p_rx_cpl_tlp_last(rx_cpl_tlp_last),
-            .p_rx_cpl_tlp_ready(rx_cpl_tlp_ready),
-            .p_tx_wr_req_tlp_hdr(tx_wr_req_tlp_hdr),
-            .p_tx_wr_req_tlp_data(tx_wr_req_tlp_data),
-            .p_tx_wr_req_tlp_keep(tx_wr_req_tlp_keep),
-            .p_tx_wr_req_tlp_valid(tx_wr_req_tlp_valid),
-            .p_tx_wr_req_tlp_last(tx_wr_req_tlp_last),
-            .p_tx_wr_req_tlp_ready(tx_wr_req_tlp_ready),
-            .p_msi_vector(msi_vector),
-            .p_msi_valid(msi_valid),
-            .p_msi_ready(msi_ready),
-            .p_cfg_max_payload(cfg_max_payload),
-            .p_cfg_max_read_req(cfg_max_read_req),
-            .p_cfg_requester_id(cfg_requester_id),
-            .c_rx_req_tlp_hdr(c_rx_req_tlp_hdr),
-            .c_rx_req_tlp_data(c_rx_req_tlp_data),
-            .c_rx_req_tlp_keep(c_rx_req_tlp_keep),
-            .c_rx_req_tlp_valid(c_rx_req_tlp_valid),
-            .c_rx_req_tlp_last(c_rx_req_tlp_last),
-            .c_rx_req_tlp_ready(c_rx_req_tlp_ready),
-            .c_tx_cpl_tlp_hdr(c_tx_cpl_tlp_hdr),
-            .c_tx_cpl_tlp_data(c_tx_cpl_tlp_data),
-            .c_tx_cpl_tlp_keep(c_tx_cpl_tlp_keep),
-            .c_tx_cpl_tlp_valid(c_tx_cpl_tlp_valid),
-            .c_tx_cpl_tlp_last(c_tx_cpl_tlp_last),
-            .c_tx_cpl_tlp_ready(c_tx_cpl_tlp_ready),
-            .c_tx_rd_req_tlp_hdr(c_tx_rd_req_tlp_hdr),
-            .c_tx_rd_req_tlp_valid(c_tx_rd_req_tlp_valid),
-            .c_tx_rd_req_tlp_ready(c_tx_rd_req_tlp_ready),
-            .c_rx_cpl_tlp_hdr(c_rx_cpl_tlp_hdr),
-            .c_rx_cpl_tlp_data(c_rx_cpl_tlp_data),
-            .c_rx_cpl_tlp_keep(c_rx_cpl_tlp_keep),
-            .c_rx_cpl_tlp_valid(c_rx_cpl_tlp_valid),
-            .c_rx_cpl_tlp_last(c_rx_cpl_tlp_last),
-            .c_rx_cpl_tlp_ready(c_rx_cpl_tlp_ready),
-            .c_tx_wr_req_tlp_hdr(c_tx_wr_req_tlp_hdr),
-            .c_tx_wr_req_tlp_data(c_tx_wr_req_tlp_data),
-            .c_tx_wr_req_tlp_keep(c_tx_wr_req_tlp_keep),
-            .c_tx_wr_req_tlp_valid(c_tx_wr_req_tlp_valid),
-            .c_tx_wr_req_tlp_last(c_tx_wr_req_tlp_last),
-            .c_tx_wr_req_tlp_ready(c_tx_wr_req_tlp_ready),
-            .c_msi_vector(c_msi_vector),
-            .c_msi_valid(c_msi_valid),
-            .c_msi_ready(c_msi_ready),
-            .c_cfg_max_payload(c_cfg_max_payload),
-            .c_cfg_max_read_req(c_cfg_max_read_req),
-            .c_cfg_requester_id(c_cfg_requester_id)
-        );
-    end else begin : g_direct
-        assign c_rx_req_tlp_hdr = rx_req_tlp_hdr;
-        assign c_rx_req_tlp_data = rx_req_tlp_data;
-        assign c_rx_req_tlp_keep = rx_req_tlp_keep;
-        assign c_rx_req_tlp_valid = rx_req_tlp_valid;
-        assign c_rx_req_tlp_last = rx_req_tlp_last;
-        assign rx_req_tlp_ready = c_rx_req_tlp_ready;
-        assign tx_cpl_tlp_hdr = c_tx_cpl_tlp_hdr;
-        assign tx_cpl_tlp_data = c_tx_cpl_tlp_data;
-        assign tx_cpl_tlp_keep = c_tx_cpl_tlp_keep;
-        assign tx_cpl_tlp_valid = c_tx_cpl_tlp_valid;
-        assign tx_cpl_tlp_last = c_tx_cpl_tlp_last;
-        assign c_tx_cpl_tlp_ready = tx_cpl_tlp_ready;
-        assign tx_rd_req_tlp_hdr = c_tx_rd_req_tlp_hdr;
-        assign tx_rd_req_tlp_valid = c_tx_rd_req_tlp_valid;
-        assign c_tx_rd_req_tlp_ready = tx_rd_req_tlp_ready;
-        assign c_rx_cpl_tlp_hdr = rx_cpl_tlp_hdr;
-        assign c_rx_cpl_tlp_data = rx_cpl_tlp_data;
-        assign c_rx_cpl_tlp_keep = rx_cpl_tlp_keep;
-        assign c_rx_cpl_tlp_valid = rx_cpl_tlp_valid;
-        assign c_rx_cpl_tlp_last = rx_cpl_tlp_last;
-        assign rx_cpl_tlp_ready = c_rx_cpl_tlp_ready;
-        assign tx_wr_req_tlp_hdr = c_tx_wr_req_tlp_hdr;
-        assign tx_wr_req_tlp_data = c_tx_wr_req_tlp_data;
-        assign tx_wr_req_tlp_keep = c_tx_wr_req_tlp_keep;
-        assign tx_wr_req_tlp_valid = c_tx_wr_req_tlp_valid;
-        assign tx_wr_req_tlp_last = c_tx_wr_req_tlp_last;
-        assign c_tx_wr_req_tlp_ready = tx_wr_req_tlp_ready;
-        assign msi_vector = c_msi_vector;
-        assign msi_valid = c_msi_valid;
-        assign c_msi_ready = msi_ready;
-        assign c_cfg_max_payload = cfg_max_payload;
-        assign c_cfg_max_read_req = cfg_max_read_req;
-        assign c_cfg_requester_id = cfg_requester_id;
-    end
-endgenerate
-
-// MAC loopback: one register stage between TX and RX (as in the ECP5 top),
-// in the core's clock
-wire [CORE_W-1:0]   mac_tx_tdata;
-wire [CORE_W/8-1:0] mac_tx_tkeep;
-wire                mac_tx_tvalid;
-wire                mac_tx_tlast;
-wire                mac_tx_tuser;
-wire                mac_tx_tready;
-wire                mac_rx_tready;
-reg  [CORE_W-1:0]   lb_tdata = {CORE_W{1'b0}};
-reg  [CORE_W/8-1:0] lb_tkeep = {CORE_W/8{1'b0}};
-reg                 lb_tvalid = 1'b0;
-reg                 lb_tlast = 1'b0;
-reg                 lb_tuser = 1'b0;
-assign mac_tx_tready = !lb_tvalid || mac_rx_tready;
-always @(posedge core_clk) begin
-    if (mac_tx_tready) begin
-        lb_tdata <= mac_tx_tdata;
-        lb_tkeep <= mac_tx_tkeep;
-        lb_tvalid <= mac_tx_tvalid;
-        lb_tlast <= mac_tx_tlast;
-        lb_tuser <= mac_tx_tuser;
-    end
-    if (core_rst) lb_tvalid <= 1'b0;
-end
-
 // configuration flash: data pins tristated here, clock through STARTUPE2
 wire       flash_sck;
 wire [3:0] flash_io_o;
@@ -854,8 +552,18 @@ STARTUPE2 startup (
     .PREQ(startup_preq)
 );
 
-rnic_core #(
-    .DATA_W(CORE_W),
+// ---------------------------------------------------------------------------
+// The datapath: shim -> crossing (or wires) -> core, MAC looped back
+// ---------------------------------------------------------------------------
+
+wire [15:0] stat_rx_dropped;
+wire [15:0] stat_rx_malformed;
+wire [15:0] stat_rx_discontinued;
+wire [15:0] stat_msi_dropped;
+wire        core_rst;
+
+rnic_artix7_datapath #(
+    .DATA_W(DATA_W),
     .NUM_Q(NUM_Q),
     .MP_W(MP_W),
     .SEND_EN(SEND_EN),
@@ -867,54 +575,47 @@ rnic_core #(
     .BUILD_VERSION(BUILD_VERSION),
     .GIT_HASH(GIT_HASH),
     .BOARD_ID(BOARD_ID)
-) core (
-    .clk(core_clk),
-    .rst(core_rst),
-    .rx_req_tlp_hdr(c_rx_req_tlp_hdr),
-    .rx_req_tlp_data(c_rx_req_tlp_data),
-    .rx_req_tlp_keep(c_rx_req_tlp_keep),
-    .rx_req_tlp_valid(c_rx_req_tlp_valid),
-    .rx_req_tlp_last(c_rx_req_tlp_last),
-    .rx_req_tlp_ready(c_rx_req_tlp_ready),
-    .tx_cpl_tlp_hdr(c_tx_cpl_tlp_hdr),
-    .tx_cpl_tlp_data(c_tx_cpl_tlp_data),
-    .tx_cpl_tlp_keep(c_tx_cpl_tlp_keep),
-    .tx_cpl_tlp_valid(c_tx_cpl_tlp_valid),
-    .tx_cpl_tlp_last(c_tx_cpl_tlp_last),
-    .tx_cpl_tlp_ready(c_tx_cpl_tlp_ready),
-    .tx_rd_req_tlp_hdr(c_tx_rd_req_tlp_hdr),
-    .tx_rd_req_tlp_valid(c_tx_rd_req_tlp_valid),
-    .tx_rd_req_tlp_ready(c_tx_rd_req_tlp_ready),
-    .rx_cpl_tlp_hdr(c_rx_cpl_tlp_hdr),
-    .rx_cpl_tlp_data(c_rx_cpl_tlp_data),
-    .rx_cpl_tlp_keep(c_rx_cpl_tlp_keep),
-    .rx_cpl_tlp_valid(c_rx_cpl_tlp_valid),
-    .rx_cpl_tlp_last(c_rx_cpl_tlp_last),
-    .rx_cpl_tlp_ready(c_rx_cpl_tlp_ready),
-    .tx_wr_req_tlp_hdr(c_tx_wr_req_tlp_hdr),
-    .tx_wr_req_tlp_data(c_tx_wr_req_tlp_data),
-    .tx_wr_req_tlp_keep(c_tx_wr_req_tlp_keep),
-    .tx_wr_req_tlp_valid(c_tx_wr_req_tlp_valid),
-    .tx_wr_req_tlp_last(c_tx_wr_req_tlp_last),
-    .tx_wr_req_tlp_ready(c_tx_wr_req_tlp_ready),
-    .msi_vector(c_msi_vector),
-    .msi_valid(c_msi_valid),
-    .msi_ready(c_msi_ready),
-    .m_axis_tx_tdata(mac_tx_tdata),
-    .m_axis_tx_tkeep(mac_tx_tkeep),
-    .m_axis_tx_tvalid(mac_tx_tvalid),
-    .m_axis_tx_tlast(mac_tx_tlast),
-    .m_axis_tx_tuser(mac_tx_tuser),
-    .m_axis_tx_tready(mac_tx_tready),
-    .s_axis_rx_tdata(lb_tdata),
-    .s_axis_rx_tkeep(lb_tkeep),
-    .s_axis_rx_tvalid(lb_tvalid),
-    .s_axis_rx_tlast(lb_tlast),
-    .s_axis_rx_tuser(lb_tuser),
-    .s_axis_rx_tready(mac_rx_tready),
-    .cfg_max_payload(c_cfg_max_payload),
-    .cfg_max_read_req(c_cfg_max_read_req),
-    .cfg_requester_id(c_cfg_requester_id),
+) dp (
+    .pcie_clk(clk),
+    .core_clk(core_clk),
+    .rst(!user_rst_n || !mmcm_locked),
+    .core_rst(core_rst),
+    .trn_rd(trn_rd_full[DATA_W-1:0]),
+    .trn_rrem(trn_rrem),
+    .trn_rsof(trn_rsof),
+    .trn_reof(trn_reof),
+    .trn_rsrc_rdy(trn_rsrc_rdy),
+    .trn_rdst_rdy(trn_rdst_rdy),
+    .trn_rbar_hit(trn_rbar_hit),
+    .trn_rerrfwd(trn_rerrfwd),
+    .trn_rsrc_dsc(trn_rsrc_dsc),
+    .trn_td(trn_td),
+    .trn_trem(trn_trem),
+    .trn_tsof(trn_tsof),
+    .trn_teof(trn_teof),
+    .trn_tsrc_rdy(trn_tsrc_rdy),
+    .trn_tdst_rdy(trn_tdst_rdy_bus[0]),
+    .trn_tbuf_av(trn_tbuf_av),
+    .trn_tsrc_dsc(trn_tsrc_dsc),
+    .trn_tstr(trn_tstr),
+    .trn_terrfwd(trn_terrfwd),
+    .trn_tecrc_gen(trn_tecrc_gen),
+    .trn_tcfg_req(trn_tcfg_req),
+    .trn_tcfg_gnt(trn_tcfg_gnt),
+    .trn_lnk_up(trn_lnk_up),
+    .cfg_interrupt(cfg_interrupt),
+    .cfg_interrupt_rdy(!cfg_interrupt_rdy_n),
+    .cfg_interrupt_di(cfg_interrupt_di),
+    .cfg_interrupt_msienable(cfg_interrupt_msienable),
+    .cfg_interrupt_mmenable(cfg_interrupt_mmenable),
+    .cfg_dev_control_max_payload(cfg_dev_control_max_payload),
+    .cfg_dev_control_max_read_req(cfg_dev_control_max_read_req),
+    .cfg_msg_data(cfg_msg_data),
+    .cfg_msg_received(cfg_msg_received),
+    .stat_rx_dropped(stat_rx_dropped),
+    .stat_rx_malformed(stat_rx_malformed),
+    .stat_rx_discontinued(stat_rx_discontinued),
+    .stat_msi_dropped(stat_msi_dropped),
     .flash_sck(flash_sck),
     .flash_cs_n(flash_cs_n),
     .flash_io_o(flash_io_o),

@@ -3,7 +3,8 @@
 //! (csrc/shim.cpp) into this crate. The shim alone verilates and compiles in
 //! seconds, so it is not wrapped with rnic_core.
 //!
-//! It also verilates the card datapath (rtl/card_datapath.v: the shim at
+//! It also verilates the card's datapath, the module the card top
+//! instantiates (boards/artix7-pcie/rnic_artix7_datapath.v: the shim at
 //! DATA_W 64, then either hw/rtl/pcie_clock_crossing.v and rnic_core at
 //! DATA_W 128, or rnic_core at DATA_W 64 wired straight to the shim; NUM_Q
 //! from src/card_params.rs) into two more models, `Vcard_x` (CLK_MHZ 62)
@@ -39,7 +40,6 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=csrc/shim.cpp");
     println!("cargo:rerun-if-changed=csrc/card.cpp");
-    println!("cargo:rerun-if-changed=rtl/card_datapath.v");
     println!("cargo:rerun-if-changed=src/card_params.rs");
     println!("cargo:rerun-if-changed=../csrc/vl_shim_common.hpp");
     println!("cargo:rerun-if-env-changed=VERILATOR");
@@ -130,7 +130,7 @@ fn main() {
     println!("cargo:rustc-cfg=pcie7_model");
 }
 
-/// Verilates and compiles the card datapath (rtl/card_datapath.v over
+/// Verilates and compiles the card datapath (rnic_artix7_datapath over
 /// hw/rtl); false (with a warning) when the core's sources are missing.
 fn card(verilator: &str, manifest: &Path, out: &Path, include: &Path, shim: &Path) -> bool {
     let rtl = manifest.join("../../hw/rtl");
@@ -145,7 +145,9 @@ fn card(verilator: &str, manifest: &Path, out: &Path, include: &Path, shim: &Pat
         );
         return false;
     }
-    let mut sources = vec![manifest.join("rtl/card_datapath.v"), shim.to_path_buf()];
+    let datapath = manifest.join("../../boards/artix7-pcie/rnic_artix7_datapath.v");
+    println!("cargo:rerun-if-changed={}", datapath.display());
+    let mut sources = vec![datapath, shim.to_path_buf()];
     sources.extend(list(&rtl, "v"));
     sources.extend(list(&generated, "sv"));
     // both variants at once: each is one translation unit for one core
@@ -187,7 +189,8 @@ fn card_variant(
     let o = Command::new(verilator)
         .args(["--cc", "-O3", "--x-assign", "fast", "--x-initial", "unique"])
         .args(["-Wno-fatal", "-Wno-lint", "-Wno-style"])
-        .args(["--top-module", "card_datapath"])
+        .args(["--top-module", "rnic_artix7_datapath"])
+        .arg("-GDATA_W=64")
         .arg("--prefix")
         .arg(&prefix)
         .arg(format!("-GNUM_Q={}", card_params::CARD_NUM_Q))
@@ -204,7 +207,7 @@ fn card_variant(
     };
     if !o.status.success() {
         panic!(
-            "verilator failed on rtl/card_datapath.v (CLK_MHZ={clk_mhz}):\n{}{}",
+            "verilator failed on rnic_artix7_datapath (CLK_MHZ={clk_mhz}):\n{}{}",
             String::from_utf8_lossy(&o.stdout),
             String::from_utf8_lossy(&o.stderr)
         );

@@ -1,4 +1,4 @@
-// Thin C ABI over the Verilated card datapath (rtl/card_datapath.v: shim ->
+// Thin C ABI over the Verilated card datapath (boards/artix7-pcie/rnic_artix7_datapath.v: shim ->
 // clock crossing -> rnic_core, 64-bit TRN): copy a flat input struct onto
 // the ports, run one step, copy the ports back. The step's rising edges are
 // those of the edge mask (bit 0 pcie_clk, bit 1 core_clk; both when the two
@@ -117,9 +117,13 @@ std::size_t CARD_PFX(in_size)() { return sizeof(CardIn); }
 std::size_t CARD_PFX(out_size)() { return sizeof(CardOut); }
 
 void* CARD_PFX(create)(uint32_t seed) {
-    Sim* s = vl_sim_create<Sim>(seed, false, "card_datapath");
+    Sim* s = vl_sim_create<Sim>(seed, false, "rnic_artix7_datapath");
     s->top->pcie_clk = 0;
     s->top->core_clk = 0;
+    // the card's flash data pins idle high (pull-ups), boot slot 0
+    s->top->flash_io_i = 0xf;
+    s->top->boot_slot = 0;
+    s->top->boot_fallback = 0;
     return s;
 }
 

@@ -1,5 +1,5 @@
 //! What the card's datapath moves in LOCAL_DMA_COPY work requests, in both
-//! builds of rtl/card_datapath.v: the crossing (CLK_MHZ 62: rnic_core at
+//! builds of rnic_artix7_datapath: the crossing (CLK_MHZ 62: rnic_core at
 //! 128 bits on 62.5 MHz behind hw/rtl/pcie_clock_crossing.v) and direct
 //! (CLK_MHZ 125: rnic_core at 64 bits on the 125 MHz user clock).
 //!

@@ -1,9 +1,10 @@
-//! The card's datapath without the hard block: rtl/card_datapath.v wires
-//! `rnic_pcie7_shim` (64-bit TRN, `pcie_clk`) -> `pcie_clock_crossing`
-//! (PCIE_W 64, CORE_W 128) -> `rnic_core` (DATA_W 128, NUM_Q
-//! [`CARD_NUM_Q`], CLK_MHZ 62, `core_clk`) as the Artix-7 card top does,
-//! with the MAC loopback register stage, the flash pins idle and boot slot
-//! 0. Its ports are the PCIE_2_1 block's side of the shim only. A second
+//! The card's datapath without the hard block: the module the Artix-7 card
+//! top instantiates, boards/artix7-pcie/rnic_artix7_datapath.v, verilated
+//! on its own. It wires `rnic_pcie7_shim` (64-bit TRN, `pcie_clk`) ->
+//! `pcie_clock_crossing` (PCIE_W 64, CORE_W 128) -> `rnic_core` (DATA_W
+//! 128, NUM_Q [`CARD_NUM_Q`], CLK_MHZ 62, `core_clk`), with the MAC
+//! loopback register stage; the model holds the flash pins idle and boot
+//! slot 0. Its driven ports are the PCIE_2_1 block's side of the shim. A second
 //! build of it, [`Variant::Direct`], is the top's CLK_MHZ 125 mode: no
 //! crossing, `rnic_core` at DATA_W 64 on `pcie_clk`.
 //!
@@ -38,7 +39,7 @@ pub const CORE_PS: u64 = 16_000;
 /// rnic_core's data width in the card (twice the TRN width).
 pub const CORE_W: u32 = 128;
 
-/// Which build of rtl/card_datapath.v (the card top's two modes).
+/// Which build of rnic_artix7_datapath (the card top's two modes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Variant {
     /// CLK_MHZ 62, the card's default: the crossing, rnic_core at 128 bits

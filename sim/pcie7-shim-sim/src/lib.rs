@@ -11,14 +11,14 @@
 //! # The card datapath model
 //!
 //! A second model, [`card`], is the Artix-7 card's datapath without the
-//! PCIE_2_1 hard block: rtl/card_datapath.v (simulation only) instantiates,
-//! as boards/artix7-pcie/rnic_artix7_top.v does, `rnic_pcie7_shim` (64-bit
+//! PCIE_2_1 hard block: boards/artix7-pcie/rnic_artix7_datapath.v, the
+//! module the card top instantiates, which wires `rnic_pcie7_shim` (64-bit
 //! TRN, 125 MHz `pcie_clk`) -> `pcie_clock_crossing` (PCIE_W 64, CORE_W
 //! 128) -> `rnic_core` (DATA_W 128, NUM_Q 16, CLK_MHZ 62, 62.5 MHz
-//! `core_clk`), with the MAC TX looped to RX through one register stage,
-//! the flash pins idle and boot slot 0; one reset source synchronised into
-//! each clock. Its ports are only the TRN side, the configuration and MSI
-//! signals, the two clocks and the reset. It is built a second time as the
+//! `core_clk`), with the MAC TX looped to RX through one register stage
+//! and one reset source synchronised into each clock. The model drives the
+//! TRN side, the configuration and MSI signals, the two clocks and the
+//! reset; it holds the flash pins idle and boot slot 0. It is built a second time as the
 //! top's CLK_MHZ 125 mode ([`card::Variant::Direct`]: no crossing,
 //! `rnic_core` at DATA_W 64 on `pcie_clk`); examples/card_dma_rate.rs
 //! measures LOCAL_DMA_COPY rates on both. [`card::Card`] steps it at every

@@ -1,4 +1,5 @@
-//! The card's datapath without the hard block (rtl/card_datapath.v: shim ->
+//! The card's datapath without the hard block (boards/artix7-pcie/rnic_artix7_datapath.v,
+//! the module the card top instantiates: shim ->
 //! clock crossing -> rnic_core at 128 bits on its own 62.5 MHz clock; the
 //! ID block reads also on the direct build, rnic_core at 64 bits on the
 //! user clock), driven on the TRN side by src/card.rs: BAR0 MMIO through

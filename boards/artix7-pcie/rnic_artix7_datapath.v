@@ -1,28 +1,33 @@
-// Simulation only: the Artix-7 card's datapath without the PCIE_2_1 hard
-// block, for sim/pcie7-shim-sim (tests/card_datapath.rs). Wired as
-// boards/artix7-pcie/rnic_artix7_top.v wires it with DATA_W 64, in either of
-// the top's modes:
-// - CLK_MHZ 62 (the default, the top's g_cross): rnic_pcie7_shim (64-bit
-//   TRN, pcie_clk 125 MHz) -> pcie_clock_crossing (PCIE_W 64, CORE_W 128)
-//   -> rnic_core (DATA_W 128, core_clk 62.5 MHz);
-// - CLK_MHZ 125 (the top's g_direct): the shim's ports wired straight to
-//   rnic_core at DATA_W 64 on pcie_clk, its reset the shim's; the core_clk
-//   port is then unused.
-// The core's MAC TX is looped to its RX through one register stage (the
-// core's clock), the flash data pins idle high, boot slot 0.
+// The Artix-7 card's datapath behind the PCIE_2_1 hard block: the TRN shim
+// (rnic_pcie7_shim, the user clock) -> the clock crossing or straight wires
+// -> rnic_core, its MAC TX looped to its RX through one register stage.
+// rnic_artix7_top wires the hard block, the PHY, the clocks and the pins
+// around it; sim/pcie7-shim-sim verilates this module on its own, so the
+// simulated card datapath is the card's, not a copy of it.
 //
-// The ports are the block's side of the shim (TRN, the configuration
-// inputs, the MSI handshake), the two clocks and one reset source, `rst`
-// (in the top: the block's user reset or the MMCM out of lock), which is
-// synchronised into each clock through two flops as in the top. The shim's
-// statistics and the core's flash and reconfiguration outputs stay inside.
+// CLK_MHZ is the core's clock:
+// - 62 (62.5 MHz): rnic_core at twice the TRN width on core_clk, behind
+//   pcie_clock_crossing;
+// - 125: rnic_core at the TRN width on pcie_clk, wired straight to the
+//   shim; core_clk is then unused.
+//
+// One reset source, `rst` (the block's user reset or the MMCM out of lock),
+// is synchronised into each clock through two flops; core_rst is the core's
+// (for the board's LEDs).
 
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
 
-module card_datapath #(
+module rnic_artix7_datapath #(
+    parameter DATA_W = 64,           // TRN width: 64 (Gen1 x4) or 128 (Gen2 x4)
     parameter NUM_Q = 16,
+    parameter MP_W = 64,
+    parameter SEND_EN = 1,
+    parameter RC_EN = 1,
+    parameter OST_RINGS = 0,
+    parameter MP_PEND = 0,
+    parameter DMAC_N = 0,
     parameter CLK_MHZ = 62,
     parameter [31:0] BUILD_VERSION = 32'h0001_0000,
     parameter [31:0] GIT_HASH = 32'h0,
@@ -31,9 +36,10 @@ module card_datapath #(
     input  wire        pcie_clk,       // USERCLK2: 125 MHz
     input  wire        core_clk,       // the core's clock: 62.5 MHz (CLK_MHZ 62 only)
     input  wire        rst,            // reset source (either clock or none)
+    output wire        core_rst,       // the core's reset, in its clock
 
     // TRN receive
-    input  wire [63:0] trn_rd,
+    input  wire [DATA_W-1:0] trn_rd,
     input  wire [1:0]  trn_rrem,
     input  wire        trn_rsof,
     input  wire        trn_reof,
@@ -43,7 +49,7 @@ module card_datapath #(
     input  wire        trn_rerrfwd,
     input  wire        trn_rsrc_dsc,
     // TRN transmit
-    output wire [63:0] trn_td,
+    output wire [DATA_W-1:0] trn_td,
     output wire [1:0]  trn_trem,
     output wire        trn_tsof,
     output wire        trn_teof,
@@ -66,22 +72,41 @@ module card_datapath #(
     input  wire [2:0]  cfg_dev_control_max_payload,
     input  wire [2:0]  cfg_dev_control_max_read_req,
     input  wire [15:0] cfg_msg_data,
-    input  wire        cfg_msg_received
+    input  wire        cfg_msg_received,
+    // the shim's statistics (pcie_clk)
+    output wire [15:0] stat_rx_dropped,
+    output wire [15:0] stat_rx_malformed,
+    output wire [15:0] stat_rx_discontinued,
+    output wire [15:0] stat_msi_dropped,
+
+    // configuration flash (core_clk) and the rebooting request
+    output wire        flash_sck,
+    output wire        flash_cs_n,
+    output wire [3:0]  flash_io_o,
+    output wire [3:0]  flash_io_oe,
+    input  wire [3:0]  flash_io_i,
+    input  wire [1:0]  boot_slot,
+    input  wire        boot_fallback,
+    output wire        reconfig_req
 );
 
-localparam DATA_W = 64;
 localparam KEEP_W = DATA_W / 32;
 localparam CROSS = CLK_MHZ != 125;
 localparam CORE_W = CROSS ? 2 * DATA_W : DATA_W;
 localparam CORE_KEEP_W = CORE_W / 32;
 
 // ---------------------------------------------------------------------------
-// Resets: one source through each clock's flops (as the top)
+// Resets: the one source through two flops in each clock
 // ---------------------------------------------------------------------------
 
 initial begin
     if (CLK_MHZ != 125 && CLK_MHZ != 62) begin
-        $error("card_datapath: CLK_MHZ 62 (crossing) or 125 (direct), got %0d", CLK_MHZ);
+        $error("rnic_artix7_datapath: CLK_MHZ 62 (crossing) or 125 (direct), got %0d", CLK_MHZ);
+        $finish;
+    end
+    if (DATA_W != 64 && DATA_W != 128) begin
+        $error("rnic_artix7_datapath: DATA_W (the TRN width) must be 64 or 128, got %0d", DATA_W);
+        $finish;
     end
 end
 
@@ -93,7 +118,7 @@ always @(posedge pcie_clk) rst_sync <= {rst_sync[0], rst};
 wire p_rst = rst_sync[1];
 (* ASYNC_REG = "TRUE" *) reg [1:0] core_rst_sync = 2'b11;
 always @(posedge c_clk) core_rst_sync <= {core_rst_sync[0], rst};
-wire core_rst = CROSS ? core_rst_sync[1] : p_rst;
+assign core_rst = CROSS ? core_rst_sync[1] : p_rst;
 
 // ---------------------------------------------------------------------------
 // Shim (pcie_clk, DATA_W)
@@ -132,10 +157,6 @@ wire                msi_ready;
 wire [2:0]          cfg_max_payload;
 wire [2:0]          cfg_max_read_req;
 wire [15:0]         cfg_requester_id;
-wire [15:0]         stat_rx_dropped;
-wire [15:0]         stat_rx_malformed;
-wire [15:0]         stat_rx_discontinued;
-wire [15:0]         stat_msi_dropped;
 
 rnic_pcie7_shim #(
     .DATA_W(DATA_W)
@@ -398,21 +419,15 @@ end
 // The core (c_clk, CORE_W)
 // ---------------------------------------------------------------------------
 
-wire       flash_sck;
-wire       flash_cs_n;
-wire [3:0] flash_io_o;
-wire [3:0] flash_io_oe;
-wire       reconfig_req;
-
 rnic_core #(
     .DATA_W(CORE_W),
     .NUM_Q(NUM_Q),
-    .MP_W(64),
-    .SEND_EN(1),
-    .RC_EN(1),
-    .OST_RINGS(0),
-    .MP_PEND(0),
-    .DMAC_N(0),
+    .MP_W(MP_W),
+    .SEND_EN(SEND_EN),
+    .RC_EN(RC_EN),
+    .OST_RINGS(OST_RINGS),
+    .MP_PEND(MP_PEND),
+    .DMAC_N(DMAC_N),
     .CLK_MHZ(CLK_MHZ),
     .BUILD_VERSION(BUILD_VERSION),
     .GIT_HASH(GIT_HASH),
@@ -469,18 +484,11 @@ rnic_core #(
     .flash_cs_n(flash_cs_n),
     .flash_io_o(flash_io_o),
     .flash_io_oe(flash_io_oe),
-    .flash_io_i(4'hf),               // idle: the data pins' pull-ups
-    .boot_slot(2'd0),
-    .boot_fallback(1'b0),
+    .flash_io_i(flash_io_i),
+    .boot_slot(boot_slot),
+    .boot_fallback(boot_fallback),
     .reconfig_req(reconfig_req)
 );
-
-// Outputs with nothing behind them here (the card's flash and ICAP, the
-// shim's statistics).
-/* verilator lint_off UNUSEDSIGNAL */
-wire unused_misc = ^{flash_sck, flash_cs_n, flash_io_o, flash_io_oe, reconfig_req,
-                     stat_rx_dropped, stat_rx_malformed, stat_rx_discontinued, stat_msi_dropped};
-/* verilator lint_on UNUSEDSIGNAL */
 
 endmodule
 
