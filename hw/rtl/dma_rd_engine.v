@@ -849,57 +849,75 @@ wire dt_head_done = !dt_empty && (dt_complete & dt_head_oh_reg) != {DESC_TABLE_S
 // per descriptor: requests issued (the issuer works on one slot at a time,
 // cur_slot_reg; a load starts the next at zero), whether the last one was,
 // requests finished and first error (up to two events per cycle, cleared
-// when the descriptor retires)
+// when the descriptor retires); complete: all issued and as many finished.
+// One block under one guard: the simulator skips every slot on cycles
+// without an event (the hardware is the same).
+reg [DESC_TABLE_SIZE*CNT_W-1:0] dt_issued_reg = {DESC_TABLE_SIZE*CNT_W{1'b0}};
+reg [DESC_TABLE_SIZE-1:0]       dt_all_issued_reg = {DESC_TABLE_SIZE{1'b0}};
+reg [DESC_TABLE_SIZE*CNT_W-1:0] dt_done_reg = {DESC_TABLE_SIZE*CNT_W{1'b0}};
+reg [DESC_TABLE_SIZE*4-1:0]     dt_err_reg = {DESC_TABLE_SIZE*4{1'b0}};
+assign dt_err_flat = dt_err_reg;
+
+wire dt_event = rq_issue || rq_load || ev_a_valid || ev_b_valid || dt_head_done || rst;
+localparam DT_REC_W = 2 * CNT_W + 5;   // {err, done, all issued, issued}
+
+// one slot's next record (the events of this cycle applied to it)
+function [DT_REC_W-1:0] dt_slot_next;
+    input [DT_W-1:0]  idx;
+    input [CNT_W-1:0] issued;
+    input             all_issued;
+    input [CNT_W-1:0] done;
+    input [3:0]       err;
+    reg [CNT_W-1:0] issued_n;
+    reg             all_n;
+    reg [CNT_W-1:0] done_n;
+    reg [3:0]       err_n;
+    begin
+        issued_n = issued;
+        all_n = all_issued;
+        if (rq_issue && cur_slot_reg == idx) begin
+            issued_n = issued + 1'b1;
+            all_n = all_issued || rq_last_reg;
+        end
+        if (rq_load && dt_wr_ptr_reg[DT_W-1:0] == idx) begin
+            issued_n = {CNT_W{1'b0}};
+            all_n = 1'b0;
+        end
+        done_n = done + {{CNT_W-1{1'b0}}, ev_a_valid && ev_a_slot == idx && ev_a_fin}
+            + {{CNT_W-1{1'b0}}, ev_b_valid && ev_b_slot == idx && ev_b_fin};
+        err_n = err;
+        if (err == 4'd0) begin
+            if (ev_a_valid && ev_a_slot == idx && ev_a_err != 4'd0) begin
+                err_n = ev_a_err;
+            end else if (ev_b_valid && ev_b_slot == idx && ev_b_err != 4'd0) begin
+                err_n = ev_b_err;
+            end
+        end
+        if ((dt_head_done && dt_head_oh_reg[idx]) || rst) begin
+            done_n = {CNT_W{1'b0}};
+            err_n = 4'd0;
+        end
+        dt_slot_next = {err_n, done_n, all_n, issued_n};
+    end
+endfunction
+
+integer si;
+always @(posedge clk) begin
+    if (dt_event) begin
+        for (si = 0; si < DESC_TABLE_SIZE; si = si + 1) begin
+            {dt_err_reg[si*4 +: 4], dt_done_reg[si*CNT_W +: CNT_W],
+             dt_all_issued_reg[si], dt_issued_reg[si*CNT_W +: CNT_W]} <= dt_slot_next(si[DT_W-1:0],
+                dt_issued_reg[si*CNT_W +: CNT_W], dt_all_issued_reg[si],
+                dt_done_reg[si*CNT_W +: CNT_W], dt_err_reg[si*4 +: 4]);
+        end
+    end
+end
+
 genvar gi;
 generate
-    for (gi = 0; gi < DESC_TABLE_SIZE; gi = gi + 1) begin : g_dt
-        localparam [DT_W-1:0] IDX = gi;
-        reg [CNT_W-1:0] issued_reg = {CNT_W{1'b0}};
-        reg             all_issued_reg = 1'b0;
-        reg [CNT_W-1:0] done_reg = {CNT_W{1'b0}};
-        reg [3:0]       err_reg = 4'd0;
-
-        always @(posedge clk) begin
-            if (rq_issue || rq_load) begin
-                if (rq_issue && cur_slot_reg == IDX) begin
-                    issued_reg <= issued_reg + 1'b1;
-                    if (rq_last_reg) begin
-                        all_issued_reg <= 1'b1;
-                    end
-                end
-                if (rq_load && dt_wr_ptr_reg[DT_W-1:0] == IDX) begin
-                    issued_reg <= {CNT_W{1'b0}};
-                    all_issued_reg <= 1'b0;
-                end
-            end
-        end
-
-        // under the events' valid: the simulator skips the slot's logic on
-        // idle cycles (the hardware is the same)
-        always @(posedge clk) begin
-            if (ev_a_valid || ev_b_valid) begin
-                done_reg <= done_reg + {{CNT_W-1{1'b0}}, ev_a_valid && ev_a_slot == IDX && ev_a_fin}
-                    + {{CNT_W-1{1'b0}}, ev_b_valid && ev_b_slot == IDX && ev_b_fin};
-                if (err_reg == 4'd0) begin
-                    if (ev_a_valid && ev_a_slot == IDX && ev_a_err != 4'd0) begin
-                        err_reg <= ev_a_err;
-                    end else if (ev_b_valid && ev_b_slot == IDX && ev_b_err != 4'd0) begin
-                        err_reg <= ev_b_err;
-                    end
-                end
-            end
-            if (dt_head_done && dt_head_oh_reg[IDX]) begin
-                done_reg <= {CNT_W{1'b0}};
-                err_reg <= 4'd0;
-            end
-            if (rst) begin
-                done_reg <= {CNT_W{1'b0}};
-                err_reg <= 4'd0;
-            end
-        end
-
-        assign dt_complete[gi] = all_issued_reg && issued_reg == done_reg;
-        assign dt_err_flat[gi*4 +: 4] = err_reg;
+    for (gi = 0; gi < DESC_TABLE_SIZE; gi = gi + 1) begin : g_dt_complete
+        assign dt_complete[gi] = dt_all_issued_reg[gi]
+            && dt_issued_reg[gi*CNT_W +: CNT_W] == dt_done_reg[gi*CNT_W +: CNT_W];
     end
 endgenerate
 
