@@ -30,14 +30,14 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
     (
         "onehot_ignores_enable",
         "onehot_decoder.v",
-        "assign hi_line[k] = en && in[IN_W-1:LO_W] == k[HI_W-1:0];",
-        "assign hi_line[k] = in[IN_W-1:LO_W] == k[HI_W-1:0];",
+        "wire [HI_N*LO_N-1:0] group = en ? GROUP",
+        "wire [HI_N*LO_N-1:0] group = 1'b1 ? GROUP",
     ),
     (
         "onehot_low_line_off_by_one",
         "onehot_decoder.v",
-        "assign lo_line[k] = in[LO_W-1:0] == k[LO_W-1:0];",
-        "assign lo_line[k] = in[LO_W-1:0] + 1'b1 == k[LO_W-1:0];",
+        "wire [LO_N-1:0] lo_line = LO_ONE << in[LO_W-1:0];",
+        "wire [LO_N-1:0] lo_line = LO_ONE << (in[LO_W-1:0] + 1'b1);",
     ),
     // slot_allocator
     (

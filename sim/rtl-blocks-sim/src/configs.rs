@@ -207,8 +207,14 @@ pub const CONFIGS: &[Config] = &[
         kind: Kind::Mr,
         params: &[("NUM_MR", 64)],
     },
-    // the core's sizes: 16 QPs; an odd index width with fewer outputs
-    // than it can name; 256 QPs (eight 32-bit words out)
+    // one index bit (no low half); the core's sizes: 16 QPs; an odd index
+    // width with fewer outputs than it can name; 256 QPs (eight 32-bit
+    // words out)
+    Config {
+        name: "onehot_in1",
+        kind: Kind::Onehot,
+        params: &[("IN_W", 1), ("OUT_N", 2)],
+    },
     Config {
         name: "onehot_in4",
         kind: Kind::Onehot,

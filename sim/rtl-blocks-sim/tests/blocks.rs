@@ -319,6 +319,7 @@ fn onehot_every_index() {
         return;
     }
     for (m, n) in [
+        ("onehot_in1", 2),
         ("onehot_in4", 16),
         ("onehot_in5_n20", 20),
         ("onehot_in8", 256),
