@@ -21,7 +21,6 @@
 //! completion headers field by field ([`check_cpl`]).
 
 use std::collections::VecDeque;
-use std::ffi::c_void;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -135,46 +134,15 @@ pub struct CardOut {
     pub sim_flags: u8,
 }
 
-#[derive(Clone, Copy)]
-#[allow(dead_code)] // without a model nothing reads the table
-struct Fns {
-    in_size: unsafe extern "C" fn() -> usize,
-    out_size: unsafe extern "C" fn() -> usize,
-    create: unsafe extern "C" fn(u32) -> *mut c_void,
-    destroy: unsafe extern "C" fn(*mut c_void),
-    step: unsafe extern "C" fn(*mut c_void, *const CardIn, *mut CardOut),
-}
+type Fns = crate::ffi_model::Fns<CardIn, CardOut>;
 
 #[cfg(pcie7_card_model)]
 mod ffi {
     use super::*;
-    macro_rules! model_fns {
-        ($t:literal) => {{
-            extern "C" {
-                #[link_name = concat!("card_", $t, "_in_size")]
-                fn in_size() -> usize;
-                #[link_name = concat!("card_", $t, "_out_size")]
-                fn out_size() -> usize;
-                #[link_name = concat!("card_", $t, "_create")]
-                fn create(seed: u32) -> *mut c_void;
-                #[link_name = concat!("card_", $t, "_destroy")]
-                fn destroy(h: *mut c_void);
-                #[link_name = concat!("card_", $t, "_step")]
-                fn step(h: *mut c_void, i: *const CardIn, o: *mut CardOut);
-            }
-            Fns {
-                in_size,
-                out_size,
-                create,
-                destroy,
-                step,
-            }
-        }};
-    }
     pub(super) fn fns(v: Variant) -> Option<Fns> {
         Some(match v {
-            Variant::Cross => model_fns!("x"),
-            Variant::Direct => model_fns!("d"),
+            Variant::Cross => crate::model_fns!("card_x_", CardIn, CardOut),
+            Variant::Direct => crate::model_fns!("card_d_", CardIn, CardOut),
         })
     }
 }
@@ -189,8 +157,7 @@ mod ffi {
 
 /// One Verilated card datapath.
 pub struct CardModel {
-    h: *mut c_void,
-    fns: Fns,
+    m: crate::ffi_model::FfiModel<CardIn, CardOut>,
 }
 
 impl CardModel {
@@ -200,36 +167,14 @@ impl CardModel {
         let fns = ffi::fns(v).ok_or_else(|| {
             "pcie7-shim-sim was built without the card datapath model".to_string()
         })?;
-        // SAFETY: plain functions of the linked model.
-        unsafe {
-            if (fns.in_size)() != std::mem::size_of::<CardIn>()
-                || (fns.out_size)() != std::mem::size_of::<CardOut>()
-            {
-                return Err("port struct layout differs between Rust and csrc/card.cpp".into());
-            }
-            let h = (fns.create)(seed);
-            if h.is_null() {
-                return Err("model creation failed".into());
-            }
-            Ok(Self { h, fns })
-        }
+        let m = crate::ffi_model::FfiModel::new(fns, seed, "csrc/card.cpp")?;
+        Ok(Self { m })
     }
 
     /// One step: apply `i` with both clocks low, return the outputs, then
     /// the rising edges of `i.edges`.
     pub fn step(&mut self, i: &CardIn) -> CardOut {
-        let mut o = CardOut::default();
-        // SAFETY: `h` is a live model of these functions; the structs match
-        // the C layout (checked in `new`).
-        unsafe { (self.fns.step)(self.h, i, &mut o) };
-        o
-    }
-}
-
-impl Drop for CardModel {
-    fn drop(&mut self) {
-        // SAFETY: `h` came from this table's `create` and is destroyed once.
-        unsafe { (self.fns.destroy)(self.h) }
+        self.m.step(i)
     }
 }
 

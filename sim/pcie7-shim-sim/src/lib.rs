@@ -35,8 +35,7 @@
 pub mod bench;
 pub mod card;
 mod card_params;
-
-use std::ffi::c_void;
+mod ffi_model;
 
 /// True when build.rs found Verilator and linked the models.
 pub const MODEL_AVAILABLE: bool = cfg!(pcie7_model);
@@ -126,46 +125,15 @@ pub struct PortsOut {
     pub sim_flags: u8,
 }
 
-#[derive(Clone, Copy)]
-#[allow(dead_code)] // without a model nothing reads the table
-struct Fns {
-    in_size: unsafe extern "C" fn() -> usize,
-    out_size: unsafe extern "C" fn() -> usize,
-    create: unsafe extern "C" fn(u32) -> *mut c_void,
-    destroy: unsafe extern "C" fn(*mut c_void),
-    step: unsafe extern "C" fn(*mut c_void, *const PortsIn, *mut PortsOut),
-}
+type Fns = ffi_model::Fns<PortsIn, PortsOut>;
 
 #[cfg(pcie7_model)]
 mod ffi {
     use super::*;
-    macro_rules! model_fns {
-        ($w:literal) => {{
-            extern "C" {
-                #[link_name = concat!("pcie7_w", $w, "_in_size")]
-                fn in_size() -> usize;
-                #[link_name = concat!("pcie7_w", $w, "_out_size")]
-                fn out_size() -> usize;
-                #[link_name = concat!("pcie7_w", $w, "_create")]
-                fn create(seed: u32) -> *mut c_void;
-                #[link_name = concat!("pcie7_w", $w, "_destroy")]
-                fn destroy(h: *mut c_void);
-                #[link_name = concat!("pcie7_w", $w, "_step")]
-                fn step(h: *mut c_void, i: *const PortsIn, o: *mut PortsOut);
-            }
-            Fns {
-                in_size,
-                out_size,
-                create,
-                destroy,
-                step,
-            }
-        }};
-    }
     pub(super) fn fns(data_w: u32) -> Option<Fns> {
         match data_w {
-            64 => Some(model_fns!(64)),
-            128 => Some(model_fns!(128)),
+            64 => Some(crate::model_fns!("pcie7_w64_", PortsIn, PortsOut)),
+            128 => Some(crate::model_fns!("pcie7_w128_", PortsIn, PortsOut)),
             _ => None,
         }
     }
@@ -181,8 +149,7 @@ mod ffi {
 
 /// One Verilated shim.
 pub struct Model {
-    h: *mut c_void,
-    fns: Fns,
+    m: ffi_model::FfiModel<PortsIn, PortsOut>,
     data_w: u32,
 }
 
@@ -194,19 +161,8 @@ impl Model {
             return Err("pcie7-shim-sim was built without Verilator: no model".into());
         }
         let fns = ffi::fns(data_w).ok_or_else(|| format!("no model for DATA_W={data_w}"))?;
-        // SAFETY: plain functions of the linked model.
-        unsafe {
-            if (fns.in_size)() != std::mem::size_of::<PortsIn>()
-                || (fns.out_size)() != std::mem::size_of::<PortsOut>()
-            {
-                return Err("port struct layout differs between Rust and csrc/shim.cpp".into());
-            }
-            let h = (fns.create)(seed);
-            if h.is_null() {
-                return Err("model creation failed".into());
-            }
-            Ok(Self { h, fns, data_w })
-        }
+        let m = ffi_model::FfiModel::new(fns, seed, "csrc/shim.cpp")?;
+        Ok(Self { m, data_w })
     }
 
     pub fn data_w(&self) -> u32 {
@@ -215,17 +171,6 @@ impl Model {
 
     /// One clock cycle: apply `i`, return the outputs the rising edge sees.
     pub fn step(&mut self, i: &PortsIn) -> PortsOut {
-        let mut o = PortsOut::default();
-        // SAFETY: `h` is a live model; both structs match the C layout
-        // (checked in `new`).
-        unsafe { (self.fns.step)(self.h, i, &mut o) };
-        o
-    }
-}
-
-impl Drop for Model {
-    fn drop(&mut self) {
-        // SAFETY: `h` came from `create` and is destroyed once.
-        unsafe { (self.fns.destroy)(self.h) }
+        self.m.step(i)
     }
 }
