@@ -388,7 +388,7 @@ generate
 endgenerate
 
 // ---------------------------------------------------------------------------
-// MAC loopback: one register stage between TX and RX in the core's clock
+// MAC loopback: one register stage between TX and RX in the core's clock (axis_register)
 // ---------------------------------------------------------------------------
 
 wire [CORE_W-1:0]   mac_tx_tdata;
@@ -398,22 +398,23 @@ wire                mac_tx_tlast;
 wire                mac_tx_tuser;
 wire                mac_tx_tready;
 wire                mac_rx_tready;
-reg  [CORE_W-1:0]   lb_tdata = {CORE_W{1'b0}};
-reg  [CORE_W/8-1:0] lb_tkeep = {CORE_W/8{1'b0}};
-reg                 lb_tvalid = 1'b0;
-reg                 lb_tlast = 1'b0;
-reg                 lb_tuser = 1'b0;
-assign mac_tx_tready = !lb_tvalid || mac_rx_tready;
-always @(posedge c_clk) begin
-    if (mac_tx_tready) begin
-        lb_tdata <= mac_tx_tdata;
-        lb_tkeep <= mac_tx_tkeep;
-        lb_tvalid <= mac_tx_tvalid;
-        lb_tlast <= mac_tx_tlast;
-        lb_tuser <= mac_tx_tuser;
-    end
-    if (core_rst) lb_tvalid <= 1'b0;
-end
+wire [CORE_W-1:0]   lb_tdata;
+wire [CORE_W/8-1:0] lb_tkeep;
+wire                lb_tvalid;
+wire                lb_tlast;
+wire                lb_tuser;
+axis_register #(
+    .WIDTH(CORE_W + CORE_W/8 + 2)
+) loopback_reg (
+    .clk(c_clk),
+    .rst(core_rst),
+    .s_data({mac_tx_tdata, mac_tx_tkeep, mac_tx_tlast, mac_tx_tuser}),
+    .s_valid(mac_tx_tvalid),
+    .s_ready(mac_tx_tready),
+    .m_data({lb_tdata, lb_tkeep, lb_tlast, lb_tuser}),
+    .m_valid(lb_tvalid),
+    .m_ready(mac_rx_tready)
+);
 
 // ---------------------------------------------------------------------------
 // The core (c_clk, CORE_W)

@@ -116,8 +116,8 @@ wire                tx_wr_req_tlp_last;
 wire [4:0]          msi_vector;
 wire                msi_valid;
 
-// MAC loopback: one register stage between TX and RX (a pipeline slot that
-// accepts a new beat when empty or when RX takes the held one).
+// MAC loopback: one register stage between TX and RX (axis_register: a
+// skid buffer, so neither side's ready is combinational through it).
 wire [DATA_W-1:0]   mac_tx_tdata;
 wire [DATA_W/8-1:0] mac_tx_tkeep;
 wire                mac_tx_tvalid;
@@ -125,22 +125,23 @@ wire                mac_tx_tlast;
 wire                mac_tx_tuser;
 wire                mac_tx_tready;
 wire                mac_rx_tready;
-reg  [DATA_W-1:0]   lb_tdata = {DATA_W{1'b0}};
-reg  [DATA_W/8-1:0] lb_tkeep = {DATA_W/8{1'b0}};
-reg                 lb_tvalid = 1'b0;
-reg                 lb_tlast = 1'b0;
-reg                 lb_tuser = 1'b0;
-assign mac_tx_tready = !lb_tvalid || mac_rx_tready;
-always @(posedge clk) begin
-    if (mac_tx_tready) begin
-        lb_tdata <= mac_tx_tdata;
-        lb_tkeep <= mac_tx_tkeep;
-        lb_tvalid <= mac_tx_tvalid;
-        lb_tlast <= mac_tx_tlast;
-        lb_tuser <= mac_tx_tuser;
-    end
-    if (rst) lb_tvalid <= 1'b0;
-end
+wire [DATA_W-1:0]   lb_tdata;
+wire [DATA_W/8-1:0] lb_tkeep;
+wire                lb_tvalid;
+wire                lb_tlast;
+wire                lb_tuser;
+axis_register #(
+    .WIDTH(DATA_W + DATA_W/8 + 2)
+) loopback_reg (
+    .clk(clk),
+    .rst(rst),
+    .s_data({mac_tx_tdata, mac_tx_tkeep, mac_tx_tlast, mac_tx_tuser}),
+    .s_valid(mac_tx_tvalid),
+    .s_ready(mac_tx_tready),
+    .m_data({lb_tdata, lb_tkeep, lb_tlast, lb_tuser}),
+    .m_valid(lb_tvalid),
+    .m_ready(mac_rx_tready)
+);
 
 rnic_core #(
     .DATA_W(DATA_W),
