@@ -417,8 +417,24 @@ assign m_ram_rd_en = ram_rd_en_reg;
 wire [1:0] asm_pop_n;
 
 // words in the buffer after this cycle, plus words in flight
-wire [WB_AW+1:0] wb_count_after = {1'b0, wb_count_reg} + {{WB_AW+1{1'b0}}, ram_rd_data_valid_reg} - {{WB_AW{1'b0}}, asm_pop_n};
-wire rd_credit = (wb_count_after + {{WB_AW+1{1'b0}}, ram_rd_en_reg}) < WB_DEPTH;
+wire [WB_AW:0] wb_count_after = wb_count_reg + {{WB_AW{1'b0}}, ram_rd_data_valid_reg} - {{WB_AW-1{1'b0}}, asm_pop_n};
+// The reader's credit is that count plus the word being read, below
+// WB_DEPTH. It is computed from registers for each number of words the
+// assembler may take this cycle, and asm_pop_n only picks one: the
+// assembler's fire comes late (the transfer FIFO's fields, compares), and
+// with an adder and a compare behind it this was the engine's deepest
+// path. (The same arithmetic, wrap included: the same credit.)
+wire [3:0] rd_credit_if;   // [n]: the credit if the assembler takes n words
+genvar ci;
+generate
+    for (ci = 0; ci < 4; ci = ci + 1) begin : g_credit
+        wire [WB_AW+1:0] after = {1'b0, wb_count_reg} + {{WB_AW+1{1'b0}}, ram_rd_data_valid_reg}
+            - ci[WB_AW+1:0];
+        wire [WB_AW+2:0] ahead = {1'b0, after} + {{WB_AW+2{1'b0}}, ram_rd_en_reg};
+        assign rd_credit_if[ci] = ahead < WB_DEPTH;
+    end
+endgenerate
+wire rd_credit = rd_credit_if[asm_pop_n];
 
 wire rd_issue_cur = rd_active_reg && rd_credit;
 wire rd_issue_new = !rd_active_reg && !rf_empty && rd_credit;
@@ -449,7 +465,7 @@ always @(posedge clk) begin
         wb_wr_ptr_reg <= wb_wr_ptr_reg + 1'b1;
     end
     wb_rd_ptr_reg <= wb_rd_ptr_reg + asm_pop_n[WB_AW-1:0];
-    wb_count_reg <= wb_count_after[WB_AW:0];
+    wb_count_reg <= wb_count_after;
 
     if (rst) begin
         ram_rd_en_reg <= 1'b0;

@@ -858,10 +858,24 @@ onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) pf_dec (.en(pf_state_reg != PF_EMP
 wire [NUM_QP-1:0] xf_oh;
 onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) xf_dec (.en(x_flush_reg), .in(x_flush_qn_reg), .out(xf_oh));
 wire [NUM_QP-1:0] flush_req = flush_req_reg | xf_oh;
+// The completer's pop reaches the bits a cycle late: whether it pops comes
+// from the ring entry's block-RAM read and a 24-bit compare, and with the
+// vectors' next state behind that it was the critical path of the 128-bit
+// place and route at fe3768d. The pop is registered (pp_*) and applied
+// in the next cycle; every reader sees the bits with it applied (_now),
+// so they read as before, cycle for cycle.
+reg pp_valid_reg = 1'b0;
+reg [QN_W-1:0] pp_qn_reg = {QN_W{1'b0}};
+reg pp_full_reg = 1'b0;                    // the QP's bits after the pop
+reg pp_empty_reg = 1'b0;
+wire [NUM_QP-1:0] pp_oh;
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) pp_dec (.en(pp_valid_reg), .in(pp_qn_reg), .out(pp_oh));
+wire [NUM_QP-1:0] ost_full_now = (ost_full_reg & ~pp_oh) | (pp_full_reg ? pp_oh : {NUM_QP{1'b0}});
+wire [NUM_QP-1:0] ost_empty_now = (ost_empty_reg & ~pp_oh) | (pp_empty_reg ? pp_oh : {NUM_QP{1'b0}});
 // (the prefetched WQE's own test reads the hold without it: one mux by
 // QP number, not four)
-wire [NUM_QP-1:0] hold_own = rtx_req_reg | flush_req | ost_full_reg
-    | (ring_avail ? {NUM_QP{1'b0}} : ost_empty_reg);
+wire [NUM_QP-1:0] hold_own = rtx_req_reg | flush_req | ost_full_now
+    | (ring_avail ? {NUM_QP{1'b0}} : ost_empty_now);
 assign sq_hold = hold_own | pf_oh;
 
 // ---------------------------------------------------------------- scanner
@@ -870,7 +884,7 @@ assign sq_hold = hold_own | pf_oh;
 reg [QN_W-1:0] scan_reg = {QN_W{1'b0}};
 wire [QN_W-1:0] scan_next = rst || scan_reg == LAST_QP ? {QN_W{1'b0}} : scan_reg + 1'b1;
 wire [QN_W-1:0] scan_i = scan_reg;
-wire scan_out = !ost_empty_reg[scan_i];
+wire scan_out = !ost_empty_now[scan_i];
 // The timeout exponent is read two QPs ahead (scan_rd) and its threshold
 // registered, so the compare starts at a flop and not at the block RAM's
 // slow output. The exponent is written only by a load, which also empties
@@ -1257,7 +1271,7 @@ assign osth_we = l_any || c_pop;
 assign osth_wa = l_any ? load_qpn : c_qpn_reg;
 assign osth_wd = l_any ? {OSTH_W{1'b0}} : c_head_reg + 4'd1;
 wire c_drain = c_pop && c_head_reg + 4'd1 == c_tail_reg && !(rec_now && qn_reg == c_qpn_reg);
-wire l_held = !ost_empty_reg[load_qpn];
+wire l_held = !ost_empty_now[load_qpn];
 
 // The stamp's writes: the completer's when an ACK moves una, on a
 // sequence NAK, on an RNR NAK (the wait's end) and on a timeout; the
@@ -1295,19 +1309,24 @@ assign stamp_qn = stamp_qn_raw[STAMP_TICK_LSB +: STAMP_TICK_W];
 
 // the full and empty bits (above) move with the pointers: rec_now moves the
 // tail of qn_reg, c_pop the head of c_qpn_reg (both in one cycle when they
-// are one QP), a load sets both to 0 and goes last, as in the pointers'
-// own writes
+// are one QP: the pop's bits, which count the record, stand), a load sets
+// both to 0 and goes last, as in the pointers' own writes (so a pop
+// registered in the cycle of its QP's load carries the load's bits)
 wire [3:0] push_count = ost_tail + 4'd1 - ost_head - {3'd0, c_pop && c_qpn_reg == qn_reg};
 wire [3:0] pop_count = c_tail_reg + {3'd0, rec_now && qn_reg == c_qpn_reg} - c_head_reg - 4'd1;
-wire [NUM_QP-1:0] rec_oh, pop_oh, load_oh;
+wire [NUM_QP-1:0] rec_oh, load_oh;
 onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) rec_dec (.en(rec_now), .in(qn_reg), .out(rec_oh));
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) pop_dec (.en(c_pop), .in(c_qpn_reg), .out(pop_oh));
 onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) load_dec (.en(l_any), .in(load_qpn), .out(load_oh));
-wire [NUM_QP-1:0] ost_full_rec = (ost_full_reg & ~rec_oh) | (push_count == OST_DEPTH_4 ? rec_oh : {NUM_QP{1'b0}});
-wire [NUM_QP-1:0] ost_empty_rec = (ost_empty_reg & ~rec_oh) | (push_count == 4'd0 ? rec_oh : {NUM_QP{1'b0}});
+wire [NUM_QP-1:0] ost_full_rec = (ost_full_now & ~rec_oh) | (push_count == OST_DEPTH_4 ? rec_oh : {NUM_QP{1'b0}});
+wire [NUM_QP-1:0] ost_empty_rec = (ost_empty_now & ~rec_oh) | (push_count == 4'd0 ? rec_oh : {NUM_QP{1'b0}});
+wire pp_loaded = l_any && load_qpn == c_qpn_reg;
 always @(posedge clk) begin
-    ost_full_reg <= ((ost_full_rec & ~pop_oh) | (pop_count == OST_DEPTH_4 ? pop_oh : {NUM_QP{1'b0}})) & ~load_oh;
-    ost_empty_reg <= (ost_empty_rec & ~pop_oh) | (pop_count == 4'd0 ? pop_oh : {NUM_QP{1'b0}}) | load_oh;
+    ost_full_reg <= ost_full_rec & ~load_oh;
+    ost_empty_reg <= ost_empty_rec | load_oh;
+    pp_valid_reg <= c_pop;
+    pp_qn_reg <= c_qpn_reg;
+    pp_full_reg <= pop_count == OST_DEPTH_4 && !pp_loaded;
+    pp_empty_reg <= pop_count == 4'd0 || pp_loaded;
 end
 // A load's QP number is not known a cycle ahead, so the ring it frees is
 // read in the load's cycle and given back in the next (it stays taken a
@@ -2083,8 +2102,8 @@ always @* begin
         assert(r_valid);                                                  // f_rtx_entry
     end
     for (f_q = 0; f_q < NUM_QP; f_q = f_q + 1) begin
-        assert(ost_full_reg[f_q] == (f_tail[f_q] - f_head[f_q] == OST_DEPTH_4));  // f_ost_full
-        assert(ost_empty_reg[f_q] == (f_tail[f_q] == f_head[f_q]));               // f_ost_empty
+        assert(ost_full_now[f_q] == (f_tail[f_q] - f_head[f_q] == OST_DEPTH_4));  // f_ost_full
+        assert(ost_empty_now[f_q] == (f_tail[f_q] == f_head[f_q]));               // f_ost_empty
     end
 end
 wire [23:0] f_ack_cov = s_ack_syndrome[6:5] == 2'b00 ? s_ack_psn : s_ack_psn - 24'd1;
