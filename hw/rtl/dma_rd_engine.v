@@ -443,10 +443,14 @@ wire [6:0]  h_exp_la = tag_exp_la_mem[h_tag];
 wire [12:0] h_bc = {h_bc12 == 12'd0, h_bc12};
 wire [10:0] h_len_dw = {h_len10 == 10'd0, h_len10};
 // payload bytes from the lower address to the end of the payload
-wire [12:0] h_avail = {h_len_dw, 2'b00} - {11'd0, h_la[1:0]};
-wire        h_final = h_avail >= h_bc;
-wire [12:0] h_this = h_final ? h_bc : h_avail;
+wire [12:0] h_len_b = {h_len_dw, 2'b00};
+wire [12:0] h_avail = h_len_b - {11'd0, h_la[1:0]};
 wire [12:0] h_span = {11'd0, h_la[1:0]} + h_bc;
+// h_avail >= h_bc, said without the subtract (neither side wraps: at
+// most 4,096 and 4,099), so the beat mask below is one adder and one
+// compare from the header, not three adders and two compares
+wire        h_final = h_len_b >= h_span;
+wire [12:0] h_this = h_final ? h_bc : h_avail;
 wire [10:0] h_dw_need = h_span[12:2] + {10'd0, h_span[1:0] != 2'd0};
 wire h_ok = h_has_data && (h_bc == t_rem) && (h_la == h_exp_la) && (!h_final || h_len_dw == h_dw_need);
 
@@ -460,8 +464,9 @@ generate
         assign h_this_ram = h_this[RAM_ADDR_W-1:0];
     end
 endgenerate
-// valid payload bytes: [lo, hi)
-wire [12:0] h_hi = {11'd0, h_la[1:0]} + h_this;
+// valid payload bytes: [lo, hi); hi = lo + h_this, which is h_span for
+// the final completion and the payload's end otherwise
+wire [12:0] h_hi = h_final ? h_span : h_len_b;
 
 wire [NB_W-1:0] h_beats = h_has_data ? ((h_len_dw + DWL_M1) >> DWL_W) : {{NB_W-1{1'b0}}, 1'b1};
 wire [DWL_W-1:0] h_dw_rem = h_len_dw[DWL_W-1:0];

@@ -301,6 +301,9 @@ reg s1_live_reg = 1'b0;
 // the list (SQF), its head read a cycle ahead; the parked queue
 reg [QN_W:0] sqf_head_reg = {(QN_W+1){1'b0}};
 reg [QN_W:0] sqf_tail_reg = {(QN_W+1){1'b0}};
+// tail + 1, kept beside it: a push (which comes from the record's checks,
+// behind the block RAM's read) then only enables the tail's flops
+reg [QN_W:0] sqf_tail_p1_reg = {{QN_W{1'b0}}, 1'b1};
 reg park_valid_reg = 1'b0;
 reg [QN_W-1:0] park_qn_reg = {QN_W{1'b0}};
 
@@ -515,7 +518,10 @@ always @(posedge clk) begin
     end
 
     sqf_head_reg <= sqf_head_next;
-    sqf_tail_reg <= sqf_tail_reg + {{QN_W{1'b0}}, sqf_push};
+    if (sqf_push) begin
+        sqf_tail_reg <= sqf_tail_p1_reg;
+        sqf_tail_p1_reg <= sqf_tail_p1_reg + 1'b1;
+    end
     if (op_next == OP_PICK && park_valid_reg) begin
         park_valid_reg <= 1'b0;
     end
@@ -544,6 +550,7 @@ always @(posedge clk) begin
         s1_op_reg <= OP_NONE;
         sqf_head_reg <= {(QN_W+1){1'b0}};
         sqf_tail_reg <= {(QN_W+1){1'b0}};
+        sqf_tail_p1_reg <= {{QN_W{1'b0}}, 1'b1};
         park_valid_reg <= 1'b0;
         out_valid_reg <= 1'b0;
     end
@@ -684,6 +691,7 @@ always @* begin
             assert(rec == f_rec[s1_qn_reg]);                                  // f_rmw
         end
         assert(f_count <= NUM_Q);                                              // f_list
+        assert(sqf_tail_p1_reg == sqf_tail_reg + 1'b1);                        // f_tail_p1
         for (f_q = 0; f_q < NUM_Q; f_q = f_q + 1) begin
             f_n = {1'b0, f_in[f_q*F_IN_W +: F_IN_W]} + {{(QN_W+1){1'b0}}, park_valid_reg && park_qn_reg == f_q[QN_W-1:0]}
                 + {{(QN_W+1){1'b0}}, s1_op_reg == OP_PICK && s1_qn_reg == f_q[QN_W-1:0]};
