@@ -880,17 +880,32 @@ task queue_ack;
     input [23:0] msn;
     begin
         ack_valid_reg <= 1'b1;
-        ack_qpn_reg <= qpn;
         ack_psn_reg <= psn;
         ack_syn_reg <= syn;
         ack_msn_reg <= msn;
+    end
+endtask
+
+// Every ACK is queued for qpn, so its QP and addressing (the current QP's
+// context) are loaded whenever the slot may take an ACK, not only when
+// one is queued: the queueing decision, behind the QP context's block RAM
+// and the mp window, was the enable of these 121 + QN_W flops and the
+// critical path of the 128-bit place and route at 0c09195. While the slot holds an
+// ACK that is not being taken they hold; otherwise what they take is
+// either the ACK queued in the same cycle or never sent. (A waiting ACK
+// replaced by a newer one of its QP is the one case where they load
+// without a queue_ack: the same QP, so the same fields, unless the host
+// reloaded the QP meanwhile; the ACK then carries its new addressing.)
+always @(posedge clk) begin
+    if (ack_slot_free) begin
+        ack_qpn_reg <= qpn;
         ack_dmac_reg <= ctx_dmac;
         ack_dip_reg <= ctx_dip;
         ack_sport_reg <= ctx_udp_sport;
         ack_dqp_reg <= ctx_dest_qpn;
         ack_mp_reg <= ctx_mp;
     end
-endtask
+end
 
 always @(posedge clk) begin
     pq_qn_reg <= qpn;
