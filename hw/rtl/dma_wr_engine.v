@@ -416,24 +416,28 @@ assign m_ram_rd_en = ram_rd_en_reg;
 // words consumed by the assembler this cycle
 wire [1:0] asm_pop_n;
 
-// words in the buffer after this cycle, plus words in flight
-wire [WB_AW:0] wb_count_after = wb_count_reg + {{WB_AW{1'b0}}, ram_rd_data_valid_reg} - {{WB_AW-1{1'b0}}, asm_pop_n};
-// The reader's credit is that count plus the word being read, below
-// WB_DEPTH. It is computed from registers for each number of words the
-// assembler may take this cycle, and asm_pop_n only picks one: the
-// assembler's fire comes late (the transfer FIFO's fields, compares), and
-// with an adder and a compare behind it this was the engine's deepest
-// path. (The same arithmetic, wrap included: the same credit.)
-wire [3:0] rd_credit_if;   // [n]: the credit if the assembler takes n words
+// Words in the buffer after this cycle, and the reader's credit (those
+// plus the word being read, below WB_DEPTH): both computed from registers
+// for each number of words the assembler may take this cycle, and
+// asm_pop_n only picks one. The assembler's fire comes late (the transfer
+// FIFO's fields, compares), and with an adder and a compare behind it this
+// was the engine's deepest path. (The same arithmetic, wrap included.)
+wire [WB_AW+1:0] after_if [0:3];   // [n]: the words left if it takes n
+wire [3:0] rd_credit_if;           // [n]: the credit then
 genvar ci;
 generate
     for (ci = 0; ci < 4; ci = ci + 1) begin : g_credit
-        wire [WB_AW+1:0] after = {1'b0, wb_count_reg} + {{WB_AW+1{1'b0}}, ram_rd_data_valid_reg}
+        assign after_if[ci] = {1'b0, wb_count_reg} + {{WB_AW+1{1'b0}}, ram_rd_data_valid_reg}
             - ci[WB_AW+1:0];
-        wire [WB_AW+2:0] ahead = {1'b0, after} + {{WB_AW+2{1'b0}}, ram_rd_en_reg};
+        wire [WB_AW+2:0] ahead = {1'b0, after_if[ci]} + {{WB_AW+2{1'b0}}, ram_rd_en_reg};
         assign rd_credit_if[ci] = ahead < WB_DEPTH;
     end
 endgenerate
+// (its top bit, the wrap, matters only to the credit)
+/* verilator lint_off UNUSEDSIGNAL */
+wire [WB_AW+1:0] wb_count_pick = after_if[asm_pop_n];
+/* verilator lint_on UNUSEDSIGNAL */
+wire [WB_AW:0] wb_count_after = wb_count_pick[WB_AW:0];
 wire rd_credit = rd_credit_if[asm_pop_n];
 
 wire rd_issue_cur = rd_active_reg && rd_credit;

@@ -890,9 +890,9 @@ endtask
 // context) are loaded whenever the slot may take an ACK, not only when
 // one is queued: the queueing decision, behind the QP context's block RAM
 // and the mp window, was the enable of these 121 + QN_W flops and the
-// critical path of the 128-bit place and route at 0c09195. While the slot holds an
-// ACK that is not being taken they hold; otherwise what they take is
-// either the ACK queued in the same cycle or never sent. (A waiting ACK
+// critical path of the 128-bit place and route at 0c09195. While the slot
+// holds an ACK that is not being taken they hold; otherwise what they
+// take is either the ACK queued in the same cycle or never sent. (A waiting ACK
 // replaced by a newer one of its QP is the one case where they load
 // without a queue_ack: the same QP, so the same fields, unless the host
 // reloaded the QP meanwhile; the ACK then carries its new addressing.)
