@@ -730,6 +730,18 @@ mp_window #(.MP_W(MP_W), .MP_NAK_GAP(MP_NAK_GAP)) mp_window_inst (
     .pend_due(mp_pend_due)
 );
 wire [23:0] rd_msn = rec_rd[RSP_MSN_LSB +: RSP_MSN_W];
+// ... and registered, with its successor, for ST_FINISH: the write-back
+// (rec_wr) comes two or more cycles after its QP's record settled
+// (ST_FINISH is never the first state after ST_IDLE, nor after a
+// write-back of the same QP), and a load of the QP meanwhile makes the
+// packet stale (no write-back). Keeps the clear bit's read-through and
+// the 24-bit increment off the record RAM's data input (f_msn_reg).
+reg [23:0] msn_reg = 24'd0;
+reg [23:0] msn_p1_reg = 24'd1;
+always @(posedge clk) begin
+    msn_reg <= rd_msn;
+    msn_p1_reg <= rd_msn + 24'd1;
+end
 wire [63:0] rd_wrid = SEND_EN != 0 ? rec_rd[RSP_WRID_LSB +: RSP_WRID_W] : 64'd0;
 wire [31:0] rd_key = RC_EN != 0 ? rec_rd[RSP_KEY_LSB +: RSP_KEY_W] : 32'd0;
 wire [63:0] rd_cursor = RC_EN != 0 ? rec_rd[RSP_CURSOR_LSB +: RSP_CURSOR_W] : 64'd0;
@@ -781,12 +793,12 @@ always @* begin
         rec_in[RSP_WRID_LSB +: RSP_WRID_W] = wrid_reg;
     end
     if (mp_pend_pass_reg) begin
-        rec_in[RSP_MSN_LSB +: RSP_MSN_W] = rd_msn + 24'd1;
+        rec_in[RSP_MSN_LSB +: RSP_MSN_W] = msn_p1_reg;
     end else if (ctx_mp) begin
         rec_in[RSP_BMP_LSB +: RSP_BMP_W] = bmp_next;
-        rec_in[RSP_MSN_LSB +: RSP_MSN_W] = rd_msn + {23'd0, completes_reg};
+        rec_in[RSP_MSN_LSB +: RSP_MSN_W] = completes_reg ? msn_p1_reg : msn_reg;
     end else begin
-        rec_in[RSP_MSN_LSB +: RSP_MSN_W] = rd_msn + {23'd0, op_last || op_only};
+        rec_in[RSP_MSN_LSB +: RSP_MSN_W] = op_last || op_only ? msn_p1_reg : msn_reg;
         rec_in[RSP_KEY_LSB +: RSP_KEY_W] = key_reg;
         rec_in[RSP_CURSOR_LSB +: RSP_CURSOR_W] = cursor_reg + {51'd0, plen_reg};
         rec_in[RSP_REMAIN_LSB +: RSP_REMAIN_W] = remain_reg - {19'd0, plen_reg};
@@ -1265,12 +1277,12 @@ always @(posedge clk) begin
                     if (mp_nak) begin
                         // the point's packet is lost: ask for it alone
                         nak_sent_pw_reg <= 1'b1; nak_sent_pv_reg <= 1'b1;
-                        queue_ack(epsn_reg, NAK_PSN, rd_msn);
+                        queue_ack(epsn_reg, NAK_PSN, msn_reg);
                         stat_nak_reg <= 1'b1;
                         ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b0;
                     end else if (ack_req_reg || mp_adv > 1) begin
                         // AckReq, or the point jumped over a filled hole
-                        queue_ack(mp_point_new - 24'd1, ACK_SYNDROME, rd_msn);
+                        queue_ack(mp_point_new - 24'd1, ACK_SYNDROME, msn_reg);
                         ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b0;
                     end else if (!ack_owed_eff[qpn]) begin
                         ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b1;
@@ -1289,8 +1301,7 @@ always @(posedge clk) begin
                 end
                 // (the message moves on: rc_message's done)
                 if (ack_req_reg) begin
-                    queue_ack(psn_reg, ACK_SYNDROME,
-                        (op_last || op_only) ? rd_msn + 24'd1 : rd_msn);
+                    queue_ack(psn_reg, ACK_SYNDROME, (op_last || op_only) ? msn_p1_reg : msn_reg);
                     ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b0;
                 end else if (!ack_owed_eff[qpn]) begin
                     ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b1;
@@ -1399,6 +1410,8 @@ always @* begin
     if (!rst) begin
         // the record's MSN and bitmap read from block RAM: the last written
         if (state_reg != ST_IDLE) assert({rd_msn, rd_bmp} == f_rec_now);   // f_record
+        // ST_FINISH's registered MSN is the record's
+        if (state_reg == ST_FINISH && !qp_stale) assert(msn_reg == rd_msn && msn_p1_reg == rd_msn + 24'd1); // f_msn_reg
         // property 1 (rc) and 3, this packet: its CQE is asked for only
         // once its own payload is in the in-order write engine's queue;
         // every earlier packet of the QP went through ST_FINISH, which
