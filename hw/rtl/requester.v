@@ -210,7 +210,6 @@ localparam TICK_LOG = 6;
 localparam TMO_BASE = $clog2(4096 * CLK_MHZ / 1000) - TICK_LOG;
 localparam integer MAX_TMO_EXP_I = 23 - TMO_BASE;
 localparam [4:0] MAX_TMO_EXP = MAX_TMO_EXP_I[4:0];
-localparam integer CYC_10US = 10 * CLK_MHZ;
 localparam integer LAST_QP_I = NUM_QP - 1;
 localparam [QN_W-1:0] LAST_QP = LAST_QP_I[QN_W-1:0];
 
@@ -243,28 +242,6 @@ initial begin
         $finish;
     end
 end
-
-// RNR NAK timer (IB table of RNR timer codes) in ticks
-function [23:0] rnr_ticks(input [4:0] code);
-    reg [31:0] units;    // of 10 us
-    /* verilator lint_off UNUSEDSIGNAL */
-    reg [31:0] cycles;
-    /* verilator lint_on UNUSEDSIGNAL */
-    begin
-        case (code)
-            5'd0: units = 65536;  5'd1: units = 1;      5'd2: units = 2;      5'd3: units = 3;
-            5'd4: units = 4;      5'd5: units = 6;      5'd6: units = 8;      5'd7: units = 12;
-            5'd8: units = 16;     5'd9: units = 24;     5'd10: units = 32;    5'd11: units = 48;
-            5'd12: units = 64;    5'd13: units = 96;    5'd14: units = 128;   5'd15: units = 192;
-            5'd16: units = 256;   5'd17: units = 384;   5'd18: units = 512;   5'd19: units = 768;
-            5'd20: units = 1024;  5'd21: units = 1536;  5'd22: units = 2048;  5'd23: units = 3072;
-            5'd24: units = 4096;  5'd25: units = 6144;  5'd26: units = 8192;  5'd27: units = 12288;
-            5'd28: units = 16384; 5'd29: units = 24576; 5'd30: units = 32768; default: units = 49152;
-        endcase
-        cycles = units * CYC_10US;
-        rnr_ticks = cycles[TICK_LOG+23:TICK_LOG];
-    end
-endfunction
 
 localparam [4:0] TMO_BASE5 = TMO_BASE[4:0];
 function [23:0] tmo_ticks(input [4:0] exp);
@@ -369,7 +346,7 @@ localparam RQL_RETRY_LSB = RQL_TMO_LSB + RQL_TMO_W;
 localparam RQL_RNR_LSB = RQL_RETRY_LSB + RQL_RETRY_W;
 localparam RQL_W = RQL_RNR_LSB + RQL_RNR_W;
 // REQ: what the ACK completer moves. Written by the completer (at
-// c_qpn_reg); a load clears the QP's req_v_reg bit instead, and while it is
+// c_qpn); a load clears the QP's req_v_reg bit instead, and while it is
 // clear the record reads as loaded: una the loaded PSN (sq_psn, which only
 // a load and ST_RECORD move), the retry counters full, no rotation, no
 // suspect path. ST_RECORD, which moves sq_psn, writes the record as it
@@ -797,7 +774,7 @@ assign err_code = err_code_reg;
 assign err_qn = {{(16-QN_W){1'b0}}, qn_reg};
 
 
-// (the SQP and OSTH words at qn_reg and c_qpn_reg; the RAMs are below)
+// (the SQP and OSTH words at qn_reg and c_qpn; the RAMs are below)
 wire [SQP_W-1:0] sqp_qn, sqp_c;
 wire [OSTH_W-1:0] osth_qn, osth_c;
 wire [3:0] ost_head = osth_qn[OSTH_HEAD_LSB +: OSTH_HEAD_W];
@@ -953,51 +930,14 @@ wire pf_accept = (state_reg == ST_SEND || state_reg == ST_COPY) && !rtx_mode_reg
 assign s_sq_ready = (state_reg == ST_IDLE && !go_valid && !pf_use) || pf_accept;
 
 // ---------------------------------------------------------------- ACK completer
-// ACK events queue here; each is applied to its QP's outstanding ring.
-reg [QN_W+24+8-1:0] ackq [0:3];
-reg [2:0] ackq_wr_reg = 3'd0;
-reg [2:0] ackq_rd_reg = 3'd0;
-initial begin
-    for (i = 0; i < 4; i = i + 1) begin
-        ackq[i] = {(QN_W+32){1'b0}};
-    end
-end
-wire ackq_empty = ackq_wr_reg == ackq_rd_reg;
-wire ackq_full = ackq_wr_reg - ackq_rd_reg == 3'd4;
-
-localparam [3:0] C_IDLE = 4'd0, C_EVAL = 4'd1, C_POP = 4'd2, C_ERR = 4'd3, C_CQE = 4'd4,
-    C_SEQ = 4'd5, C_RNR = 4'd6, C_TMO = 4'd7, C_LOAD = 4'd8;
-reg [3:0] c_state_reg = C_IDLE;
-reg [3:0] c_next_reg = C_IDLE;
-reg [QN_W-1:0] c_qpn_reg = {QN_W{1'b0}};
-reg [23:0] c_psn_reg = 24'd0;
-reg [7:0] c_syn_reg = 8'd0;
-reg [23:0] c_limit_reg = 24'd0;
-reg c_error_reg = 1'b0;
-reg [CQE_STATUS_W-1:0] c_err_status_reg = {CQE_STATUS_W{1'b0}};
-// the entry being completed (its PSN and signaled bit were used to pick it)
-/* verilator lint_off UNUSEDSIGNAL */
-reg [OST_C_W-1:0] c_entry_reg = {OST_C_W{1'b0}};
-/* verilator lint_on UNUSEDSIGNAL */
-
-// the QP the completer takes up next (C_IDLE's choice below)
-wire [QN_W+24+8-1:0] ackq_head = ackq[ackq_rd_reg[1:0]];
-reg [QN_W-1:0] c_qpn_next;
-always @* begin
-    c_qpn_next = c_qpn_reg;
-    if (c_state_reg == C_IDLE) begin
-        if (scan_flush_reg || scan_tmo_reg) begin
-            c_qpn_next = scan_q_reg;
-        end else if (!ackq_empty) begin
-            c_qpn_next = ackq_head[QN_W+32-1:32];
-        end
-    end
-end
+// completer.v (below, with the records it reads): the QP it works on, its
+// number a cycle ahead for the records' read ports
+wire [QN_W-1:0] c_qpn_next, c_qpn;
 
 // ---------------------------------------------------------------- the records in block RAM
 // Read ports: qn (qn_next ahead of qn_reg: the executor's QP), go (go_pick
 // ahead of go_qpn: a due retransmission's una), c (c_qpn_next ahead of
-// c_qpn_reg: the completer's QP), scan (scan_rd, two ahead of scan_reg: the
+// c_qpn: the completer's QP), scan (scan_rd, two ahead of scan_reg: the
 // timeout, registered once more). RQL has a copy for qn, c and scan, REQ for qn, go and c, SNT
 // for qn and c (ram_sdp_copies: one ram_sdp per read port); the go and
 // scan copies hold only the field they read (a copy of the whole record
@@ -1135,7 +1075,7 @@ endfunction
 /* verilator lint_off UNUSEDSIGNAL */
 wire [REQ_W-1:0] req_qn = req_eff(req_v_reg[qn_reg], req_qn_raw, sqp_qn[SQP_PSN_LSB +: SQP_PSN_W], rql_qn);
 /* verilator lint_on UNUSEDSIGNAL */
-wire [REQ_W-1:0] req_c = req_eff(req_v_reg[c_qpn_reg], req_c_raw, sqp_c[SQP_PSN_LSB +: SQP_PSN_W], rql_c);
+wire [REQ_W-1:0] req_c = req_eff(req_v_reg[c_qpn], req_c_raw, sqp_c[SQP_PSN_LSB +: SQP_PSN_W], rql_c);
 assign qn_una = req_qn[REQ_UNA_LSB +: REQ_UNA_W];
 assign qn_rot = req_qn[REQ_ROT_LSB +: REQ_ROT_W];
 assign qn_susp = req_qn[REQ_SUSP_LSB +: REQ_SUSP_W];
@@ -1143,7 +1083,7 @@ assign qn_suspv = req_qn[REQ_SUSPV_LSB];
 assign qn_sent = snt_v_reg[qn_reg] ? snt_qn_raw[SNT_PSN_LSB +: SNT_PSN_W] : sqp_qn[SQP_PSN_LSB +: SQP_PSN_W];
 wire [23:0] go_una = req_v_reg[go_qpn] ? req_go_una_raw : sqp_go;
 wire [23:0] c_una_now = req_c[REQ_UNA_LSB +: REQ_UNA_W];
-wire [23:0] c_sent_now = snt_v_reg[c_qpn_reg] ? snt_c_raw[SNT_PSN_LSB +: SNT_PSN_W]
+wire [23:0] c_sent_now = snt_v_reg[c_qpn] ? snt_c_raw[SNT_PSN_LSB +: SNT_PSN_W]
     : sqp_c[SQP_PSN_LSB +: SQP_PSN_W];
 wire [2:0] c_rleft = req_c[REQ_RLEFT_LSB +: REQ_RLEFT_W];
 wire [2:0] c_nleft = req_c[REQ_NLEFT_LSB +: REQ_NLEFT_W];
@@ -1164,67 +1104,91 @@ reg [3:0] c_tail_reg = 4'd0;
 reg [RING_NUM_W-1:0] c_ring_reg = {RING_NUM_W{1'b0}};
 reg c_new_reg = 1'b0;
 wire [OST_C_W-1:0] c_entry;
-wire [23:0] c_entry_psn = c_entry[OST_LAST_LSB +: OST_LAST_W];
-// an ACK may cover [una - 1, sent - 1]; a NAK must name a PSN in [una, sent)
-// the QP's una and PSNs in flight, read in C_LOAD (only the completer moves
-// una; sent grows as packets leave, and an ACK for a packet sent in the
-// last cycle cannot have arrived)
-reg [23:0] c_una_reg = 24'd0;
-reg [23:0] c_outstanding_reg = 24'd0;
-wire [23:0] c_una = c_una_reg;
-wire [23:0] c_outstanding = c_outstanding_reg;
-wire [23:0] c_ack_off = c_psn_reg - c_una + 24'd1;
-wire [23:0] c_nak_off = c_psn_reg - c_una;
-wire c_ack_ok = c_ack_off <= c_outstanding;
-wire c_nak_ok = c_nak_off < c_outstanding;
-reg c_drop_reg = 1'b0;
-assign stat_ack_drop = c_drop_reg;
-`ifdef FORMAL_BREAK_EARLY_SEND_CQE
-// a planted bug for hw/formal only (never defined elsewhere): the entry
-// counts as covered one PSN early; formal_requester must catch it
-wire c_covered = (c_limit_reg + 24'd1 - c_entry_psn) < 24'h800000;
-`else
-wire c_covered = (c_limit_reg - c_entry_psn) < 24'h800000;   // entry's last PSN <= limit
-`endif
 
-// the completer's write of its QP's REQ record (the cases below)
+// the completer: the ACK checks, its state machine and its CQE requests
+wire c_req_we, c_stamp_we, c_rtx_set, c_rtx_one, c_rtx_clr, c_flush_take, c_pop;
+wire [23:0] c_req_una, c_stamp_wd;
+wire [2:0] c_req_rleft, c_req_nleft;
+wire [5:0] c_req_rot, c_req_susp;
+wire c_req_suspv, c_set_err;
+/* verilator lint_off UNUSEDSIGNAL */
+wire c_ack_queue_full;      // (read by the formal properties below)
+/* verilator lint_on UNUSEDSIGNAL */
+// C_POP and C_ERR wait a cycle for a load of another QP (OSTH's write
+// port is the load's then), and for the copies (c_new_reg, above)
+wire l_any = load_rts || load_reset;
+wire c_ring_wait = (l_any && load_qpn != c_qpn) || c_new_reg;
+completer #(.QN_W(QN_W), .CLK_MHZ(CLK_MHZ), .TICK_LOG(TICK_LOG)) completer_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_ack_valid(s_ack_valid),
+    .s_ack_qpn(s_ack_qpn),
+    .s_ack_psn(s_ack_psn),
+    .s_ack_syndrome(s_ack_syndrome),
+    .ack_queue_full(c_ack_queue_full),
+    .scan_flush(scan_flush_reg),
+    .scan_tmo(scan_tmo_reg),
+    .scan_q(scan_q_reg),
+    .flush_take(c_flush_take),
+    .load(l_any),
+    .load_qpn(load_qpn),
+    .qpn_next(c_qpn_next),
+    .qpn(c_qpn),
+    .una_now(c_una_now),
+    .sent_now(c_sent_now),
+    .rleft(c_rleft),
+    .nleft(c_nleft),
+    .rot(c_rot),
+    .suspv(req_c[REQ_SUSPV_LSB]),
+    .susp(req_c[REQ_SUSP_LSB +: REQ_SUSP_W]),
+    .retry_init(c_retry_init),
+    .rnr_init(c_rnr_init),
+    .rtx_req(rtx_req_reg[c_qpn]),
+    .ring_empty_now(c_head == c_tail),
+    .ring_empty(c_head_reg == c_tail_reg),
+    .ring_wait(c_ring_wait),
+    .entry_sig(c_entry[OST_SIG_LSB]),
+    .entry_send(c_entry[OST_SEND_LSB]),
+    .entry_last_psn(c_entry[OST_LAST_LSB +: OST_LAST_W]),
+    .entry_index(c_entry[OST_INDEX_LSB +: OST_INDEX_W]),
+    .entry_wr_id(c_entry[OST_WRID_LSB +: OST_WRID_W]),
+    .entry_len(c_entry[OST_LEN_LSB +: OST_LEN_W]),
+    .pop(c_pop),
+    .req_we(c_req_we),
+    .req_una(c_req_una),
+    .req_rleft(c_req_rleft),
+    .req_nleft(c_req_nleft),
+    .req_rot(c_req_rot),
+    .req_suspv(c_req_suspv),
+    .req_susp(c_req_susp),
+    .now(now),
+    .stamp_we(c_stamp_we),
+    .stamp_wd(c_stamp_wd),
+    .rtx_set(c_rtx_set),
+    .rtx_one(c_rtx_one),
+    .rtx_clr(c_rtx_clr),
+    .acq_qpn(acq_qpn),
+    .acq_cqn(acq_cqn),
+    .m_acq_cqn(m_acq_cqn),
+    .m_acq_data(m_acq_data),
+    .m_acq_valid(m_acq_valid),
+    .m_acq_ready(m_acq_ready),
+    .set_err(c_set_err),
+    .stat_ack_drop(stat_ack_drop),
+    .stat_timeout(stat_timeout),
+    .stat_nak_seq(stat_nak_seq),
+    .stat_rnr(stat_rnr)
+);
+// the completer's write of its QP's REQ record
 reg [REQ_W-1:0] req_wd_c;
 always @* begin
     req_wd_c = req_c;
-    case (c_state_reg)
-        C_EVAL: begin
-            // an ACK that moves una: the retry counters are full again
-            if (c_syn_reg[6:5] == 2'b00 && c_ack_ok && c_ack_off != 24'd0) begin
-                req_wd_c[REQ_UNA_LSB +: REQ_UNA_W] = c_psn_reg + 24'd1;
-                req_wd_c[REQ_RLEFT_LSB +: REQ_RLEFT_W] = c_retry_init;
-                req_wd_c[REQ_NLEFT_LSB +: REQ_NLEFT_W] = c_rnr_init;
-            end
-        end
-        C_SEQ: begin
-            req_wd_c[REQ_UNA_LSB +: REQ_UNA_W] = c_psn_reg;
-            if (!(c_psn_reg == c_una && c_rleft == 3'd0)) begin
-                req_wd_c[REQ_RLEFT_LSB +: REQ_RLEFT_W] = c_psn_reg == c_una ? c_rleft - 3'd1 : c_retry_init;
-                if (!(rtx_req_reg[c_qpn_reg] && c_una == c_psn_reg)) begin
-                    req_wd_c[REQ_SUSPV_LSB] = 1'b1;
-                    req_wd_c[REQ_SUSP_LSB +: REQ_SUSP_W] = c_psn_reg[5:0] + c_rot;
-                end
-            end
-        end
-        C_RNR: begin
-            req_wd_c[REQ_UNA_LSB +: REQ_UNA_W] = c_psn_reg;
-            if (c_rnr_init != 3'd7 && c_nleft != 3'd0) begin
-                req_wd_c[REQ_NLEFT_LSB +: REQ_NLEFT_W] = c_nleft - 3'd1;
-            end
-        end
-        C_TMO: begin
-            if (!(c_head == c_tail || rtx_req_reg[c_qpn_reg]) && c_rleft != 3'd0) begin
-                req_wd_c[REQ_RLEFT_LSB +: REQ_RLEFT_W] = c_rleft - 3'd1;
-                req_wd_c[REQ_ROT_LSB +: REQ_ROT_W] = c_rot + 6'd1;
-            end
-        end
-        default: begin
-        end
-    endcase
+    req_wd_c[REQ_UNA_LSB +: REQ_UNA_W] = c_req_una;
+    req_wd_c[REQ_RLEFT_LSB +: REQ_RLEFT_W] = c_req_rleft;
+    req_wd_c[REQ_NLEFT_LSB +: REQ_NLEFT_W] = c_req_nleft;
+    req_wd_c[REQ_ROT_LSB +: REQ_ROT_W] = c_req_rot;
+    req_wd_c[REQ_SUSPV_LSB] = c_req_suspv;
+    req_wd_c[REQ_SUSP_LSB +: REQ_SUSP_W] = c_req_susp;
 end
 // In the states that may change it the completer writes its QP's record
 // every cycle (as it reads, if nothing changes: the enable and the address
@@ -1234,21 +1198,17 @@ end
 // the bit). It waits a cycle for a load of another QP too (SQP's write
 // port is the load's then), and for the completer's write of another QP's
 // stamp if it would write the stamp (ex_st_stall).
-wire l_any = load_rts || load_reset;
 // (the stamp's writers: the completer's, and the executor's QP; below)
-wire stc_we = (c_state_reg == C_EVAL && c_syn_reg[6:5] == 2'b00 && c_ack_ok && c_ack_off != 24'd0)
-    || c_state_reg == C_SEQ || c_state_reg == C_RNR
-    || (c_state_reg == C_TMO && c_head != c_tail && !rtx_req_reg[c_qpn_reg]);
+wire stc_we = c_stamp_we;
 wire [QN_W-1:0] ste_wa = state_reg == ST_IDLE ? go_qpn : qn_reg;
-wire ex_st_stall = stc_we && c_qpn_reg != ste_wa;
-wire c_wr_state = c_state_reg == C_EVAL || c_state_reg == C_SEQ || c_state_reg == C_RNR
-    || c_state_reg == C_TMO;
+wire ex_st_stall = stc_we && c_qpn != ste_wa;
+wire c_wr_state = c_req_we;
 wire rec_req = rec_state && !req_v_reg[qn_reg];
-wire rec_stall = (rec_req && c_wr_state && c_qpn_reg != qn_reg)
+wire rec_stall = (rec_req && c_wr_state && c_qpn != qn_reg)
     || (rec_state && l_any && load_qpn != qn_reg)
     || (rec_state && ost_empty && !rtx_req_reg[qn_reg] && ex_st_stall);
 assign req_we = c_wr_state || rec_req;
-assign req_wa = c_wr_state ? c_qpn_reg : qn_reg;
+assign req_wa = c_wr_state ? c_qpn : qn_reg;
 assign req_wd = c_wr_state ? req_wd_c : req_qn;
 
 // Rings change hands here. A ring is taken when a WQE is recorded into an
@@ -1256,21 +1216,14 @@ assign req_wd = c_wr_state ? req_wd_c : req_qn;
 // a WQE of the same QP is recorded that cycle) or when the QP is loaded
 // (reset or brought to RTS) with entries, or with one being recorded.
 localparam [OST_RINGS-1:0] RING_ONE = {{(OST_RINGS-1){1'b0}}, 1'b1};
-// (C_POP and C_ERR wait a cycle for a load of another QP: OSTH's write
-// port is the load's then)
-// (and C_ERR for c_new_reg, above)
-wire c_lstall = (l_any && load_qpn != c_qpn_reg && (c_state_reg == C_POP || c_state_reg == C_ERR))
-    || c_new_reg;
-wire c_pop = !c_lstall && ((c_state_reg == C_POP && c_head_reg != c_tail_reg && c_covered)
-    || (c_state_reg == C_ERR && c_head_reg != c_tail_reg));
 wire rec_now = state_reg == ST_RECORD && !rec_stall;
 assign sqp_we = l_any || rec_now;
 assign sqp_wa = l_any ? load_qpn : qn_reg;
 assign sqp_wd = l_any ? {{SQP_TAIL_W{1'b0}}, load_psn} : {ost_tail + 4'd1, rec_next_psn_reg};
 assign osth_we = l_any || c_pop;
-assign osth_wa = l_any ? load_qpn : c_qpn_reg;
+assign osth_wa = l_any ? load_qpn : c_qpn;
 assign osth_wd = l_any ? {OSTH_W{1'b0}} : c_head_reg + 4'd1;
-wire c_drain = c_pop && c_head_reg + 4'd1 == c_tail_reg && !(rec_now && qn_reg == c_qpn_reg);
+wire c_drain = c_pop && c_head_reg + 4'd1 == c_tail_reg && !(rec_now && qn_reg == c_qpn);
 wire l_held = !ost_empty_now[load_qpn];
 
 // The stamp's writes: the completer's when an ACK moves una, on a
@@ -1286,8 +1239,8 @@ wire ste_we = (state_reg == ST_IDLE && go_valid)
     || (state_reg == ST_RTX_PICK && ctx_state == QPS_RTS && rtx_req_reg[qn_reg] && rtx_due)
     || (rec_now && ost_empty && !rtx_req_reg[qn_reg]);
 wire stamp_we = stc_we || ste_we;
-wire [QN_W-1:0] stamp_wa = stc_we ? c_qpn_reg : ste_wa;
-wire [STAMP_W-1:0] stamp_wd = stc_we && c_state_reg == C_RNR ? now + rnr_ticks(c_syn_reg[4:0]) : now;
+wire [QN_W-1:0] stamp_wa = stc_we ? c_qpn : ste_wa;
+wire [STAMP_W-1:0] stamp_wd = stc_we ? c_stamp_wd : now;
 wire [STAMP_W-1:0] stamp_scan_raw, stamp_qn_raw;
 
 // (ports in the order qn, scan)
@@ -1308,23 +1261,23 @@ assign stamp_scan = stamp_scan_raw[STAMP_TICK_LSB +: STAMP_TICK_W];
 assign stamp_qn = stamp_qn_raw[STAMP_TICK_LSB +: STAMP_TICK_W];
 
 // the full and empty bits (above) move with the pointers: rec_now moves the
-// tail of qn_reg, c_pop the head of c_qpn_reg (both in one cycle when they
+// tail of qn_reg, c_pop the head of c_qpn (both in one cycle when they
 // are one QP: the pop's bits, which count the record, stand), a load sets
 // both to 0 and goes last, as in the pointers' own writes (so a pop
 // registered in the cycle of its QP's load carries the load's bits)
-wire [3:0] push_count = ost_tail + 4'd1 - ost_head - {3'd0, c_pop && c_qpn_reg == qn_reg};
-wire [3:0] pop_count = c_tail_reg + {3'd0, rec_now && qn_reg == c_qpn_reg} - c_head_reg - 4'd1;
+wire [3:0] push_count = ost_tail + 4'd1 - ost_head - {3'd0, c_pop && c_qpn == qn_reg};
+wire [3:0] pop_count = c_tail_reg + {3'd0, rec_now && qn_reg == c_qpn} - c_head_reg - 4'd1;
 wire [NUM_QP-1:0] rec_oh, load_oh;
 onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) rec_dec (.en(rec_now), .in(qn_reg), .out(rec_oh));
 onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) load_dec (.en(l_any), .in(load_qpn), .out(load_oh));
 wire [NUM_QP-1:0] ost_full_rec = (ost_full_now & ~rec_oh) | (push_count == OST_DEPTH_4 ? rec_oh : {NUM_QP{1'b0}});
 wire [NUM_QP-1:0] ost_empty_rec = (ost_empty_now & ~rec_oh) | (push_count == 4'd0 ? rec_oh : {NUM_QP{1'b0}});
-wire pp_loaded = l_any && load_qpn == c_qpn_reg;
+wire pp_loaded = l_any && load_qpn == c_qpn;
 always @(posedge clk) begin
     ost_full_reg <= ost_full_rec & ~load_oh;
     ost_empty_reg <= ost_empty_rec | load_oh;
     pp_valid_reg <= c_pop;
-    pp_qn_reg <= c_qpn_reg;
+    pp_qn_reg <= c_qpn;
     pp_full_reg <= pop_count == OST_DEPTH_4 && !pp_loaded;
     pp_empty_reg <= pop_count == 4'd0 || pp_loaded;
 end
@@ -1335,7 +1288,7 @@ wire ring_we = rec_now && ost_empty;
 wire [RING_W-1:0] ring_wd = ring_pick;
 reg l_give_reg = 1'b0;
 always @(posedge clk) begin
-    l_give_reg <= l_any && l_held && !(c_drain && c_qpn_reg == load_qpn);
+    l_give_reg <= l_any && l_held && !(c_drain && c_qpn == load_qpn);
 end
 
 // (ports in the order qn, c, go, load)
@@ -1357,8 +1310,8 @@ ram_sdp_copies #(
 // port reads at its registers' next values (c_ring_next, c_head_next), so
 // c_entry is the entry at c_ring_reg/c_head_reg; the walk's port reads at
 // r_rd_addr (r_valid, above)
-wire [3:0] c_head_next = osth_we && osth_wa == c_qpn_reg ? osth_wd[OSTH_HEAD_LSB +: OSTH_HEAD_W] : c_head;
-wire [RING_NUM_W-1:0] c_ring_next = ring_we && qn_reg == c_qpn_reg ? ring_wd[RING_NUM_LSB +: RING_NUM_W]
+wire [3:0] c_head_next = osth_we && osth_wa == c_qpn ? osth_wd[OSTH_HEAD_LSB +: OSTH_HEAD_W] : c_head;
+wire [RING_NUM_W-1:0] c_ring_next = ring_we && qn_reg == c_qpn ? ring_wd[RING_NUM_LSB +: RING_NUM_W]
     : ring_c[RING_NUM_LSB +: RING_NUM_W];
 wire [OST_W-1:0] ost_wd = {wqe_addr_reg, psn0_reg, byte_len_reg, wqe_wr_id, wqe_index_reg,
     rec_last_psn_reg, wqe_is_send, wqe_signaled};
@@ -1398,43 +1351,12 @@ slot_allocator #(.SLOTS(OST_RINGS), .IDX_W(RG_W)) ring_pool_inst (
 /* verilator lint_on PINCONNECTEMPTY */
 
 reg stat_retransmit_reg = 1'b0;
-reg stat_timeout_reg = 1'b0;
-reg stat_nak_seq_reg = 1'b0;
-reg stat_rnr_reg = 1'b0;
 assign stat_retransmit = stat_retransmit_reg;
-assign stat_timeout = stat_timeout_reg;
-assign stat_nak_seq = stat_nak_seq_reg;
-assign stat_rnr = stat_rnr_reg;
-
-assign acq_qpn = c_qpn_next;
-assign m_acq_cqn = acq_cqn;
-reg [CQE_OWNER_LSB-1:0] ack_cqe;
-always @* begin
-    ack_cqe = {CQE_OWNER_LSB{1'b0}};
-    ack_cqe[CQE_WR_ID_LSB +: CQE_WR_ID_W] = c_entry_reg[OST_WRID_LSB +: OST_WRID_W];
-    ack_cqe[CQE_BYTE_LEN_LSB +: CQE_BYTE_LEN_W] = c_entry_reg[OST_LEN_LSB +: OST_LEN_W];
-    ack_cqe[CQE_QN_LSB +: CQE_QN_W] = {{(CQE_QN_W-QN_W){1'b0}}, c_qpn_reg};
-    ack_cqe[CQE_OPCODE_LSB +: CQE_OPCODE_W] = c_entry_reg[OST_SEND_LSB] ? WC_OPCODE_SEND : WC_OPCODE_RDMA_WRITE;
-    ack_cqe[CQE_STATUS_LSB +: CQE_STATUS_W] = c_error_reg ? c_err_status_reg : WC_STATUS_SUCCESS;
-    ack_cqe[CQE_WQE_COUNTER_LSB +: CQE_WQE_COUNTER_W] = c_entry_reg[OST_INDEX_LSB +: OST_INDEX_W];
-    ack_cqe[CQE_SYNDROME_LSB +: CQE_SYNDROME_W] = c_error_reg ? c_syn_reg : 8'd0;
-end
-assign m_acq_data = ack_cqe;
-assign m_acq_valid = c_state_reg == C_CQE;
 
 // the completer and the executor both move QPs to ERR
-reg c_set_err_reg = 1'b0;
-// An error NAK for a WQE still being sent (not yet in its ring) finds the
-// ring empty; its status waits here for that WQE, which the flush that
-// follows completes first (one such status for the whole NIC: a second
-// QP in the same situation meanwhile gets a flush status)
-reg perr_valid_reg = 1'b0;
-reg [QN_W-1:0] perr_qpn_reg = {QN_W{1'b0}};
-reg [CQE_STATUS_W-1:0] perr_status_reg = {CQE_STATUS_W{1'b0}};
-reg [7:0] perr_syn_reg = 8'd0;
 reg x_set_err_reg = 1'b0;
-assign set_err = c_set_err_reg || x_set_err_reg;
-assign set_err_qpn = c_set_err_reg ? c_qpn_reg : qn_reg;
+assign set_err = c_set_err || x_set_err_reg;
+assign set_err_qpn = c_set_err ? c_qpn : qn_reg;
 
 // ---------------------------------------------------------------- the bit vectors
 // Each write is decoded once from its QP number (onehot_decoder: a write
@@ -1445,22 +1367,14 @@ assign set_err_qpn = c_set_err_reg ? c_qpn_reg : qn_reg;
 // go pick in ST_IDLE, or ST_RTX_PICK starting over), at ste_wa.
 wire ex_rtx_take = !ex_st_stall && ((state_reg == ST_IDLE && go_valid)
     || (state_reg == ST_RTX_PICK && ctx_state == QPS_RTS && rtx_req_reg[qn_reg] && rtx_due));
-// The completer requests one on a sequence NAK (unless one from this PSN
-// stands; resend that packet alone on mp: rtx_one), an RNR NAK and a
-// timeout, when their retry counters allow; C_ERR withdraws it.
-wire c_seq_rtx = c_state_reg == C_SEQ && !(c_psn_reg == c_una && c_rleft == 3'd0)
-    && !(rtx_req_reg[c_qpn_reg] && c_una == c_psn_reg);
-wire c_rnr_rtx = c_state_reg == C_RNR && !(c_rnr_init != 3'd7 && c_nleft == 3'd0);
-wire c_tmo_rtx = c_state_reg == C_TMO && !(c_head == c_tail || rtx_req_reg[c_qpn_reg])
-    && c_rleft != 3'd0;
-wire c_rtx_set = c_seq_rtx || c_rnr_rtx || c_tmo_rtx;
-wire c_rtx_clr = c_state_reg == C_ERR && !c_lstall;
-// C_IDLE takes up a QP's flush and withdraws its request
-wire c_flush_take = c_state_reg == C_IDLE && scan_flush_reg;
+// The completer requests one on a sequence NAK, an RNR NAK and a timeout
+// (c_rtx_set; on mp a sequence NAK's packet alone: c_rtx_one) and
+// withdraws it in C_ERR (c_rtx_clr); C_IDLE takes up a QP's flush
+// (c_flush_take)
 wire [NUM_QP-1:0] ex_rtx_oh, cset_oh, cclr_oh, scan_go_oh, scan_clr_oh, fa_oh, fb_oh, req_oh, snt_oh;
 onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) ex_rtx_dec (.en(ex_rtx_take), .in(ste_wa), .out(ex_rtx_oh));
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) cset_dec (.en(c_rtx_set), .in(c_qpn_reg), .out(cset_oh));
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) cclr_dec (.en(c_rtx_clr), .in(c_qpn_reg), .out(cclr_oh));
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) cset_dec (.en(c_rtx_set), .in(c_qpn), .out(cset_oh));
+onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) cclr_dec (.en(c_rtx_clr), .in(c_qpn), .out(cclr_oh));
 onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) scan_go_dec (.en(scan_rtx_reg), .in(scan_q_reg), .out(scan_go_oh));
 onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) scan_clr_dec (.en(c_flush_take), .in(scan_q_reg), .out(scan_clr_oh));
 onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) fa_dec (.en(flush_a), .in(flush_a_qpn), .out(fa_oh));
@@ -1471,7 +1385,7 @@ onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) snt_dec (.en(snt_we), .in(qn_reg),
 // it or asking again clears it
 wire [NUM_QP-1:0] rtx_go_next = ((rtx_go_reg & rtx_req_reg) | scan_go_oh) & ~ex_rtx_oh & ~cset_oh;
 wire [NUM_QP-1:0] rtx_req_next = (((rtx_req_reg & ~ex_rtx_oh) | cset_oh) & ~cclr_oh) & ~load_oh;
-wire [NUM_QP-1:0] rtx_one_next = (rtx_one_reg & ~cset_oh) | (c_seq_rtx ? cset_oh : {NUM_QP{1'b0}});
+wire [NUM_QP-1:0] rtx_one_next = (rtx_one_reg & ~cset_oh) | (c_rtx_one ? cset_oh : {NUM_QP{1'b0}});
 wire [NUM_QP-1:0] flush_next = ((flush_req | fa_oh | fb_oh) & ~scan_clr_oh) & ~load_oh;
 // REQ and SNT read as loaded until written after the load
 wire [NUM_QP-1:0] req_v_next = (req_v_reg | req_oh) & ~load_oh;
@@ -1482,12 +1396,7 @@ always @(posedge clk) begin
     x_set_err_reg <= 1'b0;
     x_flush_reg <= 1'b0;
     x_flush_qn_reg <= qn_reg;
-    c_set_err_reg <= 1'b0;
-    c_drop_reg <= 1'b0;
     stat_retransmit_reg <= 1'b0;
-    stat_timeout_reg <= 1'b0;
-    stat_nak_seq_reg <= 1'b0;
-    stat_rnr_reg <= 1'b0;
     cycle_reg <= cycle_reg + 1'b1;
     scan_reg <= scan_next;
     scan_q_reg <= scan_reg;
@@ -1826,170 +1735,13 @@ always @(posedge clk) begin
 
 
     // ---------------------------------------------------------- ACK completer
-    if (s_ack_valid && !ackq_full) begin
-        ackq[ackq_wr_reg[1:0]] <= {s_ack_qpn, s_ack_psn, s_ack_syndrome};
-        ackq_wr_reg <= ackq_wr_reg + 3'd1;
-    end
-
-    c_qpn_reg <= c_qpn_next;
-    c_new_reg <= c_qpn_next != c_qpn_reg;
+    // (completer_inst; here the copies of its QP's ring pointers)
+    c_new_reg <= c_qpn_next != c_qpn;
     c_head_reg <= c_head_next;
-    c_tail_reg <= sqp_we && sqp_wa == c_qpn_reg ? sqp_wd[SQP_TAIL_LSB +: SQP_TAIL_W] : c_tail;
+    c_tail_reg <= sqp_we && sqp_wa == c_qpn ? sqp_wd[SQP_TAIL_LSB +: SQP_TAIL_W] : c_tail;
     c_ring_reg <= c_ring_next;
     r_rd_addr_reg <= r_rd_addr;
-    case (c_state_reg)
-        C_IDLE: begin
-            c_error_reg <= 1'b0;
-            if (scan_flush_reg) begin
-                // the QP is in ERR: complete what it still holds, flushed
-                // (the first one with a waiting NAK status, if any)
-                c_syn_reg <= 8'd0;
-                c_err_status_reg <= WC_STATUS_WR_FLUSH_ERR;
-                if (perr_valid_reg && perr_qpn_reg == scan_q_reg) begin
-                    c_syn_reg <= perr_syn_reg;
-                    c_err_status_reg <= perr_status_reg;
-                    perr_valid_reg <= 1'b0;
-                end
-                c_state_reg <= C_ERR;                   // (flush_next)
-            end else if (scan_tmo_reg) begin
-                c_syn_reg <= 8'd0;
-                c_state_reg <= C_TMO;
-            end else if (!ackq_empty) begin
-                {c_psn_reg, c_syn_reg} <= ackq_head[31:0];
-                ackq_rd_reg <= ackq_rd_reg + 3'd1;
-                c_state_reg <= C_LOAD;
-            end
-        end
-        C_LOAD: begin
-            c_una_reg <= c_una_now;
-            c_outstanding_reg <= c_sent_now - c_una_now;
-            c_state_reg <= C_EVAL;
-        end
-        C_EVAL: begin
-            if (c_syn_reg[6:5] == 2'b10 || (c_syn_reg[6:5] == 2'b00 ? !c_ack_ok : !c_nak_ok)) begin
-                // claims PSNs this QP never sent (or a stale NAK): ignored
-                c_drop_reg <= 1'b1;
-                c_state_reg <= C_IDLE;
-            end else if (c_syn_reg[6:5] == 2'b00) begin
-                // ACK: everything up to this PSN arrived
-                // (una and the retry counters: req_wd_c; the stamp, if
-                // it moves una: stc_we)
-                c_limit_reg <= c_psn_reg;
-                c_state_reg <= C_POP;
-                c_next_reg <= C_IDLE;
-            end else begin
-                // NAK: what precedes its PSN completed
-                c_limit_reg <= c_psn_reg - 24'd1;
-                c_state_reg <= C_POP;
-                if (c_syn_reg[6:5] == 2'b01) begin
-                    c_next_reg <= C_RNR;
-                end else if (c_syn_reg[4:0] == 5'd0) begin
-                    c_next_reg <= C_SEQ;
-                end else begin
-                    c_next_reg <= C_ERR;
-                end
-                case (c_syn_reg[4:0])
-                    5'd1: c_err_status_reg <= WC_STATUS_REM_INV_REQ_ERR;
-                    5'd2: c_err_status_reg <= WC_STATUS_REM_ACCESS_ERR;
-                    default: c_err_status_reg <= WC_STATUS_REM_OP_ERR;
-                endcase
-            end
-        end
-        C_POP: if (!c_lstall) begin
-            if (c_head_reg != c_tail_reg && c_covered) begin
-                c_entry_reg <= c_entry;
-                if (c_entry[OST_SIG_LSB]) begin
-                    c_state_reg <= C_CQE;
-                end
-            end else begin
-                c_state_reg <= c_next_reg;
-                if (c_next_reg == C_ERR) begin
-                    c_set_err_reg <= 1'b1;
-                end
-            end
-        end
-        C_SEQ: begin
-            // PSN sequence error: go back to the PSN the responder expects
-            // (una, the retry counter and the suspect path: req_wd_c)
-            stat_nak_seq_reg <= 1'b1;               // (the stamp: stc_we)
-            if (c_psn_reg == c_una && c_rleft == 3'd0) begin
-                c_err_status_reg <= WC_STATUS_RETRY_EXC_ERR;
-                c_set_err_reg <= 1'b1;
-                c_state_reg <= C_ERR;
-            end else begin
-                // (the request, unless one from this PSN stands: c_rtx_set;
-                // the path the lost packet took, as mapped now, becomes
-                // the suspect one: req_wd_c)
-                c_state_reg <= C_IDLE;
-            end
-        end
-        C_RNR: begin
-            // receiver not ready: resend from its PSN after the RNR timer
-            // (una and the RNR retry counter: req_wd_c)
-            stat_rnr_reg <= 1'b1;
-            // (the stamp: stc_we)
-            if (c_rnr_init != 3'd7 && c_nleft == 3'd0) begin
-                c_err_status_reg <= WC_STATUS_RNR_RETRY_EXC_ERR;
-                c_set_err_reg <= 1'b1;
-                c_state_reg <= C_ERR;
-            end else begin
-                c_state_reg <= C_IDLE;                 // (the request: c_rtx_set)
-            end
-        end
-        C_TMO: begin
-            // no progress within the local ACK timeout: resend from una
-            if (c_head == c_tail || rtx_req_reg[c_qpn_reg]) begin
-                c_state_reg <= C_IDLE;
-            end else begin
-                stat_timeout_reg <= 1'b1;               // (the stamp: stc_we)
-                if (c_rleft == 3'd0) begin
-                    c_err_status_reg <= WC_STATUS_RETRY_EXC_ERR;
-                    c_set_err_reg <= 1'b1;
-                    c_state_reg <= C_ERR;
-                end else begin
-                    // (the retry counter and the rotation: req_wd_c; the
-                    // request: c_rtx_set)
-                    c_state_reg <= C_IDLE;
-                end
-            end
-        end
-        C_ERR: if (!c_lstall) begin
-            // the first remaining WQE gets the error, the rest are flushed
-            // (and a retransmission request is withdrawn: c_rtx_clr)
-            if (c_head_reg != c_tail_reg) begin
-                c_entry_reg <= c_entry;
-                c_error_reg <= 1'b1;
-                c_state_reg <= C_CQE;
-            end else begin
-                if (!c_error_reg && c_err_status_reg != WC_STATUS_WR_FLUSH_ERR && !perr_valid_reg) begin
-                    perr_valid_reg <= 1'b1;
-                    perr_qpn_reg <= c_qpn_reg;
-                    perr_status_reg <= c_err_status_reg;
-                    perr_syn_reg <= c_syn_reg;
-                end
-                c_state_reg <= C_IDLE;
-            end
-        end
-        C_CQE: begin
-            if (m_acq_ready) begin
-                if (c_error_reg) begin
-                    c_err_status_reg <= WC_STATUS_WR_FLUSH_ERR;
-                    c_state_reg <= C_ERR;
-                end else begin
-                    c_state_reg <= C_POP;
-                end
-            end
-        end
-        default: c_state_reg <= C_IDLE;
-    endcase
 
-    if ((load_rts || load_reset) && load_qpn == perr_qpn_reg) begin
-        perr_valid_reg <= 1'b0;
-    end
-    if (load_rts || load_reset) begin
-        // (the PSN and the retry settings go to RQL: rql_wd; REQ and SNT
-        // read as loaded until written again)
-    end
     // the bit vectors (their writes, in order: below the completer)
     rtx_req_reg <= rtx_req_next;
     rtx_one_reg <= rtx_one_next;
@@ -2000,20 +1752,16 @@ always @(posedge clk) begin
     // an executor's flush request is applied a cycle later (x_flush_reg:
     // read through flush_req meanwhile); what clears the bit in its own
     // cycle cancels it, as it would have overwritten it
-    if ((l_any && load_qpn == qn_reg) || (c_state_reg == C_IDLE && scan_flush_reg && scan_q_reg == qn_reg)) begin
+    if ((l_any && load_qpn == qn_reg) || (c_flush_take && scan_q_reg == qn_reg)) begin
         x_flush_reg <= 1'b0;
     end
 
     if (rst) begin
-        perr_valid_reg <= 1'b0;
         mr_wait_reg <= 1'b0;
         state_reg <= ST_IDLE;
-        c_state_reg <= C_IDLE;
         err_valid_reg <= 1'b0;
         tx_used_reg <= {(TXS_W+1){1'b0}};
         tx_slot_reg <= {TXS_W{1'b0}};
-        ackq_wr_reg <= 3'd0;
-        ackq_rd_reg <= 3'd0;
         rtx_mode_reg <= 1'b0;
         pf_state_reg <= PF_EMPTY;
         rtx_req_reg <= {NUM_QP{1'b0}};
@@ -2052,7 +1800,7 @@ wire f_opc_last = m_pkt_opcode == 8'h02 || m_pkt_opcode == 8'h03 || m_pkt_opcode
     || m_pkt_opcode == MP_OPCODE_WRITE_LAST || m_pkt_opcode == MP_OPCODE_WRITE_LAST_IMM;
 wire f_is_w = qn_reg == f_qp && wqe_index_reg == f_idx;
 // the ring's pointers, kept here as the RAMs' write ports write them: the
-// RAMs read them back at qn_reg and c_qpn_reg, and the hold's full and
+// RAMs read them back at qn_reg and c_qpn, and the hold's full and
 // empty bits say what they say
 // (and the timer stamp, read back at scan_i and qn_reg)
 reg [3:0] f_head [0:NUM_QP-1];
@@ -2084,10 +1832,10 @@ always @(posedge clk) begin
 end
 always @* begin
     assert(ost_head == f_head[qn_reg] && ost_tail == f_tail[qn_reg]);      // f_ost_read
-    assert(c_head == f_head[c_qpn_reg] && c_tail == f_tail[c_qpn_reg]);    // f_ost_read
-    if (!c_new_reg && (c_state_reg == C_POP || c_state_reg == C_ERR)) begin
-        assert(c_head_reg == f_head[c_qpn_reg] && c_tail_reg == f_tail[c_qpn_reg]
-            && c_ring_reg == f_ring[c_qpn_reg]);                             // f_c_copy
+    assert(c_head == f_head[c_qpn] && c_tail == f_tail[c_qpn]);    // f_ost_read
+    if (!c_new_reg) begin
+        assert(c_head_reg == f_head[c_qpn] && c_tail_reg == f_tail[c_qpn]
+            && c_ring_reg == f_ring[c_qpn]);                             // f_c_copy
     end
     assert(stamp_qn == f_stamp[qn_reg] && stamp_scan == f_stamp[scan_i]);  // f_stamp_read
     // a retransmission walks the ring its QP holds (not reached within
@@ -2112,15 +1860,17 @@ always @(posedge clk) begin
         f_last_v <= 1'b1;
         f_last_psn <= m_pkt_psn;
     end
-    if (s_ack_valid && !ackq_full && s_ack_qpn == f_qp && s_ack_syndrome[6:5] != 2'b10
+    if (s_ack_valid && !c_ack_queue_full && s_ack_qpn == f_qp && s_ack_syndrome[6:5] != 2'b10
             && f_last_v && (f_ack_cov - f_last_psn) < 24'h800000) begin
         f_acked <= 1'b1;
     end
 end
 // the CQE data's WQE counter is the entry's index
 always @* begin
-    if (!rst && m_acq_valid && m_acq_ready && !c_error_reg && c_qpn_reg == f_qp
-            && c_entry_reg[OST_INDEX_LSB +: OST_INDEX_W] == f_idx) begin
+    if (!rst && m_acq_valid && m_acq_ready
+            && m_acq_data[CQE_STATUS_LSB +: CQE_STATUS_W] == WC_STATUS_SUCCESS
+            && m_acq_data[CQE_QN_LSB +: QN_W] == f_qp
+            && m_acq_data[CQE_WQE_COUNTER_LSB +: CQE_WQE_COUNTER_W] == f_idx) begin
         assert(f_acked);                                                 // f_send_acked
     end
 end

@@ -21,7 +21,7 @@ in the word when it lies inside `<R>_W` and the next field (declaration
 order) starts after it (a knob that drops a field gives it no room: its
 successor starts where it starts, or the word ends before it); the fields
 kept must tile the word exactly, else this script fails. The state of a
-block in PARTS (rc_message, mp_deferred) is counted as its owner's. A
+block in PARTS (rc_message, mp_deferred, completer) is counted as its owner's. A
 slot_allocator instance (a pool's free bits) is shared state of SLOTS
 bits, named after its instance. Every ram_sdp
 instance of the module with one word per QP is a copy of (part of) a
@@ -65,7 +65,7 @@ TOP = "rnic_core"
 STATE_MODULES = ["qp_context", "queue_manager", "cq_manager", "requester", "responder"]
 # Blocks that keep per-QP state for one of them, counted as that module's
 # (a knob may leave a block out of a build: then it has none of that state).
-PARTS = {"rc_message": "responder", "mp_deferred": "responder"}
+PARTS = {"rc_message": "responder", "mp_deferred": "responder", "completer": "requester"}
 # Knobs an `rnic_knob` attribute may name (parameters of the module).
 KNOBS = ["SEND_EN", "RC_EN"]
 # The configurations: the simulator's models and the boards' QP counts with

@@ -1,0 +1,496 @@
+// Completer (as in Linux rxe: the part of the requester that retires sent
+// work requests): takes the ACKs and NAKs the responder's parser hands over,
+// and the timeouts and flushes the requester's scanner finds, one QP at a
+// time, and applies each to that QP's outstanding ring.
+//
+// The named steps, one state each:
+//   C_LOAD   read the QP's una and the PSNs in flight
+//   C_EVAL   check the ACK/NAK against them: an ACK may cover
+//            [una - 1, sent - 1], a NAK must name a PSN in [una, sent);
+//            anything else claims PSNs never sent and is dropped (counted)
+//   C_POP    retire the ring's WQEs the ACK (or a NAK: the PSNs before it)
+//            covers, asking for a CQE for each signaled one (C_CQE)
+//   C_SEQ    sequence NAK: request a retransmission from its PSN
+//   C_RNR    RNR NAK: the same, after the RNR timer
+//   C_TMO    retransmit timeout: request one from una
+//   C_ERR    the QP is in error: the first remaining WQE completes with
+//            the error, the rest are flushed
+// Retry counters: timeouts and sequence NAKs without progress spend
+// retry_cnt, RNR NAKs spend rnr_retry (7: unlimited); an ACK that moves una
+// restores both.
+//
+// The per-QP records stay with the requester (it owns their block RAMs and
+// their layout); this block reads its QP's fields a cycle after naming the
+// QP (qpn_next, then qpn) and says what to write back: the REQ fields
+// (req_we: written every cycle of the states that may change them, as read
+// when nothing changes), the timer stamp, and the retransmission request
+// bits. The ring's head moves with `pop`.
+//
+// An error NAK for a WQE still being sent (not yet in its ring) finds the
+// ring empty; its status waits here (perr) for that WQE, which the flush
+// that follows completes first (one such status for the whole NIC: a
+// second QP in the same situation meanwhile gets a flush status).
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module completer #(
+    parameter QN_W = 4,
+    parameter CLK_MHZ = 250,                // for the RNR timer
+    parameter TICK_LOG = 6                  // the requester's timer tick: 2^TICK_LOG cycles
+) (
+    input  wire                 clk,
+    input  wire                 rst,
+
+    // ACKs and NAKs received (an ACK arriving with the queue full is
+    // lost, as on the wire)
+    input  wire                 s_ack_valid,
+    input  wire [QN_W-1:0]      s_ack_qpn,
+    input  wire [23:0]          s_ack_psn,
+    input  wire [7:0]           s_ack_syndrome,
+    output wire                 ack_queue_full,
+
+    // the scanner's findings for scan_q (registered, at most one a cycle)
+    input  wire                 scan_flush,     // the QP is in ERR
+    input  wire                 scan_tmo,       // its timeout expired
+    input  wire [QN_W-1:0]      scan_q,
+    output wire                 flush_take,     // the flush is taken up now
+
+    input  wire                 load,           // a QP is loaded (RESET or RTS)
+    input  wire [QN_W-1:0]      load_qpn,
+
+    // the QP worked on: qpn_next a cycle ahead (the records' read address)
+    output wire [QN_W-1:0]      qpn_next,
+    output wire [QN_W-1:0]      qpn,
+
+    // its records, as read at qpn
+    input  wire [23:0]          una_now,
+    input  wire [23:0]          sent_now,       // one past the highest PSN sent
+    input  wire [2:0]           rleft,          // retries left
+    input  wire [2:0]           nleft,          // RNR retries left
+    input  wire [5:0]           rot,            // spraying: the path rotation
+    input  wire                 suspv,          // ... and the suspect path
+    input  wire [5:0]           susp,
+    input  wire [2:0]           retry_init,     // retry_cnt
+    input  wire [2:0]           rnr_init,       // rnr_retry
+    input  wire                 rtx_req,        // a retransmission is requested
+    input  wire                 ring_empty_now, // its ring, as the RAMs read (C_TMO)
+    // its ring through the requester's copies of the pointers (C_POP,
+    // C_ERR): empty or not, and the entry at the head (a cycle after pop)
+    input  wire                 ring_empty,
+    input  wire                 ring_wait,      // the copies are not the QP's yet, or OSTH's port is a load's
+    input  wire                 entry_sig,
+    input  wire                 entry_send,
+    input  wire [23:0]          entry_last_psn,
+    input  wire [15:0]          entry_index,
+    input  wire [63:0]          entry_wr_id,
+    input  wire [31:0]          entry_len,
+    output wire                 pop,
+
+    // what it writes back at qpn
+    output wire                 req_we,
+    output reg  [23:0]          req_una,
+    output reg  [2:0]           req_rleft,
+    output reg  [2:0]           req_nleft,
+    output reg  [5:0]           req_rot,
+    output reg                  req_suspv,
+    output reg  [5:0]           req_susp,
+    input  wire [23:0]          now,            // timer ticks
+    output wire                 stamp_we,
+    output wire [23:0]          stamp_wd,
+    output wire                 rtx_set,        // request a retransmission
+    output wire                 rtx_one,        // ... of the named packet alone (mp)
+    output wire                 rtx_clr,        // withdraw the request
+
+    // completion requests (send CQ of qpn_next, looked up a cycle ahead)
+    output wire [QN_W-1:0]      acq_qpn,
+    input  wire [QN_W-1:0]      acq_cqn,
+    output wire [QN_W-1:0]      m_acq_cqn,
+    output wire [247:0]         m_acq_data,
+    output wire                 m_acq_valid,
+    input  wire                 m_acq_ready,
+
+    output wire                 set_err,        // qpn goes to ERR
+    output wire                 stat_ack_drop,  // an ACK/NAK for PSNs never sent, ignored
+    output wire                 stat_timeout,
+    output wire                 stat_nak_seq,
+    output wire                 stat_rnr
+);
+
+// the CQE format: hw/formats/rnic_formats.rdl
+`include "rnic_formats.vh"
+
+initial begin
+    if (QN_W < 1 || QN_W >= 16 || CLK_MHZ < 16 || CLK_MHZ > 1000) begin
+        $error("completer: QN_W must be 1..15 and CLK_MHZ 16..1000");
+        $finish;
+    end
+end
+
+localparam integer CYC_10US = 10 * CLK_MHZ;
+
+// RNR NAK timer (IB table of RNR timer codes) in ticks
+function [23:0] rnr_ticks(input [4:0] code);
+    reg [31:0] units;    // of 10 us
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg [31:0] cycles;
+    /* verilator lint_on UNUSEDSIGNAL */
+    begin
+        case (code)
+            5'd0: units = 65536;  5'd1: units = 1;      5'd2: units = 2;      5'd3: units = 3;
+            5'd4: units = 4;      5'd5: units = 6;      5'd6: units = 8;      5'd7: units = 12;
+            5'd8: units = 16;     5'd9: units = 24;     5'd10: units = 32;    5'd11: units = 48;
+            5'd12: units = 64;    5'd13: units = 96;    5'd14: units = 128;   5'd15: units = 192;
+            5'd16: units = 256;   5'd17: units = 384;   5'd18: units = 512;   5'd19: units = 768;
+            5'd20: units = 1024;  5'd21: units = 1536;  5'd22: units = 2048;  5'd23: units = 3072;
+            5'd24: units = 4096;  5'd25: units = 6144;  5'd26: units = 8192;  5'd27: units = 12288;
+            5'd28: units = 16384; 5'd29: units = 24576; 5'd30: units = 32768; default: units = 49152;
+        endcase
+        cycles = units * CYC_10US;
+        rnr_ticks = cycles[TICK_LOG+23:TICK_LOG];
+    end
+endfunction
+
+// ACK events queue here; each is applied to its QP's outstanding ring
+reg [QN_W+24+8-1:0] ackq [0:3];
+reg [2:0] ackq_wr_reg = 3'd0;
+reg [2:0] ackq_rd_reg = 3'd0;
+integer i;
+initial begin
+    for (i = 0; i < 4; i = i + 1) begin
+        ackq[i] = {(QN_W+32){1'b0}};
+    end
+end
+wire ackq_empty = ackq_wr_reg == ackq_rd_reg;
+wire ackq_full = ackq_wr_reg - ackq_rd_reg == 3'd4;
+assign ack_queue_full = ackq_full;
+
+localparam [3:0] C_IDLE = 4'd0, C_EVAL = 4'd1, C_POP = 4'd2, C_ERR = 4'd3, C_CQE = 4'd4,
+    C_SEQ = 4'd5, C_RNR = 4'd6, C_TMO = 4'd7, C_LOAD = 4'd8;
+reg [3:0] c_state_reg = C_IDLE;
+reg [3:0] c_next_reg = C_IDLE;
+reg [QN_W-1:0] c_qpn_reg = {QN_W{1'b0}};
+reg [23:0] c_psn_reg = 24'd0;
+reg [7:0] c_syn_reg = 8'd0;
+reg [23:0] c_limit_reg = 24'd0;
+reg c_error_reg = 1'b0;
+reg [CQE_STATUS_W-1:0] c_err_status_reg = {CQE_STATUS_W{1'b0}};
+// the entry being completed (its PSN and signaled bit were used to pick it)
+reg c_send_reg = 1'b0;
+reg [15:0] c_index_reg = 16'd0;
+reg [63:0] c_wr_id_reg = 64'd0;
+reg [31:0] c_len_reg = 32'd0;
+
+// the QP taken up next (C_IDLE's choice)
+wire [QN_W+24+8-1:0] ackq_head = ackq[ackq_rd_reg[1:0]];
+reg [QN_W-1:0] c_qpn_next;
+always @* begin
+    c_qpn_next = c_qpn_reg;
+    if (c_state_reg == C_IDLE) begin
+        if (scan_flush || scan_tmo) begin
+            c_qpn_next = scan_q;
+        end else if (!ackq_empty) begin
+            c_qpn_next = ackq_head[QN_W+32-1:32];
+        end
+    end
+end
+assign qpn_next = c_qpn_next;
+assign qpn = c_qpn_reg;
+
+// C_EVAL's check: read in C_LOAD (only the completer moves una; sent grows
+// as packets leave, and an ACK for a packet sent in the last cycle cannot
+// have arrived)
+reg [23:0] c_una_reg = 24'd0;
+reg [23:0] c_outstanding_reg = 24'd0;
+wire [23:0] c_ack_off = c_psn_reg - c_una_reg + 24'd1;
+wire [23:0] c_nak_off = c_psn_reg - c_una_reg;
+wire c_ack_ok = c_ack_off <= c_outstanding_reg;
+wire c_nak_ok = c_nak_off < c_outstanding_reg;
+wire c_una_moves = c_syn_reg[6:5] == 2'b00 && c_ack_ok && c_ack_off != 24'd0;
+`ifdef FORMAL_BREAK_EARLY_SEND_CQE
+// a planted bug for hw/formal only (never defined elsewhere): the entry
+// counts as covered one PSN early; formal_requester must catch it
+wire c_covered = (c_limit_reg + 24'd1 - entry_last_psn) < 24'h800000;
+`else
+wire c_covered = (c_limit_reg - entry_last_psn) < 24'h800000;   // entry's last PSN <= limit
+`endif
+
+// the write-back of the QP's REQ fields (every cycle of the states that
+// may change them: the enable and the address do not wait for the checks)
+assign req_we = c_state_reg == C_EVAL || c_state_reg == C_SEQ || c_state_reg == C_RNR
+    || c_state_reg == C_TMO;
+always @* begin
+    req_una = una_now;
+    req_rleft = rleft;
+    req_nleft = nleft;
+    req_rot = rot;
+    req_suspv = suspv;
+    req_susp = susp;
+    case (c_state_reg)
+        C_EVAL: begin
+            // an ACK that moves una: the retry counters are full again
+            if (c_una_moves) begin
+                req_una = c_psn_reg + 24'd1;
+                req_rleft = retry_init;
+                req_nleft = rnr_init;
+            end
+        end
+        C_SEQ: begin
+            req_una = c_psn_reg;
+            if (!(c_psn_reg == c_una_reg && rleft == 3'd0)) begin
+                req_rleft = c_psn_reg == c_una_reg ? rleft - 3'd1 : retry_init;
+                if (!(rtx_req && c_una_reg == c_psn_reg)) begin
+                    // the path the lost packet took, as mapped now, becomes
+                    // the suspect one
+                    req_suspv = 1'b1;
+                    req_susp = c_psn_reg[5:0] + rot;
+                end
+            end
+        end
+        C_RNR: begin
+            req_una = c_psn_reg;
+            if (rnr_init != 3'd7 && nleft != 3'd0) begin
+                req_nleft = nleft - 3'd1;
+            end
+        end
+        C_TMO: begin
+            if (!(ring_empty_now || rtx_req) && rleft != 3'd0) begin
+                // the next rotation: a resent packet avoids the path that lost it
+                req_rleft = rleft - 3'd1;
+                req_rot = rot + 6'd1;
+            end
+        end
+        default: begin
+        end
+    endcase
+end
+
+// the timer's base: when an ACK moves una, on a sequence NAK, on an RNR
+// NAK (the wait's end) and on a timeout
+assign stamp_we = (c_state_reg == C_EVAL && c_una_moves) || c_state_reg == C_SEQ
+    || c_state_reg == C_RNR || (c_state_reg == C_TMO && !ring_empty_now && !rtx_req);
+assign stamp_wd = c_state_reg == C_RNR ? now + rnr_ticks(c_syn_reg[4:0]) : now;
+
+// the retransmission request: on a sequence NAK (unless one from this PSN
+// stands; on mp that packet alone), an RNR NAK and a timeout, when their
+// retry counters allow; C_ERR withdraws it
+wire c_seq_rtx = c_state_reg == C_SEQ && !(c_psn_reg == c_una_reg && rleft == 3'd0)
+    && !(rtx_req && c_una_reg == c_psn_reg);
+wire c_rnr_rtx = c_state_reg == C_RNR && !(rnr_init != 3'd7 && nleft == 3'd0);
+wire c_tmo_rtx = c_state_reg == C_TMO && !(ring_empty_now || rtx_req) && rleft != 3'd0;
+assign rtx_set = c_seq_rtx || c_rnr_rtx || c_tmo_rtx;
+assign rtx_one = c_seq_rtx;
+assign rtx_clr = c_state_reg == C_ERR && !ring_wait;
+assign flush_take = c_state_reg == C_IDLE && scan_flush;
+
+assign pop = !ring_wait && !ring_empty
+    && ((c_state_reg == C_POP && c_covered) || c_state_reg == C_ERR);
+
+assign acq_qpn = c_qpn_next;
+assign m_acq_cqn = acq_cqn;
+reg [CQE_OWNER_LSB-1:0] ack_cqe;
+always @* begin
+    ack_cqe = {CQE_OWNER_LSB{1'b0}};
+    ack_cqe[CQE_WR_ID_LSB +: CQE_WR_ID_W] = c_wr_id_reg;
+    ack_cqe[CQE_BYTE_LEN_LSB +: CQE_BYTE_LEN_W] = c_len_reg;
+    ack_cqe[CQE_QN_LSB +: CQE_QN_W] = {{(CQE_QN_W-QN_W){1'b0}}, c_qpn_reg};
+    ack_cqe[CQE_OPCODE_LSB +: CQE_OPCODE_W] = c_send_reg ? WC_OPCODE_SEND : WC_OPCODE_RDMA_WRITE;
+    ack_cqe[CQE_STATUS_LSB +: CQE_STATUS_W] = c_error_reg ? c_err_status_reg : WC_STATUS_SUCCESS;
+    ack_cqe[CQE_WQE_COUNTER_LSB +: CQE_WQE_COUNTER_W] = c_index_reg;
+    ack_cqe[CQE_SYNDROME_LSB +: CQE_SYNDROME_W] = c_error_reg ? c_syn_reg : 8'd0;
+end
+assign m_acq_data = ack_cqe;
+assign m_acq_valid = c_state_reg == C_CQE;
+
+reg c_set_err_reg = 1'b0;
+reg c_drop_reg = 1'b0;
+reg stat_timeout_reg = 1'b0;
+reg stat_nak_seq_reg = 1'b0;
+reg stat_rnr_reg = 1'b0;
+assign set_err = c_set_err_reg;
+assign stat_ack_drop = c_drop_reg;
+assign stat_timeout = stat_timeout_reg;
+assign stat_nak_seq = stat_nak_seq_reg;
+assign stat_rnr = stat_rnr_reg;
+
+reg perr_valid_reg = 1'b0;
+reg [QN_W-1:0] perr_qpn_reg = {QN_W{1'b0}};
+reg [CQE_STATUS_W-1:0] perr_status_reg = {CQE_STATUS_W{1'b0}};
+reg [7:0] perr_syn_reg = 8'd0;
+
+always @(posedge clk) begin
+    c_set_err_reg <= 1'b0;
+    c_drop_reg <= 1'b0;
+    stat_timeout_reg <= 1'b0;
+    stat_nak_seq_reg <= 1'b0;
+    stat_rnr_reg <= 1'b0;
+
+    if (s_ack_valid && !ackq_full) begin
+        ackq[ackq_wr_reg[1:0]] <= {s_ack_qpn, s_ack_psn, s_ack_syndrome};
+        ackq_wr_reg <= ackq_wr_reg + 3'd1;
+    end
+
+    c_qpn_reg <= c_qpn_next;
+    case (c_state_reg)
+        C_IDLE: begin
+            c_error_reg <= 1'b0;
+            if (scan_flush) begin
+                // the QP is in ERR: complete what it still holds, flushed
+                // (the first one with a waiting NAK status, if any)
+                c_syn_reg <= 8'd0;
+                c_err_status_reg <= WC_STATUS_WR_FLUSH_ERR;
+                if (perr_valid_reg && perr_qpn_reg == scan_q) begin
+                    c_syn_reg <= perr_syn_reg;
+                    c_err_status_reg <= perr_status_reg;
+                    perr_valid_reg <= 1'b0;
+                end
+                c_state_reg <= C_ERR;                   // (flush_take)
+            end else if (scan_tmo) begin
+                c_syn_reg <= 8'd0;
+                c_state_reg <= C_TMO;
+            end else if (!ackq_empty) begin
+                {c_psn_reg, c_syn_reg} <= ackq_head[31:0];
+                ackq_rd_reg <= ackq_rd_reg + 3'd1;
+                c_state_reg <= C_LOAD;
+            end
+        end
+        C_LOAD: begin
+            c_una_reg <= una_now;
+            c_outstanding_reg <= sent_now - una_now;
+            c_state_reg <= C_EVAL;
+        end
+        C_EVAL: begin
+            if (c_syn_reg[6:5] == 2'b10 || (c_syn_reg[6:5] == 2'b00 ? !c_ack_ok : !c_nak_ok)) begin
+                // claims PSNs this QP never sent (or a stale NAK): ignored
+                c_drop_reg <= 1'b1;
+                c_state_reg <= C_IDLE;
+            end else if (c_syn_reg[6:5] == 2'b00) begin
+                // ACK: everything up to this PSN arrived (una, the retry
+                // counters and the stamp, if it moves una: req_*, stamp_we)
+                c_limit_reg <= c_psn_reg;
+                c_state_reg <= C_POP;
+                c_next_reg <= C_IDLE;
+            end else begin
+                // NAK: what precedes its PSN completed
+                c_limit_reg <= c_psn_reg - 24'd1;
+                c_state_reg <= C_POP;
+                if (c_syn_reg[6:5] == 2'b01) begin
+                    c_next_reg <= C_RNR;
+                end else if (c_syn_reg[4:0] == 5'd0) begin
+                    c_next_reg <= C_SEQ;
+                end else begin
+                    c_next_reg <= C_ERR;
+                end
+                case (c_syn_reg[4:0])
+                    5'd1: c_err_status_reg <= WC_STATUS_REM_INV_REQ_ERR;
+                    5'd2: c_err_status_reg <= WC_STATUS_REM_ACCESS_ERR;
+                    default: c_err_status_reg <= WC_STATUS_REM_OP_ERR;
+                endcase
+            end
+        end
+        C_POP: if (!ring_wait) begin
+            if (!ring_empty && c_covered) begin
+                c_send_reg <= entry_send;
+                c_index_reg <= entry_index;
+                c_wr_id_reg <= entry_wr_id;
+                c_len_reg <= entry_len;
+                if (entry_sig) begin
+                    c_state_reg <= C_CQE;
+                end
+            end else begin
+                c_state_reg <= c_next_reg;
+                if (c_next_reg == C_ERR) begin
+                    c_set_err_reg <= 1'b1;
+                end
+            end
+        end
+        C_SEQ: begin
+            // PSN sequence error: go back to the PSN the responder expects
+            // (una, the retry counter, the suspect path: req_*; the stamp;
+            // the request, unless one from this PSN stands: rtx_set)
+            stat_nak_seq_reg <= 1'b1;
+            if (c_psn_reg == c_una_reg && rleft == 3'd0) begin
+                c_err_status_reg <= WC_STATUS_RETRY_EXC_ERR;
+                c_set_err_reg <= 1'b1;
+                c_state_reg <= C_ERR;
+            end else begin
+                c_state_reg <= C_IDLE;
+            end
+        end
+        C_RNR: begin
+            // receiver not ready: resend from its PSN after the RNR timer
+            // (una and the RNR retry counter: req_*; the stamp; rtx_set)
+            stat_rnr_reg <= 1'b1;
+            if (rnr_init != 3'd7 && nleft == 3'd0) begin
+                c_err_status_reg <= WC_STATUS_RNR_RETRY_EXC_ERR;
+                c_set_err_reg <= 1'b1;
+                c_state_reg <= C_ERR;
+            end else begin
+                c_state_reg <= C_IDLE;
+            end
+        end
+        C_TMO: begin
+            // no progress within the local ACK timeout: resend from una
+            if (ring_empty_now || rtx_req) begin
+                c_state_reg <= C_IDLE;
+            end else begin
+                stat_timeout_reg <= 1'b1;               // (the stamp: stamp_we)
+                if (rleft == 3'd0) begin
+                    c_err_status_reg <= WC_STATUS_RETRY_EXC_ERR;
+                    c_set_err_reg <= 1'b1;
+                    c_state_reg <= C_ERR;
+                end else begin
+                    // (the retry counter and the rotation: req_*; rtx_set)
+                    c_state_reg <= C_IDLE;
+                end
+            end
+        end
+        C_ERR: if (!ring_wait) begin
+            // the first remaining WQE gets the error, the rest are flushed
+            // (and a retransmission request is withdrawn: rtx_clr)
+            if (!ring_empty) begin
+                c_send_reg <= entry_send;
+                c_index_reg <= entry_index;
+                c_wr_id_reg <= entry_wr_id;
+                c_len_reg <= entry_len;
+                c_error_reg <= 1'b1;
+                c_state_reg <= C_CQE;
+            end else begin
+                if (!c_error_reg && c_err_status_reg != WC_STATUS_WR_FLUSH_ERR && !perr_valid_reg) begin
+                    perr_valid_reg <= 1'b1;
+                    perr_qpn_reg <= c_qpn_reg;
+                    perr_status_reg <= c_err_status_reg;
+                    perr_syn_reg <= c_syn_reg;
+                end
+                c_state_reg <= C_IDLE;
+            end
+        end
+        C_CQE: begin
+            if (m_acq_ready) begin
+                if (c_error_reg) begin
+                    c_err_status_reg <= WC_STATUS_WR_FLUSH_ERR;
+                    c_state_reg <= C_ERR;
+                end else begin
+                    c_state_reg <= C_POP;
+                end
+            end
+        end
+        default: c_state_reg <= C_IDLE;
+    endcase
+
+    if (load && load_qpn == perr_qpn_reg) begin
+        perr_valid_reg <= 1'b0;
+    end
+
+    if (rst) begin
+        perr_valid_reg <= 1'b0;
+        c_state_reg <= C_IDLE;
+        ackq_wr_reg <= 3'd0;
+        ackq_rd_reg <= 3'd0;
+    end
+end
+
+endmodule
+
+`resetall
