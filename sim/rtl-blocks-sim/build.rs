@@ -1,7 +1,7 @@
 //! Verilates the small reusable blocks of hw/rtl (axis_register,
 //! axis_arb_mux with arbiter, icrc_subst, ram_sdp, ram_sdp_copies,
 //! mr_table, onehot_decoder, slot_allocator, mp_window, rc_message,
-//! mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize) once per
+//! mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer) once per
 //! configuration of src/configs.rs and links every
 //! model, the Verilator runtime and the thin C ABI (csrc/blocks.cpp) into
 //! this crate. Seconds; a model whose sources and parameters did not change
@@ -380,6 +380,43 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "wire s_clear = s_rst || m_rst_at_s[1];",
         "wire s_clear = s_rst;",
     ),
+    // completer
+    (
+        "cmp_covered_one_early",
+        "completer.v",
+        "wire c_covered = (c_limit_reg - entry_last_psn) < 24'h800000;",
+        "wire c_covered = (c_limit_reg + 24'd1 - entry_last_psn) < 24'h800000;",
+    ),
+    (
+        "cmp_nak_at_sent_counts",
+        "completer.v",
+        "wire c_nak_ok = c_nak_off < c_outstanding_reg;",
+        "wire c_nak_ok = c_nak_off <= c_outstanding_reg;",
+    ),
+    (
+        "cmp_flush_all_with_first_status",
+        "completer.v",
+        "                    c_err_status_reg <= WC_STATUS_WR_FLUSH_ERR;\n                    c_state_reg <= C_ERR;",
+        "                    c_state_reg <= C_ERR;",
+    ),
+    (
+        "cmp_ack_keeps_retry_count",
+        "completer.v",
+        "                req_rleft = retry_init;\n",
+        "",
+    ),
+    (
+        "cmp_rnr_timer_ignored",
+        "completer.v",
+        "assign stamp_wd = c_state_reg == C_RNR ? now + rnr_ticks(c_syn_reg[4:0]) : now;",
+        "assign stamp_wd = now;",
+    ),
+    (
+        "cmp_seq_nak_asks_again",
+        "completer.v",
+        "    && !(rtx_req && c_una_reg == c_psn_reg);",
+        "    ;",
+    ),
     // tlp_upsize
     (
         "tlpup_last_low_keeps_high",
@@ -439,6 +476,7 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
         Kind::AsyncFifo => ("axis_async_fifo", &["axis_async_fifo.v"]),
         Kind::TlpUpsize => ("tlp_upsize", &["tlp_upsize.v"]),
         Kind::TlpDownsize => ("tlp_downsize", &["tlp_downsize.v"]),
+        Kind::Completer => ("completer", &["completer.v", "generated/rnic_formats.vh"]),
     }
 }
 
@@ -458,6 +496,7 @@ fn kind_code(kind: Kind) -> u32 {
         Kind::AsyncFifo => 12,
         Kind::TlpUpsize => 13,
         Kind::TlpDownsize => 14,
+        Kind::Completer => 15,
     }
 }
 
@@ -592,9 +631,13 @@ fn build_model(
     fs::create_dir_all(mdir.join("rtl")).unwrap();
     let mut srcs = Vec::new();
     for f in files {
-        let p = mdir.join("rtl").join(f);
+        // an included header goes beside the sources under its own name
+        let name = Path::new(f).file_name().unwrap();
+        let p = mdir.join("rtl").join(name);
         fs::write(&p, &text.iter().find(|(n, _)| n == f).unwrap().1).unwrap();
-        srcs.push(p);
+        if !f.ends_with(".vh") {
+            srcs.push(p);
+        }
     }
     let prefix = format!("V{}", c.name);
     let mut cmd = Command::new(verilator);
@@ -604,7 +647,8 @@ fn build_model(
         .arg("--prefix")
         .arg(&prefix)
         .arg("--Mdir")
-        .arg(&mdir);
+        .arg(&mdir)
+        .arg(format!("-I{}", mdir.join("rtl").display()));
     for g in g_args(c.params) {
         cmd.arg(g);
     }

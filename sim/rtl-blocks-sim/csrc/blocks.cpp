@@ -1,6 +1,6 @@
 // Thin C ABI over one Verilated block (axis_register, axis_arb_mux,
 // icrc_subst, ram_sdp, mr_table, ram_sdp_copies, onehot_decoder, slot_allocator, mp_window,
-// rc_message, mp_deferred, axis_async_fifo, tlp_upsize or tlp_downsize): copy a flat input
+// rc_message, mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize or completer): copy a flat input
 // struct onto the ports, evaluate, copy the ports back. No test logic lives here; the stimulus
 // and the checks are Rust (src/).
 //
@@ -11,7 +11,7 @@
 //   BLK_KIND       1 axis_register, 2 axis_arb_mux, 3 icrc_subst, 4 ram_sdp,
 //                  5 mr_table, 6 ram_sdp_copies, 7 onehot_decoder, 8 slot_allocator,
 //                  9 mp_window, 10 rc_message, 11 mp_deferred, 12 axis_async_fifo,
-//                  13 tlp_upsize, 14 tlp_downsize
+//                  13 tlp_upsize, 14 tlp_downsize, 15 completer
 //
 // The structs mirror `PortsIn` / `PortsOut` in src/lib.rs (sizes checked).
 // Buses: word i of an array = bits [32i+31:32i]. The Rust side masks every
@@ -183,6 +183,42 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     put(t->s_data, in->s_data);
     t->s_valid = in->s_valid & 1;
     t->m_ready = in->m_ready & 1;
+#elif BLK_KIND == 15
+    // completer (src/completer.rs has the packing)
+    const uint32_t v = in->s_valid;
+    const uint32_t* w = in->s_data;
+    t->rst = in->rst;
+    t->s_ack_valid = v & 1;
+    t->scan_flush = (v >> 1) & 1;
+    t->scan_tmo = (v >> 2) & 1;
+    t->load = (v >> 3) & 1;
+    t->suspv = (v >> 4) & 1;
+    t->rtx_req = (v >> 5) & 1;
+    t->ring_empty_now = (v >> 6) & 1;
+    t->ring_empty = (v >> 7) & 1;
+    t->ring_wait = (v >> 8) & 1;
+    t->entry_sig = (v >> 9) & 1;
+    t->entry_send = (v >> 10) & 1;
+    t->m_acq_ready = (v >> 11) & 1;
+    t->s_ack_qpn = in->s_last & 0xffff;
+    t->scan_q = in->s_last >> 16;
+    t->s_ack_psn = w[0] & 0xffffff;
+    t->s_ack_syndrome = w[0] >> 24;
+    t->load_qpn = w[1] & 0xffff;
+    t->acq_cqn = w[1] >> 16;
+    t->una_now = w[2] & 0xffffff;
+    t->sent_now = w[3] & 0xffffff;
+    t->rleft = w[4] & 7;
+    t->nleft = (w[4] >> 3) & 7;
+    t->retry_init = (w[4] >> 6) & 7;
+    t->rnr_init = (w[4] >> 9) & 7;
+    t->rot = (w[4] >> 12) & 0x3f;
+    t->susp = (w[4] >> 18) & 0x3f;
+    t->entry_last_psn = w[5] & 0xffffff;
+    t->entry_index = w[6] & 0xffff;
+    put(t->entry_wr_id, w + 7);
+    t->entry_len = w[9];
+    t->now = w[10] & 0xffffff;
 #elif BLK_KIND == 13 || BLK_KIND == 14
     t->rst = in->rst;
     put(t->s_hdr, in->s_data);
@@ -238,6 +274,19 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
     get(t->m_data, o->m_data);
     o->s_ready = t->s_ready;
     o->m_valid = t->m_valid;
+#elif BLK_KIND == 15
+    o->m_valid = static_cast<uint8_t>(t->ack_queue_full | (t->flush_take << 1) | (t->pop << 2)
+        | (t->req_we << 3) | (t->stamp_we << 4) | (t->rtx_set << 5) | (t->rtx_one << 6)
+        | (t->rtx_clr << 7));
+    o->m_last = static_cast<uint8_t>(t->m_acq_valid | (t->set_err << 1) | (t->stat_ack_drop << 2)
+        | (t->stat_timeout << 3) | (t->stat_nak_seq << 4) | (t->stat_rnr << 5)
+        | (t->req_suspv << 6));
+    o->m_data[0] = t->qpn_next | (static_cast<uint32_t>(t->qpn) << 16);
+    o->m_data[1] = t->req_una;
+    o->m_data[2] = t->req_rleft | (t->req_nleft << 3) | (t->req_rot << 6) | (t->req_susp << 12);
+    o->m_data[3] = t->stamp_wd;
+    o->m_data[4] = t->acq_qpn | (static_cast<uint32_t>(t->m_acq_cqn) << 16);
+    get(t->m_acq_data, o->m_data + 5);
 #elif BLK_KIND == 13 || BLK_KIND == 14
     get(t->m_hdr, o->m_data);
     get(t->m_data, o->m_data + 4);

@@ -44,6 +44,8 @@ pub enum Kind {
     /// `tlp_downsize` (one TLP-stream beat into two of half the width):
     /// OUT_W
     TlpDownsize,
+    /// `completer` (the requester's ACK completer): QN_W, CLK_MHZ, TICK_LOG
+    Completer,
 }
 
 /// One configuration: a model name and the parameters it is verilated with.
@@ -340,5 +342,15 @@ pub const CONFIGS: &[Config] = &[
         name: "tlpdown_w128",
         kind: Kind::TlpDownsize,
         params: &[("OUT_W", 128)],
+    },
+    Config {
+        name: "cmp_q2",
+        kind: Kind::Completer,
+        params: &[("QN_W", 2), ("CLK_MHZ", 16), ("TICK_LOG", 6)],
+    },
+    Config {
+        name: "cmp_q3",
+        kind: Kind::Completer,
+        params: &[("QN_W", 3), ("CLK_MHZ", 250), ("TICK_LOG", 6)],
     },
 ];

@@ -31,6 +31,9 @@
 //!   (two clocks of their own periods and phases, in picoseconds): every
 //!   beat once and in order, never more inside than the memory and the
 //!   output register, the pointers' two-flop crossings, resets, the rate;
+//! - [`completer`]: `completer`, the requester's ACK completer: ACKs,
+//!   NAKs, timeouts and flushes against a reference of the IB rules, the
+//!   records it reads and writes kept by the bench;
 //! - [`tlp_size`]: `tlp_upsize` and `tlp_downsize`, a TLP stream to twice
 //!   and to half its width: TLPs reassembled from the output against those
 //!   sent, the header of every beat, the keep, the full rate.
@@ -45,6 +48,7 @@
 pub mod alloc;
 pub mod arb;
 pub mod async_fifo;
+pub mod completer;
 pub mod copies;
 pub mod icrc;
 pub mod mpdef;

@@ -10,6 +10,7 @@
 use rtl_blocks_sim::alloc::{self, AllocCfg};
 use rtl_blocks_sim::arb::{self, ArbCfg, ArbReport};
 use rtl_blocks_sim::async_fifo::{self, AfifoCfg, AfifoReport, ResetSide, CLOCKS};
+use rtl_blocks_sim::completer::{self, CmpCfg};
 use rtl_blocks_sim::copies;
 use rtl_blocks_sim::icrc;
 use rtl_blocks_sim::mpdef::{self, MpdCfg};
@@ -591,5 +592,34 @@ fn tlp_upsize_and_downsize_full_rate() {
         c.saturate = true;
         c.p_ready = 0.5;
         tlp_go(&c);
+    }
+}
+
+/// The ACK completer against the IB rules: every CQE request, drop,
+/// retry and error, and every QP's records after each round.
+#[test]
+fn completer_retires_retries_and_flushes_as_the_rules_say() {
+    if skip() {
+        return;
+    }
+    for m in ["cmp_q2", "cmp_q3"] {
+        for seed in 1..=2 {
+            let r = completer::run(&CmpCfg::new(m, seed)).unwrap_or_else(|e| panic!("{e}"));
+            eprintln!("{m} seed {seed}: {r:?}");
+            for (what, n) in [
+                ("ACKs", r.acks),
+                ("drops", r.dropped),
+                ("sequence NAKs", r.seq_naks),
+                ("RNR NAKs", r.rnr_naks),
+                ("timeouts", r.timeouts),
+                ("errors", r.errors),
+                ("CQEs", r.cqes),
+                ("flushed", r.flushed),
+                ("lost", r.lost),
+                ("pending statuses", r.pending_status),
+            ] {
+                assert!(n > 0, "{m} seed {seed}: no {what}: {r:?}");
+            }
+        }
     }
 }
