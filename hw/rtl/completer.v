@@ -391,10 +391,7 @@ always @(posedge clk) begin
         end
         C_POP: if (!ring_wait) begin
             if (!ring_empty && c_covered) begin
-                c_send_reg <= entry_send;
-                c_index_reg <= entry_index;
-                c_wr_id_reg <= entry_wr_id;
-                c_len_reg <= entry_len;
+                // (the entry: latched with the pop, below)
                 if (entry_sig) begin
                     c_state_reg <= C_CQE;
                 end
@@ -450,10 +447,6 @@ always @(posedge clk) begin
             // the first remaining WQE gets the error, the rest are flushed
             // (and a retransmission request is withdrawn: rtx_clr)
             if (!ring_empty) begin
-                c_send_reg <= entry_send;
-                c_index_reg <= entry_index;
-                c_wr_id_reg <= entry_wr_id;
-                c_len_reg <= entry_len;
                 c_error_reg <= 1'b1;
                 c_state_reg <= C_CQE;
             end else begin
@@ -478,6 +471,13 @@ always @(posedge clk) begin
         end
         default: c_state_reg <= C_IDLE;
     endcase
+    // the entry popped, for its CQE
+    if (pop) begin
+        c_send_reg <= entry_send;
+        c_index_reg <= entry_index;
+        c_wr_id_reg <= entry_wr_id;
+        c_len_reg <= entry_len;
+    end
 
     if (load && load_qpn == perr_qpn_reg) begin
         perr_valid_reg <= 1'b0;
