@@ -3,7 +3,8 @@
 //! order; the early-CQE break caught; a dead path survived; packets beyond
 //! the window and ACKs/NAKs for PSNs never sent dropped and counted; mp
 //! packets sent to an rc QP, and rc packets sent to an mp QP, dropped,
-//! counted and never placed.
+//! counted and never placed; several early WRITE_WITH_IMMs on one QP
+//! completed in PSN order.
 
 use rnic_tests::roce::*;
 use rnic_torture::sim::{run_torture, Evidence, SimOpts};
@@ -629,5 +630,106 @@ fn a_load_of_another_qp_does_not_lose_a_write_back() {
             (psn + 1) & 0xff_ffff,
             "the WRITE {d} cycles before the load was lost"
         );
+    }
+}
+
+/// Several deferred WRITE_WITH_IMM completions on one QP (issue 22): the
+/// simulated NIC holds up to 4 per QP (`id.mp_wimm`). Forged 64-byte
+/// WRITE_WITH_IMMs for PSNs point+4, +2, +3, +1 (out of order) are all
+/// placed and parked; a fifth, point+5, finds the QP full and is dropped
+/// unplaced and counted (`rx_drop_wimm`). Nothing completes until the
+/// WRITE at the point fills the hole; then the four complete in PSN order.
+/// The resent point+5 then completes at once.
+#[test]
+fn several_early_write_with_imms_complete_in_psn_order() {
+    for w in rnic_tests::WIDTHS {
+        let p = pair(w, 64, "ideal");
+        let (_a, mut b) = connect(&p, &mp_opts());
+        b.buf.fill(0, 4096, 0xEE);
+        let point = b.qp.status().unwrap().rq_psn_now;
+        for i in 0..6 {
+            b.qp.post_recv(&RecvWr {
+                wr_id: 100 + i,
+                sg_list: &[],
+            })
+            .unwrap();
+        }
+        let packet = |k: u32, op: u8| {
+            let imm = op == opcode::MP_WRITE_LAST_WITH_IMMEDIATE;
+            frame(
+                0,
+                RoceFrame {
+                    bth: Bth {
+                        opcode: op,
+                        dest_qp: b.qp.qp_num(),
+                        psn: (point + k) & 0xff_ffff,
+                        ..Bth::default()
+                    },
+                    mpeth: Some(Mpeth {
+                        va: b.mr.addr() + 64 * u64::from(k),
+                        rkey: b.mr.rkey(),
+                        len: 64,
+                    }),
+                    immdt: imm.then_some(0x1000 + k),
+                    mceth: imm.then_some(Mceth { msg_len: 64 }),
+                    payload: vec![k as u8 + 1; 64],
+                    ..RoceFrame::default()
+                },
+            )
+        };
+        let idle = |n: u32| {
+            for _ in 0..n {
+                rnic_device::Device::idle(p.b.device());
+            }
+        };
+        let before = p.b.query_port_counters().unwrap();
+        for k in [4, 2, 3, 1, 5] {
+            p.world
+                .send_frame(0, &packet(k, opcode::MP_WRITE_LAST_WITH_IMMEDIATE));
+            idle(300);
+        }
+        let after = p.b.query_port_counters().unwrap();
+        assert_eq!(
+            after.rx_drop_wimm,
+            before.rx_drop_wimm + 1,
+            "DATA_W {w}: the fifth on a QP holding four"
+        );
+        let mut wc = [WorkCompletion::default(); 8];
+        assert_eq!(
+            b.cq.poll(&mut wc).unwrap(),
+            0,
+            "DATA_W {w}: completed above the point"
+        );
+        assert_eq!(
+            b.buf.to_vec(64, 256),
+            (1..5u8).flat_map(|k| [k + 1; 64]).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            b.buf.to_vec(320, 64),
+            vec![0xEE; 64],
+            "DATA_W {w}: the dropped one was placed"
+        );
+        p.world.send_frame(0, &packet(0, opcode::MP_WRITE_LAST));
+        let wcs = wait_wc(p.b.device(), &b.cq, 4, 100_000);
+        let got: Vec<_> = wcs
+            .iter()
+            .map(|c| (c.wr_id, c.imm_data.map(u32::from_be)))
+            .collect();
+        assert_eq!(
+            got,
+            (1..5u32)
+                .map(|k| (99 + u64::from(k), Some(0x1000 + k)))
+                .collect::<Vec<_>>(),
+            "DATA_W {w}: not in PSN order"
+        );
+        p.world
+            .send_frame(0, &packet(5, opcode::MP_WRITE_LAST_WITH_IMMEDIATE));
+        let wcs = wait_wc(p.b.device(), &b.cq, 1, 100_000);
+        assert_eq!(
+            (wcs.len(), wcs[0].wr_id, wcs[0].imm_data.map(u32::from_be)),
+            (1, 104, Some(0x1005)),
+            "DATA_W {w}: the resent one"
+        );
+        assert_eq!(b.qp.status().unwrap().rq_psn_now, (point + 6) & 0xff_ffff);
     }
 }

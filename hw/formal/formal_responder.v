@@ -128,6 +128,7 @@ responder #(
     .MP_W(32),
     .MP_NAK_GAP(4),
     .MP_PEND(2),
+    .MP_WIMM(2),            // two deferred completions on one QP: their order is checked too
     .ID_TAG(ID_RESP)
 ) resp (
     .clk(clk),
@@ -236,6 +237,7 @@ responder #(
     .stat_drop_qp(),
     .stat_drop_psn(),
     .stat_drop_xport(),
+    .stat_drop_wimm(),
     .stat_nak(),
     .stat_guard()
 );

@@ -69,6 +69,7 @@ module responder #(
     parameter SEND_EN = 1,                         // 0: SEND packets are invalid requests
     parameter RC_EN = 1,                           // 0: mp-only build (every QP is mp, no rc message state)
     parameter MP_PEND = 8,                         // mp: deferred completions held at once (shared)
+    parameter MP_WIMM = 4,                         // mp: ... of them at most per QP (OCP MRC's max_wimm)
     parameter [ID_W-1:0] ID_TAG = 0
 ) (
     input  wire                   clk,
@@ -201,6 +202,7 @@ module responder #(
     output wire                   stat_drop_qp,
     output wire                   stat_drop_psn,
     output wire                   stat_drop_xport,    // the other transport's opcode for this QP
+    output wire                   stat_drop_wimm,     // mp: an early WRITE_WITH_IMM with no deferred slot (resent)
     output wire                   stat_nak,
     output wire                   stat_guard        // a payload write the MR re-check refused
 );
@@ -295,7 +297,7 @@ reg [NUM_QP-1:0] rqc_clr_reg = {NUM_QP{1'b0}};
 reg [NUM_QP-1:0] rsp_clr_reg = {NUM_QP{1'b0}};   // loaded since the record's last write
 // the record (its fields in the knobs' builds only: RSP_W shrinks)
 localparam RSP_BMP_LSB = 0;
-localparam RSP_BMP_W = MP_W;             // mp: placed PSNs (at pend_reg below)
+localparam RSP_BMP_W = MP_W;             // mp: placed PSNs (below)
 localparam RSP_MSN_LSB = RSP_BMP_LSB + RSP_BMP_W;
 localparam RSP_MSN_W = 24;
 localparam RSP_WRID_LSB = RSP_MSN_LSB + RSP_MSN_W;
@@ -315,16 +317,16 @@ localparam RSP_VIEW_BITS = RSP_MSGLEN_LSB + RSP_MSGLEN_W;
 reg [NUM_QP-1:0] nak_sent_reg = {NUM_QP{1'b0}};
 // mp: placed PSNs (the record's bitmap, RSP_BMP; bit i: point + i; bit 0 is
 // the point, never set), and
-// at most one deferred WRITE_WITH_IMM completion per QP, held in one of
-// MP_PEND slots shared by the QPs (mp_deferred; a QP without one costs two
-// bits here and a slot number there; an early WRITE_WITH_IMM that finds no
-// free slot is dropped unplaced and resent, as a second one on the same QP
-// is)
+// up to MP_WIMM deferred WRITE_WITH_IMM completions per QP, held in
+// MP_PEND slots shared by the QPs (mp_deferred, whose slots name their
+// QP: a QP without one costs the owed bit here and nothing there; an early
+// WRITE_WITH_IMM that finds no free slot, or its QP with MP_WIMM parked,
+// is dropped unplaced, counted (stat_drop_wimm) and resent)
 localparam MP_LOG = $clog2(MP_W);
-reg [NUM_QP-1:0] pend_reg = {NUM_QP{1'b0}};
 reg [NUM_QP-1:0] owed_reg = {NUM_QP{1'b0}};      // deferred completion due, no receive WQE yet
-// the slots and the completions in them: mp_deferred_inst below
-wire pslot_avail;
+// the slots and the completions in them: mp_deferred_inst below (pend:
+// qpn has one parked; full: MP_WIMM; psn, imm, len: its first by PSN)
+wire pslot_avail, pend_any, pend_full;
 wire [23:0] pend_psn;
 wire [31:0] pend_imm, pend_len;
 // ACK timer: QPs with accepted packets no ACK covers yet. Instead of a
@@ -357,9 +359,6 @@ endfunction
 reg nak_sent_pw_reg = 1'b0;
 reg nak_sent_pv_reg = 1'b0;
 wire [NUM_QP-1:0] nak_sent_eff = through_pending(nak_sent_reg, nak_sent_pw_reg, nak_sent_pv_reg, pq_oh);
-reg pend_pw_reg = 1'b0;
-reg pend_pv_reg = 1'b0;
-wire [NUM_QP-1:0] pend_eff = through_pending(pend_reg, pend_pw_reg, pend_pv_reg, pq_oh);
 reg owed_pw_reg = 1'b0;
 reg owed_pv_reg = 1'b0;
 wire [NUM_QP-1:0] owed_eff = through_pending(owed_reg, owed_pw_reg, owed_pv_reg, pq_oh);
@@ -410,7 +409,8 @@ localparam [4:0]
     ST_LOAD = 5'd14,
     ST_MR = 5'd15,        // the MR lookup of the RETH, registered
     ST_RQ_MR = 5'd16,     // the MR lookup of the receive buffer, registered
-    ST_GUARD = 5'd17;     // the write guard's answer, registered
+    ST_GUARD = 5'd17,     // the write guard's answer, registered
+    ST_MP_NEXT = 5'd18;   // after a deferred completion: is the QP's next one due?
 
 reg [4:0] state_reg = ST_IDLE;
 
@@ -675,7 +675,7 @@ assign eps_fsm_we = rec_wr && !mp_pend_pass_reg;
 // the deferred completions: ST_FINISH parks one for a WRITE_WITH_IMM above
 // the point and frees it once that completion is written; a load frees
 // its QP's
-mp_deferred #(.NUM_QP(NUM_QP), .QN_W(QN_W), .MP_PEND(MP_PEND)) mp_deferred_inst (
+mp_deferred #(.NUM_QP(NUM_QP), .QN_W(QN_W), .MP_PEND(MP_PEND), .MP_WIMM(MP_WIMM)) mp_deferred_inst (
     .clk(clk),
     .rst(rst),
     .avail(pslot_avail),
@@ -685,8 +685,10 @@ mp_deferred #(.NUM_QP(NUM_QP), .QN_W(QN_W), .MP_PEND(MP_PEND)) mp_deferred_inst 
     .park_imm(imm_reg),
     .park_len(mceth_len),
     .done(rec_wr && mp_pend_pass_reg),
-    .drop(load_any && pend_eff[load_qpn]),
+    .drop(load_any),
     .drop_qpn(load_qpn),
+    .pend(pend_any),
+    .full(pend_full),
     .psn(pend_psn),
     .imm(pend_imm),
     .len(pend_len)
@@ -721,7 +723,7 @@ mp_window #(.MP_W(MP_W), .MP_NAK_GAP(MP_NAK_GAP)) mp_window_inst (
     .exec(state_reg == ST_EXEC),
     .fetch(state_reg == ST_RQ_FETCH),
     .nak_sent(nak_sent_eff[qpn]),
-    .pend_v(pend_eff[qpn]),
+    .pend_v(pend_any),
     .pend_psn(pend_psn),
     .adv(mp_adv),
     .point_new(mp_point_new),
@@ -877,12 +879,14 @@ assign m_rx_ack_msn = aeth_msn_reg;
 reg stat_drop_qp_reg = 1'b0;
 reg stat_drop_psn_reg = 1'b0;
 reg stat_drop_xport_reg = 1'b0;
+reg stat_drop_wimm_reg = 1'b0;
 reg stat_nak_reg = 1'b0;
 reg stat_guard_reg = 1'b0;
 assign stat_guard = stat_guard_reg;
 assign stat_drop_qp = stat_drop_qp_reg;
 assign stat_drop_psn = stat_drop_psn_reg;
 assign stat_drop_xport = stat_drop_xport_reg;
+assign stat_drop_wimm = stat_drop_wimm_reg;
 assign stat_nak = stat_nak_reg;
 
 // queue an ACK or NAK for the current QP (caller checks ack_slot_free)
@@ -922,7 +926,6 @@ end
 always @(posedge clk) begin
     pq_qn_reg <= qpn;
     nak_sent_pw_reg <= 1'b0;
-    pend_pw_reg <= 1'b0;
     owed_pw_reg <= 1'b0;
     ack_owed_pw_reg <= 1'b0;
     ack_age1_pw_reg <= 1'b0;
@@ -932,6 +935,7 @@ always @(posedge clk) begin
     stat_drop_qp_reg <= 1'b0;
     stat_drop_psn_reg <= 1'b0;
     stat_drop_xport_reg <= 1'b0;
+    stat_drop_wimm_reg <= 1'b0;
     stat_nak_reg <= 1'b0;
     stat_guard_reg <= 1'b0;
     if (!s_wr_status_valid) begin
@@ -1099,9 +1103,12 @@ always @(posedge clk) begin
                     // above the point: placed now, completed when the point passes
                     mp_defer_reg <= 1'b1;
                     completes_reg <= 1'b0;
-                    if (pend_eff[qpn] || !pslot_avail) begin
+                    if (pend_full || !pslot_avail) begin
+                        // MP_WIMM deferred per QP and a free slot: else
+                        // dropped unplaced, it is resent
                         nak_reg <= 8'd0;
-                        state_reg <= ST_DROP;    // one deferred per QP, and a free slot: else drop unplaced, it is resent
+                        stat_drop_wimm_reg <= 1'b1;
+                        state_reg <= ST_DROP;
                     end else begin
                         state_reg <= ST_RQ_FETCH;
                     end
@@ -1149,6 +1156,12 @@ always @(posedge clk) begin
                 owed_pw_reg <= 1'b1; owed_pv_reg <= 1'b0;
                 state_reg <= ST_RQ_FETCH;
             end
+        end
+        ST_MP_NEXT: begin
+            // a deferred completion was written (its slot freed a cycle
+            // ago): the QP's next one, by PSN, is due too if the point
+            // (as written back: epsn_q) has passed it
+            state_reg <= pend_any && (pend_psn - epsn_q) >= 24'h800000 ? ST_MP_PEND : ST_IDLE;
         end
         ST_RQ_FETCH: begin
             // (mp: the window registers the point's move)
@@ -1257,9 +1270,9 @@ always @(posedge clk) begin
                 // the deferred completion is written
                 rqc_clr_pw_reg <= 1'b1; rqc_clr_pv_reg <= 1'b0;         // (and the RAM: rqc_we)
                 rsp_clr_pw_reg <= 1'b1; rsp_clr_pv_reg <= 1'b0;         // the record (rec_in): wrid, MSN + 1
-                pend_pw_reg <= 1'b1; pend_pv_reg <= 1'b0;
+                // (the slot: mp_deferred's done)
                 mp_pend_pass_reg <= 1'b0;
-                state_reg <= ST_IDLE;
+                state_reg <= ST_MP_NEXT;
             end else if (ctx_mp) begin
                 if (fin_mp_go) begin
                     // (the point: eps_fsm_we)
@@ -1267,10 +1280,7 @@ always @(posedge clk) begin
                     if (op_needs_rq) begin
                         rqc_clr_pw_reg <= 1'b1; rqc_clr_pv_reg <= 1'b0;
                     end
-                    if (mp_defer_reg) begin
-                        pend_pw_reg <= 1'b1; pend_pv_reg <= 1'b1;
-                        // (the slot: mp_deferred's park)
-                    end
+                    // (a deferred completion: mp_deferred's park)
                     if (mp_adv != 0) begin
                         nak_sent_pw_reg <= 1'b1; nak_sent_pv_reg <= 1'b0;
                     end
@@ -1329,7 +1339,6 @@ always @(posedge clk) begin
     endcase
 
     nak_sent_reg <= nak_sent_eff & ~load_oh;
-    pend_reg <= pend_eff & ~load_oh;
     owed_reg <= owed_eff & ~load_oh;
     ack_owed_reg <= ack_owed_eff & ~load_oh;
     ack_age1_reg <= now_reg == ACK_EPOCH ? ack_owed_eff : ack_age1_eff;
@@ -1347,11 +1356,9 @@ always @(posedge clk) begin
         drop_free_reg <= 1'b0;
         nak_sent_reg <= {NUM_QP{1'b0}};
         ack_owed_reg <= {NUM_QP{1'b0}};
-        pend_reg <= {NUM_QP{1'b0}};
         owed_reg <= {NUM_QP{1'b0}};
         nak_sent_pw_reg <= 1'b0;
         ack_owed_pw_reg <= 1'b0;
-        pend_pw_reg <= 1'b0;
         owed_pw_reg <= 1'b0;
         mp_pend_pass_reg <= 1'b0;
     end

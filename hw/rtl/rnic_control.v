@@ -21,6 +21,7 @@ module rnic_control #(
     parameter [31:0] ID_MP_W = 64,
     parameter [31:0] ID_OST_RINGS = 0,
     parameter [31:0] ID_MP_PEND = 0,
+    parameter [31:0] ID_MP_WIMM = 0,
     parameter [31:0] ID_DMACS = 0,
     parameter [31:0] ID_MRS = 0
 ) (
@@ -167,6 +168,7 @@ module rnic_control #(
     input  wire                  stat_rnr,
     input  wire                  stat_guard,
     input  wire                  stat_drop_xport,
+    input  wire                  stat_drop_wimm,
     input  wire                  stat_ring_busy,
     input  wire [31:0]           lb_dropped,
     input  wire [31:0]           lb_reordered
@@ -229,6 +231,7 @@ reg [31:0] rx_nak_seq_reg = 32'd0;
 reg [31:0] rx_rnr_nak_reg = 32'd0;
 reg [31:0] rx_drop_guard_reg = 32'd0;
 reg [31:0] rx_drop_transport_reg = 32'd0;
+reg [31:0] rx_drop_wimm_reg = 32'd0;
 reg [31:0] ring_busy_cycles_reg = 32'd0;
 
 // configuration flash block: external to the generated file, served by
@@ -267,6 +270,7 @@ rnic_csr csr_inst (
     .hwif_in_id_mp_window_value(ID_MP_W),
     .hwif_in_id_ost_rings_value(ID_OST_RINGS),
     .hwif_in_id_mp_pend_value(ID_MP_PEND),
+    .hwif_in_id_mp_wimm_value(ID_MP_WIMM),
     .hwif_in_id_dmacs_value(ID_DMACS),
     .hwif_in_id_mrs_value(ID_MRS),
     .hwif_out_flash_req(flash_s_req),
@@ -327,6 +331,7 @@ rnic_csr csr_inst (
     .hwif_in_port_rx_rnr_nak_value(rx_rnr_nak_reg),
     .hwif_in_port_rx_drop_guard_value(rx_drop_guard_reg),
     .hwif_in_port_rx_drop_transport_value(rx_drop_transport_reg),
+    .hwif_in_port_rx_drop_wimm_value(rx_drop_wimm_reg),
     .hwif_in_port_ring_busy_cycles_value(ring_busy_cycles_reg),
     .hwif_in_port_lb_dropped_value(lb_dropped),
     .hwif_in_port_lb_reordered_value(lb_reordered),
@@ -461,6 +466,7 @@ always @(posedge clk) begin
     rx_rnr_nak_reg <= rx_rnr_nak_reg + {31'd0, stat_rnr};
     rx_drop_guard_reg <= rx_drop_guard_reg + {31'd0, stat_guard};
     rx_drop_transport_reg <= rx_drop_transport_reg + {31'd0, stat_drop_xport};
+    rx_drop_wimm_reg <= rx_drop_wimm_reg + {31'd0, stat_drop_wimm};
     ring_busy_cycles_reg <= ring_busy_cycles_reg + {31'd0, stat_ring_busy};
 
     if (rst) begin
@@ -485,6 +491,7 @@ always @(posedge clk) begin
         rx_rnr_nak_reg <= 32'd0;
         rx_drop_guard_reg <= 32'd0;
         rx_drop_transport_reg <= 32'd0;
+        rx_drop_wimm_reg <= 32'd0;
         ring_busy_cycles_reg <= 32'd0;
     end
 end

@@ -23,6 +23,7 @@ module rnic_core #(
     // shared pools (0: sized from NUM_Q, see pool_size; at most NUM_Q are used)
     parameter OST_RINGS = 0,         // outstanding-WQE rings
     parameter MP_PEND = 0,           // mp deferred WRITE_WITH_IMM completions
+    parameter MP_WIMM = 0,           // ... of them per QP at most (0: 4, at most MP_PEND)
     parameter DMAC_N = 0,            // destination-MAC table entries
     parameter [31:0] BUILD_VERSION = 32'h0001_0000,
     parameter [31:0] GIT_HASH = 32'h0,
@@ -148,6 +149,9 @@ endfunction
 localparam OST_RINGS_Q = pool_size(OST_RINGS, 4, 4, 16);   // QPs with WQEs in flight at once
 localparam MP_PEND_Q = pool_size(MP_PEND, 8, 2, 8);        // mp deferred completions held at once
 localparam DMAC_N_Q = pool_size(DMAC_N, 4, 4, 16);         // destination MACs held at once
+// mp deferred completions one QP may hold (OCP MRC's max_wimm)
+localparam MP_WIMM_A = MP_WIMM != 0 ? MP_WIMM : 4;
+localparam MP_WIMM_Q = MP_WIMM_A < MP_PEND_Q ? MP_WIMM_A : MP_PEND_Q;
 // Entries of the MR table (mr_table, 1..256: a key's index is bits 15:8);
 // the ID block reports it (id.mrs) and the host refuses keys beyond it.
 localparam NUM_MR_Q = 64;
@@ -165,6 +169,10 @@ initial begin
     end
     if ((OST_RINGS != 0 && OST_RINGS < 2) || (MP_PEND != 0 && MP_PEND < 2) || (DMAC_N != 0 && DMAC_N < 2)) begin
         $error("rnic_core: OST_RINGS, MP_PEND and DMAC_N must be 0 (from NUM_Q) or at least 2");
+        $finish;
+    end
+    if (MP_WIMM < 0 || MP_WIMM > 256) begin
+        $error("rnic_core: MP_WIMM must be 0 (4) or 1..256 (clamped to the MP_PEND pool)");
         $finish;
     end
     if (RC_EN != 0 && RC_EN != 1) begin
@@ -607,6 +615,7 @@ wire [15:0] ex_err_qn;
 wire stat_drop_qp;
 wire stat_drop_psn;
 wire stat_drop_xport;
+wire stat_drop_wimm;
 wire stat_nak;
 wire cw_err;
 wire [QN_W-1:0] cw_err_cqn;
@@ -621,6 +630,7 @@ rnic_transport #(
     .RC_EN(RC_EN),
     .OST_RINGS(OST_RINGS_Q),
     .MP_PEND(MP_PEND_Q),
+    .MP_WIMM(MP_WIMM_Q),
     .DMAC_N(DMAC_N_Q),
     .NUM_MR(NUM_MR_Q),
     .RAM_ADDR_W(RAM_ADDR_W),
@@ -736,6 +746,7 @@ rnic_transport #(
     .stat_drop_qp(stat_drop_qp),
     .stat_drop_psn(stat_drop_psn),
     .stat_drop_xport(stat_drop_xport),
+    .stat_drop_wimm(stat_drop_wimm),
     .stat_nak(stat_nak),
     .stat_guard(stat_guard),
     .stat_cqe(stat_cqe),
@@ -865,6 +876,7 @@ rnic_control #(
     .ID_MP_W(MP_W),
     .ID_OST_RINGS(OST_RINGS_Q),
     .ID_MP_PEND(MP_PEND_Q),
+    .ID_MP_WIMM(MP_WIMM_Q),
     .ID_DMACS(DMAC_N_Q),
     .ID_MRS(NUM_MR_Q)
 ) control_inst (
@@ -1000,6 +1012,7 @@ rnic_control #(
     .stat_rnr(stat_rnr),
     .stat_guard(stat_guard),
     .stat_drop_xport(stat_drop_xport),
+    .stat_drop_wimm(stat_drop_wimm),
     .stat_ring_busy(stat_ring_busy),
     .lb_dropped(lb_dropped),
     .lb_reordered(lb_reordered)

@@ -37,6 +37,7 @@ module rnic_transport #(
     // shared pools, sized by rnic_core
     parameter OST_RINGS = 4,         // outstanding-WQE rings
     parameter MP_PEND = 2,           // mp deferred WRITE_WITH_IMM completions
+    parameter MP_WIMM = 2,           // ... of them per QP at most (1..MP_PEND)
     parameter DMAC_N = 4,            // destination-MAC table entries
     parameter NUM_MR = 64,           // MR table entries (1..256)
     // the RAM map (see rnic_core)
@@ -168,6 +169,7 @@ module rnic_transport #(
     output wire                              stat_drop_qp,
     output wire                              stat_drop_psn,
     output wire                              stat_drop_xport,
+    output wire                              stat_drop_wimm,
     output wire                              stat_nak,
     output wire                              stat_guard,
     output wire                              stat_cqe,
@@ -718,6 +720,7 @@ responder #(
     .MP_W(MP_W),
     .SEND_EN(SEND_EN),
     .MP_PEND(MP_PEND),
+    .MP_WIMM(MP_WIMM),
     .RC_EN(RC_EN),
     .ID_TAG(ID_RESP)
 ) resp_inst (
@@ -827,6 +830,7 @@ responder #(
     .stat_drop_qp(stat_drop_qp),
     .stat_drop_psn(stat_drop_psn),
     .stat_drop_xport(stat_drop_xport),
+    .stat_drop_wimm(stat_drop_wimm),
     .stat_nak(stat_nak),
     .stat_guard(stat_guard)
 );

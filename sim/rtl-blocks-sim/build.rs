@@ -116,22 +116,28 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
     ),
     // mp_deferred
     (
-        "mpd_reads_the_pick",
+        "mpd_first_by_arrival",
         "mp_deferred.v",
-        "wire [PS_W-1:0] slot = pslot_mem[qpn];",
-        "wire [PS_W-1:0] slot = pick;",
+        "before_reg[pick] <= new_before & mine;",
+        "before_reg[pick] <= mine;",
     ),
     (
         "mpd_drop_frees_asked_qp",
         "mp_deferred.v",
-        "| (drop ? ONE << pslot_mem[drop_qpn] : {MP_PEND{1'b0}});",
-        "| (drop ? ONE << slot : {MP_PEND{1'b0}});",
+        "dropped[i] = !free[i] && slot_qpn_reg[i] == drop_qpn;",
+        "dropped[i] = !free[i] && slot_qpn_reg[i] == qpn;",
     ),
     (
         "mpd_done_keeps_slot",
         "mp_deferred.v",
-        "wire [MP_PEND-1:0] give = (done ? ONE << slot : {MP_PEND{1'b0}})",
+        "wire [MP_PEND-1:0] give = (done ? first : {MP_PEND{1'b0}})",
         "wire [MP_PEND-1:0] give = {MP_PEND{1'b0}}",
+    ),
+    (
+        "mpd_full_one_late",
+        "mp_deferred.v",
+        "assign full = count >= WIMM_C;",
+        "assign full = count > WIMM_C;",
     ),
     // axis_register
     (

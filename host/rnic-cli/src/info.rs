@@ -224,6 +224,8 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
             "verbs": verbs,
             "caps": caps,
             "mp_window": id.mp_window,
+            // null: a build older than the register (it held 1)
+            "mp_wimm": (id.mp_wimm != 0).then_some(id.mp_wimm),
             "state_budget": budget.as_ref().ok(),
             "blocks": blocks.iter().map(|b| serde_json::json!({
                 "offset": b.offset, "type": format!("{:#010x}", b.block_type),
@@ -254,6 +256,16 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
         }
         println!("verbs         {}", verbs.join(", "));
         println!("capabilities  {}", caps.join(", "));
+        if id.caps & (1 << 5) != 0 {
+            let wimm = match id.mp_wimm {
+                0 => "1 (a build older than id.mp_wimm)".to_string(),
+                n => n.to_string(),
+            };
+            println!(
+                "mp            window {} PSNs; deferred WRITE_WITH_IMM completions {} per QP, {} shared",
+                id.mp_window, wimm, id.mp_pend
+            );
+        }
         match &budget {
             Ok(b) => crate::state_budget::print(b),
             Err(e) => println!("per-QP state  not known: {e}"),

@@ -145,8 +145,8 @@ fn category(module: &str, name: &str) -> Option<Category> {
         ("responder", "rsp_bmp" | "rsp_clr_reg") => Bitmap,
         (
             "responder",
-            "pend_reg" | "owed_reg" | "pslot_mem" | "pslot_pool" | "pend_psn_mem" | "pend_imm_mem"
-            | "pend_len_mem",
+            "owed_reg" | "slot_qpn_reg" | "before_reg" | "pslot_pool" | "pend_psn_mem"
+            | "pend_imm_mem" | "pend_len_mem",
         ) => MpCompletion,
         (
             "responder",

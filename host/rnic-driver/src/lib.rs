@@ -107,6 +107,9 @@ pub struct IdInfo {
     /// mp deferred-completion slots shared by the QPs (0: a build older
     /// than the register).
     pub mp_pend: u32,
+    /// mp deferred completions one QP may hold (OCP MRC's max_wimm; 0: a
+    /// build older than the register, which held 1).
+    pub mp_wimm: u32,
     /// Destination-MAC table entries (0: a build older than the register).
     pub dmacs: u32,
     /// Memory regions the MR table holds: keys whose index (bits 15:8) is
@@ -364,6 +367,7 @@ impl<D: Device> Nic<D> {
                 mp_window: idb.mp_window().try_read()?.value(),
                 ost_rings: idb.ost_rings().try_read()?.value(),
                 mp_pend: idb.mp_pend().try_read()?.value(),
+                mp_wimm: idb.mp_wimm().try_read()?.value(),
                 dmacs: idb.dmacs().try_read()?.value(),
                 mrs: idb.mrs().try_read()?.value(),
             }

@@ -420,6 +420,7 @@ pub fn add_port_counters<D: Device>(
         ("rx_rnr_nak", c.rx_rnr_nak),
         ("rx_drop_guard", c.rx_drop_guard),
         ("rx_drop_transport", c.rx_drop_transport),
+        ("rx_drop_wimm", c.rx_drop_wimm),
         ("ring_busy_cycles", c.ring_busy_cycles),
         ("lb_dropped", c.lb_dropped),
         ("lb_reordered", c.lb_reordered),

@@ -189,6 +189,10 @@ pub struct PortCounters {
     /// Packets of the other transport dropped: an mp opcode for an rc QP,
     /// or an RC opcode for an mp QP (never placed).
     pub rx_drop_transport: u32,
+    /// mp WRITE_WITH_IMMs that overtook an earlier packet and found no
+    /// deferred-completion slot (the QP's `id.mp_wimm` taken, or every
+    /// shared slot): dropped unplaced, resent.
+    pub rx_drop_wimm: u32,
     /// Cycles during which every outstanding-WQE ring was in use.
     pub ring_busy_cycles: u32,
 }
@@ -496,6 +500,7 @@ impl<D: Device> Context<D> {
             rx_rnr_nak: p.rx_rnr_nak().try_read()?.value(),
             rx_drop_guard: p.rx_drop_guard().try_read()?.value(),
             rx_drop_transport: p.rx_drop_transport().try_read()?.value(),
+            rx_drop_wimm: p.rx_drop_wimm().try_read()?.value(),
             ring_busy_cycles: p.ring_busy_cycles().try_read()?.value(),
             lb_dropped: p.lb_dropped().try_read()?.value(),
             lb_reordered: p.lb_reordered().try_read()?.value(),

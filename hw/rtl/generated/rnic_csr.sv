@@ -33,6 +33,7 @@ module rnic_csr (
         input wire [31:0] hwif_in_id_mp_pend_value,
         input wire [31:0] hwif_in_id_dmacs_value,
         input wire [31:0] hwif_in_id_mrs_value,
+        input wire [31:0] hwif_in_id_mp_wimm_value,
         output logic [15:0] hwif_out_queue_q_sel_qn,
         output logic [31:0] hwif_out_queue_q_base_lo_addr,
         output logic [31:0] hwif_out_queue_q_base_hi_addr,
@@ -87,6 +88,7 @@ module rnic_csr (
         input wire [31:0] hwif_in_port_rx_drop_guard_value,
         input wire [31:0] hwif_in_port_ring_busy_cycles_value,
         input wire [31:0] hwif_in_port_rx_drop_transport_value,
+        input wire [31:0] hwif_in_port_rx_drop_wimm_value,
         output logic hwif_out_port_lb_ctrl_loopback,
         output logic [15:0] hwif_out_port_lb_drop_thr,
         output logic [15:0] hwif_out_port_lb_reorder_thr,
@@ -234,6 +236,7 @@ module rnic_csr (
     logic decoded_reg_strb_id_mp_pend;
     logic decoded_reg_strb_id_dmacs;
     logic decoded_reg_strb_id_mrs;
+    logic decoded_reg_strb_id_mp_wimm;
     logic decoded_reg_strb_queue_blk_type;
     logic decoded_reg_strb_queue_blk_version;
     logic decoded_reg_strb_queue_blk_next;
@@ -281,6 +284,7 @@ module rnic_csr (
     logic decoded_reg_strb_port_rx_drop_guard;
     logic decoded_reg_strb_port_ring_busy_cycles;
     logic decoded_reg_strb_port_rx_drop_transport;
+    logic decoded_reg_strb_port_rx_drop_wimm;
     logic decoded_reg_strb_port_lb_ctrl;
     logic decoded_reg_strb_port_lb_drop;
     logic decoded_reg_strb_port_lb_reorder;
@@ -354,6 +358,7 @@ module rnic_csr (
         decoded_reg_strb_id_mp_pend = cpuif_req_masked & (cpuif_addr == 11'h34) & !cpuif_req_is_wr;
         decoded_reg_strb_id_dmacs = cpuif_req_masked & (cpuif_addr == 11'h38) & !cpuif_req_is_wr;
         decoded_reg_strb_id_mrs = cpuif_req_masked & (cpuif_addr == 11'h3c) & !cpuif_req_is_wr;
+        decoded_reg_strb_id_mp_wimm = cpuif_req_masked & (cpuif_addr == 11'h40) & !cpuif_req_is_wr;
         decoded_reg_strb_queue_blk_type = cpuif_req_masked & (cpuif_addr == 11'h100) & !cpuif_req_is_wr;
         decoded_reg_strb_queue_blk_version = cpuif_req_masked & (cpuif_addr == 11'h104) & !cpuif_req_is_wr;
         decoded_reg_strb_queue_blk_next = cpuif_req_masked & (cpuif_addr == 11'h108) & !cpuif_req_is_wr;
@@ -401,6 +406,7 @@ module rnic_csr (
         decoded_reg_strb_port_rx_drop_guard = cpuif_req_masked & (cpuif_addr == 11'h350) & !cpuif_req_is_wr;
         decoded_reg_strb_port_ring_busy_cycles = cpuif_req_masked & (cpuif_addr == 11'h354) & !cpuif_req_is_wr;
         decoded_reg_strb_port_rx_drop_transport = cpuif_req_masked & (cpuif_addr == 11'h358) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_rx_drop_wimm = cpuif_req_masked & (cpuif_addr == 11'h35c) & !cpuif_req_is_wr;
         decoded_reg_strb_port_lb_ctrl = cpuif_req_masked & (cpuif_addr == 11'h360);
         decoded_reg_strb_port_lb_drop = cpuif_req_masked & (cpuif_addr == 11'h364);
         decoded_reg_strb_port_lb_reorder = cpuif_req_masked & (cpuif_addr == 11'h368);
@@ -1992,6 +1998,9 @@ always @(*) begin
         if(rd_mux_addr == 11'h3c) begin
             readback_data_var[31:0] = hwif_in_id_mrs_value;
         end
+        if(rd_mux_addr == 11'h40) begin
+            readback_data_var[31:0] = hwif_in_id_mp_wimm_value;
+        end
         if(rd_mux_addr == 11'h100) begin
             readback_data_var[31:0] = 32'h52490002;
         end
@@ -2130,6 +2139,9 @@ always @(*) begin
         end
         if(rd_mux_addr == 11'h358) begin
             readback_data_var[31:0] = hwif_in_port_rx_drop_transport_value;
+        end
+        if(rd_mux_addr == 11'h35c) begin
+            readback_data_var[31:0] = hwif_in_port_rx_drop_wimm_value;
         end
         if(rd_mux_addr == 11'h360) begin
             readback_data_var[0] = field_storage_port_lb_ctrl_loopback_value;

@@ -266,7 +266,7 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
 #elif BLK_KIND == 10
     o->m_valid = static_cast<uint8_t>(t->inv_req | (t->rem_access << 1));
 #elif BLK_KIND == 11
-    o->m_valid = t->avail;
+    o->m_valid = static_cast<uint8_t>(t->avail | (t->pend << 1) | (t->full << 2));
     o->m_data[0] = t->psn;
     o->m_data[1] = t->imm;
     o->m_data[2] = t->len;

@@ -32,7 +32,7 @@ pub enum Kind {
     /// NUM_QP, QN_W
     RcMessage,
     /// `mp_deferred` (the mp responder's parked completions and their
-    /// slot pool): NUM_QP, QN_W, MP_PEND
+    /// slot pool): NUM_QP, QN_W, MP_PEND, MP_WIMM
     MpDeferred,
     /// `axis_async_fifo` (a stream from one clock to another, Gray
     /// pointers through two flops, an output register): WIDTH, ADDR_W.
@@ -292,17 +292,17 @@ pub const CONFIGS: &[Config] = &[
     Config {
         name: "mpd_q4_p2",
         kind: Kind::MpDeferred,
-        params: &[("NUM_QP", 4), ("QN_W", 2), ("MP_PEND", 2)],
+        params: &[("NUM_QP", 4), ("QN_W", 2), ("MP_PEND", 2), ("MP_WIMM", 1)],
     },
     Config {
         name: "mpd_q16_p3",
         kind: Kind::MpDeferred,
-        params: &[("NUM_QP", 16), ("QN_W", 4), ("MP_PEND", 3)],
+        params: &[("NUM_QP", 16), ("QN_W", 4), ("MP_PEND", 3), ("MP_WIMM", 3)],
     },
     Config {
         name: "mpd_q20_p8",
         kind: Kind::MpDeferred,
-        params: &[("NUM_QP", 20), ("QN_W", 5), ("MP_PEND", 8)],
+        params: &[("NUM_QP", 20), ("QN_W", 5), ("MP_PEND", 8), ("MP_WIMM", 4)],
     },
     // the smallest FIFO (two entries: the round trip of the pointers
     // limits its rate), a deeper one, and pcie_clock_crossing's depth at

@@ -19,6 +19,7 @@ pub use _root::components::ro_word_r_desc_4fb0ca81 as build_version;
 pub use _root::components::ro_word_r_desc_5a6c769e as mrs;
 pub use _root::components::ro_word_r_desc_667c2991 as mp_pend;
 pub use _root::components::ro_word_r_desc_746cdb82 as ost_rings;
+pub use _root::components::ro_word_r_desc_afe673b8 as mp_wimm;
 pub use _root::components::ro_word_r_desc_c8805c6d as board_id;
 pub use _root::components::ro_word_r_desc_e558afe9 as git_hash;
 pub use _root::components::ro_word_r_desc_e9d7ca9a as caps;
@@ -65,7 +66,7 @@ impl IdBlock<'static> {
 
 impl<'io, IO> IdBlock<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0x40;
+    pub const SIZE: usize = 0x44;
 
     /// # Safety
     ///
@@ -277,6 +278,17 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> IdBlock<'io, IO> {
     pub const fn mrs(&self) -> peakrdl_rust::reg::Reg<'io, mrs::RoWordR_desc_5a6c769e, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x3C).cast(), self.io)
+        }
+    }
+
+    /// mp_wimm
+    ///
+    /// mp deferred completions one QP may hold at once (OCP MRC's max_wimm; at most mp_pend): an mp WRITE_WITH_IMM that arrives above its QP's point while the QP holds this many is dropped and resent (port.rx_drop_wimm). 0 in builds older than this register (they hold 1).
+    #[inline(always)]
+    #[must_use]
+    pub const fn mp_wimm(&self) -> peakrdl_rust::reg::Reg<'io, mp_wimm::RoWordR_desc_afe673b8, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x40).cast(), self.io)
         }
     }
 }

@@ -33,6 +33,7 @@ pub use _root::components::ro_word_r_desc_a3aab092 as rx_frames;
 pub use _root::components::ro_word_r_desc_a524a4e4 as rtx_timeouts;
 pub use _root::components::ro_word_r_desc_ae78065b as tx_frames;
 pub use _root::components::ro_word_r_desc_cb2d96fa as lb_reordered;
+pub use _root::components::ro_word_r_desc_da5f106b as rx_drop_wimm;
 pub use _root::components::ro_word_r_desc_def7fc0a as lb_dropped;
 
 /// port
@@ -359,6 +360,19 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> PortBlock<'io, IO> {
     ) -> peakrdl_rust::reg::Reg<'io, rx_drop_transport::RoWordR_desc_2435a77e, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x58).cast(), self.io)
+        }
+    }
+
+    /// rx_drop_wimm
+    ///
+    /// mp WRITE_WITH_IMMs that arrived above their QP's point (having overtaken an earlier packet) and found no deferred-completion slot: the QP already held its limit of deferred completions (id.mp_wimm) or every shared slot (id.mp_pend) was taken. Each is dropped unplaced and resent by the requester.
+    #[inline(always)]
+    #[must_use]
+    pub const fn rx_drop_wimm(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, rx_drop_wimm::RoWordR_desc_da5f106b, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x5C).cast(), self.io)
         }
     }
 
