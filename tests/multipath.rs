@@ -62,6 +62,44 @@ fn torture_is_clean_on_skewed_sprayed_paths_with_faults() {
     }
 }
 
+/// Small WRITE_WITH_IMMs only (1 to 256 bytes, 16 in flight per QP) on 8
+/// skewed paths with 5 % loss: a loss holds the point back while later
+/// messages land, so QPs park several deferred completions, hit their
+/// limit (counted in `rx_drop_wimm`) and have the rest resent; every
+/// completion still comes in order, after its data.
+#[test]
+fn small_write_with_imms_stay_in_order_with_several_deferred() {
+    let cfg = rnic_torture::Config {
+        seed: 3,
+        messages: 600,
+        qps: 2,
+        min_size: 1,
+        max_size: 256,
+        writes_per_imm: 0,
+        window: 16,
+        mp: true,
+        spray_log: 3,
+        ..Default::default()
+    };
+    let o = SimOpts {
+        data_w: 64,
+        seed: 3,
+        fabric: "spray-8-loss0.05".into(),
+        ..Default::default()
+    };
+    let r = run_torture(&o, &cfg, &Evidence::default(), &mut |_, _| {}, &mut |_| {})
+        .unwrap()
+        .report;
+    assert!(!r.failed(), "{r:?}");
+    assert_eq!(r.messages, 600);
+    let c = |k: &str| r.counters.get(k).copied().unwrap_or(0);
+    assert!(
+        c("b.rx_drop_wimm") > 0 && c("a.tx_retransmits") > 0,
+        "the per-QP limit was never reached: {:?}",
+        r.counters
+    );
+}
+
 /// The CQE-before-data break in mp mode: a WRITE_WITH_IMM that overtakes
 /// its message's WRITEs on a fast path completes on arrival; the torture
 /// test sees stale bytes at once.
