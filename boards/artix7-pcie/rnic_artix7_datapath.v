@@ -27,6 +27,7 @@ module rnic_artix7_datapath #(
     parameter RC_EN = 1,
     parameter OST_RINGS = 0,
     parameter MP_PEND = 0,
+    parameter MP_WIMM = 0,           // mp deferred completions per QP (0: 4)
     parameter DMAC_N = 0,
     parameter CLK_MHZ = 62,
     parameter [31:0] BUILD_VERSION = 32'h0001_0000,
@@ -428,6 +429,7 @@ rnic_core #(
     .RC_EN(RC_EN),
     .OST_RINGS(OST_RINGS),
     .MP_PEND(MP_PEND),
+    .MP_WIMM(MP_WIMM),
     .DMAC_N(DMAC_N),
     .CLK_MHZ(CLK_MHZ),
     .BUILD_VERSION(BUILD_VERSION),

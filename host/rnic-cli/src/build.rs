@@ -76,6 +76,10 @@ pub struct BuildArgs {
     /// of the QPs, 2..8).
     #[arg(long)]
     pub mp_pend: Option<u32>,
+    /// mp deferred completions one QP may hold (OCP MRC's max_wimm;
+    /// default 4, at most the --mp-pend pool).
+    #[arg(long)]
+    pub mp_wimm: Option<u32>,
     /// Destination-MAC table entries shared by the QPs (default: a
     /// quarter of the QPs, 4..16).
     #[arg(long)]
@@ -219,6 +223,9 @@ pub struct Identity {
     pub mp_pend: u32,
     #[serde(default)]
     pub dmacs: u32,
+    /// rnic_core MP_WIMM (0: 4), clamped to the MP_PEND pool.
+    #[serde(default)]
+    pub mp_wimm: u32,
 }
 
 impl Identity {
@@ -586,6 +593,15 @@ fn set_pools(ident: &mut Identity, a: &BuildArgs, num_q: u32) -> Result<(), Buil
             *dst = v;
         }
     }
+    if let Some(v) = a.mp_wimm {
+        let pool = ident.pools(num_q)?.mp_pend;
+        if !(1..=pool).contains(&v) {
+            return Err(BuildError::Knob(format!(
+                "--mp-wimm {v}: a QP holds 1..={pool} deferred completions (the --mp-pend pool)"
+            )));
+        }
+        ident.mp_wimm = v;
+    }
     Ok(())
 }
 
@@ -604,6 +620,7 @@ fn default_out(root: &Path, board: &Board, data_w: u32, num_q: u32, knobs: &Iden
         ("r", knobs.ost_rings),
         ("p", knobs.mp_pend),
         ("m", knobs.dmacs),
+        ("i", knobs.mp_wimm),
     ] {
         if v != 0 {
             name += &format!("-{tag}{v}");
@@ -651,6 +668,7 @@ fn identity(root: &Path, board: &Board) -> Identity {
         ost_rings: 0,
         mp_pend: 0,
         dmacs: 0,
+        mp_wimm: 0,
     }
 }
 
@@ -751,6 +769,8 @@ fn flow_command(
         .arg(ident.mp_pend.to_string())
         .arg("--dmac-n")
         .arg(ident.dmacs.to_string())
+        .arg("--mp-wimm")
+        .arg(ident.mp_wimm.to_string())
         .arg("--git-hash")
         .arg(&ident.git_hash)
         .arg("--board-id")
@@ -845,6 +865,9 @@ fn pack_image(
     knobs.push(("OST_RINGS".into(), pools.rings.to_string()));
     knobs.push(("MP_PEND".into(), pools.mp_pend.to_string()));
     knobs.push(("DMAC_N".into(), pools.dmacs.to_string()));
+    // as rnic_core resolves it: 4 unless set, at most the pool
+    let wimm = if ident.mp_wimm != 0 { ident.mp_wimm } else { 4 };
+    knobs.push(("MP_WIMM".into(), wimm.min(pools.mp_pend).to_string()));
     if ident.git_dirty {
         // the header's git field is a bare hash
         knobs.push(("GIT_DIRTY".into(), "1".into()));
@@ -1287,6 +1310,7 @@ mod tests {
             ost_rings: 0,
             mp_pend: 3,
             dmacs: 0,
+            mp_wimm: 0,
         };
         // something that is not an ECP5 bitstream is refused
         let bit = dir.join("design.bit");
@@ -1309,7 +1333,12 @@ mod tests {
             .contains(&("GIT_DIRTY".into(), "1".into())));
         // the image names the pool sizes the build has: 16 QPs give 4
         // rings and 4 MACs, the knob set 3 slots
-        for (k, v) in [("OST_RINGS", "4"), ("MP_PEND", "3"), ("DMAC_N", "4")] {
+        for (k, v) in [
+            ("OST_RINGS", "4"),
+            ("MP_PEND", "3"),
+            ("DMAC_N", "4"),
+            ("MP_WIMM", "3"),
+        ] {
             assert!(
                 img.header.build.knobs.contains(&(k.into(), v.into())),
                 "{k}: {:?}",
