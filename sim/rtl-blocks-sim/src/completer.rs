@@ -29,7 +29,7 @@
 //! stalls at random and the ring's copies are late at random
 //! (`ring_wait`).
 
-use crate::{fail, Fail, Kind, Model, PortsIn, PortsOut};
+use crate::{fail, psn_sub, Fail, Kind, Model, PortsIn, PortsOut, PSN_MASK};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
@@ -56,7 +56,6 @@ pub struct CmpReport {
     pub pending_status: usize,
 }
 
-const M24: u32 = 0xff_ffff;
 const WC_SUCCESS: u8 = 0x00;
 const WC_FLUSH: u8 = 0x05;
 const WC_REM_INV_REQ: u8 = 0x09;
@@ -64,10 +63,6 @@ const WC_REM_ACCESS: u8 = 0x0a;
 const WC_REM_OP: u8 = 0x0b;
 const WC_RETRY_EXC: u8 = 0x0c;
 const WC_RNR_RETRY_EXC: u8 = 0x0d;
-
-fn sub24(a: u32, b: u32) -> u32 {
-    a.wrapping_sub(b) & M24
-}
 
 /// A WQE in a QP's outstanding ring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,7 +108,7 @@ enum Event {
 /// What the events of one round should do, beyond the records.
 #[derive(Debug, Default)]
 struct Expect {
-    cqes: VecDeque<Cqe>,
+    cqes: Vec<Cqe>,
     drops: usize,
     seq: usize,
     rnr: usize,
@@ -140,7 +135,7 @@ impl Reference {
             1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152,
         ];
         let cycles = UNITS[usize::from(code & 31)].wrapping_mul(10 * self.clk_mhz);
-        (cycles >> self.tick_log) & M24
+        (cycles >> self.tick_log) & PSN_MASK
     }
 
     /// Completes every WQE left on `qp` (C_ERR): the first with `status`
@@ -149,7 +144,7 @@ impl Reference {
         let mut st = status;
         let mut first = true;
         while let Some(w) = qp.ring.pop_front() {
-            e.cqes.push_back(cqe(q, &w, st, syn));
+            e.cqes.push(cqe(q, &w, st, syn));
             st = WC_FLUSH;
             first = false;
         }
@@ -194,12 +189,12 @@ impl Reference {
             }
             Event::Ack(q, p, syn) => {
                 let qp = &mut qps[q];
-                let outstanding = sub24(qp.sent, qp.una);
+                let outstanding = psn_sub(qp.sent, qp.una);
                 let kind = syn >> 5 & 3;
                 let ok = match kind {
-                    0 => sub24(p.wrapping_add(1), qp.una) <= outstanding,
+                    0 => psn_sub(p.wrapping_add(1), qp.una) <= outstanding,
                     2 => false,
-                    _ => sub24(p, qp.una) < outstanding,
+                    _ => psn_sub(p, qp.una) < outstanding,
                 };
                 if !ok {
                     e.drops += 1;
@@ -208,22 +203,22 @@ impl Reference {
                 let limit = if kind == 0 {
                     p
                 } else {
-                    p.wrapping_sub(1) & M24
+                    p.wrapping_sub(1) & PSN_MASK
                 };
                 let una0 = qp.una;
-                if kind == 0 && sub24(p.wrapping_add(1), qp.una) != 0 {
-                    qp.una = p.wrapping_add(1) & M24;
+                if kind == 0 && psn_sub(p.wrapping_add(1), qp.una) != 0 {
+                    qp.una = p.wrapping_add(1) & PSN_MASK;
                     qp.rleft = qp.retry_init;
                     qp.nleft = qp.rnr_init;
                     qp.stamp = now;
                 }
                 while let Some(w) = qp.ring.front().copied() {
-                    if sub24(limit, w.last) >= 1 << 23 {
+                    if psn_sub(limit, w.last) >= 1 << 23 {
                         break;
                     }
                     qp.ring.pop_front();
                     if w.sig {
-                        e.cqes.push_back(cqe(q, &w, WC_SUCCESS, 0));
+                        e.cqes.push(cqe(q, &w, WC_SUCCESS, 0));
                     }
                 }
                 match (kind, syn & 31) {
@@ -231,7 +226,7 @@ impl Reference {
                     (1, code) => {
                         e.rnr += 1;
                         qp.una = p;
-                        qp.stamp = now.wrapping_add(self.rnr_ticks(code)) & M24;
+                        qp.stamp = now.wrapping_add(self.rnr_ticks(code)) & PSN_MASK;
                         if qp.rnr_init != 7 && qp.nleft == 0 {
                             e.errs += 1;
                             Self::flush(q, qp, WC_RNR_RETRY_EXC, syn, perr, e);
@@ -302,9 +297,9 @@ fn out_cqe(o: &PortsOut) -> Cqe {
 fn fresh_qp(rng: &mut ChaCha8Rng) -> Qp {
     // near the 24-bit wrap now and then
     let psn = if rng.gen_bool(0.3) {
-        M24 - rng.gen_range(0..20)
+        PSN_MASK - rng.gen_range(0..20)
     } else {
-        rng.gen_range(0..=M24)
+        rng.gen_range(0..=PSN_MASK)
     };
     let retry_init = rng.gen_range(0..8);
     let rnr_init = rng.gen_range(0..8);
@@ -328,18 +323,19 @@ fn fresh_qp(rng: &mut ChaCha8Rng) -> Qp {
 /// A random event on QP q: mostly legal ACKs and NAKs, some for PSNs never
 /// sent, some of the reserved kind.
 fn random_event(rng: &mut ChaCha8Rng, q: usize, qp: &Qp) -> Event {
-    let out = sub24(qp.sent, qp.una);
-    let in_flight = |rng: &mut ChaCha8Rng| qp.una.wrapping_add(rng.gen_range(0..out.max(1))) & M24;
+    let out = psn_sub(qp.sent, qp.una);
+    let in_flight =
+        |rng: &mut ChaCha8Rng| qp.una.wrapping_add(rng.gen_range(0..out.max(1))) & PSN_MASK;
     let wild = |rng: &mut ChaCha8Rng| {
         qp.una
             .wrapping_add(out)
             .wrapping_add(rng.gen_range(0..(1 << 23)))
-            & M24
+            & PSN_MASK
     };
     match rng.gen_range(0..100) {
         0..=39 => {
             // an ACK in [una - 1, sent - 1]
-            let p = qp.una.wrapping_sub(1).wrapping_add(rng.gen_range(0..=out)) & M24;
+            let p = qp.una.wrapping_sub(1).wrapping_add(rng.gen_range(0..=out)) & PSN_MASK;
             Event::Ack(q, p, rng.gen_range(0..32))
         }
         40..=47 => Event::Ack(q, wild(rng), rng.gen_range(0..32)),
@@ -465,7 +461,7 @@ pub fn run(c: &CmpCfg) -> Result<CmpReport, Fail> {
         }
         let qp = &mut qps[q];
         if we {
-            qp.una = o.m_data[1] & M24;
+            qp.una = o.m_data[1] & PSN_MASK;
             qp.rleft = o.m_data[2] & 7;
             qp.nleft = o.m_data[2] >> 3 & 7;
             qp.rot = o.m_data[2] >> 6 & 63;
@@ -473,7 +469,7 @@ pub fn run(c: &CmpCfg) -> Result<CmpReport, Fail> {
             qp.suspv = o.m_last >> 6 & 1 == 1;
         }
         if stamp_we {
-            qp.stamp = o.m_data[3] & M24;
+            qp.stamp = o.m_data[3] & PSN_MASK;
         }
         if o.m_valid >> 5 & 1 == 1 {
             qp.rtx_req = true;
@@ -495,10 +491,10 @@ pub fn run(c: &CmpCfg) -> Result<CmpReport, Fail> {
             let qp = &mut qps[q];
             if qp.ring.len() < 8 {
                 let n = rng.gen_range(1..5);
-                qp.sent = qp.sent.wrapping_add(n) & M24;
+                qp.sent = qp.sent.wrapping_add(n) & PSN_MASK;
                 next_index = next_index.wrapping_add(1);
                 qp.ring.push_back(Entry {
-                    last: qp.sent.wrapping_sub(1) & M24,
+                    last: qp.sent.wrapping_sub(1) & PSN_MASK,
                     sig: rng.gen_bool(0.7),
                     send: rng.gen_bool(0.3),
                     index: next_index,
@@ -521,7 +517,7 @@ pub fn run(c: &CmpCfg) -> Result<CmpReport, Fail> {
                 qp.rtx_req = false;
             }
         }
-        now = now.wrapping_add(rng.gen_range(1..1000)) & M24;
+        now = now.wrapping_add(rng.gen_range(1..1000)) & PSN_MASK;
 
         // the events of this round: one, or a burst of ACKs and NAKs
         let q = rng.gen_range(0..nq);
@@ -594,12 +590,12 @@ pub fn run(c: &CmpCfg) -> Result<CmpReport, Fail> {
             refm.apply(*ev, &mut want, &mut want_perr, now, &mut expect);
         }
         r.events += accepted.len();
-        let want_cqes: Vec<Cqe> = expect.cqes.iter().copied().collect();
+        let want_cqes = &expect.cqes;
         let at = format!(
             "{} seed {} (round ending at cycle {cycle})",
             cfg.name, c.seed
         );
-        if got != want_cqes {
+        if got != *want_cqes {
             fail!(
                 "{at}: events {accepted:?}\n  CQE requests {got:x?}\n  expected     {want_cqes:x?}"
             );

@@ -234,6 +234,15 @@ macro_rules! fail {
     };
 }
 
+/// PSNs are 24 bits: every bench's PSN arithmetic wraps here.
+pub const PSN_MASK: u32 = 0xff_ffff;
+
+/// `a - b` in PSN space (mod 2^24): how far `a` is after `b`; 2^23 and
+/// above means `a` is before `b`.
+pub fn psn_sub(a: u32, b: u32) -> u32 {
+    a.wrapping_sub(b) & PSN_MASK
+}
+
 /// The low `width` bits of `v` (width <= 128).
 pub fn mask(v: u128, width: u32) -> u128 {
     if width >= 128 {

@@ -18,7 +18,7 @@
 //! asked QP is random every cycle (half the time one that holds a
 //! completion), so every slot's contents are read often.
 
-use crate::{fail, Fail, Kind, Model, PortsIn};
+use crate::{fail, psn_sub, Fail, Kind, Model, PortsIn, PSN_MASK};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -45,8 +45,6 @@ pub struct MpdReport {
 /// (PSN, immediate, length)
 type Parked = (u32, u32, u32);
 
-const M24: u32 = 0xff_ffff;
-
 pub fn run(c: &MpdCfg) -> Result<MpdReport, Fail> {
     let mut m = Model::new(c.model, c.seed as u32).map_err(Fail)?;
     let cfg = *m.config();
@@ -62,7 +60,7 @@ pub fn run(c: &MpdCfg) -> Result<MpdReport, Fail> {
     let mut rng = ChaCha8Rng::seed_from_u64(c.seed);
     let mut parked: Vec<Vec<Parked>> = vec![Vec::new(); nq];
     // each QP's window base: near the 24-bit wrap at first
-    let mut base: Vec<u32> = (0..nq).map(|_| M24 - rng.gen_range(0..200)).collect();
+    let mut base: Vec<u32> = (0..nq).map(|_| PSN_MASK - rng.gen_range(0..200)).collect();
     let mut r = MpdReport::default();
     let rst = PortsIn {
         rst: 1,
@@ -82,11 +80,11 @@ pub fn run(c: &MpdCfg) -> Result<MpdReport, Fail> {
         let first = parked[q]
             .iter()
             .copied()
-            .min_by_key(|p| p.0.wrapping_sub(base[q]) & M24);
+            .min_by_key(|p| psn_sub(p.0, base[q]));
         let drop_q = rng.gen_range(0..nq);
         let drop = !parked[drop_q].is_empty() && drop_q != q && rng.gen_bool(0.2);
         let done = first.is_some() && rng.gen_bool(0.3);
-        let psn = base[q].wrapping_add(rng.gen_range(0..128)) & M24;
+        let psn = base[q].wrapping_add(rng.gen_range(0..128)) & PSN_MASK;
         let park = !done
             && avail
             && parked[q].len() < wimm
@@ -134,7 +132,7 @@ pub fn run(c: &MpdCfg) -> Result<MpdReport, Fail> {
         if park {
             if parked[q]
                 .iter()
-                .any(|p| (p.0.wrapping_sub(base[q]) & M24) > (psn.wrapping_sub(base[q]) & M24))
+                .any(|p| psn_sub(p.0, base[q]) > psn_sub(psn, base[q]))
             {
                 r.out_of_order += 1;
             }
@@ -147,12 +145,12 @@ pub fn run(c: &MpdCfg) -> Result<MpdReport, Fail> {
             r.dones += 1;
             // the point passed it: the QP's window moves on
             if parked[q].is_empty() && rng.gen_bool(0.5) {
-                base[q] = base[q].wrapping_add(rng.gen_range(1..200)) & M24;
+                base[q] = base[q].wrapping_add(rng.gen_range(1..200)) & PSN_MASK;
             }
         }
         if drop {
             parked[drop_q].clear();
-            base[drop_q] = rng.gen_range(0..=M24);
+            base[drop_q] = rng.gen_range(0..=PSN_MASK);
             r.drops += 1;
         }
         r.cycles += 1;

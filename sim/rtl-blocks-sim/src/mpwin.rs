@@ -20,7 +20,7 @@
 //! the first hole, so the point moves far, and sometimes over the whole
 //! window.
 
-use crate::{fail, from_words, mask, to_words, Fail, Kind, Model, PortsIn};
+use crate::{fail, from_words, mask, psn_sub, to_words, Fail, Kind, Model, PortsIn, PSN_MASK};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -64,8 +64,6 @@ struct State {
     nak: bool,
     due: bool,
 }
-
-const PSN_MASK: u32 = 0xff_ffff;
 
 fn new_packet(rng: &mut ChaCha8Rng, w: u32) -> Packet {
     let run = rng.gen_range(0..=w);
@@ -203,7 +201,7 @@ pub fn run(c: &MpwCfg) -> Result<MpwReport, Fail> {
             };
             let gap = gap_param.min(win / 2);
             s.nak = old.adv == 0 && p.diff >= gap && !p.nak_sent;
-            s.due = p.pend_v && (p.pend_psn.wrapping_sub(p.point) & PSN_MASK) < old.adv;
+            s.due = p.pend_v && psn_sub(p.pend_psn, p.point) < old.adv;
             r.nak += usize::from(s.nak);
             r.due += usize::from(s.due);
             r.far += usize::from(old.adv > 1);
