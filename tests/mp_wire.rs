@@ -302,6 +302,7 @@ fn the_rdl_opcodes_are_rnic_wires() {
         (opcode::MP_WRITE_LAST, MpOpcode::WriteLast),
         (opcode::MP_WRITE_LAST_WITH_IMMEDIATE, MpOpcode::WriteLastImm),
         (opcode::MP_ACKNOWLEDGE, MpOpcode::Ack),
+        (opcode::MP_SELECTIVE_NAK, MpOpcode::SelectiveNak),
     ];
     assert_eq!(MpOpcode::ALL.len(), want.len());
     for (v, o) in want {

@@ -10,7 +10,7 @@ use rnic_tests::roce::*;
 use rnic_torture::sim::{run_torture, Evidence, SimOpts};
 use rnic_torture::Break;
 use rnic_verbs::*;
-use rnic_wire::{opcode, Aeth, Bth, Eth, Ipv4, Mceth, Mpeth, Reth, RoceFrame, Udp};
+use rnic_wire::{opcode, Aeth, Bth, Eth, Ipv4, Mceth, Mpeth, Reth, RoceFrame, Snaketh, Udp};
 
 fn torture(
     fabric: &str,
@@ -159,27 +159,37 @@ fn frame(from: usize, f: RoceFrame) -> Vec<u8> {
 /// A forged 64-byte MP WRITE LAST from NIC a into `b`'s region, `ahead`
 /// PSNs beyond `b`'s point `rq_psn`; then 200 idle steps for NIC b to take it.
 fn write_ahead(p: &Pair, b: &End, rq_psn: u32, ahead: u32) {
+    forged_write(p, b, (rq_psn + ahead) & 0xff_ffff, 0, 0x11, true);
+    idle_b(p, 200);
+}
+
+/// A forged 64-byte MP WRITE LAST of `fill` bytes from NIC a at `off` in
+/// `b`'s region with PSN `psn`.
+fn forged_write(p: &Pair, b: &End, psn: u32, off: u64, fill: u8, ack_req: bool) {
     let w = frame(
         0,
         RoceFrame {
             bth: Bth {
                 opcode: opcode::MP_WRITE_LAST,
                 dest_qp: b.qp.qp_num(),
-                psn: (rq_psn + ahead) & 0xff_ffff,
-                ack_req: true,
+                psn,
+                ack_req,
                 ..Bth::default()
             },
             mpeth: Some(Mpeth {
-                va: b.mr.addr(),
+                va: b.mr.addr() + off,
                 rkey: b.mr.rkey(),
                 len: 64,
             }),
-            payload: vec![0x11; 64],
+            payload: vec![fill; 64],
             ..RoceFrame::default()
         },
     );
     p.world.send_frame(0, &w);
-    for _ in 0..200 {
+}
+
+fn idle_b(p: &Pair, n: u32) {
+    for _ in 0..n {
         rnic_device::Device::idle(p.b.device());
     }
 }
@@ -415,24 +425,25 @@ fn assert_still_works(p: &Pair, a: &mut End, b: &mut End, seed: u64) {
 /// opcode; to an mp QP a WRITE ONLY, a WRITE ONLY WITH IMMEDIATE, a WRITE
 /// FIRST and an ACK.
 fn foreign_frames(b: &End, rq_psn: u32, to_mp: bool) -> Vec<RoceFrame> {
-    let ops: [(u8, u32); 4] = if to_mp {
-        [
+    let ops: &[(u8, u32)] = if to_mp {
+        &[
             (opcode::RDMA_WRITE_ONLY, 100),
             (opcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE, 100),
             (opcode::RDMA_WRITE_FIRST, 1024),
             (opcode::ACKNOWLEDGE, 0),
         ]
     } else {
-        [
+        &[
             (opcode::MP_WRITE, 1024),
             (opcode::MP_WRITE_LAST, 100),
             (opcode::MP_WRITE_LAST_WITH_IMMEDIATE, 100),
             (opcode::MP_ACKNOWLEDGE, 0),
+            (opcode::MP_SELECTIVE_NAK, 0),
         ]
     };
-    ops.into_iter()
+    ops.iter()
         .enumerate()
-        .map(|(i, (op, len))| {
+        .map(|(i, &(op, len))| {
             let va = b.mr.addr() + if to_mp { 0 } else { u64::from(i as u32 * 1024) };
             RoceFrame {
                 bth: Bth {
@@ -770,4 +781,200 @@ fn several_early_write_with_imms_complete_in_psn_order() {
         );
         assert_eq!(b.qp.status().unwrap().rq_psn_now, (point + 6) & 0xff_ffff);
     }
+}
+
+/// A forged 64-byte MP WRITE LAST from NIC a, `k` PSNs beyond `b`'s point
+/// `point`, at offset 64 k of `b`'s region, filled with k.
+fn placed_at(p: &Pair, b: &End, point: u32, k: u32) {
+    forged_write(
+        p,
+        b,
+        (point + k) & 0xff_ffff,
+        64 * u64::from(k),
+        k as u8,
+        false,
+    );
+    idle_b(p, 150);
+}
+
+/// The selective NAKs NIC b sent since the window was cleared: the PSNs
+/// each declares lost.
+fn selective_naks(p: &Pair) -> Vec<Vec<u32>> {
+    p.world
+        .window()
+        .iter()
+        .filter(|f| f.src == 1)
+        .filter_map(|f| rnic_wire::decode(&f.data).ok())
+        .filter(|f| f.bth.opcode == opcode::MP_SELECTIVE_NAK)
+        .map(|f| {
+            assert_eq!(f.aeth.map(|a| a.syndrome), Some(0x60), "{f:?}");
+            f.snaketh.expect("no SNAKETH").lost_psns(f.bth.psn)
+        })
+        .collect()
+}
+
+/// The responder's selective NAK (MP SELECTIVE NAK) names, in one packet,
+/// the point and every other hole at least the loss gap (16 PSNs) below
+/// the highest PSN placed, and no hole above that; it sends no second one
+/// until the point has passed the last hole the first named (else a NAK
+/// sent while the resends travel would name them again); then a new loss
+/// gets a new one. Forged: packets around holes at the point, +3 and +10,
+/// then one at +26 (so +16..+25 are missing but not yet lost).
+#[test]
+fn a_selective_nak_names_every_lost_psn_once() {
+    for w in rnic_tests::WIDTHS {
+        let p = pair(w, 70, "ideal");
+        let (_a, b) = connect(&p, &mp_opts());
+        let point = b.qp.status().unwrap().rq_psn_now;
+        let at = |k: u32| (point + k) & 0xff_ffff;
+        p.world.set_window(4096);
+        for k in (1..16).filter(|k| *k != 3 && *k != 10) {
+            placed_at(&p, &b, point, k);
+        }
+        assert!(
+            selective_naks(&p).is_empty(),
+            "DATA_W {w}: a NAK before any packet is 16 beyond a hole"
+        );
+        placed_at(&p, &b, point, 26);
+        assert_eq!(
+            selective_naks(&p),
+            vec![vec![at(0), at(3), at(10)]],
+            "DATA_W {w}: the first selective NAK"
+        );
+        // more arrivals, the point moving within the span: no second NAK
+        p.world.clear_window();
+        for k in [27, 0, 3] {
+            placed_at(&p, &b, point, k);
+        }
+        assert!(
+            selective_naks(&p).is_empty(),
+            "DATA_W {w}: a NAK inside the first one's span"
+        );
+        assert_eq!(b.qp.status().unwrap().rq_psn_now, at(10));
+        // the last named hole filled: the point jumps to +16, the span is
+        // passed; a packet 24 beyond it makes +16..+24 lost, and +25 is not
+        placed_at(&p, &b, point, 10);
+        assert_eq!(b.qp.status().unwrap().rq_psn_now, at(16));
+        assert!(selective_naks(&p).is_empty(), "DATA_W {w}: {point}");
+        placed_at(&p, &b, point, 40);
+        assert_eq!(
+            selective_naks(&p),
+            vec![(16..=24).map(at).collect::<Vec<_>>()],
+            "DATA_W {w}: the second selective NAK"
+        );
+        // every placed packet landed where its MPETH said, no other byte
+        for k in 0..48u32 {
+            let placed = (0..16).contains(&k) || [26, 27, 40].contains(&k);
+            let got = b.buf.to_vec(64 * k as usize, 64);
+            if placed {
+                assert_eq!(got, vec![k as u8; 64], "DATA_W {w}: PSN +{k}");
+            }
+        }
+    }
+}
+
+/// The requester resends exactly the PSNs a selective NAK names, each
+/// once, in PSN order, with the bytes first sent, and nothing else (the
+/// timeout, which would go back N, is far). NIC a sends a 20-packet
+/// WRITE_WITH_IMM that the fabric loses whole; a forged selective NAK
+/// then names 4 of its PSNs; once the fabric delivers again, the timeout
+/// brings the rest and the message completes intact.
+#[test]
+fn the_requester_resends_exactly_what_a_selective_nak_names() {
+    let p = pair(64, 71, "ideal");
+    let (mut a, mut b) = connect(&p, &mp_opts());
+    rnic_tests::fill_pattern(&a.buf, 0, 20 * 1024, 9);
+    b.qp.post_recv(&RecvWr {
+        wr_id: 1,
+        sg_list: &[],
+    })
+    .unwrap();
+    p.world.set_drop_rate(None, 1.0).unwrap();
+    p.world.set_window(4096);
+    let sge = [a.mr.sge(0, 20 * 1024).unwrap()];
+    a.qp.post_send(&SendWr {
+        wr_id: 5,
+        opcode: WrOpcode::RdmaWriteWithImm,
+        send_flags: SendFlags::SIGNALED,
+        sg_list: &sge,
+        imm_data: Some(3u32.to_be()),
+        rdma: Some(b.mr.rdma_info(0).unwrap()),
+    })
+    .unwrap();
+    p.world.run(8_000);
+    let sent: Vec<RoceFrame> = p
+        .world
+        .window()
+        .iter()
+        .filter(|f| f.src == 0)
+        .filter_map(|f| rnic_wire::decode(&f.data).ok())
+        .collect();
+    assert_eq!(sent.len(), 20, "the first transmission");
+    let psn0 = sent[0].bth.psn;
+    let before = p.a.query_port_counters().unwrap();
+
+    p.world.clear_window();
+    let nak = frame(
+        1,
+        RoceFrame {
+            bth: Bth {
+                opcode: opcode::MP_SELECTIVE_NAK,
+                dest_qp: a.qp.qp_num(),
+                psn: psn0,
+                ..Bth::default()
+            },
+            aeth: Some(Aeth {
+                syndrome: 0x60,
+                msn: 0,
+            }),
+            snaketh: Some(Snaketh {
+                bitmap: 1 << 2 | 1 << 5 | 1 << 11,
+            }),
+            ..RoceFrame::default()
+        },
+    );
+    assert!(p.world.inject_frame(0, &nak, false));
+    p.world.run(8_000);
+    let resent: Vec<RoceFrame> = p
+        .world
+        .window()
+        .iter()
+        .filter(|f| f.src == 0)
+        .filter_map(|f| rnic_wire::decode(&f.data).ok())
+        .collect();
+    let want: Vec<u32> = [0, 3, 6, 12]
+        .iter()
+        .map(|k| (psn0 + k) & 0xff_ffff)
+        .collect();
+    assert_eq!(
+        resent.iter().map(|f| f.bth.psn).collect::<Vec<_>>(),
+        want,
+        "resent after the selective NAK"
+    );
+    for f in &resent {
+        // (the source port may differ: the resend avoids the path the
+        // NAK's PSN took)
+        let first = sent.iter().find(|s| s.bth.psn == f.bth.psn).unwrap();
+        let same = RoceFrame {
+            udp: first.udp.clone(),
+            ..f.clone()
+        } == *first;
+        assert!(same, "PSN {:#x} resent differently", f.bth.psn);
+    }
+    let after = p.a.query_port_counters().unwrap();
+    assert_eq!(after.tx_retransmits, before.tx_retransmits + 4);
+
+    p.world.set_drop_rate(None, 0.0).unwrap();
+    let wcs = wait_wc(p.b.device(), &b.cq, 1, 2_000_000);
+    assert_eq!(
+        (
+            wcs.len(),
+            wcs[0].byte_len,
+            wcs[0].imm_data.map(u32::from_be)
+        ),
+        (1, 20 * 1024, Some(3))
+    );
+    assert_eq!(rnic_tests::check_pattern(&b.buf, 0, 20 * 1024, 9), None);
+    let wcs = wait_wc(p.a.device(), &a.cq, 1, 400_000);
+    assert_eq!(wcs.len(), 1);
 }

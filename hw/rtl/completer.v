@@ -38,7 +38,8 @@
 module completer #(
     parameter QN_W = 4,
     parameter CLK_MHZ = 250,                // for the RNR timer
-    parameter TICK_LOG = 6                  // the requester's timer tick: 2^TICK_LOG cycles
+    parameter TICK_LOG = 6,                 // the requester's timer tick: 2^TICK_LOG cycles
+    parameter LOST_W = 63                   // mp: a selective NAK's bitmap, as far as the window reaches
 ) (
     input  wire                 clk,
     input  wire                 rst,
@@ -49,6 +50,7 @@ module completer #(
     input  wire [QN_W-1:0]      s_ack_qpn,
     input  wire [23:0]          s_ack_psn,
     input  wire [7:0]           s_ack_syndrome,
+    input  wire [LOST_W-1:0]    s_ack_lost,     // MP SELECTIVE NAK: PSN + 1 + k lost too (else 0)
     output wire                 ack_queue_full,
 
     // the scanner's findings for scan_q (registered, at most one a cycle)
@@ -102,6 +104,8 @@ module completer #(
     output wire                 rtx_set,        // request a retransmission
     output wire                 rtx_one,        // ... of the named packet alone (mp)
     output wire                 rtx_clr,        // withdraw the request
+    output wire                 lost_we,        // the QP's LOST record (a sequence NAK's other
+    output wire [LOST_W-1:0]    lost_wd,        // lost PSNs), written at qpn
 
     // completion requests (send CQ of qpn_next, looked up a cycle ahead)
     output wire [QN_W-1:0]      acq_qpn,
@@ -156,10 +160,14 @@ endfunction
 reg [QN_W+24+8-1:0] ackq [0:3];
 reg [2:0] ackq_wr_reg = 3'd0;
 reg [2:0] ackq_rd_reg = 3'd0;
+// ... with a selective NAK's bitmap beside each (zero for the others)
+reg [LOST_W-1:0] ackl [0:3];
+reg [LOST_W-1:0] c_lost_reg = {LOST_W{1'b0}};
 integer i;
 initial begin
     for (i = 0; i < 4; i = i + 1) begin
         ackq[i] = {(QN_W+32){1'b0}};
+        ackl[i] = {LOST_W{1'b0}};
     end
 end
 wire ackq_empty = ackq_wr_reg == ackq_rd_reg;
@@ -282,6 +290,11 @@ wire c_tmo_rtx = c_state_reg == C_TMO && !(ring_empty_now || rtx_req) && rleft !
 assign rtx_set = c_seq_rtx || c_rnr_rtx || c_tmo_rtx;
 assign rtx_one = c_seq_rtx;
 assign rtx_clr = c_state_reg == C_ERR && !ring_wait;
+// a sequence NAK's other lost PSNs go with the request (on mp the
+// executor resends them after the named one; an rc NAK's are zero and
+// unused); a newer NAK from the same PSN replaces them
+assign lost_we = c_state_reg == C_SEQ;
+assign lost_wd = c_lost_reg;
 assign flush_take = c_state_reg == C_IDLE && scan_flush;
 
 assign pop = !ring_wait && !ring_empty
@@ -328,6 +341,7 @@ always @(posedge clk) begin
 
     if (s_ack_valid && !ackq_full) begin
         ackq[ackq_wr_reg[1:0]] <= {s_ack_qpn, s_ack_psn, s_ack_syndrome};
+        ackl[ackq_wr_reg[1:0]] <= s_ack_lost;
         ackq_wr_reg <= ackq_wr_reg + 3'd1;
     end
 
@@ -351,6 +365,7 @@ always @(posedge clk) begin
                 c_state_reg <= C_TMO;
             end else if (!ackq_empty) begin
                 {c_psn_reg, c_syn_reg} <= ackq_head[31:0];
+                c_lost_reg <= ackl[ackq_rd_reg[1:0]];
                 ackq_rd_reg <= ackq_rd_reg + 3'd1;
                 c_state_reg <= C_LOAD;
             end

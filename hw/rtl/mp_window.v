@@ -14,11 +14,19 @@
 // so no stage is a record read, a subtraction, a priority encoder and a
 // shifter deep (timing). The responder holds the packet's offset from the
 // point (`psn_diff`, 24-bit: bit 23 set is below the point) and the point
-// steady from ST_CHECK to ST_RQ_FETCH. A hole is reported lost, by a NAK
-// of the point, once a packet NAK_GAP or more PSNs beyond it arrives (at
-// most half the window) and the point does not move, once per point
-// (`nak_sent`). A deferred completion is due when the new point has passed
-// its PSN.
+// steady from ST_CHECK to ST_RQ_FETCH. A hole is lost once a packet
+// NAK_GAP or more PSNs beyond it has arrived (at most half the window).
+// When the point's own packet is lost and the point does not move, a
+// selective NAK names the point and, in `lost`, every other lost hole of
+// the window (bit k: point + 1 + k), so one round trip repairs them all.
+// The NAK also sets the recovery span, the PSNs from the point up to the
+// last hole it names: no other NAK is sent (`nak_sent`) until the point
+// has passed the span, else a NAK sent while the first resends are on
+// their way would name the same holes again; unless a packet arrives a
+// gap beyond the NAK's highest PSN (top): the requester sends its resends
+// before anything new, so by then the NAK or a resend it asked for was
+// lost, and a NAK now (naming what is still missing) saves a timeout. A
+// deferred completion is due when the new point has passed its PSN.
 
 `resetall
 `timescale 1ns / 1ps
@@ -33,6 +41,7 @@ module mp_window #(
 
     input  wire              load,
     input  wire [MP_W-1:0]   load_bmp,
+    input  wire [ADV_W-1:0]  load_span,  // the recovery span, from the record
 
     input  wire [23:0]       psn_diff,   // this PSN - the point
     input  wire [23:0]       point,
@@ -43,7 +52,7 @@ module mp_window #(
     input  wire              check,
     input  wire              exec,
     input  wire              fetch,
-    input  wire              nak_sent,   // a NAK named this point already
+    input  wire              nak_sent,   // a NAK's recovery span is not passed yet
     input  wire              pend_v,     // the QP holds a deferred completion
     input  wire [23:0]       pend_psn,   // ... of this PSN
 
@@ -51,6 +60,9 @@ module mp_window #(
     output wire [23:0]       point_new,
     output wire [MP_W-1:0]   bmp_next,   // the bitmap from the new point
     output wire              nak,
+    output wire [MP_W-2:0]   lost,       // with nak: the other lost PSNs (bit k: point + 1 + k)
+    output wire [ADV_W-1:0]  span_next,  // the recovery span from the new point
+    output wire              recovered,  // the point passed the span (nak_sent may clear)
     output wire              pend_due
 );
 
@@ -74,14 +86,26 @@ reg [23:0] point_reg = 24'd0;
 reg [MP_W-1:0] bmp_next_reg = {MP_W{1'b0}};
 reg nak_reg = 1'b0;
 reg due_reg = 1'b0;
+reg [MP_LOG:0] span_reg = {(MP_LOG+1){1'b0}};
+reg [MP_LOG-1:0] top_reg = {MP_LOG{1'b0}};       // the highest PSN placed (offset)
+reg top_ge_gap_reg = 1'b0;
+reg [MP_LOG-1:0] cut_reg = {MP_LOG{1'b0}};       // top - gap: the last lost offset
+reg [MP_W-2:0] lost_reg = {(MP_W-1){1'b0}};
+reg [MP_LOG:0] span_next_reg = {(MP_LOG+1){1'b0}};
+reg recovered_reg = 1'b0;
+reg renak_reg = 1'b0;                            // a gap beyond the last NAK's top
 
 localparam [23:0] MP_W24 = MP_W[23:0];
 localparam [23:0] GAP24 = MP_NAK_GAP[23:0];
 localparam [MP_LOG:0] ADV_ALL = MP_W[MP_LOG:0];
 localparam [MP_W-1:0] ONE = 1;
+integer k;
 
 wire [23:0] win = MP_W24 >> wshift;
+// (at most half the window: its bits above MP_LOG are zero)
+/* verilator lint_off UNUSEDSIGNAL */
 wire [23:0] gap = GAP24 < (win >> 1) ? GAP24 : (win >> 1);
+/* verilator lint_on UNUSEDSIGNAL */
 
 assign dup = psn_diff[23] || (psn_diff < MP_W24 && bmp_reg[psn_diff[MP_LOG-1:0]]);
 assign beyond = psn_diff >= win;
@@ -98,20 +122,53 @@ priority_encoder #(.WIDTH(MP_W), .OUT_W(MP_LOG)) hole_enc (
 wire [23:0] adv24 = {{(23-MP_LOG){1'b0}}, adv_reg};
 wire [23:0] pend_off = pend_psn - point;
 
+// the highest PSN placed before this packet (a priority encoder of the
+// bitmap reversed), and with it
+wire [MP_W-1:0] bmp_rev;
+genvar gb;
+generate
+    for (gb = 0; gb < MP_W; gb = gb + 1) begin : g_rev
+        assign bmp_rev[gb] = bmp_reg[MP_W-1-gb];
+    end
+endgenerate
+wire bmp_any;
+wire [MP_LOG-1:0] bmp_hi_rev;
+priority_encoder #(.WIDTH(MP_W), .OUT_W(MP_LOG)) top_enc (
+    .in(bmp_rev),
+    .valid(bmp_any),
+    .index(bmp_hi_rev)
+);
+wire [MP_LOG-1:0] bmp_hi = ~bmp_hi_rev;     // MP_W - 1 - index
+wire [MP_LOG-1:0] pkt_off = psn_diff[MP_LOG-1:0];
+wire [MP_LOG:0] gap_w = gap[MP_LOG:0];
+wire nak_now = adv_reg == 0 && top_ge_gap_reg && (!nak_sent || renak_reg);
+wire [MP_LOG:0] span_left = span_reg > adv_reg ? span_reg - adv_reg : {(MP_LOG+1){1'b0}};
+
 always @(posedge clk) begin
     if (load) begin
         bmp_reg <= load_bmp;
+        span_reg <= load_span;
     end
     if (check) begin
         bmp_new_reg <= bmp_reg | (ONE << psn_diff[MP_LOG-1:0]);
+        top_reg <= bmp_any && bmp_hi > pkt_off ? bmp_hi : pkt_off;
     end
     if (exec) begin
         adv_reg <= hole ? {1'b0, hole_at} : ADV_ALL;
+        top_ge_gap_reg <= {1'b0, top_reg} >= gap_w;
+        cut_reg <= top_reg - gap_w[MP_LOG-1:0];
+        // (the span is the last NAK's top - gap + 1 from the point)
+        renak_reg <= {2'b00, top_reg} >= {1'b0, span_reg} + {gap_w, 1'b0};
     end
     if (fetch) begin
         point_reg <= point + adv24;
         bmp_next_reg <= bmp_new_reg >> adv_reg;
-        nak_reg <= adv_reg == 0 && psn_diff >= gap && !nak_sent;
+        nak_reg <= nak_now;
+        for (k = 0; k < MP_W - 1; k = k + 1) begin
+            lost_reg[k] <= !bmp_new_reg[k+1] && k + 1 <= cut_reg;
+        end
+        span_next_reg <= nak_now ? {1'b0, cut_reg} + 1'b1 : span_left;
+        recovered_reg <= adv_reg >= span_reg;
         due_reg <= pend_v && pend_off < adv24;
     end
 end
@@ -120,6 +177,9 @@ assign adv = adv_reg;
 assign point_new = point_reg;
 assign bmp_next = bmp_next_reg;
 assign nak = nak_reg;
+assign lost = lost_reg;
+assign span_next = span_next_reg;
+assign recovered = recovered_reg;
 assign pend_due = due_reg;
 
 endmodule

@@ -162,6 +162,8 @@ module requester #(
     input  wire [QN_W-1:0]        s_ack_qpn,
     input  wire [23:0]            s_ack_psn,
     input  wire [7:0]             s_ack_syndrome,
+    input  wire [MP_W-2:0]        s_ack_lost,         // MP SELECTIVE NAK: its SNAKETH (else 0),
+                                                      // as far as the window reaches
 
     // completion requests
     output wire [QN_W-1:0]        m_cqe_cqn,
@@ -202,6 +204,10 @@ localparam OST_DEPTH = 8;
 localparam [3:0] OST_DEPTH_4 = 4'd8;
 localparam [23:0] MAX_INFLIGHT_24 = MAX_INFLIGHT[23:0];
 localparam [23:0] MP_W_24 = MP_W[23:0];                       // outstanding WQEs per QP
+// mp: a selective NAK names PSNs up to a window beyond its own (the rest
+// of its 128-bit SNAKETH lies beyond what this requester ever has in flight)
+localparam LOST_W = MP_W - 1;
+localparam LOST_LOG = $clog2(LOST_W);
 
 // Timers count ticks of 2^TICK_LOG cycles. The local ACK timeout is
 // 4.096 us * 2^timeout (timeout 0: none); its exponent is clamped so that a
@@ -323,6 +329,16 @@ reg [3:0] rtx_idx_reg = 4'd0;
 reg [23:0] rtx_from_reg = 24'd0;         // resend packets from this PSN on
 reg [23:0] rtx_psn0_reg = 24'd0;
 reg [23:0] rtx_skip_reg = 24'd0;         // packets of the entry before rtx_from
+// mp: a selective NAK's other lost PSNs (bit k: rtx_base + 1 + k; taken
+// from the QP's LOST record when the walk starts, each cleared as its
+// packet is resent) and the next of them, registered from the bitmap
+reg [LOST_W-1:0] rtx_lost_reg = {LOST_W{1'b0}};
+reg [23:0] rtx_base_reg = 24'd0;
+reg rtx_lost_ld_reg = 1'b0;              // take the bitmap in ST_RTX_PICK
+reg rtx_hole_done_reg = 1'b0;            // the hole at rtx_from is resent (or acknowledged)
+reg rtx_lost_chg_reg = 1'b0;             // the bitmap changed: the next is a cycle late
+reg rtx_nxt_v_reg = 1'b0;
+reg [LOST_LOG-1:0] rtx_nxt_k_reg = {LOST_LOG{1'b0}};
 
 reg err_valid_reg = 1'b0;
 reg [7:0] err_code_reg = 8'd0;
@@ -1118,13 +1134,16 @@ wire c_ack_queue_full;      // (read by the formal properties below)
 // port is the load's then), and for the copies (c_new_reg, above)
 wire l_any = load_rts || load_reset;
 wire c_ring_wait = (l_any && load_qpn != c_qpn) || c_new_reg;
-completer #(.QN_W(QN_W), .CLK_MHZ(CLK_MHZ), .TICK_LOG(TICK_LOG)) completer_inst (
+wire c_lost_we;
+wire [LOST_W-1:0] c_lost_wd;
+completer #(.QN_W(QN_W), .CLK_MHZ(CLK_MHZ), .TICK_LOG(TICK_LOG), .LOST_W(LOST_W)) completer_inst (
     .clk(clk),
     .rst(rst),
     .s_ack_valid(s_ack_valid),
     .s_ack_qpn(s_ack_qpn),
     .s_ack_psn(s_ack_psn),
     .s_ack_syndrome(s_ack_syndrome),
+    .s_ack_lost(s_ack_lost),
     .ack_queue_full(c_ack_queue_full),
     .scan_flush(scan_flush_reg),
     .scan_tmo(scan_tmo_reg),
@@ -1167,6 +1186,8 @@ completer #(.QN_W(QN_W), .CLK_MHZ(CLK_MHZ), .TICK_LOG(TICK_LOG)) completer_inst 
     .rtx_set(c_rtx_set),
     .rtx_one(c_rtx_one),
     .rtx_clr(c_rtx_clr),
+    .lost_we(c_lost_we),
+    .lost_wd(c_lost_wd),
     .acq_qpn(acq_qpn),
     .acq_cqn(acq_cqn),
     .m_acq_cqn(m_acq_cqn),
@@ -1306,6 +1327,28 @@ ram_sdp_copies #(
     .rd_data({ring_ld, ring_go, ring_c, ring_qn})
 );
 
+// LST: a sequence NAK's other lost PSNs (mp's selective NAK; bit k: the
+// NAK's PSN + 1 + k), one record per QP, written by the completer with
+// the request, read at qn by the walk when it takes the request
+localparam LST_LOST_LSB = 0;
+localparam LST_LOST_W = LOST_W;
+localparam LST_W = LST_LOST_LSB + LST_LOST_W;
+wire [LST_W-1:0] lst_wd = c_lost_wd;
+wire [LST_W-1:0] lst_qn;
+wire [LOST_W-1:0] lost_qn = lst_qn[LST_LOST_LSB +: LST_LOST_W];
+ram_sdp #(
+    .DATA_W(LST_W),
+    .ADDR_W(QN_W),
+    .DEPTH(NUM_QP)
+) lst_inst (
+    .clk(clk),
+    .wr_en(c_lost_we),
+    .wr_addr(c_qpn),
+    .wr_data(lst_wd),
+    .rd_addr(qn_next),
+    .rd_data(lst_qn)
+);
+
 // the outstanding rings' entries (OST), in block RAM: the completer's
 // port reads at its registers' next values (c_ring_next, c_head_next), so
 // c_entry is the entry at c_ring_reg/c_head_reg; the walk's port reads at
@@ -1391,9 +1434,23 @@ wire [NUM_QP-1:0] flush_next = ((flush_req | fa_oh | fb_oh) & ~scan_clr_oh) & ~l
 wire [NUM_QP-1:0] req_v_next = (req_v_reg | req_oh) & ~load_oh;
 wire [NUM_QP-1:0] snt_v_next = (snt_v_reg | snt_oh) & ~load_oh;
 
+// the next lost PSN of a selective walk: lowest bit first (PSN order),
+// registered (rtx_nxt_ok: the registers follow the bitmap's last change)
+wire rtx_nxt_v;
+wire [LOST_LOG-1:0] rtx_nxt_k;
+priority_encoder #(.WIDTH(LOST_W), .OUT_W(LOST_LOG)) rtx_nxt_enc (
+    .in(rtx_lost_reg),
+    .valid(rtx_nxt_v),
+    .index(rtx_nxt_k)
+);
+wire rtx_nxt_ok = !rtx_lost_chg_reg && !rtx_lost_ld_reg;
+
 always @(posedge clk) begin
     err_valid_reg <= 1'b0;
     x_set_err_reg <= 1'b0;
+    rtx_lost_chg_reg <= 1'b0;
+    rtx_nxt_v_reg <= rtx_nxt_v;
+    rtx_nxt_k_reg <= rtx_nxt_k;
     x_flush_reg <= 1'b0;
     x_flush_qn_reg <= qn_reg;
     stat_retransmit_reg <= 1'b0;
@@ -1419,6 +1476,8 @@ always @(posedge clk) begin
                     rtx_mode_reg <= 1'b1;
                     rtx_single_reg <= rtx_one_reg[go_qpn];
                     rtx_from_reg <= go_una;
+                    rtx_lost_ld_reg <= 1'b1;
+                    rtx_hole_done_reg <= 1'b0;
                     // (the request is taken: ex_rtx_take)
                     rtx_idx_reg <= osth_go;
                     rtx_ring_reg <= ring_go[RING_NUM_LSB +: RING_NUM_W];
@@ -1450,6 +1509,14 @@ always @(posedge clk) begin
         end
         ST_RTX_PICK: begin
             // the next outstanding entry holding PSNs from rtx_from on
+            if (rtx_lost_ld_reg) begin
+                // the request's other lost PSNs (a walk that is not a
+                // selective one never looks at them)
+                rtx_lost_ld_reg <= 1'b0;
+                rtx_lost_reg <= lost_qn;
+                rtx_lost_chg_reg <= 1'b1;
+                rtx_base_reg <= rtx_from_reg;
+            end
             if (ctx_state != QPS_RTS) begin
                 state_reg <= ST_IDLE;                 // the completer flushes them
             end else if (rtx_req_reg[qn_reg]) begin
@@ -1460,11 +1527,28 @@ always @(posedge clk) begin
                     if (!ex_st_stall) begin
                         rtx_single_reg <= rtx_one_reg[qn_reg];
                         rtx_from_reg <= qn_una;
+                        rtx_lost_ld_reg <= 1'b1;
+                        rtx_hole_done_reg <= 1'b0;
                         // (the request is taken: ex_rtx_take)
                         rtx_idx_reg <= ost_head;
                     end
                 end else begin
                     state_reg <= ST_IDLE;
+                end
+            end else if (rtx_hole_done_reg) begin
+                // mp: the next lost PSN the NAK named, once the bitmap's
+                // next is known; after the last, whatever was never sent
+                if (rtx_nxt_ok) begin
+                    rtx_hole_done_reg <= 1'b0;
+                    rtx_idx_reg <= ost_head;
+                    if (rtx_nxt_v_reg) begin
+                        rtx_from_reg <= rtx_base_reg + 24'd1 + {{(24-LOST_LOG){1'b0}}, rtx_nxt_k_reg};
+                        rtx_lost_reg[rtx_nxt_k_reg] <= 1'b0;
+                        rtx_lost_chg_reg <= 1'b1;
+                    end else begin
+                        rtx_single_reg <= 1'b0;
+                        rtx_from_reg <= qn_sent;
+                    end
                 end
             end else if (r_off > r_out) begin
                 rtx_idx_reg <= ost_head;              // acknowledged meanwhile
@@ -1474,6 +1558,9 @@ always @(posedge clk) begin
                 // the entry's block RAM read is a cycle behind the walk
             end else if (r_before) begin
                 rtx_idx_reg <= rtx_idx_reg + 4'd1;
+            end else if (rtx_single && !r_inside) begin
+                // the lost PSN lies before the entry: acknowledged meanwhile
+                rtx_hole_done_reg <= 1'b1;
             end else begin
                 wqe_addr_reg <= r_addr;
                 wqe_index_reg <= r_index;
@@ -1659,9 +1746,9 @@ always @(posedge clk) begin
                     end
                 end
             end else if (rtx_single && pkt_push) begin
-                // the one missing packet is out: go on with what was never sent
-                rtx_single_reg <= 1'b0;
-                rtx_from_reg <= qn_sent;
+                // the one lost packet is out: the next lost one, or what
+                // was never sent (ST_RTX_PICK)
+                rtx_hole_done_reg <= 1'b1;
                 rtx_idx_reg <= ost_head;
                 state_reg <= ST_RTX_PICK;
             end else if (pkt_push && pkt_last_reg) begin

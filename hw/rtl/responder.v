@@ -183,6 +183,7 @@ module responder #(
     output wire [7:0]             m_ack_syndrome,
     output wire [23:0]            m_ack_msn,
     output wire                   m_ack_mp,           // the ACK is an mp QP's: MP ACKNOWLEDGE
+    output wire [MP_W-2:0]        m_ack_lost,         // mp sequence NAK (MP SELECTIVE NAK): the other lost PSNs
     output wire                   m_ack_valid,
     input  wire                   m_ack_ready,
 
@@ -192,6 +193,8 @@ module responder #(
     output wire [23:0]            m_rx_ack_psn,
     output wire [7:0]             m_rx_ack_syndrome,
     output wire [23:0]            m_rx_ack_msn,
+    output wire [MP_W-2:0]        m_rx_ack_lost,      // MP SELECTIVE NAK: its SNAKETH as far as
+                                                      // the window reaches (else zero)
 
     input  wire                   cfg_early_cqe,
     input  wire                   cfg_no_mr_check,   // debug: skip the memory-region checks
@@ -298,7 +301,9 @@ reg [NUM_QP-1:0] rsp_clr_reg = {NUM_QP{1'b0}};   // loaded since the record's la
 // the record (its fields in the knobs' builds only: RSP_W shrinks)
 localparam RSP_BMP_LSB = 0;
 localparam RSP_BMP_W = MP_W;             // mp: placed PSNs (below)
-localparam RSP_MSN_LSB = RSP_BMP_LSB + RSP_BMP_W;
+localparam RSP_SPAN_LSB = RSP_BMP_LSB + RSP_BMP_W;
+localparam RSP_SPAN_W = $clog2(MP_W) + 1;   // mp: the last selective NAK's recovery span (mp_window)
+localparam RSP_MSN_LSB = RSP_SPAN_LSB + RSP_SPAN_W;
 localparam RSP_MSN_W = 24;
 localparam RSP_WRID_LSB = RSP_MSN_LSB + RSP_MSN_W;
 localparam RSP_WRID_W = 64;              // SEND's receive WQE across its packets (knob: SEND_EN)
@@ -453,7 +458,10 @@ wire mp_dup, mp_beyond;
 wire [MP_LOG:0] mp_adv;           // how far the point moves (ST_EXEC)
 wire [23:0] mp_point_new;         // the new point (ST_RQ_FETCH)
 wire [MP_W-1:0] bmp_next;         // the bitmap from the new point (ST_RQ_FETCH)
-wire mp_nak;                      // a loss: NAK the point (ST_RQ_FETCH)
+wire mp_nak;                      // a loss: NAK the point (ST_RQ_FETCH) ...
+wire [MP_W-2:0] mp_lost;          // ... and these PSNs beyond it
+wire [MP_LOG:0] mp_span_next;     // the recovery span, written back
+wire mp_recovered;                // the point passed the span
 wire mp_pend_due;                 // the deferred completion is due (ST_RQ_FETCH)
 // the MR table's answer for this packet, a cycle after its inputs settled
 reg mr_ok_reg = 1'b0;
@@ -501,13 +509,13 @@ ram_snoop_capture #(
     .entry(rqwqe_reg)
 );
 
-// opcode classes (mp: its own opcodes, 0xC0-0xC3; roce_rx lets through no
+// opcode classes (mp: its own opcodes, 0xC0-0xC4; roce_rx lets through no
 // other value with the top bits set)
 wire op_mp = op_reg[7:6] == 2'b11;
 wire op_mp_write = op_reg == MP_OPCODE_WRITE || op_reg == MP_OPCODE_WRITE_LAST
     || op_reg == MP_OPCODE_WRITE_LAST_IMM;
 // an ACK of this QP's transport (an ACK of the other is a transport drop)
-wire op_ack = ctx_mp ? op_reg == MP_OPCODE_ACK : op_reg == OP_ACK;
+wire op_ack = ctx_mp ? op_reg == MP_OPCODE_ACK || op_reg == MP_OPCODE_SELECTIVE_NAK : op_reg == OP_ACK;
 wire op_is_write = (op_reg >= OP_WRITE_FIRST && op_reg <= OP_WRITE_ONLY_IMM) || op_mp_write;
 wire op_is_send = SEND_EN != 0 && op_reg <= OP_SEND_ONLY_IMM;
 wire op_first = op_reg == OP_SEND_FIRST || op_reg == OP_WRITE_FIRST;
@@ -545,6 +553,7 @@ reg [31:0] ack_dip_reg = 32'd0;
 reg [15:0] ack_sport_reg = 16'd0;
 reg [23:0] ack_dqp_reg = 24'd0;
 reg ack_mp_reg = 1'b0;
+reg [MP_W-2:0] ack_lost_reg = {(MP_W-1){1'b0}};
 
 wire ack_slot_free = !ack_valid_reg || m_ack_ready || (ack_qpn_reg == qpn && ack_syn_reg == ACK_SYNDROME);
 
@@ -556,6 +565,7 @@ assign m_ack_psn = ack_psn_reg;
 assign m_ack_syndrome = ack_syn_reg;
 assign m_ack_msn = ack_msn_reg;
 assign m_ack_mp = ack_mp_reg;
+assign m_ack_lost = ack_lost_reg;
 assign m_ack_valid = ack_valid_reg;
 
 // slot release: in order for slots whose payload went to the write engine,
@@ -703,6 +713,7 @@ always @* begin
     if (rsp_clr_eff[qpn]) begin
         // loaded since the last write-back: no message, nothing placed
         rec_rd[RSP_BMP_LSB +: RSP_BMP_W] = {RSP_BMP_W{1'b0}};
+        rec_rd[RSP_SPAN_LSB +: RSP_SPAN_W] = {RSP_SPAN_W{1'b0}};
         rec_rd[RSP_MSN_LSB +: RSP_MSN_W] = {RSP_MSN_W{1'b0}};
     end
 end
@@ -714,6 +725,7 @@ mp_window #(.MP_W(MP_W), .MP_NAK_GAP(MP_NAK_GAP)) mp_window_inst (
     .clk(clk),
     .load(state_reg == ST_LOAD),
     .load_bmp(rd_bmp),
+    .load_span(rec_rd[RSP_SPAN_LSB +: RSP_SPAN_W]),
     .psn_diff(psn_diff),
     .point(epsn_reg),
     .wshift(ctx_mp_wshift),
@@ -729,6 +741,9 @@ mp_window #(.MP_W(MP_W), .MP_NAK_GAP(MP_NAK_GAP)) mp_window_inst (
     .point_new(mp_point_new),
     .bmp_next(bmp_next),
     .nak(mp_nak),
+    .lost(mp_lost),
+    .span_next(mp_span_next),
+    .recovered(mp_recovered),
     .pend_due(mp_pend_due)
 );
 wire [23:0] rd_msn = rec_rd[RSP_MSN_LSB +: RSP_MSN_W];
@@ -798,6 +813,7 @@ always @* begin
         rec_in[RSP_MSN_LSB +: RSP_MSN_W] = msn_p1_reg;
     end else if (ctx_mp) begin
         rec_in[RSP_BMP_LSB +: RSP_BMP_W] = bmp_next;
+        rec_in[RSP_SPAN_LSB +: RSP_SPAN_W] = mp_span_next;
         rec_in[RSP_MSN_LSB +: RSP_MSN_W] = completes_reg ? msn_p1_reg : msn_reg;
     end else begin
         rec_in[RSP_MSN_LSB +: RSP_MSN_W] = op_last || op_only ? msn_p1_reg : msn_reg;
@@ -875,6 +891,12 @@ assign m_rx_ack_qpn = qpn;
 assign m_rx_ack_psn = psn_reg;
 assign m_rx_ack_syndrome = aeth_syn_reg;
 assign m_rx_ack_msn = aeth_msn_reg;
+// (roce_rx lays an MP SELECTIVE NAK out as a RETH and ImmDt: the AETH, then
+// the bitmap; this requester never has PSNs beyond its window in flight)
+/* verilator lint_off UNUSEDSIGNAL */
+wire [127:0] rx_snak = {reth_va_reg[31:0], reth_rkey_reg, reth_len_reg, imm_reg};
+/* verilator lint_on UNUSEDSIGNAL */
+assign m_rx_ack_lost = op_reg == MP_OPCODE_SELECTIVE_NAK ? rx_snak[MP_W-2:0] : {(MP_W-1){1'b0}};
 
 reg stat_drop_qp_reg = 1'b0;
 reg stat_drop_psn_reg = 1'b0;
@@ -1281,13 +1303,16 @@ always @(posedge clk) begin
                         rqc_clr_pw_reg <= 1'b1; rqc_clr_pv_reg <= 1'b0;
                     end
                     // (a deferred completion: mp_deferred's park)
-                    if (mp_adv != 0) begin
+                    if (mp_adv != 0 && mp_recovered) begin
                         nak_sent_pw_reg <= 1'b1; nak_sent_pv_reg <= 1'b0;
                     end
                     if (mp_nak) begin
-                        // the point's packet is lost: ask for it alone
+                        // the point's packet is lost: ask for it and for
+                        // every other lost one (MP SELECTIVE NAK; the span:
+                        // the record)
                         nak_sent_pw_reg <= 1'b1; nak_sent_pv_reg <= 1'b1;
                         queue_ack(epsn_reg, NAK_PSN, msn_reg);
+                        ack_lost_reg <= mp_lost;
                         stat_nak_reg <= 1'b1;
                         ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b0;
                     end else if (ack_req_reg || mp_adv > 1) begin

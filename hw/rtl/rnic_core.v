@@ -492,6 +492,8 @@ wire [23:0] ack_psn;
 wire [7:0] ack_syndrome;
 wire [23:0] ack_msn;
 wire ack_mp;
+wire [MP_W-2:0] ack_lost;
+wire [127:0] ack_snak = {{(129-MP_W){1'b0}}, ack_lost};     // SNAKETH: 128 bits whatever the window
 wire ack_valid;
 wire ack_ready;
 
@@ -555,6 +557,7 @@ rnic_port #(
     .s_ack_syndrome(ack_syndrome),
     .s_ack_msn(ack_msn),
     .s_ack_mp(ack_mp),
+    .s_ack_snak(ack_snak),
     .s_ack_valid(ack_valid),
     .s_ack_ready(ack_ready),
     .m_rx_pkt_smac(rx_pkt_smac),
@@ -835,6 +838,7 @@ rnic_transport #(
     .m_ack_syndrome(ack_syndrome),
     .m_ack_msn(ack_msn),
     .m_ack_mp(ack_mp),
+    .m_ack_lost(ack_lost),
     .m_ack_valid(ack_valid),
     .m_ack_ready(ack_ready),
     .s_rx_pkt_smac(rx_pkt_smac),

@@ -81,6 +81,7 @@ module rnic_port #(
     input  wire [7:0]                   s_ack_syndrome,
     input  wire [23:0]                  s_ack_msn,
     input  wire                         s_ack_mp,           // the ACK is an mp QP's (MP ACKNOWLEDGE)
+    input  wire [127:0]                 s_ack_snak,         // an mp sequence NAK's SNAKETH (MP SELECTIVE NAK)
     input  wire                         s_ack_valid,
     output wire                         s_ack_ready,
 
@@ -282,8 +283,11 @@ wire [RAM_ADDR_W-1:0] ex_pkt_txr_addr = s_ex_pkt_payload_addr - TX_RAM_BASE;
 /* verilator lint_on UNUSEDSIGNAL */
 
 // port 0 (ACKs) first. An ACK: opcode ACKNOWLEDGE (an mp QP's: MP
-// ACKNOWLEDGE), no payload; RETH/MPETH, ImmDt and MCETH come from the
-// executor, AETH from the responder, whichever opcode uses them
+// ACKNOWLEDGE; its sequence NAK: MP SELECTIVE NAK), no payload; RETH/MPETH,
+// ImmDt and MCETH come from the executor, AETH and SNAKETH from the
+// responder, whichever opcode uses them
+wire [7:0] ack_opcode = !s_ack_mp ? 8'h11
+    : s_ack_syndrome == 8'h60 ? MP_OPCODE_SELECTIVE_NAK : MP_OPCODE_ACK;
 axis_arb_mux #(
     .PORTS(2),
     .WIDTH(48 + 32 + 16 + 8 + 1 + 1 + 24 + 24 + TXR_ADDR_W + 13)
@@ -293,7 +297,7 @@ axis_arb_mux #(
     .s_data({s_ex_pkt_dmac, s_ex_pkt_dip, s_ex_pkt_udp_sport, s_ex_pkt_opcode, s_ex_pkt_se,
              s_ex_pkt_ack_req, s_ex_pkt_dest_qp, s_ex_pkt_psn, ex_pkt_txr_addr[TXR_ADDR_W-1:0],
              s_ex_pkt_payload_len,
-             s_ack_dmac, s_ack_dip, s_ack_udp_sport, s_ack_mp ? MP_OPCODE_ACK : 8'h11, 1'b0, 1'b0,
+             s_ack_dmac, s_ack_dip, s_ack_udp_sport, ack_opcode, 1'b0, 1'b0,
              s_ack_dest_qp, s_ack_psn, {TXR_ADDR_W{1'b0}}, 13'd0}),
     .s_valid({s_ex_pkt_valid, s_ack_valid}),
     .s_last(2'b11),
@@ -349,6 +353,7 @@ roce_tx #(
     .s_pkt_imm(s_ex_pkt_imm),
     .s_pkt_aeth_syndrome(s_ack_syndrome),
     .s_pkt_aeth_msn(s_ack_msn),
+    .s_pkt_snak(s_ack_snak),
     .s_pkt_payload_addr(tx_pkt_payload_addr),
     .s_pkt_payload_len(tx_pkt_payload_len),
     .s_pkt_valid(tx_pkt_valid),

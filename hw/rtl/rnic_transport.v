@@ -274,6 +274,7 @@ module rnic_transport #(
     output wire [7:0]                        m_ack_syndrome,
     output wire [23:0]                       m_ack_msn,
     output wire                              m_ack_mp,
+    output wire [MP_W-2:0]                   m_ack_lost,
     output wire                              m_ack_valid,
     input  wire                              m_ack_ready,
 
@@ -563,6 +564,7 @@ wire rx_ack_valid;
 wire [QN_W-1:0] rx_ack_qpn;
 wire [23:0] rx_ack_psn;
 wire [7:0] rx_ack_syndrome;
+wire [MP_W-2:0] rx_ack_lost;
 /* verilator lint_off UNUSEDSIGNAL */
 wire [23:0] rx_ack_msn;
 /* verilator lint_on UNUSEDSIGNAL */
@@ -677,6 +679,7 @@ requester #(
     .s_ack_qpn(rx_ack_qpn),
     .s_ack_psn(rx_ack_psn),
     .s_ack_syndrome(rx_ack_syndrome),
+    .s_ack_lost(rx_ack_lost),
     .m_cqe_cqn(ex_cqe_cqn),
     .m_cqe_data(ex_cqe_data),
     .m_cqe_valid(ex_cqe_valid),
@@ -816,6 +819,7 @@ responder #(
     .m_ack_syndrome(m_ack_syndrome),
     .m_ack_msn(m_ack_msn),
     .m_ack_mp(m_ack_mp),
+    .m_ack_lost(m_ack_lost),
     .m_ack_valid(m_ack_valid),
     .m_ack_ready(m_ack_ready),
     .m_rx_ack_valid(rx_ack_valid),
@@ -823,6 +827,7 @@ responder #(
     .m_rx_ack_psn(rx_ack_psn),
     .m_rx_ack_syndrome(rx_ack_syndrome),
     .m_rx_ack_msn(rx_ack_msn),
+    .m_rx_ack_lost(rx_ack_lost),
     .cfg_early_cqe(reg_debug_early_cqe),
     .cfg_no_mr_check(reg_debug_no_mr_check),
     .sel_qpn(reg_qp_sel[QN_W-1:0]),

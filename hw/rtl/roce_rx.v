@@ -23,7 +23,7 @@
 // protocol 17, destination IP == cfg_ip, 14 + total length <= frame length
 // (trailing Ethernet padding allowed); UDP destination port 4791, UDP length
 // == total length - 20; BTH TVer 0, opcode an RC opcode 0x00-0x11 or an mp
-// opcode (MP_OPCODE_*, 0xC0-0xC3: which transport may take it is the
+// opcode (MP_OPCODE_*, 0xC0-0xC4: which transport may take it is the
 // responder's decision, per QP), total
 // length >= 20 + 8 + 12 + extension headers + 4 (ICRC), PadCnt <= payload
 // bytes, payload without pad <= 4096; the ICRC.
@@ -490,10 +490,14 @@ wire [5:0] h_frag = hdr_reg[20*8 +: 6];   // MF, fragment offset high bits
 // mp: MPETH (laid out as a RETH) in every data packet; ImmDt and MCETH in
 // MP WRITE LAST WITH IMMEDIATE; AETH in MP ACKNOWLEDGE
 wire h_mceth = h_op == MP_OPCODE_WRITE_LAST_IMM;
-wire h_mp = h_op == MP_OPCODE_WRITE || h_op == MP_OPCODE_WRITE_LAST || h_mceth || h_op == MP_OPCODE_ACK;
+// MP SELECTIVE NAK: AETH and SNAKETH, taken in as a RETH and ImmDt (the
+// AETH is the RETH's first word, and the AETH's place too)
+wire h_snak = h_op == MP_OPCODE_SELECTIVE_NAK;
+wire h_mp = h_op == MP_OPCODE_WRITE || h_op == MP_OPCODE_WRITE_LAST || h_mceth || h_op == MP_OPCODE_ACK
+    || h_snak;
 wire h_reth = h_op == 8'h06 || h_op == 8'h0A || h_op == 8'h0B || h_op == 8'h0C
-    || h_op == MP_OPCODE_WRITE || h_op == MP_OPCODE_WRITE_LAST || h_mceth;
-wire h_imm = h_op == 8'h03 || h_op == 8'h05 || h_op == 8'h09 || h_op == 8'h0B || h_mceth;
+    || h_op == MP_OPCODE_WRITE || h_op == MP_OPCODE_WRITE_LAST || h_mceth || h_snak;
+wire h_imm = h_op == 8'h03 || h_op == 8'h05 || h_op == 8'h09 || h_op == 8'h0B || h_mceth || h_snak;
 wire h_aeth = h_op == 8'h0D || h_op == 8'h0F || h_op == 8'h10 || h_op == 8'h11 || h_op == MP_OPCODE_ACK;
 
 wire h_ok = `HB16(12) == 16'h0800 &&

@@ -14,7 +14,10 @@
 // MP WRITE LAST carry an MPETH (virtual address, R_Key, and this packet's
 // payload length, which roce_tx fills in from the descriptor's payload
 // length), MP WRITE LAST WITH IMMEDIATE an MPETH, ImmDt and MCETH (the
-// message length: the descriptor's RETH length), MP ACKNOWLEDGE an AETH.
+// message length: the descriptor's RETH length), MP ACKNOWLEDGE an AETH,
+// MP SELECTIVE NAK an AETH and SNAKETH (the bitmap of lost PSNs, from
+// s_pkt_snak: laid out in the descriptor as a RETH and ImmDt whose first
+// word is the AETH).
 // An mp data packet has no AETH, so its MCETH travels in the AETH fields of
 // the descriptor queue.
 //
@@ -92,6 +95,7 @@ module roce_tx #(
     input  wire [31:0]                            s_pkt_imm,
     input  wire [7:0]                             s_pkt_aeth_syndrome,
     input  wire [23:0]                            s_pkt_aeth_msn,
+    input  wire [127:0]                           s_pkt_snak,         // MP SELECTIVE NAK: SNAKETH
     input  wire [RAM_ADDR_W-1:0]                  s_pkt_payload_addr,
     input  wire [12:0]                            s_pkt_payload_len,
     input  wire                                   s_pkt_valid,
@@ -204,15 +208,20 @@ wire [7:0] op = s_pkt_opcode;
 // mp data packets: MPETH (its length = this packet's payload), and MCETH
 // (the message length) in the AETH fields
 wire in_mp_data = op == MP_OPCODE_WRITE || op == MP_OPCODE_WRITE_LAST || op == MP_OPCODE_WRITE_LAST_IMM;
-wire in_reth = op == 8'h06 || op == 8'h0A || op == 8'h0B || op == 8'h0C || in_mp_data;
-wire in_imm = op == 8'h03 || op == 8'h05 || op == 8'h09 || op == 8'h0B || op == MP_OPCODE_WRITE_LAST_IMM;
+wire in_reth = op == 8'h06 || op == 8'h0A || op == 8'h0B || op == 8'h0C || in_mp_data || in_snak;
+wire in_imm = op == 8'h03 || op == 8'h05 || op == 8'h09 || op == 8'h0B || op == MP_OPCODE_WRITE_LAST_IMM
+    || in_snak;
 wire in_aeth = op == 8'h0D || op == 8'h0F || op == 8'h10 || op == 8'h11 || op == MP_OPCODE_ACK;
 wire in_mceth = op == MP_OPCODE_WRITE_LAST_IMM;
+wire in_snak = op == MP_OPCODE_SELECTIVE_NAK;
 
 wire [DESC_W-1:0] in_desc = {
     s_pkt_dmac, s_pkt_smac, s_pkt_sip, s_pkt_dip, s_pkt_udp_sport,
     s_pkt_opcode, s_pkt_se, s_pkt_ack_req, s_pkt_dest_qp, s_pkt_psn,
-    s_pkt_reth_va, s_pkt_reth_rkey, in_mp_data ? {19'd0, s_pkt_payload_len} : s_pkt_reth_len, s_pkt_imm,
+    in_snak ? {s_pkt_aeth_syndrome, s_pkt_aeth_msn, s_pkt_snak[127:96]} : s_pkt_reth_va,
+    in_snak ? s_pkt_snak[95:64] : s_pkt_reth_rkey,
+    in_snak ? s_pkt_snak[63:32] : in_mp_data ? {19'd0, s_pkt_payload_len} : s_pkt_reth_len,
+    in_snak ? s_pkt_snak[31:0] : s_pkt_imm,
     in_mp_data ? s_pkt_reth_len : {s_pkt_aeth_syndrome, s_pkt_aeth_msn}
 };
 

@@ -84,6 +84,24 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "wire [23:0] gap = GAP24;",
     ),
     (
+        "mpw_lost_past_the_cut",
+        "mp_window.v",
+        "lost_reg[k] <= !bmp_new_reg[k+1] && k + 1 <= cut_reg;",
+        "lost_reg[k] <= !bmp_new_reg[k+1] && k <= cut_reg;",
+    ),
+    (
+        "mpw_renak_within_a_gap",
+        "mp_window.v",
+        "renak_reg <= {2'b00, top_reg} >= {1'b0, span_reg} + {gap_w, 1'b0};",
+        "renak_reg <= {2'b00, top_reg} >= {1'b0, span_reg} + {1'b0, gap_w};",
+    ),
+    (
+        "mpw_span_ignored",
+        "mp_window.v",
+        "recovered_reg <= adv_reg >= span_reg;",
+        "recovered_reg <= adv_reg != 0;",
+    ),
+    (
         "mpw_due_at_the_point",
         "mp_window.v",
         "due_reg <= pend_v && pend_off < adv24;",
@@ -422,6 +440,12 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "completer.v",
         "    && !(rtx_req && c_una_reg == c_psn_reg);",
         "    ;",
+    ),
+    (
+        "cmp_lost_of_next_ack",
+        "completer.v",
+        "                c_lost_reg <= ackl[ackq_rd_reg[1:0]];",
+        "                c_lost_reg <= ackl[ackq_rd_reg[1:0] + 2'd1];",
     ),
     // tlp_upsize
     (

@@ -112,6 +112,10 @@ pub enum Category {
     MpCompletion,
     /// Per-path state (spraying).
     PerPath,
+    /// mp loss recovery by selective NAK: the responder's recovery span,
+    /// the requester's bitmap of the PSNs a NAK named (issue 22's SACK,
+    /// added to the 64 B + W/8 target as a stated item).
+    SelectiveNak,
 }
 
 impl Category {
@@ -126,6 +130,7 @@ impl Category {
             Category::Bitmap => "mp bitmap",
             Category::MpCompletion => "mp deferred completion",
             Category::PerPath => "per-path state",
+            Category::SelectiveNak => "mp selective NAK",
         }
     }
 }
@@ -141,6 +146,7 @@ fn category(module: &str, name: &str) -> Option<Category> {
             OutstandingRing
         }
         ("requester", "req_rot" | "req_susp" | "req_suspv") => PerPath,
+        ("requester", "lst_lost") | ("responder", "rsp_span") => SelectiveNak,
         ("requester", _) => PsnRetry,
         ("responder", "rsp_bmp" | "rsp_clr_reg") => Bitmap,
         (
@@ -187,12 +193,16 @@ pub struct Budget {
     pub by_category: BTreeMap<&'static str, f64>,
     pub bytes_per_qp: f64,
     /// The target for an mp QP: 64 bytes plus W/8 of bitmap, plus the
-    /// send queues' round-robin list (`list_bytes`).
+    /// send queues' round-robin list (`list_bytes`) and the selective NAK
+    /// (`snak_bytes`).
     pub mp_target_bytes: f64,
     /// Bytes per QP of the queue manager's round-robin list (its entry and
     /// the scheduled bit), which the list scheduler added to the 64 B + W/8
     /// target: the price of a pick whose logic does not grow with the QPs.
     pub list_bytes: f64,
+    /// Bytes per QP of the mp selective NAK (the responder's span, the
+    /// requester's LOST bitmap of W - 1 bits), added to the target too.
+    pub snak_bytes: f64,
 }
 
 /// The shared pools of a build: outstanding-WQE rings, mp deferred
@@ -337,6 +347,11 @@ fn of_config(c: &Config) -> Result<Budget, String> {
         .filter(|i| matches!(i.name.as_str(), "sqf_qn" | "sqs_sched"))
         .map(|i| i.bits as f64 / 8.0)
         .sum::<f64>();
+    let snak_bytes = items
+        .iter()
+        .filter(|i| i.category == Category::SelectiveNak)
+        .map(|i| i.bits as f64 / 8.0)
+        .sum::<f64>();
     Ok(Budget {
         num_qp: c.params.num_q,
         mp_window,
@@ -346,8 +361,9 @@ fn of_config(c: &Config) -> Result<Budget, String> {
         pools: c.pools,
         by_category,
         bytes_per_qp,
-        mp_target_bytes: 64.0 + f64::from(mp_window) / 8.0 + list_bytes,
+        mp_target_bytes: 64.0 + f64::from(mp_window) / 8.0 + list_bytes + snak_bytes,
         list_bytes,
+        snak_bytes,
     })
 }
 
@@ -389,8 +405,9 @@ pub fn print(b: &Budget) {
         b.pools.dmacs
     );
     println!(
-        "  mp target 64 B + W/8 + the send queues' round-robin list {:.3} B = {:.3} B; what an mp QP needs (without the rc message state and the completion queue): {:.1} B",
+        "  mp target 64 B + W/8 + the send queues' round-robin list {:.3} B + the selective NAK {:.3} B = {:.3} B; what an mp QP needs (without the rc message state and the completion queue): {:.1} B",
         b.list_bytes,
+        b.snak_bytes,
         b.mp_target_bytes,
         mp_needs(b)
     );
@@ -412,6 +429,7 @@ mod tests {
             Category::Bitmap,
             Category::MpCompletion,
             Category::PerPath,
+            Category::SelectiveNak,
         ] {
             assert!(b.items.iter().any(|i| i.category == c), "{c:?} missing");
         }

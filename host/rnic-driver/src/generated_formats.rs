@@ -805,13 +805,26 @@ pub enum MpOpcode {
     /// alone (selective; RC means go back N from it). The MSN counts completed WRITE_WITH_IMM
     /// messages.
     Ack,
+    /// mp selective negative acknowledgement: BTH, AETH (a PSN-sequence NAK and the MSN),
+    /// SNAKETH (16 bytes: a 128-bit big-endian bitmap; bit i set: PSN BTH.PSN + 1 + i is lost
+    /// too). The responder names every PSN of its window that it declares lost (missing, with
+    /// a packet at least its loss gap beyond it), the BTH PSN, its cumulative point, first;
+    /// the requester resends exactly those packets, each alone, in PSN order, then goes on
+    /// with what it never sent. Every PSN below the BTH PSN arrived.
+    SelectiveNak,
     /// A value the format does not define (kept, never dropped).
     Other(u8),
 }
 
 impl MpOpcode {
     /// Every defined value, in declaration order.
-    pub const ALL: [Self; 4] = [Self::Write, Self::WriteLast, Self::WriteLastImm, Self::Ack];
+    pub const ALL: [Self; 5] = [
+        Self::Write,
+        Self::WriteLast,
+        Self::WriteLastImm,
+        Self::Ack,
+        Self::SelectiveNak,
+    ];
 
     /// The value read from an entry.
     pub const fn from_raw(v: u8) -> Self {
@@ -820,6 +833,7 @@ impl MpOpcode {
             0xc1 => Self::WriteLast,
             0xc2 => Self::WriteLastImm,
             0xc3 => Self::Ack,
+            0xc4 => Self::SelectiveNak,
             x => Self::Other(x),
         }
     }
@@ -831,6 +845,7 @@ impl MpOpcode {
             Self::WriteLast => 0xc1,
             Self::WriteLastImm => 0xc2,
             Self::Ack => 0xc3,
+            Self::SelectiveNak => 0xc4,
             Self::Other(x) => x,
         }
     }
@@ -842,6 +857,7 @@ impl MpOpcode {
             Self::WriteLast => "MP WRITE LAST",
             Self::WriteLastImm => "MP WRITE LAST WITH IMMEDIATE",
             Self::Ack => "MP ACKNOWLEDGE",
+            Self::SelectiveNak => "MP SELECTIVE NAK",
             Self::Other(_) => "unknown",
         }
     }

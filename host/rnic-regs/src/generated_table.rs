@@ -1742,7 +1742,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 readable: true,
                 writable: false,
                 reset: None,
-                desc: "Packets dropped by the transport because their opcode belongs to the other transport: an mp opcode (0xC0-0xC3) for an rc QP, or an RC opcode for an mp QP. Nothing of such a packet is placed, completed or acknowledged.",
+                desc: "Packets dropped by the transport because their opcode belongs to the other transport: an mp opcode (0xC0-0xC4) for an rc QP, or an RC opcode for an mp QP. Nothing of such a packet is placed, completed or acknowledged.",
                 fields: &[
                     FieldDesc {
                         name: "value",

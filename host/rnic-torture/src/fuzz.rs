@@ -29,7 +29,7 @@ use rnic_device::Device;
 use rnic_verbs::{
     AccessFlags, Mtu, QpState, RecvWr, SendFlags, SendWr, WcStatus, WorkCompletion, WrOpcode,
 };
-use rnic_wire::{opcode, Aeth, Bth, Eth, Ipv4, Mceth, Mpeth, Reth, RoceFrame, Udp};
+use rnic_wire::{opcode, Aeth, Bth, Eth, Ipv4, Mceth, Mpeth, Reth, RoceFrame, Snaketh, Udp};
 use serde::{Deserialize, Serialize};
 
 use rnic_harness::conn::{self, ConnOpts, PortAddr};
@@ -132,12 +132,20 @@ fn attack(r: &mut ChaCha8Rng, addrs: &[PortAddr; 2], t: &Target) -> (Vec<u8>, bo
         (true, 1..=3) => opcode::MP_WRITE_LAST,
         (true, 4) => opcode::MP_WRITE,
         (true, 5) => opcode::MP_WRITE_LAST_WITH_IMMEDIATE,
-        (true, 6) => opcode::MP_ACKNOWLEDGE,
+        // the ACK classes: an ACK / NAK, or a selective NAK with a random
+        // bitmap of lost PSNs, for the attack QP's requester side
+        (true, 6) => {
+            if r.gen() {
+                opcode::MP_ACKNOWLEDGE
+            } else {
+                opcode::MP_SELECTIVE_NAK
+            }
+        }
         (true, 7) => r.gen_range(0..=0x11),
         (false, 8) => r.gen_range(0..=0x11),
-        (true, 8) => r.gen_range(opcode::MP_WRITE..=opcode::MP_ACKNOWLEDGE),
+        (true, 8) => r.gen_range(opcode::MP_WRITE..=opcode::MP_SELECTIVE_NAK),
         // the other transport's opcodes: dropped, never placed
-        (false, _) => r.gen_range(opcode::MP_WRITE..=opcode::MP_ACKNOWLEDGE),
+        (false, _) => r.gen_range(opcode::MP_WRITE..=opcode::MP_SELECTIVE_NAK),
         (true, _) => r.gen_range(0..=0x11),
     };
     let len = match r.gen_range(0..4) {
@@ -208,6 +216,7 @@ fn attack(r: &mut ChaCha8Rng, addrs: &[PortAddr; 2], t: &Target) -> (Vec<u8>, bo
             syndrome: r.gen(),
             msn: r.gen::<u32>() & 0xff_ffff,
         }),
+        snaketh: Some(Snaketh { bitmap: r.gen() }),
         payload,
     };
     let mut bytes = f.encode();

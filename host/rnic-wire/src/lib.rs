@@ -4,7 +4,8 @@
 //!
 //! A frame is Ethernet II (no VLAN, no FCS), IPv4 without options, UDP to
 //! port 4791, the InfiniBand Base Transport Header (BTH), the extension
-//! headers the opcode calls for (RETH, then ImmDt; or AETH), the payload,
+//! headers the opcode calls for (RETH, then ImmDt; or AETH; or the mp
+//! transport's, below), the payload,
 //! 0..3 pad bytes to a multiple of 4, and the 4-byte invariant CRC (ICRC).
 //!
 //! # The mp transport's opcodes
@@ -12,9 +13,11 @@
 //! rnic's multipath transport has opcodes of its own in the IB
 //! manufacturer-specific range (BTH opcode bits 7:5 = 110), so that no mp
 //! packet reads as an RC packet ([`opcode::MP_WRITE`] ..
-//! [`opcode::MP_ACKNOWLEDGE`]), with two headers of its own: the [`Mpeth`]
-//! (a per-packet placement: address, R_Key, this packet's payload length)
-//! and the [`Mceth`] (the message length, for the receive completion).
+//! [`opcode::MP_SELECTIVE_NAK`], 0xC0-0xC4), with three headers of its own:
+//! the [`Mpeth`] (a per-packet placement: address, R_Key, this packet's
+//! payload length), the [`Mceth`] (the message length, for the receive
+//! completion) and the [`Snaketh`] (the bitmap of the PSNs a selective NAK
+//! declares lost beside its BTH PSN; [`Snaketh::lost_psns`] lists them).
 //! The table is DESIGN.md section 5.2's; `hw/formats/rnic_formats.rdl`
 //! declares the same values for the RTL (a test compares them).
 //!
@@ -60,11 +63,13 @@ pub const ICRC_LEN: usize = 4;
 pub const MPETH_LEN: usize = 16;
 /// MCETH bytes (mp completion header).
 pub const MCETH_LEN: usize = 4;
+/// SNAKETH bytes (mp selective NAK header: a 128-bit bitmap).
+pub const SNAKETH_LEN: usize = 16;
 /// Offset of the BTH in a frame.
 pub const BTH_OFFSET: usize = ETH_LEN + IPV4_LEN + UDP_LEN;
 
 /// BTH opcodes: Reliable Connection (0x00-0x11), the RoCEv2 CNP, and
-/// rnic's mp transport (0xC0-0xC3, manufacturer-specific range).
+/// rnic's mp transport (0xC0-0xC4, manufacturer-specific range).
 pub mod opcode {
     pub const SEND_FIRST: u8 = 0x00;
     pub const SEND_MIDDLE: u8 = 0x01;
@@ -98,6 +103,12 @@ pub mod opcode {
     /// mp: ACK (cumulative) or NAK (a PSN-sequence NAK names one missing
     /// PSN, resent alone). BTH, AETH.
     pub const MP_ACKNOWLEDGE: u8 = 0xC3;
+    /// mp: selective NAK, from the responder to the requester. BTH, AETH
+    /// (a PSN-sequence NAK, 0x60, and the MSN), SNAKETH; no payload. The
+    /// BTH PSN is lost, and so is BTH PSN + 1 + i (mod 2^24) for every bit
+    /// i set in the SNAKETH ([`crate::Snaketh::lost_psns`]); each is
+    /// resent alone. Every PSN below the BTH PSN arrived.
+    pub const MP_SELECTIVE_NAK: u8 = 0xC4;
 }
 
 /// The opcode's name (the IBTA's for RC and CNP, rnic's for mp), as the
@@ -128,6 +139,7 @@ pub fn opcode_name(op: u8) -> &'static str {
         MP_WRITE_LAST => "MP WRITE LAST",
         MP_WRITE_LAST_WITH_IMMEDIATE => "MP WRITE LAST WITH IMMEDIATE",
         MP_ACKNOWLEDGE => "MP ACKNOWLEDGE",
+        MP_SELECTIVE_NAK => "MP SELECTIVE NAK",
         _ => "unknown",
     }
 }
@@ -137,9 +149,9 @@ pub fn is_rc(op: u8) -> bool {
     op <= opcode::ACKNOWLEDGE
 }
 
-/// The opcode is one of the mp transport's, 0xC0-0xC3.
+/// The opcode is one of the mp transport's, 0xC0-0xC4.
 pub fn is_mp(op: u8) -> bool {
-    (opcode::MP_WRITE..=opcode::MP_ACKNOWLEDGE).contains(&op)
+    (opcode::MP_WRITE..=opcode::MP_SELECTIVE_NAK).contains(&op)
 }
 
 /// The opcode is one this codec decodes (RC, CNP or mp).
@@ -182,7 +194,8 @@ pub fn has_immdt(op: u8) -> bool {
     )
 }
 
-/// An AETH follows: RDMA READ response FIRST / LAST / ONLY, ACK, MP ACK.
+/// An AETH follows: RDMA READ response FIRST / LAST / ONLY, ACK, MP ACK,
+/// MP SELECTIVE NAK.
 pub fn has_aeth(op: u8) -> bool {
     use opcode::*;
     matches!(
@@ -192,7 +205,13 @@ pub fn has_aeth(op: u8) -> bool {
             | RDMA_READ_RESPONSE_ONLY
             | ACKNOWLEDGE
             | MP_ACKNOWLEDGE
+            | MP_SELECTIVE_NAK
     )
+}
+
+/// A SNAKETH follows the AETH: MP SELECTIVE NAK.
+pub fn has_snaketh(op: u8) -> bool {
+    op == opcode::MP_SELECTIVE_NAK
 }
 
 /// Bytes of extension headers after the BTH for this opcode.
@@ -202,6 +221,7 @@ pub fn ext_len(op: u8) -> usize {
         + (if has_immdt(op) { IMMDT_LEN } else { 0 })
         + (if has_mceth(op) { MCETH_LEN } else { 0 })
         + (if has_aeth(op) { AETH_LEN } else { 0 })
+        + (if has_snaketh(op) { SNAKETH_LEN } else { 0 })
 }
 
 /// Bytes from the start of the frame to the first payload byte.
@@ -336,6 +356,32 @@ pub struct Aeth {
     pub msn: u32,
 }
 
+/// mp Selective NAK Extended Transport Header (rnic's, after the AETH of
+/// MP SELECTIVE NAK): the PSNs lost beside the BTH PSN.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Snaketh {
+    /// The 16 bytes as a big-endian number: bit i (weight 2^i; bit 0 is
+    /// the least significant bit of the last byte) set means PSN BTH.PSN +
+    /// 1 + i (mod 2^24) is lost too.
+    pub bitmap: u128,
+}
+
+impl Snaketh {
+    /// The PSNs a selective NAK with BTH PSN `psn` declares lost, in the
+    /// order they are resent: `psn` itself (always lost, the first hole),
+    /// then `psn + 1 + i` for every bit i set, lowest first, all mod 2^24.
+    pub fn lost_psns(&self, psn: u32) -> Vec<u32> {
+        let first = psn & 0xFF_FFFF;
+        std::iter::once(first)
+            .chain(
+                (0..128u32)
+                    .filter(|&i| self.bitmap >> i & 1 != 0)
+                    .map(|i| first.wrapping_add(1 + i) & 0xFF_FFFF),
+            )
+            .collect()
+    }
+}
+
 /// A RoCEv2 frame. The IP total length and checksum, the UDP length, the BTH
 /// pad count, the pad bytes and the ICRC are derived, not stored.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -353,6 +399,8 @@ pub struct RoceFrame {
     /// mp completion header (MP WRITE LAST WITH IMMEDIATE).
     pub mceth: Option<Mceth>,
     pub aeth: Option<Aeth>,
+    /// mp selective NAK header (MP SELECTIVE NAK).
+    pub snaketh: Option<Snaketh>,
     /// Payload without pad.
     pub payload: Vec<u8>,
 }
@@ -436,11 +484,21 @@ impl RoceFrame {
             + ICRC_LEN
     }
 
+    /// The PSNs an MP SELECTIVE NAK declares lost, as
+    /// [`Snaketh::lost_psns`] lists them for its BTH PSN (a missing SNAKETH
+    /// counts as zeros, as [`RoceFrame::encode`] writes it); `None` for
+    /// any other opcode.
+    pub fn lost_psns(&self) -> Option<Vec<u32>> {
+        has_snaketh(self.bth.opcode)
+            .then(|| self.snaketh.unwrap_or_default().lost_psns(self.bth.psn))
+    }
+
     /// The frame on the wire (no FCS, no Ethernet padding), with IPv4 total
     /// length and checksum, UDP length, BTH pad count, zero pad bytes and
     /// the ICRC filled in. Extension headers are written as the opcode
-    /// calls for ([`has_reth`], [`has_immdt`], [`has_aeth`]): a missing one
-    /// is written as zeros, one the opcode does not carry is not written.
+    /// calls for ([`has_reth`], [`has_mpeth`], [`has_immdt`], [`has_mceth`],
+    /// [`has_aeth`], [`has_snaketh`]): a missing one is written as zeros,
+    /// one the opcode does not carry is not written.
     pub fn encode(&self) -> Vec<u8> {
         let op = self.bth.opcode;
         let pad = pad_for(self.payload.len());
@@ -501,6 +559,9 @@ impl RoceFrame {
             f.push(a.syndrome);
             f.extend_from_slice(&(a.msn & 0xFF_FFFF).to_be_bytes()[1..]);
         }
+        if has_snaketh(op) {
+            f.extend_from_slice(&self.snaketh.unwrap_or_default().bitmap.to_be_bytes());
+        }
         // payload, pad, ICRC
         f.extend_from_slice(&self.payload);
         f.resize(f.len() + usize::from(pad), 0);
@@ -526,7 +587,7 @@ fn be32(f: &[u8], o: usize) -> u32 {
 /// packet is allowed and ignored). Checks, in order: length for the fixed
 /// headers, Ethernet type IPv4, IPv4 version/IHL, fragmentation, header
 /// checksum, protocol UDP, total length against the frame, UDP destination
-/// port and length, BTH TVer, known opcode (RC or CNP), length for the
+/// port and length, BTH TVer, known opcode (RC, CNP or mp), length for the
 /// extension headers and ICRC, pad count, ICRC. Destination MAC / IP are not
 /// checked (that is the receiver's policy).
 pub fn decode(f: &[u8]) -> Result<RoceFrame, WireError> {
@@ -653,6 +714,14 @@ pub fn decode(f: &[u8]) -> Result<RoceFrame, WireError> {
         o += AETH_LEN;
         a
     });
+    let snaketh = has_snaketh(op).then(|| {
+        let mut b = [0u8; SNAKETH_LEN];
+        b.copy_from_slice(&f[o..o + SNAKETH_LEN]);
+        o += SNAKETH_LEN;
+        Snaketh {
+            bitmap: u128::from_be_bytes(b),
+        }
+    });
     debug_assert_eq!(o, hlen);
 
     Ok(RoceFrame {
@@ -690,6 +759,7 @@ pub fn decode(f: &[u8]) -> Result<RoceFrame, WireError> {
         immdt,
         mceth,
         aeth,
+        snaketh,
         payload: f[hlen..end - ICRC_LEN - usize::from(pad)].to_vec(),
     })
 }
@@ -770,13 +840,17 @@ mod tests {
         assert_eq!(ext_len(MP_WRITE_LAST), 16);
         assert_eq!(ext_len(MP_WRITE_LAST_WITH_IMMEDIATE), 24);
         assert_eq!(ext_len(MP_ACKNOWLEDGE), 4);
+        assert_eq!(ext_len(MP_SELECTIVE_NAK), 20);
         assert_eq!(header_len(MP_WRITE_LAST_WITH_IMMEDIATE), 78);
+        // BTH 12 + AETH 4 + SNAKETH 16 = 32 bytes after UDP
+        assert_eq!(header_len(MP_SELECTIVE_NAK) - BTH_OFFSET, 32);
         for op in 0..=255u8 {
             assert_eq!(
                 is_mp(op),
-                op >> 5 == 0b110 && op <= MP_ACKNOWLEDGE,
+                op >> 5 == 0b110 && op <= MP_SELECTIVE_NAK,
                 "{op:#x}"
             );
+            assert_eq!(has_snaketh(op), op == MP_SELECTIVE_NAK, "{op:#x}");
             assert!(!(is_mp(op) && (is_rc(op) || has_reth(op))), "{op:#x}");
         }
     }

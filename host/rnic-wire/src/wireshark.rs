@@ -12,8 +12,10 @@ use crate::RoceFrame;
 /// folder.
 pub const MP_DISSECTOR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/wireshark/rnic_mp.lua");
 
-/// The dissector's fields, in the order of [`mp_expected`].
-pub const MP_FIELDS: [&str; 23] = [
+/// The dissector's fields that show one number each, in the order of
+/// [`mp_expected`]. (The SNAKETH's bitmap bytes and its list of lost PSNs
+/// are [`MP_SNAKETH_FIELDS`].)
+pub const MP_FIELDS: [&str; 24] = [
     "rnic_mp.bth.opcode",
     "rnic_mp.bth.se",
     "rnic_mp.bth.m",
@@ -34,6 +36,7 @@ pub const MP_FIELDS: [&str; 23] = [
     "rnic_mp.aeth.kind",
     "rnic_mp.aeth.value",
     "rnic_mp.aeth.msn",
+    "rnic_mp.snaketh.lost_count",
     "rnic_mp.payload_len",
     "rnic_mp.icrc",
     "rnic_mp.icrc.status",
@@ -44,7 +47,7 @@ pub const MP_FIELDS: [&str; 23] = [
 /// `icrc_good` is what the ICRC check must say. The ICRC is read where
 /// the IPv4 total length ends the packet, so Ethernet padding after it
 /// does not matter.
-pub fn mp_expected(f: &RoceFrame, raw: &[u8], icrc_good: bool) -> [Option<u64>; 23] {
+pub fn mp_expected(f: &RoceFrame, raw: &[u8], icrc_good: bool) -> [Option<u64>; 24] {
     let b = &f.bth;
     let end = crate::ETH_LEN + usize::from(u16::from_be_bytes([raw[16], raw[17]]));
     let icrc = raw
@@ -72,10 +75,39 @@ pub fn mp_expected(f: &RoceFrame, raw: &[u8], icrc_good: bool) -> [Option<u64>; 
         a.map(|a| ((a.syndrome >> 5) & 3).into()),
         a.map(|a| (a.syndrome & 0x1f).into()),
         a.map(|a| a.msn.into()),
+        f.lost_psns().map(|l| l.len() as u64),
         Some(f.payload.len() as u64),
         icrc,
         Some(icrc_good.into()),
     ]
+}
+
+/// The dissector's SNAKETH fields that are not one number, in the order of
+/// [`mp_snaketh_expected`]: the bitmap's 16 bytes, and every lost PSN
+/// (generated; the BTH PSN first, as [`RoceFrame::lost_psns`] lists them).
+pub const MP_SNAKETH_FIELDS: [&str; 2] = ["rnic_mp.snaketh.bitmap", "rnic_mp.snaketh.lost_psn"];
+
+/// What each of [`MP_SNAKETH_FIELDS`] must show for frame `f`, as
+/// [`tshark_text`] reads it: the bitmap as 32 lowercase hex digits, the
+/// lost PSNs in decimal, comma-separated, in [`RoceFrame::lost_psns`]'s
+/// order (`None`: absent, the frame is not an MP SELECTIVE NAK).
+pub fn mp_snaketh_expected(f: &RoceFrame) -> [Option<String>; 2] {
+    let bitmap = crate::has_snaketh(f.bth.opcode).then(|| {
+        let b = f.snaketh.unwrap_or_default().bitmap;
+        format!("{b:032x}")
+    });
+    let lost = f
+        .lost_psns()
+        .map(|l| l.iter().map(u32::to_string).collect::<Vec<_>>().join(","));
+    [bitmap, lost]
+}
+
+/// A bytes or repeated field as `tshark -T fields` prints it, in the form
+/// of [`mp_snaketh_expected`]: the colons between bytes (if this tshark
+/// prints them) removed, lowercase; `None` for an empty (absent) field.
+pub fn tshark_text(s: &str) -> Option<String> {
+    let s = s.trim();
+    (!s.is_empty()).then(|| s.replace(':', "").to_ascii_lowercase())
 }
 
 /// A value as `tshark -T fields` prints it: decimal, 0x-hex or
@@ -100,7 +132,7 @@ mod tests {
     #[test]
     fn the_dissector_declares_every_field() {
         let src = std::fs::read_to_string(MP_DISSECTOR).unwrap();
-        for f in MP_FIELDS {
+        for f in MP_FIELDS.into_iter().chain(MP_SNAKETH_FIELDS) {
             assert!(
                 src.contains(&format!("\"{f}\"")),
                 "{f} not in {MP_DISSECTOR}"
@@ -115,5 +147,37 @@ mod tests {
         assert_eq!(tshark_value("True"), Ok(Some(1)));
         assert_eq!(tshark_value(" 12 "), Ok(Some(12)));
         assert!(tshark_value("zz").is_err());
+        assert_eq!(tshark_text(""), None);
+        assert_eq!(tshark_text("0A:ff:00"), Some("0aff00".into()));
+        assert_eq!(tshark_text("5,6,7\n"), Some("5,6,7".into()));
+    }
+
+    #[test]
+    fn snaketh_expected() {
+        use crate::{opcode, Bth, Snaketh};
+        let mut f = RoceFrame {
+            bth: Bth {
+                opcode: opcode::MP_SELECTIVE_NAK,
+                psn: 0xFF_FFFF,
+                ..Bth::default()
+            },
+            snaketh: Some(Snaketh { bitmap: 0b101 }),
+            ..RoceFrame::default()
+        };
+        assert_eq!(
+            mp_snaketh_expected(&f),
+            [
+                Some("00000000000000000000000000000005".into()),
+                Some("16777215,0,2".into())
+            ]
+        );
+        let count = MP_FIELDS
+            .iter()
+            .position(|&n| n == "rnic_mp.snaketh.lost_count")
+            .unwrap();
+        assert_eq!(mp_expected(&f, &f.encode(), true)[count], Some(3));
+        f.bth.opcode = opcode::MP_ACKNOWLEDGE;
+        assert_eq!(mp_snaketh_expected(&f), [None, None]);
+        assert_eq!(mp_expected(&f, &f.encode(), true)[count], None);
     }
 }

@@ -1,5 +1,6 @@
 //! Round trips over every RC and mp opcode and payload length class, and one test
-//! per decode error.
+//! per decode error; the MP SELECTIVE NAK's layout, ICRC, lost-PSN list and
+//! truncation.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -54,6 +55,7 @@ fn random_frame(rng: &mut ChaCha8Rng, op: u8, len: usize) -> RoceFrame {
             syndrome: rng.gen(),
             msn: rng.gen::<u32>() & 0xFF_FFFF,
         }),
+        snaketh: has_snaketh(op).then(|| Snaketh { bitmap: rng.gen() }),
         payload,
     }
 }
@@ -82,7 +84,7 @@ fn fix_icrc(f: &mut [u8]) {
 #[test]
 fn round_trip_all_opcodes_and_lengths() {
     let mut rng = ChaCha8Rng::seed_from_u64(1);
-    let mp = opcode::MP_WRITE..=opcode::MP_ACKNOWLEDGE;
+    let mp = opcode::MP_WRITE..=opcode::MP_SELECTIVE_NAK;
     for op in (0..=opcode::ACKNOWLEDGE).chain(mp) {
         for len in (0..70).chain([255, 256, 1023, 1024, 4093, 4094, 4095, 4096]) {
             let fr = random_frame(&mut rng, op, len);
@@ -189,4 +191,178 @@ fn decode_errors() {
     f[100] ^= 0x10;
     fix_icrc(&mut f);
     assert!(decode(&f).is_ok());
+}
+
+/// An MP SELECTIVE NAK as the responder sends it: a PSN-sequence NAK with
+/// no payload.
+fn selective_nak(psn: u32, bitmap: u128) -> RoceFrame {
+    let mut rng = ChaCha8Rng::seed_from_u64(0xC4);
+    let mut fr = random_frame(&mut rng, opcode::MP_SELECTIVE_NAK, 0);
+    fr.bth.psn = psn;
+    fr.aeth = Some(Aeth {
+        syndrome: 0x60,
+        msn: 0x12_3456,
+    });
+    fr.snaketh = Some(Snaketh { bitmap });
+    fr
+}
+
+#[test]
+fn selective_nak_layout_and_round_trip() {
+    assert!(is_mp(opcode::MP_SELECTIVE_NAK) && !is_rc(opcode::MP_SELECTIVE_NAK));
+    assert!(has_aeth(opcode::MP_SELECTIVE_NAK) && has_snaketh(opcode::MP_SELECTIVE_NAK));
+    assert!(!has_mpeth(opcode::MP_SELECTIVE_NAK) && !has_immdt(opcode::MP_SELECTIVE_NAK));
+    assert_eq!(opcode_name(0xC4), "MP SELECTIVE NAK");
+    let bitmap = 0x8000_0000_0000_0000_0000_0000_0000_0005u128;
+    let fr = selective_nak(0xAB_CDEF, bitmap);
+    let f = fr.encode();
+    // Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + AETH 4 + SNAKETH 16 + ICRC 4
+    assert_eq!(f.len(), 78);
+    assert_eq!(fr.wire_len(), 78);
+    assert_eq!(u16::from_be_bytes([f[16], f[17]]), 64, "IPv4 total length");
+    assert_eq!(u16::from_be_bytes([f[38], f[39]]), 44, "UDP length");
+    assert_eq!(f[42], 0xC4);
+    assert_eq!((f[43] >> 4) & 3, 0, "no pad");
+    assert_eq!(&f[51..54], &[0xAB, 0xCD, 0xEF], "BTH PSN");
+    assert_eq!(&f[54..58], &[0x60, 0x12, 0x34, 0x56], "AETH");
+    // the bitmap big-endian: bit 127 is the MSB of the first byte, bits 0
+    // and 2 are in the last byte
+    assert_eq!(f[58], 0x80);
+    assert!(f[59..73].iter().all(|&b| b == 0));
+    assert_eq!(f[73], 0x05);
+    assert_eq!(icrc(&f, 74).to_le_bytes(), f[74..78]);
+    let back = decode(&f).unwrap();
+    assert_eq!(back, fr);
+    assert_eq!(back.snaketh, Some(Snaketh { bitmap }));
+    assert!(back.payload.is_empty() && back.mpeth.is_none() && back.immdt.is_none());
+    assert_eq!(
+        back.lost_psns(),
+        Some(vec![0xAB_CDEF, 0xAB_CDF0, 0xAB_CDF2, 0xAB_CDEF + 128])
+    );
+    // a frame without a SNAKETH is encoded with a zero bitmap
+    let mut none = fr.clone();
+    none.snaketh = None;
+    let g = none.encode();
+    assert!(g[58..74].iter().all(|&b| b == 0));
+    assert_eq!(none.lost_psns(), Some(vec![0xAB_CDEF]));
+    assert_eq!(decode(&g).unwrap().snaketh, Some(Snaketh::default()));
+    // and no other opcode carries or writes one
+    let mut ack = fr.clone();
+    ack.bth.opcode = opcode::MP_ACKNOWLEDGE;
+    assert_eq!(ack.lost_psns(), None);
+    assert_eq!(ack.encode().len(), 62);
+    assert_eq!(decode(&ack.encode()).unwrap().snaketh, None);
+}
+
+#[test]
+fn selective_nak_icrc_covers_every_header_byte() {
+    let fr = selective_nak(77, 0x0123_4567_89AB_CDEF_FEDC_BA98_7654_3210);
+    let g = fr.encode();
+    // the BTH's opcode and flags byte (a flip there fails earlier checks)
+    for i in [42usize, 43] {
+        let mut f = g.clone();
+        f[i] ^= 0x01;
+        assert_ne!(icrc(&f, 74), icrc(&g, 74), "byte {i}");
+    }
+    // the rest of the BTH (but byte 4, masked), AETH, SNAKETH, the ICRC
+    for i in (44..78).filter(|&i| i != 46) {
+        let mut f = g.clone();
+        f[i] ^= 0x01;
+        let e = decode(&f).expect_err("a flipped bit must fail the ICRC");
+        assert!(matches!(e, WireError::BadIcrc { .. }), "byte {i}: {e:?}");
+    }
+    // FECN / BECN are outside the ICRC
+    let mut f = g.clone();
+    f[46] ^= 0xC0;
+    assert!(decode(&f).is_ok());
+    // a bitmap changed and the ICRC recomputed decodes to the new bitmap
+    let mut f = g.clone();
+    f[73] ^= 0x02;
+    fix_icrc(&mut f);
+    let back = decode(&f).unwrap();
+    assert_eq!(back.snaketh.unwrap().bitmap, fr.snaketh.unwrap().bitmap ^ 2);
+}
+
+#[test]
+fn selective_nak_lost_psns() {
+    let lost = |psn: u32, bitmap: u128| Snaketh { bitmap }.lost_psns(psn);
+    // the BTH PSN alone, then each set bit's PSN, lowest bit first
+    assert_eq!(lost(100, 0), vec![100]);
+    assert_eq!(lost(100, 1), vec![100, 101]);
+    assert_eq!(lost(100, 0b1010_0100), vec![100, 103, 106, 108]);
+    assert_eq!(lost(100, 1 << 127), vec![100, 228]);
+    // wrap at 2^24
+    assert_eq!(
+        lost(0xFF_FFFE, 0b1_0111),
+        vec![0xFF_FFFE, 0xFF_FFFF, 0, 1, 3]
+    );
+    assert_eq!(lost(0xFF_FFFF, 1 << 127), vec![0xFF_FFFF, 127]);
+    let all = lost(0xFF_FFFF, u128::MAX);
+    assert_eq!(all.len(), 129);
+    assert_eq!(all[0], 0xFF_FFFF);
+    assert_eq!(all[1..], (0..128).collect::<Vec<u32>>()[..]);
+    let all = lost(0xFF_FF80, u128::MAX);
+    assert_eq!(*all.last().unwrap(), 0);
+    assert!(all.windows(2).all(|w| (w[0] + 1) & 0xFF_FFFF == w[1]));
+    // only the 24 PSN bits count
+    assert_eq!(lost(0x0100_0005, 1), vec![5, 6]);
+    // the PSN list of random bitmaps: one PSN per set bit, in order
+    let mut rng = ChaCha8Rng::seed_from_u64(24);
+    for _ in 0..1000 {
+        let psn = rng.gen_range(0xFF_FF00..=0xFF_FFFF);
+        let bitmap: u128 = rng.gen::<u128>() & rng.gen::<u128>();
+        let l = lost(psn, bitmap);
+        assert_eq!(l.len(), 1 + bitmap.count_ones() as usize);
+        assert_eq!(l[0], psn);
+        let mut back = 0u128;
+        for &p in &l[1..] {
+            let i = (p.wrapping_sub(psn + 1) & 0xFF_FFFF) as usize;
+            assert!(i < 128, "{psn:#x} {p:#x}");
+            assert_eq!(back >> i, 0, "PSN order: {l:?}");
+            back |= 1 << i;
+        }
+        assert_eq!(back, bitmap);
+        // and through the wire
+        let fr = selective_nak(psn, bitmap);
+        assert_eq!(decode(&fr.encode()).unwrap().lost_psns(), Some(l));
+    }
+}
+
+#[test]
+fn truncated_selective_nak_is_an_error() {
+    let g = selective_nak(5, u128::MAX).encode();
+    // cut on the wire: the frame ends before its IPv4 total length
+    for n in [74usize, 70, 60, 58] {
+        let e = decode(&g[..n]).expect_err("a cut frame must fail");
+        assert!(
+            matches!(e, WireError::IpLength { total: 64, frame } if frame == n),
+            "{n}: {e:?}"
+        );
+    }
+    // consistent lengths that end inside the headers: an MP ACKNOWLEDGE
+    // (AETH, no SNAKETH) and one with half a SNAKETH, relabelled 0xC4
+    let mut rng = ChaCha8Rng::seed_from_u64(9);
+    for (len, have) in [(0usize, 62usize), (8, 70), (12, 74)] {
+        let mut f = random_frame(&mut rng, opcode::MP_ACKNOWLEDGE, len).encode();
+        f[42] = opcode::MP_SELECTIVE_NAK;
+        fix_icrc(&mut f);
+        let e = decode(&f).expect_err("a SELECTIVE NAK without its SNAKETH");
+        assert_eq!(e, WireError::Short { need: 78, have }, "{len}");
+        assert_eq!(
+            e.to_string(),
+            format!("frame too short: {have} bytes, need 78")
+        );
+    }
+    // the whole SNAKETH and ICRC: it decodes, the bytes taken as bitmap
+    let mut fr = random_frame(&mut rng, opcode::MP_ACKNOWLEDGE, 16);
+    fr.payload = (1..=16).collect();
+    let mut f = fr.encode();
+    f[42] = opcode::MP_SELECTIVE_NAK;
+    fix_icrc(&mut f);
+    let back = decode(&f).unwrap();
+    assert_eq!(
+        back.snaketh.unwrap().bitmap.to_be_bytes().to_vec(),
+        fr.payload
+    );
+    assert!(back.payload.is_empty());
 }

@@ -9,7 +9,10 @@
 use pcap_file::pcap::{PcapPacket, PcapWriter};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rnic_wire::wireshark::{mp_expected, tshark_value, MP_DISSECTOR, MP_FIELDS};
+use rnic_wire::wireshark::{
+    mp_expected, mp_snaketh_expected, tshark_text, tshark_value, MP_DISSECTOR, MP_FIELDS,
+    MP_SNAKETH_FIELDS,
+};
 use rnic_wire::*;
 use std::process::Command;
 use std::time::Duration;
@@ -79,6 +82,7 @@ fn tshark_decodes_what_we_encode() {
                     syndrome: rng.gen_range(0..0x20),
                     msn: rng.gen::<u32>() & 0xFF_FFFF,
                 }),
+                snaketh: None,
                 payload,
             });
         }
@@ -214,10 +218,13 @@ fn tshark_decodes_what_we_encode() {
 
 /// The mp dissector (`wireshark/rnic_mp.lua`) on random frames of every mp
 /// opcode (every BTH bit pattern the simulator never sends included):
-/// every field it shows is the one encoded, its ICRC check says good, and a
-/// frame with one payload bit flipped is shown as a bad ICRC. RC frames go
-/// on to Wireshark's own InfiniBand dissector. The comparison on a capture
-/// of the simulator is `tests/mp_wire.rs`.
+/// every field it shows is the one encoded (an MP SELECTIVE NAK's SNAKETH
+/// bytes, and its lost PSNs listed and counted, also across the PSN wrap),
+/// its ICRC check says good, and a frame with one payload bit flipped, or
+/// one SNAKETH bit, is shown as a bad ICRC. A 0xC4 frame that ends inside
+/// its SNAKETH shows no field and is flagged short. RC frames go on to
+/// Wireshark's own InfiniBand dissector. The comparison on a capture of the
+/// simulator is `tests/mp_wire.rs`.
 #[test]
 fn tshark_mp_dissector_decodes_what_we_encode() {
     if Command::new("tshark").arg("--version").output().is_err() {
@@ -227,9 +234,10 @@ fn tshark_mp_dissector_decodes_what_we_encode() {
     let mut rng = ChaCha8Rng::seed_from_u64(0xC0);
     let mut frames = Vec::new();
     for round in 0..4 {
-        for op in opcode::MP_WRITE..=opcode::MP_ACKNOWLEDGE {
+        for op in opcode::MP_WRITE..=opcode::MP_SELECTIVE_NAK {
+            let ack = op == opcode::MP_ACKNOWLEDGE || op == opcode::MP_SELECTIVE_NAK;
             let len = match round {
-                _ if op == opcode::MP_ACKNOWLEDGE => 0,
+                _ if ack => 0,
                 0 => 0,
                 1 => rng.gen_range(1..64),
                 _ => rng.gen_range(64..1500),
@@ -260,7 +268,12 @@ fn tshark_mp_dissector_decodes_what_we_encode() {
                     becn: rng.gen(),
                     dest_qp: rng.gen::<u32>() & 0xFF_FFFF,
                     ack_req: rng.gen(),
-                    psn: rng.gen::<u32>() & 0xFF_FFFF,
+                    // rounds 2 and 3: near the wrap, where a SELECTIVE
+                    // NAK's lost PSNs go on from 0
+                    psn: match round {
+                        0 | 1 => rng.gen::<u32>() & 0xFF_FFFF,
+                        _ => rng.gen_range(0xFF_FF80..=0xFF_FFFF),
+                    },
                     ..Bth::default()
                 },
                 reth: None,
@@ -272,18 +285,65 @@ fn tshark_mp_dissector_decodes_what_we_encode() {
                 immdt: has_immdt(op).then(|| rng.gen()),
                 mceth: has_mceth(op).then(|| Mceth { msg_len: rng.gen() }),
                 aeth: has_aeth(op).then(|| Aeth {
-                    syndrome: rng.gen_range(0..0x80),
+                    // (a SELECTIVE NAK's is 0x60; any other is flagged)
+                    syndrome: match rng.gen_range(0..0x80) {
+                        _ if has_snaketh(op) && round % 2 == 0 => 0x60,
+                        s => s,
+                    },
                     msn: rng.gen::<u32>() & 0xFF_FFFF,
+                }),
+                snaketh: has_snaketh(op).then(|| Snaketh {
+                    bitmap: match round {
+                        0 => 0,
+                        1 => rng.gen::<u128>() & rng.gen::<u128>(),
+                        2 => u128::MAX,
+                        _ => 1 << 127 | rng.gen::<u128>() & rng.gen::<u128>() | 1,
+                    },
                 }),
                 payload,
             });
         }
     }
+    assert!(frames
+        .iter()
+        .filter_map(RoceFrame::lost_psns)
+        .any(|l| l.contains(&0xFF_FFFF) && l.contains(&0)));
     let mut raw: Vec<Vec<u8>> = frames.iter().map(RoceFrame::encode).collect();
-    // one bad ICRC, and one RC frame for Wireshark's own dissector
-    let bad = raw.len() - 2;
-    let l = raw[bad].len();
-    raw[bad][l - 5] ^= 0x10;
+    // bad ICRCs: a payload bit of the last frame with a payload, and the
+    // lowest SNAKETH bit of the last SELECTIVE NAK (the dissector then
+    // shows that bitmap, PSN list and count)
+    let bad = [
+        frames.iter().rposition(|f| f.payload.len() > 4).unwrap(),
+        frames.iter().rposition(|f| f.snaketh.is_some()).unwrap(),
+    ];
+    let l = raw[bad[0]].len();
+    raw[bad[0]][l - 5] ^= 0x10;
+    let l = raw[bad[1]].len();
+    raw[bad[1]][l - 5] ^= 0x01;
+    frames[bad[1]].snaketh.as_mut().unwrap().bitmap ^= 1;
+    // a SELECTIVE NAK whose IPv4 length ends inside its SNAKETH (an MP
+    // ACKNOWLEDGE with 8 bytes after its AETH, relabelled 0xC4)
+    let short = raw.len();
+    let mut f = RoceFrame {
+        bth: Bth {
+            opcode: opcode::MP_ACKNOWLEDGE,
+            ..Bth::default()
+        },
+        aeth: Some(Aeth {
+            syndrome: 0x60,
+            msn: 1,
+        }),
+        payload: vec![0xFF; 8],
+        ..RoceFrame::default()
+    }
+    .encode();
+    f[BTH_OFFSET] = opcode::MP_SELECTIVE_NAK;
+    let n = f.len() - ICRC_LEN;
+    let c = icrc(&f, n);
+    f[n..].copy_from_slice(&c.to_le_bytes());
+    assert!(matches!(decode(&f), Err(WireError::Short { need: 78, .. })));
+    raw.push(f);
+    // and one RC frame for Wireshark's own dissector
     let rc = RoceFrame {
         bth: Bth {
             opcode: opcode::RDMA_WRITE_ONLY,
@@ -310,6 +370,13 @@ fn tshark_mp_dissector_decodes_what_we_encode() {
     }
     let mut fields = MP_FIELDS.to_vec();
     fields.extend(["infiniband.bth.opcode", "infiniband.reth.dmalen"]);
+    fields.extend(MP_SNAKETH_FIELDS);
+    fields.extend([
+        "rnic_mp",
+        "rnic_mp.short",
+        "rnic_mp.icrc.bad",
+        "rnic_mp.snaketh.not_seq_nak",
+    ]);
     let mut cmd = Command::new("tshark");
     cmd.arg("-X")
         .arg(format!("lua_script:{MP_DISSECTOR}"))
@@ -335,17 +402,38 @@ fn tshark_mp_dissector_decodes_what_we_encode() {
             "frame {i}, opcode {:#x}, tshark line {line:?}",
             fr.bth.opcode
         );
+        assert_eq!(v.len(), fields.len(), "{ctx}");
         // the frames are built with pad counts that fit their payloads
         assert_eq!(fr.bth.pad_cnt, pad_for(fr.payload.len()), "{ctx}");
-        let mut want = mp_expected(fr, &raw[i], i != bad).to_vec();
+        let good = !bad.contains(&i);
+        let mut want = mp_expected(fr, &raw[i], good).to_vec();
         want.extend([None, None]); // Wireshark's own dissector stays off mp frames
         for (k, w) in want.iter().enumerate() {
             assert_eq!(tshark_value(v[k]), Ok(*w), "{}: {ctx}", fields[k]);
         }
+        let k = want.len();
+        for (j, w) in mp_snaketh_expected(fr).into_iter().enumerate() {
+            assert_eq!(tshark_text(v[k + j]), w, "{}: {ctx}", fields[k + j]);
+        }
+        let k = k + MP_SNAKETH_FIELDS.len();
+        assert!(!v[k].is_empty(), "rnic_mp: {ctx}");
+        assert!(v[k + 1].is_empty(), "flagged short: {ctx}");
+        assert_eq!(v[k + 2].is_empty(), good, "ICRC expert: {ctx}");
+        let odd_nak = fr.snaketh.is_some() && fr.aeth.unwrap().syndrome != 0x60;
+        assert_eq!(v[k + 3].is_empty(), !odd_nak, "syndrome expert: {ctx}");
     }
-    let v: Vec<&str> = lines[raw.len() - 1].split('|').collect();
+    // the short SELECTIVE NAK: the protocol and its expert only
     let n = MP_FIELDS.len();
+    let v: Vec<&str> = lines[short].split('|').collect();
+    let ctx = format!("short SELECTIVE NAK, tshark line {:?}", lines[short]);
+    for (k, s) in v.iter().enumerate() {
+        let shown = [n + 4, n + 5].contains(&k);
+        assert_eq!(s.is_empty(), !shown, "{}: {ctx}", fields[k]);
+    }
+    // the RC frame
+    let v: Vec<&str> = lines[raw.len() - 1].split('|').collect();
     assert!(v[..n].iter().all(|s| s.is_empty()), "{v:?}");
     assert_eq!(num(v[n], "rc"), u64::from(opcode::RDMA_WRITE_ONLY));
     assert_eq!(num(v[n + 1], "rc"), 0);
+    assert!(v[n + 2..].iter().all(|s| s.is_empty()), "{v:?}");
 }

@@ -1,21 +1,24 @@
 -- Wireshark dissector for the mp transport of rnic (the multipath RDMA
--- transport of the rnic FPGA RoCEv2 NIC): the BTH opcodes 0xC0-0xC3 of the
+-- transport of the rnic FPGA RoCEv2 NIC): the BTH opcodes 0xC0-0xC4 of the
 -- InfiniBand manufacturer-specific range, with their extension headers
--- MPETH (placement), ImmDt, MCETH (completion) and AETH, and the ICRC,
--- verified. Every other RoCEv2 packet goes on to Wireshark's own
--- InfiniBand dissector, unchanged.
+-- MPETH (placement), ImmDt, MCETH (completion), AETH and SNAKETH (the
+-- selective NAK's bitmap of lost PSNs, also shown as the list of PSNs it
+-- names), and the ICRC, verified. Every other RoCEv2 packet goes on to
+-- Wireshark's own InfiniBand dissector, unchanged.
 --
 --   tshark -X lua_script:host/rnic-wire/wireshark/rnic_mp.lua -r capture.pcap
 --   wireshark -X lua_script:host/rnic-wire/wireshark/rnic_mp.lua capture.pcap
 --
 -- (or copy this file into Wireshark's personal Lua plugins directory).
 -- Display filter: rnic_mp; fields rnic_mp.bth.*, rnic_mp.mpeth.*,
--- rnic_mp.immdt, rnic_mp.mceth.msg_len, rnic_mp.aeth.*, rnic_mp.icrc*.
+-- rnic_mp.immdt, rnic_mp.mceth.msg_len, rnic_mp.aeth.*, rnic_mp.snaketh.*,
+-- rnic_mp.icrc*.
 --
 -- The format is DESIGN.md section 5.2 of the rnic repository (the opcode
 -- values also in hw/formats/rnic_formats.rdl); host/rnic-wire decodes the
--- same packets, and host/rnic-wire/tests/tshark_mp.rs compares the two on
--- a capture of the simulator, field by field.
+-- same packets; host/rnic-wire/tests/tshark.rs compares the two on
+-- synthesized frames and tests/mp_wire.rs on a capture of the simulator,
+-- field by field.
 --
 -- Needs Wireshark 3.x or later (Lua 5.2 with bit32).
 
@@ -25,12 +28,14 @@ local MP_WRITE = 0xC0
 local MP_WRITE_LAST = 0xC1
 local MP_WRITE_LAST_IMM = 0xC2
 local MP_ACK = 0xC3
+local MP_SNAK = 0xC4
 
 local opcode_names = {
     [MP_WRITE] = "MP WRITE",
     [MP_WRITE_LAST] = "MP WRITE LAST",
     [MP_WRITE_LAST_IMM] = "MP WRITE LAST WITH IMMEDIATE",
     [MP_ACK] = "MP ACKNOWLEDGE",
+    [MP_SNAK] = "MP SELECTIVE NAK",
 }
 
 local aeth_kinds = { [0] = "ACK", [1] = "RNR NAK", [2] = "reserved", [3] = "NAK" }
@@ -59,6 +64,9 @@ local f = {
     aeth_kind = ProtoField.uint8("rnic_mp.aeth.kind", "Kind", base.DEC, aeth_kinds, 0x60),
     aeth_value = ProtoField.uint8("rnic_mp.aeth.value", "Credits / RNR timer / NAK code", base.DEC, nil, 0x1F),
     aeth_msn = ProtoField.uint24("rnic_mp.aeth.msn", "Message Sequence Number", base.DEC),
+    snak_bitmap = ProtoField.bytes("rnic_mp.snaketh.bitmap", "Lost PSN Bitmap (bit i: PSN + 1 + i)"),
+    snak_count = ProtoField.uint32("rnic_mp.snaketh.lost_count", "Lost PSNs", base.DEC),
+    snak_psn = ProtoField.uint24("rnic_mp.snaketh.lost_psn", "Lost PSN", base.DEC),
     payload = ProtoField.bytes("rnic_mp.payload", "Payload"),
     payload_len = ProtoField.uint32("rnic_mp.payload_len", "Payload Length", base.DEC),
     icrc = ProtoField.uint32("rnic_mp.icrc", "Invariant CRC", base.HEX),
@@ -68,6 +76,7 @@ p.fields = {
     f.opcode, f.se, f.m, f.padcnt, f.tver, f.pkey, f.fecn, f.becn, f.destqp, f.ackreq, f.psn,
     f.mpeth_va, f.mpeth_rkey, f.mpeth_len, f.immdt, f.mceth_len,
     f.aeth_syndrome, f.aeth_kind, f.aeth_value, f.aeth_msn,
+    f.snak_bitmap, f.snak_count, f.snak_psn,
     f.payload, f.payload_len, f.icrc, f.icrc_status,
 }
 
@@ -77,7 +86,10 @@ local e_short = ProtoExpert.new("rnic_mp.short", "Packet shorter than its header
     expert.group.MALFORMED, expert.severity.ERROR)
 local e_icrc = ProtoExpert.new("rnic_mp.icrc.bad", "Bad invariant CRC",
     expert.group.CHECKSUM, expert.severity.ERROR)
-p.experts = { e_len, e_short, e_icrc }
+local e_snak_syndrome = ProtoExpert.new("rnic_mp.snaketh.not_seq_nak",
+    "SELECTIVE NAK whose AETH is not a PSN-sequence NAK (0x60)",
+    expert.group.PROTOCOL, expert.severity.WARN)
+p.experts = { e_len, e_short, e_icrc, e_snak_syndrome }
 
 -- the IPv4 and UDP headers of the packet, for the ICRC
 local ip_field = Field.new("ip")
@@ -149,9 +161,10 @@ function p.dissector(tvb, pinfo, tree)
     end
 
     pinfo.cols.protocol = "rnic mp"
-    local has_mpeth = op ~= MP_ACK
+    local has_mpeth = op == MP_WRITE or op == MP_WRITE_LAST or op == MP_WRITE_LAST_IMM
+    local has_aeth = op == MP_ACK or op == MP_SNAK
     local hlen = 12 + (has_mpeth and 16 or 0) + (op == MP_WRITE_LAST_IMM and 8 or 0)
-        + (op == MP_ACK and 4 or 0)
+        + (has_aeth and 4 or 0) + (op == MP_SNAK and 16 or 0)
     local t = tree:add(p, tvb(), "rnic mp, " .. opcode_names[op])
     if tvb:len() < hlen + 4 then
         t:add_proto_expert_info(e_short)
@@ -192,14 +205,37 @@ function p.dissector(tvb, pinfo, tree)
         info = info .. " msg_len=" .. tvb(o, 4):uint()
         o = o + 4
     end
-    if op == MP_ACK then
+    if has_aeth then
         local h = t:add(tvb(o, 4), "AETH")
-        h:add(f.aeth_syndrome, tvb(o, 1))
+        local syn = h:add(f.aeth_syndrome, tvb(o, 1))
         h:add(f.aeth_kind, tvb(o, 1))
         h:add(f.aeth_value, tvb(o, 1))
         h:add(f.aeth_msn, tvb(o + 1, 3))
         info = info .. " " .. aeth_kinds[bit32.rshift(bit32.band(tvb(o, 1):uint(), 0x60), 5)]
+        if op == MP_SNAK and tvb(o, 1):uint() ~= 0x60 then
+            syn:add_proto_expert_info(e_snak_syndrome)
+        end
         o = o + 4
+    end
+    if op == MP_SNAK then
+        -- the BTH PSN is lost, and PSN + 1 + i (mod 2^24) for every bit i
+        -- of the 128-bit big-endian bitmap (bit 0: the last byte's LSB)
+        local h = t:add(tvb(o, 16), "SNAKETH (mp selective NAK)")
+        h:add(f.snak_bitmap, tvb(o, 16))
+        local lost = { psn }
+        for i = 0, 127 do
+            local byte = tvb(o + 15 - math.floor(i / 8), 1):uint()
+            if bit32.band(byte, bit32.lshift(1, i % 8)) ~= 0 then
+                lost[#lost + 1] = (psn + 1 + i) % 0x1000000
+            end
+        end
+        local c = h:add(f.snak_count, #lost)
+        c:set_generated()
+        for _, l in ipairs(lost) do
+            c:add(f.snak_psn, l):set_generated()
+        end
+        info = info .. " lost=" .. #lost
+        o = o + 16
     end
 
     local pad = bit32.rshift(bit32.band(tvb(1, 1):uint(), 0x30), 4)

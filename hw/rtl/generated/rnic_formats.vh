@@ -141,4 +141,5 @@ localparam [7:0] MP_OPCODE_WRITE = 8'hc0;
 localparam [7:0] MP_OPCODE_WRITE_LAST = 8'hc1;
 localparam [7:0] MP_OPCODE_WRITE_LAST_IMM = 8'hc2;
 localparam [7:0] MP_OPCODE_ACK = 8'hc3;
+localparam [7:0] MP_OPCODE_SELECTIVE_NAK = 8'hc4;
 // verilator lint_on UNUSEDPARAM

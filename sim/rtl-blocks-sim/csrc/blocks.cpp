@@ -142,6 +142,7 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->psn_diff = in->s_data[4] & 0xffffff;
     t->point = in->s_data[5] & 0xffffff;
     t->pend_psn = in->s_data[6] & 0xffffff;
+    t->load_span = in->s_data[7] & 0xff;
     t->load = in->s_valid & 1;
     t->check = (in->s_valid >> 1) & 1;
     t->exec = (in->s_valid >> 2) & 1;
@@ -219,6 +220,7 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     put(t->entry_wr_id, w + 7);
     t->entry_len = w[9];
     t->now = w[10] & 0xffffff;
+    put(t->s_ack_lost, w + 11);
 #elif BLK_KIND == 13 || BLK_KIND == 14
     t->rst = in->rst;
     put(t->s_hdr, in->s_data);
@@ -261,8 +263,10 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
     get(t->bmp_next, o->m_data);
     o->m_data[4] = t->point_new;
     o->m_data[5] = t->adv;
+    get(t->lost, o->m_data + 6);
+    o->m_data[10] = t->span_next;
     o->m_valid = static_cast<uint8_t>(t->dup | (t->beyond << 1) | (t->nak << 2)
-                                      | (t->pend_due << 3));
+                                      | (t->pend_due << 3) | (t->recovered << 4));
 #elif BLK_KIND == 10
     o->m_valid = static_cast<uint8_t>(t->inv_req | (t->rem_access << 1));
 #elif BLK_KIND == 11
@@ -280,13 +284,14 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
         | (t->rtx_clr << 7));
     o->m_last = static_cast<uint8_t>(t->m_acq_valid | (t->set_err << 1) | (t->stat_ack_drop << 2)
         | (t->stat_timeout << 3) | (t->stat_nak_seq << 4) | (t->stat_rnr << 5)
-        | (t->req_suspv << 6));
+        | (t->req_suspv << 6) | (t->lost_we << 7));
     o->m_data[0] = t->qpn_next | (static_cast<uint32_t>(t->qpn) << 16);
     o->m_data[1] = t->req_una;
     o->m_data[2] = t->req_rleft | (t->req_nleft << 3) | (t->req_rot << 6) | (t->req_susp << 12);
     o->m_data[3] = t->stamp_wd;
     o->m_data[4] = t->acq_qpn | (static_cast<uint32_t>(t->m_acq_cqn) << 16);
     get(t->m_acq_data, o->m_data + 5);
+    get(t->lost_wd, o->m_data + 13);
 #elif BLK_KIND == 13 || BLK_KIND == 14
     get(t->m_hdr, o->m_data);
     get(t->m_data, o->m_data + 4);

@@ -13,7 +13,9 @@
 //!   one with its wr_id, length, index and opcode; an ACK that moves una
 //!   restores both retry counters and stamps the timer;
 //! - a sequence NAK moves una to p and asks for a retransmission (on mp:
-//!   of that packet alone) unless one from p stands; without progress it
+//!   of that packet alone, then of the other lost PSNs its bitmap names,
+//!   which it writes to the QP's LOST record) unless one from p stands;
+//!   without progress it
 //!   spends retry_cnt, and the path of the lost packet becomes the suspect
 //!   one; an RNR NAK waits the RNR timer and spends rnr_retry (7:
 //!   unlimited); a timeout spends retry_cnt and rotates the paths;
@@ -33,6 +35,9 @@ use crate::{fail, psn_sub, Fail, Kind, Model, PortsIn, PortsOut, PSN_MASK};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
+
+/// The LOST record's bits (LOST_W, the default 63: an MP_W of 64).
+const LOST_MASK: u64 = (1 << 63) - 1;
 
 /// One run (a `Kind::Completer` configuration).
 pub type CmpCfg = crate::RunCfg;
@@ -90,6 +95,8 @@ struct Qp {
     rtx_req: bool,
     /// the request is for the named packet alone (mp)
     rtx_one: bool,
+    /// the LOST record: the last sequence NAK's other lost PSNs
+    lost: u64,
     stamp: u32,
     ring: VecDeque<Entry>,
 }
@@ -99,8 +106,8 @@ type Cqe = (u32, u64, u32, u16, u8, u8, u8);
 
 #[derive(Debug, Clone, Copy)]
 enum Event {
-    /// (qpn, psn, syndrome)
-    Ack(usize, u32, u8),
+    /// (qpn, psn, syndrome, the selective NAK's bitmap of other lost PSNs)
+    Ack(usize, u32, u8, u64),
     Tmo(usize),
     Flush(usize),
 }
@@ -187,7 +194,7 @@ impl Reference {
                     e.asks += 1;
                 }
             }
-            Event::Ack(q, p, syn) => {
+            Event::Ack(q, p, syn, lost) => {
                 let qp = &mut qps[q];
                 let outstanding = psn_sub(qp.sent, qp.una);
                 let kind = syn >> 5 & 3;
@@ -241,6 +248,7 @@ impl Reference {
                     }
                     (_, 0) => {
                         e.seq += 1;
+                        qp.lost = lost;
                         qp.una = p;
                         qp.stamp = now;
                         if p == una0 && qp.rleft == 0 {
@@ -315,6 +323,7 @@ fn fresh_qp(rng: &mut ChaCha8Rng) -> Qp {
         susp: 0,
         rtx_req: false,
         rtx_one: false,
+        lost: 0,
         stamp: 0,
         ring: VecDeque::new(),
     }
@@ -332,18 +341,19 @@ fn random_event(rng: &mut ChaCha8Rng, q: usize, qp: &Qp) -> Event {
             .wrapping_add(rng.gen_range(0..(1 << 23)))
             & PSN_MASK
     };
+    let lost = rng.gen::<u64>() & LOST_MASK;
     match rng.gen_range(0..100) {
         0..=39 => {
             // an ACK in [una - 1, sent - 1]
             let p = qp.una.wrapping_sub(1).wrapping_add(rng.gen_range(0..=out)) & PSN_MASK;
-            Event::Ack(q, p, rng.gen_range(0..32))
+            Event::Ack(q, p, rng.gen_range(0..32), lost)
         }
-        40..=47 => Event::Ack(q, wild(rng), rng.gen_range(0..32)),
-        48..=61 => Event::Ack(q, in_flight(rng), 0x60),
-        62..=64 => Event::Ack(q, wild(rng), 0x60),
-        65..=71 => Event::Ack(q, in_flight(rng), 0x20 | rng.gen_range(0..32)),
-        72..=76 => Event::Ack(q, in_flight(rng), 0x60 | rng.gen_range(1..32)),
-        77..=78 => Event::Ack(q, in_flight(rng), 0x40 | rng.gen_range(0..32)),
+        40..=47 => Event::Ack(q, wild(rng), rng.gen_range(0..32), lost),
+        48..=61 => Event::Ack(q, in_flight(rng), 0x60, lost),
+        62..=64 => Event::Ack(q, wild(rng), 0x60, lost),
+        65..=71 => Event::Ack(q, in_flight(rng), 0x20 | rng.gen_range(0..32), lost),
+        72..=76 => Event::Ack(q, in_flight(rng), 0x60 | rng.gen_range(1..32), lost),
+        77..=78 => Event::Ack(q, in_flight(rng), 0x40 | rng.gen_range(0..32), lost),
         79..=91 => Event::Tmo(q),
         _ => Event::Flush(q),
     }
@@ -394,10 +404,12 @@ pub fn run(c: &CmpCfg) -> Result<CmpReport, Fail> {
         let mut i = PortsIn::default();
         let mut v = 0u32;
         match offer {
-            Some(Event::Ack(aq, p, syn)) => {
+            Some(Event::Ack(aq, p, syn, lost)) => {
                 v |= 1;
                 i.s_last |= aq as u32;
                 i.s_data[0] = p | u32::from(syn) << 24;
+                i.s_data[11] = lost as u32;
+                i.s_data[12] = (lost >> 32) as u32;
             }
             Some(Event::Flush(sq)) => {
                 v |= 2;
@@ -470,6 +482,9 @@ pub fn run(c: &CmpCfg) -> Result<CmpReport, Fail> {
         }
         if stamp_we {
             qp.stamp = o.m_data[3] & PSN_MASK;
+        }
+        if o.m_last >> 7 & 1 == 1 {
+            qp.lost = (u64::from(o.m_data[14]) << 32 | u64::from(o.m_data[13])) & LOST_MASK;
         }
         if o.m_valid >> 5 & 1 == 1 {
             qp.rtx_req = true;

@@ -8,10 +8,19 @@
 //! - `load` takes the QP's bitmap; `check` sets the packet's bit in it;
 //!   `exec` finds how far the point moves: to the first bit still clear,
 //!   MP_W if none;
+//! - `check` also finds the highest PSN placed with the packet (`top`);
+//!   `exec` whether it is at least gap = min(MP_NAK_GAP, window / 2)
+//!   beyond the point, `top - gap`, the last PSN that can be lost, and
+//!   whether `top` is a gap beyond the last NAK's top (`top >= span +
+//!   2 gap`: the NAK or a resend was lost, another NAK may go);
 //! - `fetch`: the new point (point + the move, 24-bit), the bitmap seen from
-//!   it, a NAK when the point did not move, the packet is at least
-//!   min(MP_NAK_GAP, window / 2) beyond it and no NAK named it yet, and the
-//!   deferred completion due when the new point has passed its PSN.
+//!   it, a selective NAK when the point did not move, `top` is at least gap
+//!   beyond it and no NAK's recovery span stands (`nak_sent`) or the
+//!   last NAK's top is a gap behind; with it the
+//!   other lost PSNs (bit k: point + 1 + k, not placed, at most `top - gap`)
+//!   and the new span (`top - gap + 1`), else the span left after the move
+//!   (zero once passed); whether the move passed the span (`recovered`);
+//!   and the deferred completion due when the new point has passed its PSN.
 //!
 //! The packet's fields are held for a few cycles, as the responder holds
 //! them from ST_CHECK to ST_RQ_FETCH, and changed at random; the stages
@@ -34,6 +43,12 @@ pub struct MpwReport {
     pub dup: usize,
     pub beyond: usize,
     pub nak: usize,
+    /// NAKs that named other lost PSNs too
+    pub nak_more: usize,
+    /// fetches that moved the point but not past the span
+    pub in_span: usize,
+    /// NAKs sent again within a span (the last one's top a gap behind)
+    pub renak: usize,
     pub due: usize,
     /// fetches that moved the point by more than one
     pub far: usize,
@@ -51,6 +66,7 @@ struct Packet {
     nak_sent: bool,
     pend_v: bool,
     pend_psn: u32,
+    span: u32,
 }
 
 /// The window's registers.
@@ -63,12 +79,25 @@ struct State {
     bmp_next: u128,
     nak: bool,
     due: bool,
+    span: u32,
+    top: u32,
+    top_ge_gap: bool,
+    cut: u32,
+    renak: bool,
+    lost: u128,
+    span_next: u32,
+    recovered: bool,
 }
 
 fn new_packet(rng: &mut ChaCha8Rng, w: u32) -> Packet {
-    let run = rng.gen_range(0..=w);
+    // (a hole at the point, a quarter of the time: the NAK's case)
+    let run = if rng.gen_bool(0.25) {
+        0
+    } else {
+        rng.gen_range(0..=w)
+    };
     let mut bmp = mask(u128::MAX, run);
-    for _ in 0..rng.gen_range(0..4) {
+    for _ in 0..rng.gen_range(0..6) {
         bmp |= 1u128 << rng.gen_range(0..w);
     }
     let diff = match rng.gen_range(0..6) {
@@ -97,6 +126,7 @@ fn new_packet(rng: &mut ChaCha8Rng, w: u32) -> Packet {
         nak_sent: rng.gen_bool(0.3),
         pend_v: rng.gen_bool(0.6),
         pend_psn,
+        span: rng.gen_range(0..=w),
     }
 }
 
@@ -134,6 +164,7 @@ pub fn run(c: &MpwCfg) -> Result<MpwReport, Fail> {
         i.s_data[4] = p.diff;
         i.s_data[5] = p.point;
         i.s_data[6] = p.pend_psn;
+        i.s_data[7] = p.span;
         let o = m.step(&i);
         let at = || format!("{} seed {} cycle {cycle}", c.model, c.seed);
         if o.sim_flags != 0 {
@@ -176,21 +207,44 @@ pub fn run(c: &MpwCfg) -> Result<MpwReport, Fail> {
                 s.due
             );
         }
+        let lost = mask(from_words(&o.m_data[6..10]), w - 1);
+        if lost != s.lost || o.m_data[10] != s.span_next || got(4) != s.recovered {
+            fail!(
+                "{}: lost {lost:#x} span {} recovered {}, want {:#x} {} {}",
+                at(),
+                o.m_data[10],
+                got(4),
+                s.lost,
+                s.span_next,
+                s.recovered
+            );
+        }
         r.dup += usize::from(dup);
         r.beyond += usize::from(beyond);
 
         // the edge, every stage from the registers before it
         let old = s;
+        let gap = gap_param.min(win / 2);
         if load {
             s.bmp = p.load_bmp;
+            s.span = p.span;
         }
         if check {
             s.bmp_new = old.bmp | 1u128 << (p.diff & (w - 1));
+            let off = p.diff & (w - 1);
+            s.top = if old.bmp == 0 {
+                off
+            } else {
+                (127 - old.bmp.leading_zeros()).max(off)
+            };
         }
         if exec {
             let free = mask(!old.bmp_new, w);
             s.adv = if free == 0 { w } else { free.trailing_zeros() };
             r.whole += usize::from(free == 0);
+            s.top_ge_gap = old.top >= gap;
+            s.cut = old.top.wrapping_sub(gap) & (w - 1);
+            s.renak = old.top >= old.span + 2 * gap;
         }
         if fetch {
             s.point_new = (p.point + old.adv) & PSN_MASK;
@@ -199,8 +253,19 @@ pub fn run(c: &MpwCfg) -> Result<MpwReport, Fail> {
             } else {
                 old.bmp_new >> old.adv
             };
-            let gap = gap_param.min(win / 2);
-            s.nak = old.adv == 0 && p.diff >= gap && !p.nak_sent;
+            s.nak = old.adv == 0 && old.top_ge_gap && (!p.nak_sent || old.renak);
+            r.renak += usize::from(s.nak && p.nak_sent);
+            s.lost = (0..w - 1)
+                .filter(|&k| old.bmp_new >> (k + 1) & 1 == 0 && k < old.cut)
+                .fold(0u128, |a, k| a | 1u128 << k);
+            s.span_next = if s.nak {
+                old.cut + 1
+            } else {
+                old.span.saturating_sub(old.adv)
+            };
+            s.recovered = old.adv >= old.span;
+            r.nak_more += usize::from(s.nak && s.lost != 0);
+            r.in_span += usize::from(old.adv != 0 && old.adv < old.span);
             s.due = p.pend_v && psn_sub(p.pend_psn, p.point) < old.adv;
             r.nak += usize::from(s.nak);
             r.due += usize::from(s.due);

@@ -20,7 +20,7 @@ pub use _root::components::blk_version_r_ver_10000 as blk_version;
 pub use _root::components::ro_word_r_desc_07acaaee as rx_drop_qp;
 pub use _root::components::ro_word_r_desc_15de991c as rx_drop_guard;
 pub use _root::components::ro_word_r_desc_17d7fd68 as rx_drop_nobuf;
-pub use _root::components::ro_word_r_desc_2435a77e as rx_drop_transport;
+pub use _root::components::ro_word_r_desc_19bb3e40 as rx_drop_transport;
 pub use _root::components::ro_word_r_desc_4c4401fa as tx_retransmits;
 pub use _root::components::ro_word_r_desc_6e708bbe as rx_nak_seq;
 pub use _root::components::ro_word_r_desc_786cba57 as ring_busy_cycles;
@@ -352,12 +352,12 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> PortBlock<'io, IO> {
 
     /// rx_drop_transport
     ///
-    /// Packets dropped by the transport because their opcode belongs to the other transport: an mp opcode (0xC0-0xC3) for an rc QP, or an RC opcode for an mp QP. Nothing of such a packet is placed, completed or acknowledged.
+    /// Packets dropped by the transport because their opcode belongs to the other transport: an mp opcode (0xC0-0xC4) for an rc QP, or an RC opcode for an mp QP. Nothing of such a packet is placed, completed or acknowledged.
     #[inline(always)]
     #[must_use]
     pub const fn rx_drop_transport(
         &self,
-    ) -> peakrdl_rust::reg::Reg<'io, rx_drop_transport::RoWordR_desc_2435a77e, IO> {
+    ) -> peakrdl_rust::reg::Reg<'io, rx_drop_transport::RoWordR_desc_19bb3e40, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x58).cast(), self.io)
         }

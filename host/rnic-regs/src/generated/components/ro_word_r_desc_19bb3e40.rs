@@ -6,21 +6,21 @@ use super::_root; // alias to root module of generated code
 
 /// rx_drop_transport
 ///
-/// Packets dropped by the transport because their opcode belongs to the other transport: an mp opcode (0xC0-0xC3) for an rc QP, or an RC opcode for an mp QP. Nothing of such a packet is placed, completed or acknowledged.
+/// Packets dropped by the transport because their opcode belongs to the other transport: an mp opcode (0xC0-0xC4) for an rc QP, or an RC opcode for an mp QP. Nothing of such a packet is placed, completed or acknowledged.
 #[repr(transparent)]
 #[derive(Copy, Clone, Eq, PartialEq)]
-pub struct RoWordR_desc_2435a77e(u32);
+pub struct RoWordR_desc_19bb3e40(u32);
 
-unsafe impl Send for RoWordR_desc_2435a77e {}
-unsafe impl Sync for RoWordR_desc_2435a77e {}
+unsafe impl Send for RoWordR_desc_19bb3e40 {}
+unsafe impl Sync for RoWordR_desc_19bb3e40 {}
 
-impl core::default::Default for RoWordR_desc_2435a77e {
+impl core::default::Default for RoWordR_desc_19bb3e40 {
     fn default() -> Self {
         Self(0x0)
     }
 }
 
-impl peakrdl_rust::reg::Register for RoWordR_desc_2435a77e {
+impl peakrdl_rust::reg::Register for RoWordR_desc_19bb3e40 {
     type Regwidth = u32;
     type Accesswidth = u32;
     type Access = peakrdl_rust::access::R;
@@ -36,7 +36,7 @@ impl peakrdl_rust::reg::Register for RoWordR_desc_2435a77e {
     }
 }
 
-impl RoWordR_desc_2435a77e {
+impl RoWordR_desc_19bb3e40 {
     pub const VALUE_OFFSET: usize = 0;
     pub const VALUE_WIDTH: usize = 32;
     pub const VALUE_MASK: u32 = 0xFFFF_FFFF;
@@ -51,9 +51,9 @@ impl RoWordR_desc_2435a77e {
     }
 }
 
-impl core::fmt::Debug for RoWordR_desc_2435a77e {
+impl core::fmt::Debug for RoWordR_desc_19bb3e40 {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("RoWordR_desc_2435a77e")
+        f.debug_struct("RoWordR_desc_19bb3e40")
             .field("value", &self.value())
             .finish()
     }
@@ -65,7 +65,7 @@ mod tests {
 
     #[test]
     fn test_default() {
-        let reg = RoWordR_desc_2435a77e::default();
+        let reg = RoWordR_desc_19bb3e40::default();
         assert_eq!(reg.value(), 0);
     }
 }
