@@ -784,7 +784,9 @@ fn several_early_write_with_imms_complete_in_psn_order() {
 }
 
 /// A forged 64-byte MP WRITE LAST from NIC a, `k` PSNs beyond `b`'s point
-/// `point`, at offset 64 k of `b`'s region, filled with k.
+/// `point`, at offset 64 k of `b`'s region, filled with k; 30 cycles
+/// (packets follow each other closely: the responder's ACK timer, which
+/// NAKs a hole that stands, needs 1,024 cycles or more).
 fn placed_at(p: &Pair, b: &End, point: u32, k: u32) {
     forged_write(
         p,
@@ -794,7 +796,7 @@ fn placed_at(p: &Pair, b: &End, point: u32, k: u32) {
         k as u8,
         false,
     );
-    idle_b(p, 150);
+    p.world.run(30);
 }
 
 /// The selective NAKs NIC b sent since the window was cleared: the PSNs
@@ -831,11 +833,13 @@ fn a_selective_nak_names_every_lost_psn_once() {
         for k in (1..16).filter(|k| *k != 3 && *k != 10) {
             placed_at(&p, &b, point, k);
         }
+        p.world.run(300);
         assert!(
             selective_naks(&p).is_empty(),
             "DATA_W {w}: a NAK before any packet is 16 beyond a hole"
         );
         placed_at(&p, &b, point, 26);
+        p.world.run(300);
         assert_eq!(
             selective_naks(&p),
             vec![vec![at(0), at(3), at(10)]],
@@ -846,6 +850,7 @@ fn a_selective_nak_names_every_lost_psn_once() {
         for k in [27, 0, 3] {
             placed_at(&p, &b, point, k);
         }
+        p.world.run(300);
         assert!(
             selective_naks(&p).is_empty(),
             "DATA_W {w}: a NAK inside the first one's span"
@@ -854,9 +859,11 @@ fn a_selective_nak_names_every_lost_psn_once() {
         // the last named hole filled: the point jumps to +16, the span is
         // passed; a packet 24 beyond it makes +16..+24 lost, and +25 is not
         placed_at(&p, &b, point, 10);
+        p.world.run(300);
         assert_eq!(b.qp.status().unwrap().rq_psn_now, at(16));
         assert!(selective_naks(&p).is_empty(), "DATA_W {w}: {point}");
         placed_at(&p, &b, point, 40);
+        p.world.run(300);
         assert_eq!(
             selective_naks(&p),
             vec![(16..=24).map(at).collect::<Vec<_>>()],
@@ -871,6 +878,41 @@ fn a_selective_nak_names_every_lost_psn_once() {
             }
         }
     }
+}
+
+/// A hole that stands while no packet arrives a gap beyond it (a tail
+/// loss; small messages) is NAKed by the responder's ACK timer: once the
+/// QP's packets stop with its point a hole, one selective NAK names every
+/// hole below the highest PSN placed, whatever the gap, and no other
+/// follows while nothing arrives.
+#[test]
+fn a_hole_that_stands_is_naked_by_the_ack_timer() {
+    let p = pair(64, 73, "ideal");
+    let (_a, b) = connect(&p, &mp_opts());
+    let point = b.qp.status().unwrap().rq_psn_now;
+    let at = |k: u32| (point + k) & 0xff_ffff;
+    p.world.set_window(4096);
+    for k in [1, 2, 5, 7] {
+        placed_at(&p, &b, point, k);
+    }
+    p.world.run(100);
+    assert!(selective_naks(&p).is_empty(), "a NAK before the timer");
+    p.world.run(3000);
+    assert_eq!(
+        selective_naks(&p),
+        vec![vec![at(0), at(3), at(4), at(6)]],
+        "the timer's NAK"
+    );
+    p.world.run(6000);
+    assert_eq!(selective_naks(&p).len(), 1, "a second NAK with nothing new");
+    // the holes filled: the point passes them, no further NAK
+    p.world.clear_window();
+    for k in [0, 3, 4, 6] {
+        placed_at(&p, &b, point, k);
+    }
+    p.world.run(4000);
+    assert_eq!(b.qp.status().unwrap().rq_psn_now, at(8));
+    assert!(selective_naks(&p).is_empty());
 }
 
 /// The requester resends exactly the PSNs a selective NAK names, each

@@ -253,6 +253,13 @@ always @* begin
                     // the suspect one
                     req_suspv = 1'b1;
                     req_susp = c_psn_reg[5:0] + rot;
+                    if (c_psn_reg == c_una_reg) begin
+                        // the same PSN lost again (its resend too): the
+                        // map rotates, as after a timeout, so that the next
+                        // resend does not take a path that drops it again
+                        // (a flapping path, say) until the retries run out
+                        req_rot = rot + 6'd1;
+                    end
                 end
             end
         end

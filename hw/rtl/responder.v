@@ -415,7 +415,9 @@ localparam [4:0]
     ST_MR = 5'd15,        // the MR lookup of the RETH, registered
     ST_RQ_MR = 5'd16,     // the MR lookup of the receive buffer, registered
     ST_GUARD = 5'd17,     // the write guard's answer, registered
-    ST_MP_NEXT = 5'd18;   // after a deferred completion: is the QP's next one due?
+    ST_MP_NEXT = 5'd18,   // after a deferred completion: is the QP's next one due?
+    ST_TNAK_TOP = 5'd19,  // mp: the ACK timer found the point a hole: the highest PSN placed
+    ST_TNAK = 5'd20;      // ... and NAKs every hole below it
 
 reg [4:0] state_reg = ST_IDLE;
 
@@ -554,6 +556,38 @@ reg [15:0] ack_sport_reg = 16'd0;
 reg [23:0] ack_dqp_reg = 24'd0;
 reg ack_mp_reg = 1'b0;
 reg [MP_W-2:0] ack_lost_reg = {(MP_W-1){1'b0}};
+// mp: the ACK timer's NAK (ST_TACK -> ST_TNAK_TOP -> ST_TNAK). The timer
+// fires an ACK timer after a packet that got no ACK; if the QP's point is
+// then a hole with packets placed above it, the QP's traffic has stalled
+// with the hole open (no packet arrives a gap beyond it: a tail loss, or
+// small messages), so every hole below the highest PSN placed is lost:
+// one selective NAK names them all, instead of the requester's timeout
+// and its go-back-N
+reg [MP_W-1:0] tnak_bmp_reg = {MP_W{1'b0}};
+reg [MP_LOG-1:0] tnak_top_reg = {MP_LOG{1'b0}};
+wire [MP_W-1:0] tnak_rev;
+genvar tb;
+generate
+    for (tb = 0; tb < MP_W; tb = tb + 1) begin : g_tnak_rev
+        assign tnak_rev[tb] = tnak_bmp_reg[MP_W-1-tb];
+    end
+endgenerate
+/* verilator lint_off UNUSEDSIGNAL */
+wire tnak_any;                    // (the bitmap is not empty in ST_TNAK_TOP)
+/* verilator lint_on UNUSEDSIGNAL */
+wire [MP_LOG-1:0] tnak_top_rev;
+priority_encoder #(.WIDTH(MP_W), .OUT_W(MP_LOG)) tnak_top_enc (
+    .in(tnak_rev),
+    .valid(tnak_any),
+    .index(tnak_top_rev)
+);
+reg [MP_W-2:0] tnak_lost;
+integer tk;
+always @* begin
+    for (tk = 0; tk < MP_W - 1; tk = tk + 1) begin
+        tnak_lost[tk] = !tnak_bmp_reg[tk+1] && tk + 1 < tnak_top_reg;
+    end
+end
 
 wire ack_slot_free = !ack_valid_reg || m_ack_ready || (ack_qpn_reg == qpn && ack_syn_reg == ACK_SYNDROME);
 
@@ -681,6 +715,11 @@ wire fin_mp_go = !(ack_req_reg || mp_adv > 1 || mp_nak) || ack_slot_free;
 wire fin_rc_go = !ack_req_reg || ack_slot_free;
 wire rec_wr = state_reg == ST_FINISH && !qp_stale && !fin_wait
     && (mp_pend_pass_reg || (ctx_mp ? fin_mp_go : fin_rc_go));
+// ... and in ST_TNAK, which writes the recovery span of its NAK alone
+wire tnak_wr = state_reg == ST_TNAK && !qp_stale && ack_slot_free;
+wire rec_we = rec_wr || tnak_wr;
+// mp: the new point is a hole with packets placed above it
+wire mp_hole_open = bmp_next != {MP_W{1'b0}};
 assign eps_fsm_we = rec_wr && !mp_pend_pass_reg;
 // the deferred completions: ST_FINISH parks one for a WRITE_WITH_IMM above
 // the point and frees it once that completion is written; a load frees
@@ -806,10 +845,13 @@ reg [RSP_VIEW_BITS-1:0] rec_in;     // (the fields of a knob that is off are not
 /* verilator lint_on UNUSEDSIGNAL */
 always @* begin
     rec_in = rec_rd;
-    if (SEND_EN != 0) begin
+    if (SEND_EN != 0 && state_reg != ST_TNAK) begin
         rec_in[RSP_WRID_LSB +: RSP_WRID_W] = wrid_reg;
     end
-    if (mp_pend_pass_reg) begin
+    if (state_reg == ST_TNAK) begin
+        // the timer's NAK: its span, up to the highest PSN placed
+        rec_in[RSP_SPAN_LSB +: RSP_SPAN_W] = {1'b0, tnak_top_reg};
+    end else if (mp_pend_pass_reg) begin
         rec_in[RSP_MSN_LSB +: RSP_MSN_W] = msn_p1_reg;
     end else if (ctx_mp) begin
         rec_in[RSP_BMP_LSB +: RSP_BMP_W] = bmp_next;
@@ -830,7 +872,7 @@ ram_sdp #(
     .DEPTH(NUM_QP)
 ) rec_inst (
     .clk(clk),
-    .wr_en(rec_wr),
+    .wr_en(rec_we),
     .wr_addr(qpn),
     .wr_data(rec_in[RSP_W-1:0]),
     .rd_addr(ctx_qpn),
@@ -1009,6 +1051,23 @@ always @(posedge clk) begin
                 state_reg <= ST_MP_PEND;
             end
         end
+        ST_TNAK_TOP: begin
+            tnak_top_reg <= ~tnak_top_rev;          // MP_W - 1 - index
+            state_reg <= ST_TNAK;
+        end
+        ST_TNAK: begin
+            // (the record's span: tnak_wr)
+            if (qp_stale) begin
+                state_reg <= ST_IDLE;
+            end else if (ack_slot_free) begin
+                queue_ack(epsn_q, NAK_PSN, rd_msn);
+                ack_lost_reg <= tnak_lost;
+                stat_nak_reg <= 1'b1;
+                nak_sent_pw_reg <= 1'b1; nak_sent_pv_reg <= 1'b1;
+                ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b0;
+                state_reg <= ST_IDLE;
+            end
+        end
         ST_LOAD: begin
             epsn_reg <= epsn_q;
             psn_diff_reg <= psn_reg - epsn_q;
@@ -1016,9 +1075,13 @@ always @(posedge clk) begin
         end
         ST_TACK: begin
             // the ACK timer: acknowledge what arrived without an AckReq
+            // (mp, with the point a hole: NAK the holes, ST_TNAK)
+            tnak_bmp_reg <= rd_bmp;
             if (!qp_ok) begin
                 ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b0;
                 state_reg <= ST_IDLE;
+            end else if (ctx_mp && rd_bmp != {MP_W{1'b0}}) begin
+                state_reg <= ST_TNAK_TOP;
             end else if (ack_slot_free) begin
                 queue_ack(epsn_q - 24'd1, ACK_SYNDROME, rd_msn);
                 ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b0;
@@ -1316,9 +1379,18 @@ always @(posedge clk) begin
                         stat_nak_reg <= 1'b1;
                         ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b0;
                     end else if (ack_req_reg || mp_adv > 1) begin
-                        // AckReq, or the point jumped over a filled hole
+                        // AckReq, or the point jumped over a filled hole;
+                        // with a hole left at the new point the ACK timer
+                        // keeps running (its NAK: ST_TNAK), from the first
+                        // packet that found the hole
                         queue_ack(mp_point_new - 24'd1, ACK_SYNDROME, msn_reg);
-                        ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b0;
+                        if (!mp_hole_open) begin
+                            ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b0;
+                        end else if (!ack_owed_eff[qpn] || mp_adv != 0) begin
+                            ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b1;
+                            ack_age1_pw_reg <= 1'b1; ack_age1_pv_reg <= 1'b0;
+                            ack_age2_pw_reg <= 1'b1; ack_age2_pv_reg <= 1'b0;
+                        end
                     end else if (!ack_owed_eff[qpn]) begin
                         ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b1;
                         ack_age1_pw_reg <= 1'b1; ack_age1_pv_reg <= 1'b0;
@@ -1433,7 +1505,7 @@ initial begin
     end
 end
 always @(posedge clk) begin
-    if (rec_wr) f_rec[qpn] <= {rec_in[RSP_MSN_LSB +: RSP_MSN_W], rec_in[RSP_BMP_LSB +: RSP_BMP_W]};
+    if (rec_we) f_rec[qpn] <= {rec_in[RSP_MSN_LSB +: RSP_MSN_W], rec_in[RSP_BMP_LSB +: RSP_BMP_W]};
     if (load_any) f_rec[load_qpn] <= {F_W{1'b0}};
 end
 wire [F_W-1:0] f_rec_now = f_rec[qpn];

@@ -442,6 +442,12 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "    ;",
     ),
     (
+        "cmp_same_psn_keeps_paths",
+        "completer.v",
+        "                        req_rot = rot + 6'd1;\n                    end\n                end",
+        "                        req_rot = rot;\n                    end\n                end",
+    ),
+    (
         "cmp_lost_of_next_ack",
         "completer.v",
         "                c_lost_reg <= ackl[ackq_rd_reg[1:0]];",

@@ -98,6 +98,32 @@ pub struct PathConfig {
     pub reorder_delay: u64,
     /// Delivered with `tuser` = 1 (bad frame, e.g. FCS error).
     pub bad_frame_rate: f64,
+    /// The path goes down and comes back periodically (a flapping link):
+    /// every frame sent while it is down is dropped.
+    pub flap: Option<Flap>,
+}
+
+/// A flapping path: up for `up` cycles from cycle 0, then down (dropping
+/// every frame) for `down` cycles, and so on. Deterministic: the same
+/// cycles are down in every run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flap {
+    pub up: u64,
+    pub down: u64,
+}
+
+impl Flap {
+    /// The path of `spray-K-flap` profiles: 50,000 cycles (200 us at 250
+    /// MHz) up, then as long down.
+    pub const SPRAY: Flap = Flap {
+        up: 50_000,
+        down: 50_000,
+    };
+
+    /// Whether the path is down at cycle `t`.
+    pub fn is_down(&self, t: u64) -> bool {
+        t % (self.up + self.down) >= self.up
+    }
 }
 
 impl Default for PathConfig {
@@ -112,6 +138,7 @@ impl Default for PathConfig {
             reorder_rate: 0.0,
             reorder_delay: 1000,
             bad_frame_rate: 0.0,
+            flap: None,
         }
     }
 }
@@ -154,14 +181,16 @@ impl FabricConfig {
     /// (K paths, 1..=256), optionally `spray-K-lossy` (1 % loss on every
     /// path), `spray-K-hostile` (the faults of `hostile` on every path) or
     /// `spray-K-dead` (the slowest path drops everything) or `spray-K-lossP`
-    /// (loss rate P on every path, e.g. `spray-8-loss0.02`).
+    /// (loss rate P on every path, e.g. `spray-8-loss0.02`); `-flap` after
+    /// any of these but `dead` (or `spray-K-flap`) makes the slowest path
+    /// flap ([`Flap::SPRAY`]: down half of the time, 50,000 cycles at a time).
     /// See the crate README for the parameters.
     pub fn profile(name: &str) -> Result<Self, SimError> {
         let unknown = || {
             SimError::UnknownProfile {
             name: name.to_string(),
             valid: format!(
-                "{} (spray-K with K = 1..={MAX_PATHS}, e.g. spray-8, and spray-K-lossy, spray-K-hostile, spray-K-dead, spray-K-lossP)",
+                "{} (spray-K with K = 1..={MAX_PATHS}, e.g. spray-8, and spray-K-lossy, spray-K-hostile, spray-K-dead, spray-K-lossP, each but dead optionally with -flap, e.g. spray-8-loss0.05-flap, and spray-K-flap)",
                 PROFILE_NAMES.join(", ")
             ),
         }
@@ -214,6 +243,15 @@ impl FabricConfig {
                     Some((k, f)) => (k, Some(f)),
                     None => (rest, None),
                 };
+                // a flapping slowest path: `-flap` at the end
+                let (faults, flap) = match faults {
+                    Some("flap") => (None, true),
+                    Some(f) => match f.strip_suffix("-flap") {
+                        Some(g) if g != "dead" => (Some(g), true),
+                        _ => (Some(f), false),
+                    },
+                    None => (None, false),
+                };
                 let dead = faults == Some("dead");
                 let faults = match faults {
                     None | Some("dead") => p.clone(),
@@ -232,7 +270,7 @@ impl FabricConfig {
                     },
                 };
                 let k: usize = Some(k)
-                    .filter(|_| !dead || k != "1")
+                    .filter(|_| !(dead || flap) || k != "1")
                     .and_then(|k| k.parse().ok())
                     .filter(|k| (1..=MAX_PATHS).contains(k))
                     .ok_or_else(unknown)?;
@@ -252,6 +290,7 @@ impl FabricConfig {
                             } else {
                                 faults.drop_rate
                             },
+                            flap: (flap && i == k - 1).then_some(Flap::SPRAY),
                             ..faults.clone()
                         })
                         .collect(),
@@ -286,6 +325,9 @@ impl FabricConfig {
                 if !(b.is_finite() && b > 0.0) {
                     return bad(format!("path {i}: bandwidth {b} is not positive"));
                 }
+            }
+            if p.flap.is_some_and(|f| f.up == 0 || f.down == 0) {
+                return bad(format!("path {i}: a flap needs up and down periods"));
             }
             if p.reorder_rate > 0.0 && p.reorder_delay == 0 {
                 return bad(format!(
@@ -743,7 +785,8 @@ impl Fabric {
             (st.busy_until.ceil() as u64).max(now + 1)
         };
         let done = serialize(&mut self.state[si]);
-        if Self::chance(&mut self.rng, drop_r) {
+        let down = self.cfg.paths[path].flap.is_some_and(|f| f.is_down(now));
+        if down || Self::chance(&mut self.rng, drop_r) {
             self.paths[path].dropped += 1;
             report.copies.push(CopyFate {
                 dst,

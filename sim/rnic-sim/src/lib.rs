@@ -34,7 +34,7 @@ pub mod world;
 
 pub use device::{SimConfig, SimDevice};
 pub use fabric::{
-    CopyFate, Delivery, Fabric, FabricConfig, FabricStats, PathConfig, PathHash, PathStats,
+    CopyFate, Delivery, Fabric, FabricConfig, FabricStats, Flap, PathConfig, PathHash, PathStats,
     Routing, SendReport, PROFILE_NAMES,
 };
 pub use host_memory::{Access, DmaMemory, Iommu, MapError, Mapping};

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use rnic_sim::frame::{self, UdpFlow};
-use rnic_sim::{Delivery, Fabric, FabricConfig, PathConfig, PathHash, Routing, SimError};
+use rnic_sim::{Delivery, Fabric, FabricConfig, Flap, PathConfig, PathHash, Routing, SimError};
 
 fn udp(sport: u16, len: usize, id: u32) -> Vec<u8> {
     let mut payload = vec![0u8; len.saturating_sub(42).max(4)];
@@ -394,4 +394,47 @@ fn profile_errors_and_validation() {
     let d: Vec<u64> = r.paths.iter().map(|p| p.delay).collect();
     assert!(d.len() >= 2 && d.windows(2).all(|w| w[0] < w[1]));
     assert!(r.paths.iter().all(|p| p.reorder_rate == 0.05));
+}
+
+/// `-flap`: the slowest path of a sprayed fabric goes down and comes back
+/// on a fixed schedule (every frame sent on it while down is dropped, none
+/// while up), the other paths keep their faults; `dead`, one path and a
+/// zero period are refused.
+#[test]
+fn a_flapping_path_drops_exactly_while_down() {
+    let cfg = FabricConfig::profile("spray-8-loss0.05-flap").unwrap();
+    assert_eq!(cfg.paths.len(), 8);
+    for (i, p) in cfg.paths.iter().enumerate() {
+        assert_eq!(p.drop_rate, 0.05);
+        assert_eq!(p.flap, (i == 7).then_some(Flap::SPRAY), "path {i}");
+    }
+    let cfg = FabricConfig::profile("spray-4-flap").unwrap();
+    assert!(cfg.paths.iter().all(|p| p.drop_rate == 0.0));
+    let mut f = fabric(&cfg, 5);
+    let slow = (0..=u16::MAX)
+        .find(|&s| f.path_of(&udp(s, 64, 0)) == 3)
+        .unwrap();
+    let fast = (0..=u16::MAX)
+        .find(|&s| f.path_of(&udp(s, 64, 0)) == 0)
+        .unwrap();
+    let period = Flap::SPRAY.up + Flap::SPRAY.down;
+    for t in (0..3 * period).step_by(997) {
+        let down = Flap::SPRAY.is_down(t);
+        assert_eq!(down, t % period >= 50_000);
+        let r = f.send(t, 0, udp(slow, 64, 1));
+        assert_eq!(r.copies[0].dropped, down, "slow path at cycle {t}");
+        let r = f.send(t, 0, udp(fast, 64, 2));
+        assert!(!r.copies[0].dropped, "fast path at cycle {t}");
+    }
+    for bad in [
+        "spray-1-flap",
+        "spray-8-dead-flap",
+        "spray-8-flapp",
+        "spray-8-loss2-flap",
+    ] {
+        assert!(FabricConfig::profile(bad).is_err(), "{bad}");
+    }
+    let mut c = FabricConfig::profile("spray-2-flap").unwrap();
+    c.paths[1].flap = Some(Flap { up: 10, down: 0 });
+    assert!(c.validate().is_err());
 }

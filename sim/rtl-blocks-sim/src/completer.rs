@@ -14,8 +14,8 @@
 //!   restores both retry counters and stamps the timer;
 //! - a sequence NAK moves una to p and asks for a retransmission (on mp:
 //!   of that packet alone, then of the other lost PSNs its bitmap names,
-//!   which it writes to the QP's LOST record) unless one from p stands;
-//!   without progress it
+//!   which it writes to the QP's LOST record) unless one from p stands
+//!   (and, naming una again, rotates the paths); without progress it
 //!   spends retry_cnt, and the path of the lost packet becomes the suspect
 //!   one; an RNR NAK waits the RNR timer and spends rnr_retry (7:
 //!   unlimited); a timeout spends retry_cnt and rotates the paths;
@@ -263,6 +263,9 @@ impl Reference {
                             if !(qp.rtx_req && una0 == p) {
                                 qp.suspv = true;
                                 qp.susp = (p + qp.rot) & 63;
+                                if p == una0 {
+                                    qp.rot = (qp.rot + 1) & 63;
+                                }
                                 qp.rtx_req = true;
                                 qp.rtx_one = true;
                                 e.asks += 1;
