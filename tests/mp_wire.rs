@@ -21,12 +21,15 @@ use std::process::Command;
 use pcap_file::pcap::PcapReader;
 use rnic_driver::formats::MpOpcode;
 use rnic_torture::sim::{run_torture, Evidence, SimOpts};
-use rnic_wire::wireshark::{mp_expected, tshark_value, MP_DISSECTOR, MP_FIELDS};
+use rnic_wire::wireshark::{
+    mp_expected, mp_snaketh_expected, tshark_text, tshark_value, MP_DISSECTOR, MP_FIELDS,
+    MP_SNAKETH_FIELDS,
+};
 use rnic_wire::{decode, has_mpeth, is_mp, is_rc, opcode, opcode_name, RoceFrame};
 
-/// An mp torture run on `spray-8` with every frame captured; returns the
+/// An mp torture run on `fabric` with every frame captured; returns the
 /// frames.
-fn capture(data_w: u32, seed: u64, messages: u64, path: &Path) -> Vec<Vec<u8>> {
+fn capture(data_w: u32, seed: u64, messages: u64, fabric: &str, path: &Path) -> Vec<Vec<u8>> {
     let cfg = rnic_torture::Config {
         seed,
         messages,
@@ -38,7 +41,7 @@ fn capture(data_w: u32, seed: u64, messages: u64, path: &Path) -> Vec<Vec<u8>> {
     let o = SimOpts {
         data_w,
         seed,
-        fabric: "spray-8".into(),
+        fabric: fabric.into(),
         pcap_window: 1 << 20,
         ..Default::default()
     };
@@ -187,9 +190,11 @@ fn tshark_present() -> bool {
     false
 }
 
-/// The dissector's fields, and its payload last.
+/// The dissector's fields, the selective NAK's bitmap and lost PSNs, and
+/// its payload last.
 fn fields() -> Vec<&'static str> {
     let mut f = MP_FIELDS.to_vec();
+    f.extend(MP_SNAKETH_FIELDS);
     f.push("rnic_mp.payload");
     f
 }
@@ -201,7 +206,8 @@ fn compare(lines: &[Vec<String>], frames: &[RoceFrame], raw: &[Vec<u8>]) -> Resu
         return Err(format!("{} lines for {} frames", lines.len(), frames.len()));
     }
     for (i, ((v, f), bytes)) in lines.iter().zip(frames).zip(raw).enumerate() {
-        if v.len() != MP_FIELDS.len() + 1 {
+        let n = MP_FIELDS.len() + MP_SNAKETH_FIELDS.len();
+        if v.len() != n + 1 {
             return Err(format!("frame {i}: {} fields: {v:?}", v.len()));
         }
         let b = &f.bth;
@@ -217,7 +223,18 @@ fn compare(lines: &[Vec<String>], frames: &[RoceFrame], raw: &[Vec<u8>]) -> Resu
                 ));
             }
         }
-        let payload = v[MP_FIELDS.len()].replace(':', "");
+        for (j, w) in mp_snaketh_expected(f).into_iter().enumerate() {
+            let k = MP_FIELDS.len() + j;
+            if tshark_text(&v[k]) != w {
+                return Err(format!(
+                    "frame {i} ({}): {} is {:?}, rnic-wire says {w:?}",
+                    opcode_name(b.opcode),
+                    MP_SNAKETH_FIELDS[j],
+                    v[k]
+                ));
+            }
+        }
+        let payload = v[n].replace(':', "");
         let hex: String = f.payload.iter().map(|x| format!("{x:02x}")).collect();
         if payload != hex {
             return Err(format!("frame {i}: payload differs"));
@@ -233,7 +250,7 @@ fn compare(lines: &[Vec<String>], frames: &[RoceFrame], raw: &[Vec<u8>]) -> Resu
 fn an_mp_capture_has_no_rc_packet() {
     for (w, seed) in [(64u32, 3u64), (256, 4)] {
         let path = tmp(&format!("a-{w}.pcap"));
-        let frames = capture(w, seed, 40, &path);
+        let frames = capture(w, seed, 40, "spray-8", &path);
         let decoded = check_frames(&frames, 1024);
         if tshark_present() {
             let lines = tshark(
@@ -256,17 +273,27 @@ fn an_mp_capture_has_no_rc_packet() {
 }
 
 /// The dissector decodes every field of every frame of an mp capture as
-/// rnic-wire does, and its ICRC check finds every one good; the same
-/// dissector with the MPETH length read 4 bytes early, or the MCETH read
-/// at the ImmDt, is caught.
+/// rnic-wire does, and its ICRC check finds every one good; the capture
+/// is of a lossy fabric, so that the RTL's selective NAKs are in it, some
+/// naming more than one PSN; the same dissector with the MPETH length
+/// read 4 bytes early, the MCETH read at the ImmDt, or the SNAKETH read 4
+/// bytes early, is caught.
 #[test]
 fn the_wireshark_dissector_decodes_every_mp_field() {
     if !tshark_present() {
         return;
     }
     let path = tmp("dissector.pcap");
-    let raw = capture(64, 5, 40, &path);
+    let raw = capture(64, 5, 60, "spray-8-loss0.05", &path);
     let decoded = check_frames(&raw, 1024);
+    let naks: Vec<usize> = decoded
+        .iter()
+        .filter_map(|f| f.snaketh.map(|s| s.bitmap.count_ones() as usize + 1))
+        .collect();
+    assert!(
+        naks.len() > 5 && naks.iter().any(|&n| n > 1),
+        "selective NAKs in the capture (PSNs each names): {naks:?}"
+    );
     let lines = tshark(&path, Some(Path::new(MP_DISSECTOR)), &fields());
     compare(&lines, &decoded, &raw).unwrap();
 
@@ -279,6 +306,10 @@ fn the_wireshark_dissector_decodes_every_mp_field() {
         (
             "h:add(f.mceth_len, tvb(o, 4))",
             "h:add(f.mceth_len, tvb(o - 4, 4))",
+        ),
+        (
+            "h:add(f.snak_bitmap, tvb(o, 16))",
+            "h:add(f.snak_bitmap, tvb(o - 4, 16))",
         ),
     ] {
         assert_eq!(src.matches(from).count(), 1, "{from}");
