@@ -1020,3 +1020,73 @@ fn the_requester_resends_exactly_what_a_selective_nak_names() {
     let wcs = wait_wc(p.a.device(), &a.cq, 1, 400_000);
     assert_eq!(wcs.len(), 1);
 }
+
+/// Path health: 4 paths whose ports hash modulo 4, so that one path index
+/// of every QP lands on the same dead link (path 3), and 2 % loss on the
+/// others. Every QP takes its dead path out at its first loss there
+/// (`path_takeouts`; a live path that loses a packet goes out too, and a
+/// probe brings it back: `path_comebacks`). From then on a QP sends into
+/// the dead link only probes, the first an epoch (8,192 cycles) after the
+/// take-out and each next one after twice the wait, up to 8 epochs. So
+/// the frames sent into it stay within what each QP had on its way there
+/// when it went out (a quarter of 8 WRITEs of 16 packets) plus its probes;
+/// without path health a QP keeps a quarter of its packets on that link.
+#[test]
+fn a_dead_path_is_taken_out_and_only_probed() {
+    use rnic_sim::{FabricConfig, PathConfig, PathHash, WorldConfig};
+    let mut f = FabricConfig::with_paths(
+        "dead-3-of-4",
+        (0..4u64)
+            .map(|i| PathConfig {
+                delay: 100 + 100 * i,
+                drop_rate: if i == 3 { 1.0 } else { 0.02 },
+                ..PathConfig::default()
+            })
+            .collect(),
+    );
+    f.hash = PathHash::Modulo;
+    let p = pair_with(WorldConfig {
+        nics: 2,
+        data_w: 64,
+        seed: 5,
+        fabric: f,
+        ..WorldConfig::default()
+    });
+    let qps = 4u64;
+    let r = rnic_torture::perf::write_bw(
+        &p.a,
+        p.addrs[0],
+        &p.b,
+        p.addrs[1],
+        &rnic_torture::perf::BwOpts {
+            msg_size: 16384,
+            messages: 400,
+            qps: qps as u32,
+            window: 8,
+            mtu: Mtu::Mtu1024,
+            watchdog: 2_000_000,
+            spray_log: 2,
+            qp_type: QpType::Mp,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let c = p.a.query_port_counters().unwrap();
+    let paths = p.world.path_stats_from(0);
+    let dead = paths[3].sent;
+    let all: u64 = paths.iter().map(|s| s.sent).sum();
+    let epochs = r.cycles / 8192 + 1;
+    eprintln!(
+        "{} cycles, {all} frames, {dead} into the dead path, {} taken out, {} back; {c:?}",
+        r.cycles, c.path_takeouts, c.path_comebacks
+    );
+    assert!(
+        u64::from(c.path_takeouts) >= qps,
+        "not every QP took its dead path out: {c:?}"
+    );
+    let bound = qps * (32 + 4 + epochs / 8);
+    assert!(
+        dead <= bound,
+        "{dead} frames into the dead path (bound {bound}, of {all}; {epochs} epochs)"
+    );
+}

@@ -15,6 +15,12 @@
 //   C_TMO    retransmit timeout: request one from una
 //   C_ERR    the QP is in error: the first remaining WQE completes with
 //            the error, the rest are flushed
+// Path health (sprayed QPs; path_health.v keeps the rules): C_SEQ blames
+// the path of the PSN it names, C_TMO the path of una, each taken out
+// (up to half of the QP's paths) until a probe comes back; an ACK or NAK
+// that covers the NIC's timed packet (if it is this QP's) gives its path
+// an RTT sample, or brings it back if it was a probe; a NAK naming it, or
+// a timeout, fails it.
 // Retry counters: timeouts and sequence NAKs without progress spend
 // retry_cnt, RNR NAKs spend rnr_retry (7: unlimited); an ACK that moves una
 // restores both.
@@ -39,7 +45,10 @@ module completer #(
     parameter QN_W = 4,
     parameter CLK_MHZ = 250,                // for the RNR timer
     parameter TICK_LOG = 6,                 // the requester's timer tick: 2^TICK_LOG cycles
-    parameter LOST_W = 63                   // mp: a selective NAK's bitmap, as far as the window reaches
+    parameter LOST_W = 63,                  // mp: a selective NAK's bitmap, as far as the window reaches
+    parameter PH_EPOCH_LOG = 7,             // path health: an epoch is 2^PH_EPOCH_LOG ticks
+    parameter PH_THRESH = 1                 // ... and a path goes out at this many losses in one
+                                            // (1: at its first)
 ) (
     input  wire                 clk,
     input  wire                 rst,
@@ -72,8 +81,20 @@ module completer #(
     input  wire [2:0]           rleft,          // retries left
     input  wire [2:0]           nleft,          // RNR retries left
     input  wire [5:0]           rot,            // spraying: the path rotation
-    input  wire                 suspv,          // ... and the suspect path
-    input  wire [5:0]           susp,
+    input  wire [2:0]           spray_log,      // 2^spray_log paths
+    input  wire [7:0]           ph_down,        // path health (path_health.v)
+    input  wire [15:0]          ph_loss,
+    input  wire [1:0]           ph_lepo,
+    input  wire [3:0]           ph_hold,
+    input  wire [1:0]           ph_back,
+    input  wire [63:0]          ph_rtt,
+    input  wire [23:0]          ph_chg,         // the first PSN sent with today's avoid bits
+    // the NIC's timed packet (one at a time), if it is this QP's
+    input  wire                 timed_v,
+    input  wire [23:0]          timed_psn,
+    input  wire                 timed_probe,    // sent on a down path
+    input  wire [2:0]           timed_path,
+    input  wire [7:0]           timed_rtt,      // its age, as a round trip sample
     input  wire [2:0]           retry_init,     // retry_cnt
     input  wire [2:0]           rnr_init,       // rnr_retry
     input  wire                 rtx_req,        // a retransmission is requested
@@ -96,8 +117,14 @@ module completer #(
     output reg  [2:0]           req_rleft,
     output reg  [2:0]           req_nleft,
     output reg  [5:0]           req_rot,
-    output reg                  req_suspv,
-    output reg  [5:0]           req_susp,
+    output wire [7:0]           req_down,
+    output wire [15:0]          req_loss,
+    output wire [1:0]           req_lepo,
+    output wire [3:0]           req_hold,
+    output wire [1:0]           req_back,
+    output wire [63:0]          req_rtt,
+    output wire [23:0]          req_chg,
+    output wire                 timed_done,     // the timed packet's fate is known
     input  wire [23:0]          now,            // timer ticks
     output wire                 stamp_we,
     output wire [23:0]          stamp_wd,
@@ -119,15 +146,18 @@ module completer #(
     output wire                 stat_ack_drop,  // an ACK/NAK for PSNs never sent, ignored
     output wire                 stat_timeout,
     output wire                 stat_nak_seq,
-    output wire                 stat_rnr
+    output wire                 stat_rnr,
+    output wire                 stat_takeout,   // a path was taken out
+    output wire                 stat_comeback   // a probe brought one back
 );
 
 // the CQE format: hw/formats/rnic_formats.rdl
 `include "rnic_formats.vh"
 
 initial begin
-    if (QN_W < 1 || QN_W >= 16 || CLK_MHZ < 16 || CLK_MHZ > 1000) begin
-        $error("completer: QN_W must be 1..15 and CLK_MHZ 16..1000");
+    if (QN_W < 1 || QN_W >= 16 || CLK_MHZ < 16 || CLK_MHZ > 1000 || PH_EPOCH_LOG < 1
+            || PH_EPOCH_LOG > 19) begin
+        $error("completer: QN_W must be 1..15, CLK_MHZ 16..1000 and PH_EPOCH_LOG 1..19");
         $finish;
     end
 end
@@ -224,6 +254,77 @@ wire c_covered = (c_limit_reg + 24'd1 - entry_last_psn) < 24'h800000;
 wire c_covered = (c_limit_reg - entry_last_psn) < 24'h800000;   // entry's last PSN <= limit
 `endif
 
+// ---------------------------------------------------------------- path health
+// The path blamed for a loss is the one the executor's pick gave the
+// named packet (una on a timeout): PSN + rotation, passed on past the
+// paths out (path_pick.v). The pick is known only for packets sent since
+// the paths out or the rotation last changed (CHG: the PSN sent next
+// then, with a margin for the executor's pipeline): a loss of an earlier
+// packet is not counted, as its path is not known.
+wire [3:0] epoch = now[PH_EPOCH_LOG+3:PH_EPOCH_LOG];
+wire [23:0] blame_psn = c_state_reg == C_TMO ? una_now : c_psn_reg;
+wire blame_fresh = (blame_psn - ph_chg) < 24'h800000;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [5:0] blame_path;          // (health: mod 8)
+/* verilator lint_on UNUSEDSIGNAL */
+path_pick blame_pick_inst (
+    .base(blame_psn[5:0] + rot),
+    .spray_log(spray_log),
+    .avoid(ph_down),
+    .path(blame_path)
+);
+// a NAK that is news (not one for a PSN whose resend is already asked)
+wire c_seq_new = !(c_psn_reg == c_una_reg && rleft == 3'd0) && !(rtx_req && c_una_reg == c_psn_reg);
+wire c_tmo_takes = !(ring_empty_now || rtx_req) && rleft != 3'd0;
+// the timed packet: acknowledged by an ACK (una moves past it) or by a NAK
+// (every PSN before the named one arrived); named lost by a NAK
+wire [23:0] timed_off = timed_psn - c_una_reg;
+localparam [23:0] LOST_W24 = LOST_W[23:0];
+wire [23:0] timed_after = timed_psn - c_psn_reg - 24'd1;
+wire timed_named = timed_psn == c_psn_reg
+    || (timed_after < LOST_W24 && c_lost_reg[timed_after[$clog2(LOST_W+1)-1:0]]);
+wire timed_ok = timed_v && ((c_state_reg == C_EVAL && c_una_moves && timed_off < c_ack_off)
+    || ((c_state_reg == C_SEQ || c_state_reg == C_RNR) && timed_off < c_nak_off));
+wire timed_fail = timed_v && ((c_state_reg == C_SEQ && !(timed_off < c_nak_off) && timed_named)
+    || (c_state_reg == C_TMO && c_tmo_takes));
+assign timed_done = timed_ok || timed_fail;
+// a lost probe tells of its own path (timed_fail), not of the pick's
+wire blame_probe = timed_v && timed_probe && timed_psn == blame_psn;
+wire blame = ((c_state_reg == C_SEQ && c_seq_new) || (c_state_reg == C_TMO && c_tmo_takes))
+    && !blame_probe && blame_fresh;
+wire ph_takeout, ph_comeback;
+path_health #(.THRESH(PH_THRESH)) health_inst (
+    .down(ph_down),
+    .loss(ph_loss),
+    .lepo(ph_lepo),
+    .hold(ph_hold),
+    .back(ph_back),
+    .rtt(ph_rtt),
+    .spray_log(spray_log),
+    .epoch(epoch),
+    .blame(blame),
+    .blame_path(blame_path[2:0]),
+    .timed_ok(timed_ok),
+    .timed_fail(timed_fail),
+    .timed_probe(timed_probe),
+    .timed_path(timed_path),
+    .timed_rtt(timed_rtt),
+    .down_next(req_down),
+    .loss_next(req_loss),
+    .lepo_next(req_lepo),
+    .hold_next(req_hold),
+    .back_next(req_back),
+    .rtt_next(req_rtt),
+    .takeout(ph_takeout),
+    .comeback(ph_comeback)
+);
+// the avoid bits change: packets from a little beyond the next PSN on
+// take the new pick
+assign req_chg = (req_down != ph_down || req_rot != rot)
+    ? sent_now + 24'd2 : ph_chg;
+assign stat_takeout = ph_takeout && req_we;
+assign stat_comeback = ph_comeback && req_we;
+
 // the write-back of the QP's REQ fields (every cycle of the states that
 // may change them: the enable and the address do not wait for the checks)
 assign req_we = c_state_reg == C_EVAL || c_state_reg == C_SEQ || c_state_reg == C_RNR
@@ -233,8 +334,6 @@ always @* begin
     req_rleft = rleft;
     req_nleft = nleft;
     req_rot = rot;
-    req_suspv = suspv;
-    req_susp = susp;
     case (c_state_reg)
         C_EVAL: begin
             // an ACK that moves una: the retry counters are full again
@@ -249,10 +348,7 @@ always @* begin
             if (!(c_psn_reg == c_una_reg && rleft == 3'd0)) begin
                 req_rleft = c_psn_reg == c_una_reg ? rleft - 3'd1 : retry_init;
                 if (!(rtx_req && c_una_reg == c_psn_reg)) begin
-                    // the path the lost packet took, as mapped now, becomes
-                    // the suspect one
-                    req_suspv = 1'b1;
-                    req_susp = c_psn_reg[5:0] + rot;
+                    // (the path the lost packet took: path health, above)
                     if (c_psn_reg == c_una_reg) begin
                         // the same PSN lost again (its resend too): the
                         // map rotates, as after a timeout, so that the next
@@ -426,7 +522,7 @@ always @(posedge clk) begin
         end
         C_SEQ: begin
             // PSN sequence error: go back to the PSN the responder expects
-            // (una, the retry counter, the suspect path: req_*; the stamp;
+            // (una, the retry counter, path health: req_*; the stamp;
             // the request, unless one from this PSN stands: rtx_set)
             stat_nak_seq_reg <= 1'b1;
             if (c_psn_reg == c_una_reg && rleft == 3'd0) begin

@@ -84,6 +84,7 @@ module qp_context #(
     output wire [QN_W-1:0]  load_qpn,
     output wire [23:0]      load_psn,
     output wire [10:0]      load_retry,     // {rnr_retry, retry_cnt, timeout}, with load_rts
+    output wire [2:0]       load_spray,     // spray_log, with load_rts (path health)
     output wire             load_err,       // pulse: the host moved QP load_qpn to ERR
 
     // requester read port
@@ -190,6 +191,7 @@ reg load_rts_reg = 1'b0;
 reg load_reset_reg = 1'b0;
 reg load_err_reg = 1'b0;
 reg [10:0] load_retry_reg = 11'd0;
+reg [2:0] load_spray_reg = 3'd0;
 reg [QN_W-1:0] load_qpn_reg = {QN_W{1'b0}};
 reg [23:0] load_psn_reg = 24'd0;
 
@@ -274,6 +276,7 @@ assign load_reset = load_reset_reg;
 assign load_qpn = load_qpn_reg;
 assign load_psn = load_psn_reg;
 assign load_retry = load_retry_reg;
+assign load_spray = load_spray_reg;
 assign load_err = load_err_reg;
 
 // a load writes the whole record (a QP keeps its MAC entry unless the load
@@ -419,6 +422,7 @@ always @(posedge clk) begin
                 load_rts_reg <= 1'b1;
                 load_psn_reg <= reg_sq_psn;
                 load_retry_reg <= {reg_rnr_retry, reg_retry_cnt, reg_timeout};
+                load_spray_reg <= reg_spray_log;
             end
             if (reg_state == QPS_ERR && cur != QPS_ERR) begin
                 load_err_reg <= 1'b1;

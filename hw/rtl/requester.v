@@ -98,6 +98,7 @@ module requester #(
     input  wire [QN_W-1:0]        load_qpn,
     input  wire [23:0]            load_psn,
     input  wire [10:0]            load_retry,         // {rnr_retry, retry_cnt, timeout}, with load_rts
+    input  wire [2:0]             load_spray,         // spray_log, with load_rts
     input  wire                   flush_a,            // the QP went to ERR elsewhere:
     input  wire [QN_W-1:0]        flush_a_qpn,        // flush its outstanding WQEs
     input  wire                   flush_b,
@@ -189,6 +190,8 @@ module requester #(
     output wire                   stat_timeout,      // a retransmit timeout expired
     output wire                   stat_nak_seq,      // a PSN-sequence NAK received
     output wire                   stat_rnr,          // an RNR NAK received
+    output wire                   stat_path_out,     // path health took a path out
+    output wire                   stat_path_back,    // a probe brought a path back
     output wire                   stat_ring_busy     // every outstanding ring is in use
 );
 
@@ -357,15 +360,17 @@ reg [7:0] err_code_reg = 8'd0;
 localparam RQL_TMO_W = 5;
 localparam RQL_RETRY_W = 3;
 localparam RQL_RNR_W = 3;
+localparam RQL_SPRAY_W = 3;     // SPRAY: spray_log (the completer's path health)
 localparam RQL_TMO_LSB = 0;
 localparam RQL_RETRY_LSB = RQL_TMO_LSB + RQL_TMO_W;
 localparam RQL_RNR_LSB = RQL_RETRY_LSB + RQL_RETRY_W;
-localparam RQL_W = RQL_RNR_LSB + RQL_RNR_W;
+localparam RQL_SPRAY_LSB = RQL_RNR_LSB + RQL_RNR_W;
+localparam RQL_W = RQL_SPRAY_LSB + RQL_SPRAY_W;
 // REQ: what the ACK completer moves. Written by the completer (at
 // c_qpn); a load clears the QP's req_v_reg bit instead, and while it is
 // clear the record reads as loaded: una the loaded PSN (sq_psn, which only
 // a load and ST_RECORD move), the retry counters full, no rotation, no
-// suspect path. ST_RECORD, which moves sq_psn, writes the record as it
+// path out, CHG the loaded PSN. ST_RECORD, which moves sq_psn, writes the record as it
 // reads if the bit is clear (the completer's write goes first: ST_RECORD
 // then waits a cycle, unless the completer writes this very QP).
 // UNA: the oldest unacknowledged PSN; RLEFT: retries left (timeouts,
@@ -377,18 +382,30 @@ localparam REQ_NLEFT_W = 3;
 // timeout, so a resent packet does not take the path that just lost it
 // (a dead path costs throughput, never the packets: they move on) ...
 localparam REQ_ROT_W = 6;
-// ... and the path that last lost a packet (the one a selective NAK named)
-// is skipped (while SUSPV is set): its packets take the next path until
-// another loses one
-localparam REQ_SUSP_W = 6;
-localparam REQ_SUSPV_W = 1;
+// ... and path health (path_health.v): DOWN the paths taken out (their
+// packets take the next path), LOSS 2-bit loss counts per path in the
+// epoch LEPO, HOLD the epoch of the last take-out or failed probe and
+// BACK the probes failed since, RTT a smoothed round trip per path (in
+// 2^RTT_LOG cycles); eight paths
+localparam REQ_DOWN_W = 8;
+localparam REQ_LOSS_W = 16;
+localparam REQ_LEPO_W = 2;
+localparam REQ_HOLD_W = 4;
+localparam REQ_BACK_W = 2;
+localparam REQ_RTT_W = 64;
+localparam REQ_CHG_W = 24;      // CHG: the first PSN the last change of the avoid bits applies to
 localparam REQ_UNA_LSB = 0;
 localparam REQ_RLEFT_LSB = REQ_UNA_LSB + REQ_UNA_W;
 localparam REQ_NLEFT_LSB = REQ_RLEFT_LSB + REQ_RLEFT_W;
 localparam REQ_ROT_LSB = REQ_NLEFT_LSB + REQ_NLEFT_W;
-localparam REQ_SUSP_LSB = REQ_ROT_LSB + REQ_ROT_W;
-localparam REQ_SUSPV_LSB = REQ_SUSP_LSB + REQ_SUSP_W;
-localparam REQ_W = REQ_SUSPV_LSB + REQ_SUSPV_W;
+localparam REQ_DOWN_LSB = REQ_ROT_LSB + REQ_ROT_W;
+localparam REQ_LOSS_LSB = REQ_DOWN_LSB + REQ_DOWN_W;
+localparam REQ_LEPO_LSB = REQ_LOSS_LSB + REQ_LOSS_W;
+localparam REQ_HOLD_LSB = REQ_LEPO_LSB + REQ_LEPO_W;
+localparam REQ_BACK_LSB = REQ_HOLD_LSB + REQ_HOLD_W;
+localparam REQ_RTT_LSB = REQ_BACK_LSB + REQ_BACK_W;
+localparam REQ_CHG_LSB = REQ_RTT_LSB + REQ_RTT_W;
+localparam REQ_W = REQ_CHG_LSB + REQ_CHG_W;
 // SNT: one past the highest PSN sent. Written by the executor (at qn_reg,
 // as packets leave, and by ST_RECORD as for REQ); a load clears snt_v_reg
 // (then: the loaded PSN, sq_psn).
@@ -402,8 +419,9 @@ reg [NUM_QP-1:0] snt_v_reg = {NUM_QP{1'b0}};   // SNT written since the QP's loa
 wire [23:0] qn_una;
 wire [23:0] qn_sent;
 wire [5:0] qn_rot;
-wire [5:0] qn_susp;
-wire qn_suspv;
+wire [7:0] qn_down;
+wire [3:0] qn_hold;
+wire [1:0] qn_back;
 wire [4:0] scan_tmo_exp;
 
 // SQP: what ST_RECORD moves: the next PSN to assign (and the loaded PSN
@@ -571,8 +589,8 @@ reg q_mp_reg = 1'b0;
 reg [23:0] q_window_reg = 24'd0;         // packets in flight allowed
 reg [2:0] q_pmtu_reg = 3'd0;
 reg [5:0] q_rot_reg = 6'd0;
-reg q_susp_v_reg = 1'b0;
-reg [5:0] q_susp_reg = 6'd0;
+reg [7:0] q_down_reg = 8'd0;
+reg q_pdue_reg = 1'b0;                   // a path out may be probed
 reg [23:0] q_una_reg = 24'd0;
 reg [23:0] q_sent_reg = 24'd0;
 reg q_stop_reg = 1'b0;                   // stop sending: see stop_want
@@ -609,6 +627,9 @@ reg pkt_last_reg = 1'b0;
 reg [7:0] pkt_opcode_reg = 8'd0;
 reg [15:0] pkt_sport_reg = 16'd0;
 reg pkt_new_reg = 1'b0;                  // the packet's PSN was never sent before
+reg pkt_timed_reg = 1'b0;                // ... it is timed (path health, below)
+reg pkt_probe_reg = 1'b0;                // ... as a probe of a path out
+reg [2:0] pkt_path_reg = 3'd0;           // ... on this path
 reg [23:0] npkts_m1_reg = 24'd0;         // the WQE's packets less one
 reg [23:0] rec_last_psn_reg = 24'd0;     // the WQE's last PSN, for ST_RECORD (second stage)
 reg [23:0] rec_next_psn_reg = 24'd0;
@@ -688,13 +709,67 @@ wire pkt_push = m_pkt_valid && m_pkt_ready;
 wire rd_issue = can_issue_rd && m_rd_desc_ready;
 wire wr_issue = can_issue_wr && m_wr_desc_ready;
 
+// ---------------------------------------------------------------- the timed packet
+// One packet of the whole NIC at a time is timed, for path health: taken
+// as it leaves (pkt_timed_reg), it is settled by the completer when an ACK
+// or NAK covers it (an RTT sample for its path; a probe brings its path
+// back) or names it lost (a probe's path stays out for another epoch), or
+// when its QP is loaded or two epochs pass (a QP gone to ERR, say).
+localparam PH_EPOCH_LOG = 7;            // an epoch: 2^7 ticks (8,192 cycles)
+localparam RTT_LOG = 4;                 // RTT samples in 16-cycle units
+localparam TM_AGE_W = TICK_LOG + PH_EPOCH_LOG + 2;
+wire [3:0] ph_epoch = now[PH_EPOCH_LOG+3:PH_EPOCH_LOG];
+reg tm_busy_reg = 1'b0;
+reg [QN_W-1:0] tm_qpn_reg = {QN_W{1'b0}};
+reg [23:0] tm_psn_reg = 24'd0;
+reg tm_probe_reg = 1'b0;
+reg [2:0] tm_path_reg = 3'd0;
+reg [TM_AGE_W-1:0] tm_start_reg = {TM_AGE_W{1'b0}};
+wire [TM_AGE_W-1:0] tm_age = cycle_reg[TM_AGE_W-1:0] - tm_start_reg;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [TM_AGE_W-1:0] tm_units = tm_age >> RTT_LOG;
+/* verilator lint_on UNUSEDSIGNAL */
+wire [7:0] tm_rtt = tm_units[TM_AGE_W-1:8] != 0 ? 8'hFF : tm_units[7:0] == 8'd0 ? 8'd1 : tm_units[7:0];
+wire tm_done;
+always @(posedge clk) begin
+    if (tm_busy_reg && (tm_done || tm_age[TM_AGE_W-1] || ((load_rts || load_reset) && load_qpn == tm_qpn_reg))) begin
+        tm_busy_reg <= 1'b0;
+    end else if (!tm_busy_reg && pkt_push && pkt_timed_reg) begin
+        tm_busy_reg <= 1'b1;
+        tm_qpn_reg <= qn_reg;
+        tm_psn_reg <= pkt_psn_reg;
+        tm_probe_reg <= pkt_probe_reg;
+        tm_path_reg <= pkt_path_reg;
+        tm_start_reg <= cycle_reg[TM_AGE_W-1:0];
+    end
+    if (rst) begin
+        tm_busy_reg <= 1'b0;
+    end
+end
+
 // spraying: consecutive PSNs take consecutive source ports, so an ECMP
 // fabric spreads one QP's packets over its paths (from the registered PSN:
-// the second stage of the packet's fields)
-wire [5:0] path_mask = 6'h3F >> (3'd6 - q_spray_log_reg);
-wire [5:0] path_raw = (pkt_psn_reg[5:0] + q_rot_reg) & path_mask;
-wire [5:0] path_pick = q_susp_v_reg && q_spray_log_reg != 3'd0 && path_raw == (q_susp_reg & path_mask)
-    ? (path_raw + 6'd1) & path_mask : path_raw;
+// the second stage of the packet's fields); a path taken out passes its
+// packets on (path_pick.v). The NIC times one packet at a time (above): a
+// new packet of a sprayed QP when the timer is free, and if the QP has a
+// path out whose wait is over (2^BACK epochs after HOLD), that packet is
+// a probe and takes the lowest such path.
+wire [5:0] path_normal;
+path_pick path_pick_inst (
+    .base(pkt_psn_reg[5:0] + q_rot_reg),
+    .spray_log(q_spray_log_reg),
+    .avoid(q_down_reg),
+    .path(path_normal)
+);
+wire [7:0] q_active = q_spray_log_reg >= 3'd3 ? 8'hFF : q_spray_log_reg == 3'd2 ? 8'h0F
+    : q_spray_log_reg == 3'd1 ? 8'h03 : 8'h00;
+wire [7:0] q_out = q_down_reg & q_active;
+wire [7:0] q_out_low = q_out & (~q_out + 8'd1);     // the lowest path out
+wire [2:0] probe_path = {|(q_out_low & 8'hF0), |(q_out_low & 8'hCC), |(q_out_low & 8'hAA)};
+wire pkt_new = (pkt_psn_reg - q_sent_reg) < 24'h800000;
+wire time_it = pkt_new && !tm_busy_reg && q_spray_log_reg != 3'd0;
+wire probe_it = time_it && q_out != 8'd0 && q_pdue_reg;
+wire [5:0] path_pick = probe_it ? {3'd0, probe_path} : path_normal;
 
 always @(posedge clk) begin
     q_dmac_reg <= ctx_dmac;
@@ -706,8 +781,8 @@ always @(posedge clk) begin
     q_window_reg <= ctx_mp ? MP_W_24 >> ctx_mp_wshift : MAX_INFLIGHT_24;
     q_pmtu_reg <= ctx_pmtu;
     q_rot_reg <= qn_rot;
-    q_susp_v_reg <= qn_suspv;
-    q_susp_reg <= qn_susp;
+    q_down_reg <= qn_down;
+    q_pdue_reg <= ph_epoch - qn_hold >= 4'd1 << qn_back;
     q_una_reg <= qn_una;
     q_sent_reg <= qn_sent;
     q_stop_reg <= rtx_req_reg[qn_reg] || ctx_state != QPS_RTS || rtx_gone;
@@ -733,7 +808,10 @@ always @(posedge clk) begin
     pkt_last_reg <= pkt_last;
     pkt_opcode_reg <= pkt_opcode;
     pkt_sport_reg <= q_udp_sport_reg + {10'd0, path_pick};
-    pkt_new_reg <= (pkt_psn_reg - q_sent_reg) < 24'h800000;
+    pkt_new_reg <= pkt_new;
+    pkt_timed_reg <= time_it;
+    pkt_probe_reg <= probe_it;
+    pkt_path_reg <= path_pick[2:0];
     npkts_m1_reg <= wqe_npkts_m1[23:0];
     rec_last_psn_reg <= psn0_reg + npkts_m1_reg;
     rec_next_psn_reg <= psn0_reg + npkts_m1_reg + 24'd1;
@@ -966,6 +1044,7 @@ always @* begin
     rql_wd[RQL_TMO_LSB +: RQL_TMO_W] = load_retry[4:0];
     rql_wd[RQL_RETRY_LSB +: RQL_RETRY_W] = load_retry[7:5];
     rql_wd[RQL_RNR_LSB +: RQL_RNR_W] = load_retry[10:8];
+    rql_wd[RQL_SPRAY_LSB +: RQL_SPRAY_W] = load_spray;
 end
 wire req_we;
 wire [QN_W-1:0] req_wa;
@@ -1079,6 +1158,7 @@ function [REQ_W-1:0] req_eff(input v, input [REQ_W-1:0] raw, input [23:0] psn, i
     begin
         req_eff = {REQ_W{1'b0}};
         req_eff[REQ_UNA_LSB +: REQ_UNA_W] = psn;
+        req_eff[REQ_CHG_LSB +: REQ_CHG_W] = psn;
         req_eff[REQ_RLEFT_LSB +: REQ_RLEFT_W] = rql[RQL_RETRY_LSB +: RQL_RETRY_W];
         req_eff[REQ_NLEFT_LSB +: REQ_NLEFT_W] = rql[RQL_RNR_LSB +: RQL_RNR_W];
         if (v) begin
@@ -1094,8 +1174,9 @@ wire [REQ_W-1:0] req_qn = req_eff(req_v_reg[qn_reg], req_qn_raw, sqp_qn[SQP_PSN_
 wire [REQ_W-1:0] req_c = req_eff(req_v_reg[c_qpn], req_c_raw, sqp_c[SQP_PSN_LSB +: SQP_PSN_W], rql_c);
 assign qn_una = req_qn[REQ_UNA_LSB +: REQ_UNA_W];
 assign qn_rot = req_qn[REQ_ROT_LSB +: REQ_ROT_W];
-assign qn_susp = req_qn[REQ_SUSP_LSB +: REQ_SUSP_W];
-assign qn_suspv = req_qn[REQ_SUSPV_LSB];
+assign qn_down = req_qn[REQ_DOWN_LSB +: REQ_DOWN_W];
+assign qn_hold = req_qn[REQ_HOLD_LSB +: REQ_HOLD_W];
+assign qn_back = req_qn[REQ_BACK_LSB +: REQ_BACK_W];
 assign qn_sent = snt_v_reg[qn_reg] ? snt_qn_raw[SNT_PSN_LSB +: SNT_PSN_W] : sqp_qn[SQP_PSN_LSB +: SQP_PSN_W];
 wire [23:0] go_una = req_v_reg[go_qpn] ? req_go_una_raw : sqp_go;
 wire [23:0] c_una_now = req_c[REQ_UNA_LSB +: REQ_UNA_W];
@@ -1125,8 +1206,8 @@ wire [OST_C_W-1:0] c_entry;
 wire c_req_we, c_stamp_we, c_rtx_set, c_rtx_one, c_rtx_clr, c_flush_take, c_pop;
 wire [23:0] c_req_una, c_stamp_wd;
 wire [2:0] c_req_rleft, c_req_nleft;
-wire [5:0] c_req_rot, c_req_susp;
-wire c_req_suspv, c_set_err;
+wire [5:0] c_req_rot;
+wire c_set_err;
 /* verilator lint_off UNUSEDSIGNAL */
 wire c_ack_queue_full;      // (read by the formal properties below)
 /* verilator lint_on UNUSEDSIGNAL */
@@ -1136,7 +1217,14 @@ wire l_any = load_rts || load_reset;
 wire c_ring_wait = (l_any && load_qpn != c_qpn) || c_new_reg;
 wire c_lost_we;
 wire [LOST_W-1:0] c_lost_wd;
-completer #(.QN_W(QN_W), .CLK_MHZ(CLK_MHZ), .TICK_LOG(TICK_LOG), .LOST_W(LOST_W)) completer_inst (
+wire [7:0] c_req_down;
+wire [15:0] c_req_loss;
+wire [1:0] c_req_lepo, c_req_back;
+wire [3:0] c_req_hold;
+wire [63:0] c_req_rtt;
+wire [23:0] c_req_chg;
+completer #(.QN_W(QN_W), .CLK_MHZ(CLK_MHZ), .TICK_LOG(TICK_LOG), .LOST_W(LOST_W),
+    .PH_EPOCH_LOG(PH_EPOCH_LOG)) completer_inst (
     .clk(clk),
     .rst(rst),
     .s_ack_valid(s_ack_valid),
@@ -1158,8 +1246,19 @@ completer #(.QN_W(QN_W), .CLK_MHZ(CLK_MHZ), .TICK_LOG(TICK_LOG), .LOST_W(LOST_W)
     .rleft(c_rleft),
     .nleft(c_nleft),
     .rot(c_rot),
-    .suspv(req_c[REQ_SUSPV_LSB]),
-    .susp(req_c[REQ_SUSP_LSB +: REQ_SUSP_W]),
+    .spray_log(rql_c[RQL_SPRAY_LSB +: RQL_SPRAY_W]),
+    .ph_down(req_c[REQ_DOWN_LSB +: REQ_DOWN_W]),
+    .ph_loss(req_c[REQ_LOSS_LSB +: REQ_LOSS_W]),
+    .ph_lepo(req_c[REQ_LEPO_LSB +: REQ_LEPO_W]),
+    .ph_hold(req_c[REQ_HOLD_LSB +: REQ_HOLD_W]),
+    .ph_back(req_c[REQ_BACK_LSB +: REQ_BACK_W]),
+    .ph_rtt(req_c[REQ_RTT_LSB +: REQ_RTT_W]),
+    .ph_chg(req_c[REQ_CHG_LSB +: REQ_CHG_W]),
+    .timed_v(tm_busy_reg && tm_qpn_reg == c_qpn),
+    .timed_psn(tm_psn_reg),
+    .timed_probe(tm_probe_reg),
+    .timed_path(tm_path_reg),
+    .timed_rtt(tm_rtt),
     .retry_init(c_retry_init),
     .rnr_init(c_rnr_init),
     .rtx_req(rtx_req_reg[c_qpn]),
@@ -1178,8 +1277,14 @@ completer #(.QN_W(QN_W), .CLK_MHZ(CLK_MHZ), .TICK_LOG(TICK_LOG), .LOST_W(LOST_W)
     .req_rleft(c_req_rleft),
     .req_nleft(c_req_nleft),
     .req_rot(c_req_rot),
-    .req_suspv(c_req_suspv),
-    .req_susp(c_req_susp),
+    .req_down(c_req_down),
+    .req_loss(c_req_loss),
+    .req_lepo(c_req_lepo),
+    .req_hold(c_req_hold),
+    .req_back(c_req_back),
+    .req_rtt(c_req_rtt),
+    .req_chg(c_req_chg),
+    .timed_done(tm_done),
     .now(now),
     .stamp_we(c_stamp_we),
     .stamp_wd(c_stamp_wd),
@@ -1198,7 +1303,9 @@ completer #(.QN_W(QN_W), .CLK_MHZ(CLK_MHZ), .TICK_LOG(TICK_LOG), .LOST_W(LOST_W)
     .stat_ack_drop(stat_ack_drop),
     .stat_timeout(stat_timeout),
     .stat_nak_seq(stat_nak_seq),
-    .stat_rnr(stat_rnr)
+    .stat_rnr(stat_rnr),
+    .stat_takeout(stat_path_out),
+    .stat_comeback(stat_path_back)
 );
 // the completer's write of its QP's REQ record
 reg [REQ_W-1:0] req_wd_c;
@@ -1208,8 +1315,13 @@ always @* begin
     req_wd_c[REQ_RLEFT_LSB +: REQ_RLEFT_W] = c_req_rleft;
     req_wd_c[REQ_NLEFT_LSB +: REQ_NLEFT_W] = c_req_nleft;
     req_wd_c[REQ_ROT_LSB +: REQ_ROT_W] = c_req_rot;
-    req_wd_c[REQ_SUSPV_LSB] = c_req_suspv;
-    req_wd_c[REQ_SUSP_LSB +: REQ_SUSP_W] = c_req_susp;
+    req_wd_c[REQ_DOWN_LSB +: REQ_DOWN_W] = c_req_down;
+    req_wd_c[REQ_LOSS_LSB +: REQ_LOSS_W] = c_req_loss;
+    req_wd_c[REQ_LEPO_LSB +: REQ_LEPO_W] = c_req_lepo;
+    req_wd_c[REQ_HOLD_LSB +: REQ_HOLD_W] = c_req_hold;
+    req_wd_c[REQ_BACK_LSB +: REQ_BACK_W] = c_req_back;
+    req_wd_c[REQ_RTT_LSB +: REQ_RTT_W] = c_req_rtt;
+    req_wd_c[REQ_CHG_LSB +: REQ_CHG_W] = c_req_chg;
 end
 // In the states that may change it the completer writes its QP's record
 // every cycle (as it reads, if nothing changes: the enable and the address

@@ -166,6 +166,8 @@ module rnic_control #(
     input  wire                  stat_timeout,
     input  wire                  stat_nak_seq,
     input  wire                  stat_rnr,
+    input  wire                  stat_path_out,
+    input  wire                  stat_path_back,
     input  wire                  stat_guard,
     input  wire                  stat_drop_xport,
     input  wire                  stat_drop_wimm,
@@ -227,6 +229,8 @@ reg [31:0] rx_drop_psn_reg = 32'd0;
 reg [31:0] rx_nak_reg = 32'd0;
 reg [31:0] tx_retransmits_reg = 32'd0;
 reg [31:0] rtx_timeouts_reg = 32'd0;
+reg [31:0] path_takeouts_reg = 32'd0;
+reg [31:0] path_comebacks_reg = 32'd0;
 reg [31:0] rx_nak_seq_reg = 32'd0;
 reg [31:0] rx_rnr_nak_reg = 32'd0;
 reg [31:0] rx_drop_guard_reg = 32'd0;
@@ -327,6 +331,8 @@ rnic_csr csr_inst (
     .hwif_in_port_rx_nak_value(rx_nak_reg),
     .hwif_in_port_tx_retransmits_value(tx_retransmits_reg),
     .hwif_in_port_rtx_timeouts_value(rtx_timeouts_reg),
+    .hwif_in_port_path_takeouts_value(path_takeouts_reg),
+    .hwif_in_port_path_comebacks_value(path_comebacks_reg),
     .hwif_in_port_rx_nak_seq_value(rx_nak_seq_reg),
     .hwif_in_port_rx_rnr_nak_value(rx_rnr_nak_reg),
     .hwif_in_port_rx_drop_guard_value(rx_drop_guard_reg),
@@ -462,6 +468,8 @@ always @(posedge clk) begin
     rx_nak_reg <= rx_nak_reg + {31'd0, stat_nak};
     tx_retransmits_reg <= tx_retransmits_reg + {31'd0, stat_retransmit};
     rtx_timeouts_reg <= rtx_timeouts_reg + {31'd0, stat_timeout};
+    path_takeouts_reg <= path_takeouts_reg + {31'd0, stat_path_out};
+    path_comebacks_reg <= path_comebacks_reg + {31'd0, stat_path_back};
     rx_nak_seq_reg <= rx_nak_seq_reg + {31'd0, stat_nak_seq};
     rx_rnr_nak_reg <= rx_rnr_nak_reg + {31'd0, stat_rnr};
     rx_drop_guard_reg <= rx_drop_guard_reg + {31'd0, stat_guard};
@@ -487,6 +495,8 @@ always @(posedge clk) begin
         rx_nak_reg <= 32'd0;
         tx_retransmits_reg <= 32'd0;
         rtx_timeouts_reg <= 32'd0;
+        path_takeouts_reg <= 32'd0;
+        path_comebacks_reg <= 32'd0;
         rx_nak_seq_reg <= 32'd0;
         rx_rnr_nak_reg <= 32'd0;
         rx_drop_guard_reg <= 32'd0;

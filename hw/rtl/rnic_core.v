@@ -612,6 +612,7 @@ wire stat_retransmit;
 wire stat_timeout;
 wire stat_nak_seq;
 wire stat_rnr;
+wire stat_path_out, stat_path_back;
 wire stat_ring_busy;
 wire [7:0] ex_err_code;
 wire [15:0] ex_err_qn;
@@ -745,6 +746,8 @@ rnic_transport #(
     .stat_timeout(stat_timeout),
     .stat_nak_seq(stat_nak_seq),
     .stat_rnr(stat_rnr),
+    .stat_path_out(stat_path_out),
+    .stat_path_back(stat_path_back),
     .stat_ring_busy(stat_ring_busy),
     .stat_drop_qp(stat_drop_qp),
     .stat_drop_psn(stat_drop_psn),
@@ -1014,6 +1017,8 @@ rnic_control #(
     .stat_timeout(stat_timeout),
     .stat_nak_seq(stat_nak_seq),
     .stat_rnr(stat_rnr),
+    .stat_path_out(stat_path_out),
+    .stat_path_back(stat_path_back),
     .stat_guard(stat_guard),
     .stat_drop_xport(stat_drop_xport),
     .stat_drop_wimm(stat_drop_wimm),

@@ -165,6 +165,8 @@ module rnic_transport #(
     output wire                              stat_timeout,
     output wire                              stat_nak_seq,
     output wire                              stat_rnr,
+    output wire                              stat_path_out,
+    output wire                              stat_path_back,
     output wire                              stat_ring_busy,
     output wire                              stat_drop_qp,
     output wire                              stat_drop_psn,
@@ -345,6 +347,7 @@ wire load_reset;
 wire [QN_W-1:0] load_qpn;
 wire [23:0] load_psn;
 wire [10:0] load_retry;
+wire [2:0] load_spray;
 wire load_err;
 wire [4:0] rs_ctx_min_rnr_timer;
 wire [NUM_Q-1:0] ex_sq_hold;
@@ -397,6 +400,7 @@ qp_context #(
     .load_qpn(load_qpn),
     .load_psn(load_psn),
     .load_retry(load_retry),
+    .load_spray(load_spray),
     .load_err(load_err),
     .a_qpn(ex_ctx_qpn),
     .a_state(ex_ctx_state),
@@ -626,6 +630,7 @@ requester #(
     .load_qpn(load_qpn),
     .load_psn(load_psn),
     .load_retry(load_retry),
+    .load_spray(load_spray),
     .flush_a(rs_set_err),
     .flush_a_qpn(rs_set_err_qpn),
     .flush_b(load_err),
@@ -700,6 +705,8 @@ requester #(
     .stat_timeout(stat_timeout),
     .stat_nak_seq(stat_nak_seq),
     .stat_rnr(stat_rnr),
+    .stat_path_out(stat_path_out),
+    .stat_path_back(stat_path_back),
     .stat_ring_busy(stat_ring_busy)
 );
 

@@ -453,6 +453,49 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "                c_lost_reg <= ackl[ackq_rd_reg[1:0]];",
         "                c_lost_reg <= ackl[ackq_rd_reg[1:0] + 2'd1];",
     ),
+    (
+        "cmp_timed_bitmap_ignored",
+        "completer.v",
+        "wire timed_named = timed_psn == c_psn_reg\n    || (timed_after",
+        "wire timed_named = timed_psn == c_psn_reg\n    || (1'b0 && timed_after",
+    ),
+    (
+        "cmp_blame_ignores_spray",
+        "completer.v",
+        "    .spray_log(spray_log),\n    .avoid(ph_down),",
+        "    .spray_log(3'd6),\n    .avoid(ph_down),",
+    ),
+    (
+        "cmp_chg_kept",
+        "completer.v",
+        "    ? sent_now + 24'd2 : ph_chg;",
+        "    ? ph_chg : ph_chg;",
+    ),
+    // path_pick, path_health
+    (
+        "pick_onto_inactive_path",
+        "path_pick.v",
+        "wire [7:0] blocked = avoid | ~active;",
+        "wire [7:0] blocked = avoid;",
+    ),
+    (
+        "health_no_cap",
+        "path_health.v",
+        "if ({30'd0, b_next} >= THRESH && n_out < n_cap) begin",
+        "if ({30'd0, b_next} >= THRESH) begin",
+    ),
+    (
+        "health_counts_across_epochs",
+        "path_health.v",
+        "wire [15:0] loss_cur = lepo == epoch ? loss : 16'd0;",
+        "wire [15:0] loss_cur = loss;",
+    ),
+    (
+        "health_failed_probe_keeps_hold",
+        "path_health.v",
+        "    end else if (timed_fail && timed_probe) begin\n        hold_next = epoch;",
+        "    end else if (timed_fail && timed_probe) begin\n        hold_next = hold;",
+    ),
     // tlp_upsize
     (
         "tlpup_last_low_keeps_high",
@@ -512,7 +555,17 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
         Kind::AsyncFifo => ("axis_async_fifo", &["axis_async_fifo.v"]),
         Kind::TlpUpsize => ("tlp_upsize", &["tlp_upsize.v"]),
         Kind::TlpDownsize => ("tlp_downsize", &["tlp_downsize.v"]),
-        Kind::Completer => ("completer", &["completer.v", "generated/rnic_formats.vh"]),
+        Kind::Completer => (
+            "completer",
+            &[
+                "completer.v",
+                "path_pick.v",
+                "path_health.v",
+                "generated/rnic_formats.vh",
+            ],
+        ),
+        Kind::PathPick => ("path_pick", &["path_pick.v"]),
+        Kind::PathHealth => ("path_health", &["path_health.v"]),
     }
 }
 
@@ -533,6 +586,8 @@ fn kind_code(kind: Kind) -> u32 {
         Kind::TlpUpsize => 13,
         Kind::TlpDownsize => 14,
         Kind::Completer => 15,
+        Kind::PathPick => 16,
+        Kind::PathHealth => 17,
     }
 }
 

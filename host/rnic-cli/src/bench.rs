@@ -23,6 +23,10 @@ pub enum BenchCmd {
     WriteLat(WriteLatArgs),
     /// RC goodput under each fabric profile, relative to `ideal`.
     Goodput(GoodputArgs),
+    /// Failover of the sprayed transports on a fabric with a flapping path:
+    /// goodput per bin, time to recover after the path dies and to use it
+    /// again after it comes back.
+    Failover(FailoverArgs),
 }
 
 #[derive(Args)]
@@ -73,9 +77,11 @@ pub fn run(cmd: &BenchCmd) -> Result<ExitCode> {
         BenchCmd::WriteBw(a) => crate::bench_rdma::write_bw(a),
         BenchCmd::WriteLat(a) => crate::bench_rdma::write_lat(a),
         BenchCmd::Goodput(a) => crate::bench_rdma::goodput(a),
+        BenchCmd::Failover(a) => crate::bench_failover::failover(a),
     }
 }
 
+pub use crate::bench_failover::FailoverArgs;
 pub use crate::bench_rdma::{GoodputArgs, WriteBwArgs, WriteLatArgs};
 
 fn copy(a: &CopyArgs) -> Result<ExitCode> {

@@ -270,6 +270,7 @@ pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
                 watchdog: 20_000_000,
                 spray_log: ports.trailing_zeros() as u8,
                 qp_type,
+                ..BwOpts::default()
             },
         )
         .with_context(|| format!("write_bw over {fabric}"))?;
@@ -333,7 +334,7 @@ pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn pair(dev: &DeviceArgs, fabric: &str, idle_cycles: u64) -> Result<SimPair> {
+pub(crate) fn pair(dev: &DeviceArgs, fabric: &str, idle_cycles: u64) -> Result<SimPair> {
     devices::require_sim(dev)?;
     sim::fabric(fabric)?;
     sim::pair(&SimOpts {
@@ -405,6 +406,7 @@ pub fn write_bw(a: &WriteBwArgs) -> Result<ExitCode> {
                 } else {
                     rnic_verbs::QpType::Rc
                 },
+                ..BwOpts::default()
             },
         )
         .with_context(|| format!("write_bw of {size} B"))?;

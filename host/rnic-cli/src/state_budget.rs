@@ -116,6 +116,12 @@ pub enum Category {
     /// the requester's bitmap of the PSNs a NAK named (issue 22's SACK,
     /// added to the 64 B + W/8 target as a stated item).
     SelectiveNak,
+    /// Path health (issue 22): per path whether it is out, its loss count
+    /// and RTT average; the epochs of the counts and of the last take-out,
+    /// the probes failed since, the PSN from which the picks are known, and
+    /// the spray width the completer needs (added to the target as a
+    /// stated item).
+    PathHealth,
 }
 
 impl Category {
@@ -131,6 +137,7 @@ impl Category {
             Category::MpCompletion => "mp deferred completion",
             Category::PerPath => "per-path state",
             Category::SelectiveNak => "mp selective NAK",
+            Category::PathHealth => "path health",
         }
     }
 }
@@ -145,7 +152,12 @@ fn category(module: &str, name: &str) -> Option<Category> {
         ("requester", "ost" | "osth_head" | "sqp_tail" | "ring_num" | "ring_pool") => {
             OutstandingRing
         }
-        ("requester", "req_rot" | "req_susp" | "req_suspv") => PerPath,
+        ("requester", "req_rot") => PerPath,
+        (
+            "requester",
+            "req_down" | "req_loss" | "req_lepo" | "req_hold" | "req_back" | "req_rtt" | "req_chg"
+            | "rql_spray",
+        ) => PathHealth,
         ("requester", "lst_lost") | ("responder", "rsp_span") => SelectiveNak,
         ("requester", _) => PsnRetry,
         ("responder", "rsp_bmp" | "rsp_clr_reg") => Bitmap,
@@ -203,6 +215,8 @@ pub struct Budget {
     /// Bytes per QP of the mp selective NAK (the responder's span, the
     /// requester's LOST bitmap of W - 1 bits), added to the target too.
     pub snak_bytes: f64,
+    /// Bytes per QP of path health, added to the target too.
+    pub health_bytes: f64,
 }
 
 /// The shared pools of a build: outstanding-WQE rings, mp deferred
@@ -352,6 +366,11 @@ fn of_config(c: &Config) -> Result<Budget, String> {
         .filter(|i| i.category == Category::SelectiveNak)
         .map(|i| i.bits as f64 / 8.0)
         .sum::<f64>();
+    let health_bytes = items
+        .iter()
+        .filter(|i| i.category == Category::PathHealth)
+        .map(|i| i.bits as f64 / 8.0)
+        .sum::<f64>();
     Ok(Budget {
         num_qp: c.params.num_q,
         mp_window,
@@ -361,9 +380,10 @@ fn of_config(c: &Config) -> Result<Budget, String> {
         pools: c.pools,
         by_category,
         bytes_per_qp,
-        mp_target_bytes: 64.0 + f64::from(mp_window) / 8.0 + list_bytes + snak_bytes,
+        mp_target_bytes: 64.0 + f64::from(mp_window) / 8.0 + list_bytes + snak_bytes + health_bytes,
         list_bytes,
         snak_bytes,
+        health_bytes,
     })
 }
 
@@ -405,9 +425,10 @@ pub fn print(b: &Budget) {
         b.pools.dmacs
     );
     println!(
-        "  mp target 64 B + W/8 + the send queues' round-robin list {:.3} B + the selective NAK {:.3} B = {:.3} B; what an mp QP needs (without the rc message state and the completion queue): {:.1} B",
+        "  mp target 64 B + W/8 + the send queues' round-robin list {:.3} B + the selective NAK {:.3} B + path health {:.3} B = {:.3} B; what an mp QP needs (without the rc message state and the completion queue): {:.1} B",
         b.list_bytes,
         b.snak_bytes,
+        b.health_bytes,
         b.mp_target_bytes,
         mp_needs(b)
     );
@@ -430,6 +451,7 @@ mod tests {
             Category::MpCompletion,
             Category::PerPath,
             Category::SelectiveNak,
+            Category::PathHealth,
         ] {
             assert!(b.items.iter().any(|i| i.category == c), "{c:?} missing");
         }
@@ -514,7 +536,9 @@ mod tests {
             ("sqp_psn", 24, Category::PsnRetry),
             ("stamp_tick", 24, Category::PsnRetry),
             ("req_rot", 6, Category::PerPath),
-            ("req_suspv", 1, Category::PerPath),
+            ("req_down", 8, Category::PathHealth),
+            ("req_rtt", 64, Category::PathHealth),
+            ("rql_spray", 3, Category::PathHealth),
         ] {
             let n = b.items.iter().filter(|i| i.name == name).count();
             assert_eq!(n, 1, "{name}: {:?}", b.items);

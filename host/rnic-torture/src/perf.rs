@@ -4,7 +4,10 @@
 //!
 //! - [`write_bw`] (`ib_write_bw`): RDMA WRITEs of one size back to back,
 //!   `window` in flight per QP, every one signaled; from the first doorbell
-//!   to the last send completion (which needs the ACK).
+//!   to the last send completion (which needs the ACK). Optionally for a
+//!   fixed number of cycles instead of messages ([`BwOpts::run_cycles`]),
+//!   recording when each completion was seen ([`BwOpts::timeline`]), and
+//!   with a look at the world between polls ([`write_bw_observed`]).
 //! - [`write_lat`] (`ib_write_lat`-like, one way): a WRITE_WITH_IMM's
 //!   doorbell to the moment the receiver polls its CQE.
 //!
@@ -85,15 +88,49 @@ pub struct BwOpts {
     pub spray_log: u8,
     /// RC, or the multipath transport.
     pub qp_type: rnic_verbs::QpType,
+    /// Record every send completion in [`BwResult::timeline`].
+    pub timeline: bool,
+    /// Run this many cycles from the first doorbell instead of `messages`
+    /// WRITEs (`messages` is then ignored): WRITEs are posted as long as
+    /// the run lasts, and those still in flight at its end are left so.
+    /// `None` (the default): `messages` WRITEs.
+    pub run_cycles: Option<u64>,
+}
+
+impl Default for BwOpts {
+    /// 4 QPs x 8 WRITEs of 16 KiB in flight, 256 of them, PMTU 1024, RC
+    /// over one flow, no timeline.
+    fn default() -> Self {
+        Self {
+            msg_size: 16384,
+            messages: 256,
+            qps: 4,
+            window: 8,
+            mtu: Mtu::Mtu1024,
+            watchdog: 20_000_000,
+            spray_log: 0,
+            qp_type: rnic_verbs::QpType::Rc,
+            timeline: false,
+            run_cycles: None,
+        }
+    }
 }
 
 /// `write_bw` outcome.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BwResult {
+    /// WRITEs completed.
     pub messages: u64,
     pub bytes: u64,
-    /// First doorbell to last completion.
+    /// First doorbell to last completion ([`BwOpts::run_cycles`]: the
+    /// run's length).
     pub cycles: u64,
+    /// [`Device::now`] at the first doorbell.
+    pub start: u64,
+    /// With [`BwOpts::timeline`]: `(Device::now, bytes)` of every send
+    /// completion, at the poll that saw it (so to within one
+    /// [`Device::idle`] step of the CQE's write), in order. Empty otherwise.
+    pub timeline: Vec<(u64, u64)>,
 }
 
 /// `write_lat` settings.
@@ -135,11 +172,39 @@ pub fn write_bw<D: Device>(
     addr_b: PortAddr,
     o: &BwOpts,
 ) -> Result<BwResult> {
-    if o.msg_size == 0 || o.qps == 0 || o.window == 0 || o.messages == 0 {
+    write_bw_observed(a, addr_a, b, addr_b, o, &mut |_| {})
+}
+
+/// [`write_bw`], calling `observe(Device::now)` at the start of the run and
+/// after every poll of the send CQ (at least once per [`Device::idle`]
+/// step), e.g. to sample the simulator's fabric counters as the run goes.
+/// `observe` must not advance the device: the run's cycles stay those of
+/// [`write_bw`].
+pub fn write_bw_observed<D: Device>(
+    a: &Context<D>,
+    addr_a: PortAddr,
+    b: &Context<D>,
+    addr_b: PortAddr,
+    o: &BwOpts,
+    observe: &mut dyn FnMut(u64),
+) -> Result<BwResult> {
+    if o.msg_size == 0
+        || o.qps == 0
+        || o.window == 0
+        || (o.run_cycles.is_none() && o.messages == 0)
+        || o.run_cycles == Some(0)
+    {
         return Err(Error::Config(
-            "write_bw needs a positive size, QP count, window and message count".into(),
+            "write_bw needs a positive size, QP count, window and message count (or run length)"
+                .into(),
         ));
     }
+    // WRITEs to post in all: unbounded for a run of fixed length
+    let messages = if o.run_cycles.is_some() {
+        u64::MAX
+    } else {
+        o.messages
+    };
     let conns = conn::connect(
         a,
         addr_a,
@@ -180,13 +245,18 @@ pub fn write_bw<D: Device>(
     let (mut posted, mut done) = (0u64, 0u64);
     let mut last = start;
     let mut wcs = [WorkCompletion::default(); 64];
-    while done < o.messages {
+    let mut timeline = Vec::new();
+    observe(start);
+    while match o.run_cycles {
+        Some(c) => dev.now() - start < c,
+        None => done < messages,
+    } {
         for (i, p) in pairs.iter_mut().enumerate() {
             let (_, _, sm, dm) = &mrs[i];
             let sge = [sm.sge(0, o.msg_size)?];
             let rdma = Some(dm.rdma_info(0)?);
             let mut n = 0;
-            while posted + n < o.messages && inflight[i] + (n as u32) < o.window {
+            while posted + n < messages && inflight[i] + (n as u32) < o.window {
                 n += 1;
             }
             if n == 0 {
@@ -216,22 +286,36 @@ pub fn write_bw<D: Device>(
             inflight[i] -= 1;
             done += 1;
         }
+        let now = dev.now();
+        if o.timeline {
+            timeline.extend((0..n).map(|_| (now, u64::from(o.msg_size))));
+        }
+        observe(now);
         if n == 0 {
-            if dev.now() - last > o.watchdog {
+            if now - last > o.watchdog {
+                let of = match o.run_cycles {
+                    Some(_) => String::new(),
+                    None => format!(" of {}", o.messages),
+                };
                 return Err(Error::Config(format!(
-                    "write_bw: no completion for {} cycles ({done} of {} done)",
-                    o.watchdog, o.messages
+                    "write_bw: no completion for {} cycles ({done}{of} done)",
+                    o.watchdog
                 )));
             }
             dev.idle();
         } else {
-            last = dev.now();
+            last = now;
         }
     }
     Ok(BwResult {
-        messages: o.messages,
-        bytes: o.messages * u64::from(o.msg_size),
-        cycles: last - start,
+        messages: done,
+        bytes: done * u64::from(o.msg_size),
+        cycles: match o.run_cycles {
+            Some(_) => dev.now() - start,
+            None => last - start,
+        },
+        start,
+        timeline,
     })
 }
 

@@ -422,6 +422,8 @@ pub fn add_port_counters<D: Device>(
         ("rx_drop_transport", c.rx_drop_transport),
         ("rx_drop_wimm", c.rx_drop_wimm),
         ("ring_busy_cycles", c.ring_busy_cycles),
+        ("path_takeouts", c.path_takeouts),
+        ("path_comebacks", c.path_comebacks),
         ("lb_dropped", c.lb_dropped),
         ("lb_reordered", c.lb_reordered),
     ] {

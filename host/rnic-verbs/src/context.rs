@@ -195,6 +195,10 @@ pub struct PortCounters {
     pub rx_drop_wimm: u32,
     /// Cycles during which every outstanding-WQE ring was in use.
     pub ring_busy_cycles: u32,
+    /// Path health: sprayed paths taken out of a QP's use.
+    pub path_takeouts: u32,
+    /// Path health: paths a probe brought back.
+    pub path_comebacks: u32,
 }
 
 /// `(hi, lo)` register words of a MAC address: bytes 0..1 in `hi` (byte 0
@@ -502,6 +506,8 @@ impl<D: Device> Context<D> {
             rx_drop_transport: p.rx_drop_transport().try_read()?.value(),
             rx_drop_wimm: p.rx_drop_wimm().try_read()?.value(),
             ring_busy_cycles: p.ring_busy_cycles().try_read()?.value(),
+            path_takeouts: p.path_takeouts().try_read()?.value(),
+            path_comebacks: p.path_comebacks().try_read()?.value(),
             lb_dropped: p.lb_dropped().try_read()?.value(),
             lb_reordered: p.lb_reordered().try_read()?.value(),
         })

@@ -95,6 +95,8 @@ module rnic_csr (
         output logic [31:0] hwif_out_port_lb_seed_seed,
         input wire [31:0] hwif_in_port_lb_dropped_value,
         input wire [31:0] hwif_in_port_lb_reordered_value,
+        input wire [31:0] hwif_in_port_path_takeouts_value,
+        input wire [31:0] hwif_in_port_path_comebacks_value,
         output logic [15:0] hwif_out_qp_qp_sel_qpn,
         output logic [2:0] hwif_out_qp_qp_attr_state,
         output logic [2:0] hwif_out_qp_qp_attr_pmtu,
@@ -291,6 +293,8 @@ module rnic_csr (
     logic decoded_reg_strb_port_lb_seed;
     logic decoded_reg_strb_port_lb_dropped;
     logic decoded_reg_strb_port_lb_reordered;
+    logic decoded_reg_strb_port_path_takeouts;
+    logic decoded_reg_strb_port_path_comebacks;
     logic decoded_reg_strb_qp_blk_type;
     logic decoded_reg_strb_qp_blk_version;
     logic decoded_reg_strb_qp_blk_next;
@@ -413,6 +417,8 @@ module rnic_csr (
         decoded_reg_strb_port_lb_seed = cpuif_req_masked & (cpuif_addr == 11'h36c);
         decoded_reg_strb_port_lb_dropped = cpuif_req_masked & (cpuif_addr == 11'h370) & !cpuif_req_is_wr;
         decoded_reg_strb_port_lb_reordered = cpuif_req_masked & (cpuif_addr == 11'h374) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_path_takeouts = cpuif_req_masked & (cpuif_addr == 11'h378) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_path_comebacks = cpuif_req_masked & (cpuif_addr == 11'h37c) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_blk_type = cpuif_req_masked & (cpuif_addr == 11'h400) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_blk_version = cpuif_req_masked & (cpuif_addr == 11'h404) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_blk_next = cpuif_req_masked & (cpuif_addr == 11'h408) & !cpuif_req_is_wr;
@@ -2160,6 +2166,12 @@ always @(*) begin
         end
         if(rd_mux_addr == 11'h374) begin
             readback_data_var[31:0] = hwif_in_port_lb_reordered_value;
+        end
+        if(rd_mux_addr == 11'h378) begin
+            readback_data_var[31:0] = hwif_in_port_path_takeouts_value;
+        end
+        if(rd_mux_addr == 11'h37c) begin
+            readback_data_var[31:0] = hwif_in_port_path_comebacks_value;
         end
         if(rd_mux_addr == 11'h400) begin
             readback_data_var[31:0] = 32'h52490005;

@@ -184,13 +184,29 @@ impl FabricConfig {
     /// (loss rate P on every path, e.g. `spray-8-loss0.02`); `-flap` after
     /// any of these but `dead` (or `spray-K-flap`) makes the slowest path
     /// flap ([`Flap::SPRAY`]: down half of the time, 50,000 cycles at a time).
+    /// `-mod` at the very end of a `spray-K` profile hashes ports to paths
+    /// by [`PathHash::Modulo`], so that consecutive ports take consecutive
+    /// paths and every QP that sprays over K ports uses every path (e.g.
+    /// `spray-8-flap-mod`: each QP has one port on the flapping path).
     /// See the crate README for the parameters.
     pub fn profile(name: &str) -> Result<Self, SimError> {
+        if let Some(base) = name
+            .strip_suffix("-mod")
+            .filter(|b| b.starts_with("spray-"))
+        {
+            let mut cfg = Self::profile(base).map_err(|_| SimError::UnknownProfile {
+                name: name.to_string(),
+                valid: "a spray-K profile followed by -mod, e.g. spray-8-flap-mod".into(),
+            })?;
+            cfg.name = name.to_string();
+            cfg.hash = PathHash::Modulo;
+            return Ok(cfg);
+        }
         let unknown = || {
             SimError::UnknownProfile {
             name: name.to_string(),
             valid: format!(
-                "{} (spray-K with K = 1..={MAX_PATHS}, e.g. spray-8, and spray-K-lossy, spray-K-hostile, spray-K-dead, spray-K-lossP, each but dead optionally with -flap, e.g. spray-8-loss0.05-flap, and spray-K-flap)",
+                "{} (spray-K with K = 1..={MAX_PATHS}, e.g. spray-8, and spray-K-lossy, spray-K-hostile, spray-K-dead, spray-K-lossP, each but dead optionally with -flap, e.g. spray-8-loss0.05-flap, and spray-K-flap; any spray profile with -mod at the end hashes ports modulo K)",
                 PROFILE_NAMES.join(", ")
             ),
         }
@@ -436,7 +452,8 @@ pub struct Delivery {
     pub bad: bool,
 }
 
-/// Counters of one path (summed over source endpoints) or of the fabric.
+/// Counters of one path (summed over source endpoints, or of one source
+/// endpoint: [`Fabric::path_stats_from`]) or of the fabric.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PathStats {
     /// Frames handed to the path (per destination; a duplicate is not sent
@@ -445,6 +462,8 @@ pub struct PathStats {
     /// Copies delivered to the destination endpoint.
     pub delivered: u64,
     pub dropped: u64,
+    /// Of `dropped`: sent while the path was down ([`Flap`]).
+    pub down_dropped: u64,
     pub duplicated: u64,
     pub corrupted: u64,
     pub reordered: u64,
@@ -458,6 +477,7 @@ impl PathStats {
         self.sent += o.sent;
         self.delivered += o.delivered;
         self.dropped += o.dropped;
+        self.down_dropped += o.down_dropped;
         self.duplicated += o.duplicated;
         self.corrupted += o.corrupted;
         self.reordered += o.reordered;
@@ -534,6 +554,8 @@ pub struct Fabric {
     order: u64,
     next_id: u64,
     paths: Vec<PathStats>,
+    /// The same counters per source endpoint: `[src * K + path]`.
+    from: Vec<PathStats>,
     unrouted: u64,
     flooded: u64,
     macs: Vec<([u8; 6], usize)>,
@@ -582,6 +604,7 @@ impl Fabric {
             order: 0,
             next_id: 0,
             paths: vec![PathStats::default(); k],
+            from: vec![PathStats::default(); endpoints * k],
             unrouted: 0,
             flooded: 0,
             macs: Vec::new(),
@@ -650,9 +673,14 @@ impl Fabric {
         }
         let e = self.events.pop()?;
         self.next_due = self.events.peek().map_or(u64::MAX, |e| e.arrival);
-        let s = &mut self.paths[e.d.path];
-        s.delivered += 1;
-        s.bytes_delivered += e.d.data.len() as u64;
+        let k = self.cfg.paths.len();
+        for s in [
+            &mut self.paths[e.d.path],
+            &mut self.from[e.d.src * k + e.d.path],
+        ] {
+            s.delivered += 1;
+            s.bytes_delivered += e.d.data.len() as u64;
+        }
         Some(e.d)
     }
 
@@ -773,12 +801,11 @@ impl Fabric {
         );
         let ser = (data.len() as f64 + f64::from(self.cfg.frame_overhead)) / self.bw[path];
         let len = data.len() as u64;
-        {
-            let s = &mut self.paths[path];
+        let si = src * k + path;
+        for s in [&mut self.paths[path], &mut self.from[si]] {
             s.sent += 1;
             s.bytes_sent += len;
         }
-        let si = src * k + path;
         let serialize = |st: &mut PathState| -> u64 {
             let start = st.busy_until.max(now as f64);
             st.busy_until = start + ser;
@@ -787,7 +814,10 @@ impl Fabric {
         let done = serialize(&mut self.state[si]);
         let down = self.cfg.paths[path].flap.is_some_and(|f| f.is_down(now));
         if down || Self::chance(&mut self.rng, drop_r) {
-            self.paths[path].dropped += 1;
+            for s in [&mut self.paths[path], &mut self.from[si]] {
+                s.dropped += 1;
+                s.down_dropped += u64::from(down);
+            }
             report.copies.push(CopyFate {
                 dst,
                 path,
@@ -805,6 +835,7 @@ impl Fabric {
         let mut copies: [Option<(Vec<u8>, u64)>; 2] = [None, None];
         if dup {
             self.paths[path].duplicated += 1;
+            self.from[si].duplicated += 1;
             let second = self.buf_copy(&data);
             let done2 = serialize(&mut self.state[si]);
             copies[1] = Some((second, done2));
@@ -824,6 +855,7 @@ impl Fabric {
                 let bit = self.rng.gen_range(0..8u32);
                 data[byte] ^= 1 << bit;
                 self.paths[path].corrupted += 1;
+                self.from[si].corrupted += 1;
                 Some(byte as u32 * 8 + bit)
             } else {
                 None
@@ -831,6 +863,7 @@ impl Fabric {
             let bad = Self::chance(&mut self.rng, bad_r);
             if bad {
                 self.paths[path].bad_frames += 1;
+                self.from[si].bad_frames += 1;
             }
             let jit = if jitter > 0 {
                 self.rng.gen_range(0..=jitter)
@@ -841,6 +874,7 @@ impl Fabric {
             let reordered = Self::chance(&mut self.rng, reo_r);
             let arrival = if reordered {
                 self.paths[path].reordered += 1;
+                self.from[si].reordered += 1;
                 base + self.rng.gen_range(1..=reo_d)
             } else {
                 let st = &mut self.state[si];
@@ -891,6 +925,18 @@ impl Fabric {
         }
     }
 
+    /// The counters of the `K` paths of source endpoint `src` (frames it
+    /// sent into each path, dropped, delivered, ...), readable at any time;
+    /// [`Fabric::stats`] sums them over the sources.
+    ///
+    /// # Panics
+    /// If `src` is not an endpoint.
+    pub fn path_stats_from(&self, src: usize) -> &[PathStats] {
+        assert!(src < self.endpoints, "endpoint {src} out of range");
+        let k = self.cfg.paths.len();
+        &self.from[src * k..(src + 1) * k]
+    }
+
     /// Draw from the fabric's random stream (for harness decisions that
     /// must follow the seed too).
     pub fn rng(&mut self) -> &mut ChaCha8Rng {
@@ -918,6 +964,14 @@ mod tests {
             assert!(e.contains("ideal, lossy, reorder, hostile, spray-K"), "{e}");
         }
         assert!("hostile".parse::<FabricConfig>().is_ok());
+        // -mod: the same paths, hashed modulo K
+        let m = FabricConfig::profile("spray-8-flap-mod").unwrap();
+        let f = FabricConfig::profile("spray-8-flap").unwrap();
+        assert_eq!((m.paths.clone(), m.hash), (f.paths, PathHash::Modulo));
+        assert_eq!(f.hash, PathHash::Mix);
+        for bad in ["ideal-mod", "spray-mod", "spray-8-bogus-mod", "-mod"] {
+            assert!(FabricConfig::profile(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

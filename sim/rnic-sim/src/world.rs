@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use rand::Rng;
 
 use crate::device::{SimConfig, SimDevice};
-use crate::fabric::{Fabric, FabricConfig, FabricStats, Routing};
+use crate::fabric::{Fabric, FabricConfig, FabricStats, PathStats, Routing};
 use crate::mac::{MacConfig, MacPort, MacStats};
 use crate::pcap::{CaptureFile, FrameRing, WireFrame};
 use crate::ports::{Model, PortsIn, PortsOut};
@@ -624,6 +624,12 @@ impl SimWorld {
 
     pub fn fabric_stats(&self) -> FabricStats {
         self.core.borrow().fabric.stats()
+    }
+
+    /// The fabric's per-path counters of the frames endpoint `src` (NIC
+    /// `src`) sent: see [`Fabric::path_stats_from`].
+    pub fn path_stats_from(&self, src: usize) -> Vec<PathStats> {
+        self.core.borrow().fabric.path_stats_from(src).to_vec()
     }
 
     /// See [`Fabric::set_drop_rate`].

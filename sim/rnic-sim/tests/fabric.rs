@@ -438,3 +438,69 @@ fn a_flapping_path_drops_exactly_while_down() {
     c.paths[1].flap = Some(Flap { up: 10, down: 0 });
     assert!(c.validate().is_err());
 }
+
+/// The per-source path counters: each endpoint's frames are counted on the
+/// path they took (sent, dropped, dropped while down, delivered) and sum to
+/// the fabric's totals; reading them draws nothing from the random stream.
+#[test]
+fn per_source_path_counters() {
+    let cfg = FabricConfig::profile("spray-4-loss0.1-flap").unwrap();
+    let trace = |count: bool| {
+        let mut f = fabric(&cfg, 9);
+        let mut got = Vec::new();
+        let mut down0 = 0u64; // endpoint 0's frames sent into path 3 while down
+        for t in 0..200_000u64 {
+            if t % 50 == 0 {
+                let src = (t / 50 % 2) as usize;
+                let fr = udp((t / 100) as u16, 100, t as u32);
+                if src == 0 && f.path_of(&fr) == 3 && Flap::SPRAY.is_down(t) {
+                    down0 += 1;
+                }
+                let r = f.send(t, src, fr);
+                got.push((r.id, r.copies.iter().map(|c| c.dropped).collect::<Vec<_>>()));
+            }
+            while let Some(d) = f.pop_due(t) {
+                got.push((d.id, vec![d.cycle == t]));
+            }
+            if count {
+                let _ = f.path_stats_from(0);
+            }
+        }
+        while let Some(d) = f.pop_due(u64::MAX) {
+            got.push((d.id, vec![false]));
+        }
+        (got, f, down0)
+    };
+    let (a, f, down0) = trace(true);
+    let (b, _, _) = trace(false);
+    assert_eq!(a, b);
+    assert!(down0 > 50, "{down0}");
+    let s = f.stats();
+    let (s0, s1) = (f.path_stats_from(0), f.path_stats_from(1));
+    assert_eq!((s0.len(), s1.len()), (4, 4));
+    for p in 0..4 {
+        let (x, y, t) = (s0[p], s1[p], s.paths[p]);
+        assert_eq!(x.sent + y.sent, t.sent, "path {p}");
+        assert_eq!(x.dropped + y.dropped, t.dropped, "path {p}");
+        assert_eq!(x.delivered + y.delivered, t.delivered, "path {p}");
+        assert_eq!(x.down_dropped + y.down_dropped, t.down_dropped, "path {p}");
+        assert!(x.sent > 100 && y.sent > 100, "path {p}: {x:?} {y:?}");
+        assert_eq!(x.sent, x.dropped + x.delivered, "path {p}: {x:?}");
+        // only the flapping path (3) is ever down; it loses frames at
+        // random too
+        if p == 3 {
+            assert_eq!(x.down_dropped, down0);
+            assert!(x.dropped > x.down_dropped);
+        } else {
+            assert_eq!(x.down_dropped, 0);
+        }
+    }
+    assert_eq!(s.total.sent, 4000);
+}
+
+#[test]
+#[should_panic(expected = "endpoint 2 out of range")]
+fn per_source_counters_of_no_endpoint() {
+    let f = fabric(&FabricConfig::ideal(), 1);
+    let _ = f.path_stats_from(2);
+}

@@ -11,7 +11,7 @@
 //   BLK_KIND       1 axis_register, 2 axis_arb_mux, 3 icrc_subst, 4 ram_sdp,
 //                  5 mr_table, 6 ram_sdp_copies, 7 onehot_decoder, 8 slot_allocator,
 //                  9 mp_window, 10 rc_message, 11 mp_deferred, 12 axis_async_fifo,
-//                  13 tlp_upsize, 14 tlp_downsize, 15 completer
+//                  13 tlp_upsize, 14 tlp_downsize, 15 completer, 16 path_pick, 17 path_health
 //
 // The structs mirror `PortsIn` / `PortsOut` in src/lib.rs (sizes checked).
 // Buses: word i of an array = bits [32i+31:32i]. The Rust side masks every
@@ -133,6 +133,28 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
 #elif BLK_KIND == 7
     t->en = in->s_valid & 1;
     t->in = in->s_last;
+#elif BLK_KIND == 16
+    // path_pick: s_data[0] = base | spray_log << 8 | avoid << 16
+    t->base = in->s_data[0] & 0x3f;
+    t->spray_log = (in->s_data[0] >> 8) & 7;
+    t->avoid = (in->s_data[0] >> 16) & 0xff;
+#elif BLK_KIND == 17
+    // path_health (src/path_health.rs has the packing)
+    const uint32_t* w = in->s_data;
+    t->down = w[0] & 0xff;
+    t->lepo = (w[0] >> 8) & 3;
+    t->hold = (w[0] >> 10) & 3;
+    t->spray_log = (w[0] >> 12) & 7;
+    t->epoch = (w[0] >> 15) & 3;
+    t->blame = (w[0] >> 17) & 1;
+    t->blame_path = (w[0] >> 18) & 7;
+    t->timed_ok = (w[0] >> 21) & 1;
+    t->timed_fail = (w[0] >> 22) & 1;
+    t->timed_probe = (w[0] >> 23) & 1;
+    t->timed_path = (w[0] >> 24) & 7;
+    t->loss = w[1] & 0xffff;
+    t->timed_rtt = (w[1] >> 16) & 0xff;
+    t->rtt = static_cast<uint64_t>(w[2]) | (static_cast<uint64_t>(w[3]) << 32);
 #elif BLK_KIND == 8
     t->rst = in->rst;
     t->take = in->s_valid & 1;
@@ -193,7 +215,6 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->scan_flush = (v >> 1) & 1;
     t->scan_tmo = (v >> 2) & 1;
     t->load = (v >> 3) & 1;
-    t->suspv = (v >> 4) & 1;
     t->rtx_req = (v >> 5) & 1;
     t->ring_empty_now = (v >> 6) & 1;
     t->ring_empty = (v >> 7) & 1;
@@ -214,7 +235,19 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->retry_init = (w[4] >> 6) & 7;
     t->rnr_init = (w[4] >> 9) & 7;
     t->rot = (w[4] >> 12) & 0x3f;
-    t->susp = (w[4] >> 18) & 0x3f;
+    t->spray_log = (w[4] >> 24) & 7;
+    t->timed_v = (w[13] >> 24) & 1;
+    t->timed_psn = w[13] & 0xffffff;
+    // path health: no path out, nothing counted (src/path_health.rs tests the rules)
+    t->ph_down = 0;
+    t->ph_loss = 0;
+    t->ph_lepo = 0;
+    t->ph_hold = 0;
+    t->ph_rtt = 0;
+    t->ph_chg = w[14] & 0xffffff;
+    t->timed_probe = 0;
+    t->timed_path = 0;
+    t->timed_rtt = 0;
     t->entry_last_psn = w[5] & 0xffffff;
     t->entry_index = w[6] & 0xffff;
     put(t->entry_wr_id, w + 7);
@@ -255,6 +288,13 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
                                       | (t->reg_err << 3) | (t->change << 4));
 #elif BLK_KIND == 7
     get(t->out, o->m_data);
+#elif BLK_KIND == 16
+    o->m_data[0] = t->path;
+#elif BLK_KIND == 17
+    o->m_data[0] = t->down_next | (t->lepo_next << 8) | (t->hold_next << 10)
+        | (t->takeout << 12) | (t->comeback << 13) | (static_cast<uint32_t>(t->loss_next) << 16);
+    o->m_data[1] = static_cast<uint32_t>(t->rtt_next);
+    o->m_data[2] = static_cast<uint32_t>(t->rtt_next >> 32);
 #elif BLK_KIND == 8
     get(t->free, o->m_data);
     o->m_valid = t->avail;
@@ -284,14 +324,16 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
         | (t->rtx_clr << 7));
     o->m_last = static_cast<uint8_t>(t->m_acq_valid | (t->set_err << 1) | (t->stat_ack_drop << 2)
         | (t->stat_timeout << 3) | (t->stat_nak_seq << 4) | (t->stat_rnr << 5)
-        | (t->req_suspv << 6) | (t->lost_we << 7));
+        | (t->lost_we << 7));
     o->m_data[0] = t->qpn_next | (static_cast<uint32_t>(t->qpn) << 16);
     o->m_data[1] = t->req_una;
-    o->m_data[2] = t->req_rleft | (t->req_nleft << 3) | (t->req_rot << 6) | (t->req_susp << 12);
+    o->m_data[2] = t->req_rleft | (t->req_nleft << 3) | (t->req_rot << 6);
     o->m_data[3] = t->stamp_wd;
     o->m_data[4] = t->acq_qpn | (static_cast<uint32_t>(t->m_acq_cqn) << 16);
     get(t->m_acq_data, o->m_data + 5);
     get(t->lost_wd, o->m_data + 13);
+    o->m_data[15] = t->timed_done | (t->stat_takeout << 1) | (t->stat_comeback << 2)
+        | (static_cast<uint32_t>(t->req_chg) << 8);
 #elif BLK_KIND == 13 || BLK_KIND == 14
     get(t->m_hdr, o->m_data);
     get(t->m_data, o->m_data + 4);
@@ -308,7 +350,7 @@ inline void set_clk(BLK_MODEL* t, int v) {
 #if BLK_KIND == 12
     t->s_clk = v;
     t->m_clk = v;
-#elif BLK_KIND != 3 && BLK_KIND != 7
+#elif BLK_KIND != 3 && BLK_KIND != 7 && BLK_KIND != 16 && BLK_KIND != 17
     t->clk = v;
 #else
     (void)t;

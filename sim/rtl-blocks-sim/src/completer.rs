@@ -16,9 +16,18 @@
 //!   of that packet alone, then of the other lost PSNs its bitmap names,
 //!   which it writes to the QP's LOST record) unless one from p stands
 //!   (and, naming una again, rotates the paths); without progress it
-//!   spends retry_cnt, and the path of the lost packet becomes the suspect
-//!   one; an RNR NAK waits the RNR timer and spends rnr_retry (7:
+//!   spends retry_cnt, and (path health) the path of the lost packet is
+//!   taken out if it was sent since the paths out or the rotation last
+//!   changed (at or after CHG) and the QP sprays (the health fields are
+//!   zero here: one loss takes a path out at the core's threshold); CHG
+//!   becomes the next PSN to send plus 2 whenever a path goes out or the
+//!   rotation changes;
+//!   an RNR NAK waits the RNR timer and spends rnr_retry (7:
 //!   unlimited); a timeout spends retry_cnt and rotates the paths;
+//! - the NIC's timed packet (path health), if it is the QP's, is settled
+//!   (`timed_done`) by an ACK that moves una past it, a sequence or RNR NAK
+//!   beyond it, a sequence NAK that names it (its PSN or its bitmap), and a
+//!   timeout that asks for a retransmission; nothing else settles it;
 //! - when a counter runs out, or on an error NAK, the QP goes to ERR and
 //!   every WQE left completes: the first with the error's status, the
 //!   rest flushed; an error NAK that finds the ring empty leaves its
@@ -57,6 +66,8 @@ pub struct CmpReport {
     pub flushed: usize,
     /// events lost because the ACK queue was full
     pub lost: usize,
+    /// timed packets settled (path health)
+    pub timed: usize,
     /// flushes that carried a waiting error NAK's status
     pub pending_status: usize,
 }
@@ -90,8 +101,13 @@ struct Qp {
     retry_init: u32,
     rnr_init: u32,
     rot: u32,
-    suspv: bool,
-    susp: u32,
+    /// 2^spray_log paths
+    spray_log: u32,
+    /// the first PSN sent with the current avoid bits
+    chg: u32,
+    /// the NIC's timed packet, if it is this QP's (the requester frees it
+    /// when the completer settles it)
+    timed: Option<u32>,
     rtx_req: bool,
     /// the request is for the named packet alone (mp)
     rtx_one: bool,
@@ -125,6 +141,8 @@ struct Expect {
     asks: usize,
     /// flushes that took up a waiting error status
     perr_used: usize,
+    /// timed packets settled
+    timed: usize,
 }
 
 /// The error NAK status waiting for a flush: (qpn, status, syndrome).
@@ -183,6 +201,12 @@ impl Reference {
                 }
                 e.tmo += 1;
                 qp.stamp = now;
+                if qp.rleft != 0 && qp.timed.take().is_some() {
+                    e.timed += 1;
+                }
+                if qp.rleft != 0 {
+                    qp.chg = qp.sent.wrapping_add(2) & PSN_MASK;
+                }
                 if qp.rleft == 0 {
                     e.errs += 1;
                     Self::flush(q, qp, WC_RETRY_EXC, 0, perr, e);
@@ -213,6 +237,20 @@ impl Reference {
                     p.wrapping_sub(1) & PSN_MASK
                 };
                 let una0 = qp.una;
+                if let Some(t) = qp.timed {
+                    let before = |x: u32| psn_sub(t, una0) < psn_sub(x, una0);
+                    let d = psn_sub(t, p).wrapping_sub(1);
+                    let settled = match (kind, syn & 31) {
+                        (0, _) => before(p.wrapping_add(1) & PSN_MASK),
+                        (1, _) => before(p),
+                        (_, 0) => before(p) || t == p || (d < 63 && lost >> d & 1 == 1),
+                        _ => false,
+                    };
+                    if settled {
+                        qp.timed = None;
+                        e.timed += 1;
+                    }
+                }
                 if kind == 0 && psn_sub(p.wrapping_add(1), qp.una) != 0 {
                     qp.una = p.wrapping_add(1) & PSN_MASK;
                     qp.rleft = qp.retry_init;
@@ -261,10 +299,12 @@ impl Reference {
                                 qp.retry_init
                             };
                             if !(qp.rtx_req && una0 == p) {
-                                qp.suspv = true;
-                                qp.susp = (p + qp.rot) & 63;
+                                let out = psn_sub(p, qp.chg) < 1 << 23 && qp.spray_log > 0;
                                 if p == una0 {
                                     qp.rot = (qp.rot + 1) & 63;
+                                }
+                                if out || p == una0 {
+                                    qp.chg = qp.sent.wrapping_add(2) & PSN_MASK;
                                 }
                                 qp.rtx_req = true;
                                 qp.rtx_one = true;
@@ -322,8 +362,9 @@ fn fresh_qp(rng: &mut ChaCha8Rng) -> Qp {
         retry_init,
         rnr_init,
         rot: 0,
-        suspv: false,
-        susp: 0,
+        spray_log: rng.gen_range(0..7),
+        chg: psn,
+        timed: None,
         rtx_req: false,
         rtx_one: false,
         lost: 0,
@@ -430,8 +471,7 @@ pub fn run(c: &CmpCfg) -> Result<CmpReport, Fail> {
         }
         let cqn = rng.gen_range(0..nq as u32);
         i.s_data[1] |= cqn << 16;
-        v |= u32::from(qp.suspv) << 4
-            | u32::from(qp.rtx_req) << 5
+        v |= u32::from(qp.rtx_req) << 5
             | u32::from(qp.ring.is_empty()) << 6
             | u32::from(qp.ring.is_empty()) << 7
             | u32::from(wait) << 8
@@ -446,7 +486,11 @@ pub fn run(c: &CmpCfg) -> Result<CmpReport, Fail> {
             | qp.retry_init << 6
             | qp.rnr_init << 9
             | qp.rot << 12
-            | qp.susp << 18;
+            | qp.spray_log << 24;
+        if let Some(t) = qp.timed {
+            i.s_data[13] = t | 1 << 24;
+        }
+        i.s_data[14] = qp.chg;
         if let Some(w) = head {
             i.s_data[5] = w.last;
             i.s_data[6] = u32::from(w.index);
@@ -480,8 +524,7 @@ pub fn run(c: &CmpCfg) -> Result<CmpReport, Fail> {
             qp.rleft = o.m_data[2] & 7;
             qp.nleft = o.m_data[2] >> 3 & 7;
             qp.rot = o.m_data[2] >> 6 & 63;
-            qp.susp = o.m_data[2] >> 12 & 63;
-            qp.suspv = o.m_last >> 6 & 1 == 1;
+            qp.chg = o.m_data[15] >> 8;
         }
         if stamp_we {
             qp.stamp = o.m_data[3] & PSN_MASK;
@@ -497,6 +540,12 @@ pub fn run(c: &CmpCfg) -> Result<CmpReport, Fail> {
         }
         if pop {
             qp.ring.pop_front();
+        }
+        if o.m_data[15] & 1 == 1 {
+            if qp.timed.is_none() {
+                fail!("{at}: QP {q}: timed_done without a timed packet");
+            }
+            qp.timed = None;
         }
         Ok((o, accepted, ready))
     };
@@ -534,6 +583,11 @@ pub fn run(c: &CmpCfg) -> Result<CmpReport, Fail> {
             if qp.rtx_req && rng.gen_bool(0.3) {
                 qp.rtx_req = false;
             }
+            // the NIC times a packet in flight now and then
+            let out = psn_sub(qp.sent, qp.una);
+            if qp.timed.is_none() && out > 0 && rng.gen_bool(0.3) {
+                qp.timed = Some(qp.una.wrapping_add(rng.gen_range(0..out)) & PSN_MASK);
+            }
         }
         now = now.wrapping_add(rng.gen_range(1..1000)) & PSN_MASK;
 
@@ -559,6 +613,7 @@ pub fn run(c: &CmpCfg) -> Result<CmpReport, Fail> {
         let mut quiet = 0;
         let mut got = Vec::new();
         let (mut drops, mut seq, mut rnr, mut tmo, mut errs, mut asks) = (0, 0, 0, 0, 0, 0);
+        let mut timed = 0;
         let mut k = 0;
         let round_start = cycle;
         while k < offers.len() || quiet < 8 {
@@ -586,10 +641,10 @@ pub fn run(c: &CmpCfg) -> Result<CmpReport, Fail> {
             rnr += usize::from(o.m_last >> 5 & 1);
             errs += usize::from(o.m_last >> 1 & 1);
             asks += usize::from(o.m_valid >> 5 & 1);
+            timed += (o.m_data[15] & 1) as usize;
             if o.m_last & 1 == 1 && ready {
                 got.push(out_cqe(&o));
             }
-            // (m_last bit 6 is the suspect bit's value, not an event)
             let busy = o.m_valid & 0xfe != 0 || o.m_last & 0x3f != 0;
             quiet = if busy || offer.is_some() {
                 0
@@ -625,6 +680,7 @@ pub fn run(c: &CmpCfg) -> Result<CmpReport, Fail> {
             ("timeouts", tmo, expect.tmo),
             ("QPs to ERR", errs, expect.errs),
             ("retransmission requests", asks, expect.asks),
+            ("timed packets settled", timed, expect.timed),
         ] {
             if n != w {
                 fail!("{at}: events {accepted:?}: {what} {n}, expected {w}");
@@ -650,6 +706,7 @@ pub fn run(c: &CmpCfg) -> Result<CmpReport, Fail> {
         r.cqes += want_cqes.len();
         r.flushed += want_cqes.iter().filter(|c| c.5 != WC_SUCCESS).count();
         r.pending_status += expect.perr_used;
+        r.timed += expect.timed;
     }
     r.cycles = cycle;
     Ok(r)

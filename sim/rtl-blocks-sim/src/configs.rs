@@ -46,6 +46,11 @@ pub enum Kind {
     TlpDownsize,
     /// `completer` (the requester's ACK completer): QN_W, CLK_MHZ, TICK_LOG
     Completer,
+    /// `path_pick` (a sprayed packet's path, avoiding paths out;
+    /// combinational): no parameters
+    PathPick,
+    /// `path_health` (a QP's path health update; combinational): THRESH
+    PathHealth,
 }
 
 /// One configuration: a model name and the parameters it is verilated with.
@@ -352,5 +357,21 @@ pub const CONFIGS: &[Config] = &[
         name: "cmp_q3",
         kind: Kind::Completer,
         params: &[("QN_W", 3), ("CLK_MHZ", 250), ("TICK_LOG", 6)],
+    },
+    Config {
+        name: "path_pick",
+        kind: Kind::PathPick,
+        params: &[],
+    },
+    // the core's threshold; one loss takes a path out
+    Config {
+        name: "health_t2",
+        kind: Kind::PathHealth,
+        params: &[("THRESH", 2)],
+    },
+    Config {
+        name: "health_t1",
+        kind: Kind::PathHealth,
+        params: &[("THRESH", 1)],
     },
 ];

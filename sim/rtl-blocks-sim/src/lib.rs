@@ -34,6 +34,9 @@
 //! - [`completer`]: `completer`, the requester's ACK completer: ACKs,
 //!   NAKs, timeouts and flushes against a reference of the IB rules, the
 //!   records it reads and writes kept by the bench;
+//! - [`path`]: `path_pick` and `path_health`, the sprayed path of a
+//!   packet and a QP's path health update (take-out, probe, loss counts,
+//!   RTT), against references of their rules;
 //! - [`tlp_size`]: `tlp_upsize` and `tlp_downsize`, a TLP stream to twice
 //!   and to half its width: TLPs reassembled from the output against those
 //!   sent, the header of every beat, the keep, the full rate.
@@ -55,6 +58,7 @@ pub mod mpdef;
 pub mod mpwin;
 pub mod mr;
 pub mod onehot;
+pub mod path;
 pub mod ram;
 pub mod rcmsg;
 pub mod skid;

@@ -17,6 +17,7 @@ use rtl_blocks_sim::mpdef::{self, MpdCfg};
 use rtl_blocks_sim::mpwin::{self, MpwCfg};
 use rtl_blocks_sim::mr::{self, MrCfg};
 use rtl_blocks_sim::onehot;
+use rtl_blocks_sim::path;
 use rtl_blocks_sim::ram::{self, RamCfg};
 use rtl_blocks_sim::rcmsg::{self, RcmCfg};
 use rtl_blocks_sim::skid::{self, SkidCfg, SkidReport};
@@ -625,6 +626,43 @@ fn completer_retires_retries_and_flushes_as_the_rules_say() {
                 ("flushed", r.flushed),
                 ("lost", r.lost),
                 ("pending statuses", r.pending_status),
+                ("timed packets settled", r.timed),
+            ] {
+                assert!(n > 0, "{m} seed {seed}: no {what}: {r:?}");
+            }
+        }
+    }
+}
+
+/// `path_pick`: every base, spray log and avoid mask.
+#[test]
+fn path_pick_every_input() {
+    if skip() {
+        return;
+    }
+    let r = path::run_pick("path_pick").unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("path_pick: {r:?}");
+    assert_eq!(r.cases, 7 * 256 * 64);
+    assert!(r.moved > 0);
+}
+
+/// `path_health`: random records and events against the rules, at the
+/// core's threshold and at one loss.
+#[test]
+fn path_health_takes_out_probes_and_averages() {
+    if skip() {
+        return;
+    }
+    for m in ["health_t2", "health_t1"] {
+        for seed in 1..=2 {
+            let r = path::run_health(m, seed, 20_000).unwrap_or_else(|e| panic!("{e}"));
+            eprintln!("{m} seed {seed}: {r:?}");
+            for (what, n) in [
+                ("take-outs", r.takeouts),
+                ("capped take-outs", r.capped),
+                ("comebacks", r.comebacks),
+                ("RTT samples", r.rtt_samples),
+                ("blames in a new epoch", r.new_epoch),
             ] {
                 assert!(n > 0, "{m} seed {seed}: no {what}: {r:?}");
             }

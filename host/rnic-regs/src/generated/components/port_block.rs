@@ -22,6 +22,7 @@ pub use _root::components::ro_word_r_desc_15de991c as rx_drop_guard;
 pub use _root::components::ro_word_r_desc_17d7fd68 as rx_drop_nobuf;
 pub use _root::components::ro_word_r_desc_19bb3e40 as rx_drop_transport;
 pub use _root::components::ro_word_r_desc_4c4401fa as tx_retransmits;
+pub use _root::components::ro_word_r_desc_51cbf780 as path_comebacks;
 pub use _root::components::ro_word_r_desc_6e708bbe as rx_nak_seq;
 pub use _root::components::ro_word_r_desc_786cba57 as ring_busy_cycles;
 pub use _root::components::ro_word_r_desc_8724ccef as rx_drop_psn;
@@ -33,6 +34,7 @@ pub use _root::components::ro_word_r_desc_a3aab092 as rx_frames;
 pub use _root::components::ro_word_r_desc_a524a4e4 as rtx_timeouts;
 pub use _root::components::ro_word_r_desc_ae78065b as tx_frames;
 pub use _root::components::ro_word_r_desc_cb2d96fa as lb_reordered;
+pub use _root::components::ro_word_r_desc_d53d48bf as path_takeouts;
 pub use _root::components::ro_word_r_desc_da5f106b as rx_drop_wimm;
 pub use _root::components::ro_word_r_desc_def7fc0a as lb_dropped;
 
@@ -77,7 +79,7 @@ impl PortBlock<'static> {
 
 impl<'io, IO> PortBlock<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0x78;
+    pub const SIZE: usize = 0x80;
 
     /// # Safety
     ///
@@ -443,6 +445,32 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> PortBlock<'io, IO> {
     ) -> peakrdl_rust::reg::Reg<'io, lb_reordered::RoWordR_desc_cb2d96fa, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x74).cast(), self.io)
+        }
+    }
+
+    /// path_takeouts
+    ///
+    /// Path health: sprayed paths taken out of a QP's use (a path that lost packets in two NAKs or timeouts of one epoch, while fewer than half of the QP's paths were out).
+    #[inline(always)]
+    #[must_use]
+    pub const fn path_takeouts(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, path_takeouts::RoWordR_desc_d53d48bf, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x78).cast(), self.io)
+        }
+    }
+
+    /// path_comebacks
+    ///
+    /// Path health: paths brought back into a QP's use by a probe (one packet sent on the path once its hold was over) that arrived.
+    #[inline(always)]
+    #[must_use]
+    pub const fn path_comebacks(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, path_comebacks::RoWordR_desc_51cbf780, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x7C).cast(), self.io)
         }
     }
 }
