@@ -1026,7 +1026,7 @@ fn the_requester_resends_exactly_what_a_selective_nak_names() {
 /// others. Every QP takes its dead path out at its first loss there
 /// (`path_takeouts`; a live path that loses a packet goes out too, and a
 /// probe brings it back: `path_comebacks`). From then on a QP sends into
-/// the dead link only probes, the first an epoch (8,192 cycles) after the
+/// the dead link only probes, the first an epoch (16,384 cycles) after the
 /// take-out and each next one after twice the wait, up to 8 epochs. So
 /// the frames sent into it stay within what each QP had on its way there
 /// when it went out (a quarter of 8 WRITEs of 16 packets) plus its probes;
@@ -1075,7 +1075,7 @@ fn a_dead_path_is_taken_out_and_only_probed() {
     let paths = p.world.path_stats_from(0);
     let dead = paths[3].sent;
     let all: u64 = paths.iter().map(|s| s.sent).sum();
-    let epochs = r.cycles / 8192 + 1;
+    let epochs = r.cycles / 16384 + 1;
     eprintln!(
         "{} cycles, {all} frames, {dead} into the dead path, {} taken out, {} back; {c:?}",
         r.cycles, c.path_takeouts, c.path_comebacks

@@ -12,6 +12,7 @@
 //            covers, asking for a CQE for each signaled one (C_CQE)
 //   C_SEQ    sequence NAK: request a retransmission from its PSN
 //   C_RNR    RNR NAK: the same, after the RNR timer
+//   C_TLOAD  a timeout: read the QP's records (path health's blame)
 //   C_TMO    retransmit timeout: request one from una
 //   C_ERR    the QP is in error: the first remaining WQE completes with
 //            the error, the rest are flushed
@@ -46,7 +47,7 @@ module completer #(
     parameter CLK_MHZ = 250,                // for the RNR timer
     parameter TICK_LOG = 6,                 // the requester's timer tick: 2^TICK_LOG cycles
     parameter LOST_W = 63,                  // mp: a selective NAK's bitmap, as far as the window reaches
-    parameter PH_EPOCH_LOG = 7,             // path health: an epoch is 2^PH_EPOCH_LOG ticks
+    parameter PH_EPOCH_LOG = 8,             // path health: an epoch is 2^PH_EPOCH_LOG ticks
     parameter PH_THRESH = 1                 // ... and a path goes out at this many losses in one
                                             // (1: at its first)
 ) (
@@ -205,7 +206,7 @@ wire ackq_full = ackq_wr_reg - ackq_rd_reg == 3'd4;
 assign ack_queue_full = ackq_full;
 
 localparam [3:0] C_IDLE = 4'd0, C_EVAL = 4'd1, C_POP = 4'd2, C_ERR = 4'd3, C_CQE = 4'd4,
-    C_SEQ = 4'd5, C_RNR = 4'd6, C_TMO = 4'd7, C_LOAD = 4'd8;
+    C_SEQ = 4'd5, C_RNR = 4'd6, C_TMO = 4'd7, C_LOAD = 4'd8, C_TLOAD = 4'd9;
 reg [3:0] c_state_reg = C_IDLE;
 reg [3:0] c_next_reg = C_IDLE;
 reg [QN_W-1:0] c_qpn_reg = {QN_W{1'b0}};
@@ -261,9 +262,13 @@ wire c_covered = (c_limit_reg - entry_last_psn) < 24'h800000;   // entry's last 
 // the paths out or the rotation last changed (CHG: the PSN sent next
 // then, with a margin for the executor's pipeline): a loss of an earlier
 // packet is not counted, as its path is not known.
+// Its inputs are registered a cycle ahead (their logic and the update's
+// in one cycle were twice the depth the timing gate allows): for C_SEQ in
+// C_POP (or C_CQE), for C_TMO in C_TLOAD, for C_EVAL in C_LOAD; each
+// also registers timed_v, so that a packet timed meanwhile is not
+// settled by what was computed for the one before.
 wire [3:0] epoch = now[PH_EPOCH_LOG+3:PH_EPOCH_LOG];
-wire [23:0] blame_psn = c_state_reg == C_TMO ? una_now : c_psn_reg;
-wire blame_fresh = (blame_psn - ph_chg) < 24'h800000;
+wire [23:0] blame_psn = c_state_reg == C_TLOAD ? una_now : c_psn_reg;
 /* verilator lint_off UNUSEDSIGNAL */
 wire [5:0] blame_path;          // (health: mod 8)
 /* verilator lint_on UNUSEDSIGNAL */
@@ -273,37 +278,101 @@ path_pick blame_pick_inst (
     .avoid(ph_down),
     .path(blame_path)
 );
-// a NAK that is news (not one for a PSN whose resend is already asked)
-wire c_seq_new = !(c_psn_reg == c_una_reg && rleft == 3'd0) && !(rtx_req && c_una_reg == c_psn_reg);
-wire c_tmo_takes = !(ring_empty_now || rtx_req) && rleft != 3'd0;
-// the timed packet: acknowledged by an ACK (una moves past it) or by a NAK
-// (every PSN before the named one arrived); named lost by a NAK
-wire [23:0] timed_off = timed_psn - c_una_reg;
 localparam [23:0] LOST_W24 = LOST_W[23:0];
 wire [23:0] timed_after = timed_psn - c_psn_reg - 24'd1;
-wire timed_named = timed_psn == c_psn_reg
-    || (timed_after < LOST_W24 && c_lost_reg[timed_after[$clog2(LOST_W+1)-1:0]]);
-wire timed_ok = timed_v && ((c_state_reg == C_EVAL && c_una_moves && timed_off < c_ack_off)
-    || ((c_state_reg == C_SEQ || c_state_reg == C_RNR) && timed_off < c_nak_off));
-wire timed_fail = timed_v && ((c_state_reg == C_SEQ && !(timed_off < c_nak_off) && timed_named)
-    || (c_state_reg == C_TMO && c_tmo_takes));
+reg [2:0] bl_path_reg = 3'd0;
+reg bl_fresh_reg = 1'b0;
+reg bl_probe_reg = 1'b0;
+reg tm_v_reg = 1'b0;
+reg tm_acked_reg = 1'b0;        // an ACK for c_psn covers it (from una_now: C_LOAD)
+reg tm_before_reg = 1'b0;       // it is before a NAK's PSN (from c_una_reg)
+reg tm_named_reg = 1'b0;        // the NAK names it
+always @(posedge clk) begin
+    bl_path_reg <= blame_path[2:0];
+    bl_fresh_reg <= (blame_psn - ph_chg) < 24'h800000;
+    bl_probe_reg <= timed_v && timed_probe && timed_psn == blame_psn;
+    tm_v_reg <= timed_v;
+    tm_acked_reg <= (timed_psn - una_now) < (c_psn_reg + 24'd1 - una_now);
+    tm_before_reg <= (timed_psn - c_una_reg) < (c_psn_reg - c_una_reg);
+    tm_named_reg <= timed_psn == c_psn_reg
+        || (timed_after < LOST_W24 && c_lost_reg[timed_after[$clog2(LOST_W+1)-1:0]]);
+end
+// a NAK that is news (not one for a PSN whose resend is already asked),
+// and one that rotates the map (it names una again), as seen in C_POP
+// (only the completer sets a request; if the executor took one meanwhile,
+// C_SEQ may rotate where this says not: CHG then stays, and a loss of a
+// packet sent before may be blamed on its neighbour path)
+reg seq_new_reg = 1'b0;
+reg seq_rot_reg = 1'b0;
+always @(posedge clk) begin
+    seq_new_reg <= !(c_psn_reg == c_una_reg && rleft == 3'd0) && !(rtx_req && c_una_reg == c_psn_reg);
+    seq_rot_reg <= !(c_psn_reg == c_una_reg && rleft == 3'd0) && !(rtx_req && c_una_reg == c_psn_reg)
+        && c_psn_reg == c_una_reg;
+end
+wire c_tmo_takes = !(ring_empty_now || rtx_req) && rleft != 3'd0;
+// ... as seen in C_TLOAD, for path health (a ring only the completer
+// empties, a request only the completer sets: if the timeout took then,
+// it takes in C_TMO)
+reg tmo_takes_reg = 1'b0;
+always @(posedge clk) begin
+    tmo_takes_reg <= c_tmo_takes;
+end
+// the timed packet: acknowledged by an ACK (una moves past it) or by a NAK
+// (every PSN before the named one arrived); named lost by a NAK
+wire tm_same = timed_v && tm_v_reg;
+wire timed_ok = tm_same && ((c_state_reg == C_EVAL && c_una_moves && tm_acked_reg)
+    || ((c_state_reg == C_SEQ || c_state_reg == C_RNR) && tm_before_reg));
+wire timed_fail = (tm_same && c_state_reg == C_SEQ && !tm_before_reg && tm_named_reg)
+    || (timed_v && c_state_reg == C_TMO && tmo_takes_reg);
 assign timed_done = timed_ok || timed_fail;
 // a lost probe tells of its own path (timed_fail), not of the pick's
-wire blame_probe = timed_v && timed_probe && timed_psn == blame_psn;
-wire blame = ((c_state_reg == C_SEQ && c_seq_new) || (c_state_reg == C_TMO && c_tmo_takes))
-    && !blame_probe && blame_fresh;
+wire blame = ((c_state_reg == C_SEQ && seq_new_reg) || (c_state_reg == C_TMO && tmo_takes_reg))
+    && !bl_probe_reg && bl_fresh_reg;
+// The health fields too are taken from a register of the cycle before
+// (the records of the QP do not change between C_LOAD, C_POP, C_CQE or
+// C_TLOAD and the state that follows), unless a load of the QP came
+// between: then as a load leaves them (nothing out, no counts, no RTT,
+// spraying off for this write, CHG as read), so no path from a block
+// RAM's output runs through the update.
+reg [7:0] phr_down_reg = 8'd0;
+reg [15:0] phr_loss_reg = 16'd0;
+reg [1:0] phr_lepo_reg = 2'd0;
+reg [3:0] phr_hold_reg = 4'd0;
+reg [1:0] phr_back_reg = 2'd0;
+reg [63:0] phr_rtt_reg = 64'd0;
+reg [23:0] phr_chg_reg = 24'd0;
+reg [2:0] phr_spray_reg = 3'd0;
+reg phr_loaded_reg = 1'b0;
+always @(posedge clk) begin
+    phr_down_reg <= ph_down;
+    phr_loss_reg <= ph_loss;
+    phr_lepo_reg <= ph_lepo;
+    phr_hold_reg <= ph_hold;
+    phr_back_reg <= ph_back;
+    phr_rtt_reg <= ph_rtt;
+    phr_chg_reg <= ph_chg;
+    phr_spray_reg <= spray_log;
+    phr_loaded_reg <= load && load_qpn == c_qpn_reg;
+end
+wire [7:0] phu_down = phr_loaded_reg ? 8'd0 : phr_down_reg;
+wire [15:0] phu_loss = phr_loaded_reg ? 16'd0 : phr_loss_reg;
+wire [1:0] phu_lepo = phr_loaded_reg ? 2'd0 : phr_lepo_reg;
+wire [3:0] phu_hold = phr_loaded_reg ? 4'd0 : phr_hold_reg;
+wire [1:0] phu_back = phr_loaded_reg ? 2'd0 : phr_back_reg;
+wire [63:0] phu_rtt = phr_loaded_reg ? 64'd0 : phr_rtt_reg;
+wire [2:0] phu_spray = phr_loaded_reg ? 3'd0 : phr_spray_reg;
 wire ph_takeout, ph_comeback;
 path_health #(.THRESH(PH_THRESH)) health_inst (
-    .down(ph_down),
-    .loss(ph_loss),
-    .lepo(ph_lepo),
-    .hold(ph_hold),
-    .back(ph_back),
-    .rtt(ph_rtt),
-    .spray_log(spray_log),
+    .down(phu_down),
+    .loss(phu_loss),
+    .lepo(phu_lepo),
+    .hold(phu_hold),
+    .back(phu_back),
+    .rtt(phu_rtt),
+    .spray_log(phu_spray),
     .epoch(epoch),
     .blame(blame),
-    .blame_path(blame_path[2:0]),
+    .blame_path(bl_path_reg),
     .timed_ok(timed_ok),
     .timed_fail(timed_fail),
     .timed_probe(timed_probe),
@@ -320,8 +389,9 @@ path_health #(.THRESH(PH_THRESH)) health_inst (
 );
 // the avoid bits change: packets from a little beyond the next PSN on
 // take the new pick
-assign req_chg = (req_down != ph_down || req_rot != rot)
-    ? sent_now + 24'd2 : ph_chg;
+assign req_chg = phr_loaded_reg ? ph_chg
+    : (req_down != phu_down || (c_state_reg == C_SEQ && seq_rot_reg)
+        || (c_state_reg == C_TMO && tmo_takes_reg)) ? sent_now + 24'd2 : phr_chg_reg;
 assign stat_takeout = ph_takeout && req_we;
 assign stat_comeback = ph_comeback && req_we;
 
@@ -465,13 +535,17 @@ always @(posedge clk) begin
                 c_state_reg <= C_ERR;                   // (flush_take)
             end else if (scan_tmo) begin
                 c_syn_reg <= 8'd0;
-                c_state_reg <= C_TMO;
+                c_state_reg <= C_TLOAD;
             end else if (!ackq_empty) begin
                 {c_psn_reg, c_syn_reg} <= ackq_head[31:0];
                 c_lost_reg <= ackl[ackq_rd_reg[1:0]];
                 ackq_rd_reg <= ackq_rd_reg + 3'd1;
                 c_state_reg <= C_LOAD;
             end
+        end
+        C_TLOAD: begin
+            // (the records of the QP read; path health's blame registered)
+            c_state_reg <= C_TMO;
         end
         C_LOAD: begin
             c_una_reg <= una_now;

@@ -715,7 +715,7 @@ wire wr_issue = can_issue_wr && m_wr_desc_ready;
 // or NAK covers it (an RTT sample for its path; a probe brings its path
 // back) or names it lost (a probe's path stays out for another epoch), or
 // when its QP is loaded or two epochs pass (a QP gone to ERR, say).
-localparam PH_EPOCH_LOG = 7;            // an epoch: 2^7 ticks (8,192 cycles)
+localparam PH_EPOCH_LOG = 8;            // an epoch: 2^8 ticks (16,384 cycles)
 localparam RTT_LOG = 4;                 // RTT samples in 16-cycle units
 localparam TM_AGE_W = TICK_LOG + PH_EPOCH_LOG + 2;
 wire [3:0] ph_epoch = now[PH_EPOCH_LOG+3:PH_EPOCH_LOG];
@@ -1054,7 +1054,13 @@ wire rec_state = state_reg == ST_RECORD;
 wire snt_we = (pkt_push && pkt_new_reg) || (rec_state && !snt_v_reg[qn_reg]);
 wire [SNT_W-1:0] snt_wd = pkt_push ? pkt_psn_reg + 24'd1 : qn_sent;
 /* verilator lint_off UNUSEDSIGNAL */
-wire [RQL_W-1:0] rql_qn, rql_c;   // each port uses some fields
+wire [RQL_W-1:0] rql_c;          // (the completer uses some fields)
+// the executor's copy holds only the retry counters' initial values (a
+// whole-record copy with most of its read bits unused is left as an
+// asynchronous read by Yosys 0.23, which no block RAM maps)
+localparam RQL_RR_W = RQL_RETRY_W + RQL_RNR_W;
+wire [RQL_RR_W-1:0] rql_qn_rr;
+wire [RQL_W-1:0] rql_qn = {{(RQL_W-RQL_RR_W-RQL_RETRY_LSB){1'b0}}, rql_qn_rr, {RQL_RETRY_LSB{1'b0}}};
 wire [REQ_W-1:0] req_qn_raw, req_c_raw;
 /* verilator lint_on UNUSEDSIGNAL */
 wire [SNT_W-1:0] snt_qn_raw, snt_c_raw;
@@ -1074,15 +1080,15 @@ ram_sdp_copies #(
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
     .N_RD(3),
-    .RD_LSB({32'd0 + RQL_TMO_LSB, 32'd0, 32'd0}),
-    .RD_W({32'd0 + RQL_TMO_W, 32'd0 + RQL_W, 32'd0 + RQL_W})
+    .RD_LSB({32'd0 + RQL_TMO_LSB, 32'd0, 32'd0 + RQL_RETRY_LSB}),
+    .RD_W({32'd0 + RQL_TMO_W, 32'd0 + RQL_W, 32'd0 + RQL_RR_W})
 ) rql_inst (
     .clk(clk),
     .wr_en(rql_we),
     .wr_addr(load_qpn),
     .wr_data(rql_wd),
     .rd_addr({scan_rd, c_qpn_next, qn_next}),
-    .rd_data({scan_tmo_exp, rql_c, rql_qn})
+    .rd_data({scan_tmo_exp, rql_c, rql_qn_rr})
 );
 
 ram_sdp_copies #(

@@ -468,8 +468,8 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
     (
         "cmp_chg_kept",
         "completer.v",
-        "    ? sent_now + 24'd2 : ph_chg;",
-        "    ? ph_chg : ph_chg;",
+        "        || (c_state_reg == C_TMO && tmo_takes_reg)) ? sent_now + 24'd2 : phr_chg_reg;",
+        "        || (c_state_reg == C_TMO && tmo_takes_reg)) ? phr_chg_reg : phr_chg_reg;",
     ),
     // path_pick, path_health
     (
