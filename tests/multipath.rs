@@ -1021,11 +1021,88 @@ fn the_requester_resends_exactly_what_a_selective_nak_names() {
     assert_eq!(wcs.len(), 1);
 }
 
+/// Two NICs on 4 paths (delays 100 to 400 cycles) whose ports hash modulo
+/// 4, so that path index 3 of every sprayed QP lands on the same link,
+/// which drops everything; `loss` on the others.
+fn dead_3_of_4(loss: f64) -> Pair {
+    use rnic_sim::{FabricConfig, PathConfig, PathHash, WorldConfig};
+    let mut f = FabricConfig::with_paths(
+        "dead-3-of-4",
+        (0..4u64)
+            .map(|i| PathConfig {
+                delay: 100 + 100 * i,
+                drop_rate: if i == 3 { 1.0 } else { loss },
+                ..PathConfig::default()
+            })
+            .collect(),
+    );
+    f.hash = PathHash::Modulo;
+    pair_with(WorldConfig {
+        nics: 2,
+        data_w: 64,
+        seed: 5,
+        fabric: f,
+        ..WorldConfig::default()
+    })
+}
+
+/// The path health threshold is the NIC's `port.path_cfg.thresh`: 0 turns
+/// path health off, so on the dead-path fabric below no path is taken out
+/// and every QP keeps a quarter of its packets on the dead link; a value
+/// beyond 3 is refused.
+#[test]
+fn path_health_off_takes_no_path_out() {
+    let p = dead_3_of_4(0.0);
+    assert_eq!(p.a.path_thresh().unwrap(), 1, "the reset value");
+    assert!(matches!(
+        p.a.set_path_thresh(4),
+        Err(rnic_verbs::VerbsError::InvalidArgument(_))
+    ));
+    assert_eq!(
+        p.a.path_thresh().unwrap(),
+        1,
+        "a refused value changes nothing"
+    );
+    let r = rnic_torture::perf::write_bw(
+        &p.a,
+        p.addrs[0],
+        &p.b,
+        p.addrs[1],
+        &rnic_torture::perf::BwOpts {
+            msg_size: 16384,
+            messages: 64,
+            qps: 4,
+            window: 8,
+            mtu: Mtu::Mtu1024,
+            watchdog: 4_000_000,
+            spray_log: 2,
+            qp_type: QpType::Mp,
+            path_thresh: Some(0),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(p.a.path_thresh().unwrap(), 0);
+    let c = p.a.query_port_counters().unwrap();
+    let paths = p.world.path_stats_from(0);
+    let (dead, all) = (paths[3].sent, paths.iter().map(|s| s.sent).sum::<u64>());
+    eprintln!(
+        "{} cycles, {all} frames, {dead} into the dead path; {c:?}",
+        r.cycles
+    );
+    assert_eq!((c.path_takeouts, c.path_comebacks), (0, 0), "{c:?}");
+    assert!(
+        dead * 5 >= all,
+        "with path health off a quarter of the packets should meet the dead link: {dead} of {all}"
+    );
+}
+
 /// Path health: 4 paths whose ports hash modulo 4, so that one path index
 /// of every QP lands on the same dead link (path 3), and 2 % loss on the
 /// others. Every QP takes its dead path out at its first loss there
-/// (`path_takeouts`; a live path that loses a packet goes out too, and a
-/// probe brings it back: `path_comebacks`). From then on a QP sends into
+/// (`path_takeouts`, at the reset value of `port.path_cfg.thresh`; a live
+/// path that loses a packet goes out too, and a probe brings it back:
+/// `path_comebacks`). From then on a QP sends into
 /// the dead link only probes, the first an epoch (16,384 cycles) after the
 /// take-out and each next one after twice the wait, up to 8 epochs. So
 /// the frames sent into it stay within what each QP had on its way there
@@ -1033,25 +1110,7 @@ fn the_requester_resends_exactly_what_a_selective_nak_names() {
 /// without path health a QP keeps a quarter of its packets on that link.
 #[test]
 fn a_dead_path_is_taken_out_and_only_probed() {
-    use rnic_sim::{FabricConfig, PathConfig, PathHash, WorldConfig};
-    let mut f = FabricConfig::with_paths(
-        "dead-3-of-4",
-        (0..4u64)
-            .map(|i| PathConfig {
-                delay: 100 + 100 * i,
-                drop_rate: if i == 3 { 1.0 } else { 0.02 },
-                ..PathConfig::default()
-            })
-            .collect(),
-    );
-    f.hash = PathHash::Modulo;
-    let p = pair_with(WorldConfig {
-        nics: 2,
-        data_w: 64,
-        seed: 5,
-        fabric: f,
-        ..WorldConfig::default()
-    });
+    let p = dead_3_of_4(0.02);
     let qps = 4u64;
     let r = rnic_torture::perf::write_bw(
         &p.a,

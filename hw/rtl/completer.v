@@ -19,9 +19,8 @@
 // Path health (sprayed QPs; path_health.v keeps the rules): C_SEQ blames
 // the path of the PSN it names, C_TMO the path of una, each taken out
 // (up to half of the QP's paths) until a probe comes back; an ACK or NAK
-// that covers the NIC's timed packet (if it is this QP's) gives its path
-// an RTT sample, or brings it back if it was a probe; a NAK naming it, or
-// a timeout, fails it.
+// that covers the NIC's timed packet (if it is this QP's) brings its path
+// back if it was a probe; a NAK naming it, or a timeout, fails it.
 // Retry counters: timeouts and sequence NAKs without progress spend
 // retry_cnt, RNR NAKs spend rnr_retry (7: unlimited); an ACK that moves una
 // restores both.
@@ -47,9 +46,7 @@ module completer #(
     parameter CLK_MHZ = 250,                // for the RNR timer
     parameter TICK_LOG = 6,                 // the requester's timer tick: 2^TICK_LOG cycles
     parameter LOST_W = 63,                  // mp: a selective NAK's bitmap, as far as the window reaches
-    parameter PH_EPOCH_LOG = 8,             // path health: an epoch is 2^PH_EPOCH_LOG ticks
-    parameter PH_THRESH = 1                 // ... and a path goes out at this many losses in one
-                                            // (1: at its first)
+    parameter PH_EPOCH_LOG = 8              // path health: an epoch is 2^PH_EPOCH_LOG ticks
 ) (
     input  wire                 clk,
     input  wire                 rst,
@@ -88,14 +85,13 @@ module completer #(
     input  wire [1:0]           ph_lepo,
     input  wire [3:0]           ph_hold,
     input  wire [1:0]           ph_back,
-    input  wire [63:0]          ph_rtt,
     input  wire [23:0]          ph_chg,         // the first PSN sent with today's avoid bits
+    input  wire [1:0]           ph_thresh,      // losses in one epoch that take a path out (0: never)
     // the NIC's timed packet (one at a time), if it is this QP's
     input  wire                 timed_v,
     input  wire [23:0]          timed_psn,
     input  wire                 timed_probe,    // sent on a down path
     input  wire [2:0]           timed_path,
-    input  wire [7:0]           timed_rtt,      // its age, as a round trip sample
     input  wire [2:0]           retry_init,     // retry_cnt
     input  wire [2:0]           rnr_init,       // rnr_retry
     input  wire                 rtx_req,        // a retransmission is requested
@@ -123,7 +119,6 @@ module completer #(
     output wire [1:0]           req_lepo,
     output wire [3:0]           req_hold,
     output wire [1:0]           req_back,
-    output wire [63:0]          req_rtt,
     output wire [23:0]          req_chg,
     output wire                 timed_done,     // the timed packet's fate is known
     input  wire [23:0]          now,            // timer ticks
@@ -298,16 +293,15 @@ always @(posedge clk) begin
         || (timed_after < LOST_W24 && c_lost_reg[timed_after[$clog2(LOST_W+1)-1:0]]);
 end
 // a NAK that is news (not one for a PSN whose resend is already asked),
-// and one that rotates the map (it names una again), as seen in C_POP
-// (only the completer sets a request; if the executor took one meanwhile,
-// C_SEQ may rotate where this says not: CHG then stays, and a loss of a
-// packet sent before may be blamed on its neighbour path)
+// and one that may rotate the map (it names una again, retries left), as
+// seen in C_POP. Whether it rotates also depends on the request bit, which
+// the executor may clear before C_SEQ; CHG moves whether or not (a later
+// CHG only blames fewer packets, an earlier one could blame a neighbour)
 reg seq_new_reg = 1'b0;
-reg seq_rot_reg = 1'b0;
+reg seq_same_reg = 1'b0;
 always @(posedge clk) begin
     seq_new_reg <= !(c_psn_reg == c_una_reg && rleft == 3'd0) && !(rtx_req && c_una_reg == c_psn_reg);
-    seq_rot_reg <= !(c_psn_reg == c_una_reg && rleft == 3'd0) && !(rtx_req && c_una_reg == c_psn_reg)
-        && c_psn_reg == c_una_reg;
+    seq_same_reg <= c_psn_reg == c_una_reg && rleft != 3'd0;
 end
 wire c_tmo_takes = !(ring_empty_now || rtx_req) && rleft != 3'd0;
 // ... as seen in C_TLOAD, for path health (a ring only the completer
@@ -339,19 +333,24 @@ reg [15:0] phr_loss_reg = 16'd0;
 reg [1:0] phr_lepo_reg = 2'd0;
 reg [3:0] phr_hold_reg = 4'd0;
 reg [1:0] phr_back_reg = 2'd0;
-reg [63:0] phr_rtt_reg = 64'd0;
 reg [23:0] phr_chg_reg = 24'd0;
 reg [2:0] phr_spray_reg = 3'd0;
+reg [1:0] phr_thresh_reg = 2'd1;
 reg phr_loaded_reg = 1'b0;
+// (taken only in the states before an update: C_LOAD before C_EVAL,
+// C_POP before C_SEQ and C_RNR, C_TLOAD before C_TMO)
+wire phr_take = c_state_reg == C_LOAD || c_state_reg == C_POP || c_state_reg == C_TLOAD;
 always @(posedge clk) begin
-    phr_down_reg <= ph_down;
-    phr_loss_reg <= ph_loss;
-    phr_lepo_reg <= ph_lepo;
-    phr_hold_reg <= ph_hold;
-    phr_back_reg <= ph_back;
-    phr_rtt_reg <= ph_rtt;
-    phr_chg_reg <= ph_chg;
-    phr_spray_reg <= spray_log;
+    if (phr_take) begin
+        phr_down_reg <= ph_down;
+        phr_loss_reg <= ph_loss;
+        phr_lepo_reg <= ph_lepo;
+        phr_hold_reg <= ph_hold;
+        phr_back_reg <= ph_back;
+        phr_chg_reg <= ph_chg;
+        phr_spray_reg <= spray_log;
+        phr_thresh_reg <= ph_thresh;
+    end
     phr_loaded_reg <= load && load_qpn == c_qpn_reg;
 end
 wire [7:0] phu_down = phr_loaded_reg ? 8'd0 : phr_down_reg;
@@ -359,17 +358,16 @@ wire [15:0] phu_loss = phr_loaded_reg ? 16'd0 : phr_loss_reg;
 wire [1:0] phu_lepo = phr_loaded_reg ? 2'd0 : phr_lepo_reg;
 wire [3:0] phu_hold = phr_loaded_reg ? 4'd0 : phr_hold_reg;
 wire [1:0] phu_back = phr_loaded_reg ? 2'd0 : phr_back_reg;
-wire [63:0] phu_rtt = phr_loaded_reg ? 64'd0 : phr_rtt_reg;
 wire [2:0] phu_spray = phr_loaded_reg ? 3'd0 : phr_spray_reg;
 wire ph_takeout, ph_comeback;
-path_health #(.THRESH(PH_THRESH)) health_inst (
+path_health health_inst (
     .down(phu_down),
     .loss(phu_loss),
     .lepo(phu_lepo),
     .hold(phu_hold),
     .back(phu_back),
-    .rtt(phu_rtt),
     .spray_log(phu_spray),
+    .thresh(phr_thresh_reg),
     .epoch(epoch),
     .blame(blame),
     .blame_path(bl_path_reg),
@@ -377,20 +375,18 @@ path_health #(.THRESH(PH_THRESH)) health_inst (
     .timed_fail(timed_fail),
     .timed_probe(timed_probe),
     .timed_path(timed_path),
-    .timed_rtt(timed_rtt),
     .down_next(req_down),
     .loss_next(req_loss),
     .lepo_next(req_lepo),
     .hold_next(req_hold),
     .back_next(req_back),
-    .rtt_next(req_rtt),
     .takeout(ph_takeout),
     .comeback(ph_comeback)
 );
 // the avoid bits change: packets from a little beyond the next PSN on
 // take the new pick
 assign req_chg = phr_loaded_reg ? ph_chg
-    : (req_down != phu_down || (c_state_reg == C_SEQ && seq_rot_reg)
+    : (req_down != phu_down || (c_state_reg == C_SEQ && seq_same_reg)
         || (c_state_reg == C_TMO && tmo_takes_reg)) ? sent_now + 24'd2 : phr_chg_reg;
 assign stat_takeout = ph_takeout && req_we;
 assign stat_comeback = ph_comeback && req_we;

@@ -11,30 +11,29 @@
 //   back   the probes failed in a row since the take-out (0..3): a path
 //          out may be probed 2^back epochs after hold (the executor's
 //          rule), so a dead path costs fewer and fewer probes
-//   rtt    per path, a smoothed round trip (units of the requester's
-//          timing, 0: none yet), from packets timed one at a time
 //
-// A blame that brings a path's count to THRESH takes it out, unless half
+// (No RTT is kept: an mp ACK is cumulative, so the time from a packet to
+// the ACK that covers it is the time until every packet before it arrived,
+// much the same on every path; see DESIGN.md.)
+//
+// A blame that brings a path's count to thresh takes it out, unless half
 // of the active paths are out already (a path is never taken out when the
-// QP does not spray). A timed packet that was acknowledged gives its path
-// an RTT sample (new = old - old/4 + sample/4); if it was a probe (sent on
-// a down path) the path comes back. A probe named lost restarts the hold
+// QP does not spray). A timed packet that was acknowledged brings its path
+// back if it was a probe (sent on a down path). A probe named lost restarts the hold
 // and doubles the wait before the next (up to eight epochs).
 
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
 
-module path_health #(
-    parameter THRESH = 2                // losses in one epoch that take a path out
-) (
+module path_health (
     input  wire [7:0]  down,
     input  wire [15:0] loss,
     input  wire [1:0]  lepo,
     input  wire [3:0]  hold,
     input  wire [1:0]  back,
-    input  wire [63:0] rtt,
     input  wire [2:0]  spray_log,
+    input  wire [1:0]  thresh,          // losses in one epoch that take a path out (0: never)
     input  wire [3:0]  epoch,           // now
 
     input  wire        blame,           // a loss on blame_path
@@ -43,27 +42,18 @@ module path_health #(
     input  wire        timed_fail,      // ... was named lost (or timed out)
     input  wire        timed_probe,     // ... and it was a probe
     input  wire [2:0]  timed_path,
-    input  wire [7:0]  timed_rtt,       // its round trip (with timed_ok)
 
     output reg  [7:0]  down_next,
     output reg  [15:0] loss_next,
     output reg  [1:0]  lepo_next,
     output reg  [3:0]  hold_next,
     output reg  [1:0]  back_next,
-    output reg  [63:0] rtt_next,
     output reg         takeout,         // blame took blame_path out
     output reg         comeback         // a probe brought timed_path back
 );
 
-initial begin
-    if (THRESH < 1 || THRESH > 3) begin
-        $error("path_health: THRESH must be 1..3");
-        $finish;
-    end
-end
-
-wire [7:0] active = spray_log >= 3'd3 ? 8'hFF : spray_log == 3'd2 ? 8'h0F
-    : spray_log == 3'd1 ? 8'h03 : 8'h01;
+wire [7:0] active;
+path_active active_inst (.spray_log(spray_log), .active(active));
 // paths out now (of the active ones), and how many may be
 wire [7:0] out_now = down & active;
 wire [3:0] n_out = {3'd0, out_now[0]} + {3'd0, out_now[1]} + {3'd0, out_now[2]} + {3'd0, out_now[3]}
@@ -74,9 +64,6 @@ wire [3:0] n_cap = spray_log >= 3'd3 ? 4'd4 : spray_log == 3'd2 ? 4'd2
 wire [15:0] loss_cur = lepo == epoch[1:0] ? loss : 16'd0;
 wire [1:0] b_count = loss_cur[{blame_path, 1'b0} +: 2];
 wire [1:0] b_next = b_count == 2'd3 ? 2'd3 : b_count + 2'd1;
-wire [7:0] old_rtt = rtt[{timed_path, 3'b000} +: 8];
-wire [7:0] new_rtt = old_rtt == 8'd0 ? timed_rtt
-    : old_rtt - {2'b00, old_rtt[7:2]} + {2'b00, timed_rtt[7:2]};
 
 always @* begin
     down_next = down;
@@ -84,13 +71,12 @@ always @* begin
     lepo_next = lepo;
     hold_next = hold;
     back_next = back;
-    rtt_next = rtt;
     takeout = 1'b0;
     comeback = 1'b0;
     if (blame && active[blame_path] && !down[blame_path]) begin
         loss_next = loss_cur;
         lepo_next = epoch[1:0];
-        if ({30'd0, b_next} >= THRESH && n_out < n_cap) begin
+        if (thresh != 2'd0 && b_next >= thresh && n_out < n_cap) begin
             down_next[blame_path] = 1'b1;
             loss_next[{blame_path, 1'b0} +: 2] = 2'd0;
             hold_next = epoch;
@@ -101,7 +87,6 @@ always @* begin
         end
     end
     if (timed_ok) begin
-        rtt_next[{timed_path, 3'b000} +: 8] = new_rtt;
         if (timed_probe && down_next[timed_path]) begin
             down_next[timed_path] = 1'b0;
             loss_next[{timed_path, 1'b0} +: 2] = 2'd0;

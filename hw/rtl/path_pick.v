@@ -21,8 +21,8 @@ module path_pick (
 
 // the active paths among the eight health bits (fewer than eight: the
 // rest count as avoided, so the search below wraps within the active ones)
-wire [7:0] active = spray_log >= 3'd3 ? 8'hFF : spray_log == 3'd2 ? 8'h0F
-    : spray_log == 3'd1 ? 8'h03 : 8'h01;
+wire [7:0] active;
+path_active active_inst (.spray_log(spray_log), .active(active));
 wire [5:0] mask = 6'h3F >> (3'd6 - (spray_log > 3'd6 ? 3'd6 : spray_log));
 wire [5:0] raw = base & mask;
 wire [7:0] blocked = avoid | ~active;

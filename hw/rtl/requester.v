@@ -99,6 +99,7 @@ module requester #(
     input  wire [23:0]            load_psn,
     input  wire [10:0]            load_retry,         // {rnr_retry, retry_cnt, timeout}, with load_rts
     input  wire [2:0]             load_spray,         // spray_log, with load_rts
+    input  wire [1:0]             cfg_path_thresh,    // path health: losses in an epoch to take a path out (0: off)
     input  wire                   flush_a,            // the QP went to ERR elsewhere:
     input  wire [QN_W-1:0]        flush_a_qpn,        // flush its outstanding WQEs
     input  wire                   flush_b,
@@ -385,14 +386,12 @@ localparam REQ_ROT_W = 6;
 // ... and path health (path_health.v): DOWN the paths taken out (their
 // packets take the next path), LOSS 2-bit loss counts per path in the
 // epoch LEPO, HOLD the epoch of the last take-out or failed probe and
-// BACK the probes failed since, RTT a smoothed round trip per path (in
-// 2^RTT_LOG cycles); eight paths
+// BACK the probes failed since; eight paths
 localparam REQ_DOWN_W = 8;
 localparam REQ_LOSS_W = 16;
 localparam REQ_LEPO_W = 2;
 localparam REQ_HOLD_W = 4;
 localparam REQ_BACK_W = 2;
-localparam REQ_RTT_W = 64;
 localparam REQ_CHG_W = 24;      // CHG: the first PSN the last change of the avoid bits applies to
 localparam REQ_UNA_LSB = 0;
 localparam REQ_RLEFT_LSB = REQ_UNA_LSB + REQ_UNA_W;
@@ -403,8 +402,7 @@ localparam REQ_LOSS_LSB = REQ_DOWN_LSB + REQ_DOWN_W;
 localparam REQ_LEPO_LSB = REQ_LOSS_LSB + REQ_LOSS_W;
 localparam REQ_HOLD_LSB = REQ_LEPO_LSB + REQ_LEPO_W;
 localparam REQ_BACK_LSB = REQ_HOLD_LSB + REQ_HOLD_W;
-localparam REQ_RTT_LSB = REQ_BACK_LSB + REQ_BACK_W;
-localparam REQ_CHG_LSB = REQ_RTT_LSB + REQ_RTT_W;
+localparam REQ_CHG_LSB = REQ_BACK_LSB + REQ_BACK_W;
 localparam REQ_W = REQ_CHG_LSB + REQ_CHG_W;
 // SNT: one past the highest PSN sent. Written by the executor (at qn_reg,
 // as packets leave, and by ST_RECORD as for REQ); a load clears snt_v_reg
@@ -712,11 +710,9 @@ wire wr_issue = can_issue_wr && m_wr_desc_ready;
 // ---------------------------------------------------------------- the timed packet
 // One packet of the whole NIC at a time is timed, for path health: taken
 // as it leaves (pkt_timed_reg), it is settled by the completer when an ACK
-// or NAK covers it (an RTT sample for its path; a probe brings its path
-// back) or names it lost (a probe's path stays out for another epoch), or
+// or NAK covers it (a probe brings its path back) or names it lost (a probe's path stays out for another epoch), or
 // when its QP is loaded or two epochs pass (a QP gone to ERR, say).
 localparam PH_EPOCH_LOG = 8;            // an epoch: 2^8 ticks (16,384 cycles)
-localparam RTT_LOG = 4;                 // RTT samples in 16-cycle units
 localparam TM_AGE_W = TICK_LOG + PH_EPOCH_LOG + 2;
 wire [3:0] ph_epoch = now[PH_EPOCH_LOG+3:PH_EPOCH_LOG];
 reg tm_busy_reg = 1'b0;
@@ -726,10 +722,6 @@ reg tm_probe_reg = 1'b0;
 reg [2:0] tm_path_reg = 3'd0;
 reg [TM_AGE_W-1:0] tm_start_reg = {TM_AGE_W{1'b0}};
 wire [TM_AGE_W-1:0] tm_age = cycle_reg[TM_AGE_W-1:0] - tm_start_reg;
-/* verilator lint_off UNUSEDSIGNAL */
-wire [TM_AGE_W-1:0] tm_units = tm_age >> RTT_LOG;
-/* verilator lint_on UNUSEDSIGNAL */
-wire [7:0] tm_rtt = tm_units[TM_AGE_W-1:8] != 0 ? 8'hFF : tm_units[7:0] == 8'd0 ? 8'd1 : tm_units[7:0];
 wire tm_done;
 always @(posedge clk) begin
     if (tm_busy_reg && (tm_done || tm_age[TM_AGE_W-1] || ((load_rts || load_reset) && load_qpn == tm_qpn_reg))) begin
@@ -761,8 +753,9 @@ path_pick path_pick_inst (
     .avoid(q_down_reg),
     .path(path_normal)
 );
-wire [7:0] q_active = q_spray_log_reg >= 3'd3 ? 8'hFF : q_spray_log_reg == 3'd2 ? 8'h0F
-    : q_spray_log_reg == 3'd1 ? 8'h03 : 8'h00;
+// (a QP that does not spray never times a packet: time_it)
+wire [7:0] q_active;
+path_active q_active_inst (.spray_log(q_spray_log_reg), .active(q_active));
 wire [7:0] q_out = q_down_reg & q_active;
 wire [7:0] q_out_low = q_out & (~q_out + 8'd1);     // the lowest path out
 wire [2:0] probe_path = {|(q_out_low & 8'hF0), |(q_out_low & 8'hCC), |(q_out_low & 8'hAA)};
@@ -1227,7 +1220,6 @@ wire [7:0] c_req_down;
 wire [15:0] c_req_loss;
 wire [1:0] c_req_lepo, c_req_back;
 wire [3:0] c_req_hold;
-wire [63:0] c_req_rtt;
 wire [23:0] c_req_chg;
 completer #(.QN_W(QN_W), .CLK_MHZ(CLK_MHZ), .TICK_LOG(TICK_LOG), .LOST_W(LOST_W),
     .PH_EPOCH_LOG(PH_EPOCH_LOG)) completer_inst (
@@ -1258,13 +1250,12 @@ completer #(.QN_W(QN_W), .CLK_MHZ(CLK_MHZ), .TICK_LOG(TICK_LOG), .LOST_W(LOST_W)
     .ph_lepo(req_c[REQ_LEPO_LSB +: REQ_LEPO_W]),
     .ph_hold(req_c[REQ_HOLD_LSB +: REQ_HOLD_W]),
     .ph_back(req_c[REQ_BACK_LSB +: REQ_BACK_W]),
-    .ph_rtt(req_c[REQ_RTT_LSB +: REQ_RTT_W]),
     .ph_chg(req_c[REQ_CHG_LSB +: REQ_CHG_W]),
+    .ph_thresh(cfg_path_thresh),
     .timed_v(tm_busy_reg && tm_qpn_reg == c_qpn),
     .timed_psn(tm_psn_reg),
     .timed_probe(tm_probe_reg),
     .timed_path(tm_path_reg),
-    .timed_rtt(tm_rtt),
     .retry_init(c_retry_init),
     .rnr_init(c_rnr_init),
     .rtx_req(rtx_req_reg[c_qpn]),
@@ -1288,7 +1279,6 @@ completer #(.QN_W(QN_W), .CLK_MHZ(CLK_MHZ), .TICK_LOG(TICK_LOG), .LOST_W(LOST_W)
     .req_lepo(c_req_lepo),
     .req_hold(c_req_hold),
     .req_back(c_req_back),
-    .req_rtt(c_req_rtt),
     .req_chg(c_req_chg),
     .timed_done(tm_done),
     .now(now),
@@ -1326,7 +1316,6 @@ always @* begin
     req_wd_c[REQ_LEPO_LSB +: REQ_LEPO_W] = c_req_lepo;
     req_wd_c[REQ_HOLD_LSB +: REQ_HOLD_W] = c_req_hold;
     req_wd_c[REQ_BACK_LSB +: REQ_BACK_W] = c_req_back;
-    req_wd_c[REQ_RTT_LSB +: REQ_RTT_W] = c_req_rtt;
     req_wd_c[REQ_CHG_LSB +: REQ_CHG_W] = c_req_chg;
 end
 // In the states that may change it the completer writes its QP's record

@@ -251,6 +251,7 @@ wire reg_lb_loopback;
 wire [15:0] reg_lb_drop_thr;
 wire [15:0] reg_lb_reorder_thr;
 wire [31:0] reg_lb_seed;
+wire [1:0] reg_path_thresh;
 wire [2:0] reg_qp_retry_cnt;
 wire [2:0] reg_qp_rnr_retry;
 wire [4:0] reg_qp_min_rnr_timer;
@@ -656,6 +657,7 @@ rnic_transport #(
 ) transport_inst (
     .clk(clk),
     .rst(rst),
+    .reg_path_thresh(reg_path_thresh),
     .reg_q_sel(reg_q_sel),
     .reg_q_base_lo(reg_q_base_lo),
     .reg_q_base_hi(reg_q_base_hi),
@@ -968,6 +970,7 @@ rnic_control #(
     .reg_lb_drop_thr(reg_lb_drop_thr),
     .reg_lb_reorder_thr(reg_lb_reorder_thr),
     .reg_lb_seed(reg_lb_seed),
+    .reg_path_thresh(reg_path_thresh),
     .reg_qp_retry_cnt(reg_qp_retry_cnt),
     .reg_qp_rnr_retry(reg_qp_rnr_retry),
     .reg_qp_min_rnr_timer(reg_qp_min_rnr_timer),

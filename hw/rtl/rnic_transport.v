@@ -118,6 +118,7 @@ module rnic_transport #(
     input  wire [15:0]                       reg_rq_db_pi,
     input  wire                              reg_rq_db_valid,
     output wire [2:0]                        sel_qp_state,
+    input  wire [1:0]                        reg_path_thresh,    // path health: losses to take a path out (0: off)
     output wire [23:0]                       sel_sq_psn,
     output wire [23:0]                       sel_epsn,
 
@@ -604,6 +605,7 @@ requester #(
 ) req_inst (
     .clk(clk),
     .rst(rst),
+    .cfg_path_thresh(reg_path_thresh),
     .s_sq_valid(qm_sq_valid),
     .s_sq_qn(qm_sq_qn),
     .s_sq_wqe_addr(qm_sq_wqe_addr),

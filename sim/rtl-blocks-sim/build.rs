@@ -456,8 +456,8 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
     (
         "cmp_timed_bitmap_ignored",
         "completer.v",
-        "wire timed_named = timed_psn == c_psn_reg\n    || (timed_after",
-        "wire timed_named = timed_psn == c_psn_reg\n    || (1'b0 && timed_after",
+        "    tm_named_reg <= timed_psn == c_psn_reg\n        || (timed_after",
+        "    tm_named_reg <= timed_psn == c_psn_reg\n        || (1'b0 && timed_after",
     ),
     (
         "cmp_blame_ignores_spray",
@@ -481,13 +481,19 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
     (
         "health_no_cap",
         "path_health.v",
-        "if ({30'd0, b_next} >= THRESH && n_out < n_cap) begin",
-        "if ({30'd0, b_next} >= THRESH) begin",
+        "if (thresh != 2'd0 && b_next >= thresh && n_out < n_cap) begin",
+        "if (thresh != 2'd0 && b_next >= thresh) begin",
+    ),
+    (
+        "health_off_takes_out",
+        "path_health.v",
+        "if (thresh != 2'd0 && b_next >= thresh && n_out < n_cap) begin",
+        "if (b_next >= thresh && n_out < n_cap) begin",
     ),
     (
         "health_counts_across_epochs",
         "path_health.v",
-        "wire [15:0] loss_cur = lepo == epoch ? loss : 16'd0;",
+        "wire [15:0] loss_cur = lepo == epoch[1:0] ? loss : 16'd0;",
         "wire [15:0] loss_cur = loss;",
     ),
     (
@@ -495,6 +501,12 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "path_health.v",
         "    end else if (timed_fail && timed_probe) begin\n        hold_next = epoch;",
         "    end else if (timed_fail && timed_probe) begin\n        hold_next = hold;",
+    ),
+    (
+        "health_failed_probe_keeps_wait",
+        "path_health.v",
+        "back_next = back == 2'd3 ? 2'd3 : back + 2'd1;",
+        "back_next = back;",
     ),
     // tlp_upsize
     (
@@ -561,11 +573,12 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
                 "completer.v",
                 "path_pick.v",
                 "path_health.v",
+                "path_active.v",
                 "generated/rnic_formats.vh",
             ],
         ),
-        Kind::PathPick => ("path_pick", &["path_pick.v"]),
-        Kind::PathHealth => ("path_health", &["path_health.v"]),
+        Kind::PathPick => ("path_pick", &["path_pick.v", "path_active.v"]),
+        Kind::PathHealth => ("path_health", &["path_health.v", "path_active.v"]),
     }
 }
 
@@ -626,6 +639,18 @@ fn main() {
                 }
             }
         }
+    }
+    // every planted bug must still apply: a stale one would only be found
+    // when someone plants it
+    for (name, file, from, _) in MUTATIONS {
+        let n = text
+            .iter()
+            .find(|(f, _)| f == file)
+            .map_or(0, |(_, t)| t.matches(from).count());
+        assert_eq!(
+            n, 1,
+            "mutation {name}: its text is not found once in {file}"
+        );
     }
     let mutation = env::var("RTL_BLOCKS_MUTATION").unwrap_or_default();
     if !mutation.is_empty() {

@@ -62,18 +62,10 @@ pub struct FailoverArgs {
     /// UDP source ports each requester sprays over (1..64, a power of two).
     #[arg(long, default_value_t = 8, value_parser = crate::torture::spray_parser)]
     pub paths: u32,
-    /// WRITE size in bytes.
-    #[arg(long, default_value_t = 16384)]
-    pub size: u32,
-    /// Queue pairs.
-    #[arg(long, default_value_t = 4)]
-    pub qps: u32,
-    /// WRITEs in flight per QP.
-    #[arg(long, default_value_t = 8)]
-    pub window: u32,
-    /// Path MTU in bytes (256..4096).
-    #[arg(long, default_value_t = 1024)]
-    pub mtu: u32,
+    #[command(flatten)]
+    pub load: crate::bench_rdma::WriteLoad,
+    #[command(flatten)]
+    pub health: crate::torture::PathHealthArgs,
     /// Cycles per goodput bin.
     #[arg(long, default_value_t = 2000)]
     pub bin: u64,
@@ -373,8 +365,8 @@ fn counter(samples: &[(u64, PathStats)], f: impl Fn(&PathStats) -> u64) -> Vec<(
 
 /// `rnic bench failover`.
 pub fn failover(a: &FailoverArgs) -> Result<ExitCode> {
-    let mtu = rnic_harness::mtu_from_bytes(a.mtu)?;
-    if a.qps == 0 || a.window == 0 || a.size == 0 {
+    let mtu = rnic_harness::mtu_from_bytes(a.load.mtu)?;
+    if a.load.qps == 0 || a.load.window == 0 || a.load.size == 0 {
         bail!("--qps, --window and --size must not be zero");
     }
     if a.bin == 0 || a.cycles < RECOVERED_BINS as u64 * a.bin {
@@ -428,12 +420,13 @@ pub fn failover(a: &FailoverArgs) -> Result<ExitCode> {
             &p.b,
             p.addrs[1],
             &BwOpts {
-                msg_size: a.size,
-                qps: a.qps,
-                window: a.window,
+                msg_size: a.load.size,
+                qps: a.load.qps,
+                window: a.load.window,
                 mtu,
                 watchdog: 20_000_000,
                 spray_log: a.paths.trailing_zeros() as u8,
+                path_thresh: a.health.path_thresh,
                 qp_type,
                 timeline: true,
                 run_cycles: Some(a.cycles),
@@ -504,10 +497,10 @@ pub fn failover(a: &FailoverArgs) -> Result<ExitCode> {
                     spray_ports: a.paths,
                     data_w: a.dev.data_w,
                     seed: a.dev.seed,
-                    mtu: a.mtu,
-                    msg_size: a.size,
-                    qps: a.qps,
-                    window: a.window,
+                    mtu: a.load.mtu,
+                    msg_size: a.load.size,
+                    qps: a.load.qps,
+                    window: a.load.window,
                     bin: a.bin,
                     clock_mhz: run.clock,
                     run_start: run.start,
@@ -591,12 +584,12 @@ pub fn failover(a: &FailoverArgs) -> Result<ExitCode> {
             flap.down,
             flap.up + flap.down,
             flap.up,
-            a.qps,
-            a.window,
-            a.size,
+            a.load.qps,
+            a.load.window,
+            a.load.size,
             a.paths,
             a.cycles,
-            a.mtu,
+            a.load.mtu,
             a.dev.data_w,
             a.dev.seed,
             a.bin,
@@ -643,7 +636,7 @@ fn plot_failover(path: &std::path::Path, runs: &[Run], flap: Flap, a: &FailoverA
         .caption(
             format!(
                 "rnic failover on {}: {} QPs x {} x {} B WRITEs over {} ports, PMTU {}, DATA_W {}; {}-cycle bins",
-                a.fabric, a.qps, a.window, a.size, a.paths, a.mtu, a.dev.data_w, a.bin
+                a.fabric, a.load.qps, a.load.window, a.load.size, a.paths, a.load.mtu, a.dev.data_w, a.bin
             ),
             ("sans-serif", 15),
         )

@@ -123,6 +123,24 @@ struct LatRow {
     sim_cycles_per_sec: f64,
 }
 
+/// The WRITE load of the goodput and failover benches: QPs, each with
+/// WRITEs of one size in flight.
+#[derive(Args, Clone, Copy)]
+pub struct WriteLoad {
+    /// WRITE size in bytes.
+    #[arg(long, default_value_t = 16384)]
+    pub size: u32,
+    /// Queue pairs.
+    #[arg(long, default_value_t = 4)]
+    pub qps: u32,
+    /// WRITEs in flight per QP.
+    #[arg(long, default_value_t = 8)]
+    pub window: u32,
+    /// Path MTU in bytes (256..4096).
+    #[arg(long, default_value_t = 1024)]
+    pub mtu: u32,
+}
+
 #[derive(Args)]
 pub struct GoodputArgs {
     #[command(flatten)]
@@ -135,21 +153,13 @@ pub struct GoodputArgs {
     /// first run).
     #[arg(long, value_delimiter = ',', default_value = "rc")]
     pub transport: Vec<String>,
-    /// WRITE size in bytes.
-    #[arg(long, default_value_t = 16384)]
-    pub size: u32,
+    #[command(flatten)]
+    pub load: WriteLoad,
+    #[command(flatten)]
+    pub health: crate::torture::PathHealthArgs,
     /// Bytes to move per run.
     #[arg(long, default_value_t = 4 << 20)]
     pub bytes: u64,
-    /// Queue pairs.
-    #[arg(long, default_value_t = 4)]
-    pub qps: u32,
-    /// WRITEs in flight per QP.
-    #[arg(long, default_value_t = 8)]
-    pub window: u32,
-    /// Path MTU in bytes (256..4096).
-    #[arg(long, default_value_t = 1024)]
-    pub mtu: u32,
     /// One JSON object per row.
     #[arg(long)]
     pub json: bool,
@@ -195,9 +205,9 @@ struct GoodputRow {
 /// goodput (payload bits per cycle delivered and acknowledged) against the
 /// first run's.
 pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
-    check_sizes(&[a.size])?;
-    let mtu = rnic_harness::mtu_from_bytes(a.mtu)?;
-    if a.qps == 0 || a.window == 0 || a.runs.is_empty() {
+    check_sizes(&[a.load.size])?;
+    let mtu = rnic_harness::mtu_from_bytes(a.load.mtu)?;
+    if a.load.qps == 0 || a.load.window == 0 || a.runs.is_empty() {
         bail!("--qps, --window and --runs must not be empty or zero");
     }
     devices::require_sim(&a.dev)?;
@@ -262,13 +272,14 @@ pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
             &p.b,
             p.addrs[1],
             &BwOpts {
-                msg_size: a.size,
-                messages: (a.bytes / u64::from(a.size)).max(1),
-                qps: a.qps,
-                window: a.window,
+                msg_size: a.load.size,
+                messages: (a.bytes / u64::from(a.load.size)).max(1),
+                qps: a.load.qps,
+                window: a.load.window,
                 mtu,
                 watchdog: 20_000_000,
                 spray_log: ports.trailing_zeros() as u8,
+                path_thresh: a.health.path_thresh,
                 qp_type,
                 ..BwOpts::default()
             },
@@ -285,10 +296,10 @@ pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
             fabric: fabric.clone(),
             spray_ports: ports,
             data_w: a.dev.data_w,
-            mtu: a.mtu,
-            msg_size: a.size,
-            qps: a.qps,
-            window: a.window,
+            mtu: a.load.mtu,
+            msg_size: a.load.size,
+            qps: a.load.qps,
+            window: a.load.window,
             bytes: r.bytes,
             cycles: r.cycles,
             clock_mhz: clock,
@@ -328,7 +339,7 @@ pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
     if !a.json {
         println!(
             "({} QPs x {} WRITEs of {} B in flight, PMTU {} B, DATA_W={}, seed {}; goodput = acknowledged payload bits per cycle; ports > 1: each requester sprays its packets over that many UDP source ports)",
-            a.qps, a.window, a.size, a.mtu, a.dev.data_w, a.dev.seed
+            a.load.qps, a.load.window, a.load.size, a.load.mtu, a.dev.data_w, a.dev.seed
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -570,7 +581,7 @@ fn plot_goodput(
         .caption(
             format!(
                 "rnic goodput, rc vs mp: {} QPs x {} x {} B WRITEs, PMTU {}, DATA_W {}, paths skewed 4x",
-                a.qps, a.window, a.size, a.mtu, a.dev.data_w
+                a.load.qps, a.load.window, a.load.size, a.load.mtu, a.dev.data_w
             ),
             ("sans-serif", 16),
         )

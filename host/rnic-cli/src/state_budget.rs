@@ -155,7 +155,7 @@ fn category(module: &str, name: &str) -> Option<Category> {
         ("requester", "req_rot") => PerPath,
         (
             "requester",
-            "req_down" | "req_loss" | "req_lepo" | "req_hold" | "req_back" | "req_rtt" | "req_chg"
+            "req_down" | "req_loss" | "req_lepo" | "req_hold" | "req_back" | "req_chg"
             | "rql_spray",
         ) => PathHealth,
         ("requester", "lst_lost") | ("responder", "rsp_span") => SelectiveNak,
@@ -537,7 +537,7 @@ mod tests {
             ("stamp_tick", 24, Category::PsnRetry),
             ("req_rot", 6, Category::PerPath),
             ("req_down", 8, Category::PathHealth),
-            ("req_rtt", 64, Category::PathHealth),
+            ("req_chg", 24, Category::PathHealth),
             ("rql_spray", 3, Category::PathHealth),
         ] {
             let n = b.items.iter().filter(|i| i.name == name).count();
@@ -547,7 +547,7 @@ mod tests {
         }
         assert!(b.items.iter().all(|i| !matches!(
             i.name.as_str(),
-            "una_mem" | "sent_mem" | "rot_mem" | "req_w"
+            "una_mem" | "sent_mem" | "rot_mem" | "req_w" | "req_rtt"
         )));
         assert_eq!(
             budget(64, 128, true, true, None)

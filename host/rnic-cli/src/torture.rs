@@ -131,6 +131,8 @@ pub struct TortureArgs {
     /// sees reordering and falls back on go-back-N.
     #[arg(long, alias = "paths", default_value_t = 1, value_parser = spray_parser)]
     pub spray_ports: u32,
+    #[command(flatten)]
+    pub health: PathHealthArgs,
     /// Retransmissions without progress before the QP fails (ibv_qp_attr.retry_cnt).
     #[arg(long, default_value_t = Config::default().retry.retry_cnt, value_parser = clap::value_parser!(u8).range(0..=7))]
     pub retry_cnt: u8,
@@ -175,6 +177,19 @@ pub struct TortureArgs {
     pub onchip_reorder: f64,
 }
 
+/// Path health of sprayed QPs (the torture and the benches that spray).
+#[derive(clap::Args, Clone, Copy, Debug, Default)]
+pub struct PathHealthArgs {
+    /// Path health: take a path out of a QP's use at its Nth loss in one
+    /// epoch (16,384 cycles), on both NICs (`port.path_cfg.thresh`): 1
+    /// (the NIC's reset value) fails over fastest from a dying path, 2
+    /// does slightly better under random loss alone, 3; 0 turns path
+    /// health off.
+    /// Unset: the NIC's own setting.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=3))]
+    pub path_thresh: Option<u8>,
+}
+
 /// `--spray-ports`: a power of two, 1..=64.
 pub fn spray_parser(s: &str) -> std::result::Result<u32, String> {
     let k: u32 = s.parse().map_err(|e| format!("{e}"))?;
@@ -212,6 +227,7 @@ fn config(a: &TortureArgs) -> Result<Config> {
         irq_budget: a.irq_budget,
         spray_log: a.spray_ports.trailing_zeros() as u8,
         mp: a.transport == Transport::Mp,
+        path_thresh: a.health.path_thresh,
         retry: rnic_harness::Retry {
             timeout: a.timeout,
             retry_cnt: a.retry_cnt,
@@ -262,6 +278,9 @@ pub fn repro(a: &TortureArgs) -> String {
     );
     if let Some(b) = a.brk {
         s.push_str(&format!(" --break {b}"));
+    }
+    if let Some(t) = a.health.path_thresh {
+        s.push_str(&format!(" --path-thresh {t}"));
     }
     if a.flush {
         s.push_str(" --flush");

@@ -53,6 +53,9 @@ pub struct ConnOpts {
     pub mp_window: u32,
     /// What the QP lets its peer do (`qp_access_flags`).
     pub qp_access: AccessFlags,
+    /// Path health threshold of both NICs (`port.path_cfg.thresh`, 0..3;
+    /// 0 off), for the whole NIC; `None` leaves what the NIC has.
+    pub path_thresh: Option<u8>,
 }
 
 impl Default for ConnOpts {
@@ -66,6 +69,7 @@ impl Default for ConnOpts {
             qp_type: QpType::Rc,
             mp_window: 0,
             qp_access: AccessFlags::REMOTE_WRITE,
+            path_thresh: None,
         }
     }
 }
@@ -230,6 +234,10 @@ pub fn connect<D: Device>(
     cq_entries: u32,
     psn_seed: u64,
 ) -> Result<Connections<D>> {
+    if let Some(t) = o.path_thresh {
+        a.set_path_thresh(t)?;
+        b.set_path_thresh(t)?;
+    }
     let pd_a = a.alloc_pd()?;
     let pd_b = b.alloc_pd()?;
     let cq_a = a.create_cq(cq_entries)?;

@@ -168,6 +168,7 @@ impl Rnic {
             qp_type: rnic_verbs::QpType::Rc,
             mp_window: 0,
             qp_access: AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
+            path_thresh: None,
         };
         bring_up(
             &mut self.qp,

@@ -88,6 +88,8 @@ pub struct BwOpts {
     pub spray_log: u8,
     /// RC, or the multipath transport.
     pub qp_type: rnic_verbs::QpType,
+    /// Path health threshold of both NICs ([`ConnOpts::path_thresh`]).
+    pub path_thresh: Option<u8>,
     /// Record every send completion in [`BwResult::timeline`].
     pub timeline: bool,
     /// Run this many cycles from the first doorbell instead of `messages`
@@ -110,6 +112,7 @@ impl Default for BwOpts {
             watchdog: 20_000_000,
             spray_log: 0,
             qp_type: rnic_verbs::QpType::Rc,
+            path_thresh: None,
             timeline: false,
             run_cycles: None,
         }
@@ -218,6 +221,7 @@ pub fn write_bw_observed<D: Device>(
             retry: conn::Retry::default(),
             spray_log: o.spray_log,
             qp_type: o.qp_type,
+            path_thresh: o.path_thresh,
             ..ConnOpts::default()
         },
         (o.qps * o.window + 16).next_power_of_two(),

@@ -130,6 +130,8 @@ pub struct Config {
     pub spray_log: u8,
     /// The multipath transport instead of RC.
     pub mp: bool,
+    /// Path health threshold of both NICs (`ConnOpts::path_thresh`).
+    pub path_thresh: Option<u8>,
     /// Cycles to let in-flight writes land before telling a stale byte from
     /// a corrupt one, when the hooks cannot drain the system themselves.
     pub settle: u64,
@@ -157,6 +159,7 @@ impl Default for Config {
             retry: conn::Retry::default(),
             spray_log: 0,
             mp: false,
+            path_thresh: None,
             settle: 200_000,
             completions: Completions::Poll,
             irq_budget: 100_000,
@@ -636,6 +639,7 @@ impl<'a, D: Device> Runner<'a, D> {
             } else {
                 rnic_verbs::QpType::Rc
             },
+            path_thresh: cfg.path_thresh,
             ..ConnOpts::default()
         };
         let conns = conn::connect(

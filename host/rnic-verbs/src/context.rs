@@ -485,6 +485,32 @@ impl<D: Device> Context<D> {
         Ok(())
     }
 
+    /// rnic extension: path health of sprayed QPs, for the whole NIC
+    /// (`port.path_cfg`). A path is taken out of a QP's use at its
+    /// `thresh`-th loss in one epoch (16,384 cycles): 1 (the reset value)
+    /// fails over fastest from a path that dies, 2 does slightly better
+    /// under random loss alone, 3; 0 turns path health off (paths out come
+    /// back at their next probe, none goes out).
+    pub fn set_path_thresh(&self, thresh: u8) -> Result<()> {
+        if thresh > 3 {
+            return Err(VerbsError::InvalidArgument(format!(
+                "path health threshold {thresh}: must be 0 (off) to 3"
+            )));
+        }
+        let io = self.shared.nic.io();
+        io.csr()
+            .port()
+            .path_cfg()
+            .try_write(|r| r.set_thresh(thresh))?;
+        Ok(())
+    }
+
+    /// The path health threshold in force (see [`Self::set_path_thresh`]).
+    pub fn path_thresh(&self) -> Result<u8> {
+        let io = self.shared.nic.io();
+        Ok(io.csr().port().path_cfg().try_read()?.thresh())
+    }
+
     /// The port block's frame and drop counters.
     pub fn query_port_counters(&self) -> Result<PortCounters> {
         let io = self.shared.nic.io();

@@ -97,6 +97,7 @@ module rnic_csr (
         input wire [31:0] hwif_in_port_lb_reordered_value,
         input wire [31:0] hwif_in_port_path_takeouts_value,
         input wire [31:0] hwif_in_port_path_comebacks_value,
+        output logic [1:0] hwif_out_port_path_cfg_thresh,
         output logic [15:0] hwif_out_qp_qp_sel_qpn,
         output logic [2:0] hwif_out_qp_qp_attr_state,
         output logic [2:0] hwif_out_qp_qp_attr_pmtu,
@@ -295,6 +296,7 @@ module rnic_csr (
     logic decoded_reg_strb_port_lb_reordered;
     logic decoded_reg_strb_port_path_takeouts;
     logic decoded_reg_strb_port_path_comebacks;
+    logic decoded_reg_strb_port_path_cfg;
     logic decoded_reg_strb_qp_blk_type;
     logic decoded_reg_strb_qp_blk_version;
     logic decoded_reg_strb_qp_blk_next;
@@ -419,6 +421,7 @@ module rnic_csr (
         decoded_reg_strb_port_lb_reordered = cpuif_req_masked & (cpuif_addr == 11'h374) & !cpuif_req_is_wr;
         decoded_reg_strb_port_path_takeouts = cpuif_req_masked & (cpuif_addr == 11'h378) & !cpuif_req_is_wr;
         decoded_reg_strb_port_path_comebacks = cpuif_req_masked & (cpuif_addr == 11'h37c) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_path_cfg = cpuif_req_masked & (cpuif_addr == 11'h380);
         decoded_reg_strb_qp_blk_type = cpuif_req_masked & (cpuif_addr == 11'h400) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_blk_version = cpuif_req_masked & (cpuif_addr == 11'h404) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_blk_next = cpuif_req_masked & (cpuif_addr == 11'h408) & !cpuif_req_is_wr;
@@ -563,6 +566,10 @@ module rnic_csr (
     logic [31:0] field_storage_port_lb_seed_seed_value;
     logic [31:0] field_combo_port_lb_seed_seed_next;
     logic field_combo_port_lb_seed_seed_load_next;
+    // Field: rnic_csr.port.path_cfg.thresh
+    logic [1:0] field_storage_port_path_cfg_thresh_value;
+    logic [1:0] field_combo_port_path_cfg_thresh_next;
+    logic field_combo_port_path_cfg_thresh_load_next;
     // Field: rnic_csr.qp.qp_sel.qpn
     logic [15:0] field_storage_qp_qp_sel_qpn_value;
     logic [15:0] field_combo_qp_qp_sel_qpn_next;
@@ -1174,6 +1181,26 @@ module rnic_csr (
         end
     end
     assign hwif_out_port_lb_seed_seed = field_storage_port_lb_seed_seed_value;
+    always @(*) begin
+        logic [1:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_port_path_cfg_thresh_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_port_path_cfg && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_port_path_cfg_thresh_value & ~decoded_wr_biten[1:0]) | (decoded_wr_data[1:0] & decoded_wr_biten[1:0]);
+            load_next_c = '1;
+        end
+        field_combo_port_path_cfg_thresh_next = next_c;
+        field_combo_port_path_cfg_thresh_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_port_path_cfg_thresh_value <= 2'h1;
+        end else if(field_combo_port_path_cfg_thresh_load_next) begin
+            field_storage_port_path_cfg_thresh_value <= field_combo_port_path_cfg_thresh_next;
+        end
+    end
+    assign hwif_out_port_path_cfg_thresh = field_storage_port_path_cfg_thresh_value;
     always @(*) begin
         logic [15:0] next_c;
         logic load_next_c;
@@ -2172,6 +2199,9 @@ always @(*) begin
         end
         if(rd_mux_addr == 11'h37c) begin
             readback_data_var[31:0] = hwif_in_port_path_comebacks_value;
+        end
+        if(rd_mux_addr == 11'h380) begin
+            readback_data_var[1:0] = field_storage_port_path_cfg_thresh_value;
         end
         if(rd_mux_addr == 11'h400) begin
             readback_data_var[31:0] = 32'h52490005;

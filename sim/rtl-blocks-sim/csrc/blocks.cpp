@@ -143,18 +143,18 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     const uint32_t* w = in->s_data;
     t->down = w[0] & 0xff;
     t->lepo = (w[0] >> 8) & 3;
-    t->hold = (w[0] >> 10) & 3;
-    t->spray_log = (w[0] >> 12) & 7;
-    t->epoch = (w[0] >> 15) & 3;
-    t->blame = (w[0] >> 17) & 1;
-    t->blame_path = (w[0] >> 18) & 7;
-    t->timed_ok = (w[0] >> 21) & 1;
-    t->timed_fail = (w[0] >> 22) & 1;
-    t->timed_probe = (w[0] >> 23) & 1;
-    t->timed_path = (w[0] >> 24) & 7;
+    t->hold = (w[0] >> 10) & 0xf;
+    t->spray_log = (w[0] >> 14) & 7;
+    t->epoch = (w[0] >> 17) & 0xf;
+    t->blame = (w[0] >> 21) & 1;
+    t->blame_path = (w[0] >> 22) & 7;
+    t->timed_ok = (w[0] >> 25) & 1;
+    t->timed_fail = (w[0] >> 26) & 1;
+    t->timed_probe = (w[0] >> 27) & 1;
+    t->timed_path = (w[0] >> 28) & 7;
     t->loss = w[1] & 0xffff;
-    t->timed_rtt = (w[1] >> 16) & 0xff;
-    t->rtt = static_cast<uint64_t>(w[2]) | (static_cast<uint64_t>(w[3]) << 32);
+    t->back = (w[1] >> 16) & 3;
+    t->thresh = (w[1] >> 18) & 3;
 #elif BLK_KIND == 8
     t->rst = in->rst;
     t->take = in->s_valid & 1;
@@ -243,11 +243,10 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->ph_loss = 0;
     t->ph_lepo = 0;
     t->ph_hold = 0;
-    t->ph_rtt = 0;
     t->ph_chg = w[14] & 0xffffff;
+    t->ph_thresh = (w[14] >> 24) & 3;
     t->timed_probe = 0;
     t->timed_path = 0;
-    t->timed_rtt = 0;
     t->entry_last_psn = w[5] & 0xffffff;
     t->entry_index = w[6] & 0xffff;
     put(t->entry_wr_id, w + 7);
@@ -292,9 +291,8 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
     o->m_data[0] = t->path;
 #elif BLK_KIND == 17
     o->m_data[0] = t->down_next | (t->lepo_next << 8) | (t->hold_next << 10)
-        | (t->takeout << 12) | (t->comeback << 13) | (static_cast<uint32_t>(t->loss_next) << 16);
-    o->m_data[1] = static_cast<uint32_t>(t->rtt_next);
-    o->m_data[2] = static_cast<uint32_t>(t->rtt_next >> 32);
+        | (t->back_next << 14) | (t->takeout << 16) | (t->comeback << 17);
+    o->m_data[1] = t->loss_next;
 #elif BLK_KIND == 8
     get(t->free, o->m_data);
     o->m_valid = t->avail;

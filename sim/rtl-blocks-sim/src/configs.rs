@@ -49,7 +49,8 @@ pub enum Kind {
     /// `path_pick` (a sprayed packet's path, avoiding paths out;
     /// combinational): no parameters
     PathPick,
-    /// `path_health` (a QP's path health update; combinational): THRESH
+    /// `path_health` (a QP's path health update; combinational): no
+    /// parameters
     PathHealth,
 }
 
@@ -363,15 +364,10 @@ pub const CONFIGS: &[Config] = &[
         kind: Kind::PathPick,
         params: &[],
     },
-    // the core's threshold; one loss takes a path out
+    // (the threshold is an input, path_cfg.thresh: drawn per case)
     Config {
-        name: "health_t2",
+        name: "path_health",
         kind: Kind::PathHealth,
-        params: &[("THRESH", 2)],
-    },
-    Config {
-        name: "health_t1",
-        kind: Kind::PathHealth,
-        params: &[("THRESH", 1)],
+        params: &[],
     },
 ];

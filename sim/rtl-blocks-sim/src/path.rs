@@ -8,7 +8,7 @@
 //! - `path_health`: seeded random records and events (blames, timed
 //!   packets settled, probes), every output field against the reference:
 //!   loss counts per epoch, the take-out at the threshold and its cap of
-//!   half the active paths, the hold, the RTT average, the comeback.
+//!   half the active paths, the hold, the failed probes, the comeback.
 //!
 //! Both blocks are combinational: each case is one peek.
 
@@ -88,11 +88,13 @@ struct Health {
     loss: u32,
     lepo: u32,
     hold: u32,
-    rtt: u64,
+    back: u32,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Ev {
+    /// path_cfg.thresh (0: path health off)
+    thresh: u32,
     spray_log: u32,
     epoch: u32,
     blame: bool,
@@ -101,11 +103,10 @@ struct Ev {
     timed_fail: bool,
     timed_probe: bool,
     timed_path: u32,
-    timed_rtt: u32,
 }
 
 /// The reference: (the record after, taken out, brought back).
-fn health(thresh: u32, h: Health, e: Ev) -> (Health, bool, bool) {
+fn health(h: Health, e: Ev) -> (Health, bool, bool) {
     let act = active(e.spray_log);
     let cap = match e.spray_log {
         0 => 0,
@@ -116,35 +117,30 @@ fn health(thresh: u32, h: Health, e: Ev) -> (Health, bool, bool) {
     let mut n = h;
     let (mut out, mut back) = (false, false);
     if e.blame && act >> e.blame_path & 1 == 1 && h.down >> e.blame_path & 1 == 0 {
-        let loss = if h.lepo == e.epoch { h.loss } else { 0 };
+        let loss = if h.lepo == e.epoch & 3 { h.loss } else { 0 };
         let sh = 2 * e.blame_path;
         let count = ((loss >> sh & 3) + 1).min(3);
-        n.lepo = e.epoch;
-        if count >= thresh && (h.down & act).count_ones() < cap {
+        n.lepo = e.epoch & 3;
+        if e.thresh != 0 && count >= e.thresh && (h.down & act).count_ones() < cap {
             n.down |= 1 << e.blame_path;
             n.loss = loss & !(3 << sh);
             n.hold = e.epoch;
+            n.back = 0;
             out = true;
         } else {
             n.loss = loss & !(3 << sh) | count << sh;
         }
     }
     if e.timed_ok {
-        let sh = 8 * e.timed_path;
-        let old = (h.rtt >> sh & 0xFF) as u32;
-        let new = if old == 0 {
-            e.timed_rtt
-        } else {
-            old - old / 4 + e.timed_rtt / 4
-        };
-        n.rtt = n.rtt & !(0xFFu64 << sh) | u64::from(new) << sh;
         if e.timed_probe && n.down >> e.timed_path & 1 == 1 {
             n.down &= !(1 << e.timed_path);
             n.loss &= !(3 << (2 * e.timed_path));
+            n.back = 0;
             back = true;
         }
     } else if e.timed_fail && e.timed_probe {
         n.hold = e.epoch;
+        n.back = (h.back + 1).min(3);
     }
     (n, out, back)
 }
@@ -157,7 +153,8 @@ pub struct HealthReport {
     /// take-outs refused: half the active paths already out
     pub capped: usize,
     pub comebacks: usize,
-    pub rtt_samples: usize,
+    /// probes named lost (the wait doubles)
+    pub failed_probes: usize,
     /// blames in a new epoch (the counts started over)
     pub new_epoch: usize,
 }
@@ -167,7 +164,6 @@ pub fn run_health(model: &'static str, seed: u64, cases: usize) -> Result<Health
     let mut m = Model::new(model, seed as u32).map_err(Fail)?;
     let c = *m.config();
     assert_eq!(c.kind, Kind::PathHealth, "{model} is not a path_health");
-    let thresh = c.param("THRESH");
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut r = HealthReport::default();
     for _ in 0..cases {
@@ -180,20 +176,17 @@ pub fn run_health(model: &'static str, seed: u64, cases: usize) -> Result<Health
             },
             loss: rng.gen::<u32>() & 0xFFFF,
             lepo: rng.gen_range(0..4),
-            hold: rng.gen_range(0..4),
-            rtt: if rng.gen_bool(0.3) {
-                0
-            } else {
-                rng.gen::<u64>()
-            },
+            hold: rng.gen_range(0..16),
+            back: rng.gen_range(0..4),
         };
         let timed = rng.gen_range(0..3);
         let e = Ev {
+            thresh: rng.gen_range(0..4),
             spray_log: rng.gen_range(0..8),
             epoch: if rng.gen_bool(0.6) {
-                h.lepo
+                h.lepo | rng.gen_range(0..4) << 2
             } else {
-                rng.gen_range(0..4)
+                rng.gen_range(0..16)
             },
             blame: rng.gen_bool(0.7),
             blame_path: rng.gen_range(0..8),
@@ -201,23 +194,20 @@ pub fn run_health(model: &'static str, seed: u64, cases: usize) -> Result<Health
             timed_fail: timed == 2,
             timed_probe: rng.gen_bool(0.5),
             timed_path: rng.gen_range(0..8),
-            timed_rtt: rng.gen_range(1..256),
         };
         let mut i = PortsIn::default();
         i.s_data[0] = h.down
             | h.lepo << 8
             | h.hold << 10
-            | e.spray_log << 12
-            | e.epoch << 15
-            | u32::from(e.blame) << 17
-            | e.blame_path << 18
-            | u32::from(e.timed_ok) << 21
-            | u32::from(e.timed_fail) << 22
-            | u32::from(e.timed_probe) << 23
-            | e.timed_path << 24;
-        i.s_data[1] = h.loss | e.timed_rtt << 16;
-        i.s_data[2] = h.rtt as u32;
-        i.s_data[3] = (h.rtt >> 32) as u32;
+            | e.spray_log << 14
+            | e.epoch << 17
+            | u32::from(e.blame) << 21
+            | e.blame_path << 22
+            | u32::from(e.timed_ok) << 25
+            | u32::from(e.timed_fail) << 26
+            | u32::from(e.timed_probe) << 27
+            | e.timed_path << 28;
+        i.s_data[1] = h.loss | h.back << 16 | e.thresh << 18;
         let o = m.peek(&i);
         if o.sim_flags != 0 {
             fail!("{model}: the model stopped ({:#x})", o.sim_flags);
@@ -225,12 +215,12 @@ pub fn run_health(model: &'static str, seed: u64, cases: usize) -> Result<Health
         let got = Health {
             down: o.m_data[0] & 0xFF,
             lepo: o.m_data[0] >> 8 & 3,
-            hold: o.m_data[0] >> 10 & 3,
-            loss: o.m_data[0] >> 16,
-            rtt: u64::from(o.m_data[1]) | u64::from(o.m_data[2]) << 32,
+            hold: o.m_data[0] >> 10 & 15,
+            back: o.m_data[0] >> 14 & 3,
+            loss: o.m_data[1] & 0xFFFF,
         };
-        let (got_out, got_back) = (o.m_data[0] >> 12 & 1 == 1, o.m_data[0] >> 13 & 1 == 1);
-        let (want, out, back) = health(thresh, h, e);
+        let (got_out, got_back) = (o.m_data[0] >> 16 & 1 == 1, o.m_data[0] >> 17 & 1 == 1);
+        let (want, out, back) = health(h, e);
         if (got, got_out, got_back) != (want, out, back) {
             fail!(
                 "{model} seed {seed}: record {h:x?}, event {e:?}:\n  got  {got:x?} out {got_out} back {got_back}\n  want {want:x?} out {out} back {back}"
@@ -239,15 +229,15 @@ pub fn run_health(model: &'static str, seed: u64, cases: usize) -> Result<Health
         r.cases += 1;
         r.takeouts += usize::from(out);
         r.comebacks += usize::from(back);
-        r.rtt_samples += usize::from(e.timed_ok);
+        r.failed_probes += usize::from(!e.timed_ok && e.timed_fail && e.timed_probe);
         let act = active(e.spray_log);
         let eligible = e.blame && act >> e.blame_path & 1 == 1 && h.down >> e.blame_path & 1 == 0;
-        if eligible && h.lepo != e.epoch {
+        if eligible && h.lepo != e.epoch & 3 {
             r.new_epoch += 1;
         }
         if eligible && !out && want.down == h.down && {
-            let loss = if h.lepo == e.epoch { h.loss } else { 0 };
-            ((loss >> (2 * e.blame_path) & 3) + 1).min(3) >= thresh
+            let loss = if h.lepo == e.epoch & 3 { h.loss } else { 0 };
+            e.thresh != 0 && ((loss >> (2 * e.blame_path) & 3) + 1).min(3) >= e.thresh
         } {
             r.capped += 1;
         }

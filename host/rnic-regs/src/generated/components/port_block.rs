@@ -12,6 +12,7 @@ pub mod lb_reorder;
 pub mod lb_seed;
 pub mod mac_hi;
 pub mod mac_lo;
+pub mod path_cfg;
 
 // Instances of named component types
 pub use _root::components::blk_next_r_next_400 as blk_next;
@@ -30,11 +31,11 @@ pub use _root::components::ro_word_r_desc_8bf94f34 as rx_rnr_nak;
 pub use _root::components::ro_word_r_desc_8ed008ae as rx_drop_icrc;
 pub use _root::components::ro_word_r_desc_9eeb7db7 as rx_drop_malformed;
 pub use _root::components::ro_word_r_desc_a0883e0c as rx_nak;
+pub use _root::components::ro_word_r_desc_a15f0a67 as path_takeouts;
 pub use _root::components::ro_word_r_desc_a3aab092 as rx_frames;
 pub use _root::components::ro_word_r_desc_a524a4e4 as rtx_timeouts;
 pub use _root::components::ro_word_r_desc_ae78065b as tx_frames;
 pub use _root::components::ro_word_r_desc_cb2d96fa as lb_reordered;
-pub use _root::components::ro_word_r_desc_d53d48bf as path_takeouts;
 pub use _root::components::ro_word_r_desc_da5f106b as rx_drop_wimm;
 pub use _root::components::ro_word_r_desc_def7fc0a as lb_dropped;
 
@@ -79,7 +80,7 @@ impl PortBlock<'static> {
 
 impl<'io, IO> PortBlock<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0x80;
+    pub const SIZE: usize = 0x84;
 
     /// # Safety
     ///
@@ -450,12 +451,12 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> PortBlock<'io, IO> {
 
     /// path_takeouts
     ///
-    /// Path health: sprayed paths taken out of a QP's use (a path that lost packets in two NAKs or timeouts of one epoch, while fewer than half of the QP's paths were out).
+    /// Path health: sprayed paths taken out of a QP's use (a path blamed for path_cfg.thresh losses, NAKs or timeouts, in one epoch, while fewer than half of the QP's paths were out).
     #[inline(always)]
     #[must_use]
     pub const fn path_takeouts(
         &self,
-    ) -> peakrdl_rust::reg::Reg<'io, path_takeouts::RoWordR_desc_d53d48bf, IO> {
+    ) -> peakrdl_rust::reg::Reg<'io, path_takeouts::RoWordR_desc_a15f0a67, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x78).cast(), self.io)
         }
@@ -471,6 +472,17 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> PortBlock<'io, IO> {
     ) -> peakrdl_rust::reg::Reg<'io, path_comebacks::RoWordR_desc_51cbf780, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x7C).cast(), self.io)
+        }
+    }
+
+    /// path_cfg
+    ///
+    /// Path health of sprayed QPs, for the whole NIC.
+    #[inline(always)]
+    #[must_use]
+    pub const fn path_cfg(&self) -> peakrdl_rust::reg::Reg<'io, path_cfg::PathCfg, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x80).cast(), self.io)
         }
     }
 }

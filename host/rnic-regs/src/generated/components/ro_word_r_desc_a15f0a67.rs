@@ -6,21 +6,21 @@ use super::_root; // alias to root module of generated code
 
 /// path_takeouts
 ///
-/// Path health: sprayed paths taken out of a QP's use (a path that lost packets in two NAKs or timeouts of one epoch, while fewer than half of the QP's paths were out).
+/// Path health: sprayed paths taken out of a QP's use (a path blamed for path_cfg.thresh losses, NAKs or timeouts, in one epoch, while fewer than half of the QP's paths were out).
 #[repr(transparent)]
 #[derive(Copy, Clone, Eq, PartialEq)]
-pub struct RoWordR_desc_d53d48bf(u32);
+pub struct RoWordR_desc_a15f0a67(u32);
 
-unsafe impl Send for RoWordR_desc_d53d48bf {}
-unsafe impl Sync for RoWordR_desc_d53d48bf {}
+unsafe impl Send for RoWordR_desc_a15f0a67 {}
+unsafe impl Sync for RoWordR_desc_a15f0a67 {}
 
-impl core::default::Default for RoWordR_desc_d53d48bf {
+impl core::default::Default for RoWordR_desc_a15f0a67 {
     fn default() -> Self {
         Self(0x0)
     }
 }
 
-impl peakrdl_rust::reg::Register for RoWordR_desc_d53d48bf {
+impl peakrdl_rust::reg::Register for RoWordR_desc_a15f0a67 {
     type Regwidth = u32;
     type Accesswidth = u32;
     type Access = peakrdl_rust::access::R;
@@ -36,7 +36,7 @@ impl peakrdl_rust::reg::Register for RoWordR_desc_d53d48bf {
     }
 }
 
-impl RoWordR_desc_d53d48bf {
+impl RoWordR_desc_a15f0a67 {
     pub const VALUE_OFFSET: usize = 0;
     pub const VALUE_WIDTH: usize = 32;
     pub const VALUE_MASK: u32 = 0xFFFF_FFFF;
@@ -51,9 +51,9 @@ impl RoWordR_desc_d53d48bf {
     }
 }
 
-impl core::fmt::Debug for RoWordR_desc_d53d48bf {
+impl core::fmt::Debug for RoWordR_desc_a15f0a67 {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("RoWordR_desc_d53d48bf")
+        f.debug_struct("RoWordR_desc_a15f0a67")
             .field("value", &self.value())
             .finish()
     }
@@ -65,7 +65,7 @@ mod tests {
 
     #[test]
     fn test_default() {
-        let reg = RoWordR_desc_d53d48bf::default();
+        let reg = RoWordR_desc_a15f0a67::default();
         assert_eq!(reg.value(), 0);
     }
 }
