@@ -775,8 +775,26 @@ fn print_summary(r: &Report, wall: f64) {
         if r.flush { ", flush mode" } else { "" }
     );
     println!(
-        "  {} QPs x {} messages in flight; message = {} WRITE + 1 WRITE_WITH_IMM of {}..{} B; PMTU {}",
-        r.qps, r.window, r.writes_per_imm, r.min_size, r.max_size, r.mtu
+        "  {} QPs x {} messages in flight; message = {} WRITE + 1 WRITE_WITH_IMM of {}..{} B; PMTU {}{}",
+        r.qps,
+        r.window,
+        r.writes_per_imm,
+        r.min_size,
+        r.max_size,
+        r.mtu,
+        if r.spray_ports > 1 {
+            format!(
+                "; sprayed over {} ports, path health {}",
+                r.spray_ports,
+                match r.path_thresh {
+                    Some(0) => "off".to_string(),
+                    Some(t) => format!("at {t} loss{} per epoch", if t == 1 { "" } else { "es" }),
+                    None => "unknown".to_string(),
+                }
+            )
+        } else {
+            String::new()
+        }
     );
     println!(
         "  messages {} of {}   bytes {}",

@@ -294,6 +294,14 @@ pub struct Report {
     pub max_size: u32,
     pub window: u32,
     pub mtu: u32,
+    /// UDP source ports each requester sprays over (1: one flow; 0 in
+    /// reports that predate the field).
+    #[serde(default)]
+    pub spray_ports: u32,
+    /// Path health threshold of the sending NIC, as read back from it
+    /// after connecting (`port.path_cfg.thresh`; 0 = off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_thresh: Option<u8>,
     /// Messages asked for.
     pub messages_requested: u64,
     /// Messages whose WRITE_WITH_IMM completion was seen and checked.
@@ -724,6 +732,8 @@ impl<'a, D: Device> Runner<'a, D> {
                 max_size: cfg.max_size,
                 window: cfg.window,
                 mtu: cfg.mtu.bytes(),
+                spray_ports: 1 << cfg.spray_log,
+                path_thresh: a.path_thresh().ok(),
                 messages_requested: cfg.messages,
                 events: (cfg.completions == Completions::Event).then(EventStats::default),
                 ..Report::default()
