@@ -25,7 +25,7 @@ use rnic_wire::wireshark::{
     mp_expected, mp_snaketh_expected, tshark_text, tshark_value, MP_DISSECTOR, MP_FIELDS,
     MP_SNAKETH_FIELDS,
 };
-use rnic_wire::{decode, has_mpeth, is_mp, is_rc, opcode, opcode_name, RoceFrame};
+use rnic_wire::{decode, has_mpeth, is_mp, is_probe, is_rc, opcode, opcode_name, RoceFrame};
 
 /// An mp torture run on `fabric` with every frame captured; returns the
 /// frames.
@@ -107,7 +107,11 @@ fn check_frames(frames: &[Vec<u8>], mtu: usize) -> Vec<RoceFrame> {
                 );
             }
         } else {
-            assert!(f.aeth.is_some() && f.payload.is_empty(), "frame {i}");
+            // (a path probe and its reply are a BTH alone)
+            assert!(
+                (f.aeth.is_some() || is_probe(op)) && f.payload.is_empty(),
+                "frame {i}"
+            );
         }
     }
     for op in [
@@ -275,7 +279,9 @@ fn an_mp_capture_has_no_rc_packet() {
 /// The dissector decodes every field of every frame of an mp capture as
 /// rnic-wire does, and its ICRC check finds every one good; the capture
 /// is of a lossy fabric, so that the RTL's selective NAKs are in it, some
-/// naming more than one PSN; the same dissector with the MPETH length
+/// naming more than one PSN, and its MP PROBEs and replies (a path lost
+/// a packet, was taken out and probed; each reply carries its probe's PSN
+/// and UDP source port); the same dissector with the MPETH length
 /// read 4 bytes early, the MCETH read at the ImmDt, or the SNAKETH read 4
 /// bytes early, is caught.
 #[test]
@@ -294,6 +300,24 @@ fn the_wireshark_dissector_decodes_every_mp_field() {
         naks.len() > 5 && naks.iter().any(|&n| n > 1),
         "selective NAKs in the capture (PSNs each names): {naks:?}"
     );
+    let of =
+        |op: u8| -> Vec<&RoceFrame> { decoded.iter().filter(|f| f.bth.opcode == op).collect() };
+    let (probes, replies) = (of(opcode::MP_PROBE), of(opcode::MP_PROBE_REPLY));
+    assert!(
+        !probes.is_empty() && !replies.is_empty(),
+        "{} probes, {} replies in the capture",
+        probes.len(),
+        replies.len()
+    );
+    for r in &replies {
+        assert!(
+            probes.iter().any(|p| p.bth.psn == r.bth.psn
+                && p.udp.src_port == r.udp.src_port
+                && p.bth.ack_req
+                && p.payload.is_empty()),
+            "a reply for no probe: {r:?}"
+        );
+    }
     let lines = tshark(&path, Some(Path::new(MP_DISSECTOR)), &fields());
     compare(&lines, &decoded, &raw).unwrap();
 
@@ -334,6 +358,8 @@ fn the_rdl_opcodes_are_rnic_wires() {
         (opcode::MP_WRITE_LAST_WITH_IMMEDIATE, MpOpcode::WriteLastImm),
         (opcode::MP_ACKNOWLEDGE, MpOpcode::Ack),
         (opcode::MP_SELECTIVE_NAK, MpOpcode::SelectiveNak),
+        (opcode::MP_PROBE, MpOpcode::Probe),
+        (opcode::MP_PROBE_REPLY, MpOpcode::ProbeReply),
     ];
     assert_eq!(MpOpcode::ALL.len(), want.len());
     for (v, o) in want {

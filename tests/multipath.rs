@@ -137,6 +137,11 @@ fn mp_opts() -> ConnOpts {
 
 /// `f` (BTH, extension headers, payload) from NIC `from` to the other.
 fn frame(from: usize, f: RoceFrame) -> Vec<u8> {
+    frame_sport(from, 0xC000, f)
+}
+
+/// [`frame`] with UDP source port `sport`.
+fn frame_sport(from: usize, sport: u16, f: RoceFrame) -> Vec<u8> {
     RoceFrame {
         eth: Eth {
             dst: DEFAULT_ADDRS[1 - from].mac,
@@ -148,7 +153,7 @@ fn frame(from: usize, f: RoceFrame) -> Vec<u8> {
             ..Ipv4::default()
         },
         udp: Udp {
-            src_port: 0xC000,
+            src_port: sport,
             checksum: 0,
         },
         ..f
@@ -439,6 +444,8 @@ fn foreign_frames(b: &End, rq_psn: u32, to_mp: bool) -> Vec<RoceFrame> {
             (opcode::MP_WRITE_LAST_WITH_IMMEDIATE, 100),
             (opcode::MP_ACKNOWLEDGE, 0),
             (opcode::MP_SELECTIVE_NAK, 0),
+            (opcode::MP_PROBE, 0),
+            (opcode::MP_PROBE_REPLY, 0),
         ]
     };
     ops.iter()
@@ -1025,25 +1032,7 @@ fn the_requester_resends_exactly_what_a_selective_nak_names() {
 /// 4, so that path index 3 of every sprayed QP lands on the same link,
 /// which drops everything; `loss` on the others.
 fn dead_3_of_4(loss: f64) -> Pair {
-    use rnic_sim::{FabricConfig, PathConfig, PathHash, WorldConfig};
-    let mut f = FabricConfig::with_paths(
-        "dead-3-of-4",
-        (0..4u64)
-            .map(|i| PathConfig {
-                delay: 100 + 100 * i,
-                drop_rate: if i == 3 { 1.0 } else { loss },
-                ..PathConfig::default()
-            })
-            .collect(),
-    );
-    f.hash = PathHash::Modulo;
-    pair_with(WorldConfig {
-        nics: 2,
-        data_w: 64,
-        seed: 5,
-        fabric: f,
-        ..WorldConfig::default()
-    })
+    path_3_of_4(loss, None, false)
 }
 
 /// The path health threshold is the NIC's `port.path_cfg.thresh`: 0 turns
@@ -1148,4 +1137,203 @@ fn a_dead_path_is_taken_out_and_only_probed() {
         dead <= bound,
         "{dead} frames into the dead path (bound {bound}, of {all}; {epochs} epochs)"
     );
+}
+
+/// 4 paths hashed modulo 4 with `loss` on paths 0 to 2, path 3 either
+/// dead or flapping (`flap`); path i takes 100 + 100 i cycles each way,
+/// or 400 if `even`.
+fn path_3_of_4(loss: f64, flap: Option<rnic_sim::Flap>, even: bool) -> Pair {
+    use rnic_sim::{FabricConfig, PathConfig, PathHash, WorldConfig};
+    let mut f = FabricConfig::with_paths(
+        if flap.is_some() {
+            "flap-3-of-4"
+        } else {
+            "dead-3-of-4"
+        },
+        (0..4u64)
+            .map(|i| PathConfig {
+                delay: if even { 400 } else { 100 + 100 * i },
+                drop_rate: match (i, flap) {
+                    (3, None) => 1.0,
+                    (3, Some(_)) => 0.0,
+                    _ => loss,
+                },
+                flap: if i == 3 { flap } else { None },
+                ..PathConfig::default()
+            })
+            .collect(),
+    );
+    f.hash = PathHash::Modulo;
+    pair_with(WorldConfig {
+        nics: 2,
+        data_w: 64,
+        seed: 5,
+        fabric: f,
+        ..WorldConfig::default()
+    })
+}
+
+fn spray_4_writes(p: &Pair, qps: u32, messages: u64) -> rnic_torture::perf::BwResult {
+    rnic_torture::perf::write_bw(
+        &p.a,
+        p.addrs[0],
+        &p.b,
+        p.addrs[1],
+        &rnic_torture::perf::BwOpts {
+            msg_size: 16384,
+            messages,
+            qps,
+            window: 8,
+            mtu: Mtu::Mtu1024,
+            watchdog: 2_000_000,
+            spray_log: 2,
+            qp_type: QpType::Mp,
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
+/// An mp QP probes a path it took out with an MP PROBE, a frame without
+/// data: on a link that stays dead the probes cost no data and no resend.
+/// Every frame into the dead link that is not a probe is a data packet
+/// sent before its QP took the path out (at most 1,098 bytes: 1,024 of
+/// payload and the MPETH headers); the probes are runts (60 bytes). A
+/// live path taken out (a loss on the dead link blamed on it) comes back
+/// at its first probe, so the probes into the dead link are those that
+/// brought no path back. Were the probes data packets, each would add
+/// about a kilobyte.
+#[test]
+fn mp_probes_carry_no_data() {
+    let p = path_3_of_4(0.0, None, false);
+    let qps = 4u32;
+    let r = spray_4_writes(&p, qps, 400);
+    let c = p.a.query_port_counters().unwrap();
+    let dead = p.world.path_stats_from(0)[3];
+    let probes = u64::from(c.path_probes);
+    eprintln!(
+        "{} cycles, {} frames ({} B) into the dead path, {probes} probes; {c:?}",
+        r.cycles, dead.sent, dead.bytes_sent
+    );
+    assert!(u64::from(c.path_takeouts) >= u64::from(qps), "{c:?}");
+    assert!(
+        probes >= u64::from(qps),
+        "every QP should have probed its dead path: {c:?}"
+    );
+    assert!(
+        c.path_comebacks + qps <= c.path_takeouts,
+        "a dead path came back: {c:?}"
+    );
+    let probes = probes - u64::from(c.path_comebacks);
+    assert!(probes <= dead.sent, "{probes} probes, {} frames", dead.sent);
+    let data_frames = dead.sent - probes;
+    assert!(
+        dead.bytes_sent <= data_frames * 1098 + probes * 60,
+        "{} bytes into the dead path: {data_frames} data frames and {probes} probes should be at most {}",
+        dead.bytes_sent,
+        data_frames * 1098 + probes * 60
+    );
+}
+
+/// A path that comes back is found by the reply to a probe: with path 3
+/// down from cycle 40,000 to 80,000 (and again from 120,000), every QP
+/// takes it out and brings it back, and the NIC reports the round trip of
+/// the last answered probe: at least a path's 800 cycles there and back
+/// (every path takes 400 each way here), at most the 4,096 after which a
+/// probe counts as lost.
+#[test]
+fn a_probe_reply_brings_a_healed_path_back_and_times_it() {
+    let p = path_3_of_4(
+        0.0,
+        Some(rnic_sim::Flap {
+            up: 40_000,
+            down: 40_000,
+        }),
+        true,
+    );
+    let qps = 4u32;
+    let r = spray_4_writes(&p, qps, 400);
+    let c = p.a.query_port_counters().unwrap();
+    eprintln!("{} cycles; {c:?}", r.cycles);
+    assert!(r.cycles > 100_000, "the run ended before the path healed");
+    assert!(u64::from(c.path_takeouts) >= u64::from(qps), "{c:?}");
+    assert!(
+        u64::from(c.path_comebacks) >= u64::from(qps),
+        "not every QP brought its healed path back: {c:?}"
+    );
+    assert!(c.path_probes >= c.path_comebacks, "{c:?}");
+    assert!(
+        (800..4096).contains(&c.path_probe_rtt),
+        "probe round trip {} cycles: {c:?}",
+        c.path_probe_rtt
+    );
+}
+
+/// An mp QP answers an MP PROBE with an MP PROBE REPLY that carries the
+/// probe's PSN and UDP source port (so that it returns over the probed
+/// path) and nothing else; a probe with bytes after its BTH is malformed
+/// (`rx_drop_malformed`), one for a QP that does not exist is dropped
+/// (`rx_drop_qp`), and neither is answered. (An rc QP drops and counts
+/// probes as the other transport's: `a_qp_drops_and_counts_...`.)
+#[test]
+fn an_mp_qp_answers_a_probe_on_its_path_and_only_a_good_one() {
+    let p = pair(64, 71, "ideal");
+    let (_a, b) = connect(&p, &mp_opts());
+    let psn = b.qp.status().unwrap().rq_psn_now;
+    let probe = |qpn: u32, payload: Vec<u8>| RoceFrame {
+        bth: Bth {
+            opcode: opcode::MP_PROBE,
+            dest_qp: qpn,
+            psn,
+            ack_req: true,
+            ..Bth::default()
+        },
+        payload,
+        ..RoceFrame::default()
+    };
+    p.world.set_window(64);
+    let before = p.b.query_port_counters().unwrap();
+    p.world
+        .send_frame(0, &frame_sport(0, 0xC123, probe(b.qp.qp_num(), vec![])));
+    idle_b(&p, 400);
+    let replies: Vec<RoceFrame> = p
+        .world
+        .window()
+        .iter()
+        .filter(|f| f.src == 1)
+        .map(|f| rnic_wire::decode(&f.data).unwrap())
+        .collect();
+    assert_eq!(replies.len(), 1, "{replies:?}");
+    let r = &replies[0];
+    assert_eq!(r.bth.opcode, opcode::MP_PROBE_REPLY);
+    assert_eq!(r.bth.psn, psn);
+    assert_eq!(
+        r.udp.src_port, 0xC123,
+        "the reply must take the probe's path"
+    );
+    assert!(r.payload.is_empty() && r.aeth.is_none(), "{r:?}");
+    let mid = p.b.query_port_counters().unwrap();
+    assert_eq!(mid.rx_frames, before.rx_frames + 1);
+    assert_eq!(mid.rx_drop_psn, before.rx_drop_psn, "a probe takes no PSN");
+
+    p.world.set_window(0);
+    p.world.set_window(64);
+    p.world.send_frame(
+        0,
+        &frame_sport(0, 0xC124, probe(b.qp.qp_num(), vec![0x5A; 4])),
+    );
+    p.world.send_frame(
+        0,
+        &frame_sport(0, 0xC125, probe(b.qp.qp_num() ^ 0x40, vec![])),
+    );
+    idle_b(&p, 400);
+    let after = p.b.query_port_counters().unwrap();
+    assert_eq!(
+        after.rx_drop_malformed,
+        mid.rx_drop_malformed + 1,
+        "{after:?}"
+    );
+    assert_eq!(after.rx_drop_qp, mid.rx_drop_qp + 1, "{after:?}");
+    assert_eq!(after.tx_frames, mid.tx_frames, "answered: {after:?}");
+    assert!(p.world.window().iter().all(|f| f.src != 1));
 }

@@ -13,6 +13,8 @@
 //   C_SEQ    sequence NAK: request a retransmission from its PSN
 //   C_RNR    RNR NAK: the same, after the RNR timer
 //   C_TLOAD  a timeout: read the QP's records (path health's blame)
+//   C_PLOAD  an MP PROBE got no reply in time: read the QP's records
+//   C_PFAIL  ... and fail the probe (path health: the path stays out)
 //   C_TMO    retransmit timeout: request one from una
 //   C_ERR    the QP is in error: the first remaining WQE completes with
 //            the error, the rest are flushed
@@ -20,7 +22,10 @@
 // the path of the PSN it names, C_TMO the path of una, each taken out
 // (up to half of the QP's paths) until a probe comes back; an ACK or NAK
 // that covers the NIC's timed packet (if it is this QP's) brings its path
-// back if it was a probe; a NAK naming it, or a timeout, fails it.
+// back if it was a probe; a NAK naming it, or a timeout, fails it. An mp
+// QP's probe is an MP PROBE, which carries no data and takes no PSN: only
+// its MP PROBE REPLY brings the path back (handed over as an ACK with the
+// syndrome PROBE_REPLY_SYN), and the requester's timer fails it (C_PLOAD).
 // Retry counters: timeouts and sequence NAKs without progress spend
 // retry_cnt, RNR NAKs spend rnr_retry (7: unlimited); an ACK that moves una
 // restores both.
@@ -92,6 +97,10 @@ module completer #(
     input  wire [23:0]          timed_psn,
     input  wire                 timed_probe,    // sent on a down path
     input  wire [2:0]           timed_path,
+    input  wire                 timed_bare,     // ... an MP PROBE (no data, no PSN of its own)
+    // the NIC's MP PROBE got no reply in time (the requester's timer)
+    input  wire                 probe_lost,
+    input  wire [QN_W-1:0]      probe_lost_qpn,
     input  wire [2:0]           retry_init,     // retry_cnt
     input  wire [2:0]           rnr_init,       // rnr_retry
     input  wire                 rtx_req,        // a retransmission is requested
@@ -121,6 +130,7 @@ module completer #(
     output wire [1:0]           req_back,
     output wire [23:0]          req_chg,
     output wire                 timed_done,     // the timed packet's fate is known
+    output wire                 probe_answered, // ... it was an MP PROBE, and its reply came
     input  wire [23:0]          now,            // timer ticks
     output wire                 stamp_we,
     output wire [23:0]          stamp_wd,
@@ -201,7 +211,11 @@ wire ackq_full = ackq_wr_reg - ackq_rd_reg == 3'd4;
 assign ack_queue_full = ackq_full;
 
 localparam [3:0] C_IDLE = 4'd0, C_EVAL = 4'd1, C_POP = 4'd2, C_ERR = 4'd3, C_CQE = 4'd4,
-    C_SEQ = 4'd5, C_RNR = 4'd6, C_TMO = 4'd7, C_LOAD = 4'd8, C_TLOAD = 4'd9;
+    C_SEQ = 4'd5, C_RNR = 4'd6, C_TMO = 4'd7, C_LOAD = 4'd8, C_TLOAD = 4'd9, C_PLOAD = 4'd10,
+    C_PFAIL = 4'd11;
+// an MP PROBE REPLY, as the responder hands it over: AETH class 10, which
+// is reserved on the wire (the responder passes no received ACK with it)
+localparam [7:0] PROBE_REPLY_SYN = 8'h40;
 reg [3:0] c_state_reg = C_IDLE;
 reg [3:0] c_next_reg = C_IDLE;
 reg [QN_W-1:0] c_qpn_reg = {QN_W{1'b0}};
@@ -226,6 +240,8 @@ always @* begin
             c_qpn_next = scan_q;
         end else if (!ackq_empty) begin
             c_qpn_next = ackq_head[QN_W+32-1:32];
+        end else if (probe_lost) begin
+            c_qpn_next = probe_lost_qpn;
         end
     end
 end
@@ -279,18 +295,23 @@ reg [2:0] bl_path_reg = 3'd0;
 reg bl_fresh_reg = 1'b0;
 reg bl_probe_reg = 1'b0;
 reg tm_v_reg = 1'b0;
+// (each of these for a timed data packet, never an MP PROBE)
 reg tm_acked_reg = 1'b0;        // an ACK for c_psn covers it (from una_now: C_LOAD)
 reg tm_before_reg = 1'b0;       // it is before a NAK's PSN (from c_una_reg)
 reg tm_named_reg = 1'b0;        // the NAK names it
+reg tm_tmo_reg = 1'b0;          // the timeout takes (tmo_takes_reg)
+reg tm_reply_reg = 1'b0;        // an MP PROBE: a reply with its PSN
 always @(posedge clk) begin
     bl_path_reg <= blame_path[2:0];
     bl_fresh_reg <= (blame_psn - ph_chg) < 24'h800000;
-    bl_probe_reg <= timed_v && timed_probe && timed_psn == blame_psn;
+    // (an MP PROBE's PSN is the next data packet's: a loss named there is that packet's)
+    bl_probe_reg <= timed_v && timed_probe && !timed_bare && timed_psn == blame_psn;
+    tm_reply_reg <= timed_bare && c_syn_reg == PROBE_REPLY_SYN && timed_psn == c_psn_reg;
     tm_v_reg <= timed_v;
-    tm_acked_reg <= (timed_psn - una_now) < (c_psn_reg + 24'd1 - una_now);
-    tm_before_reg <= (timed_psn - c_una_reg) < (c_psn_reg - c_una_reg);
-    tm_named_reg <= timed_psn == c_psn_reg
-        || (timed_after < LOST_W24 && c_lost_reg[timed_after[$clog2(LOST_W+1)-1:0]]);
+    tm_acked_reg <= !timed_bare && (timed_psn - una_now) < (c_psn_reg + 24'd1 - una_now);
+    tm_before_reg <= !timed_bare && (timed_psn - c_una_reg) < (c_psn_reg - c_una_reg);
+    tm_named_reg <= !timed_bare && (timed_psn == c_psn_reg
+        || (timed_after < LOST_W24 && c_lost_reg[timed_after[$clog2(LOST_W+1)-1:0]]));
 end
 // a NAK that is news (not one for a PSN whose resend is already asked),
 // and one that may rotate the map (it names una again, retries left), as
@@ -310,15 +331,20 @@ wire c_tmo_takes = !(ring_empty_now || rtx_req) && rleft != 3'd0;
 reg tmo_takes_reg = 1'b0;
 always @(posedge clk) begin
     tmo_takes_reg <= c_tmo_takes;
+    tm_tmo_reg <= c_tmo_takes && !timed_bare;
 end
 // the timed packet: acknowledged by an ACK (una moves past it) or by a NAK
-// (every PSN before the named one arrived); named lost by a NAK
+// (every PSN before the named one arrived); named lost by a NAK. An MP
+// PROBE: answered by its reply, failed by the requester's timer (C_PFAIL)
 wire tm_same = timed_v && tm_v_reg;
-wire timed_ok = tm_same && ((c_state_reg == C_EVAL && c_una_moves && tm_acked_reg)
+wire c_reply = c_syn_reg == PROBE_REPLY_SYN;
+wire timed_ok = tm_same && ((c_state_reg == C_EVAL && (tm_reply_reg || (c_una_moves && tm_acked_reg)))
     || ((c_state_reg == C_SEQ || c_state_reg == C_RNR) && tm_before_reg));
-wire timed_fail = (tm_same && c_state_reg == C_SEQ && !tm_before_reg && tm_named_reg)
-    || (timed_v && c_state_reg == C_TMO && tmo_takes_reg);
+wire timed_fail = (timed_v && timed_bare && c_state_reg == C_PFAIL)
+    || (tm_same && c_state_reg == C_SEQ && !tm_before_reg && tm_named_reg)
+    || (timed_v && c_state_reg == C_TMO && tm_tmo_reg);
 assign timed_done = timed_ok || timed_fail;
+assign probe_answered = timed_ok && timed_bare;
 // a lost probe tells of its own path (timed_fail), not of the pick's
 wire blame = ((c_state_reg == C_SEQ && seq_new_reg) || (c_state_reg == C_TMO && tmo_takes_reg))
     && !bl_probe_reg && bl_fresh_reg;
@@ -339,7 +365,8 @@ reg [1:0] phr_thresh_reg = 2'd1;
 reg phr_loaded_reg = 1'b0;
 // (taken only in the states before an update: C_LOAD before C_EVAL,
 // C_POP before C_SEQ and C_RNR, C_TLOAD before C_TMO)
-wire phr_take = c_state_reg == C_LOAD || c_state_reg == C_POP || c_state_reg == C_TLOAD;
+wire phr_take = c_state_reg == C_LOAD || c_state_reg == C_POP || c_state_reg == C_TLOAD
+    || c_state_reg == C_PLOAD;
 always @(posedge clk) begin
     if (phr_take) begin
         phr_down_reg <= ph_down;
@@ -385,8 +412,9 @@ path_health health_inst (
 );
 // the avoid bits change: packets from a little beyond the next PSN on
 // take the new pick
+// (takeout or comeback: the avoid bits changed, without comparing them)
 assign req_chg = phr_loaded_reg ? ph_chg
-    : (req_down != phu_down || (c_state_reg == C_SEQ && seq_same_reg)
+    : (ph_takeout || ph_comeback || (c_state_reg == C_SEQ && seq_same_reg)
         || (c_state_reg == C_TMO && tmo_takes_reg)) ? sent_now + 24'd2 : phr_chg_reg;
 assign stat_takeout = ph_takeout && req_we;
 assign stat_comeback = ph_comeback && req_we;
@@ -394,7 +422,7 @@ assign stat_comeback = ph_comeback && req_we;
 // the write-back of the QP's REQ fields (every cycle of the states that
 // may change them: the enable and the address do not wait for the checks)
 assign req_we = c_state_reg == C_EVAL || c_state_reg == C_SEQ || c_state_reg == C_RNR
-    || c_state_reg == C_TMO;
+    || c_state_reg == C_TMO || c_state_reg == C_PFAIL;
 always @* begin
     req_una = una_now;
     req_rleft = rleft;
@@ -537,7 +565,18 @@ always @(posedge clk) begin
                 c_lost_reg <= ackl[ackq_rd_reg[1:0]];
                 ackq_rd_reg <= ackq_rd_reg + 3'd1;
                 c_state_reg <= C_LOAD;
+            end else if (probe_lost) begin
+                c_syn_reg <= 8'd0;
+                c_state_reg <= C_PLOAD;
             end
+        end
+        C_PLOAD: begin
+            // (the records of the QP read, for path health)
+            c_state_reg <= C_PFAIL;
+        end
+        C_PFAIL: begin
+            // the probe failed: its path stays out (req_*: path health)
+            c_state_reg <= C_IDLE;
         end
         C_TLOAD: begin
             // (the records of the QP read; path health's blame registered)
@@ -549,7 +588,11 @@ always @(posedge clk) begin
             c_state_reg <= C_EVAL;
         end
         C_EVAL: begin
-            if (c_syn_reg[6:5] == 2'b10 || (c_syn_reg[6:5] == 2'b00 ? !c_ack_ok : !c_nak_ok)) begin
+            if (c_reply) begin
+                // an MP PROBE REPLY: settles the timed probe (timed_ok) or,
+                // late or duplicated, nothing; it acknowledges no PSN
+                c_state_reg <= C_IDLE;
+            end else if (c_syn_reg[6:5] == 2'b10 || (c_syn_reg[6:5] == 2'b00 ? !c_ack_ok : !c_nak_ok)) begin
                 // claims PSNs this QP never sent (or a stale NAK): ignored
                 c_drop_reg <= 1'b1;
                 c_state_reg <= C_IDLE;

@@ -86,8 +86,10 @@ always @* begin
             loss_next[{blame_path, 1'b0} +: 2] = b_next;
         end
     end
+    // (a probe is of a path out before this event: blame never takes out
+    // a path that is out already, so it cannot be this one)
     if (timed_ok) begin
-        if (timed_probe && down_next[timed_path]) begin
+        if (timed_probe && down[timed_path]) begin
             down_next[timed_path] = 1'b0;
             loss_next[{timed_path, 1'b0} +: 2] = 2'd0;
             back_next = 2'd0;

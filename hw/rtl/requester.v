@@ -193,6 +193,9 @@ module requester #(
     output wire                   stat_rnr,          // an RNR NAK received
     output wire                   stat_path_out,     // path health took a path out
     output wire                   stat_path_back,    // a probe brought a path back
+    output wire                   stat_probe,        // an MP PROBE was sent
+    output wire                   stat_probe_rtt_v,  // ... one was answered, after
+    output wire [15:0]            stat_probe_rtt,    // ... this many cycles
     output wire                   stat_ring_busy     // every outstanding ring is in use
 );
 
@@ -610,6 +613,7 @@ reg roce_reg = 1'b0;                     // the WQE goes to the network (TX slot
 reg rd_quiet_reg = 1'b0;
 reg wr_quiet_reg = 1'b0;
 reg wr_quiet2_reg = 1'b0;
+reg wr_data2_reg = 1'b0;                 // ... and the packet due is not an MP PROBE
 reg [LEN_W-1:0] rd_chunk_reg = {LEN_W{1'b0}};
 reg rd_more_reg = 1'b0;                  // bytes left to read
 reg rd_pkt_ok_reg = 1'b0;                // TX slot free, window open
@@ -627,6 +631,7 @@ reg [15:0] pkt_sport_reg = 16'd0;
 reg pkt_new_reg = 1'b0;                  // the packet's PSN was never sent before
 reg pkt_timed_reg = 1'b0;                // ... it is timed (path health, below)
 reg pkt_probe_reg = 1'b0;                // ... as a probe of a path out
+reg pkt_bare_reg = 1'b0;                 // ... an MP PROBE: no data, no PSN of its own
 reg [2:0] pkt_path_reg = 3'd0;           // ... on this path
 reg [23:0] npkts_m1_reg = 24'd0;         // the WQE's packets less one
 reg [23:0] rec_last_psn_reg = 24'd0;     // the WQE's last PSN, for ST_RECORD (second stage)
@@ -704,26 +709,47 @@ wire [4:0] pmtu_log = 5'd7 + {2'd0, q_pmtu_reg};
 wire [31:0] wqe_npkts_m1 = wqe_len == 0 ? 32'd0 : (wqe_len - 32'd1) >> pmtu_log;
 /* verilator lint_on UNUSEDSIGNAL */
 wire pkt_push = m_pkt_valid && m_pkt_ready;
+// (an MP PROBE moves nothing of the WQE's: only the timer and a TX count;
+// wr_data2_reg is wr_quiet2_reg && !pkt_bare_reg, one LUT level earlier)
+wire pkt_push_data = state_reg == ST_SEND && !copy_err_reg && wr_data2_reg
+    && (wr_have_reg || (zero_len_reg && !stop_want)) && m_pkt_ready;
 wire rd_issue = can_issue_rd && m_rd_desc_ready;
 wire wr_issue = can_issue_wr && m_wr_desc_ready;
 
 // ---------------------------------------------------------------- the timed packet
-// One packet of the whole NIC at a time is timed, for path health: taken
-// as it leaves (pkt_timed_reg), it is settled by the completer when an ACK
-// or NAK covers it (a probe brings its path back) or names it lost (a probe's path stays out for another epoch), or
-// when its QP is loaded or two epochs pass (a QP gone to ERR, say).
+// One probe of the whole NIC at a time is timed, for path health: taken
+// as it leaves (pkt_timed_reg). An mp QP's probe is an MP PROBE, settled
+// by the completer when its reply arrives (the path comes back) or, with
+// no reply after PROBE_TMO cycles, as lost (probe_lost: the path stays out
+// for another wait). An rc QP's probe is its next data packet sent on the
+// path out, settled when an ACK or NAK covers it or names it lost. Either
+// is also dropped when its QP is loaded or two epochs pass (a QP gone to
+// ERR, say).
 localparam PH_EPOCH_LOG = 8;            // an epoch: 2^8 ticks (16,384 cycles)
 localparam TM_AGE_W = TICK_LOG + PH_EPOCH_LOG + 2;
+localparam PROBE_TMO_LOG = 12;          // an MP PROBE's reply is due within 4,096 cycles
 wire [3:0] ph_epoch = now[PH_EPOCH_LOG+3:PH_EPOCH_LOG];
 reg tm_busy_reg = 1'b0;
 reg [QN_W-1:0] tm_qpn_reg = {QN_W{1'b0}};
 reg [23:0] tm_psn_reg = 24'd0;
 reg tm_probe_reg = 1'b0;
+reg tm_bare_reg = 1'b0;
 reg [2:0] tm_path_reg = 3'd0;
 reg [TM_AGE_W-1:0] tm_start_reg = {TM_AGE_W{1'b0}};
 wire [TM_AGE_W-1:0] tm_age = cycle_reg[TM_AGE_W-1:0] - tm_start_reg;
 wire tm_done;
+wire tm_answered;
+wire tm_lost = tm_busy_reg && tm_bare_reg && tm_age[TM_AGE_W-1:PROBE_TMO_LOG] != 0;
+reg stat_probe_reg = 1'b0;
+reg stat_probe_rtt_v_reg = 1'b0;
+reg [15:0] stat_probe_rtt_reg = 16'd0;
+assign stat_probe = stat_probe_reg;
+assign stat_probe_rtt_v = stat_probe_rtt_v_reg;
+assign stat_probe_rtt = stat_probe_rtt_reg;
 always @(posedge clk) begin
+    stat_probe_reg <= pkt_push && pkt_bare_reg;
+    stat_probe_rtt_v_reg <= tm_answered;
+    stat_probe_rtt_reg <= tm_age;     // (TM_AGE_W is 16)
     if (tm_busy_reg && (tm_done || tm_age[TM_AGE_W-1] || ((load_rts || load_reset) && load_qpn == tm_qpn_reg))) begin
         tm_busy_reg <= 1'b0;
     end else if (!tm_busy_reg && pkt_push && pkt_timed_reg) begin
@@ -731,6 +757,7 @@ always @(posedge clk) begin
         tm_qpn_reg <= qn_reg;
         tm_psn_reg <= pkt_psn_reg;
         tm_probe_reg <= pkt_probe_reg;
+        tm_bare_reg <= pkt_bare_reg;
         tm_path_reg <= pkt_path_reg;
         tm_start_reg <= cycle_reg[TM_AGE_W-1:0];
     end
@@ -742,10 +769,11 @@ end
 // spraying: consecutive PSNs take consecutive source ports, so an ECMP
 // fabric spreads one QP's packets over its paths (from the registered PSN:
 // the second stage of the packet's fields); a path taken out passes its
-// packets on (path_pick.v). The NIC times one packet at a time (above): a
-// new packet of a sprayed QP when the timer is free, and if the QP has a
-// path out whose wait is over (2^BACK epochs after HOLD), that packet is
-// a probe and takes the lowest such path.
+// packets on (path_pick.v). The NIC times one probe at a time (above):
+// when the timer is free and a sprayed QP with a path out whose wait is
+// over (2^BACK epochs after HOLD) has a new packet ready, the lowest such
+// path is probed: an mp QP sends an MP PROBE on it first (the packet
+// follows on its own path), an rc QP sends the packet itself there.
 wire [5:0] path_normal;
 path_pick path_pick_inst (
     .base(pkt_psn_reg[5:0] + q_rot_reg),
@@ -760,8 +788,8 @@ wire [7:0] q_out = q_down_reg & q_active;
 wire [7:0] q_out_low = q_out & (~q_out + 8'd1);     // the lowest path out
 wire [2:0] probe_path = {|(q_out_low & 8'hF0), |(q_out_low & 8'hCC), |(q_out_low & 8'hAA)};
 wire pkt_new = (pkt_psn_reg - q_sent_reg) < 24'h800000;
-wire time_it = pkt_new && !tm_busy_reg && q_spray_log_reg != 3'd0;
-wire probe_it = time_it && q_out != 8'd0 && q_pdue_reg;
+wire probe_it = pkt_new && !tm_busy_reg && q_spray_log_reg != 3'd0 && q_out != 8'd0 && q_pdue_reg;
+wire bare_it = probe_it && q_mp_reg;
 wire [5:0] path_pick = probe_it ? {3'd0, probe_path} : path_normal;
 
 always @(posedge clk) begin
@@ -783,6 +811,8 @@ always @(posedge clk) begin
     rd_quiet_reg <= (state_reg == ST_SEND || state_reg == ST_COPY) && !rd_issue;
     wr_quiet_reg <= (state_reg == ST_SEND || state_reg == ST_COPY) && !wr_issue && !pkt_push;
     wr_quiet2_reg <= wr_quiet_reg && (state_reg == ST_SEND || state_reg == ST_COPY) && !wr_issue && !pkt_push;
+    wr_data2_reg <= wr_quiet_reg && (state_reg == ST_SEND || state_reg == ST_COPY) && !wr_issue && !pkt_push
+        && !bare_it;
 
     rd_chunk_reg <= rd_rem >= chunk_reg ? chunk_reg[LEN_W-1:0] : rd_rem[LEN_W-1:0];
     rd_more_reg <= rd_off_reg != wqe_len;
@@ -799,11 +829,12 @@ always @(posedge clk) begin
     wr_va_reg <= wqe_raddr + {32'd0, wr_off_reg};
     pkt_psn_reg <= pkt_psn;
     pkt_last_reg <= pkt_last;
-    pkt_opcode_reg <= pkt_opcode;
+    pkt_opcode_reg <= bare_it ? MP_OPCODE_PROBE : pkt_opcode;
     pkt_sport_reg <= q_udp_sport_reg + {10'd0, path_pick};
     pkt_new_reg <= pkt_new;
-    pkt_timed_reg <= time_it;
+    pkt_timed_reg <= probe_it;
     pkt_probe_reg <= probe_it;
+    pkt_bare_reg <= bare_it;
     pkt_path_reg <= path_pick[2:0];
     npkts_m1_reg <= wqe_npkts_m1[23:0];
     rec_last_psn_reg <= psn0_reg + npkts_m1_reg;
@@ -813,6 +844,7 @@ always @(posedge clk) begin
         rd_quiet_reg <= 1'b0;
         wr_quiet_reg <= 1'b0;
         wr_quiet2_reg <= 1'b0;
+        wr_data2_reg <= 1'b0;
     end
 end
 
@@ -820,8 +852,8 @@ assign m_pkt_dmac = q_dmac_reg;
 assign m_pkt_dip = q_dip_reg;
 assign m_pkt_udp_sport = pkt_sport_reg;
 assign m_pkt_opcode = pkt_opcode_reg;
-assign m_pkt_se = pkt_last_reg && wqe_solicited;
-assign m_pkt_ack_req = pkt_last_reg || pkt_psn_reg[4:0] == 5'd31;
+assign m_pkt_se = pkt_last_reg && wqe_solicited && !pkt_bare_reg;
+assign m_pkt_ack_req = pkt_last_reg || pkt_psn_reg[4:0] == 5'd31 || pkt_bare_reg;
 assign m_pkt_dest_qp = q_dest_qpn_reg;
 assign m_pkt_psn = pkt_psn_reg;
 assign m_pkt_reth_va = q_mp_reg ? wr_va_reg : wqe_raddr;
@@ -829,7 +861,7 @@ assign m_pkt_reth_rkey = wqe_rkey;
 assign m_pkt_reth_len = wqe_len;
 assign m_pkt_imm = wqe_imm;
 assign m_pkt_payload_addr = tx_addr_wr;
-assign m_pkt_payload_len = wr_chunk_reg[12:0];
+assign m_pkt_payload_len = pkt_bare_reg ? 13'd0 : wr_chunk_reg[12:0];
 assign m_pkt_valid = can_push_pkt;
 
 assign sq_done = state_reg == ST_DONE;
@@ -1044,8 +1076,8 @@ wire [QN_W-1:0] req_wa;
 wire [REQ_W-1:0] req_wd;
 // ST_RECORD moves sq_psn: a record that reads as loaded is written as it reads
 wire rec_state = state_reg == ST_RECORD;
-wire snt_we = (pkt_push && pkt_new_reg) || (rec_state && !snt_v_reg[qn_reg]);
-wire [SNT_W-1:0] snt_wd = pkt_push ? pkt_psn_reg + 24'd1 : qn_sent;
+wire snt_we = (pkt_push_data && pkt_new_reg) || (rec_state && !snt_v_reg[qn_reg]);
+wire [SNT_W-1:0] snt_wd = pkt_push_data ? pkt_psn_reg + 24'd1 : qn_sent;
 /* verilator lint_off UNUSEDSIGNAL */
 wire [RQL_W-1:0] rql_c;          // (the completer uses some fields)
 // the executor's copy holds only the retry counters' initial values (a
@@ -1256,6 +1288,9 @@ completer #(.QN_W(QN_W), .CLK_MHZ(CLK_MHZ), .TICK_LOG(TICK_LOG), .LOST_W(LOST_W)
     .timed_psn(tm_psn_reg),
     .timed_probe(tm_probe_reg),
     .timed_path(tm_path_reg),
+    .timed_bare(tm_bare_reg),
+    .probe_lost(tm_lost),
+    .probe_lost_qpn(tm_qpn_reg),
     .retry_init(c_retry_init),
     .rnr_init(c_rnr_init),
     .rtx_req(rtx_req_reg[c_qpn]),
@@ -1281,6 +1316,7 @@ completer #(.QN_W(QN_W), .CLK_MHZ(CLK_MHZ), .TICK_LOG(TICK_LOG), .LOST_W(LOST_W)
     .req_back(c_req_back),
     .req_chg(c_req_chg),
     .timed_done(tm_done),
+    .probe_answered(tm_answered),
     .now(now),
     .stamp_we(c_stamp_we),
     .stamp_wd(c_stamp_wd),
@@ -1835,7 +1871,7 @@ always @(posedge clk) begin
                 end
                 rd_done_reg <= rd_done_reg + 32'd1;
             end
-            if (pkt_push) begin
+            if (pkt_push_data) begin
                 wr_off_reg <= wr_off_reg + {{(32-LEN_W){1'b0}}, wr_chunk_reg};
                 wr_issued_reg <= wr_issued_reg + 32'd1;
             end
@@ -1852,13 +1888,13 @@ always @(posedge clk) begin
                         state_reg <= ST_CQE;
                     end
                 end
-            end else if (rtx_single && pkt_push) begin
+            end else if (rtx_single && pkt_push_data) begin
                 // the one lost packet is out: the next lost one, or what
                 // was never sent (ST_RTX_PICK)
                 rtx_hole_done_reg <= 1'b1;
                 rtx_idx_reg <= ost_head;
                 state_reg <= ST_RTX_PICK;
-            end else if (pkt_push && pkt_last_reg) begin
+            end else if (pkt_push_data && pkt_last_reg) begin
                 if (rtx_mode_reg) begin
                     rtx_from_reg <= pkt_psn_reg + 24'd1;
                     rtx_idx_reg <= rtx_idx_reg + 4'd1;
@@ -1900,14 +1936,16 @@ always @(posedge clk) begin
         default: state_reg <= ST_IDLE;
     endcase
 
-    if (pkt_push) begin
+    if (pkt_push_data) begin
         stat_retransmit_reg <= !pkt_new_reg;
     end
 
     // TX slot accounting: taken when a packet with payload is handed over, freed
-    // when roce_tx is done with it
+    // when roce_tx is done with it. An MP PROBE counts until roce_tx is done
+    // with it (done pulses come in order, and count) but takes no slot of
+    // the ring, whose next slot may hold the packet it went ahead of
     tx_used_reg <= tx_used_reg + {{TXS_W{1'b0}}, pkt_push} - {{TXS_W{1'b0}}, pkt_done};
-    if (pkt_push) begin
+    if (pkt_push_data) begin
         tx_slot_reg <= tx_slot_reg + 1'b1;
     end
 
@@ -2046,6 +2084,10 @@ always @* begin
     for (f_q = 0; f_q < NUM_QP; f_q = f_q + 1) begin
         assert(ost_full_now[f_q] == (f_tail[f_q] - f_head[f_q] == OST_DEPTH_4));  // f_ost_full
         assert(ost_empty_now[f_q] == (f_tail[f_q] == f_head[f_q]));               // f_ost_empty
+    end
+    // the WQE's pipeline moves with its data packets only, never an MP PROBE
+    if (!rst) begin
+        assert(pkt_push_data == (pkt_push && !pkt_bare_reg));             // f_push_data
     end
 end
 wire [23:0] f_ack_cov = s_ack_syndrome[6:5] == 2'b00 ? s_ack_psn : s_ack_psn - 24'd1;

@@ -80,10 +80,10 @@ module responder #(
     input  wire [47:0]            s_pkt_smac,
     input  wire [31:0]            s_pkt_sip,
     input  wire [31:0]            s_pkt_dip,
-    input  wire [15:0]            s_pkt_udp_sport,
     input  wire                   s_pkt_se,
     input  wire [1:0]             s_pkt_pad_cnt,
     /* verilator lint_on UNUSEDSIGNAL */
+    input  wire [15:0]            s_pkt_udp_sport,
     input  wire [7:0]             s_pkt_opcode,
     input  wire                   s_pkt_ack_req,
     input  wire [23:0]            s_pkt_dest_qp,
@@ -227,6 +227,9 @@ localparam [7:0]
 localparam [7:0] NAK_PSN = 8'h60, NAK_INV_REQ = 8'h61, NAK_REM_ACCESS = 8'h62, NAK_REM_OP = 8'h63,
     RNR_NAK = 8'h20;           // | the QP's min_rnr_timer
 localparam [7:0] ACK_SYNDROME = 8'h1F;     // ACK, credit count "invalid" (no end-to-end credits)
+// an MP PROBE REPLY in the ACK slot and to the completer: AETH class 10,
+// reserved on the wire, so no received ACK is passed on with it
+localparam [7:0] PROBE_REPLY_SYN = 8'h40;
 
 
 initial begin
@@ -426,6 +429,7 @@ reg [7:0] op_reg = 8'd0;
 reg ack_req_reg = 1'b0;
 reg [23:0] qp_field_reg = 24'd0;
 reg [23:0] psn_reg = 24'd0;
+reg [15:0] sport_reg = 16'd0;            // the packet's UDP source port (a probe's reply takes it)
 reg [63:0] reth_va_reg = 64'd0;
 reg [31:0] reth_rkey_reg = 32'd0;
 reg [31:0] reth_len_reg = 32'd0;
@@ -511,13 +515,17 @@ ram_snoop_capture #(
     .entry(rqwqe_reg)
 );
 
-// opcode classes (mp: its own opcodes, 0xC0-0xC4; roce_rx lets through no
+// opcode classes (mp: its own opcodes, 0xC0-0xC6; roce_rx lets through no
 // other value with the top bits set)
 wire op_mp = op_reg[7:6] == 2'b11;
+// mp: a path probe, answered (never placed), and the answer to ours
+wire op_probe = op_reg == MP_OPCODE_PROBE;
+wire op_probe_reply = op_reg == MP_OPCODE_PROBE_REPLY;
 wire op_mp_write = op_reg == MP_OPCODE_WRITE || op_reg == MP_OPCODE_WRITE_LAST
     || op_reg == MP_OPCODE_WRITE_LAST_IMM;
 // an ACK of this QP's transport (an ACK of the other is a transport drop)
-wire op_ack = ctx_mp ? op_reg == MP_OPCODE_ACK || op_reg == MP_OPCODE_SELECTIVE_NAK : op_reg == OP_ACK;
+wire op_ack = ctx_mp ? op_reg == MP_OPCODE_ACK || op_reg == MP_OPCODE_SELECTIVE_NAK || op_probe_reply
+    : op_reg == OP_ACK;
 wire op_is_write = (op_reg >= OP_WRITE_FIRST && op_reg <= OP_WRITE_ONLY_IMM) || op_mp_write;
 wire op_is_send = SEND_EN != 0 && op_reg <= OP_SEND_ONLY_IMM;
 wire op_first = op_reg == OP_SEND_FIRST || op_reg == OP_WRITE_FIRST;
@@ -931,7 +939,8 @@ assign m_cqe_valid = state_reg == ST_CQE || state_reg == ST_EARLY_CQE;
 assign m_rx_ack_valid = state_reg == ST_CHECK && op_ack && qp_ok;
 assign m_rx_ack_qpn = qpn;
 assign m_rx_ack_psn = psn_reg;
-assign m_rx_ack_syndrome = aeth_syn_reg;
+assign m_rx_ack_syndrome = op_probe_reply ? PROBE_REPLY_SYN
+    : aeth_syn_reg == PROBE_REPLY_SYN ? 8'h41 : aeth_syn_reg;
 assign m_rx_ack_msn = aeth_msn_reg;
 // (roce_rx lays an MP SELECTIVE NAK out as a RETH and ImmDt: the AETH, then
 // the bitmap; this requester never has PSNs beyond its window in flight)
@@ -981,7 +990,7 @@ always @(posedge clk) begin
         ack_qpn_reg <= qpn;
         ack_dmac_reg <= ctx_dmac;
         ack_dip_reg <= ctx_dip;
-        ack_sport_reg <= ctx_udp_sport;
+        ack_sport_reg <= state_reg == ST_CHECK && op_probe ? sport_reg : ctx_udp_sport;
         ack_dqp_reg <= ctx_dest_qpn;
         ack_mp_reg <= ctx_mp;
     end
@@ -1031,6 +1040,7 @@ always @(posedge clk) begin
                 ack_req_reg <= s_pkt_ack_req;
                 qp_field_reg <= s_pkt_dest_qp;
                 psn_reg <= s_pkt_psn;
+                sport_reg <= s_pkt_udp_sport;
                 reth_va_reg <= s_pkt_reth_va;
                 reth_rkey_reg <= s_pkt_reth_rkey;
                 reth_len_reg <= s_pkt_reth_len;
@@ -1107,6 +1117,13 @@ always @(posedge clk) begin
                 state_reg <= ST_DROP;
             end else if (op_ack) begin
                 state_reg <= ST_DROP;        // handed to the requester this cycle
+            end else if (op_probe) begin
+                // answered on its own path, if the ACK slot is free (a
+                // waiting ACK is not replaced: the requester probes again)
+                if (!ack_valid_reg || m_ack_ready) begin
+                    queue_ack(psn_reg, PROBE_REPLY_SYN, rd_msn);
+                end
+                state_reg <= ST_DROP;
             end else if (ctx_mp) begin
                 if (owed_eff[qpn]) begin
                     // a completion waits for a receive WQE: nothing else

@@ -169,6 +169,9 @@ module rnic_control #(
     input  wire                  stat_rnr,
     input  wire                  stat_path_out,
     input  wire                  stat_path_back,
+    input  wire                  stat_probe,         // an MP PROBE sent
+    input  wire                  stat_probe_rtt_v,   // ... one answered after
+    input  wire [15:0]           stat_probe_rtt,     // ... this many cycles
     input  wire                  stat_guard,
     input  wire                  stat_drop_xport,
     input  wire                  stat_drop_wimm,
@@ -232,6 +235,8 @@ reg [31:0] tx_retransmits_reg = 32'd0;
 reg [31:0] rtx_timeouts_reg = 32'd0;
 reg [31:0] path_takeouts_reg = 32'd0;
 reg [31:0] path_comebacks_reg = 32'd0;
+reg [31:0] path_probes_reg = 32'd0;
+reg [15:0] path_probe_rtt_reg = 16'd0;
 reg [31:0] rx_nak_seq_reg = 32'd0;
 reg [31:0] rx_rnr_nak_reg = 32'd0;
 reg [31:0] rx_drop_guard_reg = 32'd0;
@@ -334,6 +339,8 @@ rnic_csr csr_inst (
     .hwif_in_port_rtx_timeouts_value(rtx_timeouts_reg),
     .hwif_in_port_path_takeouts_value(path_takeouts_reg),
     .hwif_in_port_path_comebacks_value(path_comebacks_reg),
+    .hwif_in_port_path_probes_value(path_probes_reg),
+    .hwif_in_port_path_probe_rtt_cycles(path_probe_rtt_reg),
     .hwif_in_port_rx_nak_seq_value(rx_nak_seq_reg),
     .hwif_in_port_rx_rnr_nak_value(rx_rnr_nak_reg),
     .hwif_in_port_rx_drop_guard_value(rx_drop_guard_reg),
@@ -472,6 +479,10 @@ always @(posedge clk) begin
     rtx_timeouts_reg <= rtx_timeouts_reg + {31'd0, stat_timeout};
     path_takeouts_reg <= path_takeouts_reg + {31'd0, stat_path_out};
     path_comebacks_reg <= path_comebacks_reg + {31'd0, stat_path_back};
+    path_probes_reg <= path_probes_reg + {31'd0, stat_probe};
+    if (stat_probe_rtt_v) begin
+        path_probe_rtt_reg <= stat_probe_rtt;
+    end
     rx_nak_seq_reg <= rx_nak_seq_reg + {31'd0, stat_nak_seq};
     rx_rnr_nak_reg <= rx_rnr_nak_reg + {31'd0, stat_rnr};
     rx_drop_guard_reg <= rx_drop_guard_reg + {31'd0, stat_guard};
@@ -499,6 +510,8 @@ always @(posedge clk) begin
         rtx_timeouts_reg <= 32'd0;
         path_takeouts_reg <= 32'd0;
         path_comebacks_reg <= 32'd0;
+        path_probes_reg <= 32'd0;
+        path_probe_rtt_reg <= 16'd0;
         rx_nak_seq_reg <= 32'd0;
         rx_rnr_nak_reg <= 32'd0;
         rx_drop_guard_reg <= 32'd0;

@@ -614,6 +614,8 @@ wire stat_timeout;
 wire stat_nak_seq;
 wire stat_rnr;
 wire stat_path_out, stat_path_back;
+wire stat_probe, stat_probe_rtt_v;
+wire [15:0] stat_probe_rtt;
 wire stat_ring_busy;
 wire [7:0] ex_err_code;
 wire [15:0] ex_err_qn;
@@ -750,6 +752,9 @@ rnic_transport #(
     .stat_rnr(stat_rnr),
     .stat_path_out(stat_path_out),
     .stat_path_back(stat_path_back),
+    .stat_probe(stat_probe),
+    .stat_probe_rtt_v(stat_probe_rtt_v),
+    .stat_probe_rtt(stat_probe_rtt),
     .stat_ring_busy(stat_ring_busy),
     .stat_drop_qp(stat_drop_qp),
     .stat_drop_psn(stat_drop_psn),
@@ -1022,6 +1027,9 @@ rnic_control #(
     .stat_rnr(stat_rnr),
     .stat_path_out(stat_path_out),
     .stat_path_back(stat_path_back),
+    .stat_probe(stat_probe),
+    .stat_probe_rtt_v(stat_probe_rtt_v),
+    .stat_probe_rtt(stat_probe_rtt),
     .stat_guard(stat_guard),
     .stat_drop_xport(stat_drop_xport),
     .stat_drop_wimm(stat_drop_wimm),

@@ -283,11 +283,13 @@ wire [RAM_ADDR_W-1:0] ex_pkt_txr_addr = s_ex_pkt_payload_addr - TX_RAM_BASE;
 /* verilator lint_on UNUSEDSIGNAL */
 
 // port 0 (ACKs) first. An ACK: opcode ACKNOWLEDGE (an mp QP's: MP
-// ACKNOWLEDGE; its sequence NAK: MP SELECTIVE NAK), no payload; RETH/MPETH,
-// ImmDt and MCETH come from the executor, AETH and SNAKETH from the
-// responder, whichever opcode uses them
+// ACKNOWLEDGE; its sequence NAK: MP SELECTIVE NAK; the responder's syndrome
+// 0x40, reserved on the wire: MP PROBE REPLY, BTH only), no payload;
+// RETH/MPETH, ImmDt and MCETH come from the executor, AETH and SNAKETH
+// from the responder, whichever opcode uses them
 wire [7:0] ack_opcode = !s_ack_mp ? 8'h11
-    : s_ack_syndrome == 8'h60 ? MP_OPCODE_SELECTIVE_NAK : MP_OPCODE_ACK;
+    : s_ack_syndrome == 8'h60 ? MP_OPCODE_SELECTIVE_NAK
+    : s_ack_syndrome == 8'h40 ? MP_OPCODE_PROBE_REPLY : MP_OPCODE_ACK;
 axis_arb_mux #(
     .PORTS(2),
     .WIDTH(48 + 32 + 16 + 8 + 1 + 1 + 24 + 24 + TXR_ADDR_W + 13)

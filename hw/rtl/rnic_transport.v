@@ -168,6 +168,9 @@ module rnic_transport #(
     output wire                              stat_rnr,
     output wire                              stat_path_out,
     output wire                              stat_path_back,
+    output wire                              stat_probe,
+    output wire                              stat_probe_rtt_v,
+    output wire [15:0]                       stat_probe_rtt,
     output wire                              stat_ring_busy,
     output wire                              stat_drop_qp,
     output wire                              stat_drop_psn,
@@ -709,6 +712,9 @@ requester #(
     .stat_rnr(stat_rnr),
     .stat_path_out(stat_path_out),
     .stat_path_back(stat_path_back),
+    .stat_probe(stat_probe),
+    .stat_probe_rtt_v(stat_probe_rtt_v),
+    .stat_probe_rtt(stat_probe_rtt),
     .stat_ring_busy(stat_ring_busy)
 );
 

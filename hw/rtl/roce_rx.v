@@ -21,9 +21,10 @@
 // Checks: Ethernet type 0x0800 (no VLAN), destination MAC == cfg_mac;
 // IPv4 version 4, IHL 5, MF 0 and fragment offset 0, header checksum,
 // protocol 17, destination IP == cfg_ip, 14 + total length <= frame length
-// (trailing Ethernet padding allowed); UDP destination port 4791, UDP length
+// (trailing Ethernet padding allowed), exactly 44 (a BTH alone) for MP PROBE
+// and MP PROBE REPLY; UDP destination port 4791, UDP length
 // == total length - 20; BTH TVer 0, opcode an RC opcode 0x00-0x11 or an mp
-// opcode (MP_OPCODE_*, 0xC0-0xC4: which transport may take it is the
+// opcode (MP_OPCODE_*, 0xC0-0xC6: which transport may take it is the
 // responder's decision, per QP), total
 // length >= 20 + 8 + 12 + extension headers + 4 (ICRC), PadCnt <= payload
 // bytes, payload without pad <= 4096; the ICRC.
@@ -493,8 +494,10 @@ wire h_mceth = h_op == MP_OPCODE_WRITE_LAST_IMM;
 // MP SELECTIVE NAK: AETH and SNAKETH, taken in as a RETH and ImmDt (the
 // AETH is the RETH's first word, and the AETH's place too)
 wire h_snak = h_op == MP_OPCODE_SELECTIVE_NAK;
+// MP PROBE and its reply: a BTH alone, so IP total length 20 + 8 + 12 + 4
+wire h_probe = h_op == MP_OPCODE_PROBE || h_op == MP_OPCODE_PROBE_REPLY;
 wire h_mp = h_op == MP_OPCODE_WRITE || h_op == MP_OPCODE_WRITE_LAST || h_mceth || h_op == MP_OPCODE_ACK
-    || h_snak;
+    || h_snak || h_probe;
 wire h_reth = h_op == 8'h06 || h_op == 8'h0A || h_op == 8'h0B || h_op == 8'h0C
     || h_op == MP_OPCODE_WRITE || h_op == MP_OPCODE_WRITE_LAST || h_mceth || h_snak;
 wire h_imm = h_op == 8'h03 || h_op == 8'h05 || h_op == 8'h09 || h_op == 8'h0B || h_mceth || h_snak;
@@ -508,7 +511,8 @@ wire h_ok = `HB16(12) == 16'h0800 &&
             {`HB16(30), `HB16(32)} == cfg_ip &&
             `HB16(36) == 16'd4791 &&
             h_tver == 4'd0 &&
-            (h_op <= 8'h11 || h_mp);
+            (h_op <= 8'h11 || h_mp) &&
+            !(h_probe && `HB16(16) != 16'd44);
 
 // header length (payload offset) and the IP total length of a packet with
 // no payload: 20 + 8 + 12 + extension headers + 4

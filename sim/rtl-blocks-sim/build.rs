@@ -456,8 +456,26 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
     (
         "cmp_timed_bitmap_ignored",
         "completer.v",
-        "    tm_named_reg <= timed_psn == c_psn_reg\n        || (timed_after",
-        "    tm_named_reg <= timed_psn == c_psn_reg\n        || (1'b0 && timed_after",
+        "    tm_named_reg <= !timed_bare && (timed_psn == c_psn_reg\n        || (timed_after",
+        "    tm_named_reg <= !timed_bare && (timed_psn == c_psn_reg\n        || (1'b0 && timed_after",
+    ),
+    (
+        "cmp_probe_settled_by_ack",
+        "completer.v",
+        "    tm_acked_reg <= !timed_bare && (timed_psn",
+        "    tm_acked_reg <= (timed_psn",
+    ),
+    (
+        "cmp_probe_reply_any_psn",
+        "completer.v",
+        "    tm_reply_reg <= timed_bare && c_syn_reg == PROBE_REPLY_SYN && timed_psn == c_psn_reg;",
+        "    tm_reply_reg <= timed_bare && c_syn_reg == PROBE_REPLY_SYN;",
+    ),
+    (
+        "cmp_probe_lost_ignored",
+        "completer.v",
+        "wire timed_fail = (timed_v && timed_bare && c_state_reg == C_PFAIL)",
+        "wire timed_fail = (1'b0 && c_state_reg == C_PFAIL)",
     ),
     (
         "cmp_blame_ignores_spray",

@@ -812,18 +812,31 @@ pub enum MpOpcode {
     /// the requester resends exactly those packets, each alone, in PSN order, then goes on
     /// with what it never sent. Every PSN below the BTH PSN arrived.
     SelectiveNak,
+    /// mp path probe: BTH only, no payload (AckReq set). The requester sends it on a path it
+    /// took out of use (the UDP source port picks the path) once the path's wait is over; the
+    /// BTH PSN is the next PSN the QP will send, and the probe takes none. It is never
+    /// placed; the responder answers it with MP PROBE REPLY once the packet passed the QP's
+    /// checks.
+    Probe,
+    /// The answer to an MP PROBE: BTH only, no payload, the probe's PSN, sent with the
+    /// probe's UDP source port, so that a fabric that hashes the port sends it back over the
+    /// probed path. It brings the path back into the QP's use; the time from the probe to its
+    /// reply is the path's round trip.
+    ProbeReply,
     /// A value the format does not define (kept, never dropped).
     Other(u8),
 }
 
 impl MpOpcode {
     /// Every defined value, in declaration order.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 7] = [
         Self::Write,
         Self::WriteLast,
         Self::WriteLastImm,
         Self::Ack,
         Self::SelectiveNak,
+        Self::Probe,
+        Self::ProbeReply,
     ];
 
     /// The value read from an entry.
@@ -834,6 +847,8 @@ impl MpOpcode {
             0xc2 => Self::WriteLastImm,
             0xc3 => Self::Ack,
             0xc4 => Self::SelectiveNak,
+            0xc5 => Self::Probe,
+            0xc6 => Self::ProbeReply,
             x => Self::Other(x),
         }
     }
@@ -846,6 +861,8 @@ impl MpOpcode {
             Self::WriteLastImm => 0xc2,
             Self::Ack => 0xc3,
             Self::SelectiveNak => 0xc4,
+            Self::Probe => 0xc5,
+            Self::ProbeReply => 0xc6,
             Self::Other(x) => x,
         }
     }
@@ -858,6 +875,8 @@ impl MpOpcode {
             Self::WriteLastImm => "MP WRITE LAST WITH IMMEDIATE",
             Self::Ack => "MP ACKNOWLEDGE",
             Self::SelectiveNak => "MP SELECTIVE NAK",
+            Self::Probe => "MP PROBE",
+            Self::ProbeReply => "MP PROBE REPLY",
             Self::Other(_) => "unknown",
         }
     }

@@ -143,9 +143,9 @@ fn attack(r: &mut ChaCha8Rng, addrs: &[PortAddr; 2], t: &Target) -> (Vec<u8>, bo
         }
         (true, 7) => r.gen_range(0..=0x11),
         (false, 8) => r.gen_range(0..=0x11),
-        (true, 8) => r.gen_range(opcode::MP_WRITE..=opcode::MP_SELECTIVE_NAK),
+        (true, 8) => r.gen_range(opcode::MP_WRITE..=opcode::MP_PROBE_REPLY),
         // the other transport's opcodes: dropped, never placed
-        (false, _) => r.gen_range(opcode::MP_WRITE..=opcode::MP_SELECTIVE_NAK),
+        (false, _) => r.gen_range(opcode::MP_WRITE..=opcode::MP_PROBE_REPLY),
         (true, _) => r.gen_range(0..=0x11),
     };
     let len = match r.gen_range(0..4) {

@@ -435,6 +435,8 @@ pub fn add_port_counters<D: Device>(
         ("ring_busy_cycles", c.ring_busy_cycles),
         ("path_takeouts", c.path_takeouts),
         ("path_comebacks", c.path_comebacks),
+        ("path_probes", c.path_probes),
+        ("path_probe_rtt", c.path_probe_rtt),
         ("lb_dropped", c.lb_dropped),
         ("lb_reordered", c.lb_reordered),
     ] {

@@ -199,6 +199,11 @@ pub struct PortCounters {
     pub path_takeouts: u32,
     /// Path health: paths a probe brought back.
     pub path_comebacks: u32,
+    /// Path health: MP PROBEs sent (data-less probes of an mp QP's paths).
+    pub path_probes: u32,
+    /// Path health: the round trip, in cycles, of the last MP PROBE that
+    /// was answered (0 before the first).
+    pub path_probe_rtt: u32,
 }
 
 /// `(hi, lo)` register words of a MAC address: bytes 0..1 in `hi` (byte 0
@@ -534,6 +539,8 @@ impl<D: Device> Context<D> {
             ring_busy_cycles: p.ring_busy_cycles().try_read()?.value(),
             path_takeouts: p.path_takeouts().try_read()?.value(),
             path_comebacks: p.path_comebacks().try_read()?.value(),
+            path_probes: p.path_probes().try_read()?.value(),
+            path_probe_rtt: u32::from(p.path_probe_rtt().try_read()?.cycles()),
             lb_dropped: p.lb_dropped().try_read()?.value(),
             lb_reordered: p.lb_reordered().try_read()?.value(),
         })

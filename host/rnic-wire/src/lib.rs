@@ -13,11 +13,14 @@
 //! rnic's multipath transport has opcodes of its own in the IB
 //! manufacturer-specific range (BTH opcode bits 7:5 = 110), so that no mp
 //! packet reads as an RC packet ([`opcode::MP_WRITE`] ..
-//! [`opcode::MP_SELECTIVE_NAK`], 0xC0-0xC4), with three headers of its own:
+//! [`opcode::MP_PROBE_REPLY`], 0xC0-0xC6), with three headers of its own:
 //! the [`Mpeth`] (a per-packet placement: address, R_Key, this packet's
 //! payload length), the [`Mceth`] (the message length, for the receive
 //! completion) and the [`Snaketh`] (the bitmap of the PSNs a selective NAK
 //! declares lost beside its BTH PSN; [`Snaketh::lost_psns`] lists them).
+//! The path probe pair ([`opcode::MP_PROBE`], [`opcode::MP_PROBE_REPLY`])
+//! is a BTH alone: [`decode`] rejects one with anything between its BTH and
+//! its ICRC ([`WireError::ProbeNotEmpty`]).
 //! The table is DESIGN.md section 5.2's; `hw/formats/rnic_formats.rdl`
 //! declares the same values for the RTL (a test compares them).
 //!
@@ -69,7 +72,7 @@ pub const SNAKETH_LEN: usize = 16;
 pub const BTH_OFFSET: usize = ETH_LEN + IPV4_LEN + UDP_LEN;
 
 /// BTH opcodes: Reliable Connection (0x00-0x11), the RoCEv2 CNP, and
-/// rnic's mp transport (0xC0-0xC4, manufacturer-specific range).
+/// rnic's mp transport (0xC0-0xC6, manufacturer-specific range).
 pub mod opcode {
     pub const SEND_FIRST: u8 = 0x00;
     pub const SEND_MIDDLE: u8 = 0x01;
@@ -109,6 +112,13 @@ pub mod opcode {
     /// i set in the SNAKETH ([`crate::Snaketh::lost_psns`]); each is
     /// resent alone. Every PSN below the BTH PSN arrived.
     pub const MP_SELECTIVE_NAK: u8 = 0xC4;
+    /// mp: path probe, sent on a path taken out of use (the UDP source
+    /// port picks the path). BTH only (AckReq set), no payload; the BTH
+    /// PSN is the next one the QP will send, and the probe takes none.
+    pub const MP_PROBE: u8 = 0xC5;
+    /// mp: the answer to an MP PROBE. BTH only, no payload; the probe's
+    /// PSN, sent with the probe's UDP source port.
+    pub const MP_PROBE_REPLY: u8 = 0xC6;
 }
 
 /// The opcode's name (the IBTA's for RC and CNP, rnic's for mp), as the
@@ -140,6 +150,8 @@ pub fn opcode_name(op: u8) -> &'static str {
         MP_WRITE_LAST_WITH_IMMEDIATE => "MP WRITE LAST WITH IMMEDIATE",
         MP_ACKNOWLEDGE => "MP ACKNOWLEDGE",
         MP_SELECTIVE_NAK => "MP SELECTIVE NAK",
+        MP_PROBE => "MP PROBE",
+        MP_PROBE_REPLY => "MP PROBE REPLY",
         _ => "unknown",
     }
 }
@@ -149,9 +161,15 @@ pub fn is_rc(op: u8) -> bool {
     op <= opcode::ACKNOWLEDGE
 }
 
-/// The opcode is one of the mp transport's, 0xC0-0xC4.
+/// The opcode is one of the mp transport's, 0xC0-0xC6.
 pub fn is_mp(op: u8) -> bool {
-    (opcode::MP_WRITE..=opcode::MP_SELECTIVE_NAK).contains(&op)
+    (opcode::MP_WRITE..=opcode::MP_PROBE_REPLY).contains(&op)
+}
+
+/// MP PROBE or MP PROBE REPLY: the BTH alone, nothing but the ICRC after
+/// it (no extension header, no payload, PadCnt 0).
+pub fn is_probe(op: u8) -> bool {
+    matches!(op, opcode::MP_PROBE | opcode::MP_PROBE_REPLY)
 }
 
 /// The opcode is one this codec decodes (RC, CNP or mp).
@@ -430,6 +448,10 @@ pub enum WireError {
     BadTver(u8),
     #[error("unknown opcode {0:#04x}")]
     UnknownOpcode(u8),
+    /// An MP PROBE or MP PROBE REPLY with `len` bytes (an extension
+    /// header, payload or pad) between its BTH and its ICRC.
+    #[error("opcode {op:#04x} is BTH only, but {len} bytes follow its BTH")]
+    ProbeNotEmpty { op: u8, len: usize },
     #[error("pad count {pad} larger than the {avail} bytes after the headers")]
     BadPad { pad: u8, avail: usize },
     #[error("ICRC {got:#010x}, want {want:#010x}")]
@@ -498,7 +520,9 @@ impl RoceFrame {
     /// the ICRC filled in. Extension headers are written as the opcode
     /// calls for ([`has_reth`], [`has_mpeth`], [`has_immdt`], [`has_mceth`],
     /// [`has_aeth`], [`has_snaketh`]): a missing one is written as zeros,
-    /// one the opcode does not carry is not written.
+    /// one the opcode does not carry is not written. The payload is
+    /// written as given, even for an MP PROBE / REPLY, so that malformed
+    /// ones can be built ([`decode`] rejects them).
     pub fn encode(&self) -> Vec<u8> {
         let op = self.bth.opcode;
         let pad = pad_for(self.payload.len());
@@ -588,7 +612,8 @@ fn be32(f: &[u8], o: usize) -> u32 {
 /// headers, Ethernet type IPv4, IPv4 version/IHL, fragmentation, header
 /// checksum, protocol UDP, total length against the frame, UDP destination
 /// port and length, BTH TVer, known opcode (RC, CNP or mp), length for the
-/// extension headers and ICRC, pad count, ICRC. Destination MAC / IP are not
+/// extension headers and ICRC, nothing between the BTH and the ICRC of an
+/// MP PROBE / REPLY, pad count, ICRC. Destination MAC / IP are not
 /// checked (that is the receiver's policy).
 pub fn decode(f: &[u8]) -> Result<RoceFrame, WireError> {
     let fixed = BTH_OFFSET + BTH_LEN;
@@ -664,8 +689,12 @@ pub fn decode(f: &[u8]) -> Result<RoceFrame, WireError> {
             have: end,
         });
     }
-    let pad = (b[1] >> 4) & 3;
     let avail = end - ICRC_LEN - hlen;
+    // checked before the pad count: a probe's pad bytes are surplus too
+    if is_probe(op) && avail != 0 {
+        return Err(WireError::ProbeNotEmpty { op, len: avail });
+    }
+    let pad = (b[1] >> 4) & 3;
     if usize::from(pad) > avail {
         return Err(WireError::BadPad { pad, avail });
     }
@@ -841,16 +870,25 @@ mod tests {
         assert_eq!(ext_len(MP_WRITE_LAST_WITH_IMMEDIATE), 24);
         assert_eq!(ext_len(MP_ACKNOWLEDGE), 4);
         assert_eq!(ext_len(MP_SELECTIVE_NAK), 20);
+        assert_eq!(ext_len(MP_PROBE), 0);
+        assert_eq!(ext_len(MP_PROBE_REPLY), 0);
+        assert_eq!(header_len(MP_PROBE) - BTH_OFFSET, BTH_LEN);
         assert_eq!(header_len(MP_WRITE_LAST_WITH_IMMEDIATE), 78);
         // BTH 12 + AETH 4 + SNAKETH 16 = 32 bytes after UDP
         assert_eq!(header_len(MP_SELECTIVE_NAK) - BTH_OFFSET, 32);
         for op in 0..=255u8 {
             assert_eq!(
                 is_mp(op),
-                op >> 5 == 0b110 && op <= MP_SELECTIVE_NAK,
+                op >> 5 == 0b110 && op <= MP_PROBE_REPLY,
                 "{op:#x}"
             );
             assert_eq!(has_snaketh(op), op == MP_SELECTIVE_NAK, "{op:#x}");
+            assert_eq!(
+                is_probe(op),
+                op == MP_PROBE || op == MP_PROBE_REPLY,
+                "{op:#x}"
+            );
+            assert!(!is_probe(op) || (is_mp(op) && ext_len(op) == 0), "{op:#x}");
             assert!(!(is_mp(op) && (is_rc(op) || has_reth(op))), "{op:#x}");
         }
     }

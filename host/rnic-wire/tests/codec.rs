@@ -1,6 +1,6 @@
 //! Round trips over every RC and mp opcode and payload length class, and one test
 //! per decode error; the MP SELECTIVE NAK's layout, ICRC, lost-PSN list and
-//! truncation.
+//! truncation; the MP PROBE / REPLY's layout, and what makes one malformed.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -84,9 +84,11 @@ fn fix_icrc(f: &mut [u8]) {
 #[test]
 fn round_trip_all_opcodes_and_lengths() {
     let mut rng = ChaCha8Rng::seed_from_u64(1);
-    let mp = opcode::MP_WRITE..=opcode::MP_SELECTIVE_NAK;
+    let mp = opcode::MP_WRITE..=opcode::MP_PROBE_REPLY;
     for op in (0..=opcode::ACKNOWLEDGE).chain(mp) {
-        for len in (0..70).chain([255, 256, 1023, 1024, 4093, 4094, 4095, 4096]) {
+        let lens = (0..70).chain([255, 256, 1023, 1024, 4093, 4094, 4095, 4096]);
+        // a probe with a payload is malformed (probe_with_bytes_after_its_bth)
+        for len in lens.filter(|&l| l == 0 || !is_probe(op)) {
             let fr = random_frame(&mut rng, op, len);
             let bytes = fr.encode();
             assert_eq!(bytes.len(), fr.wire_len());
@@ -365,4 +367,131 @@ fn truncated_selective_nak_is_an_error() {
         fr.payload
     );
     assert!(back.payload.is_empty());
+}
+
+/// An MP PROBE or MP PROBE REPLY: random BTH fields (AckReq and the PSN
+/// given), nothing else.
+fn probe(op: u8, psn: u32, ack_req: bool) -> RoceFrame {
+    let mut rng = ChaCha8Rng::seed_from_u64(u64::from(op) << 24 | u64::from(psn));
+    let mut fr = random_frame(&mut rng, op, 0);
+    fr.bth.psn = psn;
+    fr.bth.ack_req = ack_req;
+    fr
+}
+
+#[test]
+fn probe_layout_and_round_trip() {
+    for (op, name) in [
+        (opcode::MP_PROBE, "MP PROBE"),
+        (opcode::MP_PROBE_REPLY, "MP PROBE REPLY"),
+    ] {
+        assert_eq!(opcode_name(op), name);
+        // an mp opcode nobody following the IBTA reads as RC
+        assert!(is_mp(op) && is_known(op) && is_probe(op), "{op:#x}");
+        assert!(!is_rc(op) && op >> 5 == 0b110, "{op:#x}");
+        assert!(!has_reth(op) && !has_mpeth(op) && !has_immdt(op));
+        assert!(!has_mceth(op) && !has_aeth(op) && !has_snaketh(op));
+        assert_eq!(ext_len(op), 0);
+        for (psn, ack_req) in [(0xAB_CDEF, true), (0xFF_FFFF, false), (0, true)] {
+            let fr = probe(op, psn, ack_req);
+            let f = fr.encode();
+            // Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4
+            assert_eq!(f.len(), 58);
+            assert_eq!(fr.wire_len(), 58);
+            assert_eq!(u16::from_be_bytes([f[16], f[17]]), 44, "IPv4 total length");
+            assert_eq!(u16::from_be_bytes([f[38], f[39]]), 24, "UDP length");
+            assert_eq!(f[42], op);
+            assert_eq!((f[43] >> 4) & 3, 0, "no pad");
+            assert_eq!(f[50] >> 7, u8::from(ack_req), "AckReq");
+            assert_eq!(&f[51..54], &psn.to_be_bytes()[1..], "BTH PSN");
+            assert_eq!(
+                icrc(&f, 54).to_le_bytes(),
+                f[54..58],
+                "ICRC right after the BTH"
+            );
+            let back = decode(&f).unwrap();
+            assert_eq!(back, fr, "{op:#x} {psn:#x}");
+            assert!(back.payload.is_empty() && back.aeth.is_none() && back.mpeth.is_none());
+            assert_eq!(back.lost_psns(), None);
+            // a MAC pads the 58 bytes to the 60-byte minimum: not a payload
+            let mut padded = f.clone();
+            padded.extend_from_slice(&[0, 0]);
+            assert_eq!(decode(&padded).unwrap(), fr);
+            // the ICRC covers the BTH but its byte 4 (a flip of the opcode
+            // or TVer fails earlier checks), and itself
+            for (i, bit) in (44..58)
+                .filter(|&i| i != 46)
+                .map(|i| (i, 1))
+                .chain([(43, 0xC0)])
+            {
+                let mut g = f.clone();
+                g[i] ^= bit;
+                let e = decode(&g).expect_err("a flipped bit must fail the ICRC");
+                assert!(
+                    matches!(e, WireError::BadIcrc { .. }),
+                    "{op:#x} byte {i}: {e:?}"
+                );
+            }
+        }
+    }
+    // the reply echoes the probe's PSN and UDP source port: both survive the
+    // wire, so the requester can match the reply to its path
+    let p = probe(opcode::MP_PROBE, 0x12_3456, true);
+    let mut r = p.clone();
+    r.bth.opcode = opcode::MP_PROBE_REPLY;
+    r.bth.ack_req = false;
+    let back = decode(&r.encode()).unwrap();
+    assert_eq!(
+        (back.bth.psn, back.udp.src_port),
+        (p.bth.psn, p.udp.src_port)
+    );
+}
+
+#[test]
+fn probe_with_bytes_after_its_bth() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0xC5);
+    for op in [opcode::MP_PROBE, opcode::MP_PROBE_REPLY] {
+        // a payload, encoded with its pad and a correct ICRC: the bytes
+        // counted are payload and pad
+        for len in [1usize, 2, 3, 4, 5, 16, 1024] {
+            let fr = random_frame(&mut rng, op, len);
+            let f = fr.encode();
+            assert_eq!(icrc(&f, f.len() - 4).to_le_bytes(), f[f.len() - 4..]);
+            let want = len + usize::from(pad_for(len));
+            assert_eq!(
+                decode(&f),
+                Err(WireError::ProbeNotEmpty { op, len: want }),
+                "{op:#x} {len}"
+            );
+        }
+        // extension headers: another mp opcode's, relabelled, ICRC recomputed
+        for (other, len, want) in [
+            (opcode::MP_ACKNOWLEDGE, 0, 4),     // AETH
+            (opcode::MP_SELECTIVE_NAK, 0, 20),  // AETH, SNAKETH
+            (opcode::MP_WRITE_LAST, 0, 16),     // MPETH
+            (opcode::MP_WRITE_LAST, 7, 16 + 8), // MPETH, payload, pad
+            (opcode::MP_WRITE_LAST_WITH_IMMEDIATE, 0, 24),
+        ] {
+            let mut f = random_frame(&mut rng, other, len).encode();
+            f[42] = op;
+            fix_icrc(&mut f);
+            let e = decode(&f).expect_err("a probe with an extension header");
+            assert_eq!(e, WireError::ProbeNotEmpty { op, len: want }, "{other:#x}");
+            assert_eq!(
+                e.to_string(),
+                format!("opcode {op:#04x} is BTH only, but {want} bytes follow its BTH")
+            );
+        }
+        // PadCnt set with nothing after the BTH: a pad with no bytes
+        let mut f = probe(op, 9, true).encode();
+        f[43] |= 0x20;
+        fix_icrc(&mut f);
+        assert_eq!(decode(&f), Err(WireError::BadPad { pad: 2, avail: 0 }));
+        // cut inside the ICRC: too short, as any opcode
+        let mut f = probe(op, 9, true).encode();
+        f[17] -= 2;
+        fix_ip_checksum(&mut f);
+        f[39] -= 2;
+        assert_eq!(decode(&f), Err(WireError::Short { need: 58, have: 56 }));
+    }
 }

@@ -219,9 +219,12 @@ fn tshark_decodes_what_we_encode() {
 /// The mp dissector (`wireshark/rnic_mp.lua`) on random frames of every mp
 /// opcode (every BTH bit pattern the simulator never sends included):
 /// every field it shows is the one encoded (an MP SELECTIVE NAK's SNAKETH
-/// bytes, and its lost PSNs listed and counted, also across the PSN wrap),
+/// bytes, and its lost PSNs listed and counted, also across the PSN wrap;
+/// an MP PROBE / REPLY's BTH, and no other header),
 /// its ICRC check says good, and a frame with one payload bit flipped, or
-/// one SNAKETH bit, is shown as a bad ICRC. A 0xC4 frame that ends inside
+/// one SNAKETH bit, is shown as a bad ICRC. An MP PROBE / REPLY with bytes
+/// after its BTH (a payload, an AETH) shows its fields and is flagged
+/// malformed. A 0xC4 frame that ends inside
 /// its SNAKETH shows no field and is flagged short. RC frames go on to
 /// Wireshark's own InfiniBand dissector. The comparison on a capture of the
 /// simulator is `tests/mp_wire.rs`.
@@ -234,10 +237,10 @@ fn tshark_mp_dissector_decodes_what_we_encode() {
     let mut rng = ChaCha8Rng::seed_from_u64(0xC0);
     let mut frames = Vec::new();
     for round in 0..4 {
-        for op in opcode::MP_WRITE..=opcode::MP_SELECTIVE_NAK {
+        for op in opcode::MP_WRITE..=opcode::MP_PROBE_REPLY {
             let ack = op == opcode::MP_ACKNOWLEDGE || op == opcode::MP_SELECTIVE_NAK;
             let len = match round {
-                _ if ack => 0,
+                _ if ack || is_probe(op) => 0,
                 0 => 0,
                 1 => rng.gen_range(1..64),
                 _ => rng.gen_range(64..1500),
@@ -321,6 +324,37 @@ fn tshark_mp_dissector_decodes_what_we_encode() {
     let l = raw[bad[1]].len();
     raw[bad[1]][l - 5] ^= 0x01;
     frames[bad[1]].snaketh.as_mut().unwrap().bitmap ^= 1;
+    // malformed probes, each with a correct ICRC: an MP PROBE with a 5-byte
+    // payload (and 3 pad bytes), an MP PROBE REPLY carrying an AETH
+    let not_empty = [frames.len(), frames.len() + 1];
+    let mut p = frames[frames.len() - 2].clone();
+    assert_eq!(p.bth.opcode, opcode::MP_PROBE);
+    p.payload = vec![0xA5; 5];
+    p.bth.pad_cnt = pad_for(5);
+    let mut r = frames[frames.len() - 1].clone();
+    assert_eq!(r.bth.opcode, opcode::MP_PROBE_REPLY);
+    r.bth.opcode = opcode::MP_ACKNOWLEDGE;
+    r.aeth = Some(Aeth {
+        syndrome: 0,
+        msn: 0x00_1234,
+    });
+    let mut rf = r.encode();
+    rf[BTH_OFFSET] = opcode::MP_PROBE_REPLY;
+    let n = rf.len() - ICRC_LEN;
+    let c = icrc(&rf, n);
+    rf[n..].copy_from_slice(&c.to_le_bytes());
+    // the dissector, as rnic-wire, takes the AETH for a 4-byte payload
+    r.bth.opcode = opcode::MP_PROBE_REPLY;
+    r.aeth = None;
+    r.payload = vec![0, 0x00, 0x12, 0x34];
+    assert_eq!(rf, r.encode());
+    for (fr, f) in [(p.clone(), p.encode()), (r, rf)] {
+        let op = fr.bth.opcode;
+        let len = f.len() - ICRC_LEN - header_len(op);
+        assert_eq!(decode(&f), Err(WireError::ProbeNotEmpty { op, len }));
+        frames.push(fr);
+        raw.push(f);
+    }
     // a SELECTIVE NAK whose IPv4 length ends inside its SNAKETH (an MP
     // ACKNOWLEDGE with 8 bytes after its AETH, relabelled 0xC4)
     let short = raw.len();
@@ -376,6 +410,7 @@ fn tshark_mp_dissector_decodes_what_we_encode() {
         "rnic_mp.short",
         "rnic_mp.icrc.bad",
         "rnic_mp.snaketh.not_seq_nak",
+        "rnic_mp.probe.not_empty",
     ]);
     let mut cmd = Command::new("tshark");
     cmd.arg("-X")
@@ -421,6 +456,8 @@ fn tshark_mp_dissector_decodes_what_we_encode() {
         assert_eq!(v[k + 2].is_empty(), good, "ICRC expert: {ctx}");
         let odd_nak = fr.snaketh.is_some() && fr.aeth.unwrap().syndrome != 0x60;
         assert_eq!(v[k + 3].is_empty(), !odd_nak, "syndrome expert: {ctx}");
+        let malformed = not_empty.contains(&i);
+        assert_eq!(v[k + 4].is_empty(), !malformed, "probe expert: {ctx}");
     }
     // the short SELECTIVE NAK: the protocol and its expert only
     let n = MP_FIELDS.len();

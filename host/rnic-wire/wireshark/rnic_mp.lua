@@ -1,9 +1,11 @@
 -- Wireshark dissector for the mp transport of rnic (the multipath RDMA
--- transport of the rnic FPGA RoCEv2 NIC): the BTH opcodes 0xC0-0xC4 of the
+-- transport of the rnic FPGA RoCEv2 NIC): the BTH opcodes 0xC0-0xC6 of the
 -- InfiniBand manufacturer-specific range, with their extension headers
 -- MPETH (placement), ImmDt, MCETH (completion), AETH and SNAKETH (the
 -- selective NAK's bitmap of lost PSNs, also shown as the list of PSNs it
--- names), and the ICRC, verified. Every other RoCEv2 packet goes on to
+-- names), and the ICRC, verified. MP PROBE and MP PROBE REPLY (0xC5,
+-- 0xC6, a path's probe and its answer) are a BTH alone; one with bytes
+-- after its BTH is flagged malformed. Every other RoCEv2 packet goes on to
 -- Wireshark's own InfiniBand dissector, unchanged.
 --
 --   tshark -X lua_script:host/rnic-wire/wireshark/rnic_mp.lua -r capture.pcap
@@ -12,7 +14,7 @@
 -- (or copy this file into Wireshark's personal Lua plugins directory).
 -- Display filter: rnic_mp; fields rnic_mp.bth.*, rnic_mp.mpeth.*,
 -- rnic_mp.immdt, rnic_mp.mceth.msg_len, rnic_mp.aeth.*, rnic_mp.snaketh.*,
--- rnic_mp.icrc*.
+-- rnic_mp.icrc*, rnic_mp.probe.not_empty.
 --
 -- The format is DESIGN.md section 5.2 of the rnic repository (the opcode
 -- values also in hw/formats/rnic_formats.rdl); host/rnic-wire decodes the
@@ -29,6 +31,8 @@ local MP_WRITE_LAST = 0xC1
 local MP_WRITE_LAST_IMM = 0xC2
 local MP_ACK = 0xC3
 local MP_SNAK = 0xC4
+local MP_PROBE = 0xC5
+local MP_PROBE_REPLY = 0xC6
 
 local opcode_names = {
     [MP_WRITE] = "MP WRITE",
@@ -36,6 +40,8 @@ local opcode_names = {
     [MP_WRITE_LAST_IMM] = "MP WRITE LAST WITH IMMEDIATE",
     [MP_ACK] = "MP ACKNOWLEDGE",
     [MP_SNAK] = "MP SELECTIVE NAK",
+    [MP_PROBE] = "MP PROBE",
+    [MP_PROBE_REPLY] = "MP PROBE REPLY",
 }
 
 local aeth_kinds = { [0] = "ACK", [1] = "RNR NAK", [2] = "reserved", [3] = "NAK" }
@@ -89,7 +95,10 @@ local e_icrc = ProtoExpert.new("rnic_mp.icrc.bad", "Bad invariant CRC",
 local e_snak_syndrome = ProtoExpert.new("rnic_mp.snaketh.not_seq_nak",
     "SELECTIVE NAK whose AETH is not a PSN-sequence NAK (0x60)",
     expert.group.PROTOCOL, expert.severity.WARN)
-p.experts = { e_len, e_short, e_icrc, e_snak_syndrome }
+local e_probe = ProtoExpert.new("rnic_mp.probe.not_empty",
+    "PROBE / PROBE REPLY with bytes after its BTH",
+    expert.group.MALFORMED, expert.severity.ERROR)
+p.experts = { e_len, e_short, e_icrc, e_snak_syndrome, e_probe }
 
 -- the IPv4 and UDP headers of the packet, for the ICRC
 local ip_field = Field.new("ip")
@@ -252,6 +261,10 @@ function p.dissector(tvb, pinfo, tree)
     pl:set_generated()
     if mpeth_len ~= nil and mpeth_len ~= plen then
         pl:add_proto_expert_info(e_len)
+    end
+    -- pad bytes count too: a probe is the BTH and the ICRC, nothing else
+    if (op == MP_PROBE or op == MP_PROBE_REPLY) and n > o then
+        pl:add_proto_expert_info(e_probe)
     end
 
     local ic = t:add(f.icrc, tvb(n, 4))

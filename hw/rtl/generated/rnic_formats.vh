@@ -142,4 +142,6 @@ localparam [7:0] MP_OPCODE_WRITE_LAST = 8'hc1;
 localparam [7:0] MP_OPCODE_WRITE_LAST_IMM = 8'hc2;
 localparam [7:0] MP_OPCODE_ACK = 8'hc3;
 localparam [7:0] MP_OPCODE_SELECTIVE_NAK = 8'hc4;
+localparam [7:0] MP_OPCODE_PROBE = 8'hc5;
+localparam [7:0] MP_OPCODE_PROBE_REPLY = 8'hc6;
 // verilator lint_on UNUSEDPARAM

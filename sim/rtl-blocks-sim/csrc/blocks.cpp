@@ -247,6 +247,10 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->ph_thresh = (w[14] >> 24) & 3;
     t->timed_probe = 0;
     t->timed_path = 0;
+    // an MP PROBE as the timed packet: settled by its reply or probe_lost
+    t->timed_bare = (w[13] >> 25) & 1;
+    t->probe_lost = (w[13] >> 26) & 1;
+    t->probe_lost_qpn = in->s_last >> 16;
     t->entry_last_psn = w[5] & 0xffffff;
     t->entry_index = w[6] & 0xffff;
     put(t->entry_wr_id, w + 7);

@@ -27,7 +27,10 @@
 //! - the NIC's timed packet (path health), if it is the QP's, is settled
 //!   (`timed_done`) by an ACK that moves una past it, a sequence or RNR NAK
 //!   beyond it, a sequence NAK that names it (its PSN or its bitmap), and a
-//!   timeout that asks for a retransmission; nothing else settles it;
+//!   timeout that asks for a retransmission; nothing else settles it. An
+//!   MP PROBE (`bare`) is settled only by its reply (syndrome 0x40 with
+//!   its PSN, which is no drop and acknowledges nothing) and by the
+//!   requester's `probe_lost`;
 //! - when a counter runs out, or on an error NAK, the QP goes to ERR and
 //!   every WQE left completes: the first with the error's status, the
 //!   rest flushed; an error NAK that finds the ring empty leaves its
@@ -108,6 +111,8 @@ struct Qp {
     /// the NIC's timed packet, if it is this QP's (the requester frees it
     /// when the completer settles it)
     timed: Option<u32>,
+    /// ... an MP PROBE
+    bare: bool,
     rtx_req: bool,
     /// the request is for the named packet alone (mp)
     rtx_one: bool,
@@ -126,6 +131,8 @@ enum Event {
     Ack(usize, u32, u8, u64),
     Tmo(usize),
     Flush(usize),
+    /// the requester's timer: the QP's MP PROBE got no reply
+    ProbeLost(usize),
 }
 
 /// What the events of one round should do, beyond the records.
@@ -205,7 +212,7 @@ impl Reference {
                 }
                 e.tmo += 1;
                 qp.stamp = now;
-                if qp.rleft != 0 && qp.timed.take().is_some() {
+                if qp.rleft != 0 && !qp.bare && qp.timed.take().is_some() {
                     e.timed += 1;
                 }
                 if qp.rleft != 0 {
@@ -220,6 +227,19 @@ impl Reference {
                     qp.rtx_req = true;
                     qp.rtx_one = false;
                     e.asks += 1;
+                }
+            }
+            Event::ProbeLost(q) => {
+                let qp = &mut qps[q];
+                if qp.bare && qp.timed.take().is_some() {
+                    e.timed += 1;
+                }
+            }
+            Event::Ack(q, p, 0x40, _) => {
+                let qp = &mut qps[q];
+                if qp.bare && qp.timed == Some(p) {
+                    qp.timed = None;
+                    e.timed += 1;
                 }
             }
             Event::Ack(q, p, syn, lost) => {
@@ -241,7 +261,7 @@ impl Reference {
                     p.wrapping_sub(1) & PSN_MASK
                 };
                 let una0 = qp.una;
-                if let Some(t) = qp.timed {
+                if let Some(t) = qp.timed.filter(|_| !qp.bare) {
                     let before = |x: u32| psn_sub(t, una0) < psn_sub(x, una0);
                     let d = psn_sub(t, p).wrapping_sub(1);
                     let settled = match (kind, syn & 31) {
@@ -377,6 +397,7 @@ fn fresh_qp(rng: &mut ChaCha8Rng) -> Qp {
         spray_log: rng.gen_range(0..7),
         chg: psn,
         timed: None,
+        bare: false,
         rtx_req: false,
         rtx_one: false,
         lost: 0,
@@ -410,7 +431,13 @@ fn random_event(rng: &mut ChaCha8Rng, q: usize, qp: &Qp) -> Event {
         65..=71 => Event::Ack(q, in_flight(rng), 0x20 | rng.gen_range(0..32), lost),
         72..=76 => Event::Ack(q, in_flight(rng), 0x60 | rng.gen_range(1..32), lost),
         77..=78 => Event::Ack(q, in_flight(rng), 0x40 | rng.gen_range(0..32), lost),
-        79..=91 => Event::Tmo(q),
+        // an MP PROBE REPLY: for the timed probe, or stale
+        79..=81 => match qp.timed {
+            Some(t) if rng.gen_bool(0.7) => Event::Ack(q, t, 0x40, 0),
+            _ => Event::Ack(q, wild(rng), 0x40, 0),
+        },
+        82..=83 => Event::ProbeLost(q),
+        84..=91 => Event::Tmo(q),
         _ => Event::Flush(q),
     }
 }
@@ -476,6 +503,10 @@ pub fn run(c: &CmpCfg) -> Result<CmpReport, Fail> {
                 v |= 4;
                 i.s_last |= (sq as u32) << 16;
             }
+            Some(Event::ProbeLost(sq)) => {
+                i.s_data[13] |= 1 << 26;
+                i.s_last |= (sq as u32) << 16;
+            }
             None => {}
         }
         if let Some(l) = load {
@@ -501,7 +532,7 @@ pub fn run(c: &CmpCfg) -> Result<CmpReport, Fail> {
             | qp.rot << 12
             | qp.spray_log << 24;
         if let Some(t) = qp.timed {
-            i.s_data[13] = t | 1 << 24;
+            i.s_data[13] |= t | 1 << 24 | u32::from(qp.bare) << 25;
         }
         i.s_data[14] = qp.chg | refm.ph_thresh << 24;
         if let Some(w) = head {
@@ -599,7 +630,13 @@ pub fn run(c: &CmpCfg) -> Result<CmpReport, Fail> {
             // the NIC times a packet in flight now and then
             let out = psn_sub(qp.sent, qp.una);
             if qp.timed.is_none() && out > 0 && rng.gen_bool(0.3) {
-                qp.timed = Some(qp.una.wrapping_add(rng.gen_range(0..out)) & PSN_MASK);
+                // an MP PROBE carries the next PSN to send
+                qp.bare = rng.gen_bool(0.4);
+                qp.timed = Some(if qp.bare {
+                    qp.sent
+                } else {
+                    qp.una.wrapping_add(rng.gen_range(0..out)) & PSN_MASK
+                });
             }
         }
         now = now.wrapping_add(rng.gen_range(1..1000)) & PSN_MASK;

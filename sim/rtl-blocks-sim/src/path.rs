@@ -132,7 +132,7 @@ fn health(h: Health, e: Ev) -> (Health, bool, bool) {
         }
     }
     if e.timed_ok {
-        if e.timed_probe && n.down >> e.timed_path & 1 == 1 {
+        if e.timed_probe && h.down >> e.timed_path & 1 == 1 {
             n.down &= !(1 << e.timed_path);
             n.loss &= !(3 << (2 * e.timed_path));
             n.back = 0;

@@ -13,17 +13,18 @@ pub mod lb_seed;
 pub mod mac_hi;
 pub mod mac_lo;
 pub mod path_cfg;
+pub mod path_probe_rtt;
 
 // Instances of named component types
 pub use _root::components::blk_next_r_next_400 as blk_next;
 pub use _root::components::blk_type_r_type_52490004 as blk_type;
 pub use _root::components::blk_version_r_ver_10000 as blk_version;
+pub use _root::components::ro_word_r_desc_013f1cc8 as path_comebacks;
 pub use _root::components::ro_word_r_desc_07acaaee as rx_drop_qp;
 pub use _root::components::ro_word_r_desc_15de991c as rx_drop_guard;
 pub use _root::components::ro_word_r_desc_17d7fd68 as rx_drop_nobuf;
-pub use _root::components::ro_word_r_desc_19bb3e40 as rx_drop_transport;
 pub use _root::components::ro_word_r_desc_4c4401fa as tx_retransmits;
-pub use _root::components::ro_word_r_desc_51cbf780 as path_comebacks;
+pub use _root::components::ro_word_r_desc_5309fd7d as rx_drop_transport;
 pub use _root::components::ro_word_r_desc_6e708bbe as rx_nak_seq;
 pub use _root::components::ro_word_r_desc_786cba57 as ring_busy_cycles;
 pub use _root::components::ro_word_r_desc_8724ccef as rx_drop_psn;
@@ -34,6 +35,7 @@ pub use _root::components::ro_word_r_desc_a0883e0c as rx_nak;
 pub use _root::components::ro_word_r_desc_a15f0a67 as path_takeouts;
 pub use _root::components::ro_word_r_desc_a3aab092 as rx_frames;
 pub use _root::components::ro_word_r_desc_a524a4e4 as rtx_timeouts;
+pub use _root::components::ro_word_r_desc_acc9774b as path_probes;
 pub use _root::components::ro_word_r_desc_ae78065b as tx_frames;
 pub use _root::components::ro_word_r_desc_cb2d96fa as lb_reordered;
 pub use _root::components::ro_word_r_desc_da5f106b as rx_drop_wimm;
@@ -80,7 +82,7 @@ impl PortBlock<'static> {
 
 impl<'io, IO> PortBlock<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0x84;
+    pub const SIZE: usize = 0x8C;
 
     /// # Safety
     ///
@@ -355,12 +357,12 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> PortBlock<'io, IO> {
 
     /// rx_drop_transport
     ///
-    /// Packets dropped by the transport because their opcode belongs to the other transport: an mp opcode (0xC0-0xC4) for an rc QP, or an RC opcode for an mp QP. Nothing of such a packet is placed, completed or acknowledged.
+    /// Packets dropped by the transport because their opcode belongs to the other transport: an mp opcode (0xC0-0xC6) for an rc QP, or an RC opcode for an mp QP. Nothing of such a packet is placed, completed or acknowledged.
     #[inline(always)]
     #[must_use]
     pub const fn rx_drop_transport(
         &self,
-    ) -> peakrdl_rust::reg::Reg<'io, rx_drop_transport::RoWordR_desc_19bb3e40, IO> {
+    ) -> peakrdl_rust::reg::Reg<'io, rx_drop_transport::RoWordR_desc_5309fd7d, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x58).cast(), self.io)
         }
@@ -464,12 +466,12 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> PortBlock<'io, IO> {
 
     /// path_comebacks
     ///
-    /// Path health: paths brought back into a QP's use by a probe (one packet sent on the path once its hold was over) that arrived.
+    /// Path health: paths brought back into a QP's use by a probe that was answered (an mp QP's MP PROBE, sent on the path once its wait was over; an rc QP's next data packet, sent there).
     #[inline(always)]
     #[must_use]
     pub const fn path_comebacks(
         &self,
-    ) -> peakrdl_rust::reg::Reg<'io, path_comebacks::RoWordR_desc_51cbf780, IO> {
+    ) -> peakrdl_rust::reg::Reg<'io, path_comebacks::RoWordR_desc_013f1cc8, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x7C).cast(), self.io)
         }
@@ -483,6 +485,32 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> PortBlock<'io, IO> {
     pub const fn path_cfg(&self) -> peakrdl_rust::reg::Reg<'io, path_cfg::PathCfg, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x80).cast(), self.io)
+        }
+    }
+
+    /// path_probes
+    ///
+    /// Path health: MP PROBEs sent (one at a time for the whole NIC; each answered by an MP PROBE REPLY, or lost after 4,096 cycles).
+    #[inline(always)]
+    #[must_use]
+    pub const fn path_probes(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, path_probes::RoWordR_desc_acc9774b, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x84).cast(), self.io)
+        }
+    }
+
+    /// path_probe_rtt
+    ///
+    /// Path health: the round trip of the last MP PROBE that was answered, from the probe leaving the requester to its reply reaching the completer (0 before the first).
+    #[inline(always)]
+    #[must_use]
+    pub const fn path_probe_rtt(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, path_probe_rtt::PathProbeRtt, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x88).cast(), self.io)
         }
     }
 }
