@@ -543,12 +543,8 @@ fn a_reused_qp_number_starts_with_a_clear_msn_and_bitmap() {
         assert_eq!(b.qp.qp_num(), qpn, "the QP number was not used again");
         p.world.set_window(4096);
         assert_eq!(write_imm_messages(&p, &mut a, &mut b, 3, 2, 3000, 6), 0);
-        let msns: Vec<u32> = p
-            .world
-            .window()
+        let msns: Vec<u32> = sent_by(&p, 1)
             .iter()
-            .filter(|f| f.src == 1)
-            .filter_map(|f| rnic_wire::decode(&f.data).ok())
             .filter_map(|f| f.aeth.map(|a| a.msn))
             .collect();
         assert!(!msns.is_empty(), "no ACK captured");
@@ -806,14 +802,22 @@ fn placed_at(p: &Pair, b: &End, point: u32, k: u32) {
     p.world.run(30);
 }
 
-/// The selective NAKs NIC b sent since the window was cleared: the PSNs
-/// each declares lost.
-fn selective_naks(p: &Pair) -> Vec<Vec<u32>> {
+/// The frames NIC `src` sent that are in the window, decoded (a frame
+/// that does not decode is left out).
+fn sent_by(p: &Pair, src: usize) -> Vec<RoceFrame> {
     p.world
         .window()
         .iter()
-        .filter(|f| f.src == 1)
+        .filter(|f| f.src == src)
         .filter_map(|f| rnic_wire::decode(&f.data).ok())
+        .collect()
+}
+
+/// The selective NAKs NIC b sent since the window was cleared: the PSNs
+/// each declares lost.
+fn selective_naks(p: &Pair) -> Vec<Vec<u32>> {
+    sent_by(p, 1)
+        .into_iter()
         .filter(|f| f.bth.opcode == opcode::MP_SELECTIVE_NAK)
         .map(|f| {
             assert_eq!(f.aeth.map(|a| a.syndrome), Some(0x60), "{f:?}");
@@ -951,13 +955,7 @@ fn the_requester_resends_exactly_what_a_selective_nak_names() {
     })
     .unwrap();
     p.world.run(8_000);
-    let sent: Vec<RoceFrame> = p
-        .world
-        .window()
-        .iter()
-        .filter(|f| f.src == 0)
-        .filter_map(|f| rnic_wire::decode(&f.data).ok())
-        .collect();
+    let sent = sent_by(&p, 0);
     assert_eq!(sent.len(), 20, "the first transmission");
     let psn0 = sent[0].bth.psn;
     let before = p.a.query_port_counters().unwrap();
@@ -984,13 +982,7 @@ fn the_requester_resends_exactly_what_a_selective_nak_names() {
     );
     assert!(p.world.inject_frame(0, &nak, false));
     p.world.run(8_000);
-    let resent: Vec<RoceFrame> = p
-        .world
-        .window()
-        .iter()
-        .filter(|f| f.src == 0)
-        .filter_map(|f| rnic_wire::decode(&f.data).ok())
-        .collect();
+    let resent = sent_by(&p, 0);
     let want: Vec<u32> = [0, 3, 6, 12]
         .iter()
         .map(|k| (psn0 + k) & 0xff_ffff)
@@ -1296,13 +1288,7 @@ fn an_mp_qp_answers_a_probe_on_its_path_and_only_a_good_one() {
     p.world
         .send_frame(0, &frame_sport(0, 0xC123, probe(b.qp.qp_num(), vec![])));
     idle_b(&p, 400);
-    let replies: Vec<RoceFrame> = p
-        .world
-        .window()
-        .iter()
-        .filter(|f| f.src == 1)
-        .map(|f| rnic_wire::decode(&f.data).unwrap())
-        .collect();
+    let replies = sent_by(&p, 1);
     assert_eq!(replies.len(), 1, "{replies:?}");
     let r = &replies[0];
     assert_eq!(r.bth.opcode, opcode::MP_PROBE_REPLY);
@@ -1316,8 +1302,7 @@ fn an_mp_qp_answers_a_probe_on_its_path_and_only_a_good_one() {
     assert_eq!(mid.rx_frames, before.rx_frames + 1);
     assert_eq!(mid.rx_drop_psn, before.rx_drop_psn, "a probe takes no PSN");
 
-    p.world.set_window(0);
-    p.world.set_window(64);
+    p.world.clear_window();
     p.world.send_frame(
         0,
         &frame_sport(0, 0xC124, probe(b.qp.qp_num(), vec![0x5A; 4])),
