@@ -129,6 +129,7 @@ requester #(
     .load_rts(1'b0),
     .load_reset(1'b0),
     .load_qpn({QN_W{1'b0}}),
+    .load_qpn_next({QN_W{1'b0}}),
     .load_psn(24'd0),
     .load_retry(11'd0),
     .flush_a(1'b0),

@@ -82,6 +82,7 @@ module qp_context #(
     output wire             load_rts,       // pulse: QP load_qpn entered RTS, sq_psn = load_psn
     output wire             load_reset,     // pulse: QP load_qpn was reset: clear its transport state
     output wire [QN_W-1:0]  load_qpn,
+    output wire [QN_W-1:0]  load_qpn_next,  // load_qpn of a load pulse in the next cycle (the host's selector)
     output wire [23:0]      load_psn,
     output wire [10:0]      load_retry,     // {rnr_retry, retry_cnt, timeout}, with load_rts
     output wire [2:0]       load_spray,     // spray_log, with load_rts (path health)
@@ -274,6 +275,9 @@ assign load_rtr = load_rtr_reg;
 assign load_rts = load_rts_reg;
 assign load_reset = load_reset_reg;
 assign load_qpn = load_qpn_reg;
+// a load takes its QP number from the selector in the command's cycle, so
+// a RAM read at this address returns the loaded QP's word with the load
+assign load_qpn_next = sel;
 assign load_psn = load_psn_reg;
 assign load_retry = load_retry_reg;
 assign load_spray = load_spray_reg;

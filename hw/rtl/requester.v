@@ -96,6 +96,7 @@ module requester #(
     input  wire                   load_rts,
     input  wire                   load_reset,
     input  wire [QN_W-1:0]        load_qpn,
+    input  wire [QN_W-1:0]        load_qpn_next,      // the QP a load in the next cycle names
     input  wire [23:0]            load_psn,
     input  wire [10:0]            load_retry,         // {rnr_retry, retry_cnt, timeout}, with load_rts
     input  wire [2:0]             load_spray,         // spray_log, with load_rts
@@ -371,15 +372,27 @@ localparam RQL_RNR_LSB = RQL_RETRY_LSB + RQL_RETRY_W;
 localparam RQL_SPRAY_LSB = RQL_RNR_LSB + RQL_RNR_W;
 localparam RQL_W = RQL_SPRAY_LSB + RQL_SPRAY_W;
 // REQ: what the ACK completer moves. Written by the completer (at
-// c_qpn); a load clears the QP's req_v_reg bit instead, and while it is
-// clear the record reads as loaded: una the loaded PSN (sq_psn, which only
-// a load and ST_RECORD move), the retry counters full, no rotation, no
-// path out, CHG the loaded PSN. ST_RECORD, which moves sq_psn, writes the record as it
-// reads if the bit is clear (the completer's write goes first: ST_RECORD
-// then waits a cycle, unless the completer writes this very QP).
+// c_qpn); a load does not write it (the completer owns the write port)
+// but makes it read as loaded until its next write: una the loaded PSN
+// (sq_psn, which only a load and ST_RECORD move), the retry counters full,
+// no rotation, no path out, CHG the loaded PSN. ST_RECORD, which moves
+// sq_psn, writes the record as it reads if it reads as loaded (the
+// completer's write goes first: ST_RECORD then waits a cycle, unless the
+// completer writes this very QP).
+//
+// "Written since the load" is one bit per QP with two writers, the load
+// and the record's writers, and it is read at QP numbers known a cycle
+// ahead. It is kept in block RAM as two bits whose XOR it is: RV in SQP,
+// which only the load writes (to REQ's VB as it stands: the bit reads 0),
+// and VB in REQ, which every write of the record sets to the complement
+// of the QP's RV (the bit reads 1). A flop vector with a decoder per
+// writer and a mux per reader cost LUTs in proportion to the QPs; this
+// costs a comparator and a 1-bit RAM copy read at the load's QP (its
+// number is the host's QP selector a cycle ahead, load_qpn_next).
 // UNA: the oldest unacknowledged PSN; RLEFT: retries left (timeouts,
 // sequence NAKs); NLEFT: RNR retries left
 localparam REQ_UNA_W = 24;
+localparam REQ_VB_W = 1;        // VB: the record's half of the written-since-the-load bit
 localparam REQ_RLEFT_W = 3;
 localparam REQ_NLEFT_W = 3;
 // spraying: the PSN -> source port mapping rotates by one after every
@@ -397,7 +410,8 @@ localparam REQ_HOLD_W = 4;
 localparam REQ_BACK_W = 2;
 localparam REQ_CHG_W = 24;      // CHG: the first PSN the last change of the avoid bits applies to
 localparam REQ_UNA_LSB = 0;
-localparam REQ_RLEFT_LSB = REQ_UNA_LSB + REQ_UNA_W;
+localparam REQ_VB_LSB = REQ_UNA_LSB + REQ_UNA_W;     // (beside una: the go copy reads both)
+localparam REQ_RLEFT_LSB = REQ_VB_LSB + REQ_VB_W;
 localparam REQ_NLEFT_LSB = REQ_RLEFT_LSB + REQ_RLEFT_W;
 localparam REQ_ROT_LSB = REQ_NLEFT_LSB + REQ_NLEFT_W;
 localparam REQ_DOWN_LSB = REQ_ROT_LSB + REQ_ROT_W;
@@ -408,13 +422,14 @@ localparam REQ_BACK_LSB = REQ_HOLD_LSB + REQ_HOLD_W;
 localparam REQ_CHG_LSB = REQ_BACK_LSB + REQ_BACK_W;
 localparam REQ_W = REQ_CHG_LSB + REQ_CHG_W;
 // SNT: one past the highest PSN sent. Written by the executor (at qn_reg,
-// as packets leave, and by ST_RECORD as for REQ); a load clears snt_v_reg
-// (then: the loaded PSN, sq_psn).
+// as packets leave, and by ST_RECORD as for REQ); after a load it reads as
+// loaded (the loaded PSN, sq_psn) until its next write: VB here and SV in
+// SQP, as REQ's VB and RV.
 localparam SNT_PSN_W = 24;
+localparam SNT_VB_W = 1;
 localparam SNT_PSN_LSB = 0;
-localparam SNT_W = SNT_PSN_LSB + SNT_PSN_W;
-reg [NUM_QP-1:0] req_v_reg = {NUM_QP{1'b0}};   // REQ written since the QP's load
-reg [NUM_QP-1:0] snt_v_reg = {NUM_QP{1'b0}};   // SNT written since the QP's load
+localparam SNT_VB_LSB = SNT_PSN_LSB + SNT_PSN_W;
+localparam SNT_W = SNT_VB_LSB + SNT_VB_W;
 // the words of the QPs the read ports look at (the RAMs are below, with
 // the completer): qn_reg's, and scan_rd's (the QP after scan_next)
 wire [23:0] qn_una;
@@ -426,15 +441,21 @@ wire [1:0] qn_back;
 wire [4:0] scan_tmo_exp;
 
 // SQP: what ST_RECORD moves: the next PSN to assign (and the loaded PSN
-// of REQ and SNT, above) and the outstanding ring's tail. Written by a
+// of REQ and SNT, above) and the outstanding ring's tail; and the load's
+// halves of REQ's and SNT's written-since-the-load bits (RV, SV: above),
+// which ST_RECORD writes back as it reads them. Written by a
 // load and by ST_RECORD: one write port, the load's first (ST_RECORD waits
 // a cycle for a load of another QP; a load of its own QP wins). Read at qn
-// and c, the PSN also at go (as REQ is) and by the host at sel_qpn (a
-// cycle late, as the responder's).
+// and c, the PSN and RV also at go (as REQ is) and the PSN by the host at
+// sel_qpn (a cycle late, as the responder's).
 localparam SQP_PSN_W = 24;
+localparam SQP_RV_W = 1;
+localparam SQP_SV_W = 1;
 localparam SQP_TAIL_W = 4;
 localparam SQP_PSN_LSB = 0;
-localparam SQP_TAIL_LSB = SQP_PSN_LSB + SQP_PSN_W;
+localparam SQP_RV_LSB = SQP_PSN_LSB + SQP_PSN_W;     // (beside the PSN: the go copy reads both)
+localparam SQP_SV_LSB = SQP_RV_LSB + SQP_RV_W;
+localparam SQP_TAIL_LSB = SQP_SV_LSB + SQP_SV_W;
 localparam SQP_W = SQP_TAIL_LSB + SQP_TAIL_W;
 // OSTH: the outstanding ring's head, which the completer moves as it pops.
 // Written by a load and by the completer: one write port, the load's first
@@ -1076,8 +1097,12 @@ wire [QN_W-1:0] req_wa;
 wire [REQ_W-1:0] req_wd;
 // ST_RECORD moves sq_psn: a record that reads as loaded is written as it reads
 wire rec_state = state_reg == ST_RECORD;
-wire snt_we = (pkt_push_data && pkt_new_reg) || (rec_state && !snt_v_reg[qn_reg]);
-wire [SNT_W-1:0] snt_wd = pkt_push_data ? pkt_psn_reg + 24'd1 : qn_sent;
+// the written-since-the-load bits (REQ and SNT, above) at qn, c and go
+wire req_v_qn, req_v_c, req_v_go, snt_v_qn, snt_v_c;
+wire snt_we = (pkt_push_data && pkt_new_reg) || (rec_state && !snt_v_qn);
+wire [SNT_W-1:0] snt_wd;
+assign snt_wd[SNT_PSN_LSB +: SNT_PSN_W] = pkt_push_data ? pkt_psn_reg + 24'd1 : qn_sent;
+assign snt_wd[SNT_VB_LSB] = !sqp_qn[SQP_SV_LSB];
 /* verilator lint_off UNUSEDSIGNAL */
 wire [RQL_W-1:0] rql_c;          // (the completer uses some fields)
 // the executor's copy holds only the retry counters' initial values (a
@@ -1089,11 +1114,12 @@ wire [RQL_W-1:0] rql_qn = {{(RQL_W-RQL_RR_W-RQL_RETRY_LSB){1'b0}}, rql_qn_rr, {R
 wire [REQ_W-1:0] req_qn_raw, req_c_raw;
 /* verilator lint_on UNUSEDSIGNAL */
 wire [SNT_W-1:0] snt_qn_raw, snt_c_raw;
-wire [REQ_UNA_W-1:0] req_go_una_raw;
+wire [REQ_UNA_W+REQ_VB_W-1:0] req_go_raw;     // una and VB
+wire req_ld_vb, snt_ld_vb;                      // VB at the load's QP
 wire sqp_we;
 wire [QN_W-1:0] sqp_wa;
 wire [SQP_W-1:0] sqp_wd;
-wire [SQP_PSN_W-1:0] sqp_go;
+wire [SQP_PSN_W+SQP_RV_W-1:0] sqp_go;         // the PSN and RV
 wire osth_we;
 wire [QN_W-1:0] osth_wa;
 wire [OSTH_W-1:0] osth_wd;
@@ -1116,36 +1142,38 @@ ram_sdp_copies #(
     .rd_data({scan_tmo_exp, rql_c, rql_qn_rr})
 );
 
+// (ports in the order qn, c, go, load)
 ram_sdp_copies #(
     .DATA_W(REQ_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
-    .N_RD(3),
-    .RD_LSB({32'd0 + REQ_UNA_LSB, 32'd0, 32'd0}),
-    .RD_W({32'd0 + REQ_UNA_W, 32'd0 + REQ_W, 32'd0 + REQ_W})
+    .N_RD(4),
+    .RD_LSB({32'd0 + REQ_VB_LSB, 32'd0 + REQ_UNA_LSB, 32'd0, 32'd0}),
+    .RD_W({32'd0 + REQ_VB_W, 32'd0 + REQ_UNA_W + REQ_VB_W, 32'd0 + REQ_W, 32'd0 + REQ_W})
 ) req_inst (
     .clk(clk),
     .wr_en(req_we),
     .wr_addr(req_wa),
     .wr_data(req_wd),
-    .rd_addr({go_pick, c_qpn_next, qn_next}),
-    .rd_data({req_go_una_raw, req_c_raw, req_qn_raw})
+    .rd_addr({load_qpn_next, go_pick, c_qpn_next, qn_next}),
+    .rd_data({req_ld_vb, req_go_raw, req_c_raw, req_qn_raw})
 );
 
+// (ports in the order qn, c, load)
 ram_sdp_copies #(
     .DATA_W(SNT_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
-    .N_RD(2),
-    .RD_LSB({32'd0, 32'd0}),
-    .RD_W({32'd0 + SNT_W, 32'd0 + SNT_W})
+    .N_RD(3),
+    .RD_LSB({32'd0 + SNT_VB_LSB, 32'd0, 32'd0}),
+    .RD_W({32'd0 + SNT_VB_W, 32'd0 + SNT_W, 32'd0 + SNT_W})
 ) snt_inst (
     .clk(clk),
     .wr_en(snt_we),
     .wr_addr(qn_reg),
     .wr_data(snt_wd),
-    .rd_addr({c_qpn_next, qn_next}),
-    .rd_data({snt_c_raw, snt_qn_raw})
+    .rd_addr({load_qpn_next, c_qpn_next, qn_next}),
+    .rd_data({snt_ld_vb, snt_c_raw, snt_qn_raw})
 );
 
 // (ports in the order qn, c, go, sel)
@@ -1155,7 +1183,7 @@ ram_sdp_copies #(
     .DEPTH(NUM_QP),
     .N_RD(4),
     .RD_LSB({32'd0 + SQP_PSN_LSB, 32'd0 + SQP_PSN_LSB, 32'd0, 32'd0}),
-    .RD_W({32'd0 + SQP_PSN_W, 32'd0 + SQP_PSN_W, 32'd0 + SQP_W, 32'd0 + SQP_W})
+    .RD_W({32'd0 + SQP_PSN_W, 32'd0 + SQP_PSN_W + SQP_RV_W, 32'd0 + SQP_W, 32'd0 + SQP_W})
 ) sqp_inst (
     .clk(clk),
     .wr_en(sqp_we),
@@ -1200,18 +1228,23 @@ endfunction
 /* verilator lint_on UNUSEDSIGNAL */
 
 /* verilator lint_off UNUSEDSIGNAL */
-wire [REQ_W-1:0] req_qn = req_eff(req_v_reg[qn_reg], req_qn_raw, sqp_qn[SQP_PSN_LSB +: SQP_PSN_W], rql_qn);
+assign req_v_qn = sqp_qn[SQP_RV_LSB] ^ req_qn_raw[REQ_VB_LSB];
+assign req_v_c = sqp_c[SQP_RV_LSB] ^ req_c_raw[REQ_VB_LSB];
+assign req_v_go = sqp_go[SQP_RV_LSB] ^ req_go_raw[REQ_VB_LSB];
+assign snt_v_qn = sqp_qn[SQP_SV_LSB] ^ snt_qn_raw[SNT_VB_LSB];
+assign snt_v_c = sqp_c[SQP_SV_LSB] ^ snt_c_raw[SNT_VB_LSB];
+wire [REQ_W-1:0] req_qn = req_eff(req_v_qn, req_qn_raw, sqp_qn[SQP_PSN_LSB +: SQP_PSN_W], rql_qn);
 /* verilator lint_on UNUSEDSIGNAL */
-wire [REQ_W-1:0] req_c = req_eff(req_v_reg[c_qpn], req_c_raw, sqp_c[SQP_PSN_LSB +: SQP_PSN_W], rql_c);
+wire [REQ_W-1:0] req_c = req_eff(req_v_c, req_c_raw, sqp_c[SQP_PSN_LSB +: SQP_PSN_W], rql_c);
 assign qn_una = req_qn[REQ_UNA_LSB +: REQ_UNA_W];
 assign qn_rot = req_qn[REQ_ROT_LSB +: REQ_ROT_W];
 assign qn_down = req_qn[REQ_DOWN_LSB +: REQ_DOWN_W];
 assign qn_hold = req_qn[REQ_HOLD_LSB +: REQ_HOLD_W];
 assign qn_back = req_qn[REQ_BACK_LSB +: REQ_BACK_W];
-assign qn_sent = snt_v_reg[qn_reg] ? snt_qn_raw[SNT_PSN_LSB +: SNT_PSN_W] : sqp_qn[SQP_PSN_LSB +: SQP_PSN_W];
-wire [23:0] go_una = req_v_reg[go_qpn] ? req_go_una_raw : sqp_go;
+assign qn_sent = snt_v_qn ? snt_qn_raw[SNT_PSN_LSB +: SNT_PSN_W] : sqp_qn[SQP_PSN_LSB +: SQP_PSN_W];
+wire [23:0] go_una = req_v_go ? req_go_raw[REQ_UNA_LSB +: REQ_UNA_W] : sqp_go[SQP_PSN_LSB +: SQP_PSN_W];
 wire [23:0] c_una_now = req_c[REQ_UNA_LSB +: REQ_UNA_W];
-wire [23:0] c_sent_now = snt_v_reg[c_qpn] ? snt_c_raw[SNT_PSN_LSB +: SNT_PSN_W]
+wire [23:0] c_sent_now = snt_v_c ? snt_c_raw[SNT_PSN_LSB +: SNT_PSN_W]
     : sqp_c[SQP_PSN_LSB +: SQP_PSN_W];
 wire [2:0] c_rleft = req_c[REQ_RLEFT_LSB +: REQ_RLEFT_W];
 wire [2:0] c_nleft = req_c[REQ_NLEFT_LSB +: REQ_NLEFT_W];
@@ -1353,11 +1386,18 @@ always @* begin
     req_wd_c[REQ_HOLD_LSB +: REQ_HOLD_W] = c_req_hold;
     req_wd_c[REQ_BACK_LSB +: REQ_BACK_W] = c_req_back;
     req_wd_c[REQ_CHG_LSB +: REQ_CHG_W] = c_req_chg;
+    req_wd_c[REQ_VB_LSB] = !sqp_c[SQP_RV_LSB];
+end
+// ST_RECORD's: as it reads
+reg [REQ_W-1:0] req_wd_rec;
+always @* begin
+    req_wd_rec = req_qn;
+    req_wd_rec[REQ_VB_LSB] = !sqp_qn[SQP_RV_LSB];
 end
 // In the states that may change it the completer writes its QP's record
 // every cycle (as it reads, if nothing changes: the enable and the address
 // then do not wait for the ACK checks). ST_RECORD writes a record that
-// reads as loaded (req_v_reg clear); the completer's write goes first:
+// reads as loaded (req_v_qn clear); the completer's write goes first:
 // ST_RECORD waits a cycle for it unless it is this QP's (which then sets
 // the bit). It waits a cycle for a load of another QP too (SQP's write
 // port is the load's then), and for the completer's write of another QP's
@@ -1367,13 +1407,14 @@ wire stc_we = c_stamp_we;
 wire [QN_W-1:0] ste_wa = state_reg == ST_IDLE ? go_qpn : qn_reg;
 wire ex_st_stall = stc_we && c_qpn != ste_wa;
 wire c_wr_state = c_req_we;
-wire rec_req = rec_state && !req_v_reg[qn_reg];
+wire rec_req = rec_state && !req_v_qn;
 wire rec_stall = (rec_req && c_wr_state && c_qpn != qn_reg)
     || (rec_state && l_any && load_qpn != qn_reg)
     || (rec_state && ost_empty && !rtx_req_reg[qn_reg] && ex_st_stall);
 assign req_we = c_wr_state || rec_req;
 assign req_wa = c_wr_state ? c_qpn : qn_reg;
-assign req_wd = c_wr_state ? req_wd_c : req_qn;
+// (every write sets VB against its QP's RV: the record reads as written)
+assign req_wd = c_wr_state ? req_wd_c : req_wd_rec;
 
 // Rings change hands here. A ring is taken when a WQE is recorded into an
 // empty one; it is given back when the completer pops the last entry (unless
@@ -1383,7 +1424,13 @@ localparam [OST_RINGS-1:0] RING_ONE = {{(OST_RINGS-1){1'b0}}, 1'b1};
 wire rec_now = state_reg == ST_RECORD && !rec_stall;
 assign sqp_we = l_any || rec_now;
 assign sqp_wa = l_any ? load_qpn : qn_reg;
-assign sqp_wd = l_any ? {{SQP_TAIL_W{1'b0}}, load_psn} : {ost_tail + 4'd1, rec_next_psn_reg};
+// A load sets RV and SV to VB as it stands after this cycle's writes (the
+// RAM copies read at load_qpn_next, the cycle's own write forwarded), so
+// REQ and SNT read as loaded; ST_RECORD writes them back as it read them.
+wire ld_req_vb = req_we && req_wa == load_qpn ? req_wd[REQ_VB_LSB] : req_ld_vb;
+wire ld_snt_vb = snt_we && qn_reg == load_qpn ? snt_wd[SNT_VB_LSB] : snt_ld_vb;
+assign sqp_wd = l_any ? {{SQP_TAIL_W{1'b0}}, ld_snt_vb, ld_req_vb, load_psn}
+    : {ost_tail + 4'd1, sqp_qn[SQP_SV_LSB], sqp_qn[SQP_RV_LSB], rec_next_psn_reg};
 assign osth_we = l_any || c_pop;
 assign osth_wa = l_any ? load_qpn : c_qpn;
 assign osth_wd = l_any ? {OSTH_W{1'b0}} : c_head_reg + 4'd1;
@@ -1557,7 +1604,7 @@ wire ex_rtx_take = !ex_st_stall && ((state_reg == ST_IDLE && go_valid)
 // (c_rtx_set; on mp a sequence NAK's packet alone: c_rtx_one) and
 // withdraws it in C_ERR (c_rtx_clr); C_IDLE takes up a QP's flush
 // (c_flush_take)
-wire [NUM_QP-1:0] ex_rtx_oh, cset_oh, cclr_oh, scan_go_oh, scan_clr_oh, fa_oh, fb_oh, req_oh, snt_oh;
+wire [NUM_QP-1:0] ex_rtx_oh, cset_oh, cclr_oh, scan_go_oh, scan_clr_oh, fa_oh, fb_oh;
 onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) ex_rtx_dec (.en(ex_rtx_take), .in(ste_wa), .out(ex_rtx_oh));
 onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) cset_dec (.en(c_rtx_set), .in(c_qpn), .out(cset_oh));
 onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) cclr_dec (.en(c_rtx_clr), .in(c_qpn), .out(cclr_oh));
@@ -1565,17 +1612,12 @@ onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) scan_go_dec (.en(scan_rtx_reg), .i
 onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) scan_clr_dec (.en(c_flush_take), .in(scan_q_reg), .out(scan_clr_oh));
 onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) fa_dec (.en(flush_a), .in(flush_a_qpn), .out(fa_oh));
 onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) fb_dec (.en(flush_b), .in(flush_b_qpn), .out(fb_oh));
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) req_dec (.en(req_we), .in(req_wa), .out(req_oh));
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) snt_dec (.en(snt_we), .in(qn_reg), .out(snt_oh));
 // a due request waits for the executor (masked once withdrawn); taking
 // it or asking again clears it
 wire [NUM_QP-1:0] rtx_go_next = ((rtx_go_reg & rtx_req_reg) | scan_go_oh) & ~ex_rtx_oh & ~cset_oh;
 wire [NUM_QP-1:0] rtx_req_next = (((rtx_req_reg & ~ex_rtx_oh) | cset_oh) & ~cclr_oh) & ~load_oh;
 wire [NUM_QP-1:0] rtx_one_next = (rtx_one_reg & ~cset_oh) | (c_rtx_one ? cset_oh : {NUM_QP{1'b0}});
 wire [NUM_QP-1:0] flush_next = ((flush_req | fa_oh | fb_oh) & ~scan_clr_oh) & ~load_oh;
-// REQ and SNT read as loaded until written after the load
-wire [NUM_QP-1:0] req_v_next = (req_v_reg | req_oh) & ~load_oh;
-wire [NUM_QP-1:0] snt_v_next = (snt_v_reg | snt_oh) & ~load_oh;
 
 // the next lost PSN of a selective walk: lowest bit first (PSN order),
 // registered (rtx_nxt_ok: the registers follow the bitmap's last change)
@@ -1979,8 +2021,6 @@ always @(posedge clk) begin
     rtx_one_reg <= rtx_one_next;
     rtx_go_reg <= rtx_go_next;
     flush_req_reg <= flush_next;
-    req_v_reg <= req_v_next;
-    snt_v_reg <= snt_v_next;
     // an executor's flush request is applied a cycle later (x_flush_reg:
     // read through flush_req meanwhile); what clears the bit in its own
     // cycle cancels it, as it would have overwritten it

@@ -348,7 +348,7 @@ wire [3:0] rs_ctx_rq_log;
 wire load_rtr;
 wire load_rts;
 wire load_reset;
-wire [QN_W-1:0] load_qpn;
+wire [QN_W-1:0] load_qpn, load_qpn_next;
 wire [23:0] load_psn;
 wire [10:0] load_retry;
 wire [2:0] load_spray;
@@ -402,6 +402,7 @@ qp_context #(
     .load_rts(load_rts),
     .load_reset(load_reset),
     .load_qpn(load_qpn),
+    .load_qpn_next(load_qpn_next),
     .load_psn(load_psn),
     .load_retry(load_retry),
     .load_spray(load_spray),
@@ -633,6 +634,7 @@ requester #(
     .load_rts(load_rts),
     .load_reset(load_reset),
     .load_qpn(load_qpn),
+    .load_qpn_next(load_qpn_next),
     .load_psn(load_psn),
     .load_retry(load_retry),
     .load_spray(load_spray),
