@@ -274,6 +274,7 @@ responder #(
     .load_rtr(1'b0),
     .load_reset(1'b0),
     .load_qpn({QN_W{1'b0}}),
+    .load_qpn_next({QN_W{1'b0}}),
     .load_psn(24'd0),
     .set_err(),
     .set_err_qpn(),

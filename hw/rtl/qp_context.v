@@ -25,12 +25,28 @@
 // cycle t is seen from t+1 (the RAMs forward a write to a read of the same
 // QP in the same cycle), as with the combinational read before.
 //
-// Kept in flops, read through the registered QP number: the state (three
-// bits, written by the host and by set_err_a and set_err_b in one cycle),
-// remote_write and mp (cleared by rst, which block RAM cannot be), and the
-// MAC table's bookkeeping (the shared table, its reference counts, and per
-// QP whether and which entry it holds: the host path reads these by
-// reg_sel in the cycle of the command).
+// The state is in block RAM too, though it has three writers (the host,
+// set_err_a and set_err_b): HST holds what the host wrote (STATE) and a
+// bit HV; EA and EB hold one bit each, written by the two error moves. The
+// QP is in ERR by the transport while HV ^ EA ^ EB is 1. An error move
+// sets its bit to make the XOR 1 (it reads the other two at its QP, a
+// cycle after the move: its write is pending for that cycle and read
+// through by every port); the host's write sets HV to make it 0 (an error
+// move pending for the same QP is cancelled: the host's write is the
+// later one, as in the flop version, where the host's write went last).
+// Each bit is read at a, b and sel (and at the error moves' QPs): copies
+// of one field each (ram_sdp_copies). A flop vector per state bit with a
+// decoder per writer and a mux per reader cost LUTs per QP; this costs a
+// few comparators whatever the number of QPs.
+//
+// The host path reads a QP's state, its MAC table entry and whether it
+// holds one at reg_sel in the cycle of the command, through registered
+// reads addressed by reg_sel: the selector is written by an MMIO write of
+// its own, at least a cycle before the command's (one register write per
+// cycle), so it is the same in the cycle before the command.
+//
+// Kept in flops: the MAC table (the shared entries and their reference
+// counts).
 
 `resetall
 `timescale 1ns / 1ps
@@ -174,12 +190,23 @@ end
 // the QP states: a bit vector per bit of the state (QPS_RESET is 0), each
 // write decoded once (onehot_decoder), not a 3-bit array with three write
 // ports that Yosys builds as a compare per QP and port
-reg [NUM_QP-1:0] state_b0_reg = {NUM_QP{1'b0}};
-reg [NUM_QP-1:0] state_b1_reg = {NUM_QP{1'b0}};
-reg [NUM_QP-1:0] state_b2_reg = {NUM_QP{1'b0}};
-(* rnic_copy *)  // (a copy of the record's DMI field: not counted again, hw/state)
-reg [MI_W-1:0] dmi_mem [0:NUM_QP-1];    // the QP's entry in the MAC table, for the host path (copy)
-reg [NUM_QP-1:0] dmh_reg = {NUM_QP{1'b0}};   // ... while it holds one
+// HST: the host's state and its half of the error bit (above)
+localparam HST_STATE_W = 3;
+localparam HST_HV_W = 1;
+localparam HST_STATE_LSB = 0;
+localparam HST_HV_LSB = HST_STATE_LSB + HST_STATE_W;
+localparam HST_W = HST_HV_LSB + HST_HV_W;
+// EA, EB: the error moves' halves
+localparam EA_V_W = 1;
+localparam EA_V_LSB = 0;
+localparam EA_W = EA_V_LSB + EA_V_W;
+localparam EB_V_W = 1;
+localparam EB_V_LSB = 0;
+localparam EB_W = EB_V_LSB + EB_V_W;
+// DMH: whether the QP holds a MAC table entry (its number: the record's DMI)
+localparam DMH_HELD_W = 1;
+localparam DMH_HELD_LSB = 0;
+localparam DMH_W = DMH_HELD_LSB + DMH_HELD_W;
 reg [47:0] mac_tbl [0:DMAC_N-1];
 reg [QN_W:0] mac_ref [0:DMAC_N-1];      // QPs holding each entry (0: free)
 reg [QN_W-1:0] a_qpn_reg = {QN_W{1'b0}};
@@ -197,11 +224,6 @@ reg [QN_W-1:0] load_qpn_reg = {QN_W{1'b0}};
 reg [23:0] load_psn_reg = 24'd0;
 
 integer i;
-initial begin
-    for (i = 0; i < NUM_QP; i = i + 1) begin
-        dmi_mem[i] = {MI_W{1'b0}};
-    end
-end
 
 // its own loop variable: Yosys takes the value a loop leaves in a variable
 // as that variable's initial value, and two initial loops of different
@@ -230,15 +252,15 @@ end
 
 wire [QN_W-1:0] sel = reg_sel[QN_W-1:0];
 wire sel_ok = reg_sel < NUM_QP16;
-wire [2:0] cur = {state_b2_reg[sel], state_b1_reg[sel], state_b0_reg[sel]};
+wire [2:0] cur;
 wire pmtu_ok = reg_pmtu >= 3'd1 && reg_pmtu <= 3'd5;
 wire state_ok = reg_state <= QPS_RTS || reg_state == QPS_ERR;
 wire [15:0] num_qp_cq = NUM_QP16;
 
 // the MAC table entry a context load would use: the one holding its MAC,
 // else a free one (the QP's own, if only it holds it, counts as free)
-wire [MI_W-1:0] old_mi = dmi_mem[sel];
-wire old_held = dmh_reg[sel];
+wire [MI_W-1:0] old_mi;
+wire old_held;
 localparam [QN_W:0] REF_ONE = {{QN_W{1'b0}}, 1'b1};
 wire [DMAC_N-1:0] mac_hits;
 wire [DMAC_N-1:0] mac_frees;
@@ -316,23 +338,42 @@ wire [QPC_A_W-1:0] a_rec;
 wire [QPC_W-1:0] b_rec;     // (its spray field is the requester's)
 /* verilator lint_on UNUSEDSIGNAL */
 
-// port a: the low QPC_A_W bits; port b: the whole record
+// port a: the low QPC_A_W bits; port b: the whole record; the host path's
+// port: the MAC table entry (at sel, above)
 ram_sdp_copies #(
     .DATA_W(QPC_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
     .INIT(QPC_INIT),
-    .N_RD(2),
-    .RD_LSB({32'd0, 32'd0}),
-    .RD_W({32'd0 + QPC_W, 32'd0 + QPC_A_W})
+    .N_RD(3),
+    .RD_LSB({32'd0 + QPC_DMI_LSB, 32'd0, 32'd0}),
+    .RD_W({32'd0 + QPC_DMI_W, 32'd0 + QPC_W, 32'd0 + QPC_A_W})
 ) rec_inst (
     .clk(clk),
     .wr_en(rec_wr),
     .wr_addr(sel),
     .wr_data(rec_in),
-    .rd_addr({b_qpn, a_qpn}),
-    .rd_data({b_rec, a_rec})
+    .rd_addr({sel, b_qpn, a_qpn}),
+    .rd_data({old_mi, b_rec, a_rec})
 );
+
+// the MAC-held bit: the host path alone writes and reads it, at sel
+wire dmh_we;
+wire [DMH_W-1:0] dmh_wd;
+wire [DMH_W-1:0] dmh_sel;
+ram_sdp #(
+    .DATA_W(DMH_W),
+    .ADDR_W(QN_W),
+    .DEPTH(NUM_QP)
+) dmh_inst (
+    .clk(clk),
+    .wr_en(dmh_we),
+    .wr_addr(sel),
+    .wr_data(dmh_wd),
+    .rd_addr(sel),
+    .rd_data(dmh_sel)
+);
+assign old_held = dmh_sel[DMH_HELD_LSB];
 
 // the flops are read through the registered QP numbers, in step with the RAMs
 always @(posedge clk) begin
@@ -340,7 +381,6 @@ always @(posedge clk) begin
     b_qpn_reg <= b_qpn;
 end
 
-assign a_state = {state_b2_reg[a_qpn_reg], state_b1_reg[a_qpn_reg], state_b0_reg[a_qpn_reg]};
 assign a_pmtu = a_rec[QPC_PMTU_LSB +: QPC_PMTU_W];
 assign a_dest_qpn = a_rec[QPC_DEST_LSB +: QPC_DEST_W];
 assign a_dmac = mac_tbl[a_rec[QPC_DMI_LSB +: QPC_DMI_W]];
@@ -351,7 +391,6 @@ assign a_spray_log = a_rec[QPC_SPRAY_LSB +: QPC_SPRAY_W];
 assign a_mp = RC_EN == 0 || a_rec[QPC_MP_LSB];
 assign a_mp_wshift = a_rec[QPC_WSHIFT_LSB +: QPC_WSHIFT_W];
 
-assign b_state = {state_b2_reg[b_qpn_reg], state_b1_reg[b_qpn_reg], state_b0_reg[b_qpn_reg]};
 assign b_pmtu = b_rec[QPC_PMTU_LSB +: QPC_PMTU_W];
 assign b_remote_write = b_rec[QPC_RW_LSB];
 assign b_dest_qpn = b_rec[QPC_DEST_LSB +: QPC_DEST_W];
@@ -366,26 +405,112 @@ assign b_min_rnr_timer = b_rec[QPC_RNRT_LSB +: QPC_RNRT_W];
 assign b_mp = RC_EN == 0 || b_rec[QPC_MP_LSB];
 assign b_mp_wshift = b_rec[QPC_WSHIFT_LSB +: QPC_WSHIFT_W];
 
-// the error moves (the requester's and the responder's), then the host's
-// write, which goes last as it always has
+// the MAC-held bit: set by a load that takes an entry, cleared by a move
+// to RESET that gives one back
 wire host_wr = reg_cmd_valid && cmd_ok;
 wire dmh_set = host_wr && mac_load;
 wire dmh_clr = host_wr && !mac_load && reg_state == QPS_RESET && old_held;
-wire [NUM_QP-1:0] erra_oh, errb_oh, host_oh;
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) erra_dec (.en(set_err_a), .in(set_err_a_qpn), .out(erra_oh));
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) errb_dec (.en(set_err_b), .in(set_err_b_qpn), .out(errb_oh));
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) host_dec (.en(host_wr), .in(sel), .out(host_oh));
-wire [NUM_QP-1:0] err_oh = (erra_oh | errb_oh) & ~host_oh;
-wire [NUM_QP-1:0] keep_oh = ~(err_oh | host_oh);
-always @(posedge clk) begin
-    state_b0_reg <= (state_b0_reg & keep_oh) | (QPS_ERR[0] ? err_oh : {NUM_QP{1'b0}})
-        | (reg_state[0] ? host_oh : {NUM_QP{1'b0}});
-    state_b1_reg <= (state_b1_reg & keep_oh) | (QPS_ERR[1] ? err_oh : {NUM_QP{1'b0}})
-        | (reg_state[1] ? host_oh : {NUM_QP{1'b0}});
-    state_b2_reg <= (state_b2_reg & keep_oh) | (QPS_ERR[2] ? err_oh : {NUM_QP{1'b0}})
-        | (reg_state[2] ? host_oh : {NUM_QP{1'b0}});
-    dmh_reg <= (dmh_reg & ~(dmh_clr ? host_oh : {NUM_QP{1'b0}})) | (dmh_set ? host_oh : {NUM_QP{1'b0}});
+assign dmh_we = dmh_set || dmh_clr;
+reg [DMH_W-1:0] dmh_wd_c;
+always @* begin
+    dmh_wd_c = {DMH_W{1'b0}};
+    dmh_wd_c[DMH_HELD_LSB] = dmh_set;
 end
+assign dmh_wd = dmh_wd_c;
+
+// ---------------------------------------------------------------- the state
+// The error moves are registered (pending) and written a cycle later, once
+// the other two bits at their QP are read; a move of a QP the host writes
+// in the same cycle is dropped (the host's write goes last), and of the
+// two moves of one QP in one cycle the first is kept.
+reg pa_v_reg = 1'b0;
+reg [QN_W-1:0] pa_q_reg = {QN_W{1'b0}};
+reg pb_v_reg = 1'b0;
+reg [QN_W-1:0] pb_q_reg = {QN_W{1'b0}};
+always @(posedge clk) begin
+    pa_v_reg <= set_err_a && !(host_wr && sel == set_err_a_qpn);
+    pa_q_reg <= set_err_a_qpn;
+    pb_v_reg <= set_err_b && !(host_wr && sel == set_err_b_qpn)
+        && !(set_err_a && set_err_a_qpn == set_err_b_qpn);
+    pb_q_reg <= set_err_b_qpn;
+    if (rst) begin
+        pa_v_reg <= 1'b0;
+        pb_v_reg <= 1'b0;
+    end
+end
+// a pending move writes unless the host writes its QP now
+wire pa_we = pa_v_reg && !(host_wr && sel == pa_q_reg);
+wire pb_we = pb_v_reg && !(host_wr && sel == pb_q_reg);
+// the bits at the pending moves' QPs (read with the move) and at a, b, sel
+wire hv_pa, hv_pb, eb_pa, ea_pb;
+wire [HST_W-1:0] hst_a, hst_b, hst_s;
+wire ea_a, ea_b, ea_s, eb_a, eb_b, eb_s;
+// (an error move sets its bit so that the XOR reads 1)
+wire [EA_W-1:0] ea_wd;
+wire [EB_W-1:0] eb_wd;
+assign ea_wd[EA_V_LSB] = !(hv_pa ^ eb_pa);
+assign eb_wd[EB_V_LSB] = !(hv_pb ^ ea_pb);
+reg [HST_W-1:0] hst_wd;
+always @* begin
+    hst_wd = {HST_W{1'b0}};
+    hst_wd[HST_STATE_LSB +: HST_STATE_W] = reg_state;
+    hst_wd[HST_HV_LSB] = ea_s ^ eb_s;
+end
+// (ports in the order a, b, sel, pending a, pending b)
+ram_sdp_copies #(
+    .DATA_W(HST_W),
+    .ADDR_W(QN_W),
+    .DEPTH(NUM_QP),
+    .N_RD(5),
+    .RD_LSB({32'd0 + HST_HV_LSB, 32'd0 + HST_HV_LSB, 32'd0, 32'd0, 32'd0}),
+    .RD_W({32'd0 + HST_HV_W, 32'd0 + HST_HV_W, 32'd0 + HST_W, 32'd0 + HST_W, 32'd0 + HST_W})
+) hst_inst (
+    .clk(clk),
+    .wr_en(host_wr),
+    .wr_addr(sel),
+    .wr_data(hst_wd),
+    .rd_addr({set_err_b_qpn, set_err_a_qpn, sel, b_qpn, a_qpn}),
+    .rd_data({hv_pb, hv_pa, hst_s, hst_b, hst_a})
+);
+// (ports in the order a, b, sel, pending b)
+ram_sdp_copies #(
+    .DATA_W(EA_W),
+    .ADDR_W(QN_W),
+    .DEPTH(NUM_QP),
+    .N_RD(4)
+) ea_inst (
+    .clk(clk),
+    .wr_en(pa_we),
+    .wr_addr(pa_q_reg),
+    .wr_data(ea_wd),
+    .rd_addr({set_err_b_qpn, sel, b_qpn, a_qpn}),
+    .rd_data({ea_pb, ea_s, ea_b, ea_a})
+);
+// (ports in the order a, b, sel, pending a)
+ram_sdp_copies #(
+    .DATA_W(EB_W),
+    .ADDR_W(QN_W),
+    .DEPTH(NUM_QP),
+    .N_RD(4)
+) eb_inst (
+    .clk(clk),
+    .wr_en(pb_we),
+    .wr_addr(pb_q_reg),
+    .wr_data(eb_wd),
+    .rd_addr({set_err_a_qpn, sel, b_qpn, a_qpn}),
+    .rd_data({eb_pa, eb_s, eb_b, eb_a})
+);
+// a QP's state: ERR while the error bit is 1 or a move of it is pending
+function [2:0] state_of(input [HST_W-1:0] hst, input ea, input eb, input pend);
+    state_of = (hst[HST_HV_LSB] ^ ea ^ eb) || pend ? QPS_ERR : hst[HST_STATE_LSB +: HST_STATE_W];
+endfunction
+wire [2:0] a_st = state_of(hst_a, ea_a, eb_a,
+    (pa_v_reg && pa_q_reg == a_qpn_reg) || (pb_v_reg && pb_q_reg == a_qpn_reg));
+wire [2:0] b_st = state_of(hst_b, ea_b, eb_b,
+    (pa_v_reg && pa_q_reg == b_qpn_reg) || (pb_v_reg && pb_q_reg == b_qpn_reg));
+assign cur = state_of(hst_s, ea_s, eb_s, (pa_v_reg && pa_q_reg == sel) || (pb_v_reg && pb_q_reg == sel));
+assign a_state = a_st;
+assign b_state = b_st;
 
 always @(posedge clk) begin
     err_reg <= 1'b0;
@@ -413,7 +538,6 @@ always @(posedge clk) begin
                 if (!mac_hit) begin
                     mac_tbl[new_mi] <= reg_dmac;
                 end
-                dmi_mem[sel] <= new_mi;     // (and dmh_set)
             end else if (reg_state == QPS_RESET && old_held) begin
                 mac_ref[old_mi] <= mac_ref[old_mi] - REF_ONE;   // (and dmh_clr)
             end

@@ -122,6 +122,7 @@ module responder #(
     input  wire                   load_rtr,
     input  wire                   load_reset,
     input  wire [QN_W-1:0]        load_qpn,
+    input  wire [QN_W-1:0]        load_qpn_next,      // the QP a load in the next cycle names
     input  wire [23:0]            load_psn,
     output wire                   set_err,
     output wire [QN_W-1:0]        set_err_qpn,
@@ -272,9 +273,12 @@ end
 // has two registered read ports: at ctx_qpn (qpn's in every state but
 // ST_IDLE, as for RSP) and at tscan_next (the scan's QP in ST_IDLE, whose
 // owed deferred completion waits for a receive WQE). A QP's load out of
-// RESET empties its ring by a clear bit per record and QP (rqp_clr_reg,
-// rqc_clr_reg: the index reads as zero until its next write), not by a
-// second write port.
+// RESET empties its ring by a clear bit per record and QP (the index
+// reads as zero until its next write), not by a second write port: for
+// RQP a flop per QP (rqp_clr_reg: its writer, the doorbell, names its QP
+// in the cycle it writes); for RQC, whose writer is the write-back at
+// qpn, two bits in block RAM whose XOR says "written since the load"
+// (VB in RQC, LC in EPS: as for RSP below).
 //
 // The expected PSN is a record too (EPS), written by a QP load or the
 // write-back in ST_FINISH and read at ctx_qpn and at sel_qpn (the host's
@@ -282,27 +286,43 @@ end
 // when a load of another QP comes in its cycle (of its own QP it is stale
 // and writes nothing).
 //
-// Kept in flops: the rc message's opcode sequence (rc_message), the
-// deferred completion's slot (mp_deferred), and one bit per QP that a load
-// sets: the record's MSN and bitmap read as zero until its next write-back
-// (block RAM has a single write port and no reset; this bit stands for
-// the load's clear).
-localparam EPS_PSN_LSB = 0;
+// A load makes the record's MSN, bitmap and span read as zero until its
+// next write-back (block RAM has a single write port and no reset). That
+// "written since the load" bit has two writers, the load and the
+// write-back, so it is two bits in block RAM whose XOR it is: LV in EPS,
+// which the load sets to RSP's VB as it stands (XOR 0: reads as loaded),
+// and VB in RSP, which the write-back sets to the complement of the QP's
+// LV (XOR 1). The load reads VB at its QP through a 1-bit RAM copy at
+// load_qpn_next (the host's QP selector, which load_qpn takes a cycle
+// later). LC is RQC's half, the same way, set by a load out of RESET only
+// (another load writes it back as it reads it). A flop vector per bit, with
+// a decoder per writer and a mux per reader, cost LUTs in proportion to the
+// QPs.
+//
+// Kept in flops: the rc message's opcode sequence (rc_message) and the
+// deferred completion's slot (mp_deferred).
 localparam EPS_PSN_W = 24;
-localparam EPS_W = 24;
+localparam EPS_LV_W = 1;
+localparam EPS_LC_W = 1;
+localparam EPS_PSN_LSB = 0;
+localparam EPS_LV_LSB = EPS_PSN_LSB + EPS_PSN_W;
+localparam EPS_LC_LSB = EPS_LV_LSB + EPS_LV_W;
+localparam EPS_W = EPS_LC_LSB + EPS_LC_W;
 // an rc message in progress: rc_message_inst below (rc builds only; an
 // mp packet carries its own RETH)
 localparam RQP_PI_LSB = 0;
 localparam RQP_PI_W = 16;
 localparam RQP_W = 16;
-localparam RQC_CI_LSB = 0;
 localparam RQC_CI_W = 16;
-localparam RQC_W = 16;
+localparam RQC_VB_W = 1;
+localparam RQC_CI_LSB = 0;
+localparam RQC_VB_LSB = RQC_CI_LSB + RQC_CI_W;
+localparam RQC_W = RQC_VB_LSB + RQC_VB_W;
 reg [NUM_QP-1:0] rqp_clr_reg = {NUM_QP{1'b0}};   // loaded out of RESET since the last write
-reg [NUM_QP-1:0] rqc_clr_reg = {NUM_QP{1'b0}};
-reg [NUM_QP-1:0] rsp_clr_reg = {NUM_QP{1'b0}};   // loaded since the record's last write
 // the record (its fields in the knobs' builds only: RSP_W shrinks)
-localparam RSP_BMP_LSB = 0;
+localparam RSP_VB_W = 1;                 // the record's half of "written since the load" (above)
+localparam RSP_VB_LSB = 0;
+localparam RSP_BMP_LSB = RSP_VB_LSB + RSP_VB_W;
 localparam RSP_BMP_W = MP_W;             // mp: placed PSNs (below)
 localparam RSP_SPAN_LSB = RSP_BMP_LSB + RSP_BMP_W;
 localparam RSP_SPAN_W = $clog2(MP_W) + 1;   // mp: the last selective NAK's recovery span (mp_window)
@@ -379,12 +399,6 @@ wire [NUM_QP-1:0] ack_age1_eff = through_pending(ack_age1_reg, ack_age1_pw_reg, 
 reg ack_age2_pw_reg = 1'b0;
 reg ack_age2_pv_reg = 1'b0;
 wire [NUM_QP-1:0] ack_age2_eff = through_pending(ack_age2_reg, ack_age2_pw_reg, ack_age2_pv_reg, pq_oh);
-reg rsp_clr_pw_reg = 1'b0;
-reg rsp_clr_pv_reg = 1'b0;
-wire [NUM_QP-1:0] rsp_clr_eff = through_pending(rsp_clr_reg, rsp_clr_pw_reg, rsp_clr_pv_reg, pq_oh);
-reg rqc_clr_pw_reg = 1'b0;
-reg rqc_clr_pv_reg = 1'b0;
-wire [NUM_QP-1:0] rqc_clr_eff = through_pending(rqc_clr_reg, rqc_clr_pw_reg, rqc_clr_pv_reg, pq_oh);
 reg [15:0] now_reg = 16'd0;
 reg [QN_W-1:0] tscan_reg = {QN_W{1'b0}};
 localparam integer LAST_QP_I = NUM_QP - 1;
@@ -644,34 +658,44 @@ wire eps_fsm_we;
 wire [23:0] eps_fsm_psn;
 wire eps_we = load_any || eps_fsm_we;
 wire [QN_W-1:0] eps_wa = load_any ? load_qpn : qpn;
+// (a load sets LV and, out of RESET, LC to the records' VB as they stand
+// after this cycle's writes; the write-back writes them back as read)
+wire rsp_vb_now, rqc_vb_now, eps_ld_lc;
+wire [EPS_W-1:0] eps_q;
 reg [EPS_W-1:0] eps_wd;
 always @* begin
-    eps_wd = {EPS_W{1'b0}};
-    eps_wd[EPS_PSN_LSB +: EPS_PSN_W] = load_any ? load_psn : eps_fsm_psn;
+    eps_wd = eps_q;
+    eps_wd[EPS_PSN_LSB +: EPS_PSN_W] = eps_fsm_psn;
+    if (load_any) begin
+        eps_wd[EPS_PSN_LSB +: EPS_PSN_W] = load_psn;
+        eps_wd[EPS_LV_LSB] = rsp_vb_now;
+        eps_wd[EPS_LC_LSB] = load_reset ? rqc_vb_now : eps_ld_lc;
+    end
 end
-wire [EPS_W-1:0] eps_q;
-wire [EPS_W-1:0] eps_sel_q;
+wire [EPS_PSN_W-1:0] eps_sel_q;
+wire eps_scan_lc;
+wire [QN_W-1:0] tscan_next = tscan_reg == LAST_QP ? {QN_W{1'b0}} : tscan_reg + 1'b1;
+// (ports in the order ctx, sel, scan, load)
 ram_sdp_copies #(
     .DATA_W(EPS_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
-    .N_RD(2),
-    .RD_LSB({32'd0, 32'd0}),
-    .RD_W({32'd0 + EPS_W, 32'd0 + EPS_W})
+    .N_RD(4),
+    .RD_LSB({32'd0 + EPS_LC_LSB, 32'd0 + EPS_LC_LSB, 32'd0 + EPS_PSN_LSB, 32'd0}),
+    .RD_W({32'd0 + EPS_LC_W, 32'd0 + EPS_LC_W, 32'd0 + EPS_PSN_W, 32'd0 + EPS_W})
 ) eps_inst (
     .clk(clk),
     .wr_en(eps_we),
     .wr_addr(eps_wa),
     .wr_data(eps_wd),
-    .rd_addr({sel_qpn, ctx_qpn}),
-    .rd_data({eps_sel_q, eps_q})
+    .rd_addr({load_qpn_next, tscan_next, sel_qpn, ctx_qpn}),
+    .rd_data({eps_ld_lc, eps_scan_lc, eps_sel_q, eps_q})
 );
 // qpn's expected PSN in every state but ST_IDLE
 wire [23:0] epsn_q = eps_q[EPS_PSN_LSB +: EPS_PSN_W];
-assign sel_epsn = eps_sel_q[EPS_PSN_LSB +: EPS_PSN_W];
+assign sel_epsn = eps_sel_q;
 
 // the receive ring's indices (RQP, RQC above)
-wire [QN_W-1:0] tscan_next = tscan_reg == LAST_QP ? {QN_W{1'b0}} : tscan_reg + 1'b1;
 wire rqp_we = rq_db_valid && rq_db_qpn < NUM_QP16;
 wire [RQP_W-1:0] rqp_wd = rq_db_pi;
 wire [RQP_W-1:0] rqp_q;
@@ -694,28 +718,37 @@ ram_sdp_copies #(
 // written back with the record, by the message that took a receive WQE
 // (or the deferred completion that did)
 wire rqc_we;
-wire [RQC_W-1:0] rqc_wd = rqci_reg + 16'd1;
+wire [RQC_W-1:0] rqc_wd;
+assign rqc_wd[RQC_CI_LSB +: RQC_CI_W] = rqci_reg + 16'd1;
+assign rqc_wd[RQC_VB_LSB] = !eps_q[EPS_LC_LSB];
 wire [RQC_W-1:0] rqc_q;
 wire [RQC_W-1:0] rqc_scan_q;
+wire rqc_ld_vb;
+// (ports in the order ctx, scan, load)
 ram_sdp_copies #(
     .DATA_W(RQC_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
-    .N_RD(2),
-    .RD_LSB({32'd0, 32'd0}),
-    .RD_W({32'd0 + RQC_W, 32'd0 + RQC_W})
+    .N_RD(3),
+    .RD_LSB({32'd0 + RQC_VB_LSB, 32'd0, 32'd0}),
+    .RD_W({32'd0 + RQC_VB_W, 32'd0 + RQC_W, 32'd0 + RQC_W})
 ) rqc_inst (
     .clk(clk),
     .wr_en(rqc_we),
     .wr_addr(qpn),
     .wr_data(rqc_wd),
-    .rd_addr({tscan_next, ctx_qpn}),
-    .rd_data({rqc_scan_q, rqc_q})
+    .rd_addr({load_qpn_next, tscan_next, ctx_qpn}),
+    .rd_data({rqc_ld_vb, rqc_scan_q, rqc_q})
 );
+assign rqc_vb_now = rqc_we && qpn == load_qpn ? rqc_wd[RQC_VB_LSB] : rqc_ld_vb;
+// the ring emptied by a load out of RESET and not written since (qpn's and
+// the scan's QP's)
+wire rqc_clr_qn = !(eps_q[EPS_LC_LSB] ^ rqc_q[RQC_VB_LSB]);
+wire rqc_clr_scan = !(eps_scan_lc ^ rqc_scan_q[RQC_VB_LSB]);
 assign rq_pi = rqp_clr_reg[qpn] ? 16'd0 : rqp_q[RQP_PI_LSB +: RQP_PI_W];
-assign rq_ci = rqc_clr_eff[qpn] ? 16'd0 : rqc_q[RQC_CI_LSB +: RQC_CI_W];
+assign rq_ci = rqc_clr_qn ? 16'd0 : rqc_q[RQC_CI_LSB +: RQC_CI_W];
 wire [15:0] scan_pi = rqp_clr_reg[tscan_reg] ? 16'd0 : rqp_scan_q[RQP_PI_LSB +: RQP_PI_W];
-wire [15:0] scan_ci = rqc_clr_eff[tscan_reg] ? 16'd0 : rqc_scan_q[RQC_CI_LSB +: RQC_CI_W];
+wire [15:0] scan_ci = rqc_clr_scan ? 16'd0 : rqc_scan_q[RQC_CI_LSB +: RQC_CI_W];
 
 // the record: read at ctx_qpn (so it is qpn's in every state but ST_IDLE),
 // written back in ST_FINISH, in the cycle the FSM's write-back takes place
@@ -757,7 +790,7 @@ reg [RSP_VIEW_BITS-1:0] rec_rd;
 always @* begin
     rec_rd = {RSP_VIEW_BITS{1'b0}};
     rec_rd[RSP_W-1:0] = rec_q;
-    if (rsp_clr_eff[qpn]) begin
+    if (!(eps_q[EPS_LV_LSB] ^ rec_q[RSP_VB_LSB])) begin
         // loaded since the last write-back: no message, nothing placed
         rec_rd[RSP_BMP_LSB +: RSP_BMP_W] = {RSP_BMP_W{1'b0}};
         rec_rd[RSP_SPAN_LSB +: RSP_SPAN_W] = {RSP_SPAN_W{1'b0}};
@@ -853,6 +886,10 @@ reg [RSP_VIEW_BITS-1:0] rec_in;     // (the fields of a knob that is off are not
 /* verilator lint_on UNUSEDSIGNAL */
 always @* begin
     rec_in = rec_rd;
+    if (state_reg != ST_TNAK) begin
+        // (the write-back: the record reads as written from now on)
+        rec_in[RSP_VB_LSB] = !eps_q[EPS_LV_LSB];
+    end
     if (SEND_EN != 0 && state_reg != ST_TNAK) begin
         rec_in[RSP_WRID_LSB +: RSP_WRID_W] = wrid_reg;
     end
@@ -874,18 +911,24 @@ always @* begin
     end
 end
 
-ram_sdp #(
+wire rsp_ld_vb;
+// (ports in the order ctx, load)
+ram_sdp_copies #(
     .DATA_W(RSP_W),
     .ADDR_W(QN_W),
-    .DEPTH(NUM_QP)
+    .DEPTH(NUM_QP),
+    .N_RD(2),
+    .RD_LSB({32'd0 + RSP_VB_LSB, 32'd0}),
+    .RD_W({32'd0 + RSP_VB_W, 32'd0 + RSP_W})
 ) rec_inst (
     .clk(clk),
     .wr_en(rec_we),
     .wr_addr(qpn),
     .wr_data(rec_in[RSP_W-1:0]),
-    .rd_addr(ctx_qpn),
-    .rd_data(rec_q)
+    .rd_addr({load_qpn_next, ctx_qpn}),
+    .rd_data({rsp_ld_vb, rec_q})
 );
+assign rsp_vb_now = rec_we && qpn == load_qpn ? rec_in[RSP_VB_LSB] : rsp_ld_vb;
 assign set_err = state_reg == ST_DROP && (nak_reg == NAK_INV_REQ || nak_reg == NAK_REM_ACCESS
     || nak_reg == NAK_REM_OP);
 assign set_err_qpn = qpn;
@@ -1003,8 +1046,6 @@ always @(posedge clk) begin
     ack_owed_pw_reg <= 1'b0;
     ack_age1_pw_reg <= 1'b0;
     ack_age2_pw_reg <= 1'b0;
-    rsp_clr_pw_reg <= 1'b0;
-    rqc_clr_pw_reg <= 1'b0;
     stat_drop_qp_reg <= 1'b0;
     stat_drop_psn_reg <= 1'b0;
     stat_drop_xport_reg <= 1'b0;
@@ -1370,18 +1411,14 @@ always @(posedge clk) begin
                 state_reg <= ST_FINISH;
             end else if (mp_pend_pass_reg) begin
                 // the deferred completion is written
-                rqc_clr_pw_reg <= 1'b1; rqc_clr_pv_reg <= 1'b0;         // (and the RAM: rqc_we)
-                rsp_clr_pw_reg <= 1'b1; rsp_clr_pv_reg <= 1'b0;         // the record (rec_in): wrid, MSN + 1
+                // (the receive ring's index: rqc_we; the record: wrid, MSN + 1)
                 // (the slot: mp_deferred's done)
                 mp_pend_pass_reg <= 1'b0;
                 state_reg <= ST_MP_NEXT;
             end else if (ctx_mp) begin
                 if (fin_mp_go) begin
                     // (the point: eps_fsm_we)
-                    rsp_clr_pw_reg <= 1'b1; rsp_clr_pv_reg <= 1'b0;     // the record (rec_in): bitmap, wrid, MSN
-                    if (op_needs_rq) begin
-                        rqc_clr_pw_reg <= 1'b1; rqc_clr_pv_reg <= 1'b0;
-                    end
+                    // (the record: bitmap, wrid, MSN; the ring's index: rqc_we)
                     // (a deferred completion: mp_deferred's park)
                     if (mp_adv != 0 && mp_recovered) begin
                         nak_sent_pw_reg <= 1'b1; nak_sent_pv_reg <= 1'b0;
@@ -1419,10 +1456,7 @@ always @(posedge clk) begin
                 // (the expected PSN: eps_fsm_we)
                 nak_sent_pw_reg <= 1'b1; nak_sent_pv_reg <= 1'b0;
                 // the record (rec_in): the message's cursor, lengths, key, wrid, MSN
-                rsp_clr_pw_reg <= 1'b1; rsp_clr_pv_reg <= 1'b0;
-                if (op_needs_rq) begin
-                    rqc_clr_pw_reg <= 1'b1; rqc_clr_pv_reg <= 1'b0;
-                end
+                // (the ring's index: rqc_we)
                 // (the message moves on: rc_message's done)
                 if (ack_req_reg) begin
                     queue_ack(psn_reg, ACK_SYNDROME, (op_last || op_only) ? msn_p1_reg : msn_reg);
@@ -1457,8 +1491,6 @@ always @(posedge clk) begin
     ack_owed_reg <= ack_owed_eff & ~load_oh;
     ack_age1_reg <= now_reg == ACK_EPOCH ? ack_owed_eff : ack_age1_eff;
     ack_age2_reg <= now_reg == ACK_EPOCH ? ack_age1_eff & ack_owed_eff : ack_age2_eff;
-    rsp_clr_reg <= rsp_clr_eff | load_oh;
-    rqc_clr_reg <= rqc_clr_eff | load_reset_oh;
     rqp_clr_reg <= (rqp_clr_reg & ~db_oh) | load_reset_oh;
 
     if (rst) begin

@@ -787,6 +787,7 @@ responder #(
     .load_rtr(load_rtr),
     .load_reset(load_reset),
     .load_qpn(load_qpn),
+    .load_qpn_next(load_qpn_next),
     .load_psn(load_psn),
     .set_err(rs_set_err),
     .set_err_qpn(rs_set_err_qpn),

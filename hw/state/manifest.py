@@ -203,6 +203,7 @@ def elaborate(params, tmp):
                           for p in range(sp["N_RD"])]
             for name, off, width in copies:
                 rams.append({"instance": name, "width": width, "depth": sp["DEPTH"],
+                             "data_w": sp["DATA_W"],
                              "src": src, "src_width": vars_[src][1], "lsb": lsb + off,
                              "line": vars_[src][0]})
         if orig in PARTS:
@@ -357,8 +358,10 @@ def one(cfg, attrs, tmp):
                 continue
             # the record whose write vector it is (its word, or the logic's
             # view of it with the fields of knobs that are off), else the
-            # one of the RAM's width
+            # one of the RAM's word (a copy may hold one field of it), else
+            # the one of the copy's width
             owner = [r for r, (w, _) in recs.items() if w == ram["src_width"]] \
+                or [r for r, (w, _) in recs.items() if w == ram["data_w"]] \
                 or [r for r, (w, _) in recs.items() if w == ram["width"]]
             if len(owner) > 1:
                 # named by its write vector (<r>_...), or, where the

@@ -160,7 +160,9 @@ fn category(module: &str, name: &str) -> Option<Category> {
         ) => PathHealth,
         ("requester", "lst_lost") | ("responder", "rsp_span") => SelectiveNak,
         ("requester", _) => PsnRetry,
-        ("responder", "rsp_bmp" | "rsp_clr_reg") => Bitmap,
+        // (the bitmap's "written since the load" bit, an XOR of two halves
+        // in block RAM: one in RSP, one in EPS)
+        ("responder", "rsp_bmp" | "rsp_vb" | "eps_lv") => Bitmap,
         (
             "responder",
             "owed_reg" | "slot_qpn_reg" | "before_reg" | "pslot_pool" | "pend_psn_mem"
@@ -174,7 +176,7 @@ fn category(module: &str, name: &str) -> Option<Category> {
         (
             "responder",
             "inmsg_mem" | "rsp_cursor" | "rsp_remain" | "rsp_msglen" | "rsp_wrid" | "rqc_ci"
-            | "rqp_pi" | "rqc_clr_reg" | "rqp_clr_reg" | "rsp_key",
+            | "rqp_pi" | "rqc_vb" | "eps_lc" | "rqp_clr_reg" | "rsp_key",
         ) => Message,
         _ => return None,
     })
@@ -397,7 +399,7 @@ pub fn mp_needs(b: &Budget) -> f64 {
             !matches!(i.category, Category::Message | Category::CompletionQueue)
                 || matches!(
                     i.name.as_str(),
-                    "rqc_ci" | "rqp_pi" | "rqc_clr_reg" | "rqp_clr_reg"
+                    "rqc_ci" | "rqp_pi" | "rqc_vb" | "eps_lc" | "rqp_clr_reg"
                 )
         })
         .map(|i| i.bits as f64 / 8.0)
@@ -455,10 +457,12 @@ mod tests {
         ] {
             assert!(b.items.iter().any(|i| i.category == c), "{c:?} missing");
         }
-        // the QP context: 171 bits at 64 QPs (QN_W 6, 16 MACs), the
-        // record's fields (block RAM) and the flops (state, remote_write,
-        // mp, whether the QP holds a MAC entry)
-        assert_eq!(b.by_category["context"], 171.0 / 8.0, "{:?}", b.items);
+        // the QP context: 174 bits at 64 QPs (QN_W 6, 16 MACs), all in
+        // block RAM: the record's fields, the state the host wrote and the
+        // three halves of the transport's ERR bit (HV, EA, EB), whether the
+        // QP holds a MAC entry
+        assert_eq!(b.by_category["context"], 174.0 / 8.0, "{:?}", b.items);
+        assert!(b.items.iter().all(|i| !i.name.starts_with("state_b")));
         assert!(b.items.iter().any(|i| i.name == "qpc_rqb"));
         assert!(b
             .items
