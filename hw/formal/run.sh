@@ -82,7 +82,7 @@ build() {
     local tag="$1" top="$2" defs="$3" d dflags=""
     for d in $defs; do dflags+=" -D$d"; done
     "$YOSYS" -q -l "$OUT/$tag.yosys.log" -p "
-        read_verilog -formal -sv$dflags -Ihw/rtl/generated ${RTL[*]} ${HARNESS[*]}
+        read_verilog -formal -sv$dflags -Ihw/rtl -Ihw/rtl/generated ${RTL[*]} ${HARNESS[*]}
         prep -top $top
         flatten
         memory_nordff

@@ -25,7 +25,7 @@
 // back if it was a probe; a NAK naming it, or a timeout, fails it. An mp
 // QP's probe is an MP PROBE, which carries no data and takes no PSN: only
 // its MP PROBE REPLY brings the path back (handed over as an ACK with the
-// syndrome PROBE_REPLY_SYN), and the requester's timer fails it (C_PLOAD).
+// syndrome ACK_SYN_PROBE_REPLY), and the requester's timer fails it (C_PLOAD).
 // Retry counters: timeouts and sequence NAKs without progress spend
 // retry_cnt, RNR NAKs spend rnr_retry (7: unlimited); an ACK that moves una
 // restores both.
@@ -213,9 +213,7 @@ assign ack_queue_full = ackq_full;
 localparam [3:0] C_IDLE = 4'd0, C_EVAL = 4'd1, C_POP = 4'd2, C_ERR = 4'd3, C_CQE = 4'd4,
     C_SEQ = 4'd5, C_RNR = 4'd6, C_TMO = 4'd7, C_LOAD = 4'd8, C_TLOAD = 4'd9, C_PLOAD = 4'd10,
     C_PFAIL = 4'd11;
-// an MP PROBE REPLY, as the responder hands it over: AETH class 10, which
-// is reserved on the wire (the responder passes no received ACK with it)
-localparam [7:0] PROBE_REPLY_SYN = 8'h40;
+`include "ack_syndromes.vh"
 reg [3:0] c_state_reg = C_IDLE;
 reg [3:0] c_next_reg = C_IDLE;
 reg [QN_W-1:0] c_qpn_reg = {QN_W{1'b0}};
@@ -306,7 +304,7 @@ always @(posedge clk) begin
     bl_fresh_reg <= (blame_psn - ph_chg) < 24'h800000;
     // (an MP PROBE's PSN is the next data packet's: a loss named there is that packet's)
     bl_probe_reg <= timed_v && timed_probe && !timed_bare && timed_psn == blame_psn;
-    tm_reply_reg <= timed_bare && c_syn_reg == PROBE_REPLY_SYN && timed_psn == c_psn_reg;
+    tm_reply_reg <= timed_bare && c_syn_reg == ACK_SYN_PROBE_REPLY && timed_psn == c_psn_reg;
     tm_v_reg <= timed_v;
     tm_acked_reg <= !timed_bare && (timed_psn - una_now) < (c_psn_reg + 24'd1 - una_now);
     tm_before_reg <= !timed_bare && (timed_psn - c_una_reg) < (c_psn_reg - c_una_reg);
@@ -337,7 +335,7 @@ end
 // (every PSN before the named one arrived); named lost by a NAK. An MP
 // PROBE: answered by its reply, failed by the requester's timer (C_PFAIL)
 wire tm_same = timed_v && tm_v_reg;
-wire c_reply = c_syn_reg == PROBE_REPLY_SYN;
+wire c_reply = c_syn_reg == ACK_SYN_PROBE_REPLY;
 wire timed_ok = tm_same && ((c_state_reg == C_EVAL && (tm_reply_reg || (c_una_moves && tm_acked_reg)))
     || ((c_state_reg == C_SEQ || c_state_reg == C_RNR) && tm_before_reg));
 wire timed_fail = (timed_v && timed_bare && c_state_reg == C_PFAIL)

@@ -228,9 +228,7 @@ localparam [7:0]
 localparam [7:0] NAK_PSN = 8'h60, NAK_INV_REQ = 8'h61, NAK_REM_ACCESS = 8'h62, NAK_REM_OP = 8'h63,
     RNR_NAK = 8'h20;           // | the QP's min_rnr_timer
 localparam [7:0] ACK_SYNDROME = 8'h1F;     // ACK, credit count "invalid" (no end-to-end credits)
-// an MP PROBE REPLY in the ACK slot and to the completer: AETH class 10,
-// reserved on the wire, so no received ACK is passed on with it
-localparam [7:0] PROBE_REPLY_SYN = 8'h40;
+`include "ack_syndromes.vh"
 
 
 initial begin
@@ -982,8 +980,8 @@ assign m_cqe_valid = state_reg == ST_CQE || state_reg == ST_EARLY_CQE;
 assign m_rx_ack_valid = state_reg == ST_CHECK && op_ack && qp_ok;
 assign m_rx_ack_qpn = qpn;
 assign m_rx_ack_psn = psn_reg;
-assign m_rx_ack_syndrome = op_probe_reply ? PROBE_REPLY_SYN
-    : aeth_syn_reg == PROBE_REPLY_SYN ? 8'h41 : aeth_syn_reg;
+assign m_rx_ack_syndrome = op_probe_reply ? ACK_SYN_PROBE_REPLY
+    : aeth_syn_reg == ACK_SYN_PROBE_REPLY ? 8'h41 : aeth_syn_reg;
 assign m_rx_ack_msn = aeth_msn_reg;
 // (roce_rx lays an MP SELECTIVE NAK out as a RETH and ImmDt: the AETH, then
 // the bitmap; this requester never has PSNs beyond its window in flight)
@@ -1162,7 +1160,7 @@ always @(posedge clk) begin
                 // answered on its own path, if the ACK slot is free (a
                 // waiting ACK is not replaced: the requester probes again)
                 if (!ack_valid_reg || m_ack_ready) begin
-                    queue_ack(psn_reg, PROBE_REPLY_SYN, rd_msn);
+                    queue_ack(psn_reg, ACK_SYN_PROBE_REPLY, rd_msn);
                 end
                 state_reg <= ST_DROP;
             end else if (ctx_mp) begin

@@ -127,6 +127,7 @@ module rnic_port #(
 );
 
 `include "rnic_formats.vh"
+`include "ack_syndromes.vh"
 
 initial begin
     if (TXR_ADDR_W > RAM_ADDR_W || RXR_ADDR_W > RAM_ADDR_W) begin
@@ -289,7 +290,7 @@ wire [RAM_ADDR_W-1:0] ex_pkt_txr_addr = s_ex_pkt_payload_addr - TX_RAM_BASE;
 // from the responder, whichever opcode uses them
 wire [7:0] ack_opcode = !s_ack_mp ? 8'h11
     : s_ack_syndrome == 8'h60 ? MP_OPCODE_SELECTIVE_NAK
-    : s_ack_syndrome == 8'h40 ? MP_OPCODE_PROBE_REPLY : MP_OPCODE_ACK;
+    : s_ack_syndrome == ACK_SYN_PROBE_REPLY ? MP_OPCODE_PROBE_REPLY : MP_OPCODE_ACK;
 axis_arb_mux #(
     .PORTS(2),
     .WIDTH(48 + 32 + 16 + 8 + 1 + 1 + 24 + 24 + TXR_ADDR_W + 13)

@@ -468,8 +468,8 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
     (
         "cmp_probe_reply_any_psn",
         "completer.v",
-        "    tm_reply_reg <= timed_bare && c_syn_reg == PROBE_REPLY_SYN && timed_psn == c_psn_reg;",
-        "    tm_reply_reg <= timed_bare && c_syn_reg == PROBE_REPLY_SYN;",
+        "    tm_reply_reg <= timed_bare && c_syn_reg == ACK_SYN_PROBE_REPLY && timed_psn == c_psn_reg;",
+        "    tm_reply_reg <= timed_bare && c_syn_reg == ACK_SYN_PROBE_REPLY;",
     ),
     (
         "cmp_probe_lost_ignored",
@@ -593,6 +593,7 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
                 "path_health.v",
                 "path_active.v",
                 "generated/rnic_formats.vh",
+                "ack_syndromes.vh",
             ],
         ),
         Kind::PathPick => ("path_pick", &["path_pick.v", "path_active.v"]),
