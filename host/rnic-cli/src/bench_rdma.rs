@@ -356,6 +356,7 @@ pub(crate) fn pair(dev: &DeviceArgs, fabric: &str, idle_cycles: u64) -> Result<S
         root_complex: RootComplexConfig::bench(),
         pcap_window: 0,
         idle_cycles,
+        parallel: dev.sim_threads.into(),
     })
     .context("starting the simulated NIC pair")
 }

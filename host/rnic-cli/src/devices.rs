@@ -27,6 +27,31 @@ pub struct DeviceArgs {
     /// (`full` with 1,024 QPs); all but `full` at DATA_W 64.
     #[arg(long, default_value = "full")]
     pub sim_model: SimModel,
+    /// Step the two simulated NICs of a pair on a thread each: `auto` when
+    /// the machine has a core per NIC, `on`, or `off`. The results are the
+    /// same bit for bit (only the wall time changes); the environment
+    /// variable RNIC_SIM_THREADS (0, 1, auto) overrides it.
+    #[arg(long, default_value = "auto")]
+    pub sim_threads: SimThreads,
+}
+
+/// `--sim-threads`: whether a simulated world steps its NICs in parallel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SimThreads {
+    Off,
+    On,
+    Auto,
+}
+
+#[cfg(feature = "sim")]
+impl From<SimThreads> for rnic_sim::Parallel {
+    fn from(t: SimThreads) -> Self {
+        match t {
+            SimThreads::Off => Self::Off,
+            SimThreads::On => Self::On,
+            SimThreads::Auto => Self::Auto,
+        }
+    }
 }
 
 /// `--sim-model`: rnic_sim's knob sets, named without needing the simulator.

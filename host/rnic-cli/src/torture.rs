@@ -385,6 +385,7 @@ mod sim_runs {
             fabric: a.fabric.clone(),
             root_complex: RootComplexConfig::default(),
             pcap_window: if a.pcap.is_some() { a.pcap_window } else { 0 },
+            parallel: a.dev.sim_threads.into(),
             ..SimOpts::default()
         };
         let ev = Evidence {

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use rnic_device::Device;
-use rnic_sim::{ModelKnobs, RootComplexConfig, SimDevice, SimWorld, WorldConfig};
+use rnic_sim::{ModelKnobs, Parallel, RootComplexConfig, SimDevice, SimWorld, WorldConfig};
 
 use crate::torture::{self, Config, Failure, Hooks, Report, RunInfo};
 use crate::{Error, Result};
@@ -28,6 +28,8 @@ pub struct SimOpts {
     pub pcap_window: usize,
     /// Cycles one `Device::idle` advances (polling granularity).
     pub idle_cycles: u64,
+    /// Step the two NICs on a thread each ([`Parallel`]; same results).
+    pub parallel: Parallel,
 }
 
 impl Default for SimOpts {
@@ -40,6 +42,7 @@ impl Default for SimOpts {
             root_complex: RootComplexConfig::default(),
             pcap_window: 0,
             idle_cycles: 16,
+            parallel: Parallel::Off,
         }
     }
 }
@@ -57,6 +60,7 @@ pub fn pair(o: &SimOpts) -> Result<SimPair> {
             fabric: fabric(&o.fabric)?,
             pcap_window: o.pcap_window,
             idle_cycles: o.idle_cycles.max(1),
+            parallel: o.parallel,
             ..WorldConfig::default()
         },
         &o.fabric,

@@ -13,6 +13,7 @@
 //! client says where each DMA region lives) places mappings itself with
 //! [`Iommu::map_at`], with read and write permission of their own.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rnic_device::HostMemory;
@@ -35,6 +36,16 @@ pub trait DmaMemory: Send + Sync {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// True when this memory's bytes are reachable in this process only at
+    /// `as_ptr()..as_ptr() + len()` (no other mapping of the same pages,
+    /// no other process writing them), so that two values share bytes
+    /// exactly when their address ranges overlap. A world steps its NICs on
+    /// worker threads ([`crate::WorldConfig::parallel`]) only while every
+    /// memory each NIC can reach says so and no two NICs reach overlapping
+    /// ranges. Default: false (unknown: the world stays serial).
+    fn process_private(&self) -> bool {
+        false
+    }
 }
 
 impl DmaMemory for HostMemory {
@@ -43,6 +54,10 @@ impl DmaMemory for HostMemory {
     }
     fn len(&self) -> usize {
         HostMemory::len(self)
+    }
+    /// A heap block of this process.
+    fn process_private(&self) -> bool {
+        true
     }
 }
 
@@ -128,6 +143,13 @@ pub enum MapError {
     Range { bus: u64, len: u64 },
 }
 
+/// Source of [`Iommu::generation`] values, unique in the process.
+static GENERATIONS: AtomicU64 = AtomicU64::new(1);
+
+fn next_generation() -> u64 {
+    GENERATIONS.fetch_add(1, Ordering::Relaxed)
+}
+
 /// The IOMMU table.
 #[derive(Debug)]
 pub struct Iommu {
@@ -136,6 +158,7 @@ pub struct Iommu {
     next_high: u64,
     next_low: u64,
     last_hit: usize,
+    generation: u64,
 }
 
 impl Default for Iommu {
@@ -151,7 +174,15 @@ impl Iommu {
             next_high: HIGH_BASE,
             next_low: LOW_BASE,
             last_hit: 0,
+            generation: next_generation(),
         }
+    }
+
+    /// Changes whenever the table does (map, unmap, clear), to a value no
+    /// other table in the process has had: equal generations mean the same
+    /// table with the same mappings.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Register `mem` (read and write) and return its bus address.
@@ -224,6 +255,7 @@ impl Iommu {
             },
         );
         self.last_hit = 0;
+        self.generation = next_generation();
         Ok(())
     }
 
@@ -231,6 +263,7 @@ impl Iommu {
     pub fn unmap(&mut self, bus: u64) -> Option<Mapping> {
         let i = self.maps.iter().position(|m| m.bus == bus)?;
         self.last_hit = 0;
+        self.generation = next_generation();
         Some(self.maps.remove(i))
     }
 
@@ -265,6 +298,7 @@ impl Iommu {
         }
         self.maps = keep;
         self.last_hit = 0;
+        self.generation = next_generation();
         removed
     }
 
@@ -272,6 +306,7 @@ impl Iommu {
     pub fn clear(&mut self) {
         self.maps.clear();
         self.last_hit = 0;
+        self.generation = next_generation();
     }
 
     /// The mapping that holds every byte of `addr..addr+len` (`len` >= 1),

@@ -12,6 +12,9 @@
 //!   write queue with PCIe ordering, error and fault records.
 //! - [`Model`]: a clocked `rnic_core` ([`VerilatedModel`], or a stand-in).
 //!
+//! With [`WorldConfig::parallel`] (or `RNIC_SIM_THREADS=1`) a world steps
+//! its NICs on worker threads, one per NIC, with the serial world's results.
+//!
 //! One run = one seed: the root complexes' choices, the fabric's faults and
 //! the RTL's `--x-initial unique` register values all derive from the seed.
 
@@ -19,6 +22,7 @@ pub mod device;
 pub mod fabric;
 pub mod frame;
 pub mod host_memory;
+mod lockstep;
 pub mod mac;
 mod model_table;
 pub mod pcap;
@@ -48,7 +52,7 @@ pub use root_complex::{
 pub use spi_flash::{FlashOp, FlashOpKind, FlashStats, FlashTiming, SpiFlash, SpiFlashConfig};
 pub use stream_port::{StreamPort, StreamPortStats};
 pub use verilated::{ModelKnobs, VerilatedModel, MODEL_WIDTHS, RTL_AVAILABLE};
-pub use world::{SimWorld, World, WorldConfig};
+pub use world::{Parallel, SimWorld, World, WorldConfig};
 
 use std::path::PathBuf;
 

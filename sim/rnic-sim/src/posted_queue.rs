@@ -121,6 +121,14 @@ impl PostedQueue {
         self.pending == 0
     }
 
+    /// The memory every write not yet applied will land in.
+    pub(crate) fn memories(&self) -> impl Iterator<Item = &Arc<dyn DmaMemory>> {
+        self.entries.iter().filter_map(|e| match &e.kind {
+            PostedKind::Write(w) if !e.applied => w._owner.as_ref(),
+            _ => None,
+        })
+    }
+
     /// Sequence number the next entry will get (= entries ever pushed).
     pub fn next_seq(&self) -> u64 {
         self.next_seq

@@ -137,6 +137,13 @@ impl ReadCompleter {
         self.reqs.is_empty()
     }
 
+    /// The memory every request in flight will read from.
+    pub(crate) fn memories(&self) -> impl Iterator<Item = &Arc<dyn DmaMemory>> {
+        self.reqs
+            .iter()
+            .filter_map(|r| r.host.as_ref().map(|(_, m)| m))
+    }
+
     pub fn tag_busy(&self, tag: u8) -> bool {
         self.busy[usize::from(tag >> 6)] & (1 << (tag & 63)) != 0
     }

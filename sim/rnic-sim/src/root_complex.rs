@@ -557,6 +557,19 @@ impl RootComplex {
         &self.iommu
     }
 
+    /// Every host memory this root complex can touch before its IOMMU
+    /// table next changes: the mapped ones and those that DMA reads and
+    /// posted writes in flight keep alive (requests in flight were
+    /// translated while their memory was mapped, so a new one only appears
+    /// with a new mapping, which changes [`Iommu::generation`]).
+    pub(crate) fn for_each_memory(&self, mut f: impl FnMut(&Arc<dyn DmaMemory>)) {
+        for m in self.iommu.mappings() {
+            f(m.memory());
+        }
+        self.reads.memories().for_each(&mut f);
+        self.posted.memories().for_each(&mut f);
+    }
+
     /// Queue a posted 32-bit MMIO write to BAR0 at `offset`.
     pub fn mmio_write(&mut self, offset: u64, value: u32) {
         self.mmio_write_be(offset, value, 0xf);

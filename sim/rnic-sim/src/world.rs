@@ -8,16 +8,30 @@
 //! captured (pcap, window) and handed to the fabric. A frame never arrives
 //! in the cycle it was sent, so the order NICs are stepped in does not
 //! matter.
+//!
+//! With [`WorldConfig::parallel`] the NICs of step (2) run on worker threads
+//! (NIC 0 on the calling thread, NIC `i` on worker `i`, or on the calling
+//! thread when worker `i` has not started it by the time NIC 0 is done:
+//! `src/lockstep.rs`), in lock-step: (1)
+//! and (3), and everything else that touches the fabric, the capture or the
+//! external ports, stay on the calling thread between the parallel phases.
+//! NIC `i`'s cycle reads and writes only NIC `i`'s model, root complex, MAC
+//! and the host memory mapped into its root complex, so as long as no two
+//! NICs can reach the same memory (checked whenever a table changes; see
+//! [`Parallel`]) the result is the serial one, bit for bit.
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
 use rand::Rng;
 
 use crate::device::{SimConfig, SimDevice};
 use crate::fabric::{Fabric, FabricConfig, FabricStats, PathStats, Routing};
+use crate::host_memory::DmaMemory;
+use crate::lockstep::Lockstep;
 use crate::mac::{MacConfig, MacPort, MacStats};
 use crate::pcap::{CaptureFile, FrameRing, WireFrame};
 use crate::ports::{Model, PortsIn, PortsOut};
@@ -26,6 +40,85 @@ use crate::spi_flash::SpiFlash;
 use crate::stream_port::{StreamPort, StreamPortStats};
 use crate::verilated::{ModelKnobs, VerilatedModel};
 use crate::SimError;
+
+/// Whether a world steps its NICs on worker threads
+/// ([`WorldConfig::parallel`]).
+///
+/// With it on, a world of `n` NICs starts `n - 1` worker threads; in each
+/// cycle the calling thread steps NIC 0 while worker `i` steps NIC `i` (a
+/// worker that has not started its NIC by the time NIC 0 is done, e.g. for
+/// want of a CPU, has it stepped by the calling thread instead:
+/// [`World::worker_cycles_taken_back`]), and the fabric, the pcap capture,
+/// the external ports and all host calls stay on the calling thread,
+/// between cycles. The results are those of the serial world, bit for bit
+/// (same cycles, frames, fabric counters, pcap): a NIC's cycle reads and
+/// writes only its own model, root complex, MAC and host memory, and the
+/// Verilated models draw random values only when they are built (RTL that
+/// called `$random` at run time would draw from a per-thread generator).
+/// A cycle falls back to the serial path unless every NIC is a Verilated
+/// model without a configuration flash attached, and every host memory a
+/// NIC can reach (mapped, or kept alive by a DMA in flight) is
+/// [`DmaMemory::process_private`] (the simulator's own `HostMemory`) and
+/// reachable by that NIC alone: one `HostMemory` mapped into two NICs' root
+/// complexes, or memory of another party (a guest's RAM mapped with
+/// `map_at`), keeps the world serial. The memory check runs again whenever
+/// an IOMMU table changes, not every cycle.
+///
+/// Workers spin for a while between cycles (then yield, then park): worth it
+/// when the machine has a free core per NIC, harmful when many worlds share
+/// few cores (the test suite), hence off by default. The environment
+/// variable `RNIC_SIM_THREADS` overrides the configuration of every world:
+/// `0`/`off`, `1`/`on` or `auto`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Parallel {
+    /// Every NIC on the calling thread, one after the other.
+    #[default]
+    Off,
+    /// One thread per NIC whenever the world qualifies (see above).
+    On,
+    /// On when the machine has at least one hardware thread per NIC
+    /// (`std::thread::available_parallelism`), else off.
+    Auto,
+}
+
+impl Parallel {
+    /// The environment variable that overrides every world's setting.
+    pub const ENV: &'static str = "RNIC_SIM_THREADS";
+
+    /// The setting `RNIC_SIM_THREADS` asks for (None: not set).
+    pub fn from_env() -> Result<Option<Self>, SimError> {
+        match std::env::var(Self::ENV) {
+            Ok(v) => Self::parse(&v).map(Some),
+            Err(std::env::VarError::NotPresent) => Ok(None),
+            Err(e) => Err(SimError::Config(format!("{}: {e}", Self::ENV))),
+        }
+    }
+
+    /// `0`/`off`, `1`/`on`, `auto` (case-insensitive).
+    pub fn parse(s: &str) -> Result<Self, SimError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "0" | "off" => Ok(Self::Off),
+            "1" | "on" => Ok(Self::On),
+            "auto" => Ok(Self::Auto),
+            _ => Err(SimError::Config(format!(
+                "{}={s:?}: one of 0, 1, off, on, auto",
+                Self::ENV
+            ))),
+        }
+    }
+
+    /// Whether a world of `nics` NICs gets worker threads (the environment
+    /// variable first, then `self`).
+    pub fn enabled(self, nics: usize) -> Result<bool, SimError> {
+        let mode = Self::from_env()?.unwrap_or(self);
+        Ok(nics > 1
+            && match mode {
+                Self::Off => false,
+                Self::On => true,
+                Self::Auto => std::thread::available_parallelism().map_or(1, |n| n.get()) >= nics,
+            })
+    }
+}
 
 /// How a world is built.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,6 +159,11 @@ pub struct WorldConfig {
     pub bar_len: u64,
     /// Cycles one `Device::idle` call advances.
     pub idle_cycles: u64,
+    /// Step the NICs on worker threads, one per NIC (default: off; the
+    /// environment variable `RNIC_SIM_THREADS` overrides it). Same results
+    /// as the serial world; see [`Parallel`] for when a cycle falls back to
+    /// the serial path.
+    pub parallel: Parallel,
 }
 
 impl Default for WorldConfig {
@@ -88,6 +186,7 @@ impl Default for WorldConfig {
             reset_cycles: s.reset_cycles,
             bar_len: s.bar_len,
             idle_cycles: s.idle_cycles,
+            parallel: Parallel::Off,
         }
     }
 }
@@ -181,6 +280,8 @@ pub(crate) struct NicSlot {
     reconfig_left: u64,
     /// Cycles of reset left in a function-level reset.
     flr_left: u64,
+    /// The world's `reset_cycles` (at least 1), for reconfigurations.
+    reconfig_cycles: u64,
 }
 
 /// Two hooks driven in turn (the MAC and the flash).
@@ -200,6 +301,42 @@ impl<A: PortHook, B: PortHook> PortHook for Both<'_, A, B> {
 }
 
 impl NicSlot {
+    /// One clock cycle of this NIC: root complex, MAC (and flash), RTL,
+    /// and its reset counters. Touches nothing outside the slot but the
+    /// host memory mapped into its root complex (and never `info`): the
+    /// parallel world runs it on a worker thread.
+    #[inline]
+    fn step(&mut self) {
+        let n = self;
+        match (&mut n.model, &mut n.flash) {
+            (AnyModel::Verilated(m), None) => n.rc.cycle_with(&mut **m, &mut n.mac),
+            (AnyModel::Custom(m), None) => n.rc.cycle_with(&mut **m, &mut n.mac),
+            (AnyModel::Verilated(m), Some(f)) => {
+                n.rc.cycle_with(&mut **m, &mut Both(&mut n.mac, &mut **f))
+            }
+            (AnyModel::Custom(m), Some(f)) => {
+                n.rc.cycle_with(&mut **m, &mut Both(&mut n.mac, &mut **f))
+            }
+        }
+        if n.flash.is_some() {
+            n.reconfig_step(n.reconfig_cycles);
+        }
+        if n.flr_left > 0 {
+            n.flr_left -= 1;
+            if n.flr_left == 0 {
+                n.rc.set_reset(false);
+            }
+        }
+    }
+
+    /// Whether this NIC may run on a worker thread: a Verilated model (a
+    /// custom `Model` may share state with the test that made it) and no
+    /// flash (it writes files and is not needed at speed).
+    #[inline]
+    fn thread_movable(&self) -> bool {
+        matches!(self.model, AnyModel::Verilated(_)) && self.flash.is_none()
+    }
+
     /// The board's reconfiguration: on a request from the NIC, hold it in
     /// reset, then boot the slot the flash selects.
     #[inline(never)]
@@ -241,6 +378,18 @@ pub struct World {
     externals: Vec<Option<StreamPort>>,
     /// Frames for external ports that never had a peer.
     external_unconnected: Vec<u64>,
+    /// Worker threads, one per NIC but the first (`WorldConfig::parallel`).
+    pool: Option<Lockstep<NicSlot>>,
+    /// Each NIC's `Iommu::generation` when `mem_disjoint` was worked out.
+    mem_checked: Vec<u64>,
+    /// No two NICs can reach the same host memory, and all of it is
+    /// process-private (valid while `mem_checked` is current).
+    mem_disjoint: bool,
+    /// Cycles whose NICs ran on the worker threads.
+    parallel_cycles: u64,
+    /// NIC cycles of those that the calling thread ran for a worker that
+    /// had not started them in time.
+    nics_stolen: u64,
 }
 
 /// Cycles between two polls of the external ports' sockets.
@@ -295,36 +444,99 @@ impl World {
         if self.fabric.next_due() <= now {
             self.deliver(now);
         }
-        let mut events = false;
-        for n in &mut self.nics {
-            match (&mut n.model, &mut n.flash) {
-                (AnyModel::Verilated(m), None) => n.rc.cycle_with(&mut **m, &mut n.mac),
-                (AnyModel::Custom(m), None) => n.rc.cycle_with(&mut **m, &mut n.mac),
-                (AnyModel::Verilated(m), Some(f)) => {
-                    n.rc.cycle_with(&mut **m, &mut Both(&mut n.mac, &mut **f))
-                }
-                (AnyModel::Custom(m), Some(f)) => {
-                    n.rc.cycle_with(&mut **m, &mut Both(&mut n.mac, &mut **f))
-                }
+        if self.pool.is_some() && self.parallel_ok() {
+            if let Some(p) = self.pool.as_mut() {
+                self.nics_stolen += p.run(&mut self.nics) as u64;
             }
-            if n.flash.is_some() {
-                n.reconfig_step(self.cfg.reset_cycles.max(1));
+            self.parallel_cycles += 1;
+        } else {
+            for n in &mut self.nics {
+                n.step();
             }
-            if n.flr_left > 0 {
-                n.flr_left -= 1;
-                if n.flr_left == 0 {
-                    n.rc.set_reset(false);
-                }
-            }
-            events |= n.mac.events;
         }
-        if events {
+        if self.nics.iter().any(|n| n.mac.events) {
             self.collect();
         }
         if !self.externals.is_empty() && now % EXTERNAL_POLL == 0 {
             self.poll_externals(now);
         }
         self.cycle += 1;
+    }
+
+    /// Whether this cycle's NICs may run on the worker threads: all of
+    /// them movable ([`NicSlot::thread_movable`]) and their host memory
+    /// disjoint. The memory is looked at again only when an IOMMU table
+    /// changed since the last look.
+    #[inline]
+    fn parallel_ok(&mut self) -> bool {
+        let mut stale = false;
+        for (n, &g) in self.nics.iter().zip(&self.mem_checked) {
+            if !n.thread_movable() {
+                return false;
+            }
+            stale |= n.rc.iommu().generation() != g;
+        }
+        if stale {
+            self.check_memory();
+        }
+        self.mem_disjoint
+    }
+
+    /// Work out `mem_disjoint` from every memory each NIC can reach.
+    #[cold]
+    #[inline(never)]
+    fn check_memory(&mut self) {
+        let mut ranges: Vec<(usize, usize, usize)> = Vec::new();
+        let mut private = true;
+        for (i, n) in self.nics.iter().enumerate() {
+            n.rc.for_each_memory(|m: &Arc<dyn DmaMemory>| {
+                private &= m.process_private();
+                let start = m.as_ptr() as usize;
+                ranges.push((start, start + m.len().max(1), i));
+            });
+        }
+        ranges.sort_unstable();
+        // Ranges sorted by start: a range overlaps an earlier one iff it
+        // starts before the furthest end so far; remember whose that is.
+        let mut disjoint = true;
+        let mut reach: Option<(usize, usize)> = None; // (end, nic)
+        for &(start, end, nic) in &ranges {
+            if let Some((e, owner)) = reach {
+                if start < e && owner != nic {
+                    disjoint = false;
+                    break;
+                }
+                if end > e {
+                    reach = Some((end, nic));
+                }
+            } else {
+                reach = Some((end, nic));
+            }
+        }
+        self.mem_disjoint = private && disjoint;
+        for (g, n) in self.mem_checked.iter_mut().zip(&self.nics) {
+            *g = n.rc.iommu().generation();
+        }
+    }
+
+    /// Cycles whose NICs ran on worker threads ([`WorldConfig::parallel`]);
+    /// the others ran serially.
+    pub fn parallel_cycles(&self) -> u64 {
+        self.parallel_cycles
+    }
+
+    /// Of the NIC cycles that [`World::parallel_cycles`] handed to the
+    /// worker threads, those the calling thread ran itself because their
+    /// worker had not started them when it was done with NIC 0 (a worker
+    /// without a CPU: an oversubscribed machine).
+    pub fn worker_cycles_taken_back(&self) -> u64 {
+        self.nics_stolen
+    }
+
+    /// Whether the world has worker threads (parallel stepping enabled for
+    /// it); whether a cycle uses them is decided cycle by cycle.
+    pub fn has_workers(&self) -> bool {
+        self.pool.is_some()
     }
 
     /// Frames from the external peers enter the fabric (captured like the
@@ -435,7 +647,9 @@ impl World {
 }
 
 /// A world of simulated NICs; a cheap, cloneable handle (all clones and the
-/// [`SimDevice`]s taken from it share one world). Single-threaded.
+/// [`SimDevice`]s taken from it share one world). The handles are not
+/// `Send`: one thread drives the world (its NICs may still step on worker
+/// threads of their own, see [`Parallel`]).
 #[derive(Clone)]
 pub struct SimWorld {
     core: Rc<RefCell<World>>,
@@ -482,6 +696,8 @@ impl SimWorld {
             return Err(SimError::Config(format!("clock {} MHz", cfg.clock_mhz)));
         }
         cfg.fabric.validate()?;
+        // Stand-in models are never stepped on a worker: no threads for them.
+        let threads = custom.is_none() && cfg.parallel.enabled(n)?;
         let mut custom = custom.map(|v| v.into_iter());
         let mut nics = Vec::with_capacity(n);
         for i in 0..n {
@@ -513,6 +729,7 @@ impl SimWorld {
                 flash: None,
                 reconfig_left: 0,
                 flr_left: 0,
+                reconfig_cycles: cfg.reset_cycles.max(1),
             });
         }
         let routing = match (endpoints, cfg.loopback) {
@@ -533,6 +750,21 @@ impl SimWorld {
             None => None,
         };
         let cfg_ext = cfg.external_ports;
+        let pool = if threads {
+            // SAFETY: `NicSlot::step` touches only the slot's model, root
+            // complex, MAC and counters, never `info` (the `Rc` the slot
+            // shares with the `SimDevice` handles); the Verilated model may
+            // run on any thread as long as one thread at a time (the shim
+            // makes its context the thread's before every call); host
+            // memory is reached through raw pointers into `Send + Sync`
+            // memory, and `parallel_ok` keeps every NIC's memory its own.
+            // Slots with a flash or a custom model are never handed over
+            // (`thread_movable`). No threads to be had (spawn error): the
+            // world runs serially, as with `Parallel::Off` (same results).
+            unsafe { Lockstep::new(n - 1, NicSlot::step, "rnic-sim-nic") }.ok()
+        } else {
+            None
+        };
         let mut world = World {
             ring: FrameRing::new(cfg.pcap_window),
             cfg,
@@ -543,6 +775,11 @@ impl SimWorld {
             capture_error: None,
             externals: (0..cfg_ext).map(|_| None).collect(),
             external_unconnected: vec![0; cfg_ext],
+            pool,
+            mem_checked: vec![0; n],
+            mem_disjoint: false,
+            parallel_cycles: 0,
+            nics_stolen: 0,
         };
         for nic in &mut world.nics {
             nic.rc.set_reset(true);
@@ -590,6 +827,16 @@ impl SimWorld {
     /// Cycles run so far.
     pub fn now(&self) -> u64 {
         self.core.borrow().cycle
+    }
+
+    /// Cycles whose NICs ran on worker threads (see [`Parallel`]).
+    pub fn parallel_cycles(&self) -> u64 {
+        self.core.borrow().parallel_cycles
+    }
+
+    /// Whether the world has worker threads (see [`Parallel`]).
+    pub fn has_workers(&self) -> bool {
+        self.core.borrow().pool.is_some()
     }
 
     /// Advance every NIC `cycles` cycles.
