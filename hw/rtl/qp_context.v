@@ -209,8 +209,6 @@ localparam DMH_HELD_LSB = 0;
 localparam DMH_W = DMH_HELD_LSB + DMH_HELD_W;
 reg [47:0] mac_tbl [0:DMAC_N-1];
 reg [QN_W:0] mac_ref [0:DMAC_N-1];      // QPs holding each entry (0: free)
-reg [QN_W-1:0] a_qpn_reg = {QN_W{1'b0}};
-reg [QN_W-1:0] b_qpn_reg = {QN_W{1'b0}};
 
 reg err_reg = 1'b0;
 reg err_dmac_reg = 1'b0;
@@ -375,12 +373,6 @@ ram_sdp #(
 );
 assign old_held = dmh_sel[DMH_HELD_LSB];
 
-// the flops are read through the registered QP numbers, in step with the RAMs
-always @(posedge clk) begin
-    a_qpn_reg <= a_qpn;
-    b_qpn_reg <= b_qpn;
-end
-
 assign a_pmtu = a_rec[QPC_PMTU_LSB +: QPC_PMTU_W];
 assign a_dest_qpn = a_rec[QPC_DEST_LSB +: QPC_DEST_W];
 assign a_dmac = mac_tbl[a_rec[QPC_DMI_LSB +: QPC_DMI_W]];
@@ -427,15 +419,30 @@ reg pa_v_reg = 1'b0;
 reg [QN_W-1:0] pa_q_reg = {QN_W{1'b0}};
 reg pb_v_reg = 1'b0;
 reg [QN_W-1:0] pb_q_reg = {QN_W{1'b0}};
+wire pa_v_next = set_err_a && !(host_wr && sel == set_err_a_qpn);
+wire pb_v_next = set_err_b && !(host_wr && sel == set_err_b_qpn)
+    && !(set_err_a && set_err_a_qpn == set_err_b_qpn);
+// whether a pending move is of the QP a port reads (a_qpn, b_qpn: a
+// cycle ahead, as for the RAMs; sel), registered with it (the compares stay off the state's read path, which
+// many of the requester's and responder's decisions start from; sel is
+// the same in both cycles: above)
+reg pend_a_reg = 1'b0;
+reg pend_b_reg = 1'b0;
+reg pend_s_reg = 1'b0;
 always @(posedge clk) begin
-    pa_v_reg <= set_err_a && !(host_wr && sel == set_err_a_qpn);
+    pa_v_reg <= pa_v_next;
     pa_q_reg <= set_err_a_qpn;
-    pb_v_reg <= set_err_b && !(host_wr && sel == set_err_b_qpn)
-        && !(set_err_a && set_err_a_qpn == set_err_b_qpn);
+    pb_v_reg <= pb_v_next;
     pb_q_reg <= set_err_b_qpn;
+    pend_a_reg <= (pa_v_next && set_err_a_qpn == a_qpn) || (pb_v_next && set_err_b_qpn == a_qpn);
+    pend_b_reg <= (pa_v_next && set_err_a_qpn == b_qpn) || (pb_v_next && set_err_b_qpn == b_qpn);
+    pend_s_reg <= (pa_v_next && set_err_a_qpn == sel) || (pb_v_next && set_err_b_qpn == sel);
     if (rst) begin
         pa_v_reg <= 1'b0;
         pb_v_reg <= 1'b0;
+        pend_a_reg <= 1'b0;
+        pend_b_reg <= 1'b0;
+        pend_s_reg <= 1'b0;
     end
 end
 // a pending move writes unless the host writes its QP now
@@ -504,11 +511,9 @@ ram_sdp_copies #(
 function [2:0] state_of(input [HST_W-1:0] hst, input ea, input eb, input pend);
     state_of = (hst[HST_HV_LSB] ^ ea ^ eb) || pend ? QPS_ERR : hst[HST_STATE_LSB +: HST_STATE_W];
 endfunction
-wire [2:0] a_st = state_of(hst_a, ea_a, eb_a,
-    (pa_v_reg && pa_q_reg == a_qpn_reg) || (pb_v_reg && pb_q_reg == a_qpn_reg));
-wire [2:0] b_st = state_of(hst_b, ea_b, eb_b,
-    (pa_v_reg && pa_q_reg == b_qpn_reg) || (pb_v_reg && pb_q_reg == b_qpn_reg));
-assign cur = state_of(hst_s, ea_s, eb_s, (pa_v_reg && pa_q_reg == sel) || (pb_v_reg && pb_q_reg == sel));
+wire [2:0] a_st = state_of(hst_a, ea_a, eb_a, pend_a_reg);
+wire [2:0] b_st = state_of(hst_b, ea_b, eb_b, pend_b_reg);
+assign cur = state_of(hst_s, ea_s, eb_s, pend_s_reg);
 assign a_state = a_st;
 assign b_state = b_st;
 
