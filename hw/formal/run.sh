@@ -45,7 +45,7 @@ RTL=(hw/rtl/priority_encoder.v hw/rtl/arbiter.v hw/rtl/axis_register.v hw/rtl/ax
     hw/rtl/dma_rd_engine.v hw/rtl/dma_ram.v hw/rtl/rnic_dma.v hw/rtl/requester.v hw/rtl/completer.v hw/rtl/path_active.v hw/rtl/path_pick.v hw/rtl/path_health.v
     hw/rtl/cq_manager.v hw/rtl/onehot_decoder.v hw/rtl/queue_manager.v hw/rtl/slot_allocator.v hw/rtl/mp_window.v hw/rtl/rc_message.v hw/rtl/mp_deferred.v)
 HARNESS=(hw/formal/formal_responder.v hw/formal/formal_order.v hw/formal/formal_cqe_writer.v
-    hw/formal/formal_requester.v hw/formal/formal_queue_manager.v)
+    hw/formal/formal_requester.v hw/formal/formal_queue_manager.v hw/formal/formal_cq_manager.v)
 
 # name|top|defines|kind|depth|expect. For break jobs, expect names the
 # assertions (their trailing // tag in the source, alternatives a|b) one of
@@ -73,6 +73,8 @@ JOBS_ALL=(
     "req_early_send_cqe|formal_requester|FORMAL_BREAK_EARLY_SEND_CQE|break|21|f_send_acked"
     "qm|formal_queue_manager||prove|18"
     "qm_list_twice|formal_queue_manager|FORMAL_BREAK_LIST|break|18|f_list"
+    "cq|formal_cq_manager||prove|16"
+    "cq_disarm|formal_cq_manager|FORMAL_BREAK_CQ_DISARM|break|16|f_cq_view|f_cq_msi"
 )
 
 log() { echo "formal: $*"; }

@@ -1,16 +1,34 @@
-// Completion queues: each CQ's ring state in block RAM, the slot allocation
-// for the CQE writer, the consumer-index doorbell, arming, and MSI.
+// Completion queues: each CQ's ring state, enable, arming and MSI-pending
+// bits in block RAM, the slot allocation for the CQE writer, the
+// consumer-index doorbell, arming, and MSI.
 //
-// Records (one word per CQ, declared once below):
-//   CQP, the producer side (the ring's base and size, the producer index):
-//     written by a create command or an allocation; read whole by the
-//     allocation and in part (size, index) by the register view of the
-//     selected queue, so it is kept in two copies (ram_sdp_copies);
-//   CQC, the consumer index: written by a create command or the CQ
-//     doorbell, read by the allocation;
-//   MSIQ, the FIFO of CQs owed an MSI (one entry per CQ at most).
-// In flops, a bit per CQ: enabled, armed, MSI pending. The doorbells, the
-// notifications and the register view read them in the cycle they come.
+// Records (one word per CQ, declared once below), by writer:
+//   CQP, the ring (base, size, producer index) and the enable bit: written
+//     by a ring command or an allocation; read whole by the allocation, in
+//     part by the register view and (the enable bit) by the doorbells;
+//   CQC, the consumer index: written by a create or the CQ doorbell, read
+//     by the allocation;
+//   CQM, the MMIO side's half of the armed bit (a command disarms, an arm
+//     arms);
+//   NTF, the notifications' halves of the armed bit (a notification of an
+//     armed CQ disarms it) and of the MSI-pending bit (it queues an MSI);
+//   MSS, the MSI sender's half of the MSI-pending bit (a sent MSI clears);
+//   MSIQ, the FIFO of CQs owed an MSI (one entry per CQ at most), each
+//     entry with the pending half its push wrote.
+// A CQ is armed while CQM ^ NTF.ARMED is 1 and owes an MSI while
+// NTF.PEND ^ MSS is 1: a bit with several writers, each writing its own
+// half against the others as they stand (hw/README.md, "One-bit per-QP
+// state with more than one writer"). Flop vectors with a decoder per writer
+// and a mux per reader cost LUTs per CQ; this costs a few comparators.
+//
+// Every event acts a cycle after it comes, reading its CQ's records in
+// the cycle it comes (the registered RAM reads are addressed by the
+// event's CQ number): a ring command, a doorbell and an arm (one register
+// write per cycle, so never two in one cycle, as they came) and a
+// notification. A notification and an MMIO event of the same CQ in one
+// cycle act as if the MMIO event came first: the notification's push
+// looks at the bits as they stood, and its disarm is dropped when a
+// command disarms the CQ in that cycle (the halves would cancel).
 //
 // Allocation: the CQE writer holds alloc_valid and alloc_cqn until
 // alloc_done. The records are read at alloc_cqn, captured, then checked
@@ -21,15 +39,23 @@
 // misses a write of its own still on its way; a command during one aborts
 // it (its write would undo a create). A doorbell meanwhile may leave the
 // read's consumer index old: the ring looks fuller than it is, never less
-// full, and the writer asks again.
+// full, and the writer asks again. A destroy writes the record as zero.
 //
-// The register view (sel_pi, sel_phase) comes from a registered read, a
-// cycle after sel_qn (two after a write): MMIO reads come many cycles after
-// the selector's write.
+// The register view (sel_pi, sel_phase, sel_en, sel_armed) comes from
+// registered reads, a cycle after sel_qn (two after a write): MMIO reads
+// come many cycles after the selector's write.
 //
 // MSI: a notification of an armed CQ disarms it and, unless an MSI is
 // already pending for it, queues its number; the queue is sent in order,
 // vector = CQ number mod 32.
+//
+// Reset: block RAM has no reset, so a reset after the records were
+// written sweeps them (NUM_Q cycles, one CQ a cycle: disabled, disarmed,
+// no MSI owed). At power-up the RAMs hold their initial words and nothing
+// is swept. Events in the sweep are refused: a doorbell or an arm as of a
+// disabled CQ, a ring command with ERR_CQ_BUSY; a host may not access a
+// PCIe function for 100 ms after a reset, so none comes from a host that
+// keeps to the rules.
 
 `resetall
 `timescale 1ns / 1ps
@@ -80,10 +106,12 @@ module cq_manager #(
     output wire             msi_valid,
     input  wire             msi_ready,
 
-    // 1: a doorbell or arm of a disabled or missing CQ
+    // 1: a doorbell or arm of a disabled or missing CQ, or a ring command
+    // in the sweep after a reset
     output wire             err_valid,
     output wire [7:0]       err_code,
     output wire [15:0]      err_qn
+
 );
 
 // the ring entry formats: hw/formats/rnic_formats.rdl
@@ -91,6 +119,7 @@ module cq_manager #(
 
 localparam CQE_SIZE_LOG = $clog2(CQE_BYTES);
 localparam [7:0] ERR_DB_DISABLED = 8'd1;
+localparam [7:0] ERR_CQ_BUSY = 8'd13;
 localparam [15:0] NUM_Q16 = NUM_Q[15:0];
 
 initial begin
@@ -110,24 +139,113 @@ localparam CQP_LOG_LSB = 52;
 localparam CQP_LOG_W = 4;
 localparam CQP_PI_LSB = 56;
 localparam CQP_PI_W = 16;
-localparam CQP_W = 72;
-// what the register view reads: the size and the index
+localparam CQP_EN_LSB = 72;
+localparam CQP_EN_W = 1;
+localparam CQP_W = 73;
+// what the register view reads: the size, the index and the enable bit
 localparam VIEW_LSB = CQP_LOG_LSB;
-localparam VIEW_W = CQP_LOG_W + CQP_PI_W;
+localparam VIEW_W = CQP_LOG_W + CQP_PI_W + CQP_EN_W;
 
 localparam CQC_CI_LSB = 0;
 localparam CQC_CI_W = 16;
 localparam CQC_W = 16;
 
+localparam CQM_ARMED_LSB = 0;
+localparam CQM_ARMED_W = 1;
+localparam CQM_W = 1;
+
+localparam NTF_ARMED_LSB = 0;
+localparam NTF_ARMED_W = 1;
+localparam NTF_PEND_LSB = 1;
+localparam NTF_PEND_W = 1;
+localparam NTF_W = 2;
+
+localparam MSS_PEND_LSB = 0;
+localparam MSS_PEND_W = 1;
+localparam MSS_W = 1;
+
 localparam MSIQ_CQN_LSB = 0;
 localparam MSIQ_CQN_W = QN_W;
-localparam MSIQ_W = QN_W;
+localparam MSIQ_PEND_LSB = QN_W;
+localparam MSIQ_PEND_W = 1;
+localparam MSIQ_W = QN_W + 1;
 
-reg [NUM_Q-1:0] cq_en = {NUM_Q{1'b0}};
-reg [NUM_Q-1:0] cq_armed = {NUM_Q{1'b0}};
-reg [NUM_Q-1:0] msi_pending_reg = {NUM_Q{1'b0}};
+localparam integer LAST_Q_I = NUM_Q - 1;
+localparam [QN_W-1:0] LAST_Q = LAST_Q_I[QN_W-1:0];
 
-wire cmd_any = cmd_create || cmd_destroy;
+// ---------------------------------------------------------------- reset sweep
+// dirty: some record was written since power-up (or the last sweep)
+reg dirty_reg = 1'b0;
+reg sweep_reg = 1'b0;
+reg [QN_W-1:0] sweep_q_reg = {QN_W{1'b0}};
+
+// ---------------------------------------------------------------- the events
+// Each event is registered here and acts in the next cycle (stage "m" for
+// the MMIO events, "n" for the notification); its CQ's records are read
+// with the registers' address in the cycle it comes.
+reg m_create_reg = 1'b0;
+reg m_destroy_reg = 1'b0;
+reg m_db_reg = 1'b0;
+reg m_arm_reg = 1'b0;
+reg [15:0] m_qn16_reg = 16'd0;
+reg m_in_range_reg = 1'b0;
+reg [15:0] m_ci_reg = 16'd0;
+reg [51:0] m_base_reg = 52'd0;
+reg [3:0] m_log_reg = 4'd0;
+reg n_valid_reg = 1'b0;
+reg [QN_W-1:0] n_qn_reg = {QN_W{1'b0}};
+
+// (a doorbell's and an arm's CQ numbers are 16 bits; beyond NUM_Q is an error)
+wire [15:0] m_qn16_next = cmd_create || cmd_destroy ? {{(16-QN_W){1'b0}}, cmd_qn}
+    : db_valid ? db_cqn : arm_cqn;
+wire [QN_W-1:0] m_rd_qn = m_qn16_next[QN_W-1:0];
+wire [QN_W-1:0] m_qn = m_qn16_reg[QN_W-1:0];
+
+always @(posedge clk) begin
+    m_create_reg <= cmd_create;
+    m_destroy_reg <= cmd_destroy;
+    m_db_reg <= db_valid;
+    m_arm_reg <= arm_valid;
+    m_qn16_reg <= m_qn16_next;
+    m_in_range_reg <= m_qn16_next < NUM_Q16;
+    m_ci_reg <= db_ci;
+    m_base_reg <= cmd_base;
+    m_log_reg <= cmd_log;
+    n_valid_reg <= notify;
+    n_qn_reg <= notify_cqn;
+    if (rst) begin
+        m_create_reg <= 1'b0;
+        m_destroy_reg <= 1'b0;
+        m_db_reg <= 1'b0;
+        m_arm_reg <= 1'b0;
+        n_valid_reg <= 1'b0;
+    end
+end
+
+wire m_cmd = (m_create_reg || m_destroy_reg) && !sweep_reg;
+wire m_cmd_refused = (m_create_reg || m_destroy_reg) && sweep_reg;
+
+// the records at the events' CQs (read with the events) and at sel_qn
+wire m_en;                 // CQP.EN at the MMIO event's CQ
+wire m_ntf_armed;          // NTF.ARMED there
+wire n_cqm_armed;          // the notification's CQ: CQM.ARMED,
+wire n_ntf_armed;          // NTF.ARMED,
+wire n_ntf_pend;           // NTF.PEND,
+wire n_mss_pend;           // MSS.PEND
+wire [VIEW_W-1:0] cqp_view;
+wire v_cqm_armed, v_ntf_armed;
+
+// an MMIO event of an enabled CQ in range (never in the sweep: the
+// records read as they are being cleared)
+wire m_live = m_in_range_reg && m_en && !sweep_reg;
+wire db_ok = m_db_reg && m_live;
+wire arm_ok = m_arm_reg && m_live;
+
+// The notification: its CQ was armed, and owes an MSI, as the bits stood
+// before this cycle's events.
+wire n_armed = n_cqm_armed ^ n_ntf_armed;
+wire n_pend = n_ntf_pend ^ n_mss_pend;
+wire notify_armed = n_valid_reg && n_armed && !sweep_reg;
 
 // ---------------------------------------------------------------- allocation
 localparam [1:0] A_IDLE = 2'd0, A_READ = 2'd1, A_CHECK = 2'd2;
@@ -144,10 +262,9 @@ reg phase_reg = 1'b0;
 
 // (not while the answer to the last request is out: the writer still holds
 // its valid in that cycle)
-wire a_start = alloc_valid && a_state_reg == A_IDLE && !done_reg;
+wire a_start = alloc_valid && a_state_reg == A_IDLE && !done_reg && !sweep_reg;
 
 wire [CQP_W-1:0] cqp_alloc;
-wire [VIEW_W-1:0] cqp_view;
 wire [CQC_W-1:0] cqc_alloc;
 
 wire [51:0] a_base = a_rec_reg[CQP_BASE_LSB +: CQP_BASE_W];
@@ -155,23 +272,27 @@ wire [3:0] a_log = a_rec_reg[CQP_LOG_LSB +: CQP_LOG_W];
 wire [15:0] a_pi = a_rec_reg[CQP_PI_LSB +: CQP_PI_W];
 wire [15:0] a_size = 16'd1 << a_log;
 wire a_full = a_pi - a_ci_reg[CQC_CI_LSB +: CQC_CI_W] == a_size;
-wire a_en = cq_en[a_qn_reg];
-wire a_live = a_state_reg == A_CHECK && !a_abort_reg && !cmd_any;
+wire a_en = a_rec_reg[CQP_EN_LSB];
+wire a_live = a_state_reg == A_CHECK && !a_abort_reg && !m_cmd && !sweep_reg;
 wire a_commit = a_live && a_en && !a_full;
 
-// the CQP write: a create (pi 0), else an allocation's commit (pi + 1)
+// the CQP write: the sweep (zero), a create (enabled, pi 0), a destroy
+// (zero), else an allocation's commit (pi + 1)
 reg cqp_we;
 reg [QN_W-1:0] cqp_wa;
 reg [CQP_W-1:0] cqp_wd;
 always @* begin
-    cqp_we = cmd_create || a_commit;
-    cqp_wa = cmd_create ? cmd_qn : a_qn_reg;
+    cqp_we = sweep_reg || m_cmd || a_commit;
+    cqp_wa = sweep_reg ? sweep_q_reg : m_cmd ? m_qn : a_qn_reg;
     cqp_wd = a_rec_reg;
     cqp_wd[CQP_PI_LSB +: CQP_PI_W] = a_pi + 16'd1;
-    if (cmd_create) begin
-        cqp_wd[CQP_BASE_LSB +: CQP_BASE_W] = cmd_base;
-        cqp_wd[CQP_LOG_LSB +: CQP_LOG_W] = cmd_log;
-        cqp_wd[CQP_PI_LSB +: CQP_PI_W] = 16'd0;
+    if (sweep_reg || m_cmd) begin
+        cqp_wd = {CQP_W{1'b0}};
+    end
+    if (m_create_reg && !sweep_reg) begin
+        cqp_wd[CQP_BASE_LSB +: CQP_BASE_W] = m_base_reg;
+        cqp_wd[CQP_LOG_LSB +: CQP_LOG_W] = m_log_reg;
+        cqp_wd[CQP_EN_LSB] = 1'b1;
     end
 end
 
@@ -179,27 +300,25 @@ ram_sdp_copies #(
     .DATA_W(CQP_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_Q),
-    .N_RD(2),
-    .RD_LSB({32'd0 + VIEW_LSB, 32'd0}),
-    .RD_W({32'd0 + VIEW_W, 32'd0 + CQP_W})
+    .N_RD(3),
+    .RD_LSB({32'd0 + CQP_EN_LSB, 32'd0 + VIEW_LSB, 32'd0}),
+    .RD_W({32'd0 + CQP_EN_W, 32'd0 + VIEW_W, 32'd0 + CQP_W})
 ) cqp_inst (
     .clk(clk),
     .wr_en(cqp_we),
     .wr_addr(cqp_wa),
     .wr_data(cqp_wd),
-    .rd_addr({sel_qn, alloc_cqn}),
-    .rd_data({cqp_view, cqp_alloc})
+    .rd_addr({m_rd_qn, sel_qn, alloc_cqn}),
+    .rd_data({m_en, cqp_view, cqp_alloc})
 );
 
-// the CQC write: a create (ci 0), else a checked doorbell (the two are
-// writes of different registers, never in one cycle)
-wire db_ok = db_valid && db_cqn < NUM_Q16 && cq_en[db_cqn[QN_W-1:0]];
-wire cqc_we = cmd_create || db_ok;
-wire [QN_W-1:0] cqc_wa = cmd_create ? cmd_qn : db_cqn[QN_W-1:0];
+// the CQC write: a create (ci 0), else a checked doorbell (never both:
+// one MMIO event a cycle)
+wire cqc_we = (m_create_reg && m_cmd) || db_ok;
 reg [CQC_W-1:0] cqc_wd;
 always @* begin
     cqc_wd = {CQC_W{1'b0}};
-    cqc_wd[CQC_CI_LSB +: CQC_CI_W] = cmd_create ? 16'd0 : db_ci;
+    cqc_wd[CQC_CI_LSB +: CQC_CI_W] = db_ok ? m_ci_reg : 16'd0;
 end
 
 ram_sdp #(
@@ -209,7 +328,7 @@ ram_sdp #(
 ) cqc_inst (
     .clk(clk),
     .wr_en(cqc_we),
-    .wr_addr(cqc_wa),
+    .wr_addr(m_qn),
     .wr_data(cqc_wd),
     .rd_addr(alloc_cqn),
     .rd_data(cqc_alloc)
@@ -221,14 +340,14 @@ always @(posedge clk) begin
         A_IDLE: begin
             if (a_start) begin
                 a_qn_reg <= alloc_cqn;
-                a_abort_reg <= cmd_any;
+                a_abort_reg <= m_cmd;
                 a_state_reg <= A_READ;
             end
         end
         A_READ: begin
             a_rec_reg <= cqp_alloc;
             a_ci_reg <= cqc_alloc;
-            a_abort_reg <= a_abort_reg || cmd_any;
+            a_abort_reg <= a_abort_reg || m_cmd;
             a_state_reg <= A_CHECK;
         end
         A_CHECK: begin
@@ -255,8 +374,35 @@ assign alloc_phase = phase_reg;
 
 assign sel_pi = cqp_view[CQP_PI_LSB - VIEW_LSB +: CQP_PI_W];
 assign sel_phase = !sel_pi[cqp_view[CQP_LOG_LSB - VIEW_LSB +: CQP_LOG_W]];
-assign sel_en = cq_en[sel_qn];
-assign sel_armed = cq_armed[sel_qn];
+assign sel_en = cqp_view[CQP_EN_LSB - VIEW_LSB];
+assign sel_armed = v_cqm_armed ^ v_ntf_armed;
+
+// ---------------------------------------------------------------- arming
+// CQM: a command disarms (its half made equal to NTF's), an arm of an
+// enabled CQ arms (made unequal)
+wire cqm_we = sweep_reg || m_cmd || arm_ok;
+wire [QN_W-1:0] cqm_wa = sweep_reg ? sweep_q_reg : m_qn;
+reg [CQM_W-1:0] cqm_wd;
+always @* begin
+    cqm_wd = {CQM_W{1'b0}};
+    cqm_wd[CQM_ARMED_LSB] = !sweep_reg && (m_ntf_armed ^ arm_ok);
+end
+
+ram_sdp_copies #(
+    .DATA_W(CQM_W),
+    .ADDR_W(QN_W),
+    .DEPTH(NUM_Q),
+    .N_RD(2),
+    .RD_LSB({32'd0 + CQM_ARMED_LSB, 32'd0 + CQM_ARMED_LSB}),
+    .RD_W({32'd0 + CQM_ARMED_W, 32'd0 + CQM_ARMED_W})
+) cqm_inst (
+    .clk(clk),
+    .wr_en(cqm_we),
+    .wr_addr(cqm_wa),
+    .wr_data(cqm_wd),
+    .rd_addr({sel_qn, notify_cqn}),
+    .rd_data({v_cqm_armed, n_cqm_armed})
+);
 
 // ---------------------------------------------------------------- MSI
 reg [QN_W-1:0] mq_head_reg = {QN_W{1'b0}};
@@ -267,21 +413,81 @@ reg msi_valid_reg = 1'b0;
 
 wire [MSIQ_W-1:0] msiq_head;
 wire [QN_W-1:0] mq_cqn = msiq_head[MSIQ_CQN_LSB +: MSIQ_CQN_W];
+wire mq_pend = msiq_head[MSIQ_PEND_LSB];
 // a pop waits a cycle after the last (msi_valid_reg): the head's word is
 // read a cycle after head moves
 wire mq_pop = !msi_valid_reg && mq_count_reg != 0;
-wire notify_armed = notify && cq_armed[notify_cqn];
-// The popped CQ's pending bit is cleared a cycle after the pop, from a
-// register (the FIFO's word comes from block RAM, too slow to decode into
-// NUM_Q flops); meanwhile its bit still reads set, so the push looks at
-// the pop of this cycle and of the cycle before.
+// The popped CQ's MSS half is written a cycle after the pop, from a
+// register (the FIFO's word comes from block RAM); meanwhile the CQ still
+// reads as owing an MSI, so the push looks at the pop of this cycle and of
+// the cycle before. The MSS half is set to the NTF half the entry's push
+// wrote (no push of that CQ since: it owed an MSI).
 reg pclr_valid_reg = 1'b0;
 reg [QN_W-1:0] pclr_cqn_reg = {QN_W{1'b0}};
-wire mq_push = notify_armed && (!msi_pending_reg[notify_cqn] || (mq_pop && mq_cqn == notify_cqn)
-    || (pclr_valid_reg && pclr_cqn_reg == notify_cqn));
-wire [MSIQ_W-1:0] msiq_wd = notify_cqn;
-localparam integer LAST_Q_I = NUM_Q - 1;
-localparam [QN_W-1:0] LAST_Q = LAST_Q_I[QN_W-1:0];
+reg pclr_pend_reg = 1'b0;
+wire pclr_same = pclr_valid_reg && pclr_cqn_reg == n_qn_reg;
+wire mq_push = notify_armed && (!n_pend || (mq_pop && mq_cqn == n_qn_reg) || pclr_same);
+// a push makes the CQ owe an MSI against MSS as it stands after this cycle
+wire push_pend = !(pclr_same ? pclr_pend_reg : n_mss_pend);
+// a command disarming the CQ in this cycle makes the notification's disarm
+// a second one: the halves would cancel
+`ifdef FORMAL_BREAK_CQ_DISARM
+// (formal's cq_disarm job: the disarm is not dropped, the halves cancel)
+wire cmd_same = 1'b0;
+`else
+wire cmd_same = m_cmd && m_qn == n_qn_reg;
+`endif
+
+reg [NTF_W-1:0] ntf_wd;
+always @* begin
+    ntf_wd = {NTF_W{1'b0}};
+    if (!sweep_reg) begin
+        ntf_wd[NTF_ARMED_LSB] = n_ntf_armed ^ !cmd_same;
+        ntf_wd[NTF_PEND_LSB +: NTF_PEND_W] = mq_push ? push_pend : n_ntf_pend;
+    end
+end
+
+ram_sdp_copies #(
+    .DATA_W(NTF_W),
+    .ADDR_W(QN_W),
+    .DEPTH(NUM_Q),
+    .N_RD(3),
+    .RD_LSB({32'd0 + NTF_ARMED_LSB, 32'd0 + NTF_ARMED_LSB, 32'd0}),
+    .RD_W({32'd0 + NTF_ARMED_W, 32'd0 + NTF_ARMED_W, 32'd0 + NTF_W})
+) ntf_inst (
+    .clk(clk),
+    .wr_en(sweep_reg || notify_armed),
+    .wr_addr(sweep_reg ? sweep_q_reg : n_qn_reg),
+    .wr_data(ntf_wd),
+    .rd_addr({m_rd_qn, sel_qn, notify_cqn}),
+    .rd_data({m_ntf_armed, v_ntf_armed, n_ntf_pend, n_ntf_armed})
+);
+
+reg [MSS_W-1:0] mss_wd;
+always @* begin
+    mss_wd = {MSS_W{1'b0}};
+    mss_wd[MSS_PEND_LSB +: MSS_PEND_W] = !sweep_reg && pclr_pend_reg;
+end
+
+ram_sdp #(
+    .DATA_W(MSS_W),
+    .ADDR_W(QN_W),
+    .DEPTH(NUM_Q)
+) mss_inst (
+    .clk(clk),
+    .wr_en(sweep_reg || pclr_valid_reg),
+    .wr_addr(sweep_reg ? sweep_q_reg : pclr_cqn_reg),
+    .wr_data(mss_wd),
+    .rd_addr(notify_cqn),
+    .rd_data(n_mss_pend)
+);
+
+reg [MSIQ_W-1:0] msiq_wd;
+always @* begin
+    msiq_wd = {MSIQ_W{1'b0}};
+    msiq_wd[MSIQ_CQN_LSB +: MSIQ_CQN_W] = n_qn_reg;
+    msiq_wd[MSIQ_PEND_LSB +: MSIQ_PEND_W] = push_pend;
+end
 
 ram_sdp #(
     .DATA_W(MSIQ_W),
@@ -305,51 +511,21 @@ always @* begin
 end
 
 reg err_valid_reg = 1'b0;
+reg [7:0] err_code_reg = ERR_DB_DISABLED;
 reg [15:0] err_qn_reg = 16'd0;
 
-// the bits' writes, each at one CQ number, decoded once
-// (onehot_decoder: a write `vec[cqn] <= ...` costs a compare per bit)
-wire arm_ok = arm_valid && arm_cqn < NUM_Q16 && cq_en[arm_cqn[QN_W-1:0]];
-wire [NUM_Q-1:0] cmd_oh, arm_oh, ntf_oh, pclr_oh;
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_Q)) cmd_dec (
-    .en(cmd_any), .in(cmd_qn), .out(cmd_oh));
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_Q)) arm_dec (
-    .en(arm_ok), .in(arm_cqn[QN_W-1:0]), .out(arm_oh));
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_Q)) ntf_dec (
-    .en(notify_armed), .in(notify_cqn), .out(ntf_oh));
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_Q)) pclr_dec (
-    .en(pclr_valid_reg), .in(pclr_cqn_reg), .out(pclr_oh));
-// a create enables, a destroy disables; either disarms, then an arm
-// arms, then a notification disarms (a push is a notification's)
-wire [NUM_Q-1:0] cq_en_next = (cq_en & ~cmd_oh) | (cmd_create ? cmd_oh : {NUM_Q{1'b0}});
-wire [NUM_Q-1:0] cq_armed_next = ((cq_armed & ~cmd_oh) | arm_oh) & ~ntf_oh;
-wire [NUM_Q-1:0] msi_pending_next = (msi_pending_reg & ~pclr_oh)
-    | (mq_push ? ntf_oh : {NUM_Q{1'b0}});
-
 always @(posedge clk) begin
-    err_valid_reg <= 1'b0;
-
-    cq_en <= cq_en_next;
-    cq_armed <= cq_armed_next;
-    msi_pending_reg <= msi_pending_next;
-
-    if (db_valid && !db_ok) begin
-        err_valid_reg <= 1'b1;
-        err_qn_reg <= db_cqn;
-    end
-    if (arm_valid) begin
-        if (!arm_ok) begin
-            err_valid_reg <= 1'b1;
-            err_qn_reg <= arm_cqn;
-        end
-    end
+    err_valid_reg <= (m_db_reg && !db_ok) || (m_arm_reg && !arm_ok) || m_cmd_refused;
+    err_code_reg <= m_cmd_refused ? ERR_CQ_BUSY : ERR_DB_DISABLED;
+    err_qn_reg <= m_qn16_reg;
 
     if (msi_valid_reg && msi_ready) begin
         msi_valid_reg <= 1'b0;
     end
     // (not when the popped CQ is pushed again in the cycle of its pop)
-    pclr_valid_reg <= mq_pop && !(notify_armed && mq_cqn == notify_cqn);
+    pclr_valid_reg <= mq_pop && !(notify_armed && mq_cqn == n_qn_reg);
     pclr_cqn_reg <= mq_cqn;
+    pclr_pend_reg <= mq_pend;
     if (mq_pop) begin
         msi_valid_reg <= 1'b1;
         msi_vector_reg <= mq_cqn_ext[4:0];
@@ -360,16 +536,27 @@ always @(posedge clk) begin
     end
     mq_count_reg <= mq_count_reg + {{QN_W{1'b0}}, mq_push} - {{QN_W{1'b0}}, mq_pop};
 
+    // the sweep: after a reset that follows a write of the records
+    if (m_cmd || notify_armed) begin
+        dirty_reg <= 1'b1;
+    end
+    if (sweep_reg) begin
+        sweep_q_reg <= sweep_q_reg + 1'b1;
+        if (sweep_q_reg == LAST_Q) begin
+            sweep_reg <= 1'b0;
+        end
+    end
+
     if (rst) begin
-        cq_en <= {NUM_Q{1'b0}};
-        cq_armed <= {NUM_Q{1'b0}};
-        msi_pending_reg <= {NUM_Q{1'b0}};
         mq_head_reg <= {QN_W{1'b0}};
         mq_tail_reg <= {QN_W{1'b0}};
         mq_count_reg <= {(QN_W+1){1'b0}};
         msi_valid_reg <= 1'b0;
         pclr_valid_reg <= 1'b0;
         err_valid_reg <= 1'b0;
+        sweep_reg <= dirty_reg || sweep_reg || m_cmd || notify_armed;
+        sweep_q_reg <= {QN_W{1'b0}};
+        dirty_reg <= 1'b0;
     end
 end
 
@@ -377,7 +564,7 @@ assign msi_vector = msi_vector_reg;
 assign msi_valid = msi_valid_reg;
 
 assign err_valid = err_valid_reg;
-assign err_code = ERR_DB_DISABLED;
+assign err_code = err_code_reg;
 assign err_qn = err_qn_reg;
 
 endmodule

@@ -76,6 +76,7 @@ pub fn error_name(code: u8) -> &'static str {
         10 => "memory-region command refused (bad key, range or slot)",
         11 => "QP command refused (bad QP number, state, MTU, ring or CQ)",
         12 => "QP command refused: the destination-MAC table is full (16 distinct MACs in use)",
+        13 => "completion-queue command refused: the CQs are being cleared after a reset",
         _ => "unknown",
     }
 }
