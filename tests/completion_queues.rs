@@ -1,6 +1,8 @@
 //! Completion queues under pressure: a full CQ holds the NIC's completions
 //! back until the host polls (none lost, none overwritten, in order), and
-//! MSI fires once per arm on each of many CQs; at DATA_W 64 and 256.
+//! MSI fires once per arm on each of many CQs; at DATA_W 64 and 256. A
+//! function-level reset clears every CQ (their bits are in block RAM, which
+//! has no reset: the NIC sweeps them and holds MMIO meanwhile).
 
 use rnic_device::Device;
 use rnic_driver::{CopyWr, Cqe, WcStatus, CQE_SIZE};
@@ -150,5 +152,90 @@ fn msi_once_per_arm_on_many_cqs() {
         let mut want = after_one;
         want[5] += 1;
         assert_eq!(msis(), want, "DATA_W {w}");
+    }
+}
+
+/// The enable and armed bits the NIC reports for CQ `cqn`.
+fn cq_bits(nic: &rnic_driver::Nic<rnic_sim::SimDevice>, cqn: u16) -> (bool, bool) {
+    let io = nic.io();
+    let q = io.csr().queue();
+    q.q_sel().try_write(|r| r.set_qn(cqn)).unwrap();
+    let st = q.q_cq_state().try_read().unwrap();
+    (st.cq_en(), st.cq_armed())
+}
+
+#[test]
+fn a_reset_clears_the_cqs_and_holds_mmio_meanwhile() {
+    use rnic_sim::{ModelKnobs, SimConfig, SimDevice};
+    // 16 CQs (the sweep is shorter than the host's first request after
+    // the reset) and 1,024 (it is longer: MMIO must wait)
+    for knobs in [ModelKnobs::Full, ModelKnobs::ManyQps] {
+        let dev = SimDevice::new(SimConfig {
+            knobs,
+            seed: 33,
+            ..SimConfig::default()
+        })
+        .unwrap_or_else(|e| panic!("simulator: {e}"));
+        let msis = || dev.with_root_complex(|rc| *rc.msi_counts());
+        // one copy on a new CQ and SQ, armed: its MSI; the CQ armed again
+        let copy_with_msi = |nic: &rnic_driver::Nic<SimDevice>| {
+            let mut cq = nic.create_cq(8).unwrap();
+            let mut sq = nic.create_sq(8, &mut cq).unwrap();
+            let buf = nic.device().alloc_dma(256).unwrap();
+            nic.arm_cq(&cq).unwrap();
+            let before = msis();
+            let wr = CopyWr {
+                wr_id: 1,
+                src: buf.bus_addr(),
+                dst: buf.bus_addr() + 128,
+                length: 64,
+            };
+            nic.post_copy(&mut sq, &wr).unwrap();
+            nic.ring_sq(&sq).unwrap();
+            let mut out = Vec::new();
+            assert_eq!(
+                nic.poll_cq_blocking(&mut cq, 1, 100_000, &mut out).unwrap(),
+                1
+            );
+            nic.device().run(2_000);
+            let after = msis();
+            let v = usize::from(cq.cqn()) % after.len();
+            assert_eq!(
+                after[v],
+                before[v] + 1,
+                "{knobs:?}: one MSI for the armed CQ"
+            );
+            nic.arm_cq(&cq).unwrap();
+            assert_eq!(
+                cq_bits(nic, cq.cqn()),
+                (true, true),
+                "{knobs:?}: enabled and armed"
+            );
+            cq.cqn()
+        };
+        let nic = rnic_driver::Nic::open(dev.clone()).unwrap();
+        let cqn = copy_with_msi(&nic);
+
+        let world = dev.world();
+        world.with_world(|w| w.reset_nic(dev.index()));
+        while world.with_world(|w| w.in_reset(dev.index())) {
+            dev.run(1);
+        }
+        let released = world.now();
+        // A fresh driver at once: its requests wait out the sweep.
+        let nic = rnic_driver::Nic::open(dev.clone()).unwrap();
+        assert_eq!(
+            cq_bits(&nic, cqn),
+            (false, false),
+            "{knobs:?}: CQ {cqn} still enabled or armed after the reset"
+        );
+        let cqn2 = copy_with_msi(&nic);
+        assert_eq!(cqn2, cqn, "{knobs:?}: a fresh driver takes the same CQ");
+        let errors = nic.error_status().unwrap();
+        assert_eq!(
+            errors.count, 0,
+            "{knobs:?}: errors after the reset: {errors:?}"
+        );
+        eprintln!("{knobs:?}: reset released at cycle {released}; the fresh driver's CQ works");
     }
 }

@@ -128,7 +128,8 @@ cq_manager #(
     .msi_ready(msi_ready),
     .err_valid(err_valid),
     .err_code(err_code),
-    .err_qn(err_qn)
+    .err_qn(err_qn),
+    .busy()
 );
 
 // ---------------------------------------------------------------- the model

@@ -151,7 +151,8 @@ queue_manager #(
     .err_valid(),
     .err_code(),
     .err_qn(),
-    .busy()
+    .busy(),
+    .sweep()
 );
 
 `endif

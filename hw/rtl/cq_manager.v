@@ -54,8 +54,8 @@
 // no MSI owed). At power-up the RAMs hold their initial words and nothing
 // is swept. Events in the sweep are refused: a doorbell or an arm as of a
 // disabled CQ, a ring command with ERR_CQ_BUSY; a host may not access a
-// PCIe function for 100 ms after a reset, so none comes from a host that
-// keeps to the rules.
+// PCIe function for 100 ms after a reset, and the register block holds
+// MMIO requests while `busy` (a simulated host may come sooner).
 
 `resetall
 `timescale 1ns / 1ps
@@ -110,8 +110,11 @@ module cq_manager #(
     // in the sweep after a reset
     output wire             err_valid,
     output wire [7:0]       err_code,
-    output wire [15:0]      err_qn
+    output wire [15:0]      err_qn,
 
+    // the sweep after a reset is clearing the records (the register block
+    // holds MMIO requests meanwhile)
+    output wire             busy
 );
 
 // the ring entry formats: hw/formats/rnic_formats.rdl
@@ -566,6 +569,7 @@ assign msi_valid = msi_valid_reg;
 assign err_valid = err_valid_reg;
 assign err_code = err_code_reg;
 assign err_qn = err_qn_reg;
+assign busy = sweep_reg;
 
 endmodule
 

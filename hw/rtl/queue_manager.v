@@ -90,7 +90,10 @@ module queue_manager #(
     output wire [15:0]      err_qn,
     // a register write's effects (its record write, its error) are still
     // on their way: a register read waits, so it sees them
-    output wire             busy
+    output wire             busy,
+    // the completion queues' sweep after a reset (cq_manager): the register
+    // block holds every MMIO request until it is done
+    output wire             sweep
 );
 
 // the ring entry formats: hw/formats/rnic_formats.rdl
@@ -229,7 +232,8 @@ cq_manager #(
     .msi_ready(msi_ready),
     .err_valid(cqm_err_valid),
     .err_code(cqm_err_code),
-    .err_qn(cqm_err_qn)
+    .err_qn(cqm_err_qn),
+    .busy(sweep)
 );
 
 assign sel_cq_pi = sel_ok ? cqm_sel_pi : 16'd0;

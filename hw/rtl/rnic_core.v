@@ -605,6 +605,7 @@ wire qp_reg_err_dmac;
 wire mr_reg_err;
 wire qm_err_valid;
 wire qm_busy;
+wire qm_sweep;
 wire [7:0] qm_err_code;
 wire [15:0] qm_err_qn;
 wire ex_err_valid;
@@ -738,6 +739,7 @@ rnic_transport #(
     .mr_reg_err(mr_reg_err),
     .qm_err_valid(qm_err_valid),
     .qm_busy(qm_busy),
+    .qm_sweep(qm_sweep),
     .qm_err_code(qm_err_code),
     .qm_err_qn(qm_err_qn),
     .ex_err_valid(ex_err_valid),
@@ -1001,6 +1003,7 @@ rnic_control #(
     .ex_err_qn(ex_err_qn),
     .qm_err_valid(qm_err_valid),
     .qm_busy(qm_busy),
+    .qm_sweep(qm_sweep),
     .qm_err_code(qm_err_code),
     .qm_err_qn(qm_err_qn),
     .cw_err(cw_err),

@@ -154,6 +154,7 @@ module rnic_transport #(
     output wire                              mr_reg_err,
     output wire                              qm_err_valid,
     output wire                              qm_busy,
+    output wire                              qm_sweep,
     output wire [7:0]                        qm_err_code,
     output wire [15:0]                       qm_err_qn,
     output wire                              ex_err_valid,
@@ -564,7 +565,8 @@ queue_manager #(
     .err_valid(qm_err_valid),
     .err_code(qm_err_code),
     .err_qn(qm_err_qn),
-    .busy(qm_busy)
+    .busy(qm_busy),
+    .sweep(qm_sweep)
 );
 
 // ---------------------------------------------------------------- executor (requester)
