@@ -187,9 +187,6 @@ initial begin
     end
 end
 
-// the QP states: a bit vector per bit of the state (QPS_RESET is 0), each
-// write decoded once (onehot_decoder), not a 3-bit array with three write
-// ports that Yosys builds as a compare per QP and port
 // HST: the host's state and its half of the error bit (above)
 localparam HST_STATE_W = 3;
 localparam HST_HV_W = 1;
