@@ -222,12 +222,39 @@ fn a_reset_clears_the_cqs_and_holds_mmio_meanwhile() {
             dev.run(1);
         }
         let released = world.now();
-        // A fresh driver at once: its requests wait out the sweep.
+        // At once, before any read (a driver's first request is a read,
+        // which waits out the sweep anyway): the writes of a create of
+        // another CQ. They must wait too, not be refused in the sweep.
+        let other = cqn + 1;
+        let ring = dev.alloc_dma(8 * rnic_driver::CQE_SIZE).unwrap();
+        {
+            let io = nic.io();
+            let q = io.csr().queue();
+            q.q_sel().try_write(|r| r.set_qn(other)).unwrap();
+            q.q_base_lo()
+                .try_write(|r| r.set_addr(ring.bus_addr() as u32))
+                .unwrap();
+            q.q_base_hi()
+                .try_write(|r| r.set_addr((ring.bus_addr() >> 32) as u32))
+                .unwrap();
+            q.q_size().try_write(|r| r.set_entries(8)).unwrap();
+            q.q_cqn().try_write(|r| r.set_cqn(0)).unwrap();
+            q.q_cmd()
+                .try_write(|r| r.set_op(rnic_driver::QueueCmd::EnableCq as u8))
+                .unwrap();
+        }
+        // A fresh driver: the CQ used before the reset is cleared.
         let nic = rnic_driver::Nic::open(dev.clone()).unwrap();
         assert_eq!(
             cq_bits(&nic, cqn),
             (false, false),
             "{knobs:?}: CQ {cqn} still enabled or armed after the reset"
+        );
+        assert_eq!(
+            cq_bits(&nic, other),
+            (true, false),
+            "{knobs:?}: the create written at once after the reset was lost: {:?}",
+            nic.error_status().unwrap()
         );
         let cqn2 = copy_with_msi(&nic);
         assert_eq!(cqn2, cqn, "{knobs:?}: a fresh driver takes the same CQ");
