@@ -1,8 +1,8 @@
 //! Completion queues under pressure: a full CQ holds the NIC's completions
 //! back until the host polls (none lost, none overwritten, in order), and
 //! MSI fires once per arm on each of many CQs; at DATA_W 64 and 256. A
-//! function-level reset clears every CQ (their bits are in block RAM, which
-//! has no reset: the NIC sweeps them and holds MMIO meanwhile).
+//! function-level reset clears every CQ and SQ (their state is in block
+//! RAM, which has no reset: the NIC sweeps it and holds MMIO meanwhile).
 
 use rnic_device::Device;
 use rnic_driver::{CopyWr, Cqe, WcStatus, CQE_SIZE};
@@ -155,6 +155,14 @@ fn msi_once_per_arm_on_many_cqs() {
     }
 }
 
+/// Whether the NIC reports send queue `qn` enabled.
+fn sq_enabled(nic: &rnic_driver::Nic<rnic_sim::SimDevice>, qn: u16) -> bool {
+    let io = nic.io();
+    let q = io.csr().queue();
+    q.q_sel().try_write(|r| r.set_qn(qn)).unwrap();
+    q.q_cq_state().try_read().unwrap().sq_en()
+}
+
 /// The enable and armed bits the NIC reports for CQ `cqn`.
 fn cq_bits(nic: &rnic_driver::Nic<rnic_sim::SimDevice>, cqn: u16) -> (bool, bool) {
     let io = nic.io();
@@ -165,7 +173,7 @@ fn cq_bits(nic: &rnic_driver::Nic<rnic_sim::SimDevice>, cqn: u16) -> (bool, bool
 }
 
 #[test]
-fn a_reset_clears_the_cqs_and_holds_mmio_meanwhile() {
+fn a_reset_clears_the_queues_and_holds_mmio_meanwhile() {
     use rnic_sim::{ModelKnobs, SimConfig, SimDevice};
     // 16 CQs (the sweep is shorter than the host's first request after
     // the reset) and 1,024 (it is longer: MMIO must wait)
@@ -243,8 +251,12 @@ fn a_reset_clears_the_cqs_and_holds_mmio_meanwhile() {
                 .try_write(|r| r.set_op(rnic_driver::QueueCmd::EnableCq as u8))
                 .unwrap();
         }
-        // A fresh driver: the CQ used before the reset is cleared.
+        // A fresh driver: the CQ and SQ used before the reset are cleared.
         let nic = rnic_driver::Nic::open(dev.clone()).unwrap();
+        assert!(
+            !sq_enabled(&nic, 0),
+            "{knobs:?}: SQ 0 still enabled after the reset"
+        );
         assert_eq!(
             cq_bits(&nic, cqn),
             (false, false),

@@ -91,7 +91,7 @@ module queue_manager #(
     // a register write's effects (its record write, its error) are still
     // on their way: a register read waits, so it sees them
     output wire             busy,
-    // the completion queues' sweep after a reset (cq_manager): the register
+    // the send and completion queues' sweep after a reset: the register
     // block holds every MMIO request until it is done
     output wire             sweep
 );
@@ -125,8 +125,12 @@ end
 //
 // Every send queue's state is a record in block RAM, read a cycle ahead by
 // queue number and written by one read-modify-write pipeline (below), so
-// the logic does not grow with the number of queues; only a live bit per
-// queue stays in flops, because a block RAM has no reset.
+// the logic does not grow with the number of queues. A block RAM has no
+// reset: a reset after a record was written sweeps them to zero (disabled,
+// unscheduled), one queue a cycle, while the register block holds MMIO
+// (`sweep`, with the completion queues'); at power-up they hold their
+// initial zeros and nothing is swept. Nothing else writes them then: the
+// executor holds no WQE after a reset and the list is empty.
 //
 // SQC: what the ring command (cmd 1) alone writes: the ring's base (rings
 // are 4 KiB aligned: the low 12 bits are zero) and the send queue's CQ.
@@ -194,6 +198,7 @@ wire cq_destroy = reg_q_cmd_valid && sel_ok && reg_q_cmd == 4'd4;
 wire [15:0] cqm_sel_pi;
 wire cqm_sel_en, cqm_sel_armed, cqm_sel_phase;
 wire cqm_err_valid;
+wire cq_sweep;
 wire [7:0] cqm_err_code;
 wire [15:0] cqm_err_qn;
 
@@ -233,7 +238,7 @@ cq_manager #(
     .err_valid(cqm_err_valid),
     .err_code(cqm_err_code),
     .err_qn(cqm_err_qn),
-    .busy(sweep)
+    .busy(cq_sweep)
 );
 
 assign sel_cq_pi = sel_ok ? cqm_sel_pi : 16'd0;
@@ -293,14 +298,17 @@ localparam [2:0]
     OP_TAKE = 3'd5,
     OP_PICK = 3'd6;
 
-// a queue's record reads as all zero (disabled, unscheduled) until the
-// pipeline first writes it after a reset
-reg [NUM_Q-1:0] sq_live_reg = {NUM_Q{1'b0}};
+// the sweep after a reset (dirty: the pipeline wrote since power-up or
+// the last sweep)
+reg sq_dirty_reg = 1'b0;
+reg sq_sweep_reg = 1'b0;
+reg [QN_W-1:0] sq_sweep_q_reg = {QN_W{1'b0}};
+localparam integer SQ_LAST_I = NUM_Q - 1;
+localparam [QN_W-1:0] SQ_LAST = SQ_LAST_I[QN_W-1:0];
 
 reg [2:0] s1_op_reg = OP_NONE;
 reg [QN_W-1:0] s1_qn_reg = {QN_W{1'b0}};
 reg [15:0] s1_arg_reg = 16'd0;     // a doorbell's pi, a ring's size log
-reg s1_live_reg = 1'b0;
 
 // the list (SQF), its head read a cycle ahead; the parked queue
 reg [QN_W:0] sqf_head_reg = {(QN_W+1){1'b0}};
@@ -323,7 +331,7 @@ wire sqc_we = reg_q_cmd_valid && sel_ok && reg_q_cmd == 4'd1 && size_ok && reg_b
     && reg_q_cqn < NUM_Q16;
 wire op_destroy = reg_q_cmd_valid && sel_ok && reg_q_cmd == 4'd2;
 wire op_db = reg_sq_db_valid && reg_sq_db_qn < NUM_Q16;
-assign sq_done_ready = !host_busy;
+assign sq_done_ready = !host_busy && !sq_sweep_reg;
 assign m_sq_valid = out_valid_reg && !sq_hold[out_qn_reg] && !host_busy && !sq_done;
 wire sq_take = m_sq_valid && m_sq_ready;
 wire [SQF_W-1:0] sqf_rd;
@@ -347,7 +355,7 @@ always @* begin
     end else if (op_db) begin
         op_next = OP_DB;
         op_qn_next = reg_sq_db_qn[QN_W-1:0];
-    end else if (sq_done && !host_busy) begin
+    end else if (sq_done && sq_done_ready) begin
         // (a refused register write also holds the done: sq_done_ready)
         op_next = OP_DONE;
         op_qn_next = sq_done_qn;
@@ -361,9 +369,9 @@ end
 wire sqf_pop = op_next == OP_PICK && !park_valid_reg;
 wire [QN_W:0] sqf_head_next = sqf_head_reg + {{QN_W{1'b0}}, sqf_pop};
 
-// S1: the record as read (all zero before its first write)
+// S1: the record as read
 wire [SQS_W-1:0] sqs_rd;
-wire [SQS_W-1:0] rec = s1_live_reg ? sqs_rd : {SQS_W{1'b0}};
+wire [SQS_W-1:0] rec = sqs_rd;
 wire [3:0] r_log = rec[SQS_LOG_LSB +: SQS_LOG_W];
 wire r_en = r_log != 4'd0;
 wire [15:0] r_pi = rec[SQS_PI_LSB +: SQS_PI_W];
@@ -381,8 +389,7 @@ wire [15:0] db_used = s1_arg_reg - r_ci;
 wire db_ok = r_en && db_used <= db_size && db_used >= r_pi - r_ci;
 
 // Every operation writes the record back (unchanged where it changes
-// nothing), so the write enable and the live bits do not wait for the
-// record's checks.
+// nothing), so the write enable does not wait for the record's checks.
 wire sqs_we = s1_op_reg != OP_NONE;
 reg [SQS_W-1:0] sqs_wd;
 reg sqf_push;
@@ -436,6 +443,9 @@ always @* begin
         default: begin
         end
     endcase
+    if (sq_sweep_reg) begin
+        sqs_wd = {SQS_W{1'b0}};
+    end
 end
 
 // the records: SQS (port 0 the pipeline's, port 1 the host's view: log,
@@ -450,8 +460,8 @@ ram_sdp_copies #(
     .RD_W({32'd0 + SQS_CI_LSB + SQS_CI_W, 32'd0 + SQS_W})
 ) sqs_inst (
     .clk(clk),
-    .wr_en(sqs_we),
-    .wr_addr(s1_qn_reg),
+    .wr_en(sqs_we || sq_sweep_reg),
+    .wr_addr(sq_sweep_reg ? sq_sweep_q_reg : s1_qn_reg),
     .wr_data(sqs_wd),
     .rd_addr({sel, op_qn_next}),
     .rd_data({sqs_sel, sqs_rd})
@@ -498,10 +508,9 @@ ram_sdp #(
 
 // the host's view, a cycle behind reg_q_sel (as the CQs' and the
 // responder's): a register read comes many cycles after the select
-reg sel_live_reg = 1'b0;
-assign sel_sq_pi = sel_ok && sel_live_reg ? sqs_sel[SQS_PI_LSB +: SQS_PI_W] : 16'd0;
-assign sel_sq_ci = sel_ok && sel_live_reg ? sqs_sel[SQS_CI_LSB +: SQS_CI_W] : 16'd0;
-assign sel_sq_en = sel_ok && sel_live_reg && sqs_sel[SQS_LOG_LSB +: SQS_LOG_W] != 4'd0;
+assign sel_sq_pi = sel_ok ? sqs_sel[SQS_PI_LSB +: SQS_PI_W] : 16'd0;
+assign sel_sq_ci = sel_ok ? sqs_sel[SQS_CI_LSB +: SQS_CI_W] : 16'd0;
+assign sel_sq_en = sel_ok && sqs_sel[SQS_LOG_LSB +: SQS_LOG_W] != 4'd0;
 
 wire [15:0] r_mask = (16'd1 << r_log) - 16'd1;
 reg [15:0] s1_qn16;
@@ -514,11 +523,14 @@ always @(posedge clk) begin
     s1_op_reg <= op_next;
     s1_qn_reg <= op_qn_next;
     s1_arg_reg <= op_arg_next;
-    // (the live bit as the RAM reads: a write in this cycle included)
-    s1_live_reg <= sq_live_reg[op_qn_next] || (sqs_we && s1_qn_reg == op_qn_next);
-    sel_live_reg <= sq_live_reg[sel] || (sqs_we && s1_qn_reg == sel);
     if (sqs_we) begin
-        sq_live_reg[s1_qn_reg] <= 1'b1;
+        sq_dirty_reg <= 1'b1;
+    end
+    if (sq_sweep_reg) begin
+        sq_sweep_q_reg <= sq_sweep_q_reg + 1'b1;
+        if (sq_sweep_q_reg == SQ_LAST) begin
+            sq_sweep_reg <= 1'b0;
+        end
     end
 
     sqf_head_reg <= sqf_head_next;
@@ -550,7 +562,9 @@ always @(posedge clk) begin
     end
 
     if (rst) begin
-        sq_live_reg <= {NUM_Q{1'b0}};
+        sq_sweep_reg <= sq_dirty_reg || sq_sweep_reg || sqs_we;
+        sq_sweep_q_reg <= {QN_W{1'b0}};
+        sq_dirty_reg <= 1'b0;
         s1_op_reg <= OP_NONE;
         sqf_head_reg <= {(QN_W+1){1'b0}};
         sqf_tail_reg <= {(QN_W+1){1'b0}};
@@ -631,6 +645,7 @@ always @(posedge clk) begin
 end
 
 assign err_valid = err_valid_reg;
+assign sweep = cq_sweep || sq_sweep_reg;
 // (the error reaches the status register a cycle after err_valid)
 assign busy = s1_op_reg == OP_CREATE || s1_op_reg == OP_DESTROY || s1_op_reg == OP_DB
     || e1_valid_reg || err_valid_reg;
@@ -643,7 +658,7 @@ assign err_qn = err_qn_reg;
 // FORMAL; Verilator and synthesis never see this). The pipeline and the
 // list, against shadows kept from the write ports:
 //   f_rmw    an operation reads its queue's record as last written (the
-//            transparent read and the live bits are the forwarding);
+//            transparent read is the forwarding);
 //   f_list   the list never holds more than NUM_Q entries, and a queue is
 //            in it (or parked, or being picked) exactly when its record
 //            says scheduled, never twice;
