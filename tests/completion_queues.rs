@@ -1,8 +1,9 @@
 //! Completion queues under pressure: a full CQ holds the NIC's completions
 //! back until the host polls (none lost, none overwritten, in order), and
 //! MSI fires once per arm on each of many CQs; at DATA_W 64 and 256. A
-//! function-level reset clears every CQ and SQ (their state is in block
-//! RAM, which has no reset: the NIC sweeps it and holds MMIO meanwhile).
+//! function-level reset clears every CQ, SQ and QP state (they are in
+//! block RAM, which has no reset: the NIC sweeps them and holds MMIO
+//! meanwhile).
 
 use rnic_device::Device;
 use rnic_driver::{CopyWr, Cqe, WcStatus, CQE_SIZE};
@@ -155,6 +156,14 @@ fn msi_once_per_arm_on_many_cqs() {
     }
 }
 
+/// The state the NIC reports for QP `qpn` (ibv_qp_state numbering).
+fn qp_state(nic: &rnic_driver::Nic<rnic_sim::SimDevice>, qpn: u16) -> u8 {
+    let io = nic.io();
+    let qp = io.csr().qp();
+    qp.qp_sel().try_write(|r| r.set_qpn(qpn)).unwrap();
+    qp.qp_status().try_read().unwrap().state()
+}
+
 /// Whether the NIC reports send queue `qn` enabled.
 fn sq_enabled(nic: &rnic_driver::Nic<rnic_sim::SimDevice>, qn: u16) -> bool {
     let io = nic.io();
@@ -223,6 +232,20 @@ fn a_reset_clears_the_queues_and_holds_mmio_meanwhile() {
         };
         let nic = rnic_driver::Nic::open(dev.clone()).unwrap();
         let cqn = copy_with_msi(&nic);
+        // and QP 0 moved to INIT (a state-only command)
+        {
+            let io = nic.io();
+            let qp = io.csr().qp();
+            qp.qp_sel().try_write(|r| r.set_qpn(0)).unwrap();
+            qp.qp_attr()
+                .try_write(|r| {
+                    r.set_state(1);
+                    r.set_pmtu(1);
+                })
+                .unwrap();
+            qp.qp_cmd().try_write(|r| r.set_op(2)).unwrap();
+        }
+        assert_eq!(qp_state(&nic, 0), 1, "{knobs:?}: QP 0 in INIT");
 
         let world = dev.world();
         world.with_world(|w| w.reset_nic(dev.index()));
@@ -256,6 +279,11 @@ fn a_reset_clears_the_queues_and_holds_mmio_meanwhile() {
         assert!(
             !sq_enabled(&nic, 0),
             "{knobs:?}: SQ 0 still enabled after the reset"
+        );
+        assert_eq!(
+            qp_state(&nic, 0),
+            0,
+            "{knobs:?}: QP 0 not in RESET after the reset"
         );
         assert_eq!(
             cq_bits(&nic, cqn),

@@ -47,6 +47,13 @@
 //
 // Kept in flops: the MAC table (the shared entries and their reference
 // counts).
+//
+// Reset: block RAM has none, so a reset after the host or the transport
+// wrote a state sweeps HST, EA, EB and DMH to zero (RESET, no MAC entry
+// held), one QP a cycle, and empties the MAC table; the register block
+// holds MMIO meanwhile (`sweep`) and error moves are dropped (the
+// transport is out of reset with nothing in flight). At power-up nothing
+// is swept. The loaded records (QPC) are not: a QP leaves RESET by a load.
 
 `resetall
 `timescale 1ns / 1ps
@@ -132,7 +139,11 @@ module qp_context #(
     output wire [3:0]       b_rq_log,
     output wire [4:0]       b_min_rnr_timer,
     output wire             b_mp,
-    output wire [2:0]       b_mp_wshift
+    output wire [2:0]       b_mp_wshift,
+
+    // the sweep after a reset is clearing the states (the register block
+    // holds MMIO meanwhile)
+    output wire             sweep
 );
 
 localparam [2:0] QPS_RESET = 3'd0, QPS_INIT = 3'd1, QPS_RTR = 3'd2, QPS_RTS = 3'd3, QPS_ERR = 3'd6;
@@ -224,6 +235,7 @@ integer i;
 // as that variable's initial value, and two initial loops of different
 // lengths over one variable conflict
 integer m;
+integer mr;
 initial begin
     for (m = 0; m < DMAC_N; m = m + 1) begin
         mac_tbl[m] = 48'd0;
@@ -362,8 +374,8 @@ ram_sdp #(
     .DEPTH(NUM_QP)
 ) dmh_inst (
     .clk(clk),
-    .wr_en(dmh_we),
-    .wr_addr(sel),
+    .wr_en(dmh_we || q_sweep_reg),
+    .wr_addr(q_sweep_reg ? q_sweep_q_reg : sel),
     .wr_data(dmh_wd),
     .rd_addr(sel),
     .rd_data(dmh_sel)
@@ -397,13 +409,21 @@ assign b_mp_wshift = b_rec[QPC_WSHIFT_LSB +: QPC_WSHIFT_W];
 // the MAC-held bit: set by a load that takes an entry, cleared by a move
 // to RESET that gives one back
 wire host_wr = reg_cmd_valid && cmd_ok;
+
+// the sweep (dirty: a state was written since power-up or the last sweep)
+reg q_dirty_reg = 1'b0;
+reg q_sweep_reg = 1'b0;
+reg [QN_W-1:0] q_sweep_q_reg = {QN_W{1'b0}};
+localparam integer Q_LAST_I = NUM_QP - 1;
+localparam [QN_W-1:0] Q_LAST = Q_LAST_I[QN_W-1:0];
+assign sweep = q_sweep_reg;
 wire dmh_set = host_wr && mac_load;
 wire dmh_clr = host_wr && !mac_load && reg_state == QPS_RESET && old_held;
 assign dmh_we = dmh_set || dmh_clr;
 reg [DMH_W-1:0] dmh_wd_c;
 always @* begin
     dmh_wd_c = {DMH_W{1'b0}};
-    dmh_wd_c[DMH_HELD_LSB] = dmh_set;
+    dmh_wd_c[DMH_HELD_LSB] = dmh_set && !q_sweep_reg;
 end
 assign dmh_wd = dmh_wd_c;
 
@@ -416,8 +436,8 @@ reg pa_v_reg = 1'b0;
 reg [QN_W-1:0] pa_q_reg = {QN_W{1'b0}};
 reg pb_v_reg = 1'b0;
 reg [QN_W-1:0] pb_q_reg = {QN_W{1'b0}};
-wire pa_v_next = set_err_a && !(host_wr && sel == set_err_a_qpn);
-wire pb_v_next = set_err_b && !(host_wr && sel == set_err_b_qpn)
+wire pa_v_next = set_err_a && !(host_wr && sel == set_err_a_qpn) && !q_sweep_reg;
+wire pb_v_next = set_err_b && !(host_wr && sel == set_err_b_qpn) && !q_sweep_reg
     && !(set_err_a && set_err_a_qpn == set_err_b_qpn);
 // whether a pending move is of the QP a port reads (a_qpn, b_qpn: a
 // cycle ahead, as for the RAMs; sel), registered with it (the compares stay off the state's read path, which
@@ -452,13 +472,15 @@ wire ea_a, ea_b, ea_s, eb_a, eb_b, eb_s;
 // (an error move sets its bit so that the XOR reads 1)
 wire [EA_W-1:0] ea_wd;
 wire [EB_W-1:0] eb_wd;
-assign ea_wd[EA_V_LSB] = !(hv_pa ^ eb_pa);
-assign eb_wd[EB_V_LSB] = !(hv_pb ^ ea_pb);
+assign ea_wd[EA_V_LSB] = !(hv_pa ^ eb_pa) && !q_sweep_reg;
+assign eb_wd[EB_V_LSB] = !(hv_pb ^ ea_pb) && !q_sweep_reg;
 reg [HST_W-1:0] hst_wd;
 always @* begin
     hst_wd = {HST_W{1'b0}};
-    hst_wd[HST_STATE_LSB +: HST_STATE_W] = reg_state;
-    hst_wd[HST_HV_LSB] = ea_s ^ eb_s;
+    if (!q_sweep_reg) begin
+        hst_wd[HST_STATE_LSB +: HST_STATE_W] = reg_state;
+        hst_wd[HST_HV_LSB] = ea_s ^ eb_s;
+    end
 end
 // (ports in the order a, b, sel, pending a, pending b)
 ram_sdp_copies #(
@@ -470,8 +492,8 @@ ram_sdp_copies #(
     .RD_W({32'd0 + HST_HV_W, 32'd0 + HST_HV_W, 32'd0 + HST_W, 32'd0 + HST_W, 32'd0 + HST_W})
 ) hst_inst (
     .clk(clk),
-    .wr_en(host_wr),
-    .wr_addr(sel),
+    .wr_en(host_wr || q_sweep_reg),
+    .wr_addr(q_sweep_reg ? q_sweep_q_reg : sel),
     .wr_data(hst_wd),
     .rd_addr({set_err_b_qpn, set_err_a_qpn, sel, b_qpn, a_qpn}),
     .rd_data({hv_pb, hv_pa, hst_s, hst_b, hst_a})
@@ -484,8 +506,8 @@ ram_sdp_copies #(
     .N_RD(4)
 ) ea_inst (
     .clk(clk),
-    .wr_en(pa_we),
-    .wr_addr(pa_q_reg),
+    .wr_en(pa_we || q_sweep_reg),
+    .wr_addr(q_sweep_reg ? q_sweep_q_reg : pa_q_reg),
     .wr_data(ea_wd),
     .rd_addr({set_err_b_qpn, sel, b_qpn, a_qpn}),
     .rd_data({ea_pb, ea_s, ea_b, ea_a})
@@ -498,8 +520,8 @@ ram_sdp_copies #(
     .N_RD(4)
 ) eb_inst (
     .clk(clk),
-    .wr_en(pb_we),
-    .wr_addr(pb_q_reg),
+    .wr_en(pb_we || q_sweep_reg),
+    .wr_addr(q_sweep_reg ? q_sweep_q_reg : pb_q_reg),
     .wr_data(eb_wd),
     .rd_addr({set_err_a_qpn, sel, b_qpn, a_qpn}),
     .rd_data({eb_pa, eb_s, eb_b, eb_a})
@@ -565,6 +587,16 @@ always @(posedge clk) begin
         end
     end
 
+    if (host_wr || pa_we || pb_we) begin
+        q_dirty_reg <= 1'b1;
+    end
+    if (q_sweep_reg) begin
+        q_sweep_q_reg <= q_sweep_q_reg + 1'b1;
+        if (q_sweep_q_reg == Q_LAST) begin
+            q_sweep_reg <= 1'b0;
+        end
+    end
+
     if (rst) begin
         err_reg <= 1'b0;
         err_dmac_reg <= 1'b0;
@@ -572,6 +604,14 @@ always @(posedge clk) begin
         load_rts_reg <= 1'b0;
         load_reset_reg <= 1'b0;
         load_err_reg <= 1'b0;
+        // (no entry is held once the sweep is done; none was before it
+        // unless something was written)
+        for (mr = 0; mr < DMAC_N; mr = mr + 1) begin
+            mac_ref[mr] <= {(QN_W+1){1'b0}};
+        end
+        q_sweep_reg <= q_dirty_reg || q_sweep_reg || host_wr || pa_we || pb_we;
+        q_sweep_q_reg <= {QN_W{1'b0}};
+        q_dirty_reg <= 1'b0;
     end
 end
 

@@ -361,6 +361,8 @@ wire [QN_W-1:0] ex_set_err_qpn;
 wire rs_set_err;
 wire [QN_W-1:0] rs_set_err_qpn;
 
+wire qpc_sweep;
+wire qm_queues_sweep;
 qp_context #(
     .NUM_QP(NUM_Q),
     .QN_W(QN_W),
@@ -433,7 +435,8 @@ qp_context #(
     .b_rq_log(rs_ctx_rq_log),
     .b_min_rnr_timer(rs_ctx_min_rnr_timer),
     .b_mp(rs_ctx_mp),
-    .b_mp_wshift(rs_ctx_mp_wshift)
+    .b_mp_wshift(rs_ctx_mp_wshift),
+    .sweep(qpc_sweep)
 );
 
 wire [31:0] ex_mr_key;
@@ -566,8 +569,10 @@ queue_manager #(
     .err_code(qm_err_code),
     .err_qn(qm_err_qn),
     .busy(qm_busy),
-    .sweep(qm_sweep)
+    .sweep(qm_queues_sweep)
 );
+// the records swept after a reset: the register block holds MMIO meanwhile
+assign qm_sweep = qm_queues_sweep || qpc_sweep;
 
 // ---------------------------------------------------------------- executor (requester)
 
