@@ -22,7 +22,8 @@
 // cycle (f_cq_view), and an allocation is answered ok only for an enabled
 // CQ and bad only for a disabled one (f_cq_alloc).
 //
-// The solver plays the host and the CQE writer: any command, doorbell
+// The solver plays the host and the CQE writer: any command (a create's
+// ring size as the queue manager checked it: 2 entries at least), doorbell
 // (CQ numbers up to 16 bits), arm, selector, allocation request (held with
 // its CQ until answered), notification of any CQ in any cycle, any MSI
 // ready, and resets in any cycle.
@@ -83,6 +84,8 @@ reg a_held_reg = 1'b0;
 reg [QN_W-1:0] a_cqn_reg = {QN_W{1'b0}};
 always @* begin
     assume(!(cmd_create && cmd_destroy));
+    // (the queue manager's check: a ring has 2 to 32,768 entries)
+    assume(!cmd_create || cmd_log != 4'd0);
     assume({1'b0, cmd_create || cmd_destroy} + {1'b0, db_valid} + {1'b0, arm_valid} <= 2'd1);
     if (a_held_reg) begin
         assume(alloc_valid && alloc_cqn == a_cqn_reg);

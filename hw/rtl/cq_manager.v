@@ -3,9 +3,11 @@
 // consumer-index doorbell, arming, and MSI.
 //
 // Records (one word per CQ, declared once below), by writer:
-//   CQP, the ring (base, size, producer index) and the enable bit: written
-//     by a ring command or an allocation; read whole by the allocation, in
-//     part by the register view and (the enable bit) by the doorbells;
+//   CQP, the ring (base, size, producer index): written by a ring command
+//     or an allocation; read whole by the allocation, in part by the
+//     register view and (the size) by the doorbells. A CQ is enabled while
+//     its size is not 0 (a ring has 2 entries at least; a destroy writes
+//     the record as zero);
 //   CQC, the consumer index: written by a create or the CQ doorbell, read
 //     by the allocation;
 //   CQM, the MMIO side's half of the armed bit (a command disarms, an arm
@@ -73,7 +75,7 @@ module cq_manager #(
     input  wire             cmd_destroy,
     input  wire [QN_W-1:0]  cmd_qn,
     input  wire [51:0]      cmd_base,          // bits 63:12 (rings are 4 KiB aligned)
-    input  wire [3:0]       cmd_log,           // log2 of the ring's entries
+    input  wire [3:0]       cmd_log,           // log2 of the ring's entries, 1..15
 
     // doorbells (from the register block, unchecked)
     input  wire [15:0]      db_cqn,
@@ -142,12 +144,10 @@ localparam CQP_LOG_LSB = 52;
 localparam CQP_LOG_W = 4;
 localparam CQP_PI_LSB = 56;
 localparam CQP_PI_W = 16;
-localparam CQP_EN_LSB = 72;
-localparam CQP_EN_W = 1;
-localparam CQP_W = 73;
-// what the register view reads: the size, the index and the enable bit
+localparam CQP_W = 72;
+// what the register view reads: the size and the index
 localparam VIEW_LSB = CQP_LOG_LSB;
-localparam VIEW_W = CQP_LOG_W + CQP_PI_W + CQP_EN_W;
+localparam VIEW_W = CQP_LOG_W + CQP_PI_W;
 
 localparam CQC_CI_LSB = 0;
 localparam CQC_CI_W = 16;
@@ -229,7 +229,7 @@ wire m_cmd = (m_create_reg || m_destroy_reg) && !sweep_reg;
 wire m_cmd_refused = (m_create_reg || m_destroy_reg) && sweep_reg;
 
 // the records at the events' CQs (read with the events) and at sel_qn
-wire m_en;                 // CQP.EN at the MMIO event's CQ
+wire [CQP_LOG_W-1:0] m_log; // CQP.LOG at the MMIO event's CQ
 wire m_ntf_armed;          // NTF.ARMED there
 wire n_cqm_armed;          // the notification's CQ: CQM.ARMED,
 wire n_ntf_armed;          // NTF.ARMED,
@@ -240,7 +240,7 @@ wire v_cqm_armed, v_ntf_armed;
 
 // an MMIO event of an enabled CQ in range (never in the sweep: the
 // records read as they are being cleared)
-wire m_live = m_in_range_reg && m_en && !sweep_reg;
+wire m_live = m_in_range_reg && m_log != 4'd0 && !sweep_reg;
 wire db_ok = m_db_reg && m_live;
 wire arm_ok = m_arm_reg && m_live;
 
@@ -275,12 +275,12 @@ wire [3:0] a_log = a_rec_reg[CQP_LOG_LSB +: CQP_LOG_W];
 wire [15:0] a_pi = a_rec_reg[CQP_PI_LSB +: CQP_PI_W];
 wire [15:0] a_size = 16'd1 << a_log;
 wire a_full = a_pi - a_ci_reg[CQC_CI_LSB +: CQC_CI_W] == a_size;
-wire a_en = a_rec_reg[CQP_EN_LSB];
+wire a_en = a_log != 4'd0;
 wire a_live = a_state_reg == A_CHECK && !a_abort_reg && !m_cmd && !sweep_reg;
 wire a_commit = a_live && a_en && !a_full;
 
-// the CQP write: the sweep (zero), a create (enabled, pi 0), a destroy
-// (zero), else an allocation's commit (pi + 1)
+// the CQP write: the sweep (zero), a create (pi 0), a destroy (zero:
+// disabled), else an allocation's commit (pi + 1)
 reg cqp_we;
 reg [QN_W-1:0] cqp_wa;
 reg [CQP_W-1:0] cqp_wd;
@@ -295,7 +295,6 @@ always @* begin
     if (m_create_reg && !sweep_reg) begin
         cqp_wd[CQP_BASE_LSB +: CQP_BASE_W] = m_base_reg;
         cqp_wd[CQP_LOG_LSB +: CQP_LOG_W] = m_log_reg;
-        cqp_wd[CQP_EN_LSB] = 1'b1;
     end
 end
 
@@ -304,15 +303,15 @@ ram_sdp_copies #(
     .ADDR_W(QN_W),
     .DEPTH(NUM_Q),
     .N_RD(3),
-    .RD_LSB({32'd0 + CQP_EN_LSB, 32'd0 + VIEW_LSB, 32'd0}),
-    .RD_W({32'd0 + CQP_EN_W, 32'd0 + VIEW_W, 32'd0 + CQP_W})
+    .RD_LSB({32'd0 + CQP_LOG_LSB, 32'd0 + VIEW_LSB, 32'd0}),
+    .RD_W({32'd0 + CQP_LOG_W, 32'd0 + VIEW_W, 32'd0 + CQP_W})
 ) cqp_inst (
     .clk(clk),
     .wr_en(cqp_we),
     .wr_addr(cqp_wa),
     .wr_data(cqp_wd),
     .rd_addr({m_rd_qn, sel_qn, alloc_cqn}),
-    .rd_data({m_en, cqp_view, cqp_alloc})
+    .rd_data({m_log, cqp_view, cqp_alloc})
 );
 
 // the CQC write: a create (ci 0), else a checked doorbell (never both:
@@ -377,7 +376,7 @@ assign alloc_phase = phase_reg;
 
 assign sel_pi = cqp_view[CQP_PI_LSB - VIEW_LSB +: CQP_PI_W];
 assign sel_phase = !sel_pi[cqp_view[CQP_LOG_LSB - VIEW_LSB +: CQP_LOG_W]];
-assign sel_en = cqp_view[CQP_EN_LSB - VIEW_LSB];
+assign sel_en = cqp_view[CQP_LOG_LSB - VIEW_LSB +: CQP_LOG_W] != 4'd0;
 assign sel_armed = v_cqm_armed ^ v_ntf_armed;
 
 // ---------------------------------------------------------------- arming
