@@ -177,10 +177,10 @@ localparam integer LAST_Q_I = NUM_Q - 1;
 localparam [QN_W-1:0] LAST_Q = LAST_Q_I[QN_W-1:0];
 
 // ---------------------------------------------------------------- reset sweep
-// dirty: some record was written since power-up (or the last sweep)
-reg dirty_reg = 1'b0;
-reg sweep_reg = 1'b0;
-reg [QN_W-1:0] sweep_q_reg = {QN_W{1'b0}};
+// (the sweep writes zero to CQP, CQM, NTF and MSS: ram_reset_sweep, its
+// instance below the events that write them)
+wire sweep;
+wire [QN_W-1:0] sweep_q;
 
 // ---------------------------------------------------------------- the events
 // Each event is registered here and acts in the next cycle (stage "m" for
@@ -225,8 +225,8 @@ always @(posedge clk) begin
     end
 end
 
-wire m_cmd = (m_create_reg || m_destroy_reg) && !sweep_reg;
-wire m_cmd_refused = (m_create_reg || m_destroy_reg) && sweep_reg;
+wire m_cmd = (m_create_reg || m_destroy_reg) && !sweep;
+wire m_cmd_refused = (m_create_reg || m_destroy_reg) && sweep;
 
 // the records at the events' CQs (read with the events) and at sel_qn
 wire [CQP_LOG_W-1:0] m_log; // CQP.LOG at the MMIO event's CQ
@@ -240,7 +240,7 @@ wire v_cqm_armed, v_ntf_armed;
 
 // an MMIO event of an enabled CQ in range (never in the sweep: the
 // records read as they are being cleared)
-wire m_live = m_in_range_reg && m_log != 4'd0 && !sweep_reg;
+wire m_live = m_in_range_reg && m_log != 4'd0 && !sweep;
 wire db_ok = m_db_reg && m_live;
 wire arm_ok = m_arm_reg && m_live;
 
@@ -248,7 +248,7 @@ wire arm_ok = m_arm_reg && m_live;
 // before this cycle's events.
 wire n_armed = n_cqm_armed ^ n_ntf_armed;
 wire n_pend = n_ntf_pend ^ n_mss_pend;
-wire notify_armed = n_valid_reg && n_armed && !sweep_reg;
+wire notify_armed = n_valid_reg && n_armed && !sweep;
 
 // ---------------------------------------------------------------- allocation
 localparam [1:0] A_IDLE = 2'd0, A_READ = 2'd1, A_CHECK = 2'd2;
@@ -265,7 +265,7 @@ reg phase_reg = 1'b0;
 
 // (not while the answer to the last request is out: the writer still holds
 // its valid in that cycle)
-wire a_start = alloc_valid && a_state_reg == A_IDLE && !done_reg && !sweep_reg;
+wire a_start = alloc_valid && a_state_reg == A_IDLE && !done_reg && !sweep;
 
 wire [CQP_W-1:0] cqp_alloc;
 wire [CQC_W-1:0] cqc_alloc;
@@ -276,7 +276,7 @@ wire [15:0] a_pi = a_rec_reg[CQP_PI_LSB +: CQP_PI_W];
 wire [15:0] a_size = 16'd1 << a_log;
 wire a_full = a_pi - a_ci_reg[CQC_CI_LSB +: CQC_CI_W] == a_size;
 wire a_en = a_log != 4'd0;
-wire a_live = a_state_reg == A_CHECK && !a_abort_reg && !m_cmd && !sweep_reg;
+wire a_live = a_state_reg == A_CHECK && !a_abort_reg && !m_cmd && !sweep;
 wire a_commit = a_live && a_en && !a_full;
 
 // the CQP write: the sweep (zero), a create (pi 0), a destroy (zero:
@@ -285,14 +285,14 @@ reg cqp_we;
 reg [QN_W-1:0] cqp_wa;
 reg [CQP_W-1:0] cqp_wd;
 always @* begin
-    cqp_we = sweep_reg || m_cmd || a_commit;
-    cqp_wa = sweep_reg ? sweep_q_reg : m_cmd ? m_qn : a_qn_reg;
+    cqp_we = sweep || m_cmd || a_commit;
+    cqp_wa = sweep ? sweep_q : m_cmd ? m_qn : a_qn_reg;
     cqp_wd = a_rec_reg;
     cqp_wd[CQP_PI_LSB +: CQP_PI_W] = a_pi + 16'd1;
-    if (sweep_reg || m_cmd) begin
+    if (sweep || m_cmd) begin
         cqp_wd = {CQP_W{1'b0}};
     end
-    if (m_create_reg && !sweep_reg) begin
+    if (m_create_reg && !sweep) begin
         cqp_wd[CQP_BASE_LSB +: CQP_BASE_W] = m_base_reg;
         cqp_wd[CQP_LOG_LSB +: CQP_LOG_W] = m_log_reg;
     end
@@ -382,12 +382,12 @@ assign sel_armed = v_cqm_armed ^ v_ntf_armed;
 // ---------------------------------------------------------------- arming
 // CQM: a command disarms (its half made equal to NTF's), an arm of an
 // enabled CQ arms (made unequal)
-wire cqm_we = sweep_reg || m_cmd || arm_ok;
-wire [QN_W-1:0] cqm_wa = sweep_reg ? sweep_q_reg : m_qn;
+wire cqm_we = sweep || m_cmd || arm_ok;
+wire [QN_W-1:0] cqm_wa = sweep ? sweep_q : m_qn;
 reg [CQM_W-1:0] cqm_wd;
 always @* begin
     cqm_wd = {CQM_W{1'b0}};
-    cqm_wd[CQM_ARMED_LSB] = !sweep_reg && (m_ntf_armed ^ arm_ok);
+    cqm_wd[CQM_ARMED_LSB] = !sweep && (m_ntf_armed ^ arm_ok);
 end
 
 ram_sdp_copies #(
@@ -428,6 +428,16 @@ reg pclr_valid_reg = 1'b0;
 reg [QN_W-1:0] pclr_cqn_reg = {QN_W{1'b0}};
 reg pclr_pend_reg = 1'b0;
 wire pclr_same = pclr_valid_reg && pclr_cqn_reg == n_qn_reg;
+
+// every writer of CQP, CQM, NTF and MSS but the sweep itself
+ram_reset_sweep #(.DEPTH(NUM_Q), .ADDR_W(QN_W)) cq_sweep (
+    .clk(clk),
+    .rst(rst),
+    .wrote(m_cmd || a_commit || arm_ok || notify_armed || pclr_valid_reg),
+    .sweep(sweep),
+    .sweep_addr(sweep_q)
+);
+
 wire mq_push = notify_armed && (!n_pend || (mq_pop && mq_cqn == n_qn_reg) || pclr_same);
 // a push makes the CQ owe an MSI against MSS as it stands after this cycle
 wire push_pend = !(pclr_same ? pclr_pend_reg : n_mss_pend);
@@ -443,7 +453,7 @@ wire cmd_same = m_cmd && m_qn == n_qn_reg;
 reg [NTF_W-1:0] ntf_wd;
 always @* begin
     ntf_wd = {NTF_W{1'b0}};
-    if (!sweep_reg) begin
+    if (!sweep) begin
         ntf_wd[NTF_ARMED_LSB] = n_ntf_armed ^ !cmd_same;
         ntf_wd[NTF_PEND_LSB +: NTF_PEND_W] = mq_push ? push_pend : n_ntf_pend;
     end
@@ -458,8 +468,8 @@ ram_sdp_copies #(
     .RD_W({32'd0 + NTF_ARMED_W, 32'd0 + NTF_ARMED_W, 32'd0 + NTF_W})
 ) ntf_inst (
     .clk(clk),
-    .wr_en(sweep_reg || notify_armed),
-    .wr_addr(sweep_reg ? sweep_q_reg : n_qn_reg),
+    .wr_en(sweep || notify_armed),
+    .wr_addr(sweep ? sweep_q : n_qn_reg),
     .wr_data(ntf_wd),
     .rd_addr({m_rd_qn, sel_qn, notify_cqn}),
     .rd_data({m_ntf_armed, v_ntf_armed, n_ntf_pend, n_ntf_armed})
@@ -468,7 +478,7 @@ ram_sdp_copies #(
 reg [MSS_W-1:0] mss_wd;
 always @* begin
     mss_wd = {MSS_W{1'b0}};
-    mss_wd[MSS_PEND_LSB +: MSS_PEND_W] = !sweep_reg && pclr_pend_reg;
+    mss_wd[MSS_PEND_LSB +: MSS_PEND_W] = !sweep && pclr_pend_reg;
 end
 
 ram_sdp #(
@@ -477,8 +487,8 @@ ram_sdp #(
     .DEPTH(NUM_Q)
 ) mss_inst (
     .clk(clk),
-    .wr_en(sweep_reg || pclr_valid_reg),
-    .wr_addr(sweep_reg ? sweep_q_reg : pclr_cqn_reg),
+    .wr_en(sweep || pclr_valid_reg),
+    .wr_addr(sweep ? sweep_q : pclr_cqn_reg),
     .wr_data(mss_wd),
     .rd_addr(notify_cqn),
     .rd_data(n_mss_pend)
@@ -538,17 +548,6 @@ always @(posedge clk) begin
     end
     mq_count_reg <= mq_count_reg + {{QN_W{1'b0}}, mq_push} - {{QN_W{1'b0}}, mq_pop};
 
-    // the sweep: after a reset that follows a write of the records
-    if (m_cmd || notify_armed) begin
-        dirty_reg <= 1'b1;
-    end
-    if (sweep_reg) begin
-        sweep_q_reg <= sweep_q_reg + 1'b1;
-        if (sweep_q_reg == LAST_Q) begin
-            sweep_reg <= 1'b0;
-        end
-    end
-
     if (rst) begin
         mq_head_reg <= {QN_W{1'b0}};
         mq_tail_reg <= {QN_W{1'b0}};
@@ -556,9 +555,6 @@ always @(posedge clk) begin
         msi_valid_reg <= 1'b0;
         pclr_valid_reg <= 1'b0;
         err_valid_reg <= 1'b0;
-        sweep_reg <= dirty_reg || sweep_reg || m_cmd || notify_armed;
-        sweep_q_reg <= {QN_W{1'b0}};
-        dirty_reg <= 1'b0;
     end
 end
 
@@ -568,7 +564,7 @@ assign msi_valid = msi_valid_reg;
 assign err_valid = err_valid_reg;
 assign err_code = err_code_reg;
 assign err_qn = err_qn_reg;
-assign busy = sweep_reg;
+assign busy = sweep;
 
 endmodule
 

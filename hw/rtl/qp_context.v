@@ -366,6 +366,11 @@ ram_sdp_copies #(
 
 // the MAC-held bit: the host path alone writes and reads it, at sel
 wire dmh_we;
+// the sweep after a reset (ram_reset_sweep, its instance at the EA and EB
+// writes)
+wire q_sweep;
+wire [QN_W-1:0] q_sweep_q;
+assign sweep = q_sweep;
 wire [DMH_W-1:0] dmh_wd;
 wire [DMH_W-1:0] dmh_sel;
 ram_sdp #(
@@ -374,8 +379,8 @@ ram_sdp #(
     .DEPTH(NUM_QP)
 ) dmh_inst (
     .clk(clk),
-    .wr_en(dmh_we || q_sweep_reg),
-    .wr_addr(q_sweep_reg ? q_sweep_q_reg : sel),
+    .wr_en(dmh_we || q_sweep),
+    .wr_addr(q_sweep ? q_sweep_q : sel),
     .wr_data(dmh_wd),
     .rd_addr(sel),
     .rd_data(dmh_sel)
@@ -410,20 +415,13 @@ assign b_mp_wshift = b_rec[QPC_WSHIFT_LSB +: QPC_WSHIFT_W];
 // to RESET that gives one back
 wire host_wr = reg_cmd_valid && cmd_ok;
 
-// the sweep (dirty: a state was written since power-up or the last sweep)
-reg q_dirty_reg = 1'b0;
-reg q_sweep_reg = 1'b0;
-reg [QN_W-1:0] q_sweep_q_reg = {QN_W{1'b0}};
-localparam integer Q_LAST_I = NUM_QP - 1;
-localparam [QN_W-1:0] Q_LAST = Q_LAST_I[QN_W-1:0];
-assign sweep = q_sweep_reg;
 wire dmh_set = host_wr && mac_load;
 wire dmh_clr = host_wr && !mac_load && reg_state == QPS_RESET && old_held;
 assign dmh_we = dmh_set || dmh_clr;
 reg [DMH_W-1:0] dmh_wd_c;
 always @* begin
     dmh_wd_c = {DMH_W{1'b0}};
-    dmh_wd_c[DMH_HELD_LSB] = dmh_set && !q_sweep_reg;
+    dmh_wd_c[DMH_HELD_LSB] = dmh_set && !q_sweep;
 end
 assign dmh_wd = dmh_wd_c;
 
@@ -436,8 +434,8 @@ reg pa_v_reg = 1'b0;
 reg [QN_W-1:0] pa_q_reg = {QN_W{1'b0}};
 reg pb_v_reg = 1'b0;
 reg [QN_W-1:0] pb_q_reg = {QN_W{1'b0}};
-wire pa_v_next = set_err_a && !(host_wr && sel == set_err_a_qpn) && !q_sweep_reg;
-wire pb_v_next = set_err_b && !(host_wr && sel == set_err_b_qpn) && !q_sweep_reg
+wire pa_v_next = set_err_a && !(host_wr && sel == set_err_a_qpn) && !q_sweep;
+wire pb_v_next = set_err_b && !(host_wr && sel == set_err_b_qpn) && !q_sweep
     && !(set_err_a && set_err_a_qpn == set_err_b_qpn);
 // whether a pending move is of the QP a port reads (a_qpn, b_qpn: a
 // cycle ahead, as for the RAMs; sel), registered with it (the compares stay off the state's read path, which
@@ -465,6 +463,16 @@ end
 // a pending move writes unless the host writes its QP now
 wire pa_we = pa_v_reg && !(host_wr && sel == pa_q_reg);
 wire pb_we = pb_v_reg && !(host_wr && sel == pb_q_reg);
+
+// the writers of HST, EA, EB and DMH (a DMH write is a host write)
+ram_reset_sweep #(.DEPTH(NUM_QP), .ADDR_W(QN_W)) q_sweep_inst (
+    .clk(clk),
+    .rst(rst),
+    .wrote(host_wr || pa_we || pb_we),
+    .sweep(q_sweep),
+    .sweep_addr(q_sweep_q)
+);
+
 // the bits at the pending moves' QPs (read with the move) and at a, b, sel
 wire hv_pa, hv_pb, eb_pa, ea_pb;
 wire [HST_W-1:0] hst_a, hst_b, hst_s;
@@ -472,12 +480,12 @@ wire ea_a, ea_b, ea_s, eb_a, eb_b, eb_s;
 // (an error move sets its bit so that the XOR reads 1)
 wire [EA_W-1:0] ea_wd;
 wire [EB_W-1:0] eb_wd;
-assign ea_wd[EA_V_LSB] = !(hv_pa ^ eb_pa) && !q_sweep_reg;
-assign eb_wd[EB_V_LSB] = !(hv_pb ^ ea_pb) && !q_sweep_reg;
+assign ea_wd[EA_V_LSB] = !(hv_pa ^ eb_pa) && !q_sweep;
+assign eb_wd[EB_V_LSB] = !(hv_pb ^ ea_pb) && !q_sweep;
 reg [HST_W-1:0] hst_wd;
 always @* begin
     hst_wd = {HST_W{1'b0}};
-    if (!q_sweep_reg) begin
+    if (!q_sweep) begin
         hst_wd[HST_STATE_LSB +: HST_STATE_W] = reg_state;
         hst_wd[HST_HV_LSB] = ea_s ^ eb_s;
     end
@@ -492,8 +500,8 @@ ram_sdp_copies #(
     .RD_W({32'd0 + HST_HV_W, 32'd0 + HST_HV_W, 32'd0 + HST_W, 32'd0 + HST_W, 32'd0 + HST_W})
 ) hst_inst (
     .clk(clk),
-    .wr_en(host_wr || q_sweep_reg),
-    .wr_addr(q_sweep_reg ? q_sweep_q_reg : sel),
+    .wr_en(host_wr || q_sweep),
+    .wr_addr(q_sweep ? q_sweep_q : sel),
     .wr_data(hst_wd),
     .rd_addr({set_err_b_qpn, set_err_a_qpn, sel, b_qpn, a_qpn}),
     .rd_data({hv_pb, hv_pa, hst_s, hst_b, hst_a})
@@ -506,8 +514,8 @@ ram_sdp_copies #(
     .N_RD(4)
 ) ea_inst (
     .clk(clk),
-    .wr_en(pa_we || q_sweep_reg),
-    .wr_addr(q_sweep_reg ? q_sweep_q_reg : pa_q_reg),
+    .wr_en(pa_we || q_sweep),
+    .wr_addr(q_sweep ? q_sweep_q : pa_q_reg),
     .wr_data(ea_wd),
     .rd_addr({set_err_b_qpn, sel, b_qpn, a_qpn}),
     .rd_data({ea_pb, ea_s, ea_b, ea_a})
@@ -520,8 +528,8 @@ ram_sdp_copies #(
     .N_RD(4)
 ) eb_inst (
     .clk(clk),
-    .wr_en(pb_we || q_sweep_reg),
-    .wr_addr(q_sweep_reg ? q_sweep_q_reg : pb_q_reg),
+    .wr_en(pb_we || q_sweep),
+    .wr_addr(q_sweep ? q_sweep_q : pb_q_reg),
     .wr_data(eb_wd),
     .rd_addr({set_err_a_qpn, sel, b_qpn, a_qpn}),
     .rd_data({eb_pa, eb_s, eb_b, eb_a})
@@ -587,16 +595,6 @@ always @(posedge clk) begin
         end
     end
 
-    if (host_wr || pa_we || pb_we) begin
-        q_dirty_reg <= 1'b1;
-    end
-    if (q_sweep_reg) begin
-        q_sweep_q_reg <= q_sweep_q_reg + 1'b1;
-        if (q_sweep_q_reg == Q_LAST) begin
-            q_sweep_reg <= 1'b0;
-        end
-    end
-
     if (rst) begin
         err_reg <= 1'b0;
         err_dmac_reg <= 1'b0;
@@ -609,9 +607,6 @@ always @(posedge clk) begin
         for (mr = 0; mr < DMAC_N; mr = mr + 1) begin
             mac_ref[mr] <= {(QN_W+1){1'b0}};
         end
-        q_sweep_reg <= q_dirty_reg || q_sweep_reg || host_wr || pa_we || pb_we;
-        q_sweep_q_reg <= {QN_W{1'b0}};
-        q_dirty_reg <= 1'b0;
     end
 end
 

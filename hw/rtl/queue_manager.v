@@ -298,13 +298,9 @@ localparam [2:0]
     OP_TAKE = 3'd5,
     OP_PICK = 3'd6;
 
-// the sweep after a reset (dirty: the pipeline wrote since power-up or
-// the last sweep)
-reg sq_dirty_reg = 1'b0;
-reg sq_sweep_reg = 1'b0;
-reg [QN_W-1:0] sq_sweep_q_reg = {QN_W{1'b0}};
-localparam integer SQ_LAST_I = NUM_Q - 1;
-localparam [QN_W-1:0] SQ_LAST = SQ_LAST_I[QN_W-1:0];
+// the sweep after a reset (ram_reset_sweep, its instance at the SQS RAM)
+wire sq_sweep;
+wire [QN_W-1:0] sq_sweep_q;
 
 reg [2:0] s1_op_reg = OP_NONE;
 reg [QN_W-1:0] s1_qn_reg = {QN_W{1'b0}};
@@ -331,7 +327,7 @@ wire sqc_we = reg_q_cmd_valid && sel_ok && reg_q_cmd == 4'd1 && size_ok && reg_b
     && reg_q_cqn < NUM_Q16;
 wire op_destroy = reg_q_cmd_valid && sel_ok && reg_q_cmd == 4'd2;
 wire op_db = reg_sq_db_valid && reg_sq_db_qn < NUM_Q16;
-assign sq_done_ready = !host_busy && !sq_sweep_reg;
+assign sq_done_ready = !host_busy && !sq_sweep;
 assign m_sq_valid = out_valid_reg && !sq_hold[out_qn_reg] && !host_busy && !sq_done;
 wire sq_take = m_sq_valid && m_sq_ready;
 wire [SQF_W-1:0] sqf_rd;
@@ -443,10 +439,18 @@ always @* begin
         default: begin
         end
     endcase
-    if (sq_sweep_reg) begin
+    if (sq_sweep) begin
         sqs_wd = {SQS_W{1'b0}};
     end
 end
+
+ram_reset_sweep #(.DEPTH(NUM_Q), .ADDR_W(QN_W)) sq_sweep_inst (
+    .clk(clk),
+    .rst(rst),
+    .wrote(sqs_we),
+    .sweep(sq_sweep),
+    .sweep_addr(sq_sweep_q)
+);
 
 // the records: SQS (port 0 the pipeline's, port 1 the host's view: log,
 // pi, ci), SQC (port 0 the pick's, port 1 the lookup's CQ), SQF
@@ -460,8 +464,8 @@ ram_sdp_copies #(
     .RD_W({32'd0 + SQS_CI_LSB + SQS_CI_W, 32'd0 + SQS_W})
 ) sqs_inst (
     .clk(clk),
-    .wr_en(sqs_we || sq_sweep_reg),
-    .wr_addr(sq_sweep_reg ? sq_sweep_q_reg : s1_qn_reg),
+    .wr_en(sqs_we || sq_sweep),
+    .wr_addr(sq_sweep ? sq_sweep_q : s1_qn_reg),
     .wr_data(sqs_wd),
     .rd_addr({sel, op_qn_next}),
     .rd_data({sqs_sel, sqs_rd})
@@ -523,15 +527,6 @@ always @(posedge clk) begin
     s1_op_reg <= op_next;
     s1_qn_reg <= op_qn_next;
     s1_arg_reg <= op_arg_next;
-    if (sqs_we) begin
-        sq_dirty_reg <= 1'b1;
-    end
-    if (sq_sweep_reg) begin
-        sq_sweep_q_reg <= sq_sweep_q_reg + 1'b1;
-        if (sq_sweep_q_reg == SQ_LAST) begin
-            sq_sweep_reg <= 1'b0;
-        end
-    end
 
     sqf_head_reg <= sqf_head_next;
     if (sqf_push) begin
@@ -562,9 +557,6 @@ always @(posedge clk) begin
     end
 
     if (rst) begin
-        sq_sweep_reg <= sq_dirty_reg || sq_sweep_reg || sqs_we;
-        sq_sweep_q_reg <= {QN_W{1'b0}};
-        sq_dirty_reg <= 1'b0;
         s1_op_reg <= OP_NONE;
         sqf_head_reg <= {(QN_W+1){1'b0}};
         sqf_tail_reg <= {(QN_W+1){1'b0}};
@@ -645,7 +637,7 @@ always @(posedge clk) begin
 end
 
 assign err_valid = err_valid_reg;
-assign sweep = cq_sweep || sq_sweep_reg;
+assign sweep = cq_sweep || sq_sweep;
 // (the error reaches the status register a cycle after err_valid)
 assign busy = s1_op_reg == OP_CREATE || s1_op_reg == OP_DESTROY || s1_op_reg == OP_DB
     || e1_valid_reg || err_valid_reg;

@@ -1,7 +1,8 @@
 //! Verilates the small reusable blocks of hw/rtl (axis_register,
 //! axis_arb_mux with arbiter, icrc_subst, ram_sdp, ram_sdp_copies,
 //! mr_table, onehot_decoder, slot_allocator, mp_window, rc_message,
-//! mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer) once per
+//! mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer,
+//! path_pick, path_health, ram_reset_sweep) once per
 //! configuration of src/configs.rs and links every
 //! model, the Verilator runtime and the thin C ABI (csrc/blocks.cpp) into
 //! this crate. Seconds; a model whose sources and parameters did not change
@@ -38,6 +39,31 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "onehot_decoder.v",
         "wire [LO_N-1:0] lo_line = LO_ONE << in[LO_W-1:0];",
         "wire [LO_N-1:0] lo_line = LO_ONE << (in[LO_W-1:0] + 1'b1);",
+    ),
+    // ram_reset_sweep
+    (
+        "sweep_misses_write_at_reset",
+        "ram_reset_sweep.v",
+        "sweep_reg <= dirty_reg || sweep_reg || wrote;",
+        "sweep_reg <= dirty_reg || sweep_reg;",
+    ),
+    (
+        "sweep_one_short",
+        "ram_reset_sweep.v",
+        "if (addr_reg == LAST) begin",
+        "if (addr_reg + 1'b1 == LAST) begin",
+    ),
+    (
+        "sweep_restart_keeps_addr",
+        "ram_reset_sweep.v",
+        "        addr_reg <= {ADDR_W{1'b0}};\n        dirty_reg",
+        "        dirty_reg",
+    ),
+    (
+        "sweep_dirty_kept",
+        "ram_reset_sweep.v",
+        "        dirty_reg <= 1'b0;",
+        "        dirty_reg <= dirty_reg;",
     ),
     // slot_allocator
     (
@@ -598,6 +624,7 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
         ),
         Kind::PathPick => ("path_pick", &["path_pick.v", "path_active.v"]),
         Kind::PathHealth => ("path_health", &["path_health.v", "path_active.v"]),
+        Kind::ResetSweep => ("ram_reset_sweep", &["ram_reset_sweep.v"]),
     }
 }
 
@@ -620,6 +647,7 @@ fn kind_code(kind: Kind) -> u32 {
         Kind::Completer => 15,
         Kind::PathPick => 16,
         Kind::PathHealth => 17,
+        Kind::ResetSweep => 18,
     }
 }
 

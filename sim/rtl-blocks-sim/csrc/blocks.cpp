@@ -1,6 +1,7 @@
 // Thin C ABI over one Verilated block (axis_register, axis_arb_mux,
 // icrc_subst, ram_sdp, mr_table, ram_sdp_copies, onehot_decoder, slot_allocator, mp_window,
-// rc_message, mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize or completer): copy a flat input
+// rc_message, mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer, path_pick,
+// path_health or ram_reset_sweep): copy a flat input
 // struct onto the ports, evaluate, copy the ports back. No test logic lives here; the stimulus
 // and the checks are Rust (src/).
 //
@@ -11,7 +12,8 @@
 //   BLK_KIND       1 axis_register, 2 axis_arb_mux, 3 icrc_subst, 4 ram_sdp,
 //                  5 mr_table, 6 ram_sdp_copies, 7 onehot_decoder, 8 slot_allocator,
 //                  9 mp_window, 10 rc_message, 11 mp_deferred, 12 axis_async_fifo,
-//                  13 tlp_upsize, 14 tlp_downsize, 15 completer, 16 path_pick, 17 path_health
+//                  13 tlp_upsize, 14 tlp_downsize, 15 completer, 16 path_pick, 17 path_health,
+//                  18 ram_reset_sweep
 //
 // The structs mirror `PortsIn` / `PortsOut` in src/lib.rs (sizes checked).
 // Buses: word i of an array = bits [32i+31:32i]. The Rust side masks every
@@ -159,6 +161,9 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->rst = in->rst;
     t->take = in->s_valid & 1;
     put(t->give, in->s_data);
+#elif BLK_KIND == 18
+    t->rst = in->rst;
+    t->wrote = in->s_valid & 1;
 #elif BLK_KIND == 9
     put(t->load_bmp, in->s_data);
     t->psn_diff = in->s_data[4] & 0xffffff;
@@ -301,6 +306,9 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
     get(t->free, o->m_data);
     o->m_valid = t->avail;
     o->m_sel = static_cast<uint8_t>(t->pick);
+#elif BLK_KIND == 18
+    o->m_valid = t->sweep;
+    o->m_data[0] = t->sweep_addr;
 #elif BLK_KIND == 9
     get(t->bmp_next, o->m_data);
     o->m_data[4] = t->point_new;

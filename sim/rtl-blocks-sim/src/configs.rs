@@ -52,6 +52,9 @@ pub enum Kind {
     /// `path_health` (a QP's path health update; combinational): no
     /// parameters
     PathHealth,
+    /// `ram_reset_sweep` (a record RAM's zeroing sweep after a reset that
+    /// follows a write): DEPTH
+    ResetSweep,
 }
 
 /// One configuration: a model name and the parameters it is verilated with.
@@ -265,6 +268,23 @@ pub const CONFIGS: &[Config] = &[
         name: "alloc_s32",
         kind: Kind::Alloc,
         params: &[("SLOTS", 32)],
+    },
+    // the smallest, an odd depth (the counter wraps past DEPTH-1 unused
+    // addresses) and a power of two
+    Config {
+        name: "sweep_d1",
+        kind: Kind::ResetSweep,
+        params: &[("DEPTH", 1)],
+    },
+    Config {
+        name: "sweep_d5",
+        kind: Kind::ResetSweep,
+        params: &[("DEPTH", 5)],
+    },
+    Config {
+        name: "sweep_d16",
+        kind: Kind::ResetSweep,
+        params: &[("DEPTH", 16)],
     },
     // every window the core builds (MP_W 32, 64, 128), the build's NAK gap
     // (16) and one above half the window

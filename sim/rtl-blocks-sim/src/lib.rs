@@ -37,6 +37,9 @@
 //! - [`path`]: `path_pick` and `path_health`, the sprayed path of a
 //!   packet and a QP's path health update (take-out, probe, loss counts,
 //!   RTT), against references of their rules;
+//! - [`sweep`]: `ram_reset_sweep`, a record RAM's zeroing sweep after a
+//!   reset that follows a write, against a model and a RAM kept by the
+//!   bench;
 //! - [`tlp_size`]: `tlp_upsize` and `tlp_downsize`, a TLP stream to twice
 //!   and to half its width: TLPs reassembled from the output against those
 //!   sent, the header of every beat, the keep, the full rate.
@@ -62,6 +65,7 @@ pub mod path;
 pub mod ram;
 pub mod rcmsg;
 pub mod skid;
+pub mod sweep;
 pub mod tlp_size;
 
 mod configs;

@@ -1,7 +1,7 @@
 //! The blocks against their benches (src/skid.rs, src/arb.rs,
 //! src/icrc.rs, src/ram.rs, src/copies.rs, src/mr.rs, src/onehot.rs,
 //! src/alloc.rs, src/mpwin.rs, src/rcmsg.rs, src/mpdef.rs,
-//! src/async_fifo.rs, src/tlp_size.rs): every run checks every beat in and out; the tests choose
+//! src/async_fifo.rs, src/tlp_size.rs, src/sweep.rs): every run checks every beat in and out; the tests choose
 //! configurations, seeds and traffic and add what is specific to them.
 //! `RTL_BLOCKS_MUTATION=<name> cargo test --release -p rtl-blocks-sim`
 //! builds the blocks with a planted bug: some test here must then fail
@@ -22,7 +22,9 @@ use rtl_blocks_sim::ram::{self, RamCfg};
 use rtl_blocks_sim::rcmsg::{self, RcmCfg};
 use rtl_blocks_sim::skid::{self, SkidCfg, SkidReport};
 use rtl_blocks_sim::skip;
+use rtl_blocks_sim::sweep;
 use rtl_blocks_sim::tlp_size::{self, TlpCfg, TlpReport};
+use rtl_blocks_sim::RunCfg;
 
 const REGS: [&str; 2] = ["reg_w8", "reg_w72"];
 const ARBS: [&str; 4] = [
@@ -354,6 +356,27 @@ fn alloc_hands_out_the_lowest_free_slot() {
             assert!(r.exhausted > 0, "{m} seed {seed}: never empty: {r:?}");
             assert!(r.take_and_give > 0, "{m} seed {seed}: {r:?}");
             assert!(r.resets > 0, "{m} seed {seed}: {r:?}");
+        }
+    }
+}
+
+#[test]
+fn reset_sweep_zeroes_every_record_after_a_used_reset() {
+    if skip() {
+        return;
+    }
+    for m in ["sweep_d1", "sweep_d5", "sweep_d16"] {
+        for seed in 1..=3 {
+            let r = sweep::run(&RunCfg::new(m, seed)).unwrap_or_else(|e| panic!("{e}"));
+            // the run reached every case the checks are for
+            for (what, n) in [
+                ("sweeps_done", r.sweeps_done),
+                ("clean_resets", r.clean_resets),
+                ("restarts", r.restarts),
+                ("write_at_reset", r.write_at_reset),
+            ] {
+                assert!(n > 0, "{m} seed {seed}: no {what}: {r:?}");
+            }
         }
     }
 }
