@@ -724,3 +724,76 @@ fn qps_share_a_table_of_sixteen_destination_macs() {
     to_rtr(&mut e[18].qp, mac(17)).unwrap();
     assert_eq!(e[18].qp.state().unwrap(), QpState::Rtr);
 }
+
+/// Moving a QP to RESET empties its receive queue in the NIC as well:
+/// receive WQEs posted before it are gone. After the QP is brought up
+/// again, a SEND waits (RNR NAKs, retried) until a receive is posted and
+/// completes with that one, not with a WQE left over from before.
+#[test]
+fn a_reset_empties_the_receive_queue() {
+    let p = pair(64, 41, "ideal");
+    let o = ConnOpts::default();
+    let eo = EndOpts::default();
+    let (mut a, mut b) = connect(&p, &o);
+    let send = |a: &mut End, tag: u64| {
+        a.qp.post_send(&SendWr {
+            wr_id: tag,
+            opcode: WrOpcode::Send,
+            send_flags: SendFlags::SIGNALED,
+            sg_list: &[],
+            imm_data: None,
+            rdma: None,
+        })
+        .unwrap();
+    };
+    let recv = |b: &mut End, tag: u64| {
+        b.qp.post_recv(&RecvWr {
+            wr_id: tag,
+            sg_list: &[],
+        })
+        .unwrap();
+    };
+    // three receives posted, one taken: two left in the ring
+    for tag in 1..=3 {
+        recv(&mut b, tag);
+    }
+    send(&mut a, 10);
+    let wcs = wait_wc(p.b.device(), &b.cq, 1, BUDGET);
+    assert_eq!(wcs.len(), 1, "no receive completion before the reset");
+    assert_eq!((wcs[0].status, wcs[0].wr_id), (WcStatus::Success, 1));
+    assert_eq!(wait_wc(p.a.device(), &a.cq, 1, BUDGET).len(), 1);
+
+    // B through RESET and up again towards A, whose next PSN is one on
+    b.qp.modify(
+        &QpAttr {
+            qp_state: QpState::Reset,
+            ..Default::default()
+        },
+        QpAttrMask::STATE,
+    )
+    .unwrap();
+    bring_up(
+        &mut b.qp,
+        &o,
+        &remote(0, a.qp.qp_num(), eo.psn_a + 1),
+        eo.psn_b,
+    )
+    .unwrap();
+    send(&mut a, 20);
+    // nothing to receive into: no completion while A retries
+    let early = wait_wc(p.b.device(), &b.cq, 1, BUDGET / 4);
+    assert!(
+        early.is_empty(),
+        "a SEND completed with a receive WQE posted before the reset: {early:?}"
+    );
+    recv(&mut b, 30);
+    let wcs = wait_wc(p.b.device(), &b.cq, 1, BUDGET);
+    assert_eq!(wcs.len(), 1, "no receive completion after the reset");
+    assert_eq!(
+        (wcs[0].status, wcs[0].wr_id, wcs[0].opcode),
+        (WcStatus::Success, 30, WcOpcode::Recv)
+    );
+    let swc = wait_wc(p.a.device(), &a.cq, 1, BUDGET);
+    assert_eq!(swc.len(), 1);
+    assert_eq!((swc[0].status, swc[0].wr_id), (WcStatus::Success, 20));
+}

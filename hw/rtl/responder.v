@@ -265,18 +265,20 @@ end
 // cycle later, and a write-back followed by ST_MP_PEND on the same QP
 // meets its read in the same cycle, which the RAM forwards.
 //
-// The receive ring's indices are two more records in block RAM, each with
-// one writer: RQP (the producer index, written by the host's RQ doorbell)
-// and RQC (the consumer index, written back in ST_FINISH as RSP is). Each
+// The receive ring's indices are two more records in block RAM: RQP (the
+// producer index, written by the host's RQ doorbell) and RQC (the
+// consumer index, written back in ST_FINISH as RSP is). Each
 // has two registered read ports: at ctx_qpn (qpn's in every state but
 // ST_IDLE, as for RSP) and at tscan_next (the scan's QP in ST_IDLE, whose
 // owed deferred completion waits for a receive WQE). A QP's load out of
-// RESET empties its ring by a clear bit per record and QP (the index
-// reads as zero until its next write), not by a second write port: for
-// RQP a flop per QP (rqp_clr_reg: its writer, the doorbell, names its QP
-// in the cycle it writes); for RQC, whose writer is the write-back at
-// qpn, two bits in block RAM whose XOR says "written since the load"
-// (VB in RQC, LC in EPS: as for RSP below).
+// RESET empties its ring. RQP's write port takes the load's zero as well
+// as the doorbells. Both come from MMIO writes, a doorbell a cycle after
+// its write and a load two cycles after its QP command, and
+// pcie_mmio_bridge has one request at a time (a write every third cycle at
+// most: a TLP's header, the request, its ack), so the two never meet. RQC,
+// whose writer is the write-back at qpn, uses two bits in block RAM whose
+// XOR says "written since the load" (VB in RQC, LC in EPS: as for RSP
+// below).
 //
 // The expected PSN is a record too (EPS), written by a QP load or the
 // write-back in ST_FINISH and read at ctx_qpn and at sel_qpn (the host's
@@ -316,7 +318,6 @@ localparam RQC_VB_W = 1;
 localparam RQC_CI_LSB = 0;
 localparam RQC_VB_LSB = RQC_CI_LSB + RQC_CI_W;
 localparam RQC_W = RQC_VB_LSB + RQC_VB_W;
-reg [NUM_QP-1:0] rqp_clr_reg = {NUM_QP{1'b0}};   // loaded out of RESET since the last write
 // the record (its fields in the knobs' builds only: RSP_W shrinks)
 localparam RSP_VB_W = 1;                 // the record's half of "written since the load" (above)
 localparam RSP_VB_LSB = 0;
@@ -496,11 +497,8 @@ reg qp_stale_reg = 1'b0;
 // load as well (nothing of the packet is written over the loaded state)
 // a QP load of any kind (RTR or RESET)
 wire load_any = load_rtr || load_reset;
-wire [NUM_QP-1:0] load_oh, load_reset_oh, db_oh;
+wire [NUM_QP-1:0] load_oh;
 onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) load_dec (.en(load_any), .in(load_qpn), .out(load_oh));
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) load_reset_dec (.en(load_reset), .in(load_qpn), .out(load_reset_oh));
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) db_dec (.en(rq_db_valid && rq_db_qpn < NUM_QP16),
-    .in(rq_db_qpn[QN_W-1:0]), .out(db_oh));
 wire qp_stale = qp_stale_reg || (load_any && load_qpn == qpn);
 
 // receive WQE capture (its reserved bytes are not read)
@@ -693,9 +691,11 @@ ram_sdp_copies #(
 wire [23:0] epsn_q = eps_q[EPS_PSN_LSB +: EPS_PSN_W];
 assign sel_epsn = eps_sel_q;
 
-// the receive ring's indices (RQP, RQC above)
-wire rqp_we = rq_db_valid && rq_db_qpn < NUM_QP16;
-wire [RQP_W-1:0] rqp_wd = rq_db_pi;
+// the receive ring's indices (RQP, RQC above): a doorbell's producer
+// index, or the zero of a load out of RESET (never both in one cycle)
+wire rqp_we = (rq_db_valid && rq_db_qpn < NUM_QP16) || load_reset;
+wire [QN_W-1:0] rqp_wa = load_reset ? load_qpn : rq_db_qpn[QN_W-1:0];
+wire [RQP_W-1:0] rqp_wd = load_reset ? {RQP_W{1'b0}} : rq_db_pi;
 wire [RQP_W-1:0] rqp_q;
 wire [RQP_W-1:0] rqp_scan_q;
 ram_sdp_copies #(
@@ -708,7 +708,7 @@ ram_sdp_copies #(
 ) rqp_inst (
     .clk(clk),
     .wr_en(rqp_we),
-    .wr_addr(rq_db_qpn[QN_W-1:0]),
+    .wr_addr(rqp_wa),
     .wr_data(rqp_wd),
     .rd_addr({tscan_next, ctx_qpn}),
     .rd_data({rqp_scan_q, rqp_q})
@@ -743,9 +743,9 @@ assign rqc_vb_now = rqc_we && qpn == load_qpn ? rqc_wd[RQC_VB_LSB] : rqc_ld_vb;
 // the scan's QP's)
 wire rqc_clr_qn = !(eps_q[EPS_LC_LSB] ^ rqc_q[RQC_VB_LSB]);
 wire rqc_clr_scan = !(eps_scan_lc ^ rqc_scan_q[RQC_VB_LSB]);
-assign rq_pi = rqp_clr_reg[qpn] ? 16'd0 : rqp_q[RQP_PI_LSB +: RQP_PI_W];
+assign rq_pi = rqp_q[RQP_PI_LSB +: RQP_PI_W];
 assign rq_ci = rqc_clr_qn ? 16'd0 : rqc_q[RQC_CI_LSB +: RQC_CI_W];
-wire [15:0] scan_pi = rqp_clr_reg[tscan_reg] ? 16'd0 : rqp_scan_q[RQP_PI_LSB +: RQP_PI_W];
+wire [15:0] scan_pi = rqp_scan_q[RQP_PI_LSB +: RQP_PI_W];
 wire [15:0] scan_ci = rqc_clr_scan ? 16'd0 : rqc_scan_q[RQC_CI_LSB +: RQC_CI_W];
 
 // the record: read at ctx_qpn (so it is qpn's in every state but ST_IDLE),
@@ -1502,7 +1502,6 @@ always @(posedge clk) begin
     ack_owed_reg <= ack_owed_eff & ~load_oh;
     ack_age1_reg <= now_reg == ACK_EPOCH ? ack_owed_eff : ack_age1_eff;
     ack_age2_reg <= now_reg == ACK_EPOCH ? ack_age1_eff & ack_owed_eff : ack_age2_eff;
-    rqp_clr_reg <= (rqp_clr_reg & ~db_oh) | load_reset_oh;
 
     if (rst) begin
         mr_wait_reg <= 1'b0;
