@@ -73,6 +73,28 @@ wire [NUM_QP-1:0] mp_cfg = {NUM_QP{1'b0}};
 (* anyseq *) reg [DATA_W-1:0] snoop_data;
 (* anyseq *) reg [DATA_W/8-1:0] snoop_strb;
 (* anyseq *) reg        snoop_en;
+`ifdef RESP_LOADS
+// QP loads (RTR, or out of RESET): the QP is named a cycle ahead
+// (load_qpn_next, as qp_context does), never both kinds at once, and a
+// load out of RESET never meets a receive doorbell (RQP's one write port:
+// the MMIO bridge spaces the writes that cause them)
+(* anyseq *) reg        ld_rtr;
+(* anyseq *) reg        ld_reset;
+(* anyseq *) reg [QN_W-1:0] ld_qpn_next;
+(* anyseq *) reg [3:0]  ld_psn;
+reg [QN_W-1:0] ld_qpn = {QN_W{1'b0}};
+always @(posedge clk) ld_qpn <= ld_qpn_next;
+always @* begin
+    assume(!(ld_rtr && ld_reset));
+    assume(!(ld_reset && rq_db_valid));
+end
+`else
+wire ld_rtr = 1'b0;
+wire ld_reset = 1'b0;
+wire [QN_W-1:0] ld_qpn_next = {QN_W{1'b0}};
+wire [QN_W-1:0] ld_qpn = {QN_W{1'b0}};
+wire [3:0] ld_psn = 4'd0;
+`endif
 (* anyseq *) reg        wr_ready;
 (* anyseq *) reg        wr_done;
 (* anyseq *) reg        cqe_ready;
@@ -171,11 +193,11 @@ responder #(
     .ctx_min_rnr_timer(5'd0),
     .ctx_mp(mp_cfg[ctx_qpn_q]),
     .ctx_mp_wshift(3'd0),
-    .load_rtr(1'b0),
-    .load_reset(1'b0),
-    .load_qpn({QN_W{1'b0}}),
-    .load_qpn_next({QN_W{1'b0}}),
-    .load_psn(24'd0),
+    .load_rtr(ld_rtr),
+    .load_reset(ld_reset),
+    .load_qpn(ld_qpn),
+    .load_qpn_next(ld_qpn_next),
+    .load_psn({20'd0, ld_psn}),
     .set_err(),
     .set_err_qpn(),
     .rq_db_valid(rq_db_valid),

@@ -59,6 +59,7 @@ JOBS_ALL=(
     "resp_rc_reach|formal_responder|COVER_CHECK|cover|40"
     "resp_rc_early_cqe|formal_responder|BREAK_EARLY_CQE|break|40|f_barrier"
     "resp_mp|formal_responder|MP_ONLY|prove|36"
+    "resp_loads|formal_responder|RESP_LOADS|prove|24"
     "resp_mp_reach|formal_responder|MP_ONLY COVER_CHECK|cover|36"
     "resp_mp_early_cqe|formal_responder|MP_ONLY BREAK_EARLY_CQE|break|36|f_barrier|f_mp_point"
     "back|formal_order|RESP_ENV CQE_WRITER_ASSERTS_OFF|prove|16"

@@ -304,10 +304,12 @@ end
 localparam EPS_PSN_W = 24;
 localparam EPS_LV_W = 1;
 localparam EPS_LC_W = 1;
+localparam EPS_LF_W = 1;                 // the load's half for RFL (below)
 localparam EPS_PSN_LSB = 0;
 localparam EPS_LV_LSB = EPS_PSN_LSB + EPS_PSN_W;
 localparam EPS_LC_LSB = EPS_LV_LSB + EPS_LV_W;
-localparam EPS_W = EPS_LC_LSB + EPS_LC_W;
+localparam EPS_LF_LSB = EPS_LC_LSB + EPS_LC_W;
+localparam EPS_W = EPS_LF_LSB + EPS_LF_W;
 // an rc message in progress: rc_message_inst below (rc builds only; an
 // mp packet carries its own RETH)
 localparam RQP_PI_LSB = 0;
@@ -341,7 +343,6 @@ localparam RSP_W = RC_EN != 0 ? RSP_MSGLEN_LSB + RSP_MSGLEN_W : RSP_KEY_LSB;
 // the logic's view of a record: every field, those of a knob that is off
 // read as zero and never stored
 localparam RSP_VIEW_BITS = RSP_MSGLEN_LSB + RSP_MSGLEN_W;
-reg [NUM_QP-1:0] nak_sent_reg = {NUM_QP{1'b0}};
 // mp: placed PSNs (the record's bitmap, RSP_BMP; bit i: point + i; bit 0 is
 // the point, never set), and
 // up to MP_WIMM deferred WRITE_WITH_IMM completions per QP, held in
@@ -350,67 +351,60 @@ reg [NUM_QP-1:0] nak_sent_reg = {NUM_QP{1'b0}};
 // WRITE_WITH_IMM that finds no free slot, or its QP with MP_WIMM parked,
 // is dropped unplaced, counted (stat_drop_wimm) and resent)
 localparam MP_LOG = $clog2(MP_W);
-reg [NUM_QP-1:0] owed_reg = {NUM_QP{1'b0}};      // deferred completion due, no receive WQE yet
 // the slots and the completions in them: mp_deferred_inst below (pend:
 // qpn has one parked; full: MP_WIMM; psn, imm, len: its first by PSN)
 wire pslot_avail, pend_any, pend_full;
 wire [23:0] pend_psn;
 wire [31:0] pend_imm, pend_len;
-// ACK timer: QPs with accepted packets no ACK covers yet. Instead of a
-// time stamp per QP, two age bits: every ACK_TIMER/2 cycles an owed ACK
-// ages by one, and it is due once it has aged twice, so it waits between
-// ACK_TIMER/2 and ACK_TIMER cycles (2 bits per QP instead of 16).
-reg [NUM_QP-1:0] ack_owed_reg = {NUM_QP{1'b0}};
-reg [NUM_QP-1:0] ack_age1_reg = {NUM_QP{1'b0}};
-reg [NUM_QP-1:0] ack_age2_reg = {NUM_QP{1'b0}};
-// The state machine's writes of these bits are all at its QP (qpn): each
-// is held a cycle in a pending bit and value (*_pw_reg, *_pv_reg) and
-// applied from there, so that no bit of the vector decodes qpn at the
-// end of a long path; the bits are read through the pending write
-// (*_eff). The other writes (a load's, a receive doorbell's, the ACK
-// timer's aging) are vector operations on what the bits read as, in the
-// old statement order, and the pending writes land after them, as the
-// state machine's writes came after them.
+// The per-QP flags, one record in block RAM (RFL) whose one writer is the
+// state machine: NS (rc: a NAK was sent for the expected PSN; mp: a
+// selective NAK's recovery span is not passed yet), OW (mp: a deferred
+// completion is due and waits for a receive WQE), AO (accepted packets no
+// ACK covers yet: the ACK timer's) and ST (AO's time stamp). A load clears
+// the flags by the XOR of two bits, as for RSP: LF in EPS (the load's half,
+// set to RFL's VB as it stands) and VB in RFL (set by each write to the
+// complement of the QP's LF). They were flop vectors (nak_sent_reg,
+// owed_reg, ack_owed_reg and two age bits), which cost a decoder per
+// writer, a mux per reader and the next-state logic per QP.
+//
+// ACK timer: instead of aging two bits of every QP every ACK_TIMER/2 cycles,
+// an owed ACK's record keeps the epoch (ACK_TIMER/2 cycles) in which AO was
+// set, and it is due once two epochs have begun since: it waits between
+// ACK_TIMER/2 and ACK_TIMER cycles, in the very cycles the age bits gave.
+// An ACK owed for 2^RFL_ST_W - 2 epochs (16 M cycles at ACK_TIMER 2048)
+// without the scan taking it reads as not due for two epochs.
+localparam RFL_VB_W = 1;
+localparam RFL_NS_W = 1;
+localparam RFL_OW_W = 1;
+localparam RFL_AO_W = 1;
+localparam RFL_ST_W = 14;                // (18 bits: one 1,024 x 18 block RAM)
+localparam RFL_VB_LSB = 0;
+localparam RFL_NS_LSB = RFL_VB_LSB + RFL_VB_W;
+localparam RFL_OW_LSB = RFL_NS_LSB + RFL_NS_W;
+localparam RFL_AO_LSB = RFL_OW_LSB + RFL_OW_W;
+localparam RFL_ST_LSB = RFL_AO_LSB + RFL_AO_W;
+localparam RFL_W = RFL_ST_LSB + RFL_ST_W;
+// The state machine's writes are all at its QP (qpn) and in states other
+// than ST_IDLE (so qpn is the same QP in the next cycle): each is held a
+// cycle in a pending bit and value (*_pw_reg, *_pv_reg) and written from
+// there, with the rest of the record as the read port shows it in that
+// cycle (qpn's); a read of the record in that cycle takes the written word.
 reg [QN_W-1:0] pq_qn_reg = {QN_W{1'b0}};
-wire [NUM_QP-1:0] pq_oh;
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) pq_dec (.en(1'b1), .in(pq_qn_reg), .out(pq_oh));
-// a vector as it reads with its pending write (w: one is pending; val: the
-// value it writes at pq_qn_reg)
-function [NUM_QP-1:0] through_pending;
-    input [NUM_QP-1:0] v;
-    input w;
-    input val;
-    input [NUM_QP-1:0] oh;
-    through_pending = !w ? v : val ? v | oh : v & ~oh;
-endfunction
 reg nak_sent_pw_reg = 1'b0;
 reg nak_sent_pv_reg = 1'b0;
-wire [NUM_QP-1:0] nak_sent_eff = through_pending(nak_sent_reg, nak_sent_pw_reg, nak_sent_pv_reg, pq_oh);
 reg owed_pw_reg = 1'b0;
 reg owed_pv_reg = 1'b0;
-wire [NUM_QP-1:0] owed_eff = through_pending(owed_reg, owed_pw_reg, owed_pv_reg, pq_oh);
 reg ack_owed_pw_reg = 1'b0;
 reg ack_owed_pv_reg = 1'b0;
-wire [NUM_QP-1:0] ack_owed_eff = through_pending(ack_owed_reg, ack_owed_pw_reg, ack_owed_pv_reg, pq_oh);
-reg ack_age1_pw_reg = 1'b0;
-reg ack_age1_pv_reg = 1'b0;
-wire [NUM_QP-1:0] ack_age1_eff = through_pending(ack_age1_reg, ack_age1_pw_reg, ack_age1_pv_reg, pq_oh);
-reg ack_age2_pw_reg = 1'b0;
-reg ack_age2_pv_reg = 1'b0;
-wire [NUM_QP-1:0] ack_age2_eff = through_pending(ack_age2_reg, ack_age2_pw_reg, ack_age2_pv_reg, pq_oh);
+reg ack_stamp_pw_reg = 1'b0;             // (with AO set: the timer starts)
 reg [15:0] now_reg = 16'd0;
+reg [RFL_ST_W-1:0] epoch_reg = {RFL_ST_W{1'b0}};
+reg [RFL_ST_W-1:0] epoch_m1_reg = {RFL_ST_W{1'b1}};   // epoch_reg - 1
 reg [QN_W-1:0] tscan_reg = {QN_W{1'b0}};
 localparam integer LAST_QP_I = NUM_QP - 1;
 localparam [QN_W-1:0] LAST_QP = LAST_QP_I[QN_W-1:0];
 localparam integer ACK_EPOCH_I = ACK_TIMER / 2 - 1;
 localparam [15:0] ACK_EPOCH = ACK_EPOCH_I[15:0];
-wire tack_due = ack_owed_eff[tscan_reg] && ack_age2_eff[tscan_reg];
-
-integer i;
-initial begin
-    for (i = 0; i < NUM_QP; i = i + 1) begin
-    end
-end
 
 localparam [4:0]
     ST_IDLE = 5'd0,
@@ -497,8 +491,6 @@ reg qp_stale_reg = 1'b0;
 // load as well (nothing of the packet is written over the loaded state)
 // a QP load of any kind (RTR or RESET)
 wire load_any = load_rtr || load_reset;
-wire [NUM_QP-1:0] load_oh;
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) load_dec (.en(load_any), .in(load_qpn), .out(load_oh));
 wire qp_stale = qp_stale_reg || (load_any && load_qpn == qpn);
 
 // receive WQE capture (its reserved bytes are not read)
@@ -632,13 +624,14 @@ wire fifo_full = free_wr_reg + 3'd1 == free_rd_reg;
 assign m_free_valid = s_wr_status_valid || drop_free_reg;
 assign m_free_slot = s_wr_status_valid ? free_fifo[free_rd_reg] : drop_free_slot_reg;
 
+integer i;
 initial begin
     for (i = 0; i < 8; i = i + 1) begin
         free_fifo[i] = {RX_SLOT_W{1'b0}};
     end
 end
 
-assign s_pkt_ready = state_reg == ST_IDLE && !drop_free_reg;
+assign s_pkt_ready = state_reg == ST_IDLE && !drop_free_reg && !rfl_sweep;
 
 // the QP context is read a cycle ahead: in ST_IDLE the QP the next state
 // would work on (the packet's, else the scan's: qp_field_reg takes one of
@@ -656,7 +649,7 @@ wire eps_we = load_any || eps_fsm_we;
 wire [QN_W-1:0] eps_wa = load_any ? load_qpn : qpn;
 // (a load sets LV and, out of RESET, LC to the records' VB as they stand
 // after this cycle's writes; the write-back writes them back as read)
-wire rsp_vb_now, rqc_vb_now, eps_ld_lc;
+wire rsp_vb_now, rqc_vb_now, rfl_vb_now, eps_ld_lc;
 wire [EPS_W-1:0] eps_q;
 reg [EPS_W-1:0] eps_wd;
 always @* begin
@@ -666,10 +659,11 @@ always @* begin
         eps_wd[EPS_PSN_LSB +: EPS_PSN_W] = load_psn;
         eps_wd[EPS_LV_LSB] = rsp_vb_now;
         eps_wd[EPS_LC_LSB] = load_reset ? rqc_vb_now : eps_ld_lc;
+        eps_wd[EPS_LF_LSB] = rfl_vb_now;
     end
 end
 wire [EPS_PSN_W-1:0] eps_sel_q;
-wire eps_scan_lc;
+wire eps_scan_lc, eps_scan_lf;
 wire [QN_W-1:0] tscan_next = tscan_reg == LAST_QP ? {QN_W{1'b0}} : tscan_reg + 1'b1;
 // (ports in the order ctx, sel, scan, load)
 ram_sdp_copies #(
@@ -678,15 +672,91 @@ ram_sdp_copies #(
     .DEPTH(NUM_QP),
     .N_RD(4),
     .RD_LSB({32'd0 + EPS_LC_LSB, 32'd0 + EPS_LC_LSB, 32'd0 + EPS_PSN_LSB, 32'd0}),
-    .RD_W({32'd0 + EPS_LC_W, 32'd0 + EPS_LC_W, 32'd0 + EPS_PSN_W, 32'd0 + EPS_W})
+    .RD_W({32'd0 + EPS_LC_W, 32'd0 + EPS_LC_W + EPS_LF_W, 32'd0 + EPS_PSN_W, 32'd0 + EPS_W})
 ) eps_inst (
     .clk(clk),
     .wr_en(eps_we),
     .wr_addr(eps_wa),
     .wr_data(eps_wd),
     .rd_addr({load_qpn_next, tscan_next, sel_qpn, ctx_qpn}),
-    .rd_data({eps_ld_lc, eps_scan_lc, eps_sel_q, eps_q})
+    .rd_data({eps_ld_lc, eps_scan_lf, eps_scan_lc, eps_sel_q, eps_q})
 );
+// the flags (RFL above): read at ctx_qpn (qpn's in every state but
+// ST_IDLE), at tscan_next (the scan's) and at load_qpn_next (VB, for a
+// load's LF); written by the state machine's pending writes at pq_qn_reg,
+// which is qpn (the read port holds its record: the writes come from
+// states other than ST_IDLE), or by the sweep after a reset
+wire rfl_sweep;
+wire [QN_W-1:0] rfl_sweep_q;
+wire rfl_fsm_we = nak_sent_pw_reg || owed_pw_reg || ack_owed_pw_reg;
+wire [RFL_W-1:0] rfl_q;
+wire [RFL_W-1:0] rfl_scan_q;
+wire rfl_ld_vb;
+// qpn's flags as they read: zero while loaded and not written since
+wire rfl_loaded = !(eps_q[EPS_LF_LSB] ^ rfl_q[RFL_VB_LSB]);
+wire [RFL_W-1:0] rfl_view = rfl_loaded ? {RFL_W{1'b0}} : rfl_q;
+reg [RFL_W-1:0] rfl_wd;
+always @* begin
+    rfl_wd = rfl_view;
+    rfl_wd[RFL_VB_LSB] = !eps_q[EPS_LF_LSB];
+    if (nak_sent_pw_reg) rfl_wd[RFL_NS_LSB] = nak_sent_pv_reg;
+    if (owed_pw_reg) rfl_wd[RFL_OW_LSB] = owed_pv_reg;
+    if (ack_owed_pw_reg) rfl_wd[RFL_AO_LSB] = ack_owed_pv_reg;
+    if (ack_stamp_pw_reg) rfl_wd[RFL_ST_LSB +: RFL_ST_W] = epoch_reg;
+    if (rfl_sweep) rfl_wd = {RFL_W{1'b0}};
+end
+// (ports in the order ctx, scan, load)
+ram_sdp_copies #(
+    .DATA_W(RFL_W),
+    .ADDR_W(QN_W),
+    .DEPTH(NUM_QP),
+    .N_RD(3),
+    .RD_LSB({32'd0 + RFL_VB_LSB, 32'd0, 32'd0}),
+    .RD_W({32'd0 + RFL_VB_W, 32'd0 + RFL_W, 32'd0 + RFL_W})
+) rfl_inst (
+    .clk(clk),
+    .wr_en(rfl_fsm_we || rfl_sweep),
+    .wr_addr(rfl_sweep ? rfl_sweep_q : pq_qn_reg),
+    .wr_data(rfl_wd),
+    .rd_addr({load_qpn_next, tscan_next, ctx_qpn}),
+    .rd_data({rfl_ld_vb, rfl_scan_q, rfl_q})
+);
+// block RAM has no reset: a reset after a write sweeps the records to zero
+// (the state machine takes no packet and the scan acts on nothing
+// meanwhile; a load may come, and its LF then meets a zero VB: the flags
+// read zero either way)
+ram_reset_sweep #(.DEPTH(NUM_QP), .ADDR_W(QN_W)) rfl_sweep_inst (
+    .clk(clk),
+    .rst(rst),
+    .wrote(rfl_fsm_we),
+    .sweep(rfl_sweep),
+    .sweep_addr(rfl_sweep_q)
+);
+assign rfl_vb_now = (rfl_fsm_we || rfl_sweep) && (rfl_sweep ? rfl_sweep_q : pq_qn_reg) == load_qpn
+    ? rfl_wd[RFL_VB_LSB] : rfl_ld_vb;
+// qpn's flags (every state but ST_IDLE), with this cycle's write
+wire [RFL_W-1:0] rfl_eff = rfl_fsm_we ? rfl_wd : rfl_view;
+wire qp_ns = rfl_eff[RFL_NS_LSB];
+wire qp_ow = rfl_eff[RFL_OW_LSB];
+wire qp_ao = rfl_eff[RFL_AO_LSB];
+// the scan's QP's, with this cycle's write. An ACK is due once two epochs
+// have begun since its stamp: the stamp is neither this epoch nor the
+// last. Each source's bit is worked out on its own and the write's
+// chosen last (the write's word passes the ctx port's load test: a mux
+// of the whole word before the compares was 17.3 LUT levels deep)
+wire rfl_scan_fwd = rfl_fsm_we && pq_qn_reg == tscan_reg;
+wire rfl_scan_loaded = !(eps_scan_lf ^ rfl_scan_q[RFL_VB_LSB]);
+wire [RFL_ST_W-1:0] scan_st = rfl_scan_q[RFL_ST_LSB +: RFL_ST_W];
+wire [RFL_ST_W-1:0] qp_st = rfl_q[RFL_ST_LSB +: RFL_ST_W];
+wire scan_st_old = scan_st != epoch_reg && scan_st != epoch_m1_reg;
+wire qp_st_old = qp_st != epoch_reg && qp_st != epoch_m1_reg;
+wire scan_ow = rfl_scan_fwd ? rfl_wd[RFL_OW_LSB]
+    : !rfl_scan_loaded && rfl_scan_q[RFL_OW_LSB];
+// (the write's stamp: this epoch when it starts the timer, else the
+// record's, whose AO reads zero when loaded)
+wire tack_due = rfl_scan_fwd ? rfl_wd[RFL_AO_LSB] && !ack_stamp_pw_reg && qp_st_old
+    : !rfl_scan_loaded && rfl_scan_q[RFL_AO_LSB] && scan_st_old;
+
 // qpn's expected PSN in every state but ST_IDLE
 wire [23:0] epsn_q = eps_q[EPS_PSN_LSB +: EPS_PSN_W];
 assign sel_epsn = eps_sel_q;
@@ -825,7 +895,7 @@ mp_window #(.MP_W(MP_W), .MP_NAK_GAP(MP_NAK_GAP)) mp_window_inst (
     .check(state_reg == ST_CHECK),
     .exec(state_reg == ST_EXEC),
     .fetch(state_reg == ST_RQ_FETCH),
-    .nak_sent(nak_sent_eff[qpn]),
+    .nak_sent(qp_ns),
     .pend_v(pend_any),
     .pend_psn(pend_psn),
     .adv(mp_adv),
@@ -1055,8 +1125,7 @@ always @(posedge clk) begin
     nak_sent_pw_reg <= 1'b0;
     owed_pw_reg <= 1'b0;
     ack_owed_pw_reg <= 1'b0;
-    ack_age1_pw_reg <= 1'b0;
-    ack_age2_pw_reg <= 1'b0;
+    ack_stamp_pw_reg <= 1'b0;
     stat_drop_qp_reg <= 1'b0;
     stat_drop_psn_reg <= 1'b0;
     stat_drop_xport_reg <= 1'b0;
@@ -1078,6 +1147,10 @@ always @(posedge clk) begin
     // (the bit vectors: below, after the state machine)
 
     now_reg <= now_reg == ACK_EPOCH ? 16'd0 : now_reg + 16'd1;
+    if (now_reg == ACK_EPOCH) begin
+        epoch_reg <= epoch_reg + 1'b1;
+        epoch_m1_reg <= epoch_reg;
+    end
     tscan_reg <= tscan_reg == LAST_QP ? {QN_W{1'b0}} : tscan_reg + 1'b1;
 
     if (load_any && load_qpn == qpn && state_reg != ST_IDLE) begin
@@ -1087,7 +1160,7 @@ always @(posedge clk) begin
     case (state_reg)
         ST_IDLE: begin
             qp_stale_reg <= 1'b0;
-            if (s_pkt_valid && !drop_free_reg) begin
+            if (s_pkt_valid && !drop_free_reg && !rfl_sweep) begin
                 op_reg <= s_pkt_opcode;
                 ack_req_reg <= s_pkt_ack_req;
                 qp_field_reg <= s_pkt_dest_qp;
@@ -1104,10 +1177,10 @@ always @(posedge clk) begin
                 slot_reg <= s_pkt_slot;
                 mp_defer_reg <= 1'b0;
                 state_reg <= ST_LOAD;
-            end else if (tack_due) begin
+            end else if (tack_due && !rfl_sweep) begin
                 qp_field_reg <= {{(24-QN_W){1'b0}}, tscan_reg};
                 state_reg <= ST_TACK;
-            end else if (owed_eff[tscan_reg] && scan_ci != scan_pi) begin
+            end else if (scan_ow && scan_ci != scan_pi && !rfl_sweep) begin
                 // a receive WQE arrived for an owed mp completion
                 qp_field_reg <= {{(24-QN_W){1'b0}}, tscan_reg};
                 state_reg <= ST_MP_PEND;
@@ -1177,7 +1250,7 @@ always @(posedge clk) begin
                 end
                 state_reg <= ST_DROP;
             end else if (ctx_mp) begin
-                if (owed_eff[qpn]) begin
+                if (qp_ow) begin
                     // a completion waits for a receive WQE: nothing else
                     // is taken (the requester resends it)
                     stat_drop_psn_reg <= 1'b1;
@@ -1208,7 +1281,7 @@ always @(posedge clk) begin
             end else begin
                 // a gap: NAK once per expected PSN, drop until it is filled
                 stat_drop_psn_reg <= 1'b1;
-                if (!nak_sent_eff[qpn] && ack_slot_free) begin
+                if (!qp_ns && ack_slot_free) begin
                     nak_sent_pw_reg <= 1'b1; nak_sent_pv_reg <= 1'b1;
                     queue_ack(epsn_reg, NAK_PSN, rd_msn);
                     stat_nak_reg <= 1'b1;
@@ -1451,15 +1524,13 @@ always @(posedge clk) begin
                         queue_ack(mp_point_new - 24'd1, ACK_SYNDROME, msn_reg);
                         if (!mp_hole_open) begin
                             ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b0;
-                        end else if (!ack_owed_eff[qpn] || mp_adv != 0) begin
+                        end else if (!qp_ao || mp_adv != 0) begin
                             ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b1;
-                            ack_age1_pw_reg <= 1'b1; ack_age1_pv_reg <= 1'b0;
-                            ack_age2_pw_reg <= 1'b1; ack_age2_pv_reg <= 1'b0;
+                            ack_stamp_pw_reg <= 1'b1;
                         end
-                    end else if (!ack_owed_eff[qpn]) begin
+                    end else if (!qp_ao) begin
                         ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b1;
-                        ack_age1_pw_reg <= 1'b1; ack_age1_pv_reg <= 1'b0;
-                        ack_age2_pw_reg <= 1'b1; ack_age2_pv_reg <= 1'b0;
+                        ack_stamp_pw_reg <= 1'b1;
                     end
                     state_reg <= mp_pend_due ? ST_MP_PEND : ST_IDLE;
                 end
@@ -1472,10 +1543,9 @@ always @(posedge clk) begin
                 if (ack_req_reg) begin
                     queue_ack(psn_reg, ACK_SYNDROME, (op_last || op_only) ? msn_p1_reg : msn_reg);
                     ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b0;
-                end else if (!ack_owed_eff[qpn]) begin
+                end else if (!qp_ao) begin
                     ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b1;
-                    ack_age1_pw_reg <= 1'b1; ack_age1_pv_reg <= 1'b0;
-                    ack_age2_pw_reg <= 1'b1; ack_age2_pv_reg <= 1'b0;
+                    ack_stamp_pw_reg <= 1'b1;
                 end
                 state_reg <= ST_IDLE;
             end
@@ -1497,11 +1567,6 @@ always @(posedge clk) begin
         default: state_reg <= ST_IDLE;
     endcase
 
-    nak_sent_reg <= nak_sent_eff & ~load_oh;
-    owed_reg <= owed_eff & ~load_oh;
-    ack_owed_reg <= ack_owed_eff & ~load_oh;
-    ack_age1_reg <= now_reg == ACK_EPOCH ? ack_owed_eff : ack_age1_eff;
-    ack_age2_reg <= now_reg == ACK_EPOCH ? ack_age1_eff & ack_owed_eff : ack_age2_eff;
 
     if (rst) begin
         mr_wait_reg <= 1'b0;
@@ -1510,12 +1575,10 @@ always @(posedge clk) begin
         free_wr_reg <= 3'd0;
         free_rd_reg <= 3'd0;
         drop_free_reg <= 1'b0;
-        nak_sent_reg <= {NUM_QP{1'b0}};
-        ack_owed_reg <= {NUM_QP{1'b0}};
-        owed_reg <= {NUM_QP{1'b0}};
         nak_sent_pw_reg <= 1'b0;
         ack_owed_pw_reg <= 1'b0;
         owed_pw_reg <= 1'b0;
+        ack_stamp_pw_reg <= 1'b0;
         mp_pend_pass_reg <= 1'b0;
     end
 end
@@ -1569,6 +1632,44 @@ always @(posedge clk) begin
 end
 wire [F_W-1:0] f_rec_now = f_rec[qpn];
 
+// the flags as the flop vectors held them before they moved to block RAM
+// (RFL): the state machine's pending writes, a load's clear after them,
+// the ACK timer's two age bits aged every epoch (cleared by a timer
+// start) and due once the second is set; the record's views (qpn's in
+// every state but ST_IDLE, the scan's always) must give the same, and the
+// ACK timer must fire in the same cycles
+localparam [NUM_QP-1:0] F_ONE = 1;
+function [NUM_QP-1:0] f_thru;
+    input [NUM_QP-1:0] v;
+    input w;
+    input val;
+    input [QN_W-1:0] q;
+    f_thru = !w ? v : val ? v | (F_ONE << q) : v & ~(F_ONE << q);
+endfunction
+reg [NUM_QP-1:0] f_ns = {NUM_QP{1'b0}};
+reg [NUM_QP-1:0] f_ow = {NUM_QP{1'b0}};
+reg [NUM_QP-1:0] f_ao = {NUM_QP{1'b0}};
+reg [NUM_QP-1:0] f_a1 = {NUM_QP{1'b0}};
+reg [NUM_QP-1:0] f_a2 = {NUM_QP{1'b0}};
+wire [NUM_QP-1:0] f_ns_e = f_thru(f_ns, nak_sent_pw_reg, nak_sent_pv_reg, pq_qn_reg);
+wire [NUM_QP-1:0] f_ow_e = f_thru(f_ow, owed_pw_reg, owed_pv_reg, pq_qn_reg);
+wire [NUM_QP-1:0] f_ao_e = f_thru(f_ao, ack_owed_pw_reg, ack_owed_pv_reg, pq_qn_reg);
+wire [NUM_QP-1:0] f_a1_e = f_thru(f_a1, ack_stamp_pw_reg, 1'b0, pq_qn_reg);
+wire [NUM_QP-1:0] f_a2_e = f_thru(f_a2, ack_stamp_pw_reg, 1'b0, pq_qn_reg);
+wire [NUM_QP-1:0] f_ld = load_any ? F_ONE << load_qpn : {NUM_QP{1'b0}};
+always @(posedge clk) begin
+    f_ns <= f_ns_e & ~f_ld;
+    f_ow <= f_ow_e & ~f_ld;
+    f_ao <= f_ao_e & ~f_ld;
+    f_a1 <= now_reg == ACK_EPOCH ? f_ao_e : f_a1_e;
+    f_a2 <= now_reg == ACK_EPOCH ? f_a1_e & f_ao_e : f_a2_e;
+    if (rst) begin
+        f_ns <= {NUM_QP{1'b0}};
+        f_ow <= {NUM_QP{1'b0}};
+        f_ao <= {NUM_QP{1'b0}};
+    end
+end
+
 always @* begin
     if (!rst) begin
         // the record's MSN and bitmap read from block RAM: the last written
@@ -1576,6 +1677,15 @@ always @* begin
         // ST_FINISH's registered MSN is the record's
         if (state_reg == ST_FINISH && !qp_stale) assert(msn_reg == rd_msn && msn_p1_reg == rd_msn + 24'd1); // f_msn_reg
         if (rec_we) assert(rec_loaded_reg == rec_loaded);                 // f_loaded_reg
+        // the flags in block RAM read as the flop vectors did
+        if (!rfl_sweep) begin
+            if (state_reg != ST_IDLE) assert(qp_ns == f_ns_e[qpn] && qp_ow == f_ow_e[qpn]
+                && qp_ao == f_ao_e[qpn]);                                   // f_rfl_qp
+            assert(scan_ow == f_ow_e[tscan_reg]
+                && tack_due == (f_ao_e[tscan_reg] && f_a2_e[tscan_reg]));  // f_rfl_scan
+        end
+        // the pending write's record is the one the read port holds
+        if (rfl_fsm_we) assert(pq_qn_reg == qpn);                           // f_rfl_pq
         // property 1 (rc) and 3, this packet: its CQE is asked for only
         // once its own payload is in the in-order write engine's queue;
         // every earlier packet of the QP went through ST_FINISH, which
