@@ -371,13 +371,14 @@ wire [31:0] pend_imm, pend_len;
 // an owed ACK's record keeps the epoch (ACK_TIMER/2 cycles) in which AO was
 // set, and it is due once two epochs have begun since: it waits between
 // ACK_TIMER/2 and ACK_TIMER cycles, in the very cycles the age bits gave.
-// An ACK owed for 2^RFL_ST_W - 2 epochs (16 M cycles at ACK_TIMER 2048)
-// without the scan taking it reads as not due for two epochs.
+// An ACK owed for 2^RFL_ST_W - 2 epochs (260 k cycles at ACK_TIMER 2048)
+// without the scan taking it reads as not due for two epochs, and is due
+// again after them: it goes out late, never lost.
 localparam RFL_VB_W = 1;
 localparam RFL_NS_W = 1;
 localparam RFL_OW_W = 1;
 localparam RFL_AO_W = 1;
-localparam RFL_ST_W = 14;                // (18 bits: one 1,024 x 18 block RAM)
+localparam RFL_ST_W = 8;                 // (the per-QP budget: state_budget.rs)
 localparam RFL_VB_LSB = 0;
 localparam RFL_NS_LSB = RFL_VB_LSB + RFL_VB_W;
 localparam RFL_OW_LSB = RFL_NS_LSB + RFL_NS_W;

@@ -165,18 +165,19 @@ fn category(module: &str, name: &str) -> Option<Category> {
         ("responder", "rsp_bmp" | "rsp_vb" | "eps_lv") => Bitmap,
         (
             "responder",
-            "owed_reg" | "slot_qpn_reg" | "before_reg" | "pslot_pool" | "pend_psn_mem"
+            "rfl_ow" | "slot_qpn_reg" | "before_reg" | "pslot_pool" | "pend_psn_mem"
             | "pend_imm_mem" | "pend_len_mem",
         ) => MpCompletion,
+        // (the flags record RFL: NAK sent, ACK owed and its epoch stamp,
+        // and the "written since the load" halves, RFL's VB and EPS's LF)
         (
             "responder",
-            "eps_psn" | "rsp_msn" | "nak_sent_reg" | "ack_owed_reg" | "ack_age1_reg"
-            | "ack_age2_reg",
+            "eps_psn" | "rsp_msn" | "rfl_ns" | "rfl_ao" | "rfl_st" | "rfl_vb" | "eps_lf",
         ) => PsnRetry,
         (
             "responder",
             "inmsg_mem" | "rsp_cursor" | "rsp_remain" | "rsp_msglen" | "rsp_wrid" | "rqc_ci"
-            | "rqp_pi" | "rqc_vb" | "eps_lc" | "rqp_clr_reg" | "rsp_key",
+            | "rqp_pi" | "rqc_vb" | "eps_lc" | "rsp_key",
         ) => Message,
         _ => return None,
     })
@@ -397,10 +398,7 @@ pub fn mp_needs(b: &Budget) -> f64 {
         .iter()
         .filter(|i| {
             !matches!(i.category, Category::Message | Category::CompletionQueue)
-                || matches!(
-                    i.name.as_str(),
-                    "rqc_ci" | "rqp_pi" | "rqc_vb" | "eps_lc" | "rqp_clr_reg"
-                )
+                || matches!(i.name.as_str(), "rqc_ci" | "rqp_pi" | "rqc_vb" | "eps_lc")
         })
         .map(|i| i.bits as f64 / 8.0)
         .sum()
