@@ -60,6 +60,8 @@ JOBS_ALL=(
     "resp_rc_early_cqe|formal_responder|BREAK_EARLY_CQE|break|40|f_barrier"
     "resp_mp|formal_responder|MP_ONLY|prove|36"
     "resp_loads|formal_responder|RESP_LOADS|prove|24"
+    "resp_rfl_stamp|formal_responder|FORMAL_BREAK_RFL_STAMP|break|24|f_rfl_scan"
+    "resp_rfl_load|formal_responder|RESP_LOADS FORMAL_BREAK_RFL_LOAD|break|24|f_rfl_qp|f_rfl_scan"
     "resp_mp_reach|formal_responder|MP_ONLY COVER_CHECK|cover|36"
     "resp_mp_early_cqe|formal_responder|MP_ONLY BREAK_EARLY_CQE|break|36|f_barrier|f_mp_point"
     "back|formal_order|RESP_ENV CQE_WRITER_ASSERTS_OFF|prove|16"

@@ -690,12 +690,19 @@ ram_sdp_copies #(
 wire rfl_sweep;
 wire [QN_W-1:0] rfl_sweep_q;
 wire rfl_fsm_we = nak_sent_pw_reg || owed_pw_reg || ack_owed_pw_reg;
+wire rfl_we = rfl_fsm_we || rfl_sweep;
+wire [QN_W-1:0] rfl_wa = rfl_sweep ? rfl_sweep_q : pq_qn_reg;
 wire [RFL_W-1:0] rfl_q;
 wire [RFL_W-1:0] rfl_scan_q;
 wire rfl_ld_vb;
 // qpn's flags as they read: zero while loaded and not written since
 wire rfl_loaded = !(eps_q[EPS_LF_LSB] ^ rfl_q[RFL_VB_LSB]);
+`ifdef FORMAL_BREAK_RFL_LOAD
+// (formal's resp_rfl_load job: a load does not clear the flags)
+wire [RFL_W-1:0] rfl_view = rfl_q;
+`else
 wire [RFL_W-1:0] rfl_view = rfl_loaded ? {RFL_W{1'b0}} : rfl_q;
+`endif
 reg [RFL_W-1:0] rfl_wd;
 always @* begin
     rfl_wd = rfl_view;
@@ -716,8 +723,8 @@ ram_sdp_copies #(
     .RD_W({32'd0 + RFL_VB_W, 32'd0 + RFL_W, 32'd0 + RFL_W})
 ) rfl_inst (
     .clk(clk),
-    .wr_en(rfl_fsm_we || rfl_sweep),
-    .wr_addr(rfl_sweep ? rfl_sweep_q : pq_qn_reg),
+    .wr_en(rfl_we),
+    .wr_addr(rfl_wa),
     .wr_data(rfl_wd),
     .rd_addr({load_qpn_next, tscan_next, ctx_qpn}),
     .rd_data({rfl_ld_vb, rfl_scan_q, rfl_q})
@@ -733,8 +740,7 @@ ram_reset_sweep #(.DEPTH(NUM_QP), .ADDR_W(QN_W)) rfl_sweep_inst (
     .sweep(rfl_sweep),
     .sweep_addr(rfl_sweep_q)
 );
-assign rfl_vb_now = (rfl_fsm_we || rfl_sweep) && (rfl_sweep ? rfl_sweep_q : pq_qn_reg) == load_qpn
-    ? rfl_wd[RFL_VB_LSB] : rfl_ld_vb;
+assign rfl_vb_now = rfl_we && rfl_wa == load_qpn ? rfl_wd[RFL_VB_LSB] : rfl_ld_vb;
 // qpn's flags (every state but ST_IDLE), with this cycle's write
 wire [RFL_W-1:0] rfl_eff = rfl_fsm_we ? rfl_wd : rfl_view;
 wire qp_ns = rfl_eff[RFL_NS_LSB];
@@ -747,10 +753,17 @@ wire qp_ao = rfl_eff[RFL_AO_LSB];
 // of the whole word before the compares was 17.3 LUT levels deep)
 wire rfl_scan_fwd = rfl_fsm_we && pq_qn_reg == tscan_reg;
 wire rfl_scan_loaded = !(eps_scan_lf ^ rfl_scan_q[RFL_VB_LSB]);
-wire [RFL_ST_W-1:0] scan_st = rfl_scan_q[RFL_ST_LSB +: RFL_ST_W];
-wire [RFL_ST_W-1:0] qp_st = rfl_q[RFL_ST_LSB +: RFL_ST_W];
-wire scan_st_old = scan_st != epoch_reg && scan_st != epoch_m1_reg;
-wire qp_st_old = qp_st != epoch_reg && qp_st != epoch_m1_reg;
+function stamp_old;
+    input [RFL_ST_W-1:0] st;
+`ifdef FORMAL_BREAK_RFL_STAMP
+    // (formal's resp_rfl_stamp job: due an epoch early)
+    stamp_old = st != epoch_reg;
+`else
+    stamp_old = st != epoch_reg && st != epoch_m1_reg;
+`endif
+endfunction
+wire scan_st_old = stamp_old(rfl_scan_q[RFL_ST_LSB +: RFL_ST_W]);
+wire qp_st_old = stamp_old(rfl_q[RFL_ST_LSB +: RFL_ST_W]);
 wire scan_ow = rfl_scan_fwd ? rfl_wd[RFL_OW_LSB]
     : !rfl_scan_loaded && rfl_scan_q[RFL_OW_LSB];
 // (the write's stamp: this epoch when it starts the timer, else the
@@ -1144,8 +1157,6 @@ always @(posedge clk) begin
     if (s_wr_status_valid) begin
         free_rd_reg <= free_rd_reg + 3'd1;
     end
-
-    // (the bit vectors: below, after the state machine)
 
     now_reg <= now_reg == ACK_EPOCH ? 16'd0 : now_reg + 16'd1;
     if (now_reg == ACK_EPOCH) begin
@@ -1567,7 +1578,6 @@ always @(posedge clk) begin
         end
         default: state_reg <= ST_IDLE;
     endcase
-
 
     if (rst) begin
         mr_wait_reg <= 1'b0;
