@@ -1022,27 +1022,29 @@ wire scan_tmo = scan_out && !rtx_req_reg[scan_i] && !flush_req[scan_i]
     && scan_tmo_on_reg && (scan_age & scan_tmo_thr_reg) != 24'd0;
 wire scan_flush = flush_req[scan_i];
 // ... registered: they act a cycle after the QP was looked at (a request
-// withdrawn meanwhile is caught where they act: rtx_go_reg is masked by
-// rtx_req_reg, C_TMO looks again, a flush of an emptied ring finds nothing)
+// withdrawn meanwhile is caught where they act: the go entry stands only
+// while its request does, C_TMO looks again, a flush of an emptied ring
+// finds nothing)
 reg [QN_W-1:0] scan_q_reg = {QN_W{1'b0}};
 reg scan_rtx_reg = 1'b0;
 reg scan_tmo_reg = 1'b0;
 reg scan_flush_reg = 1'b0;
 
-// due retransmissions wait here for the executor (lowest QP first); the
-// pick is registered and used if that QP's request still stands
-reg [NUM_QP-1:0] rtx_go_reg = {NUM_QP{1'b0}};
-wire [NUM_QP-1:0] go_vec = rtx_go_reg & rtx_req_reg;
-wire go_any;
-wire [QN_W-1:0] go_pick;
-priority_encoder #(.WIDTH(NUM_QP), .OUT_W(QN_W)) go_enc (
-    .in(go_vec),
-    .valid(go_any),
-    .index(go_pick)
-);
-reg go_any_reg = 1'b0;
+// A due retransmission the scan found waits here for the executor, one
+// at a time: one found while another waits is dropped, and the scan finds
+// it again on its next pass (NUM_QP cycles later). A vector of go bits
+// with a priority pick cost LUTs in every QP; one register does not. The
+// entry stands while its QP's request does (the request withdrawn: gone);
+// taking the request or asking again clears it (a new request waits for
+// the scan to find it due).
+reg go_valid_reg = 1'b0;
 reg [QN_W-1:0] go_qpn = {QN_W{1'b0}};
-wire go_valid = go_any_reg && go_vec[go_qpn];
+wire go_valid = go_valid_reg && rtx_req_reg[go_qpn];
+wire go_kill_ex, go_kill_c, scan_kill_ex, scan_kill_c;  // (below, with the request's writers)
+wire go_keep = go_valid && !go_kill_ex && !go_kill_c;
+wire go_load = !go_keep && scan_rtx_reg && !scan_kill_ex && !scan_kill_c;
+// (the next entry: the records' go ports read there, a cycle ahead)
+wire [QN_W-1:0] go_pick = go_load ? scan_q_reg : go_qpn;
 
 // the pending prefetched WQE is used once its queue may go on
 wire pf_use = state_reg == ST_IDLE && !go_valid && pf_state_reg == PF_FULL
@@ -1604,17 +1606,18 @@ wire ex_rtx_take = !ex_st_stall && ((state_reg == ST_IDLE && go_valid)
 // (c_rtx_set; on mp a sequence NAK's packet alone: c_rtx_one) and
 // withdraws it in C_ERR (c_rtx_clr); C_IDLE takes up a QP's flush
 // (c_flush_take)
-wire [NUM_QP-1:0] ex_rtx_oh, cset_oh, cclr_oh, scan_go_oh, scan_clr_oh, fa_oh, fb_oh;
+wire [NUM_QP-1:0] ex_rtx_oh, cset_oh, cclr_oh, scan_clr_oh, fa_oh, fb_oh;
 onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) ex_rtx_dec (.en(ex_rtx_take), .in(ste_wa), .out(ex_rtx_oh));
 onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) cset_dec (.en(c_rtx_set), .in(c_qpn), .out(cset_oh));
 onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) cclr_dec (.en(c_rtx_clr), .in(c_qpn), .out(cclr_oh));
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) scan_go_dec (.en(scan_rtx_reg), .in(scan_q_reg), .out(scan_go_oh));
 onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) scan_clr_dec (.en(c_flush_take), .in(scan_q_reg), .out(scan_clr_oh));
 onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) fa_dec (.en(flush_a), .in(flush_a_qpn), .out(fa_oh));
 onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) fb_dec (.en(flush_b), .in(flush_b_qpn), .out(fb_oh));
-// a due request waits for the executor (masked once withdrawn); taking
-// it or asking again clears it
-wire [NUM_QP-1:0] rtx_go_next = ((rtx_go_reg & rtx_req_reg) | scan_go_oh) & ~ex_rtx_oh & ~cset_oh;
+// the go entry's clears: taking the request, or asking again
+assign go_kill_ex = ex_rtx_take && ste_wa == go_qpn;
+assign go_kill_c = c_rtx_set && c_qpn == go_qpn;
+assign scan_kill_ex = ex_rtx_take && ste_wa == scan_q_reg;
+assign scan_kill_c = c_rtx_set && c_qpn == scan_q_reg;
 wire [NUM_QP-1:0] rtx_req_next = (((rtx_req_reg & ~ex_rtx_oh) | cset_oh) & ~cclr_oh) & ~load_oh;
 wire [NUM_QP-1:0] rtx_one_next = (rtx_one_reg & ~cset_oh) | (c_rtx_one ? cset_oh : {NUM_QP{1'b0}});
 wire [NUM_QP-1:0] flush_next = ((flush_req | fa_oh | fb_oh) & ~scan_clr_oh) & ~load_oh;
@@ -1645,7 +1648,7 @@ always @(posedge clk) begin
     scan_rtx_reg <= scan_rtx;
     scan_tmo_reg <= scan_tmo;
     scan_flush_reg <= scan_flush;
-    go_any_reg <= go_any;
+    go_valid_reg <= go_keep || go_load;
     go_qpn <= go_pick;
 
     // ---------------------------------------------------------- executor
@@ -2019,7 +2022,6 @@ always @(posedge clk) begin
     // the bit vectors (their writes, in order: below the completer)
     rtx_req_reg <= rtx_req_next;
     rtx_one_reg <= rtx_one_next;
-    rtx_go_reg <= rtx_go_next;
     flush_req_reg <= flush_next;
     // an executor's flush request is applied a cycle later (x_flush_reg:
     // read through flush_req meanwhile); what clears the bit in its own
@@ -2037,14 +2039,13 @@ always @(posedge clk) begin
         rtx_mode_reg <= 1'b0;
         pf_state_reg <= PF_EMPTY;
         rtx_req_reg <= {NUM_QP{1'b0}};
-        rtx_go_reg <= {NUM_QP{1'b0}};
         flush_req_reg <= {NUM_QP{1'b0}};
         x_flush_reg <= 1'b0;
         scan_reg <= {QN_W{1'b0}};
         scan_rtx_reg <= 1'b0;
         scan_tmo_reg <= 1'b0;
         scan_flush_reg <= 1'b0;
-        go_any_reg <= 1'b0;
+        go_valid_reg <= 1'b0;
     end
 end
 
