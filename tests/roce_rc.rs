@@ -1,6 +1,7 @@
 //! RoCEv2 Reliable Connection between two simulated NICs: WRITE,
 //! WRITE_WITH_IMM, SEND/RECV, ACKs, and the responder's completion barrier.
 
+use rnic_sim::{FabricConfig, WorldConfig};
 use rnic_tests::roce::*;
 use rnic_tests::{check_pattern, fill_pattern, WIDTHS};
 use rnic_verbs::*;
@@ -796,4 +797,102 @@ fn a_reset_empties_the_receive_queue() {
     let swc = wait_wc(p.a.device(), &a.cq, 1, BUDGET);
     assert_eq!(swc.len(), 1);
     assert_eq!((swc[0].status, swc[0].wr_id), (WcStatus::Success, 20));
+}
+
+/// A QP load ends the message its responder was in the middle of: the
+/// message state is a field of the responder's per-QP record, which a load
+/// clears by the XOR of two halves, not by writing it. B takes the FIRST
+/// of a WRITE (a copy of A's earlier one, injected with B's expected PSN
+/// set to it) and is reset and brought up again; A's next WRITE, an ONLY,
+/// must then be taken. If the reset left B inside the old message, the
+/// ONLY is an invalid request: A's WRITE completes in error.
+#[test]
+fn a_reset_ends_the_message_in_progress() {
+    let p = pair_with(WorldConfig {
+        nics: 2,
+        data_w: 64,
+        seed: 43,
+        fabric: FabricConfig::ideal(),
+        pcap_window: 64,
+        ..WorldConfig::default()
+    });
+    let o = ConnOpts::default();
+    let eo = EndOpts::default();
+    let (mut a, mut b) = connect(&p, &o);
+    let a_qpn = a.qp.qp_num();
+    let write = |a: &mut End, b: &End, tag: u64, len: u32| {
+        let sge = [a.mr.sge(0, len).unwrap()];
+        a.qp.post_send(&SendWr {
+            wr_id: tag,
+            opcode: WrOpcode::RdmaWrite,
+            send_flags: SendFlags::SIGNALED,
+            sg_list: &sge,
+            imm_data: None,
+            rdma: Some(b.mr.rdma_info(0).unwrap()),
+        })
+        .unwrap();
+        let wcs = wait_wc(p.a.device(), &a.cq, 1, BUDGET);
+        assert_eq!(wcs.len(), 1, "no completion of WRITE {tag}");
+        wcs[0]
+    };
+    let up = |b: &mut End, rq_psn: u32| {
+        b.qp.modify(
+            &QpAttr {
+                qp_state: QpState::Reset,
+                ..Default::default()
+            },
+            QpAttrMask::STATE,
+        )
+        .unwrap();
+        bring_up(&mut b.qp, &o, &remote(0, a_qpn, rq_psn), eo.psn_b).unwrap();
+    };
+    // three packets at PMTU 1024: FIRST, MIDDLE, LAST from psn_a
+    let wc = write(&mut a, &b, 1, 3 * 1024);
+    assert_eq!(wc.status, WcStatus::Success);
+    let first = p
+        .world
+        .window()
+        .into_iter()
+        .find(|f| {
+            f.src == 0
+                && rnic_wire::decode(&f.data)
+                    .is_ok_and(|r| r.bth.opcode == rnic_wire::opcode::RDMA_WRITE_FIRST)
+        })
+        .expect("the WRITE FIRST frame on the wire");
+    assert_eq!(rnic_wire::decode(&first.data).unwrap().bth.psn, eo.psn_a);
+
+    // B expects the FIRST's PSN again and takes it: B is inside a WRITE
+    up(&mut b, eo.psn_a);
+    let before = p.b.query_port_counters().unwrap();
+    assert!(p.world.inject_frame(1, &first.data, false));
+    let ok = wait_wc(p.b.device(), &b.cq, 1, BUDGET / 4);
+    assert!(
+        ok.is_empty(),
+        "a WRITE FIRST made a receive completion: {ok:?}"
+    );
+    let after = p.b.query_port_counters().unwrap();
+    assert_eq!(
+        (
+            after.rx_frames,
+            after.rx_drop_psn,
+            after.rx_drop_malformed,
+            after.rx_drop_qp
+        ),
+        (
+            before.rx_frames + 1,
+            before.rx_drop_psn,
+            before.rx_drop_malformed,
+            before.rx_drop_qp
+        ),
+        "the injected FIRST was not taken"
+    );
+
+    // B through RESET again, expecting A's next PSN: no message open
+    up(&mut b, eo.psn_a + 3);
+    let wc = write(&mut a, &b, 2, 64);
+    assert_eq!(
+        (wc.status, wc.wr_id),
+        (WcStatus::Success, 2),
+        "a WRITE ONLY after the reset was refused"
+    );
 }

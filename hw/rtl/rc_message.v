@@ -1,31 +1,27 @@
-// rc message state of the responder: which message each QP is in the
-// middle of (none, an RDMA WRITE or a SEND), and the checks of an rc
-// packet's opcode and lengths against it and the PMTU (the IB rules: FIRST
-// and MIDDLE carry exactly a PMTU, ONLY and LAST at most one; a message
-// ends with the bytes its RETH announced; MIDDLE and LAST only inside a
-// message of their kind, FIRST and ONLY only outside one). Only rc builds
-// have it (RC_EN): an mp packet stands alone, with its own placement
-// header, and is checked by the responder's mp branch.
+// rc message rules of the responder: the checks of an rc packet's opcode
+// and lengths against the message its QP is in (none, an RDMA WRITE or a
+// SEND) and the PMTU (the IB rules: FIRST and MIDDLE carry exactly a PMTU,
+// ONLY and LAST at most one; a message ends with the bytes its RETH
+// announced; MIDDLE and LAST only inside a message of their kind, FIRST and
+// ONLY only outside one), and what an executed packet does to the message.
+// Only rc builds have it (RC_EN): an mp packet stands alone, with its own
+// placement header, and is checked by the responder's mp branch.
+//
+// The message itself is a field of the responder's per-QP record (RSP_MSG,
+// in block RAM), read with the rest of the record and written back with it
+// in ST_FINISH; a QP load clears it with the record. It was a flop array
+// here, with a write port for the load and one for the packet, which cost
+// LUTs in every QP.
 //
 // The responder asks in ST_EXEC (the packet's fields, held since
-// ST_CHECK, and the message's remaining bytes from its record) and reports
-// the packet executed in ST_FINISH (`done`), which moves the message on; a
-// QP load (RTR or RESET) ends any message of that QP.
+// ST_CHECK, and the message and its remaining bytes from the record).
 
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
 
-module rc_message #(
-    parameter NUM_QP = 16,
-    parameter QN_W = 4
-) (
-    input  wire             clk,
-
-    input  wire             load,
-    input  wire [QN_W-1:0]  load_qpn,
-
-    input  wire [QN_W-1:0]  qpn,
+module rc_message (
+    input  wire [1:0]       msg,         // the QP's message: 0 none, 1 WRITE, 2 SEND
     input  wire             op_is_write,
     input  wire             op_is_send,
     input  wire             op_first,
@@ -42,28 +38,15 @@ module rc_message #(
     output wire             inv_req,     // NAK: invalid request
     output wire             rem_access,  // NAK: remote access error
 
-    input  wire             done
+    // the packet, once executed, sets the message (FIRST starts one of its
+    // kind, LAST and ONLY end it; MIDDLE leaves it): from the opcode alone,
+    // so the record's write-back does not wait for the record's read
+    output wire             msg_set,
+    output wire [1:0]       msg_new
 );
-
-initial begin
-    if (NUM_QP < 1 || NUM_QP > (1 << QN_W)) begin
-        $error("rc_message: NUM_QP must be 1..2^QN_W");
-        $finish;
-    end
-end
 
 localparam [1:0] MSG_IDLE = 2'd0, MSG_WRITE = 2'd1, MSG_SEND = 2'd2;
 
-reg [1:0] inmsg_mem [0:NUM_QP-1];
-
-integer i;
-initial begin
-    for (i = 0; i < NUM_QP; i = i + 1) begin
-        inmsg_mem[i] = MSG_IDLE;
-    end
-end
-
-wire [1:0] msg = inmsg_mem[qpn];
 wire [31:0] plen32 = {19'd0, plen};
 
 // in the order the checks are made: a violation before the access check
@@ -84,18 +67,8 @@ wire inv_after = (op_is_write && !op_has_reth && plen32 > remain)
 assign inv_req = inv_before || (!access_bad && inv_after);
 assign rem_access = !inv_before && access_bad;
 
-always @(posedge clk) begin
-    if (load) begin
-        inmsg_mem[load_qpn] <= MSG_IDLE;
-    end
-    if (done) begin
-        if (op_last || op_only) begin
-            inmsg_mem[qpn] <= MSG_IDLE;
-        end else if (op_first) begin
-            inmsg_mem[qpn] <= op_is_write ? MSG_WRITE : MSG_SEND;
-        end
-    end
-end
+assign msg_set = op_first || op_last || op_only;
+assign msg_new = op_first ? (op_is_write ? MSG_WRITE : MSG_SEND) : MSG_IDLE;
 
 endmodule
 

@@ -299,8 +299,7 @@ end
 // a decoder per writer and a mux per reader, cost LUTs in proportion to the
 // QPs.
 //
-// Kept in flops: the rc message's opcode sequence (rc_message) and the
-// deferred completion's slot (mp_deferred).
+// Kept in flops: the deferred completion's slot (mp_deferred).
 localparam EPS_PSN_W = 24;
 localparam EPS_LV_W = 1;
 localparam EPS_LC_W = 1;
@@ -339,10 +338,12 @@ localparam RSP_REMAIN_LSB = RSP_CURSOR_LSB + RSP_CURSOR_W;
 localparam RSP_REMAIN_W = 32;            // (knob: RC_EN)
 localparam RSP_MSGLEN_LSB = RSP_REMAIN_LSB + RSP_REMAIN_W;
 localparam RSP_MSGLEN_W = 32;            // (knob: RC_EN)
-localparam RSP_W = RC_EN != 0 ? RSP_MSGLEN_LSB + RSP_MSGLEN_W : RSP_KEY_LSB;
+localparam RSP_MSG_LSB = RSP_MSGLEN_LSB + RSP_MSGLEN_W;
+localparam RSP_MSG_W = 2;                // the message the QP is in: rc_message (knob: RC_EN)
+localparam RSP_W = RC_EN != 0 ? RSP_MSG_LSB + RSP_MSG_W : RSP_KEY_LSB;
 // the logic's view of a record: every field, those of a knob that is off
 // read as zero and never stored
-localparam RSP_VIEW_BITS = RSP_MSGLEN_LSB + RSP_MSGLEN_W;
+localparam RSP_VIEW_BITS = RSP_MSG_LSB + RSP_MSG_W;
 // mp: placed PSNs (the record's bitmap, RSP_BMP; bit i: point + i; bit 0 is
 // the point, never set), and
 // up to MP_WIMM deferred WRITE_WITH_IMM completions per QP, held in
@@ -886,6 +887,7 @@ function [RSP_VIEW_BITS-1:0] record_as_read(input [RSP_W-1:0] q, input loaded);
             record_as_read[RSP_BMP_LSB +: RSP_BMP_W] = {RSP_BMP_W{1'b0}};
             record_as_read[RSP_SPAN_LSB +: RSP_SPAN_W] = {RSP_SPAN_W{1'b0}};
             record_as_read[RSP_MSN_LSB +: RSP_MSN_W] = {RSP_MSN_W{1'b0}};
+            record_as_read[RSP_MSG_LSB +: RSP_MSG_W] = {RSP_MSG_W{1'b0}};
         end
     end
 endfunction
@@ -939,18 +941,18 @@ wire [31:0] rd_key = RC_EN != 0 ? rec_rd[RSP_KEY_LSB +: RSP_KEY_W] : 32'd0;
 wire [63:0] rd_cursor = RC_EN != 0 ? rec_rd[RSP_CURSOR_LSB +: RSP_CURSOR_W] : 64'd0;
 wire [31:0] rd_remain = RC_EN != 0 ? rec_rd[RSP_REMAIN_LSB +: RSP_REMAIN_W] : 32'd0;
 wire [31:0] rd_msglen = RC_EN != 0 ? rec_rd[RSP_MSGLEN_LSB +: RSP_MSGLEN_W] : 32'd0;
+wire [1:0] rd_msg = RC_EN != 0 ? rec_rd[RSP_MSG_LSB +: RSP_MSG_W] : 2'd0;
 
-// rc: the message a QP is in and the packet's checks against it (ST_EXEC);
-// ST_FINISH's write-back of an rc packet moves the message on. An mp-only
-// build has no rc QP (qp_context makes every QP mp) and no message state.
-wire rc_inv_req, rc_rem_access;
+// rc: the packet's checks against the message its QP is in (RSP_MSG;
+// ST_EXEC); ST_FINISH's write-back of an rc packet moves the message on. An
+// mp-only build has no rc QP (qp_context makes every QP mp) and no message
+// state.
+wire rc_inv_req, rc_rem_access, rc_msg_set;
+wire [1:0] rc_msg_new;
 generate
     if (RC_EN != 0) begin : g_rc
-        rc_message #(.NUM_QP(NUM_QP), .QN_W(QN_W)) rc_message_inst (
-            .clk(clk),
-            .load(load_any),
-            .load_qpn(load_qpn),
-            .qpn(qpn),
+        rc_message rc_message_inst (
+            .msg(rd_msg),
             .op_is_write(op_is_write),
             .op_is_send(op_is_send),
             .op_first(op_first),
@@ -965,13 +967,16 @@ generate
             .access_ok((mr_ok_reg && ctx_remote_write) || cfg_no_mr_check),
             .inv_req(rc_inv_req),
             .rem_access(rc_rem_access),
-            .done(rec_wr && !mp_pend_pass_reg && !ctx_mp)
+            .msg_set(rc_msg_set),
+            .msg_new(rc_msg_new)
         );
     end else begin : g_no_rc
         assign rc_inv_req = 1'b0;
         assign rc_rem_access = 1'b0;
+        assign rc_msg_set = 1'b0;
+        assign rc_msg_new = 2'd0;
         /* verilator lint_off UNUSEDSIGNAL */
-        wire rc_only = op_middle;          // only the rc checks read it
+        wire [2:0] rc_only = {op_middle, rd_msg};   // only the rc checks read them
         /* verilator lint_on UNUSEDSIGNAL */
     end
 endgenerate
@@ -1003,6 +1008,7 @@ always @* begin
         rec_in[RSP_CURSOR_LSB +: RSP_CURSOR_W] = cursor_reg + {51'd0, plen_reg};
         rec_in[RSP_REMAIN_LSB +: RSP_REMAIN_W] = remain_reg - {19'd0, plen_reg};
         rec_in[RSP_MSGLEN_LSB +: RSP_MSGLEN_W] = msglen_reg + {19'd0, plen_reg};
+        if (rc_msg_set) rec_in[RSP_MSG_LSB +: RSP_MSG_W] = rc_msg_new;
     end
 end
 

@@ -135,10 +135,10 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
     ),
     // rc_message
     (
-        "rcm_load_keeps_message",
+        "rcm_only_keeps_message",
         "rc_message.v",
-        "        inmsg_mem[load_qpn] <= MSG_IDLE;",
-        "        inmsg_mem[load_qpn] <= inmsg_mem[load_qpn];",
+        "assign msg_set = op_first || op_last || op_only;",
+        "assign msg_set = op_first || op_last;",
     ),
     (
         "rcm_middle_of_any_kind",

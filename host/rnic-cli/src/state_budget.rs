@@ -176,7 +176,7 @@ fn category(module: &str, name: &str) -> Option<Category> {
         ) => PsnRetry,
         (
             "responder",
-            "inmsg_mem" | "rsp_cursor" | "rsp_remain" | "rsp_msglen" | "rsp_wrid" | "rqc_ci"
+            "rsp_msg" | "rsp_cursor" | "rsp_remain" | "rsp_msglen" | "rsp_wrid" | "rqc_ci"
             | "rqp_pi" | "rqc_vb" | "eps_lc" | "rsp_key",
         ) => Message,
         _ => return None,
@@ -478,20 +478,26 @@ mod tests {
             "rsp_cursor",
             "rsp_remain",
             "rsp_msglen",
+            "rsp_msg",
         ] {
             assert!(b.items.iter().any(|i| i.name == f), "{f} missing");
         }
-        assert!(b
-            .items
-            .iter()
-            .all(|i| !["bmp_mem", "msn_mem", "cursor_mem", "wrid_mem"].contains(&i.name.as_str())));
+        assert!(b.items.iter().all(|i| ![
+            "bmp_mem",
+            "msn_mem",
+            "cursor_mem",
+            "wrid_mem",
+            "inmsg_mem"
+        ]
+        .contains(&i.name.as_str())));
         let mp_only = budget(64, 64, false, false, None).unwrap();
         assert!(mp_only.items.iter().all(|i| ![
             "rsp_wrid",
             "rsp_key",
             "rsp_cursor",
             "rsp_remain",
-            "rsp_msglen"
+            "rsp_msglen",
+            "rsp_msg"
         ]
         .contains(&i.name.as_str())));
         // the rings are shared: 16 of them for 64 QPs, none per QP

@@ -179,8 +179,7 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->wshift = (in->s_valid >> 8) & 7;
 #elif BLK_KIND == 10
     const uint32_t v = in->s_valid;
-    t->load = v & 1;
-    t->done = (v >> 1) & 1;
+    t->msg = in->s_last & 3;
     t->op_is_write = (v >> 2) & 1;
     t->op_is_send = (v >> 3) & 1;
     t->op_first = (v >> 4) & 1;
@@ -189,8 +188,6 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->op_only = (v >> 7) & 1;
     t->op_has_reth = (v >> 8) & 1;
     t->access_ok = (v >> 9) & 1;
-    t->qpn = in->s_last & 0xffff;
-    t->load_qpn = in->s_last >> 16;
     t->plen = in->s_data[0] & 0x1fff;
     t->pmtu_bytes = in->s_data[1] & 0x1fff;
     t->reth_len = in->s_data[2];
@@ -319,6 +316,7 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
                                       | (t->pend_due << 3) | (t->recovered << 4));
 #elif BLK_KIND == 10
     o->m_valid = static_cast<uint8_t>(t->inv_req | (t->rem_access << 1));
+    o->m_last = static_cast<uint8_t>(t->msg_set | (t->msg_new << 1));
 #elif BLK_KIND == 11
     o->m_valid = static_cast<uint8_t>(t->avail | (t->pend << 1) | (t->full << 2));
     o->m_data[0] = t->psn;
@@ -360,7 +358,7 @@ inline void set_clk(BLK_MODEL* t, int v) {
 #if BLK_KIND == 12
     t->s_clk = v;
     t->m_clk = v;
-#elif BLK_KIND != 3 && BLK_KIND != 7 && BLK_KIND != 16 && BLK_KIND != 17
+#elif BLK_KIND != 3 && BLK_KIND != 7 && BLK_KIND != 10 && BLK_KIND != 16 && BLK_KIND != 17
     t->clk = v;
 #else
     (void)t;
@@ -410,8 +408,9 @@ void BLK_PFX(peek)(void* h, const BlkPortsIn* in, BlkPortsOut* out) {
 }
 
 // One clock cycle: the peek (inputs applied with clk low, the outputs the
-// rising edge samples), then the rising edge. For icrc_subst and onehot_decoder (no clock)
-// just the evaluation; for axis_async_fifo the edges of the mask in pad[0].
+// rising edge samples), then the rising edge. For the blocks without a clock (icrc_subst,
+// onehot_decoder, rc_message, path_pick, path_health) just the evaluation; for
+// axis_async_fifo the edges of the mask in pad[0].
 void BLK_PFX(step)(void* h, const BlkPortsIn* in, BlkPortsOut* out) {
     BLK_PFX(peek)(h, in, out);
     Sim* s = static_cast<Sim*>(h);

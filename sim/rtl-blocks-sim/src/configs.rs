@@ -303,16 +303,11 @@ pub const CONFIGS: &[Config] = &[
         kind: Kind::MpWindow,
         params: &[("MP_W", 128), ("MP_NAK_GAP", 40)],
     },
-    // a few QPs (messages meet often); an odd count below 2^QN_W
+    // (no parameters: the bench keeps the QPs' messages)
     Config {
-        name: "rcm_q4",
+        name: "rcm",
         kind: Kind::RcMessage,
-        params: &[("NUM_QP", 4), ("QN_W", 2)],
-    },
-    Config {
-        name: "rcm_q20",
-        kind: Kind::RcMessage,
-        params: &[("NUM_QP", 20), ("QN_W", 5)],
+        params: &[],
     },
     // the smallest pool; an odd one; the build's (MP_PEND 8) over 20 QPs
     Config {
