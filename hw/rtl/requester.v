@@ -389,10 +389,14 @@ localparam RQL_W = RQL_SPRAY_LSB + RQL_SPRAY_W;
 // writer and a mux per reader cost LUTs in proportion to the QPs; this
 // costs a comparator and a 1-bit RAM copy read at the load's QP (its
 // number is the host's QP selector a cycle ahead, load_qpn_next).
-// UNA: the oldest unacknowledged PSN; RLEFT: retries left (timeouts,
-// sequence NAKs); NLEFT: RNR retries left
+// UNA: the oldest unacknowledged PSN; ONE: the retransmission request
+// (rtx_req_reg) is a sequence NAK's on mp: resend the named packet alone,
+// then whatever was never sent (written with every request, read only
+// while one stands); RLEFT: retries left (timeouts, sequence NAKs); NLEFT:
+// RNR retries left
 localparam REQ_UNA_W = 24;
 localparam REQ_VB_W = 1;        // VB: the record's half of the written-since-the-load bit
+localparam REQ_ONE_W = 1;
 localparam REQ_RLEFT_W = 3;
 localparam REQ_NLEFT_W = 3;
 // spraying: the PSN -> source port mapping rotates by one after every
@@ -410,8 +414,9 @@ localparam REQ_HOLD_W = 4;
 localparam REQ_BACK_W = 2;
 localparam REQ_CHG_W = 24;      // CHG: the first PSN the last change of the avoid bits applies to
 localparam REQ_UNA_LSB = 0;
-localparam REQ_VB_LSB = REQ_UNA_LSB + REQ_UNA_W;     // (beside una: the go copy reads both)
-localparam REQ_RLEFT_LSB = REQ_VB_LSB + REQ_VB_W;
+localparam REQ_VB_LSB = REQ_UNA_LSB + REQ_UNA_W;     // (beside una: the go copy reads una, VB, ONE)
+localparam REQ_ONE_LSB = REQ_VB_LSB + REQ_VB_W;
+localparam REQ_RLEFT_LSB = REQ_ONE_LSB + REQ_ONE_W;
 localparam REQ_NLEFT_LSB = REQ_RLEFT_LSB + REQ_RLEFT_W;
 localparam REQ_ROT_LSB = REQ_NLEFT_LSB + REQ_NLEFT_W;
 localparam REQ_DOWN_LSB = REQ_ROT_LSB + REQ_ROT_W;
@@ -481,8 +486,8 @@ localparam STAMP_W = STAMP_TICK_LSB + STAMP_TICK_W;
 // for every QP each cycle, or at a QP number not known a cycle ahead).
 // mp: a sequence NAK names one missing PSN (the responder's bitmap has the
 // rest): resend that packet alone, then whatever was never sent; a timeout
-// or an RNR NAK still resends everything from the PSN (go-back-N)
-reg [NUM_QP-1:0] rtx_one_reg = {NUM_QP{1'b0}};
+// or an RNR NAK still resends everything from the PSN (go-back-N). Which
+// one a request is: REQ's ONE.
 reg rtx_single_reg = 1'b0;
 reg [NUM_QP-1:0] rtx_req_reg = {NUM_QP{1'b0}};
 // a requested retransmission starts at una (every request names una: a
@@ -1116,7 +1121,7 @@ wire [RQL_W-1:0] rql_qn = {{(RQL_W-RQL_RR_W-RQL_RETRY_LSB){1'b0}}, rql_qn_rr, {R
 wire [REQ_W-1:0] req_qn_raw, req_c_raw;
 /* verilator lint_on UNUSEDSIGNAL */
 wire [SNT_W-1:0] snt_qn_raw, snt_c_raw;
-wire [REQ_UNA_W+REQ_VB_W-1:0] req_go_raw;     // una and VB
+wire [REQ_UNA_W+REQ_VB_W+REQ_ONE_W-1:0] req_go_raw;     // una, VB and ONE
 wire req_ld_vb, snt_ld_vb;                      // VB at the load's QP
 wire sqp_we;
 wire [QN_W-1:0] sqp_wa;
@@ -1151,7 +1156,7 @@ ram_sdp_copies #(
     .DEPTH(NUM_QP),
     .N_RD(4),
     .RD_LSB({32'd0 + REQ_VB_LSB, 32'd0 + REQ_UNA_LSB, 32'd0, 32'd0}),
-    .RD_W({32'd0 + REQ_VB_W, 32'd0 + REQ_UNA_W + REQ_VB_W, 32'd0 + REQ_W, 32'd0 + REQ_W})
+    .RD_W({32'd0 + REQ_VB_W, 32'd0 + REQ_UNA_W + REQ_VB_W + REQ_ONE_W, 32'd0 + REQ_W, 32'd0 + REQ_W})
 ) req_inst (
     .clk(clk),
     .wr_en(req_we),
@@ -1245,6 +1250,9 @@ assign qn_hold = req_qn[REQ_HOLD_LSB +: REQ_HOLD_W];
 assign qn_back = req_qn[REQ_BACK_LSB +: REQ_BACK_W];
 assign qn_sent = snt_v_qn ? snt_qn_raw[SNT_PSN_LSB +: SNT_PSN_W] : sqp_qn[SQP_PSN_LSB +: SQP_PSN_W];
 wire [23:0] go_una = req_v_go ? req_go_raw[REQ_UNA_LSB +: REQ_UNA_W] : sqp_go[SQP_PSN_LSB +: SQP_PSN_W];
+// (a request stands only after its write of REQ: the record reads as written)
+wire go_one = req_go_raw[REQ_ONE_LSB];
+wire qn_one = req_qn_raw[REQ_ONE_LSB];
 wire [23:0] c_una_now = req_c[REQ_UNA_LSB +: REQ_UNA_W];
 wire [23:0] c_sent_now = snt_v_c ? snt_c_raw[SNT_PSN_LSB +: SNT_PSN_W]
     : sqp_c[SQP_PSN_LSB +: SQP_PSN_W];
@@ -1388,6 +1396,7 @@ always @* begin
     req_wd_c[REQ_HOLD_LSB +: REQ_HOLD_W] = c_req_hold;
     req_wd_c[REQ_BACK_LSB +: REQ_BACK_W] = c_req_back;
     req_wd_c[REQ_CHG_LSB +: REQ_CHG_W] = c_req_chg;
+    if (c_rtx_set) req_wd_c[REQ_ONE_LSB] = c_rtx_one;
     req_wd_c[REQ_VB_LSB] = !sqp_c[SQP_RV_LSB];
 end
 // ST_RECORD's: as it reads
@@ -1619,7 +1628,6 @@ assign go_kill_c = c_rtx_set && c_qpn == go_qpn;
 assign scan_kill_ex = ex_rtx_take && ste_wa == scan_q_reg;
 assign scan_kill_c = c_rtx_set && c_qpn == scan_q_reg;
 wire [NUM_QP-1:0] rtx_req_next = (((rtx_req_reg & ~ex_rtx_oh) | cset_oh) & ~cclr_oh) & ~load_oh;
-wire [NUM_QP-1:0] rtx_one_next = (rtx_one_reg & ~cset_oh) | (c_rtx_one ? cset_oh : {NUM_QP{1'b0}});
 wire [NUM_QP-1:0] flush_next = ((flush_req | fa_oh | fb_oh) & ~scan_clr_oh) & ~load_oh;
 
 // the next lost PSN of a selective walk: lowest bit first (PSN order),
@@ -1662,7 +1670,7 @@ always @(posedge clk) begin
                 // later if the stamp's write port is the completer's)
                 if (!ex_st_stall) begin
                     rtx_mode_reg <= 1'b1;
-                    rtx_single_reg <= rtx_one_reg[go_qpn];
+                    rtx_single_reg <= go_one;
                     rtx_from_reg <= go_una;
                     rtx_lost_ld_reg <= 1'b1;
                     rtx_hole_done_reg <= 1'b0;
@@ -1713,7 +1721,7 @@ always @(posedge clk) begin
                     // (a cycle later if the stamp's write port is the
                     // completer's)
                     if (!ex_st_stall) begin
-                        rtx_single_reg <= rtx_one_reg[qn_reg];
+                        rtx_single_reg <= qn_one;
                         rtx_from_reg <= qn_una;
                         rtx_lost_ld_reg <= 1'b1;
                         rtx_hole_done_reg <= 1'b0;
@@ -2021,7 +2029,6 @@ always @(posedge clk) begin
 
     // the bit vectors (their writes, in order: below the completer)
     rtx_req_reg <= rtx_req_next;
-    rtx_one_reg <= rtx_one_next;
     flush_req_reg <= flush_next;
     // an executor's flush request is applied a cycle later (x_flush_reg:
     // read through flush_req meanwhile); what clears the bit in its own
