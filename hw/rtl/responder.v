@@ -1178,30 +1178,34 @@ always @(posedge clk) begin
     case (state_reg)
         ST_IDLE: begin
             qp_stale_reg <= 1'b0;
-            if (s_pkt_valid && !drop_free_reg && !rfl_sweep) begin
-                op_reg <= s_pkt_opcode;
-                ack_req_reg <= s_pkt_ack_req;
-                qp_field_reg <= s_pkt_dest_qp;
-                psn_reg <= s_pkt_psn;
-                sport_reg <= s_pkt_udp_sport;
-                reth_va_reg <= s_pkt_reth_va;
-                reth_rkey_reg <= s_pkt_reth_rkey;
-                reth_len_reg <= s_pkt_reth_len;
-                imm_reg <= s_pkt_imm;
-                aeth_syn_reg <= s_pkt_aeth_syndrome;
-                aeth_msn_reg <= s_pkt_aeth_msn;
-                paddr_reg <= s_pkt_payload_addr;
-                plen_reg <= s_pkt_payload_len;
-                slot_reg <= s_pkt_slot;
-                mp_defer_reg <= 1'b0;
-                state_reg <= ST_LOAD;
-            end else if (tack_due && !rfl_sweep) begin
-                qp_field_reg <= {{(24-QN_W){1'b0}}, tscan_reg};
-                state_reg <= ST_TACK;
-            end else if (scan_ow && scan_ci != scan_pi && !rfl_sweep) begin
-                // a receive WQE arrived for an owed mp completion
-                qp_field_reg <= {{(24-QN_W){1'b0}}, tscan_reg};
-                state_reg <= ST_MP_PEND;
+            // nothing starts while a reset's sweep clears RFL (a packet, the
+            // ACK timer and the owed scan all read it)
+            if (!rfl_sweep) begin
+                if (s_pkt_valid && !drop_free_reg) begin
+                    op_reg <= s_pkt_opcode;
+                    ack_req_reg <= s_pkt_ack_req;
+                    qp_field_reg <= s_pkt_dest_qp;
+                    psn_reg <= s_pkt_psn;
+                    sport_reg <= s_pkt_udp_sport;
+                    reth_va_reg <= s_pkt_reth_va;
+                    reth_rkey_reg <= s_pkt_reth_rkey;
+                    reth_len_reg <= s_pkt_reth_len;
+                    imm_reg <= s_pkt_imm;
+                    aeth_syn_reg <= s_pkt_aeth_syndrome;
+                    aeth_msn_reg <= s_pkt_aeth_msn;
+                    paddr_reg <= s_pkt_payload_addr;
+                    plen_reg <= s_pkt_payload_len;
+                    slot_reg <= s_pkt_slot;
+                    mp_defer_reg <= 1'b0;
+                    state_reg <= ST_LOAD;
+                end else if (tack_due) begin
+                    qp_field_reg <= {{(24-QN_W){1'b0}}, tscan_reg};
+                    state_reg <= ST_TACK;
+                end else if (scan_ow && scan_ci != scan_pi) begin
+                    // a receive WQE arrived for an owed mp completion
+                    qp_field_reg <= {{(24-QN_W){1'b0}}, tscan_reg};
+                    state_reg <= ST_MP_PEND;
+                end
             end
         end
         ST_TNAK_TOP: begin
