@@ -942,10 +942,11 @@ wire [OST_AW-1:0] ost_wr_idx = {ost_ring, ost_tail[2:0]};
 // when the retransmission started (it cannot take another before the walk
 // ends: only ST_RECORD takes rings), registered then so that the entry's
 // address starts at flops, not at the block RAM's output. The block RAM
-// reads the entry at the address of the cycle before: ST_RTX_PICK waits a
-// cycle for it after the walk moves (r_valid; a retransmission is rare, a
-// cycle per entry is cheap, and the walk's next address is not known a
-// cycle ahead without a second copy of its state machine).
+// reads the entry at the address of the cycle before: ST_RTX_PICK waits
+// for it after the walk moves (r_valid, and a cycle more for the compares
+// below: r_cmp_ok; a retransmission is rare, two cycles per entry are
+// cheap, and the walk's next address is not known a cycle ahead without a
+// second copy of its state machine).
 reg [RG_W-1:0] rtx_ring_reg = {RG_W{1'b0}};
 wire [OST_AW-1:0] r_rd_addr = {rtx_ring_reg, rtx_idx_reg[2:0]};
 reg [OST_AW-1:0] r_rd_addr_reg = {OST_AW{1'b0}};
@@ -962,6 +963,23 @@ wire [3:0] r_off = rtx_idx_reg - ost_head;
 wire r_before = r_last - rtx_from_reg >= 24'h800000;      // entry ends before rtx_from
 assign rtx_gone = rtx_mode_reg && r_off >= r_out;
 wire r_inside = (rtx_from_reg - r_psn0) <= (r_last - r_psn0);
+// ... registered: the walk acts on the compares a cycle after the entry is
+// read, while neither the entry's address nor rtx_from has moved since
+// (r_cmp_ok; a second cycle per entry). Taken straight from the block RAM's
+// output they put 16.7 LUT levels into state_reg (hw/synth.sh at 646ca4c).
+reg r_before_reg = 1'b0;
+reg r_inside_reg = 1'b0;
+reg r_cmp_v_reg = 1'b0;
+reg [OST_AW-1:0] r_cmp_addr_reg = {OST_AW{1'b0}};
+reg [23:0] r_cmp_from_reg = 24'd0;
+wire r_cmp_ok = r_cmp_v_reg && r_cmp_addr_reg == r_rd_addr && r_cmp_from_reg == rtx_from_reg;
+always @(posedge clk) begin
+    r_before_reg <= r_before;
+    r_inside_reg <= r_inside;
+    r_cmp_v_reg <= r_valid;
+    r_cmp_addr_reg <= r_rd_addr;
+    r_cmp_from_reg <= rtx_from_reg;
+end
 
 // New WQEs of a QP wait while it retransmits, flushes, or has no ring
 // space (its ring full, or none held and none free), or while a prefetched
@@ -1750,18 +1768,19 @@ always @(posedge clk) begin
                 rtx_idx_reg <= ost_head;              // acknowledged meanwhile
             end else if (r_off == r_out) begin
                 state_reg <= ST_IDLE;                 // everything resent
-            end else if (!r_valid) begin
-                // the entry's block RAM read is a cycle behind the walk
-            end else if (r_before) begin
+            end else if (!r_cmp_ok) begin
+                // the entry's block RAM read is a cycle behind the walk,
+                // its compares two
+            end else if (r_before_reg) begin
                 rtx_idx_reg <= rtx_idx_reg + 4'd1;
-            end else if (rtx_single && !r_inside) begin
+            end else if (rtx_single && !r_inside_reg) begin
                 // the lost PSN lies before the entry: acknowledged meanwhile
                 rtx_hole_done_reg <= 1'b1;
             end else begin
                 wqe_addr_reg <= r_addr;
                 wqe_index_reg <= r_index;
                 rtx_psn0_reg <= r_psn0;
-                rtx_skip_reg <= r_inside ? rtx_from_reg - r_psn0 : 24'd0;
+                rtx_skip_reg <= r_inside_reg ? rtx_from_reg - r_psn0 : 24'd0;
                 state_reg <= ST_FETCH;
             end
         end
