@@ -265,17 +265,19 @@ assign sel_cq_phase = sel_ok && cqm_sel_phase;
 // work gets its turn after each other one's. A pick finds:
 //   - no work (disabled, pi == ci + taken, or two WQEs taken): the queue
 //     leaves the list (its sched bit clears) until a doorbell or a done;
-//   - work, but the executor holds the queue (a retransmission or flush
-//     pending, its outstanding ring full, a prefetched WQE of it waiting):
-//     back to the tail, nothing offered;
 //   - work, and the output register free: the WQE's address, index and CQ
-//     go to the output register, offered to the executor, and the queue
-//     back to the tail;
+//     go to the output register, offered to the executor unless the
+//     executor holds the queue (a retransmission or flush pending, its
+//     outstanding ring full, a prefetched WQE of it waiting: the entry is
+//     then dropped in the next cycle), and the queue back to the tail;
 //   - work, but the output register taken by the pick just before, or a
 //     ring command in this cycle: the queue is parked and is the next
 //     pick, so it keeps its place in the round.
 // Picks start back to back while the output register is empty, so a list
-// of held queues is walked at one queue per cycle.
+// of held queues is walked at one queue per two cycles (the pick does not
+// look at the hold itself: a read of the hold vector by QP number is a
+// NUM_Q-input mux, about 1.4 LUT4 per QP; the offer's own read of it
+// stays).
 //
 // The output entry is not counted in taken until the executor takes it;
 // nothing is picked while it waits, and the take's write is read by the
@@ -433,7 +435,7 @@ always @* begin
                     sqs_wd[SQS_SCHED_LSB] = 1'b0;
             end else begin
                 sqf_push = 1'b1;
-                go = !sq_hold[s1_qn_reg];
+                go = 1'b1;
             end
         end
         default: begin
