@@ -765,21 +765,12 @@ fn a_reset_empties_the_receive_queue() {
     assert_eq!(wait_wc(p.a.device(), &a.cq, 1, BUDGET).len(), 1);
 
     // B through RESET and up again towards A, whose next PSN is one on
-    b.qp.modify(
-        &QpAttr {
-            qp_state: QpState::Reset,
-            ..Default::default()
-        },
-        QpAttrMask::STATE,
-    )
-    .unwrap();
-    bring_up(
+    reset_and_bring_up(
         &mut b.qp,
         &o,
         &remote(0, a.qp.qp_num(), eo.psn_a + 1),
         eo.psn_b,
-    )
-    .unwrap();
+    );
     send(&mut a, 20);
     // nothing to receive into: no completion while A retries
     let early = wait_wc(p.b.device(), &b.cq, 1, BUDGET / 4);
@@ -836,15 +827,7 @@ fn a_reset_ends_the_message_in_progress() {
         wcs[0]
     };
     let up = |b: &mut End, rq_psn: u32| {
-        b.qp.modify(
-            &QpAttr {
-                qp_state: QpState::Reset,
-                ..Default::default()
-            },
-            QpAttrMask::STATE,
-        )
-        .unwrap();
-        bring_up(&mut b.qp, &o, &remote(0, a_qpn, rq_psn), eo.psn_b).unwrap();
+        reset_and_bring_up(&mut b.qp, &o, &remote(0, a_qpn, rq_psn), eo.psn_b);
     };
     // three packets at PMTU 1024: FIRST, MIDDLE, LAST from psn_a
     let wc = write(&mut a, &b, 1, 3 * 1024);

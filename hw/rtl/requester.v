@@ -969,15 +969,14 @@ wire r_inside = (rtx_from_reg - r_psn0) <= (r_last - r_psn0);
 // output they put 16.7 LUT levels into state_reg (hw/synth.sh at 646ca4c).
 reg r_before_reg = 1'b0;
 reg r_inside_reg = 1'b0;
-reg r_cmp_v_reg = 1'b0;
-reg [OST_AW-1:0] r_cmp_addr_reg = {OST_AW{1'b0}};
+reg r_cmp_v_reg = 1'b0;                    // r_valid a cycle ago
 reg [23:0] r_cmp_from_reg = 24'd0;
-wire r_cmp_ok = r_cmp_v_reg && r_cmp_addr_reg == r_rd_addr && r_cmp_from_reg == rtx_from_reg;
+// (r_valid now: the address is the one the registered compares read)
+wire r_cmp_ok = r_cmp_v_reg && r_valid && r_cmp_from_reg == rtx_from_reg;
 always @(posedge clk) begin
     r_before_reg <= r_before;
     r_inside_reg <= r_inside;
     r_cmp_v_reg <= r_valid;
-    r_cmp_addr_reg <= r_rd_addr;
     r_cmp_from_reg <= rtx_from_reg;
 end
 

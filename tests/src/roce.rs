@@ -49,6 +49,25 @@ pub fn remote(i: usize, qpn: u32, psn: u32) -> Remote {
     }
 }
 
+/// Moves `qp` to RESET and brings it up again towards `remote` (RTS,
+/// sending from `sq_psn`).
+pub fn reset_and_bring_up(
+    qp: &mut QueuePair<SimDevice>,
+    o: &ConnOpts,
+    remote: &Remote,
+    sq_psn: u32,
+) {
+    qp.modify(
+        &QpAttr {
+            qp_state: QpState::Reset,
+            ..Default::default()
+        },
+        QpAttrMask::STATE,
+    )
+    .unwrap_or_else(|e| panic!("to RESET: {e}"));
+    bring_up(qp, o, remote, sq_psn).unwrap_or_else(|e| panic!("bring up: {e}"));
+}
+
 /// Polls `cq` until `n` completions arrived (or `budget` idle polls in a
 /// row found none).
 pub fn wait_wc(
