@@ -45,7 +45,7 @@ always @(posedge clk) rst <= 1'b0;
 (* anyseq *) reg [15:0] db_pi;
 (* anyseq *) reg db_valid;
 (* anyseq *) reg sq_ready;
-(* anyseq *) reg [NUM_Q-1:0] hold;
+(* anyseq *) reg hold;
 (* anyseq *) reg done_new;
 (* anyseq *) reg [QN_W-1:0] done_new_qn;
 
@@ -130,6 +130,7 @@ queue_manager #(
     .m_sq_index(),
     .m_sq_cqn(),
     .m_sq_ready(sq_ready),
+    .sq_hold_qn(),
     .sq_hold(hold),
     .sq_done(done_reg),
     .sq_done_qn(done_qn_reg),

@@ -114,6 +114,7 @@ requester #(
     .sq_done(),
     .sq_done_qn(),
     .sq_done_ready(1'b1),
+    .sq_hold_qn({QN_W{1'b0}}),
     .sq_hold(),
     .ctx_qpn(ctx_qpn),
     .ctx_state(3'd3),                         // RTS

@@ -51,7 +51,8 @@ module queue_manager #(
     output wire [15:0]      m_sq_index,        // free-running index of that WQE
     output wire [QN_W-1:0]  m_sq_cqn,
     input  wire             m_sq_ready,
-    input  wire [NUM_Q-1:0] sq_hold,           // queues whose next WQE must wait
+    output wire [QN_W-1:0]  sq_hold_qn,        // the queue asked about ...
+    input  wire             sq_hold,           // ... its next WQE must wait
 
     // executor: the work request of queue sq_done_qn is finished (held
     // until sq_done_ready)
@@ -275,9 +276,8 @@ assign sel_cq_phase = sel_ok && cqm_sel_phase;
 //     pick, so it keeps its place in the round.
 // Picks start back to back while the output register is empty, so a list
 // of held queues is walked at one queue per two cycles (the pick does not
-// look at the hold itself: a read of the hold vector by QP number is a
-// NUM_Q-input mux, about 1.4 LUT4 per QP; the offer's own read of it
-// stays).
+// look at the hold itself; the offer asks the executor about its queue,
+// sq_hold_qn).
 //
 // The output entry is not counted in taken until the executor takes it;
 // nothing is picked while it waits, and the take's write is read by the
@@ -330,7 +330,8 @@ wire sqc_we = reg_q_cmd_valid && sel_ok && reg_q_cmd == 4'd1 && size_ok && reg_b
 wire op_destroy = reg_q_cmd_valid && sel_ok && reg_q_cmd == 4'd2;
 wire op_db = reg_sq_db_valid && reg_sq_db_qn < NUM_Q16;
 assign sq_done_ready = !host_busy && !sq_sweep;
-assign m_sq_valid = out_valid_reg && !sq_hold[out_qn_reg] && !host_busy && !sq_done;
+assign sq_hold_qn = out_qn_reg;
+assign m_sq_valid = out_valid_reg && !sq_hold && !host_busy && !sq_done;
 wire sq_take = m_sq_valid && m_sq_ready;
 wire [SQF_W-1:0] sqf_rd;
 wire op_pick = (park_valid_reg || sqf_head_reg != sqf_tail_reg) && !out_valid_reg && !host_busy
@@ -543,7 +544,7 @@ always @(posedge clk) begin
         park_qn_reg <= s1_qn_reg;
     end
 
-    if (sq_take || (out_valid_reg && sq_hold[out_qn_reg])) begin
+    if (sq_take || (out_valid_reg && sq_hold)) begin
         out_valid_reg <= 1'b0;
     end
     if (go) begin

@@ -78,7 +78,8 @@ module requester #(
     output wire                   sq_done,
     output wire [QN_W-1:0]        sq_done_qn,
     input  wire                   sq_done_ready,
-    output wire [NUM_QP-1:0]      sq_hold,            // QPs whose new WQEs must wait
+    input  wire [QN_W-1:0]        sq_hold_qn,         // the queue asked about ...
+    output wire                   sq_hold,            // ... its new WQEs must wait
 
     // QP context (requester port; ctx_* are the context of the ctx_qpn of
     // the cycle before) and MR lookup (lkey)
@@ -390,7 +391,7 @@ localparam RQL_W = RQL_SPRAY_LSB + RQL_SPRAY_W;
 // costs a comparator and a 1-bit RAM copy read at the load's QP (its
 // number is the host's QP selector a cycle ahead, load_qpn_next).
 // UNA: the oldest unacknowledged PSN; ONE: the retransmission request
-// (rtx_req_reg) is a sequence NAK's on mp: resend the named packet alone,
+// (ow_rtx_reg) is a sequence NAK's on mp: resend the named packet alone,
 // then whatever was never sent (written with every request, read only
 // while one stands); RLEFT: retries left (timeouts, sequence NAKs); NLEFT:
 // RNR retries left
@@ -482,21 +483,18 @@ localparam OSTH_W = OSTH_HEAD_LSB + OSTH_HEAD_W;
 localparam STAMP_TICK_W = 24;
 localparam STAMP_TICK_LSB = 0;
 localparam STAMP_W = STAMP_TICK_LSB + STAMP_TICK_W;
-// Kept in flops: the request bits and the hold's full and empty bits (read
-// for every QP each cycle, or at a QP number not known a cycle ahead).
-// mp: a sequence NAK names one missing PSN (the responder's bitmap has the
-// rest): resend that packet alone, then whatever was never sent; a timeout
-// or an RNR NAK still resends everything from the PSN (go-back-N). Which
-// one a request is: REQ's ONE.
-reg rtx_single_reg = 1'b0;
-reg [NUM_QP-1:0] rtx_req_reg = {NUM_QP{1'b0}};
-// a requested retransmission starts at una (every request names una: a
+// The retransmission and flush requests are kept per ring (the ring
+// owners' bits, below). mp: a sequence NAK names one missing PSN (the
+// responder's bitmap has the rest): resend that packet alone, then
+// whatever was never sent; a timeout or an RNR NAK still resends
+// everything from the PSN (go-back-N). Which one a request is: REQ's ONE.
+// A requested retransmission starts at una (every request names una: a
 // NAK's PSN or, after a timeout, the oldest unacknowledged one; ACKs that
-// arrive meanwhile only move it on)
-reg [NUM_QP-1:0] flush_req_reg = {NUM_QP{1'b0}};
-// the executor's requests (all for qn_reg) are set a cycle later, from
-// these (the decode of a write deep in its state machine would be on the
-// path); flush_req below reads them in meanwhile
+// arrive meanwhile only move it on).
+reg rtx_single_reg = 1'b0;
+// the executor's flush requests (all for qn_reg) are set a cycle later,
+// from these (the lookup of a write deep in its state machine would be on
+// the path); the flush bits below read them in meanwhile
 reg x_flush_reg = 1'b0;
 reg [QN_W-1:0] x_flush_qn_reg = {QN_W{1'b0}};
 // OST: an outstanding WQE, one entry of a ring (the pool's block RAM is
@@ -832,7 +830,7 @@ always @(posedge clk) begin
     q_pdue_reg <= ph_epoch - qn_hold >= 4'd1 << qn_back;
     q_una_reg <= qn_una;
     q_sent_reg <= qn_sent;
-    q_stop_reg <= rtx_req_reg[qn_reg] || ctx_state != QPS_RTS || rtx_gone;
+    q_stop_reg <= lk_rtx[LK_QN] || ctx_state != QPS_RTS || rtx_gone;
 
     rd_quiet_reg <= (state_reg == ST_SEND || state_reg == ST_COPY) && !rd_issue;
     wr_quiet_reg <= (state_reg == ST_SEND || state_reg == ST_COPY) && !wr_issue && !pkt_push;
@@ -982,40 +980,42 @@ end
 
 // New WQEs of a QP wait while it retransmits, flushes, or has no ring
 // space (its ring full, or none held and none free), or while a prefetched
-// WQE of it waits. Whether a QP's ring is full or empty is kept as a bit
-// per QP, moved where its pointers move (below), so the hold is a few
-// vector operations: not a subtract and two compares per QP in every
-// cycle (the simulator's most expensive lines; two flops per QP instead
-// of NUM_QP subtracters in the FPGA).
-(* rnic_copy *)  // (the pointers' difference: not counted again, hw/state)
-reg [NUM_QP-1:0] ost_full_reg = {NUM_QP{1'b0}};
-(* rnic_copy *)
-reg [NUM_QP-1:0] ost_empty_reg = {NUM_QP{1'b1}};
-wire [NUM_QP-1:0] pf_oh;
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) pf_dec (.en(pf_state_reg != PF_EMPTY), .in(pf_qn_reg), .out(pf_oh));
-// a flush request: set, or the executor's on its way (x_flush_reg)
-wire [NUM_QP-1:0] xf_oh;
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) xf_dec (.en(x_flush_reg), .in(x_flush_qn_reg), .out(xf_oh));
-wire [NUM_QP-1:0] flush_req = flush_req_reg | xf_oh;
-// The completer's pop reaches the bits a cycle late: whether it pops comes
-// from the ring entry's block-RAM read and a 24-bit compare, and with the
-// vectors' next state behind that it was the critical path of the 128-bit
-// place and route at fe3768d. The pop is registered (pp_*) and applied
-// in the next cycle; every reader sees the bits with it applied (_now),
-// so they read as before, cycle for cycle.
+// WQE of it waits. A retransmission or a flush matters only to a QP with
+// WQEs outstanding, so these requests are kept per ring, with the ring's
+// owner and a bit saying it is full (16 entries looked up by QP number:
+// 16 compares per lookup whatever NUM_QP, where bits per QP cost a
+// NUM_QP-input mux per read and next-state logic in every QP). One more
+// entry (OW_X) is the executor's QP while it holds no ring: a NAK for the
+// first packets of a WQE not yet recorded asks for a retransmission of a
+// QP with an empty ring. Its bits move into the ring it takes (and back
+// when its ring drains under it). A request or flush of any other QP is
+// dropped: it has nothing outstanding to resend or flush, and its next
+// WQE finds the QP's state in the executor.
+localparam OW_X = OST_RINGS;
+localparam [OST_RINGS-1:0] RING_ONE = {{(OST_RINGS-1){1'b0}}, 1'b1};
+// A ring is held (ow_v) from the WQE that takes it until the pop that
+// empties it, or the QP's load: exactly while the QP's head and tail differ
+// (f_ost_empty). The pop's full bit is registered (pp_*) and applied in
+// the next cycle: it comes from the ring entry's block-RAM read and a
+// 24-bit compare (the 128-bit place and route's critical path at fe3768d);
+// readers see it applied (ow_full_now).
+reg [OST_RINGS-1:0] ow_v_reg = {OST_RINGS{1'b0}};
+reg [QN_W-1:0] ow_q_reg [0:OST_RINGS-1];
+wire [OST_RINGS*QN_W-1:0] ow_q_flat;      // (tag_match's tags)
+reg [OST_RINGS-1:0] ow_full_reg = {OST_RINGS{1'b0}};
+reg [OST_RINGS:0] ow_rtx_reg = {(OST_RINGS+1){1'b0}};
+reg [OST_RINGS:0] ow_flush_reg = {(OST_RINGS+1){1'b0}};
 reg pp_valid_reg = 1'b0;
-reg [QN_W-1:0] pp_qn_reg = {QN_W{1'b0}};
-reg pp_full_reg = 1'b0;                    // the QP's bits after the pop
-reg pp_empty_reg = 1'b0;
-wire [NUM_QP-1:0] pp_oh;
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) pp_dec (.en(pp_valid_reg), .in(pp_qn_reg), .out(pp_oh));
-wire [NUM_QP-1:0] ost_full_now = (ost_full_reg & ~pp_oh) | (pp_full_reg ? pp_oh : {NUM_QP{1'b0}});
-wire [NUM_QP-1:0] ost_empty_now = (ost_empty_reg & ~pp_oh) | (pp_empty_reg ? pp_oh : {NUM_QP{1'b0}});
-// (the prefetched WQE's own test reads the hold without it: one mux by
-// QP number, not four)
-wire [NUM_QP-1:0] hold_own = rtx_req_reg | flush_req | ost_full_now
-    | (ring_avail ? {NUM_QP{1'b0}} : ost_empty_now);
-assign sq_hold = hold_own | pf_oh;
+reg [RG_W-1:0] pp_ring_reg = {RG_W{1'b0}};
+reg pp_full_reg = 1'b0;                    // the ring's bit after the pop
+wire [OST_RINGS-1:0] pp_ring_oh = pp_valid_reg ? RING_ONE << pp_ring_reg : {OST_RINGS{1'b0}};
+wire [OST_RINGS-1:0] ow_full_now = (ow_full_reg & ~pp_ring_oh) | (pp_full_reg ? pp_ring_oh : {OST_RINGS{1'b0}});
+// The lookups, each a QP number: the ring it holds (one-hot, or none) and
+// whether it is the executor's QP holding none (lk_x)
+localparam LK_HOLD = 0, LK_PF = 1, LK_SCAN = 2, LK_GO = 3, LK_QN = 4, LK_C = 5,
+    LK_LOAD = 6, LK_SCANQ = 7, LK_FA = 8, LK_FB = 9, LK_XF = 10, LK_N = 11;
+wire [LK_N-1:0] lk_own, lk_x, lk_rtx, lk_flush, lk_full;   // (the lookups: below)
+wire hold_pf;
 
 // ---------------------------------------------------------------- scanner
 // One QP per cycle is examined for a due retransmission, an expired timer
@@ -1023,7 +1023,7 @@ assign sq_hold = hold_own | pf_oh;
 reg [QN_W-1:0] scan_reg = {QN_W{1'b0}};
 wire [QN_W-1:0] scan_next = rst || scan_reg == LAST_QP ? {QN_W{1'b0}} : scan_reg + 1'b1;
 wire [QN_W-1:0] scan_i = scan_reg;
-wire scan_out = !ost_empty_now[scan_i];
+wire scan_out = lk_own[LK_SCAN];
 // The timeout exponent is read two QPs ahead (scan_rd) and its threshold
 // registered, so the compare starts at a flop and not at the block RAM's
 // slow output. The exponent is written only by a load, which also empties
@@ -1038,11 +1038,11 @@ always @(posedge clk) begin
 end
 wire [23:0] stamp_scan;       // (the stamp RAMs are below, with the completer)
 wire [23:0] scan_age = now - stamp_scan;
-wire scan_rtx = rtx_req_reg[scan_i] && !scan_age[23];
+wire scan_rtx = lk_rtx[LK_SCAN] && !scan_age[23];
 // (age >= ticks, ticks a power of two)
-wire scan_tmo = scan_out && !rtx_req_reg[scan_i] && !flush_req[scan_i]
+wire scan_tmo = scan_out && !lk_rtx[LK_SCAN] && !lk_flush[LK_SCAN]
     && scan_tmo_on_reg && (scan_age & scan_tmo_thr_reg) != 24'd0;
-wire scan_flush = flush_req[scan_i];
+wire scan_flush = lk_flush[LK_SCAN];
 // ... registered: they act a cycle after the QP was looked at (a request
 // withdrawn meanwhile is caught where they act: the go entry stands only
 // while its request does, C_TMO looks again, a flush of an emptied ring
@@ -1061,7 +1061,7 @@ reg scan_flush_reg = 1'b0;
 // the scan to find it due).
 reg go_valid_reg = 1'b0;
 reg [QN_W-1:0] go_qpn = {QN_W{1'b0}};
-wire go_valid = go_valid_reg && rtx_req_reg[go_qpn];
+wire go_valid = go_valid_reg && lk_rtx[LK_GO];
 wire go_kill_ex, go_kill_c, scan_kill_ex, scan_kill_c;  // (below, with the request's writers)
 wire go_keep = go_valid && !go_kill_ex && !go_kill_c;
 wire go_load = !go_keep && scan_rtx_reg && !scan_kill_ex && !scan_kill_c;
@@ -1070,7 +1070,7 @@ wire [QN_W-1:0] go_pick = go_load ? scan_q_reg : go_qpn;
 
 // the pending prefetched WQE is used once its queue may go on
 wire pf_use = state_reg == ST_IDLE && !go_valid && pf_state_reg == PF_FULL
-    && !hold_own[pf_qn_reg];
+    && !hold_pf;
 
 // the QP context is read a cycle ahead: the QP number qn_reg takes next
 // (ST_IDLE's choice below), so ctx_* hold qn_reg's context from the first
@@ -1353,7 +1353,7 @@ completer #(.QN_W(QN_W), .CLK_MHZ(CLK_MHZ), .TICK_LOG(TICK_LOG), .LOST_W(LOST_W)
     .probe_lost_qpn(tm_qpn_reg),
     .retry_init(c_retry_init),
     .rnr_init(c_rnr_init),
-    .rtx_req(rtx_req_reg[c_qpn]),
+    .rtx_req(lk_rtx[LK_C]),
     .ring_empty_now(c_head == c_tail),
     .ring_empty(c_head_reg == c_tail_reg),
     .ring_wait(c_ring_wait),
@@ -1438,7 +1438,7 @@ wire c_wr_state = c_req_we;
 wire rec_req = rec_state && !req_v_qn;
 wire rec_stall = (rec_req && c_wr_state && c_qpn != qn_reg)
     || (rec_state && l_any && load_qpn != qn_reg)
-    || (rec_state && ost_empty && !rtx_req_reg[qn_reg] && ex_st_stall);
+    || (rec_state && ost_empty && !lk_rtx[LK_QN] && ex_st_stall);
 assign req_we = c_wr_state || rec_req;
 assign req_wa = c_wr_state ? c_qpn : qn_reg;
 // (every write sets VB against its QP's RV: the record reads as written)
@@ -1448,7 +1448,6 @@ assign req_wd = c_wr_state ? req_wd_c : req_wd_rec;
 // empty one; it is given back when the completer pops the last entry (unless
 // a WQE of the same QP is recorded that cycle) or when the QP is loaded
 // (reset or brought to RTS) with entries, or with one being recorded.
-localparam [OST_RINGS-1:0] RING_ONE = {{(OST_RINGS-1){1'b0}}, 1'b1};
 wire rec_now = state_reg == ST_RECORD && !rec_stall;
 assign sqp_we = l_any || rec_now;
 assign sqp_wa = l_any ? load_qpn : qn_reg;
@@ -1463,7 +1462,7 @@ assign osth_we = l_any || c_pop;
 assign osth_wa = l_any ? load_qpn : c_qpn;
 assign osth_wd = l_any ? {OSTH_W{1'b0}} : c_head_reg + 4'd1;
 wire c_drain = c_pop && c_head_reg + 4'd1 == c_tail_reg && !(rec_now && qn_reg == c_qpn);
-wire l_held = !ost_empty_now[load_qpn];
+wire l_held = lk_own[LK_LOAD];
 
 // The stamp's writes: the completer's when an ACK moves una, on a
 // sequence NAK, on an RNR NAK (the wait's end) and on a timeout; the
@@ -1475,8 +1474,8 @@ wire l_held = !ost_empty_now[load_qpn];
 wire [23:0] stamp_qn;
 wire rtx_due = (now - stamp_qn) < 24'h800000;
 wire ste_we = (state_reg == ST_IDLE && go_valid)
-    || (state_reg == ST_RTX_PICK && ctx_state == QPS_RTS && rtx_req_reg[qn_reg] && rtx_due)
-    || (rec_now && ost_empty && !rtx_req_reg[qn_reg]);
+    || (state_reg == ST_RTX_PICK && ctx_state == QPS_RTS && lk_rtx[LK_QN] && rtx_due)
+    || (rec_now && ost_empty && !lk_rtx[LK_QN]);
 wire stamp_we = stc_we || ste_we;
 wire [QN_W-1:0] stamp_wa = stc_we ? c_qpn : ste_wa;
 wire [STAMP_W-1:0] stamp_wd = stc_we ? c_stamp_wd : now;
@@ -1499,27 +1498,6 @@ ram_sdp_copies #(
 assign stamp_scan = stamp_scan_raw[STAMP_TICK_LSB +: STAMP_TICK_W];
 assign stamp_qn = stamp_qn_raw[STAMP_TICK_LSB +: STAMP_TICK_W];
 
-// the full and empty bits (above) move with the pointers: rec_now moves the
-// tail of qn_reg, c_pop the head of c_qpn (both in one cycle when they
-// are one QP: the pop's bits, which count the record, stand), a load sets
-// both to 0 and goes last, as in the pointers' own writes (so a pop
-// registered in the cycle of its QP's load carries the load's bits)
-wire [3:0] push_count = ost_tail + 4'd1 - ost_head - {3'd0, c_pop && c_qpn == qn_reg};
-wire [3:0] pop_count = c_tail_reg + {3'd0, rec_now && qn_reg == c_qpn} - c_head_reg - 4'd1;
-wire [NUM_QP-1:0] rec_oh, load_oh;
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) rec_dec (.en(rec_now), .in(qn_reg), .out(rec_oh));
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) load_dec (.en(l_any), .in(load_qpn), .out(load_oh));
-wire [NUM_QP-1:0] ost_full_rec = (ost_full_now & ~rec_oh) | (push_count == OST_DEPTH_4 ? rec_oh : {NUM_QP{1'b0}});
-wire [NUM_QP-1:0] ost_empty_rec = (ost_empty_now & ~rec_oh) | (push_count == 4'd0 ? rec_oh : {NUM_QP{1'b0}});
-wire pp_loaded = l_any && load_qpn == c_qpn;
-always @(posedge clk) begin
-    ost_full_reg <= ost_full_rec & ~load_oh;
-    ost_empty_reg <= ost_empty_rec | load_oh;
-    pp_valid_reg <= c_pop;
-    pp_qn_reg <= c_qpn;
-    pp_full_reg <= pop_count == OST_DEPTH_4 && !pp_loaded;
-    pp_empty_reg <= pop_count == 4'd0 || pp_loaded;
-end
 // A load's QP number is not known a cycle ahead, so the ring it frees is
 // read in the load's cycle and given back in the next (it stays taken a
 // cycle longer; not if the completer gives it back in the load's cycle)
@@ -1603,7 +1581,7 @@ slot_allocator #(.SLOTS(OST_RINGS), .IDX_W(RG_W)) ring_pool_inst (
     .clk(clk),
     .rst(1'b0),
     // (a load of the recording QP in this cycle empties its ring: no take)
-    .take(rec_now && ost_empty && !(l_any && qn_reg == load_qpn)),
+    .take(ring_take),
     .give(ring_give),
     .avail(ring_avail),
     .pick(ring_pick),
@@ -1619,33 +1597,113 @@ reg x_set_err_reg = 1'b0;
 assign set_err = c_set_err || x_set_err_reg;
 assign set_err_qpn = c_set_err ? c_qpn : qn_reg;
 
-// ---------------------------------------------------------------- the bit vectors
-// Each write is decoded once from its QP number (onehot_decoder: a write
-// `vec[qn] <= ...` costs a compare per bit) and the next value follows
-// from the writes in their order (a later one wins), as the writes to
-// one bit in one cycle used to. Loads go last, then the reset.
+// ---------------------------------------------------------------- the ring owners' lookups
+wire [LK_N*QN_W-1:0] lk_key = {x_flush_qn_reg, flush_b_qpn, flush_a_qpn, scan_q_reg,
+    load_qpn, c_qpn, qn_reg, go_qpn, scan_i, pf_qn_reg, sq_hold_qn};
+wire [LK_N*OST_RINGS-1:0] lk_ring;
+// a flush request: set, or the executor's on its way (x_flush_reg)
+wire [OST_RINGS:0] ow_flush_now = ow_flush_reg
+    | (x_flush_reg ? {lk_x[LK_XF], lk_ring[LK_XF*OST_RINGS +: OST_RINGS]} : {(OST_RINGS+1){1'b0}});
+genvar lk;
+generate
+    for (lk = 0; lk < LK_N; lk = lk + 1) begin : g_lookup
+        wire [OST_RINGS-1:0] ring = lk_ring[lk*OST_RINGS +: OST_RINGS];
+        tag_match #(.N(OST_RINGS), .KEY_W(QN_W)) owner_match (
+            .valid(ow_v_reg),
+            .tags(ow_q_flat),
+            .key(lk_key[lk*QN_W +: QN_W]),
+            .match(lk_ring[lk*OST_RINGS +: OST_RINGS])
+        );
+        assign lk_own[lk] = |ring;
+        assign lk_x[lk] = lk_key[lk*QN_W +: QN_W] == qn_reg && !lk_own[LK_QN];
+        assign lk_rtx[lk] = |({lk_x[lk], ring} & ow_rtx_reg);
+        assign lk_flush[lk] = |({lk_x[lk], ring} & ow_flush_now);
+        assign lk_full[lk] = |(ring & ow_full_now);
+    end
+endgenerate
+// (the prefetched WQE's own test reads the hold without it)
+assign hold_pf = lk_rtx[LK_PF] || lk_flush[LK_PF] || lk_full[LK_PF] || (!ring_avail && !lk_own[LK_PF]);
+assign sq_hold = lk_rtx[LK_HOLD] || lk_flush[LK_HOLD] || lk_full[LK_HOLD]
+    || (!ring_avail && !lk_own[LK_HOLD]) || (pf_state_reg != PF_EMPTY && pf_qn_reg == sq_hold_qn);
+
+// ---------------------------------------------------------------- the ring owners' bits
+// Each write reaches the entry its QP number names (the lookups above) and
+// the next value follows from the writes in their order (a later one
+// wins). Loads go last, then the hand-overs (a ring taken, a ring
+// drained under the executor's QP), then the reset.
 // The executor takes a retransmission request when it starts on it (the
 // go pick in ST_IDLE, or ST_RTX_PICK starting over), at ste_wa.
 wire ex_rtx_take = !ex_st_stall && ((state_reg == ST_IDLE && go_valid)
-    || (state_reg == ST_RTX_PICK && ctx_state == QPS_RTS && rtx_req_reg[qn_reg] && rtx_due));
+    || (state_reg == ST_RTX_PICK && ctx_state == QPS_RTS && lk_rtx[LK_QN] && rtx_due));
 // The completer requests one on a sequence NAK, an RNR NAK and a timeout
 // (c_rtx_set; on mp a sequence NAK's packet alone: c_rtx_one) and
 // withdraws it in C_ERR (c_rtx_clr); C_IDLE takes up a QP's flush
 // (c_flush_take)
-wire [NUM_QP-1:0] ex_rtx_oh, cset_oh, cclr_oh, scan_clr_oh, fa_oh, fb_oh;
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) ex_rtx_dec (.en(ex_rtx_take), .in(ste_wa), .out(ex_rtx_oh));
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) cset_dec (.en(c_rtx_set), .in(c_qpn), .out(cset_oh));
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) cclr_dec (.en(c_rtx_clr), .in(c_qpn), .out(cclr_oh));
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) scan_clr_dec (.en(c_flush_take), .in(scan_q_reg), .out(scan_clr_oh));
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) fa_dec (.en(flush_a), .in(flush_a_qpn), .out(fa_oh));
-onehot_decoder #(.IN_W(QN_W), .OUT_N(NUM_QP)) fb_dec (.en(flush_b), .in(flush_b_qpn), .out(fb_oh));
+localparam [OST_RINGS:0] OW_NONE = {(OST_RINGS+1){1'b0}};
+function automatic [OST_RINGS:0] ow_at(input en, input [LK_N*OST_RINGS-1:0] rings,
+        input [LK_N-1:0] xs, input integer k);
+    ow_at = en ? {xs[k], rings[k*OST_RINGS +: OST_RINGS]} : OW_NONE;
+endfunction
+wire [OST_RINGS:0] ex_rtx_ow = ow_at(ex_rtx_take, lk_ring, lk_x, state_reg == ST_IDLE ? LK_GO : LK_QN);
+wire [OST_RINGS:0] cset_ow = ow_at(c_rtx_set, lk_ring, lk_x, LK_C);
+wire [OST_RINGS:0] cclr_ow = ow_at(c_rtx_clr, lk_ring, lk_x, LK_C);
+wire [OST_RINGS:0] scan_clr_ow = ow_at(c_flush_take, lk_ring, lk_x, LK_SCANQ);
+wire [OST_RINGS:0] fa_ow = ow_at(flush_a, lk_ring, lk_x, LK_FA);
+wire [OST_RINGS:0] fb_ow = ow_at(flush_b, lk_ring, lk_x, LK_FB);
+wire [OST_RINGS:0] load_ow = ow_at(l_any, lk_ring, lk_x, LK_LOAD);
 // the go entry's clears: taking the request, or asking again
 assign go_kill_ex = ex_rtx_take && ste_wa == go_qpn;
 assign go_kill_c = c_rtx_set && c_qpn == go_qpn;
 assign scan_kill_ex = ex_rtx_take && ste_wa == scan_q_reg;
 assign scan_kill_c = c_rtx_set && c_qpn == scan_q_reg;
-wire [NUM_QP-1:0] rtx_req_next = (((rtx_req_reg & ~ex_rtx_oh) | cset_oh) & ~cclr_oh) & ~load_oh;
-wire [NUM_QP-1:0] flush_next = ((flush_req | fa_oh | fb_oh) & ~scan_clr_oh) & ~load_oh;
+wire [OST_RINGS:0] rtx_w = (((ow_rtx_reg & ~ex_rtx_ow) | cset_ow) & ~cclr_ow) & ~load_ow;
+wire [OST_RINGS:0] flush_w = ((ow_flush_now | fa_ow | fb_ow) & ~scan_clr_ow) & ~load_ow;
+// The hand-overs: a WQE recorded into an empty ring takes ring_pick (not
+// when its QP is loaded in the cycle: the load empties it) with the
+// executor entry's bits; the pop that empties the executor's QP's ring
+// gives the ring's bits to the executor entry; the executor moving to
+// another QP drops the entry's (that QP has no ring: nothing to resend).
+wire ring_take = rec_now && ost_empty && !(l_any && qn_reg == load_qpn);
+wire [OST_RINGS-1:0] take_oh = ring_take ? RING_ONE << ring_pick : {OST_RINGS{1'b0}};
+wire drain_x = c_drain && c_qpn == qn_reg;
+wire x_keep = qn_next == qn_reg && !ring_take;
+wire [OST_RINGS-1:0] rtx_w_ring = rtx_w[OST_RINGS-1:0];
+wire [OST_RINGS-1:0] flush_w_ring = flush_w[OST_RINGS-1:0];
+wire [OST_RINGS:0] rtx_next = {x_keep && (drain_x ? rtx_w_ring[c_ring_reg] : rtx_w[OW_X]),
+    (rtx_w_ring & ~take_oh) | (rtx_w[OW_X] ? take_oh : {OST_RINGS{1'b0}})};
+wire [OST_RINGS:0] flush_next = {x_keep && (drain_x ? flush_w_ring[c_ring_reg] : flush_w[OW_X]),
+    (flush_w_ring & ~take_oh) | (flush_w[OW_X] ? take_oh : {OST_RINGS{1'b0}})};
+// the owners and the full bits move with the pointers: rec_now moves the
+// tail of qn_reg, c_pop the head of c_qpn (both in one cycle when they
+// are one QP: the pop's bit, which counts the record, stands), a load
+// empties the QP's ring (the pool takes it back a cycle later)
+wire [3:0] push_count = ost_tail + 4'd1 - ost_head - {3'd0, c_pop && c_qpn == qn_reg};
+wire [3:0] pop_count = c_tail_reg + {3'd0, rec_now && qn_reg == c_qpn} - c_head_reg - 4'd1;
+wire [OST_RINGS-1:0] rec_ring_oh = rec_now ? RING_ONE << ost_ring : {OST_RINGS{1'b0}};
+wire [OST_RINGS-1:0] drain_oh = c_drain ? RING_ONE << c_ring_reg : {OST_RINGS{1'b0}};
+wire pp_loaded = l_any && load_qpn == c_qpn;
+integer ow_i;
+initial begin
+    for (ow_i = 0; ow_i < OST_RINGS; ow_i = ow_i + 1) begin
+        ow_q_reg[ow_i] = {QN_W{1'b0}};
+    end
+end
+genvar ow_g;
+generate
+    for (ow_g = 0; ow_g < OST_RINGS; ow_g = ow_g + 1) begin : g_owner
+        assign ow_q_flat[ow_g*QN_W +: QN_W] = ow_q_reg[ow_g];
+    end
+endgenerate
+always @(posedge clk) begin
+    ow_full_reg <= (ow_full_now & ~rec_ring_oh) | (push_count == OST_DEPTH_4 ? rec_ring_oh : {OST_RINGS{1'b0}});
+    ow_v_reg <= (ow_v_reg & ~drain_oh & ~load_ow[OST_RINGS-1:0]) | take_oh;
+    if (ring_take) begin
+        ow_q_reg[ring_pick] <= qn_reg;
+    end
+    pp_valid_reg <= c_pop;
+    pp_ring_reg <= c_ring_reg;
+    pp_full_reg <= pop_count == OST_DEPTH_4 && !pp_loaded;
+end
 
 // the next lost PSN of a selective walk: lowest bit first (PSN order),
 // registered (rtx_nxt_ok: the registers follow the bitmap's last change)
@@ -1732,7 +1790,7 @@ always @(posedge clk) begin
             end
             if (ctx_state != QPS_RTS) begin
                 state_reg <= ST_IDLE;                 // the completer flushes them
-            end else if (rtx_req_reg[qn_reg]) begin
+            end else if (lk_rtx[LK_QN]) begin
                 // asked again meanwhile: start over from the new PSN once due
                 if (rtx_due) begin
                     // (a cycle later if the stamp's write port is the
@@ -2046,10 +2104,10 @@ always @(posedge clk) begin
     r_rd_addr_reg <= r_rd_addr;
 
     // the bit vectors (their writes, in order: below the completer)
-    rtx_req_reg <= rtx_req_next;
-    flush_req_reg <= flush_next;
+    ow_rtx_reg <= rtx_next;
+    ow_flush_reg <= flush_next;
     // an executor's flush request is applied a cycle later (x_flush_reg:
-    // read through flush_req meanwhile); what clears the bit in its own
+    // read through ow_flush_now meanwhile); what clears the bit in its own
     // cycle cancels it, as it would have overwritten it
     if ((l_any && load_qpn == qn_reg) || (c_flush_take && scan_q_reg == qn_reg)) begin
         x_flush_reg <= 1'b0;
@@ -2063,8 +2121,8 @@ always @(posedge clk) begin
         tx_slot_reg <= {TXS_W{1'b0}};
         rtx_mode_reg <= 1'b0;
         pf_state_reg <= PF_EMPTY;
-        rtx_req_reg <= {NUM_QP{1'b0}};
-        flush_req_reg <= {NUM_QP{1'b0}};
+        ow_rtx_reg <= OW_NONE;
+        ow_flush_reg <= OW_NONE;
         x_flush_reg <= 1'b0;
         scan_reg <= {QN_W{1'b0}};
         scan_rtx_reg <= 1'b0;
@@ -2106,6 +2164,9 @@ reg [3:0] f_tail [0:NUM_QP-1];
 reg [23:0] f_stamp [0:NUM_QP-1];
 reg [RG_W-1:0] f_ring [0:NUM_QP-1];
 integer f_q;
+integer f_r;
+integer f_own;
+reg f_full;
 initial begin
     for (f_q = 0; f_q < NUM_QP; f_q = f_q + 1) begin
         f_head[f_q] = 4'd0;
@@ -2147,9 +2208,22 @@ always @* begin
     if (!rst && state_reg == ST_DECODE && rtx_mode_reg) begin
         assert(r_valid);                                                  // f_rtx_entry
     end
+    // a QP holds one ring exactly while it has entries, full when 8
     for (f_q = 0; f_q < NUM_QP; f_q = f_q + 1) begin
-        assert(ost_full_now[f_q] == (f_tail[f_q] - f_head[f_q] == OST_DEPTH_4));  // f_ost_full
-        assert(ost_empty_now[f_q] == (f_tail[f_q] == f_head[f_q]));               // f_ost_empty
+        f_own = 0;
+        f_full = 1'b0;
+        for (f_r = 0; f_r < OST_RINGS; f_r = f_r + 1) begin
+            if (ow_v_reg[f_r] && ow_q_reg[f_r] == f_q[QN_W-1:0]) begin
+                f_own = f_own + 1;
+                f_full = f_full | ow_full_now[f_r];
+            end
+        end
+        assert(f_own == ((f_tail[f_q] != f_head[f_q]) ? 1 : 0));                 // f_ost_empty
+        assert(f_full == (f_tail[f_q] - f_head[f_q] == OST_DEPTH_4));             // f_ost_full
+    end
+    // the executor's entry has bits only while its QP holds no ring
+    if (lk_own[LK_QN]) begin
+        assert(!ow_rtx_reg[OW_X] && !ow_flush_reg[OW_X]);                       // f_ow_x
     end
     // the WQE's pipeline moves with its data packets only, never an MP PROBE
     if (!rst) begin

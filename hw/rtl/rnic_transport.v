@@ -355,7 +355,8 @@ wire [10:0] load_retry;
 wire [2:0] load_spray;
 wire load_err;
 wire [4:0] rs_ctx_min_rnr_timer;
-wire [NUM_Q-1:0] ex_sq_hold;
+wire [QN_W-1:0] ex_sq_hold_qn;
+wire ex_sq_hold;
 wire ex_set_err;
 wire [QN_W-1:0] ex_set_err_qpn;
 wire rs_set_err;
@@ -547,6 +548,7 @@ queue_manager #(
     .m_sq_index(qm_sq_index),
     .m_sq_cqn(qm_sq_cqn),
     .m_sq_ready(qm_sq_ready),
+    .sq_hold_qn(ex_sq_hold_qn),
     .sq_hold(ex_sq_hold),
     .sq_done(sq_done),
     .sq_done_qn(sq_done_qn),
@@ -626,6 +628,7 @@ requester #(
     .sq_done(sq_done),
     .sq_done_qn(sq_done_qn),
     .sq_done_ready(sq_done_ready),
+    .sq_hold_qn(ex_sq_hold_qn),
     .sq_hold(ex_sq_hold),
     .ctx_qpn(ex_ctx_qpn),
     .ctx_state(ex_ctx_state),

@@ -1,6 +1,6 @@
 //! Verilates the small reusable blocks of hw/rtl (axis_register,
 //! axis_arb_mux with arbiter, icrc_subst, ram_sdp, ram_sdp_copies,
-//! mr_table, onehot_decoder, slot_allocator, mp_window, rc_message,
+//! mr_table, tag_match, slot_allocator, mp_window, rc_message,
 //! mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer,
 //! path_pick, path_health, ram_reset_sweep) once per
 //! configuration of src/configs.rs and links every
@@ -27,18 +27,30 @@ include!("src/configs.rs");
 /// Planted bugs: (name, file, text, replacement). Each must make at least
 /// one test fail (README.md has the table).
 const MUTATIONS: &[(&str, &str, &str, &str)] = &[
-    // onehot_decoder
+    // tag_match
     (
-        "onehot_ignores_enable",
-        "onehot_decoder.v",
-        "wire [HI_N*LO_N-1:0] group = en ? GROUP",
-        "wire [HI_N*LO_N-1:0] group = 1'b1 ? GROUP",
+        "tag_ignores_valid",
+        "tag_match.v",
+        "valid[i] && tags",
+        "tags",
     ),
     (
-        "onehot_low_line_off_by_one",
-        "onehot_decoder.v",
-        "wire [LO_N-1:0] lo_line = LO_ONE << in[LO_W-1:0];",
-        "wire [LO_N-1:0] lo_line = LO_ONE << (in[LO_W-1:0] + 1'b1);",
+        "tag_drops_top_bit",
+        "tag_match.v",
+        "tags[i*KEY_W +: KEY_W] == key",
+        "(tags[i*KEY_W +: KEY_W] & ({KEY_W{1'b1}} >> 1)) == (key & ({KEY_W{1'b1}} >> 1))",
+    ),
+    (
+        "tag_drops_bottom_bit",
+        "tag_match.v",
+        "tags[i*KEY_W +: KEY_W] == key",
+        "tags[i*KEY_W +: KEY_W] >> 1 == key >> 1",
+    ),
+    (
+        "tag_stride_one_short",
+        "tag_match.v",
+        "tags[i*KEY_W +: KEY_W] == key",
+        "tags[i*(KEY_W-1) +: KEY_W] == key",
     ),
     // ram_reset_sweep
     (
@@ -597,7 +609,7 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
         Kind::Ram => ("ram_sdp", &["ram_sdp.v"]),
         Kind::RamCopies => ("ram_sdp_copies", &["ram_sdp_copies.v", "ram_sdp.v"]),
         Kind::Mr => ("mr_table", &["mr_table.v"]),
-        Kind::Onehot => ("onehot_decoder", &["onehot_decoder.v"]),
+        Kind::TagMatch => ("tag_match", &["tag_match.v"]),
         Kind::Alloc => (
             "slot_allocator",
             &["slot_allocator.v", "priority_encoder.v"],
@@ -636,7 +648,7 @@ fn kind_code(kind: Kind) -> u32 {
         Kind::Ram => 4,
         Kind::Mr => 5,
         Kind::RamCopies => 6,
-        Kind::Onehot => 7,
+        Kind::TagMatch => 7,
         Kind::Alloc => 8,
         Kind::MpWindow => 9,
         Kind::RcMessage => 10,

@@ -1,5 +1,5 @@
 // Thin C ABI over one Verilated block (axis_register, axis_arb_mux,
-// icrc_subst, ram_sdp, mr_table, ram_sdp_copies, onehot_decoder, slot_allocator, mp_window,
+// icrc_subst, ram_sdp, mr_table, ram_sdp_copies, tag_match, slot_allocator, mp_window,
 // rc_message, mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer, path_pick,
 // path_health or ram_reset_sweep): copy a flat input
 // struct onto the ports, evaluate, copy the ports back. No test logic lives here; the stimulus
@@ -10,7 +10,7 @@
 //   BLK_HEADER     its header
 //   BLK_PFX(name)  exported symbol (<name>_##name)
 //   BLK_KIND       1 axis_register, 2 axis_arb_mux, 3 icrc_subst, 4 ram_sdp,
-//                  5 mr_table, 6 ram_sdp_copies, 7 onehot_decoder, 8 slot_allocator,
+//                  5 mr_table, 6 ram_sdp_copies, 7 tag_match, 8 slot_allocator,
 //                  9 mp_window, 10 rc_message, 11 mp_deferred, 12 axis_async_fifo,
 //                  13 tlp_upsize, 14 tlp_downsize, 15 completer, 16 path_pick, 17 path_health,
 //                  18 ram_reset_sweep
@@ -133,8 +133,10 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->rd_addr = in->s_last;
     put(t->wr_data, in->s_data);
 #elif BLK_KIND == 7
-    t->en = in->s_valid & 1;
-    t->in = in->s_last;
+    // tag_match: s_valid valid, s_data the packed tags, s_last key
+    t->valid = in->s_valid;
+    put(t->tags, in->s_data);
+    t->key = in->s_last;
 #elif BLK_KIND == 16
     // path_pick: s_data[0] = base | spray_log << 8 | avoid << 16
     t->base = in->s_data[0] & 0x3f;
@@ -292,7 +294,7 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
     o->m_valid = static_cast<uint8_t>(t->a_ok | (t->b_ok << 1) | (t->c_ok << 2)
                                       | (t->reg_err << 3) | (t->change << 4));
 #elif BLK_KIND == 7
-    get(t->out, o->m_data);
+    get(t->match, o->m_data);
 #elif BLK_KIND == 16
     o->m_data[0] = t->path;
 #elif BLK_KIND == 17
@@ -409,7 +411,7 @@ void BLK_PFX(peek)(void* h, const BlkPortsIn* in, BlkPortsOut* out) {
 
 // One clock cycle: the peek (inputs applied with clk low, the outputs the
 // rising edge samples), then the rising edge. For the blocks without a clock (icrc_subst,
-// onehot_decoder, rc_message, path_pick, path_health) just the evaluation; for
+// tag_match, rc_message, path_pick, path_health) just the evaluation; for
 // axis_async_fifo the edges of the mask in pad[0].
 void BLK_PFX(step)(void* h, const BlkPortsIn* in, BlkPortsOut* out) {
     BLK_PFX(peek)(h, in, out);

@@ -20,8 +20,9 @@ pub enum Kind {
     RamCopies,
     /// `mr_table` (memory-region keys, bounds and translation): NUM_MR
     Mr,
-    /// `onehot_decoder` (binary to one-hot, combinational): IN_W, OUT_N
-    Onehot,
+    /// `tag_match` (which of N entries hold a key, combinational): N,
+    /// KEY_W
+    TagMatch,
     /// `slot_allocator` (a shared pool's free bits, lowest free first):
     /// SLOTS
     Alloc,
@@ -218,28 +219,28 @@ pub const CONFIGS: &[Config] = &[
         kind: Kind::Mr,
         params: &[("NUM_MR", 64)],
     },
-    // one index bit (no low half); the core's sizes: 16 QPs; an odd index
-    // width with fewer outputs than it can name; 256 QPs (eight 32-bit
-    // words out)
+    // one entry of one bit; the core's 16 rings keyed by QP number at 16
+    // and at 1,024 QPs (five 32-bit words of tags); odd sizes (tags
+    // across word boundaries)
     Config {
-        name: "onehot_in1",
-        kind: Kind::Onehot,
-        params: &[("IN_W", 1), ("OUT_N", 2)],
+        name: "tag_n1_k1",
+        kind: Kind::TagMatch,
+        params: &[("N", 1), ("KEY_W", 1)],
     },
     Config {
-        name: "onehot_in4",
-        kind: Kind::Onehot,
-        params: &[("IN_W", 4), ("OUT_N", 16)],
+        name: "tag_n16_k4",
+        kind: Kind::TagMatch,
+        params: &[("N", 16), ("KEY_W", 4)],
     },
     Config {
-        name: "onehot_in5_n20",
-        kind: Kind::Onehot,
-        params: &[("IN_W", 5), ("OUT_N", 20)],
+        name: "tag_n16_k10",
+        kind: Kind::TagMatch,
+        params: &[("N", 16), ("KEY_W", 10)],
     },
     Config {
-        name: "onehot_in8",
-        kind: Kind::Onehot,
-        params: &[("IN_W", 8), ("OUT_N", 256)],
+        name: "tag_n5_k7",
+        kind: Kind::TagMatch,
+        params: &[("N", 5), ("KEY_W", 7)],
     },
     // a pool of one; an odd size; the responder's MP_PEND and the
     // requester's OST_RINGS at 256 QPs (8, 16); 32: the widest the port

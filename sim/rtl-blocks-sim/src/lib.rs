@@ -14,8 +14,9 @@
 //! - [`mr`]: `mr_table`, the memory-region table: keys, protection domain,
 //!   access, bounds and address translation, against a model written in
 //!   the plain arithmetic of the checks;
-//! - [`onehot`]: `onehot_decoder`, binary to one-hot (the per-QP bit
-//!   vectors' write decoders), every index;
+//! - [`tag_match`]: `tag_match`, which of N entries hold a key (the
+//!   requester's lookups of a ring's owner by QP number), directed cases
+//!   and a random campaign against the rule;
 //! - [`alloc`]: `slot_allocator`, a shared pool's free bits (the
 //!   requester's outstanding rings, the mp responder's deferred
 //!   completions), against a model of the pool;
@@ -60,12 +61,12 @@ pub mod icrc;
 pub mod mpdef;
 pub mod mpwin;
 pub mod mr;
-pub mod onehot;
 pub mod path;
 pub mod ram;
 pub mod rcmsg;
 pub mod skid;
 pub mod sweep;
+pub mod tag_match;
 pub mod tlp_size;
 
 mod configs;
@@ -84,8 +85,9 @@ pub const MODEL_AVAILABLE: bool = cfg!(blocks_model);
 /// `wr_en`, `s_last` `{rd_addr, wr_addr}` (16 bits each). ram_sdp_copies:
 /// `s_data` is `wr_data`, `s_valid` `{wr_addr, 15'b0, wr_en}`, `s_last`
 /// the packed `rd_addr` (N_RD * ADDR_W bits). mr_table: every
-/// input packed into `s_data` (see [`mr`]). tlp_upsize, tlp_downsize:
-/// `s_data` words 0..3 `s_hdr`, 4..11 `s_data`, 12 `s_keep`.
+/// input packed into `s_data` (see [`mr`]). tag_match: `s_valid` is
+/// `valid`, `s_data` the packed `tags`, `s_last` `key`. tlp_upsize,
+/// tlp_downsize: `s_data` words 0..3 `s_hdr`, 4..11 `s_data`, 12 `s_keep`.
 ///
 /// axis_async_fifo has two clocks: `pad[0]` is the step's edge mask (bit
 /// 0: s_clk rises, bit 1: m_clk rises; both when the edges coincide; a
@@ -110,8 +112,8 @@ pub struct PortsIn {
 /// `BlkPortsOut` in csrc/blocks.cpp. icrc_subst: `m_data` is `out_data`;
 /// ram_sdp, ram_sdp_copies: `m_data` is `rd_data`; mr_table: `m_data`
 /// `{b_bus, a_bus}`, `m_valid` `{change, reg_err, c_ok, b_ok, a_ok}`;
-/// tlp_upsize, tlp_downsize: `m_data` words 0..3 `m_hdr`, 4..11 `m_data`,
-/// 12 `m_keep`.
+/// tag_match: `m_data[0]` is `match`; tlp_upsize, tlp_downsize: `m_data`
+/// words 0..3 `m_hdr`, 4..11 `m_data`, 12 `m_keep`.
 #[repr(C)]
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct PortsOut {

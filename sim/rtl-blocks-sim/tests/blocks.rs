@@ -1,5 +1,5 @@
 //! The blocks against their benches (src/skid.rs, src/arb.rs,
-//! src/icrc.rs, src/ram.rs, src/copies.rs, src/mr.rs, src/onehot.rs,
+//! src/icrc.rs, src/ram.rs, src/copies.rs, src/mr.rs, src/tag_match.rs,
 //! src/alloc.rs, src/mpwin.rs, src/rcmsg.rs, src/mpdef.rs,
 //! src/async_fifo.rs, src/tlp_size.rs, src/sweep.rs): every run checks every beat in and out; the tests choose
 //! configurations, seeds and traffic and add what is specific to them.
@@ -16,13 +16,13 @@ use rtl_blocks_sim::icrc;
 use rtl_blocks_sim::mpdef::{self, MpdCfg};
 use rtl_blocks_sim::mpwin::{self, MpwCfg};
 use rtl_blocks_sim::mr::{self, MrCfg};
-use rtl_blocks_sim::onehot;
 use rtl_blocks_sim::path;
 use rtl_blocks_sim::ram::{self, RamCfg};
 use rtl_blocks_sim::rcmsg::{self, RcmCfg};
 use rtl_blocks_sim::skid::{self, SkidCfg, SkidReport};
 use rtl_blocks_sim::skip;
 use rtl_blocks_sim::sweep;
+use rtl_blocks_sim::tag_match;
 use rtl_blocks_sim::tlp_size::{self, TlpCfg, TlpReport};
 use rtl_blocks_sim::RunCfg;
 
@@ -317,19 +317,32 @@ fn mr_table_grants_exactly_the_registered_ranges() {
     }
 }
 
+/// `tag_match`: the directed cases and 5,000 random ones per seed.
 #[test]
-fn onehot_every_index() {
+fn tag_match_finds_the_valid_entries_holding_the_key() {
     if skip() {
         return;
     }
     for (m, n) in [
-        ("onehot_in1", 2),
-        ("onehot_in4", 16),
-        ("onehot_in5_n20", 20),
-        ("onehot_in8", 256),
+        ("tag_n1_k1", 1),
+        ("tag_n16_k4", 16),
+        ("tag_n16_k10", 16),
+        ("tag_n5_k7", 5),
     ] {
-        let r = onehot::run(m).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(r.hot, n, "{m}: every output line once");
+        for seed in 1..=2 {
+            let r = tag_match::run(m, seed, 5_000).unwrap_or_else(|e| panic!("{e}"));
+            eprintln!("{m} seed {seed}: {r:?}");
+            for (what, k) in [
+                ("matches", r.matches),
+                ("invalid entries holding the key", r.invalid_held),
+                ("tags off in the top bit", r.top_off),
+                ("tags off in the bottom bit", r.bottom_off),
+            ] {
+                assert!(k > 100, "{m} seed {seed}: too few {what}: {r:?}");
+            }
+            // one entry cannot match twice
+            assert_eq!(r.multi > 0, n > 1, "{m} seed {seed}: {r:?}");
+        }
     }
 }
 
