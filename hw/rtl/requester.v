@@ -398,35 +398,39 @@ localparam RQL_W = RQL_SPRAY_LSB + RQL_SPRAY_W;
 localparam REQ_UNA_W = 24;
 localparam REQ_VB_W = 1;        // VB: the record's half of the written-since-the-load bit
 localparam REQ_ONE_W = 1;
-localparam REQ_RLEFT_W = 3;
-localparam REQ_NLEFT_W = 3;
 // spraying: the PSN -> source port mapping rotates by one after every
 // timeout, so a resent packet does not take the path that just lost it
 // (a dead path costs throughput, never the packets: they move on) ...
 localparam REQ_ROT_W = 6;
 // ... and path health (path_health.v): DOWN the paths taken out (their
-// packets take the next path), LOSS 2-bit loss counts per path in the
-// epoch LEPO, HOLD the epoch of the last take-out or failed probe and
-// BACK the probes failed since; eight paths
+// packets take the next path), HOLD the epoch of the last take-out or
+// failed probe, BACK the probes failed since, LOSS 2-bit loss counts per
+// path in the epoch LEPO; eight paths
 localparam REQ_DOWN_W = 8;
-localparam REQ_LOSS_W = 16;
-localparam REQ_LEPO_W = 2;
 localparam REQ_HOLD_W = 4;
 localparam REQ_BACK_W = 2;
+localparam REQ_RLEFT_W = 3;
+localparam REQ_NLEFT_W = 3;
+localparam REQ_LOSS_W = 16;
+localparam REQ_LEPO_W = 2;
 localparam REQ_CHG_W = 24;      // CHG: the first PSN the last change of the avoid bits applies to
+// (in the order the copies read them: the go copy reads UNA to ONE, the qn
+// copy UNA to BACK (REQ_QN_W: at 1,024 QPs three block RAMs, not six), the
+// completer's all)
 localparam REQ_UNA_LSB = 0;
-localparam REQ_VB_LSB = REQ_UNA_LSB + REQ_UNA_W;     // (beside una: the go copy reads una, VB, ONE)
+localparam REQ_VB_LSB = REQ_UNA_LSB + REQ_UNA_W;
 localparam REQ_ONE_LSB = REQ_VB_LSB + REQ_VB_W;
-localparam REQ_RLEFT_LSB = REQ_ONE_LSB + REQ_ONE_W;
-localparam REQ_NLEFT_LSB = REQ_RLEFT_LSB + REQ_RLEFT_W;
-localparam REQ_ROT_LSB = REQ_NLEFT_LSB + REQ_NLEFT_W;
+localparam REQ_ROT_LSB = REQ_ONE_LSB + REQ_ONE_W;
 localparam REQ_DOWN_LSB = REQ_ROT_LSB + REQ_ROT_W;
-localparam REQ_LOSS_LSB = REQ_DOWN_LSB + REQ_DOWN_W;
-localparam REQ_LEPO_LSB = REQ_LOSS_LSB + REQ_LOSS_W;
-localparam REQ_HOLD_LSB = REQ_LEPO_LSB + REQ_LEPO_W;
+localparam REQ_HOLD_LSB = REQ_DOWN_LSB + REQ_DOWN_W;
 localparam REQ_BACK_LSB = REQ_HOLD_LSB + REQ_HOLD_W;
-localparam REQ_CHG_LSB = REQ_BACK_LSB + REQ_BACK_W;
+localparam REQ_RLEFT_LSB = REQ_BACK_LSB + REQ_BACK_W;
+localparam REQ_NLEFT_LSB = REQ_RLEFT_LSB + REQ_RLEFT_W;
+localparam REQ_LOSS_LSB = REQ_NLEFT_LSB + REQ_NLEFT_W;
+localparam REQ_LEPO_LSB = REQ_LOSS_LSB + REQ_LOSS_W;
+localparam REQ_CHG_LSB = REQ_LEPO_LSB + REQ_LEPO_W;
 localparam REQ_W = REQ_CHG_LSB + REQ_CHG_W;
+localparam REQ_QN_W = REQ_BACK_LSB + REQ_BACK_W;
 // SNT: one past the highest PSN sent. Written by the executor (at qn_reg,
 // as packets leave, and by ST_RECORD as for REQ); after a load it reads as
 // loaded (the loaded PSN, sq_psn) until its next write: VB here and SV in
@@ -522,13 +526,6 @@ localparam OST_C_W = OST_PSN0_LSB;                   // the completer's part
 localparam OST_R_W = OST_W - OST_LAST_LSB;           // the walk's part
 localparam RG_W = $clog2(OST_RINGS);
 localparam OST_AW = $clog2(OST_RINGS*OST_DEPTH);
-// RING: the ring a QP holds while its ring is not empty. Written by
-// ST_RECORD alone (when it takes a ring); read at qn, c, go (kept for the
-// retransmission's walk: rtx_ring_reg) and at a load's QP (which gives the
-// ring back a cycle after the load: l_give_reg).
-localparam RING_NUM_W = RG_W;
-localparam RING_NUM_LSB = 0;
-localparam RING_W = RING_NUM_LSB + RING_NUM_W;
 
 integer i;
 initial begin
@@ -932,8 +929,9 @@ wire ring_avail;
 assign stat_ring_busy = !ring_avail;
 // a QP with an empty ring may start a network WQE only if a ring is free
 wire ost_room = ost_empty ? ring_avail : !ost_full;
-wire [RING_W-1:0] ring_qn, ring_c, ring_go, ring_ld;   // (the RAM is below, with the ring's hand-over)
-wire [RG_W-1:0] ost_ring = ost_empty ? ring_pick : ring_qn[RING_NUM_LSB +: RING_NUM_W];
+// (the ring a QP holds is the ring owners' entry naming it: ring_of, below)
+wire [RG_W-1:0] ring_qn;
+wire [RG_W-1:0] ost_ring = ost_empty ? ring_pick : ring_qn;
 wire [OST_AW-1:0] ost_wr_idx = {ost_ring, ost_tail[2:0]};
 
 // the entry the retransmission walk is looking at, in the ring the QP held
@@ -1015,6 +1013,7 @@ wire [OST_RINGS-1:0] ow_full_now = (ow_full_reg & ~pp_ring_oh) | (pp_full_reg ? 
 localparam LK_HOLD = 0, LK_PF = 1, LK_SCAN = 2, LK_GO = 3, LK_QN = 4, LK_C = 5,
     LK_LOAD = 6, LK_SCANQ = 7, LK_FA = 8, LK_FB = 9, LK_XF = 10, LK_N = 11;
 wire [LK_N-1:0] lk_own, lk_x, lk_rtx, lk_flush, lk_full;   // (the lookups: below)
+wire [RG_W-1:0] ring_c, ring_go, ring_ld;
 wire hold_pf;
 
 // ---------------------------------------------------------------- scanner
@@ -1135,7 +1134,8 @@ wire [RQL_W-1:0] rql_c;          // (the completer uses some fields)
 localparam RQL_RR_W = RQL_RETRY_W + RQL_RNR_W;
 wire [RQL_RR_W-1:0] rql_qn_rr;
 wire [RQL_W-1:0] rql_qn = {{(RQL_W-RQL_RR_W-RQL_RETRY_LSB){1'b0}}, rql_qn_rr, {RQL_RETRY_LSB{1'b0}}};
-wire [REQ_W-1:0] req_qn_raw, req_c_raw;
+wire [REQ_QN_W-1:0] req_qn_raw;
+wire [REQ_W-1:0] req_c_raw;
 /* verilator lint_on UNUSEDSIGNAL */
 wire [SNT_W-1:0] snt_qn_raw, snt_c_raw;
 wire [REQ_UNA_W+REQ_VB_W+REQ_ONE_W-1:0] req_go_raw;     // una, VB and ONE
@@ -1173,7 +1173,7 @@ ram_sdp_copies #(
     .DEPTH(NUM_QP),
     .N_RD(4),
     .RD_LSB({32'd0 + REQ_VB_LSB, 32'd0 + REQ_UNA_LSB, 32'd0, 32'd0}),
-    .RD_W({32'd0 + REQ_VB_W, 32'd0 + REQ_UNA_W + REQ_VB_W + REQ_ONE_W, 32'd0 + REQ_W, 32'd0 + REQ_W})
+    .RD_W({32'd0 + REQ_VB_W, 32'd0 + REQ_UNA_W + REQ_VB_W + REQ_ONE_W, 32'd0 + REQ_W, 32'd0 + REQ_QN_W})
 ) req_inst (
     .clk(clk),
     .wr_en(req_we),
@@ -1257,7 +1257,10 @@ assign req_v_c = sqp_c[SQP_RV_LSB] ^ req_c_raw[REQ_VB_LSB];
 assign req_v_go = sqp_go[SQP_RV_LSB] ^ req_go_raw[REQ_VB_LSB];
 assign snt_v_qn = sqp_qn[SQP_SV_LSB] ^ snt_qn_raw[SNT_VB_LSB];
 assign snt_v_c = sqp_c[SQP_SV_LSB] ^ snt_c_raw[SNT_VB_LSB];
-wire [REQ_W-1:0] req_qn = req_eff(req_v_qn, req_qn_raw, sqp_qn[SQP_PSN_LSB +: SQP_PSN_W], rql_qn);
+// (the qn copy holds UNA to BACK; ST_RECORD writes req_qn back only while
+// it reads as loaded, all of it from sqp and rql then)
+wire [REQ_W-1:0] req_qn = req_eff(req_v_qn, {{(REQ_W-REQ_QN_W){1'b0}}, req_qn_raw},
+    sqp_qn[SQP_PSN_LSB +: SQP_PSN_W], rql_qn);
 /* verilator lint_on UNUSEDSIGNAL */
 wire [REQ_W-1:0] req_c = req_eff(req_v_c, req_c_raw, sqp_c[SQP_PSN_LSB +: SQP_PSN_W], rql_c);
 assign qn_una = req_qn[REQ_UNA_LSB +: REQ_UNA_W];
@@ -1289,7 +1292,7 @@ wire [3:0] c_tail = sqp_c[SQP_TAIL_LSB +: SQP_TAIL_W];
 // (c_new_reg); C_POP always follows C_EVAL or C_CQE of the same QP.
 reg [3:0] c_head_reg = 4'd0;
 reg [3:0] c_tail_reg = 4'd0;
-reg [RING_NUM_W-1:0] c_ring_reg = {RING_NUM_W{1'b0}};
+reg [RG_W-1:0] c_ring_reg = {RG_W{1'b0}};
 reg c_new_reg = 1'b0;
 wire [OST_C_W-1:0] c_entry;
 
@@ -1498,30 +1501,16 @@ ram_sdp_copies #(
 assign stamp_scan = stamp_scan_raw[STAMP_TICK_LSB +: STAMP_TICK_W];
 assign stamp_qn = stamp_qn_raw[STAMP_TICK_LSB +: STAMP_TICK_W];
 
-// A load's QP number is not known a cycle ahead, so the ring it frees is
-// read in the load's cycle and given back in the next (it stays taken a
-// cycle longer; not if the completer gives it back in the load's cycle)
+// The ring a load frees is given back in the cycle after the load (it
+// stays taken a cycle longer; not if the completer gives it back in the
+// load's cycle)
 wire ring_we = rec_now && ost_empty;
-wire [RING_W-1:0] ring_wd = ring_pick;
 reg l_give_reg = 1'b0;
+reg [RG_W-1:0] l_give_ring_reg = {RG_W{1'b0}};
 always @(posedge clk) begin
     l_give_reg <= l_any && l_held && !(c_drain && c_qpn == load_qpn);
+    l_give_ring_reg <= ring_ld;
 end
-
-// (ports in the order qn, c, go, load)
-ram_sdp_copies #(
-    .DATA_W(RING_W),
-    .ADDR_W(QN_W),
-    .DEPTH(NUM_QP),
-    .N_RD(4)
-) ring_inst (
-    .clk(clk),
-    .wr_en(ring_we),
-    .wr_addr(qn_reg),
-    .wr_data(ring_wd),
-    .rd_addr({load_qpn, go_pick, c_qpn_next, qn_next}),
-    .rd_data({ring_ld, ring_go, ring_c, ring_qn})
-);
 
 // LST: a sequence NAK's other lost PSNs (mp's selective NAK; bit k: the
 // NAK's PSN + 1 + k), one record per QP, written by the completer with
@@ -1550,8 +1539,7 @@ ram_sdp #(
 // c_entry is the entry at c_ring_reg/c_head_reg; the walk's port reads at
 // r_rd_addr (r_valid, above)
 wire [3:0] c_head_next = osth_we && osth_wa == c_qpn ? osth_wd[OSTH_HEAD_LSB +: OSTH_HEAD_W] : c_head;
-wire [RING_NUM_W-1:0] c_ring_next = ring_we && qn_reg == c_qpn ? ring_wd[RING_NUM_LSB +: RING_NUM_W]
-    : ring_c[RING_NUM_LSB +: RING_NUM_W];
+wire [RG_W-1:0] c_ring_next = ring_we && qn_reg == c_qpn ? ring_pick : ring_c;
 wire [OST_W-1:0] ost_wd = {wqe_addr_reg, psn0_reg, byte_len_reg, wqe_wr_id, wqe_index_reg,
     rec_last_psn_reg, wqe_is_send, wqe_signaled};
 // (ports in the order c, walk)
@@ -1572,7 +1560,7 @@ ram_sdp_copies #(
 );
 
 wire [OST_RINGS-1:0] ring_give = (c_drain ? RING_ONE << c_ring_reg : {OST_RINGS{1'b0}})
-    | (l_give_reg ? RING_ONE << ring_ld[RING_NUM_LSB +: RING_NUM_W] : {OST_RINGS{1'b0}});
+    | (l_give_reg ? RING_ONE << l_give_ring_reg : {OST_RINGS{1'b0}});
 
 // (rst ties low: a QP's ring number and ring pointers survive rst, so the
 // rings they hold must stay taken)
@@ -1621,6 +1609,23 @@ generate
         assign lk_full[lk] = |(ring & ow_full_now);
     end
 endgenerate
+// the ring a QP holds, by number (none: 0; the readers look only while
+// it holds one)
+function automatic [RG_W-1:0] ring_of(input [OST_RINGS-1:0] oh);
+    integer k;
+    begin
+        ring_of = {RG_W{1'b0}};
+        for (k = 0; k < OST_RINGS; k = k + 1) begin
+            if (oh[k]) begin
+                ring_of = ring_of | k[RG_W-1:0];
+            end
+        end
+    end
+endfunction
+assign ring_qn = ring_of(lk_ring[LK_QN*OST_RINGS +: OST_RINGS]);
+assign ring_c = ring_of(lk_ring[LK_C*OST_RINGS +: OST_RINGS]);
+assign ring_go = ring_of(lk_ring[LK_GO*OST_RINGS +: OST_RINGS]);
+assign ring_ld = ring_of(lk_ring[LK_LOAD*OST_RINGS +: OST_RINGS]);
 // (the prefetched WQE's own test reads the hold without it)
 assign hold_pf = lk_rtx[LK_PF] || lk_flush[LK_PF] || lk_full[LK_PF] || (!ring_avail && !lk_own[LK_PF]);
 assign sq_hold = lk_rtx[LK_HOLD] || lk_flush[LK_HOLD] || lk_full[LK_HOLD]
@@ -1751,7 +1756,7 @@ always @(posedge clk) begin
                     rtx_hole_done_reg <= 1'b0;
                     // (the request is taken: ex_rtx_take)
                     rtx_idx_reg <= osth_go;
-                    rtx_ring_reg <= ring_go[RING_NUM_LSB +: RING_NUM_W];
+                    rtx_ring_reg <= ring_go;
                     state_reg <= ST_RTX_PICK;
                 end
             end else if (pf_use) begin
@@ -2044,7 +2049,7 @@ always @(posedge clk) begin
             if (!rec_stall) begin
                 if (ost_empty) begin
                     // (and the stamp, unless it holds the RNR wait: ste_we;
-                    // the ring it takes: ring_we)
+                    // the ring it takes: ring_take)
                 end
                 if (ctx_state != QPS_RTS) begin
                     x_flush_reg <= 1'b1;
@@ -2186,7 +2191,7 @@ always @(posedge clk) begin
         f_stamp[stamp_wa] <= stamp_wd;
     end
     if (ring_we) begin
-        f_ring[qn_reg] <= ring_wd[RING_NUM_LSB +: RING_NUM_W];
+        f_ring[qn_reg] <= ring_pick;
     end
 end
 always @* begin
@@ -2194,7 +2199,7 @@ always @* begin
     assert(c_head == f_head[c_qpn] && c_tail == f_tail[c_qpn]);    // f_ost_read
     if (!c_new_reg) begin
         assert(c_head_reg == f_head[c_qpn] && c_tail_reg == f_tail[c_qpn]
-            && c_ring_reg == f_ring[c_qpn]);                             // f_c_copy
+            && (f_head[c_qpn] == f_tail[c_qpn] || c_ring_reg == f_ring[c_qpn])); // f_c_copy
     end
     assert(stamp_qn == f_stamp[qn_reg] && stamp_scan == f_stamp[scan_i]);  // f_stamp_read
     // a retransmission walks the ring its QP holds (not reached within
@@ -2215,6 +2220,7 @@ always @* begin
         for (f_r = 0; f_r < OST_RINGS; f_r = f_r + 1) begin
             if (ow_v_reg[f_r] && ow_q_reg[f_r] == f_q[QN_W-1:0]) begin
                 f_own = f_own + 1;
+                assert(f_r[RG_W-1:0] == f_ring[f_q]);                             // f_ost_ring
                 f_full = f_full | ow_full_now[f_r];
             end
         end

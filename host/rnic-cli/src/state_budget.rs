@@ -131,7 +131,7 @@ impl Category {
             Category::SendQueue => "send queue",
             Category::CompletionQueue => "completion queue",
             Category::PsnRetry => "PSN/retry state",
-            Category::OutstandingRing => "outstanding WQE ring (its number)",
+            Category::OutstandingRing => "outstanding WQE ring (its pointers)",
             Category::Message => "responder message + receive queue",
             Category::Bitmap => "mp bitmap",
             Category::MpCompletion => "mp deferred completion",
@@ -149,9 +149,13 @@ fn category(module: &str, name: &str) -> Option<Category> {
         ("qp_context", _) => Context,
         ("queue_manager", n) if n.starts_with("sq") => SendQueue,
         ("cq_manager", _) => CompletionQueue,
-        ("requester", "ost" | "osth_head" | "sqp_tail" | "ring_num" | "ring_pool") => {
-            OutstandingRing
-        }
+        // (the rings' owners, with each ring's full, retransmission and
+        // flush bits: shared, looked up by QP number)
+        (
+            "requester",
+            "ost" | "osth_head" | "sqp_tail" | "ring_pool" | "ow_v_reg" | "ow_q_reg"
+            | "ow_full_reg" | "ow_rtx_reg" | "ow_flush_reg",
+        ) => OutstandingRing,
         ("requester", "req_rot") => PerPath,
         (
             "requester",
@@ -512,9 +516,12 @@ mod tests {
         );
         let ring = b.shared.iter().find(|i| i.name == "ost").unwrap();
         assert_eq!(ring.bits, 226 * 8 * 16);
-        // per QP: the ring's number and its two pointers, records in block
-        // RAM now, not the flop arrays they replaced
-        for (name, bits) in [("ring_num", 4), ("osth_head", 4), ("sqp_tail", 4)] {
+        // per QP: the ring's two pointers, records in block RAM now, not
+        // the flop arrays they replaced; the ring a QP holds is the shared
+        // owners' table's (ow_q_reg), not a per-QP number
+        assert!(b.items.iter().all(|i| i.name != "ring_num"));
+        assert!(b.shared.iter().any(|i| i.name == "ow_q_reg"));
+        for (name, bits) in [("osth_head", 4), ("sqp_tail", 4)] {
             let it = b.items.iter().find(|i| i.name == name).unwrap();
             assert_eq!(
                 (it.bits, it.category),
