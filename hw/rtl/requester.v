@@ -467,16 +467,12 @@ localparam SQP_RV_LSB = SQP_PSN_LSB + SQP_PSN_W;     // (beside the PSN: the go 
 localparam SQP_SV_LSB = SQP_RV_LSB + SQP_RV_W;
 localparam SQP_TAIL_LSB = SQP_SV_LSB + SQP_SV_W;
 localparam SQP_W = SQP_TAIL_LSB + SQP_TAIL_W;
-// OSTH: the outstanding ring's head, which the completer moves as it pops.
-// Written by a load and by the completer: one write port, the load's first
-// (the completer waits a cycle for a load of another QP in C_POP and
-// C_ERR; a load of its own QP wins). Read at qn, c and go. Readers that
-// need only whether a ring is empty or full, at a QP number not known a
-// cycle ahead (the scanner's, the prefetch's, a load's), use the hold's
-// full and empty bits instead.
-localparam OSTH_HEAD_W = 4;
-localparam OSTH_HEAD_LSB = 0;
-localparam OSTH_W = OSTH_HEAD_LSB + OSTH_HEAD_W;
+// The ring's head, which the completer moves as it pops, is kept per ring
+// (ow_head_reg, with the rings' owners): a QP without a ring has its head
+// at its tail (empty). Written by the completer's pop (hd_*, which a load
+// of the completer's QP overrides, to 0, as its own pointers' copies see
+// it); the completer waits a cycle for a load of another QP in C_POP and
+// C_ERR, as it did when head and load shared a RAM's write port.
 // STAMP: the timer's base: the tick of the last progress (the timeout's
 // base) or, while a retransmission is requested, the tick at which it may
 // start (the RNR wait). Written by the completer and by the executor: one
@@ -914,10 +910,10 @@ assign err_code = err_code_reg;
 assign err_qn = {{(16-QN_W){1'b0}}, qn_reg};
 
 
-// (the SQP and OSTH words at qn_reg and c_qpn; the RAMs are below)
+// (the SQP words at qn_reg and c_qpn, the RAM is below; the heads are the
+// rings')
 wire [SQP_W-1:0] sqp_qn, sqp_c;
-wire [OSTH_W-1:0] osth_qn, osth_c;
-wire [3:0] ost_head = osth_qn[OSTH_HEAD_LSB +: OSTH_HEAD_W];
+wire [3:0] ost_head;
 wire [3:0] ost_tail = sqp_qn[SQP_TAIL_LSB +: SQP_TAIL_W];
 wire ost_empty = ost_head == ost_tail;
 wire [3:0] ost_count = ost_tail - ost_head;     // 4-bit on purpose: the pointers wrap
@@ -1001,6 +997,7 @@ reg [OST_RINGS-1:0] ow_v_reg = {OST_RINGS{1'b0}};
 reg [QN_W-1:0] ow_q_reg [0:OST_RINGS-1];
 wire [OST_RINGS*QN_W-1:0] ow_q_flat;      // (tag_match's tags)
 reg [OST_RINGS-1:0] ow_full_reg = {OST_RINGS{1'b0}};
+reg [OST_RINGS*4-1:0] ow_head_reg = {OST_RINGS*4{1'b0}};
 reg [OST_RINGS:0] ow_rtx_reg = {(OST_RINGS+1){1'b0}};
 reg [OST_RINGS:0] ow_flush_reg = {(OST_RINGS+1){1'b0}};
 reg pp_valid_reg = 1'b0;
@@ -1143,11 +1140,11 @@ wire req_ld_vb, snt_ld_vb;                      // VB at the load's QP
 wire sqp_we;
 wire [QN_W-1:0] sqp_wa;
 wire [SQP_W-1:0] sqp_wd;
-wire [SQP_PSN_W+SQP_RV_W-1:0] sqp_go;         // the PSN and RV
-wire osth_we;
-wire [QN_W-1:0] osth_wa;
-wire [OSTH_W-1:0] osth_wd;
-wire [OSTH_HEAD_W-1:0] osth_go;
+wire [SQP_W-1:0] sqp_go;
+wire hd_we;
+wire [QN_W-1:0] hd_wa;
+wire [3:0] hd_wd;
+wire [3:0] go_head;
 
 // (ports in the order qn, c, then scan or go)
 ram_sdp_copies #(
@@ -1206,8 +1203,8 @@ ram_sdp_copies #(
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
     .N_RD(4),
-    .RD_LSB({32'd0 + SQP_PSN_LSB, 32'd0 + SQP_PSN_LSB, 32'd0, 32'd0}),
-    .RD_W({32'd0 + SQP_PSN_W, 32'd0 + SQP_PSN_W + SQP_RV_W, 32'd0 + SQP_W, 32'd0 + SQP_W})
+    .RD_LSB({32'd0 + SQP_PSN_LSB, 32'd0, 32'd0, 32'd0}),
+    .RD_W({32'd0 + SQP_PSN_W, 32'd0 + SQP_W, 32'd0 + SQP_W, 32'd0 + SQP_W})
 ) sqp_inst (
     .clk(clk),
     .wr_en(sqp_we),
@@ -1215,23 +1212,6 @@ ram_sdp_copies #(
     .wr_data(sqp_wd),
     .rd_addr({sel_qpn, go_pick, c_qpn_next, qn_next}),
     .rd_data({sel_sq_psn, sqp_go, sqp_c, sqp_qn})
-);
-
-// (ports in the order qn, c, go)
-ram_sdp_copies #(
-    .DATA_W(OSTH_W),
-    .ADDR_W(QN_W),
-    .DEPTH(NUM_QP),
-    .N_RD(3),
-    .RD_LSB({32'd0 + OSTH_HEAD_LSB, 32'd0, 32'd0}),
-    .RD_W({32'd0 + OSTH_HEAD_W, 32'd0 + OSTH_W, 32'd0 + OSTH_W})
-) osth_inst (
-    .clk(clk),
-    .wr_en(osth_we),
-    .wr_addr(osth_wa),
-    .wr_data(osth_wd),
-    .rd_addr({go_pick, c_qpn_next, qn_next}),
-    .rd_data({osth_go, osth_c, osth_qn})
 );
 
 // a QP's REQ record as it reads: the RAM's word once written since the load
@@ -1282,7 +1262,7 @@ wire [5:0] c_rot = req_c[REQ_ROT_LSB +: REQ_ROT_W];
 wire [2:0] c_retry_init = rql_c[RQL_RETRY_LSB +: RQL_RETRY_W];
 wire [2:0] c_rnr_init = rql_c[RQL_RNR_LSB +: RQL_RNR_W];
 
-wire [3:0] c_head = osth_c[OSTH_HEAD_LSB +: OSTH_HEAD_W];
+wire [3:0] c_head;
 wire [3:0] c_tail = sqp_c[SQP_TAIL_LSB +: SQP_TAIL_W];
 // C_POP and C_ERR take their QP's ring, head and tail from flops, which follow
 // the block RAMs' words for the completer's QP (with this cycle's writes),
@@ -1305,8 +1285,8 @@ wire c_set_err;
 /* verilator lint_off UNUSEDSIGNAL */
 wire c_ack_queue_full;      // (read by the formal properties below)
 /* verilator lint_on UNUSEDSIGNAL */
-// C_POP and C_ERR wait a cycle for a load of another QP (OSTH's write
-// port is the load's then), and for the copies (c_new_reg, above)
+// C_POP and C_ERR wait a cycle for a load of another QP (hd_*: the head
+// write is the load's then), and for the copies (c_new_reg, above)
 wire l_any = load_rts || load_reset;
 wire c_ring_wait = (l_any && load_qpn != c_qpn) || c_new_reg;
 wire c_lost_we;
@@ -1461,9 +1441,9 @@ wire ld_req_vb = req_we && req_wa == load_qpn ? req_wd[REQ_VB_LSB] : req_ld_vb;
 wire ld_snt_vb = snt_we && qn_reg == load_qpn ? snt_wd[SNT_VB_LSB] : snt_ld_vb;
 assign sqp_wd = l_any ? {{SQP_TAIL_W{1'b0}}, ld_snt_vb, ld_req_vb, load_psn}
     : {ost_tail + 4'd1, sqp_qn[SQP_SV_LSB], sqp_qn[SQP_RV_LSB], rec_next_psn_reg};
-assign osth_we = l_any || c_pop;
-assign osth_wa = l_any ? load_qpn : c_qpn;
-assign osth_wd = l_any ? {OSTH_W{1'b0}} : c_head_reg + 4'd1;
+assign hd_we = l_any || c_pop;
+assign hd_wa = l_any ? load_qpn : c_qpn;
+assign hd_wd = l_any ? 4'd0 : c_head_reg + 4'd1;
 wire c_drain = c_pop && c_head_reg + 4'd1 == c_tail_reg && !(rec_now && qn_reg == c_qpn);
 wire l_held = lk_own[LK_LOAD];
 
@@ -1538,7 +1518,7 @@ ram_sdp #(
 // port reads at its registers' next values (c_ring_next, c_head_next), so
 // c_entry is the entry at c_ring_reg/c_head_reg; the walk's port reads at
 // r_rd_addr (r_valid, above)
-wire [3:0] c_head_next = osth_we && osth_wa == c_qpn ? osth_wd[OSTH_HEAD_LSB +: OSTH_HEAD_W] : c_head;
+wire [3:0] c_head_next = hd_we && hd_wa == c_qpn ? hd_wd : c_head;
 wire [RG_W-1:0] c_ring_next = ring_we && qn_reg == c_qpn ? ring_pick : ring_c;
 wire [OST_W-1:0] ost_wd = {wqe_addr_reg, psn0_reg, byte_len_reg, wqe_wr_id, wqe_index_reg,
     rec_last_psn_reg, wqe_is_send, wqe_signaled};
@@ -1622,6 +1602,23 @@ function automatic [RG_W-1:0] ring_of(input [OST_RINGS-1:0] oh);
         end
     end
 endfunction
+// the head of the ring a QP holds; without one, its tail (empty)
+function automatic [3:0] head_of(input [OST_RINGS-1:0] oh, input [OST_RINGS*4-1:0] heads,
+        input [3:0] tail);
+    integer k;
+    begin
+        head_of = |oh ? 4'd0 : tail;
+        for (k = 0; k < OST_RINGS; k = k + 1) begin
+            if (oh[k]) begin
+                head_of = head_of | heads[k*4 +: 4];
+            end
+        end
+    end
+endfunction
+assign ost_head = head_of(lk_ring[LK_QN*OST_RINGS +: OST_RINGS], ow_head_reg, ost_tail);
+assign c_head = head_of(lk_ring[LK_C*OST_RINGS +: OST_RINGS], ow_head_reg, c_tail);
+assign go_head = head_of(lk_ring[LK_GO*OST_RINGS +: OST_RINGS], ow_head_reg,
+    sqp_go[SQP_TAIL_LSB +: SQP_TAIL_W]);
 assign ring_qn = ring_of(lk_ring[LK_QN*OST_RINGS +: OST_RINGS]);
 assign ring_c = ring_of(lk_ring[LK_C*OST_RINGS +: OST_RINGS]);
 assign ring_go = ring_of(lk_ring[LK_GO*OST_RINGS +: OST_RINGS]);
@@ -1702,6 +1699,14 @@ endgenerate
 always @(posedge clk) begin
     ow_full_reg <= (ow_full_now & ~rec_ring_oh) | (push_count == OST_DEPTH_4 ? rec_ring_oh : {OST_RINGS{1'b0}});
     ow_v_reg <= (ow_v_reg & ~drain_oh & ~load_ow[OST_RINGS-1:0]) | take_oh;
+    // a ring taken starts at its QP's tail; a pop moves it
+    for (ow_i = 0; ow_i < OST_RINGS; ow_i = ow_i + 1) begin
+        if (take_oh[ow_i]) begin
+            ow_head_reg[ow_i*4 +: 4] <= ost_tail;
+        end else if (c_pop && !l_any && c_ring_reg == ow_i[RG_W-1:0]) begin
+            ow_head_reg[ow_i*4 +: 4] <= c_head_reg + 4'd1;
+        end
+    end
     if (ring_take) begin
         ow_q_reg[ring_pick] <= qn_reg;
     end
@@ -1755,7 +1760,7 @@ always @(posedge clk) begin
                     rtx_lost_ld_reg <= 1'b1;
                     rtx_hole_done_reg <= 1'b0;
                     // (the request is taken: ex_rtx_take)
-                    rtx_idx_reg <= osth_go;
+                    rtx_idx_reg <= go_head;
                     rtx_ring_reg <= ring_go;
                     state_reg <= ST_RTX_PICK;
                 end
@@ -2181,8 +2186,8 @@ initial begin
     end
 end
 always @(posedge clk) begin
-    if (osth_we) begin
-        f_head[osth_wa] <= osth_wd[OSTH_HEAD_LSB +: OSTH_HEAD_W];
+    if (hd_we) begin
+        f_head[hd_wa] <= hd_wd;
     end
     if (sqp_we) begin
         f_tail[sqp_wa] <= sqp_wd[SQP_TAIL_LSB +: SQP_TAIL_W];
@@ -2221,6 +2226,7 @@ always @* begin
             if (ow_v_reg[f_r] && ow_q_reg[f_r] == f_q[QN_W-1:0]) begin
                 f_own = f_own + 1;
                 assert(f_r[RG_W-1:0] == f_ring[f_q]);                             // f_ost_ring
+                assert(ow_head_reg[f_r*4 +: 4] == f_head[f_q]);                  // f_ost_head
                 f_full = f_full | ow_full_now[f_r];
             end
         end

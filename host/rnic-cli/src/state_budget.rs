@@ -153,7 +153,7 @@ fn category(module: &str, name: &str) -> Option<Category> {
         // flush bits: shared, looked up by QP number)
         (
             "requester",
-            "ost" | "osth_head" | "sqp_tail" | "ring_pool" | "ow_v_reg" | "ow_q_reg"
+            "ost" | "sqp_tail" | "ring_pool" | "ow_v_reg" | "ow_q_reg" | "ow_head_reg"
             | "ow_full_reg" | "ow_rtx_reg" | "ow_flush_reg",
         ) => OutstandingRing,
         ("requester", "req_rot") => PerPath,
@@ -516,19 +516,17 @@ mod tests {
         );
         let ring = b.shared.iter().find(|i| i.name == "ost").unwrap();
         assert_eq!(ring.bits, 226 * 8 * 16);
-        // per QP: the ring's two pointers, records in block RAM now, not
-        // the flop arrays they replaced; the ring a QP holds is the shared
-        // owners' table's (ow_q_reg), not a per-QP number
-        assert!(b.items.iter().all(|i| i.name != "ring_num"));
-        assert!(b.shared.iter().any(|i| i.name == "ow_q_reg"));
-        for (name, bits) in [("osth_head", 4), ("sqp_tail", 4)] {
-            let it = b.items.iter().find(|i| i.name == name).unwrap();
-            assert_eq!(
-                (it.bits, it.category),
-                (bits, Category::OutstandingRing),
-                "{name}"
-            );
+        // per QP: the ring's tail, in block RAM; the ring a QP holds and
+        // its head are the shared owners' table's (ow_q_reg, ow_head_reg),
+        // not per-QP records
+        for gone in ["ring_num", "osth_head"] {
+            assert!(b.items.iter().all(|i| i.name != gone), "{gone}");
         }
+        for name in ["ow_q_reg", "ow_head_reg"] {
+            assert!(b.shared.iter().any(|i| i.name == name), "{name}");
+        }
+        let tail = b.items.iter().find(|i| i.name == "sqp_tail").unwrap();
+        assert_eq!((tail.bits, tail.category), (4, Category::OutstandingRing));
         assert!(b.items.iter().all(|i| ![
             "ring_mem",
             "ost_head_mem",
