@@ -458,6 +458,12 @@ fn refused_write(
         QpState::Err,
         "requester QP must be in ERR"
     );
+    // the responder's QP too (its error move: the QP context's EB half)
+    assert_eq!(
+        b.qp.status().unwrap().state,
+        QpState::Err,
+        "responder QP must be in ERR"
+    );
     // nothing was written at the responder, in its buffer or anywhere else
     assert!(
         b.buf.to_vec(0, e.buf_len).iter().all(|x| *x == 0x5A),

@@ -26,18 +26,20 @@
 // QP in the same cycle), as with the combinational read before.
 //
 // The state is in block RAM too, though it has three writers (the host,
-// set_err_a and set_err_b): HST holds what the host wrote (STATE) and a
-// bit HV; EA and EB hold one bit each, written by the two error moves. The
-// QP is in ERR by the transport while HV ^ EA ^ EB is 1. An error move
-// sets its bit to make the XOR 1 (it reads the other two at its QP, a
-// cycle after the move: its write is pending for that cycle and read
-// through by every port); the host's write sets HV to make it 0 (an error
-// move pending for the same QP is cancelled: the host's write is the
-// later one, as in the flop version, where the host's write went last).
-// Each bit is read at a, b and sel (and at the error moves' QPs): copies
-// of one field each (ram_sdp_copies). A flop vector per state bit with a
-// decoder per writer and a mux per reader cost LUTs per QP; this costs a
-// few comparators whatever the number of QPs.
+// set_err_a and set_err_b): HST holds what the host wrote (STATE) and two
+// bits HA, HB; EA and EB hold one bit each, written by the two error
+// moves. The QP is in ERR by the transport while EA != HA or EB != HB. An
+// error move sets its bit to differ from the host's (it reads HA or HB at
+// its QP, a cycle after the move: its write is pending for that cycle and
+// read through by every port); the host's write copies EA and EB into HA
+// and HB (an error move pending for the same QP is cancelled: the host's
+// write is the later one, as in the flop version, where the host's write
+// went last). EA, EB and the state are read at a, b and sel, HA and HB at
+// the error moves' QPs: copies of one field each (ram_sdp_copies). A
+// flop vector per state bit with a decoder per writer and a mux per reader
+// cost LUTs per QP; this costs a few comparators whatever the number of
+// QPs. (One XOR bit HV for both moves needed each move to read the other
+// move's bit too: two more 1-bit copies, a block RAM each at 1,024 QPs.)
 //
 // The host path reads a QP's state, its MAC table entry and whether it
 // holds one at reg_sel in the cycle of the command, through registered
@@ -198,12 +200,14 @@ initial begin
     end
 end
 
-// HST: the host's state and its half of the error bit (above)
+// HST: the host's state and its halves of the error bits (above)
 localparam HST_STATE_W = 3;
-localparam HST_HV_W = 1;
+localparam HST_HA_W = 1;
+localparam HST_HB_W = 1;
 localparam HST_STATE_LSB = 0;
-localparam HST_HV_LSB = HST_STATE_LSB + HST_STATE_W;
-localparam HST_W = HST_HV_LSB + HST_HV_W;
+localparam HST_HA_LSB = HST_STATE_LSB + HST_STATE_W;
+localparam HST_HB_LSB = HST_HA_LSB + HST_HA_W;
+localparam HST_W = HST_HB_LSB + HST_HB_W;
 // EA, EB: the error moves' halves
 localparam EA_V_W = 1;
 localparam EA_V_LSB = 0;
@@ -474,20 +478,21 @@ ram_reset_sweep #(.DEPTH(NUM_QP), .ADDR_W(QN_W)) q_sweep_inst (
 );
 
 // the bits at the pending moves' QPs (read with the move) and at a, b, sel
-wire hv_pa, hv_pb, eb_pa, ea_pb;
+wire ha_pa, hb_pb;
 wire [HST_W-1:0] hst_a, hst_b, hst_s;
 wire ea_a, ea_b, ea_s, eb_a, eb_b, eb_s;
-// (an error move sets its bit so that the XOR reads 1)
+// (an error move sets its bit to differ from the host's)
 wire [EA_W-1:0] ea_wd;
 wire [EB_W-1:0] eb_wd;
-assign ea_wd[EA_V_LSB] = !(hv_pa ^ eb_pa) && !q_sweep;
-assign eb_wd[EB_V_LSB] = !(hv_pb ^ ea_pb) && !q_sweep;
+assign ea_wd[EA_V_LSB] = !ha_pa && !q_sweep;
+assign eb_wd[EB_V_LSB] = !hb_pb && !q_sweep;
 reg [HST_W-1:0] hst_wd;
 always @* begin
     hst_wd = {HST_W{1'b0}};
     if (!q_sweep) begin
         hst_wd[HST_STATE_LSB +: HST_STATE_W] = reg_state;
-        hst_wd[HST_HV_LSB] = ea_s ^ eb_s;
+        hst_wd[HST_HA_LSB] = ea_s;
+        hst_wd[HST_HB_LSB] = eb_s;
     end
 end
 // (ports in the order a, b, sel, pending a, pending b)
@@ -496,47 +501,49 @@ ram_sdp_copies #(
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
     .N_RD(5),
-    .RD_LSB({32'd0 + HST_HV_LSB, 32'd0 + HST_HV_LSB, 32'd0, 32'd0, 32'd0}),
-    .RD_W({32'd0 + HST_HV_W, 32'd0 + HST_HV_W, 32'd0 + HST_W, 32'd0 + HST_W, 32'd0 + HST_W})
+    .RD_LSB({32'd0 + HST_HB_LSB, 32'd0 + HST_HA_LSB, 32'd0, 32'd0, 32'd0}),
+    .RD_W({32'd0 + HST_HB_W, 32'd0 + HST_HA_W, 32'd0 + HST_W, 32'd0 + HST_W, 32'd0 + HST_W})
 ) hst_inst (
     .clk(clk),
     .wr_en(host_wr || q_sweep),
     .wr_addr(q_sweep ? q_sweep_q : sel),
     .wr_data(hst_wd),
     .rd_addr({set_err_b_qpn, set_err_a_qpn, sel, b_qpn, a_qpn}),
-    .rd_data({hv_pb, hv_pa, hst_s, hst_b, hst_a})
+    .rd_data({hb_pb, ha_pa, hst_s, hst_b, hst_a})
 );
-// (ports in the order a, b, sel, pending b)
+// (ports in the order a, b, sel)
 ram_sdp_copies #(
     .DATA_W(EA_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
-    .N_RD(4)
+    .N_RD(3)
 ) ea_inst (
     .clk(clk),
     .wr_en(pa_we || q_sweep),
     .wr_addr(q_sweep ? q_sweep_q : pa_q_reg),
     .wr_data(ea_wd),
-    .rd_addr({set_err_b_qpn, sel, b_qpn, a_qpn}),
-    .rd_data({ea_pb, ea_s, ea_b, ea_a})
+    .rd_addr({sel, b_qpn, a_qpn}),
+    .rd_data({ea_s, ea_b, ea_a})
 );
-// (ports in the order a, b, sel, pending a)
+// (ports in the order a, b, sel)
 ram_sdp_copies #(
     .DATA_W(EB_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
-    .N_RD(4)
+    .N_RD(3)
 ) eb_inst (
     .clk(clk),
     .wr_en(pb_we || q_sweep),
     .wr_addr(q_sweep ? q_sweep_q : pb_q_reg),
     .wr_data(eb_wd),
-    .rd_addr({set_err_a_qpn, sel, b_qpn, a_qpn}),
-    .rd_data({eb_pa, eb_s, eb_b, eb_a})
+    .rd_addr({sel, b_qpn, a_qpn}),
+    .rd_data({eb_s, eb_b, eb_a})
 );
-// a QP's state: ERR while the error bit is 1 or a move of it is pending
+// a QP's state: ERR while an error bit differs from the host's or a move
+// of it is pending
 function [2:0] state_of(input [HST_W-1:0] hst, input ea, input eb, input pend);
-    state_of = (hst[HST_HV_LSB] ^ ea ^ eb) || pend ? QPS_ERR : hst[HST_STATE_LSB +: HST_STATE_W];
+    state_of = hst[HST_HA_LSB] != ea || hst[HST_HB_LSB] != eb || pend ? QPS_ERR
+        : hst[HST_STATE_LSB +: HST_STATE_W];
 endfunction
 wire [2:0] a_st = state_of(hst_a, ea_a, eb_a, pend_a_reg);
 wire [2:0] b_st = state_of(hst_b, ea_b, eb_b, pend_b_reg);

@@ -459,11 +459,11 @@ mod tests {
         ] {
             assert!(b.items.iter().any(|i| i.category == c), "{c:?} missing");
         }
-        // the QP context: 174 bits at 64 QPs (QN_W 6, 16 MACs), all in
+        // the QP context: 175 bits at 64 QPs (QN_W 6, 16 MACs), all in
         // block RAM: the record's fields, the state the host wrote and the
-        // three halves of the transport's ERR bit (HV, EA, EB), whether the
-        // QP holds a MAC entry
-        assert_eq!(b.by_category["context"], 174.0 / 8.0, "{:?}", b.items);
+        // halves of the transport's two error bits (HA and EA, HB and EB),
+        // whether the QP holds a MAC entry
+        assert_eq!(b.by_category["context"], 175.0 / 8.0, "{:?}", b.items);
         assert!(b.items.iter().all(|i| !i.name.starts_with("state_b")));
         assert!(b.items.iter().any(|i| i.name == "qpc_rqb"));
         assert!(b
