@@ -249,13 +249,20 @@ assign qpn = c_qpn_reg;
 // C_EVAL's check: read in C_LOAD (only the completer moves una; sent grows
 // as packets leave, and an ACK for a packet sent in the last cycle cannot
 // have arrived)
+// (the offsets from una are compared in C_LOAD and registered: C_EVAL
+// then starts its decisions at flops; it always follows C_LOAD)
 reg [23:0] c_una_reg = 24'd0;
-reg [23:0] c_outstanding_reg = 24'd0;
-wire [23:0] c_ack_off = c_psn_reg - c_una_reg + 24'd1;
-wire [23:0] c_nak_off = c_psn_reg - c_una_reg;
-wire c_ack_ok = c_ack_off <= c_outstanding_reg;
-wire c_nak_ok = c_nak_off < c_outstanding_reg;
-wire c_una_moves = c_syn_reg[6:5] == 2'b00 && c_ack_ok && c_ack_off != 24'd0;
+wire [23:0] outstanding_now = sent_now - una_now;
+wire [23:0] ack_off_now = (c_psn_reg + 24'd1) - una_now;    // (una_now's path: one carry chain)
+reg c_ack_ok_reg = 1'b0;        // the ACK's PSN is outstanding (or una - 1)
+reg c_nak_ok_reg = 1'b0;        // the NAK's PSN is outstanding
+reg c_ack_nz_reg = 1'b0;        // ... and the ACK moves una
+always @(posedge clk) begin
+    c_ack_ok_reg <= ack_off_now <= outstanding_now;
+    c_nak_ok_reg <= c_psn_reg - una_now < outstanding_now;
+    c_ack_nz_reg <= ack_off_now != 24'd0;
+end
+wire c_una_moves = c_syn_reg[6:5] == 2'b00 && c_ack_ok_reg && c_ack_nz_reg;
 `ifdef FORMAL_BREAK_EARLY_SEND_CQE
 // a planted bug for hw/formal only (never defined elsewhere): the entry
 // counts as covered one PSN early; formal_requester must catch it
@@ -306,7 +313,7 @@ always @(posedge clk) begin
     bl_probe_reg <= timed_v && timed_probe && !timed_bare && timed_psn == blame_psn;
     tm_reply_reg <= timed_bare && c_syn_reg == ACK_SYN_PROBE_REPLY && timed_psn == c_psn_reg;
     tm_v_reg <= timed_v;
-    tm_acked_reg <= !timed_bare && (timed_psn - una_now) < (c_psn_reg + 24'd1 - una_now);
+    tm_acked_reg <= !timed_bare && (timed_psn - una_now) < ack_off_now;
     tm_before_reg <= !timed_bare && (timed_psn - c_una_reg) < (c_psn_reg - c_una_reg);
     tm_named_reg <= !timed_bare && (timed_psn == c_psn_reg
         || (timed_after < LOST_W24 && c_lost_reg[timed_after[$clog2(LOST_W+1)-1:0]]));
@@ -582,7 +589,6 @@ always @(posedge clk) begin
         end
         C_LOAD: begin
             c_una_reg <= una_now;
-            c_outstanding_reg <= sent_now - una_now;
             c_state_reg <= C_EVAL;
         end
         C_EVAL: begin
@@ -590,7 +596,7 @@ always @(posedge clk) begin
                 // an MP PROBE REPLY: settles the timed probe (timed_ok) or,
                 // late or duplicated, nothing; it acknowledges no PSN
                 c_state_reg <= C_IDLE;
-            end else if (c_syn_reg[6:5] == 2'b10 || (c_syn_reg[6:5] == 2'b00 ? !c_ack_ok : !c_nak_ok)) begin
+            end else if (c_syn_reg[6:5] == 2'b10 || (c_syn_reg[6:5] == 2'b00 ? !c_ack_ok_reg : !c_nak_ok_reg)) begin
                 // claims PSNs this QP never sent (or a stale NAK): ignored
                 c_drop_reg <= 1'b1;
                 c_state_reg <= C_IDLE;

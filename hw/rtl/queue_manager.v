@@ -143,19 +143,21 @@ localparam SQC_CQN_W = QN_W;
 localparam SQC_CQN_LSB = SQC_BASE_LSB + SQC_BASE_W;
 localparam SQC_W = SQC_CQN_LSB + SQC_CQN_W;
 // SQS: the ring's state: its size (log2; 0: the queue is disabled, a ring
-// has 2 entries or more), the producer index the doorbell wrote, the
-// consumer index (WQEs finished), the WQEs handed to the executor and not
-// yet finished (up to two, so the executor can fetch the next one while
-// the current one streams), and whether the queue is scheduled (in the
-// list of queues to look at, parked, or in the pipeline). Indices are
-// free-running, so the next WQE to hand over is ci + taken, and the queue
-// has work while pi != ci + taken.
+// has 2 entries or more), the WQEs posted and not finished (the producer
+// index the doorbell wrote, pi, less ci), the consumer index (WQEs
+// finished), the WQEs handed to the executor and not yet finished (up to
+// two, so the executor can fetch the next one while the current one
+// streams), and whether the queue is scheduled (in the list of queues to
+// look at, parked, or in the pipeline). Indices are free-running, so the
+// next WQE to hand over is ci + taken, and the queue has work while
+// pi != ci + taken, that is while AV != taken: kept as AV, not pi, that
+// test needs no adder behind the record's block RAM (timing).
 localparam SQS_LOG_W = 4;
 localparam SQS_LOG_LSB = 0;
-localparam SQS_PI_W = 16;
-localparam SQS_PI_LSB = SQS_LOG_LSB + SQS_LOG_W;
+localparam SQS_AV_W = 16;
+localparam SQS_AV_LSB = SQS_LOG_LSB + SQS_LOG_W;
 localparam SQS_CI_W = 16;
-localparam SQS_CI_LSB = SQS_PI_LSB + SQS_PI_W;
+localparam SQS_CI_LSB = SQS_AV_LSB + SQS_AV_W;
 localparam SQS_TAKEN_W = 2;
 localparam SQS_TAKEN_LSB = SQS_CI_LSB + SQS_CI_W;
 localparam SQS_SCHED_W = 1;
@@ -373,19 +375,19 @@ wire [SQS_W-1:0] sqs_rd;
 wire [SQS_W-1:0] rec = sqs_rd;
 wire [3:0] r_log = rec[SQS_LOG_LSB +: SQS_LOG_W];
 wire r_en = r_log != 4'd0;
-wire [15:0] r_pi = rec[SQS_PI_LSB +: SQS_PI_W];
+wire [15:0] r_av = rec[SQS_AV_LSB +: SQS_AV_W];
 wire [15:0] r_ci = rec[SQS_CI_LSB +: SQS_CI_W];
 wire [1:0] r_taken = rec[SQS_TAKEN_LSB +: SQS_TAKEN_W];
 wire r_sched = rec[SQS_SCHED_LSB];
 // the next WQE to hand over, and whether there is one the executor may have
 wire [15:0] r_next = r_ci + {14'd0, r_taken};
-wire r_work = r_en && r_pi != r_next && r_taken != 2'd2;
+wire r_work = r_en && r_av != {14'd0, r_taken} && r_taken != 2'd2;
 // a doorbell's check: the ring may not hold more than its size, and the
 // producer index may not move back (a WQE once posted may already be
 // offered or taken: refused, it stays posted)
 wire [15:0] db_size = 16'd1 << r_log;
 wire [15:0] db_used = s1_arg_reg - r_ci;
-wire db_ok = r_en && db_used <= db_size && db_used >= r_pi - r_ci;
+wire db_ok = r_en && db_used <= db_size && db_used >= r_av;
 
 // Every operation writes the record back (unchanged where it changes
 // nothing), so the write enable does not wait for the record's checks.
@@ -404,7 +406,7 @@ always @* begin
             // (taken and sched stay: WQEs of the old ring may still finish,
             // and the queue may be in the list)
             sqs_wd[SQS_LOG_LSB +: SQS_LOG_W] = s1_arg_reg[3:0];
-            sqs_wd[SQS_PI_LSB +: SQS_PI_W] = 16'd0;
+            sqs_wd[SQS_AV_LSB +: SQS_AV_W] = 16'd0;
             sqs_wd[SQS_CI_LSB +: SQS_CI_W] = 16'd0;
         end
         OP_DESTROY: begin
@@ -412,7 +414,7 @@ always @* begin
         end
         OP_DB: begin
             if (db_ok) begin
-                    sqs_wd[SQS_PI_LSB +: SQS_PI_W] = s1_arg_reg;
+                sqs_wd[SQS_AV_LSB +: SQS_AV_W] = db_used;
                 sqs_wd[SQS_SCHED_LSB] = 1'b1;
                 sqf_push = !r_sched;
 `ifdef FORMAL_BREAK_LIST
@@ -422,6 +424,7 @@ always @* begin
         end
         OP_DONE: begin
             sqs_wd[SQS_CI_LSB +: SQS_CI_W] = r_ci + 16'd1;
+            sqs_wd[SQS_AV_LSB +: SQS_AV_W] = r_av - 16'd1;
             sqs_wd[SQS_TAKEN_LSB +: SQS_TAKEN_W] = r_taken - 2'd1;
             sqs_wd[SQS_SCHED_LSB] = 1'b1;
             sqf_push = !r_sched;
@@ -515,7 +518,7 @@ ram_sdp #(
 
 // the host's view, a cycle behind reg_q_sel (as the CQs' and the
 // responder's): a register read comes many cycles after the select
-assign sel_sq_pi = sel_ok ? sqs_sel[SQS_PI_LSB +: SQS_PI_W] : 16'd0;
+assign sel_sq_pi = sel_ok ? sqs_sel[SQS_CI_LSB +: SQS_CI_W] + sqs_sel[SQS_AV_LSB +: SQS_AV_W] : 16'd0;
 assign sel_sq_ci = sel_ok ? sqs_sel[SQS_CI_LSB +: SQS_CI_W] : 16'd0;
 assign sel_sq_en = sel_ok && sqs_sel[SQS_LOG_LSB +: SQS_LOG_W] != 4'd0;
 
@@ -691,7 +694,7 @@ endgenerate
 function f_has_work(input [SQS_W-1:0] r);
     begin
         f_has_work = r[SQS_LOG_LSB +: SQS_LOG_W] != 4'd0
-            && r[SQS_PI_LSB +: SQS_PI_W] != r[SQS_CI_LSB +: SQS_CI_W] + {14'd0, r[SQS_TAKEN_LSB +: SQS_TAKEN_W]}
+            && r[SQS_AV_LSB +: SQS_AV_W] != {14'd0, r[SQS_TAKEN_LSB +: SQS_TAKEN_W]}
             && r[SQS_TAKEN_LSB +: SQS_TAKEN_W] != 2'd2;
     end
 endfunction

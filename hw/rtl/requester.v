@@ -224,7 +224,6 @@ localparam LOST_LOG = $clog2(LOST_W);
 localparam TICK_LOG = 6;
 localparam TMO_BASE = $clog2(4096 * CLK_MHZ / 1000) - TICK_LOG;
 localparam integer MAX_TMO_EXP_I = 23 - TMO_BASE;
-localparam [4:0] MAX_TMO_EXP = MAX_TMO_EXP_I[4:0];
 localparam integer LAST_QP_I = NUM_QP - 1;
 localparam [QN_W-1:0] LAST_QP = LAST_QP_I[QN_W-1:0];
 
@@ -258,12 +257,16 @@ initial begin
     end
 end
 
-localparam [4:0] TMO_BASE5 = TMO_BASE[4:0];
-function [23:0] tmo_ticks(input [4:0] exp);
-    reg [4:0] e;
+// The timeout is 2^(TMO_BASE + min(exp, MAX)) ticks; its mask holds the
+// bits at or above it, each a compare of exp with a constant (no shifter
+// or subtractor behind the exponent's block RAM)
+function [23:0] tmo_mask(input [4:0] exp);
+    integer i;
     begin
-        e = exp > MAX_TMO_EXP ? MAX_TMO_EXP : exp;
-        tmo_ticks = 24'd1 << (TMO_BASE5 + e);
+        for (i = 0; i < 24; i = i + 1) begin
+            tmo_mask[i] = i >= TMO_BASE && ({27'd0, exp} <= i - TMO_BASE
+                || MAX_TMO_EXP_I <= i - TMO_BASE);
+        end
     end
 endfunction
 
@@ -1030,7 +1033,7 @@ reg scan_tmo_on_reg = 1'b0;                // the QP has a timeout (exponent != 
 reg [23:0] scan_tmo_thr_reg = 24'd0;       // its bits at or above the timeout: ~(ticks - 1)
 always @(posedge clk) begin
     scan_tmo_on_reg <= scan_tmo_exp != 5'd0;
-    scan_tmo_thr_reg <= ~(tmo_ticks(scan_tmo_exp) - 24'd1);
+    scan_tmo_thr_reg <= tmo_mask(scan_tmo_exp);
 end
 wire [23:0] stamp_scan;       // (the stamp RAMs are below, with the completer)
 wire [23:0] scan_age = now - stamp_scan;
@@ -1623,10 +1626,15 @@ assign ring_qn = ring_of(lk_ring[LK_QN*OST_RINGS +: OST_RINGS]);
 assign ring_c = ring_of(lk_ring[LK_C*OST_RINGS +: OST_RINGS]);
 assign ring_go = ring_of(lk_ring[LK_GO*OST_RINGS +: OST_RINGS]);
 assign ring_ld = ring_of(lk_ring[LK_LOAD*OST_RINGS +: OST_RINGS]);
+// A QP's new WQEs wait while a resend or a flush is asked for it, while
+// its ring is full, or while it has no ring and none is free
+function automatic held(input rtx, input flush, input full, input own, input avail);
+    held = rtx || flush || full || (!avail && !own);
+endfunction
 // (the prefetched WQE's own test reads the hold without it)
-assign hold_pf = lk_rtx[LK_PF] || lk_flush[LK_PF] || lk_full[LK_PF] || (!ring_avail && !lk_own[LK_PF]);
-assign sq_hold = lk_rtx[LK_HOLD] || lk_flush[LK_HOLD] || lk_full[LK_HOLD]
-    || (!ring_avail && !lk_own[LK_HOLD]) || (pf_state_reg != PF_EMPTY && pf_qn_reg == sq_hold_qn);
+assign hold_pf = held(lk_rtx[LK_PF], lk_flush[LK_PF], lk_full[LK_PF], lk_own[LK_PF], ring_avail);
+assign sq_hold = held(lk_rtx[LK_HOLD], lk_flush[LK_HOLD], lk_full[LK_HOLD], lk_own[LK_HOLD], ring_avail)
+    || (pf_state_reg != PF_EMPTY && pf_qn_reg == sq_hold_qn);
 
 // ---------------------------------------------------------------- the ring owners' bits
 // Each write reaches the entry its QP number names (the lookups above) and

@@ -555,6 +555,13 @@ wire qp_ok = qp_field_reg < {8'd0, NUM_QP16} && (ctx_state == QPS_RTR || ctx_sta
 wire [15:0] rq_pi;
 wire [15:0] rq_ci;
 wire rq_empty = rq_ci == rq_pi;
+// ST_RQ_FETCH's test, from registers only (it feeds the read-descriptor
+// mux): the index taken in ST_CHECK or ST_MP_PEND, and the producer index
+// read a cycle earlier (qpn's in every state but ST_IDLE, and
+// ST_RQ_FETCH follows a busy state). A doorbell is then seen a cycle
+// later; the index only grows, so a ring found not empty stays so.
+reg [15:0] rq_pi_reg = 16'd0;
+wire rq_fetch_empty = rqci_reg == rq_pi_reg;
 
 // ACK / NAK buffer (one entry; a newer ACK of the same QP replaces a waiting one)
 reg ack_valid_reg = 1'b0;
@@ -829,6 +836,9 @@ assign rqc_vb_now = rqc_we && qpn == load_qpn ? rqc_wd[RQC_VB_LSB] : rqc_ld_vb;
 wire rqc_clr_qn = !(eps_q[EPS_LC_LSB] ^ rqc_q[RQC_VB_LSB]);
 wire rqc_clr_scan = !(eps_scan_lc ^ rqc_scan_q[RQC_VB_LSB]);
 assign rq_pi = rqp_q[RQP_PI_LSB +: RQP_PI_W];
+always @(posedge clk) begin
+    rq_pi_reg <= rq_pi;
+end
 assign rq_ci = rqc_clr_qn ? 16'd0 : rqc_q[RQC_CI_LSB +: RQC_CI_W];
 wire [15:0] scan_pi = rqp_scan_q[RQP_PI_LSB +: RQP_PI_W];
 wire [15:0] scan_ci = rqc_clr_scan ? 16'd0 : rqc_scan_q[RQC_CI_LSB +: RQC_CI_W];
@@ -1042,11 +1052,11 @@ assign mr_pd = ctx_pd;
 assign mr_access = op_has_reth ? 4'b0010 : 4'b0001;
 
 assign m_rd_desc_pcie_addr = ctx_rq_base
-    + ({48'd0, rq_ci & ((16'd1 << ctx_rq_log) - 16'd1)} << $clog2(RECV_WQE_BYTES));
+    + ({48'd0, rqci_reg & ((16'd1 << ctx_rq_log) - 16'd1)} << $clog2(RECV_WQE_BYTES));
 assign m_rd_desc_ram_addr = RQWQE_RAM;
 assign m_rd_desc_len = RECV_WQE_BYTES;
 assign m_rd_desc_id = ID_TAG;
-assign m_rd_desc_valid = state_reg == ST_RQ_FETCH && nak_reg == 8'd0 && op_needs_rq && !rq_empty;
+assign m_rd_desc_valid = state_reg == ST_RQ_FETCH && nak_reg == 8'd0 && op_needs_rq && !rq_fetch_empty;
 
 assign m_wr_desc_pcie_addr = cursor_reg;
 assign m_wr_desc_ram_addr = RX_RAM_BASE + {{(RAM_ADDR_W-RX_ADDR_W){1'b0}}, paddr_reg};
@@ -1418,7 +1428,7 @@ always @(posedge clk) begin
                 state_reg <= ST_DROP;
             end else if (!op_needs_rq) begin
                 state_reg <= cfg_early_cqe && completes_reg ? ST_EARLY_CQE : ST_GUARD;
-            end else if (rq_empty) begin
+            end else if (rq_fetch_empty) begin
                 nak_reg <= RNR_NAK | {3'd0, ctx_min_rnr_timer};
                 state_reg <= ST_DROP;
             end else if (m_rd_desc_ready) begin
@@ -1705,6 +1715,8 @@ always @* begin
             assert(scan_ow == f_ow_e[tscan_reg]
                 && tack_due == (f_ao_e[tscan_reg] && f_a2_e[tscan_reg]));  // f_rfl_scan
         end
+        // the receive index ST_RQ_FETCH fetches at is the ring's
+        if (state_reg == ST_RQ_FETCH && !qp_stale) assert(rqci_reg == rq_ci); // f_rq_ci
         // the pending write's record is the one the read port holds
         if (rfl_fsm_we) assert(pq_qn_reg == qpn);                           // f_rfl_pq
         // property 1 (rc) and 3, this packet: its CQE is asked for only

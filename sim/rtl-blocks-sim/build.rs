@@ -452,8 +452,8 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
     (
         "cmp_nak_at_sent_counts",
         "completer.v",
-        "wire c_nak_ok = c_nak_off < c_outstanding_reg;",
-        "wire c_nak_ok = c_nak_off <= c_outstanding_reg;",
+        "    c_nak_ok_reg <= c_psn_reg - una_now < outstanding_now;",
+        "    c_nak_ok_reg <= c_psn_reg - una_now <= outstanding_now;",
     ),
     (
         "cmp_flush_all_with_first_status",
