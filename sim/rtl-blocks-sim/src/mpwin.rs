@@ -8,9 +8,9 @@
 //! - `load` takes the QP's bitmap; `check` sets the packet's bit in it;
 //!   `exec` finds how far the point moves: to the first bit still clear,
 //!   MP_W if none;
-//! - `check` also finds the highest PSN placed with the packet (`top`);
-//!   `exec` whether it is at least gap = min(MP_NAK_GAP, window / 2)
-//!   beyond the point, `top - gap`, the last PSN that can be lost, and
+//! - `check` also finds the highest PSN placed with the packet (`top`)
+//!   and registers gap = min(MP_NAK_GAP, window / 2) from the window it
+//!   sees; `exec` whether `top` is at least gap beyond the point, `top - gap`, the last PSN that can be lost, and
 //!   whether `top` is a gap beyond the last NAK's top (`top >= span +
 //!   2 gap`: the NAK or a resend was lost, another NAK may go);
 //! - `fetch`: the new point (point + the move, 24-bit), the bitmap seen from
@@ -81,6 +81,7 @@ struct State {
     due: bool,
     span: u32,
     top: u32,
+    gap: u32,
     top_ge_gap: bool,
     cut: u32,
     renak: bool,
@@ -224,7 +225,6 @@ pub fn run(c: &MpwCfg) -> Result<MpwReport, Fail> {
 
         // the edge, every stage from the registers before it
         let old = s;
-        let gap = gap_param.min(win / 2);
         if load {
             s.bmp = p.load_bmp;
             s.span = p.span;
@@ -237,14 +237,15 @@ pub fn run(c: &MpwCfg) -> Result<MpwReport, Fail> {
             } else {
                 (127 - old.bmp.leading_zeros()).max(off)
             };
+            s.gap = gap_param.min(win / 2);
         }
         if exec {
             let free = mask(!old.bmp_new, w);
             s.adv = if free == 0 { w } else { free.trailing_zeros() };
             r.whole += usize::from(free == 0);
-            s.top_ge_gap = old.top >= gap;
-            s.cut = old.top.wrapping_sub(gap) & (w - 1);
-            s.renak = old.top >= old.span + 2 * gap;
+            s.top_ge_gap = old.top >= old.gap;
+            s.cut = old.top.wrapping_sub(old.gap) & (w - 1);
+            s.renak = old.top >= old.span + 2 * old.gap;
         }
         if fetch {
             s.point_new = (p.point + old.adv) & PSN_MASK;
