@@ -7,9 +7,10 @@
 // Destination MACs are kept once in a table of DMAC_N entries shared by the
 // QPs (the next hop of every remote peer behind one router is the same
 // MAC); a QP holds an index into it. Loading a context finds its MAC in the
-// table or takes a free entry; a QP that goes to RESET, or loads another
-// MAC, gives its reference back. A load into RTR or RTS that finds neither
-// its MAC nor a free entry is refused (reg_err_dmac).
+// table or takes a free entry (its own, when only it holds it, before any
+// other: either leaves as many entries free); a QP that goes to RESET, or
+// loads another MAC, gives its reference back. A load into RTR or RTS that
+// finds neither its MAC nor a free entry is refused (reg_err_dmac).
 //
 // Entering RTR tells the responder to load its expected PSN; entering RTS
 // tells the requester to load its send PSN and its retry settings; the host
@@ -269,35 +270,41 @@ wire state_ok = reg_state <= QPS_RTS || reg_state == QPS_ERR;
 wire [15:0] num_qp_cq = NUM_QP16;
 
 // the MAC table entry a context load would use: the one holding its MAC,
-// else a free one (the QP's own, if only it holds it, counts as free)
+// else the QP's own if only it holds it, else a free one (the search
+// reads only the table's flops: the QP's own entry, from the block RAMs,
+// is looked at after it)
 wire [MI_W-1:0] old_mi;
 wire old_held;
 localparam [QN_W:0] REF_ONE = {{QN_W{1'b0}}, 1'b1};
 wire [DMAC_N-1:0] mac_hits;
-wire [DMAC_N-1:0] mac_frees;
+wire [DMAC_N-1:0] mac_zero;     // entries no QP holds
+wire [DMAC_N-1:0] mac_one;      // entries one QP holds
 genvar gm;
 generate
     for (gm = 0; gm < DMAC_N; gm = gm + 1) begin : g_mac
-        assign mac_hits[gm] = mac_ref[gm] != 0 && mac_tbl[gm] == reg_dmac;
-        assign mac_frees[gm] = mac_ref[gm] == 0
-            || (old_held && old_mi == gm[MI_W-1:0] && mac_ref[gm] == REF_ONE);
+        assign mac_zero[gm] = mac_ref[gm] == 0;
+        assign mac_one[gm] = mac_ref[gm] == REF_ONE;
+        assign mac_hits[gm] = !mac_zero[gm] && mac_tbl[gm] == reg_dmac;
     end
 endgenerate
 wire mac_hit;
-wire mac_free;
+wire mac_zero_any;
 wire [MI_W-1:0] hit_mi;
-wire [MI_W-1:0] free_mi;
+wire [MI_W-1:0] zero_mi;
 priority_encoder #(.WIDTH(DMAC_N), .OUT_W(MI_W)) mac_hit_enc (
     .in(mac_hits),
     .valid(mac_hit),
     .index(hit_mi)
 );
-priority_encoder #(.WIDTH(DMAC_N), .OUT_W(MI_W)) mac_free_enc (
-    .in(mac_frees),
-    .valid(mac_free),
-    .index(free_mi)
+priority_encoder #(.WIDTH(DMAC_N), .OUT_W(MI_W)) mac_zero_enc (
+    .in(mac_zero),
+    .valid(mac_zero_any),
+    .index(zero_mi)
 );
-wire [MI_W-1:0] new_mi = mac_hit ? hit_mi : free_mi;
+// (old_mi < DMAC_N whenever old_held: a load writes only entries of the table)
+wire own_free = old_held && mac_one[old_mi];
+wire mac_free = own_free || mac_zero_any;
+wire [MI_W-1:0] new_mi = mac_hit ? hit_mi : own_free ? old_mi : zero_mi;
 // only RTR and RTS need a destination: a QP in INIT takes no entry
 wire mac_load = reg_cmd == 4'd1 && (reg_state == QPS_RTR || reg_state == QPS_RTS);
 
