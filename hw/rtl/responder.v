@@ -559,9 +559,12 @@ wire rq_empty = rq_ci == rq_pi;
 // mux): the index taken in ST_CHECK or ST_MP_PEND, and the producer index
 // read a cycle earlier (qpn's in every state but ST_IDLE, and
 // ST_RQ_FETCH follows a busy state). A doorbell is then seen a cycle
-// later; the index only grows, so a ring found not empty stays so.
+// later; the index only grows, so a ring found not empty stays so. A QP
+// loaded since ST_CHECK (qp_stale) has a new ring, which that index does
+// not belong to: its packet finds it empty (RNR), as it found the ring a
+// reset emptied when the index was read in ST_RQ_FETCH itself.
 reg [15:0] rq_pi_reg = 16'd0;
-wire rq_fetch_empty = rqci_reg == rq_pi_reg;
+wire rq_fetch_empty = rqci_reg == rq_pi_reg || qp_stale;
 
 // ACK / NAK buffer (one entry; a newer ACK of the same QP replaces a waiting one)
 reg ack_valid_reg = 1'b0;
