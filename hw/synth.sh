@@ -23,6 +23,9 @@
 #        YOSYS           yosys binary (default yosys)
 #        SYNTH_MAX_LEVELS  the timing gate's limit in LUT levels (default
 #                        below; "" turns the gate off)
+#        SYNTH_CORE_PARAMS  rnic_core knobs for its runs, P=V,P2=V2
+#                        (e.g. READ_EN=1; default none); the gate reads
+#                        that build's DATA_W 64 netlist
 #        SYNTH_DEPTH_PLANT 1: synthesize a copy of the RTL (target/synth/plant/)
 #                        whose rnic_core has a planted chain of 16 adders
 #                        between two registers (about 23 levels): the gate
@@ -140,7 +143,7 @@ for f in "${SOURCES[@]}"; do
 done
 
 runs=()
-for w in "${widths[@]}"; do runs+=("$TOP|${w:+DATA_W=$w}"); done
+for w in "${widths[@]}"; do runs+=("$TOP|${w:+DATA_W=$w}${SYNTH_CORE_PARAMS:+,$SYNTH_CORE_PARAMS}"); done
 # Blocks rnic_core does not instantiate yet (or not with these parameters).
 SYNTH_BLOCKS="${SYNTH_BLOCKS-axis_arb_mux:PORTS=3,WIDTH=64 axis_arb_mux:PORTS=4,WIDTH=64,ROUND_ROBIN=1,OUT_REG=1}"
 if [ "$TOP" = rnic_core ]; then
@@ -169,7 +172,8 @@ for run in "${runs[@]}"; do
     fi
     # the timing gate reads the DATA_W 64 netlist of the core
     gate=""
-    if [ "$top" = rnic_core ] && [ "$name" = rnic_core_w64 ] && [ -z "${SYNTH_CMD:-}" ] && [ -n "$SYNTH_MAX_LEVELS" ]; then
+    if [ "$top" = rnic_core ] && [[ "$name" == rnic_core_w64 || "$name" == rnic_core_w64_* ]] \
+            && [ -z "${SYNTH_CMD:-}" ] && [ -n "$SYNTH_MAX_LEVELS" ]; then
         gate="$OUT/$name.json"
     fi
     if [ -n "${SYNTH_CMD:-}" ]; then

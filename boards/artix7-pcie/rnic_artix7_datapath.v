@@ -25,6 +25,7 @@ module rnic_artix7_datapath #(
     parameter MP_W = 64,
     parameter SEND_EN = 1,
     parameter RC_EN = 1,
+    parameter READ_EN = 0,           // 1: RDMA READ requests served (responder side; needs RC_EN = 1)
     parameter OST_RINGS = 0,
     parameter MP_PEND = 0,
     parameter MP_WIMM = 0,           // mp deferred completions per QP (0: 4)
@@ -427,6 +428,7 @@ rnic_core #(
     .MP_W(MP_W),
     .SEND_EN(SEND_EN),
     .RC_EN(RC_EN),
+    .READ_EN(READ_EN),
     .OST_RINGS(OST_RINGS),
     .MP_PEND(MP_PEND),
     .MP_WIMM(MP_WIMM),

@@ -11,6 +11,7 @@
 # Usage: firmware/build/ecp5.sh --top TOP --board-dir DIR --device 85k
 #          --package CABGA381 --speed 8 --freq MHZ --out DIR
 #          [--data-w 64] [--num-q 16] [--mp-w 64] [--send-en 1|0] [--rc-en 1|0]
+#          [--read-en 0|1]   (1: RDMA READ requests served, as a responder; needs --rc-en 1)
 #          [--ost-rings N] [--mp-pend N] [--dmac-n N]   (shared pool sizes; 0: from NUM_Q)
 #          [--mp-wimm N]   (mp deferred completions per QP; 0: 4)
 #          [--git-hash HEX8] [--board-id N]
@@ -32,7 +33,7 @@ cd "$ROOT"
 die() { echo "ecp5.sh: $*" >&2; exit 2; }
 
 TOP="" BOARD_DIR="" DEVICE="" PACKAGE="" SPEED="" FREQ="" OUT=""
-DATA_W=64 NUM_Q=16 MP_W=64 SEND_EN=1 RC_EN=1 OST_RINGS=0 MP_PEND=0 MP_WIMM=0 DMAC_N=0 GIT_HASH=00000000 BOARD_ID=0 BUILD_VERSION=00010000 SEED=1 STAGE=all UNCONSTRAINED_IO=0 MAPPER=abc ROUTER=router1
+DATA_W=64 NUM_Q=16 MP_W=64 SEND_EN=1 RC_EN=1 READ_EN=0 OST_RINGS=0 MP_PEND=0 MP_WIMM=0 DMAC_N=0 GIT_HASH=00000000 BOARD_ID=0 BUILD_VERSION=00010000 SEED=1 STAGE=all UNCONSTRAINED_IO=0 MAPPER=abc ROUTER=router1
 while [ $# -gt 0 ]; do
     [ $# -ge 2 ] || die "option $1 needs a value"
     case "$1" in
@@ -48,6 +49,7 @@ while [ $# -gt 0 ]; do
         --mp-w) MP_W="$2" ;;
         --send-en) SEND_EN="$2" ;;
         --rc-en) RC_EN="$2" ;;
+        --read-en) READ_EN="$2" ;;
         --ost-rings) OST_RINGS="$2" ;;
         --mp-pend) MP_PEND="$2" ;;
         --mp-wimm) MP_WIMM="$2" ;;
@@ -73,6 +75,8 @@ case "$ROUTER" in router1|router2) ;; *) die "--router must be router1 or router
 [[ "$GIT_HASH" =~ ^[0-9a-fA-F]{1,8}$ ]] || die "--git-hash must be 1..8 hex digits"
 [[ "$SEND_EN" =~ ^[01]$ ]] || die "--send-en must be 0 or 1"
 [[ "$RC_EN" =~ ^[01]$ ]] || die "--rc-en must be 0 or 1"
+[[ "$READ_EN" =~ ^[01]$ ]] || die "--read-en must be 0 or 1"
+[ "$READ_EN" = 0 ] || [ "$RC_EN" = 1 ] || die "--read-en 1 needs --rc-en 1 (READ is served on rc QPs)"
 for v in OST_RINGS MP_PEND MP_WIMM DMAC_N; do
     [[ "${!v}" =~ ^[0-9]{1,3}$ ]] || die "--$(echo "$v" | tr 'A-Z_' 'a-z-') must be a number (0: sized from NUM_Q)"
 done
@@ -118,7 +122,7 @@ stage_time() {
 if [ "$STAGE" = synth ] || [ "$STAGE" = all ]; then
     script=""
     for f in "${SOURCES[@]}"; do script+="read_verilog -sv -I$RTL_DIR -I$RTL_DIR/generated $f; "; done
-    script+="chparam -set DATA_W $DATA_W -set NUM_Q $NUM_Q -set MP_W $MP_W -set SEND_EN $SEND_EN -set RC_EN $RC_EN$POOLS -set CLK_MHZ ${FREQ%.*}"
+    script+="chparam -set DATA_W $DATA_W -set NUM_Q $NUM_Q -set MP_W $MP_W -set SEND_EN $SEND_EN -set RC_EN $RC_EN -set READ_EN $READ_EN$POOLS -set CLK_MHZ ${FREQ%.*}"
     script+=" -set GIT_HASH 32'h$GIT_HASH -set BOARD_ID $BOARD_ID -set BUILD_VERSION 32'h$BUILD_VERSION $TOP; "
     script+="synth_ecp5 $ABC9 -top $TOP -json $OUT/netlist.json; tee -q -o $OUT/stat.txt stat"
     echo "ecp5.sh: synthesis ($YOSYS synth_ecp5 $ABC9, top $TOP, DATA_W=$DATA_W NUM_Q=$NUM_Q)"

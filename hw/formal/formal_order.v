@@ -260,6 +260,7 @@ responder #(
     .ctx_state(3'd3),                 // RTS
     .ctx_pmtu(3'd0),                  // 128 bytes
     .ctx_remote_write(1'b1),
+    .ctx_remote_read(1'b0),
     .ctx_dest_qpn(24'd7),
     .ctx_dmac(48'd0),
     .ctx_dip(32'd0),
@@ -326,6 +327,10 @@ responder #(
     .m_ack_mp(),
     .m_ack_valid(ack_valid),
     .m_ack_ready(ack_ready),
+    // READ is not served (READ_EN = 0): no job is ever offered
+    .m_rr_psn(), .m_rr_msn(), .m_rr_bus(), .m_rr_len(), .m_rr_pmtu_log(), .m_rr_dmac(),
+    .m_rr_dip(), .m_rr_udp_sport(), .m_rr_dest_qp(), .m_rr_valid(),
+    .m_rr_ready(1'b0),
     .m_rx_ack_valid(),
     .m_rx_ack_qpn(),
     .m_rx_ack_psn(),
@@ -456,7 +461,8 @@ rnic_dma #(
     .WR_DESC_FIFO_DEPTH(4),
     .ID_EXEC(ID_EXEC),
     .ID_RESP(ID_RESP),
-    .ID_CQE(ID_CQE)
+    .ID_CQE(ID_CQE),
+    .ID_RRSP({ID_W{1'b1}})
 ) dma (
     .clk(clk),
     .rst(rst),
@@ -495,11 +501,18 @@ rnic_dma #(
     .s_cw_rd_id(cw_rd_id),
     .s_cw_rd_valid(cw_rd_valid),
     .s_cw_rd_ready(cw_rd_ready),
+    .s_rr_rd_pcie_addr(64'd0),
+    .s_rr_rd_ram_addr({RAM_ADDR_W{1'b0}}),
+    .s_rr_rd_len({LEN_W{1'b0}}),
+    .s_rr_rd_id({ID_W{1'b1}}),
+    .s_rr_rd_valid(1'b0),
+    .s_rr_rd_ready(),
     .rd_status_id(rd_status_id),
     .rd_status_error(rd_error),
     .ex_rd_status(ex_rd_status),
     .rs_rd_status(rs_rd_status),
     .cw_rd_status(cw_rd_status),
+    .rr_rd_status(),
     .s_ex_wr_pcie_addr(64'd0),
     .s_ex_wr_ram_addr({RAM_ADDR_W{1'b0}}),
     .s_ex_wr_len({LEN_W{1'b0}}),

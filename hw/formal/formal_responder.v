@@ -182,6 +182,7 @@ responder #(
     .ctx_state(3'd3),                 // RTS
     .ctx_pmtu(3'd0),                  // 128 bytes
     .ctx_remote_write(1'b1),
+    .ctx_remote_read(1'b0),
     .ctx_dest_qpn(24'd7),
     .ctx_dmac(48'd0),
     .ctx_dip(32'd0),
@@ -248,6 +249,10 @@ responder #(
     .m_ack_mp(),
     .m_ack_valid(ack_valid),
     .m_ack_ready(ack_ready),
+    // READ is not served (READ_EN = 0): no job is ever offered
+    .m_rr_psn(), .m_rr_msn(), .m_rr_bus(), .m_rr_len(), .m_rr_pmtu_log(), .m_rr_dmac(),
+    .m_rr_dip(), .m_rr_udp_sport(), .m_rr_dest_qp(), .m_rr_valid(),
+    .m_rr_ready(1'b0),
     .m_rx_ack_valid(),
     .m_rx_ack_qpn(),
     .m_rx_ack_psn(),

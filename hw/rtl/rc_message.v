@@ -4,6 +4,8 @@
 // ONLY and LAST at most one; a message ends with the bytes its RETH
 // announced; MIDDLE and LAST only inside a message of their kind, FIRST and
 // ONLY only outside one), and what an executed packet does to the message.
+// An RDMA READ request (READ_EN builds) stands alone like an ONLY, carries
+// no payload and asks for at most 2^31 bytes.
 // Only rc builds have it (RC_EN): an mp packet stands alone, with its own
 // placement header, and is checked by the responder's mp branch.
 //
@@ -24,6 +26,7 @@ module rc_message (
     input  wire [1:0]       msg,         // the QP's message: 0 none, 1 WRITE, 2 SEND
     input  wire             op_is_write,
     input  wire             op_is_send,
+    input  wire             op_is_read,  // an RDMA READ request (0 where READ is not carried)
     input  wire             op_first,
     input  wire             op_middle,
     input  wire             op_last,
@@ -52,8 +55,9 @@ wire [31:0] plen32 = {19'd0, plen};
 // in the order the checks are made: a violation before the access check
 // is an invalid request, then the access, then the length rules that need
 // the message's remaining bytes
-wire inv_before = !(op_is_write || op_is_send)     // READ and the rest are not served
-    || ((op_first || op_only) && msg != MSG_IDLE)
+wire inv_before = !(op_is_write || op_is_send || op_is_read)   // atomics and the rest are not served
+    || ((op_first || op_only || op_is_read) && msg != MSG_IDLE)
+    || (op_is_read && (plen != 13'd0 || (reth_len[31] && reth_len[30:0] != 31'd0)))
     || ((op_middle || op_last) && msg != (op_is_write ? MSG_WRITE : MSG_SEND))
     || ((op_first || op_middle) && plen != pmtu_bytes)
     || plen > pmtu_bytes
@@ -67,7 +71,7 @@ wire inv_after = (op_is_write && !op_has_reth && plen32 > remain)
 assign inv_req = inv_before || (!access_bad && inv_after);
 assign rem_access = !inv_before && access_bad;
 
-assign msg_set = op_first || op_last || op_only;
+assign msg_set = op_first || op_last || op_only || op_is_read;
 assign msg_new = op_first ? (op_is_write ? MSG_WRITE : MSG_SEND) : MSG_IDLE;
 
 endmodule

@@ -13,6 +13,13 @@
 // ACK packets (opcode 0x11; an mp QP's: MP ACKNOWLEDGE) belong to the
 // requester and are passed on.
 //
+// READ_EN builds serve RDMA READ requests on rc QPs: checked as a WRITE's
+// RETH is (PSN, key, PD, bounds, REMOTE_READ of the region and the QP),
+// handed to read_reply as a job (ST_READ), which sends the responses; the
+// expected PSN moves on by their count and no ACK is queued (the responses
+// acknowledge). A duplicate READ is checked and answered again from its
+// own RETH, the QP's state untouched.
+//
 // A QP with ctx_mp set uses the multipath transport instead: its requester
 // sprays packets over several paths with rnic's own opcodes (MP_OPCODE_* of
 // rnic_formats.vh): every data packet carries an MPETH, a placement header
@@ -70,6 +77,7 @@ module responder #(
     parameter RC_EN = 1,                           // 0: mp-only build (every QP is mp, no rc message state)
     parameter MP_PEND = 8,                         // mp: deferred completions held at once (shared)
     parameter MP_WIMM = 4,                         // mp: ... of them at most per QP (OCP MRC's max_wimm)
+    parameter READ_EN = 0,                         // 1: RDMA READ requests served (read_reply sends the data)
     parameter [ID_W-1:0] ID_TAG = 0
 ) (
     input  wire                   clk,
@@ -108,6 +116,7 @@ module responder #(
     input  wire [2:0]             ctx_state,
     input  wire [2:0]             ctx_pmtu,
     input  wire                   ctx_remote_write,
+    input  wire                   ctx_remote_read,
     input  wire [23:0]            ctx_dest_qpn,
     input  wire [47:0]            ctx_dmac,
     input  wire [31:0]            ctx_dip,
@@ -188,6 +197,19 @@ module responder #(
     output wire                   m_ack_valid,
     input  wire                   m_ack_ready,
 
+    // READ requests accepted, to read_reply (READ_EN)
+    output wire [23:0]            m_rr_psn,
+    output wire [23:0]            m_rr_msn,
+    output wire [63:0]            m_rr_bus,
+    output wire [31:0]            m_rr_len,
+    output wire [3:0]             m_rr_pmtu_log,
+    output wire [47:0]            m_rr_dmac,
+    output wire [31:0]            m_rr_dip,
+    output wire [15:0]            m_rr_udp_sport,
+    output wire [23:0]            m_rr_dest_qp,
+    output wire                   m_rr_valid,
+    input  wire                   m_rr_ready,
+
     // ACKs received, for the requester
     output wire                   m_rx_ack_valid,
     output wire [QN_W-1:0]        m_rx_ack_qpn,
@@ -223,7 +245,7 @@ localparam [7:0]
     OP_SEND_LAST_IMM = 8'h03, OP_SEND_ONLY = 8'h04, OP_SEND_ONLY_IMM = 8'h05,
     OP_WRITE_FIRST = 8'h06, OP_WRITE_MIDDLE = 8'h07, OP_WRITE_LAST = 8'h08,
     OP_WRITE_LAST_IMM = 8'h09, OP_WRITE_ONLY = 8'h0A, OP_WRITE_ONLY_IMM = 8'h0B,
-    OP_ACK = 8'h11;
+    OP_READ_REQ = 8'h0C, OP_ACK = 8'h11;
 
 localparam [7:0] NAK_PSN = 8'h60, NAK_INV_REQ = 8'h61, NAK_REM_ACCESS = 8'h62, NAK_REM_OP = 8'h63,
     RNR_NAK = 8'h20;           // | the QP's min_rnr_timer
@@ -429,7 +451,8 @@ localparam [4:0]
     ST_GUARD = 5'd17,     // the write guard's answer, registered
     ST_MP_NEXT = 5'd18,   // after a deferred completion: is the QP's next one due?
     ST_TNAK_TOP = 5'd19,  // mp: the ACK timer found the point a hole: the highest PSN placed
-    ST_TNAK = 5'd20;      // ... and NAKs every hole below it
+    ST_TNAK = 5'd20,      // ... and NAKs every hole below it
+    ST_READ = 5'd21;      // a READ request checked: its job to read_reply
 
 reg [4:0] state_reg = ST_IDLE;
 
@@ -462,6 +485,11 @@ reg completes_reg = 1'b0;
 reg early_done_reg = 1'b0;
 reg [7:0] nak_reg = 8'd0;
 reg mp_defer_reg = 1'b0;       // mp: this WRITE_WITH_IMM's completion waits for the point
+reg rd_dup_reg = 1'b0;         // a duplicate READ request: executed again, the QP's state untouched
+// a READ's response packets, the PSNs it takes: from the RETH length and
+// the PMTU, in two steps off the packet's registers (used in ST_FINISH)
+reg [31:0] rd_len_m1_reg = 32'd0;
+reg [23:0] rd_npkts_reg = 24'd1;
 reg mp_pend_pass_reg = 1'b0;   // mp: completing a deferred WRITE_WITH_IMM (no packet, no slot)
 // the packet's PSN state, read once (ST_LOAD) and carried through registers
 // so no state is a per-QP read, a subtraction, a priority encoder and a
@@ -540,9 +568,15 @@ wire op_only = op_reg == OP_SEND_ONLY || op_reg == OP_SEND_ONLY_IMM
     || op_reg == OP_WRITE_ONLY || op_reg == OP_WRITE_ONLY_IMM;
 wire op_imm = op_reg == OP_SEND_LAST_IMM || op_reg == OP_SEND_ONLY_IMM
     || op_reg == OP_WRITE_LAST_IMM || op_reg == OP_WRITE_ONLY_IMM || op_reg == MP_OPCODE_WRITE_LAST_IMM;
+// a response to a READ or atomic (READ RESPONSE FIRST..ONLY, ATOMIC
+// ACKNOWLEDGE): bound for a requester, and rnic issues neither, so it
+// answers nothing of ours: dropped and counted (rx_drop_psn), never NAKed
+wire op_rd_resp = (op_reg >= 8'h0D && op_reg <= 8'h10) || op_reg == 8'h12;
+// an RDMA READ request (READ_EN builds; else an invalid request, rc_message)
+wire op_read = READ_EN != 0 && op_reg == OP_READ_REQ;
 // a RETH, or an mp data packet's MPETH (the same layout: address, key, length)
 wire op_has_reth = op_reg == OP_WRITE_FIRST || op_reg == OP_WRITE_ONLY || op_reg == OP_WRITE_ONLY_IMM
-    || op_mp_write;
+    || op_mp_write || op_read;
 // mp: MP WRITE LAST WITH IMMEDIATE's MCETH (the message length), from the AETH fields
 wire [31:0] mceth_len = {aeth_syn_reg, aeth_msn_reg};
 // a receive WQE is consumed by SEND (at its first packet) and WRITE_WITH_IMM (at its last)
@@ -849,7 +883,7 @@ wire [15:0] scan_ci = rqc_clr_scan ? 16'd0 : rqc_scan_q[RQC_CI_LSB +: RQC_CI_W];
 // the record: read at ctx_qpn (so it is qpn's in every state but ST_IDLE),
 // written back in ST_FINISH, in the cycle the FSM's write-back takes place
 wire fin_mp_go = !(ack_req_reg || mp_adv > 1 || mp_nak) || ack_slot_free;
-wire fin_rc_go = !ack_req_reg || ack_slot_free;
+wire fin_rc_go = !ack_req_reg || op_read || ack_slot_free;
 wire rec_wr = state_reg == ST_FINISH && !qp_stale && !fin_wait
     && (mp_pend_pass_reg || (ctx_mp ? fin_mp_go : fin_rc_go));
 // ... and in ST_TNAK, which writes the recovery span of its NAK alone
@@ -879,7 +913,7 @@ mp_deferred #(.NUM_QP(NUM_QP), .QN_W(QN_W), .MP_PEND(MP_PEND), .MP_WIMM(MP_WIMM)
     .imm(pend_imm),
     .len(pend_len)
 );
-assign eps_fsm_psn = ctx_mp ? mp_point_new : psn_reg + 24'd1;
+assign eps_fsm_psn = ctx_mp ? mp_point_new : psn_reg + (op_read ? rd_npkts_reg : 24'd1);
 assign rqc_we = rec_wr && (mp_pend_pass_reg || op_needs_rq);
 wire [RSP_W-1:0] rec_q;
 // loaded since the last write-back: no message, nothing placed
@@ -949,6 +983,25 @@ always @(posedge clk) begin
     msn_reg <= rd_msn;
     msn_p1_reg <= rd_msn + 24'd1;
 end
+// a READ's packets: 1 for zero length, else (len - 1) / PMTU + 1
+// (PMTU 256 << (ctx_pmtu - 1); at most 2^23 for 2^31 bytes)
+/* verilator lint_off UNUSEDSIGNAL */
+wire [31:0] rd_len_sh = rd_len_m1_reg >> (5'd7 + {2'd0, ctx_pmtu});   // (below 2^23)
+/* verilator lint_on UNUSEDSIGNAL */
+always @(posedge clk) begin
+    rd_len_m1_reg <= reth_len_reg - 32'd1;
+    rd_npkts_reg <= reth_len_reg == 32'd0 ? 24'd1 : rd_len_sh[23:0] + 24'd1;
+end
+assign m_rr_psn = psn_reg;
+assign m_rr_msn = rd_dup_reg ? msn_reg : msn_p1_reg;
+assign m_rr_bus = mr_bus_reg;
+assign m_rr_len = reth_len_reg;
+assign m_rr_pmtu_log = 4'd7 + {1'b0, ctx_pmtu};
+assign m_rr_dmac = ctx_dmac;
+assign m_rr_dip = ctx_dip;
+assign m_rr_udp_sport = ctx_udp_sport;
+assign m_rr_dest_qp = ctx_dest_qpn;
+assign m_rr_valid = state_reg == ST_READ && !qp_stale;
 wire [63:0] rd_wrid = SEND_EN != 0 ? rec_rd[RSP_WRID_LSB +: RSP_WRID_W] : 64'd0;
 wire [31:0] rd_key = RC_EN != 0 ? rec_rd[RSP_KEY_LSB +: RSP_KEY_W] : 32'd0;
 wire [63:0] rd_cursor = RC_EN != 0 ? rec_rd[RSP_CURSOR_LSB +: RSP_CURSOR_W] : 64'd0;
@@ -968,6 +1021,7 @@ generate
             .msg(rd_msg),
             .op_is_write(op_is_write),
             .op_is_send(op_is_send),
+            .op_is_read(op_read),
             .op_first(op_first),
             .op_middle(op_middle),
             .op_last(op_last),
@@ -977,7 +1031,7 @@ generate
             .pmtu_bytes(pmtu_bytes),
             .reth_len(reth_len_reg),
             .remain(rd_remain),
-            .access_ok((mr_ok_reg && ctx_remote_write) || cfg_no_mr_check),
+            .access_ok((mr_ok_reg && (op_read ? ctx_remote_read : ctx_remote_write)) || cfg_no_mr_check),
             .inv_req(rc_inv_req),
             .rem_access(rc_rem_access),
             .msg_set(rc_msg_set),
@@ -1016,7 +1070,7 @@ always @* begin
         rec_in[RSP_SPAN_LSB +: RSP_SPAN_W] = mp_span_next;
         rec_in[RSP_MSN_LSB +: RSP_MSN_W] = completes_reg ? msn_p1_reg : msn_reg;
     end else begin
-        rec_in[RSP_MSN_LSB +: RSP_MSN_W] = op_last || op_only ? msn_p1_reg : msn_reg;
+        rec_in[RSP_MSN_LSB +: RSP_MSN_W] = op_last || op_only || op_read ? msn_p1_reg : msn_reg;
         rec_in[RSP_KEY_LSB +: RSP_KEY_W] = key_reg;
         rec_in[RSP_CURSOR_LSB +: RSP_CURSOR_W] = cursor_reg + {51'd0, plen_reg};
         rec_in[RSP_REMAIN_LSB +: RSP_REMAIN_W] = remain_reg - {19'd0, plen_reg};
@@ -1052,7 +1106,8 @@ assign mr_key = op_has_reth ? reth_rkey_reg : rq_lkey;
 assign mr_va = op_has_reth ? reth_va_reg : rq_va;
 assign mr_len = op_has_reth ? (ctx_mp ? {19'd0, plen_reg} : reth_len_reg) : rq_len;
 assign mr_pd = ctx_pd;
-assign mr_access = op_has_reth ? 4'b0010 : 4'b0001;
+// (ibv_access_flags: LOCAL_WRITE 1, REMOTE_WRITE 2, REMOTE_READ 4)
+assign mr_access = op_read ? 4'b0100 : op_has_reth ? 4'b0010 : 4'b0001;
 
 assign m_rd_desc_pcie_addr = ctx_rq_base
     + ({48'd0, rqci_reg & ((16'd1 << ctx_rq_log) - 16'd1)} << $clog2(RECV_WQE_BYTES));
@@ -1268,6 +1323,7 @@ always @(posedge clk) begin
             completes_reg <= 1'b0;
             early_done_reg <= 1'b0;
             nak_reg <= 8'd0;
+            rd_dup_reg <= 1'b0;
             if (!qp_ok || qp_stale_reg) begin
                 stat_drop_qp_reg <= 1'b1;
                 state_reg <= ST_DROP;
@@ -1277,6 +1333,9 @@ always @(posedge clk) begin
                 state_reg <= ST_DROP;
             end else if (op_ack) begin
                 state_reg <= ST_DROP;        // handed to the requester this cycle
+            end else if (op_rd_resp) begin
+                stat_drop_psn_reg <= 1'b1;   // a response to a request never sent
+                state_reg <= ST_DROP;
             end else if (op_probe) begin
                 // answered on its own path, if the ACK slot is free (a
                 // waiting ACK is not replaced: the requester probes again)
@@ -1305,6 +1364,11 @@ always @(posedge clk) begin
                     state_reg <= ST_MR;
                 end
             end else if (psn_diff == 24'd0) begin
+                state_reg <= ST_MR;
+            end else if (psn_diff[23] && op_read) begin
+                // a duplicate READ: the requester lost responses and asks
+                // again from this PSN; answered again, as the IB spec asks
+                rd_dup_reg <= 1'b1;
                 state_reg <= ST_MR;
             end else if (psn_diff[23]) begin
                 // duplicate: never executed again; ACK what we have
@@ -1378,6 +1442,11 @@ always @(posedge clk) begin
                     completes_reg <= op_imm;
                     state_reg <= ST_RQ_FETCH;
                 end
+            end else if (rd_dup_reg) begin
+                // (outside the message rules: it repeats an executed request)
+                if (reth_len_reg != 32'd0 && !(mr_ok_reg && ctx_remote_read) && !cfg_no_mr_check) begin
+                    nak_reg <= NAK_REM_ACCESS;
+                end
             end else if (rc_inv_req) begin
                 nak_reg <= NAK_INV_REQ;            // opcode sequence, lengths (rc_message)
             end else if (rc_rem_access) begin
@@ -1429,6 +1498,8 @@ always @(posedge clk) begin
             // (mp: the window registers the point's move)
             if (nak_reg != 8'd0) begin
                 state_reg <= ST_DROP;
+            end else if (op_read) begin
+                state_reg <= ST_READ;
             end else if (!op_needs_rq) begin
                 state_reg <= cfg_early_cqe && completes_reg ? ST_EARLY_CQE : ST_GUARD;
             end else if (rq_fetch_empty) begin
@@ -1436,6 +1507,15 @@ always @(posedge clk) begin
                 state_reg <= ST_DROP;
             end else if (m_rd_desc_ready) begin
                 state_reg <= ST_RQ_WAIT;
+            end
+        end
+        ST_READ: begin
+            // the responses carry the data and acknowledge the request:
+            // no ACK (ST_FINISH); a QP reloaded meanwhile answers nothing
+            if (qp_stale || m_rr_ready) begin
+                drop_free_reg <= 1'b1;
+                drop_free_slot_reg <= slot_reg;
+                state_reg <= rd_dup_reg ? ST_IDLE : ST_FINISH;
             end
         end
         ST_RQ_WAIT: begin
@@ -1575,7 +1655,10 @@ always @(posedge clk) begin
                 // the record (rec_in): the message's cursor, lengths, key, wrid, MSN
                 // (the ring's index: rqc_we)
                 // (the message moves on: rc_message's done)
-                if (ack_req_reg) begin
+                if (op_read) begin
+                    // (its last response acknowledges it and all before it)
+                    ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b0;
+                end else if (ack_req_reg) begin
                     queue_ack(psn_reg, ACK_SYNDROME, (op_last || op_only) ? msn_p1_reg : msn_reg);
                     ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b0;
                 end else if (!qp_ao) begin

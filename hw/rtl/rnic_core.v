@@ -20,6 +20,7 @@ module rnic_core #(
     parameter MP_W = 64,             // mp transport: receive window (bitmap bits per QP): 32, 64, 128
     parameter SEND_EN = 1,           // verb set: 1 = SEND/RECV carried, 0 = RDMA WRITE(+IMM) only
     parameter RC_EN = 1,             // transports: 1 = rc and mp, 0 = mp only (needs SEND_EN = 0)
+    parameter READ_EN = 0,           // 1 = RDMA READ requests served (responder side; needs RC_EN = 1)
     // shared pools (0: sized from NUM_Q, see pool_size; at most NUM_Q are used)
     parameter OST_RINGS = 0,         // outstanding-WQE rings
     parameter MP_PEND = 0,           // mp deferred WRITE_WITH_IMM completions
@@ -111,10 +112,15 @@ localparam CHUNK_LOG = 12;
 //   0x00000 staging RAM (RAM_BYTES): copy slots, then the control area
 //   0x08000 TX RAM: NUM_TX_SLOTS packet payloads of 4 KiB (read engine -> roce_tx)
 //   0x10000 RX RAM: received frames (roce_rx -> write engine)
+//   0x18000 reply RAM (READ_EN): RR_SLOTS READ response payloads of 4 KiB
+//           (read engine -> roce_tx)
 localparam RAM_ADDR_W = 17;
 localparam STG_ADDR_W = $clog2(RAM_BYTES);
 localparam TXR_ADDR_W = 15;
 localparam RXR_ADDR_W = 15;
+localparam RR_SLOTS = 4;
+localparam RRR_ADDR_W = 14;                 // RR_SLOTS x 4 KiB
+localparam TXP_ADDR_W = TXR_ADDR_W + (READ_EN != 0 ? 1 : 0);   // roce_tx's RAM space
 localparam NUM_TX_SLOTS = 8;
 localparam RX_SLOTS = 4;
 localparam RX_SLOT_LOG = 13;
@@ -127,9 +133,10 @@ localparam [RAM_ADDR_W-1:0] RQWQE_RAM = CTRL + 17'h40;
 localparam [RAM_ADDR_W-1:0] CQE_RAM = CTRL + 17'h100;
 localparam [RAM_ADDR_W-1:0] TX_RAM_BASE = 17'h08000;
 localparam [RAM_ADDR_W-1:0] RX_RAM_BASE = 17'h10000;
+localparam [RAM_ADDR_W-1:0] RR_RAM_BASE = 17'h18000;
 
 // descriptor ids tell the engines' clients apart (statuses come back in order)
-localparam [ID_W-1:0] ID_EXEC = 8'h00, ID_RESP = 8'h40, ID_CQE = 8'h80;
+localparam [ID_W-1:0] ID_EXEC = 8'h00, ID_RESP = 8'h40, ID_CQE = 8'h80, ID_RRSP = 8'hC0;
 
 // local DMA copy, RDMA_WRITE(+IMM), and SEND(+IMM) when the build carries it
 localparam [31:0] VERBS = SEND_EN != 0 ? 32'h0000_001F : 32'h0000_0007;
@@ -155,8 +162,9 @@ localparam MP_WIMM_Q = MP_WIMM_A < MP_PEND_Q ? MP_WIMM_A : MP_PEND_Q;
 // Entries of the MR table (mr_table, 1..256: a key's index is bits 15:8);
 // the ID block reports it (id.mrs) and the host refuses keys beyond it.
 localparam NUM_MR_Q = 64;
-// MSI, CQE RO switch, early-CQE switch, bypass switch, flush mode, mp, rc
-localparam [31:0] CAPS = RC_EN != 0 ? 32'h0000_007F : 32'h0000_003F;
+// MSI, CQE RO switch, early-CQE switch, bypass switch, flush mode, mp, rc,
+// READ served
+localparam [31:0] CAPS = (RC_EN != 0 ? 32'h0000_007F : 32'h0000_003F) | (READ_EN != 0 ? 32'h0000_0080 : 32'h0);
 
 initial begin
     if (DATA_W != 64 && DATA_W != 128 && DATA_W != 256 && DATA_W != 512) begin
@@ -181,6 +189,10 @@ initial begin
     end
     if (RC_EN == 0 && SEND_EN != 0) begin
         $error("rnic_core: SEND/RECV needs the rc transport (SEND_EN = 1 with RC_EN = 0)");
+        $finish;
+    end
+    if ((READ_EN != 0 && READ_EN != 1) || (READ_EN != 0 && RC_EN == 0)) begin
+        $error("rnic_core: READ_EN must be 0 or 1, and READ needs the rc transport");
         $finish;
     end
     if (SEND_EN != 0 && SEND_EN != 1) begin
@@ -218,6 +230,7 @@ wire [15:0] reg_qp_sel;
 wire [2:0] reg_qp_state;
 wire [2:0] reg_qp_pmtu;
 wire reg_qp_remote_write;
+wire reg_qp_remote_read;
 wire [2:0] reg_qp_spray_log;
 wire reg_qp_mp;
 wire [2:0] reg_qp_mp_wshift;
@@ -294,7 +307,12 @@ wire [ID_W-1:0] cw_rd_id;
 wire cw_rd_valid, cw_rd_ready;
 wire [ID_W-1:0] rd_status_id;
 wire [3:0] rd_status_error;
-wire ex_rd_status, rs_rd_status, cw_rd_status;
+wire [63:0] rr_rd_pcie_addr;
+wire [RAM_ADDR_W-1:0] rr_rd_ram_addr;
+wire [LEN_W-1:0] rr_rd_len;
+wire [ID_W-1:0] rr_rd_id;
+wire rr_rd_valid, rr_rd_ready;
+wire ex_rd_status, rs_rd_status, cw_rd_status, rr_rd_status;
 
 // write descriptors: received payload, then CQEs, then copy chunks
 wire [63:0] ex_wr_pcie_addr;
@@ -329,7 +347,7 @@ wire [RAM_ADDR_W-SEG_W-1:0] cw_ram_wr_addr;
 wire [DATA_W-1:0] cw_ram_wr_data;
 wire [DATA_W/8-1:0] cw_ram_wr_strb;
 wire cw_ram_wr_en, cw_ram_wr_ready;
-wire [TXR_ADDR_W-SEG_W-1:0] txr_rd_addr;
+wire [TXP_ADDR_W-SEG_W-1:0] txr_rd_addr;
 wire txr_rd_en;
 wire [DATA_W-1:0] txr_rd_data;
 wire [RXR_ADDR_W-SEG_W-1:0] rxr_wr_addr;
@@ -343,12 +361,15 @@ rnic_dma #(
     .RAM_ADDR_W(RAM_ADDR_W),
     .STG_ADDR_W(STG_ADDR_W),
     .TXR_ADDR_W(TXR_ADDR_W),
+    .READ_EN(READ_EN),
+    .RRR_ADDR_W(RRR_ADDR_W),
     .RXR_ADDR_W(RXR_ADDR_W),
     .LEN_W(LEN_W),
     .ID_W(ID_W),
     .ID_EXEC(ID_EXEC),
     .ID_RESP(ID_RESP),
-    .ID_CQE(ID_CQE)
+    .ID_CQE(ID_CQE),
+    .ID_RRSP(ID_RRSP)
 ) dma_inst (
     .clk(clk),
     .rst(rst),
@@ -387,11 +408,18 @@ rnic_dma #(
     .s_cw_rd_id(cw_rd_id),
     .s_cw_rd_valid(cw_rd_valid),
     .s_cw_rd_ready(cw_rd_ready),
+    .s_rr_rd_pcie_addr(rr_rd_pcie_addr),
+    .s_rr_rd_ram_addr(rr_rd_ram_addr),
+    .s_rr_rd_len(rr_rd_len),
+    .s_rr_rd_id(rr_rd_id),
+    .s_rr_rd_valid(rr_rd_valid),
+    .s_rr_rd_ready(rr_rd_ready),
     .rd_status_id(rd_status_id),
     .rd_status_error(rd_status_error),
     .ex_rd_status(ex_rd_status),
     .rs_rd_status(rs_rd_status),
     .cw_rd_status(cw_rd_status),
+    .rr_rd_status(rr_rd_status),
     .s_ex_wr_pcie_addr(ex_wr_pcie_addr),
     .s_ex_wr_ram_addr(ex_wr_ram_addr),
     .s_ex_wr_len(ex_wr_len),
@@ -460,6 +488,20 @@ wire [12:0] ex_pkt_payload_len;
 wire ex_pkt_valid;
 wire ex_pkt_ready;
 wire ex_pkt_done;
+// READ responses from read_reply (READ_EN)
+wire [47:0] rr_pkt_dmac;
+wire [31:0] rr_pkt_dip;
+wire [15:0] rr_pkt_udp_sport;
+wire [7:0] rr_pkt_opcode;
+wire [23:0] rr_pkt_dest_qp;
+wire [23:0] rr_pkt_psn;
+wire [7:0] rr_pkt_syndrome;
+wire [23:0] rr_pkt_msn;
+wire [RAM_ADDR_W-1:0] rr_pkt_payload_addr;
+wire [12:0] rr_pkt_payload_len;
+wire rr_pkt_valid;
+wire rr_pkt_ready;
+wire rr_pkt_done;
 wire [47:0] rx_pkt_smac;
 wire [31:0] rx_pkt_sip;
 wire [31:0] rx_pkt_dip;
@@ -505,11 +547,13 @@ rnic_port #(
     .DATA_W(DATA_W),
     .RAM_ADDR_W(RAM_ADDR_W),
     .TXR_ADDR_W(TXR_ADDR_W),
+    .READ_EN(READ_EN),
     .RXR_ADDR_W(RXR_ADDR_W),
     .TX_RAM_BASE(TX_RAM_BASE),
     .RX_SLOTS(RX_SLOTS),
     .RX_SLOT_LOG(RX_SLOT_LOG),
-    .RX_SLOT_W(RX_SLOT_W)
+    .RX_SLOT_W(RX_SLOT_W),
+    .RR_RAM_BASE(RR_RAM_BASE)
 ) port_inst (
     .clk(clk),
     .rst(rst),
@@ -550,6 +594,19 @@ rnic_port #(
     .s_ex_pkt_valid(ex_pkt_valid),
     .s_ex_pkt_ready(ex_pkt_ready),
     .ex_pkt_done(ex_pkt_done),
+    .s_rr_pkt_dmac(rr_pkt_dmac),
+    .s_rr_pkt_dip(rr_pkt_dip),
+    .s_rr_pkt_udp_sport(rr_pkt_udp_sport),
+    .s_rr_pkt_opcode(rr_pkt_opcode),
+    .s_rr_pkt_dest_qp(rr_pkt_dest_qp),
+    .s_rr_pkt_psn(rr_pkt_psn),
+    .s_rr_pkt_syndrome(rr_pkt_syndrome),
+    .s_rr_pkt_msn(rr_pkt_msn),
+    .s_rr_pkt_payload_addr(rr_pkt_payload_addr),
+    .s_rr_pkt_payload_len(rr_pkt_payload_len),
+    .s_rr_pkt_valid(rr_pkt_valid),
+    .s_rr_pkt_ready(rr_pkt_ready),
+    .rr_pkt_done(rr_pkt_done),
     .s_ack_dmac(ack_dmac),
     .s_ack_dip(ack_dip),
     .s_ack_udp_sport(ack_udp_sport),
@@ -636,6 +693,9 @@ rnic_transport #(
     .MP_W(MP_W),
     .SEND_EN(SEND_EN),
     .RC_EN(RC_EN),
+    .READ_EN(READ_EN),
+    .RR_RAM_BASE(RR_RAM_BASE),
+    .RR_SLOTS(RR_SLOTS),
     .OST_RINGS(OST_RINGS_Q),
     .MP_PEND(MP_PEND_Q),
     .MP_WIMM(MP_WIMM_Q),
@@ -656,7 +716,8 @@ rnic_transport #(
     .RX_RAM_BASE(RX_RAM_BASE),
     .ID_EXEC(ID_EXEC),
     .ID_RESP(ID_RESP),
-    .ID_CQE(ID_CQE)
+    .ID_CQE(ID_CQE),
+    .ID_RRSP(ID_RRSP)
 ) transport_inst (
     .clk(clk),
     .rst(rst),
@@ -687,6 +748,7 @@ rnic_transport #(
     .reg_qp_state(reg_qp_state),
     .reg_qp_pmtu(reg_qp_pmtu),
     .reg_qp_remote_write(reg_qp_remote_write),
+    .reg_qp_remote_read(reg_qp_remote_read),
     .reg_qp_spray_log(reg_qp_spray_log),
     .reg_qp_mp(reg_qp_mp),
     .reg_qp_mp_wshift(reg_qp_mp_wshift),
@@ -782,11 +844,18 @@ rnic_transport #(
     .m_cw_rd_id(cw_rd_id),
     .m_cw_rd_valid(cw_rd_valid),
     .m_cw_rd_ready(cw_rd_ready),
+    .m_rr_rd_pcie_addr(rr_rd_pcie_addr),
+    .m_rr_rd_ram_addr(rr_rd_ram_addr),
+    .m_rr_rd_len(rr_rd_len),
+    .m_rr_rd_id(rr_rd_id),
+    .m_rr_rd_valid(rr_rd_valid),
+    .m_rr_rd_ready(rr_rd_ready),
     .rd_status_id(rd_status_id),
     .rd_status_error(rd_status_error),
     .ex_rd_status(ex_rd_status),
     .rs_rd_status(rs_rd_status),
     .cw_rd_status(cw_rd_status),
+    .rr_rd_status(rr_rd_status),
     .m_ex_wr_pcie_addr(ex_wr_pcie_addr),
     .m_ex_wr_ram_addr(ex_wr_ram_addr),
     .m_ex_wr_len(ex_wr_len),
@@ -842,6 +911,19 @@ rnic_transport #(
     .m_ex_pkt_valid(ex_pkt_valid),
     .m_ex_pkt_ready(ex_pkt_ready),
     .ex_pkt_done(ex_pkt_done),
+    .m_rr_pkt_dmac(rr_pkt_dmac),
+    .m_rr_pkt_dip(rr_pkt_dip),
+    .m_rr_pkt_udp_sport(rr_pkt_udp_sport),
+    .m_rr_pkt_opcode(rr_pkt_opcode),
+    .m_rr_pkt_dest_qp(rr_pkt_dest_qp),
+    .m_rr_pkt_psn(rr_pkt_psn),
+    .m_rr_pkt_syndrome(rr_pkt_syndrome),
+    .m_rr_pkt_msn(rr_pkt_msn),
+    .m_rr_pkt_payload_addr(rr_pkt_payload_addr),
+    .m_rr_pkt_payload_len(rr_pkt_payload_len),
+    .m_rr_pkt_valid(rr_pkt_valid),
+    .m_rr_pkt_ready(rr_pkt_ready),
+    .rr_pkt_done(rr_pkt_done),
     .m_ack_dmac(ack_dmac),
     .m_ack_dip(ack_dip),
     .m_ack_udp_sport(ack_udp_sport),
@@ -944,6 +1026,7 @@ rnic_control #(
     .reg_qp_state(reg_qp_state),
     .reg_qp_pmtu(reg_qp_pmtu),
     .reg_qp_remote_write(reg_qp_remote_write),
+    .reg_qp_remote_read(reg_qp_remote_read),
     .reg_qp_spray_log(reg_qp_spray_log),
     .reg_qp_mp(reg_qp_mp),
     .reg_qp_mp_wshift(reg_qp_mp_wshift),

@@ -1,20 +1,25 @@
 // rnic DMA subsystem: the PCIe read and write engines, the three on-chip
 // RAMs they move data through, and the multiplexers in front of the
-// engines. Its clients are the executor (ex), the responder (rs) and the
-// CQE writer (cw); each offers read and write descriptors and gets its
-// statuses back by the client bits [7:6] of the descriptor id (the engines
-// return statuses in order, so no other bookkeeping is needed).
+// engines. Its clients are the executor (ex), the responder (rs), the
+// CQE writer (cw) and, in READ_EN builds, the READ responses (rr, reads
+// only); each offers descriptors and gets its statuses back by the client
+// bits [7:6] of the descriptor id (the engines return statuses in order, so
+// no other bookkeeping is needed).
 //
 // One 128 KiB byte address space of RAMs (RAM_ADDR_W = 17; bits [16:15]
 // pick the region):
 //   0x00000 staging RAM (2^STG_ADDR_W bytes): copy slots, CQE slots, WQEs
 //   0x08000 TX RAM: packet payloads, read engine -> roce_tx
 //   0x10000 RX RAM: received frames, roce_rx -> write engine
+//   0x18000 reply RAM (READ_EN: 2^RRR_ADDR_W bytes): READ responses'
+//           payload, read engine -> roce_tx, which reads it as the upper
+//           half of its TX RAM space (one address bit more)
 //
 // Priorities (fixed, axis_arb_mux: a choice holds from the first beat
 // offered until its last beat is taken):
-//   - read descriptors: CQE flush reads, then receive-WQE fetches, then the
-//     executor (WQE fetches and payload reads);
+//   - read descriptors: CQE flush reads, then receive-WQE fetches, then
+//     READ responses' payload, then the executor (WQE fetches and payload
+//     reads);
 //   - write descriptors: received payload, then CQEs, then copy chunks;
 //     payload is written with relaxed ordering, a CQE as cw says (RO=0
 //     unless the cqe_ro debug switch is set), so a CQE cannot pass the
@@ -32,6 +37,8 @@ module rnic_dma #(
     parameter STG_ADDR_W = 15,       // staging RAM bytes, log2
     parameter TXR_ADDR_W = 15,       // TX RAM bytes, log2
     parameter RXR_ADDR_W = 15,       // RX RAM bytes, log2
+    parameter READ_EN = 0,           // 1: the reply RAM and the rr read client
+    parameter RRR_ADDR_W = 14,       // reply RAM bytes, log2 (READ_EN)
     parameter LEN_W = 17,
     parameter ID_W = 8,
     // read engine tags (up to 2**RD_TAG_W reads outstanding) and write
@@ -42,7 +49,10 @@ module rnic_dma #(
     parameter [ID_W-1:0] ID_EXEC = 8'h00,
     parameter [ID_W-1:0] ID_RESP = 8'h40,
     parameter [ID_W-1:0] ID_CQE = 8'h80,
-    parameter SEG_W = $clog2(DATA_W / 8)
+    parameter [ID_W-1:0] ID_RRSP = 8'hC0,
+    parameter SEG_W = $clog2(DATA_W / 8),
+    // roce_tx's RAM space: the TX RAM, and the reply RAM above it
+    parameter TXP_ADDR_W = TXR_ADDR_W + (READ_EN != 0 ? 1 : 0)
 ) (
     input  wire                         clk,
     input  wire                         rst,
@@ -86,12 +96,20 @@ module rnic_dma #(
     input  wire [ID_W-1:0]              s_cw_rd_id,
     input  wire                         s_cw_rd_valid,
     output wire                         s_cw_rd_ready,
+    // READ responses' payload reads (READ_EN; valid tied low otherwise)
+    input  wire [63:0]                  s_rr_rd_pcie_addr,
+    input  wire [RAM_ADDR_W-1:0]        s_rr_rd_ram_addr,
+    input  wire [LEN_W-1:0]             s_rr_rd_len,
+    input  wire [ID_W-1:0]              s_rr_rd_id,
+    input  wire                         s_rr_rd_valid,
+    output wire                         s_rr_rd_ready,
     // read statuses: id and error shared, valid per client
     output wire [ID_W-1:0]              rd_status_id,
     output wire [3:0]                   rd_status_error,
     output wire                         ex_rd_status,
     output wire                         rs_rd_status,
     output wire                         cw_rd_status,
+    output wire                         rr_rd_status,
 
     // write descriptors (RAM -> host)
     input  wire [63:0]                  s_ex_wr_pcie_addr,
@@ -140,8 +158,8 @@ module rnic_dma #(
     input  wire                         s_cw_ram_wr_en,
     output wire                         s_cw_ram_wr_ready,
 
-    // TX RAM read port (roce_tx)
-    input  wire [TXR_ADDR_W-SEG_W-1:0]  s_txr_rd_addr,
+    // TX RAM read port (roce_tx; READ_EN: the reply RAM above the TX RAM)
+    input  wire [TXP_ADDR_W-SEG_W-1:0]  s_txr_rd_addr,
     input  wire                         s_txr_rd_en,
     output wire [DATA_W-1:0]            s_txr_rd_data,
 
@@ -161,7 +179,8 @@ initial begin
         $error("rnic_dma: RAM_ADDR_W must be 17 (three 32 KiB regions, picked by bits [16:15])");
         $finish;
     end
-    if (STG_ADDR_W > 15 || TXR_ADDR_W > 15 || RXR_ADDR_W > 15) begin
+    if (STG_ADDR_W > 15 || TXR_ADDR_W > 15 || RXR_ADDR_W > 15
+            || (READ_EN != 0 && RRR_ADDR_W >= TXR_ADDR_W)) begin
         $error("rnic_dma: each RAM must fit its 32 KiB region");
         $finish;
     end
@@ -170,7 +189,8 @@ initial begin
         $finish;
     end
     if (ID_W < 2 || ID_EXEC[ID_W-1 -: 2] == ID_RESP[ID_W-1 -: 2] || ID_EXEC[ID_W-1 -: 2] == ID_CQE[ID_W-1 -: 2]
-            || ID_RESP[ID_W-1 -: 2] == ID_CQE[ID_W-1 -: 2]) begin
+            || ID_RESP[ID_W-1 -: 2] == ID_CQE[ID_W-1 -: 2] || ID_RRSP[ID_W-1 -: 2] == ID_EXEC[ID_W-1 -: 2]
+            || ID_RRSP[ID_W-1 -: 2] == ID_RESP[ID_W-1 -: 2] || ID_RRSP[ID_W-1 -: 2] == ID_CQE[ID_W-1 -: 2]) begin
         $error("rnic_dma: the client tags must differ in the top two id bits");
         $finish;
     end
@@ -292,19 +312,20 @@ wire rd_arb_last;                     // descriptors are one beat
 wire [1:0] rd_arb_sel;                // statuses are routed by id
 /* verilator lint_on UNUSEDSIGNAL */
 
-// port 0 first: CQE flush reads, receive WQEs, the executor
+// port 0 first: CQE flush reads, receive WQEs, READ responses, the executor
 axis_arb_mux #(
-    .PORTS(3),
+    .PORTS(4),
     .WIDTH(64 + RAM_ADDR_W + LEN_W + ID_W)
 ) rd_arb_inst (
     .clk(clk),
     .rst(rst),
     .s_data({s_ex_rd_pcie_addr, s_ex_rd_ram_addr, s_ex_rd_len, s_ex_rd_id,
+             s_rr_rd_pcie_addr, s_rr_rd_ram_addr, s_rr_rd_len, s_rr_rd_id,
              s_rs_rd_pcie_addr, s_rs_rd_ram_addr, s_rs_rd_len, s_rs_rd_id,
              s_cw_rd_pcie_addr, {RAM_ADDR_W{1'b0}}, s_cw_rd_len, s_cw_rd_id}),
-    .s_valid({s_ex_rd_valid, s_rs_rd_valid, s_cw_rd_valid}),
-    .s_last(3'b111),
-    .s_ready({s_ex_rd_ready, s_rs_rd_ready, s_cw_rd_ready}),
+    .s_valid({s_ex_rd_valid, s_rr_rd_valid && READ_EN != 0, s_rs_rd_valid, s_cw_rd_valid}),
+    .s_last(4'b1111),
+    .s_ready({s_ex_rd_ready, s_rr_rd_ready, s_rs_rd_ready, s_cw_rd_ready}),
     .m_data({rd_desc_pcie_addr, rd_desc_ram_addr, rd_desc_len, rd_desc_id}),
     .m_valid(rd_desc_valid),
     .m_last(rd_arb_last),
@@ -314,6 +335,7 @@ axis_arb_mux #(
 assign ex_rd_status = rd_status_valid && rd_status_id[ID_W-1 -: 2] == ID_EXEC[ID_W-1 -: 2];
 assign rs_rd_status = rd_status_valid && rd_status_id[ID_W-1 -: 2] == ID_RESP[ID_W-1 -: 2];
 assign cw_rd_status = rd_status_valid && rd_status_id[ID_W-1 -: 2] == ID_CQE[ID_W-1 -: 2];
+assign rr_rd_status = rd_status_valid && rd_status_id[ID_W-1 -: 2] == ID_RRSP[ID_W-1 -: 2];
 
 // ---------------------------------------------------------------- write descriptors
 /* verilator lint_off UNUSEDSIGNAL */
@@ -414,6 +436,7 @@ dma_ram #(
     .rd_data(stg_rd_data)
 );
 
+wire [DATA_W-1:0] txr_rd_data;
 dma_ram #(
     .DATA_W(DATA_W),
     .ADDR_W(TXR_ADDR_W - SEG_W)
@@ -423,10 +446,45 @@ dma_ram #(
     .wr_data(rd_ram_wr_data),
     .wr_strb(rd_ram_wr_strb),
     .wr_en(rd_ram_wr_en && rd_wr_rgn == 2'd1),
-    .rd_addr(s_txr_rd_addr),
-    .rd_en(s_txr_rd_en),
-    .rd_data(s_txr_rd_data)
+    .rd_addr(s_txr_rd_addr[TXR_ADDR_W-SEG_W-1:0]),
+    .rd_en(s_txr_rd_en && (READ_EN == 0 || !s_txr_rd_addr[TXP_ADDR_W-SEG_W-1])),
+    .rd_data(txr_rd_data)
 );
+
+generate
+    if (READ_EN != 0) begin : g_reply_ram
+        wire [DATA_W-1:0] rrr_rd_data;
+        reg rrr_sel_reg = 1'b0;
+        always @(posedge clk) begin
+            if (s_txr_rd_en) begin
+                rrr_sel_reg <= s_txr_rd_addr[TXP_ADDR_W-SEG_W-1];
+            end
+        end
+        dma_ram #(
+            .DATA_W(DATA_W),
+            .ADDR_W(RRR_ADDR_W - SEG_W)
+        ) rr_ram_inst (
+            .clk(clk),
+            .wr_addr(rd_ram_wr_addr[RRR_ADDR_W-SEG_W-1:0]),
+            .wr_data(rd_ram_wr_data),
+            .wr_strb(rd_ram_wr_strb),
+            .wr_en(rd_ram_wr_en && rd_wr_rgn == 2'd3),
+            .rd_addr(s_txr_rd_addr[RRR_ADDR_W-SEG_W-1:0]),
+            .rd_en(s_txr_rd_en && s_txr_rd_addr[TXP_ADDR_W-SEG_W-1]),
+            .rd_data(rrr_rd_data)
+        );
+        assign s_txr_rd_data = rrr_sel_reg ? rrr_rd_data : txr_rd_data;
+        /* verilator lint_off UNUSEDSIGNAL */
+        wire [TXP_ADDR_W-RRR_ADDR_W-2:0] rrr_addr_unused = s_txr_rd_addr[TXP_ADDR_W-SEG_W-2:RRR_ADDR_W-SEG_W];
+        /* verilator lint_on UNUSEDSIGNAL */
+    end else begin : g_no_reply_ram
+        assign s_txr_rd_data = txr_rd_data;
+        /* verilator lint_off UNUSEDSIGNAL */
+        wire [RAM_ADDR_W+LEN_W+ID_W+64:0] rr_unused = {s_rr_rd_pcie_addr, s_rr_rd_ram_addr, s_rr_rd_len,
+            s_rr_rd_id, s_rr_rd_valid};
+        /* verilator lint_on UNUSEDSIGNAL */
+    end
+endgenerate
 
 dma_ram #(
     .DATA_W(DATA_W),

@@ -6,11 +6,13 @@
 // port_loopback_faults sits between both and the MAC (on-chip loopback,
 // seeded drops and reordering, for tests without a wire).
 //
-// The TX arbiter gives ACKs priority over requests (axis_arb_mux, fixed
-// priority: an ACK waits for a request descriptor already offered, never
-// the other way round mid-transfer). roce_tx reports each packet done in
-// order, so a small FIFO remembers whose packet it was: only the
-// executor's packets free a TX RAM slot (ex_pkt_done).
+// The TX arbiter gives ACKs priority over READ responses, and both over
+// requests (axis_arb_mux, fixed priority: an ACK waits for a descriptor
+// already offered, never the other way round mid-transfer). roce_tx
+// reports each packet done in order, so a small FIFO remembers whose
+// packet it was: the executor's packets free a TX RAM slot (ex_pkt_done),
+// the READ responses a reply slot (rr_pkt_done). In READ_EN builds roce_tx
+// reads a RAM space twice the TX RAM's: the reply RAM is its upper half.
 
 `resetall
 `timescale 1ns / 1ps
@@ -25,7 +27,10 @@ module rnic_port #(
     parameter RX_SLOTS = 4,                    // RX RAM frame slots
     parameter RX_SLOT_LOG = 13,                // bytes per slot, log2
     parameter RX_SLOT_W = 2,
-    parameter SEG_W = $clog2(DATA_W / 8)
+    parameter READ_EN = 0,                     // 1: READ responses (s_rr_pkt_*)
+    parameter [RAM_ADDR_W-1:0] RR_RAM_BASE = 17'h18000,   // the reply RAM (READ_EN)
+    parameter SEG_W = $clog2(DATA_W / 8),
+    parameter TXP_ADDR_W = TXR_ADDR_W + (READ_EN != 0 ? 1 : 0)
 ) (
     input  wire                         clk,
     input  wire                         rst,
@@ -85,6 +90,21 @@ module rnic_port #(
     input  wire                         s_ack_valid,
     output wire                         s_ack_ready,
 
+    // READ responses (and their NAKs), payload in the reply RAM
+    input  wire [47:0]                  s_rr_pkt_dmac,
+    input  wire [31:0]                  s_rr_pkt_dip,
+    input  wire [15:0]                  s_rr_pkt_udp_sport,
+    input  wire [7:0]                   s_rr_pkt_opcode,
+    input  wire [23:0]                  s_rr_pkt_dest_qp,
+    input  wire [23:0]                  s_rr_pkt_psn,
+    input  wire [7:0]                   s_rr_pkt_syndrome,
+    input  wire [23:0]                  s_rr_pkt_msn,
+    input  wire [RAM_ADDR_W-1:0]        s_rr_pkt_payload_addr,
+    input  wire [12:0]                  s_rr_pkt_payload_len,
+    input  wire                         s_rr_pkt_valid,
+    output wire                         s_rr_pkt_ready,
+    output wire                         rr_pkt_done,
+
     // received packets, payload in the RX RAM, slot given back by m_free
     output wire [47:0]                  m_rx_pkt_smac,
     output wire [31:0]                  m_rx_pkt_sip,
@@ -111,7 +131,7 @@ module rnic_port #(
     input  wire [RX_SLOT_W-1:0]         s_rx_free_slot,
 
     // TX RAM read port, RX RAM write port (in rnic_dma)
-    output wire [TXR_ADDR_W-SEG_W-1:0]  m_txr_rd_addr,
+    output wire [TXP_ADDR_W-SEG_W-1:0]  m_txr_rd_addr,
     output wire                         m_txr_rd_en,
     input  wire [DATA_W-1:0]            m_txr_rd_data,
     output wire [RXR_ADDR_W-SEG_W-1:0]  m_rxr_wr_addr,
@@ -273,56 +293,71 @@ wire tx_pkt_se;
 wire tx_pkt_ack_req;
 wire [23:0] tx_pkt_dest_qp;
 wire [23:0] tx_pkt_psn;
-wire [TXR_ADDR_W-1:0] tx_pkt_payload_addr;
+wire [7:0] tx_pkt_syndrome;
+wire [23:0] tx_pkt_msn;
+wire [TXP_ADDR_W-1:0] tx_pkt_payload_addr;
 wire [12:0] tx_pkt_payload_len;
 wire tx_pkt_valid;
 wire tx_pkt_ready;
-wire tx_pkt_from_ex;
+wire [1:0] tx_pkt_src;                // 0 ACK, 1 READ response, 2 executor
 /* verilator lint_off UNUSEDSIGNAL */
 wire tx_arb_last;                     // packet descriptors are one beat
 wire [RAM_ADDR_W-1:0] ex_pkt_txr_addr = s_ex_pkt_payload_addr - TX_RAM_BASE;
+wire [RAM_ADDR_W-1:0] rr_pkt_txr_addr = s_rr_pkt_payload_addr - RR_RAM_BASE;
 /* verilator lint_on UNUSEDSIGNAL */
+// roce_tx's RAM space: the TX RAM, then (READ_EN) the reply RAM
+wire [TXP_ADDR_W-1:0] ex_pkt_txp_addr = {{(TXP_ADDR_W-TXR_ADDR_W){1'b0}}, ex_pkt_txr_addr[TXR_ADDR_W-1:0]};
+wire [TXP_ADDR_W-1:0] rr_pkt_txp_addr = {1'b1, rr_pkt_txr_addr[TXP_ADDR_W-2:0]};
 
 // port 0 (ACKs) first. An ACK: opcode ACKNOWLEDGE (an mp QP's: MP
 // ACKNOWLEDGE; its sequence NAK: MP SELECTIVE NAK; the responder's syndrome
 // 0x40, reserved on the wire: MP PROBE REPLY, BTH only), no payload;
-// RETH/MPETH, ImmDt and MCETH come from the executor, AETH and SNAKETH
-// from the responder, whichever opcode uses them
+// RETH/MPETH and ImmDt come from the executor and SNAKETH from the
+// responder, whichever opcode uses them; the AETH from the ACK or the READ
+// response
 wire [7:0] ack_opcode = !s_ack_mp ? 8'h11
     : s_ack_syndrome == 8'h60 ? MP_OPCODE_SELECTIVE_NAK
     : s_ack_syndrome == ACK_SYN_PROBE_REPLY ? MP_OPCODE_PROBE_REPLY : MP_OPCODE_ACK;
+localparam TXD_W = 48 + 32 + 16 + 8 + 1 + 1 + 24 + 24 + 8 + 24 + TXP_ADDR_W + 13;
 axis_arb_mux #(
-    .PORTS(2),
-    .WIDTH(48 + 32 + 16 + 8 + 1 + 1 + 24 + 24 + TXR_ADDR_W + 13)
+    .PORTS(3),
+    .WIDTH(TXD_W)
 ) tx_arb_inst (
     .clk(clk),
     .rst(rst),
     .s_data({s_ex_pkt_dmac, s_ex_pkt_dip, s_ex_pkt_udp_sport, s_ex_pkt_opcode, s_ex_pkt_se,
-             s_ex_pkt_ack_req, s_ex_pkt_dest_qp, s_ex_pkt_psn, ex_pkt_txr_addr[TXR_ADDR_W-1:0],
+             s_ex_pkt_ack_req, s_ex_pkt_dest_qp, s_ex_pkt_psn, 8'd0, 24'd0, ex_pkt_txp_addr,
              s_ex_pkt_payload_len,
+             s_rr_pkt_dmac, s_rr_pkt_dip, s_rr_pkt_udp_sport, s_rr_pkt_opcode, 1'b0, 1'b0,
+             s_rr_pkt_dest_qp, s_rr_pkt_psn, s_rr_pkt_syndrome, s_rr_pkt_msn, rr_pkt_txp_addr,
+             s_rr_pkt_payload_len,
              s_ack_dmac, s_ack_dip, s_ack_udp_sport, ack_opcode, 1'b0, 1'b0,
-             s_ack_dest_qp, s_ack_psn, {TXR_ADDR_W{1'b0}}, 13'd0}),
-    .s_valid({s_ex_pkt_valid, s_ack_valid}),
-    .s_last(2'b11),
-    .s_ready({s_ex_pkt_ready, s_ack_ready}),
+             s_ack_dest_qp, s_ack_psn, s_ack_syndrome, s_ack_msn, {TXP_ADDR_W{1'b0}}, 13'd0}),
+    .s_valid({s_ex_pkt_valid, s_rr_pkt_valid && READ_EN != 0, s_ack_valid}),
+    .s_last(3'b111),
+    .s_ready({s_ex_pkt_ready, s_rr_pkt_ready, s_ack_ready}),
     .m_data({tx_pkt_dmac, tx_pkt_dip, tx_pkt_udp_sport, tx_pkt_opcode, tx_pkt_se, tx_pkt_ack_req,
-             tx_pkt_dest_qp, tx_pkt_psn, tx_pkt_payload_addr, tx_pkt_payload_len}),
+             tx_pkt_dest_qp, tx_pkt_psn, tx_pkt_syndrome, tx_pkt_msn, tx_pkt_payload_addr,
+             tx_pkt_payload_len}),
     .m_valid(tx_pkt_valid),
     .m_last(tx_arb_last),
-    .m_sel(tx_pkt_from_ex),
+    .m_sel(tx_pkt_src),
     .m_ready(tx_pkt_ready)
 );
 
 // whose packet each one in roce_tx is, in the order it finishes them
 wire tx_done;
-reg [15:0] tx_src_fifo_reg = 16'd0;
+reg [15:0] tx_src_ex_reg = 16'd0;
+reg [15:0] tx_src_rr_reg = 16'd0;
 reg [4:0] tx_src_wr_reg = 5'd0;
 reg [4:0] tx_src_rd_reg = 5'd0;
-assign ex_pkt_done = tx_done && tx_src_fifo_reg[tx_src_rd_reg[3:0]];
+assign ex_pkt_done = tx_done && tx_src_ex_reg[tx_src_rd_reg[3:0]];
+assign rr_pkt_done = tx_done && tx_src_rr_reg[tx_src_rd_reg[3:0]];
 assign stat_tx_frame = tx_pkt_valid && tx_pkt_ready;
 always @(posedge clk) begin
     if (tx_pkt_valid && tx_pkt_ready) begin
-        tx_src_fifo_reg[tx_src_wr_reg[3:0]] <= tx_pkt_from_ex;
+        tx_src_ex_reg[tx_src_wr_reg[3:0]] <= tx_pkt_src == 2'd2;
+        tx_src_rr_reg[tx_src_wr_reg[3:0]] <= tx_pkt_src == 2'd1;
         tx_src_wr_reg <= tx_src_wr_reg + 5'd1;
     end
     if (tx_done) begin
@@ -336,7 +371,7 @@ end
 
 roce_tx #(
     .DATA_W(DATA_W),
-    .RAM_ADDR_W(TXR_ADDR_W)
+    .RAM_ADDR_W(TXP_ADDR_W)
 ) roce_tx_inst (
     .clk(clk),
     .rst(rst),
@@ -354,8 +389,8 @@ roce_tx #(
     .s_pkt_reth_rkey(s_ex_pkt_reth_rkey),
     .s_pkt_reth_len(s_ex_pkt_reth_len),
     .s_pkt_imm(s_ex_pkt_imm),
-    .s_pkt_aeth_syndrome(s_ack_syndrome),
-    .s_pkt_aeth_msn(s_ack_msn),
+    .s_pkt_aeth_syndrome(tx_pkt_syndrome),
+    .s_pkt_aeth_msn(tx_pkt_msn),
     .s_pkt_snak(s_ack_snak),
     .s_pkt_payload_addr(tx_pkt_payload_addr),
     .s_pkt_payload_len(tx_pkt_payload_len),

@@ -34,6 +34,7 @@ module rnic_transport #(
     parameter MP_W = 64,             // mp transport: receive window (bitmap bits per QP)
     parameter SEND_EN = 1,           // 1 = SEND/RECV carried, 0 = RDMA WRITE(+IMM) only
     parameter RC_EN = 1,             // 1 = rc and mp, 0 = mp only
+    parameter READ_EN = 0,           // 1 = RDMA READ requests served (read_reply)
     // shared pools, sized by rnic_core
     parameter OST_RINGS = 4,         // outstanding-WQE rings
     parameter MP_PEND = 2,           // mp deferred WRITE_WITH_IMM completions
@@ -54,10 +55,13 @@ module rnic_transport #(
     parameter [RAM_ADDR_W-1:0] CQE_RAM = 17'h07100,
     parameter [RAM_ADDR_W-1:0] TX_RAM_BASE = 17'h08000,
     parameter [RAM_ADDR_W-1:0] RX_RAM_BASE = 17'h10000,
+    parameter [RAM_ADDR_W-1:0] RR_RAM_BASE = 17'h18000,   // READ responses' payload slots
+    parameter RR_SLOTS = 4,
     // descriptor id client tags (bits [7:6])
     parameter [ID_W-1:0] ID_EXEC = 8'h00,
     parameter [ID_W-1:0] ID_RESP = 8'h40,
     parameter [ID_W-1:0] ID_CQE = 8'h80,
+    parameter [ID_W-1:0] ID_RRSP = 8'hC0,
     parameter QN_W = NUM_Q > 1 ? $clog2(NUM_Q) : 1,
     parameter SEG_W = $clog2(DATA_W / 8)
 ) (
@@ -93,6 +97,7 @@ module rnic_transport #(
     input  wire [2:0]                        reg_qp_state,
     input  wire [2:0]                        reg_qp_pmtu,
     input  wire                              reg_qp_remote_write,
+    input  wire                              reg_qp_remote_read,
     input  wire [2:0]                        reg_qp_spray_log,
     input  wire                              reg_qp_mp,
     input  wire [2:0]                        reg_qp_mp_wshift,
@@ -200,12 +205,20 @@ module rnic_transport #(
     output wire                              m_cw_rd_valid,
     input  wire                              m_cw_rd_ready,
 
-    // rnic_dma: read statuses (in order; ex/rs/cw by the id client bits)
+    output wire [63:0]                       m_rr_rd_pcie_addr,
+    output wire [RAM_ADDR_W-1:0]             m_rr_rd_ram_addr,
+    output wire [LEN_W-1:0]                  m_rr_rd_len,
+    output wire [ID_W-1:0]                   m_rr_rd_id,
+    output wire                              m_rr_rd_valid,
+    input  wire                              m_rr_rd_ready,
+
+    // rnic_dma: read statuses (in order; ex/rs/cw/rr by the id client bits)
     input  wire [ID_W-1:0]                   rd_status_id,
     input  wire [3:0]                        rd_status_error,
     input  wire                              ex_rd_status,
     input  wire                              rs_rd_status,
     input  wire                              cw_rd_status,
+    input  wire                              rr_rd_status,
 
     // rnic_dma: write descriptors (ex: copy chunks, rs: received payload, cw: CQEs)
     output wire [63:0]                       m_ex_wr_pcie_addr,
@@ -285,6 +298,21 @@ module rnic_transport #(
     output wire                              m_ack_valid,
     input  wire                              m_ack_ready,
 
+    // rnic_port: READ responses (READ_EN; their NAKs too), payload in the reply slots
+    output wire [47:0]                       m_rr_pkt_dmac,
+    output wire [31:0]                       m_rr_pkt_dip,
+    output wire [15:0]                       m_rr_pkt_udp_sport,
+    output wire [7:0]                        m_rr_pkt_opcode,
+    output wire [23:0]                       m_rr_pkt_dest_qp,
+    output wire [23:0]                       m_rr_pkt_psn,
+    output wire [7:0]                        m_rr_pkt_syndrome,
+    output wire [23:0]                       m_rr_pkt_msn,
+    output wire [RAM_ADDR_W-1:0]             m_rr_pkt_payload_addr,
+    output wire [12:0]                       m_rr_pkt_payload_len,
+    output wire                              m_rr_pkt_valid,
+    input  wire                              m_rr_pkt_ready,
+    input  wire                              rr_pkt_done,
+
     // rnic_port: received packets and their freed RX slots
     input  wire [47:0]                       s_rx_pkt_smac,
     input  wire [31:0]                       s_rx_pkt_sip,
@@ -338,6 +366,7 @@ wire [QN_W-1:0] rs_ctx_qpn;
 wire [2:0] rs_ctx_state;
 wire [2:0] rs_ctx_pmtu;
 wire rs_ctx_remote_write;
+wire rs_ctx_remote_read;
 wire [23:0] rs_ctx_dest_qpn;
 wire [47:0] rs_ctx_dmac;
 wire [31:0] rs_ctx_dip;
@@ -376,6 +405,7 @@ qp_context #(
     .reg_state(reg_qp_state),
     .reg_pmtu(reg_qp_pmtu),
     .reg_remote_write(reg_qp_remote_write),
+    .reg_remote_read(reg_qp_remote_read),
     .reg_spray_log(reg_qp_spray_log),
     .reg_mp(reg_qp_mp),
     .reg_mp_wshift(reg_qp_mp_wshift),
@@ -426,6 +456,7 @@ qp_context #(
     .b_state(rs_ctx_state),
     .b_pmtu(rs_ctx_pmtu),
     .b_remote_write(rs_ctx_remote_write),
+    .b_remote_read(rs_ctx_remote_read),
     .b_dest_qpn(rs_ctx_dest_qpn),
     .b_dmac(rs_ctx_dmac),
     .b_dip(rs_ctx_dip),
@@ -732,6 +763,20 @@ requester #(
 
 // ---------------------------------------------------------------- responder
 wire [QN_W-1:0] rs_cqe_cqn;
+wire rs_ack_valid;
+wire rs_ack_ready;
+wire [23:0] rs_rr_psn;
+wire [23:0] rs_rr_msn;
+wire [63:0] rs_rr_bus;
+wire [31:0] rs_rr_len;
+wire [3:0] rs_rr_pmtu_log;
+wire [47:0] rs_rr_dmac;
+wire [31:0] rs_rr_dip;
+wire [15:0] rs_rr_udp_sport;
+wire [23:0] rs_rr_dest_qp;
+wire rs_rr_valid;
+wire rs_rr_ready;
+wire rr_busy;
 wire [CQE_OWNER_LSB-1:0] rs_cqe_data;
 wire rs_cqe_valid;
 wire rs_cqe_ready;
@@ -752,6 +797,7 @@ responder #(
     .MP_PEND(MP_PEND),
     .MP_WIMM(MP_WIMM),
     .RC_EN(RC_EN),
+    .READ_EN(READ_EN),
     .ID_TAG(ID_RESP)
 ) resp_inst (
     .clk(clk),
@@ -783,6 +829,7 @@ responder #(
     .ctx_state(rs_ctx_state),
     .ctx_pmtu(rs_ctx_pmtu),
     .ctx_remote_write(rs_ctx_remote_write),
+    .ctx_remote_read(rs_ctx_remote_read),
     .ctx_dest_qpn(rs_ctx_dest_qpn),
     .ctx_dmac(rs_ctx_dmac),
     .ctx_dip(rs_ctx_dip),
@@ -848,8 +895,19 @@ responder #(
     .m_ack_msn(m_ack_msn),
     .m_ack_mp(m_ack_mp),
     .m_ack_lost(m_ack_lost),
-    .m_ack_valid(m_ack_valid),
-    .m_ack_ready(m_ack_ready),
+    .m_ack_valid(rs_ack_valid),
+    .m_ack_ready(rs_ack_ready),
+    .m_rr_psn(rs_rr_psn),
+    .m_rr_msn(rs_rr_msn),
+    .m_rr_bus(rs_rr_bus),
+    .m_rr_len(rs_rr_len),
+    .m_rr_pmtu_log(rs_rr_pmtu_log),
+    .m_rr_dmac(rs_rr_dmac),
+    .m_rr_dip(rs_rr_dip),
+    .m_rr_udp_sport(rs_rr_udp_sport),
+    .m_rr_dest_qp(rs_rr_dest_qp),
+    .m_rr_valid(rs_rr_valid),
+    .m_rr_ready(rs_rr_ready),
     .m_rx_ack_valid(rx_ack_valid),
     .m_rx_ack_qpn(rx_ack_qpn),
     .m_rx_ack_psn(rx_ack_psn),
@@ -867,6 +925,94 @@ responder #(
     .stat_nak(stat_nak),
     .stat_guard(stat_guard)
 );
+
+// ---------------------------------------------------------------- READ responses
+// The responder's ACKs and NAKs wait while a READ's responses are queued:
+// responses and ACKs leave in the order the responder made them (an ACK
+// beyond an outstanding READ would tell the requester its responses were
+// lost).
+assign m_ack_valid = rs_ack_valid && !rr_busy;
+assign rs_ack_ready = m_ack_ready && !rr_busy;
+
+generate
+    if (READ_EN != 0) begin : g_read
+        /* verilator lint_off UNUSEDSIGNAL */
+        wire rr_stat_err;           // (no counter yet)
+        /* verilator lint_on UNUSEDSIGNAL */
+        read_reply #(
+            .RAM_ADDR_W(RAM_ADDR_W),
+            .LEN_W(LEN_W),
+            .ID_W(ID_W),
+            .JOBS(4),
+            .SLOTS(RR_SLOTS),
+            .SLOT_LOG(CHUNK_LOG),
+            .SLOT_BASE(RR_RAM_BASE),
+            .ID_TAG(ID_RRSP)
+        ) rr_inst (
+            .clk(clk),
+            .rst(rst),
+            .s_job_psn(rs_rr_psn),
+            .s_job_msn(rs_rr_msn),
+            .s_job_bus(rs_rr_bus),
+            .s_job_len(rs_rr_len),
+            .s_job_pmtu_log(rs_rr_pmtu_log),
+            .s_job_dmac(rs_rr_dmac),
+            .s_job_dip(rs_rr_dip),
+            .s_job_udp_sport(rs_rr_udp_sport),
+            .s_job_dest_qp(rs_rr_dest_qp),
+            .s_job_valid(rs_rr_valid),
+            .s_job_ready(rs_rr_ready),
+            .m_rd_desc_pcie_addr(m_rr_rd_pcie_addr),
+            .m_rd_desc_ram_addr(m_rr_rd_ram_addr),
+            .m_rd_desc_len(m_rr_rd_len),
+            .m_rd_desc_id(m_rr_rd_id),
+            .m_rd_desc_valid(m_rr_rd_valid),
+            .m_rd_desc_ready(m_rr_rd_ready),
+            .s_rd_status_valid(rr_rd_status),
+            .s_rd_status_error(rd_status_error),
+            .m_pkt_dmac(m_rr_pkt_dmac),
+            .m_pkt_dip(m_rr_pkt_dip),
+            .m_pkt_udp_sport(m_rr_pkt_udp_sport),
+            .m_pkt_opcode(m_rr_pkt_opcode),
+            .m_pkt_dest_qp(m_rr_pkt_dest_qp),
+            .m_pkt_psn(m_rr_pkt_psn),
+            .m_pkt_syndrome(m_rr_pkt_syndrome),
+            .m_pkt_msn(m_rr_pkt_msn),
+            .m_pkt_payload_addr(m_rr_pkt_payload_addr),
+            .m_pkt_payload_len(m_rr_pkt_payload_len),
+            .m_pkt_valid(m_rr_pkt_valid),
+            .m_pkt_ready(m_rr_pkt_ready),
+            .s_done(rr_pkt_done),
+            .busy(rr_busy),
+            .stat_rd_error(rr_stat_err)
+        );
+    end else begin : g_no_read
+        // (the responder never offers a job: READ is an invalid request)
+        assign rs_rr_ready = 1'b0;
+        assign rr_busy = 1'b0;
+        assign m_rr_rd_pcie_addr = 64'd0;
+        assign m_rr_rd_ram_addr = {RAM_ADDR_W{1'b0}};
+        assign m_rr_rd_len = {LEN_W{1'b0}};
+        assign m_rr_rd_id = ID_RRSP;
+        assign m_rr_rd_valid = 1'b0;
+        assign m_rr_pkt_dmac = 48'd0;
+        assign m_rr_pkt_dip = 32'd0;
+        assign m_rr_pkt_udp_sport = 16'd0;
+        assign m_rr_pkt_opcode = 8'd0;
+        assign m_rr_pkt_dest_qp = 24'd0;
+        assign m_rr_pkt_psn = 24'd0;
+        assign m_rr_pkt_syndrome = 8'd0;
+        assign m_rr_pkt_msn = 24'd0;
+        assign m_rr_pkt_payload_addr = {RAM_ADDR_W{1'b0}};
+        assign m_rr_pkt_payload_len = 13'd0;
+        assign m_rr_pkt_valid = 1'b0;
+        /* verilator lint_off UNUSEDSIGNAL */
+        wire [272:0] rr_unused = {rs_rr_psn, rs_rr_msn, rs_rr_bus, rs_rr_len, rs_rr_pmtu_log,
+            rs_rr_dmac, rs_rr_valid, rr_rd_status, m_rr_rd_ready, m_rr_pkt_ready, rr_pkt_done,
+            rs_rr_dip, rs_rr_udp_sport, rs_rr_dest_qp};
+        /* verilator lint_on UNUSEDSIGNAL */
+    end
+endgenerate
 
 // ---------------------------------------------------------------- completions
 // CQE requests: receive completions, then send completions, then local ones

@@ -41,7 +41,8 @@ with the committed file instead of writing it)
        hw/state/manifest.py --config NUM_Q=32,MP_W=64,SEND_EN=1,RC_EN=1
        (one configuration, the parameters not given at rnic_core's
        defaults: its entry as JSON on stdout; `rnic build` runs this for a
-       build CONFIGS lacks)
+       build CONFIGS lacks; it may also name READ_EN, which CONFIGS leave
+       at 0: the READ responder adds no per-QP or pool-sized state)
 Env:   VERILATOR (default verilator), YOSYS (default yosys), JOBS
        (configurations elaborated at once; default: the CPUs)
 Runtime: three elaborations per configuration, about 1-2 s each (3-5 s at
@@ -425,8 +426,8 @@ def main():
     if args[:1] == ["--config"] and len(args) == 2:
         # one configuration, its entry to stdout (the file untouched): for
         # a build CONFIGS lacks (rnic build runs this)
-        cfg = {"NUM_Q": 16, "MP_W": 64, "SEND_EN": 1, "RC_EN": 1, "OST_RINGS": 0, "MP_PEND": 0,
-               "DMAC_N": 0}
+        cfg = {"NUM_Q": 16, "MP_W": 64, "SEND_EN": 1, "RC_EN": 1, "READ_EN": 0, "OST_RINGS": 0,
+               "MP_PEND": 0, "DMAC_N": 0}
         for kv in args[1].split(","):
             k, v = kv.split("=")
             if k not in cfg:

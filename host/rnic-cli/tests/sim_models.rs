@@ -56,12 +56,18 @@ fn knob_builds_run_the_torture_clean_and_catch_a_break_switch() {
     }
 }
 
+/// What each model reports it carries: SEND/RECV (id.verbs bits 3-4), the
+/// rc transport (id.caps bit 6) and the READ responder (id.caps bit 7,
+/// `read_responder`: the full and many-QP models are built with
+/// `READ_EN=1`, the write-only and mp-only ones as `rnic build --verbs
+/// write` makes them, without it).
 #[test]
 fn knob_builds_report_what_they_carry() {
-    for (model, send, rc) in [
-        ("full", true, true),
-        ("write-only", false, true),
-        ("mp-only", false, false),
+    for (model, send, rc, read) in [
+        ("full", true, true, true),
+        ("write-only", false, true, false),
+        ("mp-only", false, false, false),
+        ("many-qps", true, true, true),
     ] {
         let o = rnic(&["info", "--sim-model", model]);
         assert_eq!(o.status.code(), Some(0), "{model}: {}", text(&o.stderr));
@@ -76,6 +82,11 @@ fn knob_builds_report_what_they_carry() {
         assert_eq!(
             line("capabilities").contains("rc_transport"),
             rc,
+            "{model}: {out}"
+        );
+        assert_eq!(
+            line("capabilities").contains("read_responder"),
+            read,
             "{model}: {out}"
         );
         assert!(line("capabilities").contains("mp_transport"), "{out}");

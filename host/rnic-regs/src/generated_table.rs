@@ -293,7 +293,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 readable: true,
                 writable: false,
                 reset: None,
-                desc: "Capabilities: bit 0 MSI, 1 CQE Relaxed-Ordering debug switch, 2 early-CQE switch, 3 bypass switch, 4 CQE flush mode, 5 mp (multipath) transport, 6 rc transport (0: an mp-only build, every QP is mp).",
+                desc: "Capabilities: bit 0 MSI, 1 CQE Relaxed-Ordering debug switch, 2 early-CQE switch, 3 bypass switch, 4 CQE flush mode, 5 mp (multipath) transport, 6 rc transport (0: an mp-only build, every QP is mp), 7 RDMA READ requests served as a responder (a READ_EN build; without it a READ request is NAKed as an invalid request).",
                 fields: &[
                     FieldDesc {
                         name: "value",
@@ -1550,7 +1550,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 readable: true,
                 writable: false,
                 reset: None,
-                desc: "Packets dropped by the transport: PSN out of sequence or duplicate (re-ACKed, not executed), and ACKs/NAKs naming PSNs never sent.",
+                desc: "Packets dropped by the transport: PSN out of sequence or duplicate (re-ACKed, not executed), ACKs/NAKs naming PSNs never sent, and READ responses and atomic acknowledgements on an rc QP (rnic issues no READ or atomic, so they answer nothing; never NAKed).",
                 fields: &[
                     FieldDesc {
                         name: "value",
@@ -2161,7 +2161,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 readable: true,
                 writable: true,
                 reset: Some(0x10),
-                desc: "Staged QP state (ibv_qp_state: 0 RESET, 1 INIT, 2 RTR, 3 RTS, 6 ERR), path MTU (ibv_mtu: 1 = 256 ... 5 = 4096), remote write allowed, and spray_log: the requester spreads its packets over 2^spray_log UDP source ports (0..6; 0 = one flow, RC's default).",
+                desc: "Staged QP state (ibv_qp_state: 0 RESET, 1 INIT, 2 RTR, 3 RTS, 6 ERR), path MTU (ibv_mtu: 1 = 256 ... 5 = 4096), remote write allowed, remote read allowed, and spray_log: the requester spreads its packets over 2^spray_log UDP source ports (0..6; 0 = one flow, RC's default).",
                 fields: &[
                     FieldDesc {
                         name: "state",
@@ -2198,6 +2198,18 @@ pub static BLOCKS: &[BlockDesc] = &[
                         onwrite: None,
                         swmod: false,
                         desc: "",
+                    },
+                    FieldDesc {
+                        name: "remote_read",
+                        msb: 9,
+                        lsb: 9,
+                        sw: Access::Rw,
+                        hw: Access::R,
+                        reset: Some(0x0),
+                        onread: None,
+                        onwrite: None,
+                        swmod: false,
+                        desc: "IBV_ACCESS_REMOTE_READ of the QP: incoming RDMA READ requests are served only if set (otherwise NAKed with a remote access error).",
                     },
                     FieldDesc {
                         name: "spray_log",

@@ -387,6 +387,12 @@ impl<D: Device> Context<D> {
             let m = port.mac;
             u64::from_be_bytes([m[0] ^ 2, m[1], m[2], 0xff, 0xfe, m[3], m[4], m[5]])
         };
+        // READ served as responder (id.caps bit 7); none issued
+        let dest_rd = if crate::serves_read(id.caps) {
+            u32::from(crate::MAX_DEST_RD_ATOMIC)
+        } else {
+            0
+        };
         Ok(DeviceAttr {
             fw_ver: format!(
                 "{}.{}.{}",
@@ -409,9 +415,9 @@ impl<D: Device> Context<D> {
             max_cqe: MAX_RING_ENTRIES,
             max_mr: self.shared.mrs.borrow().entries(),
             max_pd: MAX_PD,
-            max_qp_rd_atom: u32::from(MAX_RD_ATOMIC),
+            max_qp_rd_atom: dest_rd,
             max_qp_init_rd_atom: u32::from(MAX_RD_ATOMIC),
-            max_res_rd_atom: 0,
+            max_res_rd_atom: dest_rd,
             atomic_cap: AtomicCap::None,
             phys_port_cnt: 1,
             max_pkeys: 1,

@@ -159,8 +159,10 @@ pub struct QpAttr {
     pub qp_state: QpState,
     pub cur_qp_state: QpState,
     pub path_mtu: Mtu,
-    /// Remote access allowed to this QP's responder (REMOTE_WRITE is what
-    /// the NIC checks; REMOTE_READ / REMOTE_ATOMIC are recorded).
+    /// Remote access allowed to this QP's responder: the NIC checks
+    /// REMOTE_WRITE (RDMA WRITE requests) and REMOTE_READ (RDMA READ
+    /// requests, in builds with the READ responder); REMOTE_ATOMIC is
+    /// recorded.
     pub qp_access_flags: AccessFlags,
     /// Must be 0 (one P_Key, 0xFFFF).
     pub pkey_index: u16,
@@ -173,7 +175,8 @@ pub struct QpAttr {
     /// First PSN the requester sends (24 bits).
     pub sq_psn: u32,
     pub ah_attr: AhAttr,
-    /// Incoming RDMA READ / atomic resources; at most [`MAX_RD_ATOMIC`].
+    /// Incoming RDMA READ resources; at most [`crate::MAX_DEST_RD_ATOMIC`] on
+    /// a build that serves READ, else 0.
     pub max_dest_rd_atomic: u8,
     /// Outstanding RDMA READ / atomic requests; at most [`MAX_RD_ATOMIC`].
     pub max_rd_atomic: u8,
@@ -648,12 +651,19 @@ impl<D: Device> QueuePair<D> {
             n.ah_attr = ah;
         }
         if mask.contains(M::MAX_DEST_RD_ATOMIC) {
-            if attr.max_dest_rd_atomic > MAX_RD_ATOMIC {
+            let max = if crate::serves_read(self.ctx.nic.id().caps) {
+                crate::MAX_DEST_RD_ATOMIC
+            } else {
+                0
+            };
+            if attr.max_dest_rd_atomic > max {
                 return Err(bad(
                     "max_dest_rd_atomic",
                     format!(
-                        "{}: the NIC has {MAX_RD_ATOMIC} RDMA READ / atomic resources",
-                        attr.max_dest_rd_atomic
+                        "{}: this NIC serves {max} incoming RDMA READs per QP \
+                         (id.caps bit 7: a READ_EN build serves {})",
+                        attr.max_dest_rd_atomic,
+                        crate::MAX_DEST_RD_ATOMIC
                     ),
                 ));
             }
@@ -706,6 +716,7 @@ impl<D: Device> QueuePair<D> {
             .as_ref()
             .map_or((0, 0), |rq| (rq.bus_addr(), rq.entries()));
         let remote_write = a.qp_access_flags.contains(AccessFlags::REMOTE_WRITE);
+        let remote_read = a.qp_access_flags.contains(AccessFlags::REMOTE_READ);
         let mp = self.qp_type == QpType::Mp;
         let mp_wshift = match a.ah_attr.mp_window {
             0 => 0,
@@ -718,6 +729,7 @@ impl<D: Device> QueuePair<D> {
                 r.set_state(state as u8);
                 r.set_pmtu(a.path_mtu as u8);
                 r.set_remote_write(remote_write);
+                r.set_remote_read(remote_read);
                 r.set_spray_log(a.ah_attr.spray_log);
                 r.set_mp(mp);
                 r.set_mp_window_shift(mp_wshift);

@@ -104,6 +104,7 @@ module rnic_csr (
         output logic [2:0] hwif_out_qp_qp_attr_state,
         output logic [2:0] hwif_out_qp_qp_attr_pmtu,
         output logic hwif_out_qp_qp_attr_remote_write,
+        output logic hwif_out_qp_qp_attr_remote_read,
         output logic [2:0] hwif_out_qp_qp_attr_spray_log,
         output logic hwif_out_qp_qp_attr_mp,
         output logic [2:0] hwif_out_qp_qp_attr_mp_window_shift,
@@ -592,6 +593,10 @@ module rnic_csr (
     logic field_storage_qp_qp_attr_remote_write_value;
     logic field_combo_qp_qp_attr_remote_write_next;
     logic field_combo_qp_qp_attr_remote_write_load_next;
+    // Field: rnic_csr.qp.qp_attr.remote_read
+    logic field_storage_qp_qp_attr_remote_read_value;
+    logic field_combo_qp_qp_attr_remote_read_next;
+    logic field_combo_qp_qp_attr_remote_read_load_next;
     // Field: rnic_csr.qp.qp_attr.spray_log
     logic [2:0] field_storage_qp_qp_attr_spray_log_value;
     logic [2:0] field_combo_qp_qp_attr_spray_log_next;
@@ -1287,6 +1292,26 @@ module rnic_csr (
         end
     end
     assign hwif_out_qp_qp_attr_remote_write = field_storage_qp_qp_attr_remote_write_value;
+    always @(*) begin
+        logic next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_attr_remote_read_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_attr && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_attr_remote_read_value & ~decoded_wr_biten[9:9]) | (decoded_wr_data[9:9] & decoded_wr_biten[9:9]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_attr_remote_read_next = next_c;
+        field_combo_qp_qp_attr_remote_read_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_attr_remote_read_value <= 1'h0;
+        end else if(field_combo_qp_qp_attr_remote_read_load_next) begin
+            field_storage_qp_qp_attr_remote_read_value <= field_combo_qp_qp_attr_remote_read_next;
+        end
+    end
+    assign hwif_out_qp_qp_attr_remote_read = field_storage_qp_qp_attr_remote_read_value;
     always @(*) begin
         logic [2:0] next_c;
         logic load_next_c;
@@ -2231,6 +2256,7 @@ always @(*) begin
             readback_data_var[2:0] = field_storage_qp_qp_attr_state_value;
             readback_data_var[6:4] = field_storage_qp_qp_attr_pmtu_value;
             readback_data_var[8] = field_storage_qp_qp_attr_remote_write_value;
+            readback_data_var[9] = field_storage_qp_qp_attr_remote_read_value;
             readback_data_var[18:16] = field_storage_qp_qp_attr_spray_log_value;
             readback_data_var[20] = field_storage_qp_qp_attr_mp_value;
             readback_data_var[23:21] = field_storage_qp_qp_attr_mp_window_shift_value;

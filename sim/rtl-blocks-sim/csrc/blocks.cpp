@@ -1,7 +1,7 @@
 // Thin C ABI over one Verilated block (axis_register, axis_arb_mux,
 // icrc_subst, ram_sdp, mr_table, ram_sdp_copies, tag_match, slot_allocator, mp_window,
 // rc_message, mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer, path_pick,
-// path_health or ram_reset_sweep): copy a flat input
+// path_health, ram_reset_sweep or read_reply): copy a flat input
 // struct onto the ports, evaluate, copy the ports back. No test logic lives here; the stimulus
 // and the checks are Rust (src/).
 //
@@ -13,7 +13,7 @@
 //                  5 mr_table, 6 ram_sdp_copies, 7 tag_match, 8 slot_allocator,
 //                  9 mp_window, 10 rc_message, 11 mp_deferred, 12 axis_async_fifo,
 //                  13 tlp_upsize, 14 tlp_downsize, 15 completer, 16 path_pick, 17 path_health,
-//                  18 ram_reset_sweep
+//                  18 ram_reset_sweep, 19 read_reply
 //
 // The structs mirror `PortsIn` / `PortsOut` in src/lib.rs (sizes checked).
 // Buses: word i of an array = bits [32i+31:32i]. The Rust side masks every
@@ -26,6 +26,13 @@
 // tlp_upsize / tlp_downsize: s_data words 0..3 s_hdr, 4..11 s_data, 12
 // s_keep; s_valid bit 0, s_last bit 0; m_data words 0..3 m_hdr, 4..11
 // m_data, 12 m_keep.
+// read_reply: s_data words 0 s_job_psn, 1 msn, 2..3 bus, 4 len, 5 pmtu_log,
+// 6..7 dmac, 8 dip, 9 udp_sport, 10 dest_qp; s_valid bits 0 s_job_valid,
+// 1 m_rd_desc_ready, 2 s_rd_status_valid, 3 m_pkt_ready, 4 s_done; s_last
+// s_rd_status_error. m_data words 0..1 m_rd_desc_pcie_addr, 2 ram_addr,
+// 3 len, 4 id, 5..6 m_pkt_dmac, 7 dip, 8 {syndrome, opcode, udp_sport},
+// 9 dest_qp, 10 psn, 11 msn, 12 payload_addr, 13 payload_len; s_ready
+// s_job_ready; m_valid {stat_rd_error, busy, m_pkt_valid, m_rd_desc_valid}.
 
 #include <cstddef>
 #include <cstdint>
@@ -184,6 +191,7 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->msg = in->s_last & 3;
     t->op_is_write = (v >> 2) & 1;
     t->op_is_send = (v >> 3) & 1;
+    t->op_is_read = 0;   // READ requests: the responder tests (rnic-tests read_responder)
     t->op_first = (v >> 4) & 1;
     t->op_middle = (v >> 5) & 1;
     t->op_last = (v >> 6) & 1;
@@ -261,6 +269,27 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->entry_len = w[9];
     t->now = w[10] & 0xffffff;
     put(t->s_ack_lost, w + 11);
+#elif BLK_KIND == 19
+    // read_reply (src/read_reply.rs has the packing)
+    const uint32_t* w = in->s_data;
+    const uint32_t v = in->s_valid;
+    t->rst = in->rst;
+    t->s_job_psn = w[0] & 0xffffff;
+    t->s_job_msn = w[1] & 0xffffff;
+    put(t->s_job_bus, w + 2);
+    t->s_job_len = w[4];
+    t->s_job_pmtu_log = w[5] & 0xf;
+    put(t->s_job_dmac, w + 6);
+    t->s_job_dmac &= 0xffffffffffffULL;
+    t->s_job_dip = w[8];
+    t->s_job_udp_sport = w[9] & 0xffff;
+    t->s_job_dest_qp = w[10] & 0xffffff;
+    t->s_job_valid = v & 1;
+    t->m_rd_desc_ready = (v >> 1) & 1;
+    t->s_rd_status_valid = (v >> 2) & 1;
+    t->m_pkt_ready = (v >> 3) & 1;
+    t->s_done = (v >> 4) & 1;
+    t->s_rd_status_error = in->s_last & 0xf;
 #elif BLK_KIND == 13 || BLK_KIND == 14
     t->rst = in->rst;
     put(t->s_hdr, in->s_data);
@@ -344,6 +373,23 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
     get(t->lost_wd, o->m_data + 13);
     o->m_data[15] = t->timed_done | (t->stat_takeout << 1) | (t->stat_comeback << 2)
         | (static_cast<uint32_t>(t->req_chg) << 8);
+#elif BLK_KIND == 19
+    get(t->m_rd_desc_pcie_addr, o->m_data);
+    o->m_data[2] = t->m_rd_desc_ram_addr;
+    o->m_data[3] = t->m_rd_desc_len;
+    o->m_data[4] = t->m_rd_desc_id;
+    get(t->m_pkt_dmac, o->m_data + 5);
+    o->m_data[7] = t->m_pkt_dip;
+    o->m_data[8] = t->m_pkt_udp_sport | (static_cast<uint32_t>(t->m_pkt_opcode) << 16)
+        | (static_cast<uint32_t>(t->m_pkt_syndrome) << 24);
+    o->m_data[9] = t->m_pkt_dest_qp;
+    o->m_data[10] = t->m_pkt_psn;
+    o->m_data[11] = t->m_pkt_msn;
+    o->m_data[12] = t->m_pkt_payload_addr;
+    o->m_data[13] = t->m_pkt_payload_len;
+    o->s_ready = t->s_job_ready;
+    o->m_valid = static_cast<uint8_t>(t->m_rd_desc_valid | (t->m_pkt_valid << 1) | (t->busy << 2)
+                                      | (t->stat_rd_error << 3));
 #elif BLK_KIND == 13 || BLK_KIND == 14
     get(t->m_hdr, o->m_data);
     get(t->m_data, o->m_data + 4);

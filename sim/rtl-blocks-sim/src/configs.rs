@@ -56,6 +56,10 @@ pub enum Kind {
     /// `ram_reset_sweep` (a record RAM's zeroing sweep after a reset that
     /// follows a write): DEPTH
     ResetSweep,
+    /// `read_reply` (RDMA READ responses: jobs cut into PMTU packets, each
+    /// payload read by DMA into a TX RAM slot, handed to roce_tx in PSN
+    /// order): JOBS, SLOTS, SLOT_LOG, RAM_ADDR_W, SLOT_BASE, ID_TAG
+    ReadReply,
 }
 
 /// One configuration: a model name and the parameters it is verilated with.
@@ -286,6 +290,44 @@ pub const CONFIGS: &[Config] = &[
         name: "sweep_d16",
         kind: Kind::ResetSweep,
         params: &[("DEPTH", 16)],
+    },
+    // the smallest ring and pool; four of each; more slots than the
+    // largest PMTU needs (8 KiB) at another base, with a ring of eight
+    Config {
+        name: "rr_j2_s2",
+        kind: Kind::ReadReply,
+        params: &[
+            ("JOBS", 2),
+            ("SLOTS", 2),
+            ("SLOT_LOG", 12),
+            ("RAM_ADDR_W", 17),
+            ("SLOT_BASE", 0x18000),
+            ("ID_TAG", 0xc0),
+        ],
+    },
+    Config {
+        name: "rr_j4_s4",
+        kind: Kind::ReadReply,
+        params: &[
+            ("JOBS", 4),
+            ("SLOTS", 4),
+            ("SLOT_LOG", 12),
+            ("RAM_ADDR_W", 17),
+            ("SLOT_BASE", 0x14000),
+            ("ID_TAG", 0x5a),
+        ],
+    },
+    Config {
+        name: "rr_j8_s8",
+        kind: Kind::ReadReply,
+        params: &[
+            ("JOBS", 8),
+            ("SLOTS", 8),
+            ("SLOT_LOG", 13),
+            ("RAM_ADDR_W", 17),
+            ("SLOT_BASE", 0x10000),
+            ("ID_TAG", 0x81),
+        ],
     },
     // every window the core builds (MP_W 32, 64, 128), the build's NAK gap
     // (16) and one above half the window

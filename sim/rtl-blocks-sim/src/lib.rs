@@ -43,7 +43,11 @@
 //!   bench;
 //! - [`tlp_size`]: `tlp_upsize` and `tlp_downsize`, a TLP stream to twice
 //!   and to half its width: TLPs reassembled from the output against those
-//!   sent, the header of every beat, the keep, the full rate.
+//!   sent, the header of every beat, the keep, the full rate;
+//! - [`read_reply`]: `read_reply`, the RDMA READ response engine: random
+//!   READ jobs, a DMA engine and a packet sink of random readiness and
+//!   delays, every packet, read and slot against a reference of the
+//!   contract.
 //!
 //! Every configuration of [`CONFIGS`] is one model, looked up by name.
 //! Stimulus is seeded ([`rand_chacha`]), so a failing run repeats exactly.
@@ -64,6 +68,7 @@ pub mod mr;
 pub mod path;
 pub mod ram;
 pub mod rcmsg;
+pub mod read_reply;
 pub mod skid;
 pub mod sweep;
 pub mod tag_match;

@@ -1,7 +1,7 @@
 //! The blocks against their benches (src/skid.rs, src/arb.rs,
 //! src/icrc.rs, src/ram.rs, src/copies.rs, src/mr.rs, src/tag_match.rs,
 //! src/alloc.rs, src/mpwin.rs, src/rcmsg.rs, src/mpdef.rs,
-//! src/async_fifo.rs, src/tlp_size.rs, src/sweep.rs): every run checks every beat in and out; the tests choose
+//! src/async_fifo.rs, src/tlp_size.rs, src/sweep.rs, src/read_reply.rs): every run checks every beat in and out; the tests choose
 //! configurations, seeds and traffic and add what is specific to them.
 //! `RTL_BLOCKS_MUTATION=<name> cargo test --release -p rtl-blocks-sim`
 //! builds the blocks with a planted bug: some test here must then fail
@@ -19,6 +19,7 @@ use rtl_blocks_sim::mr::{self, MrCfg};
 use rtl_blocks_sim::path;
 use rtl_blocks_sim::ram::{self, RamCfg};
 use rtl_blocks_sim::rcmsg::{self, RcmCfg};
+use rtl_blocks_sim::read_reply::{self, RrCfg};
 use rtl_blocks_sim::skid::{self, SkidCfg, SkidReport};
 use rtl_blocks_sim::skip;
 use rtl_blocks_sim::sweep;
@@ -700,6 +701,43 @@ fn path_health_takes_out_and_probes() {
             ] {
                 assert!(n > 0, "{m} seed {seed}: no {what}: {r:?}");
             }
+        }
+    }
+}
+
+/// `read_reply`: random READ jobs through a DMA engine and a sink of
+/// random readiness and delays, every packet, read and slot against the
+/// contract; a few resets with jobs in flight.
+#[test]
+fn read_reply_sends_every_job_in_order() {
+    if skip() {
+        return;
+    }
+    for m in ["rr_j2_s2", "rr_j4_s4", "rr_j8_s8"] {
+        for seed in 1..=3 {
+            let c = RrCfg::new(m, seed);
+            let r = read_reply::run(&c).unwrap_or_else(|e| panic!("{m} seed {seed}: {e}"));
+            eprintln!("{m} seed {seed}: {r:?}");
+            assert!(r.jobs >= c.jobs, "{m} seed {seed}: {r:?}");
+            // the run reached every case the checks are for
+            for (what, n) in [
+                ("ONLY", r.only),
+                ("FIRST", r.first),
+                ("MIDDLE", r.middle),
+                ("LAST", r.last),
+                ("zero-length jobs", r.zero_len),
+                ("multiples of the PMTU", r.exact),
+                ("PSN wraps", r.psn_wraps),
+                ("NAKs", r.naks),
+                ("cycles with the ring full", r.ring_full),
+                ("cycles with every slot held", r.slots_full),
+                ("reads ahead of an earlier job's packets", r.overlap),
+                ("last packets waiting", r.last_waits),
+                ("idle cycles", r.idle),
+            ] {
+                assert!(n > 5, "{m} seed {seed}: {what} {n}: {r:?}");
+            }
+            assert_eq!(r.resets, c.resets, "{m} seed {seed}: {r:?}");
         }
     }
 }

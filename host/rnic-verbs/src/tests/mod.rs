@@ -1899,3 +1899,43 @@ fn transition_table_matches_ib() {
         ]
     );
 }
+
+/// A build that serves RDMA READ (`id.caps` bit 7) grants up to
+/// `MAX_DEST_RD_ATOMIC` incoming READs per QP and says so in
+/// `query_device`; one without grants none; neither issues READs.
+#[test]
+fn incoming_read_resources_follow_the_build() {
+    for (caps, dest) in [(0x7F_u32, 0_u8), (0xFF, crate::MAX_DEST_RD_ATOMIC)] {
+        let dev = FakeDev::new(4);
+        dev.caps.set(caps);
+        let ctx = open(&dev);
+        let a = ctx.query_device().unwrap();
+        assert_eq!(a.max_qp_rd_atom, u32::from(dest), "caps {caps:#x}");
+        assert_eq!(a.max_res_rd_atom, u32::from(dest), "caps {caps:#x}");
+        assert_eq!(a.max_qp_init_rd_atom, 0, "caps {caps:#x}");
+        let pd = ctx.alloc_pd().unwrap();
+        let cq = ctx.create_cq(8).unwrap();
+        let mut qp = create_qp(&ctx, &pd, &cq, cap(4, 4), false);
+        modify(&mut qp, init_attr()).unwrap();
+        let (rtr, m) = rtr_attr();
+        let Err(VerbsError::InvalidAttribute { attr, .. }) = qp.modify(
+            &QpAttr {
+                max_dest_rd_atomic: dest + 1,
+                ..rtr
+            },
+            m,
+        ) else {
+            panic!("caps {caps:#x}: max_dest_rd_atomic {} taken", dest + 1);
+        };
+        assert_eq!(attr, "max_dest_rd_atomic");
+        qp.modify(
+            &QpAttr {
+                max_dest_rd_atomic: dest,
+                ..rtr
+            },
+            m,
+        )
+        .unwrap();
+        assert_eq!(qp.query_qp().unwrap().max_dest_rd_atomic, dest);
+    }
+}

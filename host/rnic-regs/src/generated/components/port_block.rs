@@ -26,8 +26,8 @@ pub use _root::components::ro_word_r_desc_17d7fd68 as rx_drop_nobuf;
 pub use _root::components::ro_word_r_desc_4c4401fa as tx_retransmits;
 pub use _root::components::ro_word_r_desc_5309fd7d as rx_drop_transport;
 pub use _root::components::ro_word_r_desc_6e708bbe as rx_nak_seq;
+pub use _root::components::ro_word_r_desc_70f3531c as rx_drop_psn;
 pub use _root::components::ro_word_r_desc_786cba57 as ring_busy_cycles;
-pub use _root::components::ro_word_r_desc_8724ccef as rx_drop_psn;
 pub use _root::components::ro_word_r_desc_8bf94f34 as rx_rnr_nak;
 pub use _root::components::ro_word_r_desc_8ed008ae as rx_drop_icrc;
 pub use _root::components::ro_word_r_desc_9eeb7db7 as rx_drop_malformed;
@@ -255,12 +255,12 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> PortBlock<'io, IO> {
 
     /// rx_drop_psn
     ///
-    /// Packets dropped by the transport: PSN out of sequence or duplicate (re-ACKed, not executed), and ACKs/NAKs naming PSNs never sent.
+    /// Packets dropped by the transport: PSN out of sequence or duplicate (re-ACKed, not executed), ACKs/NAKs naming PSNs never sent, and READ responses and atomic acknowledgements on an rc QP (rnic issues no READ or atomic, so they answer nothing; never NAKed).
     #[inline(always)]
     #[must_use]
     pub const fn rx_drop_psn(
         &self,
-    ) -> peakrdl_rust::reg::Reg<'io, rx_drop_psn::RoWordR_desc_8724ccef, IO> {
+    ) -> peakrdl_rust::reg::Reg<'io, rx_drop_psn::RoWordR_desc_70f3531c, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x38).cast(), self.io)
         }

@@ -6,21 +6,21 @@ use super::_root; // alias to root module of generated code
 
 /// rx_drop_psn
 ///
-/// Packets dropped by the transport: PSN out of sequence or duplicate (re-ACKed, not executed), and ACKs/NAKs naming PSNs never sent.
+/// Packets dropped by the transport: PSN out of sequence or duplicate (re-ACKed, not executed), ACKs/NAKs naming PSNs never sent, and READ responses and atomic acknowledgements on an rc QP (rnic issues no READ or atomic, so they answer nothing; never NAKed).
 #[repr(transparent)]
 #[derive(Copy, Clone, Eq, PartialEq)]
-pub struct RoWordR_desc_8724ccef(u32);
+pub struct RoWordR_desc_70f3531c(u32);
 
-unsafe impl Send for RoWordR_desc_8724ccef {}
-unsafe impl Sync for RoWordR_desc_8724ccef {}
+unsafe impl Send for RoWordR_desc_70f3531c {}
+unsafe impl Sync for RoWordR_desc_70f3531c {}
 
-impl core::default::Default for RoWordR_desc_8724ccef {
+impl core::default::Default for RoWordR_desc_70f3531c {
     fn default() -> Self {
         Self(0x0)
     }
 }
 
-impl peakrdl_rust::reg::Register for RoWordR_desc_8724ccef {
+impl peakrdl_rust::reg::Register for RoWordR_desc_70f3531c {
     type Regwidth = u32;
     type Accesswidth = u32;
     type Access = peakrdl_rust::access::R;
@@ -36,7 +36,7 @@ impl peakrdl_rust::reg::Register for RoWordR_desc_8724ccef {
     }
 }
 
-impl RoWordR_desc_8724ccef {
+impl RoWordR_desc_70f3531c {
     pub const VALUE_OFFSET: usize = 0;
     pub const VALUE_WIDTH: usize = 32;
     pub const VALUE_MASK: u32 = 0xFFFF_FFFF;
@@ -51,9 +51,9 @@ impl RoWordR_desc_8724ccef {
     }
 }
 
-impl core::fmt::Debug for RoWordR_desc_8724ccef {
+impl core::fmt::Debug for RoWordR_desc_70f3531c {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("RoWordR_desc_8724ccef")
+        f.debug_struct("RoWordR_desc_70f3531c")
             .field("value", &self.value())
             .finish()
     }
@@ -65,7 +65,7 @@ mod tests {
 
     #[test]
     fn test_default() {
-        let reg = RoWordR_desc_8724ccef::default();
+        let reg = RoWordR_desc_70f3531c::default();
         assert_eq!(reg.value(), 0);
     }
 }

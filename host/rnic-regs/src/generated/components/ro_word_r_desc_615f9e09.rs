@@ -6,21 +6,21 @@ use super::_root; // alias to root module of generated code
 
 /// caps
 ///
-/// Capabilities: bit 0 MSI, 1 CQE Relaxed-Ordering debug switch, 2 early-CQE switch, 3 bypass switch, 4 CQE flush mode, 5 mp (multipath) transport, 6 rc transport (0: an mp-only build, every QP is mp).
+/// Capabilities: bit 0 MSI, 1 CQE Relaxed-Ordering debug switch, 2 early-CQE switch, 3 bypass switch, 4 CQE flush mode, 5 mp (multipath) transport, 6 rc transport (0: an mp-only build, every QP is mp), 7 RDMA READ requests served as a responder (a READ_EN build; without it a READ request is NAKed as an invalid request).
 #[repr(transparent)]
 #[derive(Copy, Clone, Eq, PartialEq)]
-pub struct RoWordR_desc_e9d7ca9a(u32);
+pub struct RoWordR_desc_615f9e09(u32);
 
-unsafe impl Send for RoWordR_desc_e9d7ca9a {}
-unsafe impl Sync for RoWordR_desc_e9d7ca9a {}
+unsafe impl Send for RoWordR_desc_615f9e09 {}
+unsafe impl Sync for RoWordR_desc_615f9e09 {}
 
-impl core::default::Default for RoWordR_desc_e9d7ca9a {
+impl core::default::Default for RoWordR_desc_615f9e09 {
     fn default() -> Self {
         Self(0x0)
     }
 }
 
-impl peakrdl_rust::reg::Register for RoWordR_desc_e9d7ca9a {
+impl peakrdl_rust::reg::Register for RoWordR_desc_615f9e09 {
     type Regwidth = u32;
     type Accesswidth = u32;
     type Access = peakrdl_rust::access::R;
@@ -36,7 +36,7 @@ impl peakrdl_rust::reg::Register for RoWordR_desc_e9d7ca9a {
     }
 }
 
-impl RoWordR_desc_e9d7ca9a {
+impl RoWordR_desc_615f9e09 {
     pub const VALUE_OFFSET: usize = 0;
     pub const VALUE_WIDTH: usize = 32;
     pub const VALUE_MASK: u32 = 0xFFFF_FFFF;
@@ -51,9 +51,9 @@ impl RoWordR_desc_e9d7ca9a {
     }
 }
 
-impl core::fmt::Debug for RoWordR_desc_e9d7ca9a {
+impl core::fmt::Debug for RoWordR_desc_615f9e09 {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("RoWordR_desc_e9d7ca9a")
+        f.debug_struct("RoWordR_desc_615f9e09")
             .field("value", &self.value())
             .finish()
     }
@@ -65,7 +65,7 @@ mod tests {
 
     #[test]
     fn test_default() {
-        let reg = RoWordR_desc_e9d7ca9a::default();
+        let reg = RoWordR_desc_615f9e09::default();
         assert_eq!(reg.value(), 0);
     }
 }

@@ -1,0 +1,815 @@
+//! The RDMA READ responder, on one simulated NIC whose peer is this test:
+//! READ requests are built with `rnic-wire` (its own encoder and ICRC) and
+//! injected into the NIC's receive port, and every frame the NIC sends is
+//! taken from the wire window and decoded with `rnic-wire`.
+//!
+//! Checked: the READ RESPONSE opcodes (ONLY up to one path MTU, length 0
+//! included; else FIRST, MIDDLEs, LAST), one PSN each from the request's,
+//! the AETH (syndrome 0x1F) on FIRST / LAST / ONLY, the payload against the
+//! region's bytes; the expected PSN moving on by the number of responses;
+//! a bad R_Key, a region without REMOTE_READ, a QP without REMOTE_READ and
+//! a READ past the region's end each answered by one NAK (remote access
+//! error, 0x62) at the request's PSN, nothing else and no DMA read of
+//! host memory; a duplicate READ answered again; a READ to an mp QP
+//! dropped and counted (`rx_drop_transport`).
+//!
+//! The NIC's frames go nowhere (a world of one NIC without loopback): the
+//! fake peer at [`PEER`] exists only in the frames.
+//!
+//! Needs the default model's READ responder (rnic_core `READ_EN=1`,
+//! `id.caps` bit 7); without it the tests fail, never skip.
+
+use rnic_harness::conn::{bring_up, end, ConnOpts, EndOpts, PortAddr, Remote, DEFAULT_ADDRS};
+use rnic_sim::{FabricConfig, SimDevice, SimWorld, WorldConfig};
+use rnic_tests::{fill_pattern, WIDTHS};
+use rnic_verbs::*;
+use rnic_wire::{decode, opcode, opcode_name, Bth, Eth, Ipv4, Reth, RoceFrame, Udp};
+
+/// The simulated NIC's port.
+const NIC: PortAddr = DEFAULT_ADDRS[1];
+/// The requester the injected frames come from (no NIC behind it).
+const PEER: PortAddr = DEFAULT_ADDRS[0];
+/// The requester's QP number, the responder's destination QP.
+const PEER_QPN: u32 = 0x00_0123;
+/// The first PSN the responder QPs send (they send none but READ
+/// responses and ACKs, which take the request's PSNs).
+const SQ_PSN: u32 = 0x0040_0000;
+/// Each responder's registered buffer.
+const BUF_LEN: usize = 1 << 16;
+/// Cycles to wait for the answers to one request.
+const BUDGET: u64 = 400_000;
+/// Cycles to go on after the answers arrived (or, when none is expected,
+/// to wait), in which nothing more may come.
+const SETTLE: u64 = 30_000;
+/// AETH syndromes.
+const ACK: u8 = 0x1F;
+const NAK_REMOTE_ACCESS: u8 = 0x62;
+
+/// One simulated NIC and its verbs context.
+struct Nic {
+    world: SimWorld,
+    ctx: Context<SimDevice>,
+}
+
+type End = rnic_harness::conn::End<SimDevice>;
+
+fn nic(data_w: u32, seed: u64) -> Nic {
+    let world = SimWorld::new(WorldConfig {
+        nics: 1,
+        data_w,
+        seed,
+        fabric: FabricConfig::ideal(),
+        loopback: false,
+        pcap_window: 4096,
+        ..WorldConfig::default()
+    })
+    .unwrap_or_else(|e| panic!("simulator: {e}"));
+    let ctx = Context::open(world.device(0)).unwrap_or_else(|e| panic!("open: {e}"));
+    ctx.set_port_addr(NIC.mac, NIC.ip).unwrap();
+    Nic { world, ctx }
+}
+
+/// The default model serves RDMA READ requests (`id.caps` bit 7: rnic_core
+/// `READ_EN=1`, sim/rnic-sim's model table): a model without it fails
+/// here rather than passing without a READ served.
+fn serves_read(n: &Nic, test: &str) -> bool {
+    let caps = n.ctx.nic().id().caps;
+    assert!(
+        caps & (1 << 7) != 0,
+        "{test}: this model does not serve RDMA READ (id.caps {caps:#x}, bit 7 clear; \
+         rnic_core READ_EN=0), but the default model must"
+    );
+    true
+}
+
+fn read_access() -> AccessFlags {
+    AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ
+}
+
+/// Connection settings: `mtu`, `qp_access` on an RC QP.
+fn conn(mtu: Mtu, qp_access: AccessFlags) -> ConnOpts {
+    ConnOpts {
+        mtu,
+        qp_access,
+        ..ConnOpts::default()
+    }
+}
+
+/// A QP in RTS towards [`PEER`] expecting `rq_psn`, with a buffer of
+/// [`BUF_LEN`] bytes registered with `mr_access` and filled with the
+/// pattern of `tag`.
+fn responder(n: &Nic, o: &ConnOpts, mr_access: AccessFlags, rq_psn: u32, tag: u64) -> End {
+    let e = EndOpts {
+        buf_len: BUF_LEN,
+        mr_access,
+        ..EndOpts::default()
+    };
+    let mut x = end(&n.ctx, o, &e).unwrap_or_else(|err| panic!("end: {err}"));
+    let peer = Remote {
+        qpn: PEER_QPN,
+        psn: rq_psn,
+        addr: PEER,
+    };
+    bring_up(&mut x.qp, o, &peer, SQ_PSN).unwrap_or_else(|err| panic!("bring up: {err}"));
+    assert_eq!(x.qp.state().unwrap(), QpState::Rts);
+    assert_eq!(x.qp.status().unwrap().rq_psn_now, rq_psn);
+    fill_pattern(&x.buf, 0, BUF_LEN, tag);
+    x
+}
+
+/// An RDMA READ request from [`PEER`] to QP `qpn`, as the wire carries it.
+fn read_request(qpn: u32, psn: u32, va: u64, rkey: u32, len: u32) -> Vec<u8> {
+    RoceFrame {
+        eth: Eth {
+            dst: NIC.mac,
+            src: PEER.mac,
+        },
+        ip: Ipv4 {
+            src: PEER.ip.octets(),
+            dst: NIC.ip.octets(),
+            ..Ipv4::default()
+        },
+        udp: Udp {
+            src_port: 0xC123,
+            checksum: 0,
+        },
+        bth: Bth {
+            opcode: opcode::RDMA_READ_REQUEST,
+            dest_qp: qpn,
+            psn: psn & 0xFF_FFFF,
+            ack_req: true,
+            ..Bth::default()
+        },
+        reth: Some(Reth {
+            va,
+            rkey,
+            dma_len: len,
+        }),
+        ..RoceFrame::default()
+    }
+    .encode()
+}
+
+/// A READ request for `len` bytes at offset `off` of `x`'s region.
+fn read_of(x: &End, psn: u32, off: usize, len: u32) -> Vec<u8> {
+    read_request(
+        x.qp.qp_num(),
+        psn,
+        x.mr.addr() + off as u64,
+        x.mr.rkey(),
+        len,
+    )
+}
+
+/// Injects `req` into the NIC's receive port and returns every frame the
+/// NIC sent from then on, decoded: waits until `want` frames are out (at
+/// most [`BUDGET`] cycles), then [`SETTLE`] cycles more.
+fn exchange(n: &Nic, req: &[u8], want: usize) -> Vec<RoceFrame> {
+    n.world.clear_window();
+    assert!(
+        n.world.inject_frame(0, req, false),
+        "the NIC's receive queue is full"
+    );
+    let mut waited = 0;
+    while n.world.window().len() < want && waited < BUDGET {
+        n.world.run(256);
+        waited += 256;
+    }
+    n.world.run(SETTLE);
+    n.world
+        .window()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            assert_eq!(f.src, 0, "frame {i} not from the NIC");
+            decode(&f.data).unwrap_or_else(|e| panic!("frame {i} of the NIC does not decode: {e}"))
+        })
+        .collect()
+}
+
+/// DMA read requests the NIC has sent to its host so far.
+fn dma_reads(n: &Nic) -> u64 {
+    n.world.device(0).stats().tx_rd_req.tlps
+}
+
+/// Opcode names, for messages.
+fn names(fs: &[RoceFrame]) -> Vec<String> {
+    fs.iter()
+        .map(|f| format!("{} psn {:#x}", opcode_name(f.bth.opcode), f.bth.psn))
+        .collect()
+}
+
+/// Response packets of a READ of `len` bytes at path MTU `pmtu`.
+fn packets(len: usize, pmtu: usize) -> usize {
+    len.div_ceil(pmtu).max(1)
+}
+
+/// Addressing every frame of the NIC's must carry: from the NIC to
+/// [`PEER`]'s QP.
+fn check_addressing(what: &str, f: &RoceFrame) {
+    assert_eq!((f.eth.src, f.eth.dst), (NIC.mac, PEER.mac), "{what}: MACs");
+    assert_eq!(
+        (f.ip.src, f.ip.dst),
+        (NIC.ip.octets(), PEER.ip.octets()),
+        "{what}: IPv4 addresses"
+    );
+    assert_eq!(f.bth.dest_qp, PEER_QPN, "{what}: destination QP");
+    assert_eq!(f.bth.pkey, 0xFFFF, "{what}: P_Key");
+}
+
+/// `resp` is the whole answer to a READ of `len` bytes at offset `off` of
+/// `x`'s region with PSN `psn`, at path MTU `pmtu`: the opcodes, PSNs,
+/// AETHs and payload lengths IB prescribes, and the region's bytes.
+fn check_read(
+    what: &str,
+    resp: &[RoceFrame],
+    x: &End,
+    psn: u32,
+    off: usize,
+    len: usize,
+    pmtu: usize,
+) {
+    let n = packets(len, pmtu);
+    assert_eq!(
+        resp.len(),
+        n,
+        "{what}: {n} READ RESPONSE packets wanted, the NIC sent {:?}",
+        names(resp)
+    );
+    let mut data = Vec::with_capacity(len);
+    for (i, f) in resp.iter().enumerate() {
+        let w = format!("{what}, packet {i} of {n}");
+        let (op, plen) = if n == 1 {
+            (opcode::RDMA_READ_RESPONSE_ONLY, len)
+        } else if i == 0 {
+            (opcode::RDMA_READ_RESPONSE_FIRST, pmtu)
+        } else if i == n - 1 {
+            (opcode::RDMA_READ_RESPONSE_LAST, len - (n - 1) * pmtu)
+        } else {
+            (opcode::RDMA_READ_RESPONSE_MIDDLE, pmtu)
+        };
+        assert_eq!(
+            f.bth.opcode,
+            op,
+            "{w}: {} wanted, got {}",
+            opcode_name(op),
+            opcode_name(f.bth.opcode)
+        );
+        assert_eq!(
+            f.bth.psn,
+            psn.wrapping_add(i as u32) & 0xFF_FFFF,
+            "{w}: PSN"
+        );
+        check_addressing(&w, f);
+        if op == opcode::RDMA_READ_RESPONSE_MIDDLE {
+            assert_eq!(f.aeth, None, "{w}: a MIDDLE carries no AETH");
+        } else {
+            let a = f.aeth.unwrap_or_else(|| panic!("{w}: no AETH"));
+            assert_eq!(a.syndrome, ACK, "{w}: AETH syndrome {:#x}", a.syndrome);
+        }
+        assert_eq!(f.reth, None, "{w}: a response carries no RETH");
+        assert_eq!(f.payload.len(), plen, "{w}: payload length");
+        data.extend_from_slice(&f.payload);
+    }
+    let want = x.buf.to_vec(off, len);
+    if let Some(i) = (0..len).find(|&i| data[i] != want[i]) {
+        panic!(
+            "{what}: byte {i} of the READ is {:#04x}, the region has {:#04x} (packet {}, offset {})",
+            data[i],
+            want[i],
+            i / pmtu,
+            i % pmtu
+        );
+    }
+}
+
+/// A READ of `len` bytes at `off` of `x`'s region at PSN `psn` is served
+/// whole; returns the responses.
+fn read_served(n: &Nic, x: &End, psn: u32, off: usize, len: usize, pmtu: usize) -> Vec<RoceFrame> {
+    let what = format!("READ of {len} bytes at offset {off}, PSN {psn:#x}, PMTU {pmtu}");
+    let reads = dma_reads(n);
+    let resp = exchange(n, &read_of(x, psn, off, len as u32), packets(len, pmtu));
+    check_read(&what, &resp, x, psn, off, len, pmtu);
+    if len > 0 {
+        assert!(
+            dma_reads(n) > reads,
+            "{what}: answered without reading host memory"
+        );
+    }
+    resp
+}
+
+/// `resp` is one NAK, remote access error, at PSN `psn`, and nothing else.
+fn check_nak(what: &str, resp: &[RoceFrame], psn: u32) {
+    assert!(
+        resp.iter().all(
+            |f| !(opcode::RDMA_READ_RESPONSE_FIRST..=opcode::RDMA_READ_RESPONSE_ONLY)
+                .contains(&f.bth.opcode)
+        ),
+        "{what}: READ RESPONSE sent: {:?}",
+        names(resp)
+    );
+    assert_eq!(
+        resp.len(),
+        1,
+        "{what}: one NAK wanted, the NIC sent {:?}",
+        names(resp)
+    );
+    let f = &resp[0];
+    assert_eq!(
+        f.bth.opcode,
+        opcode::ACKNOWLEDGE,
+        "{what}: {}",
+        opcode_name(f.bth.opcode)
+    );
+    check_addressing(what, f);
+    let a = f.aeth.expect("an ACKNOWLEDGE has an AETH");
+    assert_eq!(
+        a.syndrome, NAK_REMOTE_ACCESS,
+        "{what}: syndrome {:#x}, remote access error (0x62) wanted",
+        a.syndrome
+    );
+    assert_eq!(f.bth.psn, psn & 0xFF_FFFF, "{what}: the NAK's PSN");
+}
+
+/// (a) and (b): READs of 0, 1, PMTU - 1, PMTU, PMTU + 1 and 3 PMTU + 17
+/// bytes at path MTU 1024 (and one reaching the region's last byte), and
+/// of PMTU and 3 PMTU + 17 bytes at 4096 across the PSN wrap, each
+/// issued at the PSN the previous ones left the QP expecting, at both
+/// data-path widths and odd offsets: every response as IB prescribes, the
+/// region's bytes, and the expected PSN moved on by the responses.
+#[test]
+fn read_responses_carry_the_regions_bytes() {
+    for w in WIDTHS {
+        let n = nic(w, 0x5EAD + u64::from(w));
+        if !serves_read(&n, "read_responses_carry_the_regions_bytes") {
+            return;
+        }
+        for (mtu, rq_psn, cases) in [
+            (
+                Mtu::Mtu1024,
+                0x12_3400u32,
+                vec![
+                    (0usize, 0usize),
+                    (1, 5),
+                    (1023, 1),
+                    (1024, 0),
+                    (1025, 3),
+                    (3 * 1024 + 17, 7),
+                    (1025, BUF_LEN - 1025),
+                ],
+            ),
+            (
+                Mtu::Mtu4096,
+                0xFF_FFFE,
+                vec![(4096, 2), (3 * 4096 + 17, 13)],
+            ),
+        ] {
+            let pmtu = mtu.bytes() as usize;
+            let x = responder(
+                &n,
+                &conn(mtu, read_access()),
+                AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_READ,
+                rq_psn,
+                u64::from(w) * 7 + pmtu as u64,
+            );
+            let mut psn = rq_psn;
+            for (len, off) in cases {
+                read_served(&n, &x, psn, off, len, pmtu);
+                psn = psn.wrapping_add(packets(len, pmtu) as u32) & 0xFF_FFFF;
+                let st = x.qp.status().unwrap();
+                assert_eq!(
+                    st.rq_psn_now, psn,
+                    "DATA_W={w} PMTU {pmtu}: expected PSN after a READ of {len} bytes"
+                );
+                assert_eq!(st.state, QpState::Rts);
+            }
+        }
+    }
+}
+
+/// (b): after a READ answered by 4 packets the QP expects the request's
+/// PSN + 4: a READ at that PSN is served, and one a PSN beyond what the QP
+/// then expects is not.
+#[test]
+fn the_next_read_is_at_the_psn_after_the_responses() {
+    let n = nic(64, 0xB0B);
+    if !serves_read(&n, "the_next_read_is_at_the_psn_after_the_responses") {
+        return;
+    }
+    let x = responder(
+        &n,
+        &conn(Mtu::Mtu1024, read_access()),
+        AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_READ,
+        0x00_7000,
+        21,
+    );
+    let p = 0x00_7000;
+    read_served(&n, &x, p, 100, 3 * 1024 + 17, 1024);
+    assert_eq!(x.qp.status().unwrap().rq_psn_now, p + 4);
+    read_served(&n, &x, p + 4, 4000, 100, 1024);
+    assert_eq!(x.qp.status().unwrap().rq_psn_now, p + 5);
+    // one PSN too far: not a READ the QP may answer
+    let resp = exchange(&n, &read_of(&x, p + 6, 0, 100), 1);
+    assert!(
+        resp.iter().all(
+            |f| !(opcode::RDMA_READ_RESPONSE_FIRST..=opcode::RDMA_READ_RESPONSE_ONLY)
+                .contains(&f.bth.opcode)
+        ),
+        "a READ beyond the expected PSN was answered: {:?}",
+        names(&resp)
+    );
+    assert_eq!(x.qp.status().unwrap().rq_psn_now, p + 5);
+}
+
+/// (c): each refused READ gets one NAK (remote access error) at its PSN
+/// and no READ RESPONSE: a bad R_Key, a region registered without
+/// REMOTE_READ, a QP without REMOTE_READ, and a READ one byte past the
+/// region's end (at both widths). Each on a QP of its own (the NAK takes
+/// the QP to ERR, as for a WRITE).
+#[test]
+fn refused_reads_get_one_remote_access_nak() {
+    for w in WIDTHS {
+        let n = nic(w, 0xC0DE + u64::from(w));
+        if !serves_read(&n, "refused_reads_get_one_remote_access_nak") {
+            return;
+        }
+        let rd = AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_READ;
+        let no_rd = AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE;
+        let cases: [(&str, ConnOpts, AccessFlags); 4] = [
+            ("bad R_Key", conn(Mtu::Mtu1024, read_access()), rd),
+            (
+                "region without REMOTE_READ",
+                conn(Mtu::Mtu1024, read_access()),
+                no_rd,
+            ),
+            (
+                "QP without REMOTE_READ",
+                conn(Mtu::Mtu1024, AccessFlags::REMOTE_WRITE),
+                rd,
+            ),
+            (
+                "past the region's end",
+                conn(Mtu::Mtu1024, read_access()),
+                rd,
+            ),
+        ];
+        for (i, (what, o, mr_access)) in cases.into_iter().enumerate() {
+            let psn = 0x00_A000 + 0x100 * i as u32;
+            let x = responder(&n, &o, mr_access, psn, 40 + i as u64);
+            let req = match i {
+                0 => read_request(x.qp.qp_num(), psn, x.mr.addr(), x.mr.rkey() ^ 0xFF, 100),
+                3 => read_of(&x, psn, BUF_LEN - 1000, 1001),
+                _ => read_of(&x, psn, 0, 100),
+            };
+            let what = format!("DATA_W={w}: {what}");
+            let reads = dma_reads(&n);
+            let resp = exchange(&n, &req, 1);
+            check_nak(&what, &resp, psn);
+            assert_eq!(dma_reads(&n), reads, "{what}: the NIC read host memory");
+        }
+    }
+}
+
+/// (d): a READ sent again (a duplicate: its PSN below the expected one) is
+/// answered again at its own PSNs with the same bytes, and the QP's
+/// expected PSN stays where it was: the next new READ is served.
+#[test]
+fn a_duplicate_read_is_answered_again() {
+    for w in WIDTHS {
+        let n = nic(w, 0xD0B + u64::from(w));
+        if !serves_read(&n, "a_duplicate_read_is_answered_again") {
+            return;
+        }
+        let x = responder(
+            &n,
+            &conn(Mtu::Mtu1024, read_access()),
+            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_READ,
+            0x00_3300,
+            77,
+        );
+        let p = 0x00_3300;
+        let first = read_served(&n, &x, p, 11, 3000, 1024); // 3 packets
+        let second = read_served(&n, &x, p + 3, 5000, 200, 1024); // 1 packet
+        assert_eq!(x.qp.status().unwrap().rq_psn_now, p + 4);
+        // both again, the older first
+        for (psn, off, len, orig) in [(p, 11, 3000, &first), (p + 3, 5000, 200, &second)] {
+            let again = read_served(&n, &x, psn, off, len, 1024);
+            for (k, (g, o)) in again.iter().zip(orig.iter()).enumerate() {
+                assert!(
+                    g.payload == o.payload,
+                    "DATA_W={w}: packet {k} of the answer to the duplicate READ at PSN {psn:#x} \
+                     carries other bytes than the first answer's"
+                );
+            }
+            let st = x.qp.status().unwrap();
+            assert_eq!(
+                (st.rq_psn_now, st.state),
+                (p + 4, QpState::Rts),
+                "DATA_W={w}: a duplicate READ moved the QP"
+            );
+        }
+        read_served(&n, &x, p + 4, 64, 1500, 1024);
+        assert_eq!(x.qp.status().unwrap().rq_psn_now, p + 6);
+    }
+}
+
+/// (e): a READ to an mp QP (which carries WRITE and WRITE_WITH_IMM only)
+/// is dropped and counted in `rx_drop_transport`: nothing is sent, the
+/// QP's expected PSN stays.
+#[test]
+fn a_read_to_an_mp_qp_is_dropped_and_counted() {
+    let n = nic(64, 0xE0E);
+    let o = ConnOpts {
+        qp_type: QpType::Mp,
+        ..conn(Mtu::Mtu1024, read_access())
+    };
+    let x = responder(
+        &n,
+        &o,
+        AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_READ,
+        0x00_0500,
+        5,
+    );
+    assert_eq!(x.qp.qp_type(), QpType::Mp);
+    let before = n.ctx.query_port_counters().unwrap();
+    let resp = exchange(&n, &read_of(&x, 0x00_0500, 0, 100), 0);
+    let after = n.ctx.query_port_counters().unwrap();
+    assert!(
+        resp.is_empty(),
+        "the mp QP answered a READ: {:?}",
+        names(&resp)
+    );
+    assert_eq!(
+        after.rx_drop_transport,
+        before.rx_drop_transport + 1,
+        "{after:?}"
+    );
+    assert_eq!(after.rx_frames, before.rx_frames + 1, "{after:?}");
+    assert_eq!(after.tx_frames, before.tx_frames, "{after:?}");
+    let st = x.qp.status().unwrap();
+    assert_eq!((st.rq_psn_now, st.state), (0x00_0500, QpState::Rts));
+}
+
+/// An RDMA WRITE ONLY from [`PEER`] with AckReq, `data` at `va` of `rkey`.
+fn write_request(qpn: u32, psn: u32, va: u64, rkey: u32, data: &[u8]) -> Vec<u8> {
+    let mut f = decode(&read_request(qpn, psn, va, rkey, data.len() as u32))
+        .expect("the READ request decodes");
+    f.bth.opcode = opcode::RDMA_WRITE_ONLY;
+    f.payload = data.to_vec();
+    f.encode()
+}
+
+/// The wire order of a READ's responses and the ACKs after it: a WRITE
+/// with AckReq that arrives right behind a 4-packet READ is acknowledged
+/// only after the READ's last response left (an ACK of a later PSN ahead
+/// of them tells the requester they were lost), and its bytes are placed.
+/// Both requests go in back to back, so the WRITE is checked and ACKed
+/// while the READ's payload is still being read from host memory.
+#[test]
+fn an_ack_never_overtakes_a_reads_responses() {
+    for w in WIDTHS {
+        let n = nic(w, 0xAC0 + u64::from(w));
+        serves_read(&n, "an_ack_never_overtakes_a_reads_responses");
+        let x = responder(
+            &n,
+            &conn(Mtu::Mtu1024, read_access()),
+            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
+            0x00_2000,
+            33,
+        );
+        let p = 0x00_2000;
+        let len = 3 * 1024 + 17;
+        let data: Vec<u8> = (0..64u32).map(|i| (i * 7 + 3) as u8).collect();
+        let woff = 40_000;
+        n.world.clear_window();
+        let read = read_of(&x, p, 0, len as u32);
+        let write = write_request(
+            x.qp.qp_num(),
+            p + 4,
+            x.mr.addr() + woff as u64,
+            x.mr.rkey(),
+            &data,
+        );
+        assert!(n.world.inject_frame(0, &read, false));
+        assert!(n.world.inject_frame(0, &write, false));
+        let mut waited = 0;
+        while n.world.window().len() < 5 && waited < BUDGET {
+            n.world.run(256);
+            waited += 256;
+        }
+        n.world.run(SETTLE);
+        let fs: Vec<RoceFrame> = n
+            .world
+            .window()
+            .iter()
+            .map(|f| decode(&f.data).expect("the NIC's frame decodes"))
+            .collect();
+        let what = format!(
+            "DATA_W={w}: READ of {len} bytes at PSN {p:#x}, WRITE at {:#x}",
+            p + 4
+        );
+        assert_eq!(fs.len(), 5, "{what}: the NIC sent {:?}", names(&fs));
+        check_read(&what, &fs[..4], &x, p, 0, len, 1024);
+        let ack = &fs[4];
+        assert_eq!(
+            ack.bth.opcode,
+            opcode::ACKNOWLEDGE,
+            "{what}: {:?}",
+            names(&fs)
+        );
+        assert_eq!(ack.bth.psn, p + 4, "{what}: the WRITE's ACK");
+        assert_eq!(
+            ack.aeth.map(|a| a.syndrome),
+            Some(ACK),
+            "{what}: the ACK's syndrome"
+        );
+        assert_eq!(
+            x.buf.to_vec(woff, data.len()),
+            data,
+            "{what}: the WRITE's bytes"
+        );
+        assert_eq!(
+            x.qp.status().unwrap().rq_psn_now,
+            p + 5,
+            "{what}: expected PSN"
+        );
+    }
+}
+
+/// READ responses (FIRST, MIDDLE, LAST, ONLY) arriving at an rc QP answer
+/// no READ of rnic's, which issues none: each is dropped and counted
+/// (`rx_drop_psn`), nothing is sent (no NAK), no byte is placed, and the
+/// QP stays in RTS expecting the same PSN, also when the response carries
+/// the PSN it expects (which a request there would be executed at).
+#[test]
+fn a_read_response_for_no_read_is_dropped_and_counted() {
+    let n = nic(64, 0xD0D);
+    serves_read(&n, "a_read_response_for_no_read_is_dropped_and_counted");
+    let x = responder(
+        &n,
+        &conn(Mtu::Mtu1024, read_access()),
+        AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
+        0x00_0900,
+        9,
+    );
+    let p = 0x00_0900;
+    let before_buf = x.buf.to_vec(0, BUF_LEN);
+    for (i, op) in [
+        opcode::RDMA_READ_RESPONSE_ONLY,
+        opcode::RDMA_READ_RESPONSE_FIRST,
+        opcode::RDMA_READ_RESPONSE_MIDDLE,
+        opcode::RDMA_READ_RESPONSE_LAST,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut f = decode(&read_of(&x, p, 0, 64)).expect("the READ request decodes");
+        f.bth.opcode = op;
+        f.bth.ack_req = false;
+        f.reth = None;
+        f.aeth = (op != opcode::RDMA_READ_RESPONSE_MIDDLE).then_some(rnic_wire::Aeth {
+            syndrome: ACK,
+            msn: i as u32,
+        });
+        f.payload = vec![
+            0xA5;
+            if op == opcode::RDMA_READ_RESPONSE_LAST {
+                100
+            } else {
+                1024
+            }
+        ];
+        let before = n.ctx.query_port_counters().unwrap();
+        let resp = exchange(&n, &f.encode(), 0);
+        let after = n.ctx.query_port_counters().unwrap();
+        let what = opcode_name(op);
+        assert!(
+            resp.is_empty(),
+            "{what}: the QP answered: {:?}",
+            names(&resp)
+        );
+        assert_eq!(
+            after.rx_drop_psn,
+            before.rx_drop_psn + 1,
+            "{what}: {after:?}"
+        );
+        assert_eq!(after.rx_nak, before.rx_nak, "{what}: {after:?}");
+        assert_eq!(after.rx_frames, before.rx_frames + 1, "{what}: {after:?}");
+        let st = x.qp.status().unwrap();
+        assert_eq!((st.rq_psn_now, st.state), (p, QpState::Rts), "{what}");
+    }
+    assert!(
+        x.buf.to_vec(0, BUF_LEN) == before_buf,
+        "a READ response changed the region"
+    );
+    // and the QP still serves what it expects
+    read_served(&n, &x, p, 0, 100, 1024);
+}
+
+/// Bytes of a READ response frame of `payload` bytes on the wire (Ethernet
+/// without FCS, IPv4, UDP, BTH, the AETH on FIRST/LAST/ONLY, pad, ICRC).
+fn response_frame_bytes(payload: u64, aeth: bool) -> u64 {
+    14 + 20 + 8 + 12 + if aeth { 4 } else { 0 } + payload + (4 - payload % 4) % 4 + 4
+}
+
+/// A measurement, not a check (run with `--ignored --nocapture`): the
+/// READ responder's throughput. `K` READs of 64 KiB at PMTU 4096 go in
+/// back to back; printed: the simulated cycles from the first request to
+/// the last response, those from the first response to the last (the
+/// steady state), the payload rate at 250 MHz, and that rate against the
+/// best the wire allows for these frames (each a whole number of beats,
+/// no gap: as `rnic bench write-bw` counts it).
+#[test]
+#[ignore = "a measurement: cargo test --release -p rnic-tests --test read_responder -- --ignored --nocapture"]
+fn read_serving_throughput() {
+    const K: u32 = 16;
+    const LEN: u32 = 64 * 1024;
+    const PMTU: u32 = 4096;
+    for w in WIDTHS {
+        let n = nic(w, 0x7B + u64::from(w));
+        serves_read(&n, "read_serving_throughput");
+        let x = responder(
+            &n,
+            &conn(Mtu::Mtu4096, read_access()),
+            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_READ,
+            0x00_1000,
+            77,
+        );
+        let per = LEN / PMTU;
+        n.world.set_window(usize::try_from(K * per + 64).unwrap());
+        n.world.clear_window();
+        let t0 = n.world.now();
+        for k in 0..K {
+            let req = read_of(&x, 0x00_1000 + k * per, 0, LEN);
+            while !n.world.inject_frame(0, &req, false) {
+                n.world.run(64);
+            }
+        }
+        let want = (K * per) as usize;
+        let mut waited = 0;
+        while n.world.window().len() < want && waited < 50 * BUDGET {
+            n.world.run(1024);
+            waited += 1024;
+        }
+        let fs = n.world.window();
+        assert_eq!(fs.len(), want, "DATA_W={w}: responses");
+        for (k, chunk) in fs.chunks(per as usize).enumerate() {
+            let resp: Vec<RoceFrame> = chunk.iter().map(|f| decode(&f.data).unwrap()).collect();
+            let what = format!("DATA_W={w}: READ {k}");
+            check_read(
+                &what,
+                &resp,
+                &x,
+                0x00_1000 + k as u32 * per,
+                0,
+                LEN as usize,
+                PMTU as usize,
+            );
+        }
+        let (first, last) = (fs[0].cycle, fs[fs.len() - 1].cycle);
+        // idle cycles between frames: from one frame's last beat to the
+        // next one's, less the next frame's beats
+        let idle: Vec<u64> = fs
+            .windows(2)
+            .map(|p| {
+                (p[1].cycle - p[0].cycle)
+                    .saturating_sub((p[1].data.len() as u64).div_ceil(u64::from(w / 8)))
+            })
+            .collect();
+        let mut sorted = idle.clone();
+        sorted.sort_unstable();
+        println!(
+            "DATA_W={w}: idle cycles between response frames: min {}, median {}, max {}; the first 24: {:?}",
+            sorted[0],
+            sorted[sorted.len() / 2],
+            sorted[sorted.len() - 1],
+            &idle[..24.min(idle.len())]
+        );
+        let bytes = u64::from(K) * u64::from(LEN);
+        // beats of one READ's responses at this width
+        let bl = u64::from(w / 8);
+        let beats: u64 = (0..per)
+            .map(|i| response_frame_bytes(u64::from(PMTU), i == 0 || i + 1 == per).div_ceil(bl))
+            .sum();
+        let wire_max = f64::from(LEN) / (beats * bl) as f64;
+        let total = last - t0;
+        let steady = last - first;
+        // a frame's cycle is that of its last beat: from the first
+        // frame's to the last one's, every payload but the first left
+        let gbps = |bytes: f64, cycles: u64| bytes * 8.0 * 250e6 / cycles as f64 / 1e9;
+        let steady_bytes = bytes as f64 - f64::from(PMTU);
+        let g = gbps(steady_bytes, steady);
+        let line = f64::from(w) * 250e6 / 1e9;
+        println!(
+            "DATA_W={w}: {K} READs of {LEN} B at PMTU {PMTU}: {total} cycles from the first \
+             request to the last response ({:.2} Gb/s at 250 MHz), {steady} from the first \
+             response to the last: {g:.2} Gb/s, {:.1} % of the {line:.0} Gb/s link, {:.1} % of \
+             the wire's best for these frames ({:.1} %)",
+            gbps(bytes as f64, total),
+            100.0 * g / line,
+            100.0 * g / line / wire_max,
+            100.0 * wire_max
+        );
+    }
+}
