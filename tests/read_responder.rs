@@ -813,3 +813,71 @@ fn read_serving_throughput() {
         );
     }
 }
+
+/// A duplicate READ (an old PSN) that may not be answered (a bad R_Key,
+/// a QP without REMOTE_READ, more than 2^31 bytes, a payload) is dropped
+/// and counted (`rx_drop_psn`), never NAKed: a NAK would move the QP to
+/// ERR on a forged old frame (the fuzz campaign found that). The QP stays
+/// in RTS, expecting the same PSN, and goes on serving.
+#[test]
+fn a_refused_duplicate_read_is_dropped_not_naked() {
+    let n = nic(64, 0xD1D);
+    serves_read(&n, "a_refused_duplicate_read_is_dropped_not_naked");
+    for qp_read in [true, false] {
+        let qp_access = if qp_read {
+            read_access()
+        } else {
+            AccessFlags::REMOTE_WRITE
+        };
+        let x = responder(
+            &n,
+            &conn(Mtu::Mtu1024, qp_access),
+            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
+            0x00_1000,
+            13,
+        );
+        let p = 0x00_1000;
+        // one executed request moves the QP past p
+        let data = [0x5Au8; 32];
+        let w = write_request(x.qp.qp_num(), p, x.mr.addr() + 512, x.mr.rkey(), &data);
+        let resp = exchange(&n, &w, 1);
+        assert_eq!(resp.len(), 1, "the WRITE's ACK: {:?}", names(&resp));
+        let mut cases: Vec<(&str, Vec<u8>)> = Vec::new();
+        if qp_read {
+            cases.push((
+                "a bad R_Key",
+                read_request(x.qp.qp_num(), p, x.mr.addr(), x.mr.rkey() ^ 0xFF, 64),
+            ));
+            cases.push((
+                "more than 2^31 bytes",
+                read_request(x.qp.qp_num(), p, x.mr.addr(), x.mr.rkey(), 0x8000_0001),
+            ));
+            let mut f = decode(&read_of(&x, p, 0, 64)).unwrap();
+            f.payload = vec![1, 2, 3, 4];
+            cases.push(("a payload", f.encode()));
+        } else {
+            cases.push(("a QP without REMOTE_READ", read_of(&x, p, 0, 64)));
+        }
+        for (what, req) in cases {
+            let before = n.ctx.query_port_counters().unwrap();
+            let resp = exchange(&n, &req, 0);
+            let after = n.ctx.query_port_counters().unwrap();
+            assert!(
+                resp.is_empty(),
+                "duplicate READ with {what}: answered {:?}",
+                names(&resp)
+            );
+            assert_eq!(
+                after.rx_drop_psn,
+                before.rx_drop_psn + 1,
+                "{what}: {after:?}"
+            );
+            assert_eq!(after.rx_nak, before.rx_nak, "{what}: {after:?}");
+            let st = x.qp.status().unwrap();
+            assert_eq!((st.rq_psn_now, st.state), (p + 1, QpState::Rts), "{what}");
+        }
+        if qp_read {
+            read_served(&n, &x, p + 1, 0, 100, 1024);
+        }
+    }
+}

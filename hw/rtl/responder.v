@@ -18,7 +18,8 @@
 // handed to read_reply as a job (ST_READ), which sends the responses; the
 // expected PSN moves on by their count and no ACK is queued (the responses
 // acknowledge). A duplicate READ is checked and answered again from its
-// own RETH, the QP's state untouched.
+// own RETH, the QP's state untouched; one that fails its checks is
+// dropped and counted (rx_drop_psn), never NAKed.
 //
 // A QP with ctx_mp set uses the multipath transport instead: its requester
 // sprays packets over several paths with rnic's own opcodes (MP_OPCODE_* of
@@ -983,6 +984,10 @@ always @(posedge clk) begin
     msn_reg <= rd_msn;
     msn_p1_reg <= rd_msn + 24'd1;
 end
+// a duplicate READ that may not be answered (ST_EXEC): a payload, more
+// than 2^31 bytes, or the region's or the QP's REMOTE_READ missing
+wire rd_dup_bad = plen_reg != 13'd0 || (reth_len_reg[31] && reth_len_reg[30:0] != 31'd0)
+    || (reth_len_reg != 32'd0 && !(mr_ok_reg && ctx_remote_read) && !cfg_no_mr_check);
 // a READ's packets: 1 for zero length, else (len - 1) / PMTU + 1
 // (PMTU 256 << (ctx_pmtu - 1); at most 2^23 for 2^31 bytes)
 /* verilator lint_off UNUSEDSIGNAL */
@@ -1443,9 +1448,12 @@ always @(posedge clk) begin
                     state_reg <= ST_RQ_FETCH;
                 end
             end else if (rd_dup_reg) begin
-                // (outside the message rules: it repeats an executed request)
-                if (reth_len_reg != 32'd0 && !(mr_ok_reg && ctx_remote_read) && !cfg_no_mr_check) begin
-                    nak_reg <= NAK_REM_ACCESS;
+                // (outside the message rules: it repeats an executed
+                // request) one that fails its checks is dropped and
+                // counted, never NAKed: the QP is past its PSN, and a NAK
+                // would move it to ERR on a forged old frame
+                if (rd_dup_bad) begin
+                    stat_drop_psn_reg <= 1'b1;
                 end
             end else if (rc_inv_req) begin
                 nak_reg <= NAK_INV_REQ;            // opcode sequence, lengths (rc_message)
@@ -1461,7 +1469,7 @@ always @(posedge clk) begin
                     msglen_reg <= 32'd0;
                 end
                 completes_reg <= (op_is_send && (op_last || op_only)) || (op_is_write && op_imm);
-                state_reg <= ST_RQ_FETCH;
+                state_reg <= rd_dup_reg && rd_dup_bad ? ST_DROP : ST_RQ_FETCH;
             end
         end
         ST_MP_PEND: begin

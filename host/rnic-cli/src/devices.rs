@@ -22,7 +22,7 @@ pub struct DeviceArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Which build of the simulated core: `full` (every verb, both
-    /// transports), `write-only` (`rnic build --verbs write`) or `mp-only`
+    /// transports, and RDMA READ served: `READ_EN=1`), `write-only` (`rnic build --verbs write`) or `mp-only`
     /// (`--transports mp --verbs write`), each with 64 QPs, or `many-qps`
     /// (`full` with 1,024 QPs); all but `full` at DATA_W 64.
     #[arg(long, default_value = "full")]
