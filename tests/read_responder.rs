@@ -54,6 +54,12 @@ struct Nic {
 type End = rnic_harness::conn::End<SimDevice>;
 
 fn nic(data_w: u32, seed: u64) -> Nic {
+    nic_with(data_w, seed, rnic_sim::RootComplexConfig::default())
+}
+
+/// [`nic`] with the host `rc` (the default one stalls and reorders
+/// completions at random; `RootComplexConfig::bench()` does not).
+fn nic_with(data_w: u32, seed: u64, root_complex: rnic_sim::RootComplexConfig) -> Nic {
     let world = SimWorld::new(WorldConfig {
         nics: 1,
         data_w,
@@ -61,6 +67,7 @@ fn nic(data_w: u32, seed: u64) -> Nic {
         fabric: FabricConfig::ideal(),
         loopback: false,
         pcap_window: 4096,
+        root_complex,
         ..WorldConfig::default()
     })
     .unwrap_or_else(|e| panic!("simulator: {e}"));
@@ -719,15 +726,25 @@ fn response_frame_bytes(payload: u64, aeth: bool) -> u64 {
 /// the last response, those from the first response to the last (the
 /// steady state), the payload rate at 250 MHz, and that rate against the
 /// best the wire allows for these frames (each a whole number of beats,
-/// no gap: as `rnic bench write-bw` counts it).
+/// no gap: as `rnic bench write-bw` counts it); with the host of the
+/// benchmarks (`RootComplexConfig::bench()`: fixed read latency, no
+/// stalls, no reordering, as `rnic bench` runs) and with the tests'
+/// default host (jittered latency, 10 % stalls on the completion stream,
+/// reordered and split completions).
 #[test]
 #[ignore = "a measurement: cargo test --release -p rnic-tests --test read_responder -- --ignored --nocapture"]
 fn read_serving_throughput() {
     const K: u32 = 16;
     const LEN: u32 = 64 * 1024;
     const PMTU: u32 = 4096;
-    for w in WIDTHS {
-        let n = nic(w, 0x7B + u64::from(w));
+    for (w, host) in WIDTHS.iter().flat_map(|&w| [(w, "bench"), (w, "default")]) {
+        let rc = if host == "bench" {
+            rnic_sim::RootComplexConfig::bench()
+        } else {
+            rnic_sim::RootComplexConfig::default()
+        };
+        println!("DATA_W={w}, host {host}:");
+        let n = nic_with(w, 0x7B + u64::from(w), rc);
         serves_read(&n, "read_serving_throughput");
         let x = responder(
             &n,
