@@ -898,3 +898,175 @@ fn a_refused_duplicate_read_is_dropped_not_naked() {
         }
     }
 }
+
+/// The hold on ACKs is only behind READs accepted before them. A READ at
+/// p (4 packets) is accepted; a READ at p + 8 arrives out of sequence (the
+/// QP expects p + 4), so a sequence NAK at p + 4 is made while the first
+/// READ's responses are still queued; then the READ at p + 4 arrives. The
+/// NAK leaves after the first READ's responses and before the second's.
+/// (Found against Linux rxe: held behind every READ job, also the later
+/// one, the NAK reached the requester after the responses to its own PSN,
+/// with an old MSN.)
+#[test]
+fn a_nak_is_not_held_behind_later_reads() {
+    for w in WIDTHS {
+        let n = nic(w, 0xA4A + u64::from(w));
+        serves_read(&n, "a_nak_is_not_held_behind_later_reads");
+        let x = responder(
+            &n,
+            &conn(Mtu::Mtu1024, read_access()),
+            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_READ,
+            0x00_3000,
+            44,
+        );
+        let p = 0x00_3000;
+        let len = 3 * 1024 + 17;
+        n.world.clear_window();
+        for req in [
+            read_of(&x, p, 0, len as u32),
+            read_of(&x, p + 8, 0, 64),
+            read_of(&x, p + 4, 100, len as u32),
+        ] {
+            assert!(n.world.inject_frame(0, &req, false));
+        }
+        let mut waited = 0;
+        while n.world.window().len() < 9 && waited < BUDGET {
+            n.world.run(256);
+            waited += 256;
+        }
+        n.world.run(SETTLE);
+        let fs: Vec<RoceFrame> = n
+            .world
+            .window()
+            .iter()
+            .map(|f| decode(&f.data).expect("the NIC's frame decodes"))
+            .collect();
+        let what = format!(
+            "DATA_W={w}: READs at {p:#x}, {:#x} (out of sequence), {:#x}",
+            p + 8,
+            p + 4
+        );
+        assert_eq!(fs.len(), 9, "{what}: the NIC sent {:?}", names(&fs));
+        check_read(&what, &fs[..4], &x, p, 0, len, 1024);
+        let nak = &fs[4];
+        assert_eq!(
+            nak.bth.opcode,
+            opcode::ACKNOWLEDGE,
+            "{what}: {:?}",
+            names(&fs)
+        );
+        assert_eq!(
+            nak.bth.psn,
+            p + 4,
+            "{what}: the sequence NAK names the expected PSN"
+        );
+        assert_eq!(
+            nak.aeth.map(|a| a.syndrome),
+            Some(0x60),
+            "{what}: a PSN sequence NAK"
+        );
+        check_read(&what, &fs[5..], &x, p + 4, 100, len, 1024);
+        assert_eq!(
+            x.qp.status().unwrap().rq_psn_now,
+            p + 8,
+            "{what}: expected PSN"
+        );
+    }
+}
+
+/// A fatal NAK that has to wait for the ACK slot (here behind another
+/// QP's ACK, itself behind a 64 KiB READ's responses) moves its QP to ERR
+/// when it is queued, once; a RESET the host writes while it waits
+/// stands, and the stale NAK is never sent. (The fuzz campaign found the
+/// first version asserting the move to ERR every cycle of the wait, which
+/// undid the host's RESET.)
+#[test]
+fn a_reset_while_a_nak_waits_stands() {
+    for reset_early in [false, true] {
+        let n = nic(64, 0x5E7);
+        serves_read(&n, "a_reset_while_a_nak_waits_stands");
+        let o = conn(Mtu::Mtu1024, read_access());
+        let access =
+            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ;
+        let mut x = responder(&n, &o, access, 0x00_4000, 1);
+        let y = responder(&n, &o, access, 0x00_4000, 2);
+        let p = 0x00_4000;
+        let len = 1u32 << 16;
+        let data = [7u8; 16];
+        let read = read_of(&x, p, 0, len);
+        let good = write_request(y.qp.qp_num(), p, y.mr.addr(), y.mr.rkey(), &data);
+        let bad = write_request(
+            x.qp.qp_num(),
+            p + len / 1024,
+            x.mr.addr(),
+            x.mr.rkey() ^ 0x55,
+            &data,
+        );
+        n.world.clear_window();
+        for f in [&read, &good, &bad] {
+            assert!(n.world.inject_frame(0, f, false));
+        }
+        let what = if reset_early {
+            "RESET while the NAK waits"
+        } else {
+            "RESET once in ERR"
+        };
+        if reset_early {
+            n.world.run(1500);
+            assert_eq!(
+                x.qp.state().unwrap(),
+                QpState::Rts,
+                "{what}: the NAK still waits"
+            );
+        } else {
+            let mut waited = 0;
+            while x.qp.state().unwrap() != QpState::Err && waited < BUDGET {
+                n.world.run(256);
+                waited += 256;
+            }
+            assert_eq!(
+                x.qp.state().unwrap(),
+                QpState::Err,
+                "{what}: the bad WRITE's NAK"
+            );
+        }
+        x.qp.modify(
+            &QpAttr {
+                qp_state: QpState::Reset,
+                ..Default::default()
+            },
+            QpAttrMask::STATE,
+        )
+        .unwrap_or_else(|e| panic!("{what}: modify to RESET: {e}"));
+        n.world.run(4 * SETTLE);
+        assert_eq!(
+            x.qp.state().unwrap(),
+            QpState::Reset,
+            "{what}: the RESET stands"
+        );
+        let fs: Vec<RoceFrame> = n
+            .world
+            .window()
+            .iter()
+            .map(|f| decode(&f.data).unwrap())
+            .collect();
+        let naks = fs
+            .iter()
+            .filter(|f| f.aeth.is_some_and(|a| a.syndrome == NAK_REMOTE_ACCESS))
+            .count();
+        assert_eq!(
+            naks,
+            usize::from(!reset_early),
+            "{what}: remote access NAKs sent: {:?}",
+            names(&fs)
+        );
+        let reads = fs
+            .iter()
+            .filter(|f| {
+                (opcode::RDMA_READ_RESPONSE_FIRST..=opcode::RDMA_READ_RESPONSE_ONLY)
+                    .contains(&f.bth.opcode)
+            })
+            .count();
+        assert_eq!(reads, (len / 1024) as usize, "{what}: the READ's responses");
+    }
+}

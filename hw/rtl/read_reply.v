@@ -21,9 +21,11 @@
 // NAK).
 //
 // busy: some job is not retired, or its last packet still waits in the
-// output register. The responder's ACKs wait while it is set: an ACK of a
-// later PSN that overtook a READ's responses would tell the requester
-// those responses were lost.
+// output register. jobs_out counts the jobs whose last packet roce_tx
+// took: the responder holds an ACK until the jobs it handed over before
+// queueing it are out (an ACK of a later PSN that overtook a READ's
+// responses would tell the requester those responses were lost), and
+// not behind jobs accepted after it.
 
 `resetall
 `timescale 1ns / 1ps
@@ -81,6 +83,7 @@ module read_reply #(
     input  wire                   s_done,           // roce_tx read one of our packets' payload
 
     output wire                   busy,
+    output wire [7:0]             jobs_out,         // jobs whose last packet roce_tx took (mod 256)
     output wire                   stat_rd_error     // a payload read failed (a NAK went instead)
 );
 
@@ -203,6 +206,8 @@ reg [23:0] pkt_msn_reg = 24'd0;
 reg [RAM_ADDR_W-1:0] pkt_addr_reg = {RAM_ADDR_W{1'b0}};
 reg [12:0] pkt_len_reg = 13'd0;
 reg pkt_valid_reg = 1'b0;
+reg pkt_last_reg = 1'b0;                 // the packet is its job's last
+reg [7:0] jobs_out_reg = 8'd0;
 reg stat_rd_error_reg = 1'b0;
 
 assign m_pkt_dmac = pkt_dmac_reg;
@@ -219,6 +224,7 @@ assign m_pkt_valid = pkt_valid_reg;
 // busy until roce_tx takes the last packet (a retired job's may still wait here)
 assign busy = job_wr_reg != job_ret_reg || pkt_valid_reg;
 assign stat_rd_error = stat_rd_error_reg;
+assign jobs_out = jobs_out_reg;
 
 wire [SW-1:0] push_slot = slot_push_reg[SW-1:0];
 wire push_have = slot_push_reg != slot_wr_reg && slot_ready_reg[push_slot];
@@ -301,6 +307,9 @@ always @(posedge clk) begin
     if (m_pkt_ready) begin
         pkt_valid_reg <= 1'b0;
     end
+    if (pkt_valid_reg && m_pkt_ready && pkt_last_reg) begin
+        jobs_out_reg <= jobs_out_reg + 8'd1;
+    end
     if (push_go) begin
         pkt_dmac_reg <= job_dmac[push_job];
         pkt_dip_reg <= job_dip[push_job];
@@ -320,6 +329,7 @@ always @(posedge clk) begin
             pkt_len_reg <= slot_len[push_slot];
         end
         pkt_valid_reg <= 1'b1;
+        pkt_last_reg <= push_kind == K_ONLY || push_kind == K_LAST;
         slot_ready_reg[push_slot] <= 1'b0;
         slot_push_reg <= slot_push_reg + 1'b1;
         if (push_kind == K_ONLY || push_kind == K_LAST) begin
@@ -343,6 +353,7 @@ always @(posedge clk) begin
         iss_active_reg <= 1'b0;
         rd_valid_reg <= 1'b0;
         pkt_valid_reg <= 1'b0;
+        jobs_out_reg <= 8'd0;
         stat_rd_error_reg <= 1'b0;
     end
 end

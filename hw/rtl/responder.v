@@ -210,6 +210,7 @@ module responder #(
     output wire [23:0]            m_rr_dest_qp,
     output wire                   m_rr_valid,
     input  wire                   m_rr_ready,
+    input  wire [7:0]             rr_jobs_out,       // jobs read_reply has sent whole (mod 256)
 
     // ACKs received, for the requester
     output wire                   m_rx_ack_valid,
@@ -646,7 +647,17 @@ always @* begin
     end
 end
 
-wire ack_slot_free = !ack_valid_reg || m_ack_ready || (ack_qpn_reg == qpn && ack_syn_reg == ACK_SYNDROME);
+// READ_EN: the waiting ACK leaves only once every READ job handed over
+// before it was queued has left whole (read_reply's count reached the mark
+// queue_ack took): an ACK of a later PSN that overtook a READ's responses
+// would tell the requester they were lost; jobs accepted after it do not
+// hold it (a NAK is not delayed behind the responses to its own PSN)
+reg [7:0] rr_jobs_in_reg = 8'd0;
+reg [7:0] ack_rr_mark_reg = 8'd0;
+wire [7:0] ack_rr_ahead = ack_rr_mark_reg - rr_jobs_out;
+wire ack_released = READ_EN == 0 || ack_rr_ahead == 8'd0 || ack_rr_ahead[7];
+wire ack_go = m_ack_ready && ack_released;
+wire ack_slot_free = !ack_valid_reg || ack_go || (ack_qpn_reg == qpn && ack_syn_reg == ACK_SYNDROME);
 
 assign m_ack_dmac = ack_dmac_reg;
 assign m_ack_dip = ack_dip_reg;
@@ -657,7 +668,7 @@ assign m_ack_syndrome = ack_syn_reg;
 assign m_ack_msn = ack_msn_reg;
 assign m_ack_mp = ack_mp_reg;
 assign m_ack_lost = ack_lost_reg;
-assign m_ack_valid = ack_valid_reg;
+assign m_ack_valid = ack_valid_reg && ack_released;
 
 // slot release: in order for slots whose payload went to the write engine,
 // directly for packets that placed nothing
@@ -1102,8 +1113,11 @@ ram_sdp_copies #(
     .rd_data({rsp_ld_vb, rec_q})
 );
 assign rsp_vb_now = rec_we && qpn == load_qpn ? rec_in[RSP_VB_LSB] : rsp_ld_vb;
-assign set_err = state_reg == ST_DROP && (nak_reg == NAK_INV_REQ || nak_reg == NAK_REM_ACCESS
-    || nak_reg == NAK_REM_OP);
+// the fatal NAKs move the QP to ERR in the one cycle they are queued: a
+// NAK that waits for the ACK slot (behind READ responses, thousands of
+// cycles) must not keep overriding a RESET the host writes meanwhile
+assign set_err = state_reg == ST_DROP && ack_slot_free && !qp_stale
+    && (nak_reg == NAK_INV_REQ || nak_reg == NAK_REM_ACCESS || nak_reg == NAK_REM_OP);
 assign set_err_qpn = qpn;
 
 // MR checks: RETH (remote write) or receive buffer (local write)
@@ -1186,6 +1200,7 @@ task queue_ack;
     input [23:0] msn;
     begin
         ack_valid_reg <= 1'b1;
+        ack_rr_mark_reg <= rr_jobs_in_reg;
         ack_psn_reg <= psn;
         ack_syn_reg <= syn;
         ack_msn_reg <= msn;
@@ -1229,6 +1244,9 @@ always @(posedge clk) begin
         drop_free_reg <= 1'b0;      // else the write engine's release took the port this cycle
     end
 
+    if (m_rr_valid && m_rr_ready) begin
+        rr_jobs_in_reg <= rr_jobs_in_reg + 8'd1;
+    end
     if (m_ack_valid && m_ack_ready) begin
         ack_valid_reg <= 1'b0;
     end
@@ -1344,7 +1362,7 @@ always @(posedge clk) begin
             end else if (op_probe) begin
                 // answered on its own path, if the ACK slot is free (a
                 // waiting ACK is not replaced: the requester probes again)
-                if (!ack_valid_reg || m_ack_ready) begin
+                if (!ack_valid_reg || ack_go) begin
                     queue_ack(psn_reg, ACK_SYN_PROBE_REPLY, rd_msn);
                 end
                 state_reg <= ST_DROP;
@@ -1677,11 +1695,13 @@ always @(posedge clk) begin
             end
         end
         ST_DROP: begin
-            // error NAKs (invalid request, remote access, remote operational, RNR)
-            if (nak_reg != 8'd0 && !ack_slot_free) begin
+            // error NAKs (invalid request, remote access, remote operational,
+            // RNR), queued once the ACK slot is free; a QP the host
+            // reloaded meanwhile gets none (its new state stands)
+            if (nak_reg != 8'd0 && !ack_slot_free && !qp_stale) begin
                 state_reg <= ST_DROP;
             end else begin
-                if (nak_reg != 8'd0) begin
+                if (nak_reg != 8'd0 && !qp_stale) begin
                     queue_ack(psn_reg, nak_reg, rd_msn);
                     stat_nak_reg <= 1'b1;
                 end
@@ -1694,6 +1714,8 @@ always @(posedge clk) begin
     endcase
 
     if (rst) begin
+        rr_jobs_in_reg <= 8'd0;
+        ack_rr_mark_reg <= 8'd0;
         mr_wait_reg <= 1'b0;
         state_reg <= ST_IDLE;
         ack_valid_reg <= 1'b0;

@@ -776,7 +776,7 @@ wire [15:0] rs_rr_udp_sport;
 wire [23:0] rs_rr_dest_qp;
 wire rs_rr_valid;
 wire rs_rr_ready;
-wire rr_busy;
+wire [7:0] rr_jobs_out;
 wire [CQE_OWNER_LSB-1:0] rs_cqe_data;
 wire rs_cqe_valid;
 wire rs_cqe_ready;
@@ -908,6 +908,7 @@ responder #(
     .m_rr_dest_qp(rs_rr_dest_qp),
     .m_rr_valid(rs_rr_valid),
     .m_rr_ready(rs_rr_ready),
+    .rr_jobs_out(rr_jobs_out),
     .m_rx_ack_valid(rx_ack_valid),
     .m_rx_ack_qpn(rx_ack_qpn),
     .m_rx_ack_psn(rx_ack_psn),
@@ -927,17 +928,18 @@ responder #(
 );
 
 // ---------------------------------------------------------------- READ responses
-// The responder's ACKs and NAKs wait while a READ's responses are queued:
-// responses and ACKs leave in the order the responder made them (an ACK
-// beyond an outstanding READ would tell the requester its responses were
-// lost).
-assign m_ack_valid = rs_ack_valid && !rr_busy;
-assign rs_ack_ready = m_ack_ready && !rr_busy;
+// The responder holds an ACK or NAK until the READ jobs it handed over
+// before it have left whole (rr_jobs_out): responses and ACKs leave in the
+// order the responder made them (an ACK beyond an outstanding READ would
+// tell the requester its responses were lost).
+assign m_ack_valid = rs_ack_valid;
+assign rs_ack_ready = m_ack_ready;
 
 generate
     if (READ_EN != 0) begin : g_read
         /* verilator lint_off UNUSEDSIGNAL */
         wire rr_stat_err;           // (no counter yet)
+        wire rr_busy;               // (the responder counts jobs instead: rr_jobs_out)
         /* verilator lint_on UNUSEDSIGNAL */
         read_reply #(
             .RAM_ADDR_W(RAM_ADDR_W),
@@ -984,12 +986,13 @@ generate
             .m_pkt_ready(m_rr_pkt_ready),
             .s_done(rr_pkt_done),
             .busy(rr_busy),
+            .jobs_out(rr_jobs_out),
             .stat_rd_error(rr_stat_err)
         );
     end else begin : g_no_read
         // (the responder never offers a job: READ is an invalid request)
         assign rs_rr_ready = 1'b0;
-        assign rr_busy = 1'b0;
+        assign rr_jobs_out = 8'd0;
         assign m_rr_rd_pcie_addr = 64'd0;
         assign m_rr_rd_ram_addr = {RAM_ADDR_W{1'b0}};
         assign m_rr_rd_len = {LEN_W{1'b0}};
