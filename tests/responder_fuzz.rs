@@ -1,8 +1,11 @@
 //! Random and mutated frames sent into a NIC while a legitimate connection
 //! runs (the campaign is `rnic_torture::fuzz`): nothing is ever written
 //! outside a registered region that allows remote writes, the legitimate QP
-//! keeps working, nothing hangs (watchdog in simulated cycles), and every
-//! frame is counted once (accepted or dropped with a reason).
+//! keeps working, nothing hangs (watchdog in simulated cycles), every
+//! frame is counted once (accepted or dropped with a reason), and every
+//! frame the NIC sends is inspected: READ responses answer injected
+//! requests in order with the playground's bytes, and nothing carries the
+//! secret region's pattern.
 //!
 //! CI runs a short slice; `rnic fuzz --frames 100000` (or
 //! `RNIC_FUZZ_FRAMES=100000` here) runs a long campaign.
@@ -32,6 +35,18 @@ fn fuzzed_responder_writes_nothing_it_must_not() {
         assert!(!rep.failed(), "DATA_W={w} mp={mp}: {:?}", rep.failures);
         assert!(rep.messages > 0);
         let c = |k: &str| rep.counters[k];
+        // every deliberate READ case was sent; on rc some were answered,
+        // their bytes checked; every frame of NIC b was inspected
+        for (k, n) in &rep.read_cases {
+            assert!(*n > 0, "DATA_W={w} mp={mp}: READ case {k} never sent");
+        }
+        assert_eq!(rep.b_frames_inspected, c("b.tx_frames"));
+        if !mp {
+            assert!(
+                rep.reads_answered > 0 && rep.read_bytes_checked > 0,
+                "{rep:?}"
+            );
+        }
         // the campaign really exercised the drop paths
         for k in [
             "b.rx_drop_icrc",
@@ -70,6 +85,20 @@ fn a_responder_without_mr_checks_is_caught() {
             "mp={mp}: {:?}",
             rep.failures
         );
+        // on rc the READs are caught too: the secret region's bytes on the
+        // wire, a READ answered that had to be refused
+        if !mp {
+            for want in [
+                "the secret region's pattern",
+                "answered a READ it must refuse",
+            ] {
+                assert!(
+                    rep.failures.iter().any(|f| f.contains(want)),
+                    "{want}: {:?}",
+                    rep.failures
+                );
+            }
+        }
     }
 }
 

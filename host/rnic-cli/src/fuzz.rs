@@ -87,6 +87,20 @@ pub fn run(a: &FuzzArgs) -> Result<ExitCode> {
             c("b.rx_nak"),
             c("b.rx_drop_guard")
         );
+        println!(
+            "  READ cases: {}; {} requests answered ({} responses, {} bytes checked against the playground, {} not compared as possibly overwritten, {} cut short); {} frames of NIC b inspected",
+            rep.read_cases
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            rep.reads_answered,
+            rep.read_responses,
+            rep.read_bytes_checked,
+            rep.read_bytes_unchecked,
+            rep.reads_cut_short,
+            rep.b_frames_inspected
+        );
         for f in &rep.failures {
             println!("  FAILURE: {f}");
         }

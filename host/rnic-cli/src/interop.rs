@@ -1,6 +1,8 @@
 //! `rnic interop`: the simulated NIC against Linux soft-RoCE (`rdma_rxe`) in
 //! a QEMU guest: ibv_rc_pingpong, WRITE_WITH_IMM (pyverbs), ib_write_bw and
-//! ib_send_lat, rnic as requester and as responder, over a fabric profile.
+//! ib_send_lat, rnic as requester and as responder, and RDMA READ (pyverbs),
+//! ib_read_bw and ib_read_lat with rnic as the responder (it serves READs
+//! and cannot issue them), over a fabric profile.
 //! Exit status 0 all passed, 1 a run failed, 2 setup error (no QEMU, no
 //! image, guest did not boot).
 
@@ -22,14 +24,16 @@ pub struct InteropArgs {
     /// debootstrap from the Debian mirror apt uses; about 2 minutes).
     #[arg(long)]
     pub build_image: bool,
-    /// Tests to run: pingpong, write-imm, write-bw, send-lat.
+    /// Tests to run: pingpong, write-imm, write-bw, send-lat, read,
+    /// read-bw, read-lat (the READ tests run with rnic as responder only).
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "pingpong,write-imm,write-bw,send-lat"
+        default_value = "pingpong,write-imm,write-bw,send-lat,read,read-bw,read-lat"
     )]
     pub tests: Vec<String>,
-    /// rnic's roles: requester (rnic sends), responder (the guest sends).
+    /// rnic's roles: requester (rnic sends), responder (the guest sends;
+    /// in the READ tests: the guest reads).
     #[arg(long, value_delimiter = ',', default_value = "requester,responder")]
     pub roles: Vec<String>,
     /// Fabric profiles between rnic and the guest (e.g. ideal,lossy).
@@ -38,12 +42,17 @@ pub struct InteropArgs {
     /// Path MTUs (256..4096).
     #[arg(long, value_delimiter = ',', default_value = "1024")]
     pub mtu: Vec<u32>,
-    /// Messages (iterations) per run.
+    /// Messages (iterations) per run (read: READs, cycling through its
+    /// sizes 1, PMTU-1, PMTU, PMTU+1, 3 PMTU+17 and 64 KiB).
     #[arg(long, default_value_t = 50)]
     pub iters: u32,
-    /// Message size in bytes (write-imm: the size of each of its 4 WRITEs).
+    /// Message size in bytes (write-imm: the size of each of its 4 WRITEs;
+    /// read: not used).
     #[arg(long, default_value_t = 4096)]
     pub size: u32,
+    /// read: READs the guest keeps outstanding at most (rnic grants 4).
+    #[arg(long, default_value_t = 4)]
+    pub read_depth: u32,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     #[arg(long, default_value_t = 64)]
@@ -109,6 +118,9 @@ pub fn run(a: &InteropArgs) -> Result<ExitCode> {
             _ => bail!("unknown role {r:?}; valid: requester, responder"),
         })
         .collect::<Result<Vec<_>>>()?;
+    if !tests.iter().any(|t| roles.iter().any(|&r| t.supports(r))) {
+        bail!("nothing to run: rnic serves RDMA READ but cannot issue one, so the READ tests need --roles responder");
+    }
     for f in &a.fabric {
         rnic_sim::FabricConfig::profile(f).map_err(|e| anyhow::anyhow!("{e}"))?;
     }
@@ -141,6 +153,16 @@ pub fn run(a: &InteropArgs) -> Result<ExitCode> {
         for &mtu in &a.mtu {
             for &t in &tests {
                 for &role in &roles {
+                    if !t.supports(role) {
+                        if !a.json && f == &a.fabric[0] && mtu == a.mtu[0] {
+                            println!(
+                                "skip  {:<10} rnic {:<9}: rnic serves RDMA READ but cannot issue one",
+                                t.name(),
+                                format!("{role:?}").to_lowercase()
+                            );
+                        }
+                        continue;
+                    }
                     n += 1;
                     let mut spec = RunSpec::new(t, role);
                     spec.fabric = f.clone();
@@ -149,6 +171,7 @@ pub fn run(a: &InteropArgs) -> Result<ExitCode> {
                     spec.data_w = a.data_w;
                     spec.iters = a.iters;
                     spec.size = a.size;
+                    spec.depth = a.read_depth;
                     spec.limit = Duration::from_secs(a.limit);
                     spec.pcap = a.pcap_dir.as_ref().map(|d| {
                         d.join(format!(
@@ -185,6 +208,26 @@ pub fn run(a: &InteropArgs) -> Result<ExitCode> {
                                 );
                                 if let Some(n) = &r.note {
                                     println!("      note: {n}");
+                                }
+                                if let Some(rd) = &r.read {
+                                    println!(
+                                        "      READ: {} READs / {} B served (at most {} outstanding); on the wire: {} requests ({} dropped by the link, {} re-requests of PSNs already answered, {} out of sequence), {} responses / {} B ({} dropped), {} B of them checked against rnic's region, {} ACKs, {} NAKs ({} for a PSN sequence error, {} of them late)",
+                                        rd.reads,
+                                        rd.bytes,
+                                        rd.depth,
+                                        rd.requests,
+                                        rd.requests_dropped,
+                                        rd.re_requests,
+                                        rd.out_of_sequence,
+                                        rd.responses,
+                                        rd.response_bytes,
+                                        rd.responses_dropped,
+                                        rd.wire_bytes_checked,
+                                        rd.acks,
+                                        rd.naks,
+                                        rd.seq_naks,
+                                        rd.late_naks
+                                    );
                                 }
                                 if let Some(line) = guest_summary(&r.guest_output) {
                                     println!("      guest: {line}");

@@ -78,7 +78,8 @@ enum Cmd {
     /// Build the NIC for a board (synthesis, place and route, bitstream).
     Build(build::BuildArgs),
     /// Interoperate with Linux soft-RoCE (rdma_rxe) in a QEMU guest:
-    /// ibv_rc_pingpong, WRITE_WITH_IMM, ib_write_bw, ib_send_lat.
+    /// ibv_rc_pingpong, WRITE_WITH_IMM, ib_write_bw, ib_send_lat, and RDMA READ
+    /// from rnic (pyverbs, ib_read_bw, ib_read_lat).
     #[cfg(feature = "sim")]
     Interop(interop::InteropArgs),
     /// Interoperate with Linux soft-RoCE (simulator; not in this build).

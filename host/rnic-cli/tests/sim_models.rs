@@ -167,6 +167,13 @@ fn knob_builds_hold_the_fuzz_campaign() {
             text(&o.stdout),
             text(&o.stderr)
         );
+        // the READ cases are sent; a build without READ_EN answers none
+        assert!(
+            text(&o.stdout).contains("READ cases: bad_key")
+                && text(&o.stdout).contains("; 0 requests answered"),
+            "{model}: {}",
+            text(&o.stdout)
+        );
         // the detector still sees writes outside the regions on this build
         let o = rnic(&[
             "fuzz",

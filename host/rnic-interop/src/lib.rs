@@ -10,6 +10,8 @@
 //!   phase, rnic in either role.
 //! - [`imm_run`]: WRITE and WRITE_WITH_IMM against a pyverbs script in the
 //!   guest, data checked at completion time on both sides.
+//! - [`read_run`]: RDMA READ by a pyverbs script in the guest from rnic's
+//!   region (rnic the responder), every byte checked, the wire tallied.
 //! - [`perftest`]: perftest's TCP control channel, rnic in either role.
 //! - [`vm`]: the full system: simulated NICs as the guest's PCI functions
 //!   (vfio-user) and `rnic` run inside the guest (`rnic vm`).
@@ -22,6 +24,7 @@ pub mod perftest;
 pub mod perftest_run;
 pub mod pingpong;
 pub mod pingpong_run;
+pub mod read_run;
 pub mod rnic_side;
 pub mod suite;
 pub mod vm;
@@ -115,6 +118,8 @@ pub struct Report {
     pub guest_output: String,
     /// Anything the run had to tolerate, said plainly.
     pub note: Option<String>,
+    /// The READ runs: READs, bytes, re-requests and responses on the wire.
+    pub read: Option<read_run::ReadTally>,
 }
 
 impl Report {
@@ -164,6 +169,7 @@ impl Report {
             wall_secs: wall.as_secs_f64(),
             guest_output,
             note: None,
+            read: None,
         }
     }
 }

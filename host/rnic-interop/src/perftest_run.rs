@@ -1,5 +1,12 @@
 //! perftest (`ib_write_bw`, `ib_send_lat`) against rnic, in both roles,
-//! over perftest's own TCP control channel ([`crate::perftest`]).
+//! and `ib_read_bw`, `ib_read_lat` with rnic as the server (the READ
+//! responder: rnic cannot issue READs), over perftest's own TCP control
+//! channel ([`crate::perftest`]).
+//!
+//! perftest cannot check its data; in the READ tests rnic's region holds
+//! the seeded pattern of [`crate::read_run`] and rnic's side checks every
+//! READ response it sends on the wire against it ([`crate::read_run`]'s
+//! wire tally: requests, re-requests, responses, NAKs).
 //!
 //! The exchange before the data phase needs nothing from the simulation and
 //! runs on this thread; the part after it can wait for the guest's program,
@@ -23,8 +30,14 @@ const RECV_DEPTH: u32 = 32;
 fn kind_of(t: Test) -> TestKind {
     match t {
         Test::WriteBw => TestKind::WriteBw,
+        Test::ReadBw => TestKind::ReadBw,
+        Test::ReadLat => TestKind::ReadLat,
         _ => TestKind::SendLat,
     }
+}
+
+fn is_read(kind: TestKind) -> bool {
+    matches!(kind, TestKind::ReadBw | TestKind::ReadLat)
 }
 
 pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report> {
@@ -44,13 +57,33 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
         spec.iters,
         spec.mtu
     );
-    let local = [Dest::new(
+    let mut local = [Dest::new(
         rnic.qpn(),
         rnic.sq_psn,
         rnic.mr.rkey(),
         rnic.mr.addr(),
         rnic.gid(),
     )];
+    let mut wire = None;
+    if is_read(kind) {
+        if spec.role != Role::Responder {
+            return Err(InteropError::Failed(format!(
+                "{} with rnic as the client: rnic cannot issue RDMA READ",
+                kind.program()
+            )));
+        }
+        if rnic.max_dest_rd_atomic == 0 {
+            return Err(InteropError::Failed(format!(
+                "this rnic build does not serve RDMA READ (READ_EN=0), which {} needs",
+                kind.program()
+            )));
+        }
+        // The READs rnic grants: the client's max_rd_atomic.
+        local[0].out_reads = u32::from(rnic.max_dest_rd_atomic);
+        let region = crate::read_run::read_pattern(spec.seed, rnic.opts.buf_len);
+        rnic.buf.write(0, &region);
+        wire = Some(crate::read_run::Wire::start(rnic, spec.mtu, region));
+    }
     let stream = match spec.role {
         Role::Requester => {
             guest.start(&program)?;
@@ -108,6 +141,9 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
         }
     };
     tracing::info!(?kind, role = ?spec.role, mtu = hs.negotiated.mtu.bytes(), peer = %hs.remote[0], "perftest connected");
+    if let Some(w) = wire.as_mut() {
+        w.expect_psn(hs.remote[0].psn);
+    }
 
     let iters = u64::from(spec.iters);
     let (mut sent, mut recvd, mut completed) = (0u64, 0u64, 0u64);
@@ -118,8 +154,10 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
     let mut finish = None;
     let mut stream = Some(stream);
     let half = rnic.opts.buf_len / 2;
-    let pattern: Vec<u8> = (0..size).map(|i| (i as u8) ^ 0xA5).collect();
-    rnic.buf.write(0, &pattern);
+    if wire.is_none() {
+        let pattern: Vec<u8> = (0..size).map(|i| (i as u8) ^ 0xA5).collect();
+        rnic.buf.write(0, &pattern);
+    }
     loop {
         // Post what the role and the test allow now.
         match (kind, spec.role) {
@@ -154,7 +192,8 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
         }
         let data_done = match (kind, spec.role) {
             (TestKind::WriteBw, Role::Requester) => completed == iters,
-            (TestKind::WriteBw, Role::Responder) => true,
+            // Passive servers: the client's READs or WRITEs need only ACKs.
+            (TestKind::WriteBw | TestKind::ReadBw | TestKind::ReadLat, Role::Responder) => true,
             _ => completed == iters && recvd == iters,
         };
         // After our data phase: perftest's closing exchange, on a thread.
@@ -172,7 +211,7 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
                 let report = (kind == TestKind::WriteBw && role == Role::Requester)
                     .then(|| BwReport::from_run(u64::from(size), iters, data_t0.elapsed(), false));
                 let rep0 =
-                    (kind == TestKind::WriteBw && role == Role::Responder).then(BwReport::zero);
+                    (kind.exchanges_bw_reports() && role == Role::Responder).then(BwReport::zero);
                 s.set_read_timeout(Some(Duration::from_secs(120)))?;
                 finisher = Some(std::thread::spawn(move || match role {
                     Role::Requester => perftest::client_finish(&mut s, &hs2, report.as_ref()),
@@ -189,11 +228,17 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
         if finish.is_some() && guest_result.is_some() {
             break;
         }
-        if let Some(r) = rnic.step(guest, 2_000, spec.limit)? {
+        let stepped = rnic.step(guest, 2_000, spec.limit);
+        if let Some(w) = wire.as_mut() {
+            w.drain(rnic);
+        }
+        if let Some(r) = stepped? {
             if r.rc != 0 {
                 return Err(InteropError::Failed(format!(
-                    "the guest's `{program}` failed (exit {}) with rnic at {sent} sent, {recvd} received:\n{}",
-                    r.rc, r.output
+                    "the guest's `{program}` failed (exit {}) with rnic at {sent} sent, {recvd} received:\n{}{}",
+                    r.rc,
+                    r.output,
+                    wire.as_ref().map(|w| format!("\n{}", w.summary())).unwrap_or_default()
                 )));
             }
             guest_result = Some(r);
@@ -240,7 +285,42 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
             recvd = p.iters;
         }
     }
-    Ok(Report::collect(
+    let mut checked = 0;
+    let mut read = None;
+    if let Some(mut w) = wire {
+        // What is still in flight (a late response, an ACK) goes too.
+        rnic.world.run(20_000);
+        w.stop(rnic);
+        if !w.tally.wire_errors.is_empty() {
+            return Err(InteropError::Failed(format!(
+                "{} finished, but rnic's READ responses were wrong on the wire: {}",
+                kind.program(),
+                w.summary()
+            )));
+        }
+        if w.tally.served != iters {
+            return Err(InteropError::Failed(format!(
+                "{} asked for {iters} READs, rnic received {}: {}",
+                kind.program(),
+                w.tally.served,
+                w.summary()
+            )));
+        }
+        // rnic served the READs: its sends, checked on the wire.
+        sent = w.tally.served;
+        checked = w.tally.wire_bytes_checked;
+        w.tally.reads = w.tally.served;
+        w.tally.bytes = w.tally.served_bytes;
+        // ib_read_lat has one READ outstanding; ib_read_bw as many as rnic
+        // grants (its max_rd_atomic is rnic's out_reads).
+        w.tally.depth = if kind == TestKind::ReadLat {
+            1
+        } else {
+            u32::from(rnic.max_dest_rd_atomic)
+        };
+        read = Some(w.tally);
+    }
+    let mut rep = Report::collect(
         &format!("perftest {}", kind.program()),
         spec.role,
         rnic,
@@ -248,10 +328,13 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
         sent,
         recvd,
         sent * u64::from(size),
-        0,
+        checked,
         out,
         t0.elapsed(),
-    ))
+    );
+    rep.note = read.as_ref().and_then(crate::read_run::late_nak_note);
+    rep.read = read;
+    Ok(rep)
 }
 
 /// Whether the peer has written something we have not read yet.

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use rnic_device::DmaBuffer;
-use rnic_harness::conn::{bring_up, ConnOpts, PortAddr, Remote, Retry};
+use rnic_harness::conn::{rtr_attr, ConnOpts, PortAddr, Remote, Retry};
 use rnic_sim::{FabricStats, SimDevice, SimWorld, StreamPortStats, WorldConfig};
 use rnic_verbs::{
     AccessFlags, CompletionQueue, Context, MemoryRegion, PortCounters, ProtectionDomain, QpCap,
@@ -75,6 +75,10 @@ pub struct Rnic {
     pub opts: RnicOpts,
     /// The PSN rnic's QP starts sending with.
     pub sq_psn: u32,
+    /// Incoming RDMA READs the QP grants outstanding (`max_dest_rd_atomic`
+    /// at RTR): the device's `max_qp_rd_atom`, 0 on a build without the
+    /// READ responder (`READ_EN=0`).
+    pub max_dest_rd_atomic: u8,
     started: Instant,
 }
 
@@ -134,6 +138,8 @@ impl Rnic {
             AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
         )?;
         let sq_psn = (rnic_harness::pattern::mix(o.seed ^ 0x5053_4e00) & 0xff_ffff) as u32;
+        let max_dest_rd_atomic =
+            u8::try_from(ctx.query_device()?.max_qp_rd_atom).unwrap_or(u8::MAX);
         Ok(Self {
             world,
             ctx,
@@ -144,6 +150,7 @@ impl Rnic {
             mr,
             opts: o.clone(),
             sq_psn,
+            max_dest_rd_atomic,
             started: Instant::now(),
         })
     }
@@ -170,15 +177,38 @@ impl Rnic {
             qp_access: AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
             path_thresh: None,
         };
-        bring_up(
-            &mut self.qp,
-            &o,
-            &Remote {
-                qpn,
-                psn,
-                addr: peer,
+        // rnic_harness::conn::bring_up, but granting READ resources at RTR
+        // (the harness grants none; the QP's access has REMOTE_READ).
+        let remote = Remote {
+            qpn,
+            psn,
+            addr: peer,
+        };
+        type M = rnic_verbs::QpAttrMask;
+        self.qp.modify(
+            &rnic_verbs::QpAttr {
+                qp_state: rnic_verbs::QpState::Init,
+                pkey_index: 0,
+                port_num: 1,
+                qp_access_flags: o.qp_access,
+                ..Default::default()
             },
-            self.sq_psn,
+            M::STATE | M::PKEY_INDEX | M::PORT | M::ACCESS_FLAGS,
+        )?;
+        let (mut attr, mask) = rtr_attr(&o, &remote);
+        attr.max_dest_rd_atomic = self.max_dest_rd_atomic;
+        self.qp.modify(&attr, mask)?;
+        self.qp.modify(
+            &rnic_verbs::QpAttr {
+                qp_state: rnic_verbs::QpState::Rts,
+                sq_psn: self.sq_psn,
+                timeout: o.retry.timeout,
+                retry_cnt: o.retry.retry_cnt,
+                rnr_retry: o.retry.rnr_retry,
+                max_rd_atomic: 0,
+                ..Default::default()
+            },
+            M::STATE | M::SQ_PSN | M::TIMEOUT | M::RETRY_CNT | M::RNR_RETRY | M::MAX_QP_RD_ATOMIC,
         )?;
         Ok(())
     }

@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::guest::Guest;
 use crate::imm_run::{self, ImmOpts};
 use crate::pingpong_run::{self, PingPongOpts};
+use crate::read_run::{self, ReadOpts};
 use crate::{perftest_run, InteropError, Report, Result, Rnic, RnicOpts, Role};
 
 /// The tests.
@@ -23,10 +24,25 @@ pub enum Test {
     WriteBw,
     /// perftest `ib_send_lat`.
     SendLat,
+    /// RDMA READ by `read_peer.py` from rnic's region: every byte checked
+    /// by the guest and on the wire. rnic is the responder only.
+    Read,
+    /// perftest `ib_read_bw`, rnic the server (responder) only.
+    ReadBw,
+    /// perftest `ib_read_lat`, rnic the server (responder) only.
+    ReadLat,
 }
 
 impl Test {
-    pub const ALL: [Test; 4] = [Test::PingPong, Test::WriteImm, Test::WriteBw, Test::SendLat];
+    pub const ALL: [Test; 7] = [
+        Test::PingPong,
+        Test::WriteImm,
+        Test::WriteBw,
+        Test::SendLat,
+        Test::Read,
+        Test::ReadBw,
+        Test::ReadLat,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -34,7 +50,17 @@ impl Test {
             Test::WriteImm => "write-imm",
             Test::WriteBw => "write-bw",
             Test::SendLat => "send-lat",
+            Test::Read => "read",
+            Test::ReadBw => "read-bw",
+            Test::ReadLat => "read-lat",
         }
+    }
+
+    /// Whether rnic can play `role` in this test: it serves RDMA READ but
+    /// cannot issue one (its verbs have no `IBV_WR_RDMA_READ`), so in the
+    /// READ tests it is the responder only.
+    pub fn supports(self, role: Role) -> bool {
+        !matches!(self, Test::Read | Test::ReadBw | Test::ReadLat) || role == Role::Responder
     }
 
     pub fn from_name(s: &str) -> Option<Self> {
@@ -53,8 +79,13 @@ pub struct RunSpec {
     pub data_w: u32,
     /// Messages (iterations) of the run.
     pub iters: u32,
-    /// Message size (pingpong, write-bw, send-lat) or chunk size (write-imm).
+    /// Message size (pingpong, write-bw, send-lat, read-bw, read-lat) or
+    /// chunk size (write-imm); `read` has its own sizes (1, PMTU-1, PMTU,
+    /// PMTU+1, 3 PMTU+17, 64 KiB).
     pub size: u32,
+    /// `read`: READs the guest keeps outstanding at most (rnic grants
+    /// `max_dest_rd_atomic` 4).
+    pub depth: u32,
     pub pcap: Option<PathBuf>,
     pub limit: Duration,
 }
@@ -70,6 +101,7 @@ impl RunSpec {
             data_w: 64,
             iters: 50,
             size: 4096,
+            depth: 4,
             pcap: None,
             limit: Duration::from_secs(300),
         }
@@ -77,8 +109,13 @@ impl RunSpec {
 
     /// The command that repeats this run.
     pub fn command(&self) -> String {
+        let depth = if self.test == Test::Read {
+            format!(" --read-depth {}", self.depth)
+        } else {
+            String::new()
+        };
         format!(
-            "rnic interop --tests {} --roles {} --fabric {} --mtu {} --seed {} --data-w {} --iters {} --size {}",
+            "rnic interop --tests {} --roles {} --fabric {} --mtu {} --seed {} --data-w {} --iters {} --size {}{depth}",
             self.test.name(),
             match self.role {
                 Role::Requester => "requester",
@@ -96,6 +133,12 @@ impl RunSpec {
 
 /// Run `spec` against `guest`.
 pub fn run_one(guest: &mut Guest, spec: &RunSpec) -> Result<Report> {
+    if !spec.test.supports(spec.role) {
+        return Err(InteropError::Failed(format!(
+            "{} needs rnic as the responder: rnic serves RDMA READ but cannot issue one",
+            spec.test.name()
+        )));
+    }
     let before = guest.rxe_counters()?;
     let mut port = guest
         .take_roce_port()
@@ -104,6 +147,7 @@ pub fn run_one(guest: &mut Guest, spec: &RunSpec) -> Result<Report> {
     let msg = spec.size as usize;
     let buf_len = match spec.test {
         Test::WriteImm => (msg * 4 * spec.iters as usize).next_power_of_two(),
+        Test::Read => read_run::region_len(spec.iters, spec.mtu),
         _ => (4 * msg).next_power_of_two(),
     }
     .max(1 << 16);
@@ -152,7 +196,21 @@ pub fn run_one(guest: &mut Guest, spec: &RunSpec) -> Result<Report> {
                 ..ImmOpts::default()
             },
         ),
-        Test::WriteBw | Test::SendLat => perftest_run::run(&mut rnic, guest, spec),
+        Test::Read => read_run::run(
+            &mut rnic,
+            guest,
+            &ReadOpts {
+                count: spec.iters,
+                depth: spec.depth,
+                mtu: spec.mtu,
+                seed: spec.seed,
+                limit: spec.limit,
+                ..ReadOpts::default()
+            },
+        ),
+        Test::WriteBw | Test::SendLat | Test::ReadBw | Test::ReadLat => {
+            perftest_run::run(&mut rnic, guest, spec)
+        }
     };
     let _ = rnic.world.flush_pcap();
     if let Some(p) = rnic.world.disconnect_external(0) {

@@ -11,7 +11,12 @@
 //! sequences, middles without a first), lengths that disagree with the
 //! RETH, PSNs outside the window, bad rkeys, the key of a region without
 //! REMOTE_WRITE, addresses out of bounds, payloads beyond the PMTU, and
-//! PadCnt abuse with a recomputed ICRC.
+//! PadCnt abuse with a recomputed ICRC. Both QPs and the playground region
+//! allow RDMA READ, and an eighth of the attack is deliberate READ requests
+//! ([`ReadCase`]): valid ones inside the playground, the key of the secret
+//! region (no REMOTE_READ, no REMOTE_WRITE), bad keys, out of bounds, huge
+//! lengths, va + len wrapping, READs with a payload, a READ inside a WRITE
+//! message, duplicates at old PSNs.
 //!
 //! What must hold, checked by [`run`] and reported as failures: no byte is
 //! written outside a registered region that allows remote writes (the root
@@ -19,17 +24,27 @@
 //! registered without REMOTE_WRITE keeps its canary); the legitimate QP stays
 //! in RTS and every one of its messages completes within a watchdog of
 //! simulated cycles with the right bytes; every frame that reached the NIC
-//! is counted once, accepted or dropped with a reason.
+//! is counted once, accepted or dropped with a reason. And for what NIC b
+//! sends (every frame of it, read from the world's frame window after each
+//! burst and counted against its `tx_frames`): it decodes; each READ
+//! RESPONSE answers an injected READ request on the same QP at the same
+//! PSN, in order, inside the playground, and carries exactly the
+//! playground's bytes at the requested addresses (bytes a later attack
+//! frame may have overwritten are not compared, and counted); no frame
+//! carries the secret region's pattern.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rnic_device::Device;
+use rnic_sim::WireFrame;
 use rnic_verbs::{
     AccessFlags, Mtu, QpState, RecvWr, SendFlags, SendWr, WcStatus, WorkCompletion, WrOpcode,
 };
-use rnic_wire::{opcode, Aeth, Bth, Eth, Ipv4, Mceth, Mpeth, Reth, RoceFrame, Snaketh, Udp};
+use rnic_wire::{
+    opcode, Aeth, Bth, Eth, Ipv4, Mceth, Mpeth, Reth, RoceFrame, Snaketh, Udp, BTH_OFFSET,
+};
 use serde::{Deserialize, Serialize};
 
 use rnic_harness::conn::{self, ConnOpts, PortAddr};
@@ -91,6 +106,23 @@ pub struct FuzzReport {
     pub messages: u64,
     /// Times the attack QP was found in ERR (a NAK) and re-armed.
     pub attack_qp_rearms: u64,
+    /// Deliberate READ requests sent, by [`ReadCase`] name.
+    pub read_cases: BTreeMap<String, u64>,
+    /// Frames NIC b sent, every one decoded and checked (must equal its
+    /// `tx_frames`).
+    pub b_frames_inspected: u64,
+    /// READ RESPONSE frames of NIC b, each matched to a request.
+    pub read_responses: u64,
+    /// READ requests (deliberate or not) that NIC b answered.
+    pub reads_answered: u64,
+    /// Payload bytes of READ responses compared with the playground, and
+    /// those not compared because an attack frame sent after the request
+    /// may have written them.
+    pub read_bytes_checked: u64,
+    pub read_bytes_unchecked: u64,
+    /// Answers that stopped before their last response (the attack QP was
+    /// reset meanwhile, or a later request took over): not a failure.
+    pub reads_cut_short: u64,
     pub cycles: u64,
     /// NIC b's port counters (`rx_frames`, drops by reason, NAKs, ...).
     pub counters: BTreeMap<String, u64>,
@@ -104,7 +136,6 @@ impl FuzzReport {
     }
 }
 
-/// A frame for NIC b, well formed or not; `true` if its ICRC was broken.
 /// Where an attack frame goes and what it may name.
 struct Target {
     /// The legitimate QP and its expected PSN (frames get older PSNs).
@@ -113,12 +144,238 @@ struct Target {
     /// The attack QP and its expected PSN (frames mostly get that one).
     attack_qpn: u32,
     attack_epsn: u32,
-    /// Keys the attacker knows: a remote-writable playground region and a
-    /// region without REMOTE_WRITE, with their addresses.
+    /// Keys the attacker knows: the playground (REMOTE_WRITE and
+    /// REMOTE_READ) and the secret region (neither), with their addresses;
+    /// both are [`BUF`] bytes.
     keys: [(u32, u64); 2],
     /// Both QPs are mp: most frames carry mp opcodes (the others, RC ones,
     /// must be dropped as the other transport's); else the reverse.
     mp: bool,
+}
+
+/// Frames the world's window keeps between two looks (a burst's worth and
+/// far more).
+const WINDOW: usize = 1 << 15;
+
+/// Fills the playground with a pattern of `seed`.
+fn scratch_fill(buf: &rnic_device::DmaBuffer, seed: u64) {
+    let mut v = vec![0u8; BUF];
+    pattern::fill(pattern::key(seed, 1, 0, 0), &mut v);
+    buf.write(0, &v);
+}
+
+/// Each region's size.
+const BUF: usize = 1 << 16;
+/// The path MTU of both QPs, in bytes.
+const PMTU: usize = 1024;
+/// The secret region's pattern: this marker and the offset, every 16 bytes.
+const SECRET: &[u8; 8] = b"\x5eSECRET\x5e";
+
+fn secret_pattern() -> Vec<u8> {
+    (0..BUF / 16)
+        .flat_map(|i| {
+            let mut rec = [0u8; 16];
+            rec[..8].copy_from_slice(SECRET);
+            rec[8..].copy_from_slice(&((i * 16) as u64).to_le_bytes());
+            rec
+        })
+        .collect()
+}
+
+/// Whether `f` carries the secret marker, or at least its middle
+/// `SECRET` (six bytes: a leak of 6 bytes or more at any alignment
+/// within a record, the READ checks catch shorter ones).
+fn carries_secret(f: &[u8]) -> bool {
+    f.windows(6).any(|w| w == &SECRET[1..7])
+}
+
+/// The deliberate READ requests of the attack mix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadCase {
+    /// At the attack QP's expected PSN, inside the playground.
+    Valid,
+    /// The secret region's key (no REMOTE_READ).
+    SecretKey,
+    /// The playground's key with bits flipped.
+    BadKey,
+    /// Crossing the playground's start or end.
+    OutOfBounds,
+    /// A length of 2^31 or more, or beyond the region.
+    HugeLen,
+    /// va + len wraps around 2^64 (to inside the playground where it can).
+    Wrap,
+    /// A READ request carrying a payload.
+    WithPayload,
+    /// A READ after the FIRST of a WRITE message, before its LAST.
+    InsideMessage,
+    /// A valid READ at an old PSN of either QP (answered again, or
+    /// dropped).
+    Duplicate,
+}
+
+impl ReadCase {
+    pub const ALL: [ReadCase; 9] = [
+        ReadCase::Valid,
+        ReadCase::SecretKey,
+        ReadCase::BadKey,
+        ReadCase::OutOfBounds,
+        ReadCase::HugeLen,
+        ReadCase::Wrap,
+        ReadCase::WithPayload,
+        ReadCase::InsideMessage,
+        ReadCase::Duplicate,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            ReadCase::Valid => "valid",
+            ReadCase::SecretKey => "secret_key",
+            ReadCase::BadKey => "bad_key",
+            ReadCase::OutOfBounds => "out_of_bounds",
+            ReadCase::HugeLen => "huge_len",
+            ReadCase::Wrap => "wrap",
+            ReadCase::WithPayload => "with_payload",
+            ReadCase::InsideMessage => "inside_message",
+            ReadCase::Duplicate => "duplicate",
+        }
+    }
+}
+
+/// A well-formed frame from NIC a's address to NIC b.
+fn frame(
+    addrs: &[PortAddr; 2],
+    op: u8,
+    qpn: u32,
+    psn: u32,
+    reth: Reth,
+    payload: Vec<u8>,
+) -> Vec<u8> {
+    RoceFrame {
+        eth: Eth {
+            dst: addrs[1].mac,
+            src: addrs[0].mac,
+        },
+        ip: Ipv4 {
+            src: addrs[0].ip.octets(),
+            dst: addrs[1].ip.octets(),
+            ..Ipv4::default()
+        },
+        udp: Udp {
+            src_port: 0xC0DE,
+            checksum: 0,
+        },
+        bth: Bth {
+            opcode: op,
+            dest_qp: qpn,
+            psn: psn & 0xff_ffff,
+            ack_req: true,
+            ..Bth::default()
+        },
+        reth: Some(reth),
+        payload,
+        ..RoceFrame::default()
+    }
+    .encode()
+}
+
+/// A deliberate READ case: its frames (the READ last).
+fn read_attack(r: &mut ChaCha8Rng, addrs: &[PortAddr; 2], t: &Target) -> (Vec<Vec<u8>>, ReadCase) {
+    let case = match r.gen_range(0..12) {
+        0..=2 => ReadCase::Valid,
+        3 => ReadCase::Duplicate,
+        4 => ReadCase::Duplicate,
+        n => ReadCase::ALL[n as usize - 4],
+    };
+    let (pg_key, pg) = t.keys[0];
+    let (secret_key, secret) = t.keys[1];
+    // a length and an offset inside the playground
+    let len = match r.gen_range(0..8) {
+        0 => 0,
+        1 | 2 => r.gen_range(1..=64),
+        3 | 4 => r.gen_range(65..=PMTU),
+        _ => r.gen_range(PMTU + 1..=8 * PMTU),
+    };
+    let off = r.gen_range(0..=BUF - len);
+    let mut reth = Reth {
+        va: pg + off as u64,
+        rkey: pg_key,
+        dma_len: len as u32,
+    };
+    let mut qpn = t.attack_qpn;
+    let mut psn = t.attack_epsn;
+    let mut payload = Vec::new();
+    let mut frames = Vec::new();
+    match case {
+        ReadCase::Valid => {}
+        ReadCase::SecretKey => {
+            reth.rkey = secret_key;
+            reth.va = secret + off as u64;
+            reth.dma_len = reth.dma_len.max(16);
+            reth.va = reth.va.min(secret + (BUF - 16) as u64);
+        }
+        ReadCase::BadKey => reth.rkey ^= r.gen_range(1..=0xffff_ffffu32),
+        ReadCase::OutOfBounds => {
+            if r.gen() {
+                // past the end: from inside, or starting at the end
+                let k = r.gen_range(0..=PMTU);
+                reth.va = pg + (BUF - k) as u64;
+                reth.dma_len = (k + r.gen_range(1..=2 * PMTU)) as u32;
+            } else {
+                // before the start, reaching into the region or not
+                reth.va = pg.wrapping_sub(r.gen_range(1..=2 * PMTU) as u64);
+            }
+        }
+        ReadCase::HugeLen => {
+            reth.dma_len = match r.gen_range(0..3) {
+                0 => r.gen_range(0x8000_0000..=u32::MAX),
+                1 => r.gen_range(BUF as u32 + 1..0x8000_0000),
+                _ => (BUF - off) as u32 + 1,
+            };
+        }
+        ReadCase::Wrap => {
+            // va near 2^64, so that va + len ends inside the playground
+            // when the playground is below 2^32, else just past 2^64
+            let d = r.gen_range(1..=PMTU as u64);
+            reth.va = 0u64.wrapping_sub(d);
+            let end = pg + off as u64 + 1;
+            reth.dma_len = match u32::try_from(end.wrapping_sub(reth.va)) {
+                Ok(l) if r.gen() => l,
+                _ => (d + r.gen_range(1..=PMTU as u64)) as u32,
+            };
+        }
+        ReadCase::WithPayload => {
+            payload = vec![0u8; r.gen_range(1..=PMTU)];
+            r.fill(&mut payload[..]);
+            reth.dma_len = payload.len() as u32;
+        }
+        ReadCase::InsideMessage => {
+            // a valid WRITE_FIRST of a 3-packet message, then the READ
+            let mut p = vec![0u8; PMTU];
+            r.fill(&mut p[..]);
+            let w = Reth {
+                va: pg + r.gen_range(0..=BUF - 3 * PMTU) as u64,
+                rkey: pg_key,
+                dma_len: 3 * PMTU as u32,
+            };
+            frames.push(frame(addrs, opcode::RDMA_WRITE_FIRST, qpn, psn, w, p));
+            psn = psn.wrapping_add(1);
+        }
+        ReadCase::Duplicate => {
+            if r.gen() {
+                qpn = t.legit_qpn;
+                psn = t.legit_epsn;
+            }
+            psn = psn.wrapping_sub(r.gen_range(1..=64));
+        }
+    }
+    frames.push(frame(
+        addrs,
+        opcode::RDMA_READ_REQUEST,
+        qpn,
+        psn,
+        reth,
+        payload,
+    ));
+    (frames, case)
 }
 
 fn attack(r: &mut ChaCha8Rng, addrs: &[PortAddr; 2], t: &Target) -> (Vec<u8>, bool) {
@@ -244,6 +501,418 @@ fn attack(r: &mut ChaCha8Rng, addrs: &[PortAddr; 2], t: &Target) -> (Vec<u8>, bo
     (bytes, bad_icrc)
 }
 
+/// A READ request injected into NIC b, as the checks remember it.
+#[derive(Debug, Clone, Copy)]
+struct ReadReq {
+    psn: u32,
+    va: u64,
+    rkey: u32,
+    len: u32,
+    /// Payload bytes the request carried (it must be refused if any).
+    payload: usize,
+    /// Its injection number.
+    seq: u64,
+}
+
+/// A READ being answered: the request and how far its responses got.
+#[derive(Debug, Clone, Copy)]
+struct Answer {
+    req: ReadReq,
+    next_psn: u32,
+    /// Bytes answered so far.
+    off: usize,
+    /// The request must not have been answered (reported once): its
+    /// further responses are only consumed.
+    refused: bool,
+}
+
+/// Requests older than this many injections are forgotten (the NIC's
+/// receive queue holds far fewer frames).
+const PENDING_AGE: u64 = 4096;
+
+/// The checks of what NIC b sends, and what they remember of what was
+/// injected.
+struct Inspector {
+    /// NIC b's QP numbers: the legitimate one, the attack one.
+    qpns: [u32; 2],
+    /// NIC a's QP numbers of the same connections (b's answers go there).
+    peers: [u32; 2],
+    pg_key: u32,
+    pg_addr: u64,
+    mp: bool,
+    pending: [VecDeque<ReadReq>; 2],
+    answering: [Option<Answer>; 2],
+    /// (injection number, playground offsets lo..hi) an injected frame may
+    /// have written.
+    writes: Vec<(u64, usize, usize)>,
+    /// Playground ranges of the WRITE messages begun on each QP (since the
+    /// attack QP's last re-arm): a MIDDLE or LAST may land anywhere in them.
+    firsts: [Vec<(usize, usize)>; 2],
+    seq: u64,
+    /// Failures reported by kind, to keep the report short.
+    reported: BTreeMap<&'static str, u64>,
+}
+
+fn is_rc_write(op: u8) -> bool {
+    (opcode::RDMA_WRITE_FIRST..=opcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE).contains(&op)
+}
+
+fn is_mp_write(op: u8) -> bool {
+    (opcode::MP_WRITE..=opcode::MP_WRITE_LAST_WITH_IMMEDIATE).contains(&op)
+}
+
+impl Inspector {
+    fn qp_of(&self, qpn: u32) -> Option<usize> {
+        self.qpns.iter().position(|&q| q == qpn)
+    }
+
+    /// Playground offsets `va .. va + len`, clipped to the region.
+    fn clip(&self, va: u64, len: u64) -> Option<(usize, usize)> {
+        let lo = u128::from(va).max(u128::from(self.pg_addr));
+        let hi = (u128::from(va) + u128::from(len)).min(u128::from(self.pg_addr) + BUF as u128);
+        (lo < hi).then(|| {
+            (
+                (lo - u128::from(self.pg_addr)) as usize,
+                (hi - u128::from(self.pg_addr)) as usize,
+            )
+        })
+    }
+
+    fn fail(&mut self, rep: &mut FuzzReport, kind: &'static str, msg: String) {
+        let n = self.reported.entry(kind).or_default();
+        *n += 1;
+        if *n <= 3 {
+            rep.failures.push(msg);
+        }
+    }
+
+    /// Remembers frame `f`, just injected: a READ request it is, the
+    /// playground bytes it may write.
+    fn injected(&mut self, f: &[u8]) {
+        self.seq += 1;
+        let seq = self.seq;
+        // what fails the ICRC the NIC drops before acting on it
+        if f.len() < BTH_OFFSET + 16
+            || rnic_wire::icrc(f, f.len() - 4).to_le_bytes()[..] != f[f.len() - 4..]
+        {
+            return;
+        }
+        let (q, op, reth, mpeth_va, payload) = match rnic_wire::decode(f) {
+            Ok(d) => {
+                let Some(q) = self.qp_of(d.bth.dest_qp) else {
+                    return;
+                };
+                let mp = d.mpeth.map(|m| (m.va, u64::from(m.len)));
+                (q, d.bth.opcode, d.reth, mp, d.payload.len())
+            }
+            Err(_) => {
+                // the NIC may act on what rnic-wire refuses (a pad count
+                // larger than the payload): read the headers raw
+                let b = BTH_OFFSET;
+                if f.len() < b + 12 {
+                    return;
+                }
+                let qpn = u32::from_be_bytes([0, f[b + 5], f[b + 6], f[b + 7]]);
+                let Some(q) = self.qp_of(qpn) else {
+                    return;
+                };
+                let op = f[b];
+                if is_rc_write(op) || is_mp_write(op) {
+                    self.writes.push((seq, 0, BUF));
+                    return;
+                }
+                if op != opcode::RDMA_READ_REQUEST || f.len() < b + 12 + 16 + 4 {
+                    return;
+                }
+                let e = &f[b + 12..];
+                let reth = Reth {
+                    va: u64::from_be_bytes(e[..8].try_into().expect("8 bytes")),
+                    rkey: u32::from_be_bytes(e[8..12].try_into().expect("4 bytes")),
+                    dma_len: u32::from_be_bytes(e[12..16].try_into().expect("4 bytes")),
+                };
+                (q, op, Some(reth), None, f.len() - (b + 12 + 16 + 4))
+            }
+        };
+        let psn =
+            u32::from_be_bytes([0, f[BTH_OFFSET + 9], f[BTH_OFFSET + 10], f[BTH_OFFSET + 11]]);
+        match op {
+            opcode::RDMA_READ_REQUEST => {
+                let Some(x) = reth else { return };
+                let p = &mut self.pending[q];
+                p.push_back(ReadReq {
+                    psn,
+                    va: x.va,
+                    rkey: x.rkey,
+                    len: x.dma_len,
+                    payload,
+                    seq,
+                });
+                while p.front().is_some_and(|r| r.seq + PENDING_AGE < seq) {
+                    p.pop_front();
+                }
+            }
+            opcode::RDMA_WRITE_FIRST
+            | opcode::RDMA_WRITE_ONLY
+            | opcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE => {
+                let Some(x) = reth else { return };
+                if let Some(rg) = self.clip(x.va, u64::from(x.dma_len).max(payload as u64)) {
+                    self.writes.push((seq, rg.0, rg.1));
+                    if op == opcode::RDMA_WRITE_FIRST {
+                        self.firsts[q].push(rg);
+                        if self.firsts[q].len() > 64 {
+                            self.firsts[q].remove(0);
+                        }
+                    }
+                }
+            }
+            opcode::RDMA_WRITE_MIDDLE
+            | opcode::RDMA_WRITE_LAST
+            | opcode::RDMA_WRITE_LAST_WITH_IMMEDIATE => {
+                let lo = self.firsts[q].iter().map(|r| r.0).min();
+                let hi = self.firsts[q].iter().map(|r| r.1).max();
+                if let (Some(lo), Some(hi)) = (lo, hi) {
+                    self.writes.push((seq, lo, hi));
+                }
+            }
+            op if is_mp_write(op) => {
+                if let Some((va, len)) = mpeth_va {
+                    if let Some(rg) = self.clip(va, len.max(payload as u64)) {
+                        self.writes.push((seq, rg.0, rg.1));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The attack QP was reset: no WRITE message of it is in progress.
+    fn rearmed(&mut self) {
+        self.firsts[1].clear();
+    }
+
+    /// Checks `frames` (the world's window since the last call): every
+    /// frame of NIC b decodes and carries no secret, every READ RESPONSE
+    /// answers a request in order with the playground's bytes.
+    fn inspect(&mut self, frames: &[WireFrame], playground: &[u8], rep: &mut FuzzReport) {
+        for w in frames.iter().filter(|w| w.src == 1) {
+            rep.b_frames_inspected += 1;
+            if carries_secret(&w.data) {
+                self.fail(
+                    rep,
+                    "secret",
+                    format!(
+                        "NIC b sent the secret region's pattern (cycle {}): {:02x?}",
+                        w.cycle,
+                        &w.data[..w.data.len().min(80)]
+                    ),
+                );
+            }
+            let f = match rnic_wire::decode(&w.data) {
+                Ok(f) => f,
+                Err(e) => {
+                    self.fail(
+                        rep,
+                        "decode",
+                        format!(
+                            "NIC b sent a frame that does not decode (cycle {}): {e}",
+                            w.cycle
+                        ),
+                    );
+                    continue;
+                }
+            };
+            let op = f.bth.opcode;
+            if !(opcode::RDMA_READ_RESPONSE_FIRST..=opcode::RDMA_READ_RESPONSE_ONLY).contains(&op) {
+                continue;
+            }
+            rep.read_responses += 1;
+            let psn = f.bth.psn;
+            let name = rnic_wire::opcode_name(op);
+            if self.mp {
+                self.fail(
+                    rep,
+                    "mp",
+                    format!(
+                        "NIC b answered a READ on an mp QP: {name} psn {psn:#x} cycle {}",
+                        w.cycle
+                    ),
+                );
+                continue;
+            }
+            let Some(q) = self.peers.iter().position(|&p| p == f.bth.dest_qp) else {
+                self.fail(
+                    rep,
+                    "peer",
+                    format!(
+                        "NIC b sent {name} to QP {:#x}, which sent no READ",
+                        f.bth.dest_qp
+                    ),
+                );
+                continue;
+            };
+            if op == opcode::RDMA_READ_RESPONSE_FIRST || op == opcode::RDMA_READ_RESPONSE_ONLY {
+                if self.answering[q].take().is_some() {
+                    rep.reads_cut_short += 1;
+                }
+                // several requests may share the PSN (the attacker's view of
+                // the expected PSN lags; duplicates): the answer is the first
+                // of them whose length and bytes it fits, the others were
+                // dropped (a full READ job ring) or refused
+                let fits = |r: &ReadReq| {
+                    let ok = r.payload == 0
+                        && (r.len == 0
+                            || (r.rkey == self.pg_key
+                                && r.va >= self.pg_addr
+                                && u128::from(r.va) + u128::from(r.len)
+                                    <= u128::from(self.pg_addr) + BUF as u128));
+                    let n = (r.len as usize).min(PMTU);
+                    let only = r.len as usize <= PMTU;
+                    ok && (op == opcode::RDMA_READ_RESPONSE_ONLY) == only
+                        && f.payload.len() == n
+                        && {
+                            let base = r.va.wrapping_sub(self.pg_addr) as usize;
+                            (0..n).all(|i| {
+                                f.payload[i] == playground[base + i]
+                                    || self.writes.iter().any(|&(s, lo, hi)| {
+                                        s > r.seq && lo <= base + i && base + i < hi
+                                    })
+                            })
+                        }
+                };
+                let at_psn = || self.pending[q].iter().position(|r| r.psn == psn);
+                let Some(i) = self.pending[q]
+                    .iter()
+                    .position(|r| r.psn == psn && fits(r))
+                    .or_else(at_psn)
+                else {
+                    self.fail(
+                        rep,
+                        "unasked",
+                        format!(
+                            "NIC b sent {name} psn {psn:#x} (cycle {}) on QP {:#x}: no READ request at that PSN waits (answered twice, out of order, or never asked)",
+                            w.cycle, self.qpns[q]
+                        ),
+                    );
+                    continue;
+                };
+                let req = self.pending[q]
+                    .drain(..=i)
+                    .next_back()
+                    .expect("one request");
+                rep.reads_answered += 1;
+                let inside = req.rkey == self.pg_key
+                    && req.va >= self.pg_addr
+                    && u128::from(req.va) + u128::from(req.len)
+                        <= u128::from(self.pg_addr) + BUF as u128;
+                // (a READ of 0 bytes names no memory: its key and va are not checked)
+                let refused = req.payload != 0 || req.len > 1 << 31 || (req.len != 0 && !inside);
+                if refused {
+                    self.fail(
+                        rep,
+                        "refusable",
+                        format!(
+                            "NIC b answered a READ it must refuse (the playground is {BUF} bytes at {:#x}, key {:#x}): {req:?}, QP {:#x}, cycle {}",
+                            self.pg_addr, self.pg_key, self.qpns[q], w.cycle
+                        ),
+                    );
+                }
+                self.answering[q] = Some(Answer {
+                    req,
+                    next_psn: psn,
+                    off: 0,
+                    refused,
+                });
+            }
+            let Some(mut a) = self.answering[q].take() else {
+                self.fail(
+                    rep,
+                    "orphan",
+                    format!(
+                        "NIC b sent {name} psn {psn:#x} (cycle {}) with no READ being answered",
+                        w.cycle
+                    ),
+                );
+                continue;
+            };
+            if a.next_psn != psn {
+                self.fail(rep, "order", format!("NIC b sent {name} psn {psn:#x} (cycle {}), the answer to {:?} was at {:#x}", w.cycle, a.req, a.next_psn));
+                continue;
+            }
+            if a.refused {
+                a.next_psn = (psn + 1) & 0xff_ffff;
+                self.answering[q] = Some(a);
+                continue;
+            }
+            let rest = a.req.len as usize - a.off;
+            let (want_op, want_len) = match (a.off == 0, rest <= PMTU) {
+                (true, true) => (opcode::RDMA_READ_RESPONSE_ONLY, rest),
+                (true, false) => (opcode::RDMA_READ_RESPONSE_FIRST, PMTU),
+                (false, true) => (opcode::RDMA_READ_RESPONSE_LAST, rest),
+                (false, false) => (opcode::RDMA_READ_RESPONSE_MIDDLE, PMTU),
+            };
+            if op != want_op || f.payload.len() != want_len {
+                self.fail(
+                    rep,
+                    "shape",
+                    format!(
+                        "NIC b sent {name} psn {psn:#x} with {} bytes (cycle {}), {} with {want_len} bytes expected for {:?} at offset {}",
+                        f.payload.len(), w.cycle, rnic_wire::opcode_name(want_op), a.req, a.off
+                    ),
+                );
+                continue;
+            }
+            if want_len == 0 {
+                continue; // a READ of 0 bytes: one empty ONLY, no memory
+            }
+            let base = (a.req.va - self.pg_addr) as usize + a.off;
+            let mut mask = vec![false; want_len];
+            for &(s, lo, hi) in &self.writes {
+                if s > a.req.seq && lo < base + want_len && hi > base {
+                    for m in &mut mask[lo.max(base) - base..hi.min(base + want_len) - base] {
+                        *m = true;
+                    }
+                }
+            }
+            let want = &playground[base..base + want_len];
+            let mut bad = None;
+            for (i, skip) in mask.iter().enumerate() {
+                if *skip {
+                    rep.read_bytes_unchecked += 1;
+                } else {
+                    rep.read_bytes_checked += 1;
+                    if bad.is_none() && f.payload[i] != want[i] {
+                        bad = Some(i);
+                    }
+                }
+            }
+            if let Some(i) = bad {
+                self.fail(
+                    rep,
+                    "bytes",
+                    format!(
+                        "NIC b's {name} psn {psn:#x} (cycle {}) for {:?}: byte {} of the answer is {:#04x}, the playground holds {:#04x}",
+                        w.cycle, a.req, a.off + i, f.payload[i], want[i]
+                    ),
+                );
+            }
+            a.off += want_len;
+            a.next_psn = (psn + 1) & 0xff_ffff;
+            if a.off < a.req.len as usize {
+                self.answering[q] = Some(a);
+            }
+        }
+        // forget the writes no remembered request can be overtaken by
+        let oldest = self
+            .pending
+            .iter()
+            .filter_map(|p| p.front().map(|r| r.seq))
+            .chain(self.answering.iter().flatten().map(|a| a.req.seq))
+            .min()
+            .unwrap_or(self.seq);
+        self.writes.retain(|w| w.0 > oldest);
+    }
+}
+
 fn poll_one<D: Device>(
     dev: &D,
     cq: &rnic_verbs::CompletionQueue<D>,
@@ -277,6 +946,7 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
         data_w: cfg.data_w,
         knobs: cfg.knobs,
         seed: cfg.seed,
+        pcap_window: WINDOW,
         ..SimOpts::default()
     })?;
     let (a, b, world) = (&pair.a, &pair.b, &pair.world);
@@ -289,6 +959,7 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
         rq_depth: 4,
         retry: conn::Retry::default(),
         spray_log: 0,
+        qp_access: AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
         qp_type: if cfg.mp {
             rnic_verbs::QpType::Mp
         } else {
@@ -305,7 +976,6 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
         psn: 0,
         addr: pair.addrs[0],
     };
-    const BUF: usize = 1 << 16;
     let src = a.alloc_dma(BUF)?;
     let src_mr = a.reg_mr(&conns.pd_a, &src, 0, BUF, AccessFlags::LOCAL_WRITE)?;
     let dst = b.alloc_dma(BUF)?;
@@ -316,18 +986,22 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
         BUF,
         AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
     )?;
-    // a region without REMOTE_WRITE, filled with a canary
+    // a region without REMOTE_WRITE or REMOTE_READ whose key the attacker
+    // knows, filled with the secret pattern
+    let secret = secret_pattern();
     let canary = b.alloc_dma(BUF)?;
-    canary.fill(0, BUF, 0xC5);
+    canary.write(0, &secret);
     let canary_mr = b.reg_mr(&conns.pd_b, &canary, 0, BUF, AccessFlags::LOCAL_WRITE)?;
-    // where the attacker may legitimately write (RoCE cannot tell it apart)
+    // where the attacker may legitimately write and read (RoCE cannot
+    // tell it apart), filled with a pattern so that READs carry something
     let playground = b.alloc_dma(BUF)?;
+    scratch_fill(&playground, cfg.seed);
     let playground_mr = b.reg_mr(
         &conns.pd_b,
         &playground,
         0,
         BUF,
-        AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
+        AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
     )?;
 
     let mut r = ChaCha8Rng::seed_from_u64(cfg.seed);
@@ -348,41 +1022,100 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
         transport: if cfg.mp { "mp" } else { "rc" }.into(),
         ..FuzzReport::default()
     };
+    let mut insp = Inspector {
+        qpns: [t.legit_qpn, t.attack_qpn],
+        peers: [qp.send.qp_num(), atk.send.qp_num()],
+        pg_key: playground_mr.rkey(),
+        pg_addr: playground_mr.addr(),
+        mp: cfg.mp,
+        pending: Default::default(),
+        answering: [None; 2],
+        writes: Vec::new(),
+        firsts: Default::default(),
+        seq: 0,
+        reported: BTreeMap::new(),
+    };
+    for c in ReadCase::ALL {
+        rep.read_cases.insert(c.name().into(), 0);
+    }
+    // NIC b's frames since the last look, checked
+    let look = |insp: &mut Inspector, rep: &mut FuzzReport| {
+        let w = world.window();
+        world.clear_window();
+        if w.len() >= WINDOW {
+            insp.fail(
+                rep,
+                "window",
+                format!(
+                    "{} frames on the wire since the last look: the window may have lost some",
+                    w.len()
+                ),
+            );
+        }
+        if w.iter().any(|f| f.src == 1) {
+            insp.inspect(&w, &playground.to_vec(0, BUF), rep);
+        }
+    };
     let start = b.device().now();
     let mut scratch = Vec::new();
     'campaign: while rep.frames < cfg.frames {
         for _ in 0..cfg.burst {
-            if rep.frames == cfg.frames {
+            if rep.frames >= cfg.frames {
                 break;
             }
             t.legit_epsn = qp.recv.status()?.rq_psn_now;
             let st = atk.recv.status()?;
             if st.state != QpState::Rtr && st.state != QpState::Rts {
                 // a NAK moved the attack QP to ERR: back to RTR
-                atk.recv.modify(
+                if let Err(e) = atk.recv.modify(
                     &rnic_verbs::QpAttr {
                         qp_state: QpState::Reset,
                         ..Default::default()
                     },
                     rnic_verbs::QpAttrMask::STATE,
-                )?;
+                ) {
+                    // the transport moved it back to ERR after the host's
+                    // RESET: a NAK of a frame checked before the RESET
+                    rep.failures.push(format!(
+                        "after {} frames (cycle {}) the attack QP, found in ERR, would not stay in RESET: {e}",
+                        rep.frames,
+                        b.device().now()
+                    ));
+                    break 'campaign;
+                }
                 let peer = conn::Remote {
                     psn: r.gen::<u32>() & 0xff_ffff,
                     ..atk_peer
                 };
                 conn::bring_up(&mut atk.recv, &opts, &peer, 0)?;
                 rep.attack_qp_rearms += 1;
+                insp.rearmed();
             }
             t.attack_epsn = atk.recv.status()?.rq_psn_now;
-            let (f, bad) = attack(&mut r, &pair.addrs, &t);
-            while !world.inject_frame(1, &f, false) {
-                world.run(2000); // the MAC's queue is full: let the NIC drain
+            // an eighth deliberate READ cases, the rest random frames
+            let (frames, bad) = match r.gen_range(0..8) {
+                0 if cfg.frames - rep.frames >= 2 => {
+                    let (fs, case) = read_attack(&mut r, &pair.addrs, &t);
+                    *rep.read_cases.entry(case.name().into()).or_default() += 1;
+                    (fs, false)
+                }
+                _ => {
+                    let (f, bad) = attack(&mut r, &pair.addrs, &t);
+                    (vec![f], bad)
+                }
+            };
+            for f in &frames {
+                while !world.inject_frame(1, f, false) {
+                    world.run(2000); // the MAC's queue is full: let the NIC drain
+                }
+                insp.injected(f);
+                rep.frames += 1;
             }
             rep.bad_icrc_frames += u64::from(bad);
-            rep.frames += 1;
         }
         progress(rep.frames);
         world.run(3000);
+        look(&mut insp, &mut rep);
         let st = qp.recv.status()?.state;
         if st != QpState::Rts {
             rep.failures.push(format!(
@@ -453,14 +1186,36 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
             errors[0]
         ));
     }
-    if canary.to_vec(0, BUF).iter().any(|&x| x != 0xC5) {
+    if canary.to_vec(0, BUF) != secret {
         rep.failures
             .push("a region registered without REMOTE_WRITE was written".into());
     }
-    world.drain(1_000_000);
-    crate::torture::add_port_counters(&mut rep.counters, "b", b)?;
-    crate::torture::add_port_counters(&mut rep.counters, "a", a)?;
+    // (reading the counters takes cycles, in which b may send: again until
+    // what was inspected and b's count agree)
+    for _ in 0..4 {
+        world.drain(1_000_000);
+        look(&mut insp, &mut rep);
+        crate::torture::add_port_counters(&mut rep.counters, "b", b)?;
+        crate::torture::add_port_counters(&mut rep.counters, "a", a)?;
+        if rep.counters.get("b.tx_frames") == Some(&rep.b_frames_inspected) {
+            break;
+        }
+    }
+    rep.reads_cut_short += insp.answering.iter().flatten().count() as u64;
+    for (k, n) in &insp.reported {
+        if *n > 3 {
+            rep.failures
+                .push(format!("... {} more failures of kind {k}", n - 3));
+        }
+    }
     let c = |k: &str| rep.counters.get(k).copied().unwrap_or(0);
+    if rep.b_frames_inspected != c("b.tx_frames") {
+        rep.failures.push(format!(
+            "NIC b sent {} frames, {} were inspected",
+            c("b.tx_frames"),
+            rep.b_frames_inspected
+        ));
+    }
     // every frame that reached b is counted: the attack, and what a sent
     let arrived = rep.frames + c("a.tx_frames");
     if c("b.rx_frames") != arrived {
