@@ -172,11 +172,18 @@ fn read_of(x: &End, psn: u32, off: usize, len: u32) -> Vec<u8> {
 /// NIC sent from then on, decoded: waits until `want` frames are out (at
 /// most [`BUDGET`] cycles), then [`SETTLE`] cycles more.
 fn exchange(n: &Nic, req: &[u8], want: usize) -> Vec<RoceFrame> {
+    exchange_all(n, &[req], want)
+}
+
+/// [`exchange`] of several requests injected back to back.
+fn exchange_all(n: &Nic, reqs: &[&[u8]], want: usize) -> Vec<RoceFrame> {
     n.world.clear_window();
-    assert!(
-        n.world.inject_frame(0, req, false),
-        "the NIC's receive queue is full"
-    );
+    for req in reqs {
+        assert!(
+            n.world.inject_frame(0, req, false),
+            "the NIC's receive queue is full"
+        );
+    }
     let mut waited = 0;
     while n.world.window().len() < want && waited < BUDGET {
         n.world.run(256);
@@ -589,7 +596,6 @@ fn an_ack_never_overtakes_a_reads_responses() {
         let len = 3 * 1024 + 17;
         let data: Vec<u8> = (0..64u32).map(|i| (i * 7 + 3) as u8).collect();
         let woff = 40_000;
-        n.world.clear_window();
         let read = read_of(&x, p, 0, len as u32);
         let write = write_request(
             x.qp.qp_num(),
@@ -598,20 +604,7 @@ fn an_ack_never_overtakes_a_reads_responses() {
             x.mr.rkey(),
             &data,
         );
-        assert!(n.world.inject_frame(0, &read, false));
-        assert!(n.world.inject_frame(0, &write, false));
-        let mut waited = 0;
-        while n.world.window().len() < 5 && waited < BUDGET {
-            n.world.run(256);
-            waited += 256;
-        }
-        n.world.run(SETTLE);
-        let fs: Vec<RoceFrame> = n
-            .world
-            .window()
-            .iter()
-            .map(|f| decode(&f.data).expect("the NIC's frame decodes"))
-            .collect();
+        let fs = exchange_all(&n, &[&read, &write], 5);
         let what = format!(
             "DATA_W={w}: READ of {len} bytes at PSN {p:#x}, WRITE at {:#x}",
             p + 4
@@ -921,26 +914,15 @@ fn a_nak_is_not_held_behind_later_reads() {
         );
         let p = 0x00_3000;
         let len = 3 * 1024 + 17;
-        n.world.clear_window();
-        for req in [
-            read_of(&x, p, 0, len as u32),
-            read_of(&x, p + 8, 0, 64),
-            read_of(&x, p + 4, 100, len as u32),
-        ] {
-            assert!(n.world.inject_frame(0, &req, false));
-        }
-        let mut waited = 0;
-        while n.world.window().len() < 9 && waited < BUDGET {
-            n.world.run(256);
-            waited += 256;
-        }
-        n.world.run(SETTLE);
-        let fs: Vec<RoceFrame> = n
-            .world
-            .window()
-            .iter()
-            .map(|f| decode(&f.data).expect("the NIC's frame decodes"))
-            .collect();
+        let fs = exchange_all(
+            &n,
+            &[
+                &read_of(&x, p, 0, len as u32),
+                &read_of(&x, p + 8, 0, 64),
+                &read_of(&x, p + 4, 100, len as u32),
+            ],
+            9,
+        );
         let what = format!(
             "DATA_W={w}: READs at {p:#x}, {:#x} (out of sequence), {:#x}",
             p + 8,
