@@ -956,12 +956,12 @@ fn a_nak_is_not_held_behind_later_reads() {
     }
 }
 
-/// A fatal NAK that has to wait for the ACK slot (here behind another
-/// QP's ACK, itself behind a 64 KiB READ's responses) moves its QP to ERR
-/// when it is queued, once; a RESET the host writes while it waits
-/// stands, and the stale NAK is never sent. (The fuzz campaign found the
-/// first version asserting the move to ERR every cycle of the wait, which
-/// undid the host's RESET.)
+/// A fatal NAK that has to wait for room (here behind its own QP's ACK,
+/// which waits for a place in read_reply's full ring of four 64 KiB
+/// READs) moves its QP to ERR when it is queued, once; a RESET the host
+/// writes while it waits stands, and the stale NAK is never sent. (The
+/// fuzz campaign found the first version asserting the move to ERR every
+/// cycle of the wait, which undid the host's RESET.)
 #[test]
 fn a_reset_while_a_nak_waits_stands() {
     for reset_early in [false, true] {
@@ -971,21 +971,21 @@ fn a_reset_while_a_nak_waits_stands() {
         let access =
             AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ;
         let mut x = responder(&n, &o, access, 0x00_4000, 1);
-        let y = responder(&n, &o, access, 0x00_4000, 2);
         let p = 0x00_4000;
         let len = 1u32 << 16;
+        let per = len / 1024;
         let data = [7u8; 16];
-        let read = read_of(&x, p, 0, len);
-        let good = write_request(y.qp.qp_num(), p, y.mr.addr(), y.mr.rkey(), &data);
+        let reads: Vec<Vec<u8>> = (0..4).map(|i| read_of(&x, p + i * per, 0, len)).collect();
+        let acked = write_request(x.qp.qp_num(), p + 4 * per, x.mr.addr(), x.mr.rkey(), &data);
         let bad = write_request(
             x.qp.qp_num(),
-            p + len / 1024,
+            p + 4 * per + 1,
             x.mr.addr(),
             x.mr.rkey() ^ 0x55,
             &data,
         );
         n.world.clear_window();
-        for f in [&read, &good, &bad] {
+        for f in reads.iter().chain([&acked, &bad]) {
             assert!(n.world.inject_frame(0, f, false));
         }
         let what = if reset_early {
@@ -1049,6 +1049,79 @@ fn a_reset_while_a_nak_waits_stands() {
                     .contains(&f.bth.opcode)
             })
             .count();
-        assert_eq!(reads, (len / 1024) as usize, "{what}: the READ's responses");
+        assert_eq!(reads, 4 * per as usize, "{what}: the READs' responses");
+    }
+}
+
+/// One QP's READ holds up no other QP's ACK: a WRITE with AckReq on QP y
+/// right behind a 32 KiB READ on QP x is acknowledged while x's responses
+/// are still going out, and a WRITE with AckReq on x after them still
+/// waits for x's last response. (The first READ responder held every ACK
+/// of the NIC behind every READ accepted before it, and with it the
+/// responder: one peer's long READ stalled every QP's acknowledgements.)
+#[test]
+fn a_read_holds_up_no_other_qps_ack() {
+    for w in WIDTHS {
+        let n = nic(w, 0xB0B + u64::from(w));
+        serves_read(&n, "a_read_holds_up_no_other_qps_ack");
+        let o = conn(Mtu::Mtu1024, read_access());
+        let access =
+            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ;
+        let (px, py) = (0x00_5000, 0x00_9000);
+        let x = responder(&n, &o, access, px, 5);
+        let y = responder(&n, &o, access, py, 6);
+        let len = 1usize << 15;
+        let per = (len / 1024) as u32;
+        let data: Vec<u8> = (0..32u32).map(|i| (i * 5 + 1) as u8).collect();
+        let read = read_of(&x, px, 0, len as u32);
+        let wy = write_request(y.qp.qp_num(), py, y.mr.addr() + 100, y.mr.rkey(), &data);
+        let wx = write_request(
+            x.qp.qp_num(),
+            px + per,
+            x.mr.addr() + 40_000,
+            x.mr.rkey(),
+            &data,
+        );
+        let fs = exchange_all(&n, &[&read, &wy, &wx], per as usize + 2);
+        let what = format!("DATA_W={w}: READ of {len} bytes on x at {px:#x}, WRITE on y at {py:#x}, WRITE on x at {:#x}", px + per);
+        assert_eq!(
+            fs.len(),
+            per as usize + 2,
+            "{what}: the NIC sent {:?}",
+            names(&fs)
+        );
+        let is_ack = |f: &RoceFrame, psn: u32| {
+            f.bth.opcode == opcode::ACKNOWLEDGE
+                && f.bth.psn == psn
+                && f.aeth.is_some_and(|a| a.syndrome == ACK)
+        };
+        let ack_y = fs
+            .iter()
+            .position(|f| is_ack(f, py))
+            .unwrap_or_else(|| panic!("{what}: no ACK of y's WRITE: {:?}", names(&fs)));
+        let ack_x = fs
+            .iter()
+            .position(|f| is_ack(f, px + per))
+            .unwrap_or_else(|| panic!("{what}: no ACK of x's WRITE: {:?}", names(&fs)));
+        let responses: Vec<RoceFrame> = fs
+            .iter()
+            .filter(|f| f.bth.opcode != opcode::ACKNOWLEDGE)
+            .cloned()
+            .collect();
+        check_read(&what, &responses, &x, px, 0, len, 1024);
+        let last = fs
+            .iter()
+            .rposition(|f| f.bth.opcode == opcode::RDMA_READ_RESPONSE_LAST)
+            .expect("checked above");
+        assert!(
+            ack_y < last / 2,
+            "{what}: y's ACK is frame {ack_y}, x's last response frame {last}: held behind x's READ"
+        );
+        assert!(
+            ack_x > last,
+            "{what}: x's ACK (frame {ack_x}) overtook its READ's last response (frame {last})"
+        );
+        assert_eq!(y.buf.to_vec(100, data.len()), data, "{what}: y's bytes");
+        assert_eq!(x.buf.to_vec(40_000, data.len()), data, "{what}: x's bytes");
     }
 }

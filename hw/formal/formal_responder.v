@@ -251,7 +251,7 @@ responder #(
     .m_ack_ready(ack_ready),
     // READ is not served (READ_EN = 0): no job is ever offered
     .m_rr_psn(), .m_rr_msn(), .m_rr_bus(), .m_rr_len(), .m_rr_pmtu_log(), .m_rr_dmac(),
-    .m_rr_dip(), .m_rr_udp_sport(), .m_rr_dest_qp(), .m_rr_valid(),
+    .m_rr_dip(), .m_rr_udp_sport(), .m_rr_dest_qp(), .m_rr_ack(), .m_rr_syndrome(), .m_rr_valid(),
     .m_rr_ready(1'b0),
     .rr_jobs_out(8'd0),
     .m_rx_ack_valid(),

@@ -20,12 +20,16 @@
 // job's other packets go out as read (the requester fails the READ at the
 // NAK).
 //
+// An ACK job (s_job_ack) is an ACK or NAK the responder queued for a QP
+// whose READ jobs are still here: it leaves as one ACKNOWLEDGE packet with
+// the job's syndrome, PSN and MSN, after those READs' responses (an ACK of
+// a later PSN that overtook them would tell the requester they were lost).
+// Queued here instead of the responder's one ACK slot, it holds up no
+// other QP's ACKs.
+//
 // busy: some job is not retired, or its last packet still waits in the
 // output register. jobs_out counts the jobs whose last packet roce_tx
-// took: the responder holds an ACK until the jobs it handed over before
-// queueing it are out (an ACK of a later PSN that overtook a READ's
-// responses would tell the requester those responses were lost), and
-// not behind jobs accepted after it.
+// took: the responder knows from it which QPs still have jobs here.
 
 `resetall
 `timescale 1ns / 1ps
@@ -54,6 +58,8 @@ module read_reply #(
     input  wire [31:0]            s_job_dip,
     input  wire [15:0]            s_job_udp_sport,
     input  wire [23:0]            s_job_dest_qp,
+    input  wire                   s_job_ack,        // an ACK job: no data, one ACKNOWLEDGE
+    input  wire [7:0]             s_job_syndrome,   // ... with this AETH syndrome (else unused)
     input  wire                   s_job_valid,
     output wire                   s_job_ready,
 
@@ -115,6 +121,8 @@ reg [47:0] job_dmac [0:JOBS-1];
 reg [31:0] job_dip [0:JOBS-1];
 reg [15:0] job_sport [0:JOBS-1];
 reg [23:0] job_dqp [0:JOBS-1];
+reg        job_ack [0:JOBS-1];
+reg [7:0]  job_syn [0:JOBS-1];
 
 reg [JW:0] job_wr_reg = {(JW+1){1'b0}};    // next free
 reg [JW:0] job_iss_reg = {(JW+1){1'b0}};   // being issued
@@ -134,6 +142,8 @@ always @(posedge clk) begin
         job_dip[job_wr_reg[JW-1:0]] <= s_job_dip;
         job_sport[job_wr_reg[JW-1:0]] <= s_job_udp_sport;
         job_dqp[job_wr_reg[JW-1:0]] <= s_job_dest_qp;
+        job_ack[job_wr_reg[JW-1:0]] <= s_job_ack;
+        job_syn[job_wr_reg[JW-1:0]] <= s_job_syndrome;
     end
 end
 
@@ -264,7 +274,7 @@ always @(posedge clk) begin
         iss_first_reg <= 1'b1;
         iss_psn_reg <= job_psn[job_iss_reg[JW-1:0]];
         iss_bus_reg <= job_bus[job_iss_reg[JW-1:0]];
-        iss_remain_reg <= job_len[job_iss_reg[JW-1:0]];
+        iss_remain_reg <= job_ack[job_iss_reg[JW-1:0]] ? 32'd0 : job_len[job_iss_reg[JW-1:0]];
         iss_pmtu_reg <= 13'd1 << job_pmtu[job_iss_reg[JW-1:0]];
     end
 
@@ -318,7 +328,11 @@ always @(posedge clk) begin
         pkt_msn_reg <= job_msn[push_job];
         pkt_psn_reg <= slot_psn[push_slot];
         pkt_addr_reg <= slot_addr(push_slot);
-        if (push_err) begin
+        if (job_ack[push_job]) begin
+            pkt_opcode_reg <= OP_ACK;
+            pkt_syn_reg <= job_syn[push_job];
+            pkt_len_reg <= 13'd0;
+        end else if (push_err) begin
             pkt_opcode_reg <= OP_ACK;
             pkt_syn_reg <= SYN_NAK_REM_OP;
             pkt_len_reg <= 13'd0;

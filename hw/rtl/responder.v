@@ -208,6 +208,8 @@ module responder #(
     output wire [31:0]            m_rr_dip,
     output wire [15:0]            m_rr_udp_sport,
     output wire [23:0]            m_rr_dest_qp,
+    output wire                   m_rr_ack,          // an ACK job: an ACK/NAK that follows the QP's READs
+    output wire [7:0]             m_rr_syndrome,     // ... its syndrome
     output wire                   m_rr_valid,
     input  wire                   m_rr_ready,
     input  wire [7:0]             rr_jobs_out,       // jobs read_reply has sent whole (mod 256)
@@ -647,17 +649,53 @@ always @* begin
     end
 end
 
-// READ_EN: the waiting ACK leaves only once every READ job handed over
-// before it was queued has left whole (read_reply's count reached the mark
-// queue_ack took): an ACK of a later PSN that overtook a READ's responses
-// would tell the requester they were lost; jobs accepted after it do not
-// hold it (a NAK is not delayed behind the responses to its own PSN)
+// READ_EN: an ACK or NAK of a QP whose READ jobs are still in read_reply
+// is queued there, behind them, as an ACK job (an ACK of a later PSN that
+// overtook a READ's responses would tell the requester they were lost);
+// every other ACK takes the ACK slot and waits for nothing, so one QP's
+// READs never hold up another QP's ACKs, nor the responder. The QP of each
+// job handed over is kept by the job's number mod 8 (at most JOBS + 1 = 5
+// are out: four in the ring, a last packet in its output register), and
+// whether the QP at ctx_qpn has one is registered (rr_mine_reg: qpn's in
+// every state but ST_IDLE; a job handed over in a cycle is not in it the
+// next, when no ACK of that QP is queued: ST_READ is followed by ST_FINISH,
+// which queues none for a READ, and an ACK job waits in rra_valid_reg,
+// which counts, until handed over).
 reg [7:0] rr_jobs_in_reg = 8'd0;
-reg [7:0] ack_rr_mark_reg = 8'd0;
-wire [7:0] ack_rr_ahead = ack_rr_mark_reg - rr_jobs_out;
-wire ack_released = READ_EN == 0 || ack_rr_ahead == 8'd0 || ack_rr_ahead[7];
-wire ack_go = m_ack_ready && ack_released;
+reg [QN_W-1:0] rrq_qpn [0:7];
+/* verilator lint_off UNUSEDSIGNAL */
+wire [7:0] rr_out_now = rr_jobs_in_reg - rr_jobs_out;     // (at most 5)
+/* verilator lint_on UNUSEDSIGNAL */
+reg rra_valid_reg = 1'b0;               // an ACK job for read_reply
+reg [QN_W-1:0] rra_qpn_reg = {QN_W{1'b0}};
+reg [23:0] rra_psn_reg = 24'd0;
+reg [7:0] rra_syn_reg = 8'd0;
+reg [23:0] rra_msn_reg = 24'd0;
+reg [47:0] rra_dmac_reg = 48'd0;
+reg [31:0] rra_dip_reg = 32'd0;
+reg [15:0] rra_sport_reg = 16'd0;
+reg [23:0] rra_dqp_reg = 24'd0;
+reg rr_mine_reg = 1'b0;
+reg rr_mine_next;
+integer rq;
+initial begin
+    for (rq = 0; rq < 8; rq = rq + 1) begin
+        rrq_qpn[rq] = {QN_W{1'b0}};
+    end
+end
+always @* begin
+    rr_mine_next = rra_valid_reg && rra_qpn_reg == ctx_qpn;
+    for (rq = 0; rq < 8; rq = rq + 1) begin
+        if ({1'b0, rq[2:0] - rr_jobs_out[2:0]} < rr_out_now[3:0] && rrq_qpn[rq] == ctx_qpn) begin
+            rr_mine_next = 1'b1;
+        end
+    end
+end
+wire rr_route = READ_EN != 0 && rr_mine_reg;
+wire ack_go = m_ack_ready;
 wire ack_slot_free = !ack_valid_reg || ack_go || (ack_qpn_reg == qpn && ack_syn_reg == ACK_SYNDROME);
+// where qpn's next ACK goes has room
+wire ack_room = rr_route ? !rra_valid_reg : ack_slot_free;
 
 assign m_ack_dmac = ack_dmac_reg;
 assign m_ack_dip = ack_dip_reg;
@@ -668,7 +706,7 @@ assign m_ack_syndrome = ack_syn_reg;
 assign m_ack_msn = ack_msn_reg;
 assign m_ack_mp = ack_mp_reg;
 assign m_ack_lost = ack_lost_reg;
-assign m_ack_valid = ack_valid_reg && ack_released;
+assign m_ack_valid = ack_valid_reg;
 
 // slot release: in order for slots whose payload went to the write engine,
 // directly for packets that placed nothing
@@ -894,12 +932,12 @@ wire [15:0] scan_ci = rqc_clr_scan ? 16'd0 : rqc_scan_q[RQC_CI_LSB +: RQC_CI_W];
 
 // the record: read at ctx_qpn (so it is qpn's in every state but ST_IDLE),
 // written back in ST_FINISH, in the cycle the FSM's write-back takes place
-wire fin_mp_go = !(ack_req_reg || mp_adv > 1 || mp_nak) || ack_slot_free;
-wire fin_rc_go = !ack_req_reg || op_read || ack_slot_free;
+wire fin_mp_go = !(ack_req_reg || mp_adv > 1 || mp_nak) || ack_room;
+wire fin_rc_go = !ack_req_reg || op_read || ack_room;
 wire rec_wr = state_reg == ST_FINISH && !qp_stale && !fin_wait
     && (mp_pend_pass_reg || (ctx_mp ? fin_mp_go : fin_rc_go));
 // ... and in ST_TNAK, which writes the recovery span of its NAK alone
-wire tnak_wr = state_reg == ST_TNAK && !qp_stale && ack_slot_free;
+wire tnak_wr = state_reg == ST_TNAK && !qp_stale && ack_room;
 wire rec_we = rec_wr || tnak_wr;
 // mp: the new point is a hole with packets placed above it
 wire mp_hole_open = bmp_next != {MP_W{1'b0}};
@@ -1008,16 +1046,19 @@ always @(posedge clk) begin
     rd_len_m1_reg <= reth_len_reg - 32'd1;
     rd_npkts_reg <= reth_len_reg == 32'd0 ? 24'd1 : rd_len_sh[23:0] + 24'd1;
 end
-assign m_rr_psn = psn_reg;
-assign m_rr_msn = rd_dup_reg ? msn_reg : msn_p1_reg;
+// an ACK job goes first: the READ in ST_READ came after it
+assign m_rr_psn = rra_valid_reg ? rra_psn_reg : psn_reg;
+assign m_rr_msn = rra_valid_reg ? rra_msn_reg : rd_dup_reg ? msn_reg : msn_p1_reg;
 assign m_rr_bus = mr_bus_reg;
 assign m_rr_len = reth_len_reg;
 assign m_rr_pmtu_log = 4'd7 + {1'b0, ctx_pmtu};
-assign m_rr_dmac = ctx_dmac;
-assign m_rr_dip = ctx_dip;
-assign m_rr_udp_sport = ctx_udp_sport;
-assign m_rr_dest_qp = ctx_dest_qpn;
-assign m_rr_valid = state_reg == ST_READ && !qp_stale;
+assign m_rr_dmac = rra_valid_reg ? rra_dmac_reg : ctx_dmac;
+assign m_rr_dip = rra_valid_reg ? rra_dip_reg : ctx_dip;
+assign m_rr_udp_sport = rra_valid_reg ? rra_sport_reg : ctx_udp_sport;
+assign m_rr_dest_qp = rra_valid_reg ? rra_dqp_reg : ctx_dest_qpn;
+assign m_rr_ack = rra_valid_reg;
+assign m_rr_syndrome = rra_syn_reg;
+assign m_rr_valid = rra_valid_reg || (state_reg == ST_READ && !qp_stale);
 wire [63:0] rd_wrid = SEND_EN != 0 ? rec_rd[RSP_WRID_LSB +: RSP_WRID_W] : 64'd0;
 wire [31:0] rd_key = RC_EN != 0 ? rec_rd[RSP_KEY_LSB +: RSP_KEY_W] : 32'd0;
 wire [63:0] rd_cursor = RC_EN != 0 ? rec_rd[RSP_CURSOR_LSB +: RSP_CURSOR_W] : 64'd0;
@@ -1114,9 +1155,10 @@ ram_sdp_copies #(
 );
 assign rsp_vb_now = rec_we && qpn == load_qpn ? rec_in[RSP_VB_LSB] : rsp_ld_vb;
 // the fatal NAKs move the QP to ERR in the one cycle they are queued: a
-// NAK that waits for the ACK slot (behind READ responses, thousands of
-// cycles) must not keep overriding a RESET the host writes meanwhile
-assign set_err = state_reg == ST_DROP && ack_slot_free && !qp_stale
+// NAK that waits for room (an ACK job behind the QP's READ responses,
+// thousands of cycles) must not keep overriding a RESET the host writes
+// meanwhile
+assign set_err = state_reg == ST_DROP && ack_room && !qp_stale
     && (nak_reg == NAK_INV_REQ || nak_reg == NAK_REM_ACCESS || nak_reg == NAK_REM_OP);
 assign set_err_qpn = qpn;
 
@@ -1193,17 +1235,29 @@ assign stat_drop_xport = stat_drop_xport_reg;
 assign stat_drop_wimm = stat_drop_wimm_reg;
 assign stat_nak = stat_nak_reg;
 
-// queue an ACK or NAK for the current QP (caller checks ack_slot_free)
+// queue an ACK or NAK for the current QP (caller checks ack_room): behind
+// its READs as an ACK job, else in the ACK slot
 task queue_ack;
     input [23:0] psn;
     input [7:0] syn;
     input [23:0] msn;
     begin
-        ack_valid_reg <= 1'b1;
-        ack_rr_mark_reg <= rr_jobs_in_reg;
-        ack_psn_reg <= psn;
-        ack_syn_reg <= syn;
-        ack_msn_reg <= msn;
+        if (rr_route) begin
+            rra_valid_reg <= 1'b1;
+            rra_qpn_reg <= qpn;
+            rra_psn_reg <= psn;
+            rra_syn_reg <= syn;
+            rra_msn_reg <= msn;
+            rra_dmac_reg <= ctx_dmac;
+            rra_dip_reg <= ctx_dip;
+            rra_sport_reg <= ctx_udp_sport;
+            rra_dqp_reg <= ctx_dest_qpn;
+        end else begin
+            ack_valid_reg <= 1'b1;
+            ack_psn_reg <= psn;
+            ack_syn_reg <= syn;
+            ack_msn_reg <= msn;
+        end
     end
 endtask
 
@@ -1244,8 +1298,11 @@ always @(posedge clk) begin
         drop_free_reg <= 1'b0;      // else the write engine's release took the port this cycle
     end
 
+    rr_mine_reg <= rr_mine_next;
     if (m_rr_valid && m_rr_ready) begin
         rr_jobs_in_reg <= rr_jobs_in_reg + 8'd1;
+        rrq_qpn[rr_jobs_in_reg[2:0]] <= rra_valid_reg ? rra_qpn_reg : qpn;
+        rra_valid_reg <= 1'b0;
     end
     if (m_ack_valid && m_ack_ready) begin
         ack_valid_reg <= 1'b0;
@@ -1307,7 +1364,7 @@ always @(posedge clk) begin
             // (the record's span: tnak_wr)
             if (qp_stale) begin
                 state_reg <= ST_IDLE;
-            end else if (ack_slot_free) begin
+            end else if (ack_room) begin
                 queue_ack(epsn_q, NAK_PSN, rd_msn);
                 ack_lost_reg <= tnak_lost;
                 stat_nak_reg <= 1'b1;
@@ -1330,7 +1387,7 @@ always @(posedge clk) begin
                 state_reg <= ST_IDLE;
             end else if (ctx_mp && rd_bmp != {MP_W{1'b0}}) begin
                 state_reg <= ST_TNAK_TOP;
-            end else if (ack_slot_free) begin
+            end else if (ack_room) begin
                 queue_ack(epsn_q - 24'd1, ACK_SYNDROME, rd_msn);
                 ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b0;
                 state_reg <= ST_IDLE;
@@ -1362,7 +1419,7 @@ always @(posedge clk) begin
             end else if (op_probe) begin
                 // answered on its own path, if the ACK slot is free (a
                 // waiting ACK is not replaced: the requester probes again)
-                if (!ack_valid_reg || ack_go) begin
+                if (!rr_route && (!ack_valid_reg || ack_go)) begin
                     queue_ack(psn_reg, ACK_SYN_PROBE_REPLY, rd_msn);
                 end
                 state_reg <= ST_DROP;
@@ -1375,7 +1432,7 @@ always @(posedge clk) begin
                 end else if (mp_dup) begin
                     // duplicate: never placed again; ACK the point
                     stat_drop_psn_reg <= 1'b1;
-                    if (ack_req_reg && ack_slot_free) begin
+                    if (ack_req_reg && ack_room) begin
                         queue_ack(epsn_reg - 24'd1, ACK_SYNDROME, rd_msn);
                     end
                     state_reg <= ST_DROP;
@@ -1396,14 +1453,14 @@ always @(posedge clk) begin
             end else if (psn_diff[23]) begin
                 // duplicate: never executed again; ACK what we have
                 stat_drop_psn_reg <= 1'b1;
-                if (ack_req_reg && ack_slot_free) begin
+                if (ack_req_reg && ack_room) begin
                     queue_ack(epsn_reg - 24'd1, ACK_SYNDROME, rd_msn);
                 end
                 state_reg <= ST_DROP;
             end else begin
                 // a gap: NAK once per expected PSN, drop until it is filled
                 stat_drop_psn_reg <= 1'b1;
-                if (!qp_ns && ack_slot_free) begin
+                if (!qp_ns && ack_room) begin
                     nak_sent_pw_reg <= 1'b1; nak_sent_pv_reg <= 1'b1;
                     queue_ack(epsn_reg, NAK_PSN, rd_msn);
                     stat_nak_reg <= 1'b1;
@@ -1538,7 +1595,7 @@ always @(posedge clk) begin
         ST_READ: begin
             // the responses carry the data and acknowledge the request:
             // no ACK (ST_FINISH); a QP reloaded meanwhile answers nothing
-            if (qp_stale || m_rr_ready) begin
+            if (qp_stale || (m_rr_ready && !rra_valid_reg)) begin
                 drop_free_reg <= 1'b1;
                 drop_free_slot_reg <= slot_reg;
                 state_reg <= rd_dup_reg ? ST_IDLE : ST_FINISH;
@@ -1696,9 +1753,9 @@ always @(posedge clk) begin
         end
         ST_DROP: begin
             // error NAKs (invalid request, remote access, remote operational,
-            // RNR), queued once the ACK slot is free; a QP the host
+            // RNR), queued once there is room for them; a QP the host
             // reloaded meanwhile gets none (its new state stands)
-            if (nak_reg != 8'd0 && !ack_slot_free && !qp_stale) begin
+            if (nak_reg != 8'd0 && !ack_room && !qp_stale) begin
                 state_reg <= ST_DROP;
             end else begin
                 if (nak_reg != 8'd0 && !qp_stale) begin
@@ -1715,7 +1772,8 @@ always @(posedge clk) begin
 
     if (rst) begin
         rr_jobs_in_reg <= 8'd0;
-        ack_rr_mark_reg <= 8'd0;
+        rra_valid_reg <= 1'b0;
+        rr_mine_reg <= 1'b0;
         mr_wait_reg <= 1'b0;
         state_reg <= ST_IDLE;
         ack_valid_reg <= 1'b0;

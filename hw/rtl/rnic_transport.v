@@ -774,6 +774,8 @@ wire [47:0] rs_rr_dmac;
 wire [31:0] rs_rr_dip;
 wire [15:0] rs_rr_udp_sport;
 wire [23:0] rs_rr_dest_qp;
+wire rs_rr_ack;
+wire [7:0] rs_rr_syndrome;
 wire rs_rr_valid;
 wire rs_rr_ready;
 wire [7:0] rr_jobs_out;
@@ -906,6 +908,8 @@ responder #(
     .m_rr_dip(rs_rr_dip),
     .m_rr_udp_sport(rs_rr_udp_sport),
     .m_rr_dest_qp(rs_rr_dest_qp),
+    .m_rr_ack(rs_rr_ack),
+    .m_rr_syndrome(rs_rr_syndrome),
     .m_rr_valid(rs_rr_valid),
     .m_rr_ready(rs_rr_ready),
     .rr_jobs_out(rr_jobs_out),
@@ -928,10 +932,11 @@ responder #(
 );
 
 // ---------------------------------------------------------------- READ responses
-// The responder holds an ACK or NAK until the READ jobs it handed over
-// before it have left whole (rr_jobs_out): responses and ACKs leave in the
-// order the responder made them (an ACK beyond an outstanding READ would
-// tell the requester its responses were lost).
+// An ACK or NAK of a QP whose READ jobs are still in read_reply goes there
+// too, as an ACK job behind them (the responder keeps track of whose jobs
+// are out by rr_jobs_out): a QP's responses and ACKs leave in the order
+// the responder made them (an ACK beyond an outstanding READ would tell
+// the requester its responses were lost); other ACKs take the ACK port.
 assign m_ack_valid = rs_ack_valid;
 assign rs_ack_ready = m_ack_ready;
 
@@ -962,6 +967,8 @@ generate
             .s_job_dip(rs_rr_dip),
             .s_job_udp_sport(rs_rr_udp_sport),
             .s_job_dest_qp(rs_rr_dest_qp),
+            .s_job_ack(rs_rr_ack),
+            .s_job_syndrome(rs_rr_syndrome),
             .s_job_valid(rs_rr_valid),
             .s_job_ready(rs_rr_ready),
             .m_rd_desc_pcie_addr(m_rr_rd_pcie_addr),
@@ -1010,9 +1017,9 @@ generate
         assign m_rr_pkt_payload_len = 13'd0;
         assign m_rr_pkt_valid = 1'b0;
         /* verilator lint_off UNUSEDSIGNAL */
-        wire [272:0] rr_unused = {rs_rr_psn, rs_rr_msn, rs_rr_bus, rs_rr_len, rs_rr_pmtu_log,
+        wire [281:0] rr_unused = {rs_rr_psn, rs_rr_msn, rs_rr_bus, rs_rr_len, rs_rr_pmtu_log,
             rs_rr_dmac, rs_rr_valid, rr_rd_status, m_rr_rd_ready, m_rr_pkt_ready, rr_pkt_done,
-            rs_rr_dip, rs_rr_udp_sport, rs_rr_dest_qp};
+            rs_rr_dip, rs_rr_udp_sport, rs_rr_dest_qp, rs_rr_ack, rs_rr_syndrome};
         /* verilator lint_on UNUSEDSIGNAL */
     end
 endgenerate

@@ -639,6 +639,30 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "assign busy = job_wr_reg != job_ret_reg || pkt_valid_reg;",
         "assign busy = job_wr_reg != job_ret_reg;",
     ),
+    (
+        "rr_ack_job_reads_payload",
+        "read_reply.v",
+        "iss_remain_reg <= job_ack[job_iss_reg[JW-1:0]] ? 32'd0 : job_len[job_iss_reg[JW-1:0]];",
+        "iss_remain_reg <= job_len[job_iss_reg[JW-1:0]];",
+    ),
+    (
+        "rr_ack_job_syndrome_lost",
+        "read_reply.v",
+        "pkt_syn_reg <= job_syn[push_job];",
+        "pkt_syn_reg <= 8'h1F;",
+    ),
+    (
+        "rr_ack_flag_not_stored",
+        "read_reply.v",
+        "job_ack[job_wr_reg[JW-1:0]] <= s_job_ack;",
+        "job_ack[job_wr_reg[JW-1:0]] <= 1'b0;",
+    ),
+    (
+        "rr_ack_job_not_counted",
+        "read_reply.v",
+        "pkt_last_reg <= push_kind == K_ONLY || push_kind == K_LAST;",
+        "pkt_last_reg <= (push_kind == K_ONLY || push_kind == K_LAST) && !job_ack[push_job];",
+    ),
 ];
 
 /// The RTL files each kind of block needs.

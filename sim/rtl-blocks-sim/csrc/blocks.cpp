@@ -27,12 +27,13 @@
 // s_keep; s_valid bit 0, s_last bit 0; m_data words 0..3 m_hdr, 4..11
 // m_data, 12 m_keep.
 // read_reply: s_data words 0 s_job_psn, 1 msn, 2..3 bus, 4 len, 5 pmtu_log,
-// 6..7 dmac, 8 dip, 9 udp_sport, 10 dest_qp; s_valid bits 0 s_job_valid,
-// 1 m_rd_desc_ready, 2 s_rd_status_valid, 3 m_pkt_ready, 4 s_done; s_last
-// s_rd_status_error. m_data words 0..1 m_rd_desc_pcie_addr, 2 ram_addr,
-// 3 len, 4 id, 5..6 m_pkt_dmac, 7 dip, 8 {syndrome, opcode, udp_sport},
-// 9 dest_qp, 10 psn, 11 msn, 12 payload_addr, 13 payload_len; s_ready
-// s_job_ready; m_valid {stat_rd_error, busy, m_pkt_valid, m_rd_desc_valid}.
+// 6..7 dmac, 8 dip, 9 udp_sport, 10 dest_qp, 11 ack, 12 syndrome; s_valid
+// bits 0 s_job_valid, 1 m_rd_desc_ready, 2 s_rd_status_valid, 3
+// m_pkt_ready, 4 s_done; s_last s_rd_status_error. m_data words 0..1
+// m_rd_desc_pcie_addr, 2 ram_addr, 3 len, 4 id, 5..6 m_pkt_dmac, 7 dip, 8
+// {syndrome, opcode, udp_sport}, 9 dest_qp, 10 psn, 11 msn, 12
+// payload_addr, 13 payload_len, 14 jobs_out; s_ready s_job_ready; m_valid
+// {stat_rd_error, busy, m_pkt_valid, m_rd_desc_valid}.
 
 #include <cstddef>
 #include <cstdint>
@@ -284,6 +285,8 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->s_job_dip = w[8];
     t->s_job_udp_sport = w[9] & 0xffff;
     t->s_job_dest_qp = w[10] & 0xffffff;
+    t->s_job_ack = w[11] & 1;
+    t->s_job_syndrome = w[12] & 0xff;
     t->s_job_valid = v & 1;
     t->m_rd_desc_ready = (v >> 1) & 1;
     t->s_rd_status_valid = (v >> 2) & 1;
@@ -387,6 +390,7 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
     o->m_data[11] = t->m_pkt_msn;
     o->m_data[12] = t->m_pkt_payload_addr;
     o->m_data[13] = t->m_pkt_payload_len;
+    o->m_data[14] = t->jobs_out;
     o->s_ready = t->s_job_ready;
     o->m_valid = static_cast<uint8_t>(t->m_rd_desc_valid | (t->m_pkt_valid << 1) | (t->busy << 2)
                                       | (t->stat_rd_error << 3));

@@ -20,13 +20,21 @@
 //! - a read that failed turns its packet into a NAK (ACKNOWLEDGE 0x11,
 //!   syndrome 0x63, no payload) at its PSN, `stat_rd_error` pulsing in the
 //!   cycle it is first offered; the job's other packets go out as read;
+//! - an ACK job (`s_job_ack`, about one job in four; its length random and
+//!   ignored) is one ACKNOWLEDGE (0x11) with the job's syndrome (random:
+//!   ACK, RNR NAK, NAK codes, anything), PSN and MSN, the job's DMAC, DIP,
+//!   UDP source port and QP, no payload, no DMA read, no `stat_rd_error`,
+//!   in job order with the READ jobs around it; the READ jobs' syndrome
+//!   input carries junk;
 //! - a slot is never written while another packet holds it: from its
 //!   read's descriptor (a zero-length packet: from being offered) to its
 //!   `s_done`, never more than SLOTS packets, each in a slot of its own;
 //! - a descriptor or packet offered and not taken stays, unchanged;
 //! - `busy` is high exactly while some job accepted has not had its last
-//!   packet taken by the sink; `s_job_ready` is low exactly while JOBS
-//!   jobs are held (a job is held until its last packet is offered);
+//!   packet taken by the sink; `jobs_out` counts (mod 256, from the last
+//!   reset) the jobs whose last packet the sink took, from the cycle after;
+//!   `s_job_ready` is low exactly while JOBS jobs are held (a job is held
+//!   until its last packet is offered);
 //! - no output depends on an input combinationally (peeks);
 //! - `rst` in the middle of jobs empties the block: nothing from before
 //!   it comes out after it (the environment resets with it).
@@ -93,6 +101,14 @@ pub struct RrReport {
     pub exact: usize,
     /// jobs whose PSNs wrap past 2^24 - 1
     pub psn_wraps: usize,
+    /// ACK jobs' packets offered
+    pub acks: usize,
+    /// ... of ACK jobs with a nonzero (ignored) length
+    pub acks_with_len: usize,
+    /// ... whose syndrome is not 0x1F
+    pub acks_not_1f: usize,
+    /// ACK jobs accepted while an earlier READ job had packets not offered
+    pub acks_behind_reads: usize,
     pub descriptors: usize,
     pub naks: usize,
     /// cycles with s_job_ready low (the ring full)
@@ -108,7 +124,7 @@ pub struct RrReport {
     pub resets: usize,
 }
 
-/// A READ job as the responder hands it over.
+/// A READ job (or an ACK job) as the responder hands it over.
 #[derive(Debug, Clone)]
 struct Job {
     psn: u32,
@@ -120,6 +136,10 @@ struct Job {
     dip: u32,
     sport: u32,
     dqp: u32,
+    /// an ACK job: one ACKNOWLEDGE with `syn`, `len` ignored
+    ack: bool,
+    /// the AETH syndrome (junk for a READ job)
+    syn: u32,
 }
 
 /// A packet the reference expects.
@@ -168,6 +188,16 @@ fn gen_job(rng: &mut ChaCha8Rng) -> Job {
         }
         _ => rng.gen(),
     };
+    let ack = rng.gen_bool(0.25);
+    let syn = match rng.gen_range(0..6) {
+        0 | 1 => SYN_ACK,
+        // NAKs: PSN sequence error, invalid request, remote access error,
+        // remote operational error
+        2 | 3 => rng.gen_range(0x60..=0x63),
+        // RNR NAK with a timer
+        4 => 0x20 | rng.gen_range(0..32),
+        _ => rng.gen::<u32>() & 0xff,
+    };
     Job {
         psn,
         msn: rng.gen::<u32>() & PSN_MASK,
@@ -178,11 +208,28 @@ fn gen_job(rng: &mut ChaCha8Rng) -> Job {
         dip: rng.gen(),
         sport: rng.gen::<u32>() & 0xffff,
         dqp: rng.gen::<u32>() & PSN_MASK,
+        ack,
+        syn,
     }
 }
 
 /// The packets of job `j` (index `ji`), as the contract says.
 fn packets(ji: usize, j: &Job) -> Vec<Pkt> {
+    if j.ack {
+        // one ACKNOWLEDGE, whatever the length
+        return vec![Pkt {
+            job: ji,
+            k: 0,
+            psn: j.psn,
+            opcode: OP_ACK,
+            len: 0,
+            bus: j.bus,
+            last: true,
+            slot: None,
+            status: None,
+            err: false,
+        }];
+    }
     let pmtu = 1u32 << j.pmtu_log;
     let n = if j.len == 0 {
         1
@@ -230,6 +277,8 @@ fn job_input(i: &mut PortsIn, j: &Job) {
     w[8] = j.dip;
     w[9] = j.sport;
     w[10] = j.dqp;
+    w[11] = u32::from(j.ack);
+    w[12] = j.syn;
 }
 
 /// The environment's changing moods: how often things happen.
@@ -259,17 +308,20 @@ fn gen_mood(rng: &mut ChaCha8Rng) -> Mood {
 const STALL: u64 = 5000;
 
 // The ports (csrc/blocks.cpp): `s_data` words 0 s_job_psn, 1 msn, 2..3
-// bus, 4 len, 5 pmtu_log, 6..7 dmac, 8 dip, 9 udp_sport, 10 dest_qp;
-// `s_valid` the bits below; `s_last` s_rd_status_error. `m_data` words
-// 0..1 m_rd_desc_pcie_addr, 2 ram_addr, 3 len, 4 id, 5..6 m_pkt_dmac, 7
-// dip, 8 {syndrome, opcode, udp_sport}, 9 dest_qp, 10 psn, 11 msn, 12
-// payload_addr, 13 payload_len; `s_ready` s_job_ready; `m_valid`
-// {stat_rd_error, busy, m_pkt_valid, m_rd_desc_valid}.
+// bus, 4 len, 5 pmtu_log, 6..7 dmac, 8 dip, 9 udp_sport, 10 dest_qp, 11
+// ack, 12 syndrome; `s_valid` the bits below; `s_last` s_rd_status_error.
+// `m_data` words 0..1 m_rd_desc_pcie_addr, 2 ram_addr, 3 len, 4 id, 5..6
+// m_pkt_dmac, 7 dip, 8 {syndrome, opcode, udp_sport}, 9 dest_qp, 10 psn,
+// 11 msn, 12 payload_addr, 13 payload_len, 14 jobs_out; `s_ready`
+// s_job_ready; `m_valid` {stat_rd_error, busy, m_pkt_valid,
+// m_rd_desc_valid}.
 const V_JOB: u32 = 1;
 const V_DESC_READY: u32 = 2;
 const V_STATUS: u32 = 4;
 const V_PKT_READY: u32 = 8;
 const V_DONE: u32 = 16;
+/// The `s_data` words of a job.
+const JOB_WORDS: usize = 13;
 
 /// The outputs, decoded.
 struct Out {
@@ -292,6 +344,7 @@ struct Out {
     msn: u32,
     pay_addr: u32,
     pay_len: u32,
+    jobs_out: u32,
 }
 
 fn decode(o: &PortsOut) -> Out {
@@ -316,6 +369,7 @@ fn decode(o: &PortsOut) -> Out {
         msn: d[11],
         pay_addr: d[12],
         pay_len: d[13],
+        jobs_out: d[14],
     }
 }
 
@@ -409,7 +463,7 @@ pub fn run(cfg: &RrCfg) -> Result<RrReport, Fail> {
 
         // the inputs
         let mut i = PortsIn::default();
-        for w in i.s_data.iter_mut().take(11) {
+        for w in i.s_data.iter_mut().take(JOB_WORDS) {
             *w = rng.gen();
         }
         i.s_data[0] &= PSN_MASK;
@@ -418,6 +472,8 @@ pub fn run(cfg: &RrCfg) -> Result<RrReport, Fail> {
         i.s_data[7] &= 0xffff;
         i.s_data[9] &= 0xffff;
         i.s_data[10] &= PSN_MASK;
+        i.s_data[11] &= 1;
+        i.s_data[12] &= 0xff;
         i.s_last = rng.gen_range(0..16);
         if offer.is_none() && sent < cfg.jobs && rng.gen_bool(mood.p_job) {
             offer = Some(gen_job(&mut rng));
@@ -459,7 +515,7 @@ pub fn run(cfg: &RrCfg) -> Result<RrReport, Fail> {
                 rst: rng.gen_range(0..2),
                 ..i.clone()
             };
-            for w in a.s_data.iter_mut().take(11) {
+            for w in a.s_data.iter_mut().take(JOB_WORDS) {
                 *w = rng.gen::<u32>() & 0xffff;
             }
             Some(m.peek(&a))
@@ -616,8 +672,9 @@ pub fn run(cfg: &RrCfg) -> Result<RrReport, Fail> {
             let e = &pkts[p];
             let j = &jobs[e.job];
             let what = format!(
-                "packet {} of job {} (PSN {:#x}, len {}, PMTU {})",
+                "packet {} of {} job {} (PSN {:#x}, len {}, PMTU {})",
                 e.k,
+                if j.ack { "ACK" } else { "READ" },
                 e.job,
                 j.psn,
                 j.len,
@@ -631,7 +688,9 @@ pub fn run(cfg: &RrCfg) -> Result<RrReport, Fail> {
                 _ => None,
             };
             let nak = e.len != 0 && read == Some(true);
-            let (op, syn, len) = if nak {
+            let (op, syn, len) = if j.ack {
+                (OP_ACK, j.syn, 0)
+            } else if nak {
                 (OP_ACK, SYN_NAK_REM_OP, 0)
             } else {
                 (e.opcode, SYN_ACK, e.len)
@@ -699,6 +758,15 @@ pub fn run(cfg: &RrCfg) -> Result<RrReport, Fail> {
                 r.naks += 1;
             }
             match e.opcode {
+                OP_ACK => {
+                    r.acks += 1;
+                    if j.len != 0 {
+                        r.acks_with_len += 1;
+                    }
+                    if j.syn != SYN_ACK {
+                        r.acks_not_1f += 1;
+                    }
+                }
                 OP_ONLY => r.only += 1,
                 OP_FIRST => r.first += 1,
                 OP_MIDDLE => r.middle += 1,
@@ -732,6 +800,14 @@ pub fn run(cfg: &RrCfg) -> Result<RrReport, Fail> {
                  was taken",
                 at(),
                 o.busy
+            );
+        }
+        if o.jobs_out != (finished & 0xff) as u32 {
+            fail!(
+                "{}: jobs_out {} with {finished} jobs whose last packet was taken since the \
+                 last reset",
+                at(),
+                o.jobs_out
             );
         }
         if o.job_ready != (accepted - retired < n_jobs) {
@@ -776,11 +852,11 @@ pub fn run(cfg: &RrCfg) -> Result<RrReport, Fail> {
                     finished += 1;
                     r.jobs_done += 1;
                     let j = &jobs[pkts[p].job];
-                    if j.len == 0 {
+                    let pmtu = 1u32 << j.pmtu_log;
+                    if !j.ack && j.len == 0 {
                         r.zero_len += 1;
                     }
-                    let pmtu = 1u32 << j.pmtu_log;
-                    if j.len >= 2 * pmtu && j.len % pmtu == 0 {
+                    if !j.ack && j.len >= 2 * pmtu && j.len % pmtu == 0 {
                         r.exact += 1;
                     }
                     if j.psn > pkts[p].psn {
@@ -800,6 +876,9 @@ pub fn run(cfg: &RrCfg) -> Result<RrReport, Fail> {
         }
         if let Some(j) = offer.take() {
             if !rst && o.job_ready {
+                if j.ack && pkts[next_out..].iter().any(|q| !jobs[q.job].ack) {
+                    r.acks_behind_reads += 1;
+                }
                 let ji = jobs.len();
                 pkts.extend(packets(ji, &j));
                 jobs.push(j);
