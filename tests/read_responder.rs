@@ -478,9 +478,17 @@ fn refused_reads_get_one_remote_access_nak() {
             };
             let what = format!("DATA_W={w}: {what}");
             let reads = dma_reads(&n);
+            let before = n.ctx.query_port_counters().unwrap();
             let resp = exchange(&n, &req, 1);
             check_nak(&what, &resp, psn);
             assert_eq!(dma_reads(&n), reads, "{what}: the NIC read host memory");
+            let after = n.ctx.query_port_counters().unwrap();
+            assert_eq!(
+                (after.rx_read_req, after.tx_read_resp),
+                (before.rx_read_req, before.tx_read_resp),
+                "{what}: a refused READ counted as served: {after:?}"
+            );
+            assert_eq!(after.rx_nak, before.rx_nak + 1, "{what}: rx_nak: {after:?}");
         }
     }
 }
@@ -503,7 +511,12 @@ fn a_duplicate_read_is_answered_again() {
             77,
         );
         let p = 0x00_3300;
+        let c0 = n.ctx.query_port_counters().unwrap();
         let first = read_served(&n, &x, p, 11, 3000, 1024); // 3 packets
+        let c1 = n.ctx.query_port_counters().unwrap();
+        assert_eq!(c1.rx_read_req, c0.rx_read_req + 1, "DATA_W={w}: {c1:?}");
+        assert_eq!(c1.tx_read_resp, c0.tx_read_resp + 3, "DATA_W={w}: {c1:?}");
+        assert_eq!(c1.rx_nak, c0.rx_nak, "DATA_W={w}: {c1:?}");
         let second = read_served(&n, &x, p + 3, 5000, 200, 1024); // 1 packet
         assert_eq!(x.qp.status().unwrap().rq_psn_now, p + 4);
         // both again, the older first
@@ -523,6 +536,10 @@ fn a_duplicate_read_is_answered_again() {
                 "DATA_W={w}: a duplicate READ moved the QP"
             );
         }
+        // (the second READ, then both duplicates, are counted as served)
+        let c2 = n.ctx.query_port_counters().unwrap();
+        assert_eq!(c2.rx_read_req, c1.rx_read_req + 3, "DATA_W={w}: {c2:?}");
+        assert_eq!(c2.tx_read_resp, c1.tx_read_resp + 5, "DATA_W={w}: {c2:?}");
         read_served(&n, &x, p + 4, 64, 1500, 1024);
         assert_eq!(x.qp.status().unwrap().rq_psn_now, p + 6);
     }
@@ -561,6 +578,11 @@ fn a_read_to_an_mp_qp_is_dropped_and_counted() {
     );
     assert_eq!(after.rx_frames, before.rx_frames + 1, "{after:?}");
     assert_eq!(after.tx_frames, before.tx_frames, "{after:?}");
+    assert_eq!(
+        (after.rx_read_req, after.tx_read_resp),
+        (before.rx_read_req, before.tx_read_resp),
+        "{after:?}"
+    );
     let st = x.qp.status().unwrap();
     assert_eq!((st.rq_psn_now, st.state), (0x00_0500, QpState::Rts));
 }

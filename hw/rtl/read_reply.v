@@ -90,7 +90,8 @@ module read_reply #(
 
     output wire                   busy,
     output wire [7:0]             jobs_out,         // jobs whose last packet roce_tx took (mod 256)
-    output wire                   stat_rd_error     // a payload read failed (a NAK went instead)
+    output wire                   stat_rd_error,    // a payload read failed (a NAK went instead)
+    output wire                   stat_resp         // roce_tx took a READ RESPONSE packet (a cycle late)
 );
 
 localparam JW = JOBS > 1 ? $clog2(JOBS) : 1;
@@ -219,6 +220,7 @@ reg pkt_valid_reg = 1'b0;
 reg pkt_last_reg = 1'b0;                 // the packet is its job's last
 reg [7:0] jobs_out_reg = 8'd0;
 reg stat_rd_error_reg = 1'b0;
+reg stat_resp_reg = 1'b0;
 
 assign m_pkt_dmac = pkt_dmac_reg;
 assign m_pkt_dip = pkt_dip_reg;
@@ -234,6 +236,7 @@ assign m_pkt_valid = pkt_valid_reg;
 // busy until roce_tx takes the last packet (a retired job's may still wait here)
 assign busy = job_wr_reg != job_ret_reg || pkt_valid_reg;
 assign stat_rd_error = stat_rd_error_reg;
+assign stat_resp = stat_resp_reg;
 assign jobs_out = jobs_out_reg;
 
 wire [SW-1:0] push_slot = slot_push_reg[SW-1:0];
@@ -320,6 +323,8 @@ always @(posedge clk) begin
     if (pkt_valid_reg && m_pkt_ready && pkt_last_reg) begin
         jobs_out_reg <= jobs_out_reg + 8'd1;
     end
+    // (ACK jobs and the NAKs of failed reads leave as ACKNOWLEDGE: not counted)
+    stat_resp_reg <= pkt_valid_reg && m_pkt_ready && pkt_opcode_reg != OP_ACK;
     if (push_go) begin
         pkt_dmac_reg <= job_dmac[push_job];
         pkt_dip_reg <= job_dip[push_job];
@@ -369,6 +374,7 @@ always @(posedge clk) begin
         pkt_valid_reg <= 1'b0;
         jobs_out_reg <= 8'd0;
         stat_rd_error_reg <= 1'b0;
+        stat_resp_reg <= 1'b0;
     end
 end
 

@@ -178,6 +178,9 @@ module rnic_control #(
     input  wire                  stat_drop_xport,
     input  wire                  stat_drop_wimm,
     input  wire                  stat_ring_busy,
+    input  wire                  stat_read_req,      // a READ request handed to read_reply
+    input  wire                  stat_read_resp,     // a READ RESPONSE packet sent
+    input  wire                  stat_rr_nak,        // read_reply's NAK for a failed payload read
     input  wire [31:0]           lb_dropped,
     input  wire [31:0]           lb_reordered
 );
@@ -245,6 +248,8 @@ reg [31:0] rx_drop_guard_reg = 32'd0;
 reg [31:0] rx_drop_transport_reg = 32'd0;
 reg [31:0] rx_drop_wimm_reg = 32'd0;
 reg [31:0] ring_busy_cycles_reg = 32'd0;
+reg [31:0] rx_read_req_reg = 32'd0;
+reg [31:0] tx_read_resp_reg = 32'd0;
 
 // configuration flash block: external to the generated file, served by
 // spi_flash_ctrl below
@@ -349,6 +354,8 @@ rnic_csr csr_inst (
     .hwif_in_port_rx_drop_transport_value(rx_drop_transport_reg),
     .hwif_in_port_rx_drop_wimm_value(rx_drop_wimm_reg),
     .hwif_in_port_ring_busy_cycles_value(ring_busy_cycles_reg),
+    .hwif_in_port_rx_read_req_value(rx_read_req_reg),
+    .hwif_in_port_tx_read_resp_value(tx_read_resp_reg),
     .hwif_in_port_lb_dropped_value(lb_dropped),
     .hwif_in_port_lb_reordered_value(lb_reordered),
     .hwif_out_port_lb_ctrl_loopback(reg_lb_loopback),
@@ -477,7 +484,8 @@ always @(posedge clk) begin
     rx_drop_nobuf_reg <= rx_drop_nobuf_reg + {31'd0, stat_drop_nobuf};
     rx_drop_qp_reg <= rx_drop_qp_reg + {31'd0, stat_drop_qp};
     rx_drop_psn_reg <= rx_drop_psn_reg + {31'd0, stat_drop_psn} + {31'd0, stat_ack_drop};
-    rx_nak_reg <= rx_nak_reg + {31'd0, stat_nak};
+    // (the responder's NAK and read_reply's may come in one cycle: both count)
+    rx_nak_reg <= rx_nak_reg + {31'd0, stat_nak} + {31'd0, stat_rr_nak};
     tx_retransmits_reg <= tx_retransmits_reg + {31'd0, stat_retransmit};
     rtx_timeouts_reg <= rtx_timeouts_reg + {31'd0, stat_timeout};
     path_takeouts_reg <= path_takeouts_reg + {31'd0, stat_path_out};
@@ -492,6 +500,8 @@ always @(posedge clk) begin
     rx_drop_transport_reg <= rx_drop_transport_reg + {31'd0, stat_drop_xport};
     rx_drop_wimm_reg <= rx_drop_wimm_reg + {31'd0, stat_drop_wimm};
     ring_busy_cycles_reg <= ring_busy_cycles_reg + {31'd0, stat_ring_busy};
+    rx_read_req_reg <= rx_read_req_reg + {31'd0, stat_read_req};
+    tx_read_resp_reg <= tx_read_resp_reg + {31'd0, stat_read_resp};
 
     if (rst) begin
         err_code_reg <= 8'd0;
@@ -521,6 +531,8 @@ always @(posedge clk) begin
         rx_drop_transport_reg <= 32'd0;
         rx_drop_wimm_reg <= 32'd0;
         ring_busy_cycles_reg <= 32'd0;
+        rx_read_req_reg <= 32'd0;
+        tx_read_resp_reg <= 32'd0;
     end
 end
 

@@ -685,6 +685,9 @@ wire stat_nak;
 wire cw_err;
 wire [QN_W-1:0] cw_err_cqn;
 wire stat_cqe;
+wire stat_read_req;
+wire stat_read_resp;
+wire stat_rr_nak;
 
 rnic_transport #(
     .DATA_W(DATA_W),
@@ -827,6 +830,9 @@ rnic_transport #(
     .stat_nak(stat_nak),
     .stat_guard(stat_guard),
     .stat_cqe(stat_cqe),
+    .stat_read_req(stat_read_req),
+    .stat_read_resp(stat_read_resp),
+    .stat_rr_nak(stat_rr_nak),
     .m_ex_rd_pcie_addr(ex_rd_pcie_addr),
     .m_ex_rd_ram_addr(ex_rd_ram_addr),
     .m_ex_rd_len(ex_rd_len),
@@ -1120,6 +1126,9 @@ rnic_control #(
     .stat_drop_xport(stat_drop_xport),
     .stat_drop_wimm(stat_drop_wimm),
     .stat_ring_busy(stat_ring_busy),
+    .stat_read_req(stat_read_req),
+    .stat_read_resp(stat_read_resp),
+    .stat_rr_nak(stat_rr_nak),
     .lb_dropped(lb_dropped),
     .lb_reordered(lb_reordered)
 );

@@ -185,6 +185,9 @@ module rnic_transport #(
     output wire                              stat_nak,
     output wire                              stat_guard,
     output wire                              stat_cqe,
+    output wire                              stat_read_req,     // a READ request handed to read_reply
+    output wire                              stat_read_resp,    // a READ RESPONSE packet sent
+    output wire                              stat_rr_nak,       // a NAK sent for a failed payload read
 
     // rnic_dma: read descriptors (ex: WQEs and payload, rs: receive WQEs, cw: CQE flush reads)
     output wire [63:0]                       m_ex_rd_pcie_addr,
@@ -943,9 +946,11 @@ assign rs_ack_ready = m_ack_ready;
 generate
     if (READ_EN != 0) begin : g_read
         /* verilator lint_off UNUSEDSIGNAL */
-        wire rr_stat_err;           // (no counter yet)
         wire rr_busy;               // (the responder counts jobs instead: rr_jobs_out)
         /* verilator lint_on UNUSEDSIGNAL */
+        // a READ request handed over (an ACK job is an ACK/NAK queued behind
+        // READs, not a READ: the responder counted its NAKs already)
+        assign stat_read_req = rs_rr_valid && rs_rr_ready && !rs_rr_ack;
         read_reply #(
             .RAM_ADDR_W(RAM_ADDR_W),
             .LEN_W(LEN_W),
@@ -994,12 +999,16 @@ generate
             .s_done(rr_pkt_done),
             .busy(rr_busy),
             .jobs_out(rr_jobs_out),
-            .stat_rd_error(rr_stat_err)
+            .stat_rd_error(stat_rr_nak),
+            .stat_resp(stat_read_resp)
         );
     end else begin : g_no_read
         // (the responder never offers a job: READ is an invalid request)
         assign rs_rr_ready = 1'b0;
         assign rr_jobs_out = 8'd0;
+        assign stat_read_req = 1'b0;
+        assign stat_read_resp = 1'b0;
+        assign stat_rr_nak = 1'b0;
         assign m_rr_rd_pcie_addr = 64'd0;
         assign m_rr_rd_ram_addr = {RAM_ADDR_W{1'b0}};
         assign m_rr_rd_len = {LEN_W{1'b0}};

@@ -211,7 +211,7 @@ pub fn run(a: &InteropArgs) -> Result<ExitCode> {
                                 }
                                 if let Some(rd) = &r.read {
                                     println!(
-                                        "      READ: {} READs / {} B served (at most {} outstanding); on the wire: {} requests ({} dropped by the link, {} re-requests of PSNs already answered, {} out of sequence), {} responses / {} B ({} dropped), {} B of them checked against rnic's region, {} ACKs, {} NAKs ({} for a PSN sequence error, {} of them late)",
+                                        "      READ: {} READs / {} B served (at most {} outstanding); on the wire: {} requests ({} dropped by the link, {} re-requests of PSNs already answered, {} out of sequence), {} responses / {} B ({} dropped), {} B of them checked against rnic's region, {} ACKs, {} NAKs ({} for a PSN sequence error, {} of them late); rnic's counters: {} READ requests served, {} responses sent",
                                         rd.reads,
                                         rd.bytes,
                                         rd.depth,
@@ -226,7 +226,9 @@ pub fn run(a: &InteropArgs) -> Result<ExitCode> {
                                         rd.acks,
                                         rd.naks,
                                         rd.seq_naks,
-                                        rd.late_naks
+                                        rd.late_naks,
+                                        r.rnic_read_requests,
+                                        r.rnic_read_responses
                                     );
                                 }
                                 if let Some(line) = guest_summary(&r.guest_output) {

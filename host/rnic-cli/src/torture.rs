@@ -834,7 +834,7 @@ fn print_summary(r: &Report, wall: f64) {
             .filter(|side| r.counters.contains_key(&format!("{side}.tx_frames")));
         for side in sides {
             println!(
-                "  NIC {side}: tx {} (retransmitted {}), timeouts {}, NAKs rx seq {} rnr {}, tx {}; rx drops: icrc {} malformed {} nobuf {} qp {} psn/dup {} transport {} wimm {}; paths out {} back {}, probes {} (last round trip {} cycles)",
+                "  NIC {side}: tx {} (retransmitted {}), timeouts {}, NAKs rx seq {} rnr {}, tx {}; rx drops: icrc {} malformed {} nobuf {} qp {} psn/dup {} transport {} wimm {}; READs served {} (responses {}); paths out {} back {}, probes {} (last round trip {} cycles)",
                 c(&format!("{side}.tx_frames")),
                 c(&format!("{side}.tx_retransmits")),
                 c(&format!("{side}.rtx_timeouts")),
@@ -848,6 +848,8 @@ fn print_summary(r: &Report, wall: f64) {
                 c(&format!("{side}.rx_drop_psn")),
                 c(&format!("{side}.rx_drop_transport")),
                 c(&format!("{side}.rx_drop_wimm")),
+                c(&format!("{side}.rx_read_req")),
+                c(&format!("{side}.tx_read_resp")),
                 c(&format!("{side}.path_takeouts")),
                 c(&format!("{side}.path_comebacks")),
                 c(&format!("{side}.path_probes")),

@@ -110,6 +110,10 @@ pub struct Report {
     pub rnic_rx_drop_malformed: u32,
     pub rnic_rx_drop_qp: u32,
     pub rnic_rx_drop_psn: u32,
+    /// rnic's READ counters: requests it accepted and served (duplicates
+    /// answered again too), READ RESPONSE packets it sent.
+    pub rnic_read_requests: u32,
+    pub rnic_read_responses: u32,
     /// What rxe0's counters moved by during the run (non-zero changes).
     pub rxe_counters: std::collections::BTreeMap<String, u64>,
     pub cycles: u64,
@@ -165,6 +169,8 @@ impl Report {
             rnic_rx_drop_malformed: c.rx_drop_malformed,
             rnic_rx_drop_qp: c.rx_drop_qp,
             rnic_rx_drop_psn: c.rx_drop_psn,
+            rnic_read_requests: c.rx_read_req,
+            rnic_read_responses: c.tx_read_resp,
             cycles: rnic.world.now(),
             wall_secs: wall.as_secs_f64(),
             guest_output,

@@ -425,6 +425,8 @@ pub fn add_port_counters<D: Device>(
         ("rx_drop_qp", c.rx_drop_qp),
         ("rx_drop_psn", c.rx_drop_psn),
         ("rx_nak", c.rx_nak),
+        ("rx_read_req", c.rx_read_req),
+        ("tx_read_resp", c.tx_read_resp),
         ("tx_retransmits", c.tx_retransmits),
         ("rtx_timeouts", c.rtx_timeouts),
         ("rx_nak_seq", c.rx_nak_seq),

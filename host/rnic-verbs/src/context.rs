@@ -175,7 +175,14 @@ pub struct PortCounters {
     pub rx_drop_nobuf: u32,
     pub rx_drop_qp: u32,
     pub rx_drop_psn: u32,
+    /// NAKs sent: the responder's (invalid request, remote access, remote
+    /// operational error) and the READ engine's for a failed payload read.
     pub rx_nak: u32,
+    /// RDMA READ requests accepted and handed to the READ engine (a
+    /// duplicate READ answered again too; refused READs count in `rx_nak`).
+    pub rx_read_req: u32,
+    /// READ RESPONSE packets sent (FIRST, MIDDLE, LAST, ONLY).
+    pub tx_read_resp: u32,
     /// Packets sent again by go-back-N.
     pub tx_retransmits: u32,
     /// Local ACK timeouts that expired.
@@ -535,6 +542,8 @@ impl<D: Device> Context<D> {
             rx_drop_qp: p.rx_drop_qp().try_read()?.value(),
             rx_drop_psn: p.rx_drop_psn().try_read()?.value(),
             rx_nak: p.rx_nak().try_read()?.value(),
+            rx_read_req: p.rx_read_req().try_read()?.value(),
+            tx_read_resp: p.tx_read_resp().try_read()?.value(),
             tx_retransmits: p.tx_retransmits().try_read()?.value(),
             rtx_timeouts: p.rtx_timeouts().try_read()?.value(),
             rx_nak_seq: p.rx_nak_seq().try_read()?.value(),

@@ -100,6 +100,8 @@ module rnic_csr (
         output logic [1:0] hwif_out_port_path_cfg_thresh,
         input wire [31:0] hwif_in_port_path_probes_value,
         input wire [15:0] hwif_in_port_path_probe_rtt_cycles,
+        input wire [31:0] hwif_in_port_rx_read_req_value,
+        input wire [31:0] hwif_in_port_tx_read_resp_value,
         output logic [15:0] hwif_out_qp_qp_sel_qpn,
         output logic [2:0] hwif_out_qp_qp_attr_state,
         output logic [2:0] hwif_out_qp_qp_attr_pmtu,
@@ -302,6 +304,8 @@ module rnic_csr (
     logic decoded_reg_strb_port_path_cfg;
     logic decoded_reg_strb_port_path_probes;
     logic decoded_reg_strb_port_path_probe_rtt;
+    logic decoded_reg_strb_port_rx_read_req;
+    logic decoded_reg_strb_port_tx_read_resp;
     logic decoded_reg_strb_qp_blk_type;
     logic decoded_reg_strb_qp_blk_version;
     logic decoded_reg_strb_qp_blk_next;
@@ -429,6 +433,8 @@ module rnic_csr (
         decoded_reg_strb_port_path_cfg = cpuif_req_masked & (cpuif_addr == 11'h380);
         decoded_reg_strb_port_path_probes = cpuif_req_masked & (cpuif_addr == 11'h384) & !cpuif_req_is_wr;
         decoded_reg_strb_port_path_probe_rtt = cpuif_req_masked & (cpuif_addr == 11'h388) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_rx_read_req = cpuif_req_masked & (cpuif_addr == 11'h38c) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_tx_read_resp = cpuif_req_masked & (cpuif_addr == 11'h390) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_blk_type = cpuif_req_masked & (cpuif_addr == 11'h400) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_blk_version = cpuif_req_masked & (cpuif_addr == 11'h404) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_blk_next = cpuif_req_masked & (cpuif_addr == 11'h408) & !cpuif_req_is_wr;
@@ -2239,6 +2245,12 @@ always @(*) begin
         end
         if(rd_mux_addr == 11'h388) begin
             readback_data_var[15:0] = hwif_in_port_path_probe_rtt_cycles;
+        end
+        if(rd_mux_addr == 11'h38c) begin
+            readback_data_var[31:0] = hwif_in_port_rx_read_req_value;
+        end
+        if(rd_mux_addr == 11'h390) begin
+            readback_data_var[31:0] = hwif_in_port_tx_read_resp_value;
         end
         if(rd_mux_addr == 11'h400) begin
             readback_data_var[31:0] = 32'h52490005;

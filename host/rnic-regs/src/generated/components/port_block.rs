@@ -23,21 +23,23 @@ pub use _root::components::ro_word_r_desc_013f1cc8 as path_comebacks;
 pub use _root::components::ro_word_r_desc_07acaaee as rx_drop_qp;
 pub use _root::components::ro_word_r_desc_15de991c as rx_drop_guard;
 pub use _root::components::ro_word_r_desc_17d7fd68 as rx_drop_nobuf;
+pub use _root::components::ro_word_r_desc_3ebaf710 as rx_read_req;
 pub use _root::components::ro_word_r_desc_4c4401fa as tx_retransmits;
 pub use _root::components::ro_word_r_desc_5309fd7d as rx_drop_transport;
+pub use _root::components::ro_word_r_desc_6041f612 as rx_nak;
 pub use _root::components::ro_word_r_desc_6e708bbe as rx_nak_seq;
 pub use _root::components::ro_word_r_desc_70f3531c as rx_drop_psn;
 pub use _root::components::ro_word_r_desc_786cba57 as ring_busy_cycles;
 pub use _root::components::ro_word_r_desc_8bf94f34 as rx_rnr_nak;
 pub use _root::components::ro_word_r_desc_8ed008ae as rx_drop_icrc;
 pub use _root::components::ro_word_r_desc_9eeb7db7 as rx_drop_malformed;
-pub use _root::components::ro_word_r_desc_a0883e0c as rx_nak;
 pub use _root::components::ro_word_r_desc_a15f0a67 as path_takeouts;
 pub use _root::components::ro_word_r_desc_a3aab092 as rx_frames;
 pub use _root::components::ro_word_r_desc_a524a4e4 as rtx_timeouts;
 pub use _root::components::ro_word_r_desc_acc9774b as path_probes;
 pub use _root::components::ro_word_r_desc_ae78065b as tx_frames;
 pub use _root::components::ro_word_r_desc_cb2d96fa as lb_reordered;
+pub use _root::components::ro_word_r_desc_d460cdf2 as tx_read_resp;
 pub use _root::components::ro_word_r_desc_da5f106b as rx_drop_wimm;
 pub use _root::components::ro_word_r_desc_def7fc0a as lb_dropped;
 
@@ -82,7 +84,7 @@ impl PortBlock<'static> {
 
 impl<'io, IO> PortBlock<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0x8C;
+    pub const SIZE: usize = 0x94;
 
     /// # Safety
     ///
@@ -268,10 +270,10 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> PortBlock<'io, IO> {
 
     /// rx_nak
     ///
-    /// NAKs sent (invalid request, remote access, remote operational error).
+    /// NAKs sent (invalid request, remote access, remote operational error), including the NAK remote operational error the READ engine sends in place of a READ RESPONSE whose payload read failed.
     #[inline(always)]
     #[must_use]
-    pub const fn rx_nak(&self) -> peakrdl_rust::reg::Reg<'io, rx_nak::RoWordR_desc_a0883e0c, IO> {
+    pub const fn rx_nak(&self) -> peakrdl_rust::reg::Reg<'io, rx_nak::RoWordR_desc_6041f612, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x3C).cast(), self.io)
         }
@@ -511,6 +513,32 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> PortBlock<'io, IO> {
     ) -> peakrdl_rust::reg::Reg<'io, path_probe_rtt::PathProbeRtt, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x88).cast(), self.io)
+        }
+    }
+
+    /// rx_read_req
+    ///
+    /// RDMA READ requests accepted and handed to the READ engine (a duplicate READ answered again counts too). READs refused are not counted here: they are NAKed and counted in rx_nak (every READ is, in a build without READ: id.caps bit 7 clear).
+    #[inline(always)]
+    #[must_use]
+    pub const fn rx_read_req(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, rx_read_req::RoWordR_desc_3ebaf710, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x8C).cast(), self.io)
+        }
+    }
+
+    /// tx_read_resp
+    ///
+    /// READ RESPONSE packets sent (FIRST, MIDDLE, LAST and ONLY); a packet whose payload read failed goes as a NAK instead and counts in rx_nak, not here.
+    #[inline(always)]
+    #[must_use]
+    pub const fn tx_read_resp(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, tx_read_resp::RoWordR_desc_d460cdf2, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x90).cast(), self.io)
         }
     }
 }
