@@ -846,6 +846,71 @@ fn read_serving_throughput() {
     }
 }
 
+/// The responder's share of a small READ's latency: 64-byte READs sent
+/// one at a time, each after the previous answer; cycles from the
+/// request's injection into the receive port to the READ RESPONSE ONLY's
+/// last beat on the wire (the request's own beats in, the checks, the DMA
+/// read of 64 bytes from the host, the response out), with the benchmarks'
+/// host and the tests' default one. A measurement, not a test:
+/// `cargo test --release -p rnic-tests --test read_responder read_turnaround -- --ignored --nocapture`
+#[test]
+#[ignore = "a measurement: cargo test --release -p rnic-tests --test read_responder read_turnaround -- --ignored --nocapture"]
+fn read_turnaround_64b() {
+    const N: u32 = 32;
+    for (w, host) in WIDTHS.iter().flat_map(|&w| [(w, "bench"), (w, "default")]) {
+        let rc = if host == "bench" {
+            rnic_sim::RootComplexConfig::bench()
+        } else {
+            rnic_sim::RootComplexConfig::default()
+        };
+        let n = nic_with(w, 0x64 + u64::from(w), rc);
+        serves_read(&n, "read_turnaround_64b");
+        let x = responder(
+            &n,
+            &conn(Mtu::Mtu1024, read_access()),
+            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_READ,
+            0x00_2000,
+            9,
+        );
+        let mut lat = Vec::new();
+        for k in 0..N {
+            n.world.clear_window();
+            let t0 = n.world.now();
+            assert!(n.world.inject_frame(
+                0,
+                &read_of(&x, 0x00_2000 + k, 64 * k as usize, 64),
+                false
+            ));
+            let mut waited = 0;
+            while n.world.window().is_empty() && waited < BUDGET {
+                n.world.run(16);
+                waited += 16;
+            }
+            let fs = n.world.window();
+            assert_eq!(fs.len(), 1, "DATA_W={w}: READ {k}: one response");
+            let f = decode(&fs[0].data).unwrap();
+            check_read(
+                &format!("DATA_W={w}: READ {k}"),
+                &[f],
+                &x,
+                0x00_2000 + k,
+                64 * k as usize,
+                64,
+                1024,
+            );
+            lat.push(fs[0].cycle - t0);
+        }
+        lat.sort_unstable();
+        println!(
+            "DATA_W={w}, host {host}: 64 B READ, request in to response out: min {} median {} max {} cycles ({:.2} us median at 250 MHz)",
+            lat[0],
+            lat[lat.len() / 2],
+            lat[lat.len() - 1],
+            lat[lat.len() / 2] as f64 / 250.0
+        );
+    }
+}
+
 /// A duplicate READ (an old PSN) that may not be answered (a bad R_Key,
 /// a QP without REMOTE_READ, more than 2^31 bytes, a payload) is dropped
 /// and counted (`rx_drop_psn`), never NAKed: a NAK would move the QP to
