@@ -1212,3 +1212,55 @@ fn a_read_holds_up_no_other_qps_ack() {
         assert_eq!(x.buf.to_vec(40_000, data.len()), data, "{what}: x's bytes");
     }
 }
+
+/// A READ sees the WRITEs the same QP received before it: a WRITE of
+/// 1,024 new bytes and a READ of the same bytes, injected back to back,
+/// eight times at different offsets; each READ RESPONSE carries the new
+/// bytes. (The fuzz campaign found the READ's payload reads overtaking
+/// the write engine's later write packets of the WRITE before it: the
+/// answer carried old bytes from a 256-byte boundary on. The responder
+/// now hands a READ over only once every earlier payload write has been
+/// issued.)
+#[test]
+fn a_read_sees_the_write_before_it() {
+    for w in WIDTHS {
+        let n = nic(w, 0x5EE + u64::from(w));
+        serves_read(&n, "a_read_sees_the_write_before_it");
+        let x = responder(
+            &n,
+            &conn(Mtu::Mtu1024, read_access()),
+            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
+            0x00_6000,
+            3,
+        );
+        for k in 0..8u32 {
+            let p = 0x00_6000 + 2 * k;
+            let off = 1000 + 5000 * k as usize;
+            let data: Vec<u8> = (0..1024u32).map(|i| (i * 13 + k * 7 + 1) as u8).collect();
+            let write = write_request(
+                x.qp.qp_num(),
+                p,
+                x.mr.addr() + off as u64,
+                x.mr.rkey(),
+                &data,
+            );
+            let read = read_of(&x, p + 1, off, 1024);
+            let fs = exchange_all(&n, &[&write, &read], 2);
+            let what = format!(
+                "DATA_W={w}: WRITE at {p:#x}, READ of its bytes at {:#x}",
+                p + 1
+            );
+            let resp = fs
+                .iter()
+                .find(|f| f.bth.opcode == opcode::RDMA_READ_RESPONSE_ONLY)
+                .unwrap_or_else(|| panic!("{what}: no response: {:?}", names(&fs)));
+            if let Some(i) = (0..1024).find(|&i| resp.payload.get(i) != Some(&data[i])) {
+                panic!(
+                    "{what}: byte {i} of the answer is {:?}, the WRITE before it wrote {:#04x}",
+                    resp.payload.get(i),
+                    data[i]
+                );
+            }
+        }
+    }
+}

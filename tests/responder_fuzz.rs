@@ -3,9 +3,11 @@
 //! outside a registered region that allows remote writes, the legitimate QP
 //! keeps working, nothing hangs (watchdog in simulated cycles), every
 //! frame is counted once (accepted or dropped with a reason), and every
-//! frame the NIC sends is inspected: READ responses answer injected
-//! requests in order with the playground's bytes, and nothing carries the
-//! secret region's pattern.
+//! frame the NIC sends is inspected: it goes to the peer's address and a
+//! connected QP, READ responses answer injected requests in order with the
+//! playground's bytes (told apart packet by packet when several requests
+//! share a PSN), and nothing carries the secret region's pattern. The
+//! matcher itself has unit tests in `rnic_torture::fuzz`.
 //!
 //! CI runs a short slice; `rnic fuzz --frames 100000` (or
 //! `RNIC_FUZZ_FRAMES=100000` here) runs a long campaign.

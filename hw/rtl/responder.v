@@ -693,7 +693,11 @@ always @* begin
 end
 wire rr_route = READ_EN != 0 && rr_mine_reg;
 wire ack_go = m_ack_ready;
-wire ack_slot_free = !ack_valid_reg || ack_go || (ack_qpn_reg == qpn && ack_syn_reg == ACK_SYNDROME);
+// (a waiting ACK is replaced by a newer one of its QP, and its addressing
+// reloaded, only outside ST_IDLE: there ctx_* are the next packet's or the
+// scan's QP, not qpn's)
+wire ack_slot_free = !ack_valid_reg || ack_go
+    || (state_reg != ST_IDLE && ack_qpn_reg == qpn && ack_syn_reg == ACK_SYNDROME);
 // where qpn's next ACK goes has room
 wire ack_room = rr_route ? !rra_valid_reg : ack_slot_free;
 
@@ -1058,7 +1062,12 @@ assign m_rr_udp_sport = rra_valid_reg ? rra_sport_reg : ctx_udp_sport;
 assign m_rr_dest_qp = rra_valid_reg ? rra_dqp_reg : ctx_dest_qpn;
 assign m_rr_ack = rra_valid_reg;
 assign m_rr_syndrome = rra_syn_reg;
-assign m_rr_valid = rra_valid_reg || (state_reg == ST_READ && !qp_stale);
+// a READ's job waits until every payload write handed to the write engine
+// before it has been issued (its status came back): its payload reads then
+// cannot pass them (reads push posted writes), so a READ sees the WRITEs
+// received before it
+wire rr_wr_issued = free_wr_reg == free_rd_reg;
+assign m_rr_valid = rra_valid_reg || (state_reg == ST_READ && !qp_stale && rr_wr_issued);
 wire [63:0] rd_wrid = SEND_EN != 0 ? rec_rd[RSP_WRID_LSB +: RSP_WRID_W] : 64'd0;
 wire [31:0] rd_key = RC_EN != 0 ? rec_rd[RSP_KEY_LSB +: RSP_KEY_W] : 32'd0;
 wire [63:0] rd_cursor = RC_EN != 0 ? rec_rd[RSP_CURSOR_LSB +: RSP_CURSOR_W] : 64'd0;
@@ -1595,7 +1604,7 @@ always @(posedge clk) begin
         ST_READ: begin
             // the responses carry the data and acknowledge the request:
             // no ACK (ST_FINISH); a QP reloaded meanwhile answers nothing
-            if (qp_stale || (m_rr_ready && !rra_valid_reg)) begin
+            if (qp_stale || (m_rr_ready && !rra_valid_reg && rr_wr_issued)) begin
                 drop_free_reg <= 1'b1;
                 drop_free_slot_reg <= slot_reg;
                 state_reg <= rd_dup_reg ? ST_IDLE : ST_FINISH;
