@@ -259,7 +259,15 @@ responder #(
     .m_rx_ack_psn(),
     .m_rx_ack_syndrome(),
     .m_rx_ack_msn(),
+    .rt_lk_qpn(), .rt_lk_psn(), .rt_lk_nak(),
+    // our READs' responses are not taken (READ_EN = 0): no READ table
+    .rt_hit(1'b0), .rt_idx(2'd0), .rt_first(24'd0), .rt_last(24'd0), .rt_next(24'd0),
+    .rt_bus(64'd0), .rt_key(32'd0), .rt_len(32'd0), .rt_asked(1'b0), .rt_cov(1'b0),
+    .rt_cov_idx(2'd0), .rt_cov_next(24'd0), .rt_cov_asked(1'b0),
+    .rt_adv_valid(), .rt_adv_idx(), .rt_adv_psn(), .rt_ask_valid(), .rt_ask_idx(), .rt_ask_psn(),
+    .rx_ack_room(1'b1), .rx_acks_idle(1'b1),
     .cfg_early_cqe(CFG_EARLY_CQE),
+    .cfg_early_read_cqe(1'b0),
     .cfg_no_mr_check(1'b0),
     .sel_qpn({QN_W{1'b0}}),
     .sel_epsn(),
@@ -268,7 +276,8 @@ responder #(
     .stat_drop_xport(),
     .stat_drop_wimm(),
     .stat_nak(),
-    .stat_guard()
+    .stat_guard(),
+    .stat_rd_resp()
 );
 
 /* verilator lint_on PINCONNECTEMPTY */

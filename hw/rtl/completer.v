@@ -64,6 +64,7 @@ module completer #(
     input  wire [7:0]           s_ack_syndrome,
     input  wire [LOST_W-1:0]    s_ack_lost,     // MP SELECTIVE NAK: PSN + 1 + k lost too (else 0)
     output wire                 ack_queue_full,
+    output wire                 idle,           // no ACK queued or in work
 
     // the scanner's findings for scan_q (registered, at most one a cycle)
     input  wire                 scan_flush,     // the QP is in ERR
@@ -111,6 +112,7 @@ module completer #(
     input  wire                 ring_wait,      // the copies are not the QP's yet, or OSTH's port is a load's
     input  wire                 entry_sig,
     input  wire                 entry_send,
+    input  wire                 entry_read,
     input  wire [23:0]          entry_last_psn,
     input  wire [15:0]          entry_index,
     input  wire [63:0]          entry_wr_id,
@@ -224,6 +226,7 @@ reg c_error_reg = 1'b0;
 reg [CQE_STATUS_W-1:0] c_err_status_reg = {CQE_STATUS_W{1'b0}};
 // the entry being completed (its PSN and signaled bit were used to pick it)
 reg c_send_reg = 1'b0;
+reg c_read_reg = 1'b0;
 reg [15:0] c_index_reg = 16'd0;
 reg [63:0] c_wr_id_reg = 64'd0;
 reg [31:0] c_len_reg = 32'd0;
@@ -498,6 +501,7 @@ assign rtx_clr = c_state_reg == C_ERR && !ring_wait;
 assign lost_we = c_state_reg == C_SEQ;
 assign lost_wd = c_lost_reg;
 assign flush_take = c_state_reg == C_IDLE && scan_flush;
+assign idle = c_state_reg == C_IDLE && ackq_empty;
 
 assign pop = !ring_wait && !ring_empty
     && ((c_state_reg == C_POP && c_covered) || c_state_reg == C_ERR);
@@ -510,7 +514,8 @@ always @* begin
     ack_cqe[CQE_WR_ID_LSB +: CQE_WR_ID_W] = c_wr_id_reg;
     ack_cqe[CQE_BYTE_LEN_LSB +: CQE_BYTE_LEN_W] = c_len_reg;
     ack_cqe[CQE_QN_LSB +: CQE_QN_W] = {{(CQE_QN_W-QN_W){1'b0}}, c_qpn_reg};
-    ack_cqe[CQE_OPCODE_LSB +: CQE_OPCODE_W] = c_send_reg ? WC_OPCODE_SEND : WC_OPCODE_RDMA_WRITE;
+    ack_cqe[CQE_OPCODE_LSB +: CQE_OPCODE_W] = c_send_reg ? WC_OPCODE_SEND
+        : c_read_reg ? WC_OPCODE_RDMA_READ : WC_OPCODE_RDMA_WRITE;
     ack_cqe[CQE_STATUS_LSB +: CQE_STATUS_W] = c_error_reg ? c_err_status_reg : WC_STATUS_SUCCESS;
     ack_cqe[CQE_WQE_COUNTER_LSB +: CQE_WQE_COUNTER_W] = c_index_reg;
     ack_cqe[CQE_SYNDROME_LSB +: CQE_SYNDROME_W] = c_error_reg ? c_syn_reg : 8'd0;
@@ -709,6 +714,7 @@ always @(posedge clk) begin
     // the entry popped, for its CQE
     if (pop) begin
         c_send_reg <= entry_send;
+        c_read_reg <= entry_read;
         c_index_reg <= entry_index;
         c_wr_id_reg <= entry_wr_id;
         c_len_reg <= entry_len;

@@ -7,6 +7,16 @@
 // - LOCAL_DMA_COPY (0x80) needs no network: the source is read into staging
 //   slots and written out to the destination, pipelined over NUM_SLOTS
 //   chunks; its CQE is requested once every chunk write has been issued.
+// - RDMA_READ (READ_EN, rc QPs): one RDMA READ REQUEST packet (RETH: the
+//   remote address, key and length; no payload) that takes a PSN per
+//   response it asks for. Its local buffer must be local-writable memory
+//   of the QP's PD (lkey); the READ table (read_track) takes its span and
+//   the buffer's bus address, and the responder places the responses
+//   there. The completer retires it from the response-placed events the
+//   responder hands over after each response's write was accepted, so its
+//   CQE follows its data. A resend asks again from the first PSN whose
+//   response is missing (RETH advanced by as many PMTUs). With
+//   IBV_SEND_FENCE a WQE waits until its QP has no READ in flight.
 // - RDMA_WRITE, RDMA_WRITE_WITH_IMM, SEND, SEND_WITH_IMM: the local buffer
 //   (lkey) is read PMTU by PMTU into TX slots and each chunk leaves as one
 //   packet (FIRST / MIDDLE / LAST / ONLY, RETH on the first, ImmDt on the
@@ -61,6 +71,7 @@ module requester #(
     parameter MAX_INFLIGHT = 256,                   // unacknowledged packets per QP
     parameter MP_W = 64,                            // mp: the responder's window (packets in flight)
     parameter SEND_EN = 1,                          // 0: SEND(+IMM) WQEs are unknown opcodes
+    parameter READ_EN = 0,                          // 1: RDMA_READ WQEs (else unknown opcodes)
     parameter OST_RINGS = 16,                       // outstanding rings shared by the QPs
     parameter CLK_MHZ = 250,                        // for the IB timer units
     parameter [ID_W-1:0] ID_TAG = 0
@@ -112,8 +123,23 @@ module requester #(
     output wire [63:0]            mr_va,
     output wire [31:0]            mr_len,
     output wire [15:0]            mr_pd,
+    output wire [3:0]             mr_access,          // LOCAL_WRITE for a READ's buffer
     input  wire                   mr_ok,
     input  wire [63:0]            mr_bus,
+
+    // the READ table (read_track; READ_EN)
+    input  wire                   rt_alloc_ready,
+    output wire                   rt_alloc_valid,
+    output wire [23:0]            rt_alloc_first,
+    output wire [23:0]            rt_alloc_last,
+    output wire [63:0]            rt_alloc_bus,
+    output wire [31:0]            rt_alloc_key,
+    output wire [31:0]            rt_alloc_len,
+    output wire                   rt_free_valid,      // the completer retires a READ
+    output wire [QN_W-1:0]        rt_free_qpn,
+    output wire [23:0]            rt_free_last,
+    output wire [QN_W-1:0]        rt_q_qpn,           // the fence's question (qn)
+    input  wire                   rt_q_busy,
 
     // DMA read engine (statuses of this client only)
     output wire [63:0]            m_rd_desc_pcie_addr,
@@ -168,6 +194,8 @@ module requester #(
     input  wire [7:0]             s_ack_syndrome,
     input  wire [MP_W-2:0]        s_ack_lost,         // MP SELECTIVE NAK: its SNAKETH (else 0),
                                                       // as far as the window reaches
+    output wire                   ack_room,           // the completer takes an ACK now
+    output wire                   acks_idle,          // ... and has none queued or in work
 
     // completion requests
     output wire [QN_W-1:0]        m_cqe_cqn,
@@ -293,7 +321,7 @@ reg [15:0] wqe_index_reg = 16'd0;
 reg mr_ok_reg = 1'b0;
 reg mr_wait_reg = 1'b0;
 reg [63:0] mr_bus_reg = 64'd0;
-// the reserved bytes and the fence flag are not read
+// the reserved bytes are not read
 /* verilator lint_off UNUSEDSIGNAL */
 wire [8*SEND_WQE_BYTES-1:0] wqe_reg;
 /* verilator lint_on UNUSEDSIGNAL */
@@ -313,8 +341,10 @@ wire [SEND_WQE_LKEY_W-1:0] wqe_lkey = wqe_reg[SEND_WQE_LKEY_LSB +: SEND_WQE_LKEY
 // RDMA_WRITE is the default case of every decision below
 wire wqe_is_send = SEND_EN != 0
     && (wqe_opcode == WR_OPCODE_SEND || wqe_opcode == WR_OPCODE_SEND_WITH_IMM);
+wire wqe_fence = wqe_reg[SEND_WQE_FLAGS_FENCE_LSB];
+wire wqe_is_read;               // (below, with the QP's transport)
 wire wqe_is_roce = wqe_opcode == WR_OPCODE_RDMA_WRITE || wqe_opcode == WR_OPCODE_RDMA_WRITE_WITH_IMM
-    || wqe_is_send;
+    || wqe_is_send || wqe_is_read;
 wire wqe_has_imm = wqe_opcode == WR_OPCODE_RDMA_WRITE_WITH_IMM || wqe_opcode == WR_OPCODE_SEND_WITH_IMM;
 
 reg [CQE_STATUS_W-1:0] wc_status_reg = {CQE_STATUS_W{1'b0}};
@@ -505,7 +535,8 @@ reg [QN_W-1:0] x_flush_qn_reg = {QN_W{1'b0}};
 // (the fields up to the byte length: c_entry) and by the retransmission
 // walk (all but the flags: r_entry).
 localparam OST_SIG_W = 1;            // signaled
-localparam OST_SEND_W = 1;           // a SEND (else a WRITE)
+localparam OST_SEND_W = 1;           // a SEND (else a WRITE or READ)
+localparam OST_READ_W = 1;           // a READ
 localparam OST_LAST_W = 24;          // the WQE's last PSN
 localparam OST_INDEX_W = 16;         // its index in the send ring
 localparam OST_WRID_W = 64;
@@ -514,7 +545,8 @@ localparam OST_PSN0_W = 24;          // its first PSN
 localparam OST_ADDR_W = 64;          // the WQE's host address
 localparam OST_SIG_LSB = 0;
 localparam OST_SEND_LSB = OST_SIG_LSB + OST_SIG_W;
-localparam OST_LAST_LSB = OST_SEND_LSB + OST_SEND_W;
+localparam OST_READ_LSB = OST_SEND_LSB + OST_SEND_W;
+localparam OST_LAST_LSB = OST_READ_LSB + OST_READ_W;
 localparam OST_INDEX_LSB = OST_LAST_LSB + OST_LAST_W;
 localparam OST_WRID_LSB = OST_INDEX_LSB + OST_INDEX_W;
 localparam OST_LEN_LSB = OST_WRID_LSB + OST_WRID_W;
@@ -615,6 +647,8 @@ reg q_pdue_reg = 1'b0;                   // a path out may be probed
 reg [23:0] q_una_reg = 24'd0;
 reg [23:0] q_sent_reg = 24'd0;
 reg q_stop_reg = 1'b0;                   // stop sending: see stop_want
+// (a READ on an mp QP is an unknown opcode: mp carries WRITEs only)
+assign wqe_is_read = READ_EN != 0 && wqe_opcode == WR_OPCODE_RDMA_READ && !q_mp_reg;
 wire rtx_gone;
 
 // ---------------------------------------------------------------- chunk arithmetic
@@ -642,7 +676,10 @@ reg [63:0] rd_addr_reg = 64'd0;
 reg [RAM_ADDR_W-1:0] tx_addr_rd_reg = {RAM_ADDR_W{1'b0}};
 reg [LEN_W-1:0] wr_chunk_reg = {LEN_W{1'b0}};
 reg wr_have_reg = 1'b0;                  // a chunk read and not yet written or sent
-reg zero_len_reg = 1'b0;                 // the one packet of a zero-length message is due
+reg zero_len_reg = 1'b0;                 // the one packet of a zero-length message (or a READ) is due
+reg rq_read_reg = 1'b0;                  // the WQE is a READ: one request packet, no payload
+reg rq_due_reg = 1'b0;                   // ... not yet handed to roce_tx
+reg [31:0] rq_len_reg = 32'd0;           // ... its RETH length (from the resend's first PSN on)
 reg [63:0] wr_va_reg = 64'd0;
 reg [23:0] pkt_psn_reg = 24'd0;
 reg pkt_last_reg = 1'b0;
@@ -663,7 +700,7 @@ wire [23:0] cur_psn_rd = psn0_reg + rd_issued_reg[23:0];
 wire [23:0] unacked = cur_psn_rd - q_una_reg;
 wire [23:0] pkt_psn = psn0_reg + wr_issued_reg[23:0];
 wire pkt_first = wr_issued_reg == 0;
-wire pkt_last = wr_rem <= chunk_reg;
+wire pkt_last = rq_read_reg || wr_rem <= chunk_reg;
 
 // a retransmission request for this QP, or its leaving RTS, stops sending
 // new packets; once the started ones are out the WQE is set aside
@@ -707,7 +744,9 @@ assign m_wr_desc_valid = can_issue_wr;
 // packet descriptor for the packet wr_issued_reg of this WQE
 reg [7:0] pkt_opcode;
 always @* begin
-    if (wqe_is_send) begin
+    if (rq_read_reg) begin
+        pkt_opcode = 8'h0C;                 // RDMA READ REQUEST
+    end else if (wqe_is_send) begin
         pkt_opcode = pkt_first && pkt_last ? (wqe_has_imm ? 8'h05 : 8'h04)
             : pkt_first ? 8'h00 : pkt_last ? (wqe_has_imm ? 8'h03 : 8'h02) : 8'h01;
     end else if (q_mp_reg) begin
@@ -835,7 +874,7 @@ always @(posedge clk) begin
         && !bare_it;
 
     rd_chunk_reg <= rd_rem >= chunk_reg ? chunk_reg[LEN_W-1:0] : rd_rem[LEN_W-1:0];
-    rd_more_reg <= rd_off_reg != wqe_len;
+    rd_more_reg <= rd_off_reg != wqe_len && !rq_read_reg;
     rd_pkt_ok_reg <= (rd_issued_reg - wr_issued_reg) + {{(31-TXS_W){1'b0}}, tx_used_reg} < NUM_TX_SLOTS
         && (unacked < q_window_reg || unacked[23])    // resending PSNs acknowledged meanwhile
         && !(rtx_single && rd_issued_reg != {8'd0, rtx_skip_reg});
@@ -845,7 +884,8 @@ always @(posedge clk) begin
 
     wr_chunk_reg <= wr_rem >= chunk_reg ? chunk_reg[LEN_W-1:0] : wr_rem[LEN_W-1:0];
     wr_have_reg <= wr_issued_reg != rd_done_reg;
-    zero_len_reg <= wqe_len == 0 && wr_issued_reg == 0 && tx_used_reg < NUM_TX_SLOTS;
+    zero_len_reg <= ((wqe_len == 0 && wr_issued_reg == 0) || rq_due_reg) && tx_used_reg < NUM_TX_SLOTS;
+    rq_len_reg <= wqe_len - wr_off_reg;
     wr_va_reg <= wqe_raddr + {32'd0, wr_off_reg};
     pkt_psn_reg <= pkt_psn;
     pkt_last_reg <= pkt_last;
@@ -876,12 +916,12 @@ assign m_pkt_se = pkt_last_reg && wqe_solicited && !pkt_bare_reg;
 assign m_pkt_ack_req = pkt_last_reg || pkt_psn_reg[4:0] == 5'd31 || pkt_bare_reg;
 assign m_pkt_dest_qp = q_dest_qpn_reg;
 assign m_pkt_psn = pkt_psn_reg;
-assign m_pkt_reth_va = q_mp_reg ? wr_va_reg : wqe_raddr;
+assign m_pkt_reth_va = q_mp_reg || rq_read_reg ? wr_va_reg : wqe_raddr;
 assign m_pkt_reth_rkey = wqe_rkey;
-assign m_pkt_reth_len = wqe_len;
+assign m_pkt_reth_len = rq_read_reg ? rq_len_reg : wqe_len;
 assign m_pkt_imm = wqe_imm;
 assign m_pkt_payload_addr = tx_addr_wr;
-assign m_pkt_payload_len = pkt_bare_reg ? 13'd0 : wr_chunk_reg[12:0];
+assign m_pkt_payload_len = pkt_bare_reg || rq_read_reg ? 13'd0 : wr_chunk_reg[12:0];
 assign m_pkt_valid = can_push_pkt;
 
 assign sq_done = state_reg == ST_DONE;
@@ -891,6 +931,7 @@ assign mr_key = wqe_lkey;
 assign mr_va = wqe_laddr;
 assign mr_len = wqe_len;
 assign mr_pd = ctx_pd;
+assign mr_access = wqe_is_read ? 4'b0001 : 4'b0000;
 
 // local completion (copy, local errors, flushed WQEs); a CQE client hands
 // over the bytes below the owner byte, the CQE writer adds that
@@ -928,6 +969,18 @@ wire ring_avail;
 assign stat_ring_busy = !ring_avail;
 // a QP with an empty ring may start a network WQE only if a ring is free
 wire ost_room = ost_empty ? ring_avail : !ost_full;
+// ... and a READ a READ-table entry; with IBV_SEND_FENCE a WQE waits until
+// its QP has no READ in flight (entries go when the completer retires them)
+wire rt_go = ost_room && (!wqe_is_read || rt_alloc_ready) && !(wqe_fence && rt_q_busy);
+assign rt_q_qpn = qn_reg;
+wire dec_starts = state_reg == ST_DECODE && !rtx_mode_reg && wqe_is_roce && ctx_state == QPS_RTS
+    && !decode_err_reg && wqe_len <= 32'h8000_0000 && (wqe_len == 0 || mr_ok_reg) && rt_go;
+assign rt_alloc_valid = dec_starts && wqe_is_read;
+assign rt_alloc_first = sqp_qn[SQP_PSN_LSB +: SQP_PSN_W];
+assign rt_alloc_last = sqp_qn[SQP_PSN_LSB +: SQP_PSN_W] + npkts_m1_reg;
+assign rt_alloc_bus = mr_bus_reg;
+assign rt_alloc_key = wqe_lkey;
+assign rt_alloc_len = wqe_len;
 // (the ring a QP holds is the ring owners' entry naming it: ring_of, below)
 wire [RG_W-1:0] ring_qn;
 wire [RG_W-1:0] ost_ring = ost_empty ? ring_pick : ring_qn;
@@ -1124,7 +1177,9 @@ wire rec_state = state_reg == ST_RECORD;
 wire req_v_qn, req_v_c, req_v_go, snt_v_qn, snt_v_c;
 wire snt_we = (pkt_push_data && pkt_new_reg) || (rec_state && !snt_v_qn);
 wire [SNT_W-1:0] snt_wd;
-assign snt_wd[SNT_PSN_LSB +: SNT_PSN_W] = pkt_push_data ? pkt_psn_reg + 24'd1 : qn_sent;
+// (a READ request takes the PSNs of all its responses)
+assign snt_wd[SNT_PSN_LSB +: SNT_PSN_W] = !pkt_push_data ? qn_sent
+    : rq_read_reg ? rec_next_psn_reg : pkt_psn_reg + 24'd1;
 assign snt_wd[SNT_VB_LSB] = !sqp_qn[SQP_SV_LSB];
 /* verilator lint_off UNUSEDSIGNAL */
 wire [RQL_W-1:0] rql_c;          // (the completer uses some fields)
@@ -1285,9 +1340,14 @@ wire [23:0] c_req_una, c_stamp_wd;
 wire [2:0] c_req_rleft, c_req_nleft;
 wire [5:0] c_req_rot;
 wire c_set_err;
-/* verilator lint_off UNUSEDSIGNAL */
-wire c_ack_queue_full;      // (read by the formal properties below)
-/* verilator lint_on UNUSEDSIGNAL */
+wire c_ack_queue_full;
+wire c_acks_idle;
+assign ack_room = !c_ack_queue_full;
+assign acks_idle = c_acks_idle;
+// a READ's WQE retired (completed or flushed): its READ-table entry goes
+assign rt_free_valid = c_pop && c_entry[OST_READ_LSB];
+assign rt_free_qpn = c_qpn;
+assign rt_free_last = c_entry[OST_LAST_LSB +: OST_LAST_W];
 // C_POP and C_ERR wait a cycle for a load of another QP (hd_*: the head
 // write is the load's then), and for the copies (c_new_reg, above)
 wire l_any = load_rts || load_reset;
@@ -1309,6 +1369,7 @@ completer #(.QN_W(QN_W), .CLK_MHZ(CLK_MHZ), .TICK_LOG(TICK_LOG), .LOST_W(LOST_W)
     .s_ack_syndrome(s_ack_syndrome),
     .s_ack_lost(s_ack_lost),
     .ack_queue_full(c_ack_queue_full),
+    .idle(c_acks_idle),
     .scan_flush(scan_flush_reg),
     .scan_tmo(scan_tmo_reg),
     .scan_q(scan_q_reg),
@@ -1345,6 +1406,7 @@ completer #(.QN_W(QN_W), .CLK_MHZ(CLK_MHZ), .TICK_LOG(TICK_LOG), .LOST_W(LOST_W)
     .ring_wait(c_ring_wait),
     .entry_sig(c_entry[OST_SIG_LSB]),
     .entry_send(c_entry[OST_SEND_LSB]),
+    .entry_read(c_entry[OST_READ_LSB]),
     .entry_last_psn(c_entry[OST_LAST_LSB +: OST_LAST_W]),
     .entry_index(c_entry[OST_INDEX_LSB +: OST_INDEX_W]),
     .entry_wr_id(c_entry[OST_WRID_LSB +: OST_WRID_W]),
@@ -1524,7 +1586,7 @@ ram_sdp #(
 wire [3:0] c_head_next = hd_we && hd_wa == c_qpn ? hd_wd : c_head;
 wire [RG_W-1:0] c_ring_next = ring_we && qn_reg == c_qpn ? ring_pick : ring_c;
 wire [OST_W-1:0] ost_wd = {wqe_addr_reg, psn0_reg, byte_len_reg, wqe_wr_id, wqe_index_reg,
-    rec_last_psn_reg, wqe_is_send, wqe_signaled};
+    rec_last_psn_reg, rq_read_reg, wqe_is_send, wqe_signaled};
 // (ports in the order c, walk)
 ram_sdp_copies #(
     .DATA_W(OST_W),
@@ -1907,6 +1969,8 @@ always @(posedge clk) begin
             byte_len_reg <= wqe_len;
             chunk_reg <= wqe_is_roce ? {19'd0, 13'd128 << q_pmtu_reg} : CHUNK;
             roce_reg <= wqe_is_roce;
+            rq_read_reg <= wqe_is_read;
+            rq_due_reg <= wqe_is_read;
             psn0_reg <= sqp_qn[SQP_PSN_LSB +: SQP_PSN_W];
             if (rtx_mode_reg) begin
                 psn0_reg <= rtx_psn0_reg;
@@ -1938,7 +2002,8 @@ always @(posedge clk) begin
                 src_reg <= wqe_laddr;
                 state_reg <= ST_COPY;
             end else if (wqe_is_roce) begin
-                wc_opcode_reg <= wqe_is_send ? WC_OPCODE_SEND : WC_OPCODE_RDMA_WRITE;
+                wc_opcode_reg <= wqe_is_send ? WC_OPCODE_SEND
+                    : wqe_is_read ? WC_OPCODE_RDMA_READ : WC_OPCODE_RDMA_WRITE;
                 src_reg <= mr_bus_reg;
                 if (ctx_state != QPS_RTS || decode_err_reg
                         || wqe_len > 32'h8000_0000 || (wqe_len != 0 && !mr_ok_reg)) begin
@@ -1954,7 +2019,8 @@ always @(posedge clk) begin
                             ? WC_STATUS_LOC_PROT_ERR : WC_STATUS_WR_FLUSH_ERR;
                         state_reg <= ST_CQE;
                     end
-                end else if (ost_room) begin
+                end else if (rt_go) begin
+                    // (a READ takes a READ-table entry: rt_alloc_valid)
                     wc_status_reg <= WC_STATUS_SUCCESS;
                     state_reg <= ST_SEND;
                 end
@@ -2021,6 +2087,7 @@ always @(posedge clk) begin
             if (pkt_push_data) begin
                 wr_off_reg <= wr_off_reg + {{(32-LEN_W){1'b0}}, wr_chunk_reg};
                 wr_issued_reg <= wr_issued_reg + 32'd1;
+                rq_due_reg <= 1'b0;
             end
             if (copy_err_reg) begin
                 if (rd_done_reg == rd_issued_reg && !rd_st && rtx_gone) begin

@@ -21,6 +21,25 @@
 // own RETH, the QP's state untouched; one that fails its checks is
 // dropped and counted (rx_drop_psn), never NAKed.
 //
+// READ_EN builds also take the responses to the READs this NIC's requester
+// issued (ST_RRESP, ST_RPLACE): a READ RESPONSE is looked up in the READ
+// table (read_track) by QP and PSN and placed only at the PSN its READ
+// expects next, at the READ's local buffer + (PSN - first) PMTUs, behind
+// the same write guard as a WRITE (the lkey's region, LOCAL_WRITE); the
+// opcode (FIRST/MIDDLE before the READ's last PSN, LAST/ONLY at it) and the
+// length (a PMTU, the rest at the last) must fit. Once its write is
+// accepted by the in-order write engine, the response is handed to the
+// completer as an ACK of its PSN (ST_RDONE), which retires the READ at its
+// last PSN: the READ's CQE follows its data. A response beyond the expected
+// PSN asks the completer once for a resend from there (as a sequence NAK
+// would, ST_RASK); duplicates, responses to no READ and misfits are dropped
+// and counted (rx_drop_psn), never NAKed. An ACK or NAK that covers a PSN
+// of a READ whose response is still missing would retire that READ without
+// its data: it reaches the completer as a sequence NAK of the first missing
+// PSN instead (once; then dropped), as rxe retries the READ.
+// Debug switch cfg_early_read_cqe hands the last response over before its
+// write (ST_REARLY), so the READ's CQE may pass its data.
+//
 // A QP with ctx_mp set uses the multipath transport instead: its requester
 // sprays packets over several paths with rnic's own opcodes (MP_OPCODE_* of
 // rnic_formats.vh): every data packet carries an MPETH, a placement header
@@ -78,7 +97,9 @@ module responder #(
     parameter RC_EN = 1,                           // 0: mp-only build (every QP is mp, no rc message state)
     parameter MP_PEND = 8,                         // mp: deferred completions held at once (shared)
     parameter MP_WIMM = 4,                         // mp: ... of them at most per QP (OCP MRC's max_wimm)
-    parameter READ_EN = 0,                         // 1: RDMA READ requests served (read_reply sends the data)
+    parameter READ_EN = 0,                         // 1: RDMA READ requests served (read_reply sends the data),
+                                                   //    and the responses to our READs placed
+    parameter RD_IW = 2,                           // the READ table's index width
     parameter [ID_W-1:0] ID_TAG = 0
 ) (
     input  wire                   clk,
@@ -223,7 +244,34 @@ module responder #(
     output wire [MP_W-2:0]        m_rx_ack_lost,      // MP SELECTIVE NAK: its SNAKETH as far as
                                                       // the window reaches (else zero)
 
+    // the READ table (read_track; READ_EN): lookups answer a cycle later
+    output wire [QN_W-1:0]        rt_lk_qpn,
+    output wire [23:0]            rt_lk_psn,
+    output wire                   rt_lk_nak,
+    input  wire                   rt_hit,
+    input  wire [RD_IW-1:0]       rt_idx,
+    input  wire [23:0]            rt_first,
+    input  wire [23:0]            rt_last,
+    input  wire [23:0]            rt_next,
+    input  wire [63:0]            rt_bus,
+    input  wire [31:0]            rt_key,
+    input  wire [31:0]            rt_len,
+    input  wire                   rt_asked,
+    input  wire                   rt_cov,
+    input  wire [RD_IW-1:0]       rt_cov_idx,
+    input  wire [23:0]            rt_cov_next,
+    input  wire                   rt_cov_asked,
+    output wire                   rt_adv_valid,
+    output wire [RD_IW-1:0]       rt_adv_idx,
+    output wire [23:0]            rt_adv_psn,
+    output wire                   rt_ask_valid,
+    output wire [RD_IW-1:0]       rt_ask_idx,
+    output wire [23:0]            rt_ask_psn,
+    input  wire                   rx_ack_room,       // the completer takes an ACK now
+    input  wire                   rx_acks_idle,      // ... and has none queued or in work
+
     input  wire                   cfg_early_cqe,
+    input  wire                   cfg_early_read_cqe,
     input  wire                   cfg_no_mr_check,   // debug: skip the memory-region checks
 
     input  wire [QN_W-1:0]        sel_qpn,
@@ -234,7 +282,8 @@ module responder #(
     output wire                   stat_drop_xport,    // the other transport's opcode for this QP
     output wire                   stat_drop_wimm,     // mp: an early WRITE_WITH_IMM with no deferred slot (resent)
     output wire                   stat_nak,
-    output wire                   stat_guard        // a payload write the MR re-check refused
+    output wire                   stat_guard,       // a payload write the MR re-check refused
+    output wire                   stat_rd_resp      // a READ response placed (its write accepted)
 );
 
 // the ring entry formats: hw/formats/rnic_formats.rdl
@@ -456,7 +505,13 @@ localparam [4:0]
     ST_MP_NEXT = 5'd18,   // after a deferred completion: is the QP's next one due?
     ST_TNAK_TOP = 5'd19,  // mp: the ACK timer found the point a hole: the highest PSN placed
     ST_TNAK = 5'd20,      // ... and NAKs every hole below it
-    ST_READ = 5'd21;      // a READ request checked: its job to read_reply
+    ST_READ = 5'd21,      // a READ request checked: its job to read_reply
+    ST_RRESP = 5'd22,     // a response to our READ: the READ table's answer, registered
+    ST_RPLACE = 5'd23,    // ... checked against its READ
+    ST_RASK = 5'd24,      // ... beyond the expected PSN: ask for a resend from there
+    ST_RDONE = 5'd25,     // ... placed: the completer gets its PSN as an ACK
+    ST_REARLY = 5'd26,    // (cfg_early_read_cqe: the last response handed over first)
+    ST_REWAIT = 5'd27;    // (... and its CQE written, before the write)
 
 reg [4:0] state_reg = ST_IDLE;
 
@@ -495,6 +550,20 @@ reg rd_dup_reg = 1'b0;         // a duplicate READ request: executed again, the 
 reg [31:0] rd_len_m1_reg = 32'd0;
 reg [23:0] rd_npkts_reg = 24'd1;
 reg mp_pend_pass_reg = 1'b0;   // mp: completing a deferred WRITE_WITH_IMM (no packet, no slot)
+// a response to one of our READs (ST_RRESP on): the READ table's answer
+reg rresp_reg = 1'b0;          // the packet is one (its write: LOCAL_WRITE; no NAK, no CQE)
+reg rp_hit_reg = 1'b0;         // its PSN lies in a READ of this QP
+reg rp_exact_reg = 1'b0;       // ... it is the one that READ expects next
+reg rp_beyond_reg = 1'b0;      // ... it is beyond that one (one before it went missing)
+reg rp_asked_reg = 1'b0;       // ... a resend from the expected one was asked already
+reg rp_last_reg = 1'b0;        // ... it is the READ's last
+reg [RD_IW-1:0] rp_idx_reg = {RD_IW{1'b0}};
+reg [23:0] rp_next_reg = 24'd0;
+reg [31:0] rp_off_reg = 32'd0;  // its bytes' offset in the READ's buffer
+reg [63:0] rp_bus_reg = 64'd0;
+reg [31:0] rp_key_reg = 32'd0;
+reg [31:0] rp_len_reg = 32'd0;
+reg [2:0] rp_quiet_reg = 3'd0;  // (cfg_early_read_cqe: cycles the CQE path has been idle)
 // the packet's PSN state, read once (ST_LOAD) and carried through registers
 // so no state is a per-QP read, a subtraction, a priority encoder and a
 // shifter deep in one cycle (timing)
@@ -1193,7 +1262,7 @@ assign m_wr_desc_id = ID_TAG;
 assign m_wr_desc_valid = state_reg == ST_PAYLOAD && plen_reg != 0 && !fifo_full && guard_ok_reg
     && guard_fresh_reg;
 assign m_wr_desc_key = key_reg;
-assign m_wr_desc_access = op_is_send ? 4'b0001 : 4'b0010;
+assign m_wr_desc_access = op_is_send || rresp_reg ? 4'b0001 : 4'b0010;
 
 // CQE of a receive completion: the bytes below the owner byte, which the
 // CQE writer adds
@@ -1218,10 +1287,12 @@ assign m_cqe_cqn = ctx_rcq;
 assign m_cqe_data = recv_cqe;
 assign m_cqe_valid = state_reg == ST_CQE || state_reg == ST_EARLY_CQE;
 
-assign m_rx_ack_valid = state_reg == ST_CHECK && op_ack && qp_ok;
+assign m_rx_ack_valid = rx_ack_pass || rx_ack_own;
 assign m_rx_ack_qpn = qpn;
-assign m_rx_ack_psn = psn_reg;
-assign m_rx_ack_syndrome = op_probe_reply ? ACK_SYN_PROBE_REPLY
+assign m_rx_ack_psn = state_reg == ST_RASK ? rp_next_reg : rx_ack_own ? psn_reg
+    : ack_cov ? rt_cov_next : psn_reg;
+assign m_rx_ack_syndrome = state_reg == ST_RASK ? NAK_PSN : rx_ack_own ? ACK_SYNDROME
+    : ack_cov ? NAK_PSN : op_probe_reply ? ACK_SYN_PROBE_REPLY
     : aeth_syn_reg == ACK_SYN_PROBE_REPLY ? 8'h41 : aeth_syn_reg;
 assign m_rx_ack_msn = aeth_msn_reg;
 // (roce_rx lays an MP SELECTIVE NAK out as a RETH and ImmDt: the AETH, then
@@ -1238,6 +1309,32 @@ reg stat_drop_wimm_reg = 1'b0;
 reg stat_nak_reg = 1'b0;
 reg stat_guard_reg = 1'b0;
 assign stat_guard = stat_guard_reg;
+reg stat_rd_resp_reg = 1'b0;
+assign stat_rd_resp = stat_rd_resp_reg;
+
+// ---------------------------------------------------------------- READ responses
+assign rt_lk_qpn = qpn;
+assign rt_lk_psn = psn_reg;
+assign rt_lk_nak = aeth_syn_reg[6:5] != 2'b00;
+// an ACK or NAK that covers a PSN of one of our READs whose response is
+// still missing: the completer gets a sequence NAK of that PSN instead
+// (once; a second such ACK is dropped), or the READ would be retired
+// without its data
+wire ack_cov = READ_EN != 0 && !ctx_mp && rt_cov;
+wire rx_ack_pass = state_reg == ST_CHECK && op_ack && qp_ok && !(ack_cov && rt_cov_asked);
+wire rx_ack_own = (state_reg == ST_RASK || state_reg == ST_REARLY
+    || (state_reg == ST_RDONE && !early_done_reg)) && rx_ack_room && !qp_stale;
+wire [31:0] rp_rem = rp_len_reg - rp_off_reg;
+wire rp_fits = rp_last_reg
+    ? (op_reg == 8'h0F || op_reg == 8'h10) && {19'd0, plen_reg} == rp_rem
+    : (op_reg == 8'h0D || op_reg == 8'h0E) && plen_reg == pmtu_bytes;
+assign rt_adv_valid = state_reg == ST_RDONE && !qp_stale && (early_done_reg || rx_ack_room);
+assign rt_adv_idx = rp_idx_reg;
+assign rt_adv_psn = psn_reg;
+assign rt_ask_valid = (state_reg == ST_CHECK && op_ack && qp_ok && ack_cov && !rt_cov_asked)
+    || (state_reg == ST_RASK && rx_ack_room && !qp_stale);
+assign rt_ask_idx = state_reg == ST_RASK ? rp_idx_reg : rt_cov_idx;
+assign rt_ask_psn = state_reg == ST_RASK ? rp_next_reg : rt_cov_next;
 assign stat_drop_qp = stat_drop_qp_reg;
 assign stat_drop_psn = stat_drop_psn_reg;
 assign stat_drop_xport = stat_drop_xport_reg;
@@ -1303,6 +1400,7 @@ always @(posedge clk) begin
     stat_drop_wimm_reg <= 1'b0;
     stat_nak_reg <= 1'b0;
     stat_guard_reg <= 1'b0;
+    stat_rd_resp_reg <= 1'b0;
     if (!s_wr_status_valid) begin
         drop_free_reg <= 1'b0;      // else the write engine's release took the port this cycle
     end
@@ -1335,6 +1433,7 @@ always @(posedge clk) begin
     case (state_reg)
         ST_IDLE: begin
             qp_stale_reg <= 1'b0;
+            rresp_reg <= 1'b0;
             // nothing starts while a reset's sweep clears RFL (a packet, the
             // ACK timer and the owed scan all read it)
             if (!rfl_sweep) begin
@@ -1422,6 +1521,8 @@ always @(posedge clk) begin
                 state_reg <= ST_DROP;
             end else if (op_ack) begin
                 state_reg <= ST_DROP;        // handed to the requester this cycle
+            end else if (op_rd_resp && READ_EN != 0 && op_reg != 8'h12) begin
+                state_reg <= ST_RRESP;       // a response to one of our READs?
             end else if (op_rd_resp) begin
                 stat_drop_psn_reg <= 1'b1;   // a response to a request never sent
                 state_reg <= ST_DROP;
@@ -1610,6 +1711,68 @@ always @(posedge clk) begin
                 state_reg <= rd_dup_reg ? ST_IDLE : ST_FINISH;
             end
         end
+        ST_RRESP: begin
+            // (the READ table answered for this QP and PSN)
+            rp_hit_reg <= rt_hit;
+            rp_idx_reg <= rt_idx;
+            rp_exact_reg <= psn_reg == rt_next;
+            rp_beyond_reg <= psn_reg != rt_next && (psn_reg - rt_next) < 24'h800000;
+            rp_asked_reg <= rt_asked;
+            rp_next_reg <= rt_next;
+            rp_last_reg <= psn_reg == rt_last;
+            rp_off_reg <= {8'd0, psn_reg - rt_first} << (5'd7 + {2'd0, ctx_pmtu});
+            rp_bus_reg <= rt_bus;
+            rp_key_reg <= rt_key;
+            rp_len_reg <= rt_len;
+            state_reg <= ST_RPLACE;
+        end
+        ST_RPLACE: begin
+            if (!rp_hit_reg || !rp_exact_reg || !rp_fits) begin
+                // no READ of ours asked for it, a duplicate, one beyond the
+                // expected PSN (a resend from there is asked, once), or one
+                // whose opcode or length does not fit its READ
+                stat_drop_psn_reg <= 1'b1;
+                state_reg <= rp_hit_reg && rp_beyond_reg && !rp_asked_reg ? ST_RASK : ST_DROP;
+            end else begin
+                cursor_reg <= rp_bus_reg + {32'd0, rp_off_reg};
+                key_reg <= rp_key_reg;
+                rresp_reg <= 1'b1;
+                state_reg <= cfg_early_read_cqe && rp_last_reg ? ST_REARLY : ST_GUARD;
+            end
+        end
+        ST_RASK: begin
+            // (the sequence NAK of the expected PSN: m_rx_ack_*; rt_ask)
+            if (qp_stale || rx_ack_room) begin
+                state_reg <= ST_DROP;
+            end
+        end
+        ST_REARLY: begin
+            // broken on purpose: the last response acknowledged before its write
+            rp_quiet_reg <= 3'd0;
+            if (qp_stale) begin
+                state_reg <= ST_DROP;
+            end else if (rx_ack_room) begin
+                early_done_reg <= 1'b1;
+                state_reg <= ST_REWAIT;
+            end
+        end
+        ST_REWAIT: begin
+            // ... and its CQE issued before the write is
+            rp_quiet_reg <= rx_acks_idle && cqe_writer_idle ? rp_quiet_reg + 3'd1 : 3'd0;
+            if (rp_quiet_reg == 3'd7) begin
+                state_reg <= ST_GUARD;
+            end
+        end
+        ST_RDONE: begin
+            // placed: its PSN goes to the completer as an ACK (m_rx_ack_*),
+            // and the READ expects the next (rt_adv)
+            if (qp_stale) begin
+                state_reg <= ST_IDLE;
+            end else if (early_done_reg || rx_ack_room) begin
+                stat_rd_resp_reg <= 1'b1;
+                state_reg <= ST_IDLE;
+            end
+        end
         ST_RQ_WAIT: begin
             if (s_rd_status_valid) begin
                 if (s_rd_status_error != 0) begin
@@ -1671,19 +1834,21 @@ always @(posedge clk) begin
             if (plen_reg == 0) begin
                 drop_free_reg <= !mp_pend_pass_reg;
                 drop_free_slot_reg <= slot_reg;
-                state_reg <= completes_reg && !early_done_reg ? ST_CQE : ST_FINISH;
+                state_reg <= rresp_reg ? ST_RDONE : completes_reg && !early_done_reg ? ST_CQE : ST_FINISH;
             end else if (!guard_fresh_reg) begin
                 state_reg <= ST_GUARD;      // the MR table changed since the check
             end else if (!guard_ok_reg) begin
                 // the address the transport computed is not inside the MR
                 // (or the MR is gone): nothing is written
+                // (a READ response's: dropped, never NAKed; the READ is
+                // retried until its retries run out)
                 stat_guard_reg <= 1'b1;
-                nak_reg <= NAK_REM_ACCESS;
+                nak_reg <= rresp_reg ? 8'd0 : NAK_REM_ACCESS;
                 state_reg <= ST_DROP;
             end else if (m_wr_desc_ready && !fifo_full) begin
                 free_fifo[free_wr_reg] <= slot_reg;
                 free_wr_reg <= free_wr_reg + 3'd1;
-                state_reg <= completes_reg && !early_done_reg ? ST_CQE : ST_FINISH;
+                state_reg <= rresp_reg ? ST_RDONE : completes_reg && !early_done_reg ? ST_CQE : ST_FINISH;
             end
         end
         ST_CQE: begin

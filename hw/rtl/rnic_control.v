@@ -71,6 +71,7 @@ module rnic_control #(
     output wire                  reg_debug_early_cqe,
     output wire                  reg_debug_bypass,
     output wire                  reg_debug_no_mr_check,
+    output wire                  reg_debug_early_read_cqe,
     output wire                  reg_cqe_flush,
     output wire [31:0]           reg_mac_lo,
     output wire [15:0]           reg_mac_hi,
@@ -180,6 +181,7 @@ module rnic_control #(
     input  wire                  stat_ring_busy,
     input  wire                  stat_read_req,      // a READ request handed to read_reply
     input  wire                  stat_read_resp,     // a READ RESPONSE packet sent
+    input  wire                  stat_read_placed,   // a READ RESPONSE to our READ placed
     input  wire                  stat_rr_nak,        // read_reply's NAK for a failed payload read
     input  wire [31:0]           lb_dropped,
     input  wire [31:0]           lb_reordered
@@ -250,6 +252,7 @@ reg [31:0] rx_drop_wimm_reg = 32'd0;
 reg [31:0] ring_busy_cycles_reg = 32'd0;
 reg [31:0] rx_read_req_reg = 32'd0;
 reg [31:0] tx_read_resp_reg = 32'd0;
+reg [31:0] rx_read_resp_reg = 32'd0;
 
 // configuration flash block: external to the generated file, served by
 // spi_flash_ctrl below
@@ -330,6 +333,7 @@ rnic_csr csr_inst (
     .hwif_out_dma_debug_early_cqe(reg_debug_early_cqe),
     .hwif_out_dma_debug_bypass(reg_debug_bypass),
     .hwif_out_dma_debug_no_mr_check(reg_debug_no_mr_check),
+    .hwif_out_dma_debug_early_read_cqe(reg_debug_early_read_cqe),
     .hwif_out_dma_cqe_order_cqe_flush(reg_cqe_flush),
     .hwif_out_port_mac_lo_addr(reg_mac_lo),
     .hwif_out_port_mac_hi_addr(reg_mac_hi),
@@ -356,6 +360,7 @@ rnic_csr csr_inst (
     .hwif_in_port_ring_busy_cycles_value(ring_busy_cycles_reg),
     .hwif_in_port_rx_read_req_value(rx_read_req_reg),
     .hwif_in_port_tx_read_resp_value(tx_read_resp_reg),
+    .hwif_in_port_rx_read_resp_value(rx_read_resp_reg),
     .hwif_in_port_lb_dropped_value(lb_dropped),
     .hwif_in_port_lb_reordered_value(lb_reordered),
     .hwif_out_port_lb_ctrl_loopback(reg_lb_loopback),
@@ -502,6 +507,7 @@ always @(posedge clk) begin
     ring_busy_cycles_reg <= ring_busy_cycles_reg + {31'd0, stat_ring_busy};
     rx_read_req_reg <= rx_read_req_reg + {31'd0, stat_read_req};
     tx_read_resp_reg <= tx_read_resp_reg + {31'd0, stat_read_resp};
+    rx_read_resp_reg <= rx_read_resp_reg + {31'd0, stat_read_placed};
 
     if (rst) begin
         err_code_reg <= 8'd0;
@@ -533,6 +539,7 @@ always @(posedge clk) begin
         ring_busy_cycles_reg <= 32'd0;
         rx_read_req_reg <= 32'd0;
         tx_read_resp_reg <= 32'd0;
+        rx_read_resp_reg <= 32'd0;
     end
 end
 

@@ -139,7 +139,7 @@ localparam [RAM_ADDR_W-1:0] RR_RAM_BASE = 17'h18000;
 localparam [ID_W-1:0] ID_EXEC = 8'h00, ID_RESP = 8'h40, ID_CQE = 8'h80, ID_RRSP = 8'hC0;
 
 // local DMA copy, RDMA_WRITE(+IMM), and SEND(+IMM) when the build carries it
-localparam [31:0] VERBS = SEND_EN != 0 ? 32'h0000_001F : 32'h0000_0007;
+localparam [31:0] VERBS = (SEND_EN != 0 ? 32'h0000_001F : 32'h0000_0007) | (READ_EN != 0 ? 32'h0000_0020 : 32'h0);
 // A pool's size: the knob if set, else one entry per `per` QPs within
 // [lo, hi]; never more than NUM_Q. Pools sized for the simulator's 64 QPs
 // (16 rings, 8 slots, 16 MACs) would be as large as the per-QP state they
@@ -164,7 +164,7 @@ localparam MP_WIMM_Q = MP_WIMM_A < MP_PEND_Q ? MP_WIMM_A : MP_PEND_Q;
 localparam NUM_MR_Q = 64;
 // MSI, CQE RO switch, early-CQE switch, bypass switch, flush mode, mp, rc,
 // READ served
-localparam [31:0] CAPS = (RC_EN != 0 ? 32'h0000_007F : 32'h0000_003F) | (READ_EN != 0 ? 32'h0000_0080 : 32'h0);
+localparam [31:0] CAPS = (RC_EN != 0 ? 32'h0000_007F : 32'h0000_003F) | (READ_EN != 0 ? 32'h0000_0180 : 32'h0);
 
 initial begin
     if (DATA_W != 64 && DATA_W != 128 && DATA_W != 256 && DATA_W != 512) begin
@@ -222,6 +222,7 @@ wire reg_debug_cqe_ro;
 wire reg_debug_early_cqe;
 wire reg_debug_bypass;
 wire reg_debug_no_mr_check;
+wire reg_debug_early_read_cqe;
 wire reg_cqe_flush;
 wire [31:0] reg_mac_lo;
 wire [15:0] reg_mac_hi;
@@ -687,6 +688,7 @@ wire [QN_W-1:0] cw_err_cqn;
 wire stat_cqe;
 wire stat_read_req;
 wire stat_read_resp;
+wire stat_read_placed;
 wire stat_rr_nak;
 
 rnic_transport #(
@@ -794,6 +796,7 @@ rnic_transport #(
     .reg_debug_early_cqe(reg_debug_early_cqe),
     .reg_debug_bypass(reg_debug_bypass),
     .reg_debug_no_mr_check(reg_debug_no_mr_check),
+    .reg_debug_early_read_cqe(reg_debug_early_read_cqe),
     .reg_cqe_flush(reg_cqe_flush),
     .cfg_requester_id(cfg_requester_id),
     .msi_vector(msi_vector),
@@ -832,6 +835,7 @@ rnic_transport #(
     .stat_cqe(stat_cqe),
     .stat_read_req(stat_read_req),
     .stat_read_resp(stat_read_resp),
+    .stat_read_placed(stat_read_placed),
     .stat_rr_nak(stat_rr_nak),
     .m_ex_rd_pcie_addr(ex_rd_pcie_addr),
     .m_ex_rd_ram_addr(ex_rd_ram_addr),
@@ -1024,6 +1028,7 @@ rnic_control #(
     .reg_debug_early_cqe(reg_debug_early_cqe),
     .reg_debug_bypass(reg_debug_bypass),
     .reg_debug_no_mr_check(reg_debug_no_mr_check),
+    .reg_debug_early_read_cqe(reg_debug_early_read_cqe),
     .reg_cqe_flush(reg_cqe_flush),
     .reg_mac_lo(reg_mac_lo),
     .reg_mac_hi(reg_mac_hi),
@@ -1128,6 +1133,7 @@ rnic_control #(
     .stat_ring_busy(stat_ring_busy),
     .stat_read_req(stat_read_req),
     .stat_read_resp(stat_read_resp),
+    .stat_read_placed(stat_read_placed),
     .stat_rr_nak(stat_rr_nak),
     .lb_dropped(lb_dropped),
     .lb_reordered(lb_reordered)

@@ -145,6 +145,7 @@ module rnic_transport #(
     input  wire                              reg_debug_early_cqe,
     input  wire                              reg_debug_bypass,
     input  wire                              reg_debug_no_mr_check,
+    input  wire                              reg_debug_early_read_cqe,
     input  wire                              reg_cqe_flush,
     input  wire [15:0]                       cfg_requester_id,
 
@@ -187,6 +188,7 @@ module rnic_transport #(
     output wire                              stat_cqe,
     output wire                              stat_read_req,     // a READ request handed to read_reply
     output wire                              stat_read_resp,    // a READ RESPONSE packet sent
+    output wire                              stat_read_placed,  // a READ RESPONSE to our READ placed
     output wire                              stat_rr_nak,       // a NAK sent for a failed payload read
 
     // rnic_dma: read descriptors (ex: WQEs and payload, rs: receive WQEs, cw: CQE flush reads)
@@ -478,6 +480,7 @@ wire [31:0] ex_mr_key;
 wire [63:0] ex_mr_va;
 wire [31:0] ex_mr_len;
 wire [15:0] ex_mr_pd;
+wire [3:0] ex_mr_access;
 wire ex_mr_ok;
 wire [63:0] ex_mr_bus;
 wire [31:0] rs_mr_key;
@@ -507,7 +510,7 @@ mr_table #(
     .a_va(ex_mr_va),
     .a_len(ex_mr_len),
     .a_pd(ex_mr_pd),
-    .a_access(4'd0),
+    .a_access(ex_mr_access),
     .a_ok(ex_mr_ok),
     .a_bus(ex_mr_bus),
     .b_key(rs_mr_key),
@@ -610,6 +613,98 @@ queue_manager #(
 // the records swept after a reset: the register block holds MMIO meanwhile
 assign qm_sweep = qm_queues_sweep || qpc_sweep;
 
+// ---------------------------------------------------------------- the READ table
+// The READs the requester issued and the responder places the responses
+// of (READ_EN; read_track.v)
+localparam NUM_RD = 4;
+localparam RD_IW = 2;
+wire rx_ack_room;
+wire rx_acks_idle;
+wire rt_alloc_ready, rt_alloc_valid;
+wire [23:0] rt_alloc_first, rt_alloc_last;
+wire [63:0] rt_alloc_bus;
+wire [31:0] rt_alloc_key, rt_alloc_len;
+wire rt_free_valid;
+wire [QN_W-1:0] rt_free_qpn;
+wire [23:0] rt_free_last;
+wire [QN_W-1:0] rt_q_qpn;
+wire rt_q_busy;
+wire [QN_W-1:0] rt_lk_qpn;
+wire [23:0] rt_lk_psn;
+wire rt_lk_nak;
+wire rt_hit, rt_asked, rt_cov, rt_cov_asked;
+wire [RD_IW-1:0] rt_idx, rt_cov_idx;
+wire [23:0] rt_first, rt_last, rt_next, rt_cov_next;
+wire [63:0] rt_bus;
+wire [31:0] rt_key, rt_len;
+wire rt_adv_valid, rt_ask_valid;
+wire [RD_IW-1:0] rt_adv_idx, rt_ask_idx;
+wire [23:0] rt_adv_psn, rt_ask_psn;
+generate
+    if (READ_EN != 0) begin : g_read_track
+        read_track #(
+            .QN_W(QN_W),
+            .NUM_RD(NUM_RD),
+            .RD_IW(RD_IW)
+        ) rt_inst (
+            .clk(clk),
+            .rst(rst),
+            .alloc_ready(rt_alloc_ready),
+            .alloc_valid(rt_alloc_valid),
+            .alloc_qpn(rt_q_qpn),
+            .alloc_first(rt_alloc_first),
+            .alloc_last(rt_alloc_last),
+            .alloc_bus(rt_alloc_bus),
+            .alloc_key(rt_alloc_key),
+            .alloc_len(rt_alloc_len),
+            .free_valid(rt_free_valid),
+            .free_qpn(rt_free_qpn),
+            .free_last(rt_free_last),
+            .drop_valid(load_rts || load_reset || load_rtr || load_err),
+            .drop_qpn(load_qpn),
+            .lk_qpn(rt_lk_qpn),
+            .lk_psn(rt_lk_psn),
+            .lk_nak(rt_lk_nak),
+            .lk_hit(rt_hit),
+            .lk_idx(rt_idx),
+            .lk_first(rt_first),
+            .lk_last(rt_last),
+            .lk_next(rt_next),
+            .lk_bus(rt_bus),
+            .lk_key(rt_key),
+            .lk_len(rt_len),
+            .lk_asked(rt_asked),
+            .lk_cov(rt_cov),
+            .lk_cov_idx(rt_cov_idx),
+            .lk_cov_next(rt_cov_next),
+            .lk_cov_asked(rt_cov_asked),
+            .adv_valid(rt_adv_valid),
+            .adv_idx(rt_adv_idx),
+            .adv_psn(rt_adv_psn),
+            .ask_valid(rt_ask_valid),
+            .ask_idx(rt_ask_idx),
+            .ask_psn(rt_ask_psn),
+            .q_qpn(rt_q_qpn),
+            .q_busy(rt_q_busy)
+        );
+    end else begin : g_no_read_track
+        // (no READ WQE is ever decoded, no response looked up)
+        assign rt_alloc_ready = 1'b0;
+        assign rt_q_busy = 1'b0;
+        assign {rt_hit, rt_asked, rt_cov, rt_cov_asked} = 4'd0;
+        assign {rt_idx, rt_cov_idx} = {(2*RD_IW){1'b0}};
+        assign {rt_first, rt_last, rt_next, rt_cov_next} = 96'd0;
+        assign rt_bus = 64'd0;
+        assign {rt_key, rt_len} = 64'd0;
+        /* verilator lint_off UNUSEDSIGNAL */
+        wire rt_unused = ^{rt_alloc_valid, rt_alloc_first, rt_alloc_last, rt_alloc_bus,
+            rt_alloc_key, rt_alloc_len, rt_free_valid, rt_free_qpn, rt_free_last, rt_q_qpn,
+            rt_lk_qpn, rt_lk_psn, rt_lk_nak, rt_adv_valid, rt_adv_idx, rt_adv_psn, rt_ask_valid,
+            rt_ask_idx, rt_ask_psn};
+        /* verilator lint_on UNUSEDSIGNAL */
+    end
+endgenerate
+
 // ---------------------------------------------------------------- executor (requester)
 
 wire rx_ack_valid;
@@ -647,6 +742,7 @@ requester #(
     .CLK_MHZ(CLK_MHZ),
     .MP_W(MP_W),
     .SEND_EN(SEND_EN),
+    .READ_EN(READ_EN),
     .OST_RINGS(OST_RINGS),
     .ID_TAG(ID_EXEC)
 ) req_inst (
@@ -692,8 +788,21 @@ requester #(
     .mr_va(ex_mr_va),
     .mr_len(ex_mr_len),
     .mr_pd(ex_mr_pd),
+    .mr_access(ex_mr_access),
     .mr_ok(ex_mr_ok),
     .mr_bus(ex_mr_bus),
+    .rt_alloc_ready(rt_alloc_ready),
+    .rt_alloc_valid(rt_alloc_valid),
+    .rt_alloc_first(rt_alloc_first),
+    .rt_alloc_last(rt_alloc_last),
+    .rt_alloc_bus(rt_alloc_bus),
+    .rt_alloc_key(rt_alloc_key),
+    .rt_alloc_len(rt_alloc_len),
+    .rt_free_valid(rt_free_valid),
+    .rt_free_qpn(rt_free_qpn),
+    .rt_free_last(rt_free_last),
+    .rt_q_qpn(rt_q_qpn),
+    .rt_q_busy(rt_q_busy),
     .m_rd_desc_pcie_addr(m_ex_rd_pcie_addr),
     .m_rd_desc_ram_addr(m_ex_rd_ram_addr),
     .m_rd_desc_len(m_ex_rd_len),
@@ -736,6 +845,8 @@ requester #(
     .s_ack_psn(rx_ack_psn),
     .s_ack_syndrome(rx_ack_syndrome),
     .s_ack_lost(rx_ack_lost),
+    .ack_room(rx_ack_room),
+    .acks_idle(rx_acks_idle),
     .m_cqe_cqn(ex_cqe_cqn),
     .m_cqe_data(ex_cqe_data),
     .m_cqe_valid(ex_cqe_valid),
@@ -803,6 +914,7 @@ responder #(
     .MP_WIMM(MP_WIMM),
     .RC_EN(RC_EN),
     .READ_EN(READ_EN),
+    .RD_IW(RD_IW),
     .ID_TAG(ID_RESP)
 ) resp_inst (
     .clk(clk),
@@ -922,7 +1034,32 @@ responder #(
     .m_rx_ack_syndrome(rx_ack_syndrome),
     .m_rx_ack_msn(rx_ack_msn),
     .m_rx_ack_lost(rx_ack_lost),
+    .rt_lk_qpn(rt_lk_qpn),
+    .rt_lk_psn(rt_lk_psn),
+    .rt_lk_nak(rt_lk_nak),
+    .rt_hit(rt_hit),
+    .rt_idx(rt_idx),
+    .rt_first(rt_first),
+    .rt_last(rt_last),
+    .rt_next(rt_next),
+    .rt_bus(rt_bus),
+    .rt_key(rt_key),
+    .rt_len(rt_len),
+    .rt_asked(rt_asked),
+    .rt_cov(rt_cov),
+    .rt_cov_idx(rt_cov_idx),
+    .rt_cov_next(rt_cov_next),
+    .rt_cov_asked(rt_cov_asked),
+    .rt_adv_valid(rt_adv_valid),
+    .rt_adv_idx(rt_adv_idx),
+    .rt_adv_psn(rt_adv_psn),
+    .rt_ask_valid(rt_ask_valid),
+    .rt_ask_idx(rt_ask_idx),
+    .rt_ask_psn(rt_ask_psn),
+    .rx_ack_room(rx_ack_room),
+    .rx_acks_idle(rx_acks_idle),
     .cfg_early_cqe(reg_debug_early_cqe),
+    .cfg_early_read_cqe(reg_debug_early_read_cqe),
     .cfg_no_mr_check(reg_debug_no_mr_check),
     .sel_qpn(reg_qp_sel[QN_W-1:0]),
     .sel_epsn(sel_epsn),
@@ -931,7 +1068,8 @@ responder #(
     .stat_drop_xport(stat_drop_xport),
     .stat_drop_wimm(stat_drop_wimm),
     .stat_nak(stat_nak),
-    .stat_guard(stat_guard)
+    .stat_guard(stat_guard),
+    .stat_rd_resp(stat_read_placed)
 );
 
 // ---------------------------------------------------------------- READ responses

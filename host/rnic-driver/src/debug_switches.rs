@@ -24,19 +24,25 @@ pub enum Break {
     /// The responder skips every memory-region check (rkey, PD, access,
     /// bounds, and the write guard).
     NoMrCheck,
+    /// The requester completes an RDMA READ when its last response
+    /// arrives, before that response's data is written.
+    EarlyReadCqe,
 }
 
 impl Break {
-    pub const ALL: [Break; 4] = [
+    pub const ALL: [Break; 5] = [
         Break::CqeRo,
         Break::EarlyCqe,
         Break::Bypass,
         Break::NoMrCheck,
+        Break::EarlyReadCqe,
     ];
 
-    /// The switches that break the completion ordering (what the torture
-    /// test must catch); `NoMrCheck` breaks memory protection instead (what
-    /// the fuzz campaign must catch).
+    /// The switches that break the completion ordering of WRITE_WITH_IMM
+    /// (what the torture test must catch); `NoMrCheck` breaks memory
+    /// protection instead (what the fuzz campaign must catch), and
+    /// `EarlyReadCqe` the ordering of an RDMA READ's CQE behind its data
+    /// (what `tests/read_requester.rs` catches).
     pub const ORDERING: [Break; 3] = [Break::CqeRo, Break::EarlyCqe, Break::Bypass];
 
     /// The name `--break` takes.
@@ -46,6 +52,7 @@ impl Break {
             Break::EarlyCqe => "early-cqe",
             Break::Bypass => "bypass",
             Break::NoMrCheck => "no-mr-check",
+            Break::EarlyReadCqe => "early-read-cqe",
         }
     }
 
@@ -62,6 +69,7 @@ impl Break {
             Break::EarlyCqe => Some(2),
             Break::Bypass => Some(3),
             Break::NoMrCheck => None,
+            Break::EarlyReadCqe => Some(8),
         }
     }
 
@@ -71,6 +79,7 @@ impl Break {
             Break::EarlyCqe => 1,
             Break::Bypass => 2,
             Break::NoMrCheck => 3,
+            Break::EarlyReadCqe => 4,
         }
     }
 }
@@ -83,7 +92,7 @@ impl fmt::Display for Break {
 
 /// An unknown switch name; lists the known ones.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown break switch {0:?} (cqe-ro, early-cqe, bypass, no-mr-check)")]
+#[error("unknown break switch {0:?} (cqe-ro, early-cqe, bypass, no-mr-check, early-read-cqe)")]
 pub struct UnknownBreak(pub String);
 
 impl FromStr for Break {
@@ -142,7 +151,8 @@ impl<D: Device> DebugSwitches<'_, D> {
             .with(Break::CqeRo, r.cqe_ro())
             .with(Break::EarlyCqe, r.early_cqe())
             .with(Break::Bypass, r.bypass())
-            .with(Break::NoMrCheck, r.no_mr_check()))
+            .with(Break::NoMrCheck, r.no_mr_check())
+            .with(Break::EarlyReadCqe, r.early_read_cqe()))
     }
 
     /// Turns `b` on or off and leaves every other switch as it was. Reads
@@ -164,6 +174,7 @@ impl<D: Device> DebugSwitches<'_, D> {
                 Break::EarlyCqe => r.set_early_cqe(on),
                 Break::Bypass => r.set_bypass(on),
                 Break::NoMrCheck => r.set_no_mr_check(on),
+                Break::EarlyReadCqe => r.set_early_read_cqe(on),
             };
         })?;
         if self.get()?.contains(b) != on {

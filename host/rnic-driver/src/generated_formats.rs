@@ -138,8 +138,8 @@ pub mod send_wqe {
         super::set_bits(e, LOCAL_ADDR_LSB, LOCAL_ADDR_WIDTH, v);
     }
 
-    /// Bytes 24..31: remote_addr. Remote virtual address (RDMA WRITE\*); destination bus
-    /// address for LOCAL_DMA_COPY.
+    /// Bytes 24..31: remote_addr. Remote virtual address (RDMA WRITE\*, RDMA READ);
+    /// destination bus address for LOCAL_DMA_COPY.
     pub const REMOTE_ADDR_OFFSET: usize = 24;
     pub const REMOTE_ADDR_LSB: usize = 192;
     pub const REMOTE_ADDR_WIDTH: usize = 64;
@@ -152,7 +152,7 @@ pub mod send_wqe {
         super::set_bits(e, REMOTE_ADDR_LSB, REMOTE_ADDR_WIDTH, v);
     }
 
-    /// Bytes 32..35: rkey. Remote key (RDMA WRITE\*).
+    /// Bytes 32..35: rkey. Remote key (RDMA WRITE\*, RDMA READ).
     pub const RKEY_OFFSET: usize = 32;
     pub const RKEY_LSB: usize = 256;
     pub const RKEY_WIDTH: usize = 32;
@@ -476,6 +476,9 @@ pub enum WrOpcode {
     Send = 0x02,
     /// SEND with immediate data (IBV_WR_SEND_WITH_IMM).
     SendWithImm = 0x03,
+    /// RDMA READ (IBV_WR_RDMA_READ): length bytes at remote_addr (rkey) into the local buffer
+    /// (lkey, local-writable). rc QPs of a READ_EN build only.
+    RdmaRead = 0x04,
     /// rnic's local DMA copy: read length bytes at local_addr, write them at remote_addr
     /// (both bus addresses), then complete. Needs no network: it proves the DMA engines and
     /// the CQE ordering.
@@ -484,11 +487,12 @@ pub enum WrOpcode {
 
 impl WrOpcode {
     /// Every defined value, in declaration order.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::RdmaWrite,
         Self::RdmaWriteWithImm,
         Self::Send,
         Self::SendWithImm,
+        Self::RdmaRead,
         Self::LocalDmaCopy,
     ];
 
@@ -499,6 +503,7 @@ impl WrOpcode {
             0x01 => Some(Self::RdmaWriteWithImm),
             0x02 => Some(Self::Send),
             0x03 => Some(Self::SendWithImm),
+            0x04 => Some(Self::RdmaRead),
             0x80 => Some(Self::LocalDmaCopy),
             _ => None,
         }
@@ -516,6 +521,7 @@ impl WrOpcode {
             Self::RdmaWriteWithImm => "RDMA_WRITE_WITH_IMM",
             Self::Send => "SEND",
             Self::SendWithImm => "SEND_WITH_IMM",
+            Self::RdmaRead => "RDMA_READ",
             Self::LocalDmaCopy => "LOCAL_DMA_COPY",
         }
     }
@@ -530,7 +536,7 @@ pub enum WcOpcode {
     Send,
     /// IBV_WC_RDMA_WRITE: an RDMA WRITE (with or without immediate) completed.
     RdmaWrite,
-    /// IBV_WC_RDMA_READ (libibverbs; this NIC does not write it).
+    /// IBV_WC_RDMA_READ: an RDMA READ completed (its data is in the local buffer).
     RdmaRead,
     /// IBV_WC_COMP_SWAP (libibverbs; this NIC does not write it).
     CompSwap,

@@ -31,8 +31,9 @@ use rnic_regs::DeviceIo;
 pub use debug_switches::{Break, BreakSet, DebugSwitches, UnknownBreak};
 pub use ring::{
     CopyWr, Cqe, RecvWqe, SendWqe, WcOpcode, WcStatus, WrOpcode, CQE_FLAG_RECV, CQE_FLAG_WITH_IMM,
-    CQE_OP_LOCAL_DMA_COPY, CQE_OP_RDMA_WRITE, CQE_OP_RECV, CQE_OP_RECV_RDMA_WITH_IMM, CQE_OP_SEND,
-    CQE_SIZE, WQE_FLAG_FENCE, WQE_FLAG_SIGNALED, WQE_FLAG_SOLICITED, WQE_SIZE,
+    CQE_OP_LOCAL_DMA_COPY, CQE_OP_RDMA_READ, CQE_OP_RDMA_WRITE, CQE_OP_RECV,
+    CQE_OP_RECV_RDMA_WITH_IMM, CQE_OP_SEND, CQE_SIZE, WQE_FLAG_FENCE, WQE_FLAG_SIGNALED,
+    WQE_FLAG_SOLICITED, WQE_SIZE,
 };
 
 /// Smallest and largest ring size the NIC accepts (`q_size`, `qp_rq_size`).

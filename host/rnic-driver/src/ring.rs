@@ -28,6 +28,7 @@ pub const CQE_FLAG_RECV: u8 = cqe::FLAGS_RECV;
 /// CQE opcodes: the raw [`WcOpcode`] values the NIC writes.
 pub const CQE_OP_SEND: u8 = WcOpcode::Send.to_raw();
 pub const CQE_OP_RDMA_WRITE: u8 = WcOpcode::RdmaWrite.to_raw();
+pub const CQE_OP_RDMA_READ: u8 = WcOpcode::RdmaRead.to_raw();
 pub const CQE_OP_LOCAL_DMA_COPY: u8 = WcOpcode::LocalDmaCopy.to_raw();
 pub const CQE_OP_RECV: u8 = WcOpcode::Recv.to_raw();
 pub const CQE_OP_RECV_RDMA_WITH_IMM: u8 = WcOpcode::RecvRdmaWithImm.to_raw();
@@ -38,8 +39,17 @@ impl WrOpcode {
         matches!(self, Self::RdmaWriteWithImm | Self::SendWithImm)
     }
 
-    /// The opcode writes at a remote address (needs a remote address and rkey).
+    /// The opcode names a remote address and rkey (WRITE*, READ).
     pub fn is_rdma(self) -> bool {
+        matches!(
+            self,
+            Self::RdmaWrite | Self::RdmaWriteWithImm | Self::RdmaRead
+        )
+    }
+
+    /// The opcode writes at a remote address (RDMA WRITE, with or without
+    /// immediate).
+    pub fn is_write(self) -> bool {
         matches!(self, Self::RdmaWrite | Self::RdmaWriteWithImm)
     }
 }

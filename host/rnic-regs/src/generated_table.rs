@@ -269,7 +269,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 readable: true,
                 writable: false,
                 reset: None,
-                desc: "Supported work-request opcodes: bit 0 local DMA copy, 1 RDMA_WRITE, 2 RDMA_WRITE_WITH_IMM, 3 SEND, 4 SEND_WITH_IMM.",
+                desc: "Supported work-request opcodes: bit 0 local DMA copy, 1 RDMA_WRITE, 2 RDMA_WRITE_WITH_IMM, 3 SEND, 4 SEND_WITH_IMM, 5 RDMA_READ (issued as a requester: a READ_EN build).",
                 fields: &[
                     FieldDesc {
                         name: "value",
@@ -293,7 +293,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 readable: true,
                 writable: false,
                 reset: None,
-                desc: "Capabilities: bit 0 MSI, 1 CQE Relaxed-Ordering debug switch, 2 early-CQE switch, 3 bypass switch, 4 CQE flush mode, 5 mp (multipath) transport, 6 rc transport (0: an mp-only build, every QP is mp), 7 RDMA READ requests served as a responder (a READ_EN build; without it a READ request is NAKed as an invalid request).",
+                desc: "Capabilities: bit 0 MSI, 1 CQE Relaxed-Ordering debug switch, 2 early-CQE switch, 3 bypass switch, 4 CQE flush mode, 5 mp (multipath) transport, 6 rc transport (0: an mp-only build, every QP is mp), 7 RDMA READ requests served as a responder (a READ_EN build; without it a READ request is NAKed as an invalid request), 8 RDMA READ issued as a requester (READ_EN; verbs bit 5).",
                 fields: &[
                     FieldDesc {
                         name: "value",
@@ -1145,6 +1145,18 @@ pub static BLOCKS: &[BlockDesc] = &[
                         swmod: false,
                         desc: "Responder: skip every memory-region check (rkey, PD, access, bounds, and the re-check in front of the DMA write engine), so forged frames write wherever they point. Proves that the fuzz campaign's checks see it.",
                     },
+                    FieldDesc {
+                        name: "early_read_cqe",
+                        msb: 4,
+                        lsb: 4,
+                        sw: Access::Rw,
+                        hw: Access::R,
+                        reset: Some(0x0),
+                        onread: None,
+                        onwrite: None,
+                        swmod: false,
+                        desc: "Requester: complete an RDMA READ when its last response arrives, before that response's data is written, so the READ's CQE may pass its data.",
+                    },
                 ],
             },
             RegDesc {
@@ -1249,7 +1261,7 @@ pub static BLOCKS: &[BlockDesc] = &[
         name: "port",
         type_name: "port_block",
         offset: 0x300,
-        size: 0x94,
+        size: 0x98,
         block_type: Some(0x52490004),
         version: Some(0x10000),
         desc: "Ethernet port: addresses and frame counters.",
@@ -2079,6 +2091,30 @@ pub static BLOCKS: &[BlockDesc] = &[
                 writable: false,
                 reset: None,
                 desc: "READ RESPONSE packets sent (FIRST, MIDDLE, LAST and ONLY); a packet whose payload read failed goes as a NAK instead and counts in rx_nak, not here.",
+                fields: &[
+                    FieldDesc {
+                        name: "value",
+                        msb: 31,
+                        lsb: 0,
+                        sw: Access::R,
+                        hw: Access::W,
+                        reset: None,
+                        onread: None,
+                        onwrite: None,
+                        swmod: false,
+                        desc: "",
+                    },
+                ],
+            },
+            RegDesc {
+                name: "rx_read_resp",
+                offset: 0x394,
+                block_offset: 0x94,
+                width: 32,
+                readable: true,
+                writable: false,
+                reset: None,
+                desc: "READ RESPONSE packets placed for this NIC's own RDMA READs (their payload write accepted). Responses that answer no READ, duplicates and misfits are dropped and counted in rx_drop_psn.",
                 fields: &[
                     FieldDesc {
                         name: "value",

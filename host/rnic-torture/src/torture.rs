@@ -222,6 +222,11 @@ impl Config {
         if self.irq_budget == 0 {
             return bad("--irq-budget must be at least 1 cycle".into());
         }
+        if self.brk == Some(Break::EarlyReadCqe) {
+            return bad(
+                "--break early-read-cqe breaks RDMA READ's completion, and the torture issues no READs yet: `cargo test -p rnic-tests --test read_requester` catches it".into(),
+            );
+        }
         if let Some(b) = self.brk.filter(|b| !b.is_ordering()) {
             return bad(format!(
                 "--break {b} breaks memory protection, not the completion ordering: the fuzz campaign (`rnic fuzz --break {b}`) catches it"
@@ -427,6 +432,7 @@ pub fn add_port_counters<D: Device>(
         ("rx_nak", c.rx_nak),
         ("rx_read_req", c.rx_read_req),
         ("tx_read_resp", c.tx_read_resp),
+        ("rx_read_resp", c.rx_read_resp),
         ("tx_retransmits", c.tx_retransmits),
         ("rtx_timeouts", c.rtx_timeouts),
         ("rx_nak_seq", c.rx_nak_seq),

@@ -183,6 +183,8 @@ pub struct PortCounters {
     pub rx_read_req: u32,
     /// READ RESPONSE packets sent (FIRST, MIDDLE, LAST, ONLY).
     pub tx_read_resp: u32,
+    /// READ RESPONSE packets placed for this NIC's own RDMA READs.
+    pub rx_read_resp: u32,
     /// Packets sent again by go-back-N.
     pub tx_retransmits: u32,
     /// Local ACK timeouts that expired.
@@ -544,6 +546,7 @@ impl<D: Device> Context<D> {
             rx_nak: p.rx_nak().try_read()?.value(),
             rx_read_req: p.rx_read_req().try_read()?.value(),
             tx_read_resp: p.tx_read_resp().try_read()?.value(),
+            rx_read_resp: p.rx_read_resp().try_read()?.value(),
             tx_retransmits: p.tx_retransmits().try_read()?.value(),
             rtx_timeouts: p.rtx_timeouts().try_read()?.value(),
             rx_nak_seq: p.rx_nak_seq().try_read()?.value(),

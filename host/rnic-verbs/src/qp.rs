@@ -780,20 +780,28 @@ impl<D: Device> QueuePair<D> {
         if wr.opcode == WrOpcode::LocalDmaCopy {
             return Err(invalid("LOCAL_DMA_COPY is not a verbs opcode"));
         }
-        if self.qp_type == QpType::Mp && !wr.opcode.is_rdma() {
+        // (as OCP MRC: READ is not carried by mp)
+        if self.qp_type == QpType::Mp && wr.opcode == WrOpcode::RdmaRead {
+            return Err(VerbsError::Unsupported(
+                "RDMA_READ on an mp QP: mp carries WRITE and WRITE_WITH_IMM only".into(),
+            ));
+        }
+        if self.qp_type == QpType::Mp && !wr.opcode.is_write() {
             return Err(invalid("an mp QP carries WRITE and WRITE_WITH_IMM only"));
         }
-        // the build's verb set (`rnic build --verbs`): bit 3 SEND, 4 SEND_WITH_IMM
+        // the build's verb set (`rnic build --verbs`): bit 3 SEND, 4
+        // SEND_WITH_IMM, 5 RDMA_READ
         let verb_bit = match wr.opcode {
-            WrOpcode::Send => Some(3),
-            WrOpcode::SendWithImm => Some(4),
+            WrOpcode::Send => Some((3, "SEND/RECV", "write")),
+            WrOpcode::SendWithImm => Some((4, "SEND/RECV", "write")),
+            WrOpcode::RdmaRead => Some((5, "RDMA READ", "write,send,read")),
             _ => None,
         };
-        if let Some(bit) = verb_bit {
+        if let Some((bit, what, flag)) = verb_bit {
             let verbs = self.ctx.nic.id().verbs;
             if verbs & (1 << bit) == 0 {
                 return Err(VerbsError::Unsupported(format!(
-                    "{:?}: this NIC was built without SEND/RECV (verbs register {verbs:#x}; rnic build --verbs write)",
+                    "{:?}: this NIC was built without {what} (verbs register {verbs:#x}; rnic build --verbs {flag})",
                     wr.opcode
                 )));
             }
@@ -812,7 +820,11 @@ impl<D: Device> QueuePair<D> {
                 }
                 (r.remote_addr, r.rkey)
             }
-            (true, None) => return Err(invalid("RDMA WRITE without remote address and rkey")),
+            (true, None) => {
+                return Err(invalid(
+                    "RDMA WRITE or READ without remote address and rkey",
+                ))
+            }
             (false, Some(_)) => return Err(invalid("SEND with a remote address")),
             (false, None) => (0, 0),
         };

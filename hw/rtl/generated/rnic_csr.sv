@@ -66,6 +66,7 @@ module rnic_csr (
         output logic hwif_out_dma_debug_early_cqe,
         output logic hwif_out_dma_debug_bypass,
         output logic hwif_out_dma_debug_no_mr_check,
+        output logic hwif_out_dma_debug_early_read_cqe,
         output logic hwif_out_dma_cqe_order_cqe_flush,
         input wire [31:0] hwif_in_dma_rd_req_count_count,
         input wire [31:0] hwif_in_dma_wr_req_count_count,
@@ -102,6 +103,7 @@ module rnic_csr (
         input wire [15:0] hwif_in_port_path_probe_rtt_cycles,
         input wire [31:0] hwif_in_port_rx_read_req_value,
         input wire [31:0] hwif_in_port_tx_read_resp_value,
+        input wire [31:0] hwif_in_port_rx_read_resp_value,
         output logic [15:0] hwif_out_qp_qp_sel_qpn,
         output logic [2:0] hwif_out_qp_qp_attr_state,
         output logic [2:0] hwif_out_qp_qp_attr_pmtu,
@@ -306,6 +308,7 @@ module rnic_csr (
     logic decoded_reg_strb_port_path_probe_rtt;
     logic decoded_reg_strb_port_rx_read_req;
     logic decoded_reg_strb_port_tx_read_resp;
+    logic decoded_reg_strb_port_rx_read_resp;
     logic decoded_reg_strb_qp_blk_type;
     logic decoded_reg_strb_qp_blk_version;
     logic decoded_reg_strb_qp_blk_next;
@@ -435,6 +438,7 @@ module rnic_csr (
         decoded_reg_strb_port_path_probe_rtt = cpuif_req_masked & (cpuif_addr == 11'h388) & !cpuif_req_is_wr;
         decoded_reg_strb_port_rx_read_req = cpuif_req_masked & (cpuif_addr == 11'h38c) & !cpuif_req_is_wr;
         decoded_reg_strb_port_tx_read_resp = cpuif_req_masked & (cpuif_addr == 11'h390) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_rx_read_resp = cpuif_req_masked & (cpuif_addr == 11'h394) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_blk_type = cpuif_req_masked & (cpuif_addr == 11'h400) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_blk_version = cpuif_req_masked & (cpuif_addr == 11'h404) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_blk_next = cpuif_req_masked & (cpuif_addr == 11'h408) & !cpuif_req_is_wr;
@@ -547,6 +551,10 @@ module rnic_csr (
     logic field_storage_dma_debug_no_mr_check_value;
     logic field_combo_dma_debug_no_mr_check_next;
     logic field_combo_dma_debug_no_mr_check_load_next;
+    // Field: rnic_csr.dma.debug.early_read_cqe
+    logic field_storage_dma_debug_early_read_cqe_value;
+    logic field_combo_dma_debug_early_read_cqe_next;
+    logic field_combo_dma_debug_early_read_cqe_load_next;
     // Field: rnic_csr.dma.cqe_order.cqe_flush
     logic field_storage_dma_cqe_order_cqe_flush_value;
     logic field_combo_dma_cqe_order_cqe_flush_next;
@@ -1038,6 +1046,26 @@ module rnic_csr (
         end
     end
     assign hwif_out_dma_debug_no_mr_check = field_storage_dma_debug_no_mr_check_value;
+    always @(*) begin
+        logic next_c;
+        logic load_next_c;
+        next_c = field_storage_dma_debug_early_read_cqe_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_dma_debug && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_dma_debug_early_read_cqe_value & ~decoded_wr_biten[4:4]) | (decoded_wr_data[4:4] & decoded_wr_biten[4:4]);
+            load_next_c = '1;
+        end
+        field_combo_dma_debug_early_read_cqe_next = next_c;
+        field_combo_dma_debug_early_read_cqe_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_dma_debug_early_read_cqe_value <= 1'h0;
+        end else if(field_combo_dma_debug_early_read_cqe_load_next) begin
+            field_storage_dma_debug_early_read_cqe_value <= field_combo_dma_debug_early_read_cqe_next;
+        end
+    end
+    assign hwif_out_dma_debug_early_read_cqe = field_storage_dma_debug_early_read_cqe_value;
     always @(*) begin
         logic next_c;
         logic load_next_c;
@@ -2134,6 +2162,7 @@ always @(*) begin
             readback_data_var[1] = field_storage_dma_debug_early_cqe_value;
             readback_data_var[2] = field_storage_dma_debug_bypass_value;
             readback_data_var[3] = field_storage_dma_debug_no_mr_check_value;
+            readback_data_var[4] = field_storage_dma_debug_early_read_cqe_value;
         end
         if(rd_mux_addr == 11'h218) begin
             readback_data_var[0] = field_storage_dma_cqe_order_cqe_flush_value;
@@ -2251,6 +2280,9 @@ always @(*) begin
         end
         if(rd_mux_addr == 11'h390) begin
             readback_data_var[31:0] = hwif_in_port_tx_read_resp_value;
+        end
+        if(rd_mux_addr == 11'h394) begin
+            readback_data_var[31:0] = hwif_in_port_rx_read_resp_value;
         end
         if(rd_mux_addr == 11'h400) begin
             readback_data_var[31:0] = 32'h52490005;

@@ -27,10 +27,10 @@ localparam SEND_WQE_WR_ID_LSB = 64, SEND_WQE_WR_ID_W = 64;
 // bytes 16..23: local_addr. Local buffer: a virtual address in the lkey MR
 // (LOCAL_DMA_COPY: source bus address).
 localparam SEND_WQE_LOCAL_ADDR_LSB = 128, SEND_WQE_LOCAL_ADDR_W = 64;
-// bytes 24..31: remote_addr. Remote virtual address (RDMA WRITE*); destination
-// bus address for LOCAL_DMA_COPY.
+// bytes 24..31: remote_addr. Remote virtual address (RDMA WRITE*, RDMA READ);
+// destination bus address for LOCAL_DMA_COPY.
 localparam SEND_WQE_REMOTE_ADDR_LSB = 192, SEND_WQE_REMOTE_ADDR_W = 64;
-// bytes 32..35: rkey. Remote key (RDMA WRITE*).
+// bytes 32..35: rkey. Remote key (RDMA WRITE*, RDMA READ).
 localparam SEND_WQE_RKEY_LSB = 256, SEND_WQE_RKEY_W = 32;
 // bytes 36..39: imm. Immediate data (*_WITH_IMM), in wire order: byte 36 is
 // the first on the wire.
@@ -98,6 +98,7 @@ localparam [7:0] WR_OPCODE_RDMA_WRITE = 8'h00;
 localparam [7:0] WR_OPCODE_RDMA_WRITE_WITH_IMM = 8'h01;
 localparam [7:0] WR_OPCODE_SEND = 8'h02;
 localparam [7:0] WR_OPCODE_SEND_WITH_IMM = 8'h03;
+localparam [7:0] WR_OPCODE_RDMA_READ = 8'h04;
 localparam [7:0] WR_OPCODE_LOCAL_DMA_COPY = 8'h80;
 
 // wc_opcode values (cqe.opcode)

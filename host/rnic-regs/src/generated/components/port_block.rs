@@ -38,6 +38,7 @@ pub use _root::components::ro_word_r_desc_a3aab092 as rx_frames;
 pub use _root::components::ro_word_r_desc_a524a4e4 as rtx_timeouts;
 pub use _root::components::ro_word_r_desc_acc9774b as path_probes;
 pub use _root::components::ro_word_r_desc_ae78065b as tx_frames;
+pub use _root::components::ro_word_r_desc_c3f794af as rx_read_resp;
 pub use _root::components::ro_word_r_desc_cb2d96fa as lb_reordered;
 pub use _root::components::ro_word_r_desc_d460cdf2 as tx_read_resp;
 pub use _root::components::ro_word_r_desc_da5f106b as rx_drop_wimm;
@@ -84,7 +85,7 @@ impl PortBlock<'static> {
 
 impl<'io, IO> PortBlock<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0x94;
+    pub const SIZE: usize = 0x98;
 
     /// # Safety
     ///
@@ -539,6 +540,19 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> PortBlock<'io, IO> {
     ) -> peakrdl_rust::reg::Reg<'io, tx_read_resp::RoWordR_desc_d460cdf2, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x90).cast(), self.io)
+        }
+    }
+
+    /// rx_read_resp
+    ///
+    /// READ RESPONSE packets placed for this NIC's own RDMA READs (their payload write accepted). Responses that answer no READ, duplicates and misfits are dropped and counted in rx_drop_psn.
+    #[inline(always)]
+    #[must_use]
+    pub const fn rx_read_resp(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, rx_read_resp::RoWordR_desc_c3f794af, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x94).cast(), self.io)
         }
     }
 }

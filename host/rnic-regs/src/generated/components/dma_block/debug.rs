@@ -136,6 +136,31 @@ impl Debug {
         self.0 = (self.0 & !(Self::NO_MR_CHECK_MASK << Self::NO_MR_CHECK_OFFSET))
             | ((val & Self::NO_MR_CHECK_MASK) << Self::NO_MR_CHECK_OFFSET);
     }
+
+    pub const EARLY_READ_CQE_OFFSET: usize = 4;
+    pub const EARLY_READ_CQE_WIDTH: usize = 1;
+    pub const EARLY_READ_CQE_MASK: u32 = 0x1;
+
+    /// early_read_cqe
+    ///
+    /// Requester: complete an RDMA READ when its last response arrives, before that response's data is written, so the READ's CQE may pass its data.
+    #[inline(always)]
+    #[allow(clippy::missing_panics_doc)]
+    #[must_use]
+    pub fn early_read_cqe(&self) -> bool {
+        let val = (self.0 >> Self::EARLY_READ_CQE_OFFSET) & Self::EARLY_READ_CQE_MASK;
+        val != 0
+    }
+
+    /// early_read_cqe
+    ///
+    /// Requester: complete an RDMA READ when its last response arrives, before that response's data is written, so the READ's CQE may pass its data.
+    #[inline(always)]
+    pub fn set_early_read_cqe(&mut self, val: bool) {
+        let val = val as u32;
+        self.0 = (self.0 & !(Self::EARLY_READ_CQE_MASK << Self::EARLY_READ_CQE_OFFSET))
+            | ((val & Self::EARLY_READ_CQE_MASK) << Self::EARLY_READ_CQE_OFFSET);
+    }
 }
 
 impl core::fmt::Debug for Debug {
@@ -145,6 +170,7 @@ impl core::fmt::Debug for Debug {
             .field("early_cqe", &self.early_cqe())
             .field("bypass", &self.bypass())
             .field("no_mr_check", &self.no_mr_check())
+            .field("early_read_cqe", &self.early_read_cqe())
             .finish()
     }
 }
@@ -160,5 +186,6 @@ mod tests {
         assert_eq!(reg.early_cqe(), false);
         assert_eq!(reg.bypass(), false);
         assert_eq!(reg.no_mr_check(), false);
+        assert_eq!(reg.early_read_cqe(), false);
     }
 }

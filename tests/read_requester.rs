@@ -1,0 +1,311 @@
+//! RDMA READ as a requester, between two simulated NICs: NIC a posts
+//! `IBV_WR_RDMA_READ`, NIC b's responder answers, and NIC a places the
+//! responses into its local buffer and completes the READ.
+//!
+//! Checked: every byte of the local buffer at the moment the READ's CQE is
+//! seen (the completion barrier on the requester side: a CQE never before
+//! its data), the CQE (`IBV_WC_RDMA_READ`, byte length, wr_id), READs of
+//! 1 B to 64 KiB across PMTU boundaries on `ideal`, READs mixed with
+//! WRITEs on `lossy` and `hostile` (lost, duplicated and reordered
+//! responses recovered by the resend from the first missing PSN), the
+//! `early-read-cqe` break switch caught, a bad rkey completing with a
+//! remote access error, a local buffer without LOCAL_WRITE with a local
+//! protection error, and a READ on an mp QP refused by the verbs
+//! (EOPNOTSUPP).
+//!
+//! Needs the default model's READ engine (rnic_core `READ_EN=1`, `id.caps`
+//! bit 8); without it the tests fail, never skip.
+
+use rnic_tests::roce::*;
+use rnic_tests::WIDTHS;
+use rnic_verbs::*;
+
+/// Cycles to wait for one READ's completion.
+const BUDGET: u64 = 400_000;
+
+fn read_opts(mtu: Mtu) -> (ConnOpts, EndOpts) {
+    (
+        ConnOpts {
+            mtu,
+            qp_access: AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
+            ..ConnOpts::default()
+        },
+        EndOpts {
+            buf_len: 1 << 17,
+            mr_access: AccessFlags::LOCAL_WRITE
+                | AccessFlags::REMOTE_WRITE
+                | AccessFlags::REMOTE_READ,
+            ..EndOpts::default()
+        },
+    )
+}
+
+fn issues_reads(p: &Pair, test: &str) {
+    let id = p.a.nic().id();
+    assert!(
+        id.caps & (1 << 8) != 0 && id.verbs & (1 << 5) != 0,
+        "{test}: this model issues no RDMA READ (id.caps {:#x}, verbs {:#x}); the default model must",
+        id.caps,
+        id.verbs
+    );
+}
+
+fn post_read(
+    a: &mut End,
+    b: &End,
+    wr_id: u64,
+    dst: usize,
+    src: usize,
+    len: usize,
+    flags: SendFlags,
+) {
+    let sge = [a.mr.sge(dst, len as u32).unwrap()];
+    a.qp.post_send(&SendWr {
+        wr_id,
+        opcode: WrOpcode::RdmaRead,
+        send_flags: flags,
+        sg_list: &sge,
+        imm_data: None,
+        rdma: Some(b.mr.rdma_info(src).unwrap()),
+    })
+    .unwrap_or_else(|e| panic!("post READ: {e}"));
+}
+
+/// One READ of `len` bytes from b's offset `src` into a's offset `dst`,
+/// checked the moment its CQE is seen. Returns the first wrong byte.
+fn one_read(
+    p: &Pair,
+    a: &mut End,
+    b: &End,
+    tag: u64,
+    dst: usize,
+    src: usize,
+    len: usize,
+) -> Option<usize> {
+    rnic_harness::pattern::fill_buf(&b.buf, src, len, tag);
+    rnic_harness::pattern::fill_buf_stale(&a.buf, dst, len, tag);
+    post_read(a, b, tag, dst, src, len, SendFlags::SIGNALED);
+    let wcs = wait_wc(p.a.device(), &a.cq, 1, BUDGET);
+    assert_eq!(wcs.len(), 1, "READ {tag} of {len} B: no completion");
+    let wc = wcs[0];
+    assert_eq!(
+        wc.status,
+        WcStatus::Success,
+        "READ {tag} of {len} B: {:?}",
+        wc.status
+    );
+    assert_eq!(wc.opcode, WcOpcode::RdmaRead, "READ {tag}");
+    assert_eq!(wc.wr_id, tag);
+    assert_eq!(wc.byte_len as usize, len, "READ {tag}: byte_len");
+    rnic_harness::pattern::check_buf(&a.buf, dst, len, tag)
+}
+
+#[test]
+fn reads_bring_the_remote_bytes() {
+    for w in WIDTHS {
+        for mtu in [Mtu::Mtu1024, Mtu::Mtu4096] {
+            let p = pair(w, 3, "ideal");
+            issues_reads(&p, "reads_bring_the_remote_bytes");
+            let (o, e) = read_opts(mtu);
+            let (mut a, b) = connect_with(&p, &o, &e);
+            let pm = mtu.bytes() as usize;
+            let mut placed = 0u32;
+            for (i, len) in [1, 100, pm - 1, pm, pm + 1, 3 * pm, 5000, 65536]
+                .into_iter()
+                .enumerate()
+            {
+                let tag = 1000 * u64::from(w) + i as u64;
+                let bad = one_read(&p, &mut a, &b, tag, 64 + i, 4096 + 3 * i, len);
+                assert_eq!(
+                    bad, None,
+                    "DATA_W={w} {mtu:?}: READ of {len} B wrong at byte {bad:?}"
+                );
+                placed += len.div_ceil(pm) as u32;
+            }
+            let ca = p.a.query_port_counters().unwrap();
+            let cb = p.b.query_port_counters().unwrap();
+            assert_eq!(
+                ca.rx_read_resp, placed,
+                "DATA_W={w} {mtu:?}: responses placed"
+            );
+            assert_eq!(
+                cb.tx_read_resp, placed,
+                "DATA_W={w} {mtu:?}: responses sent"
+            );
+            assert_eq!(
+                ca.rx_drop_psn, 0,
+                "DATA_W={w} {mtu:?}: nothing dropped on ideal"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_zero_length_read_completes() {
+    let p = pair(64, 4, "ideal");
+    issues_reads(&p, "a_zero_length_read_completes");
+    let (o, e) = read_opts(Mtu::Mtu1024);
+    let (mut a, b) = connect_with(&p, &o, &e);
+    assert_eq!(one_read(&p, &mut a, &b, 9, 0, 0, 0), None);
+    // and the QP goes on: a READ after it
+    assert_eq!(one_read(&p, &mut a, &b, 10, 0, 0, 2000), None);
+}
+
+/// READs and WRITEs in flight together on a fabric that drops,
+/// duplicates and reorders: every READ's bytes are right when its CQE is
+/// seen, and every completion comes, in posting order.
+fn reads_survive(fabric: &str, seed: u64, n: usize) {
+    use rand::Rng;
+    for w in WIDTHS {
+        let p = pair(w, seed, fabric);
+        issues_reads(&p, "reads_survive");
+        let (o, e) = read_opts(Mtu::Mtu1024);
+        let (mut a, b) = connect_with(&p, &o, &e);
+        let mut r = rnic_tests::rng(seed);
+        let mut id = 0u64;
+        for m in 0..n {
+            // a WRITE into b's second half, then a READ of b's first half
+            let wlen = r.gen_range(1..=6000usize);
+            let sge = [a.mr.sge(100_000, wlen as u32).unwrap()];
+            a.qp.post_send(&SendWr {
+                wr_id: 1 << 40 | m as u64,
+                opcode: WrOpcode::RdmaWrite,
+                send_flags: SendFlags::empty(),
+                sg_list: &sge,
+                imm_data: None,
+                rdma: Some(b.mr.rdma_info(65536).unwrap()),
+            })
+            .unwrap();
+            let len = r.gen_range(1..=20_000usize);
+            let src = r.gen_range(0..(65536 - len));
+            let dst = r.gen_range(0..(65536 - len));
+            id += 1;
+            let bad = one_read(&p, &mut a, &b, seed * 10_000 + id, dst, src, len);
+            assert_eq!(
+                bad, None,
+                "DATA_W={w} {fabric} seed {seed}: READ {m} of {len} B wrong at byte {bad:?} when its CQE was seen"
+            );
+        }
+        let ca = p.a.query_port_counters().unwrap();
+        eprintln!(
+            "DATA_W={w} {fabric}: {n} READs, {} responses placed, {} dropped (PSN), {} resends, {} timeouts, {} sequence NAKs",
+            ca.rx_read_resp, ca.rx_drop_psn, ca.tx_retransmits, ca.rtx_timeouts, ca.rx_nak_seq
+        );
+    }
+}
+
+#[test]
+fn reads_survive_a_lossy_fabric() {
+    reads_survive("lossy", 21, 40);
+}
+
+#[test]
+fn reads_survive_a_hostile_fabric() {
+    reads_survive("hostile", 22, 30);
+}
+
+/// Without the switch no READ completes before its data; with
+/// `early-read-cqe` the requester hands the last response over before
+/// writing it, and this check sees a CQE before its bytes.
+#[test]
+fn the_early_read_cqe_switch_is_caught() {
+    for w in WIDTHS {
+        for brk in [false, true] {
+            let p = pair(w, 5, "ideal");
+            issues_reads(&p, "the_early_read_cqe_switch_is_caught");
+            let (o, e) = read_opts(Mtu::Mtu4096);
+            let (mut a, b) = connect_with(&p, &o, &e);
+            p.a.nic()
+                .debug_switches()
+                .set(Break::EarlyReadCqe, brk)
+                .unwrap();
+            let mut caught = 0;
+            for i in 0..12u64 {
+                // the last response a full 4 KiB: its write takes a while
+                let len = 4096 * (1 + (i as usize % 3));
+                if one_read(&p, &mut a, &b, 500 + i, 0, 8192, len).is_some() {
+                    caught += 1;
+                }
+            }
+            eprintln!(
+                "DATA_W={w} early-read-cqe={brk}: {caught} of 12 READs seen before their data"
+            );
+            if brk {
+                assert!(
+                    caught > 0,
+                    "DATA_W={w}: early-read-cqe went unnoticed in 12 READs"
+                );
+            } else {
+                assert_eq!(caught, 0, "DATA_W={w}: a READ completed before its data");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_read_with_a_bad_rkey_is_a_remote_access_error() {
+    let p = pair(64, 6, "ideal");
+    issues_reads(&p, "a_read_with_a_bad_rkey_is_a_remote_access_error");
+    let (o, e) = read_opts(Mtu::Mtu1024);
+    let (mut a, b) = connect_with(&p, &o, &e);
+    rnic_harness::pattern::fill_buf_stale(&a.buf, 0, 3000, 7);
+    let before = a.buf.to_vec(0, 3000);
+    let sge = [a.mr.sge(0, 3000).unwrap()];
+    let mut at = b.mr.rdma_info(0).unwrap();
+    at.rkey ^= 0x100;
+    a.qp.post_send(&SendWr {
+        wr_id: 1,
+        opcode: WrOpcode::RdmaRead,
+        send_flags: SendFlags::SIGNALED,
+        sg_list: &sge,
+        imm_data: None,
+        rdma: Some(at),
+    })
+    .unwrap();
+    let wcs = wait_wc(p.a.device(), &a.cq, 1, BUDGET);
+    assert_eq!(wcs.len(), 1, "no completion");
+    assert_eq!(wcs[0].status, WcStatus::RemAccessErr);
+    assert_eq!(a.buf.to_vec(0, 3000), before, "nothing may be placed");
+}
+
+#[test]
+fn a_read_into_a_buffer_without_local_write_is_a_protection_error() {
+    let p = pair(64, 7, "ideal");
+    issues_reads(
+        &p,
+        "a_read_into_a_buffer_without_local_write_is_a_protection_error",
+    );
+    let (o, mut e) = read_opts(Mtu::Mtu1024);
+    // (REMOTE_WRITE would need LOCAL_WRITE: the verbs refuse that MR)
+    e.mr_access = AccessFlags::REMOTE_READ;
+    let (mut a, b) = connect_with(&p, &o, &e);
+    post_read(&mut a, &b, 3, 0, 0, 2000, SendFlags::SIGNALED);
+    let wcs = wait_wc(p.a.device(), &a.cq, 1, BUDGET);
+    assert_eq!(wcs.len(), 1, "no completion");
+    assert_eq!(wcs[0].status, WcStatus::LocProtErr);
+    assert_eq!(
+        p.b.query_port_counters().unwrap().rx_read_req,
+        0,
+        "no READ may leave"
+    );
+}
+
+#[test]
+fn a_read_on_an_mp_qp_is_refused_by_the_verbs() {
+    let p = pair(64, 8, "ideal");
+    let (mut o, e) = read_opts(Mtu::Mtu1024);
+    o.qp_type = QpType::Mp;
+    let (mut a, b) = connect_with(&p, &o, &e);
+    let sge = [a.mr.sge(0, 100).unwrap()];
+    let err =
+        a.qp.post_send(&SendWr {
+            wr_id: 1,
+            opcode: WrOpcode::RdmaRead,
+            send_flags: SendFlags::SIGNALED,
+            sg_list: &sge,
+            imm_data: None,
+            rdma: Some(b.mr.rdma_info(0).unwrap()),
+        })
+        .unwrap_err();
+    assert_eq!(err.errno(), errno::EOPNOTSUPP, "{err}");
+}
