@@ -9,6 +9,7 @@ use clap::{Args, Subcommand};
 use rnic_device::Device;
 use rnic_driver::{CopyWr, Cqe, WcStatus};
 use rnic_sim::{RootComplexConfig, SimConfig};
+use rnic_torture::perf::Op;
 use serde::Serialize;
 
 use crate::devices::{self, DeviceArgs};
@@ -21,6 +22,11 @@ pub enum BenchCmd {
     WriteBw(WriteBwArgs),
     /// WRITE_WITH_IMM latency, doorbell to remote CQE (ib_write_lat, one way).
     WriteLat(WriteLatArgs),
+    /// RDMA READ bandwidth between two NICs over message sizes (ib_read_bw):
+    /// NIC 0 reads NIC 1's buffers; rc only.
+    ReadBw(WriteBwArgs),
+    /// RDMA READ latency, doorbell to the reader's CQE (ib_read_lat).
+    ReadLat(WriteLatArgs),
     /// RC goodput under each fabric profile, relative to `ideal`.
     Goodput(GoodputArgs),
     /// Failover of the sprayed transports on a fabric with a flapping path:
@@ -74,8 +80,10 @@ struct Row {
 pub fn run(cmd: &BenchCmd) -> Result<ExitCode> {
     match cmd {
         BenchCmd::Copy(a) => copy(a),
-        BenchCmd::WriteBw(a) => crate::bench_rdma::write_bw(a),
-        BenchCmd::WriteLat(a) => crate::bench_rdma::write_lat(a),
+        BenchCmd::WriteBw(a) => crate::bench_rdma::bw(a, Op::Write),
+        BenchCmd::WriteLat(a) => crate::bench_rdma::lat(a, Op::Write),
+        BenchCmd::ReadBw(a) => crate::bench_rdma::bw(a, Op::Read),
+        BenchCmd::ReadLat(a) => crate::bench_rdma::lat(a, Op::Read),
         BenchCmd::Goodput(a) => crate::bench_rdma::goodput(a),
         BenchCmd::Failover(a) => crate::bench_failover::failover(a),
     }

@@ -1,5 +1,6 @@
-//! `rnic bench write-bw` and `rnic bench write-lat`: perftest-style
-//! (`ib_write_bw`, `ib_write_lat`) measurements between two simulated NICs,
+//! `rnic bench write-bw|write-lat|read-bw|read-lat`: perftest-style
+//! (`ib_write_bw`, `ib_write_lat`, `ib_read_bw`, `ib_read_lat`)
+//! measurements between two simulated NICs,
 //! in simulated cycles (deterministic for a seed), with Gb/s at the
 //! simulated clock and the simulator's own speed.
 
@@ -10,7 +11,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use rnic_device::Device;
 use rnic_sim::RootComplexConfig;
-use rnic_torture::perf::{self, BwOpts, LatOpts};
+use rnic_torture::perf::{self, BwOpts, LatOpts, Op};
 use rnic_torture::sim::{self, SimOpts, SimPair};
 use serde::Serialize;
 
@@ -96,7 +97,8 @@ struct BwRow {
     wire_max_efficiency: f64,
     /// `efficiency / wire_max_efficiency`.
     of_wire_max: f64,
-    /// Frames and bytes NIC 0 sent (as its MAC counted them).
+    /// Frames and bytes the NIC that sends the data sent (as its MAC
+    /// counted them): NIC 0 for WRITEs, NIC 1 for READs.
     wire_frames: u64,
     wire_bytes: u64,
     sim_cycles_per_sec: f64,
@@ -371,8 +373,13 @@ fn check_sizes(sizes: &[u32]) -> Result<()> {
     Ok(())
 }
 
-pub fn write_bw(a: &WriteBwArgs) -> Result<ExitCode> {
+/// `rnic bench write-bw` (`Op::Write`) or `read-bw` (`Op::Read`: NIC 0
+/// reads NIC 1's buffers; rc only).
+pub fn bw(a: &WriteBwArgs, op: Op) -> Result<ExitCode> {
     check_sizes(&a.sizes)?;
+    if op == Op::Read && a.transport != "rc" {
+        bail!("read-bw: RDMA READ is carried by rc only (mp carries WRITE and WRITE_WITH_IMM)");
+    }
     let mtu = rnic_harness::mtu_from_bytes(a.mtu)?;
     if a.qps == 0 || a.window == 0 || a.window > 4096 {
         bail!("--qps must be at least 1 and --window 1..=4096");
@@ -398,7 +405,9 @@ pub fn write_bw(a: &WriteBwArgs) -> Result<ExitCode> {
     for &size in &a.sizes {
         let p = pair(&a.dev, &a.fabric, 16)?;
         let messages = (a.bytes / u64::from(size)).max(a.min_iters);
-        let mac0 = p.world.mac_stats(0);
+        // the NIC that sends the data: NIC 0 a WRITE's, NIC 1 a READ's
+        let data_nic = usize::from(op == Op::Read);
+        let mac0 = p.world.mac_stats(data_nic);
         let wall = Instant::now();
         let r = perf::write_bw(
             &p.a,
@@ -418,19 +427,24 @@ pub fn write_bw(a: &WriteBwArgs) -> Result<ExitCode> {
                 } else {
                     rnic_verbs::QpType::Rc
                 },
+                op,
                 ..BwOpts::default()
             },
         )
-        .with_context(|| format!("write_bw of {size} B"))?;
+        .with_context(|| format!("{} of {size} B", bw_name(op)))?;
         let secs = wall.elapsed().as_secs_f64();
-        let mac1 = p.world.mac_stats(0);
+        let mac1 = p.world.mac_stats(data_nic);
         clock = p.a.device().clock_mhz();
         let bpc = r.bytes as f64 * 8.0 / r.cycles as f64;
         let eff = bpc / f64::from(a.dev.data_w);
-        let (wmax, _) =
-            perf::wire_efficiency(u64::from(size), a.mtu, a.dev.data_w, 0, a.transport == "mp");
+        let (wmax, _) = match op {
+            Op::Write => {
+                perf::wire_efficiency(u64::from(size), a.mtu, a.dev.data_w, 0, a.transport == "mp")
+            }
+            Op::Read => perf::read_wire_efficiency(u64::from(size), a.mtu, a.dev.data_w),
+        };
         let row = BwRow {
-            test: "write_bw",
+            test: bw_name(op),
             transport: if a.transport == "mp" { "mp" } else { "rc" },
             fabric: a.fabric.clone(),
             data_w: a.dev.data_w,
@@ -470,15 +484,33 @@ pub fn write_bw(a: &WriteBwArgs) -> Result<ExitCode> {
         }
     }
     if !a.json {
+        let (what, headers) = match op {
+            Op::Write => ("WRITEs", "RETH 16 (first packet; every packet for mp)"),
+            Op::Read => ("READs", "AETH 4 (first and last response)"),
+        };
         println!(
-            "(DATA_W={}, clock {clock} MHz, PMTU {} B, {} QP(s) x {} WRITEs in flight, fabric {}; eff = payload bits / (DATA_W x cycles); wire max = payload share of the frames' DATA_W beats with Eth 14 + IPv4 20 + UDP 8 + BTH 12 + RETH 16 (first packet; every packet for mp) + ICRC 4, no inter-frame gap)",
+            "(DATA_W={}, clock {clock} MHz, PMTU {} B, {} QP(s) x {} {what} in flight, fabric {}; eff = payload bits / (DATA_W x cycles); wire max = payload share of the frames' DATA_W beats with Eth 14 + IPv4 20 + UDP 8 + BTH 12 + {headers} + ICRC 4, no inter-frame gap)",
             a.dev.data_w, a.mtu, a.qps, a.window, a.fabric
         );
     }
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn write_lat(a: &WriteLatArgs) -> Result<ExitCode> {
+fn bw_name(op: Op) -> &'static str {
+    match op {
+        Op::Write => "write_bw",
+        Op::Read => "read_bw",
+    }
+}
+
+/// `rnic bench write-lat` (`Op::Write`: a WRITE_WITH_IMM's doorbell to the
+/// receiver's CQE) or `read-lat` (`Op::Read`: a READ's doorbell to the
+/// reader's CQE, a round trip).
+pub fn lat(a: &WriteLatArgs, op: Op) -> Result<ExitCode> {
+    let name = match op {
+        Op::Write => "write_lat",
+        Op::Read => "read_lat",
+    };
     check_sizes(&a.sizes)?;
     let mtu = rnic_harness::mtu_from_bytes(a.mtu)?;
     if a.iters == 0 {
@@ -507,14 +539,15 @@ pub fn write_lat(a: &WriteLatArgs) -> Result<ExitCode> {
                 iterations: a.iters,
                 mtu,
                 watchdog: 5_000_000,
+                op,
             },
         )
-        .with_context(|| format!("write_lat of {size} B"))?;
+        .with_context(|| format!("{name} of {size} B"))?;
         let secs = wall.elapsed().as_secs_f64();
         clock = p.a.device().clock_mhz();
         let bytes = u64::from(a.iters) * u64::from(size);
         let row = LatRow {
-            test: "write_lat",
+            test: name,
             transport: "rc",
             fabric: a.fabric.clone(),
             data_w: a.dev.data_w,
@@ -549,8 +582,12 @@ pub fn write_lat(a: &WriteLatArgs) -> Result<ExitCode> {
         }
     }
     if !a.json {
+        let what = match op {
+            Op::Write => "the WRITE_WITH_IMM's doorbell to the receiver's poll seeing its CQE (one-way path delay included)",
+            Op::Read => "the READ's doorbell to the reader's poll seeing its CQE (a round trip: both path delays included)",
+        };
         println!(
-            "(cycles from the WRITE_WITH_IMM's doorbell to the receiver's poll seeing its CQE; DATA_W={}, clock {clock} MHz, PMTU {} B, fabric {} (one-way path delay included))",
+            "(cycles from {what}; DATA_W={}, clock {clock} MHz, PMTU {} B, fabric {})",
             a.dev.data_w, a.mtu, a.fabric
         );
     }

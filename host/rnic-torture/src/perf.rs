@@ -10,9 +10,12 @@
 //!   with a look at the world between polls ([`write_bw_observed`]).
 //! - [`write_lat`] (`ib_write_lat`-like, one way): a WRITE_WITH_IMM's
 //!   doorbell to the moment the receiver polls its CQE.
+//! - With [`Op::Read`] both measure RDMA READ instead (`ib_read_bw`,
+//!   `ib_read_lat`): `a` reads `b`'s buffer into its own, and a READ's
+//!   time ends when `a` polls its CQE (the data is in `a`'s memory then).
 //!
 //! [`wire_efficiency`] gives the best payload share of the link the RoCEv2
-//! framing allows at a PMTU.
+//! framing allows at a PMTU ([`read_wire_efficiency`]: a READ's responses).
 
 use rnic_device::Device;
 use rnic_verbs::{
@@ -32,6 +35,8 @@ pub const BTH: u32 = 12;
 pub const RETH: u32 = 16;
 pub const IMMDT: u32 = 4;
 pub const ICRC: u32 = 4;
+/// AETH: on a READ response's first and last packet.
+pub const AETH: u32 = 4;
 /// Smallest frame the MAC sends (without FCS): shorter ones are padded.
 pub const MIN_FRAME: u32 = 60;
 
@@ -57,19 +62,59 @@ pub fn write_frames(len: u64, pmtu: u32, imm: bool, mp: bool) -> impl Iterator<I
     })
 }
 
+/// Frames of the responses to one READ of `len` bytes at `pmtu`: an AETH on
+/// the first and last (READ RESPONSE FIRST / LAST / ONLY), none between.
+pub fn read_frames(len: u64, pmtu: u32) -> impl Iterator<Item = u32> {
+    let pmtu = u64::from(pmtu);
+    let n = len.div_ceil(pmtu).max(1);
+    (0..n).map(move |p| {
+        let payload = if p + 1 == n { len - p * pmtu } else { pmtu } as u32;
+        let mut f = ETH_HDR + IPV4_HDR + UDP_HDR + BTH + ICRC + payload;
+        if p == 0 || p + 1 == n {
+            f += AETH;
+        }
+        f += (4 - payload % 4) % 4;
+        f.max(MIN_FRAME)
+    })
+}
+
+/// [`wire_efficiency`] of the responses to a READ of `len` bytes.
+pub fn read_wire_efficiency(len: u64, pmtu: u32, data_w: u32) -> (f64, f64) {
+    efficiency(len, read_frames(len, pmtu), data_w, 0)
+}
+
+fn efficiency(
+    len: u64,
+    frames: impl Iterator<Item = u32>,
+    data_w: u32,
+    gap_beats: u32,
+) -> (f64, f64) {
+    let w = u64::from(data_w / 8);
+    let (mut beats, mut bytes) = (0u64, 0u64);
+    for f in frames {
+        beats += u64::from(f).div_ceil(w) + u64::from(gap_beats);
+        bytes += u64::from(f);
+    }
+    (len as f64 / (beats * w) as f64, len as f64 / bytes as f64)
+}
+
 /// The best payload efficiency a WRITE of `len` bytes can reach on a link
 /// of `data_w` bits per cycle: payload bits over the bits of the beats its
 /// frames occupy (each frame a whole number of `data_w` beats, plus
 /// `gap_beats` idle beats between frames; `mp`: a RETH in every packet).
 /// `(beat-exact, byte-exact)`.
 pub fn wire_efficiency(len: u64, pmtu: u32, data_w: u32, gap_beats: u32, mp: bool) -> (f64, f64) {
-    let w = u64::from(data_w / 8);
-    let (mut beats, mut bytes) = (0u64, 0u64);
-    for f in write_frames(len, pmtu, false, mp) {
-        beats += u64::from(f).div_ceil(w) + u64::from(gap_beats);
-        bytes += u64::from(f);
-    }
-    (len as f64 / (beats * w) as f64, len as f64 / bytes as f64)
+    efficiency(len, write_frames(len, pmtu, false, mp), data_w, gap_beats)
+}
+
+/// What the bandwidth and latency runs move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Op {
+    /// RDMA WRITE from `a` into `b` (latency: WRITE_WITH_IMM, to `b`'s CQE).
+    #[default]
+    Write,
+    /// RDMA READ by `a` of `b`'s buffer (rc only; to `a`'s CQE).
+    Read,
 }
 
 /// `write_bw` settings.
@@ -97,6 +142,8 @@ pub struct BwOpts {
     /// the run lasts, and those still in flight at its end are left so.
     /// `None` (the default): `messages` WRITEs.
     pub run_cycles: Option<u64>,
+    /// WRITEs, or READs.
+    pub op: Op,
 }
 
 impl Default for BwOpts {
@@ -115,6 +162,7 @@ impl Default for BwOpts {
             path_thresh: None,
             timeline: false,
             run_cycles: None,
+            op: Op::Write,
         }
     }
 }
@@ -143,6 +191,8 @@ pub struct LatOpts {
     pub iterations: u32,
     pub mtu: Mtu,
     pub watchdog: u64,
+    /// WRITE_WITH_IMM (to the receiver's CQE), or READ (to the reader's).
+    pub op: Op,
 }
 
 /// `write_lat` outcome: doorbell to receive CQE, in cycles.
@@ -222,6 +272,7 @@ pub fn write_bw_observed<D: Device>(
             spray_log: o.spray_log,
             qp_type: o.qp_type,
             path_thresh: o.path_thresh,
+            qp_access: conn_access(o.op),
             ..ConnOpts::default()
         },
         (o.qps * o.window + 16).next_power_of_two(),
@@ -233,13 +284,7 @@ pub fn write_bw_observed<D: Device>(
         let src = a.alloc_dma(len)?;
         let dst = b.alloc_dma(len)?;
         let sm = a.reg_mr(&conns.pd_a, &src, 0, len, AccessFlags::LOCAL_WRITE)?;
-        let dm = b.reg_mr(
-            &conns.pd_b,
-            &dst,
-            0,
-            len,
-            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
-        )?;
+        let dm = b.reg_mr(&conns.pd_b, &dst, 0, len, peer_access(o.op))?;
         mrs.push((src, dst, sm, dm));
     }
     let mut pairs = conns.pairs;
@@ -269,7 +314,10 @@ pub fn write_bw_observed<D: Device>(
             let wrs: Vec<SendWr> = (0..n)
                 .map(|x| SendWr {
                     wr_id: posted + x,
-                    opcode: WrOpcode::RdmaWrite,
+                    opcode: match o.op {
+                        Op::Write => WrOpcode::RdmaWrite,
+                        Op::Read => WrOpcode::RdmaRead,
+                    },
                     send_flags: SendFlags::SIGNALED,
                     sg_list: &sge,
                     imm_data: None,
@@ -351,6 +399,7 @@ pub fn write_lat<D: Device>(
             retry: conn::Retry::default(),
             spray_log: 0,
             qp_type: rnic_verbs::QpType::Rc,
+            qp_access: conn_access(o.op),
             ..ConnOpts::default()
         },
         16,
@@ -360,13 +409,7 @@ pub fn write_lat<D: Device>(
     let src = a.alloc_dma(len)?;
     let dst = b.alloc_dma(len)?;
     let sm = a.reg_mr(&conns.pd_a, &src, 0, len, AccessFlags::LOCAL_WRITE)?;
-    let dm = b.reg_mr(
-        &conns.pd_b,
-        &dst,
-        0,
-        len,
-        AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
-    )?;
+    let dm = b.reg_mr(&conns.pd_b, &dst, 0, len, peer_access(o.op))?;
     let p = &mut conns.pairs[0];
     for x in 0..2 {
         p.recv.post_recv(&RecvWr {
@@ -397,6 +440,19 @@ pub fn write_lat<D: Device>(
     };
     for it in 0..o.iterations {
         let t0 = dev.now();
+        if o.op == Op::Read {
+            p.send.post_send(&SendWr {
+                wr_id: u64::from(it),
+                opcode: WrOpcode::RdmaRead,
+                send_flags: SendFlags::SIGNALED,
+                sg_list: &sge,
+                imm_data: None,
+                rdma,
+            })?;
+            wait(&conns.cq_a, "READ")?;
+            samples.push(dev.now() - t0);
+            continue;
+        }
         p.send.post_send(&SendWr {
             wr_id: u64::from(it),
             opcode: WrOpcode::RdmaWriteWithImm,
@@ -424,6 +480,23 @@ pub fn write_lat<D: Device>(
         mean,
         cycles,
     })
+}
+
+/// What `b`'s QP lets `a` do.
+fn conn_access(op: Op) -> AccessFlags {
+    match op {
+        Op::Write => AccessFlags::REMOTE_WRITE,
+        Op::Read => AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
+    }
+}
+
+/// `b`'s region.
+fn peer_access(op: Op) -> AccessFlags {
+    AccessFlags::LOCAL_WRITE
+        | match op {
+            Op::Write => AccessFlags::REMOTE_WRITE,
+            Op::Read => AccessFlags::REMOTE_READ,
+        }
 }
 
 #[cfg(test)]
