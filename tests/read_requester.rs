@@ -16,6 +16,7 @@
 //! Needs the default model's READ engine (rnic_core `READ_EN=1`, `id.caps`
 //! bit 8); without it the tests fail, never skip.
 
+use rnic_device::Device;
 use rnic_tests::roce::*;
 use rnic_tests::WIDTHS;
 use rnic_verbs::*;
@@ -308,4 +309,85 @@ fn a_read_on_an_mp_qp_is_refused_by_the_verbs() {
         })
         .unwrap_err();
     assert_eq!(err.errno(), errno::EOPNOTSUPP, "{err}");
+}
+
+/// A READ of 64 KiB, then a WRITE of new bytes to its last 4 KiB.
+/// Without `IBV_SEND_FENCE` the WRITE may overtake the READ at the
+/// responder (its payload lands while the READ's responses are still
+/// being read from memory), so the READ may return some new bytes; with
+/// the fence the WRITE waits until the READ completed, and the READ
+/// returns only the old ones. Returns the READ's bytes that are new.
+fn read_then_write(w: u32, fence: bool) -> usize {
+    let p = pair(w, 12, "ideal");
+    issues_reads(&p, "read_then_write");
+    let (o, e) = read_opts(Mtu::Mtu4096);
+    let (mut a, b) = connect_with(&p, &o, &e);
+    let len = 65536;
+    let (woff, wlen) = (len - 4096, 4096);
+    rnic_harness::pattern::fill_buf(&b.buf, 0, len, 1);
+    rnic_harness::pattern::fill_buf(&a.buf, len, len, 2);
+    rnic_harness::pattern::fill_buf_stale(&a.buf, 0, len, 1);
+    post_read(&mut a, &b, 1, 0, 0, len, SendFlags::SIGNALED);
+    let sge = [a.mr.sge(len + woff, wlen as u32).unwrap()];
+    a.qp.post_send(&SendWr {
+        wr_id: 2,
+        opcode: WrOpcode::RdmaWrite,
+        send_flags: if fence {
+            SendFlags::SIGNALED | SendFlags::FENCE
+        } else {
+            SendFlags::SIGNALED
+        },
+        sg_list: &sge,
+        imm_data: None,
+        rdma: Some(b.mr.rdma_info(woff).unwrap()),
+    })
+    .unwrap();
+    let wcs = wait_wc(p.a.device(), &a.cq, 2, BUDGET);
+    assert_eq!(wcs.len(), 2, "DATA_W={w} fence={fence}: completions");
+    assert!(wcs.iter().all(|c| c.status == WcStatus::Success), "{wcs:?}");
+    assert_eq!(
+        wcs[0].opcode,
+        WcOpcode::RdmaRead,
+        "the READ completes first"
+    );
+    // (the WRITE's completion says b took it, not that b's memory holds
+    // it yet: its writes may still be on b's PCIe link)
+    let dev = p.a.device();
+    let until = dev.now() + 50_000;
+    let landed = || b.buf.to_vec(woff, wlen) == a.buf.to_vec(len + woff, wlen);
+    while !landed() && dev.now() < until {
+        dev.idle();
+    }
+    assert!(landed(), "DATA_W={w} fence={fence}: the WRITE landed");
+    let got = a.buf.to_vec(0, len);
+    let mut old = vec![0u8; len];
+    let mut new = a.buf.to_vec(len, len);
+    rnic_harness::pattern::fill(1, &mut old);
+    new[..woff].copy_from_slice(&old[..woff]);
+    let mut newer = 0;
+    for i in 0..len {
+        if got[i] != old[i] {
+            assert_eq!(
+                got[i], new[i],
+                "DATA_W={w} fence={fence}: byte {i} is neither"
+            );
+            newer += 1;
+        }
+    }
+    newer
+}
+
+#[test]
+fn a_fenced_write_waits_for_the_read_before_it() {
+    for w in WIDTHS {
+        let unfenced = read_then_write(w, false);
+        let fenced = read_then_write(w, true);
+        eprintln!("DATA_W={w}: READ saw {unfenced} new bytes without the fence, {fenced} with it");
+        assert_eq!(fenced, 0, "DATA_W={w}: the fenced WRITE overtook the READ");
+        // the check can fail: without the fence the WRITE does overtake
+        assert!(
+            unfenced > 0,
+            "DATA_W={w}: without the fence the READ saw no new byte; this test proves nothing"
+        );
+    }
 }
