@@ -12,13 +12,16 @@
 // - The responder also looks every ACK and NAK up: one that covers a PSN
 //   of a READ not yet placed (an ACK at or after it, a NAK after it) must
 //   not reach the completer as it is, or the READ would complete without
-//   its data (cov: the oldest such READ of the QP, by its expected PSN).
+//   its data (cov: the oldest such READ of the QP, by allocation order,
+//   which for one QP is PSN order).
 // - The completer frees the entry when it retires the READ's WQE
 //   (completed or flushed), named by QP and last PSN; a QP loaded (reset,
-//   RTR, RTS, ERR) frees all of its entries.
+//   RTR, RTS, ERR) frees all of its entries, and a READ of that QP
+//   allocated in the same cycle is not taken (its QP is gone).
 //
-// Lookups are registered: the answers hold the entries as they were a
-// cycle after lk_qpn / lk_psn (the responder keeps those steady).
+// Entries are taken lowest free first. Lookups are registered: the
+// answers, a cycle after lk_qpn / lk_psn, hold the entries as they were
+// in the lookup's cycle (the responder keeps its inputs steady).
 
 `resetall
 `timescale 1ns / 1ps
@@ -219,7 +222,7 @@ always @(posedge clk) begin
             e_valid[i] <= 1'b0;
         end
     end
-    if (alloc_valid && any_free) begin
+    if (alloc_valid && any_free && !(drop_valid && drop_qpn == alloc_qpn)) begin
         // younger than every entry in use, older than none
         for (i = 0; i < NUM_RD; i = i + 1) begin
             e_before[free_idx][i] <= e_valid[i];

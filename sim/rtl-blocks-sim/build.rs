@@ -2,7 +2,7 @@
 //! axis_arb_mux with arbiter, icrc_subst, ram_sdp, ram_sdp_copies,
 //! mr_table, tag_match, slot_allocator, mp_window, rc_message,
 //! mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer,
-//! path_pick, path_health, ram_reset_sweep, read_reply) once per
+//! path_pick, path_health, ram_reset_sweep, read_reply, read_track) once per
 //! configuration of src/configs.rs and links every
 //! model, the Verilator runtime and the thin C ABI (csrc/blocks.cpp) into
 //! this crate. Seconds; a model whose sources and parameters did not change
@@ -663,6 +663,73 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "pkt_last_reg <= push_kind == K_ONLY || push_kind == K_LAST;",
         "pkt_last_reg <= (push_kind == K_ONLY || push_kind == K_LAST) && !job_ack[push_job];",
     ),
+    // read_track
+    (
+        "rt_cov_highest_index",
+        "read_track.v",
+        "if (cov_v[i] && (cov_v & e_before[i]) == {NUM_RD{1'b0}}) begin",
+        "if (cov_v[i]) begin",
+    ),
+    (
+        "rt_age_not_cleared",
+        "read_track.v",
+        "            e_before[i][free_idx] <= 1'b0;\n",
+        "",
+    ),
+    (
+        "rt_adv_keeps_asked",
+        "read_track.v",
+        "            e_next[i] <= adv_psn + 24'd1;\n            e_asked[i] <= 1'b0;\n",
+        "            e_next[i] <= adv_psn + 24'd1;\n",
+    ),
+    (
+        "rt_drop_ignores_qpn",
+        "read_track.v",
+        "|| (drop_valid && e_valid[i] && e_qpn[i] == drop_qpn)",
+        "|| (drop_valid && e_valid[i])",
+    ),
+    (
+        "rt_span_one_short",
+        "read_track.v",
+        "(lk_psn - e_first[i]) <= e_span[i]",
+        "(lk_psn - e_first[i]) < e_span[i]",
+    ),
+    (
+        "rt_nak_covers_its_psn",
+        "read_track.v",
+        "d = lk_psn - e_next[i] - {23'd0, lk_nak};",
+        "d = lk_psn - e_next[i];",
+    ),
+    (
+        "rt_cov_of_placed_read",
+        "read_track.v",
+        "cov_v[i] = e_valid[i] && !e_done[i] && e_qpn[i] == lk_qpn && !d[23];",
+        "cov_v[i] = e_valid[i] && e_qpn[i] == lk_qpn && !d[23];",
+    ),
+    (
+        "rt_ask_ignores_psn",
+        "read_track.v",
+        "if (ask_valid && ask_idx == i[RD_IW-1:0] && e_valid[i] && e_next[i] == ask_psn) begin",
+        "if (ask_valid && ask_idx == i[RD_IW-1:0] && e_valid[i]) begin",
+    ),
+    (
+        "rt_free_ignores_last",
+        "read_track.v",
+        "e_qpn[i] == free_qpn && e_last[i] == free_last",
+        "e_qpn[i] == free_qpn",
+    ),
+    (
+        "rt_busy_until_placed",
+        "read_track.v",
+        "if (e_valid[i] && e_qpn[i] == q_qpn) begin",
+        "if (e_valid[i] && !e_done[i] && e_qpn[i] == q_qpn) begin",
+    ),
+    (
+        "rt_done_one_early",
+        "read_track.v",
+        "e_done[i] <= adv_psn == e_last[i];",
+        "e_done[i] <= adv_psn + 24'd1 == e_last[i];",
+    ),
 ];
 
 /// The RTL files each kind of block needs.
@@ -711,6 +778,7 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
         Kind::PathHealth => ("path_health", &["path_health.v", "path_active.v"]),
         Kind::ResetSweep => ("ram_reset_sweep", &["ram_reset_sweep.v"]),
         Kind::ReadReply => ("read_reply", &["read_reply.v"]),
+        Kind::ReadTrack => ("read_track", &["read_track.v"]),
     }
 }
 
@@ -735,6 +803,7 @@ fn kind_code(kind: Kind) -> u32 {
         Kind::PathHealth => 17,
         Kind::ResetSweep => 18,
         Kind::ReadReply => 19,
+        Kind::ReadTrack => 20,
     }
 }
 

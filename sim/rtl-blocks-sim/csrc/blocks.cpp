@@ -1,7 +1,7 @@
 // Thin C ABI over one Verilated block (axis_register, axis_arb_mux,
 // icrc_subst, ram_sdp, mr_table, ram_sdp_copies, tag_match, slot_allocator, mp_window,
 // rc_message, mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer, path_pick,
-// path_health, ram_reset_sweep or read_reply): copy a flat input
+// path_health, ram_reset_sweep, read_reply or read_track): copy a flat input
 // struct onto the ports, evaluate, copy the ports back. No test logic lives here; the stimulus
 // and the checks are Rust (src/).
 //
@@ -13,7 +13,7 @@
 //                  5 mr_table, 6 ram_sdp_copies, 7 tag_match, 8 slot_allocator,
 //                  9 mp_window, 10 rc_message, 11 mp_deferred, 12 axis_async_fifo,
 //                  13 tlp_upsize, 14 tlp_downsize, 15 completer, 16 path_pick, 17 path_health,
-//                  18 ram_reset_sweep, 19 read_reply
+//                  18 ram_reset_sweep, 19 read_reply, 20 read_track
 //
 // The structs mirror `PortsIn` / `PortsOut` in src/lib.rs (sizes checked).
 // Buses: word i of an array = bits [32i+31:32i]. The Rust side masks every
@@ -34,6 +34,14 @@
 // {syndrome, opcode, udp_sport}, 9 dest_qp, 10 psn, 11 msn, 12
 // payload_addr, 13 payload_len, 14 jobs_out; s_ready s_job_ready; m_valid
 // {stat_rd_error, busy, m_pkt_valid, m_rd_desc_valid}.
+// read_track: s_data words 0 alloc_first, 1 alloc_last, 2..3 alloc_bus, 4
+// alloc_key, 5 alloc_len, 6 free_last, 7 lk_psn, 8 adv_psn, 9 ask_psn, 10
+// alloc_qpn, 11 free_qpn, 12 drop_qpn, 13 lk_qpn, 14 q_qpn, 15 {ask_idx
+// (15:8), adv_idx (7:0)}; s_valid bits 0 alloc_valid, 1 free_valid, 2
+// drop_valid, 3 lk_nak, 4 adv_valid, 5 ask_valid. m_data words 0 lk_first,
+// 1 lk_last, 2 lk_next, 3..4 lk_bus, 5 lk_key, 6 lk_len, 7 lk_cov_next, 8
+// {lk_cov_idx (15:8), lk_idx (7:0)}; m_valid {alloc_ready, q_busy,
+// lk_cov_asked, lk_cov, lk_asked, lk_hit}.
 
 #include <cstddef>
 #include <cstdint>
@@ -234,6 +242,7 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->ring_wait = (v >> 8) & 1;
     t->entry_sig = (v >> 9) & 1;
     t->entry_send = (v >> 10) & 1;
+    t->entry_read = 0;  // (a READ entry completes as an ACK does; its CQE opcode: tests/read_requester.rs)
     t->m_acq_ready = (v >> 11) & 1;
     t->s_ack_qpn = in->s_last & 0xffff;
     t->scan_q = in->s_last >> 16;
@@ -293,6 +302,34 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->m_pkt_ready = (v >> 3) & 1;
     t->s_done = (v >> 4) & 1;
     t->s_rd_status_error = in->s_last & 0xf;
+#elif BLK_KIND == 20
+    // read_track (src/read_track.rs has the packing; it masks the QP numbers
+    // and indices to QN_W and RD_IW)
+    const uint32_t* w = in->s_data;
+    const uint32_t v = in->s_valid;
+    t->rst = in->rst;
+    t->alloc_valid = v & 1;
+    t->alloc_qpn = w[10];
+    t->alloc_first = w[0] & 0xffffff;
+    t->alloc_last = w[1] & 0xffffff;
+    put(t->alloc_bus, w + 2);
+    t->alloc_key = w[4];
+    t->alloc_len = w[5];
+    t->free_valid = (v >> 1) & 1;
+    t->free_qpn = w[11];
+    t->free_last = w[6] & 0xffffff;
+    t->drop_valid = (v >> 2) & 1;
+    t->drop_qpn = w[12];
+    t->lk_qpn = w[13];
+    t->lk_psn = w[7] & 0xffffff;
+    t->lk_nak = (v >> 3) & 1;
+    t->adv_valid = (v >> 4) & 1;
+    t->adv_idx = w[15] & 0xff;
+    t->adv_psn = w[8] & 0xffffff;
+    t->ask_valid = (v >> 5) & 1;
+    t->ask_idx = (w[15] >> 8) & 0xff;
+    t->ask_psn = w[9] & 0xffffff;
+    t->q_qpn = w[14];
 #elif BLK_KIND == 13 || BLK_KIND == 14
     t->rst = in->rst;
     put(t->s_hdr, in->s_data);
@@ -394,6 +431,17 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
     o->s_ready = t->s_job_ready;
     o->m_valid = static_cast<uint8_t>(t->m_rd_desc_valid | (t->m_pkt_valid << 1) | (t->busy << 2)
                                       | (t->stat_rd_error << 3));
+#elif BLK_KIND == 20
+    o->m_data[0] = t->lk_first;
+    o->m_data[1] = t->lk_last;
+    o->m_data[2] = t->lk_next;
+    get(t->lk_bus, o->m_data + 3);
+    o->m_data[5] = t->lk_key;
+    o->m_data[6] = t->lk_len;
+    o->m_data[7] = t->lk_cov_next;
+    o->m_data[8] = t->lk_idx | (static_cast<uint32_t>(t->lk_cov_idx) << 8);
+    o->m_valid = static_cast<uint8_t>(t->lk_hit | (t->lk_asked << 1) | (t->lk_cov << 2)
+        | (t->lk_cov_asked << 3) | (t->q_busy << 4) | (t->alloc_ready << 5));
 #elif BLK_KIND == 13 || BLK_KIND == 14
     get(t->m_hdr, o->m_data);
     get(t->m_data, o->m_data + 4);

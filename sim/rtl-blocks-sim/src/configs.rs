@@ -60,6 +60,10 @@ pub enum Kind {
     /// payload read by DMA into a TX RAM slot, handed to roce_tx in PSN
     /// order): JOBS, SLOTS, SLOT_LOG, RAM_ADDR_W, SLOT_BASE, ID_TAG
     ReadReply,
+    /// `read_track` (the READ table: the RDMA READs the requester issued,
+    /// looked up by QP and PSN as their responses, ACKs and NAKs arrive):
+    /// QN_W, NUM_RD, RD_IW
+    ReadTrack,
 }
 
 /// One configuration: a model name and the parameters it is verilated with.
@@ -416,6 +420,18 @@ pub const CONFIGS: &[Config] = &[
         name: "cmp_q3",
         kind: Kind::Completer,
         params: &[("QN_W", 3), ("CLK_MHZ", 250), ("TICK_LOG", 6)],
+    },
+    // the core's READ table (rnic_transport: NUM_RD 4, at 16 QPs); three
+    // entries over four QPs (an index no entry has; more READs per QP)
+    Config {
+        name: "rt_q4_n4",
+        kind: Kind::ReadTrack,
+        params: &[("QN_W", 4), ("NUM_RD", 4), ("RD_IW", 2)],
+    },
+    Config {
+        name: "rt_q2_n3",
+        kind: Kind::ReadTrack,
+        params: &[("QN_W", 2), ("NUM_RD", 3), ("RD_IW", 2)],
     },
     Config {
         name: "path_pick",

@@ -47,7 +47,12 @@
 //! - [`read_reply`]: `read_reply`, the RDMA READ response engine: random
 //!   READ jobs, a DMA engine and a packet sink of random readiness and
 //!   delays, every packet, read and slot against a reference of the
-//!   contract.
+//!   contract;
+//! - [`read_track`]: `read_track`, the READ table (the RDMA READs the
+//!   requester issued, looked up by QP and PSN): allocations, frees,
+//!   loads, placements and asks of a requester, a responder and a
+//!   completer over a few QPs, every lookup answer, `alloc_ready` and
+//!   `q_busy` against a model of the table.
 //!
 //! Every configuration of [`CONFIGS`] is one model, looked up by name.
 //! Stimulus is seeded ([`rand_chacha`]), so a failing run repeats exactly.
@@ -69,6 +74,7 @@ pub mod path;
 pub mod ram;
 pub mod rcmsg;
 pub mod read_reply;
+pub mod read_track;
 pub mod skid;
 pub mod sweep;
 pub mod tag_match;
@@ -93,6 +99,7 @@ pub const MODEL_AVAILABLE: bool = cfg!(blocks_model);
 /// input packed into `s_data` (see [`mr`]). tag_match: `s_valid` is
 /// `valid`, `s_data` the packed `tags`, `s_last` `key`. tlp_upsize,
 /// tlp_downsize: `s_data` words 0..3 `s_hdr`, 4..11 `s_data`, 12 `s_keep`.
+/// read_reply, read_track: csrc/blocks.cpp has the packing.
 ///
 /// axis_async_fifo has two clocks: `pad[0]` is the step's edge mask (bit
 /// 0: s_clk rises, bit 1: m_clk rises; both when the edges coincide; a

@@ -1,7 +1,8 @@
 //! The blocks against their benches (src/skid.rs, src/arb.rs,
 //! src/icrc.rs, src/ram.rs, src/copies.rs, src/mr.rs, src/tag_match.rs,
 //! src/alloc.rs, src/mpwin.rs, src/rcmsg.rs, src/mpdef.rs,
-//! src/async_fifo.rs, src/tlp_size.rs, src/sweep.rs, src/read_reply.rs): every run checks every beat in and out; the tests choose
+//! src/async_fifo.rs, src/tlp_size.rs, src/sweep.rs, src/read_reply.rs,
+//! src/read_track.rs): every run checks every beat in and out; the tests choose
 //! configurations, seeds and traffic and add what is specific to them.
 //! `RTL_BLOCKS_MUTATION=<name> cargo test --release -p rtl-blocks-sim`
 //! builds the blocks with a planted bug: some test here must then fail
@@ -20,6 +21,7 @@ use rtl_blocks_sim::path;
 use rtl_blocks_sim::ram::{self, RamCfg};
 use rtl_blocks_sim::rcmsg::{self, RcmCfg};
 use rtl_blocks_sim::read_reply::{self, RrCfg};
+use rtl_blocks_sim::read_track::{self, RtCfg};
 use rtl_blocks_sim::skid::{self, SkidCfg, SkidReport};
 use rtl_blocks_sim::skip;
 use rtl_blocks_sim::sweep;
@@ -742,6 +744,56 @@ fn read_reply_sends_every_job_in_order() {
                 assert!(n > 5, "{m} seed {seed}: {what} {n}: {r:?}");
             }
             assert_eq!(r.resets, c.resets, "{m} seed {seed}: {r:?}");
+        }
+    }
+}
+
+/// `read_track`: a requester's READs, a responder's lookups, placements
+/// and asks, a completer's frees and QP loads over a few QPs, every lookup
+/// answer, `alloc_ready` and `q_busy` against a model of the table.
+#[test]
+fn read_track_finds_places_and_frees_the_reads_in_flight() {
+    if skip() {
+        return;
+    }
+    for m in ["rt_q4_n4", "rt_q2_n3"] {
+        for seed in 1..=4 {
+            let r = read_track::run(&RtCfg::new(m, seed)).unwrap_or_else(|e| panic!("{e}"));
+            eprintln!("{m} seed {seed}: {r:?}");
+            // the run reached every case the checks are for
+            for (what, n) in [
+                ("allocations", r.allocs),
+                ("allocations refused", r.alloc_refused),
+                ("cycles with the table full", r.full),
+                ("spans across the wrap", r.wrapped),
+                ("frees of placed READs", r.frees),
+                ("frees of unplaced READs", r.flushes),
+                ("bogus frees", r.bogus_frees),
+                ("loads of a QP beside another's READs", r.drops),
+                ("loads of a QP without READs", r.empty_drops),
+                ("placements", r.advs),
+                ("stale placements", r.stale_advs),
+                ("READs placed", r.placed),
+                ("placements of an asked READ", r.adv_of_asked),
+                ("asks", r.asks),
+                ("stale asks", r.stale_asks),
+                ("hits", r.hits),
+                ("hits at the last PSN", r.hits_at_last),
+                ("misses just outside a span", r.misses_outside),
+                ("hits across the wrap", r.hits_wrapped),
+                ("hits of an asked READ", r.hits_asked),
+                ("covered lookups", r.covs),
+                ("several READs covered", r.cov_several),
+                ("oldest covered at a lower index", r.cov_oldest_lower),
+                ("covered READs asked", r.cov_asked),
+                ("NAKs at the expected PSN", r.nak_at_next),
+                ("covered from 2^23 away", r.cov_far_edge),
+                ("q_busy with every READ placed", r.busy_placed),
+            ] {
+                assert!(n > 10, "{m} seed {seed}: {what} {n}: {r:?}");
+            }
+            assert!(r.huge > 0, "{m} seed {seed}: {r:?}");
+            assert_eq!(r.resets, 3, "{m} seed {seed}: {r:?}");
         }
     }
 }
