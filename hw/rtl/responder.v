@@ -555,10 +555,15 @@ reg rresp_reg = 1'b0;          // the packet is one (its write: LOCAL_WRITE; no 
 reg rp_hit_reg = 1'b0;         // its PSN lies in a READ of this QP
 reg rp_exact_reg = 1'b0;       // ... it is the one that READ expects next
 reg rp_beyond_reg = 1'b0;      // ... it is beyond that one (one before it went missing)
-reg rp_asked_reg = 1'b0;       // ... a resend from the expected one was asked already
+// ... an older READ of the QP still misses a response: the completer would
+// take this one's PSN as acknowledging that READ too, so it is not placed,
+// and a resend is asked from the older one's expected PSN (rp_older_*)
+reg rp_older_reg = 1'b0;
 reg rp_last_reg = 1'b0;        // ... it is the READ's last
 reg [RD_IW-1:0] rp_idx_reg = {RD_IW{1'b0}};
-reg [23:0] rp_next_reg = 24'd0;
+reg [RD_IW-1:0] rp_ask_idx_reg = {RD_IW{1'b0}};    // the READ a resend is asked for
+reg [23:0] rp_ask_psn_reg = 24'd0;                 // ... from this PSN
+reg rp_ask_done_reg = 1'b0;                        // ... asked already
 reg [31:0] rp_off_reg = 32'd0;  // its bytes' offset in the READ's buffer
 reg [63:0] rp_bus_reg = 64'd0;
 reg [31:0] rp_key_reg = 32'd0;
@@ -1289,7 +1294,7 @@ assign m_cqe_valid = state_reg == ST_CQE || state_reg == ST_EARLY_CQE;
 
 assign m_rx_ack_valid = rx_ack_pass || rx_ack_own;
 assign m_rx_ack_qpn = qpn;
-assign m_rx_ack_psn = state_reg == ST_RASK ? rp_next_reg : rx_ack_own ? psn_reg
+assign m_rx_ack_psn = state_reg == ST_RASK ? rp_ask_psn_reg : rx_ack_own ? psn_reg
     : ack_cov ? rt_cov_next : psn_reg;
 assign m_rx_ack_syndrome = state_reg == ST_RASK ? NAK_PSN : rx_ack_own ? ACK_SYNDROME
     : ack_cov ? NAK_PSN : op_probe_reply ? ACK_SYN_PROBE_REPLY
@@ -1315,7 +1320,8 @@ assign stat_rd_resp = stat_rd_resp_reg;
 // ---------------------------------------------------------------- READ responses
 assign rt_lk_qpn = qpn;
 assign rt_lk_psn = psn_reg;
-assign rt_lk_nak = aeth_syn_reg[6:5] != 2'b00;
+// (a READ RESPONSE's AETH, if any, is an ACK: it covers its own PSN)
+assign rt_lk_nak = aeth_syn_reg[6:5] != 2'b00 && !op_rd_resp;
 // an ACK or NAK that covers a PSN of one of our READs whose response is
 // still missing: the completer gets a sequence NAK of that PSN instead
 // (once; a second such ACK is dropped), or the READ would be retired
@@ -1333,8 +1339,8 @@ assign rt_adv_idx = rp_idx_reg;
 assign rt_adv_psn = psn_reg;
 assign rt_ask_valid = (state_reg == ST_CHECK && op_ack && qp_ok && ack_cov && !rt_cov_asked)
     || (state_reg == ST_RASK && rx_ack_room && !qp_stale);
-assign rt_ask_idx = state_reg == ST_RASK ? rp_idx_reg : rt_cov_idx;
-assign rt_ask_psn = state_reg == ST_RASK ? rp_next_reg : rt_cov_next;
+assign rt_ask_idx = state_reg == ST_RASK ? rp_ask_idx_reg : rt_cov_idx;
+assign rt_ask_psn = state_reg == ST_RASK ? rp_ask_psn_reg : rt_cov_next;
 assign stat_drop_qp = stat_drop_qp_reg;
 assign stat_drop_psn = stat_drop_psn_reg;
 assign stat_drop_xport = stat_drop_xport_reg;
@@ -1717,8 +1723,10 @@ always @(posedge clk) begin
             rp_idx_reg <= rt_idx;
             rp_exact_reg <= psn_reg == rt_next;
             rp_beyond_reg <= psn_reg != rt_next && (psn_reg - rt_next) < 24'h800000;
-            rp_asked_reg <= rt_asked;
-            rp_next_reg <= rt_next;
+            rp_older_reg <= rt_cov && rt_cov_idx != rt_idx;
+            rp_ask_idx_reg <= rt_cov && rt_cov_idx != rt_idx ? rt_cov_idx : rt_idx;
+            rp_ask_psn_reg <= rt_cov && rt_cov_idx != rt_idx ? rt_cov_next : rt_next;
+            rp_ask_done_reg <= rt_cov && rt_cov_idx != rt_idx ? rt_cov_asked : rt_asked;
             rp_last_reg <= psn_reg == rt_last;
             rp_off_reg <= {8'd0, psn_reg - rt_first} << (5'd7 + {2'd0, ctx_pmtu});
             rp_bus_reg <= rt_bus;
@@ -1727,12 +1735,14 @@ always @(posedge clk) begin
             state_reg <= ST_RPLACE;
         end
         ST_RPLACE: begin
-            if (!rp_hit_reg || !rp_exact_reg || !rp_fits) begin
-                // no READ of ours asked for it, a duplicate, one beyond the
-                // expected PSN (a resend from there is asked, once), or one
-                // whose opcode or length does not fit its READ
+            if (!rp_hit_reg || rp_older_reg || !rp_exact_reg || !rp_fits) begin
+                // no READ of ours asked for it; an older READ of the QP
+                // misses a response, or it is beyond the expected PSN (a
+                // resend from the first missing one is asked, once); a
+                // duplicate; or one whose opcode or length does not fit
                 stat_drop_psn_reg <= 1'b1;
-                state_reg <= rp_hit_reg && rp_beyond_reg && !rp_asked_reg ? ST_RASK : ST_DROP;
+                state_reg <= rp_hit_reg && (rp_older_reg || rp_beyond_reg) && !rp_ask_done_reg
+                    ? ST_RASK : ST_DROP;
             end else begin
                 cursor_reg <= rp_bus_reg + {32'd0, rp_off_reg};
                 key_reg <= rp_key_reg;

@@ -1,12 +1,15 @@
-//! perftest (`ib_write_bw`, `ib_send_lat`) against rnic, in both roles,
-//! and `ib_read_bw`, `ib_read_lat` with rnic as the server (the READ
-//! responder: rnic cannot issue READs), over perftest's own TCP control
-//! channel ([`crate::perftest`]).
+//! perftest (`ib_write_bw`, `ib_send_lat`, `ib_read_bw`, `ib_read_lat`)
+//! against rnic, in both roles, over perftest's own TCP control channel
+//! ([`crate::perftest`]).
 //!
-//! perftest cannot check its data; in the READ tests rnic's region holds
-//! the seeded pattern of [`crate::read_run`] and rnic's side checks every
-//! READ response it sends on the wire against it ([`crate::read_run`]'s
-//! wire tally: requests, re-requests, responses, NAKs).
+//! perftest cannot check its data; in the READ tests with rnic as the
+//! server, rnic's region holds the seeded pattern of [`crate::read_run`]
+//! and rnic's side checks every READ response it sends on the wire against
+//! it ([`crate::read_run`]'s wire tally: requests, re-requests, responses,
+//! NAKs). With rnic as the client (the reader), every READ must complete
+//! with success, and rnic must have placed at least one response per
+//! path MTU of each (`port.rx_read_resp`); perftest's region holds
+//! `rand()` bytes, so the bytes are not compared.
 //!
 //! The exchange before the data phase needs nothing from the simulation and
 //! runs on this thread; the part after it can wait for the guest's program,
@@ -65,13 +68,16 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
         rnic.gid(),
     )];
     let mut wire = None;
-    if is_read(kind) {
-        if spec.role != Role::Responder {
+    if is_read(kind) && spec.role == Role::Requester {
+        if rnic.max_rd_atomic == 0 {
             return Err(InteropError::Failed(format!(
-                "{} with rnic as the client: rnic cannot issue RDMA READ",
+                "this rnic build does not issue RDMA READ (READ_EN=0), which {} as the client needs",
                 kind.program()
             )));
         }
+        // (the server grants the client's out_reads as its max_dest_rd_atomic)
+        local[0].out_reads = u32::from(rnic.max_rd_atomic);
+    } else if is_read(kind) {
         if rnic.max_dest_rd_atomic == 0 {
             return Err(InteropError::Failed(format!(
                 "this rnic build does not serve RDMA READ (READ_EN=0), which {} needs",
@@ -154,6 +160,7 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
     let mut finish = None;
     let mut stream = Some(stream);
     let half = rnic.opts.buf_len / 2;
+    let reads_before = rnic.counters()?.rx_read_resp;
     if wire.is_none() {
         let pattern: Vec<u8> = (0..size).map(|i| (i as u8) ^ 0xA5).collect();
         rnic.buf.write(0, &pattern);
@@ -167,6 +174,31 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
                     rnic.post_send(
                         sent,
                         WrOpcode::RdmaWrite,
+                        off as usize,
+                        size,
+                        Some((hs.remote[0].vaddr + off, hs.remote[0].rkey)),
+                        None,
+                    )?;
+                    sent += 1;
+                }
+            }
+            (TestKind::ReadBw | TestKind::ReadLat, Role::Requester) => {
+                // ib_read_lat one at a time; ib_read_bw as many as the
+                // server grants (its out_reads), at most rnic's own
+                let depth = if kind == TestKind::ReadLat {
+                    1
+                } else {
+                    u64::from(
+                        hs.remote[0]
+                            .out_reads
+                            .clamp(1, u32::from(rnic.max_rd_atomic)),
+                    )
+                };
+                while sent < iters && sent - completed < depth {
+                    let off = hs.msg_offset(sent);
+                    rnic.post_send(
+                        sent,
+                        WrOpcode::RdmaRead,
                         off as usize,
                         size,
                         Some((hs.remote[0].vaddr + off, hs.remote[0].rkey)),
@@ -191,7 +223,9 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
             _ => {}
         }
         let data_done = match (kind, spec.role) {
-            (TestKind::WriteBw, Role::Requester) => completed == iters,
+            (TestKind::WriteBw | TestKind::ReadBw | TestKind::ReadLat, Role::Requester) => {
+                completed == iters
+            }
             // Passive servers: the client's READs or WRITEs need only ACKs.
             (TestKind::WriteBw | TestKind::ReadBw | TestKind::ReadLat, Role::Responder) => true,
             _ => completed == iters && recvd == iters,
@@ -208,7 +242,7 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
                 let mut s = stream.take().expect("stream");
                 let hs2 = hs.clone();
                 let role = spec.role;
-                let report = (kind == TestKind::WriteBw && role == Role::Requester)
+                let report = (kind.exchanges_bw_reports() && role == Role::Requester)
                     .then(|| BwReport::from_run(u64::from(size), iters, data_t0.elapsed(), false));
                 let rep0 =
                     (kind.exchanges_bw_reports() && role == Role::Responder).then(BwReport::zero);
@@ -247,7 +281,7 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
         rnic.poll(&mut wcs)?;
         for wc in &wcs {
             match wc.opcode {
-                WcOpcode::RdmaWrite | WcOpcode::Send => completed += 1,
+                WcOpcode::RdmaWrite | WcOpcode::Send | WcOpcode::RdmaRead => completed += 1,
                 WcOpcode::Recv => {
                     if wc.byte_len != size {
                         return Err(InteropError::Failed(format!(
@@ -287,6 +321,18 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
     }
     let mut checked = 0;
     let mut read = None;
+    if is_read(kind) && spec.role == Role::Requester {
+        // every READ completed with success (rnic.poll refuses any other);
+        // each placed its responses
+        let placed = rnic.counters()?.rx_read_resp.wrapping_sub(reads_before);
+        let want = iters * u64::from(size.div_ceil(hs.negotiated.mtu.bytes()).max(1));
+        if u64::from(placed) < want {
+            return Err(InteropError::Failed(format!(
+                "{} finished, but rnic placed {placed} READ responses for {iters} READs of {size} B ({want} expected)",
+                kind.program()
+            )));
+        }
+    }
     if let Some(mut w) = wire {
         // What is still in flight (a late response, an ACK) goes too.
         rnic.world.run(20_000);

@@ -79,6 +79,10 @@ pub struct Rnic {
     /// at RTR): the device's `max_qp_rd_atom`, 0 on a build without the
     /// READ responder (`READ_EN=0`).
     pub max_dest_rd_atomic: u8,
+    /// RDMA READs the QP may have outstanding as the requester
+    /// (`max_rd_atomic` at RTS): the device's `max_qp_init_rd_atom`, 0 on a
+    /// build that does not issue READ.
+    pub max_rd_atomic: u8,
     started: Instant,
 }
 
@@ -138,8 +142,9 @@ impl Rnic {
             AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
         )?;
         let sq_psn = (rnic_harness::pattern::mix(o.seed ^ 0x5053_4e00) & 0xff_ffff) as u32;
-        let max_dest_rd_atomic =
-            u8::try_from(ctx.query_device()?.max_qp_rd_atom).unwrap_or(u8::MAX);
+        let dev_attr = ctx.query_device()?;
+        let max_dest_rd_atomic = u8::try_from(dev_attr.max_qp_rd_atom).unwrap_or(u8::MAX);
+        let max_rd_atomic = u8::try_from(dev_attr.max_qp_init_rd_atom).unwrap_or(u8::MAX);
         Ok(Self {
             world,
             ctx,
@@ -151,6 +156,7 @@ impl Rnic {
             opts: o.clone(),
             sq_psn,
             max_dest_rd_atomic,
+            max_rd_atomic,
             started: Instant::now(),
         })
     }
@@ -205,7 +211,7 @@ impl Rnic {
                 timeout: o.retry.timeout,
                 retry_cnt: o.retry.retry_cnt,
                 rnr_retry: o.retry.rnr_retry,
-                max_rd_atomic: 0,
+                max_rd_atomic: self.max_rd_atomic,
                 ..Default::default()
             },
             M::STATE | M::SQ_PSN | M::TIMEOUT | M::RETRY_CNT | M::RNR_RETRY | M::MAX_QP_RD_ATOMIC,

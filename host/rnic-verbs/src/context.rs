@@ -425,7 +425,11 @@ impl<D: Device> Context<D> {
             max_mr: self.shared.mrs.borrow().entries(),
             max_pd: MAX_PD,
             max_qp_rd_atom: dest_rd,
-            max_qp_init_rd_atom: u32::from(MAX_RD_ATOMIC),
+            max_qp_init_rd_atom: if crate::issues_read(id.caps) {
+                u32::from(MAX_RD_ATOMIC)
+            } else {
+                0
+            },
             max_res_rd_atom: dest_rd,
             atomic_cap: AtomicCap::None,
             phys_port_cnt: 1,

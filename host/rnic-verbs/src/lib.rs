@@ -15,9 +15,9 @@
 //!   pair keeps its CQs and PD alive. Objects of one context share it
 //!   through `Rc` (not `Send`): one context per thread.
 //! - One SGE per work request, no inline data, RC only, one port, one
-//!   P_Key (index 0); RDMA READ served as responder on a READ_EN build
-//!   (`max_qp_rd_atom` = [`MAX_DEST_RD_ATOMIC`], else 0), never issued
-//!   (`max_qp_init_rd_atom` = 0); no atomics.
+//!   P_Key (index 0); RDMA READ served and issued on a READ_EN build
+//!   (`max_qp_rd_atom` = [`MAX_DEST_RD_ATOMIC`], `max_qp_init_rd_atom` =
+//!   [`MAX_RD_ATOMIC`], else 0); no atomics.
 //! - Errors are [`VerbsError`] values ([`VerbsError::errno`] gives the
 //!   errno libibverbs would return). Nothing panics on bad input.
 //! - The address vector of an RC QP is a destination MAC, IPv4 address and
@@ -192,9 +192,12 @@ pub const MAX_PD: u32 = 65535;
 /// Scatter/gather entries per work request.
 pub const MAX_SGE: u32 = 1;
 
-/// RDMA READ / atomic requests a QP may have outstanding as the
-/// requester (`max_rd_atomic`): the NIC issues neither.
-pub const MAX_RD_ATOMIC: u8 = 0;
+/// RDMA READ requests a QP may have outstanding as the requester
+/// (`max_rd_atomic`) on a build that issues READ (`id.caps` bit 8,
+/// `READ_EN`); 0 on any other. The NIC's READ table holds this many READs
+/// for all its QPs together: more wait in the requester, none is refused.
+/// No atomics.
+pub const MAX_RD_ATOMIC: u8 = 4;
 
 /// Incoming RDMA READ requests a QP may have outstanding
 /// (`max_dest_rd_atomic`) on a build that serves READ (`id.caps` bit 7,
@@ -206,6 +209,11 @@ pub const MAX_DEST_RD_ATOMIC: u8 = 4;
 /// `id.caps` bit 7: the build serves RDMA READ requests (as responder).
 pub(crate) fn serves_read(caps: u32) -> bool {
     caps & (1 << 7) != 0
+}
+
+/// The build issues RDMA READ as a requester (`id.caps` bit 8).
+pub(crate) fn issues_read(caps: u32) -> bool {
+    caps & (1 << 8) != 0
 }
 
 /// Largest message (IB's 2^31 bytes).

@@ -670,11 +670,16 @@ impl<D: Device> QueuePair<D> {
             n.max_dest_rd_atomic = attr.max_dest_rd_atomic;
         }
         if mask.contains(M::MAX_QP_RD_ATOMIC) {
-            if attr.max_rd_atomic > MAX_RD_ATOMIC {
+            let max = if crate::issues_read(self.ctx.nic.id().caps) {
+                MAX_RD_ATOMIC
+            } else {
+                0
+            };
+            if attr.max_rd_atomic > max {
                 return Err(bad(
                     "max_rd_atomic",
                     format!(
-                        "{}: the NIC has {MAX_RD_ATOMIC} RDMA READ / atomic resources",
+                        "{}: this NIC issues {max} RDMA READs per QP (id.caps bit 8: a READ_EN build issues {MAX_RD_ATOMIC}; no atomics)",
                         attr.max_rd_atomic
                     ),
                 ));

@@ -1902,17 +1902,27 @@ fn transition_table_matches_ib() {
 
 /// A build that serves RDMA READ (`id.caps` bit 7) grants up to
 /// `MAX_DEST_RD_ATOMIC` incoming READs per QP and says so in
-/// `query_device`; one without grants none; neither issues READs.
+/// `query_device`; one without grants none; one that issues READs (bit 8)
+/// says `MAX_RD_ATOMIC` outgoing.
 #[test]
 fn incoming_read_resources_follow_the_build() {
-    for (caps, dest) in [(0x7F_u32, 0_u8), (0xFF, crate::MAX_DEST_RD_ATOMIC)] {
+    for (caps, dest) in [
+        (0x7F_u32, 0_u8),
+        (0xFF, crate::MAX_DEST_RD_ATOMIC),
+        (0x1FF, crate::MAX_DEST_RD_ATOMIC),
+    ] {
         let dev = FakeDev::new(4);
         dev.caps.set(caps);
         let ctx = open(&dev);
         let a = ctx.query_device().unwrap();
         assert_eq!(a.max_qp_rd_atom, u32::from(dest), "caps {caps:#x}");
         assert_eq!(a.max_res_rd_atom, u32::from(dest), "caps {caps:#x}");
-        assert_eq!(a.max_qp_init_rd_atom, 0, "caps {caps:#x}");
+        let init = if caps & 0x100 != 0 {
+            u32::from(crate::MAX_RD_ATOMIC)
+        } else {
+            0
+        };
+        assert_eq!(a.max_qp_init_rd_atom, init, "caps {caps:#x}");
         let pd = ctx.alloc_pd().unwrap();
         let cq = ctx.create_cq(8).unwrap();
         let mut qp = create_qp(&ctx, &pd, &cq, cap(4, 4), false);
