@@ -134,6 +134,7 @@ queue_manager #(
     .sq_hold(hold),
     .sq_done(done_reg),
     .sq_done_qn(done_qn_reg),
+    .sq_done_back(1'b0),            // (READ_EN's give-back: not modelled)
     .sq_done_ready(done_ready),
     .lookup_qn({QN_W{1'b0}}),
     .lookup_cqn(),

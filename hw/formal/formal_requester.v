@@ -113,6 +113,7 @@ requester #(
     .s_sq_ready(s_sq_ready),
     .sq_done(),
     .sq_done_qn(),
+    .sq_done_back(),
     .sq_done_ready(1'b1),
     .sq_hold_qn({QN_W{1'b0}}),
     .sq_hold(),
@@ -148,7 +149,7 @@ requester #(
     // no READ WQE is decoded (READ_EN = 0): no READ table
     .rt_alloc_ready(1'b0), .rt_alloc_valid(), .rt_alloc_first(), .rt_alloc_last(),
     .rt_alloc_bus(), .rt_alloc_key(), .rt_alloc_len(), .rt_free_valid(), .rt_free_qpn(),
-    .rt_free_last(), .rt_q_qpn(), .rt_q_busy(1'b0),
+    .rt_free_last(), .rt_q_qpn(), .rt_q_busy(1'b0), .rt_fence_valid(), .rt_hold(1'b0),
     .mr_bus(mr_bus),
     .m_rd_desc_pcie_addr(),
     .m_rd_desc_ram_addr(rd_ram_addr),

@@ -58,6 +58,7 @@ module queue_manager #(
     // until sq_done_ready)
     input  wire             sq_done,
     input  wire [QN_W-1:0]  sq_done_qn,
+    input  wire             sq_done_back,      // ... not run: given back, offered again
     output wire             sq_done_ready,
 
     // the completion queue of a send queue: lookup_cqn is the CQ of the
@@ -309,6 +310,7 @@ wire [QN_W-1:0] sq_sweep_q;
 reg [2:0] s1_op_reg = OP_NONE;
 reg [QN_W-1:0] s1_qn_reg = {QN_W{1'b0}};
 reg [15:0] s1_arg_reg = 16'd0;     // a doorbell's pi, a ring's size log
+reg s1_back_reg = 1'b0;            // a done: the WQE was given back
 
 // the list (SQF), its head read a cycle ahead; the parked queue
 reg [QN_W:0] sqf_head_reg = {(QN_W+1){1'b0}};
@@ -423,8 +425,11 @@ always @* begin
             end
         end
         OP_DONE: begin
-            sqs_wd[SQS_CI_LSB +: SQS_CI_W] = r_ci + 16'd1;
-            sqs_wd[SQS_AV_LSB +: SQS_AV_W] = r_av - 16'd1;
+            // (a WQE given back stays the next one: ci and av as they were)
+            if (!s1_back_reg) begin
+                sqs_wd[SQS_CI_LSB +: SQS_CI_W] = r_ci + 16'd1;
+                sqs_wd[SQS_AV_LSB +: SQS_AV_W] = r_av - 16'd1;
+            end
             sqs_wd[SQS_TAKEN_LSB +: SQS_TAKEN_W] = r_taken - 2'd1;
             sqs_wd[SQS_SCHED_LSB] = 1'b1;
             sqf_push = !r_sched;
@@ -533,6 +538,7 @@ always @(posedge clk) begin
     s1_op_reg <= op_next;
     s1_qn_reg <= op_qn_next;
     s1_arg_reg <= op_arg_next;
+    s1_back_reg <= sq_done_back;
 
     sqf_head_reg <= sqf_head_next;
     if (sqf_push) begin

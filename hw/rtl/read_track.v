@@ -81,7 +81,13 @@ module read_track #(
 
     // the requester's fence: does q_qpn have READs in flight
     input  wire [QN_W-1:0]      q_qpn,
-    output wire                 q_busy
+    output wire                 q_busy,
+    // a fenced WQE of fence_qpn was given back: its READs hold the QP's
+    // next WQE (hold, asked about hold_qpn) until they are gone
+    input  wire                 fence_valid,
+    input  wire [QN_W-1:0]      fence_qpn,
+    input  wire [QN_W-1:0]      hold_qpn,
+    output wire                 hold
 );
 
 initial begin
@@ -94,6 +100,7 @@ end
 reg              e_valid [0:NUM_RD-1];
 reg              e_done  [0:NUM_RD-1];     // every response placed
 reg              e_asked [0:NUM_RD-1];     // a retransmission from e_next was asked
+reg              e_fenced [0:NUM_RD-1];    // a fenced WQE of its QP waits for it
 reg [QN_W-1:0]   e_qpn   [0:NUM_RD-1];
 reg [23:0]       e_first [0:NUM_RD-1];
 reg [23:0]       e_last  [0:NUM_RD-1];
@@ -109,6 +116,7 @@ initial begin
         e_valid[i] = 1'b0;
         e_done[i] = 1'b0;
         e_asked[i] = 1'b0;
+        e_fenced[i] = 1'b0;
         e_qpn[i] = {QN_W{1'b0}};
         e_first[i] = 24'd0;
         e_last[i] = 24'd0;
@@ -145,6 +153,17 @@ always @* begin
     end
 end
 assign q_busy = busy;
+
+reg held;
+always @* begin
+    held = 1'b0;
+    for (i = 0; i < NUM_RD; i = i + 1) begin
+        if (e_valid[i] && e_fenced[i] && e_qpn[i] == hold_qpn) begin
+            held = 1'b1;
+        end
+    end
+end
+assign hold = held;
 
 // age: e_before[k][j] says entry j was taken before entry k (both valid), so
 // the oldest of several READs of one QP is picked without comparing PSNs
@@ -217,6 +236,9 @@ always @(posedge clk) begin
         if (ask_valid && ask_idx == i[RD_IW-1:0] && e_valid[i] && e_next[i] == ask_psn) begin
             e_asked[i] <= 1'b1;
         end
+        if (fence_valid && e_qpn[i] == fence_qpn) begin
+            e_fenced[i] <= 1'b1;
+        end
         if ((free_valid && e_valid[i] && e_qpn[i] == free_qpn && e_last[i] == free_last)
                 || (drop_valid && e_valid[i] && e_qpn[i] == drop_qpn)) begin
             e_valid[i] <= 1'b0;
@@ -231,6 +253,7 @@ always @(posedge clk) begin
         e_valid[free_idx] <= 1'b1;
         e_done[free_idx] <= 1'b0;
         e_asked[free_idx] <= 1'b0;
+        e_fenced[free_idx] <= 1'b0;
         e_qpn[free_idx] <= alloc_qpn;
         e_first[free_idx] <= alloc_first;
         e_last[free_idx] <= alloc_last;

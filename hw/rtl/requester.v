@@ -88,6 +88,7 @@ module requester #(
     output wire                   s_sq_ready,
     output wire                   sq_done,
     output wire [QN_W-1:0]        sq_done_qn,
+    output wire                   sq_done_back,       // ... given back, not run (offered again)
     input  wire                   sq_done_ready,
     input  wire [QN_W-1:0]        sq_hold_qn,         // the queue asked about ...
     output wire                   sq_hold,            // ... its new WQEs must wait
@@ -140,6 +141,8 @@ module requester #(
     output wire [23:0]            rt_free_last,
     output wire [QN_W-1:0]        rt_q_qpn,           // the fence's question (qn)
     input  wire                   rt_q_busy,
+    output wire                   rt_fence_valid,     // a fenced WQE of qn given back
+    input  wire                   rt_hold,            // sq_hold_qn's fenced WQE waits for its READs
 
     // DMA read engine (statuses of this client only)
     output wire [63:0]            m_rd_desc_pcie_addr,
@@ -363,6 +366,7 @@ reg [SLOT_W-1:0] rd_slot_reg = {SLOT_W{1'b0}};
 reg [SLOT_W-1:0] wr_slot_reg = {SLOT_W{1'b0}};
 reg copy_err_reg = 1'b0;
 reg decode_err_reg = 1'b0;               // a local error waits for older WQEs to flush
+reg give_back_reg = 1'b0;                // the WQE must wait: given back, not run (ST_DONE)
 reg [23:0] psn0_reg = 24'd0;             // PSN of the first packet of this WQE
 
 // retransmission walk over the outstanding ring
@@ -925,6 +929,7 @@ assign m_pkt_payload_len = pkt_bare_reg || rq_read_reg ? 13'd0 : wr_chunk_reg[12
 assign m_pkt_valid = can_push_pkt;
 
 assign sq_done = state_reg == ST_DONE;
+assign sq_done_back = give_back_reg;
 assign sq_done_qn = qn_reg;
 
 assign mr_key = wqe_lkey;
@@ -970,12 +975,20 @@ assign stat_ring_busy = !ring_avail;
 // a QP with an empty ring may start a network WQE only if a ring is free
 wire ost_room = ost_empty ? ring_avail : !ost_full;
 // ... and a READ a READ-table entry; with IBV_SEND_FENCE a WQE waits until
-// its QP has no READ in flight (entries go when the completer retires them)
+// its QP has no READ in flight (entries go when the completer retires
+// them). A WQE that must wait is given back to the queue manager, not
+// waited for here: the READs it waits for may need retransmissions, which
+// start from ST_IDLE. A fenced one is then held (rt_hold) until its QP's
+// READs are gone; a READ that found the table full is offered again at
+// once (retransmissions go first in ST_IDLE).
 wire rt_go = ost_room && (!wqe_is_read || rt_alloc_ready) && !(wqe_fence && rt_q_busy);
 assign rt_q_qpn = qn_reg;
 wire dec_starts = state_reg == ST_DECODE && !rtx_mode_reg && wqe_is_roce && ctx_state == QPS_RTS
     && !decode_err_reg && wqe_len <= 32'h8000_0000 && (wqe_len == 0 || mr_ok_reg) && rt_go;
 assign rt_alloc_valid = dec_starts && wqe_is_read;
+wire dec_back = state_reg == ST_DECODE && !rtx_mode_reg && wqe_is_roce && ctx_state == QPS_RTS
+    && !decode_err_reg && wqe_len <= 32'h8000_0000 && (wqe_len == 0 || mr_ok_reg) && ost_room && !rt_go;
+assign rt_fence_valid = dec_back && wqe_fence && rt_q_busy;
 assign rt_alloc_first = sqp_qn[SQP_PSN_LSB +: SQP_PSN_W];
 assign rt_alloc_last = sqp_qn[SQP_PSN_LSB +: SQP_PSN_W] + npkts_m1_reg;
 assign rt_alloc_bus = mr_bus_reg;
@@ -1696,7 +1709,7 @@ endfunction
 // (the prefetched WQE's own test reads the hold without it)
 assign hold_pf = held(lk_rtx[LK_PF], lk_flush[LK_PF], lk_full[LK_PF], lk_own[LK_PF], ring_avail);
 assign sq_hold = held(lk_rtx[LK_HOLD], lk_flush[LK_HOLD], lk_full[LK_HOLD], lk_own[LK_HOLD], ring_avail)
-    || (pf_state_reg != PF_EMPTY && pf_qn_reg == sq_hold_qn);
+    || (pf_state_reg != PF_EMPTY && pf_qn_reg == sq_hold_qn) || rt_hold;
 
 // ---------------------------------------------------------------- the ring owners' bits
 // Each write reaches the entry its QP number names (the lookups above) and
@@ -2023,6 +2036,11 @@ always @(posedge clk) begin
                     // (a READ takes a READ-table entry: rt_alloc_valid)
                     wc_status_reg <= WC_STATUS_SUCCESS;
                     state_reg <= ST_SEND;
+                end else if (ost_room) begin
+                    // it must wait (rt_go): given back (dec_back; a fenced
+                    // one held: rt_fence_valid)
+                    give_back_reg <= 1'b1;
+                    state_reg <= ST_DONE;
                 end
             end else begin
                 wc_status_reg <= WC_STATUS_LOC_QP_OP_ERR;
@@ -2144,6 +2162,7 @@ always @(posedge clk) begin
         end
         ST_DONE: begin
             if (sq_done_ready) begin
+                give_back_reg <= 1'b0;
                 state_reg <= ST_IDLE;
             end
         end
@@ -2201,6 +2220,7 @@ always @(posedge clk) begin
     if (rst) begin
         mr_wait_reg <= 1'b0;
         state_reg <= ST_IDLE;
+        give_back_reg <= 1'b0;
         err_valid_reg <= 1'b0;
         tx_used_reg <= {(TXS_W+1){1'b0}};
         tx_slot_reg <= {TXS_W{1'b0}};

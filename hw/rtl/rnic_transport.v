@@ -589,6 +589,7 @@ queue_manager #(
     .sq_hold(ex_sq_hold),
     .sq_done(sq_done),
     .sq_done_qn(sq_done_qn),
+    .sq_done_back(sq_done_back),
     .sq_done_ready(sq_done_ready),
     .lookup_qn(acq_qpn),
     .lookup_cqn(acq_cqn),
@@ -629,6 +630,9 @@ wire [QN_W-1:0] rt_free_qpn;
 wire [23:0] rt_free_last;
 wire [QN_W-1:0] rt_q_qpn;
 wire rt_q_busy;
+wire rt_fence_valid;
+wire rt_hold;
+wire sq_done_back;
 wire [QN_W-1:0] rt_lk_qpn;
 wire [23:0] rt_lk_psn;
 wire rt_lk_nak;
@@ -685,12 +689,17 @@ generate
             .ask_idx(rt_ask_idx),
             .ask_psn(rt_ask_psn),
             .q_qpn(rt_q_qpn),
-            .q_busy(rt_q_busy)
+            .q_busy(rt_q_busy),
+            .fence_valid(rt_fence_valid),
+            .fence_qpn(rt_q_qpn),
+            .hold_qpn(ex_sq_hold_qn),
+            .hold(rt_hold)
         );
     end else begin : g_no_read_track
         // (no READ WQE is ever decoded, no response looked up)
         assign rt_alloc_ready = 1'b0;
         assign rt_q_busy = 1'b0;
+        assign rt_hold = 1'b0;
         assign {rt_hit, rt_asked, rt_cov, rt_cov_asked} = 4'd0;
         assign {rt_idx, rt_cov_idx} = {(2*RD_IW){1'b0}};
         assign {rt_first, rt_last, rt_next, rt_cov_next} = 96'd0;
@@ -700,7 +709,7 @@ generate
         wire rt_unused = ^{rt_alloc_valid, rt_alloc_first, rt_alloc_last, rt_alloc_bus,
             rt_alloc_key, rt_alloc_len, rt_free_valid, rt_free_qpn, rt_free_last, rt_q_qpn,
             rt_lk_qpn, rt_lk_psn, rt_lk_nak, rt_adv_valid, rt_adv_idx, rt_adv_psn, rt_ask_valid,
-            rt_ask_idx, rt_ask_psn};
+            rt_ask_idx, rt_ask_psn, rt_fence_valid};
         /* verilator lint_on UNUSEDSIGNAL */
     end
 endgenerate
@@ -757,6 +766,7 @@ requester #(
     .s_sq_ready(qm_sq_ready),
     .sq_done(sq_done),
     .sq_done_qn(sq_done_qn),
+    .sq_done_back(sq_done_back),
     .sq_done_ready(sq_done_ready),
     .sq_hold_qn(ex_sq_hold_qn),
     .sq_hold(ex_sq_hold),
@@ -803,6 +813,8 @@ requester #(
     .rt_free_last(rt_free_last),
     .rt_q_qpn(rt_q_qpn),
     .rt_q_busy(rt_q_busy),
+    .rt_fence_valid(rt_fence_valid),
+    .rt_hold(rt_hold),
     .m_rd_desc_pcie_addr(m_ex_rd_pcie_addr),
     .m_rd_desc_ram_addr(m_ex_rd_ram_addr),
     .m_rd_desc_len(m_ex_rd_len),

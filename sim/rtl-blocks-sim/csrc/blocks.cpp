@@ -330,6 +330,9 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->ask_idx = (w[15] >> 8) & 0xff;
     t->ask_psn = w[9] & 0xffffff;
     t->q_qpn = w[14];
+    t->fence_valid = 0;  // (the fence hold: tests/read_requester.rs, host/rnic-torture)
+    t->fence_qpn = 0;
+    t->hold_qpn = 0;
 #elif BLK_KIND == 13 || BLK_KIND == 14
     t->rst = in->rst;
     put(t->s_hdr, in->s_data);
