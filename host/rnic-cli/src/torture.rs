@@ -95,9 +95,16 @@ pub struct TortureArgs {
     #[arg(long, default_value = "ideal")]
     pub fabric: String,
     /// Break one layer of the ordering contract on purpose (cqe-ro,
-    /// early-cqe, bypass; no-mr-check is for `rnic fuzz`).
+    /// early-cqe, bypass; early-read-cqe with --reads; no-mr-check is for
+    /// `rnic fuzz`).
     #[arg(long = "break", value_parser = break_parser())]
     pub brk: Option<Break>,
+    /// Fraction (0..=1) of messages followed by an RDMA READ of bytes they
+    /// wrote, checked when its completion is polled (half of them with a
+    /// fenced WRITE of new bytes behind: the READ must still see the old
+    /// ones). rc only, on a NIC that issues READ.
+    #[arg(long, default_value_t = Config::default().reads)]
+    pub reads: f64,
     /// Order CQEs behind their data by a flush read instead of RO=0.
     #[arg(long)]
     pub flush: bool,
@@ -225,6 +232,7 @@ fn config(a: &TortureArgs) -> Result<Config> {
         settle: a.settle,
         completions: a.completions.into(),
         irq_budget: a.irq_budget,
+        reads: a.reads,
         spray_log: a.spray_ports.trailing_zeros() as u8,
         mp: a.transport == Transport::Mp,
         path_thresh: a.health.path_thresh,
@@ -279,6 +287,9 @@ pub fn repro(a: &TortureArgs) -> String {
     if let Some(b) = a.brk {
         s.push_str(&format!(" --break {b}"));
     }
+    if a.reads != 0.0 {
+        s.push_str(&format!(" --reads {}", a.reads));
+    }
     if let Some(t) = a.health.path_thresh {
         s.push_str(&format!(" --path-thresh {t}"));
     }
@@ -327,6 +338,12 @@ fn local_copy_config(a: &TortureArgs) -> Result<local_copy::Config> {
         || a.completions != CompletionMode::Poll
     {
         bail!("--transport local-copy takes no --fabric, --flush, --pcap, --onchip-loopback or --completions event");
+    }
+    if a.reads != 0.0 {
+        bail!(
+            "--reads {}: --transport local-copy copies on one NIC and issues no RDMA READ: use --transport rc",
+            a.reads
+        );
     }
     let cfg = local_copy::Config {
         seed: a.dev.seed,
@@ -816,6 +833,20 @@ fn print_summary(r: &Report, wall: f64) {
             String::new()
         }
     );
+    if let Some(rd) = &r.reads {
+        let c = |k: &str| r.counters.get(k).copied().unwrap_or(0);
+        println!(
+            "  READs (--reads {}): posted {}   checked {} ({} bytes)   fenced WRITEs read back {}   read failures {} ({} stale bytes)   responses placed {}",
+            rd.fraction,
+            rd.posted,
+            rd.checked,
+            rd.bytes,
+            rd.fenced_writes,
+            rd.failures,
+            rd.stale_bytes,
+            c("a.rx_read_resp")
+        );
+    }
     if !r.counters.is_empty() {
         let c = |k: &str| r.counters.get(k).copied().unwrap_or(0);
         // a one-NIC run (--onchip-loopback) has no fabric and no NIC b

@@ -72,6 +72,23 @@ fn bad_input_is_a_one_line_error_with_status_2() {
         "the fuzz campaign (`rnic fuzz --break no-mr-check`) catches it",
     );
     usage_error(
+        &["torture", "--reads", "1.5"],
+        "--reads (1.5) must be a fraction from 0 to 1",
+    );
+    usage_error(
+        &["torture", "--transport", "mp", "--reads", "0.3"],
+        "RDMA READ runs on rc QPs only",
+    );
+    usage_error(
+        &["torture", "--transport", "local-copy", "--reads", "0.3"],
+        "--transport local-copy copies on one NIC and issues no RDMA READ",
+    );
+    usage_error(
+        &["torture", "--sim-model", "write-only", "--reads", "0.3"],
+        "NIC a issues no RDMA READ",
+    );
+    usage_error(&["torture", "--break", "early-read-cqe"], "add --reads R");
+    usage_error(
         &["fuzz", "--break", "cqe-ro"],
         "the torture test (`rnic torture --break cqe-ro`) catches it",
     );
@@ -119,6 +136,10 @@ fn clean_run_exits_0_and_json_is_reproducible() {
         assert!(out.contains(key), "{key} missing in {out}");
     }
     assert!(!out.contains("wall"), "wall time only with --timing: {out}");
+    assert!(
+        !out.contains("\"reads\""),
+        "read counts only with --reads: {out}"
+    );
 }
 
 #[test]
@@ -182,6 +203,39 @@ fn break_switch_fails_with_repro_and_evidence() {
     let again = rnic(&args);
     assert_eq!(again.status.code(), Some(1));
     assert_eq!(again.stdout, o.stdout);
+}
+
+/// `--break early-read-cqe --reads 1`: caught as a `read` failure, and
+/// the reproducing command carries `--reads`.
+#[test]
+fn early_read_cqe_is_caught_with_reads() {
+    let o = rnic(&[
+        "torture",
+        "--messages",
+        "30",
+        "--reads",
+        "1",
+        "--break",
+        "early-read-cqe",
+        "--stop-on-failure",
+        "--json",
+    ]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("\"reads\":{") && !out.contains("\"failures\":0"),
+        "{out}"
+    );
+    assert!(e.contains("first failure (read)"), "{e}");
+    let repro = e
+        .lines()
+        .find_map(|l| l.strip_prefix("reproduce with: "))
+        .unwrap_or_else(|| panic!("no repro line: {e}"));
+    assert!(
+        repro.contains("--break early-read-cqe") && repro.contains("--reads 1"),
+        "{repro}"
+    );
 }
 
 #[test]

@@ -28,6 +28,29 @@
 //! budget ran out, whose interrupt does not come within another budget
 //! either, is a **missed interrupt** ([`EventStats::missed_interrupts`]),
 //! a failure like a lost completion.
+//!
+//! With [`Config::reads`] `R > 0`, a fraction `R` of messages (chosen from
+//! the message's seeded generator) is followed on its QP by a signaled
+//! RDMA READ of bytes the message just wrote (one of its buffers, whole or
+//! a random sub-range) into a read-back area of the sender's slot, filled
+//! with the complement of those bytes and framed by guard bytes before
+//! posting. When the READ's completion is polled every byte of the area
+//! must be what the WRITEs before it wrote: anything else is a **read**
+//! failure (stale bytes that turn right once everything in flight has
+//! landed: the READ's CQE overtook its data; that stay stale: the READ did
+//! not see the WRITEs before it). Half of those READs (seeded) are
+//! followed by a WRITE of new bytes (the old ones XOR [`FENCE_XOR`]) to
+//! the same remote bytes, posted with [`SendFlags::FENCE`]: the READ must
+//! still bring the old bytes. A second READ of those bytes follows the
+//! fenced WRITE, into an area of its own, and must bring the new bytes:
+//! its completion also tells the run that the WRITE's bytes have landed on
+//! the receiver (the WRITE's own completion only says it was acknowledged),
+//! before the receiver prepares the slot for its next message. READ
+//! completions share the sender's CQ with the WRITE_WITH_IMM completions
+//! and are told apart by their wr_id ([`WR_READ`], [`WR_REREAD`]); a slot
+//! is reused only once its READs completed.
+
+use std::collections::VecDeque;
 
 use rnic_device::{Device, DmaBuffer, IrqWait};
 use rnic_verbs::{
@@ -62,6 +85,21 @@ pub const MAX_BUFFERS: u32 = 64;
 const DEAD_QP_WAIT: u64 = 100_000;
 /// Most messages in flight per QP.
 pub const MAX_WINDOW: u32 = 256;
+/// Low byte of the wr_id of a message's RDMA READ (its WRITEs carry the
+/// buffer number, below [`MAX_BUFFERS`]).
+pub const WR_READ: u64 = 0x80;
+/// Low byte of the wr_id of the fenced WRITE behind a message's READ (not
+/// signaled: its wr_id shows in an error completion only).
+pub const WR_FENCED_WRITE: u64 = 0x81;
+/// Low byte of the wr_id of the READ behind the fenced WRITE.
+pub const WR_REREAD: u64 = 0x82;
+/// The fenced WRITE behind a READ writes the bytes the READ reads XOR this
+/// (neither the old bytes nor their complement, at every byte).
+pub const FENCE_XOR: u8 = 0x5a;
+/// `id.caps` bit of a NIC that issues RDMA READ (the requester side).
+const CAPS_READ_REQUESTER: u32 = 8;
+/// `id.caps` bit of a NIC that answers RDMA READ (the responder side).
+const CAPS_READ_RESPONDER: u32 = 7;
 
 /// How the run learns of completions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -140,6 +178,9 @@ pub struct Config {
     /// [`Completions::Event`]: cycles (of [`Device::now`]) to wait for a
     /// CQ's interrupt before polling it anyway.
     pub irq_budget: u64,
+    /// Fraction (0..=1) of messages followed by an RDMA READ of bytes they
+    /// wrote, checked when its completion is polled (0: no READs).
+    pub reads: f64,
 }
 
 impl Default for Config {
@@ -163,6 +204,7 @@ impl Default for Config {
             settle: 200_000,
             completions: Completions::Poll,
             irq_budget: 100_000,
+            reads: 0.0,
         }
     }
 }
@@ -196,15 +238,28 @@ impl Config {
         if self.window == 0 || self.window > MAX_WINDOW {
             return bad(format!("--window must be 1..={MAX_WINDOW}"));
         }
-        let wqes = u64::from(self.window) * u64::from(self.writes_per_imm + 1);
+        if !(0.0..=1.0).contains(&self.reads) {
+            return bad(format!(
+                "--reads ({}) must be a fraction from 0 to 1",
+                self.reads
+            ));
+        }
+        // work requests per message: with READs, two READs and a fenced
+        // WRITE more
+        let per_msg = if self.reads() {
+            "(--writes-per-imm + 4 with --reads)"
+        } else {
+            "(--writes-per-imm + 1)"
+        };
+        let wqes = u64::from(self.window) * self.wqes_per_message() as u64;
         if wqes > u64::from(MAX_RING) {
             return bad(format!(
-                "--window x (--writes-per-imm + 1) = {wqes} work requests per QP, at most {MAX_RING}"
+                "--window x {per_msg} = {wqes} work requests per QP, at most {MAX_RING}"
             ));
         }
         if self.cq_entries() > u64::from(MAX_RING) {
             return bad(format!(
-                "--qps x --window x (--writes-per-imm + 1) = {} completions, at most {MAX_RING}",
+                "--qps x --window x {per_msg} = {} completions, at most {MAX_RING}",
                 self.cq_entries()
             ));
         }
@@ -222,12 +277,21 @@ impl Config {
         if self.irq_budget == 0 {
             return bad("--irq-budget must be at least 1 cycle".into());
         }
-        if self.brk == Some(Break::EarlyReadCqe) {
+        if self.reads() && self.mp {
+            return bad(format!(
+                "--reads {}: RDMA READ runs on rc QPs only (an mp QP refuses it): use --transport rc",
+                self.reads
+            ));
+        }
+        if self.brk == Some(Break::EarlyReadCqe) && !self.reads() {
             return bad(
-                "--break early-read-cqe breaks RDMA READ's completion, and the torture issues no READs yet: `cargo test -p rnic-tests --test read_requester` catches it".into(),
+                "--break early-read-cqe breaks RDMA READ's completion, and without --reads the torture issues no READs: add --reads R (R > 0, e.g. --reads 1) to catch it".into(),
             );
         }
-        if let Some(b) = self.brk.filter(|b| !b.is_ordering()) {
+        if let Some(b) = self
+            .brk
+            .filter(|b| !b.is_ordering() && *b != Break::EarlyReadCqe)
+        {
             return bad(format!(
                 "--break {b} breaks memory protection, not the completion ordering: the fuzz campaign (`rnic fuzz --break {b}`) catches it"
             ));
@@ -239,16 +303,35 @@ impl Config {
         self.writes_per_imm as usize + 1
     }
 
-    /// Bytes of one slot (one message's buffers), page aligned.
+    /// Some messages are followed by a READ ([`Config::reads`] > 0).
+    fn reads(&self) -> bool {
+        self.reads > 0.0
+    }
+
+    /// Work requests one message may post: its WRITEs and WRITE_WITH_IMM,
+    /// and with READs a READ, a fenced WRITE and a READ again.
+    fn wqes_per_message(&self) -> usize {
+        self.buffers() + if self.reads() { 3 } else { 0 }
+    }
+
+    /// Room for one buffer of a slot: the largest buffer, its skew and
+    /// guards.
+    fn segment_bytes(&self) -> usize {
+        self.max_size as usize + 2 * GUARD + MAX_SKEW as usize + 1
+    }
+
+    /// Bytes of one slot (one message's buffers; with READs three segments
+    /// more on the sender: the READ's read-back area, the fenced WRITE's
+    /// new bytes and the second READ's area), page aligned.
     fn slot_bytes(&self) -> usize {
-        let per = self.max_size as usize + 2 * GUARD + MAX_SKEW as usize + 1;
-        (self.buffers() * per + 4095) & !4095
+        let segments = self.buffers() + if self.reads() { 3 } else { 0 };
+        (segments * self.segment_bytes() + 4095) & !4095
     }
 
     /// Entries of each side's CQ: every WQE in flight may complete (in error,
     /// flushed), plus room.
     fn cq_entries(&self) -> u64 {
-        (u64::from(self.qps) * u64::from(self.window) * self.buffers() as u64 + 16)
+        (u64::from(self.qps) * u64::from(self.window) * self.wqes_per_message() as u64 + 16)
             .next_power_of_two()
     }
 }
@@ -267,7 +350,8 @@ pub struct RunInfo {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Failure {
     /// `violation`, `corruption`, `lost`, `duplicate`, `out-of-order`,
-    /// `error`, `missed-interrupt`.
+    /// `error`, `missed-interrupt`, `read` (a READ's bytes wrong when its
+    /// completion was seen).
     pub kind: String,
     /// Cycle ([`Device::now`]) it was seen at.
     pub cycle: u64,
@@ -333,6 +417,9 @@ pub struct Report {
     /// polled).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub events: Option<EventStats>,
+    /// What the READs counted, with `--reads` (absent: no READs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reads: Option<ReadStats>,
     pub first_failure: Option<Failure>,
     /// What the NICs (`a.*` sender side, `b.*` receiver side) and the
     /// environment (`fabric.*`) counted: retransmissions, timeouts, NAKs,
@@ -371,6 +458,30 @@ pub struct EventStats {
     pub missed_interrupts: u64,
 }
 
+/// What a run with [`Config::reads`] counted.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct ReadStats {
+    /// Fraction of messages followed by a READ (`--reads`).
+    pub fraction: f64,
+    /// READs posted (the READs behind messages and the READs behind their
+    /// fenced WRITEs).
+    pub posted: u64,
+    /// READs whose completion was seen and whose bytes were checked.
+    pub checked: u64,
+    /// Bytes of those READs.
+    pub bytes: u64,
+    /// READs followed by a fenced WRITE of new bytes to what they read (and
+    /// a READ of them again).
+    pub fenced_writes: u64,
+    /// READs with bytes wrong (or guard bytes overwritten) when their
+    /// completion was seen.
+    pub failures: u64,
+    /// Bytes still holding their old value (the complement) over those
+    /// failures when the CQE was seen: the CQE came before the data, or
+    /// the READ before the WRITEs it follows.
+    pub stale_bytes: u64,
+}
+
 impl Report {
     /// Anything counted that a correct NIC on a loss-free fabric never does.
     pub fn failed(&self) -> bool {
@@ -381,6 +492,7 @@ impl Report {
             + self.out_of_order_completions
             + self.error_completions
             + self.events.map_or(0, |e| e.missed_interrupts)
+            + self.reads.map_or(0, |r| r.failures)
             > 0
     }
 }
@@ -481,12 +593,49 @@ struct Buf {
     len: usize,
 }
 
+/// The READ behind a message: bytes `off..off + len` of its buffer `buf`
+/// read back to `at` on the sender; maybe a fenced WRITE of new bytes from
+/// `fence_src` to the same remote bytes behind it, and a READ of them
+/// again to `reread_at`.
+#[derive(Debug, Clone, Copy, Default)]
+struct ReadBack {
+    buf: usize,
+    off: usize,
+    len: usize,
+    at: usize,
+    fenced: bool,
+    fence_src: usize,
+    reread_at: usize,
+}
+
+impl ReadBack {
+    /// Where READ `tag` ([`WR_READ`], [`WR_REREAD`]) brings its bytes.
+    fn area(&self, tag: u64) -> usize {
+        if tag == WR_REREAD {
+            self.reread_at
+        } else {
+            self.at
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct Slot {
     msg: u64,
     send_busy: bool,
     recv_busy: bool,
+    /// The READ (and the READ behind the fenced WRITE) of the message not
+    /// completed yet.
+    read_busy: bool,
+    reread_busy: bool,
     bufs: Vec<Buf>,
+    read: Option<ReadBack>,
+}
+
+impl Slot {
+    fn busy(&self) -> bool {
+        self.send_busy || self.recv_busy || self.read_busy || self.reread_busy
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -514,11 +663,14 @@ struct QpRun<D: Device> {
     life: QpLife,
     last_progress: u64,
     recv_wr_id: u64,
+    /// READs outstanding, in posting order: (message, [`WR_READ`] or
+    /// [`WR_REREAD`]).
+    extra: VecDeque<(u64, u64)>,
 }
 
 impl<D: Device> QpRun<D> {
     fn busy(&self) -> bool {
-        self.send_next < self.next_msg || self.recv_next < self.next_msg
+        self.send_next < self.next_msg || self.recv_next < self.next_msg || !self.extra.is_empty()
     }
 
     fn slot_of(&self, msg: u64) -> usize {
@@ -543,6 +695,47 @@ impl<D: Device> QpRun<D> {
             }
             self.recv_next += 1;
         }
+    }
+}
+
+/// Outcome of checking a READ's read-back area.
+#[derive(Debug, Default)]
+struct ReadCheck {
+    wrong: u64,
+    /// Wrong bytes holding the complement (never written).
+    stale: u64,
+    /// Wrong bytes holding the other version of the bytes: the fenced
+    /// WRITE's new ones where the old ones were due, or the other way
+    /// round.
+    other: u64,
+    guards: u64,
+    /// (byte, expected, found)
+    first: Option<(usize, u8, u8)>,
+}
+
+impl ReadCheck {
+    fn clean(&self) -> bool {
+        self.wrong == 0 && self.guards == 0
+    }
+}
+
+/// A uniform fraction in `0..1` from `r`.
+fn unit(r: &mut SplitMix) -> f64 {
+    (r.next() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// The guard keys of the area of READ `tag` (before, after).
+fn read_guard_keys(key: u64, tag: u64) -> (u64, u64) {
+    let k = !key ^ 0x7265_6164 ^ (tag << 32);
+    (k, k ^ 0x5a5a)
+}
+
+/// The bytes READ `tag` must bring, from the bytes the message wrote.
+fn read_want(tag: u64, old: u8) -> u8 {
+    if tag == WR_REREAD {
+        old ^ FENCE_XOR
+    } else {
+        old
     }
 }
 
@@ -581,6 +774,21 @@ pub fn run<D: Device>(
                 "--qps {}: the NIC has {max_qp} queue pairs",
                 cfg.qps
             )));
+        }
+    }
+    if cfg.reads() {
+        // (one NIC looped back on chip is both sides)
+        for (side, ctx, bit, what) in [
+            ("a", a, CAPS_READ_REQUESTER, "issues no RDMA READ"),
+            ("b", b, CAPS_READ_RESPONDER, "answers no RDMA READ"),
+        ] {
+            let caps = ctx.nic().id().caps;
+            if caps & (1 << bit) == 0 {
+                return Err(Error::Config(format!(
+                    "--reads {}: NIC {side} {what} (id.caps {caps:#x}, bit {bit} clear: a build without READ)",
+                    cfg.reads
+                )));
+            }
         }
     }
     set_switches(a, cfg.brk, cfg.flush)?;
@@ -646,9 +854,16 @@ impl<'a, D: Device> Runner<'a, D> {
     ) -> Result<Self> {
         let k = cfg.buffers() as u32;
         let rq_depth = cfg.window.next_power_of_two().max(2);
+        let wqes = cfg.wqes_per_message() as u32;
+        // READs need the responder to let them in (QP and region).
+        let read = if cfg.reads() {
+            AccessFlags::REMOTE_READ
+        } else {
+            AccessFlags::empty()
+        };
         let opts = ConnOpts {
             mtu: cfg.mtu,
-            sq_depth: (cfg.window * k).next_power_of_two().max(2),
+            sq_depth: (cfg.window * wqes).next_power_of_two().max(2),
             rq_depth,
             retry: cfg.retry,
             spray_log: cfg.spray_log,
@@ -658,6 +873,7 @@ impl<'a, D: Device> Runner<'a, D> {
                 rnic_verbs::QpType::Rc
             },
             path_thresh: cfg.path_thresh,
+            qp_access: AccessFlags::REMOTE_WRITE | read,
             ..ConnOpts::default()
         };
         let conns = conn::connect(
@@ -672,7 +888,7 @@ impl<'a, D: Device> Runner<'a, D> {
         )?;
         let slot_bytes = cfg.slot_bytes();
         let region = slot_bytes * cfg.window as usize;
-        let access = AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE;
+        let access = AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | read;
         let mut qps = Vec::with_capacity(cfg.qps as usize);
         let mut by_qpn_a = Vec::new();
         let mut by_qpn_b = Vec::new();
@@ -720,6 +936,7 @@ impl<'a, D: Device> Runner<'a, D> {
                 life: QpLife::Live,
                 last_progress: 0,
                 recv_wr_id: 0,
+                extra: VecDeque::new(),
             });
         }
         let mut r = Self {
@@ -746,6 +963,10 @@ impl<'a, D: Device> Runner<'a, D> {
                 path_thresh: a.path_thresh().ok(),
                 messages_requested: cfg.messages,
                 events: (cfg.completions == Completions::Event).then(EventStats::default),
+                reads: cfg.reads().then(|| ReadStats {
+                    fraction: cfg.reads,
+                    ..ReadStats::default()
+                }),
                 ..Report::default()
             },
             snapshot_taken: false,
@@ -834,6 +1055,62 @@ impl<'a, D: Device> Runner<'a, D> {
             pattern::fill(!key ^ 0x5a5a, &mut pre[GUARD + bf.len..]);
             q.dst.write(bf.dst_off - GUARD, pre);
         }
+        // A READ behind the message, of bytes it wrote, after a fraction
+        // `reads` of messages (the layout above drew first: a run without
+        // READs lays out every message as it always did).
+        let read = if cfg.reads() && unit(&mut r) < cfg.reads {
+            let j = r.range(0, k as u64 - 1) as usize;
+            let blen = bufs[j].len;
+            let (off, len) = if r.one_in(2) {
+                (0, blen)
+            } else {
+                let len = r.range(1, blen as u64) as usize;
+                (r.range(0, (blen - len) as u64) as usize, len)
+            };
+            // the slot's three segments past its buffers (on the sender)
+            let seg = |n: usize| slot_base + (k + n) * cfg.segment_bytes();
+            let rb = ReadBack {
+                buf: j,
+                off,
+                len,
+                at: seg(0) + GUARD + r.range(0, MAX_SKEW) as usize,
+                fenced: r.one_in(2),
+                fence_src: seg(1) + r.range(0, MAX_SKEW) as usize,
+                reread_at: seg(2) + GUARD + r.range(0, MAX_SKEW) as usize,
+            };
+            // Each READ's area: guard, the complement of the bytes it must
+            // bring, guard; and the fenced WRITE's new bytes.
+            let key = pattern::key(seed, i as u32, msg, j as u32);
+            let old = &mut self.scratch[..blen];
+            pattern::fill(key, old);
+            let old = &old[off..off + len];
+            let tags: &[u64] = if rb.fenced {
+                &[WR_READ, WR_REREAD]
+            } else {
+                &[WR_READ]
+            };
+            for &tag in tags {
+                let (g0, g1) = read_guard_keys(key, tag);
+                let n = len + 2 * GUARD;
+                let pre = &mut self.scratch2[..n];
+                pattern::fill(g0, &mut pre[..GUARD]);
+                for (d, s) in pre[GUARD..GUARD + len].iter_mut().zip(old) {
+                    *d = !read_want(tag, *s);
+                }
+                pattern::fill(g1, &mut pre[GUARD + len..]);
+                q.src.write(rb.area(tag) - GUARD, pre);
+            }
+            if rb.fenced {
+                let new = &mut self.scratch2[..len];
+                for (d, s) in new.iter_mut().zip(old) {
+                    *d = *s ^ FENCE_XOR;
+                }
+                q.src.write(rb.fence_src, new);
+            }
+            Some(rb)
+        } else {
+            None
+        };
         let sges: Vec<[rnic_verbs::Sge; 1]> = bufs
             .iter()
             .map(|bf| Ok([q.src_mr.sge(bf.src_off, bf.len as u32)?]))
@@ -858,18 +1135,72 @@ impl<'a, D: Device> Runner<'a, D> {
                 rdma: Some(q.dst_mr.rdma_info(bf.dst_off)?),
             });
         }
+        // The READ (signaled), and maybe the WRITE of new bytes to the same
+        // remote bytes fenced behind it (not signaled) and a READ of them
+        // again (signaled).
+        let read_sges = match &read {
+            Some(rb) => [
+                [q.src_mr.sge(rb.at, rb.len as u32)?],
+                [q.src_mr.sge(rb.fence_src, rb.len as u32)?],
+                [q.src_mr.sge(rb.reread_at, rb.len as u32)?],
+            ],
+            None => Default::default(),
+        };
+        if let Some(rb) = &read {
+            let remote = q.dst_mr.rdma_info(bufs[rb.buf].dst_off + rb.off)?;
+            wrs.push(SendWr {
+                wr_id: (msg << 8) | WR_READ,
+                opcode: WrOpcode::RdmaRead,
+                send_flags: SendFlags::SIGNALED,
+                sg_list: &read_sges[0],
+                imm_data: None,
+                rdma: Some(remote),
+            });
+            if rb.fenced {
+                wrs.push(SendWr {
+                    wr_id: (msg << 8) | WR_FENCED_WRITE,
+                    opcode: WrOpcode::RdmaWrite,
+                    send_flags: SendFlags::FENCE,
+                    sg_list: &read_sges[1],
+                    imm_data: None,
+                    rdma: Some(remote),
+                });
+                wrs.push(SendWr {
+                    wr_id: (msg << 8) | WR_REREAD,
+                    opcode: WrOpcode::RdmaRead,
+                    send_flags: SendFlags::SIGNALED,
+                    sg_list: &read_sges[2],
+                    imm_data: None,
+                    rdma: Some(remote),
+                });
+            }
+        }
         let now = self.now();
         let q = &mut self.qps[i];
         if !q.busy() {
             q.last_progress = now;
         }
         let s = q.slot_of(msg);
+        let fenced = read.is_some_and(|rb| rb.fenced);
         q.slots[s] = Slot {
             msg,
             send_busy: true,
             recv_busy: true,
+            read_busy: read.is_some(),
+            reread_busy: fenced,
             bufs,
+            read,
         };
+        if read.is_some() {
+            q.extra.push_back((msg, WR_READ));
+            if fenced {
+                q.extra.push_back((msg, WR_REREAD));
+            }
+            if let Some(st) = self.rep.reads.as_mut() {
+                st.posted += 1 + u64::from(fenced);
+                st.fenced_writes += u64::from(fenced);
+            }
+        }
         q.next_msg += 1;
         self.issued += 1;
         self.conns.pairs[i].send.post_send_list(&wrs)?;
@@ -881,8 +1212,7 @@ impl<'a, D: Device> Runner<'a, D> {
         if q.life != QpLife::Live || self.issued >= self.cfg.messages {
             return false;
         }
-        let s = &q.slots[q.slot_of(q.next_msg)];
-        !(s.send_busy || s.recv_busy)
+        !q.slots[q.slot_of(q.next_msg)].busy()
     }
 
     /// Records a failure seen at `cycle`; true to stop the run.
@@ -939,6 +1269,9 @@ impl<'a, D: Device> Runner<'a, D> {
         let seed = self.cfg.seed;
         let q = &self.qps[i];
         let slot = &q.slots[s];
+        // The fenced WRITE behind the message's READ may have landed: its
+        // new bytes are as right as the message's own there.
+        let fence = slot.read.filter(|rb| rb.fenced);
         let mut c = Check::default();
         for (j, bf) in slot.bufs.iter().enumerate() {
             let key = pattern::key(seed, i as u32, slot.msg, j as u32);
@@ -949,6 +1282,14 @@ impl<'a, D: Device> Runner<'a, D> {
             pattern::fill(!key ^ 0x5a5a, &mut want[GUARD + bf.len..]);
             let got = &mut self.scratch2[..n];
             q.dst.read(bf.dst_off - GUARD, got);
+            if let Some(rb) = fence.filter(|rb| rb.buf == j) {
+                let r = GUARD + rb.off..GUARD + rb.off + rb.len;
+                for (g, w) in got[r.clone()].iter_mut().zip(&want[r]) {
+                    if *g == *w ^ FENCE_XOR {
+                        *g = *w;
+                    }
+                }
+            }
             if want == got {
                 continue;
             }
@@ -1140,16 +1481,25 @@ impl<'a, D: Device> Runner<'a, D> {
             if self.qps[iu].life == QpLife::Live {
                 self.qps[iu].life = QpLife::Dead;
             }
+            let what = match wc.wr_id & 0xff {
+                WR_READ => "READ".to_string(),
+                WR_FENCED_WRITE => "fenced WRITE".to_string(),
+                WR_REREAD => "READ behind the fenced WRITE".to_string(),
+                _ => format!("buffer {j}"),
+            };
             return self.fail(
                 hooks,
                 "error",
                 i,
                 msg,
                 format!(
-                    "send completion of message {msg} buffer {j} with status {:?} (NAK syndrome {:#x})",
+                    "send completion of message {msg} {what} with status {:?} (NAK syndrome {:#x})",
                     wc.status, wc.vendor_err
                 ),
             );
+        }
+        if self.cfg.reads() && matches!(wc.wr_id & 0xff, WR_READ | WR_REREAD) {
+            return self.on_read(wc, i, hooks);
         }
         let q = &self.qps[iu];
         let s = q.slot_of(msg);
@@ -1178,10 +1528,215 @@ impl<'a, D: Device> Runner<'a, D> {
                 format!("send completion of message {msg} before that of message {next}"),
             );
         }
+        // (the READ of an earlier message was posted before this one)
+        let q = &self.qps[iu];
+        if let Some(&(m, t)) = q.extra.front().filter(|(m, _)| *m < msg) {
+            self.rep.out_of_order_completions += 1;
+            stop |= self.fail(
+                hooks,
+                "out-of-order",
+                i,
+                msg,
+                format!(
+                    "send completion of message {msg} before that of the {} of message {m}",
+                    extra_name(t)
+                ),
+            );
+        }
         let q = &mut self.qps[iu];
         q.slots[s].send_busy = false;
         q.advance_send();
         stop
+    }
+
+    /// The completion of a READ behind a message (context A, status
+    /// success): every byte of its area, right now. Returns true to stop
+    /// the run.
+    fn on_read(&mut self, wc: &WorkCompletion, i: u32, hooks: &mut dyn Hooks) -> bool {
+        let iu = i as usize;
+        let (msg, tag) = (wc.wr_id >> 8, wc.wr_id & 0xff);
+        let what = extra_name(tag);
+        let q = &self.qps[iu];
+        let s = q.slot_of(msg);
+        let Some(pos) = q.extra.iter().position(|&e| e == (msg, tag)) else {
+            self.rep.duplicate_completions += 1;
+            return self.fail(
+                hooks,
+                "duplicate",
+                i,
+                msg,
+                format!("send completion of the {what} of message {msg}, which is not in flight"),
+            );
+        };
+        let mut stop = false;
+        // Posted after the message's WRITE_WITH_IMM (and the READ behind
+        // the fenced WRITE after the first): completes after them.
+        let before = if q.slots[s].send_busy {
+            Some(format!("the WRITE_WITH_IMM of message {msg}"))
+        } else if pos > 0 {
+            let (m, t) = q.extra[0];
+            Some(format!("the {} of message {m}", extra_name(t)))
+        } else {
+            None
+        };
+        if let Some(before) = before {
+            self.rep.out_of_order_completions += 1;
+            stop |= self.fail(
+                hooks,
+                "out-of-order",
+                i,
+                msg,
+                format!("completion of the {what} of message {msg} before that of {before}"),
+            );
+        }
+        let q = &mut self.qps[iu];
+        q.extra.remove(pos);
+        if tag == WR_REREAD {
+            q.slots[s].reread_busy = false;
+        } else {
+            q.slots[s].read_busy = false;
+        }
+        let Some(rb) = q.slots[s].read else {
+            return stop;
+        };
+        let bf = q.slots[s].bufs[rb.buf];
+        if wc.opcode != WcOpcode::RdmaRead || wc.byte_len as usize != rb.len {
+            self.rep.corruptions += 1;
+            stop |= self.fail(
+                hooks,
+                "corruption",
+                i,
+                msg,
+                format!(
+                    "completion of the {what} of message {msg}: opcode {:?} byte_len {} (expected RdmaRead, {})",
+                    wc.opcode, wc.byte_len, rb.len
+                ),
+            );
+        }
+        // The moment of truth of the READ: its bytes, right now.
+        let c = self.check_read(iu, s, tag);
+        let (seen_at, before) = (self.now(), self.rep.messages);
+        if let Some(st) = self.rep.reads.as_mut() {
+            st.checked += 1;
+            st.bytes += rb.len as u64;
+        }
+        if c.clean() {
+            return stop;
+        }
+        let (x, want, got) = c.first.unwrap_or((0, 0, 0));
+        let kind_of = |g: u8, w: u8| {
+            if g == !w {
+                " = old value"
+            } else if g == w ^ FENCE_XOR && tag == WR_REREAD {
+                " = the bytes before the fenced WRITE"
+            } else if g == w ^ FENCE_XOR && rb.fenced {
+                " = the fenced WRITE's"
+            } else {
+                ""
+            }
+        };
+        let other = match (tag, rb.fenced) {
+            (WR_REREAD, _) => format!(
+                ", {} the bytes before the fenced WRITE (the READ did not see the WRITE before it)",
+                c.other
+            ),
+            (_, true) => format!(", {} the fenced WRITE's (the fence did not hold)", c.other),
+            _ => String::new(),
+        };
+        let at_cqe = format!(
+            "{} of {} bytes wrong when the CQE of the {what} of message {msg} was seen ({} B at offset {} of buffer {} ({} B at remote offset {:#x}) into local offset {:#x}{}; first: byte {x}: expected {want:#04x}, found {got:#04x}{}): {} stale (the CQE before its data, or the READ before the WRITEs it follows){other}; {} guard bytes overwritten",
+            c.wrong,
+            rb.len,
+            rb.len,
+            rb.off,
+            rb.buf,
+            bf.len,
+            bf.dst_off,
+            rb.area(tag),
+            match (tag, rb.fenced) {
+                (WR_REREAD, _) => ", behind the fenced WRITE of new bytes",
+                (_, true) => ", a fenced WRITE of new bytes behind it",
+                _ => "",
+            },
+            kind_of(got, want),
+            c.stale,
+            c.guards
+        );
+        if let Some(st) = self.rep.reads.as_mut() {
+            st.failures += 1;
+            st.stale_bytes += c.stale;
+        }
+        // What it looks like once everything in flight has landed (the
+        // evidence is taken before).
+        if !self.snapshot_taken {
+            self.snapshot_taken = true;
+            hooks.snapshot();
+        }
+        self.settle(hooks);
+        let later = self.check_read(iu, s, tag);
+        let detail = if later.clean() {
+            format!("{at_cqe}; right once everything landed (the CQE came before its data)")
+        } else {
+            let (x, want, got) = later.first.unwrap_or((0, 0, 0));
+            format!(
+                "{at_cqe}; once everything landed still {} bytes wrong, {} of them stale (the READ brought bytes from before the WRITEs it follows) (first: byte {x}: expected {want:#04x}, found {got:#04x}{}), {} guard bytes",
+                later.wrong,
+                later.stale,
+                kind_of(got, want),
+                later.guards
+            )
+        };
+        stop |= self.fail_at(hooks, "read", i, msg, seen_at, before, detail);
+        stop
+    }
+
+    /// Compares the area of READ `tag` of slot `s` of QP `i` with the bytes
+    /// it must bring: those the message wrote ([`WR_READ`]), or those the
+    /// fenced WRITE wrote over them ([`WR_REREAD`]).
+    fn check_read(&mut self, i: usize, s: usize, tag: u64) -> ReadCheck {
+        let q = &self.qps[i];
+        let slot = &q.slots[s];
+        let mut c = ReadCheck::default();
+        let Some(rb) = slot.read else {
+            return c;
+        };
+        let key = pattern::key(self.cfg.seed, i as u32, slot.msg, rb.buf as u32);
+        let blen = slot.bufs[rb.buf].len;
+        let n = rb.len + 2 * GUARD;
+        let (g0, g1) = read_guard_keys(key, tag);
+        let want = &mut self.scratch[..blen.max(n)];
+        pattern::fill(key, &mut want[..blen]);
+        want.copy_within(rb.off..rb.off + rb.len, GUARD);
+        for w in &mut want[GUARD..GUARD + rb.len] {
+            *w = read_want(tag, *w);
+        }
+        pattern::fill(g0, &mut want[..GUARD]);
+        pattern::fill(g1, &mut want[GUARD + rb.len..n]);
+        let want = &want[..n];
+        let got = &mut self.scratch2[..n];
+        q.src.read(rb.area(tag) - GUARD, got);
+        if want == got {
+            return c;
+        }
+        for (x, (w, g)) in want.iter().zip(got.iter()).enumerate() {
+            if w == g {
+                continue;
+            }
+            if x < GUARD || x >= GUARD + rb.len {
+                c.guards += 1;
+                continue;
+            }
+            c.wrong += 1;
+            if *g == !*w {
+                c.stale += 1;
+            } else if *g == *w ^ FENCE_XOR {
+                c.other += 1;
+            }
+            if c.first.is_none() {
+                c.first = Some((x - GUARD, *w, *g));
+            }
+        }
+        c
     }
 
     /// QPs with work outstanding and no completion for `watchdog` cycles.
@@ -1211,7 +1766,8 @@ impl<'a, D: Device> Runner<'a, D> {
                 .slots
                 .iter()
                 .filter(|s| s.send_busy && s.msg < q.next_msg)
-                .count() as u64;
+                .count() as u64
+                + q.extra.len() as u64;
             let (oldest, life) = (q.recv_next.min(q.send_next), q.life);
             if life == QpLife::Live {
                 self.rep.lost_completions += recv_missing + send_missing;
@@ -1273,7 +1829,7 @@ impl<'a, D: Device> Runner<'a, D> {
         self.qps.iter().any(|q| {
             q.life != QpLife::Retired
                 && match side {
-                    Side::A => q.send_next < q.next_msg,
+                    Side::A => q.send_next < q.next_msg || !q.extra.is_empty(),
                     Side::B => q.recv_next < q.next_msg,
                 }
         })
@@ -1382,6 +1938,15 @@ impl<'a, D: Device> Runner<'a, D> {
         let mut rep = std::mem::take(&mut self.rep);
         hooks.finish(&mut rep);
         Ok(rep)
+    }
+}
+
+/// What a READ's wr_id tag stands for.
+fn extra_name(tag: u64) -> &'static str {
+    if tag == WR_REREAD {
+        "READ behind the fenced WRITE"
+    } else {
+        "READ"
     }
 }
 

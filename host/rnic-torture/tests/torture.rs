@@ -1,5 +1,7 @@
 //! The torture test on two simulated NICs: clean on a fixed seed, every
-//! break switch caught, reproducible.
+//! break switch caught, reproducible; with `--reads`, READs of what the
+//! messages wrote checked clean on `ideal` and `hostile`, and the
+//! `early-read-cqe` switch caught.
 
 use rnic_torture::sim::{self, Evidence, SimOpts};
 use rnic_torture::{Break, Config, Report};
@@ -10,8 +12,13 @@ use rnic_torture::{Break, Config, Report};
 const CATCH_WITHIN: u64 = 100;
 
 fn run(cfg: &Config, data_w: u32) -> Report {
+    run_on(cfg, data_w, "ideal")
+}
+
+fn run_on(cfg: &Config, data_w: u32, fabric: &str) -> Report {
     let o = SimOpts {
         data_w,
+        fabric: fabric.into(),
         ..SimOpts::default()
     };
     sim::run_torture(&o, cfg, &Evidence::default(), &mut |_, _| {}, &mut |_| {})
@@ -119,6 +126,105 @@ fn same_seed_same_report() {
     assert_ne!(a, other, "the seed must matter");
 }
 
+/// `--reads 0.3`: about a third of the messages are read back (half of
+/// those with a fenced WRITE of new bytes and a second READ behind), every
+/// READ's bytes right when its CQE is seen.
+fn clean_with_reads(fabric: &str, seed: u64, messages: u64) {
+    let cfg = Config {
+        seed,
+        messages,
+        reads: 0.3,
+        ..Config::default()
+    };
+    let r = run_on(&cfg, 64, fabric);
+    assert!(!r.failed(), "{fabric}: {r:#?}");
+    assert_eq!(r.messages, messages, "{fabric}: {r:#?}");
+    let rd = r.reads.expect("read counts with --reads");
+    assert!(rd.posted > 0 && rd.fenced_writes > 0, "{fabric}: {rd:?}");
+    assert_eq!(rd.checked, rd.posted, "{fabric}: every READ checked");
+    assert!(rd.bytes > 0 && rd.failures == 0, "{fabric}: {rd:?}");
+    assert!(
+        r.counters.get("a.rx_read_resp").copied().unwrap_or(0) > 0,
+        "{fabric}: no READ response placed: {:?}",
+        r.counters
+    );
+    eprintln!(
+        "{fabric} --reads 0.3 seed {seed}: {} messages, {} READs checked ({} bytes, {} behind fenced WRITEs), {} cycles",
+        r.messages, rd.checked, rd.bytes, rd.fenced_writes, r.cycles
+    );
+}
+
+#[test]
+fn reads_are_clean_on_ideal() {
+    clean_with_reads("ideal", 7, 120);
+}
+
+#[test]
+fn reads_are_clean_on_hostile() {
+    clean_with_reads("hostile", 3, 60);
+}
+
+/// `--break early-read-cqe --reads 1`: a READ's CQE before its data is
+/// caught as a `read` failure (stale bytes), and nothing else goes wrong.
+#[test]
+fn early_read_cqe_is_caught_with_reads() {
+    let cfg = Config {
+        seed: 1,
+        messages: CATCH_WITHIN,
+        brk: Some(Break::EarlyReadCqe),
+        reads: 1.0,
+        ..Config::default()
+    };
+    let r = run(&cfg, 64);
+    let f = r.first_failure.clone().unwrap_or_else(|| {
+        panic!("--break early-read-cqe --reads 1 not caught in {CATCH_WITHIN} messages: {r:#?}")
+    });
+    assert_eq!(f.kind, "read", "{f:#?}");
+    assert!(f.messages_before < CATCH_WITHIN);
+    let rd = r.reads.expect("read counts");
+    assert!(rd.failures > 0 && rd.stale_bytes > 0, "{rd:?}");
+    eprintln!(
+        "--break early-read-cqe --reads 1: first read failure after {} messages; {} of {} READs failed",
+        f.messages_before, rd.failures, rd.checked
+    );
+    // The switch makes READ CQEs early, never the WRITEs' data wrong.
+    assert_eq!(r.violations + r.corruptions, 0, "{r:#?}");
+    assert_eq!(r.lost_completions + r.error_completions, 0, "{r:#?}");
+}
+
+#[test]
+fn no_reads_no_read_counts() {
+    let cfg = Config {
+        seed: 7,
+        messages: 20,
+        ..Config::default()
+    };
+    let r = run(&cfg, 64);
+    assert_eq!(r.reads, None);
+    let json = serde_json::to_string(&r).unwrap();
+    assert!(!json.contains("\"reads\""), "{json}");
+}
+
+#[test]
+fn a_nic_without_read_is_refused() {
+    let o = SimOpts {
+        knobs: rnic_sim::ModelKnobs::WriteOnly,
+        ..SimOpts::default()
+    };
+    let cfg = Config {
+        messages: 10,
+        reads: 0.5,
+        ..Config::default()
+    };
+    let Err(e) = sim::run_torture(&o, &cfg, &Evidence::default(), &mut |_, _| {}, &mut |_| {})
+    else {
+        panic!("a build without READ must refuse --reads");
+    };
+    let e = e.to_string();
+    assert!(e.contains("--reads 0.5") && e.contains("bit 8"), "{e}");
+    assert!(!e.contains('\n'), "{e}");
+}
+
 #[test]
 fn bad_configs_are_refused() {
     let base = Config::default();
@@ -145,11 +251,55 @@ fn bad_configs_are_refused() {
             },
             "--window",
         ),
+        (
+            Config {
+                reads: 1.5,
+                ..base.clone()
+            },
+            "--reads (1.5) must be a fraction from 0 to 1",
+        ),
+        (
+            Config {
+                reads: -0.1,
+                ..base.clone()
+            },
+            "--reads (-0.1) must be a fraction from 0 to 1",
+        ),
+        (
+            Config {
+                reads: f64::NAN,
+                ..base.clone()
+            },
+            "must be a fraction from 0 to 1",
+        ),
+        (
+            Config {
+                reads: 0.3,
+                mp: true,
+                ..base.clone()
+            },
+            "RDMA READ runs on rc QPs only",
+        ),
+        (
+            Config {
+                brk: Some(Break::EarlyReadCqe),
+                ..base.clone()
+            },
+            "without --reads the torture issues no READs",
+        ),
     ] {
         let e = cfg.validate().unwrap_err().to_string();
         assert!(e.contains(want), "{e}");
         assert!(!e.contains('\n'));
     }
+    // with READs the switch is the torture's to catch
+    Config {
+        brk: Some(Break::EarlyReadCqe),
+        reads: 1.0,
+        ..base.clone()
+    }
+    .validate()
+    .expect("--break early-read-cqe --reads 1");
     let e = sim::fabric("nope").unwrap_err().to_string();
     assert!(e.contains("ideal, lossy, reorder, hostile, spray-K"), "{e}");
 }
