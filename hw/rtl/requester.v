@@ -1598,8 +1598,12 @@ ram_sdp #(
 // r_rd_addr (r_valid, above)
 wire [3:0] c_head_next = hd_we && hd_wa == c_qpn ? hd_wd : c_head;
 wire [RG_W-1:0] c_ring_next = ring_we && qn_reg == c_qpn ? ring_pick : ring_c;
+// (the READ bit is the opcode's bit 2: of the opcodes ST_RECORD sees,
+// 0x00..0x04, only RDMA_READ has it. rq_read_reg would do, but in a build
+// without READ it is a constant, and Yosys then maps no block RAM for the
+// completer's copy of the ring: "no valid mapping found")
 wire [OST_W-1:0] ost_wd = {wqe_addr_reg, psn0_reg, byte_len_reg, wqe_wr_id, wqe_index_reg,
-    rec_last_psn_reg, rq_read_reg, wqe_is_send, wqe_signaled};
+    rec_last_psn_reg, wqe_opcode[2], wqe_is_send, wqe_signaled};
 // (ports in the order c, walk)
 ram_sdp_copies #(
     .DATA_W(OST_W),

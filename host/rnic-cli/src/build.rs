@@ -298,13 +298,12 @@ fn check_combination(verbs: VerbSet, transports: Transports) -> Result<(), Build
 }
 
 /// The verb set a build carries (`--verbs`): RDMA WRITE and WRITE_WITH_IMM
-/// always, SEND/RECV when `send`, RDMA READ served as a responder when
-/// `read` (the core answers READ requests from peers on rc QPs; it does
-/// not issue READs).
+/// always, SEND/RECV when `send`, RDMA READ when `read` (the core answers
+/// READ requests from peers and issues its own, on rc QPs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct VerbSet {
     pub send: bool,
-    /// The READ responder (rnic_core READ_EN; id.caps bit 7). Absent from
+    /// RDMA READ (rnic_core READ_EN; id.caps bits 7 and 8). Absent from
     /// the identity of a build older than the knob: it had none.
     #[serde(default)]
     pub read: bool,
