@@ -171,6 +171,7 @@ responder #(
     .s_pkt_imm(32'h12345678),       // data only: goes into the CQE's bytes
     .s_pkt_aeth_syndrome(8'd0),
     .s_pkt_aeth_msn(24'd0),
+    .s_pkt_cmp_lo(32'd0),
     .s_pkt_payload_addr(pkt_payload_addr),
     .s_pkt_payload_len(pkt_payload_len),
     .s_pkt_slot(pkt_slot),
@@ -183,6 +184,7 @@ responder #(
     .ctx_pmtu(3'd0),                  // 128 bytes
     .ctx_remote_write(1'b1),
     .ctx_remote_read(1'b0),
+    .ctx_remote_atomic(1'b0),
     .ctx_dest_qpn(24'd7),
     .ctx_dmac(48'd0),
     .ctx_dip(32'd0),
@@ -252,6 +254,8 @@ responder #(
     // READ is not served (READ_EN = 0): no job is ever offered
     .m_rr_psn(), .m_rr_msn(), .m_rr_bus(), .m_rr_len(), .m_rr_pmtu_log(), .m_rr_dmac(),
     .m_rr_dip(), .m_rr_udp_sport(), .m_rr_dest_qp(), .m_rr_ack(), .m_rr_syndrome(), .m_rr_valid(),
+    .m_rr_atomic(), .m_rr_opa(), .m_rr_opb(), .m_rr_qpn(),
+    .s_rec_valid(1'b0), .s_rec_qpn({QN_W{1'b0}}), .s_rec_psn(24'd0), .s_rec_orig(64'd0),
     .m_rr_ready(1'b0),
     .rr_jobs_out(8'd0),
     .m_rx_ack_valid(),

@@ -76,6 +76,7 @@ module qp_context #(
     input  wire [2:0]       reg_pmtu,
     input  wire             reg_remote_write,
     input  wire             reg_remote_read,
+    input  wire             reg_remote_atomic,
     input  wire [2:0]       reg_spray_log,      // requester: 2^n UDP source ports per QP
     input  wire             reg_mp,             // transport: 0 rc, 1 mp (multipath)
     input  wire [2:0]       reg_mp_wshift,      // mp window = MP_W >> shift
@@ -134,6 +135,7 @@ module qp_context #(
     output wire [2:0]       b_pmtu,
     output wire             b_remote_write,
     output wire             b_remote_read,
+    output wire             b_remote_atomic,
     output wire [23:0]      b_dest_qpn,
     output wire [47:0]      b_dmac,
     output wire [31:0]      b_dip,
@@ -171,6 +173,7 @@ localparam QPC_RCQ_W = QN_W;
 localparam QPC_RQB_W = 52;
 localparam QPC_RQL_W = 4;
 localparam QPC_RNRT_W = 5;
+localparam QPC_RA_W = 1;        // remote atomics allowed (executed in ATOMIC_EN builds)
 localparam QPC_RR_W = 1;        // remote READ allowed (served in READ_EN builds)
 localparam QPC_RW_W = 1;        // remote WRITE allowed
 
@@ -188,9 +191,10 @@ localparam QPC_RCQ_LSB = QPC_A_W;
 localparam QPC_RQB_LSB = QPC_RCQ_LSB + QPC_RCQ_W;
 localparam QPC_RQL_LSB = QPC_RQB_LSB + QPC_RQB_W;
 localparam QPC_RNRT_LSB = QPC_RQL_LSB + QPC_RQL_W;
-// (RR below RW: Yosys 0.23 finds no block RAM mapping for port b's copy
-// when its top bit is unread, as RR is in builds without READ)
-localparam QPC_RR_LSB = QPC_RNRT_LSB + QPC_RNRT_W;
+// (RA and RR below RW: Yosys 0.23 finds no block RAM mapping for port b's
+// copy when its top bit is unread, as RR is in builds without READ)
+localparam QPC_RA_LSB = QPC_RNRT_LSB + QPC_RNRT_W;
+localparam QPC_RR_LSB = QPC_RA_LSB + QPC_RA_W;
 localparam QPC_RW_LSB = QPC_RR_LSB + QPC_RR_W;
 localparam QPC_W = QPC_RW_LSB + QPC_RW_W;
 // a record as it leaves reset: PMTU 256 (code 1), all else 0
@@ -356,6 +360,7 @@ always @* begin
     rec_in[QPC_RNRT_LSB +: QPC_RNRT_W] = reg_min_rnr_timer;
     rec_in[QPC_RW_LSB] = reg_remote_write;
     rec_in[QPC_RR_LSB] = reg_remote_read;
+    rec_in[QPC_RA_LSB] = reg_remote_atomic;
 end
 
 wire [QPC_A_W-1:0] a_rec;
@@ -418,6 +423,7 @@ assign a_mp_wshift = a_rec[QPC_WSHIFT_LSB +: QPC_WSHIFT_W];
 assign b_pmtu = b_rec[QPC_PMTU_LSB +: QPC_PMTU_W];
 assign b_remote_write = b_rec[QPC_RW_LSB];
 assign b_remote_read = b_rec[QPC_RR_LSB];
+assign b_remote_atomic = b_rec[QPC_RA_LSB];
 assign b_dest_qpn = b_rec[QPC_DEST_LSB +: QPC_DEST_W];
 assign b_dmac = mac_tbl[b_rec[QPC_DMI_LSB +: QPC_DMI_W]];
 assign b_dip = b_rec[QPC_DIP_LSB +: QPC_DIP_W];

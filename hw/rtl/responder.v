@@ -37,6 +37,15 @@
 // of a READ whose response is still missing would retire that READ without
 // its data: it reaches the completer as a sequence NAK of the first missing
 // PSN instead (once; then dropped), as rxe retries the READ.
+// ATOMIC_EN builds (which are READ_EN builds) execute CMP_SWAP and
+// FETCH_ADD on rc QPs: checked as a READ of 8 bytes is (PSN, key, PD,
+// bounds, REMOTE_ATOMIC of the region and the QP), and an address that
+// is not 8-byte aligned is an invalid request; handed to read_reply as an
+// atomic job, which reads, computes, writes back and answers with an
+// ATOMIC ACKNOWLEDGE. A duplicate atomic is never executed again: its PSN
+// is looked up in the replay records (atomic_replay, written by
+// read_reply as each atomic executes) and answered from its record by a
+// replay job; one without a record is dropped and counted (rx_drop_psn).
 // Debug switch cfg_early_read_cqe hands the last response over before its
 // write (ST_REARLY), so the READ's CQE may pass its data.
 //
@@ -100,6 +109,8 @@ module responder #(
     parameter READ_EN = 0,                         // 1: RDMA READ requests served (read_reply sends the data),
                                                    //    and the responses to our READs placed
     parameter RD_IW = 2,                           // the READ table's index width
+    parameter ATOMIC_EN = 0,                       // 1: atomics executed (READ_EN too)
+    parameter ATOM_REPLAY = 16,                    // replay records (ATOMIC_EN)
     parameter [ID_W-1:0] ID_TAG = 0
 ) (
     input  wire                   clk,
@@ -124,6 +135,7 @@ module responder #(
     input  wire [31:0]            s_pkt_imm,
     input  wire [7:0]             s_pkt_aeth_syndrome,
     input  wire [23:0]            s_pkt_aeth_msn,
+    input  wire [31:0]            s_pkt_cmp_lo,      // an AtomicETH's last word
     input  wire [RX_ADDR_W-1:0]   s_pkt_payload_addr,
     input  wire [12:0]            s_pkt_payload_len,
     input  wire [RX_SLOT_W-1:0]   s_pkt_slot,
@@ -139,6 +151,7 @@ module responder #(
     input  wire [2:0]             ctx_pmtu,
     input  wire                   ctx_remote_write,
     input  wire                   ctx_remote_read,
+    input  wire                   ctx_remote_atomic,
     input  wire [23:0]            ctx_dest_qpn,
     input  wire [47:0]            ctx_dmac,
     input  wire [31:0]            ctx_dip,
@@ -231,9 +244,18 @@ module responder #(
     output wire [23:0]            m_rr_dest_qp,
     output wire                   m_rr_ack,          // an ACK job: an ACK/NAK that follows the QP's READs
     output wire [7:0]             m_rr_syndrome,     // ... its syndrome
+    output wire [1:0]             m_rr_atomic,       // ATOMIC_EN: 1 CMP_SWAP, 2 FETCH_ADD, 3 replay
+    output wire [63:0]            m_rr_opa,          // ... compare, add, or the replay's value
+    output wire [63:0]            m_rr_opb,          // ... swap
+    output wire [QN_W-1:0]        m_rr_qpn,
     output wire                   m_rr_valid,
     input  wire                   m_rr_ready,
     input  wire [7:0]             rr_jobs_out,       // jobs read_reply has sent whole (mod 256)
+    // each atomic read_reply executed (ATOMIC_EN): its replay record
+    input  wire                   s_rec_valid,
+    input  wire [QN_W-1:0]        s_rec_qpn,
+    input  wire [23:0]            s_rec_psn,
+    input  wire [63:0]            s_rec_orig,
 
     // ACKs received, for the requester
     output wire                   m_rx_ack_valid,
@@ -298,7 +320,7 @@ localparam [7:0]
     OP_SEND_LAST_IMM = 8'h03, OP_SEND_ONLY = 8'h04, OP_SEND_ONLY_IMM = 8'h05,
     OP_WRITE_FIRST = 8'h06, OP_WRITE_MIDDLE = 8'h07, OP_WRITE_LAST = 8'h08,
     OP_WRITE_LAST_IMM = 8'h09, OP_WRITE_ONLY = 8'h0A, OP_WRITE_ONLY_IMM = 8'h0B,
-    OP_READ_REQ = 8'h0C, OP_ACK = 8'h11;
+    OP_READ_REQ = 8'h0C, OP_ACK = 8'h11, OP_CMP_SWAP = 8'h13, OP_FETCH_ADD = 8'h14;
 
 localparam [7:0] NAK_PSN = 8'h60, NAK_INV_REQ = 8'h61, NAK_REM_ACCESS = 8'h62, NAK_REM_OP = 8'h63,
     RNR_NAK = 8'h20;           // | the QP's min_rnr_timer
@@ -530,6 +552,12 @@ reg [23:0] aeth_msn_reg = 24'd0;
 reg [RX_ADDR_W-1:0] paddr_reg = {RX_ADDR_W{1'b0}};
 reg [12:0] plen_reg = 13'd0;
 reg [RX_SLOT_W-1:0] slot_reg = {RX_SLOT_W{1'b0}};
+// an atomic's operands (its AtomicETH after VA and R_Key; the RETH length
+// register holds its 8 bytes)
+reg [63:0] atom_swap_reg = 64'd0;
+reg [63:0] atom_cmp_reg = 64'd0;
+reg at_hit_reg = 1'b0;                   // a duplicate atomic's replay record...
+reg [63:0] at_orig_reg = 64'd0;          // ... and its value (ST_MR)
 
 wire [QN_W-1:0] qpn = qp_field_reg[QN_W-1:0];
 
@@ -600,6 +628,34 @@ reg qp_stale_reg = 1'b0;
 // a QP load of any kind (RTR or RESET)
 wire load_any = load_rtr || load_reset;
 wire qp_stale = qp_stale_reg || (load_any && load_qpn == qpn);
+// the replay records of the atomics executed (ATOMIC_EN): looked up at
+// the packet's QP and PSN, cleared at a QP's load
+wire at_lk_hit;
+wire [63:0] at_lk_orig;
+generate
+    if (ATOMIC_EN != 0) begin : g_replay
+        atomic_replay #(.QN_W(QN_W), .ENTRIES(ATOM_REPLAY)) atomic_replay_inst (
+            .clk(clk),
+            .rst(rst),
+            .s_rec_valid(s_rec_valid),
+            .s_rec_qpn(s_rec_qpn),
+            .s_rec_psn(s_rec_psn),
+            .s_rec_orig(s_rec_orig),
+            .s_clr_valid(load_any),
+            .s_clr_qpn(load_qpn),
+            .lk_qpn(qpn),
+            .lk_psn(psn_reg),
+            .lk_hit(at_lk_hit),
+            .lk_orig(at_lk_orig)
+        );
+    end else begin : g_no_replay
+        assign at_lk_hit = 1'b0;
+        assign at_lk_orig = 64'd0;
+        /* verilator lint_off UNUSEDSIGNAL */
+        wire [QN_W+24+64:0] rec_unused = {s_rec_valid, s_rec_qpn, s_rec_psn, s_rec_orig};
+        /* verilator lint_on UNUSEDSIGNAL */
+    end
+endgenerate
 
 // receive WQE capture (its reserved bytes are not read)
 /* verilator lint_off UNUSEDSIGNAL */
@@ -652,9 +708,13 @@ wire op_imm = op_reg == OP_SEND_LAST_IMM || op_reg == OP_SEND_ONLY_IMM
 wire op_rd_resp = (op_reg >= 8'h0D && op_reg <= 8'h10) || op_reg == 8'h12;
 // an RDMA READ request (READ_EN builds; else an invalid request, rc_message)
 wire op_read = READ_EN != 0 && op_reg == OP_READ_REQ;
+// CMP_SWAP or FETCH_ADD (ATOMIC_EN builds; else an invalid request)
+wire op_atomic = ATOMIC_EN != 0 && (op_reg == OP_CMP_SWAP || op_reg == OP_FETCH_ADD);
+// ... either: a job for read_reply, whose packets answer it
+wire op_rdat = op_read || op_atomic;
 // a RETH, or an mp data packet's MPETH (the same layout: address, key, length)
 wire op_has_reth = op_reg == OP_WRITE_FIRST || op_reg == OP_WRITE_ONLY || op_reg == OP_WRITE_ONLY_IMM
-    || op_mp_write || op_read;
+    || op_mp_write || op_rdat;
 // mp: MP WRITE LAST WITH IMMEDIATE's MCETH (the message length), from the AETH fields
 wire [31:0] mceth_len = {aeth_syn_reg, aeth_msn_reg};
 // a receive WQE is consumed by SEND (at its first packet) and WRITE_WITH_IMM (at its last)
@@ -1011,7 +1071,7 @@ wire [15:0] scan_ci = rqc_clr_scan ? 16'd0 : rqc_scan_q[RQC_CI_LSB +: RQC_CI_W];
 // the record: read at ctx_qpn (so it is qpn's in every state but ST_IDLE),
 // written back in ST_FINISH, in the cycle the FSM's write-back takes place
 wire fin_mp_go = !(ack_req_reg || mp_adv > 1 || mp_nak) || ack_room;
-wire fin_rc_go = !ack_req_reg || op_read || ack_room;
+wire fin_rc_go = !ack_req_reg || op_rdat || ack_room;
 wire rec_wr = state_reg == ST_FINISH && !qp_stale && !fin_wait
     && (mp_pend_pass_reg || (ctx_mp ? fin_mp_go : fin_rc_go));
 // ... and in ST_TNAK, which writes the recovery span of its NAK alone
@@ -1113,7 +1173,9 @@ always @(posedge clk) begin
 end
 // a duplicate READ that may not be answered (ST_EXEC): a payload, more
 // than 2^31 bytes, or the region's or the QP's REMOTE_READ missing
-wire rd_dup_bad = plen_reg != 13'd0 || (reth_len_reg[31] && reth_len_reg[30:0] != 31'd0)
+// (a duplicate atomic: one whose replay record is gone)
+wire rd_dup_bad = op_atomic ? !at_hit_reg
+    : plen_reg != 13'd0 || (reth_len_reg[31] && reth_len_reg[30:0] != 31'd0)
     || (reth_len_reg != 32'd0 && !(mr_ok_reg && ctx_remote_read) && !cfg_no_mr_check);
 // a READ's packets: 1 for zero length, else (len - 1) / PMTU + 1
 // (PMTU 256 << (ctx_pmtu - 1); at most 2^23 for 2^31 bytes)
@@ -1128,7 +1190,7 @@ end
 assign m_rr_psn = rra_valid_reg ? rra_psn_reg : psn_reg;
 assign m_rr_msn = rra_valid_reg ? rra_msn_reg : rd_dup_reg ? msn_reg : msn_p1_reg;
 assign m_rr_bus = mr_bus_reg;
-assign m_rr_len = reth_len_reg;
+assign m_rr_len = op_atomic && rd_dup_reg ? 32'd0 : reth_len_reg;
 assign m_rr_pmtu_log = 4'd7 + {1'b0, ctx_pmtu};
 assign m_rr_dmac = rra_valid_reg ? rra_dmac_reg : ctx_dmac;
 assign m_rr_dip = rra_valid_reg ? rra_dip_reg : ctx_dip;
@@ -1136,6 +1198,11 @@ assign m_rr_udp_sport = rra_valid_reg ? rra_sport_reg : ctx_udp_sport;
 assign m_rr_dest_qp = rra_valid_reg ? rra_dqp_reg : ctx_dest_qpn;
 assign m_rr_ack = rra_valid_reg;
 assign m_rr_syndrome = rra_syn_reg;
+assign m_rr_atomic = rra_valid_reg || !op_atomic ? 2'd0 : rd_dup_reg ? 2'd3
+    : op_reg == OP_CMP_SWAP ? 2'd1 : 2'd2;
+assign m_rr_opa = rd_dup_reg ? at_orig_reg : op_reg == OP_CMP_SWAP ? atom_cmp_reg : atom_swap_reg;
+assign m_rr_opb = atom_swap_reg;
+assign m_rr_qpn = qpn;
 // a READ's job waits until every payload write handed to the write engine
 // before it has been issued (its status came back): its payload reads then
 // cannot pass them (reads push posted writes), so a READ sees the WRITEs
@@ -1161,7 +1228,7 @@ generate
             .msg(rd_msg),
             .op_is_write(op_is_write),
             .op_is_send(op_is_send),
-            .op_is_read(op_read),
+            .op_is_read(op_rdat),
             .op_first(op_first),
             .op_middle(op_middle),
             .op_last(op_last),
@@ -1171,7 +1238,8 @@ generate
             .pmtu_bytes(pmtu_bytes),
             .reth_len(reth_len_reg),
             .remain(rd_remain),
-            .access_ok((mr_ok_reg && (op_read ? ctx_remote_read : ctx_remote_write)) || cfg_no_mr_check),
+            .access_ok((mr_ok_reg && (op_atomic ? ctx_remote_atomic : op_read ? ctx_remote_read
+                : ctx_remote_write)) || cfg_no_mr_check),
             .inv_req(rc_inv_req),
             .rem_access(rc_rem_access),
             .msg_set(rc_msg_set),
@@ -1183,7 +1251,7 @@ generate
         assign rc_msg_set = 1'b0;
         assign rc_msg_new = 2'd0;
         /* verilator lint_off UNUSEDSIGNAL */
-        wire [2:0] rc_only = {op_middle, rd_msg};   // only the rc checks read them
+        wire [3:0] rc_only = {op_middle, rd_msg, ctx_remote_atomic};   // only the rc checks read them
         /* verilator lint_on UNUSEDSIGNAL */
     end
 endgenerate
@@ -1210,7 +1278,7 @@ always @* begin
         rec_in[RSP_SPAN_LSB +: RSP_SPAN_W] = mp_span_next;
         rec_in[RSP_MSN_LSB +: RSP_MSN_W] = completes_reg ? msn_p1_reg : msn_reg;
     end else begin
-        rec_in[RSP_MSN_LSB +: RSP_MSN_W] = op_last || op_only || op_read ? msn_p1_reg : msn_reg;
+        rec_in[RSP_MSN_LSB +: RSP_MSN_W] = op_last || op_only || op_rdat ? msn_p1_reg : msn_reg;
         rec_in[RSP_KEY_LSB +: RSP_KEY_W] = key_reg;
         rec_in[RSP_CURSOR_LSB +: RSP_CURSOR_W] = cursor_reg + {51'd0, plen_reg};
         rec_in[RSP_REMAIN_LSB +: RSP_REMAIN_W] = remain_reg - {19'd0, plen_reg};
@@ -1250,8 +1318,8 @@ assign mr_key = op_has_reth ? reth_rkey_reg : rq_lkey;
 assign mr_va = op_has_reth ? reth_va_reg : rq_va;
 assign mr_len = op_has_reth ? (ctx_mp ? {19'd0, plen_reg} : reth_len_reg) : rq_len;
 assign mr_pd = ctx_pd;
-// (ibv_access_flags: LOCAL_WRITE 1, REMOTE_WRITE 2, REMOTE_READ 4)
-assign mr_access = op_read ? 4'b0100 : op_has_reth ? 4'b0010 : 4'b0001;
+// (ibv_access_flags: LOCAL_WRITE 1, REMOTE_WRITE 2, REMOTE_READ 4, REMOTE_ATOMIC 8)
+assign mr_access = op_atomic ? 4'b1000 : op_read ? 4'b0100 : op_has_reth ? 4'b0010 : 4'b0001;
 
 assign m_rd_desc_pcie_addr = ctx_rq_base
     + ({48'd0, rqci_reg & ((16'd1 << ctx_rq_log) - 16'd1)} << $clog2(RECV_WQE_BYTES));
@@ -1451,7 +1519,10 @@ always @(posedge clk) begin
                     sport_reg <= s_pkt_udp_sport;
                     reth_va_reg <= s_pkt_reth_va;
                     reth_rkey_reg <= s_pkt_reth_rkey;
-                    reth_len_reg <= s_pkt_reth_len;
+                    reth_len_reg <= ATOMIC_EN != 0 && (s_pkt_opcode == OP_CMP_SWAP
+                        || s_pkt_opcode == OP_FETCH_ADD) ? 32'd8 : s_pkt_reth_len;
+                    atom_swap_reg <= ATOMIC_EN != 0 ? {s_pkt_reth_len, s_pkt_imm} : 64'd0;
+                    atom_cmp_reg <= ATOMIC_EN != 0 ? {s_pkt_aeth_syndrome, s_pkt_aeth_msn, s_pkt_cmp_lo} : 64'd0;
                     imm_reg <= s_pkt_imm;
                     aeth_syn_reg <= s_pkt_aeth_syndrome;
                     aeth_msn_reg <= s_pkt_aeth_msn;
@@ -1561,9 +1632,10 @@ always @(posedge clk) begin
                 end
             end else if (psn_diff == 24'd0) begin
                 state_reg <= ST_MR;
-            end else if (psn_diff[23] && op_read) begin
+            end else if (psn_diff[23] && op_rdat) begin
                 // a duplicate READ: the requester lost responses and asks
                 // again from this PSN; answered again, as the IB spec asks
+                // (a duplicate atomic: from its replay record)
                 rd_dup_reg <= 1'b1;
                 state_reg <= ST_MR;
             end else if (psn_diff[23]) begin
@@ -1586,9 +1658,12 @@ always @(posedge clk) begin
         end
         ST_MR: begin
             // the MR table answers once the key has been stable two cycles
+            // (and the replay records, looked up at qpn and psn_reg since ST_LOAD)
             mr_wait_reg <= !mr_wait_reg;
             mr_ok_reg <= mr_ok;
             mr_bus_reg <= mr_bus;
+            at_hit_reg <= at_lk_hit;
+            at_orig_reg <= at_lk_orig;
             if (mr_wait_reg) begin
                 state_reg <= ST_EXEC;
             end
@@ -1646,6 +1721,8 @@ always @(posedge clk) begin
                 if (rd_dup_bad) begin
                     stat_drop_psn_reg <= 1'b1;
                 end
+            end else if (op_atomic && reth_va_reg[2:0] != 3'd0) begin
+                nak_reg <= NAK_INV_REQ;            // an atomic not 8-byte aligned
             end else if (rc_inv_req) begin
                 nak_reg <= NAK_INV_REQ;            // opcode sequence, lengths (rc_message)
             end else if (rc_rem_access) begin
@@ -1697,7 +1774,7 @@ always @(posedge clk) begin
             // (mp: the window registers the point's move)
             if (nak_reg != 8'd0) begin
                 state_reg <= ST_DROP;
-            end else if (op_read) begin
+            end else if (op_rdat) begin
                 state_reg <= ST_READ;
             end else if (!op_needs_rq) begin
                 state_reg <= cfg_early_cqe && completes_reg ? ST_EARLY_CQE : ST_GUARD;
@@ -1922,7 +1999,7 @@ always @(posedge clk) begin
                 // the record (rec_in): the message's cursor, lengths, key, wrid, MSN
                 // (the ring's index: rqc_we)
                 // (the message moves on: rc_message's done)
-                if (op_read) begin
+                if (op_rdat) begin
                     // (its last response acknowledges it and all before it)
                     ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b0;
                 end else if (ack_req_reg) begin

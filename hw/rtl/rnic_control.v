@@ -81,6 +81,7 @@ module rnic_control #(
     output wire [2:0]            reg_qp_pmtu,
     output wire                  reg_qp_remote_write,
     output wire                  reg_qp_remote_read,
+    output wire                  reg_qp_remote_atomic,
     output wire [2:0]            reg_qp_spray_log,
     output wire                  reg_qp_mp,
     output wire [2:0]            reg_qp_mp_wshift,
@@ -183,6 +184,8 @@ module rnic_control #(
     input  wire                  stat_read_resp,     // a READ RESPONSE packet sent
     input  wire                  stat_read_placed,   // a READ RESPONSE to our READ placed
     input  wire                  stat_rr_nak,        // read_reply's NAK for a failed payload read
+    input  wire                  stat_atomic,        // an atomic executed
+    input  wire                  stat_atomic_replay, // a duplicate atomic answered from its record
     input  wire [31:0]           lb_dropped,
     input  wire [31:0]           lb_reordered
 );
@@ -253,6 +256,8 @@ reg [31:0] ring_busy_cycles_reg = 32'd0;
 reg [31:0] rx_read_req_reg = 32'd0;
 reg [31:0] tx_read_resp_reg = 32'd0;
 reg [31:0] rx_read_resp_reg = 32'd0;
+reg [31:0] rx_atomic_reg = 32'd0;
+reg [31:0] rx_atomic_replay_reg = 32'd0;
 
 // configuration flash block: external to the generated file, served by
 // spi_flash_ctrl below
@@ -361,6 +366,8 @@ rnic_csr csr_inst (
     .hwif_in_port_rx_read_req_value(rx_read_req_reg),
     .hwif_in_port_tx_read_resp_value(tx_read_resp_reg),
     .hwif_in_port_rx_read_resp_value(rx_read_resp_reg),
+    .hwif_in_port_rx_atomic_value(rx_atomic_reg),
+    .hwif_in_port_rx_atomic_replay_value(rx_atomic_replay_reg),
     .hwif_in_port_lb_dropped_value(lb_dropped),
     .hwif_in_port_lb_reordered_value(lb_reordered),
     .hwif_out_port_lb_ctrl_loopback(reg_lb_loopback),
@@ -373,6 +380,7 @@ rnic_csr csr_inst (
     .hwif_out_qp_qp_attr_pmtu(reg_qp_pmtu),
     .hwif_out_qp_qp_attr_remote_write(reg_qp_remote_write),
     .hwif_out_qp_qp_attr_remote_read(reg_qp_remote_read),
+    .hwif_out_qp_qp_attr_remote_atomic(reg_qp_remote_atomic),
     .hwif_out_qp_qp_attr_spray_log(reg_qp_spray_log),
     .hwif_out_qp_qp_attr_mp(reg_qp_mp),
     .hwif_out_qp_qp_attr_mp_window_shift(reg_qp_mp_wshift),
@@ -508,6 +516,8 @@ always @(posedge clk) begin
     rx_read_req_reg <= rx_read_req_reg + {31'd0, stat_read_req};
     tx_read_resp_reg <= tx_read_resp_reg + {31'd0, stat_read_resp};
     rx_read_resp_reg <= rx_read_resp_reg + {31'd0, stat_read_placed};
+    rx_atomic_reg <= rx_atomic_reg + {31'd0, stat_atomic};
+    rx_atomic_replay_reg <= rx_atomic_replay_reg + {31'd0, stat_atomic_replay};
 
     if (rst) begin
         err_code_reg <= 8'd0;
@@ -540,6 +550,8 @@ always @(posedge clk) begin
         rx_read_req_reg <= 32'd0;
         tx_read_resp_reg <= 32'd0;
         rx_read_resp_reg <= 32'd0;
+        rx_atomic_reg <= 32'd0;
+        rx_atomic_replay_reg <= 32'd0;
     end
 end
 

@@ -21,6 +21,7 @@ module rnic_core #(
     parameter SEND_EN = 1,           // verb set: 1 = SEND/RECV carried, 0 = RDMA WRITE(+IMM) only
     parameter RC_EN = 1,             // transports: 1 = rc and mp, 0 = mp only (needs SEND_EN = 0)
     parameter READ_EN = 0,           // 1 = RDMA READ requests served (responder side; needs RC_EN = 1)
+    parameter ATOMIC_EN = 0,         // 1 = atomics executed as a responder (needs READ_EN = 1)
     // shared pools (0: sized from NUM_Q, see pool_size; at most NUM_Q are used)
     parameter OST_RINGS = 0,         // outstanding-WQE rings
     parameter MP_PEND = 0,           // mp deferred WRITE_WITH_IMM completions
@@ -131,6 +132,7 @@ localparam [RAM_ADDR_W-1:0] CTRL = CTRL_I[RAM_ADDR_W-1:0];
 localparam [RAM_ADDR_W-1:0] WQE_RAM = CTRL;
 localparam [RAM_ADDR_W-1:0] RQWQE_RAM = CTRL + 17'h40;
 localparam [RAM_ADDR_W-1:0] CQE_RAM = CTRL + 17'h100;
+localparam [RAM_ADDR_W-1:0] ATOM_RAM = CTRL + 17'h0C0;   // an atomic's new value (ATOMIC_EN)
 localparam [RAM_ADDR_W-1:0] TX_RAM_BASE = 17'h08000;
 localparam [RAM_ADDR_W-1:0] RX_RAM_BASE = 17'h10000;
 localparam [RAM_ADDR_W-1:0] RR_RAM_BASE = 17'h18000;
@@ -164,7 +166,8 @@ localparam MP_WIMM_Q = MP_WIMM_A < MP_PEND_Q ? MP_WIMM_A : MP_PEND_Q;
 localparam NUM_MR_Q = 64;
 // MSI, CQE RO switch, early-CQE switch, bypass switch, flush mode, mp, rc,
 // READ served
-localparam [31:0] CAPS = (RC_EN != 0 ? 32'h0000_007F : 32'h0000_003F) | (READ_EN != 0 ? 32'h0000_0180 : 32'h0);
+localparam [31:0] CAPS = (RC_EN != 0 ? 32'h0000_007F : 32'h0000_003F) | (READ_EN != 0 ? 32'h0000_0180 : 32'h0)
+    | (ATOMIC_EN != 0 ? 32'h0000_0200 : 32'h0);
 
 initial begin
     if (DATA_W != 64 && DATA_W != 128 && DATA_W != 256 && DATA_W != 512) begin
@@ -193,6 +196,10 @@ initial begin
     end
     if ((READ_EN != 0 && READ_EN != 1) || (READ_EN != 0 && RC_EN == 0)) begin
         $error("rnic_core: READ_EN must be 0 or 1, and READ needs the rc transport");
+        $finish;
+    end
+    if ((ATOMIC_EN != 0 && ATOMIC_EN != 1) || (ATOMIC_EN != 0 && READ_EN == 0)) begin
+        $error("rnic_core: ATOMIC_EN must be 0 or 1, and atomics need READ_EN (they run in the READ engine)");
         $finish;
     end
     if (SEND_EN != 0 && SEND_EN != 1) begin
@@ -232,6 +239,7 @@ wire [2:0] reg_qp_state;
 wire [2:0] reg_qp_pmtu;
 wire reg_qp_remote_write;
 wire reg_qp_remote_read;
+wire reg_qp_remote_atomic;
 wire [2:0] reg_qp_spray_log;
 wire reg_qp_mp;
 wire [2:0] reg_qp_mp_wshift;
@@ -348,6 +356,15 @@ wire [RAM_ADDR_W-SEG_W-1:0] cw_ram_wr_addr;
 wire [DATA_W-1:0] cw_ram_wr_data;
 wire [DATA_W/8-1:0] cw_ram_wr_strb;
 wire cw_ram_wr_en, cw_ram_wr_ready;
+wire [RAM_ADDR_W-SEG_W-1:0] rr_ram_wr_addr;
+wire [DATA_W-1:0] rr_ram_wr_data;
+wire [DATA_W/8-1:0] rr_ram_wr_strb;
+wire rr_ram_wr_en, rr_ram_wr_ready;
+wire [63:0] rr_wr_pcie_addr;
+wire [RAM_ADDR_W-1:0] rr_wr_ram_addr;
+wire [LEN_W-1:0] rr_wr_len;
+wire [ID_W-1:0] rr_wr_id;
+wire rr_wr_valid, rr_wr_ready, rr_wr_status;
 wire [TXP_ADDR_W-SEG_W-1:0] txr_rd_addr;
 wire txr_rd_en;
 wire [DATA_W-1:0] txr_rd_data;
@@ -364,6 +381,7 @@ rnic_dma #(
     .TXR_ADDR_W(TXR_ADDR_W),
     .READ_EN(READ_EN),
     .RRR_ADDR_W(RRR_ADDR_W),
+    .ATOMIC_EN(ATOMIC_EN),
     .RXR_ADDR_W(RXR_ADDR_W),
     .LEN_W(LEN_W),
     .ID_W(ID_W),
@@ -440,6 +458,13 @@ rnic_dma #(
     .s_cw_wr_id(cw_wr_id),
     .s_cw_wr_valid(cw_wr_valid),
     .s_cw_wr_ready(cw_wr_ready),
+    .s_rr_wr_pcie_addr(rr_wr_pcie_addr),
+    .s_rr_wr_ram_addr(rr_wr_ram_addr),
+    .s_rr_wr_len(rr_wr_len),
+    .s_rr_wr_id(rr_wr_id),
+    .s_rr_wr_valid(rr_wr_valid),
+    .s_rr_wr_ready(rr_wr_ready),
+    .rr_wr_status(rr_wr_status),
     .ex_wr_status(ex_wr_status),
     .rs_wr_status(rs_wr_status),
     .cw_wr_status(cw_wr_status),
@@ -459,6 +484,11 @@ rnic_dma #(
     .s_cw_ram_wr_strb(cw_ram_wr_strb),
     .s_cw_ram_wr_en(cw_ram_wr_en),
     .s_cw_ram_wr_ready(cw_ram_wr_ready),
+    .s_rr_ram_wr_addr(rr_ram_wr_addr),
+    .s_rr_ram_wr_data(rr_ram_wr_data),
+    .s_rr_ram_wr_strb(rr_ram_wr_strb),
+    .s_rr_ram_wr_en(rr_ram_wr_en),
+    .s_rr_ram_wr_ready(rr_ram_wr_ready),
     .s_txr_rd_addr(txr_rd_addr),
     .s_txr_rd_en(txr_rd_en),
     .s_txr_rd_data(txr_rd_data),
@@ -500,6 +530,7 @@ wire [7:0] rr_pkt_syndrome;
 wire [23:0] rr_pkt_msn;
 wire [RAM_ADDR_W-1:0] rr_pkt_payload_addr;
 wire [12:0] rr_pkt_payload_len;
+wire [63:0] rr_pkt_atomic_orig;
 wire rr_pkt_valid;
 wire rr_pkt_ready;
 wire rr_pkt_done;
@@ -519,6 +550,7 @@ wire [31:0] rx_pkt_reth_len;
 wire [31:0] rx_pkt_imm;
 wire [7:0] rx_pkt_aeth_syndrome;
 wire [23:0] rx_pkt_aeth_msn;
+wire [31:0] rx_pkt_cmp_lo;
 wire [RXR_ADDR_W-1:0] rx_pkt_payload_addr;
 wire [12:0] rx_pkt_payload_len;
 wire [RX_SLOT_W-1:0] rx_pkt_slot;
@@ -605,6 +637,7 @@ rnic_port #(
     .s_rr_pkt_msn(rr_pkt_msn),
     .s_rr_pkt_payload_addr(rr_pkt_payload_addr),
     .s_rr_pkt_payload_len(rr_pkt_payload_len),
+    .s_rr_pkt_atomic_orig(rr_pkt_atomic_orig),
     .s_rr_pkt_valid(rr_pkt_valid),
     .s_rr_pkt_ready(rr_pkt_ready),
     .rr_pkt_done(rr_pkt_done),
@@ -635,6 +668,7 @@ rnic_port #(
     .m_rx_pkt_imm(rx_pkt_imm),
     .m_rx_pkt_aeth_syndrome(rx_pkt_aeth_syndrome),
     .m_rx_pkt_aeth_msn(rx_pkt_aeth_msn),
+    .m_rx_pkt_cmp_lo(rx_pkt_cmp_lo),
     .m_rx_pkt_payload_addr(rx_pkt_payload_addr),
     .m_rx_pkt_payload_len(rx_pkt_payload_len),
     .m_rx_pkt_slot(rx_pkt_slot),
@@ -690,6 +724,7 @@ wire stat_read_req;
 wire stat_read_resp;
 wire stat_read_placed;
 wire stat_rr_nak;
+wire stat_atomic, stat_atomic_replay;
 
 rnic_transport #(
     .DATA_W(DATA_W),
@@ -701,6 +736,8 @@ rnic_transport #(
     .READ_EN(READ_EN),
     .RR_RAM_BASE(RR_RAM_BASE),
     .RR_SLOTS(RR_SLOTS),
+    .ATOM_RAM(ATOM_RAM),
+    .ATOMIC_EN(ATOMIC_EN),
     .OST_RINGS(OST_RINGS_Q),
     .MP_PEND(MP_PEND_Q),
     .MP_WIMM(MP_WIMM_Q),
@@ -754,6 +791,7 @@ rnic_transport #(
     .reg_qp_pmtu(reg_qp_pmtu),
     .reg_qp_remote_write(reg_qp_remote_write),
     .reg_qp_remote_read(reg_qp_remote_read),
+    .reg_qp_remote_atomic(reg_qp_remote_atomic),
     .reg_qp_spray_log(reg_qp_spray_log),
     .reg_qp_mp(reg_qp_mp),
     .reg_qp_mp_wshift(reg_qp_mp_wshift),
@@ -837,6 +875,8 @@ rnic_transport #(
     .stat_read_resp(stat_read_resp),
     .stat_read_placed(stat_read_placed),
     .stat_rr_nak(stat_rr_nak),
+    .stat_atomic(stat_atomic),
+    .stat_atomic_replay(stat_atomic_replay),
     .m_ex_rd_pcie_addr(ex_rd_pcie_addr),
     .m_ex_rd_ram_addr(ex_rd_ram_addr),
     .m_ex_rd_len(ex_rd_len),
@@ -860,6 +900,18 @@ rnic_transport #(
     .m_rr_rd_id(rr_rd_id),
     .m_rr_rd_valid(rr_rd_valid),
     .m_rr_rd_ready(rr_rd_ready),
+    .m_rr_ram_wr_addr(rr_ram_wr_addr),
+    .m_rr_ram_wr_data(rr_ram_wr_data),
+    .m_rr_ram_wr_strb(rr_ram_wr_strb),
+    .m_rr_ram_wr_en(rr_ram_wr_en),
+    .m_rr_ram_wr_ready(rr_ram_wr_ready),
+    .m_rr_wr_pcie_addr(rr_wr_pcie_addr),
+    .m_rr_wr_ram_addr(rr_wr_ram_addr),
+    .m_rr_wr_len(rr_wr_len),
+    .m_rr_wr_id(rr_wr_id),
+    .m_rr_wr_valid(rr_wr_valid),
+    .m_rr_wr_ready(rr_wr_ready),
+    .rr_wr_status(rr_wr_status),
     .rd_status_id(rd_status_id),
     .rd_status_error(rd_status_error),
     .ex_rd_status(ex_rd_status),
@@ -931,6 +983,7 @@ rnic_transport #(
     .m_rr_pkt_msn(rr_pkt_msn),
     .m_rr_pkt_payload_addr(rr_pkt_payload_addr),
     .m_rr_pkt_payload_len(rr_pkt_payload_len),
+    .m_rr_pkt_atomic_orig(rr_pkt_atomic_orig),
     .m_rr_pkt_valid(rr_pkt_valid),
     .m_rr_pkt_ready(rr_pkt_ready),
     .rr_pkt_done(rr_pkt_done),
@@ -961,6 +1014,7 @@ rnic_transport #(
     .s_rx_pkt_imm(rx_pkt_imm),
     .s_rx_pkt_aeth_syndrome(rx_pkt_aeth_syndrome),
     .s_rx_pkt_aeth_msn(rx_pkt_aeth_msn),
+    .s_rx_pkt_cmp_lo(rx_pkt_cmp_lo),
     .s_rx_pkt_payload_addr(rx_pkt_payload_addr),
     .s_rx_pkt_payload_len(rx_pkt_payload_len),
     .s_rx_pkt_slot(rx_pkt_slot),
@@ -1038,6 +1092,7 @@ rnic_control #(
     .reg_qp_pmtu(reg_qp_pmtu),
     .reg_qp_remote_write(reg_qp_remote_write),
     .reg_qp_remote_read(reg_qp_remote_read),
+    .reg_qp_remote_atomic(reg_qp_remote_atomic),
     .reg_qp_spray_log(reg_qp_spray_log),
     .reg_qp_mp(reg_qp_mp),
     .reg_qp_mp_wshift(reg_qp_mp_wshift),
@@ -1135,6 +1190,8 @@ rnic_control #(
     .stat_read_resp(stat_read_resp),
     .stat_read_placed(stat_read_placed),
     .stat_rr_nak(stat_rr_nak),
+    .stat_atomic(stat_atomic),
+    .stat_atomic_replay(stat_atomic_replay),
     .lb_dropped(lb_dropped),
     .lb_reordered(lb_reordered)
 );

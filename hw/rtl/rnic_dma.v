@@ -1,8 +1,9 @@
 // rnic DMA subsystem: the PCIe read and write engines, the three on-chip
 // RAMs they move data through, and the multiplexers in front of the
 // engines. Its clients are the executor (ex), the responder (rs), the
-// CQE writer (cw) and, in READ_EN builds, the READ responses (rr, reads
-// only); each offers descriptors and gets its statuses back by the client
+// CQE writer (cw) and, in READ_EN builds, the READ responses (rr: reads;
+// in ATOMIC_EN builds also an atomic's write-back, through the staging
+// RAM like a CQE); each offers descriptors and gets its statuses back by the client
 // bits [7:6] of the descriptor id (the engines return statuses in order, so
 // no other bookkeeping is needed).
 //
@@ -20,7 +21,8 @@
 //   - read descriptors: CQE flush reads, then receive-WQE fetches, then
 //     READ responses' payload, then the executor (WQE fetches and payload
 //     reads);
-//   - write descriptors: received payload, then CQEs, then copy chunks;
+//   - write descriptors: received payload, then CQEs, then atomics'
+//     write-backs, then copy chunks;
 //     payload is written with relaxed ordering, a CQE as cw says (RO=0
 //     unless the cqe_ro debug switch is set), so a CQE cannot pass the
 //     payload written before it;
@@ -39,6 +41,7 @@ module rnic_dma #(
     parameter RXR_ADDR_W = 15,       // RX RAM bytes, log2
     parameter READ_EN = 0,           // 1: the reply RAM and the rr read client
     parameter RRR_ADDR_W = 14,       // reply RAM bytes, log2 (READ_EN)
+    parameter ATOMIC_EN = 0,         // 1: the rr write client and its staging RAM writes
     parameter LEN_W = 17,
     parameter ID_W = 8,
     // read engine tags (up to 2**RD_TAG_W reads outstanding) and write
@@ -131,6 +134,13 @@ module rnic_dma #(
     input  wire [ID_W-1:0]              s_cw_wr_id,
     input  wire                         s_cw_wr_valid,
     output wire                         s_cw_wr_ready,
+    input  wire [63:0]                  s_rr_wr_pcie_addr,
+    input  wire [RAM_ADDR_W-1:0]        s_rr_wr_ram_addr,
+    input  wire [LEN_W-1:0]             s_rr_wr_len,
+    input  wire [ID_W-1:0]              s_rr_wr_id,
+    input  wire                         s_rr_wr_valid,
+    output wire                         s_rr_wr_ready,
+    output wire                         rr_wr_status,
     output wire                         ex_wr_status,
     output wire                         rs_wr_status,
     output wire                         cw_wr_status,
@@ -157,6 +167,12 @@ module rnic_dma #(
     input  wire [DATA_W/8-1:0]          s_cw_ram_wr_strb,
     input  wire                         s_cw_ram_wr_en,
     output wire                         s_cw_ram_wr_ready,
+    // an atomic's new value (ATOMIC_EN; after the read engine and cw)
+    input  wire [RAM_ADDR_W-SEG_W-1:0]  s_rr_ram_wr_addr,
+    input  wire [DATA_W-1:0]            s_rr_ram_wr_data,
+    input  wire [DATA_W/8-1:0]          s_rr_ram_wr_strb,
+    input  wire                         s_rr_ram_wr_en,
+    output wire                         s_rr_ram_wr_ready,
 
     // TX RAM read port (roce_tx; READ_EN: the reply RAM above the TX RAM)
     input  wire [TXP_ADDR_W-SEG_W-1:0]  s_txr_rd_addr,
@@ -343,20 +359,22 @@ wire wr_arb_last;                     // descriptors are one beat
 wire [1:0] wr_arb_sel;                // statuses are routed by id
 /* verilator lint_on UNUSEDSIGNAL */
 
-// port 0 first: received payload, CQEs, copy chunks; payload always
-// relaxed (RO), CQEs as the cqe_ro switch says
+// port 0 first: received payload, CQEs, atomics' write-backs, copy
+// chunks; payload always relaxed (RO), CQEs as the cqe_ro switch says, an
+// atomic's write-back strictly ordered (the next atomic's read must find it)
 axis_arb_mux #(
-    .PORTS(3),
+    .PORTS(4),
     .WIDTH(64 + RAM_ADDR_W + LEN_W + 1 + ID_W)
 ) wr_arb_inst (
     .clk(clk),
     .rst(rst),
     .s_data({s_ex_wr_pcie_addr, s_ex_wr_ram_addr, s_ex_wr_len, 1'b1, s_ex_wr_id,
+             s_rr_wr_pcie_addr, s_rr_wr_ram_addr, s_rr_wr_len, 1'b0, s_rr_wr_id,
              s_cw_wr_pcie_addr, s_cw_wr_ram_addr, s_cw_wr_len, s_cw_wr_ro, s_cw_wr_id,
              s_rs_wr_pcie_addr, s_rs_wr_ram_addr, s_rs_wr_len, 1'b1, s_rs_wr_id}),
-    .s_valid({s_ex_wr_valid, s_cw_wr_valid, s_rs_wr_valid}),
-    .s_last(3'b111),
-    .s_ready({s_ex_wr_ready, s_cw_wr_ready, s_rs_wr_ready}),
+    .s_valid({s_ex_wr_valid, s_rr_wr_valid && ATOMIC_EN != 0, s_cw_wr_valid, s_rs_wr_valid}),
+    .s_last(4'b1111),
+    .s_ready({s_ex_wr_ready, s_rr_wr_ready, s_cw_wr_ready, s_rs_wr_ready}),
     .m_data({wr_desc_pcie_addr, wr_desc_ram_addr, wr_desc_len, wr_desc_ro, wr_desc_id}),
     .m_valid(wr_desc_valid),
     .m_last(wr_arb_last),
@@ -366,6 +384,7 @@ axis_arb_mux #(
 assign ex_wr_status = wr_status_valid && wr_status_id[ID_W-1 -: 2] == ID_EXEC[ID_W-1 -: 2];
 assign rs_wr_status = wr_status_valid && wr_status_id[ID_W-1 -: 2] == ID_RESP[ID_W-1 -: 2];
 assign cw_wr_status = wr_status_valid && wr_status_id[ID_W-1 -: 2] == ID_CQE[ID_W-1 -: 2];
+assign rr_wr_status = wr_status_valid && wr_status_id[ID_W-1 -: 2] == ID_RRSP[ID_W-1 -: 2];
 
 // write descriptors accepted but not yet issued (flush mode waits for zero)
 reg [7:0] wr_outstanding_reg = 8'd0;
@@ -406,6 +425,8 @@ wire [1:0] rd_wr_rgn = rd_ram_wr_addr[RGN_HI:RGN_HI-1];
 
 wire stg_rd_wr = rd_ram_wr_en && rd_wr_rgn == 2'd0;
 assign s_cw_ram_wr_ready = !stg_rd_wr;
+assign s_rr_ram_wr_ready = ATOMIC_EN != 0 && !stg_rd_wr && !s_cw_ram_wr_en;
+wire stg_rr_wr = s_rr_ram_wr_en && s_rr_ram_wr_ready;
 
 wire [DATA_W-1:0] stg_rd_data;
 wire [DATA_W-1:0] rxr_rd_data;
@@ -420,6 +441,7 @@ assign wr_ram_rd_data = wr_rd_rgn_reg == 2'd2 ? rxr_rd_data : stg_rd_data;
 
 /* verilator lint_off UNUSEDSIGNAL */
 wire [RAM_ADDR_W-SEG_W-1:0] cw_ram_wr_addr = s_cw_ram_wr_addr;   // always in the staging RAM
+wire [RAM_ADDR_W-SEG_W-1:0] rr_ram_wr_addr = s_rr_ram_wr_addr;   // (so is this)
 /* verilator lint_on UNUSEDSIGNAL */
 
 dma_ram #(
@@ -427,10 +449,11 @@ dma_ram #(
     .ADDR_W(STG_ADDR_W - SEG_W)
 ) stg_ram_inst (
     .clk(clk),
-    .wr_addr(stg_rd_wr ? rd_ram_wr_addr[STG_ADDR_W-SEG_W-1:0] : cw_ram_wr_addr[STG_ADDR_W-SEG_W-1:0]),
-    .wr_data(stg_rd_wr ? rd_ram_wr_data : s_cw_ram_wr_data),
-    .wr_strb(stg_rd_wr ? rd_ram_wr_strb : s_cw_ram_wr_strb),
-    .wr_en(stg_rd_wr || (s_cw_ram_wr_en && s_cw_ram_wr_ready)),
+    .wr_addr(stg_rd_wr ? rd_ram_wr_addr[STG_ADDR_W-SEG_W-1:0]
+        : stg_rr_wr ? rr_ram_wr_addr[STG_ADDR_W-SEG_W-1:0] : cw_ram_wr_addr[STG_ADDR_W-SEG_W-1:0]),
+    .wr_data(stg_rd_wr ? rd_ram_wr_data : stg_rr_wr ? s_rr_ram_wr_data : s_cw_ram_wr_data),
+    .wr_strb(stg_rd_wr ? rd_ram_wr_strb : stg_rr_wr ? s_rr_ram_wr_strb : s_cw_ram_wr_strb),
+    .wr_en(stg_rd_wr || stg_rr_wr || (s_cw_ram_wr_en && s_cw_ram_wr_ready)),
     .rd_addr(wr_ram_rd_addr[STG_ADDR_W-SEG_W-1:0]),
     .rd_en(wr_ram_rd_en && wr_rd_rgn == 2'd0),
     .rd_data(stg_rd_data)

@@ -35,6 +35,7 @@ module rnic_transport #(
     parameter SEND_EN = 1,           // 1 = SEND/RECV carried, 0 = RDMA WRITE(+IMM) only
     parameter RC_EN = 1,             // 1 = rc and mp, 0 = mp only
     parameter READ_EN = 0,           // 1 = RDMA READ requests served (read_reply)
+    parameter ATOMIC_EN = 0,         // 1 = atomics executed (read_reply; needs READ_EN)
     // shared pools, sized by rnic_core
     parameter OST_RINGS = 4,         // outstanding-WQE rings
     parameter MP_PEND = 2,           // mp deferred WRITE_WITH_IMM completions
@@ -57,6 +58,7 @@ module rnic_transport #(
     parameter [RAM_ADDR_W-1:0] RX_RAM_BASE = 17'h10000,
     parameter [RAM_ADDR_W-1:0] RR_RAM_BASE = 17'h18000,   // READ responses' payload slots
     parameter RR_SLOTS = 4,
+    parameter [RAM_ADDR_W-1:0] ATOM_RAM = 17'h070C0,      // an atomic's new value (staging RAM)
     // descriptor id client tags (bits [7:6])
     parameter [ID_W-1:0] ID_EXEC = 8'h00,
     parameter [ID_W-1:0] ID_RESP = 8'h40,
@@ -98,6 +100,7 @@ module rnic_transport #(
     input  wire [2:0]                        reg_qp_pmtu,
     input  wire                              reg_qp_remote_write,
     input  wire                              reg_qp_remote_read,
+    input  wire                              reg_qp_remote_atomic,
     input  wire [2:0]                        reg_qp_spray_log,
     input  wire                              reg_qp_mp,
     input  wire [2:0]                        reg_qp_mp_wshift,
@@ -190,6 +193,8 @@ module rnic_transport #(
     output wire                              stat_read_resp,    // a READ RESPONSE packet sent
     output wire                              stat_read_placed,  // a READ RESPONSE to our READ placed
     output wire                              stat_rr_nak,       // a NAK sent for a failed payload read
+    output wire                              stat_atomic,       // an atomic executed
+    output wire                              stat_atomic_replay, // a duplicate atomic answered from its record
 
     // rnic_dma: read descriptors (ex: WQEs and payload, rs: receive WQEs, cw: CQE flush reads)
     output wire [63:0]                       m_ex_rd_pcie_addr,
@@ -216,6 +221,19 @@ module rnic_transport #(
     output wire [ID_W-1:0]                   m_rr_rd_id,
     output wire                              m_rr_rd_valid,
     input  wire                              m_rr_rd_ready,
+    // ... and an atomic's write-back (ATOMIC_EN): its staging RAM word, its descriptor
+    output wire [RAM_ADDR_W-SEG_W-1:0]       m_rr_ram_wr_addr,
+    output wire [DATA_W-1:0]                 m_rr_ram_wr_data,
+    output wire [DATA_W/8-1:0]               m_rr_ram_wr_strb,
+    output wire                              m_rr_ram_wr_en,
+    input  wire                              m_rr_ram_wr_ready,
+    output wire [63:0]                       m_rr_wr_pcie_addr,
+    output wire [RAM_ADDR_W-1:0]             m_rr_wr_ram_addr,
+    output wire [LEN_W-1:0]                  m_rr_wr_len,
+    output wire [ID_W-1:0]                   m_rr_wr_id,
+    output wire                              m_rr_wr_valid,
+    input  wire                              m_rr_wr_ready,
+    input  wire                              rr_wr_status,
 
     // rnic_dma: read statuses (in order; ex/rs/cw/rr by the id client bits)
     input  wire [ID_W-1:0]                   rd_status_id,
@@ -314,6 +332,7 @@ module rnic_transport #(
     output wire [23:0]                       m_rr_pkt_msn,
     output wire [RAM_ADDR_W-1:0]             m_rr_pkt_payload_addr,
     output wire [12:0]                       m_rr_pkt_payload_len,
+    output wire [63:0]                       m_rr_pkt_atomic_orig,
     output wire                              m_rr_pkt_valid,
     input  wire                              m_rr_pkt_ready,
     input  wire                              rr_pkt_done,
@@ -335,6 +354,7 @@ module rnic_transport #(
     input  wire [31:0]                       s_rx_pkt_imm,
     input  wire [7:0]                        s_rx_pkt_aeth_syndrome,
     input  wire [23:0]                       s_rx_pkt_aeth_msn,
+    input  wire [31:0]                       s_rx_pkt_cmp_lo,
     input  wire [RXR_ADDR_W-1:0]             s_rx_pkt_payload_addr,
     input  wire [12:0]                       s_rx_pkt_payload_len,
     input  wire [RX_SLOT_W-1:0]              s_rx_pkt_slot,
@@ -372,6 +392,7 @@ wire [2:0] rs_ctx_state;
 wire [2:0] rs_ctx_pmtu;
 wire rs_ctx_remote_write;
 wire rs_ctx_remote_read;
+wire rs_ctx_remote_atomic;
 wire [23:0] rs_ctx_dest_qpn;
 wire [47:0] rs_ctx_dmac;
 wire [31:0] rs_ctx_dip;
@@ -411,6 +432,7 @@ qp_context #(
     .reg_pmtu(reg_qp_pmtu),
     .reg_remote_write(reg_qp_remote_write),
     .reg_remote_read(reg_qp_remote_read),
+    .reg_remote_atomic(reg_qp_remote_atomic),
     .reg_spray_log(reg_qp_spray_log),
     .reg_mp(reg_qp_mp),
     .reg_mp_wshift(reg_qp_mp_wshift),
@@ -462,6 +484,7 @@ qp_context #(
     .b_pmtu(rs_ctx_pmtu),
     .b_remote_write(rs_ctx_remote_write),
     .b_remote_read(rs_ctx_remote_read),
+    .b_remote_atomic(rs_ctx_remote_atomic),
     .b_dest_qpn(rs_ctx_dest_qpn),
     .b_dmac(rs_ctx_dmac),
     .b_dip(rs_ctx_dip),
@@ -617,6 +640,13 @@ assign qm_sweep = qm_queues_sweep || qpc_sweep;
 // ---------------------------------------------------------------- the READ table
 // The READs the requester issued and the responder places the responses
 // of (READ_EN; read_track.v)
+initial begin
+    if (ATOMIC_EN != 0 && (READ_EN == 0 || RC_EN == 0)) begin
+        $error("rnic_transport: atomics (ATOMIC_EN) run in the READ engine on rc QPs: READ_EN and RC_EN too");
+        $finish;
+    end
+end
+
 localparam NUM_RD = 4;
 localparam RD_IW = 2;
 wire rx_ack_room;
@@ -902,6 +932,14 @@ wire [15:0] rs_rr_udp_sport;
 wire [23:0] rs_rr_dest_qp;
 wire rs_rr_ack;
 wire [7:0] rs_rr_syndrome;
+wire [1:0] rs_rr_atomic;
+wire [63:0] rs_rr_opa;
+wire [63:0] rs_rr_opb;
+wire [QN_W-1:0] rs_rr_qpn;
+wire rr_rec_valid;
+wire [QN_W-1:0] rr_rec_qpn;
+wire [23:0] rr_rec_psn;
+wire [63:0] rr_rec_orig;
 wire rs_rr_valid;
 wire rs_rr_ready;
 wire [7:0] rr_jobs_out;
@@ -927,6 +965,7 @@ responder #(
     .RC_EN(RC_EN),
     .READ_EN(READ_EN),
     .RD_IW(RD_IW),
+    .ATOMIC_EN(ATOMIC_EN),
     .ID_TAG(ID_RESP)
 ) resp_inst (
     .clk(clk),
@@ -947,6 +986,7 @@ responder #(
     .s_pkt_imm(s_rx_pkt_imm),
     .s_pkt_aeth_syndrome(s_rx_pkt_aeth_syndrome),
     .s_pkt_aeth_msn(s_rx_pkt_aeth_msn),
+    .s_pkt_cmp_lo(s_rx_pkt_cmp_lo),
     .s_pkt_payload_addr(s_rx_pkt_payload_addr),
     .s_pkt_payload_len(s_rx_pkt_payload_len),
     .s_pkt_slot(s_rx_pkt_slot),
@@ -959,6 +999,7 @@ responder #(
     .ctx_pmtu(rs_ctx_pmtu),
     .ctx_remote_write(rs_ctx_remote_write),
     .ctx_remote_read(rs_ctx_remote_read),
+    .ctx_remote_atomic(rs_ctx_remote_atomic),
     .ctx_dest_qpn(rs_ctx_dest_qpn),
     .ctx_dmac(rs_ctx_dmac),
     .ctx_dip(rs_ctx_dip),
@@ -1037,6 +1078,14 @@ responder #(
     .m_rr_dest_qp(rs_rr_dest_qp),
     .m_rr_ack(rs_rr_ack),
     .m_rr_syndrome(rs_rr_syndrome),
+    .m_rr_atomic(rs_rr_atomic),
+    .m_rr_opa(rs_rr_opa),
+    .m_rr_opb(rs_rr_opb),
+    .m_rr_qpn(rs_rr_qpn),
+    .s_rec_valid(rr_rec_valid),
+    .s_rec_qpn(rr_rec_qpn),
+    .s_rec_psn(rr_rec_psn),
+    .s_rec_orig(rr_rec_orig),
     .m_rr_valid(rs_rr_valid),
     .m_rr_ready(rs_rr_ready),
     .rr_jobs_out(rr_jobs_out),
@@ -1109,7 +1158,11 @@ generate
             .SLOTS(RR_SLOTS),
             .SLOT_LOG(CHUNK_LOG),
             .SLOT_BASE(RR_RAM_BASE),
-            .ID_TAG(ID_RRSP)
+            .ID_TAG(ID_RRSP),
+            .ATOMIC_EN(ATOMIC_EN),
+            .DATA_W(DATA_W),
+            .QN_W(QN_W),
+            .ATOM_RAM(ATOM_RAM)
         ) rr_inst (
             .clk(clk),
             .rst(rst),
@@ -1124,6 +1177,10 @@ generate
             .s_job_dest_qp(rs_rr_dest_qp),
             .s_job_ack(rs_rr_ack),
             .s_job_syndrome(rs_rr_syndrome),
+            .s_job_atomic(rs_rr_atomic),
+            .s_job_opa(rs_rr_opa),
+            .s_job_opb(rs_rr_opb),
+            .s_job_qpn(rs_rr_qpn),
             .s_job_valid(rs_rr_valid),
             .s_job_ready(rs_rr_ready),
             .m_rd_desc_pcie_addr(m_rr_rd_pcie_addr),
@@ -1134,6 +1191,26 @@ generate
             .m_rd_desc_ready(m_rr_rd_ready),
             .s_rd_status_valid(rr_rd_status),
             .s_rd_status_error(rd_status_error),
+            .s_snoop_addr(ram_snoop_addr),
+            .s_snoop_data(ram_snoop_data),
+            .s_snoop_strb(ram_snoop_strb),
+            .s_snoop_en(ram_snoop_en),
+            .m_ram_wr_addr(m_rr_ram_wr_addr),
+            .m_ram_wr_data(m_rr_ram_wr_data),
+            .m_ram_wr_strb(m_rr_ram_wr_strb),
+            .m_ram_wr_en(m_rr_ram_wr_en),
+            .m_ram_wr_ready(m_rr_ram_wr_ready),
+            .m_wr_desc_pcie_addr(m_rr_wr_pcie_addr),
+            .m_wr_desc_ram_addr(m_rr_wr_ram_addr),
+            .m_wr_desc_len(m_rr_wr_len),
+            .m_wr_desc_id(m_rr_wr_id),
+            .m_wr_desc_valid(m_rr_wr_valid),
+            .m_wr_desc_ready(m_rr_wr_ready),
+            .s_wr_status_valid(rr_wr_status),
+            .m_rec_valid(rr_rec_valid),
+            .m_rec_qpn(rr_rec_qpn),
+            .m_rec_psn(rr_rec_psn),
+            .m_rec_orig(rr_rec_orig),
             .m_pkt_dmac(m_rr_pkt_dmac),
             .m_pkt_dip(m_rr_pkt_dip),
             .m_pkt_udp_sport(m_rr_pkt_udp_sport),
@@ -1144,13 +1221,16 @@ generate
             .m_pkt_msn(m_rr_pkt_msn),
             .m_pkt_payload_addr(m_rr_pkt_payload_addr),
             .m_pkt_payload_len(m_rr_pkt_payload_len),
+            .m_pkt_atomic_orig(m_rr_pkt_atomic_orig),
             .m_pkt_valid(m_rr_pkt_valid),
             .m_pkt_ready(m_rr_pkt_ready),
             .s_done(rr_pkt_done),
             .busy(rr_busy),
             .jobs_out(rr_jobs_out),
             .stat_rd_error(stat_rr_nak),
-            .stat_resp(stat_read_resp)
+            .stat_resp(stat_read_resp),
+            .stat_atomic(stat_atomic),
+            .stat_replay(stat_atomic_replay)
         );
     end else begin : g_no_read
         // (the responder never offers a job: READ is an invalid request)
@@ -1174,11 +1254,29 @@ generate
         assign m_rr_pkt_msn = 24'd0;
         assign m_rr_pkt_payload_addr = {RAM_ADDR_W{1'b0}};
         assign m_rr_pkt_payload_len = 13'd0;
+        assign m_rr_pkt_atomic_orig = 64'd0;
         assign m_rr_pkt_valid = 1'b0;
+        assign stat_atomic = 1'b0;
+        assign stat_atomic_replay = 1'b0;
+        assign m_rr_ram_wr_addr = {(RAM_ADDR_W-SEG_W){1'b0}};
+        assign m_rr_ram_wr_data = {DATA_W{1'b0}};
+        assign m_rr_ram_wr_strb = {(DATA_W/8){1'b0}};
+        assign m_rr_ram_wr_en = 1'b0;
+        assign m_rr_wr_pcie_addr = 64'd0;
+        assign m_rr_wr_ram_addr = {RAM_ADDR_W{1'b0}};
+        assign m_rr_wr_len = {LEN_W{1'b0}};
+        assign m_rr_wr_id = ID_RRSP;
+        assign m_rr_wr_valid = 1'b0;
+        assign rr_rec_valid = 1'b0;
+        assign rr_rec_qpn = {QN_W{1'b0}};
+        assign rr_rec_psn = 24'd0;
+        assign rr_rec_orig = 64'd0;
         /* verilator lint_off UNUSEDSIGNAL */
         wire [281:0] rr_unused = {rs_rr_psn, rs_rr_msn, rs_rr_bus, rs_rr_len, rs_rr_pmtu_log,
             rs_rr_dmac, rs_rr_valid, rr_rd_status, m_rr_rd_ready, m_rr_pkt_ready, rr_pkt_done,
             rs_rr_dip, rs_rr_udp_sport, rs_rr_dest_qp, rs_rr_ack, rs_rr_syndrome};
+        wire [QN_W+132:0] at_unused = {rs_rr_atomic, rs_rr_opa, rs_rr_opb, rs_rr_qpn, m_rr_ram_wr_ready,
+            m_rr_wr_ready, rr_wr_status};
         /* verilator lint_on UNUSEDSIGNAL */
     end
 endgenerate

@@ -103,6 +103,7 @@ module roce_rx #(
     output wire [31:0]                                 m_pkt_imm,
     output wire [7:0]                                  m_pkt_aeth_syndrome,
     output wire [23:0]                                 m_pkt_aeth_msn,
+    output wire [31:0]                                 m_pkt_cmp_lo,     // an AtomicETH's last word
     output wire [RAM_ADDR_W-1:0]                       m_pkt_payload_addr,
     output wire [12:0]                                 m_pkt_payload_len,
     output wire [(NUM_SLOTS > 1 ? $clog2(NUM_SLOTS) : 1)-1:0] m_pkt_slot,
@@ -137,7 +138,7 @@ localparam FL_W = SLOT_LOG + 1;
 // signed remainder of the CRC range relative to a beat
 localparam RW = (FL_W > 17 ? FL_W : 17) + 1;
 
-localparam HMAX = 78;
+localparam HMAX = 82;
 localparam NHB = (HMAX + BL - 1) / BL;
 
 // the beat and lane of IPv4 total length (frame bytes 16, 17)
@@ -498,7 +499,14 @@ wire h_snak = h_op == MP_OPCODE_SELECTIVE_NAK;
 wire h_probe = h_op == MP_OPCODE_PROBE || h_op == MP_OPCODE_PROBE_REPLY;
 wire h_mp = h_op == MP_OPCODE_WRITE || h_op == MP_OPCODE_WRITE_LAST || h_mceth || h_op == MP_OPCODE_ACK
     || h_snak || h_probe;
-wire h_reth = h_op == 8'h06 || h_op == 8'h0A || h_op == 8'h0B || h_op == 8'h0C
+// CMP_SWAP and FETCH_ADD: an AtomicETH (VA, R_Key, swap or add, compare),
+// taken in as a RETH (its length: the swap's high word), ImmDt (the swap's
+// low word), the AETH fields (the compare's high word; an MCETH's place)
+// and cmp_lo; ATOMIC ACKNOWLEDGE: an AETH and AtomicAckETH, whose original
+// value is the RETH's VA low word and R_Key
+wire h_atomic = h_op == 8'h13 || h_op == 8'h14;
+wire h_atack = h_op == 8'h12;
+wire h_reth = h_op == 8'h06 || h_op == 8'h0A || h_op == 8'h0B || h_op == 8'h0C || h_atomic
     || h_op == MP_OPCODE_WRITE || h_op == MP_OPCODE_WRITE_LAST || h_mceth || h_snak;
 wire h_imm = h_op == 8'h03 || h_op == 8'h05 || h_op == 8'h09 || h_op == 8'h0B || h_mceth || h_snak;
 wire h_aeth = h_op == 8'h0D || h_op == 8'h0F || h_op == 8'h10 || h_op == 8'h11 || h_op == MP_OPCODE_ACK;
@@ -511,12 +519,13 @@ wire h_ok = `HB16(12) == 16'h0800 &&
             {`HB16(30), `HB16(32)} == cfg_ip &&
             `HB16(36) == 16'd4791 &&
             h_tver == 4'd0 &&
-            (h_op <= 8'h11 || h_mp) &&
+            (h_op <= 8'h14 || h_mp) &&
             !(h_probe && `HB16(16) != 16'd44);
 
 // header length (payload offset) and the IP total length of a packet with
 // no payload: 20 + 8 + 12 + extension headers + 4
-wire [6:0]  h_hlen = h_reth ? (h_mceth ? 7'd78 : h_imm ? 7'd74 : 7'd70) : ((h_imm || h_aeth) ? 7'd58 : 7'd54);
+wire [6:0]  h_hlen = h_atomic ? 7'd82 : h_atack ? 7'd66
+    : h_reth ? (h_mceth ? 7'd78 : h_imm ? 7'd74 : 7'd70) : ((h_imm || h_aeth) ? 7'd58 : 7'd54);
 wire [15:0] h_min_tot = {9'd0, h_hlen} - 16'd10;
 wire [15:0] h_tot = `HB16(16);
 
@@ -530,9 +539,9 @@ wire [16:0] h_pair4 = {1'b0, `HB16(30)} + {1'b0, `HB16(32)};
 // descriptor fields; ext = the 16 bytes after the BTH (RETH or MPETH), ImmDt
 // after the RETH if both; aw = the AETH (the first 4 bytes after the BTH),
 // or an MP WRITE LAST WITH IMMEDIATE's MCETH (after its ImmDt)
-localparam DF_W = 48 + 48 + 32 + 32 + 16 + 8 + 1 + 1 + 2 + 24 + 24 + 32 + 128 + 32;
+localparam DF_W = 48 + 48 + 32 + 32 + 16 + 8 + 1 + 1 + 2 + 24 + 24 + 32 + 128 + 32 + 32;
 
-wire [31:0] h_aw = h_mceth ? {`HB16(74), `HB16(76)} : {`HB16(54), `HB16(56)};
+wire [31:0] h_aw = h_mceth || h_atomic ? {`HB16(74), `HB16(76)} : {`HB16(54), `HB16(56)};
 
 wire [31:0] h_immdt = h_reth ? {`HB16(70), `HB16(72)} : {`HB16(54), `HB16(56)};
 
@@ -551,7 +560,8 @@ wire [DF_W-1:0] h_fields = {
     h_immdt,                                                   // ImmDt
     `HB16(54), `HB16(56), `HB16(58), `HB16(60),
     `HB16(62), `HB16(64), `HB16(66), `HB16(68),
-    h_aw                                                       // AETH or MCETH
+    h_aw,                                                      // AETH or MCETH
+    `HB16(78), `HB16(80)                                       // AtomicETH's last word
 };
 
 // payload address: slot base + header length
@@ -838,7 +848,7 @@ wire [31:0] o_aw;
 assign {m_pkt_slot, m_pkt_payload_addr, m_pkt_payload_len,
         m_pkt_dmac, m_pkt_smac, m_pkt_sip, m_pkt_dip, m_pkt_udp_sport,
         m_pkt_opcode, m_pkt_se, m_pkt_ack_req, m_pkt_pad_cnt, m_pkt_dest_qp,
-        m_pkt_psn, m_pkt_imm, o_ext, o_aw} = out_reg;
+        m_pkt_psn, m_pkt_imm, o_ext, o_aw, m_pkt_cmp_lo} = out_reg;
 
 assign m_pkt_reth_va = o_ext[127:64];
 assign m_pkt_reth_rkey = o_ext[63:32];

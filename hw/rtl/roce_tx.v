@@ -7,7 +7,8 @@
 // BTH (opcode, SE, M 0, PadCnt, TVer 0, P_Key 0xFFFF, FECN/BECN 0, dest QP,
 // AckReq, PSN), then per opcode RETH (WRITE FIRST/ONLY/ONLY_IMM, READ
 // request), ImmDt (SEND/WRITE *_LAST_IMM/*_ONLY_IMM; after the RETH), AETH
-// (read response FIRST/LAST/ONLY, ACK), the payload, zero pad to a multiple
+// (read response FIRST/LAST/ONLY, ACK), AETH and AtomicAckETH (ATOMIC
+// ACKNOWLEDGE, from s_pkt_atomic_orig), the payload, zero pad to a multiple
 // of 4 bytes, and the ICRC. Other opcodes get no extension header.
 //
 // The mp opcodes (rnic's own, MP_OPCODE_* of rnic_formats.vh): MP WRITE and
@@ -33,7 +34,7 @@
 // initial all-ones state that leaves the CRC register exactly where 8 bytes
 // of 0xFF leave it, so the CRC simply runs from byte 0.
 //
-// Every header length (54 + 0/4/16/20/24) is 2 mod 4 and payload + pad is a
+// Every header length (54 + 0/4/12/16/20/24) is 2 mod 4 and payload + pad is a
 // multiple of 4, so the ICRC always starts on a byte lane that is 2 mod 4:
 // lane x of any beat carries ICRC byte (x - 2) mod 4.
 //
@@ -96,6 +97,7 @@ module roce_tx #(
     input  wire [7:0]                             s_pkt_aeth_syndrome,
     input  wire [23:0]                            s_pkt_aeth_msn,
     input  wire [127:0]                           s_pkt_snak,         // MP SELECTIVE NAK: SNAKETH
+    input  wire [63:0]                            s_pkt_atomic_orig,  // ATOMIC ACKNOWLEDGE: AtomicAckETH
     input  wire [RAM_ADDR_W-1:0]                  s_pkt_payload_addr,
     input  wire [12:0]                            s_pkt_payload_len,
     input  wire                                   s_pkt_valid,
@@ -208,7 +210,11 @@ wire [7:0] op = s_pkt_opcode;
 // mp data packets: MPETH (its length = this packet's payload), and MCETH
 // (the message length) in the AETH fields
 wire in_mp_data = op == MP_OPCODE_WRITE || op == MP_OPCODE_WRITE_LAST || op == MP_OPCODE_WRITE_LAST_IMM;
-wire in_reth = op == 8'h06 || op == 8'h0A || op == 8'h0B || op == 8'h0C || in_mp_data || in_snak;
+// ATOMIC ACKNOWLEDGE: AETH and AtomicAckETH (the original value), laid out
+// as the first 12 bytes of a RETH (as MP SELECTIVE NAK's AETH and SNAKETH)
+wire in_atack = op == 8'h12;
+wire in_reth = op == 8'h06 || op == 8'h0A || op == 8'h0B || op == 8'h0C || in_mp_data || in_snak
+    || in_atack;
 wire in_imm = op == 8'h03 || op == 8'h05 || op == 8'h09 || op == 8'h0B || op == MP_OPCODE_WRITE_LAST_IMM
     || in_snak;
 wire in_aeth = op == 8'h0D || op == 8'h0F || op == 8'h10 || op == 8'h11 || op == MP_OPCODE_ACK;
@@ -218,14 +224,15 @@ wire in_snak = op == MP_OPCODE_SELECTIVE_NAK;
 wire [DESC_W-1:0] in_desc = {
     s_pkt_dmac, s_pkt_smac, s_pkt_sip, s_pkt_dip, s_pkt_udp_sport,
     s_pkt_opcode, s_pkt_se, s_pkt_ack_req, s_pkt_dest_qp, s_pkt_psn,
-    in_snak ? {s_pkt_aeth_syndrome, s_pkt_aeth_msn, s_pkt_snak[127:96]} : s_pkt_reth_va,
-    in_snak ? s_pkt_snak[95:64] : s_pkt_reth_rkey,
+    in_snak ? {s_pkt_aeth_syndrome, s_pkt_aeth_msn, s_pkt_snak[127:96]}
+        : in_atack ? {s_pkt_aeth_syndrome, s_pkt_aeth_msn, s_pkt_atomic_orig[63:32]} : s_pkt_reth_va,
+    in_snak ? s_pkt_snak[95:64] : in_atack ? s_pkt_atomic_orig[31:0] : s_pkt_reth_rkey,
     in_snak ? s_pkt_snak[63:32] : in_mp_data ? {19'd0, s_pkt_payload_len} : s_pkt_reth_len,
     in_snak ? s_pkt_snak[31:0] : s_pkt_imm,
     in_mp_data ? s_pkt_reth_len : {s_pkt_aeth_syndrome, s_pkt_aeth_msn}
 };
 
-wire [6:0] in_hlen = in_reth ? (in_mceth ? 7'd78 : in_imm ? 7'd74 : 7'd70) : ((in_imm || in_aeth) ? 7'd58 : 7'd54);
+wire [6:0] in_hlen = in_atack ? 7'd66 : in_reth ? (in_mceth ? 7'd78 : in_imm ? 7'd74 : 7'd70) : ((in_imm || in_aeth) ? 7'd58 : 7'd54);
 
 // The raw descriptor goes into the queue memory at once; the values derived
 // from it run through A, B, B2, B3 (one adder per stage, never stalling: a

@@ -293,7 +293,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 readable: true,
                 writable: false,
                 reset: None,
-                desc: "Capabilities: bit 0 MSI, 1 CQE Relaxed-Ordering debug switch, 2 early-CQE switch, 3 bypass switch, 4 CQE flush mode, 5 mp (multipath) transport, 6 rc transport (0: an mp-only build, every QP is mp), 7 RDMA READ requests served as a responder (a READ_EN build; without it a READ request is NAKed as an invalid request), 8 RDMA READ issued as a requester (READ_EN; verbs bit 5).",
+                desc: "Capabilities: bit 0 MSI, 1 CQE Relaxed-Ordering debug switch, 2 early-CQE switch, 3 bypass switch, 4 CQE flush mode, 5 mp (multipath) transport, 6 rc transport (0: an mp-only build, every QP is mp), 7 RDMA READ requests served as a responder (a READ_EN build; without it a READ request is NAKed as an invalid request), 8 RDMA READ issued as a requester (READ_EN; verbs bit 5), 9 atomics (CMP_AND_SWP, FETCH_AND_ADD, 8 bytes) executed as a responder (an ATOMIC_EN build; without it an atomic request is NAKed as an invalid request).",
                 fields: &[
                     FieldDesc {
                         name: "value",
@@ -1261,7 +1261,7 @@ pub static BLOCKS: &[BlockDesc] = &[
         name: "port",
         type_name: "port_block",
         offset: 0x300,
-        size: 0x98,
+        size: 0xa0,
         block_type: Some(0x52490004),
         version: Some(0x10000),
         desc: "Ethernet port: addresses and frame counters.",
@@ -1562,7 +1562,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 readable: true,
                 writable: false,
                 reset: None,
-                desc: "Packets dropped by the transport: PSN out of sequence or duplicate (re-ACKed, not executed), ACKs/NAKs naming PSNs never sent, and READ responses and atomic acknowledgements on an rc QP (rnic issues no READ or atomic, so they answer nothing; never NAKed).",
+                desc: "Packets dropped by the transport: PSN out of sequence or duplicate (re-ACKed, not executed), ACKs/NAKs naming PSNs never sent, READ responses that answer none of this NIC's READs (or duplicate or misfit ones), atomic acknowledgements (rnic issues no atomic), and duplicate atomics whose replay record is gone (never executed twice); never NAKed.",
                 fields: &[
                     FieldDesc {
                         name: "value",
@@ -2130,6 +2130,54 @@ pub static BLOCKS: &[BlockDesc] = &[
                     },
                 ],
             },
+            RegDesc {
+                name: "rx_atomic",
+                offset: 0x398,
+                block_offset: 0x98,
+                width: 32,
+                readable: true,
+                writable: false,
+                reset: None,
+                desc: "Atomic requests (CMP_AND_SWP, FETCH_AND_ADD) executed: the 8 bytes read, the new value written back, the ATOMIC ACKNOWLEDGE queued. Atomics refused are NAKed and counted in rx_nak.",
+                fields: &[
+                    FieldDesc {
+                        name: "value",
+                        msb: 31,
+                        lsb: 0,
+                        sw: Access::R,
+                        hw: Access::W,
+                        reset: None,
+                        onread: None,
+                        onwrite: None,
+                        swmod: false,
+                        desc: "",
+                    },
+                ],
+            },
+            RegDesc {
+                name: "rx_atomic_replay",
+                offset: 0x39c,
+                block_offset: 0x9c,
+                width: 32,
+                readable: true,
+                writable: false,
+                reset: None,
+                desc: "Duplicate atomic requests answered from the replay record (the original value of that PSN's execution; memory untouched). A duplicate whose record is gone (the NIC keeps the last 16 atomics) is dropped and counted in rx_drop_psn, never executed twice.",
+                fields: &[
+                    FieldDesc {
+                        name: "value",
+                        msb: 31,
+                        lsb: 0,
+                        sw: Access::R,
+                        hw: Access::W,
+                        reset: None,
+                        onread: None,
+                        onwrite: None,
+                        swmod: false,
+                        desc: "",
+                    },
+                ],
+            },
         ],
     },
     BlockDesc {
@@ -2245,7 +2293,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 readable: true,
                 writable: true,
                 reset: Some(0x10),
-                desc: "Staged QP state (ibv_qp_state: 0 RESET, 1 INIT, 2 RTR, 3 RTS, 6 ERR), path MTU (ibv_mtu: 1 = 256 ... 5 = 4096), remote write allowed, remote read allowed, and spray_log: the requester spreads its packets over 2^spray_log UDP source ports (0..6; 0 = one flow, RC's default).",
+                desc: "Staged QP state (ibv_qp_state: 0 RESET, 1 INIT, 2 RTR, 3 RTS, 6 ERR), path MTU (ibv_mtu: 1 = 256 ... 5 = 4096), remote write, read and atomic allowed, and spray_log: the requester spreads its packets over 2^spray_log UDP source ports (0..6; 0 = one flow, RC's default).",
                 fields: &[
                     FieldDesc {
                         name: "state",
@@ -2294,6 +2342,18 @@ pub static BLOCKS: &[BlockDesc] = &[
                         onwrite: None,
                         swmod: false,
                         desc: "IBV_ACCESS_REMOTE_READ of the QP: incoming RDMA READ requests are served only if set (otherwise NAKed with a remote access error).",
+                    },
+                    FieldDesc {
+                        name: "remote_atomic",
+                        msb: 10,
+                        lsb: 10,
+                        sw: Access::Rw,
+                        hw: Access::R,
+                        reset: Some(0x0),
+                        onread: None,
+                        onwrite: None,
+                        swmod: false,
+                        desc: "IBV_ACCESS_REMOTE_ATOMIC of the QP: incoming atomic requests are executed only if set (otherwise NAKed with a remote access error).",
                     },
                     FieldDesc {
                         name: "spray_log",
@@ -3060,7 +3120,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 readable: true,
                 writable: true,
                 reset: Some(0x0),
-                desc: "Staged protection domain and access flags (ibv_access_flags: 1 LOCAL_WRITE, 2 REMOTE_WRITE, 4 REMOTE_READ).",
+                desc: "Staged protection domain and access flags (ibv_access_flags: 1 LOCAL_WRITE, 2 REMOTE_WRITE, 4 REMOTE_READ, 8 REMOTE_ATOMIC).",
                 fields: &[
                     FieldDesc {
                         name: "pd",

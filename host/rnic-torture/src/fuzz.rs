@@ -479,6 +479,8 @@ fn attack(r: &mut ChaCha8Rng, addrs: &[PortAddr; 2], t: &Target) -> (Vec<u8>, bo
             msn: r.gen::<u32>() & 0xff_ffff,
         }),
         snaketh: Some(Snaketh { bitmap: r.gen() }),
+        atomiceth: None,
+        atomicacketh: None,
         payload,
     };
     let mut bytes = f.encode();

@@ -77,7 +77,13 @@ pub enum LinkLayer {
 /// Atomic operation support (`enum ibv_atomic_cap`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AtomicCap {
+    /// `IBV_ATOMIC_NONE`: no atomics (a build without `id.caps` bit 9).
     None,
+    /// `IBV_ATOMIC_HCA`: atomics are atomic with respect to other atomics
+    /// through this NIC (not to CPU accesses). An ATOMIC_EN build
+    /// (`id.caps` bit 9) executes CMP_AND_SWP and FETCH_AND_ADD (8 bytes)
+    /// as a responder; the requester does not issue them yet.
+    Hca,
 }
 
 /// What `ibv_query_device` reports, for this NIC.
@@ -106,9 +112,21 @@ pub struct DeviceAttr {
     /// at most [`MAX_MR`]; [`MAX_MR`] on a build older than `id.mrs`.
     pub max_mr: u32,
     pub max_pd: u32,
+    /// Incoming RDMA READ and atomic requests a QP may have outstanding
+    /// (the `max_dest_rd_atomic` limit): [`crate::MAX_DEST_RD_ATOMIC`] on a
+    /// build that serves READ (`id.caps` bit 7), else 0. Atomics share the
+    /// responder's READ resources.
     pub max_qp_rd_atom: u32,
+    /// Outstanding RDMA READs a QP may issue (the `max_rd_atomic` limit):
+    /// [`MAX_RD_ATOMIC`] on a build that issues READ (`id.caps` bit 8),
+    /// else 0. The requester issues no atomics yet.
     pub max_qp_init_rd_atom: u32,
+    /// Incoming RDMA READ and atomic requests the responder holds for all
+    /// QPs together: [`crate::MAX_DEST_RD_ATOMIC`] on a build that serves
+    /// READ, else 0. Atomics share these READ resources.
     pub max_res_rd_atom: u32,
+    /// [`AtomicCap::Hca`] on a build that executes atomics as a responder
+    /// (`id.caps` bit 9), else [`AtomicCap::None`].
     pub atomic_cap: AtomicCap,
     pub phys_port_cnt: u8,
     pub max_pkeys: u16,
@@ -185,6 +203,13 @@ pub struct PortCounters {
     pub tx_read_resp: u32,
     /// READ RESPONSE packets placed for this NIC's own RDMA READs.
     pub rx_read_resp: u32,
+    /// Atomic requests (CMP_AND_SWP, FETCH_AND_ADD) executed by the
+    /// responder (an ATOMIC_EN build; refused atomics count in `rx_nak`).
+    pub rx_atomic: u32,
+    /// Duplicate atomic requests answered from the replay record (memory
+    /// untouched; a duplicate whose record is gone counts in
+    /// `rx_drop_psn`).
+    pub rx_atomic_replay: u32,
     /// Packets sent again by go-back-N.
     pub tx_retransmits: u32,
     /// Local ACK timeouts that expired.
@@ -396,7 +421,8 @@ impl<D: Device> Context<D> {
             let m = port.mac;
             u64::from_be_bytes([m[0] ^ 2, m[1], m[2], 0xff, 0xfe, m[3], m[4], m[5]])
         };
-        // READ served as responder (id.caps bit 7); none issued
+        // READ served as responder (id.caps bit 7); atomics (bit 9) share
+        // the responder's READ resources
         let dest_rd = if crate::serves_read(id.caps) {
             u32::from(crate::MAX_DEST_RD_ATOMIC)
         } else {
@@ -431,7 +457,11 @@ impl<D: Device> Context<D> {
                 0
             },
             max_res_rd_atom: dest_rd,
-            atomic_cap: AtomicCap::None,
+            atomic_cap: if crate::serves_atomic(id.caps) {
+                AtomicCap::Hca
+            } else {
+                AtomicCap::None
+            },
             phys_port_cnt: 1,
             max_pkeys: 1,
             data_w: id.data_w,
@@ -551,6 +581,8 @@ impl<D: Device> Context<D> {
             rx_read_req: p.rx_read_req().try_read()?.value(),
             tx_read_resp: p.tx_read_resp().try_read()?.value(),
             rx_read_resp: p.rx_read_resp().try_read()?.value(),
+            rx_atomic: p.rx_atomic().try_read()?.value(),
+            rx_atomic_replay: p.rx_atomic_replay().try_read()?.value(),
             tx_retransmits: p.tx_retransmits().try_read()?.value(),
             rtx_timeouts: p.rtx_timeouts().try_read()?.value(),
             rx_nak_seq: p.rx_nak_seq().try_read()?.value(),

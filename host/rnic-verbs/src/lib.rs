@@ -17,7 +17,11 @@
 //! - One SGE per work request, no inline data, RC only, one port, one
 //!   P_Key (index 0); RDMA READ served and issued on a READ_EN build
 //!   (`max_qp_rd_atom` = [`MAX_DEST_RD_ATOMIC`], `max_qp_init_rd_atom` =
-//!   [`MAX_RD_ATOMIC`], else 0); no atomics.
+//!   [`MAX_RD_ATOMIC`], else 0). Atomics (CMP_AND_SWP, FETCH_AND_ADD, 8
+//!   bytes) are executed as a responder on an ATOMIC_EN build (`id.caps`
+//!   bit 9: `atomic_cap` = [`AtomicCap::Hca`], REMOTE_ATOMIC access taken
+//!   by MRs and QPs), sharing the responder's READ resources; the requester
+//!   does not issue them yet.
 //! - Errors are [`VerbsError`] values ([`VerbsError::errno`] gives the
 //!   errno libibverbs would return). Nothing panics on bad input.
 //! - The address vector of an RC QP is a destination MAC, IPv4 address and
@@ -196,14 +200,15 @@ pub const MAX_SGE: u32 = 1;
 /// (`max_rd_atomic`) on a build that issues READ (`id.caps` bit 8,
 /// `READ_EN`); 0 on any other. The NIC's READ table holds this many READs
 /// for all its QPs together: more wait in the requester, none is refused.
-/// No atomics.
+/// The requester issues no atomics yet (only READs count here).
 pub const MAX_RD_ATOMIC: u8 = 4;
 
-/// Incoming RDMA READ requests a QP may have outstanding
+/// Incoming RDMA READ and atomic requests a QP may have outstanding
 /// (`max_dest_rd_atomic`) on a build that serves READ (`id.caps` bit 7,
-/// `READ_EN`); 0 on any other. The NIC's READ responder holds this many
-/// requests for all its QPs together: more wait in the receive path, none
-/// is refused.
+/// `READ_EN`); 0 on any other. Atomics (on an ATOMIC_EN build, `id.caps`
+/// bit 9) share these READ resources, as in IB. The NIC's READ responder
+/// holds this many requests for all its QPs together: more wait in the
+/// receive path, none is refused.
 pub const MAX_DEST_RD_ATOMIC: u8 = 4;
 
 /// `id.caps` bit 7: the build serves RDMA READ requests (as responder).
@@ -214,6 +219,13 @@ pub(crate) fn serves_read(caps: u32) -> bool {
 /// The build issues RDMA READ as a requester (`id.caps` bit 8).
 pub(crate) fn issues_read(caps: u32) -> bool {
     caps & (1 << 8) != 0
+}
+
+/// `id.caps` bit 9: the build executes atomics (CMP_AND_SWP,
+/// FETCH_AND_ADD, 8 bytes) as a responder (an ATOMIC_EN build). No build
+/// issues them as a requester yet.
+pub(crate) fn serves_atomic(caps: u32) -> bool {
+    caps & (1 << 9) != 0
 }
 
 /// Largest message (IB's 2^31 bytes).

@@ -62,6 +62,11 @@ pub struct MemoryRegion<D: Device> {
 impl<D: Device> Context<D> {
     /// `ibv_reg_mr`: registers `buf[offset..offset + len]` with `access`.
     ///
+    /// [`AccessFlags::REMOTE_ATOMIC`] (with `LOCAL_WRITE`, as ibverbs
+    /// requires) is taken on a build that executes atomics (`id.caps` bit
+    /// 9, ATOMIC_EN) and refused with [`VerbsError::InvalidAccess`] on any
+    /// other.
+    ///
     /// The region's [`addr`](MemoryRegion::addr) is the host virtual address
     /// of its first byte (`buf.as_ptr() + offset`); SGEs and RETHs name bytes
     /// by that address, and the NIC translates it to the bus address with
@@ -76,6 +81,15 @@ impl<D: Device> Context<D> {
     ) -> Result<MemoryRegion<D>> {
         pd.check_ctx(self)?;
         access.validate_for_mr()?;
+        if access.contains(AccessFlags::REMOTE_ATOMIC)
+            && !crate::serves_atomic(self.shared.nic.id().caps)
+        {
+            return Err(VerbsError::InvalidAccess {
+                flags: access.bits(),
+                reason: "REMOTE_ATOMIC: this NIC executes no atomics \
+                         (id.caps bit 9 clear: not an ATOMIC_EN build)",
+            });
+        }
         if len == 0 {
             return Err(VerbsError::ZeroLength);
         }
@@ -113,6 +127,8 @@ impl<D: Device> Context<D> {
                 .try_write(|r| r.set_addr((bus >> 32) as u32))?;
             mr.mr_attr().try_write(|r| {
                 r.set_pd(pdn);
+                // access[19:16] holds ibv_access_flags as they are: bit 0
+                // LOCAL_WRITE, 1 REMOTE_WRITE, 2 REMOTE_READ, 3 REMOTE_ATOMIC
                 r.set_access(access.bits() as u8);
             })?;
             mr.mr_cmd().try_write(|r| r.set_op(MR_CMD_REGISTER))

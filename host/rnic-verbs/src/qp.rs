@@ -160,9 +160,10 @@ pub struct QpAttr {
     pub cur_qp_state: QpState,
     pub path_mtu: Mtu,
     /// Remote access allowed to this QP's responder: the NIC checks
-    /// REMOTE_WRITE (RDMA WRITE requests) and REMOTE_READ (RDMA READ
-    /// requests, in builds with the READ responder); REMOTE_ATOMIC is
-    /// recorded.
+    /// REMOTE_WRITE (RDMA WRITE requests), REMOTE_READ (RDMA READ
+    /// requests, in builds with the READ responder) and REMOTE_ATOMIC
+    /// (atomic requests; taken only on a build that executes atomics,
+    /// `id.caps` bit 9, and refused on any other).
     pub qp_access_flags: AccessFlags,
     /// Must be 0 (one P_Key, 0xFFFF).
     pub pkey_index: u16,
@@ -175,10 +176,12 @@ pub struct QpAttr {
     /// First PSN the requester sends (24 bits).
     pub sq_psn: u32,
     pub ah_attr: AhAttr,
-    /// Incoming RDMA READ resources; at most [`crate::MAX_DEST_RD_ATOMIC`] on
-    /// a build that serves READ, else 0.
+    /// Incoming RDMA READ and atomic resources (atomics share the READ
+    /// responder's); at most [`crate::MAX_DEST_RD_ATOMIC`] on a build that
+    /// serves READ, else 0.
     pub max_dest_rd_atomic: u8,
-    /// Outstanding RDMA READ / atomic requests; at most [`MAX_RD_ATOMIC`].
+    /// Outstanding RDMA READ requests; at most [`MAX_RD_ATOMIC`] on a build
+    /// that issues READ, else 0 (the requester issues no atomics yet).
     pub max_rd_atomic: u8,
     /// RNR NAK timer code, 0..=31.
     pub min_rnr_timer: u8,
@@ -553,6 +556,16 @@ impl<D: Device> QueuePair<D> {
                     format!("unknown bits in {:#x}", attr.qp_access_flags.bits()),
                 ));
             }
+            if attr.qp_access_flags.contains(AccessFlags::REMOTE_ATOMIC)
+                && !crate::serves_atomic(self.ctx.nic.id().caps)
+            {
+                return Err(bad(
+                    "qp_access_flags",
+                    "REMOTE_ATOMIC: this NIC executes no atomics (id.caps bit 9 clear: \
+                     not an ATOMIC_EN build)"
+                        .into(),
+                ));
+            }
             n.qp_access_flags = attr.qp_access_flags;
         }
         if mask.contains(M::PKEY_INDEX) {
@@ -660,7 +673,7 @@ impl<D: Device> QueuePair<D> {
                 return Err(bad(
                     "max_dest_rd_atomic",
                     format!(
-                        "{}: this NIC serves {max} incoming RDMA READs per QP \
+                        "{}: this NIC serves {max} incoming RDMA READs and atomics per QP \
                          (id.caps bit 7: a READ_EN build serves {})",
                         attr.max_dest_rd_atomic,
                         crate::MAX_DEST_RD_ATOMIC
@@ -679,7 +692,7 @@ impl<D: Device> QueuePair<D> {
                 return Err(bad(
                     "max_rd_atomic",
                     format!(
-                        "{}: this NIC issues {max} RDMA READs per QP (id.caps bit 8: a READ_EN build issues {MAX_RD_ATOMIC}; no atomics)",
+                        "{}: this NIC issues {max} RDMA READs per QP (id.caps bit 8: a READ_EN build issues {MAX_RD_ATOMIC}; no atomics are issued)",
                         attr.max_rd_atomic
                     ),
                 ));
@@ -722,6 +735,7 @@ impl<D: Device> QueuePair<D> {
             .map_or((0, 0), |rq| (rq.bus_addr(), rq.entries()));
         let remote_write = a.qp_access_flags.contains(AccessFlags::REMOTE_WRITE);
         let remote_read = a.qp_access_flags.contains(AccessFlags::REMOTE_READ);
+        let remote_atomic = a.qp_access_flags.contains(AccessFlags::REMOTE_ATOMIC);
         let mp = self.qp_type == QpType::Mp;
         let mp_wshift = match a.ah_attr.mp_window {
             0 => 0,
@@ -735,6 +749,7 @@ impl<D: Device> QueuePair<D> {
                 r.set_pmtu(a.path_mtu as u8);
                 r.set_remote_write(remote_write);
                 r.set_remote_read(remote_read);
+                r.set_remote_atomic(remote_atomic);
                 r.set_spray_log(a.ah_attr.spray_log);
                 r.set_mp(mp);
                 r.set_mp_window_shift(mp_wshift);
@@ -785,6 +800,8 @@ impl<D: Device> QueuePair<D> {
         if wr.opcode == WrOpcode::LocalDmaCopy {
             return Err(invalid("LOCAL_DMA_COPY is not a verbs opcode"));
         }
+        // atomics are executed by the responder only (id.caps bit 9)
+        refuse_atomic_wr(wr.opcode as u8)?;
         // (as OCP MRC: READ is not carried by mp)
         if self.qp_type == QpType::Mp && wr.opcode == WrOpcode::RdmaRead {
             return Err(VerbsError::Unsupported(
@@ -1018,6 +1035,29 @@ impl<D: Device> QueuePair<D> {
     pub fn recv_queue(&self) -> Option<&RecvQueue> {
         self.rq.as_ref()
     }
+}
+
+/// `ibv_wr_opcode` values of the atomics: `IBV_WR_ATOMIC_CMP_AND_SWP` and
+/// `IBV_WR_ATOMIC_FETCH_AND_ADD`.
+pub(crate) const WR_ATOMIC_CMP_AND_SWP: u8 = 5;
+pub(crate) const WR_ATOMIC_FETCH_AND_ADD: u8 = 6;
+
+/// Refuses an atomic work request (by its `ibv_wr_opcode` value) with
+/// EOPNOTSUPP: this NIC executes atomics only as a responder (`id.caps`
+/// bit 9), its requester does not issue them. The WQE opcode enum
+/// ([`WrOpcode`], generated from the WQE format) has no atomic members yet,
+/// so this holds for the values themselves: it already applies when the
+/// format gains them.
+pub(crate) fn refuse_atomic_wr(opcode: u8) -> Result<()> {
+    let name = match opcode {
+        WR_ATOMIC_CMP_AND_SWP => "ATOMIC_CMP_AND_SWP",
+        WR_ATOMIC_FETCH_AND_ADD => "ATOMIC_FETCH_AND_ADD",
+        _ => return Ok(()),
+    };
+    Err(VerbsError::Unsupported(format!(
+        "{name}: this NIC executes atomics only as a responder (id.caps bit 9); \
+         its requester does not issue them yet"
+    )))
 }
 
 fn unwrap_post_error(e: VerbsError) -> VerbsError {

@@ -13,7 +13,10 @@ pub struct Sge {
 
 /// Send work-request opcodes (`enum ibv_wr_opcode`): the driver's, generated
 /// from the WQE format. `post_send` refuses `LocalDmaCopy`, which is not a
-/// verbs opcode (the driver posts copies itself).
+/// verbs opcode (the driver posts copies itself). The atomics
+/// (`IBV_WR_ATOMIC_CMP_AND_SWP` = 5, `IBV_WR_ATOMIC_FETCH_AND_ADD` = 6) are
+/// not in the format: the NIC executes atomics only as a responder, and
+/// `post_send` refuses those values with EOPNOTSUPP.
 pub use rnic_driver::WrOpcode;
 
 bitflags! {

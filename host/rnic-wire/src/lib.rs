@@ -4,8 +4,9 @@
 //!
 //! A frame is Ethernet II (no VLAN, no FCS), IPv4 without options, UDP to
 //! port 4791, the InfiniBand Base Transport Header (BTH), the extension
-//! headers the opcode calls for (RETH, then ImmDt; or AETH; or the mp
-//! transport's, below), the payload,
+//! headers the opcode calls for (RETH, then ImmDt; or AETH, then for an
+//! ATOMIC ACKNOWLEDGE the AtomicAckETH; or the AtomicETH of a COMPARE SWAP
+//! / FETCH ADD; or the mp transport's, below), the payload,
 //! 0..3 pad bytes to a multiple of 4, and the 4-byte invariant CRC (ICRC).
 //!
 //! # The mp transport's opcodes
@@ -60,6 +61,12 @@ pub const RETH_LEN: usize = 16;
 pub const IMMDT_LEN: usize = 4;
 /// AETH bytes.
 pub const AETH_LEN: usize = 4;
+/// AtomicETH bytes (Atomic Extended Transport Header: VA, R_Key, Swap (or
+/// Add) Data, Compare Data).
+pub const ATOMIC_ETH_LEN: usize = 28;
+/// AtomicAckETH bytes (Atomic ACK Extended Transport Header: the original
+/// remote data).
+pub const ATOMIC_ACK_ETH_LEN: usize = 8;
 /// ICRC bytes.
 pub const ICRC_LEN: usize = 4;
 /// MPETH bytes (mp placement header).
@@ -71,7 +78,7 @@ pub const SNAKETH_LEN: usize = 16;
 /// Offset of the BTH in a frame.
 pub const BTH_OFFSET: usize = ETH_LEN + IPV4_LEN + UDP_LEN;
 
-/// BTH opcodes: Reliable Connection (0x00-0x11), the RoCEv2 CNP, and
+/// BTH opcodes: Reliable Connection (0x00-0x14), the RoCEv2 CNP, and
 /// rnic's mp transport (0xC0-0xC6, manufacturer-specific range).
 pub mod opcode {
     pub const SEND_FIRST: u8 = 0x00;
@@ -92,6 +99,15 @@ pub mod opcode {
     pub const RDMA_READ_RESPONSE_LAST: u8 = 0x0F;
     pub const RDMA_READ_RESPONSE_ONLY: u8 = 0x10;
     pub const ACKNOWLEDGE: u8 = 0x11;
+    /// The responder's answer to an atomic request. BTH, AETH,
+    /// AtomicAckETH (the original remote data); no payload.
+    pub const ATOMIC_ACKNOWLEDGE: u8 = 0x12;
+    /// Atomic compare and swap (`IBV_WR_ATOMIC_CMP_AND_SWP`). BTH,
+    /// AtomicETH; no payload.
+    pub const COMPARE_SWAP: u8 = 0x13;
+    /// Atomic fetch and add (`IBV_WR_ATOMIC_FETCH_AND_ADD`). BTH,
+    /// AtomicETH (its Compare Data unused); no payload.
+    pub const FETCH_ADD: u8 = 0x14;
     /// Congestion Notification Packet (RoCEv2 annex): 16 reserved bytes
     /// follow the BTH.
     pub const CNP: u8 = 0x81;
@@ -144,6 +160,9 @@ pub fn opcode_name(op: u8) -> &'static str {
         RDMA_READ_RESPONSE_LAST => "RDMA READ RESPONSE LAST",
         RDMA_READ_RESPONSE_ONLY => "RDMA READ RESPONSE ONLY",
         ACKNOWLEDGE => "ACKNOWLEDGE",
+        ATOMIC_ACKNOWLEDGE => "ATOMIC ACKNOWLEDGE",
+        COMPARE_SWAP => "COMPARE SWAP",
+        FETCH_ADD => "FETCH ADD",
         CNP => "CNP",
         MP_WRITE => "MP WRITE",
         MP_WRITE_LAST => "MP WRITE LAST",
@@ -156,9 +175,15 @@ pub fn opcode_name(op: u8) -> &'static str {
     }
 }
 
-/// The opcode is one of the RC opcodes 0x00-0x11.
+/// The opcode is one of the RC opcodes 0x00-0x14 (SEND FIRST .. FETCH
+/// ADD, the atomics included).
 pub fn is_rc(op: u8) -> bool {
-    op <= opcode::ACKNOWLEDGE
+    op <= opcode::FETCH_ADD
+}
+
+/// An atomic request: COMPARE SWAP or FETCH ADD.
+pub fn is_atomic(op: u8) -> bool {
+    matches!(op, opcode::COMPARE_SWAP | opcode::FETCH_ADD)
 }
 
 /// The opcode is one of the mp transport's, 0xC0-0xC6.
@@ -212,8 +237,8 @@ pub fn has_immdt(op: u8) -> bool {
     )
 }
 
-/// An AETH follows: RDMA READ response FIRST / LAST / ONLY, ACK, MP ACK,
-/// MP SELECTIVE NAK.
+/// An AETH follows: RDMA READ response FIRST / LAST / ONLY, ACK, ATOMIC
+/// ACK, MP ACK, MP SELECTIVE NAK.
 pub fn has_aeth(op: u8) -> bool {
     use opcode::*;
     matches!(
@@ -222,9 +247,20 @@ pub fn has_aeth(op: u8) -> bool {
             | RDMA_READ_RESPONSE_LAST
             | RDMA_READ_RESPONSE_ONLY
             | ACKNOWLEDGE
+            | ATOMIC_ACKNOWLEDGE
             | MP_ACKNOWLEDGE
             | MP_SELECTIVE_NAK
     )
+}
+
+/// An AtomicETH follows the BTH: COMPARE SWAP, FETCH ADD.
+pub fn has_atomiceth(op: u8) -> bool {
+    is_atomic(op)
+}
+
+/// An AtomicAckETH follows the AETH: ATOMIC ACKNOWLEDGE.
+pub fn has_atomicacketh(op: u8) -> bool {
+    op == opcode::ATOMIC_ACKNOWLEDGE
 }
 
 /// A SNAKETH follows the AETH: MP SELECTIVE NAK.
@@ -240,6 +276,12 @@ pub fn ext_len(op: u8) -> usize {
         + (if has_mceth(op) { MCETH_LEN } else { 0 })
         + (if has_aeth(op) { AETH_LEN } else { 0 })
         + (if has_snaketh(op) { SNAKETH_LEN } else { 0 })
+        + (if has_atomiceth(op) { ATOMIC_ETH_LEN } else { 0 })
+        + (if has_atomicacketh(op) {
+            ATOMIC_ACK_ETH_LEN
+        } else {
+            0
+        })
 }
 
 /// Bytes from the start of the frame to the first payload byte.
@@ -346,6 +388,67 @@ pub struct Reth {
     pub dma_len: u32,
 }
 
+/// Atomic Extended Transport Header (after the BTH of COMPARE SWAP and
+/// FETCH ADD): every field big-endian on the wire, in this order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AtomicEth {
+    /// Virtual address of the 8-byte remote operand.
+    pub va: u64,
+    pub rkey: u32,
+    /// Swap Data (COMPARE SWAP: written if the operand equals `compare`)
+    /// or Add Data (FETCH ADD: added to the operand).
+    pub swap_add: u64,
+    /// Compare Data (COMPARE SWAP; FETCH ADD sends it, but it is unused).
+    pub compare: u64,
+}
+
+impl AtomicEth {
+    /// The header's [`ATOMIC_ETH_LEN`] bytes on the wire.
+    pub fn encode(&self) -> [u8; ATOMIC_ETH_LEN] {
+        let mut b = [0u8; ATOMIC_ETH_LEN];
+        b[0..8].copy_from_slice(&self.va.to_be_bytes());
+        b[8..12].copy_from_slice(&self.rkey.to_be_bytes());
+        b[12..20].copy_from_slice(&self.swap_add.to_be_bytes());
+        b[20..28].copy_from_slice(&self.compare.to_be_bytes());
+        b
+    }
+
+    /// The header in the first [`ATOMIC_ETH_LEN`] bytes of `b` (any bytes
+    /// after them ignored); `None` if `b` is shorter.
+    pub fn parse(b: &[u8]) -> Option<Self> {
+        let b = b.get(..ATOMIC_ETH_LEN)?;
+        Some(AtomicEth {
+            va: be64(b, 0),
+            rkey: be32(b, 8),
+            swap_add: be64(b, 12),
+            compare: be64(b, 20),
+        })
+    }
+}
+
+/// Atomic ACK Extended Transport Header (after the AETH of ATOMIC
+/// ACKNOWLEDGE).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AtomicAckEth {
+    /// Original Remote Data: the operand's value before the atomic
+    /// operation (big-endian on the wire).
+    pub orig: u64,
+}
+
+impl AtomicAckEth {
+    /// The header's [`ATOMIC_ACK_ETH_LEN`] bytes on the wire.
+    pub fn encode(&self) -> [u8; ATOMIC_ACK_ETH_LEN] {
+        self.orig.to_be_bytes()
+    }
+
+    /// The header in the first [`ATOMIC_ACK_ETH_LEN`] bytes of `b` (any
+    /// bytes after them ignored); `None` if `b` is shorter.
+    pub fn parse(b: &[u8]) -> Option<Self> {
+        let b = b.get(..ATOMIC_ACK_ETH_LEN)?;
+        Some(AtomicAckEth { orig: be64(b, 0) })
+    }
+}
+
 /// mp Placement Extended Transport Header (rnic's, after the BTH of the mp
 /// data opcodes): where this packet's payload goes, on its own.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -419,6 +522,10 @@ pub struct RoceFrame {
     pub aeth: Option<Aeth>,
     /// mp selective NAK header (MP SELECTIVE NAK).
     pub snaketh: Option<Snaketh>,
+    /// Atomic request header (COMPARE SWAP, FETCH ADD).
+    pub atomiceth: Option<AtomicEth>,
+    /// Atomic ACK header (ATOMIC ACKNOWLEDGE, after the AETH).
+    pub atomicacketh: Option<AtomicAckEth>,
     /// Payload without pad.
     pub payload: Vec<u8>,
 }
@@ -518,8 +625,9 @@ impl RoceFrame {
     /// The frame on the wire (no FCS, no Ethernet padding), with IPv4 total
     /// length and checksum, UDP length, BTH pad count, zero pad bytes and
     /// the ICRC filled in. Extension headers are written as the opcode
-    /// calls for ([`has_reth`], [`has_mpeth`], [`has_immdt`], [`has_mceth`],
-    /// [`has_aeth`], [`has_snaketh`]): a missing one is written as zeros,
+    /// calls for ([`has_reth`], [`has_atomiceth`], [`has_mpeth`],
+    /// [`has_immdt`], [`has_mceth`], [`has_aeth`], [`has_atomicacketh`],
+    /// [`has_snaketh`]): a missing one is written as zeros,
     /// one the opcode does not carry is not written. The payload is
     /// written as given, even for an MP PROBE / REPLY, so that malformed
     /// ones can be built ([`decode`] rejects them).
@@ -566,6 +674,9 @@ impl RoceFrame {
             f.extend_from_slice(&r.rkey.to_be_bytes());
             f.extend_from_slice(&r.dma_len.to_be_bytes());
         }
+        if has_atomiceth(op) {
+            f.extend_from_slice(&self.atomiceth.unwrap_or_default().encode());
+        }
         if has_mpeth(op) {
             let m = self.mpeth.unwrap_or_default();
             f.extend_from_slice(&m.va.to_be_bytes());
@@ -582,6 +693,9 @@ impl RoceFrame {
             let a = self.aeth.unwrap_or_default();
             f.push(a.syndrome);
             f.extend_from_slice(&(a.msn & 0xFF_FFFF).to_be_bytes()[1..]);
+        }
+        if has_atomicacketh(op) {
+            f.extend_from_slice(&self.atomicacketh.unwrap_or_default().encode());
         }
         if has_snaketh(op) {
             f.extend_from_slice(&self.snaketh.unwrap_or_default().bitmap.to_be_bytes());
@@ -607,12 +721,17 @@ fn be32(f: &[u8], o: usize) -> u32 {
     u32::from_be_bytes([f[o], f[o + 1], f[o + 2], f[o + 3]])
 }
 
+fn be64(f: &[u8], o: usize) -> u64 {
+    u64::from(be32(f, o)) << 32 | u64::from(be32(f, o + 4))
+}
+
 /// Parse and check a frame (no FCS; trailing Ethernet padding after the IP
 /// packet is allowed and ignored). Checks, in order: length for the fixed
 /// headers, Ethernet type IPv4, IPv4 version/IHL, fragmentation, header
 /// checksum, protocol UDP, total length against the frame, UDP destination
 /// port and length, BTH TVer, known opcode (RC, CNP or mp), length for the
-/// extension headers and ICRC, nothing between the BTH and the ICRC of an
+/// extension headers and ICRC (an RC atomic's AtomicETH or AtomicAckETH
+/// included: [`WireError::Short`] as for any header), nothing between the BTH and the ICRC of an
 /// MP PROBE / REPLY, pad count, ICRC. Destination MAC / IP are not
 /// checked (that is the receiver's policy).
 pub fn decode(f: &[u8]) -> Result<RoceFrame, WireError> {
@@ -714,6 +833,11 @@ pub fn decode(f: &[u8]) -> Result<RoceFrame, WireError> {
         o += RETH_LEN;
         r
     });
+    let atomiceth = has_atomiceth(op).then(|| {
+        let a = AtomicEth::parse(&f[o..]).expect("length checked");
+        o += ATOMIC_ETH_LEN;
+        a
+    });
     let mpeth = has_mpeth(op).then(|| {
         let m = Mpeth {
             va: u64::from(be32(f, o)) << 32 | u64::from(be32(f, o + 4)),
@@ -741,6 +865,11 @@ pub fn decode(f: &[u8]) -> Result<RoceFrame, WireError> {
             msn: be24(f, o + 1),
         };
         o += AETH_LEN;
+        a
+    });
+    let atomicacketh = has_atomicacketh(op).then(|| {
+        let a = AtomicAckEth::parse(&f[o..]).expect("length checked");
+        o += ATOMIC_ACK_ETH_LEN;
         a
     });
     let snaketh = has_snaketh(op).then(|| {
@@ -789,6 +918,8 @@ pub fn decode(f: &[u8]) -> Result<RoceFrame, WireError> {
         mceth,
         aeth,
         snaketh,
+        atomiceth,
+        atomicacketh,
         payload: f[hlen..end - ICRC_LEN - usize::from(pad)].to_vec(),
     })
 }
@@ -846,9 +977,45 @@ mod tests {
     }
 
     #[test]
+    fn atomic_headers_bytes() {
+        let a = AtomicEth {
+            va: 0x0102_0304_0506_0708,
+            rkey: 0x1112_1314,
+            swap_add: 0x2122_2324_2526_2728,
+            compare: 0x3132_3334_3536_3738,
+        };
+        let b = a.encode();
+        assert_eq!(
+            b,
+            [
+                0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, // VA
+                0x11, 0x12, 0x13, 0x14, // R_Key
+                0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27, 0x28, // Swap (or Add) Data
+                0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, // Compare Data
+            ]
+        );
+        assert_eq!(AtomicEth::parse(&b), Some(a));
+        let mut longer = b.to_vec();
+        longer.push(0xEE);
+        assert_eq!(AtomicEth::parse(&longer), Some(a));
+        assert_eq!(AtomicEth::parse(&b[..ATOMIC_ETH_LEN - 1]), None);
+        assert_eq!(AtomicEth::parse(&[]), None);
+
+        let k = AtomicAckEth {
+            orig: 0xF1F2_F3F4_F5F6_F7F8,
+        };
+        let b = k.encode();
+        assert_eq!(b, [0xF1, 0xF2, 0xF3, 0xF4, 0xF5, 0xF6, 0xF7, 0xF8]);
+        assert_eq!(AtomicAckEth::parse(&b), Some(k));
+        assert_eq!(AtomicAckEth::parse(&b[..7]), None);
+        assert_eq!(AtomicEth::default().encode(), [0; ATOMIC_ETH_LEN]);
+        assert_eq!(AtomicAckEth::default().encode(), [0; ATOMIC_ACK_ETH_LEN]);
+    }
+
+    #[test]
     fn ext_header_table() {
         use opcode::*;
-        for op in 0..=ACKNOWLEDGE {
+        for op in 0..=FETCH_ADD {
             let want = match op {
                 RDMA_WRITE_FIRST | RDMA_WRITE_ONLY | RDMA_READ_REQUEST => 16,
                 RDMA_WRITE_ONLY_WITH_IMMEDIATE => 20,
@@ -859,11 +1026,17 @@ mod tests {
                 | RDMA_READ_RESPONSE_LAST
                 | RDMA_READ_RESPONSE_ONLY
                 | ACKNOWLEDGE => 4,
+                ATOMIC_ACKNOWLEDGE => 4 + 8,
+                COMPARE_SWAP | FETCH_ADD => 28,
                 _ => 0,
             };
             assert_eq!(ext_len(op), want, "opcode {op:#x}");
         }
         assert_eq!(ext_len(CNP), 0);
+        // BTH 12 + AETH 4 + AtomicAckETH 8; BTH 12 + AtomicETH 28
+        assert_eq!(header_len(ATOMIC_ACKNOWLEDGE) - BTH_OFFSET, 24);
+        assert_eq!(header_len(COMPARE_SWAP) - BTH_OFFSET, 40);
+        assert_eq!(header_len(FETCH_ADD), 82);
         assert_eq!(header_len(RDMA_WRITE_ONLY_WITH_IMMEDIATE), 74);
         assert_eq!(ext_len(MP_WRITE), 16);
         assert_eq!(ext_len(MP_WRITE_LAST), 16);
@@ -890,6 +1063,18 @@ mod tests {
             );
             assert!(!is_probe(op) || (is_mp(op) && ext_len(op) == 0), "{op:#x}");
             assert!(!(is_mp(op) && (is_rc(op) || has_reth(op))), "{op:#x}");
+            assert_eq!(
+                is_atomic(op),
+                op == COMPARE_SWAP || op == FETCH_ADD,
+                "{op:#x}"
+            );
+            assert_eq!(has_atomiceth(op), is_atomic(op), "{op:#x}");
+            assert_eq!(has_atomicacketh(op), op == ATOMIC_ACKNOWLEDGE, "{op:#x}");
+            assert!(!has_atomicacketh(op) || has_aeth(op), "{op:#x}");
+            // no opcode carries two of RETH / AtomicETH / MPETH
+            let n = [has_reth(op), has_atomiceth(op), has_mpeth(op)];
+            assert!(n.iter().filter(|&&b| b).count() <= 1, "{op:#x}");
+            assert_eq!(is_rc(op), op <= FETCH_ADD, "{op:#x}");
         }
     }
 }

@@ -1,6 +1,8 @@
 //! Round trips over every RC and mp opcode and payload length class, and one test
-//! per decode error; the MP SELECTIVE NAK's layout, ICRC, lost-PSN list and
-//! truncation; the MP PROBE / REPLY's layout, and what makes one malformed.
+//! per decode error; the RC atomics' (ATOMIC ACKNOWLEDGE, COMPARE SWAP,
+//! FETCH ADD) layout, ICRC and truncation; the MP SELECTIVE NAK's layout,
+//! ICRC, lost-PSN list and truncation; the MP PROBE / REPLY's layout, and
+//! what makes one malformed.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -56,6 +58,13 @@ fn random_frame(rng: &mut ChaCha8Rng, op: u8, len: usize) -> RoceFrame {
             msn: rng.gen::<u32>() & 0xFF_FFFF,
         }),
         snaketh: has_snaketh(op).then(|| Snaketh { bitmap: rng.gen() }),
+        atomiceth: has_atomiceth(op).then(|| AtomicEth {
+            va: rng.gen(),
+            rkey: rng.gen(),
+            swap_add: rng.gen(),
+            compare: rng.gen(),
+        }),
+        atomicacketh: has_atomicacketh(op).then(|| AtomicAckEth { orig: rng.gen() }),
         payload,
     }
 }
@@ -85,7 +94,7 @@ fn fix_icrc(f: &mut [u8]) {
 fn round_trip_all_opcodes_and_lengths() {
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let mp = opcode::MP_WRITE..=opcode::MP_PROBE_REPLY;
-    for op in (0..=opcode::ACKNOWLEDGE).chain(mp) {
+    for op in (0..=opcode::FETCH_ADD).chain(mp) {
         let lens = (0..70).chain([255, 256, 1023, 1024, 4093, 4094, 4095, 4096]);
         // a probe with a payload is malformed (probe_with_bytes_after_its_bth)
         for len in lens.filter(|&l| l == 0 || !is_probe(op)) {
@@ -493,5 +502,259 @@ fn probe_with_bytes_after_its_bth() {
         fix_ip_checksum(&mut f);
         f[39] -= 2;
         assert_eq!(decode(&f), Err(WireError::Short { need: 58, have: 56 }));
+    }
+}
+
+/// An RC atomic as a requester or responder sends it: no payload.
+fn atomic(op: u8, seed: u64) -> RoceFrame {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    random_frame(&mut rng, op, 0)
+}
+
+#[test]
+fn atomic_layout_and_round_trip() {
+    for (op, name) in [
+        (opcode::ATOMIC_ACKNOWLEDGE, "ATOMIC ACKNOWLEDGE"),
+        (opcode::COMPARE_SWAP, "COMPARE SWAP"),
+        (opcode::FETCH_ADD, "FETCH ADD"),
+    ] {
+        assert_eq!(opcode_name(op), name);
+        assert!(is_rc(op) && is_known(op) && !is_mp(op), "{op:#x}");
+        assert!(!has_reth(op) && !has_mpeth(op) && !has_immdt(op), "{op:#x}");
+        assert!(
+            !has_mceth(op) && !has_snaketh(op) && !is_probe(op),
+            "{op:#x}"
+        );
+    }
+    assert_eq!(
+        [0x12, 0x13, 0x14],
+        [
+            opcode::ATOMIC_ACKNOWLEDGE,
+            opcode::COMPARE_SWAP,
+            opcode::FETCH_ADD
+        ]
+    );
+
+    // COMPARE SWAP / FETCH ADD: BTH, AtomicETH, ICRC
+    for op in [opcode::COMPARE_SWAP, opcode::FETCH_ADD] {
+        assert!(is_atomic(op) && has_atomiceth(op), "{op:#x}");
+        assert!(!has_aeth(op) && !has_atomicacketh(op), "{op:#x}");
+        let mut fr = atomic(op, u64::from(op));
+        fr.atomiceth = Some(AtomicEth {
+            va: 0x0000_7F12_3456_7890,
+            rkey: 0xDEAD_BEEF,
+            swap_add: 0x0123_4567_89AB_CDEF,
+            compare: 0xFEDC_BA98_7654_3210,
+        });
+        let f = fr.encode();
+        // Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + AtomicETH 28 + ICRC 4
+        assert_eq!(f.len(), 86);
+        assert_eq!(fr.wire_len(), 86);
+        assert_eq!(u16::from_be_bytes([f[16], f[17]]), 72, "IPv4 total length");
+        assert_eq!(u16::from_be_bytes([f[38], f[39]]), 52, "UDP length");
+        assert_eq!(f[42], op);
+        assert_eq!((f[43] >> 4) & 3, 0, "no pad");
+        assert_eq!(&f[54..62], &0x0000_7F12_3456_7890u64.to_be_bytes(), "VA");
+        assert_eq!(&f[62..66], &[0xDE, 0xAD, 0xBE, 0xEF], "R_Key");
+        assert_eq!(
+            &f[66..74],
+            &[0x01, 0x23, 0x45, 0x67, 0x89, 0xAB, 0xCD, 0xEF],
+            "Swap (or Add) Data"
+        );
+        assert_eq!(
+            &f[74..82],
+            &[0xFE, 0xDC, 0xBA, 0x98, 0x76, 0x54, 0x32, 0x10],
+            "Compare Data"
+        );
+        assert_eq!(&f[54..82], &fr.atomiceth.unwrap().encode());
+        assert_eq!(icrc(&f, 82).to_le_bytes(), f[82..86], "ICRC");
+        let back = decode(&f).unwrap();
+        assert_eq!(back, fr, "{op:#x}");
+        assert!(back.payload.is_empty() && back.aeth.is_none() && back.reth.is_none());
+        assert_eq!(back.atomicacketh, None);
+        // trailing Ethernet padding is ignored
+        let mut padded = f.clone();
+        padded.extend_from_slice(&[0; 6]);
+        assert_eq!(decode(&padded).unwrap(), fr);
+        // a missing AtomicETH is written as zeros
+        let mut none = fr.clone();
+        none.atomiceth = None;
+        let g = none.encode();
+        assert!(g[54..82].iter().all(|&b| b == 0));
+        assert_eq!(decode(&g).unwrap().atomiceth, Some(AtomicEth::default()));
+    }
+
+    // ATOMIC ACKNOWLEDGE: BTH, AETH, AtomicAckETH, ICRC
+    let op = opcode::ATOMIC_ACKNOWLEDGE;
+    assert!(has_aeth(op) && has_atomicacketh(op) && !has_atomiceth(op) && !is_atomic(op));
+    let mut fr = atomic(op, 0x12);
+    fr.aeth = Some(Aeth {
+        syndrome: 0x1F,
+        msn: 0xAB_CDEF,
+    });
+    fr.atomicacketh = Some(AtomicAckEth {
+        orig: 0x8877_6655_4433_2211,
+    });
+    let f = fr.encode();
+    // Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + AETH 4 + AtomicAckETH 8 + ICRC 4
+    assert_eq!(f.len(), 70);
+    assert_eq!(fr.wire_len(), 70);
+    assert_eq!(u16::from_be_bytes([f[16], f[17]]), 56, "IPv4 total length");
+    assert_eq!(u16::from_be_bytes([f[38], f[39]]), 36, "UDP length");
+    assert_eq!(f[42], 0x12);
+    assert_eq!(&f[54..58], &[0x1F, 0xAB, 0xCD, 0xEF], "AETH");
+    assert_eq!(
+        &f[58..66],
+        &[0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11],
+        "Original Remote Data"
+    );
+    assert_eq!(icrc(&f, 66).to_le_bytes(), f[66..70], "ICRC");
+    let back = decode(&f).unwrap();
+    assert_eq!(back, fr);
+    assert!(back.payload.is_empty() && back.atomiceth.is_none());
+    let mut none = fr.clone();
+    none.atomicacketh = None;
+    let g = none.encode();
+    assert_eq!(&g[54..58], &f[54..58]);
+    assert!(g[58..66].iter().all(|&b| b == 0));
+    assert_eq!(
+        decode(&g).unwrap().atomicacketh,
+        Some(AtomicAckEth::default())
+    );
+
+    // an atomic header on an opcode that does not carry it is not written,
+    // nor decoded
+    let mut ack = fr.clone();
+    ack.bth.opcode = opcode::ACKNOWLEDGE;
+    ack.atomiceth = Some(AtomicEth::default());
+    assert_eq!(ack.encode().len(), 62);
+    let back = decode(&ack.encode()).unwrap();
+    assert_eq!((back.atomicacketh, back.atomiceth), (None, None));
+    assert_eq!(back.aeth, fr.aeth);
+
+    // a FETCH ADD answered: the request's fields and the reply's survive
+    // the wire
+    let req = atomic(opcode::FETCH_ADD, 99);
+    let mut resp = atomic(opcode::ATOMIC_ACKNOWLEDGE, 100);
+    resp.bth.psn = req.bth.psn;
+    resp.atomicacketh = Some(AtomicAckEth {
+        orig: u64::MAX - req.atomiceth.unwrap().swap_add,
+    });
+    let (q, r) = (
+        decode(&req.encode()).unwrap(),
+        decode(&resp.encode()).unwrap(),
+    );
+    assert_eq!(q.bth.psn, r.bth.psn);
+    assert_eq!(
+        q.atomiceth
+            .unwrap()
+            .swap_add
+            .wrapping_add(r.atomicacketh.unwrap().orig),
+        u64::MAX
+    );
+}
+
+#[test]
+fn atomic_icrc_covers_every_header_byte() {
+    for op in [
+        opcode::ATOMIC_ACKNOWLEDGE,
+        opcode::COMPARE_SWAP,
+        opcode::FETCH_ADD,
+    ] {
+        let g = atomic(op, 0xA7 + u64::from(op)).encode();
+        let end = g.len() - 4;
+        // the rest of the BTH (but byte 4, masked), AETH, AtomicETH or
+        // AtomicAckETH, the ICRC
+        for i in (44..g.len()).filter(|&i| i != 46) {
+            for bit in [0x01, 0x80] {
+                let mut f = g.clone();
+                f[i] ^= bit;
+                let e = decode(&f).expect_err("a flipped bit must fail the ICRC");
+                assert!(
+                    matches!(e, WireError::BadIcrc { .. }),
+                    "{op:#x} byte {i}: {e:?}"
+                );
+            }
+        }
+        // FECN / BECN are outside the ICRC
+        let mut f = g.clone();
+        f[46] ^= 0xC0;
+        assert!(decode(&f).is_ok());
+        // a header byte changed and the ICRC recomputed: the new value
+        let mut f = g.clone();
+        f[end - 1] ^= 0x02;
+        fix_icrc(&mut f);
+        let back = decode(&f).unwrap();
+        let fr = decode(&g).unwrap();
+        match op {
+            opcode::ATOMIC_ACKNOWLEDGE => assert_eq!(
+                back.atomicacketh.unwrap().orig,
+                fr.atomicacketh.unwrap().orig ^ 2
+            ),
+            _ => assert_eq!(
+                back.atomiceth.unwrap().compare,
+                fr.atomiceth.unwrap().compare ^ 2
+            ),
+        }
+    }
+}
+
+#[test]
+fn truncated_atomics_are_errors() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0x13);
+    for (op, total) in [
+        (opcode::ATOMIC_ACKNOWLEDGE, 70usize),
+        (opcode::COMPARE_SWAP, 86),
+        (opcode::FETCH_ADD, 86),
+    ] {
+        assert_eq!(header_len(op) + ICRC_LEN, total, "{op:#x}");
+        let g = atomic(op, 7).encode();
+        assert_eq!(g.len(), total);
+        // cut on the wire: the frame ends before its IPv4 total length
+        for n in [total - 1, total - 4, total - 8, 58, 54] {
+            let e = decode(&g[..n]).expect_err("a cut frame must fail");
+            assert!(
+                matches!(e, WireError::IpLength { total: t, frame } if t == total - 14 && frame == n),
+                "{op:#x} {n}: {e:?}"
+            );
+        }
+        // consistent lengths that end inside the headers: a frame of an
+        // opcode with fewer header bytes (an ACKNOWLEDGE, AETH only; an
+        // RDMA WRITE MIDDLE, BTH only) and some payload, relabelled, its
+        // ICRC recomputed
+        let (other, ext) = match op {
+            opcode::ATOMIC_ACKNOWLEDGE => (opcode::ACKNOWLEDGE, 4),
+            _ => (opcode::RDMA_WRITE_MIDDLE, 0),
+        };
+        let lens: Vec<usize> = (0..ext_len(op) - ext).step_by(4).collect();
+        assert!(lens.contains(&0) && lens.len() >= 2);
+        for len in lens {
+            let mut f = random_frame(&mut rng, other, len).encode();
+            f[42] = op;
+            fix_icrc(&mut f);
+            let have = f.len();
+            assert_eq!(have, 58 + ext + len);
+            let e = decode(&f).expect_err("an atomic without its header");
+            assert_eq!(e, WireError::Short { need: total, have }, "{op:#x} {len}");
+            assert_eq!(
+                e.to_string(),
+                format!("frame too short: {have} bytes, need {total}")
+            );
+        }
+        // just enough bytes: it decodes, the bytes taken as the header
+        let mut fr = random_frame(&mut rng, other, ext_len(op) - ext);
+        fr.payload = (1..=(ext_len(op) - ext) as u8).collect();
+        let mut f = fr.encode();
+        f[42] = op;
+        fix_icrc(&mut f);
+        let back = decode(&f).unwrap();
+        assert!(back.payload.is_empty());
+        match op {
+            opcode::ATOMIC_ACKNOWLEDGE => {
+                assert_eq!(back.aeth, fr.aeth);
+                assert_eq!(back.atomicacketh.unwrap().encode().to_vec(), fr.payload);
+            }
+            _ => assert_eq!(back.atomiceth.unwrap().encode().to_vec(), fr.payload),
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! Cross-check against Wireshark's InfiniBand dissector: frames of every RC
-//! opcode go into a pcap, tshark (UDP port 4791 is RoCEv2 by default) decodes
-//! them, and every BTH / RETH / ImmDt / AETH field and the ICRC tshark shows
-//! must be what we encoded. tshark (4.0) displays the ICRC but does not
+//! opcode (the atomics included) go into a pcap, tshark (UDP port 4791 is
+//! RoCEv2 by default) decodes them, and every BTH / RETH / ImmDt / AETH /
+//! AtomicETH / AtomicAckETH field and the ICRC tshark shows must be what we
+//! encoded. tshark (4.0) displays the ICRC but does not
 //! verify it; the ICRC itself is checked against captured hardware bytes by
 //! the known-answer test in src/lib.rs. Skipped, with a notice, when tshark
 //! is not installed.
@@ -16,6 +17,11 @@ use rnic_wire::wireshark::{
 use rnic_wire::*;
 use std::process::Command;
 use std::time::Duration;
+
+/// Bytes as lowercase hex digits, as `tshark_text` gives a bytes field.
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
 
 /// A present tshark value (see `tshark_value`); panics with `ctx` on an
 /// empty or unreadable one.
@@ -36,9 +42,16 @@ fn tshark_decodes_what_we_encode() {
     let mut rng = ChaCha8Rng::seed_from_u64(4791);
     let mut frames = Vec::new();
     for round in 0..3 {
-        for op in 0..=opcode::ACKNOWLEDGE {
-            // ACK and READ request carry no payload
-            let no_payload = op == opcode::ACKNOWLEDGE || op == opcode::RDMA_READ_REQUEST;
+        for op in 0..=opcode::FETCH_ADD {
+            // ACKs, READ request and the atomics carry no payload
+            let no_payload = matches!(
+                op,
+                opcode::ACKNOWLEDGE
+                    | opcode::RDMA_READ_REQUEST
+                    | opcode::ATOMIC_ACKNOWLEDGE
+                    | opcode::COMPARE_SWAP
+                    | opcode::FETCH_ADD
+            );
             let len = match round {
                 _ if no_payload => 0,
                 0 => 0,
@@ -83,6 +96,13 @@ fn tshark_decodes_what_we_encode() {
                     msn: rng.gen::<u32>() & 0xFF_FFFF,
                 }),
                 snaketh: None,
+                atomiceth: has_atomiceth(op).then(|| AtomicEth {
+                    va: rng.gen(),
+                    rkey: rng.gen(),
+                    swap_add: rng.gen(),
+                    compare: rng.gen(),
+                }),
+                atomicacketh: has_atomicacketh(op).then(|| AtomicAckEth { orig: rng.gen() }),
                 payload,
             });
         }
@@ -121,6 +141,13 @@ fn tshark_decodes_what_we_encode() {
         "infiniband.invariant.crc",
         "udp.dstport",
         "ip.checksum.status",
+        // (Wireshark shows the AtomicETH's VA and R_Key as
+        // infiniband.reth.va / r_key, its own fields being these)
+        "infiniband.atomiceth",
+        "infiniband.atomiceth.swapdt",
+        "infiniband.atomiceth.cmpdt",
+        "infiniband.atomicacketh.origremdt",
+        "infiniband.reth",
     ];
     let mut cmd = Command::new("tshark");
     cmd.arg("-r").arg(&path).args([
@@ -163,16 +190,45 @@ fn tshark_decodes_what_we_encode() {
         assert_eq!(num(v[5], &ctx), u64::from(b.dest_qp), "{ctx}");
         assert_eq!(num(v[6], &ctx), u64::from(b.ack_req), "{ctx}");
         assert_eq!(num(v[7], &ctx), u64::from(b.psn), "{ctx}");
-        match fr.reth {
-            Some(r) => {
+        assert_eq!(fr.reth.is_some(), has_reth(b.opcode), "{ctx}");
+        assert_eq!(fr.atomiceth.is_some(), has_atomiceth(b.opcode), "{ctx}");
+        match (fr.reth, fr.atomiceth) {
+            (Some(r), None) => {
                 assert_eq!(num(v[8], &ctx), r.va, "{ctx}");
                 assert_eq!(num(v[9], &ctx), u64::from(r.rkey), "{ctx}");
                 assert_eq!(num(v[10], &ctx), u64::from(r.dma_len), "{ctx}");
+                assert!(!v[21].is_empty(), "RETH shown: {ctx}");
             }
-            None => assert!(
-                v[8].is_empty() && v[9].is_empty() && v[10].is_empty(),
+            (None, Some(a)) => {
+                assert_eq!(num(v[8], &ctx), a.va, "{ctx}");
+                assert_eq!(num(v[9], &ctx), u64::from(a.rkey), "{ctx}");
+                assert!(v[10].is_empty() && v[21].is_empty(), "no RETH: {ctx}");
+            }
+            (None, None) => assert!(
+                v[8].is_empty() && v[9].is_empty() && v[10].is_empty() && v[21].is_empty(),
                 "{ctx}"
             ),
+            (Some(_), Some(_)) => unreachable!("{ctx}"),
+        }
+        match fr.atomiceth {
+            Some(a) => {
+                assert_eq!(tshark_text(v[17]), Some(hex(&a.encode())), "{ctx}");
+                assert_eq!(num(v[18], &ctx), a.swap_add, "{ctx}");
+                assert_eq!(num(v[19], &ctx), a.compare, "{ctx}");
+            }
+            None => assert!(
+                v[17].is_empty() && v[18].is_empty() && v[19].is_empty(),
+                "{ctx}"
+            ),
+        }
+        assert_eq!(
+            fr.atomicacketh.is_some(),
+            has_atomicacketh(b.opcode),
+            "{ctx}"
+        );
+        match fr.atomicacketh {
+            Some(k) => assert_eq!(num(v[20], &ctx), k.orig, "{ctx}"),
+            None => assert!(v[20].is_empty(), "{ctx}"),
         }
         match fr.immdt {
             // (tshark 4.0 lists the ImmDt of some opcodes twice)
@@ -214,6 +270,24 @@ fn tshark_decodes_what_we_encode() {
         shown_icrc >= frames.len() - 12,
         "tshark showed only {shown_icrc} ICRCs"
     );
+    // every atomic opcode was there, each with its header, and with
+    // values that need all 64 bits
+    for op in [
+        opcode::ATOMIC_ACKNOWLEDGE,
+        opcode::COMPARE_SWAP,
+        opcode::FETCH_ADD,
+    ] {
+        let n = frames.iter().filter(|f| f.bth.opcode == op).count();
+        assert_eq!(n, 3, "{}", opcode_name(op));
+    }
+    assert!(frames
+        .iter()
+        .filter_map(|f| f.atomiceth)
+        .any(|a| a.swap_add >> 63 == 1 && a.compare >> 63 == 1 && a.va >> 63 == 1));
+    assert!(frames
+        .iter()
+        .filter_map(|f| f.atomicacketh)
+        .any(|k| k.orig >> 63 == 1));
 }
 
 /// The mp dissector (`wireshark/rnic_mp.lua`) on random frames of every mp
@@ -303,6 +377,8 @@ fn tshark_mp_dissector_decodes_what_we_encode() {
                         _ => 1 << 127 | rng.gen::<u128>() & rng.gen::<u128>() | 1,
                     },
                 }),
+                atomiceth: None,
+                atomicacketh: None,
                 payload,
             });
         }

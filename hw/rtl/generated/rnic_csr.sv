@@ -104,11 +104,14 @@ module rnic_csr (
         input wire [31:0] hwif_in_port_rx_read_req_value,
         input wire [31:0] hwif_in_port_tx_read_resp_value,
         input wire [31:0] hwif_in_port_rx_read_resp_value,
+        input wire [31:0] hwif_in_port_rx_atomic_value,
+        input wire [31:0] hwif_in_port_rx_atomic_replay_value,
         output logic [15:0] hwif_out_qp_qp_sel_qpn,
         output logic [2:0] hwif_out_qp_qp_attr_state,
         output logic [2:0] hwif_out_qp_qp_attr_pmtu,
         output logic hwif_out_qp_qp_attr_remote_write,
         output logic hwif_out_qp_qp_attr_remote_read,
+        output logic hwif_out_qp_qp_attr_remote_atomic,
         output logic [2:0] hwif_out_qp_qp_attr_spray_log,
         output logic hwif_out_qp_qp_attr_mp,
         output logic [2:0] hwif_out_qp_qp_attr_mp_window_shift,
@@ -309,6 +312,8 @@ module rnic_csr (
     logic decoded_reg_strb_port_rx_read_req;
     logic decoded_reg_strb_port_tx_read_resp;
     logic decoded_reg_strb_port_rx_read_resp;
+    logic decoded_reg_strb_port_rx_atomic;
+    logic decoded_reg_strb_port_rx_atomic_replay;
     logic decoded_reg_strb_qp_blk_type;
     logic decoded_reg_strb_qp_blk_version;
     logic decoded_reg_strb_qp_blk_next;
@@ -439,6 +444,8 @@ module rnic_csr (
         decoded_reg_strb_port_rx_read_req = cpuif_req_masked & (cpuif_addr == 11'h38c) & !cpuif_req_is_wr;
         decoded_reg_strb_port_tx_read_resp = cpuif_req_masked & (cpuif_addr == 11'h390) & !cpuif_req_is_wr;
         decoded_reg_strb_port_rx_read_resp = cpuif_req_masked & (cpuif_addr == 11'h394) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_rx_atomic = cpuif_req_masked & (cpuif_addr == 11'h398) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_rx_atomic_replay = cpuif_req_masked & (cpuif_addr == 11'h39c) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_blk_type = cpuif_req_masked & (cpuif_addr == 11'h400) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_blk_version = cpuif_req_masked & (cpuif_addr == 11'h404) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_blk_next = cpuif_req_masked & (cpuif_addr == 11'h408) & !cpuif_req_is_wr;
@@ -611,6 +618,10 @@ module rnic_csr (
     logic field_storage_qp_qp_attr_remote_read_value;
     logic field_combo_qp_qp_attr_remote_read_next;
     logic field_combo_qp_qp_attr_remote_read_load_next;
+    // Field: rnic_csr.qp.qp_attr.remote_atomic
+    logic field_storage_qp_qp_attr_remote_atomic_value;
+    logic field_combo_qp_qp_attr_remote_atomic_next;
+    logic field_combo_qp_qp_attr_remote_atomic_load_next;
     // Field: rnic_csr.qp.qp_attr.spray_log
     logic [2:0] field_storage_qp_qp_attr_spray_log_value;
     logic [2:0] field_combo_qp_qp_attr_spray_log_next;
@@ -1346,6 +1357,26 @@ module rnic_csr (
         end
     end
     assign hwif_out_qp_qp_attr_remote_read = field_storage_qp_qp_attr_remote_read_value;
+    always @(*) begin
+        logic next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_attr_remote_atomic_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_attr && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_attr_remote_atomic_value & ~decoded_wr_biten[10:10]) | (decoded_wr_data[10:10] & decoded_wr_biten[10:10]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_attr_remote_atomic_next = next_c;
+        field_combo_qp_qp_attr_remote_atomic_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_attr_remote_atomic_value <= 1'h0;
+        end else if(field_combo_qp_qp_attr_remote_atomic_load_next) begin
+            field_storage_qp_qp_attr_remote_atomic_value <= field_combo_qp_qp_attr_remote_atomic_next;
+        end
+    end
+    assign hwif_out_qp_qp_attr_remote_atomic = field_storage_qp_qp_attr_remote_atomic_value;
     always @(*) begin
         logic [2:0] next_c;
         logic load_next_c;
@@ -2284,6 +2315,12 @@ always @(*) begin
         if(rd_mux_addr == 11'h394) begin
             readback_data_var[31:0] = hwif_in_port_rx_read_resp_value;
         end
+        if(rd_mux_addr == 11'h398) begin
+            readback_data_var[31:0] = hwif_in_port_rx_atomic_value;
+        end
+        if(rd_mux_addr == 11'h39c) begin
+            readback_data_var[31:0] = hwif_in_port_rx_atomic_replay_value;
+        end
         if(rd_mux_addr == 11'h400) begin
             readback_data_var[31:0] = 32'h52490005;
         end
@@ -2301,6 +2338,7 @@ always @(*) begin
             readback_data_var[6:4] = field_storage_qp_qp_attr_pmtu_value;
             readback_data_var[8] = field_storage_qp_qp_attr_remote_write_value;
             readback_data_var[9] = field_storage_qp_qp_attr_remote_read_value;
+            readback_data_var[10] = field_storage_qp_qp_attr_remote_atomic_value;
             readback_data_var[18:16] = field_storage_qp_qp_attr_spray_log_value;
             readback_data_var[20] = field_storage_qp_qp_attr_mp_value;
             readback_data_var[23:21] = field_storage_qp_qp_attr_mp_window_shift_value;

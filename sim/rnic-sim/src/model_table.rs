@@ -49,8 +49,9 @@ pub const MODEL_WIDTHS: &[u32] = &[64, 256];
 /// `rnic build` sets them for an FPGA.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum ModelKnobs {
-    /// Every verb and both transports, and RDMA READ served as a
-    /// responder (`SEND_EN=1 RC_EN=1 READ_EN=1`).
+    /// Every verb and both transports, RDMA READ served and issued, and
+    /// atomics executed as a responder (`SEND_EN=1 RC_EN=1 READ_EN=1
+    /// ATOMIC_EN=1`).
     #[default]
     Full,
     /// RDMA WRITE and WRITE_WITH_IMM only (`rnic build --verbs write`:
@@ -80,10 +81,10 @@ impl ModelKnobs {
     /// The rnic_core parameters this build sets.
     pub fn params(self) -> &'static str {
         match self {
-            Self::Full => "SEND_EN=1 RC_EN=1 READ_EN=1",
+            Self::Full => "SEND_EN=1 RC_EN=1 READ_EN=1 ATOMIC_EN=1",
             Self::WriteOnly => "SEND_EN=0 RC_EN=1",
             Self::MpOnly => "SEND_EN=0 RC_EN=0",
-            Self::ManyQps => "SEND_EN=1 RC_EN=1 READ_EN=1",
+            Self::ManyQps => "SEND_EN=1 RC_EN=1 READ_EN=1 ATOMIC_EN=1",
         }
     }
 

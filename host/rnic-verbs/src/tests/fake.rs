@@ -30,6 +30,9 @@ pub mod reg {
     pub const MAC_HI: u64 = 0x314;
     pub const IPV4: u64 = 0x318;
     pub const TX_FRAMES: u64 = 0x320;
+    pub const RX_READ_RESP: u64 = 0x394;
+    pub const RX_ATOMIC: u64 = 0x398;
+    pub const RX_ATOMIC_REPLAY: u64 = 0x39c;
     pub const QP_SEL: u64 = 0x410;
     pub const QP_ATTR: u64 = 0x414;
     pub const QP_DEST: u64 = 0x418;
@@ -75,7 +78,8 @@ pub struct FakeDev {
     pub num_queues: u32,
     /// The `id.verbs` register (the build's verb set).
     pub verbs: Cell<u32>,
-    /// The `id.caps` register (bit 5 mp, bit 6 rc).
+    /// The `id.caps` register (bit 5 mp, bit 6 rc, 7 READ served, 8 READ
+    /// issued, 9 atomics executed); 0x7F by default (no READ, no atomics).
     pub caps: Cell<u32>,
     /// The `id.mrs` register (MR table entries; 0, the default, as a build
     /// older than the register reads). Read when a context opens.

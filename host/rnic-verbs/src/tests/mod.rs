@@ -234,7 +234,14 @@ fn port_address_round_trips_through_the_port_block() {
     assert!(dev.writes().is_empty(), "nothing written on bad input");
 
     dev.set_reg(reg::TX_FRAMES, 17);
-    assert_eq!(ctx.query_port_counters().unwrap().tx_frames, 17);
+    dev.set_reg(reg::RX_READ_RESP, 3);
+    dev.set_reg(reg::RX_ATOMIC, 5);
+    dev.set_reg(reg::RX_ATOMIC_REPLAY, 2);
+    let c = ctx.query_port_counters().unwrap();
+    assert_eq!(c.tx_frames, 17);
+    assert_eq!(c.rx_read_resp, 3);
+    assert_eq!(c.rx_atomic, 5);
+    assert_eq!(c.rx_atomic_replay, 2);
 }
 
 #[test]
@@ -380,6 +387,20 @@ fn reg_mr_validation() {
         .reg_mr(&pd, &buf, 0, 64, AccessFlags::REMOTE_ATOMIC)
         .unwrap_err();
     assert!(matches!(e, VerbsError::InvalidAccess { .. }), "{e}");
+    // The fake has no id.caps bit 9: atomic access is refused even with
+    // LOCAL_WRITE (see `atomics_follow_the_build` for a build with it).
+    let e = ctx
+        .reg_mr(
+            &pd,
+            &buf,
+            0,
+            64,
+            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_ATOMIC,
+        )
+        .unwrap_err();
+    assert!(matches!(e, VerbsError::InvalidAccess { .. }), "{e}");
+    assert_eq!(e.errno(), errno::EINVAL);
+    assert!(e.to_string().contains("id.caps bit 9"), "{e}");
     let e = ctx
         .reg_mr(&pd, &buf, 0, 64, AccessFlags::from_bits_retain(0x100 | 1))
         .unwrap_err();
@@ -1948,4 +1969,146 @@ fn incoming_read_resources_follow_the_build() {
         .unwrap();
         assert_eq!(qp.query_qp().unwrap().max_dest_rd_atomic, dest);
     }
+}
+
+/// A build that executes atomics as a responder (`id.caps` bit 9) says
+/// `IBV_ATOMIC_HCA`, registers MRs and sets QPs with REMOTE_ATOMIC (MR
+/// access bit 3, `qp_attr.remote_atomic`); one without refuses both with
+/// EINVAL naming the bit. Atomics share the READ responder's resources, so
+/// the READ limits do not move.
+#[test]
+fn atomics_follow_the_build() {
+    for caps in [0x7F_u32, 0xFF, 0x27F, 0x3FF] {
+        let atomic = caps & (1 << 9) != 0;
+        let dev = FakeDev::new(4);
+        dev.caps.set(caps);
+        let ctx = open(&dev);
+        let a = ctx.query_device().unwrap();
+        let want = if atomic {
+            AtomicCap::Hca
+        } else {
+            AtomicCap::None
+        };
+        assert_eq!(a.atomic_cap, want, "caps {caps:#x}");
+        let dest = if caps & (1 << 7) != 0 {
+            u32::from(crate::MAX_DEST_RD_ATOMIC)
+        } else {
+            0
+        };
+        assert_eq!(a.max_qp_rd_atom, dest, "caps {caps:#x}");
+        assert_eq!(a.max_res_rd_atom, dest, "caps {caps:#x}");
+
+        // Memory regions: REMOTE_ATOMIC needs LOCAL_WRITE on any build.
+        let pd = ctx.alloc_pd().unwrap();
+        let buf = ctx.alloc_dma(4096).unwrap();
+        dev.clear_log();
+        let e = ctx
+            .reg_mr(&pd, &buf, 0, 64, AccessFlags::REMOTE_ATOMIC)
+            .unwrap_err();
+        assert!(matches!(e, VerbsError::InvalidAccess { .. }), "{e}");
+        assert!(e.to_string().contains("LOCAL_WRITE"), "{e}");
+        let access = AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_ATOMIC;
+        match ctx.reg_mr(&pd, &buf, 0, 64, access) {
+            Ok(mr) => {
+                assert!(atomic, "caps {caps:#x}: REMOTE_ATOMIC MR taken");
+                assert_eq!(mr.access(), access);
+                assert_eq!(
+                    dev.writes_to(reg::MR_ATTR),
+                    vec![u32::from(pd.pd_num()) | 0x9 << 16],
+                    "access[19:16] carries REMOTE_ATOMIC as bit 3"
+                );
+            }
+            Err(e) => {
+                assert!(!atomic, "caps {caps:#x}: {e}");
+                assert!(matches!(e, VerbsError::InvalidAccess { .. }), "{e}");
+                assert_eq!(e.errno(), errno::EINVAL);
+                assert!(e.to_string().contains("id.caps bit 9"), "{e}");
+                assert!(dev.writes().is_empty(), "nothing written");
+            }
+        }
+
+        // Queue pairs: REMOTE_ATOMIC in qp_access_flags.
+        let cq = ctx.create_cq(8).unwrap();
+        let mut qp = create_qp(&ctx, &pd, &cq, cap(4, 4), false);
+        let (init, m) = init_attr();
+        let flags = AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_ATOMIC;
+        dev.clear_log();
+        let res = qp.modify(
+            &QpAttr {
+                qp_access_flags: flags,
+                ..init
+            },
+            m,
+        );
+        if !atomic {
+            let Err(e) = res else {
+                panic!("caps {caps:#x}: REMOTE_ATOMIC QP access taken");
+            };
+            let VerbsError::InvalidAttribute { attr, .. } = &e else {
+                panic!("caps {caps:#x}: {e}");
+            };
+            assert_eq!(*attr, "qp_access_flags");
+            assert_eq!(e.errno(), errno::EINVAL);
+            assert!(e.to_string().contains("id.caps bit 9"), "{e}");
+            assert!(dev.commits().is_empty(), "nothing programmed");
+            assert_eq!(qp.cached_state(), QpState::Reset);
+            continue;
+        }
+        res.unwrap();
+        let c = dev.commits();
+        assert_eq!(c.len(), 1);
+        let qa = c[0].get(reg::QP_ATTR);
+        assert_eq!(qa & 7, 1, "INIT");
+        assert_eq!(qa >> 8 & 1, 1, "remote_write");
+        assert_eq!(qa >> 9 & 1, 0, "remote_read");
+        assert_eq!(qa >> 10 & 1, 1, "remote_atomic");
+        assert_eq!(qp.query_qp().unwrap().qp_access_flags, flags);
+        modify(&mut qp, rtr_attr()).unwrap();
+        modify(&mut qp, rts_attr()).unwrap();
+        assert_eq!(
+            dev.commits().last().unwrap().get(reg::QP_ATTR) >> 10 & 1,
+            1,
+            "kept through RTR and RTS"
+        );
+        // RTS -> RTS takes it away again.
+        qp.modify(
+            &QpAttr {
+                qp_access_flags: AccessFlags::REMOTE_WRITE,
+                ..QpAttr::default()
+            },
+            M::ACCESS_FLAGS,
+        )
+        .unwrap();
+        assert_eq!(dev.commits().last().unwrap().get(reg::QP_ATTR) >> 10 & 1, 0);
+        assert_eq!(
+            qp.query_qp().unwrap().qp_access_flags,
+            AccessFlags::REMOTE_WRITE
+        );
+    }
+}
+
+/// The atomic work requests (`IBV_WR_ATOMIC_CMP_AND_SWP` = 5,
+/// `IBV_WR_ATOMIC_FETCH_AND_ADD` = 6) are refused with EOPNOTSUPP: the NIC
+/// executes atomics only as a responder. The WQE format has no atomic
+/// opcode yet, so the refusal is checked on the values; no opcode the
+/// format has is caught by it.
+#[test]
+fn atomic_work_requests_are_refused() {
+    for (v, name) in [
+        (crate::qp::WR_ATOMIC_CMP_AND_SWP, "ATOMIC_CMP_AND_SWP"),
+        (crate::qp::WR_ATOMIC_FETCH_AND_ADD, "ATOMIC_FETCH_AND_ADD"),
+    ] {
+        let e = crate::qp::refuse_atomic_wr(v).unwrap_err();
+        assert!(matches!(e, VerbsError::Unsupported(_)), "{e}");
+        assert_eq!(e.errno(), errno::EOPNOTSUPP);
+        let msg = e.to_string();
+        assert!(msg.contains(name), "{msg}");
+        assert!(msg.contains("only as a responder"), "{msg}");
+    }
+    for op in WrOpcode::ALL {
+        crate::qp::refuse_atomic_wr(op as u8).unwrap();
+        assert_eq!(WrOpcode::from_raw(op as u8), Some(op));
+    }
+    assert_eq!(WrOpcode::from_raw(crate::qp::WR_ATOMIC_CMP_AND_SWP), None);
+    assert_eq!(WrOpcode::from_raw(crate::qp::WR_ATOMIC_FETCH_AND_ADD), None);
 }

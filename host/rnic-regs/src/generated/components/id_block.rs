@@ -20,8 +20,8 @@ pub use _root::components::ro_word_r_desc_5a6c769e as mrs;
 pub use _root::components::ro_word_r_desc_667c2991 as mp_pend;
 pub use _root::components::ro_word_r_desc_746cdb82 as ost_rings;
 pub use _root::components::ro_word_r_desc_afe673b8 as mp_wimm;
-pub use _root::components::ro_word_r_desc_b95fdf6a as caps;
 pub use _root::components::ro_word_r_desc_c8805c6d as board_id;
+pub use _root::components::ro_word_r_desc_c9d53ebf as caps;
 pub use _root::components::ro_word_r_desc_e558afe9 as git_hash;
 pub use _root::components::ro_word_r_desc_fa9c7015 as data_w;
 
@@ -213,10 +213,10 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> IdBlock<'io, IO> {
 
     /// caps
     ///
-    /// Capabilities: bit 0 MSI, 1 CQE Relaxed-Ordering debug switch, 2 early-CQE switch, 3 bypass switch, 4 CQE flush mode, 5 mp (multipath) transport, 6 rc transport (0: an mp-only build, every QP is mp), 7 RDMA READ requests served as a responder (a READ_EN build; without it a READ request is NAKed as an invalid request), 8 RDMA READ issued as a requester (READ_EN; verbs bit 5).
+    /// Capabilities: bit 0 MSI, 1 CQE Relaxed-Ordering debug switch, 2 early-CQE switch, 3 bypass switch, 4 CQE flush mode, 5 mp (multipath) transport, 6 rc transport (0: an mp-only build, every QP is mp), 7 RDMA READ requests served as a responder (a READ_EN build; without it a READ request is NAKed as an invalid request), 8 RDMA READ issued as a requester (READ_EN; verbs bit 5), 9 atomics (CMP_AND_SWP, FETCH_AND_ADD, 8 bytes) executed as a responder (an ATOMIC_EN build; without it an atomic request is NAKed as an invalid request).
     #[inline(always)]
     #[must_use]
-    pub const fn caps(&self) -> peakrdl_rust::reg::Reg<'io, caps::RoWordR_desc_b95fdf6a, IO> {
+    pub const fn caps(&self) -> peakrdl_rust::reg::Reg<'io, caps::RoWordR_desc_c9d53ebf, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x28).cast(), self.io)
         }

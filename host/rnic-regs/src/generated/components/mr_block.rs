@@ -200,7 +200,7 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> MrBlock<'io, IO> {
 
     /// mr_attr
     ///
-    /// Staged protection domain and access flags (ibv_access_flags: 1 LOCAL_WRITE, 2 REMOTE_WRITE, 4 REMOTE_READ).
+    /// Staged protection domain and access flags (ibv_access_flags: 1 LOCAL_WRITE, 2 REMOTE_WRITE, 4 REMOTE_READ, 8 REMOTE_ATOMIC).
     #[inline(always)]
     #[must_use]
     pub const fn mr_attr(&self) -> peakrdl_rust::reg::Reg<'io, mr_attr::MrAttr, IO> {

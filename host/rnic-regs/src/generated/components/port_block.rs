@@ -23,13 +23,15 @@ pub use _root::components::ro_word_r_desc_013f1cc8 as path_comebacks;
 pub use _root::components::ro_word_r_desc_07acaaee as rx_drop_qp;
 pub use _root::components::ro_word_r_desc_15de991c as rx_drop_guard;
 pub use _root::components::ro_word_r_desc_17d7fd68 as rx_drop_nobuf;
+pub use _root::components::ro_word_r_desc_257370d2 as rx_atomic;
 pub use _root::components::ro_word_r_desc_3ebaf710 as rx_read_req;
 pub use _root::components::ro_word_r_desc_4c4401fa as tx_retransmits;
 pub use _root::components::ro_word_r_desc_5309fd7d as rx_drop_transport;
+pub use _root::components::ro_word_r_desc_5792f60c as rx_drop_psn;
 pub use _root::components::ro_word_r_desc_6041f612 as rx_nak;
 pub use _root::components::ro_word_r_desc_6e708bbe as rx_nak_seq;
-pub use _root::components::ro_word_r_desc_70f3531c as rx_drop_psn;
 pub use _root::components::ro_word_r_desc_786cba57 as ring_busy_cycles;
+pub use _root::components::ro_word_r_desc_8929e1be as rx_atomic_replay;
 pub use _root::components::ro_word_r_desc_8bf94f34 as rx_rnr_nak;
 pub use _root::components::ro_word_r_desc_8ed008ae as rx_drop_icrc;
 pub use _root::components::ro_word_r_desc_9eeb7db7 as rx_drop_malformed;
@@ -85,7 +87,7 @@ impl PortBlock<'static> {
 
 impl<'io, IO> PortBlock<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0x98;
+    pub const SIZE: usize = 0xA0;
 
     /// # Safety
     ///
@@ -258,12 +260,12 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> PortBlock<'io, IO> {
 
     /// rx_drop_psn
     ///
-    /// Packets dropped by the transport: PSN out of sequence or duplicate (re-ACKed, not executed), ACKs/NAKs naming PSNs never sent, and READ responses and atomic acknowledgements on an rc QP (rnic issues no READ or atomic, so they answer nothing; never NAKed).
+    /// Packets dropped by the transport: PSN out of sequence or duplicate (re-ACKed, not executed), ACKs/NAKs naming PSNs never sent, READ responses that answer none of this NIC's READs (or duplicate or misfit ones), atomic acknowledgements (rnic issues no atomic), and duplicate atomics whose replay record is gone (never executed twice); never NAKed.
     #[inline(always)]
     #[must_use]
     pub const fn rx_drop_psn(
         &self,
-    ) -> peakrdl_rust::reg::Reg<'io, rx_drop_psn::RoWordR_desc_70f3531c, IO> {
+    ) -> peakrdl_rust::reg::Reg<'io, rx_drop_psn::RoWordR_desc_5792f60c, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x38).cast(), self.io)
         }
@@ -553,6 +555,32 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> PortBlock<'io, IO> {
     ) -> peakrdl_rust::reg::Reg<'io, rx_read_resp::RoWordR_desc_c3f794af, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x94).cast(), self.io)
+        }
+    }
+
+    /// rx_atomic
+    ///
+    /// Atomic requests (CMP_AND_SWP, FETCH_AND_ADD) executed: the 8 bytes read, the new value written back, the ATOMIC ACKNOWLEDGE queued. Atomics refused are NAKed and counted in rx_nak.
+    #[inline(always)]
+    #[must_use]
+    pub const fn rx_atomic(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, rx_atomic::RoWordR_desc_257370d2, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x98).cast(), self.io)
+        }
+    }
+
+    /// rx_atomic_replay
+    ///
+    /// Duplicate atomic requests answered from the replay record (the original value of that PSN's execution; memory untouched). A duplicate whose record is gone (the NIC keeps the last 16 atomics) is dropped and counted in rx_drop_psn, never executed twice.
+    #[inline(always)]
+    #[must_use]
+    pub const fn rx_atomic_replay(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, rx_atomic_replay::RoWordR_desc_8929e1be, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x9C).cast(), self.io)
         }
     }
 }

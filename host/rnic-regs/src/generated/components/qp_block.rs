@@ -143,7 +143,7 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> QpBlock<'io, IO> {
 
     /// qp_attr
     ///
-    /// Staged QP state (ibv_qp_state: 0 RESET, 1 INIT, 2 RTR, 3 RTS, 6 ERR), path MTU (ibv_mtu: 1 = 256 ... 5 = 4096), remote write allowed, remote read allowed, and spray_log: the requester spreads its packets over 2^spray_log UDP source ports (0..6; 0 = one flow, RC's default).
+    /// Staged QP state (ibv_qp_state: 0 RESET, 1 INIT, 2 RTR, 3 RTS, 6 ERR), path MTU (ibv_mtu: 1 = 256 ... 5 = 4096), remote write, read and atomic allowed, and spray_log: the requester spreads its packets over 2^spray_log UDP source ports (0..6; 0 = one flow, RC's default).
     #[inline(always)]
     #[must_use]
     pub const fn qp_attr(&self) -> peakrdl_rust::reg::Reg<'io, qp_attr::QpAttr, IO> {

@@ -6,7 +6,7 @@ use super::_root; // alias to root module of generated code
 
 /// mr_attr
 ///
-/// Staged protection domain and access flags (ibv_access_flags: 1 LOCAL_WRITE, 2 REMOTE_WRITE, 4 REMOTE_READ).
+/// Staged protection domain and access flags (ibv_access_flags: 1 LOCAL_WRITE, 2 REMOTE_WRITE, 4 REMOTE_READ, 8 REMOTE_ATOMIC).
 #[repr(transparent)]
 #[derive(Copy, Clone, Eq, PartialEq)]
 pub struct MrAttr(u32);

@@ -6,7 +6,7 @@ use super::_root; // alias to root module of generated code
 
 /// qp_attr
 ///
-/// Staged QP state (ibv_qp_state: 0 RESET, 1 INIT, 2 RTR, 3 RTS, 6 ERR), path MTU (ibv_mtu: 1 = 256 ... 5 = 4096), remote write allowed, remote read allowed, and spray_log: the requester spreads its packets over 2^spray_log UDP source ports (0..6; 0 = one flow, RC's default).
+/// Staged QP state (ibv_qp_state: 0 RESET, 1 INIT, 2 RTR, 3 RTS, 6 ERR), path MTU (ibv_mtu: 1 = 256 ... 5 = 4096), remote write, read and atomic allowed, and spray_log: the requester spreads its packets over 2^spray_log UDP source ports (0..6; 0 = one flow, RC's default).
 #[repr(transparent)]
 #[derive(Copy, Clone, Eq, PartialEq)]
 pub struct QpAttr(u32);
@@ -125,6 +125,31 @@ impl QpAttr {
             | ((val & Self::REMOTE_READ_MASK) << Self::REMOTE_READ_OFFSET);
     }
 
+    pub const REMOTE_ATOMIC_OFFSET: usize = 10;
+    pub const REMOTE_ATOMIC_WIDTH: usize = 1;
+    pub const REMOTE_ATOMIC_MASK: u32 = 0x1;
+
+    /// remote_atomic
+    ///
+    /// IBV_ACCESS_REMOTE_ATOMIC of the QP: incoming atomic requests are executed only if set (otherwise NAKed with a remote access error).
+    #[inline(always)]
+    #[allow(clippy::missing_panics_doc)]
+    #[must_use]
+    pub fn remote_atomic(&self) -> bool {
+        let val = (self.0 >> Self::REMOTE_ATOMIC_OFFSET) & Self::REMOTE_ATOMIC_MASK;
+        val != 0
+    }
+
+    /// remote_atomic
+    ///
+    /// IBV_ACCESS_REMOTE_ATOMIC of the QP: incoming atomic requests are executed only if set (otherwise NAKed with a remote access error).
+    #[inline(always)]
+    pub fn set_remote_atomic(&mut self, val: bool) {
+        let val = val as u32;
+        self.0 = (self.0 & !(Self::REMOTE_ATOMIC_MASK << Self::REMOTE_ATOMIC_OFFSET))
+            | ((val & Self::REMOTE_ATOMIC_MASK) << Self::REMOTE_ATOMIC_OFFSET);
+    }
+
     pub const SPRAY_LOG_OFFSET: usize = 16;
     pub const SPRAY_LOG_WIDTH: usize = 3;
     pub const SPRAY_LOG_MASK: u32 = 0x7;
@@ -204,6 +229,7 @@ impl core::fmt::Debug for QpAttr {
             .field("pmtu", &self.pmtu())
             .field("remote_write", &self.remote_write())
             .field("remote_read", &self.remote_read())
+            .field("remote_atomic", &self.remote_atomic())
             .field("spray_log", &self.spray_log())
             .field("mp", &self.mp())
             .field("mp_window_shift", &self.mp_window_shift())
@@ -222,6 +248,7 @@ mod tests {
         assert_eq!(reg.pmtu(), 1);
         assert_eq!(reg.remote_write(), false);
         assert_eq!(reg.remote_read(), false);
+        assert_eq!(reg.remote_atomic(), false);
         assert_eq!(reg.spray_log(), 0);
         assert_eq!(reg.mp(), false);
         assert_eq!(reg.mp_window_shift(), 0);
