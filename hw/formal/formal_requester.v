@@ -148,7 +148,7 @@ requester #(
     .mr_ok(mr_ok),
     // no READ WQE is decoded (READ_EN = 0): no READ table
     .rt_alloc_ready(1'b0), .rt_alloc_valid(), .rt_alloc_first(), .rt_alloc_last(),
-    .rt_alloc_bus(), .rt_alloc_key(), .rt_alloc_len(), .rt_free_valid(), .rt_free_qpn(),
+    .rt_alloc_bus(), .rt_alloc_key(), .rt_alloc_len(), .rt_alloc_atomic(), .rt_free_valid(), .rt_free_qpn(),
     .rt_free_last(), .rt_q_qpn(), .rt_q_busy(1'b0), .rt_fence_valid(), .rt_hold(1'b0),
     .mr_bus(mr_bus),
     .m_rd_desc_pcie_addr(),
@@ -183,6 +183,7 @@ requester #(
     .m_pkt_reth_rkey(),
     .m_pkt_reth_len(),
     .m_pkt_imm(),
+    .m_pkt_atomic_cmp(),
     .m_pkt_payload_addr(),
     .m_pkt_payload_len(),
     .m_pkt_valid(pkt_valid),

@@ -255,6 +255,8 @@ responder #(
     .m_rr_psn(), .m_rr_msn(), .m_rr_bus(), .m_rr_len(), .m_rr_pmtu_log(), .m_rr_dmac(),
     .m_rr_dip(), .m_rr_udp_sport(), .m_rr_dest_qp(), .m_rr_ack(), .m_rr_syndrome(), .m_rr_valid(),
     .m_rr_atomic(), .m_rr_opa(), .m_rr_opb(), .m_rr_qpn(),
+    .m_at_ram_wr_addr(), .m_at_ram_wr_data(), .m_at_ram_wr_strb(), .m_at_ram_wr_en(),
+    .m_at_ram_wr_ready(1'b0),
     .s_rec_valid(1'b0), .s_rec_qpn({QN_W{1'b0}}), .s_rec_psn(24'd0), .s_rec_orig(64'd0),
     .m_rr_ready(1'b0),
     .rr_jobs_out(8'd0),
@@ -266,7 +268,7 @@ responder #(
     .rt_lk_qpn(), .rt_lk_psn(), .rt_lk_nak(),
     // our READs' responses are not taken (READ_EN = 0): no READ table
     .rt_hit(1'b0), .rt_idx(2'd0), .rt_first(24'd0), .rt_last(24'd0), .rt_next(24'd0),
-    .rt_bus(64'd0), .rt_key(32'd0), .rt_len(32'd0), .rt_asked(1'b0), .rt_cov(1'b0),
+    .rt_bus(64'd0), .rt_key(32'd0), .rt_len(32'd0), .rt_atomic(1'b0), .rt_asked(1'b0), .rt_cov(1'b0),
     .rt_cov_idx(2'd0), .rt_cov_next(24'd0), .rt_cov_asked(1'b0),
     .rt_adv_valid(), .rt_adv_idx(), .rt_adv_psn(), .rt_ask_valid(), .rt_ask_idx(), .rt_ask_psn(),
     .rx_ack_room(1'b1), .rx_acks_idle(1'b1),

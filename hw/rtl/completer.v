@@ -112,7 +112,8 @@ module completer #(
     input  wire                 ring_wait,      // the copies are not the QP's yet, or OSTH's port is a load's
     input  wire                 entry_sig,
     input  wire                 entry_send,
-    input  wire                 entry_read,
+    input  wire                 entry_read,     // a READ or an atomic...
+    input  wire [1:0]           entry_atom,     // ... which: 0 READ, 1 CMP_AND_SWP, 2 FETCH_AND_ADD
     input  wire [23:0]          entry_last_psn,
     input  wire [15:0]          entry_index,
     input  wire [63:0]          entry_wr_id,
@@ -227,6 +228,7 @@ reg [CQE_STATUS_W-1:0] c_err_status_reg = {CQE_STATUS_W{1'b0}};
 // the entry being completed (its PSN and signaled bit were used to pick it)
 reg c_send_reg = 1'b0;
 reg c_read_reg = 1'b0;
+reg [1:0] c_atom_reg = 2'd0;
 reg [15:0] c_index_reg = 16'd0;
 reg [63:0] c_wr_id_reg = 64'd0;
 reg [31:0] c_len_reg = 32'd0;
@@ -515,7 +517,8 @@ always @* begin
     ack_cqe[CQE_BYTE_LEN_LSB +: CQE_BYTE_LEN_W] = c_len_reg;
     ack_cqe[CQE_QN_LSB +: CQE_QN_W] = {{(CQE_QN_W-QN_W){1'b0}}, c_qpn_reg};
     ack_cqe[CQE_OPCODE_LSB +: CQE_OPCODE_W] = c_send_reg ? WC_OPCODE_SEND
-        : c_read_reg ? WC_OPCODE_RDMA_READ : WC_OPCODE_RDMA_WRITE;
+        // (IBV_WC_RDMA_READ, COMP_SWAP, FETCH_ADD are 2, 3, 4)
+        : c_read_reg ? WC_OPCODE_RDMA_READ + {6'd0, c_atom_reg} : WC_OPCODE_RDMA_WRITE;
     ack_cqe[CQE_STATUS_LSB +: CQE_STATUS_W] = c_error_reg ? c_err_status_reg : WC_STATUS_SUCCESS;
     ack_cqe[CQE_WQE_COUNTER_LSB +: CQE_WQE_COUNTER_W] = c_index_reg;
     ack_cqe[CQE_SYNDROME_LSB +: CQE_SYNDROME_W] = c_error_reg ? c_syn_reg : 8'd0;
@@ -715,6 +718,7 @@ always @(posedge clk) begin
     if (pop) begin
         c_send_reg <= entry_send;
         c_read_reg <= entry_read;
+        c_atom_reg <= entry_atom;
         c_index_reg <= entry_index;
         c_wr_id_reg <= entry_wr_id;
         c_len_reg <= entry_len;

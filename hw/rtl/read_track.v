@@ -44,6 +44,7 @@ module read_track #(
     input  wire [63:0]          alloc_bus,      // bus address of the local buffer's first byte
     input  wire [31:0]          alloc_key,      // lkey (the write guard's re-check)
     input  wire [31:0]          alloc_len,
+    input  wire                 alloc_atomic,   // an atomic (answered by one ATOMIC ACKNOWLEDGE)
 
     // the completer retires the READ's WQE
     input  wire                 free_valid,
@@ -65,6 +66,7 @@ module read_track #(
     output reg  [63:0]          lk_bus = 64'd0,
     output reg  [31:0]          lk_key = 32'd0,
     output reg  [31:0]          lk_len = 32'd0,
+    output reg                  lk_atomic = 1'b0,
     output reg                  lk_asked = 1'b0,
     output reg                  lk_cov = 1'b0,  // an unplaced READ PSN is covered
     output reg  [RD_IW-1:0]     lk_cov_idx = {RD_IW{1'b0}},
@@ -109,6 +111,7 @@ reg [23:0]       e_next  [0:NUM_RD-1];
 reg [63:0]       e_bus   [0:NUM_RD-1];
 reg [31:0]       e_key   [0:NUM_RD-1];
 reg [31:0]       e_len   [0:NUM_RD-1];
+reg [NUM_RD-1:0] e_atomic_reg = {NUM_RD{1'b0}};
 
 integer i;
 initial begin
@@ -218,6 +221,7 @@ always @(posedge clk) begin
     lk_bus <= e_bus[hit_idx];
     lk_key <= e_key[hit_idx];
     lk_len <= e_len[hit_idx];
+    lk_atomic <= e_atomic_reg[hit_idx];
     lk_asked <= e_asked[hit_idx];
     lk_cov <= cov;
     lk_cov_idx <= cov_idx;
@@ -262,6 +266,7 @@ always @(posedge clk) begin
         e_bus[free_idx] <= alloc_bus;
         e_key[free_idx] <= alloc_key;
         e_len[free_idx] <= alloc_len;
+        e_atomic_reg[free_idx] <= alloc_atomic;
     end
     if (rst) begin
         for (i = 0; i < NUM_RD; i = i + 1) begin

@@ -72,6 +72,7 @@ module requester #(
     parameter MP_W = 64,                            // mp: the responder's window (packets in flight)
     parameter SEND_EN = 1,                          // 0: SEND(+IMM) WQEs are unknown opcodes
     parameter READ_EN = 0,                          // 1: RDMA_READ WQEs (else unknown opcodes)
+    parameter ATOMIC_EN = 0,                        // 1: atomic WQEs (needs READ_EN; else unknown opcodes)
     parameter OST_RINGS = 16,                       // outstanding rings shared by the QPs
     parameter CLK_MHZ = 250,                        // for the IB timer units
     parameter [ID_W-1:0] ID_TAG = 0
@@ -136,6 +137,7 @@ module requester #(
     output wire [63:0]            rt_alloc_bus,
     output wire [31:0]            rt_alloc_key,
     output wire [31:0]            rt_alloc_len,
+    output wire                   rt_alloc_atomic,   // the entry is an atomic's (one ATOMIC ACKNOWLEDGE)
     output wire                   rt_free_valid,      // the completer retires a READ
     output wire [QN_W-1:0]        rt_free_qpn,
     output wire [23:0]            rt_free_last,
@@ -184,6 +186,7 @@ module requester #(
     output wire [31:0]            m_pkt_reth_rkey,
     output wire [31:0]            m_pkt_reth_len,
     output wire [31:0]            m_pkt_imm,
+    output wire [63:0]            m_pkt_atomic_cmp,  // an AtomicETH's compare (its swap/add: RETH length, ImmDt)
     output wire [RAM_ADDR_W-1:0]  m_pkt_payload_addr,
     output wire [12:0]            m_pkt_payload_len,
     output wire                   m_pkt_valid,
@@ -346,8 +349,17 @@ wire wqe_is_send = SEND_EN != 0
     && (wqe_opcode == WR_OPCODE_SEND || wqe_opcode == WR_OPCODE_SEND_WITH_IMM);
 wire wqe_fence = wqe_reg[SEND_WQE_FLAGS_FENCE_LSB];
 wire wqe_is_read;               // (below, with the QP's transport)
+wire wqe_is_atomic;             // (... as this)
+// a READ or an atomic: one request packet, the answer placed into the
+// local buffer, tracked in the READ table
+wire wqe_is_rdat = wqe_is_read || wqe_is_atomic;
 wire wqe_is_roce = wqe_opcode == WR_OPCODE_RDMA_WRITE || wqe_opcode == WR_OPCODE_RDMA_WRITE_WITH_IMM
-    || wqe_is_send || wqe_is_read;
+    || wqe_is_send || wqe_is_rdat;
+wire wqe_is_cas = wqe_opcode == WR_OPCODE_ATOMIC_CMP_AND_SWP;
+wire [63:0] wqe_compare_add = wqe_reg[SEND_WQE_COMPARE_ADD_LSB +: SEND_WQE_COMPARE_ADD_W];
+wire [63:0] wqe_swap = wqe_reg[SEND_WQE_SWAP_LSB +: SEND_WQE_SWAP_W];
+// the AtomicETH's swap or add field (ibv_send_wr: FETCH_AND_ADD's add is compare_add)
+wire [63:0] wqe_swap_add = wqe_is_cas ? wqe_swap : wqe_compare_add;
 wire wqe_has_imm = wqe_opcode == WR_OPCODE_RDMA_WRITE_WITH_IMM || wqe_opcode == WR_OPCODE_SEND_WITH_IMM;
 
 reg [CQE_STATUS_W-1:0] wc_status_reg = {CQE_STATUS_W{1'b0}};
@@ -540,7 +552,8 @@ reg [QN_W-1:0] x_flush_qn_reg = {QN_W{1'b0}};
 // walk (all but the flags: r_entry).
 localparam OST_SIG_W = 1;            // signaled
 localparam OST_SEND_W = 1;           // a SEND (else a WRITE or READ)
-localparam OST_READ_W = 1;           // a READ
+localparam OST_READ_W = 1;           // a READ or an atomic
+localparam OST_ATOM_W = 2;           // ... which: 0 READ, 1 CMP_AND_SWP, 2 FETCH_AND_ADD
 localparam OST_LAST_W = 24;          // the WQE's last PSN
 localparam OST_INDEX_W = 16;         // its index in the send ring
 localparam OST_WRID_W = 64;
@@ -550,7 +563,8 @@ localparam OST_ADDR_W = 64;          // the WQE's host address
 localparam OST_SIG_LSB = 0;
 localparam OST_SEND_LSB = OST_SIG_LSB + OST_SIG_W;
 localparam OST_READ_LSB = OST_SEND_LSB + OST_SEND_W;
-localparam OST_LAST_LSB = OST_READ_LSB + OST_READ_W;
+localparam OST_ATOM_LSB = OST_READ_LSB + OST_READ_W;
+localparam OST_LAST_LSB = OST_ATOM_LSB + OST_ATOM_W;
 localparam OST_INDEX_LSB = OST_LAST_LSB + OST_LAST_W;
 localparam OST_WRID_LSB = OST_INDEX_LSB + OST_INDEX_W;
 localparam OST_LEN_LSB = OST_WRID_LSB + OST_WRID_W;
@@ -653,6 +667,8 @@ reg [23:0] q_sent_reg = 24'd0;
 reg q_stop_reg = 1'b0;                   // stop sending: see stop_want
 // (a READ on an mp QP is an unknown opcode: mp carries WRITEs only)
 assign wqe_is_read = READ_EN != 0 && wqe_opcode == WR_OPCODE_RDMA_READ && !q_mp_reg;
+assign wqe_is_atomic = ATOMIC_EN != 0 && (wqe_is_cas || wqe_opcode == WR_OPCODE_ATOMIC_FETCH_AND_ADD)
+    && !q_mp_reg;
 wire rtx_gone;
 
 // ---------------------------------------------------------------- chunk arithmetic
@@ -749,7 +765,8 @@ assign m_wr_desc_valid = can_issue_wr;
 reg [7:0] pkt_opcode;
 always @* begin
     if (rq_read_reg) begin
-        pkt_opcode = 8'h0C;                 // RDMA READ REQUEST
+        // RDMA READ REQUEST, COMPARE SWAP, FETCH ADD
+        pkt_opcode = !wqe_is_atomic ? 8'h0C : wqe_is_cas ? 8'h13 : 8'h14;
     end else if (wqe_is_send) begin
         pkt_opcode = pkt_first && pkt_last ? (wqe_has_imm ? 8'h05 : 8'h04)
             : pkt_first ? 8'h00 : pkt_last ? (wqe_has_imm ? 8'h03 : 8'h02) : 8'h01;
@@ -922,8 +939,9 @@ assign m_pkt_dest_qp = q_dest_qpn_reg;
 assign m_pkt_psn = pkt_psn_reg;
 assign m_pkt_reth_va = q_mp_reg || rq_read_reg ? wr_va_reg : wqe_raddr;
 assign m_pkt_reth_rkey = wqe_rkey;
-assign m_pkt_reth_len = rq_read_reg ? rq_len_reg : wqe_len;
-assign m_pkt_imm = wqe_imm;
+assign m_pkt_reth_len = wqe_is_atomic ? wqe_swap_add[63:32] : rq_read_reg ? rq_len_reg : wqe_len;
+assign m_pkt_imm = wqe_is_atomic ? wqe_swap_add[31:0] : wqe_imm;
+assign m_pkt_atomic_cmp = wqe_is_cas ? wqe_compare_add : 64'd0;
 assign m_pkt_payload_addr = tx_addr_wr;
 assign m_pkt_payload_len = pkt_bare_reg || rq_read_reg ? 13'd0 : wr_chunk_reg[12:0];
 assign m_pkt_valid = can_push_pkt;
@@ -936,7 +954,7 @@ assign mr_key = wqe_lkey;
 assign mr_va = wqe_laddr;
 assign mr_len = wqe_len;
 assign mr_pd = ctx_pd;
-assign mr_access = wqe_is_read ? 4'b0001 : 4'b0000;
+assign mr_access = wqe_is_rdat ? 4'b0001 : 4'b0000;
 
 // local completion (copy, local errors, flushed WQEs); a CQE client hands
 // over the bytes below the owner byte, the CQE writer adds that
@@ -981,19 +999,23 @@ wire ost_room = ost_empty ? ring_avail : !ost_full;
 // start from ST_IDLE. A fenced one is then held (rt_hold) until its QP's
 // READs are gone; a READ that found the table full is offered again at
 // once (retransmissions go first in ST_IDLE).
-wire rt_go = ost_room && (!wqe_is_read || rt_alloc_ready) && !(wqe_fence && rt_q_busy);
+wire rt_go = ost_room && (!wqe_is_rdat || rt_alloc_ready) && !(wqe_fence && rt_q_busy);
 assign rt_q_qpn = qn_reg;
-wire dec_starts = state_reg == ST_DECODE && !rtx_mode_reg && wqe_is_roce && ctx_state == QPS_RTS
-    && !decode_err_reg && wqe_len <= 32'h8000_0000 && (wqe_len == 0 || mr_ok_reg) && rt_go;
-assign rt_alloc_valid = dec_starts && wqe_is_read;
-wire dec_back = state_reg == ST_DECODE && !rtx_mode_reg && wqe_is_roce && ctx_state == QPS_RTS
-    && !decode_err_reg && wqe_len <= 32'h8000_0000 && (wqe_len == 0 || mr_ok_reg) && ost_room && !rt_go;
+// a length no message may have (an atomic's local buffer is its 8 bytes)
+wire wqe_len_bad = wqe_len > 32'h8000_0000 || (wqe_is_atomic && wqe_len != 32'd8);
+// a new network WQE that ST_DECODE starts (rt_go) or gives back (!rt_go)
+wire dec_ok = state_reg == ST_DECODE && !rtx_mode_reg && wqe_is_roce && ctx_state == QPS_RTS
+    && !decode_err_reg && !wqe_len_bad && (wqe_len == 0 || mr_ok_reg);
+wire dec_starts = dec_ok && rt_go;
+assign rt_alloc_valid = dec_starts && wqe_is_rdat;
+wire dec_back = dec_ok && ost_room && !rt_go;
 assign rt_fence_valid = dec_back && wqe_fence && rt_q_busy;
 assign rt_alloc_first = sqp_qn[SQP_PSN_LSB +: SQP_PSN_W];
 assign rt_alloc_last = sqp_qn[SQP_PSN_LSB +: SQP_PSN_W] + npkts_m1_reg;
 assign rt_alloc_bus = mr_bus_reg;
 assign rt_alloc_key = wqe_lkey;
 assign rt_alloc_len = wqe_len;
+assign rt_alloc_atomic = wqe_is_atomic;
 // (the ring a QP holds is the ring owners' entry naming it: ring_of, below)
 wire [RG_W-1:0] ring_qn;
 wire [RG_W-1:0] ost_ring = ost_empty ? ring_pick : ring_qn;
@@ -1420,6 +1442,7 @@ completer #(.QN_W(QN_W), .CLK_MHZ(CLK_MHZ), .TICK_LOG(TICK_LOG), .LOST_W(LOST_W)
     .entry_sig(c_entry[OST_SIG_LSB]),
     .entry_send(c_entry[OST_SEND_LSB]),
     .entry_read(c_entry[OST_READ_LSB]),
+    .entry_atom(c_entry[OST_ATOM_LSB +: OST_ATOM_W]),
     .entry_last_psn(c_entry[OST_LAST_LSB +: OST_LAST_W]),
     .entry_index(c_entry[OST_INDEX_LSB +: OST_INDEX_W]),
     .entry_wr_id(c_entry[OST_WRID_LSB +: OST_WRID_W]),
@@ -1599,11 +1622,12 @@ ram_sdp #(
 wire [3:0] c_head_next = hd_we && hd_wa == c_qpn ? hd_wd : c_head;
 wire [RG_W-1:0] c_ring_next = ring_we && qn_reg == c_qpn ? ring_pick : ring_c;
 // (the READ bit is the opcode's bit 2: of the opcodes ST_RECORD sees,
-// 0x00..0x04, only RDMA_READ has it. rq_read_reg would do, but in a build
-// without READ it is a constant, and Yosys then maps no block RAM for the
-// completer's copy of the ring: "no valid mapping found")
+// 0x00..0x06, only RDMA_READ and the atomics have it, and bits 1:0 then
+// tell them apart. rq_read_reg would do, but in a build without READ it
+// is a constant, and Yosys then maps no block RAM for the completer's
+// copy of the ring: "no valid mapping found")
 wire [OST_W-1:0] ost_wd = {wqe_addr_reg, psn0_reg, byte_len_reg, wqe_wr_id, wqe_index_reg,
-    rec_last_psn_reg, wqe_opcode[2], wqe_is_send, wqe_signaled};
+    rec_last_psn_reg, wqe_opcode[1:0], wqe_opcode[2], wqe_is_send, wqe_signaled};
 // (ports in the order c, walk)
 ram_sdp_copies #(
     .DATA_W(OST_W),
@@ -1986,8 +2010,8 @@ always @(posedge clk) begin
             byte_len_reg <= wqe_len;
             chunk_reg <= wqe_is_roce ? {19'd0, 13'd128 << q_pmtu_reg} : CHUNK;
             roce_reg <= wqe_is_roce;
-            rq_read_reg <= wqe_is_read;
-            rq_due_reg <= wqe_is_read;
+            rq_read_reg <= wqe_is_rdat;
+            rq_due_reg <= wqe_is_rdat;
             psn0_reg <= sqp_qn[SQP_PSN_LSB +: SQP_PSN_W];
             if (rtx_mode_reg) begin
                 psn0_reg <= rtx_psn0_reg;
@@ -2019,11 +2043,12 @@ always @(posedge clk) begin
                 src_reg <= wqe_laddr;
                 state_reg <= ST_COPY;
             end else if (wqe_is_roce) begin
-                wc_opcode_reg <= wqe_is_send ? WC_OPCODE_SEND
-                    : wqe_is_read ? WC_OPCODE_RDMA_READ : WC_OPCODE_RDMA_WRITE;
+                wc_opcode_reg <= wqe_is_send ? WC_OPCODE_SEND : wqe_is_read ? WC_OPCODE_RDMA_READ
+                    : wqe_is_atomic ? (wqe_is_cas ? WC_OPCODE_COMP_SWAP : WC_OPCODE_FETCH_ADD)
+                    : WC_OPCODE_RDMA_WRITE;
                 src_reg <= mr_bus_reg;
                 if (ctx_state != QPS_RTS || decode_err_reg
-                        || wqe_len > 32'h8000_0000 || (wqe_len != 0 && !mr_ok_reg)) begin
+                        || wqe_len_bad || (wqe_len != 0 && !mr_ok_reg)) begin
                     // errors complete in order: older WQEs are flushed first
                     if (ctx_state == QPS_RTS) begin
                         x_set_err_reg <= 1'b1;

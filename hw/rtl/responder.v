@@ -99,6 +99,7 @@ module responder #(
     parameter ID_W = 8,
     parameter [RAM_ADDR_W-1:0] RX_RAM_BASE = 0,   // RX RAM in the engines' address space
     parameter [RAM_ADDR_W-1:0] RQWQE_RAM = 0,     // 64-byte slot for a receive WQE
+    parameter [RAM_ADDR_W-1:0] ATOM_RQ_RAM = 0,   // 8 bytes in the staging RAM: our atomics' answers
     parameter ACK_TIMER = 2048,                    // cycles an owed ACK may wait (ACK coalescing)
     parameter MP_W = 64,                           // mp receive window (bitmap) in PSNs
     parameter MP_NAK_GAP = 16,                     // mp: a hole this far behind a placed PSN is a loss
@@ -251,6 +252,13 @@ module responder #(
     output wire                   m_rr_valid,
     input  wire                   m_rr_ready,
     input  wire [7:0]             rr_jobs_out,       // jobs read_reply has sent whole (mod 256)
+    // the original value an ATOMIC ACKNOWLEDGE brought for one of our
+    // atomics (ATOMIC_EN), into the staging RAM, whence it is written
+    output wire [RAM_ADDR_W-$clog2(DATA_W/8)-1:0] m_at_ram_wr_addr,
+    output wire [DATA_W-1:0]      m_at_ram_wr_data,
+    output wire [DATA_W/8-1:0]    m_at_ram_wr_strb,
+    output wire                   m_at_ram_wr_en,
+    input  wire                   m_at_ram_wr_ready,
     // each atomic read_reply executed (ATOMIC_EN): its replay record
     input  wire                   s_rec_valid,
     input  wire [QN_W-1:0]        s_rec_qpn,
@@ -278,6 +286,7 @@ module responder #(
     input  wire [63:0]            rt_bus,
     input  wire [31:0]            rt_key,
     input  wire [31:0]            rt_len,
+    input  wire                   rt_atomic,        // the entry is an atomic's
     input  wire                   rt_asked,
     input  wire                   rt_cov,
     input  wire [RD_IW-1:0]       rt_cov_idx,
@@ -533,7 +542,8 @@ localparam [4:0]
     ST_RASK = 5'd24,      // ... beyond the expected PSN: ask for a resend from there
     ST_RDONE = 5'd25,     // ... placed: the completer gets its PSN as an ACK
     ST_REARLY = 5'd26,    // (cfg_early_read_cqe: the last response handed over first)
-    ST_REWAIT = 5'd27;    // (... and its CQE written, before the write)
+    ST_REWAIT = 5'd27,    // (... and its CQE written, before the write)
+    ST_RATOM = 5'd28;     // an ATOMIC ACKNOWLEDGE fits: its value into the staging RAM
 
 reg [4:0] state_reg = ST_IDLE;
 
@@ -580,6 +590,8 @@ reg [23:0] rd_npkts_reg = 24'd1;
 reg mp_pend_pass_reg = 1'b0;   // mp: completing a deferred WRITE_WITH_IMM (no packet, no slot)
 // a response to one of our READs (ST_RRESP on): the READ table's answer
 reg rresp_reg = 1'b0;          // the packet is one (its write: LOCAL_WRITE; no NAK, no CQE)
+reg rp_atom_reg = 1'b0;        // ... for an atomic of ours (ATOMIC ACKNOWLEDGE)
+reg at_place_reg = 1'b0;       // ... which writes its value from the staging RAM
 reg rp_hit_reg = 1'b0;         // its PSN lies in a READ of this QP
 reg rp_exact_reg = 1'b0;       // ... it is the one that READ expects next
 reg rp_beyond_reg = 1'b0;      // ... it is beyond that one (one before it went missing)
@@ -1329,7 +1341,8 @@ assign m_rd_desc_id = ID_TAG;
 assign m_rd_desc_valid = state_reg == ST_RQ_FETCH && nak_reg == 8'd0 && op_needs_rq && !rq_fetch_empty;
 
 assign m_wr_desc_pcie_addr = cursor_reg;
-assign m_wr_desc_ram_addr = RX_RAM_BASE + {{(RAM_ADDR_W-RX_ADDR_W){1'b0}}, paddr_reg};
+assign m_wr_desc_ram_addr = at_place_reg ? ATOM_RQ_RAM
+    : RX_RAM_BASE + {{(RAM_ADDR_W-RX_ADDR_W){1'b0}}, paddr_reg};
 assign m_wr_desc_len = {{(LEN_W-13){1'b0}}, plen_reg};
 assign m_wr_desc_id = ID_TAG;
 assign m_wr_desc_valid = state_reg == ST_PAYLOAD && plen_reg != 0 && !fifo_full && guard_ok_reg
@@ -1399,9 +1412,21 @@ wire rx_ack_pass = state_reg == ST_CHECK && op_ack && qp_ok && !(ack_cov && rt_c
 wire rx_ack_own = (state_reg == ST_RASK || state_reg == ST_REARLY
     || (state_reg == ST_RDONE && !early_done_reg)) && rx_ack_room && !qp_stale;
 wire [31:0] rp_rem = rp_len_reg - rp_off_reg;
-wire rp_fits = rp_last_reg
-    ? (op_reg == 8'h0F || op_reg == 8'h10) && {19'd0, plen_reg} == rp_rem
+// (an atomic's entry: one ATOMIC ACKNOWLEDGE, its value in the header)
+wire rp_fits = rp_atom_reg ? op_reg == 8'h12 && plen_reg == 13'd0
+    : rp_last_reg ? (op_reg == 8'h0F || op_reg == 8'h10) && {19'd0, plen_reg} == rp_rem
     : (op_reg == 8'h0D || op_reg == 8'h0E) && plen_reg == pmtu_bytes;
+// an ATOMIC ACKNOWLEDGE's original value: its AtomicAckETH, which roce_rx
+// hands over as the RETH's VA low word and R_Key; little-endian in the
+// RAM, as the host keeps a u64
+localparam AT_LANE = ATOM_RQ_RAM[$clog2(DATA_W/8)-1:0];
+wire [63:0] at_orig = {reth_va_reg[31:0], reth_rkey_reg};
+assign m_at_ram_wr_addr = ATOM_RQ_RAM[RAM_ADDR_W-1:$clog2(DATA_W/8)];
+assign m_at_ram_wr_data = {{(DATA_W-64){1'b0}}, at_orig} << (8 * AT_LANE);
+assign m_at_ram_wr_strb = {{(DATA_W/8-8){1'b0}}, 8'hFF} << AT_LANE;
+// (the word is rewritten only once every write handed over is issued: the
+// write engine may not have read the last one's yet)
+assign m_at_ram_wr_en = state_reg == ST_RATOM && rr_wr_issued;
 assign rt_adv_valid = state_reg == ST_RDONE && !qp_stale && (early_done_reg || rx_ack_room);
 assign rt_adv_idx = rp_idx_reg;
 assign rt_adv_psn = psn_reg;
@@ -1508,6 +1533,7 @@ always @(posedge clk) begin
         ST_IDLE: begin
             qp_stale_reg <= 1'b0;
             rresp_reg <= 1'b0;
+            at_place_reg <= 1'b0;
             // nothing starts while a reset's sweep clears RFL (a packet, the
             // ACK timer and the owed scan all read it)
             if (!rfl_sweep) begin
@@ -1598,7 +1624,7 @@ always @(posedge clk) begin
                 state_reg <= ST_DROP;
             end else if (op_ack) begin
                 state_reg <= ST_DROP;        // handed to the requester this cycle
-            end else if (op_rd_resp && READ_EN != 0 && op_reg != 8'h12) begin
+            end else if (op_rd_resp && READ_EN != 0 && (op_reg != 8'h12 || ATOMIC_EN != 0)) begin
                 state_reg <= ST_RRESP;       // a response to one of our READs?
             end else if (op_rd_resp) begin
                 stat_drop_psn_reg <= 1'b1;   // a response to a request never sent
@@ -1809,6 +1835,7 @@ always @(posedge clk) begin
             rp_bus_reg <= rt_bus;
             rp_key_reg <= rt_key;
             rp_len_reg <= rt_len;
+            rp_atom_reg <= ATOMIC_EN != 0 && rt_atomic;
             state_reg <= ST_RPLACE;
         end
         ST_RPLACE: begin
@@ -1824,7 +1851,19 @@ always @(posedge clk) begin
                 cursor_reg <= rp_bus_reg + {32'd0, rp_off_reg};
                 key_reg <= rp_key_reg;
                 rresp_reg <= 1'b1;
-                state_reg <= cfg_early_read_cqe && rp_last_reg ? ST_REARLY : ST_GUARD;
+                if (rp_atom_reg) begin
+                    // its 8 bytes come from the staging RAM (m_wr_desc_ram_addr)
+                    at_place_reg <= 1'b1;
+                    plen_reg <= 13'd8;
+                    state_reg <= ST_RATOM;
+                end else begin
+                    state_reg <= cfg_early_read_cqe && rp_last_reg ? ST_REARLY : ST_GUARD;
+                end
+            end
+        end
+        ST_RATOM: begin
+            if (m_at_ram_wr_en && m_at_ram_wr_ready) begin
+                state_reg <= cfg_early_read_cqe ? ST_REARLY : ST_GUARD;
             end
         end
         ST_RASK: begin

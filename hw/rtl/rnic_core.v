@@ -133,6 +133,7 @@ localparam [RAM_ADDR_W-1:0] WQE_RAM = CTRL;
 localparam [RAM_ADDR_W-1:0] RQWQE_RAM = CTRL + 17'h40;
 localparam [RAM_ADDR_W-1:0] CQE_RAM = CTRL + 17'h100;
 localparam [RAM_ADDR_W-1:0] ATOM_RAM = CTRL + 17'h0C0;   // an atomic's new value (ATOMIC_EN)
+localparam [RAM_ADDR_W-1:0] ATOM_RQ_RAM = CTRL + 17'h0C8; // the original value our atomic brought back
 localparam [RAM_ADDR_W-1:0] TX_RAM_BASE = 17'h08000;
 localparam [RAM_ADDR_W-1:0] RX_RAM_BASE = 17'h10000;
 localparam [RAM_ADDR_W-1:0] RR_RAM_BASE = 17'h18000;
@@ -141,7 +142,8 @@ localparam [RAM_ADDR_W-1:0] RR_RAM_BASE = 17'h18000;
 localparam [ID_W-1:0] ID_EXEC = 8'h00, ID_RESP = 8'h40, ID_CQE = 8'h80, ID_RRSP = 8'hC0;
 
 // local DMA copy, RDMA_WRITE(+IMM), and SEND(+IMM) when the build carries it
-localparam [31:0] VERBS = (SEND_EN != 0 ? 32'h0000_001F : 32'h0000_0007) | (READ_EN != 0 ? 32'h0000_0020 : 32'h0);
+localparam [31:0] VERBS = (SEND_EN != 0 ? 32'h0000_001F : 32'h0000_0007) | (READ_EN != 0 ? 32'h0000_0020 : 32'h0)
+    | (ATOMIC_EN != 0 ? 32'h0000_0040 : 32'h0);
 // A pool's size: the knob if set, else one entry per `per` QPs within
 // [lo, hi]; never more than NUM_Q. Pools sized for the simulator's 64 QPs
 // (16 rings, 8 slots, 16 MACs) would be as large as the per-QP state they
@@ -513,6 +515,7 @@ wire [23:0] ex_pkt_psn;
 wire [63:0] ex_pkt_reth_va;
 wire [31:0] ex_pkt_reth_rkey;
 wire [31:0] ex_pkt_reth_len;
+wire [63:0] ex_pkt_atomic_cmp;
 wire [31:0] ex_pkt_imm;
 wire [RAM_ADDR_W-1:0] ex_pkt_payload_addr;
 wire [12:0] ex_pkt_payload_len;
@@ -622,6 +625,7 @@ rnic_port #(
     .s_ex_pkt_reth_rkey(ex_pkt_reth_rkey),
     .s_ex_pkt_reth_len(ex_pkt_reth_len),
     .s_ex_pkt_imm(ex_pkt_imm),
+    .s_ex_pkt_atomic_cmp(ex_pkt_atomic_cmp),
     .s_ex_pkt_payload_addr(ex_pkt_payload_addr),
     .s_ex_pkt_payload_len(ex_pkt_payload_len),
     .s_ex_pkt_valid(ex_pkt_valid),
@@ -737,6 +741,7 @@ rnic_transport #(
     .RR_RAM_BASE(RR_RAM_BASE),
     .RR_SLOTS(RR_SLOTS),
     .ATOM_RAM(ATOM_RAM),
+    .ATOM_RQ_RAM(ATOM_RQ_RAM),
     .ATOMIC_EN(ATOMIC_EN),
     .OST_RINGS(OST_RINGS_Q),
     .MP_PEND(MP_PEND_Q),
@@ -968,6 +973,7 @@ rnic_transport #(
     .m_ex_pkt_reth_rkey(ex_pkt_reth_rkey),
     .m_ex_pkt_reth_len(ex_pkt_reth_len),
     .m_ex_pkt_imm(ex_pkt_imm),
+    .m_ex_pkt_atomic_cmp(ex_pkt_atomic_cmp),
     .m_ex_pkt_payload_addr(ex_pkt_payload_addr),
     .m_ex_pkt_payload_len(ex_pkt_payload_len),
     .m_ex_pkt_valid(ex_pkt_valid),

@@ -59,6 +59,7 @@ module rnic_transport #(
     parameter [RAM_ADDR_W-1:0] RR_RAM_BASE = 17'h18000,   // READ responses' payload slots
     parameter RR_SLOTS = 4,
     parameter [RAM_ADDR_W-1:0] ATOM_RAM = 17'h070C0,      // an atomic's new value (staging RAM)
+    parameter [RAM_ADDR_W-1:0] ATOM_RQ_RAM = 17'h070C8,   // our atomics' answers (staging RAM)
     // descriptor id client tags (bits [7:6])
     parameter [ID_W-1:0] ID_EXEC = 8'h00,
     parameter [ID_W-1:0] ID_RESP = 8'h40,
@@ -302,6 +303,7 @@ module rnic_transport #(
     output wire [31:0]                       m_ex_pkt_reth_rkey,
     output wire [31:0]                       m_ex_pkt_reth_len,
     output wire [31:0]                       m_ex_pkt_imm,
+    output wire [63:0]                       m_ex_pkt_atomic_cmp,
     output wire [RAM_ADDR_W-1:0]             m_ex_pkt_payload_addr,
     output wire [12:0]                       m_ex_pkt_payload_len,
     output wire                              m_ex_pkt_valid,
@@ -655,6 +657,7 @@ wire rt_alloc_ready, rt_alloc_valid;
 wire [23:0] rt_alloc_first, rt_alloc_last;
 wire [63:0] rt_alloc_bus;
 wire [31:0] rt_alloc_key, rt_alloc_len;
+wire rt_alloc_atomic;
 wire rt_free_valid;
 wire [QN_W-1:0] rt_free_qpn;
 wire [23:0] rt_free_last;
@@ -671,6 +674,7 @@ wire [RD_IW-1:0] rt_idx, rt_cov_idx;
 wire [23:0] rt_first, rt_last, rt_next, rt_cov_next;
 wire [63:0] rt_bus;
 wire [31:0] rt_key, rt_len;
+wire rt_atomic;
 wire rt_adv_valid, rt_ask_valid;
 wire [RD_IW-1:0] rt_adv_idx, rt_ask_idx;
 wire [23:0] rt_adv_psn, rt_ask_psn;
@@ -691,6 +695,7 @@ generate
             .alloc_bus(rt_alloc_bus),
             .alloc_key(rt_alloc_key),
             .alloc_len(rt_alloc_len),
+            .alloc_atomic(rt_alloc_atomic),
             .free_valid(rt_free_valid),
             .free_qpn(rt_free_qpn),
             .free_last(rt_free_last),
@@ -707,6 +712,7 @@ generate
             .lk_bus(rt_bus),
             .lk_key(rt_key),
             .lk_len(rt_len),
+            .lk_atomic(rt_atomic),
             .lk_asked(rt_asked),
             .lk_cov(rt_cov),
             .lk_cov_idx(rt_cov_idx),
@@ -735,11 +741,12 @@ generate
         assign {rt_first, rt_last, rt_next, rt_cov_next} = 96'd0;
         assign rt_bus = 64'd0;
         assign {rt_key, rt_len} = 64'd0;
+        assign rt_atomic = 1'b0;
         /* verilator lint_off UNUSEDSIGNAL */
         wire rt_unused = ^{rt_alloc_valid, rt_alloc_first, rt_alloc_last, rt_alloc_bus,
             rt_alloc_key, rt_alloc_len, rt_free_valid, rt_free_qpn, rt_free_last, rt_q_qpn,
             rt_lk_qpn, rt_lk_psn, rt_lk_nak, rt_adv_valid, rt_adv_idx, rt_adv_psn, rt_ask_valid,
-            rt_ask_idx, rt_ask_psn, rt_fence_valid};
+            rt_ask_idx, rt_ask_psn, rt_fence_valid, rt_alloc_atomic};
         /* verilator lint_on UNUSEDSIGNAL */
     end
 endgenerate
@@ -782,6 +789,7 @@ requester #(
     .MP_W(MP_W),
     .SEND_EN(SEND_EN),
     .READ_EN(READ_EN),
+    .ATOMIC_EN(ATOMIC_EN),
     .OST_RINGS(OST_RINGS),
     .ID_TAG(ID_EXEC)
 ) req_inst (
@@ -838,6 +846,7 @@ requester #(
     .rt_alloc_bus(rt_alloc_bus),
     .rt_alloc_key(rt_alloc_key),
     .rt_alloc_len(rt_alloc_len),
+    .rt_alloc_atomic(rt_alloc_atomic),
     .rt_free_valid(rt_free_valid),
     .rt_free_qpn(rt_free_qpn),
     .rt_free_last(rt_free_last),
@@ -877,6 +886,7 @@ requester #(
     .m_pkt_reth_rkey(m_ex_pkt_reth_rkey),
     .m_pkt_reth_len(m_ex_pkt_reth_len),
     .m_pkt_imm(m_ex_pkt_imm),
+    .m_pkt_atomic_cmp(m_ex_pkt_atomic_cmp),
     .m_pkt_payload_addr(m_ex_pkt_payload_addr),
     .m_pkt_payload_len(m_ex_pkt_payload_len),
     .m_pkt_valid(m_ex_pkt_valid),
@@ -937,6 +947,12 @@ wire [63:0] rs_rr_opa;
 wire [63:0] rs_rr_opb;
 wire [QN_W-1:0] rs_rr_qpn;
 wire rr_rec_valid;
+// the staging RAM word writes of the responder (our atomics' answers),
+// behind read_reply's
+wire [RAM_ADDR_W-SEG_W-1:0] rs_at_ram_wr_addr;
+wire [DATA_W-1:0] rs_at_ram_wr_data;
+wire [DATA_W/8-1:0] rs_at_ram_wr_strb;
+wire rs_at_ram_wr_en, rs_at_ram_wr_ready;
 wire [QN_W-1:0] rr_rec_qpn;
 wire [23:0] rr_rec_psn;
 wire [63:0] rr_rec_orig;
@@ -966,6 +982,7 @@ responder #(
     .READ_EN(READ_EN),
     .RD_IW(RD_IW),
     .ATOMIC_EN(ATOMIC_EN),
+    .ATOM_RQ_RAM(ATOM_RQ_RAM),
     .ID_TAG(ID_RESP)
 ) resp_inst (
     .clk(clk),
@@ -1082,6 +1099,11 @@ responder #(
     .m_rr_opa(rs_rr_opa),
     .m_rr_opb(rs_rr_opb),
     .m_rr_qpn(rs_rr_qpn),
+    .m_at_ram_wr_addr(rs_at_ram_wr_addr),
+    .m_at_ram_wr_data(rs_at_ram_wr_data),
+    .m_at_ram_wr_strb(rs_at_ram_wr_strb),
+    .m_at_ram_wr_en(rs_at_ram_wr_en),
+    .m_at_ram_wr_ready(rs_at_ram_wr_ready),
     .s_rec_valid(rr_rec_valid),
     .s_rec_qpn(rr_rec_qpn),
     .s_rec_psn(rr_rec_psn),
@@ -1106,6 +1128,7 @@ responder #(
     .rt_bus(rt_bus),
     .rt_key(rt_key),
     .rt_len(rt_len),
+    .rt_atomic(rt_atomic),
     .rt_asked(rt_asked),
     .rt_cov(rt_cov),
     .rt_cov_idx(rt_cov_idx),
@@ -1150,6 +1173,15 @@ generate
         // a READ request handed over (an ACK job is an ACK/NAK queued behind
         // READs, not a READ: the responder counted its NAKs already)
         assign stat_read_req = rs_rr_valid && rs_rr_ready && !rs_rr_ack;
+        wire [RAM_ADDR_W-SEG_W-1:0] rr_ram_wr_addr;
+        wire [DATA_W-1:0] rr_ram_wr_data;
+        wire [DATA_W/8-1:0] rr_ram_wr_strb;
+        wire rr_ram_wr_en;
+        assign m_rr_ram_wr_addr = rr_ram_wr_en ? rr_ram_wr_addr : rs_at_ram_wr_addr;
+        assign m_rr_ram_wr_data = rr_ram_wr_en ? rr_ram_wr_data : rs_at_ram_wr_data;
+        assign m_rr_ram_wr_strb = rr_ram_wr_en ? rr_ram_wr_strb : rs_at_ram_wr_strb;
+        assign m_rr_ram_wr_en = rr_ram_wr_en || rs_at_ram_wr_en;
+        assign rs_at_ram_wr_ready = m_rr_ram_wr_ready && !rr_ram_wr_en;
         read_reply #(
             .RAM_ADDR_W(RAM_ADDR_W),
             .LEN_W(LEN_W),
@@ -1195,10 +1227,10 @@ generate
             .s_snoop_data(ram_snoop_data),
             .s_snoop_strb(ram_snoop_strb),
             .s_snoop_en(ram_snoop_en),
-            .m_ram_wr_addr(m_rr_ram_wr_addr),
-            .m_ram_wr_data(m_rr_ram_wr_data),
-            .m_ram_wr_strb(m_rr_ram_wr_strb),
-            .m_ram_wr_en(m_rr_ram_wr_en),
+            .m_ram_wr_addr(rr_ram_wr_addr),
+            .m_ram_wr_data(rr_ram_wr_data),
+            .m_ram_wr_strb(rr_ram_wr_strb),
+            .m_ram_wr_en(rr_ram_wr_en),
             .m_ram_wr_ready(m_rr_ram_wr_ready),
             .m_wr_desc_pcie_addr(m_rr_wr_pcie_addr),
             .m_wr_desc_ram_addr(m_rr_wr_ram_addr),
@@ -1262,6 +1294,7 @@ generate
         assign m_rr_ram_wr_data = {DATA_W{1'b0}};
         assign m_rr_ram_wr_strb = {(DATA_W/8){1'b0}};
         assign m_rr_ram_wr_en = 1'b0;
+        assign rs_at_ram_wr_ready = 1'b0;
         assign m_rr_wr_pcie_addr = 64'd0;
         assign m_rr_wr_ram_addr = {RAM_ADDR_W{1'b0}};
         assign m_rr_wr_len = {LEN_W{1'b0}};
@@ -1277,6 +1310,8 @@ generate
             rs_rr_dip, rs_rr_udp_sport, rs_rr_dest_qp, rs_rr_ack, rs_rr_syndrome};
         wire [QN_W+132:0] at_unused = {rs_rr_atomic, rs_rr_opa, rs_rr_opb, rs_rr_qpn, m_rr_ram_wr_ready,
             m_rr_wr_ready, rr_wr_status};
+        wire [RAM_ADDR_W-SEG_W+DATA_W+DATA_W/8:0] rs_at_unused = {rs_at_ram_wr_addr, rs_at_ram_wr_data,
+            rs_at_ram_wr_strb, rs_at_ram_wr_en};
         /* verilator lint_on UNUSEDSIGNAL */
     end
 endgenerate

@@ -8,7 +8,8 @@
 // AckReq, PSN), then per opcode RETH (WRITE FIRST/ONLY/ONLY_IMM, READ
 // request), ImmDt (SEND/WRITE *_LAST_IMM/*_ONLY_IMM; after the RETH), AETH
 // (read response FIRST/LAST/ONLY, ACK), AETH and AtomicAckETH (ATOMIC
-// ACKNOWLEDGE, from s_pkt_atomic_orig), the payload, zero pad to a multiple
+// ACKNOWLEDGE, from s_pkt_atomic_orig), AtomicETH (COMPARE SWAP, FETCH
+// ADD: the RETH fields, ImmDt and s_pkt_atomic_cmp), the payload, zero pad to a multiple
 // of 4 bytes, and the ICRC. Other opcodes get no extension header.
 //
 // The mp opcodes (rnic's own, MP_OPCODE_* of rnic_formats.vh): MP WRITE and
@@ -34,7 +35,7 @@
 // initial all-ones state that leaves the CRC register exactly where 8 bytes
 // of 0xFF leave it, so the CRC simply runs from byte 0.
 //
-// Every header length (54 + 0/4/12/16/20/24) is 2 mod 4 and payload + pad is a
+// Every header length (54 + 0/4/12/16/20/24/28) is 2 mod 4 and payload + pad is a
 // multiple of 4, so the ICRC always starts on a byte lane that is 2 mod 4:
 // lane x of any beat carries ICRC byte (x - 2) mod 4.
 //
@@ -98,6 +99,7 @@ module roce_tx #(
     input  wire [23:0]                            s_pkt_aeth_msn,
     input  wire [127:0]                           s_pkt_snak,         // MP SELECTIVE NAK: SNAKETH
     input  wire [63:0]                            s_pkt_atomic_orig,  // ATOMIC ACKNOWLEDGE: AtomicAckETH
+    input  wire [63:0]                            s_pkt_atomic_cmp,   // CMP_SWAP / FETCH_ADD: AtomicETH's compare
     input  wire [RAM_ADDR_W-1:0]                  s_pkt_payload_addr,
     input  wire [12:0]                            s_pkt_payload_len,
     input  wire                                   s_pkt_valid,
@@ -132,7 +134,7 @@ localparam PW = 15;
 localparam NW_W = 14;
 
 // header: at most 78 bytes, NHB beats
-localparam HMAX = 78;
+localparam HMAX = 82;
 localparam NHB = (HMAX + BL - 1) / BL;
 
 // CRC engine latency (icrc_crc32) and the output's lead
@@ -204,7 +206,7 @@ endfunction
 // descriptor pipeline
 
 // raw descriptor fields carried A -> B -> C
-localparam DESC_W = 48 + 48 + 32 + 32 + 16 + 8 + 1 + 1 + 24 + 24 + 64 + 32 + 32 + 32 + 8 + 24;
+localparam DESC_W = 48 + 48 + 32 + 32 + 16 + 8 + 1 + 1 + 24 + 24 + 64 + 32 + 32 + 32 + 8 + 24 + 32;
 
 wire [7:0] op = s_pkt_opcode;
 // mp data packets: MPETH (its length = this packet's payload), and MCETH
@@ -213,8 +215,13 @@ wire in_mp_data = op == MP_OPCODE_WRITE || op == MP_OPCODE_WRITE_LAST || op == M
 // ATOMIC ACKNOWLEDGE: AETH and AtomicAckETH (the original value), laid out
 // as the first 12 bytes of a RETH (as MP SELECTIVE NAK's AETH and SNAKETH)
 wire in_atack = op == 8'h12;
+// COMPARE SWAP and FETCH ADD: an AtomicETH (VA, R_Key, swap or add,
+// compare), laid out as a RETH whose length is the swap's high word, then
+// ImmDt (its low word), the AETH fields (the compare's high word) and a
+// last word (its low word)
+wire in_atomic = op == 8'h13 || op == 8'h14;
 wire in_reth = op == 8'h06 || op == 8'h0A || op == 8'h0B || op == 8'h0C || in_mp_data || in_snak
-    || in_atack;
+    || in_atack || in_atomic;
 wire in_imm = op == 8'h03 || op == 8'h05 || op == 8'h09 || op == 8'h0B || op == MP_OPCODE_WRITE_LAST_IMM
     || in_snak;
 wire in_aeth = op == 8'h0D || op == 8'h0F || op == 8'h10 || op == 8'h11 || op == MP_OPCODE_ACK;
@@ -229,10 +236,11 @@ wire [DESC_W-1:0] in_desc = {
     in_snak ? s_pkt_snak[95:64] : in_atack ? s_pkt_atomic_orig[31:0] : s_pkt_reth_rkey,
     in_snak ? s_pkt_snak[63:32] : in_mp_data ? {19'd0, s_pkt_payload_len} : s_pkt_reth_len,
     in_snak ? s_pkt_snak[31:0] : s_pkt_imm,
-    in_mp_data ? s_pkt_reth_len : {s_pkt_aeth_syndrome, s_pkt_aeth_msn}
+    in_mp_data ? s_pkt_reth_len : in_atomic ? s_pkt_atomic_cmp[63:32] : {s_pkt_aeth_syndrome, s_pkt_aeth_msn},
+    s_pkt_atomic_cmp[31:0]
 };
 
-wire [6:0] in_hlen = in_atack ? 7'd66 : in_reth ? (in_mceth ? 7'd78 : in_imm ? 7'd74 : 7'd70) : ((in_imm || in_aeth) ? 7'd58 : 7'd54);
+wire [6:0] in_hlen = in_atomic ? 7'd82 : in_atack ? 7'd66 : in_reth ? (in_mceth ? 7'd78 : in_imm ? 7'd74 : 7'd70) : ((in_imm || in_aeth) ? 7'd58 : 7'd54);
 
 // The raw descriptor goes into the queue memory at once; the values derived
 // from it run through A, B, B2, B3 (one adder per stage, never stalling: a
@@ -721,9 +729,10 @@ wire [63:0] c_va;
 wire [31:0] c_rkey, c_rlen, c_imm;
 wire [7:0]  c_syn;
 wire [23:0] c_msn;
+wire [31:0] c_cmp_lo;
 
 assign {c_dmac, c_smac, c_sip, c_dip, c_sport, c_opcode, c_se, c_ack_req,
-        c_dqp, c_psn, c_va, c_rkey, c_rlen, c_imm, c_syn, c_msn} = c_desc_reg;
+        c_dqp, c_psn, c_va, c_rkey, c_rlen, c_imm, c_syn, c_msn, c_cmp_lo} = c_desc_reg;
 
 wire [31:0] c_ext0 = c_reth_reg ? c_va[63:32] : (c_imm_reg ? c_imm : {c_syn, c_msn});
 
@@ -738,7 +747,7 @@ wire [HMAX*8-1:0] hdr_be = {
     c_opcode, c_se, 1'b0, c_pad_reg, 4'h0, 16'hFFFF, 8'h00, c_dqp, c_ack_req, 7'd0, c_psn,
     // RETH or MPETH / ImmDt / MCETH, or AETH (bytes beyond the header length
     // are never used)
-    c_ext0, c_va[31:0], c_rkey, c_rlen, c_imm, c_syn, c_msn
+    c_ext0, c_va[31:0], c_rkey, c_rlen, c_imm, c_syn, c_msn, c_cmp_lo
 };
 
 // little-endian byte order (frame byte f in bits [8f+7:8f]), padded. A

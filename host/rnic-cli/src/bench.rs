@@ -27,6 +27,9 @@ pub enum BenchCmd {
     ReadBw(WriteBwArgs),
     /// RDMA READ latency, doorbell to the reader's CQE (ib_read_lat).
     ReadLat(WriteLatArgs),
+    /// Atomic operations per second (ib_atomic_bw): NIC 0's fetch-and-adds
+    /// on NIC 1's memory, over QP counts; rc only.
+    AtomicRate(crate::bench_rdma::AtomicRateArgs),
     /// RC goodput under each fabric profile, relative to `ideal`.
     Goodput(GoodputArgs),
     /// Failover of the sprayed transports on a fabric with a flapping path:
@@ -84,6 +87,7 @@ pub fn run(cmd: &BenchCmd) -> Result<ExitCode> {
         BenchCmd::WriteLat(a) => crate::bench_rdma::lat(a, Op::Write),
         BenchCmd::ReadBw(a) => crate::bench_rdma::bw(a, Op::Read),
         BenchCmd::ReadLat(a) => crate::bench_rdma::lat(a, Op::Read),
+        BenchCmd::AtomicRate(a) => crate::bench_rdma::atomic_rate(a),
         BenchCmd::Goodput(a) => crate::bench_rdma::goodput(a),
         BenchCmd::Failover(a) => crate::bench_failover::failover(a),
     }

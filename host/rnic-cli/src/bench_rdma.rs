@@ -74,6 +74,112 @@ pub struct WriteLatArgs {
     pub json: bool,
 }
 
+#[derive(Args)]
+pub struct AtomicRateArgs {
+    #[command(flatten)]
+    pub dev: DeviceArgs,
+    /// QP counts to measure (each a run of its own).
+    #[arg(long, value_delimiter = ',', default_values_t = vec![1u32, 16])]
+    pub qps: Vec<u32>,
+    /// Atomics per run, spread over the QPs.
+    #[arg(long, default_value_t = 2000)]
+    pub ops: u64,
+    /// Atomics in flight per QP (perftest's --tx-depth).
+    #[arg(long, default_value_t = 16)]
+    pub window: u32,
+    /// Fabric profile.
+    #[arg(long, default_value = "ideal")]
+    pub fabric: String,
+    /// One JSON object per row.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct AtomicRow {
+    test: &'static str,
+    fabric: String,
+    data_w: u32,
+    qps: u32,
+    window: u32,
+    ops: u64,
+    cycles: u64,
+    clock_mhz: f64,
+    mops: f64,
+    ops_per_kcycle: f64,
+    sim_cycles_per_sec: f64,
+}
+
+/// `rnic bench atomic-rate` (`ib_atomic_bw`): NIC 0 posts fetch-and-add
+/// on the first 8 bytes of a buffer of NIC 1's per QP, as fast as the
+/// window lets it; atomic operations per second at the simulated clock.
+pub fn atomic_rate(a: &AtomicRateArgs) -> Result<ExitCode> {
+    if a.qps.is_empty() || a.qps.contains(&0) || a.window == 0 || a.window > 4096 || a.ops == 0 {
+        bail!("--qps must name counts of at least 1, --window 1..=4096, --ops at least 1");
+    }
+    devices::require_sim(&a.dev)?;
+    sim::fabric(&a.fabric)?;
+    if !a.json {
+        println!(
+            "{:>5} {:>7} {:>10} {:>9} {:>12} {:>11}",
+            "QPs", "ops", "cycles", "Mops/s", "ops/kcycle", "sim cyc/s"
+        );
+    }
+    let mut clock = 0.0;
+    for &qps in &a.qps {
+        let p = pair(&a.dev, &a.fabric, 16)?;
+        let wall = Instant::now();
+        let r = perf::write_bw(
+            &p.a,
+            p.addrs[0],
+            &p.b,
+            p.addrs[1],
+            &BwOpts {
+                msg_size: 8,
+                messages: a.ops,
+                qps,
+                window: a.window,
+                mtu: rnic_verbs::Mtu::Mtu1024,
+                watchdog: 5_000_000,
+                op: Op::FetchAdd,
+                ..BwOpts::default()
+            },
+        )
+        .with_context(|| format!("atomic_rate with {qps} QP(s)"))?;
+        let secs = wall.elapsed().as_secs_f64();
+        clock = p.a.device().clock_mhz();
+        let per_cycle = r.messages as f64 / r.cycles as f64;
+        let row = AtomicRow {
+            test: "atomic_rate",
+            fabric: a.fabric.clone(),
+            data_w: a.dev.data_w,
+            qps,
+            window: a.window,
+            ops: r.messages,
+            cycles: r.cycles,
+            clock_mhz: clock,
+            mops: per_cycle * clock,
+            ops_per_kcycle: per_cycle * 1000.0,
+            sim_cycles_per_sec: r.cycles as f64 / secs.max(1e-9),
+        };
+        if a.json {
+            println!("{}", serde_json::to_string(&row)?);
+        } else {
+            println!(
+                "{:>5} {:>7} {:>10} {:>9.3} {:>12.2} {:>11.0}",
+                row.qps, row.ops, row.cycles, row.mops, row.ops_per_kcycle, row.sim_cycles_per_sec
+            );
+        }
+    }
+    if !a.json {
+        println!(
+            "(DATA_W={}, clock {clock} MHz, FETCH_AND_ADD of 8 bytes, {} in flight per QP, fabric {}; the NIC holds 4 READs or atomics in flight and executes one atomic at a time as a responder)",
+            a.dev.data_w, a.window, a.fabric
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 #[derive(Serialize)]
 struct BwRow {
     test: &'static str,
@@ -377,6 +483,9 @@ fn check_sizes(sizes: &[u32]) -> Result<()> {
 /// reads NIC 1's buffers; rc only).
 pub fn bw(a: &WriteBwArgs, op: Op) -> Result<ExitCode> {
     check_sizes(&a.sizes)?;
+    if op == Op::FetchAdd {
+        bail!("atomics are measured by `rnic bench atomic-rate`");
+    }
     if op == Op::Read && a.transport != "rc" {
         bail!("read-bw: RDMA READ is carried by rc only (mp carries WRITE and WRITE_WITH_IMM)");
     }
@@ -441,7 +550,9 @@ pub fn bw(a: &WriteBwArgs, op: Op) -> Result<ExitCode> {
             Op::Write => {
                 perf::wire_efficiency(u64::from(size), a.mtu, a.dev.data_w, 0, a.transport == "mp")
             }
-            Op::Read => perf::read_wire_efficiency(u64::from(size), a.mtu, a.dev.data_w),
+            Op::Read | Op::FetchAdd => {
+                perf::read_wire_efficiency(u64::from(size), a.mtu, a.dev.data_w)
+            }
         };
         let row = BwRow {
             test: bw_name(op),
@@ -486,7 +597,7 @@ pub fn bw(a: &WriteBwArgs, op: Op) -> Result<ExitCode> {
     if !a.json {
         let (what, headers) = match op {
             Op::Write => ("WRITEs", "RETH 16 (first packet; every packet for mp)"),
-            Op::Read => ("READs", "AETH 4 (first and last response)"),
+            Op::Read | Op::FetchAdd => ("READs", "AETH 4 (first and last response)"),
         };
         println!(
             "(DATA_W={}, clock {clock} MHz, PMTU {} B, {} QP(s) x {} {what} in flight, fabric {}; eff = payload bits / (DATA_W x cycles); wire max = payload share of the frames' DATA_W beats with Eth 14 + IPv4 20 + UDP 8 + BTH 12 + {headers} + ICRC 4, no inter-frame gap)",
@@ -500,6 +611,7 @@ fn bw_name(op: Op) -> &'static str {
     match op {
         Op::Write => "write_bw",
         Op::Read => "read_bw",
+        Op::FetchAdd => "atomic_rate",
     }
 }
 
@@ -510,6 +622,7 @@ pub fn lat(a: &WriteLatArgs, op: Op) -> Result<ExitCode> {
     let name = match op {
         Op::Write => "write_lat",
         Op::Read => "read_lat",
+        Op::FetchAdd => "atomic_lat",
     };
     check_sizes(&a.sizes)?;
     let mtu = rnic_harness::mtu_from_bytes(a.mtu)?;
@@ -585,6 +698,7 @@ pub fn lat(a: &WriteLatArgs, op: Op) -> Result<ExitCode> {
         let what = match op {
             Op::Write => "the WRITE_WITH_IMM's doorbell to the receiver's poll seeing its CQE (one-way path delay included)",
             Op::Read => "the READ's doorbell to the reader's poll seeing its CQE (a round trip: both path delays included)",
+            Op::FetchAdd => "the FETCH_AND_ADD's doorbell to the requester's poll seeing its CQE (a round trip: both path delays included)",
         };
         println!(
             "(cycles from {what}; DATA_W={}, clock {clock} MHz, PMTU {} B, fabric {})",

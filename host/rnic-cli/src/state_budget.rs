@@ -527,7 +527,7 @@ mod tests {
             }
         );
         let ring = b.shared.iter().find(|i| i.name == "ost").unwrap();
-        assert_eq!(ring.bits, 227 * 8 * 16);
+        assert_eq!(ring.bits, 229 * 8 * 16);
         // per QP: the ring's tail, in block RAM; the ring a QP holds and
         // its head are the shared owners' table's (ow_q_reg, ow_head_reg),
         // not per-QP records

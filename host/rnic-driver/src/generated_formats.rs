@@ -138,7 +138,7 @@ pub mod send_wqe {
         super::set_bits(e, LOCAL_ADDR_LSB, LOCAL_ADDR_WIDTH, v);
     }
 
-    /// Bytes 24..31: remote_addr. Remote virtual address (RDMA WRITE\*, RDMA READ);
+    /// Bytes 24..31: remote_addr. Remote virtual address (RDMA WRITE\*, RDMA READ, atomics);
     /// destination bus address for LOCAL_DMA_COPY.
     pub const REMOTE_ADDR_OFFSET: usize = 24;
     pub const REMOTE_ADDR_LSB: usize = 192;
@@ -152,7 +152,7 @@ pub mod send_wqe {
         super::set_bits(e, REMOTE_ADDR_LSB, REMOTE_ADDR_WIDTH, v);
     }
 
-    /// Bytes 32..35: rkey. Remote key (RDMA WRITE\*, RDMA READ).
+    /// Bytes 32..35: rkey. Remote key (RDMA WRITE\*, RDMA READ, atomics).
     pub const RKEY_OFFSET: usize = 32;
     pub const RKEY_LSB: usize = 256;
     pub const RKEY_WIDTH: usize = 32;
@@ -190,6 +190,34 @@ pub mod send_wqe {
     #[inline]
     pub fn set_lkey(e: &mut [u8; SIZE], v: u32) {
         super::set_bits(e, LKEY_LSB, LKEY_WIDTH, u64::from(v));
+    }
+
+    /// Bytes 48..55: compare_add. Atomics: the compare value (ATOMIC_CMP_AND_SWP) or the
+    /// value to add (ATOMIC_FETCH_AND_ADD), as ibv_send_wr wr.atomic.compare_add.
+    pub const COMPARE_ADD_OFFSET: usize = 48;
+    pub const COMPARE_ADD_LSB: usize = 384;
+    pub const COMPARE_ADD_WIDTH: usize = 64;
+    #[inline]
+    pub fn compare_add(e: &[u8; SIZE]) -> u64 {
+        super::get_bits(e, COMPARE_ADD_LSB, COMPARE_ADD_WIDTH)
+    }
+    #[inline]
+    pub fn set_compare_add(e: &mut [u8; SIZE], v: u64) {
+        super::set_bits(e, COMPARE_ADD_LSB, COMPARE_ADD_WIDTH, v);
+    }
+
+    /// Bytes 56..63: swap. Atomics: the swap value (ATOMIC_CMP_AND_SWP), as ibv_send_wr
+    /// wr.atomic.swap.
+    pub const SWAP_OFFSET: usize = 56;
+    pub const SWAP_LSB: usize = 448;
+    pub const SWAP_WIDTH: usize = 64;
+    #[inline]
+    pub fn swap(e: &[u8; SIZE]) -> u64 {
+        super::get_bits(e, SWAP_LSB, SWAP_WIDTH)
+    }
+    #[inline]
+    pub fn set_swap(e: &mut [u8; SIZE], v: u64) {
+        super::set_bits(e, SWAP_LSB, SWAP_WIDTH, v);
     }
 }
 
@@ -479,6 +507,14 @@ pub enum WrOpcode {
     /// RDMA READ (IBV_WR_RDMA_READ): length bytes at remote_addr (rkey) into the local buffer
     /// (lkey, local-writable). rc QPs of a READ_EN build only.
     RdmaRead = 0x04,
+    /// Atomic compare and swap (IBV_WR_ATOMIC_CMP_AND_SWP): the 8 bytes at remote_addr (rkey,
+    /// 8-byte aligned) become swap if they equal compare_add; their original value lands in
+    /// the 8-byte local buffer (lkey, local-writable). rc QPs of an ATOMIC_EN build only.
+    AtomicCmpAndSwp = 0x05,
+    /// Atomic fetch and add (IBV_WR_ATOMIC_FETCH_AND_ADD): compare_add is added to the 8
+    /// bytes at remote_addr (rkey, 8-byte aligned); their original value lands in the 8-byte
+    /// local buffer (lkey, local-writable). rc QPs of an ATOMIC_EN build only.
+    AtomicFetchAndAdd = 0x06,
     /// rnic's local DMA copy: read length bytes at local_addr, write them at remote_addr
     /// (both bus addresses), then complete. Needs no network: it proves the DMA engines and
     /// the CQE ordering.
@@ -487,12 +523,14 @@ pub enum WrOpcode {
 
 impl WrOpcode {
     /// Every defined value, in declaration order.
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 8] = [
         Self::RdmaWrite,
         Self::RdmaWriteWithImm,
         Self::Send,
         Self::SendWithImm,
         Self::RdmaRead,
+        Self::AtomicCmpAndSwp,
+        Self::AtomicFetchAndAdd,
         Self::LocalDmaCopy,
     ];
 
@@ -504,6 +542,8 @@ impl WrOpcode {
             0x02 => Some(Self::Send),
             0x03 => Some(Self::SendWithImm),
             0x04 => Some(Self::RdmaRead),
+            0x05 => Some(Self::AtomicCmpAndSwp),
+            0x06 => Some(Self::AtomicFetchAndAdd),
             0x80 => Some(Self::LocalDmaCopy),
             _ => None,
         }
@@ -522,6 +562,8 @@ impl WrOpcode {
             Self::Send => "SEND",
             Self::SendWithImm => "SEND_WITH_IMM",
             Self::RdmaRead => "RDMA_READ",
+            Self::AtomicCmpAndSwp => "ATOMIC_CMP_AND_SWP",
+            Self::AtomicFetchAndAdd => "ATOMIC_FETCH_AND_ADD",
             Self::LocalDmaCopy => "LOCAL_DMA_COPY",
         }
     }
@@ -538,9 +580,11 @@ pub enum WcOpcode {
     RdmaWrite,
     /// IBV_WC_RDMA_READ: an RDMA READ completed (its data is in the local buffer).
     RdmaRead,
-    /// IBV_WC_COMP_SWAP (libibverbs; this NIC does not write it).
+    /// IBV_WC_COMP_SWAP: an atomic compare and swap completed (the original value is in the
+    /// local buffer).
     CompSwap,
-    /// IBV_WC_FETCH_ADD (libibverbs; this NIC does not write it).
+    /// IBV_WC_FETCH_ADD: an atomic fetch and add completed (the original value is in the
+    /// local buffer).
     FetchAdd,
     /// IBV_WC_BIND_MW (libibverbs; this NIC does not write it).
     BindMw,

@@ -29,6 +29,8 @@ pub const CQE_FLAG_RECV: u8 = cqe::FLAGS_RECV;
 pub const CQE_OP_SEND: u8 = WcOpcode::Send.to_raw();
 pub const CQE_OP_RDMA_WRITE: u8 = WcOpcode::RdmaWrite.to_raw();
 pub const CQE_OP_RDMA_READ: u8 = WcOpcode::RdmaRead.to_raw();
+pub const CQE_OP_COMP_SWAP: u8 = WcOpcode::CompSwap.to_raw();
+pub const CQE_OP_FETCH_ADD: u8 = WcOpcode::FetchAdd.to_raw();
 pub const CQE_OP_LOCAL_DMA_COPY: u8 = WcOpcode::LocalDmaCopy.to_raw();
 pub const CQE_OP_RECV: u8 = WcOpcode::Recv.to_raw();
 pub const CQE_OP_RECV_RDMA_WITH_IMM: u8 = WcOpcode::RecvRdmaWithImm.to_raw();
@@ -45,6 +47,11 @@ impl WrOpcode {
             self,
             Self::RdmaWrite | Self::RdmaWriteWithImm | Self::RdmaRead
         )
+    }
+
+    /// An atomic (compare and swap, fetch and add) on 8 remote bytes.
+    pub fn is_atomic(self) -> bool {
+        matches!(self, Self::AtomicCmpAndSwp | Self::AtomicFetchAndAdd)
     }
 
     /// The opcode writes at a remote address (RDMA WRITE, with or without
@@ -90,6 +97,11 @@ pub struct SendWqe {
     /// Wire order: `imm[0]` is the first byte on the wire.
     pub imm: [u8; 4],
     pub lkey: u32,
+    /// Atomics: the compare value (compare and swap) or the value to add
+    /// (fetch and add), as `ibv_send_wr` `wr.atomic.compare_add`.
+    pub compare_add: u64,
+    /// Atomics: the swap value (compare and swap).
+    pub swap: u64,
 }
 
 impl SendWqe {
@@ -105,6 +117,8 @@ impl SendWqe {
         // little endian: the bytes land in memory as they are, in wire order
         send_wqe::set_imm(&mut w, u32::from_le_bytes(self.imm));
         send_wqe::set_lkey(&mut w, self.lkey);
+        send_wqe::set_compare_add(&mut w, self.compare_add);
+        send_wqe::set_swap(&mut w, self.swap);
         w
     }
 
@@ -119,6 +133,8 @@ impl SendWqe {
             rkey: send_wqe::rkey(w),
             imm: send_wqe::imm(w).to_le_bytes(),
             lkey: send_wqe::lkey(w),
+            compare_add: send_wqe::compare_add(w),
+            swap: send_wqe::swap(w),
         }
     }
 }
@@ -291,6 +307,8 @@ mod tests {
             rkey: 0x0000_0305,
             imm: [0xa1, 0xb2, 0xc3, 0xd4],
             lkey: 0x0000_0701,
+            compare_add: 0x1122_3344_5566_7788,
+            swap: 0x99aa_bbcc_ddee_ff00,
         };
         let w = s.encode();
         assert_eq!(w[0], 1);
@@ -300,7 +318,9 @@ mod tests {
         assert_eq!(&w[32..36], &[5, 3, 0, 0]);
         assert_eq!(&w[36..40], &[0xa1, 0xb2, 0xc3, 0xd4]);
         assert_eq!(&w[40..44], &[1, 7, 0, 0]);
-        assert!(w[44..].iter().all(|b| *b == 0));
+        assert!(w[44..48].iter().all(|b| *b == 0));
+        assert_eq!(&w[48..56], &0x1122_3344_5566_7788u64.to_le_bytes());
+        assert_eq!(&w[56..64], &0x99aa_bbcc_ddee_ff00u64.to_le_bytes());
         assert_eq!(SendWqe::decode(&w), s);
     }
 

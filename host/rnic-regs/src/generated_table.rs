@@ -269,7 +269,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 readable: true,
                 writable: false,
                 reset: None,
-                desc: "Supported work-request opcodes: bit 0 local DMA copy, 1 RDMA_WRITE, 2 RDMA_WRITE_WITH_IMM, 3 SEND, 4 SEND_WITH_IMM, 5 RDMA_READ (issued as a requester: a READ_EN build).",
+                desc: "Supported work-request opcodes: bit 0 local DMA copy, 1 RDMA_WRITE, 2 RDMA_WRITE_WITH_IMM, 3 SEND, 4 SEND_WITH_IMM, 5 RDMA_READ (issued as a requester: a READ_EN build), 6 ATOMIC_CMP_AND_SWP and ATOMIC_FETCH_AND_ADD (issued as a requester: an ATOMIC_EN build).",
                 fields: &[
                     FieldDesc {
                         name: "value",

@@ -19,7 +19,8 @@
 
 use rnic_device::Device;
 use rnic_verbs::{
-    AccessFlags, Context, Mtu, RecvWr, SendFlags, SendWr, WcStatus, WorkCompletion, WrOpcode,
+    AccessFlags, AtomicOp, AtomicWr, Context, Mtu, RecvWr, SendFlags, SendWr, WcStatus,
+    WorkCompletion, WrOpcode,
 };
 
 use crate::{Error, Result};
@@ -115,6 +116,10 @@ pub enum Op {
     Write,
     /// RDMA READ by `a` of `b`'s buffer (rc only; to `a`'s CQE).
     Read,
+    /// Atomic fetch-and-add of 1 by `a` on the first 8 bytes of `b`'s
+    /// buffer (rc only; `msg_size` must be 8; bandwidth runs only:
+    /// `ib_atomic_bw`).
+    FetchAdd,
 }
 
 /// `write_bw` settings.
@@ -246,9 +251,10 @@ pub fn write_bw_observed<D: Device>(
         || o.window == 0
         || (o.run_cycles.is_none() && o.messages == 0)
         || o.run_cycles == Some(0)
+        || (o.op == Op::FetchAdd && o.msg_size != 8)
     {
         return Err(Error::Config(
-            "write_bw needs a positive size, QP count, window and message count (or run length)"
+            "write_bw needs a positive size (8 for atomics), QP count, window and message count (or run length)"
                 .into(),
         ));
     }
@@ -303,7 +309,8 @@ pub fn write_bw_observed<D: Device>(
         for (i, p) in pairs.iter_mut().enumerate() {
             let (_, _, sm, dm) = &mrs[i];
             let sge = [sm.sge(0, o.msg_size)?];
-            let rdma = Some(dm.rdma_info(0)?);
+            let remote = dm.rdma_info(0)?;
+            let rdma = Some(remote);
             let mut n = 0;
             while posted + n < messages && inflight[i] + (n as u32) < o.window {
                 n += 1;
@@ -311,12 +318,28 @@ pub fn write_bw_observed<D: Device>(
             if n == 0 {
                 continue;
             }
+            if o.op == Op::FetchAdd {
+                // (one doorbell each, as perftest posts atomics)
+                for x in 0..n {
+                    p.send.post_atomic(&AtomicWr {
+                        wr_id: posted + x,
+                        op: AtomicOp::FetchAndAdd { add: 1 },
+                        send_flags: SendFlags::SIGNALED,
+                        sge: sge[0],
+                        remote_addr: remote.remote_addr,
+                        rkey: remote.rkey,
+                    })?;
+                }
+                posted += n;
+                inflight[i] += n as u32;
+                continue;
+            }
             let wrs: Vec<SendWr> = (0..n)
                 .map(|x| SendWr {
                     wr_id: posted + x,
                     opcode: match o.op {
                         Op::Write => WrOpcode::RdmaWrite,
-                        Op::Read => WrOpcode::RdmaRead,
+                        Op::Read | Op::FetchAdd => WrOpcode::RdmaRead,
                     },
                     send_flags: SendFlags::SIGNALED,
                     sg_list: &sge,
@@ -381,9 +404,9 @@ pub fn write_lat<D: Device>(
     addr_b: PortAddr,
     o: &LatOpts,
 ) -> Result<LatResult> {
-    if o.msg_size == 0 || o.iterations == 0 {
+    if o.msg_size == 0 || o.iterations == 0 || (o.op == Op::FetchAdd && o.msg_size != 8) {
         return Err(Error::Config(
-            "write_lat needs a positive size and iteration count".into(),
+            "write_lat needs a positive size (8 for atomics) and iteration count".into(),
         ));
     }
     let mut conns = conn::connect(
@@ -418,7 +441,8 @@ pub fn write_lat<D: Device>(
         })?;
     }
     let sge = [sm.sge(0, o.msg_size)?];
-    let rdma = Some(dm.rdma_info(0)?);
+    let remote = dm.rdma_info(0)?;
+    let rdma = Some(remote);
     let dev = a.device();
     let start = dev.now();
     let mut samples = Vec::with_capacity(o.iterations as usize);
@@ -450,6 +474,20 @@ pub fn write_lat<D: Device>(
                 rdma,
             })?;
             wait(&conns.cq_a, "READ")?;
+            samples.push(dev.now() - t0);
+            continue;
+        }
+        if o.op == Op::FetchAdd {
+            let r = remote;
+            p.send.post_atomic(&AtomicWr {
+                wr_id: u64::from(it),
+                op: AtomicOp::FetchAndAdd { add: 1 },
+                send_flags: SendFlags::SIGNALED,
+                sge: sge[0],
+                remote_addr: r.remote_addr,
+                rkey: r.rkey,
+            })?;
+            wait(&conns.cq_a, "FETCH_ADD")?;
             samples.push(dev.now() - t0);
             continue;
         }
@@ -487,6 +525,7 @@ fn conn_access(op: Op) -> AccessFlags {
     match op {
         Op::Write => AccessFlags::REMOTE_WRITE,
         Op::Read => AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
+        Op::FetchAdd => AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_ATOMIC,
     }
 }
 
@@ -496,6 +535,7 @@ fn peer_access(op: Op) -> AccessFlags {
         | match op {
             Op::Write => AccessFlags::REMOTE_WRITE,
             Op::Read => AccessFlags::REMOTE_READ,
+            Op::FetchAdd => AccessFlags::REMOTE_ATOMIC,
         }
 }
 

@@ -179,7 +179,7 @@ pub use qp::{
     QueuePair,
 };
 pub use rnic_device::{DmaBuffer, IrqWait};
-pub use wr::{RdmaInfo, RecvWr, SendFlags, SendWr, Sge, WrOpcode};
+pub use wr::{AtomicOp, AtomicWr, RdmaInfo, RecvWr, SendFlags, SendWr, Sge, WrOpcode};
 
 /// Most entries of the NIC's MR table the host manages: the key's index
 /// field (bits 15:8) is 8 bits wide, so 256 at most. A build reports its

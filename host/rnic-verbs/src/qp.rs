@@ -16,7 +16,7 @@ use crate::cq::{CompletionQueue, CqInner};
 use crate::error::{Result, VerbsError};
 use crate::mr::AccessFlags;
 use crate::pd::{PdInner, ProtectionDomain};
-use crate::wr::{RecvWr, SendFlags, SendWr, WrOpcode};
+use crate::wr::{AtomicOp, AtomicWr, RecvWr, SendFlags, SendWr, WrOpcode};
 use crate::{MAX_MSG_SIZE, MAX_RD_ATOMIC, MAX_SGE};
 
 /// QP states (`enum ibv_qp_state`, the values of `qp_attr.state` and
@@ -800,8 +800,12 @@ impl<D: Device> QueuePair<D> {
         if wr.opcode == WrOpcode::LocalDmaCopy {
             return Err(invalid("LOCAL_DMA_COPY is not a verbs opcode"));
         }
-        // atomics are executed by the responder only (id.caps bit 9)
-        refuse_atomic_wr(wr.opcode as u8)?;
+        // (their operands have no place in a SendWr)
+        if wr.opcode.is_atomic() {
+            return Err(invalid(
+                "an atomic is posted with post_atomic (an AtomicWr carries its operands)",
+            ));
+        }
         // (as OCP MRC: READ is not carried by mp)
         if self.qp_type == QpType::Mp && wr.opcode == WrOpcode::RdmaRead {
             return Err(VerbsError::Unsupported(
@@ -880,6 +884,8 @@ impl<D: Device> QueuePair<D> {
             rkey,
             imm,
             lkey: sge.lkey,
+            compare_add: 0,
+            swap: 0,
         })
     }
 
@@ -936,6 +942,85 @@ impl<D: Device> QueuePair<D> {
             }
         }
         failure.map_or(Ok(()), Err)
+    }
+
+    /// An atomic work request (`ibv_wr_atomic_cmp_swp`,
+    /// `ibv_wr_atomic_fetch_add`): writes its WQE and rings the send
+    /// doorbell. rc QPs of a build that issues atomics (`id.verbs` bit 6,
+    /// `rnic build --verbs ...,atomic`); an mp QP refuses it (EOPNOTSUPP),
+    /// as it refuses READ. The local buffer is exactly 8 bytes and the
+    /// remote address 8-byte aligned (EINVAL otherwise). Its completion's
+    /// opcode is `IBV_WC_COMP_SWAP` or `IBV_WC_FETCH_ADD`, and it comes
+    /// only once the original value is in the local buffer.
+    pub fn post_atomic(&mut self, wr: &AtomicWr) -> Result<()> {
+        let qpn = self.qp_num();
+        let state = self.state.get();
+        if state != QpState::Rts && state != QpState::Err {
+            return Err(VerbsError::WrongState {
+                qpn,
+                state,
+                op: "post_atomic",
+                needed: "RTS or ERR",
+            });
+        }
+        let invalid = |reason| VerbsError::InvalidWr { qpn, reason };
+        if self.qp_type == QpType::Mp {
+            return Err(VerbsError::Unsupported(
+                "atomics on an mp QP: mp carries WRITE and WRITE_WITH_IMM only".into(),
+            ));
+        }
+        let verbs = self.ctx.nic.id().verbs;
+        if verbs & (1 << 6) == 0 {
+            return Err(VerbsError::Unsupported(format!(
+                "atomics: this NIC was built without them (verbs register {verbs:#x}, bit 6; \
+                 rnic build --verbs write,send,read,atomic)"
+            )));
+        }
+        if wr.sge.length != 8 {
+            return Err(invalid("an atomic's local buffer is exactly 8 bytes"));
+        }
+        if wr.sge.addr.checked_add(8).is_none() {
+            return Err(invalid("local address range wraps around"));
+        }
+        if !wr.remote_addr.is_multiple_of(8) {
+            return Err(invalid("an atomic's remote address must be 8-byte aligned"));
+        }
+        let f = wr.send_flags;
+        if f.bits() & !SendFlags::all().bits() != 0 {
+            return Err(invalid("unknown send_flags bits (INLINE is not supported)"));
+        }
+        let mut flags = 0;
+        if self.sq_sig_all || f.contains(SendFlags::SIGNALED) {
+            flags |= WQE_FLAG_SIGNALED;
+        }
+        if f.contains(SendFlags::FENCE) {
+            flags |= WQE_FLAG_FENCE;
+        }
+        let (opcode, compare_add, swap) = match wr.op {
+            AtomicOp::CmpAndSwp { compare, swap } => (WrOpcode::AtomicCmpAndSwp, compare, swap),
+            AtomicOp::FetchAndAdd { add } => (WrOpcode::AtomicFetchAndAdd, add, 0),
+        };
+        let wqe = SendWqe {
+            opcode: opcode as u8,
+            flags,
+            length: 8,
+            wr_id: wr.wr_id,
+            local_addr: wr.sge.addr,
+            remote_addr: wr.remote_addr,
+            rkey: wr.rkey,
+            imm: [0; 4],
+            lkey: wr.sge.lkey,
+            compare_add,
+            swap,
+        };
+        let sq = self.sq.as_mut().ok_or(VerbsError::SendQueueFull(qpn))?;
+        self.ctx.nic.post_send_wqe(sq, &wqe).map_err(|e| match e {
+            DriverError::QueueFull(_) => VerbsError::SendQueueFull(qpn),
+            e => e.into(),
+        })?;
+        let sq = self.sq.as_ref().ok_or(VerbsError::SendQueueFull(qpn))?;
+        self.ctx.nic.ring_sq(sq)?;
+        Ok(())
     }
 
     /// `ibv_post_recv` of one work request: writes its receive WQE and
@@ -1035,29 +1120,6 @@ impl<D: Device> QueuePair<D> {
     pub fn recv_queue(&self) -> Option<&RecvQueue> {
         self.rq.as_ref()
     }
-}
-
-/// `ibv_wr_opcode` values of the atomics: `IBV_WR_ATOMIC_CMP_AND_SWP` and
-/// `IBV_WR_ATOMIC_FETCH_AND_ADD`.
-pub(crate) const WR_ATOMIC_CMP_AND_SWP: u8 = 5;
-pub(crate) const WR_ATOMIC_FETCH_AND_ADD: u8 = 6;
-
-/// Refuses an atomic work request (by its `ibv_wr_opcode` value) with
-/// EOPNOTSUPP: this NIC executes atomics only as a responder (`id.caps`
-/// bit 9), its requester does not issue them. The WQE opcode enum
-/// ([`WrOpcode`], generated from the WQE format) has no atomic members yet,
-/// so this holds for the values themselves: it already applies when the
-/// format gains them.
-pub(crate) fn refuse_atomic_wr(opcode: u8) -> Result<()> {
-    let name = match opcode {
-        WR_ATOMIC_CMP_AND_SWP => "ATOMIC_CMP_AND_SWP",
-        WR_ATOMIC_FETCH_AND_ADD => "ATOMIC_FETCH_AND_ADD",
-        _ => return Ok(()),
-    };
-    Err(VerbsError::Unsupported(format!(
-        "{name}: this NIC executes atomics only as a responder (id.caps bit 9); \
-         its requester does not issue them yet"
-    )))
 }
 
 fn unwrap_post_error(e: VerbsError) -> VerbsError {

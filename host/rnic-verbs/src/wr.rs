@@ -13,11 +13,38 @@ pub struct Sge {
 
 /// Send work-request opcodes (`enum ibv_wr_opcode`): the driver's, generated
 /// from the WQE format. `post_send` refuses `LocalDmaCopy`, which is not a
-/// verbs opcode (the driver posts copies itself). The atomics
-/// (`IBV_WR_ATOMIC_CMP_AND_SWP` = 5, `IBV_WR_ATOMIC_FETCH_AND_ADD` = 6) are
-/// not in the format: the NIC executes atomics only as a responder, and
-/// `post_send` refuses those values with EOPNOTSUPP.
+/// verbs opcode (the driver posts copies itself), and the atomics
+/// (`AtomicCmpAndSwp` = 5, `AtomicFetchAndAdd` = 6), whose operands a
+/// [`SendWr`] has no place for: they are posted with
+/// [`crate::QueuePair::post_atomic`] and an [`AtomicWr`].
 pub use rnic_driver::WrOpcode;
+
+/// The operation of an [`AtomicWr`] and its operands (`ibv_send_wr`
+/// `wr.atomic.compare_add` and `wr.atomic.swap`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtomicOp {
+    /// `IBV_WR_ATOMIC_CMP_AND_SWP`: the remote 8 bytes become `swap` if
+    /// they equal `compare`.
+    CmpAndSwp { compare: u64, swap: u64 },
+    /// `IBV_WR_ATOMIC_FETCH_AND_ADD`: `add` is added to the remote 8 bytes.
+    FetchAndAdd { add: u64 },
+}
+
+/// An atomic work request, as `ibv_wr_atomic_cmp_swp` /
+/// `ibv_wr_atomic_fetch_add` take it: the 8 bytes at `remote_addr`
+/// (naturally aligned) of the region with `rkey` are read, changed and
+/// written by the remote NIC as one operation, and their original value
+/// lands in the 8-byte local buffer `sge` (a region with LOCAL_WRITE).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AtomicWr {
+    pub wr_id: u64,
+    pub op: AtomicOp,
+    pub send_flags: SendFlags,
+    /// The local buffer: exactly 8 bytes.
+    pub sge: Sge,
+    pub remote_addr: u64,
+    pub rkey: u32,
+}
 
 bitflags! {
     /// `enum ibv_send_flags` (same bit values).

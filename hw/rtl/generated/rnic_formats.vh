@@ -27,16 +27,23 @@ localparam SEND_WQE_WR_ID_LSB = 64, SEND_WQE_WR_ID_W = 64;
 // bytes 16..23: local_addr. Local buffer: a virtual address in the lkey MR
 // (LOCAL_DMA_COPY: source bus address).
 localparam SEND_WQE_LOCAL_ADDR_LSB = 128, SEND_WQE_LOCAL_ADDR_W = 64;
-// bytes 24..31: remote_addr. Remote virtual address (RDMA WRITE*, RDMA READ);
-// destination bus address for LOCAL_DMA_COPY.
+// bytes 24..31: remote_addr. Remote virtual address (RDMA WRITE*, RDMA READ,
+// atomics); destination bus address for LOCAL_DMA_COPY.
 localparam SEND_WQE_REMOTE_ADDR_LSB = 192, SEND_WQE_REMOTE_ADDR_W = 64;
-// bytes 32..35: rkey. Remote key (RDMA WRITE*, RDMA READ).
+// bytes 32..35: rkey. Remote key (RDMA WRITE*, RDMA READ, atomics).
 localparam SEND_WQE_RKEY_LSB = 256, SEND_WQE_RKEY_W = 32;
 // bytes 36..39: imm. Immediate data (*_WITH_IMM), in wire order: byte 36 is
 // the first on the wire.
 localparam SEND_WQE_IMM_LSB = 288, SEND_WQE_IMM_W = 32;
 // bytes 40..43: lkey. Local key of the MR the local address lies in.
 localparam SEND_WQE_LKEY_LSB = 320, SEND_WQE_LKEY_W = 32;
+// bytes 48..55: compare_add. Atomics: the compare value (ATOMIC_CMP_AND_SWP)
+// or the value to add (ATOMIC_FETCH_AND_ADD), as ibv_send_wr
+// wr.atomic.compare_add.
+localparam SEND_WQE_COMPARE_ADD_LSB = 384, SEND_WQE_COMPARE_ADD_W = 64;
+// bytes 56..63: swap. Atomics: the swap value (ATOMIC_CMP_AND_SWP), as
+// ibv_send_wr wr.atomic.swap.
+localparam SEND_WQE_SWAP_LSB = 448, SEND_WQE_SWAP_W = 64;
 
 // Receive WQE, 64 bytes, written by the host. An entry of a receive queue: the
 // host writes it, then rings the receive doorbell.
@@ -99,6 +106,8 @@ localparam [7:0] WR_OPCODE_RDMA_WRITE_WITH_IMM = 8'h01;
 localparam [7:0] WR_OPCODE_SEND = 8'h02;
 localparam [7:0] WR_OPCODE_SEND_WITH_IMM = 8'h03;
 localparam [7:0] WR_OPCODE_RDMA_READ = 8'h04;
+localparam [7:0] WR_OPCODE_ATOMIC_CMP_AND_SWP = 8'h05;
+localparam [7:0] WR_OPCODE_ATOMIC_FETCH_AND_ADD = 8'h06;
 localparam [7:0] WR_OPCODE_LOCAL_DMA_COPY = 8'h80;
 
 // wc_opcode values (cqe.opcode)

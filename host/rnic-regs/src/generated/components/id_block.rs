@@ -13,12 +13,12 @@ pub use _root::components::blk_type_r_type_52490001 as blk_type;
 pub use _root::components::blk_version_r_ver_10000 as blk_version;
 pub use _root::components::ro_word_r_desc_21572c5c as mp_window;
 pub use _root::components::ro_word_r_desc_21d79b72 as dmacs;
-pub use _root::components::ro_word_r_desc_2efddd4b as verbs;
 pub use _root::components::ro_word_r_desc_4f1885f2 as num_queues;
 pub use _root::components::ro_word_r_desc_4fb0ca81 as build_version;
 pub use _root::components::ro_word_r_desc_5a6c769e as mrs;
 pub use _root::components::ro_word_r_desc_667c2991 as mp_pend;
 pub use _root::components::ro_word_r_desc_746cdb82 as ost_rings;
+pub use _root::components::ro_word_r_desc_76bbc059 as verbs;
 pub use _root::components::ro_word_r_desc_afe673b8 as mp_wimm;
 pub use _root::components::ro_word_r_desc_c8805c6d as board_id;
 pub use _root::components::ro_word_r_desc_c9d53ebf as caps;
@@ -202,10 +202,10 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> IdBlock<'io, IO> {
 
     /// verbs
     ///
-    /// Supported work-request opcodes: bit 0 local DMA copy, 1 RDMA_WRITE, 2 RDMA_WRITE_WITH_IMM, 3 SEND, 4 SEND_WITH_IMM, 5 RDMA_READ (issued as a requester: a READ_EN build).
+    /// Supported work-request opcodes: bit 0 local DMA copy, 1 RDMA_WRITE, 2 RDMA_WRITE_WITH_IMM, 3 SEND, 4 SEND_WITH_IMM, 5 RDMA_READ (issued as a requester: a READ_EN build), 6 ATOMIC_CMP_AND_SWP and ATOMIC_FETCH_AND_ADD (issued as a requester: an ATOMIC_EN build).
     #[inline(always)]
     #[must_use]
-    pub const fn verbs(&self) -> peakrdl_rust::reg::Reg<'io, verbs::RoWordR_desc_2efddd4b, IO> {
+    pub const fn verbs(&self) -> peakrdl_rust::reg::Reg<'io, verbs::RoWordR_desc_76bbc059, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x24).cast(), self.io)
         }

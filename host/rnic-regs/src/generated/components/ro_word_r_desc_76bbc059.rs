@@ -6,21 +6,21 @@ use super::_root; // alias to root module of generated code
 
 /// verbs
 ///
-/// Supported work-request opcodes: bit 0 local DMA copy, 1 RDMA_WRITE, 2 RDMA_WRITE_WITH_IMM, 3 SEND, 4 SEND_WITH_IMM, 5 RDMA_READ (issued as a requester: a READ_EN build).
+/// Supported work-request opcodes: bit 0 local DMA copy, 1 RDMA_WRITE, 2 RDMA_WRITE_WITH_IMM, 3 SEND, 4 SEND_WITH_IMM, 5 RDMA_READ (issued as a requester: a READ_EN build), 6 ATOMIC_CMP_AND_SWP and ATOMIC_FETCH_AND_ADD (issued as a requester: an ATOMIC_EN build).
 #[repr(transparent)]
 #[derive(Copy, Clone, Eq, PartialEq)]
-pub struct RoWordR_desc_2efddd4b(u32);
+pub struct RoWordR_desc_76bbc059(u32);
 
-unsafe impl Send for RoWordR_desc_2efddd4b {}
-unsafe impl Sync for RoWordR_desc_2efddd4b {}
+unsafe impl Send for RoWordR_desc_76bbc059 {}
+unsafe impl Sync for RoWordR_desc_76bbc059 {}
 
-impl core::default::Default for RoWordR_desc_2efddd4b {
+impl core::default::Default for RoWordR_desc_76bbc059 {
     fn default() -> Self {
         Self(0x0)
     }
 }
 
-impl peakrdl_rust::reg::Register for RoWordR_desc_2efddd4b {
+impl peakrdl_rust::reg::Register for RoWordR_desc_76bbc059 {
     type Regwidth = u32;
     type Accesswidth = u32;
     type Access = peakrdl_rust::access::R;
@@ -36,7 +36,7 @@ impl peakrdl_rust::reg::Register for RoWordR_desc_2efddd4b {
     }
 }
 
-impl RoWordR_desc_2efddd4b {
+impl RoWordR_desc_76bbc059 {
     pub const VALUE_OFFSET: usize = 0;
     pub const VALUE_WIDTH: usize = 32;
     pub const VALUE_MASK: u32 = 0xFFFF_FFFF;
@@ -51,9 +51,9 @@ impl RoWordR_desc_2efddd4b {
     }
 }
 
-impl core::fmt::Debug for RoWordR_desc_2efddd4b {
+impl core::fmt::Debug for RoWordR_desc_76bbc059 {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("RoWordR_desc_2efddd4b")
+        f.debug_struct("RoWordR_desc_76bbc059")
             .field("value", &self.value())
             .finish()
     }
@@ -65,7 +65,7 @@ mod tests {
 
     #[test]
     fn test_default() {
-        let reg = RoWordR_desc_2efddd4b::default();
+        let reg = RoWordR_desc_76bbc059::default();
         assert_eq!(reg.value(), 0);
     }
 }
