@@ -45,7 +45,7 @@ fn spec(test: Test, role: Role, fabric: &str, mtu: u32) -> RunSpec {
     s.iters = match test {
         Test::PingPong | Test::SendLat | Test::ReadLat => 40,
         Test::WriteImm => 24,
-        Test::WriteBw | Test::ReadBw => 100,
+        Test::WriteBw | Test::ReadBw | Test::AtomicBw | Test::AtomicBwCas => 100,
         // 1, PMTU-1, PMTU, PMTU+1, 3 PMTU+17 and 64 KiB, twice
         Test::Read => 12,
     };
@@ -63,7 +63,10 @@ fn spec(test: Test, role: Role, fabric: &str, mtu: u32) -> RunSpec {
 /// tests on the lossy profile (the READ exchange at both PMTUs: lost
 /// responses make rxe ask again, which rnic's duplicate-READ path answers;
 /// ib_read_bw with rnic as the reader: rxe's lost responses make rnic ask
-/// again, and a later READ's responses must not complete an earlier one).
+/// again, and a later READ's responses must not complete an earlier one;
+/// ib_atomic_bw, FETCH_AND_ADD and CMP_AND_SWAP, at both PMTUs: lost
+/// atomics and lost answers make rxe re-send, which rnic answers from its
+/// replay record, never executing an atomic twice).
 #[test]
 fn rnic_interoperates_with_rxe_in_both_roles() {
     if skip() {
@@ -92,6 +95,11 @@ fn rnic_interoperates_with_rxe_in_both_roles() {
         plan.push(spec(Test::Read, Role::Responder, "lossy", mtu));
     }
     plan.push(spec(Test::ReadBw, Role::Requester, "lossy", 1024));
+    for t in [Test::AtomicBw, Test::AtomicBwCas] {
+        for mtu in [1024, 4096] {
+            plan.push(spec(t, Role::Responder, "lossy", mtu));
+        }
+    }
     // The first run is captured: every frame across the link is in the pcap.
     let pcap_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/interop-pcap");
     std::fs::create_dir_all(&pcap_dir).unwrap();
@@ -134,6 +142,37 @@ fn rnic_interoperates_with_rxe_in_both_roles() {
                         // requests arrive in order: rnic never NAKs
                         assert_eq!((rd.out_of_sequence, rd.naks), (0, 0), "{}", s.command());
                     }
+                }
+                if let Some(at) = &r.atomic {
+                    eprintln!(
+                        "     atomics: {} executed (port.rx_atomic +{}, replayed +{}); {} requests ({} again, {} of them unanswered, {} out of sequence), {} ATOMIC ACKNOWLEDGEs ({} original values checked), {} operands checked",
+                        at.executed,
+                        at.rx_atomic,
+                        at.rx_atomic_replay,
+                        at.requests,
+                        at.re_requests,
+                        at.re_requests_unanswered,
+                        at.out_of_sequence,
+                        at.atomic_acks,
+                        at.orig_values_checked,
+                        at.operands_checked
+                    );
+                    // (atomic_run::finish failed the run otherwise)
+                    assert_eq!(at.executed, u64::from(s.iters), "{}", s.command());
+                    assert_eq!(
+                        u64::from(at.rx_atomic),
+                        u64::from(s.iters),
+                        "{}",
+                        s.command()
+                    );
+                    assert_eq!(at.orig_values_checked, at.atomic_acks, "{}", s.command());
+                    assert!(at.operands_checked > 0, "{}", s.command());
+                    if s.fabric == "ideal" {
+                        // requests arrive in order: rnic never NAKs
+                        assert_eq!((at.out_of_sequence, at.naks), (0, 0), "{}", s.command());
+                    }
+                } else {
+                    assert!(!s.test.is_atomic(), "{}: no atomic tally", s.command());
                 }
                 if let Some(n) = &r.note {
                     eprintln!("     note: {n}");
@@ -202,7 +241,13 @@ fn rnic_interoperates_with_rxe_in_both_roles() {
                     assert_eq!(r.messages_sent, u64::from(s.iters), "{}", s.command());
                 } else if matches!(
                     s.test,
-                    Test::PingPong | Test::WriteImm | Test::Read | Test::ReadBw | Test::ReadLat
+                    Test::PingPong
+                        | Test::WriteImm
+                        | Test::Read
+                        | Test::ReadBw
+                        | Test::ReadLat
+                        | Test::AtomicBw
+                        | Test::AtomicBwCas
                 ) {
                     assert!(r.bytes_checked > 0, "{}: nothing checked", s.command());
                 }

@@ -12,6 +12,9 @@
 #          --package CABGA381 --speed 8 --freq MHZ --out DIR
 #          [--data-w 64] [--num-q 16] [--mp-w 64] [--send-en 1|0] [--rc-en 1|0]
 #          [--read-en 0|1]   (1: RDMA READ requests served, as a responder; needs --rc-en 1)
+#          [--atomic-en 0|1]   (1: atomics, COMPARE_SWAP and FETCH_ADD; needs --read-en 1;
+#                               rnic_core's ATOMIC_EN, set on the top when it has the
+#                               parameter, else on rnic_core under it)
 #          [--ost-rings N] [--mp-pend N] [--dmac-n N]   (shared pool sizes; 0: from NUM_Q)
 #          [--mp-wimm N]   (mp deferred completions per QP; 0: 4)
 #          [--git-hash HEX8] [--board-id N]
@@ -33,7 +36,7 @@ cd "$ROOT"
 die() { echo "ecp5.sh: $*" >&2; exit 2; }
 
 TOP="" BOARD_DIR="" DEVICE="" PACKAGE="" SPEED="" FREQ="" OUT=""
-DATA_W=64 NUM_Q=16 MP_W=64 SEND_EN=1 RC_EN=1 READ_EN=0 OST_RINGS=0 MP_PEND=0 MP_WIMM=0 DMAC_N=0 GIT_HASH=00000000 BOARD_ID=0 BUILD_VERSION=00010000 SEED=1 STAGE=all UNCONSTRAINED_IO=0 MAPPER=abc ROUTER=router1
+DATA_W=64 NUM_Q=16 MP_W=64 SEND_EN=1 RC_EN=1 READ_EN=0 ATOMIC_EN=0 OST_RINGS=0 MP_PEND=0 MP_WIMM=0 DMAC_N=0 GIT_HASH=00000000 BOARD_ID=0 BUILD_VERSION=00010000 SEED=1 STAGE=all UNCONSTRAINED_IO=0 MAPPER=abc ROUTER=router1
 while [ $# -gt 0 ]; do
     [ $# -ge 2 ] || die "option $1 needs a value"
     case "$1" in
@@ -50,6 +53,7 @@ while [ $# -gt 0 ]; do
         --send-en) SEND_EN="$2" ;;
         --rc-en) RC_EN="$2" ;;
         --read-en) READ_EN="$2" ;;
+        --atomic-en) ATOMIC_EN="$2" ;;
         --ost-rings) OST_RINGS="$2" ;;
         --mp-pend) MP_PEND="$2" ;;
         --mp-wimm) MP_WIMM="$2" ;;
@@ -77,6 +81,8 @@ case "$ROUTER" in router1|router2) ;; *) die "--router must be router1 or router
 [[ "$RC_EN" =~ ^[01]$ ]] || die "--rc-en must be 0 or 1"
 [[ "$READ_EN" =~ ^[01]$ ]] || die "--read-en must be 0 or 1"
 [ "$READ_EN" = 0 ] || [ "$RC_EN" = 1 ] || die "--read-en 1 needs --rc-en 1 (READ is served on rc QPs)"
+[[ "$ATOMIC_EN" =~ ^[01]$ ]] || die "--atomic-en must be 0 or 1"
+[ "$ATOMIC_EN" = 0 ] || [ "$READ_EN" = 1 ] || die "--atomic-en 1 needs --read-en 1 (atomics run in the READ engine)"
 for v in OST_RINGS MP_PEND MP_WIMM DMAC_N; do
     [[ "${!v}" =~ ^[0-9]{1,3}$ ]] || die "--$(echo "$v" | tr 'A-Z_' 'a-z-') must be a number (0: sized from NUM_Q)"
 done
@@ -112,6 +118,40 @@ LPF=("$BOARD_DIR"/*.lpf)
 shopt -u nullglob
 [ ${#LPF[@]} -eq 1 ] || die "$BOARD_DIR must hold exactly one .lpf constraint file"
 
+# ATOMIC_EN reaches rnic_core through the top when the top declares it
+# (rnic_core itself, or a board top that passes it on). A board top
+# without the parameter gets it on rnic_core directly, before the top's
+# chparam: every rnic_core is then elaborated with it, the parameters its
+# parent passes added. READ_EN and RC_EN go with it, as rnic_core's check
+# of ATOMIC_EN needs them; so does READ_EN on each board module between
+# the top and the core (its parent passes the same value): Yosys also
+# elaborates those modules with their own defaults, and the core under
+# them would fail that check. A build without atomics leaves a top without
+# the parameter as it was.
+modules_with_param() {   # PARAM FILE...: the modules declaring PARAM
+    local p="$1"
+    shift
+    awk -v p="$p" '
+        /^[ \t]*module[ \t]+[A-Za-z_]/ {
+            m = $0
+            sub(/^[ \t]*module[ \t]+/, "", m)
+            sub(/[^A-Za-z0-9_$].*$/, "", m)
+        }
+        m != "" && $0 ~ ("(^|[^A-Za-z0-9_])parameter[ \t]+([^=;]*[^A-Za-z0-9_])?" p "[ \t]*=") { print m }
+        /^[ \t]*endmodule/ { m = "" }' "$@" | sort -u
+}
+ATOMIC_TOP="" ATOMIC_CORE=""
+if grep -qx "$TOP" <<< "$(modules_with_param ATOMIC_EN "${SOURCES[@]}")"; then
+    ATOMIC_TOP=" -set ATOMIC_EN $ATOMIC_EN"
+elif [ "$ATOMIC_EN" = 1 ]; then
+    ATOMIC_CORE="chparam -set RC_EN $RC_EN -set READ_EN $READ_EN -set ATOMIC_EN 1 rnic_core; "
+    shopt -s nullglob
+    for m in $(modules_with_param READ_EN "$BOARD_DIR"/*.v); do
+        [ "$m" = "$TOP" ] || ATOMIC_CORE+="chparam -set READ_EN $READ_EN $m; "
+    done
+    shopt -u nullglob
+fi
+
 mkdir -p "$OUT"
 # times.txt keeps one line per stage, so a --stage pnr rerun keeps the synth time
 stage_time() {
@@ -122,7 +162,7 @@ stage_time() {
 if [ "$STAGE" = synth ] || [ "$STAGE" = all ]; then
     script=""
     for f in "${SOURCES[@]}"; do script+="read_verilog -sv -I$RTL_DIR -I$RTL_DIR/generated $f; "; done
-    script+="chparam -set DATA_W $DATA_W -set NUM_Q $NUM_Q -set MP_W $MP_W -set SEND_EN $SEND_EN -set RC_EN $RC_EN -set READ_EN $READ_EN$POOLS -set CLK_MHZ ${FREQ%.*}"
+    script+="${ATOMIC_CORE}chparam -set DATA_W $DATA_W -set NUM_Q $NUM_Q -set MP_W $MP_W -set SEND_EN $SEND_EN -set RC_EN $RC_EN -set READ_EN $READ_EN$ATOMIC_TOP$POOLS -set CLK_MHZ ${FREQ%.*}"
     script+=" -set GIT_HASH 32'h$GIT_HASH -set BOARD_ID $BOARD_ID -set BUILD_VERSION 32'h$BUILD_VERSION $TOP; "
     script+="synth_ecp5 $ABC9 -top $TOP -json $OUT/netlist.json; tee -q -o $OUT/stat.txt stat"
     echo "ecp5.sh: synthesis ($YOSYS synth_ecp5 $ABC9, top $TOP, DATA_W=$DATA_W NUM_Q=$NUM_Q)"

@@ -1171,8 +1171,9 @@ generate
         wire rr_busy;               // (the responder counts jobs instead: rr_jobs_out)
         /* verilator lint_on UNUSEDSIGNAL */
         // a READ request handed over (an ACK job is an ACK/NAK queued behind
-        // READs, not a READ: the responder counted its NAKs already)
-        assign stat_read_req = rs_rr_valid && rs_rr_ready && !rs_rr_ack;
+        // READs, not a READ: the responder counted its NAKs already; an
+        // atomic job counts in rx_atomic or rx_atomic_replay)
+        assign stat_read_req = rs_rr_valid && rs_rr_ready && !rs_rr_ack && rs_rr_atomic == 2'd0;
         wire [RAM_ADDR_W-SEG_W-1:0] rr_ram_wr_addr;
         wire [DATA_W-1:0] rr_ram_wr_data;
         wire [DATA_W/8-1:0] rr_ram_wr_strb;

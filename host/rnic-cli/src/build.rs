@@ -61,10 +61,12 @@ pub struct BuildArgs {
     #[arg(long, default_value_t = 64, value_parser = mp_w_parser)]
     pub mp_w: u32,
     /// Verb set the core carries: `write` (RDMA WRITE and WRITE_WITH_IMM,
-    /// always), plus `send` (SEND/RECV), plus `read` (RDMA READ requests
-    /// from peers served, as a responder, on rc QPs: this core does not
-    /// issue READs; needs the rc transport). E.g. `write,send,read`.
-    /// Atomics are not implemented.
+    /// always), plus `send` (SEND/RECV), plus `read` (RDMA READ, served as
+    /// a responder and issued as a requester, on rc QPs; needs the rc
+    /// transport), plus `atomic` (IB COMPARE_SWAP and FETCH_ADD, executed
+    /// as a responder and issued as a requester; needs `read`: atomics run
+    /// in the READ engine). E.g. `write,send,read` or
+    /// `write,send,read,atomic`.
     #[arg(long, default_value = "write,send", value_parser = verb_set_parser)]
     pub verbs: VerbSet,
     /// Transports the core carries: `rc,mp` (each QP picks one) or `mp`
@@ -107,12 +109,13 @@ pub struct BuildArgs {
     #[arg(long, value_delimiter = ',', default_values_t = [4, 16, 64])]
     pub sweep_num_q: Vec<u32>,
     /// Verb sets for --sweep, separated by `/` (e.g.
-    /// `write,send/write,send,read/write`; default: the --verbs value).
+    /// `write,send/write,send,read/write,send,read,atomic`; default: the
+    /// --verbs value).
     #[arg(long, value_delimiter = '/', value_parser = verb_set_parser)]
     pub sweep_verbs: Vec<VerbSet>,
     /// Transport sets for --sweep, separated by `/` (e.g. `rc,mp/mp`;
     /// default: the --transports value). Combinations a build cannot have
-    /// (SEND/RECV or READ without rc) are left out.
+    /// (SEND/RECV, READ or atomics without rc) are left out.
     #[arg(long, value_delimiter = '/', value_parser = transports_parser)]
     pub sweep_transports: Vec<Transports>,
     /// nextpnr placement seed.
@@ -212,7 +215,7 @@ pub struct Identity {
     /// The mp window knob (rnic_core MP_W).
     #[serde(default = "default_mp_w")]
     pub mp_w: u32,
-    /// The verb-set knobs (rnic_core SEND_EN, READ_EN).
+    /// The verb-set knobs (rnic_core SEND_EN, READ_EN, ATOMIC_EN).
     #[serde(default)]
     pub verbs: VerbSet,
     /// The transport knob (rnic_core RC_EN).
@@ -287,6 +290,13 @@ fn check_combination(verbs: VerbSet, transports: Transports) -> Result<(), Build
              (an mp QP carries WRITE and WRITE_WITH_IMM only); use --verbs write"
         )));
     }
+    if verbs.atomic && !transports.rc {
+        return Err(BuildError::Knob(format!(
+            "--verbs {verbs} with --transports {transports}: atomics need the rc transport \
+             (they run in the READ engine, on rc QPs only; an mp QP carries WRITE and \
+             WRITE_WITH_IMM only); use --verbs write, or --transports rc,mp"
+        )));
+    }
     if verbs.read && !transports.rc {
         return Err(BuildError::Knob(format!(
             "--verbs {verbs} with --transports {transports}: READ needs the rc transport \
@@ -299,7 +309,9 @@ fn check_combination(verbs: VerbSet, transports: Transports) -> Result<(), Build
 
 /// The verb set a build carries (`--verbs`): RDMA WRITE and WRITE_WITH_IMM
 /// always, SEND/RECV when `send`, RDMA READ when `read` (the core answers
-/// READ requests from peers and issues its own, on rc QPs).
+/// READ requests from peers and issues its own, on rc QPs), atomics
+/// (COMPARE_SWAP, FETCH_ADD) when `atomic` (executed for peers and issued,
+/// in the READ engine: only with `read`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct VerbSet {
     pub send: bool,
@@ -307,6 +319,11 @@ pub struct VerbSet {
     /// the identity of a build older than the knob: it had none.
     #[serde(default)]
     pub read: bool,
+    /// Atomics (rnic_core ATOMIC_EN; id.caps bit 9, id.verbs bit 6); only
+    /// with `read`. Absent from the identity of a build older than the
+    /// knob: it had none.
+    #[serde(default)]
+    pub atomic: bool,
 }
 
 impl Default for VerbSet {
@@ -314,6 +331,7 @@ impl Default for VerbSet {
         VerbSet {
             send: true,
             read: false,
+            atomic: false,
         }
     }
 }
@@ -327,17 +345,22 @@ impl std::fmt::Display for VerbSet {
         if self.read {
             f.write_str(",read")?;
         }
+        if self.atomic {
+            f.write_str(",atomic")?;
+        }
         Ok(())
     }
 }
 
 /// The verb sets `--verbs` takes, for the errors.
-const VERB_SETS: &str = "write, write,send, write,read, write,send,read";
+const VERB_SETS: &str =
+    "write, write,send, write,read, write,send,read, write,read,atomic, write,send,read,atomic";
 
 fn verb_set_parser(s: &str) -> std::result::Result<VerbSet, String> {
     let mut v = VerbSet {
         send: false,
         read: false,
+        atomic: false,
     };
     let mut write = false;
     for item in s.split(',').map(str::trim) {
@@ -345,12 +368,7 @@ fn verb_set_parser(s: &str) -> std::result::Result<VerbSet, String> {
             "write" => write = true,
             "send" => v.send = true,
             "read" => v.read = true,
-            "atomic" | "atomics" => {
-                return Err(format!(
-                    "--verbs {s}: atomics (FETCH_ADD, COMPARE_SWAP) are not implemented in this \
-                     core (verb sets: {VERB_SETS})"
-                ))
-            }
+            "atomic" | "atomics" => v.atomic = true,
             other => {
                 return Err(format!(
                     "--verbs {s}: unknown verb group {other:?} (verb sets: {VERB_SETS})"
@@ -361,7 +379,14 @@ fn verb_set_parser(s: &str) -> std::result::Result<VerbSet, String> {
     if !write {
         return Err(format!(
             "--verbs {s}: the core always carries RDMA WRITE (the ordering contract is about \
-             WRITE_WITH_IMM): name `write`, optionally with `send` and `read`"
+             WRITE_WITH_IMM): name `write`, optionally with `send`, `read` and `atomic`"
+        ));
+    }
+    if v.atomic && !v.read {
+        return Err(format!(
+            "--verbs {s}: atomic needs read (atomics run in the READ engine); name both, \
+             e.g. --verbs {} (verb sets: {VERB_SETS})",
+            VerbSet { read: true, ..v }
         ));
     }
     Ok(v)
@@ -649,6 +674,9 @@ fn default_out(root: &Path, board: &Board, data_w: u32, num_q: u32, knobs: &Iden
     if knobs.verbs.read {
         name += "-read";
     }
+    if knobs.verbs.atomic {
+        name += "-atomic";
+    }
     if !knobs.transports.rc {
         name += "-mponly";
     }
@@ -799,6 +827,8 @@ fn flow_command(
         .arg(if ident.verbs.send { "1" } else { "0" })
         .arg("--read-en")
         .arg(if ident.verbs.read { "1" } else { "0" })
+        .arg("--atomic-en")
+        .arg(if ident.verbs.atomic { "1" } else { "0" })
         .arg("--rc-en")
         .arg(if ident.transports.rc { "1" } else { "0" })
         .arg("--ost-rings")
@@ -897,6 +927,10 @@ fn pack_image(
         ("MP_W".into(), ident.mp_w.to_string()),
         ("SEND_EN".into(), u32::from(ident.verbs.send).to_string()),
         ("READ_EN".into(), u32::from(ident.verbs.read).to_string()),
+        (
+            "ATOMIC_EN".into(),
+            u32::from(ident.verbs.atomic).to_string(),
+        ),
         ("RC_EN".into(), u32::from(ident.transports.rc).to_string()),
     ];
     // the pool sizes the build has (not the knobs: 0 means "from NUM_Q")
@@ -1073,7 +1107,10 @@ fn pct(a: f64, b: u64) -> String {
 /// manifest (whose key has no READ_EN: the READ responder adds no per-QP
 /// state, see `state_budget::budget`), or for a build it lacks an
 /// elaboration of the build's own parameters (`hw/state/manifest.py
-/// --config`, READ_EN included).
+/// --config`, READ_EN included). ATOMIC_EN is in neither: atomics add no
+/// per-QP or pool-sized state either (the QP context's remote-atomic bit
+/// is in every build; the responder's replay records, ATOM_REPLAY of them,
+/// are of a fixed size), and `--config` does not take it.
 fn budget_of(
     root: &Path,
     s: &BuildSummary,
@@ -1239,7 +1276,8 @@ fn sweep(a: &BuildArgs, root: &Path, board: &Board) -> Result<ExitCode> {
     }
     if configs.is_empty() {
         return Err(BuildError::Knob(
-            "--sweep: no configuration left (SEND/RECV and READ need the rc transport)".into(),
+            "--sweep: no configuration left (SEND/RECV, READ and atomics need the rc transport)"
+                .into(),
         )
         .into());
     }
@@ -1381,6 +1419,7 @@ mod tests {
         for (k, v) in [
             ("SEND_EN", "1"),
             ("READ_EN", "0"),
+            ("ATOMIC_EN", "0"),
             ("RC_EN", "1"),
             ("OST_RINGS", "4"),
             ("MP_PEND", "3"),
@@ -1396,31 +1435,127 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// An atomics build says so in its image (ATOMIC_EN beside READ_EN)
+    /// and in its output directory's name.
+    #[test]
+    fn an_atomics_build_names_its_knob() {
+        let ecp5 = rnic_firmware::board("ecp5-85f").unwrap();
+        let dir = std::env::temp_dir().join(format!("rnic-build-atomic-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ident = Identity {
+            board_id: 2,
+            git_hash: "0123abcd".into(),
+            git_dirty: false,
+            build_version: "00010002".into(),
+            mp_w: 64,
+            verbs: verb_set_parser("write,send,read,atomic").unwrap(),
+            transports: Transports::default(),
+            ost_rings: 0,
+            mp_pend: 0,
+            dmacs: 0,
+            mp_wimm: 0,
+        };
+        let bit = dir.join("design.bit");
+        let mut bits = vec![0xFFu8, 0x00, 0xFF, 0xFF, 0xBD, 0xB3];
+        bits.extend((0..5000u32).map(|i| i as u8));
+        std::fs::write(&bit, &bits).unwrap();
+        let p = pack_image(ecp5, 64, 16, &ident, &bit, &dir).unwrap();
+        let img = rnic_firmware::Image::parse(&std::fs::read(&p).unwrap()).unwrap();
+        for (k, v) in [("SEND_EN", "1"), ("READ_EN", "1"), ("ATOMIC_EN", "1")] {
+            assert!(
+                img.header.build.knobs.contains(&(k.into(), v.into())),
+                "{k}: {:?}",
+                img.header.build.knobs
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+        let root = Path::new("/r");
+        let name = |v: &str| {
+            let mut k = ident.clone();
+            k.verbs = verb_set_parser(v).unwrap();
+            default_out(root, ecp5, 64, 16, &k)
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        };
+        assert_eq!(name("write,send,read"), "ecp5-85f-w64-q16-read");
+        assert_eq!(
+            name("write,send,read,atomic"),
+            "ecp5-85f-w64-q16-read-atomic"
+        );
+        assert_eq!(
+            name("write,read,atomic"),
+            "ecp5-85f-w64-q16-write-read-atomic"
+        );
+    }
+
     #[test]
     fn verb_sets_parse_print_and_combine() {
-        for (text, send, read, shown) in [
-            ("write", false, false, "write"),
-            ("write,send", true, false, "write,send"),
-            ("write,read", false, true, "write,read"),
-            ("read, send ,write", true, true, "write,send,read"),
+        for (text, send, read, atomic, shown) in [
+            ("write", false, false, false, "write"),
+            ("write,send", true, false, false, "write,send"),
+            ("write,read", false, true, false, "write,read"),
+            ("read, send ,write", true, true, false, "write,send,read"),
+            ("write,read,atomic", false, true, true, "write,read,atomic"),
+            (
+                "atomic,read,send,write",
+                true,
+                true,
+                true,
+                "write,send,read,atomic",
+            ),
+            (
+                "write,send,read,atomics",
+                true,
+                true,
+                true,
+                "write,send,read,atomic",
+            ),
         ] {
             let v = verb_set_parser(text).unwrap();
-            assert_eq!((v.send, v.read), (send, read), "{text}");
+            assert_eq!((v.send, v.read, v.atomic), (send, read, atomic), "{text}");
             assert_eq!(v.to_string(), shown);
             assert_eq!(verb_set_parser(shown).unwrap(), v);
         }
-        let e = verb_set_parser("write,atomic").unwrap_err();
-        assert!(e.contains("atomics"), "{e}");
+        // every verb set the errors name parses
+        for shown in VERB_SETS.split(", ") {
+            assert_eq!(verb_set_parser(shown).unwrap().to_string(), shown);
+        }
+        // atomics run in the READ engine: not without `read`
+        for text in ["write,atomic", "write,send,atomic"] {
+            let e = verb_set_parser(text).unwrap_err();
+            assert!(
+                e.contains("atomic needs read (atomics run in the READ engine)"),
+                "{e}"
+            );
+            let fix = if text.contains("send") {
+                "--verbs write,send,read,atomic"
+            } else {
+                "--verbs write,read,atomic"
+            };
+            assert!(e.contains(fix), "{e}");
+        }
+        // ... and every build carries WRITE
+        let e = verb_set_parser("read,atomic").unwrap_err();
+        assert!(e.contains("the core always carries RDMA WRITE"), "{e}");
+        let e = verb_set_parser("write,fetch").unwrap_err();
+        assert!(e.contains("unknown verb group \"fetch\""), "{e}");
         let mp = Transports { rc: false };
         let rc = Transports::default();
         let e = check_combination(verb_set_parser("write,read").unwrap(), mp)
             .unwrap_err()
             .to_string();
         assert!(e.contains("READ needs the rc transport"), "{e}");
+        let e = check_combination(verb_set_parser("write,read,atomic").unwrap(), mp)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("atomics need the rc transport"), "{e}");
         assert!(check_combination(verb_set_parser("write,read").unwrap(), rc).is_ok());
+        assert!(check_combination(verb_set_parser("write,read,atomic").unwrap(), rc).is_ok());
         assert!(check_combination(verb_set_parser("write").unwrap(), mp).is_ok());
-        // an identity.json written before the READ knob reads as a build
-        // without it
+        // an identity.json written before the READ knob (and before the
+        // atomic one) reads as a build without them
         let old: Identity = serde_json::from_str(
             r#"{"board_id": 2, "git_hash": "0123abcd", "git_dirty": false,
                 "build_version": "00010000", "verbs": {"send": false}}"#,
@@ -1430,9 +1565,27 @@ mod tests {
             old.verbs,
             VerbSet {
                 send: false,
-                read: false
+                read: false,
+                atomic: false
             }
         );
+        // one written with READ but before the atomic knob: no atomics
+        let old: Identity = serde_json::from_str(
+            r#"{"board_id": 2, "git_hash": "0123abcd", "git_dirty": false,
+                "build_version": "00010000", "verbs": {"send": true, "read": true}}"#,
+        )
+        .unwrap();
+        assert_eq!(old.verbs, verb_set_parser("write,send,read").unwrap());
+        // an atomics build's identity goes to identity.json and back
+        let dir = std::env::temp_dir().join(format!("rnic-build-ident-{}", std::process::id()));
+        let mut ident = old.clone();
+        ident.verbs = verb_set_parser("write,send,read,atomic").unwrap();
+        write_identity(&dir, &ident).unwrap();
+        let text = std::fs::read_to_string(dir.join("identity.json")).unwrap();
+        assert!(text.contains("\"atomic\": true"), "{text}");
+        let back = recorded_identity(&dir).unwrap();
+        assert_eq!(back.verbs, ident.verbs);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

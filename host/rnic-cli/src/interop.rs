@@ -1,8 +1,10 @@
 //! `rnic interop`: the simulated NIC against Linux soft-RoCE (`rdma_rxe`) in
 //! a QEMU guest: ibv_rc_pingpong, WRITE_WITH_IMM (pyverbs), ib_write_bw and
 //! ib_send_lat, rnic as requester and as responder, and RDMA READ (pyverbs),
-//! ib_read_bw and ib_read_lat with rnic as the responder (it serves READs
-//! and cannot issue them), over a fabric profile.
+//! ib_read_bw and ib_read_lat in both roles, RDMA READ (pyverbs) with rnic
+//! as the responder, and ib_atomic_bw (FETCH_AND_ADD, CMP_AND_SWAP) with
+//! rnic as the server (it executes atomics and cannot issue them), over a
+//! fabric profile.
 //! Exit status 0 all passed, 1 a run failed, 2 setup error (no QEMU, no
 //! image, guest did not boot).
 
@@ -25,15 +27,18 @@ pub struct InteropArgs {
     #[arg(long)]
     pub build_image: bool,
     /// Tests to run: pingpong, write-imm, write-bw, send-lat, read,
-    /// read-bw, read-lat (the READ tests run with rnic as responder only).
+    /// read-bw, read-lat, atomic-bw (ib_atomic_bw, FETCH_AND_ADD),
+    /// atomic-bw-cas (ib_atomic_bw -A CMP_AND_SWAP) (read and the atomic
+    /// tests run with rnic as responder only).
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "pingpong,write-imm,write-bw,send-lat,read,read-bw,read-lat"
+        default_value = "pingpong,write-imm,write-bw,send-lat,read,read-bw,read-lat,atomic-bw,atomic-bw-cas"
     )]
     pub tests: Vec<String>,
     /// rnic's roles: requester (rnic sends), responder (the guest sends;
-    /// in the READ tests: the guest reads).
+    /// in the READ tests: the guest reads; in the atomic tests: the guest
+    /// sends atomics, rnic executes them).
     #[arg(long, value_delimiter = ',', default_value = "requester,responder")]
     pub roles: Vec<String>,
     /// Fabric profiles between rnic and the guest (e.g. ideal,lossy).
@@ -43,11 +48,12 @@ pub struct InteropArgs {
     #[arg(long, value_delimiter = ',', default_value = "1024")]
     pub mtu: Vec<u32>,
     /// Messages (iterations) per run (read: READs, cycling through its
-    /// sizes 1, PMTU-1, PMTU, PMTU+1, 3 PMTU+17 and 64 KiB).
+    /// sizes 1, PMTU-1, PMTU, PMTU+1, 3 PMTU+17 and 64 KiB; the atomic
+    /// tests: atomics).
     #[arg(long, default_value_t = 50)]
     pub iters: u32,
     /// Message size in bytes (write-imm: the size of each of its 4 WRITEs;
-    /// read: not used).
+    /// read and the atomic tests: not used, perftest's atomics are 8 bytes).
     #[arg(long, default_value_t = 4096)]
     pub size: u32,
     /// read: READs the guest keeps outstanding at most (rnic grants 4).
@@ -119,7 +125,18 @@ pub fn run(a: &InteropArgs) -> Result<ExitCode> {
         })
         .collect::<Result<Vec<_>>>()?;
     if !tests.iter().any(|t| roles.iter().any(|&r| t.supports(r))) {
-        bail!("nothing to run: rnic serves RDMA READ but cannot issue one, so the READ tests need --roles responder");
+        let why: Vec<String> = tests
+            .iter()
+            .flat_map(|t| {
+                roles
+                    .iter()
+                    .filter_map(move |&r| t.unsupported(r).map(|w| format!("{}: {w}", t.name())))
+            })
+            .collect();
+        bail!(
+            "nothing to run with these roles (try --roles responder): {}",
+            why.join("; ")
+        );
     }
     for f in &a.fabric {
         rnic_sim::FabricConfig::profile(f).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -153,10 +170,10 @@ pub fn run(a: &InteropArgs) -> Result<ExitCode> {
         for &mtu in &a.mtu {
             for &t in &tests {
                 for &role in &roles {
-                    if !t.supports(role) {
+                    if let Some(why) = t.unsupported(role) {
                         if !a.json && f == &a.fabric[0] && mtu == a.mtu[0] {
                             println!(
-                                "skip  {:<10} rnic {:<9}: rnic serves RDMA READ but cannot issue one",
+                                "skip  {:<13} rnic {:<9}: {why}",
                                 t.name(),
                                 format!("{role:?}").to_lowercase()
                             );
@@ -189,7 +206,7 @@ pub fn run(a: &InteropArgs) -> Result<ExitCode> {
                                 println!("{}", serde_json::to_string(&r)?);
                             } else {
                                 println!(
-                                    "ok    {:<10} rnic {:<9} {:<7} mtu {:<4}: sent {} msgs / {} B, received {} msgs, {} B checked; frames {} to guest, {} from guest, {} dropped; rnic retransmits {} timeouts {}; {} cycles, {:.1} s",
+                                    "ok    {:<13} rnic {:<9} {:<7} mtu {:<4}: sent {} msgs / {} B, received {} msgs, {} B checked; frames {} to guest, {} from guest, {} dropped; rnic retransmits {} timeouts {}; {} cycles, {:.1} s",
                                     t.name(),
                                     format!("{role:?}").to_lowercase(),
                                     f,
@@ -231,6 +248,33 @@ pub fn run(a: &InteropArgs) -> Result<ExitCode> {
                                         r.rnic_read_responses
                                     );
                                 }
+                                if let Some(at) = &r.atomic {
+                                    println!(
+                                        "      atomics ({}): {} executed of {} issued (port.rx_atomic +{}, port.rx_atomic_replay +{}); on the wire: {} requests ({} dropped by the link, {} again of which rnic left {} unanswered, {} out of sequence), {} ATOMIC ACKNOWLEDGEs ({} dropped, {} answering a PSN again), {} original values checked, {} NAKs ({} for a PSN sequence error); {} CMP_AND_SWAPs took their swap; values add {:?} swap {:?} compare {:?}; {} operands and {} region bytes checked after the run",
+                                        at.op.map_or("?", |o| o.arg()),
+                                        at.executed,
+                                        at.iters,
+                                        at.rx_atomic,
+                                        at.rx_atomic_replay,
+                                        at.requests,
+                                        at.requests_dropped,
+                                        at.re_requests,
+                                        at.re_requests_unanswered,
+                                        at.out_of_sequence,
+                                        at.atomic_acks,
+                                        at.atomic_acks_dropped,
+                                        at.atomic_acks_again,
+                                        at.orig_values_checked,
+                                        at.naks,
+                                        at.seq_naks,
+                                        at.swaps_taken,
+                                        at.add_values,
+                                        at.swap_values,
+                                        at.compare_values,
+                                        at.operands_checked,
+                                        at.region_bytes_checked
+                                    );
+                                }
                                 if let Some(line) = guest_summary(&r.guest_output) {
                                     println!("      guest: {line}");
                                 }
@@ -252,7 +296,7 @@ pub fn run(a: &InteropArgs) -> Result<ExitCode> {
                         Err(e) => {
                             failed += 1;
                             println!(
-                                "FAIL  {:<10} rnic {:<9} {:<7} mtu {:<4}: {e}",
+                                "FAIL  {:<13} rnic {:<9} {:<7} mtu {:<4}: {e}",
                                 t.name(),
                                 format!("{role:?}").to_lowercase(),
                                 f,

@@ -211,6 +211,24 @@ fn bad_boards_and_knobs_fail_before_any_tool_runs() {
             "READ needs the rc transport",
         );
     }
+    // atomics without rc: refused, as READ is (atomics run in the READ
+    // engine, on rc QPs)
+    for verbs in ["write,read,atomic", "atomic,read,write"] {
+        usage_error(
+            &[
+                "build",
+                "--board",
+                "ecp5-85f",
+                "--transports",
+                "mp",
+                "--verbs",
+                verbs,
+                "--dry-run",
+            ],
+            None,
+            "atomics need the rc transport",
+        );
+    }
     // `read` alone names no `write` (every build carries it): refused
     // before the transports are looked at, as `send` alone is
     let a = [
@@ -234,15 +252,16 @@ fn bad_boards_and_knobs_fail_before_any_tool_runs() {
     for (args, want) in [
         (
             ["--verbs", "write,atomic"],
-            "atomics (FETCH_ADD, COMPARE_SWAP) are not implemented in this core",
+            "atomic needs read (atomics run in the READ engine)",
         ),
         (
             ["--verbs", "write,send,atomic"],
-            "atomics (FETCH_ADD, COMPARE_SWAP) are not implemented in this core",
+            "atomic needs read (atomics run in the READ engine)",
         ),
+        (["--verbs", "atomic"], "the core always carries RDMA WRITE"),
         (
-            ["--verbs", "atomic"],
-            "atomics (FETCH_ADD, COMPARE_SWAP) are not implemented in this core",
+            ["--verbs", "read,atomic"],
+            "the core always carries RDMA WRITE",
         ),
         (["--verbs", "send"], "the core always carries RDMA WRITE"),
         (["--verbs", "read"], "the core always carries RDMA WRITE"),
@@ -446,19 +465,34 @@ fn fake_tools(name: &str) -> PathBuf {
 }
 
 /// `--verbs ...,read` (the READ responder) reaches the flow as READ_EN=1
-/// beside SEND_EN, is recorded in the build's identity and gets its own
-/// output directory; without `read` the flow gets READ_EN=0.
+/// beside SEND_EN, `...,read,atomic` as ATOMIC_EN=1 beside them; each is
+/// recorded in the build's identity and gets its own output directory;
+/// without `read` (`atomic`) the flow gets READ_EN=0 (ATOMIC_EN=0).
 #[test]
 fn the_read_verb_reaches_the_flow_as_read_en() {
     let bin = fake_tools("fake-tools-read");
     let path = bin.to_str().unwrap();
     for board in ["ecp5-85f", "artix7-pcie"] {
-        for (verbs, send, read, dir) in [
-            ("write,send", "1", "0", "-w64-q16\""),
-            ("write,send,read", "1", "1", "-w64-q16-read\""),
-            ("write,read", "0", "1", "-w64-q16-write-read\""),
-            ("read,send,write", "1", "1", "-w64-q16-read\""),
-            ("write", "0", "0", "-w64-q16-write\""),
+        for (verbs, send, read, atomic, dir) in [
+            ("write,send", "1", "0", "0", "-w64-q16\""),
+            ("write,send,read", "1", "1", "0", "-w64-q16-read\""),
+            ("write,read", "0", "1", "0", "-w64-q16-write-read\""),
+            ("read,send,write", "1", "1", "0", "-w64-q16-read\""),
+            ("write", "0", "0", "0", "-w64-q16-write\""),
+            (
+                "write,send,read,atomic",
+                "1",
+                "1",
+                "1",
+                "-w64-q16-read-atomic\"",
+            ),
+            (
+                "atomic,read,write",
+                "0",
+                "1",
+                "1",
+                "-w64-q16-write-read-atomic\"",
+            ),
         ] {
             let what = format!("{board} --verbs {verbs}");
             let o = rnic(
@@ -474,6 +508,10 @@ fn the_read_verb_reaches_the_flow_as_read_en() {
             assert!(out.contains("\"--rc-en\" \"1\""), "{what}: {out}");
             assert!(
                 out.contains(&format!("\"--read-en\" \"{read}\"")),
+                "{what}: {out}"
+            );
+            assert!(
+                out.contains(&format!("\"--atomic-en\" \"{atomic}\"")),
                 "{what}: {out}"
             );
             assert!(out.contains(&format!("{board}{dir}")), "{what}: {out}");
@@ -494,14 +532,23 @@ fn the_read_verb_reaches_the_flow_as_read_en() {
             let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
             assert_eq!(v["identity"]["verbs"]["send"], send == "1", "{what}: {v}");
             assert_eq!(v["identity"]["verbs"]["read"], read == "1", "{what}: {v}");
+            assert_eq!(
+                v["identity"]["verbs"]["atomic"],
+                atomic == "1",
+                "{what}: {v}"
+            );
         }
     }
 }
 
 /// The flow scripts turn `--read-en` into the top's READ_EN parameter
 /// (Yosys' chparam, beside SEND_EN; 0 when not given), and refuse a value
-/// other than 0 or 1 and READ without rc. The stand-in Yosys records the
-/// command and fails: no synthesis runs.
+/// other than 0 or 1 and READ without rc. `--atomic-en 1` sets ATOMIC_EN
+/// on rnic_core under a board top that lacks the parameter (with the
+/// READ_EN and RC_EN its check needs, and READ_EN on the board modules
+/// between), on the top when it has it (rnic_core as the top); atomics
+/// without READ are refused. The stand-in
+/// Yosys records the command and fails: no synthesis runs.
 #[test]
 fn the_flow_scripts_set_read_en_on_the_top() {
     let bin = fake_tools("fake-tools-scripts");
@@ -541,10 +588,15 @@ fn the_flow_scripts_set_read_en_on_the_top() {
         }
         a.into_iter().map(String::from).collect()
     };
-    let run = |script: &str, extra: &[&str]| -> (Output, String) {
+    let run_top = |script: &str, top: Option<&str>, extra: &[&str]| -> (Output, String) {
         let _ = std::fs::remove_file(bin.join("yosys.args"));
+        let mut a = script_args(script);
+        if let Some(t) = top {
+            // the last --top given is the one the script takes
+            a.extend(["--top".to_string(), t.to_string()]);
+        }
         let o = Command::new(root.join("firmware/build").join(script))
-            .args(script_args(script))
+            .args(a)
             .args(extra)
             .env(
                 "PATH",
@@ -559,6 +611,7 @@ fn the_flow_scripts_set_read_en_on_the_top() {
         let args = std::fs::read_to_string(bin.join("yosys.args")).unwrap_or_default();
         (o, args)
     };
+    let run = |script: &str, extra: &[&str]| run_top(script, None, extra);
     for script in ["ecp5.sh", "xilinx.sh"] {
         for (extra, want) in [
             (&[][..], "-set SEND_EN 1 -set RC_EN 1 -set READ_EN 0"),
@@ -585,8 +638,63 @@ fn the_flow_scripts_set_read_en_on_the_top() {
                 stderr(&o)
             );
             assert!(args.contains(want), "{script} {extra:?}: {args}");
+            // no atomics: nothing of them in the command
+            assert!(!args.contains("ATOMIC_EN"), "{script} {extra:?}: {args}");
+        }
+        // atomics under a board top without the parameter: on rnic_core,
+        // before the top's chparam
+        for extra in [
+            &["--read-en", "1", "--atomic-en", "1"][..],
+            &["--send-en", "0", "--read-en", "1", "--atomic-en", "1"][..],
+        ] {
+            let (o, args) = run(script, extra);
+            assert!(
+                stderr(&o).contains("synthesis failed"),
+                "{script} {extra:?}: {}",
+                stderr(&o)
+            );
+            let core = args
+                .find("chparam -set RC_EN 1 -set READ_EN 1 -set ATOMIC_EN 1 rnic_core;")
+                .unwrap_or_else(|| panic!("{script} {extra:?}: {args}"));
+            let top = args
+                .find("chparam -set DATA_W")
+                .unwrap_or_else(|| panic!("{script} {extra:?}: {args}"));
+            assert!(core < top, "{script} {extra:?}: {args}");
+            assert_eq!(args.matches("ATOMIC_EN").count(), 1, "{script}: {args}");
+            // the Artix-7 datapath, between its top and the core, gets the
+            // READ_EN the core's check needs beside ATOMIC_EN; the ECP5 top
+            // has the core right under it
+            let between = args.find("chparam -set READ_EN 1 rnic_artix7_datapath;");
+            if script == "xilinx.sh" {
+                assert!(
+                    between.is_some_and(|b| b < top),
+                    "{script} {extra:?}: {args}"
+                );
+            } else {
+                assert!(between.is_none(), "{script} {extra:?}: {args}");
+            }
+        }
+        // rnic_core as the top (a core-only board): on the top, 0 or 1
+        for atomic in ["0", "1"] {
+            let extra = ["--read-en", "1", "--atomic-en", atomic];
+            let (o, args) = run_top(script, Some("rnic_core"), &extra);
+            assert!(
+                stderr(&o).contains("synthesis failed"),
+                "{script} {extra:?}: {}",
+                stderr(&o)
+            );
+            assert!(
+                args.contains(&format!("-set READ_EN 1 -set ATOMIC_EN {atomic}")),
+                "{script} {extra:?}: {args}"
+            );
+            assert_eq!(args.matches("chparam").count(), 1, "{script}: {args}");
         }
         for (extra, want) in [
+            (&["--atomic-en", "2"][..], "--atomic-en must be 0 or 1"),
+            (
+                &["--atomic-en", "1"][..],
+                "--atomic-en 1 needs --read-en 1 (atomics run in the READ engine)",
+            ),
             (&["--read-en", "2"][..], "--read-en must be 0 or 1"),
             (
                 &["--send-en", "0", "--rc-en", "0", "--read-en", "1"][..],

@@ -13,11 +13,15 @@
 //! - [`read_run`]: RDMA READ by a pyverbs script in the guest from rnic's
 //!   region (rnic the responder), every byte checked, the wire tallied.
 //! - [`perftest`]: perftest's TCP control channel, rnic in either role.
+//! - [`atomic_run`]: `ib_atomic_bw` with rnic as the server: its region's
+//!   operands, the wire (every ATOMIC ACKNOWLEDGE's original value) and the
+//!   counters checked.
 //! - [`vm`]: the full system: simulated NICs as the guest's PCI functions
 //!   (vfio-user) and `rnic` run inside the guest (`rnic vm`).
 
 use std::time::Duration;
 
+pub mod atomic_run;
 pub mod guest;
 pub mod imm_run;
 pub mod perftest;
@@ -114,6 +118,10 @@ pub struct Report {
     /// answered again too), READ RESPONSE packets it sent.
     pub rnic_read_requests: u32,
     pub rnic_read_responses: u32,
+    /// rnic's atomic counters: atomics executed, duplicates answered from
+    /// the replay record (port.rx_atomic, port.rx_atomic_replay).
+    pub rnic_atomics: u32,
+    pub rnic_atomic_replays: u32,
     /// What rxe0's counters moved by during the run (non-zero changes).
     pub rxe_counters: std::collections::BTreeMap<String, u64>,
     pub cycles: u64,
@@ -124,6 +132,8 @@ pub struct Report {
     pub note: Option<String>,
     /// The READ runs: READs, bytes, re-requests and responses on the wire.
     pub read: Option<read_run::ReadTally>,
+    /// The atomic runs: atomics, answers and operands checked.
+    pub atomic: Option<atomic_run::AtomicTally>,
 }
 
 impl Report {
@@ -171,11 +181,14 @@ impl Report {
             rnic_rx_drop_psn: c.rx_drop_psn,
             rnic_read_requests: c.rx_read_req,
             rnic_read_responses: c.tx_read_resp,
+            rnic_atomics: c.rx_atomic,
+            rnic_atomic_replays: c.rx_atomic_replay,
             cycles: rnic.world.now(),
             wall_secs: wall.as_secs_f64(),
             guest_output,
             note: None,
             read: None,
+            atomic: None,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The peer side of perftest's out-of-band TCP exchange, so that rnic's
 //! host tooling can stand in for `ib_write_bw`, `ib_write_lat`,
-//! `ib_send_bw`, `ib_send_lat`, `ib_read_bw` and `ib_read_lat` opposite a
-//! real perftest, in either role.
+//! `ib_send_bw`, `ib_send_lat`, `ib_read_bw`, `ib_read_lat` and
+//! `ib_atomic_bw` opposite a real perftest, in either role.
 //!
 //! # What this is based on
 //!
@@ -67,7 +67,7 @@
 //!
 //! | test | before the data phase | after the data phase |
 //! |---|---|---|
-//! | `ib_write_bw`, `ib_read_bw` | HS×N; **connect QPs**; HS×N; HS | client: HS, BW report, close. Server: right after its last pre-data HS it enters the same HS, so it blocks until the client has finished; then BW report, close |
+//! | `ib_write_bw`, `ib_read_bw`, `ib_atomic_bw` | HS×N; **connect QPs**; HS×N; HS | client: HS, BW report, close. Server: right after its last pre-data HS it enters the same HS, so it blocks until the client has finished; then BW report, close |
 //! | `ib_write_lat` | HS; HS; **connect QPs**; HS; HS | nothing: both sides exit (no close, no `"done"`) |
 //! | `ib_read_lat` | HS; HS; **connect QPs**; HS; HS | close (the server closes at once and so waits in it for the client) |
 //! | `ib_send_bw`, `ib_send_lat` | HS×N; **connect QPs**; HS; HS×N; **post receives**; HS | close |
@@ -80,7 +80,7 @@
 //! uninitialised one the client ignores. Every HS carries the same
 //! `pingpong_dest` per QP (for RC perftest never changes it). The latency
 //! tests allow only N = 1. So with one QP: 3 HS before the data phase for
-//! the BW write/read tests, 4 for all the others.
+//! the BW write/read/atomic tests, 4 for all the others.
 //!
 //! A complete `ib_write_bw` run with one QP, as recorded between two real
 //! 6.06 binaries ("C→S 16" = the client sends 16 bytes):
@@ -129,6 +129,16 @@
 //!   to the same addresses first).
 //! * `ib_read_bw`: the same with RDMA READs by the client of the server's
 //!   region; at most `out_reads` outstanding (see [`Dest::out_reads`]).
+//! * `ib_atomic_bw`: the same with 8-byte atomics ([`ATOMIC_SIZE`]; `-s`
+//!   other than 8 is refused), default `iters` 1000: FETCH_AND_ADD of
+//!   [`ATOMIC_ADD_VALUE`] (1), or with `-A CMP_AND_SWAP` CMP_AND_SWAP with
+//!   swap [`ATOMIC_SWAP_VALUE`] (0) and compare 0 (`ctx_set_send_wqes`).
+//!   Being at most half the cycle buffer, they cycle through the slots
+//!   like any small BW message: atomic k goes to `vaddr + (k mod 64) × 64`
+//!   with the default cycle buffer and cache line ([`Handshake::msg_offset`];
+//!   `increase_rem_addr` with `ATOMIC`), so each of the 64 aligned
+//!   operands receives every 64th atomic. Like READs, at most `out_reads`
+//!   outstanding (the QP's `max_rd_atomic`).
 //! * `ib_send_bw`: the server posts `rx_depth` (default 512, at most
 //!   `iters`) receives before the last HS and re-posts as they complete;
 //!   the client sends exactly `iters` (default 1000) SENDs of `size`. RNR
@@ -164,7 +174,8 @@
 //! # QP attributes perftest uses (`ctx_connect`)
 //!
 //! RC; INIT access REMOTE_WRITE (write tests), REMOTE_READ (read tests),
-//! REMOTE_WRITE|LOCAL_WRITE (send tests); RTR: path MTU = the negotiated
+//! REMOTE_ATOMIC (atomic tests), REMOTE_WRITE|LOCAL_WRITE (send tests);
+//! RTR: path MTU = the negotiated
 //! MTU ([`Negotiated::mtu`]), dest QPN and RQ PSN from the peer's key,
 //! `max_dest_rd_atomic` = own `out_reads`, `min_rnr_timer` 12, GRH with the
 //! peer's GID, hop limit 255, traffic class 0, SL 0; RTS: SQ PSN = own PSN,
@@ -184,6 +195,12 @@
 //! `max_qp_rd_atom` in read keys; the RTR/RTS attributes listed above;
 //! `ib_write_bw -s 100` writing to `vaddr + k × 128` over 32 slots; the
 //! `ib_write_lat` server posting the first WRITE.
+//!
+//! `ib_atomic_bw` was not among the recorded programs: its sequence is
+//! from `atomic_bw.c`, whose `main` makes the same exchange calls as
+//! `read_bw.c`, and was confirmed by the interop suite (rnic as the
+//! server opposite the Debian binary on rdma_rxe, which finishes with
+//! exit status 0).
 //!
 //! Not confirmed: the `rx_depth` cap (`min(rx_depth, iters)`) of the send
 //! tests, and whether the 60 s idle watchdog also applies to `ib_send_lat`;
@@ -365,16 +382,20 @@ pub enum TestKind {
     SendLat,
     ReadBw,
     ReadLat,
+    /// `ib_atomic_bw`: the BW tests' exchange; the client's work requests
+    /// are 8-byte atomics (FETCH_AND_ADD or CMP_AND_SWAP, see [`AtomicOp`]).
+    AtomicBw,
 }
 
 impl TestKind {
-    pub const ALL: [TestKind; 6] = [
+    pub const ALL: [TestKind; 7] = [
         TestKind::WriteBw,
         TestKind::WriteLat,
         TestKind::SendBw,
         TestKind::SendLat,
         TestKind::ReadBw,
         TestKind::ReadLat,
+        TestKind::AtomicBw,
     ];
 
     /// The perftest binary.
@@ -386,6 +407,7 @@ impl TestKind {
             TestKind::SendLat => "ib_send_lat",
             TestKind::ReadBw => "ib_read_bw",
             TestKind::ReadLat => "ib_read_lat",
+            TestKind::AtomicBw => "ib_atomic_bw",
         }
     }
 
@@ -393,16 +415,17 @@ impl TestKind {
     pub fn is_bw(self) -> bool {
         matches!(
             self,
-            TestKind::WriteBw | TestKind::SendBw | TestKind::ReadBw
+            TestKind::WriteBw | TestKind::SendBw | TestKind::ReadBw | TestKind::AtomicBw
         )
     }
 
-    /// Default `-s` (`DEF_SIZE_BW` / `DEF_SIZE_LAT`).
+    /// Default `-s` (`DEF_SIZE_BW` / `DEF_SIZE_LAT`; the atomic tests'
+    /// `DEF_SIZE_ATOMIC`, the only size they accept).
     pub fn default_size(self) -> u64 {
-        if self.is_bw() {
-            65536
-        } else {
-            2
+        match self {
+            TestKind::AtomicBw => ATOMIC_SIZE,
+            _ if self.is_bw() => 65536,
+            _ => 2,
         }
     }
 
@@ -474,7 +497,10 @@ impl TestKind {
 
     /// Whether `xchg_bw_reports` runs after the data phase (non-duplex).
     pub fn exchanges_bw_reports(self) -> bool {
-        matches!(self, TestKind::WriteBw | TestKind::ReadBw)
+        matches!(
+            self,
+            TestKind::WriteBw | TestKind::ReadBw | TestKind::AtomicBw
+        )
     }
 
     /// Whether the test ends with `ctx_close_connection` (HS + `"done"`).
@@ -488,6 +514,38 @@ impl TestKind {
             TestKind::WriteLat => Some(Role::Server),
             TestKind::SendLat => Some(Role::Client),
             _ => None,
+        }
+    }
+}
+
+/// `DEF_SIZE_ATOMIC`: the atomic tests' message size, the only one they
+/// accept ("Message size cannot be changed for Atomic tests").
+pub const ATOMIC_SIZE: u64 = 8;
+/// `ATOMIC_ADD_VALUE`: what each FETCH_AND_ADD of `ib_atomic_bw` adds
+/// (`wr.atomic.compare_add`).
+pub const ATOMIC_ADD_VALUE: u64 = 1;
+/// `ATOMIC_SWAP_VALUE`: what each CMP_AND_SWAP of `ib_atomic_bw` swaps in
+/// (`wr.atomic.swap`; its `compare_add` is left 0 by the work request's
+/// `memset`).
+pub const ATOMIC_SWAP_VALUE: u64 = 0;
+
+/// `ib_atomic_bw -A`: the atomic the client's work requests carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AtomicOp {
+    /// `FETCH_AND_ADD`, perftest's default: add [`ATOMIC_ADD_VALUE`].
+    FetchAndAdd,
+    /// `CMP_AND_SWAP`: swap in [`ATOMIC_SWAP_VALUE`] where the operand
+    /// equals the compare value.
+    CmpAndSwap,
+}
+
+impl AtomicOp {
+    /// The `-A` argument.
+    pub fn arg(self) -> &'static str {
+        match self {
+            AtomicOp::FetchAndAdd => "FETCH_AND_ADD",
+            AtomicOp::CmpAndSwap => "CMP_AND_SWAP",
         }
     }
 }
@@ -2221,6 +2279,7 @@ mod tests {
     fn exchange_counts() {
         assert_eq!(TestKind::WriteBw.pre_data_exchanges(1), 3);
         assert_eq!(TestKind::ReadBw.pre_data_exchanges(2), 5);
+        assert_eq!(TestKind::AtomicBw.pre_data_exchanges(1), 3);
         assert_eq!(TestKind::WriteLat.pre_data_exchanges(1), 4);
         assert_eq!(TestKind::ReadLat.pre_data_exchanges(1), 4);
         assert_eq!(TestKind::SendBw.pre_data_exchanges(1), 4);

@@ -1,6 +1,7 @@
 //! perftest (`ib_write_bw`, `ib_send_lat`, `ib_read_bw`, `ib_read_lat`)
-//! against rnic, in both roles, over perftest's own TCP control channel
-//! ([`crate::perftest`]).
+//! against rnic, in both roles, and `ib_atomic_bw` with rnic as the server
+//! (the responder: rnic executes atomics but issues none), over perftest's
+//! own TCP control channel ([`crate::perftest`]).
 //!
 //! perftest cannot check its data; in the READ tests with rnic as the
 //! server, rnic's region holds the seeded pattern of [`crate::read_run`]
@@ -9,7 +10,9 @@
 //! NAKs). With rnic as the client (the reader), every READ must complete
 //! with success, and rnic must have placed at least one response per
 //! path MTU of each (`port.rx_read_resp`); perftest's region holds
-//! `rand()` bytes, so the bytes are not compared.
+//! `rand()` bytes, so the bytes are not compared. In `ib_atomic_bw`
+//! rnic's region holds chosen operands, and [`crate::atomic_run`] checks
+//! every answer on the wire, the counters and the region afterwards.
 //!
 //! The exchange before the data phase needs nothing from the simulation and
 //! runs on this thread; the part after it can wait for the guest's program,
@@ -21,10 +24,11 @@ use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 use rnic_harness::conn::PortAddr;
-use rnic_verbs::{WcOpcode, WrOpcode};
+use rnic_verbs::{AccessFlags, WcOpcode, WrOpcode};
 
+use crate::atomic_run::{self, AtomicWire};
 use crate::guest::Guest;
-use crate::perftest::{self, BwReport, Dest, Handshake, IbvMtu, Params, Stage, TestKind};
+use crate::perftest::{self, AtomicOp, BwReport, Dest, Handshake, IbvMtu, Params, Stage, TestKind};
 use crate::suite::{RunSpec, Test};
 use crate::{InteropError, Report, Result, Rnic, Role};
 
@@ -35,7 +39,17 @@ fn kind_of(t: Test) -> TestKind {
         Test::WriteBw => TestKind::WriteBw,
         Test::ReadBw => TestKind::ReadBw,
         Test::ReadLat => TestKind::ReadLat,
+        Test::AtomicBw | Test::AtomicBwCas => TestKind::AtomicBw,
         _ => TestKind::SendLat,
+    }
+}
+
+/// The atomic of the `ib_atomic_bw` tests.
+fn atomic_of(t: Test) -> Option<AtomicOp> {
+    match t {
+        Test::AtomicBw => Some(AtomicOp::FetchAndAdd),
+        Test::AtomicBwCas => Some(AtomicOp::CmpAndSwap),
+        _ => None,
     }
 }
 
@@ -48,18 +62,34 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
     let t0 = Instant::now();
     let mtu = IbvMtu::from_bytes(spec.mtu)
         .ok_or_else(|| InteropError::Failed(format!("MTU {}", spec.mtu)))?;
+    let atomic = atomic_of(spec.test);
+    // ib_atomic_bw takes no other size than its 8 bytes
+    let size = if atomic.is_some() {
+        perftest::ATOMIC_SIZE as u32
+    } else {
+        spec.size
+    };
     let mut params = Params::new(kind);
-    params.size = u64::from(spec.size);
+    params.size = u64::from(size);
     params.iters = u64::from(spec.iters);
     params.mtu = mtu;
     params.rx_depth = RECV_DEPTH;
-    let program = format!(
-        "{} -d rxe0 -i 1 -x 1 -F -s {} -n {} -m {}",
-        kind.program(),
-        spec.size,
-        spec.iters,
-        spec.mtu
-    );
+    let program = match atomic {
+        Some(op) => format!(
+            "{} -d rxe0 -i 1 -x 1 -F -A {} -n {} -m {}",
+            kind.program(),
+            op.arg(),
+            spec.iters,
+            spec.mtu
+        ),
+        None => format!(
+            "{} -d rxe0 -i 1 -x 1 -F -s {} -n {} -m {}",
+            kind.program(),
+            size,
+            spec.iters,
+            spec.mtu
+        ),
+    };
     let mut local = [Dest::new(
         rnic.qpn(),
         rnic.sq_psn,
@@ -89,7 +119,30 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
         let region = crate::read_run::read_pattern(spec.seed, rnic.opts.buf_len);
         rnic.buf.write(0, &region);
         wire = Some(crate::read_run::Wire::start(rnic, spec.mtu, region));
+    } else if atomic.is_some() {
+        if spec.role == Role::Requester {
+            return Err(InteropError::Failed(format!(
+                "{} needs rnic as the server: rnic executes atomics as a responder but does not issue them",
+                kind.program()
+            )));
+        }
+        if rnic.max_dest_rd_atomic == 0 || !rnic.qp_access.contains(AccessFlags::REMOTE_ATOMIC) {
+            return Err(InteropError::Failed(format!(
+                "{} needs rnic to execute atomics: this build grants {} responder resources and its QP's access is {:?} (REMOTE_ATOMIC needed)",
+                kind.program(),
+                rnic.max_dest_rd_atomic,
+                rnic.qp_access
+            )));
+        }
+        // The atomics rnic grants outstanding: the client's max_rd_atomic.
+        local[0].out_reads = u32::from(rnic.max_dest_rd_atomic);
     }
+    let atomic_before = match atomic {
+        Some(_) => Some(atomic_run::CountersBefore::read(rnic)?),
+        None => None,
+    };
+    let seed = spec.seed;
+    let buf_len = rnic.opts.buf_len;
     let stream = match spec.role {
         Role::Requester => {
             guest.start(&program)?;
@@ -105,7 +158,6 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
     };
     let peer_mac = guest.config().mac;
     let guest_ip = guest.config().ip;
-    let size = spec.size;
     // rnic's part of the exchange's two stops.
     let mut hook = |st: Stage, hs: &Handshake| -> std::result::Result<(), perftest::HookError> {
         match st {
@@ -117,6 +169,11 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
                         rnic.opts.buf_len
                     )
                     .into());
+                }
+                if atomic.is_some() {
+                    // The operands before the client can reach them.
+                    rnic.buf
+                        .write(0, &atomic_run::initial_region(seed, buf_len, hs));
                 }
                 let r = &hs.remote[0];
                 let peer = PortAddr {
@@ -150,6 +207,12 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
     if let Some(w) = wire.as_mut() {
         w.expect_psn(hs.remote[0].psn);
     }
+    // (the simulation has not run since the exchange began: every atomic
+    // is still to come)
+    let initial = atomic.map(|_| atomic_run::initial_region(seed, buf_len, &hs));
+    let mut atomic_wire = atomic
+        .zip(initial.clone())
+        .map(|(op, region)| AtomicWire::start(rnic, &hs, op, region));
 
     let iters = u64::from(spec.iters);
     let (mut sent, mut recvd, mut completed) = (0u64, 0u64, 0u64);
@@ -161,7 +224,7 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
     let mut stream = Some(stream);
     let half = rnic.opts.buf_len / 2;
     let reads_before = rnic.counters()?.rx_read_resp;
-    if wire.is_none() {
+    if wire.is_none() && atomic.is_none() {
         let pattern: Vec<u8> = (0..size).map(|i| (i as u8) ^ 0xA5).collect();
         rnic.buf.write(0, &pattern);
     }
@@ -226,8 +289,12 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
             (TestKind::WriteBw | TestKind::ReadBw | TestKind::ReadLat, Role::Requester) => {
                 completed == iters
             }
-            // Passive servers: the client's READs or WRITEs need only ACKs.
-            (TestKind::WriteBw | TestKind::ReadBw | TestKind::ReadLat, Role::Responder) => true,
+            // Passive servers: the client's READs, WRITEs or atomics need
+            // only answers.
+            (
+                TestKind::WriteBw | TestKind::ReadBw | TestKind::ReadLat | TestKind::AtomicBw,
+                Role::Responder,
+            ) => true,
             _ => completed == iters && recvd == iters,
         };
         // After our data phase: perftest's closing exchange, on a thread.
@@ -266,13 +333,20 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
         if let Some(w) = wire.as_mut() {
             w.drain(rnic);
         }
+        if let Some(w) = atomic_wire.as_mut() {
+            w.drain(rnic);
+        }
         if let Some(r) = stepped? {
             if r.rc != 0 {
+                if let Some(w) = atomic_wire.as_mut() {
+                    w.stop(rnic);
+                }
                 return Err(InteropError::Failed(format!(
-                    "the guest's `{program}` failed (exit {}) with rnic at {sent} sent, {recvd} received:\n{}{}",
+                    "the guest's `{program}` failed (exit {}) with rnic at {sent} sent, {recvd} received:\n{}{}{}",
                     r.rc,
                     r.output,
-                    wire.as_ref().map(|w| format!("\n{}", w.summary())).unwrap_or_default()
+                    wire.as_ref().map(|w| format!("\n{}", w.summary())).unwrap_or_default(),
+                    atomic_wire.as_ref().map(|w| format!("\n{}", w.summary())).unwrap_or_default()
                 )));
             }
             guest_result = Some(r);
@@ -303,10 +377,11 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
         }
         if t0.elapsed() > spec.limit {
             return Err(InteropError::Failed(format!(
-                "{} did not finish within {:?}: rnic sent {sent} (completed {completed}), received {recvd}; guest output:\n{}",
+                "{} did not finish within {:?}: rnic sent {sent} (completed {completed}), received {recvd}; guest output:\n{}{}",
                 kind.program(),
                 spec.limit,
-                guest.output_so_far()
+                guest.output_so_far(),
+                atomic_wire.as_ref().map(|w| format!("\n{}", w.summary())).unwrap_or_default()
             )));
         }
     }
@@ -321,6 +396,17 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
     }
     let mut checked = 0;
     let mut read = None;
+    let mut atomic_tally = None;
+    if let (Some(w), Some(init), Some(before)) = (atomic_wire, initial.as_ref(), atomic_before) {
+        let reported = finish.as_ref().and_then(|f| f.peer_report).map(|p| p.iters);
+        let t = atomic_run::finish(rnic, w, &hs, init, before, reported)?;
+        // rnic received and executed the atomics, and answered each:
+        // the original values checked on the wire and the operands after.
+        recvd = t.executed;
+        sent = t.executed;
+        checked = 8 * (t.orig_values_checked + t.operands_checked);
+        atomic_tally = Some(t);
+    }
     if is_read(kind) && spec.role == Role::Requester {
         // every READ completed with success (rnic.poll refuses any other);
         // each placed its responses
@@ -379,7 +465,19 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
         t0.elapsed(),
     );
     rep.note = read.as_ref().and_then(crate::read_run::late_nak_note);
+    if let Some(t) = atomic_tally
+        .as_ref()
+        .filter(|t| t.re_requests_unanswered > 0)
+    {
+        rep.note = Some(format!(
+            "rnic left {} of the guest's {} re-sent atomics unanswered (dropped, port.rx_drop_psn; the guest asked again); the first: {}",
+            t.re_requests_unanswered,
+            t.re_requests,
+            t.unanswered_notes.first().map_or("", String::as_str)
+        ));
+    }
     rep.read = read;
+    rep.atomic = atomic_tally;
     Ok(rep)
 }
 

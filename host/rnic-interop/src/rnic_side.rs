@@ -37,6 +37,11 @@ pub struct RnicOpts {
     pub buf_len: usize,
     pub sq_depth: u32,
     pub rq_depth: u32,
+    /// Grant REMOTE_ATOMIC on the region and the QP, so that the guest's
+    /// atomics are executed (needs a build that executes atomics:
+    /// `atomic_cap` HCA, rnic_core `ATOMIC_EN`; otherwise [`Rnic::new`]
+    /// fails saying so).
+    pub remote_atomic: bool,
 }
 
 impl Default for RnicOpts {
@@ -59,6 +64,7 @@ impl Default for RnicOpts {
             buf_len: 1 << 20,
             sq_depth: 64,
             rq_depth: 64,
+            remote_atomic: false,
         }
     }
 }
@@ -83,6 +89,9 @@ pub struct Rnic {
     /// (`max_rd_atomic` at RTS): the device's `max_qp_init_rd_atom`, 0 on a
     /// build that does not issue READ.
     pub max_rd_atomic: u8,
+    /// The QP's remote access (REMOTE_WRITE, REMOTE_READ, and
+    /// REMOTE_ATOMIC if [`RnicOpts::remote_atomic`]).
+    pub qp_access: AccessFlags,
     started: Instant,
 }
 
@@ -100,6 +109,16 @@ impl Rnic {
         })?;
         let ctx = Context::open(world.device(0))?;
         ctx.set_port_addr(o.addr.mac, o.addr.ip)?;
+        let dev_attr = ctx.query_device()?;
+        let mut qp_access = AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ;
+        if o.remote_atomic {
+            if dev_attr.atomic_cap != rnic_verbs::AtomicCap::Hca {
+                return Err(InteropError::Failed(
+                    "this rnic build executes no atomics (atomic_cap IBV_ATOMIC_NONE: id.caps bit 9 clear, rnic_core ATOMIC_EN=0)".into(),
+                ));
+            }
+            qp_access |= AccessFlags::REMOTE_ATOMIC;
+        }
         let pd = ctx.alloc_pd()?;
         let cq = ctx.create_cq(256)?;
         let qp = ctx.create_qp(
@@ -125,7 +144,7 @@ impl Rnic {
                 qp_state: rnic_verbs::QpState::Init,
                 pkey_index: 0,
                 port_num: 1,
-                qp_access_flags: AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
+                qp_access_flags: qp_access,
                 ..Default::default()
             },
             rnic_verbs::QpAttrMask::STATE
@@ -139,10 +158,9 @@ impl Rnic {
             &buf,
             0,
             o.buf_len,
-            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
+            AccessFlags::LOCAL_WRITE | qp_access,
         )?;
         let sq_psn = (rnic_harness::pattern::mix(o.seed ^ 0x5053_4e00) & 0xff_ffff) as u32;
-        let dev_attr = ctx.query_device()?;
         let max_dest_rd_atomic = u8::try_from(dev_attr.max_qp_rd_atom).unwrap_or(u8::MAX);
         let max_rd_atomic = u8::try_from(dev_attr.max_qp_init_rd_atom).unwrap_or(u8::MAX);
         Ok(Self {
@@ -157,6 +175,7 @@ impl Rnic {
             sq_psn,
             max_dest_rd_atomic,
             max_rd_atomic,
+            qp_access,
             started: Instant::now(),
         })
     }
@@ -180,11 +199,12 @@ impl Rnic {
             spray_log: 0,
             qp_type: rnic_verbs::QpType::Rc,
             mp_window: 0,
-            qp_access: AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
+            qp_access: self.qp_access,
             path_thresh: None,
         };
         // rnic_harness::conn::bring_up, but granting READ resources at RTR
-        // (the harness grants none; the QP's access has REMOTE_READ).
+        // (the harness grants none; the QP's access has REMOTE_READ, and
+        // atomics use the same resources).
         let remote = Remote {
             qpn,
             psn,

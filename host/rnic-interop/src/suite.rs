@@ -27,14 +27,20 @@ pub enum Test {
     /// RDMA READ by `read_peer.py` from rnic's region: every byte checked
     /// by the guest and on the wire. rnic is the responder only.
     Read,
-    /// perftest `ib_read_bw`, rnic the server (responder) only.
+    /// perftest `ib_read_bw`, both roles.
     ReadBw,
-    /// perftest `ib_read_lat`, rnic the server (responder) only.
+    /// perftest `ib_read_lat`, both roles.
     ReadLat,
+    /// perftest `ib_atomic_bw` (FETCH_AND_ADD, its default), rnic the
+    /// server (responder) only: every answer, the counters and the
+    /// operands checked by rnic ([`crate::atomic_run`]).
+    AtomicBw,
+    /// perftest `ib_atomic_bw -A CMP_AND_SWAP`, likewise.
+    AtomicBwCas,
 }
 
 impl Test {
-    pub const ALL: [Test; 7] = [
+    pub const ALL: [Test; 9] = [
         Test::PingPong,
         Test::WriteImm,
         Test::WriteBw,
@@ -42,6 +48,8 @@ impl Test {
         Test::Read,
         Test::ReadBw,
         Test::ReadLat,
+        Test::AtomicBw,
+        Test::AtomicBwCas,
     ];
 
     pub fn name(self) -> &'static str {
@@ -53,14 +61,37 @@ impl Test {
             Test::Read => "read",
             Test::ReadBw => "read-bw",
             Test::ReadLat => "read-lat",
+            Test::AtomicBw => "atomic-bw",
+            Test::AtomicBwCas => "atomic-bw-cas",
         }
     }
 
-    /// Whether rnic can play `role` in this test: the pyverbs READ peer is
-    /// the reader, so in `read` rnic is the responder only; `ib_read_bw`
-    /// and `ib_read_lat` run in both roles.
+    /// Whether rnic can play `role` in this test (see
+    /// [`Test::unsupported`]).
     pub fn supports(self, role: Role) -> bool {
-        self != Test::Read || role == Role::Responder
+        self.unsupported(role).is_none()
+    }
+
+    /// Why rnic cannot play `role` in this test, if it cannot: the pyverbs
+    /// READ peer is the reader, so in `read` rnic is the responder only
+    /// (`ib_read_bw` and `ib_read_lat` run in both roles); rnic executes
+    /// atomics but does not issue them, so in the atomic tests it is the
+    /// server (responder) only.
+    pub fn unsupported(self, role: Role) -> Option<&'static str> {
+        match (self, role) {
+            (Test::Read, Role::Requester) => Some(
+                "the guest's pyverbs peer is the reader (ib_read_bw and ib_read_lat run with rnic as the reader)",
+            ),
+            (Test::AtomicBw | Test::AtomicBwCas, Role::Requester) => Some(
+                "rnic executes atomics as a responder but does not issue them yet, so it can only be ib_atomic_bw's server",
+            ),
+            _ => None,
+        }
+    }
+
+    /// The `ib_atomic_bw` tests.
+    pub fn is_atomic(self) -> bool {
+        matches!(self, Test::AtomicBw | Test::AtomicBwCas)
     }
 
     pub fn from_name(s: &str) -> Option<Self> {
@@ -81,7 +112,7 @@ pub struct RunSpec {
     pub iters: u32,
     /// Message size (pingpong, write-bw, send-lat, read-bw, read-lat) or
     /// chunk size (write-imm); `read` has its own sizes (1, PMTU-1, PMTU,
-    /// PMTU+1, 3 PMTU+17, 64 KiB).
+    /// PMTU+1, 3 PMTU+17, 64 KiB), the atomic tests perftest's 8 bytes.
     pub size: u32,
     /// `read`: READs the guest keeps outstanding at most (rnic grants
     /// `max_dest_rd_atomic` 4).
@@ -114,8 +145,14 @@ impl RunSpec {
         } else {
             String::new()
         };
+        // (the atomic tests have perftest's 8 bytes)
+        let size = if self.test.is_atomic() {
+            String::new()
+        } else {
+            format!(" --size {}", self.size)
+        };
         format!(
-            "rnic interop --tests {} --roles {} --fabric {} --mtu {} --seed {} --data-w {} --iters {} --size {}{depth}",
+            "rnic interop --tests {} --roles {} --fabric {} --mtu {} --seed {} --data-w {} --iters {}{size}{depth}",
             self.test.name(),
             match self.role {
                 Role::Requester => "requester",
@@ -126,16 +163,15 @@ impl RunSpec {
             self.seed,
             self.data_w,
             self.iters,
-            self.size
         )
     }
 }
 
 /// Run `spec` against `guest`.
 pub fn run_one(guest: &mut Guest, spec: &RunSpec) -> Result<Report> {
-    if !spec.test.supports(spec.role) {
+    if let Some(why) = spec.test.unsupported(spec.role) {
         return Err(InteropError::Failed(format!(
-            "{} needs rnic as the responder: the guest's pyverbs peer is the reader (ib_read_bw and ib_read_lat run with rnic as the reader)",
+            "{} needs rnic as the responder: {why}",
             spec.test.name()
         )));
     }
@@ -157,6 +193,7 @@ pub fn run_one(guest: &mut Guest, spec: &RunSpec) -> Result<Report> {
         fabric: spec.fabric.clone(),
         pcap: spec.pcap.clone(),
         buf_len,
+        remote_atomic: spec.test.is_atomic(),
         addr: rnic_harness::conn::PortAddr {
             mac: guest.config().peer_mac,
             ip: guest.config().peer_ip,
@@ -208,9 +245,12 @@ pub fn run_one(guest: &mut Guest, spec: &RunSpec) -> Result<Report> {
                 ..ReadOpts::default()
             },
         ),
-        Test::WriteBw | Test::SendLat | Test::ReadBw | Test::ReadLat => {
-            perftest_run::run(&mut rnic, guest, spec)
-        }
+        Test::WriteBw
+        | Test::SendLat
+        | Test::ReadBw
+        | Test::ReadLat
+        | Test::AtomicBw
+        | Test::AtomicBwCas => perftest_run::run(&mut rnic, guest, spec),
     };
     let _ = rnic.world.flush_pcap();
     if let Some(p) = rnic.world.disconnect_external(0) {
