@@ -2,7 +2,8 @@
 //! axis_arb_mux with arbiter, icrc_subst, ram_sdp, ram_sdp_copies,
 //! mr_table, tag_match, slot_allocator, mp_window, rc_message,
 //! mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer,
-//! path_pick, path_health, ram_reset_sweep, read_reply, read_track) once per
+//! path_pick, path_health, ram_reset_sweep, read_reply, read_track,
+//! atomic_replay) once per
 //! configuration of src/configs.rs and links every
 //! model, the Verilator runtime and the thin C ABI (csrc/blocks.cpp) into
 //! this crate. Seconds; a model whose sources and parameters did not change
@@ -663,6 +664,110 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "pkt_last_reg <= push_kind == K_ONLY || push_kind == K_LAST;",
         "pkt_last_reg <= (push_kind == K_ONLY || push_kind == K_LAST) && !job_ack[push_job];",
     ),
+    // read_reply's atomics (ATOMIC_EN)
+    (
+        "rr_atom_issue_not_blocked",
+        "read_reply.v",
+        "wire iss_go = iss_active_reg && slot_free && (!rd_valid_reg || m_rd_desc_ready) && !atom_busy;",
+        "wire iss_go = iss_active_reg && slot_free && (!rd_valid_reg || m_rd_desc_ready);",
+    ),
+    (
+        "rr_cmp_swap_inverted",
+        "read_reply.v",
+        "atom_new_reg <= atom_orig_reg == job_opa[atom_job_reg] ? job_opb[atom_job_reg] : atom_orig_reg;",
+        "atom_new_reg <= atom_orig_reg != job_opa[atom_job_reg] ? job_opb[atom_job_reg] : atom_orig_reg;",
+    ),
+    (
+        "rr_fetch_add_swaps",
+        "read_reply.v",
+        "atom_new_reg <= atom_orig_reg + job_opa[atom_job_reg];",
+        "atom_new_reg <= job_opb[atom_job_reg];",
+    ),
+    (
+        "rr_snoop_ignores_strobes",
+        "read_reply.v",
+        "if (s_snoop_strb[k]) begin",
+        "if (1'b1) begin",
+    ),
+    (
+        "rr_snoop_any_address",
+        "read_reply.v",
+        "if (atom_st_reg == AS_READ && s_snoop_en && s_snoop_addr == atom_word_reg) begin",
+        "if (atom_st_reg == AS_READ && s_snoop_en) begin",
+    ),
+    (
+        "rr_atom_ack_before_write_status",
+        "read_reply.v",
+        "    if (atom_st_reg == AS_DESC && m_wr_desc_ready) begin\n        atom_st_reg <= AS_WAIT;\n",
+        "    if (atom_st_reg == AS_DESC && m_wr_desc_ready) begin\n        atom_st_reg <= AS_WAIT;\n        slot_ready_reg[atom_slot_reg] <= 1'b1;\n",
+    ),
+    (
+        "rr_atom_done_at_write_issue",
+        "read_reply.v",
+        "assign atom_done = atom_st_reg == AS_WAIT && s_wr_status_valid;",
+        "assign atom_done = atom_st_reg == AS_DESC && m_wr_desc_ready;",
+    ),
+    (
+        "rr_failed_atomic_written_back",
+        "read_reply.v",
+        "atom_st_reg <= s_rd_status_error != 4'd0 ? AS_IDLE : AS_CALC;",
+        "atom_st_reg <= AS_CALC;",
+    ),
+    (
+        "rr_replay_answers_last_orig",
+        "read_reply.v",
+        "pkt_orig_reg <= job_opa[push_job];",
+        "pkt_orig_reg <= atom_orig_reg;",
+    ),
+    (
+        "rr_rec_psn_of_issuing_job",
+        "read_reply.v",
+        "assign m_rec_psn = job_psn[atom_job_reg];",
+        "assign m_rec_psn = job_psn[job_iss_reg[JW-1:0]];",
+    ),
+    // atomic_replay
+    (
+        "ar_lookup_ignores_qpn",
+        "atomic_replay.v",
+        "if (e_valid_reg[i] && e_qpn[i] == lk_qpn && e_psn[i] == lk_psn) begin",
+        "if (e_valid_reg[i] && e_psn[i] == lk_psn) begin",
+    ),
+    (
+        "ar_lookup_ignores_valid",
+        "atomic_replay.v",
+        "if (e_valid_reg[i] && e_qpn[i] == lk_qpn && e_psn[i] == lk_psn) begin",
+        "if (e_qpn[i] == lk_qpn && e_psn[i] == lk_psn) begin",
+    ),
+    (
+        "ar_answer_not_registered",
+        "atomic_replay.v",
+        "assign lk_hit = hit_reg;",
+        "assign lk_hit = hit_next;",
+    ),
+    (
+        "ar_clear_ignores_qpn",
+        "atomic_replay.v",
+        "if (e_qpn[i] == s_clr_qpn) begin",
+        "if (1'b1) begin",
+    ),
+    (
+        "ar_clear_beats_record",
+        "atomic_replay.v",
+        "e_valid_reg[e_next_reg] <= 1'b1;",
+        "e_valid_reg[e_next_reg] <= !(s_clr_valid && e_qpn[e_next_reg] == s_clr_qpn);",
+    ),
+    (
+        "ar_ring_stuck",
+        "atomic_replay.v",
+        "e_next_reg <= e_next_reg + 1'b1;",
+        "e_next_reg <= e_next_reg;",
+    ),
+    (
+        "ar_rst_keeps_records",
+        "atomic_replay.v",
+        "        e_valid_reg <= {ENTRIES{1'b0}};\n",
+        "",
+    ),
     // read_track
     (
         "rt_cov_highest_index",
@@ -779,6 +884,7 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
         Kind::ResetSweep => ("ram_reset_sweep", &["ram_reset_sweep.v"]),
         Kind::ReadReply => ("read_reply", &["read_reply.v"]),
         Kind::ReadTrack => ("read_track", &["read_track.v"]),
+        Kind::AtomicReplay => ("atomic_replay", &["atomic_replay.v"]),
     }
 }
 
@@ -804,6 +910,7 @@ fn kind_code(kind: Kind) -> u32 {
         Kind::ResetSweep => 18,
         Kind::ReadReply => 19,
         Kind::ReadTrack => 20,
+        Kind::AtomicReplay => 21,
     }
 }
 

@@ -1,7 +1,7 @@
 // Thin C ABI over one Verilated block (axis_register, axis_arb_mux,
 // icrc_subst, ram_sdp, mr_table, ram_sdp_copies, tag_match, slot_allocator, mp_window,
 // rc_message, mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer, path_pick,
-// path_health, ram_reset_sweep, read_reply or read_track): copy a flat input
+// path_health, ram_reset_sweep, read_reply, read_track or atomic_replay): copy a flat input
 // struct onto the ports, evaluate, copy the ports back. No test logic lives here; the stimulus
 // and the checks are Rust (src/).
 //
@@ -13,7 +13,7 @@
 //                  5 mr_table, 6 ram_sdp_copies, 7 tag_match, 8 slot_allocator,
 //                  9 mp_window, 10 rc_message, 11 mp_deferred, 12 axis_async_fifo,
 //                  13 tlp_upsize, 14 tlp_downsize, 15 completer, 16 path_pick, 17 path_health,
-//                  18 ram_reset_sweep, 19 read_reply, 20 read_track
+//                  18 ram_reset_sweep, 19 read_reply, 20 read_track, 21 atomic_replay
 //
 // The structs mirror `PortsIn` / `PortsOut` in src/lib.rs (sizes checked).
 // Buses: word i of an array = bits [32i+31:32i]. The Rust side masks every
@@ -26,14 +26,21 @@
 // tlp_upsize / tlp_downsize: s_data words 0..3 s_hdr, 4..11 s_data, 12
 // s_keep; s_valid bit 0, s_last bit 0; m_data words 0..3 m_hdr, 4..11
 // m_data, 12 m_keep.
-// read_reply: s_data words 0 s_job_psn, 1 msn, 2..3 bus, 4 len, 5 pmtu_log,
-// 6..7 dmac, 8 dip, 9 udp_sport, 10 dest_qp, 11 ack, 12 syndrome; s_valid
-// bits 0 s_job_valid, 1 m_rd_desc_ready, 2 s_rd_status_valid, 3
-// m_pkt_ready, 4 s_done; s_last s_rd_status_error. m_data words 0..1
+// read_reply: s_data words 0 s_job_psn, 1 msn, 2..3 bus, 4 len, 5 {qpn (31:16),
+// syndrome (15:8), atomic (6:5), ack (4), pmtu_log (3:0)}, 6..7 dmac (47:0)
+// with udp_sport in word 7 bits 31:16, 8 dip, 9 dest_qp, 10..11 opa, 12..13
+// opb, 14 s_snoop_addr, 15 s_snoop_strb, 16..23 s_snoop_data; s_valid bits
+// 0 s_job_valid, 1 m_rd_desc_ready, 2 s_rd_status_valid, 3 m_pkt_ready, 4
+// s_done, 5 s_snoop_en, 6 m_ram_wr_ready, 7 m_wr_desc_ready, 8
+// s_wr_status_valid; s_last s_rd_status_error. m_data words 0..1
 // m_rd_desc_pcie_addr, 2 ram_addr, 3 len, 4 id, 5..6 m_pkt_dmac, 7 dip, 8
 // {syndrome, opcode, udp_sport}, 9 dest_qp, 10 psn, 11 msn, 12
-// payload_addr, 13 payload_len, 14 jobs_out; s_ready s_job_ready; m_valid
-// {stat_rd_error, busy, m_pkt_valid, m_rd_desc_valid}.
+// payload_addr, 13 payload_len, 14 jobs_out, 15..16 m_pkt_atomic_orig, 17
+// m_ram_wr_addr, 18..19 m_ram_wr_data (bits 63:0), 20 m_ram_wr_strb, 21..22
+// m_wr_desc_pcie_addr, 23 ram_addr, 24 len, 25 id, 26 m_rec_qpn, 27
+// m_rec_psn, 28..29 m_rec_orig; s_ready s_job_ready; m_valid {stat_atomic,
+// m_rec_valid, m_wr_desc_valid, m_ram_wr_en, stat_rd_error, busy,
+// m_pkt_valid, m_rd_desc_valid}; m_last {stat_resp, stat_replay}.
 // read_track: s_data words 0 alloc_first, 1 alloc_last, 2..3 alloc_bus, 4
 // alloc_key, 5 alloc_len, 6 free_last, 7 lk_psn, 8 adv_psn, 9 ask_psn, 10
 // alloc_qpn, 11 free_qpn, 12 drop_qpn, 13 lk_qpn, 14 q_qpn, 15 {ask_idx
@@ -42,6 +49,10 @@
 // 1 lk_last, 2 lk_next, 3..4 lk_bus, 5 lk_key, 6 lk_len, 7 lk_cov_next, 8
 // {lk_cov_idx (15:8), lk_idx (7:0)}; m_valid {alloc_ready, q_busy,
 // lk_cov_asked, lk_cov, lk_asked, lk_hit}.
+// atomic_replay: s_data words 0 s_rec_psn, 1..2 s_rec_orig, 3 lk_psn; s_last
+// {lk_qpn (23:16), s_clr_qpn (15:8), s_rec_qpn (7:0)}; s_valid bits 0
+// s_rec_valid, 1 s_clr_valid. m_data words 0..1 lk_orig; m_valid bit 0
+// lk_hit.
 
 #include <cstddef>
 #include <cstdint>
@@ -63,7 +74,7 @@ struct BlkPortsIn {
 };
 
 struct BlkPortsOut {
-    uint32_t m_data[16];  // icrc_subst: out_data; ram_sdp(_copies): rd_data; mr_table: {b_bus, a_bus}
+    uint32_t m_data[32];  // icrc_subst: out_data; ram_sdp(_copies): rd_data; mr_table: {b_bus, a_bus}
     uint32_t s_ready;
     uint8_t m_valid;      // mr_table: {change, reg_err, c_ok, b_ok, a_ok}
     uint8_t m_last;
@@ -95,6 +106,13 @@ inline void get(const QData& d, uint32_t* s) {
 template <std::size_t N>
 inline void get(const VlWide<N>& d, uint32_t* s) {
     for (std::size_t i = 0; i < N; ++i) s[i] = d[i];
+}
+// bits 63:0 of a bus of 64 bits or more
+inline void get_lo64(const QData& d, uint32_t* s) { get(d, s); }
+template <std::size_t N>
+inline void get_lo64(const VlWide<N>& d, uint32_t* s) {
+    s[0] = d[0];
+    s[1] = d[1];
 }
 
 using Sim = VlSim<BLK_MODEL>;
@@ -280,7 +298,8 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->now = w[10] & 0xffffff;
     put(t->s_ack_lost, w + 11);
 #elif BLK_KIND == 19
-    // read_reply (src/read_reply.rs has the packing)
+    // read_reply (src/read_reply.rs has the packing; it masks the QP
+    // number, the snoop's address, strobes and data to their widths)
     const uint32_t* w = in->s_data;
     const uint32_t v = in->s_valid;
     t->rst = in->rst;
@@ -289,18 +308,28 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     put(t->s_job_bus, w + 2);
     t->s_job_len = w[4];
     t->s_job_pmtu_log = w[5] & 0xf;
-    put(t->s_job_dmac, w + 6);
-    t->s_job_dmac &= 0xffffffffffffULL;
+    t->s_job_ack = (w[5] >> 4) & 1;
+    t->s_job_atomic = (w[5] >> 5) & 3;
+    t->s_job_syndrome = (w[5] >> 8) & 0xff;
+    t->s_job_qpn = w[5] >> 16;
+    t->s_job_dmac = static_cast<QData>(w[6]) | (static_cast<QData>(w[7] & 0xffff) << 32);
+    t->s_job_udp_sport = w[7] >> 16;
     t->s_job_dip = w[8];
-    t->s_job_udp_sport = w[9] & 0xffff;
-    t->s_job_dest_qp = w[10] & 0xffffff;
-    t->s_job_ack = w[11] & 1;
-    t->s_job_syndrome = w[12] & 0xff;
+    t->s_job_dest_qp = w[9] & 0xffffff;
+    put(t->s_job_opa, w + 10);
+    put(t->s_job_opb, w + 12);
+    t->s_snoop_addr = w[14];
+    t->s_snoop_strb = w[15];
+    put(t->s_snoop_data, w + 16);
     t->s_job_valid = v & 1;
     t->m_rd_desc_ready = (v >> 1) & 1;
     t->s_rd_status_valid = (v >> 2) & 1;
     t->m_pkt_ready = (v >> 3) & 1;
     t->s_done = (v >> 4) & 1;
+    t->s_snoop_en = (v >> 5) & 1;
+    t->m_ram_wr_ready = (v >> 6) & 1;
+    t->m_wr_desc_ready = (v >> 7) & 1;
+    t->s_wr_status_valid = (v >> 8) & 1;
     t->s_rd_status_error = in->s_last & 0xf;
 #elif BLK_KIND == 20
     // read_track (src/read_track.rs has the packing; it masks the QP numbers
@@ -333,6 +362,18 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->fence_valid = 0;  // (the fence hold: tests/read_requester.rs, host/rnic-torture)
     t->fence_qpn = 0;
     t->hold_qpn = 0;
+#elif BLK_KIND == 21
+    // atomic_replay (src/atomic_replay.rs has the packing; it masks the QP
+    // numbers to QN_W)
+    t->rst = in->rst;
+    t->s_rec_valid = in->s_valid & 1;
+    t->s_clr_valid = (in->s_valid >> 1) & 1;
+    t->s_rec_qpn = in->s_last & 0xff;
+    t->s_clr_qpn = (in->s_last >> 8) & 0xff;
+    t->lk_qpn = (in->s_last >> 16) & 0xff;
+    t->s_rec_psn = in->s_data[0] & 0xffffff;
+    put(t->s_rec_orig, in->s_data + 1);
+    t->lk_psn = in->s_data[3] & 0xffffff;
 #elif BLK_KIND == 13 || BLK_KIND == 14
     t->rst = in->rst;
     put(t->s_hdr, in->s_data);
@@ -432,8 +473,21 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
     o->m_data[13] = t->m_pkt_payload_len;
     o->m_data[14] = t->jobs_out;
     o->s_ready = t->s_job_ready;
+    get(t->m_pkt_atomic_orig, o->m_data + 15);
+    o->m_data[17] = t->m_ram_wr_addr;
+    get_lo64(t->m_ram_wr_data, o->m_data + 18);
+    o->m_data[20] = t->m_ram_wr_strb;
+    get(t->m_wr_desc_pcie_addr, o->m_data + 21);
+    o->m_data[23] = t->m_wr_desc_ram_addr;
+    o->m_data[24] = t->m_wr_desc_len;
+    o->m_data[25] = t->m_wr_desc_id;
+    o->m_data[26] = t->m_rec_qpn;
+    o->m_data[27] = t->m_rec_psn;
+    get(t->m_rec_orig, o->m_data + 28);
     o->m_valid = static_cast<uint8_t>(t->m_rd_desc_valid | (t->m_pkt_valid << 1) | (t->busy << 2)
-                                      | (t->stat_rd_error << 3));
+        | (t->stat_rd_error << 3) | (t->m_ram_wr_en << 4) | (t->m_wr_desc_valid << 5)
+        | (t->m_rec_valid << 6) | (t->stat_atomic << 7));
+    o->m_last = static_cast<uint8_t>(t->stat_replay | (t->stat_resp << 1));
 #elif BLK_KIND == 20
     o->m_data[0] = t->lk_first;
     o->m_data[1] = t->lk_last;
@@ -445,6 +499,9 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
     o->m_data[8] = t->lk_idx | (static_cast<uint32_t>(t->lk_cov_idx) << 8);
     o->m_valid = static_cast<uint8_t>(t->lk_hit | (t->lk_asked << 1) | (t->lk_cov << 2)
         | (t->lk_cov_asked << 3) | (t->q_busy << 4) | (t->alloc_ready << 5));
+#elif BLK_KIND == 21
+    get(t->lk_orig, o->m_data);
+    o->m_valid = t->lk_hit;
 #elif BLK_KIND == 13 || BLK_KIND == 14
     get(t->m_hdr, o->m_data);
     get(t->m_data, o->m_data + 4);

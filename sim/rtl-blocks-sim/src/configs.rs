@@ -58,12 +58,17 @@ pub enum Kind {
     ResetSweep,
     /// `read_reply` (RDMA READ responses: jobs cut into PMTU packets, each
     /// payload read by DMA into a TX RAM slot, handed to roce_tx in PSN
-    /// order): JOBS, SLOTS, SLOT_LOG, RAM_ADDR_W, SLOT_BASE, ID_TAG
+    /// order; with ATOMIC_EN the atomics, executed one at a time): JOBS,
+    /// SLOTS, SLOT_LOG, RAM_ADDR_W, SLOT_BASE, ID_TAG, ATOMIC_EN, DATA_W,
+    /// QN_W, ATOM_RAM
     ReadReply,
     /// `read_track` (the READ table: the RDMA READs the requester issued,
     /// looked up by QP and PSN as their responses, ACKs and NAKs arrive):
     /// QN_W, NUM_RD, RD_IW
     ReadTrack,
+    /// `atomic_replay` (the replay records of the atomics executed: a ring
+    /// looked up by QP and PSN, cleared by QP): QN_W, ENTRIES
+    AtomicReplay,
 }
 
 /// One configuration: a model name and the parameters it is verilated with.
@@ -307,6 +312,9 @@ pub const CONFIGS: &[Config] = &[
             ("RAM_ADDR_W", 17),
             ("SLOT_BASE", 0x18000),
             ("ID_TAG", 0xc0),
+            ("ATOMIC_EN", 0),
+            ("DATA_W", 64),
+            ("QN_W", 4),
         ],
     },
     Config {
@@ -319,6 +327,9 @@ pub const CONFIGS: &[Config] = &[
             ("RAM_ADDR_W", 17),
             ("SLOT_BASE", 0x14000),
             ("ID_TAG", 0x5a),
+            ("ATOMIC_EN", 0),
+            ("DATA_W", 64),
+            ("QN_W", 4),
         ],
     },
     Config {
@@ -331,7 +342,62 @@ pub const CONFIGS: &[Config] = &[
             ("RAM_ADDR_W", 17),
             ("SLOT_BASE", 0x10000),
             ("ID_TAG", 0x81),
+            ("ATOMIC_EN", 0),
+            ("DATA_W", 64),
+            ("QN_W", 4),
         ],
+    },
+    // atomics (ATOMIC_EN): the RAMs' word of 64 bits, two slots behind a
+    // ring of four; of 256 bits (the snoop's and the write-back's lanes 0..7
+    // of a wide word), eight jobs; QP numbers of 3 and 5 bits
+    Config {
+        name: "rr_atom_w64",
+        kind: Kind::ReadReply,
+        params: &[
+            ("JOBS", 4),
+            ("SLOTS", 2),
+            ("SLOT_LOG", 12),
+            ("RAM_ADDR_W", 17),
+            ("SLOT_BASE", 0x18000),
+            ("ID_TAG", 0x3c),
+            ("ATOMIC_EN", 1),
+            ("DATA_W", 64),
+            ("QN_W", 3),
+            ("ATOM_RAM", 0x100c8),
+        ],
+    },
+    Config {
+        name: "rr_atom_w256",
+        kind: Kind::ReadReply,
+        params: &[
+            ("JOBS", 8),
+            ("SLOTS", 4),
+            ("SLOT_LOG", 12),
+            ("RAM_ADDR_W", 17),
+            ("SLOT_BASE", 0x10000),
+            ("ID_TAG", 0xa5),
+            ("ATOMIC_EN", 1),
+            ("DATA_W", 256),
+            ("QN_W", 5),
+            ("ATOM_RAM", 0x0c0e0),
+        ],
+    },
+    // the smallest ring (QP numbers of 1 bit); four entries over 8 QPs;
+    // the responder's default (ATOM_REPLAY 16), at 16 QPs
+    Config {
+        name: "ar_q1_e2",
+        kind: Kind::AtomicReplay,
+        params: &[("QN_W", 1), ("ENTRIES", 2)],
+    },
+    Config {
+        name: "ar_q3_e4",
+        kind: Kind::AtomicReplay,
+        params: &[("QN_W", 3), ("ENTRIES", 4)],
+    },
+    Config {
+        name: "ar_q4_e16",
+        kind: Kind::AtomicReplay,
+        params: &[("QN_W", 4), ("ENTRIES", 16)],
     },
     // every window the core builds (MP_W 32, 64, 128), the build's NAK gap
     // (16) and one above half the window

@@ -47,12 +47,17 @@
 //! - [`read_reply`]: `read_reply`, the RDMA READ response engine: random
 //!   READ jobs, a DMA engine and a packet sink of random readiness and
 //!   delays, every packet, read and slot against a reference of the
-//!   contract;
+//!   contract; with ATOMIC_EN the atomics (CMP_SWAP, FETCH_ADD, replays)
+//!   against a host memory the bench keeps: the snooped original value,
+//!   the write-back, the replay record, one atomic at a time;
 //! - [`read_track`]: `read_track`, the READ table (the RDMA READs the
 //!   requester issued, looked up by QP and PSN): allocations, frees,
 //!   loads, placements and asks of a requester, a responder and a
 //!   completer over a few QPs, every lookup answer, `alloc_ready` and
-//!   `q_busy` against a model of the table.
+//!   `q_busy` against a model of the table;
+//! - [`atomic_replay`]: `atomic_replay`, the replay records of the atomics
+//!   executed (a ring looked up by QP and PSN, cleared by QP): records,
+//!   clears, lookups and resets against a model of the ring.
 //!
 //! Every configuration of [`CONFIGS`] is one model, looked up by name.
 //! Stimulus is seeded ([`rand_chacha`]), so a failing run repeats exactly.
@@ -64,6 +69,7 @@
 pub mod alloc;
 pub mod arb;
 pub mod async_fifo;
+pub mod atomic_replay;
 pub mod completer;
 pub mod copies;
 pub mod icrc;
@@ -99,7 +105,7 @@ pub const MODEL_AVAILABLE: bool = cfg!(blocks_model);
 /// input packed into `s_data` (see [`mr`]). tag_match: `s_valid` is
 /// `valid`, `s_data` the packed `tags`, `s_last` `key`. tlp_upsize,
 /// tlp_downsize: `s_data` words 0..3 `s_hdr`, 4..11 `s_data`, 12 `s_keep`.
-/// read_reply, read_track: csrc/blocks.cpp has the packing.
+/// read_reply, read_track, atomic_replay: csrc/blocks.cpp has the packing.
 ///
 /// axis_async_fifo has two clocks: `pad[0]` is the step's edge mask (bit
 /// 0: s_clk rises, bit 1: m_clk rises; both when the edges coincide; a
@@ -129,7 +135,7 @@ pub struct PortsIn {
 #[repr(C)]
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct PortsOut {
-    pub m_data: [u32; 16],
+    pub m_data: [u32; 32],
     pub s_ready: u32,
     pub m_valid: u8,
     pub m_last: u8,

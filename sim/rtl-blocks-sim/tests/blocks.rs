@@ -2,7 +2,7 @@
 //! src/icrc.rs, src/ram.rs, src/copies.rs, src/mr.rs, src/tag_match.rs,
 //! src/alloc.rs, src/mpwin.rs, src/rcmsg.rs, src/mpdef.rs,
 //! src/async_fifo.rs, src/tlp_size.rs, src/sweep.rs, src/read_reply.rs,
-//! src/read_track.rs): every run checks every beat in and out; the tests choose
+//! src/read_track.rs, src/atomic_replay.rs): every run checks every beat in and out; the tests choose
 //! configurations, seeds and traffic and add what is specific to them.
 //! `RTL_BLOCKS_MUTATION=<name> cargo test --release -p rtl-blocks-sim`
 //! builds the blocks with a planted bug: some test here must then fail
@@ -11,6 +11,7 @@
 use rtl_blocks_sim::alloc::{self, AllocCfg};
 use rtl_blocks_sim::arb::{self, ArbCfg, ArbReport};
 use rtl_blocks_sim::async_fifo::{self, AfifoCfg, AfifoReport, ResetSide, CLOCKS};
+use rtl_blocks_sim::atomic_replay::{self, ArCfg};
 use rtl_blocks_sim::completer::{self, CmpCfg};
 use rtl_blocks_sim::copies;
 use rtl_blocks_sim::icrc;
@@ -744,6 +745,62 @@ fn read_reply_sends_every_job_in_order() {
                 assert!(n > 5, "{m} seed {seed}: {what} {n}: {r:?}");
             }
             assert_eq!(r.resets, c.resets, "{m} seed {seed}: {r:?}");
+            // (the atomic inputs carried junk: nothing executed)
+            assert_eq!(r.atomics + r.replays, 0, "{m} seed {seed}: {r:?}");
+        }
+    }
+}
+
+/// `read_reply` with ATOMIC_EN: READ, ACK and atomic jobs (CMP_SWAP,
+/// FETCH_ADD, replays) on a few words of a host memory the bench keeps;
+/// the original value snooped from the read engine's RAM writes in pieces,
+/// the write-back through the staging RAM and a write descriptor, the
+/// record, the ATOMIC ACKNOWLEDGE after the write-back's status, nothing
+/// issued while an atomic runs; at the RAMs' word of 64 and of 256 bits.
+#[test]
+fn read_reply_executes_atomics_one_at_a_time() {
+    if skip() {
+        return;
+    }
+    for m in ["rr_atom_w64", "rr_atom_w256"] {
+        for seed in 1..=3 {
+            let c = RrCfg::new(m, seed);
+            let r = read_reply::run(&c).unwrap_or_else(|e| panic!("{m} seed {seed}: {e}"));
+            eprintln!("{m} seed {seed}: {r:?}");
+            assert!(r.jobs >= c.jobs, "{m} seed {seed}: {r:?}");
+            // the run reached every case the checks are for
+            for (what, n) in [
+                ("ONLY", r.only),
+                ("FIRST", r.first),
+                ("LAST", r.last),
+                ("NAKs of READs", r.naks - r.atomic_naks),
+                ("ACK jobs", r.acks),
+                ("atomics executed", r.atomics),
+                ("CMP_SWAPs whose compare held", r.cmp_hits),
+                ("CMP_SWAPs whose compare failed", r.cmp_misses),
+                ("FETCH_ADDs", r.fetch_adds),
+                ("FETCH_ADDs wrapping past 2^64", r.add_wraps),
+                ("FETCH_ADDs carrying into bit 32", r.add_carry32),
+                ("atomics on the word the atomic before wrote", r.chained),
+                ("replays", r.replays),
+                ("atomics whose read failed", r.atomic_naks),
+                ("atomics' values written in pieces", r.split_snoops),
+                (
+                    "atomics' last pieces in their status's cycle",
+                    r.snoop_at_status,
+                ),
+                ("READ reads held back by an atomic", r.held_back),
+                ("atomics held back by an atomic", r.atomic_behind_atomic),
+                ("cycles a staging RAM write waited", r.ram_waits),
+                ("cycles a write descriptor waited", r.wr_waits),
+                ("cycles with the ring full", r.ring_full),
+                ("cycles with every slot held", r.slots_full),
+                ("idle cycles", r.idle),
+            ] {
+                assert!(n > 5, "{m} seed {seed}: {what} {n}: {r:?}");
+            }
+            assert_eq!(r.resets, c.resets, "{m} seed {seed}: {r:?}");
+            assert_eq!(r.resets_in_atomic, c.resets, "{m} seed {seed}: {r:?}");
         }
     }
 }
@@ -794,6 +851,46 @@ fn read_track_finds_places_and_frees_the_reads_in_flight() {
             }
             assert!(r.huge > 0, "{m} seed {seed}: {r:?}");
             assert_eq!(r.resets, 3, "{m} seed {seed}: {r:?}");
+        }
+    }
+}
+
+/// `atomic_replay`: records, clears, lookups and resets against a model
+/// of the ring: each lookup's answer the cycle after, the oldest record
+/// replaced after ENTRIES more, a clear removing exactly its QP's records
+/// (a record in its cycle stays), a reset emptying the ring.
+#[test]
+fn atomic_replay_answers_from_the_newest_records() {
+    if skip() {
+        return;
+    }
+    for m in ["ar_q1_e2", "ar_q3_e4", "ar_q4_e16"] {
+        for seed in 1..=3 {
+            let c = ArCfg::new(m, seed);
+            let r = atomic_replay::run(&c).unwrap_or_else(|e| panic!("{e}"));
+            eprintln!("{m} seed {seed}: {r:?}");
+            // the run reached every case the checks are for
+            for (what, n) in [
+                ("records", r.records),
+                ("hits", r.hits),
+                ("misses", r.misses),
+                ("misses of a PSN another QP holds", r.other_qp),
+                ("misses of replaced records", r.replaced),
+                ("misses of cleared records", r.cleared),
+                ("misses one PSN off", r.psn_off),
+                ("lookups of the record of the same cycle", r.same_cycle),
+                ("hits of the record of the cycle before", r.hit_next_cycle),
+                ("hits in the cycle of the QP's clear", r.hit_at_clear),
+                ("clears that kept another QP's records", r.clears_partial),
+                ("records into the entry a clear names", r.rec_over_clear),
+                ("records of the QP cleared", r.rec_of_cleared_qp),
+                ("records replacing a valid one", r.replacements),
+            ] {
+                assert!(n > 10, "{m} seed {seed}: {what} {n}: {r:?}");
+            }
+            assert_eq!(r.resets, c.resets, "{m} seed {seed}: {r:?}");
+            assert!(r.resets_with_records > 0, "{m} seed {seed}: {r:?}");
+            assert!(r.after_reset > 5, "{m} seed {seed}: {r:?}");
         }
     }
 }
