@@ -64,9 +64,12 @@ fn spec(test: Test, role: Role, fabric: &str, mtu: u32) -> RunSpec {
 /// responses make rxe ask again, which rnic's duplicate-READ path answers;
 /// ib_read_bw with rnic as the reader: rxe's lost responses make rnic ask
 /// again, and a later READ's responses must not complete an earlier one;
-/// ib_atomic_bw, FETCH_AND_ADD and CMP_AND_SWAP, at both PMTUs: lost
-/// atomics and lost answers make rxe re-send, which rnic answers from its
-/// replay record, never executing an atomic twice).
+/// ib_atomic_bw, FETCH_AND_ADD and CMP_AND_SWAP, with rnic as the server
+/// at both PMTUs: lost atomics and lost answers make rxe re-send, which
+/// rnic answers from its replay record, never executing an atomic twice;
+/// with rnic as the client at PMTU 1024: rnic re-sends, rxe answers from
+/// its own responder resources, and every value rnic places must be its
+/// answer's, one more than the last on its operand for FETCH_AND_ADD).
 #[test]
 fn rnic_interoperates_with_rxe_in_both_roles() {
     if skip() {
@@ -99,6 +102,7 @@ fn rnic_interoperates_with_rxe_in_both_roles() {
         for mtu in [1024, 4096] {
             plan.push(spec(t, Role::Responder, "lossy", mtu));
         }
+        plan.push(spec(t, Role::Requester, "lossy", 1024));
     }
     // The first run is captured: every frame across the link is in the pcap.
     let pcap_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/interop-pcap");
@@ -170,6 +174,37 @@ fn rnic_interoperates_with_rxe_in_both_roles() {
                     if s.fabric == "ideal" {
                         // requests arrive in order: rnic never NAKs
                         assert_eq!((at.out_of_sequence, at.naks), (0, 0), "{}", s.command());
+                    }
+                } else if let Some(at) = &r.atomic_client {
+                    eprintln!(
+                        "     atomics issued: {} completed (at most {} posted); {} requests ({} sent again), {} ATOMIC ACKNOWLEDGEs ({} answering a PSN again), {} NAKs; {} values checked where placed, {} successive values on {} operands; {} placed (port.rx_read_resp), {} dropped for their PSN",
+                        at.completed,
+                        at.depth,
+                        at.requests,
+                        at.resent,
+                        at.atomic_acks,
+                        at.atomic_acks_again,
+                        at.naks,
+                        at.values_checked,
+                        at.operand_steps_checked,
+                        at.operands,
+                        at.placed,
+                        at.rx_drop_psn
+                    );
+                    // (atomic_client::finish failed the run otherwise)
+                    let n = u64::from(s.iters);
+                    assert_eq!(s.role, Role::Requester, "{}", s.command());
+                    assert_eq!(
+                        (at.completed, at.values_checked, u64::from(at.placed)),
+                        (n, n, n),
+                        "{}",
+                        s.command()
+                    );
+                    // 64 operands: atomic k and k + 64 share one
+                    assert_eq!(at.operand_steps_checked, n - 64, "{}", s.command());
+                    assert_eq!(r.messages_sent, n, "{}", s.command());
+                    if s.fabric == "ideal" && r.rnic_timeouts == 0 {
+                        assert_eq!((at.resent, at.naks), (0, 0), "{}", s.command());
                     }
                 } else {
                     assert!(!s.test.is_atomic(), "{}: no atomic tally", s.command());

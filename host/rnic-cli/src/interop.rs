@@ -1,10 +1,8 @@
 //! `rnic interop`: the simulated NIC against Linux soft-RoCE (`rdma_rxe`) in
-//! a QEMU guest: ibv_rc_pingpong, WRITE_WITH_IMM (pyverbs), ib_write_bw and
-//! ib_send_lat, rnic as requester and as responder, and RDMA READ (pyverbs),
-//! ib_read_bw and ib_read_lat in both roles, RDMA READ (pyverbs) with rnic
-//! as the responder, and ib_atomic_bw (FETCH_AND_ADD, CMP_AND_SWAP) with
-//! rnic as the server (it executes atomics and cannot issue them), over a
-//! fabric profile.
+//! a QEMU guest: ibv_rc_pingpong, WRITE_WITH_IMM (pyverbs), ib_write_bw,
+//! ib_send_lat, ib_read_bw, ib_read_lat and ib_atomic_bw (FETCH_AND_ADD,
+//! CMP_AND_SWAP), rnic as requester (client) and as responder (server), and
+//! RDMA READ (pyverbs) with rnic as the responder, over a fabric profile.
 //! Exit status 0 all passed, 1 a run failed, 2 setup error (no QEMU, no
 //! image, guest did not boot).
 
@@ -28,17 +26,19 @@ pub struct InteropArgs {
     pub build_image: bool,
     /// Tests to run: pingpong, write-imm, write-bw, send-lat, read,
     /// read-bw, read-lat, atomic-bw (ib_atomic_bw, FETCH_AND_ADD),
-    /// atomic-bw-cas (ib_atomic_bw -A CMP_AND_SWAP) (read and the atomic
-    /// tests run with rnic as responder only).
+    /// atomic-bw-cas (ib_atomic_bw -A CMP_AND_SWAP) (read runs with rnic as
+    /// responder only).
     #[arg(
         long,
         value_delimiter = ',',
         default_value = "pingpong,write-imm,write-bw,send-lat,read,read-bw,read-lat,atomic-bw,atomic-bw-cas"
     )]
     pub tests: Vec<String>,
-    /// rnic's roles: requester (rnic sends), responder (the guest sends;
-    /// in the READ tests: the guest reads; in the atomic tests: the guest
-    /// sends atomics, rnic executes them).
+    /// rnic's roles: requester (rnic sends; in the READ tests: rnic reads;
+    /// in the atomic tests: rnic is ib_atomic_bw's client and issues the
+    /// atomics), responder (the guest sends; in the READ tests: the guest
+    /// reads; in the atomic tests: the guest sends atomics, rnic executes
+    /// them).
     #[arg(long, value_delimiter = ',', default_value = "requester,responder")]
     pub roles: Vec<String>,
     /// Fabric profiles between rnic and the guest (e.g. ideal,lossy).
@@ -273,6 +273,34 @@ pub fn run(a: &InteropArgs) -> Result<ExitCode> {
                                         at.compare_values,
                                         at.operands_checked,
                                         at.region_bytes_checked
+                                    );
+                                }
+                                if let Some(at) = &r.atomic_client {
+                                    println!(
+                                        "      atomics ({}) issued by rnic: {} of {} completed (at most {} posted); on the wire: {} requests ({} dropped by the link, {} sent again), {} ATOMIC ACKNOWLEDGEs from the guest ({} dropped by the link, {} answering a PSN again, {} reached rnic), {} ACKs, {} NAKs ({} for a PSN sequence error); values add {:?} swap {:?} compare {:?}; {} original values checked where rnic placed them, {} successive values on {} operands checked; rnic's counters: {} answers placed, {} packets sent again, {} dropped for their PSN",
+                                        at.op.map_or("?", |o| o.arg()),
+                                        at.completed,
+                                        at.iters,
+                                        at.depth,
+                                        at.requests,
+                                        at.requests_dropped,
+                                        at.resent,
+                                        at.atomic_acks,
+                                        at.atomic_acks_dropped,
+                                        at.atomic_acks_again,
+                                        at.atomic_acks_delivered,
+                                        at.acks,
+                                        at.naks,
+                                        at.seq_naks,
+                                        at.add_values,
+                                        at.swap_values,
+                                        at.compare_values,
+                                        at.values_checked,
+                                        at.operand_steps_checked,
+                                        at.operands,
+                                        at.placed,
+                                        at.tx_retransmits,
+                                        at.rx_drop_psn
                                     );
                                 }
                                 if let Some(line) = guest_summary(&r.guest_output) {

@@ -1,7 +1,7 @@
 //! perftest `ib_atomic_bw` against rnic as the server: rxe (the client,
 //! in the guest) sends 8-byte atomics, rnic executes them on its region
 //! and answers each with an ATOMIC ACKNOWLEDGE carrying the original value.
-//! rnic issues no atomics yet, so this is the responder role only.
+//! (With rnic as the client, issuing the atomics: [`crate::atomic_client`].)
 //!
 //! The exchange is [`crate::perftest_run`]'s (the BW tests' sequence);
 //! this module prepares rnic's region, watches the wire and checks the

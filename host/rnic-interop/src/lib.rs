@@ -16,11 +16,15 @@
 //! - [`atomic_run`]: `ib_atomic_bw` with rnic as the server: its region's
 //!   operands, the wire (every ATOMIC ACKNOWLEDGE's original value) and the
 //!   counters checked.
+//! - [`atomic_client`]: `ib_atomic_bw` with rnic as the client: its
+//!   atomics on the wire, the original value placed for each by its
+//!   completion, each operand's values in sequence, the counters.
 //! - [`vm`]: the full system: simulated NICs as the guest's PCI functions
 //!   (vfio-user) and `rnic` run inside the guest (`rnic vm`).
 
 use std::time::Duration;
 
+pub mod atomic_client;
 pub mod atomic_run;
 pub mod guest;
 pub mod imm_run;
@@ -132,8 +136,12 @@ pub struct Report {
     pub note: Option<String>,
     /// The READ runs: READs, bytes, re-requests and responses on the wire.
     pub read: Option<read_run::ReadTally>,
-    /// The atomic runs: atomics, answers and operands checked.
+    /// The atomic runs with rnic as the server: atomics, answers and
+    /// operands checked.
     pub atomic: Option<atomic_run::AtomicTally>,
+    /// The atomic runs with rnic as the client: its atomics, the values
+    /// placed and checked.
+    pub atomic_client: Option<atomic_client::AtomicClientTally>,
 }
 
 impl Report {
@@ -189,6 +197,7 @@ impl Report {
             note: None,
             read: None,
             atomic: None,
+            atomic_client: None,
         }
     }
 }

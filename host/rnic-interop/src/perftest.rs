@@ -132,13 +132,16 @@
 //! * `ib_atomic_bw`: the same with 8-byte atomics ([`ATOMIC_SIZE`]; `-s`
 //!   other than 8 is refused), default `iters` 1000: FETCH_AND_ADD of
 //!   [`ATOMIC_ADD_VALUE`] (1), or with `-A CMP_AND_SWAP` CMP_AND_SWAP with
-//!   swap [`ATOMIC_SWAP_VALUE`] (0) and compare 0 (`ctx_set_send_wqes`).
-//!   Being at most half the cycle buffer, they cycle through the slots
-//!   like any small BW message: atomic k goes to `vaddr + (k mod 64) × 64`
-//!   with the default cycle buffer and cache line ([`Handshake::msg_offset`];
-//!   `increase_rem_addr` with `ATOMIC`), so each of the 64 aligned
-//!   operands receives every 64th atomic. Like READs, at most `out_reads`
-//!   outstanding (the QP's `max_rd_atomic`).
+//!   swap [`ATOMIC_SWAP_VALUE`] (0) and compare [`ATOMIC_COMPARE_VALUE`]
+//!   (0) (`ctx_set_send_wqes`). Being at most half the cycle buffer, they
+//!   cycle through the slots like any small BW message: atomic k goes to
+//!   `vaddr + (k mod 64) × 64` with the default cycle buffer and cache line
+//!   ([`Handshake::msg_offset`]; `increase_rem_addr` with `ATOMIC`), so
+//!   each of the 64 aligned operands receives every 64th atomic, and its
+//!   original value lands at the same offset of the client's own buffer
+//!   (`increase_loc_addr`). Like READs, at most `out_reads` outstanding
+//!   (the QP's `max_rd_atomic`; the client keeps up to its tx depth
+//!   posted).
 //! * `ib_send_bw`: the server posts `rx_depth` (default 512, at most
 //!   `iters`) receives before the last HS and re-posts as they complete;
 //!   the client sends exactly `iters` (default 1000) SENDs of `size`. RNR
@@ -199,8 +202,9 @@
 //! `ib_atomic_bw` was not among the recorded programs: its sequence is
 //! from `atomic_bw.c`, whose `main` makes the same exchange calls as
 //! `read_bw.c`, and was confirmed by the interop suite (rnic as the
-//! server opposite the Debian binary on rdma_rxe, which finishes with
-//! exit status 0).
+//! server and as the client opposite the Debian binary on rdma_rxe, which
+//! finishes with exit status 0; as the server it prints the report rnic's
+//! client sent).
 //!
 //! Not confirmed: the `rx_depth` cap (`min(rx_depth, iters)`) of the send
 //! tests, and whether the 60 s idle watchdog also applies to `ib_send_lat`;
@@ -528,6 +532,9 @@ pub const ATOMIC_ADD_VALUE: u64 = 1;
 /// (`wr.atomic.swap`; its `compare_add` is left 0 by the work request's
 /// `memset`).
 pub const ATOMIC_SWAP_VALUE: u64 = 0;
+/// The compare value of each CMP_AND_SWAP of `ib_atomic_bw`: 0, its
+/// `compare_add` left by the work request's `memset`.
+pub const ATOMIC_COMPARE_VALUE: u64 = 0;
 
 /// `ib_atomic_bw -A`: the atomic the client's work requests carry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]

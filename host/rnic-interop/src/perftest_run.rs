@@ -1,7 +1,6 @@
-//! perftest (`ib_write_bw`, `ib_send_lat`, `ib_read_bw`, `ib_read_lat`)
-//! against rnic, in both roles, and `ib_atomic_bw` with rnic as the server
-//! (the responder: rnic executes atomics but issues none), over perftest's
-//! own TCP control channel ([`crate::perftest`]).
+//! perftest (`ib_write_bw`, `ib_send_lat`, `ib_read_bw`, `ib_read_lat`,
+//! `ib_atomic_bw`) against rnic, in both roles, over perftest's own TCP
+//! control channel ([`crate::perftest`]).
 //!
 //! perftest cannot check its data; in the READ tests with rnic as the
 //! server, rnic's region holds the seeded pattern of [`crate::read_run`]
@@ -10,9 +9,12 @@
 //! NAKs). With rnic as the client (the reader), every READ must complete
 //! with success, and rnic must have placed at least one response per
 //! path MTU of each (`port.rx_read_resp`); perftest's region holds
-//! `rand()` bytes, so the bytes are not compared. In `ib_atomic_bw`
-//! rnic's region holds chosen operands, and [`crate::atomic_run`] checks
-//! every answer on the wire, the counters and the region afterwards.
+//! `rand()` bytes, so the bytes are not compared. In `ib_atomic_bw` with
+//! rnic as the server, rnic's region holds chosen operands, and
+//! [`crate::atomic_run`] checks every answer on the wire, the counters and
+//! the region afterwards; with rnic as the client, [`crate::atomic_client`]
+//! checks its atomics on the wire, each completion and the original value
+//! placed for it, each operand's values in sequence and the counters.
 //!
 //! The exchange before the data phase needs nothing from the simulation and
 //! runs on this thread; the part after it can wait for the guest's program,
@@ -26,6 +28,7 @@ use std::time::{Duration, Instant};
 use rnic_harness::conn::PortAddr;
 use rnic_verbs::{AccessFlags, WcOpcode, WrOpcode};
 
+use crate::atomic_client::{self, ClientWire};
 use crate::atomic_run::{self, AtomicWire};
 use crate::guest::Guest;
 use crate::perftest::{self, AtomicOp, BwReport, Dest, Handshake, IbvMtu, Params, Stage, TestKind};
@@ -119,13 +122,18 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
         let region = crate::read_run::read_pattern(spec.seed, rnic.opts.buf_len);
         rnic.buf.write(0, &region);
         wire = Some(crate::read_run::Wire::start(rnic, spec.mtu, region));
-    } else if atomic.is_some() {
-        if spec.role == Role::Requester {
+    } else if atomic.is_some() && spec.role == Role::Requester {
+        if !rnic.issues_atomics() {
             return Err(InteropError::Failed(format!(
-                "{} needs rnic as the server: rnic executes atomics as a responder but does not issue them",
+                "this rnic build does not issue atomics (id.verbs bit 6 clear or max_qp_init_rd_atom {}; rnic build --verbs ...,atomic), which {} as the client needs",
+                rnic.max_rd_atomic,
                 kind.program()
             )));
         }
+        // (as the READ client does; a BW server stops at RTR and does not
+        // use the client's out_reads)
+        local[0].out_reads = u32::from(rnic.max_rd_atomic);
+    } else if atomic.is_some() {
         if rnic.max_dest_rd_atomic == 0 || !rnic.qp_access.contains(AccessFlags::REMOTE_ATOMIC) {
             return Err(InteropError::Failed(format!(
                 "{} needs rnic to execute atomics: this build grants {} responder resources and its QP's access is {:?} (REMOTE_ATOMIC needed)",
@@ -137,8 +145,14 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
         // The atomics rnic grants outstanding: the client's max_rd_atomic.
         local[0].out_reads = u32::from(rnic.max_dest_rd_atomic);
     }
-    let atomic_before = match atomic {
+    let server_atomic = atomic.filter(|_| spec.role == Role::Responder);
+    let client_atomic = atomic.filter(|_| spec.role == Role::Requester);
+    let atomic_before = match server_atomic {
         Some(_) => Some(atomic_run::CountersBefore::read(rnic)?),
+        None => None,
+    };
+    let client_before = match client_atomic {
+        Some(_) => Some(atomic_client::CountersBefore::read(rnic)?),
         None => None,
     };
     let seed = spec.seed;
@@ -170,7 +184,7 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
                     )
                     .into());
                 }
-                if atomic.is_some() {
+                if server_atomic.is_some() {
                     // The operands before the client can reach them.
                     rnic.buf
                         .write(0, &atomic_run::initial_region(seed, buf_len, hs));
@@ -209,10 +223,11 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
     }
     // (the simulation has not run since the exchange began: every atomic
     // is still to come)
-    let initial = atomic.map(|_| atomic_run::initial_region(seed, buf_len, &hs));
-    let mut atomic_wire = atomic
+    let initial = server_atomic.map(|_| atomic_run::initial_region(seed, buf_len, &hs));
+    let mut atomic_wire = server_atomic
         .zip(initial.clone())
         .map(|(op, region)| AtomicWire::start(rnic, &hs, op, region));
+    let mut client_wire = client_atomic.map(|op| ClientWire::start(rnic, &hs, op, rnic.sq_psn));
 
     let iters = u64::from(spec.iters);
     let (mut sent, mut recvd, mut completed) = (0u64, 0u64, 0u64);
@@ -270,6 +285,35 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
                     sent += 1;
                 }
             }
+            (TestKind::AtomicBw, Role::Requester) => {
+                // perftest's client keeps its tx depth posted and its QP
+                // holds max_rd_atomic (the server's out_reads) in flight;
+                // rnic posts no more than that, at most its own
+                // max_rd_atomic, so no two atomics in flight share a local
+                // buffer
+                let depth = u64::from(
+                    hs.remote[0]
+                        .out_reads
+                        .clamp(1, u32::from(rnic.max_rd_atomic)),
+                );
+                let op = client_atomic.expect("an atomic test");
+                while sent < iters && sent - completed < depth {
+                    let off = hs.msg_offset(sent);
+                    rnic.buf
+                        .write(off as usize, &atomic_client::poison(sent).to_le_bytes());
+                    rnic.post_atomic(
+                        sent,
+                        atomic_client::verbs_op(op),
+                        off as usize,
+                        hs.remote[0].vaddr + off,
+                        hs.remote[0].rkey,
+                    )?;
+                    sent += 1;
+                }
+                if let Some(w) = client_wire.as_mut() {
+                    w.tally.depth = depth as u32;
+                }
+            }
             (TestKind::SendLat, role) => {
                 // Ping-pong: the client sends first; after that each side
                 // sends once it has received.
@@ -286,9 +330,10 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
             _ => {}
         }
         let data_done = match (kind, spec.role) {
-            (TestKind::WriteBw | TestKind::ReadBw | TestKind::ReadLat, Role::Requester) => {
-                completed == iters
-            }
+            (
+                TestKind::WriteBw | TestKind::ReadBw | TestKind::ReadLat | TestKind::AtomicBw,
+                Role::Requester,
+            ) => completed == iters,
             // Passive servers: the client's READs, WRITEs or atomics need
             // only answers.
             (
@@ -336,26 +381,64 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
         if let Some(w) = atomic_wire.as_mut() {
             w.drain(rnic);
         }
+        if let Some(w) = client_wire.as_mut() {
+            w.drain(rnic);
+        }
         if let Some(r) = stepped? {
             if r.rc != 0 {
                 if let Some(w) = atomic_wire.as_mut() {
                     w.stop(rnic);
                 }
+                if let Some(w) = client_wire.as_mut() {
+                    w.stop(rnic);
+                }
                 return Err(InteropError::Failed(format!(
-                    "the guest's `{program}` failed (exit {}) with rnic at {sent} sent, {recvd} received:\n{}{}{}",
+                    "the guest's `{program}` failed (exit {}) with rnic at {sent} sent, {recvd} received:\n{}{}{}{}",
                     r.rc,
                     r.output,
                     wire.as_ref().map(|w| format!("\n{}", w.summary())).unwrap_or_default(),
-                    atomic_wire.as_ref().map(|w| format!("\n{}", w.summary())).unwrap_or_default()
+                    atomic_wire.as_ref().map(|w| format!("\n{}", w.summary())).unwrap_or_default(),
+                    client_wire.as_ref().map(|w| format!("\n{}\nthe last frames:\n  {}", w.summary(), w.recent())).unwrap_or_default()
                 )));
             }
             guest_result = Some(r);
         }
         wcs.clear();
-        rnic.poll(&mut wcs)?;
+        if let Err(e) = rnic.poll(&mut wcs) {
+            return Err(match client_wire.as_mut() {
+                Some(w) => {
+                    w.stop(rnic);
+                    InteropError::Failed(format!(
+                        "{e} (rnic at {sent} atomics posted, {completed} completed)\n{}\nthe last frames:\n  {}",
+                        w.summary(),
+                        w.recent()
+                    ))
+                }
+                None => e,
+            });
+        }
         for wc in &wcs {
             match wc.opcode {
                 WcOpcode::RdmaWrite | WcOpcode::Send | WcOpcode::RdmaRead => completed += 1,
+                WcOpcode::CompSwap | WcOpcode::FetchAdd if client_atomic.is_some() => {
+                    // In order, the run's opcode, 8 bytes; the value in
+                    // the local buffer now (the CQE comes behind it).
+                    let op = client_atomic.expect("an atomic test");
+                    let want = atomic_client::wc_opcode(op);
+                    if wc.opcode != want || wc.wr_id != completed || wc.byte_len != 8 {
+                        return Err(InteropError::Failed(format!(
+                            "rnic's completion {completed} is {:?} wr_id {} byte_len {}; {want:?} wr_id {completed} byte_len 8 expected",
+                            wc.opcode, wc.wr_id, wc.byte_len
+                        )));
+                    }
+                    let off = hs.msg_offset(completed) as usize;
+                    let b = rnic.buf.to_vec(off, 8);
+                    let v = u64::from_le_bytes(b.try_into().expect("8 bytes"));
+                    if let Some(w) = client_wire.as_mut() {
+                        w.completed(completed, v);
+                    }
+                    completed += 1;
+                }
                 WcOpcode::Recv => {
                     if wc.byte_len != size {
                         return Err(InteropError::Failed(format!(
@@ -377,11 +460,15 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
         }
         if t0.elapsed() > spec.limit {
             return Err(InteropError::Failed(format!(
-                "{} did not finish within {:?}: rnic sent {sent} (completed {completed}), received {recvd}; guest output:\n{}{}",
+                "{} did not finish within {:?}: rnic sent {sent} (completed {completed}), received {recvd}; guest output:\n{}{}{}",
                 kind.program(),
                 spec.limit,
                 guest.output_so_far(),
-                atomic_wire.as_ref().map(|w| format!("\n{}", w.summary())).unwrap_or_default()
+                atomic_wire.as_ref().map(|w| format!("\n{}", w.summary())).unwrap_or_default(),
+                client_wire
+                    .as_ref()
+                    .map(|w| format!("\n{}\nthe last frames:\n  {}", w.summary(), w.recent()))
+                    .unwrap_or_default()
             )));
         }
     }
@@ -406,6 +493,26 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
         sent = t.executed;
         checked = 8 * (t.orig_values_checked + t.operands_checked);
         atomic_tally = Some(t);
+    }
+    let mut client_tally = None;
+    if let (Some(w), Some(before)) = (client_wire, client_before) {
+        let t = atomic_client::finish(rnic, w, before)?;
+        // rnic issued the atomics and received an answer for each: the
+        // original values checked where rnic placed them.
+        sent = t.completed;
+        recvd = t.completed;
+        checked = 8 * t.values_checked;
+        client_tally = Some(t);
+        // The BW report: the server prints the client's (ours) as its
+        // result, `#bytes #iterations BW peak BW average MsgRate`.
+        let printed = server_printed_iters(&out, u64::from(size));
+        if printed != Some(iters) {
+            return Err(InteropError::Failed(format!(
+                "{} (rnic the client) finished, but the server's result line counts {} iterations, rnic's report said {iters}; guest output:\n{out}",
+                kind.program(),
+                printed.map_or("no".to_string(), |n| n.to_string())
+            )));
+        }
     }
     if is_read(kind) && spec.role == Role::Requester {
         // every READ completed with success (rnic.poll refuses any other);
@@ -478,7 +585,20 @@ pub fn run(rnic: &mut Rnic, guest: &mut Guest, spec: &RunSpec) -> Result<Report>
     }
     rep.read = read;
     rep.atomic = atomic_tally;
+    rep.atomic_client = client_tally;
     Ok(rep)
+}
+
+/// The iterations of a BW server's result line (`#bytes #iterations BW
+/// peak BW average MsgRate`, the client's report), the last one for `size`
+/// bytes.
+fn server_printed_iters(out: &str, size: u64) -> Option<u64> {
+    out.lines().rev().find_map(|l| {
+        let t: Vec<&str> = l.split_whitespace().collect();
+        (t.len() >= 5 && t[0].parse::<u64>().ok() == Some(size))
+            .then(|| t[1].parse::<u64>().ok())
+            .flatten()
+    })
 }
 
 /// Whether the peer has written something we have not read yet.
@@ -529,5 +649,18 @@ fn connect_retry(guest: &mut Guest, limit: Duration) -> Result<TcpStream> {
             ));
         }
         std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_servers_result_line_is_found() {
+        let out = "---------------------------------------------------------------------------------------\n #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n 8          100              0.00               0.00   \t\t   0.000232\n---------------------------------------------------------------------------------------\n";
+        assert_eq!(server_printed_iters(out, 8), Some(100));
+        assert_eq!(server_printed_iters(out, 16), None);
+        assert_eq!(server_printed_iters("", 8), None);
     }
 }

@@ -11,8 +11,9 @@ use rnic_device::DmaBuffer;
 use rnic_harness::conn::{rtr_attr, ConnOpts, PortAddr, Remote, Retry};
 use rnic_sim::{FabricStats, SimDevice, SimWorld, StreamPortStats, WorldConfig};
 use rnic_verbs::{
-    AccessFlags, CompletionQueue, Context, MemoryRegion, PortCounters, ProtectionDomain, QpCap,
-    QpInitAttr, QpType, QueuePair, RecvWr, SendFlags, SendWr, WorkCompletion, WrOpcode,
+    AccessFlags, AtomicOp, AtomicWr, CompletionQueue, Context, MemoryRegion, PortCounters,
+    ProtectionDomain, QpCap, QpInitAttr, QpType, QueuePair, RecvWr, SendFlags, SendWr,
+    WorkCompletion, WrOpcode,
 };
 
 use crate::guest::{CmdResult, Guest};
@@ -299,6 +300,37 @@ impl Rnic {
             sg_list: sge.as_slice(),
             imm_data: imm.map(u32::to_be),
             rdma: remote.map(|(remote_addr, rkey)| rnic_verbs::RdmaInfo { remote_addr, rkey }),
+        })?;
+        Ok(())
+    }
+
+    /// Whether this build issues atomics as a requester (`id.verbs` bit 6,
+    /// `rnic build --verbs ...,atomic`) and may have any outstanding
+    /// (`max_rd_atomic`).
+    pub fn issues_atomics(&self) -> bool {
+        self.ctx.nic().id().verbs & (1 << 6) != 0 && self.max_rd_atomic > 0
+    }
+
+    /// Post a signaled atomic (`ibv_wr_atomic_fetch_add` /
+    /// `ibv_wr_atomic_cmp_swp`) on the 8 bytes at `remote_addr` of the
+    /// peer's region `rkey`; the original value lands in rnic's buffer at
+    /// `off`.
+    pub fn post_atomic(
+        &mut self,
+        wr_id: u64,
+        op: AtomicOp,
+        off: usize,
+        remote_addr: u64,
+        rkey: u32,
+    ) -> Result<()> {
+        let sge = self.mr.sge(off, 8)?;
+        self.qp.post_atomic(&AtomicWr {
+            wr_id,
+            op,
+            send_flags: SendFlags::SIGNALED,
+            sge,
+            remote_addr,
+            rkey,
         })?;
         Ok(())
     }

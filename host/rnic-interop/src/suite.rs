@@ -31,9 +31,12 @@ pub enum Test {
     ReadBw,
     /// perftest `ib_read_lat`, both roles.
     ReadLat,
-    /// perftest `ib_atomic_bw` (FETCH_AND_ADD, its default), rnic the
-    /// server (responder) only: every answer, the counters and the
-    /// operands checked by rnic ([`crate::atomic_run`]).
+    /// perftest `ib_atomic_bw` (FETCH_AND_ADD, its default), both roles:
+    /// rnic the server (responder), every answer, the counters and the
+    /// operands checked by rnic ([`crate::atomic_run`]); rnic the client
+    /// (requester), its atomics on the wire, the original value placed for
+    /// each and each operand's values in sequence
+    /// ([`crate::atomic_client`]).
     AtomicBw,
     /// perftest `ib_atomic_bw -A CMP_AND_SWAP`, likewise.
     AtomicBwCas,
@@ -74,16 +77,13 @@ impl Test {
 
     /// Why rnic cannot play `role` in this test, if it cannot: the pyverbs
     /// READ peer is the reader, so in `read` rnic is the responder only
-    /// (`ib_read_bw` and `ib_read_lat` run in both roles); rnic executes
-    /// atomics but does not issue them, so in the atomic tests it is the
-    /// server (responder) only.
+    /// (`ib_read_bw` and `ib_read_lat` run in both roles). The atomic tests
+    /// run in both roles (rnic executes atomics as `ib_atomic_bw`'s server
+    /// and issues them as its client).
     pub fn unsupported(self, role: Role) -> Option<&'static str> {
         match (self, role) {
             (Test::Read, Role::Requester) => Some(
                 "the guest's pyverbs peer is the reader (ib_read_bw and ib_read_lat run with rnic as the reader)",
-            ),
-            (Test::AtomicBw | Test::AtomicBwCas, Role::Requester) => Some(
-                "rnic executes atomics as a responder but does not issue them yet, so it can only be ib_atomic_bw's server",
             ),
             _ => None,
         }
@@ -193,7 +193,8 @@ pub fn run_one(guest: &mut Guest, spec: &RunSpec) -> Result<Report> {
         fabric: spec.fabric.clone(),
         pcap: spec.pcap.clone(),
         buf_len,
-        remote_atomic: spec.test.is_atomic(),
+        // (the server's region and QP take atomics; the client's need not)
+        remote_atomic: spec.test.is_atomic() && spec.role == Role::Responder,
         addr: rnic_harness::conn::PortAddr {
             mac: guest.config().peer_mac,
             ip: guest.config().peer_ip,
