@@ -101,6 +101,29 @@ pub fn run(a: &FuzzArgs) -> Result<ExitCode> {
             rep.reads_cut_short,
             rep.b_frames_inspected
         );
+        println!(
+            "  atomic cases: {}; {} atomic frames, {} ATOMIC ACKNOWLEDGEs ({} original values checked against the playground, {} not compared as possibly overwritten); NIC b executed {} atomics, replayed {}{}",
+            rep.atomic_cases
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            rep.atomic_frames,
+            rep.atomic_acks,
+            rep.atomic_values_checked,
+            rep.atomic_values_unchecked,
+            c("b.rx_atomic"),
+            c("b.rx_atomic_replay"),
+            if rep.atomics_served {
+                ""
+            } else {
+                " (a build without atomics)"
+            }
+        );
+        println!(
+            "  playground: {} bytes changed between looks, each where an injected frame may write",
+            rep.playground_bytes_changed
+        );
         for f in &rep.failures {
             println!("  FAILURE: {f}");
         }

@@ -16,7 +16,18 @@
 //! ([`ReadCase`]): valid ones inside the playground, the key of the secret
 //! region (no REMOTE_READ, no REMOTE_WRITE), bad keys, out of bounds, huge
 //! lengths, va + len wrapping, READs with a payload, a READ inside a WRITE
-//! message, duplicates at old PSNs.
+//! message, duplicates at old PSNs. On a build that executes atomics
+//! (`id.caps` bit 9) the playground and both QPs also allow REMOTE_ATOMIC
+//! (the attack QP is re-armed without it a quarter of the time), a third
+//! region allows REMOTE_WRITE and REMOTE_READ but not REMOTE_ATOMIC (only
+//! atomics name it: its pattern must stay), random opcodes reach COMPARE
+//! SWAP and FETCH ADD (with an AtomicETH aimed like the RETH), and another
+//! eighth of the attack is deliberate atomics ([`AtomicCase`]): valid ones
+//! in the playground (a CMP_SWAP comparing with the bytes there half the
+//! time, so that it swaps), misaligned, the secret region's key, the
+//! no-atomic region's key, bad keys, out of bounds, with a payload, inside
+//! a WRITE message, duplicates at old PSNs and exact repeats of the last
+//! valid one (answered from the replay record).
 //!
 //! What must hold, checked by [`run`] and reported as failures: no byte is
 //! written outside a registered region that allows remote writes (the root
@@ -36,7 +47,17 @@
 //! (the attacker's view of the expected PSN lags; duplicates) and begin
 //! with the same packets: an answer keeps every request it fits as a
 //! candidate and is narrowed packet by packet (opcode, length, bytes); it
-//! fails only when no candidate is left.
+//! fails only when no candidate is left. Each ATOMIC ACKNOWLEDGE is an ACK
+//! that answers an atomic injected on the same QP at the same PSN which NIC
+//! b may execute (the playground's key, 8 aligned bytes inside it, no
+//! payload, the attack QP armed with REMOTE_ATOMIC, an rc QP); where no
+//! frame injected after that atomic may have written its 8 bytes, the
+//! playground holds what the atomic made of the original value the ACK
+//! carries (the swap if it equalled the compare, the sum). An executed
+//! atomic may write its 8 bytes, as a WRITE its RETH's range, and the READ
+//! checks do not compare bytes a later atomic may have changed. NIC b's
+//! `rx_atomic` and `rx_atomic_replay` count at least the ACKs seen (none
+//! on mp).
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -45,10 +66,12 @@ use rand_chacha::ChaCha8Rng;
 use rnic_device::Device;
 use rnic_sim::WireFrame;
 use rnic_verbs::{
-    AccessFlags, Mtu, QpState, RecvWr, SendFlags, SendWr, WcStatus, WorkCompletion, WrOpcode,
+    AccessFlags, AtomicCap, Mtu, QpState, RecvWr, SendFlags, SendWr, WcStatus, WorkCompletion,
+    WrOpcode,
 };
 use rnic_wire::{
-    opcode, Aeth, Bth, Eth, Ipv4, Mceth, Mpeth, Reth, RoceFrame, Snaketh, Udp, BTH_OFFSET,
+    opcode, Aeth, AtomicAckEth, AtomicEth, Bth, Eth, Ipv4, Mceth, Mpeth, Reth, RoceFrame, Snaketh,
+    Udp, ATOMIC_ETH_LEN, BTH_OFFSET,
 };
 use serde::{Deserialize, Serialize};
 
@@ -128,6 +151,25 @@ pub struct FuzzReport {
     /// Answers that stopped before their last response (the attack QP was
     /// reset meanwhile, or a later request took over): not a failure.
     pub reads_cut_short: u64,
+    /// Whether NIC b executes atomics (`id.caps` bit 9): the playground
+    /// and the QPs were given REMOTE_ATOMIC.
+    pub atomics_served: bool,
+    /// Deliberate atomics sent, by [`AtomicCase`] name.
+    pub atomic_cases: BTreeMap<String, u64>,
+    /// Attack frames sent whose BTH opcode is COMPARE SWAP or FETCH ADD
+    /// (deliberate or random, mutated or not).
+    pub atomic_frames: u64,
+    /// ATOMIC ACKNOWLEDGEs of NIC b, each matched to an atomic it may
+    /// execute.
+    pub atomic_acks: u64,
+    /// Of those, the ones whose original value was checked against the
+    /// playground's 8 bytes, and those not compared because a frame
+    /// injected after the atomic may have written them.
+    pub atomic_values_checked: u64,
+    pub atomic_values_unchecked: u64,
+    /// Playground bytes that changed from one look to the next, each in a
+    /// range an injected frame may write.
+    pub playground_bytes_changed: u64,
     pub cycles: u64,
     /// NIC b's port counters (`rx_frames`, drops by reason, NAKs, ...).
     pub counters: BTreeMap<String, u64>,
@@ -150,9 +192,13 @@ struct Target {
     attack_qpn: u32,
     attack_epsn: u32,
     /// Keys the attacker knows: the playground (REMOTE_WRITE and
-    /// REMOTE_READ) and the secret region (neither), with their addresses;
-    /// both are [`BUF`] bytes.
+    /// REMOTE_READ, and REMOTE_ATOMIC where atomics are served) and the
+    /// secret region (none of them), with their addresses; both are
+    /// [`BUF`] bytes.
     keys: [(u32, u64); 2],
+    /// The no-atomic region (REMOTE_WRITE and REMOTE_READ, not
+    /// REMOTE_ATOMIC; [`BUF`] bytes): only atomics name it.
+    noatom: (u32, u64),
     /// Both QPs are mp: most frames carry mp opcodes (the others, RC ones,
     /// must be dropped as the other transport's); else the reverse.
     mp: bool,
@@ -245,6 +291,65 @@ impl ReadCase {
     }
 }
 
+/// The deliberate atomics of the attack mix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtomicCase {
+    /// At the attack QP's expected PSN, 8 aligned bytes inside the
+    /// playground (a COMPARE SWAP compares with the bytes there half the
+    /// time).
+    Valid,
+    /// Inside the playground, not 8-byte aligned (NAK invalid request).
+    Misaligned,
+    /// The secret region's key (no remote access at all).
+    SecretKey,
+    /// The key of the region with REMOTE_WRITE and REMOTE_READ but without
+    /// REMOTE_ATOMIC.
+    NoAtomicKey,
+    /// The playground's key with bits flipped.
+    BadKey,
+    /// Before the playground, at or past its end, or across its end.
+    OutOfBounds,
+    /// An atomic carrying a payload.
+    WithPayload,
+    /// An atomic after the FIRST of a WRITE message, before its LAST.
+    InsideMessage,
+    /// A valid atomic at an old PSN of either QP (answered from a replay
+    /// record if one is left, else dropped; never executed).
+    Duplicate,
+    /// The last valid atomic sent again, byte for byte (its PSN included):
+    /// answered from its replay record with the first execution's value.
+    Repeat,
+}
+
+impl AtomicCase {
+    pub const ALL: [AtomicCase; 10] = [
+        AtomicCase::Valid,
+        AtomicCase::Misaligned,
+        AtomicCase::SecretKey,
+        AtomicCase::NoAtomicKey,
+        AtomicCase::BadKey,
+        AtomicCase::OutOfBounds,
+        AtomicCase::WithPayload,
+        AtomicCase::InsideMessage,
+        AtomicCase::Duplicate,
+        AtomicCase::Repeat,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicCase::Valid => "valid",
+            AtomicCase::Misaligned => "misaligned",
+            AtomicCase::SecretKey => "secret_key",
+            AtomicCase::NoAtomicKey => "no_atomic_key",
+            AtomicCase::BadKey => "bad_key",
+            AtomicCase::OutOfBounds => "out_of_bounds",
+            AtomicCase::WithPayload => "with_payload",
+            AtomicCase::InsideMessage => "inside_message",
+            AtomicCase::Duplicate => "duplicate",
+            AtomicCase::Repeat => "repeat",
+        }
+    }
+}
+
 /// A well-formed frame from NIC a's address to NIC b.
 fn frame(
     addrs: &[PortAddr; 2],
@@ -252,6 +357,31 @@ fn frame(
     qpn: u32,
     psn: u32,
     reth: Reth,
+    payload: Vec<u8>,
+) -> Vec<u8> {
+    build(addrs, op, qpn, psn, Some(reth), None, payload)
+}
+
+/// A well-formed frame from NIC a's address to NIC b with `ae` as its
+/// AtomicETH (COMPARE SWAP, FETCH ADD).
+fn atomic_frame(
+    addrs: &[PortAddr; 2],
+    op: u8,
+    qpn: u32,
+    psn: u32,
+    ae: AtomicEth,
+    payload: Vec<u8>,
+) -> Vec<u8> {
+    build(addrs, op, qpn, psn, None, Some(ae), payload)
+}
+
+fn build(
+    addrs: &[PortAddr; 2],
+    op: u8,
+    qpn: u32,
+    psn: u32,
+    reth: Option<Reth>,
+    atomiceth: Option<AtomicEth>,
     payload: Vec<u8>,
 ) -> Vec<u8> {
     RoceFrame {
@@ -275,7 +405,8 @@ fn frame(
             ack_req: true,
             ..Bth::default()
         },
-        reth: Some(reth),
+        reth,
+        atomiceth,
         payload,
         ..RoceFrame::default()
     }
@@ -383,6 +514,110 @@ fn read_attack(r: &mut ChaCha8Rng, addrs: &[PortAddr; 2], t: &Target) -> (Vec<Ve
     (frames, case)
 }
 
+/// A deliberate atomic case: its frames (the atomic last). `peek` reads
+/// the playground's 8 bytes at an offset as the host holds them now (a
+/// COMPARE SWAP compares with them half the time); `last` is the last
+/// valid atomic sent, which a [`AtomicCase::Repeat`] sends again.
+fn atomic_attack(
+    r: &mut ChaCha8Rng,
+    addrs: &[PortAddr; 2],
+    t: &Target,
+    peek: &dyn Fn(usize) -> u64,
+    last: &mut Option<Vec<u8>>,
+) -> (Vec<Vec<u8>>, AtomicCase) {
+    let mut case = match r.gen_range(0..14) {
+        0..=3 => AtomicCase::Valid,
+        12 | 13 => AtomicCase::Repeat,
+        n => AtomicCase::ALL[n as usize - 3],
+    };
+    if case == AtomicCase::Repeat {
+        match last {
+            Some(f) => return (vec![f.clone()], case),
+            None => case = AtomicCase::Valid,
+        }
+    }
+    let (pg_key, pg) = t.keys[0];
+    let op = if r.gen() {
+        opcode::COMPARE_SWAP
+    } else {
+        opcode::FETCH_ADD
+    };
+    // 8 aligned bytes inside the playground
+    let off = r.gen_range(0..BUF / 8) * 8;
+    let mut ae = AtomicEth {
+        va: pg + off as u64,
+        rkey: pg_key,
+        swap_add: if r.gen() {
+            r.gen_range(1..256)
+        } else {
+            r.gen()
+        },
+        compare: if op == opcode::COMPARE_SWAP && r.gen() {
+            peek(off)
+        } else {
+            r.gen()
+        },
+    };
+    let mut qpn = t.attack_qpn;
+    let mut psn = t.attack_epsn;
+    let mut payload = Vec::new();
+    let mut frames = Vec::new();
+    match case {
+        AtomicCase::Valid | AtomicCase::Repeat => {}
+        AtomicCase::Misaligned => ae.va += r.gen_range(1..8),
+        AtomicCase::SecretKey => {
+            let (k, base) = t.keys[1];
+            ae.rkey = k;
+            ae.va = base + off as u64;
+        }
+        AtomicCase::NoAtomicKey => {
+            let (k, base) = t.noatom;
+            ae.rkey = k;
+            ae.va = base + off as u64;
+        }
+        AtomicCase::BadKey => ae.rkey ^= r.gen_range(1..=0xffff_ffffu32),
+        AtomicCase::OutOfBounds => {
+            let k = r.gen_range(1..=64u64);
+            ae.va = match r.gen_range(0..4) {
+                0 => pg + BUF as u64,
+                1 => pg + BUF as u64 + 8 * k,
+                2 => pg.wrapping_sub(8 * k),
+                // across the end (and misaligned)
+                _ => pg + BUF as u64 - r.gen_range(1..8),
+            };
+        }
+        AtomicCase::WithPayload => {
+            payload = vec![0u8; r.gen_range(1..=64)];
+            r.fill(&mut payload[..]);
+        }
+        AtomicCase::InsideMessage => {
+            // a valid WRITE_FIRST of a 3-packet message, then the atomic
+            let mut p = vec![0u8; PMTU];
+            r.fill(&mut p[..]);
+            let w = Reth {
+                va: pg + r.gen_range(0..=BUF - 3 * PMTU) as u64,
+                rkey: pg_key,
+                dma_len: 3 * PMTU as u32,
+            };
+            frames.push(frame(addrs, opcode::RDMA_WRITE_FIRST, qpn, psn, w, p));
+            psn = psn.wrapping_add(1);
+        }
+        AtomicCase::Duplicate => {
+            if r.gen() {
+                qpn = t.legit_qpn;
+                psn = t.legit_epsn;
+            }
+            psn = psn.wrapping_sub(r.gen_range(1..=64));
+        }
+    }
+    let f = atomic_frame(addrs, op, qpn, psn, ae, payload);
+    if case == AtomicCase::Valid {
+        *last = Some(f.clone());
+    }
+    frames.push(f);
+    (frames, case)
+}
+
 fn attack(r: &mut ChaCha8Rng, addrs: &[PortAddr; 2], t: &Target) -> (Vec<u8>, bool) {
     let op = match (t.mp, r.gen_range(0..10)) {
         (_, 0) => r.gen(),
@@ -403,12 +638,12 @@ fn attack(r: &mut ChaCha8Rng, addrs: &[PortAddr; 2], t: &Target) -> (Vec<u8>, bo
                 opcode::MP_SELECTIVE_NAK
             }
         }
-        (true, 7) => r.gen_range(0..=0x11),
-        (false, 8) => r.gen_range(0..=0x11),
+        (true, 7) => r.gen_range(0..=opcode::FETCH_ADD),
+        (false, 8) => r.gen_range(0..=opcode::FETCH_ADD),
         (true, 8) => r.gen_range(opcode::MP_WRITE..=opcode::MP_PROBE_REPLY),
         // the other transport's opcodes: dropped, never placed
         (false, _) => r.gen_range(opcode::MP_WRITE..=opcode::MP_PROBE_REPLY),
-        (true, _) => r.gen_range(0..=0x11),
+        (true, _) => r.gen_range(0..=opcode::FETCH_ADD),
     };
     let len = match r.gen_range(0..4) {
         0 => 0,
@@ -445,6 +680,32 @@ fn attack(r: &mut ChaCha8Rng, addrs: &[PortAddr; 2], t: &Target) -> (Vec<u8>, bo
         },
         dma_len: if r.gen_bool(0.5) { len as u32 } else { r.gen() },
     };
+    // the AtomicETH aimed like the RETH: mostly at the playground (in or
+    // just past it, aligned or not), at the secret or the no-atomic region,
+    // before a region, or anywhere; a key with bits flipped a third of the
+    // time
+    let (akey, abase) = match r.gen_range(0..4) {
+        0 => t.keys[1],
+        1 => t.noatom,
+        _ => t.keys[0],
+    };
+    let atomiceth = AtomicEth {
+        va: match r.gen_range(0..4) {
+            0 => r.gen(),
+            1 => abase.wrapping_sub(r.gen_range(1..=64)),
+            _ => {
+                let off = r.gen_range(0..BUF as u64 + 64);
+                abase + if r.gen_bool(0.75) { off & !7 } else { off }
+            }
+        },
+        rkey: if r.gen_bool(0.3) {
+            akey ^ r.gen_range(1..=0xffff)
+        } else {
+            akey
+        },
+        swap_add: r.gen(),
+        compare: r.gen(),
+    };
     let f = RoceFrame {
         eth: Eth {
             dst: addrs[1].mac,
@@ -479,8 +740,8 @@ fn attack(r: &mut ChaCha8Rng, addrs: &[PortAddr; 2], t: &Target) -> (Vec<u8>, bo
             msn: r.gen::<u32>() & 0xff_ffff,
         }),
         snaketh: Some(Snaketh { bitmap: r.gen() }),
-        atomiceth: None,
-        atomicacketh: None,
+        atomiceth: Some(atomiceth),
+        atomicacketh: Some(AtomicAckEth { orig: r.gen() }),
         payload,
     };
     let mut bytes = f.encode();
@@ -519,6 +780,30 @@ struct ReadReq {
     payload: usize,
     /// Its injection number.
     seq: u64,
+}
+
+/// An atomic (COMPARE SWAP, FETCH ADD) injected into NIC b, as the checks
+/// remember it.
+#[derive(Debug, Clone, Copy)]
+struct AtomicReq {
+    psn: u32,
+    op: u8,
+    va: u64,
+    rkey: u32,
+    swap_add: u64,
+    compare: u64,
+    /// Payload bytes the atomic carried (it must be refused if any).
+    payload: usize,
+    /// Why NIC b must refuse it, or `None`: it may execute it (and answer
+    /// it with an ATOMIC ACKNOWLEDGE): an atomic of the attack QP, armed
+    /// with REMOTE_ATOMIC, on rc, with the playground's key, 8 aligned
+    /// bytes inside it and no payload.
+    refuse: Option<&'static str>,
+    /// The attack QP's arming it was injected in.
+    arm: u64,
+    /// Its injection number, and the cycle it was injected at.
+    seq: u64,
+    cycle: u64,
 }
 
 /// A READ being answered: the requests it may be the answer to, and how
@@ -584,9 +869,26 @@ struct Inspector {
     mp: bool,
     pending: [VecDeque<ReadReq>; 2],
     answering: [Option<Answer>; 2],
+    /// The atomics injected on each QP (forgotten after [`PENDING_AGE`]
+    /// injections, not when answered: a repeat is answered from the first
+    /// execution's record).
+    atomics: [VecDeque<AtomicReq>; 2],
+    /// The attack QP is armed with REMOTE_ATOMIC (on a build that executes
+    /// atomics), and how often it was armed.
+    atomic_qp: bool,
+    arm: u64,
+    /// The simulated cycle the frames are being injected at.
+    now: u64,
     /// (injection number, playground offsets lo..hi) an injected frame may
     /// have written.
     writes: Vec<(u64, usize, usize)>,
+    /// The same, kept for [`Inspector::changes`]: those injected since the
+    /// look before the last one.
+    recent_writes: Vec<(u64, usize, usize)>,
+    /// The injection numbers at the last two looks at the playground, and
+    /// what it held at the last one.
+    looks: VecDeque<u64>,
+    last_pg: Option<Vec<u8>>,
     /// Playground ranges of the WRITE messages begun on each QP (since the
     /// attack QP's last re-arm): a MIDDLE or LAST may land anywhere in them.
     firsts: [Vec<(usize, usize)>; 2],
@@ -601,6 +903,24 @@ fn is_rc_write(op: u8) -> bool {
 
 fn is_mp_write(op: u8) -> bool {
     (opcode::MP_WRITE..=opcode::MP_WRITE_LAST_WITH_IMMEDIATE).contains(&op)
+}
+
+fn is_atomic(op: u8) -> bool {
+    op == opcode::COMPARE_SWAP || op == opcode::FETCH_ADD
+}
+
+/// What atomic `op` (COMPARE SWAP with `swap_add` and `compare`, or
+/// FETCH ADD of `swap_add`) leaves in memory that held `orig`.
+fn atomic_result(op: u8, orig: u64, swap_add: u64, compare: u64) -> u64 {
+    if op == opcode::COMPARE_SWAP {
+        if orig == compare {
+            swap_add
+        } else {
+            orig
+        }
+    } else {
+        orig.wrapping_add(swap_add)
+    }
 }
 
 impl Inspector {
@@ -618,6 +938,61 @@ impl Inspector {
                 (hi - u128::from(self.pg_addr)) as usize,
             )
         })
+    }
+
+    /// An injected frame (number `seq`) may write playground offsets
+    /// `lo..hi`.
+    fn may_write(&mut self, seq: u64, lo: usize, hi: usize) {
+        self.writes.push((seq, lo, hi));
+        self.recent_writes.push((seq, lo, hi));
+    }
+
+    /// Checks the playground `pg` against what it held at the last look:
+    /// every byte that changed lies in a range that a frame injected since
+    /// the look before the last one may write (a frame may be executed
+    /// after the look that follows its injection, not after the next).
+    fn changes(&mut self, pg: &[u8], rep: &mut FuzzReport) {
+        if let Some(prev) = &self.last_pg {
+            let since = if self.looks.len() == 2 {
+                self.looks[0]
+            } else {
+                0
+            };
+            let changed: Vec<usize> = (0..BUF).filter(|&i| prev[i] != pg[i]).collect();
+            rep.playground_bytes_changed += changed.len() as u64;
+            let stray: Vec<usize> = changed
+                .into_iter()
+                .filter(|&i| {
+                    !self
+                        .recent_writes
+                        .iter()
+                        .any(|&(s, lo, hi)| s > since && lo <= i && i < hi)
+                })
+                .collect();
+            if let (Some(&lo), Some(&hi)) = (stray.first(), stray.last()) {
+                self.fail(
+                    rep,
+                    "stray",
+                    format!(
+                        "{} bytes of the playground changed between two looks (offsets {lo:#x}..={hi:#x}, first {:#04x} -> {:#04x}) where no frame injected since frame {since} may write (frames up to {} injected)",
+                        stray.len(),
+                        prev[lo],
+                        pg[lo],
+                        self.seq
+                    ),
+                );
+            }
+        }
+        self.looks.push_back(self.seq);
+        if self.looks.len() > 2 {
+            self.looks.pop_front();
+        }
+        let keep = self.looks[0];
+        self.recent_writes.retain(|w| w.0 > keep);
+        match &mut self.last_pg {
+            Some(v) => v.copy_from_slice(pg),
+            None => self.last_pg = Some(pg.to_vec()),
+        }
     }
 
     fn fail(&mut self, rep: &mut FuzzReport, kind: &'static str, msg: String) {
@@ -639,13 +1014,13 @@ impl Inspector {
         {
             return;
         }
-        let (q, op, reth, mpeth_va, payload) = match rnic_wire::decode(f) {
+        let (q, op, reth, mpeth_va, atomiceth, payload) = match rnic_wire::decode(f) {
             Ok(d) => {
                 let Some(q) = self.qp_of(d.bth.dest_qp) else {
                     return;
                 };
                 let mp = d.mpeth.map(|m| (m.va, u64::from(m.len)));
-                (q, d.bth.opcode, d.reth, mp, d.payload.len())
+                (q, d.bth.opcode, d.reth, mp, d.atomiceth, d.payload.len())
             }
             Err(_) => {
                 // the NIC may act on what rnic-wire refuses (a pad count
@@ -660,19 +1035,29 @@ impl Inspector {
                 };
                 let op = f[b];
                 if is_rc_write(op) || is_mp_write(op) {
-                    self.writes.push((seq, 0, BUF));
+                    self.may_write(seq, 0, BUF);
                     return;
                 }
-                if op != opcode::RDMA_READ_REQUEST || f.len() < b + 12 + 16 + 4 {
-                    return;
+                if is_atomic(op) {
+                    // an atomic's AtomicETH, read raw (every byte after it
+                    // counts as payload, the pad count ignored)
+                    let Some(ae) = f.get(b + 12..).and_then(AtomicEth::parse) else {
+                        return;
+                    };
+                    let payload = f.len().saturating_sub(b + 12 + ATOMIC_ETH_LEN + 4);
+                    (q, op, None, None, Some(ae), payload)
+                } else {
+                    if op != opcode::RDMA_READ_REQUEST || f.len() < b + 12 + 16 + 4 {
+                        return;
+                    }
+                    let e = &f[b + 12..];
+                    let reth = Reth {
+                        va: u64::from_be_bytes(e[..8].try_into().expect("8 bytes")),
+                        rkey: u32::from_be_bytes(e[8..12].try_into().expect("4 bytes")),
+                        dma_len: u32::from_be_bytes(e[12..16].try_into().expect("4 bytes")),
+                    };
+                    (q, op, Some(reth), None, None, f.len() - (b + 12 + 16 + 4))
                 }
-                let e = &f[b + 12..];
-                let reth = Reth {
-                    va: u64::from_be_bytes(e[..8].try_into().expect("8 bytes")),
-                    rkey: u32::from_be_bytes(e[8..12].try_into().expect("4 bytes")),
-                    dma_len: u32::from_be_bytes(e[12..16].try_into().expect("4 bytes")),
-                };
-                (q, op, Some(reth), None, f.len() - (b + 12 + 16 + 4))
             }
         };
         let psn =
@@ -698,7 +1083,7 @@ impl Inspector {
             | opcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE => {
                 let Some(x) = reth else { return };
                 if let Some(rg) = self.clip(x.va, u64::from(x.dma_len).max(payload as u64)) {
-                    self.writes.push((seq, rg.0, rg.1));
+                    self.may_write(seq, rg.0, rg.1);
                     if op == opcode::RDMA_WRITE_FIRST {
                         self.firsts[q].push(rg);
                         if self.firsts[q].len() > 64 {
@@ -713,17 +1098,179 @@ impl Inspector {
                 let lo = self.firsts[q].iter().map(|r| r.0).min();
                 let hi = self.firsts[q].iter().map(|r| r.1).max();
                 if let (Some(lo), Some(hi)) = (lo, hi) {
-                    self.writes.push((seq, lo, hi));
+                    self.may_write(seq, lo, hi);
                 }
             }
             op if is_mp_write(op) => {
                 if let Some((va, len)) = mpeth_va {
                     if let Some(rg) = self.clip(va, len.max(payload as u64)) {
-                        self.writes.push((seq, rg.0, rg.1));
+                        self.may_write(seq, rg.0, rg.1);
                     }
                 }
             }
+            op if is_atomic(op) => {
+                let Some(ae) = atomiceth else { return };
+                // an executed atomic writes its 8 bytes (only the
+                // playground's key names a region that allows atomics)
+                if ae.rkey == self.pg_key {
+                    if let Some(rg) = self.clip(ae.va, 8) {
+                        self.may_write(seq, rg.0, rg.1);
+                    }
+                }
+                let mut req = AtomicReq {
+                    psn,
+                    op,
+                    va: ae.va,
+                    rkey: ae.rkey,
+                    swap_add: ae.swap_add,
+                    compare: ae.compare,
+                    payload,
+                    refuse: None,
+                    arm: self.arm,
+                    seq,
+                    cycle: self.now,
+                };
+                req.refuse = if self.mp {
+                    Some("an mp QP")
+                } else if q != 1 {
+                    Some("the legitimate QP, at an old PSN")
+                } else if !self.atomic_qp {
+                    Some("the attack QP armed without REMOTE_ATOMIC")
+                } else {
+                    self.atomic_refusal(&req)
+                };
+                let a = &mut self.atomics[q];
+                a.push_back(req);
+                while a.front().is_some_and(|r| r.seq + PENDING_AGE < seq) {
+                    a.pop_front();
+                }
+            }
             _ => {}
+        }
+    }
+
+    /// Checks ATOMIC ACKNOWLEDGE `f` of NIC b (sent at `cycle`): an ACK,
+    /// for an atomic injected on the QP at its PSN before `cycle` that NIC
+    /// b may execute (the first such of the latest arming that has one),
+    /// whose original value turned the playground's 8 bytes into what they
+    /// hold (unless a frame injected after the atomic may have written
+    /// them).
+    fn atomic_ack(&mut self, f: &RoceFrame, cycle: u64, playground: &[u8], rep: &mut FuzzReport) {
+        rep.atomic_acks += 1;
+        let psn = f.bth.psn;
+        let orig = f.atomicacketh.map_or(0, |a| a.orig);
+        if self.mp {
+            self.fail(
+                rep,
+                "mp",
+                format!(
+                    "NIC b answered an atomic on an mp QP: ATOMIC ACKNOWLEDGE psn {psn:#x} cycle {cycle}"
+                ),
+            );
+            return;
+        }
+        let Some(q) = self.peers.iter().position(|&p| p == f.bth.dest_qp) else {
+            return; // (failed: not a QP of NIC a's that b is connected to)
+        };
+        let syn = f.aeth.map_or(0xff, |a| a.syndrome);
+        if syn >> 5 != 0 {
+            self.fail(
+                rep,
+                "atomic_syndrome",
+                format!(
+                    "NIC b sent an ATOMIC ACKNOWLEDGE psn {psn:#x} (cycle {cycle}) with AETH syndrome {syn:#04x}, not an ACK"
+                ),
+            );
+        }
+        // the atomics at its PSN injected before it was sent: it answers
+        // one NIC b may execute, the first of the latest arming that has
+        // one (the answer of an atomic executed before a re-arm may leave
+        // after it, behind the QP's queued answers; a repeat of that atomic
+        // sent after it is no candidate)
+        let at: Vec<AtomicReq> = self.atomics[q]
+            .iter()
+            .filter(|a| a.psn == psn && a.cycle <= cycle)
+            .copied()
+            .collect();
+        if at.is_empty() {
+            self.fail(
+                rep,
+                "unasked_atomic",
+                format!(
+                    "NIC b sent an ATOMIC ACKNOWLEDGE psn {psn:#x} (cycle {cycle}) on QP {:#x}: no atomic was injected at that PSN before",
+                    self.qpns[q]
+                ),
+            );
+            return;
+        }
+        let arm = at
+            .iter()
+            .filter(|a| a.refuse.is_none())
+            .map(|a| a.arm)
+            .max();
+        let Some(c) = at
+            .iter()
+            .find(|a| a.refuse.is_none() && Some(a.arm) == arm)
+            .copied()
+        else {
+            let last = at[at.len() - 1];
+            self.fail(
+                rep,
+                "refusable_atomic",
+                format!(
+                    "NIC b answered an atomic it must refuse ({}; the playground is {BUF} bytes at {:#x}, key {:#x}): ATOMIC ACKNOWLEDGE psn {psn:#x} orig {orig:#x} (cycle {cycle}) on QP {:#x} for {last:?}{}",
+                    last.refuse.unwrap_or("?"),
+                    self.pg_addr,
+                    self.pg_key,
+                    self.qpns[q],
+                    if at.len() > 1 {
+                        format!(" (nor may it execute the {} other atomics at that PSN)", at.len() - 1)
+                    } else {
+                        String::new()
+                    }
+                ),
+            );
+            return;
+        };
+        let o = (c.va - self.pg_addr) as usize;
+        if self.overwritten(c.seq, o, 8).iter().any(|m| *m) {
+            rep.atomic_values_unchecked += 1;
+            return;
+        }
+        let now = u64::from_le_bytes(playground[o..o + 8].try_into().expect("8 bytes"));
+        let want = atomic_result(c.op, orig, c.swap_add, c.compare);
+        if now == want {
+            rep.atomic_values_checked += 1;
+        } else {
+            self.fail(
+                rep,
+                "atomic_value",
+                format!(
+                    "NIC b's ATOMIC ACKNOWLEDGE psn {psn:#x} (cycle {cycle}) says the original was {orig:#x}: {} leaves {want:#x}, the playground holds {now:#x} at offset {o:#x} ({c:?})",
+                    rnic_wire::opcode_name(c.op)
+                ),
+            );
+        }
+    }
+
+    /// Why atomic `a` does not name what an atomic may change (on a QP
+    /// with REMOTE_ATOMIC), or `None`: the playground's key, 8 aligned
+    /// bytes inside it, no payload.
+    fn atomic_refusal(&self, a: &AtomicReq) -> Option<&'static str> {
+        let inside = a.va >= self.pg_addr
+            && a.va
+                .checked_add(8)
+                .is_some_and(|end| end <= self.pg_addr + BUF as u64);
+        if a.payload != 0 {
+            Some("a payload")
+        } else if a.rkey != self.pg_key {
+            Some("not the playground's key")
+        } else if !a.va.is_multiple_of(8) {
+            Some("not 8-byte aligned")
+        } else if !inside {
+            Some("outside the playground")
+        } else {
+            None
         }
     }
 
@@ -778,9 +1325,13 @@ impl Inspector {
         }
     }
 
-    /// The attack QP was reset: no WRITE message of it is in progress.
-    fn rearmed(&mut self) {
+    /// The attack QP was reset (and armed again, with REMOTE_ATOMIC if
+    /// `atomic`): no WRITE message of it is in progress, its atomics'
+    /// replay records are gone.
+    fn rearmed(&mut self, atomic: bool) {
         self.firsts[1].clear();
+        self.atomic_qp = atomic;
+        self.arm += 1;
     }
 
     /// Checks `frames` (the world's window since the last call): every
@@ -839,6 +1390,10 @@ impl Inspector {
                         self.peers[1]
                     ),
                 );
+            }
+            if op == opcode::ATOMIC_ACKNOWLEDGE {
+                self.atomic_ack(&f, w.cycle, playground, rep);
+                continue;
             }
             if !(opcode::RDMA_READ_RESPONSE_FIRST..=opcode::RDMA_READ_RESPONSE_ONLY).contains(&op) {
                 continue;
@@ -1014,6 +1569,7 @@ impl Inspector {
             .iter()
             .filter_map(|p| p.front().map(|r| r.seq))
             .chain(self.answering.iter().flatten().map(|a| a.cands[0].seq))
+            .chain(self.atomics.iter().filter_map(|a| a.front().map(|r| r.seq)))
             .min()
             .unwrap_or(self.seq);
         self.writes.retain(|w| w.0 > oldest);
@@ -1060,13 +1616,22 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
     if let Some(brk) = cfg.brk {
         b.nic().debug_switches().set(brk, true)?;
     }
+    // a build that executes atomics (id.caps bit 9) takes REMOTE_ATOMIC on
+    // the QPs and the playground; any other refuses it
+    let atomics = a.query_device()?.atomic_cap == AtomicCap::Hca
+        && b.query_device()?.atomic_cap == AtomicCap::Hca;
+    let atomic_access = if atomics {
+        AccessFlags::REMOTE_ATOMIC
+    } else {
+        AccessFlags::empty()
+    };
     let opts = ConnOpts {
         mtu: Mtu::Mtu1024,
         sq_depth: 4,
         rq_depth: 4,
         retry: conn::Retry::default(),
         spray_log: 0,
-        qp_access: AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
+        qp_access: AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ | atomic_access,
         qp_type: if cfg.mp {
             rnic_verbs::QpType::Mp
         } else {
@@ -1108,6 +1673,25 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
         &playground,
         0,
         BUF,
+        AccessFlags::LOCAL_WRITE
+            | AccessFlags::REMOTE_WRITE
+            | AccessFlags::REMOTE_READ
+            | atomic_access,
+    )?;
+    // a region that allows remote writes and reads but not atomics, which
+    // only atomics name: its pattern must stay
+    let noatom_bytes = {
+        let mut v = vec![0u8; BUF];
+        pattern::fill(pattern::key(cfg.seed, 2, 0, 0), &mut v);
+        v
+    };
+    let noatom = b.alloc_dma(BUF)?;
+    noatom.write(0, &noatom_bytes);
+    let noatom_mr = b.reg_mr(
+        &conns.pd_b,
+        &noatom,
+        0,
+        BUF,
         AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
     )?;
 
@@ -1121,12 +1705,14 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
             (playground_mr.rkey(), playground_mr.addr()),
             (canary_mr.rkey(), canary_mr.addr()),
         ],
+        noatom: (noatom_mr.rkey(), noatom_mr.addr()),
         mp: cfg.mp,
     };
     let mut rep = FuzzReport {
         seed: cfg.seed,
         data_w: cfg.data_w,
         transport: if cfg.mp { "mp" } else { "rc" }.into(),
+        atomics_served: atomics,
         ..FuzzReport::default()
     };
     let mut insp = Inspector {
@@ -1138,7 +1724,14 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
         mp: cfg.mp,
         pending: Default::default(),
         answering: Default::default(),
+        atomics: Default::default(),
+        atomic_qp: atomics,
+        arm: 0,
+        now: 0,
         writes: Vec::new(),
+        recent_writes: Vec::new(),
+        looks: VecDeque::new(),
+        last_pg: None,
         firsts: Default::default(),
         seq: 0,
         reported: BTreeMap::new(),
@@ -1146,6 +1739,18 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
     for c in ReadCase::ALL {
         rep.read_cases.insert(c.name().into(), 0);
     }
+    for c in AtomicCase::ALL {
+        rep.atomic_cases.insert(c.name().into(), 0);
+    }
+    let peek = |o: usize| {
+        u64::from_le_bytes(
+            playground
+                .to_vec(o, 8)
+                .try_into()
+                .expect("8 bytes of the playground"),
+        )
+    };
+    let mut last_atomic = None;
     // NIC b's frames since the last look, checked
     let look = |insp: &mut Inspector, rep: &mut FuzzReport| {
         let w = world.window();
@@ -1160,8 +1765,10 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
                 ),
             );
         }
+        let pg = playground.to_vec(0, BUF);
+        insp.changes(&pg, rep);
         if w.iter().any(|f| f.src == 1) {
-            insp.inspect(&w, &playground.to_vec(0, BUF), rep);
+            insp.inspect(&w, &pg, rep);
         }
     };
     let start = b.device().now();
@@ -1195,16 +1802,34 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
                     psn: r.gen::<u32>() & 0xff_ffff,
                     ..atk_peer
                 };
-                conn::bring_up(&mut atk.recv, &opts, &peer, 0)?;
+                // a quarter of the time without REMOTE_ATOMIC: the QP's
+                // own refusal of atomics
+                let atomic = atomics && r.gen_range(0..4) != 0;
+                let o = ConnOpts {
+                    qp_access: if atomic {
+                        opts.qp_access
+                    } else {
+                        opts.qp_access - AccessFlags::REMOTE_ATOMIC
+                    },
+                    ..opts
+                };
+                conn::bring_up(&mut atk.recv, &o, &peer, 0)?;
                 rep.attack_qp_rearms += 1;
-                insp.rearmed();
+                insp.rearmed(atomic);
             }
             t.attack_epsn = atk.recv.status()?.rq_psn_now;
-            // an eighth deliberate READ cases, the rest random frames
+            // an eighth deliberate READ cases, an eighth deliberate
+            // atomics, the rest random frames
             let (frames, bad) = match r.gen_range(0..8) {
                 0 if cfg.frames - rep.frames >= 2 => {
                     let (fs, case) = read_attack(&mut r, &pair.addrs, &t);
                     *rep.read_cases.entry(case.name().into()).or_default() += 1;
+                    (fs, false)
+                }
+                1 if cfg.frames - rep.frames >= 2 => {
+                    let (fs, case) =
+                        atomic_attack(&mut r, &pair.addrs, &t, &peek, &mut last_atomic);
+                    *rep.atomic_cases.entry(case.name().into()).or_default() += 1;
                     (fs, false)
                 }
                 _ => {
@@ -1216,8 +1841,10 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
                 while !world.inject_frame(1, f, false) {
                     world.run(2000); // the MAC's queue is full: let the NIC drain
                 }
+                insp.now = b.device().now();
                 insp.injected(f);
                 rep.frames += 1;
+                rep.atomic_frames += u64::from(f.get(BTH_OFFSET).is_some_and(|&op| is_atomic(op)));
             }
             rep.bad_icrc_frames += u64::from(bad);
         }
@@ -1295,8 +1922,21 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
         ));
     }
     if canary.to_vec(0, BUF) != secret {
-        rep.failures
-            .push("a region registered without REMOTE_WRITE was written".into());
+        rep.failures.push(
+            "a region registered without REMOTE_WRITE (nor REMOTE_READ, nor REMOTE_ATOMIC) was written"
+                .into(),
+        );
+    }
+    let noatom_now = noatom.to_vec(0, BUF);
+    if noatom_now != noatom_bytes {
+        let n = noatom_now
+            .iter()
+            .zip(&noatom_bytes)
+            .filter(|(x, y)| x != y)
+            .count();
+        rep.failures.push(format!(
+            "the region registered without REMOTE_ATOMIC (REMOTE_WRITE and REMOTE_READ, named by atomics only) was written: {n} bytes changed"
+        ));
     }
     // (reading the counters takes cycles, in which b may send: again until
     // what was inspected and b's count agree)
@@ -1305,6 +1945,15 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
         look(&mut insp, &mut rep);
         crate::torture::add_port_counters(&mut rep.counters, "b", b)?;
         crate::torture::add_port_counters(&mut rep.counters, "a", a)?;
+        for (side, ctx) in [("b", b), ("a", a)] {
+            let pc = ctx.query_port_counters()?;
+            rep.counters
+                .insert(format!("{side}.rx_atomic"), u64::from(pc.rx_atomic));
+            rep.counters.insert(
+                format!("{side}.rx_atomic_replay"),
+                u64::from(pc.rx_atomic_replay),
+            );
+        }
         if rep.counters.get("b.tx_frames") == Some(&rep.b_frames_inspected) {
             break;
         }
@@ -1339,6 +1988,30 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
             c("b.rx_drop_icrc") + c("b.rx_drop_malformed")
         ));
     }
+    // every ATOMIC ACKNOWLEDGE answers an atomic executed or replayed (an
+    // answer may be lost to a reset of its QP, never made up); none on a
+    // build or a transport without atomics
+    let atomics_done = c("b.rx_atomic") + c("b.rx_atomic_replay");
+    if rep.atomic_acks > atomics_done {
+        rep.failures.push(format!(
+            "NIC b sent {} ATOMIC ACKNOWLEDGEs, it counted {} atomics executed and {} replayed",
+            rep.atomic_acks,
+            c("b.rx_atomic"),
+            c("b.rx_atomic_replay")
+        ));
+    }
+    if (cfg.mp || !atomics) && atomics_done != 0 {
+        rep.failures.push(format!(
+            "NIC b executed {} atomics and replayed {} ({}): it must execute none",
+            c("b.rx_atomic"),
+            c("b.rx_atomic_replay"),
+            if cfg.mp {
+                "mp QPs"
+            } else {
+                "a build without atomics"
+            }
+        ));
+    }
     if c("b.rx_drop_guard") != 0 {
         rep.failures.push(format!(
             "the MR re-check refused {} payload writes the transport had let through",
@@ -1368,7 +2041,14 @@ mod tests {
             mp: false,
             pending: Default::default(),
             answering: Default::default(),
+            atomics: Default::default(),
+            atomic_qp: true,
+            arm: 0,
+            now: 0,
             writes: Vec::new(),
+            recent_writes: Vec::new(),
+            looks: VecDeque::new(),
+            last_pg: None,
             firsts: Default::default(),
             seq: 0,
             reported: BTreeMap::new(),
@@ -1645,6 +2325,444 @@ mod tests {
             rep.failures
                 .iter()
                 .any(|f| f.contains("the secret region's pattern")),
+            "{:?}",
+            rep.failures
+        );
+    }
+
+    /// An atomic of QP `qpn` (0x11: the attack QP, 0x10: the legitimate
+    /// one), injected.
+    #[allow(clippy::too_many_arguments)]
+    fn atomic(
+        insp: &mut Inspector,
+        op: u8,
+        qpn: u32,
+        psn: u32,
+        va: u64,
+        rkey: u32,
+        swap_add: u64,
+        compare: u64,
+        payload: usize,
+    ) -> Vec<u8> {
+        let ae = AtomicEth {
+            va,
+            rkey,
+            swap_add,
+            compare,
+        };
+        let f = atomic_frame(&conn::DEFAULT_ADDRS, op, qpn, psn, ae, vec![0x5a; payload]);
+        insp.injected(&f);
+        f
+    }
+
+    /// NIC b's ATOMIC ACKNOWLEDGE to NIC a's attack QP.
+    fn atomic_ack(psn: u32, orig: u64, syndrome: u8) -> WireFrame {
+        let a = conn::DEFAULT_ADDRS[0];
+        wire(
+            RoceFrame {
+                eth: Eth {
+                    dst: a.mac,
+                    src: conn::DEFAULT_ADDRS[1].mac,
+                },
+                ip: Ipv4 {
+                    src: conn::DEFAULT_ADDRS[1].ip.octets(),
+                    dst: a.ip.octets(),
+                    ..Ipv4::default()
+                },
+                bth: Bth {
+                    opcode: opcode::ATOMIC_ACKNOWLEDGE,
+                    dest_qp: 0x21,
+                    psn,
+                    ..Bth::default()
+                },
+                aeth: Some(Aeth { syndrome, msn: 1 }),
+                atomicacketh: Some(AtomicAckEth { orig }),
+                ..RoceFrame::default()
+            }
+            .encode(),
+        )
+    }
+
+    fn put(pg: &mut [u8], off: usize, v: u64) {
+        pg[off..off + 8].copy_from_slice(&v.to_le_bytes());
+    }
+
+    /// An ATOMIC ACKNOWLEDGE for an atomic NIC b may execute passes when the
+    /// playground holds what the atomic made of the original value (a
+    /// FETCH ADD's sum; a COMPARE SWAP's swap, or the original where the
+    /// compare differed); a repeat of the atomic answered from its record
+    /// again (with the first execution's value) passes too, and one whose
+    /// value disagrees with the playground fails.
+    #[test]
+    fn atomic_acks_of_executed_atomics_are_checked_against_the_playground() {
+        let mut pg = playground();
+        let mut insp = inspector();
+        let orig = 0x1122_3344_5566_7788u64;
+        let fa = atomic(&mut insp, opcode::FETCH_ADD, 0x11, 7, PG + 64, KEY, 5, 0, 0);
+        put(&mut pg, 64, orig + 5);
+        atomic(
+            &mut insp,
+            opcode::COMPARE_SWAP,
+            0x11,
+            8,
+            PG + 128,
+            KEY,
+            0xdead,
+            orig,
+            0,
+        );
+        put(&mut pg, 128, 0xdead);
+        atomic(
+            &mut insp,
+            opcode::COMPARE_SWAP,
+            0x11,
+            9,
+            PG + 256,
+            KEY,
+            0xdead,
+            orig ^ 1,
+            0,
+        );
+        put(&mut pg, 256, orig);
+        let rep = check(
+            &mut insp,
+            &[
+                atomic_ack(7, orig, 0x1f),
+                atomic_ack(8, orig, 0x1f),
+                atomic_ack(9, orig, 0x1f),
+            ],
+            &pg,
+        );
+        assert!(!rep.failed(), "{:?}", rep.failures);
+        assert_eq!((rep.atomic_acks, rep.atomic_values_checked), (3, 3));
+        // the FETCH ADD again, byte for byte: its record answers (the
+        // repeat itself may have been executed, as far as the checks know
+        // what the NIC took for a duplicate: its bytes are not compared)
+        insp.injected(&fa);
+        let rep = check(&mut insp, &[atomic_ack(7, orig, 0x1f)], &pg);
+        assert!(!rep.failed(), "{:?}", rep.failures);
+        assert_eq!(
+            (rep.atomic_values_checked, rep.atomic_values_unchecked),
+            (0, 1)
+        );
+        // an original value the playground disagrees with
+        let rep = check(&mut insp, &[atomic_ack(8, orig + 1, 0x1f)], &pg);
+        assert!(
+            rep.failures.len() == 1 && rep.failures[0].contains("the playground holds 0xdead"),
+            "{:?}",
+            rep.failures
+        );
+        // a NAK syndrome in an ATOMIC ACKNOWLEDGE
+        let rep = check(&mut insp, &[atomic_ack(7, orig, 0x62)], &pg);
+        assert!(
+            rep.failures.iter().any(|f| f.contains("not an ACK")),
+            "{:?}",
+            rep.failures
+        );
+    }
+
+    /// An atomic's 8 bytes may be written: a READ injected before it does
+    /// not compare them, nor does an ATOMIC ACKNOWLEDGE whose atomic a later
+    /// frame may have overwritten (counted as not compared). An atomic
+    /// rnic-wire refuses (a pad count beyond its payload, ICRC recomputed)
+    /// is read raw and accounted alike.
+    #[test]
+    fn atomic_writes_are_accounted_raw_headers_too() {
+        let mut pg = playground();
+        let mut insp = inspector();
+        request(&mut insp, 3, 0, 64, KEY);
+        let mut f = atomic_frame(
+            &conn::DEFAULT_ADDRS,
+            opcode::FETCH_ADD,
+            0x11,
+            4,
+            AtomicEth {
+                va: PG + 16,
+                rkey: KEY,
+                swap_add: 1,
+                compare: 0,
+            },
+            Vec::new(),
+        );
+        f[BTH_OFFSET + 1] |= 3 << 4;
+        let end = f.len() - 4;
+        let c = rnic_wire::icrc(&f, end);
+        f[end..].copy_from_slice(&c.to_le_bytes());
+        assert!(rnic_wire::decode(&f).is_err());
+        insp.injected(&f);
+        assert_eq!(insp.writes.last(), Some(&(2, 16, 24)));
+        // the READ's answer carries the bytes before the atomic, the
+        // playground those after it
+        let answer = answer(&pg, 3, 0, 64);
+        let before = u64::from_le_bytes(pg[16..24].try_into().unwrap());
+        put(&mut pg, 16, before.wrapping_add(1));
+        let rep = check(&mut insp, &answer, &pg);
+        assert!(!rep.failed(), "{:?}", rep.failures);
+        assert_eq!((rep.read_bytes_checked, rep.read_bytes_unchecked), (56, 8));
+        let rep = check(&mut insp, &[atomic_ack(4, before, 0x1f)], &pg);
+        assert!(!rep.failed(), "{:?}", rep.failures);
+        assert_eq!(rep.atomic_values_checked, 1);
+        // a WRITE over those bytes after the atomic: not compared
+        let w = frame(
+            &conn::DEFAULT_ADDRS,
+            opcode::RDMA_WRITE_ONLY,
+            0x11,
+            5,
+            Reth {
+                va: PG + 20,
+                rkey: KEY,
+                dma_len: 2,
+            },
+            vec![0, 0],
+        );
+        insp.injected(&w);
+        let rep = check(&mut insp, &[atomic_ack(4, 0xbad, 0x1f)], &pg);
+        assert!(!rep.failed(), "{:?}", rep.failures);
+        assert_eq!(
+            (rep.atomic_values_checked, rep.atomic_values_unchecked),
+            (0, 1)
+        );
+    }
+
+    /// An ATOMIC ACKNOWLEDGE fails for an atomic NIC b must refuse: the
+    /// secret region's key, a bad key, misaligned, outside the playground,
+    /// with a payload, on the legitimate QP (an old PSN), on the attack QP
+    /// armed without REMOTE_ATOMIC, on an mp QP; and at a PSN no atomic
+    /// was injected at. The orig of the secret region's pattern is seen as
+    /// a leak too.
+    #[test]
+    fn answers_to_atomics_that_must_be_refused_fail() {
+        let pg = playground();
+        type Case = (&'static str, u8, u32, u64, u32, usize);
+        let cases: [Case; 6] = [
+            (
+                "not the playground's key",
+                opcode::FETCH_ADD,
+                0x11,
+                PG + 8,
+                SECRET_KEY,
+                0,
+            ),
+            (
+                "not the playground's key",
+                opcode::COMPARE_SWAP,
+                0x11,
+                PG + 8,
+                KEY ^ 0x100,
+                0,
+            ),
+            (
+                "not 8-byte aligned",
+                opcode::FETCH_ADD,
+                0x11,
+                PG + 12,
+                KEY,
+                0,
+            ),
+            (
+                "outside the playground",
+                opcode::FETCH_ADD,
+                0x11,
+                PG + BUF as u64,
+                KEY,
+                0,
+            ),
+            (
+                "outside the playground",
+                opcode::COMPARE_SWAP,
+                0x11,
+                PG - 8,
+                KEY,
+                0,
+            ),
+            ("a payload", opcode::FETCH_ADD, 0x11, PG + 8, KEY, 8),
+        ];
+        for (why, op, qpn, va, rkey, payload) in cases {
+            let mut insp = inspector();
+            atomic(&mut insp, op, qpn, 0x40, va, rkey, 1, 0, payload);
+            let rep = check(&mut insp, &[atomic_ack(0x40, 0, 0x1f)], &pg);
+            assert!(
+                rep.failures.len() == 1
+                    && rep.failures[0]
+                        .contains(&format!("answered an atomic it must refuse ({why}")),
+                "{why}: {:?}",
+                rep.failures
+            );
+        }
+        // on the legitimate QP (answered to NIC a's legitimate QP)
+        let mut insp = inspector();
+        atomic(&mut insp, opcode::FETCH_ADD, 0x10, 0x40, PG, KEY, 1, 0, 0);
+        let mut ack = rnic_wire::decode(&atomic_ack(0x40, 0, 0x1f).data).unwrap();
+        ack.bth.dest_qp = 0x20;
+        let rep = check(&mut insp, &[wire(ack.encode())], &pg);
+        assert!(
+            rep.failures.len() == 1 && rep.failures[0].contains("(the legitimate QP"),
+            "{:?}",
+            rep.failures
+        );
+        // the attack QP armed without REMOTE_ATOMIC
+        let mut insp = inspector();
+        insp.rearmed(false);
+        atomic(&mut insp, opcode::FETCH_ADD, 0x11, 0x40, PG, KEY, 1, 0, 0);
+        let rep = check(&mut insp, &[atomic_ack(0x40, 0, 0x1f)], &pg);
+        assert!(
+            rep.failures.len() == 1 && rep.failures[0].contains("without REMOTE_ATOMIC"),
+            "{:?}",
+            rep.failures
+        );
+        // ... armed with it again: the same atomic may be executed
+        insp.rearmed(true);
+        atomic(&mut insp, opcode::FETCH_ADD, 0x11, 0x41, PG, KEY, 1, 0, 0);
+        let mut pg1 = pg.clone();
+        put(&mut pg1, 0, 1);
+        let rep = check(&mut insp, &[atomic_ack(0x41, 0, 0x1f)], &pg1);
+        assert!(!rep.failed(), "{:?}", rep.failures);
+        // an mp QP
+        let mut insp = inspector();
+        insp.mp = true;
+        atomic(&mut insp, opcode::FETCH_ADD, 0x11, 0x40, PG, KEY, 1, 0, 0);
+        let rep = check(&mut insp, &[atomic_ack(0x40, 0, 0x1f)], &pg);
+        assert!(
+            rep.failures.len() == 1 && rep.failures[0].contains("on an mp QP"),
+            "{:?}",
+            rep.failures
+        );
+        // no atomic at that PSN
+        let mut insp = inspector();
+        atomic(&mut insp, opcode::FETCH_ADD, 0x11, 0x40, PG, KEY, 1, 0, 0);
+        let rep = check(&mut insp, &[atomic_ack(0x42, 0, 0x1f)], &pg);
+        assert!(
+            rep.failures.len() == 1 && rep.failures[0].contains("no atomic was injected"),
+            "{:?}",
+            rep.failures
+        );
+        // the secret region's bytes as the original value
+        let mut insp = inspector();
+        atomic(
+            &mut insp,
+            opcode::FETCH_ADD,
+            0x11,
+            0x40,
+            PG + 8,
+            SECRET_KEY,
+            1,
+            0,
+            0,
+        );
+        let leak = u64::from_be_bytes(*SECRET);
+        let rep = check(&mut insp, &[atomic_ack(0x40, leak, 0x1f)], &pg);
+        assert!(
+            rep.failures
+                .iter()
+                .any(|f| f.contains("the secret region's pattern")),
+            "{:?}",
+            rep.failures
+        );
+    }
+
+    /// Between two looks the playground may change only where a frame
+    /// injected since the look before the last one may write: a byte
+    /// changed elsewhere fails, even where an older frame could write.
+    #[test]
+    fn playground_bytes_changed_where_no_frame_may_write_fail() {
+        let mut pg = playground();
+        let mut insp = inspector();
+        let mut rep = FuzzReport::default();
+        insp.changes(&pg, &mut rep); // look 1
+        atomic(&mut insp, opcode::FETCH_ADD, 0x11, 1, PG + 8, KEY, 1, 0, 0);
+        put(&mut pg, 8, 1);
+        insp.changes(&pg, &mut rep); // look 2: the atomic's bytes
+        insp.changes(&pg, &mut rep); // look 3: nothing
+        assert!(!rep.failed(), "{:?}", rep.failures);
+        assert!(rep.playground_bytes_changed > 0);
+        // the atomic was injected before look 2: it may still land before
+        // look 3, not before look 4
+        put(&mut pg, 8, 2);
+        insp.changes(&pg, &mut rep);
+        assert!(
+            rep.failures.len() == 1 && rep.failures[0].contains("offsets 0x8..=0x8"),
+            "{:?}",
+            rep.failures
+        );
+        // a byte next to a fresh atomic's 8
+        let mut rep = FuzzReport::default();
+        atomic(&mut insp, opcode::FETCH_ADD, 0x11, 2, PG + 64, KEY, 1, 0, 0);
+        pg[72] ^= 1;
+        insp.changes(&pg, &mut rep);
+        assert!(
+            rep.failures.len() == 1 && rep.failures[0].contains("offsets 0x48..=0x48"),
+            "{:?}",
+            rep.failures
+        );
+        // an atomic with another key writes nothing the checks allow
+        let mut rep = FuzzReport::default();
+        atomic(
+            &mut insp,
+            opcode::FETCH_ADD,
+            0x11,
+            3,
+            PG + 128,
+            SECRET_KEY,
+            1,
+            0,
+            0,
+        );
+        pg[128] ^= 1;
+        insp.changes(&pg, &mut rep);
+        assert!(rep.failed(), "{:?}", rep.failures);
+    }
+
+    /// A short campaign (rc): atomics are sent in every deliberate case,
+    /// some executed and some answered from their replay records, their
+    /// answers checked, and nothing fails. (The long ones: `rnic fuzz
+    /// --frames 100000`.)
+    #[test]
+    fn a_fuzz_campaign_executes_atomics_and_checks_them() {
+        let rep = run(
+            &FuzzConfig {
+                seed: 9,
+                frames: 3000,
+                ..FuzzConfig::default()
+            },
+            &mut |_| {},
+        )
+        .unwrap();
+        assert!(!rep.failed(), "{:?}", rep.failures);
+        assert!(rep.atomics_served, "{rep:?}");
+        for (k, n) in &rep.atomic_cases {
+            assert!(*n > 0, "atomic case {k} never sent: {rep:?}");
+        }
+        let c = |k: &str| rep.counters[k];
+        assert!(
+            c("b.rx_atomic") > 0 && c("b.rx_atomic_replay") > 0,
+            "{:?}",
+            rep.counters
+        );
+        assert!(
+            rep.atomic_acks > 0 && rep.atomic_values_checked > 0,
+            "{rep:?}"
+        );
+    }
+
+    /// With the responder's memory-region checks off the campaign sees
+    /// atomics executed that had to be refused (answered, their bytes
+    /// written): on rc; on mp the transport drops every atomic first.
+    #[test]
+    fn a_fuzz_campaign_catches_atomics_without_mr_checks() {
+        let rep = run(
+            &FuzzConfig {
+                seed: 4,
+                frames: 1500,
+                brk: Some(Break::NoMrCheck),
+                ..FuzzConfig::default()
+            },
+            &mut |_| {},
+        )
+        .unwrap();
+        assert!(
+            rep.failures.iter().any(|f| f
+                .contains("answered an atomic it must refuse (not the playground's key")
+                || f.contains("answered an atomic it must refuse (outside the playground")),
             "{:?}",
             rep.failures
         );
