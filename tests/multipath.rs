@@ -366,7 +366,7 @@ fn the_window_is_chosen_per_qp() {
             mp_window: bad,
             ..mp_opts()
         };
-        let (attr, mask) = rtr_attr(&o, &remote(1, 1, 0));
+        let (attr, mask) = rtr_attr(&o, &remote(1, 1, 0), 0);
         let e = qp.modify(&attr, mask).unwrap_err();
         assert!(e.to_string().contains("mp_window"), "window {bad}: {e}");
     }

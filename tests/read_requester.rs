@@ -455,3 +455,166 @@ fn a_fenced_write_waits_for_the_read_before_it() {
         );
     }
 }
+
+/// `max_rd_atomic` holds each QP to its own number of READs in flight:
+/// two QPs of one NIC, one set to 1 and one to 4, each with four READs
+/// of 8 KiB posted at once. On the wire (every frame in sending order),
+/// the first QP never has a second READ request out before the last
+/// response of its previous one, while the second QP has several out at
+/// once: the limit is the QP's, not the smallest one for the NIC. Every
+/// READ brings its bytes.
+#[test]
+fn max_rd_atomic_bounds_each_qps_reads_in_flight() {
+    let p = pair_with(rnic_sim::WorldConfig {
+        nics: 2,
+        data_w: 64,
+        seed: 31,
+        fabric: rnic_sim::FabricConfig::ideal(),
+        pcap_window: 4096,
+        ..rnic_sim::WorldConfig::default()
+    });
+    issues_reads(&p, "max_rd_atomic_bounds_each_qps_reads_in_flight");
+    let (o, e) = read_opts(Mtu::Mtu1024);
+    let limits = [1u8, 4];
+    let mut ends: Vec<(End, End)> = limits
+        .iter()
+        .map(|&l| {
+            let o = ConnOpts {
+                max_rd_atomic: Some(l),
+                ..o
+            };
+            connect_with(&p, &o, &e)
+        })
+        .collect();
+    for (k, (a, _)) in ends.iter().enumerate() {
+        assert_eq!(a.qp.query_qp().unwrap().max_rd_atomic, limits[k]);
+    }
+    const LEN: usize = 8192;
+    p.world.clear_window();
+    for (k, (a, b)) in ends.iter_mut().enumerate() {
+        for i in 0..4 {
+            let tag = 700 + 10 * k as u64 + i as u64;
+            rnic_harness::pattern::fill_buf(&b.buf, i * LEN, LEN, tag);
+            rnic_harness::pattern::fill_buf_stale(&a.buf, i * LEN, LEN, tag);
+            post_read(a, b, tag, i * LEN, i * LEN, LEN, SendFlags::SIGNALED);
+        }
+    }
+    for (k, (a, _)) in ends.iter().enumerate() {
+        let wcs = wait_wc(p.a.device(), &a.cq, 4, BUDGET);
+        assert_eq!(wcs.len(), 4, "QP {k}: completions");
+        for (i, wc) in wcs.iter().enumerate() {
+            let tag = 700 + 10 * k as u64 + i as u64;
+            assert_eq!((wc.status, wc.wr_id), (WcStatus::Success, tag), "QP {k}");
+            assert_eq!(
+                rnic_harness::pattern::check_buf(&a.buf, i * LEN, LEN, tag),
+                None,
+                "QP {k}: READ {i}'s bytes"
+            );
+        }
+    }
+    // READ requests out per QP, walking the frames in sending order
+    let mut most = [0u32; 2];
+    let mut out = [0u32; 2];
+    let mut requests = [0u32; 2];
+    for f in p.world.window() {
+        let Ok(fr) = rnic_wire::decode(&f.data) else {
+            continue;
+        };
+        let op = fr.bth.opcode;
+        let k = ends.iter().position(|(a, b)| {
+            fr.bth.dest_qp
+                == if f.src == 0 {
+                    b.qp.qp_num()
+                } else {
+                    a.qp.qp_num()
+                }
+        });
+        let Some(k) = k else { continue };
+        if f.src == 0 && op == rnic_wire::opcode::RDMA_READ_REQUEST {
+            out[k] += 1;
+            requests[k] += 1;
+            most[k] = most[k].max(out[k]);
+        } else if f.src == 1
+            && (op == rnic_wire::opcode::RDMA_READ_RESPONSE_LAST
+                || op == rnic_wire::opcode::RDMA_READ_RESPONSE_ONLY)
+        {
+            out[k] = out[k].saturating_sub(1);
+        }
+    }
+    eprintln!("READ requests {requests:?}, most in flight at once {most:?} (limits {limits:?})");
+    assert_eq!(requests, [4, 4], "every READ sent once on ideal");
+    assert_eq!(
+        most[0], 1,
+        "the QP with max_rd_atomic 1 had {} READs out",
+        most[0]
+    );
+    assert!(
+        most[1] > 1 && most[1] <= 4,
+        "the QP with max_rd_atomic 4 had at most {} out at once",
+        most[1]
+    );
+}
+
+/// A READ on a QP whose `max_rd_atomic` is 0: the verbs refuse it
+/// (EINVAL); and should one reach the NIC anyway (here the QP's context is
+/// reloaded with 0 behind the verbs' back), the requester completes it
+/// with a local QP operation error without sending anything, and the QP
+/// goes to ERR.
+#[test]
+fn a_read_on_a_qp_with_max_rd_atomic_0_is_refused() {
+    let p = pair(64, 32, "ideal");
+    issues_reads(&p, "a_read_on_a_qp_with_max_rd_atomic_0_is_refused");
+    let (o, e) = read_opts(Mtu::Mtu1024);
+    let (mut a, b) = connect_with(
+        &p,
+        &ConnOpts {
+            max_rd_atomic: Some(0),
+            ..o
+        },
+        &e,
+    );
+    let sge = [a.mr.sge(0, 100).unwrap()];
+    let wr = SendWr {
+        wr_id: 1,
+        opcode: WrOpcode::RdmaRead,
+        send_flags: SendFlags::SIGNALED,
+        sg_list: &sge,
+        imm_data: None,
+        rdma: Some(b.mr.rdma_info(0).unwrap()),
+    };
+    let err = a.qp.post_send(&wr).unwrap_err();
+    assert_eq!(err.errno(), errno::EINVAL, "{err}");
+    assert!(err.to_string().contains("max_rd_atomic"), "{err}");
+
+    let (mut a, b) = connect_with(&p, &o, &e);
+    assert_eq!(a.qp.query_qp().unwrap().max_rd_atomic, 4);
+    {
+        // the staged registers still hold this QP's context: reload it
+        // with max_rd_atomic 0
+        let io = p.a.nic().io();
+        let qp = io.csr().qp();
+        qp.qp_sel()
+            .try_write(|r| r.set_qpn(a.qp.qp_num() as u16))
+            .unwrap();
+        qp.qp_retry()
+            .try_modify(|r| r.set_max_rd_atomic(0))
+            .unwrap();
+        qp.qp_cmd().try_write(|r| r.set_op(1)).unwrap();
+    }
+    let sge = [a.mr.sge(0, 100).unwrap()];
+    a.qp.post_send(&SendWr {
+        sg_list: &sge,
+        rdma: Some(b.mr.rdma_info(0).unwrap()),
+        ..wr
+    })
+    .unwrap();
+    let wcs = wait_wc(p.a.device(), &a.cq, 1, BUDGET);
+    assert_eq!(wcs.len(), 1, "no completion");
+    assert_eq!(wcs[0].status, WcStatus::LocQpOpErr);
+    assert_eq!(a.qp.state().unwrap(), QpState::Err);
+    assert_eq!(
+        p.b.query_port_counters().unwrap().rx_read_req,
+        0,
+        "no READ may leave"
+    );
+}

@@ -1264,3 +1264,115 @@ fn a_read_sees_the_write_before_it() {
         }
     }
 }
+
+/// A QP's `max_dest_rd_atomic` bounds the READs it holds: with 2, three
+/// READs of 16 KiB injected back to back get the first two served and the
+/// third, arriving while both are still being answered, a NAK invalid
+/// request at its PSN (after the responses before it), as rxe does; the
+/// QP goes to ERR and `rx_rd_over` counts it. With 4, the same three are
+/// all served. With 0, a READ is NAKed without a byte read from the host.
+#[test]
+fn reads_beyond_max_dest_rd_atomic_get_an_invalid_request_nak() {
+    const NAK_INVALID_REQUEST: u8 = 0x61;
+    const LEN: usize = 16384;
+    for (limit, served) in [(2u8, 2usize), (4, 3), (0, 0)] {
+        let n = nic(64, 0x11D + u64::from(limit));
+        serves_read(
+            &n,
+            "reads_beyond_max_dest_rd_atomic_get_an_invalid_request_nak",
+        );
+        let o = ConnOpts {
+            max_dest_rd_atomic: Some(limit),
+            ..conn(Mtu::Mtu1024, read_access())
+        };
+        let p = 0x00_5000;
+        let x = responder(
+            &n,
+            &o,
+            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_READ,
+            p,
+            90,
+        );
+        assert_eq!(x.qp.query_qp().unwrap().max_dest_rd_atomic, limit);
+        let what = format!("max_dest_rd_atomic {limit}");
+        let reqs: Vec<Vec<u8>> = (0..3)
+            .map(|i| read_of(&x, p + 16 * i, 4096 * i as usize, LEN as u32))
+            .collect();
+        let reqs: Vec<&[u8]> = reqs.iter().map(|r| r.as_slice()).collect();
+        let reads = dma_reads(&n);
+        let want = if served == 3 { 48 } else { 16 * served + 1 };
+        let resp = exchange_all(&n, &reqs[..if limit == 0 { 1 } else { 3 }], want);
+        let c = n.ctx.query_port_counters().unwrap();
+        for f in &resp {
+            check_addressing(&what, f);
+        }
+        let data: Vec<&RoceFrame> = resp
+            .iter()
+            .filter(|f| f.bth.opcode != opcode::ACKNOWLEDGE)
+            .collect();
+        assert_eq!(
+            data.len(),
+            16 * served,
+            "{what}: responses {:?}",
+            names(&resp)
+        );
+        if served == 3 {
+            assert_eq!(resp.len(), 48, "{what}: {:?}", names(&resp));
+            assert_eq!(c.rx_rd_over, 0, "{what}: {c:?}");
+            assert_eq!(x.qp.state().unwrap(), QpState::Rts, "{what}");
+            continue;
+        }
+        let last = resp.last().unwrap();
+        assert_eq!(
+            last.bth.opcode,
+            opcode::ACKNOWLEDGE,
+            "{what}: the NAK comes after the responses: {:?}",
+            names(&resp)
+        );
+        let a = last.aeth.expect("an ACKNOWLEDGE has an AETH");
+        assert_eq!(
+            (a.syndrome, last.bth.psn),
+            (NAK_INVALID_REQUEST, p + 16 * served as u32),
+            "{what}: NAK invalid request at the refused READ's PSN wanted: {:?}",
+            names(&resp)
+        );
+        assert_eq!(resp.len(), 16 * served + 1, "{what}: {:?}", names(&resp));
+        assert_eq!(c.rx_rd_over, 1, "{what}: {c:?}");
+        assert_eq!(x.qp.state().unwrap(), QpState::Err, "{what}");
+        if limit == 0 {
+            assert_eq!(dma_reads(&n), reads, "{what}: the NIC read host memory");
+        }
+    }
+}
+
+/// A duplicate READ is not held to `max_dest_rd_atomic` (the requester may
+/// already have the first answer while the duplicate's job still waits):
+/// with 1, a READ and its duplicate injected back to back are both
+/// answered in full, nothing is NAKed, and the next new READ is served.
+#[test]
+fn a_duplicate_read_is_not_held_to_max_dest_rd_atomic() {
+    const LEN: usize = 8192;
+    let n = nic(64, 0x11E);
+    serves_read(&n, "a_duplicate_read_is_not_held_to_max_dest_rd_atomic");
+    let o = ConnOpts {
+        max_dest_rd_atomic: Some(1),
+        ..conn(Mtu::Mtu1024, read_access())
+    };
+    let p = 0x00_6000;
+    let x = responder(
+        &n,
+        &o,
+        AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_READ,
+        p,
+        91,
+    );
+    let req = read_of(&x, p, 0, LEN as u32);
+    let resp = exchange_all(&n, &[&req, &req], 16);
+    assert_eq!(resp.len(), 16, "{:?}", names(&resp));
+    check_read("the READ", &resp[..8], &x, p, 0, LEN, 1024);
+    check_read("its duplicate", &resp[8..], &x, p, 0, LEN, 1024);
+    let c = n.ctx.query_port_counters().unwrap();
+    assert_eq!((c.rx_rd_over, c.rx_nak), (0, 0), "{c:?}");
+    read_served(&n, &x, p + 8, 100, 3000, 1024);
+    assert_eq!(x.qp.state().unwrap(), QpState::Rts);
+}

@@ -678,7 +678,7 @@ fn qps_share_a_table_of_sixteen_destination_macs() {
                 ip: DEFAULT_ADDRS[1].ip,
             },
         };
-        let (attr, mask) = rtr_attr(&o, &peer);
+        let (attr, mask) = rtr_attr(&o, &peer, 0);
         qp.modify(&attr, mask)
     };
     let to_rts = |qp: &mut QueuePair<_>| {

@@ -272,6 +272,7 @@ responder #(
     .ctx_rq_base(64'h1000),
     .ctx_rq_log(4'd3),
     .ctx_min_rnr_timer(5'd0),
+    .ctx_max_dest_rd_atomic(3'd0),
     .ctx_mp(1'b0),
     .ctx_mp_wshift(3'd0),
     .load_rtr(1'b0),
@@ -361,7 +362,8 @@ responder #(
     .stat_drop_wimm(),
     .stat_nak(),
     .stat_guard(),
-    .stat_rd_resp()
+    .stat_rd_resp(),
+    .stat_rd_over()
 );
 `endif
 

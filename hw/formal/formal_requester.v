@@ -128,6 +128,7 @@ requester #(
     .ctx_mp(1'b0),
     .ctx_mp_wshift(3'd0),
     .ctx_pd(16'd1),
+    .ctx_max_rd_atomic(3'd0),
     .load_rts(1'b0),
     .load_reset(1'b0),
     .load_qpn({QN_W{1'b0}}),
@@ -149,7 +150,7 @@ requester #(
     // no READ WQE is decoded (READ_EN = 0): no READ table
     .rt_alloc_ready(1'b0), .rt_alloc_valid(), .rt_alloc_first(), .rt_alloc_last(),
     .rt_alloc_bus(), .rt_alloc_key(), .rt_alloc_len(), .rt_alloc_atomic(), .rt_free_valid(), .rt_free_qpn(),
-    .rt_free_last(), .rt_q_qpn(), .rt_q_busy(1'b0), .rt_fence_valid(), .rt_hold(1'b0),
+    .rt_free_last(), .rt_q_qpn(), .rt_q_busy(1'b0), .rt_q_full(1'b0), .rt_fence_valid(), .rt_hold(1'b0),
     .mr_bus(mr_bus),
     .m_rd_desc_pcie_addr(),
     .m_rd_desc_ram_addr(rd_ram_addr),

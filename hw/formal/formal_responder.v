@@ -194,6 +194,7 @@ responder #(
     .ctx_rq_base(64'h1000),
     .ctx_rq_log(4'd3),
     .ctx_min_rnr_timer(5'd0),
+    .ctx_max_dest_rd_atomic(3'd0),
     .ctx_mp(mp_cfg[ctx_qpn_q]),
     .ctx_mp_wshift(3'd0),
     .load_rtr(ld_rtr),
@@ -283,7 +284,8 @@ responder #(
     .stat_drop_wimm(),
     .stat_nak(),
     .stat_guard(),
-    .stat_rd_resp()
+    .stat_rd_resp(),
+    .stat_rd_over()
 );
 
 /* verilator lint_on PINCONNECTEMPTY */

@@ -94,6 +94,8 @@ module qp_context #(
     input  wire [2:0]       reg_retry_cnt,
     input  wire [2:0]       reg_rnr_retry,      // 7: unlimited
     input  wire [4:0]       reg_min_rnr_timer,  // RNR NAK timer code the responder sends
+    input  wire [2:0]       reg_max_rd_atomic,  // READs and atomics outstanding as the requester
+    input  wire [2:0]       reg_max_dest_rd_atomic, // ... held as the responder
     input  wire [3:0]       reg_cmd,
     input  wire             reg_cmd_valid,
     output wire             reg_err,
@@ -128,6 +130,7 @@ module qp_context #(
     output wire             a_mp,
     output wire [2:0]       a_mp_wshift,
     output wire [15:0]      a_pd,
+    output wire [2:0]       a_max_rd_atomic,
 
     // responder read port
     input  wire [QN_W-1:0]  b_qpn,
@@ -145,6 +148,7 @@ module qp_context #(
     output wire [63:0]      b_rq_base,
     output wire [3:0]       b_rq_log,
     output wire [4:0]       b_min_rnr_timer,
+    output wire [2:0]       b_max_dest_rd_atomic,
     output wire             b_mp,
     output wire [2:0]       b_mp_wshift,
 
@@ -168,11 +172,13 @@ localparam QPC_DMI_W = MI_W;
 localparam QPC_DIP_W = 32;
 localparam QPC_SPORT_W = 16;
 localparam QPC_PD_W = 16;
+localparam QPC_MRA_W = 3;       // max_rd_atomic (read in READ_EN builds)
 localparam QPC_MP_W = 1;        // an mp QP (rc when 0)
 localparam QPC_RCQ_W = QN_W;
 localparam QPC_RQB_W = 52;
 localparam QPC_RQL_W = 4;
 localparam QPC_RNRT_W = 5;
+localparam QPC_MDRA_W = 3;      // max_dest_rd_atomic (read in READ_EN builds)
 localparam QPC_RA_W = 1;        // remote atomics allowed (executed in ATOMIC_EN builds)
 localparam QPC_RR_W = 1;        // remote READ allowed (served in READ_EN builds)
 localparam QPC_RW_W = 1;        // remote WRITE allowed
@@ -185,7 +191,8 @@ localparam QPC_DMI_LSB = QPC_DEST_LSB + QPC_DEST_W;
 localparam QPC_DIP_LSB = QPC_DMI_LSB + QPC_DMI_W;
 localparam QPC_SPORT_LSB = QPC_DIP_LSB + QPC_DIP_W;
 localparam QPC_PD_LSB = QPC_SPORT_LSB + QPC_SPORT_W;
-localparam QPC_MP_LSB = QPC_PD_LSB + QPC_PD_W;
+localparam QPC_MRA_LSB = QPC_PD_LSB + QPC_PD_W;
+localparam QPC_MP_LSB = QPC_MRA_LSB + QPC_MRA_W;
 localparam QPC_A_W = QPC_MP_LSB + QPC_MP_W;
 localparam QPC_RCQ_LSB = QPC_A_W;
 localparam QPC_RQB_LSB = QPC_RCQ_LSB + QPC_RCQ_W;
@@ -193,7 +200,8 @@ localparam QPC_RQL_LSB = QPC_RQB_LSB + QPC_RQB_W;
 localparam QPC_RNRT_LSB = QPC_RQL_LSB + QPC_RQL_W;
 // (RA and RR below RW: Yosys 0.23 finds no block RAM mapping for port b's
 // copy when its top bit is unread, as RR is in builds without READ)
-localparam QPC_RA_LSB = QPC_RNRT_LSB + QPC_RNRT_W;
+localparam QPC_MDRA_LSB = QPC_RNRT_LSB + QPC_RNRT_W;
+localparam QPC_RA_LSB = QPC_MDRA_LSB + QPC_MDRA_W;
 localparam QPC_RR_LSB = QPC_RA_LSB + QPC_RA_W;
 localparam QPC_RW_LSB = QPC_RR_LSB + QPC_RR_W;
 localparam QPC_W = QPC_RW_LSB + QPC_RW_W;
@@ -353,11 +361,13 @@ always @* begin
     rec_in[QPC_DIP_LSB +: QPC_DIP_W] = reg_dip;
     rec_in[QPC_SPORT_LSB +: QPC_SPORT_W] = reg_udp_sport;
     rec_in[QPC_PD_LSB +: QPC_PD_W] = reg_pd;
+    rec_in[QPC_MRA_LSB +: QPC_MRA_W] = reg_max_rd_atomic;
     rec_in[QPC_MP_LSB] = reg_mp;
     rec_in[QPC_RCQ_LSB +: QPC_RCQ_W] = reg_rcq[QN_W-1:0];
     rec_in[QPC_RQB_LSB +: QPC_RQB_W] = reg_rq_base[63:12];
     rec_in[QPC_RQL_LSB +: QPC_RQL_W] = rq_log;
     rec_in[QPC_RNRT_LSB +: QPC_RNRT_W] = reg_min_rnr_timer;
+    rec_in[QPC_MDRA_LSB +: QPC_MDRA_W] = reg_max_dest_rd_atomic;
     rec_in[QPC_RW_LSB] = reg_remote_write;
     rec_in[QPC_RR_LSB] = reg_remote_read;
     rec_in[QPC_RA_LSB] = reg_remote_atomic;
@@ -416,6 +426,7 @@ assign a_dmac = mac_tbl[a_rec[QPC_DMI_LSB +: QPC_DMI_W]];
 assign a_dip = a_rec[QPC_DIP_LSB +: QPC_DIP_W];
 assign a_udp_sport = a_rec[QPC_SPORT_LSB +: QPC_SPORT_W];
 assign a_pd = a_rec[QPC_PD_LSB +: QPC_PD_W];
+assign a_max_rd_atomic = a_rec[QPC_MRA_LSB +: QPC_MRA_W];
 assign a_spray_log = a_rec[QPC_SPRAY_LSB +: QPC_SPRAY_W];
 assign a_mp = RC_EN == 0 || a_rec[QPC_MP_LSB];
 assign a_mp_wshift = a_rec[QPC_WSHIFT_LSB +: QPC_WSHIFT_W];
@@ -433,6 +444,7 @@ assign b_rcq = b_rec[QPC_RCQ_LSB +: QPC_RCQ_W];
 assign b_rq_base = {b_rec[QPC_RQB_LSB +: QPC_RQB_W], 12'd0};
 assign b_rq_log = b_rec[QPC_RQL_LSB +: QPC_RQL_W];
 assign b_min_rnr_timer = b_rec[QPC_RNRT_LSB +: QPC_RNRT_W];
+assign b_max_dest_rd_atomic = b_rec[QPC_MDRA_LSB +: QPC_MDRA_W];
 assign b_mp = RC_EN == 0 || b_rec[QPC_MP_LSB];
 assign b_mp_wshift = b_rec[QPC_WSHIFT_LSB +: QPC_WSHIFT_W];
 

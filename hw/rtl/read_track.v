@@ -81,9 +81,12 @@ module read_track #(
     input  wire [RD_IW-1:0]     ask_idx,
     input  wire [23:0]          ask_psn,
 
-    // the requester's fence: does q_qpn have READs in flight
+    // the requester's fence: does q_qpn have READs in flight; and its
+    // max_rd_atomic: does it have q_max of them (or more) in flight
     input  wire [QN_W-1:0]      q_qpn,
     output wire                 q_busy,
+    input  wire [2:0]           q_max,
+    output wire                 q_full,
     // a fenced WQE of fence_qpn was given back: its READs hold the QP's
     // next WQE (hold, asked about hold_qpn) until they are gone
     input  wire                 fence_valid,
@@ -93,8 +96,8 @@ module read_track #(
 );
 
 initial begin
-    if (NUM_RD < 1 || (1 << RD_IW) < NUM_RD || QN_W < 1) begin
-        $error("read_track: NUM_RD must be 1..2^RD_IW");
+    if (NUM_RD < 1 || NUM_RD > 255 || (1 << RD_IW) < NUM_RD || QN_W < 1) begin
+        $error("read_track: NUM_RD must be 1..2^RD_IW, at most 255");
         $finish;
     end
 end
@@ -147,15 +150,19 @@ end
 assign alloc_ready = any_free;
 
 reg busy;
+reg [7:0] q_cnt;
 always @* begin
     busy = 1'b0;
+    q_cnt = 8'd0;
     for (i = 0; i < NUM_RD; i = i + 1) begin
         if (e_valid[i] && e_qpn[i] == q_qpn) begin
             busy = 1'b1;
+            q_cnt = q_cnt + 8'd1;
         end
     end
 end
 assign q_busy = busy;
+assign q_full = q_cnt >= {5'd0, q_max};
 
 reg held;
 always @* begin

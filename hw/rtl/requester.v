@@ -107,6 +107,7 @@ module requester #(
     input  wire                   ctx_mp,             // multipath: RETH in every WRITE packet
     input  wire [2:0]             ctx_mp_wshift,      // mp: this QP's window = MP_W >> shift
     input  wire [15:0]            ctx_pd,
+    input  wire [2:0]             ctx_max_rd_atomic,  // READs and atomics in flight at most (0: none may be posted)
     input  wire                   load_rts,
     input  wire                   load_reset,
     input  wire [QN_W-1:0]        load_qpn,
@@ -143,6 +144,7 @@ module requester #(
     output wire [23:0]            rt_free_last,
     output wire [QN_W-1:0]        rt_q_qpn,           // the fence's question (qn)
     input  wire                   rt_q_busy,
+    input  wire                   rt_q_full,          // qn has ctx_max_rd_atomic READs in flight
     output wire                   rt_fence_valid,     // a fenced WQE of qn given back
     input  wire                   rt_hold,            // sq_hold_qn's fenced WQE waits for its READs
 
@@ -378,6 +380,7 @@ reg [SLOT_W-1:0] rd_slot_reg = {SLOT_W{1'b0}};
 reg [SLOT_W-1:0] wr_slot_reg = {SLOT_W{1'b0}};
 reg copy_err_reg = 1'b0;
 reg decode_err_reg = 1'b0;               // a local error waits for older WQEs to flush
+reg decode_qpop_reg = 1'b0;              // ... and it is a READ or atomic on a QP that may issue none
 reg give_back_reg = 1'b0;                // the WQE must wait: given back, not run (ST_DONE)
 reg [23:0] psn0_reg = 24'd0;             // PSN of the first packet of this WQE
 
@@ -998,14 +1001,19 @@ wire ost_room = ost_empty ? ring_avail : !ost_full;
 // waited for here: the READs it waits for may need retransmissions, which
 // start from ST_IDLE. A fenced one is then held (rt_hold) until its QP's
 // READs are gone; a READ that found the table full is offered again at
-// once (retransmissions go first in ST_IDLE).
-wire rt_go = ost_room && (!wqe_is_rdat || rt_alloc_ready) && !(wqe_fence && rt_q_busy);
+// once (retransmissions go first in ST_IDLE). A QP with max_rd_atomic
+// READs and atomics in flight (rt_q_full) gives its next one back the
+// same way; on a QP whose limit is 0 one completes with an error.
+wire rt_go = ost_room && (!wqe_is_rdat || (rt_alloc_ready && !rt_q_full)) && !(wqe_fence && rt_q_busy);
+wire rdat_refused = wqe_is_rdat && ctx_max_rd_atomic == 3'd0;
+// (that error's status, when it is the WQE's only one)
+wire dec_qpop = rdat_refused && !wqe_len_bad && (wqe_len == 0 || mr_ok_reg);
 assign rt_q_qpn = qn_reg;
 // a length no message may have (an atomic's local buffer is its 8 bytes)
 wire wqe_len_bad = wqe_len > 32'h8000_0000 || (wqe_is_atomic && wqe_len != 32'd8);
 // a new network WQE that ST_DECODE starts (rt_go) or gives back (!rt_go)
 wire dec_ok = state_reg == ST_DECODE && !rtx_mode_reg && wqe_is_roce && ctx_state == QPS_RTS
-    && !decode_err_reg && !wqe_len_bad && (wqe_len == 0 || mr_ok_reg);
+    && !decode_err_reg && !wqe_len_bad && !rdat_refused && (wqe_len == 0 || mr_ok_reg);
 wire dec_starts = dec_ok && rt_go;
 assign rt_alloc_valid = dec_starts && wqe_is_rdat;
 wire dec_back = dec_ok && ost_room && !rt_go;
@@ -1736,8 +1744,30 @@ function automatic held(input rtx, input flush, input full, input own, input ava
 endfunction
 // (the prefetched WQE's own test reads the hold without it)
 assign hold_pf = held(lk_rtx[LK_PF], lk_flush[LK_PF], lk_full[LK_PF], lk_own[LK_PF], ring_avail);
+// A WQE given back (ST_DONE) is the next one of its queue again, but the
+// queue manager may already hold the one after it in its output register
+// (picked while this one was taken): that entry is stale and, taken, would
+// run before the one given back, its completion then counted for it.
+// Holding the queue from the give-back until the queue manager has
+// counted it back (back_hold_reg) drops that entry; the queue is picked
+// again with the right index.
+reg [2:0] back_hold_reg = 3'd0;
+reg [QN_W-1:0] back_qn_reg = {QN_W{1'b0}};
+always @(posedge clk) begin
+    if (state_reg == ST_DONE && give_back_reg) begin
+        back_hold_reg <= 3'd6;
+        back_qn_reg <= qn_reg;
+    end else if (back_hold_reg != 3'd0) begin
+        back_hold_reg <= back_hold_reg - 3'd1;
+    end
+    if (rst) begin
+        back_hold_reg <= 3'd0;
+    end
+end
+wire back_hold = (state_reg == ST_DONE && give_back_reg && qn_reg == sq_hold_qn)
+    || (back_hold_reg != 3'd0 && back_qn_reg == sq_hold_qn);
 assign sq_hold = held(lk_rtx[LK_HOLD], lk_flush[LK_HOLD], lk_full[LK_HOLD], lk_own[LK_HOLD], ring_avail)
-    || (pf_state_reg != PF_EMPTY && pf_qn_reg == sq_hold_qn) || rt_hold;
+    || (pf_state_reg != PF_EMPTY && pf_qn_reg == sq_hold_qn) || rt_hold || back_hold;
 
 // ---------------------------------------------------------------- the ring owners' bits
 // Each write reaches the entry its QP number names (the lookups above) and
@@ -2048,16 +2078,22 @@ always @(posedge clk) begin
                     : WC_OPCODE_RDMA_WRITE;
                 src_reg <= mr_bus_reg;
                 if (ctx_state != QPS_RTS || decode_err_reg
-                        || wqe_len_bad || (wqe_len != 0 && !mr_ok_reg)) begin
+                        || wqe_len_bad || rdat_refused || (wqe_len != 0 && !mr_ok_reg)) begin
                     // errors complete in order: older WQEs are flushed first
                     if (ctx_state == QPS_RTS) begin
                         x_set_err_reg <= 1'b1;
                         decode_err_reg <= 1'b1;
+                        if (!decode_err_reg) begin
+                            decode_qpop_reg <= dec_qpop;
+                        end
                     end
                     if (!ost_empty) begin
                         x_flush_reg <= 1'b1;
                     end else begin
-                        wc_status_reg <= decode_err_reg || ctx_state == QPS_RTS
+                        wc_status_reg <= (decode_err_reg ? decode_qpop_reg
+                                : ctx_state == QPS_RTS && dec_qpop)
+                            ? WC_STATUS_LOC_QP_OP_ERR
+                            : decode_err_reg || ctx_state == QPS_RTS
                             ? WC_STATUS_LOC_PROT_ERR : WC_STATUS_WR_FLUSH_ERR;
                         state_reg <= ST_CQE;
                     end

@@ -162,6 +162,7 @@ module responder #(
     input  wire [63:0]            ctx_rq_base,
     input  wire [3:0]             ctx_rq_log,
     input  wire [4:0]             ctx_min_rnr_timer,
+    input  wire [2:0]             ctx_max_dest_rd_atomic,  // READ and atomic jobs the QP may hold
     input  wire                   ctx_mp,             // the QP uses the multipath transport
     input  wire [2:0]             ctx_mp_wshift,      // its window: MP_W >> shift
     input  wire                   load_rtr,
@@ -314,7 +315,8 @@ module responder #(
     output wire                   stat_drop_wimm,     // mp: an early WRITE_WITH_IMM with no deferred slot (resent)
     output wire                   stat_nak,
     output wire                   stat_guard,       // a payload write the MR re-check refused
-    output wire                   stat_rd_resp      // a READ response placed (its write accepted)
+    output wire                   stat_rd_resp,     // a READ response placed (its write accepted)
+    output wire                   stat_rd_over      // a new READ or atomic beyond max_dest_rd_atomic (NAKed)
 );
 
 // the ring entry formats: hw/formats/rnic_formats.rdl
@@ -806,9 +808,19 @@ end
 // every state but ST_IDLE; a job handed over in a cycle is not in it the
 // next, when no ACK of that QP is queued: ST_READ is followed by ST_FINISH,
 // which queues none for a READ, and an ACK job waits in rra_valid_reg,
-// which counts, until handed over).
+// which counts, until handed over). The jobs of new requests (not ACK
+// jobs, not duplicates) are counted too (rr_cnt_reg): a new READ or
+// atomic beyond the QP's max_dest_rd_atomic is NAKed invalid request, as
+// rxe does. A requester within its max_rd_atomic never meets it: it sends
+// the next one only once an earlier one's last response reached it,
+// i.e. once that job is out. Duplicates are not counted, nor limited
+// (the ring bounds them): one may still be queued when the requester
+// already has the first execution's answer.
 reg [7:0] rr_jobs_in_reg = 8'd0;
 reg [QN_W-1:0] rrq_qpn [0:7];
+reg [7:0] rrq_new_reg = 8'd0;
+reg [3:0] rr_cnt_reg = 4'd0;
+reg [3:0] rr_cnt_next;
 /* verilator lint_off UNUSEDSIGNAL */
 wire [7:0] rr_out_now = rr_jobs_in_reg - rr_jobs_out;     // (at most 5)
 /* verilator lint_on UNUSEDSIGNAL */
@@ -831,12 +843,15 @@ initial begin
 end
 always @* begin
     rr_mine_next = rra_valid_reg && rra_qpn_reg == ctx_qpn;
+    rr_cnt_next = 4'd0;
     for (rq = 0; rq < 8; rq = rq + 1) begin
         if ({1'b0, rq[2:0] - rr_jobs_out[2:0]} < rr_out_now[3:0] && rrq_qpn[rq] == ctx_qpn) begin
             rr_mine_next = 1'b1;
+            rr_cnt_next = rr_cnt_next + {3'd0, rrq_new_reg[rq]};
         end
     end
 end
+wire rd_over = rr_cnt_reg >= {1'b0, ctx_max_dest_rd_atomic};
 wire rr_route = READ_EN != 0 && rr_mine_reg;
 wire ack_go = m_ack_ready;
 // (a waiting ACK is replaced by a newer one of its QP, and its addressing
@@ -1393,6 +1408,7 @@ reg stat_drop_psn_reg = 1'b0;
 reg stat_drop_xport_reg = 1'b0;
 reg stat_drop_wimm_reg = 1'b0;
 reg stat_nak_reg = 1'b0;
+reg stat_rd_over_reg = 1'b0;
 reg stat_guard_reg = 1'b0;
 assign stat_guard = stat_guard_reg;
 reg stat_rd_resp_reg = 1'b0;
@@ -1439,6 +1455,7 @@ assign stat_drop_psn = stat_drop_psn_reg;
 assign stat_drop_xport = stat_drop_xport_reg;
 assign stat_drop_wimm = stat_drop_wimm_reg;
 assign stat_nak = stat_nak_reg;
+assign stat_rd_over = stat_rd_over_reg;
 
 // queue an ACK or NAK for the current QP (caller checks ack_room): behind
 // its READs as an ACK job, else in the ACK slot
@@ -1498,6 +1515,7 @@ always @(posedge clk) begin
     stat_drop_xport_reg <= 1'b0;
     stat_drop_wimm_reg <= 1'b0;
     stat_nak_reg <= 1'b0;
+    stat_rd_over_reg <= 1'b0;
     stat_guard_reg <= 1'b0;
     stat_rd_resp_reg <= 1'b0;
     if (!s_wr_status_valid) begin
@@ -1505,9 +1523,11 @@ always @(posedge clk) begin
     end
 
     rr_mine_reg <= rr_mine_next;
+    rr_cnt_reg <= rr_cnt_next;
     if (m_rr_valid && m_rr_ready) begin
         rr_jobs_in_reg <= rr_jobs_in_reg + 8'd1;
         rrq_qpn[rr_jobs_in_reg[2:0]] <= rra_valid_reg ? rra_qpn_reg : qpn;
+        rrq_new_reg[rr_jobs_in_reg[2:0]] <= !rra_valid_reg && !rd_dup_reg;
         rra_valid_reg <= 1'b0;
     end
     if (m_ack_valid && m_ack_ready) begin
@@ -1751,6 +1771,9 @@ always @(posedge clk) begin
                 nak_reg <= NAK_INV_REQ;            // an atomic not 8-byte aligned
             end else if (rc_inv_req) begin
                 nak_reg <= NAK_INV_REQ;            // opcode sequence, lengths (rc_message)
+            end else if (op_rdat && rd_over) begin
+                nak_reg <= NAK_INV_REQ;            // beyond max_dest_rd_atomic
+                stat_rd_over_reg <= 1'b1;
             end else if (rc_rem_access) begin
                 nak_reg <= NAK_REM_ACCESS;
             end

@@ -119,6 +119,8 @@ module rnic_control #(
     output wire [2:0]            reg_qp_retry_cnt,
     output wire [2:0]            reg_qp_rnr_retry,
     output wire [4:0]            reg_qp_min_rnr_timer,
+    output wire [2:0]            reg_qp_max_rd_atomic,
+    output wire [2:0]            reg_qp_max_dest_rd_atomic,
     output wire                  reg_q_cmd_valid,
     output wire                  reg_sq_db_valid,
     output wire                  reg_cq_db_valid,
@@ -186,6 +188,7 @@ module rnic_control #(
     input  wire                  stat_rr_nak,        // read_reply's NAK for a failed payload read
     input  wire                  stat_atomic,        // an atomic executed
     input  wire                  stat_atomic_replay, // a duplicate atomic answered from its record
+    input  wire                  stat_rd_over,       // a READ or atomic beyond max_dest_rd_atomic (NAKed)
     input  wire [31:0]           lb_dropped,
     input  wire [31:0]           lb_reordered
 );
@@ -258,6 +261,7 @@ reg [31:0] tx_read_resp_reg = 32'd0;
 reg [31:0] rx_read_resp_reg = 32'd0;
 reg [31:0] rx_atomic_reg = 32'd0;
 reg [31:0] rx_atomic_replay_reg = 32'd0;
+reg [31:0] rx_rd_over_reg = 32'd0;
 
 // configuration flash block: external to the generated file, served by
 // spi_flash_ctrl below
@@ -368,6 +372,7 @@ rnic_csr csr_inst (
     .hwif_in_port_rx_read_resp_value(rx_read_resp_reg),
     .hwif_in_port_rx_atomic_value(rx_atomic_reg),
     .hwif_in_port_rx_atomic_replay_value(rx_atomic_replay_reg),
+    .hwif_in_port_rx_rd_over_value(rx_rd_over_reg),
     .hwif_in_port_lb_dropped_value(lb_dropped),
     .hwif_in_port_lb_reordered_value(lb_reordered),
     .hwif_out_port_lb_ctrl_loopback(reg_lb_loopback),
@@ -400,6 +405,8 @@ rnic_csr csr_inst (
     .hwif_out_qp_qp_retry_retry_cnt(reg_qp_retry_cnt),
     .hwif_out_qp_qp_retry_rnr_retry(reg_qp_rnr_retry),
     .hwif_out_qp_qp_retry_min_rnr_timer(reg_qp_min_rnr_timer),
+    .hwif_out_qp_qp_retry_max_rd_atomic(reg_qp_max_rd_atomic),
+    .hwif_out_qp_qp_retry_max_dest_rd_atomic(reg_qp_max_dest_rd_atomic),
     .hwif_out_qp_qp_cmd_op(reg_qp_cmd),
     .hwif_out_qp_qp_cmd_op_swmod(reg_qp_cmd_valid_raw),
     .hwif_out_qp_rq_db_pi(reg_rq_db_pi),
@@ -518,6 +525,7 @@ always @(posedge clk) begin
     rx_read_resp_reg <= rx_read_resp_reg + {31'd0, stat_read_placed};
     rx_atomic_reg <= rx_atomic_reg + {31'd0, stat_atomic};
     rx_atomic_replay_reg <= rx_atomic_replay_reg + {31'd0, stat_atomic_replay};
+    rx_rd_over_reg <= rx_rd_over_reg + {31'd0, stat_rd_over};
 
     if (rst) begin
         err_code_reg <= 8'd0;
@@ -552,6 +560,7 @@ always @(posedge clk) begin
         rx_read_resp_reg <= 32'd0;
         rx_atomic_reg <= 32'd0;
         rx_atomic_replay_reg <= 32'd0;
+        rx_rd_over_reg <= 32'd0;
     end
 end
 

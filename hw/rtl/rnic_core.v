@@ -279,6 +279,8 @@ wire [1:0] reg_path_thresh;
 wire [2:0] reg_qp_retry_cnt;
 wire [2:0] reg_qp_rnr_retry;
 wire [4:0] reg_qp_min_rnr_timer;
+wire [2:0] reg_qp_max_rd_atomic;
+wire [2:0] reg_qp_max_dest_rd_atomic;
 wire reg_q_cmd_valid;
 wire reg_sq_db_valid;
 wire reg_cq_db_valid;
@@ -729,6 +731,7 @@ wire stat_read_resp;
 wire stat_read_placed;
 wire stat_rr_nak;
 wire stat_atomic, stat_atomic_replay;
+wire stat_rd_over;
 
 rnic_transport #(
     .DATA_W(DATA_W),
@@ -816,6 +819,8 @@ rnic_transport #(
     .reg_qp_retry_cnt(reg_qp_retry_cnt),
     .reg_qp_rnr_retry(reg_qp_rnr_retry),
     .reg_qp_min_rnr_timer(reg_qp_min_rnr_timer),
+    .reg_qp_max_rd_atomic(reg_qp_max_rd_atomic),
+    .reg_qp_max_dest_rd_atomic(reg_qp_max_dest_rd_atomic),
     .reg_qp_cmd(reg_qp_cmd),
     .reg_qp_cmd_valid(reg_qp_cmd_valid),
     .reg_rq_db_qpn(reg_rq_db_qpn),
@@ -882,6 +887,7 @@ rnic_transport #(
     .stat_rr_nak(stat_rr_nak),
     .stat_atomic(stat_atomic),
     .stat_atomic_replay(stat_atomic_replay),
+    .stat_rd_over(stat_rd_over),
     .m_ex_rd_pcie_addr(ex_rd_pcie_addr),
     .m_ex_rd_ram_addr(ex_rd_ram_addr),
     .m_ex_rd_len(ex_rd_len),
@@ -1136,6 +1142,8 @@ rnic_control #(
     .reg_qp_retry_cnt(reg_qp_retry_cnt),
     .reg_qp_rnr_retry(reg_qp_rnr_retry),
     .reg_qp_min_rnr_timer(reg_qp_min_rnr_timer),
+    .reg_qp_max_rd_atomic(reg_qp_max_rd_atomic),
+    .reg_qp_max_dest_rd_atomic(reg_qp_max_dest_rd_atomic),
     .reg_q_cmd_valid(reg_q_cmd_valid),
     .reg_sq_db_valid(reg_sq_db_valid),
     .reg_cq_db_valid(reg_cq_db_valid),
@@ -1198,6 +1206,7 @@ rnic_control #(
     .stat_rr_nak(stat_rr_nak),
     .stat_atomic(stat_atomic),
     .stat_atomic_replay(stat_atomic_replay),
+    .stat_rd_over(stat_rd_over),
     .lb_dropped(lb_dropped),
     .lb_reordered(lb_reordered)
 );

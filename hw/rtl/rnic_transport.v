@@ -121,6 +121,8 @@ module rnic_transport #(
     input  wire [2:0]                        reg_qp_retry_cnt,
     input  wire [2:0]                        reg_qp_rnr_retry,
     input  wire [4:0]                        reg_qp_min_rnr_timer,
+    input  wire [2:0]                        reg_qp_max_rd_atomic,
+    input  wire [2:0]                        reg_qp_max_dest_rd_atomic,
     input  wire [3:0]                        reg_qp_cmd,
     input  wire                              reg_qp_cmd_valid,
     input  wire [15:0]                       reg_rq_db_qpn,
@@ -196,6 +198,7 @@ module rnic_transport #(
     output wire                              stat_rr_nak,       // a NAK sent for a failed payload read
     output wire                              stat_atomic,       // an atomic executed
     output wire                              stat_atomic_replay, // a duplicate atomic answered from its record
+    output wire                              stat_rd_over,       // a READ or atomic beyond max_dest_rd_atomic (NAKed)
 
     // rnic_dma: read descriptors (ex: WQEs and payload, rs: receive WQEs, cw: CQE flush reads)
     output wire [63:0]                       m_ex_rd_pcie_addr,
@@ -412,6 +415,8 @@ wire [10:0] load_retry;
 wire [2:0] load_spray;
 wire load_err;
 wire [4:0] rs_ctx_min_rnr_timer;
+wire [2:0] rs_ctx_max_dest_rd_atomic;
+wire [2:0] ex_ctx_max_rd_atomic;
 wire [QN_W-1:0] ex_sq_hold_qn;
 wire ex_sq_hold;
 wire ex_set_err;
@@ -452,6 +457,8 @@ qp_context #(
     .reg_retry_cnt(reg_qp_retry_cnt),
     .reg_rnr_retry(reg_qp_rnr_retry),
     .reg_min_rnr_timer(reg_qp_min_rnr_timer),
+    .reg_max_rd_atomic(reg_qp_max_rd_atomic),
+    .reg_max_dest_rd_atomic(reg_qp_max_dest_rd_atomic),
     .reg_cmd(reg_qp_cmd),
     .reg_cmd_valid(reg_qp_cmd_valid),
     .reg_err(qp_reg_err),
@@ -481,6 +488,7 @@ qp_context #(
     .a_mp(ex_ctx_mp),
     .a_mp_wshift(ex_ctx_mp_wshift),
     .a_pd(ex_ctx_pd),
+    .a_max_rd_atomic(ex_ctx_max_rd_atomic),
     .b_qpn(rs_ctx_qpn),
     .b_state(rs_ctx_state),
     .b_pmtu(rs_ctx_pmtu),
@@ -496,6 +504,7 @@ qp_context #(
     .b_rq_base(rs_ctx_rq_base),
     .b_rq_log(rs_ctx_rq_log),
     .b_min_rnr_timer(rs_ctx_min_rnr_timer),
+    .b_max_dest_rd_atomic(rs_ctx_max_dest_rd_atomic),
     .b_mp(rs_ctx_mp),
     .b_mp_wshift(rs_ctx_mp_wshift),
     .sweep(qpc_sweep)
@@ -663,6 +672,7 @@ wire [QN_W-1:0] rt_free_qpn;
 wire [23:0] rt_free_last;
 wire [QN_W-1:0] rt_q_qpn;
 wire rt_q_busy;
+wire rt_q_full;
 wire rt_fence_valid;
 wire rt_hold;
 wire sq_done_back;
@@ -726,6 +736,8 @@ generate
             .ask_psn(rt_ask_psn),
             .q_qpn(rt_q_qpn),
             .q_busy(rt_q_busy),
+            .q_max(ex_ctx_max_rd_atomic),
+            .q_full(rt_q_full),
             .fence_valid(rt_fence_valid),
             .fence_qpn(rt_q_qpn),
             .hold_qpn(ex_sq_hold_qn),
@@ -735,6 +747,7 @@ generate
         // (no READ WQE is ever decoded, no response looked up)
         assign rt_alloc_ready = 1'b0;
         assign rt_q_busy = 1'b0;
+        assign rt_q_full = 1'b0;
         assign rt_hold = 1'b0;
         assign {rt_hit, rt_asked, rt_cov, rt_cov_asked} = 4'd0;
         assign {rt_idx, rt_cov_idx} = {(2*RD_IW){1'b0}};
@@ -746,7 +759,7 @@ generate
         wire rt_unused = ^{rt_alloc_valid, rt_alloc_first, rt_alloc_last, rt_alloc_bus,
             rt_alloc_key, rt_alloc_len, rt_free_valid, rt_free_qpn, rt_free_last, rt_q_qpn,
             rt_lk_qpn, rt_lk_psn, rt_lk_nak, rt_adv_valid, rt_adv_idx, rt_adv_psn, rt_ask_valid,
-            rt_ask_idx, rt_ask_psn, rt_fence_valid, rt_alloc_atomic};
+            rt_ask_idx, rt_ask_psn, rt_fence_valid, rt_alloc_atomic, ex_ctx_max_rd_atomic};
         /* verilator lint_on UNUSEDSIGNAL */
     end
 endgenerate
@@ -819,6 +832,7 @@ requester #(
     .ctx_mp(ex_ctx_mp),
     .ctx_mp_wshift(ex_ctx_mp_wshift),
     .ctx_pd(ex_ctx_pd),
+    .ctx_max_rd_atomic(ex_ctx_max_rd_atomic),
     .load_rts(load_rts),
     .load_reset(load_reset),
     .load_qpn(load_qpn),
@@ -852,6 +866,7 @@ requester #(
     .rt_free_last(rt_free_last),
     .rt_q_qpn(rt_q_qpn),
     .rt_q_busy(rt_q_busy),
+    .rt_q_full(rt_q_full),
     .rt_fence_valid(rt_fence_valid),
     .rt_hold(rt_hold),
     .m_rd_desc_pcie_addr(m_ex_rd_pcie_addr),
@@ -1026,6 +1041,7 @@ responder #(
     .ctx_rq_base(rs_ctx_rq_base),
     .ctx_rq_log(rs_ctx_rq_log),
     .ctx_min_rnr_timer(rs_ctx_min_rnr_timer),
+    .ctx_max_dest_rd_atomic(rs_ctx_max_dest_rd_atomic),
     .ctx_mp(rs_ctx_mp),
     .ctx_mp_wshift(rs_ctx_mp_wshift),
     .load_rtr(load_rtr),
@@ -1153,7 +1169,8 @@ responder #(
     .stat_drop_wimm(stat_drop_wimm),
     .stat_nak(stat_nak),
     .stat_guard(stat_guard),
-    .stat_rd_resp(stat_read_placed)
+    .stat_rd_resp(stat_read_placed),
+    .stat_rd_over(stat_rd_over)
 );
 
 // ---------------------------------------------------------------- READ responses

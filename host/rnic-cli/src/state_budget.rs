@@ -470,12 +470,12 @@ mod tests {
         ] {
             assert!(b.items.iter().any(|i| i.category == c), "{c:?} missing");
         }
-        // the QP context: 177 bits at 64 QPs (QN_W 6, 16 MACs), all in
+        // the QP context: 183 bits at 64 QPs (QN_W 6, 16 MACs), all in
         // block RAM: the record's fields (remote WRITE, READ and atomics
-        // allowed among them), the state the host wrote and the halves of the
-        // transport's two error bits (HA and EA, HB and EB), whether the
-        // QP holds a MAC entry
-        assert_eq!(b.by_category["context"], 177.0 / 8.0, "{:?}", b.items);
+        // allowed, max_rd_atomic and max_dest_rd_atomic among them), the
+        // state the host wrote and the halves of the transport's two error
+        // bits (HA and EA, HB and EB), whether the QP holds a MAC entry
+        assert_eq!(b.by_category["context"], 183.0 / 8.0, "{:?}", b.items);
         assert!(b.items.iter().all(|i| !i.name.starts_with("state_b")));
         assert!(b.items.iter().any(|i| i.name == "qpc_rqb"));
         assert!(b

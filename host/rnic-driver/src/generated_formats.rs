@@ -676,7 +676,8 @@ pub enum WcStatus {
     Success,
     /// "local length error"
     LocLenErr,
-    /// Also: an opcode this NIC does not know (SEND in a build without SEND/RECV).
+    /// Also: an opcode this NIC does not know (SEND in a build without SEND/RECV), or a READ
+    /// or atomic on a QP whose max_rd_atomic is 0.
     LocQpOpErr,
     /// "local EE context operation error"
     LocEecOpErr,

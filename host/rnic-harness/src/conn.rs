@@ -56,6 +56,12 @@ pub struct ConnOpts {
     /// Path health threshold of both NICs (`port.path_cfg.thresh`, 0..3;
     /// 0 off), for the whole NIC; `None` leaves what the NIC has.
     pub path_thresh: Option<u8>,
+    /// `max_rd_atomic` at RTS: RDMA READs and atomics the QP may have
+    /// outstanding; `None`: the most its NIC takes (0 without READ).
+    pub max_rd_atomic: Option<u8>,
+    /// `max_dest_rd_atomic` at RTR: incoming READs and atomics the QP
+    /// holds; `None`: the most its NIC takes (0 without READ).
+    pub max_dest_rd_atomic: Option<u8>,
 }
 
 impl Default for ConnOpts {
@@ -70,6 +76,8 @@ impl Default for ConnOpts {
             mp_window: 0,
             qp_access: AccessFlags::REMOTE_WRITE,
             path_thresh: None,
+            max_rd_atomic: None,
+            max_dest_rd_atomic: None,
         }
     }
 }
@@ -109,8 +117,8 @@ pub struct Remote {
 }
 
 /// The INIT -> RTR attributes towards `peer` (its QPN, first PSN and
-/// address).
-pub fn rtr_attr(o: &ConnOpts, peer: &Remote) -> (QpAttr, QpAttrMask) {
+/// address), granting `dest_rd_atomic` incoming READs and atomics.
+pub fn rtr_attr(o: &ConnOpts, peer: &Remote, dest_rd_atomic: u8) -> (QpAttr, QpAttrMask) {
     type M = QpAttrMask;
     let attr = QpAttr {
         qp_state: QpState::Rtr,
@@ -126,7 +134,7 @@ pub fn rtr_attr(o: &ConnOpts, peer: &Remote) -> (QpAttr, QpAttrMask) {
             spray_log: o.spray_log,
             mp_window: o.mp_window,
         },
-        max_dest_rd_atomic: 0,
+        max_dest_rd_atomic: dest_rd_atomic,
         min_rnr_timer: o.retry.min_rnr_timer,
         ..Default::default()
     };
@@ -159,7 +167,8 @@ pub fn bring_up<D: Device>(
         },
         M::STATE | M::PKEY_INDEX | M::PORT | M::ACCESS_FLAGS,
     )?;
-    let (attr, mask) = rtr_attr(o, peer);
+    let (max_rd, max_dest_rd) = qp.rd_atomic_limits();
+    let (attr, mask) = rtr_attr(o, peer, o.max_dest_rd_atomic.unwrap_or(max_dest_rd));
     qp.modify(&attr, mask)?;
     let retry = o.retry;
     qp.modify(
@@ -169,7 +178,7 @@ pub fn bring_up<D: Device>(
             timeout: retry.timeout,
             retry_cnt: retry.retry_cnt,
             rnr_retry: retry.rnr_retry,
-            max_rd_atomic: 0,
+            max_rd_atomic: o.max_rd_atomic.unwrap_or(max_rd),
             ..Default::default()
         },
         M::STATE | M::SQ_PSN | M::TIMEOUT | M::RETRY_CNT | M::RNR_RETRY | M::MAX_QP_RD_ATOMIC,

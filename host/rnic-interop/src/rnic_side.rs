@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use rnic_device::DmaBuffer;
-use rnic_harness::conn::{rtr_attr, ConnOpts, PortAddr, Remote, Retry};
+use rnic_harness::conn::{bring_up, ConnOpts, PortAddr, Remote, Retry};
 use rnic_sim::{FabricStats, SimDevice, SimWorld, StreamPortStats, WorldConfig};
 use rnic_verbs::{
     AccessFlags, AtomicOp, AtomicWr, CompletionQueue, Context, MemoryRegion, PortCounters,
@@ -202,41 +202,16 @@ impl Rnic {
             mp_window: 0,
             qp_access: self.qp_access,
             path_thresh: None,
+            // (the device's, as perftest grants: see connect's callers)
+            max_rd_atomic: Some(self.max_rd_atomic),
+            max_dest_rd_atomic: Some(self.max_dest_rd_atomic),
         };
-        // rnic_harness::conn::bring_up, but granting READ resources at RTR
-        // (the harness grants none; the QP's access has REMOTE_READ, and
-        // atomics use the same resources).
         let remote = Remote {
             qpn,
             psn,
             addr: peer,
         };
-        type M = rnic_verbs::QpAttrMask;
-        self.qp.modify(
-            &rnic_verbs::QpAttr {
-                qp_state: rnic_verbs::QpState::Init,
-                pkey_index: 0,
-                port_num: 1,
-                qp_access_flags: o.qp_access,
-                ..Default::default()
-            },
-            M::STATE | M::PKEY_INDEX | M::PORT | M::ACCESS_FLAGS,
-        )?;
-        let (mut attr, mask) = rtr_attr(&o, &remote);
-        attr.max_dest_rd_atomic = self.max_dest_rd_atomic;
-        self.qp.modify(&attr, mask)?;
-        self.qp.modify(
-            &rnic_verbs::QpAttr {
-                qp_state: rnic_verbs::QpState::Rts,
-                sq_psn: self.sq_psn,
-                timeout: o.retry.timeout,
-                retry_cnt: o.retry.retry_cnt,
-                rnr_retry: o.retry.rnr_retry,
-                max_rd_atomic: self.max_rd_atomic,
-                ..Default::default()
-            },
-            M::STATE | M::SQ_PSN | M::TIMEOUT | M::RETRY_CNT | M::RNR_RETRY | M::MAX_QP_RD_ATOMIC,
-        )?;
+        bring_up(&mut self.qp, &o, &remote, self.sq_psn)?;
         Ok(())
     }
 

@@ -210,6 +210,9 @@ pub struct PortCounters {
     /// untouched; a duplicate whose record is gone counts in
     /// `rx_drop_psn`).
     pub rx_atomic_replay: u32,
+    /// New READ and atomic requests beyond their QP's
+    /// `max_dest_rd_atomic`, NAKed with invalid request.
+    pub rx_rd_over: u32,
     /// Packets sent again by go-back-N.
     pub tx_retransmits: u32,
     /// Local ACK timeouts that expired.
@@ -583,6 +586,7 @@ impl<D: Device> Context<D> {
             rx_read_resp: p.rx_read_resp().try_read()?.value(),
             rx_atomic: p.rx_atomic().try_read()?.value(),
             rx_atomic_replay: p.rx_atomic_replay().try_read()?.value(),
+            rx_rd_over: p.rx_rd_over().try_read()?.value(),
             tx_retransmits: p.tx_retransmits().try_read()?.value(),
             rtx_timeouts: p.rtx_timeouts().try_read()?.value(),
             rx_nak_seq: p.rx_nak_seq().try_read()?.value(),

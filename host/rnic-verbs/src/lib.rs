@@ -196,19 +196,22 @@ pub const MAX_PD: u32 = 65535;
 /// Scatter/gather entries per work request.
 pub const MAX_SGE: u32 = 1;
 
-/// RDMA READ requests a QP may have outstanding as the requester
-/// (`max_rd_atomic`) on a build that issues READ (`id.caps` bit 8,
-/// `READ_EN`); 0 on any other. The NIC's READ table holds this many READs
-/// for all its QPs together: more wait in the requester, none is refused.
-/// The requester issues no atomics yet (only READs count here).
+/// The largest `max_rd_atomic` (RDMA READ and atomic requests a QP may
+/// have outstanding as the requester) on a build that issues READ
+/// (`id.caps` bit 8, `READ_EN`); 0 on any other. The NIC holds each QP to
+/// its own `max_rd_atomic` (a READ or atomic beyond it waits), and its READ
+/// table holds this many for all QPs together (beyond them, one waits
+/// too). A READ or atomic posted on a QP whose `max_rd_atomic` is 0 is
+/// refused (EINVAL).
 pub const MAX_RD_ATOMIC: u8 = 4;
 
-/// Incoming RDMA READ and atomic requests a QP may have outstanding
-/// (`max_dest_rd_atomic`) on a build that serves READ (`id.caps` bit 7,
-/// `READ_EN`); 0 on any other. Atomics (on an ATOMIC_EN build, `id.caps`
-/// bit 9) share these READ resources, as in IB. The NIC's READ responder
-/// holds this many requests for all its QPs together: more wait in the
-/// receive path, none is refused.
+/// The largest `max_dest_rd_atomic` (incoming RDMA READ and atomic
+/// requests a QP holds at once) on a build that serves READ (`id.caps`
+/// bit 7, `READ_EN`); 0 on any other. Atomics (on an ATOMIC_EN build,
+/// `id.caps` bit 9) share these resources, as in IB. A new request beyond
+/// the QP's own `max_dest_rd_atomic` is NAKed with invalid request, as
+/// rxe does (`port.rx_rd_over`); the NIC's READ responder also holds this
+/// many for all QPs together, and more wait in the receive path.
 pub const MAX_DEST_RD_ATOMIC: u8 = 4;
 
 /// `id.caps` bit 7: the build serves RDMA READ requests (as responder).

@@ -385,6 +385,25 @@ impl<D: Device> QueuePair<D> {
         self.qp_type
     }
 
+    /// The largest `max_rd_atomic` and `max_dest_rd_atomic` this QP's NIC
+    /// takes (the device's `max_qp_init_rd_atom` and `max_qp_rd_atom`; 0
+    /// on a build without READ).
+    pub fn rd_atomic_limits(&self) -> (u8, u8) {
+        let caps = self.ctx.nic.id().caps;
+        (
+            if crate::issues_read(caps) {
+                MAX_RD_ATOMIC
+            } else {
+                0
+            },
+            if crate::serves_read(caps) {
+                crate::MAX_DEST_RD_ATOMIC
+            } else {
+                0
+            },
+        )
+    }
+
     /// The CQ numbers of the send and the receive completions.
     pub fn cq_nums(&self) -> (u16, u16) {
         (self.send_cq.cqn, self.recv_cq.cqn)
@@ -692,7 +711,7 @@ impl<D: Device> QueuePair<D> {
                 return Err(bad(
                     "max_rd_atomic",
                     format!(
-                        "{}: this NIC issues {max} RDMA READs per QP (id.caps bit 8: a READ_EN build issues {MAX_RD_ATOMIC}; no atomics are issued)",
+                        "{}: this NIC issues {max} RDMA READs and atomics per QP at once (id.caps bit 8: a READ_EN build issues {MAX_RD_ATOMIC})",
                         attr.max_rd_atomic
                     ),
                 ));
@@ -778,6 +797,8 @@ impl<D: Device> QueuePair<D> {
                     r.set_retry_cnt(a.retry_cnt);
                     r.set_rnr_retry(a.rnr_retry);
                     r.set_min_rnr_timer(a.min_rnr_timer);
+                    r.set_max_rd_atomic(a.max_rd_atomic);
+                    r.set_max_dest_rd_atomic(a.max_dest_rd_atomic);
                 })?;
             }
             qp.qp_cmd().try_write(|r| r.set_op(cmd))
@@ -831,6 +852,11 @@ impl<D: Device> QueuePair<D> {
                     wr.opcode
                 )));
             }
+        }
+        if wr.opcode == WrOpcode::RdmaRead && self.attr.max_rd_atomic == 0 {
+            return Err(invalid(
+                "RDMA_READ on a QP whose max_rd_atomic is 0 (set it on the move to RTS)",
+            ));
         }
         let sge = wr.sg_list.first().copied().unwrap_or_default();
         if sge.length > MAX_MSG_SIZE {
@@ -975,6 +1001,11 @@ impl<D: Device> QueuePair<D> {
                 "atomics: this NIC was built without them (verbs register {verbs:#x}, bit 6; \
                  rnic build --verbs write,send,read,atomic)"
             )));
+        }
+        if self.attr.max_rd_atomic == 0 {
+            return Err(invalid(
+                "an atomic on a QP whose max_rd_atomic is 0 (set it on the move to RTS)",
+            ));
         }
         if wr.sge.length != 8 {
             return Err(invalid("an atomic's local buffer is exactly 8 bytes"));

@@ -106,6 +106,7 @@ module rnic_csr (
         input wire [31:0] hwif_in_port_rx_read_resp_value,
         input wire [31:0] hwif_in_port_rx_atomic_value,
         input wire [31:0] hwif_in_port_rx_atomic_replay_value,
+        input wire [31:0] hwif_in_port_rx_rd_over_value,
         output logic [15:0] hwif_out_qp_qp_sel_qpn,
         output logic [2:0] hwif_out_qp_qp_attr_state,
         output logic [2:0] hwif_out_qp_qp_attr_pmtu,
@@ -140,6 +141,8 @@ module rnic_csr (
         output logic [2:0] hwif_out_qp_qp_retry_retry_cnt,
         output logic [2:0] hwif_out_qp_qp_retry_rnr_retry,
         output logic [4:0] hwif_out_qp_qp_retry_min_rnr_timer,
+        output logic [2:0] hwif_out_qp_qp_retry_max_rd_atomic,
+        output logic [2:0] hwif_out_qp_qp_retry_max_dest_rd_atomic,
         output logic [15:0] hwif_out_mr_mr_sel_index,
         output logic [31:0] hwif_out_mr_mr_key_key,
         output logic [31:0] hwif_out_mr_mr_va_lo_addr,
@@ -314,6 +317,7 @@ module rnic_csr (
     logic decoded_reg_strb_port_rx_read_resp;
     logic decoded_reg_strb_port_rx_atomic;
     logic decoded_reg_strb_port_rx_atomic_replay;
+    logic decoded_reg_strb_port_rx_rd_over;
     logic decoded_reg_strb_qp_blk_type;
     logic decoded_reg_strb_qp_blk_version;
     logic decoded_reg_strb_qp_blk_next;
@@ -446,6 +450,7 @@ module rnic_csr (
         decoded_reg_strb_port_rx_read_resp = cpuif_req_masked & (cpuif_addr == 11'h394) & !cpuif_req_is_wr;
         decoded_reg_strb_port_rx_atomic = cpuif_req_masked & (cpuif_addr == 11'h398) & !cpuif_req_is_wr;
         decoded_reg_strb_port_rx_atomic_replay = cpuif_req_masked & (cpuif_addr == 11'h39c) & !cpuif_req_is_wr;
+        decoded_reg_strb_port_rx_rd_over = cpuif_req_masked & (cpuif_addr == 11'h3a0) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_blk_type = cpuif_req_masked & (cpuif_addr == 11'h400) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_blk_version = cpuif_req_masked & (cpuif_addr == 11'h404) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_blk_next = cpuif_req_masked & (cpuif_addr == 11'h408) & !cpuif_req_is_wr;
@@ -710,6 +715,14 @@ module rnic_csr (
     logic [4:0] field_storage_qp_qp_retry_min_rnr_timer_value;
     logic [4:0] field_combo_qp_qp_retry_min_rnr_timer_next;
     logic field_combo_qp_qp_retry_min_rnr_timer_load_next;
+    // Field: rnic_csr.qp.qp_retry.max_rd_atomic
+    logic [2:0] field_storage_qp_qp_retry_max_rd_atomic_value;
+    logic [2:0] field_combo_qp_qp_retry_max_rd_atomic_next;
+    logic field_combo_qp_qp_retry_max_rd_atomic_load_next;
+    // Field: rnic_csr.qp.qp_retry.max_dest_rd_atomic
+    logic [2:0] field_storage_qp_qp_retry_max_dest_rd_atomic_value;
+    logic [2:0] field_combo_qp_qp_retry_max_dest_rd_atomic_next;
+    logic field_combo_qp_qp_retry_max_dest_rd_atomic_load_next;
     // Field: rnic_csr.mr.mr_sel.index
     logic [15:0] field_storage_mr_mr_sel_index_value;
     logic [15:0] field_combo_mr_mr_sel_index_next;
@@ -1820,6 +1833,46 @@ module rnic_csr (
     end
     assign hwif_out_qp_qp_retry_min_rnr_timer = field_storage_qp_qp_retry_min_rnr_timer_value;
     always @(*) begin
+        logic [2:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_retry_max_rd_atomic_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_retry && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_retry_max_rd_atomic_value & ~decoded_wr_biten[26:24]) | (decoded_wr_data[26:24] & decoded_wr_biten[26:24]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_retry_max_rd_atomic_next = next_c;
+        field_combo_qp_qp_retry_max_rd_atomic_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_retry_max_rd_atomic_value <= 3'h0;
+        end else if(field_combo_qp_qp_retry_max_rd_atomic_load_next) begin
+            field_storage_qp_qp_retry_max_rd_atomic_value <= field_combo_qp_qp_retry_max_rd_atomic_next;
+        end
+    end
+    assign hwif_out_qp_qp_retry_max_rd_atomic = field_storage_qp_qp_retry_max_rd_atomic_value;
+    always @(*) begin
+        logic [2:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_retry_max_dest_rd_atomic_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_retry && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_retry_max_dest_rd_atomic_value & ~decoded_wr_biten[30:28]) | (decoded_wr_data[30:28] & decoded_wr_biten[30:28]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_retry_max_dest_rd_atomic_next = next_c;
+        field_combo_qp_qp_retry_max_dest_rd_atomic_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_retry_max_dest_rd_atomic_value <= 3'h0;
+        end else if(field_combo_qp_qp_retry_max_dest_rd_atomic_load_next) begin
+            field_storage_qp_qp_retry_max_dest_rd_atomic_value <= field_combo_qp_qp_retry_max_dest_rd_atomic_next;
+        end
+    end
+    assign hwif_out_qp_qp_retry_max_dest_rd_atomic = field_storage_qp_qp_retry_max_dest_rd_atomic_value;
+    always @(*) begin
         logic [15:0] next_c;
         logic load_next_c;
         next_c = field_storage_mr_mr_sel_index_value;
@@ -2321,6 +2374,9 @@ always @(*) begin
         if(rd_mux_addr == 11'h39c) begin
             readback_data_var[31:0] = hwif_in_port_rx_atomic_replay_value;
         end
+        if(rd_mux_addr == 11'h3a0) begin
+            readback_data_var[31:0] = hwif_in_port_rx_rd_over_value;
+        end
         if(rd_mux_addr == 11'h400) begin
             readback_data_var[31:0] = 32'h52490005;
         end
@@ -2390,6 +2446,8 @@ always @(*) begin
             readback_data_var[10:8] = field_storage_qp_qp_retry_retry_cnt_value;
             readback_data_var[14:12] = field_storage_qp_qp_retry_rnr_retry_value;
             readback_data_var[20:16] = field_storage_qp_qp_retry_min_rnr_timer_value;
+            readback_data_var[26:24] = field_storage_qp_qp_retry_max_rd_atomic_value;
+            readback_data_var[30:28] = field_storage_qp_qp_retry_max_dest_rd_atomic_value;
         end
         if(rd_mux_addr == 11'h500) begin
             readback_data_var[31:0] = 32'h52490006;

@@ -43,11 +43,11 @@
 // m_pkt_valid, m_rd_desc_valid}; m_last {stat_resp, stat_replay}.
 // read_track: s_data words 0 alloc_first, 1 alloc_last, 2..3 alloc_bus, 4
 // alloc_key, 5 alloc_len, 6 free_last, 7 lk_psn, 8 adv_psn, 9 ask_psn, 10
-// alloc_qpn, 11 free_qpn, 12 drop_qpn, 13 lk_qpn, 14 q_qpn, 15 {ask_idx
-// (15:8), adv_idx (7:0)}; s_valid bits 0 alloc_valid, 1 free_valid, 2
+// alloc_qpn, 11 free_qpn, 12 drop_qpn, 13 lk_qpn, 14 q_qpn, 15 {q_max
+// (18:16), ask_idx (15:8), adv_idx (7:0)}; s_valid bits 0 alloc_valid, 1 free_valid, 2
 // drop_valid, 3 lk_nak, 4 adv_valid, 5 ask_valid. m_data words 0 lk_first,
 // 1 lk_last, 2 lk_next, 3..4 lk_bus, 5 lk_key, 6 lk_len, 7 lk_cov_next, 8
-// {lk_cov_idx (15:8), lk_idx (7:0)}; m_valid {alloc_ready, q_busy,
+// {lk_cov_idx (15:8), lk_idx (7:0)}; m_valid {q_full, alloc_ready, q_busy,
 // lk_cov_asked, lk_cov, lk_asked, lk_hit}.
 // atomic_replay: s_data words 0 s_rec_psn, 1..2 s_rec_orig, 3 lk_psn; s_last
 // {lk_qpn (23:16), s_clr_qpn (15:8), s_rec_qpn (7:0)}; s_valid bits 0
@@ -359,6 +359,7 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->ask_idx = (w[15] >> 8) & 0xff;
     t->ask_psn = w[9] & 0xffffff;
     t->q_qpn = w[14];
+    t->q_max = (w[15] >> 16) & 7;
     t->fence_valid = 0;  // (the fence hold: tests/read_requester.rs, host/rnic-torture)
     t->fence_qpn = 0;
     t->hold_qpn = 0;
@@ -498,7 +499,8 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
     o->m_data[7] = t->lk_cov_next;
     o->m_data[8] = t->lk_idx | (static_cast<uint32_t>(t->lk_cov_idx) << 8);
     o->m_valid = static_cast<uint8_t>(t->lk_hit | (t->lk_asked << 1) | (t->lk_cov << 2)
-        | (t->lk_cov_asked << 3) | (t->q_busy << 4) | (t->alloc_ready << 5));
+        | (t->lk_cov_asked << 3) | (t->q_busy << 4) | (t->alloc_ready << 5)
+        | (t->q_full << 6));
 #elif BLK_KIND == 21
     get(t->lk_orig, o->m_data);
     o->m_valid = t->lk_hit;

@@ -27,7 +27,8 @@
 //!   entry has them; `drop` frees every entry of its QP and no other;
 //!   `rst` frees all;
 //! - `q_busy` while `q_qpn` has an entry (placed or not: until it is
-//!   freed);
+//!   freed); `q_full` while it has `q_max` entries or more (the QP's
+//!   `max_rd_atomic`, 0..7);
 //! - the lookup's outputs are registers: a peek with other lookup inputs
 //!   gives the same answer; `q_busy` follows `q_qpn` in the same cycle.
 //!
@@ -166,6 +167,7 @@ struct Inputs {
     ask: Option<(usize, u32)>,
     upd_junk: (usize, u32, usize, u32),
     q_qpn: u32,
+    q_max: u32,
 }
 
 /// The table as the model keeps it.
@@ -290,7 +292,7 @@ fn pack(x: &Inputs, qmask: u32, imask: u32) -> PortsIn {
     w[12] = x.drop.unwrap_or(x.drop_junk) & qmask;
     w[13] = x.lk.0 & qmask;
     w[14] = x.q_qpn & qmask;
-    w[15] = (ai as u32 & imask) | (ki as u32 & imask) << 8;
+    w[15] = (ai as u32 & imask) | (ki as u32 & imask) << 8 | (x.q_max & 7) << 16;
     i.s_valid = u32::from(x.alloc.is_some())
         | u32::from(x.free.is_some()) << 1
         | u32::from(x.drop.is_some()) << 2
@@ -636,6 +638,7 @@ pub fn run(c: &RtCfg) -> Result<RtReport, Fail> {
                 .map_or(rng.gen_range(0..=qmask), |(_, e)| e.qpn),
             _ => rng.gen_range(0..=qmask),
         };
+        x.q_max = rng.gen_range(0..=7);
 
         // the registered answer does not follow this cycle's lookup; q_busy
         // follows q_qpn now
@@ -662,6 +665,15 @@ pub fn run(c: &RtCfg) -> Result<RtReport, Fail> {
         let ready = o.m_valid & 32 != 0;
         if ready != free_now {
             return Err(at(format!("alloc_ready {ready}, table {:x?}", t.e)));
+        }
+        let q_full = o.m_valid & 64 != 0;
+        let held = t.of_qp(x.q_qpn & qmask).count() as u32;
+        if q_full != (held >= x.q_max) {
+            return Err(at(format!(
+                "q_full {q_full} for QP {} with {held} entries, q_max {}",
+                x.q_qpn & qmask,
+                x.q_max
+            )));
         }
         let q_busy = o.m_valid & 16 != 0;
         if q_busy != busy(x.q_qpn) {

@@ -65,4 +65,5 @@ pub mod ro_word_r_desc_d460cdf2;
 pub mod ro_word_r_desc_da5f106b;
 pub mod ro_word_r_desc_def7fc0a;
 pub mod ro_word_r_desc_e558afe9;
+pub mod ro_word_r_desc_eff168fa;
 pub mod ro_word_r_desc_fa9c7015;

@@ -33,6 +33,7 @@ pub mod reg {
     pub const RX_READ_RESP: u64 = 0x394;
     pub const RX_ATOMIC: u64 = 0x398;
     pub const RX_ATOMIC_REPLAY: u64 = 0x39c;
+    pub const RX_RD_OVER: u64 = 0x3a0;
     pub const QP_SEL: u64 = 0x410;
     pub const QP_ATTR: u64 = 0x414;
     pub const QP_DEST: u64 = 0x418;
@@ -48,6 +49,7 @@ pub mod reg {
     pub const QP_CMD: u64 = 0x440;
     pub const RQ_DB: u64 = 0x444;
     pub const QP_STATUS: u64 = 0x448;
+    pub const QP_RETRY: u64 = 0x454;
     pub const MR_SEL: u64 = 0x510;
     pub const MR_KEY: u64 = 0x514;
     pub const MR_VA_LO: u64 = 0x518;

@@ -237,11 +237,13 @@ fn port_address_round_trips_through_the_port_block() {
     dev.set_reg(reg::RX_READ_RESP, 3);
     dev.set_reg(reg::RX_ATOMIC, 5);
     dev.set_reg(reg::RX_ATOMIC_REPLAY, 2);
+    dev.set_reg(reg::RX_RD_OVER, 4);
     let c = ctx.query_port_counters().unwrap();
     assert_eq!(c.tx_frames, 17);
     assert_eq!(c.rx_read_resp, 3);
     assert_eq!(c.rx_atomic, 5);
     assert_eq!(c.rx_atomic_replay, 2);
+    assert_eq!(c.rx_rd_over, 4);
 }
 
 #[test]
@@ -1260,6 +1262,82 @@ fn send_wqe_byte_layout() {
     assert_eq!(qp.send_outstanding(), 3);
 }
 
+/// `max_rd_atomic` and `max_dest_rd_atomic` reach the NIC (`qp_retry`
+/// bits 26:24 and 30:28, which the RTL holds each QP to), and on a QP
+/// whose `max_rd_atomic` is 0 a READ or an atomic is refused before
+/// anything is written.
+#[test]
+fn rd_atomic_limits_reach_the_nic_and_zero_refuses_reads() {
+    let dev = FakeDev::new(4);
+    dev.caps.set(0x7F | 0x80 | 0x100 | 0x200);
+    dev.verbs.set(0x7F);
+    let ctx = open(&dev);
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_cq(8).unwrap();
+    let buf = ctx.alloc_dma(4096).unwrap();
+    let mr = ctx
+        .reg_mr(&pd, &buf, 0, 4096, AccessFlags::LOCAL_WRITE)
+        .unwrap();
+    for (rd, dest) in [(0u8, 3u8), (2, 0), (4, 4)] {
+        let mut qp = create_qp(&ctx, &pd, &cq, cap(4, 0), false);
+        modify(&mut qp, init_attr()).unwrap();
+        let (rtr, m) = rtr_attr();
+        qp.modify(
+            &QpAttr {
+                max_dest_rd_atomic: dest,
+                ..rtr
+            },
+            m,
+        )
+        .unwrap();
+        let (rts, m) = rts_attr();
+        qp.modify(
+            &QpAttr {
+                max_rd_atomic: rd,
+                ..rts
+            },
+            m,
+        )
+        .unwrap();
+        let w = *dev.writes_to(reg::QP_RETRY).last().unwrap();
+        assert_eq!(
+            ((w >> 24) & 7, (w >> 28) & 7),
+            (u32::from(rd), u32::from(dest))
+        );
+        let q = qp.query_qp().unwrap();
+        assert_eq!((q.max_rd_atomic, q.max_dest_rd_atomic), (rd, dest));
+        dev.clear_log();
+        let sg = [mr.sge(0, 8).unwrap()];
+        let read = qp.post_send(&SendWr {
+            opcode: WrOpcode::RdmaRead,
+            ..write_wr(1, &sg, SendFlags::SIGNALED)
+        });
+        let atomic = qp.post_atomic(&AtomicWr {
+            wr_id: 2,
+            op: AtomicOp::FetchAndAdd { add: 1 },
+            send_flags: SendFlags::SIGNALED,
+            sge: sg[0],
+            remote_addr: 0x7000_0000,
+            rkey: 0x0305,
+        });
+        if rd == 0 {
+            for e in [read.unwrap_err(), atomic.unwrap_err()] {
+                assert!(
+                    matches!(&e, VerbsError::InvalidWr { reason, .. } if reason.contains("max_rd_atomic")),
+                    "{e}"
+                );
+            }
+            assert!(
+                dev.writes().is_empty(),
+                "nothing written for a refused READ"
+            );
+        } else {
+            read.unwrap();
+            atomic.unwrap();
+        }
+    }
+}
+
 #[test]
 fn sq_sig_all_signals_every_wqe() {
     let dev = FakeDev::new(4);
@@ -2098,11 +2176,22 @@ fn atomic_work_requests() {
     for (verbs, issues) in [(0x3F, false), (0x7F, true)] {
         let dev = FakeDev::new(4);
         dev.verbs.set(verbs);
+        dev.caps.set(0x7F | 0x100);
         let ctx = open(&dev);
         let pd = ctx.alloc_pd().unwrap();
         let cq = ctx.create_cq(16).unwrap();
         let mut qp = create_qp(&ctx, &pd, &cq, cap(8, 8), false);
-        to_rts(&mut qp);
+        modify(&mut qp, init_attr()).unwrap();
+        modify(&mut qp, rtr_attr()).unwrap();
+        let (rts, m) = rts_attr();
+        qp.modify(
+            &QpAttr {
+                max_rd_atomic: 1,
+                ..rts
+            },
+            m,
+        )
+        .unwrap();
         let wr = AtomicWr {
             wr_id: 77,
             op: AtomicOp::CmpAndSwp {

@@ -45,6 +45,7 @@ pub use _root::components::ro_word_r_desc_cb2d96fa as lb_reordered;
 pub use _root::components::ro_word_r_desc_d460cdf2 as tx_read_resp;
 pub use _root::components::ro_word_r_desc_da5f106b as rx_drop_wimm;
 pub use _root::components::ro_word_r_desc_def7fc0a as lb_dropped;
+pub use _root::components::ro_word_r_desc_eff168fa as rx_rd_over;
 
 /// port
 ///
@@ -87,7 +88,7 @@ impl PortBlock<'static> {
 
 impl<'io, IO> PortBlock<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0xA0;
+    pub const SIZE: usize = 0xA4;
 
     /// # Safety
     ///
@@ -581,6 +582,19 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> PortBlock<'io, IO> {
     ) -> peakrdl_rust::reg::Reg<'io, rx_atomic_replay::RoWordR_desc_8929e1be, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x9C).cast(), self.io)
+        }
+    }
+
+    /// rx_rd_over
+    ///
+    /// New RDMA READ and atomic requests beyond their QP's max_dest_rd_atomic (the requests it already holds): NAKed with invalid request, as rxe does, which moves the QP to ERR. A requester within its max_rd_atomic never causes one.
+    #[inline(always)]
+    #[must_use]
+    pub const fn rx_rd_over(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, rx_rd_over::RoWordR_desc_eff168fa, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0xA0).cast(), self.io)
         }
     }
 }

@@ -327,7 +327,7 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> QpBlock<'io, IO> {
 
     /// qp_retry
     ///
-    /// Staged reliability settings (ibv_qp_attr): local ACK timeout exponent (4.096 us * 2^timeout, 0 = none; above 19 counts as 19), retry_cnt, rnr_retry (7 = unlimited), and the RNR NAK timer code the responder sends. Timeout and retries load on entering RTS.
+    /// Staged reliability settings (ibv_qp_attr): local ACK timeout exponent (4.096 us * 2^timeout, 0 = none; above 19 counts as 19), retry_cnt, rnr_retry (7 = unlimited), the RNR NAK timer code the responder sends, and the READ and atomic limits. Timeout and retries load on entering RTS.
     #[inline(always)]
     #[must_use]
     pub const fn qp_retry(&self) -> peakrdl_rust::reg::Reg<'io, qp_retry::QpRetry, IO> {

@@ -6,7 +6,7 @@ use super::_root; // alias to root module of generated code
 
 /// qp_retry
 ///
-/// Staged reliability settings (ibv_qp_attr): local ACK timeout exponent (4.096 us * 2^timeout, 0 = none; above 19 counts as 19), retry_cnt, rnr_retry (7 = unlimited), and the RNR NAK timer code the responder sends. Timeout and retries load on entering RTS.
+/// Staged reliability settings (ibv_qp_attr): local ACK timeout exponent (4.096 us * 2^timeout, 0 = none; above 19 counts as 19), retry_cnt, rnr_retry (7 = unlimited), the RNR NAK timer code the responder sends, and the READ and atomic limits. Timeout and retries load on entering RTS.
 #[repr(transparent)]
 #[derive(Copy, Clone, Eq, PartialEq)]
 pub struct QpRetry(u32);
@@ -120,6 +120,56 @@ impl QpRetry {
         self.0 = (self.0 & !(Self::MIN_RNR_TIMER_MASK << Self::MIN_RNR_TIMER_OFFSET))
             | ((val & Self::MIN_RNR_TIMER_MASK) << Self::MIN_RNR_TIMER_OFFSET);
     }
+
+    pub const MAX_RD_ATOMIC_OFFSET: usize = 24;
+    pub const MAX_RD_ATOMIC_WIDTH: usize = 3;
+    pub const MAX_RD_ATOMIC_MASK: u32 = 0x7;
+
+    /// max_rd_atomic
+    ///
+    /// ibv_qp_attr.max_rd_atomic: RDMA READs and atomics this QP may have outstanding as the requester (READ_EN builds; more wait, and a READ or atomic posted on a QP whose limit is 0 completes with a local QP operation error).
+    #[inline(always)]
+    #[allow(clippy::missing_panics_doc)]
+    #[must_use]
+    pub fn max_rd_atomic(&self) -> u8 {
+        let val = (self.0 >> Self::MAX_RD_ATOMIC_OFFSET) & Self::MAX_RD_ATOMIC_MASK;
+        val as u8
+    }
+
+    /// max_rd_atomic
+    ///
+    /// ibv_qp_attr.max_rd_atomic: RDMA READs and atomics this QP may have outstanding as the requester (READ_EN builds; more wait, and a READ or atomic posted on a QP whose limit is 0 completes with a local QP operation error).
+    #[inline(always)]
+    pub fn set_max_rd_atomic(&mut self, val: u8) {
+        let val = val as u32;
+        self.0 = (self.0 & !(Self::MAX_RD_ATOMIC_MASK << Self::MAX_RD_ATOMIC_OFFSET))
+            | ((val & Self::MAX_RD_ATOMIC_MASK) << Self::MAX_RD_ATOMIC_OFFSET);
+    }
+
+    pub const MAX_DEST_RD_ATOMIC_OFFSET: usize = 28;
+    pub const MAX_DEST_RD_ATOMIC_WIDTH: usize = 3;
+    pub const MAX_DEST_RD_ATOMIC_MASK: u32 = 0x7;
+
+    /// max_dest_rd_atomic
+    ///
+    /// ibv_qp_attr.max_dest_rd_atomic: incoming RDMA READ and atomic requests this QP holds at once as the responder (READ_EN builds); a new request beyond them is NAKed with invalid request.
+    #[inline(always)]
+    #[allow(clippy::missing_panics_doc)]
+    #[must_use]
+    pub fn max_dest_rd_atomic(&self) -> u8 {
+        let val = (self.0 >> Self::MAX_DEST_RD_ATOMIC_OFFSET) & Self::MAX_DEST_RD_ATOMIC_MASK;
+        val as u8
+    }
+
+    /// max_dest_rd_atomic
+    ///
+    /// ibv_qp_attr.max_dest_rd_atomic: incoming RDMA READ and atomic requests this QP holds at once as the responder (READ_EN builds); a new request beyond them is NAKed with invalid request.
+    #[inline(always)]
+    pub fn set_max_dest_rd_atomic(&mut self, val: u8) {
+        let val = val as u32;
+        self.0 = (self.0 & !(Self::MAX_DEST_RD_ATOMIC_MASK << Self::MAX_DEST_RD_ATOMIC_OFFSET))
+            | ((val & Self::MAX_DEST_RD_ATOMIC_MASK) << Self::MAX_DEST_RD_ATOMIC_OFFSET);
+    }
 }
 
 impl core::fmt::Debug for QpRetry {
@@ -129,6 +179,8 @@ impl core::fmt::Debug for QpRetry {
             .field("retry_cnt", &self.retry_cnt())
             .field("rnr_retry", &self.rnr_retry())
             .field("min_rnr_timer", &self.min_rnr_timer())
+            .field("max_rd_atomic", &self.max_rd_atomic())
+            .field("max_dest_rd_atomic", &self.max_dest_rd_atomic())
             .finish()
     }
 }
@@ -144,5 +196,7 @@ mod tests {
         assert_eq!(reg.retry_cnt(), 7);
         assert_eq!(reg.rnr_retry(), 7);
         assert_eq!(reg.min_rnr_timer(), 12);
+        assert_eq!(reg.max_rd_atomic(), 0);
+        assert_eq!(reg.max_dest_rd_atomic(), 0);
     }
 }
