@@ -600,3 +600,86 @@ fn a_build_without_atomics_naks_them_as_invalid_requests() {
     );
     assert_eq!(dma_writes(&n), writes);
 }
+
+/// A deregistration waits for what was checked before it: an atomic
+/// accepted while the region was registered, queued behind three READs
+/// of 4 KiB (read_reply answers in order), is executed by the time
+/// `ibv_dereg_mr` returns, and after it nothing in the buffer changes. With
+/// `no-mr-check` (which breaks the region checks, this wait among them)
+/// the deregistration returns at once and the atomic's write-back lands
+/// after it: the check below sees that.
+#[test]
+fn a_deregistration_waits_for_the_atomics_checked_before_it() {
+    use rnic_wire::Reth;
+    const OFF: usize = 64;
+    for brk in [false, true] {
+        let n = full(
+            64,
+            0xDE6,
+            "a_deregistration_waits_for_the_atomics_checked_before_it",
+        );
+        if brk {
+            n.ctx
+                .nic()
+                .debug_switches()
+                .set(rnic_driver::Break::NoMrCheck, true)
+                .unwrap();
+        }
+        let p = 0x00_7000;
+        let x = responder(
+            &n,
+            atomic_access() | AccessFlags::REMOTE_READ,
+            atomic_access() | AccessFlags::REMOTE_READ,
+            p,
+        );
+        set_word(&x, OFF, 1000);
+        let read = |psn: u32| {
+            let mut f = decode(&fetch_add(&x, psn, 0, 0)).unwrap();
+            f.bth.opcode = opcode::RDMA_READ_REQUEST;
+            f.atomiceth = None;
+            f.reth = Some(Reth {
+                va: x.mr.addr(),
+                rkey: x.mr.rkey(),
+                dma_len: BUF_LEN as u32,
+            });
+            f.encode()
+        };
+        // three READs of 4 PMTUs each, then the atomic at the PSN after them
+        let reqs = [
+            read(p),
+            read(p + 4),
+            read(p + 8),
+            fetch_add(&x, p + 12, OFF, 5),
+        ];
+        for r in &reqs {
+            assert!(n.world.inject_frame(0, r, false), "receive queue full");
+        }
+        // every request checked and handed over, the atomic not yet run
+        n.world.run(400);
+        assert_eq!(
+            word(&x, OFF),
+            1000,
+            "brk {brk}: the atomic ran before the READs"
+        );
+        let End { mr, buf, qp, .. } = x;
+        n.ctx.dereg_mr(mr).unwrap();
+        let at_return = u64::from_le_bytes(buf.to_vec(OFF, 8).try_into().unwrap());
+        n.world.run(SETTLE);
+        let later = u64::from_le_bytes(buf.to_vec(OFF, 8).try_into().unwrap());
+        eprintln!("no-mr-check {brk}: the word was {at_return} when dereg returned, {later} after");
+        if brk {
+            assert_eq!(
+                (at_return, later),
+                (1000, 1005),
+                "no-mr-check: the atomic's write-back after the deregistration went unseen"
+            );
+        } else {
+            assert_eq!(
+                (at_return, later),
+                (1005, 1005),
+                "the atomic must be executed before dereg returns, and nothing after"
+            );
+        }
+        drop(qp);
+    }
+}

@@ -285,7 +285,8 @@ responder #(
     .stat_nak(),
     .stat_guard(),
     .stat_rd_resp(),
-    .stat_rd_over()
+    .stat_rd_over(),
+    .mr_drain()
 );
 
 /* verilator lint_on PINCONNECTEMPTY */

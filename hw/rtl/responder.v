@@ -316,7 +316,8 @@ module responder #(
     output wire                   stat_nak,
     output wire                   stat_guard,       // a payload write the MR re-check refused
     output wire                   stat_rd_resp,     // a READ response placed (its write accepted)
-    output wire                   stat_rd_over      // a new READ or atomic beyond max_dest_rd_atomic (NAKed)
+    output wire                   stat_rd_over,     // a new READ or atomic beyond max_dest_rd_atomic (NAKed)
+    output wire                   mr_drain          // an MR command waits for READs and atomics checked before it
 );
 
 // the ring entry formats: hw/formats/rnic_formats.rdl
@@ -852,6 +853,49 @@ always @* begin
     end
 end
 wire rd_over = rr_cnt_reg >= {1'b0, ctx_max_dest_rd_atomic};
+
+// READ_EN: a READ's payload reads and an atomic's write-back happen in
+// read_reply, long after the responder checked the request against the MR
+// table, and nothing checks them again. So an MR command (a deregistration:
+// after it, no byte of the region may move) holds MMIO (mr_drain) until
+// every request checked before it is answered: the jobs handed over by then
+// (drain_to_reg, against rr_jobs_out, which counts a job once its last
+// packet left, an atomic's after its write-back was issued) and the one
+// the responder holds past its check, if any (drain_held_reg: counted once
+// handed over, forgotten if refused). The driver reads the error status
+// after every command, so ibv_dereg_mr returns only after them, as on
+// NICs whose firmware fences a deregistration. (cfg_no_mr_check, which
+// breaks the region checks on purpose, skips this too.)
+reg drain_reg = 1'b0;
+reg drain_held_reg = 1'b0;
+reg [7:0] drain_to_reg = 8'd0;
+wire rd_checked = READ_EN != 0 && op_rdat && (state_reg == ST_MR || state_reg == ST_EXEC
+    || state_reg == ST_RQ_FETCH || state_reg == ST_READ);
+wire rr_take_job = m_rr_valid && m_rr_ready && !rra_valid_reg;     // (ST_READ's)
+wire [7:0] rr_in_now = rr_jobs_in_reg + {7'd0, m_rr_valid && m_rr_ready};
+wire [7:0] drain_left = drain_to_reg - rr_jobs_out;
+always @(posedge clk) begin
+    if (mr_change && READ_EN != 0 && !cfg_no_mr_check) begin
+        drain_reg <= 1'b1;
+        drain_to_reg <= rr_in_now;
+        drain_held_reg <= rd_checked && !rr_take_job;
+    end else begin
+        if (drain_held_reg && rr_take_job) begin
+            drain_to_reg <= rr_in_now;
+        end
+        if (!rd_checked || rr_take_job) begin
+            drain_held_reg <= 1'b0;
+        end
+        if (drain_reg && !drain_held_reg && (drain_left == 8'd0 || drain_left[7])) begin
+            drain_reg <= 1'b0;
+        end
+    end
+    if (rst) begin
+        drain_reg <= 1'b0;
+        drain_held_reg <= 1'b0;
+    end
+end
+assign mr_drain = drain_reg;
 wire rr_route = READ_EN != 0 && rr_mine_reg;
 wire ack_go = m_ack_ready;
 // (a waiting ACK is replaced by a newer one of its QP, and its addressing

@@ -148,6 +148,7 @@ module rnic_control #(
     input  wire                  qm_err_valid,
     input  wire                  qm_busy,            // a read waits (read after write)
     input  wire                  qm_sweep,           // every request waits (records cleared after a reset)
+    input  wire                  mr_drain,           // every request waits (an MR command's READs draining)
     input  wire [7:0]            qm_err_code,
     input  wire [15:0]           qm_err_qn,
     input  wire                  cw_err,
@@ -457,8 +458,8 @@ pcie_mmio_bridge #(
     .csr_addr(csr_addr),
     .csr_wr_data(csr_wr_data),
     .csr_wr_biten(csr_wr_biten),
-    .csr_req_stall_wr(csr_req_stall_wr || qm_sweep),
-    .csr_req_stall_rd(csr_req_stall_rd || qm_busy || qm_sweep),
+    .csr_req_stall_wr(csr_req_stall_wr || qm_sweep || mr_drain),
+    .csr_req_stall_rd(csr_req_stall_rd || qm_busy || qm_sweep || mr_drain),
     .csr_rd_ack(csr_rd_ack),
     .csr_rd_err(csr_rd_err),
     .csr_rd_data(csr_rd_data),

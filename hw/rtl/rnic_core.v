@@ -732,6 +732,7 @@ wire stat_read_placed;
 wire stat_rr_nak;
 wire stat_atomic, stat_atomic_replay;
 wire stat_rd_over;
+wire mr_drain;
 
 rnic_transport #(
     .DATA_W(DATA_W),
@@ -888,6 +889,7 @@ rnic_transport #(
     .stat_atomic(stat_atomic),
     .stat_atomic_replay(stat_atomic_replay),
     .stat_rd_over(stat_rd_over),
+    .mr_drain(mr_drain),
     .m_ex_rd_pcie_addr(ex_rd_pcie_addr),
     .m_ex_rd_ram_addr(ex_rd_ram_addr),
     .m_ex_rd_len(ex_rd_len),
@@ -1207,6 +1209,7 @@ rnic_control #(
     .stat_atomic(stat_atomic),
     .stat_atomic_replay(stat_atomic_replay),
     .stat_rd_over(stat_rd_over),
+    .mr_drain(mr_drain),
     .lb_dropped(lb_dropped),
     .lb_reordered(lb_reordered)
 );

@@ -199,6 +199,7 @@ module rnic_transport #(
     output wire                              stat_atomic,       // an atomic executed
     output wire                              stat_atomic_replay, // a duplicate atomic answered from its record
     output wire                              stat_rd_over,       // a READ or atomic beyond max_dest_rd_atomic (NAKed)
+    output wire                              mr_drain,           // an MR command waits for READs checked before it: MMIO held
 
     // rnic_dma: read descriptors (ex: WQEs and payload, rs: receive WQEs, cw: CQE flush reads)
     output wire [63:0]                       m_ex_rd_pcie_addr,
@@ -1170,7 +1171,8 @@ responder #(
     .stat_nak(stat_nak),
     .stat_guard(stat_guard),
     .stat_rd_resp(stat_read_placed),
-    .stat_rd_over(stat_rd_over)
+    .stat_rd_over(stat_rd_over),
+    .mr_drain(mr_drain)
 );
 
 // ---------------------------------------------------------------- READ responses
