@@ -1,33 +1,45 @@
 #!/usr/bin/env python3
-"""RDMA READ requester on rdma_rxe, for rnic's interop tests.
+"""RDMA READ on rdma_rxe, for rnic's interop tests, in either role.
 
-rnic serves RDMA READ as a responder but cannot issue one, so here rxe is
-always the requester: this pyverbs program reads from rnic's registered
-region and checks every byte. The exchange is imm_peer.py's: one JSON line
-each way over TCP (ours first: QPN, PSN, GID, buffer; then rnic's: QPN,
-PSN, GID, region address, rkey and length, the pattern's seed and the READs
-it grants outstanding, max_dest_rd_atomic).
+--role reader (rnic the responder, host/rnic-interop/src/read_run.rs):
+this pyverbs program reads from rnic's registered region and checks every
+byte. The exchange is imm_peer.py's: one JSON line each way over TCP (ours
+first: QPN, PSN, GID, buffer; then rnic's: QPN, PSN, GID, region address,
+rkey and length, the pattern's seed and the READs it grants outstanding,
+max_dest_rd_atomic).
 
-rnic fills its region with the pattern of the seed: byte i is byte i % 8
-(little-endian) of mix(key + i // 8), mix = SplitMix64's finalizer and
-key = mix(seed ^ READ_KEY_SALT) (rnic_harness::pattern::fill; must match
-read_pattern() in host/rnic-interop/src/read_run.rs).
+--role target (rnic the reader, host/rnic-interop/src/read_client.rs): we
+register a region of --len bytes with REMOTE_READ holding the pattern of
+--seed, and rxe's responder serves rnic's READs in the kernel; rnic checks
+the bytes. The lines go the other way round: rnic's first (QPN, PSN, GID),
+then ours once our QP is in RTS, so rnic's first READ finds it ready (QPN,
+PSN, GID, region address, rkey, length, seed, and the READs we grant
+outstanding, max_dest_rd_atomic); then rnic's verdict ({"done": bool}),
+after which our region must still hold the pattern (a READ never writes
+its target).
+
+The region's pattern of the seed: byte i is byte i % 8 (little-endian) of
+mix(key + i // 8), mix = SplitMix64's finalizer and key = mix(seed ^
+READ_KEY_SALT) (rnic_harness::pattern::fill; must match read_pattern() in
+host/rnic-interop/src/read_run.rs).
 
 READ k (0..count-1) has size SIZES[k % 6] = 1, PMTU-1, PMTU, PMTU+1,
 3 PMTU+17, 64 KiB. The plan (plan() here, read_plan() in read_run.rs): a
-cursor starts at 1 and moves by size + GAP per READ; READ k reads rnic's
-region at offset cursor into our buffer at cursor + 2 (the two alignments
-differ), except that the last READ reads the last `size` bytes of rnic's
-region (a READ that ends on the region's last byte). Up to --depth READs
-are outstanding (at most what rnic grants). Before a READ is posted its
-destination holds the complement of the expected bytes, and the GAP bytes
-after it a guard value; when its completion arrives the destination must
-hold rnic's bytes exactly and the guard must be intact. A mismatch is
-reported with its READ, offsets, first bad byte, count of bad bytes, and
-where in rnic's region the bytes found there come from, if anywhere.
+cursor starts at 1 and moves by size + GAP per READ; READ k reads the
+region at offset cursor into the reader's buffer at cursor + 2 (the two
+alignments differ), except that the last READ reads the last `size` bytes
+of the region (a READ that ends on the region's last byte). Up to --depth
+READs are outstanding (at most what the target grants). Before a READ is
+posted its destination holds the complement of the expected bytes, and the
+GAP bytes after it a guard value; when its completion arrives the
+destination must hold the region's bytes exactly and the guard must be
+intact. A mismatch is reported with its READ, offsets, first bad byte,
+count of bad bytes, and where in the region the bytes found there come
+from, if anywhere.
 
 The last line on stdout is a JSON summary; the exit code is 0 only when
-every READ completed with the right bytes.
+every READ completed with the right bytes (reader), or rnic said it was
+done and our region is unchanged (target).
 """
 
 import argparse
@@ -114,6 +126,7 @@ def describe(k, remote, local, want, got, key, region_len, pmtu):
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--role", choices=["reader", "target"], default="reader")
     ap.add_argument("--host", default="10.0.2.2")
     ap.add_argument("--port", type=int, default=18519)
     ap.add_argument("--mtu", type=int, default=1024)
@@ -125,8 +138,33 @@ def main():
     ap.add_argument("--timeout", type=float, default=240.0)
     ap.add_argument("--dev", default="rxe0")
     ap.add_argument("--gid-index", type=int, default=1)
+    ap.add_argument("--len", type=int, default=0, help="target: the region's size")
+    ap.add_argument("--seed", type=int, default=1, help="target: the pattern's seed")
+    ap.add_argument("--rd-atomic", type=int, default=16,
+                    help="target: READs we grant outstanding (max_dest_rd_atomic)")
     a = ap.parse_args()
+    if a.role == "target":
+        target(a)
+    else:
+        reader(a)
 
+
+def side_channel(a):
+    """The TCP side channel to rnic's side, as a file of lines."""
+    conn = None
+    t0 = time.time()
+    while conn is None:
+        try:
+            conn = socket.create_connection((a.host, a.port), timeout=5)
+        except OSError:
+            if time.time() - t0 > a.timeout:
+                raise
+            time.sleep(0.2)
+    conn.settimeout(a.timeout)
+    return conn.makefile("rw")
+
+
+def reader(a):
     t_start = time.time()
     ctx = Context(name=a.dev)
     pd = PD(ctx)
@@ -141,17 +179,7 @@ def main():
     attr.port_num = 1
     qp.to_init(attr)
 
-    conn = None
-    t0 = time.time()
-    while conn is None:
-        try:
-            conn = socket.create_connection((a.host, a.port), timeout=5)
-        except OSError:
-            if time.time() - t0 > a.timeout:
-                raise
-            time.sleep(0.2)
-    conn.settimeout(a.timeout)
-    f = conn.makefile("rw")
+    f = side_channel(a)
     # Our buffer's address and key do not matter to rnic (it never reads
     # or writes it): we send them for the record only, and before the MR
     # exists, since its size depends on rnic's region length.
@@ -170,7 +198,7 @@ def main():
             sys.exit(1)
     mr = MR(pd, local_len, e.IBV_ACCESS_LOCAL_WRITE)
     mr.write(bytes([GUARD]) * local_len, local_len, 0)
-    connect(qp, a, peer, psn, depth)
+    connect(qp, a, peer, psn, depth, 1)
 
     deadline = time.time() + a.timeout
     bad = []
@@ -233,12 +261,73 @@ def main():
     sys.exit(0 if ok else 1)
 
 
-def connect(qp, a, peer, psn, depth):
+def target(a):
+    """rxe serves rnic's READs from a region holding the pattern."""
+    t_start = time.time()
+    if a.len <= 0 or a.rd_atomic <= 0:
+        print(json.dumps({"ok": False, "role": "target", "errors": [
+            "--len (%d) and --rd-atomic (%d) must be positive" % (a.len, a.rd_atomic)]}))
+        sys.exit(2)
+    region = pattern(mix(a.seed ^ READ_KEY_SALT), 0, a.len)
+    ctx = Context(name=a.dev)
+    pd = PD(ctx)
+    mr = MR(pd, a.len, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_READ)
+    mr.write(region, a.len, 0)
+    cq = CQ(ctx, 4)
+    cap = QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1, max_recv_sge=1)
+    qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap))
+    psn = int(time.time() * 1000) & 0xFFFFFF
+    my_gid = ctx.query_gid(port_num=1, index=a.gid_index).gid
+    attr = QPAttr()
+    attr.qp_access_flags = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_READ
+    attr.pkey_index = 0
+    attr.port_num = 1
+    qp.to_init(attr)
+
+    f = side_channel(a)
+    peer = json.loads(f.readline())
+    connect(qp, a, peer, psn, 1, a.rd_atomic)
+    f.write(json.dumps({"qpn": qp.qp_num, "psn": psn, "gid": gid_hex(my_gid),
+                        "addr": mr.buf, "rkey": mr.rkey, "len": a.len, "seed": a.seed,
+                        "rd_atomic": a.rd_atomic}) + "\n")
+    f.flush()
+    # rxe answers the READs in the kernel: nothing to poll until rnic's word.
+    t_data = time.time()
+    errors = []
+    verdict = None
+    try:
+        line = f.readline()
+        verdict = json.loads(line) if line.strip() else None
+        if verdict is None:
+            errors.append("rnic closed the side channel without a verdict")
+    except (OSError, ValueError) as ex:
+        errors.append("no verdict from rnic within %.0f s: %s" % (a.timeout, ex))
+    t_end = time.time()
+    if verdict is not None and verdict.get("done") is not True:
+        errors.append("rnic reports failure: %s" % json.dumps(verdict))
+    now = mr.read(a.len, 0)
+    intact = now == region
+    if not intact:
+        bad = [i for i in range(a.len) if now[i] != region[i]]
+        errors.append("our region changed while rnic read it: %d bytes differ, the first at offset %d "
+                      "(%s, want %s)" % (len(bad), bad[0], now[bad[0]:bad[0] + 8].hex(),
+                                         region[bad[0]:bad[0] + 8].hex()))
+    ok = not errors
+    print(json.dumps({"ok": ok, "role": "target", "op": "rdma_read", "len": a.len,
+                      "rd_atomic": a.rd_atomic, "mtu": a.mtu, "region_intact": intact,
+                      "rnic_reads": (verdict or {}).get("reads"),
+                      "rnic_bytes": (verdict or {}).get("bytes"),
+                      "data_secs": round(t_end - t_data, 3),
+                      "secs": round(t_end - t_start, 3), "errors": errors[:10]}))
+    sys.exit(0 if ok else 1)
+
+
+def connect(qp, a, peer, psn, rd_atomic, dest_rd_atomic):
     attr = QPAttr()
     attr.path_mtu = MTUS[a.mtu]
     attr.dest_qp_num = peer["qpn"]
     attr.rq_psn = peer["psn"]
-    attr.max_dest_rd_atomic = 1
+    attr.max_dest_rd_atomic = dest_rd_atomic
     attr.min_rnr_timer = 12
     gr = GlobalRoute(dgid=GID(":".join(peer["gid"][i:i + 4] for i in range(0, 32, 4))),
                      sgid_index=a.gid_index)
@@ -249,7 +338,7 @@ def connect(qp, a, peer, psn, depth):
     attr.retry_cnt = 7
     attr.rnr_retry = 7
     attr.sq_psn = psn
-    attr.max_rd_atomic = depth
+    attr.max_rd_atomic = rd_atomic
     qp.to_rts(attr)
 
 

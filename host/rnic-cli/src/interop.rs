@@ -1,8 +1,9 @@
 //! `rnic interop`: the simulated NIC against Linux soft-RoCE (`rdma_rxe`) in
 //! a QEMU guest: ibv_rc_pingpong, WRITE_WITH_IMM (pyverbs), ib_write_bw,
 //! ib_send_lat, ib_read_bw, ib_read_lat and ib_atomic_bw (FETCH_AND_ADD,
-//! CMP_AND_SWAP), rnic as requester (client) and as responder (server), and
-//! RDMA READ (pyverbs) with rnic as the responder, over a fabric profile.
+//! CMP_AND_SWAP) and RDMA READ (pyverbs), rnic as requester (client, the
+//! reader in the READ tests) and as responder (server), over a fabric
+//! profile.
 //! Exit status 0 all passed, 1 a run failed, 2 setup error (no QEMU, no
 //! image, guest did not boot).
 
@@ -26,8 +27,7 @@ pub struct InteropArgs {
     pub build_image: bool,
     /// Tests to run: pingpong, write-imm, write-bw, send-lat, read,
     /// read-bw, read-lat, atomic-bw (ib_atomic_bw, FETCH_AND_ADD),
-    /// atomic-bw-cas (ib_atomic_bw -A CMP_AND_SWAP) (read runs with rnic as
-    /// responder only).
+    /// atomic-bw-cas (ib_atomic_bw -A CMP_AND_SWAP).
     #[arg(
         long,
         value_delimiter = ',',
@@ -56,7 +56,8 @@ pub struct InteropArgs {
     /// read and the atomic tests: not used, perftest's atomics are 8 bytes).
     #[arg(long, default_value_t = 4096)]
     pub size: u32,
-    /// read: READs the guest keeps outstanding at most (rnic grants 4).
+    /// read: READs the reader keeps outstanding at most (rnic grants 4 and
+    /// issues at most 4).
     #[arg(long, default_value_t = 4)]
     pub read_depth: u32,
     #[arg(long, default_value_t = 1)]
@@ -227,25 +228,42 @@ pub fn run(a: &InteropArgs) -> Result<ExitCode> {
                                     println!("      note: {n}");
                                 }
                                 if let Some(rd) = &r.read {
+                                    let counters = if rd.responder == "rnic" {
+                                        format!(
+                                            "{} READ requests served, {} responses sent",
+                                            r.rnic_read_requests, r.rnic_read_responses
+                                        )
+                                    } else {
+                                        format!(
+                                            "{} responses placed, {} packets sent again, {} timeouts, {} dropped for their PSN; {} destination and {} guard bytes checked in rnic's buffer",
+                                            rd.placed,
+                                            rd.tx_retransmits,
+                                            rd.rtx_timeouts,
+                                            rd.rx_drop_psn,
+                                            rd.dest_bytes_checked,
+                                            rd.guard_bytes_checked
+                                        )
+                                    };
                                     println!(
-                                        "      READ: {} READs / {} B served (at most {} outstanding); on the wire: {} requests ({} dropped by the link, {} re-requests of PSNs already answered, {} out of sequence), {} responses / {} B ({} dropped), {} B of them checked against rnic's region, {} ACKs, {} NAKs ({} for a PSN sequence error, {} of them late); rnic's counters: {} READ requests served, {} responses sent",
+                                        "      READ: {} READs / {} B served by {} (at most {} outstanding); on the wire: {} requests ({} dropped by the link, {} sent again, {} re-requests of PSNs already answered, {} out of sequence), {} responses / {} B ({} dropped), {} B of them checked against {}'s region, {} ACKs, {} NAKs ({} for a PSN sequence error, {} of them late); rnic's counters: {counters}",
                                         rd.reads,
                                         rd.bytes,
+                                        rd.responder,
                                         rd.depth,
                                         rd.requests,
                                         rd.requests_dropped,
+                                        rd.resent,
                                         rd.re_requests,
                                         rd.out_of_sequence,
                                         rd.responses,
                                         rd.response_bytes,
                                         rd.responses_dropped,
                                         rd.wire_bytes_checked,
+                                        rd.responder,
                                         rd.acks,
                                         rd.naks,
                                         rd.seq_naks,
-                                        rd.late_naks,
-                                        r.rnic_read_requests,
-                                        r.rnic_read_responses
+                                        rd.late_naks
                                     );
                                 }
                                 if let Some(at) = &r.atomic {

@@ -12,6 +12,9 @@
 //!   guest, data checked at completion time on both sides.
 //! - [`read_run`]: RDMA READ by a pyverbs script in the guest from rnic's
 //!   region (rnic the responder), every byte checked, the wire tallied.
+//! - [`read_client`]: RDMA READ by rnic from the pyverbs script's region
+//!   (rnic the reader, rxe serving), every byte and the guards around each
+//!   destination checked, the wire tallied and checked.
 //! - [`perftest`]: perftest's TCP control channel, rnic in either role.
 //! - [`atomic_run`]: `ib_atomic_bw` with rnic as the server: its region's
 //!   operands, the wire (every ATOMIC ACKNOWLEDGE's original value) and the
@@ -32,6 +35,7 @@ pub mod perftest;
 pub mod perftest_run;
 pub mod pingpong;
 pub mod pingpong_run;
+pub mod read_client;
 pub mod read_run;
 pub mod rnic_side;
 pub mod suite;

@@ -1,24 +1,26 @@
-//! RDMA READ against rxe: rxe reads from rnic's region, every byte checked.
+//! RDMA READ against rxe, every byte checked: here rxe reads from rnic's
+//! region (rnic the responder, `rnic interop --tests read --roles
+//! responder`); [`crate::read_client`] has the other role, rnic reading
+//! from rxe's region. The plan, the pattern and the wire tally here serve
+//! both.
 //!
-//! rnic serves READ as a responder (a `READ_EN` build) and cannot issue one,
-//! so rxe is always the requester: the guest runs
-//! `sim/rxe-guest/read_peer.py` (pyverbs), which posts READs of 1, PMTU-1,
-//! PMTU, PMTU+1, 3 PMTU+17 and 64 KiB bytes (cycling; the last READ ends on
-//! the last byte of rnic's region) from rnic's region into its own buffer,
-//! up to `depth` outstanding, and checks each destination against the
-//! seeded pattern the moment its completion appears. The side channel is
-//! imm_run's: one JSON line each way over TCP (the guest's QPN, PSN and GID;
-//! rnic's QPN, PSN, GID, region address, rkey and length, the seed, and the
-//! READs rnic grants outstanding).
+//! The guest runs `sim/rxe-guest/read_peer.py` (pyverbs), which posts READs
+//! of 1, PMTU-1, PMTU, PMTU+1, 3 PMTU+17 and 64 KiB bytes (cycling; the
+//! last READ ends on the last byte of rnic's region) from rnic's region
+//! into its own buffer, up to `depth` outstanding, and checks each
+//! destination against the seeded pattern the moment its completion
+//! appears. The side channel is imm_run's: one JSON line each way over TCP
+//! (the guest's QPN, PSN and GID; rnic's QPN, PSN, GID, region address,
+//! rkey and length, the seed, and the READs rnic grants outstanding).
 //!
-//! rnic's side keeps a tally of the wire ([`ReadTally`], from the world's
-//! frame window): READ requests that reached rnic, those that ask again for
-//! PSNs rnic has answered already (the requester lost responses, or its
-//! timer fired before they arrived: rnic's duplicate-READ path), the
-//! responses rnic sent and the link dropped, and rnic's ACKs and NAKs. It
-//! also checks every READ response rnic sent, independently of rxe: its
-//! opcode in the sequence (ONLY, or FIRST, MIDDLE..., LAST), its AETH, its
-//! payload length and its bytes against the region's.
+//! The responder's side of the link is tallied ([`ReadTally`], from the
+//! world's frame window): READ requests that reached it, those that ask
+//! again for PSNs it has answered already (the requester lost responses, or
+//! its timer fired before they arrived: the duplicate-READ path), the
+//! responses it sent and the link dropped, and its ACKs and NAKs. Every
+//! READ response is checked on the wire, independently of the requester:
+//! its opcode in the sequence (ONLY, or FIRST, MIDDLE..., LAST), its AETH,
+//! its payload length and its bytes against the region's.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
@@ -38,18 +40,23 @@ pub const PEER_SCRIPT: &str = include_str!("../../../sim/rxe-guest/read_peer.py"
 /// `read_peer.py`'s `READ_KEY_SALT` ("readpat\0").
 const READ_KEY_SALT: u64 = 0x7265_6164_7061_7400;
 /// Bytes between two READs' places (read_peer.py's `GAP`).
-const GAP: u64 = 13;
+pub(crate) const GAP: u64 = 13;
+/// What the reader's buffer holds outside the READs' destinations
+/// (read_peer.py's `GUARD`).
+pub(crate) const GUARD: u8 = 0xEE;
 
 #[derive(Debug, Clone)]
 pub struct ReadOpts {
-    /// READs the guest posts.
+    /// READs the reader posts.
     pub count: u32,
-    /// READs outstanding at most (capped by what rnic grants).
+    /// READs outstanding at most (capped by what the target grants, and
+    /// rnic reading, by its own `max_rd_atomic`).
     pub depth: u32,
     pub mtu: u32,
     /// The seed of the region's pattern.
     pub seed: u64,
-    /// The guest QP's local ACK timeout exponent (4.096 us * 2^t).
+    /// The guest QP's local ACK timeout exponent (4.096 us * 2^t), the
+    /// guest reading.
     pub qp_timeout: u8,
     pub limit: Duration,
     pub server_port: u16,
@@ -162,58 +169,82 @@ struct GuestSummary {
     errors: Vec<String>,
 }
 
-/// The READ traffic as rnic's side of the link saw it.
+/// The READ traffic as the responder's side of the link saw it (rnic's,
+/// or rxe's when rnic reads).
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct ReadTally {
-    /// READs the guest completed and checked, and their bytes.
+    /// The responder: "rnic" or "rxe".
+    pub responder: &'static str,
+    /// READs the reader completed and checked, and their bytes.
     pub reads: u64,
     pub bytes: u64,
-    /// READs the guest had outstanding at most.
+    /// READs the reader had outstanding at most.
     pub depth: u32,
-    /// READ request frames the guest sent, and those the link dropped.
+    /// READ request frames the reader sent, those the link dropped, and
+    /// those that ask for a PSN it had asked for before (its resends).
     pub requests: u64,
     pub requests_dropped: u64,
-    /// First-time requests rnic received (each READ once), and the bytes
-    /// they ask for.
+    pub resent: u64,
+    /// Request frames checked against the plan as they were sent (rnic
+    /// reading: each one READ k's, or its tail from a PSN inside it).
+    pub requests_checked: u64,
+    /// First-time requests the responder received (each READ once), and
+    /// the bytes they ask for.
     pub served: u64,
     pub served_bytes: u64,
-    /// Requests (delivered) that ask again for PSNs rnic had answered or
-    /// was answering: rnic's duplicate-READ path.
+    /// Requests (delivered) that ask again for PSNs the responder had
+    /// answered or was answering: its duplicate-READ path.
     pub re_requests: u64,
-    /// Requests (delivered) beyond rnic's expected PSN (one before them was
-    /// lost or overtaken): rnic answers the first of a gap with a NAK
-    /// (PSN sequence error) and drops them.
+    /// Requests (delivered) beyond the responder's expected PSN (one
+    /// before them was lost or overtaken): it answers the first of a gap
+    /// with a NAK (PSN sequence error) and drops them.
     pub out_of_sequence: u64,
-    /// READ response packets rnic sent, those the link dropped, and their
-    /// payload bytes.
+    /// READ response packets the responder sent, those the link dropped,
+    /// and their payload bytes.
     pub responses: u64,
     pub responses_dropped: u64,
     pub response_bytes: u64,
+    /// Copies of READ response packets that reached the reader (a
+    /// duplicated frame arrives twice).
+    pub responses_delivered: u64,
     /// Response payload bytes checked on the wire against the region.
     pub wire_bytes_checked: u64,
-    /// rnic's ACKs and NAKs (AETH syndrome not an ACK) to the guest; of
-    /// the NAKs, those for a PSN sequence error (the answer to a gap).
+    /// The responder's ACKs and NAKs (AETH syndrome not an ACK); of the
+    /// NAKs, those for a PSN sequence error (the answer to a gap).
     pub acks: u64,
     pub naks: u64,
     pub seq_naks: u64,
-    /// NAKs (PSN sequence error) rnic sent late: after READ responses that
+    /// NAKs (PSN sequence error) sent late: after READ responses that
     /// answer the very PSN the NAK names (made when an out-of-sequence
     /// request arrived, they waited behind READ responses queued after
-    /// them). Not a failure (rxe ignores them: their PSN is below its
-    /// completer's), but wrong on the wire; described in `late_nak_notes`.
+    /// them). Not a failure (the reader ignores them: their PSN is below
+    /// its completer's), but wrong on the wire; described in
+    /// `late_nak_notes`.
     pub late_naks: u64,
     pub late_nak_notes: Vec<String>,
-    /// What was wrong with rnic's responses on the wire (the first few).
+    /// What was wrong on the wire (the first few).
     pub wire_errors: Vec<String>,
-    /// Seconds the guest's data phase took.
+    /// rnic reading: what its counters moved by: response packets placed
+    /// (`port.rx_read_resp`), packets sent again (`port.tx_retransmits`),
+    /// ACK timeouts (`port.rtx_timeouts`), frames dropped for their PSN
+    /// (`port.rx_drop_psn`).
+    pub placed: u32,
+    pub tx_retransmits: u32,
+    pub rtx_timeouts: u32,
+    pub rx_drop_psn: u32,
+    /// rnic reading: destination bytes checked at completion, and guard
+    /// bytes (around the destinations) checked untouched.
+    pub dest_bytes_checked: u64,
+    pub guard_bytes_checked: u64,
+    /// Seconds the data phase took.
     pub data_secs: f64,
 }
 
-/// One READ request as rnic received it.
+/// One READ request as the responder received it.
 #[derive(Debug, Clone, Copy)]
 struct SeenRequest {
     psn: u32,
-    /// Offset of its first byte in rnic's region.
+    /// Offset of its first byte in the responder's region.
     off: u64,
     len: u64,
 }
@@ -224,31 +255,157 @@ impl SeenRequest {
     }
 }
 
+fn is_read_response(op: u8) -> bool {
+    matches!(
+        op,
+        opcode::RDMA_READ_RESPONSE_FIRST
+            | opcode::RDMA_READ_RESPONSE_MIDDLE
+            | opcode::RDMA_READ_RESPONSE_LAST
+            | opcode::RDMA_READ_RESPONSE_ONLY
+    )
+}
+
 /// `a - b` in 24-bit PSN space, as a signed distance.
 fn psn_diff(a: u32, b: u32) -> i32 {
     ((a.wrapping_sub(b) << 8) as i32) >> 8
 }
 
+/// Which end of the link answers the READs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Responder {
+    /// rnic serves, the guest reads.
+    Rnic,
+    /// rxe serves, rnic reads.
+    Guest,
+}
+
+impl Responder {
+    /// The world's frame source of the responder's frames.
+    fn src(self) -> usize {
+        match self {
+            Responder::Rnic => 0,
+            Responder::Guest => 1,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Responder::Rnic => "rnic",
+            Responder::Guest => "rxe",
+        }
+    }
+
+    /// The order of the responder's frames and the requests arriving at
+    /// the same cycle. rnic's first: it cannot answer a request in the
+    /// cycle it arrives. The guest's last: the world hands a frame to the
+    /// guest before it polls the guest's socket in the same cycle, and with
+    /// the simulation's thread descheduled in between (a loaded host) the
+    /// guest's answer can be there by that poll.
+    fn tie_order(self) -> (u8, u8) {
+        match self {
+            Responder::Rnic => (0, 1),
+            Responder::Guest => (1, 0),
+        }
+    }
+
+    /// The directions of the requests and of the responses.
+    fn arrows(self) -> (&'static str, &'static str) {
+        match self {
+            Responder::Rnic => ("guest -> rnic", "rnic -> guest"),
+            Responder::Guest => ("rnic -> guest", "guest -> rnic"),
+        }
+    }
+}
+
+/// The requests rnic must send when it reads: READ k at the first PSN plus
+/// the packets of the READs before it; a resend from a PSN inside READ k
+/// asks for its tail from there.
+struct RequestPlan {
+    reads: Vec<PlannedRead>,
+    /// Each READ's first PSN as a distance from the first, and the end.
+    starts: Vec<u32>,
+    first_psn: u32,
+    rkey: u32,
+}
+
+impl RequestPlan {
+    fn new(reads: &[PlannedRead], first_psn: u32, rkey: u32, pmtu: u64) -> Self {
+        let mut starts = vec![0u32];
+        for r in reads {
+            let n = r.len.div_ceil(pmtu).max(1) as u32;
+            starts.push(starts.last().unwrap() + n);
+        }
+        Self {
+            reads: reads.to_vec(),
+            starts,
+            first_psn,
+            rkey,
+        }
+    }
+
+    /// Whether the request at `psn` asks for what the plan says.
+    fn check(&self, psn: u32, reth: rnic_wire::Reth, pmtu: u64, base: u64) -> Result<(), String> {
+        let d = psn_diff(psn, self.first_psn);
+        let end = *self.starts.last().unwrap();
+        if d < 0 || d as u32 >= end {
+            return Err(format!(
+                "rnic sent a READ request at PSN {psn:#08x}, outside its {} READs (PSNs {:#08x} to {:#08x})",
+                self.reads.len(),
+                self.first_psn,
+                (self.first_psn + end - 1) & 0xFF_FFFF
+            ));
+        }
+        let d = d as u32;
+        let k = self.starts.partition_point(|&s| s <= d) - 1;
+        let r = self.reads[k];
+        let i = d - self.starts[k];
+        let skip = u64::from(i) * pmtu;
+        let (off, len) = (r.remote + skip, r.len - skip);
+        if reth.va == base + off && u64::from(reth.dma_len) == len && reth.rkey == self.rkey {
+            return Ok(());
+        }
+        Err(format!(
+            "rnic's READ request at PSN {psn:#08x} (READ {k}{}) asks for {} bytes at region offset {} with rkey {:#x}; READ {k} wants {len} bytes at offset {off} with rkey {:#x} from there",
+            if i > 0 {
+                format!(", sent again from its packet {i}")
+            } else {
+                String::new()
+            },
+            reth.dma_len,
+            reth.va.wrapping_sub(base) as i64,
+            reth.rkey,
+            self.rkey
+        ))
+    }
+}
+
 /// The wire tally and checker: fed every frame of the run (also by the
 /// perftest READ runs, [`crate::perftest_run`]).
 pub(crate) struct Wire {
+    responder: Responder,
     pmtu: u64,
     base: u64,
     region: Vec<u8>,
+    /// The PSN after the furthest request the reader sent (a request below
+    /// it is a resend).
+    sent_end: Option<u32>,
+    /// rnic reading: what its requests must be.
+    plan: Option<RequestPlan>,
     /// First-time requests, in PSN order.
     seen: Vec<SeenRequest>,
     /// Re-requests, in arrival order.
     again: Vec<SeenRequest>,
-    /// rnic's expected PSN as the requests it received move it (set from
-    /// the side channel, else by the first request).
+    /// The responder's expected PSN as the requests it received move it
+    /// (set from the side channel, else by the first request).
     next_psn: Option<u32>,
     /// The expected PSNs at which a request arrived out of sequence (the
-    /// PSNs a NAK for a sequence error may name), and whether rnic has
-    /// since sent the first response at that PSN.
+    /// PSNs a NAK for a sequence error may name), and whether the
+    /// responder has since sent the first response at that PSN.
     gap_psns: Vec<(u32, bool)>,
     /// Frames not yet taken into account, by the cycle they take effect
-    /// (rnic's when sent, the guest's requests when they arrive; a frame
-    /// can arrive after the drain that saw it sent), rnic's first on a tie.
+    /// (the responder's when sent, the requests when they arrive; a frame
+    /// can arrive after the drain that saw it sent), a tie in
+    /// [`Responder::tie_order`].
     pending: Vec<(u64, u8, Event)>,
     /// The last events, one line each, and a copy of them as they stood at
     /// the first problem (for the report).
@@ -258,20 +415,35 @@ pub(crate) struct Wire {
 }
 
 enum Event {
-    /// A READ request reaching rnic.
+    /// A READ request reaching the responder.
     Request(rnic_wire::RoceFrame),
-    /// A frame rnic sent; whether it reached the guest.
+    /// A frame the responder sent; whether it reached the reader.
     Sent(rnic_wire::RoceFrame, bool),
 }
 
 impl Wire {
-    /// Start tallying `rnic`'s link: `region` is its registered buffer's
-    /// content (a READ must return these bytes), at bus address `base`.
+    /// Start tallying `rnic`'s link, rnic the responder: `region` is its
+    /// registered buffer's content (a READ must return these bytes).
     pub(crate) fn start(rnic: &Rnic, pmtu: u32, region: Vec<u8>) -> Self {
         // Every frame of the run passes through the window; drained each step.
         rnic.world.set_window(1 << 14);
         rnic.world.clear_window();
-        Self::new(pmtu, rnic.mr.addr(), region)
+        Self::new(Responder::Rnic, pmtu, rnic.mr.addr(), region)
+    }
+
+    /// Start tallying `rnic`'s link, rnic the reader: `region` is the
+    /// guest's region's content, at `base` in the guest.
+    pub(crate) fn start_reader(rnic: &Rnic, pmtu: u32, base: u64, region: Vec<u8>) -> Self {
+        rnic.world.set_window(1 << 14);
+        rnic.world.clear_window();
+        Self::new(Responder::Guest, pmtu, base, region)
+    }
+
+    /// rnic reading: its requests must be `reads`' from the first PSN
+    /// (set by [`Wire::expect_psn`] first), with `rkey`.
+    pub(crate) fn expect_requests(&mut self, reads: &[PlannedRead], rkey: u32) {
+        let first = self.next_psn.unwrap_or(0);
+        self.plan = Some(RequestPlan::new(reads, first, rkey, self.pmtu));
     }
 
     /// Take the frames the window holds, and the effects due by now.
@@ -295,15 +467,13 @@ impl Wire {
         self.pending.sort_by_key(|&(t, o, _)| (t, o));
         let later = self.pending.partition_point(|&(t, _, _)| t <= now);
         let due: Vec<_> = self.pending.drain(..later).collect();
+        let (to_responder, to_reader) = self.responder.arrows();
         for (t, _, e) in due {
             let (fr, line) = match &e {
-                Event::Request(fr) => (fr, "guest -> rnic".to_string()),
+                Event::Request(fr) => (fr, to_responder.to_string()),
                 Event::Sent(fr, d) => (
                     fr,
-                    format!(
-                        "rnic -> guest{}",
-                        if *d { "" } else { " (lost on the link)" }
-                    ),
+                    format!("{to_reader}{}", if *d { "" } else { " (lost on the link)" }),
                 ),
             };
             let mut line = format!(
@@ -332,7 +502,12 @@ impl Wire {
         }
     }
 
-    /// The first PSN of the requester (rnic's `rq_psn`).
+    /// The region's bytes.
+    pub(crate) fn region(&self) -> &[u8] {
+        &self.region
+    }
+
+    /// The first PSN of the requester (the responder's `rq_psn`).
     pub(crate) fn expect_psn(&mut self, psn: u32) {
         self.next_psn = Some(psn & 0xFF_FFFF);
     }
@@ -341,9 +516,11 @@ impl Wire {
     pub(crate) fn summary(&self) -> String {
         let w = &self.tally;
         format!(
-            "rnic's side of the link: {} READ requests ({} dropped by the link, {} re-requests, {} out of sequence), {} responses ({} dropped), {} NAKs ({} PSN sequence errors, {} of them late); wire problems: {}",
+            "{}'s side of the link: {} READ requests ({} dropped by the link, {} sent again, {} re-requests, {} out of sequence), {} responses ({} dropped), {} NAKs ({} PSN sequence errors, {} of them late); wire problems: {}",
+            self.responder.name(),
             w.requests,
             w.requests_dropped,
+            w.resent,
             w.re_requests,
             w.out_of_sequence,
             w.responses,
@@ -355,19 +532,23 @@ impl Wire {
                 "none".to_string()
             } else {
                 format!(
-                    "{}\nthe wire before the first, as rnic's side saw it (requests at their arrival):\n  {}",
+                    "{}\nthe wire before the first, as {}'s side saw it (requests at their arrival):\n  {}",
                     w.wire_errors.join("; "),
+                    self.responder.name(),
                     self.context.join("\n  ")
                 )
             }
         )
     }
 
-    fn new(pmtu: u32, base: u64, region: Vec<u8>) -> Self {
+    fn new(responder: Responder, pmtu: u32, base: u64, region: Vec<u8>) -> Self {
         Self {
+            responder,
             pmtu: u64::from(pmtu),
             base,
             region,
+            sent_end: None,
+            plan: None,
             seen: Vec::new(),
             again: Vec::new(),
             gap_psns: Vec::new(),
@@ -375,7 +556,10 @@ impl Wire {
             recent: Default::default(),
             context: Vec::new(),
             next_psn: None,
-            tally: ReadTally::default(),
+            tally: ReadTally {
+                responder: responder.name(),
+                ..ReadTally::default()
+            },
         }
     }
 
@@ -429,9 +613,13 @@ impl Wire {
                 return;
             }
         };
-        if f.src == 0 {
+        if f.src == self.responder.src() {
             let delivered = good.peek().is_some();
-            self.pending.push((f.cycle, 0, Event::Sent(fr, delivered)));
+            if is_read_response(fr.bth.opcode) {
+                self.tally.responses_delivered += good.count() as u64;
+            }
+            let o = self.responder.tie_order().0;
+            self.pending.push((f.cycle, o, Event::Sent(fr, delivered)));
             return;
         }
         if fr.bth.opcode != opcode::RDMA_READ_REQUEST {
@@ -441,12 +629,38 @@ impl Wire {
         if good.peek().is_none() {
             self.tally.requests_dropped += 1;
         }
+        self.requested(&fr);
         for t in good {
-            self.pending.push((t, 1, Event::Request(fr.clone())));
+            let o = self.responder.tie_order().1;
+            self.pending.push((t, o, Event::Request(fr.clone())));
         }
     }
 
-    /// A READ request reaches rnic.
+    /// A READ request as the reader sends it: a resend if it asks for a
+    /// PSN asked for before; rnic's checked against the plan.
+    fn requested(&mut self, fr: &rnic_wire::RoceFrame) {
+        let psn = fr.bth.psn;
+        let Some(reth) = fr.reth else {
+            if self.plan.is_some() {
+                self.problem(format!(
+                    "rnic sent a READ request without a RETH at PSN {psn:#08x}"
+                ));
+            }
+            return;
+        };
+        let n = u64::from(reth.dma_len).div_ceil(self.pmtu).max(1) as u32;
+        match self.sent_end {
+            Some(e) if psn_diff(psn, e) < 0 => self.tally.resent += 1,
+            _ => self.sent_end = Some(psn.wrapping_add(n) & 0xFF_FFFF),
+        }
+        let Some(p) = &self.plan else { return };
+        match p.check(psn, reth, self.pmtu, self.base) {
+            Ok(()) => self.tally.requests_checked += 1,
+            Err(e) => self.problem(e),
+        }
+    }
+
+    /// A READ request reaches the responder.
     fn request(&mut self, fr: &rnic_wire::RoceFrame) {
         let psn = fr.bth.psn;
         let Some(reth) = fr.reth else { return };
@@ -475,10 +689,11 @@ impl Wire {
         }
     }
 
-    /// rnic sends a frame.
+    /// The responder sends a frame.
     fn sent(&mut self, fr: &rnic_wire::RoceFrame, delivered: bool) {
         let op = fr.bth.opcode;
         let psn = fr.bth.psn;
+        let who = self.responder.name();
         match op {
             opcode::ACKNOWLEDGE => {
                 let (syn, msn) = fr.aeth.map_or((0, 0), |a| (a.syndrome, a.msn));
@@ -495,7 +710,7 @@ impl Wire {
                     if gap.is_some_and(|g| !g.1) {
                         return;
                     }
-                    // rnic has already sent the response at PSN `psn` to
+                    // The responder has already sent the response at PSN `psn` to
                     // the request that arrived after the gap: this NAK
                     // went out after responses that supersede it.
                     self.tally.late_naks += 1;
@@ -510,7 +725,7 @@ impl Wire {
                             .collect();
                         ctx.reverse();
                         self.tally.late_nak_notes.push(format!(
-                            "NAK (PSN sequence error) at PSN {psn:#08x} with MSN {msn}, sent after rnic's own response at PSN {psn:#08x} (rnic's expected PSN by then: {}): made when a request beyond PSN {psn:#08x} arrived, it waited behind READ responses queued after it. The wire before it (requests at their arrival):\n  {}",
+                            "NAK (PSN sequence error) at PSN {psn:#08x} with MSN {msn}, sent after {who}'s own response at PSN {psn:#08x} ({who}'s expected PSN by then: {}): made when a request beyond PSN {psn:#08x} arrived, it waited behind READ responses queued after it. The wire before it (requests at their arrival):\n  {}",
                             self.next_psn.map_or("unknown".into(), |p| format!("{p:#08x}")),
                             ctx.join("\n  ")
                         ));
@@ -518,7 +733,7 @@ impl Wire {
                     return;
                 }
                 self.problem(format!(
-                    "rnic sent a NAK (AETH syndrome {syn:#04x}, MSN {msn}) at PSN {psn:#08x}; its expected PSN (by the requests it received) is {}, {} requests came out of sequence",
+                    "{who} sent a NAK (AETH syndrome {syn:#04x}, MSN {msn}) at PSN {psn:#08x}; its expected PSN (by the requests it received) is {}, {} requests came out of sequence",
                     self.next_psn.map_or("unknown".into(), |p| format!("{p:#08x}")),
                     self.tally.out_of_sequence
                 ));
@@ -575,9 +790,27 @@ impl Wire {
             })
             .collect();
         let Some(&first) = covering.last() else {
+            // (a request for it still on its way, by the link's model?)
+            let later: Vec<String> = self
+                .pending
+                .iter()
+                .filter_map(|(t, _, e)| match e {
+                    Event::Request(r) if r.bth.psn == psn => Some(format!("cycle {t}")),
+                    _ => None,
+                })
+                .collect();
             self.problem(format!(
-                "rnic sent {} at PSN {psn:#08x}, which no READ request it received covers",
-                rnic_wire::opcode_name(op)
+                "{} sent {} at PSN {psn:#08x}, which no READ request it received covers{}",
+                self.responder.name(),
+                rnic_wire::opcode_name(op),
+                if later.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " (a request at that PSN arrives later: {})",
+                        later.join(", ")
+                    )
+                }
             ));
             return;
         };
@@ -643,23 +876,28 @@ impl Wire {
                     }
                 ));
             }
-            None => self.problem(format!("{what} lies outside rnic's region")),
+            None => self.problem(format!(
+                "{what} lies outside {}'s region",
+                self.responder.name()
+            )),
         }
     }
 }
 
-/// The run's note when rnic sent NAKs late (see [`ReadTally::late_naks`]).
+/// The run's note when the responder sent NAKs late (see
+/// [`ReadTally::late_naks`]).
 pub(crate) fn late_nak_note(t: &ReadTally) -> Option<String> {
     (t.late_naks > 0).then(|| {
         format!(
-            "rnic sent {} NAK(s) late, after READ responses to the PSN they name (rxe ignored them); the first: {}",
+            "{} sent {} NAK(s) late, after READ responses to the PSN they name (the reader ignored them); the first: {}",
+            t.responder,
             t.late_naks,
             t.late_nak_notes.first().map_or("", String::as_str)
         )
     })
 }
 
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+pub(crate) fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     if needle.len() < 8 {
         return None;
     }
@@ -959,7 +1197,7 @@ mod tests {
 
     fn wire() -> (Wire, Vec<u8>) {
         let region = read_pattern(7, 1 << 16);
-        let mut w = Wire::new(PMTU, BASE, region.clone());
+        let mut w = Wire::new(Responder::Rnic, PMTU, BASE, region.clone());
         w.expect_psn(100);
         (w, region)
     }
@@ -1126,6 +1364,144 @@ mod tests {
         let (mut w, _) = wire();
         feed(&mut w, &[request(0, 100, 0, 1), nak(30, 100, 0)]);
         assert!(w.tally.wire_errors.join(";").contains("rnic sent a NAK"));
+    }
+
+    /// The same frame sent the other way (rnic reading, rxe serving).
+    fn swap(mut f: rnic_sim::WireFrame) -> rnic_sim::WireFrame {
+        f.src = 1 - f.src;
+        f.fate.src = f.src;
+        for c in &mut f.fate.copies {
+            c.dst = 1 - f.src;
+        }
+        f
+    }
+
+    /// rnic reading read_plan(5, 1024, 64 KiB) from PSN 100: READs of 1,
+    /// 1023, 1024, 1025 (PSNs 103-104) and 3089 bytes (the last, at the
+    /// region's end: PSNs 105-108).
+    fn reader() -> (Wire, Vec<u8>, Vec<PlannedRead>) {
+        let region = read_pattern(7, 1 << 16);
+        let (plan, _) = read_plan(5, PMTU, 1 << 16);
+        let mut w = Wire::new(Responder::Guest, PMTU, BASE, region.clone());
+        w.expect_psn(100);
+        w.expect_requests(&plan, 1);
+        (w, region, plan)
+    }
+
+    /// READ `k` of `plan` from its packet `i`, and rxe's answer.
+    fn read_k(
+        plan: &[PlannedRead],
+        r: &[u8],
+        k: usize,
+        i: u64,
+        t: u64,
+    ) -> Vec<rnic_sim::WireFrame> {
+        let psn0 = [100u32, 101, 102, 103, 105][k] + i as u32;
+        let p = plan[k];
+        let (off, len) = (p.remote + i * 1024, p.len - i * 1024);
+        let n = len.div_ceil(1024);
+        let mut f = vec![swap(request(t, psn0, off, len as u32))];
+        for j in 0..n {
+            let op = match (n, j) {
+                (1, _) => opcode::RDMA_READ_RESPONSE_ONLY,
+                (_, 0) => opcode::RDMA_READ_RESPONSE_FIRST,
+                (_, j) if j == n - 1 => opcode::RDMA_READ_RESPONSE_LAST,
+                _ => opcode::RDMA_READ_RESPONSE_MIDDLE,
+            };
+            let a = (off + j * 1024) as usize;
+            let b = (off + len).min(off + (j + 1) * 1024) as usize;
+            f.push(swap(response(t + 20 + j, op, psn0 + j as u32, 1, &r[a..b])));
+        }
+        f
+    }
+
+    #[test]
+    fn rnic_reading_passes_the_plan_and_its_tails_sent_again() {
+        let (mut w, r, plan) = reader();
+        let mut f = Vec::new();
+        for k in 0..5 {
+            f.extend(read_k(&plan, &r, k, 0, 100 * k as u64));
+        }
+        // READ 4 again from its packet 2 (rnic lost responses 107-108)
+        f.extend(read_k(&plan, &r, 4, 2, 1000));
+        feed(&mut w, &f);
+        assert!(w.tally.wire_errors.is_empty(), "{:?}", w.tally.wire_errors);
+        assert_eq!(w.tally.responder, "rxe");
+        assert_eq!(
+            (w.tally.requests, w.tally.requests_checked, w.tally.served),
+            (6, 6, 5)
+        );
+        assert_eq!((w.tally.resent, w.tally.re_requests), (1, 1));
+        // 1 + 1 + 1 + 2 + 4 responses, and 2 again
+        assert_eq!(w.tally.responses_delivered, 11);
+        let bytes: u64 = plan.iter().map(|p| p.len).sum();
+        assert_eq!(w.tally.wire_bytes_checked, bytes + 3089 - 2048);
+    }
+
+    #[test]
+    fn rxe_answering_in_the_cycle_its_request_arrives_is_no_problem() {
+        // the request sent at 0 arrives at 10; the guest's answer was read
+        // in cycle 10 too (the poll after the delivery in the same cycle)
+        let (mut w, r, plan) = reader();
+        let mut f = read_k(&plan, &r, 0, 0, 0);
+        f[1].cycle = 10;
+        f[1].fate.cycle = 10;
+        feed(&mut w, &f);
+        assert!(w.tally.wire_errors.is_empty(), "{:?}", w.tally.wire_errors);
+        assert_eq!(w.tally.wire_bytes_checked, 1);
+    }
+
+    #[test]
+    fn rnic_reading_the_wrong_bytes_or_beyond_its_reads_is_named() {
+        let cases: [(u32, u64, u32, &str); 4] = [
+            // READ 1 at the wrong offset
+            (
+                101,
+                16,
+                1023,
+                "READ 1) asks for 1023 bytes at region offset 16",
+            ),
+            // READ 3 sent again from its packet 1, the whole length
+            (
+                104,
+                2088 + 1024,
+                1025,
+                "(READ 3, sent again from its packet 1) asks for 1025 bytes",
+            ),
+            // a PSN past the plan
+            (109, 0, 1, "outside its 5 READs (PSNs 0x000064 to 0x00006c)"),
+            (99, 0, 1, "outside its 5 READs"),
+        ];
+        for (psn, off, len, want) in cases {
+            let (mut w, _, _) = reader();
+            feed(&mut w, &[swap(request(0, psn, off, len))]);
+            let got = w.tally.wire_errors.join("; ");
+            assert!(got.contains(want), "want {want:?} in {got:?}");
+            assert_eq!(w.tally.requests_checked, 0);
+        }
+        // the wrong rkey
+        let (mut w, _, plan) = reader();
+        let mut f = swap(request(0, 100, plan[0].remote, 1));
+        let mut fr = rnic_wire::decode(&f.data).unwrap();
+        fr.reth.as_mut().unwrap().rkey = 2;
+        f.data = fr.encode();
+        feed(&mut w, &[f]);
+        assert!(
+            w.tally.wire_errors.join(";").contains("with rkey 0x2"),
+            "{:?}",
+            w.tally.wire_errors
+        );
+        // rxe's wrong byte: named as rxe's
+        let (mut w, r, plan) = reader();
+        let mut f = read_k(&plan, &r, 0, 0, 0);
+        f.extend(read_k(&plan, &r, 1, 0, 100));
+        let mut fr = rnic_wire::decode(&f[3].data).unwrap();
+        fr.payload[5] ^= 1;
+        f[3].data = fr.encode();
+        feed(&mut w, &f);
+        let e = w.tally.wire_errors.join(";");
+        assert!(e.contains("1 of its 1023 bytes differ"), "{e}");
+        assert!(w.summary().starts_with("rxe's side of the link"));
     }
 
     #[test]

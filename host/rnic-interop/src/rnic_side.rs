@@ -279,6 +279,13 @@ impl Rnic {
         Ok(())
     }
 
+    /// Whether this build issues RDMA READ as a requester (`id.verbs` bit
+    /// 5, `rnic build --verbs ...,read`) and may have any outstanding
+    /// (`max_rd_atomic`: `id.caps` bit 8, READ_EN).
+    pub fn issues_reads(&self) -> bool {
+        self.ctx.nic().id().verbs & (1 << 5) != 0 && self.max_rd_atomic > 0
+    }
+
     /// Whether this build issues atomics as a requester (`id.verbs` bit 6,
     /// `rnic build --verbs ...,atomic`) and may have any outstanding
     /// (`max_rd_atomic`).

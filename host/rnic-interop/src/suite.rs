@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::guest::Guest;
 use crate::imm_run::{self, ImmOpts};
 use crate::pingpong_run::{self, PingPongOpts};
+use crate::read_client;
 use crate::read_run::{self, ReadOpts};
 use crate::{perftest_run, InteropError, Report, Result, Rnic, RnicOpts, Role};
 
@@ -24,8 +25,10 @@ pub enum Test {
     WriteBw,
     /// perftest `ib_send_lat`.
     SendLat,
-    /// RDMA READ by `read_peer.py` from rnic's region: every byte checked
-    /// by the guest and on the wire. rnic is the responder only.
+    /// RDMA READ with `read_peer.py`, roles as in `ib_read_bw`: rnic the
+    /// responder, the guest reads rnic's region ([`crate::read_run`]);
+    /// rnic the requester, rnic reads the guest's ([`crate::read_client`]).
+    /// Every byte checked by the reader and on the wire.
     Read,
     /// perftest `ib_read_bw`, both roles.
     ReadBw,
@@ -75,18 +78,12 @@ impl Test {
         self.unsupported(role).is_none()
     }
 
-    /// Why rnic cannot play `role` in this test, if it cannot: the pyverbs
-    /// READ peer is the reader, so in `read` rnic is the responder only
-    /// (`ib_read_bw` and `ib_read_lat` run in both roles). The atomic tests
-    /// run in both roles (rnic executes atomics as `ib_atomic_bw`'s server
-    /// and issues them as its client).
+    /// Why rnic cannot play `role` in this test, if it cannot. Every test
+    /// runs in both roles now (`read` since rnic reads as a requester); the
+    /// hook stays for a test that cannot.
     pub fn unsupported(self, role: Role) -> Option<&'static str> {
-        match (self, role) {
-            (Test::Read, Role::Requester) => Some(
-                "the guest's pyverbs peer is the reader (ib_read_bw and ib_read_lat run with rnic as the reader)",
-            ),
-            _ => None,
-        }
+        let _ = (self, role);
+        None
     }
 
     /// The `ib_atomic_bw` tests.
@@ -114,8 +111,8 @@ pub struct RunSpec {
     /// chunk size (write-imm); `read` has its own sizes (1, PMTU-1, PMTU,
     /// PMTU+1, 3 PMTU+17, 64 KiB), the atomic tests perftest's 8 bytes.
     pub size: u32,
-    /// `read`: READs the guest keeps outstanding at most (rnic grants
-    /// `max_dest_rd_atomic` 4).
+    /// `read`: READs the reader keeps outstanding at most (rnic grants
+    /// `max_dest_rd_atomic` 4 and issues at most its `max_rd_atomic` 4).
     pub depth: u32,
     pub pcap: Option<PathBuf>,
     pub limit: Duration,
@@ -171,8 +168,9 @@ impl RunSpec {
 pub fn run_one(guest: &mut Guest, spec: &RunSpec) -> Result<Report> {
     if let Some(why) = spec.test.unsupported(spec.role) {
         return Err(InteropError::Failed(format!(
-            "{} needs rnic as the responder: {why}",
-            spec.test.name()
+            "{} cannot run with rnic as the {:?}: {why}",
+            spec.test.name(),
+            spec.role
         )));
     }
     let before = guest.rxe_counters()?;
@@ -234,18 +232,20 @@ pub fn run_one(guest: &mut Guest, spec: &RunSpec) -> Result<Report> {
                 ..ImmOpts::default()
             },
         ),
-        Test::Read => read_run::run(
-            &mut rnic,
-            guest,
-            &ReadOpts {
+        Test::Read => {
+            let o = ReadOpts {
                 count: spec.iters,
                 depth: spec.depth,
                 mtu: spec.mtu,
                 seed: spec.seed,
                 limit: spec.limit,
                 ..ReadOpts::default()
-            },
-        ),
+            };
+            match spec.role {
+                Role::Responder => read_run::run(&mut rnic, guest, &o),
+                Role::Requester => read_client::run(&mut rnic, guest, &o),
+            }
+        }
         Test::WriteBw
         | Test::SendLat
         | Test::ReadBw
