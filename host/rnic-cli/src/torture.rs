@@ -95,7 +95,8 @@ pub struct TortureArgs {
     #[arg(long, default_value = "ideal")]
     pub fabric: String,
     /// Break one layer of the ordering contract on purpose (cqe-ro,
-    /// early-cqe, bypass; early-read-cqe with --reads; no-mr-check is for
+    /// early-cqe, bypass; early-read-cqe with --reads or --atomics;
+    /// no-mr-check is for
     /// `rnic fuzz`).
     #[arg(long = "break", value_parser = break_parser())]
     pub brk: Option<Break>,
@@ -105,6 +106,12 @@ pub struct TortureArgs {
     /// ones). rc only, on a NIC that issues READ.
     #[arg(long, default_value_t = Config::default().reads)]
     pub reads: f64,
+    /// Fraction (0..=1) of messages followed by an atomic (alternately
+    /// FETCH_AND_ADD and CMP_AND_SWAP) on a counter word of their QP, its
+    /// original value checked when its completion is polled and the
+    /// counters checked at the end. rc only, on a NIC with atomics.
+    #[arg(long, default_value_t = Config::default().atomics)]
+    pub atomics: f64,
     /// Order CQEs behind their data by a flush read instead of RO=0.
     #[arg(long)]
     pub flush: bool,
@@ -233,6 +240,7 @@ fn config(a: &TortureArgs) -> Result<Config> {
         completions: a.completions.into(),
         irq_budget: a.irq_budget,
         reads: a.reads,
+        atomics: a.atomics,
         spray_log: a.spray_ports.trailing_zeros() as u8,
         mp: a.transport == Transport::Mp,
         path_thresh: a.health.path_thresh,
@@ -290,6 +298,9 @@ pub fn repro(a: &TortureArgs) -> String {
     if a.reads != 0.0 {
         s.push_str(&format!(" --reads {}", a.reads));
     }
+    if a.atomics != 0.0 {
+        s.push_str(&format!(" --atomics {}", a.atomics));
+    }
     if let Some(t) = a.health.path_thresh {
         s.push_str(&format!(" --path-thresh {t}"));
     }
@@ -343,6 +354,12 @@ fn local_copy_config(a: &TortureArgs) -> Result<local_copy::Config> {
         bail!(
             "--reads {}: --transport local-copy copies on one NIC and issues no RDMA READ: use --transport rc",
             a.reads
+        );
+    }
+    if a.atomics != 0.0 {
+        bail!(
+            "--atomics {}: --transport local-copy copies on one NIC and issues no atomics: use --transport rc",
+            a.atomics
         );
     }
     let cfg = local_copy::Config {
@@ -845,6 +862,22 @@ fn print_summary(r: &Report, wall: f64) {
             rd.failures,
             rd.stale_bytes,
             c("a.rx_read_resp")
+        );
+    }
+    if let Some(at) = &r.atomics {
+        println!(
+            "  atomics (--atomics {}): posted {} ({} FETCH_AND_ADD, {} CMP_AND_SWAP)   completed {}   checked {}   counters checked at the end {}   failures {} ({} CQEs before their value)   executed by NIC b {}   duplicates answered from the replay record {}",
+            at.fraction,
+            at.posted,
+            at.fetch_adds,
+            at.cmp_swaps,
+            at.completed,
+            at.checked,
+            at.counters_checked,
+            at.failures,
+            at.early,
+            at.executed,
+            at.replayed
         );
     }
     if !r.counters.is_empty() {

@@ -89,6 +89,22 @@ fn bad_input_is_a_one_line_error_with_status_2() {
     );
     usage_error(&["torture", "--break", "early-read-cqe"], "add --reads R");
     usage_error(
+        &["torture", "--atomics", "1.5"],
+        "--atomics (1.5) must be a fraction from 0 to 1",
+    );
+    usage_error(
+        &["torture", "--transport", "mp", "--atomics", "0.3"],
+        "atomics run on rc QPs only",
+    );
+    usage_error(
+        &["torture", "--transport", "local-copy", "--atomics", "0.3"],
+        "--transport local-copy copies on one NIC and issues no atomics",
+    );
+    usage_error(
+        &["torture", "--sim-model", "write-only", "--atomics", "0.3"],
+        "a build without ATOMIC_EN",
+    );
+    usage_error(
         &["fuzz", "--break", "cqe-ro"],
         "the torture test (`rnic torture --break cqe-ro`) catches it",
     );
@@ -234,6 +250,40 @@ fn early_read_cqe_is_caught_with_reads() {
         .unwrap_or_else(|| panic!("no repro line: {e}"));
     assert!(
         repro.contains("--break early-read-cqe") && repro.contains("--reads 1"),
+        "{repro}"
+    );
+}
+
+/// `--break early-read-cqe --atomics 1`: caught as an `atomic` failure,
+/// and the reproducing command carries `--atomics`.
+#[test]
+fn early_read_cqe_is_caught_with_atomics() {
+    let o = rnic(&[
+        "torture",
+        "--messages",
+        "30",
+        "--atomics",
+        "1",
+        "--break",
+        "early-read-cqe",
+        "--stop-on-failure",
+        "--json",
+    ]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("\"atomics\":{") && !out.contains("\"failures\":0"),
+        "{out}"
+    );
+    assert!(e.contains("first failure (atomic)"), "{e}");
+    assert!(e.contains("the CQE came before its value"), "{e}");
+    let repro = e
+        .lines()
+        .find_map(|l| l.strip_prefix("reproduce with: "))
+        .unwrap_or_else(|| panic!("no repro line: {e}"));
+    assert!(
+        repro.contains("--break early-read-cqe") && repro.contains("--atomics 1"),
         "{repro}"
     );
 }

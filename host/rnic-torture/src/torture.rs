@@ -49,13 +49,30 @@
 //! completions share the sender's CQ with the WRITE_WITH_IMM completions
 //! and are told apart by their wr_id ([`WR_READ`], [`WR_REREAD`]); a slot
 //! is reused only once its READs completed.
+//!
+//! With [`Config::atomics`] `A > 0`, a fraction `A` of messages (chosen
+//! from a generator of their own, so the READs and the layout stay those of
+//! a run without atomics) is followed on its QP by one signaled atomic
+//! ([`WR_ATOMIC`]), alternately FETCH_AND_ADD and CMP_AND_SWAP, on an
+//! 8-byte counter word of that QP in an area of the receiver's region no
+//! WRITE touches. The sender keeps the counter's expected value: a
+//! FETCH_AND_ADD adds a seeded value, a CMP_AND_SWAP compares with the
+//! expected value (so it must succeed) and swaps in the expected value
+//! plus a seeded one. The original value lands in an 8-byte word of the
+//! slot on the sender, filled with the complement of the value due and
+//! framed by guard bytes before posting; when the atomic's completion is
+//! polled it must hold the counter's value before this atomic: an atomic
+//! executed twice (a duplicate not answered from the replay record), out
+//! of order or lost, or a CQE before its value, is an **atomic** failure.
+//! At the end of a run the counter word of every QP that never failed must
+//! hold the expected total.
 
 use std::collections::VecDeque;
 
 use rnic_device::{Device, DmaBuffer, IrqWait};
 use rnic_verbs::{
-    AccessFlags, CompletionQueue, Context, MemoryRegion, Mtu, RecvWr, SendFlags, SendWr, WcOpcode,
-    WcStatus, WorkCompletion, WrOpcode,
+    AccessFlags, AtomicOp, AtomicWr, CompletionQueue, Context, MemoryRegion, Mtu, RecvWr,
+    SendFlags, SendWr, WcOpcode, WcStatus, WorkCompletion, WrOpcode,
 };
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -100,6 +117,15 @@ pub const FENCE_XOR: u8 = 0x5a;
 const CAPS_READ_REQUESTER: u32 = 8;
 /// `id.caps` bit of a NIC that answers RDMA READ (the responder side).
 const CAPS_READ_RESPONDER: u32 = 7;
+/// Low byte of the wr_id of the atomic behind a message.
+pub const WR_ATOMIC: u64 = 0x83;
+/// `id.caps` bit of a NIC that serves atomics (the responder side).
+const CAPS_ATOMIC_RESPONDER: u32 = 9;
+/// `id.verbs` bit of a NIC that issues atomics (the requester side).
+const VERBS_ATOMIC: u32 = 6;
+/// Bytes of the sender's atomic area per slot: guard, the 8-byte original
+/// value, guard, padding (keeps every word 8-byte aligned).
+const ATOMIC_STRIDE: usize = 32;
 
 /// How the run learns of completions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -181,6 +207,9 @@ pub struct Config {
     /// Fraction (0..=1) of messages followed by an RDMA READ of bytes they
     /// wrote, checked when its completion is polled (0: no READs).
     pub reads: f64,
+    /// Fraction (0..=1) of messages followed by an atomic on the QP's
+    /// counter word, checked when its completion is polled (0: none).
+    pub atomics: f64,
 }
 
 impl Default for Config {
@@ -205,6 +234,7 @@ impl Default for Config {
             completions: Completions::Poll,
             irq_budget: 100_000,
             reads: 0.0,
+            atomics: 0.0,
         }
     }
 }
@@ -244,13 +274,24 @@ impl Config {
                 self.reads
             ));
         }
+        if !(0.0..=1.0).contains(&self.atomics) {
+            return bad(format!(
+                "--atomics ({}) must be a fraction from 0 to 1",
+                self.atomics
+            ));
+        }
         // work requests per message: with READs, two READs and a fenced
-        // WRITE more
-        let per_msg = if self.reads() {
-            "(--writes-per-imm + 4 with --reads)"
-        } else {
-            "(--writes-per-imm + 1)"
-        };
+        // WRITE more; with atomics one atomic more
+        let per_msg = format!(
+            "(--writes-per-imm + {}{}{})",
+            self.wqes_per_message() - self.buffers() + 1,
+            if self.reads() { " with --reads" } else { "" },
+            if self.atomics() {
+                " with --atomics"
+            } else {
+                ""
+            }
+        );
         let wqes = u64::from(self.window) * self.wqes_per_message() as u64;
         if wqes > u64::from(MAX_RING) {
             return bad(format!(
@@ -263,7 +304,7 @@ impl Config {
                 self.cq_entries()
             ));
         }
-        let dma = 2 * u64::from(self.qps) * u64::from(self.window) * self.slot_bytes() as u64;
+        let dma = 2 * u64::from(self.qps) * self.region_bytes() as u64;
         if dma > MAX_DMA_BYTES {
             return bad(format!(
                 "the buffers would take {} MiB of DMA memory (at most {} MiB): lower --max-size, --window, --qps or --writes-per-imm",
@@ -283,9 +324,15 @@ impl Config {
                 self.reads
             ));
         }
-        if self.brk == Some(Break::EarlyReadCqe) && !self.reads() {
+        if self.atomics() && self.mp {
+            return bad(format!(
+                "--atomics {}: atomics run on rc QPs only (an mp QP refuses them): use --transport rc",
+                self.atomics
+            ));
+        }
+        if self.brk == Some(Break::EarlyReadCqe) && !self.reads() && !self.atomics() {
             return bad(
-                "--break early-read-cqe breaks RDMA READ's completion, and without --reads the torture issues no READs: add --reads R (R > 0, e.g. --reads 1) to catch it".into(),
+                "--break early-read-cqe breaks the completions of RDMA READ and atomics, and without --reads or --atomics the torture issues no READs and no atomics: add --reads R or --atomics A (> 0, e.g. --reads 1) to catch it".into(),
             );
         }
         if let Some(b) = self
@@ -308,10 +355,31 @@ impl Config {
         self.reads > 0.0
     }
 
+    /// Some messages are followed by an atomic ([`Config::atomics`] > 0).
+    fn atomics(&self) -> bool {
+        self.atomics > 0.0
+    }
+
     /// Work requests one message may post: its WRITEs and WRITE_WITH_IMM,
-    /// and with READs a READ, a fenced WRITE and a READ again.
+    /// with READs a READ, a fenced WRITE and a READ again, with atomics
+    /// an atomic.
     fn wqes_per_message(&self) -> usize {
-        self.buffers() + if self.reads() { 3 } else { 0 }
+        self.buffers() + if self.reads() { 3 } else { 0 } + usize::from(self.atomics())
+    }
+
+    /// Bytes of a QP's atomic area behind its slots (page aligned; none
+    /// without atomics): on the receiver the counter word framed by guards,
+    /// on the sender one original-value word per slot.
+    fn atomic_area_bytes(&self) -> usize {
+        if !self.atomics() {
+            return 0;
+        }
+        (self.window as usize * ATOMIC_STRIDE + 4095) & !4095
+    }
+
+    /// Bytes of one QP's share of a region: its slots and atomic area.
+    fn region_bytes(&self) -> usize {
+        self.slot_bytes() * self.window as usize + self.atomic_area_bytes()
     }
 
     /// Room for one buffer of a slot: the largest buffer, its skew and
@@ -351,7 +419,8 @@ pub struct RunInfo {
 pub struct Failure {
     /// `violation`, `corruption`, `lost`, `duplicate`, `out-of-order`,
     /// `error`, `missed-interrupt`, `read` (a READ's bytes wrong when its
-    /// completion was seen).
+    /// completion was seen), `atomic` (an atomic's original value wrong
+    /// when its completion was seen, or a counter word wrong at the end).
     pub kind: String,
     /// Cycle ([`Device::now`]) it was seen at.
     pub cycle: u64,
@@ -420,6 +489,9 @@ pub struct Report {
     /// What the READs counted, with `--reads` (absent: no READs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reads: Option<ReadStats>,
+    /// What the atomics counted, with `--atomics` (absent: no atomics).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub atomics: Option<AtomicStats>,
     pub first_failure: Option<Failure>,
     /// What the NICs (`a.*` sender side, `b.*` receiver side) and the
     /// environment (`fabric.*`) counted: retransmissions, timeouts, NAKs,
@@ -482,6 +554,36 @@ pub struct ReadStats {
     pub stale_bytes: u64,
 }
 
+/// What a run with [`Config::atomics`] counted.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct AtomicStats {
+    /// Fraction of messages followed by an atomic (`--atomics`).
+    pub fraction: f64,
+    /// Atomics posted (FETCH_AND_ADD and CMP_AND_SWAP).
+    pub posted: u64,
+    pub fetch_adds: u64,
+    pub cmp_swaps: u64,
+    /// Atomic completions seen (any status).
+    pub completed: u64,
+    /// Completions with status success whose original value was checked.
+    pub checked: u64,
+    /// Atomics whose completion was wrong (opcode, length, or original
+    /// value or guard bytes when the CQE was seen), and counter words
+    /// wrong at the end of the run.
+    pub failures: u64,
+    /// Of those, original values not yet placed when the CQE was seen
+    /// (the CQE came before its value).
+    pub early: u64,
+    /// QPs whose counter word was checked at the end of the run (all but
+    /// those that failed or were given up on).
+    pub counters_checked: u64,
+    /// Atomics the receiving NIC executed (`b.rx_atomic`).
+    pub executed: u64,
+    /// Duplicate atomics (resends) the receiving NIC answered from its
+    /// replay record without executing them (`b.rx_atomic_replay`).
+    pub replayed: u64,
+}
+
 impl Report {
     /// Anything counted that a correct NIC on a loss-free fabric never does.
     pub fn failed(&self) -> bool {
@@ -493,6 +595,7 @@ impl Report {
             + self.error_completions
             + self.events.map_or(0, |e| e.missed_interrupts)
             + self.reads.map_or(0, |r| r.failures)
+            + self.atomics.map_or(0, |a| a.failures)
             > 0
     }
 }
@@ -545,6 +648,9 @@ pub fn add_port_counters<D: Device>(
         ("rx_read_req", c.rx_read_req),
         ("tx_read_resp", c.tx_read_resp),
         ("rx_read_resp", c.rx_read_resp),
+        ("rx_atomic", c.rx_atomic),
+        ("rx_atomic_replay", c.rx_atomic_replay),
+        ("rx_rd_over", c.rx_rd_over),
         ("tx_retransmits", c.tx_retransmits),
         ("rtx_timeouts", c.rtx_timeouts),
         ("rx_nak_seq", c.rx_nak_seq),
@@ -630,12 +736,54 @@ struct Slot {
     reread_busy: bool,
     bufs: Vec<Buf>,
     read: Option<ReadBack>,
+    /// The atomic behind the message, not completed yet.
+    atomic_busy: bool,
+    atomic: Option<AtomicOne>,
 }
 
 impl Slot {
     fn busy(&self) -> bool {
-        self.send_busy || self.recv_busy || self.read_busy || self.reread_busy
+        self.send_busy || self.recv_busy || self.read_busy || self.reread_busy || self.atomic_busy
     }
+}
+
+/// The atomic behind a message: its operation, the counter's value before
+/// it (what it must bring back) and where that lands on the sender.
+#[derive(Debug, Clone, Copy)]
+struct AtomicOne {
+    op: AtomicOp,
+    before: u64,
+    /// The counter's value after it.
+    after: u64,
+    /// The original-value word on the sender.
+    at: usize,
+    /// The QP's `n`th atomic.
+    n: u64,
+}
+
+/// The guard keys of an atomic's original-value word (before, after).
+fn atomic_guard_keys(seed: u64, qp: u32, msg: u64) -> (u64, u64) {
+    let k = pattern::key(seed, qp, msg, 0xa70);
+    (k, k ^ 0x5a5a)
+}
+
+/// The guard keys of a QP's counter word on the receiver.
+fn counter_guard_keys(seed: u64, qp: u32) -> (u64, u64) {
+    atomic_guard_keys(seed, qp, u64::MAX)
+}
+
+/// `guard, value (little-endian), guard`: what an 8-byte word framed by
+/// guards must hold.
+fn framed(keys: (u64, u64), v: u64) -> [u8; 8 + 2 * GUARD] {
+    let mut w = [0u8; 8 + 2 * GUARD];
+    pattern::fill(keys.0, &mut w[..GUARD]);
+    w[GUARD..GUARD + 8].copy_from_slice(&v.to_le_bytes());
+    pattern::fill(keys.1, &mut w[GUARD + 8..]);
+    w
+}
+
+fn word_of(w: &[u8; 8 + 2 * GUARD]) -> u64 {
+    u64::from_le_bytes(w[GUARD..GUARD + 8].try_into().expect("8 bytes"))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -663,9 +811,15 @@ struct QpRun<D: Device> {
     life: QpLife,
     last_progress: u64,
     recv_wr_id: u64,
-    /// READs outstanding, in posting order: (message, [`WR_READ`] or
-    /// [`WR_REREAD`]).
+    /// READs and atomics outstanding, in posting order: (message,
+    /// [`WR_READ`], [`WR_REREAD`] or [`WR_ATOMIC`]).
     extra: VecDeque<(u64, u64)>,
+    /// The atomic area behind the slots (same offset on both sides).
+    atomic_base: usize,
+    /// The counter word's value once every atomic posted has executed.
+    counter: u64,
+    /// Atomics posted on this QP.
+    atomics: u64,
 }
 
 impl<D: Device> QpRun<D> {
@@ -791,6 +945,26 @@ pub fn run<D: Device>(
             }
         }
     }
+    if cfg.atomics() {
+        let (verbs, caps) = (a.nic().id().verbs, b.nic().id().caps);
+        let why = if verbs & (1 << VERBS_ATOMIC) == 0 {
+            Some(format!(
+                "NIC a issues no atomics (id.verbs {verbs:#x}, bit {VERBS_ATOMIC} clear"
+            ))
+        } else if caps & (1 << CAPS_ATOMIC_RESPONDER) == 0 {
+            Some(format!(
+                "NIC b serves no atomics (id.caps {caps:#x}, bit {CAPS_ATOMIC_RESPONDER} clear"
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(Error::Config(format!(
+                "--atomics {}: {why}: a build without ATOMIC_EN)",
+                cfg.atomics
+            )));
+        }
+    }
     set_switches(a, cfg.brk, cfg.flush)?;
     set_switches(b, cfg.brk, cfg.flush)?;
     let res = Runner::new(a, addr_a, b, addr_b, cfg, info)
@@ -798,8 +972,17 @@ pub fn run<D: Device>(
         .and_then(|mut rep| {
             add_port_counters(&mut rep.counters, "a", a)?;
             // one NIC talking to itself (on-chip loopback) has one set
-            if !std::ptr::eq(a, b) {
+            let side_b = if std::ptr::eq(a, b) {
+                "a"
+            } else {
                 add_port_counters(&mut rep.counters, "b", b)?;
+                "b"
+            };
+            let c = |k: &str| rep.counters.get(&format!("{side_b}.{k}")).copied();
+            let (executed, replayed) = (c("rx_atomic"), c("rx_atomic_replay"));
+            if let Some(st) = rep.atomics.as_mut() {
+                st.executed = executed.unwrap_or(0);
+                st.replayed = replayed.unwrap_or(0);
             }
             Ok(rep)
         });
@@ -855,9 +1038,14 @@ impl<'a, D: Device> Runner<'a, D> {
         let k = cfg.buffers() as u32;
         let rq_depth = cfg.window.next_power_of_two().max(2);
         let wqes = cfg.wqes_per_message() as u32;
-        // READs need the responder to let them in (QP and region).
+        // READs and atomics need the responder to let them in (QP and
+        // region).
         let read = if cfg.reads() {
             AccessFlags::REMOTE_READ
+        } else {
+            AccessFlags::empty()
+        } | if cfg.atomics() {
+            AccessFlags::REMOTE_ATOMIC
         } else {
             AccessFlags::empty()
         };
@@ -887,7 +1075,7 @@ impl<'a, D: Device> Runner<'a, D> {
             cfg.seed,
         )?;
         let slot_bytes = cfg.slot_bytes();
-        let region = slot_bytes * cfg.window as usize;
+        let region = cfg.region_bytes();
         let access = AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | read;
         let mut qps = Vec::with_capacity(cfg.qps as usize);
         let mut by_qpn_a = Vec::new();
@@ -937,6 +1125,9 @@ impl<'a, D: Device> Runner<'a, D> {
                 last_progress: 0,
                 recv_wr_id: 0,
                 extra: VecDeque::new(),
+                atomic_base: base + slot_bytes * cfg.window as usize,
+                counter: 0,
+                atomics: 0,
             });
         }
         let mut r = Self {
@@ -967,6 +1158,10 @@ impl<'a, D: Device> Runner<'a, D> {
                     fraction: cfg.reads,
                     ..ReadStats::default()
                 }),
+                atomics: cfg.atomics().then(|| AtomicStats {
+                    fraction: cfg.atomics,
+                    ..AtomicStats::default()
+                }),
                 ..Report::default()
             },
             snapshot_taken: false,
@@ -975,6 +1170,14 @@ impl<'a, D: Device> Runner<'a, D> {
             scratch2: vec![0; cfg.max_size as usize + 2 * GUARD],
             pmtu: u64::from(cfg.mtu.bytes()),
         };
+        // Every counter word starts at a seeded value, framed by guards.
+        if cfg.atomics() {
+            for (i, q) in r.qps.iter_mut().enumerate() {
+                q.counter = SplitMix::for_message(cfg.seed ^ 0xa70, i as u32, u64::MAX).next();
+                let w = framed(counter_guard_keys(cfg.seed, i as u32), q.counter);
+                q.dst.write(q.atomic_base, &w);
+            }
+        }
         // Keep receive WQEs posted: one per message in flight, at least.
         for i in 0..r.qps.len() {
             for _ in 0..rq_depth {
@@ -1175,6 +1378,52 @@ impl<'a, D: Device> Runner<'a, D> {
                 });
             }
         }
+        // An atomic behind the message, after a fraction `atomics` of
+        // messages; its own generator leaves the choices above as they are.
+        let mut ra = SplitMix::for_message(seed ^ 0xa70, i as u32, msg);
+        let atomic = if cfg.atomics() && unit(&mut ra) < cfg.atomics {
+            let (n, before) = (q.atomics, q.counter);
+            let v = ra.next();
+            let after = before.wrapping_add(v);
+            // alternately FETCH_AND_ADD and CMP_AND_SWAP (which must hit)
+            let op = if n % 2 == 0 {
+                AtomicOp::FetchAndAdd { add: v }
+            } else {
+                AtomicOp::CmpAndSwp {
+                    compare: before,
+                    swap: after,
+                }
+            };
+            let at = q.atomic_base + si * ATOMIC_STRIDE + GUARD;
+            // the complement of the value due, so a value not placed shows
+            q.src.write(
+                at - GUARD,
+                &framed(atomic_guard_keys(seed, i as u32, msg), !before),
+            );
+            Some(AtomicOne {
+                op,
+                before,
+                after,
+                at,
+                n,
+            })
+        } else {
+            None
+        };
+        let atomic_wr = match &atomic {
+            Some(a) => {
+                let remote = q.dst_mr.rdma_info(q.atomic_base + GUARD)?;
+                Some(AtomicWr {
+                    wr_id: (msg << 8) | WR_ATOMIC,
+                    op: a.op,
+                    send_flags: SendFlags::SIGNALED,
+                    sge: q.src_mr.sge(a.at, 8)?,
+                    remote_addr: remote.remote_addr,
+                    rkey: remote.rkey,
+                })
+            }
+            None => None,
+        };
         let now = self.now();
         let q = &mut self.qps[i];
         if !q.busy() {
@@ -1190,6 +1439,8 @@ impl<'a, D: Device> Runner<'a, D> {
             reread_busy: fenced,
             bufs,
             read,
+            atomic_busy: atomic.is_some(),
+            atomic,
         };
         if read.is_some() {
             q.extra.push_back((msg, WR_READ));
@@ -1201,9 +1452,26 @@ impl<'a, D: Device> Runner<'a, D> {
                 st.fenced_writes += u64::from(fenced);
             }
         }
+        if let Some(a) = &atomic {
+            q.extra.push_back((msg, WR_ATOMIC));
+            q.atomics += 1;
+            q.counter = a.after;
+            if let Some(st) = self.rep.atomics.as_mut() {
+                st.posted += 1;
+                match a.op {
+                    AtomicOp::FetchAndAdd { .. } => st.fetch_adds += 1,
+                    AtomicOp::CmpAndSwp { .. } => st.cmp_swaps += 1,
+                }
+            }
+        }
         q.next_msg += 1;
         self.issued += 1;
-        self.conns.pairs[i].send.post_send_list(&wrs)?;
+        let qp = &mut self.conns.pairs[i].send;
+        qp.post_send_list(&wrs)?;
+        // (behind the message and its READs on the same send queue)
+        if let Some(wr) = &atomic_wr {
+            qp.post_atomic(wr)?;
+        }
         Ok(())
     }
 
@@ -1485,8 +1753,14 @@ impl<'a, D: Device> Runner<'a, D> {
                 WR_READ => "READ".to_string(),
                 WR_FENCED_WRITE => "fenced WRITE".to_string(),
                 WR_REREAD => "READ behind the fenced WRITE".to_string(),
+                WR_ATOMIC => "atomic".to_string(),
                 _ => format!("buffer {j}"),
             };
+            if wc.wr_id & 0xff == WR_ATOMIC {
+                if let Some(st) = self.rep.atomics.as_mut() {
+                    st.completed += 1;
+                }
+            }
             return self.fail(
                 hooks,
                 "error",
@@ -1500,6 +1774,9 @@ impl<'a, D: Device> Runner<'a, D> {
         }
         if self.cfg.reads() && matches!(wc.wr_id & 0xff, WR_READ | WR_REREAD) {
             return self.on_read(wc, i, hooks);
+        }
+        if self.cfg.atomics() && wc.wr_id & 0xff == WR_ATOMIC {
+            return self.on_atomic(wc, i, hooks);
         }
         let q = &self.qps[iu];
         let s = q.slot_of(msg);
@@ -1687,6 +1964,186 @@ impl<'a, D: Device> Runner<'a, D> {
             )
         };
         stop |= self.fail_at(hooks, "read", i, msg, seen_at, before, detail);
+        stop
+    }
+
+    /// The completion of the atomic behind a message (context A, status
+    /// success): its original value, right now. Returns true to stop the
+    /// run.
+    fn on_atomic(&mut self, wc: &WorkCompletion, i: u32, hooks: &mut dyn Hooks) -> bool {
+        let iu = i as usize;
+        let msg = wc.wr_id >> 8;
+        if let Some(st) = self.rep.atomics.as_mut() {
+            st.completed += 1;
+        }
+        let q = &self.qps[iu];
+        let s = q.slot_of(msg);
+        let Some(pos) = q.extra.iter().position(|&e| e == (msg, WR_ATOMIC)) else {
+            self.rep.duplicate_completions += 1;
+            return self.fail(
+                hooks,
+                "duplicate",
+                i,
+                msg,
+                format!("send completion of the atomic of message {msg}, which is not in flight"),
+            );
+        };
+        let mut stop = false;
+        // Posted after the message's WRITE_WITH_IMM and READs, and after
+        // everything of earlier messages: completes after them.
+        let before = if q.slots[s].send_busy {
+            Some(format!("the WRITE_WITH_IMM of message {msg}"))
+        } else if pos > 0 {
+            let (m, t) = q.extra[0];
+            Some(format!("the {} of message {m}", extra_name(t)))
+        } else {
+            None
+        };
+        if let Some(before) = before {
+            self.rep.out_of_order_completions += 1;
+            stop |= self.fail(
+                hooks,
+                "out-of-order",
+                i,
+                msg,
+                format!("completion of the atomic of message {msg} before that of {before}"),
+            );
+        }
+        let q = &mut self.qps[iu];
+        q.extra.remove(pos);
+        q.slots[s].atomic_busy = false;
+        let Some(a) = q.slots[s].atomic else {
+            return stop;
+        };
+        let name = match a.op {
+            AtomicOp::FetchAndAdd { .. } => "FETCH_AND_ADD",
+            AtomicOp::CmpAndSwp { .. } => "CMP_AND_SWAP",
+        };
+        let want_op = match a.op {
+            AtomicOp::FetchAndAdd { .. } => WcOpcode::FetchAdd,
+            AtomicOp::CmpAndSwp { .. } => WcOpcode::CompSwap,
+        };
+        let (seen_at, checked_before) = (self.now(), self.rep.messages);
+        if wc.opcode != want_op || wc.byte_len != 8 {
+            if let Some(st) = self.rep.atomics.as_mut() {
+                st.failures += 1;
+            }
+            return stop
+                | self.fail(
+                    hooks,
+                    "atomic",
+                    i,
+                    msg,
+                    format!(
+                        "completion of the {name} of message {msg}: opcode {:?} byte_len {} (expected {want_op:?}, 8)",
+                        wc.opcode, wc.byte_len
+                    ),
+                );
+        }
+        // The moment of truth of the atomic: its original value, right now.
+        if let Some(st) = self.rep.atomics.as_mut() {
+            st.checked += 1;
+        }
+        let keys = atomic_guard_keys(self.cfg.seed, i, msg);
+        let want = framed(keys, a.before);
+        let read = |q: &QpRun<D>| {
+            let mut got = [0u8; 8 + 2 * GUARD];
+            q.src.read(a.at - GUARD, &mut got);
+            got
+        };
+        let got = read(&self.qps[iu]);
+        if got == want {
+            return stop;
+        }
+        let due = word_of(&want);
+        let describe = |got: &[u8; 8 + 2 * GUARD]| {
+            let v = word_of(got);
+            let guards = got[..GUARD] != want[..GUARD] || got[GUARD + 8..] != want[GUARD + 8..];
+            let what = if v == due {
+                "right"
+            } else if v == !due {
+                "not placed (still the complement of the value due)"
+            } else if v == a.after {
+                "the value after this atomic: executed twice?"
+            } else {
+                "neither: an atomic executed twice, out of order or lost before it"
+            };
+            format!(
+                "original value {v:#018x}, expected {due:#018x} ({what}){}",
+                if guards {
+                    ", guard bytes overwritten"
+                } else {
+                    ""
+                }
+            )
+        };
+        let at_cqe = format!(
+            "when the CQE of the {name} of message {msg} (atomic {} of QP {i}) was seen: {}",
+            a.n,
+            describe(&got)
+        );
+        if let Some(st) = self.rep.atomics.as_mut() {
+            st.failures += 1;
+        }
+        // What it looks like once everything in flight has landed.
+        if !self.snapshot_taken {
+            self.snapshot_taken = true;
+            hooks.snapshot();
+        }
+        self.settle(hooks);
+        let later = read(&self.qps[iu]);
+        let detail = if later == want {
+            if let Some(st) = self.rep.atomics.as_mut() {
+                st.early += 1;
+            }
+            format!("{at_cqe}; right once everything landed (the CQE came before its value)")
+        } else {
+            format!("{at_cqe}; once everything landed: {}", describe(&later))
+        };
+        stop | self.fail_at(hooks, "atomic", i, msg, seen_at, checked_before, detail)
+    }
+
+    /// End of a run: the counter word of every QP that never failed holds
+    /// the sum of its atomics. Returns true to stop (a failure was seen).
+    fn check_counters(&mut self, hooks: &mut dyn Hooks) -> bool {
+        if !self.cfg.atomics() {
+            return false;
+        }
+        // The responder's last writes may still be in flight.
+        self.settle(hooks);
+        let mut stop = false;
+        for i in 0..self.qps.len() {
+            let q = &self.qps[i];
+            if q.life != QpLife::Live || q.busy() {
+                continue;
+            }
+            let want = framed(counter_guard_keys(self.cfg.seed, i as u32), q.counter);
+            let mut got = [0u8; 8 + 2 * GUARD];
+            q.dst.read(q.atomic_base, &mut got);
+            let (n, msg) = (q.atomics, q.next_msg);
+            if let Some(st) = self.rep.atomics.as_mut() {
+                st.counters_checked += 1;
+            }
+            if got == want {
+                continue;
+            }
+            if let Some(st) = self.rep.atomics.as_mut() {
+                st.failures += 1;
+            }
+            let guards = got[..GUARD] != want[..GUARD] || got[GUARD + 8..] != want[GUARD + 8..];
+            stop |= self.fail(
+                hooks,
+                "atomic",
+                i as u32,
+                msg,
+                format!(
+                    "at the end of the run the counter word of QP {i} holds {:#018x}, expected {:#018x} after its {n} atomics{}",
+                    word_of(&got),
+                    word_of(&want),
+                    if guards { "; guard bytes around it overwritten" } else { "" }
+                ),
+            );
+        }
         stop
     }
 
@@ -1934,6 +2391,9 @@ impl<'a, D: Device> Runner<'a, D> {
                 }
             }
         }
+        if !stop {
+            self.check_counters(hooks);
+        }
         self.rep.cycles = dev.now() - start;
         let mut rep = std::mem::take(&mut self.rep);
         hooks.finish(&mut rep);
@@ -1941,12 +2401,12 @@ impl<'a, D: Device> Runner<'a, D> {
     }
 }
 
-/// What a READ's wr_id tag stands for.
+/// What a READ's or atomic's wr_id tag stands for.
 fn extra_name(tag: u64) -> &'static str {
-    if tag == WR_REREAD {
-        "READ behind the fenced WRITE"
-    } else {
-        "READ"
+    match tag {
+        WR_REREAD => "READ behind the fenced WRITE",
+        WR_ATOMIC => "atomic",
+        _ => "READ",
     }
 }
 

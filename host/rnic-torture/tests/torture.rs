@@ -1,7 +1,10 @@
 //! The torture test on two simulated NICs: clean on a fixed seed, every
 //! break switch caught, reproducible; with `--reads`, READs of what the
 //! messages wrote checked clean on `ideal` and `hostile`, and the
-//! `early-read-cqe` switch caught.
+//! `early-read-cqe` switch caught; with `--atomics`, atomics on per-QP
+//! counter words checked clean on `hostile` (resends answered from the
+//! replay record, never executed twice), and `early-read-cqe` caught on
+//! them too.
 
 use rnic_torture::sim::{self, Evidence, SimOpts};
 use rnic_torture::{Break, Config, Report};
@@ -285,7 +288,29 @@ fn bad_configs_are_refused() {
                 brk: Some(Break::EarlyReadCqe),
                 ..base.clone()
             },
-            "without --reads the torture issues no READs",
+            "without --reads or --atomics the torture issues no READs and no atomics",
+        ),
+        (
+            Config {
+                atomics: 1.5,
+                ..base.clone()
+            },
+            "--atomics (1.5) must be a fraction from 0 to 1",
+        ),
+        (
+            Config {
+                atomics: f64::NAN,
+                ..base.clone()
+            },
+            "--atomics (NaN) must be a fraction from 0 to 1",
+        ),
+        (
+            Config {
+                atomics: 0.3,
+                mp: true,
+                ..base.clone()
+            },
+            "atomics run on rc QPs only",
         ),
     ] {
         let e = cfg.validate().unwrap_err().to_string();
@@ -300,6 +325,125 @@ fn bad_configs_are_refused() {
     }
     .validate()
     .expect("--break early-read-cqe --reads 1");
+    Config {
+        brk: Some(Break::EarlyReadCqe),
+        atomics: 1.0,
+        ..base.clone()
+    }
+    .validate()
+    .expect("--break early-read-cqe --atomics 1");
     let e = sim::fabric("nope").unwrap_err().to_string();
     assert!(e.contains("ideal, lossy, reorder, hostile, spray-K"), "{e}");
+}
+
+/// `--atomics`: a fraction of messages followed by an atomic on their QP's
+/// counter word; every original value right when its CQE is seen, every
+/// counter right at the end, each atomic executed once.
+fn clean_with_atomics(fabric: &str, seed: u64, messages: u64, reads: f64) -> Report {
+    let cfg = Config {
+        seed,
+        messages,
+        atomics: 0.5,
+        reads,
+        ..Config::default()
+    };
+    let r = run_on(&cfg, 64, fabric);
+    assert!(!r.failed(), "{fabric}: {r:#?}");
+    assert_eq!(r.messages, messages, "{fabric}: {r:#?}");
+    let at = r.atomics.expect("atomic counts with --atomics");
+    assert!(at.fetch_adds > 0 && at.cmp_swaps > 0, "{fabric}: {at:?}");
+    assert_eq!(at.posted, at.fetch_adds + at.cmp_swaps, "{fabric}: {at:?}");
+    assert_eq!(at.completed, at.posted, "{fabric}: every atomic completed");
+    assert_eq!(at.checked, at.posted, "{fabric}: every atomic checked");
+    assert_eq!(at.counters_checked, u64::from(cfg.qps), "{fabric}: {at:?}");
+    // executed once each: resends are answered from the replay record
+    assert_eq!(at.executed, at.posted, "{fabric}: {at:?}");
+    assert_eq!(at.failures, 0, "{fabric}: {at:?}");
+    eprintln!(
+        "{fabric} --atomics 0.5 --reads {reads} seed {seed}: {} messages, {} atomics checked, {} duplicates answered from the replay record, {} cycles",
+        r.messages, at.checked, at.replayed, r.cycles
+    );
+    r
+}
+
+#[test]
+fn atomics_are_clean_on_hostile() {
+    clean_with_atomics("hostile", 3, 60, 0.0);
+}
+
+#[test]
+fn atomics_and_reads_are_clean_on_lossy() {
+    let r = clean_with_atomics("lossy", 5, 60, 0.3);
+    let rd = r.reads.expect("read counts");
+    assert!(
+        rd.posted > 0 && rd.checked == rd.posted && rd.failures == 0,
+        "{rd:?}"
+    );
+}
+
+#[test]
+fn no_atomics_no_atomic_counts() {
+    let r = run(
+        &Config {
+            seed: 7,
+            messages: 20,
+            ..Config::default()
+        },
+        64,
+    );
+    assert_eq!(r.atomics, None);
+    let json = serde_json::to_string(&r).unwrap();
+    assert!(!json.contains("\"atomics\""), "{json}");
+}
+
+/// `--break early-read-cqe --atomics 1`: an atomic's CQE before its
+/// original value is caught as an `atomic` failure, and nothing else goes
+/// wrong.
+#[test]
+fn early_read_cqe_is_caught_with_atomics() {
+    let cfg = Config {
+        seed: 1,
+        messages: CATCH_WITHIN,
+        brk: Some(Break::EarlyReadCqe),
+        atomics: 1.0,
+        ..Config::default()
+    };
+    let r = run(&cfg, 64);
+    let f = r.first_failure.clone().unwrap_or_else(|| {
+        panic!("--break early-read-cqe --atomics 1 not caught in {CATCH_WITHIN} messages: {r:#?}")
+    });
+    assert_eq!(f.kind, "atomic", "{f:#?}");
+    assert!(f.detail.contains("the CQE came before its value"), "{f:#?}");
+    assert!(f.messages_before < CATCH_WITHIN);
+    let at = r.atomics.expect("atomic counts");
+    assert!(at.failures > 0 && at.early > 0, "{at:?}");
+    eprintln!(
+        "--break early-read-cqe --atomics 1: first atomic failure after {} messages; {} of {} atomics early",
+        f.messages_before, at.early, at.checked
+    );
+    assert_eq!(r.violations + r.corruptions, 0, "{r:#?}");
+    assert_eq!(r.lost_completions + r.error_completions, 0, "{r:#?}");
+}
+
+#[test]
+fn a_nic_without_atomics_is_refused() {
+    let o = SimOpts {
+        knobs: rnic_sim::ModelKnobs::WriteOnly,
+        ..SimOpts::default()
+    };
+    let cfg = Config {
+        messages: 10,
+        atomics: 0.5,
+        ..Config::default()
+    };
+    let Err(e) = sim::run_torture(&o, &cfg, &Evidence::default(), &mut |_, _| {}, &mut |_| {})
+    else {
+        panic!("a build without atomics must refuse --atomics");
+    };
+    let e = e.to_string();
+    assert!(
+        e.contains("--atomics 0.5") && e.contains("without ATOMIC_EN"),
+        "{e}"
+    );
+    assert!(!e.contains('\n'), "{e}");
 }
