@@ -225,6 +225,19 @@ fn word(x: &End, off: usize) -> u64 {
     u64::from_le_bytes(x.buf.to_vec(off, 8).try_into().unwrap())
 }
 
+/// QP `x` to RESET and up again (a new connection), expecting `rq_psn`.
+fn reset_to_rts(x: &mut End, rq_psn: u32) {
+    x.qp.modify(
+        &QpAttr {
+            qp_state: QpState::Reset,
+            ..Default::default()
+        },
+        QpAttrMask::STATE,
+    )
+    .unwrap();
+    connect(&mut x.qp, &conn(atomic_access()), PEER_QPN, rq_psn);
+}
+
 fn set_word(x: &End, off: usize, v: u64) {
     x.buf.write(off, &v.to_le_bytes());
 }
@@ -372,9 +385,11 @@ fn a_duplicate_atomic_is_answered_from_its_record_never_executed_again() {
     let c = n.ctx.query_port_counters().unwrap();
     assert_eq!((c.rx_atomic, c.rx_atomic_replay), (1, 1));
 
-    // 16 more atomics push the first one's record out: its duplicate now
-    // finds none and is dropped and counted, still never executed again
-    for i in 0..16u32 {
+    // the QP keeps its last four: after three more atomics the first one's
+    // duplicate is still answered; a fourth pushes its record out, and its
+    // duplicate then finds none and is dropped and counted, still never
+    // executed again
+    for i in 0..4u32 {
         let r = exchange(&n, &[&fetch_add(&x, psn + 1 + i, 128, 1)], 1);
         check_ack(
             &format!("atomic {i}"),
@@ -383,6 +398,11 @@ fn a_duplicate_atomic_is_answered_from_its_record_never_executed_again() {
             PEER_QPN,
             u64::from(i),
         );
+        if i == 2 {
+            let r = exchange(&n, &[&req], 1);
+            assert_eq!(r.len(), 1, "the duplicate after 3 more: {:?}", names(&r));
+            check_ack("the duplicate after 3 more", &r[0], psn, PEER_QPN, 1000);
+        }
     }
     let drops = n.ctx.query_port_counters().unwrap().rx_drop_psn;
     let r = exchange(&n, &[&req], 0);
@@ -394,10 +414,72 @@ fn a_duplicate_atomic_is_answered_from_its_record_never_executed_again() {
     assert_eq!(word(&x, 64), 1010, "a duplicate atomic was executed again");
     let c = n.ctx.query_port_counters().unwrap();
     assert_eq!(c.rx_drop_psn, drops + 1, "port.rx_drop_psn");
-    assert_eq!(c.rx_atomic, 17, "port.rx_atomic");
+    assert_eq!((c.rx_atomic, c.rx_atomic_replay), (5, 2), "{c:?}");
     // the QP goes on
-    let r = exchange(&n, &[&fetch_add(&x, psn + 17, 128, 1)], 1);
-    check_ack("after the drop", &r[0], psn + 17, PEER_QPN, 16);
+    let r = exchange(&n, &[&fetch_add(&x, psn + 5, 128, 1)], 1);
+    check_ack("after the drop", &r[0], psn + 5, PEER_QPN, 4);
+}
+
+/// Each QP keeps the records of its own last four atomics, whatever the
+/// other QPs do: eight QPs execute four each (32, more than the 16 records
+/// the whole NIC kept before), then every one of the 32 is sent again and
+/// answered from its record with its first execution's value; memory is
+/// not touched. A QP loaded again (a new connection) has none.
+#[test]
+fn every_qp_keeps_the_records_of_its_last_four_atomics() {
+    const QPS: u32 = 8;
+    let n = full(64, 12, "per-QP records");
+    let psn = 0x00_0900;
+    let xs: Vec<End> = (0..QPS)
+        .map(|_| responder(&n, atomic_access(), atomic_access(), psn))
+        .collect();
+    let mut reqs = Vec::new();
+    for (q, x) in xs.iter().enumerate() {
+        set_word(x, 8, 100 * q as u64);
+        for i in 0..4u32 {
+            let req = fetch_add(x, psn + i, 8, 1 + u64::from(i));
+            let r = exchange(&n, &[&req], 1);
+            let orig = 100 * q as u64 + u64::from(i * (i + 1) / 2);
+            check_ack(
+                &format!("QP {q} atomic {i}"),
+                &r[0],
+                psn + i,
+                PEER_QPN,
+                orig,
+            );
+            reqs.push((q, i, req, orig));
+        }
+    }
+    let writes = dma_writes(&n);
+    for (q, i, req, orig) in &reqs {
+        let r = exchange(&n, &[req], 1);
+        assert_eq!(r.len(), 1, "QP {q} atomic {i} again: {:?}", names(&r));
+        check_ack(
+            &format!("QP {q} atomic {i} again"),
+            &r[0],
+            psn + i,
+            PEER_QPN,
+            *orig,
+        );
+    }
+    assert_eq!(dma_writes(&n), writes, "a duplicate wrote host memory");
+    for (q, x) in xs.iter().enumerate() {
+        assert_eq!(word(x, 8), 100 * q as u64 + 10, "QP {q}'s word");
+    }
+    let c = n.ctx.query_port_counters().unwrap();
+    assert_eq!((c.rx_atomic, c.rx_atomic_replay), (32, 32), "{c:?}");
+    // a new connection of QP 0 at the same PSNs: its old records are gone
+    let mut x0 = xs.into_iter().next().unwrap();
+    reset_to_rts(&mut x0, psn + 4);
+    let drops = c.rx_drop_psn;
+    let r = exchange(&n, &[&reqs[0].2], 0);
+    assert!(
+        r.is_empty(),
+        "a record of the old connection answered: {:?}",
+        names(&r)
+    );
+    assert_eq!(n.ctx.query_port_counters().unwrap().rx_drop_psn, drops + 1);
+    assert_eq!(word(&x0, 8), 10, "executed again");
 }
 
 #[test]

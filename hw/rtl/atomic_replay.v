@@ -1,23 +1,47 @@
 // Replay records of the atomics this NIC executed as a responder. A
 // duplicate atomic (the requester's retry after its ATOMIC ACKNOWLEDGE was
 // lost) must be answered with the original value of the first execution
-// and never executed again. Linux rxe keeps such records per QP (its
-// responder resources); here ENTRIES records serve the whole NIC in a ring,
-// the newest replacing the oldest, so a retry of an atomic older than the
-// last ENTRIES executions finds none: the responder then drops it (as rxe
-// drops a duplicate it has no resource for), never executes it twice.
+// and never executed again.
 //
-// A lookup (QP, PSN) answers a cycle later (lk_hit, lk_orig), from
-// registers. Loading a QP (a new connection) clears its records: the old
-// connection's PSNs mean nothing to the new one.
+// As Linux rxe keeps its responder resources, each QP keeps the records of
+// its last DEPTH executions in a ring of its own, DEPTH being the largest
+// max_dest_rd_atomic a QP may grant: a requester within its max_rd_atomic
+// has at most that many READs and atomics unanswered, each atomic among
+// them executed after the ones before it, so the record of any atomic it
+// may still retry is among its QP's last DEPTH. A duplicate whose record is
+// gone (a stale copy the fabric kept of an atomic answered long ago) finds
+// none: the responder drops it, never executes it twice.
+//
+// Storage, in block RAM at the QP's number: DEPTH slot RAMs (ARS: PSN,
+// original value) and the ring (ARM: the slots holding a record of the
+// current connection, the slot written next), the latter twice (a read
+// port for lookups, one for records): 4 x 88 + 6 bits per QP at DEPTH 4.
+//
+// - A lookup (QP, PSN) reads the QP's slots and ARM and answers two cycles
+//   later (lk_hit, lk_orig), from registers, with the records as they were
+//   after the cycle of the lookup (a record written in that cycle is seen);
+//   of several records of the PSN, the newest. lk_orig is 0 on a miss.
+// - A record reads its QP's ARM in its cycle and writes its slot and
+//   ARM in the next, unless a clear takes the ARM write port then: it
+//   waits a cycle. (Records come at least three cycles apart and clears
+//   two, so at most one record waits: read_reply executes one atomic at a
+//   time, a DMA read and write each, and a clear is a QP command.)
+// - A clear (a QP loaded: a new connection) writes the QP's ARM empty:
+//   its old records never match again. A record of the QP cleared, in the
+//   clear's cycle or waiting, is dropped (it is the old connection's).
+// - A reset drops a record that arrives in its cycle or would wait through
+//   it (a record in its write cycle is written), and the answer due after
+//   it is a miss; it clears no ARM (block RAM has no reset): no atomic
+//   reaches a QP before its load, which clears it.
 
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
 
 module atomic_replay #(
+    parameter NUM_QP = 16,
     parameter QN_W = 4,
-    parameter ENTRIES = 16                  // power of 2, at least 2
+    parameter DEPTH = 4                     // records per QP, power of 2, at least 2
 ) (
     input  wire            clk,
     input  wire            rst,
@@ -32,49 +56,137 @@ module atomic_replay #(
     input  wire            s_clr_valid,
     input  wire [QN_W-1:0] s_clr_qpn,
 
-    // lookup, answered the next cycle
+    // lookup, answered two cycles later
     input  wire [QN_W-1:0] lk_qpn,
     input  wire [23:0]     lk_psn,
     output wire            lk_hit,
     output wire [63:0]     lk_orig
 );
 
-localparam EW = ENTRIES > 1 ? $clog2(ENTRIES) : 1;
+localparam SW = DEPTH > 1 ? $clog2(DEPTH) : 1;
+// the records, declared once (hw/state/manifest.py reads them): ARS, a
+// slot (one RAM per slot, one word per QP); ARM, the QP's ring (twice)
+localparam ARS_ORIG_W = 64;
+localparam ARS_PSN_W = 24;
+localparam ARS_ORIG_LSB = 0;
+localparam ARS_PSN_LSB = ARS_ORIG_LSB + ARS_ORIG_W;
+localparam ARS_W = ARS_PSN_LSB + ARS_PSN_W;
+localparam ARM_NEXT_W = SW;                 // the slot written next
+localparam ARM_VALID_W = DEPTH;             // the slots holding a record
+localparam ARM_NEXT_LSB = 0;
+localparam ARM_VALID_LSB = ARM_NEXT_LSB + ARM_NEXT_W;
+localparam ARM_W = ARM_VALID_LSB + ARM_VALID_W;
 
 initial begin
-    if (ENTRIES < 2 || (1 << EW) != ENTRIES) begin
-        $error("atomic_replay: ENTRIES must be a power of 2, at least 2");
+    if (DEPTH < 2 || (1 << SW) != DEPTH) begin
+        $error("atomic_replay: DEPTH must be a power of 2, at least 2");
+        $finish;
+    end
+    if (NUM_QP < 1 || NUM_QP > (1 << QN_W)) begin
+        $error("atomic_replay: NUM_QP must be 1..2^QN_W");
         $finish;
     end
 end
 
-reg [ENTRIES-1:0] e_valid_reg = {ENTRIES{1'b0}};
-reg [QN_W-1:0]    e_qpn [0:ENTRIES-1];
-reg [23:0]        e_psn [0:ENTRIES-1];
-reg [63:0]        e_orig [0:ENTRIES-1];
-reg [EW-1:0]      e_next_reg = {EW{1'b0}};
+// ---------------------------------------------------------------- records
+reg            pend_reg = 1'b0;             // a record read its ARM, to be written
+reg            pend_drop_reg = 1'b0;        // ... but its QP was cleared since
+reg [QN_W-1:0] rec_qpn_reg = {QN_W{1'b0}};
+reg [23:0]     rec_psn_reg = 24'd0;
+reg [63:0]     rec_orig_reg = 64'd0;
 
-integer i;
-initial begin
-    for (i = 0; i < ENTRIES; i = i + 1) begin
-        e_qpn[i] = {QN_W{1'b0}};
-        e_psn[i] = 24'd0;
-        e_orig[i] = 64'd0;
+wire [ARM_W-1:0] arm_r;                   // the record's QP's ring (a cycle after its read)
+wire [ARM_W-1:0] arm_l;                   // the lookup's QP's ring
+wire [SW-1:0] rec_slot = arm_r[ARM_NEXT_LSB +: ARM_NEXT_W];
+wire rec_go = pend_reg && !s_clr_valid;     // (a clear takes the ARM port)
+wire rec_write = rec_go && !pend_drop_reg;
+
+reg [ARM_W-1:0] arm_wd;
+always @* begin
+    arm_wd = {ARM_W{1'b0}};                 // a clear: no slot valid, slot 0 next
+    if (!s_clr_valid) begin
+        arm_wd[ARM_NEXT_LSB +: ARM_NEXT_W] = rec_slot + 1'b1;
+        arm_wd[ARM_VALID_LSB +: ARM_VALID_W] = arm_r[ARM_VALID_LSB +: ARM_VALID_W]
+            | ({{(DEPTH-1){1'b0}}, 1'b1} << rec_slot);
+    end
+end
+wire [ARS_W-1:0] ars_wd = {rec_psn_reg, rec_orig_reg};
+
+ram_sdp_copies #(
+    .DATA_W(ARM_W),
+    .ADDR_W(QN_W),
+    .DEPTH(NUM_QP),
+    .N_RD(2)
+) arm_inst (
+    .clk(clk),
+    .wr_en(s_clr_valid || rec_write),
+    .wr_addr(s_clr_valid ? s_clr_qpn : rec_qpn_reg),
+    .wr_data(arm_wd),
+    // (a waiting record keeps reading its QP)
+    .rd_addr({pend_reg ? rec_qpn_reg : s_rec_qpn, lk_qpn}),
+    .rd_data({arm_r, arm_l})
+);
+
+always @(posedge clk) begin
+    if (pend_reg && (rec_go || pend_drop_reg)) begin
+        pend_reg <= 1'b0;
+    end
+    if (pend_reg && s_clr_valid && s_clr_qpn == rec_qpn_reg) begin
+        pend_drop_reg <= 1'b1;
+    end
+    if (s_rec_valid) begin
+        pend_reg <= 1'b1;
+        pend_drop_reg <= s_clr_valid && s_clr_qpn == s_rec_qpn;
+        rec_qpn_reg <= s_rec_qpn;
+        rec_psn_reg <= s_rec_psn;
+        rec_orig_reg <= s_rec_orig;
+    end
+    if (rst) begin
+        pend_reg <= 1'b0;
     end
 end
 
-// the lookup: one match at most (a PSN is executed once per connection)
-reg            hit_reg = 1'b0;
-reg [63:0]     orig_reg = 64'd0;
-reg            hit_next;
-reg [63:0]     orig_next;
+// ---------------------------------------------------------------- slots
+wire [DEPTH*ARS_W-1:0] slot_rd;
+genvar s;
+generate
+    for (s = 0; s < DEPTH; s = s + 1) begin : g_slot
+        wire [SW-1:0] s_idx = s;
+        ram_sdp #(
+            .DATA_W(ARS_W),
+            .ADDR_W(QN_W),
+            .DEPTH(NUM_QP)
+        ) ars_inst (
+            .clk(clk),
+            .wr_en(rec_write && rec_slot == s_idx),
+            .wr_addr(rec_qpn_reg),
+            .wr_data(ars_wd),
+            .rd_addr(lk_qpn),
+            .rd_data(slot_rd[s*ARS_W +: ARS_W])
+        );
+    end
+endgenerate
+
+// ---------------------------------------------------------------- lookup
+// The newest match answers: a QP that executes fewer than DEPTH atomics
+// in 2^24 PSNs records a PSN again while the old record is still valid
+// (the slots are walked oldest first, from the one written next).
+reg [23:0] lk_psn_reg = 24'd0;
+reg        hit_reg = 1'b0;
+reg [63:0] orig_reg = 64'd0;
+reg        hit_next;
+reg [63:0] orig_next;
+reg [SW-1:0] k;
+integer i;
 always @* begin
     hit_next = 1'b0;
     orig_next = 64'd0;
-    for (i = 0; i < ENTRIES; i = i + 1) begin
-        if (e_valid_reg[i] && e_qpn[i] == lk_qpn && e_psn[i] == lk_psn) begin
+    for (i = 0; i < DEPTH; i = i + 1) begin
+        k = arm_l[ARM_NEXT_LSB +: ARM_NEXT_W] + i[SW-1:0];
+        if (arm_l[ARM_VALID_LSB + {{(32-SW){1'b0}}, k}]
+                && slot_rd[{{(32-SW){1'b0}}, k}*ARS_W + ARS_PSN_LSB +: ARS_PSN_W] == lk_psn_reg) begin
             hit_next = 1'b1;
-            orig_next = orig_next | e_orig[i];
+            orig_next = slot_rd[{{(32-SW){1'b0}}, k}*ARS_W + ARS_ORIG_LSB +: ARS_ORIG_W];
         end
     end
 end
@@ -82,26 +194,12 @@ assign lk_hit = hit_reg;
 assign lk_orig = orig_reg;
 
 always @(posedge clk) begin
+    lk_psn_reg <= lk_psn;
     hit_reg <= hit_next;
     orig_reg <= orig_next;
-    if (s_clr_valid) begin
-        for (i = 0; i < ENTRIES; i = i + 1) begin
-            if (e_qpn[i] == s_clr_qpn) begin
-                e_valid_reg[i] <= 1'b0;
-            end
-        end
-    end
-    if (s_rec_valid) begin
-        e_valid_reg[e_next_reg] <= 1'b1;
-        e_qpn[e_next_reg] <= s_rec_qpn;
-        e_psn[e_next_reg] <= s_rec_psn;
-        e_orig[e_next_reg] <= s_rec_orig;
-        e_next_reg <= e_next_reg + 1'b1;
-    end
     if (rst) begin
-        e_valid_reg <= {ENTRIES{1'b0}};
-        e_next_reg <= {EW{1'b0}};
         hit_reg <= 1'b0;
+        orig_reg <= 64'd0;
     end
 end
 

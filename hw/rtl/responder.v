@@ -43,9 +43,11 @@
 // is not 8-byte aligned is an invalid request; handed to read_reply as an
 // atomic job, which reads, computes, writes back and answers with an
 // ATOMIC ACKNOWLEDGE. A duplicate atomic is never executed again: its PSN
-// is looked up in the replay records (atomic_replay, written by
-// read_reply as each atomic executes) and answered from its record by a
-// replay job; one without a record is dropped and counted (rx_drop_psn).
+// is looked up in the replay records (atomic_replay: the QP's last
+// ATOM_REPLAY executions, written by read_reply as each atomic executes)
+// and answered from its record by a replay job; one without a record (a
+// stale copy of an atomic answered long ago) is dropped and counted
+// (rx_drop_psn).
 // Debug switch cfg_early_read_cqe hands the last response over before its
 // write (ST_REARLY), so the READ's CQE may pass its data.
 //
@@ -111,7 +113,7 @@ module responder #(
                                                    //    and the responses to our READs placed
     parameter RD_IW = 2,                           // the READ table's index width
     parameter ATOMIC_EN = 0,                       // 1: atomics executed (READ_EN too)
-    parameter ATOM_REPLAY = 16,                    // replay records (ATOMIC_EN)
+    parameter ATOM_REPLAY = 4,                     // replay records per QP (ATOMIC_EN): the largest max_dest_rd_atomic
     parameter [ID_W-1:0] ID_TAG = 0
 ) (
     input  wire                   clk,
@@ -649,7 +651,7 @@ wire at_lk_hit;
 wire [63:0] at_lk_orig;
 generate
     if (ATOMIC_EN != 0) begin : g_replay
-        atomic_replay #(.QN_W(QN_W), .ENTRIES(ATOM_REPLAY)) atomic_replay_inst (
+        atomic_replay #(.NUM_QP(NUM_QP), .QN_W(QN_W), .DEPTH(ATOM_REPLAY)) atomic_replay_inst (
             .clk(clk),
             .rst(rst),
             .s_rec_valid(s_rec_valid),

@@ -21,13 +21,16 @@ in the word when it lies inside `<R>_W` and the next field (declaration
 order) starts after it (a knob that drops a field gives it no room: its
 successor starts where it starts, or the word ends before it); the fields
 kept must tile the word exactly, else this script fails. The state of a
-block in PARTS (rc_message, mp_deferred, completer) is counted as its owner's. A
+block in PARTS (rc_message, mp_deferred, completer, atomic_replay) is
+counted as its owner's, its records (declarations and block RAMs) too. A
 slot_allocator instance (a pool's free bits) is shared state of SLOTS
 bits, named after its instance. Every ram_sdp
 instance of the module with one word per QP is a copy of (part of) a
 record: the bits of the record it is written (wr_data: the record's write
 vector, or a part select of it), listed with the fields they hold; a field
-is counted once however many copies hold it.
+is counted once however many copies hold it, but once per instance of a
+generate loop of RAMs (several words of the record per QP: a ring's
+slots).
 
 Two things the elaboration cannot tell are said by Verilog attributes on
 the declaration, which Yosys reads (Verilator drops attributes):
@@ -42,7 +45,8 @@ with the committed file instead of writing it)
        (one configuration, the parameters not given at rnic_core's
        defaults: its entry as JSON on stdout; `rnic build` runs this for a
        build CONFIGS lacks; it may also name READ_EN, which CONFIGS leave
-       at 0: the READ responder adds no per-QP or pool-sized state)
+       at 0 but for the atomic builds: the READ responder adds no per-QP
+       or pool-sized state; and ATOMIC_EN, whose replay records do)
 Env:   VERILATOR (default verilator), YOSYS (default yosys), JOBS
        (configurations elaborated at once; default: the CPUs)
 Runtime: three elaborations per configuration, about 1-2 s each (3-5 s at
@@ -66,7 +70,8 @@ TOP = "rnic_core"
 STATE_MODULES = ["qp_context", "queue_manager", "cq_manager", "requester", "responder"]
 # Blocks that keep per-QP state for one of them, counted as that module's
 # (a knob may leave a block out of a build: then it has none of that state).
-PARTS = {"rc_message": "responder", "mp_deferred": "responder", "completer": "requester"}
+PARTS = {"rc_message": "responder", "mp_deferred": "responder", "completer": "requester",
+         "atomic_replay": "responder"}
 # Knobs an `rnic_knob` attribute may name (parameters of the module).
 KNOBS = ["SEND_EN", "RC_EN"]
 # The configurations: the simulator's models and the boards' QP counts with
@@ -82,6 +87,12 @@ CONFIGS = [
     + [(q, w, k) for q, k in [(16, (1, 1)), (64, (1, 1)), (64, (0, 0))] for w in [32, 128]]
     # the simulator's many-QP model (and `rnic build --num-q 1024`)
     + [(1024, 64, (1, 1))]
+] + [
+    # atomics executed (ATOMIC_EN, which needs READ_EN): the per-QP replay
+    # records; the simulator's full and many-QP models and the boards' QPs
+    {"NUM_Q": q, "MP_W": 64, "SEND_EN": 1, "RC_EN": 1, "READ_EN": 1, "ATOMIC_EN": 1, "OST_RINGS": 0,
+     "MP_PEND": 0, "DMAC_N": 0}
+    for q in [16, 64, 1024]
 ]
 POOLS = [("OST_RINGS", "OST_RINGS_Q", "rings"), ("MP_PEND", "MP_PEND_Q", "mp_pend"),
          ("DMAC_N", "DMAC_N_Q", "dmacs")]
@@ -208,22 +219,26 @@ def elaborate(params, tmp):
                              "src": src, "src_width": vars_[src][1], "lsb": lsb + off,
                              "line": vars_[src][0]})
         if orig in PARTS:
-            if rams:
-                die(f"{orig}: a block RAM in a part of {PARTS[orig]} (not counted)")
-            parts[orig] = (state, allocs)
+            # (its records' declarations go to its owner with its RAMs)
+            parts[orig] = (state, allocs, rams, local)
             continue
         mods[orig] = {"params": params, "local": local, "state": state, "rams": rams,
                       "allocs": allocs}
     for m in STATE_MODULES:
         if m not in mods:
             die(f"{m} is not in the elaboration of {TOP}")
-    for part, (state, allocs) in parts.items():
+    for part, (state, allocs, rams, local) in parts.items():
         owner = mods[PARTS[part]]
         for name, st in state.items():
             if name in owner["state"]:
                 die(f"{part}.{name}: {PARTS[part]} has state of that name too")
             owner["state"][name] = st
         owner["allocs"] += allocs
+        owner["rams"] += rams
+        for name, v in local.items():
+            if name in owner["local"] and owner["local"][name][0] != v[0]:
+                die(f"{part}.{name}: {PARTS[part]} has a localparam of that name too")
+            owner["local"].setdefault(name, v)
     return mods, core_params
 
 
@@ -344,6 +359,12 @@ def one(cfg, attrs, tmp):
         used = {}
         stored = set()
         pool_rams = set()
+        # a RAM instance in a generate loop (the elaboration names each the
+        # same) is one of several RAMs holding different words of its
+        # record: a ring's slots, say (atomic_replay), each field once per
+        # instance; copies for several read ports have names of their own
+        names = [r["instance"] for r in mod["rams"]]
+        slots = {}
         for ram in mod["rams"]:
             if ram["depth"] != n:
                 # a block RAM of a pool (its depth follows the pools, not
@@ -381,13 +402,14 @@ def one(cfg, attrs, tmp):
             if sum(fw for f, lsb, fw, _ in used[r] if f in fields) != ram["width"]:
                 die(f"{m}.{ram['instance']}: bits {lo}..{hi - 1} of {r} are not whole fields")
             stored.update((r, f) for f in fields)
+            slots[r] = max(slots.get(r, 1), names.count(ram["instance"]))
             rams.append({"module": m, "instance": ram["instance"], "record": r, "lsb": lo,
                          "width": ram["width"], "depth": ram["depth"], "fields": fields})
         for r, fields in used.items():
             for f, lsb, fw, line in fields:
                 if (r, f) in stored:
-                    per_qp.append({"module": m, "name": f"{r}_{f}".lower(), "bits": fw, "line": line,
-                                   "record": r})
+                    per_qp.append({"module": m, "name": f"{r}_{f}".lower(),
+                                   "bits": fw * slots.get(r, 1), "line": line, "record": r})
     for items in (per_qp, shared, copies, other):
         items.sort(key=lambda i: (STATE_MODULES.index(i["module"]), i["line"]))
         for i in items:
@@ -426,8 +448,8 @@ def main():
     if args[:1] == ["--config"] and len(args) == 2:
         # one configuration, its entry to stdout (the file untouched): for
         # a build CONFIGS lacks (rnic build runs this)
-        cfg = {"NUM_Q": 16, "MP_W": 64, "SEND_EN": 1, "RC_EN": 1, "READ_EN": 0, "OST_RINGS": 0,
-               "MP_PEND": 0, "DMAC_N": 0}
+        cfg = {"NUM_Q": 16, "MP_W": 64, "SEND_EN": 1, "RC_EN": 1, "READ_EN": 0, "ATOMIC_EN": 0,
+               "OST_RINGS": 0, "MP_PEND": 0, "DMAC_N": 0}
         for kv in args[1].split(","):
             k, v = kv.split("=")
             if k not in cfg:

@@ -727,46 +727,124 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
     ),
     // atomic_replay
     (
-        "ar_lookup_ignores_qpn",
-        "atomic_replay.v",
-        "if (e_valid_reg[i] && e_qpn[i] == lk_qpn && e_psn[i] == lk_psn) begin",
-        "if (e_valid_reg[i] && e_psn[i] == lk_psn) begin",
-    ),
-    (
         "ar_lookup_ignores_valid",
         "atomic_replay.v",
-        "if (e_valid_reg[i] && e_qpn[i] == lk_qpn && e_psn[i] == lk_psn) begin",
-        "if (e_qpn[i] == lk_qpn && e_psn[i] == lk_psn) begin",
-    ),
-    (
-        "ar_answer_not_registered",
-        "atomic_replay.v",
-        "assign lk_hit = hit_reg;",
-        "assign lk_hit = hit_next;",
-    ),
-    (
-        "ar_clear_ignores_qpn",
-        "atomic_replay.v",
-        "if (e_qpn[i] == s_clr_qpn) begin",
-        "if (1'b1) begin",
-    ),
-    (
-        "ar_clear_beats_record",
-        "atomic_replay.v",
-        "e_valid_reg[e_next_reg] <= 1'b1;",
-        "e_valid_reg[e_next_reg] <= !(s_clr_valid && e_qpn[e_next_reg] == s_clr_qpn);",
+        "if (arm_l[ARM_VALID_LSB + {{(32-SW){1'b0}}, k}]\n",
+        "if (1'b1\n",
     ),
     (
         "ar_ring_stuck",
         "atomic_replay.v",
-        "e_next_reg <= e_next_reg + 1'b1;",
-        "e_next_reg <= e_next_reg;",
+        "arm_wd[ARM_NEXT_LSB +: ARM_NEXT_W] = rec_slot + 1'b1;",
+        "arm_wd[ARM_NEXT_LSB +: ARM_NEXT_W] = rec_slot;",
     ),
     (
-        "ar_rst_keeps_records",
+        "ar_clear_not_written",
         "atomic_replay.v",
-        "        e_valid_reg <= {ENTRIES{1'b0}};\n",
+        ".wr_en(s_clr_valid || rec_write),",
+        ".wr_en(rec_write),",
+    ),
+    (
+        "ar_waiting_record_not_dropped",
+        "atomic_replay.v",
+        "pend_drop_reg <= 1'b1;",
+        "pend_drop_reg <= 1'b0;",
+    ),
+    (
+        "ar_same_cycle_record_not_dropped",
+        "atomic_replay.v",
+        "pend_drop_reg <= s_clr_valid && s_clr_qpn == s_rec_qpn;",
+        "pend_drop_reg <= 1'b0;",
+    ),
+    (
+        "ar_record_ignores_clear",
+        "atomic_replay.v",
+        "wire rec_go = pend_reg && !s_clr_valid;",
+        "wire rec_go = pend_reg;",
+    ),
+    (
+        "ar_answer_one_cycle_early",
+        "atomic_replay.v",
+        "assign lk_hit = hit_reg;\nassign lk_orig = orig_reg;",
+        "assign lk_hit = hit_next;\nassign lk_orig = orig_next;",
+    ),
+    (
+        "ar_psn_not_registered",
+        "atomic_replay.v",
+        "ARS_PSN_LSB +: ARS_PSN_W] == lk_psn_reg) begin",
+        "ARS_PSN_LSB +: ARS_PSN_W] == lk_psn) begin",
+    ),
+    (
+        "ar_record_in_next_slot",
+        "atomic_replay.v",
+        ".wr_en(rec_write && rec_slot == s_idx),",
+        ".wr_en(rec_write && rec_slot + 1'b1 == s_idx),",
+    ),
+    (
+        "ar_record_in_other_qp",
+        "atomic_replay.v",
+        "            .wr_addr(rec_qpn_reg),",
+        "            .wr_addr(rec_qpn_reg ^ 1'b1),",
+    ),
+    (
+        "ar_waiting_record_reads_other_qp",
+        "atomic_replay.v",
+        ".rd_addr({pend_reg ? rec_qpn_reg : s_rec_qpn, lk_qpn}),",
+        ".rd_addr({s_rec_qpn, lk_qpn}),",
+    ),
+    (
+        "ar_answer_through_reset",
+        "atomic_replay.v",
+        "assign lk_hit = hit_reg;",
+        "assign lk_hit = hit_reg && !rst;",
+    ),
+    (
+        "ar_lookup_reads_record_ring",
+        "atomic_replay.v",
+        ".rd_data({arm_r, arm_l})",
+        ".rd_data({arm_l, arm_r})",
+    ),
+    (
+        "ar_rst_keeps_waiting_record",
+        "atomic_replay.v",
+        "    if (rst) begin\n        pend_reg <= 1'b0;\n    end\n",
         "",
+    ),
+    (
+        "ar_rst_keeps_answer",
+        "atomic_replay.v",
+        "    if (rst) begin\n        hit_reg <= 1'b0;\n        orig_reg <= 64'd0;\n    end\n",
+        "",
+    ),
+    (
+        "ar_rst_keeps_orig",
+        "atomic_replay.v",
+        "        hit_reg <= 1'b0;\n        orig_reg <= 64'd0;\n",
+        "        hit_reg <= 1'b0;\n",
+    ),
+    (
+        "ar_oldest_match_wins",
+        "atomic_replay.v",
+        "k = arm_l[ARM_NEXT_LSB +: ARM_NEXT_W] + i[SW-1:0];",
+        "k = arm_l[ARM_NEXT_LSB +: ARM_NEXT_W] - 1'b1 - i[SW-1:0];",
+    ),
+    (
+        "ar_first_match_wins",
+        "atomic_replay.v",
+        "ARS_PSN_LSB +: ARS_PSN_W] == lk_psn_reg) begin",
+        "ARS_PSN_LSB +: ARS_PSN_W] == lk_psn_reg && !hit_next) begin",
+    ),
+    (
+        "ar_match_walk_from_slot_0",
+        "atomic_replay.v",
+        "k = arm_l[ARM_NEXT_LSB +: ARM_NEXT_W] + i[SW-1:0];",
+        "k = i[SW-1:0];",
+    ),
+    (
+        "ar_orig_not_zero_on_miss",
+        "atomic_replay.v",
+        "    orig_next = 64'd0;\n",
+        "    orig_next = orig_reg;\n",
     ),
     // read_track
     (
@@ -884,7 +962,10 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
         Kind::ResetSweep => ("ram_reset_sweep", &["ram_reset_sweep.v"]),
         Kind::ReadReply => ("read_reply", &["read_reply.v"]),
         Kind::ReadTrack => ("read_track", &["read_track.v"]),
-        Kind::AtomicReplay => ("atomic_replay", &["atomic_replay.v"]),
+        Kind::AtomicReplay => (
+            "atomic_replay",
+            &["atomic_replay.v", "ram_sdp_copies.v", "ram_sdp.v"],
+        ),
     }
 }
 

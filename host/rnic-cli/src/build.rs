@@ -1105,25 +1105,30 @@ fn pct(a: f64, b: u64) -> String {
 
 /// The per-QP state budget of a build (window `mp_w`): from the state
 /// manifest (whose key has no READ_EN: the READ responder adds no per-QP
-/// state, see `state_budget::budget`), or for a build it lacks an
-/// elaboration of the build's own parameters (`hw/state/manifest.py
-/// --config`, READ_EN included). ATOMIC_EN is in neither: atomics add no
-/// per-QP or pool-sized state either (the QP context's remote-atomic bit
-/// is in every build; the responder's replay records, ATOM_REPLAY of them,
-/// are of a fixed size), and `--config` does not take it.
+/// state, see `state_budget::budget`; ATOMIC_EN is in it: the responder's
+/// replay records are per QP), or for a build it lacks an elaboration of
+/// the build's own parameters (`hw/state/manifest.py --config`, READ_EN
+/// and ATOMIC_EN included).
 fn budget_of(
     root: &Path,
     s: &BuildSummary,
     mp_w: u32,
 ) -> Result<crate::state_budget::Budget, String> {
-    let (send, rc, read) = (
+    let (send, rc, read, atomic) = (
         s.identity.verbs.send,
         s.identity.transports.rc,
         s.identity.verbs.read,
+        s.identity.verbs.atomic,
     );
     let p = s.identity.pools(s.num_q).map_err(|e| e.to_string())?;
-    crate::state_budget::budget(s.num_q, mp_w, send, rc, Some(p))
-        .or_else(|_| crate::state_budget::elaborate(root, s.num_q, mp_w, send, rc, read, p))
+    let k = crate::state_budget::Knobs {
+        send,
+        rc,
+        read,
+        atomic,
+    };
+    crate::state_budget::budget(s.num_q, mp_w, send, rc, atomic, Some(p))
+        .or_else(|_| crate::state_budget::elaborate(root, s.num_q, mp_w, k, p))
 }
 
 fn print_summary(s: &BuildSummary, root: &Path, json: bool) -> Result<()> {

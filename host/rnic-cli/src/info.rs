@@ -176,6 +176,8 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
         (2, "rdma_write_with_imm"),
         (3, "send"),
         (4, "send_with_imm"),
+        (5, "rdma_read"),
+        (6, "atomic_cmp_swp_fetch_add"),
     ]
     .iter()
     .filter(|(b, _)| id.verbs >> b & 1 == 1)
@@ -190,6 +192,8 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
         (5, "mp_transport"),
         (6, "rc_transport"),
         (7, "read_responder"),
+        (8, "read_requester"),
+        (9, "atomic_responder"),
     ]
     .iter()
     .filter(|(b, _)| id.caps >> b & 1 == 1)
@@ -202,6 +206,7 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
         id.mp_window,
         id.verbs & 0x18 != 0,
         id.caps & (1 << 6) != 0,
+        id.caps & (1 << 9) != 0,
         Some(pools(&id)?),
     );
     let version = format!(

@@ -50,6 +50,9 @@ struct Params {
     mp_w: u32,
     send_en: u32,
     rc_en: u32,
+    /// (absent: 0)
+    #[serde(default)]
+    atomic_en: u32,
     ost_rings: u32,
     mp_pend: u32,
     dmac_n: u32,
@@ -122,6 +125,10 @@ pub enum Category {
     /// the spray width the completer needs (added to the target as a
     /// stated item).
     PathHealth,
+    /// The responder's replay records of the atomics it executed
+    /// (ATOMIC_EN builds): the QP's last four, PSN and original value each,
+    /// and the ring's valid bits and next slot.
+    AtomicReplay,
 }
 
 impl Category {
@@ -138,6 +145,7 @@ impl Category {
             Category::PerPath => "per-path state",
             Category::SelectiveNak => "mp selective NAK",
             Category::PathHealth => "path health",
+            Category::AtomicReplay => "atomic replay records",
         }
     }
 }
@@ -167,6 +175,7 @@ fn category(module: &str, name: &str) -> Option<Category> {
         // (the bitmap's "written since the load" bit, an XOR of two halves
         // in block RAM: one in RSP, one in EPS)
         ("responder", "rsp_bmp" | "rsp_vb" | "eps_lv") => Bitmap,
+        ("responder", "ars_psn" | "ars_orig" | "arm_next" | "arm_valid") => AtomicReplay,
         (
             "responder",
             "rfl_ow" | "slot_qpn_reg" | "before_reg" | "pslot_pool" | "pend_psn_mem"
@@ -267,6 +276,7 @@ fn entry(
     mp_window: u32,
     send_en: bool,
     rc_en: bool,
+    atomic_en: bool,
     pools: Pools,
 ) -> Result<&'static Config, String> {
     manifest()
@@ -274,65 +284,85 @@ fn entry(
         .iter()
         .find(|c| {
             let p = c.params;
-            (p.num_q, p.mp_w, p.send_en, p.rc_en)
-                == (num_qp, mp_window, send_en.into(), rc_en.into())
+            (p.num_q, p.mp_w, p.send_en, p.rc_en, p.atomic_en)
+                == (
+                    num_qp,
+                    mp_window,
+                    send_en.into(),
+                    rc_en.into(),
+                    atomic_en.into(),
+                )
                 && c.pools == pools
         })
         .ok_or_else(|| {
             format!(
                 "{MANIFEST_PATH} has no build with NUM_Q={num_qp} MP_W={mp_window} SEND_EN={} \
-                 RC_EN={} and pools {pools:?}: add it to CONFIGS in {GENERATOR} and run \
-                 {GENERATOR}",
+                 RC_EN={} ATOMIC_EN={} and pools {pools:?}: add it to CONFIGS in {GENERATOR} and \
+                 run {GENERATOR}",
                 u32::from(send_en),
-                u32::from(rc_en)
+                u32::from(rc_en),
+                u32::from(atomic_en)
             )
         })
 }
 
 /// The budget of a build with `num_qp` QPs, window `mp_window`, the
-/// SEND/RECV and rc knobs `send_en`, `rc_en`, and its shared `pools`
-/// (None: the RTL's default for `num_qp`), from the manifest.
+/// SEND/RECV, rc and atomics knobs `send_en`, `rc_en`, `atomic_en`, and
+/// its shared `pools` (None: the RTL's default for `num_qp`), from the
+/// manifest.
 ///
 /// The READ responder knob (rnic_core READ_EN) is not part of the lookup:
-/// the manifest's builds are elaborated without it, and it adds no per-QP
-/// or pool-sized state (the QP context's remote-READ bit is in every
-/// build; the READ path's own state, read_reply's job ring and reply
-/// slots, is of a fixed size), so a READ_EN build's budget is that of the
-/// same build without it. `a_read_build_has_the_state_of_one_without`
-/// checks this against the elaboration.
+/// it adds no per-QP or pool-sized state (the QP context's remote-READ bit
+/// and READ limits are in every build; the READ path's own state,
+/// read_reply's job ring and reply slots, is of a fixed size), so a
+/// READ_EN build's budget is that of the same build without it.
+/// `a_read_build_has_the_state_of_one_without` checks this against the
+/// elaboration. ATOMIC_EN (which needs READ_EN) is: the responder keeps
+/// replay records per QP.
 pub fn budget(
     num_qp: u32,
     mp_window: u32,
     send_en: bool,
     rc_en: bool,
+    atomic_en: bool,
     pools: Option<Pools>,
 ) -> Result<Budget, String> {
     let pools = match pools {
         Some(p) => p,
         None => Pools::of(num_qp, 0, 0, 0)?,
     };
-    of_config(entry(num_qp, mp_window, send_en, rc_en, pools)?)
+    of_config(entry(num_qp, mp_window, send_en, rc_en, atomic_en, pools)?)
+}
+
+/// The verb and transport knobs of a build (rnic_core SEND_EN, RC_EN,
+/// READ_EN, ATOMIC_EN).
+#[derive(Debug, Clone, Copy)]
+pub struct Knobs {
+    pub send: bool,
+    pub rc: bool,
+    pub read: bool,
+    pub atomic: bool,
 }
 
 /// The budget of a build the manifest may lack, elaborated for its exact
-/// parameters (READ_EN included) by the generator of the repository at
-/// `root` (`hw/state/manifest.py --config`: Python, Verilator, Yosys; a few
-/// seconds). The pools are given as the knobs that make them.
+/// parameters (READ_EN and ATOMIC_EN included) by the generator of the
+/// repository at `root` (`hw/state/manifest.py --config`: Python,
+/// Verilator, Yosys; a few seconds). The pools are given as the knobs that
+/// make them.
 pub fn elaborate(
     root: &std::path::Path,
     num_qp: u32,
     mp_window: u32,
-    send_en: bool,
-    rc_en: bool,
-    read_en: bool,
+    k: Knobs,
     pools: Pools,
 ) -> Result<Budget, String> {
     let cfg = format!(
-        "NUM_Q={num_qp},MP_W={mp_window},SEND_EN={},RC_EN={},READ_EN={},OST_RINGS={},MP_PEND={},\
-         DMAC_N={}",
-        u32::from(send_en),
-        u32::from(rc_en),
-        u32::from(read_en),
+        "NUM_Q={num_qp},MP_W={mp_window},SEND_EN={},RC_EN={},READ_EN={},ATOMIC_EN={},OST_RINGS={},\
+         MP_PEND={},DMAC_N={}",
+        u32::from(k.send),
+        u32::from(k.rc),
+        u32::from(k.read),
+        u32::from(k.atomic),
         pools.rings,
         pools.mp_pend,
         pools.dmacs
@@ -406,14 +436,17 @@ fn of_config(c: &Config) -> Result<Budget, String> {
 }
 
 /// Bytes per QP of what an mp QP needs: everything but the rc-only
-/// message state (an mp packet carries its own RETH) and the completion
-/// queue (which several QPs may share).
+/// message state (an mp packet carries its own RETH) and atomic replay
+/// records (mp carries no atomics), and the completion queue (which
+/// several QPs may share).
 pub fn mp_needs(b: &Budget) -> f64 {
     b.items
         .iter()
         .filter(|i| {
-            !matches!(i.category, Category::Message | Category::CompletionQueue)
-                || matches!(i.name.as_str(), "rqc_ci" | "rqp_pi" | "rqc_vb" | "eps_lc")
+            !matches!(
+                i.category,
+                Category::Message | Category::CompletionQueue | Category::AtomicReplay
+            ) || matches!(i.name.as_str(), "rqc_ci" | "rqp_pi" | "rqc_vb" | "eps_lc")
         })
         .map(|i| i.bits as f64 / 8.0)
         .sum()
@@ -440,7 +473,7 @@ pub fn print(b: &Budget) {
         b.pools.dmacs
     );
     println!(
-        "  mp target 64 B + W/8 + the send queues' round-robin list {:.3} B + the selective NAK {:.3} B + path health {:.3} B = {:.3} B; what an mp QP needs (without the rc message state and the completion queue): {:.1} B",
+        "  mp target 64 B + W/8 + the send queues' round-robin list {:.3} B + the selective NAK {:.3} B + path health {:.3} B = {:.3} B; what an mp QP needs (without the rc message state, the atomic replay records and the completion queue): {:.1} B",
         b.list_bytes,
         b.snak_bytes,
         b.health_bytes,
@@ -453,9 +486,19 @@ pub fn print(b: &Budget) {
 mod tests {
     use super::*;
 
+    /// An rc build's knobs, with or without SEND/RECV and READ.
+    fn knobs(send: bool, read: bool) -> Knobs {
+        Knobs {
+            send,
+            rc: true,
+            read,
+            atomic: false,
+        }
+    }
+
     #[test]
     fn every_per_qp_structure_of_the_rtl_is_accounted() {
-        let b = budget(64, 64, true, true, None).unwrap();
+        let b = budget(64, 64, true, true, false, None).unwrap();
         assert!(b.items.len() > 40, "{:?}", b.items);
         for c in [
             Category::Context,
@@ -506,7 +549,7 @@ mod tests {
             "inmsg_mem"
         ]
         .contains(&i.name.as_str())));
-        let mp_only = budget(64, 64, false, false, None).unwrap();
+        let mp_only = budget(64, 64, false, false, false, None).unwrap();
         assert!(mp_only.items.iter().all(|i| ![
             "rsp_wrid",
             "rsp_key",
@@ -575,7 +618,7 @@ mod tests {
             "una_mem" | "sent_mem" | "rot_mem" | "req_w" | "req_rtt"
         )));
         assert_eq!(
-            budget(64, 128, true, true, None)
+            budget(64, 128, true, true, false, None)
                 .unwrap()
                 .items
                 .iter()
@@ -588,7 +631,7 @@ mod tests {
         // that stays within the target of 64 B + W/8 (the completion queue
         // apart: several QPs may share one)
         for w in [32, 64, 128] {
-            let mp = budget(64, w, false, false, None).unwrap();
+            let mp = budget(64, w, false, false, false, None).unwrap();
             let cq: f64 = mp
                 .items
                 .iter()
@@ -602,11 +645,11 @@ mod tests {
                 mp.mp_target_bytes,
                 mp.by_category
             );
-            let full = budget(64, w, true, true, None).unwrap();
+            let full = budget(64, w, true, true, false, None).unwrap();
             assert_eq!(mp.bytes_per_qp - cq, mp_needs(&full));
         }
         // the SEND/RECV knob drops the SEND-only state
-        let no_send = budget(64, 64, false, true, None).unwrap();
+        let no_send = budget(64, 64, false, true, false, None).unwrap();
         assert!(no_send.items.iter().all(|i| i.name != "rsp_wrid"));
         assert!(no_send.bytes_per_qp < b.bytes_per_qp);
     }
@@ -622,7 +665,15 @@ mod tests {
                 c.pools,
                 "{what}"
             );
-            let b = budget(p.num_q, p.mp_w, p.send_en != 0, p.rc_en != 0, None).unwrap();
+            let b = budget(
+                p.num_q,
+                p.mp_w,
+                p.send_en != 0,
+                p.rc_en != 0,
+                p.atomic_en != 0,
+                None,
+            )
+            .unwrap();
             assert_eq!(b.items.len(), c.per_qp.len(), "{what}");
             // each record field is held by a block-RAM word of its record
             for e in c.per_qp.iter().filter(|e| e.record.is_some()) {
@@ -642,7 +693,7 @@ mod tests {
             assert_eq!(names.len(), c.per_qp.len(), "{what}: an item twice");
         }
         // a configuration the manifest lacks is an error naming its generator
-        let e = budget(64, 48, true, true, None).unwrap_err();
+        let e = budget(64, 48, true, true, false, None).unwrap_err();
         assert!(e.contains("hw/state/manifest.py"), "{e}");
     }
 
@@ -730,12 +781,38 @@ mod tests {
     fn an_elaborated_build_matches_the_manifest() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let p = Pools::of(16, 0, 0, 0).unwrap();
-        let e = elaborate(&root, 16, 64, false, true, false, p).unwrap();
-        let m = budget(16, 64, false, true, None).unwrap();
+        let e = elaborate(&root, 16, 64, knobs(false, false), p).unwrap();
+        let m = budget(16, 64, false, true, false, None).unwrap();
         assert_eq!(
             serde_json::to_string(&e).unwrap(),
             serde_json::to_string(&m).unwrap()
         );
+    }
+
+    /// ATOMIC_EN adds exactly the responder's replay records to a build's
+    /// per-QP state (four slots of PSN and original value, the ring's valid
+    /// bits and next slot: 358 bits), nothing shared, and nothing an mp QP
+    /// needs (mp carries no atomics).
+    #[test]
+    fn an_atomic_build_adds_the_replay_records() {
+        for q in [16, 64, 1024] {
+            let with = budget(q, 64, true, true, true, None).unwrap();
+            let without = budget(q, 64, true, true, false, None).unwrap();
+            assert_eq!(
+                with.by_category["atomic replay records"],
+                358.0 / 8.0,
+                "{q} QPs: {:?}",
+                with.items
+            );
+            assert_eq!(
+                with.bytes_per_qp - without.bytes_per_qp,
+                358.0 / 8.0,
+                "{q} QPs"
+            );
+            assert_eq!(with.shared_bytes, without.shared_bytes, "{q} QPs");
+            assert_eq!(mp_needs(&with), mp_needs(&without), "{q} QPs");
+            assert!(!without.by_category.contains_key("atomic replay records"));
+        }
     }
 
     /// What lets `budget` leave READ_EN out of the manifest's key: a build
@@ -746,8 +823,8 @@ mod tests {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let p = Pools::of(16, 0, 0, 0).unwrap();
         for send in [true, false] {
-            let with = elaborate(&root, 16, 64, send, true, true, p).unwrap();
-            let without = elaborate(&root, 16, 64, send, true, false, p).unwrap();
+            let with = elaborate(&root, 16, 64, knobs(send, true), p).unwrap();
+            let without = elaborate(&root, 16, 64, knobs(send, false), p).unwrap();
             assert_eq!(
                 serde_json::to_string(&with).unwrap(),
                 serde_json::to_string(&without).unwrap(),

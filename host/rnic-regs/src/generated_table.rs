@@ -2162,7 +2162,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 readable: true,
                 writable: false,
                 reset: None,
-                desc: "Duplicate atomic requests answered from the replay record (the original value of that PSN's execution; memory untouched). A duplicate whose record is gone (the NIC keeps the last 16 atomics) is dropped and counted in rx_drop_psn, never executed twice.",
+                desc: "Duplicate atomic requests answered from the replay record (the original value of that PSN's execution; memory untouched). Each QP keeps the records of its last 4 atomics (the largest max_dest_rd_atomic: a requester within its max_rd_atomic never retries an older one); a duplicate whose record is gone is dropped and counted in rx_drop_psn, never executed twice.",
                 fields: &[
                     FieldDesc {
                         name: "value",

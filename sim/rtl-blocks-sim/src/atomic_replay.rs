@@ -1,30 +1,51 @@
 //! Bench of `atomic_replay`, the replay records of the atomics the NIC
-//! executed as a responder: a ring of ENTRIES records (QP number, PSN,
-//! original value), the newest replacing the oldest, cleared by QP at a
-//! QP's load, looked up by QP and PSN with the answer a cycle later.
+//! executed as a responder: per QP a ring of DEPTH records (PSN, original
+//! value) in block RAM at the QP's number, the QP's newest replacing its
+//! oldest, emptied by a clear of the QP (its load), looked up by QP and PSN
+//! with the answer two cycles later.
 //!
-//! Seeded random records (QPs of every number, PSNs from a small pool
-//! shared by the QPs, so that other QPs often hold the PSN looked up; now
-//! and then near the 24-bit wrap; never a key a valid record holds, as the
-//! block's contract asks), clears (often of the QP of the entry the ring
-//! writes next, in the same cycle as that record; often of the QP being
-//! recorded), lookups (the keys of valid records, the same PSN on another
-//! QP, a PSN one off, the key recorded in the same cycle or the cycle
-//! before, keys that were replaced, cleared or reset, random keys) and
-//! resets, against a model of the ring written from the block's contract,
-//! every cycle:
+//! Seeded random stimulus that keeps the block's contract: every QP is
+//! cleared (loaded) before its first record; records at least three cycles
+//! apart and clears at least two; one record in twenty of a PSN a valid
+//! record of its QP holds (a QP that executes fewer than DEPTH atomics in
+//! 2^24 PSNs records a PSN again), the others of a PSN its QP's ring does
+//! not hold (PSNs from a small pool the QPs share, so that other QPs often
+//! hold the PSN looked up; now and then near the 24-bit wrap); QP numbers
+//! below NUM_QP (junk ones too, on inputs not valid).
+//! Moods change how often records and clears come and which QPs are hot
+//! (a few QPs fill their rings, all QPs spread them). Clears are aimed now
+//! and then at the QP of the record of the same cycle, at the QP of the
+//! record that writes in the clear's cycle (it waits, and is dropped) or
+//! at another QP then (it waits, and is written a cycle late). Lookups:
+//! the keys of valid records (every slot), PSNs two or more valid records
+//! of the QP hold (a lookup in five while there are some), the same PSN
+//! on another QP, a PSN one off, the record arriving (not yet seen), the
+//! record writing or waiting, keys replaced, cleared, dropped, held before
+//! a reset, random.
+//! Resets of one or two cycles, some in a record's cycle, some in its
+//! write cycle with and without a clear of another QP.
 //!
-//! - `lk_hit` and, on a hit, `lk_orig` are the answer to the lookup of the
-//!   cycle before, from the records as they were in that cycle (a record
-//!   or clear of that cycle does not change it; a reset in it makes it a
-//!   miss);
-//! - a record goes to the entry after the last one written (the ring
-//!   replaces its oldest record after ENTRIES more records, cleared or
-//!   not);
-//! - a clear removes exactly the records of its QP; a record in the same
-//!   cycle stays, even in the entry the clear names or of the QP cleared;
-//! - a reset empties the ring and starts it again at entry 0;
-//! - the answer is a register (a peek with other inputs gives the same).
+//! A model written from the block's header comment is checked every cycle:
+//!
+//! - `lk_hit` and `lk_orig` are the answer to the lookup of two cycles
+//!   before, from the records as they were after that lookup's cycle (a
+//!   record written or a clear in it is seen): of the valid records of
+//!   the QP that hold the PSN the newest (the last written, whatever its
+//!   slot), `lk_orig` exactly 0 on a miss; a miss (`lk_orig` 0) if a
+//!   reset came in the cycle between;
+//! - a record arriving in cycle t reads its QP's ring in t and writes in
+//!   t+1 the slot its ring writes next (marking it valid, moving the
+//!   pointer), unless a clear comes in t+1: then it waits and writes in
+//!   t+2, into its ring as it is then;
+//! - a QP's ring replaces its oldest record after DEPTH more records of
+//!   that QP, and no other QP's records touch it;
+//! - a clear empties its QP's ring (its next record goes to slot 0) and
+//!   drops the record of that QP arriving in its cycle or waiting in it;
+//! - a reset drops the record that arrives in its cycle or would wait
+//!   through it (a record writing in the reset cycle is written) and keeps
+//!   every stored record and ring;
+//! - the answer is a register: a peek with every input changed (reset
+//!   included) gives the same outputs.
 
 use crate::{fail, Fail, Kind, Model, PortsIn, PSN_MASK};
 use rand::{Rng, SeedableRng};
@@ -38,7 +59,9 @@ pub struct ArCfg {
     pub model: &'static str,
     pub seed: u64,
     pub cycles: usize,
-    /// resets in the middle of the run
+    /// resets in the middle of the run (taking turns: at once, in a
+    /// record's cycle, in a record's write cycle with a clear of another
+    /// QP, without)
     pub resets: usize,
 }
 
@@ -48,7 +71,7 @@ impl ArCfg {
             model,
             seed,
             cycles: 20_000,
-            resets: 3,
+            resets: 16,
         }
     }
 }
@@ -57,57 +80,112 @@ impl ArCfg {
 #[derive(Debug, Clone, Default)]
 pub struct ArReport {
     pub cycles: u64,
+    /// records that arrived, were written, were written a cycle late
+    /// (behind a clear of another QP)
     pub records: usize,
+    pub written: usize,
+    pub waited: usize,
+    /// records dropped by a clear of their QP in their cycle, while they
+    /// waited; by a reset
+    pub dropped_at_clear: usize,
+    pub dropped_waiting: usize,
+    pub dropped_at_reset: usize,
+    /// records written in a reset cycle (kept)
+    pub written_at_reset: usize,
+    pub clears: usize,
+    /// records written over a valid one (the QP's ring wrapped)
+    pub replacements: usize,
+    /// records written with a PSN a valid record of their QP held
+    pub dup_records: usize,
     pub hits: usize,
+    /// hits by the slot that held the record
+    pub hits_slot: Vec<usize>,
+    /// hits where two or more valid records of the QP held the PSN (the
+    /// newest answers); of those, the ones where an older match sits in a
+    /// higher slot than the newest (the ring wrapped between them)
+    pub hits_dup: usize,
+    pub hits_dup_wrapped: usize,
+    /// hits of an older record of the PSN while a newer one arrives in the
+    /// lookup's cycle or waits to be written (not seen yet)
+    pub hits_dup_arriving: usize,
+    /// hits of a record after which at least 2 x DEPTH records were written
+    /// (at least DEPTH + 1 of other QPs: a NIC-wide ring would have lost it)
+    pub hits_old: usize,
+    /// hits of the record written in the lookup's cycle; of those, the ones
+    /// written a cycle late behind a clear
+    pub hits_written_now: usize,
+    pub hits_waited_now: usize,
+    /// hits of a record stored before the last reset
+    pub hits_after_reset: usize,
     pub misses: usize,
     /// misses whose PSN a valid record of another QP holds
     pub other_qp: usize,
-    /// misses of a record the ring replaced
-    pub replaced: usize,
-    /// misses of a record a clear removed
-    pub cleared: usize,
-    /// misses of a record from before a reset whose entry no record has
-    /// written since
-    pub after_reset: usize,
     /// misses one PSN off a valid record of the QP
     pub psn_off: usize,
-    /// lookups of the key recorded in the same cycle (a miss)
-    pub same_cycle: usize,
-    /// hits of the record written in the cycle before
-    pub hit_next_cycle: usize,
-    /// hits in a cycle with a clear of the QP looked up (answered from
-    /// before the clear)
-    pub hit_at_clear: usize,
-    /// clears that removed records while another QP's stayed
-    pub clears_partial: usize,
-    /// records into the entry whose QP a clear of the same cycle names
-    pub rec_over_clear: usize,
-    /// records of the QP a clear of the same cycle names
-    pub rec_of_cleared_qp: usize,
-    /// records that replaced a valid record (the ring wrapped onto it)
-    pub replacements: usize,
+    /// misses of a record the QP's ring replaced, a clear removed, a clear
+    /// or a reset dropped
+    pub replaced: usize,
+    pub cleared: usize,
+    pub dropped: usize,
+    /// lookups of the record arriving in the lookup's cycle (a miss)
+    pub arriving: usize,
+    /// lookups of a record waiting behind a clear (a miss)
+    pub waiting: usize,
+    /// misses of a record valid before a clear of its QP in the lookup's
+    /// cycle; in the cycle before
+    pub at_clear: usize,
+    pub after_clear: usize,
     pub resets: usize,
-    /// resets that found records in the ring
-    pub resets_with_records: usize,
+    /// answers a reset turned into a miss (they would have hit)
+    pub reset_misses: usize,
+    /// peeks with every input changed
+    pub peeks: usize,
 }
 
-/// An entry of the ring as the block keeps it (the key and value stay
-/// when it is invalidated: a clear compares the stored QP whatever the
-/// valid bit).
+/// A slot of a ring: the record (its number among those written, for the
+/// report) and whether it is valid.
 #[derive(Debug, Clone, Copy, Default)]
-struct Entry {
+struct Slot {
     valid: bool,
-    qpn: u32,
     psn: u32,
     orig: u64,
+    seq: u64,
 }
 
-/// Why a key recorded earlier is no longer in the ring.
+#[derive(Debug, Clone)]
+struct Ring {
+    slots: Vec<Slot>,
+    next: usize,
+}
+
+/// The record between its cycle and its write.
+#[derive(Debug, Clone, Copy)]
+struct Pend {
+    q: u32,
+    p: u32,
+    o: u64,
+    /// a clear of its QP came: it is dropped
+    drop: bool,
+    /// its cycle
+    at: u64,
+    /// a clear made it wait
+    waited: bool,
+}
+
+/// Why a key recorded earlier is not in its QP's ring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Gone {
     Replaced,
     Cleared,
-    Reset,
+    Dropped,
+}
+
+/// What the outputs must show in a cycle: hit (with the original value)
+/// or miss, and the lookup it answers.
+#[derive(Debug, Clone)]
+struct Want {
+    hit: Option<u64>,
+    what: String,
 }
 
 // The ports (csrc/blocks.cpp): `s_data` words 0 s_rec_psn, 1..2 s_rec_orig,
@@ -122,16 +200,17 @@ fn inputs(
     clr: Option<u32>,
     lk: (u32, u32),
     junk: &mut ChaCha8Rng,
-    qmask: u32,
+    nq: u32,
 ) -> PortsIn {
     let mut i = PortsIn::default();
-    // the record's and the clear's fields carry junk while not valid
+    // the record's and the clear's fields carry junk while not valid (QP
+    // numbers below NUM_QP: the RAMs are NUM_QP deep)
     let (rq, rp, ro) = rec.unwrap_or((
-        junk.gen::<u32>() & qmask,
+        junk.gen_range(0..nq),
         junk.gen::<u32>() & PSN_MASK,
         junk.gen(),
     ));
-    let cq = clr.unwrap_or(junk.gen::<u32>() & qmask);
+    let cq = clr.unwrap_or(junk.gen_range(0..nq));
     i.s_data[0] = rp;
     i.s_data[1] = ro as u32;
     i.s_data[2] = (ro >> 32) as u32;
@@ -141,11 +220,44 @@ fn inputs(
     i
 }
 
-/// The lookup's answer from the ring as it is: hit and original value.
-fn answer(ring: &[Entry], lk: (u32, u32)) -> (bool, u64) {
-    ring.iter()
-        .find(|e| e.valid && e.qpn == lk.0 && e.psn == lk.1)
-        .map_or((false, 0), |e| (true, e.orig))
+/// The valid records of the lookup's QP that hold its PSN: their slots
+/// and records.
+fn matches(rings: &[Ring], lk: (u32, u32)) -> Vec<(usize, Slot)> {
+    rings[lk.0 as usize]
+        .slots
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.valid && s.psn == lk.1)
+        .map(|(k, s)| (k, *s))
+        .collect()
+}
+
+/// The lookup's answer from the rings as they are: of the valid records
+/// of the QP that hold the PSN, the newest (the last written); its slot
+/// and record.
+fn answer(rings: &[Ring], lk: (u32, u32)) -> Option<(usize, Slot)> {
+    matches(rings, lk).into_iter().max_by_key(|(_, s)| s.seq)
+}
+
+/// The keys two or more valid records of their QP hold.
+fn dup_keys(rings: &[Ring]) -> Vec<(u32, u32)> {
+    let mut keys = Vec::new();
+    for (q, g) in rings.iter().enumerate() {
+        for (k, s) in g.slots.iter().enumerate() {
+            if s.valid
+                && g.slots[..k].iter().all(|t| !t.valid || t.psn != s.psn)
+                && g.slots[k + 1..].iter().any(|t| t.valid && t.psn == s.psn)
+            {
+                keys.push((q as u32, s.psn));
+            }
+        }
+    }
+    keys
+}
+
+/// Whether a valid record of QP `q` holds PSN `p`.
+fn holds(rings: &[Ring], q: u32, p: u32) -> bool {
+    answer(rings, (q, p)).is_some()
 }
 
 /// Runs one configuration; every check above, every cycle.
@@ -158,13 +270,14 @@ pub fn run(cfg: &ArCfg) -> Result<ArReport, Fail> {
         "{} is not an atomic_replay",
         c.name
     );
-    let n = c.param("ENTRIES") as usize;
-    let qn_w = c.param("QN_W");
-    let qmask = (1u32 << qn_w) - 1;
+    let nq = c.param("NUM_QP");
+    let depth = c.param("DEPTH") as usize;
+    assert!(nq >= 2 && nq <= 1 << c.param("QN_W") && depth >= 2);
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
     let mut junk = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x5eed);
 
-    // reset
+    // reset (it clears no ring: the rings start empty as the RAMs' INIT,
+    // and the first cycles load, i.e. clear, every QP anyway)
     for _ in 0..2 {
         m.step(&PortsIn {
             rst: 1,
@@ -172,85 +285,186 @@ pub fn run(cfg: &ArCfg) -> Result<ArReport, Fail> {
         });
     }
 
-    let mut r = ArReport::default();
-    let mut ring = vec![Entry::default(); n];
-    let mut next = 0usize;
+    let mut r = ArReport {
+        hits_slot: vec![0; depth],
+        ..ArReport::default()
+    };
+    let mut rings = vec![
+        Ring {
+            slots: vec![Slot::default(); depth],
+            next: 0,
+        };
+        nq as usize
+    ];
+    let mut loaded = vec![false; nq as usize];
+    let mut load_next = 0u32;
+    let mut pend: Option<Pend> = None;
+    let mut last_rec: Option<u64> = None;
+    let mut last_clr: Option<(u64, u32)> = None;
+    // records written (the next one's number); at the last reset
+    let mut seq = 0u64;
+    let mut seq_at_reset = 0u64;
     // the keys recorded, newest last, and why those gone are gone
     let mut hist: VecDeque<(u32, u32)> = VecDeque::new();
     let mut gone: HashMap<(u32, u32), Gone> = HashMap::new();
-    // the answer the outputs show this cycle (to the lookup of the cycle
-    // before), and what that lookup was
-    let mut want: (bool, u64) = (false, 0);
-    let mut want_what = String::from("the reset");
-    let mut prev_rec: Option<(u32, u32)> = None;
-    // the PSN pool the QPs share; moved now and then
+    // the answer the outputs show this cycle (to the lookup two cycles
+    // before) and next cycle (to the lookup of the cycle before)
+    let miss = |what: &str| Want {
+        hit: None,
+        what: what.to_string(),
+    };
+    let mut want_now = miss("the reset");
+    let mut want_next = miss("the reset");
+    // moods
     let mut pool_base = 0u32;
-    let (mut p_rec, mut p_clr) = (0.5, 0.05);
+    let (mut p_rec, mut p_clr) = (0.3, 0.05);
+    let mut hot: Vec<u32> = (0..nq).collect();
     let mut mood_left = 0u32;
+    // resets: the next one's cycle and kind; cycles of reset left
+    let mut resets_done = 0usize;
     let mut rst_left = 0u32;
-    let mut resets_left = cfg.resets;
-    // the records valid at the last reset whose entries no record has
-    // written since, and the cycles since that reset: the next few cycles
-    // look them up (a reset that kept them would show)
-    let mut pre_reset: Vec<(usize, u32, u32)> = Vec::new();
+    // the keys valid at the last reset, looked up in the cycles after it
+    let mut pre_reset: Vec<(u32, u32)> = Vec::new();
     let mut since_reset = u64::MAX;
 
     for cyc in 0..cfg.cycles as u64 {
         let at = || format!("{} seed {} cycle {cyc}", cfg.model, cfg.seed);
         if mood_left == 0 {
-            mood_left = rng.gen_range(50..500);
-            p_rec = [0.05, 0.3, 0.7, 1.0][rng.gen_range(0..4)];
+            mood_left = rng.gen_range(50..400);
+            p_rec = [0.05, 0.3, 0.6, 1.0][rng.gen_range(0..4)];
             p_clr = [0.0, 0.03, 0.1, 0.3][rng.gen_range(0..4)];
             pool_base = if rng.gen_bool(0.3) {
                 PSN_MASK - rng.gen_range(0..6)
             } else {
                 rng.gen::<u32>() & PSN_MASK
             };
+            hot = if rng.gen_bool(0.5) {
+                (0..nq).collect()
+            } else {
+                let k = rng.gen_range(1..=3.min(nq));
+                (0..k).map(|_| rng.gen_range(0..nq)).collect()
+            };
         }
         mood_left -= 1;
-        if rst_left == 0
-            && resets_left > 0
-            && (cyc as usize) * (cfg.resets + 1) >= cfg.cycles * (cfg.resets + 1 - resets_left)
-            && rng.gen_bool(0.05)
-        {
-            rst_left = rng.gen_range(1..=2);
-            resets_left -= 1;
-            r.resets += 1;
-            if ring.iter().any(|e| e.valid) {
-                r.resets_with_records += 1;
-            }
-        }
-        let rst = rst_left > 0;
-        let valid: Vec<Entry> = ring.iter().copied().filter(|e| e.valid).collect();
+        let rec_ok = last_rec.is_none_or(|t| cyc >= t + 3);
+        let clr_ok = last_clr.is_none_or(|(t, _)| cyc >= t + 2);
+        // the record writing in this cycle (if no clear comes)
+        let writing = pend.filter(|p| !p.drop && (p.at + 1 == cyc || p.waited));
+        let fresh_pend = pend.filter(|p| !p.drop && p.at + 1 == cyc);
 
-        // a record: a key no valid record holds
-        let fresh = since_reset < 16 && !pre_reset.is_empty();
-        let rec = if !rst && rng.gen_bool(if fresh { p_rec / 4.0 } else { p_rec }) {
-            let q = rng.gen::<u32>() & qmask;
-            let mut p = (pool_base + rng.gen_range(0..8)) & PSN_MASK;
-            if valid.iter().any(|e| e.qpn == q && e.psn == p) {
-                p = rng.gen::<u32>() & PSN_MASK;
-            }
-            if valid.iter().any(|e| e.qpn == q && e.psn == p) {
+        // a reset: the turn of the next one, and its kind
+        let rst_kind = if rst_left == 0
+            && resets_done < cfg.resets
+            && cyc as usize * (cfg.resets + 1) >= cfg.cycles * (resets_done + 1)
+            && load_next >= nq
+        {
+            Some(resets_done % 4)
+        } else {
+            None
+        };
+
+        // a record: of a hot QP loaded; one in twenty of a PSN a valid
+        // record of the QP holds (a QP that executed fewer than DEPTH
+        // atomics in 2^24 PSNs), the others of a PSN its ring does not hold
+        let want_rec = match rst_kind {
+            Some(1) => true,
+            _ => rng.gen_bool(p_rec),
+        };
+        let rec = if rec_ok && want_rec {
+            let cands: Vec<u32> = hot
+                .iter()
+                .copied()
+                .filter(|&q| loaded[q as usize])
+                .collect();
+            if cands.is_empty() {
                 None
             } else {
-                Some((q, p, rng.gen::<u64>()))
+                let q = cands[rng.gen_range(0..cands.len())];
+                let held: Vec<u32> = rings[q as usize]
+                    .slots
+                    .iter()
+                    .filter(|s| s.valid)
+                    .map(|s| s.psn)
+                    .collect();
+                if !held.is_empty() && rng.gen_bool(0.05) {
+                    Some((q, held[rng.gen_range(0..held.len())], rng.gen::<u64>()))
+                } else {
+                    let mut p = (pool_base + rng.gen_range(0..depth as u32 + 4)) & PSN_MASK;
+                    if holds(&rings, q, p) {
+                        p = rng.gen::<u32>() & PSN_MASK;
+                    }
+                    if holds(&rings, q, p) {
+                        None
+                    } else {
+                        Some((q, p, rng.gen::<u64>()))
+                    }
+                }
             }
         } else {
             None
         };
-        // a clear: often of the entry the ring writes next, or of the QP
-        // being recorded
-        let clr = if !rst && rng.gen_bool(p_clr) {
+        // a clear: every QP loaded first, in turn; then now and then, often
+        // aimed at the record arriving or writing
+        let other = |rng: &mut ChaCha8Rng, q: u32| (q + rng.gen_range(1..nq)) % nq;
+        let mut clr = if !clr_ok {
+            None
+        } else if load_next < nq {
+            load_next += 1;
+            Some(load_next - 1)
+        } else if let Some(fp) = fresh_pend.filter(|_| rng.gen_bool(0.1)) {
+            let q = fp.q;
+            Some(if rng.gen_bool(0.5) {
+                q
+            } else {
+                other(&mut rng, q)
+            })
+        } else if rng.gen_bool(p_clr) {
             Some(match (rng.gen_range(0..4), rec) {
-                (0 | 1, _) => ring[next].qpn,
-                (2, Some((q, _, _))) => q,
-                _ => rng.gen::<u32>() & qmask,
+                (0, Some((q, _, _))) => q,
+                (1, _) => hot[rng.gen_range(0..hot.len())],
+                _ => rng.gen_range(0..nq),
             })
         } else {
             None
         };
+        // the reset's kind says when it comes
+        let rst_go = match rst_kind {
+            Some(0) => true,
+            Some(1) => rec.is_some(),
+            Some(2) => match fresh_pend {
+                Some(p) if clr_ok => {
+                    clr = Some(other(&mut rng, p.q));
+                    true
+                }
+                _ => false,
+            },
+            Some(_) => match fresh_pend {
+                Some(_) => {
+                    clr = None;
+                    true
+                }
+                None => false,
+            },
+            None => false,
+        };
+        if rst_go {
+            rst_left = rng.gen_range(1..=2);
+            resets_done += 1;
+            r.resets += 1;
+        }
+        let rst = rst_left > 0;
+
         // the lookup
+        let valid: Vec<(u32, Slot)> = rings
+            .iter()
+            .enumerate()
+            .flat_map(|(q, g)| {
+                g.slots
+                    .iter()
+                    .filter(|s| s.valid)
+                    .map(move |s| (q as u32, *s))
+            })
+            .collect();
         let pick_valid = |rng: &mut ChaCha8Rng| {
             if valid.is_empty() {
                 None
@@ -258,69 +472,86 @@ pub fn run(cfg: &ArCfg) -> Result<ArReport, Fail> {
                 Some(valid[rng.gen_range(0..valid.len())])
             }
         };
+        let fresh = since_reset < 16 && !pre_reset.is_empty();
+        let dups = dup_keys(&rings);
         let lk = match if fresh && rng.gen_bool(0.6) {
             12
+        } else if !dups.is_empty() && rng.gen_bool(0.2) {
+            13
         } else {
             rng.gen_range(0..12)
         } {
-            12 => {
-                let (_, q, p) = pre_reset[rng.gen_range(0..pre_reset.len())];
-                Some((q, p))
-            }
-            0..=3 => pick_valid(&mut rng).map(|e| (e.qpn, e.psn)),
-            4 => pick_valid(&mut rng)
-                .map(|e| ((e.qpn + rng.gen_range(1..=qmask.max(1))) & qmask, e.psn)),
-            5 => rec.map(|(q, p, _)| (q, p)),
-            6 => prev_rec,
-            7 | 8 => {
+            12 => Some(pre_reset[rng.gen_range(0..pre_reset.len())]),
+            // a PSN two or more valid records of the QP hold
+            13 => Some(dups[rng.gen_range(0..dups.len())]),
+            0..=2 => pick_valid(&mut rng).map(|(q, s)| (q, s.psn)),
+            3 => pick_valid(&mut rng).map(|(q, s)| (other(&mut rng, q), s.psn)),
+            4 => rec.map(|(q, p, _)| (q, p)),
+            5 => pend.map(|p| (p.q, p.p)),
+            6 | 7 => {
                 if hist.is_empty() {
                     None
                 } else {
                     Some(hist[rng.gen_range(0..hist.len())])
                 }
             }
-            9 => pick_valid(&mut rng).map(|e| {
+            8 => pick_valid(&mut rng).map(|(q, s)| {
                 (
-                    e.qpn,
+                    q,
                     if rng.gen_bool(0.5) {
-                        e.psn.wrapping_add(1) & PSN_MASK
+                        s.psn.wrapping_add(1) & PSN_MASK
                     } else {
-                        e.psn.wrapping_sub(1) & PSN_MASK
+                        s.psn.wrapping_sub(1) & PSN_MASK
                     },
                 )
             }),
-            10 => clr.map(|q| {
-                // a record of the QP cleared in this cycle, if any
-                valid
-                    .iter()
-                    .find(|e| e.qpn == q)
-                    .map_or((q, pool_base), |e| (q, e.psn))
-            }),
+            9 => {
+                // a record of the QP cleared in this cycle or the one before
+                let q = clr.or(last_clr.filter(|&(t, _)| t + 1 == cyc).map(|(_, q)| q));
+                q.and_then(|q| {
+                    let held: Vec<u32> = rings[q as usize]
+                        .slots
+                        .iter()
+                        .filter(|s| s.valid)
+                        .map(|s| s.psn)
+                        .collect();
+                    let was: Vec<(u32, u32)> = hist
+                        .iter()
+                        .copied()
+                        .filter(|&(hq, hp)| hq == q && gone.get(&(hq, hp)) == Some(&Gone::Cleared))
+                        .collect();
+                    if !held.is_empty() {
+                        Some((q, held[rng.gen_range(0..held.len())]))
+                    } else if !was.is_empty() {
+                        Some(was[rng.gen_range(0..was.len())])
+                    } else {
+                        None
+                    }
+                })
+            }
+            10 => writing.map(|p| (p.q, p.p)),
             _ => None,
         }
         .unwrap_or_else(|| {
             (
-                rng.gen::<u32>() & qmask,
-                (pool_base + rng.gen_range(0..8)) & PSN_MASK,
+                rng.gen_range(0..nq),
+                (pool_base + rng.gen_range(0..depth as u32 + 4)) & PSN_MASK,
             )
         });
-        let mut i = inputs(rec, clr, lk, &mut junk, qmask);
+        let mut i = inputs(rec, clr, lk, &mut junk, nq);
         i.rst = u8::from(rst);
 
         // the answer is a register: other inputs before the edge change nothing
         let alt = if cyc % 4 == 0 {
             let mut a = inputs(
-                Some((
-                    rng.gen::<u32>() & qmask,
-                    rng.gen::<u32>() & PSN_MASK,
-                    rng.gen(),
-                )),
-                Some(rng.gen::<u32>() & qmask),
-                (rng.gen::<u32>() & qmask, rng.gen::<u32>() & PSN_MASK),
+                Some((rng.gen_range(0..nq), rng.gen::<u32>() & PSN_MASK, rng.gen())),
+                Some(rng.gen_range(0..nq)),
+                (rng.gen_range(0..nq), rng.gen::<u32>() & PSN_MASK),
                 &mut junk,
-                qmask,
+                nq,
             );
             a.rst = rng.gen_range(0..2);
+            r.peeks += 1;
             Some(m.peek(&a))
         } else {
             None
@@ -342,123 +573,213 @@ pub fn run(cfg: &ArCfg) -> Result<ArReport, Fail> {
         }
         let hit = po.m_valid & 1 != 0;
         let orig = u64::from(po.m_data[0]) | (u64::from(po.m_data[1]) << 32);
-        if hit != want.0 || (hit && orig != want.1) {
+        // (lk_orig is 0 on a miss)
+        if hit != want_now.hit.is_some() || orig != want_now.hit.unwrap_or(0) {
             fail!(
-                "{}: the answer to {want_what} is hit {hit} orig {orig:#x}, want hit {} orig \
-                 {:#x}",
+                "{}: the answer to {} is hit {hit} orig {orig:#x}, want {}",
                 at(),
-                want.0,
-                want.1
+                want_now.what,
+                want_now
+                    .hit
+                    .map_or("a miss, orig 0".to_string(), |o| format!(
+                        "a hit, orig {o:#x}"
+                    ))
             );
         }
 
-        // this cycle's lookup: its answer, next cycle
-        let a = answer(&ring, lk);
-        want_what = format!(
+        // ---- the edge
+        let before = answer(&rings, lk);
+        // the record of the cycle before (or waiting): written unless a
+        // clear takes the ring's port (then it waits; dropped if the clear
+        // is of its QP)
+        let mut written_now: Option<(u32, u32, bool)> = None;
+        if let Some(mut p) = pend.take() {
+            if p.drop {
+                // (dropped)
+            } else if let Some(cq) = clr {
+                p.waited = true;
+                if cq == p.q {
+                    p.drop = true;
+                    r.dropped_waiting += 1;
+                    // (the clear removes any older record of the PSN)
+                    gone.insert((p.q, p.p), Gone::Dropped);
+                }
+                pend = Some(p);
+            } else {
+                if holds(&rings, p.q, p.p) {
+                    r.dup_records += 1;
+                }
+                let g = &mut rings[p.q as usize];
+                let s = g.next;
+                let old = g.slots[s];
+                if old.valid {
+                    r.replacements += 1;
+                }
+                g.slots[s] = Slot {
+                    valid: true,
+                    psn: p.p,
+                    orig: p.o,
+                    seq,
+                };
+                g.next = (s + 1) % depth;
+                seq += 1;
+                // (a record of the PSN may remain: a newer one, or this)
+                if old.valid && !holds(&rings, p.q, old.psn) {
+                    gone.insert((p.q, old.psn), Gone::Replaced);
+                }
+                gone.remove(&(p.q, p.p));
+                hist.push_back((p.q, p.p));
+                if hist.len() > 8 * depth + 32 {
+                    hist.pop_front();
+                }
+                r.written += 1;
+                if p.waited {
+                    r.waited += 1;
+                }
+                if rst {
+                    r.written_at_reset += 1;
+                }
+                written_now = Some((p.q, p.p, p.waited));
+            }
+        }
+        // the clear: its QP's ring empty, slot 0 next
+        if let Some(q) = clr {
+            let g = &mut rings[q as usize];
+            for s in g.slots.iter_mut().filter(|s| s.valid) {
+                gone.insert((q, s.psn), Gone::Cleared);
+                s.valid = false;
+            }
+            g.next = 0;
+            loaded[q as usize] = true;
+            pre_reset.retain(|&(pq, _)| pq != q);
+            last_clr = Some((cyc, q));
+            r.clears += 1;
+        }
+        // the record of this cycle: dropped by a clear of its QP now
+        if let Some((q, p, o)) = rec {
+            let drop = clr == Some(q);
+            if drop {
+                r.dropped_at_clear += 1;
+                gone.insert((q, p), Gone::Dropped);
+            }
+            pend = Some(Pend {
+                q,
+                p,
+                o,
+                drop,
+                at: cyc,
+                waited: false,
+            });
+            last_rec = Some(cyc);
+            r.records += 1;
+        }
+        // a reset drops the record arriving or waiting through it
+        since_reset = since_reset.saturating_add(1);
+        if rst {
+            if let Some(p) = pend.take() {
+                if !p.drop {
+                    r.dropped_at_reset += 1;
+                    if !holds(&rings, p.q, p.p) {
+                        gone.insert((p.q, p.p), Gone::Dropped);
+                    }
+                }
+            }
+            if since_reset > 1 {
+                // (a reset's first cycle)
+                pre_reset = rings
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(q, g)| {
+                        g.slots
+                            .iter()
+                            .filter(|s| s.valid)
+                            .map(move |s| (q as u32, s.psn))
+                    })
+                    .collect();
+                seq_at_reset = seq;
+            }
+            since_reset = 0;
+            rst_left -= 1;
+        }
+
+        // this cycle's lookup, answered two cycles later
+        let a = answer(&rings, lk);
+        let what = format!(
             "the lookup of QP {} PSN {:#x} in cycle {cyc}{}",
             lk.0,
             lk.1,
             if rst { " (a reset cycle)" } else { "" }
         );
-        if rst {
-            want = (false, 0);
+        if let Some((k, s)) = a {
+            r.hits += 1;
+            r.hits_slot[k] += 1;
+            let all = matches(&rings, lk);
+            if all.len() >= 2 {
+                r.hits_dup += 1;
+                if all.iter().any(|&(j, _)| j > k) {
+                    r.hits_dup_wrapped += 1;
+                }
+            }
+            if rec.is_some_and(|(q, p, _)| (q, p) == lk)
+                || pend.is_some_and(|p| !p.drop && (p.q, p.p) == lk)
+            {
+                r.hits_dup_arriving += 1;
+            }
+            if seq - 1 - s.seq >= 2 * depth as u64 {
+                r.hits_old += 1;
+            }
+            if let Some((_, _, waited)) = written_now.filter(|w| (w.0, w.1) == lk) {
+                r.hits_written_now += 1;
+                if waited {
+                    r.hits_waited_now += 1;
+                }
+            }
+            if s.seq < seq_at_reset {
+                r.hits_after_reset += 1;
+            }
         } else {
-            want = a;
-            if a.0 {
-                r.hits += 1;
-                if prev_rec == Some(lk) {
-                    r.hit_next_cycle += 1;
-                }
-                if clr == Some(lk.0) {
-                    r.hit_at_clear += 1;
-                }
-            } else {
-                r.misses += 1;
-                if rec.is_some_and(|(q, p, _)| (q, p) == lk) {
-                    r.same_cycle += 1;
-                }
-                if valid.iter().any(|e| e.psn == lk.1 && e.qpn != lk.0) {
-                    r.other_qp += 1;
-                }
-                if valid.iter().any(|e| {
-                    e.qpn == lk.0
-                        && (e.psn == (lk.1 + 1) & PSN_MASK || lk.1 == (e.psn + 1) & PSN_MASK)
-                }) {
-                    r.psn_off += 1;
-                }
-                if pre_reset.iter().any(|&(_, q, p)| (q, p) == lk) {
-                    r.after_reset += 1;
-                }
-                match gone.get(&lk) {
-                    Some(Gone::Replaced) => r.replaced += 1,
-                    Some(Gone::Cleared) => r.cleared += 1,
-                    Some(Gone::Reset) => {}
-                    None => {}
-                }
+            r.misses += 1;
+            if valid.iter().any(|&(q, s)| q != lk.0 && s.psn == lk.1) {
+                r.other_qp += 1;
+            }
+            if valid.iter().any(|&(q, s)| {
+                q == lk.0 && (s.psn == (lk.1 + 1) & PSN_MASK || lk.1 == (s.psn + 1) & PSN_MASK)
+            }) {
+                r.psn_off += 1;
+            }
+            match gone.get(&lk) {
+                Some(Gone::Replaced) => r.replaced += 1,
+                Some(Gone::Cleared) => r.cleared += 1,
+                Some(Gone::Dropped) => r.dropped += 1,
+                None => {}
+            }
+            if rec.is_some_and(|(q, p, _)| (q, p) == lk) {
+                r.arriving += 1;
+            }
+            if pend.is_some_and(|p| p.waited && !p.drop && (p.q, p.p) == lk) {
+                r.waiting += 1;
+            }
+            if before.is_some() && clr == Some(lk.0) {
+                r.at_clear += 1;
+            }
+            if last_clr.is_some_and(|(t, q)| t + 1 == cyc && q == lk.0)
+                && gone.get(&lk) == Some(&Gone::Cleared)
+            {
+                r.after_clear += 1;
             }
         }
-
-        // the edge
-        since_reset = since_reset.saturating_add(1);
-        if rst {
-            // (a reset's first cycle)
-            if since_reset > 1 {
-                pre_reset = ring
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, e)| e.valid)
-                    .map(|(k, e)| (k, e.qpn, e.psn))
-                    .collect();
+        want_now = if rst {
+            if want_next.hit.is_some() {
+                r.reset_misses += 1;
             }
-            since_reset = 0;
-            for e in ring.iter_mut().filter(|e| e.valid) {
-                gone.insert((e.qpn, e.psn), Gone::Reset);
-                e.valid = false;
-            }
-            next = 0;
-            rst_left -= 1;
-            prev_rec = None;
-            continue;
-        }
-        if let Some(q) = clr {
-            pre_reset.retain(|&(_, pq, _)| pq != q);
-            let mut removed = 0;
-            for e in ring.iter_mut().filter(|e| e.qpn == q && e.valid) {
-                gone.insert((e.qpn, e.psn), Gone::Cleared);
-                e.valid = false;
-                removed += 1;
-            }
-            if removed > 0 && ring.iter().any(|e| e.valid && e.qpn != q) {
-                r.clears_partial += 1;
-            }
-        }
-        if let Some((q, p, o)) = rec {
-            if clr == Some(ring[next].qpn) {
-                r.rec_over_clear += 1;
-            }
-            if clr == Some(q) {
-                r.rec_of_cleared_qp += 1;
-            }
-            pre_reset.retain(|&(k, _, _)| k != next);
-            if ring[next].valid {
-                r.replacements += 1;
-                gone.insert((ring[next].qpn, ring[next].psn), Gone::Replaced);
-            }
-            ring[next] = Entry {
-                valid: true,
-                qpn: q,
-                psn: p,
-                orig: o,
-            };
-            gone.remove(&(q, p));
-            next = (next + 1) % n;
-            hist.push_back((q, p));
-            if hist.len() > 4 * n + 16 {
-                hist.pop_front();
-            }
-            r.records += 1;
-        }
-        prev_rec = rec.map(|(q, p, _)| (q, p));
+            miss(&format!("{} (a reset in the cycle after)", want_next.what))
+        } else {
+            want_next
+        };
+        want_next = Want {
+            hit: a.map(|(_, s)| s.orig),
+            what,
+        };
     }
     r.cycles = cfg.cycles as u64;
     Ok(r)

@@ -67,7 +67,8 @@ pub enum Kind {
     /// QN_W, NUM_RD, RD_IW
     ReadTrack,
     /// `atomic_replay` (the replay records of the atomics executed: a ring
-    /// looked up by QP and PSN, cleared by QP): QN_W, ENTRIES
+    /// of DEPTH records per QP in block RAM, looked up by QP and PSN with
+    /// the answer two cycles later, cleared by QP): NUM_QP, QN_W, DEPTH
     AtomicReplay,
 }
 
@@ -382,22 +383,29 @@ pub const CONFIGS: &[Config] = &[
             ("ATOM_RAM", 0x0c0e0),
         ],
     },
-    // the smallest ring (QP numbers of 1 bit); four entries over 8 QPs;
-    // the responder's default (ATOM_REPLAY 16), at 16 QPs
+    // per QP rings of DEPTH records: the smallest (2 QPs, QP numbers of 1
+    // bit, 2 records); 8 QPs of 2; the responder's default (16 QPs,
+    // DEPTH 4); 20 QPs of 8, fewer QPs than QP numbers (the RAMs are
+    // NUM_QP deep)
     Config {
-        name: "ar_q1_e2",
+        name: "ar_n2_d2",
         kind: Kind::AtomicReplay,
-        params: &[("QN_W", 1), ("ENTRIES", 2)],
+        params: &[("NUM_QP", 2), ("QN_W", 1), ("DEPTH", 2)],
     },
     Config {
-        name: "ar_q3_e4",
+        name: "ar_n8_d2",
         kind: Kind::AtomicReplay,
-        params: &[("QN_W", 3), ("ENTRIES", 4)],
+        params: &[("NUM_QP", 8), ("QN_W", 3), ("DEPTH", 2)],
     },
     Config {
-        name: "ar_q4_e16",
+        name: "ar_n16_d4",
         kind: Kind::AtomicReplay,
-        params: &[("QN_W", 4), ("ENTRIES", 16)],
+        params: &[("NUM_QP", 16), ("QN_W", 4), ("DEPTH", 4)],
+    },
+    Config {
+        name: "ar_n20_d8",
+        kind: Kind::AtomicReplay,
+        params: &[("NUM_QP", 20), ("QN_W", 5), ("DEPTH", 8)],
     },
     // every window the core builds (MP_W 32, 64, 128), the build's NAK gap
     // (16) and one above half the window

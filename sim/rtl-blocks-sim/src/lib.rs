@@ -56,8 +56,9 @@
 //!   completer over a few QPs, every lookup answer, `alloc_ready` and
 //!   `q_busy` against a model of the table;
 //! - [`atomic_replay`]: `atomic_replay`, the replay records of the atomics
-//!   executed (a ring looked up by QP and PSN, cleared by QP): records,
-//!   clears, lookups and resets against a model of the ring.
+//!   executed (per QP a ring of DEPTH records in block RAM, looked up by QP
+//!   and PSN with the answer two cycles later, cleared by QP): records,
+//!   clears, lookups and resets against a model of the rings.
 //!
 //! Every configuration of [`CONFIGS`] is one model, looked up by name.
 //! Stimulus is seeded ([`rand_chacha`]), so a failing run repeats exactly.

@@ -856,41 +856,96 @@ fn read_track_finds_places_and_frees_the_reads_in_flight() {
 }
 
 /// `atomic_replay`: records, clears, lookups and resets against a model
-/// of the ring: each lookup's answer the cycle after, the oldest record
-/// replaced after ENTRIES more, a clear removing exactly its QP's records
-/// (a record in its cycle stays), a reset emptying the ring.
+/// of the per-QP rings: each lookup's answer two cycles later, from the
+/// records after its cycle, of several records of the PSN the newest, an
+/// original value of 0 on a miss; a record written the cycle after it arrives,
+/// a cycle later behind a clear; a QP's oldest record replaced after DEPTH
+/// more of that QP (never by another QP's); a clear emptying its QP's ring
+/// and dropping the record of its QP in its cycle or waiting; a reset
+/// dropping the record arriving or waiting, keeping the records stored.
 #[test]
 fn atomic_replay_answers_from_the_newest_records() {
     if skip() {
         return;
     }
-    for m in ["ar_q1_e2", "ar_q3_e4", "ar_q4_e16"] {
+    for m in ["ar_n2_d2", "ar_n8_d2", "ar_n16_d4", "ar_n20_d8"] {
+        let mut at_reset = [0usize; 4];
         for seed in 1..=3 {
             let c = ArCfg::new(m, seed);
             let r = atomic_replay::run(&c).unwrap_or_else(|e| panic!("{e}"));
             eprintln!("{m} seed {seed}: {r:?}");
             // the run reached every case the checks are for
             for (what, n) in [
-                ("records", r.records),
+                ("records written", r.written),
+                ("records written behind a clear", r.waited),
+                (
+                    "records dropped by a clear in their cycle",
+                    r.dropped_at_clear,
+                ),
+                (
+                    "records dropped by a clear while waiting",
+                    r.dropped_waiting,
+                ),
+                ("records replacing a valid one", r.replacements),
+                (
+                    "records of a PSN a valid record of the QP held",
+                    r.dup_records,
+                ),
                 ("hits", r.hits),
+                ("hits where two or more valid records matched", r.hits_dup),
+                (
+                    "hits where an older match sat in a higher slot",
+                    r.hits_dup_wrapped,
+                ),
+                ("hits of records with 2 x DEPTH written after", r.hits_old),
+                (
+                    "hits of the record written in the cycle",
+                    r.hits_written_now,
+                ),
+                (
+                    "hits of a waiting record in its write cycle",
+                    r.hits_waited_now,
+                ),
                 ("misses", r.misses),
                 ("misses of a PSN another QP holds", r.other_qp),
+                ("misses one PSN off", r.psn_off),
                 ("misses of replaced records", r.replaced),
                 ("misses of cleared records", r.cleared),
-                ("misses one PSN off", r.psn_off),
-                ("lookups of the record of the same cycle", r.same_cycle),
-                ("hits of the record of the cycle before", r.hit_next_cycle),
-                ("hits in the cycle of the QP's clear", r.hit_at_clear),
-                ("clears that kept another QP's records", r.clears_partial),
-                ("records into the entry a clear names", r.rec_over_clear),
-                ("records of the QP cleared", r.rec_of_cleared_qp),
-                ("records replacing a valid one", r.replacements),
+                ("misses of dropped records", r.dropped),
+                ("lookups of the record arriving", r.arriving),
+                ("lookups of a record waiting", r.waiting),
+                ("misses in the cycle of the QP's clear", r.at_clear),
+                ("misses in the cycle after the QP's clear", r.after_clear),
             ] {
                 assert!(n > 10, "{m} seed {seed}: {what} {n}: {r:?}");
             }
+            for (k, n) in r.hits_slot.iter().enumerate() {
+                assert!(*n > 10, "{m} seed {seed}: hits in slot {k} {n}: {r:?}");
+            }
             assert_eq!(r.resets, c.resets, "{m} seed {seed}: {r:?}");
-            assert!(r.resets_with_records > 0, "{m} seed {seed}: {r:?}");
-            assert!(r.after_reset > 5, "{m} seed {seed}: {r:?}");
+            assert!(r.hits_after_reset > 5, "{m} seed {seed}: {r:?}");
+            // an older record answers while a newer one of its PSN arrives
+            // or waits
+            assert!(r.hits_dup_arriving > 5, "{m} seed {seed}: {r:?}");
+            for (a, n) in at_reset.iter_mut().zip([
+                r.dropped_at_reset,
+                r.written_at_reset,
+                r.reset_misses,
+                r.hits_after_reset,
+            ]) {
+                *a += n;
+            }
+        }
+        for (what, n) in [
+            "records dropped by a reset",
+            "records written in a reset cycle",
+            "answers a reset made misses",
+            "hits of records from before a reset",
+        ]
+        .iter()
+        .zip(at_reset)
+        {
+            assert!(n > 2, "{m}: {what} {n} over the seeds");
         }
     }
 }

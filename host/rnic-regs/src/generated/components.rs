@@ -47,7 +47,7 @@ pub mod ro_word_r_desc_6e708bbe;
 pub mod ro_word_r_desc_746cdb82;
 pub mod ro_word_r_desc_76bbc059;
 pub mod ro_word_r_desc_786cba57;
-pub mod ro_word_r_desc_8929e1be;
+pub mod ro_word_r_desc_79c50594;
 pub mod ro_word_r_desc_8bf94f34;
 pub mod ro_word_r_desc_8ed008ae;
 pub mod ro_word_r_desc_9eeb7db7;

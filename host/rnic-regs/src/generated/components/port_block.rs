@@ -31,7 +31,7 @@ pub use _root::components::ro_word_r_desc_5792f60c as rx_drop_psn;
 pub use _root::components::ro_word_r_desc_6041f612 as rx_nak;
 pub use _root::components::ro_word_r_desc_6e708bbe as rx_nak_seq;
 pub use _root::components::ro_word_r_desc_786cba57 as ring_busy_cycles;
-pub use _root::components::ro_word_r_desc_8929e1be as rx_atomic_replay;
+pub use _root::components::ro_word_r_desc_79c50594 as rx_atomic_replay;
 pub use _root::components::ro_word_r_desc_8bf94f34 as rx_rnr_nak;
 pub use _root::components::ro_word_r_desc_8ed008ae as rx_drop_icrc;
 pub use _root::components::ro_word_r_desc_9eeb7db7 as rx_drop_malformed;
@@ -574,12 +574,12 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> PortBlock<'io, IO> {
 
     /// rx_atomic_replay
     ///
-    /// Duplicate atomic requests answered from the replay record (the original value of that PSN's execution; memory untouched). A duplicate whose record is gone (the NIC keeps the last 16 atomics) is dropped and counted in rx_drop_psn, never executed twice.
+    /// Duplicate atomic requests answered from the replay record (the original value of that PSN's execution; memory untouched). Each QP keeps the records of its last 4 atomics (the largest max_dest_rd_atomic: a requester within its max_rd_atomic never retries an older one); a duplicate whose record is gone is dropped and counted in rx_drop_psn, never executed twice.
     #[inline(always)]
     #[must_use]
     pub const fn rx_atomic_replay(
         &self,
-    ) -> peakrdl_rust::reg::Reg<'io, rx_atomic_replay::RoWordR_desc_8929e1be, IO> {
+    ) -> peakrdl_rust::reg::Reg<'io, rx_atomic_replay::RoWordR_desc_79c50594, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x9C).cast(), self.io)
         }

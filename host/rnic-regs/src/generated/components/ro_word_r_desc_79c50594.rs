@@ -6,21 +6,21 @@ use super::_root; // alias to root module of generated code
 
 /// rx_atomic_replay
 ///
-/// Duplicate atomic requests answered from the replay record (the original value of that PSN's execution; memory untouched). A duplicate whose record is gone (the NIC keeps the last 16 atomics) is dropped and counted in rx_drop_psn, never executed twice.
+/// Duplicate atomic requests answered from the replay record (the original value of that PSN's execution; memory untouched). Each QP keeps the records of its last 4 atomics (the largest max_dest_rd_atomic: a requester within its max_rd_atomic never retries an older one); a duplicate whose record is gone is dropped and counted in rx_drop_psn, never executed twice.
 #[repr(transparent)]
 #[derive(Copy, Clone, Eq, PartialEq)]
-pub struct RoWordR_desc_8929e1be(u32);
+pub struct RoWordR_desc_79c50594(u32);
 
-unsafe impl Send for RoWordR_desc_8929e1be {}
-unsafe impl Sync for RoWordR_desc_8929e1be {}
+unsafe impl Send for RoWordR_desc_79c50594 {}
+unsafe impl Sync for RoWordR_desc_79c50594 {}
 
-impl core::default::Default for RoWordR_desc_8929e1be {
+impl core::default::Default for RoWordR_desc_79c50594 {
     fn default() -> Self {
         Self(0x0)
     }
 }
 
-impl peakrdl_rust::reg::Register for RoWordR_desc_8929e1be {
+impl peakrdl_rust::reg::Register for RoWordR_desc_79c50594 {
     type Regwidth = u32;
     type Accesswidth = u32;
     type Access = peakrdl_rust::access::R;
@@ -36,7 +36,7 @@ impl peakrdl_rust::reg::Register for RoWordR_desc_8929e1be {
     }
 }
 
-impl RoWordR_desc_8929e1be {
+impl RoWordR_desc_79c50594 {
     pub const VALUE_OFFSET: usize = 0;
     pub const VALUE_WIDTH: usize = 32;
     pub const VALUE_MASK: u32 = 0xFFFF_FFFF;
@@ -51,9 +51,9 @@ impl RoWordR_desc_8929e1be {
     }
 }
 
-impl core::fmt::Debug for RoWordR_desc_8929e1be {
+impl core::fmt::Debug for RoWordR_desc_79c50594 {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("RoWordR_desc_8929e1be")
+        f.debug_struct("RoWordR_desc_79c50594")
             .field("value", &self.value())
             .finish()
     }
@@ -65,7 +65,7 @@ mod tests {
 
     #[test]
     fn test_default() {
-        let reg = RoWordR_desc_8929e1be::default();
+        let reg = RoWordR_desc_79c50594::default();
         assert_eq!(reg.value(), 0);
     }
 }
