@@ -169,25 +169,41 @@ endgenerate
 
 // ---------------------------------------------------------------- lookup
 // The newest match answers: a QP that executes fewer than DEPTH atomics
-// in 2^24 PSNs records a PSN again while the old record is still valid
-// (the slots are walked oldest first, from the one written next).
+// in 2^24 PSNs records a PSN again while the old record is still valid.
+// Each slot is compared on its own (match), then kept only if no newer
+// slot matches (sel: slot j is newer than slot s when it was written
+// after it, counting from the slot written next, the oldest), and the
+// original values are combined one-hot: no slot is chosen by a computed
+// index behind the block RAM (timing).
+wire [SW-1:0] l_next = arm_l[ARM_NEXT_LSB +: ARM_NEXT_W];
 reg [23:0] lk_psn_reg = 24'd0;
 reg        hit_reg = 1'b0;
 reg [63:0] orig_reg = 64'd0;
+reg [DEPTH-1:0] match;
+reg [DEPTH-1:0] sel;
 reg        hit_next;
 reg [63:0] orig_next;
-reg [SW-1:0] k;
-integer i;
+reg [SW-1:0] age_s, age_j;
+integer i, j;
 always @* begin
-    hit_next = 1'b0;
+    for (i = 0; i < DEPTH; i = i + 1) begin
+        match[i] = arm_l[ARM_VALID_LSB + i]
+            && slot_rd[i*ARS_W + ARS_PSN_LSB +: ARS_PSN_W] == lk_psn_reg;
+    end
+    for (i = 0; i < DEPTH; i = i + 1) begin
+        sel[i] = match[i];
+        age_s = i[SW-1:0] - l_next;
+        for (j = 0; j < DEPTH; j = j + 1) begin
+            age_j = j[SW-1:0] - l_next;
+            if (match[j] && age_j > age_s) begin
+                sel[i] = 1'b0;
+            end
+        end
+    end
+    hit_next = match != {DEPTH{1'b0}};
     orig_next = 64'd0;
     for (i = 0; i < DEPTH; i = i + 1) begin
-        k = arm_l[ARM_NEXT_LSB +: ARM_NEXT_W] + i[SW-1:0];
-        if (arm_l[ARM_VALID_LSB + {{(32-SW){1'b0}}, k}]
-                && slot_rd[{{(32-SW){1'b0}}, k}*ARS_W + ARS_PSN_LSB +: ARS_PSN_W] == lk_psn_reg) begin
-            hit_next = 1'b1;
-            orig_next = slot_rd[{{(32-SW){1'b0}}, k}*ARS_W + ARS_ORIG_LSB +: ARS_ORIG_W];
-        end
+        orig_next = orig_next | ({64{sel[i]}} & slot_rd[i*ARS_W + ARS_ORIG_LSB +: ARS_ORIG_W]);
     end
 end
 assign lk_hit = hit_reg;

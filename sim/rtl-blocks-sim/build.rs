@@ -729,8 +729,8 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
     (
         "ar_lookup_ignores_valid",
         "atomic_replay.v",
-        "if (arm_l[ARM_VALID_LSB + {{(32-SW){1'b0}}, k}]\n",
-        "if (1'b1\n",
+        "match[i] = arm_l[ARM_VALID_LSB + i]\n",
+        "match[i] = 1'b1\n",
     ),
     (
         "ar_ring_stuck",
@@ -771,8 +771,8 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
     (
         "ar_psn_not_registered",
         "atomic_replay.v",
-        "ARS_PSN_LSB +: ARS_PSN_W] == lk_psn_reg) begin",
-        "ARS_PSN_LSB +: ARS_PSN_W] == lk_psn) begin",
+        "ARS_PSN_LSB +: ARS_PSN_W] == lk_psn_reg;",
+        "ARS_PSN_LSB +: ARS_PSN_W] == lk_psn;",
     ),
     (
         "ar_record_in_next_slot",
@@ -825,20 +825,20 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
     (
         "ar_oldest_match_wins",
         "atomic_replay.v",
-        "k = arm_l[ARM_NEXT_LSB +: ARM_NEXT_W] + i[SW-1:0];",
-        "k = arm_l[ARM_NEXT_LSB +: ARM_NEXT_W] - 1'b1 - i[SW-1:0];",
+        "if (match[j] && age_j > age_s) begin",
+        "if (match[j] && age_j < age_s) begin",
     ),
     (
         "ar_first_match_wins",
         "atomic_replay.v",
-        "ARS_PSN_LSB +: ARS_PSN_W] == lk_psn_reg) begin",
-        "ARS_PSN_LSB +: ARS_PSN_W] == lk_psn_reg && !hit_next) begin",
+        "if (match[j] && age_j > age_s) begin",
+        "if (match[j] && j < i) begin",
     ),
     (
         "ar_match_walk_from_slot_0",
         "atomic_replay.v",
-        "k = arm_l[ARM_NEXT_LSB +: ARM_NEXT_W] + i[SW-1:0];",
-        "k = i[SW-1:0];",
+        "wire [SW-1:0] l_next = arm_l[ARM_NEXT_LSB +: ARM_NEXT_W];",
+        "wire [SW-1:0] l_next = {SW{1'b0}};",
     ),
     (
         "ar_orig_not_zero_on_miss",
