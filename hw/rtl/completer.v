@@ -4,7 +4,8 @@
 // time, and applies each to that QP's outstanding ring.
 //
 // The named steps, one state each:
-//   C_LOAD   read the QP's una and the PSNs in flight
+//   C_LOAD   read the QP's una and the PSNs in flight (into flops)
+//   C_CHECK  compare the ACK/NAK's PSN with them (registered for C_EVAL)
 //   C_EVAL   check the ACK/NAK against them: an ACK may cover
 //            [una - 1, sent - 1], a NAK must name a PSN in [una, sent);
 //            anything else claims PSNs never sent and is dropped (counted)
@@ -12,7 +13,8 @@
 //            covers, asking for a CQE for each signaled one (C_CQE)
 //   C_SEQ    sequence NAK: request a retransmission from its PSN
 //   C_RNR    RNR NAK: the same, after the RNR timer
-//   C_TLOAD  a timeout: read the QP's records (path health's blame)
+//   C_TLOAD  a timeout: read the QP's records (into flops)
+//   C_TCHECK ... and path health's blame from them
 //   C_PLOAD  an MP PROBE got no reply in time: read the QP's records
 //   C_PFAIL  ... and fail the probe (path health: the path stays out)
 //   C_TMO    retransmit timeout: request one from una
@@ -215,7 +217,7 @@ assign ack_queue_full = ackq_full;
 
 localparam [3:0] C_IDLE = 4'd0, C_EVAL = 4'd1, C_POP = 4'd2, C_ERR = 4'd3, C_CQE = 4'd4,
     C_SEQ = 4'd5, C_RNR = 4'd6, C_TMO = 4'd7, C_LOAD = 4'd8, C_TLOAD = 4'd9, C_PLOAD = 4'd10,
-    C_PFAIL = 4'd11;
+    C_PFAIL = 4'd11, C_CHECK = 4'd12, C_TCHECK = 4'd13;
 `include "ack_syndromes.vh"
 reg [3:0] c_state_reg = C_IDLE;
 reg [3:0] c_next_reg = C_IDLE;
@@ -251,29 +253,51 @@ end
 assign qpn_next = c_qpn_next;
 assign qpn = c_qpn_reg;
 
-// C_EVAL's check: read in C_LOAD (only the completer moves una; sent grows
-// as packets leave, and an ACK for a packet sent in the last cycle cannot
-// have arrived)
-// (the offsets from una are compared in C_LOAD and registered: C_EVAL
-// then starts its decisions at flops; it always follows C_LOAD)
+// C_EVAL's check: una and sent read in C_LOAD into flops (only the
+// completer moves una; sent grows as packets leave, and an ACK for a
+// packet sent in the last two cycles cannot have arrived), the offsets
+// from una compared in C_CHECK and registered: no path runs from the
+// records' block RAMs (4.3 ns clock-to-out on the ECP5) through the 24-bit
+// compares, and C_EVAL starts its decisions at flops. C_TLOAD reads una
+// and the rotation for the timeout's blame the same way (C_TCHECK).
 reg [23:0] c_una_reg = 24'd0;
-wire [23:0] outstanding_now = sent_now - una_now;
-wire [23:0] ack_off_now = (c_psn_reg + 24'd1) - una_now;    // (una_now's path: one carry chain)
+reg [23:0] c_sent_reg = 24'd0;
+reg [5:0] c_rot_reg = 6'd0;
+wire [23:0] outstanding_c = c_sent_reg - c_una_reg;
+wire [23:0] ack_off_c = (c_psn_reg + 24'd1) - c_una_reg;
 reg c_ack_ok_reg = 1'b0;        // the ACK's PSN is outstanding (or una - 1)
 reg c_nak_ok_reg = 1'b0;        // the NAK's PSN is outstanding
 reg c_ack_nz_reg = 1'b0;        // ... and the ACK moves una
 always @(posedge clk) begin
-    c_ack_ok_reg <= ack_off_now <= outstanding_now;
-    c_nak_ok_reg <= c_psn_reg - una_now < outstanding_now;
-    c_ack_nz_reg <= ack_off_now != 24'd0;
+    c_ack_ok_reg <= ack_off_c <= outstanding_c;
+    c_nak_ok_reg <= c_psn_reg - c_una_reg < outstanding_c;
+    c_ack_nz_reg <= ack_off_c != 24'd0;
 end
 wire c_una_moves = c_syn_reg[6:5] == 2'b00 && c_ack_ok_reg && c_ack_nz_reg;
+// C_POP's compare of the entry at the ring's head with the limit is
+// registered (c_cov_reg): no path runs from the ring's block RAM through
+// the 24-bit compare into the pop, which moves the ring's pointers, its
+// owner bits and the READ table. It is computed with the limit as it is
+// in the next cycle (C_EVAL sets it) and holds for the entry read in this
+// cycle, so it counts (c_cov_ok_reg) only when the head did not move and
+// the ring was not empty (a WQE recorded into an empty ring writes the
+// entry the head reads): after a pop C_POP waits a cycle, so a run of
+// unsignaled WQEs retires one every two cycles.
+wire [23:0] c_limit_next = c_state_reg != C_EVAL ? c_limit_reg
+    : c_syn_reg[6:5] == 2'b00 ? c_psn_reg : c_psn_reg - 24'd1;
+wire c_cov_now;
+reg c_cov_reg = 1'b0;
+reg c_cov_ok_reg = 1'b0;
+always @(posedge clk) begin
+    c_cov_reg <= c_cov_now;
+    c_cov_ok_reg <= !pop && !ring_empty;
+end
 `ifdef FORMAL_BREAK_EARLY_SEND_CQE
 // a planted bug for hw/formal only (never defined elsewhere): the entry
 // counts as covered one PSN early; formal_requester must catch it
-wire c_covered = (c_limit_reg + 24'd1 - entry_last_psn) < 24'h800000;
+wire c_cov_now = (c_limit_next + 24'd1 - entry_last_psn) < 24'h800000;
 `else
-wire c_covered = (c_limit_reg - entry_last_psn) < 24'h800000;   // entry's last PSN <= limit
+wire c_cov_now = (c_limit_next - entry_last_psn) < 24'h800000;   // entry's last PSN <= limit
 `endif
 
 // ---------------------------------------------------------------- path health
@@ -285,18 +309,31 @@ wire c_covered = (c_limit_reg - entry_last_psn) < 24'h800000;   // entry's last 
 // packet is not counted, as its path is not known.
 // Its inputs are registered a cycle ahead (their logic and the update's
 // in one cycle were twice the depth the timing gate allows): for C_SEQ in
-// C_POP (or C_CQE), for C_TMO in C_TLOAD, for C_EVAL in C_LOAD; each
+// C_POP (or C_CQE), for C_TMO in C_TCHECK, for C_EVAL in C_CHECK; each
 // also registers timed_v, so that a packet timed meanwhile is not
-// settled by what was computed for the one before.
+// settled by what was computed for the one before. They start at flops
+// (una, the rotation, the health fields and CHG as C_LOAD, C_TLOAD or
+// C_POP read them: only C_SEQ and C_TMO change the rotation, and they end
+// the QP's turn).
+// (the health fields as read: below)
+reg [7:0] phr_down_reg = 8'd0;
+reg [15:0] phr_loss_reg = 16'd0;
+reg [1:0] phr_lepo_reg = 2'd0;
+reg [3:0] phr_hold_reg = 4'd0;
+reg [1:0] phr_back_reg = 2'd0;
+reg [23:0] phr_chg_reg = 24'd0;
+reg [2:0] phr_spray_reg = 3'd0;
+reg [1:0] phr_thresh_reg = 2'd1;
+reg phr_loaded_reg = 1'b0;
 wire [3:0] epoch = now[PH_EPOCH_LOG+3:PH_EPOCH_LOG];
-wire [23:0] blame_psn = c_state_reg == C_TLOAD ? una_now : c_psn_reg;
+wire [23:0] blame_psn = c_state_reg == C_TCHECK ? c_una_reg : c_psn_reg;
 /* verilator lint_off UNUSEDSIGNAL */
 wire [5:0] blame_path;          // (health: mod 8)
 /* verilator lint_on UNUSEDSIGNAL */
 path_pick blame_pick_inst (
-    .base(blame_psn[5:0] + rot),
-    .spray_log(spray_log),
-    .avoid(ph_down),
+    .base(blame_psn[5:0] + c_rot_reg),
+    .spray_log(phr_spray_reg),
+    .avoid(phr_down_reg),
     .path(blame_path)
 );
 localparam [23:0] LOST_W24 = LOST_W[23:0];
@@ -306,19 +343,19 @@ reg bl_fresh_reg = 1'b0;
 reg bl_probe_reg = 1'b0;
 reg tm_v_reg = 1'b0;
 // (each of these for a timed data packet, never an MP PROBE)
-reg tm_acked_reg = 1'b0;        // an ACK for c_psn covers it (from una_now: C_LOAD)
+reg tm_acked_reg = 1'b0;        // an ACK for c_psn covers it (from c_una_reg: C_CHECK)
 reg tm_before_reg = 1'b0;       // it is before a NAK's PSN (from c_una_reg)
 reg tm_named_reg = 1'b0;        // the NAK names it
 reg tm_tmo_reg = 1'b0;          // the timeout takes (tmo_takes_reg)
 reg tm_reply_reg = 1'b0;        // an MP PROBE: a reply with its PSN
 always @(posedge clk) begin
     bl_path_reg <= blame_path[2:0];
-    bl_fresh_reg <= (blame_psn - ph_chg) < 24'h800000;
+    bl_fresh_reg <= (blame_psn - phr_chg_reg) < 24'h800000;
     // (an MP PROBE's PSN is the next data packet's: a loss named there is that packet's)
     bl_probe_reg <= timed_v && timed_probe && !timed_bare && timed_psn == blame_psn;
     tm_reply_reg <= timed_bare && c_syn_reg == ACK_SYN_PROBE_REPLY && timed_psn == c_psn_reg;
     tm_v_reg <= timed_v;
-    tm_acked_reg <= !timed_bare && (timed_psn - una_now) < ack_off_now;
+    tm_acked_reg <= !timed_bare && (timed_psn - c_una_reg) < ack_off_c;
     tm_before_reg <= !timed_bare && (timed_psn - c_una_reg) < (c_psn_reg - c_una_reg);
     tm_named_reg <= !timed_bare && (timed_psn == c_psn_reg
         || (timed_after < LOST_W24 && c_lost_reg[timed_after[$clog2(LOST_W+1)-1:0]]));
@@ -360,21 +397,12 @@ wire blame = ((c_state_reg == C_SEQ && seq_new_reg) || (c_state_reg == C_TMO && 
     && !bl_probe_reg && bl_fresh_reg;
 // The health fields too are taken from a register of the cycle before
 // (the records of the QP do not change between C_LOAD, C_POP, C_CQE or
-// C_TLOAD and the state that follows), unless a load of the QP came
+// C_TLOAD and the update that follows), unless a load of the QP came
 // between: then as a load leaves them (nothing out, no counts, no RTT,
 // spraying off for this write, CHG as read), so no path from a block
 // RAM's output runs through the update.
-reg [7:0] phr_down_reg = 8'd0;
-reg [15:0] phr_loss_reg = 16'd0;
-reg [1:0] phr_lepo_reg = 2'd0;
-reg [3:0] phr_hold_reg = 4'd0;
-reg [1:0] phr_back_reg = 2'd0;
-reg [23:0] phr_chg_reg = 24'd0;
-reg [2:0] phr_spray_reg = 3'd0;
-reg [1:0] phr_thresh_reg = 2'd1;
-reg phr_loaded_reg = 1'b0;
-// (taken only in the states before an update: C_LOAD before C_EVAL,
-// C_POP before C_SEQ and C_RNR, C_TLOAD before C_TMO)
+// (taken only in the states before an update: C_LOAD before C_CHECK and
+// C_EVAL, C_POP before C_SEQ and C_RNR, C_TLOAD before C_TCHECK and C_TMO)
 wire phr_take = c_state_reg == C_LOAD || c_state_reg == C_POP || c_state_reg == C_TLOAD
     || c_state_reg == C_PLOAD;
 always @(posedge clk) begin
@@ -388,7 +416,8 @@ always @(posedge clk) begin
         phr_spray_reg <= spray_log;
         phr_thresh_reg <= ph_thresh;
     end
-    phr_loaded_reg <= load && load_qpn == c_qpn_reg;
+    // (from the take to the update: C_CHECK and C_TCHECK lie between)
+    phr_loaded_reg <= (phr_loaded_reg && !phr_take) || (load && load_qpn == c_qpn_reg);
 end
 wire [7:0] phu_down = phr_loaded_reg ? 8'd0 : phr_down_reg;
 wire [15:0] phu_loss = phr_loaded_reg ? 16'd0 : phr_loss_reg;
@@ -506,7 +535,7 @@ assign flush_take = c_state_reg == C_IDLE && scan_flush;
 assign idle = c_state_reg == C_IDLE && ackq_empty;
 
 assign pop = !ring_wait && !ring_empty
-    && ((c_state_reg == C_POP && c_covered) || c_state_reg == C_ERR);
+    && ((c_state_reg == C_POP && c_cov_ok_reg && c_cov_reg) || c_state_reg == C_ERR);
 
 assign acq_qpn = c_qpn_next;
 assign m_acq_cqn = acq_cqn;
@@ -564,7 +593,8 @@ always @(posedge clk) begin
                 // (the first one with a waiting NAK status, if any)
                 c_syn_reg <= 8'd0;
                 c_err_status_reg <= WC_STATUS_WR_FLUSH_ERR;
-                if (perr_valid_reg && perr_qpn_reg == scan_q) begin
+                // (unless the QP is loaded now: the load drops the status)
+                if (perr_valid_reg && perr_qpn_reg == scan_q && !(load && load_qpn == scan_q)) begin
                     c_syn_reg <= perr_syn_reg;
                     c_err_status_reg <= perr_status_reg;
                     perr_valid_reg <= 1'b0;
@@ -592,11 +622,23 @@ always @(posedge clk) begin
             c_state_reg <= C_IDLE;
         end
         C_TLOAD: begin
-            // (the records of the QP read; path health's blame registered)
+            // (the records of the QP read)
+            c_una_reg <= una_now;
+            c_rot_reg <= rot;
+            c_state_reg <= C_TCHECK;
+        end
+        C_TCHECK: begin
+            // (path health's blame registered)
             c_state_reg <= C_TMO;
         end
         C_LOAD: begin
             c_una_reg <= una_now;
+            c_sent_reg <= sent_now;
+            c_rot_reg <= rot;
+            c_state_reg <= C_CHECK;
+        end
+        C_CHECK: begin
+            // (the ACK/NAK's offsets from una registered)
             c_state_reg <= C_EVAL;
         end
         C_EVAL: begin
@@ -633,7 +675,10 @@ always @(posedge clk) begin
             end
         end
         C_POP: if (!ring_wait) begin
-            if (!ring_empty && c_covered) begin
+            if (!ring_empty && !c_cov_ok_reg) begin
+                // (the entry at the head is compared with the limit a
+                // cycle after it is read: c_cov_reg)
+            end else if (!ring_empty && c_cov_reg) begin
                 // (the entry: latched with the pop, below)
                 if (entry_sig) begin
                     c_state_reg <= C_CQE;

@@ -1820,7 +1820,10 @@ wire [OST_RINGS:0] flush_next = {x_keep && (drain_x ? flush_w_ring[c_ring_reg] :
 // tail of qn_reg, c_pop the head of c_qpn (both in one cycle when they
 // are one QP: the pop's bit, which counts the record, stands), a load
 // empties the QP's ring (the pool takes it back a cycle later)
-wire [3:0] push_count = ost_tail + 4'd1 - ost_head - {3'd0, c_pop && c_qpn == qn_reg};
+// (a pop of the same QP in the same cycle is left out: the ring's bit is
+// then the pop's, pp_full_reg, in the next cycle, so no path runs from
+// the ring entry's block RAM through the pop's PSN compare into here)
+wire [3:0] push_count = ost_tail + 4'd1 - ost_head;
 wire [3:0] pop_count = c_tail_reg + {3'd0, rec_now && qn_reg == c_qpn} - c_head_reg - 4'd1;
 wire [OST_RINGS-1:0] rec_ring_oh = rec_now ? RING_ONE << ost_ring : {OST_RINGS{1'b0}};
 wire [OST_RINGS-1:0] drain_oh = c_drain ? RING_ONE << c_ring_reg : {OST_RINGS{1'b0}};

@@ -447,14 +447,14 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
     (
         "cmp_covered_one_early",
         "completer.v",
-        "wire c_covered = (c_limit_reg - entry_last_psn) < 24'h800000;",
-        "wire c_covered = (c_limit_reg + 24'd1 - entry_last_psn) < 24'h800000;",
+        "wire c_cov_now = (c_limit_next - entry_last_psn) < 24'h800000;",
+        "wire c_cov_now = (c_limit_next + 24'd1 - entry_last_psn) < 24'h800000;",
     ),
     (
         "cmp_nak_at_sent_counts",
         "completer.v",
-        "    c_nak_ok_reg <= c_psn_reg - una_now < outstanding_now;",
-        "    c_nak_ok_reg <= c_psn_reg - una_now <= outstanding_now;",
+        "    c_nak_ok_reg <= c_psn_reg - c_una_reg < outstanding_c;",
+        "    c_nak_ok_reg <= c_psn_reg - c_una_reg <= outstanding_c;",
     ),
     (
         "cmp_flush_all_with_first_status",
@@ -519,8 +519,8 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
     (
         "cmp_blame_ignores_spray",
         "completer.v",
-        "    .spray_log(spray_log),\n    .avoid(ph_down),",
-        "    .spray_log(3'd6),\n    .avoid(ph_down),",
+        "    .spray_log(phr_spray_reg),\n    .avoid(phr_down_reg),",
+        "    .spray_log(3'd6),\n    .avoid(phr_down_reg),",
     ),
     (
         "cmp_chg_kept",

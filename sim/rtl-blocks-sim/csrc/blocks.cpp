@@ -448,7 +448,7 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
         | (t->rtx_clr << 7));
     o->m_last = static_cast<uint8_t>(t->m_acq_valid | (t->set_err << 1) | (t->stat_ack_drop << 2)
         | (t->stat_timeout << 3) | (t->stat_nak_seq << 4) | (t->stat_rnr << 5)
-        | (t->lost_we << 7));
+        | (t->idle << 6) | (t->lost_we << 7));
     o->m_data[0] = t->qpn_next | (static_cast<uint32_t>(t->qpn) << 16);
     o->m_data[1] = t->req_una;
     o->m_data[2] = t->req_rleft | (t->req_nleft << 3) | (t->req_rot << 6);

@@ -695,7 +695,9 @@ pub fn run(c: &CmpCfg) -> Result<CmpReport, Fail> {
             if o.m_last & 1 == 1 && ready {
                 got.push(out_cqe(&o));
             }
-            let busy = o.m_valid & 0xfe != 0 || o.m_last & 0x3f != 0;
+            // (quiet: idle, with nothing written; the completer's turn has
+            // steps that write nothing, so outputs alone do not tell)
+            let busy = o.m_valid & 0xfe != 0 || o.m_last & 0x3f != 0 || o.m_last >> 6 & 1 == 0;
             quiet = if busy || offer.is_some() {
                 0
             } else {
