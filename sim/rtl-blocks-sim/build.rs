@@ -3,7 +3,7 @@
 //! mr_table, tag_match, slot_allocator, mp_window, rc_message,
 //! mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer,
 //! path_pick, path_health, ram_reset_sweep, read_reply, read_track,
-//! atomic_replay) once per
+//! atomic_replay, qp_cache) once per
 //! configuration of src/configs.rs and links every
 //! model, the Verilator runtime and the thin C ABI (csrc/blocks.cpp) into
 //! this crate. Seconds; a model whose sources and parameters did not change
@@ -28,6 +28,109 @@ include!("src/configs.rs");
 /// Planted bugs: (name, file, text, replacement). Each must make at least
 /// one test fail (README.md has the table).
 const MUTATIONS: &[(&str, &str, &str, &str)] = &[
+    // qp_cache
+    (
+        "qpc_evicts_pinned",
+        "qp_cache.v",
+        "assign w_evok[g] = w_v[g] && !w_f[g] && w_p0[g];",
+        "assign w_evok[g] = w_v[g] && !w_f[g];",
+    ),
+    (
+        "qpc_no_forwarding",
+        "qp_cache.v",
+        "fwd2 <= s2_v && s2_set == s1_set;",
+        "fwd2 <= 1'b0;",
+    ),
+    (
+        "qpc_replay_overtakes_older",
+        "qp_cache.v",
+        "(s1_op == OP_LK || q_old[s1_qi][j])",
+        "(s1_op == OP_LK)",
+    ),
+    (
+        "qpc_lookup_overtakes_queued",
+        "qp_cache.v",
+        "(s1_op == OP_LK || q_old[s1_qi][j])",
+        "(s1_op != OP_LK && q_old[s1_qi][j])",
+    ),
+    (
+        "qpc_dirty_victim_no_wb",
+        "qp_cache.v",
+        "wire vic_wb = (vic_oh & w_v & w_d) != {WAYS{1'b0}};",
+        "wire vic_wb = 1'b0;",
+    ),
+    (
+        "qpc_failed_fill_no_err",
+        "qp_cache.v",
+        "            q_err[i] <= 1'b1;",
+        "            q_err[i] <= 1'b0;",
+    ),
+    (
+        "qpc_set_index_off_by_one",
+        "qp_cache.v",
+        "s0_set = s_lk_qpn[SET_W-1:0];",
+        "s0_set = s_lk_qpn[SET_W:1];",
+    ),
+    (
+        "qpc_unpin_keeps_pin",
+        "qp_cache.v",
+        "up_g ? w_p[g] - 1'b1",
+        "up_g ? w_p[g]",
+    ),
+    (
+        "qpc_pin_not_counted",
+        "qp_cache.v",
+        "p_inc ? w_p[g] + 1'b1",
+        "p_inc ? w_p[g]",
+    ),
+    (
+        "qpc_pinned_not_dirty",
+        "qp_cache.v",
+        "w_d[g] | p_inc",
+        "w_d[g]",
+    ),
+    (
+        "qpc_fill_done_wakes_nothing",
+        "qp_cache.v",
+        "wake = s2_op == OP_FD || ",
+        "wake = ",
+    ),
+    (
+        "qpc_plru_not_updated",
+        "qp_cache.v",
+        "new_row = {touch ? plru_n : plru, new_ways};",
+        "new_row = {plru, new_ways};",
+    ),
+    (
+        "qpc_queue_overrun",
+        "qp_cache.v",
+        "wire q_room = q_need < MQ;",
+        "wire q_room = q_need < MQ + 1;",
+    ),
+    (
+        "qpc_inval_ignores_pins",
+        "qp_cache.v",
+        "(w_pres & ~w_p0)",
+        "(w_pres & ~w_p0 & {WAYS{1'b0}})",
+    ),
+    (
+        "qpc_no_reset_sweep",
+        "qp_cache.v",
+        ".wr_en(sw_on || wr_op),",
+        ".wr_en(wr_op),",
+    ),
+    (
+        "qpc_highest_invalid_way_first",
+        "qp_cache.v",
+        "    for (i = WAYS - 1; i >= 0; i = i - 1) begin\n        if (w_inv[i]) begin",
+        "    for (i = 0; i < WAYS; i = i + 1) begin\n        if (w_inv[i]) begin",
+    ),
+    (
+        "qpc_pin_count_wraps",
+        "qp_cache.v",
+        "pinfull = s2_pin && (w_pmax & w_pres) != {WAYS{1'b0}};",
+        "pinfull = 1'b0 && s2_pin && (w_pmax & w_pres) != {WAYS{1'b0}};",
+    ),
     // tag_match
     (
         "tag_ignores_valid",
@@ -966,6 +1069,10 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
             "atomic_replay",
             &["atomic_replay.v", "ram_sdp_copies.v", "ram_sdp.v"],
         ),
+        Kind::QpCache => (
+            "qp_cache",
+            &["qp_cache.v", "ram_sdp.v", "ram_reset_sweep.v"],
+        ),
     }
 }
 
@@ -992,6 +1099,7 @@ fn kind_code(kind: Kind) -> u32 {
         Kind::ReadReply => 19,
         Kind::ReadTrack => 20,
         Kind::AtomicReplay => 21,
+        Kind::QpCache => 22,
     }
 }
 

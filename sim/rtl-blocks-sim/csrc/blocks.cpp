@@ -1,9 +1,9 @@
 // Thin C ABI over one Verilated block (axis_register, axis_arb_mux,
 // icrc_subst, ram_sdp, mr_table, ram_sdp_copies, tag_match, slot_allocator, mp_window,
 // rc_message, mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer, path_pick,
-// path_health, ram_reset_sweep, read_reply, read_track or atomic_replay): copy a flat input
-// struct onto the ports, evaluate, copy the ports back. No test logic lives here; the stimulus
-// and the checks are Rust (src/).
+// path_health, ram_reset_sweep, read_reply, read_track, atomic_replay or qp_cache): copy a
+// flat input struct onto the ports, evaluate, copy the ports back. No test logic lives here;
+// the stimulus and the checks are Rust (src/).
 //
 // build.rs compiles this file once per configuration with
 //   BLK_MODEL      the Verilated class (V<name>)
@@ -13,7 +13,8 @@
 //                  5 mr_table, 6 ram_sdp_copies, 7 tag_match, 8 slot_allocator,
 //                  9 mp_window, 10 rc_message, 11 mp_deferred, 12 axis_async_fifo,
 //                  13 tlp_upsize, 14 tlp_downsize, 15 completer, 16 path_pick, 17 path_health,
-//                  18 ram_reset_sweep, 19 read_reply, 20 read_track, 21 atomic_replay
+//                  18 ram_reset_sweep, 19 read_reply, 20 read_track, 21 atomic_replay,
+//                  22 qp_cache
 //
 // The structs mirror `PortsIn` / `PortsOut` in src/lib.rs (sizes checked).
 // Buses: word i of an array = bits [32i+31:32i]. The Rust side masks every
@@ -53,6 +54,15 @@
 // {lk_qpn (23:16), s_clr_qpn (15:8), s_rec_qpn (7:0)}; s_valid bits 0
 // s_rec_valid, 1 s_clr_valid. m_data words 0..1 lk_orig; m_valid bit 0
 // lk_hit.
+// qp_cache: s_data words 0 s_lk_qpn, 1 s_lk_id, 2 s_fill_done_slot, 3
+// s_unpin_slot, 4 s_inval_qpn; s_valid bits 0 s_lk_valid, 1 s_lk_pin, 2
+// m_lk_ready, 3 m_fill_ready, 4 s_fill_done_valid, 5 s_fill_done_ok, 6
+// s_unpin_valid, 7 s_inval_valid. m_data words 0 m_lk_slot, 1 m_lk_qpn, 2
+// m_lk_id, 3 m_fill_slot, 4 m_fill_qpn, 5 m_fill_wb_qpn, 6 stat_hwm;
+// s_ready {s_inval_ready, s_unpin_ready, s_fill_done_ready, s_lk_ready};
+// m_valid {sweeping, err_proto, m_inval_busy, m_inval_done, m_fill_wb,
+// m_fill_valid, m_lk_err, m_lk_valid}; m_last {stat_stall, stat_wb,
+// stat_evict, stat_miss, stat_hit}.
 
 #include <cstddef>
 #include <cstdint>
@@ -375,6 +385,24 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->s_rec_psn = in->s_data[0] & 0xffffff;
     put(t->s_rec_orig, in->s_data + 1);
     t->lk_psn = in->s_data[3] & 0xffffff;
+#elif BLK_KIND == 22
+    // qp_cache (src/qp_cache.rs has the packing; it masks the QP numbers,
+    // ids and slots to their widths)
+    const uint32_t v = in->s_valid;
+    t->rst = in->rst;
+    t->s_lk_valid = v & 1;
+    t->s_lk_pin = (v >> 1) & 1;
+    t->m_lk_ready = (v >> 2) & 1;
+    t->m_fill_ready = (v >> 3) & 1;
+    t->s_fill_done_valid = (v >> 4) & 1;
+    t->s_fill_done_ok = (v >> 5) & 1;
+    t->s_unpin_valid = (v >> 6) & 1;
+    t->s_inval_valid = (v >> 7) & 1;
+    t->s_lk_qpn = in->s_data[0];
+    t->s_lk_id = in->s_data[1];
+    t->s_fill_done_slot = in->s_data[2];
+    t->s_unpin_slot = in->s_data[3];
+    t->s_inval_qpn = in->s_data[4];
 #elif BLK_KIND == 13 || BLK_KIND == 14
     t->rst = in->rst;
     put(t->s_hdr, in->s_data);
@@ -504,6 +532,21 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
 #elif BLK_KIND == 21
     get(t->lk_orig, o->m_data);
     o->m_valid = t->lk_hit;
+#elif BLK_KIND == 22
+    o->m_data[0] = t->m_lk_slot;
+    o->m_data[1] = t->m_lk_qpn;
+    o->m_data[2] = t->m_lk_id;
+    o->m_data[3] = t->m_fill_slot;
+    o->m_data[4] = t->m_fill_qpn;
+    o->m_data[5] = t->m_fill_wb_qpn;
+    o->m_data[6] = t->stat_hwm;
+    o->s_ready = t->s_lk_ready | (t->s_fill_done_ready << 1) | (t->s_unpin_ready << 2)
+        | (t->s_inval_ready << 3);
+    o->m_valid = static_cast<uint8_t>(t->m_lk_valid | (t->m_lk_err << 1) | (t->m_fill_valid << 2)
+        | (t->m_fill_wb << 3) | (t->m_inval_done << 4) | (t->m_inval_busy << 5)
+        | (t->err_proto << 6) | (t->sweeping << 7));
+    o->m_last = static_cast<uint8_t>(t->stat_hit | (t->stat_miss << 1) | (t->stat_evict << 2)
+        | (t->stat_wb << 3) | (t->stat_stall << 4));
 #elif BLK_KIND == 13 || BLK_KIND == 14
     get(t->m_hdr, o->m_data);
     get(t->m_data, o->m_data + 4);

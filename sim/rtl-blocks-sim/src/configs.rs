@@ -70,6 +70,11 @@ pub enum Kind {
     /// of DEPTH records per QP in block RAM, looked up by QP and PSN with
     /// the answer two cycles later, cleared by QP): NUM_QP, QN_W, DEPTH
     AtomicReplay,
+    /// `qp_cache` (the QP context cache's directory: a QP number to an
+    /// on-chip slot, set-associative, misses, victims, write-backs, pins,
+    /// a miss queue that lets hits pass): QPN_W, SLOT_LOG, WAYS, MISSQ,
+    /// ID_W, PIN_W
+    QpCache,
 }
 
 /// One configuration: a model name and the parameters it is verilated with.
@@ -406,6 +411,72 @@ pub const CONFIGS: &[Config] = &[
         name: "ar_n20_d8",
         kind: Kind::AtomicReplay,
         params: &[("NUM_QP", 20), ("QN_W", 5), ("DEPTH", 8)],
+    },
+    // the QP cache's directory: one way of four slots (QPN_W 10); two
+    // ways of sixteen slots with a pin count of 2 bits (full pin counts);
+    // four ways of 64 slots, MISSQ 4 (the suggested build at its small
+    // end); four ways of 16 slots with a queue of 8 (hits at full rate
+    // while misses wait); QP numbers of 5 bits over 4 sets of 2 ways and a
+    // queue of 3 (heavy aliasing: 32 QPs, 8 slots)
+    Config {
+        name: "qpc_w1_s2",
+        kind: Kind::QpCache,
+        params: &[
+            ("QPN_W", 10),
+            ("SLOT_LOG", 2),
+            ("WAYS", 1),
+            ("MISSQ", 4),
+            ("ID_W", 8),
+            ("PIN_W", 3),
+        ],
+    },
+    Config {
+        name: "qpc_w2_s4",
+        kind: Kind::QpCache,
+        params: &[
+            ("QPN_W", 16),
+            ("SLOT_LOG", 4),
+            ("WAYS", 2),
+            ("MISSQ", 6),
+            ("ID_W", 8),
+            ("PIN_W", 2),
+        ],
+    },
+    Config {
+        name: "qpc_w4_s6",
+        kind: Kind::QpCache,
+        params: &[
+            ("QPN_W", 16),
+            ("SLOT_LOG", 6),
+            ("WAYS", 4),
+            ("MISSQ", 4),
+            ("ID_W", 8),
+            ("PIN_W", 4),
+        ],
+    },
+    Config {
+        name: "qpc_w4_s4_q8",
+        kind: Kind::QpCache,
+        params: &[
+            ("QPN_W", 12),
+            ("SLOT_LOG", 4),
+            ("WAYS", 4),
+            ("MISSQ", 8),
+            ("ID_W", 8),
+            ("PIN_W", 4),
+        ],
+    },
+    Config {
+        name: "qpc_alias",
+        kind: Kind::QpCache,
+        params: &[
+            ("QPN_W", 5),
+            ("SLOT_LOG", 3),
+            ("WAYS", 2),
+            ("MISSQ", 3),
+            ("ID_W", 8),
+            ("PIN_W", 2),
+        ],
     },
     // every window the core builds (MP_W 32, 64, 128), the build's NAK gap
     // (16) and one above half the window

@@ -58,7 +58,12 @@
 //! - [`atomic_replay`]: `atomic_replay`, the replay records of the atomics
 //!   executed (per QP a ring of DEPTH records in block RAM, looked up by QP
 //!   and PSN with the answer two cycles later, cleared by QP): records,
-//!   clears, lookups and resets against a model of the rings.
+//!   clears, lookups and resets against a model of the rings;
+//! - [`qp_cache`]: `qp_cache`, the QP context cache's directory (a QP
+//!   number to an on-chip slot: misses, victims by pseudo-LRU, write-backs,
+//!   pins, a miss queue that lets hits pass): random lookups, pins, fills,
+//!   invalidates and resets of an outside world against a model of the
+//!   block, per-QP answer order, the fill commands' victims.
 //!
 //! Every configuration of [`CONFIGS`] is one model, looked up by name.
 //! Stimulus is seeded ([`rand_chacha`]), so a failing run repeats exactly.
@@ -78,6 +83,7 @@ pub mod mpdef;
 pub mod mpwin;
 pub mod mr;
 pub mod path;
+pub mod qp_cache;
 pub mod ram;
 pub mod rcmsg;
 pub mod read_reply;
@@ -106,7 +112,8 @@ pub const MODEL_AVAILABLE: bool = cfg!(blocks_model);
 /// input packed into `s_data` (see [`mr`]). tag_match: `s_valid` is
 /// `valid`, `s_data` the packed `tags`, `s_last` `key`. tlp_upsize,
 /// tlp_downsize: `s_data` words 0..3 `s_hdr`, 4..11 `s_data`, 12 `s_keep`.
-/// read_reply, read_track, atomic_replay: csrc/blocks.cpp has the packing.
+/// read_reply, read_track, atomic_replay, qp_cache: csrc/blocks.cpp has the
+/// packing.
 ///
 /// axis_async_fifo has two clocks: `pad[0]` is the step's edge mask (bit
 /// 0: s_clk rises, bit 1: m_clk rises; both when the edges coincide; a

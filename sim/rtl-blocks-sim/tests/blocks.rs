@@ -2,7 +2,7 @@
 //! src/icrc.rs, src/ram.rs, src/copies.rs, src/mr.rs, src/tag_match.rs,
 //! src/alloc.rs, src/mpwin.rs, src/rcmsg.rs, src/mpdef.rs,
 //! src/async_fifo.rs, src/tlp_size.rs, src/sweep.rs, src/read_reply.rs,
-//! src/read_track.rs, src/atomic_replay.rs): every run checks every beat in and out; the tests choose
+//! src/read_track.rs, src/atomic_replay.rs, src/qp_cache.rs): every run checks every beat in and out; the tests choose
 //! configurations, seeds and traffic and add what is specific to them.
 //! `RTL_BLOCKS_MUTATION=<name> cargo test --release -p rtl-blocks-sim`
 //! builds the blocks with a planted bug: some test here must then fail
@@ -19,6 +19,7 @@ use rtl_blocks_sim::mpdef::{self, MpdCfg};
 use rtl_blocks_sim::mpwin::{self, MpwCfg};
 use rtl_blocks_sim::mr::{self, MrCfg};
 use rtl_blocks_sim::path;
+use rtl_blocks_sim::qp_cache::{self, QcCfg};
 use rtl_blocks_sim::ram::{self, RamCfg};
 use rtl_blocks_sim::rcmsg::{self, RcmCfg};
 use rtl_blocks_sim::read_reply::{self, RrCfg};
@@ -946,6 +947,128 @@ fn atomic_replay_answers_from_the_newest_records() {
         .zip(at_reset)
         {
             assert!(n > 2, "{m}: {what} {n} over the seeds");
+        }
+    }
+}
+
+const QPC_MODELS: [&str; 5] = [
+    "qpc_w1_s2",
+    "qpc_w2_s4",
+    "qpc_w4_s6",
+    "qpc_w4_s4_q8",
+    "qpc_alias",
+];
+
+/// `qp_cache`: random lookups of a working set far larger than the cache
+/// and of a hot set, pins and unpins, fills answered late, out of order and
+/// sometimes failing, invalidates, resets, against a model of the block
+/// every cycle and the world's view of the ports: answers per QP in order
+/// and once, pinned answers' slots, the fill commands' victims and
+/// write-backs, invalidates refused only while pinned or filling,
+/// back-pressure only with the queue full; drained at the end, the
+/// counters against the fills.
+#[test]
+fn qp_cache_maps_qps_to_slots_and_answers_each_lookup_once_in_order() {
+    if skip() {
+        return;
+    }
+    for m in QPC_MODELS {
+        for seed in 1..=3 {
+            let c = QcCfg::new(m, seed);
+            let r = qp_cache::run(&c).unwrap_or_else(|e| panic!("{e}"));
+            eprintln!("{m} seed {seed}: {r:?}");
+            // the run reached every case the checks are for
+            for (what, n) in [
+                ("lookups", r.lookups),
+                ("hits at the first pass", r.hits),
+                ("answers after waiting in the queue", r.queued_answers),
+                ("error answers (failed fills)", r.err_answers),
+                ("fills", r.fills),
+                ("failed fills", r.fills_failed),
+                ("evictions", r.evictions),
+                ("write-backs", r.writebacks),
+                ("pinned-full stalls", r.stalls),
+                ("lookups behind an older one of their QP", r.ordered),
+                ("lookups joining a running fill", r.joined_fill),
+                ("unpins", r.unpins),
+                ("invalidates", r.invals),
+                ("invalidates refused", r.inval_busy),
+                ("invalidates that invalidated", r.inval_hit),
+                ("cycles of back-pressure", r.backpressure),
+            ] {
+                assert!(n > 5, "{m} seed {seed}: {what} {n}: {r:?}");
+            }
+            assert_eq!(r.resets, c.resets, "{m} seed {seed}: {r:?}");
+            assert!(r.resets_busy > 0 && r.sweeps > 0, "{m} seed {seed}: {r:?}");
+            assert!(r.hwm as usize >= 2, "{m} seed {seed}: {r:?}");
+            if m == "qpc_w2_s4" || m == "qpc_alias" {
+                // PIN_W 2: a pin on a way pinned 3 times waits
+                assert!(r.pin_full > 0, "{m} seed {seed}: {r:?}");
+            }
+        }
+    }
+}
+
+/// `qp_cache`: misses never block hits. A hot set pinned in half the
+/// sets, then misses in the other half whose fills are withheld (they
+/// wait in the queue), then 200 lookups of the hot set back to back: each
+/// answered 3 cycles after it was taken (the pipeline's latency), one a
+/// cycle while at most MISSQ - 3 misses wait, two in three cycles with
+/// MISSQ - 2, one in three with MISSQ - 1 (the queue keeps an entry for
+/// each lookup in the pipeline); the misses still waiting at the end, then
+/// answered once their fills come.
+#[test]
+fn qp_cache_hits_pass_while_misses_wait() {
+    if skip() {
+        return;
+    }
+    for m in QPC_MODELS {
+        let mut c = QcCfg::new(m, 7);
+        c.mode = qp_cache::Mode::HitsWhileMissesWait;
+        c.resets = 0;
+        let r = qp_cache::run(&c).unwrap_or_else(|e| panic!("{e}"));
+        eprintln!("{m}: {r:?}");
+        assert!(r.hot_hits >= 200, "{m}: {r:?}");
+        assert_eq!(r.hot_latency_max, 3, "{m}: {r:?}");
+        let missq = rtl_blocks_sim::CONFIGS
+            .iter()
+            .find(|x| x.name == m)
+            .unwrap()
+            .param("MISSQ") as usize;
+        for &(waiting, rate) in &r.hot_rate {
+            let want = if waiting + 3 <= missq {
+                1000
+            } else if waiting + 2 == missq {
+                660
+            } else {
+                330
+            };
+            assert!(
+                rate >= want,
+                "{m}: {waiting} misses waiting, hot rate {rate}/1000: {r:?}"
+            );
+        }
+    }
+}
+
+/// `qp_cache`: the random run with the world's checks alone (the ports:
+/// per-QP answer order and ids, pinned answers' slots, error answers,
+/// fill commands' victims and write-backs, invalidate results,
+/// back-pressure, the drain and the counters), no comparison with the
+/// model: what these catch does not depend on the model reading the
+/// header as the RTL does.
+#[test]
+fn qp_cache_world_checks_alone() {
+    if skip() {
+        return;
+    }
+    for m in QPC_MODELS {
+        for seed in 4..=5 {
+            let mut c = QcCfg::new(m, seed);
+            c.check_model = false;
+            let r = qp_cache::run(&c).unwrap_or_else(|e| panic!("{e}"));
+            eprintln!("{m} seed {seed}: {r:?}");
+            assert!(r.answers > 1000 && r.fills > 500, "{m} seed {seed}: {r:?}");
         }
     }
 }
