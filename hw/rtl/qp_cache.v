@@ -243,11 +243,12 @@ reg [MISSQ-1:0]  q_err = {MISSQ{1'b0}};     // its QP's fill failed
 reg [MISSQ-1:0]  q_nf = {MISSQ{1'b0}};      // fill command not shown yet
 reg [MISSQ-1:0]  q_pin = {MISSQ{1'b0}};
 reg [MISSQ-1:0]  q_wb = {MISSQ{1'b0}};
-reg [QPN_W-1:0]  q_qpn [0:MISSQ-1];
-reg [ID_W-1:0]   q_id [0:MISSQ-1];
-reg [WW-1:0]     q_way [0:MISSQ-1];         // the victim way it took
-reg [TAG_W-1:0]  q_vtag [0:MISSQ-1];        // ... and the victim's tag
-reg [MISSQ-1:0]  q_old [0:MISSQ-1];         // q_old[i][j]: j arrived before i
+// (the queue is in flops: mem2reg, said so that Yosys need not warn)
+(* mem2reg *) reg [QPN_W-1:0]  q_qpn [0:MISSQ-1];
+(* mem2reg *) reg [ID_W-1:0]   q_id [0:MISSQ-1];
+(* mem2reg *) reg [WW-1:0]     q_way [0:MISSQ-1];         // the victim way it took
+(* mem2reg *) reg [TAG_W-1:0]  q_vtag [0:MISSQ-1];        // ... and the victim's tag
+(* mem2reg *) reg [MISSQ-1:0]  q_old [0:MISSQ-1];         // q_old[i][j]: j arrived before i
 
 // pipeline
 reg              s1_v = 1'b0, s2_v = 1'b0;

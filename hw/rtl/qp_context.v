@@ -293,6 +293,7 @@ wire [15:0] num_qp_cq = NUM_QP16;
 // is looked at after it)
 wire [MI_W-1:0] old_mi;
 wire old_held;
+wire q_sweep;
 localparam [QN_W:0] REF_ONE = {{QN_W{1'b0}}, 1'b1};
 wire [DMAC_N-1:0] mac_hits;
 wire [DMAC_N-1:0] mac_zero;     // entries no QP holds
@@ -319,10 +320,25 @@ priority_encoder #(.WIDTH(DMAC_N), .OUT_W(MI_W)) mac_zero_enc (
     .valid(mac_zero_any),
     .index(zero_mi)
 );
+// The command's MAC bookkeeping reads the QP's entry from flop copies of
+// the block RAMs' answers (old_*_q), not from the RAMs (4.3 ns
+// clock-to-out on the ECP5, then the reference counts' update: the
+// deepest logic of the core): the selector is an MMIO write of its own,
+// MMIO writes come at least three cycles apart, and only a command writes
+// DMI and DMH, so in a command's cycle the RAMs answered for its QP, as
+// now, in the cycle before too. The sweep after a reset writes DMH last
+// in the cycle before the first command can come: the copy reads it as
+// not held then (every held bit is swept to zero).
+reg [MI_W-1:0] old_mi_q = {MI_W{1'b0}};
+reg old_held_q = 1'b0;
+always @(posedge clk) begin
+    old_mi_q <= old_mi;
+    old_held_q <= old_held && !q_sweep;
+end
 // (old_mi < DMAC_N whenever old_held: a load writes only entries of the table)
-wire own_free = old_held && mac_one[old_mi];
+wire own_free = old_held_q && mac_one[old_mi_q];
 wire mac_free = own_free || mac_zero_any;
-wire [MI_W-1:0] new_mi = mac_hit ? hit_mi : own_free ? old_mi : zero_mi;
+wire [MI_W-1:0] new_mi = mac_hit ? hit_mi : own_free ? old_mi_q : zero_mi;
 // only RTR and RTS need a destination: a QP in INIT takes no entry
 wire mac_load = reg_cmd == 4'd1 && (reg_state == QPS_RTR || reg_state == QPS_RTS);
 
@@ -401,7 +417,6 @@ ram_sdp_copies #(
 wire dmh_we;
 // the sweep after a reset (ram_reset_sweep, its instance at the EA and EB
 // writes)
-wire q_sweep;
 wire [QN_W-1:0] q_sweep_q;
 assign sweep = q_sweep;
 wire [DMH_W-1:0] dmh_wd;
@@ -453,7 +468,7 @@ assign b_mp_wshift = b_rec[QPC_WSHIFT_LSB +: QPC_WSHIFT_W];
 wire host_wr = reg_cmd_valid && cmd_ok;
 
 wire dmh_set = host_wr && mac_load;
-wire dmh_clr = host_wr && !mac_load && reg_state == QPS_RESET && old_held;
+wire dmh_clr = host_wr && !mac_load && reg_state == QPS_RESET && old_held_q;
 assign dmh_we = dmh_set || dmh_clr;
 reg [DMH_W-1:0] dmh_wd_c;
 always @* begin
@@ -601,17 +616,17 @@ always @(posedge clk) begin
         end else begin
             // (a load's record goes to the RAMs: rec_wr)
             if (mac_load) begin
-                if (!(old_held && old_mi == new_mi)) begin
+                if (!(old_held_q && old_mi_q == new_mi)) begin
                     mac_ref[new_mi] <= mac_ref[new_mi] + REF_ONE;
-                    if (old_held) begin
-                        mac_ref[old_mi] <= mac_ref[old_mi] - REF_ONE;
+                    if (old_held_q) begin
+                        mac_ref[old_mi_q] <= mac_ref[old_mi_q] - REF_ONE;
                     end
                 end
                 if (!mac_hit) begin
                     mac_tbl[new_mi] <= reg_dmac;
                 end
-            end else if (reg_state == QPS_RESET && old_held) begin
-                mac_ref[old_mi] <= mac_ref[old_mi] - REF_ONE;   // (and dmh_clr)
+            end else if (reg_state == QPS_RESET && old_held_q) begin
+                mac_ref[old_mi_q] <= mac_ref[old_mi_q] - REF_ONE;   // (and dmh_clr)
             end
             load_qpn_reg <= sel;
             if (reg_state == QPS_RTR && cur != QPS_RTR) begin
