@@ -42,8 +42,11 @@ SYNTH_DATA_WS="${SYNTH_DATA_WS:-64}"
 # deepest measures 14.5 to 15.4 between syntheses of nearly the same RTL
 # (abc's mapping moves a path by up to 0.8 level as the netlist around
 # it changes, and once moved one by two: hw/README.md, "Where the core
-# registers for timing").
-SYNTH_MAX_LEVELS="${SYNTH_MAX_LEVELS-16.0}"
+# registers for timing"). 15.5 since 2026-12-06: the completer's, the
+# responder's, the QP context's and the queue manager's paths from block
+# RAM outputs moved onto flops, and CI's build (READ_EN=1) measures 14.4
+# (the default build 14.0), where it measured 15.5 before.
+SYNTH_MAX_LEVELS="${SYNTH_MAX_LEVELS-15.5}"
 SYNTH_DEPTH_PLANT="${SYNTH_DEPTH_PLANT:-0}"
 if [ -z "${TOP:-}" ]; then
     TOP=rnic_core

@@ -49,9 +49,14 @@ always @(posedge clk) rst <= 1'b0;
 (* anyseq *) reg done_new;
 (* anyseq *) reg [QN_W-1:0] done_new_qn;
 
-// one register write per cycle; small rings, so the indices wrap soon
+// one register write per cycle; small rings, so the indices wrap soon;
+// none in the cycle after a doorbell (pcie_mmio_bridge passes MMIO
+// writes at least three cycles apart: the doorbell's second pass)
+reg f_db_prev = 1'b0;
+always @(posedge clk) f_db_prev <= db_valid && !rst;
 always @* begin
     assume(!(q_cmd_valid && db_valid));
+    assume(!(f_db_prev && (q_cmd_valid || db_valid)));
     assume(q_size <= 32'd8);
 end
 

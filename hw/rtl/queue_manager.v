@@ -301,7 +301,8 @@ localparam [2:0]
     OP_DB = 3'd3,
     OP_DONE = 3'd4,
     OP_TAKE = 3'd5,
-    OP_PICK = 3'd6;
+    OP_PICK = 3'd6,
+    OP_DB2 = 3'd7;      // a doorbell's second pass: its checks, registered, applied
 
 // the sweep after a reset (ram_reset_sweep, its instance at the SQS RAM)
 wire sq_sweep;
@@ -328,7 +329,10 @@ reg [15:0] out_index_reg = 16'd0;
 reg [QN_W-1:0] out_cqn_reg = {QN_W{1'b0}};
 
 // S0: the operation of this cycle
-wire host_busy = reg_q_cmd_valid || reg_sq_db_valid;
+// (a doorbell's second pass follows it in S0 at once: the executor's
+// handshakes wait for it as for the host's operations)
+wire db2_now = s1_op_reg == OP_DB;
+wire host_busy = reg_q_cmd_valid || reg_sq_db_valid || db2_now;
 wire sqc_we = reg_q_cmd_valid && sel_ok && reg_q_cmd == 4'd1 && size_ok && reg_base[11:0] == 12'd0
     && reg_q_cqn < NUM_Q16;
 wire op_destroy = reg_q_cmd_valid && sel_ok && reg_q_cmd == 4'd2;
@@ -348,7 +352,13 @@ always @* begin
     op_next = OP_NONE;
     op_qn_next = out_qn_reg;
     op_arg_next = reg_sq_db_pi;
-    if (sqc_we) begin
+    if (db2_now) begin
+        // (MMIO writes come at least three cycles apart: no host
+        // operation is due in this cycle; formal assumes as much)
+        op_next = OP_DB2;
+        op_qn_next = s1_qn_reg;
+        op_arg_next = s1_arg_reg;
+    end else if (sqc_we) begin
         op_next = OP_CREATE;
         op_qn_next = sel;
         op_arg_next = {12'd0, size_log};
@@ -387,9 +397,22 @@ wire r_work = r_en && r_av != {14'd0, r_taken} && r_taken != 2'd2;
 // a doorbell's check: the ring may not hold more than its size, and the
 // producer index may not move back (a WQE once posted may already be
 // offered or taken: refused, it stays posted)
+// Checked in the doorbell's first pass (OP_DB: the record as read, the
+// result registered) and applied in its second (OP_DB2, the next cycle:
+// the first pass wrote the record unchanged and nothing else came
+// between), so no path runs from the record's block RAM through the
+// subtract and the compares into the record's write and the list.
 wire [15:0] db_size = 16'd1 << r_log;
 wire [15:0] db_used = s1_arg_reg - r_ci;
 wire db_ok = r_en && db_used <= db_size && db_used >= r_av;
+reg [15:0] db_used_reg = 16'd0;
+reg db_ok_reg = 1'b0;
+reg db_en_reg = 1'b0;
+always @(posedge clk) begin
+    db_used_reg <= db_used;
+    db_ok_reg <= db_ok;
+    db_en_reg <= r_en;
+end
 
 // Every operation writes the record back (unchanged where it changes
 // nothing), so the write enable does not wait for the record's checks.
@@ -414,9 +437,9 @@ always @* begin
         OP_DESTROY: begin
             sqs_wd[SQS_LOG_LSB +: SQS_LOG_W] = 4'd0;
         end
-        OP_DB: begin
-            if (db_ok) begin
-                sqs_wd[SQS_AV_LSB +: SQS_AV_W] = db_used;
+        OP_DB2: begin
+            if (db_ok_reg) begin
+                sqs_wd[SQS_AV_LSB +: SQS_AV_W] = db_used_reg;
                 sqs_wd[SQS_SCHED_LSB] = 1'b1;
                 sqf_push = !r_sched;
 `ifdef FORMAL_BREAK_LIST
@@ -634,9 +657,9 @@ always @(posedge clk) begin
     err_valid_reg <= e1_valid_reg || cqm_err_valid;
     err_code_reg <= e1_valid_reg ? e1_code_reg : cqm_err_code;
     err_qn_reg <= e1_valid_reg ? e1_qn_reg : cqm_err_qn;
-    if (s1_op_reg == OP_DB && !db_ok) begin
+    if (s1_op_reg == OP_DB2 && !db_ok_reg) begin
         err_valid_reg <= 1'b1;
-        err_code_reg <= r_en ? ERR_DB_OVERFLOW : ERR_DB_DISABLED;
+        err_code_reg <= db_en_reg ? ERR_DB_OVERFLOW : ERR_DB_DISABLED;
         err_qn_reg <= s1_qn16;
     end
 
@@ -652,7 +675,7 @@ assign err_valid = err_valid_reg;
 assign sweep = cq_sweep || sq_sweep;
 // (the error reaches the status register a cycle after err_valid)
 assign busy = s1_op_reg == OP_CREATE || s1_op_reg == OP_DESTROY || s1_op_reg == OP_DB
-    || e1_valid_reg || err_valid_reg;
+    || s1_op_reg == OP_DB2 || e1_valid_reg || err_valid_reg;
 assign err_code = err_code_reg;
 assign err_qn = err_qn_reg;
 
