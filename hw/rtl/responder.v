@@ -551,43 +551,6 @@ localparam [4:0]
     ST_RATOM = 5'd28;     // an ATOMIC ACKNOWLEDGE fits: its value into the staging RAM
 
 reg [4:0] state_reg = ST_IDLE;
-reg [4:0] load_next_reg = ST_CHECK;      // the state ST_LOAD goes on to
-
-// The QP context's fields the checks use, in flops: the context is read
-// a cycle ahead (ctx_qpn), so ctx_* are qpn's from the first state after
-// ST_IDLE (ST_LOAD, which every turn passes) and these copies from the
-// second on. No check then starts at the context's block RAM (4.3 ns
-// clock-to-out on the ECP5). A load of the QP meanwhile makes the turn
-// stale (qp_stale), as before. (The addressing copied into the ACK and
-// READ-response slots is taken from ctx_* directly: no logic follows it.)
-reg [2:0] cx_state = 3'd0;
-reg [2:0] cx_pmtu = 3'd0;
-reg cx_remote_write = 1'b0;
-reg cx_remote_read = 1'b0;
-reg cx_remote_atomic = 1'b0;
-reg [15:0] cx_pd = 16'd0;
-reg [QN_W-1:0] cx_rcq = {QN_W{1'b0}};
-reg [63:0] cx_rq_base = 64'd0;
-reg [3:0] cx_rq_log = 4'd0;
-reg [4:0] cx_min_rnr_timer = 5'd0;
-reg [2:0] cx_max_dest_rd_atomic = 3'd0;
-reg cx_mp = 1'b0;
-reg [2:0] cx_mp_wshift = 3'd0;
-always @(posedge clk) begin
-    cx_state <= ctx_state;
-    cx_pmtu <= ctx_pmtu;
-    cx_remote_write <= ctx_remote_write;
-    cx_remote_read <= ctx_remote_read;
-    cx_remote_atomic <= ctx_remote_atomic;
-    cx_pd <= ctx_pd;
-    cx_rcq <= ctx_rcq;
-    cx_rq_base <= ctx_rq_base;
-    cx_rq_log <= ctx_rq_log;
-    cx_min_rnr_timer <= ctx_min_rnr_timer;
-    cx_max_dest_rd_atomic <= ctx_max_dest_rd_atomic;
-    cx_mp <= ctx_mp;
-    cx_mp_wshift <= ctx_mp_wshift;
-end
 
 // the packet being processed
 reg [7:0] op_reg = 8'd0;
@@ -744,7 +707,7 @@ wire op_probe_reply = op_reg == MP_OPCODE_PROBE_REPLY;
 wire op_mp_write = op_reg == MP_OPCODE_WRITE || op_reg == MP_OPCODE_WRITE_LAST
     || op_reg == MP_OPCODE_WRITE_LAST_IMM;
 // an ACK of this QP's transport (an ACK of the other is a transport drop)
-wire op_ack = cx_mp ? op_reg == MP_OPCODE_ACK || op_reg == MP_OPCODE_SELECTIVE_NAK || op_probe_reply
+wire op_ack = ctx_mp ? op_reg == MP_OPCODE_ACK || op_reg == MP_OPCODE_SELECTIVE_NAK || op_probe_reply
     : op_reg == OP_ACK;
 wire op_is_write = (op_reg >= OP_WRITE_FIRST && op_reg <= OP_WRITE_ONLY_IMM) || op_mp_write;
 wire op_is_send = SEND_EN != 0 && op_reg <= OP_SEND_ONLY_IMM;
@@ -774,9 +737,9 @@ wire [31:0] mceth_len = {aeth_syn_reg, aeth_msn_reg};
 // a receive WQE is consumed by SEND (at its first packet) and WRITE_WITH_IMM (at its last)
 wire op_needs_rq = ((op_is_send && (op_first || op_only)) || (op_is_write && op_imm)) && !mp_defer_reg;
 
-wire [12:0] pmtu_bytes = 13'd128 << cx_pmtu;
+wire [12:0] pmtu_bytes = 13'd128 << ctx_pmtu;
 wire [23:0] psn_diff = psn_diff_reg;
-wire qp_ok = qp_field_reg < {8'd0, NUM_QP16} && (cx_state == QPS_RTR || cx_state == QPS_RTS);
+wire qp_ok = qp_field_reg < {8'd0, NUM_QP16} && (ctx_state == QPS_RTR || ctx_state == QPS_RTS);
 // (rq_pi, rq_ci: below)
 wire [15:0] rq_pi;
 wire [15:0] rq_ci;
@@ -891,7 +854,7 @@ always @* begin
         end
     end
 end
-wire rd_over = rr_cnt_reg >= {1'b0, cx_max_dest_rd_atomic};
+wire rd_over = rr_cnt_reg >= {1'b0, ctx_max_dest_rd_atomic};
 
 // READ_EN: a READ's payload reads and an atomic's write-back happen in
 // read_reply, long after the responder checked the request against the MR
@@ -1183,7 +1146,7 @@ wire [15:0] scan_ci = rqc_clr_scan ? 16'd0 : rqc_scan_q[RQC_CI_LSB +: RQC_CI_W];
 wire fin_mp_go = !(ack_req_reg || mp_adv > 1 || mp_nak) || ack_room;
 wire fin_rc_go = !ack_req_reg || op_rdat || ack_room;
 wire rec_wr = state_reg == ST_FINISH && !qp_stale && !fin_wait
-    && (mp_pend_pass_reg || (cx_mp ? fin_mp_go : fin_rc_go));
+    && (mp_pend_pass_reg || (ctx_mp ? fin_mp_go : fin_rc_go));
 // ... and in ST_TNAK, which writes the recovery span of its NAK alone
 wire tnak_wr = state_reg == ST_TNAK && !qp_stale && ack_room;
 wire rec_we = rec_wr || tnak_wr;
@@ -1198,7 +1161,7 @@ mp_deferred #(.NUM_QP(NUM_QP), .QN_W(QN_W), .MP_PEND(MP_PEND), .MP_WIMM(MP_WIMM)
     .rst(rst),
     .avail(pslot_avail),
     .qpn(qpn),
-    .park(rec_wr && !mp_pend_pass_reg && cx_mp && mp_defer_reg),
+    .park(rec_wr && !mp_pend_pass_reg && ctx_mp && mp_defer_reg),
     .park_psn(psn_reg),
     .park_imm(imm_reg),
     .park_len(mceth_len),
@@ -1211,7 +1174,7 @@ mp_deferred #(.NUM_QP(NUM_QP), .QN_W(QN_W), .MP_PEND(MP_PEND), .MP_WIMM(MP_WIMM)
     .imm(pend_imm),
     .len(pend_len)
 );
-assign eps_fsm_psn = cx_mp ? mp_point_new : psn_reg + (op_read ? rd_npkts_reg : 24'd1);
+assign eps_fsm_psn = ctx_mp ? mp_point_new : psn_reg + (op_read ? rd_npkts_reg : 24'd1);
 assign rqc_we = rec_wr && (mp_pend_pass_reg || op_needs_rq);
 wire [RSP_W-1:0] rec_q;
 // loaded since the last write-back: no message, nothing placed
@@ -1250,7 +1213,7 @@ mp_window #(.MP_W(MP_W), .MP_NAK_GAP(MP_NAK_GAP)) mp_window_inst (
     .load_span(rec_rd[RSP_SPAN_LSB +: RSP_SPAN_W]),
     .psn_diff(psn_diff),
     .point(epsn_reg),
-    .wshift(cx_mp_wshift),
+    .wshift(ctx_mp_wshift),
     .dup(mp_dup),
     .beyond(mp_beyond),
     .check(state_reg == ST_CHECK),
@@ -1286,11 +1249,11 @@ end
 // (a duplicate atomic: one whose replay record is gone)
 wire rd_dup_bad = op_atomic ? !at_hit_reg
     : plen_reg != 13'd0 || (reth_len_reg[31] && reth_len_reg[30:0] != 31'd0)
-    || (reth_len_reg != 32'd0 && !(mr_ok_reg && cx_remote_read) && !cfg_no_mr_check);
+    || (reth_len_reg != 32'd0 && !(mr_ok_reg && ctx_remote_read) && !cfg_no_mr_check);
 // a READ's packets: 1 for zero length, else (len - 1) / PMTU + 1
-// (PMTU 256 << (cx_pmtu - 1); at most 2^23 for 2^31 bytes)
+// (PMTU 256 << (ctx_pmtu - 1); at most 2^23 for 2^31 bytes)
 /* verilator lint_off UNUSEDSIGNAL */
-wire [31:0] rd_len_sh = rd_len_m1_reg >> (5'd7 + {2'd0, cx_pmtu});   // (below 2^23)
+wire [31:0] rd_len_sh = rd_len_m1_reg >> (5'd7 + {2'd0, ctx_pmtu});   // (below 2^23)
 /* verilator lint_on UNUSEDSIGNAL */
 always @(posedge clk) begin
     rd_len_m1_reg <= reth_len_reg - 32'd1;
@@ -1301,7 +1264,7 @@ assign m_rr_psn = rra_valid_reg ? rra_psn_reg : psn_reg;
 assign m_rr_msn = rra_valid_reg ? rra_msn_reg : rd_dup_reg ? msn_reg : msn_p1_reg;
 assign m_rr_bus = mr_bus_reg;
 assign m_rr_len = op_atomic && rd_dup_reg ? 32'd0 : reth_len_reg;
-assign m_rr_pmtu_log = 4'd7 + {1'b0, cx_pmtu};
+assign m_rr_pmtu_log = 4'd7 + {1'b0, ctx_pmtu};
 assign m_rr_dmac = rra_valid_reg ? rra_dmac_reg : ctx_dmac;
 assign m_rr_dip = rra_valid_reg ? rra_dip_reg : ctx_dip;
 assign m_rr_udp_sport = rra_valid_reg ? rra_sport_reg : ctx_udp_sport;
@@ -1348,8 +1311,8 @@ generate
             .pmtu_bytes(pmtu_bytes),
             .reth_len(reth_len_reg),
             .remain(rd_remain),
-            .access_ok((mr_ok_reg && (op_atomic ? cx_remote_atomic : op_read ? cx_remote_read
-                : cx_remote_write)) || cfg_no_mr_check),
+            .access_ok((mr_ok_reg && (op_atomic ? ctx_remote_atomic : op_read ? ctx_remote_read
+                : ctx_remote_write)) || cfg_no_mr_check),
             .inv_req(rc_inv_req),
             .rem_access(rc_rem_access),
             .msg_set(rc_msg_set),
@@ -1361,7 +1324,7 @@ generate
         assign rc_msg_set = 1'b0;
         assign rc_msg_new = 2'd0;
         /* verilator lint_off UNUSEDSIGNAL */
-        wire [3:0] rc_only = {op_middle, rd_msg, cx_remote_atomic};   // only the rc checks read them
+        wire [3:0] rc_only = {op_middle, rd_msg, ctx_remote_atomic};   // only the rc checks read them
         /* verilator lint_on UNUSEDSIGNAL */
     end
 endgenerate
@@ -1383,7 +1346,7 @@ always @* begin
         rec_in[RSP_SPAN_LSB +: RSP_SPAN_W] = {1'b0, tnak_top_reg};
     end else if (mp_pend_pass_reg) begin
         rec_in[RSP_MSN_LSB +: RSP_MSN_W] = msn_p1_reg;
-    end else if (cx_mp) begin
+    end else if (ctx_mp) begin
         rec_in[RSP_BMP_LSB +: RSP_BMP_W] = bmp_next;
         rec_in[RSP_SPAN_LSB +: RSP_SPAN_W] = mp_span_next;
         rec_in[RSP_MSN_LSB +: RSP_MSN_W] = completes_reg ? msn_p1_reg : msn_reg;
@@ -1426,13 +1389,13 @@ assign set_err_qpn = qpn;
 // MR checks: RETH (remote write) or receive buffer (local write)
 assign mr_key = op_has_reth ? reth_rkey_reg : rq_lkey;
 assign mr_va = op_has_reth ? reth_va_reg : rq_va;
-assign mr_len = op_has_reth ? (cx_mp ? {19'd0, plen_reg} : reth_len_reg) : rq_len;
-assign mr_pd = cx_pd;
+assign mr_len = op_has_reth ? (ctx_mp ? {19'd0, plen_reg} : reth_len_reg) : rq_len;
+assign mr_pd = ctx_pd;
 // (ibv_access_flags: LOCAL_WRITE 1, REMOTE_WRITE 2, REMOTE_READ 4, REMOTE_ATOMIC 8)
 assign mr_access = op_atomic ? 4'b1000 : op_read ? 4'b0100 : op_has_reth ? 4'b0010 : 4'b0001;
 
-assign m_rd_desc_pcie_addr = cx_rq_base
-    + ({48'd0, rqci_reg & ((16'd1 << cx_rq_log) - 16'd1)} << $clog2(RECV_WQE_BYTES));
+assign m_rd_desc_pcie_addr = ctx_rq_base
+    + ({48'd0, rqci_reg & ((16'd1 << ctx_rq_log) - 16'd1)} << $clog2(RECV_WQE_BYTES));
 assign m_rd_desc_ram_addr = RQWQE_RAM;
 assign m_rd_desc_len = RECV_WQE_BYTES;
 assign m_rd_desc_id = ID_TAG;
@@ -1467,7 +1430,7 @@ always @* begin
     recv_cqe[CQE_FLAGS_WITH_IMM_LSB] = op_imm;
     recv_cqe[CQE_FLAGS_RECV_LSB] = 1'b1;
 end
-assign m_cqe_cqn = cx_rcq;
+assign m_cqe_cqn = ctx_rcq;
 assign m_cqe_data = recv_cqe;
 assign m_cqe_valid = state_reg == ST_CQE || state_reg == ST_EARLY_CQE;
 
@@ -1506,7 +1469,7 @@ assign rt_lk_nak = aeth_syn_reg[6:5] != 2'b00 && !op_rd_resp;
 // still missing: the completer gets a sequence NAK of that PSN instead
 // (once; a second such ACK is dropped), or the READ would be retired
 // without its data
-wire ack_cov = READ_EN != 0 && !cx_mp && rt_cov;
+wire ack_cov = READ_EN != 0 && !ctx_mp && rt_cov;
 wire rx_ack_pass = state_reg == ST_CHECK && op_ack && qp_ok && !(ack_cov && rt_cov_asked);
 wire rx_ack_own = (state_reg == ST_RASK || state_reg == ST_REARLY
     || (state_reg == ST_RDONE && !early_done_reg)) && rx_ack_room && !qp_stale;
@@ -1583,7 +1546,7 @@ always @(posedge clk) begin
         ack_dip_reg <= ctx_dip;
         ack_sport_reg <= state_reg == ST_CHECK && op_probe ? sport_reg : ctx_udp_sport;
         ack_dqp_reg <= ctx_dest_qpn;
-        ack_mp_reg <= cx_mp;
+        ack_mp_reg <= ctx_mp;
     end
 end
 
@@ -1659,17 +1622,14 @@ always @(posedge clk) begin
                     plen_reg <= s_pkt_payload_len;
                     slot_reg <= s_pkt_slot;
                     mp_defer_reg <= 1'b0;
-                    load_next_reg <= ST_CHECK;
                     state_reg <= ST_LOAD;
                 end else if (tack_due) begin
                     qp_field_reg <= {{(24-QN_W){1'b0}}, tscan_reg};
-                    load_next_reg <= ST_TACK;
-                    state_reg <= ST_LOAD;
+                    state_reg <= ST_TACK;
                 end else if (scan_ow && scan_ci != scan_pi) begin
                     // a receive WQE arrived for an owed mp completion
                     qp_field_reg <= {{(24-QN_W){1'b0}}, tscan_reg};
-                    load_next_reg <= ST_MP_PEND;
-                    state_reg <= ST_LOAD;
+                    state_reg <= ST_MP_PEND;
                 end
             end
         end
@@ -1693,7 +1653,7 @@ always @(posedge clk) begin
         ST_LOAD: begin
             epsn_reg <= epsn_q;
             psn_diff_reg <= psn_reg - epsn_q;
-            state_reg <= load_next_reg;
+            state_reg <= ST_CHECK;
         end
         ST_TACK: begin
             // the ACK timer: acknowledge what arrived without an AckReq
@@ -1702,7 +1662,7 @@ always @(posedge clk) begin
             if (!qp_ok) begin
                 ack_owed_pw_reg <= 1'b1; ack_owed_pv_reg <= 1'b0;
                 state_reg <= ST_IDLE;
-            end else if (cx_mp && rd_bmp != {MP_W{1'b0}}) begin
+            end else if (ctx_mp && rd_bmp != {MP_W{1'b0}}) begin
                 state_reg <= ST_TNAK_TOP;
             end else if (ack_room) begin
                 queue_ack(epsn_q - 24'd1, ACK_SYNDROME, rd_msn);
@@ -1724,7 +1684,7 @@ always @(posedge clk) begin
             if (!qp_ok || qp_stale_reg) begin
                 stat_drop_qp_reg <= 1'b1;
                 state_reg <= ST_DROP;
-            end else if (op_mp != cx_mp) begin
+            end else if (op_mp != ctx_mp) begin
                 // the other transport's opcode: never placed, ACKed or NAKed
                 stat_drop_xport_reg <= 1'b1;
                 state_reg <= ST_DROP;
@@ -1742,7 +1702,7 @@ always @(posedge clk) begin
                     queue_ack(psn_reg, ACK_SYN_PROBE_REPLY, rd_msn);
                 end
                 state_reg <= ST_DROP;
-            end else if (cx_mp) begin
+            end else if (ctx_mp) begin
                 if (qp_ow) begin
                     // a completion waits for a receive WQE: nothing else
                     // is taken (the requester resends it)
@@ -1811,7 +1771,7 @@ always @(posedge clk) begin
         end
         ST_EXEC: begin
             // opcode sequence and length checks
-            if (cx_mp) begin
+            if (ctx_mp) begin
                 // every packet stands alone: an MPETH in each, no sequence;
                 // its length is this packet's payload, and MP WRITE LAST
                 // WITH IMMEDIATE's message (MCETH) holds at least the packet
@@ -1822,7 +1782,7 @@ always @(posedge clk) begin
                 end else if (plen_reg > pmtu_bytes || reth_len_reg != {19'd0, plen_reg}
                         || (op_imm && mceth_len < {19'd0, plen_reg})) begin
                     nak_reg <= NAK_INV_REQ;
-                end else if (plen_reg != 0 && !(mr_ok_reg && cx_remote_write) && !cfg_no_mr_check) begin
+                end else if (plen_reg != 0 && !(mr_ok_reg && ctx_remote_write) && !cfg_no_mr_check) begin
                     nak_reg <= NAK_REM_ACCESS;
                 end
                 key_reg <= reth_rkey_reg;
@@ -1864,7 +1824,7 @@ always @(posedge clk) begin
                 nak_reg <= NAK_REM_ACCESS;
             end
 
-            if (!cx_mp) begin
+            if (!ctx_mp) begin
                 if (op_has_reth) begin
                     key_reg <= reth_rkey_reg;
                     cursor_reg <= mr_bus_reg;
@@ -1914,7 +1874,7 @@ always @(posedge clk) begin
             end else if (!op_needs_rq) begin
                 state_reg <= cfg_early_cqe && completes_reg ? ST_EARLY_CQE : ST_GUARD;
             end else if (rq_fetch_empty) begin
-                nak_reg <= RNR_NAK | {3'd0, cx_min_rnr_timer};
+                nak_reg <= RNR_NAK | {3'd0, ctx_min_rnr_timer};
                 state_reg <= ST_DROP;
             end else if (m_rd_desc_ready) begin
                 state_reg <= ST_RQ_WAIT;
@@ -1940,7 +1900,7 @@ always @(posedge clk) begin
             rp_ask_psn_reg <= rt_cov && rt_cov_idx != rt_idx ? rt_cov_next : rt_next;
             rp_ask_done_reg <= rt_cov && rt_cov_idx != rt_idx ? rt_cov_asked : rt_asked;
             rp_last_reg <= psn_reg == rt_last;
-            rp_off_reg <= {8'd0, psn_reg - rt_first} << (5'd7 + {2'd0, cx_pmtu});
+            rp_off_reg <= {8'd0, psn_reg - rt_first} << (5'd7 + {2'd0, ctx_pmtu});
             rp_bus_reg <= rt_bus;
             rp_key_reg <= rt_key;
             rp_len_reg <= rt_len;
@@ -2106,7 +2066,7 @@ always @(posedge clk) begin
                 // (the slot: mp_deferred's done)
                 mp_pend_pass_reg <= 1'b0;
                 state_reg <= ST_MP_NEXT;
-            end else if (cx_mp) begin
+            end else if (ctx_mp) begin
                 if (fin_mp_go) begin
                     // (the point: eps_fsm_we)
                     // (the record: bitmap, wrid, MSN; the ring's index: rqc_we)
@@ -2312,7 +2272,7 @@ always @* begin
         if (state_reg == ST_FINISH) assert(plen_reg == 13'd0 || f_paid);     // f_executed
         // property 3 (mp): a completion is asked for only when no PSN
         // below it on the QP is unplaced (the point is at or beyond it)
-        if (m_cqe_valid && cx_mp) assert(!f_below[23]);                     // f_mp_point
+        if (m_cqe_valid && ctx_mp) assert(!f_below[23]);                     // f_mp_point
         // property 3 (and rc): the CQEs of a QP in requester order
         if (m_cqe_valid && f_cq_seen[qpn]) assert(f_step != 24'd0 && !f_step[23]); // f_order
     end
