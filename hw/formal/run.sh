@@ -16,14 +16,19 @@
 #   break   with a debug break switch forced on, an assertion MUST fail
 #           within DEPTH. A check that passes with a break switch on is
 #           broken, so that fails the run.
-# Every counterexample ABC finds is replayed by yosys-smtbmc (Yices 2) on
-# the SMT-LIB2 model, which must report the same assertion failing, and
-# written as target/formal/<job>.vcd. ENGINE=smtbmc runs prove jobs with
-# yosys-smtbmc alone instead (slower: see the README's figures).
+# Every counterexample ABC finds is replayed on the netlist it came from by
+# Yosys's simulator (`sim -r`), which must see an assertion fail in the same
+# cycle, the expected one for a break job, and no assumption broken; the
+# trace is written as target/formal/<job>.vcd. The harnesses' free inputs
+# ($anyseq) are made ports (`expose -input`) so that the witness names
+# them. ENGINE=smtbmc runs prove jobs with yosys-smtbmc alone instead
+# (slower: see the README's figures); REPLAY=smtbmc replays with
+# yosys-smtbmc and Yices.
 #
 # Usage: hw/formal/run.sh [JOB...]     (from anywhere; default: every job)
 # Env:   ENGINE   abc (default) or smtbmc, for prove jobs
 #        SOLVER   yosys-smtbmc solver (default yices; z3 works, slower)
+#        REPLAY   sim (default) or smtbmc: what replays counterexamples
 #        BUILD_ONLY   set: only build the models
 #        FORMAL_JOBS  jobs at once (default: every core)
 #        YOSYS, YOSYS_ABC, YOSYS_SMTBMC   binaries (default from PATH)
@@ -95,6 +100,7 @@ build() {
         async2sync
         chformal -cover -remove
         setundef -undriven -anyseq
+        expose -input t:\$anyseq %co t:\$anyseq %d
         opt -keepdc
         setattr -unset keep
         delete -output
@@ -106,7 +112,9 @@ build() {
         opt_clean
         check -assert
         write_aiger -I -B -zinit -map $OUT/$tag.aim $OUT/$tag.aig
-        write_smt2 -wires $OUT/$tag.smt2" >/dev/null || { tail -20 "$OUT/$tag.yosys.log" >&2; return 1; }
+        write_smt2 -wires $OUT/$tag.smt2
+        chformal -assume2assert
+        write_rtlil $OUT/$tag.il" >/dev/null || { tail -20 "$OUT/$tag.yosys.log" >&2; return 1; }
     if grep -q '^Warning:' "$OUT/$tag.yosys.log"; then
         grep '^Warning:' "$OUT/$tag.yosys.log" | sort -u >&2
         log "$tag: yosys warnings (a harness must build clean)" >&2
@@ -130,23 +138,65 @@ bmc() {
     fi
 }
 
-# replay TAG: the ABC counterexample through yosys-smtbmc, VCD in $OUT/TAG.vcd;
-# prints the failing assertion's source text (file:line and the line)
-replay() {
-    local tag="$1" where
-    "$YOSYS_SMTBMC" -s "$SOLVER" --aig-noheader --aig "$OUT/$tag.aim:$OUT/$tag.aiw" \
-        --dump-vcd "$OUT/$tag.vcd" "$OUT/$tag.smt2" >"$OUT/$tag.replay.log" 2>&1 || true
-    where=$(sed -n 's/.*Assert failed in [^:]*: \(.*\) (.*/\1/p' "$OUT/$tag.replay.log" | head -1)
-    [ -n "$where" ] || { tail -5 "$OUT/$tag.replay.log" >&2; return 1; }
-    # the innermost source location, last "file:line.col-line.col" of the
-    # path; its end line is the assertion's (the start may be the end of
-    # the statement before)
+# source_line WHERE: a yosys source attribute ("a.v:1.2-3.4|b.v:5.6-7.8",
+# the hierarchy of a flattened cell) as "file:line: text" of the innermost
+# location; its end line is the assertion's (the start may be the end of the
+# statement before)
+source_line() {
     local loc file line
-    loc=$(tr '|' '\n' <<<"$where" | tail -1)
+    loc=$(tr '|' '\n' <<<"$1" | tail -1)
     file=${loc%%:*}
     line=${loc##*-}
     line=${line%%.*}
     echo "$file:$line: $(sed -n "${line}p" "$file" | sed 's/^ *//')"
+}
+
+# replay TAG FRAME: the ABC counterexample run through the netlist ABC was
+# given, by Yosys's own simulator (`sim -r` with the AIGER witness; VCD in
+# $OUT/TAG.vcd). Prints one "file:line: text" line per assertion that fails
+# in the first failing cycle, which must be FRAME. The netlist it simulates
+# has its assumptions turned into assertions: a trace that breaks one is
+# not a counterexample and fails the replay. REPLAY=smtbmc replays with
+# yosys-smtbmc and Yices instead (the same checks, minutes instead of
+# seconds on the responder's reach jobs: see the README).
+replay() {
+    local tag="$1" frame="$2" fails first
+    if [ "${REPLAY:-sim}" = smtbmc ]; then
+        "$YOSYS_SMTBMC" -s "$SOLVER" --aig-noheader --aig "$OUT/$tag.aim:$OUT/$tag.aiw" \
+            --dump-vcd "$OUT/$tag.vcd" "$OUT/$tag.smt2" >"$OUT/$tag.replay.log" 2>&1 || true
+        fails=$(sed -n 's/.*Assert failed in [^:]*: \(.*\) (.*/\1/p' "$OUT/$tag.replay.log" | head -1)
+        [ -n "$fails" ] || {
+            echo "yosys-smtbmc: no assertion fails on the trace under the assumptions" \
+                "($(tail -1 "$OUT/$tag.replay.log" | sed 's/^[# 0-9:]*//'))" >&2
+            return 1
+        }
+        source_line "$fails"
+        return 0
+    fi
+    "$YOSYS" -q -l "$OUT/$tag.replay.log" -p "read_rtlil $OUT/$tag.il
+        sim -zinit -clock clk -r $OUT/$tag.aiw -map $OUT/$tag.aim -vcd $OUT/$tag.vcd" >/dev/null 2>&1 || {
+        tail -5 "$OUT/$tag.replay.log" >&2
+        return 1
+    }
+    # "cycle name (where)" of every failure, in the order simulated
+    fails=$(awk '/^Simulating cycle / { c = $3 + 0 }
+        /^Warning: Assert .* failed\.$/ { sub(/^Warning: Assert /, ""); sub(/ failed\.$/, ""); print c " " $0 }' \
+        "$OUT/$tag.replay.log" | awk '!seen[$0]++')
+    [ -n "$fails" ] || { echo "the trace fails no assertion in simulation" >&2; return 1; }
+    if grep -q '\$assume\$' <<<"$fails"; then
+        echo "the trace breaks an assumption in cycle $(grep -m1 '\$assume\$' <<<"$fails" | cut -d' ' -f1):" \
+            "$(source_line "$(grep -m1 '\$assume\$' <<<"$fails" | sed 's/.*(\(.*\))$/\1/')")" >&2
+        return 1
+    fi
+    first=${fails%% *}
+    if [ "$first" != "$frame" ]; then
+        echo "the first failure in simulation is in cycle $first, ABC's in $frame" >&2
+        return 1
+    fi
+    fails=$(awk -v c="$first" '$1 == c' <<<"$fails")
+    while read -r _ _ where; do
+        source_line "${where:1:-1}"
+    done <<<"$fails"
 }
 
 run_job() {
@@ -175,8 +225,8 @@ run_job() {
                 return 0
             fi
             [ "$res" = error ] && { log "$name: ABC error" >&2; return 1; }
-            what=$(replay "$name") || what="(replay failed)"
-            log "$name: FAILED at cycle $res: $what (trace $OUT/$name.vcd)" >&2
+            what=$(replay "$name" "$res") || what="(replay failed)"
+            log "$name: FAILED at cycle $res: ${what//$'\n'/; } (trace $OUT/$name.vcd)" >&2
             return 1
             ;;
         induct)
@@ -203,9 +253,10 @@ run_job() {
                     log "$name: target NOT reached within $depth cycles: the bound is too short" >&2
                     return 1 ;;
             esac
-            what=$(replay "$name") || { log "$name: replay failed" >&2; return 1; }
-            if ! grep -q 'f_reach' <<<"$what"; then
-                log "$name: an assertion failed on the way: $what (trace $OUT/$name.vcd)" >&2
+            what=$(replay "$name" "$res") || { log "$name: replay failed" >&2; return 1; }
+            # the target alone: any other assertion failing is a bug on the way
+            if grep -vq 'f_reach' <<<"$what"; then
+                log "$name: an assertion failed on the way: ${what//$'\n'/; } (trace $OUT/$name.vcd)" >&2
                 return 1
             fi
             log "$name: reachability target reached at cycle $res of $depth ($((SECONDS - t0)) s; trace $OUT/$name.vcd)"
@@ -218,15 +269,38 @@ run_job() {
                     return 1 ;;
                 error) log "$name: ABC error (log: $OUT/$name.abc.log)" >&2; return 1 ;;
             esac
-            what=$(replay "$name") || { log "$name: counterexample not confirmed by yosys-smtbmc" >&2; return 1; }
-            if [ -n "$expect" ] && ! grep -Eq -- "// ($expect)\$" <<<"$what"; then
-                log "$name: failed, but not on $expect: $what" >&2
-                return 1
+            what=$(replay "$name" "$res") || { log "$name: counterexample not confirmed by the replay" >&2; return 1; }
+            if [ -n "$expect" ]; then
+                # one of the assertions failing in that cycle is the expected one
+                grep -Eq -- "// ($expect)\$" <<<"$what" || {
+                    log "$name: failed, but not on $expect: ${what//$'\n'/; }" >&2
+                    return 1
+                }
+                what=$(grep -Em1 -- "// ($expect)\$" <<<"$what")
             fi
             log "$name: counterexample at cycle $res, as required: $what ($((SECONDS - t0)) s; trace $OUT/$name.vcd)"
             ;;
         *) log "unknown job kind $kind" >&2; return 1 ;;
     esac
+}
+
+# The replay must be able to refuse a trace: qm_list_twice's counterexample
+# with every input of its first cycle set to 1 (the queue manager's harness
+# assumes one register write per cycle, which that breaks) must fail it.
+replay_selftest() {
+    local t=replay_selftest
+    cp "$OUT/qm_list_twice.il" "$OUT/$t.il"
+    cp "$OUT/qm_list_twice.aim" "$OUT/$t.aim"
+    cp "$OUT/qm_list_twice.smt2" "$OUT/$t.smt2"
+    awk 'NR == 3 { s = substr($0, 1, 1); for (i = 2; i <= length($0); i++) s = s "1"; $0 = s } { print }' \
+        "$OUT/qm_list_twice.aiw" >"$OUT/$t.aiw"
+    local frame
+    frame=$(sed -n 's/.*was asserted in frame \([0-9]*\).*/\1/p' "$OUT/qm_list_twice.abc.log" | head -1)
+    if replay "$t" "$frame" >/dev/null 2>&1; then
+        log "replay self-test: a trace that breaks the harness's assumptions was accepted" >&2
+        return 1
+    fi
+    log "replay self-test: a corrupted trace is refused ($(replay "$t" "$frame" 2>&1 >/dev/null | head -1))"
 }
 
 want=("$@")
@@ -250,5 +324,9 @@ for name in "${ran[@]}"; do
     [ "$(cat "$OUT/$name.rc" 2>/dev/null)" = 0 ] || status=1
 done
 [ ${#ran[@]} -gt 0 ] || { log "no job named ${want[*]}" >&2; status=1; }
+if [ -z "${BUILD_ONLY:-}" ] && printf '%s\n' "${ran[@]}" | grep -qx qm_list_twice &&
+    [ "$(cat "$OUT/qm_list_twice.rc")" = 0 ]; then
+    replay_selftest || status=1
+fi
 log "done in $((SECONDS - start)) s ($jobs_max at once)"
 exit "$status"
