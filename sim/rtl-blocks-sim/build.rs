@@ -3,7 +3,7 @@
 //! mr_table, tag_match, slot_allocator, mp_window, rc_message,
 //! mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer,
 //! path_pick, path_health, ram_reset_sweep, read_reply, read_track,
-//! atomic_replay, qp_cache) once per
+//! atomic_replay, qp_cache, qpc_fill) once per
 //! configuration of src/configs.rs and links every
 //! model, the Verilator runtime and the thin C ABI (csrc/blocks.cpp) into
 //! this crate. Seconds; a model whose sources and parameters did not change
@@ -130,6 +130,79 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "qp_cache.v",
         "pinfull = s2_pin && (w_pmax & w_pres) != {WAYS{1'b0}};",
         "pinfull = 1'b0 && s2_pin && (w_pmax & w_pres) != {WAYS{1'b0}};",
+    ),
+    // qpc_fill
+    (
+        "qfl_read_before_wb_status",
+        "qpc_fill.v",
+        "            if (c != i && wbp[c] && b_wbq[c] == b_qpn[i]) begin",
+        "            if (1'b0 && c != i && wbp[c] && b_wbq[c] == b_qpn[i]) begin",
+    ),
+    (
+        "qfl_wb_skipped",
+        "qpc_fill.v",
+        "        st[free_idx] <= wb_go ? B_WBCP : B_RD;",
+        "        st[free_idx] <= B_RD;",
+    ),
+    (
+        "qfl_copy_out_word_short",
+        "qpc_fill.v",
+        "s_rec_rd_data_valid && cp_rsp == LAST_W;",
+        "s_rec_rd_data_valid && cp_rsp == LAST_W - 1'b1;",
+    ),
+    (
+        "qfl_oob_off_by_one",
+        "qpc_fill.v",
+        "oob[i] = {1'b0, b_qpn[i]} >= cfg_table_qps;",
+        "oob[i] = {1'b0, b_qpn[i]} > cfg_table_qps;",
+    ),
+    (
+        "qfl_slot_written_on_error",
+        "qpc_fill.v",
+        "st[rs_b] <= rs_err ? B_DONE : B_CPIN;",
+        "st[rs_b] <= B_CPIN;",
+    ),
+    (
+        "qfl_done_ok_on_error",
+        "qpc_fill.v",
+        "b_ok[rs_b] <= !rs_err;",
+        "b_ok[rs_b] <= 1'b1;",
+    ),
+    (
+        "qfl_done_before_copy",
+        "qpc_fill.v",
+        "m_rec_wr_valid && m_rec_wr_ready && cp_rsp == LAST_W;",
+        "m_rec_wr_valid && cp_rsp == LAST_W;",
+    ),
+    (
+        "qfl_status_wrong_buffer",
+        "qpc_fill.v",
+        "wire [BW-1:0] rs_b = s_rd_status_id[BW-1:0];",
+        "wire [BW-1:0] rs_b = s_rd_status_id[BW-1:0] + 1'b1;",
+    ),
+    (
+        "qfl_wb_status_not_awaited",
+        "qpc_fill.v",
+        "st[wr_pick] <= B_WBWAIT;",
+        "st[wr_pick] <= B_RD;",
+    ),
+    (
+        "qfl_wr_status_pops_newest",
+        "qpc_fill.v",
+        "        st[wq[0]] <= B_RD;\n        wbp[wq[0]] <= 1'b0;",
+        "        st[wq[wq_last]] <= B_RD;\n        wbp[wq[wq_last]] <= 1'b0;",
+    ),
+    (
+        "qfl_record_stride_half",
+        "qpc_fill.v",
+        "off = {{(64-QPN_W){1'b0}}, q} << RB_LOG;",
+        "off = {{(64-QPN_W){1'b0}}, q} << (RB_LOG - 1);",
+    ),
+    (
+        "qfl_copy_fifo_overrun",
+        "qpc_fill.v",
+        "cp_req != N_WORDS && q_fly < QD;",
+        "cp_req != N_WORDS && q_fly <= QD;",
     ),
     // tag_match
     (
@@ -1073,6 +1146,7 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
             "qp_cache",
             &["qp_cache.v", "ram_sdp.v", "ram_reset_sweep.v"],
         ),
+        Kind::QpcFill => ("qpc_fill", &["qpc_fill.v"]),
     }
 }
 
@@ -1100,6 +1174,7 @@ fn kind_code(kind: Kind) -> u32 {
         Kind::ReadTrack => 20,
         Kind::AtomicReplay => 21,
         Kind::QpCache => 22,
+        Kind::QpcFill => 23,
     }
 }
 

@@ -1,7 +1,7 @@
 // Thin C ABI over one Verilated block (axis_register, axis_arb_mux,
 // icrc_subst, ram_sdp, mr_table, ram_sdp_copies, tag_match, slot_allocator, mp_window,
 // rc_message, mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer, path_pick,
-// path_health, ram_reset_sweep, read_reply, read_track, atomic_replay or qp_cache): copy a
+// path_health, ram_reset_sweep, read_reply, read_track, atomic_replay, qp_cache or qpc_fill): copy a
 // flat input struct onto the ports, evaluate, copy the ports back. No test logic lives here;
 // the stimulus and the checks are Rust (src/).
 //
@@ -14,7 +14,7 @@
 //                  9 mp_window, 10 rc_message, 11 mp_deferred, 12 axis_async_fifo,
 //                  13 tlp_upsize, 14 tlp_downsize, 15 completer, 16 path_pick, 17 path_health,
 //                  18 ram_reset_sweep, 19 read_reply, 20 read_track, 21 atomic_replay,
-//                  22 qp_cache
+//                  22 qp_cache, 23 qpc_fill
 //
 // The structs mirror `PortsIn` / `PortsOut` in src/lib.rs (sizes checked).
 // Buses: word i of an array = bits [32i+31:32i]. The Rust side masks every
@@ -63,6 +63,20 @@
 // m_valid {sweeping, err_proto, m_inval_busy, m_inval_done, m_fill_wb,
 // m_fill_valid, m_lk_err, m_lk_valid}; m_last {stat_stall, stat_wb,
 // stat_evict, stat_miss, stat_hit}.
+// qpc_fill: s_data words 0..1 cfg_table_base, 2 cfg_table_qps, 3
+// s_fill_slot, 4 s_fill_qpn, 5 s_fill_wb_qpn, 6..7 s_rec_rd_data, 8..9
+// s_buf_rd_data, 10 s_rd_status_id; s_valid bits 0 s_fill_valid, 1
+// s_fill_wb, 2 m_done_ready, 3 m_rec_rd_ready, 4 s_rec_rd_data_valid, 5
+// m_rec_wr_ready, 6 m_rd_desc_ready, 7 s_rd_status_valid, 8
+// m_wr_desc_ready, 9 s_wr_status_valid; s_last s_rd_status_error (3:0).
+// m_data words 0 m_done_slot, 1 m_rec_rd_slot, 2 m_rec_rd_word, 3
+// m_rec_wr_slot, 4 m_rec_wr_word, 5..6 m_rec_wr_data, 7 m_buf_wr_addr, 8..9
+// m_buf_wr_data, 10 m_buf_rd_addr, 11..12 m_rd_desc_pcie_addr, 13 ram_addr,
+// 14 len, 15 id, 16..17 m_wr_desc_pcie_addr, 18 ram_addr, 19 len, 20 id;
+// s_ready s_fill_ready; m_valid {m_wr_desc_valid, m_rd_desc_valid,
+// m_buf_rd_en, m_buf_wr_en, m_rec_wr_valid, m_rec_rd_valid, m_done_ok,
+// m_done_valid}; m_last {err_proto, busy, stat_oob, stat_fail, stat_wb,
+// stat_fill}.
 
 #include <cstddef>
 #include <cstdint>
@@ -403,6 +417,29 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->s_fill_done_slot = in->s_data[2];
     t->s_unpin_slot = in->s_data[3];
     t->s_inval_qpn = in->s_data[4];
+#elif BLK_KIND == 23
+    // qpc_fill (src/qpc_fill.rs has the packing and masks every field)
+    const uint32_t v = in->s_valid;
+    t->rst = in->rst;
+    put(t->cfg_table_base, in->s_data);
+    t->cfg_table_qps = in->s_data[2];
+    t->s_fill_slot = in->s_data[3];
+    t->s_fill_qpn = in->s_data[4];
+    t->s_fill_wb_qpn = in->s_data[5];
+    put(t->s_rec_rd_data, in->s_data + 6);
+    put(t->s_buf_rd_data, in->s_data + 8);
+    t->s_rd_status_id = in->s_data[10];
+    t->s_fill_valid = v & 1;
+    t->s_fill_wb = (v >> 1) & 1;
+    t->m_done_ready = (v >> 2) & 1;
+    t->m_rec_rd_ready = (v >> 3) & 1;
+    t->s_rec_rd_data_valid = (v >> 4) & 1;
+    t->m_rec_wr_ready = (v >> 5) & 1;
+    t->m_rd_desc_ready = (v >> 6) & 1;
+    t->s_rd_status_valid = (v >> 7) & 1;
+    t->m_wr_desc_ready = (v >> 8) & 1;
+    t->s_wr_status_valid = (v >> 9) & 1;
+    t->s_rd_status_error = in->s_last & 0xf;
 #elif BLK_KIND == 13 || BLK_KIND == 14
     t->rst = in->rst;
     put(t->s_hdr, in->s_data);
@@ -547,6 +584,30 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
         | (t->err_proto << 6) | (t->sweeping << 7));
     o->m_last = static_cast<uint8_t>(t->stat_hit | (t->stat_miss << 1) | (t->stat_evict << 2)
         | (t->stat_wb << 3) | (t->stat_stall << 4));
+#elif BLK_KIND == 23
+    o->m_data[0] = t->m_done_slot;
+    o->m_data[1] = t->m_rec_rd_slot;
+    o->m_data[2] = t->m_rec_rd_word;
+    o->m_data[3] = t->m_rec_wr_slot;
+    o->m_data[4] = t->m_rec_wr_word;
+    get(t->m_rec_wr_data, o->m_data + 5);
+    o->m_data[7] = t->m_buf_wr_addr;
+    get(t->m_buf_wr_data, o->m_data + 8);
+    o->m_data[10] = t->m_buf_rd_addr;
+    get(t->m_rd_desc_pcie_addr, o->m_data + 11);
+    o->m_data[13] = t->m_rd_desc_ram_addr;
+    o->m_data[14] = t->m_rd_desc_len;
+    o->m_data[15] = t->m_rd_desc_id;
+    get(t->m_wr_desc_pcie_addr, o->m_data + 16);
+    o->m_data[18] = t->m_wr_desc_ram_addr;
+    o->m_data[19] = t->m_wr_desc_len;
+    o->m_data[20] = t->m_wr_desc_id;
+    o->s_ready = t->s_fill_ready;
+    o->m_valid = static_cast<uint8_t>(t->m_done_valid | (t->m_done_ok << 1)
+        | (t->m_rec_rd_valid << 2) | (t->m_rec_wr_valid << 3) | (t->m_buf_wr_en << 4)
+        | (t->m_buf_rd_en << 5) | (t->m_rd_desc_valid << 6) | (t->m_wr_desc_valid << 7));
+    o->m_last = static_cast<uint8_t>(t->stat_fill | (t->stat_wb << 1) | (t->stat_fail << 2)
+        | (t->stat_oob << 3) | (t->busy << 4) | (t->err_proto << 5));
 #elif BLK_KIND == 13 || BLK_KIND == 14
     get(t->m_hdr, o->m_data);
     get(t->m_data, o->m_data + 4);

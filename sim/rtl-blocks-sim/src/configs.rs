@@ -75,6 +75,11 @@ pub enum Kind {
     /// a miss queue that lets hits pass): QPN_W, SLOT_LOG, WAYS, MISSQ,
     /// ID_W, PIN_W
     QpCache,
+    /// `qpc_fill` (the QP context cache's fill and write-back engine:
+    /// records between the host table and the slots through DMA and a
+    /// buffer per fill in flight): QPN_W, SLOT_LOG, REC_WORDS, FILLS, ID_W,
+    /// LEN_W, RAM_ADDR_W, BUF_BASE
+    QpcFill,
 }
 
 /// One configuration: a model name and the parameters it is verilated with.
@@ -476,6 +481,37 @@ pub const CONFIGS: &[Config] = &[
             ("MISSQ", 3),
             ("ID_W", 8),
             ("PIN_W", 2),
+        ],
+    },
+    // the fill engine: one buffer, short records, a small QP space (the
+    // hazard and the table bound hit often); four buffers, full records,
+    // 2^10 slots, the buffers not at RAM address 0
+    Config {
+        name: "qfl_f1_r4",
+        kind: Kind::QpcFill,
+        params: &[
+            ("QPN_W", 8),
+            ("SLOT_LOG", 3),
+            ("REC_WORDS", 4),
+            ("FILLS", 1),
+            ("ID_W", 8),
+            ("LEN_W", 17),
+            ("RAM_ADDR_W", 17),
+            ("BUF_BASE", 0),
+        ],
+    },
+    Config {
+        name: "qfl_f4_r16",
+        kind: Kind::QpcFill,
+        params: &[
+            ("QPN_W", 16),
+            ("SLOT_LOG", 10),
+            ("REC_WORDS", 16),
+            ("FILLS", 4),
+            ("ID_W", 8),
+            ("LEN_W", 17),
+            ("RAM_ADDR_W", 17),
+            ("BUF_BASE", 0x1000),
         ],
     },
     // every window the core builds (MP_W 32, 64, 128), the build's NAK gap

@@ -63,7 +63,13 @@
 //!   number to an on-chip slot: misses, victims by pseudo-LRU, write-backs,
 //!   pins, a miss queue that lets hits pass): random lookups, pins, fills,
 //!   invalidates and resets of an outside world against a model of the
-//!   block, per-QP answer order, the fill commands' victims.
+//!   block, per-QP answer order, the fill commands' victims;
+//! - [`qpc_fill`]: `qpc_fill`, the QP context cache's fill and write-back
+//!   engine (records between the host table and the slots through DMA and
+//!   a buffer per fill in flight): a host table, a DMA model and record
+//!   RAMs of random latencies, read errors, fill commands as qp_cache makes
+//!   them (re-misses of QPs just written back), resets; the records moved,
+//!   the write-back before re-read hazard, the table bound, the counters.
 //!
 //! Every configuration of [`CONFIGS`] is one model, looked up by name.
 //! Stimulus is seeded ([`rand_chacha`]), so a failing run repeats exactly.
@@ -84,6 +90,7 @@ pub mod mpwin;
 pub mod mr;
 pub mod path;
 pub mod qp_cache;
+pub mod qpc_fill;
 pub mod ram;
 pub mod rcmsg;
 pub mod read_reply;
@@ -112,7 +119,7 @@ pub const MODEL_AVAILABLE: bool = cfg!(blocks_model);
 /// input packed into `s_data` (see [`mr`]). tag_match: `s_valid` is
 /// `valid`, `s_data` the packed `tags`, `s_last` `key`. tlp_upsize,
 /// tlp_downsize: `s_data` words 0..3 `s_hdr`, 4..11 `s_data`, 12 `s_keep`.
-/// read_reply, read_track, atomic_replay, qp_cache: csrc/blocks.cpp has the
+/// read_reply, read_track, atomic_replay, qp_cache, qpc_fill: csrc/blocks.cpp has the
 /// packing.
 ///
 /// axis_async_fifo has two clocks: `pad[0]` is the step's edge mask (bit

@@ -2,7 +2,7 @@
 //! src/icrc.rs, src/ram.rs, src/copies.rs, src/mr.rs, src/tag_match.rs,
 //! src/alloc.rs, src/mpwin.rs, src/rcmsg.rs, src/mpdef.rs,
 //! src/async_fifo.rs, src/tlp_size.rs, src/sweep.rs, src/read_reply.rs,
-//! src/read_track.rs, src/atomic_replay.rs, src/qp_cache.rs): every run checks every beat in and out; the tests choose
+//! src/read_track.rs, src/atomic_replay.rs, src/qp_cache.rs, src/qpc_fill.rs): every run checks every beat in and out; the tests choose
 //! configurations, seeds and traffic and add what is specific to them.
 //! `RTL_BLOCKS_MUTATION=<name> cargo test --release -p rtl-blocks-sim`
 //! builds the blocks with a planted bug: some test here must then fail
@@ -20,6 +20,7 @@ use rtl_blocks_sim::mpwin::{self, MpwCfg};
 use rtl_blocks_sim::mr::{self, MrCfg};
 use rtl_blocks_sim::path;
 use rtl_blocks_sim::qp_cache::{self, QcCfg};
+use rtl_blocks_sim::qpc_fill::{self, QfCfg};
 use rtl_blocks_sim::ram::{self, RamCfg};
 use rtl_blocks_sim::rcmsg::{self, RcmCfg};
 use rtl_blocks_sim::read_reply::{self, RrCfg};
@@ -1069,6 +1070,53 @@ fn qp_cache_world_checks_alone() {
             let r = qp_cache::run(&c).unwrap_or_else(|e| panic!("{e}"));
             eprintln!("{m} seed {seed}: {r:?}");
             assert!(r.answers > 1000 && r.fills > 500, "{m} seed {seed}: {r:?}");
+        }
+    }
+}
+
+const QFL_MODELS: [&str; 2] = ["qfl_f1_r4", "qfl_f4_r16"];
+
+/// `qpc_fill`: fill commands as qp_cache makes them (write-backs of dirty
+/// and clean victims, QPs just written back missed again at once, QPs
+/// beyond the table), a DMA model of random latencies with reads answered
+/// out of order and 5 % failing, record RAMs of random latency, random
+/// readiness, junk, resets with work in flight; every record moved, the
+/// write-back before re-read order, the table bound, the record and buffer
+/// ports' use, busy, the counters, each fill done once (src/qpc_fill.rs).
+#[test]
+fn qpc_fill_moves_records_and_orders_reads_after_write_backs() {
+    if skip() {
+        return;
+    }
+    for m in QFL_MODELS {
+        for seed in 1..=3 {
+            let c = QfCfg::new(m, seed);
+            let r = qpc_fill::run(&c).unwrap_or_else(|e| panic!("{e}"));
+            eprintln!("{m} seed {seed}: {r:?}");
+            // the run reached every case the checks are for
+            for (what, n) in [
+                ("fills", r.fills),
+                ("fills done ok", r.fills_ok),
+                ("read errors", r.read_errors),
+                ("fills beyond the table", r.oob),
+                ("write-backs", r.writebacks),
+            ] {
+                assert!(n > 5, "{m} seed {seed}: {what} {n}: {r:?}");
+            }
+            assert_eq!(r.resets, c.resets, "{m} seed {seed}: {r:?}");
+            assert!(r.resets_busy > 0 && r.peeks > 100, "{m} seed {seed}: {r:?}");
+            if m == "qfl_f4_r16" {
+                // (with one buffer a fill is taken only once the one
+                // before, its write-back's status included, is over: no
+                // hazard to meet)
+                assert!(
+                    r.hazards > 5
+                        && r.hazard_waits > 5
+                        && r.max_in_flight > 4
+                        && r.reads_reordered > 1,
+                    "{m} seed {seed}: {r:?}"
+                );
+            }
         }
     }
 }
