@@ -653,12 +653,12 @@ always @(posedge clk) begin
             end else if (c_syn_reg[6:5] == 2'b00) begin
                 // ACK: everything up to this PSN arrived (una, the retry
                 // counters and the stamp, if it moves una: req_*, stamp_we)
-                c_limit_reg <= c_psn_reg;
+                c_limit_reg <= c_limit_next;    // (the ACK's PSN)
                 c_state_reg <= C_POP;
                 c_next_reg <= C_IDLE;
             end else begin
                 // NAK: what precedes its PSN completed
-                c_limit_reg <= c_psn_reg - 24'd1;
+                c_limit_reg <= c_limit_next;    // (the PSN before the NAK's)
                 c_state_reg <= C_POP;
                 if (c_syn_reg[6:5] == 2'b01) begin
                     c_next_reg <= C_RNR;

@@ -71,8 +71,11 @@
 // through the pipeline, the oldest woken entry first, and either answered
 // (it leaves the queue), or waits again (keeping its place), or misses and
 // takes a victim (it waits for its fill). m_fill shows the fill commands of
-// the queued lookups that took a victim, one at a time, lowest entry
-// first, each once; a lookup is answered only after its way's fill is done.
+// the queued lookups that took a victim, one at a time, each once, in the
+// order they were made (a ring of entry numbers): the command that evicts
+// a QP always comes before one that fills it again, so the fill engine
+// can hold the read behind the write-back; a lookup is answered only
+// after its way's fill is done.
 // A lookup that hits (no older lookup of its QP queued) never waits for
 // the queue: taken, it is answered three cycles later whatever waits there.
 // Back-pressure: s_lk_ready is low while the queue's free entries do not
@@ -206,6 +209,8 @@ localparam ROW_PL = WAYS * WREC_W;
 localparam ROW_W = ROW_PL + PL_W;
 localparam QI_W = MISSQ > 1 ? $clog2(MISSQ) : 1;
 localparam QC_W = $clog2(MISSQ + 1);
+localparam [31:0] QI_LAST_I = MISSQ - 1;
+localparam [QI_W-1:0] QI_LAST = QI_LAST_I[QI_W-1:0];
 localparam LKQ = 4;                         // answer FIFO entries
 localparam LK_W = SLOT_LOG + QPN_W + ID_W + 1;
 
@@ -249,6 +254,11 @@ reg [MISSQ-1:0]  q_wb = {MISSQ{1'b0}};
 (* mem2reg *) reg [WW-1:0]     q_way [0:MISSQ-1];         // the victim way it took
 (* mem2reg *) reg [TAG_W-1:0]  q_vtag [0:MISSQ-1];        // ... and the victim's tag
 (* mem2reg *) reg [MISSQ-1:0]  q_old [0:MISSQ-1];         // q_old[i][j]: j arrived before i
+// the entries whose fill command is not shown yet (q_nf), in the order
+// the commands were made: a ring of entry numbers (an entry holds at most
+// one command, so MISSQ places suffice)
+(* mem2reg *) reg [QI_W-1:0]   nfq [0:MISSQ-1];
+reg [QI_W-1:0]   nfq_wp = {QI_W{1'b0}}, nfq_rp = {QI_W{1'b0}};
 
 // pipeline
 reg              s1_v = 1'b0, s2_v = 1'b0;
@@ -554,15 +564,24 @@ generate
 endgenerate
 
 // ---------------------------------------------------------------- registers
-// the lowest free entry and the lowest fill command not shown, one-hot
-// (the updates of the entries) and encoded (the reads of their fields)
+// the lowest free entry, one-hot; the oldest fill command not shown, from
+// the ring (encoded for the reads of its fields, one-hot for the update).
+// Oldest, not lowest: a QP evicted by one command and missed again at once
+// gets a second command, in any entry; the fill engine must see the
+// eviction (and its write-back) first, or it may read the QP's record
+// before the write-back reaches the host.
 assign free_oh = ~q_v & (q_v + 1'b1);
-wire [MISSQ-1:0] nf_oh = q_nf & (~q_nf + 1'b1);
 always @* begin
-    nf_idx = {QI_W{1'b0}};
-    for (i = MISSQ - 1; i >= 0; i = i - 1) begin
-        if (q_nf[i]) begin
-            nf_idx = i[QI_W-1:0];
+    nf_idx = nfq[nfq_rp];
+end
+reg [MISSQ-1:0] nf_oh;
+reg [QI_W-1:0]  new_idx;    // the entry S2 writes: its command, if it makes one
+always @* begin
+    new_idx = s2_qi;
+    for (i = 0; i < MISSQ; i = i + 1) begin
+        nf_oh[i] = nf_idx == i[QI_W-1:0];
+        if (s2_op == OP_LK && free_oh[i]) begin
+            new_idx = i[QI_W-1:0];
         end
     end
 end
@@ -658,7 +677,14 @@ always @(posedge clk) begin
             q_old[i] <= q_old[i] & ~free_oh;
         end
     end
-    // fill commands
+    // fill commands: made in S2 (at most one a cycle), shown in that order
+    if (s2_lk && alloc) begin
+        nfq[nfq_wp] <= new_idx;
+        nfq_wp <= nfq_wp == QI_LAST ? {QI_W{1'b0}} : nfq_wp + 1'b1;
+    end
+    if (fill_load) begin
+        nfq_rp <= nfq_rp == QI_LAST ? {QI_W{1'b0}} : nfq_rp + 1'b1;
+    end
     if (fill_load) begin
         m_fill_valid <= 1'b1;
         m_fill_slot <= nf_slot;
@@ -701,6 +727,8 @@ always @(posedge clk) begin
         q_fly <= {MISSQ{1'b0}};
         q_err <= {MISSQ{1'b0}};
         q_nf <= {MISSQ{1'b0}};
+        nfq_wp <= {QI_W{1'b0}};
+        nfq_rp <= {QI_W{1'b0}};
         m_fill_valid <= 1'b0;
         lk_wp <= 2'd0;
         lk_rp <= 2'd0;

@@ -46,10 +46,9 @@
 // qpn (a compare of every buffer's qpn with every other's wb_qpn). Commands
 // are taken in order, so a write-back command taken before the re-miss's
 // is always seen. This relies on the commands coming in the order qp_cache
-// made them: the one that evicts X before any fill of X into another slot.
-// qp_cache today shows its queued commands lowest queue entry first, which
-// can reverse the two while m_fill_ready is low (all buffers busy here): it
-// must show them in the order it made them before the two are joined.
+// made them: the one that evicts X before any fill of X into another slot,
+// which qp_cache guarantees (its commands leave a ring in the order they
+// were made; its bench checks it from the ports).
 //
 // Statuses. Read statuses come in any order and name the buffer by id; one
 // for a buffer not waiting for a read (or an id >= FILLS) is a protocol

@@ -36,6 +36,12 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "assign w_evok[g] = w_v[g] && !w_f[g];",
     ),
     (
+        "qpc_fill_lowest_entry_first",
+        "qp_cache.v",
+        "    nf_idx = nfq[nfq_rp];",
+        "    nf_idx = {QI_W{1'b0}};\n    for (i = MISSQ - 1; i >= 0; i = i - 1) if (q_nf[i]) nf_idx = i[QI_W-1:0];",
+    ),
+    (
         "qpc_no_forwarding",
         "qp_cache.v",
         "fwd2 <= s2_v && s2_set == s1_set;",
@@ -703,6 +709,12 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "completer.v",
         "        || (c_state_reg == C_TMO && tmo_takes_reg)) ? sent_now + 24'd2 : phr_chg_reg;",
         "        || (c_state_reg == C_TMO && tmo_takes_reg)) ? phr_chg_reg : phr_chg_reg;",
+    ),
+    (
+        "cmp_flush_takes_loaded_status",
+        "completer.v",
+        "if (perr_valid_reg && perr_qpn_reg == scan_q && !(load && load_qpn == scan_q)) begin",
+        "if (perr_valid_reg && perr_qpn_reg == scan_q) begin",
     ),
     // path_pick, path_health
     (

@@ -30,7 +30,9 @@
 //!   holds the QP (the fill the world saw for that slot, done); an error
 //!   answer only for a QP whose fill failed; a fill command never names a
 //!   slot the world holds a pin on or whose fill is still running, always
-//!   for a QP with a lookup waiting, with wb exactly when the slot's QP was
+//!   for a QP with a lookup waiting, never for a QP that still holds
+//!   another slot (the command that evicts it comes first: fill commands in
+//!   the order they are made), with wb exactly when the slot's QP was
 //!   pinned since its fill and wb_qpn that QP; an invalidate is refused
 //!   only while the QP is pinned or filling (or a pinned answer of it is on
 //!   its way) and done otherwise; s_lk_ready is low only in a reset or
@@ -188,6 +190,8 @@ struct Ent {
     vtag: u32,
     wb: bool,
     seq: u64,
+    /// when its fill command was made (they are shown in that order)
+    nseq: u64,
 }
 
 /// An answer on m_lk.
@@ -251,6 +255,7 @@ struct Cache {
     dir: Vec<Row>,
     q: Vec<Option<Ent>>,
     seq: u64,
+    nseq: u64,
     s1: Option<Op>,
     s2: Option<Op>,
     fifo: VecDeque<Ans>,
@@ -312,6 +317,7 @@ impl Cache {
                 .collect(),
             q: vec![None; p.missq],
             seq: 0,
+            nseq: 0,
             s1: None,
             s2: None,
             fifo: VecDeque::new(),
@@ -502,6 +508,8 @@ impl Cache {
                         if alloc {
                             let old = row.w[vway];
                             e.nf = true;
+                            e.nseq = self.nseq;
+                            self.nseq += 1;
                             e.way = vway;
                             e.vtag = old.tag;
                             e.wb = old.v && old.d;
@@ -524,8 +532,10 @@ impl Cache {
                         vtag: if alloc { old.tag } else { 0 },
                         wb: alloc && old.v && old.d,
                         seq: self.seq,
+                        nseq: self.nseq,
                     });
                     self.seq += 1;
+                    self.nseq += u64::from(alloc);
                 }
                 if let Some(a) = ans {
                     self.fifo.push_back(a);
@@ -651,7 +661,9 @@ impl Cache {
         };
         let q_cnt = self.q_cnt() as u32;
         // the fill command register loads from the queue as it was
-        let nf = self.q.iter().position(|e| e.is_some_and(|e| e.nf));
+        let nf = (0..self.q.len())
+            .filter(|&i| self.q[i].is_some_and(|e| e.nf))
+            .min_by_key(|&i| self.q[i].unwrap().nseq);
         let load = (self.fill.is_none() || d.m_fill_ready) && nf.is_some();
         let new_fill = nf.map(|i| {
             let e = self.q[i].unwrap();
@@ -677,7 +689,11 @@ impl Cache {
             self.q[qi].as_mut().unwrap().fly = true;
         }
         if load {
-            self.q[nf.unwrap()].as_mut().unwrap().nf = false;
+            // (an entry gone meanwhile is the block's divergence, which
+            // only the world sees when the model is not compared)
+            if let Some(e) = nf.and_then(|i| self.q[i].as_mut()) {
+                e.nf = false;
+            }
             self.fill = new_fill;
         } else if d.m_fill_ready {
             self.fill = None;
@@ -1221,6 +1237,17 @@ pub fn run(cfg: &QcCfg) -> Result<QcReport, Fail> {
             if !outst.contains_key(&f.qpn) {
                 fail!(
                     "{}: a fill command {f:?} for a QP with no lookup waiting",
+                    at(cyc)
+                );
+            }
+            // the command that evicted the QP from its last slot comes
+            // first (the fill engine holds the read behind its write-back)
+            if let Some(o) = owner
+                .iter()
+                .position(|w| w.is_some_and(|w| w.qpn == f.qpn && !w.gone))
+            {
+                fail!(
+                    "{}: a fill command {f:?} while the QP still holds slot {o} for the world: the command that evicts it is not shown yet",
                     at(cyc)
                 );
             }

