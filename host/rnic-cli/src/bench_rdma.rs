@@ -307,6 +307,33 @@ struct GoodputRow {
     timeouts: u64,
     naks_seq: u64,
     fabric_dropped: u64,
+    /// Request packets with payload the fabric lost (dropped, corrupted,
+    /// bad) whose data was not yet at the responder nor on its way: see
+    /// `rnic_sim::holes`.
+    holes: u64,
+    /// Of `holes`: repaired (a copy of the same QP and PSN delivered
+    /// intact), and never repaired by the end of the run.
+    holes_repaired: u64,
+    holes_open: u64,
+    /// Lost copies of a PSN whose hole was open (lost resends).
+    hole_relosses: u64,
+    /// Lost request copies whose data had already arrived or was on its
+    /// way intact (no hole).
+    redundant_losses: u64,
+    /// Cycles from a hole's first loss to the delivery of its repair: mean,
+    /// 50th and 99th percentile (nearest rank), max.
+    repair_cycles_mean: f64,
+    repair_cycles_p50: u64,
+    repair_cycles_p99: u64,
+    repair_cycles_max: u64,
+    /// The fabric's base round trip: mean over the paths of 2 x delay +
+    /// jitter + serialization of the largest request frame.
+    base_rtt_cycles: u64,
+    /// `repair_cycles_mean` in base round trips.
+    repair_rtts_mean: f64,
+    /// Frames the NICs' MACs dropped on a full RX queue (losses the
+    /// fabric's hole count does not see).
+    rx_overflow_drops: u64,
 }
 
 /// `rnic bench goodput`: the same WRITE workload under each run's fabric,
@@ -353,7 +380,7 @@ pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
     }
     if !a.json {
         println!(
-            "{:>5} {:>10} {:>6} {:>10} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8}",
+            "{:>5} {:>10} {:>6} {:>10} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8} {:>6} {:>8} {:>8} {:>8} {:>7}",
             "trans",
             "fabric",
             "ports",
@@ -363,7 +390,12 @@ pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
             "frames",
             "resent",
             "timeouts",
-            "dropped"
+            "dropped",
+            "holes",
+            "repaired",
+            "rep cyc",
+            "rep p99",
+            "rep RTT"
         );
     }
     let mut reference = std::collections::HashMap::new();
@@ -373,6 +405,7 @@ pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
         .flat_map(|r| transports.iter().map(move |t| (r.clone(), *t)))
     {
         let p = pair(&a.dev, &fabric, 16)?;
+        p.world.track_holes(true);
         let mac0 = p.world.mac_stats(0);
         let r = perf::write_bw(
             &p.a,
@@ -398,6 +431,8 @@ pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
         let clock = p.a.device().clock_mhz();
         let bpc = r.bytes as f64 * 8.0 / r.cycles as f64;
         let reference_bpc = *reference.entry(tname).or_insert(bpc);
+        let fs = p.world.fabric_stats();
+        let h = &fs.holes;
         let row = GoodputRow {
             test: "goodput",
             transport: tname,
@@ -417,13 +452,26 @@ pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
             retransmits: u64::from(c.tx_retransmits),
             timeouts: u64::from(c.rtx_timeouts),
             naks_seq: u64::from(c.rx_nak_seq),
-            fabric_dropped: p.world.fabric_stats().total.dropped,
+            fabric_dropped: fs.total.dropped,
+            holes: h.holes,
+            holes_repaired: h.holes_repaired,
+            holes_open: h.holes_open,
+            hole_relosses: h.relosses,
+            redundant_losses: h.redundant_losses,
+            repair_cycles_mean: h.repair_cycles_mean(),
+            repair_cycles_p50: h.repair_cycles_p50,
+            repair_cycles_p99: h.repair_cycles_p99,
+            repair_cycles_max: h.repair_cycles_max,
+            base_rtt_cycles: h.base_rtt_cycles,
+            repair_rtts_mean: h.repair_rtts_mean(),
+            rx_overflow_drops: p.world.mac_stats(0).rx_overflow_drops
+                + p.world.mac_stats(1).rx_overflow_drops,
         };
         if a.json {
             println!("{}", serde_json::to_string(&row)?);
         } else {
             println!(
-                "{:>5} {:>10} {:>6} {:>10} {:>8.2} {:>8.1}% {:>8} {:>8} {:>8} {:>8}",
+                "{:>5} {:>10} {:>6} {:>10} {:>8.2} {:>8.1}% {:>8} {:>8} {:>8} {:>8} {:>6} {:>8} {:>8.0} {:>8} {:>7.2}",
                 row.transport,
                 row.fabric,
                 row.spray_ports,
@@ -433,7 +481,12 @@ pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
                 row.wire_frames,
                 row.retransmits,
                 row.timeouts,
-                row.fabric_dropped
+                row.fabric_dropped,
+                row.holes,
+                row.holes_repaired,
+                row.repair_cycles_mean,
+                row.repair_cycles_p99,
+                row.repair_rtts_mean
             );
         }
         rows.push((row, loss));
@@ -446,7 +499,7 @@ pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
     }
     if !a.json {
         println!(
-            "({} QPs x {} WRITEs of {} B in flight, PMTU {} B, DATA_W={}, seed {}; goodput = acknowledged payload bits per cycle; ports > 1: each requester sprays its packets over that many UDP source ports)",
+            "({} QPs x {} WRITEs of {} B in flight, PMTU {} B, DATA_W={}, seed {}; goodput = acknowledged payload bits per cycle; ports > 1: each requester sprays its packets over that many UDP source ports; holes = request packets the fabric lost, repaired = of them delivered again intact, rep cyc / rep p99 = cycles from a hole's first loss to its repair, mean and 99th percentile, rep RTT = the mean in the fabric's base round trips, 2 x path delay + serialization of a full frame averaged over the paths)",
             a.load.qps, a.load.window, a.load.size, a.load.mtu, a.dev.data_w, a.dev.seed
         );
     }

@@ -42,6 +42,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::frame;
+use crate::holes::{self, HoleKey, HoleStats, HoleTracker};
 use crate::SimError;
 
 /// Most paths a fabric may have.
@@ -498,6 +499,9 @@ pub struct FabricStats {
     pub flooded: u64,
     /// Copies in flight now.
     pub in_flight: usize,
+    /// Lost request packets and their repair times (when tracked:
+    /// [`Fabric::track_holes`]).
+    pub holes: HoleStats,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -518,6 +522,8 @@ struct InFlight {
     arrival: u64,
     order: u64,
     d: Delivery,
+    /// The hole tracker's key of an intact request copy (when tracked).
+    hole_key: Option<HoleKey>,
 }
 
 impl PartialEq for InFlight {
@@ -561,6 +567,7 @@ pub struct Fabric {
     macs: Vec<([u8; 6], usize)>,
     report: SendReport,
     pool: Vec<Vec<u8>>,
+    holes: HoleTracker,
 }
 
 impl Fabric {
@@ -610,6 +617,7 @@ impl Fabric {
             macs: Vec::new(),
             report: SendReport::default(),
             pool: Vec::new(),
+            holes: HoleTracker::default(),
         })
     }
 
@@ -636,6 +644,31 @@ impl Fabric {
 
     pub fn config(&self) -> &FabricConfig {
         &self.cfg
+    }
+
+    /// Turns the hole tracker on or off ([`crate::holes`]; off by default):
+    /// request packets the fabric loses, and when a copy of each is next
+    /// delivered intact, in [`FabricStats::holes`].
+    pub fn track_holes(&mut self, on: bool) {
+        self.holes.on = on;
+    }
+
+    /// The fabric's base round trip for frames of `len` bytes: the mean
+    /// over its paths of 2 x delay + jitter (the mean of two draws) +
+    /// serialization of `len` bytes plus the frame overhead.
+    pub fn base_rtt_cycles(&self, len: u64) -> f64 {
+        let k = self.cfg.paths.len();
+        let sum: f64 = self
+            .cfg
+            .paths
+            .iter()
+            .zip(&self.bw)
+            .map(|(p, bw)| {
+                (2 * p.delay + p.jitter) as f64
+                    + (len as f64 + f64::from(self.cfg.frame_overhead)) / bw
+            })
+            .sum();
+        sum / k as f64
     }
 
     pub fn routing(&self) -> Routing {
@@ -680,6 +713,11 @@ impl Fabric {
         ] {
             s.delivered += 1;
             s.bytes_delivered += e.d.data.len() as u64;
+        }
+        if let Some(key) = e.hole_key {
+            // the cycle it arrived (`now` may be later: a caller that
+            // drains the fabric)
+            self.holes.delivered(key, e.arrival);
         }
         Some(e.d)
     }
@@ -806,6 +844,12 @@ impl Fabric {
             s.sent += 1;
             s.bytes_sent += len;
         }
+        // parsed before any corruption
+        let hole_key = if self.holes.on {
+            holes::request_key(dst, &data)
+        } else {
+            None
+        };
         let serialize = |st: &mut PathState| -> u64 {
             let start = st.busy_until.max(now as f64);
             st.busy_until = start + ser;
@@ -817,6 +861,9 @@ impl Fabric {
             for s in [&mut self.paths[path], &mut self.from[si]] {
                 s.dropped += 1;
                 s.down_dropped += u64::from(down);
+            }
+            if let Some(key) = hole_key {
+                self.holes.lost(key, now, data.len());
             }
             report.copies.push(CopyFate {
                 dst,
@@ -841,6 +888,8 @@ impl Fabric {
             copies[1] = Some((second, done2));
         }
         copies[0] = Some((data, done));
+        // per copy: intact or not, for the hole tracker after the loop
+        let mut intact = [None; 2];
         for (ci, c) in copies.iter_mut().enumerate() {
             let Some((mut data, done)) = c.take() else {
                 continue;
@@ -892,11 +941,14 @@ impl Fabric {
                 reordered,
                 arrival,
             });
+            let ok = corrupt_bit.is_none() && !bad;
+            intact[ci] = Some((ok, data.len()));
             self.order += 1;
             self.next_due = self.next_due.min(arrival);
             self.events.push(InFlight {
                 arrival,
                 order: self.order,
+                hole_key: hole_key.filter(|_| ok),
                 d: Delivery {
                     cycle: arrival,
                     src,
@@ -907,6 +959,20 @@ impl Fabric {
                     bad,
                 },
             });
+        }
+        // the intact copies first: a corrupted copy whose twin arrives
+        // intact opens no hole
+        if let Some(key) = hole_key {
+            for &(ok, len) in intact.iter().flatten() {
+                if ok {
+                    self.holes.sent_intact(key, len);
+                }
+            }
+            for &(ok, len) in intact.iter().flatten() {
+                if !ok {
+                    self.holes.lost(key, now, len);
+                }
+            }
         }
     }
 
@@ -922,6 +988,7 @@ impl Fabric {
             unrouted: self.unrouted,
             flooded: self.flooded,
             in_flight: self.events.len(),
+            holes: self.holes.stats(|len| self.base_rtt_cycles(len)),
         }
     }
 
@@ -972,6 +1039,101 @@ mod tests {
         for bad in ["ideal-mod", "spray-mod", "spray-8-bogus-mod", "-mod"] {
             assert!(FabricConfig::profile(bad).is_err(), "{bad}");
         }
+    }
+
+    /// A RoCEv2 frame: BTH with `op`, dest QP `qp`, PSN `psn`, then
+    /// `payload` bytes.
+    fn roce(op: u8, qp: u32, psn: u32, payload: usize) -> Vec<u8> {
+        let mut bth = vec![op, 0, 0xff, 0xff];
+        bth.extend_from_slice(&qp.to_be_bytes());
+        bth.extend_from_slice(&psn.to_be_bytes());
+        bth.resize(12 + payload, 0xa5);
+        frame::ipv4_udp(&frame::UdpFlow::default(), &bth)
+    }
+
+    fn pair(drop_rate: f64, corrupt_rate: f64) -> Fabric {
+        let cfg = FabricConfig::with_paths(
+            "holes",
+            vec![PathConfig {
+                delay: 100,
+                drop_rate,
+                corrupt_rate,
+                ..PathConfig::default()
+            }],
+        );
+        let mut f = Fabric::new(&cfg, 2, Routing::PointToPoint, 8.0, 1).unwrap();
+        f.track_holes(true);
+        f
+    }
+
+    fn drain(f: &mut Fabric) -> Vec<Delivery> {
+        let mut v = Vec::new();
+        while let Some(d) = f.pop_due(u64::MAX) {
+            v.push(d);
+        }
+        v
+    }
+
+    #[test]
+    fn hole_tracker_times_a_dropped_then_resent_request() {
+        let mut f = pair(1.0, 0.0);
+        let w = roce(0x0A, 0x12, 77, 1024); // RDMA WRITE ONLY, 1 KiB
+        let len = w.len() as u64;
+        assert!(f.send(10, 0, w.clone()).copies[0].dropped);
+        // the same PSN lost again: a lost resend, the first loss counts
+        assert!(f.send(200, 0, w.clone()).copies[0].dropped);
+        // an ACK lost opens no hole, nor does a request without payload
+        f.send(300, 1, roce(0x11, 0x34, 77, 4));
+        f.send(310, 0, roce(0x0C, 0x12, 90, 16)); // READ request
+        let s = f.stats().holes;
+        assert!(s.tracked);
+        assert_eq!((s.holes, s.holes_open, s.relosses), (1, 1, 1), "{s:?}");
+        f.set_drop_rate(None, 0.0).unwrap();
+        let arrival = f.send(1000, 0, w.clone()).copies[0].arrival;
+        assert_eq!(arrival, 1000 + len.div_ceil(8) + 100);
+        // another QP's frame with the same PSN repairs nothing
+        f.send(1001, 0, roce(0x0A, 0x13, 77, 1024));
+        assert_eq!(drain(&mut f).len(), 2);
+        let s = f.stats().holes;
+        assert_eq!((s.holes, s.holes_repaired, s.holes_open), (1, 1, 0));
+        assert_eq!(s.repair_cycles_sum, arrival - 10);
+        assert_eq!(s.repair_cycles_max, arrival - 10);
+        assert_eq!(s.repair_cycles_p99, arrival - 10);
+        assert_eq!(s.largest_request_frame, len);
+        // one path: 2 x 100 + the frame's serialization
+        assert_eq!(s.base_rtt_cycles, (200.0 + len as f64 / 8.0).round() as u64);
+        assert!(
+            (s.repair_rtts_mean() - (arrival - 10) as f64 / s.base_rtt_cycles as f64).abs() < 1e-9
+        );
+        // lost once more after its repair: redundant, no new hole
+        f.set_drop_rate(None, 1.0).unwrap();
+        f.send(2000, 0, w);
+        let s = f.stats().holes;
+        assert_eq!((s.holes, s.redundant_losses), (1, 1));
+        // untracked: nothing counted
+        let mut g = pair(1.0, 0.0);
+        g.track_holes(false);
+        g.send(10, 0, roce(0x0A, 1, 1, 64));
+        let s = g.stats().holes;
+        assert_eq!((s.tracked, s.holes, s.redundant_losses), (false, 0, 0));
+    }
+
+    #[test]
+    fn hole_tracker_counts_a_corrupted_copy_and_mp_packets() {
+        let mut f = pair(0.0, 1.0);
+        let rep = f.send(5, 0, roce(0xC0, 9, 4, 256)); // MP WRITE
+        assert!(rep.copies[0].corrupt_bit.is_some());
+        f.send(6, 0, roce(0xC5, 9, 5, 0)); // MP PROBE: not tracked
+        f.send(7, 1, roce(0xC3, 2, 4, 4)); // MP ACKNOWLEDGE: not tracked
+        assert_eq!(drain(&mut f).len(), 3);
+        // the corrupted copy arrived and repaired nothing
+        let s = f.stats().holes;
+        assert_eq!(
+            (s.holes, s.holes_repaired, s.holes_open),
+            (1, 0, 1),
+            "{s:?}"
+        );
+        assert_eq!(s.repair_cycles_sum, 0);
     }
 
     #[test]

@@ -21,6 +21,7 @@
 pub mod device;
 pub mod fabric;
 pub mod frame;
+pub mod holes;
 pub mod host_memory;
 mod lockstep;
 pub mod mac;
@@ -41,6 +42,7 @@ pub use fabric::{
     CopyFate, Delivery, Fabric, FabricConfig, FabricStats, Flap, PathConfig, PathHash, PathStats,
     Routing, SendReport, PROFILE_NAMES,
 };
+pub use holes::HoleStats;
 pub use host_memory::{Access, DmaMemory, Iommu, MapError, Mapping};
 pub use mac::{MacConfig, MacStats};
 pub use pcap::{CaptureFile, CaptureFormat, FrameRing, WireFrame};

@@ -879,6 +879,12 @@ impl SimWorld {
         self.core.borrow().fabric.path_stats_from(src).to_vec()
     }
 
+    /// See [`Fabric::track_holes`]: the lost request packets and their
+    /// repair times, in [`SimWorld::fabric_stats`]`.holes`.
+    pub fn track_holes(&self, on: bool) {
+        self.core.borrow_mut().fabric.track_holes(on);
+    }
+
     /// See [`Fabric::set_drop_rate`].
     pub fn set_drop_rate(&self, path: Option<usize>, rate: f64) -> Result<(), SimError> {
         self.core.borrow_mut().fabric.set_drop_rate(path, rate)
