@@ -11,8 +11,9 @@
 // record: it is done with ok = 0 and nothing is read (stat_oob), as a read
 // error would be (qp_cache answers the QP's lookups with an error). A
 // write-back of a wb_qpn >= cfg_table_qps (the table shrunk under a cached
-// QP: a driver error) is dropped: no DMA ever leaves [base, base + qps *
-// REC_BYTES).
+// QP: a driver error) is dropped, so that no DMA ever leaves [base, base +
+// qps * REC_BYTES), and raises err_proto: that QP's state is lost, and
+// the driver must hear of it.
 //
 // Buffers. FILLS record buffers (buffer b at RAM address BUF_BASE + b *
 // REC_BYTES, in the DMA RAM the DMA engines read and write), one per fill
@@ -416,6 +417,9 @@ always @(posedge clk) begin
     // the queue of written buffers: pop on a status, push on a taken
     // descriptor
     if (s_wr_status_valid && wq_cnt == {(BW+1){1'b0}}) begin
+        err_proto <= 1'b1;
+    end
+    if (take_fill && s_fill_wb && !wb_go) begin
         err_proto <= 1'b1;
     end
     if (s_wr_status_valid && wq_cnt != {(BW+1){1'b0}}) begin

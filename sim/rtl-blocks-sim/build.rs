@@ -139,6 +139,12 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
     ),
     // qpc_fill
     (
+        "qfl_lost_wb_silent",
+        "qpc_fill.v",
+        "    if (take_fill && s_fill_wb && !wb_go) begin\n        err_proto <= 1'b1;",
+        "    if (take_fill && s_fill_wb && !wb_go) begin\n        err_proto <= err_proto;",
+    ),
+    (
         "qfl_read_before_wb_status",
         "qpc_fill.v",
         "            if (c != i && wbp[c] && b_wbq[c] == b_qpn[i]) begin",

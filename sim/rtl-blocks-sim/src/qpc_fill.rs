@@ -379,7 +379,8 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
     let mut junk = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x7a11);
     let mut r = QfReport::default();
 
-    // the directed start: a stray status of either kind raises err_proto
+    // the directed start: a write-back of a QP beyond the table (dropped:
+    // its state is lost) or a stray status of either kind raises err_proto
     // (sticky), a reset clears it
     let idle = |base: u64, qps: u32| In {
         base,
@@ -388,7 +389,7 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
     };
     let mut cyc = 0u64;
     let step = |m: &mut Model, i: &In| -> Out { unpack(&m.step(&pack(i, &p))) };
-    for stray in 0..2 {
+    for stray in 0..3 {
         for _ in 0..2 {
             step(
                 &mut m,
@@ -403,21 +404,29 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
             fail!("{}: err_proto high after a reset", c.name);
         }
         let mut s = idle(0, 1);
-        if stray == 0 {
-            s.wr_status_valid = true;
-        } else {
-            s.rd_status_valid = true;
-            s.rd_status_id = 0;
-        }
+        let what = match stray {
+            0 => {
+                // (s_fill_ready is high: every buffer is free after the reset)
+                s.fill_valid = true;
+                s.fill_wb = true;
+                s.fill_wb_qpn = 1;
+                "fill writing back a QP beyond the table"
+            }
+            1 => {
+                s.wr_status_valid = true;
+                "stray write status"
+            }
+            _ => {
+                s.rd_status_valid = true;
+                s.rd_status_id = 0;
+                "stray read status"
+            }
+        };
         step(&mut m, &s);
         for k in 0..3 {
             let o = step(&mut m, &idle(0, 1));
             if !o.err_proto {
-                fail!(
-                    "{}: err_proto low {k} cycles after a stray {} status",
-                    c.name,
-                    if stray == 0 { "write" } else { "read" }
-                );
+                fail!("{}: err_proto low {k} cycles after a {what}", c.name);
             }
         }
     }
