@@ -3,7 +3,7 @@
 //! mr_table, tag_match, slot_allocator, mp_window, rc_message,
 //! mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer,
 //! path_pick, path_health, ram_reset_sweep, read_reply, read_track,
-//! atomic_replay, qp_cache, qpc_fill) once per
+//! atomic_replay, qp_cache, qpc_fill, qp_ctx_cache) once per
 //! configuration of src/configs.rs and links every
 //! model, the Verilator runtime and the thin C ABI (csrc/blocks.cpp) into
 //! this crate. Seconds; a model whose sources and parameters did not change
@@ -215,6 +215,31 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "qpc_fill.v",
         "cp_req != N_WORDS && q_fly < QD;",
         "cp_req != N_WORDS && q_fly <= QD;",
+    ),
+    // qp_ctx_cache
+    (
+        "qcc_fill_wb_forced_0",
+        "qp_ctx_cache.v",
+        ".s_fill_wb(fill_wb),",
+        ".s_fill_wb(1'b0),",
+    ),
+    (
+        "qcc_done_ok_forced_1",
+        "qp_ctx_cache.v",
+        ".s_fill_done_ok(done_ok),",
+        ".s_fill_done_ok(1'b1),",
+    ),
+    (
+        "qcc_rec_word_dropped",
+        "qp_ctx_cache.v",
+        "assign m_rec_wr_valid = rec_wr_valid;",
+        "assign m_rec_wr_valid = rec_wr_valid && m_rec_wr_word != {WORD_W{1'b1}};",
+    ),
+    (
+        "qcc_wb_to_filled_qpn",
+        "qp_ctx_cache.v",
+        ".s_fill_wb_qpn(fill_wb_qpn),",
+        ".s_fill_wb_qpn(fill_qpn),",
     ),
     // tag_match
     (
@@ -1165,6 +1190,16 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
             &["qp_cache.v", "ram_sdp.v", "ram_reset_sweep.v"],
         ),
         Kind::QpcFill => ("qpc_fill", &["qpc_fill.v"]),
+        Kind::QpCtxCache => (
+            "qp_ctx_cache",
+            &[
+                "qp_ctx_cache.v",
+                "qp_cache.v",
+                "qpc_fill.v",
+                "ram_sdp.v",
+                "ram_reset_sweep.v",
+            ],
+        ),
     }
 }
 
@@ -1193,6 +1228,7 @@ fn kind_code(kind: Kind) -> u32 {
         Kind::AtomicReplay => 21,
         Kind::QpCache => 22,
         Kind::QpcFill => 23,
+        Kind::QpCtxCache => 24,
     }
 }
 

@@ -1,7 +1,8 @@
 // Thin C ABI over one Verilated block (axis_register, axis_arb_mux,
 // icrc_subst, ram_sdp, mr_table, ram_sdp_copies, tag_match, slot_allocator, mp_window,
 // rc_message, mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer, path_pick,
-// path_health, ram_reset_sweep, read_reply, read_track, atomic_replay, qp_cache or qpc_fill): copy a
+// path_health, ram_reset_sweep, read_reply, read_track, atomic_replay, qp_cache, qpc_fill or
+// qp_ctx_cache): copy a
 // flat input struct onto the ports, evaluate, copy the ports back. No test logic lives here;
 // the stimulus and the checks are Rust (src/).
 //
@@ -14,7 +15,7 @@
 //                  9 mp_window, 10 rc_message, 11 mp_deferred, 12 axis_async_fifo,
 //                  13 tlp_upsize, 14 tlp_downsize, 15 completer, 16 path_pick, 17 path_health,
 //                  18 ram_reset_sweep, 19 read_reply, 20 read_track, 21 atomic_replay,
-//                  22 qp_cache, 23 qpc_fill
+//                  22 qp_cache, 23 qpc_fill, 24 qp_ctx_cache
 //
 // The structs mirror `PortsIn` / `PortsOut` in src/lib.rs (sizes checked).
 // Buses: word i of an array = bits [32i+31:32i]. The Rust side masks every
@@ -77,6 +78,23 @@
 // m_buf_rd_en, m_buf_wr_en, m_rec_wr_valid, m_rec_rd_valid, m_done_ok,
 // m_done_valid}; m_last {err_proto, busy, stat_oob, stat_fail, stat_wb,
 // stat_fill}.
+// qp_ctx_cache: s_data words 0..1 cfg_table_base, 2 cfg_table_qps, 3
+// s_lk_qpn, 4 s_lk_id, 5 s_unpin_slot, 6 s_inval_qpn, 7..8 s_rec_rd_data,
+// 9..10 s_buf_rd_data, 11 s_rd_status_id; s_valid bits 0 s_lk_valid, 1
+// s_lk_pin, 2 m_lk_ready, 3 s_unpin_valid, 4 s_inval_valid, 5
+// m_rec_rd_ready, 6 s_rec_rd_data_valid, 7 m_rec_wr_ready, 8
+// m_rd_desc_ready, 9 s_rd_status_valid, 10 m_wr_desc_ready, 11
+// s_wr_status_valid; s_last s_rd_status_error (3:0). m_data words 0
+// m_lk_slot, 1 m_lk_qpn, 2 m_lk_id, 3 m_rec_rd_slot, 4 m_rec_rd_word, 5
+// m_rec_wr_slot, 6 m_rec_wr_word, 7..8 m_rec_wr_data, 9 m_buf_wr_addr,
+// 10..11 m_buf_wr_data, 12 m_buf_rd_addr, 13..14 m_rd_desc_pcie_addr, 15
+// ram_addr, 16 len, 17 id, 18..19 m_wr_desc_pcie_addr, 20 ram_addr, 21 len,
+// 22 stat_hwm; s_ready {err_proto, busy, sweeping, m_inval_busy,
+// m_inval_done, m_lk_err, m_lk_valid, s_inval_ready, s_unpin_ready,
+// s_lk_ready}; m_valid {m_wr_desc_valid, m_rd_desc_valid, m_buf_rd_en,
+// m_buf_wr_en, m_rec_wr_valid, m_rec_rd_valid}; m_last {stat_oob,
+// stat_fail, stat_fill, stat_stall, stat_wb, stat_evict, stat_miss,
+// stat_hit}; m_sel stat_wb_dma.
 
 #include <cstddef>
 #include <cstdint>
@@ -440,6 +458,32 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->m_wr_desc_ready = (v >> 8) & 1;
     t->s_wr_status_valid = (v >> 9) & 1;
     t->s_rd_status_error = in->s_last & 0xf;
+#elif BLK_KIND == 24
+    // qp_ctx_cache (src/qp_ctx_cache.rs has the packing and masks every field)
+    const uint32_t v = in->s_valid;
+    t->rst = in->rst;
+    put(t->cfg_table_base, in->s_data);
+    t->cfg_table_qps = in->s_data[2];
+    t->s_lk_qpn = in->s_data[3];
+    t->s_lk_id = in->s_data[4];
+    t->s_unpin_slot = in->s_data[5];
+    t->s_inval_qpn = in->s_data[6];
+    put(t->s_rec_rd_data, in->s_data + 7);
+    put(t->s_buf_rd_data, in->s_data + 9);
+    t->s_rd_status_id = in->s_data[11];
+    t->s_lk_valid = v & 1;
+    t->s_lk_pin = (v >> 1) & 1;
+    t->m_lk_ready = (v >> 2) & 1;
+    t->s_unpin_valid = (v >> 3) & 1;
+    t->s_inval_valid = (v >> 4) & 1;
+    t->m_rec_rd_ready = (v >> 5) & 1;
+    t->s_rec_rd_data_valid = (v >> 6) & 1;
+    t->m_rec_wr_ready = (v >> 7) & 1;
+    t->m_rd_desc_ready = (v >> 8) & 1;
+    t->s_rd_status_valid = (v >> 9) & 1;
+    t->m_wr_desc_ready = (v >> 10) & 1;
+    t->s_wr_status_valid = (v >> 11) & 1;
+    t->s_rd_status_error = in->s_last & 0xf;
 #elif BLK_KIND == 13 || BLK_KIND == 14
     t->rst = in->rst;
     put(t->s_hdr, in->s_data);
@@ -608,6 +652,36 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
         | (t->m_buf_rd_en << 5) | (t->m_rd_desc_valid << 6) | (t->m_wr_desc_valid << 7));
     o->m_last = static_cast<uint8_t>(t->stat_fill | (t->stat_wb << 1) | (t->stat_fail << 2)
         | (t->stat_oob << 3) | (t->busy << 4) | (t->err_proto << 5));
+#elif BLK_KIND == 24
+    o->m_data[0] = t->m_lk_slot;
+    o->m_data[1] = t->m_lk_qpn;
+    o->m_data[2] = t->m_lk_id;
+    o->m_data[3] = t->m_rec_rd_slot;
+    o->m_data[4] = t->m_rec_rd_word;
+    o->m_data[5] = t->m_rec_wr_slot;
+    o->m_data[6] = t->m_rec_wr_word;
+    get(t->m_rec_wr_data, o->m_data + 7);
+    o->m_data[9] = t->m_buf_wr_addr;
+    get(t->m_buf_wr_data, o->m_data + 10);
+    o->m_data[12] = t->m_buf_rd_addr;
+    get(t->m_rd_desc_pcie_addr, o->m_data + 13);
+    o->m_data[15] = t->m_rd_desc_ram_addr;
+    o->m_data[16] = t->m_rd_desc_len;
+    o->m_data[17] = t->m_rd_desc_id;
+    get(t->m_wr_desc_pcie_addr, o->m_data + 18);
+    o->m_data[20] = t->m_wr_desc_ram_addr;
+    o->m_data[21] = t->m_wr_desc_len;
+    o->m_data[22] = t->stat_hwm;
+    o->s_ready = t->s_lk_ready | (t->s_unpin_ready << 1) | (t->s_inval_ready << 2)
+        | (t->m_lk_valid << 3) | (t->m_lk_err << 4) | (t->m_inval_done << 5)
+        | (t->m_inval_busy << 6) | (t->sweeping << 7) | (t->busy << 8) | (t->err_proto << 9);
+    o->m_valid = static_cast<uint8_t>(t->m_rec_rd_valid | (t->m_rec_wr_valid << 1)
+        | (t->m_buf_wr_en << 2) | (t->m_buf_rd_en << 3) | (t->m_rd_desc_valid << 4)
+        | (t->m_wr_desc_valid << 5));
+    o->m_last = static_cast<uint8_t>(t->stat_hit | (t->stat_miss << 1) | (t->stat_evict << 2)
+        | (t->stat_wb << 3) | (t->stat_stall << 4) | (t->stat_fill << 5) | (t->stat_fail << 6)
+        | (t->stat_oob << 7));
+    o->m_sel = static_cast<uint8_t>(t->stat_wb_dma);
 #elif BLK_KIND == 13 || BLK_KIND == 14
     get(t->m_hdr, o->m_data);
     get(t->m_data, o->m_data + 4);

@@ -80,6 +80,10 @@ pub enum Kind {
     /// buffer per fill in flight): QPN_W, SLOT_LOG, REC_WORDS, FILLS, ID_W,
     /// LEN_W, RAM_ADDR_W, BUF_BASE
     QpcFill,
+    /// `qp_ctx_cache` (the QP context cache: qp_cache joined to qpc_fill):
+    /// QPN_W, SLOT_LOG, WAYS, MISSQ, ID_W, PIN_W, REC_WORDS, FILLS,
+    /// RAM_ADDR_W, BUF_BASE
+    QpCtxCache,
 }
 
 /// One configuration: a model name and the parameters it is verilated with.
@@ -512,6 +516,40 @@ pub const CONFIGS: &[Config] = &[
             ("LEN_W", 17),
             ("RAM_ADDR_W", 17),
             ("BUF_BASE", 0x1000),
+        ],
+    },
+    // the whole context cache: a small one (evictions all the time, two
+    // buffers, short records) and a realistic one
+    Config {
+        name: "qcc_small",
+        kind: Kind::QpCtxCache,
+        params: &[
+            ("QPN_W", 8),
+            ("SLOT_LOG", 3),
+            ("WAYS", 2),
+            ("MISSQ", 4),
+            ("ID_W", 8),
+            ("PIN_W", 2),
+            ("REC_WORDS", 4),
+            ("FILLS", 2),
+            ("RAM_ADDR_W", 12),
+            ("BUF_BASE", 0),
+        ],
+    },
+    Config {
+        name: "qcc_real",
+        kind: Kind::QpCtxCache,
+        params: &[
+            ("QPN_W", 12),
+            ("SLOT_LOG", 6),
+            ("WAYS", 4),
+            ("MISSQ", 8),
+            ("ID_W", 8),
+            ("PIN_W", 4),
+            ("REC_WORDS", 16),
+            ("FILLS", 4),
+            ("RAM_ADDR_W", 14),
+            ("BUF_BASE", 0x800),
         ],
     },
     // every window the core builds (MP_W 32, 64, 128), the build's NAK gap

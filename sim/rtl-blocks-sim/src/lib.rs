@@ -69,7 +69,13 @@
 //!   a buffer per fill in flight): a host table, a DMA model and record
 //!   RAMs of random latencies, read errors, fill commands as qp_cache makes
 //!   them (re-misses of QPs just written back), resets; the records moved,
-//!   the write-back before re-read hazard, the table bound, the counters.
+//!   the write-back before re-read hazard, the table bound, the counters;
+//! - [`qp_ctx_cache`]: `qp_ctx_cache`, the whole QP context cache (the
+//!   directory joined to the fill engine), end to end: a host table, a DMA
+//!   model, the record store and a core that modifies pinned records; no
+//!   state lost (every answer's slot holds the QP's last record, through
+//!   evictions, write-backs and re-fills), errors only for failed reads,
+//!   invalidates, the counters.
 //!
 //! Every configuration of [`CONFIGS`] is one model, looked up by name.
 //! Stimulus is seeded ([`rand_chacha`]), so a failing run repeats exactly.
@@ -90,6 +96,7 @@ pub mod mpwin;
 pub mod mr;
 pub mod path;
 pub mod qp_cache;
+pub mod qp_ctx_cache;
 pub mod qpc_fill;
 pub mod ram;
 pub mod rcmsg;
@@ -119,7 +126,7 @@ pub const MODEL_AVAILABLE: bool = cfg!(blocks_model);
 /// input packed into `s_data` (see [`mr`]). tag_match: `s_valid` is
 /// `valid`, `s_data` the packed `tags`, `s_last` `key`. tlp_upsize,
 /// tlp_downsize: `s_data` words 0..3 `s_hdr`, 4..11 `s_data`, 12 `s_keep`.
-/// read_reply, read_track, atomic_replay, qp_cache, qpc_fill: csrc/blocks.cpp has the
+/// read_reply, read_track, atomic_replay, qp_cache, qpc_fill, qp_ctx_cache: csrc/blocks.cpp has the
 /// packing.
 ///
 /// axis_async_fifo has two clocks: `pad[0]` is the step's edge mask (bit

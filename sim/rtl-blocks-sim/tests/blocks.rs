@@ -2,7 +2,7 @@
 //! src/icrc.rs, src/ram.rs, src/copies.rs, src/mr.rs, src/tag_match.rs,
 //! src/alloc.rs, src/mpwin.rs, src/rcmsg.rs, src/mpdef.rs,
 //! src/async_fifo.rs, src/tlp_size.rs, src/sweep.rs, src/read_reply.rs,
-//! src/read_track.rs, src/atomic_replay.rs, src/qp_cache.rs, src/qpc_fill.rs): every run checks every beat in and out; the tests choose
+//! src/read_track.rs, src/atomic_replay.rs, src/qp_cache.rs, src/qpc_fill.rs, src/qp_ctx_cache.rs): every run checks every beat in and out; the tests choose
 //! configurations, seeds and traffic and add what is specific to them.
 //! `RTL_BLOCKS_MUTATION=<name> cargo test --release -p rtl-blocks-sim`
 //! builds the blocks with a planted bug: some test here must then fail
@@ -20,6 +20,7 @@ use rtl_blocks_sim::mpwin::{self, MpwCfg};
 use rtl_blocks_sim::mr::{self, MrCfg};
 use rtl_blocks_sim::path;
 use rtl_blocks_sim::qp_cache::{self, QcCfg};
+use rtl_blocks_sim::qp_ctx_cache::{self, QccCfg};
 use rtl_blocks_sim::qpc_fill::{self, QfCfg};
 use rtl_blocks_sim::ram::{self, RamCfg};
 use rtl_blocks_sim::rcmsg::{self, RcmCfg};
@@ -1120,6 +1121,55 @@ fn qpc_fill_moves_records_and_orders_reads_after_write_backs() {
                         && r.reads_reordered > 1,
                     "{m} seed {seed}: {r:?}"
                 );
+            }
+        }
+    }
+}
+
+const QCC_MODELS: [&str; 2] = ["qcc_small", "qcc_real"];
+
+/// `qp_ctx_cache`, the context cache end to end: lookups of a working set
+/// far larger than the cache, pins, a core that modifies the pinned
+/// records, a host table behind a DMA model of random latencies (reads out
+/// of order, 4 % failing), record and buffer RAMs, invalidates; no state
+/// lost: every answer's slot holds the QP's last record, every write-back
+/// its last version, errors only for failed reads, every modified record
+/// in a slot or home at rest and found again; the counters
+/// (src/qp_ctx_cache.rs).
+#[test]
+fn qp_ctx_cache_loses_no_record_through_evictions_write_backs_and_refills() {
+    if skip() {
+        return;
+    }
+    for m in QCC_MODELS {
+        for seed in 1..=3 {
+            let c = QccCfg::new(m, seed);
+            let r = qp_ctx_cache::run(&c).unwrap_or_else(|e| panic!("{e}"));
+            eprintln!("{m} seed {seed}: {r:?}");
+            // the run reached every case the checks are for
+            for (what, n) in [
+                ("lookups", r.lookups),
+                ("pinned answers", r.pinned_answers),
+                ("answers checked", r.checked_answers),
+                ("error answers", r.err_answers),
+                ("out-of-table answers", r.oob_answers),
+                ("modifications", r.modifications),
+                ("reads ok", r.reads_ok),
+                ("read errors", r.read_errors),
+                ("write-backs", r.writebacks),
+                ("re-fills of modified records", r.refills_modified),
+                ("invalidates", r.invals),
+                ("invalidates refused", r.inval_busy),
+                ("invalidates forgetting a modified record", r.inval_forgot),
+                ("hits", r.stat_hits),
+                ("evictions", r.stat_evictions),
+                ("pinned-full stalls", r.stat_stalls),
+                ("modified records in a slot at rest", r.end_in_slot),
+                ("modified records home at rest", r.end_in_host),
+                ("write-backs of a QP looked up again", r.remiss_on_wb),
+                ("peeks", r.peeks),
+            ] {
+                assert!(n > 3, "{m} seed {seed}: {what} {n}: {r:?}");
             }
         }
     }
