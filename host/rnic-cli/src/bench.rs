@@ -36,6 +36,10 @@ pub enum BenchCmd {
     /// goodput per bin, time to recover after the path dies and to use it
     /// again after it comes back.
     Failover(FailoverArgs),
+    /// Write throughput (4 KiB WRITEs) and message rate (64 B
+    /// WRITE_WITH_IMMs) against the number of active QPs, 1 to 65,536 in
+    /// powers of 4 as far as the NIC holds QPs.
+    QpScale(crate::bench_qp_scale::QpScaleArgs),
 }
 
 #[derive(Args)]
@@ -90,6 +94,7 @@ pub fn run(cmd: &BenchCmd) -> Result<ExitCode> {
         BenchCmd::AtomicRate(a) => crate::bench_rdma::atomic_rate(a),
         BenchCmd::Goodput(a) => crate::bench_rdma::goodput(a),
         BenchCmd::Failover(a) => crate::bench_failover::failover(a),
+        BenchCmd::QpScale(a) => crate::bench_qp_scale::qp_scale(a),
     }
 }
 

@@ -8,6 +8,8 @@ mod bench;
 #[cfg(feature = "sim")]
 mod bench_failover;
 #[cfg(feature = "sim")]
+mod bench_qp_scale;
+#[cfg(feature = "sim")]
 mod bench_rdma;
 mod build;
 mod campaign;

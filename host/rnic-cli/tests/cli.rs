@@ -356,3 +356,64 @@ fn bench_rows_are_json() {
         "{out}"
     );
 }
+
+#[test]
+fn qp_scale_rows_plot_and_limits() {
+    let svg = tmp("qp_scale.svg");
+    let o = rnic(&[
+        "bench",
+        "qp-scale",
+        "--active",
+        "1,16",
+        "--messages",
+        "64",
+        "--json",
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let rows: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let kinds: Vec<(u64, u64)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["active_qps"].as_u64().unwrap(),
+                r["msg_size"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(kinds, [(1, 4096), (1, 64), (16, 4096), (16, 64)], "{out}");
+    for r in &rows {
+        let f = |k: &str| r[k].as_f64().unwrap_or_else(|| panic!("{k} missing: {r}"));
+        // every QP on chip in this model: no cache, no hit rate
+        assert!(r["hit_rate"].is_null(), "{r}");
+        assert_eq!(r["qps_on_chip"], 64, "{r}");
+        assert_eq!(f("bytes"), f("messages") * f("msg_size"), "{r}");
+        assert!(f("messages") >= 64.0 && f("cycles") > 0.0, "{r}");
+        let gbps = f("bytes") * 8.0 / f("cycles") * f("clock_mhz") / 1000.0;
+        assert!((f("gbps") - gbps).abs() < 1e-9 * gbps, "{r}");
+        let mpps = f("messages") / f("cycles") * f("clock_mhz");
+        assert!((f("mpps") - mpps).abs() < 1e-9 * mpps, "{r}");
+        if f("active_qps") == 1.0 {
+            assert_eq!(f("of_one_qp"), 1.0, "{r}");
+        }
+    }
+    let plot = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        plot.contains("<svg") && plot.contains("active QPs"),
+        "{plot}"
+    );
+    // a count beyond what the model holds is refused before anything runs
+    usage_error(
+        &["bench", "qp-scale", "--active", "1,100"],
+        "--active 100: this NIC model holds 64 QPs",
+    );
+    usage_error(
+        &["bench", "qp-scale", "--active", "0"],
+        "--active needs counts of at least 1",
+    );
+}

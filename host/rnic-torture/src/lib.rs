@@ -10,6 +10,8 @@
 //! - [`local_copy`]: the same check on one NIC without the network (DMA
 //!   copy work requests);
 //! - [`perf`]: `write_bw` and `write_lat`, in cycles of [`Device::now`];
+//! - [`qp_scale`]: throughput and message rate against the number of
+//!   active QPs (`rnic bench qp-scale`);
 //! - [`fuzz`] (feature `sim`): the responder fuzz campaign;
 //! - [`sim`] (feature `sim`, on by default): a 2-NIC
 //!   [`rnic_sim::SimWorld`] joined by a named fabric, with hooks that drain
@@ -22,6 +24,7 @@
 pub mod fuzz;
 pub mod local_copy;
 pub mod perf;
+pub mod qp_scale;
 #[cfg(feature = "sim")]
 pub mod sim;
 pub mod torture;

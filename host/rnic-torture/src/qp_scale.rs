@@ -1,0 +1,229 @@
+//! Throughput against the number of active QPs (issue 19's "cliff"), in
+//! cycles of [`Device::now`].
+//!
+//! [`run`] connects `active` QP pairs from `a` to `b` and spreads
+//! `messages` RDMA WRITEs (or WRITE_WITH_IMMs, each consuming a receive
+//! WQE of `b`'s) over them round robin, `window` in flight per QP, every
+//! one signaled. Every QP's WRITEs land in a slice of one region of `b`'s,
+//! and all read one source buffer of `a`'s, so the NIC's memory-region
+//! table never limits the QP count (a bench checks no data; the torture
+//! test does). The time runs from the first doorbell to the last
+//! completion: the last send completion, and with immediates also the last
+//! receive completion at `b`.
+//!
+//! A NIC whose QP contexts all live on chip has no cache to miss: the hit
+//! rate of such a run is not a number (see [`ScaleResult::hit_rate`]).
+
+use std::collections::HashMap;
+
+use rnic_device::Device;
+use rnic_verbs::{
+    AccessFlags, Context, Mtu, QpType, RecvWr, SendFlags, SendWr, WcStatus, WorkCompletion,
+    WrOpcode,
+};
+
+use crate::{Error, Result};
+use rnic_harness::conn::{self, ConnOpts, PortAddr};
+
+/// Destination slices of `b`'s region: QPs beyond this many share them.
+const DST_SLICES: u32 = 256;
+
+/// [`run`] settings.
+#[derive(Debug, Clone)]
+pub struct ScaleOpts {
+    /// QP pairs, every one carrying WRITEs.
+    pub active: u32,
+    pub msg_size: u32,
+    /// WRITE_WITH_IMM (a receive completion at `b` per message) instead of
+    /// RDMA WRITE.
+    pub imm: bool,
+    /// Messages in all, spread over the QPs round robin.
+    pub messages: u64,
+    /// Messages in flight per QP.
+    pub window: u32,
+    pub mtu: Mtu,
+    pub qp_type: QpType,
+    /// Requesters spray over 2^spray_log UDP source ports.
+    pub spray_log: u8,
+    /// Give up after this many cycles without a completion.
+    pub watchdog: u64,
+}
+
+/// [`run`] outcome.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScaleResult {
+    pub messages: u64,
+    pub bytes: u64,
+    /// First doorbell to the last completion.
+    pub cycles: u64,
+    /// Cycles spent creating, connecting and bringing the QPs to RTS.
+    pub setup_cycles: u64,
+    /// Context-cache hits over lookups during the run; `None` when the NIC
+    /// keeps every QP's context on chip (no cache, nothing can miss).
+    pub hit_rate: Option<f64>,
+}
+
+fn check(what: &str, wc: &WorkCompletion) -> Result<()> {
+    if wc.status != WcStatus::Success {
+        return Err(Error::Config(format!(
+            "{what}: completion {} of QP {} failed with {:?} (NAK syndrome {:#x})",
+            wc.wr_id, wc.qp_num, wc.status, wc.vendor_err
+        )));
+    }
+    Ok(())
+}
+
+/// Runs one point of the sweep; see the module's documentation.
+pub fn run<D: Device>(
+    a: &Context<D>,
+    addr_a: PortAddr,
+    b: &Context<D>,
+    addr_b: PortAddr,
+    o: &ScaleOpts,
+) -> Result<ScaleResult> {
+    if o.active == 0 || o.msg_size == 0 || o.window == 0 || o.messages == 0 {
+        return Err(Error::Config(
+            "qp_scale needs at least one QP, message, byte and message in flight".into(),
+        ));
+    }
+    let cap = a.query_device()?.max_qp.min(b.query_device()?.max_qp);
+    if o.active > cap {
+        return Err(Error::Config(format!(
+            "qp_scale: {} active QPs, but the NICs hold {cap}",
+            o.active
+        )));
+    }
+    let dev = a.device();
+    let t0 = dev.now();
+    let depth = o.window.next_power_of_two().max(2);
+    let conns = conn::connect(
+        a,
+        addr_a,
+        b,
+        addr_b,
+        o.active,
+        &ConnOpts {
+            mtu: o.mtu,
+            sq_depth: depth,
+            rq_depth: if o.imm { depth } else { 0 },
+            spray_log: o.spray_log,
+            qp_type: o.qp_type,
+            qp_access: AccessFlags::REMOTE_WRITE,
+            ..ConnOpts::default()
+        },
+        (o.active * o.window + 16).next_power_of_two(),
+        1,
+    )?;
+    let len = o.msg_size as usize;
+    let slices = o.active.min(DST_SLICES) as usize;
+    let src = a.alloc_dma(len)?;
+    let dst = b.alloc_dma(len * slices)?;
+    let sm = a.reg_mr(&conns.pd_a, &src, 0, len, AccessFlags::LOCAL_WRITE)?;
+    let dm = b.reg_mr(
+        &conns.pd_b,
+        &dst,
+        0,
+        len * slices,
+        AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
+    )?;
+    let sge = [sm.sge(0, o.msg_size)?];
+    let mut pairs = conns.pairs;
+    let send_ix: HashMap<u32, usize> = pairs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.send.qp_num(), i))
+        .collect();
+    let recv_ix: HashMap<u32, usize> = pairs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.recv.qp_num(), i))
+        .collect();
+    if o.imm {
+        for p in &mut pairs {
+            for x in 0..o.window {
+                p.recv.post_recv(&RecvWr {
+                    wr_id: u64::from(x),
+                    sg_list: &[],
+                })?;
+            }
+        }
+    }
+    let start = dev.now();
+    let mut inflight = vec![0u32; pairs.len()];
+    let (mut posted, mut sent, mut received) = (0u64, 0u64, 0u64);
+    let mut last = start;
+    let mut wcs = [WorkCompletion::default(); 256];
+    let done = |sent: u64, received: u64| sent == o.messages && (!o.imm || received == o.messages);
+    while !done(sent, received) {
+        for (i, p) in pairs.iter_mut().enumerate() {
+            let free = u64::from(o.window - inflight[i]).min(o.messages - posted);
+            if free == 0 {
+                continue;
+            }
+            let remote = dm.rdma_info((i % slices) * len)?;
+            let wrs: Vec<SendWr> = (0..free)
+                .map(|x| SendWr {
+                    wr_id: posted + x,
+                    opcode: if o.imm {
+                        WrOpcode::RdmaWriteWithImm
+                    } else {
+                        WrOpcode::RdmaWrite
+                    },
+                    send_flags: SendFlags::SIGNALED,
+                    sg_list: &sge,
+                    imm_data: o.imm.then_some((posted + x) as u32),
+                    rdma: Some(remote),
+                })
+                .collect();
+            p.send.post_send_list(&wrs)?;
+            posted += free;
+            inflight[i] += free as u32;
+        }
+        let mut got = 0;
+        let n = conns.cq_a.poll(&mut wcs)?;
+        for wc in &wcs[..n] {
+            check("qp_scale send", wc)?;
+            let i = *send_ix
+                .get(&wc.qp_num)
+                .ok_or_else(|| Error::Config(format!("completion of unknown QP {}", wc.qp_num)))?;
+            inflight[i] -= 1;
+            sent += 1;
+        }
+        got += n;
+        if o.imm {
+            let n = conns.cq_b.poll(&mut wcs)?;
+            for wc in &wcs[..n] {
+                check("qp_scale receive", wc)?;
+                let i = *recv_ix.get(&wc.qp_num).ok_or_else(|| {
+                    Error::Config(format!("receive completion of unknown QP {}", wc.qp_num))
+                })?;
+                // keep the window's receive WQEs posted
+                pairs[i].recv.post_recv(&RecvWr {
+                    wr_id: wc.wr_id,
+                    sg_list: &[],
+                })?;
+                received += 1;
+            }
+            got += n;
+        }
+        let now = dev.now();
+        if got == 0 {
+            if now - last > o.watchdog {
+                return Err(Error::Config(format!(
+                    "qp_scale: no completion for {} cycles ({sent} sent and {received} received of {})",
+                    o.watchdog, o.messages
+                )));
+            }
+            dev.idle();
+        } else {
+            last = now;
+        }
+    }
+    Ok(ScaleResult {
+        messages: o.messages,
+        bytes: o.messages * u64::from(o.msg_size),
+        cycles: last - start,
+        setup_cycles: start - t0,
+        hit_rate: None,
+    })
+}
