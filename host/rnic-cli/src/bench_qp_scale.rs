@@ -13,8 +13,9 @@ use rnic_device::Device;
 use rnic_torture::qp_scale::{self, ScaleOpts};
 use serde::Serialize;
 
-use crate::bench_rdma::pair;
+use crate::bench_rdma::pair_with;
 use crate::devices::{self, DeviceArgs};
+use rnic_sim::RootComplexConfig;
 
 /// The sweep's default: 1 to 65,536 active QPs in powers of 4.
 const DEFAULT_ACTIVE: [u32; 9] = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536];
@@ -55,6 +56,11 @@ pub struct QpScaleArgs {
     /// Source ports (paths) each requester sprays over: 1..64, a power of two.
     #[arg(long, default_value_t = 1, value_parser = crate::torture::spray_parser)]
     pub paths: u32,
+    /// Cycles from a DMA read request to its first completion in the
+    /// simulated host (the benches' host: 100). Each message's fetches
+    /// (WQE, receive WQE, and later the QP context) wait this long.
+    #[arg(long, default_value_t = 100)]
+    pub read_latency: u64,
     /// One JSON object per row.
     #[arg(long)]
     pub json: bool,
@@ -76,6 +82,7 @@ struct ScaleRow {
     op: &'static str,
     msg_size: u32,
     window: u32,
+    read_latency: u64,
     messages: u64,
     bytes: u64,
     cycles: u64,
@@ -99,6 +106,9 @@ pub fn qp_scale(a: &QpScaleArgs) -> Result<ExitCode> {
     if a.bw_size == 0 || a.rate_size == 0 || a.bw_size > 1 << 20 || a.rate_size > 1 << 20 {
         bail!("--bw-size and --rate-size must be 1 B .. 1 MiB");
     }
+    if a.read_latency == 0 || a.read_latency > 100_000 {
+        bail!("--read-latency must be 1..=100000 cycles");
+    }
     if a.window == 0 || a.window > 1024 || a.messages == 0 || a.per_qp == 0 {
         bail!("--window must be 1..=1024, --messages and --per-qp at least 1");
     }
@@ -111,7 +121,7 @@ pub fn qp_scale(a: &QpScaleArgs) -> Result<ExitCode> {
     rnic_torture::sim::fabric(&a.fabric)?;
     // what the model holds, before any long run
     let on_chip = {
-        let p = pair(&a.dev, &a.fabric, 16)?;
+        let p = pair_with(&a.dev, &a.fabric, 16, host(a))?;
         p.a.query_device()?.max_qp
     };
     let active: Vec<u32> = match &a.active {
@@ -159,7 +169,7 @@ pub fn qp_scale(a: &QpScaleArgs) -> Result<ExitCode> {
             ("write", a.bw_size, false),
             ("write_imm", a.rate_size, true),
         ] {
-            let p = pair(&a.dev, &a.fabric, 16)?;
+            let p = pair_with(&a.dev, &a.fabric, 16, host(a))?;
             let messages = a.messages.max(a.per_qp * u64::from(n));
             let wall = Instant::now();
             let r = qp_scale::run(
@@ -207,6 +217,7 @@ pub fn qp_scale(a: &QpScaleArgs) -> Result<ExitCode> {
                 op,
                 msg_size: size,
                 window: a.window,
+                read_latency: a.read_latency,
                 messages: r.messages,
                 bytes: r.bytes,
                 cycles: r.cycles,
@@ -250,11 +261,12 @@ pub fn qp_scale(a: &QpScaleArgs) -> Result<ExitCode> {
     }
     if !a.json {
         println!(
-            "({transport}, fabric {}, DATA_W={}, PMTU {} B, {} in flight per QP, every message signaled; hit: context-cache hit rate, '-' = no cache, every QP on chip ({on_chip}); of 1 QP: against the 1-QP row of the same run kind; reproduce: {})",
+            "({transport}, fabric {}, DATA_W={}, PMTU {} B, {} in flight per QP, host read latency {} cycles, every message signaled; hit: context-cache hit rate, '-' = no cache, every QP on chip ({on_chip}); of 1 QP: against the 1-QP row of the same run kind; reproduce: {})",
             a.fabric,
             a.dev.data_w,
             a.mtu,
             a.window,
+            a.read_latency,
             repro(a, 0)
         );
     }
@@ -265,6 +277,13 @@ pub fn qp_scale(a: &QpScaleArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn host(a: &QpScaleArgs) -> RootComplexConfig {
+    RootComplexConfig {
+        read_latency: a.read_latency,
+        ..RootComplexConfig::bench()
+    }
 }
 
 fn many_qps_hint(a: &QpScaleArgs, on_chip: u32) -> &'static str {
@@ -291,7 +310,7 @@ fn repro(a: &QpScaleArgs, n: u32) -> String {
             .unwrap_or_default()
     };
     format!(
-        "rnic bench qp-scale --seed {} --data-w {}{} --transport {} --paths {} --fabric {} --mtu {} --window {} --messages {} --per-qp {} --bw-size {} --rate-size {}{active}",
+        "rnic bench qp-scale --seed {} --data-w {}{} --transport {} --paths {} --fabric {} --mtu {} --window {} --messages {} --per-qp {} --bw-size {} --rate-size {} --read-latency {}{active}",
         a.dev.seed,
         a.dev.data_w,
         a.dev.sim_model_flag(),
@@ -303,7 +322,8 @@ fn repro(a: &QpScaleArgs, n: u32) -> String {
         a.messages,
         a.per_qp,
         a.bw_size,
-        a.rate_size
+        a.rate_size,
+        a.read_latency
     )
 }
 

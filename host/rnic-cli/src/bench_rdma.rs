@@ -507,6 +507,16 @@ pub fn goodput(a: &GoodputArgs) -> Result<ExitCode> {
 }
 
 pub(crate) fn pair(dev: &DeviceArgs, fabric: &str, idle_cycles: u64) -> Result<SimPair> {
+    pair_with(dev, fabric, idle_cycles, RootComplexConfig::bench())
+}
+
+/// [`pair`] with another host model than the benches' quiet one.
+pub(crate) fn pair_with(
+    dev: &DeviceArgs,
+    fabric: &str,
+    idle_cycles: u64,
+    root_complex: RootComplexConfig,
+) -> Result<SimPair> {
     devices::require_sim(dev)?;
     sim::fabric(fabric)?;
     sim::pair(&SimOpts {
@@ -514,7 +524,7 @@ pub(crate) fn pair(dev: &DeviceArgs, fabric: &str, idle_cycles: u64) -> Result<S
         knobs: dev.sim_model.into(),
         seed: dev.seed,
         fabric: fabric.to_string(),
-        root_complex: RootComplexConfig::bench(),
+        root_complex,
         pcap_window: 0,
         idle_cycles,
         parallel: dev.sim_threads.into(),
