@@ -337,13 +337,22 @@ assign s_inval_ready = go && !s_fill_done_valid && !s_unpin_valid;
 assign s_lk_ready = go && !hi_busy && elig == {MISSQ{1'b0}} && ans_room && q_room;
 
 wire [WW-1:0]    fd_way, up_way;    // (the ways of the slots named)
-reg  [QPN_W-1:0] rp_qpn;             // (one-hot: the RAM's read address)
-always @* begin
-    rp_qpn = {QPN_W{1'b0}};
-    for (i = 0; i < MISSQ; i = i + 1) begin
-        rp_qpn = rp_qpn | ({QPN_W{rp_oh[i]}} & q_qpn[i]);
+wire [MISSQ*QPN_W-1:0] q_qpn_all;   // (the queue's QP numbers, packed)
+wire [QPN_W-1:0] rp_qpn;             // (one-hot: the RAM's read address)
+genvar g;
+generate
+    for (g = 0; g < MISSQ; g = g + 1) begin : g_qpn
+        assign q_qpn_all[g*QPN_W +: QPN_W] = q_qpn[g];
     end
-end
+endgenerate
+onehot_mux #(
+    .N(MISSQ),
+    .W(QPN_W)
+) rp_qpn_inst (
+    .sel(rp_oh),
+    .in(q_qpn_all),
+    .out(rp_qpn)
+);
 wire [SET_W-1:0] rp_set = rp_qpn[SET_W-1:0];
 reg [2:0]       s0_op;
 reg [QPN_W-1:0] s0_qpn;
@@ -412,9 +421,9 @@ ram_sdp #(
 wire [WAYS-1:0]  w_v, w_f, w_d, w_pmax, w_p0, w_match, w_pres, w_evok, w_inv;
 wire [PIN_W-1:0] w_p [0:WAYS-1];
 wire [TAG_W-1:0] w_t [0:WAYS-1];
+wire [WAYS*TAG_W-1:0] w_t_all;      // (the tags, packed)
 wire [ROW_W-1:0] row_s2 = fwd2 ? wrow : row2;
 wire [PL_W-1:0]  plru = row_s2[ROW_PL +: PL_W];
-genvar g;
 generate
     for (g = 0; g < WAYS; g = g + 1) begin : g_way
         assign w_v[g] = row_s2[g*WREC_W + W_VALID];
@@ -422,6 +431,7 @@ generate
         assign w_d[g] = row_s2[g*WREC_W + W_DIRTY];
         assign w_p[g] = row_s2[g*WREC_W + W_PIN +: PIN_W];
         assign w_t[g] = row_s2[g*WREC_W + W_TAG +: TAG_W];
+        assign w_t_all[g*TAG_W +: TAG_W] = w_t[g];
         assign w_pmax[g] = &w_p[g];
         assign w_p0[g] = w_p[g] == {PIN_W{1'b0}};
         assign w_match[g] = w_v[g] && w_t[g] == s2_qpn[QPN_W-1:SET_W];
@@ -483,7 +493,7 @@ reg  [MISSQ-1:0] ordm1, ord_next, ordm2 = {MISSQ{1'b0}}, errm;
 reg  [WAYS-1:0]  vic_oh, op_oh;
 reg              rp_err, hitp, hitf, has_vic, pinfull, is_lk, ordblk;
 reg              ans, ans_err, hit_ans, alloc, stall, wake, iv_busy, iv_do, proto, touch;
-reg  [TAG_W-1:0] fd_tag;
+wire [TAG_W-1:0] fd_tag;            // the tag of the way S2's op names
 wire [MISSQ-1:0] free_oh;
 wire [ROW_PL-1:0] new_ways;
 
@@ -509,11 +519,15 @@ always @* begin
         vic_oh[i] = vway == i[WW-1:0];
         op_oh[i] = s2_way == i[WW-1:0];
     end
-    fd_tag = {TAG_W{1'b0}};
-    for (i = 0; i < WAYS; i = i + 1) begin
-        fd_tag = fd_tag | ({TAG_W{op_oh[i]}} & w_t[i]);
-    end
 end
+onehot_mux #(
+    .N(WAYS),
+    .W(TAG_W)
+) fd_tag_inst (
+    .sel(op_oh),
+    .in(w_t_all),
+    .out(fd_tag)
+);
 
 always @* begin
     for (j = 0; j < MISSQ; j = j + 1) begin
@@ -586,13 +600,15 @@ always @* begin
     end
 end
 
-reg [TAG_W-1:0] vic_tag;
-always @* begin
-    vic_tag = {TAG_W{1'b0}};
-    for (i = 0; i < WAYS; i = i + 1) begin
-        vic_tag = vic_tag | ({TAG_W{vic_oh[i]}} & w_t[i]);
-    end
-end
+wire [TAG_W-1:0] vic_tag;
+onehot_mux #(
+    .N(WAYS),
+    .W(TAG_W)
+) vic_tag_inst (
+    .sel(vic_oh),
+    .in(w_t_all),
+    .out(vic_tag)
+);
 wire vic_wb = (vic_oh & w_v & w_d) != {WAYS{1'b0}};
 reg [MISSQ-1:0] ent_oh;     // the entry S2's lookup queues into or updates
 always @* begin

@@ -1,6 +1,6 @@
 //! Verilates the small reusable blocks of hw/rtl (axis_register,
 //! axis_arb_mux with arbiter, icrc_subst, ram_sdp, ram_sdp_copies,
-//! mr_table, tag_match, slot_allocator, mp_window, rc_message,
+//! mr_table, tag_match, onehot_mux, slot_allocator, mp_window, rc_message,
 //! mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer,
 //! path_pick, path_health, ram_reset_sweep, read_reply, read_track,
 //! atomic_replay, qp_cache, qpc_fill, qp_ctx_cache) once per
@@ -265,6 +265,31 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "tag_match.v",
         "tags[i*KEY_W +: KEY_W] == key",
         "tags[i*(KEY_W-1) +: KEY_W] == key",
+    ),
+    // onehot_mux
+    (
+        "ohm_sel_ignored",
+        "onehot_mux.v",
+        "({W{sel[i]}} & in[i*W +: W])",
+        "in[i*W +: W]",
+    ),
+    (
+        "ohm_last_input_dropped",
+        "onehot_mux.v",
+        "for (i = 0; i < N; i = i + 1)",
+        "for (i = 0; i < N - 1; i = i + 1)",
+    ),
+    (
+        "ohm_stride_one_short",
+        "onehot_mux.v",
+        "({W{sel[i]}} & in[i*W +: W])",
+        "({W{sel[i]}} & in[i*(W-1) +: W])",
+    ),
+    (
+        "ohm_top_bit_dropped",
+        "onehot_mux.v",
+        "({W{sel[i]}} & in[i*W +: W])",
+        "({W{sel[i]}} & in[i*W +: W] & ({W{1'b1}} >> 1))",
     ),
     // ram_reset_sweep
     (
@@ -1152,6 +1177,7 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
         Kind::RamCopies => ("ram_sdp_copies", &["ram_sdp_copies.v", "ram_sdp.v"]),
         Kind::Mr => ("mr_table", &["mr_table.v"]),
         Kind::TagMatch => ("tag_match", &["tag_match.v"]),
+        Kind::OnehotMux => ("onehot_mux", &["onehot_mux.v"]),
         Kind::Alloc => (
             "slot_allocator",
             &["slot_allocator.v", "priority_encoder.v"],
@@ -1187,7 +1213,12 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
         ),
         Kind::QpCache => (
             "qp_cache",
-            &["qp_cache.v", "ram_sdp.v", "ram_reset_sweep.v"],
+            &[
+                "qp_cache.v",
+                "onehot_mux.v",
+                "ram_sdp.v",
+                "ram_reset_sweep.v",
+            ],
         ),
         Kind::QpcFill => ("qpc_fill", &["qpc_fill.v"]),
         Kind::QpCtxCache => (
@@ -1195,6 +1226,7 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
             &[
                 "qp_ctx_cache.v",
                 "qp_cache.v",
+                "onehot_mux.v",
                 "qpc_fill.v",
                 "ram_sdp.v",
                 "ram_reset_sweep.v",
@@ -1229,6 +1261,7 @@ fn kind_code(kind: Kind) -> u32 {
         Kind::QpCache => 22,
         Kind::QpcFill => 23,
         Kind::QpCtxCache => 24,
+        Kind::OnehotMux => 25,
     }
 }
 

@@ -1,8 +1,8 @@
 // Thin C ABI over one Verilated block (axis_register, axis_arb_mux,
 // icrc_subst, ram_sdp, mr_table, ram_sdp_copies, tag_match, slot_allocator, mp_window,
 // rc_message, mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer, path_pick,
-// path_health, ram_reset_sweep, read_reply, read_track, atomic_replay, qp_cache, qpc_fill or
-// qp_ctx_cache): copy a
+// path_health, ram_reset_sweep, read_reply, read_track, atomic_replay, qp_cache, qpc_fill,
+// qp_ctx_cache or onehot_mux): copy a
 // flat input struct onto the ports, evaluate, copy the ports back. No test logic lives here;
 // the stimulus and the checks are Rust (src/).
 //
@@ -15,7 +15,7 @@
 //                  9 mp_window, 10 rc_message, 11 mp_deferred, 12 axis_async_fifo,
 //                  13 tlp_upsize, 14 tlp_downsize, 15 completer, 16 path_pick, 17 path_health,
 //                  18 ram_reset_sweep, 19 read_reply, 20 read_track, 21 atomic_replay,
-//                  22 qp_cache, 23 qpc_fill, 24 qp_ctx_cache
+//                  22 qp_cache, 23 qpc_fill, 24 qp_ctx_cache, 25 onehot_mux
 //
 // The structs mirror `PortsIn` / `PortsOut` in src/lib.rs (sizes checked).
 // Buses: word i of an array = bits [32i+31:32i]. The Rust side masks every
@@ -213,6 +213,10 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->valid = in->s_valid;
     put(t->tags, in->s_data);
     t->key = in->s_last;
+#elif BLK_KIND == 25
+    // onehot_mux: s_valid sel, s_data the packed inputs
+    t->sel = in->s_valid;
+    put(t->in, in->s_data);
 #elif BLK_KIND == 16
     // path_pick: s_data[0] = base | spray_log << 8 | avoid << 16
     t->base = in->s_data[0] & 0x3f;
@@ -518,6 +522,8 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
                                       | (t->reg_err << 3) | (t->change << 4));
 #elif BLK_KIND == 7
     get(t->match, o->m_data);
+#elif BLK_KIND == 25
+    get(t->out, o->m_data);
 #elif BLK_KIND == 16
     o->m_data[0] = t->path;
 #elif BLK_KIND == 17
@@ -698,7 +704,8 @@ inline void set_clk(BLK_MODEL* t, int v) {
 #if BLK_KIND == 12
     t->s_clk = v;
     t->m_clk = v;
-#elif BLK_KIND != 3 && BLK_KIND != 7 && BLK_KIND != 10 && BLK_KIND != 16 && BLK_KIND != 17
+#elif BLK_KIND != 3 && BLK_KIND != 7 && BLK_KIND != 10 && BLK_KIND != 16 && BLK_KIND != 17 \
+    && BLK_KIND != 25
     t->clk = v;
 #else
     (void)t;
@@ -749,7 +756,7 @@ void BLK_PFX(peek)(void* h, const BlkPortsIn* in, BlkPortsOut* out) {
 
 // One clock cycle: the peek (inputs applied with clk low, the outputs the
 // rising edge samples), then the rising edge. For the blocks without a clock (icrc_subst,
-// tag_match, rc_message, path_pick, path_health) just the evaluation; for
+// tag_match, rc_message, path_pick, path_health, onehot_mux) just the evaluation; for
 // axis_async_fifo the edges of the mask in pad[0].
 void BLK_PFX(step)(void* h, const BlkPortsIn* in, BlkPortsOut* out) {
     BLK_PFX(peek)(h, in, out);

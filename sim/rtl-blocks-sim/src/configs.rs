@@ -23,6 +23,9 @@ pub enum Kind {
     /// `tag_match` (which of N entries hold a key, combinational): N,
     /// KEY_W
     TagMatch,
+    /// `onehot_mux` (the OR of the inputs a one-hot select picks,
+    /// combinational): N, W
+    OnehotMux,
     /// `slot_allocator` (a shared pool's free bits, lowest free first):
     /// SLOTS
     Alloc,
@@ -269,6 +272,30 @@ pub const CONFIGS: &[Config] = &[
         name: "tag_n5_k7",
         kind: Kind::TagMatch,
         params: &[("N", 5), ("KEY_W", 7)],
+    },
+    // one input of one bit; qp_cache's way tags (WAYS 4, TAG_W 8 at QPN_W
+    // 16, SLOT_LOG 10) and its queued QP numbers at the largest queue
+    // (MISSQ 16, QPN_W 24: twelve 32-bit words of inputs); odd sizes
+    // (inputs across word boundaries, wider than a word)
+    Config {
+        name: "ohm_n1_w1",
+        kind: Kind::OnehotMux,
+        params: &[("N", 1), ("W", 1)],
+    },
+    Config {
+        name: "ohm_n4_w8",
+        kind: Kind::OnehotMux,
+        params: &[("N", 4), ("W", 8)],
+    },
+    Config {
+        name: "ohm_n16_w24",
+        kind: Kind::OnehotMux,
+        params: &[("N", 16), ("W", 24)],
+    },
+    Config {
+        name: "ohm_n5_w37",
+        kind: Kind::OnehotMux,
+        params: &[("N", 5), ("W", 37)],
     },
     // a pool of one; an odd size; the responder's MP_PEND and the
     // requester's OST_RINGS at 256 QPs (8, 16); 32: the widest the port

@@ -17,6 +17,9 @@
 //! - [`tag_match`]: `tag_match`, which of N entries hold a key (the
 //!   requester's lookups of a ring's owner by QP number), directed cases
 //!   and a random campaign against the rule;
+//! - [`onehot_mux`]: `onehot_mux`, the OR of the inputs a one-hot select
+//!   picks (qp_cache's queued QP numbers and way tags), directed cases
+//!   and a random campaign against the rule;
 //! - [`alloc`]: `slot_allocator`, a shared pool's free bits (the
 //!   requester's outstanding rings, the mp responder's deferred
 //!   completions), against a model of the pool;
@@ -90,10 +93,12 @@ pub mod async_fifo;
 pub mod atomic_replay;
 pub mod completer;
 pub mod copies;
+mod fill_ports;
 pub mod icrc;
 pub mod mpdef;
 pub mod mpwin;
 pub mod mr;
+pub mod onehot_mux;
 pub mod path;
 pub mod qp_cache;
 pub mod qp_ctx_cache;
@@ -124,7 +129,8 @@ pub const MODEL_AVAILABLE: bool = cfg!(blocks_model);
 /// `s_data` is `wr_data`, `s_valid` `{wr_addr, 15'b0, wr_en}`, `s_last`
 /// the packed `rd_addr` (N_RD * ADDR_W bits). mr_table: every
 /// input packed into `s_data` (see [`mr`]). tag_match: `s_valid` is
-/// `valid`, `s_data` the packed `tags`, `s_last` `key`. tlp_upsize,
+/// `valid`, `s_data` the packed `tags`, `s_last` `key`. onehot_mux:
+/// `s_valid` is `sel`, `s_data` the packed `in`. tlp_upsize,
 /// tlp_downsize: `s_data` words 0..3 `s_hdr`, 4..11 `s_data`, 12 `s_keep`.
 /// read_reply, read_track, atomic_replay, qp_cache, qpc_fill, qp_ctx_cache: csrc/blocks.cpp has the
 /// packing.
@@ -152,8 +158,8 @@ pub struct PortsIn {
 /// `BlkPortsOut` in csrc/blocks.cpp. icrc_subst: `m_data` is `out_data`;
 /// ram_sdp, ram_sdp_copies: `m_data` is `rd_data`; mr_table: `m_data`
 /// `{b_bus, a_bus}`, `m_valid` `{change, reg_err, c_ok, b_ok, a_ok}`;
-/// tag_match: `m_data[0]` is `match`; tlp_upsize, tlp_downsize: `m_data`
-/// words 0..3 `m_hdr`, 4..11 `m_data`, 12 `m_keep`.
+/// tag_match: `m_data[0]` is `match`; onehot_mux: `m_data` is `out`;
+/// tlp_upsize, tlp_downsize: `m_data` words 0..3 `m_hdr`, 4..11 `m_data`, 12 `m_keep`.
 #[repr(C)]
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct PortsOut {

@@ -58,6 +58,7 @@
 //! core resets the QPs with it), and the blocks' own benches cover their
 //! resets.
 
+use crate::fill_ports::{msk, Desc, FillPortsIn, FillPortsOut, Layout, Places, RecAnswers};
 use crate::{fail, Fail, Kind, Model, PortsIn, PortsOut};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -134,20 +135,10 @@ struct P {
     buf_base: u32,
 }
 
-fn msk(w: u32) -> u64 {
-    if w >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << w) - 1
-    }
-}
-
 /// The inputs of one cycle.
 #[derive(Debug, Clone, Default)]
 struct In {
     rst: bool,
-    base: u64,
-    qps: u32,
     lk_valid: bool,
     lk_pin: bool,
     lk_qpn: u32,
@@ -157,17 +148,20 @@ struct In {
     unpin_slot: u32,
     inval_valid: bool,
     inval_qpn: u32,
-    rec_rd_ready: bool,
-    rec_rd_data_valid: bool,
-    rec_rd_data: u64,
-    rec_wr_ready: bool,
-    buf_rd_data: u64,
-    rd_desc_ready: bool,
-    rd_status_valid: bool,
-    rd_status_id: u32,
-    rd_status_error: u32,
-    wr_desc_ready: bool,
-    wr_status_valid: bool,
+    /// the table, the record, buffer and DMA ports
+    fp: FillPortsIn,
+}
+
+/// Where csrc/blocks.cpp puts the ports shared with qpc_fill.
+fn layout(p: &P) -> Layout {
+    Layout {
+        qpn_w: p.qpn_w,
+        id_w: p.id_w,
+        in_word: 7,
+        in_bit: 5,
+        out_word: 3,
+        out_bit: 0,
+    }
 }
 
 fn pack(i: &In, p: &P) -> PortsIn {
@@ -176,31 +170,16 @@ fn pack(i: &In, p: &P) -> PortsIn {
         ..PortsIn::default()
     };
     let d = &mut o.s_data;
-    d[0] = i.base as u32;
-    d[1] = (i.base >> 32) as u32;
-    d[2] = (u64::from(i.qps) & msk(p.qpn_w + 1)) as u32;
     d[3] = (u64::from(i.lk_qpn) & msk(p.qpn_w)) as u32;
     d[4] = (u64::from(i.lk_id) & msk(p.id_w)) as u32;
     d[5] = (u64::from(i.unpin_slot) & msk(p.slot_log)) as u32;
     d[6] = (u64::from(i.inval_qpn) & msk(p.qpn_w)) as u32;
-    d[7] = i.rec_rd_data as u32;
-    d[8] = (i.rec_rd_data >> 32) as u32;
-    d[9] = i.buf_rd_data as u32;
-    d[10] = (i.buf_rd_data >> 32) as u32;
-    d[11] = (u64::from(i.rd_status_id) & msk(p.id_w)) as u32;
     o.s_valid = i.lk_valid as u32
         | (i.lk_pin as u32) << 1
         | (i.lk_ready as u32) << 2
         | (i.unpin_valid as u32) << 3
-        | (i.inval_valid as u32) << 4
-        | (i.rec_rd_ready as u32) << 5
-        | (i.rec_rd_data_valid as u32) << 6
-        | (i.rec_wr_ready as u32) << 7
-        | (i.rd_desc_ready as u32) << 8
-        | (i.rd_status_valid as u32) << 9
-        | (i.wr_desc_ready as u32) << 10
-        | (i.wr_status_valid as u32) << 11;
-    o.s_last = i.rd_status_error & 0xf;
+        | (i.inval_valid as u32) << 4;
+    i.fp.pack(&layout(p), &mut o);
     o
 }
 
@@ -220,27 +199,8 @@ struct Out {
     sweeping: bool,
     busy: bool,
     err_proto: bool,
-    rec_rd_valid: bool,
-    rec_rd_slot: u32,
-    rec_rd_word: u32,
-    rec_wr_valid: bool,
-    rec_wr_slot: u32,
-    rec_wr_word: u32,
-    rec_wr_data: u64,
-    buf_wr_en: bool,
-    buf_wr_addr: u32,
-    buf_wr_data: u64,
-    buf_rd_en: bool,
-    buf_rd_addr: u32,
-    rd_valid: bool,
-    rd_addr: u64,
-    rd_ram: u32,
-    rd_len: u32,
-    rd_id: u32,
-    wr_valid: bool,
-    wr_addr: u64,
-    wr_ram: u32,
-    wr_len: u32,
+    /// the record, buffer and DMA ports
+    fp: FillPortsOut,
     hwm: u32,
     hit: bool,
     miss: bool,
@@ -253,11 +213,9 @@ struct Out {
     wb_dma: bool,
 }
 
-fn unpack(o: &PortsOut) -> Out {
+fn unpack(o: &PortsOut, p: &P) -> Out {
     let d = &o.m_data;
-    let q = |i: usize| u64::from(d[i]) | u64::from(d[i + 1]) << 32;
     let r = |b: u32| (o.s_ready >> b) & 1 != 0;
-    let v = |b: u32| (o.m_valid >> b) & 1 != 0;
     let l = |b: u32| (o.m_last >> b) & 1 != 0;
     Out {
         lk_ready: r(0),
@@ -273,27 +231,7 @@ fn unpack(o: &PortsOut) -> Out {
         lk_slot: d[0],
         lk_qpn: d[1],
         lk_id: d[2],
-        rec_rd_valid: v(0),
-        rec_rd_slot: d[3],
-        rec_rd_word: d[4],
-        rec_wr_valid: v(1),
-        rec_wr_slot: d[5],
-        rec_wr_word: d[6],
-        rec_wr_data: q(7),
-        buf_wr_en: v(2),
-        buf_wr_addr: d[9],
-        buf_wr_data: q(10),
-        buf_rd_en: v(3),
-        buf_rd_addr: d[12],
-        rd_valid: v(4),
-        rd_addr: q(13),
-        rd_ram: d[15],
-        rd_len: d[16],
-        rd_id: d[17],
-        wr_valid: v(5),
-        wr_addr: q(18),
-        wr_ram: d[20],
-        wr_len: d[21],
+        fp: FillPortsOut::unpack(&layout(p), o),
         hwm: d[22],
         hit: l(0),
         miss: l(1),
@@ -404,6 +342,13 @@ pub fn run(cfg: &QccCfg) -> Result<QccReport, Fail> {
     let mut ram = vec![0u64; 1usize << (p.ram_w - 3)];
     let buf_lo = p.buf_base;
     let buf_hi = p.buf_base + (p.fills as u64 * rb) as u32;
+    let places = Places {
+        base,
+        qps,
+        rec_bytes: rb,
+        buf_base: p.buf_base,
+        fills: p.fills,
+    };
 
     // traffic: a working set of eight times the cache with a hot set of
     // half of it; the working set reaches beyond the table
@@ -425,8 +370,7 @@ pub fn run(cfg: &QccCfg) -> Result<QccReport, Fail> {
     let mut inval_wait: Option<(u32, bool)> = None; // qpn, busy expected
     let mut read_err_at: HashMap<u32, Vec<u64>> = HashMap::new();
 
-    let mut rec_rd_q: VecDeque<(u64, u64)> = VecDeque::new(); // due, data
-    let mut rec_rd_last_due = 0u64;
+    let mut rec_rd_q = RecAnswers::default();
     let mut buf_rd_next: Option<u64> = None;
     let mut rds: Vec<PendRd> = Vec::new();
     let mut wrs: VecDeque<PendWr> = VecDeque::new();
@@ -441,14 +385,18 @@ pub fn run(cfg: &QccCfg) -> Result<QccReport, Fail> {
     let mut lk_rate = 0.5f64;
     let mut rdy_rate = 0.8f64;
 
-    let step = |m: &mut Model, i: &In| -> Out { unpack(&m.step(&pack(i, &p))) };
+    let step = |m: &mut Model, i: &In| -> Out { unpack(&m.step(&pack(i, &p)), &p) };
+    let table = FillPortsIn {
+        base,
+        qps,
+        ..FillPortsIn::default()
+    };
     for _ in 0..2 {
         step(
             &mut m,
             &In {
                 rst: true,
-                base,
-                qps,
+                fp: table.clone(),
                 ..In::default()
             },
         );
@@ -520,23 +468,27 @@ pub fn run(cfg: &QccCfg) -> Result<QccReport, Fail> {
         }
 
         // ---------------------------------------------------- the inputs
+        // (each generator drawn in the order it always was)
+        let lk_ready = rng.gen_bool(rdy_rate);
+        let rdy: [bool; 4] = std::array::from_fn(|_| rng.gen_bool(rdy_rate));
         let mut i = In {
-            base,
-            qps,
-            lk_ready: rng.gen_bool(rdy_rate),
-            rec_rd_ready: rng.gen_bool(rdy_rate),
-            rec_wr_ready: rng.gen_bool(rdy_rate),
-            rd_desc_ready: rng.gen_bool(rdy_rate),
-            wr_desc_ready: rng.gen_bool(rdy_rate),
+            lk_ready,
             lk_qpn: junk.gen(),
             lk_id: junk.gen(),
             lk_pin: junk.gen(),
             unpin_slot: junk.gen(),
             inval_qpn: junk.gen(),
-            rec_rd_data: junk.gen(),
-            buf_rd_data: junk.gen(),
-            rd_status_id: junk.gen(),
-            rd_status_error: junk.gen(),
+            fp: FillPortsIn {
+                rec_rd_ready: rdy[0],
+                rec_wr_ready: rdy[1],
+                rd_desc_ready: rdy[2],
+                wr_desc_ready: rdy[3],
+                rec_rd_data: junk.gen(),
+                buf_rd_data: junk.gen(),
+                rd_status_id: junk.gen(),
+                rd_status_error: junk.gen(),
+                ..table.clone()
+            },
             ..In::default()
         };
         if let Some((q, pin, id)) = offer {
@@ -553,15 +505,12 @@ pub fn run(cfg: &QccCfg) -> Result<QccReport, Fail> {
             i.inval_valid = true;
             i.inval_qpn = q;
         }
-        if let Some(&(due, d)) = rec_rd_q.front() {
-            if due <= cyc {
-                i.rec_rd_data_valid = true;
-                i.rec_rd_data = d;
-                rec_rd_q.pop_front();
-            }
+        if let Some(d) = rec_rd_q.pop(cyc) {
+            i.fp.rec_rd_data_valid = true;
+            i.fp.rec_rd_data = d;
         }
         if let Some(d) = buf_rd_next.take() {
-            i.buf_rd_data = d;
+            i.fp.buf_rd_data = d;
         }
         // a read status: any read due, out of order
         let due: Vec<usize> = (0..rds.len()).filter(|&k| rds[k].due <= cyc).collect();
@@ -569,15 +518,15 @@ pub fn run(cfg: &QccCfg) -> Result<QccReport, Fail> {
         if !due.is_empty() && rng.gen_bool(0.7) {
             let k = due[rng.gen_range(0..due.len())];
             let pr = rds.swap_remove(k);
-            i.rd_status_valid = true;
-            i.rd_status_id = pr.id;
-            i.rd_status_error = pr.err;
+            i.fp.rd_status_valid = true;
+            i.fp.rd_status_id = pr.id;
+            i.fp.rd_status_error = pr.err;
             rd_st = Some(pr);
         }
         // a write status: the oldest write, in order
         let mut wr_st: Option<PendWr> = None;
         if wrs.front().is_some_and(|w| w.due <= cyc) && rng.gen_bool(0.7) {
-            i.wr_status_valid = true;
+            i.fp.wr_status_valid = true;
             wr_st = wrs.pop_front();
         }
 
@@ -585,10 +534,9 @@ pub fn run(cfg: &QccCfg) -> Result<QccReport, Fail> {
         // inputs gives the same (the readies follow the valids of the
         // higher-priority operations, by design)
         if cyc % 61 == 0 {
+            let (jbase, jqps) = (junk.gen(), junk.gen());
             let j = In {
                 rst: false,
-                base: junk.gen(),
-                qps: junk.gen(),
                 lk_valid: junk.gen(),
                 lk_pin: junk.gen(),
                 lk_qpn: junk.gen(),
@@ -598,17 +546,7 @@ pub fn run(cfg: &QccCfg) -> Result<QccReport, Fail> {
                 unpin_slot: junk.gen(),
                 inval_valid: junk.gen(),
                 inval_qpn: junk.gen(),
-                rec_rd_ready: junk.gen(),
-                rec_rd_data_valid: junk.gen(),
-                rec_rd_data: junk.gen(),
-                rec_wr_ready: junk.gen(),
-                buf_rd_data: junk.gen(),
-                rd_desc_ready: junk.gen(),
-                rd_status_valid: junk.gen(),
-                rd_status_id: junk.gen(),
-                rd_status_error: junk.gen(),
-                wr_desc_ready: junk.gen(),
-                wr_status_valid: junk.gen(),
+                fp: FillPortsIn::random(&mut junk, jbase, jqps),
             };
             let regs = |o: Out| Out {
                 lk_ready: false,
@@ -616,8 +554,8 @@ pub fn run(cfg: &QccCfg) -> Result<QccReport, Fail> {
                 inval_ready: false,
                 ..o
             };
-            let a = regs(unpack(&m.peek(&pack(&i, &p))));
-            let b = regs(unpack(&m.peek(&pack(&j, &p))));
+            let a = regs(unpack(&m.peek(&pack(&i, &p)), &p));
+            let b = regs(unpack(&m.peek(&pack(&j, &p)), &p));
             if a != b {
                 fail!(
                     "{name}: cycle {cyc}: an output follows the inputs combinationally:\n\
@@ -668,23 +606,23 @@ pub fn run(cfg: &QccCfg) -> Result<QccReport, Fail> {
             r.writebacks += 1;
         }
         // the buffer port
-        if o.buf_wr_en {
-            let a = o.buf_wr_addr;
+        if o.fp.buf_wr_en {
+            let a = o.fp.buf_wr_addr;
             if a % 8 != 0 || a < buf_lo || a >= buf_hi {
                 fail!("{name}: cycle {cyc}: buffer write at {a:#x}, outside the buffers");
             }
-            ram[(a / 8) as usize] = o.buf_wr_data;
+            ram[(a / 8) as usize] = o.fp.buf_wr_data;
         }
-        if o.buf_rd_en {
-            let a = o.buf_rd_addr;
+        if o.fp.buf_rd_en {
+            let a = o.fp.buf_rd_addr;
             if a % 8 != 0 || a < buf_lo || a >= buf_hi {
                 fail!("{name}: cycle {cyc}: buffer read at {a:#x}, outside the buffers");
             }
             buf_rd_next = Some(ram[(a / 8) as usize]);
         }
         // the record port
-        if o.rec_rd_valid && i.rec_rd_ready {
-            let (s, w) = (o.rec_rd_slot as usize, o.rec_rd_word as usize);
+        if o.fp.rec_rd_valid && i.fp.rec_rd_ready {
+            let (s, w) = (o.fp.rec_rd_slot as usize, o.fp.rec_rd_word as usize);
             if s >= slots || w >= rw {
                 fail!("{name}: cycle {cyc}: record read of slot {s} word {w}");
             }
@@ -695,12 +633,10 @@ pub fn run(cfg: &QccCfg) -> Result<QccReport, Fail> {
                     pn.qpn
                 );
             }
-            let due = (cyc + rng.gen_range(1..=4)).max(rec_rd_last_due);
-            rec_rd_last_due = due;
-            rec_rd_q.push_back((due, store[s][w]));
+            rec_rd_q.push(cyc, rng.gen_range(1..=4), store[s][w]);
         }
-        if o.rec_wr_valid && i.rec_wr_ready {
-            let (s, w) = (o.rec_wr_slot as usize, o.rec_wr_word as usize);
+        if o.fp.rec_wr_valid && i.fp.rec_wr_ready {
+            let (s, w) = (o.fp.rec_wr_slot as usize, o.fp.rec_wr_word as usize);
             if s >= slots || w >= rw {
                 fail!("{name}: cycle {cyc}: record write of slot {s} word {w}");
             }
@@ -711,38 +647,27 @@ pub fn run(cfg: &QccCfg) -> Result<QccReport, Fail> {
                     pn.qpn
                 );
             }
-            store[s][w] = o.rec_wr_data;
+            store[s][w] = o.fp.rec_wr_data;
             slot_wr_at[s] = cyc;
         }
-        // DMA descriptors
-        let rec_of = |a: u64| -> Option<u32> {
-            let off = a.checked_sub(base)?;
-            (off % rb == 0 && off / rb < u64::from(qps)).then_some((off / rb) as u32)
+        // DMA descriptors: a whole record of the table, a buffer (the
+        // checks qpc_fill's bench makes too), then the buffers and ids in use
+        let check_desc = |d: Desc| {
+            places
+                .check_desc(&d)
+                .map(|(q, _)| q)
+                .map_err(|e| Fail(format!("{name}: cycle {cyc}: DMA: {e}")))
         };
-        let buf_of = |a: u32| -> Option<u32> {
-            let off = a.checked_sub(buf_lo)?;
-            (off as u64 % rb == 0 && (off as u64 / rb) < p.fills as u64).then_some(a)
-        };
-        if o.rd_valid && i.rd_desc_ready {
-            let Some(q) = rec_of(o.rd_addr) else {
-                fail!(
-                    "{name}: cycle {cyc}: DMA read at {:#x}, not a record of the table",
-                    o.rd_addr
-                );
-            };
-            if u64::from(o.rd_len) != rb || buf_of(o.rd_ram).is_none() {
-                fail!(
-                    "{name}: cycle {cyc}: DMA read of QP {q}: length {} into {:#x}",
-                    o.rd_len,
-                    o.rd_ram
-                );
-            }
-            if rds.iter().any(|x| x.id == o.rd_id || x.ram == o.rd_ram)
-                || wrs.iter().any(|x| x.ram == o.rd_ram)
+        if o.fp.rd_valid && i.fp.rd_desc_ready {
+            let q = check_desc(Desc::read(&o.fp))?;
+            if rds
+                .iter()
+                .any(|x| x.id == o.fp.rd_id || x.ram == o.fp.rd_ram)
+                || wrs.iter().any(|x| x.ram == o.fp.rd_ram)
             {
                 fail!(
                     "{name}: cycle {cyc}: DMA read of QP {q} (id {}) into a buffer or id in use",
-                    o.rd_id
+                    o.fp.rd_id
                 );
             }
             if wrs.iter().any(|w| w.qpn == q) {
@@ -762,35 +687,24 @@ pub fn run(cfg: &QccCfg) -> Result<QccReport, Fail> {
                 host[q as usize].clone()
             };
             rds.push(PendRd {
-                id: o.rd_id,
-                ram: o.rd_ram,
+                id: o.fp.rd_id,
+                ram: o.fp.rd_ram,
                 qpn: q,
                 data,
                 err,
                 due: cyc + rng.gen_range(2..40),
             });
         }
-        if o.wr_valid && i.wr_desc_ready {
-            let Some(q) = rec_of(o.wr_addr) else {
-                fail!(
-                    "{name}: cycle {cyc}: DMA write at {:#x}, not a record of the table",
-                    o.wr_addr
-                );
-            };
-            if u64::from(o.wr_len) != rb || buf_of(o.wr_ram).is_none() {
-                fail!(
-                    "{name}: cycle {cyc}: DMA write of QP {q}: length {} from {:#x}",
-                    o.wr_len,
-                    o.wr_ram
-                );
-            }
-            if rds.iter().any(|x| x.ram == o.wr_ram) || wrs.iter().any(|x| x.ram == o.wr_ram) {
+        if o.fp.wr_valid && i.fp.wr_desc_ready {
+            let q = check_desc(Desc::write_back(&o.fp))?;
+            if rds.iter().any(|x| x.ram == o.fp.wr_ram) || wrs.iter().any(|x| x.ram == o.fp.wr_ram)
+            {
                 fail!("{name}: cycle {cyc}: DMA write of QP {q} from a buffer in use");
             }
             let last = wrs.back().map_or(0, |w| w.due);
             wrs.push_back(PendWr {
                 qpn: q,
-                ram: o.wr_ram,
+                ram: o.fp.wr_ram,
                 due: (cyc + rng.gen_range(2..30)).max(last),
             });
             st.wr_desc += 1;

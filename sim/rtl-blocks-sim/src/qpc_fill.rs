@@ -48,6 +48,7 @@
 //!   registers (a peek with other inputs gives the same); no fill in flight
 //!   for more than a long while (a hang), every fill done at the end.
 
+use crate::fill_ports::{msk, Desc, FillPortsIn, FillPortsOut, Layout, Places, RecAnswers};
 use crate::{fail, Fail, Kind, Model, PortsIn, PortsOut};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -114,12 +115,6 @@ impl P {
     fn rec_bytes(&self) -> u64 {
         self.rw as u64 * 8
     }
-    /// buffer of a RAM address range start, if it is one
-    fn buf_of(&self, a: u32) -> Option<usize> {
-        let off = a.checked_sub(self.buf_base)?;
-        let rb = self.rw as u32 * 8;
-        (off % rb == 0 && ((off / rb) as usize) < self.fills).then_some((off / rb) as usize)
-    }
     /// buffer holding RAM byte address a (8-byte aligned), if any
     fn buf_holding(&self, a: u32) -> Option<usize> {
         let off = a.checked_sub(self.buf_base)?;
@@ -128,37 +123,30 @@ impl P {
     }
 }
 
-fn msk(w: u32) -> u64 {
-    if w >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << w) - 1
-    }
-}
-
 /// The inputs of one cycle.
 #[derive(Debug, Clone, Default)]
 struct In {
     rst: bool,
-    base: u64,
-    qps: u32,
     fill_valid: bool,
     fill_slot: u32,
     fill_qpn: u32,
     fill_wb: bool,
     fill_wb_qpn: u32,
     done_ready: bool,
-    rec_rd_ready: bool,
-    rec_rd_data_valid: bool,
-    rec_rd_data: u64,
-    rec_wr_ready: bool,
-    buf_rd_data: u64,
-    rd_desc_ready: bool,
-    rd_status_valid: bool,
-    rd_status_id: u32,
-    rd_status_error: u32,
-    wr_desc_ready: bool,
-    wr_status_valid: bool,
+    /// the table, the record, buffer and DMA ports
+    fp: FillPortsIn,
+}
+
+/// Where csrc/blocks.cpp puts the ports shared with qp_ctx_cache.
+fn layout(p: &P) -> Layout {
+    Layout {
+        qpn_w: p.qpn_w,
+        id_w: p.id_w,
+        in_word: 6,
+        in_bit: 3,
+        out_word: 1,
+        out_bit: 2,
+    }
 }
 
 fn pack(i: &In, p: &P) -> PortsIn {
@@ -167,28 +155,11 @@ fn pack(i: &In, p: &P) -> PortsIn {
         ..PortsIn::default()
     };
     let d = &mut o.s_data;
-    d[0] = i.base as u32;
-    d[1] = (i.base >> 32) as u32;
-    d[2] = (u64::from(i.qps) & msk(p.qpn_w + 1)) as u32;
     d[3] = (u64::from(i.fill_slot) & msk(p.slot_log)) as u32;
     d[4] = (u64::from(i.fill_qpn) & msk(p.qpn_w)) as u32;
     d[5] = (u64::from(i.fill_wb_qpn) & msk(p.qpn_w)) as u32;
-    d[6] = i.rec_rd_data as u32;
-    d[7] = (i.rec_rd_data >> 32) as u32;
-    d[8] = i.buf_rd_data as u32;
-    d[9] = (i.buf_rd_data >> 32) as u32;
-    d[10] = (u64::from(i.rd_status_id) & msk(p.id_w)) as u32;
-    o.s_valid = i.fill_valid as u32
-        | (i.fill_wb as u32) << 1
-        | (i.done_ready as u32) << 2
-        | (i.rec_rd_ready as u32) << 3
-        | (i.rec_rd_data_valid as u32) << 4
-        | (i.rec_wr_ready as u32) << 5
-        | (i.rd_desc_ready as u32) << 6
-        | (i.rd_status_valid as u32) << 7
-        | (i.wr_desc_ready as u32) << 8
-        | (i.wr_status_valid as u32) << 9;
-    o.s_last = i.rd_status_error & 0xf;
+    o.s_valid = i.fill_valid as u32 | (i.fill_wb as u32) << 1 | (i.done_ready as u32) << 2;
+    i.fp.pack(&layout(p), &mut o);
     o
 }
 
@@ -199,27 +170,8 @@ struct Out {
     done_valid: bool,
     done_slot: u32,
     done_ok: bool,
-    rec_rd_valid: bool,
-    rec_rd_slot: u32,
-    rec_rd_word: u32,
-    rec_wr_valid: bool,
-    rec_wr_slot: u32,
-    rec_wr_word: u32,
-    rec_wr_data: u64,
-    buf_wr_en: bool,
-    buf_wr_addr: u32,
-    buf_wr_data: u64,
-    buf_rd_en: bool,
-    buf_rd_addr: u32,
-    rd_valid: bool,
-    rd_addr: u64,
-    rd_ram: u32,
-    rd_len: u32,
-    rd_id: u32,
-    wr_valid: bool,
-    wr_addr: u64,
-    wr_ram: u32,
-    wr_len: u32,
+    /// the record, buffer and DMA ports
+    fp: FillPortsOut,
     stat_fill: bool,
     stat_wb: bool,
     stat_fail: bool,
@@ -228,37 +180,15 @@ struct Out {
     err_proto: bool,
 }
 
-fn unpack(o: &PortsOut) -> Out {
-    let d = &o.m_data;
-    let q = |i: usize| u64::from(d[i]) | u64::from(d[i + 1]) << 32;
+fn unpack(o: &PortsOut, p: &P) -> Out {
     let v = |b: u32| (o.m_valid >> b) & 1 != 0;
     let l = |b: u32| (o.m_last >> b) & 1 != 0;
     Out {
         fill_ready: o.s_ready & 1 != 0,
         done_valid: v(0),
-        done_slot: d[0],
+        done_slot: o.m_data[0],
         done_ok: v(1),
-        rec_rd_valid: v(2),
-        rec_rd_slot: d[1],
-        rec_rd_word: d[2],
-        rec_wr_valid: v(3),
-        rec_wr_slot: d[3],
-        rec_wr_word: d[4],
-        rec_wr_data: q(5),
-        buf_wr_en: v(4),
-        buf_wr_addr: d[7],
-        buf_wr_data: q(8),
-        buf_rd_en: v(5),
-        buf_rd_addr: d[10],
-        rd_valid: v(6),
-        rd_addr: q(11),
-        rd_ram: d[13],
-        rd_len: d[14],
-        rd_id: d[15],
-        wr_valid: v(7),
-        wr_addr: q(16),
-        wr_ram: d[18],
-        wr_len: d[19],
+        fp: FillPortsOut::unpack(&layout(p), o),
         stat_fill: l(0),
         stat_wb: l(1),
         stat_fail: l(2),
@@ -318,27 +248,16 @@ struct PendWr {
 
 /// Every input random (the peeks' other inputs).
 fn random_in(junk: &mut ChaCha8Rng, rst: bool) -> In {
+    let (base, qps) = (junk.gen(), junk.gen());
     In {
         rst,
-        base: junk.gen(),
-        qps: junk.gen(),
         fill_valid: junk.gen(),
         fill_slot: junk.gen(),
         fill_qpn: junk.gen(),
         fill_wb: junk.gen(),
         fill_wb_qpn: junk.gen(),
         done_ready: junk.gen(),
-        rec_rd_ready: junk.gen(),
-        rec_rd_data_valid: junk.gen(),
-        rec_rd_data: junk.gen(),
-        rec_wr_ready: junk.gen(),
-        buf_rd_data: junk.gen(),
-        rd_desc_ready: junk.gen(),
-        rd_status_valid: junk.gen(),
-        rd_status_id: junk.gen(),
-        rd_status_error: junk.gen(),
-        wr_desc_ready: junk.gen(),
-        wr_status_valid: junk.gen(),
+        fp: FillPortsIn::random(junk, base, qps),
     }
 }
 
@@ -383,12 +302,15 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
     // its state is lost) or a stray status of either kind raises err_proto
     // (sticky), a reset clears it
     let idle = |base: u64, qps: u32| In {
-        base,
-        qps,
+        fp: FillPortsIn {
+            base,
+            qps,
+            ..FillPortsIn::default()
+        },
         ..In::default()
     };
     let mut cyc = 0u64;
-    let step = |m: &mut Model, i: &In| -> Out { unpack(&m.step(&pack(i, &p))) };
+    let step = |m: &mut Model, i: &In| -> Out { unpack(&m.step(&pack(i, &p)), &p) };
     for stray in 0..3 {
         for _ in 0..2 {
             step(
@@ -413,12 +335,12 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
                 "fill writing back a QP beyond the table"
             }
             1 => {
-                s.wr_status_valid = true;
+                s.fp.wr_status_valid = true;
                 "stray write status"
             }
             _ => {
-                s.rd_status_valid = true;
-                s.rd_status_id = 0;
+                s.fp.rd_status_valid = true;
+                s.fp.rd_status_id = 0;
                 "stray read status"
             }
         };
@@ -444,7 +366,7 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
     let mut wb_pend: Vec<u32> = Vec::new(); // write-backs taken, status not seen
     let mut rds: Vec<PendRd> = Vec::new();
     let mut wrs: VecDeque<PendWr> = VecDeque::new();
-    let mut rec_q: VecDeque<(u64, u64)> = VecDeque::new(); // (due, data)
+    let mut rec_q = RecAnswers::default();
     let mut buf_rd_prev: Option<u32> = None;
     let mut dma_buf: Vec<u32> = vec![0; p.fills]; // DMAs in flight per buffer
     let mut last_evicted: Option<u32> = None;
@@ -553,19 +475,19 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
         let rst = rst_left > 0;
         let mut i = In {
             rst,
-            base,
-            qps,
             ..In::default()
         };
+        i.fp.base = base;
+        i.fp.qps = qps;
         // junk on everything, the valid fields set below
         i.fill_slot = junk.gen();
         i.fill_qpn = junk.gen();
         i.fill_wb = junk.gen();
         i.fill_wb_qpn = junk.gen();
-        i.rec_rd_data = junk.gen();
-        i.buf_rd_data = junk.gen();
-        i.rd_status_id = junk.gen();
-        i.rd_status_error = junk.gen();
+        i.fp.rec_rd_data = junk.gen();
+        i.fp.buf_rd_data = junk.gen();
+        i.fp.rd_status_id = junk.gen();
+        i.fp.rd_status_error = junk.gen();
 
         // traffic: a cached QP's record changes (it becomes dirty)
         if !rst && rng.gen_bool(p_traffic) {
@@ -640,27 +562,26 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
         // the sinks' readiness
         if !rst {
             i.done_ready = rng.gen_bool(p_rdy);
-            i.rec_rd_ready = rng.gen_bool(p_rdy);
-            i.rec_wr_ready = rng.gen_bool(p_rdy);
-            i.rd_desc_ready = rng.gen_bool(p_rdy);
-            i.wr_desc_ready = rng.gen_bool(p_rdy);
+            i.fp.rec_rd_ready = rng.gen_bool(p_rdy);
+            i.fp.rec_wr_ready = rng.gen_bool(p_rdy);
+            i.fp.rd_desc_ready = rng.gen_bool(p_rdy);
+            i.fp.wr_desc_ready = rng.gen_bool(p_rdy);
         } else {
             i.done_ready = junk.gen();
-            i.rec_rd_ready = junk.gen();
-            i.rec_wr_ready = junk.gen();
-            i.rd_desc_ready = junk.gen();
-            i.wr_desc_ready = junk.gen();
+            i.fp.rec_rd_ready = junk.gen();
+            i.fp.rec_wr_ready = junk.gen();
+            i.fp.rd_desc_ready = junk.gen();
+            i.fp.wr_desc_ready = junk.gen();
         }
 
         // the record RAMs' answers, in order
-        if !rst && rec_q.front().is_some_and(|&(due, _)| due <= now) {
-            let (_, d) = rec_q.pop_front().unwrap();
-            i.rec_rd_data_valid = true;
-            i.rec_rd_data = d;
+        if let Some(d) = if rst { None } else { rec_q.pop(now) } {
+            i.fp.rec_rd_data_valid = true;
+            i.fp.rec_rd_data = d;
         }
         // the buffer RAM's registered read
         if let Some(a) = buf_rd_prev.take() {
-            i.buf_rd_data = ram.get(&a).copied().unwrap_or(0);
+            i.fp.buf_rd_data = ram.get(&a).copied().unwrap_or(0);
         }
         // a read status, any due one (out of order)
         if !rst {
@@ -683,9 +604,9 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
                     }
                 }
                 dma_buf[d.buf] -= 1;
-                i.rd_status_valid = true;
-                i.rd_status_id = d.id;
-                i.rd_status_error = d.err;
+                i.fp.rd_status_valid = true;
+                i.fp.rd_status_id = d.id;
+                i.fp.rd_status_error = d.err;
                 if let Some(f) = fills.get_mut(&d.slot) {
                     f.rd = if d.err == 0 { Rd::Ok } else { Rd::Err };
                 }
@@ -723,7 +644,7 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
                     f.wb_done = true;
                 }
             }
-            i.wr_status_valid = true;
+            i.fp.wr_status_valid = true;
         }
 
         // the cycle
@@ -731,8 +652,8 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
         if now % 61 == 0 {
             // the outputs are registers: other inputs, the same outputs
             let alt = pack(&random_in(&mut junk, rst), &p);
-            let a = unpack(&m.peek(&alt));
-            let b = unpack(&m.peek(&pi));
+            let a = unpack(&m.peek(&alt), &p);
+            let b = unpack(&m.peek(&pi), &p);
             if a != b {
                 fail!(
                     "{} cycle {now}: an output depends on an input combinationally:\n{a:?}\n{b:?}",
@@ -741,7 +662,7 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
             }
             r.peeks += 1;
         }
-        let o = unpack(&m.step(&pi));
+        let o = unpack(&m.step(&pi), &p);
 
         if rst {
             // the pulses of the cycle before belong to the old segment
@@ -793,15 +714,15 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
         {
             seen[k] += usize::from(b);
         }
-        if o.buf_wr_en && o.buf_rd_en {
+        if o.fp.buf_wr_en && o.fp.buf_rd_en {
             fail!(
                 "{} cycle {now}: the buffer port writes and reads in one cycle",
                 c.name
             );
         }
         for (what, en, a) in [
-            ("writes", o.buf_wr_en, o.buf_wr_addr),
-            ("reads", o.buf_rd_en, o.buf_rd_addr),
+            ("writes", o.fp.buf_wr_en, o.fp.buf_wr_addr),
+            ("reads", o.fp.buf_rd_en, o.fp.buf_rd_addr),
         ] {
             if !en {
                 continue;
@@ -816,11 +737,11 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
                 );
             }
         }
-        if o.buf_wr_en {
-            ram.insert(o.buf_wr_addr, o.buf_wr_data);
+        if o.fp.buf_wr_en {
+            ram.insert(o.fp.buf_wr_addr, o.fp.buf_wr_data);
         }
-        if o.buf_rd_en {
-            buf_rd_prev = Some(o.buf_rd_addr);
+        if o.fp.buf_rd_en {
+            buf_rd_prev = Some(o.fp.buf_rd_addr);
         }
 
         // fill taken
@@ -838,8 +759,8 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
             r.max_in_flight = r.max_in_flight.max(fills.len());
         }
         // record reads: only a write-back's copy
-        if o.rec_rd_valid && i.rec_rd_ready {
-            let s = o.rec_rd_slot as usize;
+        if o.fp.rec_rd_valid && i.fp.rec_rd_ready {
+            let s = o.fp.rec_rd_slot as usize;
             match fills.get(&s) {
                 Some(f) if f.wb.is_some() && !f.wb_issued => {}
                 _ => fail!(
@@ -847,22 +768,19 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
                     c.name
                 ),
             }
-            if o.rec_rd_word as usize >= rw {
+            if o.fp.rec_rd_word as usize >= rw {
                 fail!(
                     "{} cycle {now}: a record read of word {}",
                     c.name,
-                    o.rec_rd_word
+                    o.fp.rec_rd_word
                 );
             }
             let lat = rng.gen_range(1..=4u64);
-            let due = rec_q
-                .back()
-                .map_or(now + lat, |&(d, _)| (now + lat).max(d + 1));
-            rec_q.push_back((due, store[s][o.rec_rd_word as usize]));
+            rec_q.push(now, lat, store[s][o.fp.rec_rd_word as usize]);
         }
         // record writes: only after the fill's read was ok
-        if o.rec_wr_valid && i.rec_wr_ready {
-            let s = o.rec_wr_slot as usize;
+        if o.fp.rec_wr_valid && i.fp.rec_wr_ready {
+            let s = o.fp.rec_wr_slot as usize;
             match fills.get(&s) {
                 Some(f) if f.rd == Rd::Ok => {}
                 Some(f) => fail!(
@@ -873,48 +791,38 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
                 ),
                 None => fail!("{} cycle {now}: a record write to slot {s}, which has no fill in flight", c.name),
             }
-            if o.rec_wr_word as usize >= rw {
+            if o.fp.rec_wr_word as usize >= rw {
                 fail!(
                     "{} cycle {now}: a record write of word {}",
                     c.name,
-                    o.rec_wr_word
+                    o.fp.rec_wr_word
                 );
             }
-            store[s][o.rec_wr_word as usize] = o.rec_wr_data;
+            store[s][o.fp.rec_wr_word as usize] = o.fp.rec_wr_data;
         }
-        // write descriptors
-        if o.wr_valid && i.wr_desc_ready {
-            let off = o.wr_addr.wrapping_sub(base);
-            let q = off / rb;
-            if o.wr_addr < base || off % rb != 0 || q >= u64::from(qps) {
-                fail!(
-                    "{} cycle {now}: a write to host {:#x}, outside the table [{base:#x}, +{}) or not a record",
-                    c.name,
-                    o.wr_addr,
-                    u64::from(qps) * rb
-                );
-            }
-            let q = q as u32;
-            if u64::from(o.wr_len) != rb {
-                fail!(
-                    "{} cycle {now}: a write-back of {} bytes, the record has {rb}",
-                    c.name,
-                    o.wr_len
-                );
-            }
-            let Some(b) = p.buf_of(o.wr_ram) else {
-                fail!(
-                    "{} cycle {now}: a write-back from RAM {:#x}, not a buffer",
-                    c.name,
-                    o.wr_ram
-                );
-            };
+        // the checks both descriptors have: inside the table, a whole
+        // record, from or into a buffer no DMA uses
+        let places = Places {
+            base,
+            qps,
+            rec_bytes: rb,
+            buf_base: p.buf_base,
+            fills: p.fills,
+        };
+        let check_desc = |d: Desc, dma_buf: &[u32]| -> Result<(u32, usize), Fail> {
+            let at = |e: String| Fail(format!("{} cycle {now}: {e}", c.name));
+            let (q, b) = places.check_desc(&d).map_err(at)?;
             if dma_buf[b] != 0 {
-                fail!(
-                    "{} cycle {now}: a write-back from buffer {b}, which a DMA uses",
-                    c.name
-                );
+                return Err(at(format!(
+                    "a {} {} buffer {b}, which a DMA uses",
+                    d.what, d.dir
+                )));
             }
+            Ok((q, b))
+        };
+        // write descriptors
+        if o.fp.wr_valid && i.fp.wr_desc_ready {
+            let (q, b) = check_desc(Desc::write_back(&o.fp), &dma_buf)?;
             let Some(f) = fills.values_mut().find(|f| f.wb == Some(q) && !f.wb_issued) else {
                 fail!(
                     "{} cycle {now}: a write-back of QP {q} that no fill asked for",
@@ -935,38 +843,8 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
             r.writebacks += 1;
         }
         // read descriptors
-        if o.rd_valid && i.rd_desc_ready {
-            let off = o.rd_addr.wrapping_sub(base);
-            let q = off / rb;
-            if o.rd_addr < base || off % rb != 0 || q >= u64::from(qps) {
-                fail!(
-                    "{} cycle {now}: a read of host {:#x}, outside the table [{base:#x}, +{}) or not a record",
-                    c.name,
-                    o.rd_addr,
-                    u64::from(qps) * rb
-                );
-            }
-            let q = q as u32;
-            if u64::from(o.rd_len) != rb {
-                fail!(
-                    "{} cycle {now}: a read of {} bytes, the record has {rb}",
-                    c.name,
-                    o.rd_len
-                );
-            }
-            let Some(b) = p.buf_of(o.rd_ram) else {
-                fail!(
-                    "{} cycle {now}: a read into RAM {:#x}, not a buffer",
-                    c.name,
-                    o.rd_ram
-                );
-            };
-            if dma_buf[b] != 0 {
-                fail!(
-                    "{} cycle {now}: a read into buffer {b}, which a DMA uses",
-                    c.name
-                );
-            }
+        if o.fp.rd_valid && i.fp.rd_desc_ready {
+            let (q, b) = check_desc(Desc::read(&o.fp), &dma_buf)?;
             if wb_pend.contains(&q) {
                 fail!(
                     "{} cycle {now}: a read of QP {q} while its write-back has not had its status",
@@ -991,7 +869,7 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
             };
             rds.push(PendRd {
                 slot: f.slot,
-                id: o.rd_id,
+                id: o.fp.rd_id,
                 buf: b,
                 data: host_rec(&host, q),
                 err,

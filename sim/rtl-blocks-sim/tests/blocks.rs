@@ -1,5 +1,6 @@
 //! The blocks against their benches (src/skid.rs, src/arb.rs,
 //! src/icrc.rs, src/ram.rs, src/copies.rs, src/mr.rs, src/tag_match.rs,
+//! src/onehot_mux.rs,
 //! src/alloc.rs, src/mpwin.rs, src/rcmsg.rs, src/mpdef.rs,
 //! src/async_fifo.rs, src/tlp_size.rs, src/sweep.rs, src/read_reply.rs,
 //! src/read_track.rs, src/atomic_replay.rs, src/qp_cache.rs, src/qpc_fill.rs, src/qp_ctx_cache.rs): every run checks every beat in and out; the tests choose
@@ -18,6 +19,7 @@ use rtl_blocks_sim::icrc;
 use rtl_blocks_sim::mpdef::{self, MpdCfg};
 use rtl_blocks_sim::mpwin::{self, MpwCfg};
 use rtl_blocks_sim::mr::{self, MrCfg};
+use rtl_blocks_sim::onehot_mux;
 use rtl_blocks_sim::path;
 use rtl_blocks_sim::qp_cache::{self, QcCfg};
 use rtl_blocks_sim::qp_ctx_cache::{self, QccCfg};
@@ -348,6 +350,35 @@ fn tag_match_finds_the_valid_entries_holding_the_key() {
                 assert!(k > 100, "{m} seed {seed}: too few {what}: {r:?}");
             }
             // one entry cannot match twice
+            assert_eq!(r.multi > 0, n > 1, "{m} seed {seed}: {r:?}");
+        }
+    }
+}
+
+/// `onehot_mux`: the directed cases and 5,000 random ones per seed.
+#[test]
+fn onehot_mux_ors_the_selected_inputs() {
+    if skip() {
+        return;
+    }
+    for (m, n) in [
+        ("ohm_n1_w1", 1),
+        ("ohm_n4_w8", 4),
+        ("ohm_n16_w24", 16),
+        ("ohm_n5_w37", 5),
+    ] {
+        for seed in 1..=2 {
+            let r = onehot_mux::run(m, seed, 5_000).unwrap_or_else(|e| panic!("{e}"));
+            eprintln!("{m} seed {seed}: {r:?}");
+            for (what, k) in [
+                ("one-hot selects", r.onehot),
+                ("zero selects", r.zero),
+                ("selects of the last input", r.last),
+                ("outputs with the top bit set", r.top_set),
+            ] {
+                assert!(k > 100, "{m} seed {seed}: too few {what}: {r:?}");
+            }
+            // one input cannot be selected twice
             assert_eq!(r.multi > 0, n > 1, "{m} seed {seed}: {r:?}");
         }
     }
