@@ -336,7 +336,8 @@ fn plot(path: &Path, rows: &[ScaleRow], a: &QpScaleArgs, on_chip: u32) -> Result
     let xmax = rows
         .iter()
         .map(|r| f64::from(r.active_qps))
-        .fold(4.0, f64::max);
+        .fold(4.0, f64::max)
+        * 1.5;
     for (area, op, what, pick) in [
         (
             &left,
@@ -365,7 +366,7 @@ fn plot(path: &Path, rows: &[ScaleRow], a: &QpScaleArgs, on_chip: u32) -> Result
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(55)
-            .build_cartesian_2d((1.0..xmax).log_scale(), 0.0..ymax.max(0.001))
+            .build_cartesian_2d((0.7..xmax).log_scale(), 0.0..ymax.max(0.001))
             .map_err(|x| e(&x))?;
         chart
             .configure_mesh()
