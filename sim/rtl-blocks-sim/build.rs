@@ -1,5 +1,5 @@
 //! Verilates the small reusable blocks of hw/rtl (axis_register,
-//! axis_arb_mux with arbiter, icrc_subst, ram_sdp, ram_sdp_copies,
+//! axis_arb_mux with arbiter, icrc_subst, ram_sdp, ram_sdp_copies, ram_rec,
 //! mr_table, tag_match, onehot_mux, slot_allocator, mp_window, rc_message,
 //! mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer,
 //! path_pick, path_health, ram_reset_sweep, read_reply, read_track,
@@ -582,6 +582,36 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "ram_sdp_copies.v",
         ".wr_en(wr_en),",
         ".wr_en(wr_en && p + 1 < N_RD),",
+    ),
+    // ram_rec
+    (
+        "rec_wr_beats_module_write",
+        "ram_rec.v",
+        "wire rec_wr_go = rec_wr_en && rec_wr_ready;",
+        "wire rec_wr_go = rec_wr_en;",
+    ),
+    (
+        "rec_copy_not_transparent",
+        "ram_rec.v",
+        "ram_sdp #(\n    .DATA_W(DATA_W),\n    .ADDR_W(ADDR_W),\n    .DEPTH(DEPTH),\n    \
+         .INIT(INIT)\n) rec_inst (\n    .clk(clk),\n    .wr_en(w_en),\n    .wr_addr(w_addr),\n    \
+         .wr_data(w_data),\n    .rd_addr(rec_rd_addr),\n    .rd_data(rec_rd_data)\n);",
+        "reg [DATA_W-1:0] rec_mem [0:DEPTH-1];\nreg [DATA_W-1:0] rec_q = INIT;\ninteger m;\n\
+         initial for (m = 0; m < DEPTH; m = m + 1) rec_mem[m] = INIT;\n\
+         always @(posedge clk) begin\n    if (w_en) rec_mem[w_addr] <= w_data;\n    \
+         rec_q <= rec_mem[rec_rd_addr];\nend\nassign rec_rd_data = rec_q;",
+    ),
+    (
+        "rec_wr_skips_record_copy",
+        "ram_rec.v",
+        ") rec_inst (\n    .clk(clk),\n    .wr_en(w_en),",
+        ") rec_inst (\n    .clk(clk),\n    .wr_en(wr_en),",
+    ),
+    (
+        "rec_wr_skips_port_copies",
+        "ram_rec.v",
+        ") copies_inst (\n    .clk(clk),\n    .wr_en(w_en),",
+        ") copies_inst (\n    .clk(clk),\n    .wr_en(wr_en),",
     ),
     // mr_table
     (
@@ -1175,6 +1205,7 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
         Kind::IcrcSubst => ("icrc_subst", &["icrc_subst.v"]),
         Kind::Ram => ("ram_sdp", &["ram_sdp.v"]),
         Kind::RamCopies => ("ram_sdp_copies", &["ram_sdp_copies.v", "ram_sdp.v"]),
+        Kind::RamRec => ("ram_rec", &["ram_rec.v", "ram_sdp_copies.v", "ram_sdp.v"]),
         Kind::Mr => ("mr_table", &["mr_table.v"]),
         Kind::TagMatch => ("tag_match", &["tag_match.v"]),
         Kind::OnehotMux => ("onehot_mux", &["onehot_mux.v"]),
@@ -1262,6 +1293,7 @@ fn kind_code(kind: Kind) -> u32 {
         Kind::QpcFill => 23,
         Kind::QpCtxCache => 24,
         Kind::OnehotMux => 25,
+        Kind::RamRec => 26,
     }
 }
 

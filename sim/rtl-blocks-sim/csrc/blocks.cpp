@@ -2,7 +2,7 @@
 // icrc_subst, ram_sdp, mr_table, ram_sdp_copies, tag_match, slot_allocator, mp_window,
 // rc_message, mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer, path_pick,
 // path_health, ram_reset_sweep, read_reply, read_track, atomic_replay, qp_cache, qpc_fill,
-// qp_ctx_cache or onehot_mux): copy a
+// qp_ctx_cache, onehot_mux or ram_rec): copy a
 // flat input struct onto the ports, evaluate, copy the ports back. No test logic lives here;
 // the stimulus and the checks are Rust (src/).
 //
@@ -15,7 +15,7 @@
 //                  9 mp_window, 10 rc_message, 11 mp_deferred, 12 axis_async_fifo,
 //                  13 tlp_upsize, 14 tlp_downsize, 15 completer, 16 path_pick, 17 path_health,
 //                  18 ram_reset_sweep, 19 read_reply, 20 read_track, 21 atomic_replay,
-//                  22 qp_cache, 23 qpc_fill, 24 qp_ctx_cache, 25 onehot_mux
+//                  22 qp_cache, 23 qpc_fill, 24 qp_ctx_cache, 25 onehot_mux, 26 ram_rec
 //
 // The structs mirror `PortsIn` / `PortsOut` in src/lib.rs (sizes checked).
 // Buses: word i of an array = bits [32i+31:32i]. The Rust side masks every
@@ -64,6 +64,10 @@
 // m_valid {sweeping, err_proto, m_inval_busy, m_inval_done, m_fill_wb,
 // m_fill_valid, m_lk_err, m_lk_valid}; m_last {stat_stall, stat_wb,
 // stat_evict, stat_miss, stat_hit}.
+// ram_rec: s_data words 0..3 wr_data, 4..7 rec_wr_data, 8 {rec_wr_addr
+// (31:16), rec_rd_addr (15:0)}; s_valid {wr_addr (31:16), rec_wr_en (1),
+// wr_en (0)}; s_last the packed rd_addr. m_data words 0..3 rd_data, 4..7
+// rec_rd_data; s_ready rec_wr_ready.
 // qpc_fill: s_data words 0..1 cfg_table_base, 2 cfg_table_qps, 3
 // s_fill_slot, 4 s_fill_qpn, 5 s_fill_wb_qpn, 6..7 s_rec_rd_data, 8..9
 // s_buf_rd_data, 10 s_rd_status_id; s_valid bits 0 s_fill_valid, 1
@@ -208,6 +212,15 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->wr_addr = in->s_valid >> 16;
     t->rd_addr = in->s_last;
     put(t->wr_data, in->s_data);
+#elif BLK_KIND == 26
+    t->wr_en = in->s_valid & 1;
+    t->rec_wr_en = (in->s_valid >> 1) & 1;
+    t->wr_addr = in->s_valid >> 16;
+    t->rd_addr = in->s_last;
+    put(t->wr_data, in->s_data);
+    put(t->rec_wr_data, in->s_data + 4);
+    t->rec_rd_addr = in->s_data[8] & 0xffff;
+    t->rec_wr_addr = in->s_data[8] >> 16;
 #elif BLK_KIND == 7
     // tag_match: s_valid valid, s_data the packed tags, s_last key
     t->valid = in->s_valid;
@@ -515,6 +528,10 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
     o->m_sel = t->m_sel;
 #elif BLK_KIND == 4 || BLK_KIND == 6
     get(t->rd_data, o->m_data);
+#elif BLK_KIND == 26
+    get(t->rd_data, o->m_data);
+    get(t->rec_rd_data, o->m_data + 4);
+    o->s_ready = t->rec_wr_ready;
 #elif BLK_KIND == 5
     get(t->a_bus, o->m_data);
     get(t->b_bus, o->m_data + 2);

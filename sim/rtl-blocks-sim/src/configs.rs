@@ -18,6 +18,10 @@ pub enum Kind {
     /// its slice): DATA_W, ADDR_W, DEPTH, N_RD, and per port p `RD_LSB[p]`,
     /// `RD_W[p]`; `INIT[i]` is bits 32i+31:32i of INIT
     RamCopies,
+    /// `ram_rec` (a ram_sdp_copies with a record port: a copy of the
+    /// whole record read whole, a whole-record write that yields to the
+    /// module's): the parameters of `RamCopies`
+    RamRec,
     /// `mr_table` (memory-region keys, bounds and translation): NUM_MR
     Mr,
     /// `tag_match` (which of N entries hold a key, combinational): N,
@@ -238,6 +242,43 @@ pub const CONFIGS: &[Config] = &[
             ("RD_W[1]", 43),
             ("RD_LSB[2]", 42),
             ("RD_W[2]", 1),
+        ],
+    },
+    // ram_rec: one port reading a slice across a word boundary, an INIT
+    // set, 16 words (the record copy in a 64-bit record)
+    Config {
+        name: "rec_w64_d16",
+        kind: Kind::RamRec,
+        params: &[
+            ("DATA_W", 64),
+            ("ADDR_W", 4),
+            ("DEPTH", 16),
+            ("N_RD", 1),
+            ("RD_LSB[0]", 20),
+            ("RD_W[0]", 17),
+            ("INIT[0]", 0x89ab_cdef),
+            ("INIT[1]", 0x0123_4567),
+        ],
+    },
+    // ram_rec: a record across four bus words, 50 words (not a power of
+    // two), three overlapping slices (the low 40 bits, bits 30..99, the top
+    // bit), an INIT reaching the top bits
+    Config {
+        name: "rec_w100_d50",
+        kind: Kind::RamRec,
+        params: &[
+            ("DATA_W", 100),
+            ("ADDR_W", 6),
+            ("DEPTH", 50),
+            ("N_RD", 3),
+            ("RD_LSB[0]", 0),
+            ("RD_W[0]", 40),
+            ("RD_LSB[1]", 30),
+            ("RD_W[1]", 70),
+            ("RD_LSB[2]", 99),
+            ("RD_W[2]", 1),
+            ("INIT[0]", 0x5555_aaaa),
+            ("INIT[3]", 0x9),
         ],
     },
     Config {

@@ -11,6 +11,10 @@
 //! - [`copies`]: `ram_sdp_copies`, a record in block RAM with several read
 //!   ports, each a `ram_sdp` of the slice it reads (the requester's and
 //!   the QP context's records);
+//! - [`rec`]: `ram_rec`, a `ram_sdp_copies` with a record port (a copy of
+//!   the whole record read whole, a whole-record write that yields to the
+//!   module's write: the QP context cache's way into a record), against a
+//!   model of the record memory, every record write done exactly once;
 //! - [`mr`]: `mr_table`, the memory-region table: keys, protection domain,
 //!   access, bounds and address translation, against a model written in
 //!   the plain arithmetic of the checks;
@@ -107,6 +111,7 @@ pub mod ram;
 pub mod rcmsg;
 pub mod read_reply;
 pub mod read_track;
+pub mod rec;
 pub mod skid;
 pub mod sweep;
 pub mod tag_match;
@@ -127,7 +132,9 @@ pub const MODEL_AVAILABLE: bool = cfg!(blocks_model);
 /// `s_valid` is `beat_oh`. ram_sdp: `s_data` is `wr_data`, `s_valid` bit 0
 /// `wr_en`, `s_last` `{rd_addr, wr_addr}` (16 bits each). ram_sdp_copies:
 /// `s_data` is `wr_data`, `s_valid` `{wr_addr, 15'b0, wr_en}`, `s_last`
-/// the packed `rd_addr` (N_RD * ADDR_W bits). mr_table: every
+/// the packed `rd_addr` (N_RD * ADDR_W bits). ram_rec: as ram_sdp_copies,
+/// with `s_valid` bit 1 `rec_wr_en`, `s_data` words 4..7 `rec_wr_data`
+/// and word 8 `{rec_wr_addr, rec_rd_addr}` (16 bits each). mr_table: every
 /// input packed into `s_data` (see [`mr`]). tag_match: `s_valid` is
 /// `valid`, `s_data` the packed `tags`, `s_last` `key`. onehot_mux:
 /// `s_valid` is `sel`, `s_data` the packed `in`. tlp_upsize,
@@ -156,7 +163,9 @@ pub struct PortsIn {
 
 /// Outputs of a block, sampled before the rising edge. Mirrors
 /// `BlkPortsOut` in csrc/blocks.cpp. icrc_subst: `m_data` is `out_data`;
-/// ram_sdp, ram_sdp_copies: `m_data` is `rd_data`; mr_table: `m_data`
+/// ram_sdp, ram_sdp_copies: `m_data` is `rd_data`; ram_rec: `m_data`
+/// words 0..3 `rd_data`, 4..7 `rec_rd_data`, `s_ready` `rec_wr_ready`;
+/// mr_table: `m_data`
 /// `{b_bus, a_bus}`, `m_valid` `{change, reg_err, c_ok, b_ok, a_ok}`;
 /// tag_match: `m_data[0]` is `match`; onehot_mux: `m_data` is `out`;
 /// tlp_upsize, tlp_downsize: `m_data` words 0..3 `m_hdr`, 4..11 `m_data`, 12 `m_keep`.

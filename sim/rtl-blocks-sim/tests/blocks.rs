@@ -1,5 +1,5 @@
 //! The blocks against their benches (src/skid.rs, src/arb.rs,
-//! src/icrc.rs, src/ram.rs, src/copies.rs, src/mr.rs, src/tag_match.rs,
+//! src/icrc.rs, src/ram.rs, src/copies.rs, src/rec.rs, src/mr.rs, src/tag_match.rs,
 //! src/onehot_mux.rs,
 //! src/alloc.rs, src/mpwin.rs, src/rcmsg.rs, src/mpdef.rs,
 //! src/async_fifo.rs, src/tlp_size.rs, src/sweep.rs, src/read_reply.rs,
@@ -28,6 +28,7 @@ use rtl_blocks_sim::ram::{self, RamCfg};
 use rtl_blocks_sim::rcmsg::{self, RcmCfg};
 use rtl_blocks_sim::read_reply::{self, RrCfg};
 use rtl_blocks_sim::read_track::{self, RtCfg};
+use rtl_blocks_sim::rec::{self, RecCfg};
 use rtl_blocks_sim::skid::{self, SkidCfg, SkidReport};
 use rtl_blocks_sim::skip;
 use rtl_blocks_sim::sweep;
@@ -279,6 +280,35 @@ fn ram_reads_a_cycle_later_and_forwards_a_write_of_the_same_address() {
                 r.same_cycle > 10,
                 "{m} seed {}: too few same-cycle reads: {r:?}",
                 c.seed
+            );
+        }
+    }
+}
+
+#[test]
+fn ram_rec_record_port_reads_whole_records_and_writes_each_once() {
+    if skip() {
+        return;
+    }
+    // (seed, module writes, record writes, same-cycle reads): even, module
+    // writes mostly (record writes wait long), record writes mostly
+    let mixes = [(1, 0.5, 0.3, 0.25), (2, 0.9, 0.5, 0.5), (3, 0.1, 0.8, 0.1)];
+    for m in ["rec_w64_d16", "rec_w100_d50"] {
+        for (seed, pw, pr, ps) in mixes {
+            let mut c = RecCfg::new(m, seed);
+            c.p_write = pw;
+            c.p_rec = pr;
+            c.p_same = ps;
+            let r = rec::run(&c).unwrap_or_else(|e| panic!("{m} seed {seed}: {e}"));
+            eprintln!("{m} seed {seed}: {r:?}");
+            assert!(r.cycles > c.cycles);
+            assert!(
+                r.same_cycle.iter().all(|&n| n > 10),
+                "{m} seed {seed}: too few same-cycle reads on some port: {r:?}"
+            );
+            assert!(
+                r.rec_writes > 100 && r.rec_waited > 10 && r.collisions > 10,
+                "{m} seed {seed}: too few record writes, waits or collisions: {r:?}"
             );
         }
     }
