@@ -1,5 +1,6 @@
 //! Verilates the small reusable blocks of hw/rtl (axis_register,
 //! axis_arb_mux with arbiter, icrc_subst, ram_sdp, ram_sdp_copies, ram_rec,
+//! rec_map,
 //! mr_table, tag_match, onehot_mux, slot_allocator, mp_window, rc_message,
 //! mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer,
 //! path_pick, path_health, ram_reset_sweep, read_reply, read_track,
@@ -613,6 +614,37 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         ") copies_inst (\n    .clk(clk),\n    .wr_en(w_en),",
         ") copies_inst (\n    .clk(clk),\n    .wr_en(wr_en),",
     ),
+    // rec_map
+    (
+        "rmap_word_off_by_one",
+        "rec_map.v",
+        "        rec_off = 0;",
+        "        rec_off = r > 0 ? 1 : 0;",
+    ),
+    (
+        "rmap_write_on_first_word",
+        "rec_map.v",
+        "wire            wr_start = wr_take && !wr_pad && wr_end;",
+        "wire            wr_start = wr_take && !wr_pad && wr_idx == {SI_W{1'b0}};",
+    ),
+    (
+        "rmap_wr_en_kept",
+        "rec_map.v",
+        "    if (wr_done) begin\n        rec_wr_en <= {N_REC{1'b0}};",
+        "    if (wr_done) begin\n        rec_wr_en <= rec_wr_en;",
+    ),
+    (
+        "rmap_pad_reads_record_bit",
+        "rec_map.v",
+        "        assign rd_view[gw*64 +: 64] = 64'd0;",
+        "        assign rd_view[gw*64 +: 64] = {63'd0, rec_rd_data[0]};",
+    ),
+    (
+        "rmap_stage_keeps_old_word",
+        "rec_map.v",
+        "if (wr_take && !wr_pad && {{(32-SI_W){1'b0}}, wr_idx} == j) begin",
+        "if (wr_take && !wr_pad && j > 0 && {{(32-SI_W){1'b0}}, wr_idx} == j) begin",
+    ),
     // mr_table
     (
         "mr_end_not_checked",
@@ -1206,6 +1238,7 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
         Kind::Ram => ("ram_sdp", &["ram_sdp.v"]),
         Kind::RamCopies => ("ram_sdp_copies", &["ram_sdp_copies.v", "ram_sdp.v"]),
         Kind::RamRec => ("ram_rec", &["ram_rec.v", "ram_sdp_copies.v", "ram_sdp.v"]),
+        Kind::RecMap => ("rec_map", &["rec_map.v"]),
         Kind::Mr => ("mr_table", &["mr_table.v"]),
         Kind::TagMatch => ("tag_match", &["tag_match.v"]),
         Kind::OnehotMux => ("onehot_mux", &["onehot_mux.v"]),
@@ -1294,6 +1327,7 @@ fn kind_code(kind: Kind) -> u32 {
         Kind::QpCtxCache => 24,
         Kind::OnehotMux => 25,
         Kind::RamRec => 26,
+        Kind::RecMap => 27,
     }
 }
 

@@ -2,7 +2,7 @@
 // icrc_subst, ram_sdp, mr_table, ram_sdp_copies, tag_match, slot_allocator, mp_window,
 // rc_message, mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer, path_pick,
 // path_health, ram_reset_sweep, read_reply, read_track, atomic_replay, qp_cache, qpc_fill,
-// qp_ctx_cache, onehot_mux or ram_rec): copy a
+// qp_ctx_cache, onehot_mux, ram_rec or rec_map): copy a
 // flat input struct onto the ports, evaluate, copy the ports back. No test logic lives here;
 // the stimulus and the checks are Rust (src/).
 //
@@ -15,7 +15,8 @@
 //                  9 mp_window, 10 rc_message, 11 mp_deferred, 12 axis_async_fifo,
 //                  13 tlp_upsize, 14 tlp_downsize, 15 completer, 16 path_pick, 17 path_health,
 //                  18 ram_reset_sweep, 19 read_reply, 20 read_track, 21 atomic_replay,
-//                  22 qp_cache, 23 qpc_fill, 24 qp_ctx_cache, 25 onehot_mux, 26 ram_rec
+//                  22 qp_cache, 23 qpc_fill, 24 qp_ctx_cache, 25 onehot_mux, 26 ram_rec,
+//                  27 rec_map
 //
 // The structs mirror `PortsIn` / `PortsOut` in src/lib.rs (sizes checked).
 // Buses: word i of an array = bits [32i+31:32i]. The Rust side masks every
@@ -68,6 +69,13 @@
 // (31:16), rec_rd_addr (15:0)}; s_valid {wr_addr (31:16), rec_wr_en (1),
 // wr_en (0)}; s_last the packed rd_addr. m_data words 0..3 rd_data, 4..7
 // rec_rd_data; s_ready rec_wr_ready.
+// rec_map: s_data words 0..15 rec_rd_data (packed, up to 512 bits),
+// 16..17 s_rec_wr_data, 18 {s_rec_wr_slot (31:16), s_rec_rd_slot (15:0)},
+// 19 {s_rec_wr_word (15:8), s_rec_rd_word (7:0)}; s_valid bits 0
+// s_rec_rd_valid, 1 s_rec_wr_valid; s_last rec_wr_ready; rst rst. m_data
+// words 0..15 rec_wr_data (packed), 16..17 m_rec_rd_data, 18 {rec_wr_addr
+// (31:16), rec_rd_addr (15:0)}, 19 rec_wr_en; s_ready {s_rec_wr_ready,
+// s_rec_rd_ready}; m_valid {wr_busy, m_rec_rd_data_valid}.
 // qpc_fill: s_data words 0..1 cfg_table_base, 2 cfg_table_qps, 3
 // s_fill_slot, 4 s_fill_qpn, 5 s_fill_wb_qpn, 6..7 s_rec_rd_data, 8..9
 // s_buf_rd_data, 10 s_rd_status_id; s_valid bits 0 s_fill_valid, 1
@@ -221,6 +229,18 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     put(t->rec_wr_data, in->s_data + 4);
     t->rec_rd_addr = in->s_data[8] & 0xffff;
     t->rec_wr_addr = in->s_data[8] >> 16;
+#elif BLK_KIND == 27
+    // rec_map (src/rec_map.rs has the packing and masks every field)
+    t->rst = in->rst;
+    put(t->rec_rd_data, in->s_data);
+    put(t->s_rec_wr_data, in->s_data + 16);
+    t->s_rec_rd_slot = in->s_data[18] & 0xffff;
+    t->s_rec_wr_slot = in->s_data[18] >> 16;
+    t->s_rec_rd_word = in->s_data[19] & 0xff;
+    t->s_rec_wr_word = (in->s_data[19] >> 8) & 0xff;
+    t->s_rec_rd_valid = in->s_valid & 1;
+    t->s_rec_wr_valid = (in->s_valid >> 1) & 1;
+    t->rec_wr_ready = in->s_last;
 #elif BLK_KIND == 7
     // tag_match: s_valid valid, s_data the packed tags, s_last key
     t->valid = in->s_valid;
@@ -532,6 +552,13 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
     get(t->rd_data, o->m_data);
     get(t->rec_rd_data, o->m_data + 4);
     o->s_ready = t->rec_wr_ready;
+#elif BLK_KIND == 27
+    get(t->rec_wr_data, o->m_data);
+    get(t->m_rec_rd_data, o->m_data + 16);
+    o->m_data[18] = t->rec_rd_addr | (static_cast<uint32_t>(t->rec_wr_addr) << 16);
+    o->m_data[19] = t->rec_wr_en;
+    o->s_ready = t->s_rec_rd_ready | (t->s_rec_wr_ready << 1);
+    o->m_valid = static_cast<uint8_t>(t->m_rec_rd_data_valid | (t->wr_busy << 1));
 #elif BLK_KIND == 5
     get(t->a_bus, o->m_data);
     get(t->b_bus, o->m_data + 2);

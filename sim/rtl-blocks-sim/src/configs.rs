@@ -22,6 +22,10 @@ pub enum Kind {
     /// whole record read whole, a whole-record write that yields to the
     /// module's): the parameters of `RamCopies`
     RamRec,
+    /// `rec_map` (qpc_fill's word port onto N_REC ram_rec record ports:
+    /// the records' layout in the slot's 64-bit words): N_REC, SLOT_W,
+    /// REC_WORDS, and per record r `REC_W[r]`
+    RecMap,
     /// `mr_table` (memory-region keys, bounds and translation): NUM_MR
     Mr,
     /// `tag_match` (which of N entries hold a key, combinational): N,
@@ -279,6 +283,38 @@ pub const CONFIGS: &[Config] = &[
             ("RD_W[2]", 1),
             ("INIT[0]", 0x5555_aaaa),
             ("INIT[3]", 0x9),
+        ],
+    },
+    // rec_map: a record of three words with four one-word records after
+    // it (1 to 5 bits), padding at the end (7 of 8 words)
+    Config {
+        name: "rmap_r5_w8",
+        kind: Kind::RecMap,
+        params: &[
+            ("N_REC", 5),
+            ("SLOT_W", 3),
+            ("REC_WORDS", 8),
+            ("REC_W[0]", 178),
+            ("REC_W[1]", 5),
+            ("REC_W[2]", 1),
+            ("REC_W[3]", 1),
+            ("REC_W[4]", 1),
+        ],
+    },
+    // rec_map: a record of exactly one word, one a bit over (two words), a
+    // bit, one of six words (322 bits); 10 of 16 words, fields across the
+    // bus words of the packed ports
+    Config {
+        name: "rmap_r4_w16",
+        kind: Kind::RecMap,
+        params: &[
+            ("N_REC", 4),
+            ("SLOT_W", 5),
+            ("REC_WORDS", 16),
+            ("REC_W[0]", 64),
+            ("REC_W[1]", 65),
+            ("REC_W[2]", 1),
+            ("REC_W[3]", 322),
         ],
     },
     Config {

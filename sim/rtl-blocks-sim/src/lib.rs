@@ -15,6 +15,10 @@
 //!   the whole record read whole, a whole-record write that yields to the
 //!   module's write: the QP context cache's way into a record), against a
 //!   model of the record memory, every record write done exactly once;
+//! - [`rec_map`]: `rec_map`, qpc_fill's word-wide record port onto the
+//!   ram_rec record ports of N_REC records (the records' layout in the
+//!   slot's 64-bit words), against Rust models of the record RAMs: every
+//!   word read, every whole-record write done once with its bits, padding;
 //! - [`mr`]: `mr_table`, the memory-region table: keys, protection domain,
 //!   access, bounds and address translation, against a model written in
 //!   the plain arithmetic of the checks;
@@ -112,6 +116,7 @@ pub mod rcmsg;
 pub mod read_reply;
 pub mod read_track;
 pub mod rec;
+pub mod rec_map;
 pub mod skid;
 pub mod sweep;
 pub mod tag_match;
@@ -139,8 +144,8 @@ pub const MODEL_AVAILABLE: bool = cfg!(blocks_model);
 /// `valid`, `s_data` the packed `tags`, `s_last` `key`. onehot_mux:
 /// `s_valid` is `sel`, `s_data` the packed `in`. tlp_upsize,
 /// tlp_downsize: `s_data` words 0..3 `s_hdr`, 4..11 `s_data`, 12 `s_keep`.
-/// read_reply, read_track, atomic_replay, qp_cache, qpc_fill, qp_ctx_cache: csrc/blocks.cpp has the
-/// packing.
+/// read_reply, read_track, atomic_replay, qp_cache, qpc_fill, qp_ctx_cache, rec_map:
+/// csrc/blocks.cpp has the packing.
 ///
 /// axis_async_fifo has two clocks: `pad[0]` is the step's edge mask (bit
 /// 0: s_clk rises, bit 1: m_clk rises; both when the edges coincide; a

@@ -1,5 +1,6 @@
 //! The blocks against their benches (src/skid.rs, src/arb.rs,
-//! src/icrc.rs, src/ram.rs, src/copies.rs, src/rec.rs, src/mr.rs, src/tag_match.rs,
+//! src/icrc.rs, src/ram.rs, src/copies.rs, src/rec.rs, src/rec_map.rs, src/mr.rs,
+//! src/tag_match.rs,
 //! src/onehot_mux.rs,
 //! src/alloc.rs, src/mpwin.rs, src/rcmsg.rs, src/mpdef.rs,
 //! src/async_fifo.rs, src/tlp_size.rs, src/sweep.rs, src/read_reply.rs,
@@ -29,6 +30,7 @@ use rtl_blocks_sim::rcmsg::{self, RcmCfg};
 use rtl_blocks_sim::read_reply::{self, RrCfg};
 use rtl_blocks_sim::read_track::{self, RtCfg};
 use rtl_blocks_sim::rec::{self, RecCfg};
+use rtl_blocks_sim::rec_map::{self, RmapCfg};
 use rtl_blocks_sim::skid::{self, SkidCfg, SkidReport};
 use rtl_blocks_sim::skip;
 use rtl_blocks_sim::sweep;
@@ -309,6 +311,34 @@ fn ram_rec_record_port_reads_whole_records_and_writes_each_once() {
             assert!(
                 r.rec_writes > 100 && r.rec_waited > 10 && r.collisions > 10,
                 "{m} seed {seed}: too few record writes, waits or collisions: {r:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn rec_map_moves_each_word_and_writes_each_record_once() {
+    if skip() {
+        return;
+    }
+    // (seed, rec_wr_ready, gaps between words): records mostly ready and
+    // words back to back; writes waiting long; both with gaps
+    let mixes = [(1, 0.9, 0.0), (2, 0.2, 0.0), (3, 0.5, 0.4)];
+    for m in ["rmap_r5_w8", "rmap_r4_w16"] {
+        for (seed, pr, pg) in mixes {
+            let mut c = RmapCfg::new(m, seed);
+            c.p_ready = pr;
+            c.p_gap = pg;
+            let r = rec_map::run(&c).unwrap_or_else(|e| panic!("{m} seed {seed}: {e}"));
+            eprintln!("{m} seed {seed}: {r:?}");
+            assert_eq!(r.cycles, c.cycles);
+            assert!(
+                r.copies_in > 100 && r.copies_out > 100 && r.pad_reads > 100,
+                "{m} seed {seed}: too few copies or padding reads: {r:?}"
+            );
+            assert!(
+                r.rec_writes > 500 && r.rec_waited > 50 && r.resets > 5,
+                "{m} seed {seed}: too few record writes, waits or resets: {r:?}"
             );
         }
     }
