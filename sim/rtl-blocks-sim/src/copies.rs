@@ -13,7 +13,7 @@
 //!   same rd_data.
 
 use crate::ram::{step_registered, RamCfg};
-use crate::{fail, from_words, mask, to_words, Fail, Kind, Model, PortsIn};
+use crate::{fail, from_words, mask, to_words, Config, Fail, Kind, Model, PortsIn};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -28,23 +28,27 @@ pub struct CopiesReport {
 
 /// One read port: its slice of the record and where it sits in rd_data.
 #[derive(Debug, Clone, Copy)]
-struct Port {
-    lsb: u32,
-    width: u32,
-    off: u32,
+pub(crate) struct Port {
+    pub(crate) lsb: u32,
+    pub(crate) width: u32,
+    pub(crate) off: u32,
 }
 
-/// One run of `c.model` (a `Kind::RamCopies` configuration); `c.p_same`
-/// is per port: the chance that the port reads the address written.
-pub fn run(c: &RamCfg) -> Result<CopiesReport, Fail> {
-    let mut m = Model::new(c.model, c.seed as u32).map_err(Fail)?;
-    let cfg = *m.config();
-    assert_eq!(
-        cfg.kind,
-        Kind::RamCopies,
-        "{} is not a ram_sdp_copies",
-        cfg.name
-    );
+/// A ram_sdp_copies' record and read ports, from its configuration (a
+/// ram_rec has the same).
+pub(crate) struct Layout {
+    pub(crate) width: u32,
+    pub(crate) addr_w: u32,
+    pub(crate) depth: usize,
+    pub(crate) n_rd: usize,
+    pub(crate) ports: Vec<Port>,
+    /// 32-bit words of a record and of rd_data
+    pub(crate) in_words: usize,
+    pub(crate) out_words: usize,
+    pub(crate) init: u128,
+}
+
+pub(crate) fn layout(cfg: &Config) -> Layout {
     let width = cfg.param("DATA_W");
     let addr_w = cfg.param("ADDR_W");
     let depth = cfg.param("DEPTH") as usize;
@@ -69,13 +73,48 @@ pub fn run(c: &RamCfg) -> Result<CopiesReport, Fail> {
         a | (u128::from(cfg.param(&format!("INIT[{i}]"))) << (32 * i))
     });
     let init = mask(init, width);
-    // rd_data for each port reading `word`s of the memory
-    let rd_data = |words: &[u128]| -> u128 {
-        ports
-            .iter()
-            .zip(words)
-            .fold(0u128, |a, (p, &w)| a | (mask(w >> p.lsb, p.width) << p.off))
-    };
+    Layout {
+        width,
+        addr_w,
+        depth,
+        n_rd,
+        ports,
+        in_words,
+        out_words,
+        init,
+    }
+}
+
+/// rd_data for each port reading `words[p]` of the memory.
+pub(crate) fn port_data(ports: &[Port], words: &[u128]) -> u128 {
+    ports
+        .iter()
+        .zip(words)
+        .fold(0u128, |a, (p, &w)| a | (mask(w >> p.lsb, p.width) << p.off))
+}
+
+/// One run of `c.model` (a `Kind::RamCopies` configuration); `c.p_same`
+/// is per port: the chance that the port reads the address written.
+pub fn run(c: &RamCfg) -> Result<CopiesReport, Fail> {
+    let mut m = Model::new(c.model, c.seed as u32).map_err(Fail)?;
+    let cfg = *m.config();
+    assert_eq!(
+        cfg.kind,
+        Kind::RamCopies,
+        "{} is not a ram_sdp_copies",
+        cfg.name
+    );
+    let Layout {
+        width,
+        addr_w,
+        depth,
+        n_rd,
+        ports,
+        in_words,
+        out_words,
+        init,
+    } = layout(&cfg);
+    let rd_data = |words: &[u128]| port_data(&ports, words);
 
     let mut rng = ChaCha8Rng::seed_from_u64(c.seed);
     let mut mem = vec![init; depth];

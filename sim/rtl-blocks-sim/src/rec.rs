@@ -23,6 +23,7 @@
 //! - after the random cycles, a sweep without writes reads every address
 //!   on every port: the final memory, word by word, is the model's.
 
+use crate::copies::{layout, port_data, Layout};
 use crate::ram::step_registered;
 use crate::{fail, from_words, mask, to_words, Fail, Kind, Model, PortsIn};
 use rand::{Rng, SeedableRng};
@@ -79,14 +80,6 @@ pub struct RecReport {
     pub same_cycle: Vec<usize>,
 }
 
-/// One read port: its slice of the record and where it sits in rd_data.
-#[derive(Debug, Clone, Copy)]
-struct Port {
-    lsb: u32,
-    width: u32,
-    off: u32,
-}
-
 /// A record write offered: held until taken.
 #[derive(Debug, Clone, Copy)]
 struct RecWrite {
@@ -110,37 +103,17 @@ pub fn run(c: &RecCfg) -> Result<RecReport, Fail> {
     let mut m = Model::new(c.model, c.seed as u32).map_err(Fail)?;
     let cfg = *m.config();
     assert_eq!(cfg.kind, Kind::RamRec, "{} is not a ram_rec", cfg.name);
-    let width = cfg.param("DATA_W");
-    let addr_w = cfg.param("ADDR_W");
-    let depth = cfg.param("DEPTH") as usize;
-    let n_rd = cfg.param("N_RD") as usize;
-    let mut ports = Vec::new();
-    let mut off = 0;
-    for p in 0..n_rd {
-        let lsb = cfg.param(&format!("RD_LSB[{p}]"));
-        let w = cfg.param(&format!("RD_W[{p}]"));
-        assert!(w >= 1 && lsb + w <= width, "{}: port {p} slice", cfg.name);
-        ports.push(Port { lsb, width: w, off });
-        off += w;
-    }
-    assert!(
-        width <= 128 && off <= 128,
-        "{}: the bench takes records and rd_data of up to 128 bits",
-        cfg.name
-    );
-    assert!(n_rd as u32 * addr_w <= 32 && addr_w <= 16);
-    let (in_words, out_words) = (width.div_ceil(32) as usize, off.div_ceil(32) as usize);
-    let init = (0..4).fold(0u128, |a, i| {
-        a | (u128::from(cfg.param(&format!("INIT[{i}]"))) << (32 * i))
-    });
-    let init = mask(init, width);
-    // rd_data for each port reading `word`s of the memory
-    let rd_data = |words: &[u128]| -> u128 {
-        ports
-            .iter()
-            .zip(words)
-            .fold(0u128, |a, (p, &w)| a | (mask(w >> p.lsb, p.width) << p.off))
-    };
+    let Layout {
+        width,
+        addr_w,
+        depth,
+        n_rd,
+        ports,
+        in_words,
+        out_words,
+        init,
+    } = layout(&cfg);
+    let rd_data = |words: &[u128]| port_data(&ports, words);
     let pack_in = |d: &Drive| -> PortsIn {
         let rec_en = d.rec.is_some();
         let (rec_addr, rec_data) = d.rec.map_or((0, 0), |r| (r.addr, r.data));
