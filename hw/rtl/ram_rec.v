@@ -49,7 +49,12 @@ module ram_rec #(
     parameter N_RD = 2,
     // per read port: the slice's lowest bit and its width in the record
     parameter [N_RD*32-1:0] RD_LSB = {N_RD{32'd0}},
-    parameter [N_RD*32-1:0] RD_W = {N_RD{32'd0 + DATA_W}}
+    parameter [N_RD*32-1:0] RD_W = {N_RD{32'd0 + DATA_W}},
+    // 1: the record port's read copy is built; 0: it is not (rec_rd_data
+    // reads 0), so a build without the record port (rnic_core REC_PORT 0)
+    // pays nothing for it; the record write stays (tied off, it synthesizes
+    // away)
+    parameter REC_EN = 1
 ) (
     input  wire                     clk,
 
@@ -131,6 +136,8 @@ ram_sdp_copies #(
 );
 
 // the record port's read: a copy of the whole record
+generate
+if (REC_EN != 0) begin : g_rec
 ram_sdp #(
     .DATA_W(DATA_W),
     .ADDR_W(ADDR_W),
@@ -144,6 +151,13 @@ ram_sdp #(
     .rd_addr(rec_rd_addr),
     .rd_data(rec_rd_data)
 );
+end else begin : g_no_rec
+assign rec_rd_data = {DATA_W{1'b0}};
+/* verilator lint_off UNUSEDSIGNAL */
+wire unused_rec_rd_addr = &{1'b0, rec_rd_addr};
+/* verilator lint_on UNUSEDSIGNAL */
+end
+endgenerate
 
 endmodule
 
