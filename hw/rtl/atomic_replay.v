@@ -33,6 +33,17 @@
 //   it (a record in its write cycle is written), and the answer due after
 //   it is a miss; it clears no ARM (block RAM has no reset): no atomic
 //   reaches a QP before its load, which clears it.
+//
+// Record port (REC_EN 1; DESIGN.md section 6, step 1): ARM and the DEPTH
+// slot RAMs are ram_rec, so that a QP's records can be moved whole (the QP
+// context cache's fill and write-back, through the responder's rec_map):
+// records ARM, ARS slot 0 .. DEPTH-1, in that order, in rec_wr_en /
+// rec_wr_ready (one bit each) and in rec_rd_data / rec_wr_data (packed,
+// ARM at bit 0, slot s at ARM_W + s * ARS_W). Each record behaves as a
+// ram_rec's record port: read every cycle at rec_rd_addr (latency 1), a
+// record write done in a cycle the record's own write port is idle. REC_EN
+// 0 builds no record copies and leaves the logic as it was (the record
+// write's inputs are then tied off).
 
 `resetall
 `timescale 1ns / 1ps
@@ -41,7 +52,8 @@
 module atomic_replay #(
     parameter NUM_QP = 16,
     parameter QN_W = 4,
-    parameter DEPTH = 4                     // records per QP, power of 2, at least 2
+    parameter DEPTH = 4,                    // records per QP, power of 2, at least 2
+    parameter REC_EN = 0                    // 1: the record port's read copies are built
 ) (
     input  wire            clk,
     input  wire            rst,
@@ -60,8 +72,24 @@ module atomic_replay #(
     input  wire [QN_W-1:0] lk_qpn,
     input  wire [23:0]     lk_psn,
     output wire            lk_hit,
-    output wire [63:0]     lk_orig
+    output wire [63:0]     lk_orig,
+
+    // record port: ARM, then slot 0 .. DEPTH-1 (ram_rec's contract each)
+    input  wire [QN_W-1:0] rec_rd_addr,
+    output wire [rec_bits(DEPTH)-1:0] rec_rd_data,
+    input  wire [DEPTH:0]  rec_wr_en,
+    input  wire [QN_W-1:0] rec_wr_addr,
+    input  wire [rec_bits(DEPTH)-1:0] rec_wr_data,
+    output wire [DEPTH:0]  rec_wr_ready
 );
+
+// the record port's width: ARM and d slots (the layout below, from the
+// parameters alone, as the port list needs it before the localparams)
+function integer rec_bits(input integer d);
+    begin
+        rec_bits = (DEPTH > 1 ? $clog2(DEPTH) : 1) + DEPTH + d * (64 + 24);
+    end
+endfunction
 
 localparam SW = DEPTH > 1 ? $clog2(DEPTH) : 1;
 // the records, declared once (hw/state/manifest.py reads them): ARS, a
@@ -84,6 +112,10 @@ initial begin
     end
     if (NUM_QP < 1 || NUM_QP > (1 << QN_W)) begin
         $error("atomic_replay: NUM_QP must be 1..2^QN_W");
+        $finish;
+    end
+    if (rec_bits(DEPTH) != ARM_W + DEPTH * ARS_W) begin
+        $error("atomic_replay: rec_bits does not follow the records' layout");
         $finish;
     end
 end
@@ -112,11 +144,12 @@ always @* begin
 end
 wire [ARS_W-1:0] ars_wd = {rec_psn_reg, rec_orig_reg};
 
-ram_sdp_copies #(
+ram_rec #(
     .DATA_W(ARM_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
-    .N_RD(2)
+    .N_RD(2),
+    .REC_EN(REC_EN)
 ) arm_inst (
     .clk(clk),
     .wr_en(s_clr_valid || rec_write),
@@ -124,7 +157,13 @@ ram_sdp_copies #(
     .wr_data(arm_wd),
     // (a waiting record keeps reading its QP)
     .rd_addr({pend_reg ? rec_qpn_reg : s_rec_qpn, lk_qpn}),
-    .rd_data({arm_r, arm_l})
+    .rd_data({arm_r, arm_l}),
+    .rec_rd_addr(rec_rd_addr),
+    .rec_rd_data(rec_rd_data[0 +: ARM_W]),
+    .rec_wr_en(rec_wr_en[0]),
+    .rec_wr_addr(rec_wr_addr),
+    .rec_wr_data(rec_wr_data[0 +: ARM_W]),
+    .rec_wr_ready(rec_wr_ready[0])
 );
 
 always @(posedge clk) begin
@@ -152,17 +191,25 @@ genvar s;
 generate
     for (s = 0; s < DEPTH; s = s + 1) begin : g_slot
         wire [SW-1:0] s_idx = s;
-        ram_sdp #(
+        ram_rec #(
             .DATA_W(ARS_W),
             .ADDR_W(QN_W),
-            .DEPTH(NUM_QP)
+            .DEPTH(NUM_QP),
+            .N_RD(1),
+            .REC_EN(REC_EN)
         ) ars_inst (
             .clk(clk),
             .wr_en(rec_write && rec_slot == s_idx),
             .wr_addr(rec_qpn_reg),
             .wr_data(ars_wd),
             .rd_addr(lk_qpn),
-            .rd_data(slot_rd[s*ARS_W +: ARS_W])
+            .rd_data(slot_rd[s*ARS_W +: ARS_W]),
+            .rec_rd_addr(rec_rd_addr),
+            .rec_rd_data(rec_rd_data[ARM_W + s*ARS_W +: ARS_W]),
+            .rec_wr_en(rec_wr_en[1 + s]),
+            .rec_wr_addr(rec_wr_addr),
+            .rec_wr_data(rec_wr_data[ARM_W + s*ARS_W +: ARS_W]),
+            .rec_wr_ready(rec_wr_ready[1 + s])
         );
     end
 endgenerate

@@ -58,6 +58,22 @@
 // disabled CQ, a ring command with ERR_CQ_BUSY; a host may not access a
 // PCIe function for 100 ms after a reset, and the register block holds
 // MMIO requests while `busy` (a simulated host may come sooner).
+//
+// Record port (REC_PORT 1; issue 19, DESIGN.md section 6, step 1): the
+// per-CQ records, read and written whole as REC_WORDS 64-bit words per CQ
+// (rec_map's layout and contract), for the QP context cache's fill and
+// write-back: CQP, CQC, CQM, NTF, MSS in that order, each from a 64-bit
+// word boundary (CQP 72 bits in words 0-1, CQC 16 in word 2, CQM 1 in
+// word 3, NTF 2 in word 4, MSS 1 in word 5; words 6-7 padding at the
+// default REC_WORDS 8). Each is a ram_rec: one more copy of the whole
+// record for the read, and the record write takes the RAM's write port in
+// cycles the module does not write it (the module's write first). MSIQ is
+// not in the record: a FIFO addressed by its head and tail, not by CQ
+// number, holding only CQs that owe an MSI (NTF.PEND ^ MSS.PEND 1), which
+// the cache keeps pinned, never filled or written back; so a CQ's record
+// moves owing none. A record write of CQP, CQM, NTF or MSS counts as a
+// write for the sweep after a reset. REC_PORT 0 builds none of it (the
+// ram_recs are ram_sdp_copies, the port's outputs are constants).
 
 `resetall
 `timescale 1ns / 1ps
@@ -65,7 +81,9 @@
 
 module cq_manager #(
     parameter NUM_Q = 16,
-    parameter QN_W = 4
+    parameter QN_W = 4,
+    parameter REC_PORT = 0,             // 1: the record port (header)
+    parameter REC_WORDS = 8             // the record port's 64-bit words per CQ, 2^k, 2..64
 ) (
     input  wire             clk,
     input  wire             rst,
@@ -116,7 +134,22 @@ module cq_manager #(
 
     // the sweep after a reset is clearing the records (the register block
     // holds MMIO requests meanwhile)
-    output wire             busy
+    output wire             busy,
+
+    // record port (REC_PORT 1; DESIGN.md section 6, step 1): this module's
+    // per-QP records as REC_WORDS 64-bit words (rec_map's contract)
+    input  wire             s_rec_rd_valid,
+    output wire             s_rec_rd_ready,
+    input  wire [QN_W-1:0]  s_rec_rd_slot,
+    input  wire [$clog2(REC_WORDS)-1:0] s_rec_rd_word,
+    output wire             m_rec_rd_data_valid,
+    output wire [63:0]      m_rec_rd_data,
+    input  wire             s_rec_wr_valid,
+    output wire             s_rec_wr_ready,
+    input  wire [QN_W-1:0]  s_rec_wr_slot,
+    input  wire [$clog2(REC_WORDS)-1:0] s_rec_wr_word,
+    input  wire [63:0]      s_rec_wr_data,
+    output wire             rec_wr_busy
 );
 
 // the ring entry formats: hw/formats/rnic_formats.rdl
@@ -172,6 +205,95 @@ localparam MSIQ_CQN_W = QN_W;
 localparam MSIQ_PEND_LSB = QN_W;
 localparam MSIQ_PEND_W = 1;
 localparam MSIQ_W = QN_W + 1;
+
+// ---------------------------------------------------------------- record port
+// The records in the port's order (record r's width at [r*32 +: 32], its
+// bits at RB_* in the packed record-port vectors, as rec_map packs them)
+localparam REC_N = 5;
+localparam [REC_N*32-1:0] REC_WS = {32'd0 + MSS_W, 32'd0 + NTF_W, 32'd0 + CQM_W, 32'd0 + CQC_W,
+    32'd0 + CQP_W};
+localparam RB_CQP = 0;
+localparam RB_CQC = RB_CQP + CQP_W;
+localparam RB_CQM = RB_CQC + CQC_W;
+localparam RB_NTF = RB_CQM + CQM_W;
+localparam RB_MSS = RB_NTF + NTF_W;
+localparam REC_BITS = RB_MSS + MSS_W;
+// the 64-bit words they take (each from a word boundary)
+localparam REC_USED = (CQP_W + 63) / 64 + (CQC_W + 63) / 64 + (CQM_W + 63) / 64 + (NTF_W + 63) / 64
+    + (MSS_W + 63) / 64;
+
+initial begin
+    if (REC_PORT != 0 && REC_PORT != 1) begin
+        $error("cq_manager: REC_PORT must be 0 or 1");
+        $finish;
+    end
+    if (REC_WORDS < 2 || REC_WORDS > 64 || (REC_WORDS & (REC_WORDS - 1)) != 0) begin
+        $error("cq_manager: REC_WORDS must be a power of two, 2..64");
+        $finish;
+    end
+    if (REC_USED > REC_WORDS) begin
+        $error("cq_manager: the records take %0d words, more than REC_WORDS %0d", REC_USED, REC_WORDS);
+        $finish;
+    end
+end
+
+// the record RAMs' record ports (rec_map's side; constant 0 with REC_PORT 0)
+wire [QN_W-1:0]     rp_rd_addr;
+wire [REC_BITS-1:0] rp_rd_data;
+wire [REC_N-1:0]    rp_wr_en;
+wire [QN_W-1:0]     rp_wr_addr;
+wire [REC_BITS-1:0] rp_wr_data;
+wire [REC_N-1:0]    rp_wr_ready;
+// a record write of a swept record (CQP, CQM, NTF, MSS: all but CQC) done
+// this cycle: a reset after it must sweep as after the events' writes
+localparam [REC_N-1:0] REC_SWEPT = 5'b11101;
+wire rp_wrote_swept = (rp_wr_en & rp_wr_ready & REC_SWEPT) != {REC_N{1'b0}};
+
+generate
+if (REC_PORT != 0) begin : g_rec_port
+rec_map #(
+    .N_REC(REC_N),
+    .REC_W(REC_WS),
+    .SLOT_W(QN_W),
+    .REC_WORDS(REC_WORDS)
+) rec_map_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_rec_rd_valid(s_rec_rd_valid),
+    .s_rec_rd_ready(s_rec_rd_ready),
+    .s_rec_rd_slot(s_rec_rd_slot),
+    .s_rec_rd_word(s_rec_rd_word),
+    .m_rec_rd_data_valid(m_rec_rd_data_valid),
+    .m_rec_rd_data(m_rec_rd_data),
+    .s_rec_wr_valid(s_rec_wr_valid),
+    .s_rec_wr_ready(s_rec_wr_ready),
+    .s_rec_wr_slot(s_rec_wr_slot),
+    .s_rec_wr_word(s_rec_wr_word),
+    .s_rec_wr_data(s_rec_wr_data),
+    .rec_rd_addr(rp_rd_addr),
+    .rec_rd_data(rp_rd_data),
+    .rec_wr_en(rp_wr_en),
+    .rec_wr_addr(rp_wr_addr),
+    .rec_wr_data(rp_wr_data),
+    .rec_wr_ready(rp_wr_ready),
+    .wr_busy(rec_wr_busy)
+);
+end else begin : g_no_rec_port
+assign s_rec_rd_ready = 1'b1;
+assign m_rec_rd_data_valid = 1'b0;
+assign m_rec_rd_data = 64'd0;
+assign s_rec_wr_ready = 1'b1;
+assign rec_wr_busy = 1'b0;
+assign rp_rd_addr = {QN_W{1'b0}};
+assign rp_wr_en = {REC_N{1'b0}};
+assign rp_wr_addr = {QN_W{1'b0}};
+assign rp_wr_data = {REC_BITS{1'b0}};
+/* verilator lint_off UNUSEDSIGNAL */
+wire unused_rec_port = &{1'b0, s_rec_rd_valid, s_rec_rd_slot, s_rec_rd_word, s_rec_wr_valid,
+    s_rec_wr_slot, s_rec_wr_word, s_rec_wr_data, rp_rd_data};
+/* verilator lint_on UNUSEDSIGNAL */
+end
+endgenerate
 
 localparam integer LAST_Q_I = NUM_Q - 1;
 localparam [QN_W-1:0] LAST_Q = LAST_Q_I[QN_W-1:0];
@@ -298,20 +420,27 @@ always @* begin
     end
 end
 
-ram_sdp_copies #(
+ram_rec #(
     .DATA_W(CQP_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_Q),
     .N_RD(3),
     .RD_LSB({32'd0 + CQP_LOG_LSB, 32'd0 + VIEW_LSB, 32'd0}),
-    .RD_W({32'd0 + CQP_LOG_W, 32'd0 + VIEW_W, 32'd0 + CQP_W})
+    .RD_W({32'd0 + CQP_LOG_W, 32'd0 + VIEW_W, 32'd0 + CQP_W}),
+    .REC_EN(REC_PORT)
 ) cqp_inst (
     .clk(clk),
     .wr_en(cqp_we),
     .wr_addr(cqp_wa),
     .wr_data(cqp_wd),
     .rd_addr({m_rd_qn, sel_qn, alloc_cqn}),
-    .rd_data({m_log, cqp_view, cqp_alloc})
+    .rd_data({m_log, cqp_view, cqp_alloc}),
+    .rec_rd_addr(rp_rd_addr),
+    .rec_rd_data(rp_rd_data[RB_CQP +: CQP_W]),
+    .rec_wr_en(rp_wr_en[0]),
+    .rec_wr_addr(rp_wr_addr),
+    .rec_wr_data(rp_wr_data[RB_CQP +: CQP_W]),
+    .rec_wr_ready(rp_wr_ready[0])
 );
 
 // the CQC write: a create (ci 0), else a checked doorbell (never both:
@@ -323,17 +452,27 @@ always @* begin
     cqc_wd[CQC_CI_LSB +: CQC_CI_W] = db_ok ? m_ci_reg : 16'd0;
 end
 
-ram_sdp #(
+ram_rec #(
     .DATA_W(CQC_W),
     .ADDR_W(QN_W),
-    .DEPTH(NUM_Q)
+    .DEPTH(NUM_Q),
+    .N_RD(1),
+    .RD_LSB(32'd0),
+    .RD_W(32'd0 + CQC_W),
+    .REC_EN(REC_PORT)
 ) cqc_inst (
     .clk(clk),
     .wr_en(cqc_we),
     .wr_addr(m_qn),
     .wr_data(cqc_wd),
     .rd_addr(alloc_cqn),
-    .rd_data(cqc_alloc)
+    .rd_data(cqc_alloc),
+    .rec_rd_addr(rp_rd_addr),
+    .rec_rd_data(rp_rd_data[RB_CQC +: CQC_W]),
+    .rec_wr_en(rp_wr_en[1]),
+    .rec_wr_addr(rp_wr_addr),
+    .rec_wr_data(rp_wr_data[RB_CQC +: CQC_W]),
+    .rec_wr_ready(rp_wr_ready[1])
 );
 
 always @(posedge clk) begin
@@ -390,20 +529,27 @@ always @* begin
     cqm_wd[CQM_ARMED_LSB] = !sweep && (m_ntf_armed ^ arm_ok);
 end
 
-ram_sdp_copies #(
+ram_rec #(
     .DATA_W(CQM_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_Q),
     .N_RD(2),
     .RD_LSB({32'd0 + CQM_ARMED_LSB, 32'd0 + CQM_ARMED_LSB}),
-    .RD_W({32'd0 + CQM_ARMED_W, 32'd0 + CQM_ARMED_W})
+    .RD_W({32'd0 + CQM_ARMED_W, 32'd0 + CQM_ARMED_W}),
+    .REC_EN(REC_PORT)
 ) cqm_inst (
     .clk(clk),
     .wr_en(cqm_we),
     .wr_addr(cqm_wa),
     .wr_data(cqm_wd),
     .rd_addr({sel_qn, notify_cqn}),
-    .rd_data({v_cqm_armed, n_cqm_armed})
+    .rd_data({v_cqm_armed, n_cqm_armed}),
+    .rec_rd_addr(rp_rd_addr),
+    .rec_rd_data(rp_rd_data[RB_CQM +: CQM_W]),
+    .rec_wr_en(rp_wr_en[2]),
+    .rec_wr_addr(rp_wr_addr),
+    .rec_wr_data(rp_wr_data[RB_CQM +: CQM_W]),
+    .rec_wr_ready(rp_wr_ready[2])
 );
 
 // ---------------------------------------------------------------- MSI
@@ -433,7 +579,7 @@ wire pclr_same = pclr_valid_reg && pclr_cqn_reg == n_qn_reg;
 ram_reset_sweep #(.DEPTH(NUM_Q), .ADDR_W(QN_W)) cq_sweep (
     .clk(clk),
     .rst(rst),
-    .wrote(m_cmd || a_commit || arm_ok || notify_armed || pclr_valid_reg),
+    .wrote(m_cmd || a_commit || arm_ok || notify_armed || pclr_valid_reg || rp_wrote_swept),
     .sweep(sweep),
     .sweep_addr(sweep_q)
 );
@@ -459,20 +605,27 @@ always @* begin
     end
 end
 
-ram_sdp_copies #(
+ram_rec #(
     .DATA_W(NTF_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_Q),
     .N_RD(3),
     .RD_LSB({32'd0 + NTF_ARMED_LSB, 32'd0 + NTF_ARMED_LSB, 32'd0}),
-    .RD_W({32'd0 + NTF_ARMED_W, 32'd0 + NTF_ARMED_W, 32'd0 + NTF_W})
+    .RD_W({32'd0 + NTF_ARMED_W, 32'd0 + NTF_ARMED_W, 32'd0 + NTF_W}),
+    .REC_EN(REC_PORT)
 ) ntf_inst (
     .clk(clk),
     .wr_en(sweep || notify_armed),
     .wr_addr(sweep ? sweep_q : n_qn_reg),
     .wr_data(ntf_wd),
     .rd_addr({m_rd_qn, sel_qn, notify_cqn}),
-    .rd_data({m_ntf_armed, v_ntf_armed, n_ntf_pend, n_ntf_armed})
+    .rd_data({m_ntf_armed, v_ntf_armed, n_ntf_pend, n_ntf_armed}),
+    .rec_rd_addr(rp_rd_addr),
+    .rec_rd_data(rp_rd_data[RB_NTF +: NTF_W]),
+    .rec_wr_en(rp_wr_en[3]),
+    .rec_wr_addr(rp_wr_addr),
+    .rec_wr_data(rp_wr_data[RB_NTF +: NTF_W]),
+    .rec_wr_ready(rp_wr_ready[3])
 );
 
 reg [MSS_W-1:0] mss_wd;
@@ -481,19 +634,31 @@ always @* begin
     mss_wd[MSS_PEND_LSB +: MSS_PEND_W] = !sweep && pclr_pend_reg;
 end
 
-ram_sdp #(
+ram_rec #(
     .DATA_W(MSS_W),
     .ADDR_W(QN_W),
-    .DEPTH(NUM_Q)
+    .DEPTH(NUM_Q),
+    .N_RD(1),
+    .RD_LSB(32'd0),
+    .RD_W(32'd0 + MSS_W),
+    .REC_EN(REC_PORT)
 ) mss_inst (
     .clk(clk),
     .wr_en(sweep || pclr_valid_reg),
     .wr_addr(sweep ? sweep_q : pclr_cqn_reg),
     .wr_data(mss_wd),
     .rd_addr(notify_cqn),
-    .rd_data(n_mss_pend)
+    .rd_data(n_mss_pend),
+    .rec_rd_addr(rp_rd_addr),
+    .rec_rd_data(rp_rd_data[RB_MSS +: MSS_W]),
+    .rec_wr_en(rp_wr_en[4]),
+    .rec_wr_addr(rp_wr_addr),
+    .rec_wr_data(rp_wr_data[RB_MSS +: MSS_W]),
+    .rec_wr_ready(rp_wr_ready[4])
 );
 
+// (not in the record port: a FIFO addressed by its head and tail, holding
+// only CQs that owe an MSI, which the cache keeps pinned; header)
 reg [MSIQ_W-1:0] msiq_wd;
 always @* begin
     msiq_wd = {MSIQ_W{1'b0}};

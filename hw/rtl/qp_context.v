@@ -57,6 +57,22 @@
 // holds MMIO meanwhile (`sweep`) and error moves are dropped (the
 // transport is out of reset with nothing in flight). At power-up nothing
 // is swept. The loaded records (QPC) are not: a QP leaves RESET by a load.
+//
+// Record port (REC_PORT 1; issue 19, DESIGN.md section 6, step 1): every
+// per-QP record above, read and written whole as REC_WORDS 64-bit words per
+// QP (rec_map's layout and contract), for the QP context cache's fill and
+// write-back: QPC, HST, EA, EB, DMH in that order, each from a 64-bit
+// word boundary (at 64 QPs and 16 MACs: QPC 178 bits in words 0-2, HST 5
+// in word 3, EA, EB, DMH 1 each in words 4, 5, 6; word 7 padding). Each
+// record RAM is a ram_rec: one more copy of the whole record for the read,
+// and the record write takes the RAM's write port in cycles the module
+// does not write it (the module's write first). The cache fills or writes
+// back only a QP no module is using; the MAC table (shared, in flops) is
+// not in the record: a QP's DMI and DMH mean an entry of this table, so a
+// filled QP must find its MAC there (the cache's business, not this
+// block's). A record write of HST, EA, EB or DMH counts as a write for the
+// sweep after a reset. REC_PORT 0 builds none of it (the ram_recs are
+// ram_sdp_copies, the port's outputs are constants).
 
 `resetall
 `timescale 1ns / 1ps
@@ -66,7 +82,9 @@ module qp_context #(
     parameter NUM_QP = 16,
     parameter QN_W = 4,
     parameter DMAC_N = 16,              // destination MACs held at once
-    parameter RC_EN = 1                 // 0: mp-only build: every QP is mp, rc loads are refused
+    parameter RC_EN = 1,                // 0: mp-only build: every QP is mp, rc loads are refused
+    parameter REC_PORT = 0,             // 1: the record port (header)
+    parameter REC_WORDS = 8             // the record port's 64-bit words per QP, 2^k, 2..64
 ) (
     input  wire             clk,
     input  wire             rst,
@@ -154,7 +172,22 @@ module qp_context #(
 
     // the sweep after a reset is clearing the states (the register block
     // holds MMIO meanwhile)
-    output wire             sweep
+    output wire             sweep,
+
+    // record port (REC_PORT 1; DESIGN.md section 6, step 1): this module's
+    // per-QP records as REC_WORDS 64-bit words (rec_map's contract)
+    input  wire             s_rec_rd_valid,
+    output wire             s_rec_rd_ready,
+    input  wire [QN_W-1:0]  s_rec_rd_slot,
+    input  wire [$clog2(REC_WORDS)-1:0] s_rec_rd_word,
+    output wire             m_rec_rd_data_valid,
+    output wire [63:0]      m_rec_rd_data,
+    input  wire             s_rec_wr_valid,
+    output wire             s_rec_wr_ready,
+    input  wire [QN_W-1:0]  s_rec_wr_slot,
+    input  wire [$clog2(REC_WORDS)-1:0] s_rec_wr_word,
+    input  wire [63:0]      s_rec_wr_data,
+    output wire             rec_wr_busy
 );
 
 localparam [2:0] QPS_RESET = 3'd0, QPS_INIT = 3'd1, QPS_RTR = 3'd2, QPS_RTS = 3'd3, QPS_ERR = 3'd6;
@@ -238,6 +271,95 @@ localparam EB_W = EB_V_LSB + EB_V_W;
 localparam DMH_HELD_W = 1;
 localparam DMH_HELD_LSB = 0;
 localparam DMH_W = DMH_HELD_LSB + DMH_HELD_W;
+
+// ---------------------------------------------------------------- record port
+// The records in the port's order (record r's width at [r*32 +: 32], its
+// bits at RB_* in the packed record-port vectors, as rec_map packs them)
+localparam REC_N = 5;
+localparam [REC_N*32-1:0] REC_WS = {32'd0 + DMH_W, 32'd0 + EB_W, 32'd0 + EA_W, 32'd0 + HST_W,
+    32'd0 + QPC_W};
+localparam RB_QPC = 0;
+localparam RB_HST = RB_QPC + QPC_W;
+localparam RB_EA = RB_HST + HST_W;
+localparam RB_EB = RB_EA + EA_W;
+localparam RB_DMH = RB_EB + EB_W;
+localparam REC_BITS = RB_DMH + DMH_W;
+// the 64-bit words they take (each from a word boundary)
+localparam REC_USED = (QPC_W + 63) / 64 + (HST_W + 63) / 64 + (EA_W + 63) / 64 + (EB_W + 63) / 64
+    + (DMH_W + 63) / 64;
+
+initial begin
+    if (REC_PORT != 0 && REC_PORT != 1) begin
+        $error("qp_context: REC_PORT must be 0 or 1");
+        $finish;
+    end
+    if (REC_WORDS < 2 || REC_WORDS > 64 || (REC_WORDS & (REC_WORDS - 1)) != 0) begin
+        $error("qp_context: REC_WORDS must be a power of two, 2..64");
+        $finish;
+    end
+    if (REC_USED > REC_WORDS) begin
+        $error("qp_context: the records take %0d words, more than REC_WORDS %0d", REC_USED, REC_WORDS);
+        $finish;
+    end
+end
+
+// the record RAMs' record ports (rec_map's side; constant 0 with REC_PORT 0)
+wire [QN_W-1:0]     rp_rd_addr;
+wire [REC_BITS-1:0] rp_rd_data;
+wire [REC_N-1:0]    rp_wr_en;
+wire [QN_W-1:0]     rp_wr_addr;
+wire [REC_BITS-1:0] rp_wr_data;
+wire [REC_N-1:0]    rp_wr_ready;
+// a record write of a swept record (HST, EA, EB, DMH) done this cycle: a
+// reset after it must sweep as after the module's own writes
+wire rp_wrote_swept = (rp_wr_en[REC_N-1:1] & rp_wr_ready[REC_N-1:1]) != {(REC_N-1){1'b0}};
+
+generate
+if (REC_PORT != 0) begin : g_rec_port
+rec_map #(
+    .N_REC(REC_N),
+    .REC_W(REC_WS),
+    .SLOT_W(QN_W),
+    .REC_WORDS(REC_WORDS)
+) rec_map_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_rec_rd_valid(s_rec_rd_valid),
+    .s_rec_rd_ready(s_rec_rd_ready),
+    .s_rec_rd_slot(s_rec_rd_slot),
+    .s_rec_rd_word(s_rec_rd_word),
+    .m_rec_rd_data_valid(m_rec_rd_data_valid),
+    .m_rec_rd_data(m_rec_rd_data),
+    .s_rec_wr_valid(s_rec_wr_valid),
+    .s_rec_wr_ready(s_rec_wr_ready),
+    .s_rec_wr_slot(s_rec_wr_slot),
+    .s_rec_wr_word(s_rec_wr_word),
+    .s_rec_wr_data(s_rec_wr_data),
+    .rec_rd_addr(rp_rd_addr),
+    .rec_rd_data(rp_rd_data),
+    .rec_wr_en(rp_wr_en),
+    .rec_wr_addr(rp_wr_addr),
+    .rec_wr_data(rp_wr_data),
+    .rec_wr_ready(rp_wr_ready),
+    .wr_busy(rec_wr_busy)
+);
+end else begin : g_no_rec_port
+assign s_rec_rd_ready = 1'b1;
+assign m_rec_rd_data_valid = 1'b0;
+assign m_rec_rd_data = 64'd0;
+assign s_rec_wr_ready = 1'b1;
+assign rec_wr_busy = 1'b0;
+assign rp_rd_addr = {QN_W{1'b0}};
+assign rp_wr_en = {REC_N{1'b0}};
+assign rp_wr_addr = {QN_W{1'b0}};
+assign rp_wr_data = {REC_BITS{1'b0}};
+/* verilator lint_off UNUSEDSIGNAL */
+wire unused_rec_port = &{1'b0, s_rec_rd_valid, s_rec_rd_slot, s_rec_rd_word, s_rec_wr_valid,
+    s_rec_wr_slot, s_rec_wr_word, s_rec_wr_data, rp_rd_data, rp_wr_ready};
+/* verilator lint_on UNUSEDSIGNAL */
+end
+endgenerate
+
 reg [47:0] mac_tbl [0:DMAC_N-1];
 reg [QN_W:0] mac_ref [0:DMAC_N-1];      // QPs holding each entry (0: free)
 
@@ -396,21 +518,28 @@ wire [QPC_W-1:0] b_rec;     // (its spray field is the requester's)
 
 // port a: the low QPC_A_W bits; port b: the whole record; the host path's
 // port: the MAC table entry (at sel, above)
-ram_sdp_copies #(
+ram_rec #(
     .DATA_W(QPC_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
     .INIT(QPC_INIT),
     .N_RD(3),
     .RD_LSB({32'd0 + QPC_DMI_LSB, 32'd0, 32'd0}),
-    .RD_W({32'd0 + QPC_DMI_W, 32'd0 + QPC_W, 32'd0 + QPC_A_W})
+    .RD_W({32'd0 + QPC_DMI_W, 32'd0 + QPC_W, 32'd0 + QPC_A_W}),
+    .REC_EN(REC_PORT)
 ) rec_inst (
     .clk(clk),
     .wr_en(rec_wr),
     .wr_addr(sel),
     .wr_data(rec_in),
     .rd_addr({sel, b_qpn, a_qpn}),
-    .rd_data({old_mi, b_rec, a_rec})
+    .rd_data({old_mi, b_rec, a_rec}),
+    .rec_rd_addr(rp_rd_addr),
+    .rec_rd_data(rp_rd_data[RB_QPC +: QPC_W]),
+    .rec_wr_en(rp_wr_en[0]),
+    .rec_wr_addr(rp_wr_addr),
+    .rec_wr_data(rp_wr_data[RB_QPC +: QPC_W]),
+    .rec_wr_ready(rp_wr_ready[0])
 );
 
 // the MAC-held bit: the host path alone writes and reads it, at sel
@@ -421,17 +550,27 @@ wire [QN_W-1:0] q_sweep_q;
 assign sweep = q_sweep;
 wire [DMH_W-1:0] dmh_wd;
 wire [DMH_W-1:0] dmh_sel;
-ram_sdp #(
+ram_rec #(
     .DATA_W(DMH_W),
     .ADDR_W(QN_W),
-    .DEPTH(NUM_QP)
+    .DEPTH(NUM_QP),
+    .N_RD(1),
+    .RD_LSB(32'd0),
+    .RD_W(32'd0 + DMH_W),
+    .REC_EN(REC_PORT)
 ) dmh_inst (
     .clk(clk),
     .wr_en(dmh_we || q_sweep),
     .wr_addr(q_sweep ? q_sweep_q : sel),
     .wr_data(dmh_wd),
     .rd_addr(sel),
-    .rd_data(dmh_sel)
+    .rd_data(dmh_sel),
+    .rec_rd_addr(rp_rd_addr),
+    .rec_rd_data(rp_rd_data[RB_DMH +: DMH_W]),
+    .rec_wr_en(rp_wr_en[4]),
+    .rec_wr_addr(rp_wr_addr),
+    .rec_wr_data(rp_wr_data[RB_DMH +: DMH_W]),
+    .rec_wr_ready(rp_wr_ready[4])
 );
 assign old_held = dmh_sel[DMH_HELD_LSB];
 
@@ -520,7 +659,7 @@ wire pb_we = pb_v_reg && !(host_wr && sel == pb_q_reg);
 ram_reset_sweep #(.DEPTH(NUM_QP), .ADDR_W(QN_W)) q_sweep_inst (
     .clk(clk),
     .rst(rst),
-    .wrote(host_wr || pa_we || pb_we),
+    .wrote(host_wr || pa_we || pb_we || rp_wrote_swept),
     .sweep(q_sweep),
     .sweep_addr(q_sweep_q)
 );
@@ -544,48 +683,69 @@ always @* begin
     end
 end
 // (ports in the order a, b, sel, pending a, pending b)
-ram_sdp_copies #(
+ram_rec #(
     .DATA_W(HST_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
     .N_RD(5),
     .RD_LSB({32'd0 + HST_HB_LSB, 32'd0 + HST_HA_LSB, 32'd0, 32'd0, 32'd0}),
-    .RD_W({32'd0 + HST_HB_W, 32'd0 + HST_HA_W, 32'd0 + HST_W, 32'd0 + HST_W, 32'd0 + HST_W})
+    .RD_W({32'd0 + HST_HB_W, 32'd0 + HST_HA_W, 32'd0 + HST_W, 32'd0 + HST_W, 32'd0 + HST_W}),
+    .REC_EN(REC_PORT)
 ) hst_inst (
     .clk(clk),
     .wr_en(host_wr || q_sweep),
     .wr_addr(q_sweep ? q_sweep_q : sel),
     .wr_data(hst_wd),
     .rd_addr({set_err_b_qpn, set_err_a_qpn, sel, b_qpn, a_qpn}),
-    .rd_data({hb_pb, ha_pa, hst_s, hst_b, hst_a})
+    .rd_data({hb_pb, ha_pa, hst_s, hst_b, hst_a}),
+    .rec_rd_addr(rp_rd_addr),
+    .rec_rd_data(rp_rd_data[RB_HST +: HST_W]),
+    .rec_wr_en(rp_wr_en[1]),
+    .rec_wr_addr(rp_wr_addr),
+    .rec_wr_data(rp_wr_data[RB_HST +: HST_W]),
+    .rec_wr_ready(rp_wr_ready[1])
 );
 // (ports in the order a, b, sel)
-ram_sdp_copies #(
+ram_rec #(
     .DATA_W(EA_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
-    .N_RD(3)
+    .N_RD(3),
+    .REC_EN(REC_PORT)
 ) ea_inst (
     .clk(clk),
     .wr_en(pa_we || q_sweep),
     .wr_addr(q_sweep ? q_sweep_q : pa_q_reg),
     .wr_data(ea_wd),
     .rd_addr({sel, b_qpn, a_qpn}),
-    .rd_data({ea_s, ea_b, ea_a})
+    .rd_data({ea_s, ea_b, ea_a}),
+    .rec_rd_addr(rp_rd_addr),
+    .rec_rd_data(rp_rd_data[RB_EA +: EA_W]),
+    .rec_wr_en(rp_wr_en[2]),
+    .rec_wr_addr(rp_wr_addr),
+    .rec_wr_data(rp_wr_data[RB_EA +: EA_W]),
+    .rec_wr_ready(rp_wr_ready[2])
 );
 // (ports in the order a, b, sel)
-ram_sdp_copies #(
+ram_rec #(
     .DATA_W(EB_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
-    .N_RD(3)
+    .N_RD(3),
+    .REC_EN(REC_PORT)
 ) eb_inst (
     .clk(clk),
     .wr_en(pb_we || q_sweep),
     .wr_addr(q_sweep ? q_sweep_q : pb_q_reg),
     .wr_data(eb_wd),
     .rd_addr({sel, b_qpn, a_qpn}),
-    .rd_data({eb_s, eb_b, eb_a})
+    .rd_data({eb_s, eb_b, eb_a}),
+    .rec_rd_addr(rp_rd_addr),
+    .rec_rd_data(rp_rd_data[RB_EB +: EB_W]),
+    .rec_wr_en(rp_wr_en[3]),
+    .rec_wr_addr(rp_wr_addr),
+    .rec_wr_data(rp_wr_data[RB_EB +: EB_W]),
+    .rec_wr_ready(rp_wr_ready[3])
 );
 // a QP's state: ERR while an error bit differs from the host's or a move
 // of it is pending

@@ -7,6 +7,24 @@
 // 16-bit free-running counters, so a ring of N entries (N a power of two up
 // to 32768) is full when pi - ci == N. Errors are reported two cycles after
 // the register write that caused them.
+//
+// Record port (REC_PORT 1; issue 19, DESIGN.md section 6, step 1): the send
+// queues' per-QP records, read and written whole as REC_WORDS 64-bit words
+// per queue (rec_map's layout and contract), for the QP context cache's
+// fill and write-back: SQC, SQS in that order, each from a 64-bit word
+// boundary (at 64 queues: SQC 58 bits in word 0, SQS 39 in word 1; words
+// 2-7 padding). Each is a ram_rec: one more copy of the whole record for
+// the read, and the record write takes the RAM's write port in cycles the
+// module does not write it (the module's write first). SQF, the list of
+// scheduled queues, is not in the record: it is a FIFO addressed by its
+// head and tail, not by queue number, and holds only scheduled queues
+// (SQS.SCHED 1: work queued, or a pick yet to find none), which the cache
+// keeps pinned, never filled or written back; so a queue's record moves
+// with SCHED 0, and a fill never puts a queue in the list. A record write
+// of SQS counts as a write for the sweep after a reset. The completion
+// queues' records are cq_manager's, through its own port (cq_s_rec_*, the
+// same contract, CQ_REC_WORDS words). REC_PORT 0 builds none of it (the
+// ram_recs are ram_sdp_copies, the ports' outputs are constants).
 
 `resetall
 `timescale 1ns / 1ps
@@ -14,7 +32,10 @@
 
 module queue_manager #(
     parameter NUM_Q = 16,
-    parameter QN_W = 4
+    parameter QN_W = 4,
+    parameter REC_PORT = 0,             // 1: the record ports (header), here and in cq_manager
+    parameter REC_WORDS = 8,            // the send queues' record port: 64-bit words per queue, 2^k, 2..64
+    parameter CQ_REC_WORDS = 8          // cq_manager's record port: 64-bit words per CQ, 2^k, 2..64
 ) (
     input  wire             clk,
     input  wire             rst,
@@ -95,7 +116,37 @@ module queue_manager #(
     output wire             busy,
     // the send and completion queues' sweep after a reset: the register
     // block holds every MMIO request until it is done
-    output wire             sweep
+    output wire             sweep,
+
+    // record port (REC_PORT 1; DESIGN.md section 6, step 1): this module's
+    // per-QP records as REC_WORDS 64-bit words (rec_map's contract)
+    input  wire             s_rec_rd_valid,
+    output wire             s_rec_rd_ready,
+    input  wire [QN_W-1:0]  s_rec_rd_slot,
+    input  wire [$clog2(REC_WORDS)-1:0] s_rec_rd_word,
+    output wire             m_rec_rd_data_valid,
+    output wire [63:0]      m_rec_rd_data,
+    input  wire             s_rec_wr_valid,
+    output wire             s_rec_wr_ready,
+    input  wire [QN_W-1:0]  s_rec_wr_slot,
+    input  wire [$clog2(REC_WORDS)-1:0] s_rec_wr_word,
+    input  wire [63:0]      s_rec_wr_data,
+    output wire             rec_wr_busy,
+
+    // cq_manager's record port (its per-CQ records as CQ_REC_WORDS 64-bit
+    // words), passed through
+    input  wire             cq_s_rec_rd_valid,
+    output wire             cq_s_rec_rd_ready,
+    input  wire [QN_W-1:0]  cq_s_rec_rd_slot,
+    input  wire [$clog2(CQ_REC_WORDS)-1:0] cq_s_rec_rd_word,
+    output wire             cq_m_rec_rd_data_valid,
+    output wire [63:0]      cq_m_rec_rd_data,
+    input  wire             cq_s_rec_wr_valid,
+    output wire             cq_s_rec_wr_ready,
+    input  wire [QN_W-1:0]  cq_s_rec_wr_slot,
+    input  wire [$clog2(CQ_REC_WORDS)-1:0] cq_s_rec_wr_word,
+    input  wire [63:0]      cq_s_rec_wr_data,
+    output wire             cq_rec_wr_busy
 );
 
 // the ring entry formats: hw/formats/rnic_formats.rdl
@@ -172,6 +223,89 @@ localparam SQF_QN_LSB = 0;
 localparam SQF_W = SQF_QN_LSB + SQF_QN_W;
 localparam SQF_DEPTH = 1 << QN_W;
 
+// ---------------------------------------------------------------- record port
+// The records in the port's order (record r's width at [r*32 +: 32], its
+// bits at RB_* in the packed record-port vectors, as rec_map packs them)
+localparam REC_N = 2;
+localparam [REC_N*32-1:0] REC_WS = {32'd0 + SQS_W, 32'd0 + SQC_W};
+localparam RB_SQC = 0;
+localparam RB_SQS = RB_SQC + SQC_W;
+localparam REC_BITS = RB_SQS + SQS_W;
+// the 64-bit words they take (each from a word boundary)
+localparam REC_USED = (SQC_W + 63) / 64 + (SQS_W + 63) / 64;
+
+initial begin
+    if (REC_PORT != 0 && REC_PORT != 1) begin
+        $error("queue_manager: REC_PORT must be 0 or 1");
+        $finish;
+    end
+    if (REC_WORDS < 2 || REC_WORDS > 64 || (REC_WORDS & (REC_WORDS - 1)) != 0) begin
+        $error("queue_manager: REC_WORDS must be a power of two, 2..64");
+        $finish;
+    end
+    if (REC_USED > REC_WORDS) begin
+        $error("queue_manager: the records take %0d words, more than REC_WORDS %0d", REC_USED, REC_WORDS);
+        $finish;
+    end
+end
+
+// the record RAMs' record ports (rec_map's side; constant 0 with REC_PORT 0)
+wire [QN_W-1:0]     rp_rd_addr;
+wire [REC_BITS-1:0] rp_rd_data;
+wire [REC_N-1:0]    rp_wr_en;
+wire [QN_W-1:0]     rp_wr_addr;
+wire [REC_BITS-1:0] rp_wr_data;
+wire [REC_N-1:0]    rp_wr_ready;
+// a record write of SQS (the swept record) done this cycle: a reset after
+// it must sweep as after the pipeline's writes
+wire rp_wrote_swept = rp_wr_en[1] && rp_wr_ready[1];
+
+generate
+if (REC_PORT != 0) begin : g_rec_port
+rec_map #(
+    .N_REC(REC_N),
+    .REC_W(REC_WS),
+    .SLOT_W(QN_W),
+    .REC_WORDS(REC_WORDS)
+) rec_map_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_rec_rd_valid(s_rec_rd_valid),
+    .s_rec_rd_ready(s_rec_rd_ready),
+    .s_rec_rd_slot(s_rec_rd_slot),
+    .s_rec_rd_word(s_rec_rd_word),
+    .m_rec_rd_data_valid(m_rec_rd_data_valid),
+    .m_rec_rd_data(m_rec_rd_data),
+    .s_rec_wr_valid(s_rec_wr_valid),
+    .s_rec_wr_ready(s_rec_wr_ready),
+    .s_rec_wr_slot(s_rec_wr_slot),
+    .s_rec_wr_word(s_rec_wr_word),
+    .s_rec_wr_data(s_rec_wr_data),
+    .rec_rd_addr(rp_rd_addr),
+    .rec_rd_data(rp_rd_data),
+    .rec_wr_en(rp_wr_en),
+    .rec_wr_addr(rp_wr_addr),
+    .rec_wr_data(rp_wr_data),
+    .rec_wr_ready(rp_wr_ready),
+    .wr_busy(rec_wr_busy)
+);
+end else begin : g_no_rec_port
+assign s_rec_rd_ready = 1'b1;
+assign m_rec_rd_data_valid = 1'b0;
+assign m_rec_rd_data = 64'd0;
+assign s_rec_wr_ready = 1'b1;
+assign rec_wr_busy = 1'b0;
+assign rp_rd_addr = {QN_W{1'b0}};
+assign rp_wr_en = {REC_N{1'b0}};
+assign rp_wr_addr = {QN_W{1'b0}};
+assign rp_wr_data = {REC_BITS{1'b0}};
+/* verilator lint_off UNUSEDSIGNAL */
+wire unused_rec_port = &{1'b0, s_rec_rd_valid, s_rec_rd_slot, s_rec_rd_word, s_rec_wr_valid,
+    s_rec_wr_slot, s_rec_wr_word, s_rec_wr_data, rp_rd_data, rp_wr_ready};
+/* verilator lint_on UNUSEDSIGNAL */
+end
+endgenerate
+
 reg err_valid_reg = 1'b0;
 reg [7:0] err_code_reg = 8'd0;
 reg [15:0] err_qn_reg = 16'd0;
@@ -208,7 +342,9 @@ wire [15:0] cqm_err_qn;
 
 cq_manager #(
     .NUM_Q(NUM_Q),
-    .QN_W(QN_W)
+    .QN_W(QN_W),
+    .REC_PORT(REC_PORT),
+    .REC_WORDS(CQ_REC_WORDS)
 ) cq_inst (
     .clk(clk),
     .rst(rst),
@@ -242,7 +378,19 @@ cq_manager #(
     .err_valid(cqm_err_valid),
     .err_code(cqm_err_code),
     .err_qn(cqm_err_qn),
-    .busy(cq_sweep)
+    .busy(cq_sweep),
+    .s_rec_rd_valid(cq_s_rec_rd_valid),
+    .s_rec_rd_ready(cq_s_rec_rd_ready),
+    .s_rec_rd_slot(cq_s_rec_rd_slot),
+    .s_rec_rd_word(cq_s_rec_rd_word),
+    .m_rec_rd_data_valid(cq_m_rec_rd_data_valid),
+    .m_rec_rd_data(cq_m_rec_rd_data),
+    .s_rec_wr_valid(cq_s_rec_wr_valid),
+    .s_rec_wr_ready(cq_s_rec_wr_ready),
+    .s_rec_wr_slot(cq_s_rec_wr_slot),
+    .s_rec_wr_word(cq_s_rec_wr_word),
+    .s_rec_wr_data(cq_s_rec_wr_data),
+    .rec_wr_busy(cq_rec_wr_busy)
 );
 
 assign sel_cq_pi = sel_ok ? cqm_sel_pi : 16'd0;
@@ -481,7 +629,7 @@ end
 ram_reset_sweep #(.DEPTH(NUM_Q), .ADDR_W(QN_W)) sq_sweep_inst (
     .clk(clk),
     .rst(rst),
-    .wrote(sqs_we),
+    .wrote(sqs_we || rp_wrote_swept),
     .sweep(sq_sweep),
     .sweep_addr(sq_sweep_q)
 );
@@ -489,20 +637,27 @@ ram_reset_sweep #(.DEPTH(NUM_Q), .ADDR_W(QN_W)) sq_sweep_inst (
 // the records: SQS (port 0 the pipeline's, port 1 the host's view: log,
 // pi, ci), SQC (port 0 the pick's, port 1 the lookup's CQ), SQF
 wire [SQS_CI_LSB+SQS_CI_W-1:0] sqs_sel;
-ram_sdp_copies #(
+ram_rec #(
     .DATA_W(SQS_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_Q),
     .N_RD(2),
     .RD_LSB({32'd0, 32'd0}),
-    .RD_W({32'd0 + SQS_CI_LSB + SQS_CI_W, 32'd0 + SQS_W})
+    .RD_W({32'd0 + SQS_CI_LSB + SQS_CI_W, 32'd0 + SQS_W}),
+    .REC_EN(REC_PORT)
 ) sqs_inst (
     .clk(clk),
     .wr_en(sqs_we || sq_sweep),
     .wr_addr(sq_sweep ? sq_sweep_q : s1_qn_reg),
     .wr_data(sqs_wd),
     .rd_addr({sel, op_qn_next}),
-    .rd_data({sqs_sel, sqs_rd})
+    .rd_data({sqs_sel, sqs_rd}),
+    .rec_rd_addr(rp_rd_addr),
+    .rec_rd_data(rp_rd_data[RB_SQS +: SQS_W]),
+    .rec_wr_en(rp_wr_en[1]),
+    .rec_wr_addr(rp_wr_addr),
+    .rec_wr_data(rp_wr_data[RB_SQS +: SQS_W]),
+    .rec_wr_ready(rp_wr_ready[1])
 );
 
 reg [SQC_W-1:0] sqc_wd;
@@ -513,24 +668,33 @@ always @* begin
 end
 wire [SQC_W-1:0] sqc_pick;
 wire [SQC_CQN_W-1:0] sqc_lookup;
-ram_sdp_copies #(
+ram_rec #(
     .DATA_W(SQC_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_Q),
     .N_RD(2),
     .RD_LSB({32'd0 + SQC_CQN_LSB, 32'd0}),
-    .RD_W({32'd0 + SQC_CQN_W, 32'd0 + SQC_W})
+    .RD_W({32'd0 + SQC_CQN_W, 32'd0 + SQC_W}),
+    .REC_EN(REC_PORT)
 ) sqc_inst (
     .clk(clk),
     .wr_en(sqc_we),
     .wr_addr(sel),
     .wr_data(sqc_wd),
     .rd_addr({lookup_qn, op_qn_next}),
-    .rd_data({sqc_lookup, sqc_pick})
+    .rd_data({sqc_lookup, sqc_pick}),
+    .rec_rd_addr(rp_rd_addr),
+    .rec_rd_data(rp_rd_data[RB_SQC +: SQC_W]),
+    .rec_wr_en(rp_wr_en[0]),
+    .rec_wr_addr(rp_wr_addr),
+    .rec_wr_data(rp_wr_data[RB_SQC +: SQC_W]),
+    .rec_wr_ready(rp_wr_ready[0])
 );
 assign lookup_cqn = sqc_lookup;
 
 wire [SQF_W-1:0] sqf_wd = s1_qn_reg;
+// (not in the record port: a FIFO addressed by its head and tail, holding
+// only queues with work queued, which the cache keeps pinned; header)
 ram_sdp #(
     .DATA_W(SQF_W),
     .ADDR_W(QN_W),

@@ -51,6 +51,18 @@
 //
 // Completions are requested from the CQE writer (m_cqe_* for local results,
 // m_acq_* from the ACK completer).
+//
+// Record port (REC_PORT 1; issue 19, DESIGN.md section 6, step 1): a QP's
+// whole requester state read and written as 64-bit words (s_rec_* and
+// m_rec_*, rec_map's contract), so that the QP context cache can move it
+// between a slot and host memory. Its records, in this order, each
+// starting a word: RQL, REQ, SNT, SQP, STAMP, LST (ram_rec's record copy
+// and record write; REQ's VB and SQP's RV, SNT's VB and SQP's SV, the
+// halves of the written-since-the-load bits, travel as they are stored). Not in
+// it: the outstanding rings (OST entries, ring owners, heads, requests),
+// addressed by ring, not by QP: they hold only QPs with WQEs in flight,
+// which the cache will keep pinned; a QP without a ring has its head at
+// its tail, which is in SQP.
 
 `resetall
 `timescale 1ns / 1ps
@@ -75,7 +87,9 @@ module requester #(
     parameter ATOMIC_EN = 0,                        // 1: atomic WQEs (needs READ_EN; else unknown opcodes)
     parameter OST_RINGS = 16,                       // outstanding rings shared by the QPs
     parameter CLK_MHZ = 250,                        // for the IB timer units
-    parameter [ID_W-1:0] ID_TAG = 0
+    parameter [ID_W-1:0] ID_TAG = 0,
+    parameter REC_PORT = 0,                         // 1: the record port (s_rec_*, m_rec_*)
+    parameter REC_WORDS = 8                         // ... this module's 64-bit words per QP, 2^k
 ) (
     input  wire                   clk,
     input  wire                   rst,
@@ -234,7 +248,22 @@ module requester #(
     output wire                   stat_probe,        // an MP PROBE was sent
     output wire                   stat_probe_rtt_v,  // ... one was answered, after
     output wire [15:0]            stat_probe_rtt,    // ... this many cycles
-    output wire                   stat_ring_busy     // every outstanding ring is in use
+    output wire                   stat_ring_busy,    // every outstanding ring is in use
+
+    // record port (REC_PORT 1; DESIGN.md section 6, step 1): this module's
+    // per-QP records as REC_WORDS 64-bit words (rec_map's contract)
+    input  wire                   s_rec_rd_valid,
+    output wire                   s_rec_rd_ready,
+    input  wire [QN_W-1:0]        s_rec_rd_slot,
+    input  wire [$clog2(REC_WORDS)-1:0] s_rec_rd_word,
+    output wire                   m_rec_rd_data_valid,
+    output wire [63:0]            m_rec_rd_data,
+    input  wire                   s_rec_wr_valid,
+    output wire                   s_rec_wr_ready,
+    input  wire [QN_W-1:0]        s_rec_wr_slot,
+    input  wire [$clog2(REC_WORDS)-1:0] s_rec_wr_word,
+    input  wire [63:0]            s_rec_wr_data,
+    output wire                   rec_wr_busy
 );
 
 // the ring entry formats: hw/formats/rnic_formats.rdl
@@ -289,6 +318,14 @@ initial begin
     end
     if (CLK_MHZ < 16 || CLK_MHZ > 1000 || TMO_BASE < 0) begin
         $error("requester: CLK_MHZ must be 16..1000");
+        $finish;
+    end
+    if (REC_PORT != 0 && REC_PORT != 1) begin
+        $error("requester: REC_PORT must be 0 or 1");
+        $finish;
+    end
+    if (REC_WORDS < 2 || REC_WORDS > 64 || (REC_WORDS & (REC_WORDS - 1)) != 0) begin
+        $error("requester: REC_WORDS must be a power of two, 2..64");
         $finish;
     end
 end
@@ -535,6 +572,12 @@ localparam SQP_W = SQP_TAIL_LSB + SQP_TAIL_W;
 localparam STAMP_TICK_W = 24;
 localparam STAMP_TICK_LSB = 0;
 localparam STAMP_W = STAMP_TICK_LSB + STAMP_TICK_W;
+// LST: a sequence NAK's other lost PSNs (mp's selective NAK; bit k: the
+// NAK's PSN + 1 + k), one record per QP, written by the completer with
+// the request, read at qn by the walk when it takes the request
+localparam LST_LOST_LSB = 0;
+localparam LST_LOST_W = LOST_W;
+localparam LST_W = LST_LOST_LSB + LST_LOST_W;
 // The retransmission and flush requests are kept per ring (the ring
 // owners' bits, below). mp: a sequence NAK names one missing PSN (the
 // responder's bitmap has the rest): resend that packet alone, then
@@ -1201,6 +1244,87 @@ assign s_sq_ready = idle_take || pf_accept;
 // number a cycle ahead for the records' read ports
 wire [QN_W-1:0] c_qpn_next, c_qpn;
 
+// ---------------------------------------------------------------- the record port
+// The records' ram_rec record ports in the port's order, record r's bits
+// at RP_<r>_LSB of rp_rd_data and rp_wr_data (rec_map's packing). Every
+// record is read and written at one slot, so the addresses are shared.
+localparam RP_N = 6;
+localparam RP_RQL = 0, RP_REQ = 1, RP_SNT = 2, RP_SQP = 3, RP_STAMP = 4, RP_LST = 5;
+localparam RP_RQL_LSB = 0;
+localparam RP_REQ_LSB = RP_RQL_LSB + RQL_W;
+localparam RP_SNT_LSB = RP_REQ_LSB + REQ_W;
+localparam RP_SQP_LSB = RP_SNT_LSB + SNT_W;
+localparam RP_STAMP_LSB = RP_SQP_LSB + SQP_W;
+localparam RP_LST_LSB = RP_STAMP_LSB + STAMP_W;
+localparam RP_BITS = RP_LST_LSB + LST_W;
+// (each record starts a word; LST's width follows MP_W: at MP_W 128, its
+// 127 bits two words, the six take 8)
+localparam RP_WORDS = (RQL_W + 63) / 64 + (REQ_W + 63) / 64 + (SNT_W + 63) / 64
+    + (SQP_W + 63) / 64 + (STAMP_W + 63) / 64 + (LST_W + 63) / 64;
+
+initial begin
+    if (RP_WORDS > REC_WORDS) begin
+        $error("requester: the records take %0d words, more than REC_WORDS %0d", RP_WORDS, REC_WORDS);
+        $finish;
+    end
+end
+
+wire [QN_W-1:0] rp_rd_addr;
+wire [RP_BITS-1:0] rp_rd_data;
+wire [RP_N-1:0] rp_wr_en;
+wire [QN_W-1:0] rp_wr_addr;
+wire [RP_BITS-1:0] rp_wr_data;
+wire [RP_N-1:0] rp_wr_ready;
+
+generate
+if (REC_PORT != 0) begin : g_rec
+    rec_map #(
+        .N_REC(RP_N),
+        .REC_W({32'd0 + LST_W, 32'd0 + STAMP_W, 32'd0 + SQP_W, 32'd0 + SNT_W,
+            32'd0 + REQ_W, 32'd0 + RQL_W}),
+        .SLOT_W(QN_W),
+        .REC_WORDS(REC_WORDS)
+    ) rec_map_inst (
+        .clk(clk),
+        .rst(rst),
+        .s_rec_rd_valid(s_rec_rd_valid),
+        .s_rec_rd_ready(s_rec_rd_ready),
+        .s_rec_rd_slot(s_rec_rd_slot),
+        .s_rec_rd_word(s_rec_rd_word),
+        .m_rec_rd_data_valid(m_rec_rd_data_valid),
+        .m_rec_rd_data(m_rec_rd_data),
+        .s_rec_wr_valid(s_rec_wr_valid),
+        .s_rec_wr_ready(s_rec_wr_ready),
+        .s_rec_wr_slot(s_rec_wr_slot),
+        .s_rec_wr_word(s_rec_wr_word),
+        .s_rec_wr_data(s_rec_wr_data),
+        .rec_rd_addr(rp_rd_addr),
+        .rec_rd_data(rp_rd_data),
+        .rec_wr_en(rp_wr_en),
+        .rec_wr_addr(rp_wr_addr),
+        .rec_wr_data(rp_wr_data),
+        .rec_wr_ready(rp_wr_ready),
+        .wr_busy(rec_wr_busy)
+    );
+end else begin : g_no_rec
+    // (reads taken and never answered, writes taken and dropped: a build
+    // without the port has no one on it)
+    assign s_rec_rd_ready = 1'b1;
+    assign m_rec_rd_data_valid = 1'b0;
+    assign m_rec_rd_data = 64'd0;
+    assign s_rec_wr_ready = 1'b1;
+    assign rec_wr_busy = 1'b0;
+    assign rp_rd_addr = {QN_W{1'b0}};
+    assign rp_wr_en = {RP_N{1'b0}};
+    assign rp_wr_addr = {QN_W{1'b0}};
+    assign rp_wr_data = {RP_BITS{1'b0}};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused_rec = &{1'b0, s_rec_rd_valid, s_rec_rd_slot, s_rec_rd_word, s_rec_wr_valid,
+        s_rec_wr_slot, s_rec_wr_word, s_rec_wr_data, rp_rd_data, rp_wr_ready};
+    /* verilator lint_on UNUSEDSIGNAL */
+end
+endgenerate
+
 // ---------------------------------------------------------------- the records in block RAM
 // Read ports: qn (qn_next ahead of qn_reg: the executor's QP), go (go_pick
 // ahead of go_qpn: a due retransmission's una), c (c_qpn_next ahead of
@@ -1256,71 +1380,99 @@ wire [3:0] hd_wd;
 wire [3:0] go_head;
 
 // (ports in the order qn, c, then scan or go)
-ram_sdp_copies #(
+ram_rec #(
     .DATA_W(RQL_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
     .N_RD(3),
     .RD_LSB({32'd0 + RQL_TMO_LSB, 32'd0, 32'd0 + RQL_RETRY_LSB}),
-    .RD_W({32'd0 + RQL_TMO_W, 32'd0 + RQL_W, 32'd0 + RQL_RR_W})
+    .RD_W({32'd0 + RQL_TMO_W, 32'd0 + RQL_W, 32'd0 + RQL_RR_W}),
+    .REC_EN(REC_PORT)
 ) rql_inst (
     .clk(clk),
     .wr_en(rql_we),
     .wr_addr(load_qpn),
     .wr_data(rql_wd),
     .rd_addr({scan_rd, c_qpn_next, qn_next}),
-    .rd_data({scan_tmo_exp, rql_c, rql_qn_rr})
+    .rd_data({scan_tmo_exp, rql_c, rql_qn_rr}),
+    .rec_rd_addr(rp_rd_addr),
+    .rec_rd_data(rp_rd_data[RP_RQL_LSB +: RQL_W]),
+    .rec_wr_en(rp_wr_en[RP_RQL]),
+    .rec_wr_addr(rp_wr_addr),
+    .rec_wr_data(rp_wr_data[RP_RQL_LSB +: RQL_W]),
+    .rec_wr_ready(rp_wr_ready[RP_RQL])
 );
 
 // (ports in the order qn, c, go, load)
-ram_sdp_copies #(
+ram_rec #(
     .DATA_W(REQ_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
     .N_RD(4),
     .RD_LSB({32'd0 + REQ_VB_LSB, 32'd0 + REQ_UNA_LSB, 32'd0, 32'd0}),
-    .RD_W({32'd0 + REQ_VB_W, 32'd0 + REQ_UNA_W + REQ_VB_W + REQ_ONE_W, 32'd0 + REQ_W, 32'd0 + REQ_QN_W})
+    .RD_W({32'd0 + REQ_VB_W, 32'd0 + REQ_UNA_W + REQ_VB_W + REQ_ONE_W, 32'd0 + REQ_W, 32'd0 + REQ_QN_W}),
+    .REC_EN(REC_PORT)
 ) req_inst (
     .clk(clk),
     .wr_en(req_we),
     .wr_addr(req_wa),
     .wr_data(req_wd),
     .rd_addr({load_qpn_next, go_pick, c_qpn_next, qn_next}),
-    .rd_data({req_ld_vb, req_go_raw, req_c_raw, req_qn_raw})
+    .rd_data({req_ld_vb, req_go_raw, req_c_raw, req_qn_raw}),
+    .rec_rd_addr(rp_rd_addr),
+    .rec_rd_data(rp_rd_data[RP_REQ_LSB +: REQ_W]),
+    .rec_wr_en(rp_wr_en[RP_REQ]),
+    .rec_wr_addr(rp_wr_addr),
+    .rec_wr_data(rp_wr_data[RP_REQ_LSB +: REQ_W]),
+    .rec_wr_ready(rp_wr_ready[RP_REQ])
 );
 
 // (ports in the order qn, c, load)
-ram_sdp_copies #(
+ram_rec #(
     .DATA_W(SNT_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
     .N_RD(3),
     .RD_LSB({32'd0 + SNT_VB_LSB, 32'd0, 32'd0}),
-    .RD_W({32'd0 + SNT_VB_W, 32'd0 + SNT_W, 32'd0 + SNT_W})
+    .RD_W({32'd0 + SNT_VB_W, 32'd0 + SNT_W, 32'd0 + SNT_W}),
+    .REC_EN(REC_PORT)
 ) snt_inst (
     .clk(clk),
     .wr_en(snt_we),
     .wr_addr(qn_reg),
     .wr_data(snt_wd),
     .rd_addr({load_qpn_next, c_qpn_next, qn_next}),
-    .rd_data({snt_ld_vb, snt_c_raw, snt_qn_raw})
+    .rd_data({snt_ld_vb, snt_c_raw, snt_qn_raw}),
+    .rec_rd_addr(rp_rd_addr),
+    .rec_rd_data(rp_rd_data[RP_SNT_LSB +: SNT_W]),
+    .rec_wr_en(rp_wr_en[RP_SNT]),
+    .rec_wr_addr(rp_wr_addr),
+    .rec_wr_data(rp_wr_data[RP_SNT_LSB +: SNT_W]),
+    .rec_wr_ready(rp_wr_ready[RP_SNT])
 );
 
 // (ports in the order qn, c, go, sel)
-ram_sdp_copies #(
+ram_rec #(
     .DATA_W(SQP_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
     .N_RD(4),
     .RD_LSB({32'd0 + SQP_PSN_LSB, 32'd0, 32'd0, 32'd0}),
-    .RD_W({32'd0 + SQP_PSN_W, 32'd0 + SQP_W, 32'd0 + SQP_W, 32'd0 + SQP_W})
+    .RD_W({32'd0 + SQP_PSN_W, 32'd0 + SQP_W, 32'd0 + SQP_W, 32'd0 + SQP_W}),
+    .REC_EN(REC_PORT)
 ) sqp_inst (
     .clk(clk),
     .wr_en(sqp_we),
     .wr_addr(sqp_wa),
     .wr_data(sqp_wd),
     .rd_addr({sel_qpn, go_pick, c_qpn_next, qn_next}),
-    .rd_data({sel_sq_psn, sqp_go, sqp_c, sqp_qn})
+    .rd_data({sel_sq_psn, sqp_go, sqp_c, sqp_qn}),
+    .rec_rd_addr(rp_rd_addr),
+    .rec_rd_data(rp_rd_data[RP_SQP_LSB +: SQP_W]),
+    .rec_wr_en(rp_wr_en[RP_SQP]),
+    .rec_wr_addr(rp_wr_addr),
+    .rec_wr_data(rp_wr_data[RP_SQP_LSB +: SQP_W]),
+    .rec_wr_ready(rp_wr_ready[RP_SQP])
 );
 
 // a QP's REQ record as it reads: the RAM's word once written since the load
@@ -1582,18 +1734,25 @@ wire [STAMP_W-1:0] stamp_wd = stc_we ? c_stamp_wd : now;
 wire [STAMP_W-1:0] stamp_scan_raw, stamp_qn_raw;
 
 // (ports in the order qn, scan)
-ram_sdp_copies #(
+ram_rec #(
     .DATA_W(STAMP_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
-    .N_RD(2)
+    .N_RD(2),
+    .REC_EN(REC_PORT)
 ) stamp_inst (
     .clk(clk),
     .wr_en(stamp_we),
     .wr_addr(stamp_wa),
     .wr_data(stamp_wd),
     .rd_addr({scan_next, qn_next}),
-    .rd_data({stamp_scan_raw, stamp_qn_raw})
+    .rd_data({stamp_scan_raw, stamp_qn_raw}),
+    .rec_rd_addr(rp_rd_addr),
+    .rec_rd_data(rp_rd_data[RP_STAMP_LSB +: STAMP_W]),
+    .rec_wr_en(rp_wr_en[RP_STAMP]),
+    .rec_wr_addr(rp_wr_addr),
+    .rec_wr_data(rp_wr_data[RP_STAMP_LSB +: STAMP_W]),
+    .rec_wr_ready(rp_wr_ready[RP_STAMP])
 );
 assign stamp_scan = stamp_scan_raw[STAMP_TICK_LSB +: STAMP_TICK_W];
 assign stamp_qn = stamp_qn_raw[STAMP_TICK_LSB +: STAMP_TICK_W];
@@ -1609,32 +1768,40 @@ always @(posedge clk) begin
     l_give_ring_reg <= ring_ld;
 end
 
-// LST: a sequence NAK's other lost PSNs (mp's selective NAK; bit k: the
-// NAK's PSN + 1 + k), one record per QP, written by the completer with
-// the request, read at qn by the walk when it takes the request
-localparam LST_LOST_LSB = 0;
-localparam LST_LOST_W = LOST_W;
-localparam LST_W = LST_LOST_LSB + LST_LOST_W;
+// LST (its format is above, with the other records')
 wire [LST_W-1:0] lst_wd = c_lost_wd;
 wire [LST_W-1:0] lst_qn;
 wire [LOST_W-1:0] lost_qn = lst_qn[LST_LOST_LSB +: LST_LOST_W];
-ram_sdp #(
+ram_rec #(
     .DATA_W(LST_W),
     .ADDR_W(QN_W),
-    .DEPTH(NUM_QP)
+    .DEPTH(NUM_QP),
+    .N_RD(1),
+    .RD_LSB(32'd0),
+    .RD_W(32'd0 + LST_W),
+    .REC_EN(REC_PORT)
 ) lst_inst (
     .clk(clk),
     .wr_en(c_lost_we),
     .wr_addr(c_qpn),
     .wr_data(lst_wd),
     .rd_addr(qn_next),
-    .rd_data(lst_qn)
+    .rd_data(lst_qn),
+    .rec_rd_addr(rp_rd_addr),
+    .rec_rd_data(rp_rd_data[RP_LST_LSB +: LST_W]),
+    .rec_wr_en(rp_wr_en[RP_LST]),
+    .rec_wr_addr(rp_wr_addr),
+    .rec_wr_data(rp_wr_data[RP_LST_LSB +: LST_W]),
+    .rec_wr_ready(rp_wr_ready[RP_LST])
 );
 
 // the outstanding rings' entries (OST), in block RAM: the completer's
 // port reads at its registers' next values (c_ring_next, c_head_next), so
 // c_entry is the entry at c_ring_reg/c_head_reg; the walk's port reads at
-// r_rd_addr (r_valid, above)
+// r_rd_addr (r_valid, above). Not in the record port, as neither are the
+// ring owners' flops and the ring pool (below): addressed by ring and
+// entry, not by QP, they hold only QPs with WQEs in flight, which the
+// context cache will keep pinned (DESIGN.md section 6, step 3)
 wire [3:0] c_head_next = hd_we && hd_wa == c_qpn ? hd_wd : c_head;
 wire [RG_W-1:0] c_ring_next = ring_we && qn_reg == c_qpn ? ring_pick : ring_c;
 // (the READ bit is the opcode's bit 2: of the opcodes ST_RECORD sees,

@@ -85,6 +85,23 @@
 // Debug switch cfg_early_cqe asks for the CQE before the payload write;
 // cfg_no_mr_check skips the memory-region checks (the fuzz campaign must
 // then see writes outside the registered regions).
+//
+// Record port (REC_PORT 1; DESIGN.md section 6, step 1): the QP context
+// cache moves a QP's whole state between the core and host memory, so
+// every block RAM that keeps a record at the QP's number is a ram_rec, and
+// one rec_map lays their record ports out as REC_WORDS 64-bit words (its
+// contract and layout). The records, in this order: RSP, EPS, RQP, RQC,
+// RFL, and in ATOMIC_EN builds atomic_replay's ARM and its ATOM_REPLAY
+// slots (ARS, one record each); their widths follow the knobs (RSP's
+// fields of MP_W, SEND_EN and RC_EN), so the layout is a build's. The
+// halves of a bit kept as an XOR of two records (VB of RSP, RQC and RFL
+// against LV, LC and LF of EPS) are all in it, so a QP moved whole reads
+// as it did. Not in it: state kept by position rather than by QP number,
+// which only a QP with work in flight has (the cache keeps such a QP
+// pinned): mp_deferred's slots (deferred completions), the READ job ring
+// (rrq_qpn, by job number), the waiting ACK and ACK job, the registers of
+// the packet in work. REC_PORT 0 builds no record copy and no rec_map
+// (the record writes are tied off): the logic is as without the port.
 
 `resetall
 `timescale 1ns / 1ps
@@ -114,6 +131,8 @@ module responder #(
     parameter RD_IW = 2,                           // the READ table's index width
     parameter ATOMIC_EN = 0,                       // 1: atomics executed (READ_EN too)
     parameter ATOM_REPLAY = 4,                     // replay records per QP (ATOMIC_EN): the largest max_dest_rd_atomic
+    parameter REC_PORT = 0,                        // 1: the record port is built (header)
+    parameter REC_WORDS = 32,                      // ... its 64-bit words per QP, a power of two
     parameter [ID_W-1:0] ID_TAG = 0
 ) (
     input  wire                   clk,
@@ -319,7 +338,22 @@ module responder #(
     output wire                   stat_guard,       // a payload write the MR re-check refused
     output wire                   stat_rd_resp,     // a READ response placed (its write accepted)
     output wire                   stat_rd_over,     // a new READ or atomic beyond max_dest_rd_atomic (NAKed)
-    output wire                   mr_drain          // an MR command waits for READs and atomics checked before it
+    output wire                   mr_drain,         // an MR command waits for READs and atomics checked before it
+
+    // record port (REC_PORT 1; DESIGN.md section 6, step 1): this module's
+    // per-QP records as REC_WORDS 64-bit words (rec_map's contract)
+    input  wire                   s_rec_rd_valid,
+    output wire                   s_rec_rd_ready,
+    input  wire [QN_W-1:0]        s_rec_rd_slot,
+    input  wire [$clog2(REC_WORDS)-1:0] s_rec_rd_word,
+    output wire                   m_rec_rd_data_valid,
+    output wire [63:0]            m_rec_rd_data,
+    input  wire                   s_rec_wr_valid,
+    output wire                   s_rec_wr_ready,
+    input  wire [QN_W-1:0]        s_rec_wr_slot,
+    input  wire [$clog2(REC_WORDS)-1:0] s_rec_wr_word,
+    input  wire [63:0]            s_rec_wr_data,
+    output wire                   rec_wr_busy
 );
 
 // the ring entry formats: hw/formats/rnic_formats.rdl
@@ -357,6 +391,17 @@ initial begin
     end
     if (MP_PEND < 2 || MP_PEND > NUM_QP) begin
         $error("responder: MP_PEND must be 2..NUM_QP");
+        $finish;
+    end
+    if ((REC_PORT != 0 && REC_PORT != 1) || REC_WORDS < 2 || REC_WORDS > 64
+            || (REC_WORDS & (REC_WORDS - 1)) != 0) begin
+        $error("responder: REC_PORT must be 0 or 1, REC_WORDS a power of two, 2..64");
+        $finish;
+    end
+    // (a build without the port has no layout to fit)
+    if (REC_PORT != 0 && recp_words(RECP_N) > REC_WORDS) begin
+        $error("responder: the records take %0d words, more than REC_WORDS %0d",
+            recp_words(RECP_N), REC_WORDS);
         $finish;
     end
 end
@@ -497,6 +542,64 @@ localparam RFL_OW_LSB = RFL_NS_LSB + RFL_NS_W;
 localparam RFL_AO_LSB = RFL_OW_LSB + RFL_OW_W;
 localparam RFL_ST_LSB = RFL_AO_LSB + RFL_AO_W;
 localparam RFL_W = RFL_ST_LSB + RFL_ST_W;
+// The record port's records (header), record r's width: atomic_replay's
+// are its ARM and ARS words, restated here (its port's width, sized from
+// its own declarations, makes a mismatch a lint error)
+localparam RECP_ARM_BITS = (ATOM_REPLAY > 1 ? $clog2(ATOM_REPLAY) : 1) + ATOM_REPLAY;
+localparam RECP_ARS_BITS = 64 + 24;
+localparam RECP_N = 5 + (ATOMIC_EN != 0 ? 1 + ATOM_REPLAY : 0);
+function integer recp_w(input integer r);
+    begin
+        case (r)
+            0: recp_w = RSP_W;
+            1: recp_w = EPS_W;
+            2: recp_w = RQP_W;
+            3: recp_w = RQC_W;
+            4: recp_w = RFL_W;
+            5: recp_w = RECP_ARM_BITS;
+            default: recp_w = RECP_ARS_BITS;
+        endcase
+    end
+endfunction
+// record r's first bit in the packed record ports (rec_map's packing)
+function integer recp_lsb(input integer r);
+    integer ri;
+    begin
+        recp_lsb = 0;
+        for (ri = 0; ri < r; ri = ri + 1) begin
+            recp_lsb = recp_lsb + recp_w(ri);
+        end
+    end
+endfunction
+// the 64-bit words the first n records take (rec_map's layout)
+function integer recp_words(input integer n);
+    integer ri;
+    begin
+        recp_words = 0;
+        for (ri = 0; ri < n; ri = ri + 1) begin
+            recp_words = recp_words + (recp_w(ri) + 63) / 64;
+        end
+    end
+endfunction
+// rec_map's REC_W: record r's width at [r*32 +: 32]
+function [RECP_N*32-1:0] recp_tab(input integer n);
+    integer ri;
+    begin
+        recp_tab = {RECP_N*32{1'b0}};
+        for (ri = 0; ri < n; ri = ri + 1) begin
+            recp_tab[ri*32 +: 32] = recp_w(ri);
+        end
+    end
+endfunction
+localparam RECP_BITS = recp_lsb(RECP_N);
+localparam [RECP_N*32-1:0] RECP_TAB = recp_tab(RECP_N);
+// the records' ram_rec record ports, packed (rec_map_inst at the end)
+wire [QN_W-1:0]      recp_rd_addr;
+wire [RECP_BITS-1:0] recp_rd_data;
+wire [RECP_N-1:0]    recp_wr_en;
+wire [QN_W-1:0]      recp_wr_addr;
+wire [RECP_BITS-1:0] recp_wr_data;
+wire [RECP_N-1:0]    recp_wr_ready;
 // The state machine's writes are all at its QP (qpn) and in states other
 // than ST_IDLE (so qpn is the same QP in the next cycle): each is held a
 // cycle in a pending bit and value (*_pw_reg, *_pv_reg) and written from
@@ -651,7 +754,12 @@ wire at_lk_hit;
 wire [63:0] at_lk_orig;
 generate
     if (ATOMIC_EN != 0) begin : g_replay
-        atomic_replay #(.NUM_QP(NUM_QP), .QN_W(QN_W), .DEPTH(ATOM_REPLAY)) atomic_replay_inst (
+        atomic_replay #(
+            .NUM_QP(NUM_QP),
+            .QN_W(QN_W),
+            .DEPTH(ATOM_REPLAY),
+            .REC_EN(REC_PORT)
+        ) atomic_replay_inst (
             .clk(clk),
             .rst(rst),
             .s_rec_valid(s_rec_valid),
@@ -663,7 +771,14 @@ generate
             .lk_qpn(qpn),
             .lk_psn(psn_reg),
             .lk_hit(at_lk_hit),
-            .lk_orig(at_lk_orig)
+            .lk_orig(at_lk_orig),
+            // records 5 (ARM) and 6.. (ARS slots)
+            .rec_rd_addr(recp_rd_addr),
+            .rec_rd_data(recp_rd_data[recp_lsb(5) +: RECP_ARM_BITS + ATOM_REPLAY * RECP_ARS_BITS]),
+            .rec_wr_en(recp_wr_en[5 +: 1 + ATOM_REPLAY]),
+            .rec_wr_addr(recp_wr_addr),
+            .rec_wr_data(recp_wr_data[recp_lsb(5) +: RECP_ARM_BITS + ATOM_REPLAY * RECP_ARS_BITS]),
+            .rec_wr_ready(recp_wr_ready[5 +: 1 + ATOM_REPLAY])
         );
     end else begin : g_no_replay
         assign at_lk_hit = 1'b0;
@@ -973,20 +1088,28 @@ wire [EPS_PSN_W-1:0] eps_sel_q;
 wire eps_scan_lc, eps_scan_lf;
 wire [QN_W-1:0] tscan_next = tscan_reg == LAST_QP ? {QN_W{1'b0}} : tscan_reg + 1'b1;
 // (ports in the order ctx, sel, scan, load)
-ram_sdp_copies #(
+ram_rec #(
     .DATA_W(EPS_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
     .N_RD(4),
     .RD_LSB({32'd0 + EPS_LC_LSB, 32'd0 + EPS_LC_LSB, 32'd0 + EPS_PSN_LSB, 32'd0}),
-    .RD_W({32'd0 + EPS_LC_W, 32'd0 + EPS_LC_W + EPS_LF_W, 32'd0 + EPS_PSN_W, 32'd0 + EPS_W})
+    .RD_W({32'd0 + EPS_LC_W, 32'd0 + EPS_LC_W + EPS_LF_W, 32'd0 + EPS_PSN_W, 32'd0 + EPS_W}),
+    .REC_EN(REC_PORT)
 ) eps_inst (
     .clk(clk),
     .wr_en(eps_we),
     .wr_addr(eps_wa),
     .wr_data(eps_wd),
     .rd_addr({load_qpn_next, tscan_next, sel_qpn, ctx_qpn}),
-    .rd_data({eps_ld_lc, eps_scan_lf, eps_scan_lc, eps_sel_q, eps_q})
+    .rd_data({eps_ld_lc, eps_scan_lf, eps_scan_lc, eps_sel_q, eps_q}),
+    // record 1 of the record port
+    .rec_rd_addr(recp_rd_addr),
+    .rec_rd_data(recp_rd_data[recp_lsb(1) +: EPS_W]),
+    .rec_wr_en(recp_wr_en[1]),
+    .rec_wr_addr(recp_wr_addr),
+    .rec_wr_data(recp_wr_data[recp_lsb(1) +: EPS_W]),
+    .rec_wr_ready(recp_wr_ready[1])
 );
 // the flags (RFL above): read at ctx_qpn (qpn's in every state but
 // ST_IDLE), at tscan_next (the scan's) and at load_qpn_next (VB, for a
@@ -1020,29 +1143,38 @@ always @* begin
     if (rfl_sweep) rfl_wd = {RFL_W{1'b0}};
 end
 // (ports in the order ctx, scan, load)
-ram_sdp_copies #(
+ram_rec #(
     .DATA_W(RFL_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
     .N_RD(3),
     .RD_LSB({32'd0 + RFL_VB_LSB, 32'd0, 32'd0}),
-    .RD_W({32'd0 + RFL_VB_W, 32'd0 + RFL_W, 32'd0 + RFL_W})
+    .RD_W({32'd0 + RFL_VB_W, 32'd0 + RFL_W, 32'd0 + RFL_W}),
+    .REC_EN(REC_PORT)
 ) rfl_inst (
     .clk(clk),
     .wr_en(rfl_we),
     .wr_addr(rfl_wa),
     .wr_data(rfl_wd),
     .rd_addr({load_qpn_next, tscan_next, ctx_qpn}),
-    .rd_data({rfl_ld_vb, rfl_scan_q, rfl_q})
+    .rd_data({rfl_ld_vb, rfl_scan_q, rfl_q}),
+    // record 4 of the record port
+    .rec_rd_addr(recp_rd_addr),
+    .rec_rd_data(recp_rd_data[recp_lsb(4) +: RFL_W]),
+    .rec_wr_en(recp_wr_en[4]),
+    .rec_wr_addr(recp_wr_addr),
+    .rec_wr_data(recp_wr_data[recp_lsb(4) +: RFL_W]),
+    .rec_wr_ready(recp_wr_ready[4])
 );
 // block RAM has no reset: a reset after a write sweeps the records to zero
 // (the state machine takes no packet and the scan acts on nothing
 // meanwhile; a load may come, and its LF then meets a zero VB: the flags
-// read zero either way)
+// read zero either way). A record written by the record port is a write
+// too: else a reset would leave its flags set.
 ram_reset_sweep #(.DEPTH(NUM_QP), .ADDR_W(QN_W)) rfl_sweep_inst (
     .clk(clk),
     .rst(rst),
-    .wrote(rfl_fsm_we),
+    .wrote(rfl_fsm_we || (recp_wr_en[4] && recp_wr_ready[4])),
     .sweep(rfl_sweep),
     .sweep_addr(rfl_sweep_q)
 );
@@ -1088,20 +1220,28 @@ wire [QN_W-1:0] rqp_wa = load_reset ? load_qpn : rq_db_qpn[QN_W-1:0];
 wire [RQP_W-1:0] rqp_wd = load_reset ? {RQP_W{1'b0}} : rq_db_pi;
 wire [RQP_W-1:0] rqp_q;
 wire [RQP_W-1:0] rqp_scan_q;
-ram_sdp_copies #(
+ram_rec #(
     .DATA_W(RQP_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
     .N_RD(2),
     .RD_LSB({32'd0, 32'd0}),
-    .RD_W({32'd0 + RQP_W, 32'd0 + RQP_W})
+    .RD_W({32'd0 + RQP_W, 32'd0 + RQP_W}),
+    .REC_EN(REC_PORT)
 ) rqp_inst (
     .clk(clk),
     .wr_en(rqp_we),
     .wr_addr(rqp_wa),
     .wr_data(rqp_wd),
     .rd_addr({tscan_next, ctx_qpn}),
-    .rd_data({rqp_scan_q, rqp_q})
+    .rd_data({rqp_scan_q, rqp_q}),
+    // record 2 of the record port
+    .rec_rd_addr(recp_rd_addr),
+    .rec_rd_data(recp_rd_data[recp_lsb(2) +: RQP_W]),
+    .rec_wr_en(recp_wr_en[2]),
+    .rec_wr_addr(recp_wr_addr),
+    .rec_wr_data(recp_wr_data[recp_lsb(2) +: RQP_W]),
+    .rec_wr_ready(recp_wr_ready[2])
 );
 // written back with the record, by the message that took a receive WQE
 // (or the deferred completion that did)
@@ -1113,20 +1253,28 @@ wire [RQC_W-1:0] rqc_q;
 wire [RQC_W-1:0] rqc_scan_q;
 wire rqc_ld_vb;
 // (ports in the order ctx, scan, load)
-ram_sdp_copies #(
+ram_rec #(
     .DATA_W(RQC_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
     .N_RD(3),
     .RD_LSB({32'd0 + RQC_VB_LSB, 32'd0, 32'd0}),
-    .RD_W({32'd0 + RQC_VB_W, 32'd0 + RQC_W, 32'd0 + RQC_W})
+    .RD_W({32'd0 + RQC_VB_W, 32'd0 + RQC_W, 32'd0 + RQC_W}),
+    .REC_EN(REC_PORT)
 ) rqc_inst (
     .clk(clk),
     .wr_en(rqc_we),
     .wr_addr(qpn),
     .wr_data(rqc_wd),
     .rd_addr({load_qpn_next, tscan_next, ctx_qpn}),
-    .rd_data({rqc_ld_vb, rqc_scan_q, rqc_q})
+    .rd_data({rqc_ld_vb, rqc_scan_q, rqc_q}),
+    // record 3 of the record port
+    .rec_rd_addr(recp_rd_addr),
+    .rec_rd_data(recp_rd_data[recp_lsb(3) +: RQC_W]),
+    .rec_wr_en(recp_wr_en[3]),
+    .rec_wr_addr(recp_wr_addr),
+    .rec_wr_data(recp_wr_data[recp_lsb(3) +: RQC_W]),
+    .rec_wr_ready(recp_wr_ready[3])
 );
 assign rqc_vb_now = rqc_we && qpn == load_qpn ? rqc_wd[RQC_VB_LSB] : rqc_ld_vb;
 // the ring emptied by a load out of RESET and not written since (qpn's and
@@ -1362,20 +1510,28 @@ end
 
 wire rsp_ld_vb;
 // (ports in the order ctx, load)
-ram_sdp_copies #(
+ram_rec #(
     .DATA_W(RSP_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
     .N_RD(2),
     .RD_LSB({32'd0 + RSP_VB_LSB, 32'd0}),
-    .RD_W({32'd0 + RSP_VB_W, 32'd0 + RSP_W})
+    .RD_W({32'd0 + RSP_VB_W, 32'd0 + RSP_W}),
+    .REC_EN(REC_PORT)
 ) rec_inst (
     .clk(clk),
     .wr_en(rec_we),
     .wr_addr(qpn),
     .wr_data(rec_in[RSP_W-1:0]),
     .rd_addr({load_qpn_next, ctx_qpn}),
-    .rd_data({rsp_ld_vb, rec_q})
+    .rd_data({rsp_ld_vb, rec_q}),
+    // record 0 of the record port
+    .rec_rd_addr(recp_rd_addr),
+    .rec_rd_data(recp_rd_data[recp_lsb(0) +: RSP_W]),
+    .rec_wr_en(recp_wr_en[0]),
+    .rec_wr_addr(recp_wr_addr),
+    .rec_wr_data(recp_wr_data[recp_lsb(0) +: RSP_W]),
+    .rec_wr_ready(recp_wr_ready[0])
 );
 assign rsp_vb_now = rec_we && qpn == load_qpn ? rec_in[RSP_VB_LSB] : rsp_ld_vb;
 // the fatal NAKs move the QP to ERR in the one cycle they are queued: a
@@ -2156,6 +2312,55 @@ always @(posedge clk) begin
         mp_pend_pass_reg <= 1'b0;
     end
 end
+
+// ---------------------------------------------------------------- record port
+// (header) REC_PORT 0: the port takes nothing and answers nothing, and the
+// records' record writes are tied off
+generate
+    if (REC_PORT != 0) begin : g_rec_port
+        rec_map #(
+            .N_REC(RECP_N),
+            .REC_W(RECP_TAB),
+            .SLOT_W(QN_W),
+            .REC_WORDS(REC_WORDS)
+        ) rec_map_inst (
+            .clk(clk),
+            .rst(rst),
+            .s_rec_rd_valid(s_rec_rd_valid),
+            .s_rec_rd_ready(s_rec_rd_ready),
+            .s_rec_rd_slot(s_rec_rd_slot),
+            .s_rec_rd_word(s_rec_rd_word),
+            .m_rec_rd_data_valid(m_rec_rd_data_valid),
+            .m_rec_rd_data(m_rec_rd_data),
+            .s_rec_wr_valid(s_rec_wr_valid),
+            .s_rec_wr_ready(s_rec_wr_ready),
+            .s_rec_wr_slot(s_rec_wr_slot),
+            .s_rec_wr_word(s_rec_wr_word),
+            .s_rec_wr_data(s_rec_wr_data),
+            .rec_rd_addr(recp_rd_addr),
+            .rec_rd_data(recp_rd_data),
+            .rec_wr_en(recp_wr_en),
+            .rec_wr_addr(recp_wr_addr),
+            .rec_wr_data(recp_wr_data),
+            .rec_wr_ready(recp_wr_ready),
+            .wr_busy(rec_wr_busy)
+        );
+    end else begin : g_no_rec_port
+        assign s_rec_rd_ready = 1'b1;
+        assign m_rec_rd_data_valid = 1'b0;
+        assign m_rec_rd_data = 64'd0;
+        assign s_rec_wr_ready = 1'b1;
+        assign rec_wr_busy = 1'b0;
+        assign recp_rd_addr = {QN_W{1'b0}};
+        assign recp_wr_en = {RECP_N{1'b0}};
+        assign recp_wr_addr = {QN_W{1'b0}};
+        assign recp_wr_data = {RECP_BITS{1'b0}};
+        /* verilator lint_off UNUSEDSIGNAL */
+        wire recp_unused = &{1'b0, recp_rd_data, recp_wr_ready, s_rec_rd_valid, s_rec_rd_slot,
+            s_rec_rd_word, s_rec_wr_valid, s_rec_wr_slot, s_rec_wr_word, s_rec_wr_data};
+        /* verilator lint_on UNUSEDSIGNAL */
+    end
+endgenerate
 
 `ifdef FORMAL
 // ---------------------------------------------------------------- formal

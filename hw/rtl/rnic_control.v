@@ -23,7 +23,8 @@ module rnic_control #(
     parameter [31:0] ID_MP_PEND = 0,
     parameter [31:0] ID_MP_WIMM = 0,
     parameter [31:0] ID_DMACS = 0,
-    parameter [31:0] ID_MRS = 0
+    parameter [31:0] ID_MRS = 0,
+    parameter [31:0] ID_QP_REC_WORDS = 0
 ) (
     input  wire                  clk,
     input  wire                  rst,
@@ -128,6 +129,13 @@ module rnic_control #(
     output wire                  reg_qp_cmd_valid,
     output wire                  reg_rq_db_valid,
     output wire                  reg_mr_cmd_valid,
+    // the record window's command (qp_block.qp_rec_*), and its answer
+    output wire [7:0]            reg_qp_rec_word,
+    output wire [1:0]            reg_qp_rec_op,
+    output wire                  reg_qp_rec_valid,
+    output wire [63:0]           reg_qp_rec_wdata,
+    input  wire [63:0]           qp_rec_rdata,
+    input  wire                  qp_rec_busy,        // every request waits (a record command running)
 
     // the selected queue's and QP's state, read back
     input  wire [15:0]           sel_sq_pi,
@@ -216,7 +224,12 @@ wire reg_cq_arm_valid_raw;
 wire reg_qp_cmd_valid_raw;
 wire reg_rq_db_valid_raw;
 wire reg_mr_cmd_valid_raw;
+wire reg_qp_rec_valid_raw;
 reg [6:0] swmod_dly_reg = 7'd0;
+reg qp_rec_dly_reg = 1'b0;
+assign reg_qp_rec_valid = qp_rec_dly_reg;
+// (MMIO waits from the command's write on, not only once the window is busy)
+wire qp_rec_wait = reg_qp_rec_valid_raw || qp_rec_dly_reg || qp_rec_busy;
 assign reg_q_cmd_valid = swmod_dly_reg[6];
 assign reg_sq_db_valid = swmod_dly_reg[5];
 assign reg_cq_db_valid = swmod_dly_reg[4];
@@ -228,6 +241,7 @@ always @(posedge clk) begin
     swmod_dly_reg <= rst ? 7'd0
         : {reg_q_cmd_valid_raw, reg_sq_db_valid_raw, reg_cq_db_valid_raw, reg_cq_arm_valid_raw,
            reg_qp_cmd_valid_raw, reg_rq_db_valid_raw, reg_mr_cmd_valid_raw};
+    qp_rec_dly_reg <= !rst && reg_qp_rec_valid_raw;
 end
 
 reg [7:0] err_code_reg = 8'd0;
@@ -303,6 +317,7 @@ rnic_csr csr_inst (
     .hwif_in_id_mp_wimm_value(ID_MP_WIMM),
     .hwif_in_id_dmacs_value(ID_DMACS),
     .hwif_in_id_mrs_value(ID_MRS),
+    .hwif_in_id_qp_rec_words_value(ID_QP_REC_WORDS),
     .hwif_out_flash_req(flash_s_req),
     .hwif_out_flash_addr(flash_s_addr),
     .hwif_out_flash_req_is_wr(flash_s_req_is_wr),
@@ -408,6 +423,13 @@ rnic_csr csr_inst (
     .hwif_out_qp_qp_retry_min_rnr_timer(reg_qp_min_rnr_timer),
     .hwif_out_qp_qp_retry_max_rd_atomic(reg_qp_max_rd_atomic),
     .hwif_out_qp_qp_retry_max_dest_rd_atomic(reg_qp_max_dest_rd_atomic),
+    .hwif_out_qp_qp_rec_cmd_word(reg_qp_rec_word),
+    .hwif_out_qp_qp_rec_cmd_op(reg_qp_rec_op),
+    .hwif_out_qp_qp_rec_cmd_op_swmod(reg_qp_rec_valid_raw),
+    .hwif_out_qp_qp_rec_wdata_lo_data(reg_qp_rec_wdata[31:0]),
+    .hwif_out_qp_qp_rec_wdata_hi_data(reg_qp_rec_wdata[63:32]),
+    .hwif_in_qp_qp_rec_rdata_lo_value(qp_rec_rdata[31:0]),
+    .hwif_in_qp_qp_rec_rdata_hi_value(qp_rec_rdata[63:32]),
     .hwif_out_qp_qp_cmd_op(reg_qp_cmd),
     .hwif_out_qp_qp_cmd_op_swmod(reg_qp_cmd_valid_raw),
     .hwif_out_qp_rq_db_pi(reg_rq_db_pi),
@@ -458,8 +480,8 @@ pcie_mmio_bridge #(
     .csr_addr(csr_addr),
     .csr_wr_data(csr_wr_data),
     .csr_wr_biten(csr_wr_biten),
-    .csr_req_stall_wr(csr_req_stall_wr || qm_sweep || mr_drain),
-    .csr_req_stall_rd(csr_req_stall_rd || qm_busy || qm_sweep || mr_drain),
+    .csr_req_stall_wr(csr_req_stall_wr || qm_sweep || mr_drain || qp_rec_wait),
+    .csr_req_stall_rd(csr_req_stall_rd || qm_busy || qm_sweep || mr_drain || qp_rec_wait),
     .csr_rd_ack(csr_rd_ack),
     .csr_rd_err(csr_rd_err),
     .csr_rd_data(csr_rd_data),

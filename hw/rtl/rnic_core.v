@@ -27,6 +27,10 @@ module rnic_core #(
     parameter MP_PEND = 0,           // mp deferred WRITE_WITH_IMM completions
     parameter MP_WIMM = 0,           // ... of them per QP at most (0: 4, at most MP_PEND)
     parameter DMAC_N = 0,            // destination-MAC table entries
+    // 1 = the record port: every per-QP record readable and writable as 64
+    // 64-bit words, through BAR0's record window (qp_block.qp_rec_*) now
+    // and the QP context cache later (DESIGN.md section 6, step 1)
+    parameter REC_PORT = 0,
     parameter [31:0] BUILD_VERSION = 32'h0001_0000,
     parameter [31:0] GIT_HASH = 32'h0,
     parameter [31:0] BOARD_ID = 32'h0
@@ -733,6 +737,24 @@ wire stat_rr_nak;
 wire stat_atomic, stat_atomic_replay;
 wire stat_rd_over;
 wire mr_drain;
+wire [7:0] reg_qp_rec_word;
+wire [1:0] reg_qp_rec_op;
+wire reg_qp_rec_valid;
+wire [63:0] reg_qp_rec_wdata;
+wire [63:0] qp_rec_rdata;
+wire qp_rec_busy;
+wire rec_rd_valid;
+wire rec_rd_ready;
+wire [QN_W-1:0] rec_rd_slot;
+wire [5:0] rec_rd_word;
+wire rec_rd_data_valid;
+wire [63:0] rec_rd_data;
+wire rec_wr_valid;
+wire rec_wr_ready;
+wire [QN_W-1:0] rec_wr_slot;
+wire [5:0] rec_wr_word;
+wire [63:0] rec_wr_data;
+wire rec_wr_busy;
 
 rnic_transport #(
     .DATA_W(DATA_W),
@@ -752,6 +774,7 @@ rnic_transport #(
     .MP_WIMM(MP_WIMM_Q),
     .DMAC_N(DMAC_N_Q),
     .NUM_MR(NUM_MR_Q),
+    .REC_PORT(REC_PORT),
     .RAM_ADDR_W(RAM_ADDR_W),
     .RXR_ADDR_W(RXR_ADDR_W),
     .RX_SLOT_W(RX_SLOT_W),
@@ -1035,8 +1058,70 @@ rnic_transport #(
     .s_rx_pkt_valid(rx_pkt_valid),
     .s_rx_pkt_ready(rx_pkt_ready),
     .m_rx_free_valid(rx_free_valid),
-    .m_rx_free_slot(rx_free_slot)
+    .m_rx_free_slot(rx_free_slot),
+    .s_rec_rd_valid(rec_rd_valid),
+    .s_rec_rd_ready(rec_rd_ready),
+    .s_rec_rd_slot(rec_rd_slot),
+    .s_rec_rd_word(rec_rd_word),
+    .m_rec_rd_data_valid(rec_rd_data_valid),
+    .m_rec_rd_data(rec_rd_data),
+    .s_rec_wr_valid(rec_wr_valid),
+    .s_rec_wr_ready(rec_wr_ready),
+    .s_rec_wr_slot(rec_wr_slot),
+    .s_rec_wr_word(rec_wr_word),
+    .s_rec_wr_data(rec_wr_data),
+    .rec_wr_busy(rec_wr_busy)
 );
+
+// ---------------------------------------------------------------- record window
+// BAR0's qp_rec_cmd onto the transport's record port (REC_PORT builds)
+generate
+if (REC_PORT != 0) begin : g_rec_window
+    qp_rec_window #(
+        .NUM_Q(NUM_Q),
+        .QN_W(QN_W),
+        .REC_WORDS(64),
+        .WORD_W(6)
+    ) rec_window_inst (
+        .clk(clk),
+        .rst(rst),
+        .cmd_qpn(reg_qp_sel),
+        .cmd_word(reg_qp_rec_word),
+        .cmd_op(reg_qp_rec_op),
+        .cmd_valid(reg_qp_rec_valid),
+        .cmd_wdata(reg_qp_rec_wdata),
+        .rdata(qp_rec_rdata),
+        .busy(qp_rec_busy),
+        .m_rec_rd_valid(rec_rd_valid),
+        .m_rec_rd_ready(rec_rd_ready),
+        .m_rec_rd_slot(rec_rd_slot),
+        .m_rec_rd_word(rec_rd_word),
+        .s_rec_rd_data_valid(rec_rd_data_valid),
+        .s_rec_rd_data(rec_rd_data),
+        .m_rec_wr_valid(rec_wr_valid),
+        .m_rec_wr_ready(rec_wr_ready),
+        .m_rec_wr_slot(rec_wr_slot),
+        .m_rec_wr_word(rec_wr_word),
+        .m_rec_wr_data(rec_wr_data),
+        .rec_wr_busy(rec_wr_busy)
+    );
+end else begin : g_no_rec_window
+    assign qp_rec_rdata = 64'd0;
+    assign qp_rec_busy = 1'b0;
+    assign rec_rd_valid = 1'b0;
+    assign rec_rd_slot = {QN_W{1'b0}};
+    assign rec_rd_word = 6'd0;
+    assign rec_wr_valid = 1'b0;
+    assign rec_wr_slot = {QN_W{1'b0}};
+    assign rec_wr_word = 6'd0;
+    assign rec_wr_data = 64'd0;
+    // (the commands of a build without the port do nothing)
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused_rec = ^{reg_qp_rec_word, reg_qp_rec_op, reg_qp_rec_valid, reg_qp_rec_wdata,
+                        rec_rd_ready, rec_rd_data_valid, rec_rd_data, rec_wr_ready, rec_wr_busy};
+    /* verilator lint_on UNUSEDSIGNAL */
+end
+endgenerate
 
 // ---------------------------------------------------------------- control plane
 // (declared first, above: its fields feed the subsystems)
@@ -1054,7 +1139,8 @@ rnic_control #(
     .ID_MP_PEND(MP_PEND_Q),
     .ID_MP_WIMM(MP_WIMM_Q),
     .ID_DMACS(DMAC_N_Q),
-    .ID_MRS(NUM_MR_Q)
+    .ID_MRS(NUM_MR_Q),
+    .ID_QP_REC_WORDS(REC_PORT != 0 ? 32'd64 : 32'd0)
 ) control_inst (
     .clk(clk),
     .rst(rst),
@@ -1153,6 +1239,12 @@ rnic_control #(
     .reg_qp_cmd_valid(reg_qp_cmd_valid),
     .reg_rq_db_valid(reg_rq_db_valid),
     .reg_mr_cmd_valid(reg_mr_cmd_valid),
+    .reg_qp_rec_word(reg_qp_rec_word),
+    .reg_qp_rec_op(reg_qp_rec_op),
+    .reg_qp_rec_valid(reg_qp_rec_valid),
+    .reg_qp_rec_wdata(reg_qp_rec_wdata),
+    .qp_rec_rdata(qp_rec_rdata),
+    .qp_rec_busy(qp_rec_busy),
     .sel_sq_pi(sel_sq_pi),
     .sel_sq_ci(sel_sq_ci),
     .sel_cq_pi(sel_cq_pi),

@@ -65,6 +65,9 @@ module rnic_transport #(
     parameter [ID_W-1:0] ID_RESP = 8'h40,
     parameter [ID_W-1:0] ID_CQE = 8'h80,
     parameter [ID_W-1:0] ID_RRSP = 8'hC0,
+    // 1: the record port (every per-QP record as REC_WORDS 64-bit words;
+    // DESIGN.md section 6, step 1) is built
+    parameter REC_PORT = 0,
     parameter QN_W = NUM_Q > 1 ? $clog2(NUM_Q) : 1,
     parameter SEG_W = $clog2(DATA_W / 8)
 ) (
@@ -367,8 +370,32 @@ module rnic_transport #(
     input  wire                              s_rx_pkt_valid,
     output wire                              s_rx_pkt_ready,
     output wire                              m_rx_free_valid,
-    output wire [RX_SLOT_W-1:0]              m_rx_free_slot
+    output wire [RX_SLOT_W-1:0]              m_rx_free_slot,
+
+    // the record port (REC_PORT 1): a QP's record, REC_WORDS words of 64
+    // bits (rec_map's contract; words by module, see the map below)
+    input  wire                              s_rec_rd_valid,
+    output wire                              s_rec_rd_ready,
+    input  wire [QN_W-1:0]                   s_rec_rd_slot,
+    input  wire [5:0]                        s_rec_rd_word,
+    output wire                              m_rec_rd_data_valid,
+    output wire [63:0]                       m_rec_rd_data,
+    input  wire                              s_rec_wr_valid,
+    output wire                              s_rec_wr_ready,
+    input  wire [QN_W-1:0]                   s_rec_wr_slot,
+    input  wire [5:0]                        s_rec_wr_word,
+    input  wire [63:0]                       s_rec_wr_data,
+    output wire                              rec_wr_busy
 );
+
+// The record's words by module: every module keeps its own records' layout
+// (its rec_map); the record is their ranges side by side, each aligned to
+// its size, so a module's word is the low bits of the record's. The
+// responder's range is the widest: its READ and atomic records (READ_EN)
+// and the mp receive bitmap (MP_W) take up to 20 words.
+localparam REC_WORD_W = 6;             // (the ports' word width)
+localparam QPC_REC_LOG = 3, QM_REC_LOG = 3, CQ_REC_LOG = 3, REQ_REC_LOG = 3, RSP_REC_LOG = 5;
+localparam QPC_REC_BASE = 0, QM_REC_BASE = 8, CQ_REC_BASE = 16, REQ_REC_BASE = 24, RSP_REC_BASE = 32;
 
 // the ring entry formats: hw/formats/rnic_formats.rdl
 `include "rnic_formats.vh"
@@ -425,13 +452,68 @@ wire [QN_W-1:0] ex_set_err_qpn;
 wire rs_set_err;
 wire [QN_W-1:0] rs_set_err_qpn;
 
+// the record port onto the modules' ports (REC_PORT 0: the modules tie
+// theirs off and no command comes)
+wire [4:0] rp_rd_valid;
+wire [4:0] rp_rd_ready;
+wire [QN_W-1:0] rp_rd_slot;
+wire [REC_WORD_W-1:0] rp_rd_word;
+wire [4:0] rp_rd_data_valid;
+wire [5*64-1:0] rp_rd_data;
+wire [4:0] rp_wr_valid;
+wire [4:0] rp_wr_ready;
+wire [QN_W-1:0] rp_wr_slot;
+wire [REC_WORD_W-1:0] rp_wr_word;
+wire [63:0] rp_wr_data;
+wire [4:0] rp_wr_busy;
+rec_port_mux #(
+    .N(5),
+    .SLOT_W(QN_W),
+    .WORD_W(REC_WORD_W),
+    .BASE({32'd0 + RSP_REC_BASE, 32'd0 + REQ_REC_BASE, 32'd0 + CQ_REC_BASE, 32'd0 + QM_REC_BASE,
+           32'd0 + QPC_REC_BASE}),
+    .LOG({32'd0 + RSP_REC_LOG, 32'd0 + REQ_REC_LOG, 32'd0 + CQ_REC_LOG, 32'd0 + QM_REC_LOG,
+          32'd0 + QPC_REC_LOG})
+) rec_mux_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_rec_rd_valid(s_rec_rd_valid),
+    .s_rec_rd_ready(s_rec_rd_ready),
+    .s_rec_rd_slot(s_rec_rd_slot),
+    .s_rec_rd_word(s_rec_rd_word),
+    .m_rec_rd_data_valid(m_rec_rd_data_valid),
+    .m_rec_rd_data(m_rec_rd_data),
+    .s_rec_wr_valid(s_rec_wr_valid),
+    .s_rec_wr_ready(s_rec_wr_ready),
+    .s_rec_wr_slot(s_rec_wr_slot),
+    .s_rec_wr_word(s_rec_wr_word),
+    .s_rec_wr_data(s_rec_wr_data),
+    .rec_wr_busy(rec_wr_busy),
+    .p_rd_valid(rp_rd_valid),
+    .p_rd_ready(rp_rd_ready),
+    .p_rd_slot(rp_rd_slot),
+    .p_rd_word(rp_rd_word),
+    .p_rd_data_valid(rp_rd_data_valid),
+    .p_rd_data(rp_rd_data),
+    .p_wr_valid(rp_wr_valid),
+    .p_wr_ready(rp_wr_ready),
+    .p_wr_slot(rp_wr_slot),
+    .p_wr_word(rp_wr_word),
+    .p_wr_data(rp_wr_data),
+    .p_wr_busy(rp_wr_busy)
+);
+// (a module sees the low bits of the word: the mux has routed by the rest)
+wire unused_rp_word = ^{rp_rd_word[REC_WORD_W-1:RSP_REC_LOG], rp_wr_word[REC_WORD_W-1:RSP_REC_LOG]};
+
 wire qpc_sweep;
 wire qm_queues_sweep;
 qp_context #(
     .NUM_QP(NUM_Q),
     .QN_W(QN_W),
     .DMAC_N(DMAC_N),
-    .RC_EN(RC_EN)
+    .RC_EN(RC_EN),
+    .REC_PORT(REC_PORT),
+    .REC_WORDS(1 << QPC_REC_LOG)
 ) qpc_inst (
     .clk(clk),
     .rst(rst),
@@ -508,7 +590,19 @@ qp_context #(
     .b_max_dest_rd_atomic(rs_ctx_max_dest_rd_atomic),
     .b_mp(rs_ctx_mp),
     .b_mp_wshift(rs_ctx_mp_wshift),
-    .sweep(qpc_sweep)
+    .sweep(qpc_sweep),
+    .s_rec_rd_valid(rp_rd_valid[0]),
+    .s_rec_rd_ready(rp_rd_ready[0]),
+    .s_rec_rd_slot(rp_rd_slot),
+    .s_rec_rd_word(rp_rd_word[QPC_REC_LOG-1:0]),
+    .m_rec_rd_data_valid(rp_rd_data_valid[0]),
+    .m_rec_rd_data(rp_rd_data[0*64 +: 64]),
+    .s_rec_wr_valid(rp_wr_valid[0]),
+    .s_rec_wr_ready(rp_wr_ready[0]),
+    .s_rec_wr_slot(rp_wr_slot),
+    .s_rec_wr_word(rp_wr_word[QPC_REC_LOG-1:0]),
+    .s_rec_wr_data(rp_wr_data),
+    .rec_wr_busy(rp_wr_busy[0])
 );
 
 wire [31:0] ex_mr_key;
@@ -588,7 +682,10 @@ wire [QN_W-1:0] cq_notify_cqn;
 
 queue_manager #(
     .NUM_Q(NUM_Q),
-    .QN_W(QN_W)
+    .QN_W(QN_W),
+    .REC_PORT(REC_PORT),
+    .REC_WORDS(1 << QM_REC_LOG),
+    .CQ_REC_WORDS(1 << CQ_REC_LOG)
 ) qm_inst (
     .clk(clk),
     .rst(rst),
@@ -644,7 +741,31 @@ queue_manager #(
     .err_code(qm_err_code),
     .err_qn(qm_err_qn),
     .busy(qm_busy),
-    .sweep(qm_queues_sweep)
+    .sweep(qm_queues_sweep),
+    .s_rec_rd_valid(rp_rd_valid[1]),
+    .s_rec_rd_ready(rp_rd_ready[1]),
+    .s_rec_rd_slot(rp_rd_slot),
+    .s_rec_rd_word(rp_rd_word[QM_REC_LOG-1:0]),
+    .m_rec_rd_data_valid(rp_rd_data_valid[1]),
+    .m_rec_rd_data(rp_rd_data[1*64 +: 64]),
+    .s_rec_wr_valid(rp_wr_valid[1]),
+    .s_rec_wr_ready(rp_wr_ready[1]),
+    .s_rec_wr_slot(rp_wr_slot),
+    .s_rec_wr_word(rp_wr_word[QM_REC_LOG-1:0]),
+    .s_rec_wr_data(rp_wr_data),
+    .rec_wr_busy(rp_wr_busy[1]),
+    .cq_s_rec_rd_valid(rp_rd_valid[2]),
+    .cq_s_rec_rd_ready(rp_rd_ready[2]),
+    .cq_s_rec_rd_slot(rp_rd_slot),
+    .cq_s_rec_rd_word(rp_rd_word[CQ_REC_LOG-1:0]),
+    .cq_m_rec_rd_data_valid(rp_rd_data_valid[2]),
+    .cq_m_rec_rd_data(rp_rd_data[2*64 +: 64]),
+    .cq_s_rec_wr_valid(rp_wr_valid[2]),
+    .cq_s_rec_wr_ready(rp_wr_ready[2]),
+    .cq_s_rec_wr_slot(rp_wr_slot),
+    .cq_s_rec_wr_word(rp_wr_word[CQ_REC_LOG-1:0]),
+    .cq_s_rec_wr_data(rp_wr_data),
+    .cq_rec_wr_busy(rp_wr_busy[2])
 );
 // the records swept after a reset: the register block holds MMIO meanwhile
 assign qm_sweep = qm_queues_sweep || qpc_sweep;
@@ -805,6 +926,8 @@ requester #(
     .READ_EN(READ_EN),
     .ATOMIC_EN(ATOMIC_EN),
     .OST_RINGS(OST_RINGS),
+    .REC_PORT(REC_PORT),
+    .REC_WORDS(1 << REQ_REC_LOG),
     .ID_TAG(ID_EXEC)
 ) req_inst (
     .clk(clk),
@@ -940,7 +1063,19 @@ requester #(
     .stat_probe(stat_probe),
     .stat_probe_rtt_v(stat_probe_rtt_v),
     .stat_probe_rtt(stat_probe_rtt),
-    .stat_ring_busy(stat_ring_busy)
+    .stat_ring_busy(stat_ring_busy),
+    .s_rec_rd_valid(rp_rd_valid[3]),
+    .s_rec_rd_ready(rp_rd_ready[3]),
+    .s_rec_rd_slot(rp_rd_slot),
+    .s_rec_rd_word(rp_rd_word[REQ_REC_LOG-1:0]),
+    .m_rec_rd_data_valid(rp_rd_data_valid[3]),
+    .m_rec_rd_data(rp_rd_data[3*64 +: 64]),
+    .s_rec_wr_valid(rp_wr_valid[3]),
+    .s_rec_wr_ready(rp_wr_ready[3]),
+    .s_rec_wr_slot(rp_wr_slot),
+    .s_rec_wr_word(rp_wr_word[REQ_REC_LOG-1:0]),
+    .s_rec_wr_data(rp_wr_data),
+    .rec_wr_busy(rp_wr_busy[3])
 );
 
 // ---------------------------------------------------------------- responder
@@ -999,6 +1134,8 @@ responder #(
     .RD_IW(RD_IW),
     .ATOMIC_EN(ATOMIC_EN),
     .ATOM_RQ_RAM(ATOM_RQ_RAM),
+    .REC_PORT(REC_PORT),
+    .REC_WORDS(1 << RSP_REC_LOG),
     .ID_TAG(ID_RESP)
 ) resp_inst (
     .clk(clk),
@@ -1172,7 +1309,19 @@ responder #(
     .stat_guard(stat_guard),
     .stat_rd_resp(stat_read_placed),
     .stat_rd_over(stat_rd_over),
-    .mr_drain(mr_drain)
+    .mr_drain(mr_drain),
+    .s_rec_rd_valid(rp_rd_valid[4]),
+    .s_rec_rd_ready(rp_rd_ready[4]),
+    .s_rec_rd_slot(rp_rd_slot),
+    .s_rec_rd_word(rp_rd_word[RSP_REC_LOG-1:0]),
+    .m_rec_rd_data_valid(rp_rd_data_valid[4]),
+    .m_rec_rd_data(rp_rd_data[4*64 +: 64]),
+    .s_rec_wr_valid(rp_wr_valid[4]),
+    .s_rec_wr_ready(rp_wr_ready[4]),
+    .s_rec_wr_slot(rp_wr_slot),
+    .s_rec_wr_word(rp_wr_word[RSP_REC_LOG-1:0]),
+    .s_rec_wr_data(rp_wr_data),
+    .rec_wr_busy(rp_wr_busy[4])
 );
 
 // ---------------------------------------------------------------- READ responses

@@ -195,7 +195,7 @@ def elaborate(params, tmp):
                 allocs.append({"instance": inst.get("name"), "bits": slots,
                                "line": int(inst.get("loc").split(",")[1])})
                 continue
-            if sub.get("origName") not in ("ram_sdp", "ram_sdp_copies"):
+            if sub.get("origName") not in ("ram_sdp", "ram_sdp_copies", "ram_rec"):
                 continue
             sp = {v.get("name"): const(v.find("const").get("name"))
                   for v in sub.findall("var") if v.get("param")}
@@ -213,6 +213,9 @@ def elaborate(params, tmp):
                 field = lambda v, p: (v >> (32 * p)) & 0xFFFFFFFF
                 copies = [(f"{inst.get('name')}.g_port[{p}]", field(sp["RD_LSB"], p), field(sp["RD_W"], p))
                           for p in range(sp["N_RD"])]
+                if sub.get("origName") == "ram_rec" and sp["REC_EN"]:
+                    # the record port's copy of the whole record
+                    copies.append((f"{inst.get('name')}.g_rec.rec_inst", 0, sp["DATA_W"]))
             for name, off, width in copies:
                 rams.append({"instance": name, "width": width, "depth": sp["DEPTH"],
                              "data_w": sp["DATA_W"],

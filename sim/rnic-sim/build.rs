@@ -227,6 +227,9 @@ fn verilate(
         // 16), the many-QP model 1,024
         .arg(format!("-GNUM_Q={num_q}"))
         .args(knobs.iter().map(|k| format!("-G{k}")))
+        // every simulated NIC has the record port (BAR0's record window;
+        // the QP context cache's path), which FPGA builds leave out so far
+        .arg("-GREC_PORT=1")
         .arg("--Mdir")
         .arg(mdir)
         .arg(format!("-I{}", rtl_dir.display()))

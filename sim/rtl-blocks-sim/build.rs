@@ -1273,7 +1273,12 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
         Kind::ReadTrack => ("read_track", &["read_track.v"]),
         Kind::AtomicReplay => (
             "atomic_replay",
-            &["atomic_replay.v", "ram_sdp_copies.v", "ram_sdp.v"],
+            &[
+                "atomic_replay.v",
+                "ram_rec.v",
+                "ram_sdp_copies.v",
+                "ram_sdp.v",
+            ],
         ),
         Kind::QpCache => (
             "qp_cache",

@@ -325,6 +325,12 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
 pub struct RegsArgs {
     #[command(flatten)]
     pub dev: DeviceArgs,
+    /// Print QP N's whole record instead (every per-QP record of the core,
+    /// 64-bit words through the record window; a build with
+    /// id.qp_rec_words > 0). The words are read one at a time: a busy QP's
+    /// record may mix two versions.
+    #[arg(long, value_name = "N")]
+    pub qp_record: Option<u16>,
 }
 
 /// Name of the board a running build reports in its ID block.
@@ -337,6 +343,16 @@ fn board_name(board_id: u32) -> String {
 
 pub fn regs(a: &RegsArgs) -> Result<ExitCode> {
     let nic = devices::open(&a.dev)?;
+    if let Some(q) = a.qp_record {
+        let rec = nic
+            .read_qp_record(q)
+            .map_err(|e| anyhow::anyhow!("QP {q}'s record: {e}"))?;
+        println!("QP {q}: {} words of 64 bits (word: value)", rec.len());
+        for (i, w) in rec.iter().enumerate() {
+            println!("  {i:2}: {w:#018x}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let dev = nic.device();
     for b in rnic_regs::discover(dev)? {
         let Some(desc) = b.desc() else {

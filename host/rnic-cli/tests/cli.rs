@@ -421,3 +421,17 @@ fn qp_scale_rows_plot_and_limits() {
         "--active needs counts of at least 1",
     );
 }
+
+#[test]
+fn regs_prints_a_qps_record_and_refuses_one_beyond_the_build() {
+    let o = rnic(&["regs", "--qp-record", "1"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(out.starts_with("QP 1: 64 words of 64 bits"), "{out}");
+    let words = out
+        .lines()
+        .filter(|l| l.trim_start().split(": 0x").count() == 2)
+        .count();
+    assert_eq!(words, 64, "{out}");
+    usage_error(&["regs", "--qp-record", "64"], "beyond the build's 64 QPs");
+}

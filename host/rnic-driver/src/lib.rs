@@ -19,6 +19,7 @@ pub mod debug_switches;
 /// `hw/formats/generate.sh`.
 #[path = "generated_formats.rs"]
 pub mod formats;
+mod qp_record;
 pub mod ring;
 
 use std::cell::{Cell, RefCell};
@@ -118,6 +119,9 @@ pub struct IdInfo {
     /// at or above this are refused (0: a build older than the register;
     /// every such build held 64).
     pub mrs: u32,
+    /// 64-bit words of a QP's record through the record window (0: a build
+    /// without the record port, or older than the register).
+    pub qp_rec_words: u32,
 }
 
 /// The queue manager's error registers.
@@ -372,6 +376,7 @@ impl<D: Device> Nic<D> {
                 mp_wimm: idb.mp_wimm().try_read()?.value(),
                 dmacs: idb.dmacs().try_read()?.value(),
                 mrs: idb.mrs().try_read()?.value(),
+                qp_rec_words: idb.qp_rec_words().try_read()?.value(),
             }
         };
         let n = id.num_queues as usize;

@@ -34,6 +34,7 @@ module rnic_csr (
         input wire [31:0] hwif_in_id_dmacs_value,
         input wire [31:0] hwif_in_id_mrs_value,
         input wire [31:0] hwif_in_id_mp_wimm_value,
+        input wire [31:0] hwif_in_id_qp_rec_words_value,
         output logic [15:0] hwif_out_queue_q_sel_qn,
         output logic [31:0] hwif_out_queue_q_base_lo_addr,
         output logic [31:0] hwif_out_queue_q_base_hi_addr,
@@ -143,6 +144,13 @@ module rnic_csr (
         output logic [4:0] hwif_out_qp_qp_retry_min_rnr_timer,
         output logic [2:0] hwif_out_qp_qp_retry_max_rd_atomic,
         output logic [2:0] hwif_out_qp_qp_retry_max_dest_rd_atomic,
+        output logic [7:0] hwif_out_qp_qp_rec_cmd_word,
+        output logic [1:0] hwif_out_qp_qp_rec_cmd_op,
+        output logic hwif_out_qp_qp_rec_cmd_op_swmod,
+        output logic [31:0] hwif_out_qp_qp_rec_wdata_lo_data,
+        output logic [31:0] hwif_out_qp_qp_rec_wdata_hi_data,
+        input wire [31:0] hwif_in_qp_qp_rec_rdata_lo_value,
+        input wire [31:0] hwif_in_qp_qp_rec_rdata_hi_value,
         output logic [15:0] hwif_out_mr_mr_sel_index,
         output logic [31:0] hwif_out_mr_mr_key_key,
         output logic [31:0] hwif_out_mr_mr_va_lo_addr,
@@ -253,6 +261,7 @@ module rnic_csr (
     logic decoded_reg_strb_id_dmacs;
     logic decoded_reg_strb_id_mrs;
     logic decoded_reg_strb_id_mp_wimm;
+    logic decoded_reg_strb_id_qp_rec_words;
     logic decoded_reg_strb_queue_blk_type;
     logic decoded_reg_strb_queue_blk_version;
     logic decoded_reg_strb_queue_blk_next;
@@ -339,6 +348,11 @@ module rnic_csr (
     logic decoded_reg_strb_qp_qp_sq_psn_now;
     logic decoded_reg_strb_qp_qp_rq_psn_now;
     logic decoded_reg_strb_qp_qp_retry;
+    logic decoded_reg_strb_qp_qp_rec_cmd;
+    logic decoded_reg_strb_qp_qp_rec_wdata_lo;
+    logic decoded_reg_strb_qp_qp_rec_wdata_hi;
+    logic decoded_reg_strb_qp_qp_rec_rdata_lo;
+    logic decoded_reg_strb_qp_qp_rec_rdata_hi;
     logic decoded_reg_strb_mr_blk_type;
     logic decoded_reg_strb_mr_blk_version;
     logic decoded_reg_strb_mr_blk_next;
@@ -386,6 +400,7 @@ module rnic_csr (
         decoded_reg_strb_id_dmacs = cpuif_req_masked & (cpuif_addr == 11'h38) & !cpuif_req_is_wr;
         decoded_reg_strb_id_mrs = cpuif_req_masked & (cpuif_addr == 11'h3c) & !cpuif_req_is_wr;
         decoded_reg_strb_id_mp_wimm = cpuif_req_masked & (cpuif_addr == 11'h40) & !cpuif_req_is_wr;
+        decoded_reg_strb_id_qp_rec_words = cpuif_req_masked & (cpuif_addr == 11'h44) & !cpuif_req_is_wr;
         decoded_reg_strb_queue_blk_type = cpuif_req_masked & (cpuif_addr == 11'h100) & !cpuif_req_is_wr;
         decoded_reg_strb_queue_blk_version = cpuif_req_masked & (cpuif_addr == 11'h104) & !cpuif_req_is_wr;
         decoded_reg_strb_queue_blk_next = cpuif_req_masked & (cpuif_addr == 11'h108) & !cpuif_req_is_wr;
@@ -472,6 +487,11 @@ module rnic_csr (
         decoded_reg_strb_qp_qp_sq_psn_now = cpuif_req_masked & (cpuif_addr == 11'h44c) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_qp_rq_psn_now = cpuif_req_masked & (cpuif_addr == 11'h450) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_qp_retry = cpuif_req_masked & (cpuif_addr == 11'h454);
+        decoded_reg_strb_qp_qp_rec_cmd = cpuif_req_masked & (cpuif_addr == 11'h458) & cpuif_req_is_wr;
+        decoded_reg_strb_qp_qp_rec_wdata_lo = cpuif_req_masked & (cpuif_addr == 11'h45c);
+        decoded_reg_strb_qp_qp_rec_wdata_hi = cpuif_req_masked & (cpuif_addr == 11'h460);
+        decoded_reg_strb_qp_qp_rec_rdata_lo = cpuif_req_masked & (cpuif_addr == 11'h464) & !cpuif_req_is_wr;
+        decoded_reg_strb_qp_qp_rec_rdata_hi = cpuif_req_masked & (cpuif_addr == 11'h468) & !cpuif_req_is_wr;
         decoded_reg_strb_mr_blk_type = cpuif_req_masked & (cpuif_addr == 11'h500) & !cpuif_req_is_wr;
         decoded_reg_strb_mr_blk_version = cpuif_req_masked & (cpuif_addr == 11'h504) & !cpuif_req_is_wr;
         decoded_reg_strb_mr_blk_next = cpuif_req_masked & (cpuif_addr == 11'h508) & !cpuif_req_is_wr;
@@ -723,6 +743,22 @@ module rnic_csr (
     logic [2:0] field_storage_qp_qp_retry_max_dest_rd_atomic_value;
     logic [2:0] field_combo_qp_qp_retry_max_dest_rd_atomic_next;
     logic field_combo_qp_qp_retry_max_dest_rd_atomic_load_next;
+    // Field: rnic_csr.qp.qp_rec_cmd.word
+    logic [7:0] field_storage_qp_qp_rec_cmd_word_value;
+    logic [7:0] field_combo_qp_qp_rec_cmd_word_next;
+    logic field_combo_qp_qp_rec_cmd_word_load_next;
+    // Field: rnic_csr.qp.qp_rec_cmd.op
+    logic [1:0] field_storage_qp_qp_rec_cmd_op_value;
+    logic [1:0] field_combo_qp_qp_rec_cmd_op_next;
+    logic field_combo_qp_qp_rec_cmd_op_load_next;
+    // Field: rnic_csr.qp.qp_rec_wdata_lo.data
+    logic [31:0] field_storage_qp_qp_rec_wdata_lo_data_value;
+    logic [31:0] field_combo_qp_qp_rec_wdata_lo_data_next;
+    logic field_combo_qp_qp_rec_wdata_lo_data_load_next;
+    // Field: rnic_csr.qp.qp_rec_wdata_hi.data
+    logic [31:0] field_storage_qp_qp_rec_wdata_hi_data_value;
+    logic [31:0] field_combo_qp_qp_rec_wdata_hi_data_next;
+    logic field_combo_qp_qp_rec_wdata_hi_data_load_next;
     // Field: rnic_csr.mr.mr_sel.index
     logic [15:0] field_storage_mr_mr_sel_index_value;
     logic [15:0] field_combo_mr_mr_sel_index_next;
@@ -1873,6 +1909,87 @@ module rnic_csr (
     end
     assign hwif_out_qp_qp_retry_max_dest_rd_atomic = field_storage_qp_qp_retry_max_dest_rd_atomic_value;
     always @(*) begin
+        logic [7:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_rec_cmd_word_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_rec_cmd && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_rec_cmd_word_value & ~decoded_wr_biten[7:0]) | (decoded_wr_data[7:0] & decoded_wr_biten[7:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_rec_cmd_word_next = next_c;
+        field_combo_qp_qp_rec_cmd_word_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_rec_cmd_word_value <= 8'h0;
+        end else if(field_combo_qp_qp_rec_cmd_word_load_next) begin
+            field_storage_qp_qp_rec_cmd_word_value <= field_combo_qp_qp_rec_cmd_word_next;
+        end
+    end
+    assign hwif_out_qp_qp_rec_cmd_word = field_storage_qp_qp_rec_cmd_word_value;
+    always @(*) begin
+        logic [1:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_rec_cmd_op_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_rec_cmd && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_rec_cmd_op_value & ~decoded_wr_biten[9:8]) | (decoded_wr_data[9:8] & decoded_wr_biten[9:8]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_rec_cmd_op_next = next_c;
+        field_combo_qp_qp_rec_cmd_op_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_rec_cmd_op_value <= 2'h0;
+        end else if(field_combo_qp_qp_rec_cmd_op_load_next) begin
+            field_storage_qp_qp_rec_cmd_op_value <= field_combo_qp_qp_rec_cmd_op_next;
+        end
+    end
+    assign hwif_out_qp_qp_rec_cmd_op = field_storage_qp_qp_rec_cmd_op_value;
+    assign hwif_out_qp_qp_rec_cmd_op_swmod = decoded_reg_strb_qp_qp_rec_cmd && decoded_req_is_wr && (|(decoded_wr_biten[9:8]));
+    always @(*) begin
+        logic [31:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_rec_wdata_lo_data_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_rec_wdata_lo && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_rec_wdata_lo_data_value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_rec_wdata_lo_data_next = next_c;
+        field_combo_qp_qp_rec_wdata_lo_data_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_rec_wdata_lo_data_value <= 32'h0;
+        end else if(field_combo_qp_qp_rec_wdata_lo_data_load_next) begin
+            field_storage_qp_qp_rec_wdata_lo_data_value <= field_combo_qp_qp_rec_wdata_lo_data_next;
+        end
+    end
+    assign hwif_out_qp_qp_rec_wdata_lo_data = field_storage_qp_qp_rec_wdata_lo_data_value;
+    always @(*) begin
+        logic [31:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_rec_wdata_hi_data_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_rec_wdata_hi && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_rec_wdata_hi_data_value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_rec_wdata_hi_data_next = next_c;
+        field_combo_qp_qp_rec_wdata_hi_data_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_rec_wdata_hi_data_value <= 32'h0;
+        end else if(field_combo_qp_qp_rec_wdata_hi_data_load_next) begin
+            field_storage_qp_qp_rec_wdata_hi_data_value <= field_combo_qp_qp_rec_wdata_hi_data_next;
+        end
+    end
+    assign hwif_out_qp_qp_rec_wdata_hi_data = field_storage_qp_qp_rec_wdata_hi_data_value;
+    always @(*) begin
         logic [15:0] next_c;
         logic load_next_c;
         next_c = field_storage_mr_mr_sel_index_value;
@@ -2183,6 +2300,9 @@ always @(*) begin
         if(rd_mux_addr == 11'h40) begin
             readback_data_var[31:0] = hwif_in_id_mp_wimm_value;
         end
+        if(rd_mux_addr == 11'h44) begin
+            readback_data_var[31:0] = hwif_in_id_qp_rec_words_value;
+        end
         if(rd_mux_addr == 11'h100) begin
             readback_data_var[31:0] = 32'h52490002;
         end
@@ -2448,6 +2568,18 @@ always @(*) begin
             readback_data_var[20:16] = field_storage_qp_qp_retry_min_rnr_timer_value;
             readback_data_var[26:24] = field_storage_qp_qp_retry_max_rd_atomic_value;
             readback_data_var[30:28] = field_storage_qp_qp_retry_max_dest_rd_atomic_value;
+        end
+        if(rd_mux_addr == 11'h45c) begin
+            readback_data_var[31:0] = field_storage_qp_qp_rec_wdata_lo_data_value;
+        end
+        if(rd_mux_addr == 11'h460) begin
+            readback_data_var[31:0] = field_storage_qp_qp_rec_wdata_hi_data_value;
+        end
+        if(rd_mux_addr == 11'h464) begin
+            readback_data_var[31:0] = hwif_in_qp_qp_rec_rdata_lo_value;
+        end
+        if(rd_mux_addr == 11'h468) begin
+            readback_data_var[31:0] = hwif_in_qp_qp_rec_rdata_hi_value;
         end
         if(rd_mux_addr == 11'h500) begin
             readback_data_var[31:0] = 32'h52490006;

@@ -12,6 +12,9 @@ pub mod qp_dip;
 pub mod qp_dmac_hi;
 pub mod qp_dmac_lo;
 pub mod qp_pd;
+pub mod qp_rec_cmd;
+pub mod qp_rec_wdata_hi;
+pub mod qp_rec_wdata_lo;
 pub mod qp_retry;
 pub mod qp_rq_base_hi;
 pub mod qp_rq_base_lo;
@@ -28,6 +31,8 @@ pub mod rq_db;
 pub use _root::components::blk_next_r_next_500 as blk_next;
 pub use _root::components::blk_type_r_type_52490005 as blk_type;
 pub use _root::components::blk_version_r_ver_10000 as blk_version;
+pub use _root::components::ro_word_r_desc_609b7d96 as qp_rec_rdata_lo;
+pub use _root::components::ro_word_r_desc_f375c156 as qp_rec_rdata_hi;
 
 /// qp
 ///
@@ -70,7 +75,7 @@ impl QpBlock<'static> {
 
 impl<'io, IO> QpBlock<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0x58;
+    pub const SIZE: usize = 0x6C;
 
     /// # Safety
     ///
@@ -333,6 +338,69 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> QpBlock<'io, IO> {
     pub const fn qp_retry(&self) -> peakrdl_rust::reg::Reg<'io, qp_retry::QpRetry, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x54).cast(), self.io)
+        }
+    }
+
+    /// qp_rec_cmd
+    ///
+    /// Record window (a build with id.qp_rec_words > 0): read or write one 64-bit word of the record of QP qp_sel.qpn. A read copies the word into qp_rec_rdata; a write stores qp_rec_wdata as the word. MMIO waits while the command runs, so a register read after the command sees its result. A record is stored whole: write its words in order from 0 to id.qp_rec_words - 1, and only to a QP with nothing in flight (a word written alone may take stale bits of the words before it). Words beyond the core's records read 0 and writes of them are dropped.
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp_rec_cmd(&self) -> peakrdl_rust::reg::Reg<'io, qp_rec_cmd::QpRecCmd, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x58).cast(), self.io)
+        }
+    }
+
+    /// qp_rec_wdata_lo
+    ///
+    /// Record window: the word a write command stores, low 32 bits.
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp_rec_wdata_lo(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, qp_rec_wdata_lo::QpRecWdataLo, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x5C).cast(), self.io)
+        }
+    }
+
+    /// qp_rec_wdata_hi
+    ///
+    /// Record window: the word a write command stores, high 32 bits.
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp_rec_wdata_hi(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, qp_rec_wdata_hi::QpRecWdataHi, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x60).cast(), self.io)
+        }
+    }
+
+    /// qp_rec_rdata_lo
+    ///
+    /// Record window: the word the last read command read, low 32 bits.
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp_rec_rdata_lo(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, qp_rec_rdata_lo::RoWordR_desc_609b7d96, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x64).cast(), self.io)
+        }
+    }
+
+    /// qp_rec_rdata_hi
+    ///
+    /// Record window: the word the last read command read, high 32 bits.
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp_rec_rdata_hi(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, qp_rec_rdata_hi::RoWordR_desc_f375c156, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x68).cast(), self.io)
         }
     }
 }
