@@ -46,7 +46,7 @@ OUT=target/formal
 mkdir -p "$OUT"
 
 RTL=(hw/rtl/priority_encoder.v hw/rtl/arbiter.v hw/rtl/axis_register.v hw/rtl/axis_arb_mux.v
-    hw/rtl/ram_snoop_capture.v hw/rtl/ram_sdp.v hw/rtl/ram_sdp_copies.v hw/rtl/ram_rec.v hw/rtl/rec_map.v hw/rtl/ram_reset_sweep.v hw/rtl/responder.v hw/rtl/cqe_writer.v hw/rtl/dma_wr_engine.v
+    hw/rtl/ram_snoop_capture.v hw/rtl/ram_sdp.v hw/rtl/ram_sdp_copies.v hw/rtl/ram_rec.v hw/rtl/rec_map.v hw/rtl/rec_port.v hw/rtl/ram_reset_sweep.v hw/rtl/responder.v hw/rtl/cqe_writer.v hw/rtl/dma_wr_engine.v
     hw/rtl/dma_rd_engine.v hw/rtl/dma_ram.v hw/rtl/rnic_dma.v hw/rtl/requester.v hw/rtl/completer.v hw/rtl/path_active.v hw/rtl/path_pick.v hw/rtl/path_health.v
     hw/rtl/cq_manager.v hw/rtl/tag_match.v hw/rtl/queue_manager.v hw/rtl/slot_allocator.v hw/rtl/mp_window.v hw/rtl/rc_message.v hw/rtl/mp_deferred.v)
 HARNESS=(hw/formal/formal_responder.v hw/formal/formal_order.v hw/formal/formal_cqe_writer.v

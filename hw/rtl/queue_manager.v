@@ -260,14 +260,14 @@ wire [REC_N-1:0]    rp_wr_ready;
 // it must sweep as after the pipeline's writes
 wire rp_wrote_swept = rp_wr_en[1] && rp_wr_ready[1];
 
-generate
-if (REC_PORT != 0) begin : g_rec_port
-rec_map #(
+rec_port #(
+    .EN(REC_PORT),
     .N_REC(REC_N),
     .REC_W(REC_WS),
     .SLOT_W(QN_W),
-    .REC_WORDS(REC_WORDS)
-) rec_map_inst (
+    .REC_WORDS(REC_WORDS),
+    .REC_BITS(REC_BITS)
+) rec_port_inst (
     .clk(clk),
     .rst(rst),
     .s_rec_rd_valid(s_rec_rd_valid),
@@ -289,22 +289,6 @@ rec_map #(
     .rec_wr_ready(rp_wr_ready),
     .wr_busy(rec_wr_busy)
 );
-end else begin : g_no_rec_port
-assign s_rec_rd_ready = 1'b1;
-assign m_rec_rd_data_valid = 1'b0;
-assign m_rec_rd_data = 64'd0;
-assign s_rec_wr_ready = 1'b1;
-assign rec_wr_busy = 1'b0;
-assign rp_rd_addr = {QN_W{1'b0}};
-assign rp_wr_en = {REC_N{1'b0}};
-assign rp_wr_addr = {QN_W{1'b0}};
-assign rp_wr_data = {REC_BITS{1'b0}};
-/* verilator lint_off UNUSEDSIGNAL */
-wire unused_rec_port = &{1'b0, s_rec_rd_valid, s_rec_rd_slot, s_rec_rd_word, s_rec_wr_valid,
-    s_rec_wr_slot, s_rec_wr_word, s_rec_wr_data, rp_rd_data, rp_wr_ready};
-/* verilator lint_on UNUSEDSIGNAL */
-end
-endgenerate
 
 reg err_valid_reg = 1'b0;
 reg [7:0] err_code_reg = 8'd0;

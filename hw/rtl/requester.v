@@ -1276,54 +1276,36 @@ wire [QN_W-1:0] rp_wr_addr;
 wire [RP_BITS-1:0] rp_wr_data;
 wire [RP_N-1:0] rp_wr_ready;
 
-generate
-if (REC_PORT != 0) begin : g_rec
-    rec_map #(
-        .N_REC(RP_N),
-        .REC_W({32'd0 + LST_W, 32'd0 + STAMP_W, 32'd0 + SQP_W, 32'd0 + SNT_W,
-            32'd0 + REQ_W, 32'd0 + RQL_W}),
-        .SLOT_W(QN_W),
-        .REC_WORDS(REC_WORDS)
-    ) rec_map_inst (
-        .clk(clk),
-        .rst(rst),
-        .s_rec_rd_valid(s_rec_rd_valid),
-        .s_rec_rd_ready(s_rec_rd_ready),
-        .s_rec_rd_slot(s_rec_rd_slot),
-        .s_rec_rd_word(s_rec_rd_word),
-        .m_rec_rd_data_valid(m_rec_rd_data_valid),
-        .m_rec_rd_data(m_rec_rd_data),
-        .s_rec_wr_valid(s_rec_wr_valid),
-        .s_rec_wr_ready(s_rec_wr_ready),
-        .s_rec_wr_slot(s_rec_wr_slot),
-        .s_rec_wr_word(s_rec_wr_word),
-        .s_rec_wr_data(s_rec_wr_data),
-        .rec_rd_addr(rp_rd_addr),
-        .rec_rd_data(rp_rd_data),
-        .rec_wr_en(rp_wr_en),
-        .rec_wr_addr(rp_wr_addr),
-        .rec_wr_data(rp_wr_data),
-        .rec_wr_ready(rp_wr_ready),
-        .wr_busy(rec_wr_busy)
-    );
-end else begin : g_no_rec
-    // (reads taken and never answered, writes taken and dropped: a build
-    // without the port has no one on it)
-    assign s_rec_rd_ready = 1'b1;
-    assign m_rec_rd_data_valid = 1'b0;
-    assign m_rec_rd_data = 64'd0;
-    assign s_rec_wr_ready = 1'b1;
-    assign rec_wr_busy = 1'b0;
-    assign rp_rd_addr = {QN_W{1'b0}};
-    assign rp_wr_en = {RP_N{1'b0}};
-    assign rp_wr_addr = {QN_W{1'b0}};
-    assign rp_wr_data = {RP_BITS{1'b0}};
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire unused_rec = &{1'b0, s_rec_rd_valid, s_rec_rd_slot, s_rec_rd_word, s_rec_wr_valid,
-        s_rec_wr_slot, s_rec_wr_word, s_rec_wr_data, rp_rd_data, rp_wr_ready};
-    /* verilator lint_on UNUSEDSIGNAL */
-end
-endgenerate
+rec_port #(
+    .EN(REC_PORT),
+    .N_REC(RP_N),
+    .REC_W({32'd0 + LST_W, 32'd0 + STAMP_W, 32'd0 + SQP_W, 32'd0 + SNT_W,
+        32'd0 + REQ_W, 32'd0 + RQL_W}),
+    .SLOT_W(QN_W),
+    .REC_WORDS(REC_WORDS),
+    .REC_BITS(RP_BITS)
+) rec_port_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_rec_rd_valid(s_rec_rd_valid),
+    .s_rec_rd_ready(s_rec_rd_ready),
+    .s_rec_rd_slot(s_rec_rd_slot),
+    .s_rec_rd_word(s_rec_rd_word),
+    .m_rec_rd_data_valid(m_rec_rd_data_valid),
+    .m_rec_rd_data(m_rec_rd_data),
+    .s_rec_wr_valid(s_rec_wr_valid),
+    .s_rec_wr_ready(s_rec_wr_ready),
+    .s_rec_wr_slot(s_rec_wr_slot),
+    .s_rec_wr_word(s_rec_wr_word),
+    .s_rec_wr_data(s_rec_wr_data),
+    .rec_rd_addr(rp_rd_addr),
+    .rec_rd_data(rp_rd_data),
+    .rec_wr_en(rp_wr_en),
+    .rec_wr_addr(rp_wr_addr),
+    .rec_wr_data(rp_wr_data),
+    .rec_wr_ready(rp_wr_ready),
+    .wr_busy(rec_wr_busy)
+);
 
 // ---------------------------------------------------------------- the records in block RAM
 // Read ports: qn (qn_next ahead of qn_reg: the executor's QP), go (go_pick

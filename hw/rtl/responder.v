@@ -2316,51 +2316,35 @@ end
 // ---------------------------------------------------------------- record port
 // (header) REC_PORT 0: the port takes nothing and answers nothing, and the
 // records' record writes are tied off
-generate
-    if (REC_PORT != 0) begin : g_rec_port
-        rec_map #(
-            .N_REC(RECP_N),
-            .REC_W(RECP_TAB),
-            .SLOT_W(QN_W),
-            .REC_WORDS(REC_WORDS)
-        ) rec_map_inst (
-            .clk(clk),
-            .rst(rst),
-            .s_rec_rd_valid(s_rec_rd_valid),
-            .s_rec_rd_ready(s_rec_rd_ready),
-            .s_rec_rd_slot(s_rec_rd_slot),
-            .s_rec_rd_word(s_rec_rd_word),
-            .m_rec_rd_data_valid(m_rec_rd_data_valid),
-            .m_rec_rd_data(m_rec_rd_data),
-            .s_rec_wr_valid(s_rec_wr_valid),
-            .s_rec_wr_ready(s_rec_wr_ready),
-            .s_rec_wr_slot(s_rec_wr_slot),
-            .s_rec_wr_word(s_rec_wr_word),
-            .s_rec_wr_data(s_rec_wr_data),
-            .rec_rd_addr(recp_rd_addr),
-            .rec_rd_data(recp_rd_data),
-            .rec_wr_en(recp_wr_en),
-            .rec_wr_addr(recp_wr_addr),
-            .rec_wr_data(recp_wr_data),
-            .rec_wr_ready(recp_wr_ready),
-            .wr_busy(rec_wr_busy)
-        );
-    end else begin : g_no_rec_port
-        assign s_rec_rd_ready = 1'b1;
-        assign m_rec_rd_data_valid = 1'b0;
-        assign m_rec_rd_data = 64'd0;
-        assign s_rec_wr_ready = 1'b1;
-        assign rec_wr_busy = 1'b0;
-        assign recp_rd_addr = {QN_W{1'b0}};
-        assign recp_wr_en = {RECP_N{1'b0}};
-        assign recp_wr_addr = {QN_W{1'b0}};
-        assign recp_wr_data = {RECP_BITS{1'b0}};
-        /* verilator lint_off UNUSEDSIGNAL */
-        wire recp_unused = &{1'b0, recp_rd_data, recp_wr_ready, s_rec_rd_valid, s_rec_rd_slot,
-            s_rec_rd_word, s_rec_wr_valid, s_rec_wr_slot, s_rec_wr_word, s_rec_wr_data};
-        /* verilator lint_on UNUSEDSIGNAL */
-    end
-endgenerate
+rec_port #(
+    .EN(REC_PORT),
+    .N_REC(RECP_N),
+    .REC_W(RECP_TAB),
+    .SLOT_W(QN_W),
+    .REC_WORDS(REC_WORDS),
+    .REC_BITS(RECP_BITS)
+) rec_port_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_rec_rd_valid(s_rec_rd_valid),
+    .s_rec_rd_ready(s_rec_rd_ready),
+    .s_rec_rd_slot(s_rec_rd_slot),
+    .s_rec_rd_word(s_rec_rd_word),
+    .m_rec_rd_data_valid(m_rec_rd_data_valid),
+    .m_rec_rd_data(m_rec_rd_data),
+    .s_rec_wr_valid(s_rec_wr_valid),
+    .s_rec_wr_ready(s_rec_wr_ready),
+    .s_rec_wr_slot(s_rec_wr_slot),
+    .s_rec_wr_word(s_rec_wr_word),
+    .s_rec_wr_data(s_rec_wr_data),
+    .rec_rd_addr(recp_rd_addr),
+    .rec_rd_data(recp_rd_data),
+    .rec_wr_en(recp_wr_en),
+    .rec_wr_addr(recp_wr_addr),
+    .rec_wr_data(recp_wr_data),
+    .rec_wr_ready(recp_wr_ready),
+    .wr_busy(rec_wr_busy)
+);
 
 `ifdef FORMAL
 // ---------------------------------------------------------------- formal

@@ -454,6 +454,11 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->s_rec_psn = in->s_data[0] & 0xffffff;
     put(t->s_rec_orig, in->s_data + 1);
     t->lk_psn = in->s_data[3] & 0xffffff;
+    // (the record port is the core's: idle here, the module's own ports
+    // are what this bench checks)
+    t->rec_rd_addr = 0;
+    t->rec_wr_en = 0;
+    t->rec_wr_addr = 0;
 #elif BLK_KIND == 22
     // qp_cache (src/qp_cache.rs has the packing; it masks the QP numbers,
     // ids and slots to their widths)
