@@ -232,6 +232,8 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
             "mp_window": id.mp_window,
             // null: a build older than the register (it held 1)
             "mp_wimm": (id.mp_wimm != 0).then_some(id.mp_wimm),
+            // null: a build without the record port
+            "qp_record_bytes": (id.qp_rec_words != 0).then_some(id.qp_rec_words * 8),
             "state_budget": budget.as_ref().ok(),
             "blocks": blocks.iter().map(|b| serde_json::json!({
                 "offset": b.offset, "type": format!("{:#010x}", b.block_type),
@@ -275,6 +277,13 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
         match &budget {
             Ok(b) => crate::state_budget::print(b),
             Err(e) => println!("per-QP state  not known: {e}"),
+        }
+        match id.qp_rec_words {
+            0 => println!("QP record     no record port in this build"),
+            n => println!(
+                "QP record     {n} words, {} bytes per QP (every per-QP record, the layout of the host table to come; rnic regs --qp-record N)",
+                n * 8
+            ),
         }
         println!("register blocks:");
         for b in &blocks {

@@ -90,6 +90,11 @@ fn knob_builds_report_what_they_carry() {
             "{model}: {out}"
         );
         assert!(line("capabilities").contains("mp_transport"), "{out}");
+        // every simulated model has the record port: a QP's 64 words
+        assert!(
+            line("QP record").contains("512 bytes per QP"),
+            "{model}: {out}"
+        );
     }
 }
 
