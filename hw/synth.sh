@@ -18,7 +18,8 @@
 #        SYNTH_DATA_WS   DATA_W values (default "64"; e.g. "64 256")
 #        SYNTH_BLOCKS    reusable blocks synthesized on their own as well,
 #                        TOP:P=V,P2=V2 each (default: the arbiter mux, fixed
-#                        and round robin; "" for none); report
+#                        and round robin, and the record port's blocks that
+#                        only REC_PORT builds carry; "" for none); report
 #                        target/synth/<block>_<params>.txt
 #        YOSYS           yosys binary (default yosys)
 #        SYNTH_MAX_LEVELS  the timing gate's limit in LUT levels (default
@@ -148,7 +149,7 @@ done
 runs=()
 for w in "${widths[@]}"; do runs+=("$TOP|${w:+DATA_W=$w}${SYNTH_CORE_PARAMS:+,$SYNTH_CORE_PARAMS}"); done
 # Blocks rnic_core does not instantiate yet (or not with these parameters).
-SYNTH_BLOCKS="${SYNTH_BLOCKS-axis_arb_mux:PORTS=3,WIDTH=64 axis_arb_mux:PORTS=4,WIDTH=64,ROUND_ROBIN=1,OUT_REG=1}"
+SYNTH_BLOCKS="${SYNTH_BLOCKS-axis_arb_mux:PORTS=3,WIDTH=64 axis_arb_mux:PORTS=4,WIDTH=64,ROUND_ROBIN=1,OUT_REG=1 qp_rec_window:NUM_Q=64,QN_W=6 rec_port:EN=1,N_REC=2,REC_W=64'h0000004000000005,REC_BITS=69,SLOT_W=6,REC_WORDS=4}"
 if [ "$TOP" = rnic_core ]; then
     for b in $SYNTH_BLOCKS; do runs+=("${b%%:*}|${b#*:}"); done
 fi

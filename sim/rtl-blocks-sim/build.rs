@@ -1,6 +1,6 @@
 //! Verilates the small reusable blocks of hw/rtl (axis_register,
 //! axis_arb_mux with arbiter, icrc_subst, ram_sdp, ram_sdp_copies, ram_rec,
-//! rec_map,
+//! rec_map, rec_port_mux,
 //! mr_table, tag_match, onehot_mux, slot_allocator, mp_window, rc_message,
 //! mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer,
 //! path_pick, path_health, ram_reset_sweep, read_reply, read_track,
@@ -645,6 +645,51 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "if (wr_take && !wr_pad && {{(32-SI_W){1'b0}}, wr_idx} == j) begin",
         "if (wr_take && !wr_pad && j > 0 && {{(32-SI_W){1'b0}}, wr_idx} == j) begin",
     ),
+    // rec_port_mux
+    (
+        "rpm_ready_from_any_port",
+        "rec_port_mux.v",
+        "assign s_rec_rd_ready = |(p_rd_ready & rd_sel);",
+        "assign s_rec_rd_ready = |p_rd_ready;",
+    ),
+    (
+        "rpm_answer_not_registered",
+        "rec_port_mux.v",
+        "always @(posedge clk) begin\n    m_rec_rd_data_valid <= !rst && |p_rd_data_valid;\n    \
+         m_rec_rd_data <= ans;\nend",
+        "always @* begin\n    m_rec_rd_data_valid = !rst && |p_rd_data_valid;\n    \
+         m_rec_rd_data = ans;\nend",
+    ),
+    (
+        "rpm_owner_off_by_one",
+        "rec_port_mux.v",
+        "owner[k] = w32 >= base(k) && w32 < base(k) + size(k);",
+        "owner[k] = w32 >= base(k) && w32 <= base(k) + size(k);",
+    ),
+    (
+        "rpm_wr_valid_not_gated",
+        "rec_port_mux.v",
+        "assign p_wr_valid = s_rec_wr_valid ? wr_sel : {N{1'b0}};",
+        "assign p_wr_valid = wr_sel;",
+    ),
+    (
+        "rpm_answer_ignores_data_valid",
+        "rec_port_mux.v",
+        "ans = ans | (p_rd_data_valid[a] ? p_rd_data[a*64 +: 64] : 64'd0);",
+        "ans = ans | p_rd_data[a*64 +: 64];",
+    ),
+    (
+        "rpm_reset_keeps_answer",
+        "rec_port_mux.v",
+        "m_rec_rd_data_valid <= !rst && |p_rd_data_valid;",
+        "m_rec_rd_data_valid <= |p_rd_data_valid;",
+    ),
+    (
+        "rpm_busy_of_port_0",
+        "rec_port_mux.v",
+        "assign rec_wr_busy = |p_wr_busy;",
+        "assign rec_wr_busy = p_wr_busy[0];",
+    ),
     // mr_table
     (
         "mr_end_not_checked",
@@ -1239,6 +1284,7 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
         Kind::RamCopies => ("ram_sdp_copies", &["ram_sdp_copies.v", "ram_sdp.v"]),
         Kind::RamRec => ("ram_rec", &["ram_rec.v", "ram_sdp_copies.v", "ram_sdp.v"]),
         Kind::RecMap => ("rec_map", &["rec_map.v"]),
+        Kind::RecPortMux => ("rec_port_mux", &["rec_port_mux.v"]),
         Kind::Mr => ("mr_table", &["mr_table.v"]),
         Kind::TagMatch => ("tag_match", &["tag_match.v"]),
         Kind::OnehotMux => ("onehot_mux", &["onehot_mux.v"]),
@@ -1333,6 +1379,7 @@ fn kind_code(kind: Kind) -> u32 {
         Kind::OnehotMux => 25,
         Kind::RamRec => 26,
         Kind::RecMap => 27,
+        Kind::RecPortMux => 28,
     }
 }
 

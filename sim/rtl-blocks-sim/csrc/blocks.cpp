@@ -2,7 +2,7 @@
 // icrc_subst, ram_sdp, mr_table, ram_sdp_copies, tag_match, slot_allocator, mp_window,
 // rc_message, mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer, path_pick,
 // path_health, ram_reset_sweep, read_reply, read_track, atomic_replay, qp_cache, qpc_fill,
-// qp_ctx_cache, onehot_mux, ram_rec or rec_map): copy a
+// qp_ctx_cache, onehot_mux, ram_rec, rec_map or rec_port_mux): copy a
 // flat input struct onto the ports, evaluate, copy the ports back. No test logic lives here;
 // the stimulus and the checks are Rust (src/).
 //
@@ -16,7 +16,7 @@
 //                  13 tlp_upsize, 14 tlp_downsize, 15 completer, 16 path_pick, 17 path_health,
 //                  18 ram_reset_sweep, 19 read_reply, 20 read_track, 21 atomic_replay,
 //                  22 qp_cache, 23 qpc_fill, 24 qp_ctx_cache, 25 onehot_mux, 26 ram_rec,
-//                  27 rec_map
+//                  27 rec_map, 28 rec_port_mux
 //
 // The structs mirror `PortsIn` / `PortsOut` in src/lib.rs (sizes checked).
 // Buses: word i of an array = bits [32i+31:32i]. The Rust side masks every
@@ -76,6 +76,15 @@
 // words 0..15 rec_wr_data (packed), 16..17 m_rec_rd_data, 18 {rec_wr_addr
 // (31:16), rec_rd_addr (15:0)}, 19 rec_wr_en; s_ready {s_rec_wr_ready,
 // s_rec_rd_ready}; m_valid {wr_busy, m_rec_rd_data_valid}.
+// rec_port_mux: s_data words 0..15 p_rd_data (packed, up to 8 ports),
+// 16..17 s_rec_wr_data, 18 {s_rec_wr_slot (31:16), s_rec_rd_slot (15:0)},
+// 19 {s_rec_wr_word (15:8), s_rec_rd_word (7:0)}, 20 {p_wr_busy (31:24),
+// p_rd_data_valid (23:16), p_wr_ready (15:8), p_rd_ready (7:0)}; s_valid
+// bits 0 s_rec_rd_valid, 1 s_rec_wr_valid; rst rst. m_data words 0..1
+// m_rec_rd_data, 2..3 p_wr_data, 4 {p_wr_slot (31:16), p_rd_slot (15:0)}, 5
+// {p_wr_word (15:8), p_rd_word (7:0)}, 6 {p_wr_valid (15:8), p_rd_valid
+// (7:0)}; s_ready {s_rec_wr_ready, s_rec_rd_ready}; m_valid {rec_wr_busy,
+// m_rec_rd_data_valid}.
 // qpc_fill: s_data words 0..1 cfg_table_base, 2 cfg_table_qps, 3
 // s_fill_slot, 4 s_fill_qpn, 5 s_fill_wb_qpn, 6..7 s_rec_rd_data, 8..9
 // s_buf_rd_data, 10 s_rd_status_id; s_valid bits 0 s_fill_valid, 1
@@ -241,6 +250,22 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->s_rec_rd_valid = in->s_valid & 1;
     t->s_rec_wr_valid = (in->s_valid >> 1) & 1;
     t->rec_wr_ready = in->s_last;
+#elif BLK_KIND == 28
+    // rec_port_mux (src/rec_port_mux.rs has the packing and masks every
+    // field)
+    t->rst = in->rst;
+    put(t->p_rd_data, in->s_data);
+    put(t->s_rec_wr_data, in->s_data + 16);
+    t->s_rec_rd_slot = in->s_data[18] & 0xffff;
+    t->s_rec_wr_slot = in->s_data[18] >> 16;
+    t->s_rec_rd_word = in->s_data[19] & 0xff;
+    t->s_rec_wr_word = (in->s_data[19] >> 8) & 0xff;
+    t->p_rd_ready = in->s_data[20] & 0xff;
+    t->p_wr_ready = (in->s_data[20] >> 8) & 0xff;
+    t->p_rd_data_valid = (in->s_data[20] >> 16) & 0xff;
+    t->p_wr_busy = in->s_data[20] >> 24;
+    t->s_rec_rd_valid = in->s_valid & 1;
+    t->s_rec_wr_valid = (in->s_valid >> 1) & 1;
 #elif BLK_KIND == 7
     // tag_match: s_valid valid, s_data the packed tags, s_last key
     t->valid = in->s_valid;
@@ -564,6 +589,14 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
     o->m_data[19] = t->rec_wr_en;
     o->s_ready = t->s_rec_rd_ready | (t->s_rec_wr_ready << 1);
     o->m_valid = static_cast<uint8_t>(t->m_rec_rd_data_valid | (t->wr_busy << 1));
+#elif BLK_KIND == 28
+    get(t->m_rec_rd_data, o->m_data);
+    get(t->p_wr_data, o->m_data + 2);
+    o->m_data[4] = t->p_rd_slot | (static_cast<uint32_t>(t->p_wr_slot) << 16);
+    o->m_data[5] = t->p_rd_word | (static_cast<uint32_t>(t->p_wr_word) << 8);
+    o->m_data[6] = t->p_rd_valid | (static_cast<uint32_t>(t->p_wr_valid) << 8);
+    o->s_ready = t->s_rec_rd_ready | (t->s_rec_wr_ready << 1);
+    o->m_valid = static_cast<uint8_t>(t->m_rec_rd_data_valid | (t->rec_wr_busy << 1));
 #elif BLK_KIND == 5
     get(t->a_bus, o->m_data);
     get(t->b_bus, o->m_data + 2);

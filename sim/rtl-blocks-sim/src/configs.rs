@@ -26,6 +26,11 @@ pub enum Kind {
     /// the records' layout in the slot's 64-bit words): N_REC, SLOT_W,
     /// REC_WORDS, and per record r `REC_W[r]`
     RecMap,
+    /// `rec_port_mux` (one record word port onto N modules' record ports
+    /// by word ranges, the answer ORed and registered): N, SLOT_W, WORD_W,
+    /// and per port i `BASE[i]` (its first word), `LOG[i]` (log2 of its
+    /// word count)
+    RecPortMux,
     /// `mr_table` (memory-region keys, bounds and translation): NUM_MR
     Mr,
     /// `tag_match` (which of N entries hold a key, combinational): N,
@@ -315,6 +320,55 @@ pub const CONFIGS: &[Config] = &[
             ("REC_W[1]", 65),
             ("REC_W[2]", 1),
             ("REC_W[3]", 322),
+        ],
+    },
+    // rec_port_mux: the core's (rnic_transport: QPC, QM, CQ, REQ of 8 words
+    // each, RSP of 32, slots of 6 bits); three ports of 4, 2 and 2 words
+    // (ranges of different sizes, one slot bit); one port holding the whole
+    // record of two words
+    Config {
+        name: "rpm_core",
+        kind: Kind::RecPortMux,
+        params: &[
+            ("N", 5),
+            ("SLOT_W", 6),
+            ("WORD_W", 6),
+            ("BASE[0]", 0),
+            ("BASE[1]", 8),
+            ("BASE[2]", 16),
+            ("BASE[3]", 24),
+            ("BASE[4]", 32),
+            ("LOG[0]", 3),
+            ("LOG[1]", 3),
+            ("LOG[2]", 3),
+            ("LOG[3]", 3),
+            ("LOG[4]", 5),
+        ],
+    },
+    Config {
+        name: "rpm_n3_w3",
+        kind: Kind::RecPortMux,
+        params: &[
+            ("N", 3),
+            ("SLOT_W", 1),
+            ("WORD_W", 3),
+            ("BASE[0]", 0),
+            ("BASE[1]", 4),
+            ("BASE[2]", 6),
+            ("LOG[0]", 2),
+            ("LOG[1]", 1),
+            ("LOG[2]", 1),
+        ],
+    },
+    Config {
+        name: "rpm_n1_w1",
+        kind: Kind::RecPortMux,
+        params: &[
+            ("N", 1),
+            ("SLOT_W", 6),
+            ("WORD_W", 1),
+            ("BASE[0]", 0),
+            ("LOG[0]", 1),
         ],
     },
     Config {

@@ -19,6 +19,11 @@
 //!   ram_rec record ports of N_REC records (the records' layout in the
 //!   slot's 64-bit words), against Rust models of the record RAMs: every
 //!   word read, every whole-record write done once with its bits, padding;
+//! - [`rec_port_mux`]: `rec_port_mux`, one record word port onto N
+//!   modules' record ports by word ranges, against Rust models of the
+//!   ports (rec_map-like memories of random readiness): every read and
+//!   write routed to its owner alone, every read answered once, in order,
+//!   a cycle after its port, with the record's word;
 //! - [`mr`]: `mr_table`, the memory-region table: keys, protection domain,
 //!   access, bounds and address translation, against a model written in
 //!   the plain arithmetic of the checks;
@@ -117,6 +122,7 @@ pub mod read_reply;
 pub mod read_track;
 pub mod rec;
 pub mod rec_map;
+pub mod rec_port_mux;
 pub mod skid;
 pub mod sweep;
 pub mod tag_match;
@@ -144,7 +150,8 @@ pub const MODEL_AVAILABLE: bool = cfg!(blocks_model);
 /// `valid`, `s_data` the packed `tags`, `s_last` `key`. onehot_mux:
 /// `s_valid` is `sel`, `s_data` the packed `in`. tlp_upsize,
 /// tlp_downsize: `s_data` words 0..3 `s_hdr`, 4..11 `s_data`, 12 `s_keep`.
-/// read_reply, read_track, atomic_replay, qp_cache, qpc_fill, qp_ctx_cache, rec_map:
+/// read_reply, read_track, atomic_replay, qp_cache, qpc_fill, qp_ctx_cache, rec_map,
+/// rec_port_mux:
 /// csrc/blocks.cpp has the packing.
 ///
 /// axis_async_fifo has two clocks: `pad[0]` is the step's edge mask (bit

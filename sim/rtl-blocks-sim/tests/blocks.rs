@@ -1,5 +1,6 @@
 //! The blocks against their benches (src/skid.rs, src/arb.rs,
-//! src/icrc.rs, src/ram.rs, src/copies.rs, src/rec.rs, src/rec_map.rs, src/mr.rs,
+//! src/icrc.rs, src/ram.rs, src/copies.rs, src/rec.rs, src/rec_map.rs,
+//! src/rec_port_mux.rs, src/mr.rs,
 //! src/tag_match.rs,
 //! src/onehot_mux.rs,
 //! src/alloc.rs, src/mpwin.rs, src/rcmsg.rs, src/mpdef.rs,
@@ -31,6 +32,7 @@ use rtl_blocks_sim::read_reply::{self, RrCfg};
 use rtl_blocks_sim::read_track::{self, RtCfg};
 use rtl_blocks_sim::rec::{self, RecCfg};
 use rtl_blocks_sim::rec_map::{self, RmapCfg};
+use rtl_blocks_sim::rec_port_mux::{self, RpmCfg};
 use rtl_blocks_sim::skid::{self, SkidCfg, SkidReport};
 use rtl_blocks_sim::skip;
 use rtl_blocks_sim::sweep;
@@ -339,6 +341,41 @@ fn rec_map_moves_each_word_and_writes_each_record_once() {
             assert!(
                 r.rec_writes > 500 && r.rec_waited > 50 && r.resets > 5,
                 "{m} seed {seed}: too few record writes, waits or resets: {r:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn rec_port_mux_routes_each_word_to_its_owner() {
+    if skip() {
+        return;
+    }
+    // (seed, offers of reads and writes, the ports' readiness): busy
+    // traffic on ready ports; offers that wait long; sparse offers
+    let mixes = [(1, 0.9, 0.9, 0.9), (2, 0.7, 0.7, 0.25), (3, 0.3, 0.3, 0.6)];
+    for m in ["rpm_core", "rpm_n3_w3", "rpm_n1_w1"] {
+        for (seed, pr, pw, pready) in mixes {
+            let mut c = RpmCfg::new(m, seed);
+            c.p_rd = pr;
+            c.p_wr = pw;
+            c.p_ready = pready;
+            let r = rec_port_mux::run(&c).unwrap_or_else(|e| panic!("{m} seed {seed}: {e:?}"));
+            eprintln!("{m} seed {seed}: {r:?}");
+            assert!(r.cycles > c.cycles);
+            assert!(
+                r.reads.iter().all(|&k| k > 500) && r.writes.iter().all(|&k| k > 500),
+                "{m} seed {seed}: too few reads or writes of some port: {r:?}"
+            );
+            assert!(
+                r.reads_of_written > 1000
+                    && r.edge_reads > 1000
+                    && r.rd_waits > 500
+                    && r.wr_waits > 500
+                    && r.same_cycle > 10
+                    && r.resets > 5
+                    && r.dropped_at_reset > 0,
+                "{m} seed {seed}: the stimulus missed a case: {r:?}"
             );
         }
     }
