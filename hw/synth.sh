@@ -149,7 +149,9 @@ done
 runs=()
 for w in "${widths[@]}"; do runs+=("$TOP|${w:+DATA_W=$w}${SYNTH_CORE_PARAMS:+,$SYNTH_CORE_PARAMS}"); done
 # Blocks rnic_core does not instantiate yet (or not with these parameters).
-SYNTH_BLOCKS="${SYNTH_BLOCKS-axis_arb_mux:PORTS=3,WIDTH=64 axis_arb_mux:PORTS=4,WIDTH=64,ROUND_ROBIN=1,OUT_REG=1 qp_rec_window:NUM_Q=64,QN_W=6 rec_port:EN=1,N_REC=1,REC_W=69,REC_BITS=69,SLOT_W=6,REC_WORDS=4}"
+# (One chparam per knob, each elaborating the block anew: every prefix of a
+# block's knobs must pass its parameter checks.)
+SYNTH_BLOCKS="${SYNTH_BLOCKS-axis_arb_mux:PORTS=3,WIDTH=64 axis_arb_mux:PORTS=4,WIDTH=64,ROUND_ROBIN=1,OUT_REG=1 qp_rec_window:NUM_Q=12 rec_port:SLOT_W=6,REC_WORDS=4}"
 if [ "$TOP" = rnic_core ]; then
     for b in $SYNTH_BLOCKS; do runs+=("${b%%:*}|${b#*:}"); done
 fi
