@@ -33,8 +33,12 @@ fn saved(nic: &Nic<SimDevice>, qpn: u16, what: &str) -> Vec<u64> {
 }
 
 fn connected(w: u32, seed: u64) -> (Pair, End, End) {
-    let p = pair(w, seed, "ideal");
-    let (mut a, mut b) = connect(&p, &ConnOpts::default());
+    connected_with(w, seed, "ideal", &ConnOpts::default())
+}
+
+fn connected_with(w: u32, seed: u64, fabric: &str, o: &ConnOpts) -> (Pair, End, End) {
+    let p = pair(w, seed, fabric);
+    let (mut a, mut b) = connect(&p, o);
     let v = write_imm_messages(&p, &mut a, &mut b, 3, 2, 3000, seed);
     assert_eq!(v, 0, "DATA_W={w}: ordering violations before the save");
     // (the last ACKs home)
@@ -42,10 +46,25 @@ fn connected(w: u32, seed: u64) -> (Pair, End, End) {
     (p, a, b)
 }
 
+/// An mp connection sprayed over 8 paths (the bitmap, the per-path and
+/// path-health state are in the record too).
+fn mp() -> ConnOpts {
+    ConnOpts {
+        qp_type: QpType::Mp,
+        spray_log: 3,
+        ..ConnOpts::default()
+    }
+}
+
 #[test]
 fn a_live_qp_survives_its_record_saved_zeroed_and_restored() {
-    for w in WIDTHS {
-        let (p, mut a, mut b) = connected(w, 11);
+    let runs = WIDTHS
+        .iter()
+        .map(|&w| (w, "ideal", ConnOpts::default()))
+        .chain([(64, "spray-8", mp())]);
+    for (w, fabric, o) in runs {
+        let (p, mut a, mut b) = connected_with(w, 11, fabric, &o);
+        let w = format!("{w} {fabric} {:?}", o.qp_type);
         for (ctx, end, side) in [(&p.a, &a, "A"), (&p.b, &b, "B")] {
             let nic = ctx.nic();
             let q = end.qp.qp_num() as u16;
