@@ -49,7 +49,7 @@ fi
 # Build knobs other than DATA_W, each linted once at the first width (a
 # parameter that removes logic can leave something unread or unused);
 # NAME=V,NAME2=V2 sets several at once.
-KNOB_VARIANTS="${KNOB_VARIANTS:-READ_EN=1 READ_EN=1,ATOMIC_EN=1 SEND_EN=0 SEND_EN=0,RC_EN=0 MP_W=32 MP_W=128 OST_RINGS=3,MP_PEND=3,DMAC_N=5 NUM_Q=2 NUM_Q=64 REC_PORT=1 REC_PORT=1,READ_EN=1,ATOMIC_EN=1,MP_W=128 REC_PORT=1,SEND_EN=0,RC_EN=0,NUM_Q=2 REC_PORT=1,NUM_Q=1024,MP_W=32}"
+KNOB_VARIANTS="${KNOB_VARIANTS:-READ_EN=1 READ_EN=1,ATOMIC_EN=1 SEND_EN=0 SEND_EN=0,RC_EN=0 MP_W=32 MP_W=128 OST_RINGS=3,MP_PEND=3,DMAC_N=5 NUM_Q=2 NUM_Q=64 REC_PORT=1,READ_EN=1,ATOMIC_EN=1,MP_W=128 REC_PORT=1,SEND_EN=0,RC_EN=0,NUM_Q=2,MP_W=32}"
 runs=()
 for w in "${widths[@]}"; do runs+=("$TOP|$w|"); done
 for k in $KNOB_VARIANTS; do
