@@ -24,7 +24,8 @@ module rnic_control #(
     parameter [31:0] ID_MP_WIMM = 0,
     parameter [31:0] ID_DMACS = 0,
     parameter [31:0] ID_MRS = 0,
-    parameter [31:0] ID_QP_REC_WORDS = 0
+    parameter [31:0] ID_QP_REC_WORDS = 0,
+    parameter [31:0] ID_QPN_BITS = 0
 ) (
     input  wire                  clk,
     input  wire                  rst,
@@ -136,6 +137,14 @@ module rnic_control #(
     output wire [63:0]           reg_qp_rec_wdata,
     input  wire [63:0]           qp_rec_rdata,
     input  wire                  qp_rec_busy,        // every request waits (a record command running)
+    // the QP directory's command (qp_block.qp_bind), and its answer
+    output wire [23:0]           reg_qp_bind_qpn,
+    output wire [1:0]            reg_qp_bind_op,
+    output wire                  reg_qp_bind_valid,
+    input  wire                  qp_bind_busy,       // every request waits (a bind command running)
+    input  wire [2:0]            qp_bind_err,
+    input  wire [23:0]           qp_bind_rb_qpn,
+    input  wire                  qp_bind_rb_bound,
 
     // the selected queue's and QP's state, read back
     input  wire [15:0]           sel_sq_pi,
@@ -230,6 +239,10 @@ reg qp_rec_dly_reg = 1'b0;
 assign reg_qp_rec_valid = qp_rec_dly_reg;
 // (MMIO waits from the command's write on, not only once the window is busy)
 wire qp_rec_wait = reg_qp_rec_valid_raw || qp_rec_dly_reg || qp_rec_busy;
+wire reg_qp_bind_valid_raw;
+reg qp_bind_dly_reg = 1'b0;
+assign reg_qp_bind_valid = qp_bind_dly_reg;
+wire qp_bind_wait = reg_qp_bind_valid_raw || qp_bind_dly_reg || qp_bind_busy;
 assign reg_q_cmd_valid = swmod_dly_reg[6];
 assign reg_sq_db_valid = swmod_dly_reg[5];
 assign reg_cq_db_valid = swmod_dly_reg[4];
@@ -242,6 +255,7 @@ always @(posedge clk) begin
         : {reg_q_cmd_valid_raw, reg_sq_db_valid_raw, reg_cq_db_valid_raw, reg_cq_arm_valid_raw,
            reg_qp_cmd_valid_raw, reg_rq_db_valid_raw, reg_mr_cmd_valid_raw};
     qp_rec_dly_reg <= !rst && reg_qp_rec_valid_raw;
+    qp_bind_dly_reg <= !rst && reg_qp_bind_valid_raw;
 end
 
 reg [7:0] err_code_reg = 8'd0;
@@ -318,6 +332,7 @@ rnic_csr csr_inst (
     .hwif_in_id_dmacs_value(ID_DMACS),
     .hwif_in_id_mrs_value(ID_MRS),
     .hwif_in_id_qp_rec_words_value(ID_QP_REC_WORDS),
+    .hwif_in_id_qpn_bits_value(ID_QPN_BITS),
     .hwif_out_flash_req(flash_s_req),
     .hwif_out_flash_addr(flash_s_addr),
     .hwif_out_flash_req_is_wr(flash_s_req_is_wr),
@@ -430,6 +445,12 @@ rnic_csr csr_inst (
     .hwif_out_qp_qp_rec_wdata_hi_data(reg_qp_rec_wdata[63:32]),
     .hwif_in_qp_qp_rec_rdata_lo_value(qp_rec_rdata[31:0]),
     .hwif_in_qp_qp_rec_rdata_hi_value(qp_rec_rdata[63:32]),
+    .hwif_out_qp_qp_bind_qpn(reg_qp_bind_qpn),
+    .hwif_out_qp_qp_bind_op(reg_qp_bind_op),
+    .hwif_out_qp_qp_bind_op_swmod(reg_qp_bind_valid_raw),
+    .hwif_in_qp_qp_bind_status_qpn(qp_bind_rb_qpn),
+    .hwif_in_qp_qp_bind_status_bound(qp_bind_rb_bound),
+    .hwif_in_qp_qp_bind_status_err(qp_bind_err),
     .hwif_out_qp_qp_cmd_op(reg_qp_cmd),
     .hwif_out_qp_qp_cmd_op_swmod(reg_qp_cmd_valid_raw),
     .hwif_out_qp_rq_db_pi(reg_rq_db_pi),
@@ -480,8 +501,8 @@ pcie_mmio_bridge #(
     .csr_addr(csr_addr),
     .csr_wr_data(csr_wr_data),
     .csr_wr_biten(csr_wr_biten),
-    .csr_req_stall_wr(csr_req_stall_wr || qm_sweep || mr_drain || qp_rec_wait),
-    .csr_req_stall_rd(csr_req_stall_rd || qm_busy || qm_sweep || mr_drain || qp_rec_wait),
+    .csr_req_stall_wr(csr_req_stall_wr || qm_sweep || mr_drain || qp_rec_wait || qp_bind_wait),
+    .csr_req_stall_rd(csr_req_stall_rd || qm_busy || qm_sweep || mr_drain || qp_rec_wait || qp_bind_wait),
     .csr_rd_ack(csr_rd_ack),
     .csr_rd_err(csr_rd_err),
     .csr_rd_data(csr_rd_data),

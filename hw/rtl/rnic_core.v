@@ -31,6 +31,10 @@ module rnic_core #(
     // 64-bit words, through BAR0's record window (qp_block.qp_rec_*) now
     // and the QP context cache later (DESIGN.md section 6, step 1)
     parameter REC_PORT = 0,
+    // QP directory (DESIGN.md section 6, step 2): QP numbers of QPN_W bits
+    // (2^QPN_W of them) bound by the host to the NUM_Q slots; 0: QP n is
+    // slot n, as in every build before it
+    parameter QPN_W = 0,
     parameter [31:0] BUILD_VERSION = 32'h0001_0000,
     parameter [31:0] GIT_HASH = 32'h0,
     parameter [31:0] BOARD_ID = 32'h0
@@ -743,6 +747,13 @@ wire reg_qp_rec_valid;
 wire [63:0] reg_qp_rec_wdata;
 wire [63:0] qp_rec_rdata;
 wire qp_rec_busy;
+wire [23:0] reg_qp_bind_qpn;
+wire [1:0] reg_qp_bind_op;
+wire reg_qp_bind_valid;
+wire qp_bind_busy;
+wire [2:0] qp_bind_err;
+wire [23:0] qp_bind_rb_qpn;
+wire qp_bind_rb_bound;
 wire rec_rd_valid;
 wire rec_rd_ready;
 wire [QN_W-1:0] rec_rd_slot;
@@ -775,6 +786,7 @@ rnic_transport #(
     .DMAC_N(DMAC_N_Q),
     .NUM_MR(NUM_MR_Q),
     .REC_PORT(REC_PORT),
+    .QPN_W(QPN_W),
     .RAM_ADDR_W(RAM_ADDR_W),
     .RXR_ADDR_W(RXR_ADDR_W),
     .RX_SLOT_W(RX_SLOT_W),
@@ -848,6 +860,13 @@ rnic_transport #(
     .reg_qp_cmd(reg_qp_cmd),
     .reg_qp_cmd_valid(reg_qp_cmd_valid),
     .reg_rq_db_qpn(reg_rq_db_qpn),
+    .reg_qp_bind_qpn(reg_qp_bind_qpn),
+    .reg_qp_bind_op(reg_qp_bind_op),
+    .reg_qp_bind_valid(reg_qp_bind_valid),
+    .qp_bind_busy(qp_bind_busy),
+    .qp_bind_err(qp_bind_err),
+    .qp_bind_rb_qpn(qp_bind_rb_qpn),
+    .qp_bind_rb_bound(qp_bind_rb_bound),
     .reg_rq_db_pi(reg_rq_db_pi),
     .reg_rq_db_valid(reg_rq_db_valid),
     .sel_qp_state(sel_qp_state),
@@ -1140,7 +1159,8 @@ rnic_control #(
     .ID_MP_WIMM(MP_WIMM_Q),
     .ID_DMACS(DMAC_N_Q),
     .ID_MRS(NUM_MR_Q),
-    .ID_QP_REC_WORDS(REC_PORT != 0 ? 32'd64 : 32'd0)
+    .ID_QP_REC_WORDS(REC_PORT != 0 ? 32'd64 : 32'd0),
+    .ID_QPN_BITS(QPN_W)
 ) control_inst (
     .clk(clk),
     .rst(rst),
@@ -1211,6 +1231,13 @@ rnic_control #(
     .reg_qp_cmd(reg_qp_cmd),
     .reg_rq_db_pi(reg_rq_db_pi),
     .reg_rq_db_qpn(reg_rq_db_qpn),
+    .reg_qp_bind_qpn(reg_qp_bind_qpn),
+    .reg_qp_bind_op(reg_qp_bind_op),
+    .reg_qp_bind_valid(reg_qp_bind_valid),
+    .qp_bind_busy(qp_bind_busy),
+    .qp_bind_err(qp_bind_err),
+    .qp_bind_rb_qpn(qp_bind_rb_qpn),
+    .qp_bind_rb_bound(qp_bind_rb_bound),
     .reg_mr_sel(reg_mr_sel),
     .reg_mr_key(reg_mr_key),
     .reg_mr_va_lo(reg_mr_va_lo),

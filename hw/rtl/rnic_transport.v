@@ -68,6 +68,7 @@ module rnic_transport #(
     // 1: the record port (every per-QP record as REC_WORDS 64-bit words;
     // DESIGN.md section 6, step 1) is built
     parameter REC_PORT = 0,
+    parameter QPN_W = 0,             // QP directory: QP numbers of QPN_W bits bound to slots (0: QP n is slot n)
     parameter QN_W = NUM_Q > 1 ? $clog2(NUM_Q) : 1,
     parameter SEG_W = $clog2(DATA_W / 8)
 ) (
@@ -345,6 +346,15 @@ module rnic_transport #(
     output wire                              m_rr_pkt_valid,
     input  wire                              m_rr_pkt_ready,
     input  wire                              rr_pkt_done,
+
+    // the QP directory's command (qp_block.qp_bind on slot reg_qp_sel)
+    input  wire [23:0]                       reg_qp_bind_qpn,
+    input  wire [1:0]                        reg_qp_bind_op,
+    input  wire                              reg_qp_bind_valid,
+    output wire                              qp_bind_busy,
+    output wire [2:0]                        qp_bind_err,
+    output wire [23:0]                       qp_bind_rb_qpn,
+    output wire                              qp_bind_rb_bound,
 
     // rnic_port: received packets and their freed RX slots
     input  wire [47:0]                       s_rx_pkt_smac,
@@ -1078,6 +1088,97 @@ requester #(
     .rec_wr_busy(rp_wr_busy[3])
 );
 
+// ------------------------------------------------------------ QP directory
+// Received packets name their QP by number; the responder takes them by
+// slot. The CQEs leave with the slot's QP number (below, at the CQE mux).
+localparam RXD_META_W = 48 + 32 + 32 + 16 + 8 + 1 + 1 + 2 + 24 + 64 + 32 + 32 + 32 + 8 + 24 + 32
+    + RXR_ADDR_W + 13 + RX_SLOT_W;
+wire [47:0] rxd_pkt_smac;
+wire [31:0] rxd_pkt_sip;
+wire [31:0] rxd_pkt_dip;
+wire [15:0] rxd_pkt_udp_sport;
+wire [7:0] rxd_pkt_opcode;
+wire rxd_pkt_se;
+wire rxd_pkt_ack_req;
+wire [1:0] rxd_pkt_pad_cnt;
+wire [23:0] rxd_pkt_dest_qp;
+wire [23:0] rxd_pkt_psn;
+wire [63:0] rxd_pkt_reth_va;
+wire [31:0] rxd_pkt_reth_rkey;
+wire [31:0] rxd_pkt_reth_len;
+wire [31:0] rxd_pkt_imm;
+wire [7:0] rxd_pkt_aeth_syndrome;
+wire [23:0] rxd_pkt_aeth_msn;
+wire [31:0] rxd_pkt_cmp_lo;
+wire [RXR_ADDR_W-1:0] rxd_pkt_payload_addr;
+wire [12:0] rxd_pkt_payload_len;
+wire [RX_SLOT_W-1:0] rxd_pkt_slot;
+wire rxd_pkt_valid;
+wire rxd_pkt_ready;
+wire [QN_W-1:0] cqe_slot;
+wire [23:0] cqe_qpn;
+
+generate
+    if (QPN_W > 0) begin : g_qp_dir
+        qp_dir #(
+            .NUM_Q(NUM_Q),
+            .QN_W(QN_W),
+            .QPN_W(QPN_W),
+            .META_W(RXD_META_W)
+        ) qp_dir_inst (
+            .clk(clk),
+            .rst(rst),
+            .cmd_slot(reg_qp_sel),
+            .cmd_qpn(reg_qp_bind_qpn),
+            .cmd_op(reg_qp_bind_op),
+            .cmd_valid(reg_qp_bind_valid),
+            .busy(qp_bind_busy),
+            .cmd_err(qp_bind_err),
+            .rb_qpn(qp_bind_rb_qpn),
+            .rb_bound(qp_bind_rb_bound),
+            .s_pkt_valid(s_rx_pkt_valid),
+            .s_pkt_ready(s_rx_pkt_ready),
+            .s_pkt_dest_qp(s_rx_pkt_dest_qp),
+            .s_pkt_meta({s_rx_pkt_smac, s_rx_pkt_sip, s_rx_pkt_dip, s_rx_pkt_udp_sport,
+                         s_rx_pkt_opcode, s_rx_pkt_se, s_rx_pkt_ack_req, s_rx_pkt_pad_cnt,
+                         s_rx_pkt_psn, s_rx_pkt_reth_va, s_rx_pkt_reth_rkey, s_rx_pkt_reth_len,
+                         s_rx_pkt_imm, s_rx_pkt_aeth_syndrome, s_rx_pkt_aeth_msn, s_rx_pkt_cmp_lo,
+                         s_rx_pkt_payload_addr, s_rx_pkt_payload_len, s_rx_pkt_slot}),
+            .m_pkt_valid(rxd_pkt_valid),
+            .m_pkt_ready(rxd_pkt_ready),
+            .m_pkt_dest_qp(rxd_pkt_dest_qp),
+            .m_pkt_meta({rxd_pkt_smac, rxd_pkt_sip, rxd_pkt_dip, rxd_pkt_udp_sport,
+                         rxd_pkt_opcode, rxd_pkt_se, rxd_pkt_ack_req, rxd_pkt_pad_cnt,
+                         rxd_pkt_psn, rxd_pkt_reth_va, rxd_pkt_reth_rkey, rxd_pkt_reth_len,
+                         rxd_pkt_imm, rxd_pkt_aeth_syndrome, rxd_pkt_aeth_msn, rxd_pkt_cmp_lo,
+                         rxd_pkt_payload_addr, rxd_pkt_payload_len, rxd_pkt_slot}),
+            .cqe_slot(cqe_slot),
+            .cqe_qpn(cqe_qpn)
+        );
+    end else begin : g_no_qp_dir
+        // QP n is slot n: no stage, and every command answers "no directory"
+        assign {rxd_pkt_smac, rxd_pkt_sip, rxd_pkt_dip, rxd_pkt_udp_sport,
+                rxd_pkt_opcode, rxd_pkt_se, rxd_pkt_ack_req, rxd_pkt_pad_cnt, rxd_pkt_dest_qp,
+                rxd_pkt_psn, rxd_pkt_reth_va, rxd_pkt_reth_rkey, rxd_pkt_reth_len,
+                rxd_pkt_imm, rxd_pkt_aeth_syndrome, rxd_pkt_aeth_msn, rxd_pkt_cmp_lo,
+                rxd_pkt_payload_addr, rxd_pkt_payload_len, rxd_pkt_slot, rxd_pkt_valid} =
+               {s_rx_pkt_smac, s_rx_pkt_sip, s_rx_pkt_dip, s_rx_pkt_udp_sport,
+                s_rx_pkt_opcode, s_rx_pkt_se, s_rx_pkt_ack_req, s_rx_pkt_pad_cnt, s_rx_pkt_dest_qp,
+                s_rx_pkt_psn, s_rx_pkt_reth_va, s_rx_pkt_reth_rkey, s_rx_pkt_reth_len,
+                s_rx_pkt_imm, s_rx_pkt_aeth_syndrome, s_rx_pkt_aeth_msn, s_rx_pkt_cmp_lo,
+                s_rx_pkt_payload_addr, s_rx_pkt_payload_len, s_rx_pkt_slot, s_rx_pkt_valid};
+        assign s_rx_pkt_ready = rxd_pkt_ready;
+        assign qp_bind_busy = 1'b0;
+        assign qp_bind_err = 3'd1;
+        assign qp_bind_rb_bound = {16'd0, reg_qp_sel} < NUM_Q;
+        assign qp_bind_rb_qpn = {8'd0, reg_qp_sel};
+        assign cqe_qpn = {{(24-QN_W){1'b0}}, cqe_slot};
+        /* verilator lint_off UNUSEDSIGNAL */
+        wire unused_bind = ^{reg_qp_bind_qpn, reg_qp_bind_op, reg_qp_bind_valid};
+        /* verilator lint_on UNUSEDSIGNAL */
+    end
+endgenerate
+
 // ---------------------------------------------------------------- responder
 wire [QN_W-1:0] rs_cqe_cqn;
 wire rs_ack_valid;
@@ -1140,28 +1241,28 @@ responder #(
 ) resp_inst (
     .clk(clk),
     .rst(rst),
-    .s_pkt_smac(s_rx_pkt_smac),
-    .s_pkt_sip(s_rx_pkt_sip),
-    .s_pkt_dip(s_rx_pkt_dip),
-    .s_pkt_udp_sport(s_rx_pkt_udp_sport),
-    .s_pkt_se(s_rx_pkt_se),
-    .s_pkt_pad_cnt(s_rx_pkt_pad_cnt),
-    .s_pkt_opcode(s_rx_pkt_opcode),
-    .s_pkt_ack_req(s_rx_pkt_ack_req),
-    .s_pkt_dest_qp(s_rx_pkt_dest_qp),
-    .s_pkt_psn(s_rx_pkt_psn),
-    .s_pkt_reth_va(s_rx_pkt_reth_va),
-    .s_pkt_reth_rkey(s_rx_pkt_reth_rkey),
-    .s_pkt_reth_len(s_rx_pkt_reth_len),
-    .s_pkt_imm(s_rx_pkt_imm),
-    .s_pkt_aeth_syndrome(s_rx_pkt_aeth_syndrome),
-    .s_pkt_aeth_msn(s_rx_pkt_aeth_msn),
-    .s_pkt_cmp_lo(s_rx_pkt_cmp_lo),
-    .s_pkt_payload_addr(s_rx_pkt_payload_addr),
-    .s_pkt_payload_len(s_rx_pkt_payload_len),
-    .s_pkt_slot(s_rx_pkt_slot),
-    .s_pkt_valid(s_rx_pkt_valid),
-    .s_pkt_ready(s_rx_pkt_ready),
+    .s_pkt_smac(rxd_pkt_smac),
+    .s_pkt_sip(rxd_pkt_sip),
+    .s_pkt_dip(rxd_pkt_dip),
+    .s_pkt_udp_sport(rxd_pkt_udp_sport),
+    .s_pkt_se(rxd_pkt_se),
+    .s_pkt_pad_cnt(rxd_pkt_pad_cnt),
+    .s_pkt_opcode(rxd_pkt_opcode),
+    .s_pkt_ack_req(rxd_pkt_ack_req),
+    .s_pkt_dest_qp(rxd_pkt_dest_qp),
+    .s_pkt_psn(rxd_pkt_psn),
+    .s_pkt_reth_va(rxd_pkt_reth_va),
+    .s_pkt_reth_rkey(rxd_pkt_reth_rkey),
+    .s_pkt_reth_len(rxd_pkt_reth_len),
+    .s_pkt_imm(rxd_pkt_imm),
+    .s_pkt_aeth_syndrome(rxd_pkt_aeth_syndrome),
+    .s_pkt_aeth_msn(rxd_pkt_aeth_msn),
+    .s_pkt_cmp_lo(rxd_pkt_cmp_lo),
+    .s_pkt_payload_addr(rxd_pkt_payload_addr),
+    .s_pkt_payload_len(rxd_pkt_payload_len),
+    .s_pkt_slot(rxd_pkt_slot),
+    .s_pkt_valid(rxd_pkt_valid),
+    .s_pkt_ready(rxd_pkt_ready),
     .m_free_valid(m_rx_free_valid),
     .m_free_slot(m_rx_free_slot),
     .ctx_qpn(rs_ctx_qpn),
@@ -1514,6 +1615,15 @@ axis_arb_mux #(
 );
 
 
+// a CQE names its QP by number (the directory's, or the slot's)
+assign cqe_slot = cq_req_data[CQE_QN_LSB +: QN_W];
+/* verilator lint_off UNUSEDSIGNAL */
+wire unused_cqe_qn = ^cq_req_data[CQE_QN_LSB + QN_W +: CQE_QN_W - QN_W];   // (slots are QN_W bits)
+/* verilator lint_on UNUSEDSIGNAL */
+wire [CQE_OWNER_LSB-1:0] cq_req_named;
+assign cq_req_named = {cq_req_data[CQE_OWNER_LSB-1:CQE_QN_LSB + CQE_QN_W],
+                       {(CQE_QN_W - 24){1'b0}}, cqe_qpn, cq_req_data[CQE_QN_LSB-1:0]};
+
 cqe_writer #(
     .DATA_W(DATA_W),
     .RAM_ADDR_W(RAM_ADDR_W),
@@ -1528,7 +1638,7 @@ cqe_writer #(
     .s_req_valid(cq_req_valid),
     .s_req_ready(cq_req_ready),
     .s_req_cqn(cq_req_cqn),
-    .s_req_cqe(cq_req_data),
+    .s_req_cqe(cq_req_named),
     .cq_alloc_valid(cq_alloc_valid),
     .cq_alloc_cqn(cq_alloc_cqn),
     .cq_alloc_done(cq_alloc_done),

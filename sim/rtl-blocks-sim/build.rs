@@ -4,7 +4,7 @@
 //! mr_table, tag_match, onehot_mux, slot_allocator, mp_window, rc_message,
 //! mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer,
 //! path_pick, path_health, ram_reset_sweep, read_reply, read_track,
-//! atomic_replay, qp_cache, qpc_fill, qp_ctx_cache) once per
+//! atomic_replay, qp_cache, qpc_fill, qp_ctx_cache, qp_dir) once per
 //! configuration of src/configs.rs and links every
 //! model, the Verilator runtime and the thin C ABI (csrc/blocks.cpp) into
 //! this crate. Seconds; a model whose sources and parameters did not change
@@ -29,6 +29,37 @@ include!("src/configs.rs");
 /// Planted bugs: (name, file, text, replacement). Each must make at least
 /// one test fail (README.md has the table).
 const MUTATIONS: &[(&str, &str, &str, &str)] = &[
+    // qp_dir
+    (
+        "qd_rx_trusts_hint",
+        "qp_dir.v",
+        "assign m_pkt_dest_qp = holds(rx_hint, out_qpn_reg) ?",
+        "assign m_pkt_dest_qp = {1'b0, out_qpn_reg} < DIR_END ?",
+    ),
+    (
+        "qd_bind_ignores_bound_number",
+        "qp_dir.v",
+        "wire qpn_taken = holds(cmd_hint, cmd_qpn);",
+        "wire qpn_taken = 1'b0;",
+    ),
+    (
+        "qd_unbind_keeps_bound",
+        "qp_dir.v",
+        "bound_reg[cslot] <= 1'b0;",
+        "bound_reg[cslot] <= 1'b1;",
+    ),
+    (
+        "qd_holds_no_slot_range",
+        "qp_dir.v",
+        "holds = {{(17-QN_W){1'b0}}, s} < NUM_Q17 && {1'b0, q} < DIR_END",
+        "holds = {1'b0, q} < DIR_END",
+    ),
+    (
+        "qd_rx_addr_ignores_take",
+        "qp_dir.v",
+        "rx_addr = take ? s_pkt_dest_qp[QPN_W-1:0] : out_qpn_reg[QPN_W-1:0];",
+        "rx_addr = out_qpn_reg[QPN_W-1:0];",
+    ),
     // qp_cache
     (
         "qpc_evicts_pinned",
@@ -1347,6 +1378,42 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
                 "ram_reset_sweep.v",
             ],
         ),
+        Kind::QpDir => ("qp_dir", &["qp_dir.v", "ram_sdp_copies.v", "ram_sdp.v"]),
+    }
+}
+
+/// What a kind's models are built with beyond the blocks' own text: the
+/// source patches of the bench (not planted bugs: the block's contract
+/// allows what they make) and Verilator's `--x-assign`.
+///
+/// `qp_dir`: its hint RAM (by QP number, no reset) starts with junk, as a
+/// RAM without an initial value would (an ASIC's, or a RAM after a partial
+/// reconfiguration): a seeded random hint per number, the top number's all
+/// ones (beyond NUM_Q when NUM_Q is not a power of two); and a select out
+/// of range (`bound_reg[s]`, `slot_qpn[s]` with a hint s >= NUM_Q) reads
+/// all ones, not 0, as synthesis is free to make it: with 0 the block's
+/// slot range check could not be told from its absence.
+fn bench_patch(kind: Kind, file: &str, text: &str) -> Option<String> {
+    const RAM_INIT: &str = "        mem[i] = INIT;";
+    if kind == Kind::QpDir && file == "ram_sdp.v" {
+        assert_eq!(
+            text.matches(RAM_INIT).count(),
+            1,
+            "qp_dir's hint RAM junk: its text is not found once in ram_sdp.v"
+        );
+        return Some(text.replace(
+            RAM_INIT,
+            "        mem[i] = i == DEPTH - 1 ? {DATA_W{1'b1}} : DATA_W'($urandom);",
+        ));
+    }
+    None
+}
+
+fn x_assign(kind: Kind) -> &'static str {
+    if kind == Kind::QpDir {
+        "1"
+    } else {
+        "fast"
     }
 }
 
@@ -1380,6 +1447,7 @@ fn kind_code(kind: Kind) -> u32 {
         Kind::RamRec => 26,
         Kind::RecMap => 27,
         Kind::RecPortMux => 28,
+        Kind::QpDir => 29,
     }
 }
 
@@ -1479,8 +1547,17 @@ fn main() {
                 let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(c) = CONFIGS.get(k) else { break };
                 let (top, files) = sources(c.kind);
+                // the sources with the bench's patches of this kind
+                let text: Vec<(&str, String)> = text
+                    .iter()
+                    .map(|(n, t)| (*n, bench_patch(c.kind, n, t).unwrap_or_else(|| t.clone())))
+                    .collect();
+                let text = &text;
                 let mut h = DefaultHasher::new();
                 (c.name, top, c.params, &shim, &common, &include, "unity -O1").hash(&mut h);
+                if x_assign(c.kind) != "fast" {
+                    x_assign(c.kind).hash(&mut h);
+                }
                 for f in files {
                     text.iter().find(|(n, _)| n == f).unwrap().hash(&mut h);
                 }
@@ -1492,7 +1569,7 @@ fn main() {
                     manifest: &manifest,
                 };
                 vl_build::compile_cached(&out, &format!("blk_{}", c.name), &key, || {
-                    build_model(&tools, c, top, files, &text)
+                    build_model(&tools, c, top, files, text)
                 });
             });
         }
@@ -1536,14 +1613,21 @@ fn build_model(
     }
     let prefix = format!("V{}", c.name);
     let mut cmd = Command::new(verilator);
-    cmd.args(["--cc", "-O3", "--x-assign", "fast", "--x-initial", "unique"])
-        .args(["-Wall", "-Wno-fatal"])
-        .args(["--top-module", top])
-        .arg("--prefix")
-        .arg(&prefix)
-        .arg("--Mdir")
-        .arg(&mdir)
-        .arg(format!("-I{}", mdir.join("rtl").display()));
+    cmd.args([
+        "--cc",
+        "-O3",
+        "--x-assign",
+        x_assign(c.kind),
+        "--x-initial",
+        "unique",
+    ])
+    .args(["-Wall", "-Wno-fatal"])
+    .args(["--top-module", top])
+    .arg("--prefix")
+    .arg(&prefix)
+    .arg("--Mdir")
+    .arg(&mdir)
+    .arg(format!("-I{}", mdir.join("rtl").display()));
     for g in g_args(c.params) {
         cmd.arg(g);
     }

@@ -35,6 +35,7 @@ module rnic_csr (
         input wire [31:0] hwif_in_id_mrs_value,
         input wire [31:0] hwif_in_id_mp_wimm_value,
         input wire [31:0] hwif_in_id_qp_rec_words_value,
+        input wire [31:0] hwif_in_id_qpn_bits_value,
         output logic [15:0] hwif_out_queue_q_sel_qn,
         output logic [31:0] hwif_out_queue_q_base_lo_addr,
         output logic [31:0] hwif_out_queue_q_base_hi_addr,
@@ -151,6 +152,12 @@ module rnic_csr (
         output logic [31:0] hwif_out_qp_qp_rec_wdata_hi_data,
         input wire [31:0] hwif_in_qp_qp_rec_rdata_lo_value,
         input wire [31:0] hwif_in_qp_qp_rec_rdata_hi_value,
+        output logic [23:0] hwif_out_qp_qp_bind_qpn,
+        output logic [1:0] hwif_out_qp_qp_bind_op,
+        output logic hwif_out_qp_qp_bind_op_swmod,
+        input wire [23:0] hwif_in_qp_qp_bind_status_qpn,
+        input wire hwif_in_qp_qp_bind_status_bound,
+        input wire [2:0] hwif_in_qp_qp_bind_status_err,
         output logic [15:0] hwif_out_mr_mr_sel_index,
         output logic [31:0] hwif_out_mr_mr_key_key,
         output logic [31:0] hwif_out_mr_mr_va_lo_addr,
@@ -262,6 +269,7 @@ module rnic_csr (
     logic decoded_reg_strb_id_mrs;
     logic decoded_reg_strb_id_mp_wimm;
     logic decoded_reg_strb_id_qp_rec_words;
+    logic decoded_reg_strb_id_qpn_bits;
     logic decoded_reg_strb_queue_blk_type;
     logic decoded_reg_strb_queue_blk_version;
     logic decoded_reg_strb_queue_blk_next;
@@ -353,6 +361,8 @@ module rnic_csr (
     logic decoded_reg_strb_qp_qp_rec_wdata_hi;
     logic decoded_reg_strb_qp_qp_rec_rdata_lo;
     logic decoded_reg_strb_qp_qp_rec_rdata_hi;
+    logic decoded_reg_strb_qp_qp_bind;
+    logic decoded_reg_strb_qp_qp_bind_status;
     logic decoded_reg_strb_mr_blk_type;
     logic decoded_reg_strb_mr_blk_version;
     logic decoded_reg_strb_mr_blk_next;
@@ -401,6 +411,7 @@ module rnic_csr (
         decoded_reg_strb_id_mrs = cpuif_req_masked & (cpuif_addr == 11'h3c) & !cpuif_req_is_wr;
         decoded_reg_strb_id_mp_wimm = cpuif_req_masked & (cpuif_addr == 11'h40) & !cpuif_req_is_wr;
         decoded_reg_strb_id_qp_rec_words = cpuif_req_masked & (cpuif_addr == 11'h44) & !cpuif_req_is_wr;
+        decoded_reg_strb_id_qpn_bits = cpuif_req_masked & (cpuif_addr == 11'h48) & !cpuif_req_is_wr;
         decoded_reg_strb_queue_blk_type = cpuif_req_masked & (cpuif_addr == 11'h100) & !cpuif_req_is_wr;
         decoded_reg_strb_queue_blk_version = cpuif_req_masked & (cpuif_addr == 11'h104) & !cpuif_req_is_wr;
         decoded_reg_strb_queue_blk_next = cpuif_req_masked & (cpuif_addr == 11'h108) & !cpuif_req_is_wr;
@@ -492,6 +503,8 @@ module rnic_csr (
         decoded_reg_strb_qp_qp_rec_wdata_hi = cpuif_req_masked & (cpuif_addr == 11'h460);
         decoded_reg_strb_qp_qp_rec_rdata_lo = cpuif_req_masked & (cpuif_addr == 11'h464) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_qp_rec_rdata_hi = cpuif_req_masked & (cpuif_addr == 11'h468) & !cpuif_req_is_wr;
+        decoded_reg_strb_qp_qp_bind = cpuif_req_masked & (cpuif_addr == 11'h46c) & cpuif_req_is_wr;
+        decoded_reg_strb_qp_qp_bind_status = cpuif_req_masked & (cpuif_addr == 11'h470) & !cpuif_req_is_wr;
         decoded_reg_strb_mr_blk_type = cpuif_req_masked & (cpuif_addr == 11'h500) & !cpuif_req_is_wr;
         decoded_reg_strb_mr_blk_version = cpuif_req_masked & (cpuif_addr == 11'h504) & !cpuif_req_is_wr;
         decoded_reg_strb_mr_blk_next = cpuif_req_masked & (cpuif_addr == 11'h508) & !cpuif_req_is_wr;
@@ -759,6 +772,14 @@ module rnic_csr (
     logic [31:0] field_storage_qp_qp_rec_wdata_hi_data_value;
     logic [31:0] field_combo_qp_qp_rec_wdata_hi_data_next;
     logic field_combo_qp_qp_rec_wdata_hi_data_load_next;
+    // Field: rnic_csr.qp.qp_bind.qpn
+    logic [23:0] field_storage_qp_qp_bind_qpn_value;
+    logic [23:0] field_combo_qp_qp_bind_qpn_next;
+    logic field_combo_qp_qp_bind_qpn_load_next;
+    // Field: rnic_csr.qp.qp_bind.op
+    logic [1:0] field_storage_qp_qp_bind_op_value;
+    logic [1:0] field_combo_qp_qp_bind_op_next;
+    logic field_combo_qp_qp_bind_op_load_next;
     // Field: rnic_csr.mr.mr_sel.index
     logic [15:0] field_storage_mr_mr_sel_index_value;
     logic [15:0] field_combo_mr_mr_sel_index_next;
@@ -1990,6 +2011,47 @@ module rnic_csr (
     end
     assign hwif_out_qp_qp_rec_wdata_hi_data = field_storage_qp_qp_rec_wdata_hi_data_value;
     always @(*) begin
+        logic [23:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_bind_qpn_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_bind && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_bind_qpn_value & ~decoded_wr_biten[23:0]) | (decoded_wr_data[23:0] & decoded_wr_biten[23:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_bind_qpn_next = next_c;
+        field_combo_qp_qp_bind_qpn_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_bind_qpn_value <= 24'h0;
+        end else if(field_combo_qp_qp_bind_qpn_load_next) begin
+            field_storage_qp_qp_bind_qpn_value <= field_combo_qp_qp_bind_qpn_next;
+        end
+    end
+    assign hwif_out_qp_qp_bind_qpn = field_storage_qp_qp_bind_qpn_value;
+    always @(*) begin
+        logic [1:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_bind_op_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_bind && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_bind_op_value & ~decoded_wr_biten[25:24]) | (decoded_wr_data[25:24] & decoded_wr_biten[25:24]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_bind_op_next = next_c;
+        field_combo_qp_qp_bind_op_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_bind_op_value <= 2'h0;
+        end else if(field_combo_qp_qp_bind_op_load_next) begin
+            field_storage_qp_qp_bind_op_value <= field_combo_qp_qp_bind_op_next;
+        end
+    end
+    assign hwif_out_qp_qp_bind_op = field_storage_qp_qp_bind_op_value;
+    assign hwif_out_qp_qp_bind_op_swmod = decoded_reg_strb_qp_qp_bind && decoded_req_is_wr && (|(decoded_wr_biten[25:24]));
+    always @(*) begin
         logic [15:0] next_c;
         logic load_next_c;
         next_c = field_storage_mr_mr_sel_index_value;
@@ -2303,6 +2365,9 @@ always @(*) begin
         if(rd_mux_addr == 11'h44) begin
             readback_data_var[31:0] = hwif_in_id_qp_rec_words_value;
         end
+        if(rd_mux_addr == 11'h48) begin
+            readback_data_var[31:0] = hwif_in_id_qpn_bits_value;
+        end
         if(rd_mux_addr == 11'h100) begin
             readback_data_var[31:0] = 32'h52490002;
         end
@@ -2580,6 +2645,11 @@ always @(*) begin
         end
         if(rd_mux_addr == 11'h468) begin
             readback_data_var[31:0] = hwif_in_qp_qp_rec_rdata_hi_value;
+        end
+        if(rd_mux_addr == 11'h470) begin
+            readback_data_var[23:0] = hwif_in_qp_qp_bind_status_qpn;
+            readback_data_var[24] = hwif_in_qp_qp_bind_status_bound;
+            readback_data_var[30:28] = hwif_in_qp_qp_bind_status_err;
         end
         if(rd_mux_addr == 11'h500) begin
             readback_data_var[31:0] = 32'h52490006;

@@ -2,7 +2,7 @@
 // icrc_subst, ram_sdp, mr_table, ram_sdp_copies, tag_match, slot_allocator, mp_window,
 // rc_message, mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer, path_pick,
 // path_health, ram_reset_sweep, read_reply, read_track, atomic_replay, qp_cache, qpc_fill,
-// qp_ctx_cache, onehot_mux, ram_rec, rec_map or rec_port_mux): copy a
+// qp_ctx_cache, onehot_mux, ram_rec, rec_map, rec_port_mux or qp_dir): copy a
 // flat input struct onto the ports, evaluate, copy the ports back. No test logic lives here;
 // the stimulus and the checks are Rust (src/).
 //
@@ -16,7 +16,7 @@
 //                  13 tlp_upsize, 14 tlp_downsize, 15 completer, 16 path_pick, 17 path_health,
 //                  18 ram_reset_sweep, 19 read_reply, 20 read_track, 21 atomic_replay,
 //                  22 qp_cache, 23 qpc_fill, 24 qp_ctx_cache, 25 onehot_mux, 26 ram_rec,
-//                  27 rec_map, 28 rec_port_mux
+//                  27 rec_map, 28 rec_port_mux, 29 qp_dir
 //
 // The structs mirror `PortsIn` / `PortsOut` in src/lib.rs (sizes checked).
 // Buses: word i of an array = bits [32i+31:32i]. The Rust side masks every
@@ -85,6 +85,11 @@
 // {p_wr_word (15:8), p_rd_word (7:0)}, 6 {p_wr_valid (15:8), p_rd_valid
 // (7:0)}; s_ready {s_rec_wr_ready, s_rec_rd_ready}; m_valid {rec_wr_busy,
 // m_rec_rd_data_valid}.
+// qp_dir: s_data words 0 cmd_qpn, 1 {cmd_op (17:16), cmd_slot (15:0)}, 2
+// s_pkt_dest_qp, 3..4 s_pkt_meta, 5 cqe_slot; s_valid bits 0 cmd_valid, 1
+// s_pkt_valid; m_ready m_pkt_ready; rst rst. m_data words 0 m_pkt_dest_qp,
+// 1..2 m_pkt_meta, 3 rb_qpn, 4 cqe_qpn, 5 cmd_err; s_ready s_pkt_ready;
+// m_valid {rb_bound, busy, m_pkt_valid}.
 // qpc_fill: s_data words 0..1 cfg_table_base, 2 cfg_table_qps, 3
 // s_fill_slot, 4 s_fill_qpn, 5 s_fill_wb_qpn, 6..7 s_rec_rd_data, 8..9
 // s_buf_rd_data, 10 s_rd_status_id; s_valid bits 0 s_fill_valid, 1
@@ -266,6 +271,18 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->p_wr_busy = in->s_data[20] >> 24;
     t->s_rec_rd_valid = in->s_valid & 1;
     t->s_rec_wr_valid = (in->s_valid >> 1) & 1;
+#elif BLK_KIND == 29
+    // qp_dir (src/qp_dir.rs masks every field)
+    t->rst = in->rst;
+    t->cmd_qpn = in->s_data[0];
+    t->cmd_slot = in->s_data[1] & 0xffff;
+    t->cmd_op = (in->s_data[1] >> 16) & 3;
+    t->cmd_valid = in->s_valid & 1;
+    t->s_pkt_valid = (in->s_valid >> 1) & 1;
+    t->s_pkt_dest_qp = in->s_data[2];
+    put(t->s_pkt_meta, in->s_data + 3);
+    t->cqe_slot = in->s_data[5];
+    t->m_pkt_ready = in->m_ready;
 #elif BLK_KIND == 7
     // tag_match: s_valid valid, s_data the packed tags, s_last key
     t->valid = in->s_valid;
@@ -597,6 +614,14 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
     o->m_data[6] = t->p_rd_valid | (static_cast<uint32_t>(t->p_wr_valid) << 8);
     o->s_ready = t->s_rec_rd_ready | (t->s_rec_wr_ready << 1);
     o->m_valid = static_cast<uint8_t>(t->m_rec_rd_data_valid | (t->rec_wr_busy << 1));
+#elif BLK_KIND == 29
+    o->m_data[0] = t->m_pkt_dest_qp;
+    get(t->m_pkt_meta, o->m_data + 1);
+    o->m_data[3] = t->rb_qpn;
+    o->m_data[4] = t->cqe_qpn;
+    o->m_data[5] = t->cmd_err;
+    o->s_ready = t->s_pkt_ready;
+    o->m_valid = static_cast<uint8_t>(t->m_pkt_valid | (t->busy << 1) | (t->rb_bound << 2));
 #elif BLK_KIND == 5
     get(t->a_bus, o->m_data);
     get(t->b_bus, o->m_data + 2);

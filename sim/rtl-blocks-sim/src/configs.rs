@@ -100,6 +100,10 @@ pub enum Kind {
     /// QPN_W, SLOT_LOG, WAYS, MISSQ, ID_W, PIN_W, REC_WORDS, FILLS,
     /// RAM_ADDR_W, BUF_BASE
     QpCtxCache,
+    /// `qp_dir` (the QP directory: QP numbers bound to slots by command, a
+    /// receive stage that maps a packet's QP number to its slot, the
+    /// CQEs' slot to number): NUM_Q, QN_W, QPN_W, META_W
+    QpDir,
 }
 
 /// One configuration: a model name and the parameters it is verilated with.
@@ -370,6 +374,24 @@ pub const CONFIGS: &[Config] = &[
             ("BASE[0]", 0),
             ("LOG[0]", 1),
         ],
+    },
+    // qp_dir: one slot, one number bit; 20 slots (not a power of two: junk
+    // hints beyond NUM_Q) over 2^16 numbers; 64 slots over 256 numbers
+    // (collisions and rebinding frequent)
+    Config {
+        name: "qd_n1",
+        kind: Kind::QpDir,
+        params: &[("NUM_Q", 1), ("QN_W", 1), ("QPN_W", 1), ("META_W", 8)],
+    },
+    Config {
+        name: "qd_n20",
+        kind: Kind::QpDir,
+        params: &[("NUM_Q", 20), ("QN_W", 5), ("QPN_W", 16), ("META_W", 40)],
+    },
+    Config {
+        name: "qd_n64",
+        kind: Kind::QpDir,
+        params: &[("NUM_Q", 64), ("QN_W", 6), ("QPN_W", 8), ("META_W", 13)],
     },
     Config {
         name: "mr_n8",

@@ -91,7 +91,14 @@
 //!   model, the record store and a core that modifies pinned records; no
 //!   state lost (every answer's slot holds the QP's last record, through
 //!   evictions, write-backs and re-fills), errors only for failed reads,
-//!   invalidates, the counters.
+//!   invalidates, the counters;
+//! - [`qp_dir`]: `qp_dir`, the QP directory (QP numbers bound to slots by
+//!   command; received packets mapped from number to slot through a
+//!   register stage, checked against the slot table as they leave; the
+//!   CQEs' slot to number): random commands, valid and refused, packets
+//!   held under back-pressure while their binding changes, resets, against
+//!   a model of the slot and number tables; sweeps of every number after
+//!   power-up (junk in the number RAM) and after a reset.
 //!
 //! Every configuration of [`CONFIGS`] is one model, looked up by name.
 //! Stimulus is seeded ([`rand_chacha`]), so a failing run repeats exactly.
@@ -115,6 +122,7 @@ pub mod onehot_mux;
 pub mod path;
 pub mod qp_cache;
 pub mod qp_ctx_cache;
+pub mod qp_dir;
 pub mod qpc_fill;
 pub mod ram;
 pub mod rcmsg;
@@ -151,7 +159,7 @@ pub const MODEL_AVAILABLE: bool = cfg!(blocks_model);
 /// `s_valid` is `sel`, `s_data` the packed `in`. tlp_upsize,
 /// tlp_downsize: `s_data` words 0..3 `s_hdr`, 4..11 `s_data`, 12 `s_keep`.
 /// read_reply, read_track, atomic_replay, qp_cache, qpc_fill, qp_ctx_cache, rec_map,
-/// rec_port_mux:
+/// rec_port_mux, qp_dir:
 /// csrc/blocks.cpp has the packing.
 ///
 /// axis_async_fifo has two clocks: `pad[0]` is the step's edge mask (bit

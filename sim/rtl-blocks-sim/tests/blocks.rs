@@ -5,7 +5,8 @@
 //! src/onehot_mux.rs,
 //! src/alloc.rs, src/mpwin.rs, src/rcmsg.rs, src/mpdef.rs,
 //! src/async_fifo.rs, src/tlp_size.rs, src/sweep.rs, src/read_reply.rs,
-//! src/read_track.rs, src/atomic_replay.rs, src/qp_cache.rs, src/qpc_fill.rs, src/qp_ctx_cache.rs): every run checks every beat in and out; the tests choose
+//! src/read_track.rs, src/atomic_replay.rs, src/qp_cache.rs, src/qpc_fill.rs, src/qp_ctx_cache.rs,
+//! src/qp_dir.rs): every run checks every beat in and out; the tests choose
 //! configurations, seeds and traffic and add what is specific to them.
 //! `RTL_BLOCKS_MUTATION=<name> cargo test --release -p rtl-blocks-sim`
 //! builds the blocks with a planted bug: some test here must then fail
@@ -25,6 +26,7 @@ use rtl_blocks_sim::onehot_mux;
 use rtl_blocks_sim::path;
 use rtl_blocks_sim::qp_cache::{self, QcCfg};
 use rtl_blocks_sim::qp_ctx_cache::{self, QccCfg};
+use rtl_blocks_sim::qp_dir::{self, QdCfg};
 use rtl_blocks_sim::qpc_fill::{self, QfCfg};
 use rtl_blocks_sim::ram::{self, RamCfg};
 use rtl_blocks_sim::rcmsg::{self, RcmCfg};
@@ -1301,4 +1303,72 @@ fn qp_ctx_cache_loses_no_record_through_evictions_write_backs_and_refills() {
             }
         }
     }
+}
+
+/// `qp_dir`: random binds and unbinds (valid and refused for every
+/// reason), packets held in the stage while their number's binding
+/// changes, random back-pressure, CQE reads, resets; every output every
+/// cycle against a model of the slot and number tables; every number
+/// swept after power-up (junk in the number RAM) and after a reset in the
+/// middle of the run.
+#[test]
+fn qp_dir_maps_numbers_to_the_slots_holding_them() {
+    if skip() {
+        return;
+    }
+    for m in ["qd_n1", "qd_n20", "qd_n64"] {
+        for seed in 1..=3 {
+            let c = QdCfg::new(m, seed);
+            let r = qp_dir::run(&c).unwrap_or_else(|e| panic!("{m} seed {seed}: {e}"));
+            eprintln!("{m} seed {seed}: {r:?}");
+            assert_eq!(r.late_binds, 0, "{m} seed {seed}: {r:?}");
+            for (what, n, min) in [
+                ("packets to a slot", r.to_slot, 500),
+                ("packets to no slot", r.no_slot, 500),
+                ("packets of numbers beyond the directory", r.beyond, 100),
+                ("of which the low bits were bound", r.beyond_alias, 20),
+                (
+                    "answers that changed to a slot while held",
+                    r.held_to_slot,
+                    5,
+                ),
+                ("answers that changed to none while held", r.held_to_none, 5),
+                ("cycles a packet was held", r.held_cycles, 1000),
+                ("binds", r.binds, 200),
+                ("unbinds", r.unbinds, 200),
+                // (one slot: every hint written names it)
+                (
+                    "binds of a number whose hint names another slot",
+                    r.rebinds,
+                    if m == "qd_n1" { 0 } else { 20 },
+                ),
+                ("refused: number beyond", r.errs[2], 20),
+                ("refused: number bound", r.errs[3], 20),
+                ("refused: number bound to the slot itself", r.err3_own, 5),
+                ("refused: slot bound or unbound", r.errs[4], 20),
+                ("refused: slot beyond", r.errs[5], 20),
+                (
+                    "refused: slot beyond with a slot's low bits",
+                    r.slot_alias,
+                    3,
+                ),
+                ("refused: bad op", r.errs[6], 20),
+                ("CQE reads of bound slots", r.cqe_bound, 500),
+                ("CQE reads of unbound slots bound before", r.cqe_stale, 200),
+            ] {
+                assert!(n >= min, "{m} seed {seed}: {what} {n}: {r:?}");
+            }
+            assert!(r.resets >= 2, "{m} seed {seed}: {r:?}");
+            let nums = 1usize << c_param(m, "QPN_W");
+            assert_eq!(r.swept, 2 * (nums + 3), "{m} seed {seed}: {r:?}");
+        }
+    }
+}
+
+fn c_param(m: &str, p: &str) -> u32 {
+    rtl_blocks_sim::CONFIGS
+        .iter()
+        .find(|c| c.name == m)
+        .unwrap()
+        .param(p)
 }

@@ -35,6 +35,7 @@ pub mod ro_word_r_desc_21572c5c;
 pub mod ro_word_r_desc_21d79b72;
 pub mod ro_word_r_desc_257370d2;
 pub mod ro_word_r_desc_3ebaf710;
+pub mod ro_word_r_desc_47c76b8f;
 pub mod ro_word_r_desc_4c4401fa;
 pub mod ro_word_r_desc_4f1885f2;
 pub mod ro_word_r_desc_4fb0ca81;

@@ -13,6 +13,7 @@ pub use _root::components::blk_type_r_type_52490001 as blk_type;
 pub use _root::components::blk_version_r_ver_10000 as blk_version;
 pub use _root::components::ro_word_r_desc_21572c5c as mp_window;
 pub use _root::components::ro_word_r_desc_21d79b72 as dmacs;
+pub use _root::components::ro_word_r_desc_47c76b8f as qpn_bits;
 pub use _root::components::ro_word_r_desc_4f1885f2 as num_queues;
 pub use _root::components::ro_word_r_desc_4fb0ca81 as build_version;
 pub use _root::components::ro_word_r_desc_5a6c769e as mrs;
@@ -67,7 +68,7 @@ impl IdBlock<'static> {
 
 impl<'io, IO> IdBlock<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0x48;
+    pub const SIZE: usize = 0x4C;
 
     /// # Safety
     ///
@@ -303,6 +304,19 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> IdBlock<'io, IO> {
     ) -> peakrdl_rust::reg::Reg<'io, qp_rec_words::RoWordR_desc_cd7a91b4, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x44).cast(), self.io)
+        }
+    }
+
+    /// qpn_bits
+    ///
+    /// Bits of a QP number the QP directory holds: QP numbers 0 to 2^qpn_bits - 1 can be bound to the num_queues slots that hold QP state (qp_block.qp_bind); a packet for a number no slot holds is dropped (port.rx_drop_qp), and a CQE names the QP number of its slot. 0: a build without the directory, in which QP number n is slot n, and builds older than this register.
+    #[inline(always)]
+    #[must_use]
+    pub const fn qpn_bits(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, qpn_bits::RoWordR_desc_47c76b8f, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x48).cast(), self.io)
         }
     }
 }

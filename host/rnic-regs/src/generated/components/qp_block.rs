@@ -6,6 +6,8 @@ use super::_root; // alias to root module of generated code
 
 // Anonymous component instances
 pub mod qp_attr;
+pub mod qp_bind;
+pub mod qp_bind_status;
 pub mod qp_cmd;
 pub mod qp_dest;
 pub mod qp_dip;
@@ -75,7 +77,7 @@ impl QpBlock<'static> {
 
 impl<'io, IO> QpBlock<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0x6C;
+    pub const SIZE: usize = 0x74;
 
     /// # Safety
     ///
@@ -401,6 +403,30 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> QpBlock<'io, IO> {
     ) -> peakrdl_rust::reg::Reg<'io, qp_rec_rdata_hi::RoWordR_desc_f375c156, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x68).cast(), self.io)
+        }
+    }
+
+    /// qp_bind
+    ///
+    /// QP directory (a build with id.qpn_bits > 0): bind slot qp_sel.qpn to a QP number, or unbind it. Every other qp_block register names the slot; the wire and the CQEs name the QP number. MMIO waits while the command runs; its result is in qp_bind_status.err.
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp_bind(&self) -> peakrdl_rust::reg::Reg<'io, qp_bind::QpBind, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x6C).cast(), self.io)
+        }
+    }
+
+    /// qp_bind_status
+    ///
+    /// QP directory: the binding of slot qp_sel.qpn and the result of the last qp_bind command.
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp_bind_status(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, qp_bind_status::QpBindStatus, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x70).cast(), self.io)
         }
     }
 }
