@@ -33,7 +33,8 @@
 //   (1 is left for builds without a directory, which answer it always.)
 // rb_qpn / rb_bound: slot cmd_slot's binding, registered (a host read of
 // qp_bind_status). An unbound slot keeps its last number: a late CQE of a
-// destroyed QP still names it.
+// destroyed QP still names it. A slot not bound since the reset names
+// itself (slot n: number n).
 
 `resetall
 `timescale 1ns / 1ps
@@ -94,10 +95,12 @@ localparam [23:0] NO_SLOT = 24'hFFFFFF;
 reg [NUM_Q-1:0] bound_reg = {NUM_Q{1'b0}};
 reg [QPN_W-1:0] slot_qpn [0:NUM_Q-1];
 
+// a slot never bound since the reset names itself (a send queue without a
+// QP, a DMA copy queue, keeps its CQEs' QN as it was without a directory)
 integer i;
 initial begin
     for (i = 0; i < NUM_Q; i = i + 1) begin
-        slot_qpn[i] = {QPN_W{1'b0}};
+        slot_qpn[i] = i[QPN_W-1:0];
     end
 end
 
@@ -214,12 +217,19 @@ always @(posedge clk) begin
     end
 end
 
-// (a bind cancelled by a reset leaves the slot's number as it was)
-always @(posedge clk) begin
-    if (bind_ok && !rst) begin
-        slot_qpn[cslot] <= cmd_qpn[QPN_W-1:0];
+genvar g;
+generate
+    for (g = 0; g < NUM_Q; g = g + 1) begin : g_slot
+        localparam integer G_I = g;
+        always @(posedge clk) begin
+            if (rst) begin
+                slot_qpn[g] <= G_I[QPN_W-1:0];
+            end else if (bind_ok && {{(32-QN_W){1'b0}}, cslot} == G_I) begin
+                slot_qpn[g] <= cmd_qpn[QPN_W-1:0];
+            end
+        end
     end
-end
+endgenerate
 
 // the host's read-back of slot cmd_slot
 always @(posedge clk) begin

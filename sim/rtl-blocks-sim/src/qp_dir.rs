@@ -3,8 +3,8 @@
 //! to the slot holding it (0xFFFFFF when none does), and the CQEs' slot to
 //! QP number read. The reference model keeps the two tables of the block's
 //! header: the slot table (bound bit and QP number per slot, the truth;
-//! bound bits cleared by `rst`, numbers kept) and the number table (the
-//! hint per QP number, written the cycle after a bind is done, never
+//! bound bits cleared by `rst`, each slot's number back to the slot's own
+//! index) and the number table (the hint per QP number, never
 //! cleared; unknown until written, since the models start with junk in
 //! the hint RAM: see build.rs `bench_patch`).
 //!
@@ -36,7 +36,8 @@
 //!   (the command's slot too), 4 slot bound; else 0 and the tables change.
 //! - `rb_bound` / `rb_qpn` are slot `cmd_slot`'s binding a cycle before
 //!   (registered; 0 for a slot beyond NUM_Q); `cqe_qpn` the number slot
-//!   `cqe_slot` was last bound to (0 for a slot never bound), in the same
+//!   `cqe_slot` was last bound to (its own index for a slot not bound since
+//!   the reset), in the same
 //!   cycle.
 //! - No output but `s_pkt_ready` depends on an input combinationally
 //!   (`cqe_qpn` on `cqe_slot` alone): a peek with the packet, command,
@@ -179,7 +180,8 @@ pub fn run(c: &QdCfg) -> Result<QdReport, Fail> {
 
     // the slot table and the number table
     let mut bound = vec![false; nq as usize];
-    let mut qpn = vec![0u32; nq as usize];
+    // a slot not bound since the reset names itself
+    let mut qpn: Vec<u32> = (0..nq).collect();
     let mut ever = vec![false; nq as usize];
     let mut hint: Vec<Option<u32>> = vec![None; nums as usize];
     // the hint write of the bind done at the last edge (number, slot)
@@ -662,6 +664,8 @@ pub fn run(c: &QdCfg) -> Result<QdReport, Fail> {
         if rst {
             // cmd is None (no reset with a command in flight)
             bound.iter_mut().for_each(|b| *b = false);
+            qpn.iter_mut().enumerate().for_each(|(i, n)| *n = i as u32);
+            ever.iter_mut().for_each(|e| *e = false);
             err = 0;
             stage = None;
             rst_left -= 1;
