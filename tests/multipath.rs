@@ -10,7 +10,7 @@ use rnic_tests::roce::*;
 use rnic_torture::sim::{run_torture, Evidence, SimOpts};
 use rnic_torture::Break;
 use rnic_verbs::*;
-use rnic_wire::{opcode, Aeth, Bth, Eth, Ipv4, Mceth, Mpeth, Reth, RoceFrame, Snaketh, Udp};
+use rnic_wire::{opcode, Aeth, Bth, Mceth, Mpeth, Reth, RoceFrame, Snaketh};
 
 fn torture(
     fabric: &str,
@@ -140,27 +140,6 @@ fn frame(from: usize, f: RoceFrame) -> Vec<u8> {
     frame_sport(from, 0xC000, f)
 }
 
-/// [`frame`] with UDP source port `sport`.
-fn frame_sport(from: usize, sport: u16, f: RoceFrame) -> Vec<u8> {
-    RoceFrame {
-        eth: Eth {
-            dst: DEFAULT_ADDRS[1 - from].mac,
-            src: DEFAULT_ADDRS[from].mac,
-        },
-        ip: Ipv4 {
-            src: DEFAULT_ADDRS[from].ip.octets(),
-            dst: DEFAULT_ADDRS[1 - from].ip.octets(),
-            ..Ipv4::default()
-        },
-        udp: Udp {
-            src_port: sport,
-            checksum: 0,
-        },
-        ..f
-    }
-    .encode()
-}
-
 /// A forged 64-byte MP WRITE LAST from NIC a into `b`'s region, `ahead`
 /// PSNs beyond `b`'s point `rq_psn`; then 200 idle steps for NIC b to take it.
 fn write_ahead(p: &Pair, b: &End, rq_psn: u32, ahead: u32) {
@@ -191,12 +170,6 @@ fn forged_write(p: &Pair, b: &End, psn: u32, off: u64, fill: u8, ack_req: bool) 
         },
     );
     p.world.send_frame(0, &w);
-}
-
-fn idle_b(p: &Pair, n: u32) {
-    for _ in 0..n {
-        rnic_device::Device::idle(p.b.device());
-    }
 }
 
 /// Forged traffic against mp QPs: a WRITE beyond the receive window is
@@ -262,21 +235,7 @@ fn beyond_window_and_acks_for_unsent_psns_are_dropped_and_counted() {
 
     // the connection still works: a WRITE_WITH_IMM lands and completes
     rnic_tests::fill_pattern(&a.buf, 0, 3000, 5);
-    b.qp.post_recv(&RecvWr {
-        wr_id: 1,
-        sg_list: &[],
-    })
-    .unwrap();
-    let sge = [a.mr.sge(0, 3000).unwrap()];
-    a.qp.post_send(&SendWr {
-        wr_id: 2,
-        opcode: WrOpcode::RdmaWriteWithImm,
-        send_flags: SendFlags::SIGNALED,
-        sg_list: &sge,
-        imm_data: Some(7u32.to_be()),
-        rdma: Some(b.mr.rdma_info(0).unwrap()),
-    })
-    .unwrap();
+    post_write_imm(&mut a, &mut b, 3000, 7, 1, 2);
     let wcs = wait_wc(p.b.device(), &b.cq, 1, 400_000);
     assert_eq!(wcs.len(), 1);
     assert_eq!(
@@ -519,9 +478,10 @@ fn a_qp_drops_and_counts_the_other_transports_packets() {
     }
 }
 
-/// A QP number used again starts afresh: its MSN counts from 0 again (rc
-/// and mp), and the mp bitmap its old QP left behind (a packet that
-/// arrived ahead of the point) marks none of the new QP's PSNs received.
+/// A slot used again starts afresh: its MSN counts from 0 again (rc and
+/// mp), and the mp bitmap its old QP left behind (a packet that arrived
+/// ahead of the point) marks none of the new QP's PSNs received. (With a
+/// QP directory the new QP has another QP number in the same slot.)
 /// The responder keeps MSN and bitmap in block RAM, which a QP load cannot
 /// clear; a bit per QP makes them read as zero until written.
 #[test]
@@ -529,18 +489,21 @@ fn a_reused_qp_number_starts_with_a_clear_msn_and_bitmap() {
     for mp in [true, false] {
         let p = pair(64, 66 + u64::from(mp), "ideal");
         let o = if mp { mp_opts() } else { ConnOpts::default() };
-        let qpn = {
+        let (slot, qpn) = {
             let (mut a, mut b) = connect(&p, &o);
             assert_eq!(write_imm_messages(&p, &mut a, &mut b, 3, 1, 3000, 5), 0);
             if mp {
                 let st = b.qp.status().unwrap();
                 write_ahead(&p, &b, st.rq_psn_now, 5);
             }
-            b.qp.qp_num()
+            (b.qp.slot(), b.qp.qp_num())
         };
-        // the old QPs are gone; the new ones get the same numbers and PSNs
+        // the old QPs are gone; the new ones get the same slots and PSNs
         let (mut a, mut b) = connect(&p, &o);
-        assert_eq!(b.qp.qp_num(), qpn, "the QP number was not used again");
+        assert_eq!(b.qp.slot(), slot, "the slot was not used again");
+        if p.b.nic().id().qpn_bits > 0 {
+            assert_ne!(b.qp.qp_num(), qpn, "a QP number given again at once");
+        }
         p.world.set_window(4096);
         assert_eq!(write_imm_messages(&p, &mut a, &mut b, 3, 2, 3000, 6), 0);
         let msns: Vec<u32> = sent_by(&p, 1)
@@ -800,17 +763,6 @@ fn placed_at(p: &Pair, b: &End, point: u32, k: u32) {
         false,
     );
     p.world.run(30);
-}
-
-/// The frames NIC `src` sent that are in the window, decoded (a frame
-/// that does not decode is left out).
-fn sent_by(p: &Pair, src: usize) -> Vec<RoceFrame> {
-    p.world
-        .window()
-        .iter()
-        .filter(|f| f.src == src)
-        .filter_map(|f| rnic_wire::decode(&f.data).ok())
-        .collect()
 }
 
 /// The selective NAKs NIC b sent since the window was cleared: the PSNs

@@ -67,7 +67,7 @@ fn a_live_qp_survives_its_record_saved_zeroed_and_restored() {
         let w = format!("{w} {fabric} {:?}", o.qp_type);
         for (ctx, end, side) in [(&p.a, &a, "A"), (&p.b, &b, "B")] {
             let nic = ctx.nic();
-            let q = end.qp.qp_num() as u16;
+            let q = end.qp.slot();
             let what = format!("DATA_W={w} side {side} QP {q}");
             let rec = saved(nic, q, &what);
             // every module's range holds some of a connected QP's state
@@ -103,7 +103,7 @@ fn a_record_restored_without_its_requester_words_breaks_the_qp() {
     let w = 64;
     let (p, mut a, mut b) = connected(w, 21);
     let nic = p.a.nic();
-    let q = a.qp.qp_num() as u16;
+    let q = a.qp.slot();
     let mut rec = saved(nic, q, "side A");
     for x in &mut rec[24..32] {
         *x = 0;
@@ -111,21 +111,7 @@ fn a_record_restored_without_its_requester_words_breaks_the_qp() {
     nic.write_qp_record(q, &rec).unwrap();
     // one WRITE_WITH_IMM: the requester's PSNs and send queue state are
     // gone, so it must not arrive as the next message
-    b.qp.post_recv(&RecvWr {
-        wr_id: 1,
-        sg_list: &[],
-    })
-    .unwrap();
-    let sge = [a.mr.sge(0, 64).unwrap()];
-    a.qp.post_send(&SendWr {
-        wr_id: 9,
-        opcode: WrOpcode::RdmaWriteWithImm,
-        send_flags: SendFlags::SIGNALED,
-        sg_list: &sge,
-        imm_data: Some(7u32.to_be()),
-        rdma: Some(b.mr.rdma_info(0).unwrap()),
-    })
-    .unwrap();
+    post_write_imm(&mut a, &mut b, 64, 7, 1, 9);
     let wcs = rnic_harness::poll::wait_wc(p.b.device(), &b.cq, 1, 50_000).unwrap();
     assert!(
         !wcs.iter().any(|wc| wc.status == WcStatus::Success),
@@ -139,7 +125,7 @@ fn the_window_reaches_no_qp_beyond_the_build_and_no_word_beyond_the_record() {
     let (a, _b) = connect(&p, &ConnOpts::default());
     let nic = p.a.nic();
     let n = nic.id().num_queues;
-    let q = a.qp.qp_num() as u16;
+    let q = a.qp.slot();
     let before = saved(nic, q, "QP");
     let last = saved(nic, (n - 1) as u16, "last QP");
 

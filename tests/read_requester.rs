@@ -593,9 +593,7 @@ fn a_read_on_a_qp_with_max_rd_atomic_0_is_refused() {
         // with max_rd_atomic 0
         let io = p.a.nic().io();
         let qp = io.csr().qp();
-        qp.qp_sel()
-            .try_write(|r| r.set_qpn(a.qp.qp_num() as u16))
-            .unwrap();
+        qp.qp_sel().try_write(|r| r.set_qpn(a.qp.slot())).unwrap();
         qp.qp_retry()
             .try_modify(|r| r.set_max_rd_atomic(0))
             .unwrap();

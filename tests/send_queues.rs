@@ -35,7 +35,9 @@ fn round(w: u32, seed: u64, queues: usize, per_queue: usize, len: usize) -> Vec<
     for sq in &sqs {
         nic.ring_sq(sq).unwrap();
     }
-    let qn_of: Vec<u32> = sqs.iter().map(|s| u32::from(s.qn())).collect();
+    // what each queue's CQEs name (its slot's QP number; the slot itself
+    // without a QP directory)
+    let qn_of: Vec<u32> = sqs.iter().map(|s| nic.cqe_qn(s.qn())).collect();
     let total = queues * per_queue;
     let mut cqes: Vec<Cqe> = Vec::new();
     let got = nic

@@ -230,6 +230,9 @@ fn verilate(
         // every simulated NIC has the record port (BAR0's record window;
         // the QP context cache's path), which FPGA builds leave out so far
         .arg("-GREC_PORT=1")
+        // and the QP directory: QP numbers of 16 bits bound to its slots,
+        // so every test runs with QP numbers that are not slot numbers
+        .arg("-GQPN_W=16")
         .arg("--Mdir")
         .arg(mdir)
         .arg(format!("-I{}", rtl_dir.display()))

@@ -4,6 +4,7 @@
 use rnic_harness::pattern;
 use rnic_sim::{SimDevice, WorldConfig};
 use rnic_verbs::*;
+use rnic_wire::{Eth, Ipv4, RoceFrame, Udp};
 
 pub use rnic_harness::conn::{
     bring_up, rtr_attr, ConnOpts, EndOpts, PortAddr, Remote, Retry, DEFAULT_ADDRS,
@@ -174,4 +175,65 @@ pub fn write_imm_messages(
         assert_eq!(swc[0].status, WcStatus::Success);
     }
     violations
+}
+
+/// The frame `f` (BTH, extension headers, payload) from NIC `from` of a
+/// pair to the other, with UDP source port `sport`.
+pub fn frame_sport(from: usize, sport: u16, f: RoceFrame) -> Vec<u8> {
+    RoceFrame {
+        eth: Eth {
+            dst: DEFAULT_ADDRS[1 - from].mac,
+            src: DEFAULT_ADDRS[from].mac,
+        },
+        ip: Ipv4 {
+            src: DEFAULT_ADDRS[from].ip.octets(),
+            dst: DEFAULT_ADDRS[1 - from].ip.octets(),
+            ..Ipv4::default()
+        },
+        udp: Udp {
+            src_port: sport,
+            checksum: 0,
+        },
+        ..f
+    }
+    .encode()
+}
+
+/// `n` idle steps of NIC b alone (to take a frame sent to it).
+pub fn idle_b(p: &Pair, n: u32) {
+    for _ in 0..n {
+        rnic_device::Device::idle(p.b.device());
+    }
+}
+
+/// The frames NIC `src` sent that are in the window, decoded (a frame
+/// that does not decode is left out).
+pub fn sent_by(p: &Pair, src: usize) -> Vec<RoceFrame> {
+    p.world
+        .window()
+        .iter()
+        .filter(|f| f.src == src)
+        .filter_map(|f| rnic_wire::decode(&f.data).ok())
+        .collect()
+}
+
+/// Posts one receive WQE on `b` (`recv_id`) and one signaled
+/// WRITE_WITH_IMM of `a`'s bytes 0..`len` to `b`'s region at 0 with
+/// immediate `imm` (sent big-endian) as `send_id`; waits for nothing.
+pub fn post_write_imm(a: &mut End, b: &mut End, len: u32, imm: u32, recv_id: u64, send_id: u64) {
+    b.qp.post_recv(&RecvWr {
+        wr_id: recv_id,
+        sg_list: &[],
+    })
+    .unwrap();
+    let sge = [a.mr.sge(0, len).unwrap()];
+    a.qp.post_send(&SendWr {
+        wr_id: send_id,
+        opcode: WrOpcode::RdmaWriteWithImm,
+        send_flags: SendFlags::SIGNALED,
+        sg_list: &sge,
+        imm_data: Some(imm.to_be()),
+        rdma: Some(b.mr.rdma_info(0).unwrap()),
+    })
+    .unwrap();
 }

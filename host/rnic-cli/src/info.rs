@@ -234,6 +234,8 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
             "mp_wimm": (id.mp_wimm != 0).then_some(id.mp_wimm),
             // null: a build without the record port
             "qp_record_bytes": (id.qp_rec_words != 0).then_some(id.qp_rec_words * 8),
+            // 0: no QP directory (QP number n is slot n)
+            "qpn_bits": id.qpn_bits,
             "state_budget": budget.as_ref().ok(),
             "blocks": blocks.iter().map(|b| serde_json::json!({
                 "offset": b.offset, "type": format!("{:#010x}", b.block_type),
@@ -285,6 +287,14 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
                 n * 8
             ),
         }
+        match id.qpn_bits {
+            0 => println!("QP numbers    as slots (no directory)"),
+            b => println!(
+                "QP numbers    {} (directory over {} slots)",
+                thousands(1u64 << b.min(24)),
+                id.num_queues
+            ),
+        }
         println!("register blocks:");
         for b in &blocks {
             println!(
@@ -334,12 +344,27 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
 pub struct RegsArgs {
     #[command(flatten)]
     pub dev: DeviceArgs,
-    /// Print QP N's whole record instead (every per-QP record of the core,
+    /// Print the whole record of the QP in slot N instead (its send
+    /// queue's number, not its QP number in a build with a QP directory;
+    /// every per-QP record of the core,
     /// 64-bit words through the record window; a build with
     /// id.qp_rec_words > 0). The words are read one at a time: a busy QP's
     /// record may mix two versions.
     #[arg(long, value_name = "N")]
     pub qp_record: Option<u16>,
+}
+
+/// `n` with a comma between groups of three digits.
+fn thousands(n: u64) -> String {
+    let d = n.to_string();
+    let mut out = String::new();
+    for (i, c) in d.chars().enumerate() {
+        if i > 0 && (d.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Name of the board a running build reports in its ID block.
@@ -424,5 +449,13 @@ mod tests {
         assert_eq!(super::board_name(0), "sim");
         assert_eq!(super::board_name(4), "xc7a200t-core");
         assert_eq!(super::board_name(0xdead), "unknown (0xdead)");
+    }
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(super::thousands(0), "0");
+        assert_eq!(super::thousands(999), "999");
+        assert_eq!(super::thousands(65_536), "65,536");
+        assert_eq!(super::thousands(16_777_216), "16,777,216");
     }
 }

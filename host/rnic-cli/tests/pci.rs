@@ -100,6 +100,7 @@ fn info_and_regs_through_sysfs() {
         assert_eq!(v["num_queues"], 16);
         assert_eq!(v["mrs"], 64);
         assert_eq!(v["git_hash"], "1234abcd");
+        assert_eq!(v["qpn_bits"], 0);
     }
     let o = rnic(&f, &["info", "--device", RNIC]);
     assert!(o.status.success(), "{}", text(&o.stderr));
@@ -108,6 +109,23 @@ fn info_and_regs_through_sysfs() {
             .lines()
             .any(|l| l.split_whitespace().collect::<Vec<_>>()
                 == ["MR", "table", "64", "memory", "regions"]),
+        "{}",
+        text(&o.stdout)
+    );
+    assert!(
+        text(&o.stdout).contains("QP numbers    as slots (no directory)"),
+        "{}",
+        text(&o.stdout)
+    );
+    // a build with a QP directory of 16-bit QP numbers
+    let dir: Vec<_> = ID_WORDS.iter().copied().chain([(0x48, 16)]).collect();
+    f.bar0(RNIC, &dir);
+    let o = rnic(&f, &["info", "--device", RNIC, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&text(&o.stdout)).unwrap();
+    assert_eq!(v["qpn_bits"], 16);
+    let o = rnic(&f, &["info", "--device", RNIC]);
+    assert!(
+        text(&o.stdout).contains("QP numbers    65,536 (directory over 16 slots)"),
         "{}",
         text(&o.stdout)
     );

@@ -95,6 +95,12 @@ fn knob_builds_report_what_they_carry() {
             line("QP record").contains("512 bytes per QP"),
             "{model}: {out}"
         );
+        // with a QP directory or without: the line says which
+        let qpns = line("QP numbers");
+        assert!(
+            qpns.contains("(no directory)") || qpns.contains("(directory over"),
+            "{model}: {out}"
+        );
     }
 }
 

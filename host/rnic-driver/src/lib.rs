@@ -19,6 +19,7 @@ pub mod debug_switches;
 /// `hw/formats/generate.sh`.
 #[path = "generated_formats.rs"]
 pub mod formats;
+mod qp_directory;
 mod qp_record;
 pub mod ring;
 
@@ -30,6 +31,7 @@ use rnic_device::{Device, DeviceError, DmaBuffer, IrqWait};
 use rnic_regs::DeviceIo;
 
 pub use debug_switches::{Break, BreakSet, DebugSwitches, UnknownBreak};
+pub use qp_directory::{bind_error_name, FIRST_QP_NUM};
 pub use ring::{
     CopyWr, Cqe, RecvWqe, SendWqe, WcOpcode, WcStatus, WrOpcode, CQE_FLAG_RECV, CQE_FLAG_WITH_IMM,
     CQE_OP_LOCAL_DMA_COPY, CQE_OP_RDMA_READ, CQE_OP_RDMA_WRITE, CQE_OP_RECV,
@@ -58,6 +60,14 @@ pub enum DriverError {
     RecvQueueFull(u16),
     #[error("the NIC refused the command on queue {qn}: error code {code} ({})", error_name(*code))]
     Refused { code: u8, qn: u16 },
+    #[error("the QP directory refused to bind slot {slot} to QP number {qpn}: error code {code} ({})", bind_error_name(*code, true))]
+    QpBind { slot: u16, qpn: u32, code: u8 },
+    #[error("the QP directory refused to unbind slot {slot} (QP number {qpn}): error code {code} ({})", bind_error_name(*code, false))]
+    QpUnbind { slot: u16, qpn: u32, code: u8 },
+    #[error(
+        "no free QP number: {used} of the directory's 2^{bits} are bound (0 and 1 are never used)"
+    )]
+    NoFreeQpNumber { bits: u32, used: usize },
 }
 
 pub type Result<T> = std::result::Result<T, DriverError>;
@@ -122,6 +132,10 @@ pub struct IdInfo {
     /// 64-bit words of a QP's record through the record window (0: a build
     /// without the record port, or older than the register).
     pub qp_rec_words: u32,
+    /// Bits of a QP number the QP directory holds: QP numbers on the wire
+    /// are bound to slots by the host (0: no directory, or a build older
+    /// than the register; QP number n is slot n).
+    pub qpn_bits: u32,
 }
 
 /// The queue manager's error registers.
@@ -240,12 +254,20 @@ impl CompletionQueue {
     }
 
     /// Retires the WQEs a CQE completes (no-op for queues not linked here).
-    fn retire(&mut self, cqe: &Cqe) {
+    /// `cqe_qns[slot]` is the QP number the CQEs of a slot name (slot n
+    /// where it is missing: a build without a QP directory).
+    fn retire(&mut self, cqe: &Cqe, cqe_qns: &[u32]) {
         let recv = cqe.is_recv();
+        let named = |qn: u16| {
+            cqe_qns
+                .get(usize::from(qn))
+                .copied()
+                .unwrap_or(u32::from(qn))
+        };
         let state = self
             .links
             .iter()
-            .filter(|l| u32::from(l.qn) == cqe.qn && l.recv == recv)
+            .filter(|l| named(l.qn) == cqe.qn && l.recv == recv)
             .find_map(|l| l.state.upgrade());
         let Some(st) = state else {
             return;
@@ -307,7 +329,8 @@ impl SendQueue {
 
 /// A receive queue: a ring of receive WQEs in host memory. The NIC learns
 /// its base and size through the QP context (`qp_rq_*`), and its producer
-/// index through the `rq_db` doorbell.
+/// index through the `rq_db` doorbell. `qpn` is the QP's slot (its send
+/// queue's number), not the QP number on the wire.
 pub struct RecvQueue {
     qpn: u16,
     entries: u32,
@@ -349,6 +372,9 @@ pub struct Nic<D: Device> {
     id: IdInfo,
     sq_used: RefCell<Vec<bool>>,
     cq_used: RefCell<Vec<bool>>,
+    /// QP numbers bound to slots (a build with a QP directory), and the
+    /// number each slot's CQEs name.
+    qp_nums: RefCell<qp_directory::QpNumbers>,
 }
 
 impl<D: Device> Nic<D> {
@@ -377,6 +403,7 @@ impl<D: Device> Nic<D> {
                 dmacs: idb.dmacs().try_read()?.value(),
                 mrs: idb.mrs().try_read()?.value(),
                 qp_rec_words: idb.qp_rec_words().try_read()?.value(),
+                qpn_bits: idb.qpn_bits().try_read()?.value(),
             }
         };
         let n = id.num_queues as usize;
@@ -385,6 +412,7 @@ impl<D: Device> Nic<D> {
             id,
             sq_used: RefCell::new(vec![false; n]),
             cq_used: RefCell::new(vec![false; n]),
+            qp_nums: RefCell::new(qp_directory::QpNumbers::new(id.qpn_bits, id.num_queues)),
         })
     }
 
@@ -523,6 +551,10 @@ impl<D: Device> Nic<D> {
     pub fn create_sq(&self, entries: u32, cq: &mut CompletionQueue) -> Result<SendQueue> {
         Self::check_entries(entries)?;
         let qn = Self::alloc_qn(&self.sq_used)?;
+        if let Err(e) = self.adopt_slot(qn) {
+            self.sq_used.borrow_mut()[qn as usize] = false;
+            return Err(e);
+        }
         let ring = self.dev.alloc_dma(entries as usize * WQE_SIZE)?;
         if let Err(e) = self.queue_command(qn, QueueCmd::EnableSq, ring.bus_addr(), entries, cq.cqn)
         {
@@ -572,9 +604,10 @@ impl<D: Device> Nic<D> {
         }
     }
 
-    /// Allocates the receive ring of QP `qpn` (`entries` receive WQEs) and
-    /// lets `cq` retire its WQEs. The NIC learns the ring through the QP
-    /// context (`qp_rq_base_*`, `qp_rq_size`), which is the caller's job.
+    /// Allocates the receive ring of the QP in slot `qpn` (its send
+    /// queue's number; `entries` receive WQEs) and lets `cq` retire its
+    /// WQEs. The NIC learns the ring through the QP context
+    /// (`qp_rq_base_*`, `qp_rq_size`), which is the caller's job.
     pub fn create_rq(&self, qpn: u16, entries: u32, cq: &mut CompletionQueue) -> Result<RecvQueue> {
         Self::check_entries(entries)?;
         let ring = self.dev.alloc_dma(entries as usize * WQE_SIZE)?;
@@ -701,7 +734,7 @@ impl<D: Device> Nic<D> {
             let mut raw = [0u8; CQE_SIZE];
             cq.ring.read(slot, &mut raw);
             let cqe = Cqe::decode(&raw);
-            cq.retire(&cqe);
+            cq.retire(&cqe, self.qp_nums.borrow().cqe_qns());
             f(cqe);
             cq.ci = cq.ci.wrapping_add(1);
             n += 1;
@@ -820,6 +853,13 @@ mod tests {
         cq
     }
 
+    impl CompletionQueue {
+        /// `retire` without a QP directory: CQEs name the slot.
+        fn retire_id(&mut self, c: &Cqe) {
+            self.retire(c, &[])
+        }
+    }
+
     fn cqe(qn: u32, counter: u16) -> Cqe {
         Cqe {
             qn,
@@ -832,21 +872,35 @@ mod tests {
     fn cq_retires_by_counter_and_ignores_other_queues() {
         let st = Rc::new(posted(6));
         let mut cq = cq_with(&st);
-        cq.retire(&cqe(5, 2));
+        cq.retire_id(&cqe(5, 2));
         assert_eq!(st.outstanding(), 3);
-        cq.retire(&cqe(4, 5)); // another queue: not ours
-        cq.retire(&Cqe {
+        cq.retire_id(&cqe(4, 5)); // another queue: not ours
+        cq.retire_id(&Cqe {
             flags: CQE_FLAG_RECV,
             ..cqe(5, 5)
         }); // our QP's receive queue: not linked here
         assert_eq!(st.outstanding(), 3);
-        cq.retire(&cqe(5, 5));
+        cq.retire_id(&cqe(5, 5));
         assert_eq!(st.outstanding(), 0);
         assert_eq!((cq.counter_mismatches(), cq.counter_ignored()), (0, false));
         // A stale CQE changes nothing.
-        cq.retire(&cqe(5, 5));
+        cq.retire_id(&cqe(5, 5));
         assert_eq!(st.ci.get(), 6);
         assert_eq!((cq.counter_mismatches(), cq.counter_ignored()), (1, false));
+    }
+
+    #[test]
+    fn cqes_name_the_qp_number_bound_to_the_slot() {
+        // slot 5 bound to QP number 77 (a build with a QP directory)
+        let st = Rc::new(posted(4));
+        let mut cq = cq_with(&st);
+        let mut qns: Vec<u32> = (0..8).collect();
+        qns[5] = 77;
+        cq.retire(&cqe(5, 1), &qns); // the slot's number: not a CQE of it
+        assert_eq!(st.outstanding(), 4);
+        cq.retire(&cqe(77, 1), &qns);
+        assert_eq!(st.outstanding(), 2);
+        assert_eq!(cq.counter_mismatches(), 0);
     }
 
     #[test]
@@ -857,15 +911,15 @@ mod tests {
         let st = Rc::new(WqState::default());
         let mut cq = cq_with(&st);
         st.pi.set(3);
-        cq.retire(&cqe(5, 0));
+        cq.retire_id(&cqe(5, 0));
         assert_eq!(st.ci.get(), 1);
         assert!(!cq.counter_ignored());
-        cq.retire(&cqe(5, 0));
+        cq.retire_id(&cqe(5, 0));
         assert!(cq.counter_ignored());
         assert_eq!(st.ci.get(), 2);
         st.ci.set(0xfffe);
         st.pi.set(0xfffe + 8);
-        cq.retire(&cqe(5, 0));
+        cq.retire_id(&cqe(5, 0));
         assert_eq!(st.ci.get(), 0xffff, "one, not three");
         assert_eq!(st.outstanding(), 7);
     }

@@ -36,7 +36,8 @@ impl<D: Device> Nic<D> {
         Ok(words as usize)
     }
 
-    /// Reads QP `qpn`'s record, word 0 first. The QP may be busy: the words
+    /// Reads QP `qpn`'s record, word 0 first (`qpn` the QP's slot, which
+    /// is not its number on the wire in a build with a QP directory). The QP may be busy: the words
     /// are read one at a time, so a record that changes meanwhile is read
     /// as the parts of two versions.
     pub fn read_qp_record(&self, qpn: u16) -> Result<Vec<u64>> {

@@ -238,15 +238,21 @@ pub const MAX_SPRAY_LOG: u8 = 6;
 const QP_CMD_SET_STATE: u8 = 2;
 const PSN_MASK: u32 = 0x00ff_ffff;
 
-/// A reliable-connected queue pair (`ibv_qp`). Its number is the queue
-/// manager's index of its send queue. Dropping it moves it to RESET and
-/// releases its queues.
+/// A reliable-connected queue pair (`ibv_qp`). Its state lives in a slot
+/// of the NIC, the queue manager's index of its send queue, which every
+/// QP register names; its number on the wire (and in its completions) is
+/// the one the NIC's QP directory binds to that slot, or the slot itself
+/// in a build without a directory. Dropping it moves it to RESET and
+/// releases its number and its queues.
 pub struct QueuePair<D: Device> {
     ctx: Rc<Shared<D>>,
     pd: Rc<PdInner<D>>,
     send_cq: Rc<CqInner<D>>,
     recv_cq: Rc<CqInner<D>>,
-    qpn: u16,
+    /// The on-chip slot (the send queue's number).
+    slot: u16,
+    /// The QP number on the wire and in CQEs.
+    qp_num: u32,
     /// `None` once destroyed.
     sq: Option<SendQueue>,
     rq: Option<RecvQueue>,
@@ -314,15 +320,23 @@ impl<D: Device> Context<D> {
             .send_cq
             .inner
             .with(|cq| Ok(nic.create_sq(sq_entries, cq)?))?;
-        let qpn = sq.qn();
+        let slot = sq.qn();
+        let qp_num = match nic.bind_qp_num(slot) {
+            Ok(n) => n,
+            Err(e) => {
+                let _ = nic.destroy_sq(sq);
+                return Err(e.into());
+            }
+        };
         let rq = if rq_entries > 0 {
             match init
                 .recv_cq
                 .inner
-                .with(|cq| Ok(nic.create_rq(qpn, rq_entries, cq)?))
+                .with(|cq| Ok(nic.create_rq(slot, rq_entries, cq)?))
             {
                 Ok(rq) => Some(rq),
                 Err(e) => {
+                    let _ = nic.unbind_qp_num(slot);
                     let _ = nic.destroy_sq(sq);
                     return Err(e);
                 }
@@ -335,7 +349,8 @@ impl<D: Device> Context<D> {
             pd: pd.inner.clone(),
             send_cq: init.send_cq.inner.clone(),
             recv_cq: init.recv_cq.inner.clone(),
-            qpn,
+            slot,
+            qp_num,
             sq: Some(sq),
             rq,
             cap: QpCap {
@@ -354,7 +369,8 @@ impl<D: Device> Context<D> {
             },
         };
         // Load the whole context once, in RESET: whatever an earlier QP of
-        // this number left in the NIC is replaced (pd, receive CQ and ring).
+        // this slot left in the NIC is replaced (pd, receive CQ and ring).
+        // On failure the drop unbinds the number and releases the queues.
         let attr = qp.attr;
         qp.program(QpState::Reset, &attr, QP_CMD_MODIFY)?;
         Ok(qp)
@@ -362,9 +378,17 @@ impl<D: Device> Context<D> {
 }
 
 impl<D: Device> QueuePair<D> {
-    /// The QP number (24-bit on the wire; here the send queue's index).
+    /// The QP number: what the peer puts in its packets' DestQP (24
+    /// bits) and what this QP's completions name (`wc.qp_num`). The slot
+    /// itself in a build without a QP directory.
     pub fn qp_num(&self) -> u32 {
-        u32::from(self.qpn)
+        self.qp_num
+    }
+
+    /// The on-chip slot that holds the QP's state (its send queue's
+    /// number): registers (`qp_sel`, `rq_db`, the record window) name it.
+    pub fn slot(&self) -> u16 {
+        self.slot
     }
 
     /// Queue sizes actually allocated.
@@ -428,8 +452,8 @@ impl<D: Device> QueuePair<D> {
         &self,
         io: &rnic_regs::DeviceIo<'_, D>,
     ) -> std::result::Result<(), rnic_device::DeviceError> {
-        let qpn = self.qpn;
-        io.csr().qp().qp_sel().try_write(|r| r.set_qpn(qpn))
+        let slot = self.slot;
+        io.csr().qp().qp_sel().try_write(|r| r.set_qpn(slot))
     }
 
     /// The NIC's view of the QP: state, last NAK syndrome, PSNs now.
@@ -742,7 +766,7 @@ impl<D: Device> QueuePair<D> {
 
     /// Stages the whole context through the QP window and issues `cmd`.
     fn program(&self, state: QpState, a: &QpAttr, cmd: u8) -> Result<()> {
-        let qpn = self.qpn;
+        let slot = self.slot;
         let (mac_hi, mac_lo) = mac_to_regs(a.ah_attr.dmac);
         let sport = a.ah_attr.udp_sport;
         let dip = u32::from(a.ah_attr.dip);
@@ -762,7 +786,7 @@ impl<D: Device> QueuePair<D> {
         };
         self.ctx.command(|io| {
             let qp = io.csr().qp();
-            qp.qp_sel().try_write(|r| r.set_qpn(qpn))?;
+            qp.qp_sel().try_write(|r| r.set_qpn(slot))?;
             qp.qp_attr().try_write(|r| {
                 r.set_state(state as u8);
                 r.set_pmtu(a.path_mtu as u8);
@@ -1119,7 +1143,8 @@ impl<D: Device> QueuePair<D> {
         failure.map_or(Ok(()), Err)
     }
 
-    /// `ibv_destroy_qp`: RESET, then the send queue is disabled and both
+    /// `ibv_destroy_qp`: RESET, then the QP number is unbound (packets for
+    /// it are dropped from then on), the send queue is disabled and both
     /// rings are released. Dropping the QP does the same, ignoring errors.
     pub fn destroy(mut self) -> Result<()> {
         self.destroy_inner()
@@ -1131,12 +1156,16 @@ impl<D: Device> QueuePair<D> {
         };
         let attr = self.attr;
         let reset = self.program(QpState::Reset, &attr, QP_CMD_SET_STATE);
+        // Unbound even when the reset failed: the slot goes back to the
+        // pool, and a new QP there must find it unbound.
+        let unbind = self.ctx.nic.unbind_qp_num(self.slot);
         let sq_res = self.ctx.nic.destroy_sq(sq);
         let rq_res = match self.rq.take() {
             Some(rq) => self.ctx.nic.destroy_rq(rq),
             None => Ok(()),
         };
         reset?;
+        unbind?;
         sq_res?;
         rq_res?;
         Ok(())
@@ -1169,7 +1198,8 @@ impl<D: Device> Drop for QueuePair<D> {
 impl<D: Device> std::fmt::Debug for QueuePair<D> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("QueuePair")
-            .field("qp_num", &self.qpn)
+            .field("qp_num", &self.qp_num)
+            .field("slot", &self.slot)
             .field("state", &self.state.get())
             .field("cap", &self.cap)
             .finish()

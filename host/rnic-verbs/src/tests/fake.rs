@@ -1,6 +1,6 @@
 //! A fake rnic for unit tests: a register file that records every MMIO
 //! write, models the few registers with behaviour (ID block, error counter,
-//! QP command and status), and hands out DMA buffers backed by
+//! QP command and status, the QP directory), and hands out DMA buffers backed by
 //! `HostMemory` so tests can read rings and write CQEs.
 
 use std::cell::{Cell, RefCell};
@@ -18,6 +18,7 @@ pub mod reg {
     pub const VERBS: u64 = 0x024;
     pub const CAPS: u64 = 0x028;
     pub const MRS: u64 = 0x03c;
+    pub const QPN_BITS: u64 = 0x048;
     pub const Q_SIZE: u64 = 0x11c;
     pub const Q_CQN: u64 = 0x120;
     pub const Q_CMD: u64 = 0x124;
@@ -50,6 +51,8 @@ pub mod reg {
     pub const RQ_DB: u64 = 0x444;
     pub const QP_STATUS: u64 = 0x448;
     pub const QP_RETRY: u64 = 0x454;
+    pub const QP_BIND: u64 = 0x46c;
+    pub const QP_BIND_STATUS: u64 = 0x470;
     pub const MR_SEL: u64 = 0x510;
     pub const MR_KEY: u64 = 0x514;
     pub const MR_VA_LO: u64 = 0x518;
@@ -86,6 +89,15 @@ pub struct FakeDev {
     /// The `id.mrs` register (MR table entries; 0, the default, as a build
     /// older than the register reads). Read when a context opens.
     pub mrs: Cell<u32>,
+    /// The `id.qpn_bits` register (0, the default: no QP directory). Read
+    /// when a context opens.
+    pub qpn_bits: Cell<u32>,
+    /// The directory by slot: (QP number bound last, bound now).
+    dir: RefCell<HashMap<u16, (u32, bool)>>,
+    /// Result of the last `qp_bind` command.
+    bind_err: Cell<u32>,
+    /// The next bind fails with this code.
+    fail_bind: Cell<Option<u32>>,
     regs: RefCell<HashMap<u64, u32>>,
     writes: RefCell<Vec<(u64, u32)>>,
     qp_state: RefCell<HashMap<u16, u8>>,
@@ -105,6 +117,10 @@ impl FakeDev {
             verbs: Cell::new(0x1F),
             caps: Cell::new(0x7F),
             mrs: Cell::new(0),
+            qpn_bits: Cell::new(0),
+            dir: RefCell::new(HashMap::new()),
+            bind_err: Cell::new(0),
+            fail_bind: Cell::new(None),
             regs: RefCell::new(HashMap::new()),
             writes: RefCell::new(Vec::new()),
             qp_state: RefCell::new(HashMap::new()),
@@ -173,6 +189,61 @@ impl FakeDev {
     pub fn fire_irq(&self) {
         self.irq.set(true);
     }
+
+    /// Slot `slot`'s directory entry: (QP number bound last, bound now).
+    pub fn binding(&self, slot: u16) -> (u32, bool) {
+        self.dir.borrow().get(&slot).copied().unwrap_or((0, false))
+    }
+
+    /// Binds a number behind the driver's back (a binding left by an
+    /// earlier process).
+    pub fn set_binding(&self, slot: u16, qpn: u32, bound: bool) {
+        self.dir.borrow_mut().insert(slot, (qpn, bound));
+    }
+
+    /// The next `qp_bind` bind command fails with error code `code`.
+    pub fn fail_next_bind(&self, code: u32) {
+        self.fail_bind.set(Some(code));
+    }
+
+    /// A `qp_bind` command, as the NIC's QP directory runs it.
+    fn qp_bind(&self, value: u32) -> u32 {
+        let slot = self.reg(reg::QP_SEL) as u16;
+        let (qpn, op) = (value & 0xff_ffff, value >> 24 & 3);
+        let bits = self.qpn_bits.get();
+        if bits == 0 {
+            return 1;
+        }
+        if op != 1 && op != 2 {
+            return 6;
+        }
+        if u32::from(slot) >= self.num_queues {
+            return 5;
+        }
+        let mut dir = self.dir.borrow_mut();
+        let (last, bound) = dir.get(&slot).copied().unwrap_or((0, false));
+        if op == 2 {
+            if !bound {
+                return 4;
+            }
+            dir.insert(slot, (last, false));
+            return 0;
+        }
+        if let Some(code) = self.fail_bind.take() {
+            return code;
+        }
+        if qpn >= 1 << bits {
+            return 2;
+        }
+        if dir.values().any(|&(n, b)| b && n == qpn) {
+            return 3;
+        }
+        if bound {
+            return 4;
+        }
+        dir.insert(slot, (qpn, true));
+        0
+    }
 }
 
 impl Device for FakeDev {
@@ -200,6 +271,16 @@ impl Device for FakeDev {
             reg::VERBS => self.verbs.get(),
             reg::CAPS => self.caps.get(),
             reg::MRS => self.mrs.get(),
+            reg::QPN_BITS => self.qpn_bits.get(),
+            reg::QP_BIND_STATUS => {
+                let slot = self.reg(reg::QP_SEL) as u16;
+                let (qpn, bound) = if self.qpn_bits.get() == 0 {
+                    (u32::from(slot), false)
+                } else {
+                    self.binding(slot)
+                };
+                qpn | u32::from(bound) << 24 | self.bind_err.get() << 28
+            }
             reg::ERR_COUNT => self.err_count.get(),
             reg::QP_STATUS => {
                 let qpn = self.reg(reg::QP_SEL) as u16;
@@ -223,6 +304,9 @@ impl Device for FakeDev {
             return Ok(());
         }
         self.set_reg(offset, value);
+        if offset == reg::QP_BIND {
+            self.bind_err.set(self.qp_bind(value));
+        }
         if offset == reg::QP_CMD {
             let qpn = self.reg(reg::QP_SEL) as u16;
             let staged = (reg::QP_ATTR..=reg::QP_RQ_SIZE)

@@ -681,6 +681,120 @@ fn create_qp_validation() {
     );
 }
 
+/// A build with a QP directory (`id.qpn_bits` 16): QP numbers are bound
+/// to the slots, start at 2, differ from the slots, are not given again at
+/// once, and the CQEs (which name the number) still retire the slot's WQEs.
+#[test]
+fn a_qp_directory_binds_numbers_cyclically() {
+    let dev = FakeDev::new(8);
+    dev.qpn_bits.set(16);
+    // a binding left on slot 3 by an earlier process
+    dev.set_binding(3, 0x40, true);
+    let ctx = open(&dev);
+    assert_eq!(ctx.nic().qpn_bits(), 16);
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_cq(16).unwrap();
+    let mut a = create_qp(&ctx, &pd, &cq, cap(8, 4), false);
+    let b = create_qp(&ctx, &pd, &cq, cap(8, 0), false);
+    assert_eq!((a.slot(), a.qp_num()), (0, 2));
+    assert_eq!((b.slot(), b.qp_num()), (1, 3));
+    assert_eq!(dev.binding(0), (2, true));
+    assert_eq!(dev.binding(1), (3, true));
+    assert!(format!("{a:?}").contains("qp_num: 2"), "{a:?}");
+    // registers name the slot
+    assert_eq!(dev.commits().last().unwrap().qpn, 1);
+
+    // a CQE names the QP number and retires the QP's WQEs
+    to_rts(&mut a);
+    let sg = [Sge::default()];
+    for i in 0..3 {
+        a.post_send(&write_wr(i, &sg, SendFlags::empty())).unwrap();
+    }
+    let mut nic = NicCq::of(&cq);
+    nic.push(&send_cqe(a.qp_num(), 1, 1));
+    let wc = cq.poll_one().unwrap().expect("completion");
+    assert_eq!((wc.qp_num, wc.wr_id), (2, 1));
+    assert_eq!(a.send_outstanding(), 1);
+    assert_eq!(cq.counter_mismatches(), 0);
+
+    // destroyed: unbound in RESET; its slot comes back with a new number
+    dev.clear_log();
+    a.destroy().unwrap();
+    assert_eq!(dev.binding(0), (2, false), "unbound, the number kept");
+    let unbind = dev
+        .writes()
+        .iter()
+        .position(|&(o, v)| o == reg::QP_BIND && v >> 24 == 2)
+        .expect("an unbind");
+    let reset = dev
+        .writes()
+        .iter()
+        .position(|&(o, _)| o == reg::QP_CMD)
+        .expect("the move to RESET");
+    let disable = dev
+        .writes()
+        .iter()
+        .position(|&(o, v)| o == reg::Q_CMD && v == 2)
+        .expect("the send queue disabled");
+    assert!(reset < unbind && unbind < disable);
+    let c = create_qp(&ctx, &pd, &cq, cap(8, 0), false);
+    assert_eq!(
+        (c.slot(), c.qp_num()),
+        (0, 4),
+        "2 is not given again at once"
+    );
+
+    // a number bound behind the driver's back is skipped
+    dev.set_binding(7, 5, true);
+    let d = create_qp(&ctx, &pd, &cq, cap(8, 0), false);
+    assert_eq!((d.slot(), d.qp_num()), (2, 6));
+    // the slot with a leftover binding is unbound before it is used
+    let e = create_qp(&ctx, &pd, &cq, cap(8, 0), false);
+    assert_eq!((e.slot(), e.qp_num()), (3, 7));
+    assert_eq!(dev.binding(3), (7, true));
+
+    // a refused bind is an error, and the send queue is released
+    dev.fail_next_bind(5);
+    let err = ctx
+        .create_qp(
+            &pd,
+            &QpInitAttr {
+                send_cq: &cq,
+                recv_cq: &cq,
+                cap: cap(8, 4),
+                qp_type: QpType::Rc,
+                sq_sig_all: false,
+            },
+        )
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            VerbsError::Driver(DriverError::QpBind {
+                slot: 4,
+                qpn: 8,
+                code: 5
+            })
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("slot beyond"), "{err}");
+    let f = create_qp(&ctx, &pd, &cq, cap(8, 0), false);
+    assert_eq!((f.slot(), f.qp_num()), (4, 9));
+
+    // a send queue without a QP on a slot whose CQEs name 10 (the number
+    // bound there last): 10 is not bound elsewhere while it lives
+    dev.set_binding(5, 10, false);
+    let nic = ctx.nic();
+    let mut dcq = nic.create_cq(4).unwrap();
+    let sq = nic.create_sq(4, &mut dcq).unwrap();
+    assert_eq!((sq.qn(), nic.cqe_qn(sq.qn())), (5, 10));
+    let g = create_qp(&ctx, &pd, &cq, cap(8, 0), false);
+    assert_eq!((g.slot(), g.qp_num()), (6, 11));
+    drop((b, c, d, e, f, g));
+    nic.destroy_sq(sq).unwrap();
+}
+
 // ---------------------------------------------------------------- state machine
 
 #[test]
@@ -691,7 +805,7 @@ fn reset_init_rtr_rts_programs_the_qp_window() {
     let cq = ctx.create_cq(8).unwrap();
     let _other = create_qp(&ctx, &pd, &cq, cap(4, 0), false);
     let mut qp = create_qp(&ctx, &pd, &cq, cap(4, 4), false);
-    let qpn = qp.qp_num() as u16;
+    let qpn = qp.slot();
     assert_eq!(qpn, 1);
     dev.clear_log();
 
@@ -1137,7 +1251,7 @@ fn modify_refused_or_overtaken_by_the_nic() {
 
     // The transport moved the QP to ERR: query sees it, posting is still
     // taken (the NIC flushes it), and RTS -> RTS is no longer a transition.
-    dev.set_qp_state(qp.qp_num() as u16, 6);
+    dev.set_qp_state(qp.slot(), 6);
     assert_eq!(qp.query_qp().unwrap().qp_state, QpState::Err);
     let sg = [Sge::default()];
     qp.post_send(&write_wr(1, &sg, SendFlags::SIGNALED))
@@ -1770,7 +1884,7 @@ fn post_recv_layout_doorbell_and_retirement() {
             },
         )
         .unwrap();
-    let qpn = qp.qp_num();
+    let (qpn, slot) = (qp.qp_num(), u32::from(qp.slot()));
     let buf = ctx.alloc_dma(4096).unwrap();
     let mr = ctx
         .reg_mr(
@@ -1812,7 +1926,7 @@ fn post_recv_layout_doorbell_and_retirement() {
         },
     ])
     .unwrap();
-    assert_eq!(dev.writes_to(reg::RQ_DB), vec![qpn << 16 | 2]);
+    assert_eq!(dev.writes_to(reg::RQ_DB), vec![slot << 16 | 2]);
     let w = rq_wqe(&qp, 0);
     assert_eq!(
         w,
