@@ -59,7 +59,8 @@ fn spec(test: Test, role: Role, fabric: &str, mtu: u32) -> RunSpec {
 
 /// The short suite CI runs: every test in both roles (the pyverbs READ
 /// exchange as ib_read_bw's roles: rnic the requester reads rxe's region,
-/// rnic the responder is read) at PMTU 1024 and 4096 on an ideal link, and
+/// rnic the responder is read) at PMTU 1024 on an ideal link, and again at
+/// PMTU 4096 those whose messages take more than one packet there, and
 /// the data-carrying tests on the lossy profile (the READ exchange in both
 /// roles at both PMTUs: rnic serving, lost responses make rxe ask again,
 /// which rnic's duplicate-READ path answers; rnic reading, lost responses
@@ -83,6 +84,12 @@ fn rnic_interoperates_with_rxe_in_both_roles() {
     let mut plan = Vec::new();
     for mtu in [1024, 4096] {
         for t in Test::ALL {
+            // At PMTU 4096 only the tests whose messages still take more
+            // than one packet: the others are single-packet exchanges the
+            // PMTU-1024 runs already carry (20 of 120 s, 2026-12-07).
+            if mtu == 4096 && !matches!(t, Test::WriteBw | Test::Read | Test::ReadBw) {
+                continue;
+            }
             for r in [Role::Requester, Role::Responder] {
                 if t.supports(r) {
                     plan.push(spec(t, r, "ideal", mtu));

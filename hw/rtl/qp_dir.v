@@ -93,22 +93,38 @@ localparam [23:0] NO_SLOT = 24'hFFFFFF;
 
 // --- the slot table -------------------------------------------------------
 reg [NUM_Q-1:0] bound_reg = {NUM_Q{1'b0}};
-reg [QPN_W-1:0] slot_qpn [0:NUM_Q-1];
+// slot s's number at [s*QPN_W +: QPN_W]: a vector, not an array, so that
+// Yosys keeps it as the flops it is instead of a memory it must dissolve
+reg [NUM_Q*QPN_W-1:0] slot_qpn_reg;
 
 // a slot never bound since the reset names itself (a send queue without a
 // QP, a DMA copy queue, keeps its CQEs' QN as it was without a directory)
 integer i;
 initial begin
     for (i = 0; i < NUM_Q; i = i + 1) begin
-        slot_qpn[i] = i[QPN_W-1:0];
+        slot_qpn_reg[i*QPN_W +: QPN_W] = i[QPN_W-1:0];
     end
 end
+
+// a select per slot (a mux tree), not a shift by s*QPN_W, which Yosys
+// builds as a barrel shifter of the whole table
+integer k;
+function [QPN_W-1:0] slot_qpn(input [QN_W-1:0] s);
+    begin
+        slot_qpn = {QPN_W{1'b0}};
+        for (k = 0; k < NUM_Q; k = k + 1) begin
+            if ({{(32-QN_W){1'b0}}, s} == k) begin
+                slot_qpn = slot_qpn_reg[k*QPN_W +: QPN_W];
+            end
+        end
+    end
+endfunction
 
 // does slot s hold QP number q? (s may be a hint beyond NUM_Q)
 function holds(input [QN_W-1:0] s, input [23:0] q);
     begin
         holds = {{(17-QN_W){1'b0}}, s} < NUM_Q17 && {1'b0, q} < DIR_END
-            && bound_reg[s] && slot_qpn[s] == q[QPN_W-1:0];
+            && bound_reg[s] && slot_qpn(s) == q[QPN_W-1:0];
     end
 endfunction
 
@@ -223,9 +239,9 @@ generate
         localparam integer G_I = g;
         always @(posedge clk) begin
             if (rst) begin
-                slot_qpn[g] <= G_I[QPN_W-1:0];
+                slot_qpn_reg[g*QPN_W +: QPN_W] <= G_I[QPN_W-1:0];
             end else if (bind_ok && {{(32-QN_W){1'b0}}, cslot} == G_I) begin
-                slot_qpn[g] <= cmd_qpn[QPN_W-1:0];
+                slot_qpn_reg[g*QPN_W +: QPN_W] <= cmd_qpn[QPN_W-1:0];
             end
         end
     end
@@ -234,10 +250,10 @@ endgenerate
 // the host's read-back of slot cmd_slot
 always @(posedge clk) begin
     rb_bound <= slot_in && bound_reg[cslot];
-    rb_qpn <= slot_in ? {{(24-QPN_W){1'b0}}, slot_qpn[cslot]} : 24'd0;
+    rb_qpn <= slot_in ? {{(24-QPN_W){1'b0}}, slot_qpn(cslot)} : 24'd0;
 end
 
-assign cqe_qpn = {{(24-QPN_W){1'b0}}, slot_qpn[cqe_slot]};
+assign cqe_qpn = {{(24-QPN_W){1'b0}}, slot_qpn(cqe_slot)};
 
 endmodule
 

@@ -1115,6 +1115,18 @@ wire [12:0] rxd_pkt_payload_len;
 wire [RX_SLOT_W-1:0] rxd_pkt_slot;
 wire rxd_pkt_valid;
 wire rxd_pkt_ready;
+// every field but the QP number and the handshake, packed once each way
+wire [RXD_META_W-1:0] rx_meta = {s_rx_pkt_smac, s_rx_pkt_sip, s_rx_pkt_dip, s_rx_pkt_udp_sport,
+    s_rx_pkt_opcode, s_rx_pkt_se, s_rx_pkt_ack_req, s_rx_pkt_pad_cnt,
+    s_rx_pkt_psn, s_rx_pkt_reth_va, s_rx_pkt_reth_rkey, s_rx_pkt_reth_len,
+    s_rx_pkt_imm, s_rx_pkt_aeth_syndrome, s_rx_pkt_aeth_msn, s_rx_pkt_cmp_lo,
+    s_rx_pkt_payload_addr, s_rx_pkt_payload_len, s_rx_pkt_slot};
+wire [RXD_META_W-1:0] rxd_meta;
+assign {rxd_pkt_smac, rxd_pkt_sip, rxd_pkt_dip, rxd_pkt_udp_sport,
+        rxd_pkt_opcode, rxd_pkt_se, rxd_pkt_ack_req, rxd_pkt_pad_cnt,
+        rxd_pkt_psn, rxd_pkt_reth_va, rxd_pkt_reth_rkey, rxd_pkt_reth_len,
+        rxd_pkt_imm, rxd_pkt_aeth_syndrome, rxd_pkt_aeth_msn, rxd_pkt_cmp_lo,
+        rxd_pkt_payload_addr, rxd_pkt_payload_len, rxd_pkt_slot} = rxd_meta;
 wire [QN_W-1:0] cqe_slot;
 wire [23:0] cqe_qpn;
 
@@ -1139,34 +1151,19 @@ generate
             .s_pkt_valid(s_rx_pkt_valid),
             .s_pkt_ready(s_rx_pkt_ready),
             .s_pkt_dest_qp(s_rx_pkt_dest_qp),
-            .s_pkt_meta({s_rx_pkt_smac, s_rx_pkt_sip, s_rx_pkt_dip, s_rx_pkt_udp_sport,
-                         s_rx_pkt_opcode, s_rx_pkt_se, s_rx_pkt_ack_req, s_rx_pkt_pad_cnt,
-                         s_rx_pkt_psn, s_rx_pkt_reth_va, s_rx_pkt_reth_rkey, s_rx_pkt_reth_len,
-                         s_rx_pkt_imm, s_rx_pkt_aeth_syndrome, s_rx_pkt_aeth_msn, s_rx_pkt_cmp_lo,
-                         s_rx_pkt_payload_addr, s_rx_pkt_payload_len, s_rx_pkt_slot}),
+            .s_pkt_meta(rx_meta),
             .m_pkt_valid(rxd_pkt_valid),
             .m_pkt_ready(rxd_pkt_ready),
             .m_pkt_dest_qp(rxd_pkt_dest_qp),
-            .m_pkt_meta({rxd_pkt_smac, rxd_pkt_sip, rxd_pkt_dip, rxd_pkt_udp_sport,
-                         rxd_pkt_opcode, rxd_pkt_se, rxd_pkt_ack_req, rxd_pkt_pad_cnt,
-                         rxd_pkt_psn, rxd_pkt_reth_va, rxd_pkt_reth_rkey, rxd_pkt_reth_len,
-                         rxd_pkt_imm, rxd_pkt_aeth_syndrome, rxd_pkt_aeth_msn, rxd_pkt_cmp_lo,
-                         rxd_pkt_payload_addr, rxd_pkt_payload_len, rxd_pkt_slot}),
+            .m_pkt_meta(rxd_meta),
             .cqe_slot(cqe_slot),
             .cqe_qpn(cqe_qpn)
         );
     end else begin : g_no_qp_dir
         // QP n is slot n: no stage, and every command answers "no directory"
-        assign {rxd_pkt_smac, rxd_pkt_sip, rxd_pkt_dip, rxd_pkt_udp_sport,
-                rxd_pkt_opcode, rxd_pkt_se, rxd_pkt_ack_req, rxd_pkt_pad_cnt, rxd_pkt_dest_qp,
-                rxd_pkt_psn, rxd_pkt_reth_va, rxd_pkt_reth_rkey, rxd_pkt_reth_len,
-                rxd_pkt_imm, rxd_pkt_aeth_syndrome, rxd_pkt_aeth_msn, rxd_pkt_cmp_lo,
-                rxd_pkt_payload_addr, rxd_pkt_payload_len, rxd_pkt_slot, rxd_pkt_valid} =
-               {s_rx_pkt_smac, s_rx_pkt_sip, s_rx_pkt_dip, s_rx_pkt_udp_sport,
-                s_rx_pkt_opcode, s_rx_pkt_se, s_rx_pkt_ack_req, s_rx_pkt_pad_cnt, s_rx_pkt_dest_qp,
-                s_rx_pkt_psn, s_rx_pkt_reth_va, s_rx_pkt_reth_rkey, s_rx_pkt_reth_len,
-                s_rx_pkt_imm, s_rx_pkt_aeth_syndrome, s_rx_pkt_aeth_msn, s_rx_pkt_cmp_lo,
-                s_rx_pkt_payload_addr, s_rx_pkt_payload_len, s_rx_pkt_slot, s_rx_pkt_valid};
+        assign rxd_meta = rx_meta;
+        assign rxd_pkt_dest_qp = s_rx_pkt_dest_qp;
+        assign rxd_pkt_valid = s_rx_pkt_valid;
         assign s_rx_pkt_ready = rxd_pkt_ready;
         assign qp_bind_busy = 1'b0;
         assign qp_bind_err = 3'd1;
