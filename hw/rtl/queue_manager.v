@@ -231,23 +231,7 @@ localparam [REC_N*32-1:0] REC_WS = {32'd0 + SQS_W, 32'd0 + SQC_W};
 localparam RB_SQC = 0;
 localparam RB_SQS = RB_SQC + SQC_W;
 localparam REC_BITS = RB_SQS + SQS_W;
-// the 64-bit words they take (each from a word boundary)
-localparam REC_USED = (SQC_W + 63) / 64 + (SQS_W + 63) / 64;
-
-initial begin
-    if (REC_PORT != 0 && REC_PORT != 1) begin
-        $error("queue_manager: REC_PORT must be 0 or 1");
-        $finish;
-    end
-    if (REC_WORDS < 2 || REC_WORDS > 64 || (REC_WORDS & (REC_WORDS - 1)) != 0) begin
-        $error("queue_manager: REC_WORDS must be a power of two, 2..64");
-        $finish;
-    end
-    if (REC_USED > REC_WORDS) begin
-        $error("queue_manager: the records take %0d words, more than REC_WORDS %0d", REC_USED, REC_WORDS);
-        $finish;
-    end
-end
+// (rec_port checks REC_PORT and REC_WORDS, rec_map that the records fit)
 
 // the record RAMs' record ports (rec_map's side; constant 0 with REC_PORT 0)
 wire [QN_W-1:0]     rp_rd_addr;

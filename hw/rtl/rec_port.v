@@ -59,9 +59,16 @@ function integer sum_w(input integer n);
     end
 endfunction
 
+// Checked here for every module that keeps records, with the port or
+// without it (a knob wrong in a build without the port is wrong in one
+// with it); rec_map checks that the records fit REC_WORDS.
 initial begin
     if (EN != 0 && EN != 1) begin
-        $error("rec_port: EN must be 0 or 1");
+        $error("rec_port: EN (rnic_core's REC_PORT) must be 0 or 1");
+        $finish;
+    end
+    if (REC_WORDS < 2 || REC_WORDS > 64 || (REC_WORDS & (REC_WORDS - 1)) != 0) begin
+        $error("rec_port: REC_WORDS must be a power of two, 2..64");
         $finish;
     end
     if (REC_BITS != sum_w(N_REC)) begin

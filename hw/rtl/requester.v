@@ -320,14 +320,7 @@ initial begin
         $error("requester: CLK_MHZ must be 16..1000");
         $finish;
     end
-    if (REC_PORT != 0 && REC_PORT != 1) begin
-        $error("requester: REC_PORT must be 0 or 1");
-        $finish;
-    end
-    if (REC_WORDS < 2 || REC_WORDS > 64 || (REC_WORDS & (REC_WORDS - 1)) != 0) begin
-        $error("requester: REC_WORDS must be a power of two, 2..64");
-        $finish;
-    end
+    // (rec_port checks REC_PORT and REC_WORDS, rec_map that the records fit)
 end
 
 // The timeout is 2^(TMO_BASE + min(exp, MAX)) ticks; its mask holds the
@@ -1257,17 +1250,8 @@ localparam RP_SQP_LSB = RP_SNT_LSB + SNT_W;
 localparam RP_STAMP_LSB = RP_SQP_LSB + SQP_W;
 localparam RP_LST_LSB = RP_STAMP_LSB + STAMP_W;
 localparam RP_BITS = RP_LST_LSB + LST_W;
-// (each record starts a word; LST's width follows MP_W: at MP_W 128, its
-// 127 bits two words, the six take 8)
-localparam RP_WORDS = (RQL_W + 63) / 64 + (REQ_W + 63) / 64 + (SNT_W + 63) / 64
-    + (SQP_W + 63) / 64 + (STAMP_W + 63) / 64 + (LST_W + 63) / 64;
-
-initial begin
-    if (RP_WORDS > REC_WORDS) begin
-        $error("requester: the records take %0d words, more than REC_WORDS %0d", RP_WORDS, REC_WORDS);
-        $finish;
-    end
-end
+// (each record starts a word, rec_map checks that they fit: LST's width
+// follows MP_W, at MP_W 128 its 127 bits take two words, the six take 8)
 
 wire [QN_W-1:0] rp_rd_addr;
 wire [RP_BITS-1:0] rp_rd_data;

@@ -393,17 +393,7 @@ initial begin
         $error("responder: MP_PEND must be 2..NUM_QP");
         $finish;
     end
-    if ((REC_PORT != 0 && REC_PORT != 1) || REC_WORDS < 2 || REC_WORDS > 64
-            || (REC_WORDS & (REC_WORDS - 1)) != 0) begin
-        $error("responder: REC_PORT must be 0 or 1, REC_WORDS a power of two, 2..64");
-        $finish;
-    end
-    // (a build without the port has no layout to fit)
-    if (REC_PORT != 0 && recp_words(RECP_N) > REC_WORDS) begin
-        $error("responder: the records take %0d words, more than REC_WORDS %0d",
-            recp_words(RECP_N), REC_WORDS);
-        $finish;
-    end
+    // (rec_port checks REC_PORT and REC_WORDS, rec_map that the records fit)
 end
 
 // per-QP responder state
@@ -568,16 +558,6 @@ function integer recp_lsb(input integer r);
         recp_lsb = 0;
         for (ri = 0; ri < r; ri = ri + 1) begin
             recp_lsb = recp_lsb + recp_w(ri);
-        end
-    end
-endfunction
-// the 64-bit words the first n records take (rec_map's layout)
-function integer recp_words(input integer n);
-    integer ri;
-    begin
-        recp_words = 0;
-        for (ri = 0; ri < n; ri = ri + 1) begin
-            recp_words = recp_words + (recp_w(ri) + 63) / 64;
         end
     end
 endfunction

@@ -236,6 +236,8 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
             "qp_record_bytes": (id.qp_rec_words != 0).then_some(id.qp_rec_words * 8),
             // 0: no QP directory (QP number n is slot n)
             "qpn_bits": id.qpn_bits,
+            // null without a directory
+            "qp_directory": directory_cost(id.qpn_bits, id.num_queues),
             "state_budget": budget.as_ref().ok(),
             "blocks": blocks.iter().map(|b| serde_json::json!({
                 "offset": b.offset, "type": format!("{:#010x}", b.block_type),
@@ -287,12 +289,15 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
                 n * 8
             ),
         }
-        match id.qpn_bits {
-            0 => println!("QP numbers    as slots (no directory)"),
-            b => println!(
-                "QP numbers    {} (directory over {} slots)",
-                thousands(1u64 << b.min(24)),
-                id.num_queues
+        match directory_cost(id.qpn_bits, id.num_queues) {
+            None => println!("QP numbers    as slots (no directory)"),
+            Some(d) => println!(
+                "QP numbers    {} (directory over {} slots): on chip {:.1} KiB of number table \
+                 (block RAM, a hint per number) and {} bits per slot of slot table",
+                thousands(1u64 << id.qpn_bits.min(24)),
+                id.num_queues,
+                d.number_table_bytes as f64 / 1024.0,
+                d.slot_bits
             ),
         }
         println!("register blocks:");
@@ -442,6 +447,29 @@ fn pools(id: &rnic_driver::IdInfo) -> anyhow::Result<crate::state_budget::Pools>
     Ok(p)
 }
 
+/// The on-chip cost of a build's QP directory (hw/rtl/qp_dir.v), from
+/// the ID block: the number table holds a slot number (the core's QN_W
+/// bits) per QP number, the slot table a number and a bound bit per slot.
+/// Counted apart from the per-QP state budget, which the state manifest
+/// elaborates for builds without a directory (the FPGA builds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct DirectoryCost {
+    pub number_table_bytes: u64,
+    pub slot_bits: u32,
+}
+
+pub fn directory_cost(qpn_bits: u32, num_queues: u32) -> Option<DirectoryCost> {
+    if qpn_bits == 0 {
+        return None;
+    }
+    // rnic_core's QN_W: $clog2(NUM_Q), at least 1
+    let qn_w = u64::from(num_queues.max(2).next_power_of_two().trailing_zeros());
+    Some(DirectoryCost {
+        number_table_bytes: ((1u64 << qpn_bits.min(24)) * qn_w).div_ceil(8),
+        slot_bits: qpn_bits + 1,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -457,5 +485,22 @@ mod tests {
         assert_eq!(super::thousands(999), "999");
         assert_eq!(super::thousands(65_536), "65,536");
         assert_eq!(super::thousands(16_777_216), "16,777,216");
+    }
+
+    #[test]
+    fn the_directory_costs_what_qp_dir_holds() {
+        use super::{directory_cost, DirectoryCost};
+        assert_eq!(directory_cost(0, 64), None);
+        // the simulated build: 65,536 numbers of a 6-bit slot, 17 bits a slot
+        assert_eq!(
+            directory_cost(16, 64),
+            Some(DirectoryCost {
+                number_table_bytes: 49_152,
+                slot_bits: 17
+            })
+        );
+        // QN_W is $clog2(NUM_Q): 20 slots take 5 bits, one slot 1 bit
+        assert_eq!(directory_cost(10, 20).unwrap().number_table_bytes, 640);
+        assert_eq!(directory_cost(10, 1).unwrap().number_table_bytes, 128);
     }
 }
