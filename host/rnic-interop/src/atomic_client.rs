@@ -51,10 +51,11 @@
 //! swap both 0, a requester that exchanged the two on the wire would pass
 //! (`tests/atomic_requester.rs` checks that with distinct values).
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap};
 
 use rnic_wire::opcode;
 
+use crate::atomic_run::{frame_line, intact, psn_diff, WireLog};
 use crate::perftest::{self, AtomicOp, Handshake};
 use crate::{InteropError, Result, Rnic};
 
@@ -94,11 +95,6 @@ pub fn after(op: AtomicOp, v: u64) -> u64 {
         AtomicOp::CmpAndSwap if v == perftest::ATOMIC_COMPARE_VALUE => perftest::ATOMIC_SWAP_VALUE,
         AtomicOp::CmpAndSwap => v,
     }
-}
-
-/// `a - b` in 24-bit PSN space, as a signed distance.
-fn psn_diff(a: u32, b: u32) -> i32 {
-    ((a.wrapping_sub(b) << 8) as i32) >> 8
 }
 
 /// rnic's atomics as a client, and what was checked.
@@ -176,8 +172,7 @@ pub(crate) struct ClientWire {
     /// The local value at each completion.
     values: Vec<Option<u64>>,
     pending: Vec<(u64, u8, Event)>,
-    recent: VecDeque<String>,
-    context: Vec<String>,
+    log: WireLog,
     pub(crate) tally: AtomicClientTally,
 }
 
@@ -200,8 +195,7 @@ impl ClientWire {
             answers: HashMap::new(),
             values: vec![None; hs.iters as usize],
             pending: Vec::new(),
-            recent: VecDeque::new(),
-            context: Vec::new(),
+            log: WireLog::default(),
             tally: AtomicClientTally {
                 op: Some(op),
                 iters: hs.iters,
@@ -262,7 +256,7 @@ impl ClientWire {
                 format!(
                     "{}\nthe wire before the first, as rnic's side saw it (the guest's frames at their arrival):\n  {}",
                     t.wire_errors.join("; "),
-                    self.context.join("\n  ")
+                    self.log.context.join("\n  ")
                 )
             }
         )
@@ -271,41 +265,22 @@ impl ClientWire {
     /// The wire as it stands (the last frames), for a run that failed
     /// before [`finish`].
     pub(crate) fn recent(&self) -> String {
-        self.recent.iter().cloned().collect::<Vec<_>>().join("\n  ")
-    }
-
-    fn note(&mut self, t: u64, s: String) {
-        if self.recent.len() == 60 {
-            self.recent.pop_front();
-        }
-        self.recent.push_back(format!("cycle {t}: {s}"));
+        self.log
+            .recent
+            .iter()
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n  ")
     }
 
     fn problem(&mut self, s: String) {
-        if self.context.is_empty() {
-            self.context = self.recent.iter().cloned().collect();
-        }
-        if self.tally.wire_errors.len() < 8 {
-            self.tally.wire_errors.push(s);
-        }
+        self.log.problem(&mut self.tally.wire_errors, s);
     }
 
     fn frame(&mut self, f: &rnic_sim::WireFrame) {
-        let mut good = f
-            .fate
-            .copies
-            .iter()
-            .filter(|c| !c.dropped && !c.bad && c.corrupt_bit.is_none())
-            .map(|c| c.arrival)
-            .peekable();
-        let fr = match rnic_wire::decode(&f.data) {
-            Ok(fr) => fr,
-            Err(e) => {
-                if f.src == 0 {
-                    self.problem(format!("rnic sent a frame rnic-wire rejects: {e}"));
-                }
-                return;
-            }
+        let mut good = intact(f).peekable();
+        let Some(fr) = self.log.decode(&mut self.tally.wire_errors, f) else {
+            return;
         };
         if f.src == 0 {
             let delivered = good.peek().is_some();
@@ -351,26 +326,8 @@ impl ClientWire {
                 Event::Arrived(fr) => (fr, "guest -> rnic"),
                 Event::Lost(fr) => (fr, "guest -> rnic (lost on the link)"),
             };
-            let mut line = format!(
-                "{dir}: {} PSN {:#08x}",
-                rnic_wire::opcode_name(fr.bth.opcode),
-                fr.bth.psn
-            );
-            if let Some(a) = fr.atomiceth {
-                line += &format!(
-                    " VA server+{} swap/add {:#x} compare {:#x}",
-                    a.va.wrapping_sub(self.hs.remote[0].vaddr),
-                    a.swap_add,
-                    a.compare
-                );
-            }
-            if let Some(a) = fr.aeth {
-                line += &format!(" AETH syndrome {:#04x} MSN {}", a.syndrome, a.msn);
-            }
-            if let Some(a) = fr.atomicacketh {
-                line += &format!(" original {:#x}", a.orig);
-            }
-            self.note(t, line);
+            let line = frame_line(dir, fr, "server", self.hs.remote[0].vaddr);
+            self.log.note(t, line);
             match e {
                 Event::Sent(fr, _) => self.sent(&fr),
                 Event::Arrived(fr) => self.arrived(&fr),

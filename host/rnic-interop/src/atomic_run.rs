@@ -86,7 +86,7 @@ fn le64(b: &[u8], off: usize) -> u64 {
 }
 
 /// `a - b` in 24-bit PSN space, as a signed distance.
-fn psn_diff(a: u32, b: u32) -> i32 {
+pub(crate) fn psn_diff(a: u32, b: u32) -> i32 {
     ((a.wrapping_sub(b) << 8) as i32) >> 8
 }
 
@@ -178,9 +178,93 @@ pub(crate) struct AtomicWire {
     /// Frames not yet taken into account, by the cycle they take effect,
     /// rnic's first on a tie (see `read_run::Wire`).
     pending: Vec<(u64, u8, Event)>,
-    recent: VecDeque<String>,
-    context: Vec<String>,
+    log: WireLog,
     pub(crate) tally: AtomicTally,
+}
+
+/// The last frames an atomic run's wire checker saw, and those before its
+/// first problem (for the report). [`AtomicWire`]'s and
+/// [`crate::atomic_client::ClientWire`]'s.
+#[derive(Default)]
+pub(crate) struct WireLog {
+    pub(crate) recent: VecDeque<String>,
+    pub(crate) context: Vec<String>,
+}
+
+impl WireLog {
+    /// Keeps the last 60 lines.
+    pub(crate) fn note(&mut self, t: u64, s: String) {
+        if self.recent.len() == 60 {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(format!("cycle {t}: {s}"));
+    }
+
+    /// Adds `s` to `wire_errors` (the first 8), keeping the wire before
+    /// the first.
+    pub(crate) fn problem(&mut self, wire_errors: &mut Vec<String>, s: String) {
+        if self.context.is_empty() {
+            self.context = self.recent.iter().cloned().collect();
+        }
+        if wire_errors.len() < 8 {
+            wire_errors.push(s);
+        }
+    }
+
+    /// `f` decoded; `None` for a frame rnic-wire rejects (a problem in one
+    /// of rnic's).
+    pub(crate) fn decode(
+        &mut self,
+        wire_errors: &mut Vec<String>,
+        f: &rnic_sim::WireFrame,
+    ) -> Option<rnic_wire::RoceFrame> {
+        match rnic_wire::decode(&f.data) {
+            Ok(fr) => Some(fr),
+            Err(e) => {
+                if f.src == 0 {
+                    self.problem(
+                        wire_errors,
+                        format!("rnic sent a frame rnic-wire rejects: {e}"),
+                    );
+                }
+                None
+            }
+        }
+    }
+}
+
+/// The arrival cycles of `f`'s copies that reached the other end intact.
+pub(crate) fn intact(f: &rnic_sim::WireFrame) -> impl Iterator<Item = u64> + '_ {
+    f.fate
+        .copies
+        .iter()
+        .filter(|c| !c.dropped && !c.bad && c.corrupt_bit.is_none())
+        .map(|c| c.arrival)
+}
+
+/// `fr`'s line in a [`WireLog`], going `dir`; an atomic's VA as an offset
+/// from `base`, the start of `region`.
+pub(crate) fn frame_line(dir: &str, fr: &rnic_wire::RoceFrame, region: &str, base: u64) -> String {
+    let mut line = format!(
+        "{dir}: {} PSN {:#08x}",
+        rnic_wire::opcode_name(fr.bth.opcode),
+        fr.bth.psn
+    );
+    if let Some(a) = fr.atomiceth {
+        line += &format!(
+            " VA {region}+{} swap/add {:#x} compare {:#x}",
+            a.va.wrapping_sub(base),
+            a.swap_add,
+            a.compare
+        );
+    }
+    if let Some(a) = fr.aeth {
+        line += &format!(" AETH syndrome {:#04x} MSN {}", a.syndrome, a.msn);
+    }
+    if let Some(a) = fr.atomicacketh {
+        line += &format!(" original {:#x}", a.orig);
+    }
+    line
 }
 
 impl AtomicWire {
@@ -208,8 +292,7 @@ impl AtomicWire {
             answers: HashMap::new(),
             dup_context: HashMap::new(),
             pending: Vec::new(),
-            recent: VecDeque::new(),
-            context: Vec::new(),
+            log: WireLog::default(),
             tally: AtomicTally {
                 op: Some(op),
                 iters: hs.iters,
@@ -280,44 +363,20 @@ impl AtomicWire {
                 format!(
                     "{}\nthe wire before the first, as rnic's side saw it (requests at their arrival):\n  {}",
                     t.wire_errors.join("; "),
-                    self.context.join("\n  ")
+                    self.log.context.join("\n  ")
                 )
             }
         )
     }
 
-    fn note(&mut self, t: u64, s: String) {
-        if self.recent.len() == 60 {
-            self.recent.pop_front();
-        }
-        self.recent.push_back(format!("cycle {t}: {s}"));
-    }
-
     fn problem(&mut self, s: String) {
-        if self.context.is_empty() {
-            self.context = self.recent.iter().cloned().collect();
-        }
-        if self.tally.wire_errors.len() < 8 {
-            self.tally.wire_errors.push(s);
-        }
+        self.log.problem(&mut self.tally.wire_errors, s);
     }
 
     fn frame(&mut self, f: &rnic_sim::WireFrame) {
-        let mut good = f
-            .fate
-            .copies
-            .iter()
-            .filter(|c| !c.dropped && !c.bad && c.corrupt_bit.is_none())
-            .map(|c| c.arrival)
-            .peekable();
-        let fr = match rnic_wire::decode(&f.data) {
-            Ok(fr) => fr,
-            Err(e) => {
-                if f.src == 0 {
-                    self.problem(format!("rnic sent a frame rnic-wire rejects: {e}"));
-                }
-                return;
-            }
+        let mut good = intact(f).peekable();
+        let Some(fr) = self.log.decode(&mut self.tally.wire_errors, f) else {
+            return;
         };
         if f.src == 0 {
             let delivered = good.peek().is_some();
@@ -346,26 +405,8 @@ impl AtomicWire {
                 Event::Sent(fr, true) => (fr, "rnic -> guest"),
                 Event::Sent(fr, false) => (fr, "rnic -> guest (lost on the link)"),
             };
-            let mut line = format!(
-                "{dir}: {} PSN {:#08x}",
-                rnic_wire::opcode_name(fr.bth.opcode),
-                fr.bth.psn
-            );
-            if let Some(a) = fr.atomiceth {
-                line += &format!(
-                    " VA region+{} swap/add {:#x} compare {:#x}",
-                    a.va.wrapping_sub(self.base),
-                    a.swap_add,
-                    a.compare
-                );
-            }
-            if let Some(a) = fr.aeth {
-                line += &format!(" AETH syndrome {:#04x} MSN {}", a.syndrome, a.msn);
-            }
-            if let Some(a) = fr.atomicacketh {
-                line += &format!(" original {:#x}", a.orig);
-            }
-            self.note(t, line);
+            let line = frame_line(dir, fr, "region", self.base);
+            self.log.note(t, line);
             match e {
                 Event::Request(fr) => self.request(&fr),
                 Event::Sent(fr, delivered) => self.sent(&fr, delivered),
@@ -388,7 +429,15 @@ impl AtomicWire {
             self.tally.re_requests += 1;
             *self.asked.entry(psn).or_default() += 1;
             if !self.dup_context.contains_key(&psn) {
-                let ctx = self.recent.iter().rev().take(16).rev().cloned().collect();
+                let ctx = self
+                    .log
+                    .recent
+                    .iter()
+                    .rev()
+                    .take(16)
+                    .rev()
+                    .cloned()
+                    .collect();
                 self.dup_context.insert(psn, ctx);
             }
             return;

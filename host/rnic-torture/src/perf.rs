@@ -17,14 +17,16 @@
 //! [`wire_efficiency`] gives the best payload share of the link the RoCEv2
 //! framing allows at a PMTU ([`read_wire_efficiency`]: a READ's responses).
 
+use std::collections::HashMap;
+
 use rnic_device::Device;
 use rnic_verbs::{
-    AccessFlags, AtomicOp, AtomicWr, Context, Mtu, RecvWr, SendFlags, SendWr, WcStatus,
-    WorkCompletion, WrOpcode,
+    AccessFlags, AtomicOp, AtomicWr, CompletionQueue, Context, Mtu, RecvWr, SendFlags, SendWr,
+    WcStatus, WorkCompletion, WrOpcode,
 };
 
 use crate::{Error, Result};
-use rnic_harness::conn::{self, ConnOpts, PortAddr};
+use rnic_harness::conn::{self, ConnOpts, PortAddr, QpPair};
 
 /// Ethernet II header.
 pub const ETH_HDR: u32 = 14;
@@ -295,103 +297,188 @@ pub fn write_bw_observed<D: Device>(
     }
     let mut pairs = conns.pairs;
     let dev = a.device();
-    let start = dev.now();
-    let mut inflight = vec![0u32; o.qps as usize];
-    let (mut posted, mut done) = (0u64, 0u64);
-    let mut last = start;
-    let mut wcs = [WorkCompletion::default(); 64];
     let mut timeline = Vec::new();
-    observe(start);
-    while match o.run_cycles {
-        Some(c) => dev.now() - start < c,
-        None => done < messages,
-    } {
-        for (i, p) in pairs.iter_mut().enumerate() {
-            let (_, _, sm, dm) = &mrs[i];
-            let sge = [sm.sge(0, o.msg_size)?];
-            let remote = dm.rdma_info(0)?;
-            let rdma = Some(remote);
-            let mut n = 0;
-            while posted + n < messages && inflight[i] + (n as u32) < o.window {
-                n += 1;
-            }
-            if n == 0 {
-                continue;
-            }
-            if o.op == Op::FetchAdd {
-                // (one doorbell each, as perftest posts atomics)
-                for x in 0..n {
-                    p.send.post_atomic(&AtomicWr {
-                        wr_id: posted + x,
-                        op: AtomicOp::FetchAndAdd { add: 1 },
-                        send_flags: SendFlags::SIGNALED,
-                        sge: sge[0],
-                        remote_addr: remote.remote_addr,
-                        rkey: remote.rkey,
-                    })?;
+    let r = stream(
+        dev,
+        &mut pairs,
+        &conns.cq_a,
+        &mut [WorkCompletion::default(); 64],
+        Stream {
+            window: o.window,
+            messages,
+            run_cycles: o.run_cycles,
+            watchdog: o.watchdog,
+            check: &|wc| check_status("write_bw", wc),
+            post: &mut |p, i, wr_id, n| {
+                let (_, _, sm, dm) = &mrs[i];
+                let sge = [sm.sge(0, o.msg_size)?];
+                let remote = dm.rdma_info(0)?;
+                if o.op == Op::FetchAdd {
+                    // (one doorbell each, as perftest posts atomics)
+                    for x in 0..n {
+                        p.send.post_atomic(&AtomicWr {
+                            wr_id: wr_id + x,
+                            op: AtomicOp::FetchAndAdd { add: 1 },
+                            send_flags: SendFlags::SIGNALED,
+                            sge: sge[0],
+                            remote_addr: remote.remote_addr,
+                            rkey: remote.rkey,
+                        })?;
+                    }
+                    return Ok(());
                 }
-                posted += n;
-                inflight[i] += n as u32;
-                continue;
-            }
-            let wrs: Vec<SendWr> = (0..n)
-                .map(|x| SendWr {
-                    wr_id: posted + x,
-                    opcode: match o.op {
-                        Op::Write => WrOpcode::RdmaWrite,
-                        Op::Read | Op::FetchAdd => WrOpcode::RdmaRead,
-                    },
-                    send_flags: SendFlags::SIGNALED,
-                    sg_list: &sge,
-                    imm_data: None,
-                    rdma,
-                })
-                .collect();
-            p.send.post_send_list(&wrs)?;
-            posted += n;
-            inflight[i] += n as u32;
-        }
-        let n = conns.cq_a.poll(&mut wcs)?;
-        for wc in &wcs[..n] {
-            check_status("write_bw", wc)?;
-            let i = pairs
-                .iter()
-                .position(|p| p.send.qp_num() == wc.qp_num)
-                .ok_or_else(|| Error::Config(format!("completion of unknown QP {}", wc.qp_num)))?;
-            inflight[i] -= 1;
-            done += 1;
-        }
-        let now = dev.now();
-        if o.timeline {
-            timeline.extend((0..n).map(|_| (now, u64::from(o.msg_size))));
-        }
-        observe(now);
-        if n == 0 {
-            if now - last > o.watchdog {
+                let wrs: Vec<SendWr> = (0..n)
+                    .map(|x| SendWr {
+                        wr_id: wr_id + x,
+                        opcode: match o.op {
+                            Op::Write => WrOpcode::RdmaWrite,
+                            Op::Read | Op::FetchAdd => WrOpcode::RdmaRead,
+                        },
+                        send_flags: SendFlags::SIGNALED,
+                        sg_list: &sge,
+                        imm_data: None,
+                        rdma: Some(remote),
+                    })
+                    .collect();
+                Ok(p.send.post_send_list(&wrs)?)
+            },
+            recv: None,
+            observe: &mut |now, n| {
+                if o.timeline {
+                    timeline.extend((0..n).map(|_| (now, u64::from(o.msg_size))));
+                }
+                observe(now);
+            },
+            stalled: &|done, _| {
                 let of = match o.run_cycles {
                     Some(_) => String::new(),
                     None => format!(" of {}", o.messages),
                 };
-                return Err(Error::Config(format!(
+                Error::Config(format!(
                     "write_bw: no completion for {} cycles ({done}{of} done)",
                     o.watchdog
-                )));
+                ))
+            },
+        },
+    )?;
+    Ok(BwResult {
+        messages: r.sent,
+        bytes: r.sent * u64::from(o.msg_size),
+        cycles: match o.run_cycles {
+            Some(_) => dev.now() - r.start,
+            None => r.last - r.start,
+        },
+        start: r.start,
+        timeline,
+    })
+}
+
+/// What [`stream`] keeps going, and how.
+pub(crate) struct Stream<'a, D: Device> {
+    /// WRs in flight per QP.
+    pub window: u32,
+    /// WRs to post and send completions to wait for (`u64::MAX` with
+    /// `run_cycles`).
+    pub messages: u64,
+    /// Stop this many cycles after the first doorbell instead.
+    pub run_cycles: Option<u64>,
+    /// Give up after this many cycles without a completion.
+    pub watchdog: u64,
+    /// Fails a send completion that is not a success.
+    pub check: &'a dyn Fn(&WorkCompletion) -> Result<()>,
+    /// Posts `n` signaled WRs, `wr_id` on, on pair `i`'s send QP.
+    pub post: Post<'a, D>,
+    /// A receive CQ, polled after the send CQ until it has given `messages`
+    /// completions too, each handed over with the pairs (to post the
+    /// receive WQE again).
+    pub recv: Option<(&'a CompletionQueue<D>, OnRecv<'a, D>)>,
+    /// Called with [`Device::now`] and the send completions of the poll, at
+    /// the first doorbell (none) and after every poll.
+    pub observe: &'a mut dyn FnMut(u64, usize),
+    /// The error after `watchdog` idle cycles, from the send and receive
+    /// completions so far.
+    pub stalled: &'a dyn Fn(u64, u64) -> Error,
+}
+
+/// [`Stream::post`]: `(pair, i, wr_id, n)`.
+pub(crate) type Post<'a, D> = &'a mut dyn FnMut(&mut QpPair<D>, usize, u64, u64) -> Result<()>;
+
+/// What [`Stream::recv`] does with a receive completion, given the pairs.
+pub(crate) type OnRecv<'a, D> = &'a mut dyn FnMut(&mut [QpPair<D>], &WorkCompletion) -> Result<()>;
+
+/// [`stream`] outcome.
+pub(crate) struct Streamed {
+    /// [`Device::now`] at the first doorbell.
+    pub start: u64,
+    /// [`Device::now`] at the poll that saw the last completion.
+    pub last: u64,
+    /// Send completions.
+    pub sent: u64,
+}
+
+/// The measured loop of [`write_bw`] and [`crate::qp_scale::run`]: keeps
+/// `window` WRs in flight on every pair round robin, and polls `cq` (and
+/// the receive CQ) into `wcs`, whose length sets how many a poll takes.
+pub(crate) fn stream<D: Device>(
+    dev: &D,
+    pairs: &mut [QpPair<D>],
+    cq: &CompletionQueue<D>,
+    wcs: &mut [WorkCompletion],
+    mut s: Stream<'_, D>,
+) -> Result<Streamed> {
+    let send_ix: HashMap<u32, usize> = pairs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.send.qp_num(), i))
+        .collect();
+    let start = dev.now();
+    let mut inflight = vec![0u32; pairs.len()];
+    let (mut posted, mut sent, mut received) = (0u64, 0u64, 0u64);
+    let mut last = start;
+    (s.observe)(start, 0);
+    while match s.run_cycles {
+        Some(c) => dev.now() - start < c,
+        None => sent < s.messages || (s.recv.is_some() && received < s.messages),
+    } {
+        for (i, p) in pairs.iter_mut().enumerate() {
+            let n = u64::from(s.window - inflight[i]).min(s.messages - posted);
+            if n == 0 {
+                continue;
+            }
+            (s.post)(p, i, posted, n)?;
+            posted += n;
+            inflight[i] += n as u32;
+        }
+        let n = cq.poll(wcs)?;
+        for wc in &wcs[..n] {
+            (s.check)(wc)?;
+            let i = *send_ix
+                .get(&wc.qp_num)
+                .ok_or_else(|| Error::Config(format!("completion of unknown QP {}", wc.qp_num)))?;
+            inflight[i] -= 1;
+            sent += 1;
+        }
+        let mut got = n;
+        if let Some((rcq, on_recv)) = &mut s.recv {
+            let m = rcq.poll(wcs)?;
+            for wc in &wcs[..m] {
+                on_recv(pairs, wc)?;
+                received += 1;
+            }
+            got += m;
+        }
+        let now = dev.now();
+        (s.observe)(now, n);
+        if got == 0 {
+            if now - last > s.watchdog {
+                return Err((s.stalled)(sent, received));
             }
             dev.idle();
         } else {
             last = now;
         }
     }
-    Ok(BwResult {
-        messages: done,
-        bytes: done * u64::from(o.msg_size),
-        cycles: match o.run_cycles {
-            Some(_) => dev.now() - start,
-            None => last - start,
-        },
-        start,
-        timeline,
-    })
+    Ok(Streamed { start, last, sent })
 }
 
 /// One-way WRITE_WITH_IMM latency from `a` to `b`: the cycle of the doorbell

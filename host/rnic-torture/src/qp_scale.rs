@@ -22,8 +22,9 @@ use rnic_verbs::{
     WrOpcode,
 };
 
+use crate::perf::{self, Stream};
 use crate::{Error, Result};
-use rnic_harness::conn::{self, ConnOpts, PortAddr};
+use rnic_harness::conn::{self, ConnOpts, PortAddr, QpPair};
 
 /// Destination slices of `b`'s region: QPs beyond this many share them.
 const DST_SLICES: u32 = 256;
@@ -128,11 +129,6 @@ pub fn run<D: Device>(
     )?;
     let sge = [sm.sge(0, o.msg_size)?];
     let mut pairs = conns.pairs;
-    let send_ix: HashMap<u32, usize> = pairs
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (p.send.qp_num(), i))
-        .collect();
     let recv_ix: HashMap<u32, usize> = pairs
         .iter()
         .enumerate()
@@ -148,82 +144,66 @@ pub fn run<D: Device>(
             }
         }
     }
-    let start = dev.now();
-    let mut inflight = vec![0u32; pairs.len()];
-    let (mut posted, mut sent, mut received) = (0u64, 0u64, 0u64);
-    let mut last = start;
-    let mut wcs = [WorkCompletion::default(); 256];
-    let done = |sent: u64, received: u64| sent == o.messages && (!o.imm || received == o.messages);
-    while !done(sent, received) {
-        for (i, p) in pairs.iter_mut().enumerate() {
-            let free = u64::from(o.window - inflight[i]).min(o.messages - posted);
-            if free == 0 {
-                continue;
-            }
-            let remote = dm.rdma_info((i % slices) * len)?;
-            let wrs: Vec<SendWr> = (0..free)
-                .map(|x| SendWr {
-                    wr_id: posted + x,
-                    opcode: if o.imm {
-                        WrOpcode::RdmaWriteWithImm
-                    } else {
-                        WrOpcode::RdmaWrite
-                    },
-                    send_flags: SendFlags::SIGNALED,
-                    sg_list: &sge,
-                    imm_data: o.imm.then_some((posted + x) as u32),
-                    rdma: Some(remote),
-                })
-                .collect();
-            p.send.post_send_list(&wrs)?;
-            posted += free;
-            inflight[i] += free as u32;
-        }
-        let mut got = 0;
-        let n = conns.cq_a.poll(&mut wcs)?;
-        for wc in &wcs[..n] {
-            check("qp_scale send", wc)?;
-            let i = *send_ix
-                .get(&wc.qp_num)
-                .ok_or_else(|| Error::Config(format!("completion of unknown QP {}", wc.qp_num)))?;
-            inflight[i] -= 1;
-            sent += 1;
-        }
-        got += n;
-        if o.imm {
-            let n = conns.cq_b.poll(&mut wcs)?;
-            for wc in &wcs[..n] {
-                check("qp_scale receive", wc)?;
-                let i = *recv_ix.get(&wc.qp_num).ok_or_else(|| {
-                    Error::Config(format!("receive completion of unknown QP {}", wc.qp_num))
-                })?;
-                // keep the window's receive WQEs posted
-                pairs[i].recv.post_recv(&RecvWr {
-                    wr_id: wc.wr_id,
-                    sg_list: &[],
-                })?;
-                received += 1;
-            }
-            got += n;
-        }
-        let now = dev.now();
-        if got == 0 {
-            if now - last > o.watchdog {
-                return Err(Error::Config(format!(
+    let mut repost = |pairs: &mut [QpPair<D>], wc: &WorkCompletion| -> Result<()> {
+        check("qp_scale receive", wc)?;
+        let i = *recv_ix.get(&wc.qp_num).ok_or_else(|| {
+            Error::Config(format!("receive completion of unknown QP {}", wc.qp_num))
+        })?;
+        // keep the window's receive WQEs posted
+        pairs[i].recv.post_recv(&RecvWr {
+            wr_id: wc.wr_id,
+            sg_list: &[],
+        })?;
+        Ok(())
+    };
+    let r = perf::stream(
+        dev,
+        &mut pairs,
+        &conns.cq_a,
+        &mut [WorkCompletion::default(); 256],
+        Stream {
+            window: o.window,
+            messages: o.messages,
+            run_cycles: None,
+            watchdog: o.watchdog,
+            check: &|wc| check("qp_scale send", wc),
+            post: &mut |p, i, wr_id, n| {
+                let remote = dm.rdma_info((i % slices) * len)?;
+                let wrs: Vec<SendWr> = (0..n)
+                    .map(|x| SendWr {
+                        wr_id: wr_id + x,
+                        opcode: if o.imm {
+                            WrOpcode::RdmaWriteWithImm
+                        } else {
+                            WrOpcode::RdmaWrite
+                        },
+                        send_flags: SendFlags::SIGNALED,
+                        sg_list: &sge,
+                        imm_data: o.imm.then_some((wr_id + x) as u32),
+                        rdma: Some(remote),
+                    })
+                    .collect();
+                Ok(p.send.post_send_list(&wrs)?)
+            },
+            recv: if o.imm {
+                Some((&conns.cq_b, &mut repost))
+            } else {
+                None
+            },
+            observe: &mut |_, _| {},
+            stalled: &|sent, received| {
+                Error::Config(format!(
                     "qp_scale: no completion for {} cycles ({sent} sent and {received} received of {})",
                     o.watchdog, o.messages
-                )));
-            }
-            dev.idle();
-        } else {
-            last = now;
-        }
-    }
+                ))
+            },
+        },
+    )?;
     Ok(ScaleResult {
         messages: o.messages,
         bytes: o.messages * u64::from(o.msg_size),
-        cycles: last - start,
-        setup_cycles: start - t0,
+        cycles: r.last - r.start,
+        setup_cycles: r.start - t0,
         hit_rate: None,
     })
 }

@@ -1826,28 +1826,36 @@ impl<'a, D: Device> Runner<'a, D> {
         stop
     }
 
-    /// The completion of a READ behind a message (context A, status
-    /// success): every byte of its area, right now. Returns true to stop
-    /// the run.
-    fn on_read(&mut self, wc: &WorkCompletion, i: u32, hooks: &mut dyn Hooks) -> bool {
+    /// Takes the READ or atomic `(msg, tag)` of QP `i` off the list of
+    /// those in flight, failing one that is not on it (a duplicate: `Err`
+    /// with whether to stop) or that completes before what was posted
+    /// before it. Returns the message's slot and whether to stop.
+    fn take_extra(
+        &mut self,
+        i: u32,
+        msg: u64,
+        tag: u64,
+        hooks: &mut dyn Hooks,
+    ) -> std::result::Result<(usize, bool), bool> {
         let iu = i as usize;
-        let (msg, tag) = (wc.wr_id >> 8, wc.wr_id & 0xff);
         let what = extra_name(tag);
         let q = &self.qps[iu];
         let s = q.slot_of(msg);
         let Some(pos) = q.extra.iter().position(|&e| e == (msg, tag)) else {
             self.rep.duplicate_completions += 1;
-            return self.fail(
+            return Err(self.fail(
                 hooks,
                 "duplicate",
                 i,
                 msg,
                 format!("send completion of the {what} of message {msg}, which is not in flight"),
-            );
+            ));
         };
         let mut stop = false;
-        // Posted after the message's WRITE_WITH_IMM (and the READ behind
-        // the fenced WRITE after the first): completes after them.
+        // Posted after the message's WRITE_WITH_IMM and its earlier READs
+        // (the READ behind the fenced WRITE after the first, the atomic
+        // after both), and after everything of earlier messages: completes
+        // after them.
         let before = if q.slots[s].send_busy {
             Some(format!("the WRITE_WITH_IMM of message {msg}"))
         } else if pos > 0 {
@@ -1866,8 +1874,22 @@ impl<'a, D: Device> Runner<'a, D> {
                 format!("completion of the {what} of message {msg} before that of {before}"),
             );
         }
+        self.qps[iu].extra.remove(pos);
+        Ok((s, stop))
+    }
+
+    /// The completion of a READ behind a message (context A, status
+    /// success): every byte of its area, right now. Returns true to stop
+    /// the run.
+    fn on_read(&mut self, wc: &WorkCompletion, i: u32, hooks: &mut dyn Hooks) -> bool {
+        let iu = i as usize;
+        let (msg, tag) = (wc.wr_id >> 8, wc.wr_id & 0xff);
+        let what = extra_name(tag);
+        let (s, mut stop) = match self.take_extra(i, msg, tag, hooks) {
+            Ok(x) => x,
+            Err(stop) => return stop,
+        };
         let q = &mut self.qps[iu];
-        q.extra.remove(pos);
         if tag == WR_REREAD {
             q.slots[s].reread_busy = false;
         } else {
@@ -1976,41 +1998,11 @@ impl<'a, D: Device> Runner<'a, D> {
         if let Some(st) = self.rep.atomics.as_mut() {
             st.completed += 1;
         }
-        let q = &self.qps[iu];
-        let s = q.slot_of(msg);
-        let Some(pos) = q.extra.iter().position(|&e| e == (msg, WR_ATOMIC)) else {
-            self.rep.duplicate_completions += 1;
-            return self.fail(
-                hooks,
-                "duplicate",
-                i,
-                msg,
-                format!("send completion of the atomic of message {msg}, which is not in flight"),
-            );
+        let (s, stop) = match self.take_extra(i, msg, WR_ATOMIC, hooks) {
+            Ok(x) => x,
+            Err(stop) => return stop,
         };
-        let mut stop = false;
-        // Posted after the message's WRITE_WITH_IMM and READs, and after
-        // everything of earlier messages: completes after them.
-        let before = if q.slots[s].send_busy {
-            Some(format!("the WRITE_WITH_IMM of message {msg}"))
-        } else if pos > 0 {
-            let (m, t) = q.extra[0];
-            Some(format!("the {} of message {m}", extra_name(t)))
-        } else {
-            None
-        };
-        if let Some(before) = before {
-            self.rep.out_of_order_completions += 1;
-            stop |= self.fail(
-                hooks,
-                "out-of-order",
-                i,
-                msg,
-                format!("completion of the atomic of message {msg} before that of {before}"),
-            );
-        }
         let q = &mut self.qps[iu];
-        q.extra.remove(pos);
         q.slots[s].atomic_busy = false;
         let Some(a) = q.slots[s].atomic else {
             return stop;

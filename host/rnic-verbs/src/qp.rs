@@ -638,32 +638,21 @@ impl<D: Device> QueuePair<D> {
             }
             n.path_mtu = attr.path_mtu;
         }
-        if mask.contains(M::DEST_QPN) {
-            if attr.dest_qp_num > PSN_MASK {
-                return Err(bad(
-                    "dest_qp_num",
-                    format!("{:#x} does not fit 24 bits", attr.dest_qp_num),
-                ));
+        // QP numbers and PSNs are 24-bit fields of the BTH
+        let fits24 = |field: &'static str, v: u32| {
+            if v > PSN_MASK {
+                return Err(bad(field, format!("{v:#x} does not fit 24 bits")));
             }
-            n.dest_qp_num = attr.dest_qp_num;
+            Ok(v)
+        };
+        if mask.contains(M::DEST_QPN) {
+            n.dest_qp_num = fits24("dest_qp_num", attr.dest_qp_num)?;
         }
         if mask.contains(M::RQ_PSN) {
-            if attr.rq_psn > PSN_MASK {
-                return Err(bad(
-                    "rq_psn",
-                    format!("{:#x} does not fit 24 bits", attr.rq_psn),
-                ));
-            }
-            n.rq_psn = attr.rq_psn;
+            n.rq_psn = fits24("rq_psn", attr.rq_psn)?;
         }
         if mask.contains(M::SQ_PSN) {
-            if attr.sq_psn > PSN_MASK {
-                return Err(bad(
-                    "sq_psn",
-                    format!("{:#x} does not fit 24 bits", attr.sq_psn),
-                ));
-            }
-            n.sq_psn = attr.sq_psn;
+            n.sq_psn = fits24("sq_psn", attr.sq_psn)?;
         }
         if mask.contains(M::AV) {
             let ah = attr.ah_attr;
