@@ -30,9 +30,9 @@
 //     (m_inval_done, m_inval_busy when it is pinned or filling: retry);
 //   - the record port reads (m_rec_rd: slot, word; data in request order,
 //     any latency) and writes (m_rec_wr) the slots' REC_WORDS 64-bit words;
-//   - the buffer port is the engine's port of the DMA RAM (read data one
-//     cycle after m_buf_rd_en); FILLS buffers of REC_WORDS * 8 bytes from
-//     BUF_BASE;
+//   - the buffer port is the engine's port of the DMA RAM (requests held
+//     until m_buf_wr_ready / m_buf_rd_ready, read data the cycle after the
+//     read is taken); FILLS buffers of REC_WORDS * 8 bytes from BUF_BASE;
 //   - DMA reads (host -> buffer; statuses by id, any order) and writes
 //     (buffer -> host; statuses in descriptor order).
 //
@@ -113,9 +113,11 @@ module qp_ctx_cache #(
 
     // the engine's port of the DMA RAM (read data one cycle later)
     output wire                  m_buf_wr_en,
+    input  wire                  m_buf_wr_ready,
     output wire [RAM_ADDR_W-1:0] m_buf_wr_addr,
     output wire [63:0]           m_buf_wr_data,
     output wire                  m_buf_rd_en,
+    input  wire                  m_buf_rd_ready,
     output wire [RAM_ADDR_W-1:0] m_buf_rd_addr,
     input  wire [63:0]           s_buf_rd_data,
 
@@ -279,9 +281,11 @@ qpc_fill #(
     .m_rec_wr_word(m_rec_wr_word),
     .m_rec_wr_data(m_rec_wr_data),
     .m_buf_wr_en(m_buf_wr_en),
+    .m_buf_wr_ready(m_buf_wr_ready),
     .m_buf_wr_addr(m_buf_wr_addr),
     .m_buf_wr_data(m_buf_wr_data),
     .m_buf_rd_en(m_buf_rd_en),
+    .m_buf_rd_ready(m_buf_rd_ready),
     .m_buf_rd_addr(m_buf_rd_addr),
     .s_buf_rd_data(s_buf_rd_data),
     .m_rd_desc_valid(m_rd_desc_valid),

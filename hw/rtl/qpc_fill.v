@@ -67,13 +67,19 @@
 // and the completion register each take the lowest-numbered buffer that
 // waits for them (a buffer passes each once per fill).
 //
-// Copies. Slot -> buffer: a record read per cycle while m_rec_rd_ready,
-// the answers (in request order, any latency) written to the buffer as
-// they come (the buffer port takes a word every cycle). Buffer -> slot:
-// buffer reads (data one cycle later) into a 4-word FIFO, reads issued
-// only while the FIFO and the reads in flight leave room, the FIFO feeding
-// the record-write register; the copy is over when the last record write
-// is taken, and only then is the fill done.
+// Copies. Both go through one 4-word FIFO, a read issued only while the
+// FIFO and the reads in flight leave room. Slot -> buffer: record reads
+// (answers in request order, any latency) into the FIFO, the FIFO feeding
+// the buffer-write register; the copy is over when the last buffer write
+// is taken, and only then is the write descriptor made. Buffer -> slot:
+// buffer reads (data the cycle after the read is taken) into the FIFO,
+// the FIFO feeding the record-write register; the copy is over when the
+// last record write is taken, and only then is the fill done.
+//
+// The buffer port has back-pressure on both sides (m_buf_wr_ready,
+// m_buf_rd_ready): in the core the buffers are in the staging RAM, whose
+// ports the DMA engines go first on. A write or a read request is held,
+// address and data unchanged, until its ready.
 //
 // Reset drops every fill in flight and every copy; the DMA engines and the
 // record port's read pipeline reset with it (no status or record data for
@@ -133,11 +139,14 @@ module qpc_fill #(
     output reg  [WORD_W-1:0]     m_rec_wr_word = {WORD_W{1'b0}},
     output reg  [63:0]           m_rec_wr_data = 64'd0,
 
-    // the engine's port of the buffer RAM (read data one cycle later)
+    // the engine's port of the buffer RAM: requests held until their ready,
+    // read data the cycle after the read is taken
     output reg                   m_buf_wr_en = 1'b0,
+    input  wire                  m_buf_wr_ready,
     output reg  [RAM_ADDR_W-1:0] m_buf_wr_addr = {RAM_ADDR_W{1'b0}},
     output reg  [63:0]           m_buf_wr_data = 64'd0,
     output reg                   m_buf_rd_en = 1'b0,
+    input  wire                  m_buf_rd_ready,
     output reg  [RAM_ADDR_W-1:0] m_buf_rd_addr = {RAM_ADDR_W{1'b0}},
     input  wire [63:0]           s_buf_rd_data,
 
@@ -249,10 +258,11 @@ reg          cp_act = 1'b0;
 reg          cp_in = 1'b0;                  // buffer -> slot
 reg [BW-1:0] cp_buf = {BW{1'b0}};
 reg [BW-1:0] cp_rr = {BW{1'b0}};            // the buffer served last
-reg [CW-1:0] cp_req = {CW{1'b0}};           // copy-in: buffer reads issued
-reg [CW-1:0] cp_rsp = {CW{1'b0}};           // words written (buffer or slot)
-reg [WORD_W-1:0] cp_wi = {WORD_W{1'b0}};    // copy-in: next record word
+reg [CW-1:0] cp_req = {CW{1'b0}};           // reads issued (slot or buffer)
+reg [CW-1:0] cp_rsp = {CW{1'b0}};           // writes taken (buffer or slot)
+reg [CW-1:0] cp_wi = {CW{1'b0}};            // words loaded into the write register
 reg          rd_pend = 1'b0;                // a buffer read's data is on s_buf_rd_data
+reg [2:0]    rec_fly = 3'd0;                // record reads taken, not answered
 (* mem2reg *) reg [63:0] q_d [0:QD-1];
 reg [2:0]    q_cnt = 3'd0;
 
@@ -356,13 +366,24 @@ wire cp_start = !cp_act && cp_any;
 wire [BW-1:0] rs_b = s_rd_status_id[BW-1:0];
 wire rs_bad = s_rd_status_id >= N_ID || st[rs_b] != B_RDWAIT || !rd_iss[rs_b];
 wire rs_err = s_rd_status_error != 4'd0;
-// copy-out: the last word of the slot arrives
-wire out_last = cp_act && !cp_in && s_rec_rd_data_valid && cp_rsp == LAST_W;
+// the copy's writes and reads as they are taken
+wire bw_take = m_buf_wr_en && m_buf_wr_ready;
+wire br_take = m_buf_rd_en && m_buf_rd_ready;
+wire rw_take = m_rec_wr_valid && m_rec_wr_ready;
+wire rr_take = m_rec_rd_valid && m_rec_rd_ready;
+// copy-out: the last buffer write is taken
+wire out_last = cp_act && !cp_in && bw_take && cp_rsp == LAST_W;
 // copy-in: the last record write is taken
-wire in_last = cp_act && cp_in && m_rec_wr_valid && m_rec_wr_ready && cp_rsp == LAST_W;
-wire q_pop = q_cnt != 3'd0 && (!m_rec_wr_valid || m_rec_wr_ready);
-wire [2:0] q_fly = q_cnt + {2'b00, m_buf_rd_en} + {2'b00, rd_pend};
-wire rd_issue = cp_act && cp_in && cp_req != N_WORDS && q_fly < QD;
+wire in_last = cp_act && cp_in && rw_take && cp_rsp == LAST_W;
+// the FIFO: pushed by the reads' answers, popped into the write register
+wire q_in = cp_in ? rd_pend : s_rec_rd_data_valid;
+wire [63:0] q_in_d = cp_in ? s_buf_rd_data : s_rec_rd_data;
+wire q_pop = cp_act && q_cnt != 3'd0
+    && (cp_in ? !m_rec_wr_valid || m_rec_wr_ready : !m_buf_wr_en || m_buf_wr_ready);
+wire [2:0] q_fly = q_cnt + (cp_in ? {2'b00, m_buf_rd_en} + {2'b00, rd_pend}
+    : {2'b00, m_rec_rd_valid} + rec_fly);
+wire rd_issue = cp_act && cp_req != N_WORDS && q_fly < QD
+    && (cp_in ? !m_buf_rd_en || m_buf_rd_ready : !m_rec_rd_valid || m_rec_rd_ready);
 
 // (modulo 2^BW and 4: wq_cnt - 1 < FILLS, q_cnt - q_pop < QD where used)
 wire [BW-1:0] wq_last = wq_cnt[BW-1:0] - 1'b1;
@@ -384,8 +405,6 @@ always @(posedge clk) begin
     stat_fail <= 1'b0;
     stat_wb <= 1'b0;
     stat_oob <= 1'b0;
-    m_buf_wr_en <= 1'b0;
-    m_buf_rd_en <= 1'b0;
     s_fill_ready <= free_n != {FILLS{1'b0}};
     busy <= ~free_n != {FILLS{1'b0}} || dn_load || (m_done_valid && !m_done_ready);
 
@@ -488,48 +507,49 @@ always @(posedge clk) begin
         cp_rr <= cp_pick;
         cp_req <= {CW{1'b0}};
         cp_rsp <= {CW{1'b0}};
-        cp_wi <= {WORD_W{1'b0}};
+        cp_wi <= {CW{1'b0}};
         m_rec_wr_slot <= b_slot[cp_pick];
-        if (st[cp_pick] == B_WBCP) begin
-            m_rec_rd_valid <= 1'b1;
-            m_rec_rd_slot <= b_slot[cp_pick];
-            m_rec_rd_word <= {WORD_W{1'b0}};
-        end
+        m_rec_rd_slot <= b_slot[cp_pick];
     end
-    // slot -> buffer: one read request per cycle, the answers written as
-    // they come
-    if (m_rec_rd_valid && m_rec_rd_ready) begin
-        if ({{(CW-WORD_W){1'b0}}, m_rec_rd_word} == LAST_W) begin
-            m_rec_rd_valid <= 1'b0;
-        end
-        m_rec_rd_word <= m_rec_rd_word + 1'b1;
+    // reads: the slot's words (copy-out) or the buffer's (copy-in), in
+    // order, while the FIFO and the reads in flight leave room
+    if (rr_take) begin
+        m_rec_rd_valid <= 1'b0;
     end
-    if (cp_act && !cp_in && s_rec_rd_data_valid) begin
-        m_buf_wr_en <= 1'b1;
-        m_buf_wr_addr <= buf_addr(cp_buf, cp_rsp);
-        m_buf_wr_data <= s_rec_rd_data;
-        cp_rsp <= cp_rsp + 1'b1;
+    if (br_take) begin
+        m_buf_rd_en <= 1'b0;
     end
-    if (out_last) begin
-        cp_act <= 1'b0;
-        st[cp_buf] <= B_WBDESC;
-    end
-    // buffer -> slot: reads while the FIFO has room, the FIFO into the
-    // record-write register
     if (rd_issue) begin
-        m_buf_rd_en <= 1'b1;
-        m_buf_rd_addr <= buf_addr(cp_buf, cp_req);
+        if (cp_in) begin
+            m_buf_rd_en <= 1'b1;
+            m_buf_rd_addr <= buf_addr(cp_buf, cp_req);
+        end else begin
+            m_rec_rd_valid <= 1'b1;
+            m_rec_rd_word <= cp_req[WORD_W-1:0];
+        end
         cp_req <= cp_req + 1'b1;
     end
-    rd_pend <= m_buf_rd_en;
-    if (m_rec_wr_valid && m_rec_wr_ready) begin
+    rd_pend <= br_take;
+    rec_fly <= rec_fly + {2'b00, rr_take} - {2'b00, s_rec_rd_data_valid && rec_fly != 3'd0};
+    // writes: the FIFO's head into the buffer-write or record-write register
+    if (bw_take) begin
+        m_buf_wr_en <= 1'b0;
+        cp_rsp <= cp_rsp + 1'b1;
+    end
+    if (rw_take) begin
         m_rec_wr_valid <= 1'b0;
         cp_rsp <= cp_rsp + 1'b1;
     end
     if (q_pop) begin
-        m_rec_wr_valid <= 1'b1;
-        m_rec_wr_data <= q_d[0];
-        m_rec_wr_word <= cp_wi;
+        if (cp_in) begin
+            m_rec_wr_valid <= 1'b1;
+            m_rec_wr_data <= q_d[0];
+            m_rec_wr_word <= cp_wi[WORD_W-1:0];
+        end else begin
+            m_buf_wr_en <= 1'b1;
+            m_buf_wr_addr <= buf_addr(cp_buf, cp_wi);
+            m_buf_wr_data <= q_d[0];
+        end
         cp_wi <= cp_wi + 1'b1;
     end
     for (i = 0; i < QD; i = i + 1) begin
@@ -537,10 +557,14 @@ always @(posedge clk) begin
             q_d[i] <= i + 1 < QD ? q_d[(i + 1) % QD] : 64'd0;
         end
     end
-    if (rd_pend) begin
-        q_d[q_push] <= s_buf_rd_data;
+    if (cp_act && q_in) begin
+        q_d[q_push] <= q_in_d;
     end
-    q_cnt <= q_cnt + {2'b00, rd_pend} - {2'b00, q_pop};
+    q_cnt <= q_cnt + {2'b00, cp_act && q_in} - {2'b00, q_pop};
+    if (out_last) begin
+        cp_act <= 1'b0;
+        st[cp_buf] <= B_WBDESC;
+    end
     if (in_last) begin
         cp_act <= 1'b0;
         st[cp_buf] <= B_DONE;
@@ -555,6 +579,7 @@ always @(posedge clk) begin
         wq_cnt <= {(BW+1){1'b0}};
         cp_act <= 1'b0;
         rd_pend <= 1'b0;
+        rec_fly <= 3'd0;
         q_cnt <= 3'd0;
         s_fill_ready <= 1'b0;
         m_done_valid <= 1'b0;

@@ -191,8 +191,8 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
     (
         "qfl_copy_out_word_short",
         "qpc_fill.v",
-        "s_rec_rd_data_valid && cp_rsp == LAST_W;",
-        "s_rec_rd_data_valid && cp_rsp == LAST_W - 1'b1;",
+        "!cp_in && bw_take && cp_rsp == LAST_W;",
+        "!cp_in && bw_take && cp_rsp == LAST_W - 1'b1;",
     ),
     (
         "qfl_oob_off_by_one",
@@ -215,8 +215,8 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
     (
         "qfl_done_before_copy",
         "qpc_fill.v",
-        "m_rec_wr_valid && m_rec_wr_ready && cp_rsp == LAST_W;",
-        "m_rec_wr_valid && cp_rsp == LAST_W;",
+        "cp_in && rw_take && cp_rsp == LAST_W;",
+        "cp_in && m_rec_wr_valid && cp_rsp == LAST_W;",
     ),
     (
         "qfl_status_wrong_buffer",
@@ -245,8 +245,20 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
     (
         "qfl_copy_fifo_overrun",
         "qpc_fill.v",
-        "cp_req != N_WORDS && q_fly < QD;",
-        "cp_req != N_WORDS && q_fly <= QD;",
+        "cp_req != N_WORDS && q_fly < QD\n",
+        "cp_req != N_WORDS && q_fly <= QD\n",
+    ),
+    (
+        "qfl_buf_write_ignores_ready",
+        "qpc_fill.v",
+        "wire bw_take = m_buf_wr_en && m_buf_wr_ready;",
+        "wire bw_take = m_buf_wr_en;",
+    ),
+    (
+        "qfl_buf_read_ignores_ready",
+        "qpc_fill.v",
+        "wire br_take = m_buf_rd_en && m_buf_rd_ready;",
+        "wire br_take = m_buf_rd_en;",
     ),
     // qp_ctx_cache
     (

@@ -95,7 +95,8 @@
 // s_buf_rd_data, 10 s_rd_status_id; s_valid bits 0 s_fill_valid, 1
 // s_fill_wb, 2 m_done_ready, 3 m_rec_rd_ready, 4 s_rec_rd_data_valid, 5
 // m_rec_wr_ready, 6 m_rd_desc_ready, 7 s_rd_status_valid, 8
-// m_wr_desc_ready, 9 s_wr_status_valid; s_last s_rd_status_error (3:0).
+// m_wr_desc_ready, 9 s_wr_status_valid, 10 m_buf_wr_ready, 11
+// m_buf_rd_ready; s_last s_rd_status_error (3:0).
 // m_data words 0 m_done_slot, 1 m_rec_rd_slot, 2 m_rec_rd_word, 3
 // m_rec_wr_slot, 4 m_rec_wr_word, 5..6 m_rec_wr_data, 7 m_buf_wr_addr, 8..9
 // m_buf_wr_data, 10 m_buf_rd_addr, 11..12 m_rd_desc_pcie_addr, 13 ram_addr,
@@ -110,7 +111,8 @@
 // s_lk_pin, 2 m_lk_ready, 3 s_unpin_valid, 4 s_inval_valid, 5
 // m_rec_rd_ready, 6 s_rec_rd_data_valid, 7 m_rec_wr_ready, 8
 // m_rd_desc_ready, 9 s_rd_status_valid, 10 m_wr_desc_ready, 11
-// s_wr_status_valid; s_last s_rd_status_error (3:0). m_data words 0
+// s_wr_status_valid, 12 m_buf_wr_ready, 13 m_buf_rd_ready; s_last
+// s_rd_status_error (3:0). m_data words 0
 // m_lk_slot, 1 m_lk_qpn, 2 m_lk_id, 3 m_rec_rd_slot, 4 m_rec_rd_word, 5
 // m_rec_wr_slot, 6 m_rec_wr_word, 7..8 m_rec_wr_data, 9 m_buf_wr_addr,
 // 10..11 m_buf_wr_data, 12 m_buf_rd_addr, 13..14 m_rd_desc_pcie_addr, 15
@@ -541,6 +543,8 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->s_rd_status_valid = (v >> 7) & 1;
     t->m_wr_desc_ready = (v >> 8) & 1;
     t->s_wr_status_valid = (v >> 9) & 1;
+    t->m_buf_wr_ready = (v >> 10) & 1;
+    t->m_buf_rd_ready = (v >> 11) & 1;
     t->s_rd_status_error = in->s_last & 0xf;
 #elif BLK_KIND == 24
     // qp_ctx_cache (src/qp_ctx_cache.rs has the packing and masks every field)
@@ -567,6 +571,8 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->s_rd_status_valid = (v >> 9) & 1;
     t->m_wr_desc_ready = (v >> 10) & 1;
     t->s_wr_status_valid = (v >> 11) & 1;
+    t->m_buf_wr_ready = (v >> 12) & 1;
+    t->m_buf_rd_ready = (v >> 13) & 1;
     t->s_rd_status_error = in->s_last & 0xf;
 #elif BLK_KIND == 13 || BLK_KIND == 14
     t->rst = in->rst;

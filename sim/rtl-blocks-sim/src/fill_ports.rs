@@ -49,6 +49,8 @@ pub(crate) struct FillPortsIn {
     pub rec_rd_data: u64,
     pub rec_wr_ready: bool,
     pub buf_rd_data: u64,
+    pub buf_wr_ready: bool,
+    pub buf_rd_ready: bool,
     pub rd_desc_ready: bool,
     pub rd_status_valid: bool,
     pub rd_status_id: u32,
@@ -68,6 +70,8 @@ impl FillPortsIn {
             rec_rd_data: junk.gen(),
             rec_wr_ready: junk.gen(),
             buf_rd_data: junk.gen(),
+            buf_wr_ready: junk.gen(),
+            buf_rd_ready: junk.gen(),
             rd_desc_ready: junk.gen(),
             rd_status_valid: junk.gen(),
             rd_status_id: junk.gen(),
@@ -98,7 +102,9 @@ impl FillPortsIn {
             | (self.rd_desc_ready as u32) << 3
             | (self.rd_status_valid as u32) << 4
             | (self.wr_desc_ready as u32) << 5
-            | (self.wr_status_valid as u32) << 6)
+            | (self.wr_status_valid as u32) << 6
+            | (self.buf_wr_ready as u32) << 7
+            | (self.buf_rd_ready as u32) << 8)
             << l.in_bit;
         o.s_last = self.rd_status_error & 0xf;
     }
@@ -161,6 +167,49 @@ impl FillPortsOut {
             wr_ram: d[17],
             wr_len: d[18],
         }
+    }
+}
+
+/// The buffer port's requests the block showed last cycle and that were
+/// not taken (their ready low): each must be shown again, unchanged,
+/// until it is taken (the staging RAM's ports hold the fill engine off
+/// while the DMA engines use them).
+#[derive(Debug, Default)]
+pub(crate) struct BufHold {
+    wr: Option<(u32, u64)>,
+    rd: Option<u32>,
+}
+
+impl BufHold {
+    /// This cycle's outputs `o` and inputs `i`: an error if a request held
+    /// since last cycle was dropped or changed.
+    pub fn check(&mut self, o: &FillPortsOut, i: &FillPortsIn) -> Result<(), String> {
+        if let Some((a, d)) = self.wr {
+            if !o.buf_wr_en || (o.buf_wr_addr, o.buf_wr_data) != (a, d) {
+                return Err(format!(
+                    "a buffer write of {d:#x} at {a:#x}, not taken, was dropped or changed \
+                     (now: en {} at {:#x}, {:#x})",
+                    o.buf_wr_en, o.buf_wr_addr, o.buf_wr_data
+                ));
+            }
+        }
+        if let Some(a) = self.rd {
+            if !o.buf_rd_en || o.buf_rd_addr != a {
+                return Err(format!(
+                    "a buffer read at {a:#x}, not taken, was dropped or changed \
+                     (now: en {} at {:#x})",
+                    o.buf_rd_en, o.buf_rd_addr
+                ));
+            }
+        }
+        self.wr = (o.buf_wr_en && !i.buf_wr_ready).then_some((o.buf_wr_addr, o.buf_wr_data));
+        self.rd = (o.buf_rd_en && !i.buf_rd_ready).then_some(o.buf_rd_addr);
+        Ok(())
+    }
+
+    /// A reset drops the held requests.
+    pub fn clear(&mut self) {
+        *self = Self::default();
     }
 }
 

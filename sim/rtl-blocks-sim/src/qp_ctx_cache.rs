@@ -58,7 +58,9 @@
 //! core resets the QPs with it), and the blocks' own benches cover their
 //! resets.
 
-use crate::fill_ports::{msk, Desc, FillPortsIn, FillPortsOut, Layout, Places, RecAnswers};
+use crate::fill_ports::{
+    msk, BufHold, Desc, FillPortsIn, FillPortsOut, Layout, Places, RecAnswers,
+};
 use crate::{fail, Fail, Kind, Model, PortsIn, PortsOut};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -323,6 +325,9 @@ pub fn run(cfg: &QccCfg) -> Result<QccReport, Fail> {
     let space = 1u32 << p.qpn_w;
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
     let mut junk = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x0cc0_5eed);
+    // the buffer port's readiness, a stream of its own so that the other
+    // generators draw as they did before the port had back-pressure
+    let mut buf_rdy = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0xb0f_7ead);
     let mut r = QccReport::default();
 
     // the table: a few QPs of the space beyond it
@@ -372,6 +377,7 @@ pub fn run(cfg: &QccCfg) -> Result<QccReport, Fail> {
 
     let mut rec_rd_q = RecAnswers::default();
     let mut buf_rd_next: Option<u64> = None;
+    let mut buf_hold = BufHold::default();
     let mut rds: Vec<PendRd> = Vec::new();
     let mut wrs: VecDeque<PendWr> = VecDeque::new();
     let mut st = Stats::default();
@@ -483,6 +489,9 @@ pub fn run(cfg: &QccCfg) -> Result<QccReport, Fail> {
                 rec_wr_ready: rdy[1],
                 rd_desc_ready: rdy[2],
                 wr_desc_ready: rdy[3],
+                // the staging RAM's ports, which the DMA engines go first on
+                buf_wr_ready: buf_rdy.gen_bool(rdy_rate),
+                buf_rd_ready: buf_rdy.gen_bool(rdy_rate),
                 rec_rd_data: junk.gen(),
                 buf_rd_data: junk.gen(),
                 rd_status_id: junk.gen(),
@@ -605,15 +614,18 @@ pub fn run(cfg: &QccCfg) -> Result<QccReport, Fail> {
             st.wr_status += 1;
             r.writebacks += 1;
         }
-        // the buffer port
-        if o.fp.buf_wr_en {
+        // the buffer port: a request waits, unchanged, for its ready
+        if let Err(e) = buf_hold.check(&o.fp, &i.fp) {
+            fail!("{name}: cycle {cyc}: {e}");
+        }
+        if o.fp.buf_wr_en && i.fp.buf_wr_ready {
             let a = o.fp.buf_wr_addr;
             if a % 8 != 0 || a < buf_lo || a >= buf_hi {
                 fail!("{name}: cycle {cyc}: buffer write at {a:#x}, outside the buffers");
             }
             ram[(a / 8) as usize] = o.fp.buf_wr_data;
         }
-        if o.fp.buf_rd_en {
+        if o.fp.buf_rd_en && i.fp.buf_rd_ready {
             let a = o.fp.buf_rd_addr;
             if a % 8 != 0 || a < buf_lo || a >= buf_hi {
                 fail!("{name}: cycle {cyc}: buffer read at {a:#x}, outside the buffers");

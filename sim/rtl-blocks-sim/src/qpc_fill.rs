@@ -48,7 +48,9 @@
 //!   registers (a peek with other inputs gives the same); no fill in flight
 //!   for more than a long while (a hang), every fill done at the end.
 
-use crate::fill_ports::{msk, Desc, FillPortsIn, FillPortsOut, Layout, Places, RecAnswers};
+use crate::fill_ports::{
+    msk, BufHold, Desc, FillPortsIn, FillPortsOut, Layout, Places, RecAnswers,
+};
 use crate::{fail, Fail, Kind, Model, PortsIn, PortsOut};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -368,6 +370,7 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
     let mut wrs: VecDeque<PendWr> = VecDeque::new();
     let mut rec_q = RecAnswers::default();
     let mut buf_rd_prev: Option<u32> = None;
+    let mut buf_hold = BufHold::default();
     let mut dma_buf: Vec<u32> = vec![0; p.fills]; // DMAs in flight per buffer
     let mut last_evicted: Option<u32> = None;
     let mut rd_order = 0u64;
@@ -566,12 +569,16 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
             i.fp.rec_wr_ready = rng.gen_bool(p_rdy);
             i.fp.rd_desc_ready = rng.gen_bool(p_rdy);
             i.fp.wr_desc_ready = rng.gen_bool(p_rdy);
+            i.fp.buf_wr_ready = rng.gen_bool(p_rdy);
+            i.fp.buf_rd_ready = rng.gen_bool(p_rdy);
         } else {
             i.done_ready = junk.gen();
             i.fp.rec_rd_ready = junk.gen();
             i.fp.rec_wr_ready = junk.gen();
             i.fp.rd_desc_ready = junk.gen();
             i.fp.wr_desc_ready = junk.gen();
+            i.fp.buf_wr_ready = junk.gen();
+            i.fp.buf_rd_ready = junk.gen();
         }
 
         // the record RAMs' answers, in order
@@ -674,6 +681,7 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
             wrs.clear();
             rec_q.clear();
             buf_rd_prev = None;
+            buf_hold.clear();
             dma_buf.iter_mut().for_each(|d| *d = 0);
             slots.iter_mut().for_each(|s| *s = Slot::default());
             last_evicted = None;
@@ -714,6 +722,9 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
         {
             seen[k] += usize::from(b);
         }
+        if let Err(e) = buf_hold.check(&o.fp, &i.fp) {
+            fail!("{} cycle {now}: {e}", c.name);
+        }
         if o.fp.buf_wr_en && o.fp.buf_rd_en {
             fail!(
                 "{} cycle {now}: the buffer port writes and reads in one cycle",
@@ -737,10 +748,10 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
                 );
             }
         }
-        if o.fp.buf_wr_en {
+        if o.fp.buf_wr_en && i.fp.buf_wr_ready {
             ram.insert(o.fp.buf_wr_addr, o.fp.buf_wr_data);
         }
-        if o.fp.buf_rd_en {
+        if o.fp.buf_rd_en && i.fp.buf_rd_ready {
             buf_rd_prev = Some(o.fp.buf_rd_addr);
         }
 
