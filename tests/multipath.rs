@@ -1224,17 +1224,7 @@ fn an_mp_qp_answers_a_probe_on_its_path_and_only_a_good_one() {
     let p = pair(64, 71, "ideal");
     let (_a, b) = connect(&p, &mp_opts());
     let psn = b.qp.status().unwrap().rq_psn_now;
-    let probe = |qpn: u32, payload: Vec<u8>| RoceFrame {
-        bth: Bth {
-            opcode: opcode::MP_PROBE,
-            dest_qp: qpn,
-            psn,
-            ack_req: true,
-            ..Bth::default()
-        },
-        payload,
-        ..RoceFrame::default()
-    };
+    let probe = |qpn: u32, payload: Vec<u8>| mp_probe(qpn, psn, payload);
     p.world.set_window(64);
     let before = p.b.query_port_counters().unwrap();
     p.world

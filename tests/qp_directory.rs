@@ -11,7 +11,7 @@ use rnic_sim::SimDevice;
 use rnic_tests::roce::*;
 use rnic_tests::WIDTHS;
 use rnic_verbs::*;
-use rnic_wire::{opcode, Bth, RoceFrame};
+use rnic_wire::opcode;
 
 /// The simulated NIC's directory: 16-bit QP numbers.
 const QPN_BITS: u32 = 16;
@@ -64,17 +64,8 @@ fn qp_numbers_are_not_slots_and_name_the_qp_on_the_wire_and_in_cqes() {
 /// An MP PROBE for QP number `qpn` from NIC a to NIC b, on UDP port
 /// `sport` (an mp QP answers one with a reply, and nothing else).
 fn probe(p: &Pair, qpn: u32, psn: u32, sport: u16) {
-    let f = RoceFrame {
-        bth: Bth {
-            opcode: opcode::MP_PROBE,
-            dest_qp: qpn,
-            psn,
-            ack_req: true,
-            ..Bth::default()
-        },
-        ..RoceFrame::default()
-    };
-    p.world.send_frame(0, &frame_sport(0, sport, f));
+    p.world
+        .send_frame(0, &frame_sport(0, sport, mp_probe(qpn, psn, vec![])));
     idle_b(p, 400);
 }
 

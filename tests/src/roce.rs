@@ -4,7 +4,7 @@
 use rnic_harness::pattern;
 use rnic_sim::{SimDevice, WorldConfig};
 use rnic_verbs::*;
-use rnic_wire::{Eth, Ipv4, RoceFrame, Udp};
+use rnic_wire::{opcode, Bth, Eth, Ipv4, RoceFrame, Udp};
 
 pub use rnic_harness::conn::{
     bring_up, rtr_attr, ConnOpts, EndOpts, PortAddr, Remote, Retry, DEFAULT_ADDRS,
@@ -175,6 +175,22 @@ pub fn write_imm_messages(
         assert_eq!(swc[0].status, WcStatus::Success);
     }
     violations
+}
+
+/// An MP PROBE for QP number `qpn` at `psn` with `payload` (an mp QP
+/// answers a good one with a reply on the probe's path, and nothing else).
+pub fn mp_probe(qpn: u32, psn: u32, payload: Vec<u8>) -> RoceFrame {
+    RoceFrame {
+        bth: Bth {
+            opcode: opcode::MP_PROBE,
+            dest_qp: qpn,
+            psn,
+            ack_req: true,
+            ..Bth::default()
+        },
+        payload,
+        ..RoceFrame::default()
+    }
 }
 
 /// The frame `f` (BTH, extension headers, payload) from NIC `from` of a
