@@ -4,7 +4,15 @@
 //! and restored must leave the QP working; restored without its requester's
 //! words it must not; and the window must never reach beyond the build's
 //! QPs or words.
+//!
+//! The context table (BAR0 `qp_block.qp_ctx_*`, issue 19): the same records
+//! moved by DMA between a slot and the host's table by the fill engine. A
+//! live QP saved to the table, its slot loaded with another record and then
+//! with its own again must run on; the engine must move nothing beyond the
+//! table, leave a slot untouched when the table read fails, and refuse
+//! what it cannot do.
 
+use rnic_device::Device as _;
 use rnic_driver::Nic;
 use rnic_sim::SimDevice;
 use rnic_tests::roce::*;
@@ -167,4 +175,212 @@ fn the_window_reaches_no_qp_beyond_the_build_and_no_word_beyond_the_record() {
         "a write beyond the window reached QP {q}"
     );
     assert_eq!(saved(nic, (n - 1) as u16, "last QP"), last);
+}
+
+// ---------------------------------------------------------------- the context table
+
+/// Records in the tests' tables.
+const TABLE: u32 = 16;
+
+#[test]
+fn a_live_qp_parked_in_the_context_table_and_loaded_back_runs_on() {
+    let runs = WIDTHS
+        .iter()
+        .map(|&w| (w, "ideal", ConnOpts::default()))
+        .chain([(64, "spray-8", mp())]);
+    for (w, fabric, o) in runs {
+        let (p, mut a, mut b) = connected_with(w, 41, fabric, &o);
+        let w = format!("{w} {fabric} {:?}", o.qp_type);
+        for (ctx, end, side) in [(&p.a, &a, "A"), (&p.b, &b, "B")] {
+            let nic = ctx.nic();
+            nic.qp_ctx_table_open(TABLE).unwrap();
+            let q = end.qp.slot();
+            let what = format!("DATA_W={w} side {side} QP {q}");
+            let rec = saved(nic, q, &what);
+            // save: the table's record 5 holds the slot's words, and the
+            // slot (written back, then loaded from there) is unchanged
+            nic.qp_ctx_save(q, 5).unwrap();
+            assert_eq!(
+                nic.qp_ctx_record(5).unwrap(),
+                rec,
+                "{what}: record 5 after the save"
+            );
+            assert_eq!(saved(nic, q, &what), rec, "{what}: the slot after the save");
+            // swap: the slot goes to record 9 and takes record 2, a
+            // pattern; the slot must then hold what the window makes of
+            // the same words (the core keeps only its records' bits)
+            let other: Vec<u64> = (0..rec.len() as u64)
+                .map(|i| (i + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+                .collect();
+            nic.write_qp_record(q, &other).unwrap();
+            let expect = saved(nic, q, &what);
+            nic.write_qp_record(q, &rec).unwrap();
+            assert!(
+                expect.iter().any(|&x| x != 0),
+                "{what}: the pattern left no bits"
+            );
+            nic.set_qp_ctx_record(2, &other).unwrap();
+            nic.qp_ctx_swap(q, 9, 2).unwrap();
+            assert_eq!(
+                nic.qp_ctx_record(9).unwrap(),
+                rec,
+                "{what}: record 9 after the swap"
+            );
+            assert_eq!(
+                saved(nic, q, &what),
+                expect,
+                "{what}: the slot loaded from record 2"
+            );
+            // back from record 9
+            nic.qp_ctx_load(q, 9).unwrap();
+            assert_eq!(saved(nic, q, &what), rec, "{what}: the slot loaded back");
+            let st = nic.qp_ctx_status().unwrap();
+            assert!(!st.busy && !st.fault && st.err == 0, "{what}: {st:?}");
+            assert_eq!(st.done, 3, "{what}: three commands answered");
+        }
+        // the reloaded QPs carry on where they were
+        let v = write_imm_messages(&p, &mut a, &mut b, 3, 2, 3000, 42);
+        assert_eq!(v, 0, "DATA_W={w}: ordering violations after the reload");
+        assert!(p.a.device().iommu_faults().is_empty() && p.b.device().iommu_faults().is_empty());
+        for ctx in [&p.a, &p.b] {
+            ctx.nic().qp_ctx_table_close().unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_context_engine_moves_nothing_beyond_the_table_and_refuses_bad_commands() {
+    let p = pair(64, 43, "ideal");
+    let (a, _b) = connect(&p, &ConnOpts::default());
+    let nic = p.a.nic();
+    let q = a.qp.slot();
+    let n = nic.id().num_queues as u16;
+    let code = |r: rnic_driver::Result<()>| match r {
+        Err(rnic_driver::DriverError::QpCtx { code, .. }) => code,
+        other => panic!("expected the NIC's refusal, got {other:?}"),
+    };
+
+    // no table yet: the driver refuses; the NIC (0 records) too
+    assert!(nic.qp_ctx_load(q, 0).is_err());
+    assert_eq!(code(nic.qp_ctx_command_raw(q, 1, 0, 0)), 3);
+
+    nic.qp_ctx_table_open(TABLE).unwrap();
+    assert!(
+        nic.qp_ctx_table_open(TABLE).is_err(),
+        "a second table over the first"
+    );
+    let before = saved(nic, q, "QP");
+    // the driver refuses what the NIC would refuse
+    assert!(nic.qp_ctx_load(q, TABLE).is_err());
+    assert!(nic.qp_ctx_swap(q, TABLE, 0).is_err());
+    assert!(nic.qp_ctx_load(n, 0).is_err());
+    // and the NIC refuses it itself, moving nothing
+    assert_eq!(
+        code(nic.qp_ctx_command_raw(q, 1, TABLE, 0)),
+        3,
+        "load beyond"
+    );
+    assert_eq!(
+        code(nic.qp_ctx_command_raw(q, 2, 0, TABLE)),
+        3,
+        "write-back beyond"
+    );
+    assert_eq!(
+        code(nic.qp_ctx_command_raw(q, 1, 0xff_ffff, 0)),
+        3,
+        "load far beyond"
+    );
+    assert_eq!(code(nic.qp_ctx_command_raw(q, 0, 0, 0)), 4, "op 0");
+    assert_eq!(code(nic.qp_ctx_command_raw(q, 3, 0, 0)), 4, "op 3");
+    assert_eq!(code(nic.qp_ctx_command_raw(n, 1, 0, 0)), 6, "slot beyond");
+    assert_eq!(
+        code(nic.qp_ctx_command_raw(0xffff, 1, 0, 0)),
+        6,
+        "slot far beyond"
+    );
+    assert_eq!(
+        saved(nic, q, "QP"),
+        before,
+        "a refused command changed the slot"
+    );
+    let table: Vec<Vec<u64>> = (0..TABLE).map(|r| nic.qp_ctx_record(r).unwrap()).collect();
+    assert!(
+        table.iter().flatten().all(|&x| x == 0),
+        "a refused write-back reached the table"
+    );
+
+    // a command while one runs is refused, and so is closing the table
+    let io = nic.io();
+    let qp = io.csr().qp();
+    qp.qp_sel().try_write(|r| r.set_qpn(q)).unwrap();
+    qp.qp_ctx_wb().try_write(|r| r.set_record(1)).unwrap();
+    let done0 = nic.qp_ctx_status().unwrap().done;
+    for _ in 0..2 {
+        qp.qp_ctx_cmd()
+            .try_write(|r| {
+                r.set_record(1);
+                r.set_op(2);
+            })
+            .unwrap();
+    }
+    let st = nic.qp_ctx_status().unwrap();
+    assert!(
+        st.busy && st.err == 5,
+        "the second command while the first runs: {st:?}"
+    );
+    assert!(
+        nic.qp_ctx_table_close().is_err(),
+        "closing the table under a running command"
+    );
+    let t0 = p.a.device().now();
+    while nic.qp_ctx_status().unwrap().busy {
+        assert!(p.a.device().now() - t0 < 1_000_000, "the save did not end");
+        p.a.device().idle();
+    }
+    let st = nic.qp_ctx_status().unwrap();
+    assert_eq!((st.err, st.done.wrapping_sub(done0)), (0, 2), "{st:?}");
+    assert_eq!(
+        nic.qp_ctx_record(1).unwrap(),
+        before,
+        "the first command's save"
+    );
+    assert!(!st.fault && p.a.device().iommu_faults().is_empty());
+    nic.qp_ctx_table_close().unwrap();
+    assert!(nic.qp_ctx_load(q, 0).is_err(), "a closed table");
+}
+
+#[test]
+fn a_failed_table_read_leaves_the_slot_untouched() {
+    for w in WIDTHS {
+        let p = pair(w, 45, "ideal");
+        let (a, _b) = connect(&p, &ConnOpts::default());
+        let nic = p.a.nic();
+        let q = a.qp.slot();
+        nic.qp_ctx_table_open(TABLE).unwrap();
+        let before = saved(nic, q, "QP");
+        // the table moved (behind the driver's back) to memory the IOMMU
+        // does not map: the read faults, the NIC answers err 2
+        let io = nic.io();
+        let qp = io.csr().qp();
+        qp.qp_ctx_base_hi().try_write(|r| r.set_addr(0x7e)).unwrap();
+        let r = nic.qp_ctx_load(q, 3);
+        assert!(
+            matches!(r, Err(rnic_driver::DriverError::QpCtx { code: 2, .. })),
+            "DATA_W={w}: a load from unmapped memory: {r:?}"
+        );
+        assert!(
+            !p.a.device().iommu_faults().is_empty(),
+            "DATA_W={w}: the IOMMU saw no fault"
+        );
+        assert_eq!(
+            saved(nic, q, "QP"),
+            before,
+            "DATA_W={w}: the failed load changed the slot"
+        );
+        let st = nic.qp_ctx_status().unwrap();
+        assert!(
+            !st.fault,
+            "DATA_W={w}: an error status is not a fault: {st:?}"
+        );
+    }
 }

@@ -145,6 +145,17 @@ module rnic_control #(
     input  wire [2:0]            qp_bind_err,
     input  wire [23:0]           qp_bind_rb_qpn,
     input  wire                  qp_bind_rb_bound,
+    // the QP context table (qp_block.qp_ctx_*): its place, a command, its state
+    output wire [63:0]           reg_qp_ctx_base,
+    output wire [24:0]           reg_qp_ctx_records,
+    output wire [23:0]           reg_qp_ctx_wb,
+    output wire [23:0]           reg_qp_ctx_record,
+    output wire [1:0]            reg_qp_ctx_op,
+    output wire                  reg_qp_ctx_valid,
+    input  wire                  qp_ctx_busy,
+    input  wire [2:0]            qp_ctx_err,
+    input  wire                  qp_ctx_fault,
+    input  wire [15:0]           qp_ctx_done,
 
     // the selected queue's and QP's state, read back
     input  wire [15:0]           sel_sq_pi,
@@ -243,6 +254,10 @@ wire reg_qp_bind_valid_raw;
 reg qp_bind_dly_reg = 1'b0;
 assign reg_qp_bind_valid = qp_bind_dly_reg;
 wire qp_bind_wait = reg_qp_bind_valid_raw || qp_bind_dly_reg || qp_bind_busy;
+// (a context command runs in the background: MMIO does not wait for it)
+wire reg_qp_ctx_valid_raw;
+reg qp_ctx_dly_reg = 1'b0;
+assign reg_qp_ctx_valid = qp_ctx_dly_reg;
 assign reg_q_cmd_valid = swmod_dly_reg[6];
 assign reg_sq_db_valid = swmod_dly_reg[5];
 assign reg_cq_db_valid = swmod_dly_reg[4];
@@ -256,6 +271,7 @@ always @(posedge clk) begin
            reg_qp_cmd_valid_raw, reg_rq_db_valid_raw, reg_mr_cmd_valid_raw};
     qp_rec_dly_reg <= !rst && reg_qp_rec_valid_raw;
     qp_bind_dly_reg <= !rst && reg_qp_bind_valid_raw;
+    qp_ctx_dly_reg <= !rst && reg_qp_ctx_valid_raw;
 end
 
 reg [7:0] err_code_reg = 8'd0;
@@ -451,6 +467,17 @@ rnic_csr csr_inst (
     .hwif_in_qp_qp_bind_status_qpn(qp_bind_rb_qpn),
     .hwif_in_qp_qp_bind_status_bound(qp_bind_rb_bound),
     .hwif_in_qp_qp_bind_status_err(qp_bind_err),
+    .hwif_out_qp_qp_ctx_base_lo_addr(reg_qp_ctx_base[31:0]),
+    .hwif_out_qp_qp_ctx_base_hi_addr(reg_qp_ctx_base[63:32]),
+    .hwif_out_qp_qp_ctx_records_records(reg_qp_ctx_records),
+    .hwif_out_qp_qp_ctx_wb_record(reg_qp_ctx_wb),
+    .hwif_out_qp_qp_ctx_cmd_record(reg_qp_ctx_record),
+    .hwif_out_qp_qp_ctx_cmd_op(reg_qp_ctx_op),
+    .hwif_out_qp_qp_ctx_cmd_op_swmod(reg_qp_ctx_valid_raw),
+    .hwif_in_qp_qp_ctx_status_busy(qp_ctx_busy),
+    .hwif_in_qp_qp_ctx_status_err(qp_ctx_err),
+    .hwif_in_qp_qp_ctx_status_fault(qp_ctx_fault),
+    .hwif_in_qp_qp_ctx_status_done(qp_ctx_done),
     .hwif_out_qp_qp_cmd_op(reg_qp_cmd),
     .hwif_out_qp_qp_cmd_op_swmod(reg_qp_cmd_valid_raw),
     .hwif_out_qp_rq_db_pi(reg_rq_db_pi),

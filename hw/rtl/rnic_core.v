@@ -142,12 +142,15 @@ localparam [RAM_ADDR_W-1:0] RQWQE_RAM = CTRL + 17'h40;
 localparam [RAM_ADDR_W-1:0] CQE_RAM = CTRL + 17'h100;
 localparam [RAM_ADDR_W-1:0] ATOM_RAM = CTRL + 17'h0C0;   // an atomic's new value (ATOMIC_EN)
 localparam [RAM_ADDR_W-1:0] ATOM_RQ_RAM = CTRL + 17'h0C8; // the original value our atomic brought back
+localparam integer FILL_RAM = CTRL_I + 2048;               // the context fill's buffer, 512 bytes (REC_PORT)
 localparam [RAM_ADDR_W-1:0] TX_RAM_BASE = 17'h08000;
 localparam [RAM_ADDR_W-1:0] RX_RAM_BASE = 17'h10000;
 localparam [RAM_ADDR_W-1:0] RR_RAM_BASE = 17'h18000;
 
-// descriptor ids tell the engines' clients apart (statuses come back in order)
-localparam [ID_W-1:0] ID_EXEC = 8'h00, ID_RESP = 8'h40, ID_CQE = 8'h80, ID_RRSP = 8'hC0;
+// descriptor ids tell the engines' clients apart by their top three bits
+// (statuses come back in order); the clients use bit 0 (the requester's
+// prefetch) and bits 1:0 (the context fill's buffer) of the rest
+localparam [ID_W-1:0] ID_EXEC = 8'h00, ID_RESP = 8'h40, ID_CQE = 8'h80, ID_RRSP = 8'hC0, ID_FILL = 8'h20;
 
 // local DMA copy, RDMA_WRITE(+IMM), and SEND(+IMM) when the build carries it
 localparam [31:0] VERBS = (SEND_EN != 0 ? 32'h0000_001F : 32'h0000_0007) | (READ_EN != 0 ? 32'h0000_0020 : 32'h0)
@@ -385,6 +388,16 @@ wire [DATA_W-1:0] rxr_wr_data;
 wire [DATA_W/8-1:0] rxr_wr_strb;
 wire rxr_wr_en;
 wire stat_rd_req, stat_rd_err, stat_wr_tlp;
+// the context fill engine's DMA client (qp_ctx_table, REC_PORT builds)
+wire [63:0] qf_rd_pcie_addr, qf_wr_pcie_addr;
+wire [RAM_ADDR_W-1:0] qf_rd_ram_addr, qf_wr_ram_addr;
+wire [LEN_W-1:0] qf_rd_len, qf_wr_len;
+wire [ID_W-1:0] qf_rd_id, qf_wr_id;
+wire qf_rd_valid, qf_rd_ready, qf_rd_status;
+wire qf_wr_valid, qf_wr_ready, qf_wr_status;
+wire [RAM_ADDR_W-1:0] qf_ram_wr_addr, qf_ram_rd_addr;
+wire [63:0] qf_ram_wr_data, qf_ram_rd_data;
+wire qf_ram_wr_en, qf_ram_wr_ready, qf_ram_rd_en, qf_ram_rd_ready;
 
 rnic_dma #(
     .DATA_W(DATA_W),
@@ -397,10 +410,13 @@ rnic_dma #(
     .RXR_ADDR_W(RXR_ADDR_W),
     .LEN_W(LEN_W),
     .ID_W(ID_W),
+    .FILL_EN(REC_PORT),
+    .CLIENT_W(3),
     .ID_EXEC(ID_EXEC),
     .ID_RESP(ID_RESP),
     .ID_CQE(ID_CQE),
-    .ID_RRSP(ID_RRSP)
+    .ID_RRSP(ID_RRSP),
+    .ID_FILL(ID_FILL)
 ) dma_inst (
     .clk(clk),
     .rst(rst),
@@ -480,6 +496,28 @@ rnic_dma #(
     .ex_wr_status(ex_wr_status),
     .rs_wr_status(rs_wr_status),
     .cw_wr_status(cw_wr_status),
+    .s_qf_rd_pcie_addr(qf_rd_pcie_addr),
+    .s_qf_rd_ram_addr(qf_rd_ram_addr),
+    .s_qf_rd_len(qf_rd_len),
+    .s_qf_rd_id(qf_rd_id),
+    .s_qf_rd_valid(qf_rd_valid),
+    .s_qf_rd_ready(qf_rd_ready),
+    .qf_rd_status(qf_rd_status),
+    .s_qf_wr_pcie_addr(qf_wr_pcie_addr),
+    .s_qf_wr_ram_addr(qf_wr_ram_addr),
+    .s_qf_wr_len(qf_wr_len),
+    .s_qf_wr_id(qf_wr_id),
+    .s_qf_wr_valid(qf_wr_valid),
+    .s_qf_wr_ready(qf_wr_ready),
+    .qf_wr_status(qf_wr_status),
+    .s_qf_ram_wr_addr(qf_ram_wr_addr),
+    .s_qf_ram_wr_data(qf_ram_wr_data),
+    .s_qf_ram_wr_en(qf_ram_wr_en),
+    .s_qf_ram_wr_ready(qf_ram_wr_ready),
+    .s_qf_ram_rd_addr(qf_ram_rd_addr),
+    .s_qf_ram_rd_en(qf_ram_rd_en),
+    .s_qf_ram_rd_ready(qf_ram_rd_ready),
+    .s_qf_ram_rd_data(qf_ram_rd_data),
     .wr_engine_idle(wr_engine_idle),
     .s_byp_tlp_hdr(byp_tlp_hdr),
     .s_byp_tlp_data(byp_tlp_data),
@@ -766,6 +804,16 @@ wire [QN_W-1:0] rec_wr_slot;
 wire [5:0] rec_wr_word;
 wire [63:0] rec_wr_data;
 wire rec_wr_busy;
+wire [63:0] reg_qp_ctx_base;
+wire [24:0] reg_qp_ctx_records;
+wire [23:0] reg_qp_ctx_wb;
+wire [23:0] reg_qp_ctx_record;
+wire [1:0] reg_qp_ctx_op;
+wire reg_qp_ctx_valid;
+wire qp_ctx_busy;
+wire [2:0] qp_ctx_err;
+wire qp_ctx_fault;
+wire [15:0] qp_ctx_done;
 
 rnic_transport #(
     .DATA_W(DATA_W),
@@ -1092,10 +1140,18 @@ rnic_transport #(
     .rec_wr_busy(rec_wr_busy)
 );
 
-// ---------------------------------------------------------------- record window
-// BAR0's qp_rec_cmd onto the transport's record port (REC_PORT builds)
+// ---------------------------------------------------------------- record window, context table
+// BAR0's qp_rec_cmd (the record window) and qp_ctx_cmd (the context table's
+// fill engine, a DMA client) onto the transport's record port (REC_PORT
+// builds); the fill engine has the port while its command runs
 generate
 if (REC_PORT != 0) begin : g_rec_window
+    wire win_rd_valid, win_rd_ready, win_rd_data_valid;
+    wire [QN_W-1:0] win_rd_slot, win_wr_slot;
+    wire [5:0] win_rd_word, win_wr_word;
+    wire win_wr_valid, win_wr_ready;
+    wire [63:0] win_wr_data;
+
     qp_rec_window #(
         .NUM_Q(NUM_Q),
         .QN_W(QN_W),
@@ -1111,6 +1167,55 @@ if (REC_PORT != 0) begin : g_rec_window
         .cmd_wdata(reg_qp_rec_wdata),
         .rdata(qp_rec_rdata),
         .busy(qp_rec_busy),
+        .m_rec_rd_valid(win_rd_valid),
+        .m_rec_rd_ready(win_rd_ready),
+        .m_rec_rd_slot(win_rd_slot),
+        .m_rec_rd_word(win_rd_word),
+        .s_rec_rd_data_valid(win_rd_data_valid),
+        .s_rec_rd_data(rec_rd_data),
+        .m_rec_wr_valid(win_wr_valid),
+        .m_rec_wr_ready(win_wr_ready),
+        .m_rec_wr_slot(win_wr_slot),
+        .m_rec_wr_word(win_wr_word),
+        .m_rec_wr_data(win_wr_data),
+        .rec_wr_busy(rec_wr_busy)
+    );
+
+    qp_ctx_table #(
+        .NUM_Q(NUM_Q),
+        .QN_W(QN_W),
+        .REC_WORDS(64),
+        .WORD_W(6),
+        .ID_W(ID_W),
+        .LEN_W(LEN_W),
+        .RAM_ADDR_W(RAM_ADDR_W),
+        .BUF_BASE(FILL_RAM),
+        .ID_TAG(ID_FILL)
+    ) ctx_table_inst (
+        .clk(clk),
+        .rst(rst),
+        .cfg_base(reg_qp_ctx_base),
+        .cfg_records(reg_qp_ctx_records),
+        .cmd_slot(reg_qp_sel),
+        .cmd_record(reg_qp_ctx_record),
+        .cmd_wb_record(reg_qp_ctx_wb),
+        .cmd_op(reg_qp_ctx_op),
+        .cmd_valid(reg_qp_ctx_valid),
+        .busy(qp_ctx_busy),
+        .err(qp_ctx_err),
+        .fault(qp_ctx_fault),
+        .done(qp_ctx_done),
+        .win_busy(qp_rec_busy),
+        .s_win_rd_valid(win_rd_valid),
+        .s_win_rd_ready(win_rd_ready),
+        .s_win_rd_slot(win_rd_slot),
+        .s_win_rd_word(win_rd_word),
+        .s_win_rd_data_valid(win_rd_data_valid),
+        .s_win_wr_valid(win_wr_valid),
+        .s_win_wr_ready(win_wr_ready),
+        .s_win_wr_slot(win_wr_slot),
+        .s_win_wr_word(win_wr_word),
+        .s_win_wr_data(win_wr_data),
         .m_rec_rd_valid(rec_rd_valid),
         .m_rec_rd_ready(rec_rd_ready),
         .m_rec_rd_slot(rec_rd_slot),
@@ -1122,7 +1227,31 @@ if (REC_PORT != 0) begin : g_rec_window
         .m_rec_wr_slot(rec_wr_slot),
         .m_rec_wr_word(rec_wr_word),
         .m_rec_wr_data(rec_wr_data),
-        .rec_wr_busy(rec_wr_busy)
+        .rec_wr_busy(rec_wr_busy),
+        .m_buf_wr_en(qf_ram_wr_en),
+        .m_buf_wr_ready(qf_ram_wr_ready),
+        .m_buf_wr_addr(qf_ram_wr_addr),
+        .m_buf_wr_data(qf_ram_wr_data),
+        .m_buf_rd_en(qf_ram_rd_en),
+        .m_buf_rd_ready(qf_ram_rd_ready),
+        .m_buf_rd_addr(qf_ram_rd_addr),
+        .s_buf_rd_data(qf_ram_rd_data),
+        .m_rd_desc_valid(qf_rd_valid),
+        .m_rd_desc_ready(qf_rd_ready),
+        .m_rd_desc_pcie_addr(qf_rd_pcie_addr),
+        .m_rd_desc_ram_addr(qf_rd_ram_addr),
+        .m_rd_desc_len(qf_rd_len),
+        .m_rd_desc_id(qf_rd_id),
+        .s_rd_status_valid(qf_rd_status),
+        .s_rd_status_id(rd_status_id),
+        .s_rd_status_error(rd_status_error),
+        .m_wr_desc_valid(qf_wr_valid),
+        .m_wr_desc_ready(qf_wr_ready),
+        .m_wr_desc_pcie_addr(qf_wr_pcie_addr),
+        .m_wr_desc_ram_addr(qf_wr_ram_addr),
+        .m_wr_desc_len(qf_wr_len),
+        .m_wr_desc_id(qf_wr_id),
+        .s_wr_status_valid(qf_wr_status)
     );
 end else begin : g_no_rec_window
     assign qp_rec_rdata = 64'd0;
@@ -1134,10 +1263,25 @@ end else begin : g_no_rec_window
     assign rec_wr_slot = {QN_W{1'b0}};
     assign rec_wr_word = 6'd0;
     assign rec_wr_data = 64'd0;
+    assign {qf_rd_pcie_addr, qf_rd_ram_addr, qf_rd_len, qf_rd_id, qf_rd_valid} = {(64 + RAM_ADDR_W + LEN_W + ID_W + 1){1'b0}};
+    assign {qf_wr_pcie_addr, qf_wr_ram_addr, qf_wr_len, qf_wr_id, qf_wr_valid} = {(64 + RAM_ADDR_W + LEN_W + ID_W + 1){1'b0}};
+    assign {qf_ram_wr_addr, qf_ram_wr_data, qf_ram_wr_en, qf_ram_rd_addr, qf_ram_rd_en} = {(2 * RAM_ADDR_W + 66){1'b0}};
+    // a context command answers "no context engine in this build"
+    reg ctx_cmd_seen_reg = 1'b0;
+    always @(posedge clk) begin
+        ctx_cmd_seen_reg <= !rst && (ctx_cmd_seen_reg || reg_qp_ctx_valid);
+    end
+    assign qp_ctx_busy = 1'b0;
+    assign qp_ctx_err = ctx_cmd_seen_reg ? 3'd1 : 3'd0;
+    assign qp_ctx_fault = 1'b0;
+    assign qp_ctx_done = 16'd0;
     // (the commands of a build without the port do nothing)
     /* verilator lint_off UNUSEDSIGNAL */
     wire unused_rec = ^{reg_qp_rec_word, reg_qp_rec_op, reg_qp_rec_valid, reg_qp_rec_wdata,
-                        rec_rd_ready, rec_rd_data_valid, rec_rd_data, rec_wr_ready, rec_wr_busy};
+                        rec_rd_ready, rec_rd_data_valid, rec_rd_data, rec_wr_ready, rec_wr_busy,
+                        reg_qp_ctx_base, reg_qp_ctx_records, reg_qp_ctx_wb, reg_qp_ctx_record, reg_qp_ctx_op,
+                        qf_rd_ready, qf_rd_status, qf_wr_ready, qf_wr_status, qf_ram_wr_ready,
+                        qf_ram_rd_ready, qf_ram_rd_data};
     /* verilator lint_on UNUSEDSIGNAL */
 end
 endgenerate
@@ -1272,6 +1416,16 @@ rnic_control #(
     .reg_qp_rec_wdata(reg_qp_rec_wdata),
     .qp_rec_rdata(qp_rec_rdata),
     .qp_rec_busy(qp_rec_busy),
+    .reg_qp_ctx_base(reg_qp_ctx_base),
+    .reg_qp_ctx_records(reg_qp_ctx_records),
+    .reg_qp_ctx_wb(reg_qp_ctx_wb),
+    .reg_qp_ctx_record(reg_qp_ctx_record),
+    .reg_qp_ctx_op(reg_qp_ctx_op),
+    .reg_qp_ctx_valid(reg_qp_ctx_valid),
+    .qp_ctx_busy(qp_ctx_busy),
+    .qp_ctx_err(qp_ctx_err),
+    .qp_ctx_fault(qp_ctx_fault),
+    .qp_ctx_done(qp_ctx_done),
     .sel_sq_pi(sel_sq_pi),
     .sel_sq_ci(sel_sq_ci),
     .sel_cq_pi(sel_cq_pi),

@@ -1,11 +1,13 @@
 // rnic DMA subsystem: the PCIe read and write engines, the three on-chip
 // RAMs they move data through, and the multiplexers in front of the
 // engines. Its clients are the executor (ex), the responder (rs), the
-// CQE writer (cw) and, in READ_EN builds, the READ responses (rr: reads;
-// in ATOMIC_EN builds also an atomic's write-back, through the staging
-// RAM like a CQE); each offers descriptors and gets its statuses back by the client
-// bits [7:6] of the descriptor id (the engines return statuses in order, so
-// no other bookkeeping is needed).
+// CQE writer (cw), in READ_EN builds the READ responses (rr: reads; in
+// ATOMIC_EN builds also an atomic's write-back, through the staging RAM
+// like a CQE) and, in FILL_EN builds, the QP context fill engine (qf:
+// qpc_fill, records between the host's context table and its buffers in
+// the staging RAM); each offers descriptors and gets its statuses back by
+// the client field of the descriptor id, its top CLIENT_W bits (the
+// engines return statuses in order, so no other bookkeeping is needed).
 //
 // One 128 KiB byte address space of RAMs (RAM_ADDR_W = 17; bits [16:15]
 // pick the region):
@@ -20,9 +22,13 @@
 // offered until its last beat is taken):
 //   - read descriptors: CQE flush reads, then receive-WQE fetches, then
 //     READ responses' payload, then the executor (WQE fetches and payload
-//     reads);
+//     reads), then context fills (a fill delays only the QP waiting for it);
 //   - write descriptors: received payload, then CQEs, then atomics'
-//     write-backs, then copy chunks;
+//     write-backs, then copy chunks, then context write-backs;
+//   - staging RAM writes: the read engine, then the CQE writer, then the
+//     atomics' write-backs, then the fill engine's buffer words; its
+//     buffer reads take the read port in cycles the write engine does not
+//     read the staging RAM;
 //     payload is written with relaxed ordering, a CQE as cw says (RO=0
 //     unless the cqe_ro debug switch is set), so a CQE cannot pass the
 //     payload written before it;
@@ -42,17 +48,20 @@ module rnic_dma #(
     parameter READ_EN = 0,           // 1: the reply RAM and the rr read client
     parameter RRR_ADDR_W = 14,       // reply RAM bytes, log2 (READ_EN)
     parameter ATOMIC_EN = 0,         // 1: the rr write client and its staging RAM writes
+    parameter FILL_EN = 0,           // 1: the qf client (context fills) and its staging RAM port
     parameter LEN_W = 17,
     parameter ID_W = 8,
     // read engine tags (up to 2**RD_TAG_W reads outstanding) and write
     // engine descriptor FIFO depth (small values for hw/formal)
     parameter RD_TAG_W = 5,
     parameter WR_DESC_FIFO_DEPTH = 8,
-    // descriptor id client tags (bits [7:6])
+    // descriptor id client tags: the top CLIENT_W bits (3 with FILL_EN)
+    parameter CLIENT_W = 2,
     parameter [ID_W-1:0] ID_EXEC = 8'h00,
     parameter [ID_W-1:0] ID_RESP = 8'h40,
     parameter [ID_W-1:0] ID_CQE = 8'h80,
     parameter [ID_W-1:0] ID_RRSP = 8'hC0,
+    parameter [ID_W-1:0] ID_FILL = {ID_W{1'b0}},
     parameter SEG_W = $clog2(DATA_W / 8),
     // roce_tx's RAM space: the TX RAM, and the reply RAM above it
     parameter TXP_ADDR_W = TXR_ADDR_W + (READ_EN != 0 ? 1 : 0)
@@ -144,6 +153,32 @@ module rnic_dma #(
     output wire                         ex_wr_status,
     output wire                         rs_wr_status,
     output wire                         cw_wr_status,
+    // the fill engine (FILL_EN; valids tied low otherwise): its reads and
+    // writes of the host context table, its statuses, and its port of
+    // 64-bit words into the staging RAM (byte addresses; a read's word
+    // the cycle after the read is taken; requests wait for their ready)
+    input  wire [63:0]                  s_qf_rd_pcie_addr,
+    input  wire [RAM_ADDR_W-1:0]        s_qf_rd_ram_addr,
+    input  wire [LEN_W-1:0]             s_qf_rd_len,
+    input  wire [ID_W-1:0]              s_qf_rd_id,
+    input  wire                         s_qf_rd_valid,
+    output wire                         s_qf_rd_ready,
+    output wire                         qf_rd_status,
+    input  wire [63:0]                  s_qf_wr_pcie_addr,
+    input  wire [RAM_ADDR_W-1:0]        s_qf_wr_ram_addr,
+    input  wire [LEN_W-1:0]             s_qf_wr_len,
+    input  wire [ID_W-1:0]              s_qf_wr_id,
+    input  wire                         s_qf_wr_valid,
+    output wire                         s_qf_wr_ready,
+    output wire                         qf_wr_status,
+    input  wire [RAM_ADDR_W-1:0]        s_qf_ram_wr_addr,
+    input  wire [63:0]                  s_qf_ram_wr_data,
+    input  wire                         s_qf_ram_wr_en,
+    output wire                         s_qf_ram_wr_ready,
+    input  wire [RAM_ADDR_W-1:0]        s_qf_ram_rd_addr,
+    input  wire                         s_qf_ram_rd_en,
+    output wire                         s_qf_ram_rd_ready,
+    output wire [63:0]                  s_qf_ram_rd_data,
     // no write descriptor accepted and not yet issued (CQE flush mode)
     output wire                         wr_engine_idle,
 
@@ -204,10 +239,25 @@ initial begin
         $error("rnic_dma: SEG_W must be log2(DATA_W/8)");
         $finish;
     end
-    if (ID_W < 2 || ID_EXEC[ID_W-1 -: 2] == ID_RESP[ID_W-1 -: 2] || ID_EXEC[ID_W-1 -: 2] == ID_CQE[ID_W-1 -: 2]
-            || ID_RESP[ID_W-1 -: 2] == ID_CQE[ID_W-1 -: 2] || ID_RRSP[ID_W-1 -: 2] == ID_EXEC[ID_W-1 -: 2]
-            || ID_RRSP[ID_W-1 -: 2] == ID_RESP[ID_W-1 -: 2] || ID_RRSP[ID_W-1 -: 2] == ID_CQE[ID_W-1 -: 2]) begin
-        $error("rnic_dma: the client tags must differ in the top two id bits");
+    if (CLIENT_W < 2 || CLIENT_W > ID_W || (FILL_EN != 0 && CLIENT_W < 3)) begin
+        $error("rnic_dma: CLIENT_W must be 2..ID_W, at least 3 with FILL_EN (five clients)");
+        $finish;
+    end
+    if (ID_EXEC[ID_W-1 -: CLIENT_W] == ID_RESP[ID_W-1 -: CLIENT_W]
+            || ID_EXEC[ID_W-1 -: CLIENT_W] == ID_CQE[ID_W-1 -: CLIENT_W]
+            || ID_RESP[ID_W-1 -: CLIENT_W] == ID_CQE[ID_W-1 -: CLIENT_W]
+            || ID_RRSP[ID_W-1 -: CLIENT_W] == ID_EXEC[ID_W-1 -: CLIENT_W]
+            || ID_RRSP[ID_W-1 -: CLIENT_W] == ID_RESP[ID_W-1 -: CLIENT_W]
+            || ID_RRSP[ID_W-1 -: CLIENT_W] == ID_CQE[ID_W-1 -: CLIENT_W]
+            || (FILL_EN != 0 && (ID_FILL[ID_W-1 -: CLIENT_W] == ID_EXEC[ID_W-1 -: CLIENT_W]
+                || ID_FILL[ID_W-1 -: CLIENT_W] == ID_RESP[ID_W-1 -: CLIENT_W]
+                || ID_FILL[ID_W-1 -: CLIENT_W] == ID_CQE[ID_W-1 -: CLIENT_W]
+                || ID_FILL[ID_W-1 -: CLIENT_W] == ID_RRSP[ID_W-1 -: CLIENT_W]))) begin
+        $error("rnic_dma: the client tags must differ in the top CLIENT_W id bits");
+        $finish;
+    end
+    if (FILL_EN != 0 && DATA_W < 64) begin
+        $error("rnic_dma: FILL_EN needs DATA_W of at least 64 (its 64-bit words)");
         $finish;
     end
 end
@@ -325,66 +375,75 @@ dma_wr_engine #(
 // ---------------------------------------------------------------- read descriptors
 /* verilator lint_off UNUSEDSIGNAL */
 wire rd_arb_last;                     // descriptors are one beat
-wire [1:0] rd_arb_sel;                // statuses are routed by id
+wire [2:0] rd_arb_sel;                // statuses are routed by id
 /* verilator lint_on UNUSEDSIGNAL */
 
-// port 0 first: CQE flush reads, receive WQEs, READ responses, the executor
+// port 0 first: CQE flush reads, receive WQEs, READ responses, the
+// executor, context fills
 axis_arb_mux #(
-    .PORTS(4),
+    .PORTS(5),
     .WIDTH(64 + RAM_ADDR_W + LEN_W + ID_W)
 ) rd_arb_inst (
     .clk(clk),
     .rst(rst),
-    .s_data({s_ex_rd_pcie_addr, s_ex_rd_ram_addr, s_ex_rd_len, s_ex_rd_id,
+    .s_data({s_qf_rd_pcie_addr, s_qf_rd_ram_addr, s_qf_rd_len, s_qf_rd_id,
+             s_ex_rd_pcie_addr, s_ex_rd_ram_addr, s_ex_rd_len, s_ex_rd_id,
              s_rr_rd_pcie_addr, s_rr_rd_ram_addr, s_rr_rd_len, s_rr_rd_id,
              s_rs_rd_pcie_addr, s_rs_rd_ram_addr, s_rs_rd_len, s_rs_rd_id,
              s_cw_rd_pcie_addr, {RAM_ADDR_W{1'b0}}, s_cw_rd_len, s_cw_rd_id}),
-    .s_valid({s_ex_rd_valid, s_rr_rd_valid && READ_EN != 0, s_rs_rd_valid, s_cw_rd_valid}),
-    .s_last(4'b1111),
-    .s_ready({s_ex_rd_ready, s_rr_rd_ready, s_rs_rd_ready, s_cw_rd_ready}),
+    .s_valid({s_qf_rd_valid && FILL_EN != 0, s_ex_rd_valid, s_rr_rd_valid && READ_EN != 0, s_rs_rd_valid,
+              s_cw_rd_valid}),
+    .s_last(5'b11111),
+    .s_ready({s_qf_rd_ready, s_ex_rd_ready, s_rr_rd_ready, s_rs_rd_ready, s_cw_rd_ready}),
     .m_data({rd_desc_pcie_addr, rd_desc_ram_addr, rd_desc_len, rd_desc_id}),
     .m_valid(rd_desc_valid),
     .m_last(rd_arb_last),
     .m_sel(rd_arb_sel),
     .m_ready(rd_desc_ready)
 );
-assign ex_rd_status = rd_status_valid && rd_status_id[ID_W-1 -: 2] == ID_EXEC[ID_W-1 -: 2];
-assign rs_rd_status = rd_status_valid && rd_status_id[ID_W-1 -: 2] == ID_RESP[ID_W-1 -: 2];
-assign cw_rd_status = rd_status_valid && rd_status_id[ID_W-1 -: 2] == ID_CQE[ID_W-1 -: 2];
-assign rr_rd_status = rd_status_valid && rd_status_id[ID_W-1 -: 2] == ID_RRSP[ID_W-1 -: 2];
+assign ex_rd_status = rd_status_valid && rd_status_id[ID_W-1 -: CLIENT_W] == ID_EXEC[ID_W-1 -: CLIENT_W];
+assign rs_rd_status = rd_status_valid && rd_status_id[ID_W-1 -: CLIENT_W] == ID_RESP[ID_W-1 -: CLIENT_W];
+assign cw_rd_status = rd_status_valid && rd_status_id[ID_W-1 -: CLIENT_W] == ID_CQE[ID_W-1 -: CLIENT_W];
+assign rr_rd_status = rd_status_valid && rd_status_id[ID_W-1 -: CLIENT_W] == ID_RRSP[ID_W-1 -: CLIENT_W];
+assign qf_rd_status = FILL_EN != 0 && rd_status_valid && rd_status_id[ID_W-1 -: CLIENT_W] == ID_FILL[ID_W-1 -: CLIENT_W];
 
 // ---------------------------------------------------------------- write descriptors
 /* verilator lint_off UNUSEDSIGNAL */
 wire wr_arb_last;                     // descriptors are one beat
-wire [1:0] wr_arb_sel;                // statuses are routed by id
+wire [2:0] wr_arb_sel;                // statuses are routed by id
 /* verilator lint_on UNUSEDSIGNAL */
 
 // port 0 first: received payload, CQEs, atomics' write-backs, copy
-// chunks; payload always relaxed (RO), CQEs as the cqe_ro switch says, an
-// atomic's write-back strictly ordered (the next atomic's read must find it)
+// chunks, context write-backs; payload always relaxed (RO), CQEs as the
+// cqe_ro switch says, an atomic's write-back strictly ordered (the next
+// atomic's read must find it), a context write-back too (a fill's read
+// of the same record, issued after its status, must find it)
 axis_arb_mux #(
-    .PORTS(4),
+    .PORTS(5),
     .WIDTH(64 + RAM_ADDR_W + LEN_W + 1 + ID_W)
 ) wr_arb_inst (
     .clk(clk),
     .rst(rst),
-    .s_data({s_ex_wr_pcie_addr, s_ex_wr_ram_addr, s_ex_wr_len, 1'b1, s_ex_wr_id,
+    .s_data({s_qf_wr_pcie_addr, s_qf_wr_ram_addr, s_qf_wr_len, 1'b0, s_qf_wr_id,
+             s_ex_wr_pcie_addr, s_ex_wr_ram_addr, s_ex_wr_len, 1'b1, s_ex_wr_id,
              s_rr_wr_pcie_addr, s_rr_wr_ram_addr, s_rr_wr_len, 1'b0, s_rr_wr_id,
              s_cw_wr_pcie_addr, s_cw_wr_ram_addr, s_cw_wr_len, s_cw_wr_ro, s_cw_wr_id,
              s_rs_wr_pcie_addr, s_rs_wr_ram_addr, s_rs_wr_len, 1'b1, s_rs_wr_id}),
-    .s_valid({s_ex_wr_valid, s_rr_wr_valid && ATOMIC_EN != 0, s_cw_wr_valid, s_rs_wr_valid}),
-    .s_last(4'b1111),
-    .s_ready({s_ex_wr_ready, s_rr_wr_ready, s_cw_wr_ready, s_rs_wr_ready}),
+    .s_valid({s_qf_wr_valid && FILL_EN != 0, s_ex_wr_valid, s_rr_wr_valid && ATOMIC_EN != 0, s_cw_wr_valid,
+              s_rs_wr_valid}),
+    .s_last(5'b11111),
+    .s_ready({s_qf_wr_ready, s_ex_wr_ready, s_rr_wr_ready, s_cw_wr_ready, s_rs_wr_ready}),
     .m_data({wr_desc_pcie_addr, wr_desc_ram_addr, wr_desc_len, wr_desc_ro, wr_desc_id}),
     .m_valid(wr_desc_valid),
     .m_last(wr_arb_last),
     .m_sel(wr_arb_sel),
     .m_ready(wr_desc_ready)
 );
-assign ex_wr_status = wr_status_valid && wr_status_id[ID_W-1 -: 2] == ID_EXEC[ID_W-1 -: 2];
-assign rs_wr_status = wr_status_valid && wr_status_id[ID_W-1 -: 2] == ID_RESP[ID_W-1 -: 2];
-assign cw_wr_status = wr_status_valid && wr_status_id[ID_W-1 -: 2] == ID_CQE[ID_W-1 -: 2];
-assign rr_wr_status = wr_status_valid && wr_status_id[ID_W-1 -: 2] == ID_RRSP[ID_W-1 -: 2];
+assign ex_wr_status = wr_status_valid && wr_status_id[ID_W-1 -: CLIENT_W] == ID_EXEC[ID_W-1 -: CLIENT_W];
+assign rs_wr_status = wr_status_valid && wr_status_id[ID_W-1 -: CLIENT_W] == ID_RESP[ID_W-1 -: CLIENT_W];
+assign cw_wr_status = wr_status_valid && wr_status_id[ID_W-1 -: CLIENT_W] == ID_CQE[ID_W-1 -: CLIENT_W];
+assign rr_wr_status = wr_status_valid && wr_status_id[ID_W-1 -: CLIENT_W] == ID_RRSP[ID_W-1 -: CLIENT_W];
+assign qf_wr_status = FILL_EN != 0 && wr_status_valid && wr_status_id[ID_W-1 -: CLIENT_W] == ID_FILL[ID_W-1 -: CLIENT_W];
 
 // write descriptors accepted but not yet issued (flush mode waits for zero)
 reg [7:0] wr_outstanding_reg = 8'd0;
@@ -427,6 +486,9 @@ wire stg_rd_wr = rd_ram_wr_en && rd_wr_rgn == 2'd0;
 assign s_cw_ram_wr_ready = !stg_rd_wr;
 assign s_rr_ram_wr_ready = ATOMIC_EN != 0 && !stg_rd_wr && !s_cw_ram_wr_en;
 wire stg_rr_wr = s_rr_ram_wr_en && s_rr_ram_wr_ready;
+assign s_qf_ram_wr_ready = FILL_EN != 0 && !stg_rd_wr && !s_cw_ram_wr_en
+    && !(s_rr_ram_wr_en && ATOMIC_EN != 0);
+wire stg_qf_wr = s_qf_ram_wr_en && s_qf_ram_wr_ready;
 
 wire [DATA_W-1:0] stg_rd_data;
 wire [DATA_W-1:0] rxr_rd_data;
@@ -442,7 +504,34 @@ assign wr_ram_rd_data = wr_rd_rgn_reg == 2'd2 ? rxr_rd_data : stg_rd_data;
 /* verilator lint_off UNUSEDSIGNAL */
 wire [RAM_ADDR_W-SEG_W-1:0] cw_ram_wr_addr = s_cw_ram_wr_addr;   // always in the staging RAM
 wire [RAM_ADDR_W-SEG_W-1:0] rr_ram_wr_addr = s_rr_ram_wr_addr;   // (so is this)
+wire [RAM_ADDR_W-1:0] qf_ram_wr_addr = s_qf_ram_wr_addr;         // (and these: the
+wire [RAM_ADDR_W-1:0] qf_ram_rd_addr = s_qf_ram_rd_addr;         // fill buffers)
 /* verilator lint_on UNUSEDSIGNAL */
+
+// The fill engine's 64-bit words in the staging RAM's DATA_W-bit words:
+// a write's strobes pick its bytes, a read's data its quarter (DATA_W 256)
+// by the address bits below the RAM word, kept for the data's cycle.
+wire stg_wr_rd = wr_ram_rd_en && wr_rd_rgn == 2'd0;
+assign s_qf_ram_rd_ready = FILL_EN != 0 && !stg_wr_rd;
+wire stg_qf_rd = s_qf_ram_rd_en && s_qf_ram_rd_ready;
+wire [DATA_W-1:0] qf_wr_data = {(DATA_W / 64){s_qf_ram_wr_data}};
+wire [DATA_W/8-1:0] qf_wr_strb;
+generate
+    if (DATA_W > 64) begin : g_qf_lanes
+        localparam LANE_W = SEG_W - 3;
+        reg [LANE_W-1:0] qf_rd_lane_reg = {LANE_W{1'b0}};
+        always @(posedge clk) begin
+            if (stg_qf_rd) begin
+                qf_rd_lane_reg <= qf_ram_rd_addr[SEG_W-1:3];
+            end
+        end
+        assign qf_wr_strb = {{(DATA_W/8-8){1'b0}}, 8'hFF} << {qf_ram_wr_addr[SEG_W-1:3], 3'b000};
+        assign s_qf_ram_rd_data = stg_rd_data[qf_rd_lane_reg*64 +: 64];
+    end else begin : g_qf_word
+        assign qf_wr_strb = {(DATA_W/8){1'b1}};
+        assign s_qf_ram_rd_data = stg_rd_data[63:0];
+    end
+endgenerate
 
 dma_ram #(
     .DATA_W(DATA_W),
@@ -450,12 +539,15 @@ dma_ram #(
 ) stg_ram_inst (
     .clk(clk),
     .wr_addr(stg_rd_wr ? rd_ram_wr_addr[STG_ADDR_W-SEG_W-1:0]
-        : stg_rr_wr ? rr_ram_wr_addr[STG_ADDR_W-SEG_W-1:0] : cw_ram_wr_addr[STG_ADDR_W-SEG_W-1:0]),
-    .wr_data(stg_rd_wr ? rd_ram_wr_data : stg_rr_wr ? s_rr_ram_wr_data : s_cw_ram_wr_data),
-    .wr_strb(stg_rd_wr ? rd_ram_wr_strb : stg_rr_wr ? s_rr_ram_wr_strb : s_cw_ram_wr_strb),
-    .wr_en(stg_rd_wr || stg_rr_wr || (s_cw_ram_wr_en && s_cw_ram_wr_ready)),
-    .rd_addr(wr_ram_rd_addr[STG_ADDR_W-SEG_W-1:0]),
-    .rd_en(wr_ram_rd_en && wr_rd_rgn == 2'd0),
+        : stg_rr_wr ? rr_ram_wr_addr[STG_ADDR_W-SEG_W-1:0]
+        : stg_qf_wr ? qf_ram_wr_addr[STG_ADDR_W-1:SEG_W] : cw_ram_wr_addr[STG_ADDR_W-SEG_W-1:0]),
+    .wr_data(stg_rd_wr ? rd_ram_wr_data : stg_rr_wr ? s_rr_ram_wr_data
+        : stg_qf_wr ? qf_wr_data : s_cw_ram_wr_data),
+    .wr_strb(stg_rd_wr ? rd_ram_wr_strb : stg_rr_wr ? s_rr_ram_wr_strb
+        : stg_qf_wr ? qf_wr_strb : s_cw_ram_wr_strb),
+    .wr_en(stg_rd_wr || stg_rr_wr || stg_qf_wr || (s_cw_ram_wr_en && s_cw_ram_wr_ready)),
+    .rd_addr(stg_wr_rd ? wr_ram_rd_addr[STG_ADDR_W-SEG_W-1:0] : qf_ram_rd_addr[STG_ADDR_W-1:SEG_W]),
+    .rd_en(stg_wr_rd || stg_qf_rd),
     .rd_data(stg_rd_data)
 );
 

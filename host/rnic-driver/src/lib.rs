@@ -19,6 +19,7 @@ pub mod debug_switches;
 /// `hw/formats/generate.sh`.
 #[path = "generated_formats.rs"]
 pub mod formats;
+mod qp_ctx_table;
 mod qp_directory;
 mod qp_record;
 pub mod ring;
@@ -31,6 +32,7 @@ use rnic_device::{Device, DeviceError, DmaBuffer, IrqWait};
 use rnic_regs::DeviceIo;
 
 pub use debug_switches::{Break, BreakSet, DebugSwitches, UnknownBreak};
+pub use qp_ctx_table::{ctx_error_name, CtxStatus, MAX_CTX_RECORDS};
 pub use qp_directory::{bind_error_name, FIRST_QP_NUM};
 pub use ring::{
     CopyWr, Cqe, RecvWqe, SendWqe, WcOpcode, WcStatus, WrOpcode, CQE_FLAG_RECV, CQE_FLAG_WITH_IMM,
@@ -68,6 +70,12 @@ pub enum DriverError {
         "no free QP number: {used} of the directory's 2^{bits} are bound (0 and 1 are never used)"
     )]
     NoFreeQpNumber { bits: u32, used: usize },
+    #[error("the context engine refused or failed the command on slot {slot}, record {record}: error code {code} ({})", qp_ctx_table::ctx_error_name(*code))]
+    QpCtx { slot: u16, record: u32, code: u8 },
+    #[error("the context engine saw a DMA status it did not expect (qp_ctx_status.fault): reset the NIC")]
+    CtxFault,
+    #[error("the context command on slot {slot}, record {record} did not end")]
+    CtxTimeout { slot: u16, record: u32 },
 }
 
 pub type Result<T> = std::result::Result<T, DriverError>;
@@ -375,6 +383,8 @@ pub struct Nic<D: Device> {
     /// QP numbers bound to slots (a build with a QP directory), and the
     /// number each slot's CQEs name.
     qp_nums: RefCell<qp_directory::QpNumbers>,
+    /// The QP context table in host memory, while open.
+    ctx_table: RefCell<Option<DmaBuffer>>,
 }
 
 impl<D: Device> Nic<D> {
@@ -413,6 +423,7 @@ impl<D: Device> Nic<D> {
             sq_used: RefCell::new(vec![false; n]),
             cq_used: RefCell::new(vec![false; n]),
             qp_nums: RefCell::new(qp_directory::QpNumbers::new(id.qpn_bits, id.num_queues)),
+            ctx_table: RefCell::new(None),
         })
     }
 

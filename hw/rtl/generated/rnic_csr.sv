@@ -158,6 +158,17 @@ module rnic_csr (
         input wire [23:0] hwif_in_qp_qp_bind_status_qpn,
         input wire hwif_in_qp_qp_bind_status_bound,
         input wire [2:0] hwif_in_qp_qp_bind_status_err,
+        output logic [31:0] hwif_out_qp_qp_ctx_base_lo_addr,
+        output logic [31:0] hwif_out_qp_qp_ctx_base_hi_addr,
+        output logic [24:0] hwif_out_qp_qp_ctx_records_records,
+        output logic [23:0] hwif_out_qp_qp_ctx_wb_record,
+        output logic [23:0] hwif_out_qp_qp_ctx_cmd_record,
+        output logic [1:0] hwif_out_qp_qp_ctx_cmd_op,
+        output logic hwif_out_qp_qp_ctx_cmd_op_swmod,
+        input wire hwif_in_qp_qp_ctx_status_busy,
+        input wire [2:0] hwif_in_qp_qp_ctx_status_err,
+        input wire hwif_in_qp_qp_ctx_status_fault,
+        input wire [15:0] hwif_in_qp_qp_ctx_status_done,
         output logic [15:0] hwif_out_mr_mr_sel_index,
         output logic [31:0] hwif_out_mr_mr_key_key,
         output logic [31:0] hwif_out_mr_mr_va_lo_addr,
@@ -363,6 +374,12 @@ module rnic_csr (
     logic decoded_reg_strb_qp_qp_rec_rdata_hi;
     logic decoded_reg_strb_qp_qp_bind;
     logic decoded_reg_strb_qp_qp_bind_status;
+    logic decoded_reg_strb_qp_qp_ctx_base_lo;
+    logic decoded_reg_strb_qp_qp_ctx_base_hi;
+    logic decoded_reg_strb_qp_qp_ctx_records;
+    logic decoded_reg_strb_qp_qp_ctx_wb;
+    logic decoded_reg_strb_qp_qp_ctx_cmd;
+    logic decoded_reg_strb_qp_qp_ctx_status;
     logic decoded_reg_strb_mr_blk_type;
     logic decoded_reg_strb_mr_blk_version;
     logic decoded_reg_strb_mr_blk_next;
@@ -505,6 +522,12 @@ module rnic_csr (
         decoded_reg_strb_qp_qp_rec_rdata_hi = cpuif_req_masked & (cpuif_addr == 11'h468) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_qp_bind = cpuif_req_masked & (cpuif_addr == 11'h46c) & cpuif_req_is_wr;
         decoded_reg_strb_qp_qp_bind_status = cpuif_req_masked & (cpuif_addr == 11'h470) & !cpuif_req_is_wr;
+        decoded_reg_strb_qp_qp_ctx_base_lo = cpuif_req_masked & (cpuif_addr == 11'h474);
+        decoded_reg_strb_qp_qp_ctx_base_hi = cpuif_req_masked & (cpuif_addr == 11'h478);
+        decoded_reg_strb_qp_qp_ctx_records = cpuif_req_masked & (cpuif_addr == 11'h47c);
+        decoded_reg_strb_qp_qp_ctx_wb = cpuif_req_masked & (cpuif_addr == 11'h480);
+        decoded_reg_strb_qp_qp_ctx_cmd = cpuif_req_masked & (cpuif_addr == 11'h484) & cpuif_req_is_wr;
+        decoded_reg_strb_qp_qp_ctx_status = cpuif_req_masked & (cpuif_addr == 11'h488) & !cpuif_req_is_wr;
         decoded_reg_strb_mr_blk_type = cpuif_req_masked & (cpuif_addr == 11'h500) & !cpuif_req_is_wr;
         decoded_reg_strb_mr_blk_version = cpuif_req_masked & (cpuif_addr == 11'h504) & !cpuif_req_is_wr;
         decoded_reg_strb_mr_blk_next = cpuif_req_masked & (cpuif_addr == 11'h508) & !cpuif_req_is_wr;
@@ -780,6 +803,30 @@ module rnic_csr (
     logic [1:0] field_storage_qp_qp_bind_op_value;
     logic [1:0] field_combo_qp_qp_bind_op_next;
     logic field_combo_qp_qp_bind_op_load_next;
+    // Field: rnic_csr.qp.qp_ctx_base_lo.addr
+    logic [31:0] field_storage_qp_qp_ctx_base_lo_addr_value;
+    logic [31:0] field_combo_qp_qp_ctx_base_lo_addr_next;
+    logic field_combo_qp_qp_ctx_base_lo_addr_load_next;
+    // Field: rnic_csr.qp.qp_ctx_base_hi.addr
+    logic [31:0] field_storage_qp_qp_ctx_base_hi_addr_value;
+    logic [31:0] field_combo_qp_qp_ctx_base_hi_addr_next;
+    logic field_combo_qp_qp_ctx_base_hi_addr_load_next;
+    // Field: rnic_csr.qp.qp_ctx_records.records
+    logic [24:0] field_storage_qp_qp_ctx_records_records_value;
+    logic [24:0] field_combo_qp_qp_ctx_records_records_next;
+    logic field_combo_qp_qp_ctx_records_records_load_next;
+    // Field: rnic_csr.qp.qp_ctx_wb.record
+    logic [23:0] field_storage_qp_qp_ctx_wb_record_value;
+    logic [23:0] field_combo_qp_qp_ctx_wb_record_next;
+    logic field_combo_qp_qp_ctx_wb_record_load_next;
+    // Field: rnic_csr.qp.qp_ctx_cmd.record
+    logic [23:0] field_storage_qp_qp_ctx_cmd_record_value;
+    logic [23:0] field_combo_qp_qp_ctx_cmd_record_next;
+    logic field_combo_qp_qp_ctx_cmd_record_load_next;
+    // Field: rnic_csr.qp.qp_ctx_cmd.op
+    logic [1:0] field_storage_qp_qp_ctx_cmd_op_value;
+    logic [1:0] field_combo_qp_qp_ctx_cmd_op_next;
+    logic field_combo_qp_qp_ctx_cmd_op_load_next;
     // Field: rnic_csr.mr.mr_sel.index
     logic [15:0] field_storage_mr_mr_sel_index_value;
     logic [15:0] field_combo_mr_mr_sel_index_next;
@@ -2052,6 +2099,127 @@ module rnic_csr (
     assign hwif_out_qp_qp_bind_op = field_storage_qp_qp_bind_op_value;
     assign hwif_out_qp_qp_bind_op_swmod = decoded_reg_strb_qp_qp_bind && decoded_req_is_wr && (|(decoded_wr_biten[25:24]));
     always @(*) begin
+        logic [31:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_ctx_base_lo_addr_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_ctx_base_lo && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_ctx_base_lo_addr_value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_ctx_base_lo_addr_next = next_c;
+        field_combo_qp_qp_ctx_base_lo_addr_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_ctx_base_lo_addr_value <= 32'h0;
+        end else if(field_combo_qp_qp_ctx_base_lo_addr_load_next) begin
+            field_storage_qp_qp_ctx_base_lo_addr_value <= field_combo_qp_qp_ctx_base_lo_addr_next;
+        end
+    end
+    assign hwif_out_qp_qp_ctx_base_lo_addr = field_storage_qp_qp_ctx_base_lo_addr_value;
+    always @(*) begin
+        logic [31:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_ctx_base_hi_addr_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_ctx_base_hi && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_ctx_base_hi_addr_value & ~decoded_wr_biten[31:0]) | (decoded_wr_data[31:0] & decoded_wr_biten[31:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_ctx_base_hi_addr_next = next_c;
+        field_combo_qp_qp_ctx_base_hi_addr_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_ctx_base_hi_addr_value <= 32'h0;
+        end else if(field_combo_qp_qp_ctx_base_hi_addr_load_next) begin
+            field_storage_qp_qp_ctx_base_hi_addr_value <= field_combo_qp_qp_ctx_base_hi_addr_next;
+        end
+    end
+    assign hwif_out_qp_qp_ctx_base_hi_addr = field_storage_qp_qp_ctx_base_hi_addr_value;
+    always @(*) begin
+        logic [24:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_ctx_records_records_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_ctx_records && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_ctx_records_records_value & ~decoded_wr_biten[24:0]) | (decoded_wr_data[24:0] & decoded_wr_biten[24:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_ctx_records_records_next = next_c;
+        field_combo_qp_qp_ctx_records_records_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_ctx_records_records_value <= 25'h0;
+        end else if(field_combo_qp_qp_ctx_records_records_load_next) begin
+            field_storage_qp_qp_ctx_records_records_value <= field_combo_qp_qp_ctx_records_records_next;
+        end
+    end
+    assign hwif_out_qp_qp_ctx_records_records = field_storage_qp_qp_ctx_records_records_value;
+    always @(*) begin
+        logic [23:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_ctx_wb_record_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_ctx_wb && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_ctx_wb_record_value & ~decoded_wr_biten[23:0]) | (decoded_wr_data[23:0] & decoded_wr_biten[23:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_ctx_wb_record_next = next_c;
+        field_combo_qp_qp_ctx_wb_record_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_ctx_wb_record_value <= 24'h0;
+        end else if(field_combo_qp_qp_ctx_wb_record_load_next) begin
+            field_storage_qp_qp_ctx_wb_record_value <= field_combo_qp_qp_ctx_wb_record_next;
+        end
+    end
+    assign hwif_out_qp_qp_ctx_wb_record = field_storage_qp_qp_ctx_wb_record_value;
+    always @(*) begin
+        logic [23:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_ctx_cmd_record_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_ctx_cmd && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_ctx_cmd_record_value & ~decoded_wr_biten[23:0]) | (decoded_wr_data[23:0] & decoded_wr_biten[23:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_ctx_cmd_record_next = next_c;
+        field_combo_qp_qp_ctx_cmd_record_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_ctx_cmd_record_value <= 24'h0;
+        end else if(field_combo_qp_qp_ctx_cmd_record_load_next) begin
+            field_storage_qp_qp_ctx_cmd_record_value <= field_combo_qp_qp_ctx_cmd_record_next;
+        end
+    end
+    assign hwif_out_qp_qp_ctx_cmd_record = field_storage_qp_qp_ctx_cmd_record_value;
+    always @(*) begin
+        logic [1:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_ctx_cmd_op_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_ctx_cmd && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_ctx_cmd_op_value & ~decoded_wr_biten[25:24]) | (decoded_wr_data[25:24] & decoded_wr_biten[25:24]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_ctx_cmd_op_next = next_c;
+        field_combo_qp_qp_ctx_cmd_op_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_ctx_cmd_op_value <= 2'h0;
+        end else if(field_combo_qp_qp_ctx_cmd_op_load_next) begin
+            field_storage_qp_qp_ctx_cmd_op_value <= field_combo_qp_qp_ctx_cmd_op_next;
+        end
+    end
+    assign hwif_out_qp_qp_ctx_cmd_op = field_storage_qp_qp_ctx_cmd_op_value;
+    assign hwif_out_qp_qp_ctx_cmd_op_swmod = decoded_reg_strb_qp_qp_ctx_cmd && decoded_req_is_wr && (|(decoded_wr_biten[25:24]));
+    always @(*) begin
         logic [15:0] next_c;
         logic load_next_c;
         next_c = field_storage_mr_mr_sel_index_value;
@@ -2650,6 +2818,24 @@ always @(*) begin
             readback_data_var[23:0] = hwif_in_qp_qp_bind_status_qpn;
             readback_data_var[24] = hwif_in_qp_qp_bind_status_bound;
             readback_data_var[30:28] = hwif_in_qp_qp_bind_status_err;
+        end
+        if(rd_mux_addr == 11'h474) begin
+            readback_data_var[31:0] = field_storage_qp_qp_ctx_base_lo_addr_value;
+        end
+        if(rd_mux_addr == 11'h478) begin
+            readback_data_var[31:0] = field_storage_qp_qp_ctx_base_hi_addr_value;
+        end
+        if(rd_mux_addr == 11'h47c) begin
+            readback_data_var[24:0] = field_storage_qp_qp_ctx_records_records_value;
+        end
+        if(rd_mux_addr == 11'h480) begin
+            readback_data_var[23:0] = field_storage_qp_qp_ctx_wb_record_value;
+        end
+        if(rd_mux_addr == 11'h488) begin
+            readback_data_var[0] = hwif_in_qp_qp_ctx_status_busy;
+            readback_data_var[6:4] = hwif_in_qp_qp_ctx_status_err;
+            readback_data_var[8] = hwif_in_qp_qp_ctx_status_fault;
+            readback_data_var[31:16] = hwif_in_qp_qp_ctx_status_done;
         end
         if(rd_mux_addr == 11'h500) begin
             readback_data_var[31:0] = 32'h52490006;

@@ -9,6 +9,12 @@ pub mod qp_attr;
 pub mod qp_bind;
 pub mod qp_bind_status;
 pub mod qp_cmd;
+pub mod qp_ctx_base_hi;
+pub mod qp_ctx_base_lo;
+pub mod qp_ctx_cmd;
+pub mod qp_ctx_records;
+pub mod qp_ctx_status;
+pub mod qp_ctx_wb;
 pub mod qp_dest;
 pub mod qp_dip;
 pub mod qp_dmac_hi;
@@ -77,7 +83,7 @@ impl QpBlock<'static> {
 
 impl<'io, IO> QpBlock<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0x74;
+    pub const SIZE: usize = 0x8C;
 
     /// # Safety
     ///
@@ -427,6 +433,80 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> QpBlock<'io, IO> {
     ) -> peakrdl_rust::reg::Reg<'io, qp_bind_status::QpBindStatus, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x70).cast(), self.io)
+        }
+    }
+
+    /// qp_ctx_base_lo
+    ///
+    /// QP context table in host memory (a build with id.qp_rec_words > 0): bus address, low 32 bits. Record q is at the base + q * id.qp_rec_words * 8; the base must be aligned to a record (the NIC ignores the bits below). Set it while no qp_ctx_cmd runs.
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp_ctx_base_lo(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, qp_ctx_base_lo::QpCtxBaseLo, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x74).cast(), self.io)
+        }
+    }
+
+    /// qp_ctx_base_hi
+    ///
+    /// QP context table: bus address, high 32 bits.
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp_ctx_base_hi(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, qp_ctx_base_hi::QpCtxBaseHi, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x78).cast(), self.io)
+        }
+    }
+
+    /// qp_ctx_records
+    ///
+    /// QP context table: the records it holds (0 to 2^24). The NIC never reads or writes beyond them: a command naming a record at or beyond this count is refused (qp_ctx_status.err 3).
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp_ctx_records(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, qp_ctx_records::QpCtxRecords, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x7C).cast(), self.io)
+        }
+    }
+
+    /// qp_ctx_wb
+    ///
+    /// QP context table: the record a qp_ctx_cmd with op 2 writes slot qp_sel.qpn back to.
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp_ctx_wb(&self) -> peakrdl_rust::reg::Reg<'io, qp_ctx_wb::QpCtxWb, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x80).cast(), self.io)
+        }
+    }
+
+    /// qp_ctx_cmd
+    ///
+    /// QP context table: move records between slot qp_sel.qpn and the table by DMA (the fill engine the context cache will drive). op 1 loads the slot from record `record`; op 2 first writes the slot back to record qp_ctx_wb.record, waits for the write's status, then loads the slot from record `record` (the same record: a save that reads back what it wrote). Only for a slot with nothing in flight, as with the record window. The command runs in the background: poll qp_ctx_status.busy; a command written while one runs, or while the record window runs, is refused (err 5).
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp_ctx_cmd(&self) -> peakrdl_rust::reg::Reg<'io, qp_ctx_cmd::QpCtxCmd, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x84).cast(), self.io)
+        }
+    }
+
+    /// qp_ctx_status
+    ///
+    /// QP context table: the state of the last qp_ctx_cmd.
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp_ctx_status(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, qp_ctx_status::QpCtxStatus, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x88).cast(), self.io)
         }
     }
 }

@@ -1,0 +1,294 @@
+// The QP context table in host memory, driven from BAR0 (issue 19): the
+// fill engine (qpc_fill) in the core, behind the commands qp_block.qp_ctx_*
+// that move one slot's record to or from the table by DMA.
+//
+// Why: the context cache will drive qpc_fill from its misses; until then
+// BAR0 drives it, so the whole path (record port, staging-RAM buffer, the
+// DMA engines' fifth client, the host table's layout) runs in the core and
+// a lab can park a QP's state in host memory and bring it back.
+//
+// A command names a slot (qp_sel), a record of the table and an op: 1 load
+// the slot from the record, 2 write the slot back to record wb_record, then
+// load it from `record`. It is checked before anything moves: a bad op, a
+// slot beyond NUM_Q, or a record (either one) at or beyond cfg_records is
+// answered at once with its error; a command while one runs, or while the
+// record window runs, is refused (err 5) and changes nothing. One command
+// runs at a time (qpc_fill with one buffer).
+//
+// The record port. While a command runs (busy) the record port is the fill
+// engine's; otherwise the record window's, whose requests wait meanwhile
+// (rnic_control stalls MMIO while the window is busy, so a window command
+// waits for a running load). A command ends when qpc_fill's completion is
+// taken and the last record write has landed (rec_wr_busy low), so a
+// window read afterwards sees the loaded words.
+//
+// Errors (status err): 0 done, 2 the table read failed (the slot is
+// untouched; a write-back before it was made), 3 a record beyond the table,
+// 4 bad op, 5 refused, 6 slot beyond NUM_Q. fault: qpc_fill's err_proto
+// (a DMA status it did not expect), sticky until reset. done counts the
+// commands answered, refusals included.
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module qp_ctx_table #(
+    parameter NUM_Q = 16,
+    parameter QN_W = 4,
+    parameter REC_WORDS = 64,
+    parameter WORD_W = 6,
+    parameter ID_W = 8,
+    parameter LEN_W = 17,
+    parameter RAM_ADDR_W = 17,
+    parameter integer BUF_BASE = 0,         // staging RAM byte address of the buffer
+    parameter [ID_W-1:0] ID_TAG = {ID_W{1'b0}}  // the client field; the low 2 bits are the buffer's
+) (
+    input  wire                  clk,
+    input  wire                  rst,
+
+    input  wire [63:0]           cfg_base,
+    input  wire [24:0]           cfg_records,
+
+    input  wire [15:0]           cmd_slot,
+    input  wire [23:0]           cmd_record,
+    input  wire [23:0]           cmd_wb_record,
+    input  wire [1:0]            cmd_op,            // 1 load, 2 write back then load
+    input  wire                  cmd_valid,
+    output reg                   busy = 1'b0,
+    output reg  [2:0]            err = 3'd0,
+    output wire                  fault,
+    output reg  [15:0]           done = 16'd0,
+
+    // the record window's port, and whether it runs a command
+    input  wire                  win_busy,
+    input  wire                  s_win_rd_valid,
+    output wire                  s_win_rd_ready,
+    input  wire [QN_W-1:0]       s_win_rd_slot,
+    input  wire [WORD_W-1:0]     s_win_rd_word,
+    output wire                  s_win_rd_data_valid,
+    input  wire                  s_win_wr_valid,
+    output wire                  s_win_wr_ready,
+    input  wire [QN_W-1:0]       s_win_wr_slot,
+    input  wire [WORD_W-1:0]     s_win_wr_word,
+    input  wire [63:0]           s_win_wr_data,
+
+    // the core's record port
+    output wire                  m_rec_rd_valid,
+    input  wire                  m_rec_rd_ready,
+    output wire [QN_W-1:0]       m_rec_rd_slot,
+    output wire [WORD_W-1:0]     m_rec_rd_word,
+    input  wire                  s_rec_rd_data_valid,
+    input  wire [63:0]           s_rec_rd_data,
+    output wire                  m_rec_wr_valid,
+    input  wire                  m_rec_wr_ready,
+    output wire [QN_W-1:0]       m_rec_wr_slot,
+    output wire [WORD_W-1:0]     m_rec_wr_word,
+    output wire [63:0]           m_rec_wr_data,
+    input  wire                  rec_wr_busy,
+
+    // the buffer's words in the staging RAM
+    output wire                  m_buf_wr_en,
+    input  wire                  m_buf_wr_ready,
+    output wire [RAM_ADDR_W-1:0] m_buf_wr_addr,
+    output wire [63:0]           m_buf_wr_data,
+    output wire                  m_buf_rd_en,
+    input  wire                  m_buf_rd_ready,
+    output wire [RAM_ADDR_W-1:0] m_buf_rd_addr,
+    input  wire [63:0]           s_buf_rd_data,
+
+    // DMA: the table's reads and writes
+    output wire                  m_rd_desc_valid,
+    input  wire                  m_rd_desc_ready,
+    output wire [63:0]           m_rd_desc_pcie_addr,
+    output wire [RAM_ADDR_W-1:0] m_rd_desc_ram_addr,
+    output wire [LEN_W-1:0]      m_rd_desc_len,
+    output wire [ID_W-1:0]       m_rd_desc_id,
+    input  wire                  s_rd_status_valid,
+    input  wire [ID_W-1:0]       s_rd_status_id,
+    input  wire [3:0]            s_rd_status_error,
+    output wire                  m_wr_desc_valid,
+    input  wire                  m_wr_desc_ready,
+    output wire [63:0]           m_wr_desc_pcie_addr,
+    output wire [RAM_ADDR_W-1:0] m_wr_desc_ram_addr,
+    output wire [LEN_W-1:0]      m_wr_desc_len,
+    output wire [ID_W-1:0]       m_wr_desc_id,
+    input  wire                  s_wr_status_valid
+);
+
+localparam [2:0] E_OK = 3'd0, E_READ = 3'd2, E_BOUND = 3'd3, E_OP = 3'd4, E_REFUSED = 3'd5, E_SLOT = 3'd6;
+
+initial begin
+    if (NUM_Q < 1 || NUM_Q > (1 << QN_W) || QN_W > 16) begin
+        $error("qp_ctx_table: NUM_Q must be 1..2^QN_W, QN_W at most 16");
+        $finish;
+    end
+    if (REC_WORDS != (1 << WORD_W)) begin
+        $error("qp_ctx_table: REC_WORDS must be 2^WORD_W");
+        $finish;
+    end
+    if (ID_W < 3 || ID_TAG[1:0] != 2'd0) begin
+        $error("qp_ctx_table: ID_TAG's low two bits carry the buffer, keep them 0");
+        $finish;
+    end
+end
+
+// ---------------------------------------------------------------- commands
+reg fill_valid_reg = 1'b0;
+wire fill_ready;
+reg [QN_W-1:0] fill_slot_reg = {QN_W{1'b0}};
+reg [23:0] fill_record_reg = 24'd0;
+reg fill_wb_reg = 1'b0;
+reg [23:0] fill_wb_record_reg = 24'd0;
+reg oob_reg = 1'b0;
+
+wire done_valid;
+wire done_ok;
+wire done_take = done_valid && !rec_wr_busy;
+wire stat_oob;
+
+wire bad_op = cmd_op == 2'd0 || cmd_op == 2'd3;
+wire bad_slot = {16'd0, cmd_slot} >= NUM_Q;
+wire bad_record = {1'b0, cmd_record} >= cfg_records
+    || (cmd_op == 2'd2 && {1'b0, cmd_wb_record} >= cfg_records);
+// taken: it runs and is counted when it ends (a refusal is counted at once)
+wire cmd_go = !busy && !win_busy && !bad_op && !bad_slot && !bad_record;
+
+always @(posedge clk) begin
+    if (fill_valid_reg && fill_ready) begin
+        fill_valid_reg <= 1'b0;
+    end
+    if (stat_oob) begin
+        oob_reg <= 1'b1;
+    end
+    done <= done + {15'd0, done_take} + {15'd0, cmd_valid && !cmd_go};
+    if (done_take) begin
+        busy <= 1'b0;
+        err <= done_ok ? E_OK : (oob_reg || stat_oob ? E_BOUND : E_READ);
+    end
+    if (cmd_valid) begin
+        if (busy || win_busy) begin
+            err <= E_REFUSED;
+        end else if (bad_op) begin
+            err <= E_OP;
+        end else if (bad_slot) begin
+            err <= E_SLOT;
+        end else if (bad_record) begin
+            err <= E_BOUND;
+        end else begin
+            busy <= 1'b1;
+            fill_valid_reg <= 1'b1;
+            fill_slot_reg <= cmd_slot[QN_W-1:0];
+            fill_record_reg <= cmd_record;
+            fill_wb_reg <= cmd_op == 2'd2;
+            fill_wb_record_reg <= cmd_wb_record;
+            oob_reg <= 1'b0;
+        end
+    end
+
+    if (rst) begin
+        busy <= 1'b0;
+        err <= E_OK;
+        done <= 16'd0;
+        fill_valid_reg <= 1'b0;
+        oob_reg <= 1'b0;
+    end
+end
+
+// ---------------------------------------------------------------- record port
+wire fill_rd_valid, fill_wr_valid;
+wire [QN_W-1:0] fill_rd_slot, fill_wr_slot;
+wire [WORD_W-1:0] fill_rd_word, fill_wr_word;
+wire [63:0] fill_wr_data;
+
+assign m_rec_rd_valid = busy ? fill_rd_valid : s_win_rd_valid;
+assign m_rec_rd_slot = busy ? fill_rd_slot : s_win_rd_slot;
+assign m_rec_rd_word = busy ? fill_rd_word : s_win_rd_word;
+assign s_win_rd_ready = !busy && m_rec_rd_ready;
+assign s_win_rd_data_valid = !busy && s_rec_rd_data_valid;
+assign m_rec_wr_valid = busy ? fill_wr_valid : s_win_wr_valid;
+assign m_rec_wr_slot = busy ? fill_wr_slot : s_win_wr_slot;
+assign m_rec_wr_word = busy ? fill_wr_word : s_win_wr_word;
+assign m_rec_wr_data = busy ? fill_wr_data : s_win_wr_data;
+assign s_win_wr_ready = !busy && m_rec_wr_ready;
+
+// ---------------------------------------------------------------- the engine
+wire [1:0] rd_id, wr_id;
+assign m_rd_desc_id = {ID_TAG[ID_W-1:2], rd_id};
+assign m_wr_desc_id = {ID_TAG[ID_W-1:2], wr_id};
+
+/* verilator lint_off UNUSEDSIGNAL */
+wire [ID_W-1:0] rd_status_id = s_rd_status_id;     // the client bits routed it here
+wire stat_fill, stat_wb, stat_fail, engine_busy;
+wire [QN_W-1:0] done_slot;                          // one command at a time: its own
+/* verilator lint_on UNUSEDSIGNAL */
+
+qpc_fill #(
+    .QPN_W(24),
+    .SLOT_LOG(QN_W),
+    .REC_WORDS(REC_WORDS),
+    .FILLS(1),
+    .ID_W(2),
+    .LEN_W(LEN_W),
+    .RAM_ADDR_W(RAM_ADDR_W),
+    .BUF_BASE(BUF_BASE)
+) fill_inst (
+    .clk(clk),
+    .rst(rst),
+    .cfg_table_base(cfg_base),
+    .cfg_table_qps(cfg_records),
+    .s_fill_valid(fill_valid_reg),
+    .s_fill_ready(fill_ready),
+    .s_fill_slot(fill_slot_reg),
+    .s_fill_qpn(fill_record_reg),
+    .s_fill_wb(fill_wb_reg),
+    .s_fill_wb_qpn(fill_wb_record_reg),
+    .m_done_valid(done_valid),
+    .m_done_ready(!rec_wr_busy),
+    .m_done_slot(done_slot),
+    .m_done_ok(done_ok),
+    .m_rec_rd_valid(fill_rd_valid),
+    .m_rec_rd_ready(busy && m_rec_rd_ready),
+    .m_rec_rd_slot(fill_rd_slot),
+    .m_rec_rd_word(fill_rd_word),
+    .s_rec_rd_data_valid(busy && s_rec_rd_data_valid),
+    .s_rec_rd_data(s_rec_rd_data),
+    .m_rec_wr_valid(fill_wr_valid),
+    .m_rec_wr_ready(busy && m_rec_wr_ready),
+    .m_rec_wr_slot(fill_wr_slot),
+    .m_rec_wr_word(fill_wr_word),
+    .m_rec_wr_data(fill_wr_data),
+    .m_buf_wr_en(m_buf_wr_en),
+    .m_buf_wr_ready(m_buf_wr_ready),
+    .m_buf_wr_addr(m_buf_wr_addr),
+    .m_buf_wr_data(m_buf_wr_data),
+    .m_buf_rd_en(m_buf_rd_en),
+    .m_buf_rd_ready(m_buf_rd_ready),
+    .m_buf_rd_addr(m_buf_rd_addr),
+    .s_buf_rd_data(s_buf_rd_data),
+    .m_rd_desc_valid(m_rd_desc_valid),
+    .m_rd_desc_ready(m_rd_desc_ready),
+    .m_rd_desc_pcie_addr(m_rd_desc_pcie_addr),
+    .m_rd_desc_ram_addr(m_rd_desc_ram_addr),
+    .m_rd_desc_len(m_rd_desc_len),
+    .m_rd_desc_id(rd_id),
+    .s_rd_status_valid(s_rd_status_valid),
+    .s_rd_status_id(rd_status_id[1:0]),
+    .s_rd_status_error(s_rd_status_error),
+    .m_wr_desc_valid(m_wr_desc_valid),
+    .m_wr_desc_ready(m_wr_desc_ready),
+    .m_wr_desc_pcie_addr(m_wr_desc_pcie_addr),
+    .m_wr_desc_ram_addr(m_wr_desc_ram_addr),
+    .m_wr_desc_len(m_wr_desc_len),
+    .m_wr_desc_id(wr_id),
+    .s_wr_status_valid(s_wr_status_valid),
+    .stat_fill(stat_fill),
+    .stat_wb(stat_wb),
+    .stat_fail(stat_fail),
+    .stat_oob(stat_oob),
+    .busy(engine_busy),
+    .err_proto(fault)
+);
+
+endmodule
+
+`resetall
