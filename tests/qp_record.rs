@@ -237,6 +237,13 @@ fn a_live_qp_parked_in_the_context_table_and_loaded_back_runs_on() {
             let st = nic.qp_ctx_status().unwrap();
             assert!(!st.busy && !st.fault && st.err == 0, "{what}: {st:?}");
             assert_eq!(st.done, 3, "{what}: three commands answered");
+            let c = nic.qp_ctx_counters().unwrap();
+            let want = rnic_driver::CtxCounters {
+                fills: 3,
+                writebacks: 2,
+                fails: 0,
+            };
+            assert_eq!(c, want, "{what}: the engine's counters");
         }
         // the reloaded QPs carry on where they were
         let v = write_imm_messages(&p, &mut a, &mut b, 3, 2, 3000, 42);
@@ -344,6 +351,12 @@ fn the_context_engine_moves_nothing_beyond_the_table_and_refuses_bad_commands() 
         before,
         "the first command's save"
     );
+    let c = nic.qp_ctx_counters().unwrap();
+    assert_eq!(
+        (c.fills, c.writebacks, c.fails),
+        (1, 1, 0),
+        "only the one command that ran moved records"
+    );
     assert!(!st.fault && p.a.device().iommu_faults().is_empty());
     nic.qp_ctx_table_close().unwrap();
     assert!(nic.qp_ctx_load(q, 0).is_err(), "a closed table");
@@ -381,6 +394,12 @@ fn a_failed_table_read_leaves_the_slot_untouched() {
         assert!(
             !st.fault,
             "DATA_W={w}: an error status is not a fault: {st:?}"
+        );
+        let c = nic.qp_ctx_counters().unwrap();
+        assert_eq!(
+            (c.fills, c.writebacks, c.fails),
+            (0, 0, 1),
+            "DATA_W={w}: counters"
         );
     }
 }

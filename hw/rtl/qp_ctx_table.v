@@ -26,7 +26,8 @@
 // untouched; a write-back before it was made), 3 a record beyond the table,
 // 4 bad op, 5 refused, 6 slot beyond NUM_Q. fault: qpc_fill's err_proto
 // (a DMA status it did not expect), sticky until reset. done counts the
-// commands answered, refusals included.
+// commands answered, refusals included; the counters count what the engine
+// did (a refused command did nothing).
 
 `resetall
 `timescale 1ns / 1ps
@@ -58,6 +59,10 @@ module qp_ctx_table #(
     output reg  [2:0]            err = 3'd0,
     output wire                  fault,
     output reg  [15:0]           done = 16'd0,
+    // since reset: records loaded, slots written back, loads failed
+    output reg  [31:0]           count_fills = 32'd0,
+    output reg  [31:0]           count_wbs = 32'd0,
+    output reg  [31:0]           count_fails = 32'd0,
 
     // the record window's port, and whether it runs a command
     input  wire                  win_busy,
@@ -145,6 +150,7 @@ wire done_valid;
 wire done_ok;
 wire done_take = done_valid && !rec_wr_busy;
 wire stat_oob;
+wire stat_fill, stat_wb, stat_fail;
 
 wire bad_op = cmd_op == 2'd0 || cmd_op == 2'd3;
 wire bad_slot = {16'd0, cmd_slot} >= NUM_Q;
@@ -185,7 +191,14 @@ always @(posedge clk) begin
         end
     end
 
+    count_fills <= count_fills + {31'd0, stat_fill};
+    count_wbs <= count_wbs + {31'd0, stat_wb};
+    count_fails <= count_fails + {31'd0, stat_fail};
+
     if (rst) begin
+        count_fills <= 32'd0;
+        count_wbs <= 32'd0;
+        count_fails <= 32'd0;
         busy <= 1'b0;
         err <= E_OK;
         done <= 16'd0;
@@ -218,7 +231,7 @@ assign m_wr_desc_id = {ID_TAG[ID_W-1:2], wr_id};
 
 /* verilator lint_off UNUSEDSIGNAL */
 wire [ID_W-1:0] rd_status_id = s_rd_status_id;     // the client bits routed it here
-wire stat_fill, stat_wb, stat_fail, engine_busy;
+wire engine_busy;
 wire [QN_W-1:0] done_slot;                          // one command at a time: its own
 /* verilator lint_on UNUSEDSIGNAL */
 

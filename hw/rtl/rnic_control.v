@@ -156,6 +156,9 @@ module rnic_control #(
     input  wire [2:0]            qp_ctx_err,
     input  wire                  qp_ctx_fault,
     input  wire [15:0]           qp_ctx_done,
+    input  wire [31:0]           qp_ctx_fills,
+    input  wire [31:0]           qp_ctx_wbs,
+    input  wire [31:0]           qp_ctx_fails,
 
     // the selected queue's and QP's state, read back
     input  wire [15:0]           sel_sq_pi,
@@ -478,6 +481,9 @@ rnic_csr csr_inst (
     .hwif_in_qp_qp_ctx_status_err(qp_ctx_err),
     .hwif_in_qp_qp_ctx_status_fault(qp_ctx_fault),
     .hwif_in_qp_qp_ctx_status_done(qp_ctx_done),
+    .hwif_in_qp_qp_ctx_fills_value(qp_ctx_fills),
+    .hwif_in_qp_qp_ctx_writebacks_value(qp_ctx_wbs),
+    .hwif_in_qp_qp_ctx_fails_value(qp_ctx_fails),
     .hwif_out_qp_qp_cmd_op(reg_qp_cmd),
     .hwif_out_qp_qp_cmd_op_swmod(reg_qp_cmd_valid_raw),
     .hwif_out_qp_rq_db_pi(reg_rq_db_pi),

@@ -814,6 +814,7 @@ wire qp_ctx_busy;
 wire [2:0] qp_ctx_err;
 wire qp_ctx_fault;
 wire [15:0] qp_ctx_done;
+wire [31:0] qp_ctx_fills, qp_ctx_wbs, qp_ctx_fails;
 
 rnic_transport #(
     .DATA_W(DATA_W),
@@ -1205,6 +1206,9 @@ if (REC_PORT != 0) begin : g_rec_window
         .err(qp_ctx_err),
         .fault(qp_ctx_fault),
         .done(qp_ctx_done),
+        .count_fills(qp_ctx_fills),
+        .count_wbs(qp_ctx_wbs),
+        .count_fails(qp_ctx_fails),
         .win_busy(qp_rec_busy),
         .s_win_rd_valid(win_rd_valid),
         .s_win_rd_ready(win_rd_ready),
@@ -1275,6 +1279,7 @@ end else begin : g_no_rec_window
     assign qp_ctx_err = ctx_cmd_seen_reg ? 3'd1 : 3'd0;
     assign qp_ctx_fault = 1'b0;
     assign qp_ctx_done = 16'd0;
+    assign {qp_ctx_fills, qp_ctx_wbs, qp_ctx_fails} = 96'd0;
     // (the commands of a build without the port do nothing)
     /* verilator lint_off UNUSEDSIGNAL */
     wire unused_rec = ^{reg_qp_rec_word, reg_qp_rec_op, reg_qp_rec_valid, reg_qp_rec_wdata,
@@ -1426,6 +1431,9 @@ rnic_control #(
     .qp_ctx_err(qp_ctx_err),
     .qp_ctx_fault(qp_ctx_fault),
     .qp_ctx_done(qp_ctx_done),
+    .qp_ctx_fills(qp_ctx_fills),
+    .qp_ctx_wbs(qp_ctx_wbs),
+    .qp_ctx_fails(qp_ctx_fails),
     .sel_sq_pi(sel_sq_pi),
     .sel_sq_ci(sel_sq_ci),
     .sel_cq_pi(sel_cq_pi),

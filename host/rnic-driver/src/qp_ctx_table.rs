@@ -50,6 +50,18 @@ pub struct CtxStatus {
     pub done: u16,
 }
 
+/// The fill engine's counters since reset (`qp_ctx_fills`, `_writebacks`,
+/// `_fails`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CtxCounters {
+    /// Records loaded into slots.
+    pub fills: u32,
+    /// Slots written back to the table.
+    pub writebacks: u32,
+    /// Loads whose table read failed.
+    pub fails: u32,
+}
+
 impl<D: Device> Nic<D> {
     /// Bytes of one record in the host table (0: no record port).
     pub fn qp_ctx_record_bytes(&self) -> usize {
@@ -172,6 +184,17 @@ impl<D: Device> Nic<D> {
             err: st.err(),
             fault: st.fault(),
             done: st.done(),
+        })
+    }
+
+    /// The fill engine's counters now.
+    pub fn qp_ctx_counters(&self) -> Result<CtxCounters> {
+        let io = self.io();
+        let qp = io.csr().qp();
+        Ok(CtxCounters {
+            fills: qp.qp_ctx_fills().try_read()?.value(),
+            writebacks: qp.qp_ctx_writebacks().try_read()?.value(),
+            fails: qp.qp_ctx_fails().try_read()?.value(),
         })
     }
 

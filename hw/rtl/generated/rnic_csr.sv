@@ -169,6 +169,9 @@ module rnic_csr (
         input wire [2:0] hwif_in_qp_qp_ctx_status_err,
         input wire hwif_in_qp_qp_ctx_status_fault,
         input wire [15:0] hwif_in_qp_qp_ctx_status_done,
+        input wire [31:0] hwif_in_qp_qp_ctx_fills_value,
+        input wire [31:0] hwif_in_qp_qp_ctx_writebacks_value,
+        input wire [31:0] hwif_in_qp_qp_ctx_fails_value,
         output logic [15:0] hwif_out_mr_mr_sel_index,
         output logic [31:0] hwif_out_mr_mr_key_key,
         output logic [31:0] hwif_out_mr_mr_va_lo_addr,
@@ -380,6 +383,9 @@ module rnic_csr (
     logic decoded_reg_strb_qp_qp_ctx_wb;
     logic decoded_reg_strb_qp_qp_ctx_cmd;
     logic decoded_reg_strb_qp_qp_ctx_status;
+    logic decoded_reg_strb_qp_qp_ctx_fills;
+    logic decoded_reg_strb_qp_qp_ctx_writebacks;
+    logic decoded_reg_strb_qp_qp_ctx_fails;
     logic decoded_reg_strb_mr_blk_type;
     logic decoded_reg_strb_mr_blk_version;
     logic decoded_reg_strb_mr_blk_next;
@@ -528,6 +534,9 @@ module rnic_csr (
         decoded_reg_strb_qp_qp_ctx_wb = cpuif_req_masked & (cpuif_addr == 11'h480);
         decoded_reg_strb_qp_qp_ctx_cmd = cpuif_req_masked & (cpuif_addr == 11'h484) & cpuif_req_is_wr;
         decoded_reg_strb_qp_qp_ctx_status = cpuif_req_masked & (cpuif_addr == 11'h488) & !cpuif_req_is_wr;
+        decoded_reg_strb_qp_qp_ctx_fills = cpuif_req_masked & (cpuif_addr == 11'h48c) & !cpuif_req_is_wr;
+        decoded_reg_strb_qp_qp_ctx_writebacks = cpuif_req_masked & (cpuif_addr == 11'h490) & !cpuif_req_is_wr;
+        decoded_reg_strb_qp_qp_ctx_fails = cpuif_req_masked & (cpuif_addr == 11'h494) & !cpuif_req_is_wr;
         decoded_reg_strb_mr_blk_type = cpuif_req_masked & (cpuif_addr == 11'h500) & !cpuif_req_is_wr;
         decoded_reg_strb_mr_blk_version = cpuif_req_masked & (cpuif_addr == 11'h504) & !cpuif_req_is_wr;
         decoded_reg_strb_mr_blk_next = cpuif_req_masked & (cpuif_addr == 11'h508) & !cpuif_req_is_wr;
@@ -2836,6 +2845,15 @@ always @(*) begin
             readback_data_var[6:4] = hwif_in_qp_qp_ctx_status_err;
             readback_data_var[8] = hwif_in_qp_qp_ctx_status_fault;
             readback_data_var[31:16] = hwif_in_qp_qp_ctx_status_done;
+        end
+        if(rd_mux_addr == 11'h48c) begin
+            readback_data_var[31:0] = hwif_in_qp_qp_ctx_fills_value;
+        end
+        if(rd_mux_addr == 11'h490) begin
+            readback_data_var[31:0] = hwif_in_qp_qp_ctx_writebacks_value;
+        end
+        if(rd_mux_addr == 11'h494) begin
+            readback_data_var[31:0] = hwif_in_qp_qp_ctx_fails_value;
         end
         if(rd_mux_addr == 11'h500) begin
             readback_data_var[31:0] = 32'h52490006;

@@ -39,7 +39,10 @@ pub mod rq_db;
 pub use _root::components::blk_next_r_next_500 as blk_next;
 pub use _root::components::blk_type_r_type_52490005 as blk_type;
 pub use _root::components::blk_version_r_ver_10000 as blk_version;
+pub use _root::components::ro_word_r_desc_538e6d26 as qp_ctx_writebacks;
 pub use _root::components::ro_word_r_desc_609b7d96 as qp_rec_rdata_lo;
+pub use _root::components::ro_word_r_desc_62c44ce2 as qp_ctx_fails;
+pub use _root::components::ro_word_r_desc_872d6685 as qp_ctx_fills;
 pub use _root::components::ro_word_r_desc_f375c156 as qp_rec_rdata_hi;
 
 /// qp
@@ -83,7 +86,7 @@ impl QpBlock<'static> {
 
 impl<'io, IO> QpBlock<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0x8C;
+    pub const SIZE: usize = 0x98;
 
     /// # Safety
     ///
@@ -507,6 +510,45 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> QpBlock<'io, IO> {
     ) -> peakrdl_rust::reg::Reg<'io, qp_ctx_status::QpCtxStatus, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x88).cast(), self.io)
+        }
+    }
+
+    /// qp_ctx_fills
+    ///
+    /// QP context table: records loaded into slots since reset (the fill engine's reads that ended well; the context cache's misses once it drives the engine).
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp_ctx_fills(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, qp_ctx_fills::RoWordR_desc_872d6685, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x8C).cast(), self.io)
+        }
+    }
+
+    /// qp_ctx_writebacks
+    ///
+    /// QP context table: slots written back to the table since reset (write descriptors issued).
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp_ctx_writebacks(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, qp_ctx_writebacks::RoWordR_desc_538e6d26, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x90).cast(), self.io)
+        }
+    }
+
+    /// qp_ctx_fails
+    ///
+    /// QP context table: loads that failed since reset (the table read ended with an error; the slot was left as it was).
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp_ctx_fails(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, qp_ctx_fails::RoWordR_desc_62c44ce2, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x94).cast(), self.io)
         }
     }
 }
