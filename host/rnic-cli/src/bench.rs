@@ -40,6 +40,10 @@ pub enum BenchCmd {
     /// WRITE_WITH_IMMs) against the number of active QPs, 1 to 65,536 in
     /// powers of 4 as far as the NIC holds QPs.
     QpScale(crate::bench_qp_scale::QpScaleArgs),
+    /// Cycles to move a QP's context between a slot and the host's context
+    /// table: a load, and a save (write back, then load); what a context
+    /// cache's miss costs.
+    CtxTable(crate::bench_ctx_table::CtxTableArgs),
 }
 
 #[derive(Args)]
@@ -95,6 +99,7 @@ pub fn run(cmd: &BenchCmd) -> Result<ExitCode> {
         BenchCmd::Goodput(a) => crate::bench_rdma::goodput(a),
         BenchCmd::Failover(a) => crate::bench_failover::failover(a),
         BenchCmd::QpScale(a) => crate::bench_qp_scale::qp_scale(a),
+        BenchCmd::CtxTable(a) => crate::bench_ctx_table::ctx_table(a),
     }
 }
 

@@ -6,6 +6,8 @@
 #[cfg(feature = "sim")]
 mod bench;
 #[cfg(feature = "sim")]
+mod bench_ctx_table;
+#[cfg(feature = "sim")]
 mod bench_failover;
 #[cfg(feature = "sim")]
 mod bench_qp_scale;

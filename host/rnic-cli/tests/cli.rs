@@ -358,6 +358,41 @@ fn bench_rows_are_json() {
 }
 
 #[test]
+fn ctx_table_bench_times_loads_and_saves() {
+    let o = rnic(&["bench", "ctx-table", "--commands", "4", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let rows: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let ops: Vec<&str> = rows.iter().map(|r| r["op"].as_str().unwrap()).collect();
+    assert_eq!(ops, ["load", "save"], "{out}");
+    let per: Vec<f64> = rows
+        .iter()
+        .map(|r| {
+            let f = |k: &str| r[k].as_f64().unwrap_or_else(|| panic!("{k} missing: {r}"));
+            assert_eq!(f("record_bytes"), 512.0, "{r}");
+            assert!(
+                (f("cycles_per_command") - f("cycles") / 4.0).abs() < 1e-9,
+                "{r}"
+            );
+            // a load waits for a DMA read of 100 cycles at least
+            assert!(f("cycles_per_command") > 100.0, "{r}");
+            f("cycles_per_command")
+        })
+        .collect();
+    assert!(
+        per[1] > per[0],
+        "a save (write-back, then load) costs more than a load: {out}"
+    );
+    usage_error(
+        &["bench", "ctx-table", "--commands", "0"],
+        "--commands must be 1..=65536",
+    );
+}
+
+#[test]
 fn qp_scale_rows_plot_and_limits() {
     let svg = tmp("qp_scale.svg");
     let o = rnic(&[

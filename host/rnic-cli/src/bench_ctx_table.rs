@@ -1,0 +1,128 @@
+//! `rnic bench ctx-table`: what moving a QP's context between a slot and
+//! the host's context table costs (issue 19), in simulated cycles
+//! (deterministic for a seed): a load (one DMA read of the record and its
+//! copy into the slot) and a save (a write-back, its status, then the
+//! load). A context cache pays one of these per miss, so this is the
+//! price of a miss before any overlap of fills.
+
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use rnic_device::Device;
+use rnic_sim::RootComplexConfig;
+use serde::Serialize;
+
+use crate::bench_rdma::pair_with;
+use crate::devices::DeviceArgs;
+
+#[derive(Args)]
+pub struct CtxTableArgs {
+    #[command(flatten)]
+    pub dev: DeviceArgs,
+    /// Commands per op.
+    #[arg(long, default_value_t = 64)]
+    pub commands: u32,
+    /// Cycles from a DMA read request to its first completion in the
+    /// simulated host.
+    #[arg(long, default_value_t = 100)]
+    pub read_latency: u64,
+    /// One JSON object per row.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct CtxRow {
+    test: &'static str,
+    data_w: u32,
+    /// "load" or "save" (write back, then load).
+    op: &'static str,
+    commands: u32,
+    record_bytes: usize,
+    read_latency: u64,
+    cycles: u64,
+    cycles_per_command: f64,
+    clock_mhz: f64,
+    /// Commands per second at the simulated clock, in millions.
+    mcmds_per_sec: f64,
+}
+
+pub fn ctx_table(a: &CtxTableArgs) -> Result<ExitCode> {
+    if a.commands == 0 || a.commands > 1 << 16 {
+        bail!("--commands must be 1..=65536");
+    }
+    if a.read_latency == 0 || a.read_latency > 100_000 {
+        bail!("--read-latency must be 1..=100000 cycles");
+    }
+    let host = RootComplexConfig {
+        read_latency: a.read_latency,
+        ..RootComplexConfig::bench()
+    };
+    let p = pair_with(&a.dev, "ideal", 16, host)?;
+    let nic = p.a.nic();
+    let dev = p.a.device();
+    let rb = nic.qp_ctx_record_bytes();
+    if rb == 0 {
+        bail!("this NIC model has no record port, so no context table (id.qp_rec_words is 0)");
+    }
+    let records = a.commands.clamp(2, 1024);
+    nic.qp_ctx_table_open(records)
+        .context("opening the context table")?;
+    if !a.json {
+        println!(
+            "{:>5} {:>9} {:>10} {:>12} {:>11}",
+            "op", "commands", "cycles", "cyc/command", "M cmds/s"
+        );
+    }
+    let slot = 0u16;
+    for op in ["load", "save"] {
+        let start = dev.now();
+        for i in 0..a.commands {
+            let r = i % records;
+            match op {
+                "load" => nic.qp_ctx_load(slot, r),
+                _ => nic.qp_ctx_save(slot, r),
+            }
+            .with_context(|| {
+                format!(
+                    "ctx-table: {op} {i} (reproduce: rnic bench ctx-table --data-w {} --seed {} --commands {} --read-latency {})",
+                    a.dev.data_w, a.dev.seed, a.commands, a.read_latency
+                )
+            })?;
+        }
+        let cycles = dev.now() - start;
+        let per = cycles as f64 / f64::from(a.commands);
+        let clock = dev.clock_mhz();
+        let row = CtxRow {
+            test: "ctx_table",
+            data_w: a.dev.data_w,
+            op,
+            commands: a.commands,
+            record_bytes: rb,
+            read_latency: a.read_latency,
+            cycles,
+            cycles_per_command: per,
+            clock_mhz: clock,
+            mcmds_per_sec: clock / per,
+        };
+        if a.json {
+            println!("{}", serde_json::to_string(&row)?);
+        } else {
+            println!(
+                "{:>5} {:>9} {:>10} {:>12.1} {:>11.3}",
+                op, a.commands, cycles, per, row.mcmds_per_sec
+            );
+        }
+    }
+    nic.qp_ctx_table_close()?;
+    if !a.json {
+        println!(
+            "(records of {rb} B between slot {slot} and the host's table, one command at a time, each timed from its doorbell write to the status read that shows it done, so the host's polling is in the figure; DATA_W={}, DMA read latency {} cycles, {} MHz)",
+            a.dev.data_w,
+            a.read_latency,
+            dev.clock_mhz()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
