@@ -18,8 +18,8 @@
 #        SYNTH_DATA_WS   DATA_W values (default "64"; e.g. "64 256")
 #        SYNTH_BLOCKS    reusable blocks synthesized on their own as well,
 #                        TOP:P=V,P2=V2 each (default: the arbiter mux, fixed
-#                        and round robin, and the record port's blocks that
-#                        only REC_PORT builds carry; "" for none); report
+#                        and round robin, and the record port's blocks and the context
+#                        table that only REC_PORT builds carry; "" for none); report
 #                        target/synth/<block>_<params>.txt
 #        YOSYS           yosys binary (default yosys)
 #        SYNTH_MAX_LEVELS  the timing gate's limit in LUT levels (default
@@ -151,7 +151,7 @@ for w in "${widths[@]}"; do runs+=("$TOP|${w:+DATA_W=$w}${SYNTH_CORE_PARAMS:+,$S
 # Blocks rnic_core does not instantiate yet (or not with these parameters).
 # (One chparam per knob, each elaborating the block anew: every prefix of a
 # block's knobs must pass its parameter checks.)
-SYNTH_BLOCKS="${SYNTH_BLOCKS-axis_arb_mux:PORTS=3,WIDTH=64 axis_arb_mux:PORTS=4,WIDTH=64,ROUND_ROBIN=1,OUT_REG=1 qp_rec_window:NUM_Q=12 rec_port:SLOT_W=6,REC_WORDS=4 qp_dir:NUM_Q=12,QPN_W=10,META_W=16}"
+SYNTH_BLOCKS="${SYNTH_BLOCKS-axis_arb_mux:PORTS=3,WIDTH=64 axis_arb_mux:PORTS=4,WIDTH=64,ROUND_ROBIN=1,OUT_REG=1 qp_rec_window:NUM_Q=12 rec_port:SLOT_W=6,REC_WORDS=4 qp_dir:NUM_Q=12,QPN_W=10,META_W=16 qp_ctx_table:NUM_Q=12,QN_W=4}"
 if [ "$TOP" = rnic_core ]; then
     for b in $SYNTH_BLOCKS; do runs+=("${b%%:*}|${b#*:}"); done
 fi

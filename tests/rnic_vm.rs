@@ -3,7 +3,9 @@
 //! `rnic` (built without the simulator, as a lab has it) run inside the
 //! guest against them, as `rnic vm` does (`rnic_interop::vm`).
 //!
-//! The CI slice: with the virtual IOMMU, `rnic list`, `info`, the torture
+//! The CI slice: with the virtual IOMMU, `rnic list`, `info`, a QP's state
+//! saved to a context table in guest memory and loaded back by DMA
+//! (`regs --qp-ctx-check`), the torture
 //! test through VFIO (100 messages clean, polled and again waiting for
 //! the CQs' MSIs with `--completions event`; `--break early-cqe` caught; a
 //! torture killed with SIGKILL mid-run, then a fresh run that resets the
@@ -165,6 +167,20 @@ fn rnic_in_the_guest_through_vfio() {
         .map(str::to_string)
         .unwrap_or_default();
     assert!(irq_line.contains("(20 interrupts)"), "{}", o.stdout_text());
+
+    // A QP's whole state to a context table in guest memory and back, by
+    // the NIC's DMA through VFIO and the virtual IOMMU.
+    let o = rnic(
+        &mut vm,
+        &format!("regs --device vfio:{a} --qp-ctx-check 3"),
+        None,
+    );
+    let out = o.stdout_text();
+    assert_eq!(o.rc, 0, "{out}{}", o.stderr);
+    assert!(
+        out.contains("round trip: ok") && out.contains("1 fills, 1 write-backs, 0 failed"),
+        "{out}"
+    );
 
     // The torture test through VFIO: A -> B over the simulated fabric.
     let o = rnic(

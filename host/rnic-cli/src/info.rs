@@ -285,7 +285,7 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
         match id.qp_rec_words {
             0 => println!("QP record     no record port in this build"),
             n => println!(
-                "QP record     {n} words, {} bytes per QP (every per-QP record, the layout of the host table to come; rnic regs --qp-record N)",
+                "QP record     {n} words, {} bytes per QP in host memory (every per-QP record, the context table's layout; rnic regs --qp-record N, rnic bench ctx-table)",
                 n * 8
             ),
         }
@@ -357,6 +357,60 @@ pub struct RegsArgs {
     /// record may mix two versions.
     #[arg(long, value_name = "N")]
     pub qp_record: Option<u16>,
+    /// Save the QP in slot N to a context table in host memory by DMA and
+    /// load it back (`qp_block.qp_ctx_*`, the path the context cache will
+    /// move QPs through), and check the round trip: the table's record
+    /// must equal the record window's words and the slot must be
+    /// unchanged. Only for a QP with nothing in flight. Exit 1 when it
+    /// differs.
+    #[arg(long, value_name = "N", conflicts_with = "qp_record")]
+    pub qp_ctx_check: Option<u16>,
+}
+
+/// `rnic regs --qp-ctx-check N`: slot `q` saved to a one-record context
+/// table and loaded back, checked against the record window.
+fn qp_ctx_check<D: Device>(nic: &rnic_driver::Nic<D>, q: u16) -> Result<ExitCode> {
+    let before = nic
+        .read_qp_record(q)
+        .map_err(|e| anyhow::anyhow!("QP {q}'s record: {e}"))?;
+    nic.qp_ctx_table_open(1)
+        .map_err(|e| anyhow::anyhow!("opening a context table: {e}"))?;
+    let t0 = nic.device().now();
+    let saved = nic.qp_ctx_save(q, 0);
+    let cycles = nic.device().now().saturating_sub(t0);
+    let table = nic.qp_ctx_record(0);
+    let counters = nic.qp_ctx_counters();
+    // the table goes back whatever happened (refused only while a command runs)
+    let closed = nic.qp_ctx_table_close();
+    saved.map_err(|e| anyhow::anyhow!("saving QP {q} to the context table: {e}"))?;
+    closed.map_err(|e| anyhow::anyhow!("closing the context table: {e}"))?;
+    let (table, counters) = (table?, counters?);
+    let after = nic.read_qp_record(q)?;
+    let differ =
+        |x: &[u64]| -> Vec<usize> { (0..before.len()).filter(|&i| x[i] != before[i]).collect() };
+    let (in_table, in_slot) = (differ(&table), differ(&after));
+    println!(
+        "QP {q}: saved to the context table and loaded back by DMA in {cycles} cycles ({:.0} MHz clock); {} of {} words non-zero; engine counters: {} fills, {} write-backs, {} failed",
+        nic.device().clock_mhz(),
+        before.iter().filter(|&&w| w != 0).count(),
+        before.len(),
+        counters.fills,
+        counters.writebacks,
+        counters.fails
+    );
+    if in_table.is_empty() && in_slot.is_empty() {
+        println!(
+            "round trip: ok (the table's record is the window's words, the slot is unchanged)"
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !in_table.is_empty() {
+        println!("round trip: the table's record differs from the window's in words {in_table:?}");
+    }
+    if !in_slot.is_empty() {
+        println!("round trip: the slot changed in words {in_slot:?} (was the QP busy?)");
+    }
+    Ok(ExitCode::from(1))
 }
 
 /// `n` with a comma between groups of three digits.
@@ -382,6 +436,9 @@ fn board_name(board_id: u32) -> String {
 
 pub fn regs(a: &RegsArgs) -> Result<ExitCode> {
     let nic = devices::open(&a.dev)?;
+    if let Some(q) = a.qp_ctx_check {
+        return qp_ctx_check(&nic, q);
+    }
     if let Some(q) = a.qp_record {
         let rec = nic
             .read_qp_record(q)

@@ -469,4 +469,16 @@ fn regs_prints_a_qps_record_and_refuses_one_beyond_the_build() {
         .count();
     assert_eq!(words, 64, "{out}");
     usage_error(&["regs", "--qp-record", "64"], "beyond the build's 64 QPs");
+    // the same record to a context table by DMA and back
+    let o = rnic(&["regs", "--qp-ctx-check", "1"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        out.contains("round trip: ok") && out.contains("1 fills, 1 write-backs, 0 failed"),
+        "{out}"
+    );
+    usage_error(
+        &["regs", "--qp-ctx-check", "64"],
+        "beyond the build's 64 QPs",
+    );
 }

@@ -461,7 +461,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 readable: true,
                 writable: false,
                 reset: None,
-                desc: "64-bit words of one QP's record through the qp_rec window (qp_block.qp_rec_cmd): every per-QP record of the core, the layout the QP context table in host memory will use. 0: a build without the record port (REC_PORT 0), and builds older than this register.",
+                desc: "64-bit words of one QP's record through the qp_rec window (qp_block.qp_rec_cmd): every per-QP record of the core, the layout of the QP context table in host memory (qp_block.qp_ctx_*, whose commands a build with the record port carries). 0: a build without the record port (REC_PORT 0) or the context commands, and builds older than this register.",
                 fields: &[
                     FieldDesc {
                         name: "value",

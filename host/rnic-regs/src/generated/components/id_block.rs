@@ -20,10 +20,10 @@ pub use _root::components::ro_word_r_desc_5a6c769e as mrs;
 pub use _root::components::ro_word_r_desc_667c2991 as mp_pend;
 pub use _root::components::ro_word_r_desc_746cdb82 as ost_rings;
 pub use _root::components::ro_word_r_desc_76bbc059 as verbs;
+pub use _root::components::ro_word_r_desc_a1a3a1c5 as qp_rec_words;
 pub use _root::components::ro_word_r_desc_afe673b8 as mp_wimm;
 pub use _root::components::ro_word_r_desc_c8805c6d as board_id;
 pub use _root::components::ro_word_r_desc_c9d53ebf as caps;
-pub use _root::components::ro_word_r_desc_cd7a91b4 as qp_rec_words;
 pub use _root::components::ro_word_r_desc_e558afe9 as git_hash;
 pub use _root::components::ro_word_r_desc_fa9c7015 as data_w;
 
@@ -296,12 +296,12 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> IdBlock<'io, IO> {
 
     /// qp_rec_words
     ///
-    /// 64-bit words of one QP's record through the qp_rec window (qp_block.qp_rec_cmd): every per-QP record of the core, the layout the QP context table in host memory will use. 0: a build without the record port (REC_PORT 0), and builds older than this register.
+    /// 64-bit words of one QP's record through the qp_rec window (qp_block.qp_rec_cmd): every per-QP record of the core, the layout of the QP context table in host memory (qp_block.qp_ctx_*, whose commands a build with the record port carries). 0: a build without the record port (REC_PORT 0) or the context commands, and builds older than this register.
     #[inline(always)]
     #[must_use]
     pub const fn qp_rec_words(
         &self,
-    ) -> peakrdl_rust::reg::Reg<'io, qp_rec_words::RoWordR_desc_cd7a91b4, IO> {
+    ) -> peakrdl_rust::reg::Reg<'io, qp_rec_words::RoWordR_desc_a1a3a1c5, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x44).cast(), self.io)
         }

@@ -6,21 +6,21 @@ use super::_root; // alias to root module of generated code
 
 /// qp_rec_words
 ///
-/// 64-bit words of one QP's record through the qp_rec window (qp_block.qp_rec_cmd): every per-QP record of the core, the layout the QP context table in host memory will use. 0: a build without the record port (REC_PORT 0), and builds older than this register.
+/// 64-bit words of one QP's record through the qp_rec window (qp_block.qp_rec_cmd): every per-QP record of the core, the layout of the QP context table in host memory (qp_block.qp_ctx_*, whose commands a build with the record port carries). 0: a build without the record port (REC_PORT 0) or the context commands, and builds older than this register.
 #[repr(transparent)]
 #[derive(Copy, Clone, Eq, PartialEq)]
-pub struct RoWordR_desc_cd7a91b4(u32);
+pub struct RoWordR_desc_a1a3a1c5(u32);
 
-unsafe impl Send for RoWordR_desc_cd7a91b4 {}
-unsafe impl Sync for RoWordR_desc_cd7a91b4 {}
+unsafe impl Send for RoWordR_desc_a1a3a1c5 {}
+unsafe impl Sync for RoWordR_desc_a1a3a1c5 {}
 
-impl core::default::Default for RoWordR_desc_cd7a91b4 {
+impl core::default::Default for RoWordR_desc_a1a3a1c5 {
     fn default() -> Self {
         Self(0x0)
     }
 }
 
-impl peakrdl_rust::reg::Register for RoWordR_desc_cd7a91b4 {
+impl peakrdl_rust::reg::Register for RoWordR_desc_a1a3a1c5 {
     type Regwidth = u32;
     type Accesswidth = u32;
     type Access = peakrdl_rust::access::R;
@@ -36,7 +36,7 @@ impl peakrdl_rust::reg::Register for RoWordR_desc_cd7a91b4 {
     }
 }
 
-impl RoWordR_desc_cd7a91b4 {
+impl RoWordR_desc_a1a3a1c5 {
     pub const VALUE_OFFSET: usize = 0;
     pub const VALUE_WIDTH: usize = 32;
     pub const VALUE_MASK: u32 = 0xFFFF_FFFF;
@@ -51,9 +51,9 @@ impl RoWordR_desc_cd7a91b4 {
     }
 }
 
-impl core::fmt::Debug for RoWordR_desc_cd7a91b4 {
+impl core::fmt::Debug for RoWordR_desc_a1a3a1c5 {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("RoWordR_desc_cd7a91b4")
+        f.debug_struct("RoWordR_desc_a1a3a1c5")
             .field("value", &self.value())
             .finish()
     }
@@ -65,7 +65,7 @@ mod tests {
 
     #[test]
     fn test_default() {
-        let reg = RoWordR_desc_cd7a91b4::default();
+        let reg = RoWordR_desc_a1a3a1c5::default();
         assert_eq!(reg.value(), 0);
     }
 }
