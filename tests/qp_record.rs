@@ -8,9 +8,11 @@
 //! The context table (BAR0 `qp_block.qp_ctx_*`, issue 19): the same records
 //! moved by DMA between a slot and the host's table by the fill engine. A
 //! live QP saved to the table, its slot loaded with another record and then
-//! with its own again must run on; the engine must move nothing beyond the
-//! table, leave a slot untouched when the table read fails, and refuse
-//! what it cannot do.
+//! with its own again must run on; moves of an idle QP's slot while another
+//! QP's WRITE_WITH_IMMs run (the DMA engines and the staging RAM shared)
+//! must leave both intact; the engine must move nothing beyond the table,
+//! leave a slot untouched when the table read fails, and refuse what it
+//! cannot do.
 
 use rnic_device::Device as _;
 use rnic_driver::Nic;
@@ -401,5 +403,102 @@ fn a_failed_table_read_leaves_the_slot_untouched() {
             (0, 0, 1),
             "DATA_W={w}: counters"
         );
+    }
+}
+
+#[test]
+fn context_moves_beside_running_traffic_leave_both_intact() {
+    use rnic_harness::pattern;
+    const MSGS: usize = 8;
+    const LEN: usize = 8 << 10;
+    for w in WIDTHS {
+        let p = pair(w, 47, "ideal");
+        let o = ConnOpts::default();
+        let (mut a, mut b) = connect(&p, &o);
+        // a second connection, idle: its slots are what the engine moves,
+        // on both NICs, while the first one's WRITE_WITH_IMMs run
+        let (c, d) = connect(&p, &o);
+        // (the window's reads take simulated time: before the traffic)
+        let idle = [(&p.a, c.qp.slot()), (&p.b, d.qp.slot())];
+        let recs: Vec<Vec<u64>> = idle
+            .iter()
+            .map(|(ctx, q)| {
+                ctx.nic().qp_ctx_table_open(TABLE).unwrap();
+                saved(ctx.nic(), *q, "idle QP")
+            })
+            .collect();
+        let key = 0x00c7_0000 + u64::from(w);
+        pattern::fill_buf(&a.buf, 0, MSGS * LEN, key);
+        pattern::fill_buf_stale(&b.buf, 0, MSGS * LEN, key);
+        for m in 0..MSGS {
+            b.qp.post_recv(&RecvWr {
+                wr_id: m as u64,
+                sg_list: &[],
+            })
+            .unwrap();
+            let sge = [a.mr.sge(m * LEN, LEN as u32).unwrap()];
+            a.qp.post_send(&SendWr {
+                wr_id: m as u64,
+                opcode: WrOpcode::RdmaWriteWithImm,
+                send_flags: SendFlags::SIGNALED,
+                sg_list: &sge,
+                imm_data: Some((m as u32).to_be()),
+                rdma: Some(b.mr.rdma_info(m * LEN).unwrap()),
+            })
+            .unwrap();
+        }
+        let mut wcs = Vec::new();
+        let mut beside = 0;
+        let mut i = 0u32;
+        let mut touched = [
+            std::collections::BTreeSet::new(),
+            std::collections::BTreeSet::new(),
+        ];
+        while wcs.len() < MSGS {
+            assert!(i < 1000, "DATA_W={w}: the traffic did not end");
+            let (ctx, q) = idle[i as usize % 2];
+            let r = (i / 2) % 4;
+            touched[i as usize % 2].extend([r, r + 4]);
+            // a save into record r, then a swap out to record r + 4 and in
+            // from record r (the same words)
+            ctx.nic().qp_ctx_save(q, r).unwrap();
+            ctx.nic().qp_ctx_swap(q, r + 4, r).unwrap();
+            i += 1;
+            let mut got = [WorkCompletion::default(); MSGS];
+            let n = b.cq.poll(&mut got).unwrap();
+            if wcs.len() + n < MSGS {
+                beside += 1;
+            }
+            wcs.extend_from_slice(&got[..n]);
+        }
+        assert!(
+            beside >= 2,
+            "DATA_W={w}: only {beside} moves ran while the traffic did"
+        );
+        assert!(
+            wcs.iter().all(|wc| wc.status == WcStatus::Success),
+            "DATA_W={w}: {wcs:?}"
+        );
+        if let Some(bad) = pattern::check_buf(&b.buf, 0, MSGS * LEN, key) {
+            panic!("DATA_W={w}: byte {bad} of the written data is wrong");
+        }
+        for (((ctx, q), rec), touched) in idle.iter().zip(&recs).zip(&touched) {
+            let nic = ctx.nic();
+            assert_eq!(
+                &saved(nic, *q, "idle QP"),
+                rec,
+                "DATA_W={w}: the idle QP's slot"
+            );
+            for &r in touched {
+                assert_eq!(
+                    &nic.qp_ctx_record(r).unwrap(),
+                    rec,
+                    "DATA_W={w}: record {r}"
+                );
+            }
+            let c = nic.qp_ctx_counters().unwrap();
+            assert_eq!(c.fails, 0, "DATA_W={w}");
+        }
+        assert!(p.a.device().iommu_faults().is_empty() && p.b.device().iommu_faults().is_empty());
     }
 }
