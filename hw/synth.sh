@@ -151,7 +151,7 @@ for w in "${widths[@]}"; do runs+=("$TOP|${w:+DATA_W=$w}${SYNTH_CORE_PARAMS:+,$S
 # Blocks rnic_core does not instantiate yet (or not with these parameters).
 # (One chparam per knob, each elaborating the block anew: every prefix of a
 # block's knobs must pass its parameter checks.)
-SYNTH_BLOCKS="${SYNTH_BLOCKS-axis_arb_mux:PORTS=3,WIDTH=64 axis_arb_mux:PORTS=4,WIDTH=64,ROUND_ROBIN=1,OUT_REG=1 qp_rec_window:NUM_Q=12 rec_port:SLOT_W=6,REC_WORDS=4 qp_dir:NUM_Q=12,QPN_W=10,META_W=16 qp_ctx_table:NUM_Q=12,QN_W=4}"
+SYNTH_BLOCKS="${SYNTH_BLOCKS-axis_arb_mux:PORTS=3,WIDTH=64 axis_arb_mux:PORTS=4,WIDTH=64,ROUND_ROBIN=1,OUT_REG=1 qp_rec_window:NUM_Q=12 rec_port:SLOT_W=6,REC_WORDS=4 qp_dir:NUM_Q=12,QPN_W=10,META_W=16 qp_ctx_table:NUM_Q=12,QN_W=4,FILLS=4}"
 if [ "$TOP" = rnic_core ]; then
     for b in $SYNTH_BLOCKS; do runs+=("${b%%:*}|${b#*:}"); done
 fi

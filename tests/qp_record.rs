@@ -502,3 +502,84 @@ fn context_moves_beside_running_traffic_leave_both_intact() {
         assert!(p.a.device().iommu_faults().is_empty() && p.b.device().iommu_faults().is_empty());
     }
 }
+
+#[test]
+fn four_moves_in_flight_at_once_each_reach_their_own_slot() {
+    for w in WIDTHS {
+        let p = pair(w, 49, "ideal");
+        let o = ConnOpts::default();
+        let conns: Vec<(End, End)> = (0..4).map(|_| connect(&p, &o)).collect();
+        let nic = p.a.nic();
+        let fills = nic.id().ctx_fills;
+        assert_eq!(
+            fills, 4,
+            "DATA_W={w}: the simulated NIC's context moves at once"
+        );
+        nic.qp_ctx_table_open(TABLE).unwrap();
+        let slots: Vec<u16> = conns.iter().map(|(a, _)| a.qp.slot()).collect();
+        let recs: Vec<Vec<u64>> = slots.iter().map(|&q| saved(nic, q, "QP")).collect();
+        let post_all = |cmds: &[(u16, u8, u32, u32)]| {
+            let done = nic.qp_ctx_status().unwrap().done;
+            for &(q, op, r, wb) in cmds {
+                nic.qp_ctx_post_raw(q, op, r, wb).unwrap();
+            }
+            let last = cmds.last().unwrap();
+            nic.qp_ctx_wait(done.wrapping_add(cmds.len() as u16), last.0, last.2)
+                .unwrap_or_else(|e| panic!("DATA_W={w}: {cmds:?}: {e}"));
+        };
+        // four saves at once: slot k to record k
+        let cmds: Vec<_> = (0..4).map(|k| (slots[k], 2, k as u32, k as u32)).collect();
+        post_all(&cmds);
+        for k in 0..4 {
+            assert_eq!(
+                nic.qp_ctx_record(k as u32).unwrap(),
+                recs[k],
+                "DATA_W={w}: record {k}"
+            );
+            assert_eq!(saved(nic, slots[k], "QP"), recs[k], "DATA_W={w}: slot {k}");
+        }
+        // four swaps at once, a rotation: slot k out to record 4 + k, in
+        // from record k + 1 (QP k + 1's words)
+        let cmds: Vec<_> = (0..4)
+            .map(|k| (slots[k], 2, ((k + 1) % 4) as u32, 4 + k as u32))
+            .collect();
+        post_all(&cmds);
+        for k in 0..4 {
+            assert_eq!(
+                saved(nic, slots[k], "QP"),
+                recs[(k + 1) % 4],
+                "DATA_W={w}: slot {k} after the rotation"
+            );
+            assert_eq!(
+                nic.qp_ctx_record(4 + k as u32).unwrap(),
+                recs[k],
+                "DATA_W={w}: record {}",
+                4 + k
+            );
+        }
+        // and four loads at once back from records 4..7
+        let cmds: Vec<_> = (0..4).map(|k| (slots[k], 1, 4 + k as u32, 0)).collect();
+        post_all(&cmds);
+        for k in 0..4 {
+            assert_eq!(
+                saved(nic, slots[k], "QP"),
+                recs[k],
+                "DATA_W={w}: slot {k} loaded back"
+            );
+        }
+        let c = nic.qp_ctx_counters().unwrap();
+        assert_eq!((c.fills, c.writebacks, c.fails), (12, 8, 0), "DATA_W={w}");
+        let st = nic.qp_ctx_status().unwrap();
+        assert!(
+            !st.fault && st.err == 0 && st.done == 12,
+            "DATA_W={w}: {st:?}"
+        );
+        // every connection runs on
+        let mut conns = conns;
+        for (k, (a, b)) in conns.iter_mut().enumerate() {
+            let v = write_imm_messages(&p, a, b, 2, 1, 2000, 50 + k as u64);
+            assert_eq!(v, 0, "DATA_W={w}: connection {k} after the moves");
+        }
+        assert!(p.a.device().iommu_faults().is_empty() && p.b.device().iommu_faults().is_empty());
+    }
+}

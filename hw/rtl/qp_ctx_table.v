@@ -11,9 +11,12 @@
 // the slot from the record, 2 write the slot back to record wb_record, then
 // load it from `record`. It is checked before anything moves: a bad op, a
 // slot beyond NUM_Q, or a record (either one) at or beyond cfg_records is
-// answered at once with its error; a command while one runs, or while the
-// record window runs, is refused (err 5) and changes nothing. One command
-// runs at a time (qpc_fill with one buffer).
+// answered at once with its error; a command for a slot a command still
+// runs on, a command while the last one has not been taken by the engine,
+// or one while the record window runs, is refused (err 5) and changes
+// nothing. Up to FILLS commands run at once (qpc_fill's buffers), each on
+// its own slot: they overlap their DMA reads, and qpc_fill orders a load
+// of a record behind a write-back of the same record still in flight.
 //
 // The record port. While a command runs (busy) the record port is the fill
 // engine's; otherwise the record window's, whose requests wait meanwhile
@@ -22,7 +25,7 @@
 // taken and the last record write has landed (rec_wr_busy low), so a
 // window read afterwards sees the loaded words.
 //
-// Errors (status err): 0 done, 2 the table read failed (the slot is
+// Errors (status err, the last command answered): 0 done, 2 the table read failed (the slot is
 // untouched; a write-back before it was made), 3 a record beyond the table,
 // 4 bad op, 5 refused, 6 slot beyond NUM_Q. fault: qpc_fill's err_proto
 // (a DMA status it did not expect), sticky until reset. done counts the
@@ -38,11 +41,12 @@ module qp_ctx_table #(
     parameter QN_W = 4,
     parameter REC_WORDS = 64,
     parameter WORD_W = 6,
+    parameter FILLS = 1,                    // commands in flight (qpc_fill's buffers), 1..4
     parameter ID_W = 8,
     parameter LEN_W = 17,
     parameter RAM_ADDR_W = 17,
-    parameter integer BUF_BASE = 0,         // staging RAM byte address of the buffer
-    parameter [ID_W-1:0] ID_TAG = {ID_W{1'b0}}  // the client field; the low 2 bits are the buffer's
+    parameter integer BUF_BASE = 0,         // staging RAM byte address of buffer 0
+    parameter [ID_W-1:0] ID_TAG = {ID_W{1'b0}}  // the client field; the low 3 bits are the engine's
 ) (
     input  wire                  clk,
     input  wire                  rst,
@@ -131,8 +135,12 @@ initial begin
         $error("qp_ctx_table: REC_WORDS must be 2^WORD_W");
         $finish;
     end
-    if (ID_W < 3 || ID_TAG[1:0] != 2'd0) begin
-        $error("qp_ctx_table: ID_TAG's low two bits carry the buffer, keep them 0");
+    if (FILLS < 1 || FILLS > 4) begin
+        $error("qp_ctx_table: FILLS must be 1..4");
+        $finish;
+    end
+    if (ID_W < 4 || ID_TAG[2:0] != 3'd0) begin
+        $error("qp_ctx_table: ID_TAG's low three bits carry the buffer, keep them 0");
         $finish;
     end
 end
@@ -148,7 +156,42 @@ reg oob_reg = 1'b0;
 
 wire done_valid;
 wire done_ok;
+wire [QN_W-1:0] done_slot;
 wire done_take = done_valid && !rec_wr_busy;
+
+// The slots commands run on: one entry per command taken by the engine
+// until its completion is taken. The engine takes a command only with a
+// buffer free, and frees a buffer when its completion is loaded, so FILLS
+// + 1 entries always leave one free for the command being taken.
+localparam FL = FILLS + 1;
+reg [FL-1:0] fl_v = {FL{1'b0}};
+reg [FL*QN_W-1:0] fl_slot = {(FL*QN_W){1'b0}};
+wire [FL-1:0] fl_hit, fl_done;
+reg [FL-1:0] fl_new;
+genvar fi;
+generate
+    for (fi = 0; fi < FL; fi = fi + 1) begin : g_fl
+        assign fl_hit[fi] = fl_v[fi] && fl_slot[fi*QN_W +: QN_W] == cmd_slot[QN_W-1:0];
+        assign fl_done[fi] = done_take && fl_v[fi] && fl_slot[fi*QN_W +: QN_W] == done_slot;
+        always @(posedge clk) begin
+            if (fl_new[fi]) begin
+                fl_slot[fi*QN_W +: QN_W] <= fill_slot_reg;
+            end
+        end
+    end
+endgenerate
+integer k;
+always @* begin
+    fl_new = {FL{1'b0}};
+    if (fill_valid_reg && fill_ready) begin
+        for (k = FL - 1; k >= 0; k = k - 1) begin
+            if (!fl_v[k]) begin
+                fl_new = {{(FL-1){1'b0}}, 1'b1} << k;
+            end
+        end
+    end
+end
+wire slot_running = |fl_hit || (fill_valid_reg && fill_slot_reg == cmd_slot[QN_W-1:0]);
 wire stat_oob;
 wire stat_fill, stat_wb, stat_fail;
 
@@ -156,8 +199,9 @@ wire bad_op = cmd_op == 2'd0 || cmd_op == 2'd3;
 wire bad_slot = {16'd0, cmd_slot} >= NUM_Q;
 wire bad_record = {1'b0, cmd_record} >= cfg_records
     || (cmd_op == 2'd2 && {1'b0, cmd_wb_record} >= cfg_records);
+wire refused = fill_valid_reg || win_busy || slot_running;
 // taken: it runs and is counted when it ends (a refusal is counted at once)
-wire cmd_go = !busy && !win_busy && !bad_op && !bad_slot && !bad_record;
+wire cmd_go = !refused && !bad_op && !bad_slot && !bad_record;
 
 always @(posedge clk) begin
     if (fill_valid_reg && fill_ready) begin
@@ -167,12 +211,14 @@ always @(posedge clk) begin
         oob_reg <= 1'b1;
     end
     done <= done + {15'd0, done_take} + {15'd0, cmd_valid && !cmd_go};
+    fl_v <= (fl_v & ~fl_done) | fl_new;
+    busy <= fill_valid_reg || |((fl_v & ~fl_done) | fl_new) || (cmd_valid && cmd_go);
     if (done_take) begin
-        busy <= 1'b0;
         err <= done_ok ? E_OK : (oob_reg || stat_oob ? E_BOUND : E_READ);
+        oob_reg <= 1'b0;
     end
     if (cmd_valid) begin
-        if (busy || win_busy) begin
+        if (refused) begin
             err <= E_REFUSED;
         end else if (bad_op) begin
             err <= E_OP;
@@ -181,13 +227,11 @@ always @(posedge clk) begin
         end else if (bad_record) begin
             err <= E_BOUND;
         end else begin
-            busy <= 1'b1;
             fill_valid_reg <= 1'b1;
             fill_slot_reg <= cmd_slot[QN_W-1:0];
             fill_record_reg <= cmd_record;
             fill_wb_reg <= cmd_op == 2'd2;
             fill_wb_record_reg <= cmd_wb_record;
-            oob_reg <= 1'b0;
         end
     end
 
@@ -196,6 +240,7 @@ always @(posedge clk) begin
     count_fails <= count_fails + {31'd0, stat_fail};
 
     if (rst) begin
+        fl_v <= {FL{1'b0}};
         count_fills <= 32'd0;
         count_wbs <= 32'd0;
         count_fails <= 32'd0;
@@ -225,22 +270,21 @@ assign m_rec_wr_data = busy ? fill_wr_data : s_win_wr_data;
 assign s_win_wr_ready = !busy && m_rec_wr_ready;
 
 // ---------------------------------------------------------------- the engine
-wire [1:0] rd_id, wr_id;
-assign m_rd_desc_id = {ID_TAG[ID_W-1:2], rd_id};
-assign m_wr_desc_id = {ID_TAG[ID_W-1:2], wr_id};
+wire [2:0] rd_id, wr_id;
+assign m_rd_desc_id = {ID_TAG[ID_W-1:3], rd_id};
+assign m_wr_desc_id = {ID_TAG[ID_W-1:3], wr_id};
 
 /* verilator lint_off UNUSEDSIGNAL */
 wire [ID_W-1:0] rd_status_id = s_rd_status_id;     // the client bits routed it here
 wire engine_busy;
-wire [QN_W-1:0] done_slot;                          // one command at a time: its own
 /* verilator lint_on UNUSEDSIGNAL */
 
 qpc_fill #(
     .QPN_W(24),
     .SLOT_LOG(QN_W),
     .REC_WORDS(REC_WORDS),
-    .FILLS(1),
-    .ID_W(2),
+    .FILLS(FILLS),
+    .ID_W(3),                                       // the buffer's number (and room to see a wrong one)
     .LEN_W(LEN_W),
     .RAM_ADDR_W(RAM_ADDR_W),
     .BUF_BASE(BUF_BASE)
@@ -285,7 +329,7 @@ qpc_fill #(
     .m_rd_desc_len(m_rd_desc_len),
     .m_rd_desc_id(rd_id),
     .s_rd_status_valid(s_rd_status_valid),
-    .s_rd_status_id(rd_status_id[1:0]),
+    .s_rd_status_id(rd_status_id[2:0]),
     .s_rd_status_error(s_rd_status_error),
     .m_wr_desc_valid(m_wr_desc_valid),
     .m_wr_desc_ready(m_wr_desc_ready),

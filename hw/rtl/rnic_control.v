@@ -25,6 +25,7 @@ module rnic_control #(
     parameter [31:0] ID_DMACS = 0,
     parameter [31:0] ID_MRS = 0,
     parameter [31:0] ID_QP_REC_WORDS = 0,
+    parameter [31:0] ID_CTX_FILLS = 0,
     parameter [31:0] ID_QPN_BITS = 0
 ) (
     input  wire                  clk,
@@ -351,6 +352,7 @@ rnic_csr csr_inst (
     .hwif_in_id_dmacs_value(ID_DMACS),
     .hwif_in_id_mrs_value(ID_MRS),
     .hwif_in_id_qp_rec_words_value(ID_QP_REC_WORDS),
+    .hwif_in_id_ctx_fills_value(ID_CTX_FILLS),
     .hwif_in_id_qpn_bits_value(ID_QPN_BITS),
     .hwif_out_flash_req(flash_s_req),
     .hwif_out_flash_addr(flash_s_addr),

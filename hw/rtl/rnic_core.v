@@ -142,14 +142,17 @@ localparam [RAM_ADDR_W-1:0] RQWQE_RAM = CTRL + 17'h40;
 localparam [RAM_ADDR_W-1:0] CQE_RAM = CTRL + 17'h100;
 localparam [RAM_ADDR_W-1:0] ATOM_RAM = CTRL + 17'h0C0;   // an atomic's new value (ATOMIC_EN)
 localparam [RAM_ADDR_W-1:0] ATOM_RQ_RAM = CTRL + 17'h0C8; // the original value our atomic brought back
-localparam integer FILL_RAM = CTRL_I + 2048;               // the context fill's buffer, 512 bytes (REC_PORT)
+// Context-table commands in flight at once (REC_PORT): their 512-byte
+// buffers fill the control area's upper half
+localparam CTX_FILLS = 4;
+localparam integer FILL_RAM = CTRL_I + 2048;
 localparam [RAM_ADDR_W-1:0] TX_RAM_BASE = 17'h08000;
 localparam [RAM_ADDR_W-1:0] RX_RAM_BASE = 17'h10000;
 localparam [RAM_ADDR_W-1:0] RR_RAM_BASE = 17'h18000;
 
 // descriptor ids tell the engines' clients apart by their top three bits
 // (statuses come back in order); the clients use bit 0 (the requester's
-// prefetch) and bits 1:0 (the context fill's buffer) of the rest
+// prefetch) and bits 2:0 (the context fill's buffer) of the rest
 localparam [ID_W-1:0] ID_EXEC = 8'h00, ID_RESP = 8'h40, ID_CQE = 8'h80, ID_RRSP = 8'hC0, ID_FILL = 8'h20;
 
 // local DMA copy, RDMA_WRITE(+IMM), and SEND(+IMM) when the build carries it
@@ -1187,6 +1190,7 @@ if (REC_PORT != 0) begin : g_rec_window
         .QN_W(QN_W),
         .REC_WORDS(64),
         .WORD_W(6),
+        .FILLS(CTX_FILLS),
         .ID_W(ID_W),
         .LEN_W(LEN_W),
         .RAM_ADDR_W(RAM_ADDR_W),
@@ -1309,6 +1313,7 @@ rnic_control #(
     .ID_DMACS(DMAC_N_Q),
     .ID_MRS(NUM_MR_Q),
     .ID_QP_REC_WORDS(REC_PORT != 0 ? 32'd64 : 32'd0),
+    .ID_CTX_FILLS(REC_PORT != 0 ? CTX_FILLS : 32'd0),
     .ID_QPN_BITS(QPN_W)
 ) control_inst (
     .clk(clk),

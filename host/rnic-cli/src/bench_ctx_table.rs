@@ -23,6 +23,10 @@ pub struct CtxTableArgs {
     /// Commands per op.
     #[arg(long, default_value_t = 64)]
     pub commands: u32,
+    /// Commands in flight at once, each on its own slot, posted in batches
+    /// of this many (1..=id.ctx_fills).
+    #[arg(long, default_value_t = 1)]
+    pub in_flight: u32,
     /// Cycles from a DMA read request to its first completion in the
     /// simulated host.
     #[arg(long, default_value_t = 100)]
@@ -39,6 +43,7 @@ struct CtxRow {
     /// "load" or "save" (write back, then load).
     op: &'static str,
     commands: u32,
+    in_flight: u32,
     record_bytes: usize,
     read_latency: u64,
     cycles: u64,
@@ -66,7 +71,11 @@ pub fn ctx_table(a: &CtxTableArgs) -> Result<ExitCode> {
     if rb == 0 {
         bail!("this NIC model has no record port, so no context table (id.qp_rec_words is 0)");
     }
-    let records = a.commands.clamp(2, 1024);
+    let fills = nic.id().ctx_fills;
+    if a.in_flight == 0 || a.in_flight > fills {
+        bail!("--in-flight must be 1..={fills} (id.ctx_fills: the context moves this NIC runs at once)");
+    }
+    let records = a.commands.clamp(a.in_flight.max(2), 1024);
     nic.qp_ctx_table_open(records)
         .context("opening the context table")?;
     if !a.json {
@@ -75,23 +84,41 @@ pub fn ctx_table(a: &CtxTableArgs) -> Result<ExitCode> {
             "op", "commands", "cycles", "cyc/command", "M cmds/s"
         );
     }
-    let slot = 0u16;
+    let repro = || {
+        format!(
+            "reproduce: rnic bench ctx-table --data-w {} --seed {} --commands {} --in-flight {} --read-latency {}",
+            a.dev.data_w, a.dev.seed, a.commands, a.in_flight, a.read_latency
+        )
+    };
     for op in ["load", "save"] {
+        let before = nic.qp_ctx_counters()?;
+        let mut done = nic.qp_ctx_status()?.done;
         let start = dev.now();
-        for i in 0..a.commands {
-            let r = i % records;
-            match op {
-                "load" => nic.qp_ctx_load(slot, r),
-                _ => nic.qp_ctx_save(slot, r),
+        let mut i = 0;
+        while i < a.commands {
+            // a batch: one command per slot, all in flight, then their answers
+            let batch = a.in_flight.min(a.commands - i);
+            for k in 0..batch {
+                let r = (i + k) % records;
+                let code = if op == "load" { 1 } else { 2 };
+                nic.qp_ctx_post_raw(k as u16, code, r, r)?;
             }
-            .with_context(|| {
-                format!(
-                    "ctx-table: {op} {i} (reproduce: rnic bench ctx-table --data-w {} --seed {} --commands {} --read-latency {})",
-                    a.dev.data_w, a.dev.seed, a.commands, a.read_latency
-                )
-            })?;
+            done = done.wrapping_add(batch as u16);
+            nic.qp_ctx_wait(done, (batch - 1) as u16, (i + batch - 1) % records)
+                .with_context(|| format!("ctx-table: {op} batch at command {i} ({})", repro()))?;
+            i += batch;
         }
         let cycles = dev.now() - start;
+        let after = nic.qp_ctx_counters()?;
+        if after.fills - before.fills != a.commands || after.fails != before.fails {
+            bail!(
+                "ctx-table: {op}: {} of {} commands loaded a record, {} failed ({})",
+                after.fills - before.fills,
+                a.commands,
+                after.fails - before.fails,
+                repro()
+            );
+        }
         let per = cycles as f64 / f64::from(a.commands);
         let clock = dev.clock_mhz();
         let row = CtxRow {
@@ -99,6 +126,7 @@ pub fn ctx_table(a: &CtxTableArgs) -> Result<ExitCode> {
             data_w: a.dev.data_w,
             op,
             commands: a.commands,
+            in_flight: a.in_flight,
             record_bytes: rb,
             read_latency: a.read_latency,
             cycles,
@@ -118,7 +146,8 @@ pub fn ctx_table(a: &CtxTableArgs) -> Result<ExitCode> {
     nic.qp_ctx_table_close()?;
     if !a.json {
         println!(
-            "(records of {rb} B between slot {slot} and the host's table, one command at a time, each timed from its doorbell write to the status read that shows it done, so the host's polling is in the figure; DATA_W={}, DMA read latency {} cycles, {} MHz)",
+            "(records of {rb} B between slots and the host's table, {} at once on slots 0.., timed from the first command's MMIO write to the status read that shows the last done, so the host's MMIO and polling are in the figure; DATA_W={}, DMA read latency {} cycles, {} MHz)",
+            a.in_flight,
             a.dev.data_w,
             a.read_latency,
             dev.clock_mhz()

@@ -236,6 +236,8 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
             "qp_record_bytes": (id.qp_rec_words != 0).then_some(id.qp_rec_words * 8),
             // 0: no QP directory (QP number n is slot n)
             "qpn_bits": id.qpn_bits,
+            // 0: no context table
+            "ctx_fills": id.ctx_fills,
             // null without a directory
             "qp_directory": directory_cost(id.qpn_bits, id.num_queues),
             "state_budget": budget.as_ref().ok(),
@@ -285,8 +287,9 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
         match id.qp_rec_words {
             0 => println!("QP record     no record port in this build"),
             n => println!(
-                "QP record     {n} words, {} bytes per QP in host memory (every per-QP record, the context table's layout; rnic regs --qp-record N, rnic bench ctx-table)",
-                n * 8
+                "QP record     {n} words, {} bytes per QP in host memory (every per-QP record, the context table's layout; rnic regs --qp-record N, rnic bench ctx-table); {} context-table moves at once",
+                n * 8,
+                id.ctx_fills
             ),
         }
         match directory_cost(id.qpn_bits, id.num_queues) {

@@ -386,9 +386,31 @@ fn ctx_table_bench_times_loads_and_saves() {
         per[1] > per[0],
         "a save (write-back, then load) costs more than a load: {out}"
     );
+    // four at once overlap their DMA reads (simulated cycles: deterministic)
+    let o = rnic(&[
+        "bench",
+        "ctx-table",
+        "--commands",
+        "8",
+        "--in-flight",
+        "4",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out4 = String::from_utf8_lossy(&o.stdout);
+    let load4: serde_json::Value = serde_json::from_str(out4.lines().next().unwrap()).unwrap();
+    assert_eq!(load4["in_flight"], 4, "{out4}");
+    assert!(
+        load4["cycles_per_command"].as_f64().unwrap() < per[0],
+        "four loads in flight take no less per load than one: {out4} against {out}"
+    );
     usage_error(
         &["bench", "ctx-table", "--commands", "0"],
         "--commands must be 1..=65536",
+    );
+    usage_error(
+        &["bench", "ctx-table", "--in-flight", "5"],
+        "--in-flight must be 1..=4",
     );
 }
 

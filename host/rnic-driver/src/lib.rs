@@ -144,6 +144,9 @@ pub struct IdInfo {
     /// are bound to slots by the host (0: no directory, or a build older
     /// than the register; QP number n is slot n).
     pub qpn_bits: u32,
+    /// Context-table commands the NIC runs at once (0: no context table,
+    /// or a build older than the register).
+    pub ctx_fills: u32,
 }
 
 /// The queue manager's error registers.
@@ -414,6 +417,7 @@ impl<D: Device> Nic<D> {
                 mrs: idb.mrs().try_read()?.value(),
                 qp_rec_words: idb.qp_rec_words().try_read()?.value(),
                 qpn_bits: idb.qpn_bits().try_read()?.value(),
+                ctx_fills: idb.ctx_fills().try_read()?.value(),
             }
         };
         let n = id.num_queues as usize;

@@ -235,6 +235,14 @@ impl<D: Device> Nic<D> {
     /// tests of the NIC's own): waits for its answer and maps its error.
     pub fn qp_ctx_command_raw(&self, slot: u16, op: u8, record: u32, wb_record: u32) -> Result<()> {
         let before = self.qp_ctx_status()?;
+        self.qp_ctx_post_raw(slot, op, record, wb_record)?;
+        self.qp_ctx_wait(before.done.wrapping_add(1), slot, record)
+    }
+
+    /// Writes a command and returns at once (up to `id.ctx_fills` run at
+    /// once, each on its own slot; the NIC refuses the others). Its answer
+    /// counts in `qp_ctx_status.done`: [`Nic::qp_ctx_wait`] waits for it.
+    pub fn qp_ctx_post_raw(&self, slot: u16, op: u8, record: u32, wb_record: u32) -> Result<()> {
         let io = self.io();
         let qp = io.csr().qp();
         qp.qp_sel().try_write(|r| r.set_qpn(slot))?;
@@ -243,10 +251,17 @@ impl<D: Device> Nic<D> {
             r.set_record(record);
             r.set_op(op);
         })?;
+        Ok(())
+    }
+
+    /// Waits until `qp_ctx_status.done` reaches `done` (commands answered
+    /// since reset, wrapping) and no command runs; the last answer's error
+    /// (`slot` and `record` name it in the error).
+    pub fn qp_ctx_wait(&self, done: u16, slot: u16, record: u32) -> Result<()> {
         let start = self.dev.now();
         loop {
             let st = self.qp_ctx_status()?;
-            if st.done != before.done && !st.busy {
+            if st.done == done && !st.busy {
                 if st.fault {
                     return Err(DriverError::CtxFault);
                 }

@@ -40,7 +40,7 @@ pub static BLOCKS: &[BlockDesc] = &[
         name: "id",
         type_name: "id_block",
         offset: 0x0,
-        size: 0x4c,
+        size: 0x50,
         block_type: Some(0x52490001),
         version: Some(0x10000),
         desc: "Identification block: what this build is.",
@@ -486,6 +486,30 @@ pub static BLOCKS: &[BlockDesc] = &[
                 writable: false,
                 reset: None,
                 desc: "Bits of a QP number the QP directory holds: QP numbers 0 to 2^qpn_bits - 1 can be bound to the num_queues slots that hold QP state (qp_block.qp_bind); a packet for a number no slot holds is dropped (port.rx_drop_qp), and a CQE names the QP number of its slot. 0: a build without the directory, in which QP number n is slot n, and builds older than this register.",
+                fields: &[
+                    FieldDesc {
+                        name: "value",
+                        msb: 31,
+                        lsb: 0,
+                        sw: Access::R,
+                        hw: Access::W,
+                        reset: None,
+                        onread: None,
+                        onwrite: None,
+                        swmod: false,
+                        desc: "",
+                    },
+                ],
+            },
+            RegDesc {
+                name: "ctx_fills",
+                offset: 0x4c,
+                block_offset: 0x4c,
+                width: 32,
+                readable: true,
+                writable: false,
+                reset: None,
+                desc: "QP context table commands (qp_block.qp_ctx_cmd) the NIC runs at once, each on its own slot: the fill engine's buffers. 0: a build without the context table, and builds older than this register.",
                 fields: &[
                     FieldDesc {
                         name: "value",
@@ -3277,7 +3301,7 @@ pub static BLOCKS: &[BlockDesc] = &[
                 readable: false,
                 writable: true,
                 reset: Some(0x0),
-                desc: "QP context table: move records between slot qp_sel.qpn and the table by DMA (the fill engine the context cache will drive). op 1 loads the slot from record `record`; op 2 first writes the slot back to record qp_ctx_wb.record, waits for the write's status, then loads the slot from record `record` (the same record: a save that reads back what it wrote). Only for a slot with nothing in flight, as with the record window. The command runs in the background: poll qp_ctx_status.busy; a command written while one runs, or while the record window runs, is refused (err 5).",
+                desc: "QP context table: move records between slot qp_sel.qpn and the table by DMA (the fill engine the context cache will drive). op 1 loads the slot from record `record`; op 2 first writes the slot back to record qp_ctx_wb.record, waits for the write's status, then loads the slot from record `record` (the same record: a save that reads back what it wrote). Only for a slot with nothing in flight, as with the record window. Commands run in the background, up to id.ctx_fills at once, each on its own slot: poll qp_ctx_status (done counts the commands answered). A command for a slot a command still runs on, one written before the engine took the last one, or one while the record window runs, is refused (err 5).",
                 fields: &[
                     FieldDesc {
                         name: "record",

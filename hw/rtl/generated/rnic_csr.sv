@@ -36,6 +36,7 @@ module rnic_csr (
         input wire [31:0] hwif_in_id_mp_wimm_value,
         input wire [31:0] hwif_in_id_qp_rec_words_value,
         input wire [31:0] hwif_in_id_qpn_bits_value,
+        input wire [31:0] hwif_in_id_ctx_fills_value,
         output logic [15:0] hwif_out_queue_q_sel_qn,
         output logic [31:0] hwif_out_queue_q_base_lo_addr,
         output logic [31:0] hwif_out_queue_q_base_hi_addr,
@@ -284,6 +285,7 @@ module rnic_csr (
     logic decoded_reg_strb_id_mp_wimm;
     logic decoded_reg_strb_id_qp_rec_words;
     logic decoded_reg_strb_id_qpn_bits;
+    logic decoded_reg_strb_id_ctx_fills;
     logic decoded_reg_strb_queue_blk_type;
     logic decoded_reg_strb_queue_blk_version;
     logic decoded_reg_strb_queue_blk_next;
@@ -435,6 +437,7 @@ module rnic_csr (
         decoded_reg_strb_id_mp_wimm = cpuif_req_masked & (cpuif_addr == 11'h40) & !cpuif_req_is_wr;
         decoded_reg_strb_id_qp_rec_words = cpuif_req_masked & (cpuif_addr == 11'h44) & !cpuif_req_is_wr;
         decoded_reg_strb_id_qpn_bits = cpuif_req_masked & (cpuif_addr == 11'h48) & !cpuif_req_is_wr;
+        decoded_reg_strb_id_ctx_fills = cpuif_req_masked & (cpuif_addr == 11'h4c) & !cpuif_req_is_wr;
         decoded_reg_strb_queue_blk_type = cpuif_req_masked & (cpuif_addr == 11'h100) & !cpuif_req_is_wr;
         decoded_reg_strb_queue_blk_version = cpuif_req_masked & (cpuif_addr == 11'h104) & !cpuif_req_is_wr;
         decoded_reg_strb_queue_blk_next = cpuif_req_masked & (cpuif_addr == 11'h108) & !cpuif_req_is_wr;
@@ -2544,6 +2547,9 @@ always @(*) begin
         end
         if(rd_mux_addr == 11'h48) begin
             readback_data_var[31:0] = hwif_in_id_qpn_bits_value;
+        end
+        if(rd_mux_addr == 11'h4c) begin
+            readback_data_var[31:0] = hwif_in_id_ctx_fills_value;
         end
         if(rd_mux_addr == 11'h100) begin
             readback_data_var[31:0] = 32'h52490002;

@@ -45,6 +45,7 @@ pub mod ro_word_r_desc_5792f60c;
 pub mod ro_word_r_desc_5a6c769e;
 pub mod ro_word_r_desc_6041f612;
 pub mod ro_word_r_desc_609b7d96;
+pub mod ro_word_r_desc_61cdcf84;
 pub mod ro_word_r_desc_62c44ce2;
 pub mod ro_word_r_desc_667c2991;
 pub mod ro_word_r_desc_6e708bbe;

@@ -17,6 +17,7 @@ pub use _root::components::ro_word_r_desc_47c76b8f as qpn_bits;
 pub use _root::components::ro_word_r_desc_4f1885f2 as num_queues;
 pub use _root::components::ro_word_r_desc_4fb0ca81 as build_version;
 pub use _root::components::ro_word_r_desc_5a6c769e as mrs;
+pub use _root::components::ro_word_r_desc_61cdcf84 as ctx_fills;
 pub use _root::components::ro_word_r_desc_667c2991 as mp_pend;
 pub use _root::components::ro_word_r_desc_746cdb82 as ost_rings;
 pub use _root::components::ro_word_r_desc_76bbc059 as verbs;
@@ -68,7 +69,7 @@ impl IdBlock<'static> {
 
 impl<'io, IO> IdBlock<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0x4C;
+    pub const SIZE: usize = 0x50;
 
     /// # Safety
     ///
@@ -317,6 +318,19 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> IdBlock<'io, IO> {
     ) -> peakrdl_rust::reg::Reg<'io, qpn_bits::RoWordR_desc_47c76b8f, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x48).cast(), self.io)
+        }
+    }
+
+    /// ctx_fills
+    ///
+    /// QP context table commands (qp_block.qp_ctx_cmd) the NIC runs at once, each on its own slot: the fill engine's buffers. 0: a build without the context table, and builds older than this register.
+    #[inline(always)]
+    #[must_use]
+    pub const fn ctx_fills(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, ctx_fills::RoWordR_desc_61cdcf84, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x4C).cast(), self.io)
         }
     }
 }

@@ -491,7 +491,7 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> QpBlock<'io, IO> {
 
     /// qp_ctx_cmd
     ///
-    /// QP context table: move records between slot qp_sel.qpn and the table by DMA (the fill engine the context cache will drive). op 1 loads the slot from record `record`; op 2 first writes the slot back to record qp_ctx_wb.record, waits for the write's status, then loads the slot from record `record` (the same record: a save that reads back what it wrote). Only for a slot with nothing in flight, as with the record window. The command runs in the background: poll qp_ctx_status.busy; a command written while one runs, or while the record window runs, is refused (err 5).
+    /// QP context table: move records between slot qp_sel.qpn and the table by DMA (the fill engine the context cache will drive). op 1 loads the slot from record `record`; op 2 first writes the slot back to record qp_ctx_wb.record, waits for the write's status, then loads the slot from record `record` (the same record: a save that reads back what it wrote). Only for a slot with nothing in flight, as with the record window. Commands run in the background, up to id.ctx_fills at once, each on its own slot: poll qp_ctx_status (done counts the commands answered). A command for a slot a command still runs on, one written before the engine took the last one, or one while the record window runs, is refused (err 5).
     #[inline(always)]
     #[must_use]
     pub const fn qp_ctx_cmd(&self) -> peakrdl_rust::reg::Reg<'io, qp_ctx_cmd::QpCtxCmd, IO> {
