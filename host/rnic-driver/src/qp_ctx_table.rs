@@ -222,12 +222,7 @@ impl<D: Device> Nic<D> {
         if op == OP_SAVE_LOAD {
             self.ctx_table_buf(wb_record)?;
         }
-        if u32::from(slot) >= self.id().num_queues {
-            return Err(DriverError::InvalidArg(format!(
-                "slot {slot} is beyond the build's {} QPs",
-                self.id().num_queues
-            )));
-        }
+        self.check_record_qp(slot)?;
         self.qp_ctx_command_raw(slot, op, record, wb_record)
     }
 
@@ -258,20 +253,29 @@ impl<D: Device> Nic<D> {
     /// since reset, wrapping) and no command runs; the last answer's error
     /// (`slot` and `record` name it in the error).
     pub fn qp_ctx_wait(&self, done: u16, slot: u16, record: u32) -> Result<()> {
+        let st = self
+            .qp_ctx_poll(|st| st.done == done && !st.busy)?
+            .ok_or(DriverError::CtxTimeout { slot, record })?;
+        if st.fault {
+            return Err(DriverError::CtxFault);
+        }
+        match st.err {
+            0 => Ok(()),
+            code => Err(DriverError::QpCtx { slot, record, code }),
+        }
+    }
+
+    /// Polls `qp_ctx_status` until `until` holds (that status), or `None`
+    /// once the command budget is spent.
+    fn qp_ctx_poll(&self, until: impl Fn(&CtxStatus) -> bool) -> Result<Option<CtxStatus>> {
         let start = self.dev.now();
         loop {
             let st = self.qp_ctx_status()?;
-            if st.done == done && !st.busy {
-                if st.fault {
-                    return Err(DriverError::CtxFault);
-                }
-                return match st.err {
-                    0 => Ok(()),
-                    code => Err(DriverError::QpCtx { slot, record, code }),
-                };
+            if until(&st) {
+                return Ok(Some(st));
             }
             if self.dev.now().saturating_sub(start) > CMD_BUDGET {
-                return Err(DriverError::CtxTimeout { slot, record });
+                return Ok(None);
             }
             self.dev.idle();
         }
@@ -287,12 +291,7 @@ impl<D: Device> Drop for Nic<D> {
         if self.ctx_table.get_mut().is_none() {
             return;
         }
-        let start = self.dev.now();
-        while self.qp_ctx_status().is_ok_and(|s| s.busy)
-            && self.dev.now().saturating_sub(start) < CMD_BUDGET
-        {
-            self.dev.idle();
-        }
+        let _ = self.qp_ctx_poll(|st| !st.busy);
         let _ = self
             .io()
             .csr()

@@ -20,7 +20,7 @@ impl<D: Device> Nic<D> {
         self.id().qp_rec_words
     }
 
-    fn check_record_qp(&self, qpn: u16) -> Result<usize> {
+    pub(crate) fn check_record_qp(&self, qpn: u16) -> Result<usize> {
         let words = self.qp_record_words();
         if words == 0 {
             return Err(DriverError::InvalidArg(
