@@ -21,6 +21,7 @@ use std::process::Command;
 use pcap_file::pcap::PcapReader;
 use rnic_driver::formats::MpOpcode;
 use rnic_torture::sim::{run_torture, Evidence, SimOpts};
+use rnic_torture::Break;
 use rnic_wire::wireshark::{
     mp_expected, mp_snaketh_expected, tshark_text, tshark_value, MP_DISSECTOR, MP_FIELDS,
     MP_SNAKETH_FIELDS,
@@ -30,6 +31,18 @@ use rnic_wire::{decode, has_mpeth, is_mp, is_probe, is_rc, opcode, opcode_name, 
 /// An mp torture run on `fabric` with every frame captured; returns the
 /// frames.
 fn capture(data_w: u32, seed: u64, messages: u64, fabric: &str, path: &Path) -> Vec<Vec<u8>> {
+    capture_with(data_w, seed, messages, fabric, &[], path)
+}
+
+/// [`capture`] with debug switches on in both NICs.
+fn capture_with(
+    data_w: u32,
+    seed: u64,
+    messages: u64,
+    fabric: &str,
+    switches: &[Break],
+    path: &Path,
+) -> Vec<Vec<u8>> {
     let cfg = rnic_torture::Config {
         seed,
         messages,
@@ -43,6 +56,7 @@ fn capture(data_w: u32, seed: u64, messages: u64, fabric: &str, path: &Path) -> 
         seed,
         fabric: fabric.into(),
         pcap_window: 1 << 20,
+        debug_switches: switches.to_vec(),
         ..Default::default()
     };
     let ev = Evidence {
@@ -103,31 +117,34 @@ fn check_frames(frames: &[Vec<u8>], mtu: usize) -> Vec<RoceFrame> {
                 assert_eq!(f.payload.len(), mtu, "frame {i}: MP WRITE not one MTU");
             }
             if let Some((first, old)) = reqs.insert((f.bth.dest_qp, f.bth.psn), (i, f)) {
-                // A resend the requester's retransmission walk made after an
-                // ACK had covered the PSN (requester.v: "resending PSNs
-                // acknowledged meanwhile") may carry what the host wrote to
-                // the buffer after that message's CQE: a known flaw (the
-                // README's "Known problems"); the responder drops it as a
-                // duplicate. Any other resend must be the same packet.
-                let acked_before = acks.iter().any(|&(j, ip, psn)| {
-                    j > first
-                        && ip == f.ip.src
-                        && (psn.wrapping_sub(f.bth.psn) & 0xff_ffff) < 0x80_0000
-                });
-                if acked_before && old.payload != f.payload {
-                    continue;
-                }
-                assert_eq!(
-                    (
-                        old.bth.opcode,
-                        old.mpeth,
-                        old.immdt,
-                        old.mceth,
-                        &old.payload
-                    ),
-                    (f.bth.opcode, f.mpeth, f.immdt, f.mceth, &f.payload),
-                    "frame {i}: a resend differs from the first send"
+                // A resend is the same packet, also one sent after an ACK
+                // covered its PSN: the WQE's CQE waits for the walk's
+                // payload reads (requester.v, cqe_hold), so the host cannot
+                // have reused the buffer yet.
+                let was = (
+                    old.bth.opcode,
+                    old.mpeth,
+                    old.immdt,
+                    old.mceth,
+                    &old.payload,
                 );
+                let now = (f.bth.opcode, f.mpeth, f.immdt, f.mceth, &f.payload);
+                if was != now {
+                    let acked_between = acks.iter().any(|&(j, ip, psn)| {
+                        j > first
+                            && ip == f.ip.src
+                            && (psn.wrapping_sub(f.bth.psn) & 0xff_ffff) < 0x80_0000
+                    });
+                    panic!(
+                        "frame {i}: a resend differs from the first send (frame {first}){}",
+                        if acked_between {
+                            "; an ACK covering it went out between them: the NIC \
+                             read the buffer after the WQE's CQE"
+                        } else {
+                            ""
+                        }
+                    );
+                }
             }
         } else {
             // (a path probe and its reply are a BTH alone)
@@ -373,6 +390,53 @@ fn the_wireshark_dissector_decodes_every_mp_field() {
 /// The mp opcodes of the RTL (hw/formats/rnic_formats.rdl, generated into
 /// rnic_formats.vh and rnic_driver::formats) are rnic-wire's, with the
 /// same names, and no other value of the manufacturer range is one.
+/// The capture check sees a resend that read its buffer after the WQE's
+/// CQE: with `resend-after-cqe` on, the torture host reuses a buffer once
+/// its CQE is in, a resend still walking that WQE reads the new bytes, and
+/// check_frames names the resend. The torture itself passes: the responder
+/// drops the resend as a duplicate (hence the wire is the only witness).
+/// The same seed with the switch off passes the check.
+#[test]
+fn a_resend_reading_its_buffer_after_the_cqe_is_caught() {
+    let path = tmp("resend-after-cqe.pcap");
+    let mut tried = Vec::new();
+    for seed in 1..=MAX_SEEDS {
+        let raw = capture_with(
+            64,
+            seed,
+            60,
+            "spray-8-loss0.05",
+            &[Break::ResendAfterCqe],
+            &path,
+        );
+        let r = std::panic::catch_unwind(|| check_frames(&raw, 1024).len());
+        let _ = std::fs::remove_file(&path);
+        match r {
+            Ok(n) => tried.push((seed, n)),
+            Err(e) => {
+                let msg = e
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
+                assert!(
+                    msg.contains("after the WQE's CQE"),
+                    "seed {seed}: caught, but not as a read after the CQE: {msg}"
+                );
+                eprintln!("resend-after-cqe caught at seed {seed} (clean before: {tried:?})");
+                // the same run with the switch off: every resend is its
+                // first send again (the hold is what made the difference)
+                let raw = capture(64, seed, 60, "spray-8-loss0.05", &path);
+                check_frames(&raw, 1024);
+                let _ = std::fs::remove_file(&path);
+                return;
+            }
+        }
+    }
+    panic!("--break resend-after-cqe not seen in seeds 1..={MAX_SEEDS} (seed, frames): {tried:?}");
+}
+const MAX_SEEDS: u64 = 8;
+
 #[test]
 fn the_rdl_opcodes_are_rnic_wires() {
     let want = [

@@ -105,6 +105,7 @@ requester #(
 ) exec (
     .clk(clk),
     .rst(rst),
+    .cfg_resend_after_cqe(1'b0),
     .s_sq_valid(sq_valid && !rst),
     .s_sq_qn(sq_qn),
     .s_sq_wqe_addr(sq_addr),

@@ -148,6 +148,10 @@ module completer #(
     // completion requests (send CQ of qpn_next, looked up a cycle ahead)
     output wire [QN_W-1:0]      acq_qpn,
     input  wire [QN_W-1:0]      acq_cqn,
+    // the requester's retransmission may still read the buffer of the WQE
+    // just retired (at qpn): its CQE waits, so that the host never sees a
+    // completion before the NIC's last read of that buffer
+    input  wire                 cqe_hold,
     output wire [QN_W-1:0]      m_acq_cqn,
     output wire [247:0]         m_acq_data,
     output wire                 m_acq_valid,
@@ -553,7 +557,7 @@ always @* begin
     ack_cqe[CQE_SYNDROME_LSB +: CQE_SYNDROME_W] = c_error_reg ? c_syn_reg : 8'd0;
 end
 assign m_acq_data = ack_cqe;
-assign m_acq_valid = c_state_reg == C_CQE;
+assign m_acq_valid = c_state_reg == C_CQE && !cqe_hold;
 
 reg c_set_err_reg = 1'b0;
 reg c_drop_reg = 1'b0;
@@ -748,7 +752,7 @@ always @(posedge clk) begin
             end
         end
         C_CQE: begin
-            if (m_acq_ready) begin
+            if (m_acq_ready && !cqe_hold) begin
                 if (c_error_reg) begin
                     c_err_status_reg <= WC_STATUS_WR_FLUSH_ERR;
                     c_state_reg <= C_ERR;

@@ -130,6 +130,7 @@ module requester #(
     input  wire [10:0]            load_retry,         // {rnr_retry, retry_cnt, timeout}, with load_rts
     input  wire [2:0]             load_spray,         // spray_log, with load_rts
     input  wire [1:0]             cfg_path_thresh,    // path health: losses in an epoch to take a path out (0: off)
+    input  wire                   cfg_resend_after_cqe, // debug: no cqe_hold (a resend may read a buffer after its CQE)
     input  wire                   flush_a,            // the QP went to ERR elsewhere:
     input  wire [QN_W-1:0]        flush_a_qpn,        // flush its outstanding WQEs
     input  wire                   flush_b,
@@ -1528,6 +1529,7 @@ wire [15:0] c_req_loss;
 wire [1:0] c_req_lepo, c_req_back;
 wire [3:0] c_req_hold;
 wire [23:0] c_req_chg;
+reg cqe_hold_reg = 1'b0;                   // the completer's CQE waits (below)
 completer #(.QN_W(QN_W), .CLK_MHZ(CLK_MHZ), .TICK_LOG(TICK_LOG), .LOST_W(LOST_W),
     .PH_EPOCH_LOG(PH_EPOCH_LOG)) completer_inst (
     .clk(clk),
@@ -1605,6 +1607,7 @@ completer #(.QN_W(QN_W), .CLK_MHZ(CLK_MHZ), .TICK_LOG(TICK_LOG), .LOST_W(LOST_W)
     .lost_wd(c_lost_wd),
     .acq_qpn(acq_qpn),
     .acq_cqn(acq_cqn),
+    .cqe_hold(cqe_hold_reg && !cfg_resend_after_cqe),
     .m_acq_cqn(m_acq_cqn),
     .m_acq_data(m_acq_data),
     .m_acq_valid(m_acq_valid),
@@ -1617,6 +1620,24 @@ completer #(.QN_W(QN_W), .CLK_MHZ(CLK_MHZ), .TICK_LOG(TICK_LOG), .LOST_W(LOST_W)
     .stat_takeout(stat_path_out),
     .stat_comeback(stat_path_back)
 );
+
+// A WQE's CQE waits while the retransmission walk may still read its
+// buffer: the walk is on the completer's QP and its entry is retired
+// (rtx_gone; the walk then stops, its issued payload reads complete, and it
+// moves on), or the completer pops an entry of that QP now (ost_head shows
+// the pop a cycle later). Without it a resend's payload read could reach the
+// buffer after the host saw the CQE and reused (or freed) it. Registered:
+// the CQE follows its pop by a cycle at least (C_POP, then C_CQE), so the
+// flop sees the pop itself, then the walk as the moved head shows it.
+// Leaving ST_SEND needs its issued reads done, and the walk reaches a
+// retired entry only through ST_SEND's or ST_RTX_PICK's own cycles, so the
+// hold never ends while a read of the retired buffer is issued or to come.
+always @(posedge clk) begin
+    cqe_hold_reg <= rtx_mode_reg && state_reg != ST_IDLE && qn_reg == c_qpn && (rtx_gone || c_pop);
+    if (rst) begin
+        cqe_hold_reg <= 1'b0;
+    end
+end
 // the completer's write of its QP's REQ record
 reg [REQ_W-1:0] req_wd_c;
 always @* begin

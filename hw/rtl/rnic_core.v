@@ -246,6 +246,7 @@ wire reg_debug_early_cqe;
 wire reg_debug_bypass;
 wire reg_debug_no_mr_check;
 wire reg_debug_early_read_cqe;
+wire reg_debug_resend_after_cqe;
 wire reg_cqe_flush;
 wire [31:0] reg_mac_lo;
 wire [15:0] reg_mac_hi;
@@ -940,6 +941,7 @@ rnic_transport #(
     .reg_debug_bypass(reg_debug_bypass),
     .reg_debug_no_mr_check(reg_debug_no_mr_check),
     .reg_debug_early_read_cqe(reg_debug_early_read_cqe),
+    .reg_debug_resend_after_cqe(reg_debug_resend_after_cqe),
     .reg_cqe_flush(reg_cqe_flush),
     .cfg_requester_id(cfg_requester_id),
     .msi_vector(msi_vector),
@@ -1357,6 +1359,7 @@ rnic_control #(
     .reg_debug_bypass(reg_debug_bypass),
     .reg_debug_no_mr_check(reg_debug_no_mr_check),
     .reg_debug_early_read_cqe(reg_debug_early_read_cqe),
+    .reg_debug_resend_after_cqe(reg_debug_resend_after_cqe),
     .reg_cqe_flush(reg_cqe_flush),
     .reg_mac_lo(reg_mac_lo),
     .reg_mac_hi(reg_mac_hi),

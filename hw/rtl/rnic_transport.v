@@ -156,6 +156,7 @@ module rnic_transport #(
     input  wire                              reg_debug_bypass,
     input  wire                              reg_debug_no_mr_check,
     input  wire                              reg_debug_early_read_cqe,
+    input  wire                              reg_debug_resend_after_cqe,
     input  wire                              reg_cqe_flush,
     input  wire [15:0]                       cfg_requester_id,
 
@@ -943,6 +944,7 @@ requester #(
     .clk(clk),
     .rst(rst),
     .cfg_path_thresh(reg_path_thresh),
+    .cfg_resend_after_cqe(reg_debug_resend_after_cqe),
     .s_sq_valid(qm_sq_valid),
     .s_sq_qn(qm_sq_qn),
     .s_sq_wqe_addr(qm_sq_wqe_addr),

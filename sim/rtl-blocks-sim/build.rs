@@ -833,6 +833,12 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
     ),
     // completer
     (
+        "cmp_cqe_passes_the_hold",
+        "completer.v",
+        "assign m_acq_valid = c_state_reg == C_CQE && !cqe_hold;",
+        "assign m_acq_valid = c_state_reg == C_CQE;",
+    ),
+    (
         "cmp_covered_one_early",
         "completer.v",
         "wire c_cov_now = (c_limit_next - entry_last_psn) < 24'h800000;",

@@ -528,6 +528,7 @@ pub(crate) fn pair_with(
         pcap_window: 0,
         idle_cycles,
         parallel: dev.sim_threads.into(),
+        debug_switches: Vec::new(),
     })
     .context("starting the simulated NIC pair")
 }

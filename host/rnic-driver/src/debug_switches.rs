@@ -27,22 +27,29 @@ pub enum Break {
     /// The requester completes an RDMA READ when its last response
     /// arrives, before that response's data is written.
     EarlyReadCqe,
+    /// A retransmission's payload reads no longer hold the CQE of the WQE
+    /// they read: a resend may read a buffer after the host saw its CQE.
+    ResendAfterCqe,
 }
 
 impl Break {
-    pub const ALL: [Break; 5] = [
+    pub const ALL: [Break; 6] = [
         Break::CqeRo,
         Break::EarlyCqe,
         Break::Bypass,
         Break::NoMrCheck,
         Break::EarlyReadCqe,
+        Break::ResendAfterCqe,
     ];
 
     /// The switches that break the completion ordering of WRITE_WITH_IMM
     /// (what the torture test must catch); `NoMrCheck` breaks memory
     /// protection instead (what the fuzz campaign must catch), and
     /// `EarlyReadCqe` the ordering of an RDMA READ's CQE behind its data
-    /// (what `tests/read_requester.rs` catches).
+    /// (what `tests/read_requester.rs` catches). `ResendAfterCqe` breaks
+    /// the promise that the NIC reads no buffer after its CQE, which only
+    /// the wire shows (`tests/mp_wire.rs` compares every resend with its
+    /// first send).
     pub const ORDERING: [Break; 3] = [Break::CqeRo, Break::EarlyCqe, Break::Bypass];
 
     /// The name `--break` takes.
@@ -53,6 +60,7 @@ impl Break {
             Break::Bypass => "bypass",
             Break::NoMrCheck => "no-mr-check",
             Break::EarlyReadCqe => "early-read-cqe",
+            Break::ResendAfterCqe => "resend-after-cqe",
         }
     }
 
@@ -62,7 +70,7 @@ impl Break {
     }
 
     /// The `id.caps` bit that says the NIC has this switch (none for
-    /// `NoMrCheck`, which every build has).
+    /// `NoMrCheck` and `ResendAfterCqe`, which every build has).
     fn caps_bit(self) -> Option<u32> {
         match self {
             Break::CqeRo => Some(1),
@@ -70,6 +78,7 @@ impl Break {
             Break::Bypass => Some(3),
             Break::NoMrCheck => None,
             Break::EarlyReadCqe => Some(8),
+            Break::ResendAfterCqe => None,
         }
     }
 
@@ -80,6 +89,7 @@ impl Break {
             Break::Bypass => 2,
             Break::NoMrCheck => 3,
             Break::EarlyReadCqe => 4,
+            Break::ResendAfterCqe => 5,
         }
     }
 }
@@ -92,7 +102,7 @@ impl fmt::Display for Break {
 
 /// An unknown switch name; lists the known ones.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown break switch {0:?} (cqe-ro, early-cqe, bypass, no-mr-check, early-read-cqe)")]
+#[error("unknown break switch {0:?} (cqe-ro, early-cqe, bypass, no-mr-check, early-read-cqe, resend-after-cqe)")]
 pub struct UnknownBreak(pub String);
 
 impl FromStr for Break {
@@ -152,7 +162,8 @@ impl<D: Device> DebugSwitches<'_, D> {
             .with(Break::EarlyCqe, r.early_cqe())
             .with(Break::Bypass, r.bypass())
             .with(Break::NoMrCheck, r.no_mr_check())
-            .with(Break::EarlyReadCqe, r.early_read_cqe()))
+            .with(Break::EarlyReadCqe, r.early_read_cqe())
+            .with(Break::ResendAfterCqe, r.resend_after_cqe()))
     }
 
     /// Turns `b` on or off and leaves every other switch as it was. Reads
@@ -175,6 +186,7 @@ impl<D: Device> DebugSwitches<'_, D> {
                 Break::Bypass => r.set_bypass(on),
                 Break::NoMrCheck => r.set_no_mr_check(on),
                 Break::EarlyReadCqe => r.set_early_read_cqe(on),
+                Break::ResendAfterCqe => r.set_resend_after_cqe(on),
             };
         })?;
         if self.get()?.contains(b) != on {

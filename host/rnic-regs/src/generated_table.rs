@@ -1229,6 +1229,18 @@ pub static BLOCKS: &[BlockDesc] = &[
                         swmod: false,
                         desc: "Requester: complete an RDMA READ when its last response arrives, before that response's data is written, so the READ's CQE may pass its data.",
                     },
+                    FieldDesc {
+                        name: "resend_after_cqe",
+                        msb: 5,
+                        lsb: 5,
+                        sw: Access::Rw,
+                        hw: Access::R,
+                        reset: Some(0x0),
+                        onread: None,
+                        onwrite: None,
+                        swmod: false,
+                        desc: "Requester: a retransmission's payload reads no longer hold the CQE of the WQE they read, so a resend may read a buffer after the host saw its CQE (and reused or freed it).",
+                    },
                 ],
             },
             RegDesc {

@@ -10,7 +10,7 @@ use rnic_device::Device;
 use rnic_sim::{ModelKnobs, Parallel, RootComplexConfig, SimDevice, SimWorld, WorldConfig};
 
 use crate::torture::{self, Config, Failure, Hooks, Report, RunInfo};
-use crate::{Error, Result};
+use crate::{Break, Error, Result};
 
 pub use rnic_harness::sim::{fabric, SimPair, PROFILE_NAMES};
 
@@ -30,6 +30,10 @@ pub struct SimOpts {
     pub idle_cycles: u64,
     /// Step the two NICs on a thread each ([`Parallel`]; same results).
     pub parallel: Parallel,
+    /// Debug switches turned on in both NICs before the run, besides the
+    /// run's own (`Config::brk`): for the tests that watch what no torture
+    /// check sees, such as `resend-after-cqe` on the wire.
+    pub debug_switches: Vec<Break>,
 }
 
 impl Default for SimOpts {
@@ -43,6 +47,7 @@ impl Default for SimOpts {
             pcap_window: 0,
             idle_cycles: 16,
             parallel: Parallel::Off,
+            debug_switches: Vec::new(),
         }
     }
 }
@@ -260,6 +265,10 @@ pub fn run_torture(
         o.pcap_window = 256;
     }
     let pair = pair(&o)?;
+    for &b in &o.debug_switches {
+        pair.a.nic().debug_switches().set(b, true)?;
+        pair.b.nic().debug_switches().set(b, true)?;
+    }
     let mut hooks = SimHooks {
         world: pair.world.clone(),
         devs: pair.world.devices(),

@@ -385,6 +385,7 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->entry_send = (v >> 10) & 1;
     t->entry_read = 0;  // (a READ entry completes as an ACK does; its CQE opcode: tests/read_requester.rs)
     t->m_acq_ready = (v >> 11) & 1;
+    t->cqe_hold = (v >> 12) & 1;
     t->s_ack_qpn = in->s_last & 0xffff;
     t->scan_q = in->s_last >> 16;
     t->s_ack_psn = w[0] & 0xffffff;

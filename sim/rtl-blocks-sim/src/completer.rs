@@ -485,6 +485,9 @@ pub fn run(c: &CmpCfg) -> Result<CmpReport, Fail> {
         let head = qp.ring.front().copied();
         let wait = rng.gen_bool(0.15);
         let ready = rng.gen_bool(0.7);
+        // the requester's hold on the CQE (a resend still reading the
+        // retired WQE's buffer): no CQE request while it stands
+        let hold = rng.gen_bool(0.2);
         let mut i = PortsIn::default();
         let mut v = 0u32;
         match offer {
@@ -521,7 +524,8 @@ pub fn run(c: &CmpCfg) -> Result<CmpReport, Fail> {
             | u32::from(wait) << 8
             | u32::from(head.is_some_and(|w| w.sig)) << 9
             | u32::from(head.is_some_and(|w| w.send)) << 10
-            | u32::from(ready) << 11;
+            | u32::from(ready) << 11
+            | u32::from(hold) << 12;
         i.s_valid = v;
         i.s_data[2] = qp.una;
         i.s_data[3] = qp.sent;
@@ -556,6 +560,9 @@ pub fn run(c: &CmpCfg) -> Result<CmpReport, Fail> {
             o.m_valid >> 4 & 1 == 1,
             o.m_valid >> 2 & 1 == 1,
         );
+        if hold && o.m_last & 1 == 1 {
+            fail!("{at}: a CQE request while the requester holds it (cqe_hold)");
+        }
         if (o.m_data[4] >> 16) != cqn {
             fail!("{at}: m_acq_cqn {} is not acq_cqn {cqn}", o.m_data[4] >> 16);
         }

@@ -161,6 +161,31 @@ impl Debug {
         self.0 = (self.0 & !(Self::EARLY_READ_CQE_MASK << Self::EARLY_READ_CQE_OFFSET))
             | ((val & Self::EARLY_READ_CQE_MASK) << Self::EARLY_READ_CQE_OFFSET);
     }
+
+    pub const RESEND_AFTER_CQE_OFFSET: usize = 5;
+    pub const RESEND_AFTER_CQE_WIDTH: usize = 1;
+    pub const RESEND_AFTER_CQE_MASK: u32 = 0x1;
+
+    /// resend_after_cqe
+    ///
+    /// Requester: a retransmission's payload reads no longer hold the CQE of the WQE they read, so a resend may read a buffer after the host saw its CQE (and reused or freed it).
+    #[inline(always)]
+    #[allow(clippy::missing_panics_doc)]
+    #[must_use]
+    pub fn resend_after_cqe(&self) -> bool {
+        let val = (self.0 >> Self::RESEND_AFTER_CQE_OFFSET) & Self::RESEND_AFTER_CQE_MASK;
+        val != 0
+    }
+
+    /// resend_after_cqe
+    ///
+    /// Requester: a retransmission's payload reads no longer hold the CQE of the WQE they read, so a resend may read a buffer after the host saw its CQE (and reused or freed it).
+    #[inline(always)]
+    pub fn set_resend_after_cqe(&mut self, val: bool) {
+        let val = val as u32;
+        self.0 = (self.0 & !(Self::RESEND_AFTER_CQE_MASK << Self::RESEND_AFTER_CQE_OFFSET))
+            | ((val & Self::RESEND_AFTER_CQE_MASK) << Self::RESEND_AFTER_CQE_OFFSET);
+    }
 }
 
 impl core::fmt::Debug for Debug {
@@ -171,6 +196,7 @@ impl core::fmt::Debug for Debug {
             .field("bypass", &self.bypass())
             .field("no_mr_check", &self.no_mr_check())
             .field("early_read_cqe", &self.early_read_cqe())
+            .field("resend_after_cqe", &self.resend_after_cqe())
             .finish()
     }
 }
@@ -187,5 +213,6 @@ mod tests {
         assert_eq!(reg.bypass(), false);
         assert_eq!(reg.no_mr_check(), false);
         assert_eq!(reg.early_read_cqe(), false);
+        assert_eq!(reg.resend_after_cqe(), false);
     }
 }
