@@ -18,9 +18,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use pcap_file::pcap::PcapReader;
 use rnic_driver::formats::MpOpcode;
-use rnic_torture::sim::{run_torture, Evidence, SimOpts};
+use rnic_tests::capture::{capture_path, torture_capture};
+use rnic_torture::sim::SimOpts;
 use rnic_torture::Break;
 use rnic_wire::wireshark::{
     mp_expected, mp_snaketh_expected, tshark_text, tshark_value, MP_DISSECTOR, MP_FIELDS,
@@ -55,31 +55,14 @@ fn capture_with(
         data_w,
         seed,
         fabric: fabric.into(),
-        pcap_window: 1 << 20,
         debug_switches: switches.to_vec(),
         ..Default::default()
     };
-    let ev = Evidence {
-        pcap: Some(path.to_path_buf()),
-        ..Default::default()
-    };
-    let out = run_torture(&o, &cfg, &ev, &mut |_, _| {}, &mut |_| {}).unwrap();
-    assert!(!out.report.failed(), "{:?}", out.report);
-    let mut frames = Vec::new();
-    let mut r = PcapReader::new(std::fs::File::open(path).unwrap()).unwrap();
-    while let Some(pkt) = r.next_packet() {
-        frames.push(pkt.unwrap().data.into_owned());
-    }
-    assert_eq!(
-        out.pcap_frames.map(|(n, _)| n),
-        Some(frames.len()),
-        "the whole run must be in the capture"
-    );
-    frames
+    torture_capture(&o, &cfg, path)
 }
 
 fn tmp(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("rnic-mp-wire-{}-{name}", std::process::id()))
+    capture_path(&format!("mp-wire-{name}"))
 }
 
 fn op_is_ack(op: u8) -> bool {

@@ -1,14 +1,17 @@
 //! RC reliability between two simulated NICs: go-back-N after loss and
 //! reordering, the local ACK timeout and its retry count, RNR NAKs and their
-//! retries, duplicates re-ACKed but never executed twice, and a peer that
-//! vanishes mid-message ending in error completions within bounded time.
+//! retries, duplicates re-ACKed but never executed twice, a peer that
+//! vanishes mid-message ending in error completions within bounded time,
+//! and go-back-N resends that never read a buffer after its CQE.
 
 use rnic_device::Device;
 use rnic_sim::{FabricConfig, PathConfig, WorldConfig};
+use rnic_tests::capture::{capture_path, torture_capture};
 use rnic_tests::roce::*;
 use rnic_tests::{check_pattern, fill_pattern, WIDTHS};
 use rnic_torture::sim::{run_torture, Evidence, SimOpts};
 use rnic_verbs::*;
+use rnic_wire::{decode, opcode, RoceFrame};
 
 const BUDGET: u64 = 400_000;
 
@@ -512,4 +515,85 @@ fn a_send_resent_whole_before_its_ack_consumes_one_receive() {
         assert_eq!(check_pattern(&b.buf, 8192, 4096, 8), None, "DATA_W={w}");
         assert_eq!(check_pattern(&b.buf, 0, 4096, 7), None, "DATA_W={w}");
     }
+}
+
+/// The first request packet of an rc capture that resends a PSN with other
+/// contents than its first send: (frame, frame of the first send, PSN).
+fn resend_differing(frames: &[Vec<u8>]) -> Option<(usize, usize, u32)> {
+    let mut sent: std::collections::BTreeMap<([u8; 4], u32, u32), (usize, RoceFrame)> =
+        std::collections::BTreeMap::new();
+    for (i, raw) in frames.iter().enumerate() {
+        let f = decode(raw).unwrap_or_else(|e| panic!("frame {i}: {e}"));
+        // SEND and WRITE packets: the ones carrying the host's buffer
+        if f.bth.opcode > opcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE {
+            continue;
+        }
+        let key = (f.ip.dst, f.bth.dest_qp, f.bth.psn);
+        match sent.get(&key) {
+            Some((j, old)) => {
+                if (old.bth.opcode, old.reth, old.immdt, &old.payload)
+                    != (f.bth.opcode, f.reth, f.immdt, &f.payload)
+                {
+                    return Some((i, *j, f.bth.psn));
+                }
+            }
+            None => {
+                sent.insert(key, (i, f));
+            }
+        }
+    }
+    None
+}
+
+/// Go-back-N resends are their first sends again, also when an ACK covers
+/// the WQE while the walk resends it: its CQE waits for the walk's payload
+/// reads (requester.v, cqe_hold), so the host cannot have reused the
+/// buffer. With `resend-after-cqe` on, a resend carries bytes the torture
+/// host wrote after the CQE, and the capture shows it; the same seed with
+/// the switch off is clean. (The torture itself passes either way: the
+/// responder drops the late resend as a duplicate.)
+#[test]
+fn go_back_n_resends_never_read_a_buffer_after_its_cqe() {
+    // A local ACK timeout of 2,048 cycles (4.096 us * 2^1 at 250 MHz),
+    // shorter than hostile's slowest round trips: walks start while the
+    // ACK is on its way, and it arrives to cover the WQE being resent.
+    // (With the default timeout seeds 1..=8 of lossy, hostile and reorder
+    // never show the switch on rc: the race needs an ACK during a walk.)
+    let run = |seed: u64, switches: Vec<rnic_torture::Break>| {
+        let cfg = rnic_torture::Config {
+            seed,
+            messages: 60,
+            max_size: 8192,
+            retry: rnic_harness::conn::Retry {
+                timeout: 1,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let o = SimOpts {
+            seed,
+            fabric: "hostile".into(),
+            debug_switches: switches,
+            ..Default::default()
+        };
+        let path = capture_path(&format!("rc-resend-{seed}.pcap"));
+        let frames = torture_capture(&o, &cfg, &path);
+        let _ = std::fs::remove_file(&path);
+        (frames.len(), resend_differing(&frames))
+    };
+    let mut clean = Vec::new();
+    for seed in 1..=8 {
+        match run(seed, vec![rnic_torture::Break::ResendAfterCqe]) {
+            (n, None) => clean.push((seed, n)),
+            (_, Some((i, j, psn))) => {
+                eprintln!(
+                    "resend-after-cqe: seed {seed}: frame {i} resends PSN {psn} of frame {j} with other bytes"
+                );
+                let (n, d) = run(seed, Vec::new());
+                assert_eq!(d, None, "seed {seed} ({n} frames), the hold on");
+                return;
+            }
+        }
+    }
+    panic!("--break resend-after-cqe not seen on rc in seeds 1..=8 (seed, frames): {clean:?}");
 }

@@ -193,4 +193,5 @@ pub fn slotted(lens_aligns: &[(usize, usize, usize)], window: usize, stride: usi
         .collect()
 }
 
+pub mod capture;
 pub mod roce;
