@@ -1628,10 +1628,12 @@ completer #(.QN_W(QN_W), .CLK_MHZ(CLK_MHZ), .TICK_LOG(TICK_LOG), .LOST_W(LOST_W)
 // the pop a cycle later). Without it a resend's payload read could reach the
 // buffer after the host saw the CQE and reused (or freed) it. Registered:
 // the CQE follows its pop by a cycle at least (C_POP, then C_CQE), so the
-// flop sees the pop itself, then the walk as the moved head shows it.
-// Leaving ST_SEND needs its issued reads done, and the walk reaches a
-// retired entry only through ST_SEND's or ST_RTX_PICK's own cycles, so the
-// hold never ends while a read of the retired buffer is issued or to come.
+// flop sees the pop itself, then the walk as the moved head shows it. The
+// walk stays on a retired entry, in whichever of its states, until
+// ST_DECODE or ST_RTX_PICK moves it on, and it leaves ST_SEND only with
+// its issued reads done: the hold never ends while a read of the retired
+// buffer is issued or to come. (It only ever moves onto an entry that is
+// not retired, so a hold, once ended, is not needed again for that CQE.)
 always @(posedge clk) begin
     cqe_hold_reg <= rtx_mode_reg && state_reg != ST_IDLE && qn_reg == c_qpn && (rtx_gone || c_pop);
     if (rst) begin

@@ -1600,6 +1600,11 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
             "--frames, the burst and the watchdog must be positive".into(),
         ));
     }
+    if cfg.brk == Some(Break::ResendAfterCqe) {
+        return Err(Error::Config(
+            "--break resend-after-cqe lets a resend read its buffer after the WQE's CQE, which the campaign does not check: the capture checks of tests/mp_wire.rs and tests/reliability.rs catch it".into(),
+        ));
+    }
     if let Some(b) = cfg.brk.filter(|b| *b != Break::NoMrCheck) {
         return Err(Error::Config(format!(
             "--break {b} breaks the completion ordering, which the campaign does not check: the torture test (`rnic torture --break {b}`) catches it"

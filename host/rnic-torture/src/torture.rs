@@ -337,7 +337,7 @@ impl Config {
         }
         if self.brk == Some(Break::ResendAfterCqe) {
             return bad(
-                "--break resend-after-cqe lets a resend read its buffer after the WQE's CQE; the responder drops such a resend as a duplicate, so no torture check can see it: the capture check of tests/mp_wire.rs (every resend equals its first send) catches it".into(),
+                "--break resend-after-cqe lets a resend read its buffer after the WQE's CQE; the responder drops such a resend as a duplicate, so no torture check can see it: the capture checks of tests/mp_wire.rs and tests/reliability.rs (every resend equals its first send) catch it".into(),
             );
         }
         if let Some(b) = self
