@@ -27,6 +27,9 @@
 #        SYNTH_CORE_PARAMS  rnic_core knobs for its runs, P=V,P2=V2
 #                        (e.g. READ_EN=1; default none); the gate reads
 #                        that build's DATA_W 64 netlist
+#        SYNTH_RTL       the RTL directory (default hw/rtl; .ci/run points it at a
+#                        copy taken before its drift step rewrites hw/rtl/generated,
+#                        so that the synthesis can run beside that step)
 #        SYNTH_DEPTH_PLANT 1: synthesize a copy of the RTL (target/synth/plant/)
 #                        whose rnic_core has a planted chain of 16 adders
 #                        between two registers (about 23 levels): the gate
@@ -49,16 +52,18 @@ SYNTH_DATA_WS="${SYNTH_DATA_WS:-64}"
 # (the default build 14.0), where it measured 15.5 before.
 SYNTH_MAX_LEVELS="${SYNTH_MAX_LEVELS-15.5}"
 SYNTH_DEPTH_PLANT="${SYNTH_DEPTH_PLANT:-0}"
+SRC_RTL="${SYNTH_RTL:-hw/rtl}"
+[ -f "$SRC_RTL/rnic_core.v" ] || [ -z "${SYNTH_RTL:-}" ] || { echo "synth.sh: SYNTH_RTL=$SRC_RTL holds no rnic_core.v" >&2; exit 1; }
 if [ -z "${TOP:-}" ]; then
     TOP=rnic_core
-    if [ ! -f hw/rtl/rnic_core.v ]; then
-        echo "synth.sh: hw/rtl/rnic_core.v does not exist yet; synthesizing the generated rnic_csr alone"
+    if [ ! -f "$SRC_RTL/rnic_core.v" ]; then
+        echo "synth.sh: $SRC_RTL/rnic_core.v does not exist yet; synthesizing the generated rnic_csr alone"
         TOP=rnic_csr
     fi
 fi
 
 shopt -s nullglob
-SOURCES=(hw/rtl/*.v hw/rtl/generated/*.sv)
+SOURCES=("$SRC_RTL"/*.v "$SRC_RTL"/generated/*.sv)
 shopt -u nullglob
 [ ${#SOURCES[@]} -gt 0 ] || { echo "synth.sh: no RTL sources found" >&2; exit 1; }
 
@@ -122,18 +127,18 @@ gate_self_test() {
     echo "synth.sh: gate self-test: ok (a planted chain of 16 adders fails --max-levels $SYNTH_MAX_LEVELS, the probe without it passes)"
 }
 
-RTL=hw/rtl
+RTL="$SRC_RTL"
 if [ "$SYNTH_DEPTH_PLANT" = 1 ]; then
     # a copy of the RTL whose rnic_core ends with the planted chain
     [ "$TOP" = rnic_core ] || { echo "synth.sh: SYNTH_DEPTH_PLANT needs TOP=rnic_core" >&2; exit 1; }
     RTL="$OUT/plant"
     rm -rf "$RTL"
     mkdir -p "$RTL"
-    cp -r hw/rtl/. "$RTL/"
+    cp -r "$SRC_RTL"/. "$RTL/"
     plant_text > "$OUT/plant.txt"
-    awk -v n="$(grep -c '^endmodule' hw/rtl/rnic_core.v)" -v f="$OUT/plant.txt" '
+    awk -v n="$(grep -c '^endmodule' "$SRC_RTL/rnic_core.v")" -v f="$OUT/plant.txt" '
         /^endmodule/ && ++seen == n { while ((getline l < f) > 0) print l }
-        { print }' hw/rtl/rnic_core.v > "$RTL/rnic_core.v"
+        { print }' "$SRC_RTL/rnic_core.v" > "$RTL/rnic_core.v"
     grep -q depth_plant_q "$RTL/rnic_core.v" || { echo "synth.sh: could not plant the chain" >&2; exit 1; }
     echo "synth.sh: SYNTH_DEPTH_PLANT=1: rnic_core from $RTL with a planted chain of 16 adders; the timing gate must fail"
     shopt -s nullglob
