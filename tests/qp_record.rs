@@ -233,12 +233,25 @@ fn a_live_qp_parked_in_the_context_table_and_loaded_back_runs_on() {
                 expect,
                 "{what}: the slot loaded from record 2"
             );
-            // back from record 9
+            // the pattern claims WQEs taken from the send queue (SQS.TAKEN
+            // 3): the pin refuses to move the slot, and nothing moves
+            match nic.qp_ctx_load(q, 9) {
+                Err(rnic_driver::DriverError::QpCtx { code, .. })
+                    if code == rnic_driver::CTX_ERR_PINNED => {}
+                r => panic!("{what}: a load over the pattern: {r:?}"),
+            }
+            assert_eq!(
+                saved(nic, q, &what),
+                expect,
+                "{what}: the refused load moved"
+            );
+            // back from record 9, over an empty slot
+            nic.write_qp_record(q, &vec![0; rec.len()]).unwrap();
             nic.qp_ctx_load(q, 9).unwrap();
             assert_eq!(saved(nic, q, &what), rec, "{what}: the slot loaded back");
             let st = nic.qp_ctx_status().unwrap();
             assert!(!st.busy && !st.fault && st.err == 0, "{what}: {st:?}");
-            assert_eq!(st.done, 3, "{what}: three commands answered");
+            assert_eq!(st.done, 4, "{what}: four commands answered, one refused");
             let c = nic.qp_ctx_counters().unwrap();
             let want = rnic_driver::CtxCounters {
                 fills: 3,
@@ -406,6 +419,32 @@ fn a_failed_table_read_leaves_the_slot_untouched() {
     }
 }
 
+/// `msgs` signaled WRITE_WITH_IMMs of `len` bytes from `a`'s buffer
+/// (a pattern of `key`) to `b`'s (stale bytes), each with its receive
+/// posted; returns at once.
+fn post_write_imms(a: &mut End, b: &mut End, msgs: usize, len: usize, key: u64) {
+    use rnic_harness::pattern;
+    pattern::fill_buf(&a.buf, 0, msgs * len, key);
+    pattern::fill_buf_stale(&b.buf, 0, msgs * len, key);
+    for m in 0..msgs {
+        b.qp.post_recv(&RecvWr {
+            wr_id: m as u64,
+            sg_list: &[],
+        })
+        .unwrap();
+        let sge = [a.mr.sge(m * len, len as u32).unwrap()];
+        a.qp.post_send(&SendWr {
+            wr_id: m as u64,
+            opcode: WrOpcode::RdmaWriteWithImm,
+            send_flags: SendFlags::SIGNALED,
+            sg_list: &sge,
+            imm_data: Some((m as u32).to_be()),
+            rdma: Some(b.mr.rdma_info(m * len).unwrap()),
+        })
+        .unwrap();
+    }
+}
+
 #[test]
 fn context_moves_beside_running_traffic_leave_both_intact() {
     use rnic_harness::pattern;
@@ -428,25 +467,7 @@ fn context_moves_beside_running_traffic_leave_both_intact() {
             })
             .collect();
         let key = 0x00c7_0000 + u64::from(w);
-        pattern::fill_buf(&a.buf, 0, MSGS * LEN, key);
-        pattern::fill_buf_stale(&b.buf, 0, MSGS * LEN, key);
-        for m in 0..MSGS {
-            b.qp.post_recv(&RecvWr {
-                wr_id: m as u64,
-                sg_list: &[],
-            })
-            .unwrap();
-            let sge = [a.mr.sge(m * LEN, LEN as u32).unwrap()];
-            a.qp.post_send(&SendWr {
-                wr_id: m as u64,
-                opcode: WrOpcode::RdmaWriteWithImm,
-                send_flags: SendFlags::SIGNALED,
-                sg_list: &sge,
-                imm_data: Some((m as u32).to_be()),
-                rdma: Some(b.mr.rdma_info(m * LEN).unwrap()),
-            })
-            .unwrap();
-        }
+        post_write_imms(&mut a, &mut b, MSGS, LEN, key);
         let mut wcs = Vec::new();
         let mut beside = 0;
         let mut i = 0u32;
@@ -582,4 +603,134 @@ fn four_moves_in_flight_at_once_each_reach_their_own_slot() {
         }
         assert!(p.a.device().iommu_faults().is_empty() && p.b.device().iommu_faults().is_empty());
     }
+}
+
+/// What [`moves_during_traffic`] saw: moves the NIC made and refused, per
+/// side (A sends, B receives).
+#[derive(Debug, Default)]
+struct MoveTally {
+    moved: [u32; 2],
+    refused: [u32; 2],
+}
+
+/// A connection's own slots moved (a save: written back to the table and
+/// loaded back) on both NICs, again and again, while its WRITE_WITH_IMMs
+/// run. Ok: the traffic came through intact; Err: how it broke.
+fn moves_during_traffic(
+    w: u32,
+    seed: u64,
+    fabric: &str,
+    o: &ConnOpts,
+    unpinned: bool,
+) -> std::result::Result<MoveTally, String> {
+    use rnic_harness::pattern;
+    const MSGS: usize = 8;
+    const LEN: usize = 8 << 10;
+    let p = pair(w, seed, fabric);
+    let (mut a, mut b) = connect(&p, o);
+    let sides = [(&p.a, a.qp.slot()), (&p.b, b.qp.slot())];
+    for (ctx, _) in sides {
+        ctx.nic().qp_ctx_table_open(TABLE).unwrap();
+        ctx.nic()
+            .debug_switches()
+            .set(Break::UnpinnedMove, unpinned)
+            .unwrap();
+    }
+    let key = 0x0e1d_0000 + seed;
+    post_write_imms(&mut a, &mut b, MSGS, LEN, key);
+    let mut tally = MoveTally::default();
+    let (mut sent, mut recvd) = (Vec::new(), Vec::new());
+    let mut i = 0u32;
+    while sent.len() < MSGS || recvd.len() < MSGS {
+        if i == 600 {
+            return Err(format!(
+                "the traffic did not end: {} of {MSGS} sends and {} receives completed ({tally:?})",
+                sent.len(),
+                recvd.len()
+            ));
+        }
+        let s = i as usize % 2;
+        let (ctx, q) = sides[s];
+        match ctx.nic().qp_ctx_save(q, s as u32) {
+            Ok(()) => tally.moved[s] += 1,
+            Err(rnic_driver::DriverError::QpCtx { code, .. })
+                if code == rnic_driver::CTX_ERR_PINNED =>
+            {
+                tally.refused[s] += 1
+            }
+            Err(e) => panic!("DATA_W={w}: the move of slot {q}: {e}"),
+        }
+        i += 1;
+        for (cq, into) in [(&a.cq, &mut sent), (&b.cq, &mut recvd)] {
+            let mut got = [WorkCompletion::default(); MSGS];
+            let n = cq.poll(&mut got).unwrap();
+            into.extend_from_slice(&got[..n]);
+        }
+    }
+    if let Some(wc) = sent
+        .iter()
+        .chain(&recvd)
+        .find(|wc| wc.status != WcStatus::Success)
+    {
+        return Err(format!("a completion with an error: {wc:?} ({tally:?})"));
+    }
+    if let Some(bad) = pattern::check_buf(&b.buf, 0, MSGS * LEN, key) {
+        return Err(format!(
+            "byte {bad} of the written data is wrong ({tally:?})"
+        ));
+    }
+    // the fabric loses nothing: a resend would be the transport making up
+    // for state a move lost (an owed ACK, a parked completion)
+    for (ctx, side) in [(&p.a, "A"), (&p.b, "B")] {
+        let c = ctx.query_port_counters().unwrap();
+        if c.tx_retransmits != 0 || c.rtx_timeouts != 0 {
+            return Err(format!(
+                "side {side} resent {} packets after {} timeouts ({tally:?})",
+                c.tx_retransmits, c.rtx_timeouts
+            ));
+        }
+    }
+    // once idle, the QPs move, and run on after it
+    p.world.run(5_000);
+    for (s, (ctx, q)) in sides.into_iter().enumerate() {
+        ctx.nic()
+            .qp_ctx_save(q, s as u32)
+            .unwrap_or_else(|e| panic!("DATA_W={w}: the idle slot {q}: {e}"));
+    }
+    let v = write_imm_messages(&p, &mut a, &mut b, 3, 2, 3000, seed + 1);
+    if v != 0 {
+        return Err(format!(
+            "{v} ordering violations after the moves ({tally:?})"
+        ));
+    }
+    Ok(tally)
+}
+
+/// The pin: the context table moves no QP with work in flight. Moves of a
+/// connection's own slots tried during its traffic are refused while its
+/// QPs are busy (CTX_ERR_PINNED, nothing moved) and made when they are
+/// idle, and the traffic comes through intact, on rc and on mp sprayed
+/// over 8 paths (parked deferred completions, the bitmap). With
+/// `unpinned-move` on, the same moves go through on busy QPs and break
+/// the traffic: the test sees a move of a QP with work in flight.
+#[test]
+fn moves_of_a_qp_with_work_in_flight_are_refused() {
+    let runs = WIDTHS
+        .iter()
+        .map(|&w| (w, "ideal", ConnOpts::default()))
+        .chain([(64, "spray-8", mp())]);
+    for (w, fabric, o) in runs {
+        let what = format!("DATA_W={w} {fabric} {:?}", o.qp_type);
+        let t = moves_during_traffic(w, 51, fabric, &o, false)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        eprintln!("{what}: {t:?}");
+        assert!(
+            t.refused[0] > 0 && t.refused[1] > 0,
+            "{what}: no move was refused on one side: {t:?}"
+        );
+    }
+    let o = ConnOpts::default();
+    let broke = (51..55).find_map(|seed| moves_during_traffic(64, seed, "ideal", &o, true).err());
+    let e = broke.expect("unpinned-move: moves of busy QPs left seeds 51..55 intact");
+    eprintln!("unpinned-move caught: {e}");
 }

@@ -356,6 +356,8 @@ responder #(
     .cfg_no_mr_check(1'b0),
     .sel_qpn({QN_W{1'b0}}),
     .sel_epsn(),
+    .pin_qpn({QN_W{1'b0}}),
+    .pin_busy(),
     .stat_drop_qp(),
     .stat_drop_psn(),
     .stat_drop_xport(),

@@ -159,6 +159,8 @@ queue_manager #(
     .err_code(),
     .err_qn(),
     .busy(),
+    .pin_qn({QN_W{1'b0}}),
+    .pin_busy(),
     .sweep()
 );
 

@@ -209,6 +209,8 @@ requester #(
     .m_acq_ready(acq_ready),
     .sel_qpn({QN_W{1'b0}}),
     .sel_sq_psn(),
+    .pin_qpn({QN_W{1'b0}}),
+    .pin_busy(),
     .err_valid(),
     .err_code(),
     .err_qn(),

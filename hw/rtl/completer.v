@@ -67,6 +67,8 @@ module completer #(
     input  wire [LOST_W-1:0]    s_ack_lost,     // MP SELECTIVE NAK: PSN + 1 + k lost too (else 0)
     output wire                 ack_queue_full,
     output wire                 idle,           // no ACK queued or in work
+    input  wire [QN_W-1:0]      pin_qpn,        // the QP asked about ...
+    output wire                 pin_busy,       // ... is worked on, or has an ACK queued
 
     // the scanner's findings for scan_q (registered, at most one a cycle)
     input  wire                 scan_flush,     // the QP is in ERR
@@ -537,6 +539,16 @@ assign lost_we = c_state_reg == C_SEQ;
 assign lost_wd = c_lost_reg;
 assign flush_take = c_state_reg == C_IDLE && scan_flush;
 assign idle = c_state_reg == C_IDLE && ackq_empty;
+// (the context table's question: an ACK queued or in work writes the
+// QP's records; the queue's unused entries may hold anything)
+reg [3:0] pin_q;
+always @* begin
+    for (i = 0; i < 4; i = i + 1) begin
+        pin_q[i] = ackq[i][QN_W+32-1:32] == pin_qpn
+            && (ackq_wr_reg - ackq_rd_reg) > ((i[2:0] - {1'b0, ackq_rd_reg[1:0]}) & 3'd3);
+    end
+end
+assign pin_busy = (c_state_reg != C_IDLE && c_qpn_reg == pin_qpn) || |pin_q;
 
 assign pop = !ring_wait && !ring_empty
     && ((c_state_reg == C_POP && c_cov_ok_reg && c_cov_reg) || c_state_reg == C_ERR);

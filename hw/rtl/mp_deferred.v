@@ -44,6 +44,8 @@ module mp_deferred #(
     input  wire             done,
     input  wire             drop,
     input  wire [QN_W-1:0]  drop_qpn,
+    input  wire [QN_W-1:0]  pin_qpn,
+    output wire             pin,        // pin_qpn has one parked (a load would drop it)
 
     output wire             pend,       // qpn has one parked
     output wire             full,       // ... MP_WIMM of them
@@ -90,13 +92,14 @@ wire [MP_PEND-1:0] free;
 wire [PS_W-1:0] pick;
 
 // the slots of qpn and of drop_qpn, and qpn's first
-reg [MP_PEND-1:0] mine, dropped, first;
+reg [MP_PEND-1:0] mine, dropped, first, pinned;
 reg [CNT_W-1:0] count;
 always @* begin
     count = {CNT_W{1'b0}};
     for (i = 0; i < MP_PEND; i = i + 1) begin
         mine[i] = !free[i] && slot_qpn_reg[i] == qpn;
         dropped[i] = !free[i] && slot_qpn_reg[i] == drop_qpn;
+        pinned[i] = !free[i] && slot_qpn_reg[i] == pin_qpn;
         count = count + {{(CNT_W-1){1'b0}}, mine[i]};
     end
     for (i = 0; i < MP_PEND; i = i + 1) begin
@@ -104,6 +107,7 @@ always @* begin
     end
 end
 assign pend = mine != {MP_PEND{1'b0}};
+assign pin = pinned != {MP_PEND{1'b0}};
 assign full = count >= WIMM_C;
 
 // the first's fields (one-hot: at most one slot is first)

@@ -25,9 +25,25 @@
 // taken and the last record write has landed (rec_wr_busy low), so a
 // window read afterwards sees the loaded words.
 //
+// The pin. A slot moves only while its QP has no work outside its records
+// (the transport's pin_busy: a ring of WQEs in flight, a send queue
+// scheduled, a packet, ACK, READ job or deferred completion in work or
+// owed; rnic_transport lists them): such state would be lost by the move,
+// or would write the records while they move. A command that passes its
+// checks holds the slot's received packets at once (rx_hold: a packet for
+// it waits in the receive stage, and the ones behind it), asks the
+// transport about the slot, and after PIN_LAT cycles (the answer's latency
+// and the pipelines' that may still carry the slot's work) either goes to
+// the engine or, the slot busy, is refused with err 7 and moves nothing.
+// The hold lasts until the command ends. Nothing else starts work on an
+// idle slot on its own (the scans act on rings and owed flags, the queue
+// manager on scheduled queues); the host's own writes for a slot it moves
+// (doorbells, context writes) are the host's to avoid.
+//
 // Errors (status err, the last command answered): 0 done, 2 the table read failed (the slot is
 // untouched; a write-back before it was made), 3 a record beyond the table,
-// 4 bad op, 5 refused, 6 slot beyond NUM_Q. fault: qpc_fill's err_proto
+// 4 bad op, 5 refused, 6 slot beyond NUM_Q, 7 the slot's QP has work in
+// flight (the pin). fault: qpc_fill's err_proto
 // (a DMA status it did not expect), sticky until reset. done counts the
 // commands answered, refusals included; the counters count what the engine
 // did (a refused command did nothing).
@@ -46,10 +62,19 @@ module qp_ctx_table #(
     parameter LEN_W = 17,
     parameter RAM_ADDR_W = 17,
     parameter integer BUF_BASE = 0,         // staging RAM byte address of buffer 0
+    parameter PIN_LAT = 4,                  // cycles from a command to its pin answer
     parameter [ID_W-1:0] ID_TAG = {ID_W{1'b0}}  // the client field; the low 3 bits are the engine's
 ) (
     input  wire                  clk,
     input  wire                  rst,
+
+    // the pin: the slot asked about, and the answer (PIN_LAT cycles later);
+    // the receive stage's question: does a packet for rx_qp wait
+    output wire [QN_W-1:0]       pin_slot,
+    input  wire                  pin_busy,
+    input  wire                  cfg_unpinned,      // debug: the pin is not asked (a busy slot moves)
+    input  wire [23:0]           rx_qp,
+    output wire                  rx_hold,
 
     input  wire [63:0]           cfg_base,
     input  wire [24:0]           cfg_records,
@@ -124,7 +149,8 @@ module qp_ctx_table #(
     input  wire                  s_wr_status_valid
 );
 
-localparam [2:0] E_OK = 3'd0, E_READ = 3'd2, E_BOUND = 3'd3, E_OP = 3'd4, E_REFUSED = 3'd5, E_SLOT = 3'd6;
+localparam [2:0] E_OK = 3'd0, E_READ = 3'd2, E_BOUND = 3'd3, E_OP = 3'd4, E_REFUSED = 3'd5, E_SLOT = 3'd6,
+    E_PINNED = 3'd7;
 
 initial begin
     if (NUM_Q < 1 || NUM_Q > (1 << QN_W) || QN_W > 16) begin
@@ -139,6 +165,10 @@ initial begin
         $error("qp_ctx_table: FILLS must be 1..4");
         $finish;
     end
+    if (PIN_LAT < 1 || PIN_LAT > 15) begin
+        $error("qp_ctx_table: PIN_LAT must be 1..15");
+        $finish;
+    end
     if (ID_W < 4 || ID_TAG[2:0] != 3'd0) begin
         $error("qp_ctx_table: ID_TAG's low three bits carry the buffer, keep them 0");
         $finish;
@@ -146,6 +176,10 @@ initial begin
 end
 
 // ---------------------------------------------------------------- commands
+// a command taken: its pin asked (pin_reg), then given to the engine
+// (fill_valid_reg)
+reg pin_reg = 1'b0;
+reg [3:0] pin_cnt_reg = 4'd0;
 reg fill_valid_reg = 1'b0;
 wire fill_ready;
 reg [QN_W-1:0] fill_slot_reg = {QN_W{1'b0}};
@@ -191,7 +225,19 @@ always @* begin
         end
     end
 end
-wire slot_running = |fl_hit || (fill_valid_reg && fill_slot_reg == cmd_slot[QN_W-1:0]);
+wire slot_running = |fl_hit || ((pin_reg || fill_valid_reg) && fill_slot_reg == cmd_slot[QN_W-1:0]);
+assign pin_slot = fill_slot_reg;
+wire pin_due = pin_reg && pin_cnt_reg == PIN_LAT[3:0];
+wire pinned = pin_busy && !cfg_unpinned;
+
+// the receive stage's hold: every slot a command is on
+wire [FL-1:0] fl_rx;
+generate
+    for (fi = 0; fi < FL; fi = fi + 1) begin : g_rx
+        assign fl_rx[fi] = fl_v[fi] && rx_qp == {{(24-QN_W){1'b0}}, fl_slot[fi*QN_W +: QN_W]};
+    end
+endgenerate
+assign rx_hold = |fl_rx || ((pin_reg || fill_valid_reg) && rx_qp == {{(24-QN_W){1'b0}}, fill_slot_reg});
 wire stat_oob;
 wire stat_fill, stat_wb, stat_fail;
 
@@ -199,7 +245,7 @@ wire bad_op = cmd_op == 2'd0 || cmd_op == 2'd3;
 wire bad_slot = {16'd0, cmd_slot} >= NUM_Q;
 wire bad_record = {1'b0, cmd_record} >= cfg_records
     || (cmd_op == 2'd2 && {1'b0, cmd_wb_record} >= cfg_records);
-wire refused = fill_valid_reg || win_busy || slot_running;
+wire refused = pin_reg || fill_valid_reg || win_busy || slot_running;
 // taken: it runs and is counted when it ends (a refusal is counted at once)
 wire cmd_go = !refused && !bad_op && !bad_slot && !bad_record;
 
@@ -207,12 +253,21 @@ always @(posedge clk) begin
     if (fill_valid_reg && fill_ready) begin
         fill_valid_reg <= 1'b0;
     end
+    pin_cnt_reg <= pin_cnt_reg + {3'd0, pin_reg};
+    if (pin_due) begin
+        pin_reg <= 1'b0;
+        fill_valid_reg <= !pinned;
+        if (pinned) begin
+            err <= E_PINNED;
+        end
+    end
     if (stat_oob) begin
         oob_reg <= 1'b1;
     end
-    done <= done + {15'd0, done_take} + {15'd0, cmd_valid && !cmd_go};
+    done <= done + {15'd0, done_take} + {15'd0, cmd_valid && !cmd_go} + {15'd0, pin_due && pinned};
     fl_v <= (fl_v & ~fl_done) | fl_new;
-    busy <= fill_valid_reg || |((fl_v & ~fl_done) | fl_new) || (cmd_valid && cmd_go);
+    busy <= (pin_reg && !(pin_due && pinned)) || fill_valid_reg || |((fl_v & ~fl_done) | fl_new)
+        || (cmd_valid && cmd_go);
     if (done_take) begin
         err <= done_ok ? E_OK : (oob_reg || stat_oob ? E_BOUND : E_READ);
         oob_reg <= 1'b0;
@@ -227,7 +282,8 @@ always @(posedge clk) begin
         end else if (bad_record) begin
             err <= E_BOUND;
         end else begin
-            fill_valid_reg <= 1'b1;
+            pin_reg <= 1'b1;
+            pin_cnt_reg <= 4'd0;
             fill_slot_reg <= cmd_slot[QN_W-1:0];
             fill_record_reg <= cmd_record;
             fill_wb_reg <= cmd_op == 2'd2;
@@ -248,6 +304,7 @@ always @(posedge clk) begin
         err <= E_OK;
         done <= 16'd0;
         fill_valid_reg <= 1'b0;
+        pin_reg <= 1'b0;
         oob_reg <= 1'b0;
     end
 end

@@ -114,6 +114,11 @@ module queue_manager #(
     // a register write's effects (its record write, its error) are still
     // on their way: a register read waits, so it sees them
     output wire             busy,
+    // whether queue pin_qn is scheduled, has WQEs taken or an operation in
+    // the pipeline (pin_busy answers the pin_qn of the cycle before): the
+    // context table moves no queue that is
+    input  wire [QN_W-1:0]  pin_qn,
+    output wire             pin_busy,
     // the send and completion queues' sweep after a reset: the register
     // block holds every MMIO request until it is done
     output wire             sweep,
@@ -603,23 +608,26 @@ ram_reset_sweep #(.DEPTH(NUM_Q), .ADDR_W(QN_W)) sq_sweep_inst (
 );
 
 // the records: SQS (port 0 the pipeline's, port 1 the host's view: log,
-// pi, ci), SQC (port 0 the pick's, port 1 the lookup's CQ), SQF
+// pi, ci, port 2 the pin's: taken, sched), SQC (port 0 the pick's, port 1
+// the lookup's CQ), SQF
 wire [SQS_CI_LSB+SQS_CI_W-1:0] sqs_sel;
+wire [SQS_TAKEN_W+SQS_SCHED_W-1:0] sqs_pin;
 ram_rec #(
     .DATA_W(SQS_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_Q),
-    .N_RD(2),
-    .RD_LSB({32'd0, 32'd0}),
-    .RD_W({32'd0 + SQS_CI_LSB + SQS_CI_W, 32'd0 + SQS_W}),
-    .REC_EN(REC_PORT)
+    .N_RD(3),
+    .RD_LSB({32'd0 + SQS_TAKEN_LSB, 32'd0, 32'd0}),
+    .RD_W({32'd0 + SQS_TAKEN_W + SQS_SCHED_W, 32'd0 + SQS_CI_LSB + SQS_CI_W, 32'd0 + SQS_W}),
+    .REC_EN(REC_PORT),
+    .REC_RD(1)
 ) sqs_inst (
     .clk(clk),
     .wr_en(sqs_we || sq_sweep),
     .wr_addr(sq_sweep ? sq_sweep_q : s1_qn_reg),
     .wr_data(sqs_wd),
-    .rd_addr({sel, op_qn_next}),
-    .rd_data({sqs_sel, sqs_rd}),
+    .rd_addr({pin_qn, sel, op_qn_next}),
+    .rd_data({sqs_pin, sqs_sel, sqs_rd}),
     .rec_rd_addr(rp_rd_addr),
     .rec_rd_data(rp_rd_data[RB_SQS +: SQS_W]),
     .rec_wr_en(rp_wr_en[1]),
@@ -675,6 +683,14 @@ ram_sdp #(
     .rd_addr(sqf_head_next[QN_W-1:0]),
     .rd_data(sqf_rd)
 );
+
+// the pin: the record (a cycle behind pin_qn) or the operation in S1,
+// whose write the read may not have seen
+reg pin_s1_reg = 1'b0;
+always @(posedge clk) begin
+    pin_s1_reg <= op_next != OP_NONE && op_qn_next == pin_qn;
+end
+assign pin_busy = |sqs_pin || pin_s1_reg;
 
 // the host's view, a cycle behind reg_q_sel (as the CQs' and the
 // responder's): a register read comes many cycles after the select

@@ -54,7 +54,10 @@ module ram_rec #(
     // reads 0), so a build without the record port (rnic_core REC_PORT 0)
     // pays nothing for it; the record write stays (tied off, it synthesizes
     // away)
-    parameter REC_EN = 1
+    parameter REC_EN = 1,
+    // the last REC_RD read ports serve only the record port's users (the
+    // context table's pin): built with REC_EN, else they read 0
+    parameter REC_RD = 0
 ) (
     input  wire                     clk,
 
@@ -89,8 +92,8 @@ endfunction
 
 integer k;
 initial begin
-    if (N_RD < 1) begin
-        $error("ram_rec: N_RD must be at least 1");
+    if (N_RD < 1 || REC_RD < 0 || REC_RD >= N_RD) begin
+        $error("ram_rec: N_RD must be at least 1, REC_RD 0..N_RD-1");
         $finish;
     end
     if (DATA_W < 1 || ADDR_W < 1 || ADDR_W > 20) begin
@@ -117,23 +120,33 @@ wire              w_en = wr_en || rec_wr_go;
 wire [ADDR_W-1:0] w_addr = rec_wr_go ? rec_wr_addr : wr_addr;
 wire [DATA_W-1:0] w_data = rec_wr_go ? rec_wr_data : wr_data;
 
-// the module's read ports: a copy of each port's slice
+// the module's read ports: a copy of each port's slice (the record
+// port's helpers only with REC_EN)
+localparam N_ON = REC_EN != 0 ? N_RD : N_RD - REC_RD;
 ram_sdp_copies #(
     .DATA_W(DATA_W),
     .ADDR_W(ADDR_W),
     .DEPTH(DEPTH),
     .INIT(INIT),
-    .N_RD(N_RD),
-    .RD_LSB(RD_LSB),
-    .RD_W(RD_W)
+    .N_RD(N_ON),
+    .RD_LSB(RD_LSB[N_ON*32-1:0]),
+    .RD_W(RD_W[N_ON*32-1:0])
 ) copies_inst (
     .clk(clk),
     .wr_en(w_en),
     .wr_addr(w_addr),
     .wr_data(w_data),
-    .rd_addr(rd_addr),
-    .rd_data(rd_data)
+    .rd_addr(rd_addr[N_ON*ADDR_W-1:0]),
+    .rd_data(rd_data[rd_off(N_ON)-1:0])
 );
+generate
+if (N_ON < N_RD) begin : g_off
+assign rd_data[rd_off(N_RD)-1:rd_off(N_ON)] = {(rd_off(N_RD) - rd_off(N_ON)){1'b0}};
+/* verilator lint_off UNUSEDSIGNAL */
+wire unused_rd_addr = &{1'b0, rd_addr[N_RD*ADDR_W-1:N_ON*ADDR_W]};
+/* verilator lint_on UNUSEDSIGNAL */
+end
+endgenerate
 
 // the record port's read: a copy of the whole record
 generate

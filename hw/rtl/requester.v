@@ -235,6 +235,11 @@ module requester #(
     // requester state of a QP, for register read-back
     input  wire [QN_W-1:0]        sel_qpn,
     output wire [23:0]            sel_sq_psn,
+    // whether QP pin_qpn has work outside its records (pin_busy answers
+    // the pin_qpn of the cycle before): the context table moves no QP
+    // that has
+    input  wire [QN_W-1:0]        pin_qpn,
+    output reg                    pin_busy = 1'b0,
 
     output wire                   err_valid,
     output wire [7:0]             err_code,
@@ -1144,7 +1149,7 @@ wire [OST_RINGS-1:0] ow_full_now = (ow_full_reg & ~pp_ring_oh) | (pp_full_reg ? 
 // The lookups, each a QP number: the ring it holds (one-hot, or none) and
 // whether it is the executor's QP holding none (lk_x)
 localparam LK_HOLD = 0, LK_PF = 1, LK_SCAN = 2, LK_GO = 3, LK_QN = 4, LK_C = 5,
-    LK_LOAD = 6, LK_SCANQ = 7, LK_FA = 8, LK_FB = 9, LK_XF = 10, LK_N = 11;
+    LK_LOAD = 6, LK_SCANQ = 7, LK_FA = 8, LK_FB = 9, LK_XF = 10, LK_PIN = 11, LK_N = 12;
 wire [LK_N-1:0] lk_own, lk_x, lk_rtx, lk_flush, lk_full;   // (the lookups: below)
 wire [RG_W-1:0] ring_c, ring_go, ring_ld;
 wire hold_pf;
@@ -1541,6 +1546,8 @@ completer #(.QN_W(QN_W), .CLK_MHZ(CLK_MHZ), .TICK_LOG(TICK_LOG), .LOST_W(LOST_W)
     .s_ack_lost(s_ack_lost),
     .ack_queue_full(c_ack_queue_full),
     .idle(c_acks_idle),
+    .pin_qpn(pin_qpn),
+    .pin_busy(c_pin_busy),
     .scan_flush(scan_flush_reg),
     .scan_tmo(scan_tmo_reg),
     .scan_q(scan_q_reg),
@@ -1844,7 +1851,7 @@ assign set_err = c_set_err || x_set_err_reg;
 assign set_err_qpn = c_set_err ? c_qpn : qn_reg;
 
 // ---------------------------------------------------------------- the ring owners' lookups
-wire [LK_N*QN_W-1:0] lk_key = {x_flush_qn_reg, flush_b_qpn, flush_a_qpn, scan_q_reg,
+wire [LK_N*QN_W-1:0] lk_key = {pin_qpn, x_flush_qn_reg, flush_b_qpn, flush_a_qpn, scan_q_reg,
     load_qpn, c_qpn, qn_reg, go_qpn, scan_i, pf_qn_reg, sq_hold_qn};
 wire [LK_N*OST_RINGS-1:0] lk_ring;
 // a flush request: set, or the executor's on its way (x_flush_reg)
@@ -1928,6 +1935,28 @@ always @(posedge clk) begin
         back_hold_reg <= 3'd0;
     end
 end
+// ---------------------------------------------------------------- pin
+// Work of a QP held outside its records, which a move of its records
+// would lose or which would write them during the move: a ring (WQEs in
+// flight), the executor or the prefetch on it, a retransmission or flush
+// requested or on its way, the scanner's finding, a timed packet, a
+// give-back, the completer's (its QP, its queued ACKs).
+wire c_pin_busy;
+always @(posedge clk) begin
+    pin_busy <= lk_own[LK_PIN] || lk_rtx[LK_PIN] || lk_flush[LK_PIN]
+        || (state_reg != ST_IDLE && qn_reg == pin_qpn)
+        || (pf_state_reg != PF_EMPTY && pf_qn_reg == pin_qpn)
+        || (go_valid_reg && go_qpn == pin_qpn)
+        || (x_flush_reg && x_flush_qn_reg == pin_qpn)
+        || ((scan_rtx_reg || scan_tmo_reg || scan_flush_reg) && scan_q_reg == pin_qpn)
+        || (tm_busy_reg && tm_qpn_reg == pin_qpn)
+        || (back_hold_reg != 3'd0 && back_qn_reg == pin_qpn)
+        || c_pin_busy;
+    if (rst) begin
+        pin_busy <= 1'b0;
+    end
+end
+
 wire back_hold = (state_reg == ST_DONE && give_back_reg && qn_reg == sq_hold_qn)
     || (back_hold_reg != 3'd0 && back_qn_reg == sq_hold_qn);
 assign sq_hold = held(lk_rtx[LK_HOLD], lk_flush[LK_HOLD], lk_full[LK_HOLD], lk_own[LK_HOLD], ring_avail)

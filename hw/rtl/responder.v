@@ -329,6 +329,11 @@ module responder #(
 
     input  wire [QN_W-1:0]        sel_qpn,
     output wire [23:0]            sel_epsn,
+    // whether QP pin_qpn has work outside its records (pin_busy answers
+    // the pin_qpn of two cycles before): the context table moves no QP
+    // that has
+    input  wire [QN_W-1:0]        pin_qpn,
+    output reg                    pin_busy = 1'b0,
 
     output wire                   stat_drop_qp,
     output wire                   stat_drop_psn,
@@ -1066,23 +1071,25 @@ always @* begin
 end
 wire [EPS_PSN_W-1:0] eps_sel_q;
 wire eps_scan_lc, eps_scan_lf;
+wire eps_pin_lf;
 wire [QN_W-1:0] tscan_next = tscan_reg == LAST_QP ? {QN_W{1'b0}} : tscan_reg + 1'b1;
 // (ports in the order ctx, sel, scan, load)
 ram_rec #(
     .DATA_W(EPS_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
-    .N_RD(4),
-    .RD_LSB({32'd0 + EPS_LC_LSB, 32'd0 + EPS_LC_LSB, 32'd0 + EPS_PSN_LSB, 32'd0}),
-    .RD_W({32'd0 + EPS_LC_W, 32'd0 + EPS_LC_W + EPS_LF_W, 32'd0 + EPS_PSN_W, 32'd0 + EPS_W}),
-    .REC_EN(REC_PORT)
+    .N_RD(5),
+    .RD_LSB({32'd0 + EPS_LF_LSB, 32'd0 + EPS_LC_LSB, 32'd0 + EPS_LC_LSB, 32'd0 + EPS_PSN_LSB, 32'd0}),
+    .RD_W({32'd0 + EPS_LF_W, 32'd0 + EPS_LC_W, 32'd0 + EPS_LC_W + EPS_LF_W, 32'd0 + EPS_PSN_W, 32'd0 + EPS_W}),
+    .REC_EN(REC_PORT),
+    .REC_RD(1)
 ) eps_inst (
     .clk(clk),
     .wr_en(eps_we),
     .wr_addr(eps_wa),
     .wr_data(eps_wd),
-    .rd_addr({load_qpn_next, tscan_next, sel_qpn, ctx_qpn}),
-    .rd_data({eps_ld_lc, eps_scan_lf, eps_scan_lc, eps_sel_q, eps_q}),
+    .rd_addr({pin_qpn, load_qpn_next, tscan_next, sel_qpn, ctx_qpn}),
+    .rd_data({eps_pin_lf, eps_ld_lc, eps_scan_lf, eps_scan_lc, eps_sel_q, eps_q}),
     // record 1 of the record port
     .rec_rd_addr(recp_rd_addr),
     .rec_rd_data(recp_rd_data[recp_lsb(1) +: EPS_W]),
@@ -1122,22 +1129,24 @@ always @* begin
     if (ack_stamp_pw_reg) rfl_wd[RFL_ST_LSB +: RFL_ST_W] = epoch_reg;
     if (rfl_sweep) rfl_wd = {RFL_W{1'b0}};
 end
-// (ports in the order ctx, scan, load)
+// (ports in the order ctx, scan, load, pin)
+wire [RFL_AO_LSB+RFL_AO_W-1:0] rfl_pin_q;
 ram_rec #(
     .DATA_W(RFL_W),
     .ADDR_W(QN_W),
     .DEPTH(NUM_QP),
-    .N_RD(3),
-    .RD_LSB({32'd0 + RFL_VB_LSB, 32'd0, 32'd0}),
-    .RD_W({32'd0 + RFL_VB_W, 32'd0 + RFL_W, 32'd0 + RFL_W}),
-    .REC_EN(REC_PORT)
+    .N_RD(4),
+    .RD_LSB({32'd0, 32'd0 + RFL_VB_LSB, 32'd0, 32'd0}),
+    .RD_W({32'd0 + RFL_AO_LSB + RFL_AO_W, 32'd0 + RFL_VB_W, 32'd0 + RFL_W, 32'd0 + RFL_W}),
+    .REC_EN(REC_PORT),
+    .REC_RD(1)
 ) rfl_inst (
     .clk(clk),
     .wr_en(rfl_we),
     .wr_addr(rfl_wa),
     .wr_data(rfl_wd),
-    .rd_addr({load_qpn_next, tscan_next, ctx_qpn}),
-    .rd_data({rfl_ld_vb, rfl_scan_q, rfl_q}),
+    .rd_addr({pin_qpn, load_qpn_next, tscan_next, ctx_qpn}),
+    .rd_data({rfl_pin_q, rfl_ld_vb, rfl_scan_q, rfl_q}),
     // record 4 of the record port
     .rec_rd_addr(recp_rd_addr),
     .rec_rd_data(recp_rd_data[recp_lsb(4) +: RFL_W]),
@@ -1146,6 +1155,36 @@ ram_rec #(
     .rec_wr_data(recp_wr_data[recp_lsb(4) +: RFL_W]),
     .rec_wr_ready(recp_wr_ready[4])
 );
+// ---------------------------------------------------------------- pin
+// Work of a QP held outside its records, which a move of its records
+// would lose or which would write them during the move: the packet in
+// work and its pending flag writes, the waiting ACK, READ and atomic jobs
+// for read_reply, parked mp completions, and the flags OW and AO (a
+// deferred completion owed, an ACK owed: the scan acts on them), read as
+// the state machine reads them (zero while loaded). A cycle behind the
+// RAMs' read: two behind pin_qpn.
+reg [7:0] pin_rr;
+always @* begin
+    for (rq = 0; rq < 8; rq = rq + 1) begin
+        pin_rr[rq] = {1'b0, rq[2:0] - rr_jobs_out[2:0]} < rr_out_now[3:0] && rrq_qpn[rq] == pin_qpn;
+    end
+end
+wire pin_deferred;
+reg pin_now_reg = 1'b0;
+always @(posedge clk) begin
+    pin_now_reg <= (state_reg != ST_IDLE && qpn == pin_qpn)
+        || (rfl_fsm_we && pq_qn_reg == pin_qpn)
+        || (ack_valid_reg && ack_qpn_reg == pin_qpn)
+        || (rra_valid_reg && rra_qpn_reg == pin_qpn)
+        || |pin_rr || pin_deferred;
+    pin_busy <= pin_now_reg || ((eps_pin_lf ^ rfl_pin_q[RFL_VB_LSB])
+        && (rfl_pin_q[RFL_OW_LSB] || rfl_pin_q[RFL_AO_LSB]));
+    if (rst) begin
+        pin_now_reg <= 1'b0;
+        pin_busy <= 1'b0;
+    end
+end
+
 // block RAM has no reset: a reset after a write sweeps the records to zero
 // (the state machine takes no packet and the scan acts on nothing
 // meanwhile; a load may come, and its LF then meets a zero VB: the flags
@@ -1296,6 +1335,8 @@ mp_deferred #(.NUM_QP(NUM_QP), .QN_W(QN_W), .MP_PEND(MP_PEND), .MP_WIMM(MP_WIMM)
     .done(rec_wr && mp_pend_pass_reg),
     .drop(load_any),
     .drop_qpn(load_qpn),
+    .pin_qpn(pin_qpn),
+    .pin(pin_deferred),
     .pend(pend_any),
     .full(pend_full),
     .psn(pend_psn),

@@ -247,6 +247,7 @@ wire reg_debug_bypass;
 wire reg_debug_no_mr_check;
 wire reg_debug_early_read_cqe;
 wire reg_debug_resend_after_cqe;
+wire reg_debug_unpinned_move;
 wire reg_cqe_flush;
 wire [31:0] reg_mac_lo;
 wire [15:0] reg_mac_hi;
@@ -808,6 +809,11 @@ wire [QN_W-1:0] rec_wr_slot;
 wire [5:0] rec_wr_word;
 wire [63:0] rec_wr_data;
 wire rec_wr_busy;
+// the context table's pin and the receive stage's hold (qp_ctx_table)
+wire [QN_W-1:0] ctx_pin_slot;
+wire ctx_pin_busy;
+wire [23:0] ctx_rx_qp;
+wire ctx_rx_hold;
 wire [63:0] reg_qp_ctx_base;
 wire [24:0] reg_qp_ctx_records;
 wire [23:0] reg_qp_ctx_wb;
@@ -1143,7 +1149,11 @@ rnic_transport #(
     .s_rec_wr_slot(rec_wr_slot),
     .s_rec_wr_word(rec_wr_word),
     .s_rec_wr_data(rec_wr_data),
-    .rec_wr_busy(rec_wr_busy)
+    .rec_wr_busy(rec_wr_busy),
+    .pin_slot(ctx_pin_slot),
+    .pin_busy(ctx_pin_busy),
+    .rx_hold_qp(ctx_rx_qp),
+    .rx_hold(ctx_rx_hold)
 );
 
 // ---------------------------------------------------------------- record window, context table
@@ -1201,6 +1211,11 @@ if (REC_PORT != 0) begin : g_rec_window
     ) ctx_table_inst (
         .clk(clk),
         .rst(rst),
+        .pin_slot(ctx_pin_slot),
+        .pin_busy(ctx_pin_busy),
+        .cfg_unpinned(reg_debug_unpinned_move),
+        .rx_qp(ctx_rx_qp),
+        .rx_hold(ctx_rx_hold),
         .cfg_base(reg_qp_ctx_base),
         .cfg_records(reg_qp_ctx_records),
         .cmd_slot(reg_qp_sel),
@@ -1282,6 +1297,8 @@ end else begin : g_no_rec_window
         ctx_cmd_seen_reg <= !rst && (ctx_cmd_seen_reg || reg_qp_ctx_valid);
     end
     assign qp_ctx_busy = 1'b0;
+    assign ctx_pin_slot = {QN_W{1'b0}};
+    assign ctx_rx_hold = 1'b0;
     assign qp_ctx_err = ctx_cmd_seen_reg ? 3'd1 : 3'd0;
     assign qp_ctx_fault = 1'b0;
     assign qp_ctx_done = 16'd0;
@@ -1292,7 +1309,8 @@ end else begin : g_no_rec_window
                         rec_rd_ready, rec_rd_data_valid, rec_rd_data, rec_wr_ready, rec_wr_busy,
                         reg_qp_ctx_base, reg_qp_ctx_records, reg_qp_ctx_wb, reg_qp_ctx_record, reg_qp_ctx_op,
                         qf_rd_ready, qf_rd_status, qf_wr_ready, qf_wr_status, qf_ram_wr_ready,
-                        qf_ram_rd_ready, qf_ram_rd_data};
+                        qf_ram_rd_ready, qf_ram_rd_data, ctx_pin_busy, ctx_rx_qp,
+                        reg_debug_unpinned_move};
     /* verilator lint_on UNUSEDSIGNAL */
 end
 endgenerate
@@ -1360,6 +1378,7 @@ rnic_control #(
     .reg_debug_no_mr_check(reg_debug_no_mr_check),
     .reg_debug_early_read_cqe(reg_debug_early_read_cqe),
     .reg_debug_resend_after_cqe(reg_debug_resend_after_cqe),
+    .reg_debug_unpinned_move(reg_debug_unpinned_move),
     .reg_cqe_flush(reg_cqe_flush),
     .reg_mac_lo(reg_mac_lo),
     .reg_mac_hi(reg_mac_hi),

@@ -396,7 +396,17 @@ module rnic_transport #(
     input  wire [QN_W-1:0]                   s_rec_wr_slot,
     input  wire [5:0]                        s_rec_wr_word,
     input  wire [63:0]                       s_rec_wr_data,
-    output wire                              rec_wr_busy
+    output wire                              rec_wr_busy,
+
+    // the pin (the context table's question, qp_ctx_table): whether slot
+    // pin_slot has work outside its records, in the queue manager, the
+    // requester or the responder (pin_busy answers the pin_slot of three
+    // cycles before); and the receive side's hold of a moving slot: a
+    // packet for rx_hold_qp waits while rx_hold
+    input  wire [QN_W-1:0]                   pin_slot,
+    output reg                               pin_busy = 1'b0,
+    output wire [23:0]                       rx_hold_qp,
+    input  wire                              rx_hold
 );
 
 // The record's words by module: every module keeps its own records' layout
@@ -410,6 +420,12 @@ localparam QPC_REC_BASE = 0, QM_REC_BASE = 8, CQ_REC_BASE = 16, REQ_REC_BASE = 2
 
 // the ring entry formats: hw/formats/rnic_formats.rdl
 `include "rnic_formats.vh"
+
+// the pin: each module's answer, registered once more (timing)
+wire qm_pin_busy, req_pin_busy, rsp_pin_busy;
+always @(posedge clk) begin
+    pin_busy <= !rst && (qm_pin_busy || req_pin_busy || rsp_pin_busy);
+end
 
 // context and MR-guard signals the sections below share
 wire ex_ctx_mp;
@@ -752,6 +768,8 @@ queue_manager #(
     .err_code(qm_err_code),
     .err_qn(qm_err_qn),
     .busy(qm_busy),
+    .pin_qn(pin_slot),
+    .pin_busy(qm_pin_busy),
     .sweep(qm_queues_sweep),
     .s_rec_rd_valid(rp_rd_valid[1]),
     .s_rec_rd_ready(rp_rd_ready[1]),
@@ -1062,6 +1080,8 @@ requester #(
     .m_acq_ready(ac_cqe_ready),
     .sel_qpn(reg_qp_sel[QN_W-1:0]),
     .sel_sq_psn(sel_sq_psn),
+    .pin_qpn(pin_slot),
+    .pin_busy(req_pin_busy),
     .err_valid(ex_err_valid),
     .err_code(ex_err_code),
     .err_qn(ex_err_qn),
@@ -1117,6 +1137,10 @@ wire [12:0] rxd_pkt_payload_len;
 wire [RX_SLOT_W-1:0] rxd_pkt_slot;
 wire rxd_pkt_valid;
 wire rxd_pkt_ready;
+// a packet for a slot being moved waits (the context table's hold)
+wire rsp_pkt_ready;
+assign rx_hold_qp = rxd_pkt_dest_qp;
+assign rxd_pkt_ready = rsp_pkt_ready && !rx_hold;
 // every field but the QP number and the handshake, packed once each way
 wire [RXD_META_W-1:0] rx_meta = {s_rx_pkt_smac, s_rx_pkt_sip, s_rx_pkt_dip, s_rx_pkt_udp_sport,
     s_rx_pkt_opcode, s_rx_pkt_se, s_rx_pkt_ack_req, s_rx_pkt_pad_cnt,
@@ -1260,8 +1284,8 @@ responder #(
     .s_pkt_payload_addr(rxd_pkt_payload_addr),
     .s_pkt_payload_len(rxd_pkt_payload_len),
     .s_pkt_slot(rxd_pkt_slot),
-    .s_pkt_valid(rxd_pkt_valid),
-    .s_pkt_ready(rxd_pkt_ready),
+    .s_pkt_valid(rxd_pkt_valid && !rx_hold),
+    .s_pkt_ready(rsp_pkt_ready),
     .m_free_valid(m_rx_free_valid),
     .m_free_slot(m_rx_free_slot),
     .ctx_qpn(rs_ctx_qpn),
@@ -1401,6 +1425,8 @@ responder #(
     .cfg_no_mr_check(reg_debug_no_mr_check),
     .sel_qpn(reg_qp_sel[QN_W-1:0]),
     .sel_epsn(sel_epsn),
+    .pin_qpn(pin_slot),
+    .pin_busy(rsp_pin_busy),
     .stat_drop_qp(stat_drop_qp),
     .stat_drop_psn(stat_drop_psn),
     .stat_drop_xport(stat_drop_xport),

@@ -212,7 +212,7 @@ def elaborate(params, tmp):
                 # one ram_sdp per read port, holding that port's slice
                 field = lambda v, p: (v >> (32 * p)) & 0xFFFFFFFF
                 copies = [(f"{inst.get('name')}.g_port[{p}]", field(sp["RD_LSB"], p), field(sp["RD_W"], p))
-                          for p in range(sp["N_RD"])]
+                          for p in range(sp["N_RD"] - (0 if sp.get("REC_EN", 1) else sp.get("REC_RD", 0)))]
                 if sub.get("origName") == "ram_rec" and sp["REC_EN"]:
                     # the record port's copy of the whole record
                     copies.append((f"{inst.get('name')}.g_rec.rec_inst", 0, sp["DATA_W"]))

@@ -97,7 +97,8 @@ pub struct TortureArgs {
     /// Break one layer of the ordering contract on purpose (cqe-ro,
     /// early-cqe, bypass; early-read-cqe with --reads or --atomics;
     /// no-mr-check is for `rnic fuzz`; resend-after-cqe only the wire
-    /// shows: tests/mp_wire.rs).
+    /// shows: tests/mp_wire.rs; unpinned-move only context moves:
+    /// tests/qp_record.rs).
     #[arg(long = "break", value_parser = break_parser())]
     pub brk: Option<Break>,
     /// Fraction (0..=1) of messages followed by an RDMA READ of bytes they

@@ -30,16 +30,20 @@ pub enum Break {
     /// A retransmission's payload reads no longer hold the CQE of the WQE
     /// they read: a resend may read a buffer after the host saw its CQE.
     ResendAfterCqe,
+    /// The context table moves a slot's records whatever work its QP has
+    /// in flight (the pin is not asked).
+    UnpinnedMove,
 }
 
 impl Break {
-    pub const ALL: [Break; 6] = [
+    pub const ALL: [Break; 7] = [
         Break::CqeRo,
         Break::EarlyCqe,
         Break::Bypass,
         Break::NoMrCheck,
         Break::EarlyReadCqe,
         Break::ResendAfterCqe,
+        Break::UnpinnedMove,
     ];
 
     /// The switches that break the completion ordering of WRITE_WITH_IMM
@@ -49,7 +53,8 @@ impl Break {
     /// (what `tests/read_requester.rs` catches). `ResendAfterCqe` breaks
     /// the promise that the NIC reads no buffer after its CQE, which only
     /// the wire shows (`tests/mp_wire.rs` compares every resend with its
-    /// first send).
+    /// first send). `UnpinnedMove` breaks the context table's promise
+    /// to move no QP with work in flight (`tests/qp_record.rs`).
     pub const ORDERING: [Break; 3] = [Break::CqeRo, Break::EarlyCqe, Break::Bypass];
 
     /// The name `--break` takes.
@@ -61,6 +66,21 @@ impl Break {
             Break::NoMrCheck => "no-mr-check",
             Break::EarlyReadCqe => "early-read-cqe",
             Break::ResendAfterCqe => "resend-after-cqe",
+            Break::UnpinnedMove => "unpinned-move",
+        }
+    }
+
+    /// For a switch that neither the torture test nor the fuzz campaign
+    /// can see: why, and which tests catch it (their refusal's reason).
+    pub fn caught_elsewhere(self) -> Option<&'static str> {
+        match self {
+            Break::ResendAfterCqe => Some(
+                "lets a resend read its buffer after the WQE's CQE; the responder drops such a resend as a duplicate, so no torture or fuzz check can see it: the capture checks of tests/mp_wire.rs and tests/reliability.rs (every resend equals its first send) catch it",
+            ),
+            Break::UnpinnedMove => Some(
+                "lets the context table move a QP with work in flight; neither the torture nor the fuzz campaign moves QP contexts: tests/qp_record.rs (moves tried during traffic) catches it",
+            ),
+            _ => None,
         }
     }
 
@@ -70,7 +90,8 @@ impl Break {
     }
 
     /// The `id.caps` bit that says the NIC has this switch (none for
-    /// `NoMrCheck` and `ResendAfterCqe`, which every build has).
+    /// `NoMrCheck`, `ResendAfterCqe` and `UnpinnedMove`, which every build
+    /// has; the last does something only with a context table).
     fn caps_bit(self) -> Option<u32> {
         match self {
             Break::CqeRo => Some(1),
@@ -78,7 +99,7 @@ impl Break {
             Break::Bypass => Some(3),
             Break::NoMrCheck => None,
             Break::EarlyReadCqe => Some(8),
-            Break::ResendAfterCqe => None,
+            Break::ResendAfterCqe | Break::UnpinnedMove => None,
         }
     }
 
@@ -90,6 +111,7 @@ impl Break {
             Break::NoMrCheck => 3,
             Break::EarlyReadCqe => 4,
             Break::ResendAfterCqe => 5,
+            Break::UnpinnedMove => 6,
         }
     }
 }
@@ -102,7 +124,7 @@ impl fmt::Display for Break {
 
 /// An unknown switch name; lists the known ones.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown break switch {0:?} (cqe-ro, early-cqe, bypass, no-mr-check, early-read-cqe, resend-after-cqe)")]
+#[error("unknown break switch {0:?} (cqe-ro, early-cqe, bypass, no-mr-check, early-read-cqe, resend-after-cqe, unpinned-move)")]
 pub struct UnknownBreak(pub String);
 
 impl FromStr for Break {
@@ -163,7 +185,8 @@ impl<D: Device> DebugSwitches<'_, D> {
             .with(Break::Bypass, r.bypass())
             .with(Break::NoMrCheck, r.no_mr_check())
             .with(Break::EarlyReadCqe, r.early_read_cqe())
-            .with(Break::ResendAfterCqe, r.resend_after_cqe()))
+            .with(Break::ResendAfterCqe, r.resend_after_cqe())
+            .with(Break::UnpinnedMove, r.unpinned_move()))
     }
 
     /// Turns `b` on or off and leaves every other switch as it was. Reads
@@ -187,6 +210,7 @@ impl<D: Device> DebugSwitches<'_, D> {
                 Break::NoMrCheck => r.set_no_mr_check(on),
                 Break::EarlyReadCqe => r.set_early_read_cqe(on),
                 Break::ResendAfterCqe => r.set_resend_after_cqe(on),
+                Break::UnpinnedMove => r.set_unpinned_move(on),
             };
         })?;
         if self.get()?.contains(b) != on {

@@ -32,7 +32,7 @@ use rnic_device::{Device, DeviceError, DmaBuffer, IrqWait};
 use rnic_regs::DeviceIo;
 
 pub use debug_switches::{Break, BreakSet, DebugSwitches, UnknownBreak};
-pub use qp_ctx_table::{ctx_error_name, CtxCounters, CtxStatus, MAX_CTX_RECORDS};
+pub use qp_ctx_table::{ctx_error_name, CtxCounters, CtxStatus, CTX_ERR_PINNED, MAX_CTX_RECORDS};
 pub use qp_directory::{bind_error_name, FIRST_QP_NUM};
 pub use ring::{
     CopyWr, Cqe, RecvWqe, SendWqe, WcOpcode, WcStatus, WrOpcode, CQE_FLAG_RECV, CQE_FLAG_WITH_IMM,

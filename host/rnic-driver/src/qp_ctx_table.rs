@@ -25,6 +25,10 @@ pub const MAX_CTX_RECORDS: u32 = 1 << 24;
 /// two DMA round trips of 512 bytes and two copies of 64 words.
 const CMD_BUDGET: u64 = 2_000_000;
 
+/// `qp_ctx_status.err` of a command refused because its slot's QP had
+/// work in flight (the pin): nothing moved; try again once it is idle.
+pub const CTX_ERR_PINNED: u8 = 7;
+
 /// What `qp_ctx_status.err` means.
 pub fn ctx_error_name(code: u8) -> &'static str {
     match code {
@@ -35,6 +39,9 @@ pub fn ctx_error_name(code: u8) -> &'static str {
         4 => "bad op",
         5 => "refused: a command or the record window was running",
         6 => "slot beyond id.num_queues",
+        CTX_ERR_PINNED => {
+            "refused: the slot's QP has work in flight (WQEs, packets, ACKs or completions)"
+        }
         _ => "unknown",
     }
 }
@@ -198,8 +205,8 @@ impl<D: Device> Nic<D> {
         })
     }
 
-    /// Loads slot `slot` from record `record` of the table. Only for a
-    /// slot with nothing in flight.
+    /// Loads slot `slot` from record `record` of the table. The NIC
+    /// refuses a slot whose QP has work in flight ([`CTX_ERR_PINNED`]).
     pub fn qp_ctx_load(&self, slot: u16, record: u32) -> Result<()> {
         self.qp_ctx_command(slot, OP_LOAD, record, 0)
     }

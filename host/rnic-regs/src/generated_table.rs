@@ -1241,6 +1241,18 @@ pub static BLOCKS: &[BlockDesc] = &[
                         swmod: false,
                         desc: "Requester: a retransmission's payload reads no longer hold the CQE of the WQE they read, so a resend may read a buffer after the host saw its CQE (and reused or freed it).",
                     },
+                    FieldDesc {
+                        name: "unpinned_move",
+                        msb: 6,
+                        lsb: 6,
+                        sw: Access::Rw,
+                        hw: Access::R,
+                        reset: Some(0x0),
+                        onread: None,
+                        onwrite: None,
+                        swmod: false,
+                        desc: "Context table: move a slot's records whatever work its QP has in flight (no pin), so a move may lose a ring of WQEs in flight or race the modules' writes of the records it moves.",
+                    },
                 ],
             },
             RegDesc {

@@ -1600,10 +1600,8 @@ pub fn run(cfg: &FuzzConfig, progress: &mut dyn FnMut(u64)) -> Result<FuzzReport
             "--frames, the burst and the watchdog must be positive".into(),
         ));
     }
-    if cfg.brk == Some(Break::ResendAfterCqe) {
-        return Err(Error::Config(
-            "--break resend-after-cqe lets a resend read its buffer after the WQE's CQE, which the campaign does not check: the capture checks of tests/mp_wire.rs and tests/reliability.rs catch it".into(),
-        ));
+    if let Some((b, why)) = cfg.brk.and_then(|b| Some((b, b.caught_elsewhere()?))) {
+        return Err(Error::Config(format!("--break {b} {why}")));
     }
     if let Some(b) = cfg.brk.filter(|b| *b != Break::NoMrCheck) {
         return Err(Error::Config(format!(

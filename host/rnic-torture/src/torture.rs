@@ -335,10 +335,8 @@ impl Config {
                 "--break early-read-cqe breaks the completions of RDMA READ and atomics, and without --reads or --atomics the torture issues no READs and no atomics: add --reads R or --atomics A (> 0, e.g. --reads 1) to catch it".into(),
             );
         }
-        if self.brk == Some(Break::ResendAfterCqe) {
-            return bad(
-                "--break resend-after-cqe lets a resend read its buffer after the WQE's CQE; the responder drops such a resend as a duplicate, so no torture check can see it: the capture checks of tests/mp_wire.rs and tests/reliability.rs (every resend equals its first send) catch it".into(),
-            );
+        if let Some((b, why)) = self.brk.and_then(|b| Some((b, b.caught_elsewhere()?))) {
+            return bad(format!("--break {b} {why}"));
         }
         if let Some(b) = self
             .brk

@@ -104,4 +104,10 @@ fn switch_names_round_trip_and_unknown_ones_are_refused() {
     };
     let e = cfg.validate().unwrap_err().to_string();
     assert!(e.contains("tests/mp_wire.rs"), "{e}");
+    let cfg = Config {
+        brk: Some(Break::UnpinnedMove),
+        ..Config::default()
+    };
+    let e = cfg.validate().unwrap_err().to_string();
+    assert!(e.contains("tests/qp_record.rs"), "{e}");
 }

@@ -71,6 +71,7 @@ module rnic_csr (
         output logic hwif_out_dma_debug_no_mr_check,
         output logic hwif_out_dma_debug_early_read_cqe,
         output logic hwif_out_dma_debug_resend_after_cqe,
+        output logic hwif_out_dma_debug_unpinned_move,
         output logic hwif_out_dma_cqe_order_cqe_flush,
         input wire [31:0] hwif_in_dma_rd_req_count_count,
         input wire [31:0] hwif_in_dma_wr_req_count_count,
@@ -640,6 +641,10 @@ module rnic_csr (
     logic field_storage_dma_debug_resend_after_cqe_value;
     logic field_combo_dma_debug_resend_after_cqe_next;
     logic field_combo_dma_debug_resend_after_cqe_load_next;
+    // Field: rnic_csr.dma.debug.unpinned_move
+    logic field_storage_dma_debug_unpinned_move_value;
+    logic field_combo_dma_debug_unpinned_move_next;
+    logic field_combo_dma_debug_unpinned_move_load_next;
     // Field: rnic_csr.dma.cqe_order.cqe_flush
     logic field_storage_dma_cqe_order_cqe_flush_value;
     logic field_combo_dma_cqe_order_cqe_flush_next;
@@ -1231,6 +1236,26 @@ module rnic_csr (
         end
     end
     assign hwif_out_dma_debug_resend_after_cqe = field_storage_dma_debug_resend_after_cqe_value;
+    always @(*) begin
+        logic next_c;
+        logic load_next_c;
+        next_c = field_storage_dma_debug_unpinned_move_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_dma_debug && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_dma_debug_unpinned_move_value & ~decoded_wr_biten[6:6]) | (decoded_wr_data[6:6] & decoded_wr_biten[6:6]);
+            load_next_c = '1;
+        end
+        field_combo_dma_debug_unpinned_move_next = next_c;
+        field_combo_dma_debug_unpinned_move_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_dma_debug_unpinned_move_value <= 1'h0;
+        end else if(field_combo_dma_debug_unpinned_move_load_next) begin
+            field_storage_dma_debug_unpinned_move_value <= field_combo_dma_debug_unpinned_move_next;
+        end
+    end
+    assign hwif_out_dma_debug_unpinned_move = field_storage_dma_debug_unpinned_move_value;
     always @(*) begin
         logic next_c;
         logic load_next_c;
@@ -2641,6 +2666,7 @@ always @(*) begin
             readback_data_var[3] = field_storage_dma_debug_no_mr_check_value;
             readback_data_var[4] = field_storage_dma_debug_early_read_cqe_value;
             readback_data_var[5] = field_storage_dma_debug_resend_after_cqe_value;
+            readback_data_var[6] = field_storage_dma_debug_unpinned_move_value;
         end
         if(rd_mux_addr == 11'h218) begin
             readback_data_var[0] = field_storage_dma_cqe_order_cqe_flush_value;

@@ -186,6 +186,31 @@ impl Debug {
         self.0 = (self.0 & !(Self::RESEND_AFTER_CQE_MASK << Self::RESEND_AFTER_CQE_OFFSET))
             | ((val & Self::RESEND_AFTER_CQE_MASK) << Self::RESEND_AFTER_CQE_OFFSET);
     }
+
+    pub const UNPINNED_MOVE_OFFSET: usize = 6;
+    pub const UNPINNED_MOVE_WIDTH: usize = 1;
+    pub const UNPINNED_MOVE_MASK: u32 = 0x1;
+
+    /// unpinned_move
+    ///
+    /// Context table: move a slot's records whatever work its QP has in flight (no pin), so a move may lose a ring of WQEs in flight or race the modules' writes of the records it moves.
+    #[inline(always)]
+    #[allow(clippy::missing_panics_doc)]
+    #[must_use]
+    pub fn unpinned_move(&self) -> bool {
+        let val = (self.0 >> Self::UNPINNED_MOVE_OFFSET) & Self::UNPINNED_MOVE_MASK;
+        val != 0
+    }
+
+    /// unpinned_move
+    ///
+    /// Context table: move a slot's records whatever work its QP has in flight (no pin), so a move may lose a ring of WQEs in flight or race the modules' writes of the records it moves.
+    #[inline(always)]
+    pub fn set_unpinned_move(&mut self, val: bool) {
+        let val = val as u32;
+        self.0 = (self.0 & !(Self::UNPINNED_MOVE_MASK << Self::UNPINNED_MOVE_OFFSET))
+            | ((val & Self::UNPINNED_MOVE_MASK) << Self::UNPINNED_MOVE_OFFSET);
+    }
 }
 
 impl core::fmt::Debug for Debug {
@@ -197,6 +222,7 @@ impl core::fmt::Debug for Debug {
             .field("no_mr_check", &self.no_mr_check())
             .field("early_read_cqe", &self.early_read_cqe())
             .field("resend_after_cqe", &self.resend_after_cqe())
+            .field("unpinned_move", &self.unpinned_move())
             .finish()
     }
 }
@@ -214,5 +240,6 @@ mod tests {
         assert_eq!(reg.no_mr_check(), false);
         assert_eq!(reg.early_read_cqe(), false);
         assert_eq!(reg.resend_after_cqe(), false);
+        assert_eq!(reg.unpinned_move(), false);
     }
 }
