@@ -19,7 +19,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use rnic_driver::formats::MpOpcode;
-use rnic_tests::capture::{capture_path, torture_capture};
+use rnic_tests::capture::{
+    capture_path, first_differing_resend, seed_showing_break, torture_capture, DifferingResend,
+};
 use rnic_torture::sim::SimOpts;
 use rnic_torture::Break;
 use rnic_wire::wireshark::{
@@ -65,26 +67,49 @@ fn tmp(name: &str) -> PathBuf {
     capture_path(&format!("mp-wire-{name}"))
 }
 
-fn op_is_ack(op: u8) -> bool {
-    op == opcode::MP_ACKNOWLEDGE
+/// Whether an MP ACKNOWLEDGE covering the resend's PSN went back to its
+/// requester between the first send and the resend `d`: then the WQE's
+/// CQE could be out, and the resend read its buffer after it.
+fn acked_between(frames: &[RoceFrame], d: DifferingResend) -> bool {
+    let req = &frames[d.frame];
+    frames[d.first + 1..d.frame].iter().any(|f| {
+        f.bth.opcode == opcode::MP_ACKNOWLEDGE
+            && f.ip.dst == req.ip.src
+            && (f.bth.psn.wrapping_sub(d.psn) & 0xff_ffff) < 0x80_0000
+    })
+}
+
+fn decode_all(frames: &[Vec<u8>]) -> Vec<RoceFrame> {
+    frames
+        .iter()
+        .enumerate()
+        .map(|(i, f)| decode(f).unwrap_or_else(|e| panic!("frame {i}: {e}")))
+        .collect()
 }
 
 /// The checks of an mp capture that need no Wireshark.
 fn check_frames(frames: &[Vec<u8>], mtu: usize) -> Vec<RoceFrame> {
-    let decoded: Vec<RoceFrame> = frames
-        .iter()
-        .enumerate()
-        .map(|(i, f)| decode(f).unwrap_or_else(|e| panic!("frame {i}: {e}")))
-        .collect();
+    let decoded = decode_all(frames);
+    // A resend is the same packet, also one sent after an ACK covered its
+    // PSN: the WQE's CQE waits for the walk's payload reads (requester.v,
+    // cqe_hold), so the host cannot have reused the buffer yet.
+    if let Some(d) = first_differing_resend(&decoded) {
+        panic!(
+            "frame {}: a resend differs from the first send (frame {}){}",
+            d.frame,
+            d.first,
+            if acked_between(&decoded, d) {
+                "; an ACK covering it went out between them: the NIC \
+                 read the buffer after the WQE's CQE"
+            } else {
+                ""
+            }
+        );
+    }
     let mut seen: BTreeMap<u8, usize> = BTreeMap::new();
     // requests by (destination QP, PSN); a resent packet is the same packet
     let mut reqs: BTreeMap<(u32, u32), (usize, &RoceFrame)> = BTreeMap::new();
-    // the MP ACKNOWLEDGEs so far: (frame, requester's IP, PSN)
-    let mut acks: Vec<(usize, [u8; 4], u32)> = Vec::new();
     for (i, f) in decoded.iter().enumerate() {
-        if op_is_ack(f.bth.opcode) {
-            acks.push((i, f.ip.dst, f.bth.psn));
-        }
         let op = f.bth.opcode;
         *seen.entry(op).or_default() += 1;
         assert!(
@@ -99,36 +124,7 @@ fn check_frames(frames: &[Vec<u8>], mtu: usize) -> Vec<RoceFrame> {
             if op == opcode::MP_WRITE {
                 assert_eq!(f.payload.len(), mtu, "frame {i}: MP WRITE not one MTU");
             }
-            if let Some((first, old)) = reqs.insert((f.bth.dest_qp, f.bth.psn), (i, f)) {
-                // A resend is the same packet, also one sent after an ACK
-                // covered its PSN: the WQE's CQE waits for the walk's
-                // payload reads (requester.v, cqe_hold), so the host cannot
-                // have reused the buffer yet.
-                let was = (
-                    old.bth.opcode,
-                    old.mpeth,
-                    old.immdt,
-                    old.mceth,
-                    &old.payload,
-                );
-                let now = (f.bth.opcode, f.mpeth, f.immdt, f.mceth, &f.payload);
-                if was != now {
-                    let acked_between = acks.iter().any(|&(j, ip, psn)| {
-                        j > first
-                            && ip == f.ip.src
-                            && (psn.wrapping_sub(f.bth.psn) & 0xff_ffff) < 0x80_0000
-                    });
-                    panic!(
-                        "frame {i}: a resend differs from the first send (frame {first}){}",
-                        if acked_between {
-                            "; an ACK covering it went out between them: the NIC \
-                             read the buffer after the WQE's CQE"
-                        } else {
-                            ""
-                        }
-                    );
-                }
-            }
+            reqs.insert((f.bth.dest_qp, f.bth.psn), (i, f));
         } else {
             // (a path probe and its reply are a BTH alone)
             assert!(
@@ -370,9 +366,6 @@ fn the_wireshark_dissector_decodes_every_mp_field() {
     let _ = std::fs::remove_file(&path);
 }
 
-/// The mp opcodes of the RTL (hw/formats/rnic_formats.rdl, generated into
-/// rnic_formats.vh and rnic_driver::formats) are rnic-wire's, with the
-/// same names, and no other value of the manufacturer range is one.
 /// The capture check sees a resend that read its buffer after the WQE's
 /// CQE: with `resend-after-cqe` on, the torture host reuses a buffer once
 /// its CQE is in, a resend still walking that WQE reads the new bytes, and
@@ -382,44 +375,26 @@ fn the_wireshark_dissector_decodes_every_mp_field() {
 #[test]
 fn a_resend_reading_its_buffer_after_the_cqe_is_caught() {
     let path = tmp("resend-after-cqe.pcap");
-    let mut tried = Vec::new();
-    for seed in 1..=MAX_SEEDS {
-        let raw = capture_with(
-            64,
-            seed,
-            60,
-            "spray-8-loss0.05",
-            &[Break::ResendAfterCqe],
-            &path,
-        );
-        let r = std::panic::catch_unwind(|| check_frames(&raw, 1024).len());
+    let run = |seed: u64, on: bool| {
+        let switches: &[Break] = if on { &[Break::ResendAfterCqe] } else { &[] };
+        let raw = capture_with(64, seed, 60, "spray-8-loss0.05", switches, &path);
         let _ = std::fs::remove_file(&path);
-        match r {
-            Ok(n) => tried.push((seed, n)),
-            Err(e) => {
-                let msg = e
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_default();
-                assert!(
-                    msg.contains("after the WQE's CQE"),
-                    "seed {seed}: caught, but not as a read after the CQE: {msg}"
-                );
-                eprintln!("resend-after-cqe caught at seed {seed} (clean before: {tried:?})");
-                // the same run with the switch off: every resend is its
-                // first send again (the hold is what made the difference)
-                let raw = capture(64, seed, 60, "spray-8-loss0.05", &path);
-                check_frames(&raw, 1024);
-                let _ = std::fs::remove_file(&path);
-                return;
-            }
-        }
-    }
-    panic!("--break resend-after-cqe not seen in seeds 1..={MAX_SEEDS} (seed, frames): {tried:?}");
+        raw
+    };
+    let (seed, (d, acked)) = seed_showing_break("resend-after-cqe", MAX_SEEDS, run, |raw| {
+        let frames = decode_all(raw);
+        first_differing_resend(&frames).map(|d| (d, acked_between(&frames, d)))
+    });
+    assert!(
+        acked,
+        "seed {seed}: {d:?} differs, but no ACK covering it went out between: not a read after the CQE"
+    );
 }
 const MAX_SEEDS: u64 = 8;
 
+/// The mp opcodes of the RTL (hw/formats/rnic_formats.rdl, generated into
+/// rnic_formats.vh and rnic_driver::formats) are rnic-wire's, with the
+/// same names, and no other value of the manufacturer range is one.
 #[test]
 fn the_rdl_opcodes_are_rnic_wires() {
     let want = [

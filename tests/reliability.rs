@@ -6,12 +6,14 @@
 
 use rnic_device::Device;
 use rnic_sim::{FabricConfig, PathConfig, WorldConfig};
-use rnic_tests::capture::{capture_path, torture_capture};
+use rnic_tests::capture::{
+    capture_path, first_differing_resend, seed_showing_break, torture_capture,
+};
 use rnic_tests::roce::*;
 use rnic_tests::{check_pattern, fill_pattern, WIDTHS};
 use rnic_torture::sim::{run_torture, Evidence, SimOpts};
 use rnic_verbs::*;
-use rnic_wire::{decode, opcode, RoceFrame};
+use rnic_wire::{decode, RoceFrame};
 
 const BUDGET: u64 = 400_000;
 
@@ -517,34 +519,6 @@ fn a_send_resent_whole_before_its_ack_consumes_one_receive() {
     }
 }
 
-/// The first request packet of an rc capture that resends a PSN with other
-/// contents than its first send: (frame, frame of the first send, PSN).
-fn resend_differing(frames: &[Vec<u8>]) -> Option<(usize, usize, u32)> {
-    let mut sent: std::collections::BTreeMap<([u8; 4], u32, u32), (usize, RoceFrame)> =
-        std::collections::BTreeMap::new();
-    for (i, raw) in frames.iter().enumerate() {
-        let f = decode(raw).unwrap_or_else(|e| panic!("frame {i}: {e}"));
-        // SEND and WRITE packets: the ones carrying the host's buffer
-        if f.bth.opcode > opcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE {
-            continue;
-        }
-        let key = (f.ip.dst, f.bth.dest_qp, f.bth.psn);
-        match sent.get(&key) {
-            Some((j, old)) => {
-                if (old.bth.opcode, old.reth, old.immdt, &old.payload)
-                    != (f.bth.opcode, f.reth, f.immdt, &f.payload)
-                {
-                    return Some((i, *j, f.bth.psn));
-                }
-            }
-            None => {
-                sent.insert(key, (i, f));
-            }
-        }
-    }
-    None
-}
-
 /// Go-back-N resends are their first sends again, also when an ACK covers
 /// the WQE while the walk resends it: its CQE waits for the walk's payload
 /// reads (requester.v, cqe_hold), so the host cannot have reused the
@@ -559,7 +533,7 @@ fn go_back_n_resends_never_read_a_buffer_after_its_cqe() {
     // ACK is on its way, and it arrives to cover the WQE being resent.
     // (With the default timeout seeds 1..=8 of lossy, hostile and reorder
     // never show the switch on rc: the race needs an ACK during a walk.)
-    let run = |seed: u64, switches: Vec<rnic_torture::Break>| {
+    let run = |seed: u64, on: bool| {
         let cfg = rnic_torture::Config {
             seed,
             messages: 60,
@@ -573,27 +547,26 @@ fn go_back_n_resends_never_read_a_buffer_after_its_cqe() {
         let o = SimOpts {
             seed,
             fabric: "hostile".into(),
-            debug_switches: switches,
+            debug_switches: if on {
+                vec![rnic_torture::Break::ResendAfterCqe]
+            } else {
+                Vec::new()
+            },
             ..Default::default()
         };
         let path = capture_path(&format!("rc-resend-{seed}.pcap"));
         let frames = torture_capture(&o, &cfg, &path);
         let _ = std::fs::remove_file(&path);
-        (frames.len(), resend_differing(&frames))
+        frames
     };
-    let mut clean = Vec::new();
-    for seed in 1..=8 {
-        match run(seed, vec![rnic_torture::Break::ResendAfterCqe]) {
-            (n, None) => clean.push((seed, n)),
-            (_, Some((i, j, psn))) => {
-                eprintln!(
-                    "resend-after-cqe: seed {seed}: frame {i} resends PSN {psn} of frame {j} with other bytes"
-                );
-                let (n, d) = run(seed, Vec::new());
-                assert_eq!(d, None, "seed {seed} ({n} frames), the hold on");
-                return;
-            }
-        }
-    }
-    panic!("--break resend-after-cqe not seen on rc in seeds 1..=8 (seed, frames): {clean:?}");
+    let decoded = |frames: &[Vec<u8>]| -> Vec<RoceFrame> {
+        frames
+            .iter()
+            .enumerate()
+            .map(|(i, f)| decode(f).unwrap_or_else(|e| panic!("frame {i}: {e}")))
+            .collect()
+    };
+    seed_showing_break("resend-after-cqe", 8, run, |frames| {
+        first_differing_resend(&decoded(frames))
+    });
 }
