@@ -613,14 +613,34 @@ struct MoveTally {
     refused: [u32; 2],
 }
 
-/// A connection's own slots moved (a save: written back to the table and
-/// loaded back) on both NICs, again and again, while its WRITE_WITH_IMMs
-/// run. Ok: the traffic came through intact; Err: how it broke.
+/// How [`moves_during_traffic`] moves a slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Move {
+    /// Written back to the table and loaded back: the records come back
+    /// as they were, so only a module writing them meanwhile is lost.
+    Save,
+    /// Evicted as the cache would: written back while an empty QP (a
+    /// record of zeros: RESET) is loaded, then loaded back over it. While
+    /// the empty QP is in, the slot's packets are dropped (the peer
+    /// resends), and state outside the records that still names the slot
+    /// (a ring, a parked completion) meets the wrong QP.
+    Evict,
+}
+
+/// Table records of [`moves_during_traffic`]: per side its QP's, then
+/// the empty QP's and a scratch one the empty QP is written back to.
+const EMPTY_REC: u32 = 2;
+const SCRATCH_REC: u32 = 3;
+
+/// A connection's own slots moved (`how`) on both NICs, again and again,
+/// while its WRITE_WITH_IMMs run. Ok: the traffic came through intact;
+/// Err: how it broke.
 fn moves_during_traffic(
     w: u32,
     seed: u64,
     fabric: &str,
     o: &ConnOpts,
+    how: Move,
     unpinned: bool,
 ) -> std::result::Result<MoveTally, String> {
     use rnic_harness::pattern;
@@ -630,9 +650,11 @@ fn moves_during_traffic(
     let (mut a, mut b) = connect(&p, o);
     let sides = [(&p.a, a.qp.slot()), (&p.b, b.qp.slot())];
     for (ctx, _) in sides {
-        ctx.nic().qp_ctx_table_open(TABLE).unwrap();
-        ctx.nic()
-            .debug_switches()
+        let nic = ctx.nic();
+        nic.qp_ctx_table_open(TABLE).unwrap();
+        nic.set_qp_ctx_record(EMPTY_REC, &vec![0; nic.id().qp_rec_words as usize])
+            .unwrap();
+        nic.debug_switches()
             .set(Break::UnpinnedMove, unpinned)
             .unwrap();
     }
@@ -651,8 +673,28 @@ fn moves_during_traffic(
         }
         let s = i as usize % 2;
         let (ctx, q) = sides[s];
-        match ctx.nic().qp_ctx_save(q, s as u32) {
-            Ok(()) => tally.moved[s] += 1,
+        let r = s as u32;
+        let moved = match how {
+            Move::Save => ctx.nic().qp_ctx_save(q, r),
+            Move::Evict => ctx.nic().qp_ctx_swap(q, r, EMPTY_REC),
+        };
+        match moved {
+            Ok(()) => {
+                tally.moved[s] += 1;
+                if how == Move::Evict {
+                    // back in; the empty QP may be dropping a packet
+                    // (pinned for those cycles): the host tries again
+                    let mut tries = 0;
+                    while let Err(e) = ctx.nic().qp_ctx_swap(q, SCRATCH_REC, r) {
+                        tries += 1;
+                        assert!(
+                            tries < 100
+                                && matches!(e, rnic_driver::DriverError::QpCtx { code, .. } if code == rnic_driver::CTX_ERR_PINNED),
+                            "DATA_W={w}: slot {q} back from the table: {e}"
+                        );
+                    }
+                }
+            }
             Err(rnic_driver::DriverError::QpCtx { code, .. })
                 if code == rnic_driver::CTX_ERR_PINNED =>
             {
@@ -679,9 +721,13 @@ fn moves_during_traffic(
             "byte {bad} of the written data is wrong ({tally:?})"
         ));
     }
-    // the fabric loses nothing: a resend would be the transport making up
-    // for state a move lost (an owed ACK, a parked completion)
-    for (ctx, side) in [(&p.a, "A"), (&p.b, "B")] {
+    // the fabric loses nothing: after saves, a resend would be the
+    // transport making up for state a move lost (an owed ACK, a parked
+    // completion); an eviction drops the packets that meet the empty QP
+    for (ctx, side) in [(&p.a, "A"), (&p.b, "B")]
+        .into_iter()
+        .filter(|_| how == Move::Save)
+    {
         let c = ctx.query_port_counters().unwrap();
         if c.tx_retransmits != 0 || c.rtx_timeouts != 0 {
             return Err(format!(
@@ -721,16 +767,23 @@ fn moves_of_a_qp_with_work_in_flight_are_refused() {
         .chain([(64, "spray-8", mp())]);
     for (w, fabric, o) in runs {
         let what = format!("DATA_W={w} {fabric} {:?}", o.qp_type);
-        let t = moves_during_traffic(w, 51, fabric, &o, false)
-            .unwrap_or_else(|e| panic!("{what}: {e}"));
-        eprintln!("{what}: {t:?}");
-        assert!(
-            t.refused[0] > 0 && t.refused[1] > 0,
-            "{what}: no move was refused on one side: {t:?}"
-        );
+        for how in [Move::Save, Move::Evict] {
+            let t = moves_during_traffic(w, 51, fabric, &o, how, false)
+                .unwrap_or_else(|e| panic!("{what} {how:?}: {e}"));
+            eprintln!("{what} {how:?}: {t:?}");
+            assert!(
+                t.refused[0] > 0 && t.refused[1] > 0,
+                "{what} {how:?}: no move was refused on one side: {t:?}"
+            );
+        }
     }
     let o = ConnOpts::default();
-    let broke = (51..55).find_map(|seed| moves_during_traffic(64, seed, "ideal", &o, true).err());
-    let e = broke.expect("unpinned-move: moves of busy QPs left seeds 51..55 intact");
-    eprintln!("unpinned-move caught: {e}");
+    for how in [Move::Save, Move::Evict] {
+        let broke =
+            (51..55).find_map(|seed| moves_during_traffic(64, seed, "ideal", &o, how, true).err());
+        let e = broke.unwrap_or_else(|| {
+            panic!("unpinned-move: {how:?}s of busy QPs left seeds 51..55 intact")
+        });
+        eprintln!("unpinned-move caught ({how:?}): {e}");
+    }
 }
