@@ -787,3 +787,121 @@ fn moves_of_a_qp_with_work_in_flight_are_refused() {
         eprintln!("unpinned-move caught ({how:?}): {e}");
     }
 }
+
+/// The ring's part of the pin, on its own: a sender whose packets are all
+/// out and whose ACKs cannot come (its peer's QP is in RESET and drops
+/// them) has nothing in the executor, the queue manager or the completer,
+/// only its outstanding ring. A move of its slot must be refused until the
+/// ring drains; here it never does within the test (the local ACK timeout
+/// is 32,768 cycles away). (`moves_of_a_qp_with_work_in_flight_are_refused`
+/// cannot see a missing ring pin: the ring survives a round trip.)
+#[test]
+fn a_sender_waiting_for_acks_is_pinned_by_its_ring() {
+    for w in WIDTHS {
+        let p = pair(w, 53, "ideal");
+        let (mut a, mut b) = connect(&p, &ConnOpts::default());
+        b.qp.modify(
+            &QpAttr {
+                qp_state: QpState::Reset,
+                ..Default::default()
+            },
+            QpAttrMask::STATE,
+        )
+        .unwrap();
+        let nic = p.a.nic();
+        nic.qp_ctx_table_open(TABLE).unwrap();
+        let q = a.qp.slot();
+        let before = p.a.query_port_counters().unwrap().tx_frames;
+        let sge = [a.mr.sge(0, 4096).unwrap()];
+        for m in 0..2u64 {
+            a.qp.post_send(&SendWr {
+                wr_id: m,
+                opcode: WrOpcode::RdmaWrite,
+                send_flags: SendFlags::SIGNALED,
+                sg_list: &sge,
+                imm_data: None,
+                rdma: Some(b.mr.rdma_info(0).unwrap()),
+            })
+            .unwrap();
+        }
+        // (every packet out, long before the timeout)
+        p.world.run(5_000);
+        let sent = p.a.query_port_counters().unwrap().tx_frames - before;
+        assert!(sent >= 2, "DATA_W={w}: {sent} frames sent");
+        for what in ["save", "load"] {
+            let r = match what {
+                "save" => nic.qp_ctx_save(q, 0),
+                _ => nic.qp_ctx_load(q, 0),
+            };
+            match r {
+                Err(rnic_driver::DriverError::QpCtx { code, .. })
+                    if code == rnic_driver::CTX_ERR_PINNED => {}
+                r => panic!("DATA_W={w}: a {what} of a sender with WQEs in flight: {r:?}"),
+            }
+        }
+        let c = nic.qp_ctx_counters().unwrap();
+        assert_eq!((c.fills, c.writebacks), (0, 0), "DATA_W={w}: nothing moved");
+        let mut got = [WorkCompletion::default(); 2];
+        assert_eq!(a.cq.poll(&mut got).unwrap(), 0, "DATA_W={w}: no ACK came");
+    }
+}
+
+/// The responder's owed ACK, on its own: a WRITE ONLY without AckReq
+/// (sent by the test as the peer would) is placed and leaves an ACK owed,
+/// which the ACK timer sends within ACK_TIMER cycles; until then the
+/// slot's timer scan will act on it, so a move of the slot must be
+/// refused. Once the ACK went out, the slot moves.
+#[test]
+fn a_receiver_owing_an_ack_is_pinned_until_it_went_out() {
+    use rnic_wire::{opcode, Bth, Reth, RoceFrame};
+    for w in WIDTHS {
+        let p = pair(w, 55, "ideal");
+        let (_a, b) = connect(&p, &ConnOpts::default());
+        let nic = p.b.nic();
+        nic.qp_ctx_table_open(TABLE).unwrap();
+        let q = b.qp.slot();
+        let ri = b.mr.rdma_info(0).unwrap();
+        let write = RoceFrame {
+            bth: Bth {
+                opcode: opcode::RDMA_WRITE_ONLY,
+                dest_qp: b.qp.qp_num(),
+                psn: EndOpts::default().psn_a,
+                ack_req: false,
+                ..Bth::default()
+            },
+            reth: Some(Reth {
+                va: ri.remote_addr,
+                rkey: ri.rkey,
+                dma_len: 64,
+            }),
+            payload: vec![0x5a; 64],
+            ..RoceFrame::default()
+        };
+        let acks_before = p.a.query_port_counters().unwrap().rx_frames;
+        assert!(p
+            .world
+            .inject_frame(1, &frame_sport(0, 0xc000, write), false));
+        // placed, its ACK owed (less than ACK_TIMER / 2 = 1,024 cycles)
+        p.world.run(600);
+        match nic.qp_ctx_save(q, 0) {
+            Err(rnic_driver::DriverError::QpCtx { code, .. })
+                if code == rnic_driver::CTX_ERR_PINNED => {}
+            r => panic!("DATA_W={w}: a save with an ACK owed: {r:?}"),
+        }
+        assert_eq!(
+            p.a.query_port_counters().unwrap().rx_frames,
+            acks_before,
+            "DATA_W={w}: the ACK went out before the save was tried"
+        );
+        p.world.run(5_000);
+        assert!(
+            p.a.query_port_counters().unwrap().rx_frames > acks_before,
+            "DATA_W={w}: the owed ACK never went out"
+        );
+        nic.qp_ctx_save(q, 0)
+            .unwrap_or_else(|e| panic!("DATA_W={w}: a save once the ACK went out: {e}"));
+        let mut got = [0u8; 64];
+        b.buf.read(0, &mut got);
+        assert_eq!(got, [0x5a; 64], "DATA_W={w}: the WRITE's bytes");
+    }
+}
