@@ -905,3 +905,78 @@ fn a_receiver_owing_an_ack_is_pinned_until_it_went_out() {
         assert_eq!(got, [0x5a; 64], "DATA_W={w}: the WRITE's bytes");
     }
 }
+
+/// The mp responder's deferred completions, on their own: a WRITE_WITH_IMM
+/// one PSN beyond the point is placed and its completion parked (in
+/// `mp_deferred`'s slots, which name the QP outside its records); once the
+/// message at the point arrives, the completion is due but owed (the flag
+/// OW) while no receive WQE is posted. A move of the slot must be refused
+/// in both cases (the owed ACKs long gone), and made once the completion
+/// is written.
+#[test]
+fn an_mp_receiver_with_a_parked_or_owed_completion_is_pinned() {
+    use rnic_wire::{opcode, Bth, Mceth, Mpeth, RoceFrame};
+    for w in WIDTHS {
+        let p = pair(w, 57, "ideal");
+        let (_a, mut b) = connect(&p, &mp());
+        let nic = p.b.nic();
+        nic.qp_ctx_table_open(TABLE).unwrap();
+        let q = b.qp.slot();
+        let point = b.qp.status().unwrap().rq_psn_now;
+        let packet = |psn: u32, op: u8, off: u64| {
+            let last_imm = op == opcode::MP_WRITE_LAST_WITH_IMMEDIATE;
+            frame_sport(
+                0,
+                0xc000,
+                RoceFrame {
+                    bth: Bth {
+                        opcode: op,
+                        dest_qp: b.qp.qp_num(),
+                        psn: psn & 0xff_ffff,
+                        ..Bth::default()
+                    },
+                    mpeth: Some(Mpeth {
+                        va: b.mr.addr() + off,
+                        rkey: b.mr.rkey(),
+                        len: 64,
+                    }),
+                    immdt: last_imm.then_some(0xabcd),
+                    mceth: last_imm.then_some(Mceth { msg_len: 64 }),
+                    payload: vec![0x33; 64],
+                    ..RoceFrame::default()
+                },
+            )
+        };
+        let refused = |what: &str| match nic.qp_ctx_save(q, 0) {
+            Err(rnic_driver::DriverError::QpCtx { code, .. })
+                if code == rnic_driver::CTX_ERR_PINNED => {}
+            r => panic!("DATA_W={w}: a save with a completion {what}: {r:?}"),
+        };
+        // (each wait outlasts the ACK timer: the ACKs owed have gone out)
+        p.world.send_frame(
+            0,
+            &packet(point + 1, opcode::MP_WRITE_LAST_WITH_IMMEDIATE, 64),
+        );
+        p.world.run(5_000);
+        refused("parked");
+        p.world
+            .send_frame(0, &packet(point, opcode::MP_WRITE_LAST, 0));
+        p.world.run(5_000);
+        assert_eq!(
+            b.qp.status().unwrap().rq_psn_now,
+            (point + 2) & 0xff_ffff,
+            "DATA_W={w}: the point passed both"
+        );
+        refused("owed");
+        b.qp.post_recv(&RecvWr {
+            wr_id: 1,
+            sg_list: &[],
+        })
+        .unwrap();
+        let wcs = wait_wc(p.b.device(), &b.cq, 1, 100_000);
+        assert_eq!(wcs.len(), 1, "DATA_W={w}: the owed completion never came");
+        p.world.run(5_000);
+        nic.qp_ctx_save(q, 0)
+            .unwrap_or_else(|e| panic!("DATA_W={w}: a save once it completed: {e}"));
+    }
+}
