@@ -150,26 +150,9 @@ fn write_ahead(p: &Pair, b: &End, rq_psn: u32, ahead: u32) {
 /// A forged 64-byte MP WRITE LAST of `fill` bytes from NIC a at `off` in
 /// `b`'s region with PSN `psn`.
 fn forged_write(p: &Pair, b: &End, psn: u32, off: u64, fill: u8, ack_req: bool) {
-    let w = frame(
-        0,
-        RoceFrame {
-            bth: Bth {
-                opcode: opcode::MP_WRITE_LAST,
-                dest_qp: b.qp.qp_num(),
-                psn,
-                ack_req,
-                ..Bth::default()
-            },
-            mpeth: Some(Mpeth {
-                va: b.mr.addr() + off,
-                rkey: b.mr.rkey(),
-                len: 64,
-            }),
-            payload: vec![fill; 64],
-            ..RoceFrame::default()
-        },
-    );
-    p.world.send_frame(0, &w);
+    let mut f = mp_write(b, psn, opcode::MP_WRITE_LAST, off, 0, vec![fill; 64]);
+    f.bth.ack_req = ack_req;
+    p.world.send_frame(0, &frame(0, f));
 }
 
 /// Forged traffic against mp QPs: a WRITE beyond the receive window is
@@ -537,27 +520,7 @@ fn an_owed_completion_waits_for_a_receive_wqe() {
         b.buf.fill(0, 4096, 0xEE);
         let point = b.qp.status().unwrap().rq_psn_now;
         let packet = |psn: u32, op: u8, off: u64, fill: u8| {
-            frame(
-                0,
-                RoceFrame {
-                    bth: Bth {
-                        opcode: op,
-                        dest_qp: b.qp.qp_num(),
-                        psn: psn & 0xff_ffff,
-                        ..Bth::default()
-                    },
-                    mpeth: Some(Mpeth {
-                        va: b.mr.addr() + off,
-                        rkey: b.mr.rkey(),
-                        len: 64,
-                    }),
-                    immdt: (op == opcode::MP_WRITE_LAST_WITH_IMMEDIATE).then_some(0xABCD),
-                    mceth: (op == opcode::MP_WRITE_LAST_WITH_IMMEDIATE)
-                        .then_some(Mceth { msg_len: 64 }),
-                    payload: vec![fill; 64],
-                    ..RoceFrame::default()
-                },
-            )
+            frame(0, mp_write(&b, psn, op, off, 0xABCD, vec![fill; 64]))
         };
         let idle = |n: u32| {
             for _ in 0..n {
@@ -670,27 +633,15 @@ fn several_early_write_with_imms_complete_in_psn_order() {
             .unwrap();
         }
         let packet = |k: u32, op: u8| {
-            let imm = op == opcode::MP_WRITE_LAST_WITH_IMMEDIATE;
-            frame(
-                0,
-                RoceFrame {
-                    bth: Bth {
-                        opcode: op,
-                        dest_qp: b.qp.qp_num(),
-                        psn: (point + k) & 0xff_ffff,
-                        ..Bth::default()
-                    },
-                    mpeth: Some(Mpeth {
-                        va: b.mr.addr() + 64 * u64::from(k),
-                        rkey: b.mr.rkey(),
-                        len: 64,
-                    }),
-                    immdt: imm.then_some(0x1000 + k),
-                    mceth: imm.then_some(Mceth { msg_len: 64 }),
-                    payload: vec![k as u8 + 1; 64],
-                    ..RoceFrame::default()
-                },
-            )
+            let f = mp_write(
+                &b,
+                point + k,
+                op,
+                64 * u64::from(k),
+                0x1000 + k,
+                vec![k as u8 + 1; 64],
+            );
+            frame(0, f)
         };
         let idle = |n: u32| {
             for _ in 0..n {

@@ -236,8 +236,7 @@ fn a_live_qp_parked_in_the_context_table_and_loaded_back_runs_on() {
             // the pattern claims WQEs taken from the send queue (SQS.TAKEN
             // 3): the pin refuses to move the slot, and nothing moves
             match nic.qp_ctx_load(q, 9) {
-                Err(rnic_driver::DriverError::QpCtx { code, .. })
-                    if code == rnic_driver::CTX_ERR_PINNED => {}
+                Err(e) if e.is_pinned() => {}
                 r => panic!("{what}: a load over the pattern: {r:?}"),
             }
             assert_eq!(
@@ -688,18 +687,13 @@ fn moves_during_traffic(
                     while let Err(e) = ctx.nic().qp_ctx_swap(q, SCRATCH_REC, r) {
                         tries += 1;
                         assert!(
-                            tries < 100
-                                && matches!(e, rnic_driver::DriverError::QpCtx { code, .. } if code == rnic_driver::CTX_ERR_PINNED),
+                            tries < 100 && e.is_pinned(),
                             "DATA_W={w}: slot {q} back from the table: {e}"
                         );
                     }
                 }
             }
-            Err(rnic_driver::DriverError::QpCtx { code, .. })
-                if code == rnic_driver::CTX_ERR_PINNED =>
-            {
-                tally.refused[s] += 1
-            }
+            Err(e) if e.is_pinned() => tally.refused[s] += 1,
             Err(e) => panic!("DATA_W={w}: the move of slot {q}: {e}"),
         }
         i += 1;
@@ -812,17 +806,8 @@ fn a_sender_waiting_for_acks_is_pinned_by_its_ring() {
         nic.qp_ctx_table_open(TABLE).unwrap();
         let q = a.qp.slot();
         let before = p.a.query_port_counters().unwrap().tx_frames;
-        let sge = [a.mr.sge(0, 4096).unwrap()];
         for m in 0..2u64 {
-            a.qp.post_send(&SendWr {
-                wr_id: m,
-                opcode: WrOpcode::RdmaWrite,
-                send_flags: SendFlags::SIGNALED,
-                sg_list: &sge,
-                imm_data: None,
-                rdma: Some(b.mr.rdma_info(0).unwrap()),
-            })
-            .unwrap();
+            post_write(&mut a, &b, m, 0, 0, 4096);
         }
         // (every packet out, long before the timeout)
         p.world.run(5_000);
@@ -834,8 +819,7 @@ fn a_sender_waiting_for_acks_is_pinned_by_its_ring() {
                 _ => nic.qp_ctx_load(q, 0),
             };
             match r {
-                Err(rnic_driver::DriverError::QpCtx { code, .. })
-                    if code == rnic_driver::CTX_ERR_PINNED => {}
+                Err(e) if e.is_pinned() => {}
                 r => panic!("DATA_W={w}: a {what} of a sender with WQEs in flight: {r:?}"),
             }
         }
@@ -884,8 +868,7 @@ fn a_receiver_owing_an_ack_is_pinned_until_it_went_out() {
         // placed, its ACK owed (less than ACK_TIMER / 2 = 1,024 cycles)
         p.world.run(600);
         match nic.qp_ctx_save(q, 0) {
-            Err(rnic_driver::DriverError::QpCtx { code, .. })
-                if code == rnic_driver::CTX_ERR_PINNED => {}
+            Err(e) if e.is_pinned() => {}
             r => panic!("DATA_W={w}: a save with an ACK owed: {r:?}"),
         }
         assert_eq!(
@@ -915,7 +898,7 @@ fn a_receiver_owing_an_ack_is_pinned_until_it_went_out() {
 /// is written.
 #[test]
 fn an_mp_receiver_with_a_parked_or_owed_completion_is_pinned() {
-    use rnic_wire::{opcode, Bth, Mceth, Mpeth, RoceFrame};
+    use rnic_wire::opcode;
     for w in WIDTHS {
         let p = pair(w, 57, "ideal");
         let (_a, mut b) = connect(&p, &mp());
@@ -924,32 +907,14 @@ fn an_mp_receiver_with_a_parked_or_owed_completion_is_pinned() {
         let q = b.qp.slot();
         let point = b.qp.status().unwrap().rq_psn_now;
         let packet = |psn: u32, op: u8, off: u64| {
-            let last_imm = op == opcode::MP_WRITE_LAST_WITH_IMMEDIATE;
             frame_sport(
                 0,
                 0xc000,
-                RoceFrame {
-                    bth: Bth {
-                        opcode: op,
-                        dest_qp: b.qp.qp_num(),
-                        psn: psn & 0xff_ffff,
-                        ..Bth::default()
-                    },
-                    mpeth: Some(Mpeth {
-                        va: b.mr.addr() + off,
-                        rkey: b.mr.rkey(),
-                        len: 64,
-                    }),
-                    immdt: last_imm.then_some(0xabcd),
-                    mceth: last_imm.then_some(Mceth { msg_len: 64 }),
-                    payload: vec![0x33; 64],
-                    ..RoceFrame::default()
-                },
+                mp_write(&b, psn, op, off, 0xabcd, vec![0x33; 64]),
             )
         };
         let refused = |what: &str| match nic.qp_ctx_save(q, 0) {
-            Err(rnic_driver::DriverError::QpCtx { code, .. })
-                if code == rnic_driver::CTX_ERR_PINNED => {}
+            Err(e) if e.is_pinned() => {}
             r => panic!("DATA_W={w}: a save with a completion {what}: {r:?}"),
         };
         // (each wait outlasts the ACK timer: the ACKs owed have gone out)

@@ -90,16 +90,7 @@ fn more_qps_in_flight_than_outstanding_rings() {
     for (i, (a, b)) in ends.iter_mut().enumerate() {
         fill_pattern(&a.buf, 0, 512, i as u64);
         b.buf.fill(0, 512, 0);
-        let sge = [a.mr.sge(0, 512).unwrap()];
-        a.qp.post_send(&SendWr {
-            wr_id: i as u64,
-            opcode: WrOpcode::RdmaWrite,
-            send_flags: SendFlags::SIGNALED,
-            sg_list: &sge,
-            imm_data: None,
-            rdma: Some(b.mr.rdma_info(0).unwrap()),
-        })
-        .unwrap();
+        post_write(a, b, i as u64, 0, 0, 512);
     }
     let t0 = dev.now();
     while dev.now() - t0 < 20_000 {

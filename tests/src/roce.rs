@@ -4,7 +4,7 @@
 use rnic_harness::pattern;
 use rnic_sim::{SimDevice, WorldConfig};
 use rnic_verbs::*;
-use rnic_wire::{opcode, Bth, Eth, Ipv4, RoceFrame, Udp};
+use rnic_wire::{opcode, Bth, Eth, Ipv4, Mceth, Mpeth, RoceFrame, Udp};
 
 pub use rnic_harness::conn::{
     bring_up, rtr_attr, ConnOpts, EndOpts, PortAddr, Remote, Retry, DEFAULT_ADDRS,
@@ -193,6 +193,32 @@ pub fn mp_probe(qpn: u32, psn: u32, payload: Vec<u8>) -> RoceFrame {
     }
 }
 
+/// A one-packet mp WRITE of `payload` for `b`'s QP at `psn`, placed at
+/// `off` in `b`'s region; opcode `op`, and an MP_WRITE_LAST_WITH_IMMEDIATE
+/// carries `imm` and the message length (the payload's).
+pub fn mp_write(b: &End, psn: u32, op: u8, off: u64, imm: u32, payload: Vec<u8>) -> RoceFrame {
+    let last_imm = op == opcode::MP_WRITE_LAST_WITH_IMMEDIATE;
+    RoceFrame {
+        bth: Bth {
+            opcode: op,
+            dest_qp: b.qp.qp_num(),
+            psn: psn & 0xff_ffff,
+            ..Bth::default()
+        },
+        mpeth: Some(Mpeth {
+            va: b.mr.addr() + off,
+            rkey: b.mr.rkey(),
+            len: payload.len() as u32,
+        }),
+        immdt: last_imm.then_some(imm),
+        mceth: last_imm.then_some(Mceth {
+            msg_len: payload.len() as u32,
+        }),
+        payload,
+        ..RoceFrame::default()
+    }
+}
+
 /// The frame `f` (BTH, extension headers, payload) from NIC `from` of a
 /// pair to the other, with UDP source port `sport`.
 pub fn frame_sport(from: usize, sport: u16, f: RoceFrame) -> Vec<u8> {
@@ -231,6 +257,21 @@ pub fn sent_by(p: &Pair, src: usize) -> Vec<RoceFrame> {
         .filter(|f| f.src == src)
         .filter_map(|f| rnic_wire::decode(&f.data).ok())
         .collect()
+}
+
+/// Posts one signaled RDMA WRITE (`wr_id`) of `a`'s bytes `src..src+len`
+/// to `b`'s region at `dst`; waits for nothing.
+pub fn post_write(a: &mut End, b: &End, wr_id: u64, src: usize, dst: usize, len: usize) {
+    let sge = [a.mr.sge(src, len as u32).unwrap()];
+    a.qp.post_send(&SendWr {
+        wr_id,
+        opcode: WrOpcode::RdmaWrite,
+        send_flags: SendFlags::SIGNALED,
+        sg_list: &sge,
+        imm_data: None,
+        rdma: Some(b.mr.rdma_info(dst).unwrap()),
+    })
+    .unwrap();
 }
 
 /// Posts one receive WQE on `b` (`recv_id`) and one signaled

@@ -80,6 +80,15 @@ pub enum DriverError {
 
 pub type Result<T> = std::result::Result<T, DriverError>;
 
+impl DriverError {
+    /// The context engine refused a move because the slot's QP has work in
+    /// flight ([`CTX_ERR_PINNED`]): nothing moved, and the host may try
+    /// again once the QP is idle.
+    pub fn is_pinned(&self) -> bool {
+        matches!(self, DriverError::QpCtx { code, .. } if *code == CTX_ERR_PINNED)
+    }
+}
+
 /// Names of the queue manager's error codes (`queue.err_status.code`).
 pub fn error_name(code: u8) -> &'static str {
     match code {
