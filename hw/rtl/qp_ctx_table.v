@@ -200,13 +200,11 @@ wire done_take = done_valid && !rec_wr_busy;
 localparam FL = FILLS + 1;
 reg [FL-1:0] fl_v = {FL{1'b0}};
 reg [FL*QN_W-1:0] fl_slot = {(FL*QN_W){1'b0}};
-wire [FL-1:0] fl_hit, fl_done;
+wire [FL-1:0] fl_done;
 reg [FL-1:0] fl_new;
 genvar fi;
 generate
     for (fi = 0; fi < FL; fi = fi + 1) begin : g_fl
-        assign fl_hit[fi] = fl_v[fi] && fl_slot[fi*QN_W +: QN_W] == cmd_slot[QN_W-1:0];
-        assign fl_done[fi] = done_take && fl_v[fi] && fl_slot[fi*QN_W +: QN_W] == done_slot;
         always @(posedge clk) begin
             if (fl_new[fi]) begin
                 fl_slot[fi*QN_W +: QN_W] <= fill_slot_reg;
@@ -225,19 +223,36 @@ always @* begin
         end
     end
 end
-wire slot_running = |fl_hit || ((pin_reg || fill_valid_reg) && fill_slot_reg == cmd_slot[QN_W-1:0]);
 assign pin_slot = fill_slot_reg;
 wire pin_due = pin_reg && pin_cnt_reg == PIN_LAT[3:0];
 wire pinned = pin_busy && !cfg_unpinned;
 
-// the receive stage's hold: every slot a command is on
-wire [FL-1:0] fl_rx;
-generate
-    for (fi = 0; fi < FL; fi = fi + 1) begin : g_rx
-        assign fl_rx[fi] = fl_v[fi] && rx_qp == {{(24-QN_W){1'b0}}, fl_slot[fi*QN_W +: QN_W]};
-    end
-endgenerate
-assign rx_hold = |fl_rx || ((pin_reg || fill_valid_reg) && rx_qp == {{(24-QN_W){1'b0}}, fill_slot_reg});
+// Every slot a command is on: the engine's entries and the command being
+// asked about or handed over. A new command for one of them is refused, and
+// the receive stage holds their packets.
+wire [FL:0] on_v = {pin_reg || fill_valid_reg, fl_v};
+wire [(FL+1)*QN_W-1:0] on_slot = {fill_slot_reg, fl_slot};
+wire [FL:0] on_cmd, on_rx;
+tag_match #(.N(FL + 1), .KEY_W(QN_W)) m_on_cmd (
+    .valid(on_v),
+    .tags(on_slot),
+    .key(cmd_slot[QN_W-1:0]),
+    .match(on_cmd)
+);
+tag_match #(.N(FL + 1), .KEY_W(QN_W)) m_on_rx (
+    .valid(on_v),
+    .tags(on_slot),
+    .key(rx_qp[QN_W-1:0]),
+    .match(on_rx)
+);
+tag_match #(.N(FL), .KEY_W(QN_W)) m_done (
+    .valid(fl_v & {FL{done_take}}),
+    .tags(fl_slot),
+    .key(done_slot),
+    .match(fl_done)
+);
+wire slot_running = |on_cmd;
+assign rx_hold = |on_rx && rx_qp[23:QN_W] == {(24-QN_W){1'b0}};
 wire stat_oob;
 wire stat_fill, stat_wb, stat_fail;
 
