@@ -175,3 +175,69 @@ fn a_bad_bind_command_is_refused_and_changes_nothing() {
     assert_eq!(bind_cmd(nic, free, fresh, 1), (0, fresh, true));
     assert_eq!(bind_cmd(nic, free, fresh, 2), (0, fresh, false));
 }
+
+/// Doorbells name the QP by number (`qp_block.sq_dbn`, `rq_dbn`): the NIC
+/// finds the slot in its directory. The driver rings them for every QP, so
+/// with its number unbound behind the driver's back a posted work request
+/// is refused (`err_status` code 14, the number in `qn`), nothing is sent
+/// and the receive queue learns nothing; bound again, the next doorbell
+/// (the producer index covers both WQEs) sends both, and the receive WQEs
+/// posted meanwhile are there for them.
+#[test]
+fn doorbells_name_the_qp_by_number_and_an_unbound_number_is_refused() {
+    for w in WIDTHS {
+        let p = pair(w, 37, "ideal");
+        let (mut a, mut b) = connect(&p, &ConnOpts::default());
+        let caps = p.a.nic().id().caps;
+        assert_ne!(caps & rnic_driver::CAP_DOORBELL_BY_QPN, 0, "DATA_W={w}");
+        let (na, sa) = (a.qp.qp_num(), a.qp.slot());
+        let (nb, sb) = (b.qp.qp_num(), b.qp.slot());
+
+        // A's number unbound: its doorbell is refused, nothing goes out
+        assert_eq!(bind_cmd(p.a.nic(), sa, 0, 2), (0, na, false));
+        let e0 = p.a.nic().error_status().unwrap();
+        let tx0 = p.a.query_port_counters().unwrap().tx_frames;
+        post_write(&mut a, &b, 1, 0, 0, 256);
+        idle_a(&p, 2_000);
+        let e1 = p.a.nic().error_status().unwrap();
+        assert_eq!((e1.code, u32::from(e1.qn)), (14, na), "DATA_W={w}: {e1:?}");
+        assert_eq!(e1.count, e0.count + 1, "DATA_W={w}");
+        assert_eq!(
+            p.a.query_port_counters().unwrap().tx_frames,
+            tx0,
+            "DATA_W={w}: sent"
+        );
+
+        // B's number unbound: a receive doorbell is refused the same way
+        assert_eq!(bind_cmd(p.b.nic(), sb, 0, 2), (0, nb, false));
+        b.qp.post_recv(&RecvWr {
+            wr_id: 9,
+            sg_list: &[],
+        })
+        .unwrap();
+        let eb = p.b.nic().error_status().unwrap();
+        assert_eq!((eb.code, u32::from(eb.qn)), (14, nb), "DATA_W={w}: {eb:?}");
+
+        // bound again: the next doorbells carry both WQEs
+        assert_eq!(bind_cmd(p.a.nic(), sa, na, 1), (0, na, true));
+        assert_eq!(bind_cmd(p.b.nic(), sb, nb, 1), (0, nb, true));
+        post_write_imm(&mut a, &mut b, 64, 3, 10, 2);
+        let wa = wait_wc(p.a.device(), &a.cq, 2, 200_000);
+        let ids: Vec<u64> = wa.iter().map(|c| c.wr_id).collect();
+        assert_eq!(ids, [1, 2], "DATA_W={w}: {wa:?}");
+        assert!(wa.iter().all(|c| c.status == WcStatus::Success), "{wa:?}");
+        // the WRITE_WITH_IMM took the receive WQE posted while unbound first
+        let wb = wait_wc(p.b.device(), &b.cq, 1, 200_000);
+        assert_eq!(
+            (wb[0].wr_id, wb[0].status),
+            (9, WcStatus::Success),
+            "DATA_W={w}"
+        );
+    }
+}
+
+fn idle_a(p: &Pair, n: u32) {
+    for _ in 0..n {
+        rnic_device::Device::idle(p.a.device());
+    }
+}

@@ -29,6 +29,17 @@ const RANGES: [(&str, std::ops::Range<usize>); 4] = [
     ("responder", 32..64),
 ];
 
+/// Slot n's words that are completion queue n's (`cq_manager`'s): the
+/// context engine never loads them (CQs stay on chip).
+const CQ_WORDS: std::ops::Range<usize> = 16..24;
+
+/// `v` with the CQ words taken from `from`.
+fn with_cq_of(v: &[u64], from: &[u64]) -> Vec<u64> {
+    let mut v = v.to_vec();
+    v[CQ_WORDS].copy_from_slice(&from[CQ_WORDS]);
+    v
+}
+
 fn saved(nic: &Nic<SimDevice>, qpn: u16, what: &str) -> Vec<u64> {
     let rec = nic
         .read_qp_record(qpn)
@@ -215,7 +226,8 @@ fn a_live_qp_parked_in_the_context_table_and_loaded_back_runs_on() {
                 .map(|i| (i + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15))
                 .collect();
             nic.write_qp_record(q, &other).unwrap();
-            let expect = saved(nic, q, &what);
+            // (a load leaves the slot's CQ words as they were)
+            let expect = with_cq_of(&saved(nic, q, &what), &rec);
             nic.write_qp_record(q, &rec).unwrap();
             assert!(
                 expect.iter().any(|&x| x != 0),
@@ -244,8 +256,10 @@ fn a_live_qp_parked_in_the_context_table_and_loaded_back_runs_on() {
                 expect,
                 "{what}: the refused load moved"
             );
-            // back from record 9, over an empty slot
-            nic.write_qp_record(q, &vec![0; rec.len()]).unwrap();
+            // back from record 9, over an empty slot (its CQ words kept:
+            // CQ q is not the QP's to empty)
+            nic.write_qp_record(q, &with_cq_of(&vec![0; rec.len()], &rec))
+                .unwrap();
             nic.qp_ctx_load(q, 9).unwrap();
             assert_eq!(saved(nic, q, &what), rec, "{what}: the slot loaded back");
             let st = nic.qp_ctx_status().unwrap();
@@ -565,9 +579,10 @@ fn four_moves_in_flight_at_once_each_reach_their_own_slot() {
             .collect();
         post_all(&cmds);
         for k in 0..4 {
+            // (each slot keeps its own CQ words)
             assert_eq!(
                 saved(nic, slots[k], "QP"),
-                recs[(k + 1) % 4],
+                with_cq_of(&recs[(k + 1) % 4], &recs[k]),
                 "DATA_W={w}: slot {k} after the rotation"
             );
             assert_eq!(

@@ -25,6 +25,12 @@
 // taken and the last record write has landed (rec_wr_busy low), so a
 // window read afterwards sees the loaded words.
 //
+// Kept words. Words KEEP_LO .. KEEP_LO + KEEP_N - 1 of slot n's record are
+// not QP n's: in the core they are completion queue n's (cq_manager's
+// records), and CQs have numbers of their own and serve many QPs, so they
+// stay on chip. A load leaves them as they are; a write-back copies them
+// out like the other words (the host record shows CQ n as it was).
+//
 // The pin. A slot moves only while its QP has no work outside its records
 // (the transport's pin_busy: a ring of WQEs in flight, a send queue
 // scheduled, a packet, ACK, READ job or deferred completion in work or
@@ -63,6 +69,8 @@ module qp_ctx_table #(
     parameter RAM_ADDR_W = 17,
     parameter integer BUF_BASE = 0,         // staging RAM byte address of buffer 0
     parameter PIN_LAT = 4,                  // cycles from a command to its pin answer
+    parameter KEEP_LO = 0,                  // words KEEP_LO .. KEEP_LO + KEEP_N - 1 of a slot are
+    parameter KEEP_N = 0,                   // never loaded (CQ n's, not QP n's: they stay on chip)
     parameter [ID_W-1:0] ID_TAG = {ID_W{1'b0}}  // the client field; the low 3 bits are the engine's
 ) (
     input  wire                  clk,
@@ -163,6 +171,10 @@ initial begin
     end
     if (FILLS < 1 || FILLS > 4) begin
         $error("qp_ctx_table: FILLS must be 1..4");
+        $finish;
+    end
+    if (KEEP_N < 0 || KEEP_LO < 0 || KEEP_LO + KEEP_N > REC_WORDS) begin
+        $error("qp_ctx_table: the kept words must lie in the record");
         $finish;
     end
     if (PIN_LAT < 1 || PIN_LAT > 15) begin
@@ -335,7 +347,14 @@ assign m_rec_rd_slot = busy ? fill_rd_slot : s_win_rd_slot;
 assign m_rec_rd_word = busy ? fill_rd_word : s_win_rd_word;
 assign s_win_rd_ready = !busy && m_rec_rd_ready;
 assign s_win_rd_data_valid = !busy && s_rec_rd_data_valid;
-assign m_rec_wr_valid = busy ? fill_wr_valid : s_win_wr_valid;
+// the engine's writes of the kept words are taken and dropped: a load
+// never changes them (a write-back still copies them out, as they are)
+wire [31:0] fill_wr_word32 = {{(32-WORD_W){1'b0}}, fill_wr_word};
+localparam [31:0] KEEP_LO32 = KEEP_LO, KEEP_N32 = KEEP_N;
+// (unsigned: below KEEP_LO wraps to a large number)
+wire [31:0] fill_wr_off = fill_wr_word32 - KEEP_LO32;
+wire fill_wr_keep = fill_wr_off < KEEP_N32;
+assign m_rec_wr_valid = busy ? fill_wr_valid && !fill_wr_keep : s_win_wr_valid;
 assign m_rec_wr_slot = busy ? fill_wr_slot : s_win_wr_slot;
 assign m_rec_wr_word = busy ? fill_wr_word : s_win_wr_word;
 assign m_rec_wr_data = busy ? fill_wr_data : s_win_wr_data;
@@ -382,7 +401,7 @@ qpc_fill #(
     .s_rec_rd_data_valid(busy && s_rec_rd_data_valid),
     .s_rec_rd_data(s_rec_rd_data),
     .m_rec_wr_valid(fill_wr_valid),
-    .m_rec_wr_ready(busy && m_rec_wr_ready),
+    .m_rec_wr_ready(busy && (m_rec_wr_ready || fill_wr_keep)),
     .m_rec_wr_slot(fill_wr_slot),
     .m_rec_wr_word(fill_wr_word),
     .m_rec_wr_data(fill_wr_data),

@@ -14,8 +14,9 @@
 // Two tables:
 //   - by slot (flops, reset): bound bit and QP number. This one is the
 //     truth; it answers the CQEs' and the host's questions.
-//   - by QP number (block RAM, no reset, two read copies): a slot hint.
-//     A lookup takes the hint and checks it against the slot table, so the
+//   - by QP number (block RAM, no reset, three read copies: the receive
+//     stage, the bind commands, the host's doorbells by number): a slot
+//     hint. A lookup takes the hint and checks it against the slot table, so the
 //     RAM needs no sweep after a reset and an unbind is one bit.
 //
 // Receive path: one register stage (s_pkt -> m_pkt) with the QP number's
@@ -71,7 +72,13 @@ module qp_dir #(
 
     // completions: the QP number last bound to a slot
     input  wire [QN_W-1:0]      cqe_slot,
-    output wire [23:0]          cqe_qpn
+    output wire [23:0]          cqe_qpn,
+
+    // the host's lookups (doorbells by number): lk_qpn held, the answer
+    // from the second cycle on
+    input  wire [23:0]          lk_qpn,
+    output wire                 lk_hit,
+    output wire [QN_W-1:0]      lk_slot
 );
 
 initial begin
@@ -128,7 +135,8 @@ function holds(input [QN_W-1:0] s, input [23:0] q);
     end
 endfunction
 
-// --- the hint RAM: port 0 the receive stage, port 1 the commands ---------
+// --- the hint RAM: port 0 the receive stage, port 1 the commands, port 2
+// the host's lookups ----------------------------------------------------------
 reg out_valid_reg = 1'b0;
 reg [23:0] out_qpn_reg = 24'd0;
 reg [META_W-1:0] out_meta_reg = {META_W{1'b0}};
@@ -139,6 +147,7 @@ wire take = s_pkt_valid && s_pkt_ready;
 wire [QPN_W-1:0] rx_addr = take ? s_pkt_dest_qp[QPN_W-1:0] : out_qpn_reg[QPN_W-1:0];
 wire [QN_W-1:0] rx_hint;
 wire [QN_W-1:0] cmd_hint;
+wire [QN_W-1:0] lk_hint;
 
 // a bind writes its hint in the cycle it decides, with the slot table, so
 // a packet of the number leaving in the next cycle reads the new hint
@@ -148,14 +157,14 @@ ram_sdp_copies #(
     .DATA_W(QN_W),
     .ADDR_W(QPN_W),
     .DEPTH(DIR_DEPTH),
-    .N_RD(2)
+    .N_RD(3)
 ) hint_inst (
     .clk(clk),
     .wr_en(bind_ok && !rst),
     .wr_addr(cmd_qpn[QPN_W-1:0]),
     .wr_data(cmd_slot[QN_W-1:0]),
-    .rd_addr({cmd_qpn[QPN_W-1:0], rx_addr}),
-    .rd_data({cmd_hint, rx_hint})
+    .rd_addr({lk_qpn[QPN_W-1:0], cmd_qpn[QPN_W-1:0], rx_addr}),
+    .rd_data({lk_hint, cmd_hint, rx_hint})
 );
 
 // --- the receive stage ------------------------------------------------------
@@ -254,6 +263,9 @@ always @(posedge clk) begin
 end
 
 assign cqe_qpn = {{(24-QPN_W){1'b0}}, slot_qpn(cqe_slot)};
+
+assign lk_hit = holds(lk_hint, lk_qpn);
+assign lk_slot = lk_hint;
 
 endmodule
 

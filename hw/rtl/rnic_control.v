@@ -148,6 +148,17 @@ module rnic_control #(
     input  wire [2:0]            qp_bind_err,
     input  wire [23:0]           qp_bind_rb_qpn,
     input  wire                  qp_bind_rb_bound,
+    // doorbells by QP number (qp_block.sq_dbn, rq_dbn): every request
+    // waits while one is looked up; a number no slot holds is error 14
+    output wire [15:0]           reg_sq_dbn_qpn,
+    output wire [15:0]           reg_sq_dbn_pi,
+    output wire                  reg_sq_dbn_valid,
+    output wire [15:0]           reg_rq_dbn_qpn,
+    output wire [15:0]           reg_rq_dbn_pi,
+    output wire                  reg_rq_dbn_valid,
+    input  wire                  dbn_busy,
+    input  wire                  dbn_err_valid,
+    input  wire [15:0]           dbn_err_qpn,
     // the QP context table (qp_block.qp_ctx_*): its place, a command, its state
     output wire [63:0]           reg_qp_ctx_base,
     output wire [24:0]           reg_qp_ctx_records,
@@ -260,6 +271,12 @@ wire reg_qp_bind_valid_raw;
 reg qp_bind_dly_reg = 1'b0;
 assign reg_qp_bind_valid = qp_bind_dly_reg;
 wire qp_bind_wait = reg_qp_bind_valid_raw || qp_bind_dly_reg || qp_bind_busy;
+wire reg_sq_dbn_valid_raw;
+wire reg_rq_dbn_valid_raw;
+reg [1:0] dbn_dly_reg = 2'd0;
+assign reg_sq_dbn_valid = dbn_dly_reg[1];
+assign reg_rq_dbn_valid = dbn_dly_reg[0];
+wire dbn_wait = reg_sq_dbn_valid_raw || reg_rq_dbn_valid_raw || |dbn_dly_reg || dbn_busy;
 // (a context command runs in the background: MMIO does not wait for it)
 wire reg_qp_ctx_valid_raw;
 reg qp_ctx_dly_reg = 1'b0;
@@ -278,6 +295,7 @@ always @(posedge clk) begin
     qp_rec_dly_reg <= !rst && reg_qp_rec_valid_raw;
     qp_bind_dly_reg <= !rst && reg_qp_bind_valid_raw;
     qp_ctx_dly_reg <= !rst && reg_qp_ctx_valid_raw;
+    dbn_dly_reg <= rst ? 2'd0 : {reg_sq_dbn_valid_raw, reg_rq_dbn_valid_raw};
 end
 
 reg [7:0] err_code_reg = 8'd0;
@@ -495,6 +513,12 @@ rnic_csr csr_inst (
     .hwif_out_qp_rq_db_pi(reg_rq_db_pi),
     .hwif_out_qp_rq_db_pi_swmod(reg_rq_db_valid_raw),
     .hwif_out_qp_rq_db_qpn(reg_rq_db_qpn),
+    .hwif_out_qp_sq_dbn_pi(reg_sq_dbn_pi),
+    .hwif_out_qp_sq_dbn_pi_swmod(reg_sq_dbn_valid_raw),
+    .hwif_out_qp_sq_dbn_qpn(reg_sq_dbn_qpn),
+    .hwif_out_qp_rq_dbn_pi(reg_rq_dbn_pi),
+    .hwif_out_qp_rq_dbn_pi_swmod(reg_rq_dbn_valid_raw),
+    .hwif_out_qp_rq_dbn_qpn(reg_rq_dbn_qpn),
     .hwif_in_qp_qp_status_state(sel_qp_state),
     .hwif_in_qp_qp_status_last_syndrome(8'd0),
     .hwif_in_qp_qp_sq_psn_now_psn(sel_sq_psn),
@@ -540,8 +564,9 @@ pcie_mmio_bridge #(
     .csr_addr(csr_addr),
     .csr_wr_data(csr_wr_data),
     .csr_wr_biten(csr_wr_biten),
-    .csr_req_stall_wr(csr_req_stall_wr || qm_sweep || mr_drain || qp_rec_wait || qp_bind_wait),
-    .csr_req_stall_rd(csr_req_stall_rd || qm_busy || qm_sweep || mr_drain || qp_rec_wait || qp_bind_wait),
+    .csr_req_stall_wr(csr_req_stall_wr || qm_sweep || mr_drain || qp_rec_wait || qp_bind_wait || dbn_wait),
+    .csr_req_stall_rd(csr_req_stall_rd || qm_busy || qm_sweep || mr_drain || qp_rec_wait || qp_bind_wait
+        || dbn_wait),
     .csr_rd_ack(csr_rd_ack),
     .csr_rd_err(csr_rd_err),
     .csr_rd_data(csr_rd_data),
@@ -553,7 +578,8 @@ pcie_mmio_bridge #(
 
 // ---------------------------------------------------------------- status
 // error codes: 1..8 queue manager / executor (see rnic-driver), 9 MMIO,
-// 10 MR command refused, 11 QP command refused
+// 10 MR command refused, 11 and 12 QP command refused, 13 CQ command during
+// the sweep, 14 doorbell by a QP number no slot holds
 always @(posedge clk) begin
     if (ex_err_valid) begin
         err_code_reg <= ex_err_code;
@@ -570,12 +596,16 @@ always @(posedge clk) begin
     end else if (qp_reg_err) begin
         err_code_reg <= qp_reg_err_dmac ? 8'd12 : 8'd11;
         err_qn_reg <= reg_qp_sel;
+    end else if (dbn_err_valid) begin
+        err_code_reg <= 8'd14;
+        err_qn_reg <= dbn_err_qpn;
     end else if (mmio_bad_req) begin
         err_code_reg <= 8'd9;
         err_qn_reg <= 16'hffff;
     end
     err_count_reg <= err_count_reg + {31'd0, ex_err_valid} + {31'd0, qm_err_valid}
-        + {31'd0, mmio_bad_req} + {31'd0, cw_err} + {31'd0, mr_reg_err} + {31'd0, qp_reg_err};
+        + {31'd0, mmio_bad_req} + {31'd0, cw_err} + {31'd0, mr_reg_err} + {31'd0, qp_reg_err}
+        + {31'd0, dbn_err_valid};
     cqe_count_reg <= cqe_count_reg + {31'd0, stat_cqe};
     rd_req_count_reg <= rd_req_count_reg + {31'd0, stat_rd_req};
     wr_req_count_reg <= wr_req_count_reg + {31'd0, stat_wr_tlp};

@@ -183,7 +183,7 @@ localparam NUM_MR_Q = 64;
 // MSI, CQE RO switch, early-CQE switch, bypass switch, flush mode, mp, rc,
 // READ served
 localparam [31:0] CAPS = (RC_EN != 0 ? 32'h0000_007F : 32'h0000_003F) | (READ_EN != 0 ? 32'h0000_0180 : 32'h0)
-    | (ATOMIC_EN != 0 ? 32'h0000_0200 : 32'h0);
+    | (ATOMIC_EN != 0 ? 32'h0000_0200 : 32'h0) | 32'h0000_0400;
 
 initial begin
     if (DATA_W != 64 && DATA_W != 128 && DATA_W != 256 && DATA_W != 512) begin
@@ -276,6 +276,15 @@ wire [31:0] reg_qp_rq_size;
 wire [3:0] reg_qp_cmd;
 wire [15:0] reg_rq_db_pi;
 wire [15:0] reg_rq_db_qpn;
+wire [15:0] reg_sq_dbn_qpn;
+wire [15:0] reg_sq_dbn_pi;
+wire reg_sq_dbn_valid;
+wire [15:0] reg_rq_dbn_qpn;
+wire [15:0] reg_rq_dbn_pi;
+wire reg_rq_dbn_valid;
+wire dbn_busy;
+wire dbn_err_valid;
+wire [15:0] dbn_err_qpn;
 wire [15:0] reg_mr_sel;
 wire [31:0] reg_mr_key;
 wire [31:0] reg_mr_va_lo;
@@ -926,6 +935,15 @@ rnic_transport #(
     .qp_bind_err(qp_bind_err),
     .qp_bind_rb_qpn(qp_bind_rb_qpn),
     .qp_bind_rb_bound(qp_bind_rb_bound),
+    .reg_sq_dbn_qpn(reg_sq_dbn_qpn),
+    .reg_sq_dbn_pi(reg_sq_dbn_pi),
+    .reg_sq_dbn_valid(reg_sq_dbn_valid),
+    .reg_rq_dbn_qpn(reg_rq_dbn_qpn),
+    .reg_rq_dbn_pi(reg_rq_dbn_pi),
+    .reg_rq_dbn_valid(reg_rq_dbn_valid),
+    .dbn_busy(dbn_busy),
+    .dbn_err_valid(dbn_err_valid),
+    .dbn_err_qpn(dbn_err_qpn),
     .reg_rq_db_pi(reg_rq_db_pi),
     .reg_rq_db_valid(reg_rq_db_valid),
     .sel_qp_state(sel_qp_state),
@@ -1207,7 +1225,11 @@ if (REC_PORT != 0) begin : g_rec_window
         .LEN_W(LEN_W),
         .RAM_ADDR_W(RAM_ADDR_W),
         .BUF_BASE(FILL_RAM),
-        .ID_TAG(ID_FILL)
+        .ID_TAG(ID_FILL),
+        // CQ n's words of slot n's record (rnic_transport's map): CQs stay
+        // on chip
+        .KEEP_LO(16),
+        .KEEP_N(8)
     ) ctx_table_inst (
         .clk(clk),
         .rst(rst),
@@ -1414,6 +1436,15 @@ rnic_control #(
     .qp_bind_err(qp_bind_err),
     .qp_bind_rb_qpn(qp_bind_rb_qpn),
     .qp_bind_rb_bound(qp_bind_rb_bound),
+    .reg_sq_dbn_qpn(reg_sq_dbn_qpn),
+    .reg_sq_dbn_pi(reg_sq_dbn_pi),
+    .reg_sq_dbn_valid(reg_sq_dbn_valid),
+    .reg_rq_dbn_qpn(reg_rq_dbn_qpn),
+    .reg_rq_dbn_pi(reg_rq_dbn_pi),
+    .reg_rq_dbn_valid(reg_rq_dbn_valid),
+    .dbn_busy(dbn_busy),
+    .dbn_err_valid(dbn_err_valid),
+    .dbn_err_qpn(dbn_err_qpn),
     .reg_mr_sel(reg_mr_sel),
     .reg_mr_key(reg_mr_key),
     .reg_mr_va_lo(reg_mr_va_lo),

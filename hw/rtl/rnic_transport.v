@@ -132,6 +132,17 @@ module rnic_transport #(
     input  wire [15:0]                       reg_rq_db_qpn,
     input  wire [15:0]                       reg_rq_db_pi,
     input  wire                              reg_rq_db_valid,
+    // doorbells by QP number (qp_block.sq_dbn, rq_dbn): MMIO waits while
+    // dbn_busy; a number no slot holds is reported (queue.err_status 14)
+    input  wire [15:0]                       reg_sq_dbn_qpn,
+    input  wire [15:0]                       reg_sq_dbn_pi,
+    input  wire                              reg_sq_dbn_valid,
+    input  wire [15:0]                       reg_rq_dbn_qpn,
+    input  wire [15:0]                       reg_rq_dbn_pi,
+    input  wire                              reg_rq_dbn_valid,
+    output wire                              dbn_busy,
+    output wire                              dbn_err_valid,
+    output wire [15:0]                       dbn_err_qpn,
     output wire [2:0]                        sel_qp_state,
     input  wire [1:0]                        reg_path_thresh,    // path health: losses to take a path out (0: off)
     output wire [23:0]                       sel_sq_psn,
@@ -707,6 +718,45 @@ wire cq_alloc_phase;
 wire cq_notify;
 wire [QN_W-1:0] cq_notify_cqn;
 
+// ---------------------------------------------------------------- doorbells by QP number
+// looked up in the QP directory (below), then merged with the doorbells by
+// slot: MMIO waits while one is looked up, so the two never meet in a cycle
+wire [15:0] dbn_lk_qpn;
+wire dbn_lk_hit;
+wire [QN_W-1:0] dbn_lk_slot;
+wire dbn_sq_valid, dbn_rq_valid;
+wire [QN_W-1:0] dbn_slot;
+wire [15:0] dbn_pi;
+qpn_doorbell #(
+    .QN_W(QN_W),
+    .LK_LAT(2)
+) qpn_doorbell_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_sq_valid(reg_sq_dbn_valid),
+    .s_sq_qpn(reg_sq_dbn_qpn),
+    .s_sq_pi(reg_sq_dbn_pi),
+    .s_rq_valid(reg_rq_dbn_valid),
+    .s_rq_qpn(reg_rq_dbn_qpn),
+    .s_rq_pi(reg_rq_dbn_pi),
+    .busy(dbn_busy),
+    .lk_qpn(dbn_lk_qpn),
+    .lk_hit(dbn_lk_hit),
+    .lk_slot(dbn_lk_slot),
+    .m_sq_valid(dbn_sq_valid),
+    .m_rq_valid(dbn_rq_valid),
+    .m_slot(dbn_slot),
+    .m_pi(dbn_pi),
+    .err_valid(dbn_err_valid),
+    .err_qpn(dbn_err_qpn)
+);
+wire sq_db_valid = reg_sq_db_valid || dbn_sq_valid;
+wire [15:0] sq_db_qn = dbn_sq_valid ? {{(16-QN_W){1'b0}}, dbn_slot} : reg_sq_db_qn;
+wire [15:0] sq_db_pi = dbn_sq_valid ? dbn_pi : reg_sq_db_pi;
+wire rq_db_valid = reg_rq_db_valid || dbn_rq_valid;
+wire [15:0] rq_db_qpn = dbn_rq_valid ? {{(16-QN_W){1'b0}}, dbn_slot} : reg_rq_db_qpn;
+wire [15:0] rq_db_pi = dbn_rq_valid ? dbn_pi : reg_rq_db_pi;
+
 queue_manager #(
     .NUM_Q(NUM_Q),
     .QN_W(QN_W),
@@ -723,9 +773,9 @@ queue_manager #(
     .reg_q_cqn(reg_q_cqn),
     .reg_q_cmd(reg_q_cmd),
     .reg_q_cmd_valid(reg_q_cmd_valid),
-    .reg_sq_db_qn(reg_sq_db_qn),
-    .reg_sq_db_pi(reg_sq_db_pi),
-    .reg_sq_db_valid(reg_sq_db_valid),
+    .reg_sq_db_qn(sq_db_qn),
+    .reg_sq_db_pi(sq_db_pi),
+    .reg_sq_db_valid(sq_db_valid),
     .reg_cq_db_cqn(reg_cq_db_cqn),
     .reg_cq_db_ci(reg_cq_db_ci),
     .reg_cq_db_valid(reg_cq_db_valid),
@@ -1183,7 +1233,10 @@ generate
             .m_pkt_dest_qp(rxd_pkt_dest_qp),
             .m_pkt_meta(rxd_meta),
             .cqe_slot(cqe_slot),
-            .cqe_qpn(cqe_qpn)
+            .cqe_qpn(cqe_qpn),
+            .lk_qpn({8'd0, dbn_lk_qpn}),
+            .lk_hit(dbn_lk_hit),
+            .lk_slot(dbn_lk_slot)
         );
     end else begin : g_no_qp_dir
         // QP n is slot n: no stage, and every command answers "no directory"
@@ -1196,6 +1249,8 @@ generate
         assign qp_bind_rb_bound = {16'd0, reg_qp_sel} < NUM_Q;
         assign qp_bind_rb_qpn = {8'd0, reg_qp_sel};
         assign cqe_qpn = {{(24-QN_W){1'b0}}, cqe_slot};
+        assign dbn_lk_hit = {16'd0, dbn_lk_qpn} < NUM_Q;
+        assign dbn_lk_slot = dbn_lk_qpn[QN_W-1:0];
         /* verilator lint_off UNUSEDSIGNAL */
         wire unused_bind = ^{reg_qp_bind_qpn, reg_qp_bind_op, reg_qp_bind_valid};
         /* verilator lint_on UNUSEDSIGNAL */
@@ -1313,9 +1368,9 @@ responder #(
     .load_psn(load_psn),
     .set_err(rs_set_err),
     .set_err_qpn(rs_set_err_qpn),
-    .rq_db_valid(reg_rq_db_valid),
-    .rq_db_qpn(reg_rq_db_qpn),
-    .rq_db_pi(reg_rq_db_pi),
+    .rq_db_valid(rq_db_valid),
+    .rq_db_qpn(rq_db_qpn),
+    .rq_db_pi(rq_db_pi),
     .mr_key(rs_mr_key),
     .mr_va(rs_mr_va),
     .mr_len(rs_mr_len),

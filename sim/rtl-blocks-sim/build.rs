@@ -55,6 +55,12 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "holds = {1'b0, q} < DIR_END",
     ),
     (
+        "qd_lookup_trusts_hint",
+        "qp_dir.v",
+        "assign lk_hit = holds(lk_hint, lk_qpn);",
+        "assign lk_hit = {1'b0, lk_qpn} < DIR_END;",
+    ),
+    (
         "qd_rx_addr_ignores_take",
         "qp_dir.v",
         "rx_addr = take ? s_pkt_dest_qp[QPN_W-1:0] : out_qpn_reg[QPN_W-1:0];",

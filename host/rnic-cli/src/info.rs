@@ -194,6 +194,7 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
         (7, "read_responder"),
         (8, "read_requester"),
         (9, "atomic_responder"),
+        (10, "doorbell_by_qpn"),
     ]
     .iter()
     .filter(|(b, _)| id.caps >> b & 1 == 1)
@@ -296,7 +297,8 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
             None => println!("QP numbers    as slots (no directory)"),
             Some(d) => println!(
                 "QP numbers    {} (directory over {} slots): on chip {:.1} KiB of number table \
-                 (block RAM, a hint per number) and {} bits per slot of slot table",
+                 (block RAM, a hint per number, held three times for its three read ports) and \
+                 {} bits per slot of slot table",
                 thousands(1u64 << id.qpn_bits.min(24)),
                 id.num_queues,
                 d.number_table_bytes as f64 / 1024.0,

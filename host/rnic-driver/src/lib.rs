@@ -33,7 +33,7 @@ use rnic_regs::DeviceIo;
 
 pub use debug_switches::{Break, BreakSet, DebugSwitches, UnknownBreak};
 pub use qp_ctx_table::{ctx_error_name, CtxCounters, CtxStatus, CTX_ERR_PINNED, MAX_CTX_RECORDS};
-pub use qp_directory::{bind_error_name, FIRST_QP_NUM};
+pub use qp_directory::{bind_error_name, CAP_DOORBELL_BY_QPN, FIRST_QP_NUM};
 pub use ring::{
     CopyWr, Cqe, RecvWqe, SendWqe, WcOpcode, WcStatus, WrOpcode, CQE_FLAG_RECV, CQE_FLAG_WITH_IMM,
     CQE_OP_LOCAL_DMA_COPY, CQE_OP_RDMA_READ, CQE_OP_RDMA_WRITE, CQE_OP_RECV,
@@ -106,6 +106,7 @@ pub fn error_name(code: u8) -> &'static str {
         11 => "QP command refused (bad QP number, state, MTU, ring or CQ)",
         12 => "QP command refused: the destination-MAC table is full (16 distinct MACs in use)",
         13 => "completion-queue command refused: the CQs are being cleared after a reset",
+        14 => "doorbell by a QP number no slot holds (dropped; err_status.qn is the number)",
         _ => "unknown",
     }
 }
@@ -700,11 +701,18 @@ impl<D: Device> Nic<D> {
         // WQE stores must be visible before the doorbell reaches the NIC.
         fence(Ordering::Release);
         let pi = (rq.state.pi.get() & 0xffff) as u16;
-        let qpn = rq.qpn;
-        self.io().csr().qp().rq_db().try_write(|r| {
-            r.set_qpn(qpn);
-            r.set_pi(pi);
-        })?;
+        let io = self.io();
+        let qp = io.csr().qp();
+        match self.doorbell_qpn(rq.qpn) {
+            Some(n) => qp.rq_dbn().try_write(|r| {
+                r.set_qpn(n);
+                r.set_pi(pi);
+            })?,
+            None => qp.rq_db().try_write(|r| {
+                r.set_qpn(rq.qpn);
+                r.set_pi(pi);
+            })?,
+        }
         Ok(())
     }
 
@@ -718,10 +726,16 @@ impl<D: Device> Nic<D> {
         // WQE stores must be visible before the doorbell reaches the NIC.
         fence(Ordering::Release);
         let pi = (sq.state.pi.get() & 0xffff) as u16;
-        self.io().csr().queue().sq_db().try_write(|r| {
-            r.set_qn(sq.qn);
-            r.set_pi(pi);
-        })?;
+        match self.doorbell_qpn(sq.qn) {
+            Some(n) => self.io().csr().qp().sq_dbn().try_write(|r| {
+                r.set_qpn(n);
+                r.set_pi(pi);
+            })?,
+            None => self.io().csr().queue().sq_db().try_write(|r| {
+                r.set_qn(sq.qn);
+                r.set_pi(pi);
+            })?,
+        }
         Ok(())
     }
 

@@ -17,6 +17,10 @@ use crate::{DriverError, Nic, Result};
 const OP_BIND: u8 = 1;
 const OP_UNBIND: u8 = 2;
 
+/// `id.caps` bit: the NIC takes doorbells by QP number (`qp_block.sq_dbn`,
+/// `rq_dbn`).
+pub const CAP_DOORBELL_BY_QPN: u32 = 1 << 10;
+
 /// QP numbers 0 and 1 are the IB special QPs (SMI, GSI): never handed out.
 pub const FIRST_QP_NUM: u32 = 2;
 
@@ -182,6 +186,18 @@ impl<D: Device> Nic<D> {
             .get(usize::from(slot))
             .copied()
             .flatten()
+    }
+
+    /// The number a doorbell of slot `slot`'s queues names (`sq_dbn`,
+    /// `rq_dbn`): the QP number bound to the slot (the slot itself without
+    /// a directory), in a build with the doorbells by number (`id.caps`
+    /// bit 10). None: ring by slot (a queue without a QP in a directory
+    /// build, an older build, a number wider than the doorbell's 16 bits).
+    pub(crate) fn doorbell_qpn(&self, slot: u16) -> Option<u16> {
+        if self.id().caps & CAP_DOORBELL_BY_QPN == 0 {
+            return None;
+        }
+        self.qp_num_of(slot).and_then(|n| u16::try_from(n).ok())
     }
 
     /// Gives slot `slot` a QP number for the wire and binds it in the

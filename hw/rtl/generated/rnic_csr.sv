@@ -175,6 +175,12 @@ module rnic_csr (
         input wire [31:0] hwif_in_qp_qp_ctx_fills_value,
         input wire [31:0] hwif_in_qp_qp_ctx_writebacks_value,
         input wire [31:0] hwif_in_qp_qp_ctx_fails_value,
+        output logic [15:0] hwif_out_qp_sq_dbn_pi,
+        output logic hwif_out_qp_sq_dbn_pi_swmod,
+        output logic [15:0] hwif_out_qp_sq_dbn_qpn,
+        output logic [15:0] hwif_out_qp_rq_dbn_pi,
+        output logic hwif_out_qp_rq_dbn_pi_swmod,
+        output logic [15:0] hwif_out_qp_rq_dbn_qpn,
         output logic [15:0] hwif_out_mr_mr_sel_index,
         output logic [31:0] hwif_out_mr_mr_key_key,
         output logic [31:0] hwif_out_mr_mr_va_lo_addr,
@@ -390,6 +396,8 @@ module rnic_csr (
     logic decoded_reg_strb_qp_qp_ctx_fills;
     logic decoded_reg_strb_qp_qp_ctx_writebacks;
     logic decoded_reg_strb_qp_qp_ctx_fails;
+    logic decoded_reg_strb_qp_sq_dbn;
+    logic decoded_reg_strb_qp_rq_dbn;
     logic decoded_reg_strb_mr_blk_type;
     logic decoded_reg_strb_mr_blk_version;
     logic decoded_reg_strb_mr_blk_next;
@@ -542,6 +550,8 @@ module rnic_csr (
         decoded_reg_strb_qp_qp_ctx_fills = cpuif_req_masked & (cpuif_addr == 11'h48c) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_qp_ctx_writebacks = cpuif_req_masked & (cpuif_addr == 11'h490) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_qp_ctx_fails = cpuif_req_masked & (cpuif_addr == 11'h494) & !cpuif_req_is_wr;
+        decoded_reg_strb_qp_sq_dbn = cpuif_req_masked & (cpuif_addr == 11'h498) & cpuif_req_is_wr;
+        decoded_reg_strb_qp_rq_dbn = cpuif_req_masked & (cpuif_addr == 11'h49c) & cpuif_req_is_wr;
         decoded_reg_strb_mr_blk_type = cpuif_req_masked & (cpuif_addr == 11'h500) & !cpuif_req_is_wr;
         decoded_reg_strb_mr_blk_version = cpuif_req_masked & (cpuif_addr == 11'h504) & !cpuif_req_is_wr;
         decoded_reg_strb_mr_blk_next = cpuif_req_masked & (cpuif_addr == 11'h508) & !cpuif_req_is_wr;
@@ -849,6 +859,22 @@ module rnic_csr (
     logic [1:0] field_storage_qp_qp_ctx_cmd_op_value;
     logic [1:0] field_combo_qp_qp_ctx_cmd_op_next;
     logic field_combo_qp_qp_ctx_cmd_op_load_next;
+    // Field: rnic_csr.qp.sq_dbn.pi
+    logic [15:0] field_storage_qp_sq_dbn_pi_value;
+    logic [15:0] field_combo_qp_sq_dbn_pi_next;
+    logic field_combo_qp_sq_dbn_pi_load_next;
+    // Field: rnic_csr.qp.sq_dbn.qpn
+    logic [15:0] field_storage_qp_sq_dbn_qpn_value;
+    logic [15:0] field_combo_qp_sq_dbn_qpn_next;
+    logic field_combo_qp_sq_dbn_qpn_load_next;
+    // Field: rnic_csr.qp.rq_dbn.pi
+    logic [15:0] field_storage_qp_rq_dbn_pi_value;
+    logic [15:0] field_combo_qp_rq_dbn_pi_next;
+    logic field_combo_qp_rq_dbn_pi_load_next;
+    // Field: rnic_csr.qp.rq_dbn.qpn
+    logic [15:0] field_storage_qp_rq_dbn_qpn_value;
+    logic [15:0] field_combo_qp_rq_dbn_qpn_next;
+    logic field_combo_qp_rq_dbn_qpn_load_next;
     // Field: rnic_csr.mr.mr_sel.index
     logic [15:0] field_storage_mr_mr_sel_index_value;
     logic [15:0] field_combo_mr_mr_sel_index_next;
@@ -2281,6 +2307,88 @@ module rnic_csr (
     end
     assign hwif_out_qp_qp_ctx_cmd_op = field_storage_qp_qp_ctx_cmd_op_value;
     assign hwif_out_qp_qp_ctx_cmd_op_swmod = decoded_reg_strb_qp_qp_ctx_cmd && decoded_req_is_wr && (|(decoded_wr_biten[25:24]));
+    always @(*) begin
+        logic [15:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_sq_dbn_pi_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_sq_dbn && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_sq_dbn_pi_value & ~decoded_wr_biten[15:0]) | (decoded_wr_data[15:0] & decoded_wr_biten[15:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_sq_dbn_pi_next = next_c;
+        field_combo_qp_sq_dbn_pi_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_sq_dbn_pi_value <= 16'h0;
+        end else if(field_combo_qp_sq_dbn_pi_load_next) begin
+            field_storage_qp_sq_dbn_pi_value <= field_combo_qp_sq_dbn_pi_next;
+        end
+    end
+    assign hwif_out_qp_sq_dbn_pi = field_storage_qp_sq_dbn_pi_value;
+    assign hwif_out_qp_sq_dbn_pi_swmod = decoded_reg_strb_qp_sq_dbn && decoded_req_is_wr && (|(decoded_wr_biten[15:0]));
+    always @(*) begin
+        logic [15:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_sq_dbn_qpn_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_sq_dbn && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_sq_dbn_qpn_value & ~decoded_wr_biten[31:16]) | (decoded_wr_data[31:16] & decoded_wr_biten[31:16]);
+            load_next_c = '1;
+        end
+        field_combo_qp_sq_dbn_qpn_next = next_c;
+        field_combo_qp_sq_dbn_qpn_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_sq_dbn_qpn_value <= 16'h0;
+        end else if(field_combo_qp_sq_dbn_qpn_load_next) begin
+            field_storage_qp_sq_dbn_qpn_value <= field_combo_qp_sq_dbn_qpn_next;
+        end
+    end
+    assign hwif_out_qp_sq_dbn_qpn = field_storage_qp_sq_dbn_qpn_value;
+    always @(*) begin
+        logic [15:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_rq_dbn_pi_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_rq_dbn && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_rq_dbn_pi_value & ~decoded_wr_biten[15:0]) | (decoded_wr_data[15:0] & decoded_wr_biten[15:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_rq_dbn_pi_next = next_c;
+        field_combo_qp_rq_dbn_pi_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_rq_dbn_pi_value <= 16'h0;
+        end else if(field_combo_qp_rq_dbn_pi_load_next) begin
+            field_storage_qp_rq_dbn_pi_value <= field_combo_qp_rq_dbn_pi_next;
+        end
+    end
+    assign hwif_out_qp_rq_dbn_pi = field_storage_qp_rq_dbn_pi_value;
+    assign hwif_out_qp_rq_dbn_pi_swmod = decoded_reg_strb_qp_rq_dbn && decoded_req_is_wr && (|(decoded_wr_biten[15:0]));
+    always @(*) begin
+        logic [15:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_rq_dbn_qpn_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_rq_dbn && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_rq_dbn_qpn_value & ~decoded_wr_biten[31:16]) | (decoded_wr_data[31:16] & decoded_wr_biten[31:16]);
+            load_next_c = '1;
+        end
+        field_combo_qp_rq_dbn_qpn_next = next_c;
+        field_combo_qp_rq_dbn_qpn_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_rq_dbn_qpn_value <= 16'h0;
+        end else if(field_combo_qp_rq_dbn_qpn_load_next) begin
+            field_storage_qp_rq_dbn_qpn_value <= field_combo_qp_rq_dbn_qpn_next;
+        end
+    end
+    assign hwif_out_qp_rq_dbn_qpn = field_storage_qp_rq_dbn_qpn_value;
     always @(*) begin
         logic [15:0] next_c;
         logic load_next_c;

@@ -39,8 +39,15 @@
 //!   `cqe_slot` was last bound to (its own index for a slot not bound since
 //!   the reset), in the same
 //!   cycle.
+//! - `lk_hit` / `lk_slot`, the host's lookup (doorbells by QP number,
+//!   `lk_qpn` driven with bound numbers, the command's, recently unbound
+//!   and any 16-bit number, each held a few cycles): from the second cycle
+//!   a number is held, the answer a packet of that number would get in
+//!   the stage (a hit and its slot, or no hit), with the same one-cycle
+//!   lag after a bind.
 //! - No output but `s_pkt_ready` depends on an input combinationally
-//!   (`cqe_qpn` on `cqe_slot` alone): a peek with the packet, command,
+//!   (`cqe_qpn` on `cqe_slot` alone, the lookup's answer on `lk_qpn`,
+//!   which the peek leaves as it is): a peek with the packet, command,
 //!   `m_pkt_ready` and `rst` inputs changed gives the same.
 //!
 //! Sweeps: after power-up (junk in the hint RAM) and after a reset in the
@@ -93,6 +100,10 @@ impl QdCfg {
 #[derive(Debug, Clone, Default)]
 pub struct QdReport {
     pub cycles: usize,
+    /// host lookups checked (`lk_qpn` held a cycle): answered with a slot,
+    /// and with no slot
+    pub lk_hits: usize,
+    pub lk_misses: usize,
     /// packets out (taken by the sink), to a slot and with 0xFFFFFF
     pub to_slot: usize,
     pub no_slot: usize,
@@ -206,6 +217,32 @@ pub fn run(c: &QdCfg) -> Result<QdReport, Fail> {
     let holder = |bound: &[bool], qpn: &[u32], q: u32| -> Option<u32> {
         (0..nq).find(|&s| bound[s as usize] && qpn[s as usize] == q)
     };
+    // the answer for number q, its hint read from the RAM since the cycle
+    // before (a packet in the stage, a held lookup)
+    let want_of = |bound: &[bool], qpn: &[u32], hint: &[Option<u32>], q: u32| -> Want {
+        if q >= nums {
+            return Want::Is(NO_SLOT);
+        }
+        match holder(bound, qpn, q) {
+            None => Want::Is(NO_SLOT),
+            Some(s) => match hint[q as usize] {
+                Some(h) if h == s => Want::Is(s),
+                Some(_) => Want::Lag(s, false),
+                None => Want::Lag(s, true),
+            },
+        }
+    };
+    let answer_ok = |want: Want, got: u32| -> bool {
+        match want {
+            Want::Is(w) => got == w,
+            Want::Lag(s, _) if c.strict_bind => got == s,
+            Want::Lag(_, false) => got == NO_SLOT,
+            Want::Lag(s, true) => got == NO_SLOT || got == s,
+        }
+    };
+    // the host's lookup: its number, and whether it was on lk_qpn the
+    // cycle before too (the answer comes from the second cycle on)
+    let mut lk = (0u32, false);
 
     let mut cyc = 0usize;
     loop {
@@ -418,6 +455,27 @@ pub fn run(c: &QdCfg) -> Result<QdReport, Fail> {
             i.s_data[4] = (p.meta >> 32) as u32;
         }
         i.s_data[5] = cqe_slot;
+        // the lookup: a new number now and then, held for a few cycles
+        if rng.gen_bool(0.35) {
+            let bound_q: Vec<u32> = (0..nq as usize)
+                .filter(|&s| bound[s])
+                .map(|s| qpn[s])
+                .collect();
+            let r = rng.gen_range(0..100);
+            let q = if r < 45 && !bound_q.is_empty() {
+                bound_q[rng.gen_range(0..bound_q.len())]
+            } else if let (true, Some((k, _))) = (r < 60, cmd) {
+                k.qpn & 0xffff
+            } else if r < 70 && !unbound_recent.is_empty() {
+                unbound_recent[rng.gen_range(0..unbound_recent.len())]
+            } else {
+                rng.gen_range(0..=0xffff)
+            };
+            lk = (q, q == lk.0);
+        } else {
+            lk.1 = true;
+        }
+        i.s_data[6] = lk.0;
         i.s_valid = u32::from(cmd_valid) | (u32::from(offer.is_some()) << 1);
 
         // a peek with every input but cqe_slot changed
@@ -502,6 +560,30 @@ pub fn run(c: &QdCfg) -> Result<QdReport, Fail> {
             rep.cqe_stale += 1;
         }
 
+        // the host's lookup (16-bit numbers: beyond 2^QPN_W when QPN_W < 16)
+        if lk.1 {
+            let want = want_of(&bound, &qpn, &hint, lk.0);
+            let got_hit = o.m_data[6] >> 16 & 1 != 0;
+            let got = if got_hit {
+                o.m_data[6] & 0xffff
+            } else {
+                NO_SLOT
+            };
+            if !answer_ok(want, got) {
+                fail!(
+                    "{}: lk_hit {got_hit} lk_slot {} for QP number {:#x}, expected {want:?}",
+                    at(),
+                    o.m_data[6] & 0xffff,
+                    lk.0
+                );
+            }
+            if got_hit {
+                rep.lk_hits += 1;
+            } else {
+                rep.lk_misses += 1;
+            }
+        }
+
         // the receive stage
         let want_ready = stage.is_none() || m_ready;
         if s_ready != want_ready {
@@ -521,24 +603,8 @@ pub fn run(c: &QdCfg) -> Result<QdReport, Fail> {
             );
         }
         if let Some(p) = stage.as_mut() {
-            let want = if p.qpn >= nums {
-                Want::Is(NO_SLOT)
-            } else {
-                match holder(&bound, &qpn, p.qpn) {
-                    None => Want::Is(NO_SLOT),
-                    Some(s) => match hint[p.qpn as usize] {
-                        Some(h) if h == s => Want::Is(s),
-                        Some(_) => Want::Lag(s, false),
-                        None => Want::Lag(s, true),
-                    },
-                }
-            };
-            let ok = match want {
-                Want::Is(w) => got_dest == w,
-                Want::Lag(s, _) if c.strict_bind => got_dest == s,
-                Want::Lag(_, false) => got_dest == NO_SLOT,
-                Want::Lag(s, true) => got_dest == NO_SLOT || got_dest == s,
-            };
+            let want = want_of(&bound, &qpn, &hint, p.qpn);
+            let ok = answer_ok(want, got_dest);
             if !ok {
                 fail!(
                     "{}: m_pkt_dest_qp {got_dest:#x} for a packet of QP number {:#x}, expected \

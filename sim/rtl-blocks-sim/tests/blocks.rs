@@ -1310,7 +1310,8 @@ fn qp_ctx_cache_loses_no_record_through_evictions_write_backs_and_refills() {
 /// changes, random back-pressure, CQE reads, resets; every output every
 /// cycle against a model of the slot and number tables; every number
 /// swept after power-up (junk in the number RAM) and after a reset in the
-/// middle of the run.
+/// middle of the run; the host's lookups (doorbells by number) held a few
+/// cycles each, against the same model.
 #[test]
 fn qp_dir_maps_numbers_to_the_slots_holding_them() {
     if skip() {
@@ -1353,6 +1354,8 @@ fn qp_dir_maps_numbers_to_the_slots_holding_them() {
                     3,
                 ),
                 ("refused: bad op", r.errs[6], 20),
+                ("host lookups answered with a slot", r.lk_hits, 500),
+                ("host lookups answered with none", r.lk_misses, 500),
                 ("CQE reads of bound slots", r.cqe_bound, 500),
                 ("CQE reads of unbound slots bound before", r.cqe_stale, 200),
             ] {

@@ -11,6 +11,7 @@ pub mod magic;
 pub use _root::components::blk_next_r_next_100 as blk_next;
 pub use _root::components::blk_type_r_type_52490001 as blk_type;
 pub use _root::components::blk_version_r_ver_10000 as blk_version;
+pub use _root::components::ro_word_r_desc_209c301d as caps;
 pub use _root::components::ro_word_r_desc_21572c5c as mp_window;
 pub use _root::components::ro_word_r_desc_21d79b72 as dmacs;
 pub use _root::components::ro_word_r_desc_47c76b8f as qpn_bits;
@@ -24,7 +25,6 @@ pub use _root::components::ro_word_r_desc_76bbc059 as verbs;
 pub use _root::components::ro_word_r_desc_a1a3a1c5 as qp_rec_words;
 pub use _root::components::ro_word_r_desc_afe673b8 as mp_wimm;
 pub use _root::components::ro_word_r_desc_c8805c6d as board_id;
-pub use _root::components::ro_word_r_desc_c9d53ebf as caps;
 pub use _root::components::ro_word_r_desc_e558afe9 as git_hash;
 pub use _root::components::ro_word_r_desc_fa9c7015 as data_w;
 
@@ -216,10 +216,10 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> IdBlock<'io, IO> {
 
     /// caps
     ///
-    /// Capabilities: bit 0 MSI, 1 CQE Relaxed-Ordering debug switch, 2 early-CQE switch, 3 bypass switch, 4 CQE flush mode, 5 mp (multipath) transport, 6 rc transport (0: an mp-only build, every QP is mp), 7 RDMA READ requests served as a responder (a READ_EN build; without it a READ request is NAKed as an invalid request), 8 RDMA READ issued as a requester (READ_EN; verbs bit 5), 9 atomics (CMP_AND_SWP, FETCH_AND_ADD, 8 bytes) executed as a responder (an ATOMIC_EN build; without it an atomic request is NAKed as an invalid request).
+    /// Capabilities: bit 0 MSI, 1 CQE Relaxed-Ordering debug switch, 2 early-CQE switch, 3 bypass switch, 4 CQE flush mode, 5 mp (multipath) transport, 6 rc transport (0: an mp-only build, every QP is mp), 7 RDMA READ requests served as a responder (a READ_EN build; without it a READ request is NAKed as an invalid request), 8 RDMA READ issued as a requester (READ_EN; verbs bit 5), 9 atomics (CMP_AND_SWP, FETCH_AND_ADD, 8 bytes) executed as a responder (an ATOMIC_EN build; without it an atomic request is NAKed as an invalid request), 10 doorbells by QP number (qp_block.sq_dbn and rq_dbn; every build since they were added).
     #[inline(always)]
     #[must_use]
-    pub const fn caps(&self) -> peakrdl_rust::reg::Reg<'io, caps::RoWordR_desc_c9d53ebf, IO> {
+    pub const fn caps(&self) -> peakrdl_rust::reg::Reg<'io, caps::RoWordR_desc_209c301d, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x28).cast(), self.io)
         }

@@ -34,6 +34,8 @@ pub mod qp_sq_psn;
 pub mod qp_sq_psn_now;
 pub mod qp_status;
 pub mod rq_db;
+pub mod rq_dbn;
+pub mod sq_dbn;
 
 // Instances of named component types
 pub use _root::components::blk_next_r_next_500 as blk_next;
@@ -47,7 +49,7 @@ pub use _root::components::ro_word_r_desc_f375c156 as qp_rec_rdata_hi;
 
 /// qp
 ///
-/// Queue pairs: context set through a window (select, stage, commit), receive-queue doorbell.
+/// Queue pairs: context set through a window (select, stage, commit), receive-queue doorbell, doorbells by QP number.
 #[derive(Eq, PartialEq)]
 pub struct QpBlock<'io, IO = peakrdl_rust::io::PtrIO> {
     ptr: *mut u8,
@@ -86,7 +88,7 @@ impl QpBlock<'static> {
 
 impl<'io, IO> QpBlock<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0x98;
+    pub const SIZE: usize = 0xA0;
 
     /// # Safety
     ///
@@ -549,6 +551,28 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> QpBlock<'io, IO> {
     ) -> peakrdl_rust::reg::Reg<'io, qp_ctx_fails::RoWordR_desc_62c44ce2, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x94).cast(), self.io)
+        }
+    }
+
+    /// sq_dbn
+    ///
+    /// Send-queue doorbell by QP number: the new producer index of the send queue of the QP numbered QPN (the number on the wire). The NIC finds the QP's slot in its directory and rings sq_db for it; without a directory QP number n is slot n. MMIO waits for the few cycles of the lookup. A number no slot holds is refused: the doorbell is dropped and queue.err_status says code 14 with the number. Queues without a QP (DMA copies) ring sq_db by slot.
+    #[inline(always)]
+    #[must_use]
+    pub const fn sq_dbn(&self) -> peakrdl_rust::reg::Reg<'io, sq_dbn::SqDbn, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x98).cast(), self.io)
+        }
+    }
+
+    /// rq_dbn
+    ///
+    /// Receive-queue doorbell by QP number: the new producer index of the receive queue of the QP numbered QPN, found as sq_dbn finds it (rq_db names the slot). A number no slot holds is refused with code 14.
+    #[inline(always)]
+    #[must_use]
+    pub const fn rq_dbn(&self) -> peakrdl_rust::reg::Reg<'io, rq_dbn::RqDbn, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x9C).cast(), self.io)
         }
     }
 }

@@ -117,7 +117,7 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> RnicCsr<'io, IO> {
 
     /// qp
     ///
-    /// Queue pairs: context set through a window (select, stage, commit), receive-queue doorbell.
+    /// Queue pairs: context set through a window (select, stage, commit), receive-queue doorbell, doorbells by QP number.
     #[inline(always)]
     #[must_use]
     pub const fn qp(&self) -> qp::QpBlock<'io, IO> {

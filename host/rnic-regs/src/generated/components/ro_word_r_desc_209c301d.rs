@@ -6,21 +6,21 @@ use super::_root; // alias to root module of generated code
 
 /// caps
 ///
-/// Capabilities: bit 0 MSI, 1 CQE Relaxed-Ordering debug switch, 2 early-CQE switch, 3 bypass switch, 4 CQE flush mode, 5 mp (multipath) transport, 6 rc transport (0: an mp-only build, every QP is mp), 7 RDMA READ requests served as a responder (a READ_EN build; without it a READ request is NAKed as an invalid request), 8 RDMA READ issued as a requester (READ_EN; verbs bit 5), 9 atomics (CMP_AND_SWP, FETCH_AND_ADD, 8 bytes) executed as a responder (an ATOMIC_EN build; without it an atomic request is NAKed as an invalid request).
+/// Capabilities: bit 0 MSI, 1 CQE Relaxed-Ordering debug switch, 2 early-CQE switch, 3 bypass switch, 4 CQE flush mode, 5 mp (multipath) transport, 6 rc transport (0: an mp-only build, every QP is mp), 7 RDMA READ requests served as a responder (a READ_EN build; without it a READ request is NAKed as an invalid request), 8 RDMA READ issued as a requester (READ_EN; verbs bit 5), 9 atomics (CMP_AND_SWP, FETCH_AND_ADD, 8 bytes) executed as a responder (an ATOMIC_EN build; without it an atomic request is NAKed as an invalid request), 10 doorbells by QP number (qp_block.sq_dbn and rq_dbn; every build since they were added).
 #[repr(transparent)]
 #[derive(Copy, Clone, Eq, PartialEq)]
-pub struct RoWordR_desc_c9d53ebf(u32);
+pub struct RoWordR_desc_209c301d(u32);
 
-unsafe impl Send for RoWordR_desc_c9d53ebf {}
-unsafe impl Sync for RoWordR_desc_c9d53ebf {}
+unsafe impl Send for RoWordR_desc_209c301d {}
+unsafe impl Sync for RoWordR_desc_209c301d {}
 
-impl core::default::Default for RoWordR_desc_c9d53ebf {
+impl core::default::Default for RoWordR_desc_209c301d {
     fn default() -> Self {
         Self(0x0)
     }
 }
 
-impl peakrdl_rust::reg::Register for RoWordR_desc_c9d53ebf {
+impl peakrdl_rust::reg::Register for RoWordR_desc_209c301d {
     type Regwidth = u32;
     type Accesswidth = u32;
     type Access = peakrdl_rust::access::R;
@@ -36,7 +36,7 @@ impl peakrdl_rust::reg::Register for RoWordR_desc_c9d53ebf {
     }
 }
 
-impl RoWordR_desc_c9d53ebf {
+impl RoWordR_desc_209c301d {
     pub const VALUE_OFFSET: usize = 0;
     pub const VALUE_WIDTH: usize = 32;
     pub const VALUE_MASK: u32 = 0xFFFF_FFFF;
@@ -51,9 +51,9 @@ impl RoWordR_desc_c9d53ebf {
     }
 }
 
-impl core::fmt::Debug for RoWordR_desc_c9d53ebf {
+impl core::fmt::Debug for RoWordR_desc_209c301d {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("RoWordR_desc_c9d53ebf")
+        f.debug_struct("RoWordR_desc_209c301d")
             .field("value", &self.value())
             .finish()
     }
@@ -65,7 +65,7 @@ mod tests {
 
     #[test]
     fn test_default() {
-        let reg = RoWordR_desc_c9d53ebf::default();
+        let reg = RoWordR_desc_209c301d::default();
         assert_eq!(reg.value(), 0);
     }
 }
