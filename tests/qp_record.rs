@@ -852,30 +852,13 @@ fn a_sender_waiting_for_acks_is_pinned_by_its_ring() {
 /// refused. Once the ACK went out, the slot moves.
 #[test]
 fn a_receiver_owing_an_ack_is_pinned_until_it_went_out() {
-    use rnic_wire::{opcode, Bth, Reth, RoceFrame};
     for w in WIDTHS {
         let p = pair(w, 55, "ideal");
         let (_a, b) = connect(&p, &ConnOpts::default());
         let nic = p.b.nic();
         nic.qp_ctx_table_open(TABLE).unwrap();
         let q = b.qp.slot();
-        let ri = b.mr.rdma_info(0).unwrap();
-        let write = RoceFrame {
-            bth: Bth {
-                opcode: opcode::RDMA_WRITE_ONLY,
-                dest_qp: b.qp.qp_num(),
-                psn: EndOpts::default().psn_a,
-                ack_req: false,
-                ..Bth::default()
-            },
-            reth: Some(Reth {
-                va: ri.remote_addr,
-                rkey: ri.rkey,
-                dma_len: 64,
-            }),
-            payload: vec![0x5a; 64],
-            ..RoceFrame::default()
-        };
+        let write = write_only_no_ack_req(&b, EndOpts::default().psn_a);
         let acks_before = p.a.query_port_counters().unwrap().rx_frames;
         assert!(p
             .world

@@ -100,6 +100,16 @@ module qp_ctx_table #(
     output reg  [31:0]           count_fills = 32'd0,
     output reg  [31:0]           count_wbs = 32'd0,
     output reg  [31:0]           count_fails = 32'd0,
+    // each command's fate, for a client that issues its own (qp_fetch):
+    // cmd_ready, a command now is not refused for another's hand-over;
+    // ans_* a cycle after a command's refusal or its pin answer (taken:
+    // it goes to the engine); end_* a cycle after a taken command ended
+    output wire                  cmd_ready,
+    output reg                   ans_valid = 1'b0,
+    output reg                   ans_taken = 1'b0,
+    output reg                   end_valid = 1'b0,
+    output reg  [QN_W-1:0]       end_slot = {QN_W{1'b0}},
+    output reg                   end_ok = 1'b0,
 
     // the record window's port, and whether it runs a command
     input  wire                  win_busy,
@@ -273,6 +283,7 @@ wire bad_slot = {16'd0, cmd_slot} >= NUM_Q;
 wire bad_record = {1'b0, cmd_record} >= cfg_records
     || (cmd_op == 2'd2 && {1'b0, cmd_wb_record} >= cfg_records);
 wire refused = pin_reg || fill_valid_reg || win_busy || slot_running;
+assign cmd_ready = !pin_reg && !fill_valid_reg && !win_busy;
 // taken: it runs and is counted when it ends (a refusal is counted at once)
 wire cmd_go = !refused && !bad_op && !bad_slot && !bad_record;
 
@@ -318,6 +329,12 @@ always @(posedge clk) begin
         end
     end
 
+    ans_valid <= (cmd_valid && !cmd_go) || pin_due;
+    ans_taken <= pin_due && !pinned;
+    end_valid <= done_take;
+    end_slot <= done_slot;
+    end_ok <= done_ok;
+
     count_fills <= count_fills + {31'd0, stat_fill};
     count_wbs <= count_wbs + {31'd0, stat_wb};
     count_fails <= count_fails + {31'd0, stat_fail};
@@ -328,6 +345,8 @@ always @(posedge clk) begin
         count_wbs <= 32'd0;
         count_fails <= 32'd0;
         busy <= 1'b0;
+        ans_valid <= 1'b0;
+        end_valid <= 1'b0;
         err <= E_OK;
         done <= 16'd0;
         fill_valid_reg <= 1'b0;

@@ -78,7 +78,13 @@ module qp_dir #(
     // from the second cycle on
     input  wire [23:0]          lk_qpn,
     output wire                 lk_hit,
-    output wire [QN_W-1:0]      lk_slot
+    output wire [QN_W-1:0]      lk_slot,
+
+    // the lowest slot at or above free_from that no number is bound to
+    // (the fetch fills those before it evicts), a cycle late
+    input  wire [15:0]          free_from,
+    output reg                  free_valid = 1'b0,
+    output reg  [QN_W-1:0]      free_slot = {QN_W{1'b0}}
 );
 
 initial begin
@@ -266,6 +272,22 @@ assign cqe_qpn = {{(24-QPN_W){1'b0}}, slot_qpn(cqe_slot)};
 
 assign lk_hit = holds(lk_hint, lk_qpn);
 assign lk_slot = lk_hint;
+
+wire [NUM_Q-1:0] free_mask = ~bound_reg & ({NUM_Q{1'b1}} << free_from);
+wire free_any;
+wire [QN_W-1:0] free_first;
+priority_encoder #(
+    .WIDTH(NUM_Q),
+    .OUT_W(QN_W)
+) free_enc (
+    .in(free_mask),
+    .valid(free_any),
+    .index(free_first)
+);
+always @(posedge clk) begin
+    free_valid <= free_any && !rst;
+    free_slot <= free_first;
+end
 
 endmodule
 

@@ -159,6 +159,17 @@ module rnic_control #(
     input  wire                  dbn_busy,
     input  wire                  dbn_err_valid,
     input  wire [15:0]           dbn_err_qpn,
+    // the NIC's fetch of a QP by number (qp_block.qp_fetch): every request
+    // waits while it runs
+    output wire [15:0]           reg_qp_cache_first,
+    output wire [23:0]           reg_qp_fetch_qpn,
+    output wire                  reg_qp_fetch_valid,
+    input  wire                  fetch_busy,
+    input  wire [2:0]            fetch_err,
+    input  wire [15:0]           fetch_slot,
+    input  wire                  fetch_loaded,
+    input  wire                  fetch_evicted,
+    input  wire [23:0]           fetch_victim,
     // the QP context table (qp_block.qp_ctx_*): its place, a command, its state
     output wire [63:0]           reg_qp_ctx_base,
     output wire [24:0]           reg_qp_ctx_records,
@@ -277,6 +288,10 @@ reg [1:0] dbn_dly_reg = 2'd0;
 assign reg_sq_dbn_valid = dbn_dly_reg[1];
 assign reg_rq_dbn_valid = dbn_dly_reg[0];
 wire dbn_wait = reg_sq_dbn_valid_raw || reg_rq_dbn_valid_raw || |dbn_dly_reg || dbn_busy;
+wire reg_qp_fetch_valid_raw;
+reg qp_fetch_dly_reg = 1'b0;
+assign reg_qp_fetch_valid = qp_fetch_dly_reg;
+wire fetch_wait = reg_qp_fetch_valid_raw || qp_fetch_dly_reg || fetch_busy;
 // (a context command runs in the background: MMIO does not wait for it)
 wire reg_qp_ctx_valid_raw;
 reg qp_ctx_dly_reg = 1'b0;
@@ -296,6 +311,7 @@ always @(posedge clk) begin
     qp_bind_dly_reg <= !rst && reg_qp_bind_valid_raw;
     qp_ctx_dly_reg <= !rst && reg_qp_ctx_valid_raw;
     dbn_dly_reg <= rst ? 2'd0 : {reg_sq_dbn_valid_raw, reg_rq_dbn_valid_raw};
+    qp_fetch_dly_reg <= !rst && reg_qp_fetch_valid_raw;
 end
 
 reg [7:0] err_code_reg = 8'd0;
@@ -519,6 +535,14 @@ rnic_csr csr_inst (
     .hwif_out_qp_rq_dbn_pi(reg_rq_dbn_pi),
     .hwif_out_qp_rq_dbn_pi_swmod(reg_rq_dbn_valid_raw),
     .hwif_out_qp_rq_dbn_qpn(reg_rq_dbn_qpn),
+    .hwif_out_qp_qp_cache_first_first(reg_qp_cache_first),
+    .hwif_out_qp_qp_fetch_qpn(reg_qp_fetch_qpn),
+    .hwif_out_qp_qp_fetch_qpn_swmod(reg_qp_fetch_valid_raw),
+    .hwif_in_qp_qp_fetch_status_slot(fetch_slot),
+    .hwif_in_qp_qp_fetch_status_err(fetch_err),
+    .hwif_in_qp_qp_fetch_status_loaded(fetch_loaded),
+    .hwif_in_qp_qp_fetch_status_evicted(fetch_evicted),
+    .hwif_in_qp_qp_fetch_victim_qpn(fetch_victim),
     .hwif_in_qp_qp_status_state(sel_qp_state),
     .hwif_in_qp_qp_status_last_syndrome(8'd0),
     .hwif_in_qp_qp_sq_psn_now_psn(sel_sq_psn),
@@ -564,9 +588,10 @@ pcie_mmio_bridge #(
     .csr_addr(csr_addr),
     .csr_wr_data(csr_wr_data),
     .csr_wr_biten(csr_wr_biten),
-    .csr_req_stall_wr(csr_req_stall_wr || qm_sweep || mr_drain || qp_rec_wait || qp_bind_wait || dbn_wait),
+    .csr_req_stall_wr(csr_req_stall_wr || qm_sweep || mr_drain || qp_rec_wait || qp_bind_wait || dbn_wait
+        || fetch_wait),
     .csr_req_stall_rd(csr_req_stall_rd || qm_busy || qm_sweep || mr_drain || qp_rec_wait || qp_bind_wait
-        || dbn_wait),
+        || dbn_wait || fetch_wait),
     .csr_rd_ack(csr_rd_ack),
     .csr_rd_err(csr_rd_err),
     .csr_rd_data(csr_rd_data),

@@ -285,6 +285,26 @@ wire reg_rq_dbn_valid;
 wire dbn_busy;
 wire dbn_err_valid;
 wire [15:0] dbn_err_qpn;
+wire [15:0] reg_qp_cache_first;
+wire [23:0] reg_qp_fetch_qpn;
+wire reg_qp_fetch_valid;
+wire fetch_busy;
+wire [2:0] fetch_err;
+wire [15:0] fetch_slot;
+wire fetch_loaded;
+wire fetch_evicted;
+wire [23:0] fetch_victim;
+// the fetch's use of the directory (rnic_transport's qp_dir)
+wire fd_active;
+wire [15:0] fd_slot;
+wire [23:0] fd_qpn;
+wire [1:0] fd_op;
+wire fd_valid;
+wire [23:0] fd_lk_qpn;
+wire dir_lk_hit;
+wire [QN_W-1:0] dir_lk_slot;
+wire dir_free_valid;
+wire [QN_W-1:0] dir_free_slot;
 wire [15:0] reg_mr_sel;
 wire [31:0] reg_mr_key;
 wire [31:0] reg_mr_va_lo;
@@ -944,6 +964,17 @@ rnic_transport #(
     .dbn_busy(dbn_busy),
     .dbn_err_valid(dbn_err_valid),
     .dbn_err_qpn(dbn_err_qpn),
+    .fd_active(fd_active),
+    .fd_slot(fd_slot),
+    .fd_qpn(fd_qpn),
+    .fd_op(fd_op),
+    .fd_valid(fd_valid),
+    .fd_lk_qpn(fd_lk_qpn),
+    .dir_lk_hit(dir_lk_hit),
+    .dir_lk_slot(dir_lk_slot),
+    .fd_free_from(reg_qp_cache_first),
+    .dir_free_valid(dir_free_valid),
+    .dir_free_slot(dir_free_slot),
     .reg_rq_db_pi(reg_rq_db_pi),
     .reg_rq_db_valid(reg_rq_db_valid),
     .sel_qp_state(sel_qp_state),
@@ -1175,6 +1206,16 @@ rnic_transport #(
 );
 
 // ---------------------------------------------------------------- record window, context table
+// the context engine's commands: the host's (BAR0 qp_ctx_cmd), or the
+// fetch's while it runs (the host's MMIO waits meanwhile), and each
+// command's fate for the fetch
+wire c_ready, c_ans_valid, c_ans_taken, c_end_valid, c_end_ok;
+wire [QN_W-1:0] c_end_slot;
+wire f_c_valid;
+wire [15:0] f_c_slot;
+wire [1:0] f_c_op;
+wire [23:0] f_c_record, f_c_wb;
+
 // BAR0's qp_rec_cmd (the record window) and qp_ctx_cmd (the context table's
 // fill engine, a DMA client) onto the transport's record port (REC_PORT
 // builds); the fill engine has the port while its command runs
@@ -1240,11 +1281,17 @@ if (REC_PORT != 0) begin : g_rec_window
         .rx_hold(ctx_rx_hold),
         .cfg_base(reg_qp_ctx_base),
         .cfg_records(reg_qp_ctx_records),
-        .cmd_slot(reg_qp_sel),
-        .cmd_record(reg_qp_ctx_record),
-        .cmd_wb_record(reg_qp_ctx_wb),
-        .cmd_op(reg_qp_ctx_op),
-        .cmd_valid(reg_qp_ctx_valid),
+        .cmd_slot(fetch_busy ? f_c_slot : reg_qp_sel),
+        .cmd_record(fetch_busy ? f_c_record : reg_qp_ctx_record),
+        .cmd_wb_record(fetch_busy ? f_c_wb : reg_qp_ctx_wb),
+        .cmd_op(fetch_busy ? f_c_op : reg_qp_ctx_op),
+        .cmd_valid(fetch_busy ? f_c_valid : reg_qp_ctx_valid),
+        .cmd_ready(c_ready),
+        .ans_valid(c_ans_valid),
+        .ans_taken(c_ans_taken),
+        .end_valid(c_end_valid),
+        .end_slot(c_end_slot),
+        .end_ok(c_end_ok),
         .busy(qp_ctx_busy),
         .err(qp_ctx_err),
         .fault(qp_ctx_fault),
@@ -1319,6 +1366,8 @@ end else begin : g_no_rec_window
         ctx_cmd_seen_reg <= !rst && (ctx_cmd_seen_reg || reg_qp_ctx_valid);
     end
     assign qp_ctx_busy = 1'b0;
+    assign {c_ready, c_ans_valid, c_ans_taken, c_end_valid, c_end_ok} = 5'd0;
+    assign c_end_slot = {QN_W{1'b0}};
     assign ctx_pin_slot = {QN_W{1'b0}};
     assign ctx_rx_hold = 1'b0;
     assign qp_ctx_err = ctx_cmd_seen_reg ? 3'd1 : 3'd0;
@@ -1332,7 +1381,75 @@ end else begin : g_no_rec_window
                         reg_qp_ctx_base, reg_qp_ctx_records, reg_qp_ctx_wb, reg_qp_ctx_record, reg_qp_ctx_op,
                         qf_rd_ready, qf_rd_status, qf_wr_ready, qf_wr_status, qf_ram_wr_ready,
                         qf_ram_rd_ready, qf_ram_rd_data, ctx_pin_busy, ctx_rx_qp,
-                        reg_debug_unpinned_move};
+                        reg_debug_unpinned_move, f_c_valid, f_c_slot, f_c_op, f_c_record, f_c_wb};
+    /* verilator lint_on UNUSEDSIGNAL */
+end
+endgenerate
+
+// The NIC's fetch of a QP by number (qp_block.qp_fetch): the context
+// engine and the directory, driven by qp_fetch (builds with both)
+generate
+if (REC_PORT != 0 && QPN_W > 0) begin : g_fetch
+    wire [QN_W-1:0] fetch_slot_q;
+    qp_fetch #(
+        .NUM_Q(NUM_Q),
+        .QN_W(QN_W),
+        .QPN_W(QPN_W),
+        .LK_LAT(2)
+    ) fetch_inst (
+        .clk(clk),
+        .rst(rst),
+        .cfg_first(reg_qp_cache_first),
+        .cfg_records(reg_qp_ctx_records),
+        .cmd_valid(reg_qp_fetch_valid),
+        .cmd_qpn(reg_qp_fetch_qpn),
+        .busy(fetch_busy),
+        .res_err(fetch_err),
+        .res_slot(fetch_slot_q),
+        .res_loaded(fetch_loaded),
+        .res_evicted(fetch_evicted),
+        .res_victim(fetch_victim),
+        .lk_qpn(fd_lk_qpn),
+        .lk_hit(dir_lk_hit),
+        .lk_slot(dir_lk_slot),
+        .d_slot(fd_slot),
+        .d_qpn(fd_qpn),
+        .d_op(fd_op),
+        .d_valid(fd_valid),
+        .d_busy(qp_bind_busy),
+        .d_err(qp_bind_err),
+        .d_rb_bound(qp_bind_rb_bound),
+        .d_rb_qpn(qp_bind_rb_qpn),
+        .d_free_valid(dir_free_valid),
+        .d_free_slot(dir_free_slot),
+        .c_ready(c_ready),
+        .c_valid(f_c_valid),
+        .c_slot(f_c_slot),
+        .c_op(f_c_op),
+        .c_record(f_c_record),
+        .c_wb(f_c_wb),
+        .c_ans_valid(c_ans_valid),
+        .c_ans_taken(c_ans_taken),
+        .c_end_valid(c_end_valid),
+        .c_end_slot(c_end_slot),
+        .c_end_ok(c_end_ok)
+    );
+    assign fetch_slot = {{(16-QN_W){1'b0}}, fetch_slot_q};
+    assign fd_active = fetch_busy;
+end else begin : g_no_fetch
+    // a fetch answers "no fetch in this build" and moves nothing
+    reg fetch_seen_reg = 1'b0;
+    always @(posedge clk) begin
+        fetch_seen_reg <= !rst && (fetch_seen_reg || reg_qp_fetch_valid);
+    end
+    assign fetch_busy = 1'b0;
+    assign fetch_err = fetch_seen_reg ? 3'd1 : 3'd0;
+    assign {fetch_slot, fetch_loaded, fetch_evicted, fetch_victim} = {16'd0, 1'b0, 1'b0, 24'd0};
+    assign {fd_active, fd_slot, fd_qpn, fd_op, fd_valid, fd_lk_qpn} = {1'b0, 16'd0, 24'd0, 2'd0, 1'b0, 24'd0};
+    assign {f_c_valid, f_c_slot, f_c_op, f_c_record, f_c_wb} = {1'b0, 16'd0, 2'd0, 24'd0, 24'd0};
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused_fetch = ^{reg_qp_fetch_qpn, dir_lk_hit, dir_lk_slot, c_ready, c_ans_valid, c_ans_taken,
+                          c_end_valid, c_end_slot, c_end_ok, dir_free_valid, dir_free_slot};
     /* verilator lint_on UNUSEDSIGNAL */
 end
 endgenerate
@@ -1445,6 +1562,15 @@ rnic_control #(
     .dbn_busy(dbn_busy),
     .dbn_err_valid(dbn_err_valid),
     .dbn_err_qpn(dbn_err_qpn),
+    .reg_qp_cache_first(reg_qp_cache_first),
+    .reg_qp_fetch_qpn(reg_qp_fetch_qpn),
+    .reg_qp_fetch_valid(reg_qp_fetch_valid),
+    .fetch_busy(fetch_busy),
+    .fetch_err(fetch_err),
+    .fetch_slot(fetch_slot),
+    .fetch_loaded(fetch_loaded),
+    .fetch_evicted(fetch_evicted),
+    .fetch_victim(fetch_victim),
     .reg_mr_sel(reg_mr_sel),
     .reg_mr_key(reg_mr_key),
     .reg_mr_va_lo(reg_mr_va_lo),

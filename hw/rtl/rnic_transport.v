@@ -143,6 +143,20 @@ module rnic_transport #(
     output wire                              dbn_busy,
     output wire                              dbn_err_valid,
     output wire [15:0]                       dbn_err_qpn,
+    // the NIC's fetch (qp_fetch, in rnic_core) uses the directory's
+    // command port and lookup while fd_active; the lookup's answer is
+    // dir_lk_* (the doorbells' otherwise)
+    input  wire                              fd_active,
+    input  wire [15:0]                       fd_slot,
+    input  wire [23:0]                       fd_qpn,
+    input  wire [1:0]                        fd_op,
+    input  wire                              fd_valid,
+    input  wire [23:0]                       fd_lk_qpn,
+    output wire                              dir_lk_hit,
+    output wire [QN_W-1:0]                   dir_lk_slot,
+    input  wire [15:0]                       fd_free_from,
+    output wire                              dir_free_valid,
+    output wire [QN_W-1:0]                   dir_free_slot,
     output wire [2:0]                        sel_qp_state,
     input  wire [1:0]                        reg_path_thresh,    // path health: losses to take a path out (0: off)
     output wire [23:0]                       sel_sq_psn,
@@ -750,6 +764,8 @@ qpn_doorbell #(
     .err_valid(dbn_err_valid),
     .err_qpn(dbn_err_qpn)
 );
+assign dir_lk_hit = dbn_lk_hit;
+assign dir_lk_slot = dbn_lk_slot;
 wire sq_db_valid = reg_sq_db_valid || dbn_sq_valid;
 wire [15:0] sq_db_qn = dbn_sq_valid ? {{(16-QN_W){1'b0}}, dbn_slot} : reg_sq_db_qn;
 wire [15:0] sq_db_pi = dbn_sq_valid ? dbn_pi : reg_sq_db_pi;
@@ -1216,10 +1232,10 @@ generate
         ) qp_dir_inst (
             .clk(clk),
             .rst(rst),
-            .cmd_slot(reg_qp_sel),
-            .cmd_qpn(reg_qp_bind_qpn),
-            .cmd_op(reg_qp_bind_op),
-            .cmd_valid(reg_qp_bind_valid),
+            .cmd_slot(fd_active ? fd_slot : reg_qp_sel),
+            .cmd_qpn(fd_active ? fd_qpn : reg_qp_bind_qpn),
+            .cmd_op(fd_active ? fd_op : reg_qp_bind_op),
+            .cmd_valid(fd_active ? fd_valid : reg_qp_bind_valid),
             .busy(qp_bind_busy),
             .cmd_err(qp_bind_err),
             .rb_qpn(qp_bind_rb_qpn),
@@ -1234,9 +1250,12 @@ generate
             .m_pkt_meta(rxd_meta),
             .cqe_slot(cqe_slot),
             .cqe_qpn(cqe_qpn),
-            .lk_qpn({8'd0, dbn_lk_qpn}),
+            .lk_qpn(fd_active ? fd_lk_qpn : {8'd0, dbn_lk_qpn}),
             .lk_hit(dbn_lk_hit),
-            .lk_slot(dbn_lk_slot)
+            .lk_slot(dbn_lk_slot),
+            .free_from(fd_free_from),
+            .free_valid(dir_free_valid),
+            .free_slot(dir_free_slot)
         );
     end else begin : g_no_qp_dir
         // QP n is slot n: no stage, and every command answers "no directory"
@@ -1251,8 +1270,11 @@ generate
         assign cqe_qpn = {{(24-QN_W){1'b0}}, cqe_slot};
         assign dbn_lk_hit = {16'd0, dbn_lk_qpn} < NUM_Q;
         assign dbn_lk_slot = dbn_lk_qpn[QN_W-1:0];
+        assign dir_free_valid = 1'b0;
+        assign dir_free_slot = {QN_W{1'b0}};
         /* verilator lint_off UNUSEDSIGNAL */
-        wire unused_bind = ^{reg_qp_bind_qpn, reg_qp_bind_op, reg_qp_bind_valid};
+        wire unused_bind = ^{reg_qp_bind_qpn, reg_qp_bind_op, reg_qp_bind_valid, fd_active, fd_slot,
+            fd_qpn, fd_op, fd_valid, fd_lk_qpn, fd_free_from};
         /* verilator lint_on UNUSEDSIGNAL */
     end
 endgenerate

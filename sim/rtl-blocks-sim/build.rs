@@ -61,6 +61,12 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "assign lk_hit = {1'b0, lk_qpn} < DIR_END;",
     ),
     (
+        "qd_free_ignores_from",
+        "qp_dir.v",
+        "wire [NUM_Q-1:0] free_mask = ~bound_reg & ({NUM_Q{1'b1}} << free_from);",
+        "wire [NUM_Q-1:0] free_mask = ~bound_reg;",
+    ),
+    (
         "qd_rx_addr_ignores_take",
         "qp_dir.v",
         "rx_addr = take ? s_pkt_dest_qp[QPN_W-1:0] : out_qpn_reg[QPN_W-1:0];",
@@ -1402,7 +1408,15 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
                 "ram_reset_sweep.v",
             ],
         ),
-        Kind::QpDir => ("qp_dir", &["qp_dir.v", "ram_sdp_copies.v", "ram_sdp.v"]),
+        Kind::QpDir => (
+            "qp_dir",
+            &[
+                "qp_dir.v",
+                "ram_sdp_copies.v",
+                "ram_sdp.v",
+                "priority_encoder.v",
+            ],
+        ),
     }
 }
 

@@ -4,7 +4,7 @@
 use rnic_harness::pattern;
 use rnic_sim::{SimDevice, WorldConfig};
 use rnic_verbs::*;
-use rnic_wire::{opcode, Bth, Eth, Ipv4, Mceth, Mpeth, RoceFrame, Udp};
+use rnic_wire::{opcode, Bth, Eth, Ipv4, Mceth, Mpeth, Reth, RoceFrame, Udp};
 
 pub use rnic_harness::conn::{
     bring_up, rtr_attr, ConnOpts, EndOpts, PortAddr, Remote, Retry, DEFAULT_ADDRS,
@@ -215,6 +215,29 @@ pub fn mp_write(b: &End, psn: u32, op: u8, off: u64, imm: u32, payload: Vec<u8>)
             msg_len: payload.len() as u32,
         }),
         payload,
+        ..RoceFrame::default()
+    }
+}
+
+/// A 64-byte RC RDMA WRITE ONLY of 0x5a bytes for `b`'s QP at `psn`, to
+/// `b`'s region at 0, without AckReq: the responder places it and owes
+/// the ACK (the flag AO) until its ACK timer sends one.
+pub fn write_only_no_ack_req(b: &End, psn: u32) -> RoceFrame {
+    let ri = b.mr.rdma_info(0).unwrap();
+    RoceFrame {
+        bth: Bth {
+            opcode: opcode::RDMA_WRITE_ONLY,
+            dest_qp: b.qp.qp_num(),
+            psn,
+            ack_req: false,
+            ..Bth::default()
+        },
+        reth: Some(Reth {
+            va: ri.remote_addr,
+            rkey: ri.rkey,
+            dma_len: 64,
+        }),
+        payload: vec![0x5a; 64],
         ..RoceFrame::default()
     }
 }

@@ -21,6 +21,7 @@ pub mod debug_switches;
 pub mod formats;
 mod qp_ctx_table;
 mod qp_directory;
+mod qp_fetch;
 mod qp_record;
 pub mod ring;
 
@@ -34,6 +35,7 @@ use rnic_regs::DeviceIo;
 pub use debug_switches::{Break, BreakSet, DebugSwitches, UnknownBreak};
 pub use qp_ctx_table::{ctx_error_name, CtxCounters, CtxStatus, CTX_ERR_PINNED, MAX_CTX_RECORDS};
 pub use qp_directory::{bind_error_name, CAP_DOORBELL_BY_QPN, FIRST_QP_NUM};
+pub use qp_fetch::{fetch_error_name, Fetched};
 pub use ring::{
     CopyWr, Cqe, RecvWqe, SendWqe, WcOpcode, WcStatus, WrOpcode, CQE_FLAG_RECV, CQE_FLAG_WITH_IMM,
     CQE_OP_LOCAL_DMA_COPY, CQE_OP_RDMA_READ, CQE_OP_RDMA_WRITE, CQE_OP_RECV,
@@ -76,6 +78,8 @@ pub enum DriverError {
     CtxFault,
     #[error("the context command on slot {slot}, record {record} did not end")]
     CtxTimeout { slot: u16, record: u32 },
+    #[error("the NIC's fetch of QP number {qpn} failed: error code {code} ({})", qp_fetch::fetch_error_name(*code))]
+    QpFetch { qpn: u32, code: u8 },
 }
 
 pub type Result<T> = std::result::Result<T, DriverError>;

@@ -143,7 +143,7 @@ impl<D: Device> Nic<D> {
         Ok(())
     }
 
-    fn ctx_table_buf(&self, record: u32) -> Result<DmaBuffer> {
+    pub(crate) fn ctx_table_buf(&self, record: u32) -> Result<DmaBuffer> {
         let t = self.ctx_table.borrow();
         let buf = t
             .as_ref()

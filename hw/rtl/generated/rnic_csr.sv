@@ -181,6 +181,14 @@ module rnic_csr (
         output logic [15:0] hwif_out_qp_rq_dbn_pi,
         output logic hwif_out_qp_rq_dbn_pi_swmod,
         output logic [15:0] hwif_out_qp_rq_dbn_qpn,
+        output logic [15:0] hwif_out_qp_qp_cache_first_first,
+        output logic [23:0] hwif_out_qp_qp_fetch_qpn,
+        output logic hwif_out_qp_qp_fetch_qpn_swmod,
+        input wire [15:0] hwif_in_qp_qp_fetch_status_slot,
+        input wire [2:0] hwif_in_qp_qp_fetch_status_err,
+        input wire hwif_in_qp_qp_fetch_status_loaded,
+        input wire hwif_in_qp_qp_fetch_status_evicted,
+        input wire [23:0] hwif_in_qp_qp_fetch_victim_qpn,
         output logic [15:0] hwif_out_mr_mr_sel_index,
         output logic [31:0] hwif_out_mr_mr_key_key,
         output logic [31:0] hwif_out_mr_mr_va_lo_addr,
@@ -398,6 +406,10 @@ module rnic_csr (
     logic decoded_reg_strb_qp_qp_ctx_fails;
     logic decoded_reg_strb_qp_sq_dbn;
     logic decoded_reg_strb_qp_rq_dbn;
+    logic decoded_reg_strb_qp_qp_cache_first;
+    logic decoded_reg_strb_qp_qp_fetch;
+    logic decoded_reg_strb_qp_qp_fetch_status;
+    logic decoded_reg_strb_qp_qp_fetch_victim;
     logic decoded_reg_strb_mr_blk_type;
     logic decoded_reg_strb_mr_blk_version;
     logic decoded_reg_strb_mr_blk_next;
@@ -552,6 +564,10 @@ module rnic_csr (
         decoded_reg_strb_qp_qp_ctx_fails = cpuif_req_masked & (cpuif_addr == 11'h494) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_sq_dbn = cpuif_req_masked & (cpuif_addr == 11'h498) & cpuif_req_is_wr;
         decoded_reg_strb_qp_rq_dbn = cpuif_req_masked & (cpuif_addr == 11'h49c) & cpuif_req_is_wr;
+        decoded_reg_strb_qp_qp_cache_first = cpuif_req_masked & (cpuif_addr == 11'h4a0);
+        decoded_reg_strb_qp_qp_fetch = cpuif_req_masked & (cpuif_addr == 11'h4a4) & cpuif_req_is_wr;
+        decoded_reg_strb_qp_qp_fetch_status = cpuif_req_masked & (cpuif_addr == 11'h4a8) & !cpuif_req_is_wr;
+        decoded_reg_strb_qp_qp_fetch_victim = cpuif_req_masked & (cpuif_addr == 11'h4ac) & !cpuif_req_is_wr;
         decoded_reg_strb_mr_blk_type = cpuif_req_masked & (cpuif_addr == 11'h500) & !cpuif_req_is_wr;
         decoded_reg_strb_mr_blk_version = cpuif_req_masked & (cpuif_addr == 11'h504) & !cpuif_req_is_wr;
         decoded_reg_strb_mr_blk_next = cpuif_req_masked & (cpuif_addr == 11'h508) & !cpuif_req_is_wr;
@@ -875,6 +891,14 @@ module rnic_csr (
     logic [15:0] field_storage_qp_rq_dbn_qpn_value;
     logic [15:0] field_combo_qp_rq_dbn_qpn_next;
     logic field_combo_qp_rq_dbn_qpn_load_next;
+    // Field: rnic_csr.qp.qp_cache_first.first
+    logic [15:0] field_storage_qp_qp_cache_first_first_value;
+    logic [15:0] field_combo_qp_qp_cache_first_first_next;
+    logic field_combo_qp_qp_cache_first_first_load_next;
+    // Field: rnic_csr.qp.qp_fetch.qpn
+    logic [23:0] field_storage_qp_qp_fetch_qpn_value;
+    logic [23:0] field_combo_qp_qp_fetch_qpn_next;
+    logic field_combo_qp_qp_fetch_qpn_load_next;
     // Field: rnic_csr.mr.mr_sel.index
     logic [15:0] field_storage_mr_mr_sel_index_value;
     logic [15:0] field_combo_mr_mr_sel_index_next;
@@ -2392,6 +2416,47 @@ module rnic_csr (
     always @(*) begin
         logic [15:0] next_c;
         logic load_next_c;
+        next_c = field_storage_qp_qp_cache_first_first_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_cache_first && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_cache_first_first_value & ~decoded_wr_biten[15:0]) | (decoded_wr_data[15:0] & decoded_wr_biten[15:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_cache_first_first_next = next_c;
+        field_combo_qp_qp_cache_first_first_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_cache_first_first_value <= 16'h0;
+        end else if(field_combo_qp_qp_cache_first_first_load_next) begin
+            field_storage_qp_qp_cache_first_first_value <= field_combo_qp_qp_cache_first_first_next;
+        end
+    end
+    assign hwif_out_qp_qp_cache_first_first = field_storage_qp_qp_cache_first_first_value;
+    always @(*) begin
+        logic [23:0] next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_fetch_qpn_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_fetch && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_fetch_qpn_value & ~decoded_wr_biten[23:0]) | (decoded_wr_data[23:0] & decoded_wr_biten[23:0]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_fetch_qpn_next = next_c;
+        field_combo_qp_qp_fetch_qpn_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_fetch_qpn_value <= 24'h0;
+        end else if(field_combo_qp_qp_fetch_qpn_load_next) begin
+            field_storage_qp_qp_fetch_qpn_value <= field_combo_qp_qp_fetch_qpn_next;
+        end
+    end
+    assign hwif_out_qp_qp_fetch_qpn = field_storage_qp_qp_fetch_qpn_value;
+    assign hwif_out_qp_qp_fetch_qpn_swmod = decoded_reg_strb_qp_qp_fetch && decoded_req_is_wr && (|(decoded_wr_biten[23:0]));
+    always @(*) begin
+        logic [15:0] next_c;
+        logic load_next_c;
         next_c = field_storage_mr_mr_sel_index_value;
         load_next_c = '0;
         if(decoded_reg_strb_mr_mr_sel && decoded_req_is_wr) begin // SW write
@@ -3020,6 +3085,18 @@ always @(*) begin
         end
         if(rd_mux_addr == 11'h494) begin
             readback_data_var[31:0] = hwif_in_qp_qp_ctx_fails_value;
+        end
+        if(rd_mux_addr == 11'h4a0) begin
+            readback_data_var[15:0] = field_storage_qp_qp_cache_first_first_value;
+        end
+        if(rd_mux_addr == 11'h4a8) begin
+            readback_data_var[15:0] = hwif_in_qp_qp_fetch_status_slot;
+            readback_data_var[18:16] = hwif_in_qp_qp_fetch_status_err;
+            readback_data_var[20] = hwif_in_qp_qp_fetch_status_loaded;
+            readback_data_var[21] = hwif_in_qp_qp_fetch_status_evicted;
+        end
+        if(rd_mux_addr == 11'h4ac) begin
+            readback_data_var[23:0] = hwif_in_qp_qp_fetch_victim_qpn;
         end
         if(rd_mux_addr == 11'h500) begin
             readback_data_var[31:0] = 32'h52490006;

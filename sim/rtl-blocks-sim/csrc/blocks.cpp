@@ -86,10 +86,11 @@
 // (7:0)}; s_ready {s_rec_wr_ready, s_rec_rd_ready}; m_valid {rec_wr_busy,
 // m_rec_rd_data_valid}.
 // qp_dir: s_data words 0 cmd_qpn, 1 {cmd_op (17:16), cmd_slot (15:0)}, 2
-// s_pkt_dest_qp, 3..4 s_pkt_meta, 5 cqe_slot, 6 lk_qpn; s_valid bits 0
-// cmd_valid, 1 s_pkt_valid; m_ready m_pkt_ready; rst rst. m_data words 0
-// m_pkt_dest_qp, 1..2 m_pkt_meta, 3 rb_qpn, 4 cqe_qpn, 5 cmd_err, 6
-// {lk_hit (16), lk_slot (15:0)}; s_ready s_pkt_ready;
+// s_pkt_dest_qp, 3..4 s_pkt_meta, 5 cqe_slot, 6 lk_qpn, 7 free_from;
+// s_valid bits 0 cmd_valid, 1 s_pkt_valid; m_ready m_pkt_ready; rst rst.
+// m_data words 0 m_pkt_dest_qp, 1..2 m_pkt_meta, 3 rb_qpn, 4 cqe_qpn, 5
+// cmd_err, 6 {lk_hit (16), lk_slot (15:0)}, 7 {free_valid (16), free_slot
+// (15:0)}; s_ready s_pkt_ready;
 // m_valid {rb_bound, busy, m_pkt_valid}.
 // qpc_fill: s_data words 0..1 cfg_table_base, 2 cfg_table_qps, 3
 // s_fill_slot, 4 s_fill_qpn, 5 s_fill_wb_qpn, 6..7 s_rec_rd_data, 8..9
@@ -286,6 +287,7 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     put(t->s_pkt_meta, in->s_data + 3);
     t->cqe_slot = in->s_data[5];
     t->lk_qpn = in->s_data[6];
+    t->free_from = in->s_data[7] & 0xffff;
     t->m_pkt_ready = in->m_ready;
 #elif BLK_KIND == 7
     // tag_match: s_valid valid, s_data the packed tags, s_last key
@@ -630,6 +632,7 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
     o->m_data[4] = t->cqe_qpn;
     o->m_data[5] = t->cmd_err;
     o->m_data[6] = t->lk_slot | (static_cast<uint32_t>(t->lk_hit) << 16);
+    o->m_data[7] = t->free_slot | (static_cast<uint32_t>(t->free_valid) << 16);
     o->s_ready = t->s_pkt_ready;
     o->m_valid = static_cast<uint8_t>(t->m_pkt_valid | (t->busy << 1) | (t->rb_bound << 2));
 #elif BLK_KIND == 5

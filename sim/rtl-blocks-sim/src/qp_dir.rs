@@ -45,6 +45,9 @@
 //!   a number is held, the answer a packet of that number would get in
 //!   the stage (a hit and its slot, or no hit), with the same one-cycle
 //!   lag after a bind.
+//! - `free_valid` / `free_slot`: the lowest slot at or above `free_from`
+//!   bound to no number, by the slot table and `free_from` of the cycle
+//!   before (a register), none after a reset cycle.
 //! - No output but `s_pkt_ready` depends on an input combinationally
 //!   (`cqe_qpn` on `cqe_slot` alone, the lookup's answer on `lk_qpn`,
 //!   which the peek leaves as it is): a peek with the packet, command,
@@ -104,6 +107,9 @@ pub struct QdReport {
     /// and with no slot
     pub lk_hits: usize,
     pub lk_misses: usize,
+    /// cycles the free-slot search found a slot, and found none
+    pub free_found: usize,
+    pub free_none: usize,
     /// packets out (taken by the sink), to a slot and with 0xFFFFFF
     pub to_slot: usize,
     pub no_slot: usize,
@@ -243,6 +249,9 @@ pub fn run(c: &QdCfg) -> Result<QdReport, Fail> {
     // the host's lookup: its number, and whether it was on lk_qpn the
     // cycle before too (the answer comes from the second cycle on)
     let mut lk = (0u32, false);
+    // the free-slot search's answer due this cycle (registered: the slot
+    // table and free_from before the last edge); None after a reset
+    let mut free_want: Option<u32> = None;
 
     let mut cyc = 0usize;
     loop {
@@ -476,6 +485,13 @@ pub fn run(c: &QdCfg) -> Result<QdReport, Fail> {
             lk.1 = true;
         }
         i.s_data[6] = lk.0;
+        // free_from: mostly within the slots, sometimes beyond
+        let free_from = if rng.gen_bool(0.9) {
+            rng.gen_range(0..nq)
+        } else {
+            rng.gen_range(nq..=0xffff)
+        };
+        i.s_data[7] = free_from;
         i.s_valid = u32::from(cmd_valid) | (u32::from(offer.is_some()) << 1);
 
         // a peek with every input but cqe_slot changed
@@ -584,6 +600,21 @@ pub fn run(c: &QdCfg) -> Result<QdReport, Fail> {
             }
         }
 
+        // the free-slot search
+        let got_free = (o.m_data[7] >> 16 & 1 != 0).then_some(o.m_data[7] & 0xffff);
+        if got_free != free_want {
+            fail!(
+                "{}: free slot {got_free:?}, expected {free_want:?} (the lowest unbound slot \
+                 from free_from on, a cycle before)",
+                at()
+            );
+        }
+        if got_free.is_some() {
+            rep.free_found += 1;
+        } else {
+            rep.free_none += 1;
+        }
+
         // the receive stage
         let want_ready = stage.is_none() || m_ready;
         if s_ready != want_ready {
@@ -662,6 +693,12 @@ pub fn run(c: &QdCfg) -> Result<QdReport, Fail> {
             }
         }
 
+        // the edge: the free-slot search samples the slot table before it
+        free_want = if rst {
+            None
+        } else {
+            (free_from..nq).find(|&s| !bound[s as usize])
+        };
         // the edge: the stage
         let take = offer.is_some() && s_ready;
         if take {

@@ -1356,6 +1356,8 @@ fn qp_dir_maps_numbers_to_the_slots_holding_them() {
                 ("refused: bad op", r.errs[6], 20),
                 ("host lookups answered with a slot", r.lk_hits, 500),
                 ("host lookups answered with none", r.lk_misses, 500),
+                ("free-slot searches that found one", r.free_found, 500),
+                ("free-slot searches that found none", r.free_none, 100),
                 ("CQE reads of bound slots", r.cqe_bound, 500),
                 ("CQE reads of unbound slots bound before", r.cqe_stale, 200),
             ] {

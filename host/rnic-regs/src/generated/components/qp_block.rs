@@ -8,6 +8,7 @@ use super::_root; // alias to root module of generated code
 pub mod qp_attr;
 pub mod qp_bind;
 pub mod qp_bind_status;
+pub mod qp_cache_first;
 pub mod qp_cmd;
 pub mod qp_ctx_base_hi;
 pub mod qp_ctx_base_lo;
@@ -19,6 +20,9 @@ pub mod qp_dest;
 pub mod qp_dip;
 pub mod qp_dmac_hi;
 pub mod qp_dmac_lo;
+pub mod qp_fetch;
+pub mod qp_fetch_status;
+pub mod qp_fetch_victim;
 pub mod qp_pd;
 pub mod qp_rec_cmd;
 pub mod qp_rec_wdata_hi;
@@ -88,7 +92,7 @@ impl QpBlock<'static> {
 
 impl<'io, IO> QpBlock<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0xA0;
+    pub const SIZE: usize = 0xB0;
 
     /// # Safety
     ///
@@ -573,6 +577,56 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> QpBlock<'io, IO> {
     pub const fn rq_dbn(&self) -> peakrdl_rust::reg::Reg<'io, rq_dbn::RqDbn, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0x9C).cast(), self.io)
+        }
+    }
+
+    /// qp_cache_first
+    ///
+    /// QP context cache (a build with id.qpn_bits > 0 and id.ctx_fills > 0): the first of the slots the NIC may fill on its own (qp_fetch): slots first .. num_queues - 1 are the cache's, the slots below it the host's (DMA copy queues, QPs it keeps on chip). num_queues or more: the NIC fills no slot.
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp_cache_first(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, qp_cache_first::QpCacheFirst, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0xA0).cast(), self.io)
+        }
+    }
+
+    /// qp_fetch
+    ///
+    /// Fetch the QP numbered QPN into a slot the NIC picks: among the cache's slots (qp_cache_first), round robin, the first whose QP is idle (the pin) is written back to the context table at its QP number's record and loaded from record QPN, and the directory rebinds it, while the slot's packets are held. Record n of the table is QP number n's. MMIO waits until it is done; the result is in qp_fetch_status.
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp_fetch(&self) -> peakrdl_rust::reg::Reg<'io, qp_fetch::QpFetch, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0xA4).cast(), self.io)
+        }
+    }
+
+    /// qp_fetch_status
+    ///
+    /// The last qp_fetch's result.
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp_fetch_status(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, qp_fetch_status::QpFetchStatus, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0xA8).cast(), self.io)
+        }
+    }
+
+    /// qp_fetch_victim
+    ///
+    /// The QP number the last qp_fetch evicted (qp_fetch_status.evicted).
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp_fetch_victim(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, qp_fetch_victim::QpFetchVictim, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0xAC).cast(), self.io)
         }
     }
 }

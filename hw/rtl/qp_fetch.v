@@ -1,0 +1,297 @@
+// Brings a QP into an on-chip slot by its number (BAR0 qp_block.qp_fetch):
+// the NIC picks the slot, writes back the idle QP it evicts, loads the QP's
+// record from the host's context table (record n for QP number n) and
+// rebinds the directory, all on its own. This is the cache's miss path in
+// its first form, run on the host's command; the cache will run it on its
+// own misses (a packet or a doorbell for a number no slot holds).
+//
+// Why the NIC and not the host: the host would have to pick an idle slot,
+// unbind it, move its records and bind the new number in separate
+// commands, with packets arriving between them; here the slot is chosen
+// by the pin question and the binding changes while the slot's packets are
+// held, so no packet reaches a slot whose QP is not the one it names.
+//
+// The slots the fetch may use are cfg_first .. NUM_Q - 1 (the cache's); the
+// host keeps what it manages itself (DMA copy queues, QPs it wants on chip)
+// below cfg_first. A free cache slot (bound to no number) is taken first;
+// else victims are tried round robin from the one after the last slot
+// filled, each through the context engine (qp_ctx_table): a slot
+// with a bound QP is written back to the QP's record and loaded (op 2), an
+// unbound one loaded (op 1); a slot the engine refuses (its QP has work in
+// flight, the pin; a command still on it; its QP's record beyond the
+// table) is passed over. Once the engine has taken the command, the
+// directory unbinds the old QP and binds the new number to the slot while
+// the engine holds the slot's packets, so from then on the old number's
+// packets find no slot (the old QP was idle; a packet for it is dropped and
+// counted, and its sender will resend it) and the new number's wait until
+// the load has landed. If the table read fails, the slot holds the old QP
+// as it was and the old binding is restored.
+//
+// Result (res_*, from the cycle busy falls): err 0 done (loaded: a record
+// was loaded, evicted: a QP was written back, its number in res_victim;
+// neither: the number was on chip already), 2 the table read failed
+// (nothing changed), 3 the number is beyond the table or the directory,
+// 5 no slot: every cache slot was refused (or cfg_first >= NUM_Q), 6 the
+// directory refused a bind or unbind (a fault: it cannot happen while the
+// host's commands wait). The host's MMIO waits while busy, so no host
+// command for the directory or the engine comes meanwhile.
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module qp_fetch #(
+    parameter NUM_Q = 16,
+    parameter QN_W = 4,
+    parameter QPN_W = 16,
+    parameter LK_LAT = 2                 // the directory's lookup latency
+) (
+    input  wire                 clk,
+    input  wire                 rst,
+
+    input  wire [15:0]          cfg_first,
+    input  wire [24:0]          cfg_records,
+
+    input  wire                 cmd_valid,
+    input  wire [23:0]          cmd_qpn,
+    output wire                 busy,
+    output reg  [2:0]           res_err = 3'd0,
+    output reg  [QN_W-1:0]      res_slot = {QN_W{1'b0}},
+    output reg                  res_loaded = 1'b0,
+    output reg                  res_evicted = 1'b0,
+    output reg  [23:0]          res_victim = 24'd0,
+
+    // the directory (its command port and lookup are ours while busy)
+    output wire [23:0]          lk_qpn,
+    input  wire                 lk_hit,
+    input  wire [QN_W-1:0]      lk_slot,
+    output wire [15:0]          d_slot,
+    output wire [23:0]          d_qpn,
+    output wire [1:0]           d_op,
+    output wire                 d_valid,
+    input  wire                 d_busy,
+    input  wire [2:0]           d_err,
+    input  wire                 d_rb_bound,     // slot d_slot's binding, a cycle late
+    input  wire [23:0]          d_rb_qpn,
+    input  wire                 d_free_valid,   // the lowest unbound slot from cfg_first on
+    input  wire [QN_W-1:0]      d_free_slot,
+
+    // the context engine
+    input  wire                 c_ready,
+    output wire                 c_valid,
+    output wire [15:0]          c_slot,
+    output wire [1:0]           c_op,
+    output wire [23:0]          c_record,
+    output wire [23:0]          c_wb,
+    input  wire                 c_ans_valid,
+    input  wire                 c_ans_taken,
+    input  wire                 c_end_valid,
+    input  wire [QN_W-1:0]      c_end_slot,
+    input  wire                 c_end_ok
+);
+
+initial begin
+    if (NUM_Q < 1 || NUM_Q > (1 << QN_W) || QN_W > 15) begin
+        $error("qp_fetch: NUM_Q must be 1..2^QN_W, QN_W at most 15");
+        $finish;
+    end
+    if (QPN_W < QN_W || QPN_W > 24 || LK_LAT < 1 || LK_LAT > 6) begin
+        $error("qp_fetch: QPN_W must be QN_W..24, LK_LAT 1..6");
+        $finish;
+    end
+end
+
+localparam [2:0] E_OK = 3'd0, E_READ = 3'd2, E_BOUND = 3'd3, E_FULL = 3'd5, E_DIR = 3'd6;
+localparam [3:0] S_IDLE = 4'd0, S_LOOK = 4'd1, S_READ = 4'd2, S_ISSUE = 4'd3, S_ANS = 4'd4,
+    S_UNB_OLD = 4'd5, S_BIND_NEW = 4'd6, S_END = 4'd7, S_UNB_NEW = 4'd8, S_BIND_OLD = 4'd9,
+    S_DIR = 4'd10;
+localparam integer NUM_Q_I = NUM_Q;
+localparam [16:0] NUM_Q17 = NUM_Q_I[16:0];
+localparam [24:0] DIR_END = 25'd1 << QPN_W;
+
+reg [3:0] state_reg = S_IDLE;
+// a directory command's state returns to when it is done
+reg [3:0] after_reg = S_IDLE;
+reg [2:0] wait_reg = 3'd0;
+reg [23:0] qpn_reg = 24'd0;
+reg [QN_W-1:0] cand_reg = {QN_W{1'b0}};
+reg [QN_W-1:0] next_reg = {QN_W{1'b0}};     // where the next search starts
+reg [16:0] tries_reg = 17'd0;
+reg old_bound_reg = 1'b0;
+reg [23:0] old_qpn_reg = 24'd0;
+reg end_seen_reg = 1'b0;
+reg end_ok_reg = 1'b0;
+reg [1:0] dop_reg = 2'd0;
+reg [23:0] dqpn_reg = 24'd0;
+reg dvalid_reg = 1'b0;
+reg cvalid_reg = 1'b0;
+
+wire [QN_W-1:0] first = cfg_first[QN_W-1:0];
+wire first_ok = {1'b0, cfg_first} < NUM_Q17;
+wire [16:0] cand_up = {{(17-QN_W){1'b0}}, cand_reg} + 17'd1;
+wire [QN_W-1:0] cand_next = cand_up >= NUM_Q17 ? first : cand_up[QN_W-1:0];
+wire [16:0] cache_slots = NUM_Q17 - {1'b0, cfg_first};
+
+assign busy = state_reg != S_IDLE;
+assign lk_qpn = qpn_reg;
+assign d_slot = {{(16-QN_W){1'b0}}, cand_reg};
+assign d_qpn = dqpn_reg;
+assign d_op = dop_reg;
+assign d_valid = dvalid_reg;
+assign c_valid = cvalid_reg;
+assign c_slot = {{(16-QN_W){1'b0}}, cand_reg};
+assign c_op = old_bound_reg ? 2'd2 : 2'd1;
+assign c_record = qpn_reg;
+assign c_wb = old_qpn_reg;
+
+always @(posedge clk) begin
+    dvalid_reg <= 1'b0;
+    cvalid_reg <= 1'b0;
+    if (wait_reg != 3'd0) begin
+        wait_reg <= wait_reg - 3'd1;
+    end
+    // the engine's end of our command may come before the binds are done
+    if (state_reg != S_IDLE && c_end_valid && c_end_slot == cand_reg) begin
+        end_seen_reg <= 1'b1;
+        end_ok_reg <= c_end_ok;
+    end
+    case (state_reg)
+        S_IDLE: begin
+            if (cmd_valid) begin
+                qpn_reg <= cmd_qpn;
+                res_loaded <= 1'b0;
+                res_evicted <= 1'b0;
+                if ({1'b0, cmd_qpn} >= DIR_END || {1'b0, cmd_qpn} >= cfg_records) begin
+                    res_err <= E_BOUND;
+                end else begin
+                    state_reg <= S_LOOK;
+                    wait_reg <= LK_LAT[2:0] + 3'd1;
+                end
+            end
+        end
+        S_LOOK: begin
+            if (wait_reg == 3'd1) begin
+                if (lk_hit) begin
+                    // on chip already: nothing moves
+                    res_err <= E_OK;
+                    res_slot <= lk_slot;
+                    state_reg <= S_IDLE;
+                end else if (!first_ok) begin
+                    res_err <= E_FULL;
+                    state_reg <= S_IDLE;
+                end else begin
+                    // a free slot first; else round robin from the last fill
+                    cand_reg <= d_free_valid ? d_free_slot : next_reg < first ? first : next_reg;
+                    tries_reg <= 17'd0;
+                    state_reg <= S_READ;
+                    wait_reg <= 3'd2;
+                end
+            end
+        end
+        S_READ: begin
+            // the candidate's binding, read back through the directory
+            if (wait_reg == 3'd0) begin
+                old_bound_reg <= d_rb_bound;
+                old_qpn_reg <= d_rb_qpn;
+                state_reg <= S_ISSUE;
+            end
+        end
+        S_ISSUE: begin
+            if (c_ready) begin
+                cvalid_reg <= 1'b1;
+                end_seen_reg <= 1'b0;
+                state_reg <= S_ANS;
+            end
+        end
+        S_ANS: begin
+            if (c_ans_valid && !cvalid_reg) begin
+                if (c_ans_taken) begin
+                    // the slot's packets are held from here to the end
+                    dop_reg <= 2'd2;
+                    state_reg <= old_bound_reg ? S_UNB_OLD : S_BIND_NEW;
+                end else if (tries_reg + 17'd1 >= cache_slots) begin
+                    res_err <= E_FULL;
+                    state_reg <= S_IDLE;
+                end else begin
+                    tries_reg <= tries_reg + 17'd1;
+                    cand_reg <= cand_next;
+                    state_reg <= S_READ;
+                    wait_reg <= 3'd2;
+                end
+            end
+        end
+        S_UNB_OLD: begin
+            dop_reg <= 2'd2;
+            dvalid_reg <= 1'b1;
+            after_reg <= S_BIND_NEW;
+            wait_reg <= 3'd2;
+            state_reg <= S_DIR;
+        end
+        S_BIND_NEW: begin
+            dop_reg <= 2'd1;
+            dqpn_reg <= qpn_reg;
+            dvalid_reg <= 1'b1;
+            after_reg <= S_END;
+            wait_reg <= 3'd2;
+            state_reg <= S_DIR;
+        end
+        S_END: begin
+            if (end_seen_reg) begin
+                if (end_ok_reg) begin
+                    res_err <= E_OK;
+                    res_slot <= cand_reg;
+                    res_loaded <= 1'b1;
+                    res_evicted <= old_bound_reg;
+                    res_victim <= old_qpn_reg;
+                    if (old_bound_reg) begin
+                        next_reg <= cand_next;
+                    end
+                    state_reg <= S_IDLE;
+                end else begin
+                    state_reg <= S_UNB_NEW;
+                end
+            end
+        end
+        S_UNB_NEW: begin
+            dop_reg <= 2'd2;
+            dvalid_reg <= 1'b1;
+            after_reg <= old_bound_reg ? S_BIND_OLD : S_IDLE;
+            res_err <= E_READ;
+            wait_reg <= 3'd2;
+            state_reg <= S_DIR;
+        end
+        S_BIND_OLD: begin
+            dop_reg <= 2'd1;
+            dqpn_reg <= old_qpn_reg;
+            dvalid_reg <= 1'b1;
+            after_reg <= S_IDLE;
+            wait_reg <= 3'd2;
+            state_reg <= S_DIR;
+        end
+        S_DIR: begin
+            // a directory command: busy from the cycle after it, err after
+            if (wait_reg == 3'd0 && !d_busy) begin
+                if (d_err != 3'd0) begin
+                    res_err <= E_DIR;
+                    state_reg <= S_IDLE;
+                end else begin
+                    state_reg <= after_reg;
+                end
+            end
+        end
+        default: begin
+            state_reg <= S_IDLE;
+        end
+    endcase
+    if (rst) begin
+        state_reg <= S_IDLE;
+        next_reg <= {QN_W{1'b0}};
+        res_err <= E_OK;
+        dvalid_reg <= 1'b0;
+        cvalid_reg <= 1'b0;
+    end
+end
+
+endmodule
+
+`resetall

@@ -1,0 +1,242 @@
+//! The NIC places QPs by number on its own (BAR0 `qp_block.qp_fetch`,
+//! issue 19; DESIGN.md section 6): it picks a slot among the cache's,
+//! writes back the idle QP it evicts to the context table at that QP's
+//! number, loads the fetched QP from its record and rebinds the directory.
+//! The driver keeps naming QPs by number (doorbells, CQEs), so a QP runs
+//! on in whatever slot the NIC has put it.
+//!
+//! Proven here: a QP on chip is found and nothing moves; free cache slots
+//! are filled before anything is evicted; once every cache slot is bound,
+//! fetches evict round robin, and a live connection's receiver is evicted
+//! like any idle QP: its packets are then dropped and counted, and fetched
+//! back (into another slot) it takes the sender's retransmission, places
+//! the data and completes, and a later run is clean. A QP with work in
+//! flight is never the victim (the pin, the context engine's: its break
+//! switch `unpinned-move` is caught by tests/qp_record.rs). Bad fetches
+//! are refused and move nothing.
+
+use rnic_driver::{DriverError, Fetched};
+use rnic_tests::roce::*;
+use rnic_tests::WIDTHS;
+use rnic_verbs::*;
+
+/// Records in the tests' tables (QP numbers up to this).
+const TABLE: u32 = 1024;
+
+/// Posts one signaled WRITE_WITH_IMM of `a`'s bytes 0..`len` to `b`'s
+/// region at 0 (no receive WQE: the test posts that itself).
+fn send_write_imm(a: &mut End, b: &End, len: usize, imm: u32, id: u64) {
+    let sge = [a.mr.sge(0, len as u32).unwrap()];
+    a.qp.post_send(&SendWr {
+        wr_id: id,
+        opcode: WrOpcode::RdmaWriteWithImm,
+        send_flags: SendFlags::SIGNALED,
+        sg_list: &sge,
+        imm_data: Some(imm.to_be()),
+        rdma: Some(b.mr.rdma_info(0).unwrap()),
+    })
+    .unwrap();
+}
+
+fn code(r: rnic_driver::Result<Fetched>) -> u8 {
+    match r {
+        Err(DriverError::QpFetch { code, .. }) => code,
+        other => panic!("expected the NIC's refusal, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_nic_fetches_a_qp_by_number_and_evicts_an_idle_one() {
+    for w in WIDTHS {
+        let p = pair(w, 71, "ideal");
+        let (mut a, mut b) = connect(&p, &ConnOpts::default());
+        assert_eq!(write_imm_messages(&p, &mut a, &mut b, 2, 1, 2000, 71), 0);
+        p.world.run(5_000);
+        let nic = p.b.nic();
+        let slots = nic.id().num_queues as u16;
+        nic.qp_ctx_table_open(TABLE).unwrap();
+        let (nb, sb) = (b.qp.qp_num(), b.qp.slot());
+        nic.set_qp_cache_first(sb).unwrap();
+
+        // on chip already: found, nothing moves
+        let f = nic.qp_fetch(nb).unwrap();
+        assert_eq!(
+            f,
+            Fetched {
+                slot: sb,
+                loaded: false,
+                evicted: None
+            },
+            "DATA_W={w}"
+        );
+        // the free cache slots first (empty records: RESET QPs)
+        let free = slots - sb - 1;
+        let mut filled = Vec::new();
+        for k in 0..u32::from(free) {
+            let f = nic.qp_fetch(300 + k).unwrap();
+            assert!(f.loaded && f.evicted.is_none(), "DATA_W={w}: {f:?}");
+            assert!(
+                f.slot > sb && !filled.contains(&f.slot),
+                "DATA_W={w}: {f:?}"
+            );
+            filled.push(f.slot);
+        }
+        // the message's receive WQE, while B's QP is on chip
+        b.qp.post_recv(&RecvWr {
+            wr_id: 7,
+            sg_list: &[],
+        })
+        .unwrap();
+        // every cache slot bound: fetches evict, round robin, until B's QP
+        // goes (idle: its last ACKs are out)
+        let mut victims = Vec::new();
+        for k in 0.. {
+            let f = nic.qp_fetch(600 + k).unwrap();
+            let v = f
+                .evicted
+                .expect("every cache slot is bound: a fetch evicts");
+            assert!(f.loaded, "DATA_W={w}: {f:?}");
+            assert!(!victims.contains(&v), "DATA_W={w}: {v} evicted twice");
+            victims.push(v);
+            if v == nb {
+                break;
+            }
+            assert!(k <= u32::from(slots), "DATA_W={w}: B's QP never evicted");
+        }
+        // its number has no slot: the WRITE_WITH_IMM is dropped and counted
+        rnic_harness::pattern::fill_buf(&a.buf, 0, 512, 72);
+        b.buf.fill(0, 512, 0);
+        let drops = p.b.query_port_counters().unwrap().rx_drop_qp;
+        send_write_imm(&mut a, &b, 512, 0x72, 8);
+        p.world.run(3_000);
+        assert!(
+            p.b.query_port_counters().unwrap().rx_drop_qp > drops,
+            "DATA_W={w}: a packet for the evicted QP was not dropped"
+        );
+        assert!(
+            wait_wc(p.b.device(), &b.cq, 1, 10).is_empty(),
+            "DATA_W={w}: a completion while the QP was out"
+        );
+        // fetched back, into another slot: the retransmission is taken
+        let f = nic.qp_fetch(nb).unwrap();
+        assert!(f.loaded && f.evicted.is_some(), "DATA_W={w}: {f:?}");
+        let wb = wait_wc(p.b.device(), &b.cq, 1, 400_000);
+        assert_eq!(
+            (wb[0].wr_id, wb[0].status, wb[0].qp_num),
+            (7, WcStatus::Success, nb),
+            "DATA_W={w}"
+        );
+        assert_eq!(wb[0].imm_data, Some(0x72u32.to_be()), "DATA_W={w}");
+        let wa = wait_wc(p.a.device(), &a.cq, 1, 400_000);
+        assert_eq!((wa[0].wr_id, wa[0].status), (8, WcStatus::Success));
+        assert_eq!(
+            rnic_harness::pattern::check_buf(&b.buf, 0, 512, 72),
+            None,
+            "DATA_W={w}: the data (first wrong byte)"
+        );
+        // and it runs on, wherever it is
+        assert_eq!(write_imm_messages(&p, &mut a, &mut b, 3, 2, 3000, 73), 0);
+        let c = nic.qp_ctx_counters().unwrap();
+        assert_eq!(c.fails, 0, "DATA_W={w}");
+        assert!(p.b.device().iommu_faults().is_empty());
+        eprintln!(
+            "DATA_W={w}: {} free slots filled, {} evictions before B's QP, back in slot {} (home {sb})",
+            filled.len(),
+            victims.len(),
+            f.slot
+        );
+    }
+}
+
+#[test]
+fn bad_fetches_are_refused_and_move_nothing() {
+    let p = pair(64, 75, "ideal");
+    let (_a, b) = connect(&p, &ConnOpts::default());
+    let nic = p.b.nic();
+    let slots = nic.id().num_queues as u16;
+    // no table: the driver refuses
+    assert!(nic.qp_fetch(5).is_err());
+    nic.qp_ctx_table_open(16).unwrap();
+    // beyond the table: the driver refuses, and so does the NIC
+    assert!(nic.qp_fetch(16).is_err());
+    // no cache slot: code 5
+    nic.set_qp_cache_first(slots).unwrap();
+    assert_eq!(code(nic.qp_fetch(9)), 5);
+    // a QP on chip is found even so, and nothing moves
+    let f = nic.qp_fetch(b.qp.qp_num()).unwrap();
+    assert_eq!((f.slot, f.loaded), (b.qp.slot(), false));
+    let c = nic.qp_ctx_counters().unwrap();
+    assert_eq!((c.fills, c.writebacks), (0, 0));
+}
+
+/// The pin holds for the fetch's victims: a receiver owing an ACK (a WRITE
+/// ONLY without AckReq leaves the flag AO set until the ACK timer sends
+/// it) is passed over though the round robin comes to its slot first, and
+/// an empty QP is evicted instead; once the ACK has gone out, it is
+/// evicted like any idle QP. With the break switch `unpinned-move` the
+/// first fetch evicts it, ACK owed and all: the check sees the switch.
+#[test]
+fn a_qp_with_work_in_flight_is_never_the_fetchs_victim() {
+    for w in WIDTHS {
+        let (p, b, first) = owing_an_ack(w, false);
+        let (nb, sb) = (b.qp.qp_num(), b.qp.slot());
+        assert!(
+            first.evicted != Some(nb) && first.slot != sb,
+            "DATA_W={w}: {first:?} (B's QP owes an ACK)"
+        );
+        // the ACK out, B's QP is idle: the round robin comes back to it
+        let nic = p.b.nic();
+        p.world.run(5_000);
+        let mut evicted = Vec::new();
+        for k in 0..nic.id().num_queues {
+            let f = nic.qp_fetch(800 + k).unwrap();
+            evicted.push(f.evicted.unwrap());
+            if f.evicted == Some(nb) {
+                break;
+            }
+        }
+        assert_eq!(evicted.last(), Some(&nb), "DATA_W={w}: {evicted:?}");
+        let mut got = [0u8; 64];
+        b.buf.read(0, &mut got);
+        assert_eq!(got, [0x5a; 64], "DATA_W={w}: the WRITE's bytes");
+
+        let (_p, b, first) = owing_an_ack(w, true);
+        assert_eq!(
+            first.evicted,
+            Some(b.qp.qp_num()),
+            "DATA_W={w}: unpinned-move on, the busy QP was not evicted: {first:?}"
+        );
+    }
+}
+
+/// A pair whose B QP owes an ACK (a WRITE ONLY without AckReq, placed),
+/// its cache slots all bound (from B's QP's slot on), and the first fetch
+/// made then; `unpinned` sets the break switch first.
+fn owing_an_ack(w: u32, unpinned: bool) -> (Pair, End, Fetched) {
+    let p = pair(w, 77, "ideal");
+    let (_a, b) = connect(&p, &ConnOpts::default());
+    let nic = p.b.nic();
+    nic.debug_switches()
+        .set(Break::UnpinnedMove, unpinned)
+        .unwrap();
+    let slots = nic.id().num_queues as u16;
+    nic.qp_ctx_table_open(TABLE).unwrap();
+    let sb = b.qp.slot();
+    nic.set_qp_cache_first(sb).unwrap();
+    for k in 0..u32::from(slots - sb - 1) {
+        let f = nic.qp_fetch(300 + k).unwrap();
+        assert!(f.evicted.is_none(), "DATA_W={w}: {f:?}");
+    }
+    let write = write_only_no_ack_req(&b, EndOpts::default().psn_a);
+    assert!(p
+        .world
+        .inject_frame(1, &frame_sport(0, 0xc000, write), false));
+    // placed, its ACK owed (less than ACK_TIMER / 2 = 1,024 cycles)
+    p.world.run(600);
+    let f = nic.qp_fetch(700).unwrap();
+    assert!(
+        f.evicted.is_some(),
+        "DATA_W={w}: every cache slot is bound: {f:?}"
+    );
+    (p, b, f)
+}
