@@ -56,7 +56,7 @@ fn the_nic_fetches_a_qp_by_number_and_evicts_an_idle_one() {
         let slots = nic.id().num_queues as u16;
         nic.qp_ctx_table_open(TABLE).unwrap();
         let (nb, sb) = (b.qp.qp_num(), b.qp.slot());
-        nic.set_qp_cache_first(sb).unwrap();
+        nic.set_qp_cache(sb, false).unwrap();
 
         // on chip already: found, nothing moves
         let f = nic.qp_fetch(nb).unwrap();
@@ -160,7 +160,7 @@ fn bad_fetches_are_refused_and_move_nothing() {
     // beyond the table: the driver refuses, and so does the NIC
     assert!(nic.qp_fetch(16).is_err());
     // no cache slot: code 5
-    nic.set_qp_cache_first(slots).unwrap();
+    nic.set_qp_cache(slots, false).unwrap();
     assert_eq!(code(nic.qp_fetch(9)), 5);
     // a QP on chip is found even so, and nothing moves
     let f = nic.qp_fetch(b.qp.qp_num()).unwrap();
@@ -222,7 +222,7 @@ fn owing_an_ack(w: u32, unpinned: bool) -> (Pair, End, Fetched) {
     let slots = nic.id().num_queues as u16;
     nic.qp_ctx_table_open(TABLE).unwrap();
     let sb = b.qp.slot();
-    nic.set_qp_cache_first(sb).unwrap();
+    nic.set_qp_cache(sb, false).unwrap();
     for k in 0..u32::from(slots - sb - 1) {
         let f = nic.qp_fetch(300 + k).unwrap();
         assert!(f.evicted.is_none(), "DATA_W={w}: {f:?}");
@@ -239,4 +239,133 @@ fn owing_an_ack(w: u32, unpinned: bool) -> (Pair, End, Fetched) {
         "DATA_W={w}: every cache slot is bound: {f:?}"
     );
     (p, b, f)
+}
+
+/// Evicts `nb` from NIC `nic`'s cache: fetches empty QPs (numbers from
+/// `from` on) until the round robin has written it back.
+fn evict(nic: &rnic_driver::Nic<rnic_sim::SimDevice>, nb: u32, from: u32) -> u32 {
+    let mut k = from;
+    loop {
+        let f = nic.qp_fetch(k).unwrap();
+        k += 1;
+        if f.evicted == Some(nb) {
+            return k;
+        }
+        assert!(k < from + 200, "QP {nb} never evicted");
+    }
+}
+
+/// Misses fetch by themselves (`qp_cache_first.auto`): a WRITE_WITH_IMM
+/// for an evicted receiver waits in the receive stage while the NIC
+/// fetches its QP, and is placed and completed without a drop or a
+/// retransmission; a receive doorbell by number for an evicted QP makes
+/// the NIC fetch it too, and the WQE it posts is there for the next
+/// message.
+#[test]
+fn a_packet_or_a_doorbell_for_an_evicted_qp_fetches_it() {
+    for w in WIDTHS {
+        let p = pair(w, 79, "ideal");
+        let (mut a, mut b) = connect(&p, &ConnOpts::default());
+        let nic = p.b.nic();
+        let slots = nic.id().num_queues as u16;
+        nic.qp_ctx_table_open(TABLE).unwrap();
+        let (nb, sb) = (b.qp.qp_num(), b.qp.slot());
+        nic.set_qp_cache(sb, true).unwrap();
+        for k in 0..u32::from(slots - sb - 1) {
+            nic.qp_fetch(300 + k).unwrap();
+        }
+        b.qp.post_recv(&RecvWr {
+            wr_id: 7,
+            sg_list: &[],
+        })
+        .unwrap();
+        let next = evict(nic, nb, 600);
+        let (m0, _) = nic.qp_fetch_counters().unwrap();
+        let drops = p.b.query_port_counters().unwrap().rx_drop_qp;
+        let rtx = p.a.query_port_counters().unwrap().tx_retransmits;
+
+        // a packet for it: fetched, placed, completed
+        rnic_harness::pattern::fill_buf(&a.buf, 0, 3000, 80);
+        b.buf.fill(0, 3000, 0);
+        send_write_imm(&mut a, &b, 3000, 0x80, 8);
+        let wb = wait_wc(p.b.device(), &b.cq, 1, 200_000);
+        assert_eq!(
+            (wb[0].wr_id, wb[0].status, wb[0].qp_num),
+            (7, WcStatus::Success, nb),
+            "DATA_W={w}"
+        );
+        let wa = wait_wc(p.a.device(), &a.cq, 1, 200_000);
+        assert_eq!((wa[0].wr_id, wa[0].status), (8, WcStatus::Success));
+        assert_eq!(rnic_harness::pattern::check_buf(&b.buf, 0, 3000, 80), None);
+        let (m1, _) = nic.qp_fetch_counters().unwrap();
+        assert_eq!(m1, m0 + 1, "DATA_W={w}: one miss fetched B's QP");
+        assert_eq!(p.b.query_port_counters().unwrap().rx_drop_qp, drops);
+        assert_eq!(p.a.query_port_counters().unwrap().tx_retransmits, rtx);
+
+        // a doorbell for it: fetched, the WQE taken
+        evict(nic, nb, next);
+        b.qp.post_recv(&RecvWr {
+            wr_id: 9,
+            sg_list: &[],
+        })
+        .unwrap();
+        let (m2, _) = nic.qp_fetch_counters().unwrap();
+        assert_eq!(m2, m1 + 1, "DATA_W={w}: the doorbell's miss");
+        let e = nic.error_status().unwrap();
+        assert_ne!(e.code, 14, "DATA_W={w}: the doorbell was refused: {e:?}");
+        send_write_imm(&mut a, &b, 64, 0x81, 10);
+        let wb = wait_wc(p.b.device(), &b.cq, 1, 200_000);
+        assert_eq!((wb[0].wr_id, wb[0].status), (9, WcStatus::Success));
+        let wa = wait_wc(p.a.device(), &a.cq, 1, 200_000);
+        assert_eq!((wa[0].wr_id, wa[0].status), (10, WcStatus::Success));
+    }
+}
+
+/// A cache smaller than the active QPs: three live receivers share two
+/// cache slots on NIC B (every other slot is the host's and holds an
+/// empty QP), and messages go to them in turn, so nearly every message
+/// misses, fetches its QP and evicts another's. Data, order and
+/// completions are intact.
+#[test]
+fn three_receivers_in_two_cache_slots_take_turns_intact() {
+    for w in WIDTHS {
+        let p = pair(w, 81, "ideal");
+        let mut conns: Vec<(End, End)> =
+            (0..3).map(|_| connect(&p, &ConnOpts::default())).collect();
+        let nic = p.b.nic();
+        let slots = nic.id().num_queues as u16;
+        nic.qp_ctx_table_open(TABLE).unwrap();
+        // every slot a cache slot: empty QPs fill the free ones and then
+        // evict the three live ones (idle) to the table
+        nic.set_qp_cache(0, false).unwrap();
+        let live: Vec<u32> = conns.iter().map(|(_, b)| b.qp.qp_num()).collect();
+        let mut k = 300;
+        let mut out = 0;
+        while out < live.len() {
+            let f = nic.qp_fetch(k).unwrap();
+            k += 1;
+            if f.evicted.is_some_and(|v| live.contains(&v)) {
+                out += 1;
+            }
+            assert!(k < 500, "DATA_W={w}: the live QPs were not evicted");
+        }
+        // two cache slots from now on, the rest the host's
+        nic.set_qp_cache(slots - 2, true).unwrap();
+        let (m0, e0) = nic.qp_fetch_counters().unwrap();
+        for round in 0..4 {
+            for (i, (a, b)) in conns.iter_mut().enumerate() {
+                let v = write_imm_messages(&p, a, b, 1, 1, 3000, 90 + 10 * round + i as u64);
+                assert_eq!(v, 0, "DATA_W={w}: round {round} QP {i}");
+            }
+        }
+        let (m1, e1) = nic.qp_fetch_counters().unwrap();
+        let drops = p.b.query_port_counters().unwrap().rx_drop_qp;
+        eprintln!(
+            "DATA_W={w}: 12 messages, {} misses, {} evictions, {drops} packets dropped",
+            m1 - m0,
+            e1 - e0
+        );
+        assert!(m1 - m0 >= 10, "DATA_W={w}: {} misses", m1 - m0);
+        assert!(p.b.device().iommu_faults().is_empty());
+    }
 }

@@ -80,6 +80,17 @@ module qp_dir #(
     output wire                 lk_hit,
     output wire [QN_W-1:0]      lk_slot,
 
+    // misses (miss_en): a packet whose number no slot holds, within the
+    // context table (below miss_records), waits in the stage and is
+    // offered to the NIC's fetch (miss_valid, miss_qpn); once its number is
+    // bound it leaves for the slot; miss_drop (the fetch failed) lets it
+    // leave for no slot
+    input  wire                 miss_en,
+    input  wire [24:0]          miss_records,
+    output wire                 miss_valid,
+    output wire [23:0]          miss_qpn,
+    input  wire                 miss_drop,
+
     // the lowest slot at or above free_from that no number is bound to
     // (the fetch fills those before it evicts), a cycle late
     input  wire [15:0]          free_from,
@@ -174,21 +185,34 @@ ram_sdp_copies #(
 );
 
 // --- the receive stage ------------------------------------------------------
-assign s_pkt_ready = !out_valid_reg || m_pkt_ready;
-assign m_pkt_valid = out_valid_reg;
+// a miss waits: the packet stays in the stage (and the ones behind it) until
+// its number is bound or the fetch gave up (miss_drop)
+reg drop_reg = 1'b0;
+wire out_holds = holds(rx_hint, out_qpn_reg);
+wire out_miss = out_valid_reg && miss_en && !out_holds && !drop_reg && {1'b0, out_qpn_reg} < DIR_END
+    && {1'b0, out_qpn_reg} < miss_records;
+assign miss_valid = out_miss;
+assign miss_qpn = out_qpn_reg;
+assign s_pkt_ready = !out_valid_reg || (m_pkt_ready && !out_miss);
+assign m_pkt_valid = out_valid_reg && !out_miss;
 assign m_pkt_meta = out_meta_reg;
-assign m_pkt_dest_qp = holds(rx_hint, out_qpn_reg) ? {{(24-QN_W){1'b0}}, rx_hint} : NO_SLOT;
+assign m_pkt_dest_qp = out_holds ? {{(24-QN_W){1'b0}}, rx_hint} : NO_SLOT;
 
 always @(posedge clk) begin
     if (take) begin
         out_valid_reg <= 1'b1;
         out_qpn_reg <= s_pkt_dest_qp;
         out_meta_reg <= s_pkt_meta;
-    end else if (m_pkt_ready) begin
+        drop_reg <= 1'b0;
+    end else if (m_pkt_ready && !out_miss) begin
         out_valid_reg <= 1'b0;
+    end
+    if (miss_drop && out_miss) begin
+        drop_reg <= 1'b1;
     end
     if (rst) begin
         out_valid_reg <= 1'b0;
+        drop_reg <= 1'b0;
     end
 end
 

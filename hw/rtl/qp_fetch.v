@@ -55,6 +55,19 @@ module qp_fetch #(
     input  wire                 cmd_valid,
     input  wire [23:0]          cmd_qpn,
     output wire                 busy,
+    // misses (cfg_auto): the receive stage's packet and a doorbell by
+    // number whose QP no slot holds; each held until its done pulse
+    input  wire                 cfg_auto,
+    input  wire                 rx_miss_valid,
+    input  wire [23:0]          rx_miss_qpn,
+    output reg                  rx_miss_done = 1'b0,
+    output reg                  rx_miss_ok = 1'b0,
+    input  wire                 db_miss_valid,
+    input  wire [23:0]          db_miss_qpn,
+    output reg                  db_miss_done = 1'b0,
+    output reg                  db_miss_ok = 1'b0,
+    output reg  [31:0]          count_misses = 32'd0,    // fetches started by a miss
+    output reg  [31:0]          count_evictions = 32'd0, // QPs written back and unbound, every fetch
     output reg  [2:0]           res_err = 3'd0,
     output reg  [QN_W-1:0]      res_slot = {QN_W{1'b0}},
     output reg                  res_loaded = 1'b0,
@@ -125,6 +138,19 @@ reg [1:0] dop_reg = 2'd0;
 reg [23:0] dqpn_reg = 24'd0;
 reg dvalid_reg = 1'b0;
 reg cvalid_reg = 1'b0;
+// the fetch's result (res_* shows a host fetch's; a miss's goes to its
+// requester as done and ok) and who asked: 0 the host, 1 the receive
+// stage, 2 a doorbell
+reg [2:0] e_err = 3'd0;
+reg [QN_W-1:0] e_slot = {QN_W{1'b0}};
+reg e_loaded = 1'b0;
+reg e_evicted = 1'b0;
+reg [23:0] e_victim = 24'd0;
+reg [1:0] src_reg = 2'd0;
+reg busy_q = 1'b0;
+// after a miss's fetch, the receive stage's re-check sees the new binding a
+// cycle or two late: no new miss is taken meanwhile
+reg [1:0] cool_reg = 2'd0;
 
 wire [QN_W-1:0] first = cfg_first[QN_W-1:0];
 wire first_ok = {1'b0, cfg_first} < NUM_Q17;
@@ -132,7 +158,9 @@ wire [16:0] cand_up = {{(17-QN_W){1'b0}}, cand_reg} + 17'd1;
 wire [QN_W-1:0] cand_next = cand_up >= NUM_Q17 ? first : cand_up[QN_W-1:0];
 wire [16:0] cache_slots = NUM_Q17 - {1'b0, cfg_first};
 
-assign busy = state_reg != S_IDLE;
+wire run = state_reg != S_IDLE;
+// (busy a cycle past the run: the result is copied out in that cycle)
+assign busy = run || busy_q;
 assign lk_qpn = qpn_reg;
 assign d_slot = {{(16-QN_W){1'b0}}, cand_reg};
 assign d_qpn = dqpn_reg;
@@ -147,6 +175,34 @@ assign c_wb = old_qpn_reg;
 always @(posedge clk) begin
     dvalid_reg <= 1'b0;
     cvalid_reg <= 1'b0;
+    rx_miss_done <= 1'b0;
+    db_miss_done <= 1'b0;
+    busy_q <= run;
+    if (cool_reg != 2'd0) begin
+        cool_reg <= cool_reg - 2'd1;
+    end
+    // the end of a fetch: its result to whoever asked
+    if (busy_q && !run) begin
+        case (src_reg)
+            2'd0: begin
+                res_err <= e_err;
+                res_slot <= e_slot;
+                res_loaded <= e_loaded;
+                res_evicted <= e_evicted;
+                res_victim <= e_victim;
+            end
+            2'd1: begin
+                rx_miss_done <= 1'b1;
+                rx_miss_ok <= e_err == E_OK;
+                cool_reg <= 2'd3;
+            end
+            default: begin
+                db_miss_done <= 1'b1;
+                db_miss_ok <= e_err == E_OK;
+                cool_reg <= 2'd3;
+            end
+        endcase
+    end
     if (wait_reg != 3'd0) begin
         wait_reg <= wait_reg - 3'd1;
     end
@@ -159,25 +215,39 @@ always @(posedge clk) begin
         S_IDLE: begin
             if (cmd_valid) begin
                 qpn_reg <= cmd_qpn;
-                res_loaded <= 1'b0;
-                res_evicted <= 1'b0;
+                src_reg <= 2'd0;
+                e_loaded <= 1'b0;
+                e_evicted <= 1'b0;
                 if ({1'b0, cmd_qpn} >= DIR_END || {1'b0, cmd_qpn} >= cfg_records) begin
+                    // (answered at once: never busy)
                     res_err <= E_BOUND;
+                    res_loaded <= 1'b0;
+                    res_evicted <= 1'b0;
                 end else begin
                     state_reg <= S_LOOK;
                     wait_reg <= LK_LAT[2:0] + 3'd1;
                 end
+            end else if (cfg_auto && !busy_q && cool_reg == 2'd0 && (db_miss_valid || rx_miss_valid)) begin
+                // (a doorbell holds the host's MMIO: it goes first; the
+                // requesters check the number against the table)
+                qpn_reg <= db_miss_valid ? db_miss_qpn : rx_miss_qpn;
+                src_reg <= db_miss_valid ? 2'd2 : 2'd1;
+                e_loaded <= 1'b0;
+                e_evicted <= 1'b0;
+                count_misses <= count_misses + 32'd1;
+                state_reg <= S_LOOK;
+                wait_reg <= LK_LAT[2:0] + 3'd1;
             end
         end
         S_LOOK: begin
             if (wait_reg == 3'd1) begin
                 if (lk_hit) begin
                     // on chip already: nothing moves
-                    res_err <= E_OK;
-                    res_slot <= lk_slot;
+                    e_err <= E_OK;
+                    e_slot <= lk_slot;
                     state_reg <= S_IDLE;
                 end else if (!first_ok) begin
-                    res_err <= E_FULL;
+                    e_err <= E_FULL;
                     state_reg <= S_IDLE;
                 end else begin
                     // a free slot first; else round robin from the last fill
@@ -210,7 +280,7 @@ always @(posedge clk) begin
                     dop_reg <= 2'd2;
                     state_reg <= old_bound_reg ? S_UNB_OLD : S_BIND_NEW;
                 end else if (tries_reg + 17'd1 >= cache_slots) begin
-                    res_err <= E_FULL;
+                    e_err <= E_FULL;
                     state_reg <= S_IDLE;
                 end else begin
                     tries_reg <= tries_reg + 17'd1;
@@ -238,13 +308,14 @@ always @(posedge clk) begin
         S_END: begin
             if (end_seen_reg) begin
                 if (end_ok_reg) begin
-                    res_err <= E_OK;
-                    res_slot <= cand_reg;
-                    res_loaded <= 1'b1;
-                    res_evicted <= old_bound_reg;
-                    res_victim <= old_qpn_reg;
+                    e_err <= E_OK;
+                    e_slot <= cand_reg;
+                    e_loaded <= 1'b1;
+                    e_evicted <= old_bound_reg;
+                    e_victim <= old_qpn_reg;
                     if (old_bound_reg) begin
                         next_reg <= cand_next;
+                        count_evictions <= count_evictions + 32'd1;
                     end
                     state_reg <= S_IDLE;
                 end else begin
@@ -256,7 +327,7 @@ always @(posedge clk) begin
             dop_reg <= 2'd2;
             dvalid_reg <= 1'b1;
             after_reg <= old_bound_reg ? S_BIND_OLD : S_IDLE;
-            res_err <= E_READ;
+            e_err <= E_READ;
             wait_reg <= 3'd2;
             state_reg <= S_DIR;
         end
@@ -272,7 +343,7 @@ always @(posedge clk) begin
             // a directory command: busy from the cycle after it, err after
             if (wait_reg == 3'd0 && !d_busy) begin
                 if (d_err != 3'd0) begin
-                    res_err <= E_DIR;
+                    e_err <= E_DIR;
                     state_reg <= S_IDLE;
                 end else begin
                     state_reg <= after_reg;
@@ -286,9 +357,16 @@ always @(posedge clk) begin
     if (rst) begin
         state_reg <= S_IDLE;
         next_reg <= {QN_W{1'b0}};
+        e_err <= E_OK;
         res_err <= E_OK;
         dvalid_reg <= 1'b0;
         cvalid_reg <= 1'b0;
+        rx_miss_done <= 1'b0;
+        db_miss_done <= 1'b0;
+        busy_q <= 1'b0;
+        cool_reg <= 2'd0;
+        count_misses <= 32'd0;
+        count_evictions <= 32'd0;
     end
 end
 

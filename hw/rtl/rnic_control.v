@@ -162,6 +162,9 @@ module rnic_control #(
     // the NIC's fetch of a QP by number (qp_block.qp_fetch): every request
     // waits while it runs
     output wire [15:0]           reg_qp_cache_first,
+    output wire                  reg_qp_cache_auto,
+    input  wire [31:0]           fetch_misses,
+    input  wire [31:0]           fetch_evictions,
     output wire [23:0]           reg_qp_fetch_qpn,
     output wire                  reg_qp_fetch_valid,
     input  wire                  fetch_busy,
@@ -536,6 +539,9 @@ rnic_csr csr_inst (
     .hwif_out_qp_rq_dbn_pi_swmod(reg_rq_dbn_valid_raw),
     .hwif_out_qp_rq_dbn_qpn(reg_rq_dbn_qpn),
     .hwif_out_qp_qp_cache_first_first(reg_qp_cache_first),
+    .hwif_out_qp_qp_cache_first_auto(reg_qp_cache_auto),
+    .hwif_in_qp_qp_fetch_misses_value(fetch_misses),
+    .hwif_in_qp_qp_fetch_evictions_value(fetch_evictions),
     .hwif_out_qp_qp_fetch_qpn(reg_qp_fetch_qpn),
     .hwif_out_qp_qp_fetch_qpn_swmod(reg_qp_fetch_valid_raw),
     .hwif_in_qp_qp_fetch_status_slot(fetch_slot),

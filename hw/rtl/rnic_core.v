@@ -305,6 +305,14 @@ wire dir_lk_hit;
 wire [QN_W-1:0] dir_lk_slot;
 wire dir_free_valid;
 wire [QN_W-1:0] dir_free_slot;
+wire reg_qp_cache_auto;
+wire [31:0] fetch_misses, fetch_evictions;
+// misses wait for the fetch only where there is one
+wire fd_miss_en = reg_qp_cache_auto && REC_PORT != 0 && QPN_W > 0;
+wire rx_miss_valid, db_miss_valid;
+wire [23:0] rx_miss_qpn;
+wire [15:0] db_miss_qpn;
+wire rx_miss_done, rx_miss_ok, db_miss_done;
 wire [15:0] reg_mr_sel;
 wire [31:0] reg_mr_key;
 wire [31:0] reg_mr_va_lo;
@@ -975,6 +983,14 @@ rnic_transport #(
     .fd_free_from(reg_qp_cache_first),
     .dir_free_valid(dir_free_valid),
     .dir_free_slot(dir_free_slot),
+    .fd_miss_en(fd_miss_en),
+    .fd_records(reg_qp_ctx_records),
+    .rx_miss_valid(rx_miss_valid),
+    .rx_miss_qpn(rx_miss_qpn),
+    .rx_miss_drop(rx_miss_done && !rx_miss_ok),
+    .db_miss_valid(db_miss_valid),
+    .db_miss_qpn(db_miss_qpn),
+    .db_miss_done(db_miss_done),
     .reg_rq_db_pi(reg_rq_db_pi),
     .reg_rq_db_valid(reg_rq_db_valid),
     .sel_qp_state(sel_qp_state),
@@ -1391,6 +1407,10 @@ endgenerate
 generate
 if (REC_PORT != 0 && QPN_W > 0) begin : g_fetch
     wire [QN_W-1:0] fetch_slot_q;
+    // (a doorbell looks its number up again instead)
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire db_miss_ok_unused;
+    /* verilator lint_on UNUSEDSIGNAL */
     qp_fetch #(
         .NUM_Q(NUM_Q),
         .QN_W(QN_W),
@@ -1404,6 +1424,17 @@ if (REC_PORT != 0 && QPN_W > 0) begin : g_fetch
         .cmd_valid(reg_qp_fetch_valid),
         .cmd_qpn(reg_qp_fetch_qpn),
         .busy(fetch_busy),
+        .cfg_auto(fd_miss_en),
+        .rx_miss_valid(rx_miss_valid),
+        .rx_miss_qpn(rx_miss_qpn),
+        .rx_miss_done(rx_miss_done),
+        .rx_miss_ok(rx_miss_ok),
+        .db_miss_valid(db_miss_valid),
+        .db_miss_qpn({8'd0, db_miss_qpn}),
+        .db_miss_done(db_miss_done),
+        .db_miss_ok(db_miss_ok_unused),
+        .count_misses(fetch_misses),
+        .count_evictions(fetch_evictions),
         .res_err(fetch_err),
         .res_slot(fetch_slot_q),
         .res_loaded(fetch_loaded),
@@ -1444,12 +1475,15 @@ end else begin : g_no_fetch
     end
     assign fetch_busy = 1'b0;
     assign fetch_err = fetch_seen_reg ? 3'd1 : 3'd0;
+    assign {rx_miss_done, rx_miss_ok, db_miss_done} = 3'd0;
+    assign {fetch_misses, fetch_evictions} = 64'd0;
     assign {fetch_slot, fetch_loaded, fetch_evicted, fetch_victim} = {16'd0, 1'b0, 1'b0, 24'd0};
     assign {fd_active, fd_slot, fd_qpn, fd_op, fd_valid, fd_lk_qpn} = {1'b0, 16'd0, 24'd0, 2'd0, 1'b0, 24'd0};
     assign {f_c_valid, f_c_slot, f_c_op, f_c_record, f_c_wb} = {1'b0, 16'd0, 2'd0, 24'd0, 24'd0};
     /* verilator lint_off UNUSEDSIGNAL */
     wire unused_fetch = ^{reg_qp_fetch_qpn, dir_lk_hit, dir_lk_slot, c_ready, c_ans_valid, c_ans_taken,
-                          c_end_valid, c_end_slot, c_end_ok, dir_free_valid, dir_free_slot};
+                          c_end_valid, c_end_slot, c_end_ok, dir_free_valid, dir_free_slot, rx_miss_valid,
+                          rx_miss_qpn, db_miss_valid, db_miss_qpn};
     /* verilator lint_on UNUSEDSIGNAL */
 end
 endgenerate
@@ -1563,6 +1597,9 @@ rnic_control #(
     .dbn_err_valid(dbn_err_valid),
     .dbn_err_qpn(dbn_err_qpn),
     .reg_qp_cache_first(reg_qp_cache_first),
+    .reg_qp_cache_auto(reg_qp_cache_auto),
+    .fetch_misses(fetch_misses),
+    .fetch_evictions(fetch_evictions),
     .reg_qp_fetch_qpn(reg_qp_fetch_qpn),
     .reg_qp_fetch_valid(reg_qp_fetch_valid),
     .fetch_busy(fetch_busy),

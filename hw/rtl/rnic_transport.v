@@ -157,6 +157,16 @@ module rnic_transport #(
     input  wire [15:0]                       fd_free_from,
     output wire                              dir_free_valid,
     output wire [QN_W-1:0]                   dir_free_slot,
+    // misses (fd_miss_en): the receive stage's and the doorbells' numbers
+    // no slot holds, below fd_records, wait for the NIC's fetch
+    input  wire                              fd_miss_en,
+    input  wire [24:0]                       fd_records,
+    output wire                              rx_miss_valid,
+    output wire [23:0]                       rx_miss_qpn,
+    input  wire                              rx_miss_drop,
+    output wire                              db_miss_valid,
+    output wire [15:0]                       db_miss_qpn,
+    input  wire                              db_miss_done,
     output wire [2:0]                        sel_qp_state,
     input  wire [1:0]                        reg_path_thresh,    // path health: losses to take a path out (0: off)
     output wire [23:0]                       sel_sq_psn,
@@ -757,6 +767,11 @@ qpn_doorbell #(
     .lk_qpn(dbn_lk_qpn),
     .lk_hit(dbn_lk_hit),
     .lk_slot(dbn_lk_slot),
+    .miss_en(fd_miss_en),
+    .miss_records(fd_records),
+    .miss_valid(db_miss_valid),
+    .miss_qpn(db_miss_qpn),
+    .miss_done(db_miss_done),
     .m_sq_valid(dbn_sq_valid),
     .m_rq_valid(dbn_rq_valid),
     .m_slot(dbn_slot),
@@ -1253,6 +1268,11 @@ generate
             .lk_qpn(fd_active ? fd_lk_qpn : {8'd0, dbn_lk_qpn}),
             .lk_hit(dbn_lk_hit),
             .lk_slot(dbn_lk_slot),
+            .miss_en(fd_miss_en),
+            .miss_records(fd_records),
+            .miss_valid(rx_miss_valid),
+            .miss_qpn(rx_miss_qpn),
+            .miss_drop(rx_miss_drop),
             .free_from(fd_free_from),
             .free_valid(dir_free_valid),
             .free_slot(dir_free_slot)
@@ -1272,9 +1292,11 @@ generate
         assign dbn_lk_slot = dbn_lk_qpn[QN_W-1:0];
         assign dir_free_valid = 1'b0;
         assign dir_free_slot = {QN_W{1'b0}};
+        assign rx_miss_valid = 1'b0;
+        assign rx_miss_qpn = 24'd0;
         /* verilator lint_off UNUSEDSIGNAL */
         wire unused_bind = ^{reg_qp_bind_qpn, reg_qp_bind_op, reg_qp_bind_valid, fd_active, fd_slot,
-            fd_qpn, fd_op, fd_valid, fd_lk_qpn, fd_free_from};
+            fd_qpn, fd_op, fd_valid, fd_lk_qpn, fd_free_from, rx_miss_drop};
         /* verilator lint_on UNUSEDSIGNAL */
     end
 endgenerate

@@ -33,8 +33,8 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
     (
         "qd_rx_trusts_hint",
         "qp_dir.v",
-        "assign m_pkt_dest_qp = holds(rx_hint, out_qpn_reg) ?",
-        "assign m_pkt_dest_qp = {1'b0, out_qpn_reg} < DIR_END ?",
+        "wire out_holds = holds(rx_hint, out_qpn_reg);",
+        "wire out_holds = {1'b0, out_qpn_reg} < DIR_END;",
     ),
     (
         "qd_bind_ignores_bound_number",

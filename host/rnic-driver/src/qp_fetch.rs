@@ -42,14 +42,28 @@ pub struct Fetched {
 impl<D: Device> Nic<D> {
     /// The cache's slots: `first` .. `num_queues - 1` (`qp_cache_first`).
     /// The host keeps what it manages itself (DMA copy queues, QPs it keeps
-    /// on chip) below `first`.
-    pub fn set_qp_cache_first(&self, first: u16) -> Result<()> {
-        self.io()
-            .csr()
-            .qp()
-            .qp_cache_first()
-            .try_write(|r| r.set_first(first))?;
+    /// on chip) below `first`. With `misses`, a packet or a doorbell for a
+    /// QP number no slot holds, within the context table, makes the NIC
+    /// fetch the QP itself (the packet waits in the receive stage, the
+    /// doorbell's MMIO write for the fetch); without, such a packet is
+    /// dropped and such a doorbell refused.
+    pub fn set_qp_cache(&self, first: u16, misses: bool) -> Result<()> {
+        self.io().csr().qp().qp_cache_first().try_write(|r| {
+            r.set_first(first);
+            r.set_auto(misses);
+        })?;
         Ok(())
+    }
+
+    /// Fetches started by misses, and QPs evicted (by any fetch), since
+    /// reset (`qp_fetch_misses`, `qp_fetch_evictions`).
+    pub fn qp_fetch_counters(&self) -> Result<(u32, u32)> {
+        let io = self.io();
+        let qp = io.csr().qp();
+        Ok((
+            qp.qp_fetch_misses().try_read()?.value(),
+            qp.qp_fetch_evictions().try_read()?.value(),
+        ))
     }
 
     /// Fetches QP number `qpn` into a slot the NIC picks (see the module).

@@ -182,6 +182,7 @@ module rnic_csr (
         output logic hwif_out_qp_rq_dbn_pi_swmod,
         output logic [15:0] hwif_out_qp_rq_dbn_qpn,
         output logic [15:0] hwif_out_qp_qp_cache_first_first,
+        output logic hwif_out_qp_qp_cache_first_auto,
         output logic [23:0] hwif_out_qp_qp_fetch_qpn,
         output logic hwif_out_qp_qp_fetch_qpn_swmod,
         input wire [15:0] hwif_in_qp_qp_fetch_status_slot,
@@ -189,6 +190,8 @@ module rnic_csr (
         input wire hwif_in_qp_qp_fetch_status_loaded,
         input wire hwif_in_qp_qp_fetch_status_evicted,
         input wire [23:0] hwif_in_qp_qp_fetch_victim_qpn,
+        input wire [31:0] hwif_in_qp_qp_fetch_misses_value,
+        input wire [31:0] hwif_in_qp_qp_fetch_evictions_value,
         output logic [15:0] hwif_out_mr_mr_sel_index,
         output logic [31:0] hwif_out_mr_mr_key_key,
         output logic [31:0] hwif_out_mr_mr_va_lo_addr,
@@ -410,6 +413,8 @@ module rnic_csr (
     logic decoded_reg_strb_qp_qp_fetch;
     logic decoded_reg_strb_qp_qp_fetch_status;
     logic decoded_reg_strb_qp_qp_fetch_victim;
+    logic decoded_reg_strb_qp_qp_fetch_misses;
+    logic decoded_reg_strb_qp_qp_fetch_evictions;
     logic decoded_reg_strb_mr_blk_type;
     logic decoded_reg_strb_mr_blk_version;
     logic decoded_reg_strb_mr_blk_next;
@@ -568,6 +573,8 @@ module rnic_csr (
         decoded_reg_strb_qp_qp_fetch = cpuif_req_masked & (cpuif_addr == 11'h4a4) & cpuif_req_is_wr;
         decoded_reg_strb_qp_qp_fetch_status = cpuif_req_masked & (cpuif_addr == 11'h4a8) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_qp_fetch_victim = cpuif_req_masked & (cpuif_addr == 11'h4ac) & !cpuif_req_is_wr;
+        decoded_reg_strb_qp_qp_fetch_misses = cpuif_req_masked & (cpuif_addr == 11'h4b0) & !cpuif_req_is_wr;
+        decoded_reg_strb_qp_qp_fetch_evictions = cpuif_req_masked & (cpuif_addr == 11'h4b4) & !cpuif_req_is_wr;
         decoded_reg_strb_mr_blk_type = cpuif_req_masked & (cpuif_addr == 11'h500) & !cpuif_req_is_wr;
         decoded_reg_strb_mr_blk_version = cpuif_req_masked & (cpuif_addr == 11'h504) & !cpuif_req_is_wr;
         decoded_reg_strb_mr_blk_next = cpuif_req_masked & (cpuif_addr == 11'h508) & !cpuif_req_is_wr;
@@ -895,6 +902,10 @@ module rnic_csr (
     logic [15:0] field_storage_qp_qp_cache_first_first_value;
     logic [15:0] field_combo_qp_qp_cache_first_first_next;
     logic field_combo_qp_qp_cache_first_first_load_next;
+    // Field: rnic_csr.qp.qp_cache_first.auto
+    logic field_storage_qp_qp_cache_first_auto_value;
+    logic field_combo_qp_qp_cache_first_auto_next;
+    logic field_combo_qp_qp_cache_first_auto_load_next;
     // Field: rnic_csr.qp.qp_fetch.qpn
     logic [23:0] field_storage_qp_qp_fetch_qpn_value;
     logic [23:0] field_combo_qp_qp_fetch_qpn_next;
@@ -2434,6 +2445,26 @@ module rnic_csr (
     end
     assign hwif_out_qp_qp_cache_first_first = field_storage_qp_qp_cache_first_first_value;
     always @(*) begin
+        logic next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_cache_first_auto_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_cache_first && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_cache_first_auto_value & ~decoded_wr_biten[16:16]) | (decoded_wr_data[16:16] & decoded_wr_biten[16:16]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_cache_first_auto_next = next_c;
+        field_combo_qp_qp_cache_first_auto_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_cache_first_auto_value <= 1'h0;
+        end else if(field_combo_qp_qp_cache_first_auto_load_next) begin
+            field_storage_qp_qp_cache_first_auto_value <= field_combo_qp_qp_cache_first_auto_next;
+        end
+    end
+    assign hwif_out_qp_qp_cache_first_auto = field_storage_qp_qp_cache_first_auto_value;
+    always @(*) begin
         logic [23:0] next_c;
         logic load_next_c;
         next_c = field_storage_qp_qp_fetch_qpn_value;
@@ -3088,6 +3119,7 @@ always @(*) begin
         end
         if(rd_mux_addr == 11'h4a0) begin
             readback_data_var[15:0] = field_storage_qp_qp_cache_first_first_value;
+            readback_data_var[16] = field_storage_qp_qp_cache_first_auto_value;
         end
         if(rd_mux_addr == 11'h4a8) begin
             readback_data_var[15:0] = hwif_in_qp_qp_fetch_status_slot;
@@ -3097,6 +3129,12 @@ always @(*) begin
         end
         if(rd_mux_addr == 11'h4ac) begin
             readback_data_var[23:0] = hwif_in_qp_qp_fetch_victim_qpn;
+        end
+        if(rd_mux_addr == 11'h4b0) begin
+            readback_data_var[31:0] = hwif_in_qp_qp_fetch_misses_value;
+        end
+        if(rd_mux_addr == 11'h4b4) begin
+            readback_data_var[31:0] = hwif_in_qp_qp_fetch_evictions_value;
         end
         if(rd_mux_addr == 11'h500) begin
             readback_data_var[31:0] = 32'h52490006;

@@ -288,6 +288,10 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->cqe_slot = in->s_data[5];
     t->lk_qpn = in->s_data[6];
     t->free_from = in->s_data[7] & 0xffff;
+    // (the miss wait is checked in the core, tests/qp_fetch.rs: off here)
+    t->miss_en = 0;
+    t->miss_records = 0;
+    t->miss_drop = 0;
     t->m_pkt_ready = in->m_ready;
 #elif BLK_KIND == 7
     // tag_match: s_valid valid, s_data the packed tags, s_last key

@@ -53,6 +53,10 @@
 //!   which the peek leaves as it is): a peek with the packet, command,
 //!   `m_pkt_ready` and `rst` inputs changed gives the same.
 //!
+//! The miss wait (`miss_en`: a packet whose number no slot holds kept in
+//! the stage for the NIC's fetch) is off in this bench; the core's test
+//! `tests/qp_fetch.rs` checks it with the fetch.
+//!
 //! Sweeps: after power-up (junk in the hint RAM) and after a reset in the
 //! middle of the run (bindings gone, the number RAM not cleared: every
 //! hint stale), a packet of every number 0 .. 2^QPN_W - 1 and a few beyond

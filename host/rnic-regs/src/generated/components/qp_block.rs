@@ -45,11 +45,13 @@ pub mod sq_dbn;
 pub use _root::components::blk_next_r_next_500 as blk_next;
 pub use _root::components::blk_type_r_type_52490005 as blk_type;
 pub use _root::components::blk_version_r_ver_10000 as blk_version;
+pub use _root::components::ro_word_r_desc_29b2bec5 as qp_fetch_evictions;
 pub use _root::components::ro_word_r_desc_538e6d26 as qp_ctx_writebacks;
 pub use _root::components::ro_word_r_desc_609b7d96 as qp_rec_rdata_lo;
 pub use _root::components::ro_word_r_desc_62c44ce2 as qp_ctx_fails;
 pub use _root::components::ro_word_r_desc_872d6685 as qp_ctx_fills;
 pub use _root::components::ro_word_r_desc_f375c156 as qp_rec_rdata_hi;
+pub use _root::components::ro_word_r_desc_fcd21097 as qp_fetch_misses;
 
 /// qp
 ///
@@ -92,7 +94,7 @@ impl QpBlock<'static> {
 
 impl<'io, IO> QpBlock<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0xB0;
+    pub const SIZE: usize = 0xB8;
 
     /// # Safety
     ///
@@ -627,6 +629,32 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> QpBlock<'io, IO> {
     ) -> peakrdl_rust::reg::Reg<'io, qp_fetch_victim::QpFetchVictim, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0xAC).cast(), self.io)
+        }
+    }
+
+    /// qp_fetch_misses
+    ///
+    /// Fetches a miss started since reset (qp_cache_first.auto): a packet or a doorbell for a QP number no slot held.
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp_fetch_misses(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, qp_fetch_misses::RoWordR_desc_fcd21097, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0xB0).cast(), self.io)
+        }
+    }
+
+    /// qp_fetch_evictions
+    ///
+    /// QPs the fetch wrote back and unbound to make room since reset (the host's fetches and the misses').
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp_fetch_evictions(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, qp_fetch_evictions::RoWordR_desc_29b2bec5, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0xB4).cast(), self.io)
         }
     }
 }

@@ -57,12 +57,38 @@ impl QpCacheFirst {
         self.0 = (self.0 & !(Self::FIRST_MASK << Self::FIRST_OFFSET))
             | ((val & Self::FIRST_MASK) << Self::FIRST_OFFSET);
     }
+
+    pub const AUTO_OFFSET: usize = 16;
+    pub const AUTO_WIDTH: usize = 1;
+    pub const AUTO_MASK: u32 = 0x1;
+
+    /// auto
+    ///
+    /// Misses fetch: a received packet or a doorbell by number for a QP number no slot holds, below qp_ctx_records, makes the NIC fetch it (as qp_fetch does) instead of dropping it. The packet waits in the receive stage meanwhile, and the packets behind it; the host's MMIO waits too. If no slot can be had, the packet is dropped (and counted in port.rx_drop_qp) and the doorbell refused (code 14).
+    #[inline(always)]
+    #[allow(clippy::missing_panics_doc)]
+    #[must_use]
+    pub fn auto(&self) -> bool {
+        let val = (self.0 >> Self::AUTO_OFFSET) & Self::AUTO_MASK;
+        val != 0
+    }
+
+    /// auto
+    ///
+    /// Misses fetch: a received packet or a doorbell by number for a QP number no slot holds, below qp_ctx_records, makes the NIC fetch it (as qp_fetch does) instead of dropping it. The packet waits in the receive stage meanwhile, and the packets behind it; the host's MMIO waits too. If no slot can be had, the packet is dropped (and counted in port.rx_drop_qp) and the doorbell refused (code 14).
+    #[inline(always)]
+    pub fn set_auto(&mut self, val: bool) {
+        let val = val as u32;
+        self.0 = (self.0 & !(Self::AUTO_MASK << Self::AUTO_OFFSET))
+            | ((val & Self::AUTO_MASK) << Self::AUTO_OFFSET);
+    }
 }
 
 impl core::fmt::Debug for QpCacheFirst {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("QpCacheFirst")
             .field("first", &self.first())
+            .field("auto", &self.auto())
             .finish()
     }
 }
@@ -75,5 +101,6 @@ mod tests {
     fn test_default() {
         let reg = QpCacheFirst::default();
         assert_eq!(reg.first(), 0);
+        assert_eq!(reg.auto(), false);
     }
 }
