@@ -377,7 +377,7 @@ fn a_resend_reading_its_buffer_after_the_cqe_is_caught() {
     let path = tmp("resend-after-cqe.pcap");
     let run = |seed: u64, on: bool| {
         let switches: &[Break] = if on { &[Break::ResendAfterCqe] } else { &[] };
-        let raw = capture_with(64, seed, 60, "spray-8-loss0.05", switches, &path);
+        let raw = capture_with(64, seed, 60, "spray-8-loss0.1", switches, &path);
         let _ = std::fs::remove_file(&path);
         raw
     };
@@ -390,7 +390,7 @@ fn a_resend_reading_its_buffer_after_the_cqe_is_caught() {
         "seed {seed}: {d:?} differs, but no ACK covering it went out between: not a read after the CQE"
     );
 }
-const MAX_SEEDS: u64 = 8;
+const MAX_SEEDS: u64 = 16;
 
 /// The mp opcodes of the RTL (hw/formats/rnic_formats.rdl, generated into
 /// rnic_formats.vh and rnic_driver::formats) are rnic-wire's, with the

@@ -69,7 +69,8 @@ fn id_expect(v: Variant) -> Vec<(u32, u32)> {
         (ID_DATA_W, v.core_w()),
         (ID_NUM_QUEUES, CARD_NUM_Q),
         (ID_VERBS, 0x1f),
-        (ID_CAPS, 0x7f),
+        // (bit 10: doorbells by QP number)
+        (ID_CAPS, 0x47f),
         (ID_MP_WINDOW, 64),
         (ID_MRS, 64),
     ]
