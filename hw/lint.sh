@@ -13,6 +13,7 @@
 #                 (default: the reusable blocks rnic_core does not
 #                 instantiate yet, or not at every parameter; "" for none)
 #        VERILATOR  verilator binary (default verilator)
+#        LINT_JOBS  runs at once (default: the CPUs)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -63,25 +64,51 @@ if [ "$TOP" = rnic_core ]; then
     for b in $BLOCKS; do runs+=("${b%%:*}||${b#*:}"); done
 fi
 
+# Each run alone takes one core for a second or two; LINT_JOBS of them run
+# at once (default: the CPUs), and the reports come in the runs' order.
+JOBS="${LINT_JOBS:-$(nproc 2>/dev/null || echo 1)}"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+lint_one() {
+    local i="$1" run="$2"
+    local top="${run%%|*}" rest="${run#*|}"
+    local w="${rest%%|*}" knob="${rest#*|}"
+    local args=(--lint-only -Wall --top-module "$top" -Ihw/rtl -Ihw/rtl/generated)
+    [ -n "$w" ] && args+=("-GDATA_W=$w")
+    if [ -n "$knob" ]; then
+        local kv k
+        IFS=, read -r -a kv <<< "$knob"
+        for k in "${kv[@]}"; do args+=("-G$k"); done
+    fi
+    if "$VERILATOR" "${args[@]}" "${WAIVERS[@]}" "${SOURCES[@]}" >"$tmp/$i.log" 2>&1 \
+        && ! grep -q '^%' "$tmp/$i.log"; then
+        echo 0 >"$tmp/$i.rc"
+    else
+        echo 1 >"$tmp/$i.rc"
+    fi
+    return 0
+}
+i=0
+for run in "${runs[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
+    lint_one "$i" "$run" &
+    i=$((i + 1))
+done
+wait
+
 status=0
+i=0
 for run in "${runs[@]}"; do
     top="${run%%|*}" rest="${run#*|}"
     w="${rest%%|*}" knob="${rest#*|}"
     label="$top${w:+ DATA_W=$w}${knob:+ $knob}"
-    args=(--lint-only -Wall --top-module "$top" -Ihw/rtl -Ihw/rtl/generated)
-    [ -n "$w" ] && args+=("-GDATA_W=$w")
-    if [ -n "$knob" ]; then
-        IFS=, read -r -a kv <<< "$knob"
-        for k in "${kv[@]}"; do args+=("-G$k"); done
-    fi
-    log="$(mktemp)"
-    if "$VERILATOR" "${args[@]}" "${WAIVERS[@]}" "${SOURCES[@]}" >"$log" 2>&1 && ! grep -q '^%' "$log"; then
+    if [ "$(cat "$tmp/$i.rc" 2>/dev/null || echo 1)" = 0 ]; then
         echo "lint.sh: $label: clean"
     else
-        cat "$log"
-        echo "lint.sh: $label: FAILED ($(grep -c '^%Warning' "$log" || true) warnings)" >&2
+        cat "$tmp/$i.log" 2>/dev/null || true
+        echo "lint.sh: $label: FAILED ($(grep -c '^%Warning' "$tmp/$i.log" 2>/dev/null || true) warnings)" >&2
         status=1
     fi
-    rm -f "$log"
+    i=$((i + 1))
 done
 exit "$status"
