@@ -215,6 +215,9 @@ fn doorbells_name_the_qp_by_number_and_an_unbound_number_is_refused() {
             sg_list: &[],
         })
         .unwrap();
+        // (a doorbell by number waits in the NIC's doorbell table for its
+        // lookup: the host's MMIO goes on)
+        p.world.run(200);
         let eb = p.b.nic().error_status().unwrap();
         assert_eq!((eb.code, u32::from(eb.qn)), (14, nb), "DATA_W={w}: {eb:?}");
 

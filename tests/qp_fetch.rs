@@ -255,6 +255,27 @@ fn evict(nic: &rnic_driver::Nic<rnic_sim::SimDevice>, nb: u32, from: u32) -> u32
     }
 }
 
+/// NIC B's cache from `b`'s slot on, its free slots filled with empty QPs
+/// (numbers from 300), a receive WQE (wr_id 7) posted to `b`, and `b`'s
+/// QP then evicted to the table; `misses`: `qp_cache_first.auto`. Returns
+/// the next free empty QP number (for [`evict`]).
+fn receiver_out(p: &Pair, b: &mut End, misses: bool) -> u32 {
+    let nic = p.b.nic();
+    let slots = nic.id().num_queues as u16;
+    nic.qp_ctx_table_open(TABLE).unwrap();
+    let (nb, sb) = (b.qp.qp_num(), b.qp.slot());
+    nic.set_qp_cache(sb, misses).unwrap();
+    for k in 0..u32::from(slots - sb - 1) {
+        nic.qp_fetch(300 + k).unwrap();
+    }
+    b.qp.post_recv(&RecvWr {
+        wr_id: 7,
+        sg_list: &[],
+    })
+    .unwrap();
+    evict(nic, nb, 600)
+}
+
 /// Misses fetch by themselves (`qp_cache_first.auto`): a WRITE_WITH_IMM
 /// for an evicted receiver waits in the receive stage while the NIC
 /// fetches its QP, and is placed and completed without a drop or a
@@ -266,20 +287,9 @@ fn a_packet_or_a_doorbell_for_an_evicted_qp_fetches_it() {
     for w in WIDTHS {
         let p = pair(w, 79, "ideal");
         let (mut a, mut b) = connect(&p, &ConnOpts::default());
+        let next = receiver_out(&p, &mut b, true);
         let nic = p.b.nic();
-        let slots = nic.id().num_queues as u16;
-        nic.qp_ctx_table_open(TABLE).unwrap();
-        let (nb, sb) = (b.qp.qp_num(), b.qp.slot());
-        nic.set_qp_cache(sb, true).unwrap();
-        for k in 0..u32::from(slots - sb - 1) {
-            nic.qp_fetch(300 + k).unwrap();
-        }
-        b.qp.post_recv(&RecvWr {
-            wr_id: 7,
-            sg_list: &[],
-        })
-        .unwrap();
-        let next = evict(nic, nb, 600);
+        let nb = b.qp.qp_num();
         let (m0, _) = nic.qp_fetch_counters().unwrap();
         let drops = p.b.query_port_counters().unwrap().rx_drop_qp;
         let rtx = p.a.query_port_counters().unwrap().tx_retransmits;
@@ -309,6 +319,9 @@ fn a_packet_or_a_doorbell_for_an_evicted_qp_fetches_it() {
             sg_list: &[],
         })
         .unwrap();
+        // (the doorbell waits in the NIC's doorbell table for its fetch;
+        // the host's MMIO goes on)
+        p.world.run(2_000);
         let (m2, _) = nic.qp_fetch_counters().unwrap();
         assert_eq!(m2, m1 + 1, "DATA_W={w}: the doorbell's miss");
         let e = nic.error_status().unwrap();
@@ -367,5 +380,137 @@ fn three_receivers_in_two_cache_slots_take_turns_intact() {
         );
         assert!(m1 - m0 >= 10, "DATA_W={w}: {} misses", m1 - m0);
         assert!(p.b.device().iommu_faults().is_empty());
+    }
+}
+
+/// Issue 19's verbs: once a context has a QP cache, `create_qp` puts the
+/// QP in host memory with no slot of its own, so a NIC of 64 slots runs
+/// more QPs than it has slots. Every one of 100 active QP pairs carries
+/// WRITE_WITH_IMMs (a receive completion each, on a QP the NIC fetched),
+/// misses evict QPs on both NICs, and nothing fails or stalls: a doorbell
+/// whose fetch finds every cache slot pinned waits in the doorbell table
+/// and is tried again (before that table, such a doorbell was dropped and
+/// the run stalled with WQEs never executed).
+#[test]
+fn more_qps_than_slots_run_from_host_memory() {
+    use rnic_torture::qp_scale::{run, ScaleOpts};
+    for w in WIDTHS {
+        let p = pair(w, 91, "ideal");
+        let slots = p.a.nic().id().num_queues;
+        let active = slots + 36;
+        let o = ScaleOpts {
+            active,
+            msg_size: 64,
+            imm: true,
+            messages: 4 * u64::from(active),
+            window: 2,
+            mtu: Mtu::Mtu4096,
+            qp_type: QpType::Rc,
+            spray_log: 0,
+            watchdog: 2_000_000,
+            cache_records: TABLE,
+        };
+        // without the cache, the NIC holds its slots' worth
+        let err = run(
+            &p.a,
+            p.addrs[0],
+            &p.b,
+            p.addrs[1],
+            &ScaleOpts {
+                cache_records: 0,
+                ..o.clone()
+            },
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("the NICs hold"), "{err}");
+        let p = pair(w, 91, "ideal");
+        let r = run(&p.a, p.addrs[0], &p.b, p.addrs[1], &o)
+            .unwrap_or_else(|e| panic!("DATA_W={w}: {active} cached QPs: {e}"));
+        let c = r.cache.unwrap();
+        eprintln!(
+            "DATA_W={w}: {active} QPs on {slots} slots: {} messages in {} cycles, {c:?}, hit rate {:?}",
+            r.messages, r.cycles, r.hit_rate
+        );
+        assert_eq!(r.messages, o.messages);
+        assert!(c.lookup_misses >= active, "DATA_W={w}: {c:?}");
+        assert!(c.lookups > c.lookup_misses, "DATA_W={w}: {c:?}");
+        assert!(
+            c.evictions > 0 && c.writebacks >= c.evictions,
+            "DATA_W={w}: {c:?}"
+        );
+        assert!(r.hit_rate.is_some_and(|h| h > 0.0 && h < 1.0));
+        assert_eq!(p.a.query_device().unwrap().max_qp, TABLE - 2);
+        assert!(p.a.device().iommu_faults().is_empty());
+        assert!(p.b.device().iommu_faults().is_empty());
+    }
+}
+
+/// The hold (`qp_fetch.hold`, `Nic::with_qp_held`): while the host holds
+/// a QP in the cache's only slot, a packet's miss finds no slot it may
+/// take (counted in `qp_fetch_full`) and the packet is dropped, the held
+/// QP staying where it is; once the hold is dropped, the sender's
+/// retransmission misses again, evicts the QP that was held and is
+/// placed. Without the hold the same miss evicts that QP at once.
+#[test]
+fn a_held_qp_is_never_a_misss_victim() {
+    for w in WIDTHS {
+        for hold in [true, false] {
+            let p = pair(w, 95, "ideal");
+            let (mut a, mut b) = connect(&p, &ConnOpts::default());
+            receiver_out(&p, &mut b, false);
+            let nic = p.b.nic();
+            let slots = nic.id().num_queues as u16;
+            let nb = b.qp.qp_num();
+            // one cache slot, holding QP 700 (an empty one)
+            nic.set_qp_cache(slots - 1, true).unwrap();
+            let f = nic.qp_fetch(700).unwrap();
+            assert_eq!(f.slot, slots - 1, "DATA_W={w}: {f:?}");
+            let c0 = nic.qp_cache_counters().unwrap();
+            let drops = p.b.query_port_counters().unwrap().rx_drop_qp;
+            rnic_harness::pattern::fill_buf(&a.buf, 0, 256, 95);
+            b.buf.fill(0, 256, 0);
+            let mut during = |held: bool| {
+                send_write_imm(&mut a, &b, 256, 0x95, 8);
+                p.world.run(4_000);
+                let c = nic.qp_cache_counters().unwrap().since(&c0);
+                let dropped = p.b.query_port_counters().unwrap().rx_drop_qp - drops;
+                assert_eq!(nic.qp_held().unwrap(), held, "DATA_W={w}");
+                (c, dropped)
+            };
+            let (c, dropped) = if hold {
+                nic.with_qp_held(700, |slot| {
+                    assert_eq!(slot, slots - 1);
+                    Ok::<_, DriverError>(during(true))
+                })
+                .unwrap()
+            } else {
+                during(false)
+            };
+            if hold {
+                assert!(
+                    c.pinned_full >= 1 && dropped >= 1 && c.evictions == 0,
+                    "DATA_W={w}: the held QP was evicted: {c:?}, {dropped} dropped"
+                );
+                assert!(!nic.qp_held().unwrap());
+            } else {
+                assert!(
+                    c.evictions == 1 && dropped == 0,
+                    "DATA_W={w}: without the hold: {c:?}, {dropped} dropped"
+                );
+            }
+            let wb = wait_wc(p.b.device(), &b.cq, 1, 400_000);
+            assert_eq!(
+                (wb[0].wr_id, wb[0].status, wb[0].qp_num),
+                (7, WcStatus::Success, nb),
+                "DATA_W={w} hold={hold}"
+            );
+            assert_eq!(
+                rnic_harness::pattern::check_buf(&b.buf, 0, 256, 95),
+                None,
+                "DATA_W={w} hold={hold}"
+            );
+            let wa = wait_wc(p.a.device(), &a.cq, 1, 400_000);
+            assert_eq!((wa[0].wr_id, wa[0].status), (8, WcStatus::Success));
+        }
     }
 }

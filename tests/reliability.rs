@@ -366,7 +366,10 @@ fn duplicate_write_with_imm_is_acked_and_never_executed_twice() {
 }
 
 /// Packets that do not ask for an ACK are acknowledged by the responder's
-/// ACK timer (coalescing: not at once, but within ACK_TIMER = 2048 cycles).
+/// ACK timer (coalescing: not at once, but within ACK_TIMER = 2048 cycles:
+/// the timer counts epochs of ACK_TIMER / 2 cycles, so an owed ACK goes
+/// out between 1,024 and 2,048 cycles after the packet, plus the scan and
+/// the transmit path, by where in its epoch the packet came).
 #[test]
 fn the_ack_timer_acknowledges_packets_without_ackreq() {
     use rnic_wire::{opcode, Bth, Eth, Ipv4, Reth, RoceFrame, Udp};
@@ -421,7 +424,7 @@ fn the_ack_timer_acknowledges_packets_without_ackreq() {
     }
     let took = acked_at.expect("no ACK within 10,000 cycles");
     assert!(
-        (2048..2048 + 1000).contains(&took),
+        (1024..2048 + 1000).contains(&took),
         "ACK after {took} cycles"
     );
     assert_eq!(b.buf.to_vec(64, 100), payload);

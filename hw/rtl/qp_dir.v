@@ -95,7 +95,11 @@ module qp_dir #(
     // (the fetch fills those before it evicts), a cycle late
     input  wire [15:0]          free_from,
     output reg                  free_valid = 1'b0,
-    output reg  [QN_W-1:0]      free_slot = {QN_W{1'b0}}
+    output reg  [QN_W-1:0]      free_slot = {QN_W{1'b0}},
+
+    // a packet's first look in the stage (look_hit: its number was bound)
+    output reg                  look_valid = 1'b0,
+    output wire                 look_hit
 );
 
 initial begin
@@ -192,6 +196,7 @@ wire out_holds = holds(rx_hint, out_qpn_reg);
 wire out_miss = out_valid_reg && miss_en && !out_holds && !drop_reg && {1'b0, out_qpn_reg} < DIR_END
     && {1'b0, out_qpn_reg} < miss_records;
 assign miss_valid = out_miss;
+assign look_hit = out_holds;
 assign miss_qpn = out_qpn_reg;
 assign s_pkt_ready = !out_valid_reg || (m_pkt_ready && !out_miss);
 assign m_pkt_valid = out_valid_reg && !out_miss;
@@ -199,6 +204,7 @@ assign m_pkt_meta = out_meta_reg;
 assign m_pkt_dest_qp = out_holds ? {{(24-QN_W){1'b0}}, rx_hint} : NO_SLOT;
 
 always @(posedge clk) begin
+    look_valid <= take && !rst;
     if (take) begin
         out_valid_reg <= 1'b1;
         out_qpn_reg <= s_pkt_dest_qp;

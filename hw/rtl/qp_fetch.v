@@ -35,6 +35,17 @@
 // directory refused a bind or unbind (a fault: it cannot happen while the
 // host's commands wait). The host's MMIO waits while busy, so no host
 // command for the directory or the engine comes meanwhile.
+//
+// The hold (cmd_hold): a host fetch that succeeds with it keeps its slot
+// out of every later fetch's search until the host's next command, so the
+// host can program the QP through the slot's windows while misses go on
+// fetching other QPs. One slot at a time; every host command drops it
+// (cmd_unhold drops it and fetches nothing). Misses never hold.
+//
+// A host command waits (busy, so MMIO waits) until no doorbell by number
+// written before it is waiting (db_idle): a doorbell the host rang before
+// a fetch or a hold is looked up, and fetched if need be, first. Misses
+// are served meanwhile.
 
 `resetall
 `timescale 1ns / 1ps
@@ -54,7 +65,12 @@ module qp_fetch #(
 
     input  wire                 cmd_valid,
     input  wire [23:0]          cmd_qpn,
-    output wire                 busy,
+    input  wire                 cmd_hold,
+    input  wire                 cmd_unhold,
+    // no doorbell by number waits: a host command waits for those before it
+    input  wire                 db_idle,
+    output wire                 busy,       // for the host's MMIO
+    output wire                 active,     // the directory's and the engine's ports are ours
     // misses (cfg_auto): the receive stage's packet and a doorbell by
     // number whose QP no slot holds; each held until its done pulse
     input  wire                 cfg_auto,
@@ -66,13 +82,24 @@ module qp_fetch #(
     input  wire [23:0]          db_miss_qpn,
     output reg                  db_miss_done = 1'b0,
     output reg                  db_miss_ok = 1'b0,
+    output reg                  db_miss_full = 1'b0,    // (not ok:) no slot could be had
     output reg  [31:0]          count_misses = 32'd0,    // fetches started by a miss
     output reg  [31:0]          count_evictions = 32'd0, // QPs written back and unbound, every fetch
+    output reg  [31:0]          count_full = 32'd0,      // fetches that found every cache slot pinned
+    // the directory's first lookups of packets and doorbells by number,
+    // and those that found no slot: the cache's hit rate
+    input  wire                 look_rx_valid,
+    input  wire                 look_rx_hit,
+    input  wire                 look_db_valid,
+    input  wire                 look_db_hit,
+    output reg  [31:0]          count_lookups = 32'd0,
+    output reg  [31:0]          count_lookup_misses = 32'd0,
     output reg  [2:0]           res_err = 3'd0,
     output reg  [QN_W-1:0]      res_slot = {QN_W{1'b0}},
     output reg                  res_loaded = 1'b0,
     output reg                  res_evicted = 1'b0,
     output reg  [23:0]          res_victim = 24'd0,
+    output reg                  res_held = 1'b0,
 
     // the directory (its command port and lookup are ours while busy)
     output wire [23:0]          lk_qpn,
@@ -117,7 +144,7 @@ end
 localparam [2:0] E_OK = 3'd0, E_READ = 3'd2, E_BOUND = 3'd3, E_FULL = 3'd5, E_DIR = 3'd6;
 localparam [3:0] S_IDLE = 4'd0, S_LOOK = 4'd1, S_READ = 4'd2, S_ISSUE = 4'd3, S_ANS = 4'd4,
     S_UNB_OLD = 4'd5, S_BIND_NEW = 4'd6, S_END = 4'd7, S_UNB_NEW = 4'd8, S_BIND_OLD = 4'd9,
-    S_DIR = 4'd10;
+    S_DIR = 4'd10, S_NEXT = 4'd11;
 localparam integer NUM_Q_I = NUM_Q;
 localparam [16:0] NUM_Q17 = NUM_Q_I[16:0];
 localparam [24:0] DIR_END = 25'd1 << QPN_W;
@@ -147,6 +174,18 @@ reg e_loaded = 1'b0;
 reg e_evicted = 1'b0;
 reg [23:0] e_victim = 24'd0;
 reg [1:0] src_reg = 2'd0;
+reg hold_want_reg = 1'b0;
+// a host command waiting for the doorbells written before it
+reg cmd_pend_reg = 1'b0;
+reg cmd_hold_reg = 1'b0;
+reg cmd_unhold_reg = 1'b0;
+reg [23:0] cmd_qpn_reg = 24'd0;
+wire cmd_go = cmd_pend_reg && db_idle;
+reg [QN_W-1:0] hold_slot_reg = {QN_W{1'b0}};
+wire skip_held = res_held && cand_reg == hold_slot_reg;
+// the last miss served was a doorbell's: a packet's goes first
+reg last_db_reg = 1'b0;
+wire take_db = db_miss_valid && !(rx_miss_valid && last_db_reg);
 reg busy_q = 1'b0;
 // after a miss's fetch, the receive stage's re-check sees the new binding a
 // cycle or two late: no new miss is taken meanwhile
@@ -160,7 +199,8 @@ wire [16:0] cache_slots = NUM_Q17 - {1'b0, cfg_first};
 
 wire run = state_reg != S_IDLE;
 // (busy a cycle past the run: the result is copied out in that cycle)
-assign busy = run || busy_q;
+assign busy = run || busy_q || cmd_pend_reg;
+assign active = run || busy_q;
 assign lk_qpn = qpn_reg;
 assign d_slot = {{(16-QN_W){1'b0}}, cand_reg};
 assign d_qpn = dqpn_reg;
@@ -181,10 +221,18 @@ always @(posedge clk) begin
     if (cool_reg != 2'd0) begin
         cool_reg <= cool_reg - 2'd1;
     end
+    count_lookups <= count_lookups + {31'd0, look_rx_valid} + {31'd0, look_db_valid};
+    count_lookup_misses <= count_lookup_misses + {31'd0, look_rx_valid && !look_rx_hit}
+        + {31'd0, look_db_valid && !look_db_hit};
+    if (busy_q && !run && e_err == E_FULL) begin
+        count_full <= count_full + 32'd1;
+    end
     // the end of a fetch: its result to whoever asked
     if (busy_q && !run) begin
         case (src_reg)
             2'd0: begin
+                res_held <= hold_want_reg && e_err == E_OK;
+                hold_slot_reg <= e_slot;
                 res_err <= e_err;
                 res_slot <= e_slot;
                 res_loaded <= e_loaded;
@@ -192,19 +240,30 @@ always @(posedge clk) begin
                 res_victim <= e_victim;
             end
             2'd1: begin
+                last_db_reg <= 1'b0;
                 rx_miss_done <= 1'b1;
                 rx_miss_ok <= e_err == E_OK;
                 cool_reg <= 2'd3;
             end
             default: begin
+                last_db_reg <= 1'b1;
                 db_miss_done <= 1'b1;
                 db_miss_ok <= e_err == E_OK;
+                db_miss_full <= e_err == E_FULL;
                 cool_reg <= 2'd3;
             end
         endcase
     end
     if (wait_reg != 3'd0) begin
         wait_reg <= wait_reg - 3'd1;
+    end
+    // a host command waits for the doorbells by number written before it
+    // (they may need the fetch themselves, which it lets them have)
+    if (cmd_valid) begin
+        cmd_pend_reg <= 1'b1;
+        cmd_hold_reg <= cmd_hold;
+        cmd_unhold_reg <= cmd_unhold;
+        cmd_qpn_reg <= cmd_qpn;
     end
     // the engine's end of our command may come before the binds are done
     if (state_reg != S_IDLE && c_end_valid && c_end_slot == cand_reg) begin
@@ -213,12 +272,19 @@ always @(posedge clk) begin
     end
     case (state_reg)
         S_IDLE: begin
-            if (cmd_valid) begin
-                qpn_reg <= cmd_qpn;
+            if (cmd_go && cmd_unhold_reg) begin
+                res_held <= 1'b0;
+                cmd_pend_reg <= 1'b0;
+            end else if (cmd_go) begin
+                // (the old hold ends: its slot may be this fetch's)
+                res_held <= 1'b0;
+                cmd_pend_reg <= 1'b0;
+                hold_want_reg <= cmd_hold_reg;
+                qpn_reg <= cmd_qpn_reg;
                 src_reg <= 2'd0;
                 e_loaded <= 1'b0;
                 e_evicted <= 1'b0;
-                if ({1'b0, cmd_qpn} >= DIR_END || {1'b0, cmd_qpn} >= cfg_records) begin
+                if ({1'b0, cmd_qpn_reg} >= DIR_END || {1'b0, cmd_qpn_reg} >= cfg_records) begin
                     // (answered at once: never busy)
                     res_err <= E_BOUND;
                     res_loaded <= 1'b0;
@@ -228,10 +294,11 @@ always @(posedge clk) begin
                     wait_reg <= LK_LAT[2:0] + 3'd1;
                 end
             end else if (cfg_auto && !busy_q && cool_reg == 2'd0 && (db_miss_valid || rx_miss_valid)) begin
-                // (a doorbell holds the host's MMIO: it goes first; the
-                // requesters check the number against the table)
-                qpn_reg <= db_miss_valid ? db_miss_qpn : rx_miss_qpn;
-                src_reg <= db_miss_valid ? 2'd2 : 2'd1;
+                // (the two take turns, so a doorbell tried again and
+                // again never keeps a packet waiting; the requesters check
+                // the number against the table)
+                qpn_reg <= take_db ? db_miss_qpn : rx_miss_qpn;
+                src_reg <= take_db ? 2'd2 : 2'd1;
                 e_loaded <= 1'b0;
                 e_evicted <= 1'b0;
                 count_misses <= count_misses + 32'd1;
@@ -259,8 +326,11 @@ always @(posedge clk) begin
             end
         end
         S_READ: begin
-            // the candidate's binding, read back through the directory
-            if (wait_reg == 3'd0) begin
+            // the candidate's binding, read back through the directory;
+            // the host's held slot is passed over as the engine's refusal is
+            if (wait_reg == 3'd0 && skip_held) begin
+                state_reg <= S_NEXT;
+            end else if (wait_reg == 3'd0) begin
                 old_bound_reg <= d_rb_bound;
                 old_qpn_reg <= d_rb_qpn;
                 state_reg <= S_ISSUE;
@@ -279,15 +349,21 @@ always @(posedge clk) begin
                     // the slot's packets are held from here to the end
                     dop_reg <= 2'd2;
                     state_reg <= old_bound_reg ? S_UNB_OLD : S_BIND_NEW;
-                end else if (tries_reg + 17'd1 >= cache_slots) begin
-                    e_err <= E_FULL;
-                    state_reg <= S_IDLE;
                 end else begin
-                    tries_reg <= tries_reg + 17'd1;
-                    cand_reg <= cand_next;
-                    state_reg <= S_READ;
-                    wait_reg <= 3'd2;
+                    state_reg <= S_NEXT;
                 end
+            end
+        end
+        S_NEXT: begin
+            // the candidate was refused: the next one, unless all were
+            if (tries_reg + 17'd1 >= cache_slots) begin
+                e_err <= E_FULL;
+                state_reg <= S_IDLE;
+            end else begin
+                tries_reg <= tries_reg + 17'd1;
+                cand_reg <= cand_next;
+                state_reg <= S_READ;
+                wait_reg <= 3'd2;
             end
         end
         S_UNB_OLD: begin
@@ -367,6 +443,11 @@ always @(posedge clk) begin
         cool_reg <= 2'd0;
         count_misses <= 32'd0;
         count_evictions <= 32'd0;
+        count_full <= 32'd0;
+        cmd_pend_reg <= 1'b0;
+        count_lookups <= 32'd0;
+        count_lookup_misses <= 32'd0;
+        res_held <= 1'b0;
     end
 end
 

@@ -288,6 +288,8 @@ wire [15:0] dbn_err_qpn;
 wire [15:0] reg_qp_cache_first;
 wire [23:0] reg_qp_fetch_qpn;
 wire reg_qp_fetch_valid;
+wire reg_qp_fetch_hold, reg_qp_fetch_unhold;
+wire fetch_held;
 wire fetch_busy;
 wire [2:0] fetch_err;
 wire [15:0] fetch_slot;
@@ -296,6 +298,8 @@ wire fetch_evicted;
 wire [23:0] fetch_victim;
 // the fetch's use of the directory (rnic_transport's qp_dir)
 wire fd_active;
+wire fetch_active;
+wire dbn_idle;
 wire [15:0] fd_slot;
 wire [23:0] fd_qpn;
 wire [1:0] fd_op;
@@ -306,13 +310,15 @@ wire [QN_W-1:0] dir_lk_slot;
 wire dir_free_valid;
 wire [QN_W-1:0] dir_free_slot;
 wire reg_qp_cache_auto;
-wire [31:0] fetch_misses, fetch_evictions;
+wire [31:0] fetch_misses, fetch_evictions, fetch_full, qp_lookups, qp_lookup_misses;
+wire look_rx_valid, look_rx_hit, look_db_valid, look_db_hit;
+wire [4:0] dbn_waiting, dbn_waiting_max;
 // misses wait for the fetch only where there is one
 wire fd_miss_en = reg_qp_cache_auto && REC_PORT != 0 && QPN_W > 0;
 wire rx_miss_valid, db_miss_valid;
 wire [23:0] rx_miss_qpn;
 wire [15:0] db_miss_qpn;
-wire rx_miss_done, rx_miss_ok, db_miss_done;
+wire rx_miss_done, rx_miss_ok, db_miss_done, db_miss_ok, db_miss_full;
 wire [15:0] reg_mr_sel;
 wire [31:0] reg_mr_key;
 wire [31:0] reg_mr_va_lo;
@@ -991,6 +997,15 @@ rnic_transport #(
     .db_miss_valid(db_miss_valid),
     .db_miss_qpn(db_miss_qpn),
     .db_miss_done(db_miss_done),
+    .look_rx_valid(look_rx_valid),
+    .look_rx_hit(look_rx_hit),
+    .look_db_valid(look_db_valid),
+    .look_db_hit(look_db_hit),
+    .dbn_waiting(dbn_waiting),
+    .dbn_waiting_max(dbn_waiting_max),
+    .dbn_idle(dbn_idle),
+    .db_miss_ok(db_miss_ok),
+    .db_miss_full(db_miss_full),
     .reg_rq_db_pi(reg_rq_db_pi),
     .reg_rq_db_valid(reg_rq_db_valid),
     .sel_qp_state(sel_qp_state),
@@ -1297,11 +1312,11 @@ if (REC_PORT != 0) begin : g_rec_window
         .rx_hold(ctx_rx_hold),
         .cfg_base(reg_qp_ctx_base),
         .cfg_records(reg_qp_ctx_records),
-        .cmd_slot(fetch_busy ? f_c_slot : reg_qp_sel),
-        .cmd_record(fetch_busy ? f_c_record : reg_qp_ctx_record),
-        .cmd_wb_record(fetch_busy ? f_c_wb : reg_qp_ctx_wb),
-        .cmd_op(fetch_busy ? f_c_op : reg_qp_ctx_op),
-        .cmd_valid(fetch_busy ? f_c_valid : reg_qp_ctx_valid),
+        .cmd_slot(fetch_active ? f_c_slot : reg_qp_sel),
+        .cmd_record(fetch_active ? f_c_record : reg_qp_ctx_record),
+        .cmd_wb_record(fetch_active ? f_c_wb : reg_qp_ctx_wb),
+        .cmd_op(fetch_active ? f_c_op : reg_qp_ctx_op),
+        .cmd_valid(fetch_active ? f_c_valid : reg_qp_ctx_valid),
         .cmd_ready(c_ready),
         .ans_valid(c_ans_valid),
         .ans_taken(c_ans_taken),
@@ -1407,10 +1422,6 @@ endgenerate
 generate
 if (REC_PORT != 0 && QPN_W > 0) begin : g_fetch
     wire [QN_W-1:0] fetch_slot_q;
-    // (a doorbell looks its number up again instead)
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire db_miss_ok_unused;
-    /* verilator lint_on UNUSEDSIGNAL */
     qp_fetch #(
         .NUM_Q(NUM_Q),
         .QN_W(QN_W),
@@ -1423,7 +1434,11 @@ if (REC_PORT != 0 && QPN_W > 0) begin : g_fetch
         .cfg_records(reg_qp_ctx_records),
         .cmd_valid(reg_qp_fetch_valid),
         .cmd_qpn(reg_qp_fetch_qpn),
+        .cmd_hold(reg_qp_fetch_hold),
+        .cmd_unhold(reg_qp_fetch_unhold),
         .busy(fetch_busy),
+        .active(fetch_active),
+        .db_idle(dbn_idle),
         .cfg_auto(fd_miss_en),
         .rx_miss_valid(rx_miss_valid),
         .rx_miss_qpn(rx_miss_qpn),
@@ -1432,14 +1447,23 @@ if (REC_PORT != 0 && QPN_W > 0) begin : g_fetch
         .db_miss_valid(db_miss_valid),
         .db_miss_qpn({8'd0, db_miss_qpn}),
         .db_miss_done(db_miss_done),
-        .db_miss_ok(db_miss_ok_unused),
+        .db_miss_ok(db_miss_ok),
+        .db_miss_full(db_miss_full),
         .count_misses(fetch_misses),
         .count_evictions(fetch_evictions),
+        .count_full(fetch_full),
+        .look_rx_valid(look_rx_valid),
+        .look_rx_hit(look_rx_hit),
+        .look_db_valid(look_db_valid),
+        .look_db_hit(look_db_hit),
+        .count_lookups(qp_lookups),
+        .count_lookup_misses(qp_lookup_misses),
         .res_err(fetch_err),
         .res_slot(fetch_slot_q),
         .res_loaded(fetch_loaded),
         .res_evicted(fetch_evicted),
         .res_victim(fetch_victim),
+        .res_held(fetch_held),
         .lk_qpn(fd_lk_qpn),
         .lk_hit(dir_lk_hit),
         .lk_slot(dir_lk_slot),
@@ -1466,7 +1490,7 @@ if (REC_PORT != 0 && QPN_W > 0) begin : g_fetch
         .c_end_ok(c_end_ok)
     );
     assign fetch_slot = {{(16-QN_W){1'b0}}, fetch_slot_q};
-    assign fd_active = fetch_busy;
+    assign fd_active = fetch_active;
 end else begin : g_no_fetch
     // a fetch answers "no fetch in this build" and moves nothing
     reg fetch_seen_reg = 1'b0;
@@ -1474,16 +1498,17 @@ end else begin : g_no_fetch
         fetch_seen_reg <= !rst && (fetch_seen_reg || reg_qp_fetch_valid);
     end
     assign fetch_busy = 1'b0;
+    assign fetch_active = 1'b0;
     assign fetch_err = fetch_seen_reg ? 3'd1 : 3'd0;
-    assign {rx_miss_done, rx_miss_ok, db_miss_done} = 3'd0;
-    assign {fetch_misses, fetch_evictions} = 64'd0;
-    assign {fetch_slot, fetch_loaded, fetch_evicted, fetch_victim} = {16'd0, 1'b0, 1'b0, 24'd0};
+    assign {rx_miss_done, rx_miss_ok, db_miss_done, db_miss_ok, db_miss_full} = 5'd0;
+    assign {fetch_misses, fetch_evictions, fetch_full, qp_lookups, qp_lookup_misses} = 160'd0;
+    assign {fetch_slot, fetch_loaded, fetch_evicted, fetch_victim, fetch_held} = {16'd0, 1'b0, 1'b0, 24'd0, 1'b0};
     assign {fd_active, fd_slot, fd_qpn, fd_op, fd_valid, fd_lk_qpn} = {1'b0, 16'd0, 24'd0, 2'd0, 1'b0, 24'd0};
     assign {f_c_valid, f_c_slot, f_c_op, f_c_record, f_c_wb} = {1'b0, 16'd0, 2'd0, 24'd0, 24'd0};
     /* verilator lint_off UNUSEDSIGNAL */
-    wire unused_fetch = ^{reg_qp_fetch_qpn, dir_lk_hit, dir_lk_slot, c_ready, c_ans_valid, c_ans_taken,
+    wire unused_fetch = ^{reg_qp_fetch_qpn, reg_qp_fetch_hold, reg_qp_fetch_unhold, dir_lk_hit, dir_lk_slot, c_ready, c_ans_valid, c_ans_taken,
                           c_end_valid, c_end_slot, c_end_ok, dir_free_valid, dir_free_slot, rx_miss_valid,
-                          rx_miss_qpn, db_miss_valid, db_miss_qpn};
+                          rx_miss_qpn, db_miss_valid, db_miss_qpn, look_rx_valid, look_rx_hit, look_db_valid, look_db_hit, dbn_idle, fetch_active};
     /* verilator lint_on UNUSEDSIGNAL */
 end
 endgenerate
@@ -1600,8 +1625,16 @@ rnic_control #(
     .reg_qp_cache_auto(reg_qp_cache_auto),
     .fetch_misses(fetch_misses),
     .fetch_evictions(fetch_evictions),
+    .fetch_full(fetch_full),
+    .qp_lookups(qp_lookups),
+    .qp_lookup_misses(qp_lookup_misses),
+    .dbn_waiting(dbn_waiting),
+    .dbn_waiting_max(dbn_waiting_max),
     .reg_qp_fetch_qpn(reg_qp_fetch_qpn),
     .reg_qp_fetch_valid(reg_qp_fetch_valid),
+    .reg_qp_fetch_hold(reg_qp_fetch_hold),
+    .reg_qp_fetch_unhold(reg_qp_fetch_unhold),
+    .fetch_held(fetch_held),
     .fetch_busy(fetch_busy),
     .fetch_err(fetch_err),
     .fetch_slot(fetch_slot),

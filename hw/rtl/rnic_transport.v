@@ -164,9 +164,20 @@ module rnic_transport #(
     output wire                              rx_miss_valid,
     output wire [23:0]                       rx_miss_qpn,
     input  wire                              rx_miss_drop,
+    // the directory's first lookups (packets, doorbells by number) for the
+    // cache's hit rate, and the doorbells by number waiting
+    output wire                              look_rx_valid,
+    output wire                              look_rx_hit,
+    output wire                              look_db_valid,
+    output wire                              look_db_hit,
+    output wire [4:0]                        dbn_waiting,
+    output wire [4:0]                        dbn_waiting_max,
+    output wire                              dbn_idle,
     output wire                              db_miss_valid,
     output wire [15:0]                       db_miss_qpn,
     input  wire                              db_miss_done,
+    input  wire                              db_miss_ok,
+    input  wire                              db_miss_full,
     output wire [2:0]                        sel_qp_state,
     input  wire [1:0]                        reg_path_thresh,    // path health: losses to take a path out (0: off)
     output wire [23:0]                       sel_sq_psn,
@@ -744,13 +755,14 @@ wire [QN_W-1:0] cq_notify_cqn;
 
 // ---------------------------------------------------------------- doorbells by QP number
 // looked up in the QP directory (below), then merged with the doorbells by
-// slot: MMIO waits while one is looked up, so the two never meet in a cycle
+// slot; one by slot from MMIO goes first in its cycle, the other waits
 wire [15:0] dbn_lk_qpn;
 wire dbn_lk_hit;
 wire [QN_W-1:0] dbn_lk_slot;
 wire dbn_sq_valid, dbn_rq_valid;
 wire [QN_W-1:0] dbn_slot;
 wire [15:0] dbn_pi;
+wire dbn_ready = !reg_sq_db_valid && !reg_rq_db_valid;
 qpn_doorbell #(
     .QN_W(QN_W),
     .LK_LAT(2)
@@ -764,29 +776,38 @@ qpn_doorbell #(
     .s_rq_qpn(reg_rq_dbn_qpn),
     .s_rq_pi(reg_rq_dbn_pi),
     .busy(dbn_busy),
+    .idle(dbn_idle),
     .lk_qpn(dbn_lk_qpn),
     .lk_hit(dbn_lk_hit),
     .lk_slot(dbn_lk_slot),
+    .lk_busy(fd_active),
     .miss_en(fd_miss_en),
     .miss_records(fd_records),
     .miss_valid(db_miss_valid),
     .miss_qpn(db_miss_qpn),
     .miss_done(db_miss_done),
+    .miss_ok(db_miss_ok),
+    .miss_full(db_miss_full),
     .m_sq_valid(dbn_sq_valid),
     .m_rq_valid(dbn_rq_valid),
     .m_slot(dbn_slot),
     .m_pi(dbn_pi),
+    .m_ready(dbn_ready),
     .err_valid(dbn_err_valid),
-    .err_qpn(dbn_err_qpn)
+    .err_qpn(dbn_err_qpn),
+    .look_valid(look_db_valid),
+    .look_hit(look_db_hit),
+    .waiting(dbn_waiting),
+    .waiting_max(dbn_waiting_max)
 );
 assign dir_lk_hit = dbn_lk_hit;
 assign dir_lk_slot = dbn_lk_slot;
 wire sq_db_valid = reg_sq_db_valid || dbn_sq_valid;
-wire [15:0] sq_db_qn = dbn_sq_valid ? {{(16-QN_W){1'b0}}, dbn_slot} : reg_sq_db_qn;
-wire [15:0] sq_db_pi = dbn_sq_valid ? dbn_pi : reg_sq_db_pi;
+wire [15:0] sq_db_qn = reg_sq_db_valid ? reg_sq_db_qn : {{(16-QN_W){1'b0}}, dbn_slot};
+wire [15:0] sq_db_pi = reg_sq_db_valid ? reg_sq_db_pi : dbn_pi;
 wire rq_db_valid = reg_rq_db_valid || dbn_rq_valid;
-wire [15:0] rq_db_qpn = dbn_rq_valid ? {{(16-QN_W){1'b0}}, dbn_slot} : reg_rq_db_qpn;
-wire [15:0] rq_db_pi = dbn_rq_valid ? dbn_pi : reg_rq_db_pi;
+wire [15:0] rq_db_qpn = reg_rq_db_valid ? reg_rq_db_qpn : {{(16-QN_W){1'b0}}, dbn_slot};
+wire [15:0] rq_db_pi = reg_rq_db_valid ? reg_rq_db_pi : dbn_pi;
 
 queue_manager #(
     .NUM_Q(NUM_Q),
@@ -1275,7 +1296,9 @@ generate
             .miss_drop(rx_miss_drop),
             .free_from(fd_free_from),
             .free_valid(dir_free_valid),
-            .free_slot(dir_free_slot)
+            .free_slot(dir_free_slot),
+            .look_valid(look_rx_valid),
+            .look_hit(look_rx_hit)
         );
     end else begin : g_no_qp_dir
         // QP n is slot n: no stage, and every command answers "no directory"
@@ -1294,6 +1317,7 @@ generate
         assign dir_free_slot = {QN_W{1'b0}};
         assign rx_miss_valid = 1'b0;
         assign rx_miss_qpn = 24'd0;
+        assign {look_rx_valid, look_rx_hit} = 2'b00;
         /* verilator lint_off UNUSEDSIGNAL */
         wire unused_bind = ^{reg_qp_bind_qpn, reg_qp_bind_op, reg_qp_bind_valid, fd_active, fd_slot,
             fd_qpn, fd_op, fd_valid, fd_lk_qpn, fd_free_from, rx_miss_drop};

@@ -61,6 +61,12 @@ pub struct QpScaleArgs {
     /// (WQE, receive WQE, and later the QP context) wait this long.
     #[arg(long, default_value_t = 100)]
     pub read_latency: u64,
+    /// Put the QPs in host memory behind the NIC's context cache: each
+    /// NIC opens a context table of this many records (QP numbers below
+    /// it; at most 65,536) and caches QPs in its slots (issue 19). 0: every
+    /// QP in a slot of its own, as many as the NIC has.
+    #[arg(long, default_value_t = 0)]
+    pub qp_cache: u32,
     /// One JSON object per row.
     #[arg(long)]
     pub json: bool,
@@ -93,6 +99,14 @@ struct ScaleRow {
     /// Context-cache hits over lookups; null when every QP's context is on
     /// chip (no cache).
     hit_rate: Option<f64>,
+    /// Lookups that missed, fetches misses started (retries included),
+    /// evictions, fetches that found every slot pinned and the doorbell
+    /// table's high-water mark over the run, both NICs (None: no cache).
+    lookup_misses: Option<u32>,
+    fetch_misses: Option<u32>,
+    evictions: Option<u32>,
+    pinned_full: Option<u32>,
+    db_waiting_max: Option<u8>,
     /// QPs the NIC holds on chip (`id.num_queues`).
     qps_on_chip: u32,
     /// This row's figure over the 1-QP row's of the same size (Gb/s for
@@ -124,12 +138,21 @@ pub fn qp_scale(a: &QpScaleArgs) -> Result<ExitCode> {
         let p = pair_with(&a.dev, &a.fabric, 16, host(a))?;
         p.a.query_device()?.max_qp
     };
+    // with the cache, QPs up to the table's capacity
+    let on_chip = if a.qp_cache > 0 {
+        let p = pair_with(&a.dev, &a.fabric, 16, host(a))?;
+        p.a.enable_qp_cache(a.qp_cache)
+            .context("--qp-cache: the NIC model's context cache")?;
+        p.a.query_device()?.max_qp
+    } else {
+        on_chip
+    };
     let active: Vec<u32> = match &a.active {
         Some(v) => {
             if let Some(&n) = v.iter().find(|&&n| n > on_chip) {
                 bail!(
-                    "--active {n}: this NIC model holds {on_chip} QPs, all on chip; the context cache that lets a NIC hold more (issue 19) is not in the core yet{}",
-                    many_qps_hint(a, on_chip)
+                    "--active {n}: this NIC model holds {on_chip} QPs{}",
+                    more_qps_hint(a, on_chip)
                 );
             }
             v.clone()
@@ -139,8 +162,8 @@ pub fn qp_scale(a: &QpScaleArgs) -> Result<ExitCode> {
                 DEFAULT_ACTIVE.iter().partition(|&&n| n <= on_chip);
             if !skip.is_empty() {
                 eprintln!(
-                    "qp-scale: skipping {skip:?} active QPs: this NIC model holds {on_chip} QPs, all on chip, and the context cache that lets a NIC hold more (issue 19) is not in the core yet{}",
-                    many_qps_hint(a, on_chip)
+                    "qp-scale: skipping {skip:?} active QPs: this NIC model holds {on_chip} QPs{}",
+                    more_qps_hint(a, on_chip)
                 );
             }
             fit
@@ -191,6 +214,7 @@ pub fn qp_scale(a: &QpScaleArgs) -> Result<ExitCode> {
                     },
                     spray_log: a.paths.trailing_zeros() as u8,
                     watchdog: 5_000_000,
+                    cache_records: a.qp_cache,
                 },
             )
             .with_context(|| {
@@ -226,6 +250,11 @@ pub fn qp_scale(a: &QpScaleArgs) -> Result<ExitCode> {
                 gbps,
                 mpps,
                 hit_rate: r.hit_rate,
+                lookup_misses: r.cache.map(|c| c.lookup_misses),
+                fetch_misses: r.cache.map(|c| c.fetch_misses),
+                evictions: r.cache.map(|c| c.evictions),
+                pinned_full: r.cache.map(|c| c.pinned_full),
+                db_waiting_max: r.cache.map(|c| c.db_waiting_max),
                 qps_on_chip: on_chip,
                 of_one_qp: if n == 1 {
                     Some(1.0)
@@ -286,11 +315,13 @@ fn host(a: &QpScaleArgs) -> RootComplexConfig {
     }
 }
 
-fn many_qps_hint(a: &QpScaleArgs, on_chip: u32) -> &'static str {
-    if on_chip < 1024 && a.dev.sim_model != devices::SimModel::ManyQps {
-        " (--sim-model many-qps holds 1,024)"
+fn more_qps_hint(a: &QpScaleArgs, on_chip: u32) -> &'static str {
+    if a.qp_cache > 0 {
+        " (the QP numbers below --qp-cache, and below 2^16)"
+    } else if on_chip < 1024 && a.dev.sim_model != devices::SimModel::ManyQps {
+        ", all on chip (--qp-cache puts them in host memory behind the NIC's context cache; --sim-model many-qps holds 1,024 on chip)"
     } else {
-        ""
+        ", all on chip (--qp-cache puts them in host memory behind the NIC's context cache)"
     }
 }
 
@@ -310,7 +341,7 @@ fn repro(a: &QpScaleArgs, n: u32) -> String {
             .unwrap_or_default()
     };
     format!(
-        "rnic bench qp-scale --seed {} --data-w {}{} --transport {} --paths {} --fabric {} --mtu {} --window {} --messages {} --per-qp {} --bw-size {} --rate-size {} --read-latency {}{active}",
+        "rnic bench qp-scale --seed {} --data-w {}{} --transport {} --paths {} --fabric {} --mtu {} --window {} --messages {} --per-qp {} --bw-size {} --rate-size {} --read-latency {}{}{active}",
         a.dev.seed,
         a.dev.data_w,
         a.dev.sim_model_flag(),
@@ -323,7 +354,12 @@ fn repro(a: &QpScaleArgs, n: u32) -> String {
         a.per_qp,
         a.bw_size,
         a.rate_size,
-        a.read_latency
+        a.read_latency,
+        if a.qp_cache > 0 {
+            format!(" --qp-cache {}", a.qp_cache)
+        } else {
+            String::new()
+        }
     )
 }
 

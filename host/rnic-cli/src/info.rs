@@ -241,6 +241,8 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
             "ctx_fills": id.ctx_fills,
             // null without a directory
             "qp_directory": directory_cost(id.qpn_bits, id.num_queues),
+            // 0: no context cache (QPs beyond the slots need one)
+            "max_cached_qps": rnic_driver::max_cached_qps(id.qpn_bits, id.ctx_fills, id.qp_rec_words),
             "state_budget": budget.as_ref().ok(),
             "blocks": blocks.iter().map(|b| serde_json::json!({
                 "offset": b.offset, "type": format!("{:#010x}", b.block_type),
@@ -303,6 +305,14 @@ pub fn info(a: &InfoArgs) -> Result<ExitCode> {
                 id.num_queues,
                 d.number_table_bytes as f64 / 1024.0,
                 d.slot_bits
+            ),
+        }
+        match rnic_driver::max_cached_qps(id.qpn_bits, id.ctx_fills, id.qp_rec_words) {
+            0 => println!("QP cache      none: as many QPs as slots"),
+            n => println!(
+                "QP cache      up to {} QPs in a host context table ({} bytes each), cached in the slots above the host's own (Context::enable_qp_cache, rnic bench qp-scale --qp-cache): the per-QP state above is what a cached QP holds on chip",
+                thousands(u64::from(n)),
+                id.qp_rec_words * 8
             ),
         }
         println!("register blocks:");

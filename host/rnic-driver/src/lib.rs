@@ -14,11 +14,13 @@
 //! signaled completion of their queue. Receive completions (CQE flag `recv`)
 //! retire receive-queue WQEs the same way.
 
+mod cached_qp;
 pub mod debug_switches;
 /// The entry formats, generated from `hw/formats/rnic_formats.rdl` by
 /// `hw/formats/generate.sh`.
 #[path = "generated_formats.rs"]
 pub mod formats;
+pub use cached_qp::max_cached_qps;
 mod qp_ctx_table;
 mod qp_directory;
 mod qp_fetch;
@@ -35,7 +37,7 @@ use rnic_regs::DeviceIo;
 pub use debug_switches::{Break, BreakSet, DebugSwitches, UnknownBreak};
 pub use qp_ctx_table::{ctx_error_name, CtxCounters, CtxStatus, CTX_ERR_PINNED, MAX_CTX_RECORDS};
 pub use qp_directory::{bind_error_name, CAP_DOORBELL_BY_QPN, FIRST_QP_NUM};
-pub use qp_fetch::{fetch_error_name, Fetched};
+pub use qp_fetch::{fetch_error_name, CacheCounters, Fetched};
 pub use ring::{
     CopyWr, Cqe, RecvWqe, SendWqe, WcOpcode, WcStatus, WrOpcode, CQE_FLAG_RECV, CQE_FLAG_WITH_IMM,
     CQE_OP_LOCAL_DMA_COPY, CQE_OP_RDMA_READ, CQE_OP_RDMA_WRITE, CQE_OP_RECV,
@@ -217,9 +219,19 @@ impl WqState {
     }
 }
 
+/// What a completion queue's CQEs name a work queue by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WqKey {
+    /// The queue's own slot: the CQEs name the number bound to the slot
+    /// last (the slot itself without a directory).
+    Slot(u16),
+    /// A cached QP's: the CQEs name its QP number, whatever slot it is in.
+    Qpn(u32),
+}
+
 /// A work queue whose WQEs a completion queue retires.
 struct WqLink {
-    qn: u16,
+    key: WqKey,
     recv: bool,
     state: Weak<WqState>,
 }
@@ -269,10 +281,10 @@ impl CompletionQueue {
         self.counter_ignored
     }
 
-    fn link(&mut self, qn: u16, recv: bool, state: &Rc<WqState>) {
+    fn link(&mut self, key: WqKey, recv: bool, state: &Rc<WqState>) {
         self.links.retain(|l| l.state.strong_count() > 0);
         self.links.push(WqLink {
-            qn,
+            key,
             recv,
             state: Rc::downgrade(state),
         });
@@ -283,16 +295,17 @@ impl CompletionQueue {
     /// where it is missing: a build without a QP directory).
     fn retire(&mut self, cqe: &Cqe, cqe_qns: &[u32]) {
         let recv = cqe.is_recv();
-        let named = |qn: u16| {
-            cqe_qns
+        let named = |key: WqKey| match key {
+            WqKey::Slot(qn) => cqe_qns
                 .get(usize::from(qn))
                 .copied()
-                .unwrap_or(u32::from(qn))
+                .unwrap_or(u32::from(qn)),
+            WqKey::Qpn(n) => n,
         };
         let state = self
             .links
             .iter()
-            .filter(|l| named(l.qn) == cqe.qn && l.recv == recv)
+            .filter(|l| named(l.key) == cqe.qn && l.recv == recv)
             .find_map(|l| l.state.upgrade());
         let Some(st) = state else {
             return;
@@ -318,6 +331,9 @@ impl CompletionQueue {
 /// A send queue: a ring of WQEs in host memory.
 pub struct SendQueue {
     qn: u16,
+    /// A cached QP's queue: its QP number (the NIC places it; `qn` is the
+    /// slot it was created in, where it need not be now).
+    cached: Option<u32>,
     cqn: u16,
     entries: u32,
     ring: DmaBuffer,
@@ -325,8 +341,15 @@ pub struct SendQueue {
 }
 
 impl SendQueue {
+    /// The queue's slot (for a cached QP's queue, the slot it was created
+    /// in: the NIC may have moved it since; see [`SendQueue::cached_qpn`]).
     pub fn qn(&self) -> u16 {
         self.qn
+    }
+    /// The QP number of a cached QP's queue (its state is in the host's
+    /// context table and whichever slot the NIC fetches it into).
+    pub fn cached_qpn(&self) -> Option<u32> {
+        self.cached
     }
     /// The completion queue its CQEs go to.
     pub fn cqn(&self) -> u16 {
@@ -358,6 +381,8 @@ impl SendQueue {
 /// queue's number), not the QP number on the wire.
 pub struct RecvQueue {
     qpn: u16,
+    /// A cached QP's queue: its QP number (as [`SendQueue::cached_qpn`]).
+    cached: Option<u32>,
     entries: u32,
     ring: DmaBuffer,
     state: Rc<WqState>,
@@ -402,6 +427,9 @@ pub struct Nic<D: Device> {
     qp_nums: RefCell<qp_directory::QpNumbers>,
     /// The QP context table in host memory, while open.
     ctx_table: RefCell<Option<DmaBuffer>>,
+    /// The cache's first slot (`qp_cache_first`; `num_queues` or more:
+    /// no cache). Send queues of the host's own get slots below it.
+    cache_first: Cell<u16>,
 }
 
 impl<D: Device> Nic<D> {
@@ -442,6 +470,7 @@ impl<D: Device> Nic<D> {
             cq_used: RefCell::new(vec![false; n]),
             qp_nums: RefCell::new(qp_directory::QpNumbers::new(id.qpn_bits, id.num_queues)),
             ctx_table: RefCell::new(None),
+            cache_first: Cell::new(u16::try_from(id.num_queues).unwrap_or(u16::MAX)),
         })
     }
 
@@ -527,10 +556,16 @@ impl<D: Device> Nic<D> {
     }
 
     fn alloc_qn(used: &RefCell<Vec<bool>>) -> Result<u16> {
+        Self::alloc_qn_below(used, u16::MAX)
+    }
+
+    /// The lowest free number below `end`.
+    fn alloc_qn_below(used: &RefCell<Vec<bool>>, end: u16) -> Result<u16> {
         let mut u = used.borrow_mut();
-        let n = u.len() as u32;
+        let n = (u.len() as u32).min(u32::from(end));
         let i = u
             .iter()
+            .take(n as usize)
             .position(|x| !x)
             .ok_or(DriverError::NoFreeQueue(n))?;
         u[i] = true;
@@ -579,7 +614,7 @@ impl<D: Device> Nic<D> {
     /// Creates a send queue of `entries` WQEs completing to `cq`.
     pub fn create_sq(&self, entries: u32, cq: &mut CompletionQueue) -> Result<SendQueue> {
         Self::check_entries(entries)?;
-        let qn = Self::alloc_qn(&self.sq_used)?;
+        let qn = Self::alloc_qn_below(&self.sq_used, self.cache_first.get())?;
         if let Err(e) = self.adopt_slot(qn) {
             self.sq_used.borrow_mut()[qn as usize] = false;
             return Err(e);
@@ -591,9 +626,10 @@ impl<D: Device> Nic<D> {
             return Err(e);
         }
         let state = Rc::new(WqState::default());
-        cq.link(qn, false, &state);
+        cq.link(WqKey::Slot(qn), false, &state);
         Ok(SendQueue {
             qn,
+            cached: None,
             cqn: cq.cqn,
             entries,
             ring,
@@ -604,8 +640,15 @@ impl<D: Device> Nic<D> {
     /// Disables a send queue, returns its number to the pool and unmaps its
     /// ring.
     pub fn destroy_sq(&self, sq: SendQueue) -> Result<()> {
-        self.queue_command(sq.qn, QueueCmd::DisableSq, 0, 0, 0)?;
-        Self::free_qn(&self.sq_used, sq.qn);
+        match sq.cached {
+            Some(n) => self.with_qp_held(n, |slot| {
+                self.queue_command(slot, QueueCmd::DisableSq, 0, 0, 0)
+            })?,
+            None => {
+                self.queue_command(sq.qn, QueueCmd::DisableSq, 0, 0, 0)?;
+                Self::free_qn(&self.sq_used, sq.qn);
+            }
+        }
         self.dev.free_dma(&sq.ring)?;
         Ok(())
     }
@@ -615,13 +658,19 @@ impl<D: Device> Nic<D> {
     /// executed are discarded without completions. Only safe while the NIC
     /// is not working on the queue (its QP in RESET).
     pub fn reset_sq(&self, sq: &mut SendQueue) -> Result<()> {
-        self.queue_command(
-            sq.qn,
-            QueueCmd::EnableSq,
-            sq.ring.bus_addr(),
-            sq.entries,
-            sq.cqn,
-        )?;
+        let enable = |slot| {
+            self.queue_command(
+                slot,
+                QueueCmd::EnableSq,
+                sq.ring.bus_addr(),
+                sq.entries,
+                sq.cqn,
+            )
+        };
+        match sq.cached {
+            Some(n) => self.with_qp_held(n, enable)?,
+            None => enable(sq.qn)?,
+        }
         sq.ring.fill(0, sq.ring.len(), 0);
         sq.state.reset();
         Ok(())
@@ -641,9 +690,10 @@ impl<D: Device> Nic<D> {
         Self::check_entries(entries)?;
         let ring = self.dev.alloc_dma(entries as usize * WQE_SIZE)?;
         let state = Rc::new(WqState::default());
-        cq.link(qpn, true, &state);
+        cq.link(WqKey::Slot(qpn), true, &state);
         Ok(RecvQueue {
             qpn,
+            cached: None,
             entries,
             ring,
             state,
@@ -707,7 +757,7 @@ impl<D: Device> Nic<D> {
         let pi = (rq.state.pi.get() & 0xffff) as u16;
         let io = self.io();
         let qp = io.csr().qp();
-        match self.doorbell_qpn(rq.qpn) {
+        match self.queue_doorbell_qpn(rq.qpn, rq.cached)? {
             Some(n) => qp.rq_dbn().try_write(|r| {
                 r.set_qpn(n);
                 r.set_pi(pi);
@@ -730,7 +780,7 @@ impl<D: Device> Nic<D> {
         // WQE stores must be visible before the doorbell reaches the NIC.
         fence(Ordering::Release);
         let pi = (sq.state.pi.get() & 0xffff) as u16;
-        match self.doorbell_qpn(sq.qn) {
+        match self.queue_doorbell_qpn(sq.qn, sq.cached)? {
             Some(n) => self.io().csr().qp().sq_dbn().try_write(|r| {
                 r.set_qpn(n);
                 r.set_pi(pi);
@@ -891,7 +941,7 @@ mod tests {
             counter_mismatches: 0,
             counter_ignored: false,
         };
-        cq.link(5, false, state);
+        cq.link(WqKey::Slot(5), false, state);
         cq
     }
 

@@ -123,10 +123,17 @@ impl<D: Device> Nic<D> {
     }
 
     /// Takes the table from the NIC and frees it. Refused while a command
-    /// runs: the NIC may be reading or writing it.
+    /// runs (the NIC may be reading or writing it) and while the QP cache
+    /// is on (the NIC fetches from and writes back to it by itself, and
+    /// cached QPs live in it).
     pub fn qp_ctx_table_close(&self) -> Result<()> {
         if self.ctx_table.borrow().is_none() {
             return Err(DriverError::InvalidArg("no context table is open".into()));
+        }
+        if let Some(first) = self.qp_cache_first() {
+            return Err(DriverError::InvalidArg(format!(
+                "the QP cache is on (slots {first} on): the NIC uses the table by itself; turn the cache off first (set_qp_cache to num_queues), with no cached QP left"
+            )));
         }
         if self.qp_ctx_status()?.busy {
             return Err(DriverError::InvalidArg(

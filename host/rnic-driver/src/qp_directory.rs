@@ -77,14 +77,20 @@ impl QpNumbers {
     /// The next free number from the cursor on, skipping `skip` as well;
     /// moves the cursor past it.
     fn pick(&mut self, skip: &HashSet<u32>) -> Option<u32> {
-        let span = self.end.saturating_sub(FIRST_QP_NUM);
+        self.pick_below(self.end, skip)
+    }
+
+    /// As [`QpNumbers::pick`], among the numbers below `end` as well (a
+    /// cached QP's number must name a record of the context table).
+    pub(crate) fn pick_below(&mut self, end: u32, skip: &HashSet<u32>) -> Option<u32> {
+        let end = end.min(self.end);
+        let span = end.saturating_sub(FIRST_QP_NUM);
+        if self.next >= end {
+            self.next = FIRST_QP_NUM;
+        }
         for _ in 0..span {
             let n = self.next;
-            self.next = if n + 1 >= self.end {
-                FIRST_QP_NUM
-            } else {
-                n + 1
-            };
+            self.next = if n + 1 >= end { FIRST_QP_NUM } else { n + 1 };
             if !self.used.contains(&n) && !skip.contains(&n) {
                 return Some(n);
             }
@@ -102,6 +108,20 @@ impl QpNumbers {
 
     pub(crate) fn cqe_qns(&self) -> &[u32] {
         &self.cqe_qn
+    }
+
+    pub(crate) fn used_count(&self) -> usize {
+        self.used.len()
+    }
+
+    /// Marks `n` in use (a cached QP's number, bound by the NIC).
+    pub(crate) fn take(&mut self, n: u32) {
+        self.used.insert(n);
+    }
+
+    /// Frees a cached QP's number.
+    pub(crate) fn give_back(&mut self, n: u32) {
+        self.used.remove(&n);
     }
 }
 
@@ -198,6 +218,17 @@ impl<D: Device> Nic<D> {
             return None;
         }
         self.qp_num_of(slot).and_then(|n| u16::try_from(n).ok())
+    }
+
+    /// The number a doorbell of a queue names: a cached QP's number
+    /// (`cached`), else as [`Nic::doorbell_qpn`] says for slot `slot`.
+    pub(crate) fn queue_doorbell_qpn(&self, slot: u16, cached: Option<u32>) -> Result<Option<u16>> {
+        match cached {
+            None => Ok(self.doorbell_qpn(slot)),
+            Some(n) => u16::try_from(n).map(Some).map_err(|_| {
+                DriverError::InvalidArg(format!("QP number {n} is wider than a doorbell's 16 bits"))
+            }),
+        }
     }
 
     /// Gives slot `slot` a QP number for the wire and binds it in the
@@ -308,6 +339,22 @@ mod tests {
         q.used.remove(&2);
         assert_eq!(q.pick(&none), Some(2));
         assert_eq!(q.pick(&HashSet::from([3])), Some(2));
+    }
+
+    #[test]
+    fn numbers_below_a_limit_wrap_at_it() {
+        let mut q = QpNumbers::new(8, 4); // numbers 2..256
+        let none = HashSet::new();
+        assert_eq!(q.pick_below(4, &none), Some(2));
+        assert_eq!(q.pick_below(4, &none), Some(3));
+        assert_eq!(q.pick_below(4, &none), Some(2));
+        q.take(2);
+        q.take(3);
+        assert_eq!(q.pick_below(4, &none), None);
+        q.give_back(3);
+        assert_eq!(q.pick_below(4, &none), Some(3));
+        q.take(3);
+        assert_eq!(q.pick(&none), Some(4));
     }
 
     #[test]

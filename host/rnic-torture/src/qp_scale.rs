@@ -24,6 +24,7 @@ use rnic_verbs::{
 
 use crate::perf::{self, Stream};
 use crate::{Error, Result};
+use rnic_driver::CacheCounters;
 use rnic_harness::conn::{self, ConnOpts, PortAddr, QpPair};
 
 /// Destination slices of `b`'s region: QPs beyond this many share them.
@@ -48,6 +49,10 @@ pub struct ScaleOpts {
     pub spray_log: u8,
     /// Give up after this many cycles without a completion.
     pub watchdog: u64,
+    /// Records of a QP context table each NIC opens before the QPs are
+    /// created (0: none, every QP in a slot of its own): the QPs then live
+    /// in host memory behind the NIC's context cache (issue 19).
+    pub cache_records: u32,
 }
 
 /// [`run`] outcome.
@@ -62,6 +67,9 @@ pub struct ScaleResult {
     /// Context-cache hits over lookups during the run; `None` when the NIC
     /// keeps every QP's context on chip (no cache, nothing can miss).
     pub hit_rate: Option<f64>,
+    /// The context caches' counters over the run, both NICs summed
+    /// (`None`: no cache).
+    pub cache: Option<CacheCounters>,
 }
 
 fn check(what: &str, wc: &WorkCompletion) -> Result<()> {
@@ -86,6 +94,10 @@ pub fn run<D: Device>(
         return Err(Error::Config(
             "qp_scale needs at least one QP, message, byte and message in flight".into(),
         ));
+    }
+    if o.cache_records > 0 {
+        a.enable_qp_cache(o.cache_records)?;
+        b.enable_qp_cache(o.cache_records)?;
     }
     let cap = a.query_device()?.max_qp.min(b.query_device()?.max_qp);
     if o.active > cap {
@@ -156,6 +168,8 @@ pub fn run<D: Device>(
         })?;
         Ok(())
     };
+    let counters = |c: &Context<D>| c.nic().qp_cache_counters();
+    let before = [counters(a)?, counters(b)?];
     let r = perf::stream(
         dev,
         &mut pairs,
@@ -199,11 +213,24 @@ pub fn run<D: Device>(
             },
         },
     )?;
+    let after = [counters(a)?, counters(b)?];
+    let (da, db) = (after[0].since(&before[0]), after[1].since(&before[1]));
+    let cache = (o.cache_records > 0).then(|| CacheCounters {
+        lookups: da.lookups + db.lookups,
+        lookup_misses: da.lookup_misses + db.lookup_misses,
+        fetch_misses: da.fetch_misses + db.fetch_misses,
+        evictions: da.evictions + db.evictions,
+        pinned_full: da.pinned_full + db.pinned_full,
+        db_waiting: da.db_waiting.max(db.db_waiting),
+        db_waiting_max: da.db_waiting_max.max(db.db_waiting_max),
+        writebacks: da.writebacks + db.writebacks,
+    });
     Ok(ScaleResult {
         messages: o.messages,
         bytes: o.messages * u64::from(o.msg_size),
         cycles: r.last - r.start,
         setup_cycles: r.start - t0,
-        hit_rate: None,
+        hit_rate: cache.and_then(|c| c.hit_rate()),
+        cache,
     })
 }

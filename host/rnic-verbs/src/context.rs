@@ -414,6 +414,15 @@ impl<D: Device> Context<D> {
         Ok(self.device().alloc_dma(len)?)
     }
 
+    /// Puts every QP created from now on in host memory behind the NIC's
+    /// context cache (issue 19): opens a context table of `records`
+    /// records (QP numbers below it) and gives the NIC every slot above
+    /// the queues created so far, misses fetching. `max_qp` becomes the
+    /// table's capacity. Returns the cache's first slot.
+    pub fn enable_qp_cache(&self, records: u32) -> Result<u16> {
+        Ok(self.shared.nic.enable_qp_cache(records)?)
+    }
+
     /// `ibv_query_device`.
     pub fn query_device(&self) -> Result<DeviceAttr> {
         let id = self.shared.nic.id();
@@ -445,7 +454,10 @@ impl<D: Device> Context<D> {
             vendor_id: 0,
             vendor_part_id: id.board_id,
             hw_ver: id.git_hash,
-            max_qp: id.num_queues,
+            max_qp: match self.shared.nic.cached_qp_capacity() {
+                0 => id.num_queues,
+                n => n,
+            },
             max_qp_wr: MAX_RING_ENTRIES,
             max_sge: MAX_SGE,
             max_sge_rd: 0,

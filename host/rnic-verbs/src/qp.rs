@@ -249,8 +249,12 @@ pub struct QueuePair<D: Device> {
     pd: Rc<PdInner<D>>,
     send_cq: Rc<CqInner<D>>,
     recv_cq: Rc<CqInner<D>>,
-    /// The on-chip slot (the send queue's number).
+    /// The on-chip slot (the send queue's number); for a cached QP the
+    /// slot it was created in (the NIC moves it).
     slot: u16,
+    /// The NIC caches the QP: its state is in the host's context table and
+    /// in whichever slot the NIC fetches it into (`Nic::set_qp_cache`).
+    cached: bool,
     /// The QP number on the wire and in CQEs.
     qp_num: u32,
     /// `None` once destroyed.
@@ -316,6 +320,9 @@ impl<D: Device> Context<D> {
             n => n.next_power_of_two().max(MIN_RING_ENTRIES),
         };
         let nic = &self.shared.nic;
+        if nic.qp_cache_first().is_some() {
+            return self.create_cached_qp(pd, init, sq_entries, rq_entries);
+        }
         let sq = init
             .send_cq
             .inner
@@ -344,12 +351,70 @@ impl<D: Device> Context<D> {
         } else {
             None
         };
+        self.finish_qp(pd, init, slot, false, qp_num, sq, rq)
+    }
+
+    /// `create_qp` once the NIC caches QPs: the QP gets a number below the
+    /// context table's end and no slot of its own; its queues are set up
+    /// in the slot the NIC holds it in meanwhile.
+    fn create_cached_qp(
+        &self,
+        pd: &ProtectionDomain<D>,
+        init: &QpInitAttr<'_, D>,
+        sq_entries: u32,
+        rq_entries: u32,
+    ) -> Result<QueuePair<D>> {
+        let nic = &self.shared.nic;
+        let qp_num = nic.alloc_cached_qp_num()?;
+        let made = nic.with_qp_held(qp_num, |slot| -> Result<_> {
+            let sq = init
+                .send_cq
+                .inner
+                .with(|cq| Ok(nic.create_cached_sq(qp_num, slot, sq_entries, cq)?))?;
+            if rq_entries == 0 {
+                return Ok((slot, sq, None));
+            }
+            match init
+                .recv_cq
+                .inner
+                .with(|cq| Ok(nic.create_cached_rq(qp_num, slot, rq_entries, cq)?))
+            {
+                Ok(rq) => Ok((slot, sq, Some(rq))),
+                Err(e) => {
+                    let _ = nic.queue_command(slot, rnic_driver::QueueCmd::DisableSq, 0, 0, 0);
+                    Err(e)
+                }
+            }
+        });
+        match made {
+            Ok((slot, sq, rq)) => self.finish_qp(pd, init, slot, true, qp_num, sq, rq),
+            Err(e) => {
+                nic.free_cached_qp_num(qp_num);
+                Err(e)
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn finish_qp(
+        &self,
+        pd: &ProtectionDomain<D>,
+        init: &QpInitAttr<'_, D>,
+        slot: u16,
+        cached: bool,
+        qp_num: u32,
+        sq: SendQueue,
+        rq: Option<RecvQueue>,
+    ) -> Result<QueuePair<D>> {
+        let sq_entries = sq.entries();
+        let rq_entries = rq.as_ref().map_or(0, RecvQueue::entries);
         let qp = QueuePair {
             ctx: self.shared.clone(),
             pd: pd.inner.clone(),
             send_cq: init.send_cq.inner.clone(),
             recv_cq: init.recv_cq.inner.clone(),
             slot,
+            cached,
             qp_num,
             sq: Some(sq),
             rq,
@@ -448,21 +513,31 @@ impl<D: Device> QueuePair<D> {
         self.rq.as_ref().map_or(0, RecvQueue::outstanding)
     }
 
-    fn select(
-        &self,
-        io: &rnic_regs::DeviceIo<'_, D>,
-    ) -> std::result::Result<(), rnic_device::DeviceError> {
-        let slot = self.slot;
-        io.csr().qp().qp_sel().try_write(|r| r.set_qpn(slot))
+    /// Runs `f` with the slot that holds the QP's state: its own, or for
+    /// a cached QP the one the NIC fetches it into and holds it in until
+    /// `f` returns.
+    fn in_slot<T>(&self, f: impl FnOnce(u16) -> Result<T>) -> Result<T> {
+        if self.cached {
+            self.ctx.nic.with_qp_held(self.qp_num, f)
+        } else {
+            f(self.slot)
+        }
     }
 
     /// The NIC's view of the QP: state, last NAK syndrome, PSNs now.
     pub fn status(&self) -> Result<QpStatus> {
-        let io = self.ctx.nic.io();
-        self.select(&io)?;
-        let qp = io.csr().qp();
-        let st = qp.qp_status().try_read()?;
-        let raw = st.state();
+        let (raw, last_syndrome, sq_psn_now, rq_psn_now) = self.in_slot(|slot| {
+            let io = self.ctx.nic.io();
+            let qp = io.csr().qp();
+            qp.qp_sel().try_write(|r| r.set_qpn(slot))?;
+            let st = qp.qp_status().try_read()?;
+            Ok((
+                st.state(),
+                st.last_syndrome(),
+                qp.qp_sq_psn_now().try_read()?.psn(),
+                qp.qp_rq_psn_now().try_read()?.psn(),
+            ))
+        })?;
         let state = QpState::from_raw(raw).ok_or(VerbsError::BadHwState {
             qpn: self.qp_num(),
             raw,
@@ -470,24 +545,16 @@ impl<D: Device> QueuePair<D> {
         self.state.set(state);
         Ok(QpStatus {
             state,
-            last_syndrome: st.last_syndrome(),
-            sq_psn_now: qp.qp_sq_psn_now().try_read()?.psn(),
-            rq_psn_now: qp.qp_rq_psn_now().try_read()?.psn(),
+            last_syndrome,
+            sq_psn_now,
+            rq_psn_now,
         })
     }
 
     /// The QP state as the NIC sees it now (the transport moves a QP to
     /// ERR on its own, e.g. when retries are exhausted).
     pub fn state(&self) -> Result<QpState> {
-        let io = self.ctx.nic.io();
-        self.select(&io)?;
-        let raw = io.csr().qp().qp_status().try_read()?.state();
-        let state = QpState::from_raw(raw).ok_or(VerbsError::BadHwState {
-            qpn: self.qp_num(),
-            raw,
-        })?;
-        self.state.set(state);
-        Ok(state)
+        Ok(self.status()?.state)
     }
 
     /// `ibv_query_qp`: the attributes set so far, with `qp_state` (and
@@ -755,7 +822,12 @@ impl<D: Device> QueuePair<D> {
 
     /// Stages the whole context through the QP window and issues `cmd`.
     fn program(&self, state: QpState, a: &QpAttr, cmd: u8) -> Result<()> {
-        let slot = self.slot;
+        self.in_slot(|slot| self.program_in(slot, state, a, cmd))?;
+        self.state.set(state);
+        Ok(())
+    }
+
+    fn program_in(&self, slot: u16, state: QpState, a: &QpAttr, cmd: u8) -> Result<()> {
         let (mac_hi, mac_lo) = mac_to_regs(a.ah_attr.dmac);
         let sport = a.ah_attr.udp_sport;
         let dip = u32::from(a.ah_attr.dip);
@@ -815,9 +887,7 @@ impl<D: Device> QueuePair<D> {
                 })?;
             }
             qp.qp_cmd().try_write(|r| r.set_op(cmd))
-        })?;
-        self.state.set(state);
-        Ok(())
+        })
     }
 
     fn build_send_wqe(&self, wr: &SendWr<'_>) -> Result<SendWqe> {
@@ -1146,13 +1216,23 @@ impl<D: Device> QueuePair<D> {
         let attr = self.attr;
         let reset = self.program(QpState::Reset, &attr, QP_CMD_SET_STATE);
         // Unbound even when the reset failed: the slot goes back to the
-        // pool, and a new QP there must find it unbound.
-        let unbind = self.ctx.nic.unbind_qp_num(self.slot);
+        // pool, and a new QP there must find it unbound. (A cached QP's
+        // number may stay bound in the NIC, its QP in RESET, until the
+        // NIC evicts it; a packet for it is dropped there.)
+        let unbind = if self.cached {
+            Ok(())
+        } else {
+            self.ctx.nic.unbind_qp_num(self.slot)
+        };
         let sq_res = self.ctx.nic.destroy_sq(sq);
         let rq_res = match self.rq.take() {
             Some(rq) => self.ctx.nic.destroy_rq(rq),
             None => Ok(()),
         };
+        if self.cached && reset.is_ok() && sq_res.is_ok() {
+            // (a number whose QP may not be in RESET is not handed out again)
+            self.ctx.nic.free_cached_qp_num(self.qp_num);
+        }
         reset?;
         unbind?;
         sq_res?;
@@ -1189,6 +1269,7 @@ impl<D: Device> std::fmt::Debug for QueuePair<D> {
         f.debug_struct("QueuePair")
             .field("qp_num", &self.qp_num)
             .field("slot", &self.slot)
+            .field("cached", &self.cached)
             .field("state", &self.state.get())
             .field("cap", &self.cap)
             .finish()

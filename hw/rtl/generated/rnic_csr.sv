@@ -185,13 +185,21 @@ module rnic_csr (
         output logic hwif_out_qp_qp_cache_first_auto,
         output logic [23:0] hwif_out_qp_qp_fetch_qpn,
         output logic hwif_out_qp_qp_fetch_qpn_swmod,
+        output logic hwif_out_qp_qp_fetch_hold,
+        output logic hwif_out_qp_qp_fetch_unhold,
         input wire [15:0] hwif_in_qp_qp_fetch_status_slot,
         input wire [2:0] hwif_in_qp_qp_fetch_status_err,
         input wire hwif_in_qp_qp_fetch_status_loaded,
         input wire hwif_in_qp_qp_fetch_status_evicted,
+        input wire hwif_in_qp_qp_fetch_status_held,
         input wire [23:0] hwif_in_qp_qp_fetch_victim_qpn,
         input wire [31:0] hwif_in_qp_qp_fetch_misses_value,
         input wire [31:0] hwif_in_qp_qp_fetch_evictions_value,
+        input wire [31:0] hwif_in_qp_qp_lookups_value,
+        input wire [31:0] hwif_in_qp_qp_lookup_misses_value,
+        input wire [31:0] hwif_in_qp_qp_fetch_full_value,
+        input wire [4:0] hwif_in_qp_qp_db_waiting_now,
+        input wire [4:0] hwif_in_qp_qp_db_waiting_max,
         output logic [15:0] hwif_out_mr_mr_sel_index,
         output logic [31:0] hwif_out_mr_mr_key_key,
         output logic [31:0] hwif_out_mr_mr_va_lo_addr,
@@ -415,6 +423,10 @@ module rnic_csr (
     logic decoded_reg_strb_qp_qp_fetch_victim;
     logic decoded_reg_strb_qp_qp_fetch_misses;
     logic decoded_reg_strb_qp_qp_fetch_evictions;
+    logic decoded_reg_strb_qp_qp_lookups;
+    logic decoded_reg_strb_qp_qp_lookup_misses;
+    logic decoded_reg_strb_qp_qp_fetch_full;
+    logic decoded_reg_strb_qp_qp_db_waiting;
     logic decoded_reg_strb_mr_blk_type;
     logic decoded_reg_strb_mr_blk_version;
     logic decoded_reg_strb_mr_blk_next;
@@ -575,6 +587,10 @@ module rnic_csr (
         decoded_reg_strb_qp_qp_fetch_victim = cpuif_req_masked & (cpuif_addr == 11'h4ac) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_qp_fetch_misses = cpuif_req_masked & (cpuif_addr == 11'h4b0) & !cpuif_req_is_wr;
         decoded_reg_strb_qp_qp_fetch_evictions = cpuif_req_masked & (cpuif_addr == 11'h4b4) & !cpuif_req_is_wr;
+        decoded_reg_strb_qp_qp_lookups = cpuif_req_masked & (cpuif_addr == 11'h4b8) & !cpuif_req_is_wr;
+        decoded_reg_strb_qp_qp_lookup_misses = cpuif_req_masked & (cpuif_addr == 11'h4bc) & !cpuif_req_is_wr;
+        decoded_reg_strb_qp_qp_fetch_full = cpuif_req_masked & (cpuif_addr == 11'h4c0) & !cpuif_req_is_wr;
+        decoded_reg_strb_qp_qp_db_waiting = cpuif_req_masked & (cpuif_addr == 11'h4c4) & !cpuif_req_is_wr;
         decoded_reg_strb_mr_blk_type = cpuif_req_masked & (cpuif_addr == 11'h500) & !cpuif_req_is_wr;
         decoded_reg_strb_mr_blk_version = cpuif_req_masked & (cpuif_addr == 11'h504) & !cpuif_req_is_wr;
         decoded_reg_strb_mr_blk_next = cpuif_req_masked & (cpuif_addr == 11'h508) & !cpuif_req_is_wr;
@@ -910,6 +926,14 @@ module rnic_csr (
     logic [23:0] field_storage_qp_qp_fetch_qpn_value;
     logic [23:0] field_combo_qp_qp_fetch_qpn_next;
     logic field_combo_qp_qp_fetch_qpn_load_next;
+    // Field: rnic_csr.qp.qp_fetch.hold
+    logic field_storage_qp_qp_fetch_hold_value;
+    logic field_combo_qp_qp_fetch_hold_next;
+    logic field_combo_qp_qp_fetch_hold_load_next;
+    // Field: rnic_csr.qp.qp_fetch.unhold
+    logic field_storage_qp_qp_fetch_unhold_value;
+    logic field_combo_qp_qp_fetch_unhold_next;
+    logic field_combo_qp_qp_fetch_unhold_load_next;
     // Field: rnic_csr.mr.mr_sel.index
     logic [15:0] field_storage_mr_mr_sel_index_value;
     logic [15:0] field_combo_mr_mr_sel_index_next;
@@ -2486,6 +2510,46 @@ module rnic_csr (
     assign hwif_out_qp_qp_fetch_qpn = field_storage_qp_qp_fetch_qpn_value;
     assign hwif_out_qp_qp_fetch_qpn_swmod = decoded_reg_strb_qp_qp_fetch && decoded_req_is_wr && (|(decoded_wr_biten[23:0]));
     always @(*) begin
+        logic next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_fetch_hold_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_fetch && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_fetch_hold_value & ~decoded_wr_biten[24:24]) | (decoded_wr_data[24:24] & decoded_wr_biten[24:24]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_fetch_hold_next = next_c;
+        field_combo_qp_qp_fetch_hold_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_fetch_hold_value <= 1'h0;
+        end else if(field_combo_qp_qp_fetch_hold_load_next) begin
+            field_storage_qp_qp_fetch_hold_value <= field_combo_qp_qp_fetch_hold_next;
+        end
+    end
+    assign hwif_out_qp_qp_fetch_hold = field_storage_qp_qp_fetch_hold_value;
+    always @(*) begin
+        logic next_c;
+        logic load_next_c;
+        next_c = field_storage_qp_qp_fetch_unhold_value;
+        load_next_c = '0;
+        if(decoded_reg_strb_qp_qp_fetch && decoded_req_is_wr) begin // SW write
+            next_c = (field_storage_qp_qp_fetch_unhold_value & ~decoded_wr_biten[25:25]) | (decoded_wr_data[25:25] & decoded_wr_biten[25:25]);
+            load_next_c = '1;
+        end
+        field_combo_qp_qp_fetch_unhold_next = next_c;
+        field_combo_qp_qp_fetch_unhold_load_next = load_next_c;
+    end
+    always_ff @(posedge clk) begin
+        if(rst) begin
+            field_storage_qp_qp_fetch_unhold_value <= 1'h0;
+        end else if(field_combo_qp_qp_fetch_unhold_load_next) begin
+            field_storage_qp_qp_fetch_unhold_value <= field_combo_qp_qp_fetch_unhold_next;
+        end
+    end
+    assign hwif_out_qp_qp_fetch_unhold = field_storage_qp_qp_fetch_unhold_value;
+    always @(*) begin
         logic [15:0] next_c;
         logic load_next_c;
         next_c = field_storage_mr_mr_sel_index_value;
@@ -3126,6 +3190,7 @@ always @(*) begin
             readback_data_var[18:16] = hwif_in_qp_qp_fetch_status_err;
             readback_data_var[20] = hwif_in_qp_qp_fetch_status_loaded;
             readback_data_var[21] = hwif_in_qp_qp_fetch_status_evicted;
+            readback_data_var[22] = hwif_in_qp_qp_fetch_status_held;
         end
         if(rd_mux_addr == 11'h4ac) begin
             readback_data_var[23:0] = hwif_in_qp_qp_fetch_victim_qpn;
@@ -3135,6 +3200,19 @@ always @(*) begin
         end
         if(rd_mux_addr == 11'h4b4) begin
             readback_data_var[31:0] = hwif_in_qp_qp_fetch_evictions_value;
+        end
+        if(rd_mux_addr == 11'h4b8) begin
+            readback_data_var[31:0] = hwif_in_qp_qp_lookups_value;
+        end
+        if(rd_mux_addr == 11'h4bc) begin
+            readback_data_var[31:0] = hwif_in_qp_qp_lookup_misses_value;
+        end
+        if(rd_mux_addr == 11'h4c0) begin
+            readback_data_var[31:0] = hwif_in_qp_qp_fetch_full_value;
+        end
+        if(rd_mux_addr == 11'h4c4) begin
+            readback_data_var[4:0] = hwif_in_qp_qp_db_waiting_now;
+            readback_data_var[12:8] = hwif_in_qp_qp_db_waiting_max;
         end
         if(rd_mux_addr == 11'h500) begin
             readback_data_var[31:0] = 32'h52490006;

@@ -16,6 +16,7 @@ pub mod qp_ctx_cmd;
 pub mod qp_ctx_records;
 pub mod qp_ctx_status;
 pub mod qp_ctx_wb;
+pub mod qp_db_waiting;
 pub mod qp_dest;
 pub mod qp_dip;
 pub mod qp_dmac_hi;
@@ -45,11 +46,14 @@ pub mod sq_dbn;
 pub use _root::components::blk_next_r_next_500 as blk_next;
 pub use _root::components::blk_type_r_type_52490005 as blk_type;
 pub use _root::components::blk_version_r_ver_10000 as blk_version;
+pub use _root::components::ro_word_r_desc_0dd08399 as qp_lookups;
 pub use _root::components::ro_word_r_desc_29b2bec5 as qp_fetch_evictions;
 pub use _root::components::ro_word_r_desc_538e6d26 as qp_ctx_writebacks;
 pub use _root::components::ro_word_r_desc_609b7d96 as qp_rec_rdata_lo;
 pub use _root::components::ro_word_r_desc_62c44ce2 as qp_ctx_fails;
 pub use _root::components::ro_word_r_desc_872d6685 as qp_ctx_fills;
+pub use _root::components::ro_word_r_desc_d5e0b3cd as qp_fetch_full;
+pub use _root::components::ro_word_r_desc_d9c28853 as qp_lookup_misses;
 pub use _root::components::ro_word_r_desc_f375c156 as qp_rec_rdata_hi;
 pub use _root::components::ro_word_r_desc_fcd21097 as qp_fetch_misses;
 
@@ -94,7 +98,7 @@ impl QpBlock<'static> {
 
 impl<'io, IO> QpBlock<'io, IO> {
     /// Size in bytes of the underlying memory
-    pub const SIZE: usize = 0xB8;
+    pub const SIZE: usize = 0xC8;
 
     /// # Safety
     ///
@@ -562,7 +566,7 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> QpBlock<'io, IO> {
 
     /// sq_dbn
     ///
-    /// Send-queue doorbell by QP number: the new producer index of the send queue of the QP numbered QPN (the number on the wire). The NIC finds the QP's slot in its directory and rings sq_db for it; without a directory QP number n is slot n. MMIO waits for the few cycles of the lookup. A number no slot holds is refused: the doorbell is dropped and queue.err_status says code 14 with the number. Queues without a QP (DMA copies) ring sq_db by slot.
+    /// Send-queue doorbell by QP number: the new producer index of the send queue of the QP numbered QPN (the number on the wire). The NIC finds the QP's slot in its directory and rings sq_db for it; without a directory QP number n is slot n. Doorbells by number wait in a small table until they go on (a later one of the same queue replaces the index), so MMIO waits only while that table is nearly full; a doorbell by slot may overtake one by number. With qp_cache_first.auto, a number within qp_ctx_records that no slot holds is fetched first; if every cache slot is pinned, the doorbell waits and is tried again. Any other number no slot holds is refused: the doorbell is dropped and queue.err_status says code 14 with the number (also when the fetch's table read failed). Queues without a QP (DMA copies) ring sq_db by slot.
     #[inline(always)]
     #[must_use]
     pub const fn sq_dbn(&self) -> peakrdl_rust::reg::Reg<'io, sq_dbn::SqDbn, IO> {
@@ -655,6 +659,58 @@ impl<'io, IO: peakrdl_rust::io::RegisterIO> QpBlock<'io, IO> {
     ) -> peakrdl_rust::reg::Reg<'io, qp_fetch_evictions::RoWordR_desc_29b2bec5, IO> {
         unsafe {
             peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0xB4).cast(), self.io)
+        }
+    }
+
+    /// qp_lookups
+    ///
+    /// QP directory lookups since reset: every received packet's and every doorbell by number's first (a doorbell's lookups after its fetch are not counted). With qp_lookup_misses, the context cache's hit rate.
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp_lookups(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, qp_lookups::RoWordR_desc_0dd08399, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0xB8).cast(), self.io)
+        }
+    }
+
+    /// qp_lookup_misses
+    ///
+    /// Of qp_lookups, those whose QP number no slot held.
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp_lookup_misses(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, qp_lookup_misses::RoWordR_desc_d9c28853, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0xBC).cast(), self.io)
+        }
+    }
+
+    /// qp_fetch_full
+    ///
+    /// Fetches that found no slot since reset: every cache slot's QP had work in flight (pinned), a context command on it or a record beyond the table. A packet's miss is then dropped (its sender resends it), a doorbell's waits and is tried again.
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp_fetch_full(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, qp_fetch_full::RoWordR_desc_d5e0b3cd, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0xC0).cast(), self.io)
+        }
+    }
+
+    /// qp_db_waiting
+    ///
+    /// Doorbells by number waiting in the doorbell table (for a lookup, or for a fetch that found every cache slot pinned).
+    #[inline(always)]
+    #[must_use]
+    pub const fn qp_db_waiting(
+        &self,
+    ) -> peakrdl_rust::reg::Reg<'io, qp_db_waiting::QpDbWaiting, IO> {
+        unsafe {
+            peakrdl_rust::reg::Reg::from_ptr_with(self.ptr.wrapping_byte_add(0xC4).cast(), self.io)
         }
     }
 }

@@ -48,6 +48,34 @@ impl QpFetch {
         self.0 = (self.0 & !(Self::QPN_MASK << Self::QPN_OFFSET))
             | ((val & Self::QPN_MASK) << Self::QPN_OFFSET);
     }
+
+    pub const HOLD_OFFSET: usize = 24;
+    pub const HOLD_WIDTH: usize = 1;
+    pub const HOLD_MASK: u32 = 0x1;
+
+    /// hold
+    ///
+    /// Hold the slot: once fetched, no fetch (the host's or a miss's) evicts the QP until the next write of qp_fetch, so the host may program it through the slot's windows (qp_sel, q_sel) without the NIC moving it meanwhile. One slot at a time: every write of qp_fetch drops the hold it had.
+    #[inline(always)]
+    pub fn set_hold(&mut self, val: bool) {
+        let val = val as u32;
+        self.0 = (self.0 & !(Self::HOLD_MASK << Self::HOLD_OFFSET))
+            | ((val & Self::HOLD_MASK) << Self::HOLD_OFFSET);
+    }
+
+    pub const UNHOLD_OFFSET: usize = 25;
+    pub const UNHOLD_WIDTH: usize = 1;
+    pub const UNHOLD_MASK: u32 = 0x1;
+
+    /// unhold
+    ///
+    /// Drop the hold and fetch nothing (QPN ignored; qp_fetch_status unchanged but for held).
+    #[inline(always)]
+    pub fn set_unhold(&mut self, val: bool) {
+        let val = val as u32;
+        self.0 = (self.0 & !(Self::UNHOLD_MASK << Self::UNHOLD_OFFSET))
+            | ((val & Self::UNHOLD_MASK) << Self::UNHOLD_OFFSET);
+    }
 }
 
 impl core::fmt::Debug for QpFetch {

@@ -96,6 +96,21 @@ impl QpFetchStatus {
         let val = (self.0 >> Self::EVICTED_OFFSET) & Self::EVICTED_MASK;
         val != 0
     }
+
+    pub const HELD_OFFSET: usize = 22;
+    pub const HELD_WIDTH: usize = 1;
+    pub const HELD_MASK: u32 = 0x1;
+
+    /// held
+    ///
+    /// The slot is held for the host (qp_fetch.hold, and the fetch succeeded).
+    #[inline(always)]
+    #[allow(clippy::missing_panics_doc)]
+    #[must_use]
+    pub fn held(&self) -> bool {
+        let val = (self.0 >> Self::HELD_OFFSET) & Self::HELD_MASK;
+        val != 0
+    }
 }
 
 impl core::fmt::Debug for QpFetchStatus {
@@ -105,6 +120,7 @@ impl core::fmt::Debug for QpFetchStatus {
             .field("err", &self.err())
             .field("loaded", &self.loaded())
             .field("evicted", &self.evicted())
+            .field("held", &self.held())
             .finish()
     }
 }
@@ -120,5 +136,6 @@ mod tests {
         assert_eq!(reg.err(), 0);
         assert_eq!(reg.loaded(), false);
         assert_eq!(reg.evicted(), false);
+        assert_eq!(reg.held(), false);
     }
 }

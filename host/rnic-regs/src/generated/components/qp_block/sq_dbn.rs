@@ -6,7 +6,7 @@ use super::_root; // alias to root module of generated code
 
 /// sq_dbn
 ///
-/// Send-queue doorbell by QP number: the new producer index of the send queue of the QP numbered QPN (the number on the wire). The NIC finds the QP's slot in its directory and rings sq_db for it; without a directory QP number n is slot n. MMIO waits for the few cycles of the lookup. A number no slot holds is refused: the doorbell is dropped and queue.err_status says code 14 with the number. Queues without a QP (DMA copies) ring sq_db by slot.
+/// Send-queue doorbell by QP number: the new producer index of the send queue of the QP numbered QPN (the number on the wire). The NIC finds the QP's slot in its directory and rings sq_db for it; without a directory QP number n is slot n. Doorbells by number wait in a small table until they go on (a later one of the same queue replaces the index), so MMIO waits only while that table is nearly full; a doorbell by slot may overtake one by number. With qp_cache_first.auto, a number within qp_ctx_records that no slot holds is fetched first; if every cache slot is pinned, the doorbell waits and is tried again. Any other number no slot holds is refused: the doorbell is dropped and queue.err_status says code 14 with the number (also when the fetch's table read failed). Queues without a QP (DMA copies) ring sq_db by slot.
 #[repr(transparent)]
 #[derive(Copy, Clone, Eq, PartialEq)]
 pub struct SqDbn(u32);
