@@ -72,6 +72,31 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
         "rx_addr = take ? s_pkt_dest_qp[QPN_W-1:0] : out_qpn_reg[QPN_W-1:0];",
         "rx_addr = out_qpn_reg[QPN_W-1:0];",
     ),
+    // qpn_doorbell
+    (
+        "qdb_coalesce_into_ending",
+        "qpn_doorbell.v",
+        "&& !(done_cur && cur_reg == i[IX_W-1:0]);",
+        ";",
+    ),
+    (
+        "qdb_answer_while_dirty",
+        "qpn_doorbell.v",
+        "wire answer = run_reg && wait_reg == 3'd1 && !dirty_reg && !lk_busy;",
+        "wire answer = run_reg && wait_reg == 3'd1 && !lk_busy;",
+    ),
+    (
+        "qdb_full_drops",
+        "qpn_doorbell.v",
+        "wire done_cur = emit || drop || (fetched_not && !miss_full);",
+        "wire done_cur = emit || drop || fetched_not;",
+    ),
+    (
+        "qdb_emit_ignores_ready",
+        "qpn_doorbell.v",
+        "wire out_busy = (m_sq_valid || m_rq_valid) && !m_ready;",
+        "wire out_busy = 1'b0;",
+    ),
     // qp_cache
     (
         "qpc_evicts_pinned",
@@ -1408,6 +1433,7 @@ fn sources(kind: Kind) -> (&'static str, &'static [&'static str]) {
                 "ram_reset_sweep.v",
             ],
         ),
+        Kind::QpnDoorbell => ("qpn_doorbell", &["qpn_doorbell.v"]),
         Kind::QpDir => (
             "qp_dir",
             &[
@@ -1486,6 +1512,7 @@ fn kind_code(kind: Kind) -> u32 {
         Kind::RecMap => 27,
         Kind::RecPortMux => 28,
         Kind::QpDir => 29,
+        Kind::QpnDoorbell => 30,
     }
 }
 

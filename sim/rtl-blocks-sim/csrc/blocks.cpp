@@ -2,7 +2,7 @@
 // icrc_subst, ram_sdp, mr_table, ram_sdp_copies, tag_match, slot_allocator, mp_window,
 // rc_message, mp_deferred, axis_async_fifo, tlp_upsize, tlp_downsize, completer, path_pick,
 // path_health, ram_reset_sweep, read_reply, read_track, atomic_replay, qp_cache, qpc_fill,
-// qp_ctx_cache, onehot_mux, ram_rec, rec_map, rec_port_mux or qp_dir): copy a
+// qp_ctx_cache, onehot_mux, ram_rec, rec_map, rec_port_mux, qp_dir or qpn_doorbell): copy a
 // flat input struct onto the ports, evaluate, copy the ports back. No test logic lives here;
 // the stimulus and the checks are Rust (src/).
 //
@@ -16,7 +16,7 @@
 //                  13 tlp_upsize, 14 tlp_downsize, 15 completer, 16 path_pick, 17 path_health,
 //                  18 ram_reset_sweep, 19 read_reply, 20 read_track, 21 atomic_replay,
 //                  22 qp_cache, 23 qpc_fill, 24 qp_ctx_cache, 25 onehot_mux, 26 ram_rec,
-//                  27 rec_map, 28 rec_port_mux, 29 qp_dir
+//                  27 rec_map, 28 rec_port_mux, 29 qp_dir, 30 qpn_doorbell
 //
 // The structs mirror `PortsIn` / `PortsOut` in src/lib.rs (sizes checked).
 // Buses: word i of an array = bits [32i+31:32i]. The Rust side masks every
@@ -85,6 +85,13 @@
 // {p_wr_word (15:8), p_rd_word (7:0)}, 6 {p_wr_valid (15:8), p_rd_valid
 // (7:0)}; s_ready {s_rec_wr_ready, s_rec_rd_ready}; m_valid {rec_wr_busy,
 // m_rec_rd_data_valid}.
+// qpn_doorbell: s_data words 0 {s_sq_pi (31:16), s_sq_qpn (15:0)}, 1 the
+// same of rq, 2 lk_slot, 3 miss_records; s_valid bits 0 s_sq_valid, 1
+// s_rq_valid, 2 lk_hit, 3 lk_busy, 4 miss_en, 5 miss_done, 6 miss_ok, 7
+// miss_full; m_ready m_ready; rst rst. m_data words 0 {m_pi (31:16), m_slot
+// (15:0)}, 1 err_qpn, 2 lk_qpn, 3 miss_qpn, 4 {waiting_max (12:8), waiting
+// (4:0)}; m_valid {idle, look_hit, look_valid, err_valid, miss_valid, busy,
+// m_rq_valid, m_sq_valid}.
 // qp_dir: s_data words 0 cmd_qpn, 1 {cmd_op (17:16), cmd_slot (15:0)}, 2
 // s_pkt_dest_qp, 3..4 s_pkt_meta, 5 cqe_slot, 6 lk_qpn, 7 free_from;
 // s_valid bits 0 cmd_valid, 1 s_pkt_valid; m_ready m_pkt_ready; rst rst.
@@ -275,6 +282,24 @@ inline void set_inputs(BLK_MODEL* t, const BlkPortsIn* in) {
     t->p_wr_busy = in->s_data[20] >> 24;
     t->s_rec_rd_valid = in->s_valid & 1;
     t->s_rec_wr_valid = (in->s_valid >> 1) & 1;
+#elif BLK_KIND == 30
+    // qpn_doorbell (src/qpn_doorbell.rs masks every field)
+    t->rst = in->rst;
+    t->s_sq_qpn = in->s_data[0] & 0xffff;
+    t->s_sq_pi = in->s_data[0] >> 16;
+    t->s_rq_qpn = in->s_data[1] & 0xffff;
+    t->s_rq_pi = in->s_data[1] >> 16;
+    t->lk_slot = in->s_data[2];
+    t->miss_records = in->s_data[3];
+    t->s_sq_valid = in->s_valid & 1;
+    t->s_rq_valid = (in->s_valid >> 1) & 1;
+    t->lk_hit = (in->s_valid >> 2) & 1;
+    t->lk_busy = (in->s_valid >> 3) & 1;
+    t->miss_en = (in->s_valid >> 4) & 1;
+    t->miss_done = (in->s_valid >> 5) & 1;
+    t->miss_ok = (in->s_valid >> 6) & 1;
+    t->miss_full = (in->s_valid >> 7) & 1;
+    t->m_ready = in->m_ready;
 #elif BLK_KIND == 29
     // qp_dir (src/qp_dir.rs masks every field)
     t->rst = in->rst;
@@ -629,6 +654,15 @@ inline void get_outputs(const BLK_MODEL* t, BlkPortsOut* o) {
     o->m_data[6] = t->p_rd_valid | (static_cast<uint32_t>(t->p_wr_valid) << 8);
     o->s_ready = t->s_rec_rd_ready | (t->s_rec_wr_ready << 1);
     o->m_valid = static_cast<uint8_t>(t->m_rec_rd_data_valid | (t->rec_wr_busy << 1));
+#elif BLK_KIND == 30
+    o->m_data[0] = t->m_slot | (static_cast<uint32_t>(t->m_pi) << 16);
+    o->m_data[1] = t->err_qpn;
+    o->m_data[2] = t->lk_qpn;
+    o->m_data[3] = t->miss_qpn;
+    o->m_data[4] = t->waiting | (static_cast<uint32_t>(t->waiting_max) << 8);
+    o->m_valid = static_cast<uint8_t>(t->m_sq_valid | (t->m_rq_valid << 1) | (t->busy << 2)
+                                      | (t->miss_valid << 3) | (t->err_valid << 4)
+                                      | (t->look_valid << 5) | (t->look_hit << 6) | (t->idle << 7));
 #elif BLK_KIND == 29
     o->m_data[0] = t->m_pkt_dest_qp;
     get(t->m_pkt_meta, o->m_data + 1);

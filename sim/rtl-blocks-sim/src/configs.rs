@@ -104,6 +104,10 @@ pub enum Kind {
     /// receive stage that maps a packet's QP number to its slot, the
     /// CQEs' slot to number): NUM_Q, QN_W, QPN_W, META_W
     QpDir,
+    /// `qpn_doorbell` (doorbells by QP number waiting in a small table for
+    /// their lookup and, on a miss, their fetch): QN_W, LK_LAT, PEND,
+    /// BACKOFF
+    QpnDoorbell,
 }
 
 /// One configuration: a model name and the parameters it is verilated with.
@@ -392,6 +396,23 @@ pub const CONFIGS: &[Config] = &[
         name: "qd_n64",
         kind: Kind::QpDir,
         params: &[("NUM_Q", 64), ("QN_W", 6), ("QPN_W", 8), ("META_W", 13)],
+    },
+    // qpn_doorbell: the smallest table, with the longest lookup; the
+    // core's; a full one with a short backoff
+    Config {
+        name: "qdb_p2",
+        kind: Kind::QpnDoorbell,
+        params: &[("QN_W", 8), ("LK_LAT", 5), ("PEND", 2), ("BACKOFF", 3)],
+    },
+    Config {
+        name: "qdb_p4",
+        kind: Kind::QpnDoorbell,
+        params: &[("QN_W", 8), ("LK_LAT", 2), ("PEND", 4), ("BACKOFF", 64)],
+    },
+    Config {
+        name: "qdb_p16",
+        kind: Kind::QpnDoorbell,
+        params: &[("QN_W", 8), ("LK_LAT", 1), ("PEND", 16), ("BACKOFF", 1)],
     },
     Config {
         name: "mr_n8",

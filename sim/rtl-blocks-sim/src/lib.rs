@@ -124,6 +124,7 @@ pub mod qp_cache;
 pub mod qp_ctx_cache;
 pub mod qp_dir;
 pub mod qpc_fill;
+pub mod qpn_doorbell;
 pub mod ram;
 pub mod rcmsg;
 pub mod read_reply;
