@@ -240,7 +240,7 @@ pub fn qp_scale(a: &QpScaleArgs) -> Result<ExitCode> {
                 active_qps: n,
                 op,
                 msg_size: size,
-                window: a.window,
+                window: r.window,
                 read_latency: a.read_latency,
                 messages: r.messages,
                 bytes: r.bytes,
@@ -311,6 +311,12 @@ pub fn qp_scale(a: &QpScaleArgs) -> Result<ExitCode> {
 fn host(a: &QpScaleArgs) -> RootComplexConfig {
     RootComplexConfig {
         read_latency: a.read_latency,
+        // An MMIO read waits behind the writes posted before it, and with
+        // the QPs in host memory a doorbell may wait for its QP's fetch:
+        // thousands of doorbells for QPs off chip take millions of cycles.
+        // 12.5 M cycles is 50 ms at 250 MHz, the top of PCIe's default
+        // completion-timeout range.
+        mmio_timeout: 12_500_000,
         ..RootComplexConfig::bench()
     }
 }
