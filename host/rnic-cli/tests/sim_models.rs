@@ -105,10 +105,11 @@ fn knob_builds_report_what_they_carry() {
 }
 
 /// The many-QP build (`--sim-model many-qps`: 1,024 QPs) reports them and
-/// runs a torture of 600 QPs (more than its 64 memory regions: QPs share
-/// them in slices) clean on rc over `hostile` and of 520 on mp over
-/// `spray-8-hostile`, one message per QP (the 10,000-message runs are in
-/// README.md, "FPGA builds").
+/// runs a torture of 300 QPs (more than its 64 memory regions: QPs share
+/// them in slices; more than any other model's slots) clean on rc over
+/// `hostile` and of 260 on mp over `spray-8-hostile`, one message per QP
+/// (the 10,000-message runs are in README.md, "FPGA builds"; 600 and 520
+/// QPs until CI's time ran short on 2026-12-07).
 #[test]
 fn the_many_qp_build_runs_hundreds_of_qps_clean() {
     let o = rnic(&["info", "--sim-model", "many-qps"]);
@@ -121,9 +122,9 @@ fn the_many_qp_build_runs_hundreds_of_qps_clean() {
         text(&o.stdout)
     );
     for (qps, flags) in [
-        ("600", &["--fabric", "hostile"][..]),
+        ("300", &["--fabric", "hostile"][..]),
         (
-            "520",
+            "260",
             &[
                 "--transport",
                 "mp",
