@@ -113,11 +113,21 @@ pub struct TortureArgs {
     /// counters checked at the end. rc only, on a NIC with atomics.
     #[arg(long, default_value_t = Config::default().atomics)]
     pub atomics: f64,
+    /// Keep every QP of the run in host memory behind the NICs' context
+    /// cache, in a context table of N records: `--qps` may then go up to
+    /// N - 2 while the NIC holds only its cache slots on chip, and misses
+    /// fetch QPs by DMA (the report gives the hit rates). 0: QPs in
+    /// on-chip slots. A build without the cache refuses it.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub qp_cache: u32,
     /// Order CQEs behind their data by a flush read instead of RO=0.
     #[arg(long)]
     pub flush: bool,
     /// Cycles without a completion after which a busy QP's completions
-    /// count as lost.
+    /// count as lost, on top of the time every QP's window of work may
+    /// take ahead of it (with thousands of QPs a QP's message waits for
+    /// thousands of others): --qps x --window x (the message's bytes at 2
+    /// B per cycle + 500 per work request).
     #[arg(long, default_value_t = Config::default().watchdog)]
     pub watchdog: u64,
     /// Cycles to wait for writes in flight to land before telling a stale
@@ -242,6 +252,7 @@ fn config(a: &TortureArgs) -> Result<Config> {
         irq_budget: a.irq_budget,
         reads: a.reads,
         atomics: a.atomics,
+        qp_cache: a.qp_cache,
         spray_log: a.spray_ports.trailing_zeros() as u8,
         mp: a.transport == Transport::Mp,
         path_thresh: a.health.path_thresh,
@@ -301,6 +312,9 @@ pub fn repro(a: &TortureArgs) -> String {
     }
     if a.atomics != 0.0 {
         s.push_str(&format!(" --atomics {}", a.atomics));
+    }
+    if a.qp_cache != 0 {
+        s.push_str(&format!(" --qp-cache {}", a.qp_cache));
     }
     if let Some(t) = a.health.path_thresh {
         s.push_str(&format!(" --path-thresh {t}"));
@@ -919,6 +933,26 @@ fn print_summary(r: &Report, wall: f64) {
                 c(&format!("{side}.path_comebacks")),
                 c(&format!("{side}.path_probes")),
                 c(&format!("{side}.path_probe_rtt")),
+            );
+        }
+    }
+    if let Some(q) = &r.qp_cache {
+        let sides = std::iter::once(("a", &q.a)).chain(q.b.as_ref().map(|b| ("b", b)));
+        for (side, c) in sides {
+            println!(
+                "  NIC {side} QP cache ({} slots for {} QPs, table of {} records): hit rate {}, {} lookups, {} misses; fetches {}, evictions {}, write-backs {}, fetches with every slot pinned {}, most doorbells waiting {}",
+                c.slots,
+                r.qps,
+                q.records,
+                c.hit_rate
+                    .map_or("-".to_string(), |h| format!("{:.1} %", 100.0 * h)),
+                c.lookups,
+                c.lookup_misses,
+                c.fetches,
+                c.evictions,
+                c.writebacks,
+                c.pinned_full,
+                c.db_waiting_max
             );
         }
     }

@@ -31,4 +31,7 @@ pub mod torture;
 
 pub use rnic_driver::Break;
 pub use rnic_harness::{Error, PortAddr, Result};
-pub use torture::{Completions, Config, EventStats, Failure, Hooks, NoHooks, Report, RunInfo};
+pub use torture::{
+    CacheSide, Completions, Config, EventStats, Failure, Hooks, NoHooks, QpCacheStats, Report,
+    RunInfo,
+};

@@ -186,7 +186,8 @@ pub struct Config {
     /// CQE ordering by flush read instead of RO=0 (`dma.cqe_order.cqe_flush`).
     pub flush: bool,
     /// A QP with work outstanding and no completion for this many cycles
-    /// (of [`Device::now`]) has lost completions.
+    /// (of [`Device::now`]) beyond [`Config::backlog_cycles`] has lost
+    /// completions.
     pub watchdog: u64,
     /// Reliability attributes of the QPs (local ACK timeout, retries).
     pub retry: conn::Retry,
@@ -210,6 +211,10 @@ pub struct Config {
     /// Fraction (0..=1) of messages followed by an atomic on the QP's
     /// counter word, checked when its completion is polled (0: none).
     pub atomics: f64,
+    /// Put every QP of the run in host memory behind the NICs' context
+    /// cache, in a context table of this many records
+    /// ([`Context::enable_qp_cache`]; 0: QPs in on-chip slots).
+    pub qp_cache: u32,
 }
 
 impl Default for Config {
@@ -235,6 +240,7 @@ impl Default for Config {
             irq_budget: 100_000,
             reads: 0.0,
             atomics: 0.0,
+            qp_cache: 0,
         }
     }
 }
@@ -399,6 +405,22 @@ impl Config {
         (segments * self.segment_bytes() + 4095) & !4095
     }
 
+    /// Cycles the work of every QP's window may take ahead of one QP's
+    /// next completion, which its watchdog allows for on top of
+    /// `watchdog`: the QPs share one wire (and, with `qp_cache`, a few
+    /// cache slots), so with thousands of QPs a QP's message waits for
+    /// thousands of others. Counted at a quarter of the DATA_W 64 wire's
+    /// 8 bytes per cycle (retransmissions on hostile fabrics) plus a
+    /// context fetch with its write-back per work request.
+    pub fn backlog_cycles(&self) -> u64 {
+        const BYTES_PER_CYCLE: u64 = 2;
+        const CYCLES_PER_WR: u64 = 500;
+        let avg = (u64::from(self.min_size) + u64::from(self.max_size)) / 2;
+        let per_msg = self.buffers() as u64 * avg / BYTES_PER_CYCLE
+            + self.wqes_per_message() as u64 * CYCLES_PER_WR;
+        u64::from(self.qps) * u64::from(self.window) * per_msg
+    }
+
     /// Entries of each side's CQ: every WQE in flight may complete (in error,
     /// flushed), plus room.
     fn cq_entries(&self) -> u64 {
@@ -495,6 +517,10 @@ pub struct Report {
     /// What the atomics counted, with `--atomics` (absent: no atomics).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub atomics: Option<AtomicStats>,
+    /// What the context caches counted, with `--qp-cache` (absent: QPs on
+    /// chip).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qp_cache: Option<QpCacheStats>,
     pub first_failure: Option<Failure>,
     /// What the NICs (`a.*` sender side, `b.*` receiver side) and the
     /// environment (`fabric.*`) counted: retransmissions, timeouts, NAKs,
@@ -531,6 +557,59 @@ pub struct EventStats {
     /// Budgets that ran out with a completion in the CQ whose interrupt
     /// never came (within another budget): lost interrupts.
     pub missed_interrupts: u64,
+}
+
+/// What a run with [`Config::qp_cache`] counted.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct QpCacheStats {
+    /// Records of each NIC's context table (`--qp-cache`).
+    pub records: u32,
+    /// The sending NIC's cache, and the receiving NIC's (absent when one
+    /// NIC is both sides).
+    pub a: CacheSide,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub b: Option<CacheSide>,
+}
+
+/// One NIC's context cache over a run ([`rnic_driver::CacheCounters`]).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct CacheSide {
+    /// Slots the cache had (`num_queues - qp_cache_first`).
+    pub slots: u32,
+    /// Directory lookups of packets and doorbells by number, and those
+    /// whose QP no slot held.
+    pub lookups: u64,
+    pub lookup_misses: u64,
+    /// `1 - lookup_misses / lookups` (absent: no lookup).
+    pub hit_rate: Option<f64>,
+    /// Fetches of misses (retries included), QPs evicted for them, and
+    /// fetches that found every slot pinned.
+    pub fetches: u64,
+    pub evictions: u64,
+    pub pinned_full: u64,
+    /// Records written back to the table.
+    pub writebacks: u64,
+    /// Most doorbells by number waiting at once.
+    pub db_waiting_max: u32,
+}
+
+impl CacheSide {
+    fn read<D: Device>(ctx: &Context<D>) -> Result<Self> {
+        let nic = ctx.nic();
+        let c = nic.qp_cache_counters()?;
+        let first = nic.qp_cache_first().map_or(nic.id().num_queues, u32::from);
+        Ok(Self {
+            slots: nic.id().num_queues.saturating_sub(first),
+            lookups: c.lookups.into(),
+            lookup_misses: c.lookup_misses.into(),
+            hit_rate: c.hit_rate(),
+            fetches: c.fetch_misses.into(),
+            evictions: c.evictions.into(),
+            pinned_full: c.pinned_full.into(),
+            writebacks: c.writebacks.into(),
+            db_waiting_max: c.db_waiting_max.into(),
+        })
+    }
 }
 
 /// What a run with [`Config::reads`] counted.
@@ -924,12 +1003,30 @@ pub fn run<D: Device>(
     hooks: &mut dyn Hooks,
 ) -> Result<Report> {
     cfg.validate()?;
-    for ctx in [a, b] {
+    // one NIC looped back on chip is both sides
+    let one_nic = std::ptr::eq(a, b);
+    let sides: &[&Context<D>] = if one_nic { &[a] } else { &[a, b] };
+    if cfg.qp_cache > 0 {
+        for ctx in sides {
+            ctx.enable_qp_cache(cfg.qp_cache).map_err(|e| {
+                Error::Config(format!(
+                    "--qp-cache {}: the NIC's context cache: {e}",
+                    cfg.qp_cache
+                ))
+            })?;
+        }
+    }
+    for ctx in sides {
         let max_qp = ctx.query_device()?.max_qp;
         if cfg.qps > max_qp {
             return Err(Error::Config(format!(
-                "--qps {}: the NIC has {max_qp} queue pairs",
-                cfg.qps
+                "--qps {}: the NIC has {max_qp} queue pairs{}",
+                cfg.qps,
+                if cfg.qp_cache > 0 {
+                    format!(" with --qp-cache {} (its context table's records, less the reserved QP numbers)", cfg.qp_cache)
+                } else {
+                    String::new()
+                }
             )));
         }
     }
@@ -975,12 +1072,23 @@ pub fn run<D: Device>(
         .and_then(|mut rep| {
             add_port_counters(&mut rep.counters, "a", a)?;
             // one NIC talking to itself (on-chip loopback) has one set
-            let side_b = if std::ptr::eq(a, b) {
+            let side_b = if one_nic {
                 "a"
             } else {
                 add_port_counters(&mut rep.counters, "b", b)?;
                 "b"
             };
+            if cfg.qp_cache > 0 {
+                rep.qp_cache = Some(QpCacheStats {
+                    records: cfg.qp_cache,
+                    a: CacheSide::read(a)?,
+                    b: if one_nic {
+                        None
+                    } else {
+                        Some(CacheSide::read(b)?)
+                    },
+                });
+            }
             let c = |k: &str| rep.counters.get(&format!("{side_b}.{k}")).copied();
             let (executed, replayed) = (c("rx_atomic"), c("rx_atomic_replay"));
             if let Some(st) = rep.atomics.as_mut() {
@@ -2201,7 +2309,7 @@ impl<'a, D: Device> Runner<'a, D> {
             // coming once its flushes are in: give up on it sooner.
             let limit = match q.life {
                 QpLife::Dead => self.cfg.watchdog.min(DEAD_QP_WAIT),
-                _ => self.cfg.watchdog,
+                _ => self.cfg.watchdog + self.cfg.backlog_cycles(),
             };
             if q.life == QpLife::Retired
                 || !q.busy()
@@ -2229,8 +2337,10 @@ impl<'a, D: Device> Runner<'a, D> {
                     i as u32,
                     oldest,
                     format!(
-                        "no completion for {} cycles: {recv_missing} receive and {send_missing} send completions missing (oldest message {oldest})",
-                        self.cfg.watchdog
+                        "no completion for {} cycles (--watchdog {} and {} for every QP's window of work): {recv_missing} receive and {send_missing} send completions missing (oldest message {oldest})",
+                        limit,
+                        self.cfg.watchdog,
+                        self.cfg.backlog_cycles()
                     ),
                 );
             } else {

@@ -4,7 +4,8 @@
 //! `early-read-cqe` switch caught; with `--atomics`, atomics on per-QP
 //! counter words checked clean on `hostile` (resends answered from the
 //! replay record, never executed twice), and `early-read-cqe` caught on
-//! them too.
+//! them too; with `qp_cache`, QPs in host memory behind the NICs' context
+//! cache clean on hostile fabrics and every break switch caught.
 
 use rnic_torture::sim::{self, Evidence, SimOpts};
 use rnic_torture::{Break, Config, Report};
@@ -69,7 +70,14 @@ fn caught(b: Break, flush: bool) {
         flush,
         ..Config::default()
     };
-    let r = run(&cfg, 64);
+    // the catch is what counts: end the run there
+    let ev = Evidence {
+        stop_on_failure: true,
+        ..Evidence::default()
+    };
+    let r = sim::run_torture(&SimOpts::default(), &cfg, &ev, &mut |_, _| {}, &mut |_| {})
+        .unwrap_or_else(|e| panic!("torture: {e}"))
+        .report;
     let f = r.first_failure.clone().unwrap_or_else(|| {
         panic!("--break {b} (flush {flush}) not caught in {CATCH_WITHIN} messages: {r:#?}")
     });
@@ -77,11 +85,9 @@ fn caught(b: Break, flush: bool) {
     assert_eq!(f.kind, "violation", "{f:#?}");
     assert!(f.messages_before < CATCH_WITHIN);
     eprintln!(
-        "--break {b}{}: first violation after {} messages; {} of {} messages violated",
+        "--break {b}{}: first violation after {} messages",
         if flush { " --flush" } else { "" },
         f.messages_before,
-        r.violations,
-        r.messages
     );
     // Breaking the barrier makes CQEs early, never data wrong.
     assert_eq!(r.corruptions, 0, "{r:#?}");
@@ -104,6 +110,138 @@ fn early_cqe_is_caught() {
 fn bypass_is_caught() {
     caught(Break::Bypass, false);
     caught(Break::Bypass, true);
+}
+
+/// Issue 19: every QP in host memory behind the context cache, three
+/// twice as many QPs as the cache's 64 slots, so most messages miss on
+/// both NICs. Over a hostile fabric (loss, duplicates, corruption,
+/// reordering) rc and mp (sprayed over 8 ports) stay clean: the barrier,
+/// PSN tracking and the mp window survive every eviction and fetch.
+#[test]
+fn clean_over_cached_qps_on_hostile_fabrics() {
+    for (mp, fabric, spray_log) in [(false, "hostile", 0), (true, "spray-8-hostile", 3)] {
+        let cfg = Config {
+            seed: 19,
+            messages: 200,
+            qps: 128,
+            window: 1,
+            max_size: 1024,
+            mp,
+            spray_log,
+            qp_cache: 1024,
+            ..Config::default()
+        };
+        let r = run_on(&cfg, 64, fabric);
+        assert!(!r.failed(), "{fabric}: {r:#?}");
+        assert_eq!(r.messages, 200, "{fabric}");
+        let q = r.qp_cache.clone().expect("the cache's counters");
+        for (side, c) in [("a", q.a), ("b", q.b.expect("two NICs"))] {
+            eprintln!("{fabric} NIC {side}: {c:?}");
+            assert!(c.slots <= cfg.qps / 2, "{fabric} {side}: {c:?}");
+            // most messages miss, and every miss fetched
+            assert!(
+                c.hit_rate.is_some_and(|h| h < 0.9) && c.fetches >= c.lookup_misses,
+                "{fabric} {side}: {c:?}"
+            );
+            assert!(c.evictions > 0 && c.writebacks >= c.evictions);
+        }
+    }
+}
+
+/// The three break switches are caught on cached QPs too: with 80 QPs on
+/// 64 cache slots, within the first few messages checked.
+#[test]
+fn breaks_are_caught_over_cached_qps() {
+    for b in [Break::CqeRo, Break::EarlyCqe, Break::Bypass] {
+        let cfg = Config {
+            seed: 5,
+            messages: CATCH_WITHIN,
+            qps: 80,
+            window: 1,
+            max_size: 2048,
+            brk: Some(b),
+            qp_cache: 256,
+            ..Config::default()
+        };
+        let o = SimOpts::default();
+        let ev = Evidence {
+            stop_on_failure: true,
+            ..Evidence::default()
+        };
+        let r = sim::run_torture(&o, &cfg, &ev, &mut |_, _| {}, &mut |_| {})
+            .unwrap_or_else(|e| panic!("torture: {e}"))
+            .report;
+        let f = r
+            .first_failure
+            .clone()
+            .unwrap_or_else(|| panic!("--break {b} --qp-cache: not caught: {r:#?}"));
+        assert_eq!(f.kind, "violation", "{b}: {f:#?}");
+        assert_eq!(r.corruptions + r.lost_completions, 0, "{b}: {r:#?}");
+        let q = r.qp_cache.expect("the cache's counters");
+        assert!(
+            q.a.evictions > 0 && q.b.is_some_and(|c| c.evictions > 0),
+            "{b}: no QP went through the cache: {q:#?}"
+        );
+        eprintln!(
+            "--break {b} over 80 cached QPs: caught after {} messages",
+            f.messages_before
+        );
+    }
+}
+
+/// The lost-completion detector can fail: on a fabric that drops every
+/// frame, with an ACK timeout far beyond the watchdog, the message's
+/// completions never come and the watchdog counts them lost, after
+/// `--watchdog` plus the window's backlog and no sooner.
+#[test]
+fn a_completion_that_never_comes_is_lost() {
+    let cfg = Config {
+        messages: 1,
+        qps: 1,
+        window: 1,
+        max_size: 64,
+        watchdog: 100_000,
+        retry: rnic_harness::Retry {
+            timeout: 12,
+            ..rnic_harness::Retry::default()
+        },
+        ..Config::default()
+    };
+    let r = run_on(&cfg, 64, "spray-1-loss1");
+    let f = r.first_failure.clone().expect("a lost completion");
+    assert_eq!(f.kind, "lost", "{f:#?}");
+    assert_eq!(r.lost_completions, 2, "{r:#?}");
+    let limit = cfg.watchdog + cfg.backlog_cycles();
+    assert!(
+        f.detail
+            .contains(&format!("no completion for {limit} cycles")),
+        "{f:#?}"
+    );
+    assert!(r.cycles > limit, "{r:#?}");
+}
+
+/// A context table too small for the QPs asked for is refused before any
+/// QP is made, with the flag named.
+#[test]
+fn a_qp_cache_smaller_than_the_qps_is_refused() {
+    let cfg = Config {
+        qps: 100,
+        qp_cache: 64,
+        ..Config::default()
+    };
+    let e = sim::run_torture(
+        &SimOpts::default(),
+        &cfg,
+        &Evidence::default(),
+        &mut |_, _| {},
+        &mut |_| {},
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("--qps 100") && e.contains("62 queue pairs with --qp-cache 64"),
+        "{e}"
+    );
 }
 
 #[test]
