@@ -16,35 +16,43 @@
 // the driver must hear of it.
 //
 // Buffers. FILLS record buffers (buffer b at RAM address BUF_BASE + b *
-// REC_BYTES, in the DMA RAM the DMA engines read and write), one per fill
-// in flight; a fill command is taken when a buffer is free (s_fill_ready,
-// a register). A fill's buffer goes through
+// 2 * REC_BYTES, in the DMA RAM the DMA engines read and write), one per
+// fill in flight; a fill command is taken when a buffer is free
+// (s_fill_ready, a register). A buffer has two halves: the write-back's
+// (the slot's old record on its way out) and, REC_BYTES above it, the
+// read's (the new record on its way in), so a fill's read is issued as
+// soon as the fill is taken and runs while its write-back is copied out
+// and written: an evicting fill costs about what a plain one does instead
+// of the two in a row. A fill's buffer goes through
 //   WBCP    the slot's REC_WORDS words copied through the record port into
-//           the buffer (only with wb);
-//   WBDESC  the write descriptor (buffer -> wb_qpn's record) waits for the
-//           write-descriptor register;
-//   WBWAIT  the write's status has not come: the buffer is not reused (the
-//           write engine may still be reading it);
-//   RD      the table bound is checked (out: DONE with ok = 0), then the
-//           read descriptor (qpn's record -> the buffer, id = the buffer's
-//           number) waits for the read-descriptor register and for the
-//           hazard below;
-//   RDWAIT  the read's status has not come; an error: DONE with ok = 0,
-//           the slot untouched;
-//   CPIN    the buffer's words copied through the record port into the
+//           the write-back half (only with wb);
+//   WBDESC  the write descriptor (that half -> wb_qpn's record) waits for
+//           the write-descriptor register;
+//   RD      waiting for the read: once its status has come, CPIN, or on
+//           an error DONE with ok = 0 and the slot untouched;
+//   CPIN    the read half's words copied through the record port into the
 //           slot;
-//   DONE    the completion waits for the m_done register; the buffer is
-//           free once it is loaded there.
+//   DONE    the completion waits for the m_done register, and for the
+//           write's status (the write engine may still be reading the
+//           write-back half, and the hazard below needs the flag); the
+//           buffer is free once the completion is loaded there.
+// Beside these, each buffer's read (from the take on): the table bound is
+// checked (out: done with ok = 0, nothing read), then the read descriptor
+// (qpn's record -> the read half, id = the buffer's number) waits for the
+// read-descriptor register and for the hazard below, then its status.
+// CPIN comes after WBCP, so the slot is copied out before it is written.
 //
 // The hazard. A QP written back by one fill (wb_qpn = X) and missed again
-// at once is filled by a later command into another slot (qpn = X). Its
-// read must not be issued before the write-back's status: the status says
-// the write's TLPs have left, and a read request issued afterwards cannot
-// pass them on PCIe, so the read returns what the write-back wrote. Each
-// buffer keeps a flag, wbp, set when its fill is taken with a write-back
-// and cleared when that write's status comes; a buffer in RD does not
-// issue its read while another buffer has wbp set with wb_qpn equal to its
-// qpn (a compare of every buffer's qpn with every other's wb_qpn). Commands
+// at once is filled by a later command into another slot (qpn = X); a
+// fill may also write a record back and load the same one (qpn = wb_qpn:
+// qp_ctx_table's save). Such a read must not be issued before the
+// write-back's status: the status says the write's TLPs have left, and a
+// read request issued afterwards cannot pass them on PCIe, so the read
+// returns what the write-back wrote. Each buffer keeps a flag, wbp, set
+// when its fill is taken with a write-back and cleared when that write's
+// status comes; a buffer does not issue its read while any buffer, itself
+// included, has wbp set with wb_qpn equal to its qpn (a compare of every
+// buffer's qpn with every wb_qpn). Commands
 // are taken in order, so a write-back command taken before the re-miss's
 // is always seen. This relies on the commands coming in the order qp_cache
 // made them: the one that evicts X before any fill of X into another slot,
@@ -207,7 +215,7 @@ initial begin
         $finish;
     end
     if (RAM_ADDR_W > 32 || RAM_ADDR_W < CW + 3 || BUF_BASE < 0 || BUF_BASE % 8 != 0
-        || BUF_BASE + FILLS * REC_BYTES > (1 << RAM_ADDR_W)) begin
+        || BUF_BASE + FILLS * 2 * REC_BYTES > (1 << RAM_ADDR_W)) begin
         $error("qpc_fill: the buffers must fit RAM_ADDR_W (at most 32), BUF_BASE 8-byte aligned");
         $finish;
     end
@@ -220,9 +228,7 @@ localparam [ID_W-1:0] N_ID = FILLS_I[ID_W-1:0];
 localparam [2:0] B_FREE = 3'd0;
 localparam [2:0] B_WBCP = 3'd1;
 localparam [2:0] B_WBDESC = 3'd2;
-localparam [2:0] B_WBWAIT = 3'd3;
 localparam [2:0] B_RD = 3'd4;
-localparam [2:0] B_RDWAIT = 3'd5;
 localparam [2:0] B_CPIN = 3'd6;
 localparam [2:0] B_DONE = 3'd7;
 
@@ -243,7 +249,9 @@ localparam [RAM_ADDR_W-1:0] STRIDE_A = REC_BYTES[RAM_ADDR_W-1:0];
 (* mem2reg *) reg [QPN_W-1:0]    b_wbq [0:FILLS-1];
 reg [FILLS-1:0] wbp = {FILLS{1'b0}};    // write-back of b_wbq taken, status not seen
 reg [FILLS-1:0] b_ok = {FILLS{1'b0}};   // the read's status was ok
-reg [FILLS-1:0] rd_iss = {FILLS{1'b0}}; // the read descriptor was taken
+reg [FILLS-1:0] rq = {FILLS{1'b0}};     // the read is still to be issued
+reg [FILLS-1:0] rd_iss = {FILLS{1'b0}}; // the read descriptor was taken, no status yet
+reg [FILLS-1:0] rdn = {FILLS{1'b0}};    // the read is over (status, or out of the table)
 
 // the descriptor registers' buffers
 reg [BW-1:0] rdd_buf = {BW{1'b0}};
@@ -280,10 +288,11 @@ initial begin
     end
 end
 
-// buffer b's word w (the initial block checks that it fits RAM_ADDR_W)
-function [RAM_ADDR_W-1:0] buf_addr(input [BW-1:0] b, input [CW-1:0] w);
+// buffer b's word w, in its write-back half (h = 0) or its read half
+// (h = 1) (the initial block checks that it fits RAM_ADDR_W)
+function [RAM_ADDR_W-1:0] buf_addr(input [BW-1:0] b, input h, input [CW-1:0] w);
     begin
-        buf_addr = BASE_A + STRIDE_A * {{(RAM_ADDR_W-BW){1'b0}}, b}
+        buf_addr = BASE_A + STRIDE_A * {{(RAM_ADDR_W-BW-1){1'b0}}, b, h}
             + {{(RAM_ADDR_W-CW-3){1'b0}}, w, 3'b000};
     end
 endfunction
@@ -298,22 +307,26 @@ endfunction
 
 // ---------------------------------------------------------------- picks
 reg [FILLS-1:0] haz, oob, is_free;
-reg          cp_any, rd_any, oob_any, wr_any, dn_any;
-reg [BW-1:0] free_idx, cp_pick, rd_pick, oob_pick, wr_pick, dn_pick;
+reg          cp_any, rd_any, oob_any, wr_any, dn_any, ev_any;
+reg [BW-1:0] free_idx, cp_pick, rd_pick, oob_pick, wr_pick, dn_pick, ev_pick;
 reg [BW:0]   rr_i;
 integer c;
 always @* begin
     cp_any = 1'b0; rd_any = 1'b0; oob_any = 1'b0; wr_any = 1'b0; dn_any = 1'b0;
+    ev_any = 1'b0;
     free_idx = {BW{1'b0}}; cp_pick = {BW{1'b0}}; rd_pick = {BW{1'b0}};
     oob_pick = {BW{1'b0}}; wr_pick = {BW{1'b0}}; dn_pick = {BW{1'b0}};
+    ev_pick = {BW{1'b0}};
     rr_i = {(BW+1){1'b0}};
     for (i = 0; i < FILLS; i = i + 1) begin
         is_free[i] = st[i] == B_FREE;
         oob[i] = {1'b0, b_qpn[i]} >= cfg_table_qps;
-        // the hazard: another buffer's write-back of this QP not yet statused
+        // the hazard: a write-back of this QP not yet statused (another
+        // buffer's, or this one's: a save writes a record back and loads
+        // it again)
         haz[i] = 1'b0;
         for (c = 0; c < FILLS; c = c + 1) begin
-            if (c != i && wbp[c] && b_wbq[c] == b_qpn[i]) begin
+            if (wbp[c] && b_wbq[c] == b_qpn[i]) begin
                 haz[i] = 1'b1;
             end
         end
@@ -323,11 +336,11 @@ always @* begin
         if (is_free[i]) begin
             free_idx = i[BW-1:0];
         end
-        if (st[i] == B_RD && !oob[i] && !haz[i]) begin
+        if (rq[i] && !oob[i] && !haz[i]) begin
             rd_any = 1'b1;
             rd_pick = i[BW-1:0];
         end
-        if (st[i] == B_RD && oob[i]) begin
+        if (rq[i] && oob[i]) begin
             oob_any = 1'b1;
             oob_pick = i[BW-1:0];
         end
@@ -335,7 +348,12 @@ always @* begin
             wr_any = 1'b1;
             wr_pick = i[BW-1:0];
         end
-        if (st[i] == B_DONE) begin
+        // the read over, and the slot copied out if it had to be
+        if (st[i] == B_RD && rdn[i]) begin
+            ev_any = 1'b1;
+            ev_pick = i[BW-1:0];
+        end
+        if (st[i] == B_DONE && !wbp[i]) begin
             dn_any = 1'b1;
             dn_pick = i[BW-1:0];
         end
@@ -364,7 +382,7 @@ wire wrd_load = wr_any && (!m_wr_desc_valid || m_wr_desc_ready);
 wire dn_load = dn_any && (!m_done_valid || m_done_ready);
 wire cp_start = !cp_act && cp_any;
 wire [BW-1:0] rs_b = s_rd_status_id[BW-1:0];
-wire rs_bad = s_rd_status_id >= N_ID || st[rs_b] != B_RDWAIT || !rd_iss[rs_b];
+wire rs_bad = s_rd_status_id >= N_ID || !rd_iss[rs_b];
 wire rs_err = s_rd_status_error != 4'd0;
 // the copy's writes and reads as they are taken
 wire bw_take = m_buf_wr_en && m_buf_wr_ready;
@@ -416,7 +434,9 @@ always @(posedge clk) begin
         b_qpn[free_idx] <= s_fill_qpn;
         b_wbq[free_idx] <= s_fill_wb_qpn;
         b_ok[free_idx] <= 1'b0;
+        rq[free_idx] <= 1'b1;
         rd_iss[free_idx] <= 1'b0;
+        rdn[free_idx] <= 1'b0;
     end
 
     // ---- write-backs
@@ -427,11 +447,11 @@ always @(posedge clk) begin
     if (wrd_load) begin
         m_wr_desc_valid <= 1'b1;
         m_wr_desc_pcie_addr <= rec_addr(b_wbq[wr_pick]);
-        m_wr_desc_ram_addr <= buf_addr(wr_pick, {CW{1'b0}});
+        m_wr_desc_ram_addr <= buf_addr(wr_pick, 1'b0, {CW{1'b0}});
         m_wr_desc_len <= REC_LEN;
         m_wr_desc_id <= {{(ID_W-BW){1'b0}}, wr_pick};
         wrd_buf <= wr_pick;
-        st[wr_pick] <= B_WBWAIT;
+        st[wr_pick] <= B_RD;
     end
     // the queue of written buffers: pop on a status, push on a taken
     // descriptor
@@ -442,7 +462,6 @@ always @(posedge clk) begin
         err_proto <= 1'b1;
     end
     if (s_wr_status_valid && wq_cnt != {(BW+1){1'b0}}) begin
-        st[wq[0]] <= B_RD;
         wbp[wq[0]] <= 1'b0;
         for (i = 0; i < FILLS - 1; i = i + 1) begin
             wq[i] <= wq[i + 1];
@@ -459,7 +478,8 @@ always @(posedge clk) begin
 
     // ---- reads
     if (oob_any) begin
-        st[oob_pick] <= B_DONE;
+        rq[oob_pick] <= 1'b0;
+        rdn[oob_pick] <= 1'b1;
         b_ok[oob_pick] <= 1'b0;
         stat_oob <= 1'b1;
     end
@@ -470,20 +490,23 @@ always @(posedge clk) begin
     if (rdd_load) begin
         m_rd_desc_valid <= 1'b1;
         m_rd_desc_pcie_addr <= rec_addr(b_qpn[rd_pick]);
-        m_rd_desc_ram_addr <= buf_addr(rd_pick, {CW{1'b0}});
+        m_rd_desc_ram_addr <= buf_addr(rd_pick, 1'b1, {CW{1'b0}});
         m_rd_desc_len <= REC_LEN;
         m_rd_desc_id <= {{(ID_W-BW){1'b0}}, rd_pick};
         rdd_buf <= rd_pick;
-        st[rd_pick] <= B_RDWAIT;
+        rq[rd_pick] <= 1'b0;
     end
     if (s_rd_status_valid) begin
         if (rs_bad) begin
             err_proto <= 1'b1;
         end else begin
-            st[rs_b] <= rs_err ? B_DONE : B_CPIN;
+            rdn[rs_b] <= 1'b1;
             b_ok[rs_b] <= !rs_err;
             rd_iss[rs_b] <= 1'b0;
         end
+    end
+    if (ev_any) begin
+        st[ev_pick] <= b_ok[ev_pick] ? B_CPIN : B_DONE;
     end
 
     // ---- completions
@@ -522,7 +545,7 @@ always @(posedge clk) begin
     if (rd_issue) begin
         if (cp_in) begin
             m_buf_rd_en <= 1'b1;
-            m_buf_rd_addr <= buf_addr(cp_buf, cp_req);
+            m_buf_rd_addr <= buf_addr(cp_buf, 1'b1, cp_req);
         end else begin
             m_rec_rd_valid <= 1'b1;
             m_rec_rd_word <= cp_req[WORD_W-1:0];
@@ -547,7 +570,7 @@ always @(posedge clk) begin
             m_rec_wr_word <= cp_wi[WORD_W-1:0];
         end else begin
             m_buf_wr_en <= 1'b1;
-            m_buf_wr_addr <= buf_addr(cp_buf, cp_wi);
+            m_buf_wr_addr <= buf_addr(cp_buf, 1'b0, cp_wi);
             m_buf_wr_data <= q_d[0];
         end
         cp_wi <= cp_wi + 1'b1;
@@ -575,7 +598,9 @@ always @(posedge clk) begin
             st[i] <= B_FREE;
         end
         wbp <= {FILLS{1'b0}};
+        rq <= {FILLS{1'b0}};
         rd_iss <= {FILLS{1'b0}};
+        rdn <= {FILLS{1'b0}};
         wq_cnt <= {(BW+1){1'b0}};
         cp_act <= 1'b0;
         rd_pend <= 1'b0;

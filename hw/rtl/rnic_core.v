@@ -142,9 +142,10 @@ localparam [RAM_ADDR_W-1:0] RQWQE_RAM = CTRL + 17'h40;
 localparam [RAM_ADDR_W-1:0] CQE_RAM = CTRL + 17'h100;
 localparam [RAM_ADDR_W-1:0] ATOM_RAM = CTRL + 17'h0C0;   // an atomic's new value (ATOMIC_EN)
 localparam [RAM_ADDR_W-1:0] ATOM_RQ_RAM = CTRL + 17'h0C8; // the original value our atomic brought back
-// Context-table commands in flight at once (REC_PORT): their 512-byte
-// buffers fill the control area's upper half
-localparam CTX_FILLS = 4;
+// Context-table commands in flight at once (REC_PORT): their buffers (a
+// 512-byte half for the write-back, one for the read, so that a fetch's
+// read overlaps its eviction) fill the control area's upper half
+localparam CTX_FILLS = 2;
 localparam integer FILL_RAM = CTRL_I + 2048;
 localparam [RAM_ADDR_W-1:0] TX_RAM_BASE = 17'h08000;
 localparam [RAM_ADDR_W-1:0] RX_RAM_BASE = 17'h10000;

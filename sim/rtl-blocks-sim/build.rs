@@ -216,8 +216,14 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
     (
         "qfl_read_before_wb_status",
         "qpc_fill.v",
+        "            if (wbp[c] && b_wbq[c] == b_qpn[i]) begin",
+        "            if (1'b0 && wbp[c] && b_wbq[c] == b_qpn[i]) begin",
+    ),
+    (
+        "qfl_save_reads_before_its_write_back",
+        "qpc_fill.v",
+        "            if (wbp[c] && b_wbq[c] == b_qpn[i]) begin",
         "            if (c != i && wbp[c] && b_wbq[c] == b_qpn[i]) begin",
-        "            if (1'b0 && c != i && wbp[c] && b_wbq[c] == b_qpn[i]) begin",
     ),
     (
         "qfl_wb_skipped",
@@ -240,8 +246,8 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
     (
         "qfl_slot_written_on_error",
         "qpc_fill.v",
-        "st[rs_b] <= rs_err ? B_DONE : B_CPIN;",
-        "st[rs_b] <= B_CPIN;",
+        "st[ev_pick] <= b_ok[ev_pick] ? B_CPIN : B_DONE;",
+        "st[ev_pick] <= B_CPIN;",
     ),
     (
         "qfl_done_ok_on_error",
@@ -264,14 +270,26 @@ const MUTATIONS: &[(&str, &str, &str, &str)] = &[
     (
         "qfl_wb_status_not_awaited",
         "qpc_fill.v",
-        "st[wr_pick] <= B_WBWAIT;",
-        "st[wr_pick] <= B_RD;",
+        "if (st[i] == B_DONE && !wbp[i]) begin",
+        "if (st[i] == B_DONE) begin",
     ),
     (
         "qfl_wr_status_pops_newest",
         "qpc_fill.v",
-        "        st[wq[0]] <= B_RD;\n        wbp[wq[0]] <= 1'b0;",
-        "        st[wq[wq_last]] <= B_RD;\n        wbp[wq[wq_last]] <= 1'b0;",
+        "        wbp[wq[0]] <= 1'b0;",
+        "        wbp[wq[wq_last]] <= 1'b0;",
+    ),
+    (
+        "qfl_read_into_wb_half",
+        "qpc_fill.v",
+        "m_rd_desc_ram_addr <= buf_addr(rd_pick, 1'b1, {CW{1'b0}});",
+        "m_rd_desc_ram_addr <= buf_addr(rd_pick, 1'b0, {CW{1'b0}});",
+    ),
+    (
+        "qfl_copy_in_before_copy_out",
+        "qpc_fill.v",
+        "if (st[i] == B_RD && rdn[i]) begin",
+        "if ((st[i] == B_RD || st[i] == B_WBCP) && rdn[i]) begin",
     ),
     (
         "qfl_record_stride_half",

@@ -1,9 +1,11 @@
 //! `rnic bench ctx-table`: what moving a QP's context between a slot and
 //! the host's context table costs (issue 19), in simulated cycles
 //! (deterministic for a seed): a load (one DMA read of the record and its
-//! copy into the slot) and a save (a write-back, its status, then the
-//! load). A context cache pays one of these per miss, so this is the
-//! price of a miss before any overlap of fills.
+//! copy into the slot), a save (a write-back, its status, then the load of
+//! the same record) and an evict (a write-back and the load of another
+//! record, the read overlapping the write-back: what a miss that evicts
+//! does). A context cache pays a load or an evict per miss, so this is the
+//! price of a miss before any overlap of misses.
 
 use std::process::ExitCode;
 
@@ -40,7 +42,8 @@ pub struct CtxTableArgs {
 struct CtxRow {
     test: &'static str,
     data_w: u32,
-    /// "load" or "save" (write back, then load).
+    /// "load", "save" (write back, then load the same record) or "evict"
+    /// (write back, and load another record).
     op: &'static str,
     commands: u32,
     in_flight: u32,
@@ -51,6 +54,18 @@ struct CtxRow {
     clock_mhz: f64,
     /// Commands per second at the simulated clock, in millions.
     mcmds_per_sec: f64,
+}
+
+/// Command `n` of `op`: its code, the record it loads and the record it
+/// writes back to (an evict's half the table away, so no write-back of
+/// the batch is another command's read).
+fn command(op: &str, n: u32, records: u32) -> (u8, u32, u32) {
+    let r = n % records;
+    match op {
+        "load" => (1, r, r),
+        "save" => (2, r, r),
+        _ => (2, (r + records / 2) % records, r),
+    }
 }
 
 pub fn ctx_table(a: &CtxTableArgs) -> Result<ExitCode> {
@@ -90,7 +105,7 @@ pub fn ctx_table(a: &CtxTableArgs) -> Result<ExitCode> {
             a.dev.data_w, a.dev.seed, a.commands, a.in_flight, a.read_latency
         )
     };
-    for op in ["load", "save"] {
+    for op in ["load", "save", "evict"] {
         let before = nic.qp_ctx_counters()?;
         let mut done = nic.qp_ctx_status()?.done;
         let start = dev.now();
@@ -99,12 +114,12 @@ pub fn ctx_table(a: &CtxTableArgs) -> Result<ExitCode> {
             // a batch: one command per slot, all in flight, then their answers
             let batch = a.in_flight.min(a.commands - i);
             for k in 0..batch {
-                let r = (i + k) % records;
-                let code = if op == "load" { 1 } else { 2 };
-                nic.qp_ctx_post_raw(k as u16, code, r, r)?;
+                let (code, r, wb) = command(op, i + k, records);
+                nic.qp_ctx_post_raw(k as u16, code, r, wb)?;
             }
             done = done.wrapping_add(batch as u16);
-            nic.qp_ctx_wait(done, (batch - 1) as u16, (i + batch - 1) % records)
+            let (_, last, _) = command(op, i + batch - 1, records);
+            nic.qp_ctx_wait(done, (batch - 1) as u16, last)
                 .with_context(|| format!("ctx-table: {op} batch at command {i} ({})", repro()))?;
             i += batch;
         }

@@ -11,7 +11,7 @@ use std::collections::HashSet;
 
 use rnic_device::Device;
 
-use crate::{CompletionQueue, DriverError, Nic, QueueCmd, RecvQueue, Result, SendQueue, WqKey};
+use crate::{CompletionQueue, DriverError, Nic, RecvQueue, Result, SendQueue};
 
 /// Widest QP number a doorbell names (`sq_dbn.qpn`, `rq_dbn.qpn`).
 const DOORBELL_QPN_END: u32 = 1 << 16;
@@ -121,24 +121,7 @@ impl<D: Device> Nic<D> {
         entries: u32,
         cq: &mut CompletionQueue,
     ) -> Result<SendQueue> {
-        Self::check_entries(entries)?;
-        let ring = self.dev.alloc_dma(entries as usize * crate::WQE_SIZE)?;
-        if let Err(e) =
-            self.queue_command(slot, QueueCmd::EnableSq, ring.bus_addr(), entries, cq.cqn)
-        {
-            let _ = self.dev.free_dma(&ring);
-            return Err(e);
-        }
-        let state = std::rc::Rc::new(crate::WqState::default());
-        cq.link(WqKey::Qpn(qpn), false, &state);
-        Ok(SendQueue {
-            qn: slot,
-            cached: Some(qpn),
-            cqn: cq.cqn,
-            entries,
-            ring,
-            state,
-        })
+        self.enable_sq(slot, Some(qpn), entries, cq)
     }
 
     /// Allocates the receive ring of cached QP `qpn` (`entries` WQEs; `slot`
@@ -151,16 +134,6 @@ impl<D: Device> Nic<D> {
         entries: u32,
         cq: &mut CompletionQueue,
     ) -> Result<RecvQueue> {
-        Self::check_entries(entries)?;
-        let ring = self.dev.alloc_dma(entries as usize * crate::WQE_SIZE)?;
-        let state = std::rc::Rc::new(crate::WqState::default());
-        cq.link(WqKey::Qpn(qpn), true, &state);
-        Ok(RecvQueue {
-            qpn: slot,
-            cached: Some(qpn),
-            entries,
-            ring,
-            state,
-        })
+        self.new_rq(slot, Some(qpn), entries, cq)
     }
 }

@@ -619,17 +619,34 @@ impl<D: Device> Nic<D> {
             self.sq_used.borrow_mut()[qn as usize] = false;
             return Err(e);
         }
-        let ring = self.dev.alloc_dma(entries as usize * WQE_SIZE)?;
-        if let Err(e) = self.queue_command(qn, QueueCmd::EnableSq, ring.bus_addr(), entries, cq.cqn)
-        {
+        self.enable_sq(qn, None, entries, cq).inspect_err(|_| {
             self.sq_used.borrow_mut()[qn as usize] = false;
+        })
+    }
+
+    /// A ring of `entries` WQEs enabled as the send queue of `slot`,
+    /// completing to `cq` by slot or, for a cached QP, by its number (the
+    /// ring freed again if the NIC refuses it).
+    pub(crate) fn enable_sq(
+        &self,
+        slot: u16,
+        cached: Option<u32>,
+        entries: u32,
+        cq: &mut CompletionQueue,
+    ) -> Result<SendQueue> {
+        Self::check_entries(entries)?;
+        let ring = self.dev.alloc_dma(entries as usize * WQE_SIZE)?;
+        if let Err(e) =
+            self.queue_command(slot, QueueCmd::EnableSq, ring.bus_addr(), entries, cq.cqn)
+        {
+            let _ = self.dev.free_dma(&ring);
             return Err(e);
         }
         let state = Rc::new(WqState::default());
-        cq.link(WqKey::Slot(qn), false, &state);
+        cq.link(cached.map_or(WqKey::Slot(slot), WqKey::Qpn), false, &state);
         Ok(SendQueue {
-            qn,
-            cached: None,
+            qn: slot,
+            cached,
             cqn: cq.cqn,
             entries,
             ring,
@@ -641,14 +658,20 @@ impl<D: Device> Nic<D> {
     /// ring.
     pub fn destroy_sq(&self, sq: SendQueue) -> Result<()> {
         match sq.cached {
-            Some(n) => self.with_qp_held(n, |slot| {
-                self.queue_command(slot, QueueCmd::DisableSq, 0, 0, 0)
-            })?,
+            Some(n) => self.with_qp_held(n, |slot| self.destroy_sq_in(slot, sq)),
             None => {
-                self.queue_command(sq.qn, QueueCmd::DisableSq, 0, 0, 0)?;
-                Self::free_qn(&self.sq_used, sq.qn);
+                let qn = sq.qn;
+                self.destroy_sq_in(qn, sq)?;
+                Self::free_qn(&self.sq_used, qn);
+                Ok(())
             }
         }
+    }
+
+    /// Disables `sq` in `slot` (for a cached QP's, the slot the caller
+    /// holds it in: [`Nic::with_qp_held`]) and unmaps its ring.
+    pub fn destroy_sq_in(&self, slot: u16, sq: SendQueue) -> Result<()> {
+        self.queue_command(slot, QueueCmd::DisableSq, 0, 0, 0)?;
         self.dev.free_dma(&sq.ring)?;
         Ok(())
     }
@@ -687,13 +710,25 @@ impl<D: Device> Nic<D> {
     /// WQEs. The NIC learns the ring through the QP context
     /// (`qp_rq_base_*`, `qp_rq_size`), which is the caller's job.
     pub fn create_rq(&self, qpn: u16, entries: u32, cq: &mut CompletionQueue) -> Result<RecvQueue> {
+        self.new_rq(qpn, None, entries, cq)
+    }
+
+    /// A receive ring of `entries` WQEs for the QP in `slot`, retired by
+    /// `cq` by slot or, for a cached QP, by its number.
+    pub(crate) fn new_rq(
+        &self,
+        slot: u16,
+        cached: Option<u32>,
+        entries: u32,
+        cq: &mut CompletionQueue,
+    ) -> Result<RecvQueue> {
         Self::check_entries(entries)?;
         let ring = self.dev.alloc_dma(entries as usize * WQE_SIZE)?;
         let state = Rc::new(WqState::default());
-        cq.link(WqKey::Slot(qpn), true, &state);
+        cq.link(cached.map_or(WqKey::Slot(slot), WqKey::Qpn), true, &state);
         Ok(RecvQueue {
-            qpn,
-            cached: None,
+            qpn: slot,
+            cached,
             entries,
             ring,
             state,

@@ -381,7 +381,7 @@ impl<D: Device> Context<D> {
             {
                 Ok(rq) => Ok((slot, sq, Some(rq))),
                 Err(e) => {
-                    let _ = nic.queue_command(slot, rnic_driver::QueueCmd::DisableSq, 0, 0, 0);
+                    let _ = nic.destroy_sq_in(slot, sq);
                     Err(e)
                 }
             }

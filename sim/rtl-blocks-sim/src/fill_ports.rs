@@ -214,23 +214,24 @@ impl BufHold {
 }
 
 /// Where the records are: the host table (`base`, `qps` records of
-/// `rec_bytes`) and the record buffers in the RAM (`fills` of them from
-/// `buf_base`).
+/// `rec_bytes`) and the record buffers' halves in the RAM (`areas` of
+/// `rec_bytes` from `buf_base`: a fill's buffer is a write-back half and
+/// a read half, so `areas` is twice the fills in flight).
 #[derive(Clone, Copy)]
 pub(crate) struct Places {
     pub base: u64,
     pub qps: u32,
     pub rec_bytes: u64,
     pub buf_base: u32,
-    pub fills: usize,
+    pub areas: usize,
 }
 
 impl Places {
-    /// The buffer a RAM address range starts, if it starts one.
+    /// The buffer half a RAM address range starts, if it starts one.
     pub fn buf_of(&self, a: u32) -> Option<usize> {
         let off = u64::from(a.checked_sub(self.buf_base)?);
         let rb = self.rec_bytes;
-        (off % rb == 0 && off / rb < self.fills as u64).then_some((off / rb) as usize)
+        (off % rb == 0 && off / rb < self.areas as u64).then_some((off / rb) as usize)
     }
 
     /// The checks every DMA descriptor gets: its host address a whole

@@ -346,13 +346,13 @@ pub fn run(cfg: &QccCfg) -> Result<QccReport, Fail> {
     let mut mod_at: HashMap<u32, u64> = HashMap::new();
     let mut ram = vec![0u64; 1usize << (p.ram_w - 3)];
     let buf_lo = p.buf_base;
-    let buf_hi = p.buf_base + (p.fills as u64 * rb) as u32;
+    let buf_hi = p.buf_base + (2 * p.fills as u64 * rb) as u32;
     let places = Places {
         base,
         qps,
         rec_bytes: rb,
         buf_base: p.buf_base,
-        fills: p.fills,
+        areas: 2 * p.fills,
     };
 
     // traffic: a working set of eight times the cache with a hot set of
@@ -373,7 +373,9 @@ pub fn run(cfg: &QccCfg) -> Result<QccReport, Fail> {
     let mut unpin_offer: Option<usize> = None; // index into pins
     let mut inval_offer: Option<u32> = None;
     let mut inval_wait: Option<(u32, bool)> = None; // qpn, busy expected
-    let mut read_err_at: HashMap<u32, Vec<u64>> = HashMap::new();
+                                                    // a QP's failed reads: (the read's status, the first error answer of
+                                                    // the QP from then on, which ends the failed fill's answers)
+    let mut read_err_at: HashMap<u32, Vec<(u64, Option<u64>)>> = HashMap::new();
 
     let mut rec_rd_q = RecAnswers::default();
     let mut buf_rd_next: Option<u64> = None;
@@ -589,7 +591,7 @@ pub fn run(cfg: &QccCfg) -> Result<QccReport, Fail> {
             }
             if pr.err != 0 {
                 r.read_errors += 1;
-                read_err_at.entry(pr.qpn).or_default().push(cyc);
+                read_err_at.entry(pr.qpn).or_default().push((cyc, None));
             } else {
                 r.reads_ok += 1;
                 if host[pr.qpn as usize] != init[pr.qpn as usize] {
@@ -775,9 +777,19 @@ pub fn run(cfg: &QccCfg) -> Result<QccReport, Fail> {
                 if q >= qps {
                     r.oob_answers += 1;
                 } else {
-                    let recent = read_err_at
-                        .get(&q)
-                        .is_some_and(|v| v.iter().any(|&t| t + 64 >= l.at));
+                    // the lookup waited for a fill whose read failed: it
+                    // was taken before that fill answered (its read fails
+                    // while its write-back may still run: qpc_fill issues
+                    // the read first), or within 64 cycles of the failure
+                    let recent = read_err_at.get_mut(&q).is_some_and(|v| {
+                        let ok = v
+                            .iter()
+                            .any(|&(t, first)| l.at <= (t + 64).max(first.unwrap_or(cyc) + 8));
+                        for (_, first) in v.iter_mut() {
+                            first.get_or_insert(cyc);
+                        }
+                        ok
+                    });
                     if !recent {
                         fail!(
                             "{name}: cycle {cyc}: an error answer for QP {q} (lookup taken at \

@@ -89,6 +89,9 @@ pub struct QfReport {
     /// fills taken of a QP whose write-back (of another fill) had not had
     /// its status yet: the hazard
     pub hazards: usize,
+    /// fills that wrote their slot's QP back and loaded it again (a save:
+    /// the read waits for its own write-back's status)
+    pub saves: usize,
     /// cycles a fill of such a QP waited for that status with its buffer
     /// ready to read
     pub hazard_waits: usize,
@@ -117,11 +120,12 @@ impl P {
     fn rec_bytes(&self) -> u64 {
         self.rw as u64 * 8
     }
-    /// buffer holding RAM byte address a (8-byte aligned), if any
+    /// buffer half holding RAM byte address a (8-byte aligned), if any
+    /// (buffer b's write-back half is 2b, its read half 2b + 1)
     fn buf_holding(&self, a: u32) -> Option<usize> {
         let off = a.checked_sub(self.buf_base)?;
         let rb = self.rw as u32 * 8;
-        (a % 8 == 0 && ((off / rb) as usize) < self.fills).then_some((off / rb) as usize)
+        (a % 8 == 0 && ((off / rb) as usize) < 2 * self.fills).then_some((off / rb) as usize)
     }
 }
 
@@ -293,7 +297,7 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
     let rb = p.rec_bytes();
     assert!(
         rb < 1 << p.len_w
-            && u64::from(p.buf_base) + p.fills as u64 * rb <= 1 << p.ram_w
+            && u64::from(p.buf_base) + 2 * p.fills as u64 * rb <= 1 << p.ram_w
             && p.fills <= 1 << p.id_w
     );
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
@@ -371,7 +375,7 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
     let mut rec_q = RecAnswers::default();
     let mut buf_rd_prev: Option<u32> = None;
     let mut buf_hold = BufHold::default();
-    let mut dma_buf: Vec<u32> = vec![0; p.fills]; // DMAs in flight per buffer
+    let mut dma_buf: Vec<u32> = vec![0; 2 * p.fills]; // DMAs in flight per buffer half
     let mut last_evicted: Option<u32> = None;
     let mut rd_order = 0u64;
     let mut reordered_run = 0usize;
@@ -521,16 +525,22 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
                     .copied()
                     .filter(|q| !busy_q.contains(q))
                     .collect();
+                // sometimes a save, as qp_ctx_table makes them: the
+                // slot's QP written back and loaded again (qpn = wb_qpn)
+                let save = slots[s].owner.filter(|_| rng.gen_bool(0.1));
                 let q = match last_evicted {
+                    _ if save.is_some() => save,
                     Some(x) if !busy_q.contains(&x) && rng.gen_bool(0.6) => Some(x),
                     _ if cands.is_empty() => None,
                     _ => Some(cands[rng.gen_range(0..cands.len())]),
                 };
                 if let Some(q) = q {
                     let wb = match slots[s].owner {
+                        _ if save.is_some() => save,
                         Some(o) if slots[s].dirty || rng.gen_bool(0.3) => Some(o),
                         _ => None,
                     };
+                    r.saves += usize::from(save.is_some());
                     last_evicted = slots[s].owner.or(last_evicted);
                     slots[s] = Slot {
                         owner: None,
@@ -818,7 +828,7 @@ pub fn run(cfg: &QfCfg) -> Result<QfReport, Fail> {
             qps,
             rec_bytes: rb,
             buf_base: p.buf_base,
-            fills: p.fills,
+            areas: 2 * p.fills,
         };
         let check_desc = |d: Desc, dma_buf: &[u32]| -> Result<(u32, usize), Fail> {
             let at = |e: String| Fail(format!("{} cycle {now}: {e}", c.name));

@@ -1236,6 +1236,7 @@ fn qpc_fill_moves_records_and_orders_reads_after_write_backs() {
                 ("read errors", r.read_errors),
                 ("fills beyond the table", r.oob),
                 ("write-backs", r.writebacks),
+                ("saves", r.saves),
             ] {
                 assert!(n > 5, "{m} seed {seed}: {what} {n}: {r:?}");
             }
