@@ -107,8 +107,10 @@ fn frames_really_cross_the_wire() {
     assert!(cb.tx_frames >= 1 && ca.rx_frames >= 1);
 }
 
-/// How many messages a broken barrier may take to show.
-const BREAK_WITHIN: usize = 40;
+/// How many messages a broken barrier may take to show (40 until CI's
+/// time ran short on 2026-12-07; every switch showed within the first
+/// few).
+const BREAK_WITHIN: usize = 12;
 
 #[test]
 fn barrier_holds_and_each_switch_is_caught() {
