@@ -2302,6 +2302,7 @@ impl<'a, D: Device> Runner<'a, D> {
     /// QPs with work outstanding and no completion for `watchdog` cycles.
     fn watchdog(&mut self, hooks: &mut dyn Hooks) -> bool {
         let now = self.now();
+        let backlog = self.cfg.backlog_cycles();
         let mut stop = false;
         for i in 0..self.qps.len() {
             let q = &self.qps[i];
@@ -2309,7 +2310,7 @@ impl<'a, D: Device> Runner<'a, D> {
             // coming once its flushes are in: give up on it sooner.
             let limit = match q.life {
                 QpLife::Dead => self.cfg.watchdog.min(DEAD_QP_WAIT),
-                _ => self.cfg.watchdog + self.cfg.backlog_cycles(),
+                _ => self.cfg.watchdog + backlog,
             };
             if q.life == QpLife::Retired
                 || !q.busy()
@@ -2340,7 +2341,7 @@ impl<'a, D: Device> Runner<'a, D> {
                         "no completion for {} cycles (--watchdog {} and {} for every QP's window of work): {recv_missing} receive and {send_missing} send completions missing (oldest message {oldest})",
                         limit,
                         self.cfg.watchdog,
-                        self.cfg.backlog_cycles()
+                        backlog
                     ),
                 );
             } else {

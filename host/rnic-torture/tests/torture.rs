@@ -30,6 +30,18 @@ fn run_on(cfg: &Config, data_w: u32, fabric: &str) -> Report {
         .report
 }
 
+/// A run at DATA_W 64 on `ideal` that ends at its first failure: for the
+/// break tests, where the catch is what counts.
+fn run_to_first_failure(cfg: &Config) -> Report {
+    let ev = Evidence {
+        stop_on_failure: true,
+        ..Evidence::default()
+    };
+    sim::run_torture(&SimOpts::default(), cfg, &ev, &mut |_, _| {}, &mut |_| {})
+        .unwrap_or_else(|e| panic!("torture: {e}"))
+        .report
+}
+
 #[test]
 fn clean_run_on_a_fixed_seed() {
     let cfg = Config {
@@ -70,14 +82,7 @@ fn caught(b: Break, flush: bool) {
         flush,
         ..Config::default()
     };
-    // the catch is what counts: end the run there
-    let ev = Evidence {
-        stop_on_failure: true,
-        ..Evidence::default()
-    };
-    let r = sim::run_torture(&SimOpts::default(), &cfg, &ev, &mut |_, _| {}, &mut |_| {})
-        .unwrap_or_else(|e| panic!("torture: {e}"))
-        .report;
+    let r = run_to_first_failure(&cfg);
     let f = r.first_failure.clone().unwrap_or_else(|| {
         panic!("--break {b} (flush {flush}) not caught in {CATCH_WITHIN} messages: {r:#?}")
     });
@@ -163,14 +168,7 @@ fn breaks_are_caught_over_cached_qps() {
             qp_cache: 256,
             ..Config::default()
         };
-        let o = SimOpts::default();
-        let ev = Evidence {
-            stop_on_failure: true,
-            ..Evidence::default()
-        };
-        let r = sim::run_torture(&o, &cfg, &ev, &mut |_, _| {}, &mut |_| {})
-            .unwrap_or_else(|e| panic!("torture: {e}"))
-            .report;
+        let r = run_to_first_failure(&cfg);
         let f = r
             .first_failure
             .clone()
