@@ -37,7 +37,6 @@ HINTS = {
     "rnic_vm": 293,
     "interop_rxe": 103,
     "sim_models": 96,
-    "vfio_user_guest": 59,
     "roce_rc": 53,
     "reliability": 23,
 }

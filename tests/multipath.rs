@@ -1003,7 +1003,7 @@ fn a_dead_path_is_taken_out_and_only_probed() {
         p.addrs[1],
         &rnic_torture::perf::BwOpts {
             msg_size: 16384,
-            messages: 400,
+            messages: 200,
             qps: qps as u32,
             window: 8,
             mtu: Mtu::Mtu1024,
@@ -1102,7 +1102,7 @@ fn spray_4_writes(p: &Pair, qps: u32, messages: u64) -> rnic_torture::perf::BwRe
 fn mp_probes_carry_no_data() {
     let p = path_3_of_4(0.0, None, false);
     let qps = 4u32;
-    let r = spray_4_writes(&p, qps, 400);
+    let r = spray_4_writes(&p, qps, 200);
     let c = p.a.query_port_counters().unwrap();
     let dead = p.world.path_stats_from(0)[3];
     let probes = u64::from(c.path_probes);
@@ -1147,7 +1147,7 @@ fn a_probe_reply_brings_a_healed_path_back_and_times_it() {
         true,
     );
     let qps = 4u32;
-    let r = spray_4_writes(&p, qps, 400);
+    let r = spray_4_writes(&p, qps, 200);
     let c = p.a.query_port_counters().unwrap();
     eprintln!("{} cycles; {c:?}", r.cycles);
     assert!(r.cycles > 100_000, "the run ended before the path healed");

@@ -3,6 +3,14 @@
 //! `rnic` (built without the simulator, as a lab has it) run inside the
 //! guest against them, as `rnic vm` does (`rnic_interop::vm`).
 //!
+//! Without any rnic code first: `lspci` lists the functions with their IDs
+//! and class; with the virtual IOMMU a guest VFIO mapping (the guest
+//! kernel's type1, tests/guest/vfio_map.py) becomes an entry of the
+//! server's IOMMU table at the same IOVA and leaves it when its process
+//! exits; without it there are no IOMMU groups and BAR0 reads the ID
+//! block's magic through sysfs (tests/guest/mmio_probe.py, which prints
+//! what a register access costs from the guest).
+//!
 //! The CI slice: with the virtual IOMMU, `rnic list`, `info`, a QP's state
 //! saved to a context table in guest memory and loaded back by DMA
 //! (`regs --qp-ctx-check`), the torture
@@ -45,12 +53,39 @@ fn work_dir(name: &str) -> PathBuf {
 }
 
 /// The share: the hardware-only rnic (built on first use into
-/// target/no-sim, as `rnic vm` does).
+/// target/no-sim, as `rnic vm` does), and the guest-side probes of
+/// tests/guest that use no rnic code (in /mnt/host/files).
 fn share(dir: &Path) -> PathBuf {
     let rnic = hardware_rnic(None).expect("the hardware-only rnic");
     let s = dir.join("share");
-    make_share(&s, &rnic, &[]).unwrap();
+    let guest = Path::new(env!("CARGO_MANIFEST_DIR")).join("guest");
+    make_share(
+        &s,
+        &rnic,
+        &[guest.join("mmio_probe.py"), guest.join("vfio_map.py")],
+    )
+    .unwrap();
     s
+}
+
+/// `cmd` in the guest, which must succeed: its output.
+fn sh_ok(vm: &mut Vm, cmd: &str) -> String {
+    let r = vm.sh(cmd).unwrap();
+    assert_eq!(r.rc, 0, "`{cmd}` exited {}:\n{}", r.rc, r.output);
+    r.output
+}
+
+/// `lspci -nn` lines of rnic functions (a network controller, the rnic
+/// IDs) -> their full addresses.
+fn lspci_rnic_functions(vm: &mut Vm) -> Vec<String> {
+    let out = sh_ok(vm, "lspci -nn -D -d 1234:4e49");
+    eprintln!("{out}");
+    for l in out.lines() {
+        assert!(l.contains("[0200]") && l.contains("[1234:4e49]"), "{l}");
+    }
+    out.lines()
+        .map(|l| l.split_whitespace().next().unwrap().to_string())
+        .collect()
 }
 
 fn words(s: &str) -> Vec<String> {
@@ -142,6 +177,9 @@ fn rnic_in_the_guest_through_vfio() {
     let (a, b, small) = (vm.bdfs[0].clone(), vm.bdfs[1].clone(), vm.bdfs[2].clone());
     let shared = vm.bdfs[3].clone();
 
+    // lspci sees the four with the rnic IDs and class, and rnic list
+    // sees them bound to vfio-pci.
+    assert_eq!(lspci_rnic_functions(&mut vm), vm.bdfs);
     let o = rnic(&mut vm, "list", None);
     assert_eq!(o.rc, 0);
     let list = o.stdout_text();
@@ -152,6 +190,7 @@ fn rnic_in_the_guest_through_vfio() {
             "{f} bound to vfio-pci in:\n{list}"
         );
     }
+    guest_vfio_mapping_reaches_the_server(&mut vm, &a);
     // With the latency probe: a doorbell's way to its CQE polled, and by
     // the armed CQ's interrupt.
     let o = rnic(
@@ -347,7 +386,7 @@ fn rnic_in_the_guest_through_vfio() {
     // Flash through BAR0: an image written and verified, golden refused.
     let r = vm
         .sh(
-            "cd /tmp/rnic-vm && head -c 20000 /dev/urandom > bits.bin && \
+            "cd /tmp/rnic-vm && head -c 6000 /dev/urandom > bits.bin && \
              /mnt/host/rnic image pack --board sim --bitstream bits.bin -o img.rnic",
         )
         .unwrap();
@@ -446,6 +485,21 @@ fn rnic_in_the_guest_without_iommu_through_sysfs() {
     c.iommu = false;
     let mut vm = boot(&c, &share);
     let a = vm.bdfs[0].clone();
+    assert_eq!(lspci_rnic_functions(&mut vm), vm.bdfs);
+    let groups = sh_ok(&mut vm, "ls /sys/kernel/iommu_groups | wc -l");
+    assert_eq!(
+        groups.trim(),
+        "0",
+        "no IOMMU, no groups: vfio-pci cannot take the function"
+    );
+    // BAR0 through sysfs with no rnic code: the ID block's magic, and
+    // what a register read and write cost from the guest.
+    let out = sh_ok(
+        &mut vm,
+        &format!("python3 /mnt/host/files/mmio_probe.py {a} 300"),
+    );
+    eprintln!("BAR0 from the guest (sysfs, TCG): {}", out.trim());
+    assert!(out.contains("magic=0x524e4943"), "{out}");
     let o = rnic(&mut vm, &format!("info --device {a}"), None);
     assert_eq!(o.rc, 0, "{}", o.stderr);
     let o = rnic(
@@ -459,6 +513,85 @@ fn rnic_in_the_guest_without_iommu_through_sysfs() {
     let st = vm.stop().unwrap();
     eprintln!("server: {st}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A guest VFIO mapping made with no rnic code (tests/guest/vfio_map.py:
+/// the guest kernel's VFIO type1 with the virtual IOMMU) becomes an entry
+/// of the server's IOMMU table for `bdf` at the same IOVA, and leaves it
+/// when the guest process exits.
+fn guest_vfio_mapping_reaches_the_server(vm: &mut Vm, bdf: &str) {
+    let nic = vm.bdfs.iter().position(|b| b == bdf).unwrap();
+    let group = sh_ok(
+        vm,
+        &format!("basename $(readlink /sys/bus/pci/devices/{bdf}/iommu_group)"),
+    );
+    let (iova, size) = (0x4000_0000u64, 0x20_0000u64);
+    let mapped = |vm: &Vm| {
+        let st = vm.server.as_ref().unwrap().stats();
+        let mut at = iova;
+        for &(bus, len) in &st.mappings[nic] {
+            if bus <= at && at < bus + len {
+                at = bus + len;
+            }
+        }
+        (at >= iova + size, st)
+    };
+    let overlaps = |vm: &Vm| {
+        vm.server.as_ref().unwrap().stats().mappings[nic]
+            .iter()
+            .any(|&(b, l)| b < iova + size && iova < b + l)
+    };
+    assert!(!overlaps(vm), "IOVA {iova:#x} mapped before the test");
+    let before = vm.server.as_ref().unwrap().stats().dma_maps;
+    // The script holds its mapping 6 s: the server publishes its table
+    // every 100 ms.
+    vm.guest
+        .start(&format!(
+            "python3 /mnt/host/files/vfio_map.py {} {bdf} {iova:#x} {size:#x} 6",
+            group.trim()
+        ))
+        .unwrap();
+    let t0 = Instant::now();
+    let st = loop {
+        let (covered, st) = mapped(vm);
+        if covered {
+            break st;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "IOVA {iova:#x}+{size:#x} not in NIC {nic}'s IOMMU table: {:x?}",
+            st.mappings[nic]
+        );
+        if let Some(r) = vm.guest.poll().unwrap() {
+            panic!("vfio_map.py ended early ({}):\n{}", r.rc, r.output);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    eprintln!(
+        "guest MAP_DMA {iova:#x}+{size:#x}: {} DMA_MAP messages at the server",
+        st.dma_maps - before
+    );
+    let r = loop {
+        if let Some(r) = vm.guest.poll().unwrap() {
+            break r;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(r.rc, 0, "{}", r.output);
+    assert!(
+        r.output.contains("vendor=0x1234 device=0x4e49"),
+        "{}",
+        r.output
+    );
+    let t0 = Instant::now();
+    while overlaps(vm) && t0.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        !overlaps(vm),
+        "unmapped when the guest process exited: {:x?}",
+        vm.server.as_ref().unwrap().stats().mappings[nic]
+    );
 }
 
 struct ServerProcess(std::process::Child);

@@ -90,7 +90,7 @@ fn main() {
         let tag = m.tag;
         let prefix = format!("Vrnic_core_{tag}");
         let mdir = out.join(tag);
-        verilate(&verilator, &rtl_dir, &sources, &mdir, &prefix, m);
+        verilate(&verilator, &out, &rtl_dir, &sources, &mdir, &prefix, m);
         let (fast, slow) = model_files(&mdir, &prefix);
         // The waves' per-cycle code runs only while a trace is being
         // written, and at -O2 it was 40 % of a model's compile time (the
@@ -205,6 +205,7 @@ fn verilator_root(verilator: &str) -> PathBuf {
 
 fn verilate(
     verilator: &str,
+    out: &Path,
     rtl_dir: &Path,
     sources: &[PathBuf],
     mdir: &Path,
@@ -213,44 +214,68 @@ fn verilate(
 ) {
     let (w, num_q) = (m.data_w, m.knobs.num_q());
     let knobs: Vec<&str> = m.knobs.params().split_whitespace().collect();
-    let _ = fs::remove_dir_all(mdir);
-    fs::create_dir_all(mdir).unwrap();
-    let mut cmd = Command::new(verilator);
-    cmd.args(["--cc", "-O3", "--x-assign", "fast", "--x-initial", "unique"])
-        .args(["--trace-fst", "--trace-structs"])
-        .args(["-Wno-fatal", "-Wno-lint", "-Wno-style"])
-        .args(["--top-module", "rnic_core"])
-        .arg("--prefix")
-        .arg(prefix)
-        .arg(format!("-GDATA_W={w}"))
-        // the simulated NIC carries 64 queue pairs (the FPGA default is
-        // 16), the many-QP model 1,024
-        .arg(format!("-GNUM_Q={num_q}"))
-        .args(knobs.iter().map(|k| format!("-G{k}")))
-        // every simulated NIC has the record port (BAR0's record window;
-        // the QP context cache's path), which FPGA builds leave out so far
-        .arg("-GREC_PORT=1")
-        // and the QP directory: QP numbers of 16 bits bound to its slots,
-        // so every test runs with QP numbers that are not slot numbers
-        .arg("-GQPN_W=16")
-        .arg("--Mdir")
-        .arg(mdir)
-        .arg(format!("-I{}", rtl_dir.display()))
-        .arg(format!("-I{}", rtl_dir.join("generated").display()))
-        .args(sources);
-    let o = match cmd.output() {
-        Ok(o) => o,
-        Err(e) => fail(&format!(
-            "could not run {verilator}: {e}. Run the project setup: .ci/setup"
-        )),
-    };
-    if !o.status.success() {
-        fail(&format!(
-            "verilator failed on the RTL (DATA_W={w} NUM_Q={num_q} {knobs:?}):\n{}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        ));
+    let mut args: Vec<String> = [
+        "--cc",
+        "-O3",
+        "--x-assign",
+        "fast",
+        "--x-initial",
+        "unique",
+        "--trace-fst",
+        "--trace-structs",
+        "-Wno-fatal",
+        "-Wno-lint",
+        "-Wno-style",
+        "--top-module",
+        "rnic_core",
+        "--prefix",
+        prefix,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.push(format!("-GDATA_W={w}"));
+    // the simulated NIC carries 64 queue pairs (the FPGA default is 16),
+    // the many-QP model 1,024
+    args.push(format!("-GNUM_Q={num_q}"));
+    args.extend(knobs.iter().map(|k| format!("-G{k}")));
+    // every simulated NIC has the record port (BAR0's record window; the
+    // QP context cache's path), which FPGA builds leave out so far
+    args.push("-GREC_PORT=1".into());
+    // and the QP directory: QP numbers of 16 bits bound to its slots, so
+    // every test runs with QP numbers that are not slot numbers
+    args.push("-GQPN_W=16".into());
+    args.push(format!("-I{}", rtl_dir.display()));
+    args.push(format!("-I{}", rtl_dir.join("generated").display()));
+    args.extend(sources.iter().map(|s| s.display().to_string()));
+    // what the RTL may include, besides the sources
+    let mut inputs = sources.to_vec();
+    for d in [rtl_dir.to_path_buf(), rtl_dir.join("generated")] {
+        inputs.extend(list(&d, "vh").into_iter().chain(list(&d, "svh")));
     }
+    let key = vl_build::verilate_key(verilator, &args, &inputs);
+    vl_build::verilate_cached(out, &format!("rnic_{}", m.tag), &key, mdir, || {
+        let _ = fs::remove_dir_all(mdir);
+        fs::create_dir_all(mdir).unwrap();
+        let o = match Command::new(verilator)
+            .args(&args)
+            .arg("--Mdir")
+            .arg(mdir)
+            .output()
+        {
+            Ok(o) => o,
+            Err(e) => fail(&format!(
+                "could not run {verilator}: {e}. Run the project setup: .ci/setup"
+            )),
+        };
+        if !o.status.success() {
+            fail(&format!(
+                "verilator failed on the RTL (DATA_W={w} NUM_Q={num_q} {knobs:?}):\n{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            ));
+        }
+    });
 }
 
 /// Fast and slow C++ files of a Verilated model, from `<prefix>_classes.mk`.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Guest side of tests/vfio_user_guest.rs: read an rnic function's ID block
+"""Guest side of tests/rnic_vm.rs: read an rnic function's ID block
 through sysfs (resource0, mmap) and time BAR0 reads and writes.
 
     mmio_probe.py BDF N [--forever]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Guest side of tests/vfio_user_guest.rs: the guest kernel's VFIO with the
+"""Guest side of tests/rnic_vm.rs: the guest kernel's VFIO with the
 virtual IOMMU, without any rnic code. Opens /dev/vfio/GROUP, attaches it to
 a type1v2 container, maps SIZE bytes of anonymous memory at IOVA for the
 device (read and write), reads the device's config space through the VFIO

@@ -212,3 +212,85 @@ pub fn unity_source(path: &Path, files: &[PathBuf], tail: &str) -> PathBuf {
     }
     path.to_path_buf()
 }
+
+/// A key for [`verilate_cached`]: the Verilator binary's version, its
+/// arguments, and the names and contents of every file in `inputs` (the
+/// RTL and whatever it includes).
+pub fn verilate_key(verilator: &str, args: &[String], inputs: &[PathBuf]) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let version = Command::new(verilator)
+        .arg("--version")
+        .output()
+        .map(|o| o.stdout)
+        .unwrap_or_default();
+    version.hash(&mut h);
+    args.hash(&mut h);
+    for f in inputs {
+        f.file_name().hash(&mut h);
+        std::fs::read(f).unwrap_or_default().hash(&mut h);
+    }
+    format!("{:016x}", h.finish())
+}
+
+/// Fills `mdir` with Verilator's output for `key` (from [`verilate_key`]):
+/// copied from `target/<profile>/vl-cache` when an earlier run of any
+/// OUT_DIR of the profile left it there, else made by `verilate` (which
+/// writes into `mdir`) and left there. `cargo clippy` and `cargo build`
+/// run a build script in two OUT_DIRs; the second then copies a model's
+/// C++ instead of verilating it again (about 5 s of one core per rnic
+/// model, on the build's critical path).
+pub fn verilate_cached(out: &Path, name: &str, key: &str, mdir: &Path, verilate: impl FnOnce()) {
+    let shared = out
+        .ancestors()
+        .nth(3)
+        .map(|p| p.join("vl-cache"))
+        .filter(|p| std::fs::create_dir_all(p).is_ok());
+    let entry = shared.as_ref().map(|d| d.join(format!("vl-{name}-{key}")));
+    if let Some(e) = entry.as_ref().filter(|e| e.join("done").exists()) {
+        let _ = std::fs::remove_dir_all(mdir);
+        if copy_dir(e, mdir).is_ok() {
+            let _ = std::fs::remove_file(mdir.join("done"));
+            return;
+        }
+    }
+    verilate();
+    if let Some(e) = entry {
+        // copied under a temporary name, then renamed: a build running
+        // beside this one never copies half a model
+        let tmp = e.with_extension(format!("tmp{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        if copy_dir(mdir, &tmp).is_ok() && std::fs::write(tmp.join("done"), key).is_ok() {
+            if std::fs::rename(&tmp, &e).is_err() {
+                let _ = std::fs::remove_dir_all(&tmp);
+            }
+        } else {
+            let _ = std::fs::remove_dir_all(&tmp);
+        }
+        // only the newest key of each model is kept
+        let prefix = format!("vl-{name}-");
+        for old in std::fs::read_dir(e.parent().unwrap())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let n = old.file_name().to_string_lossy().into_owned();
+            if n.starts_with(&prefix) && !n.contains(".tmp") && old.path() != e {
+                let _ = std::fs::remove_dir_all(old.path());
+            }
+        }
+    }
+}
+
+/// The files of directory `from` (not its subdirectories) into a new
+/// directory `to`.
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for e in std::fs::read_dir(from)? {
+        let e = e?;
+        if e.file_type()?.is_file() {
+            std::fs::copy(e.path(), to.join(e.file_name()))?;
+        }
+    }
+    Ok(())
+}
