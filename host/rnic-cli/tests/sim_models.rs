@@ -28,7 +28,7 @@ const MODELS: [(&str, &[&str]); 2] = [
 #[test]
 fn knob_builds_run_the_torture_clean_and_catch_a_break_switch() {
     for (model, flags) in MODELS {
-        let mut a = vec!["torture", "--sim-model", model, "--messages", "300"];
+        let mut a = vec!["torture", "--sim-model", model, "--messages", "150"];
         a.extend_from_slice(flags);
         let o = rnic(&a);
         assert_eq!(
@@ -170,7 +170,7 @@ fn knob_builds_hold_the_fuzz_campaign() {
             "--transport",
             transport,
             "--frames",
-            "2000",
+            "1000",
         ]);
         assert_eq!(
             o.status.code(),
@@ -194,7 +194,7 @@ fn knob_builds_hold_the_fuzz_campaign() {
             "--transport",
             transport,
             "--frames",
-            "2000",
+            "1000",
             "--break",
             "no-mr-check",
         ]);

@@ -282,6 +282,10 @@ pub(crate) struct NicSlot {
     flr_left: u64,
     /// The world's `reset_cycles` (at least 1), for reconfigurations.
     reconfig_cycles: u64,
+    /// Its clock stopped ([`World::park`]).
+    parked: bool,
+    /// Frames the fabric delivered while it was parked (dropped).
+    parked_drops: u64,
 }
 
 /// Two hooks driven in turn (the MAC and the flash).
@@ -390,6 +394,9 @@ pub struct World {
     /// NIC cycles of those that the calling thread ran for a worker that
     /// had not started them in time.
     nics_stolen: u64,
+    /// NICs parked ([`World::park`]); the worker threads run only when
+    /// none is.
+    parked: usize,
 }
 
 /// Cycles between two polls of the external ports' sockets.
@@ -444,14 +451,16 @@ impl World {
         if self.fabric.next_due() <= now {
             self.deliver(now);
         }
-        if self.pool.is_some() && self.parallel_ok() {
+        if self.pool.is_some() && self.parked == 0 && self.parallel_ok() {
             if let Some(p) = self.pool.as_mut() {
                 self.nics_stolen += p.run(&mut self.nics) as u64;
             }
             self.parallel_cycles += 1;
         } else {
             for n in &mut self.nics {
-                n.step();
+                if !n.parked {
+                    n.step();
+                }
             }
         }
         if self.nics.iter().any(|n| n.mac.events) {
@@ -566,6 +575,37 @@ impl World {
     /// [`RootComplex::function_reset`], then `rst` stays high for the
     /// world's `reset_cycles` while the other NICs and the fabric run on.
     /// [`World::in_reset`] tells when it is over.
+    /// Stops (`true`) or restarts NIC `i`'s clock: a parked NIC is not
+    /// evaluated, as if its clock were gated, while the rest of the world
+    /// runs on. Its port is down: frames the fabric delivers to it are
+    /// dropped and counted ([`World::parked_drops`]; a learning switch
+    /// floods a frame for a MAC it has not learned yet to every port). Its
+    /// host's MMIO gets no answer until it runs again. For a server of
+    /// many functions that a client may never touch (the vfio-user server
+    /// parks each until its first BAR0 access): an idle NIC's cycles cost
+    /// as much as a busy one's.
+    pub fn park(&mut self, i: usize, parked: bool) {
+        let n = &mut self.nics[i];
+        if n.parked != parked {
+            n.parked = parked;
+            if parked {
+                self.parked += 1;
+            } else {
+                self.parked -= 1;
+            }
+        }
+    }
+
+    /// Frames dropped at NIC `i`'s port while it was parked.
+    pub fn parked_drops(&self, i: usize) -> u64 {
+        self.nics[i].parked_drops
+    }
+
+    /// Whether NIC `i`'s clock is stopped ([`World::park`]).
+    pub fn parked(&self, i: usize) -> bool {
+        self.nics[i].parked
+    }
+
     pub fn reset_nic(&mut self, i: usize) {
         let n = &mut self.nics[i];
         n.rc.function_reset();
@@ -588,7 +628,13 @@ impl World {
     fn deliver(&mut self, now: u64) {
         while let Some(d) = self.fabric.pop_due(now) {
             if d.dst < self.nics.len() {
-                self.nics[d.dst].mac.rx_push(d.data, d.bad);
+                let n = &mut self.nics[d.dst];
+                if n.parked {
+                    n.parked_drops += 1;
+                    self.fabric.recycle(d.data);
+                } else {
+                    n.mac.rx_push(d.data, d.bad);
+                }
                 continue;
             }
             let k = d.dst - self.nics.len();
@@ -729,6 +775,8 @@ impl SimWorld {
                 flash: None,
                 reconfig_left: 0,
                 flr_left: 0,
+                parked: false,
+                parked_drops: 0,
                 reconfig_cycles: cfg.reset_cycles.max(1),
             });
         }
@@ -780,6 +828,7 @@ impl SimWorld {
             mem_disjoint: false,
             parallel_cycles: 0,
             nics_stolen: 0,
+            parked: 0,
         };
         for nic in &mut world.nics {
             nic.rc.set_reset(true);

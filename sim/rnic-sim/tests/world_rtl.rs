@@ -154,3 +154,38 @@ fn one_waveform_per_nic() {
     assert!(!dir.join("run.fst").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A parked NIC is not evaluated while the rest of the world runs (its
+/// root complex counts no cycles) and its port is down (frames for it are
+/// dropped and counted); restarted, it runs and receives again.
+#[test]
+fn a_parked_nic_stands_still_and_drops_its_frames() {
+    if !rtl() {
+        return;
+    }
+    let world = SimWorld::new(WorldConfig {
+        nics: 2,
+        seed: 4,
+        root_complex: RootComplexConfig::bench(),
+        ..WorldConfig::default()
+    })
+    .unwrap();
+    let (a, b) = (world.device(0), world.device(1));
+    world.with_world(|w| w.park(1, true));
+    let (a0, b0) = (a.stats().cycles, b.stats().cycles);
+    world.run(1000);
+    assert_eq!(a.stats().cycles, a0 + 1000);
+    assert_eq!(b.stats().cycles, b0, "a parked NIC counted cycles");
+    let f = frame::ipv4_udp(&UdpFlow::default(), &[0x33; 200]);
+    world.send_frame(0, &f);
+    assert!(world.drain(10_000));
+    assert_eq!(world.mac_stats(1).rx_frames, 0);
+    assert_eq!(world.with_world(|w| w.parked_drops(1)), 1);
+    assert_eq!(b.stats().cycles, b0);
+    world.with_world(|w| w.park(1, false));
+    world.send_frame(0, &f);
+    assert!(world.drain(10_000));
+    assert_eq!(world.mac_stats(1).rx_frames, 1);
+    assert!(b.stats().cycles > b0);
+    assert_eq!(b.read32(0x0C).unwrap(), MAGIC);
+}

@@ -4,7 +4,11 @@
 //! Threads. The world is single-threaded (`SimWorld` is an `Rc`), so it
 //! lives on one thread, the *simulation thread*, which steps the clock
 //! without pause once a client has touched BAR0 and services requests every
-//! [`ServerConfig::poll_cycles`] cycles. Each socket has a *protocol thread*
+//! [`ServerConfig::poll_cycles`] cycles. A NIC's own clock is stopped
+//! (`World::park`, its port down) until its client first reads or writes
+//! its BAR0, but while a reset of it runs (a driver's bind resets a
+//! function): a function no client uses costs no simulation (in `tests/rnic_vm.rs`, two of the four NICs), where an
+//! idle one costs as much as a busy one. Each socket has a *protocol thread*
 //! running `vfio_user::Server` (message parsing, replies, file descriptors);
 //! its backend turns every request into a message for the simulation thread
 //! and, where the protocol needs an answer (BAR0 reads, DMA map and unmap,
@@ -172,6 +176,12 @@ pub struct ServerStats {
     /// Per NIC: DMA TLPs (write requests, read requests) so far.
     pub dma_writes: Vec<u64>,
     pub dma_reads: Vec<u64>,
+    /// Per NIC: its clock runs now. It is parked until its first BAR0
+    /// access, but for the resets of a function no one has touched (see
+    /// the module's notes).
+    pub clocked: Vec<bool>,
+    /// Per NIC: frames dropped at its port while it was parked.
+    pub parked_drops: Vec<u64>,
     /// Why the simulation thread stopped (None while it runs).
     pub stopped: Option<String>,
 }
@@ -185,6 +195,8 @@ impl ServerStats {
             dma_writes: vec![0; nics],
             dma_reads: vec![0; nics],
             mappings: vec![Vec::new(); nics],
+            clocked: vec![false; nics],
+            parked_drops: vec![0; nics],
             ..Self::default()
         }
     }
@@ -227,7 +239,8 @@ impl std::fmt::Display for ServerStats {
         write!(
             f,
             "; DMA maps {} unmaps {} (now {} regions, {} KiB, {} files); DMA TLPs w {:?} r {:?}; \
-             MSI {} (dropped {}, lost on purpose {}); resets {}; IOMMU faults {:?}; model errors {:?}",
+             MSI {} (dropped {}, lost on purpose {}); resets {}; IOMMU faults {:?}; model errors {:?}; \
+             clocked {:?} (frames dropped while parked {:?})",
             self.dma_maps,
             self.dma_unmaps,
             self.mapped_regions,
@@ -240,7 +253,9 @@ impl std::fmt::Display for ServerStats {
             self.msi_lost,
             self.resets,
             self.iommu_faults,
-            self.model_errors
+            self.model_errors,
+            self.clocked,
+            self.parked_drops
         )
     }
 }
@@ -794,6 +809,11 @@ struct NicState {
     irq: Vec<Option<File>>,
     reads: VecDeque<PendingRead>,
     resets: Vec<SyncSender<()>>,
+    /// Its BAR0 was read or written: its clock runs for good.
+    touched: bool,
+    /// Parked again once the reset under way is over (it was parked and
+    /// untouched when the reset came: binding a driver resets a function).
+    park_after_reset: bool,
     connected: bool,
     had_client: bool,
     faults_logged: usize,
@@ -823,6 +843,8 @@ fn sim_thread(
         }
     };
     let _ = ready.send(Ok(cfg.world.bar_len));
+    // Every NIC parked until its client needs its clock (`start_clock`).
+    world.with_world(|w| (0..w.nics()).for_each(|i| w.park(i, true)));
     let mut sim = Sim {
         nics: (0..cfg.world.nics)
             .map(|_| NicState {
@@ -949,7 +971,11 @@ impl Sim {
             .any(|n| !n.reads.is_empty() || !n.resets.is_empty())
     }
 
-    fn start_clock(&mut self) {
+    /// NIC `nic` needs the clock: the world's runs from now on, and so
+    /// does NIC `nic`'s own.
+    fn start_clock(&mut self, nic: usize) {
+        self.nics[nic].touched = true;
+        self.world.with_world(|w| w.park(nic, false));
         if !self.running {
             self.running = true;
             self.run_start = Some(Instant::now());
@@ -965,7 +991,7 @@ impl Sim {
                 len,
                 reply,
             } => {
-                self.start_clock();
+                self.start_clock(nic);
                 self.stats.mmio_reads += 1;
                 let base = offset & !3;
                 let end = (offset + len as u64).next_multiple_of(4);
@@ -989,7 +1015,7 @@ impl Sim {
                 });
             }
             Msg::Write { nic, offset, data } => {
-                self.start_clock();
+                self.start_clock(nic);
                 self.stats.mmio_writes += 1;
                 self.world.with_world(|w| {
                     let rc = w.root_complex_mut(nic);
@@ -1054,7 +1080,12 @@ impl Sim {
             }
             Msg::Reset { nic, reply } => {
                 self.stats.resets += 1;
-                self.world.with_world(|w| w.reset_nic(nic));
+                let n = &mut self.nics[nic];
+                self.world.with_world(|w| {
+                    n.park_after_reset |= w.parked(nic) && !n.touched;
+                    w.park(nic, false);
+                    w.reset_nic(nic)
+                });
                 self.fail_reads(nic);
                 self.nics[nic].resets.push(reply);
             }
@@ -1154,6 +1185,9 @@ impl Sim {
                     if !n.resets.is_empty() && !w.in_reset(i) {
                         for r in n.resets.drain(..) {
                             let _ = r.send(());
+                        }
+                        if std::mem::take(&mut n.park_after_reset) && !n.touched {
+                            w.park(i, true);
                         }
                     }
                 }
@@ -1309,6 +1343,11 @@ impl Sim {
             self.stats.running = t.elapsed();
         }
         self.stats.cycles = self.world.now();
+        (self.stats.clocked, self.stats.parked_drops) = self.world.with_world(|w| {
+            (0..w.nics())
+                .map(|i| (!w.parked(i), w.parked_drops(i)))
+                .unzip()
+        });
         *self.shared.lock().unwrap() = self.stats.clone();
     }
 }
