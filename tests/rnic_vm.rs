@@ -24,7 +24,8 @@
 //! an rnic (the guest's virtio device), permission denied (a non-root
 //! user), a BAR0 smaller than the register map, an IOMMU group shared with
 //! a device VFIO does not own (the function behind a PCIe-to-PCI bridge
-//! with a virtio-rng device). Without the IOMMU, sysfs:
+//! with a virtio-rng device); those two functions never run a cycle (the
+//! server parks a NIC until its BAR0 is first used). Without the IOMMU, sysfs:
 //! the on-chip loopback torture by physical address. A server that dies
 //! under a running torture ends the guest command with an error naming the
 //! device, and the next run starts clean.
