@@ -133,14 +133,7 @@ pub fn compile_cached(out: &Path, name: &str, key: &str, build: impl FnOnce() ->
         link();
         return;
     }
-    let shared = out
-        .ancestors()
-        .nth(3)
-        .map(|p| p.join("vl-cache"))
-        .filter(|p| std::fs::create_dir_all(p).is_ok());
-    let cached = shared
-        .as_ref()
-        .map(|d| d.join(format!("lib{name}-{key}.a")));
+    let cached = shared_cache(out).map(|d| d.join(format!("lib{name}-{key}.a")));
     if let Some(c) = cached.as_ref().filter(|c| c.exists()) {
         if std::fs::copy(c, &lib).is_ok() {
             std::fs::write(&stamp, key).unwrap();
@@ -158,17 +151,37 @@ pub fn compile_cached(out: &Path, name: &str, key: &str, build: impl FnOnce() ->
         if std::fs::copy(&lib, &tmp).is_ok() {
             let _ = std::fs::rename(&tmp, &c);
         }
-        // only the newest key of each library is kept
-        let prefix = format!("lib{name}-");
-        for old in std::fs::read_dir(c.parent().unwrap())
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            let n = old.file_name().to_string_lossy().into_owned();
-            if n.starts_with(&prefix) && n.ends_with(".a") && old.path() != c {
-                let _ = std::fs::remove_file(old.path());
-            }
+        keep_only(&c, &format!("lib{name}-"));
+    }
+}
+
+/// `target/<profile>/vl-cache` (made if missing), which every OUT_DIR of
+/// the profile shares; None if it cannot be made.
+fn shared_cache(out: &Path) -> Option<PathBuf> {
+    out.ancestors()
+        .nth(3)
+        .map(|p| p.join("vl-cache"))
+        .filter(|p| std::fs::create_dir_all(p).is_ok())
+}
+
+/// Removes every other entry of `keep`'s directory whose name starts with
+/// `prefix` (older keys of the same library or model), but the temporary
+/// ones a build running beside this one is still writing: only the newest
+/// key of each is kept.
+fn keep_only(keep: &Path, prefix: &str) {
+    for old in std::fs::read_dir(keep.parent().unwrap())
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let n = old.file_name().to_string_lossy().into_owned();
+        if n.starts_with(prefix) && !n.contains(".tmp") && old.path() != keep {
+            let p = old.path();
+            let _ = if p.is_dir() {
+                std::fs::remove_dir_all(&p)
+            } else {
+                std::fs::remove_file(&p)
+            };
         }
     }
 }
@@ -241,12 +254,7 @@ pub fn verilate_key(verilator: &str, args: &[String], inputs: &[PathBuf]) -> Str
 /// C++ instead of verilating it again (about 5 s of one core per rnic
 /// model, on the build's critical path).
 pub fn verilate_cached(out: &Path, name: &str, key: &str, mdir: &Path, verilate: impl FnOnce()) {
-    let shared = out
-        .ancestors()
-        .nth(3)
-        .map(|p| p.join("vl-cache"))
-        .filter(|p| std::fs::create_dir_all(p).is_ok());
-    let entry = shared.as_ref().map(|d| d.join(format!("vl-{name}-{key}")));
+    let entry = shared_cache(out).map(|d| d.join(format!("vl-{name}-{key}")));
     if let Some(e) = entry.as_ref().filter(|e| e.join("done").exists()) {
         let _ = std::fs::remove_dir_all(mdir);
         if copy_dir(e, mdir).is_ok() {
@@ -267,18 +275,7 @@ pub fn verilate_cached(out: &Path, name: &str, key: &str, mdir: &Path, verilate:
         } else {
             let _ = std::fs::remove_dir_all(&tmp);
         }
-        // only the newest key of each model is kept
-        let prefix = format!("vl-{name}-");
-        for old in std::fs::read_dir(e.parent().unwrap())
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            let n = old.file_name().to_string_lossy().into_owned();
-            if n.starts_with(&prefix) && !n.contains(".tmp") && old.path() != e {
-                let _ = std::fs::remove_dir_all(old.path());
-            }
-        }
+        keep_only(&e, &format!("vl-{name}-"));
     }
 }
 
